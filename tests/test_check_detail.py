@@ -158,7 +158,8 @@ def test_the_generated_check_reads_as_the_comparison(ledger: type[Episode]) -> N
             "'accounts[\"A1\"].balance == 15')\n") in source
     assert "    return ep.solution_verdict(init, 'top_up')\n" in source
     # an `or` is compiled as it always was
-    assert "-> bool:  # ledger.world:33\n    return bool((" in source
+    some_money = source[source.index("def _check_top_up__some_money(  # ledger.world:33"):]
+    assert ") -> bool:\n    return bool(\n" in some_money.split("\n\n\n")[0]
 
 
 def test_verdict_helpers() -> None:

@@ -201,10 +201,9 @@ def check_anchors(text: str, sources: dict[str, list[str]]) -> int:
             words = STATEMENT_WORDS.get(type(stmt))
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 call = ast.unparse(stmt.value.func)
-                words = {"self._insert": ("insert",), "self._delete": ("delete",),
-                         "self._set": ("=", "append", "remove")}.get(call, words)
-            if isinstance(stmt, ast.If) and ast.unparse(stmt.test).startswith("_frags"):
-                words = ("=", "append", "remove")  # an inlined row write marks its field stale
+                words = {"self.insert": ("insert",), "self.delete": ("delete",),
+                         "self.set_field": ("=", "append", "remove"),
+                         "self.set_state": ("=", "append", "remove")}.get(call, words)
             if words is not None:
                 assert any(w in spec_line for w in words), (ast.unparse(stmt)[:60], spec_line)
             count += 1

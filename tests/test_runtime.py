@@ -975,8 +975,9 @@ def test_incremental_invariants_catch_every_breaking_change(tmp_path: Path) -> N
     assert result.ok, [d.message for d in result.errors]
     package = generate_all(result).packages[0]
     source = package.files["world.py"]
-    assert "for _row" in source and "in self._changed_rows(self.t_bookings):" in source
-    assert source.count("_changed_rows(self.t_bookings)") >= 3  # the pair (both sides), ordered
+    assert "for _row" in source and "in rt.changed_rows(self, self.t_bookings):" in source
+    # the pair (both sides), ordered
+    assert source.count("rt.changed_rows(self, self.t_bookings)") >= 3
     world = compile_worlds([spec]).worlds["Rooms"]
     ep = world()
     for args in ({"id": "B1", "room": "r1", "start": 0, "end": 5},

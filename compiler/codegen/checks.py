@@ -20,40 +20,41 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from worldspec.compiler.codegen.exprs import Env, ExprCompiler
+from worldspec.compiler.codegen.pycode import Attr, BoolOp, Const, Expr, Name, call, rt
 from worldspec.dsl import nodes as n
 from worldspec.dsl.formatter import format_expr
 
 __all__ = ["explained_condition"]
 
-Explainer = Callable[[ExprCompiler, n.Expr, Env], str | None]
+Explainer = Callable[[ExprCompiler, n.Expr, Env], Expr | None]
 
 
-def _comparison(x: ExprCompiler, e: n.Expr, env: Env) -> str | None:
+def _comparison(x: ExprCompiler, e: n.Expr, env: Env) -> Expr | None:
     assert isinstance(e, n.Compare)
     sides = x.compare_operands(e, env)
     if sides is None:
         return None
     left, op, right = sides
-    return f"rt.compared({left}, {op!r}, {right}, {format_expr(e)!r})"
+    return rt("compared", left, Const(op), right, Const(format_expr(e)))
 
 
-def _solution(x: ExprCompiler, e: n.Expr, env: Env) -> str | None:
+def _solution(x: ExprCompiler, e: n.Expr, env: Env) -> Expr | None:
     assert isinstance(e, n.Call)
     if not (isinstance(e.func, n.NameRef) and e.func.name == "matches_solution") or \
             env.task is None:
         return None
-    return f"{env.ep}.solution_verdict({env.init}, {env.task!r})"
+    return call(Attr(env.episode, "solution_verdict"), Name(env.init), Const(env.task))
 
 
-def _conjunction(x: ExprCompiler, e: n.Expr, env: Env) -> str | None:
+def _conjunction(x: ExprCompiler, e: n.Expr, env: Env) -> Expr | None:
     assert isinstance(e, n.BoolOp)
     if e.op != "and":
         return None
     left, right = explained_condition(x, e.left, env), explained_condition(x, e.right, env)
     if left is None and right is None:
         return None
-    return (f"({left if left is not None else x.value(e.left, env)} and "
-            f"{right if right is not None else x.value(e.right, env)})")
+    return BoolOp("and", (left if left is not None else x.value(e.left, env),
+                          right if right is not None else x.value(e.right, env)))
 
 
 #: condition node type -> how it is explained
@@ -64,7 +65,7 @@ _EXPLAINERS: dict[type[n.Node], Explainer] = {
 }
 
 
-def explained_condition(x: ExprCompiler, condition: n.Expr, env: Env) -> str | None:
+def explained_condition(x: ExprCompiler, condition: n.Expr, env: Env) -> Expr | None:
     """``condition`` as Python that evaluates to a verdict (or, for a conjunct that cannot
     be explained, a ``bool``); ``None`` when nothing in it can be explained."""
     explainer = _EXPLAINERS.get(type(condition))

@@ -7,7 +7,8 @@ computes the *row*, while fields and containers store the *key*. ``value``
 gives the former, ``key`` the latter, and ``stored`` converts any value to
 what a field or container holds.
 
-Every string from the spec is emitted with ``repr`` — never spliced into code.
+Expressions are built as objects (``compiler.codegen.pycode``), printed by one printer;
+every string from the spec is a literal there (``repr``) — never spliced into code.
 
 What can run long or grow draws from the call's budget (``worldspec.runtime.budget``):
 iterations through :meth:`ExprCompiler.elements` (``charge=True``: ``rt.each``, one step per
@@ -24,12 +25,33 @@ from dataclasses import dataclass, field
 from worldspec.compiler import types as t
 from worldspec.compiler.builtins import DRAWS
 from worldspec.compiler.codegen.names import const_name, enum_member, member_constant, py_name
+from worldspec.compiler.codegen.pycode import (
+    Attr,
+    BinOp,
+    BoolOp,
+    Compare,
+    Comprehension,
+    Const,
+    DictOf,
+    Expr,
+    IfExp,
+    Index,
+    Lambda,
+    ListOf,
+    Name,
+    Neg,
+    Not,
+    Raw,
+    SliceOf,
+    TupleOf,
+    call,
+    is_charged,
+    is_dotted,
+    rt,
+)
 from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.model import ProgramModel, WorldModel
 from worldspec.dsl import nodes as n
-
-#: a local or a chain of attribute reads: an expression that may be evaluated twice
-_READ = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 __all__ = ["ExprCompiler", "Env"]
 
@@ -37,16 +59,14 @@ __all__ = ["ExprCompiler", "Env"]
 _SHORT_TYPES = (t.BOOL, t.DATE, t.DATETIME, t.DURATION)
 #: A format width up to this keeps an f-string short; a wider one is charged as text.
 _SHORT_WIDTH = 64
+#: the numbers of a format spec (spec text, not generated code)
 _NUMBERS = re.compile(r"[0-9]+")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: ``local.attribute``: a comprehension element that reads one attribute of the element
-_ATTRIBUTE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
 #: ``arguments: dynamic``: the operators whose Python meaning on a value of another type can
 #: do work the language's own never does (repeat a text, format one), through a helper that
 #: judges that work first
-_PYTHON_OPERATORS = {"*": "rt.python_times", "%": "rt.python_remainder"}
+_PYTHON_OPERATORS = {"*": "python_times", "%": "python_remainder"}
 
 
 @dataclass
@@ -61,6 +81,20 @@ class Env:
     replies: str = "replies"
     #: spec local name -> Python name (locals and parameters)
     locals: dict[str, str] = field(default_factory=dict)
+    #: Python names of optional locals that a ``require x != none`` before has narrowed for
+    #: mypy too: read without a guard (not inside a lambda or a comprehension's body, where
+    #: mypy may not keep the narrowing)
+    present: set[str] = field(default_factory=set)
+
+    @property
+    def episode(self) -> Name:
+        return Name(self.ep)
+
+    def inner(self, bound: dict[str, str] | None = None) -> Env:
+        """The environment of a lambda's or a comprehension's body, with ``bound`` added
+        (and no narrowing)."""
+        return Env(ep=self.ep, init=self.init, task=self.task, replies=self.replies,
+                   locals={**self.locals, **(bound or {})})
 
 
 class ExprCompiler:
@@ -74,6 +108,8 @@ class ExprCompiler:
         self._recursive: set[str] | None = None
         #: attributes read by ``[x.attr for x in xs]``: the module defines ``_GET_attr``
         self.getters: set[str] = set()
+        #: how many ``next()`` calls (each advancing a sequence) were compiled so far
+        self.sequences_advanced = 0
 
     # ------------------------------------------------------------ helpers
     def type_of(self, expr: n.Node) -> t.Type:
@@ -83,34 +119,35 @@ class ExprCompiler:
         self._fresh += 1
         return f"_{base}{self._fresh}"
 
-    def table_for(self, entity: str, env: Env) -> str:
+    def table_for(self, entity: str, env: Env) -> Expr:
         table = self.world.table_of(entity)
         name = table.name if table else entity.lower()
-        return f"{env.ep}.t_{name}"
+        return Attr(env.episode, f"t_{name}")
 
     def is_entity(self, typ: t.Type) -> bool:
         base = t.strip_optional(typ)
         return isinstance(base, t.Named) and base.kind == "entity"
 
-    def row_from_key(self, key_src: str, typ: t.Type, env: Env) -> str:
+    def row_from_key(self, key: Expr, typ: t.Type, env: Env) -> Expr:
         """Look a stored key up: ``typ`` is the entity type (maybe optional)."""
         base = t.strip_optional(typ)
         assert isinstance(base, t.Named)
         table = self.table_for(base.name, env)
         if isinstance(typ, t.Optional):
-            return f"{table}.ref({key_src})"
-        if _READ.fullmatch(key_src):  # read twice at no cost: the row at once when it exists
-            return f"({table}.rows.get({key_src}) or {table}.row({key_src}))"
-        return f"{table}.row({key_src})"
+            return call(Attr(table, "ref"), key)
+        if is_dotted(key):  # read twice at no cost: the row at once when it exists
+            return BoolOp("or", (call(Attr(Attr(table, "rows"), "get"), key),
+                                 call(Attr(table, "row"), key)))
+        return call(Attr(table, "row"), key)
 
-    def stored(self, expr: n.Expr, env: Env, target: t.Type | None = None) -> str:
+    def stored(self, expr: n.Expr, env: Env, target: t.Type | None = None) -> Expr:
         """The value of ``expr`` as a field or container stores it (entities as keys)."""
         typ = target if target is not None else self.type_of(expr)
         if self.is_entity(typ) or self.is_entity(self.type_of(expr)):
             return self.key(expr, env)
         return self.value(expr, env, target)
 
-    def key(self, expr: n.Expr, env: Env) -> str:
+    def key(self, expr: n.Expr, env: Env) -> Expr:
         """The key of an entity-typed expression (or a key-typed one, as is)."""
         typ = self.type_of(expr)
         if not self.is_entity(typ):
@@ -119,11 +156,11 @@ class ExprCompiler:
         if isinstance(expr, n.Attribute) and not self._is_enum_member(expr):
             obj_type = t.strip_optional(self.type_of(expr.obj))
             if isinstance(obj_type, t.Named) and obj_type.kind in ("record", "entity"):
-                return f"{self.value(expr.obj, env)}.{py_name(expr.name.name)}"
+                return Attr(self.value(expr.obj, env), py_name(expr.name.name))
         if isinstance(expr, n.NameRef):
             res = self.program.resolutions.get(id(expr))
             if res is not None and res.kind == "state":
-                return f"{env.ep}.state.{py_name(expr.name)}"
+                return Attr(Attr(env.episode, "state"), py_name(expr.name))
         if isinstance(expr, n.Index):
             container = t.strip_optional(self.type_of(expr.obj))
             if isinstance(container, t.Table):
@@ -131,11 +168,11 @@ class ExprCompiler:
             # lists and maps of entities store keys: the element itself is the key
             index = self.stored(expr.index, env) if isinstance(container, t.MapOf) \
                 else self.value(expr.index, env)
-            return f"{self.value(expr.obj, env)}[{index}]"
+            return Index(self.value(expr.obj, env), index)
         src = self.raw(expr, env)
         if isinstance(typ, t.Optional):
-            return f"rt.key_of({src})"
-        return f"{src}.key()"
+            return rt("key_of", src)
+        return call(Attr(src, "key"))
 
     def _row_local(self, expr: n.Expr) -> bool:
         """Whether ``expr`` is a local or parameter holding a row (none exactly when its key
@@ -150,93 +187,109 @@ class ExprCompiler:
             id(expr.obj), None) is not None and self.program.resolutions[id(expr.obj)].kind == \
             "enum"
 
-    def present(self, src: str, typ: t.Type) -> str:
+    def present(self, src: Expr, typ: t.Type, env: Env | None = None) -> Expr:
         """``src`` (declared optional) where the spec proved it is not none."""
         base = t.strip_optional(typ)
-        if _NAME.fullmatch(src):  # a local: tested inline, without a call
-            return f"({src} if {src} is not None else rt.absent())"
+        if isinstance(src, Name):  # a local: tested inline, without a call
+            if env is not None and src.id in env.present:
+                return src  # mypy has narrowed it too
+            return IfExp(src, Compare(src, "is not", Const(None)), rt("absent"))
         if isinstance(base, t.Named) and base.kind == "union":
-            return f"_some_{base.name}({src})"  # mypy cannot solve T | None for unions
-        return f"rt.present({src})"
+            return call(f"_some_{base.name}", src)  # mypy cannot solve T | None for unions
+        return rt("present", src)
 
-    def elements(self, expr: n.Expr, env: Env, charge: bool = False) -> str:
+    def elements(self, expr: n.Expr, env: Env, charge: bool = False) -> Expr:
         """An iterable of the values of a collection (rows for entities, keys for maps);
         with ``charge``, the iteration pays one step per element first."""
         typ = t.strip_optional(self.type_of(expr))
         src = self.value(expr, env)
-        if charge and not src.startswith(f"rt.each({env.ep}, "):  # not paid for already
-            src = f"rt.each({env.ep}, {src})"
+        if charge and not is_charged(src, env.ep):  # not paid for already
+            src = self.each(src, env)
         if isinstance(typ, (t.ListOf, t.SetOf)) and self.is_entity(typ.element):
             table = self.table_for(t.strip_optional(typ.element).name, env)  # type: ignore[attr-defined]
-            return f"rt.rows({table}, {src})"
+            return rt("rows", table, src)
         if isinstance(typ, t.MapOf) and self.is_entity(typ.key):
-            return f"rt.rows({self.table_for(typ.key.name, env)}, {src})"  # type: ignore[attr-defined]
+            return rt("rows", self.table_for(typ.key.name, env), src)  # type: ignore[attr-defined]
         return src
 
+    def checked(self, typ: t.Type, src: Expr, label: str) -> Expr:
+        """``src``, a value computed to be stored where ``typ`` is declared, through the
+        checks of the type's refinement if it has one (the type tables write them)."""
+        if not self.tables.has_refinement(typ):
+            return src
+        return Raw(self.tables.checked(typ, src.flat(), repr(label)))
+
+    def each(self, src: Expr, env: Env) -> Expr:
+        """``src``, a collection about to be processed, after paying a step per element."""
+        return rt("each", env.episode, src)
+
     # --------------------------------------------------------- expressions
-    def value(self, expr: n.Node, env: Env, expected: t.Type | None = None) -> str:
-        """Python source computing the value of ``expr``."""
+    def value(self, expr: n.Node, env: Env, expected: t.Type | None = None) -> Expr:
+        """The expression computing the value of ``expr``."""
         result = self.raw(expr, env)
         target = self.program.widened.get(id(expr))
         if target == t.JSON:
             typ = self.type_of(expr)
             if self.is_entity(typ):  # a row stored as json is its key, as stored anywhere
-                return f"rt.key_of({result})" if isinstance(typ, t.Optional) else \
-                    f"{result}.key()"
-            return f"v.export_value({result})"
+                return rt("key_of", result) if isinstance(typ, t.Optional) else \
+                    call(Attr(result, "key"))
+            return call("v.export_value", result)
         if target is not None:
             return self.widen(result, target)
         return result
 
-    def raw(self, expr: n.Node, env: Env) -> str:
-        """Python source computing ``expr`` as its own type (no widening)."""
+    def raw(self, expr: n.Node, env: Env) -> Expr:
+        """The expression computing ``expr`` as its own type (no widening)."""
         method = getattr(self, "x_" + type(expr).__name__)
-        result: str = method(expr, env)
+        result: Expr = method(expr, env)
         return result
 
-    def widen(self, src: str, target: t.Type) -> str:
+    def widen(self, src: Expr, target: t.Type) -> Expr:
         """``src`` (ints) as the floats ``target`` holds: ``float``, ``float?``, lists of them."""
         base = t.strip_optional(target)
         if base == t.FLOAT:
-            return f"rt.as_float({src})"
+            return rt("as_float", src)
         if isinstance(base, t.ListOf):
             item = self.fresh("item")
-            items = f"tuple({self.widen(item, base.element)} for {item} in {{}})"
+
+            def items(of: Expr) -> Expr:
+                return call("tuple", Comprehension("gen", self.widen(Name(item), base.element),
+                                                   item, of))
             if isinstance(target, t.Optional):
                 xs = self.fresh("xs")
-                return f"rt.if_present({src}, lambda {xs}: {items.format(xs)})"
-            return items.format(src)
+                return rt("if_present", src, Lambda((xs,), items(Name(xs))))
+            return items(src)
         return src
 
-    def x_IntLit(self, e: n.IntLit, env: Env) -> str:
-        return repr(e.value) if e.value >= 0 else f"({e.value!r})"
+    def x_IntLit(self, e: n.IntLit, env: Env) -> Expr:
+        return Const(e.value)
 
-    def x_FloatLit(self, e: n.FloatLit, env: Env) -> str:
-        return repr(e.value) if e.value >= 0 else f"({e.value!r})"
+    def x_FloatLit(self, e: n.FloatLit, env: Env) -> Expr:
+        return Const(e.value)
 
-    def x_StrLit(self, e: n.StrLit, env: Env) -> str:
-        return repr(e.value)
+    def x_StrLit(self, e: n.StrLit, env: Env) -> Expr:
+        return Const(e.value)
 
-    def x_BoolLit(self, e: n.BoolLit, env: Env) -> str:
-        return "True" if e.value else "False"
+    def x_BoolLit(self, e: n.BoolLit, env: Env) -> Expr:
+        return Const(bool(e.value))
 
-    def x_NoneLit(self, e: n.NoneLit, env: Env) -> str:
-        return "None"
+    def x_NoneLit(self, e: n.NoneLit, env: Env) -> Expr:
+        return Const(None)
 
-    def x_FStr(self, e: n.FStr, env: Env) -> str:
-        parts: list[str] = []
+    def x_FStr(self, e: n.FStr, env: Env) -> Expr:
+        parts: list[Expr] = []
         for part in e.parts:
             if isinstance(part, str):
-                parts.append(repr(part))
+                parts.append(Const(part))
             else:
                 inner = self.value(part.expr, env)
                 if part.spec:
-                    parts.append(f"format({inner}, {part.spec!r})")
+                    parts.append(call("format", inner, Const(part.spec)))
                 else:
-                    parts.append(f"rt.text({inner})")
+                    parts.append(rt("text", inner))
         if not parts:
-            return "''"
-        src = "(" + " + ".join(parts) + ")" if len(parts) > 1 else parts[0]
+            return Const("")
+        src = _sum(parts)
         return self.built(src, env) if self._may_be_long(e) else src
 
     def _may_be_long(self, e: n.FStr) -> bool:
@@ -252,51 +305,54 @@ class ExprCompiler:
                 return True
         return False
 
-    def built(self, src: str, env: Env) -> str:
+    def built(self, src: Expr, env: Env) -> Expr:
         """A string the call builds: its length is checked and charged to the text budget."""
-        return f"rt.built({env.ep}, {src})"
+        return rt("built", env.episode, src)
 
-    def x_NameRef(self, e: n.NameRef, env: Env) -> str:
+    def x_NameRef(self, e: n.NameRef, env: Env) -> Expr:
         res = self.program.resolutions.get(id(e))
         if res is None:
-            return py_name(e.name)
+            return Name(py_name(e.name))
         if res.kind in ("local", "param"):
-            src = env.locals.get(e.name, py_name(e.name))
-            return self.present(src, self.type_of(e)) if id(e) in self.program.narrowed else src
+            src = Name(env.locals.get(e.name, py_name(e.name)))
+            narrowed = id(e) in self.program.narrowed
+            return self.present(src, self.type_of(e), env) if narrowed else src
         if res.kind == "state":
             return self._state(e.name, env.ep, env, id(e) in self.program.narrowed)
         if res.kind == "builtin" and e.name == "now":
-            return f"{env.ep}.clock"
+            return Attr(env.episode, "clock")
         if res.kind == "const":
-            return const_name(e.name)
+            return Name(const_name(e.name))
         if res.kind == "enum_member":
-            return member_constant(self.tables.class_name(res.owner or ''), enum_member(e.name))
+            return Name(member_constant(self.tables.class_name(res.owner or ''),
+                                        enum_member(e.name)))
         if res.kind == "initial":
-            return env.init
+            return Name(env.init)
         if res.kind == "conversation":
-            said = env.replies
-            return said if e.name == "replies" else f"({said}[-1] if {said} else '')"
-        return py_name(e.name)
+            said = Name(env.replies)
+            return said if e.name == "replies" else \
+                IfExp(Index(said, Const(-1)), said, Const(""))
+        return Name(py_name(e.name))
 
-    def _state(self, name: str, owner: str, env: Env, narrowed: bool = False) -> str:
+    def _state(self, name: str, owner: str, env: Env, narrowed: bool = False) -> Expr:
         info = self.world.state[name]
         if info.kind == "table":
-            return f"{owner}.t_{name}"
-        src = f"{owner}.state.{py_name(name)}"
+            return Attr(Name(owner), f"t_{name}")
+        src: Expr = Attr(Attr(Name(owner), "state"), py_name(name))
         typ = t.strip_optional(info.type) if narrowed else info.type
         if self.is_entity(typ):
             inner = Env(ep=owner, init=env.init, locals=env.locals)
             if narrowed:
-                src = f"rt.present({src})"
+                src = rt("present", src)
             return self.row_from_key(src, typ, inner)
         return self.present(src, typ) if narrowed else src
 
-    def x_Attribute(self, e: n.Attribute, env: Env) -> str:
+    def x_Attribute(self, e: n.Attribute, env: Env) -> Expr:
         if isinstance(e.obj, n.NameRef):
             res = self.program.resolutions.get(id(e.obj))
             if res is not None and res.kind == "enum":
-                return member_constant(self.tables.class_name(e.obj.name),
-                                       enum_member(e.name.name))
+                return Name(member_constant(self.tables.class_name(e.obj.name),
+                                            enum_member(e.name.name)))
             if res is not None and res.kind == "initial":
                 return self._state(e.name.name, env.init, env, id(e) in self.program.narrowed)
         obj_type = t.strip_optional(self.type_of(e.obj))
@@ -305,75 +361,76 @@ class ExprCompiler:
         if isinstance(obj_type, t.Named) and obj_type.kind == "union":
             info = self.world.unions[obj_type.name]
             if name == info.tag_field:
-                return f"_TAGS_{obj_type.name}[type({obj})]"
-        src = f"{obj}.{py_name(name)}"
+                return Index(Name(f"_TAGS_{obj_type.name}"), call("type", obj))
+        src: Expr = Attr(obj, py_name(name))
         typ = self.type_of(e)
         narrowed = id(e) in self.program.narrowed
         if narrowed:
-            src = self.present(src, typ) if not self.is_entity(typ) else f"rt.present({src})"
+            src = self.present(src, typ) if not self.is_entity(typ) else rt("present", src)
         if self.is_entity(typ):
             return self.row_from_key(src, typ, env)
         return src
 
-    def x_Index(self, e: n.Index, env: Env) -> str:
+    def x_Index(self, e: n.Index, env: Env) -> Expr:
         obj_type = t.strip_optional(self.type_of(e.obj))
         obj = self.value(e.obj, env)
         if isinstance(obj_type, t.Table):
-            return f"{obj}.row({self.value(e.index, env)})"
+            return call(Attr(obj, "row"), self.value(e.index, env))
         if isinstance(obj_type, t.MapOf):
             index = self.stored(e.index, env)
         else:
             index = self.value(e.index, env)
-        src = f"{obj}[{index}]"
+        src = Index(obj, index)
         typ = self.type_of(e)
         if self.is_entity(typ):
             return self.row_from_key(src, typ, env)
         return src
 
-    def x_Slice(self, e: n.Slice, env: Env) -> str:
-        bounds = ":".join("" if b is None else self.value(b, env)
-                          for b in (e.start, e.stop, e.step))
-        src = f"{self.value(e.obj, env)}[{bounds}]"
+    def x_Slice(self, e: n.Slice, env: Env) -> Expr:
+        bounds = SliceOf(*(None if b is None else self.value(b, env)
+                           for b in (e.start, e.stop, e.step)))
+        src = Index(self.value(e.obj, env), bounds)
         if t.strip_optional(self.type_of(e)) == t.STR:
             return self.built(src, env)  # a new string: charged to the text budget
-        return f"rt.each({env.ep}, {src})"  # a new list: a step per element
+        return self.each(src, env)  # a new list: a step per element
 
-    def x_Unary(self, e: n.Unary, env: Env) -> str:
-        return f"(-{self.value(e.operand, env)})"
+    def x_Unary(self, e: n.Unary, env: Env) -> Expr:
+        return Neg(self.value(e.operand, env))
 
-    def x_Not(self, e: n.Not, env: Env) -> str:
-        return f"(not {self.value(e.operand, env)})"
+    def x_Not(self, e: n.Not, env: Env) -> Expr:
+        return Not(self.value(e.operand, env))
 
-    def x_BoolOp(self, e: n.BoolOp, env: Env) -> str:
-        return f"({self.value(e.left, env)} {e.op} {self.value(e.right, env)})"
+    def x_BoolOp(self, e: n.BoolOp, env: Env) -> Expr:
+        return BoolOp(e.op, (self.value(e.left, env), self.value(e.right, env)))
 
-    def x_Binary(self, e: n.Binary, env: Env) -> str:
+    def x_Binary(self, e: n.Binary, env: Env) -> Expr:
         result = self.type_of(e)
         if e.op == "**":
-            fn = "rt.python_power" if self.tables.dynamic else \
-                "rt.number_power" if result == t.NUMBER else "rt.power"
-            return f"{fn}({self.value(e.left, env)}, {self.value(e.right, env)})"
+            fn = "python_power" if self.tables.dynamic else \
+                "number_power" if result == t.NUMBER else "power"
+            return rt(fn, self.value(e.left, env), self.value(e.right, env))
         if e.op == "+" and (result == t.STR or isinstance(result, t.ListOf)):
             # a chain a + b + c is charged once, for the whole result
             # (the operands of `e` itself, even when `e` is widened where it goes)
             operands = [self.value(x, env) for x in [*self._chain(e.left, result), e.right]]
             if self.tables.dynamic:  # Python's + on whatever the operands hold
                 return self.python_sum(operands, result, env)
-            return self.arithmetic("+", "", "", result, False, env, chain=" + ".join(operands))
+            return self.arithmetic("+", operands[0], operands[1], result, False, env,
+                                   chain=operands)
         literal = isinstance(e.left, n.IntLit) or isinstance(e.right, n.IntLit)
         return self.arithmetic(e.op, self.value(e.left, env), self.value(e.right, env),
                                result, literal, env)
 
-    def python_sum(self, operands: list[str], result: t.Type, env: Env) -> str:
+    def python_sum(self, operands: list[Expr], result: t.Type, env: Env) -> Expr:
         """``a + b + ...`` of values declared texts or lists, in a world with ``arguments:
         dynamic``: Python's ``+`` on the values the operands hold, charged as what it
         gives (lists through ``rt.python_concat``, which keeps tuples for lists)."""
         if isinstance(result, t.ListOf):
             src = operands[0]
             for operand in operands[1:]:
-                src = f"rt.python_concat({src}, {operand})"
-            return f"rt.each({env.ep}, {src})"
-        return f"rt.python_grown({env.ep}, ({' + '.join(operands)}))"
+                src = rt("python_concat", src, operand)
+            return self.each(src, env)
+        return rt("python_grown", env.episode, _sum(operands))
 
     def _chain(self, e: n.Expr, result: t.Type) -> list[n.Expr]:
         """The operands of a left-nested ``+`` chain of strings (or lists) of one type."""
@@ -415,8 +472,8 @@ class ExprCompiler:
             self._recursive = found
         return fn in self._recursive
 
-    def arithmetic(self, op: str, left: str, right: str, result: t.Type, literal: bool,
-                   env: Env, chain: str | None = None) -> str:
+    def arithmetic(self, op: str, left: Expr, right: Expr, result: t.Type, literal: bool,
+                   env: Env, chain: list[Expr] | None = None) -> Expr:
         """``left op right`` (``+ - * / // %``; or a whole ``chain`` of ``+``), charged where
         the result can grow: an int from ``*`` (or ``+``/``-`` of two computed ints: adding a
         literal cannot run away) is bounded in bits, a string is charged as text, a list by
@@ -425,25 +482,25 @@ class ExprCompiler:
         :meth:`python_sum`); augmented assignments (``x *= y``) come here too."""
         if self.tables.dynamic and chain is None:  # Python's operators, on any JSON value
             if op in _PYTHON_OPERATORS:
-                return f"{_PYTHON_OPERATORS[op]}({left}, {right})"
+                return rt(_PYTHON_OPERATORS[op], left, right)
             if op == "+" and (result == t.STR or isinstance(result, t.ListOf)):
                 return self.python_sum([left, right], result, env)
         # lists are tuples, so `+` concatenates them as the language says
-        src = f"({chain})" if chain is not None else f"({left} {op} {right})"
+        src = _sum(chain) if chain is not None else BinOp(left, op, right)
         if result == t.INT and (op == "*" or (op in ("+", "-") and not literal)):
-            return f"rt.bounded{src}"
+            return rt("bounded", src)
         if result == t.NUMBER and (op == "*" or (op in ("+", "-") and not literal)):
-            return f"rt.bounded_number{src}"
+            return rt("bounded_number", src)
         if result == t.STR and op == "+":
             return self.built(src, env)
         if isinstance(result, t.ListOf) and op == "+":
-            return f"rt.each({env.ep}, {src})"
+            return self.each(src, env)
         return src
 
-    def compare_operands(self, e: n.Compare, env: Env) -> tuple[str, str, str] | None:
-        """A comparison (not a membership test) as ``(left, operator, right)`` Python
-        source, so that ``left operator right`` computes it: entities compare by key, and
-        ``== none`` is ``is None`` (the other side first). ``None`` for ``in`` / ``not in``."""
+    def compare_operands(self, e: n.Compare, env: Env) -> tuple[Expr, str, Expr] | None:
+        """A comparison (not a membership test) as ``(left, operator, right)``, so that
+        ``left operator right`` computes it: entities compare by key, and ``== none`` is
+        ``is None`` (the other side first). ``None`` for ``in`` / ``not in``."""
         op = e.op
         if op in ("in", "not in"):
             return None
@@ -453,18 +510,18 @@ class ExprCompiler:
                 other = e.left if isinstance(e.right, n.NoneLit) else e.right
                 src = self.key(other, env) if self.is_entity(self.type_of(other)) and \
                     not self._row_local(other) else self.value(other, env)
-                return src, "is" if op == "==" else "is not", "None"
+                return src, "is" if op == "==" else "is not", Const(None)
             if self.is_entity(lt) or self.is_entity(rt_):
                 return self.key(e.left, env), op, self.key(e.right, env)
             if (lt == t.JSON) != (rt_ == t.JSON):
                 return self.json_side(e.left, env), op, self.json_side(e.right, env)
         return self.value(e.left, env), op, self.value(e.right, env)
 
-    def x_Compare(self, e: n.Compare, env: Env) -> str:
+    def x_Compare(self, e: n.Compare, env: Env) -> Expr:
         sides = self.compare_operands(e, env)
         if sides is not None:
             left, op, right = sides
-            return f"({left} {op} {right})"
+            return Compare(left, op, right)
         op = e.op
         lt, rt_ = self.type_of(e.left), self.type_of(e.right)
         if op in ("in", "not in"):
@@ -475,18 +532,18 @@ class ExprCompiler:
                 if not self.is_entity(lt):
                     item = self.json_side(e.left, env)
                 if self.tables.dynamic:  # Python's `in`, and its errors, on what `j` holds
-                    return f"({item} {op} {container})"
-                found = f"rt.json_contains({container}, {item})"
-                return found if op == "in" else f"(not {found})"
+                    return Compare(item, op, container)
+                found = rt("json_contains", container, item)
+                return found if op == "in" else Not(found)
             if self.tables.dynamic and isinstance(t.strip_optional(lt), (t.ListOf, t.MapOf)):
-                item = f"rt.python_value({item})"  # a list, not a tuple: hashed as Python does
+                item = rt("python_value", item)  # a list, not a tuple: hashed as Python does
             if isinstance(t.strip_optional(rt_), (t.ListOf, t.SetOf)) and \
-                    not container.startswith(f"rt.each({env.ep}, "):
-                container = f"rt.each({env.ep}, {container})"  # a scan: a step per element
-            return f"({item} {op} {container})"
+                    not is_charged(container, env.ep):
+                container = self.each(container, env)  # a scan: a step per element
+            return Compare(item, op, container)
         raise AssertionError(f"unknown comparison {op!r}")
 
-    def json_side(self, expr: n.Expr, env: Env) -> str:
+    def json_side(self, expr: n.Expr, env: Env) -> Expr:
         """An operand of ``==`` with a ``json`` value on the other side, as JSON holds it: a
         list (a tuple here), a map or a record of the language becomes the lists and
         objects a JSON value is made of, so ``j == xs`` is Python's list equality
@@ -495,19 +552,19 @@ class ExprCompiler:
         typ = t.strip_optional(self.type_of(expr))
         composite = isinstance(typ, (t.ListOf, t.SetOf, t.MapOf, t.EmptyList)) or (
             isinstance(typ, t.Named) and typ.kind == "record")
-        return f"v.export_value({src})" if composite else src
+        return call("v.export_value", src) if composite else src
 
-    def x_Coalesce(self, e: n.Coalesce, env: Env) -> str:
+    def x_Coalesce(self, e: n.Coalesce, env: Env) -> Expr:
         left = self.value(e.left, env)
-        right = self.value(e.right, env)
         if self._draws(e.left) or not isinstance(e.left, (n.NameRef, n.Attribute)):
             # evaluate the left side once (a call or a lookup cannot be narrowed by mypy
             # when repeated) and the default only when needed; a default that may be none
             # too (`a.get(k) ?? b.get(k)`) needs the helper typed for it
             helper = "coalesce_optional" if isinstance(self.type_of(e.right), t.Optional) \
                 else "coalesce"
-            return f"rt.{helper}({left}, lambda: {right})"
-        return f"({left} if {left} is not None else {right})"
+            return rt(helper, left, Lambda((), self.value(e.right, env.inner())))
+        right = self.value(e.right, env)
+        return IfExp(left, Compare(left, "is not", Const(None)), right)
 
     def _draws(self, expr: n.Node) -> bool:
         for node in n.walk(expr):
@@ -516,56 +573,60 @@ class ExprCompiler:
                 return True
         return False
 
-    def x_Conditional(self, e: n.Conditional, env: Env) -> str:
-        return (f"({self.value(e.then, env)} if {self.value(e.condition, env)} "
-                f"else {self.value(e.orelse, env)})")
+    def x_Conditional(self, e: n.Conditional, env: Env) -> Expr:
+        return IfExp(self.value(e.then, env), self.value(e.condition, env),
+                     self.value(e.orelse, env))
 
     def _bind(self, var: n.Ident, env: Env) -> tuple[str, Env]:
         name = self.fresh(py_name(var.name).rstrip("_") or "v")
-        inner = Env(ep=env.ep, init=env.init, locals={**env.locals, var.name: name})
-        return name, inner
+        return name, env.inner({var.name: name})
 
-    def x_Quantifier(self, e: n.Quantifier, env: Env) -> str:
+    def x_Quantifier(self, e: n.Quantifier, env: Env) -> Expr:
         name, inner = self._bind(e.var, env)
         fn = "all" if e.kind == "all" else "any"
-        return (f"{fn}({self.value(e.body, inner)} for {name} in "
-                f"{self.elements(e.iterable, env, charge=True)})")
+        return call(fn, Comprehension("gen", self.value(e.body, inner), name,
+                                      self.elements(e.iterable, env, charge=True)))
 
-    def x_Comprehension(self, e: n.Comprehension, env: Env) -> str:
+    def x_Comprehension(self, e: n.Comprehension, env: Env) -> Expr:
         name, inner = self._bind(e.var, env)
         element = self.stored(e.element, inner)
-        cond = f" if {self.value(e.condition, inner)}" if e.condition is not None else ""
+        cond = self.value(e.condition, inner) if e.condition is not None else None
         elements = self.elements(e.iterable, env, charge=True)
-        read = _ATTRIBUTE.fullmatch(element)
-        if read is not None and read.group(1) == name and not cond:
+        if isinstance(element, Attr) and element.obj == Name(name) and cond is None:
             # one attribute of each element: read in C (an element without it raises the
             # AttributeError the comprehension would)
-            self.getters.add(read.group(2))
-            return f"tuple(map(_GET_{read.group(2)}, {elements}))"
+            self.getters.add(element.name)
+            return call("tuple", call("map", Name(f"_GET_{element.name}"), elements))
         # a list comprehension, then a tuple: a generator resumes once per element
-        return f"tuple([{element} for {name} in {elements}{cond}])"
+        return call("tuple", Comprehension("list", element, name, elements, cond))
 
-    def x_ListLit(self, e: n.ListLit, env: Env) -> str:
-        items = [self.stored(item, env) for item in e.items]
+    def x_ListLit(self, e: n.ListLit, env: Env) -> Expr:
+        items = tuple(self.stored(item, env) for item in e.items)
         typ = self.type_of(e)
         if typ == t.JSON:  # a JSON array is a list, as loaded data holds it (`[]` too)
-            return "[" + ", ".join(items) + "]"
-        if not items:
-            return "()"
-        src = "(" + ", ".join(items) + ",)"
-        if isinstance(typ, t.SetOf):
-            return f"v.unique({src})"
+            return ListOf(items)
+        src = TupleOf(items)
+        if items and isinstance(typ, t.SetOf):
+            return call("v.unique", src)
         return src
 
-    def x_MapLit(self, e: n.MapLit, env: Env) -> str:
-        entries = [f"{self.stored(x.key, env)}: {self.stored(x.value, env)}" for x in e.entries]
-        return "{" + ", ".join(entries) + "}"
+    def x_MapLit(self, e: n.MapLit, env: Env) -> Expr:
+        return DictOf(tuple((self.stored(x.key, env), self.stored(x.value, env))
+                            for x in e.entries))
 
-    def x_Call(self, e: n.Call, env: Env) -> str:
+    def x_Call(self, e: n.Call, env: Env) -> Expr:
         from worldspec.compiler.codegen.calls import compile_call
 
         return compile_call(self, e, env)
 
-    def lambda_(self, lam: n.Lambda, env: Env) -> str:
+    def lambda_(self, lam: n.Lambda, env: Env) -> Lambda:
         name, inner = self._bind(lam.param, env)
-        return f"lambda {name}: {self.value(lam.body, inner)}"
+        return Lambda((name,), self.value(lam.body, inner))
+
+
+def _sum(operands: list[Expr]) -> Expr:
+    """``a + b + ...``, left to right."""
+    src = operands[0]
+    for operand in operands[1:]:
+        src = BinOp(src, "+", operand)
+    return src

@@ -34,8 +34,27 @@ from worldspec.compiler.codegen.names import (
     py_name,
     snake_case,
 )
+from worldspec.compiler.codegen.pycode import (
+    Assign,
+    Attr,
+    Const,
+    Expr,
+    ExprStmt,
+    For,
+    FunctionDef,
+    If,
+    Name,
+    Not,
+    Raise,
+    Return,
+    Stmt,
+    TupleOf,
+    call,
+    print_block,
+    rt,
+)
 from worldspec.compiler.codegen.pytypes import ANY_VALUE_TEXTS, TypeTables
-from worldspec.compiler.codegen.stmts import StatementCompiler
+from worldspec.compiler.codegen.stmts import StatementCompiler, anchor_of
 from worldspec.compiler.model import (
     DEFAULT_REWARD,
     FieldInfo,
@@ -446,43 +465,51 @@ class WorldGenerator:
         return "\n".join(_indent(lines, 1))
 
     def invariant_lines(self) -> list[str]:
-        lines: list[str] = []
+        """``_check_invariants``'s body, for the template, which writes each line two levels
+        in (printed there, so that the lines wrap at the width they have)."""
+        statements = self.invariant_statements()
+        lines = print_block(statements, 2) if statements else []
+        return [line[len(_INDENT) * 2:] for line in lines]
+
+    def invariant_statements(self) -> list[Stmt]:
+        """``_check_invariants``'s body: each invariant on the rows the call changed where it
+        is local to a row or a pair of rows, in full otherwise; then the references."""
+        out: list[Stmt] = []
         env = Env(ep="self")
+        episode = Name("self")
         for inv in self.world.invariants.values():
             message = inv.doc or f"Invariant {inv.name} does not hold."
             where = f"{file_label(inv.node.span.file)}:{inv.node.span.line}"
-            anchor = f"  # {where}"
             local = local_invariant(inv.condition, self.world, self.program)
             pair = pair_invariant(inv.condition, self.world, self.program) \
                 if local is None else None
-            fail = f"raise InvariantError({message!r}, {where!r})"
+            fail = Raise(call("InvariantError", Const(message), Const(where)))
+
+            def changed(table: str) -> Expr:
+                return rt("changed_rows", episode, Attr(episode, f"t_{table}"))
             if local is not None:
                 name = self.x.fresh("row")
                 inner = Env(ep="self", locals={local.var: name})
-                lines += [f"for {name} in self._changed_rows(self.t_{local.table}):{anchor}",
-                          f"{_INDENT}if not {self.x.value(local.body, inner)}:",
-                          f"{_INDENT * 2}{fail}"]
+                test = Not(self.x.value(local.body, inner))
+                out.append(For(name, changed(local.table), [If(test, [fail])], anchor=where))
             elif pair is not None:
                 # every pair with a changed row on either side
                 a, b = self.x.fresh("row"), self.x.fresh("row")
-                test = self.x.value(pair.body, Env(ep="self", locals={pair.a: a, pair.b: b}))
-                for changed, every in ((f"{a} in self._changed_rows(self.t_{pair.table_a})",
-                                        f"{b} in self.t_{pair.table_b}"),
-                                       (f"{b} in self._changed_rows(self.t_{pair.table_b})",
-                                        f"{a} in self.t_{pair.table_a}")):
-                    lines += [f"for {changed}:{anchor}",
-                              f"{_INDENT}for {every}:",
-                              f"{_INDENT * 2}if not {test}:",
-                              f"{_INDENT * 3}{fail}"]
+                test = Not(self.x.value(pair.body, Env(ep="self", locals={pair.a: a,
+                                                                         pair.b: b})))
+                for changed_var, changed_table, every_var, every_table in (
+                        (a, pair.table_a, b, pair.table_b), (b, pair.table_b, a, pair.table_a)):
+                    every = For(every_var, Attr(episode, f"t_{every_table}"),
+                                [If(test, [fail])])
+                    out.append(For(changed_var, changed(changed_table), [every], anchor=where))
             else:
-                lines += [f"if not {self.x.value(inv.condition, env)}:{anchor}",
-                          f"{_INDENT}raise InvariantError({message!r}, {where!r})"]
-        lines += self.reference_lines()
-        return lines
+                out.append(If(Not(self.x.value(inv.condition, env)), [fail], anchor=where))
+        return out + self.reference_statements()
 
-    def reference_lines(self) -> list[str]:
+    def reference_statements(self) -> list[Stmt]:
         """Referential integrity: every stored key points at an existing row."""
-        lines: list[str] = []
+        out: list[Stmt] = []
+        episode = Name("self")
         for s in self.world.state.values():
             if s.kind == "table" and s.entity:
                 rec = self.world.records[s.entity]
@@ -493,44 +520,47 @@ class WorldGenerator:
                     # a reference breaks when its row is inserted or the field set (deleting
                     # the row it names is checked below), so only those rows are checked
                     row = self.x.fresh("row")
-                    fields = repr(tuple(py_name(f.name) for f, _ in refs))
-                    lines.append(f"for {row} in rt.changed_rows(self, self.t_{s.name}, "
-                                 f"{fields}):")
+                    fields = TupleOf(tuple(Const(py_name(f.name)) for f, _ in refs))
+                    checks: list[Stmt] = []
                     for f, entity in refs:
                         target = self.world.table_of(entity or "")
                         if target is None:
                             continue
-                        lines.append(f"{_INDENT}rt.check_refs(self.t_{target.name}, "
-                                     f"{row}.{py_name(f.name)}, "
-                                     f"{f'{s.entity}.{f.name}'!r})")
+                        checks.append(ExprStmt(rt(
+                            "check_refs", Attr(episode, f"t_{target.name}"),
+                            Attr(Name(row), py_name(f.name)), Const(f"{s.entity}.{f.name}"))))
+                    out.append(For(row, rt("changed_rows", episode,
+                                           Attr(episode, f"t_{s.name}"), fields), checks))
             elif s.kind == "value" and _entity_in(s.type) is not None:
                 target = self.world.table_of(_entity_in(s.type) or "")
                 if target is not None:
-                    lines.append(f"rt.check_refs(self.t_{target.name}, "
-                                 f"self.state.{py_name(s.name)}, {s.name!r})")
+                    out.append(ExprStmt(rt("check_refs", Attr(episode, f"t_{target.name}"),
+                                           Attr(Attr(episode, "state"), py_name(s.name)),
+                                           Const(s.name))))
         # deleted rows must not be referenced
         for s in self.world.state.values():
             if s.kind != "table" or not s.entity:
                 continue
-            users = []
+            users: list[Expr] = []
             for other in self.world.state.values():
                 if other.kind == "table" and other.entity:
                     for f in self.world.records[other.entity].fields.values():
                         if _entity_in(f.type) == s.entity:
-                            users.append(f"(self.t_{other.name}, {py_name(f.name)!r})")
+                            users.append(TupleOf((Attr(episode, f"t_{other.name}"),
+                                                  Const(py_name(f.name)))))
                 elif other.kind == "value" and _entity_in(other.type) == s.entity:
-                    users.append(f"(None, {py_name(other.name)!r})")
+                    users.append(TupleOf((Const(None), Const(py_name(other.name)))))
             if users:  # only a call that deleted a row (the flag is set by every deletion)
-                lines += ["if self._deleted:",
-                          f"{_INDENT}rt.check_deleted(self, self.t_{s.name}, "
-                          f"({', '.join(users)},))"]
-        return lines
+                check = ExprStmt(rt("check_deleted", episode, Attr(episode, f"t_{s.name}"),
+                                    TupleOf(tuple(users))))
+                out.append(If(Attr(episode, "deleted_rows"), [check]))
+        return out
 
     # -------------------------------------------------------------- tools
     def tool_method(self, info: ToolInfo) -> str:
         prefix = "fn_" if info.is_fn else "tool_"
         env = Env(ep="self")
-        params = []
+        params = ["self"]
         taken = self.tables.module_names()
         for p in info.params:
             pname = py_name(p.name)
@@ -542,26 +572,20 @@ class WorldGenerator:
             env.locals[GIVEN_ARGUMENTS] = self.x.fresh("given")
             params.append(f"{env.locals[GIVEN_ARGUMENTS]}: frozenset[str]")
         returns = self.tables.annotation(info.returns, stored=False) if info.returns else "None"
-        anchor = f"  # {file_label(info.node.span.file)}:{info.node.span.line}"
-        head = f"def {prefix}{py_name(info.name)}(self{''.join(', ' + p for p in params)})" \
-               f" -> {returns}:{anchor}"
         body = StatementCompiler(self.x, env, indent=1, once=not info.is_fn)
-        for p in info.params:
-            body.know(env.locals[p.name], p.type)
         body.block(info.node.body.body)
         if not info.is_fn:
             self._checks[info.name] = self._needs_check(body)
-        doc = _doc_literal(info.doc, _INDENT)
-        lines = [head] + ([doc] if doc else []) + body.lines
-        return "\n".join(_indent(lines, 1))
+        method = FunctionDef(f"{prefix}{py_name(info.name)}", params, returns, body.body,
+                             doc=(info.doc or "").strip() or None, anchor=anchor_of(info.node))
+        return "\n".join(print_block([method], 1))
 
     def _needs_check(self, body: StatementCompiler) -> bool:
         """Whether a call of the tool whose body is ``body`` must check the invariants
         afterwards: always when the world declares any, else only when the call may break a
         reference (it sets a field that holds keys, changes a state item, inserts or deletes a
         row; ``next()`` changes a state item from inside an expression)."""
-        if self.world.invariants or body.other_writes or \
-                any("._next(" in line for line in body.lines):
+        if self.world.invariants or body.other_writes or body.sequences_advanced:
             return True
         for entity, name in body.row_writes:
             rec = self.world.records.get(entity)
@@ -624,7 +648,7 @@ class WorldGenerator:
                 tname = table.name if table else base.name.lower()
                 if p.not_found is not None:
                     env = Env(ep="ep", locals={p.name: "key"})
-                    message = self.x.value(p.not_found, env)
+                    message = str(self.x.value(p.not_found, env))
                 else:
                     message = (f"{base.name!r} + ' ' + rt.quote(key) + ' not found.'")
                 load = f"rt.lookup(ep.t_{tname}, {key}, lambda key: {message})"
@@ -680,7 +704,7 @@ class WorldGenerator:
         table = self.world.table_of(base.name)
         tname = table.name if table else base.name.lower()
         if p.not_found is not None:
-            message = self.x.value(p.not_found, Env(ep="ep", locals={p.name: "key"}))
+            message = str(self.x.value(p.not_found, Env(ep="ep", locals={p.name: "key"})))
         else:
             message = f"{base.name!r} + ' ' + rt.quote(key) + ' not found.'"
         return f"rt.lookup(ep.t_{tname}, {raw}, lambda key: {message})"
@@ -704,7 +728,7 @@ class WorldGenerator:
             if not _plain_str(key_type) or table is None:
                 return None
             if p.not_found is not None:
-                message = self.x.value(p.not_found, Env(ep="ep", locals={p.name: "key"}))
+                message = str(self.x.value(p.not_found, Env(ep="ep", locals={p.name: "key"})))
             else:
                 message = f"{typ.name!r} + ' ' + rt.quote(key) + ' not found.'"
             return [*_str_argument(pname, src, path, dynamic),
@@ -745,16 +769,14 @@ class WorldGenerator:
     # -------------------------------------------------------------- tasks
     def check_fn(self, task: str, check: n.Check) -> str:
         env = Env(ep="ep", init="init", task=task)
-        name = _check_fn_name(task, check.name.name)
-        anchor = f"  # {file_label(check.span.file)}:{check.span.line}"
         explained = explained_condition(self.x, check.condition, env)
-        returns, body = ("bool", f"bool({self.x.value(check.condition, env)})") \
+        returns, value = ("bool", call("bool", self.x.value(check.condition, env))) \
             if explained is None else ("rt.Verdict | bool", explained)
-        return "\n".join([
-            f"def {name}(ep: {self.class_name}, init: {self.class_name}, "
-            f"replies: tuple[str, ...]) -> {returns}:{anchor}",
-            f"{_INDENT}return {body}",
-        ])
+        fn = FunctionDef(_check_fn_name(task, check.name.name),
+                         [f"ep: {self.class_name}", f"init: {self.class_name}",
+                          "replies: tuple[str, ...]"], returns, [Return(value)],
+                         anchor=anchor_of(check))
+        return "\n".join(print_block([fn], 0))
 
     def task_spec(self, name: str) -> str:
         info = self.world.tasks[name]
@@ -805,14 +827,16 @@ class WorldGenerator:
                                t.JSON)
         failure = self.x.value(shapes["failure"], Env(ep="self", locals={"message": "message"}),
                                t.JSON)
-        return ["\n".join(_indent(lines, 1)) for lines in (
-            ["def _success(self, value: Any) -> Any:",
-             f"{_INDENT}value = v.export_value(value)",
-             f"{_INDENT}return {success}"],
-            ["def _failure(self, message: str) -> Any:",
-             f"{_INDENT}return {failure}"],
-            ["def failed(self, result: Any) -> bool:",
-             f"{_INDENT}return rt.fits_shape(result, self._failure(rt.HOLE))"])]
+        value = Name("value")
+        methods = [
+            FunctionDef("_success", ["self", "value: Any"], "Any",
+                        [Assign(value, call("v.export_value", value)), Return(success)]),
+            FunctionDef("_failure", ["self", "message: str"], "Any", [Return(failure)]),
+            FunctionDef("failed", ["self", "result: Any"], "bool", [Return(rt(
+                "fits_shape", Name("result"),
+                call(Attr(Name("self"), "_failure"), Attr(Name("rt"), "HOLE"))))]),
+        ]
+        return ["\n".join(print_block([method], 1)) for method in methods]
 
     # ------------------------------------------------------------ module
     def render(self) -> str:

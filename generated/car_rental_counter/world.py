@@ -249,7 +249,7 @@ class Customer(Row):
     def load(cls, data: object, path: str, ep: Any) -> Customer:
         d = v.want_object(data, path, {'id': False, 'name': True, 'licence_number': True, 'licence_expires': True, 'email': True})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('customer_ids', 'CU{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('customer_ids', 'CU{:03d}')),
             name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
             licence_number=v.check_pattern(v.want_str(d['licence_number'], path + '.licence_number'), path + '.licence_number', '^[A-Z0-9]{6,12}$'),
             licence_expires=v.want_date(d['licence_expires'], path + '.licence_expires'),
@@ -364,7 +364,7 @@ class Rental(Row):
     def load(cls, data: object, path: str, ep: Any) -> Rental:
         d = v.want_object(data, path, {'id': False, 'customer': True, 'car': True, 'pickup_branch': True, 'pickup_date': True, 'return_date': True, 'status': False, 'start_mileage_km': False, 'end_mileage_km': False, 'returned_on': False, 'return_branch': False, 'base_charge_cents': True, 'extra_days_charge_cents': False, 'one_way_fee_cents': False, 'total_cents': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('rental_ids', 'R{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('rental_ids', 'R{:04d}')),
             customer=v.want_str(d['customer'], path + '.customer'),
             car=v.check_pattern(v.want_str(d['car'], path + '.car'), path + '.car', '^[0-9]{4}-[A-Z]{3}$'),
             pickup_branch=v.check_pattern(v.want_str(d['pickup_branch'], path + '.pickup_branch'), path + '.pickup_branch', '^[A-Z]{3}$'),
@@ -650,86 +650,250 @@ class CarRentalCounter(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((not self.fn_holds(_a27)) or (len(tuple([_b28.key() for _b28 in rt.each(self, self.t_rentals) if ((((_b28.car == _a27.car) and self.fn_holds(_b28)) and (_b28.pickup_date < _a27.return_date)) and (_a27.pickup_date < _b28.return_date))])) == 1)) for _a27 in rt.each(self, self.t_rentals)):  # car_rental_counter.world:137
-            raise InvariantError('A car is never held by two reserved or picked-up rentals with overlapping days.', 'car_rental_counter.world:137')
-        if not all(((_c29.branch is None) == any(((_r30.car == _c29.key()) and (_r30.status == _E12_RentalStatus_picked_up)) for _r30 in rt.each(self, self.t_rentals))) for _c29 in rt.each(self, self.t_cars)):  # car_rental_counter.world:140
-            raise InvariantError('A car has no branch exactly while it is out on a rental.', 'car_rental_counter.world:140')
-        for _row31 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:143
-            if not (_row31.return_date > _row31.pickup_date):
-                raise InvariantError('A rental returns after it is picked up.', 'car_rental_counter.world:143')
-        for _row32 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:146
-            if not (((_row32.status != _E12_RentalStatus_picked_up) and (_row32.status != _E12_RentalStatus_returned)) or (_row32.start_mileage_km is not None)):
-                raise InvariantError('A picked-up or returned rental has its start mileage.', 'car_rental_counter.world:146')
-        for _row33 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:149
-            if not ((_row33.status != _E12_RentalStatus_returned) or (((((_row33.end_mileage_km is not None) and (_row33.start_mileage_km is not None)) and (rt.present(_row33.end_mileage_km) >= rt.present(_row33.start_mileage_km))) and (_row33.returned_on is not None)) and (_row33.return_branch is not None))):
-                raise InvariantError('A returned rental has its end mileage (not below the start), day and branch.', 'car_rental_counter.world:149')
-        for _row34 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:152
-            if not ((_row34.status != _E12_RentalStatus_returned) or (_row34.total_cents == rt.bounded(rt.bounded(_row34.base_charge_cents + _row34.extra_days_charge_cents) + _row34.one_way_fee_cents))):
-                raise InvariantError("A returned rental's total is its base, extra-day and one-way charges.", 'car_rental_counter.world:152')
-        for _row35 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:155
-            if not ((_row35.one_way_fee_cents == 0) or ((_row35.return_branch is not None) and (_row35.return_branch != _row35.pickup_branch))):
-                raise InvariantError('A one-way fee is charged only when the car came back to another branch.', 'car_rental_counter.world:155')
-        if not all((((_r36.end_mileage_km is None) or (rt.present(_r36.end_mileage_km) <= (self.t_cars.rows.get(_r36.car) or self.t_cars.row(_r36.car)).mileage_km)) and ((_r36.start_mileage_km is None) or (rt.present(_r36.start_mileage_km) <= (self.t_cars.rows.get(_r36.car) or self.t_cars.row(_r36.car)).mileage_km))) for _r36 in rt.each(self, self.t_rentals)):  # car_rental_counter.world:158
-            raise InvariantError("A car's odometer is not below any reading recorded on its rentals.", 'car_rental_counter.world:158')
-        for _row37 in rt.changed_rows(self, self.t_cars, ('branch',)):
-            rt.check_refs(self.t_branches, _row37.branch, 'Car.branch')
-        for _row38 in rt.changed_rows(self, self.t_rentals, ('customer', 'car', 'pickup_branch', 'return_branch')):
-            rt.check_refs(self.t_customers, _row38.customer, 'Rental.customer')
-            rt.check_refs(self.t_cars, _row38.car, 'Rental.car')
-            rt.check_refs(self.t_branches, _row38.pickup_branch, 'Rental.pickup_branch')
-            rt.check_refs(self.t_branches, _row38.return_branch, 'Rental.return_branch')
-        if self._deleted:
-            rt.check_deleted(self, self.t_branches, ((self.t_cars, 'branch'), (self.t_rentals, 'pickup_branch'), (self.t_rentals, 'return_branch'),))
-        if self._deleted:
+        if not all(  # car_rental_counter.world:137
+            not self.fn_holds(_a24)
+            or len(tuple([
+                _b25.key()
+                for _b25 in rt.each(self, self.t_rentals)
+                if _b25.car == _a24.car
+                and self.fn_holds(_b25)
+                and _b25.pickup_date < _a24.return_date
+                and _a24.pickup_date < _b25.return_date
+            ]))
+            == 1
+            for _a24 in rt.each(self, self.t_rentals)
+        ):
+            raise InvariantError(
+                'A car is never held by two reserved or picked-up rentals with overlapping days.',
+                'car_rental_counter.world:137',
+            )
+        if not all(  # car_rental_counter.world:140
+            (_c26.branch is None)
+            == any(
+                _r27.car == _c26.key() and _r27.status == _E12_RentalStatus_picked_up
+                for _r27 in rt.each(self, self.t_rentals)
+            )
+            for _c26 in rt.each(self, self.t_cars)
+        ):
+            raise InvariantError(
+                'A car has no branch exactly while it is out on a rental.',
+                'car_rental_counter.world:140',
+            )
+        for _row28 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:143
+            if not (_row28.return_date > _row28.pickup_date):
+                raise InvariantError(
+                    'A rental returns after it is picked up.', 'car_rental_counter.world:143'
+                )
+        for _row29 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:146
+            if not (
+                _row29.status != _E12_RentalStatus_picked_up
+                and _row29.status != _E12_RentalStatus_returned
+                or _row29.start_mileage_km is not None
+            ):
+                raise InvariantError(
+                    'A picked-up or returned rental has its start mileage.',
+                    'car_rental_counter.world:146',
+                )
+        for _row30 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:149
+            if not (
+                _row30.status != _E12_RentalStatus_returned
+                or _row30.end_mileage_km is not None
+                and _row30.start_mileage_km is not None
+                and rt.present(_row30.end_mileage_km) >= rt.present(_row30.start_mileage_km)
+                and _row30.returned_on is not None
+                and _row30.return_branch is not None
+            ):
+                raise InvariantError(
+                    'A returned rental has its end mileage (not below the start), day and branch.',
+                    'car_rental_counter.world:149',
+                )
+        for _row31 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:152
+            if not (
+                _row31.status != _E12_RentalStatus_returned
+                or _row31.total_cents
+                == rt.bounded(
+                    rt.bounded(_row31.base_charge_cents + _row31.extra_days_charge_cents)
+                    + _row31.one_way_fee_cents,
+                )
+            ):
+                raise InvariantError(
+                    "A returned rental's total is its base, extra-day and one-way charges.",
+                    'car_rental_counter.world:152',
+                )
+        for _row32 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:155
+            if not (
+                _row32.one_way_fee_cents == 0
+                or _row32.return_branch is not None
+                and _row32.return_branch != _row32.pickup_branch
+            ):
+                raise InvariantError(
+                    'A one-way fee is charged only when the car came back to another branch.',
+                    'car_rental_counter.world:155',
+                )
+        if not all(  # car_rental_counter.world:158
+            (_r33.end_mileage_km is None
+            or rt.present(_r33.end_mileage_km)
+            <= (self.t_cars.rows.get(_r33.car) or self.t_cars.row(_r33.car)).mileage_km)
+            and (_r33.start_mileage_km is None
+            or rt.present(_r33.start_mileage_km)
+            <= (self.t_cars.rows.get(_r33.car) or self.t_cars.row(_r33.car)).mileage_km)
+            for _r33 in rt.each(self, self.t_rentals)
+        ):
+            raise InvariantError(
+                "A car's odometer is not below any reading recorded on its rentals.",
+                'car_rental_counter.world:158',
+            )
+        for _row34 in rt.changed_rows(self, self.t_cars, ('branch',)):
+            rt.check_refs(self.t_branches, _row34.branch, 'Car.branch')
+        for _row35 in rt.changed_rows(
+            self, self.t_rentals, ('customer', 'car', 'pickup_branch', 'return_branch')
+        ):
+            rt.check_refs(self.t_customers, _row35.customer, 'Rental.customer')
+            rt.check_refs(self.t_cars, _row35.car, 'Rental.car')
+            rt.check_refs(self.t_branches, _row35.pickup_branch, 'Rental.pickup_branch')
+            rt.check_refs(self.t_branches, _row35.return_branch, 'Rental.return_branch')
+        if self.deleted_rows:
+            rt.check_deleted(
+                self,
+                self.t_branches,
+                (
+                    (self.t_cars, 'branch'),
+                    (self.t_rentals, 'pickup_branch'),
+                    (self.t_rentals, 'return_branch'),
+                ),
+            )
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_cars, ((self.t_rentals, 'car'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_rentals, 'customer'),))
         pass
 
-    def fn_days_between(self, start: dt.date, finish: dt.date) -> int:  # car_rental_counter.world:113
+    def fn_days_between(  # car_rental_counter.world:113
+        self, start: dt.date, finish: dt.date
+    ) -> int:
         'Whole days from start to finish; 0 when finish is not after start.'
         n: int = 0  # car_rental_counter.world:116
         d: dt.date = start  # car_rental_counter.world:117
-        while (d < finish):  # car_rental_counter.world:118
-            self._steps -= 1
-            self._steps >= 0 or rt.out_of_steps()
-            d = (d + dt.timedelta(days=1))  # car_rental_counter.world:119
-            n = (n + 1)  # car_rental_counter.world:120
+        while d < finish:  # car_rental_counter.world:118
+            self.charge(1)
+            d = d + dt.timedelta(days=1)  # car_rental_counter.world:119
+            n = n + 1  # car_rental_counter.world:120
         return n  # car_rental_counter.world:122
 
     def fn_holds(self, r: Rental) -> bool:  # car_rental_counter.world:125
         'Whether a rental holds its car (reserved or picked up).'
-        return ((r.status == _E12_RentalStatus_reserved) or (r.status == _E12_RentalStatus_picked_up))  # car_rental_counter.world:126
+        return (  # car_rental_counter.world:126
+            r.status == _E12_RentalStatus_reserved or r.status == _E12_RentalStatus_picked_up
+        )
 
-    def fn_car_free(self, car: Car, pickup_date: dt.date, return_date: dt.date) -> bool:  # car_rental_counter.world:129
+    def fn_car_free(  # car_rental_counter.world:129
+        self, car: Car, pickup_date: dt.date, return_date: dt.date
+    ) -> bool:
         'Whether no reserved or picked-up rental of the car overlaps the days.'
-        return (not any(((((_r1.car == car.key()) and self.fn_holds(_r1)) and (_r1.pickup_date < return_date)) and (pickup_date < _r1.return_date)) for _r1 in rt.each(self, self.t_rentals)))  # car_rental_counter.world:132
+        return not any(  # car_rental_counter.world:132
+            _r1.car == car.key()
+            and self.fn_holds(_r1)
+            and _r1.pickup_date < return_date
+            and pickup_date < _r1.return_date
+            for _r1 in rt.each(self, self.t_rentals)
+        )
 
-    def tool_search_cars(self, branch: Branch, pickup_date: dt.date, return_date: dt.date, category: CarCategory | None) -> tuple[CarOffer, ...]:  # car_rental_counter.world:163
-        'List the in-service cars parked at a branch that are free for the whole stay, cheapest first, with the price.'
+    def tool_search_cars(  # car_rental_counter.world:163
+        self,
+        branch: Branch,
+        pickup_date: dt.date,
+        return_date: dt.date,
+        category: CarCategory | None,
+    ) -> tuple[CarOffer, ...]:
+        (
+            'List the in-service cars parked at a branch that are free for the whole stay, '
+            'cheapest first, with the price.'
+        )
         if not (return_date > pickup_date):  # car_rental_counter.world:171
             raise ToolError('The return date must be after the pick-up date.')
-        if not (return_date <= (pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS))):  # car_rental_counter.world:172
-            raise ToolError(('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.'))
+        if not (  # car_rental_counter.world:172
+            return_date <= pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)
+        ):
+            raise ToolError('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.')
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:173
-        found: tuple[str, ...] = tuple([_c2.key() for _c2 in rt.each(self, self.t_cars) if ((((_c2.branch == branch.key()) and _c2.in_service) and ((category is None) or (_c2.category == (category if category is not None else rt.absent())))) and self.fn_car_free(_c2, pickup_date, return_date))])  # car_rental_counter.world:174
-        self._steps -= len(found)  # car_rental_counter.world:175
-        self._steps >= 0 or rt.out_of_steps()  # car_rental_counter.world:175
-        return tuple(sorted(rt.each(self, tuple([_new_CarOffer(_c3.key(), _c3.model, _c3.category, _c3.daily_rate_cents, n, rt.bounded(n * _c3.daily_rate_cents)) for _c3 in rt.rows(self.t_cars, found)])), key=lambda _o4: _o4.price_cents))  # car_rental_counter.world:175
+        found: tuple[str, ...] = tuple([  # car_rental_counter.world:174
+            _c2.key()
+            for _c2 in rt.each(self, self.t_cars)
+            if _c2.branch == branch.key()
+            and _c2.in_service
+            and (category is None
+            or _c2.category == (category if category is not None else rt.absent()))
+            and self.fn_car_free(_c2, pickup_date, return_date)
+        ])
+        return tuple(sorted(  # car_rental_counter.world:175
+            rt.each(
+                self,
+                tuple([
+                    _new_CarOffer(
+                        _c4.key(),
+                        _c4.model,
+                        _c4.category,
+                        _c4.daily_rate_cents,
+                        n,
+                        rt.bounded(n * _c4.daily_rate_cents),
+                    )
+                    for _c4 in rt.rows(self.t_cars, rt.each(self, found))
+                ]),
+            ),
+            key=lambda _o3: _o3.price_cents,
+        ))
 
-    def tool_register_customer(self, name: str, licence_number: str, licence_expires: dt.date, email: str) -> Customer:  # car_rental_counter.world:178
+    def tool_register_customer(  # car_rental_counter.world:178
+        self, name: str, licence_number: str, licence_expires: dt.date, email: str
+    ) -> Customer:
         'Register a new customer with their driving licence.'
-        if not (not any((_c5.licence_number == licence_number) for _c5 in rt.each(self, self.t_customers))):  # car_rental_counter.world:186
-            raise ToolError(rt.built(self, ('A customer with licence ' + rt.text(licence_number) + ' is already registered.')))
+        if not (not any(_c5.licence_number == licence_number for _c5 in rt.each(self, self.t_customers))):  # car_rental_counter.world:186
+            raise ToolError(rt.built(
+                self,
+                'A customer with licence ' + rt.text(licence_number) + ' is already registered.',
+            ))
         if not (licence_expires > self.clock.date()):  # car_rental_counter.world:187
-            raise ToolError(('The licence expired on ' + rt.text(licence_expires) + '.'))
-        customer: Customer = Customer(id_=self._next('customer_ids', 'CU{:03d}'), name=v.check_length(name, 'Customer.name', 1, 80), licence_number=v.check_pattern(licence_number, 'Customer.licence_number', '^[A-Z0-9]{6,12}$'), licence_expires=licence_expires, email=v.check_pattern(email, 'Customer.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'))  # car_rental_counter.world:188
-        self._insert(self.t_customers, customer)  # car_rental_counter.world:194
+            raise ToolError('The licence expired on ' + rt.text(licence_expires) + '.')
+        customer: Customer = Customer(  # car_rental_counter.world:188
+            id_=self.next_id('customer_ids', 'CU{:03d}'),
+            name=v.check_length(name, 'Customer.name', 1, 80),
+            licence_number=v.check_pattern(licence_number, 'Customer.licence_number', '^[A-Z0-9]{6,12}$'),
+            licence_expires=licence_expires,
+            email=v.check_pattern(email, 'Customer.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        )
+        self.insert(self.t_customers, customer)  # car_rental_counter.world:194
         return customer  # car_rental_counter.world:195
 
-    def tool_get_customer_rentals(self, customer: Customer) -> CustomerRentals:  # car_rental_counter.world:198
-        'Show a customer with all their rentals (car, branch, dates, status and charges), the latest pick-up first.'
-        return _new_CustomerRentals(customer.key(), customer.name, customer.licence_expires, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_rentals, rt.each(self, tuple([_r6.key() for _r6 in rt.each(self, self.t_rentals) if (_r6.customer == customer.key())]))), key=lambda _r7: _r7.pickup_date, reverse=True)))  # car_rental_counter.world:203
+    def tool_get_customer_rentals(  # car_rental_counter.world:198
+        self, customer: Customer
+    ) -> CustomerRentals:
+        (
+            'Show a customer with all their rentals (car, branch, dates, status and charges), the '
+            'latest pick-up first.'
+        )
+        return _new_CustomerRentals(  # car_rental_counter.world:203
+            customer.key(),
+            customer.name,
+            customer.licence_expires,
+            tuple(
+                rt.key_of(x)
+                for x in sorted(
+                    rt.rows(
+                        self.t_rentals,
+                        rt.each(
+                            self,
+                            tuple([
+                                _r7.key()
+                                for _r7 in rt.each(self, self.t_rentals)
+                                if _r7.customer == customer.key()
+                            ]),
+                        ),
+                    ),
+                    key=lambda _r6: _r6.pickup_date,
+                    reverse=True,
+                )
+            ),
+        )
 
     def tool_get_rental(self, rental: Rental) -> Rental:  # car_rental_counter.world:211
         'Show one rental with its car, dates, mileage and charges.'
@@ -737,147 +901,310 @@ class CarRentalCounter(Episode):
 
     def tool_list_branches(self) -> tuple[str, ...]:  # car_rental_counter.world:219
         'List the branches with their codes, names and cities.'
-        return tuple([_b8.key() for _b8 in rt.each(self, self.t_branches)])  # car_rental_counter.world:220
+        return tuple([  # car_rental_counter.world:220
+            _b8.key() for _b8 in rt.each(self, self.t_branches)
+        ])
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # car_rental_counter.world:223
-        'Find registered customers whose name, email or licence number contains the text, with their customer id and licence expiry date.'
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # car_rental_counter.world:228
-        return tuple([_c9.key() for _c9 in rt.each(self, self.t_customers) if (((rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower())))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.licence_number.lower()))))])  # car_rental_counter.world:229
+        (
+            'Find registered customers whose name, email or licence number contains the text, '
+            'with their customer id and licence expiry date.'
+        )
+        wanted: str = rt.built(  # car_rental_counter.world:228
+            self, rt.built(self, text.strip()).lower()
+        )
+        return tuple([  # car_rental_counter.world:229
+            _c9.key()
+            for _c9 in rt.each(self, self.t_customers)
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.licence_number.lower()))
+        ])
 
     def tool_get_car(self, car: Car) -> Car:  # car_rental_counter.world:232
-        'Show one car: its model, category, daily rate, mileage, the branch where it is parked and whether it is in service.'
+        (
+            'Show one car: its model, category, daily rate, mileage, the branch where it is '
+            'parked and whether it is in service.'
+        )
         return car  # car_rental_counter.world:235
 
-    def tool_list_cars(self, branch: Branch | None, category: CarCategory | None) -> tuple[str, ...]:  # car_rental_counter.world:238
-        "List the fleet's cars with model, category, daily rate, mileage, branch and whether in service, whatever their bookings; cars out on a rental have no branch."
-        return tuple([_c10.key() for _c10 in rt.each(self, self.t_cars) if (((branch is None) or (_c10.branch == (branch if branch is not None else rt.absent()).key())) and ((category is None) or (_c10.category == (category if category is not None else rt.absent()))))])  # car_rental_counter.world:244
+    def tool_list_cars(  # car_rental_counter.world:238
+        self, branch: Branch | None, category: CarCategory | None
+    ) -> tuple[str, ...]:
+        (
+            "List the fleet's cars with model, category, daily rate, mileage, branch and whether "
+            'in service, whatever their bookings; cars out on a rental have no branch.'
+        )
+        return tuple([  # car_rental_counter.world:244
+            _c10.key()
+            for _c10 in rt.each(self, self.t_cars)
+            if (branch is None
+            or _c10.branch == (branch if branch is not None else rt.absent()).key())
+            and (category is None
+            or _c10.category == (category if category is not None else rt.absent()))
+        ])
 
     def tool_list_car_rentals(self, car: Car) -> tuple[str, ...]:  # car_rental_counter.world:247
-        'List the rentals of one car (customer, dates, status and charges), the latest pick-up first.'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_rentals, rt.each(self, tuple([_r11.key() for _r11 in rt.each(self, self.t_rentals) if (_r11.car == car.key())]))), key=lambda _r12: _r12.pickup_date, reverse=True))  # car_rental_counter.world:252
+        (
+            'List the rentals of one car (customer, dates, status and charges), the latest '
+            'pick-up first.'
+        )
+        return tuple(  # car_rental_counter.world:252
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_rentals,
+                    rt.each(
+                        self,
+                        tuple([
+                            _r12.key()
+                            for _r12 in rt.each(self, self.t_rentals)
+                            if _r12.car == car.key()
+                        ]),
+                    ),
+                ),
+                key=lambda _r11: _r11.pickup_date,
+                reverse=True,
+            )
+        )
 
-    def tool_reserve_car(self, customer: Customer, car: Car, pickup_date: dt.date, return_date: dt.date) -> Rental:  # car_rental_counter.world:255
-        "Reserve a car at the branch where it is parked. The price is the number of days times the car's daily rate."
+    def tool_reserve_car(  # car_rental_counter.world:255
+        self, customer: Customer, car: Car, pickup_date: dt.date, return_date: dt.date
+    ) -> Rental:
+        (
+            'Reserve a car at the branch where it is parked. The price is the number of days '
+            "times the car's daily rate."
+        )
         if not (return_date > pickup_date):  # car_rental_counter.world:263
             raise ToolError('The return date must be after the pick-up date.')
         if not (pickup_date >= self.clock.date()):  # car_rental_counter.world:264
             raise ToolError('The pick-up date cannot be in the past.')
-        if not (return_date <= (pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS))):  # car_rental_counter.world:265
-            raise ToolError(('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.'))
+        if not (  # car_rental_counter.world:265
+            return_date <= pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)
+        ):
+            raise ToolError('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.')
         if not car.in_service:  # car_rental_counter.world:266
-            raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is out of service.')))
+            raise ToolError(rt.built(self, 'Car ' + rt.text(car.plate) + ' is out of service.'))
         if not (car.branch is not None):  # car_rental_counter.world:267
-            raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is out on a rental and cannot be reserved now.')))
+            raise ToolError(rt.built(
+                self,
+                'Car ' + rt.text(car.plate) + ' is out on a rental and cannot be reserved now.',
+            ))
         if not self.fn_car_free(car, pickup_date, return_date):  # car_rental_counter.world:268
-            raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is already reserved for some of these days.')))
+            raise ToolError(rt.built(
+                self, 'Car ' + rt.text(car.plate) + ' is already reserved for some of these days.'
+            ))
         if not (customer.licence_expires >= return_date):  # car_rental_counter.world:269
-            raise ToolError(rt.built(self, (rt.text(customer.name) + "'s licence expires on " + rt.text(customer.licence_expires) + ', before the return date.')))
+            raise ToolError(rt.built(
+                self,
+                rt.text(customer.name)
+                + "'s licence expires on "
+                + rt.text(customer.licence_expires)
+                + ', before the return date.',
+            ))
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:270
-        rental: Rental = Rental(id_=self._next('rental_ids', 'R{:04d}'), customer=customer.key(), car=car.key(), pickup_branch=car.branch, pickup_date=pickup_date, return_date=return_date, status=_E12_RentalStatus_reserved, start_mileage_km=None, end_mileage_km=None, returned_on=None, return_branch=None, base_charge_cents=v.check_range(rt.bounded(n * car.daily_rate_cents), 'Rental.base_charge_cents', 0, None), extra_days_charge_cents=0, one_way_fee_cents=0, total_cents=0)  # car_rental_counter.world:271
-        self._insert(self.t_rentals, rental)  # car_rental_counter.world:279
+        rental: Rental = Rental(  # car_rental_counter.world:271
+            id_=self.next_id('rental_ids', 'R{:04d}'),
+            customer=customer.key(),
+            car=car.key(),
+            pickup_branch=car.branch,
+            pickup_date=pickup_date,
+            return_date=return_date,
+            status=_E12_RentalStatus_reserved,
+            start_mileage_km=None,
+            end_mileage_km=None,
+            returned_on=None,
+            return_branch=None,
+            base_charge_cents=v.check_range(rt.bounded(n * car.daily_rate_cents), 'Rental.base_charge_cents', 0, None),
+            extra_days_charge_cents=0,
+            one_way_fee_cents=0,
+            total_cents=0,
+        )
+        self.insert(self.t_rentals, rental)  # car_rental_counter.world:279
         return rental  # car_rental_counter.world:280
 
     def tool_cancel_reservation(self, rental: Rental) -> Rental:  # car_rental_counter.world:283
         'Cancel a reservation that has not been picked up. There is no fee.'
         if not (rental.status == _E12_RentalStatus_reserved):  # car_rental_counter.world:288
-            raise ToolError(rt.built(self, ('Rental ' + rt.text(rental.id_) + ' is ' + rt.text(rental.status) + '; only reserved rentals can be cancelled.')))
-        self._undo.append((0, rental, 'status', rental.status, rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:289
-        rental.status = _E12_RentalStatus_cancelled  # car_rental_counter.world:289
-        rental._stale |= 64  # car_rental_counter.world:289
-        rental._digest = rental._text = None  # car_rental_counter.world:289
-        self.t_rentals._digest = None  # car_rental_counter.world:289
+            raise ToolError(rt.built(
+                self,
+                'Rental '
+                + rt.text(rental.id_)
+                + ' is '
+                + rt.text(rental.status)
+                + '; only reserved rentals can be cancelled.',
+            ))
+        self.set_field(  # car_rental_counter.world:289
+            rental, 'status', _E12_RentalStatus_cancelled
+        )
         return rental  # car_rental_counter.world:290
 
     def tool_pick_up(self, rental: Rental) -> Rental:  # car_rental_counter.world:293
-        'Hand the car of a reservation to the customer, from its pick-up day until the day before its planned return. Records the start mileage.'
+        (
+            'Hand the car of a reservation to the customer, from its pick-up day until the day '
+            'before its planned return. Records the start mileage.'
+        )
         if not (rental.status == _E12_RentalStatus_reserved):  # car_rental_counter.world:298
-            raise ToolError(rt.built(self, ('Rental ' + rt.text(rental.id_) + ' is ' + rt.text(rental.status) + '; only reserved rentals can be picked up.')))
+            raise ToolError(rt.built(
+                self,
+                'Rental '
+                + rt.text(rental.id_)
+                + ' is '
+                + rt.text(rental.status)
+                + '; only reserved rentals can be picked up.',
+            ))
         today: dt.date = self.clock.date()  # car_rental_counter.world:299
         if not (today >= rental.pickup_date):  # car_rental_counter.world:300
-            raise ToolError(rt.built(self, ('Too early: rental ' + rt.text(rental.id_) + ' can be picked up from ' + rt.text(rental.pickup_date) + '.')))
+            raise ToolError(rt.built(
+                self,
+                'Too early: rental '
+                + rt.text(rental.id_)
+                + ' can be picked up from '
+                + rt.text(rental.pickup_date)
+                + '.',
+            ))
         if not (today < rental.return_date):  # car_rental_counter.world:301
-            raise ToolError(rt.built(self, ('Reservation ' + rt.text(rental.id_) + ' has expired: its return date ' + rt.text(rental.return_date) + ' has come.')))
-        car: Car = (self.t_cars.rows.get(rental.car) or self.t_cars.row(rental.car))  # car_rental_counter.world:302
+            raise ToolError(rt.built(
+                self,
+                'Reservation '
+                + rt.text(rental.id_)
+                + ' has expired: its return date '
+                + rt.text(rental.return_date)
+                + ' has come.',
+            ))
+        car: Car = (  # car_rental_counter.world:302
+            self.t_cars.rows.get(rental.car) or self.t_cars.row(rental.car)
+        )
         if not (car.branch == rental.pickup_branch):  # car_rental_counter.world:303
-            raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is not at branch ' + rt.text((self.t_branches.rows.get(rental.pickup_branch) or self.t_branches.row(rental.pickup_branch)).code) + '.')))
+            raise ToolError(rt.built(
+                self,
+                'Car '
+                + rt.text(car.plate)
+                + ' is not at branch '
+                + rt.text(
+                    (self.t_branches.rows.get(rental.pickup_branch) or self.t_branches.row(rental.pickup_branch)).code,
+                )
+                + '.',
+            ))
         if not car.in_service:  # car_rental_counter.world:304
-            raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is out of service.')))
-        if not ((self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).licence_expires >= rental.return_date):  # car_rental_counter.world:305
-            raise ToolError(rt.built(self, (rt.text((self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).name) + "'s licence expires on " + rt.text((self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).licence_expires) + ', before the return date.')))
-        self._undo.append((3, rental, ('status', 'start_mileage_km'), (rental.status, rental.start_mileage_km, ), rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:306
-        rental.status = _E12_RentalStatus_picked_up  # car_rental_counter.world:306
-        rental.start_mileage_km = rt.if_present(car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None))  # car_rental_counter.world:307
-        rental._stale |= 192  # car_rental_counter.world:307
-        rental._digest = rental._text = None  # car_rental_counter.world:307
-        self.t_rentals._digest = None  # car_rental_counter.world:307
-        _row13 = self.t_cars.row(car.plate)  # car_rental_counter.world:308
-        self._undo.append((0, _row13, 'branch', _row13.branch, _row13._digest, _row13._text, _row13._frags, _row13._stale))  # car_rental_counter.world:308
-        _row13.branch = None  # car_rental_counter.world:308
-        _row13._stale |= 32  # car_rental_counter.world:308
-        _row13._digest = _row13._text = None  # car_rental_counter.world:308
-        self.t_cars._digest = None  # car_rental_counter.world:308
+            raise ToolError(rt.built(self, 'Car ' + rt.text(car.plate) + ' is out of service.'))
+        if not (  # car_rental_counter.world:305
+            (self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).licence_expires
+            >= rental.return_date
+        ):
+            raise ToolError(rt.built(
+                self,
+                rt.text(
+                    (self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).name,
+                )
+                + "'s licence expires on "
+                + rt.text(
+                    (self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).licence_expires,
+                )
+                + ', before the return date.',
+            ))
+        self.set_field(  # car_rental_counter.world:306
+            rental, 'status', _E12_RentalStatus_picked_up
+        )
+        self.set_field(  # car_rental_counter.world:307
+            rental,
+            'start_mileage_km',
+            rt.if_present(car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None)),
+        )
+        self.set_field(self.t_cars.row(car.plate), 'branch', None)  # car_rental_counter.world:308
         return rental  # car_rental_counter.world:309
 
-    def tool_return_car(self, rental: Rental, branch: Branch, mileage_km: int) -> Rental:  # car_rental_counter.world:312
-        'Take back a picked-up car at any branch. Days past the planned return date are charged at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch differs from\nthe pick-up branch. Returns the rental with its charges.'
+    def tool_return_car(  # car_rental_counter.world:312
+        self, rental: Rental, branch: Branch, mileage_km: int
+    ) -> Rental:
+        (
+            'Take back a picked-up car at any branch. Days past the planned return date are '
+            'charged at\n'
+            'the daily rate plus the late surcharge; a one-way fee applies when the branch '
+            'differs from\n'
+            'the pick-up branch. Returns the rental with its charges.'
+        )
         if not (rental.status == _E12_RentalStatus_picked_up):  # car_rental_counter.world:323
-            raise ToolError(rt.built(self, ('Rental ' + rt.text(rental.id_) + ' is ' + rt.text(rental.status) + '; only picked-up rentals can be returned.')))
-        car: Car = (self.t_cars.rows.get(rental.car) or self.t_cars.row(rental.car))  # car_rental_counter.world:324
+            raise ToolError(rt.built(
+                self,
+                'Rental '
+                + rt.text(rental.id_)
+                + ' is '
+                + rt.text(rental.status)
+                + '; only picked-up rentals can be returned.',
+            ))
+        car: Car = (  # car_rental_counter.world:324
+            self.t_cars.rows.get(rental.car) or self.t_cars.row(rental.car)
+        )
         if not (mileage_km >= car.mileage_km):  # car_rental_counter.world:325
-            raise ToolError(rt.built(self, ('The mileage ' + rt.text(mileage_km) + ' km is lower than the ' + rt.text(car.mileage_km) + ' km recorded for car ' + rt.text(car.plate) + '.')))
+            raise ToolError(rt.built(
+                self,
+                'The mileage '
+                + rt.text(mileage_km)
+                + ' km is lower than the '
+                + rt.text(car.mileage_km)
+                + ' km recorded for car '
+                + rt.text(car.plate)
+                + '.',
+            ))
         today: dt.date = self.clock.date()  # car_rental_counter.world:326
-        extra: int = self.fn_days_between(rental.return_date, today)  # car_rental_counter.world:327
-        self._undo.append((0, rental, 'extra_days_charge_cents', rental.extra_days_charge_cents, rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:328
-        rental.extra_days_charge_cents = v.check_range(rt.bounded(extra * rt.bounded(car.daily_rate_cents + self.state.late_surcharge_cents)), 'Rental.extra_days_charge_cents', 0, None)  # car_rental_counter.world:328
-        rental._stale |= 4096  # car_rental_counter.world:328
-        rental._digest = rental._text = None  # car_rental_counter.world:328
-        self.t_rentals._digest = None  # car_rental_counter.world:328
-        if (branch.key() != rental.pickup_branch):  # car_rental_counter.world:329
-            self._undo.append((0, rental, 'one_way_fee_cents', rental.one_way_fee_cents, rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:330
-            rental.one_way_fee_cents = v.check_range(self.state.one_way_fee_cents, 'Rental.one_way_fee_cents', 0, None)  # car_rental_counter.world:330
-            rental._stale |= 8192  # car_rental_counter.world:330
-            rental._digest = rental._text = None  # car_rental_counter.world:330
-            self.t_rentals._digest = None  # car_rental_counter.world:330
+        extra: int = self.fn_days_between(  # car_rental_counter.world:327
+            rental.return_date, today
+        )
+        self.set_field(  # car_rental_counter.world:328
+            rental,
+            'extra_days_charge_cents',
+            v.check_range(rt.bounded(extra * rt.bounded(car.daily_rate_cents + self.state.late_surcharge_cents)), 'Rental.extra_days_charge_cents', 0, None),
+        )
+        if branch.key() != rental.pickup_branch:  # car_rental_counter.world:329
+            self.set_field(  # car_rental_counter.world:330
+                rental,
+                'one_way_fee_cents',
+                v.check_range(self.state.one_way_fee_cents, 'Rental.one_way_fee_cents', 0, None),
+            )
         else:
-            self._undo.append((0, rental, 'one_way_fee_cents', rental.one_way_fee_cents, rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:332
-            rental.one_way_fee_cents = v.check_range(0, 'Rental.one_way_fee_cents', 0, None)  # car_rental_counter.world:332
-            rental._stale |= 8192  # car_rental_counter.world:332
-            rental._digest = rental._text = None  # car_rental_counter.world:332
-            self.t_rentals._digest = None  # car_rental_counter.world:332
-        self._undo.append((3, rental, ('total_cents', 'end_mileage_km', 'returned_on', 'return_branch', 'status'), (rental.total_cents, rental.end_mileage_km, rental.returned_on, rental.return_branch, rental.status, ), rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:334
-        rental.total_cents = v.check_range(rt.bounded(rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents) + rental.one_way_fee_cents), 'Rental.total_cents', 0, None)  # car_rental_counter.world:334
-        rental.end_mileage_km = rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None))  # car_rental_counter.world:335
-        rental.returned_on = today  # car_rental_counter.world:336
-        rental.return_branch = branch.key()  # car_rental_counter.world:337
-        rental.status = _E12_RentalStatus_returned  # car_rental_counter.world:338
-        rental._stale |= 18240  # car_rental_counter.world:338
-        rental._digest = rental._text = None  # car_rental_counter.world:338
-        self.t_rentals._digest = None  # car_rental_counter.world:338
-        _row14 = self.t_cars.row(car.plate)  # car_rental_counter.world:339
-        self._undo.append((0, _row14, 'mileage_km', _row14.mileage_km, _row14._digest, _row14._text, _row14._frags, _row14._stale))  # car_rental_counter.world:339
-        _row14.mileage_km = v.check_range(mileage_km, 'Car.mileage_km', 0, None)  # car_rental_counter.world:339
-        _row14._stale |= 16  # car_rental_counter.world:339
-        _row14._digest = _row14._text = None  # car_rental_counter.world:339
-        self.t_cars._digest = None  # car_rental_counter.world:339
-        _row15 = self.t_cars.row(car.plate)  # car_rental_counter.world:340
-        self._undo.append((0, _row15, 'branch', _row15.branch, _row15._digest, _row15._text, _row15._frags, _row15._stale))  # car_rental_counter.world:340
-        _row15.branch = branch.key()  # car_rental_counter.world:340
-        _row15._stale |= 32  # car_rental_counter.world:340
-        _row15._digest = _row15._text = None  # car_rental_counter.world:340
-        self.t_cars._digest = None  # car_rental_counter.world:340
+            self.set_field(  # car_rental_counter.world:332
+                rental, 'one_way_fee_cents', v.check_range(0, 'Rental.one_way_fee_cents', 0, None)
+            )
+        self.set_fields(  # car_rental_counter.world:334
+            rental,
+            total_cents=v.check_range(rt.bounded(rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents) + rental.one_way_fee_cents), 'Rental.total_cents', 0, None),
+            end_mileage_km=rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None)),
+            returned_on=today,
+        )
+        self.set_fields(  # car_rental_counter.world:337
+            rental, return_branch=branch.key(), status=_E12_RentalStatus_returned
+        )
+        self.set_field(  # car_rental_counter.world:339
+            self.t_cars.row(car.plate),
+            'mileage_km',
+            v.check_range(mileage_km, 'Car.mileage_km', 0, None),
+        )
+        self.set_field(  # car_rental_counter.world:340
+            self.t_cars.row(car.plate), 'branch', branch.key()
+        )
         return rental  # car_rental_counter.world:341
 
-    def tool_set_car_in_service(self, car: Car, in_service: bool) -> Car:  # car_rental_counter.world:344
+    def tool_set_car_in_service(  # car_rental_counter.world:344
+        self, car: Car, in_service: bool
+    ) -> Car:
         'Take a parked car out of service for maintenance, or put it back in service.'
         if not (car.branch is not None):  # car_rental_counter.world:350
-            raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is out on a rental.')))
-        if not (in_service or (not any(((_r16.car == car.key()) and (_r16.status == _E12_RentalStatus_reserved)) for _r16 in rt.each(self, self.t_rentals)))):  # car_rental_counter.world:351
-            raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' has reservations; cancel or move them before taking it out of service.')))
-        self._undo.append((0, car, 'in_service', car.in_service, car._digest, car._text, car._frags, car._stale))  # car_rental_counter.world:352
-        car.in_service = in_service  # car_rental_counter.world:352
-        car._stale |= 64  # car_rental_counter.world:352
-        car._digest = car._text = None  # car_rental_counter.world:352
-        self.t_cars._digest = None  # car_rental_counter.world:352
+            raise ToolError(rt.built(self, 'Car ' + rt.text(car.plate) + ' is out on a rental.'))
+        if not (  # car_rental_counter.world:351
+            in_service
+            or not any(
+                _r13.car == car.key() and _r13.status == _E12_RentalStatus_reserved
+                for _r13 in rt.each(self, self.t_rentals)
+            )
+        ):
+            raise ToolError(rt.built(
+                self,
+                'Car '
+                + rt.text(car.plate)
+                + ' has reservations; cancel or move them before taking it out of service.',
+            ))
+        self.set_field(car, 'in_service', in_service)  # car_rental_counter.world:352
         return car  # car_rental_counter.world:353
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -891,7 +1218,7 @@ _NEEDS_search_cars: frozenset[str] = frozenset({'branch', 'pickup_date', 'return
 def _invoke_search_cars(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_search_cars >= args.keys() >= _NEEDS_search_cars and None not in args.values()):
         rt.check_arguments(args, ('branch', 'pickup_date', 'return_date', 'category'), ('branch', 'pickup_date', 'return_date'))
-    a_branch = rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown branch ' + rt.text(key) + '.')))
+    a_branch = rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown branch ' + rt.text(key) + '.'))
     a_pickup_date = v.want_date(args['pickup_date'], 'pickup_date')
     a_return_date = v.want_date(args['return_date'], 'return_date')
     a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, CarCategory))) if args.get('category') is not None else None)
@@ -920,7 +1247,7 @@ def _invoke_get_customer_rentals(ep: CarRentalCounter, args: Mapping[str, Any]) 
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
-    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, ('Unknown customer ' + rt.text(key) + '.')))
+    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'))
     return ep.tool_get_customer_rentals(a_customer)
 
 
@@ -933,7 +1260,7 @@ def _invoke_get_rental(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     a_rental = args['rental']
     if type(a_rental) is not str or not a_rental.isascii():
         a_rental = v.want_str(a_rental, 'rental')
-    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, ('Unknown rental ' + rt.text(key) + '.')))
+    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, 'Unknown rental ' + rt.text(key) + '.'))
     return ep.tool_get_rental(a_rental)
 
 
@@ -962,7 +1289,7 @@ _ARGS_get_car: frozenset[str] = frozenset({'car'})
 def _invoke_get_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_car and None not in args.values()):
         rt.check_arguments(args, ('car',), ('car',))
-    a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown car ' + rt.text(key) + '.')))
+    a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'))
     return ep.tool_get_car(a_car)
 
 
@@ -973,7 +1300,7 @@ _NEEDS_list_cars: frozenset[str] = frozenset(())
 def _invoke_list_cars(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_list_cars >= args.keys() >= _NEEDS_list_cars):
         rt.check_arguments(args, ('branch', 'category'), ())
-    a_branch = (rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown branch ' + rt.text(key) + '.'))) if args.get('branch') is not None else None)
+    a_branch = (rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown branch ' + rt.text(key) + '.')) if args.get('branch') is not None else None)
     a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, CarCategory))) if args.get('category') is not None else None)
     return ep.tool_list_cars(a_branch, a_category)
 
@@ -984,7 +1311,7 @@ _ARGS_list_car_rentals: frozenset[str] = frozenset({'car'})
 def _invoke_list_car_rentals(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_list_car_rentals and None not in args.values()):
         rt.check_arguments(args, ('car',), ('car',))
-    a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown car ' + rt.text(key) + '.')))
+    a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'))
     return ep.tool_list_car_rentals(a_car)
 
 
@@ -997,8 +1324,8 @@ def _invoke_reserve_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
-    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, ('Unknown customer ' + rt.text(key) + '.')))
-    a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown car ' + rt.text(key) + '.')))
+    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'))
+    a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'))
     a_pickup_date = v.want_date(args['pickup_date'], 'pickup_date')
     a_return_date = v.want_date(args['return_date'], 'return_date')
     return ep.tool_reserve_car(a_customer, a_car, a_pickup_date, a_return_date)
@@ -1013,7 +1340,7 @@ def _invoke_cancel_reservation(ep: CarRentalCounter, args: Mapping[str, Any]) ->
     a_rental = args['rental']
     if type(a_rental) is not str or not a_rental.isascii():
         a_rental = v.want_str(a_rental, 'rental')
-    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, ('Unknown rental ' + rt.text(key) + '.')))
+    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, 'Unknown rental ' + rt.text(key) + '.'))
     return ep.tool_cancel_reservation(a_rental)
 
 
@@ -1026,7 +1353,7 @@ def _invoke_pick_up(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     a_rental = args['rental']
     if type(a_rental) is not str or not a_rental.isascii():
         a_rental = v.want_str(a_rental, 'rental')
-    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, ('Unknown rental ' + rt.text(key) + '.')))
+    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, 'Unknown rental ' + rt.text(key) + '.'))
     return ep.tool_pick_up(a_rental)
 
 
@@ -1039,8 +1366,8 @@ def _invoke_return_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     a_rental = args['rental']
     if type(a_rental) is not str or not a_rental.isascii():
         a_rental = v.want_str(a_rental, 'rental')
-    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, ('Unknown rental ' + rt.text(key) + '.')))
-    a_branch = rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown branch ' + rt.text(key) + '.')))
+    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, 'Unknown rental ' + rt.text(key) + '.'))
+    a_branch = rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown branch ' + rt.text(key) + '.'))
     a_mileage_km = v.check_range(v.want_int(args['mileage_km'], 'mileage_km'), 'mileage_km', 0, 10000000)
     return ep.tool_return_car(a_rental, a_branch, a_mileage_km)
 
@@ -1051,7 +1378,7 @@ _ARGS_set_car_in_service: frozenset[str] = frozenset({'car', 'in_service'})
 def _invoke_set_car_in_service(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_set_car_in_service and None not in args.values()):
         rt.check_arguments(args, ('car', 'in_service'), ('car', 'in_service'))
-    a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown car ' + rt.text(key) + '.')))
+    a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'))
     a_in_service = v.want_bool(args['in_service'], 'in_service')
     return ep.tool_set_car_in_service(a_car, a_in_service)
 
@@ -1074,112 +1401,425 @@ CarRentalCounter.TOOLS = {
 }
 
 
-def _check_pickup_and_late_return__laura_has_car(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # car_rental_counter.world:500
-    return ((rt.compared(ep.t_rentals.row('R0001').status, '==', _E12_RentalStatus_picked_up, 'rentals["R0001"].status == picked_up') and rt.compared(ep.t_rentals.row('R0001').start_mileage_km, '==', 31500, 'rentals["R0001"].start_mileage_km == 31500')) and rt.compared(ep.t_cars.row('2222-BCD').branch, 'is', None, 'cars["2222-BCD"].branch == none'))
+def _check_pickup_and_late_return__laura_has_car(  # car_rental_counter.world:500
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_rentals.row('R0001').status,
+            '==',
+            _E12_RentalStatus_picked_up,
+            'rentals["R0001"].status == picked_up',
+        )
+        and rt.compared(
+            ep.t_rentals.row('R0001').start_mileage_km,
+            '==',
+            31500,
+            'rentals["R0001"].start_mileage_km == 31500',
+        )
+        and rt.compared(
+            ep.t_cars.row('2222-BCD').branch, 'is', None, 'cars["2222-BCD"].branch == none'
+        )
+    )
 
 
-def _check_pickup_and_late_return__clio_back(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # car_rental_counter.world:501
-    return (rt.compared(ep.t_cars.row('5555-EFG').branch, '==', 'BCN', 'cars["5555-EFG"].branch == "BCN"') and rt.compared(ep.t_cars.row('5555-EFG').mileage_km, '==', 27950, 'cars["5555-EFG"].mileage_km == 27950'))
+def _check_pickup_and_late_return__clio_back(  # car_rental_counter.world:501
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_cars.row('5555-EFG').branch, '==', 'BCN', 'cars["5555-EFG"].branch == "BCN"'
+        )
+        and rt.compared(
+            ep.t_cars.row('5555-EFG').mileage_km,
+            '==',
+            27950,
+            'cars["5555-EFG"].mileage_km == 27950',
+        )
+    )
 
 
-def _check_pickup_and_late_return__charged(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # car_rental_counter.world:502
-    return (((rt.compared(ep.t_rentals.row('R0002').status, '==', _E12_RentalStatus_returned, 'rentals["R0002"].status == returned') and rt.compared(ep.t_rentals.row('R0002').extra_days_charge_cents, '==', 11200, 'rentals["R0002"].extra_days_charge_cents == 11200')) and rt.compared(ep.t_rentals.row('R0002').one_way_fee_cents, '==', 7500, 'rentals["R0002"].one_way_fee_cents == 7500')) and rt.compared(ep.t_rentals.row('R0002').total_cents, '==', 31000, 'rentals["R0002"].total_cents == 31000'))
+def _check_pickup_and_late_return__charged(  # car_rental_counter.world:502
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_rentals.row('R0002').status,
+            '==',
+            _E12_RentalStatus_returned,
+            'rentals["R0002"].status == returned',
+        )
+        and rt.compared(
+            ep.t_rentals.row('R0002').extra_days_charge_cents,
+            '==',
+            11200,
+            'rentals["R0002"].extra_days_charge_cents == 11200',
+        )
+        and rt.compared(
+            ep.t_rentals.row('R0002').one_way_fee_cents,
+            '==',
+            7500,
+            'rentals["R0002"].one_way_fee_cents == 7500',
+        )
+        and rt.compared(
+            ep.t_rentals.row('R0002').total_cents,
+            '==',
+            31000,
+            'rentals["R0002"].total_cents == 31000',
+        )
+    )
 
 
-def _check_pickup_and_late_return__told_total(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:503
-    return bool(('310' in rt.read(ep, rt.built(ep, rt.replace(rt.read(ep, (replies[-1] if replies else '')), ',', '')))))
+def _check_pickup_and_late_return__told_total(  # car_rental_counter.world:503
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        '310'
+        in rt.read(
+            ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
+        ),
+    )
 
 
-def _check_new_customer_reservation__registered(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:655
-    return bool(any((((_c17.name == 'Tom Weber') and (_c17.licence_number == 'WEB44321')) and (_c17.licence_expires == rt.parse_date('2031-02-28'))) for _c17 in rt.each(ep, ep.t_customers)))
+def _check_new_customer_reservation__registered(  # car_rental_counter.world:655
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _c14.name == 'Tom Weber'
+        and _c14.licence_number == 'WEB44321'
+        and _c14.licence_expires == rt.parse_date('2031-02-28')
+        for _c14 in rt.each(ep, ep.t_customers)
+    ))
 
 
-def _check_new_customer_reservation__reserved(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:656
-    return bool(any((((((((ep.t_customers.rows.get(_r18.customer) or ep.t_customers.row(_r18.customer)).name == 'Tom Weber') and (_r18.car == '6666-FGH')) and (_r18.status == _E12_RentalStatus_reserved)) and (_r18.pickup_date == rt.parse_date('2026-07-15'))) and (_r18.return_date == rt.parse_date('2026-07-18'))) and (_r18.base_charge_cents == 15000)) for _r18 in rt.each(ep, ep.t_rentals)))
+def _check_new_customer_reservation__reserved(  # car_rental_counter.world:656
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_customers.rows.get(_r15.customer) or ep.t_customers.row(_r15.customer)).name
+        == 'Tom Weber'
+        and _r15.car == '6666-FGH'
+        and _r15.status == _E12_RentalStatus_reserved
+        and _r15.pickup_date == rt.parse_date('2026-07-15')
+        and _r15.return_date == rt.parse_date('2026-07-18')
+        and _r15.base_charge_cents == 15000
+        for _r15 in rt.each(ep, ep.t_rentals)
+    ))
 
 
-def _check_swap_suv_for_compact__suv_cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # car_rental_counter.world:808
-    return rt.compared(ep.t_rentals.row('R0003').status, '==', _E12_RentalStatus_cancelled, 'rentals["R0003"].status == cancelled')
+def _check_swap_suv_for_compact__suv_cancelled(  # car_rental_counter.world:808
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_rentals.row('R0003').status,
+        '==',
+        _E12_RentalStatus_cancelled,
+        'rentals["R0003"].status == cancelled',
+    )
 
 
-def _check_swap_suv_for_compact__compact_reserved(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:809
-    return bool(any(((((((_r19.customer == 'CU003') and (_r19.car == '6666-FGH')) and (_r19.status == _E12_RentalStatus_reserved)) and (_r19.pickup_date == rt.parse_date('2026-07-20'))) and (_r19.return_date == rt.parse_date('2026-07-22'))) and (_r19.base_charge_cents == 10000)) for _r19 in rt.each(ep, ep.t_rentals)))
+def _check_swap_suv_for_compact__compact_reserved(  # car_rental_counter.world:809
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _r16.customer == 'CU003'
+        and _r16.car == '6666-FGH'
+        and _r16.status == _E12_RentalStatus_reserved
+        and _r16.pickup_date == rt.parse_date('2026-07-20')
+        and _r16.return_date == rt.parse_date('2026-07-22')
+        and _r16.base_charge_cents == 10000
+        for _r16 in rt.each(ep, ep.t_rentals)
+    ))
 
 
-def _check_rav4_to_workshop__cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:148
-    return rt.compared(ep.t_rentals.row('R0003').status, '==', _E12_RentalStatus_cancelled, 'rentals["R0003"].status == cancelled')
+def _check_rav4_to_workshop__cancelled(  # tasks.world:148
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_rentals.row('R0003').status,
+        '==',
+        _E12_RentalStatus_cancelled,
+        'rentals["R0003"].status == cancelled',
+    )
 
 
-def _check_rav4_to_workshop__in_workshop(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:149
-    return bool((not ep.t_cars.row('3333-CDE').in_service))
+def _check_rav4_to_workshop__in_workshop(  # tasks.world:149
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> bool:
+    return bool(not ep.t_cars.row('3333-CDE').in_service)
 
 
-def _check_rav4_to_workshop__rebooked(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:150
-    return bool(any((((((((_r20.customer == 'CU003') and (_r20.car == '6666-FGH')) and (_r20.status == _E12_RentalStatus_reserved)) and (_r20.pickup_branch == 'BCN')) and (_r20.pickup_date == rt.parse_date('2026-07-20'))) and (_r20.return_date == rt.parse_date('2026-07-22'))) and (_r20.base_charge_cents == 10000)) for _r20 in rt.each(ep, ep.t_rentals)))
+def _check_rav4_to_workshop__rebooked(  # tasks.world:150
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _r17.customer == 'CU003'
+        and _r17.car == '6666-FGH'
+        and _r17.status == _E12_RentalStatus_reserved
+        and _r17.pickup_branch == 'BCN'
+        and _r17.pickup_date == rt.parse_date('2026-07-20')
+        and _r17.return_date == rt.parse_date('2026-07-22')
+        and _r17.base_charge_cents == 10000
+        for _r17 in rt.each(ep, ep.t_rentals)
+    ))
 
 
-def _check_laura_downgrades_at_pickup__old_cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:303
-    return rt.compared(ep.t_rentals.row('R0001').status, '==', _E12_RentalStatus_cancelled, 'rentals["R0001"].status == cancelled')
+def _check_laura_downgrades_at_pickup__old_cancelled(  # tasks.world:303
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_rentals.row('R0001').status,
+        '==',
+        _E12_RentalStatus_cancelled,
+        'rentals["R0001"].status == cancelled',
+    )
 
 
-def _check_laura_downgrades_at_pickup__ibiza_picked_up(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:304
-    return bool(any((((((((_r21.customer == 'CU001') and (_r21.car == '1111-ABC')) and (_r21.status == _E12_RentalStatus_picked_up)) and (_r21.pickup_date == rt.parse_date('2026-07-10'))) and (_r21.return_date == rt.parse_date('2026-07-14'))) and (_r21.base_charge_cents == 15600)) and (_r21.start_mileage_km == 42000)) for _r21 in rt.each(ep, ep.t_rentals)))
+def _check_laura_downgrades_at_pickup__ibiza_picked_up(  # tasks.world:304
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _r18.customer == 'CU001'
+        and _r18.car == '1111-ABC'
+        and _r18.status == _E12_RentalStatus_picked_up
+        and _r18.pickup_date == rt.parse_date('2026-07-10')
+        and _r18.return_date == rt.parse_date('2026-07-14')
+        and _r18.base_charge_cents == 15600
+        and _r18.start_mileage_km == 42000
+        for _r18 in rt.each(ep, ep.t_rentals)
+    ))
 
 
-def _check_laura_downgrades_at_pickup__car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:305
-    return rt.compared(ep.t_cars.row('1111-ABC').branch, 'is', None, 'cars["1111-ABC"].branch == none')
+def _check_laura_downgrades_at_pickup__car_out(  # tasks.world:305
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_cars.row('1111-ABC').branch, 'is', None, 'cars["1111-ABC"].branch == none'
+    )
 
 
-def _check_walk_in_drives_off_today__registered(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:459
-    return bool(any(((((_c22.name == 'Sofia Marin') and (_c22.licence_number == 'MAR77001')) and (_c22.licence_expires == rt.parse_date('2029-09-30'))) and (_c22.email == 'sofia.marin@example.com')) for _c22 in rt.each(ep, ep.t_customers)))
+def _check_walk_in_drives_off_today__registered(  # tasks.world:459
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _c19.name == 'Sofia Marin'
+        and _c19.licence_number == 'MAR77001'
+        and _c19.licence_expires == rt.parse_date('2029-09-30')
+        and _c19.email == 'sofia.marin@example.com'
+        for _c19 in rt.each(ep, ep.t_customers)
+    ))
 
 
-def _check_walk_in_drives_off_today__picked_up(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:460
-    return bool(any(((((((((ep.t_customers.rows.get(_r23.customer) or ep.t_customers.row(_r23.customer)).licence_number == 'MAR77001') and (_r23.car == '1111-ABC')) and (_r23.status == _E12_RentalStatus_picked_up)) and (_r23.pickup_date == rt.parse_date('2026-07-10'))) and (_r23.return_date == rt.parse_date('2026-07-13'))) and (_r23.base_charge_cents == 11700)) and (_r23.start_mileage_km == 42000)) for _r23 in rt.each(ep, ep.t_rentals)))
+def _check_walk_in_drives_off_today__picked_up(  # tasks.world:460
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_customers.rows.get(_r20.customer) or ep.t_customers.row(_r20.customer)).licence_number
+        == 'MAR77001'
+        and _r20.car == '1111-ABC'
+        and _r20.status == _E12_RentalStatus_picked_up
+        and _r20.pickup_date == rt.parse_date('2026-07-10')
+        and _r20.return_date == rt.parse_date('2026-07-13')
+        and _r20.base_charge_cents == 11700
+        and _r20.start_mileage_km == 42000
+        for _r20 in rt.each(ep, ep.t_rentals)
+    ))
 
 
-def _check_walk_in_drives_off_today__car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:461
-    return rt.compared(ep.t_cars.row('1111-ABC').branch, 'is', None, 'cars["1111-ABC"].branch == none')
+def _check_walk_in_drives_off_today__car_out(  # tasks.world:461
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_cars.row('1111-ABC').branch, 'is', None, 'cars["1111-ABC"].branch == none'
+    )
 
 
-def _check_laura_picks_up_and_books_van__golf_handed_over(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:614
-    return ((rt.compared(ep.t_rentals.row('R0001').status, '==', _E12_RentalStatus_picked_up, 'rentals["R0001"].status == picked_up') and rt.compared(ep.t_rentals.row('R0001').start_mileage_km, '==', 31500, 'rentals["R0001"].start_mileage_km == 31500')) and rt.compared(ep.t_cars.row('2222-BCD').branch, 'is', None, 'cars["2222-BCD"].branch == none'))
+def _check_laura_picks_up_and_books_van__golf_handed_over(  # tasks.world:614
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_rentals.row('R0001').status,
+            '==',
+            _E12_RentalStatus_picked_up,
+            'rentals["R0001"].status == picked_up',
+        )
+        and rt.compared(
+            ep.t_rentals.row('R0001').start_mileage_km,
+            '==',
+            31500,
+            'rentals["R0001"].start_mileage_km == 31500',
+        )
+        and rt.compared(
+            ep.t_cars.row('2222-BCD').branch, 'is', None, 'cars["2222-BCD"].branch == none'
+        )
+    )
 
 
-def _check_laura_picks_up_and_books_van__van_in_service(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:615
+def _check_laura_picks_up_and_books_van__van_in_service(  # tasks.world:615
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> bool:
     return bool(ep.t_cars.row('4444-DEF').in_service)
 
 
-def _check_laura_picks_up_and_books_van__van_reserved(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:616
-    return bool(any((((((((_r24.customer == 'CU001') and (_r24.car == '4444-DEF')) and (_r24.status == _E12_RentalStatus_reserved)) and (_r24.pickup_branch == 'VLC')) and (_r24.pickup_date == rt.parse_date('2026-08-01'))) and (_r24.return_date == rt.parse_date('2026-08-03'))) and (_r24.base_charge_cents == 19800)) for _r24 in rt.each(ep, ep.t_rentals)))
+def _check_laura_picks_up_and_books_van__van_reserved(  # tasks.world:616
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _r21.customer == 'CU001'
+        and _r21.car == '4444-DEF'
+        and _r21.status == _E12_RentalStatus_reserved
+        and _r21.pickup_branch == 'VLC'
+        and _r21.pickup_date == rt.parse_date('2026-08-01')
+        and _r21.return_date == rt.parse_date('2026-08-03')
+        and _r21.base_charge_cents == 19800
+        for _r21 in rt.each(ep, ep.t_rentals)
+    ))
 
 
-def _check_aisha_returns_and_rents_again__clio_returned(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:772
-    return (((((rt.compared(ep.t_rentals.row('R0002').status, '==', _E12_RentalStatus_returned, 'rentals["R0002"].status == returned') and rt.compared(ep.t_rentals.row('R0002').return_branch, '==', 'MAD', 'rentals["R0002"].return_branch == "MAD"')) and rt.compared(ep.t_rentals.row('R0002').end_mileage_km, '==', 27800, 'rentals["R0002"].end_mileage_km == 27800')) and rt.compared(ep.t_rentals.row('R0002').extra_days_charge_cents, '==', 11200, 'rentals["R0002"].extra_days_charge_cents == 11200')) and rt.compared(ep.t_rentals.row('R0002').one_way_fee_cents, '==', 0, 'rentals["R0002"].one_way_fee_cents == 0')) and rt.compared(ep.t_rentals.row('R0002').total_cents, '==', 23500, 'rentals["R0002"].total_cents == 23500'))
+def _check_aisha_returns_and_rents_again__clio_returned(  # tasks.world:772
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_rentals.row('R0002').status,
+            '==',
+            _E12_RentalStatus_returned,
+            'rentals["R0002"].status == returned',
+        )
+        and rt.compared(
+            ep.t_rentals.row('R0002').return_branch,
+            '==',
+            'MAD',
+            'rentals["R0002"].return_branch == "MAD"',
+        )
+        and rt.compared(
+            ep.t_rentals.row('R0002').end_mileage_km,
+            '==',
+            27800,
+            'rentals["R0002"].end_mileage_km == 27800',
+        )
+        and rt.compared(
+            ep.t_rentals.row('R0002').extra_days_charge_cents,
+            '==',
+            11200,
+            'rentals["R0002"].extra_days_charge_cents == 11200',
+        )
+        and rt.compared(
+            ep.t_rentals.row('R0002').one_way_fee_cents,
+            '==',
+            0,
+            'rentals["R0002"].one_way_fee_cents == 0',
+        )
+        and rt.compared(
+            ep.t_rentals.row('R0002').total_cents,
+            '==',
+            23500,
+            'rentals["R0002"].total_cents == 23500',
+        )
+    )
 
 
-def _check_aisha_returns_and_rents_again__clio_parked(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:773
-    return (rt.compared(ep.t_cars.row('5555-EFG').branch, '==', 'MAD', 'cars["5555-EFG"].branch == "MAD"') and rt.compared(ep.t_cars.row('5555-EFG').mileage_km, '==', 27800, 'cars["5555-EFG"].mileage_km == 27800'))
+def _check_aisha_returns_and_rents_again__clio_parked(  # tasks.world:773
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_cars.row('5555-EFG').branch, '==', 'MAD', 'cars["5555-EFG"].branch == "MAD"'
+        )
+        and rt.compared(
+            ep.t_cars.row('5555-EFG').mileage_km,
+            '==',
+            27800,
+            'cars["5555-EFG"].mileage_km == 27800',
+        )
+    )
 
 
-def _check_aisha_returns_and_rents_again__new_car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:774
-    return bool(any(((((((_r25.customer == 'CU003') and (_r25.car == '1111-ABC')) and (_r25.status == _E12_RentalStatus_picked_up)) and (_r25.pickup_date == rt.parse_date('2026-07-10'))) and (_r25.return_date == rt.parse_date('2026-07-12'))) and (_r25.base_charge_cents == 7800)) for _r25 in rt.each(ep, ep.t_rentals)))
+def _check_aisha_returns_and_rents_again__new_car_out(  # tasks.world:774
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _r22.customer == 'CU003'
+        and _r22.car == '1111-ABC'
+        and _r22.status == _E12_RentalStatus_picked_up
+        and _r22.pickup_date == rt.parse_date('2026-07-10')
+        and _r22.return_date == rt.parse_date('2026-07-12')
+        and _r22.base_charge_cents == 7800
+        for _r22 in rt.each(ep, ep.t_rentals)
+    ))
 
 
-def _check_clio_breaks_down_van_instead__clio_returned(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:931
-    return ((((rt.compared(ep.t_rentals.row('R0002').status, '==', _E12_RentalStatus_returned, 'rentals["R0002"].status == returned') and rt.compared(ep.t_rentals.row('R0002').return_branch, '==', 'VLC', 'rentals["R0002"].return_branch == "VLC"')) and rt.compared(ep.t_rentals.row('R0002').total_cents, '==', 31000, 'rentals["R0002"].total_cents == 31000')) and rt.compared(ep.t_cars.row('5555-EFG').branch, '==', 'VLC', 'cars["5555-EFG"].branch == "VLC"')) and rt.compared(ep.t_cars.row('5555-EFG').mileage_km, '==', 28100, 'cars["5555-EFG"].mileage_km == 28100'))
+def _check_clio_breaks_down_van_instead__clio_returned(  # tasks.world:931
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_rentals.row('R0002').status,
+            '==',
+            _E12_RentalStatus_returned,
+            'rentals["R0002"].status == returned',
+        )
+        and rt.compared(
+            ep.t_rentals.row('R0002').return_branch,
+            '==',
+            'VLC',
+            'rentals["R0002"].return_branch == "VLC"',
+        )
+        and rt.compared(
+            ep.t_rentals.row('R0002').total_cents,
+            '==',
+            31000,
+            'rentals["R0002"].total_cents == 31000',
+        )
+        and rt.compared(
+            ep.t_cars.row('5555-EFG').branch, '==', 'VLC', 'cars["5555-EFG"].branch == "VLC"'
+        )
+        and rt.compared(
+            ep.t_cars.row('5555-EFG').mileage_km,
+            '==',
+            28100,
+            'cars["5555-EFG"].mileage_km == 28100',
+        )
+    )
 
 
-def _check_clio_breaks_down_van_instead__clio_in_workshop(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:932
-    return bool((not ep.t_cars.row('5555-EFG').in_service))
+def _check_clio_breaks_down_van_instead__clio_in_workshop(  # tasks.world:932
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> bool:
+    return bool(not ep.t_cars.row('5555-EFG').in_service)
 
 
-def _check_clio_breaks_down_van_instead__van_out_with_aisha(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:933
-    return ((ep.t_cars.row('4444-DEF').in_service and rt.compared(ep.t_cars.row('4444-DEF').branch, 'is', None, 'cars["4444-DEF"].branch == none')) and any((((((((_r26.customer == 'CU003') and (_r26.car == '4444-DEF')) and (_r26.status == _E12_RentalStatus_picked_up)) and (_r26.pickup_date == rt.parse_date('2026-07-10'))) and (_r26.return_date == rt.parse_date('2026-07-12'))) and (_r26.base_charge_cents == 19800)) and (_r26.start_mileage_km == 60500)) for _r26 in rt.each(ep, ep.t_rentals)))
+def _check_clio_breaks_down_van_instead__van_out_with_aisha(  # tasks.world:933
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        ep.t_cars.row('4444-DEF').in_service
+        and rt.compared(
+            ep.t_cars.row('4444-DEF').branch, 'is', None, 'cars["4444-DEF"].branch == none'
+        )
+        and any(
+            _r23.customer == 'CU003'
+            and _r23.car == '4444-DEF'
+            and _r23.status == _E12_RentalStatus_picked_up
+            and _r23.pickup_date == rt.parse_date('2026-07-10')
+            and _r23.return_date == rt.parse_date('2026-07-12')
+            and _r23.base_charge_cents == 19800
+            and _r23.start_mileage_km == 60500
+            for _r23 in rt.each(ep, ep.t_rentals)
+        )
+    )
 
 
-def _check_clio_breaks_down_van_instead__told_total(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:934
-    return bool(('310' in rt.read(ep, rt.built(ep, rt.replace(rt.read(ep, (replies[-1] if replies else '')), ',', '')))))
+def _check_clio_breaks_down_van_instead__told_total(  # tasks.world:934
+    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        '310'
+        in rt.read(
+            ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
+        ),
+    )
 
 
 CarRentalCounter.TASKS = {

@@ -244,7 +244,7 @@ class Patient(Row):
     def load(cls, data: object, path: str, ep: Any) -> Patient:
         d = v.want_object(data, path, {'id': False, 'name': True, 'birth_date': True, 'allergies': True, 'registered_on': True})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('patient_ids', 'P{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('patient_ids', 'P{:03d}')),
             name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
             birth_date=v.want_date(d['birth_date'], path + '.birth_date'),
             allergies=v.want_set(d['allergies'], path + '.allergies', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'))),
@@ -309,7 +309,7 @@ class Visit(Row):
     def load(cls, data: object, path: str, ep: Any) -> Visit:
         d = v.want_object(data, path, {'id': False, 'patient': True, 'doctor': True, 'at': False, 'diagnosis': True})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('visit_ids', 'V{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('visit_ids', 'V{:03d}')),
             patient=v.want_str(d['patient'], path + '.patient'),
             doctor=v.check_pattern(v.want_str(d['doctor'], path + '.doctor'), path + '.doctor', '^D[0-9]{3}$'),
             at=(v.want_datetime(d['at'], path + '.at') if d.get('at') is not None else ep.clock),
@@ -394,7 +394,7 @@ class Prescription(Row):
     def load(cls, data: object, path: str, ep: Any) -> Prescription:
         d = v.want_object(data, path, {'id': False, 'visit': True, 'drug': True, 'dose': True, 'start': True, 'end': True, 'renewals': False, 'status': False, 'stop_reason': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('rx_ids', 'RX{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('rx_ids', 'RX{:03d}')),
             visit=v.want_str(d['visit'], path + '.visit'),
             drug=v.check_pattern(v.want_str(d['drug'], path + '.drug'), path + '.drug', '^[A-Z]{3}[0-9]{2}$'),
             dose=v.check_length(v.want_str(d['dose'], path + '.dose'), path + '.dose', 1, 60),
@@ -495,21 +495,64 @@ class ClinicRecords(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((_p30.status != _E8_RxStatus_active) or (_p30.drug not in rt.each(self, self.t_patients.row((self.t_visits.rows.get(_p30.visit) or self.t_visits.row(_p30.visit)).patient).allergies))) for _p30 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:95
-            raise InvariantError('No active prescription is for a drug its patient is allergic to.', 'clinic_records.world:95')
-        for _row31 in self._changed_rows(self.t_prescriptions):  # clinic_records.world:98
+        if not all(  # clinic_records.world:95
+            _p30.status != _E8_RxStatus_active
+            or _p30.drug
+            not in rt.each(
+                self,
+                self.t_patients.row((self.t_visits.rows.get(_p30.visit) or self.t_visits.row(_p30.visit)).patient).allergies,
+            )
+            for _p30 in rt.each(self, self.t_prescriptions)
+        ):
+            raise InvariantError(
+                'No active prescription is for a drug its patient is allergic to.',
+                'clinic_records.world:95',
+            )
+        for _row31 in rt.changed_rows(self, self.t_prescriptions):  # clinic_records.world:98
             if not (_row31.end >= _row31.start):
-                raise InvariantError('A prescription ends on or after its start.', 'clinic_records.world:98')
-        if not all((_p32.start >= (self.t_visits.rows.get(_p32.visit) or self.t_visits.row(_p32.visit)).at.date()) for _p32 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:101
-            raise InvariantError('A prescription does not start before its visit.', 'clinic_records.world:101')
-        for _row33 in self._changed_rows(self.t_prescriptions):  # clinic_records.world:104
-            if not (((_row33.status == _E8_RxStatus_stopped) and (_row33.stop_reason is not None)) or ((_row33.status == _E8_RxStatus_active) and (_row33.stop_reason is None))):
-                raise InvariantError('A stopped prescription has a reason; an active one has none.', 'clinic_records.world:104')
-        if not all(((_p34.status != _E8_RxStatus_active) or (len(tuple([_q35.key() for _q35 in rt.each(self, self.t_prescriptions) if (((_q35.status == _E8_RxStatus_active) and (_q35.drug == _p34.drug)) and ((self.t_visits.rows.get(_q35.visit) or self.t_visits.row(_q35.visit)).patient == (self.t_visits.rows.get(_p34.visit) or self.t_visits.row(_p34.visit)).patient))])) == 1)) for _p34 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:107
-            raise InvariantError('A patient has at most one active prescription of a drug.', 'clinic_records.world:107')
-        for _row36 in self._changed_rows(self.t_patients):  # clinic_records.world:110
+                raise InvariantError(
+                    'A prescription ends on or after its start.', 'clinic_records.world:98'
+                )
+        if not all(  # clinic_records.world:101
+            _p32.start
+            >= (self.t_visits.rows.get(_p32.visit) or self.t_visits.row(_p32.visit)).at.date()
+            for _p32 in rt.each(self, self.t_prescriptions)
+        ):
+            raise InvariantError(
+                'A prescription does not start before its visit.', 'clinic_records.world:101'
+            )
+        for _row33 in rt.changed_rows(self, self.t_prescriptions):  # clinic_records.world:104
+            if not (
+                _row33.status == _E8_RxStatus_stopped and _row33.stop_reason is not None
+                or _row33.status == _E8_RxStatus_active and _row33.stop_reason is None
+            ):
+                raise InvariantError(
+                    'A stopped prescription has a reason; an active one has none.',
+                    'clinic_records.world:104',
+                )
+        if not all(  # clinic_records.world:107
+            _p34.status != _E8_RxStatus_active
+            or len(tuple([
+                _q35.key()
+                for _q35 in rt.each(self, self.t_prescriptions)
+                if _q35.status == _E8_RxStatus_active
+                and _q35.drug == _p34.drug
+                and (self.t_visits.rows.get(_q35.visit) or self.t_visits.row(_q35.visit)).patient
+                == (self.t_visits.rows.get(_p34.visit) or self.t_visits.row(_p34.visit)).patient
+            ]))
+            == 1
+            for _p34 in rt.each(self, self.t_prescriptions)
+        ):
+            raise InvariantError(
+                'A patient has at most one active prescription of a drug.',
+                'clinic_records.world:107',
+            )
+        for _row36 in rt.changed_rows(self, self.t_patients):  # clinic_records.world:110
             if not (_row36.birth_date <= _row36.registered_on):
-                raise InvariantError('A patient is not registered before they were born.', 'clinic_records.world:110')
+                raise InvariantError(
+                    'A patient is not registered before they were born.',
+                    'clinic_records.world:110',
+                )
         for _row37 in rt.changed_rows(self, self.t_patients, ('allergies',)):
             rt.check_refs(self.t_drugs, _row37.allergies, 'Patient.allergies')
         for _row38 in rt.changed_rows(self, self.t_visits, ('patient', 'doctor')):
@@ -519,162 +562,363 @@ class ClinicRecords(Episode):
             rt.check_refs(self.t_visits, _row39.visit, 'Prescription.visit')
             rt.check_refs(self.t_drugs, _row39.drug, 'Prescription.drug')
         rt.check_refs(self.t_doctors, self.state.current_doctor, 'current_doctor')
-        if self._deleted:
-            rt.check_deleted(self, self.t_doctors, ((self.t_visits, 'doctor'), (None, 'current_doctor'),))
-        if self._deleted:
-            rt.check_deleted(self, self.t_drugs, ((self.t_patients, 'allergies'), (self.t_prescriptions, 'drug'),))
-        if self._deleted:
+        if self.deleted_rows:
+            rt.check_deleted(
+                self, self.t_doctors, ((self.t_visits, 'doctor'), (None, 'current_doctor'))
+            )
+        if self.deleted_rows:
+            rt.check_deleted(
+                self,
+                self.t_drugs,
+                ((self.t_patients, 'allergies'), (self.t_prescriptions, 'drug')),
+            )
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_patients, ((self.t_visits, 'patient'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_visits, ((self.t_prescriptions, 'visit'),))
         pass
 
     def fn_has_active(self, patient: Patient, drug: Drug) -> bool:  # clinic_records.world:87
         'Whether the patient already has an active prescription of the drug.'
-        return any((((_q1.status == _E8_RxStatus_active) and (_q1.drug == drug.key())) and ((self.t_visits.rows.get(_q1.visit) or self.t_visits.row(_q1.visit)).patient == patient.key())) for _q1 in rt.each(self, self.t_prescriptions))  # clinic_records.world:90
+        return any(  # clinic_records.world:90
+            _q1.status == _E8_RxStatus_active
+            and _q1.drug == drug.key()
+            and (self.t_visits.rows.get(_q1.visit) or self.t_visits.row(_q1.visit)).patient
+            == patient.key()
+            for _q1 in rt.each(self, self.t_prescriptions)
+        )
 
     def tool_sign_in(self, doctor: Doctor) -> Doctor:  # clinic_records.world:115
         'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.'
-        self._set(self.state, 'current_doctor', doctor.key())  # clinic_records.world:120
+        self.set_state('current_doctor', doctor.key())  # clinic_records.world:120
         return doctor  # clinic_records.world:121
 
-    def tool_register_patient(self, name: str, birth_date: dt.date, allergies: tuple[str, ...]) -> Patient:  # clinic_records.world:124
+    def tool_register_patient(  # clinic_records.world:124
+        self, name: str, birth_date: dt.date, allergies: tuple[str, ...]
+    ) -> Patient:
         'Register a new patient with their known drug allergies. The patient is registered today.'
         if not (self.state.current_doctor is not None):  # clinic_records.world:131
             raise ToolError('No doctor is signed in.')
         if not (birth_date <= self.clock.date()):  # clinic_records.world:132
-            raise ToolError(('Birth date ' + rt.text(birth_date) + ' is in the future.'))
-        self._steps -= len(allergies)  # clinic_records.world:133
-        self._steps >= 0 or rt.out_of_steps()  # clinic_records.world:133
-        for d in rt.rows(self.t_drugs, allergies):  # clinic_records.world:133
+            raise ToolError('Birth date ' + rt.text(birth_date) + ' is in the future.')
+        for d in rt.rows(self.t_drugs, rt.each(self, allergies)):  # clinic_records.world:133
             if not (rt.built(self, rt.text(d)) in self.t_drugs):  # clinic_records.world:134
-                raise ToolError(rt.built(self, ('Drug ' + rt.text(d) + ' not found: allergies must be codes of drugs in the formulary, e.g. PEN01.')))
-        patient: Patient = Patient(id_=self._next('patient_ids', 'P{:03d}'), name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date, allergies=allergies, registered_on=self.clock.date())  # clinic_records.world:136
-        self._insert(self.t_patients, patient)  # clinic_records.world:142
+                raise ToolError(rt.built(
+                    self,
+                    'Drug '
+                    + rt.text(d)
+                    + ' not found: allergies must be codes of drugs in the formulary, e.g. PEN01.',
+                ))
+        patient: Patient = Patient(  # clinic_records.world:136
+            id_=self.next_id('patient_ids', 'P{:03d}'),
+            name=v.check_length(name, 'Patient.name', 1, 80),
+            birth_date=birth_date,
+            allergies=allergies,
+            registered_on=self.clock.date(),
+        )
+        self.insert(self.t_patients, patient)  # clinic_records.world:142
         return patient  # clinic_records.world:143
 
-    def tool_add_allergy(self, patient: Patient, drug: Drug) -> Patient:  # clinic_records.world:146
-        'Record that a patient is allergic to a drug. An active prescription of that drug must be stopped first.'
+    def tool_add_allergy(  # clinic_records.world:146
+        self, patient: Patient, drug: Drug
+    ) -> Patient:
+        (
+            'Record that a patient is allergic to a drug. An active prescription of that drug '
+            'must be stopped first.'
+        )
         if not (self.state.current_doctor is not None):  # clinic_records.world:152
             raise ToolError('No doctor is signed in.')
         if not (drug.key() not in rt.each(self, patient.allergies)):  # clinic_records.world:153
-            raise ToolError(rt.built(self, (rt.text(patient.name) + ' is already recorded as allergic to ' + rt.text(drug.name) + '.')))
+            raise ToolError(rt.built(
+                self,
+                rt.text(patient.name)
+                + ' is already recorded as allergic to '
+                + rt.text(drug.name)
+                + '.',
+            ))
         if not (not self.fn_has_active(patient, drug)):  # clinic_records.world:154
-            raise ToolError(rt.built(self, (rt.text(patient.name) + ' has an active prescription of ' + rt.text(drug.name) + '; stop it first.')))
-        self._undo.append((0, patient, 'allergies', patient.allergies, patient._digest, patient._text, patient._frags, patient._stale))  # clinic_records.world:155
-        patient.allergies = rt.add(patient.allergies, drug.key())  # clinic_records.world:155
-        patient._stale |= 8  # clinic_records.world:155
-        patient._digest = patient._text = None  # clinic_records.world:155
-        self.t_patients._digest = None  # clinic_records.world:155
+            raise ToolError(rt.built(
+                self,
+                rt.text(patient.name)
+                + ' has an active prescription of '
+                + rt.text(drug.name)
+                + '; stop it first.',
+            ))
+        self.set_field(  # clinic_records.world:155
+            patient, 'allergies', rt.add(patient.allergies, drug.key())
+        )
         return patient  # clinic_records.world:156
 
-    def tool_record_visit(self, patient: Patient, diagnosis: str) -> Visit:  # clinic_records.world:159
-        'Record a visit of a patient with the signed-in doctor, taking place now, with a diagnosis.'
+    def tool_record_visit(  # clinic_records.world:159
+        self, patient: Patient, diagnosis: str
+    ) -> Visit:
+        (
+            'Record a visit of a patient with the signed-in doctor, taking place now, with a '
+            'diagnosis.'
+        )
         if not (self.state.current_doctor is not None):  # clinic_records.world:165
             raise ToolError('No doctor is signed in.')
-        visit: Visit = Visit(id_=self._next('visit_ids', 'V{:03d}'), patient=patient.key(), doctor=self.state.current_doctor, at=self.clock, diagnosis=v.check_length(diagnosis, 'Visit.diagnosis', 1, 200))  # clinic_records.world:166
-        self._insert(self.t_visits, visit)  # clinic_records.world:167
+        visit: Visit = Visit(  # clinic_records.world:166
+            id_=self.next_id('visit_ids', 'V{:03d}'),
+            patient=patient.key(),
+            doctor=self.state.current_doctor,
+            at=self.clock,
+            diagnosis=v.check_length(diagnosis, 'Visit.diagnosis', 1, 200),
+        )
+        self.insert(self.t_visits, visit)  # clinic_records.world:167
         return visit  # clinic_records.world:168
 
-    def tool_prescribe(self, visit: Visit, drug: Drug, dose: str, course_days: int) -> Prescription:  # clinic_records.world:171
-        'Prescribe a drug from a visit, for a number of days starting today. Only the doctor who held the visit can prescribe from it.'
+    def tool_prescribe(  # clinic_records.world:171
+        self, visit: Visit, drug: Drug, dose: str, course_days: int
+    ) -> Prescription:
+        (
+            'Prescribe a drug from a visit, for a number of days starting today. Only the doctor '
+            'who held the visit can prescribe from it.'
+        )
         if not (self.state.current_doctor is not None):  # clinic_records.world:179
             raise ToolError('No doctor is signed in.')
         if not (visit.doctor == self.state.current_doctor):  # clinic_records.world:180
-            raise ToolError(rt.built(self, ("Only the visit's doctor (" + rt.text((self.t_doctors.rows.get(visit.doctor) or self.t_doctors.row(visit.doctor)).name) + ') can prescribe from visit ' + rt.text(visit.id_) + '.')))
-        patient: Patient = (self.t_patients.rows.get(visit.patient) or self.t_patients.row(visit.patient))  # clinic_records.world:181
+            raise ToolError(rt.built(
+                self,
+                "Only the visit's doctor ("
+                + rt.text(
+                    (self.t_doctors.rows.get(visit.doctor) or self.t_doctors.row(visit.doctor)).name,
+                )
+                + ') can prescribe from visit '
+                + rt.text(visit.id_)
+                + '.',
+            ))
+        patient: Patient = (  # clinic_records.world:181
+            self.t_patients.rows.get(visit.patient) or self.t_patients.row(visit.patient)
+        )
         if not (drug.key() not in rt.each(self, patient.allergies)):  # clinic_records.world:182
-            raise ToolError(rt.built(self, (rt.text(patient.name) + ' is allergic to ' + rt.text(drug.name) + '.')))
+            raise ToolError(rt.built(
+                self, rt.text(patient.name) + ' is allergic to ' + rt.text(drug.name) + '.'
+            ))
         if not (course_days <= drug.max_days):  # clinic_records.world:183
-            raise ToolError(rt.built(self, ('A course of ' + rt.text(drug.name) + ' can last at most ' + rt.text(drug.max_days) + ' days; ' + rt.text(course_days) + ' requested.')))
+            raise ToolError(rt.built(
+                self,
+                'A course of '
+                + rt.text(drug.name)
+                + ' can last at most '
+                + rt.text(drug.max_days)
+                + ' days; '
+                + rt.text(course_days)
+                + ' requested.',
+            ))
         if not (not self.fn_has_active(patient, drug)):  # clinic_records.world:184
-            raise ToolError(rt.built(self, (rt.text(patient.name) + ' already has an active prescription of ' + rt.text(drug.name) + '.')))
+            raise ToolError(rt.built(
+                self,
+                rt.text(patient.name)
+                + ' already has an active prescription of '
+                + rt.text(drug.name)
+                + '.',
+            ))
         today: dt.date = self.clock.date()  # clinic_records.world:185
-        rx: Prescription = Prescription(id_=self._next('rx_ids', 'RX{:03d}'), visit=visit.key(), drug=drug.key(), dose=v.check_length(dose, 'Prescription.dose', 1, 60), start=today, end=(today + dt.timedelta(days=course_days)), renewals=0, status=_E8_RxStatus_active, stop_reason=None)  # clinic_records.world:186
-        self._insert(self.t_prescriptions, rx)  # clinic_records.world:193
+        rx: Prescription = Prescription(  # clinic_records.world:186
+            id_=self.next_id('rx_ids', 'RX{:03d}'),
+            visit=visit.key(),
+            drug=drug.key(),
+            dose=v.check_length(dose, 'Prescription.dose', 1, 60),
+            start=today,
+            end=today + dt.timedelta(days=course_days),
+            renewals=0,
+            status=_E8_RxStatus_active,
+            stop_reason=None,
+        )
+        self.insert(self.t_prescriptions, rx)  # clinic_records.world:193
         return rx  # clinic_records.world:194
 
-    def tool_renew_prescription(self, prescription: Prescription, extra_days: int) -> Prescription:  # clinic_records.world:197
-        'Extend an active prescription by a number of days. Only the prescribing doctor can renew; at most 5 renewals.'
+    def tool_renew_prescription(  # clinic_records.world:197
+        self, prescription: Prescription, extra_days: int
+    ) -> Prescription:
+        (
+            'Extend an active prescription by a number of days. Only the prescribing doctor can '
+            'renew; at most 5 renewals.'
+        )
         if not (self.state.current_doctor is not None):  # clinic_records.world:203
             raise ToolError('No doctor is signed in.')
-        if not ((self.t_visits.rows.get(prescription.visit) or self.t_visits.row(prescription.visit)).doctor == self.state.current_doctor):  # clinic_records.world:204
-            raise ToolError(rt.built(self, ('Only the prescribing doctor (' + rt.text(self.t_doctors.row((self.t_visits.rows.get(prescription.visit) or self.t_visits.row(prescription.visit)).doctor).name) + ') can renew ' + rt.text(prescription.id_) + '.')))
+        if not (  # clinic_records.world:204
+            (self.t_visits.rows.get(prescription.visit) or self.t_visits.row(prescription.visit)).doctor
+            == self.state.current_doctor
+        ):
+            raise ToolError(rt.built(
+                self,
+                'Only the prescribing doctor ('
+                + rt.text(
+                    self.t_doctors.row((self.t_visits.rows.get(prescription.visit) or self.t_visits.row(prescription.visit)).doctor).name,
+                )
+                + ') can renew '
+                + rt.text(prescription.id_)
+                + '.',
+            ))
         if not (prescription.status == _E8_RxStatus_active):  # clinic_records.world:205
-            raise ToolError(rt.built(self, ('Prescription ' + rt.text(prescription.id_) + ' is stopped and cannot be renewed.')))
-        if not (extra_days <= (self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).max_days):  # clinic_records.world:206
-            raise ToolError(rt.built(self, ('A renewal of ' + rt.text((self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).name) + ' can cover at most ' + rt.text((self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).max_days) + ' days; ' + rt.text(extra_days) + ' requested.')))
+            raise ToolError(rt.built(
+                self,
+                'Prescription ' + rt.text(prescription.id_) + ' is stopped and cannot be renewed.',
+            ))
+        if not (  # clinic_records.world:206
+            extra_days
+            <= (self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).max_days
+        ):
+            raise ToolError(rt.built(
+                self,
+                'A renewal of '
+                + rt.text(
+                    (self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).name,
+                )
+                + ' can cover at most '
+                + rt.text(
+                    (self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).max_days,
+                )
+                + ' days; '
+                + rt.text(extra_days)
+                + ' requested.',
+            ))
         if not (prescription.renewals < 5):  # clinic_records.world:207
-            raise ToolError(rt.built(self, ('Prescription ' + rt.text(prescription.id_) + ' has reached the maximum of 5 renewals.')))
-        self._undo.append((3, prescription, ('end', 'renewals'), (prescription.end, prescription.renewals, ), prescription._digest, prescription._text, prescription._frags, prescription._stale))  # clinic_records.world:208
-        prescription.end = (prescription.end + dt.timedelta(days=extra_days))  # clinic_records.world:208
-        prescription.renewals = v.check_range((prescription.renewals + 1), 'Prescription.renewals', 0, 5)  # clinic_records.world:209
-        prescription._stale |= 96  # clinic_records.world:209
-        prescription._digest = prescription._text = None  # clinic_records.world:209
-        self.t_prescriptions._digest = None  # clinic_records.world:209
+            raise ToolError(rt.built(
+                self,
+                'Prescription '
+                + rt.text(prescription.id_)
+                + ' has reached the maximum of 5 renewals.',
+            ))
+        self.set_field(  # clinic_records.world:208
+            prescription, 'end', prescription.end + dt.timedelta(days=extra_days)
+        )
+        self.set_field(  # clinic_records.world:209
+            prescription,
+            'renewals',
+            v.check_range(prescription.renewals + 1, 'Prescription.renewals', 0, 5),
+        )
         return prescription  # clinic_records.world:210
 
-    def tool_stop_prescription(self, prescription: Prescription, reason: str) -> Prescription:  # clinic_records.world:213
-        'Stop an active prescription with a reason. If it would still run past today, it now ends today.'
+    def tool_stop_prescription(  # clinic_records.world:213
+        self, prescription: Prescription, reason: str
+    ) -> Prescription:
+        (
+            'Stop an active prescription with a reason. If it would still run past today, it now '
+            'ends today.'
+        )
         if not (self.state.current_doctor is not None):  # clinic_records.world:219
             raise ToolError('No doctor is signed in.')
         if not (prescription.status == _E8_RxStatus_active):  # clinic_records.world:220
-            raise ToolError(rt.built(self, ('Prescription ' + rt.text(prescription.id_) + ' is already stopped.')))
+            raise ToolError(rt.built(
+                self, 'Prescription ' + rt.text(prescription.id_) + ' is already stopped.'
+            ))
         today: dt.date = self.clock.date()  # clinic_records.world:221
-        if ((today < prescription.end) and (today >= prescription.start)):  # clinic_records.world:222
-            self._undo.append((0, prescription, 'end', prescription.end, prescription._digest, prescription._text, prescription._frags, prescription._stale))  # clinic_records.world:223
-            prescription.end = today  # clinic_records.world:223
-            prescription._stale |= 32  # clinic_records.world:223
-            prescription._digest = prescription._text = None  # clinic_records.world:223
-            self.t_prescriptions._digest = None  # clinic_records.world:223
-        self._undo.append((3, prescription, ('status', 'stop_reason'), (prescription.status, prescription.stop_reason, ), prescription._digest, prescription._text, prescription._frags, prescription._stale))  # clinic_records.world:225
-        prescription.status = _E8_RxStatus_stopped  # clinic_records.world:225
-        prescription.stop_reason = rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.stop_reason', 1, 200))  # clinic_records.world:226
-        prescription._stale |= 384  # clinic_records.world:226
-        prescription._digest = prescription._text = None  # clinic_records.world:226
-        self.t_prescriptions._digest = None  # clinic_records.world:226
+        if today < prescription.end and today >= prescription.start:  # clinic_records.world:222
+            self.set_field(prescription, 'end', today)  # clinic_records.world:223
+        self.set_fields(  # clinic_records.world:225
+            prescription,
+            status=_E8_RxStatus_stopped,
+            stop_reason=rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.stop_reason', 1, 200)),
+        )
         return prescription  # clinic_records.world:227
 
-    def tool_list_doctors(self, specialty: Specialty | None) -> tuple[str, ...]:  # clinic_records.world:232
+    def tool_list_doctors(  # clinic_records.world:232
+        self, specialty: Specialty | None
+    ) -> tuple[str, ...]:
         "List the clinic's doctors with their ids, names and specialties."
-        return tuple([_d2.key() for _d2 in rt.each(self, self.t_doctors) if ((specialty is None) or (_d2.specialty == (specialty if specialty is not None else rt.absent())))])  # clinic_records.world:237
+        return tuple([  # clinic_records.world:237
+            _d2.key()
+            for _d2 in rt.each(self, self.t_doctors)
+            if specialty is None
+            or _d2.specialty == (specialty if specialty is not None else rt.absent())
+        ])
 
     def tool_get_doctor(self, doctor: Doctor) -> Doctor:  # clinic_records.world:240
         "Read a doctor's name and specialty."
         return doctor  # clinic_records.world:245
 
-    def tool_search_drugs(self, name: str, drug_class: DrugClass | None) -> tuple[str, ...]:  # clinic_records.world:248
-        'Find drugs in the formulary by name or class, with their codes, names, classes and the longest course (max days) a prescription may cover.'
+    def tool_search_drugs(  # clinic_records.world:248
+        self, name: str, drug_class: DrugClass | None
+    ) -> tuple[str, ...]:
+        (
+            'Find drugs in the formulary by name or class, with their codes, names, classes and '
+            'the longest course (max days) a prescription may cover.'
+        )
         wanted: str = rt.built(self, name.lower())  # clinic_records.world:254
-        return tuple([_d3.key() for _d3 in rt.each(self, self.t_drugs) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _d3.name.lower()))) and ((drug_class is None) or (_d3.drug_class == (drug_class if drug_class is not None else rt.absent()))))])  # clinic_records.world:255
+        return tuple([  # clinic_records.world:255
+            _d3.key()
+            for _d3 in rt.each(self, self.t_drugs)
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _d3.name.lower()))
+            and (drug_class is None
+            or _d3.drug_class == (drug_class if drug_class is not None else rt.absent()))
+        ])
 
     def tool_get_drug(self, drug: Drug) -> Drug:  # clinic_records.world:258
         "Read a drug's name, class and the longest course (max days) a prescription may cover."
         return drug  # clinic_records.world:263
 
-    def tool_search_patients(self, name: str, birth_date: dt.date | None) -> tuple[str, ...]:  # clinic_records.world:266
-        'Find patients by name or date of birth, with their ids, birth dates, allergies (drug codes) and registration dates.'
+    def tool_search_patients(  # clinic_records.world:266
+        self, name: str, birth_date: dt.date | None
+    ) -> tuple[str, ...]:
+        (
+            'Find patients by name or date of birth, with their ids, birth dates, allergies (drug '
+            'codes) and registration dates.'
+        )
         wanted: str = rt.built(self, name.lower())  # clinic_records.world:272
-        return tuple([_p4.key() for _p4 in rt.each(self, self.t_patients) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _p4.name.lower()))) and ((birth_date is None) or (_p4.birth_date == (birth_date if birth_date is not None else rt.absent()))))])  # clinic_records.world:273
+        return tuple([  # clinic_records.world:273
+            _p4.key()
+            for _p4 in rt.each(self, self.t_patients)
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _p4.name.lower()))
+            and (birth_date is None
+            or _p4.birth_date == (birth_date if birth_date is not None else rt.absent()))
+        ])
 
     def tool_get_patient(self, patient: Patient) -> Patient:  # clinic_records.world:276
-        "Read a patient's details: name, date of birth, allergies (drug codes) and registration date."
+        (
+            "Read a patient's details: name, date of birth, allergies (drug codes) and "
+            'registration date.'
+        )
         return patient  # clinic_records.world:281
 
     def tool_list_visits(self, patient: Patient) -> tuple[str, ...]:  # clinic_records.world:284
         "List a patient's visits, oldest first, with each visit's doctor, time and diagnosis."
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_visits, rt.each(self, tuple([_v5.key() for _v5 in rt.each(self, self.t_visits) if (_v5.patient == patient.key())]))), key=lambda _v6: _v6.at))  # clinic_records.world:289
+        return tuple(  # clinic_records.world:289
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_visits,
+                    rt.each(
+                        self,
+                        tuple([
+                            _v6.key()
+                            for _v6 in rt.each(self, self.t_visits)
+                            if _v6.patient == patient.key()
+                        ]),
+                    ),
+                ),
+                key=lambda _v5: _v5.at,
+            )
+        )
 
     def tool_get_visit(self, visit: Visit) -> Visit:  # clinic_records.world:292
         'Read a visit: its patient, doctor, time and diagnosis.'
         return visit  # clinic_records.world:297
 
-    def tool_list_prescriptions(self, patient: Patient, active_only: bool) -> tuple[str, ...]:  # clinic_records.world:300
-        "List a patient's prescriptions, optionally only the active ones, with each one's visit, drug code, dose, start and end dates, renewals and status."
-        return tuple([_p7.key() for _p7 in rt.each(self, self.t_prescriptions) if (((self.t_visits.rows.get(_p7.visit) or self.t_visits.row(_p7.visit)).patient == patient.key()) and ((not active_only) or (_p7.status == _E8_RxStatus_active)))])  # clinic_records.world:306
+    def tool_list_prescriptions(  # clinic_records.world:300
+        self, patient: Patient, active_only: bool
+    ) -> tuple[str, ...]:
+        (
+            "List a patient's prescriptions, optionally only the active ones, with each one's "
+            'visit, drug code, dose, start and end dates, renewals and status.'
+        )
+        return tuple([  # clinic_records.world:306
+            _p7.key()
+            for _p7 in rt.each(self, self.t_prescriptions)
+            if (self.t_visits.rows.get(_p7.visit) or self.t_visits.row(_p7.visit)).patient
+            == patient.key()
+            and (not active_only or _p7.status == _E8_RxStatus_active)
+        ])
 
-    def tool_get_prescription(self, prescription: Prescription) -> Prescription:  # clinic_records.world:309
-        'Read a prescription: its visit, drug code, dose, start and end dates, renewals, status and stop reason.'
+    def tool_get_prescription(  # clinic_records.world:309
+        self, prescription: Prescription
+    ) -> Prescription:
+        (
+            'Read a prescription: its visit, drug code, dose, start and end dates, renewals, '
+            'status and stop reason.'
+        )
         return prescription  # clinic_records.world:314
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -687,7 +931,7 @@ _ARGS_sign_in: frozenset[str] = frozenset({'doctor'})
 def _invoke_sign_in(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_sign_in and None not in args.values()):
         rt.check_arguments(args, ('doctor',), ('doctor',))
-    a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, ('Doctor ' + rt.text(key) + ' not found.')))
+    a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, 'Doctor ' + rt.text(key) + ' not found.'))
     return ep.tool_sign_in(a_doctor)
 
 
@@ -712,8 +956,8 @@ def _invoke_add_allergy(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
-    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, ('Patient ' + rt.text(key) + ' not found.')))
-    a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, ('Drug ' + rt.text(key) + ' not found.')))
+    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'))
+    a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, 'Drug ' + rt.text(key) + ' not found.'))
     return ep.tool_add_allergy(a_patient, a_drug)
 
 
@@ -726,7 +970,7 @@ def _invoke_record_visit(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
-    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, ('Patient ' + rt.text(key) + ' not found.')))
+    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'))
     a_diagnosis = v.check_length(v.want_str(args['diagnosis'], 'diagnosis'), 'diagnosis', 1, 200)
     return ep.tool_record_visit(a_patient, a_diagnosis)
 
@@ -740,8 +984,8 @@ def _invoke_prescribe(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_visit = args['visit']
     if type(a_visit) is not str or not a_visit.isascii():
         a_visit = v.want_str(a_visit, 'visit')
-    a_visit = ep.t_visits.rows.get(a_visit) or rt.lookup(ep.t_visits, a_visit, lambda key: rt.built(ep, ('Visit ' + rt.text(key) + ' not found.')))
-    a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, ('Drug ' + rt.text(key) + ' not found.')))
+    a_visit = ep.t_visits.rows.get(a_visit) or rt.lookup(ep.t_visits, a_visit, lambda key: rt.built(ep, 'Visit ' + rt.text(key) + ' not found.'))
+    a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, 'Drug ' + rt.text(key) + ' not found.'))
     a_dose = v.check_length(v.want_str(args['dose'], 'dose'), 'dose', 1, 60)
     a_course_days = v.check_range(v.want_int(args['course_days'], 'course_days'), 'course_days', 1, 365)
     return ep.tool_prescribe(a_visit, a_drug, a_dose, a_course_days)
@@ -756,7 +1000,7 @@ def _invoke_renew_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> An
     a_prescription = args['prescription']
     if type(a_prescription) is not str or not a_prescription.isascii():
         a_prescription = v.want_str(a_prescription, 'prescription')
-    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, ('Prescription ' + rt.text(key) + ' not found.')))
+    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, 'Prescription ' + rt.text(key) + ' not found.'))
     a_extra_days = v.check_range(v.want_int(args['extra_days'], 'extra_days'), 'extra_days', 1, 365)
     return ep.tool_renew_prescription(a_prescription, a_extra_days)
 
@@ -770,7 +1014,7 @@ def _invoke_stop_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any
     a_prescription = args['prescription']
     if type(a_prescription) is not str or not a_prescription.isascii():
         a_prescription = v.want_str(a_prescription, 'prescription')
-    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, ('Prescription ' + rt.text(key) + ' not found.')))
+    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, 'Prescription ' + rt.text(key) + ' not found.'))
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
     return ep.tool_stop_prescription(a_prescription, a_reason)
 
@@ -792,7 +1036,7 @@ _ARGS_get_doctor: frozenset[str] = frozenset({'doctor'})
 def _invoke_get_doctor(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_doctor and None not in args.values()):
         rt.check_arguments(args, ('doctor',), ('doctor',))
-    a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, ('Doctor ' + rt.text(key) + ' not found.')))
+    a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, 'Doctor ' + rt.text(key) + ' not found.'))
     return ep.tool_get_doctor(a_doctor)
 
 
@@ -814,7 +1058,7 @@ _ARGS_get_drug: frozenset[str] = frozenset({'drug'})
 def _invoke_get_drug(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_drug and None not in args.values()):
         rt.check_arguments(args, ('drug',), ('drug',))
-    a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, ('Drug ' + rt.text(key) + ' not found.')))
+    a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, 'Drug ' + rt.text(key) + ' not found.'))
     return ep.tool_get_drug(a_drug)
 
 
@@ -839,7 +1083,7 @@ def _invoke_get_patient(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
-    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, ('Patient ' + rt.text(key) + ' not found.')))
+    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'))
     return ep.tool_get_patient(a_patient)
 
 
@@ -852,7 +1096,7 @@ def _invoke_list_visits(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
-    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, ('Patient ' + rt.text(key) + ' not found.')))
+    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'))
     return ep.tool_list_visits(a_patient)
 
 
@@ -865,7 +1109,7 @@ def _invoke_get_visit(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_visit = args['visit']
     if type(a_visit) is not str or not a_visit.isascii():
         a_visit = v.want_str(a_visit, 'visit')
-    a_visit = ep.t_visits.rows.get(a_visit) or rt.lookup(ep.t_visits, a_visit, lambda key: rt.built(ep, ('Visit ' + rt.text(key) + ' not found.')))
+    a_visit = ep.t_visits.rows.get(a_visit) or rt.lookup(ep.t_visits, a_visit, lambda key: rt.built(ep, 'Visit ' + rt.text(key) + ' not found.'))
     return ep.tool_get_visit(a_visit)
 
 
@@ -879,7 +1123,7 @@ def _invoke_list_prescriptions(ep: ClinicRecords, args: Mapping[str, Any]) -> An
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
-    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, ('Patient ' + rt.text(key) + ' not found.')))
+    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'))
     a_active_only = (v.want_bool(args['active_only'], 'active_only') if args.get('active_only') is not None else False)
     return ep.tool_list_prescriptions(a_patient, a_active_only)
 
@@ -893,7 +1137,7 @@ def _invoke_get_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_prescription = args['prescription']
     if type(a_prescription) is not str or not a_prescription.isascii():
         a_prescription = v.want_str(a_prescription, 'prescription')
-    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, ('Prescription ' + rt.text(key) + ' not found.')))
+    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, 'Prescription ' + rt.text(key) + ' not found.'))
     return ep.tool_get_prescription(a_prescription)
 
 
@@ -918,108 +1162,386 @@ ClinicRecords.TOOLS = {
 }
 
 
-def _check_renew_and_add_painkiller__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # clinic_records.world:420
-    return ((rt.compared(ep.t_prescriptions.row('RX001').end, '==', rt.parse_date('2026-03-18'), 'prescriptions["RX001"].end == date("2026-03-18")') and rt.compared(ep.t_prescriptions.row('RX001').renewals, '==', 1, 'prescriptions["RX001"].renewals == 1')) and rt.compared(ep.t_prescriptions.row('RX001').status, '==', _E8_RxStatus_active, 'prescriptions["RX001"].status == active'))
+def _check_renew_and_add_painkiller__renewed(  # clinic_records.world:420
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_prescriptions.row('RX001').end,
+            '==',
+            rt.parse_date('2026-03-18'),
+            'prescriptions["RX001"].end == date("2026-03-18")',
+        )
+        and rt.compared(
+            ep.t_prescriptions.row('RX001').renewals,
+            '==',
+            1,
+            'prescriptions["RX001"].renewals == 1',
+        )
+        and rt.compared(
+            ep.t_prescriptions.row('RX001').status,
+            '==',
+            _E8_RxStatus_active,
+            'prescriptions["RX001"].status == active',
+        )
+    )
 
 
-def _check_renew_and_add_painkiller__ibuprofen(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:421
-    return bool(any(((((((_p8.visit == 'V001') and (_p8.drug == 'IBU01')) and (_p8.status == _E8_RxStatus_active)) and (_p8.dose == '400 mg three times daily')) and (_p8.start == rt.parse_date('2026-03-10'))) and (_p8.end == rt.parse_date('2026-03-15'))) for _p8 in rt.each(ep, ep.t_prescriptions)))
+def _check_renew_and_add_painkiller__ibuprofen(  # clinic_records.world:421
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _p8.visit == 'V001'
+        and _p8.drug == 'IBU01'
+        and _p8.status == _E8_RxStatus_active
+        and _p8.dose == '400 mg three times daily'
+        and _p8.start == rt.parse_date('2026-03-10')
+        and _p8.end == rt.parse_date('2026-03-15')
+        for _p8 in rt.each(ep, ep.t_prescriptions)
+    ))
 
 
-def _check_new_child_patient__registered(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:534
-    return bool(any(((((_pt9.name == 'Liam Park') and (_pt9.birth_date == rt.parse_date('2019-07-14'))) and any((_d10.key() == 'IBU01') for _d10 in rt.rows(ep.t_drugs, rt.each(ep, _pt9.allergies)))) and (len(_pt9.allergies) == 1)) for _pt9 in rt.each(ep, ep.t_patients)))
+def _check_new_child_patient__registered(  # clinic_records.world:534
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _pt9.name == 'Liam Park'
+        and _pt9.birth_date == rt.parse_date('2019-07-14')
+        and any(_d10.key() == 'IBU01' for _d10 in rt.rows(ep.t_drugs, rt.each(ep, _pt9.allergies)))
+        and len(_pt9.allergies) == 1
+        for _pt9 in rt.each(ep, ep.t_patients)
+    ))
 
 
-def _check_new_child_patient__visited(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:535
-    return bool(any(((((ep.t_patients.rows.get(_v11.patient) or ep.t_patients.row(_v11.patient)).name == 'Liam Park') and (_v11.doctor == 'D002')) and (_v11.diagnosis == 'acute otitis media')) for _v11 in rt.each(ep, ep.t_visits)))
+def _check_new_child_patient__visited(  # clinic_records.world:535
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_patients.rows.get(_v11.patient) or ep.t_patients.row(_v11.patient)).name
+        == 'Liam Park'
+        and _v11.doctor == 'D002'
+        and _v11.diagnosis == 'acute otitis media'
+        for _v11 in rt.each(ep, ep.t_visits)
+    ))
 
 
-def _check_new_child_patient__prescribed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:536
-    return bool(any(((((ep.t_patients.row((ep.t_visits.rows.get(_p12.visit) or ep.t_visits.row(_p12.visit)).patient).name == 'Liam Park') and (_p12.drug == 'AMX01')) and (_p12.status == _E8_RxStatus_active)) and (_p12.end == rt.parse_date('2026-03-17'))) for _p12 in rt.each(ep, ep.t_prescriptions)))
+def _check_new_child_patient__prescribed(  # clinic_records.world:536
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        ep.t_patients.row((ep.t_visits.rows.get(_p12.visit) or ep.t_visits.row(_p12.visit)).patient).name
+        == 'Liam Park'
+        and _p12.drug == 'AMX01'
+        and _p12.status == _E8_RxStatus_active
+        and _p12.end == rt.parse_date('2026-03-17')
+        for _p12 in rt.each(ep, ep.t_prescriptions)
+    ))
 
 
-def _check_stop_and_record_allergy__stopped(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # clinic_records.world:648
-    return ((rt.compared(ep.t_prescriptions.row('RX002').status, '==', _E8_RxStatus_stopped, 'prescriptions["RX002"].status == stopped') and rt.compared(ep.t_prescriptions.row('RX002').stop_reason, '==', 'angioedema', 'prescriptions["RX002"].stop_reason == "angioedema"')) and rt.compared(ep.t_prescriptions.row('RX002').end, '==', rt.parse_date('2026-03-10'), 'prescriptions["RX002"].end == date("2026-03-10")'))
+def _check_stop_and_record_allergy__stopped(  # clinic_records.world:648
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_prescriptions.row('RX002').status,
+            '==',
+            _E8_RxStatus_stopped,
+            'prescriptions["RX002"].status == stopped',
+        )
+        and rt.compared(
+            ep.t_prescriptions.row('RX002').stop_reason,
+            '==',
+            'angioedema',
+            'prescriptions["RX002"].stop_reason == "angioedema"',
+        )
+        and rt.compared(
+            ep.t_prescriptions.row('RX002').end,
+            '==',
+            rt.parse_date('2026-03-10'),
+            'prescriptions["RX002"].end == date("2026-03-10")',
+        )
+    )
 
 
-def _check_stop_and_record_allergy__allergy(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:649
-    return bool(any((_d13.key() == 'LIS01') for _d13 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P003').allergies))))
+def _check_stop_and_record_allergy__allergy(  # clinic_records.world:649
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _d13.key() == 'LIS01'
+        for _d13 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P003').allergies))
+    ))
 
 
-def _check_amoxicillin_rash__stopped(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:107
-    return ((rt.compared(ep.t_prescriptions.row('RX001').status, '==', _E8_RxStatus_stopped, 'prescriptions["RX001"].status == stopped') and rt.compared(ep.t_prescriptions.row('RX001').stop_reason, '==', 'allergic rash', 'prescriptions["RX001"].stop_reason == "allergic rash"')) and rt.compared(ep.t_prescriptions.row('RX001').end, '==', rt.parse_date('2026-03-10'), 'prescriptions["RX001"].end == date("2026-03-10")'))
+def _check_amoxicillin_rash__stopped(  # tasks.world:107
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_prescriptions.row('RX001').status,
+            '==',
+            _E8_RxStatus_stopped,
+            'prescriptions["RX001"].status == stopped',
+        )
+        and rt.compared(
+            ep.t_prescriptions.row('RX001').stop_reason,
+            '==',
+            'allergic rash',
+            'prescriptions["RX001"].stop_reason == "allergic rash"',
+        )
+        and rt.compared(
+            ep.t_prescriptions.row('RX001').end,
+            '==',
+            rt.parse_date('2026-03-10'),
+            'prescriptions["RX001"].end == date("2026-03-10")',
+        )
+    )
 
 
-def _check_amoxicillin_rash__allergy_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:108
-    return bool((any((_d14.key() == 'AMX01') for _d14 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P001').allergies))) and any((_d15.key() == 'PEN01') for _d15 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P001').allergies)))))
+def _check_amoxicillin_rash__allergy_recorded(  # tasks.world:108
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        any(
+            _d14.key() == 'AMX01'
+            for _d14 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P001').allergies))
+        )
+        and any(
+            _d15.key() == 'PEN01'
+            for _d15 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P001').allergies))
+        ),
+    )
 
 
-def _check_amoxicillin_rash__visit_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:109
-    return bool(any(((((_v16.patient == 'P001') and (_v16.doctor == 'D001')) and (_v16.diagnosis == 'allergic drug rash')) and (_v16.at.date() == rt.parse_date('2026-03-10'))) for _v16 in rt.each(ep, ep.t_visits)))
+def _check_amoxicillin_rash__visit_recorded(  # tasks.world:109
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _v16.patient == 'P001'
+        and _v16.doctor == 'D001'
+        and _v16.diagnosis == 'allergic drug rash'
+        and _v16.at.date() == rt.parse_date('2026-03-10')
+        for _v16 in rt.each(ep, ep.t_visits)
+    ))
 
 
-def _check_strep_throat_with_painkiller__visit_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:221
-    return bool(any(((((_v17.patient == 'P002') and (_v17.doctor == 'D002')) and (_v17.diagnosis == 'streptococcal pharyngitis')) and (_v17.at.date() == rt.parse_date('2026-03-10'))) for _v17 in rt.each(ep, ep.t_visits)))
+def _check_strep_throat_with_painkiller__visit_recorded(  # tasks.world:221
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _v17.patient == 'P002'
+        and _v17.doctor == 'D002'
+        and _v17.diagnosis == 'streptococcal pharyngitis'
+        and _v17.at.date() == rt.parse_date('2026-03-10')
+        for _v17 in rt.each(ep, ep.t_visits)
+    ))
 
 
-def _check_strep_throat_with_painkiller__antibiotic(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:222
-    return bool(any(((((((((ep.t_visits.rows.get(_p18.visit) or ep.t_visits.row(_p18.visit)).patient == 'P002') and ((ep.t_visits.rows.get(_p18.visit) or ep.t_visits.row(_p18.visit)).diagnosis == 'streptococcal pharyngitis')) and (_p18.drug == 'AMX01')) and (_p18.status == _E8_RxStatus_active)) and (_p18.dose == '250 mg three times daily')) and (_p18.start == rt.parse_date('2026-03-10'))) and (_p18.end == rt.parse_date('2026-03-20'))) for _p18 in rt.each(ep, ep.t_prescriptions)))
+def _check_strep_throat_with_painkiller__antibiotic(  # tasks.world:222
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_visits.rows.get(_p18.visit) or ep.t_visits.row(_p18.visit)).patient == 'P002'
+        and (ep.t_visits.rows.get(_p18.visit) or ep.t_visits.row(_p18.visit)).diagnosis
+        == 'streptococcal pharyngitis'
+        and _p18.drug == 'AMX01'
+        and _p18.status == _E8_RxStatus_active
+        and _p18.dose == '250 mg three times daily'
+        and _p18.start == rt.parse_date('2026-03-10')
+        and _p18.end == rt.parse_date('2026-03-20')
+        for _p18 in rt.each(ep, ep.t_prescriptions)
+    ))
 
 
-def _check_strep_throat_with_painkiller__painkiller(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:223
-    return bool(any((((((((ep.t_visits.rows.get(_p19.visit) or ep.t_visits.row(_p19.visit)).patient == 'P002') and ((ep.t_visits.rows.get(_p19.visit) or ep.t_visits.row(_p19.visit)).diagnosis == 'streptococcal pharyngitis')) and (_p19.drug == 'IBU01')) and (_p19.status == _E8_RxStatus_active)) and (_p19.dose == '200 mg as needed')) and (_p19.end == rt.parse_date('2026-03-15'))) for _p19 in rt.each(ep, ep.t_prescriptions)))
+def _check_strep_throat_with_painkiller__painkiller(  # tasks.world:223
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_visits.rows.get(_p19.visit) or ep.t_visits.row(_p19.visit)).patient == 'P002'
+        and (ep.t_visits.rows.get(_p19.visit) or ep.t_visits.row(_p19.visit)).diagnosis
+        == 'streptococcal pharyngitis'
+        and _p19.drug == 'IBU01'
+        and _p19.status == _E8_RxStatus_active
+        and _p19.dose == '200 mg as needed'
+        and _p19.end == rt.parse_date('2026-03-15')
+        for _p19 in rt.each(ep, ep.t_prescriptions)
+    ))
 
 
-def _check_strep_throat_with_painkiller__two_added(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:224
-    return rt.compared(len(ep.t_prescriptions), '==', (len(init.t_prescriptions) + 2), 'len(prescriptions) == len(initial.prescriptions) + 2')
+def _check_strep_throat_with_painkiller__two_added(  # tasks.world:224
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_prescriptions),
+        '==',
+        len(init.t_prescriptions) + 2,
+        'len(prescriptions) == len(initial.prescriptions) + 2',
+    )
 
 
-def _check_hypertension_follow_up__visit_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:336
-    return bool(any(((((_v20.patient == 'P003') and (_v20.doctor == 'D003')) and (_v20.diagnosis == 'hypertension follow-up, well controlled')) and (_v20.at.date() == rt.parse_date('2026-03-10'))) for _v20 in rt.each(ep, ep.t_visits)))
+def _check_hypertension_follow_up__visit_recorded(  # tasks.world:336
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _v20.patient == 'P003'
+        and _v20.doctor == 'D003'
+        and _v20.diagnosis == 'hypertension follow-up, well controlled'
+        and _v20.at.date() == rt.parse_date('2026-03-10')
+        for _v20 in rt.each(ep, ep.t_visits)
+    ))
 
 
-def _check_hypertension_follow_up__one_visit_added(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:337
-    return rt.compared(len(ep.t_visits), '==', (len(init.t_visits) + 1), 'len(visits) == len(initial.visits) + 1')
+def _check_hypertension_follow_up__one_visit_added(  # tasks.world:337
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_visits), '==', len(init.t_visits) + 1, 'len(visits) == len(initial.visits) + 1'
+    )
 
 
-def _check_hypertension_follow_up__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:338
-    return ((rt.compared(ep.t_prescriptions.row('RX002').end, '==', rt.parse_date('2026-06-19'), 'prescriptions["RX002"].end == date("2026-06-19")') and rt.compared(ep.t_prescriptions.row('RX002').renewals, '==', 2, 'prescriptions["RX002"].renewals == 2')) and rt.compared(ep.t_prescriptions.row('RX002').status, '==', _E8_RxStatus_active, 'prescriptions["RX002"].status == active'))
+def _check_hypertension_follow_up__renewed(  # tasks.world:338
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_prescriptions.row('RX002').end,
+            '==',
+            rt.parse_date('2026-06-19'),
+            'prescriptions["RX002"].end == date("2026-06-19")',
+        )
+        and rt.compared(
+            ep.t_prescriptions.row('RX002').renewals,
+            '==',
+            2,
+            'prescriptions["RX002"].renewals == 2',
+        )
+        and rt.compared(
+            ep.t_prescriptions.row('RX002').status,
+            '==',
+            _E8_RxStatus_active,
+            'prescriptions["RX002"].status == active',
+        )
+    )
 
 
-def _check_new_hypertension_patient__registered(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:449
-    return bool(any((((((_pt21.name == 'Omar Haddad') and (_pt21.birth_date == rt.parse_date('1979-08-30'))) and (len(_pt21.allergies) == 1)) and any((_d22.key() == 'AMX01') for _d22 in rt.rows(ep.t_drugs, rt.each(ep, _pt21.allergies)))) and (_pt21.registered_on == rt.parse_date('2026-03-10'))) for _pt21 in rt.each(ep, ep.t_patients)))
+def _check_new_hypertension_patient__registered(  # tasks.world:449
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _pt21.name == 'Omar Haddad'
+        and _pt21.birth_date == rt.parse_date('1979-08-30')
+        and len(_pt21.allergies) == 1
+        and any(
+            _d22.key() == 'AMX01' for _d22 in rt.rows(ep.t_drugs, rt.each(ep, _pt21.allergies))
+        )
+        and _pt21.registered_on == rt.parse_date('2026-03-10')
+        for _pt21 in rt.each(ep, ep.t_patients)
+    ))
 
 
-def _check_new_hypertension_patient__visit_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:450
-    return bool(any(((((ep.t_patients.rows.get(_v23.patient) or ep.t_patients.row(_v23.patient)).name == 'Omar Haddad') and (_v23.doctor == 'D003')) and (_v23.diagnosis == 'newly diagnosed hypertension')) for _v23 in rt.each(ep, ep.t_visits)))
+def _check_new_hypertension_patient__visit_recorded(  # tasks.world:450
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_patients.rows.get(_v23.patient) or ep.t_patients.row(_v23.patient)).name
+        == 'Omar Haddad'
+        and _v23.doctor == 'D003'
+        and _v23.diagnosis == 'newly diagnosed hypertension'
+        for _v23 in rt.each(ep, ep.t_visits)
+    ))
 
 
-def _check_new_hypertension_patient__lisinopril_started(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:451
-    return bool(any((((((((ep.t_patients.row((ep.t_visits.rows.get(_p24.visit) or ep.t_visits.row(_p24.visit)).patient).name == 'Omar Haddad') and ((ep.t_visits.rows.get(_p24.visit) or ep.t_visits.row(_p24.visit)).doctor == 'D003')) and (_p24.drug == 'LIS01')) and (_p24.dose == '10 mg daily')) and (_p24.status == _E8_RxStatus_active)) and (_p24.start == rt.parse_date('2026-03-10'))) and (_p24.end == rt.parse_date('2026-06-08'))) for _p24 in rt.each(ep, ep.t_prescriptions)))
+def _check_new_hypertension_patient__lisinopril_started(  # tasks.world:451
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        ep.t_patients.row((ep.t_visits.rows.get(_p24.visit) or ep.t_visits.row(_p24.visit)).patient).name
+        == 'Omar Haddad'
+        and (ep.t_visits.rows.get(_p24.visit) or ep.t_visits.row(_p24.visit)).doctor == 'D003'
+        and _p24.drug == 'LIS01'
+        and _p24.dose == '10 mg daily'
+        and _p24.status == _E8_RxStatus_active
+        and _p24.start == rt.parse_date('2026-03-10')
+        and _p24.end == rt.parse_date('2026-06-08')
+        for _p24 in rt.each(ep, ep.t_prescriptions)
+    ))
 
 
-def _check_renew_and_register_daughter__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:565
-    return ((rt.compared(ep.t_prescriptions.row('RX001').end, '==', rt.parse_date('2026-03-14'), 'prescriptions["RX001"].end == date("2026-03-14")') and rt.compared(ep.t_prescriptions.row('RX001').renewals, '==', 1, 'prescriptions["RX001"].renewals == 1')) and rt.compared(ep.t_prescriptions.row('RX001').status, '==', _E8_RxStatus_active, 'prescriptions["RX001"].status == active'))
+def _check_renew_and_register_daughter__renewed(  # tasks.world:565
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_prescriptions.row('RX001').end,
+            '==',
+            rt.parse_date('2026-03-14'),
+            'prescriptions["RX001"].end == date("2026-03-14")',
+        )
+        and rt.compared(
+            ep.t_prescriptions.row('RX001').renewals,
+            '==',
+            1,
+            'prescriptions["RX001"].renewals == 1',
+        )
+        and rt.compared(
+            ep.t_prescriptions.row('RX001').status,
+            '==',
+            _E8_RxStatus_active,
+            'prescriptions["RX001"].status == active',
+        )
+    )
 
 
-def _check_renew_and_register_daughter__lucia_registered(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:566
-    return bool(any((((_pt25.name == 'Lucia Lopez') and (_pt25.birth_date == rt.parse_date('2012-08-03'))) and (_pt25.registered_on == rt.parse_date('2026-03-10'))) for _pt25 in rt.each(ep, ep.t_patients)))
+def _check_renew_and_register_daughter__lucia_registered(  # tasks.world:566
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _pt25.name == 'Lucia Lopez'
+        and _pt25.birth_date == rt.parse_date('2012-08-03')
+        and _pt25.registered_on == rt.parse_date('2026-03-10')
+        for _pt25 in rt.each(ep, ep.t_patients)
+    ))
 
 
-def _check_renew_and_register_daughter__lucia_allergy(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:567
-    return bool(any((((_pt26.name == 'Lucia Lopez') and (len(_pt26.allergies) == 1)) and any((_d27.key() == 'PEN01') for _d27 in rt.rows(ep.t_drugs, rt.each(ep, _pt26.allergies)))) for _pt26 in rt.each(ep, ep.t_patients)))
+def _check_renew_and_register_daughter__lucia_allergy(  # tasks.world:567
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _pt26.name == 'Lucia Lopez'
+        and len(_pt26.allergies) == 1
+        and any(
+            _d27.key() == 'PEN01' for _d27 in rt.rows(ep.t_drugs, rt.each(ep, _pt26.allergies))
+        )
+        for _pt26 in rt.each(ep, ep.t_patients)
+    ))
 
 
-def _check_painkiller_reaction_and_hay_fever__allergy_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:682
-    return bool(any((_d28.key() == 'IBU01') for _d28 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P002').allergies))))
+def _check_painkiller_reaction_and_hay_fever__allergy_recorded(  # tasks.world:682
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _d28.key() == 'IBU01'
+        for _d28 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P002').allergies))
+    ))
 
 
-def _check_painkiller_reaction_and_hay_fever__only_that_allergy(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:683
-    return rt.compared(len(ep.t_patients.row('P002').allergies), '==', 1, 'len(patients["P002"].allergies) == 1')
+def _check_painkiller_reaction_and_hay_fever__only_that_allergy(  # tasks.world:683
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_patients.row('P002').allergies), '==', 1, 'len(patients["P002"].allergies) == 1'
+    )
 
 
-def _check_painkiller_reaction_and_hay_fever__visit_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:684
-    return bool(any(((((_v29.patient == 'P002') and (_v29.doctor == 'D002')) and (_v29.diagnosis == 'seasonal allergic rhinitis')) and (_v29.at.date() == rt.parse_date('2026-03-10'))) for _v29 in rt.each(ep, ep.t_visits)))
+def _check_painkiller_reaction_and_hay_fever__visit_recorded(  # tasks.world:684
+    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _v29.patient == 'P002'
+        and _v29.doctor == 'D002'
+        and _v29.diagnosis == 'seasonal allergic rhinitis'
+        and _v29.at.date() == rt.parse_date('2026-03-10')
+        for _v29 in rt.each(ep, ep.t_visits)
+    ))
 
 
 ClinicRecords.TASKS = {

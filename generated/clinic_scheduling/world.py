@@ -222,7 +222,7 @@ class Patient(Row):
     def load(cls, data: object, path: str, ep: Any) -> Patient:
         d = v.want_object(data, path, {'id': False, 'name': True, 'birth_date': True, 'phone': True, 'email': False, 'insurance': False, 'balance': False, 'no_shows': False})
         return cls(
-            id_=(v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^P[0-9]{4}$') if d.get('id') is not None else ep._next('patient_ids', 'P{:04d}')),
+            id_=(v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^P[0-9]{4}$') if d.get('id') is not None else ep.next_id('patient_ids', 'P{:04d}')),
             name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
             birth_date=v.want_date(d['birth_date'], path + '.birth_date'),
             phone=v.check_pattern(v.want_str(d['phone'], path + '.phone'), path + '.phone', '^\\+[0-9]{7,15}$'),
@@ -389,7 +389,7 @@ class Appointment(Row):
     def load(cls, data: object, path: str, ep: Any) -> Appointment:
         d = v.want_object(data, path, {'id': False, 'patient': True, 'doctor': True, 'slot': True, 'kind': False, 'start': True, 'end': True, 'reason': True, 'status': False, 'booked_at': False, 'cancelled_at': False, 'late_cancellation': False, 'notes': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('appointment_ids', 'APT{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('appointment_ids', 'APT{:04d}')),
             patient=v.check_pattern(v.want_str(d['patient'], path + '.patient'), path + '.patient', '^P[0-9]{4}$'),
             doctor=v.want_str(d['doctor'], path + '.doctor'),
             slot=v.want_str(d['slot'], path + '.slot'),
@@ -472,7 +472,7 @@ class WaitlistEntry(Row):
     def load(cls, data: object, path: str, ep: Any) -> WaitlistEntry:
         d = v.want_object(data, path, {'id': False, 'patient': True, 'doctor': True, 'earliest': True, 'latest': True, 'reason': True, 'added_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('waitlist_ids', 'WL{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('waitlist_ids', 'WL{:03d}')),
             patient=v.check_pattern(v.want_str(d['patient'], path + '.patient'), path + '.patient', '^P[0-9]{4}$'),
             doctor=v.want_str(d['doctor'], path + '.doctor'),
             earliest=v.want_date(d['earliest'], path + '.earliest'),
@@ -852,59 +852,172 @@ class ClinicScheduling(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row44 in self._changed_rows(self.t_appointments):  # clinic.world:248
-            for _row45 in self.t_appointments:
-                if not (((((_row44.id_ == _row45.id_) or (not self.fn_active(_row44))) or (not self.fn_active(_row45))) or (_row44.doctor != _row45.doctor)) or (not self.fn_overlaps(_row44.start, _row44.end, _row45.start, _row45.end))):
-                    raise InvariantError('A doctor never has two active appointments at overlapping times.', 'clinic.world:248')
-        for _row45 in self._changed_rows(self.t_appointments):  # clinic.world:248
+        for _row41 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
+            for _row42 in self.t_appointments:
+                if not (
+                    _row41.id_ == _row42.id_
+                    or not self.fn_active(_row41)
+                    or not self.fn_active(_row42)
+                    or _row41.doctor != _row42.doctor
+                    or not self.fn_overlaps(_row41.start, _row41.end, _row42.start, _row42.end)
+                ):
+                    raise InvariantError(
+                        'A doctor never has two active appointments at overlapping times.',
+                        'clinic.world:248',
+                    )
+        for _row42 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
+            for _row41 in self.t_appointments:
+                if not (
+                    _row41.id_ == _row42.id_
+                    or not self.fn_active(_row41)
+                    or not self.fn_active(_row42)
+                    or _row41.doctor != _row42.doctor
+                    or not self.fn_overlaps(_row41.start, _row41.end, _row42.start, _row42.end)
+                ):
+                    raise InvariantError(
+                        'A doctor never has two active appointments at overlapping times.',
+                        'clinic.world:248',
+                    )
+        for _row43 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
             for _row44 in self.t_appointments:
-                if not (((((_row44.id_ == _row45.id_) or (not self.fn_active(_row44))) or (not self.fn_active(_row45))) or (_row44.doctor != _row45.doctor)) or (not self.fn_overlaps(_row44.start, _row44.end, _row45.start, _row45.end))):
-                    raise InvariantError('A doctor never has two active appointments at overlapping times.', 'clinic.world:248')
-        for _row46 in self._changed_rows(self.t_appointments):  # clinic.world:251
-            for _row47 in self.t_appointments:
-                if not (((((_row46.id_ == _row47.id_) or (not self.fn_active(_row46))) or (not self.fn_active(_row47))) or (_row46.patient != _row47.patient)) or (not self.fn_overlaps(_row46.start, _row46.end, _row47.start, _row47.end))):
-                    raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:251')
-        for _row47 in self._changed_rows(self.t_appointments):  # clinic.world:251
-            for _row46 in self.t_appointments:
-                if not (((((_row46.id_ == _row47.id_) or (not self.fn_active(_row46))) or (not self.fn_active(_row47))) or (_row46.patient != _row47.patient)) or (not self.fn_overlaps(_row46.start, _row46.end, _row47.start, _row47.end))):
-                    raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:251')
-        if not all(((not self.fn_active(_a48)) or (len(tuple([_b49.key() for _b49 in rt.each(self, self.t_appointments) if ((self.fn_active(_b49) and (_b49.patient == _a48.patient)) and (_b49.start.date() == _a48.start.date()))])) <= self.state.max_appointments_per_day)) for _a48 in rt.each(self, self.t_appointments)):  # clinic.world:254
-            raise InvariantError('A patient has at most max_appointments_per_day active appointments on one day.', 'clinic.world:254')
-        if not all(((not self.fn_active(_a50)) or (len(tuple([_b51.key() for _b51 in rt.each(self, self.t_appointments) if ((self.fn_active(_b51) and (_b51.doctor == _a50.doctor)) and (_b51.start.date() == _a50.start.date()))])) <= (self.t_doctors.rows.get(_a50.doctor) or self.t_doctors.row(_a50.doctor)).max_daily_appointments)) for _a50 in rt.each(self, self.t_appointments)):  # clinic.world:257
-            raise InvariantError('A doctor has at most their daily maximum of active appointments.', 'clinic.world:257')
-        if not all(((((_a52.doctor == (self.t_slots.rows.get(_a52.slot) or self.t_slots.row(_a52.slot)).doctor) and (_a52.start == (self.t_slots.rows.get(_a52.slot) or self.t_slots.row(_a52.slot)).start)) and (_a52.end > _a52.start)) and (_a52.end <= ((self.t_slots.rows.get(_a52.slot) or self.t_slots.row(_a52.slot)).start + dt.timedelta(minutes=(self.t_slots.rows.get(_a52.slot) or self.t_slots.row(_a52.slot)).length_minutes)))) for _a52 in rt.each(self, self.t_appointments)):  # clinic.world:260
-            raise InvariantError("An appointment starts with its slot, ends within it, and is with the slot's doctor.", 'clinic.world:260')
-        for _row53 in self._changed_rows(self.t_appointments):  # clinic.world:263
-            if not ((_row53.status == _E17_AppointmentStatus_cancelled) == (_row53.cancelled_at is not None)):
-                raise InvariantError('Exactly the cancelled appointments have a cancellation time.', 'clinic.world:263')
-        for _row54 in self._changed_rows(self.t_waitlist):  # clinic.world:266
-            if not (_row54.earliest <= _row54.latest):
-                raise InvariantError("A waitlist entry's window does not end before it starts.", 'clinic.world:266')
-        if not all((len(tuple([_v56.key() for _v56 in rt.each(self, self.t_waitlist) if ((_v56.patient == _w55.patient) and (_v56.doctor == _w55.doctor))])) == 1) for _w55 in rt.each(self, self.t_waitlist)):  # clinic.world:269
-            raise InvariantError("A patient is on a doctor's waitlist at most once.", 'clinic.world:269')
-        for _row57 in rt.changed_rows(self, self.t_slots, ('doctor',)):
-            rt.check_refs(self.t_doctors, _row57.doctor, 'Slot.doctor')
-        for _row58 in rt.changed_rows(self, self.t_appointments, ('patient', 'doctor', 'slot')):
-            rt.check_refs(self.t_patients, _row58.patient, 'Appointment.patient')
-            rt.check_refs(self.t_doctors, _row58.doctor, 'Appointment.doctor')
-            rt.check_refs(self.t_slots, _row58.slot, 'Appointment.slot')
-        for _row59 in rt.changed_rows(self, self.t_waitlist, ('patient', 'doctor')):
-            rt.check_refs(self.t_patients, _row59.patient, 'WaitlistEntry.patient')
-            rt.check_refs(self.t_doctors, _row59.doctor, 'WaitlistEntry.doctor')
-        if self._deleted:
-            rt.check_deleted(self, self.t_doctors, ((self.t_slots, 'doctor'), (self.t_appointments, 'doctor'), (self.t_waitlist, 'doctor'),))
-        if self._deleted:
-            rt.check_deleted(self, self.t_patients, ((self.t_appointments, 'patient'), (self.t_waitlist, 'patient'),))
-        if self._deleted:
+                if not (
+                    _row43.id_ == _row44.id_
+                    or not self.fn_active(_row43)
+                    or not self.fn_active(_row44)
+                    or _row43.patient != _row44.patient
+                    or not self.fn_overlaps(_row43.start, _row43.end, _row44.start, _row44.end)
+                ):
+                    raise InvariantError(
+                        'A patient never has two active appointments at overlapping times.',
+                        'clinic.world:251',
+                    )
+        for _row44 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
+            for _row43 in self.t_appointments:
+                if not (
+                    _row43.id_ == _row44.id_
+                    or not self.fn_active(_row43)
+                    or not self.fn_active(_row44)
+                    or _row43.patient != _row44.patient
+                    or not self.fn_overlaps(_row43.start, _row43.end, _row44.start, _row44.end)
+                ):
+                    raise InvariantError(
+                        'A patient never has two active appointments at overlapping times.',
+                        'clinic.world:251',
+                    )
+        if not all(  # clinic.world:254
+            not self.fn_active(_a45)
+            or len(tuple([
+                _b46.key()
+                for _b46 in rt.each(self, self.t_appointments)
+                if self.fn_active(_b46)
+                and _b46.patient == _a45.patient
+                and _b46.start.date() == _a45.start.date()
+            ]))
+            <= self.state.max_appointments_per_day
+            for _a45 in rt.each(self, self.t_appointments)
+        ):
+            raise InvariantError(
+                'A patient has at most max_appointments_per_day active appointments on one day.',
+                'clinic.world:254',
+            )
+        if not all(  # clinic.world:257
+            not self.fn_active(_a47)
+            or len(tuple([
+                _b48.key()
+                for _b48 in rt.each(self, self.t_appointments)
+                if self.fn_active(_b48)
+                and _b48.doctor == _a47.doctor
+                and _b48.start.date() == _a47.start.date()
+            ]))
+            <= (self.t_doctors.rows.get(_a47.doctor) or self.t_doctors.row(_a47.doctor)).max_daily_appointments
+            for _a47 in rt.each(self, self.t_appointments)
+        ):
+            raise InvariantError(
+                'A doctor has at most their daily maximum of active appointments.',
+                'clinic.world:257',
+            )
+        if not all(  # clinic.world:260
+            _a49.doctor == (self.t_slots.rows.get(_a49.slot) or self.t_slots.row(_a49.slot)).doctor
+            and _a49.start
+            == (self.t_slots.rows.get(_a49.slot) or self.t_slots.row(_a49.slot)).start
+            and _a49.end > _a49.start
+            and _a49.end
+            <= (self.t_slots.rows.get(_a49.slot) or self.t_slots.row(_a49.slot)).start
+            + dt.timedelta(
+                minutes=(self.t_slots.rows.get(_a49.slot) or self.t_slots.row(_a49.slot)).length_minutes,
+            )
+            for _a49 in rt.each(self, self.t_appointments)
+        ):
+            raise InvariantError(
+                "An appointment starts with its slot, ends within it, and is with the slot's doctor.",
+                'clinic.world:260',
+            )
+        for _row50 in rt.changed_rows(self, self.t_appointments):  # clinic.world:263
+            if not (
+                (_row50.status == _E17_AppointmentStatus_cancelled)
+                == (_row50.cancelled_at is not None)
+            ):
+                raise InvariantError(
+                    'Exactly the cancelled appointments have a cancellation time.',
+                    'clinic.world:263',
+                )
+        for _row51 in rt.changed_rows(self, self.t_waitlist):  # clinic.world:266
+            if not (_row51.earliest <= _row51.latest):
+                raise InvariantError(
+                    "A waitlist entry's window does not end before it starts.", 'clinic.world:266'
+                )
+        if not all(  # clinic.world:269
+            len(tuple([
+                _v53.key()
+                for _v53 in rt.each(self, self.t_waitlist)
+                if _v53.patient == _w52.patient and _v53.doctor == _w52.doctor
+            ]))
+            == 1
+            for _w52 in rt.each(self, self.t_waitlist)
+        ):
+            raise InvariantError(
+                "A patient is on a doctor's waitlist at most once.", 'clinic.world:269'
+            )
+        for _row54 in rt.changed_rows(self, self.t_slots, ('doctor',)):
+            rt.check_refs(self.t_doctors, _row54.doctor, 'Slot.doctor')
+        for _row55 in rt.changed_rows(self, self.t_appointments, ('patient', 'doctor', 'slot')):
+            rt.check_refs(self.t_patients, _row55.patient, 'Appointment.patient')
+            rt.check_refs(self.t_doctors, _row55.doctor, 'Appointment.doctor')
+            rt.check_refs(self.t_slots, _row55.slot, 'Appointment.slot')
+        for _row56 in rt.changed_rows(self, self.t_waitlist, ('patient', 'doctor')):
+            rt.check_refs(self.t_patients, _row56.patient, 'WaitlistEntry.patient')
+            rt.check_refs(self.t_doctors, _row56.doctor, 'WaitlistEntry.doctor')
+        if self.deleted_rows:
+            rt.check_deleted(
+                self,
+                self.t_doctors,
+                (
+                    (self.t_slots, 'doctor'),
+                    (self.t_appointments, 'doctor'),
+                    (self.t_waitlist, 'doctor'),
+                ),
+            )
+        if self.deleted_rows:
+            rt.check_deleted(
+                self,
+                self.t_patients,
+                ((self.t_appointments, 'patient'), (self.t_waitlist, 'patient')),
+            )
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_slots, ((self.t_appointments, 'slot'),))
         pass
 
     def fn_active(self, appointment: Appointment) -> bool:  # clinic.world:147
         'Booked or checked in: it holds its time.'
-        return ((appointment.status == _E17_AppointmentStatus_booked) or (appointment.status == _E17_AppointmentStatus_checked_in))  # clinic.world:148
+        return (  # clinic.world:148
+            appointment.status == _E17_AppointmentStatus_booked
+            or appointment.status == _E17_AppointmentStatus_checked_in
+        )
 
-    def fn_overlaps(self, a_start: dt.datetime, a_end: dt.datetime, b_start: dt.datetime, b_end: dt.datetime) -> bool:  # clinic.world:151
-        return ((a_start < b_end) and (b_start < a_end))  # clinic.world:152
+    def fn_overlaps(  # clinic.world:151
+        self, a_start: dt.datetime, a_end: dt.datetime, b_start: dt.datetime, b_end: dt.datetime
+    ) -> bool:
+        return a_start < b_end and b_start < a_end  # clinic.world:152
 
     def fn_visit_minutes(self, kind: VisitKind) -> int:  # clinic.world:155
         length: int = 30  # clinic.world:156
@@ -920,270 +1033,802 @@ class ClinicScheduling(Episode):
     def fn_age_on(self, birth: dt.date, day: dt.date) -> int:  # clinic.world:171
         'Age in whole years on a given day.'
         years: int = rt.bounded(day.year - birth.year)  # clinic.world:172
-        if ((day.month < birth.month) or ((day.month == birth.month) and (day.day < birth.day))):  # clinic.world:173
-            years = (years - 1)  # clinic.world:174
+        if (  # clinic.world:173
+            day.month < birth.month or day.month == birth.month and day.day < birth.day
+        ):
+            years = years - 1  # clinic.world:174
         return years  # clinic.world:176
 
     def fn_when(self, t: dt.datetime) -> str:  # clinic.world:179
         'A date and time as 2024-06-10 09:30.'
-        return (rt.text(t.date()) + ' ' + format(t.hour, '02d') + ':' + format(t.minute, '02d'))  # clinic.world:180
+        return (  # clinic.world:180
+            rt.text(t.date()) + ' ' + format(t.hour, '02d') + ':' + format(t.minute, '02d')
+        )
 
     def fn_slot_view(self, slot: Slot, kind: VisitKind) -> SlotView:  # clinic.world:183
-        return _new_SlotView(slot.id_, (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).id_, (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).name, (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).specialty, slot.start, (slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))))  # clinic.world:184
+        return _new_SlotView(  # clinic.world:184
+            slot.id_,
+            (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).id_,
+            (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).name,
+            (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).specialty,
+            slot.start,
+            slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
+        )
 
-    def fn_booking_problem(self, patient: Patient, slot: Slot, kind: VisitKind, moving: str) -> str | None:  # clinic.world:194
-        'Why the patient cannot have this slot for this kind of visit, or none when they can.\n`moving` is the id of an appointment being moved (its current time does not count), or an empty string.'
-        doctor: Doctor = (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor))  # clinic.world:200
+    def fn_booking_problem(  # clinic.world:194
+        self, patient: Patient, slot: Slot, kind: VisitKind, moving: str
+    ) -> str | None:
+        (
+            'Why the patient cannot have this slot for this kind of visit, or none when they '
+            'can.\n'
+            '`moving` is the id of an appointment being moved (its current time does not count), '
+            'or an empty string.'
+        )
+        doctor: Doctor = (  # clinic.world:200
+            self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)
+        )
         day: dt.date = slot.start.date()  # clinic.world:201
         length: int = self.fn_visit_minutes(kind)  # clinic.world:202
-        end: dt.datetime = (slot.start + dt.timedelta(minutes=length))  # clinic.world:203
-        others: tuple[str, ...] = tuple([_a2.key() for _a2 in rt.each(self, self.t_appointments) if (self.fn_active(_a2) and (_a2.id_ != moving))])  # clinic.world:204
-        if (slot.start <= self.clock):  # clinic.world:205
-            return rt.built(self, ('Slot ' + rt.text(slot.id_) + ' (' + rt.text(self.fn_when(slot.start)) + ') has already started or is in the past.'))  # clinic.world:206
-        if (day in rt.each(self, self.state.closed_days)):  # clinic.world:208
-            return ('The clinic is closed on ' + rt.text(day) + '; no appointments can be booked that day.')  # clinic.world:209
-        if (length > slot.length_minutes):  # clinic.world:211
-            return rt.built(self, ('A ' + rt.text(kind) + ' takes ' + rt.text(length) + ' minutes, but slot ' + rt.text(slot.id_) + ' is only ' + rt.text(slot.length_minutes) + ' minutes long.'))  # clinic.world:212
-        self._steps -= len(others)  # clinic.world:214
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:214
-        if any(((_a3.doctor == doctor.key()) and self.fn_overlaps(_a3.start, _a3.end, slot.start, end)) for _a3 in rt.rows(self.t_appointments, others)):  # clinic.world:214
-            return rt.built(self, (rt.text(doctor.name) + ' is already booked at ' + rt.text(self.fn_when(slot.start)) + '.'))  # clinic.world:215
-        self._steps -= len(others)  # clinic.world:217
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:217
-        if (len(tuple([_a4.key() for _a4 in rt.rows(self.t_appointments, others) if ((_a4.doctor == doctor.key()) and (_a4.start.date() == day))])) >= doctor.max_daily_appointments):  # clinic.world:217
-            return rt.built(self, (rt.text(doctor.name) + ' is fully booked on ' + rt.text(day) + ' (' + rt.text(doctor.max_daily_appointments) + ' appointments).'))  # clinic.world:218
-        self._steps -= len(others)  # clinic.world:220
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:220
-        if any(((_a5.patient == patient.key()) and self.fn_overlaps(_a5.start, _a5.end, slot.start, end)) for _a5 in rt.rows(self.t_appointments, others)):  # clinic.world:220
-            return rt.built(self, (rt.text(patient.name) + ' already has appointment ' + rt.text(self.fn_when(slot.start)) + ' at that time.'))  # clinic.world:221
-        self._steps -= len(others)  # clinic.world:223
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:223
-        if (len(tuple([_a6.key() for _a6 in rt.rows(self.t_appointments, others) if ((_a6.patient == patient.key()) and (_a6.start.date() == day))])) >= self.state.max_appointments_per_day):  # clinic.world:223
-            return rt.built(self, (rt.text(patient.name) + ' already has ' + rt.text(self.state.max_appointments_per_day) + ' appointments on ' + rt.text(day) + ', the most allowed in one day.'))  # clinic.world:224
+        end: dt.datetime = slot.start + dt.timedelta(minutes=length)  # clinic.world:203
+        others: tuple[str, ...] = tuple([  # clinic.world:204
+            _a2.key()
+            for _a2 in rt.each(self, self.t_appointments)
+            if self.fn_active(_a2) and _a2.id_ != moving
+        ])
+        if slot.start <= self.clock:  # clinic.world:205
+            return rt.built(  # clinic.world:206
+                self,
+                'Slot '
+                + rt.text(slot.id_)
+                + ' ('
+                + rt.text(self.fn_when(slot.start))
+                + ') has already started or is in the past.',
+            )
+        if day in rt.each(self, self.state.closed_days):  # clinic.world:208
+            return (  # clinic.world:209
+                'The clinic is closed on '
+                + rt.text(day)
+                + '; no appointments can be booked that day.'
+            )
+        if length > slot.length_minutes:  # clinic.world:211
+            return rt.built(  # clinic.world:212
+                self,
+                'A '
+                + rt.text(kind)
+                + ' takes '
+                + rt.text(length)
+                + ' minutes, but slot '
+                + rt.text(slot.id_)
+                + ' is only '
+                + rt.text(slot.length_minutes)
+                + ' minutes long.',
+            )
+        if any(  # clinic.world:214
+            _a3.doctor == doctor.key() and self.fn_overlaps(_a3.start, _a3.end, slot.start, end)
+            for _a3 in rt.rows(self.t_appointments, rt.each(self, others))
+        ):
+            return rt.built(  # clinic.world:215
+                self,
+                rt.text(doctor.name)
+                + ' is already booked at '
+                + rt.text(self.fn_when(slot.start))
+                + '.',
+            )
+        if (  # clinic.world:217
+            len(tuple([
+                _a4.key()
+                for _a4 in rt.rows(self.t_appointments, rt.each(self, others))
+                if _a4.doctor == doctor.key() and _a4.start.date() == day
+            ]))
+            >= doctor.max_daily_appointments
+        ):
+            return rt.built(  # clinic.world:218
+                self,
+                rt.text(doctor.name)
+                + ' is fully booked on '
+                + rt.text(day)
+                + ' ('
+                + rt.text(doctor.max_daily_appointments)
+                + ' appointments).',
+            )
+        if any(  # clinic.world:220
+            _a5.patient == patient.key() and self.fn_overlaps(_a5.start, _a5.end, slot.start, end)
+            for _a5 in rt.rows(self.t_appointments, rt.each(self, others))
+        ):
+            return rt.built(  # clinic.world:221
+                self,
+                rt.text(patient.name)
+                + ' already has appointment '
+                + rt.text(self.fn_when(slot.start))
+                + ' at that time.',
+            )
+        if (  # clinic.world:223
+            len(tuple([
+                _a6.key()
+                for _a6 in rt.rows(self.t_appointments, rt.each(self, others))
+                if _a6.patient == patient.key() and _a6.start.date() == day
+            ]))
+            >= self.state.max_appointments_per_day
+        ):
+            return rt.built(  # clinic.world:224
+                self,
+                rt.text(patient.name)
+                + ' already has '
+                + rt.text(self.state.max_appointments_per_day)
+                + ' appointments on '
+                + rt.text(day)
+                + ', the most allowed in one day.',
+            )
         age: int = self.fn_age_on(patient.birth_date, day)  # clinic.world:226
-        if ((doctor.specialty == _E9_Specialty_pediatrics) and (age >= 18)):  # clinic.world:227
-            return rt.built(self, (rt.text(doctor.name) + ' is a pediatrician and only sees patients under 18; ' + rt.text(patient.name) + ' is ' + rt.text(age) + '.'))  # clinic.world:228
-        seen_before: bool = any((((_a7.patient == patient.key()) and (_a7.doctor == doctor.key())) and (_a7.status == _E17_AppointmentStatus_completed)) for _a7 in rt.each(self, self.t_appointments))  # clinic.world:230
-        if ((not doctor.accepting_new_patients) and (not seen_before)):  # clinic.world:231
-            return rt.built(self, (rt.text(doctor.name) + ' is not taking new patients, and ' + rt.text(patient.name) + ' has had no visit with them yet.'))  # clinic.world:232
+        if doctor.specialty == _E9_Specialty_pediatrics and age >= 18:  # clinic.world:227
+            return rt.built(  # clinic.world:228
+                self,
+                rt.text(doctor.name)
+                + ' is a pediatrician and only sees patients under 18; '
+                + rt.text(patient.name)
+                + ' is '
+                + rt.text(age)
+                + '.',
+            )
+        seen_before: bool = any(  # clinic.world:230
+            _a7.patient == patient.key()
+            and _a7.doctor == doctor.key()
+            and _a7.status == _E17_AppointmentStatus_completed
+            for _a7 in rt.each(self, self.t_appointments)
+        )
+        if not doctor.accepting_new_patients and not seen_before:  # clinic.world:231
+            return rt.built(  # clinic.world:232
+                self,
+                rt.text(doctor.name)
+                + ' is not taking new patients, and '
+                + rt.text(patient.name)
+                + ' has had no visit with them yet.',
+            )
         return None  # clinic.world:234
 
-    def fn_free_slots(self, doctor: Doctor, day: dt.date, kind: VisitKind) -> tuple[str, ...]:  # clinic.world:237
+    def fn_free_slots(  # clinic.world:237
+        self, doctor: Doctor, day: dt.date, kind: VisitKind
+    ) -> tuple[str, ...]:
         "A doctor's slots on a day that could take a visit of this kind."
-        candidates: tuple[str, ...] = tuple([_s8.key() for _s8 in rt.each(self, self.t_slots) if (((((_s8.doctor == doctor.key()) and (_s8.start.date() == day)) and (_s8.start > self.clock)) and (self.fn_visit_minutes(kind) <= _s8.length_minutes)) and (day not in rt.each(self, self.state.closed_days)))])  # clinic.world:240
-        taken: tuple[str, ...] = tuple([_a9.key() for _a9 in rt.each(self, self.t_appointments) if ((self.fn_active(_a9) and (_a9.doctor == doctor.key())) and (_a9.start.date() == day))])  # clinic.world:241
-        full: bool = (len(taken) >= doctor.max_daily_appointments)  # clinic.world:242
-        self._steps -= len(candidates)  # clinic.world:243
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:243
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, tuple([_s10.key() for _s10 in rt.rows(self.t_slots, candidates) if ((not full) and (not any(self.fn_overlaps(_a11.start, _a11.end, _s10.start, (_s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)))) for _a11 in rt.rows(self.t_appointments, rt.each(self, taken)))))]))), key=lambda _s12: _s12.start))  # clinic.world:243
+        candidates: tuple[str, ...] = tuple([  # clinic.world:240
+            _s8.key()
+            for _s8 in rt.each(self, self.t_slots)
+            if _s8.doctor == doctor.key()
+            and _s8.start.date() == day
+            and _s8.start > self.clock
+            and self.fn_visit_minutes(kind) <= _s8.length_minutes
+            and day not in rt.each(self, self.state.closed_days)
+        ])
+        taken: tuple[str, ...] = tuple([  # clinic.world:241
+            _a9.key()
+            for _a9 in rt.each(self, self.t_appointments)
+            if self.fn_active(_a9) and _a9.doctor == doctor.key() and _a9.start.date() == day
+        ])
+        full: bool = len(taken) >= doctor.max_daily_appointments  # clinic.world:242
+        return tuple(  # clinic.world:243
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_slots,
+                    rt.each(
+                        self,
+                        tuple([
+                            _s11.key()
+                            for _s11 in rt.rows(self.t_slots, rt.each(self, candidates))
+                            if not full
+                            and not any(
+                                self.fn_overlaps(
+                                    _a12.start,
+                                    _a12.end,
+                                    _s11.start,
+                                    _s11.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
+                                )
+                                for _a12 in rt.rows(self.t_appointments, rt.each(self, taken))
+                            )
+                        ]),
+                    ),
+                ),
+                key=lambda _s10: _s10.start,
+            )
+        )
 
-    def tool_list_doctors(self, specialty: Specialty | None, accepting_only: bool) -> tuple[str, ...]:  # clinic.world:274
+    def tool_list_doctors(  # clinic.world:274
+        self, specialty: Specialty | None, accepting_only: bool
+    ) -> tuple[str, ...]:
         "List the clinic's doctors with their specialty, room and whether they take new patients."
-        return tuple([_d13.key() for _d13 in rt.each(self, self.t_doctors) if (((specialty is None) or (_d13.specialty == (specialty if specialty is not None else rt.absent()))) and (_d13.accepting_new_patients or (not accepting_only)))])  # clinic.world:280
+        return tuple([  # clinic.world:280
+            _d13.key()
+            for _d13 in rt.each(self, self.t_doctors)
+            if (specialty is None
+            or _d13.specialty == (specialty if specialty is not None else rt.absent()))
+            and (_d13.accepting_new_patients or not accepting_only)
+        ])
 
     def tool_find_patients(self, query: str) -> tuple[str, ...]:  # clinic.world:283
         'Find registered patients by name or phone number.'
         needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # clinic.world:288
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_patients, rt.each(self, tuple([_p14.key() for _p14 in rt.each(self, self.t_patients) if ((rt.read(self, needle) in rt.read(self, rt.built(self, _p14.name.lower()))) or (_p14.phone == rt.built(self, query.strip())))]))), key=lambda _p15: _p15.name))  # clinic.world:289
+        return tuple(  # clinic.world:289
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_patients,
+                    rt.each(
+                        self,
+                        tuple([
+                            _p15.key()
+                            for _p15 in rt.each(self, self.t_patients)
+                            if rt.read(self, needle)
+                            in rt.read(self, rt.built(self, _p15.name.lower()))
+                            or _p15.phone == rt.built(self, query.strip())
+                        ]),
+                    ),
+                ),
+                key=lambda _p14: _p14.name,
+            )
+        )
 
-    def tool_register_patient(self, name: str, birth_date: dt.date, phone: str, email: str | None, insurance: str | None) -> Patient:  # clinic.world:292
+    def tool_register_patient(  # clinic.world:292
+        self, name: str, birth_date: dt.date, phone: str, email: str | None, insurance: str | None
+    ) -> Patient:
         'Register a new patient so that they can be booked.'
         if not (birth_date <= self.clock.date()):  # clinic.world:301
-            raise ToolError(('The birth date ' + rt.text(birth_date) + ' is in the future.'))
-        same: tuple[str, ...] = tuple([_p16.key() for _p16 in rt.each(self, self.t_patients) if ((rt.built(self, _p16.name.lower()) == rt.built(self, name.lower())) and (_p16.birth_date == birth_date))])  # clinic.world:302
+            raise ToolError('The birth date ' + rt.text(birth_date) + ' is in the future.')
+        same: tuple[str, ...] = tuple([  # clinic.world:302
+            _p16.key()
+            for _p16 in rt.each(self, self.t_patients)
+            if rt.built(self, _p16.name.lower()) == rt.built(self, name.lower())
+            and _p16.birth_date == birth_date
+        ])
         if not (len(same) == 0):  # clinic.world:303
-            raise ToolError(rt.built(self, (rt.text(name) + ', born ' + rt.text(birth_date) + ', is already registered as patient ' + rt.text(self.t_patients.row(same[0]).id_) + '.')))
-        patient: Patient = Patient(id_=self._next('patient_ids', 'P{:04d}'), name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date, phone=v.check_pattern(phone, 'Patient.phone', '^\\+[0-9]{7,15}$'), email=rt.if_present(email, lambda x: v.check_pattern(x, 'Patient.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')), insurance=insurance, balance=0.0, no_shows=0)  # clinic.world:304
-        self._insert(self.t_patients, patient)  # clinic.world:311
+            raise ToolError(rt.built(
+                self,
+                rt.text(name)
+                + ', born '
+                + rt.text(birth_date)
+                + ', is already registered as patient '
+                + rt.text(self.t_patients.row(same[0]).id_)
+                + '.',
+            ))
+        patient: Patient = Patient(  # clinic.world:304
+            id_=self.next_id('patient_ids', 'P{:04d}'),
+            name=v.check_length(name, 'Patient.name', 1, 80),
+            birth_date=birth_date,
+            phone=v.check_pattern(phone, 'Patient.phone', '^\\+[0-9]{7,15}$'),
+            email=rt.if_present(email, lambda x: v.check_pattern(x, 'Patient.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')),
+            insurance=insurance,
+            balance=0.0,
+            no_shows=0,
+        )
+        self.insert(self.t_patients, patient)  # clinic.world:311
         return patient  # clinic.world:312
 
-    def tool_find_available_slots(self, on: dt.date, specialty: Specialty | None, doctor_id: str | None, kind: VisitKind) -> tuple[SlotView, ...]:  # clinic.world:315
-        'Find free slots on a day, earliest first. A slot listed here can still be refused for patient-specific reasons when booking.'
-        chosen: tuple[str, ...] = tuple([_d17.key() for _d17 in rt.each(self, self.t_doctors) if (((specialty is None) or (_d17.specialty == (specialty if specialty is not None else rt.absent()))) and ((doctor_id is None) or (_d17.id_ == (doctor_id if doctor_id is not None else rt.absent()))))])  # clinic.world:323
+    def tool_find_available_slots(  # clinic.world:315
+        self, on: dt.date, specialty: Specialty | None, doctor_id: str | None, kind: VisitKind
+    ) -> tuple[SlotView, ...]:
+        (
+            'Find free slots on a day, earliest first. A slot listed here can still be refused '
+            'for patient-specific reasons when booking.'
+        )
+        chosen: tuple[str, ...] = tuple([  # clinic.world:323
+            _d17.key()
+            for _d17 in rt.each(self, self.t_doctors)
+            if (specialty is None
+            or _d17.specialty == (specialty if specialty is not None else rt.absent()))
+            and (doctor_id is None
+            or _d17.id_ == (doctor_id if doctor_id is not None else rt.absent()))
+        ])
         found: tuple[str, ...] = ()  # clinic.world:324
-        self._steps -= len(chosen)  # clinic.world:325
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:325
-        for d in rt.rows(self.t_doctors, chosen):  # clinic.world:325
-            found = rt.each(self, (found + self.fn_free_slots(d, on, kind)))  # clinic.world:326
-        self._steps -= len(found)  # clinic.world:328
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:328
-        return tuple([self.fn_slot_view(_s18, kind) for _s18 in rt.rows(self.t_slots, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, found), key=lambda _s19: _s19.start))))])  # clinic.world:328
+        for d in rt.rows(self.t_doctors, rt.each(self, chosen)):  # clinic.world:325
+            found = rt.each(self, found + self.fn_free_slots(d, on, kind))  # clinic.world:326
+        return tuple([  # clinic.world:328
+            self.fn_slot_view(_s18, kind)
+            for _s18 in rt.rows(
+                self.t_slots,
+                rt.each(
+                    self,
+                    tuple(
+                        rt.key_of(x)
+                        for x in sorted(
+                            rt.rows(self.t_slots, rt.each(self, found)),
+                            key=lambda _s19: _s19.start,
+                        )
+                    ),
+                ),
+            )
+        ])
 
-    def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:  # clinic.world:331
+    def tool_get_doctor_schedule(  # clinic.world:331
+        self, doctor: Doctor, day: dt.date
+    ) -> DaySchedule:
         "Show a doctor's active appointments and free consultation slots on one day."
-        booked: tuple[str, ...] = tuple([_a20.key() for _a20 in rt.each(self, self.t_appointments) if (((_a20.doctor == doctor.key()) and (_a20.start.date() == day)) and self.fn_active(_a20))])  # clinic.world:337
-        self._steps -= len(booked)  # clinic.world:338
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:338
-        return _new_DaySchedule(doctor.id_, day, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, booked), key=lambda _a21: _a21.start)), tuple([self.fn_slot_view(_s22, _E9_VisitKind_consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)))]))  # clinic.world:338
+        booked: tuple[str, ...] = tuple([  # clinic.world:337
+            _a20.key()
+            for _a20 in rt.each(self, self.t_appointments)
+            if _a20.doctor == doctor.key() and _a20.start.date() == day and self.fn_active(_a20)
+        ])
+        return _new_DaySchedule(  # clinic.world:338
+            doctor.id_,
+            day,
+            tuple(
+                rt.key_of(x)
+                for x in sorted(
+                    rt.rows(self.t_appointments, rt.each(self, booked)),
+                    key=lambda _a21: _a21.start,
+                )
+            ),
+            tuple([
+                self.fn_slot_view(_s22, _E9_VisitKind_consultation)
+                for _s22 in rt.rows(
+                    self.t_slots,
+                    rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)),
+                )
+            ]),
+        )
 
-    def tool_list_appointments(self, patient_id: str | None, doctor_id: str | None, on: dt.date | None, status: AppointmentStatus | None) -> tuple[str, ...]:  # clinic.world:346
+    def tool_list_appointments(  # clinic.world:346
+        self,
+        patient_id: str | None,
+        doctor_id: str | None,
+        on: dt.date | None,
+        status: AppointmentStatus | None,
+    ) -> tuple[str, ...]:
         'List appointments, earliest first, filtered by patient, doctor, day and status.'
-        found: tuple[str, ...] = tuple([_a23.key() for _a23 in rt.each(self, self.t_appointments) if (((((patient_id is None) or ((self.t_patients.rows.get(_a23.patient) or self.t_patients.row(_a23.patient)).id_ == (patient_id if patient_id is not None else rt.absent()))) and ((doctor_id is None) or ((self.t_doctors.rows.get(_a23.doctor) or self.t_doctors.row(_a23.doctor)).id_ == (doctor_id if doctor_id is not None else rt.absent())))) and ((on is None) or (_a23.start.date() == (on if on is not None else rt.absent())))) and ((status is None) or (_a23.status == (status if status is not None else rt.absent()))))])  # clinic.world:354
-        self._steps -= len(found)  # clinic.world:355
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:355
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, found), key=lambda _a24: _a24.start))  # clinic.world:355
+        found: tuple[str, ...] = tuple([  # clinic.world:354
+            _a23.key()
+            for _a23 in rt.each(self, self.t_appointments)
+            if (patient_id is None
+            or (self.t_patients.rows.get(_a23.patient) or self.t_patients.row(_a23.patient)).id_
+            == (patient_id if patient_id is not None else rt.absent()))
+            and (doctor_id is None
+            or (self.t_doctors.rows.get(_a23.doctor) or self.t_doctors.row(_a23.doctor)).id_
+            == (doctor_id if doctor_id is not None else rt.absent()))
+            and (on is None or _a23.start.date() == (on if on is not None else rt.absent()))
+            and (status is None or _a23.status == (status if status is not None else rt.absent()))
+        ])
+        return tuple(  # clinic.world:355
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(self.t_appointments, rt.each(self, found)), key=lambda _a24: _a24.start
+            )
+        )
 
-    def tool_book_appointment(self, patient: Patient, slot: Slot, reason: str, kind: VisitKind) -> Appointment:  # clinic.world:360
-        "Book a patient into a slot. Refused when the doctor is busy or fully booked that day, the\npatient already has an appointment at that time or the daily maximum, the clinic is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\nBooking removes the patient's waitlist entry for that doctor, if any."
+    def tool_book_appointment(  # clinic.world:360
+        self, patient: Patient, slot: Slot, reason: str, kind: VisitKind
+    ) -> Appointment:
+        (
+            'Book a patient into a slot. Refused when the doctor is busy or fully booked that '
+            'day, the\n'
+            'patient already has an appointment at that time or the daily maximum, the clinic is '
+            'closed,\n'
+            'or the doctor does not see this patient (pediatrics, no new patients).\n'
+            "Booking removes the patient's waitlist entry for that doctor, if any."
+        )
         problem: str | None = self.fn_booking_problem(patient, slot, kind, '')  # clinic.world:373
         if not (problem is None):  # clinic.world:374
-            raise ToolError((problem if problem is not None else ''))
-        appointment: Appointment = Appointment(id_=self._next('appointment_ids', 'APT{:04d}'), patient=patient.key(), doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(reason, 'Appointment.reason', 1, 200), status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:375
-        self._insert(self.t_appointments, appointment)  # clinic.world:384
-        for entry in rt.rows(self.t_waitlist, rt.each(self, tuple([_w25.key() for _w25 in rt.each(self, self.t_waitlist) if ((_w25.patient == patient.key()) and (_w25.doctor == slot.doctor))]))):  # clinic.world:385
-            self._delete(self.t_waitlist, entry.key())  # clinic.world:386
+            raise ToolError(problem if problem is not None else '')
+        appointment: Appointment = Appointment(  # clinic.world:375
+            id_=self.next_id('appointment_ids', 'APT{:04d}'),
+            patient=patient.key(),
+            doctor=slot.doctor,
+            slot=slot.key(),
+            kind=kind,
+            start=slot.start,
+            end=slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
+            reason=v.check_length(reason, 'Appointment.reason', 1, 200),
+            status=_E17_AppointmentStatus_booked,
+            booked_at=self.clock,
+            cancelled_at=None,
+            late_cancellation=False,
+            notes=None,
+        )
+        self.insert(self.t_appointments, appointment)  # clinic.world:384
+        for entry in rt.rows(  # clinic.world:385
+            self.t_waitlist,
+            rt.each(
+                self,
+                tuple([
+                    _w25.key()
+                    for _w25 in rt.each(self, self.t_waitlist)
+                    if _w25.patient == patient.key() and _w25.doctor == slot.doctor
+                ]),
+            ),
+        ):
+            self.delete(self.t_waitlist, entry.key())  # clinic.world:386
         return appointment  # clinic.world:388
 
-    def tool_reschedule_appointment(self, appointment: Appointment, new_slot: Slot) -> Appointment:  # clinic.world:391
-        'Move a booked appointment to another slot. Only possible up to the cancellation notice (24 hours) before it starts.'
+    def tool_reschedule_appointment(  # clinic.world:391
+        self, appointment: Appointment, new_slot: Slot
+    ) -> Appointment:
+        (
+            'Move a booked appointment to another slot. Only possible up to the cancellation '
+            'notice (24 hours) before it starts.'
+        )
         if not (appointment.status == _E17_AppointmentStatus_booked):  # clinic.world:397
-            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be moved: it is ' + rt.text(appointment.status) + '.')))
-        if not ((appointment.start - self.clock) >= dt.timedelta(hours=self.state.cancellation_notice_hours)):  # clinic.world:398
-            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' starts at ' + rt.text(self.fn_when(appointment.start)) + ', less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours from now, and can no longer be moved. Cancel it instead.')))
+            raise ToolError(rt.built(
+                self,
+                'Appointment '
+                + rt.text(appointment.id_)
+                + ' cannot be moved: it is '
+                + rt.text(appointment.status)
+                + '.',
+            ))
+        if not (  # clinic.world:398
+            appointment.start - self.clock
+            >= dt.timedelta(hours=self.state.cancellation_notice_hours)
+        ):
+            raise ToolError(rt.built(
+                self,
+                'Appointment '
+                + rt.text(appointment.id_)
+                + ' starts at '
+                + rt.text(self.fn_when(appointment.start))
+                + ', less than '
+                + rt.text(self.state.cancellation_notice_hours)
+                + ' hours from now, and can no longer be moved. Cancel it instead.',
+            ))
         if not (new_slot.key() != appointment.slot):  # clinic.world:399
-            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' is already in slot ' + rt.text(new_slot.id_) + '.')))
-        if not ((self.t_doctors.rows.get(new_slot.doctor) or self.t_doctors.row(new_slot.doctor)).specialty == (self.t_doctors.rows.get(appointment.doctor) or self.t_doctors.row(appointment.doctor)).specialty):  # clinic.world:400
-            raise ToolError(rt.built(self, ('Slot ' + rt.text(new_slot.id_) + ' is with a ' + rt.text((self.t_doctors.rows.get(new_slot.doctor) or self.t_doctors.row(new_slot.doctor)).specialty) + ' doctor; appointment ' + rt.text(appointment.id_) + ' needs ' + rt.text((self.t_doctors.rows.get(appointment.doctor) or self.t_doctors.row(appointment.doctor)).specialty) + '.')))
-        problem: str | None = self.fn_booking_problem((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)), new_slot, appointment.kind, appointment.id_)  # clinic.world:401
+            raise ToolError(rt.built(
+                self,
+                'Appointment '
+                + rt.text(appointment.id_)
+                + ' is already in slot '
+                + rt.text(new_slot.id_)
+                + '.',
+            ))
+        if not (  # clinic.world:400
+            (self.t_doctors.rows.get(new_slot.doctor) or self.t_doctors.row(new_slot.doctor)).specialty
+            == (self.t_doctors.rows.get(appointment.doctor) or self.t_doctors.row(appointment.doctor)).specialty
+        ):
+            raise ToolError(rt.built(
+                self,
+                'Slot '
+                + rt.text(new_slot.id_)
+                + ' is with a '
+                + rt.text(
+                    (self.t_doctors.rows.get(new_slot.doctor) or self.t_doctors.row(new_slot.doctor)).specialty,
+                )
+                + ' doctor; appointment '
+                + rt.text(appointment.id_)
+                + ' needs '
+                + rt.text(
+                    (self.t_doctors.rows.get(appointment.doctor) or self.t_doctors.row(appointment.doctor)).specialty,
+                )
+                + '.',
+            ))
+        problem: str | None = self.fn_booking_problem(  # clinic.world:401
+            self.t_patients.rows.get(appointment.patient)
+            or self.t_patients.row(appointment.patient),
+            new_slot,
+            appointment.kind,
+            appointment.id_,
+        )
         if not (problem is None):  # clinic.world:402
-            raise ToolError((problem if problem is not None else ''))
-        self._undo.append((3, appointment, ('slot', 'doctor', 'start', 'end'), (appointment.slot, appointment.doctor, appointment.start, appointment.end, ), appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:403
-        appointment.slot = new_slot.key()  # clinic.world:403
-        appointment.doctor = new_slot.doctor  # clinic.world:404
-        appointment.start = new_slot.start  # clinic.world:405
-        appointment.end = (new_slot.start + dt.timedelta(minutes=self.fn_visit_minutes(appointment.kind)))  # clinic.world:406
-        appointment._stale |= 108  # clinic.world:406
-        appointment._digest = appointment._text = None  # clinic.world:406
-        self.t_appointments._digest = None  # clinic.world:406
+            raise ToolError(problem if problem is not None else '')
+        self.set_field(appointment, 'slot', new_slot.key())  # clinic.world:403
+        self.set_field(appointment, 'doctor', new_slot.doctor)  # clinic.world:404
+        self.set_field(appointment, 'start', new_slot.start)  # clinic.world:405
+        self.set_field(  # clinic.world:406
+            appointment,
+            'end',
+            new_slot.start + dt.timedelta(minutes=self.fn_visit_minutes(appointment.kind)),
+        )
         return appointment  # clinic.world:407
 
-    def tool_cancel_appointment(self, appointment: Appointment) -> Cancellation:  # clinic.world:410
-        "Cancel a booked appointment. Cancelling less than 24 hours before the start is allowed but\ncounts as a late cancellation: the late fee is added to the patient's balance."
+    def tool_cancel_appointment(  # clinic.world:410
+        self, appointment: Appointment
+    ) -> Cancellation:
+        (
+            'Cancel a booked appointment. Cancelling less than 24 hours before the start is '
+            'allowed but\n'
+            "counts as a late cancellation: the late fee is added to the patient's balance."
+        )
         if not (appointment.status == _E17_AppointmentStatus_booked):  # clinic.world:418
-            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be cancelled: it is ' + rt.text(appointment.status) + '.')))
+            raise ToolError(rt.built(
+                self,
+                'Appointment '
+                + rt.text(appointment.id_)
+                + ' cannot be cancelled: it is '
+                + rt.text(appointment.status)
+                + '.',
+            ))
         if not (appointment.start > self.clock):  # clinic.world:419
-            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; mark it as a no-show instead.')))
-        late: bool = ((appointment.start - self.clock) < dt.timedelta(hours=self.state.cancellation_notice_hours))  # clinic.world:420
-        self._undo.append((3, appointment, ('status', 'cancelled_at', 'late_cancellation'), (appointment.status, appointment.cancelled_at, appointment.late_cancellation, ), appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:421
-        appointment.status = _E17_AppointmentStatus_cancelled  # clinic.world:421
-        appointment.cancelled_at = self.clock  # clinic.world:422
-        appointment.late_cancellation = late  # clinic.world:423
-        appointment._stale |= 3328  # clinic.world:423
-        appointment._digest = appointment._text = None  # clinic.world:423
-        self.t_appointments._digest = None  # clinic.world:423
+            raise ToolError(rt.built(
+                self,
+                'Appointment '
+                + rt.text(appointment.id_)
+                + ' started at '
+                + rt.text(self.fn_when(appointment.start))
+                + '; mark it as a no-show instead.',
+            ))
+        late: bool = (  # clinic.world:420
+            appointment.start - self.clock
+            < dt.timedelta(hours=self.state.cancellation_notice_hours)
+        )
+        self.set_fields(  # clinic.world:421
+            appointment,
+            status=_E17_AppointmentStatus_cancelled,
+            cancelled_at=self.clock,
+            late_cancellation=late,
+        )
         fee: float = 0.0  # clinic.world:424
-        message: str = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled.'))  # clinic.world:425
+        message: str = rt.built(  # clinic.world:425
+            self,
+            'Appointment '
+            + rt.text(appointment.id_)
+            + ' on '
+            + rt.text(self.fn_when(appointment.start))
+            + ' is cancelled.',
+        )
         if late:  # clinic.world:426
             fee = self.state.late_fee  # clinic.world:427
-            _row26 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:428
-            self._undo.append((0, _row26, 'balance', _row26.balance, _row26._digest, _row26._text, _row26._frags, _row26._stale))  # clinic.world:428
-            _row26.balance = v.check_range(round(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + fee), 2), 'Patient.balance', 0.0, None)  # clinic.world:428
-            _row26._stale |= 64  # clinic.world:428
-            _row26._digest = _row26._text = None  # clinic.world:428
-            self.t_patients._digest = None  # clinic.world:428
-            message = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled. It was less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours away, so a late fee of $' + format(fee, '.2f') + ' was added to ' + rt.text((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).name) + "'s balance."))  # clinic.world:429
+            self.set_field(  # clinic.world:428
+                self.t_patients.rows.get(appointment.patient)
+                or self.t_patients.row(appointment.patient),
+                'balance',
+                v.check_range(round((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + fee, 2), 'Patient.balance', 0.0, None),
+            )
+            message = rt.built(  # clinic.world:429
+                self,
+                'Appointment '
+                + rt.text(appointment.id_)
+                + ' on '
+                + rt.text(self.fn_when(appointment.start))
+                + ' is cancelled. It was less than '
+                + rt.text(self.state.cancellation_notice_hours)
+                + ' hours away, so a late fee of $'
+                + format(fee, '.2f')
+                + ' was added to '
+                + rt.text(
+                    (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).name,
+                )
+                + "'s balance.",
+            )
         return _new_Cancellation(appointment.id_, late, fee, message)  # clinic.world:431
 
     def tool_check_in(self, appointment: Appointment) -> Appointment:  # clinic.world:436
-        'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes after it.'
+        (
+            'Check a patient in when they arrive: from 30 minutes before the start until 15 '
+            'minutes after it.'
+        )
         if not (appointment.status == _E17_AppointmentStatus_booked):  # clinic.world:441
-            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be checked in: it is ' + rt.text(appointment.status) + '.')))
-        if not (self.clock >= (appointment.start - dt.timedelta(minutes=30))):  # clinic.world:442
-            raise ToolError(rt.built(self, ('Too early: check-in for appointment ' + rt.text(appointment.id_) + ' opens at ' + rt.text(self.fn_when((appointment.start - dt.timedelta(minutes=30)))) + '.')))
-        if not (self.clock <= (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:443
-            raise ToolError(rt.built(self, ('Too late: appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '. Mark it as a no-show or reschedule it.')))
-        self._undo.append((0, appointment, 'status', appointment.status, appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:444
-        appointment.status = _E17_AppointmentStatus_checked_in  # clinic.world:444
-        appointment._stale |= 256  # clinic.world:444
-        appointment._digest = appointment._text = None  # clinic.world:444
-        self.t_appointments._digest = None  # clinic.world:444
+            raise ToolError(rt.built(
+                self,
+                'Appointment '
+                + rt.text(appointment.id_)
+                + ' cannot be checked in: it is '
+                + rt.text(appointment.status)
+                + '.',
+            ))
+        if not (self.clock >= appointment.start - dt.timedelta(minutes=30)):  # clinic.world:442
+            raise ToolError(rt.built(
+                self,
+                'Too early: check-in for appointment '
+                + rt.text(appointment.id_)
+                + ' opens at '
+                + rt.text(self.fn_when(appointment.start - dt.timedelta(minutes=30)))
+                + '.',
+            ))
+        if not (self.clock <= appointment.start + dt.timedelta(minutes=15)):  # clinic.world:443
+            raise ToolError(rt.built(
+                self,
+                'Too late: appointment '
+                + rt.text(appointment.id_)
+                + ' started at '
+                + rt.text(self.fn_when(appointment.start))
+                + '. Mark it as a no-show or reschedule it.',
+            ))
+        self.set_field(  # clinic.world:444
+            appointment, 'status', _E17_AppointmentStatus_checked_in
+        )
         return appointment  # clinic.world:445
 
-    def tool_complete_appointment(self, appointment: Appointment, notes: str) -> Appointment:  # clinic.world:448
+    def tool_complete_appointment(  # clinic.world:448
+        self, appointment: Appointment, notes: str
+    ) -> Appointment:
         "Close a visit after the patient was seen, with the doctor's notes."
         if not (appointment.status == _E17_AppointmentStatus_checked_in):  # clinic.world:454
-            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be completed: it is ' + rt.text(appointment.status) + ', and only checked-in patients can be seen.')))
-        self._undo.append((3, appointment, ('status', 'notes'), (appointment.status, appointment.notes, ), appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:455
-        appointment.status = _E17_AppointmentStatus_completed  # clinic.world:455
-        appointment.notes = notes  # clinic.world:456
-        appointment._stale |= 4352  # clinic.world:456
-        appointment._digest = appointment._text = None  # clinic.world:456
-        self.t_appointments._digest = None  # clinic.world:456
+            raise ToolError(rt.built(
+                self,
+                'Appointment '
+                + rt.text(appointment.id_)
+                + ' cannot be completed: it is '
+                + rt.text(appointment.status)
+                + ', and only checked-in patients can be seen.',
+            ))
+        self.set_fields(  # clinic.world:455
+            appointment, status=_E17_AppointmentStatus_completed, notes=notes
+        )
         return appointment  # clinic.world:457
 
     def tool_mark_no_show(self, appointment: Appointment) -> Appointment:  # clinic.world:460
-        'Record that the patient did not come. Possible from 15 minutes after the start; the late fee is added to their balance.'
+        (
+            'Record that the patient did not come. Possible from 15 minutes after the start; the '
+            'late fee is added to their balance.'
+        )
         if not (appointment.status == _E17_AppointmentStatus_booked):  # clinic.world:465
-            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be marked as a no-show: it is ' + rt.text(appointment.status) + '.')))
-        if not (self.clock > (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:466
-            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; wait until 15 minutes after the start before marking a no-show.')))
-        self._undo.append((0, appointment, 'status', appointment.status, appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:467
-        appointment.status = _E17_AppointmentStatus_no_show  # clinic.world:467
-        appointment._stale |= 256  # clinic.world:467
-        appointment._digest = appointment._text = None  # clinic.world:467
-        self.t_appointments._digest = None  # clinic.world:467
-        _row27 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:468
-        self._undo.append((0, _row27, 'no_shows', _row27.no_shows, _row27._digest, _row27._text, _row27._frags, _row27._stale))  # clinic.world:468
-        _row27.no_shows = v.check_range(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).no_shows + 1), 'Patient.no_shows', 0, None)  # clinic.world:468
-        _row27._stale |= 128  # clinic.world:468
-        _row27._digest = _row27._text = None  # clinic.world:468
-        self.t_patients._digest = None  # clinic.world:468
-        _row28 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:469
-        self._undo.append((0, _row28, 'balance', _row28.balance, _row28._digest, _row28._text, _row28._frags, _row28._stale))  # clinic.world:469
-        _row28.balance = v.check_range(round(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + self.state.late_fee), 2), 'Patient.balance', 0.0, None)  # clinic.world:469
-        _row28._stale |= 64  # clinic.world:469
-        _row28._digest = _row28._text = None  # clinic.world:469
-        self.t_patients._digest = None  # clinic.world:469
+            raise ToolError(rt.built(
+                self,
+                'Appointment '
+                + rt.text(appointment.id_)
+                + ' cannot be marked as a no-show: it is '
+                + rt.text(appointment.status)
+                + '.',
+            ))
+        if not (self.clock > appointment.start + dt.timedelta(minutes=15)):  # clinic.world:466
+            raise ToolError(rt.built(
+                self,
+                'Appointment '
+                + rt.text(appointment.id_)
+                + ' started at '
+                + rt.text(self.fn_when(appointment.start))
+                + '; wait until 15 minutes after the start before marking a no-show.',
+            ))
+        self.set_field(appointment, 'status', _E17_AppointmentStatus_no_show)  # clinic.world:467
+        self.set_field(  # clinic.world:468
+            self.t_patients.rows.get(appointment.patient)
+            or self.t_patients.row(appointment.patient),
+            'no_shows',
+            v.check_range((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).no_shows + 1, 'Patient.no_shows', 0, None),
+        )
+        self.set_field(  # clinic.world:469
+            self.t_patients.rows.get(appointment.patient)
+            or self.t_patients.row(appointment.patient),
+            'balance',
+            v.check_range(round((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + self.state.late_fee, 2), 'Patient.balance', 0.0, None),
+        )
         return appointment  # clinic.world:470
 
     def tool_pay_balance(self, patient: Patient, amount: float) -> Patient:  # clinic.world:473
         'Record a payment towards the fees a patient owes.'
         if not (patient.balance > 0.0):  # clinic.world:479
-            raise ToolError(rt.built(self, (rt.text(patient.name) + ' owes nothing.')))
+            raise ToolError(rt.built(self, rt.text(patient.name) + ' owes nothing.'))
         if not (amount <= patient.balance):  # clinic.world:480
-            raise ToolError(rt.built(self, (rt.text(patient.name) + ' owes only $' + format(patient.balance, '.2f') + '; $' + format(amount, '.2f') + ' is too much.')))
-        self._undo.append((0, patient, 'balance', patient.balance, patient._digest, patient._text, patient._frags, patient._stale))  # clinic.world:481
-        patient.balance = v.check_range(round((patient.balance - amount), 2), 'Patient.balance', 0.0, None)  # clinic.world:481
-        patient._stale |= 64  # clinic.world:481
-        patient._digest = patient._text = None  # clinic.world:481
-        self.t_patients._digest = None  # clinic.world:481
+            raise ToolError(rt.built(
+                self,
+                rt.text(patient.name)
+                + ' owes only $'
+                + format(patient.balance, '.2f')
+                + '; $'
+                + format(amount, '.2f')
+                + ' is too much.',
+            ))
+        self.set_field(  # clinic.world:481
+            patient,
+            'balance',
+            v.check_range(round(patient.balance - amount, 2), 'Patient.balance', 0.0, None),
+        )
         return patient  # clinic.world:482
 
-    def tool_join_waitlist(self, patient: Patient, doctor: Doctor, earliest: dt.date, latest: dt.date, reason: str) -> WaitlistEntry:  # clinic.world:487
+    def tool_join_waitlist(  # clinic.world:487
+        self, patient: Patient, doctor: Doctor, earliest: dt.date, latest: dt.date, reason: str
+    ) -> WaitlistEntry:
         "Put a patient on a doctor's waitlist for a range of days, when no suitable slot is free."
         if not (earliest <= latest):  # clinic.world:496
-            raise ToolError(('The window ' + rt.text(earliest) + ' to ' + rt.text(latest) + ' ends before it starts.'))
+            raise ToolError(
+                'The window '
+                + rt.text(earliest)
+                + ' to '
+                + rt.text(latest)
+                + ' ends before it starts.',
+            )
         if not (latest >= self.clock.date()):  # clinic.world:497
-            raise ToolError(('The window ends on ' + rt.text(latest) + ', which has already passed.'))
-        if not (not any(((_w29.patient == patient.key()) and (_w29.doctor == doctor.key())) for _w29 in rt.each(self, self.t_waitlist))):  # clinic.world:498
-            raise ToolError(rt.built(self, (rt.text(patient.name) + ' is already on ' + rt.text(doctor.name) + "'s waitlist.")))
-        entry: WaitlistEntry = WaitlistEntry(id_=self._next('waitlist_ids', 'WL{:03d}'), patient=patient.key(), doctor=doctor.key(), earliest=earliest, latest=latest, reason=v.check_length(reason, 'WaitlistEntry.reason', 1, 200), added_at=self.clock)  # clinic.world:499
-        self._insert(self.t_waitlist, entry)  # clinic.world:506
+            raise ToolError(
+                'The window ends on ' + rt.text(latest) + ', which has already passed.'
+            )
+        if not (not any(_w26.patient == patient.key() and _w26.doctor == doctor.key() for _w26 in rt.each(self, self.t_waitlist))):  # clinic.world:498
+            raise ToolError(rt.built(
+                self,
+                rt.text(patient.name) + ' is already on ' + rt.text(doctor.name) + "'s waitlist.",
+            ))
+        entry: WaitlistEntry = WaitlistEntry(  # clinic.world:499
+            id_=self.next_id('waitlist_ids', 'WL{:03d}'),
+            patient=patient.key(),
+            doctor=doctor.key(),
+            earliest=earliest,
+            latest=latest,
+            reason=v.check_length(reason, 'WaitlistEntry.reason', 1, 200),
+            added_at=self.clock,
+        )
+        self.insert(self.t_waitlist, entry)  # clinic.world:506
         return entry  # clinic.world:507
 
     def tool_list_waitlist(self, doctor: Doctor | None) -> tuple[str, ...]:  # clinic.world:510
-        'List the waitlist entries, oldest first: who waits for which doctor, the window of days that suits them and why.'
-        return tuple([_w30.key() for _w30 in rt.each(self, self.t_waitlist) if ((doctor is None) or (_w30.doctor == (doctor if doctor is not None else rt.absent()).key()))])  # clinic.world:515
+        (
+            'List the waitlist entries, oldest first: who waits for which doctor, the window of '
+            'days that suits them and why.'
+        )
+        return tuple([  # clinic.world:515
+            _w27.key()
+            for _w27 in rt.each(self, self.t_waitlist)
+            if doctor is None
+            or _w27.doctor == (doctor if doctor is not None else rt.absent()).key()
+        ])
 
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> str:  # clinic.world:518
         "Take a patient off a doctor's waitlist."
-        text: str = rt.built(self, (rt.text((self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name) + ' was removed from ' + rt.text((self.t_doctors.rows.get(entry.doctor) or self.t_doctors.row(entry.doctor)).name) + "'s waitlist."))  # clinic.world:523
-        self._delete(self.t_waitlist, entry.key())  # clinic.world:524
+        text: str = rt.built(  # clinic.world:523
+            self,
+            rt.text(
+                (self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name,
+            )
+            + ' was removed from '
+            + rt.text(
+                (self.t_doctors.rows.get(entry.doctor) or self.t_doctors.row(entry.doctor)).name
+            )
+            + "'s waitlist.",
+        )
+        self.delete(self.t_waitlist, entry.key())  # clinic.world:524
         return text  # clinic.world:525
 
-    def tool_book_from_waitlist(self, entry: WaitlistEntry, slot: Slot, kind: VisitKind) -> Appointment:  # clinic.world:528
-        'Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist entry is removed.'
+    def tool_book_from_waitlist(  # clinic.world:528
+        self, entry: WaitlistEntry, slot: Slot, kind: VisitKind
+    ) -> Appointment:
+        (
+            'Book a waitlisted patient into a free slot with the doctor they wait for. The '
+            'waitlist entry is removed.'
+        )
         if not (slot.doctor == entry.doctor):  # clinic.world:535
-            raise ToolError(rt.built(self, ('Slot ' + rt.text(slot.id_) + ' is with ' + rt.text((self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).name) + ', but ' + rt.text((self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name) + ' is waiting for ' + rt.text((self.t_doctors.rows.get(entry.doctor) or self.t_doctors.row(entry.doctor)).name) + '.')))
+            raise ToolError(rt.built(
+                self,
+                'Slot '
+                + rt.text(slot.id_)
+                + ' is with '
+                + rt.text(
+                    (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).name
+                )
+                + ', but '
+                + rt.text(
+                    (self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name,
+                )
+                + ' is waiting for '
+                + rt.text(
+                    (self.t_doctors.rows.get(entry.doctor) or self.t_doctors.row(entry.doctor)).name,
+                )
+                + '.',
+            ))
         day: dt.date = slot.start.date()  # clinic.world:536
-        if not ((day >= entry.earliest) and (day <= entry.latest)):  # clinic.world:537
-            raise ToolError(rt.built(self, ('Slot ' + rt.text(slot.id_) + ' is on ' + rt.text(day) + ', outside ' + rt.text((self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name) + "'s window of " + rt.text(entry.earliest) + ' to ' + rt.text(entry.latest) + '.')))
-        problem: str | None = self.fn_booking_problem((self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)), slot, kind, '')  # clinic.world:538
+        if not (day >= entry.earliest and day <= entry.latest):  # clinic.world:537
+            raise ToolError(rt.built(
+                self,
+                'Slot '
+                + rt.text(slot.id_)
+                + ' is on '
+                + rt.text(day)
+                + ', outside '
+                + rt.text(
+                    (self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name,
+                )
+                + "'s window of "
+                + rt.text(entry.earliest)
+                + ' to '
+                + rt.text(entry.latest)
+                + '.',
+            ))
+        problem: str | None = self.fn_booking_problem(  # clinic.world:538
+            self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient),
+            slot,
+            kind,
+            '',
+        )
         if not (problem is None):  # clinic.world:539
-            raise ToolError((problem if problem is not None else ''))
-        appointment: Appointment = Appointment(id_=self._next('appointment_ids', 'APT{:04d}'), patient=entry.patient, doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(entry.reason, 'Appointment.reason', 1, 200), status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:540
-        self._insert(self.t_appointments, appointment)  # clinic.world:549
-        self._delete(self.t_waitlist, entry.key())  # clinic.world:550
+            raise ToolError(problem if problem is not None else '')
+        appointment: Appointment = Appointment(  # clinic.world:540
+            id_=self.next_id('appointment_ids', 'APT{:04d}'),
+            patient=entry.patient,
+            doctor=slot.doctor,
+            slot=slot.key(),
+            kind=kind,
+            start=slot.start,
+            end=slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
+            reason=v.check_length(entry.reason, 'Appointment.reason', 1, 200),
+            status=_E17_AppointmentStatus_booked,
+            booked_at=self.clock,
+            cancelled_at=None,
+            late_cancellation=False,
+            notes=None,
+        )
+        self.insert(self.t_appointments, appointment)  # clinic.world:549
+        self.delete(self.t_waitlist, entry.key())  # clinic.world:550
         return appointment  # clinic.world:551
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -1250,7 +1895,7 @@ def _invoke_get_doctor_schedule(ep: ClinicScheduling, args: Mapping[str, Any]) -
     a_doctor = args['doctor']
     if type(a_doctor) is not str or not a_doctor.isascii():
         a_doctor = v.want_str(a_doctor, 'doctor')
-    a_doctor = ep.t_doctors.rows.get(a_doctor) or rt.lookup(ep.t_doctors, a_doctor, lambda key: rt.built(ep, ('No doctor with id ' + rt.text(key) + '.')))
+    a_doctor = ep.t_doctors.rows.get(a_doctor) or rt.lookup(ep.t_doctors, a_doctor, lambda key: rt.built(ep, 'No doctor with id ' + rt.text(key) + '.'))
     a_day = v.want_date(args['day'], 'day')
     return ep.tool_get_doctor_schedule(a_doctor, a_day)
 
@@ -1276,11 +1921,11 @@ _NEEDS_book_appointment: frozenset[str] = frozenset({'patient', 'slot', 'reason'
 def _invoke_book_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_book_appointment >= args.keys() >= _NEEDS_book_appointment and None not in args.values()):
         rt.check_arguments(args, ('patient', 'slot', 'reason', 'kind'), ('patient', 'slot', 'reason'))
-    a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, ('No patient with id ' + rt.text(key) + '.')))
+    a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, 'No patient with id ' + rt.text(key) + '.'))
     a_slot = args['slot']
     if type(a_slot) is not str or not a_slot.isascii():
         a_slot = v.want_str(a_slot, 'slot')
-    a_slot = ep.t_slots.rows.get(a_slot) or rt.lookup(ep.t_slots, a_slot, lambda key: rt.built(ep, ('No slot with id ' + rt.text(key) + '.')))
+    a_slot = ep.t_slots.rows.get(a_slot) or rt.lookup(ep.t_slots, a_slot, lambda key: rt.built(ep, 'No slot with id ' + rt.text(key) + '.'))
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
     a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else _E9_VisitKind_consultation)
     return ep.tool_book_appointment(a_patient, a_slot, a_reason, a_kind)
@@ -1295,11 +1940,11 @@ def _invoke_reschedule_appointment(ep: ClinicScheduling, args: Mapping[str, Any]
     a_appointment = args['appointment']
     if type(a_appointment) is not str or not a_appointment.isascii():
         a_appointment = v.want_str(a_appointment, 'appointment')
-    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
+    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'))
     a_new_slot = args['new_slot']
     if type(a_new_slot) is not str or not a_new_slot.isascii():
         a_new_slot = v.want_str(a_new_slot, 'new_slot')
-    a_new_slot = ep.t_slots.rows.get(a_new_slot) or rt.lookup(ep.t_slots, a_new_slot, lambda key: rt.built(ep, ('No slot with id ' + rt.text(key) + '.')))
+    a_new_slot = ep.t_slots.rows.get(a_new_slot) or rt.lookup(ep.t_slots, a_new_slot, lambda key: rt.built(ep, 'No slot with id ' + rt.text(key) + '.'))
     return ep.tool_reschedule_appointment(a_appointment, a_new_slot)
 
 
@@ -1312,7 +1957,7 @@ def _invoke_cancel_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) ->
     a_appointment = args['appointment']
     if type(a_appointment) is not str or not a_appointment.isascii():
         a_appointment = v.want_str(a_appointment, 'appointment')
-    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
+    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'))
     return ep.tool_cancel_appointment(a_appointment)
 
 
@@ -1325,7 +1970,7 @@ def _invoke_check_in(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     a_appointment = args['appointment']
     if type(a_appointment) is not str or not a_appointment.isascii():
         a_appointment = v.want_str(a_appointment, 'appointment')
-    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
+    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'))
     return ep.tool_check_in(a_appointment)
 
 
@@ -1338,7 +1983,7 @@ def _invoke_complete_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) 
     a_appointment = args['appointment']
     if type(a_appointment) is not str or not a_appointment.isascii():
         a_appointment = v.want_str(a_appointment, 'appointment')
-    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
+    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'))
     a_notes = v.check_length(v.want_str(args['notes'], 'notes'), 'notes', 1, 2000)
     return ep.tool_complete_appointment(a_appointment, a_notes)
 
@@ -1352,7 +1997,7 @@ def _invoke_mark_no_show(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     a_appointment = args['appointment']
     if type(a_appointment) is not str or not a_appointment.isascii():
         a_appointment = v.want_str(a_appointment, 'appointment')
-    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
+    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'))
     return ep.tool_mark_no_show(a_appointment)
 
 
@@ -1362,7 +2007,7 @@ _ARGS_pay_balance: frozenset[str] = frozenset({'patient', 'amount'})
 def _invoke_pay_balance(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_pay_balance and None not in args.values()):
         rt.check_arguments(args, ('patient', 'amount'), ('patient', 'amount'))
-    a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, ('No patient with id ' + rt.text(key) + '.')))
+    a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, 'No patient with id ' + rt.text(key) + '.'))
     a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 0.01, 10000.0)
     return ep.tool_pay_balance(a_patient, a_amount)
 
@@ -1373,11 +2018,11 @@ _ARGS_join_waitlist: frozenset[str] = frozenset({'patient', 'doctor', 'earliest'
 def _invoke_join_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_join_waitlist and None not in args.values()):
         rt.check_arguments(args, ('patient', 'doctor', 'earliest', 'latest', 'reason'), ('patient', 'doctor', 'earliest', 'latest', 'reason'))
-    a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, ('No patient with id ' + rt.text(key) + '.')))
+    a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, 'No patient with id ' + rt.text(key) + '.'))
     a_doctor = args['doctor']
     if type(a_doctor) is not str or not a_doctor.isascii():
         a_doctor = v.want_str(a_doctor, 'doctor')
-    a_doctor = ep.t_doctors.rows.get(a_doctor) or rt.lookup(ep.t_doctors, a_doctor, lambda key: rt.built(ep, ('No doctor with id ' + rt.text(key) + '.')))
+    a_doctor = ep.t_doctors.rows.get(a_doctor) or rt.lookup(ep.t_doctors, a_doctor, lambda key: rt.built(ep, 'No doctor with id ' + rt.text(key) + '.'))
     a_earliest = v.want_date(args['earliest'], 'earliest')
     a_latest = v.want_date(args['latest'], 'latest')
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
@@ -1391,7 +2036,7 @@ _NEEDS_list_waitlist: frozenset[str] = frozenset(())
 def _invoke_list_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_list_waitlist >= args.keys() >= _NEEDS_list_waitlist):
         rt.check_arguments(args, ('doctor',), ())
-    a_doctor = (rt.lookup(ep.t_doctors, v.want_str(args['doctor'], 'doctor'), lambda key: rt.built(ep, ('No doctor with id ' + rt.text(key) + '.'))) if args.get('doctor') is not None else None)
+    a_doctor = (rt.lookup(ep.t_doctors, v.want_str(args['doctor'], 'doctor'), lambda key: rt.built(ep, 'No doctor with id ' + rt.text(key) + '.')) if args.get('doctor') is not None else None)
     return ep.tool_list_waitlist(a_doctor)
 
 
@@ -1404,7 +2049,7 @@ def _invoke_leave_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any
     a_entry = args['entry']
     if type(a_entry) is not str or not a_entry.isascii():
         a_entry = v.want_str(a_entry, 'entry')
-    a_entry = ep.t_waitlist.rows.get(a_entry) or rt.lookup(ep.t_waitlist, a_entry, lambda key: rt.built(ep, ('No waitlist entry with id ' + rt.text(key) + '.')))
+    a_entry = ep.t_waitlist.rows.get(a_entry) or rt.lookup(ep.t_waitlist, a_entry, lambda key: rt.built(ep, 'No waitlist entry with id ' + rt.text(key) + '.'))
     return ep.tool_leave_waitlist(a_entry)
 
 
@@ -1418,11 +2063,11 @@ def _invoke_book_from_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) ->
     a_entry = args['entry']
     if type(a_entry) is not str or not a_entry.isascii():
         a_entry = v.want_str(a_entry, 'entry')
-    a_entry = ep.t_waitlist.rows.get(a_entry) or rt.lookup(ep.t_waitlist, a_entry, lambda key: rt.built(ep, ('No waitlist entry with id ' + rt.text(key) + '.')))
+    a_entry = ep.t_waitlist.rows.get(a_entry) or rt.lookup(ep.t_waitlist, a_entry, lambda key: rt.built(ep, 'No waitlist entry with id ' + rt.text(key) + '.'))
     a_slot = args['slot']
     if type(a_slot) is not str or not a_slot.isascii():
         a_slot = v.want_str(a_slot, 'slot')
-    a_slot = ep.t_slots.rows.get(a_slot) or rt.lookup(ep.t_slots, a_slot, lambda key: rt.built(ep, ('No slot with id ' + rt.text(key) + '.')))
+    a_slot = ep.t_slots.rows.get(a_slot) or rt.lookup(ep.t_slots, a_slot, lambda key: rt.built(ep, 'No slot with id ' + rt.text(key) + '.'))
     a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else _E9_VisitKind_consultation)
     return ep.tool_book_from_waitlist(a_entry, a_slot, a_kind)
 
@@ -1448,112 +2093,359 @@ ClinicScheduling.TOOLS = {
 }
 
 
-def _check_late_cancel_fill_from_waitlist__grace_cancelled(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:16
-    return (rt.compared(ep.t_appointments.row('APT1001').status, '==', _E17_AppointmentStatus_cancelled, 'appointments["APT1001"].status == cancelled') and ep.t_appointments.row('APT1001').late_cancellation)
+def _check_late_cancel_fill_from_waitlist__grace_cancelled(  # tasks.world:16
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_appointments.row('APT1001').status,
+            '==',
+            _E17_AppointmentStatus_cancelled,
+            'appointments["APT1001"].status == cancelled',
+        )
+        and ep.t_appointments.row('APT1001').late_cancellation
+    )
 
 
-def _check_late_cancel_fill_from_waitlist__late_fee(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:17
-    return rt.compared(ep.t_patients.row('P1001').balance, '==', (init.t_patients.row('P1001').balance + 25.0), 'patients["P1001"].balance == initial.patients["P1001"].balance + 25.0')
+def _check_late_cancel_fill_from_waitlist__late_fee(  # tasks.world:17
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_patients.row('P1001').balance,
+        '==',
+        init.t_patients.row('P1001').balance + 25.0,
+        'patients["P1001"].balance == initial.patients["P1001"].balance + 25.0',
+    )
 
 
-def _check_late_cancel_fill_from_waitlist__marcus_in_slot(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:18
-    return bool(any(((((_a31.id_ not in init.t_appointments) and (_a31.patient == 'P1002')) and (_a31.slot == 'S101')) and (_a31.status == _E17_AppointmentStatus_booked)) for _a31 in rt.each(ep, ep.t_appointments)))
+def _check_late_cancel_fill_from_waitlist__marcus_in_slot(  # tasks.world:18
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _a28.id_ not in init.t_appointments
+        and _a28.patient == 'P1002'
+        and _a28.slot == 'S101'
+        and _a28.status == _E17_AppointmentStatus_booked
+        for _a28 in rt.each(ep, ep.t_appointments)
+    ))
 
 
-def _check_late_cancel_fill_from_waitlist__waitlist_done(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:19
-    return (('WL102' not in ep.t_waitlist) and rt.compared(len(ep.t_waitlist), '==', (len(init.t_waitlist) - 1), 'len(waitlist) == len(initial.waitlist) - 1'))
+def _check_late_cancel_fill_from_waitlist__waitlist_done(  # tasks.world:19
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        'WL102' not in ep.t_waitlist
+        and rt.compared(
+            len(ep.t_waitlist),
+            '==',
+            len(init.t_waitlist) - 1,
+            'len(waitlist) == len(initial.waitlist) - 1',
+        )
+    )
 
 
-def _check_julia_reschedule__moved(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:45
-    return ((rt.compared(ep.t_appointments.row('APT1003').slot, '==', 'S303', 'appointments["APT1003"].slot == "S303"') and rt.compared(ep.t_appointments.row('APT1003').start, '==', rt.parse_datetime('2024-06-12T13:30:00'), 'appointments["APT1003"].start == datetime("2024-06-12T13:30:00")')) and rt.compared(ep.t_appointments.row('APT1003').status, '==', _E17_AppointmentStatus_booked, 'appointments["APT1003"].status == booked'))
+def _check_julia_reschedule__moved(  # tasks.world:45
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_appointments.row('APT1003').slot,
+            '==',
+            'S303',
+            'appointments["APT1003"].slot == "S303"',
+        )
+        and rt.compared(
+            ep.t_appointments.row('APT1003').start,
+            '==',
+            rt.parse_datetime('2024-06-12T13:30:00'),
+            'appointments["APT1003"].start == datetime("2024-06-12T13:30:00")',
+        )
+        and rt.compared(
+            ep.t_appointments.row('APT1003').status,
+            '==',
+            _E17_AppointmentStatus_booked,
+            'appointments["APT1003"].status == booked',
+        )
+    )
 
 
-def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:46
-    return bool(any(((((_a32.id_ not in init.t_appointments) and (_a32.patient == 'P1005')) and ((ep.t_doctors.rows.get(_a32.doctor) or ep.t_doctors.row(_a32.doctor)).specialty == _E9_Specialty_general_practice)) and (_a32.start == rt.parse_datetime('2024-06-11T11:00:00'))) for _a32 in rt.each(ep, ep.t_appointments)))
+def _check_julia_reschedule__checkup_booked(  # tasks.world:46
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _a29.id_ not in init.t_appointments
+        and _a29.patient == 'P1005'
+        and (ep.t_doctors.rows.get(_a29.doctor) or ep.t_doctors.row(_a29.doctor)).specialty
+        == _E9_Specialty_general_practice
+        and _a29.start == rt.parse_datetime('2024-06-11T11:00:00')
+        for _a29 in rt.each(ep, ep.t_appointments)
+    ))
 
 
-def _check_julia_reschedule__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:47
-    return rt.compared(len(ep.t_appointments), '==', (len(init.t_appointments) + 1), 'len(appointments) == len(initial.appointments) + 1')
+def _check_julia_reschedule__one_new_appointment(  # tasks.world:47
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_appointments),
+        '==',
+        len(init.t_appointments) + 1,
+        'len(appointments) == len(initial.appointments) + 1',
+    )
 
 
-def _check_front_desk_morning__grace_checked_in(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:71
-    return rt.compared(ep.t_appointments.row('APT1001').status, '==', _E17_AppointmentStatus_checked_in, 'appointments["APT1001"].status == checked_in')
+def _check_front_desk_morning__grace_checked_in(  # tasks.world:71
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_appointments.row('APT1001').status,
+        '==',
+        _E17_AppointmentStatus_checked_in,
+        'appointments["APT1001"].status == checked_in',
+    )
 
 
-def _check_front_desk_morning__ahmed_no_show(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:72
-    return ((rt.compared(ep.t_appointments.row('APT1009').status, '==', _E17_AppointmentStatus_no_show, 'appointments["APT1009"].status == no_show') and rt.compared(ep.t_patients.row('P1004').no_shows, '==', (init.t_patients.row('P1004').no_shows + 1), 'patients["P1004"].no_shows == initial.patients["P1004"].no_shows + 1')) and rt.compared(ep.t_patients.row('P1004').balance, '==', 50.0, 'patients["P1004"].balance == 50.0'))
+def _check_front_desk_morning__ahmed_no_show(  # tasks.world:72
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_appointments.row('APT1009').status,
+            '==',
+            _E17_AppointmentStatus_no_show,
+            'appointments["APT1009"].status == no_show',
+        )
+        and rt.compared(
+            ep.t_patients.row('P1004').no_shows,
+            '==',
+            init.t_patients.row('P1004').no_shows + 1,
+            'patients["P1004"].no_shows == initial.patients["P1004"].no_shows + 1',
+        )
+        and rt.compared(
+            ep.t_patients.row('P1004').balance, '==', 50.0, 'patients["P1004"].balance == 50.0'
+        )
+    )
 
 
-def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:73
-    return bool(any((((_w33.patient == 'P1004') and (_w33.doctor == 'D05')) and (_w33.latest >= rt.parse_date('2024-06-14'))) for _w33 in rt.each(ep, ep.t_waitlist)))
+def _check_front_desk_morning__ahmed_waitlisted(  # tasks.world:73
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _w30.patient == 'P1004'
+        and _w30.doctor == 'D05'
+        and _w30.latest >= rt.parse_date('2024-06-14')
+        for _w30 in rt.each(ep, ep.t_waitlist)
+    ))
 
 
-def _check_family_booking__leo_registered(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:135
-    return bool(any((((_p34.name == 'Leo Fischer') and (_p34.birth_date == rt.parse_date('2019-04-02'))) and (_p34.phone == '+15125550190')) for _p34 in rt.each(ep, ep.t_patients)))
+def _check_family_booking__leo_registered(  # tasks.world:135
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _p31.name == 'Leo Fischer'
+        and _p31.birth_date == rt.parse_date('2019-04-02')
+        and _p31.phone == '+15125550190'
+        for _p31 in rt.each(ep, ep.t_patients)
+    ))
 
 
-def _check_family_booking__leo_with_pediatrician(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:136
-    return bool(any(((((ep.t_patients.rows.get(_a35.patient) or ep.t_patients.row(_a35.patient)).name == 'Leo Fischer') and (_a35.doctor == 'D04')) and (_a35.start == rt.parse_datetime('2024-06-11T15:00:00'))) for _a35 in rt.each(ep, ep.t_appointments)))
+def _check_family_booking__leo_with_pediatrician(  # tasks.world:136
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_patients.rows.get(_a32.patient) or ep.t_patients.row(_a32.patient)).name
+        == 'Leo Fischer'
+        and _a32.doctor == 'D04'
+        and _a32.start == rt.parse_datetime('2024-06-11T15:00:00')
+        for _a32 in rt.each(ep, ep.t_appointments)
+    ))
 
 
-def _check_family_booking__hannah_after(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:137
-    return bool(any((((_a36.patient == 'P2001') and (_a36.doctor == 'D01')) and (_a36.start == rt.parse_datetime('2024-06-11T15:30:00'))) for _a36 in rt.each(ep, ep.t_appointments)))
+def _check_family_booking__hannah_after(  # tasks.world:137
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _a33.patient == 'P2001'
+        and _a33.doctor == 'D01'
+        and _a33.start == rt.parse_datetime('2024-06-11T15:30:00')
+        for _a33 in rt.each(ep, ep.t_appointments)
+    ))
 
 
-def _check_family_booking__two_bookings(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:138
-    return rt.compared(len(ep.t_appointments), '==', (len(init.t_appointments) + 2), 'len(appointments) == len(initial.appointments) + 2')
+def _check_family_booking__two_bookings(  # tasks.world:138
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_appointments),
+        '==',
+        len(init.t_appointments) + 2,
+        'len(appointments) == len(initial.appointments) + 2',
+    )
 
 
-def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:160
-    return bool(any((((_a37.patient == 'P1006') and (_a37.slot == 'S402')) and (_a37.status == _E17_AppointmentStatus_booked)) for _a37 in rt.each(ep, ep.t_appointments)))
+def _check_waitlist_sweep__ben_booked(  # tasks.world:160
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _a34.patient == 'P1006'
+        and _a34.slot == 'S402'
+        and _a34.status == _E17_AppointmentStatus_booked
+        for _a34 in rt.each(ep, ep.t_appointments)
+    ))
 
 
-def _check_waitlist_sweep__olivia_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:161
-    return bool(any((((_a38.patient == 'P1007') and (_a38.doctor == 'D03')) and (_a38.start == rt.parse_datetime('2024-06-12T13:30:00'))) for _a38 in rt.each(ep, ep.t_appointments)))
+def _check_waitlist_sweep__olivia_booked(  # tasks.world:161
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _a35.patient == 'P1007'
+        and _a35.doctor == 'D03'
+        and _a35.start == rt.parse_datetime('2024-06-12T13:30:00')
+        for _a35 in rt.each(ep, ep.t_appointments)
+    ))
 
 
-def _check_waitlist_sweep__waitlist_empty(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:162
-    return (rt.compared(len(ep.t_waitlist), '==', 0, 'len(waitlist) == 0') and rt.compared(len(init.t_waitlist), '==', 3, 'len(initial.waitlist) == 3'))
+def _check_waitlist_sweep__waitlist_empty(  # tasks.world:162
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(len(ep.t_waitlist), '==', 0, 'len(waitlist) == 0')
+        and rt.compared(len(init.t_waitlist), '==', 3, 'len(initial.waitlist) == 3')
+    )
 
 
-def _check_grace_visit_and_follow_up__visit_closed(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:186
-    return (rt.compared(ep.t_appointments.row('APT1001').status, '==', _E17_AppointmentStatus_completed, 'appointments["APT1001"].status == completed') and rt.compared(ep.t_appointments.row('APT1001').notes, 'is not', None, 'appointments["APT1001"].notes != none'))
+def _check_grace_visit_and_follow_up__visit_closed(  # tasks.world:186
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_appointments.row('APT1001').status,
+            '==',
+            _E17_AppointmentStatus_completed,
+            'appointments["APT1001"].status == completed',
+        )
+        and rt.compared(
+            ep.t_appointments.row('APT1001').notes,
+            'is not',
+            None,
+            'appointments["APT1001"].notes != none',
+        )
+    )
 
 
-def _check_grace_visit_and_follow_up__follow_up_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:187
-    return bool(any(((((((_a39.id_ not in init.t_appointments) and (_a39.patient == 'P1001')) and (_a39.doctor == 'D01')) and (_a39.kind == _E9_VisitKind_follow_up)) and (_a39.start == rt.parse_datetime('2024-06-11T09:30:00'))) and (_a39.status == _E17_AppointmentStatus_booked)) for _a39 in rt.each(ep, ep.t_appointments)))
+def _check_grace_visit_and_follow_up__follow_up_booked(  # tasks.world:187
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _a36.id_ not in init.t_appointments
+        and _a36.patient == 'P1001'
+        and _a36.doctor == 'D01'
+        and _a36.kind == _E9_VisitKind_follow_up
+        and _a36.start == rt.parse_datetime('2024-06-11T09:30:00')
+        and _a36.status == _E17_AppointmentStatus_booked
+        for _a36 in rt.each(ep, ep.t_appointments)
+    ))
 
 
-def _check_grace_visit_and_follow_up__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:188
-    return rt.compared(len(ep.t_appointments), '==', (len(init.t_appointments) + 1), 'len(appointments) == len(initial.appointments) + 1')
+def _check_grace_visit_and_follow_up__one_new_appointment(  # tasks.world:188
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_appointments),
+        '==',
+        len(init.t_appointments) + 1,
+        'len(appointments) == len(initial.appointments) + 1',
+    )
 
 
-def _check_ahmed_settles_up__no_show_recorded(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:218
-    return (rt.compared(ep.t_appointments.row('APT1009').status, '==', _E17_AppointmentStatus_no_show, 'appointments["APT1009"].status == no_show') and rt.compared(ep.t_patients.row('P1004').no_shows, '==', (init.t_patients.row('P1004').no_shows + 1), 'patients["P1004"].no_shows == initial.patients["P1004"].no_shows + 1'))
+def _check_ahmed_settles_up__no_show_recorded(  # tasks.world:218
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_appointments.row('APT1009').status,
+            '==',
+            _E17_AppointmentStatus_no_show,
+            'appointments["APT1009"].status == no_show',
+        )
+        and rt.compared(
+            ep.t_patients.row('P1004').no_shows,
+            '==',
+            init.t_patients.row('P1004').no_shows + 1,
+            'patients["P1004"].no_shows == initial.patients["P1004"].no_shows + 1',
+        )
+    )
 
 
-def _check_ahmed_settles_up__rebooked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:219
-    return bool(any((((((_a40.id_ not in init.t_appointments) and (_a40.patient == 'P1004')) and (_a40.doctor == 'D05')) and (_a40.start == rt.parse_datetime('2024-06-12T11:00:00'))) and (_a40.status == _E17_AppointmentStatus_booked)) for _a40 in rt.each(ep, ep.t_appointments)))
+def _check_ahmed_settles_up__rebooked(  # tasks.world:219
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _a37.id_ not in init.t_appointments
+        and _a37.patient == 'P1004'
+        and _a37.doctor == 'D05'
+        and _a37.start == rt.parse_datetime('2024-06-12T11:00:00')
+        and _a37.status == _E17_AppointmentStatus_booked
+        for _a37 in rt.each(ep, ep.t_appointments)
+    ))
 
 
-def _check_ahmed_settles_up__follow_up_cancelled(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:220
-    return (rt.compared(ep.t_appointments.row('APT1004').status, '==', _E17_AppointmentStatus_cancelled, 'appointments["APT1004"].status == cancelled') and (not ep.t_appointments.row('APT1004').late_cancellation))
+def _check_ahmed_settles_up__follow_up_cancelled(  # tasks.world:220
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_appointments.row('APT1004').status,
+            '==',
+            _E17_AppointmentStatus_cancelled,
+            'appointments["APT1004"].status == cancelled',
+        )
+        and not ep.t_appointments.row('APT1004').late_cancellation
+    )
 
 
-def _check_ahmed_settles_up__paid_up(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:221
-    return rt.compared(ep.t_patients.row('P1004').balance, '==', 0.0, 'patients["P1004"].balance == 0.0')
+def _check_ahmed_settles_up__paid_up(  # tasks.world:221
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_patients.row('P1004').balance, '==', 0.0, 'patients["P1004"].balance == 0.0'
+    )
 
 
-def _check_new_patient_rivera__registered(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:247
-    return bool(any(((((_p41.name == 'Tomas Rivera') and (_p41.birth_date == rt.parse_date('1980-08-15'))) and (_p41.phone == '+15125550199')) and (_p41.insurance == 'Aetna')) for _p41 in rt.each(ep, ep.t_patients)))
+def _check_new_patient_rivera__registered(  # tasks.world:247
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _p38.name == 'Tomas Rivera'
+        and _p38.birth_date == rt.parse_date('1980-08-15')
+        and _p38.phone == '+15125550199'
+        and _p38.insurance == 'Aetna'
+        for _p38 in rt.each(ep, ep.t_patients)
+    ))
 
 
-def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:248
-    return bool(any(((((ep.t_patients.rows.get(_a42.patient) or ep.t_patients.row(_a42.patient)).name == 'Tomas Rivera') and (_a42.slot == 'S303')) and (_a42.status == _E17_AppointmentStatus_booked)) for _a42 in rt.each(ep, ep.t_appointments)))
+def _check_new_patient_rivera__dermatology_booked(  # tasks.world:248
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_patients.rows.get(_a39.patient) or ep.t_patients.row(_a39.patient)).name
+        == 'Tomas Rivera'
+        and _a39.slot == 'S303'
+        and _a39.status == _E17_AppointmentStatus_booked
+        for _a39 in rt.each(ep, ep.t_appointments)
+    ))
 
 
-def _check_new_patient_rivera__waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:249
-    return bool(any((((((ep.t_patients.rows.get(_w43.patient) or ep.t_patients.row(_w43.patient)).name == 'Tomas Rivera') and (_w43.doctor == 'D01')) and (_w43.earliest == rt.parse_date('2024-06-17'))) and (_w43.latest == rt.parse_date('2024-06-21'))) for _w43 in rt.each(ep, ep.t_waitlist)))
+def _check_new_patient_rivera__waitlisted(  # tasks.world:249
+    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_patients.rows.get(_w40.patient) or ep.t_patients.row(_w40.patient)).name
+        == 'Tomas Rivera'
+        and _w40.doctor == 'D01'
+        and _w40.earliest == rt.parse_date('2024-06-17')
+        and _w40.latest == rt.parse_date('2024-06-21')
+        for _w40 in rt.each(ep, ep.t_waitlist)
+    ))
 
 
 ClinicScheduling.TASKS = {

@@ -417,7 +417,7 @@ class Order(Row):
     def load(cls, data: object, path: str, ep: Any) -> Order:
         d = v.want_object(data, path, {'id': False, 'customer': True, 'event': True, 'status': False, 'created_at': False, 'hold_expires_at': True, 'total_cents': True, 'paid_at': False, 'payment': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('order_ids', 'ORD{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('order_ids', 'ORD{:03d}')),
             customer=v.check_pattern(v.want_str(d['customer'], path + '.customer'), path + '.customer', '^C[0-9]{3}$'),
             event=v.check_pattern(v.want_str(d['event'], path + '.event'), path + '.event', '^E[0-9]{2}$'),
             status=(v.want_enum(d['status'], path + '.status', OrderStatus) if d.get('status') is not None else _E11_OrderStatus_held),
@@ -506,7 +506,7 @@ class Ticket(Row):
     def load(cls, data: object, path: str, ep: Any) -> Ticket:
         d = v.want_object(data, path, {'id': False, 'order': True, 'event': True, 'section': True, 'seat': True, 'price_cents': True, 'holder': True, 'status': False, 'checked_in_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('ticket_ids', 'TK{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('ticket_ids', 'TK{:04d}')),
             order=v.want_str(d['order'], path + '.order'),
             event=v.check_pattern(v.want_str(d['event'], path + '.event'), path + '.event', '^E[0-9]{2}$'),
             section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z0-9]{2,10}$'),
@@ -927,7 +927,7 @@ _C_MAX_PER_EVENT: int = 6  # concert_ticket_office.world:13
 _C_HOLD_MINUTES: int = 15  # concert_ticket_office.world:15
 _C_DOORS_OPEN_HOURS: int = 3  # concert_ticket_office.world:17
 _C_EVENT_HOURS: int = 4  # concert_ticket_office.world:19
-_C_ROW_LETTERS: tuple[str, ...] = ('A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'L', 'M', 'N', 'O', 'P', 'Q', 'R', 'S', 'T', 'U', 'V', 'W', 'X', 'Y', 'Z',)  # concert_ticket_office.world:21
+_C_ROW_LETTERS: tuple[str, ...] = ('A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'L', 'M', 'N', 'O', 'P', 'Q', 'R', 'S', 'T', 'U', 'V', 'W', 'X', 'Y', 'Z')  # concert_ticket_office.world:21
 
 
 class _State(StateBase):
@@ -1013,277 +1013,735 @@ class ConcertTicketOffice(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((not self.fn_owned(_t43)) or (len(tuple([_o44.key() for _o44 in rt.each(self, self.t_tickets) if ((((_o44.event == _t43.event) and (_o44.section == _t43.section)) and (_o44.seat == _t43.seat)) and self.fn_owned(_o44))])) == 1)) for _t43 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:219
-            raise InvariantError('A seat is sold at most once per event.', 'concert_ticket_office.world:219')
-        if not all(((not self.fn_owned(_t45)) or (self.fn_owned_count((self.t_customers.rows.get(_t45.holder) or self.t_customers.row(_t45.holder)), (self.t_events.rows.get(_t45.event) or self.t_events.row(_t45.event))) <= _C_MAX_PER_EVENT)) for _t45 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:222
-            raise InvariantError('Nobody holds more than 6 sold or checked-in tickets for one event.', 'concert_ticket_office.world:222')
-        if not all(((_t46.event == (self.t_orders.rows.get(_t46.order) or self.t_orders.row(_t46.order)).event) and ((self.t_sections.rows.get(_t46.section) or self.t_sections.row(_t46.section)).venue == (self.t_events.rows.get(_t46.event) or self.t_events.row(_t46.event)).venue)) for _t46 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:225
-            raise InvariantError("A ticket is for its order's event, in a section of the event's venue.", 'concert_ticket_office.world:225')
-        if not all(self.fn_seat_in_section(_t47.seat, (self.t_sections.rows.get(_t47.section) or self.t_sections.row(_t47.section))) for _t47 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:228
-            raise InvariantError("Every ticket's seat lies within its section.", 'concert_ticket_office.world:228')
-        for _row48 in self._changed_rows(self.t_orders):  # concert_ticket_office.world:231
-            if not (((_row48.status == _E11_OrderStatus_paid) == (_row48.paid_at is not None)) and ((_row48.status == _E11_OrderStatus_paid) == (_row48.payment is not None))):
-                raise InvariantError('An order is paid exactly when it has a payment time and method.', 'concert_ticket_office.world:231')
-        if not all(((((self.t_orders.rows.get(_t49.order) or self.t_orders.row(_t49.order)).status == _E11_OrderStatus_held) == (_t49.status == _E12_TicketStatus_held)) and (((self.t_orders.rows.get(_t49.order) or self.t_orders.row(_t49.order)).status == _E11_OrderStatus_released) == (_t49.status == _E12_TicketStatus_released))) for _t49 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:234
-            raise InvariantError('Tickets are held while their order is held and released when it is released.', 'concert_ticket_office.world:234')
-        for _row50 in self._changed_rows(self.t_tickets):  # concert_ticket_office.world:237
-            if not ((_row50.checked_in_at is not None) == (_row50.status == _E12_TicketStatus_checked_in)):
-                raise InvariantError('A ticket has a check-in time exactly when it is checked in.', 'concert_ticket_office.world:237')
-        if not all((_o51.total_cents == sum(rt.each(self, tuple([_t52.price_cents for _t52 in rt.each(self, self.t_tickets) if (_t52.order == _o51.key())])))) for _o51 in rt.each(self, self.t_orders)):  # concert_ticket_office.world:240
-            raise InvariantError("An order's total is the sum of its tickets' prices.", 'concert_ticket_office.world:240')
-        for _row53 in rt.changed_rows(self, self.t_sections, ('venue',)):
-            rt.check_refs(self.t_venues, _row53.venue, 'Section.venue')
-        for _row54 in rt.changed_rows(self, self.t_events, ('venue',)):
-            rt.check_refs(self.t_venues, _row54.venue, 'Event.venue')
-        for _row55 in rt.changed_rows(self, self.t_orders, ('customer', 'event')):
-            rt.check_refs(self.t_customers, _row55.customer, 'Order.customer')
-            rt.check_refs(self.t_events, _row55.event, 'Order.event')
-        for _row56 in rt.changed_rows(self, self.t_tickets, ('order', 'event', 'section', 'holder')):
-            rt.check_refs(self.t_orders, _row56.order, 'Ticket.order')
-            rt.check_refs(self.t_events, _row56.event, 'Ticket.event')
-            rt.check_refs(self.t_sections, _row56.section, 'Ticket.section')
-            rt.check_refs(self.t_customers, _row56.holder, 'Ticket.holder')
-        if self._deleted:
-            rt.check_deleted(self, self.t_venues, ((self.t_sections, 'venue'), (self.t_events, 'venue'),))
-        if self._deleted:
+        if not all(  # concert_ticket_office.world:219
+            not self.fn_owned(_t41)
+            or len(tuple([
+                _o42.key()
+                for _o42 in rt.each(self, self.t_tickets)
+                if _o42.event == _t41.event
+                and _o42.section == _t41.section
+                and _o42.seat == _t41.seat
+                and self.fn_owned(_o42)
+            ]))
+            == 1
+            for _t41 in rt.each(self, self.t_tickets)
+        ):
+            raise InvariantError(
+                'A seat is sold at most once per event.', 'concert_ticket_office.world:219'
+            )
+        if not all(  # concert_ticket_office.world:222
+            not self.fn_owned(_t43)
+            or self.fn_owned_count(
+                self.t_customers.rows.get(_t43.holder) or self.t_customers.row(_t43.holder),
+                self.t_events.rows.get(_t43.event) or self.t_events.row(_t43.event),
+            )
+            <= _C_MAX_PER_EVENT
+            for _t43 in rt.each(self, self.t_tickets)
+        ):
+            raise InvariantError(
+                'Nobody holds more than 6 sold or checked-in tickets for one event.',
+                'concert_ticket_office.world:222',
+            )
+        if not all(  # concert_ticket_office.world:225
+            _t44.event
+            == (self.t_orders.rows.get(_t44.order) or self.t_orders.row(_t44.order)).event
+            and (self.t_sections.rows.get(_t44.section) or self.t_sections.row(_t44.section)).venue
+            == (self.t_events.rows.get(_t44.event) or self.t_events.row(_t44.event)).venue
+            for _t44 in rt.each(self, self.t_tickets)
+        ):
+            raise InvariantError(
+                "A ticket is for its order's event, in a section of the event's venue.",
+                'concert_ticket_office.world:225',
+            )
+        if not all(  # concert_ticket_office.world:228
+            self.fn_seat_in_section(
+                _t45.seat,
+                self.t_sections.rows.get(_t45.section) or self.t_sections.row(_t45.section),
+            )
+            for _t45 in rt.each(self, self.t_tickets)
+        ):
+            raise InvariantError(
+                "Every ticket's seat lies within its section.", 'concert_ticket_office.world:228'
+            )
+        for _row46 in rt.changed_rows(self, self.t_orders):  # concert_ticket_office.world:231
+            if not (
+                (_row46.status == _E11_OrderStatus_paid) == (_row46.paid_at is not None)
+                and (_row46.status == _E11_OrderStatus_paid) == (_row46.payment is not None)
+            ):
+                raise InvariantError(
+                    'An order is paid exactly when it has a payment time and method.',
+                    'concert_ticket_office.world:231',
+                )
+        if not all(  # concert_ticket_office.world:234
+            ((self.t_orders.rows.get(_t47.order) or self.t_orders.row(_t47.order)).status
+            == _E11_OrderStatus_held)
+            == (_t47.status == _E12_TicketStatus_held)
+            and ((self.t_orders.rows.get(_t47.order) or self.t_orders.row(_t47.order)).status
+            == _E11_OrderStatus_released)
+            == (_t47.status == _E12_TicketStatus_released)
+            for _t47 in rt.each(self, self.t_tickets)
+        ):
+            raise InvariantError(
+                'Tickets are held while their order is held and released when it is released.',
+                'concert_ticket_office.world:234',
+            )
+        for _row48 in rt.changed_rows(self, self.t_tickets):  # concert_ticket_office.world:237
+            if not (
+                (_row48.checked_in_at is not None)
+                == (_row48.status == _E12_TicketStatus_checked_in)
+            ):
+                raise InvariantError(
+                    'A ticket has a check-in time exactly when it is checked in.',
+                    'concert_ticket_office.world:237',
+                )
+        if not all(  # concert_ticket_office.world:240
+            _o49.total_cents
+            == sum(rt.each(
+                self,
+                tuple([
+                    _t50.price_cents
+                    for _t50 in rt.each(self, self.t_tickets)
+                    if _t50.order == _o49.key()
+                ]),
+            ))
+            for _o49 in rt.each(self, self.t_orders)
+        ):
+            raise InvariantError(
+                "An order's total is the sum of its tickets' prices.",
+                'concert_ticket_office.world:240',
+            )
+        for _row51 in rt.changed_rows(self, self.t_sections, ('venue',)):
+            rt.check_refs(self.t_venues, _row51.venue, 'Section.venue')
+        for _row52 in rt.changed_rows(self, self.t_events, ('venue',)):
+            rt.check_refs(self.t_venues, _row52.venue, 'Event.venue')
+        for _row53 in rt.changed_rows(self, self.t_orders, ('customer', 'event')):
+            rt.check_refs(self.t_customers, _row53.customer, 'Order.customer')
+            rt.check_refs(self.t_events, _row53.event, 'Order.event')
+        for _row54 in rt.changed_rows(
+            self, self.t_tickets, ('order', 'event', 'section', 'holder')
+        ):
+            rt.check_refs(self.t_orders, _row54.order, 'Ticket.order')
+            rt.check_refs(self.t_events, _row54.event, 'Ticket.event')
+            rt.check_refs(self.t_sections, _row54.section, 'Ticket.section')
+            rt.check_refs(self.t_customers, _row54.holder, 'Ticket.holder')
+        if self.deleted_rows:
+            rt.check_deleted(
+                self, self.t_venues, ((self.t_sections, 'venue'), (self.t_events, 'venue'))
+            )
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_sections, ((self.t_tickets, 'section'),))
-        if self._deleted:
-            rt.check_deleted(self, self.t_events, ((self.t_orders, 'event'), (self.t_tickets, 'event'),))
-        if self._deleted:
-            rt.check_deleted(self, self.t_customers, ((self.t_orders, 'customer'), (self.t_tickets, 'holder'),))
-        if self._deleted:
+        if self.deleted_rows:
+            rt.check_deleted(
+                self, self.t_events, ((self.t_orders, 'event'), (self.t_tickets, 'event'))
+            )
+        if self.deleted_rows:
+            rt.check_deleted(
+                self, self.t_customers, ((self.t_orders, 'customer'), (self.t_tickets, 'holder'))
+            )
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_orders, ((self.t_tickets, 'order'),))
         pass
 
-    def fn_seat_in_section(self, seat: str, section: Section) -> bool:  # concert_ticket_office.world:156
-        'Whether a seat label names a seat of the section (a row among its rows, a number up to seats_per_row, no leading zero).'
+    def fn_seat_in_section(  # concert_ticket_office.world:156
+        self, seat: str, section: Section
+    ) -> bool:
+        (
+            'Whether a seat label names a seat of the section (a row among its rows, a number up '
+            'to seats_per_row, no leading zero).'
+        )
         ok: bool = False  # concert_ticket_office.world:159
         for r in rt.each(self, rt.int_range(0, section.rows)):  # concert_ticket_office.world:160
             letter: str = _C_ROW_LETTERS[r]  # concert_ticket_office.world:161
             if seat.startswith(rt.read(self, letter)):  # concert_ticket_office.world:162
-                digits: str = rt.built(self, rt.replace(rt.read(self, seat), rt.read(self, letter), ''))  # concert_ticket_office.world:163
+                digits: str = rt.built(  # concert_ticket_office.world:163
+                    self, rt.replace(rt.read(self, seat), rt.read(self, letter), '')
+                )
                 n: int = rt.to_int(rt.read(self, digits))  # concert_ticket_office.world:164
-                ok = (((rt.text(n) == digits) and (n >= 1)) and (n <= section.seats_per_row))  # concert_ticket_office.world:165
+                ok = (  # concert_ticket_office.world:165
+                    rt.text(n) == digits and n >= 1 and n <= section.seats_per_row
+                )
         return ok  # concert_ticket_office.world:168
 
     def fn_owned(self, t: Ticket) -> bool:  # concert_ticket_office.world:171
         'A ticket that is sold or checked in.'
-        return ((t.status == _E12_TicketStatus_sold) or (t.status == _E12_TicketStatus_checked_in))  # concert_ticket_office.world:172
+        return (  # concert_ticket_office.world:172
+            t.status == _E12_TicketStatus_sold or t.status == _E12_TicketStatus_checked_in
+        )
 
     def fn_hold_live(self, o: Order) -> bool:  # concert_ticket_office.world:175
         'A held order whose hold has not expired.'
-        return ((o.status == _E11_OrderStatus_held) and (o.hold_expires_at > self.clock))  # concert_ticket_office.world:176
+        return (  # concert_ticket_office.world:176
+            o.status == _E11_OrderStatus_held and o.hold_expires_at > self.clock
+        )
 
     def fn_blocks_seat(self, t: Ticket) -> bool:  # concert_ticket_office.world:179
         'Whether a ticket keeps its seat from being held by someone else.'
-        return (self.fn_owned(t) or ((t.status == _E12_TicketStatus_held) and self.fn_hold_live((self.t_orders.rows.get(t.order) or self.t_orders.row(t.order)))))  # concert_ticket_office.world:182
+        return (  # concert_ticket_office.world:182
+            self.fn_owned(t)
+            or t.status == _E12_TicketStatus_held
+            and self.fn_hold_live(self.t_orders.rows.get(t.order) or self.t_orders.row(t.order))
+        )
 
-    def fn_taken_seats(self, event: Event, section: Section) -> tuple[str, ...]:  # concert_ticket_office.world:185
+    def fn_taken_seats(  # concert_ticket_office.world:185
+        self, event: Event, section: Section
+    ) -> tuple[str, ...]:
         'The seats of a section that are sold, checked in or under a live hold.'
-        return v.unique(tuple(rt.each(self, tuple([_t1.seat for _t1 in rt.each(self, self.t_tickets) if (((_t1.event == event.key()) and (_t1.section == section.key())) and self.fn_blocks_seat(_t1))]))))  # concert_ticket_office.world:188
+        return v.unique(tuple(rt.each(  # concert_ticket_office.world:188
+            self,
+            tuple([
+                _t1.seat
+                for _t1 in rt.each(self, self.t_tickets)
+                if _t1.event == event.key()
+                and _t1.section == section.key()
+                and self.fn_blocks_seat(_t1)
+            ]),
+        )))
 
-    def fn_owned_count(self, customer: Customer, event: Event) -> int:  # concert_ticket_office.world:191
+    def fn_owned_count(  # concert_ticket_office.world:191
+        self, customer: Customer, event: Event
+    ) -> int:
         'Tickets for the event the customer holds, sold or checked in.'
-        return len(tuple([_t2.key() for _t2 in rt.each(self, self.t_tickets) if (((_t2.holder == customer.key()) and (_t2.event == event.key())) and self.fn_owned(_t2))]))  # concert_ticket_office.world:194
+        return len(tuple([  # concert_ticket_office.world:194
+            _t2.key()
+            for _t2 in rt.each(self, self.t_tickets)
+            if _t2.holder == customer.key() and _t2.event == event.key() and self.fn_owned(_t2)
+        ]))
 
-    def fn_live_held_count(self, customer: Customer, event: Event) -> int:  # concert_ticket_office.world:197
+    def fn_live_held_count(  # concert_ticket_office.world:197
+        self, customer: Customer, event: Event
+    ) -> int:
         'Seats the customer has under live holds for the event.'
-        return len(tuple([_t3.key() for _t3 in rt.each(self, self.t_tickets) if (((((self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order)).customer == customer.key()) and (_t3.event == event.key())) and (_t3.status == _E12_TicketStatus_held)) and self.fn_hold_live((self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order))))]))  # concert_ticket_office.world:200
+        return len(tuple([  # concert_ticket_office.world:200
+            _t3.key()
+            for _t3 in rt.each(self, self.t_tickets)
+            if (self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order)).customer
+            == customer.key()
+            and _t3.event == event.key()
+            and _t3.status == _E12_TicketStatus_held
+            and self.fn_hold_live(
+                self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order)
+            )
+        ]))
 
-    def fn_section_offer(self, event: Event, section: Section) -> SectionOffer:  # concert_ticket_office.world:203
-        "A section with the event's price for its tier and how many of its seats are free for the event."
-        return _new_SectionOffer(section.key(), event.prices.get(section.tier), rt.bounded(rt.bounded(section.rows * section.seats_per_row) - len(self.fn_taken_seats(event, section))))  # concert_ticket_office.world:206
+    def fn_section_offer(  # concert_ticket_office.world:203
+        self, event: Event, section: Section
+    ) -> SectionOffer:
+        (
+            "A section with the event's price for its tier and how many of its seats are free for "
+            'the event.'
+        )
+        return _new_SectionOffer(  # concert_ticket_office.world:206
+            section.key(),
+            event.prices.get(section.tier),
+            rt.bounded(
+                rt.bounded(section.rows * section.seats_per_row)
+                - len(self.fn_taken_seats(event, section)),
+            ),
+        )
 
     def fn_started(self, event: Event) -> bool:  # concert_ticket_office.world:213
         'Whether the event has begun.'
-        return (self.clock >= event.starts_at)  # concert_ticket_office.world:214
+        return self.clock >= event.starts_at  # concert_ticket_office.world:214
 
     def tool_list_events(self) -> tuple[str, ...]:  # concert_ticket_office.world:245
-        'List the events that have not ended yet, soonest first, with venue, start time, tier prices and whether they are on sale.'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_events, rt.each(self, tuple([_e4.key() for _e4 in rt.each(self, self.t_events) if ((_e4.starts_at + dt.timedelta(hours=_C_EVENT_HOURS)) > self.clock)]))), key=lambda _e5: _e5.starts_at))  # concert_ticket_office.world:248
+        (
+            'List the events that have not ended yet, soonest first, with venue, start time, tier '
+            'prices and whether they are on sale.'
+        )
+        return tuple(  # concert_ticket_office.world:248
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_events,
+                    rt.each(
+                        self,
+                        tuple([
+                            _e5.key()
+                            for _e5 in rt.each(self, self.t_events)
+                            if _e5.starts_at + dt.timedelta(hours=_C_EVENT_HOURS) > self.clock
+                        ]),
+                    ),
+                ),
+                key=lambda _e4: _e4.starts_at,
+            )
+        )
 
     def tool_get_event(self, event: Event) -> EventView:  # concert_ticket_office.world:251
-        "Show one event with its venue and every section of the venue: the section id, name, tier, rows and seats per row, the event's price for it and how many of its seats are free."
-        return _new_EventView(event.key(), event.venue, tuple([self.fn_section_offer(event, _s6) for _s6 in rt.each(self, self.t_sections) if (_s6.venue == event.venue)]))  # concert_ticket_office.world:256
+        (
+            'Show one event with its venue and every section of the venue: the section id, name, '
+            "tier, rows and seats per row, the event's price for it and how many of its seats are "
+            'free.'
+        )
+        return _new_EventView(  # concert_ticket_office.world:256
+            event.key(),
+            event.venue,
+            tuple([
+                self.fn_section_offer(event, _s6)
+                for _s6 in rt.each(self, self.t_sections)
+                if _s6.venue == event.venue
+            ]),
+        )
 
     def tool_list_venues(self) -> tuple[str, ...]:  # concert_ticket_office.world:263
         'List the concert halls with their ids, names and cities.'
-        return tuple([_v7.key() for _v7 in rt.each(self, self.t_venues)])  # concert_ticket_office.world:264
+        return tuple([  # concert_ticket_office.world:264
+            _v7.key() for _v7 in rt.each(self, self.t_venues)
+        ])
 
-    def tool_list_sections(self, venue: Venue | None) -> tuple[str, ...]:  # concert_ticket_office.world:267
+    def tool_list_sections(  # concert_ticket_office.world:267
+        self, venue: Venue | None
+    ) -> tuple[str, ...]:
         'List seat sections with their id, venue, name, tier, rows and seats per row.'
-        return tuple([_s8.key() for _s8 in rt.each(self, self.t_sections) if ((venue is None) or (_s8.venue == (venue if venue is not None else rt.absent()).key()))])  # concert_ticket_office.world:272
+        return tuple([  # concert_ticket_office.world:272
+            _s8.key()
+            for _s8 in rt.each(self, self.t_sections)
+            if venue is None or _s8.venue == (venue if venue is not None else rt.absent()).key()
+        ])
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # concert_ticket_office.world:275
         'Find customers whose name or email contains the text, with their customer id.'
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # concert_ticket_office.world:280
-        return tuple([_c9.key() for _c9 in rt.each(self, self.t_customers) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower()))))])  # concert_ticket_office.world:281
+        wanted: str = rt.built(  # concert_ticket_office.world:280
+            self, rt.built(self, text.strip()).lower()
+        )
+        return tuple([  # concert_ticket_office.world:281
+            _c9.key()
+            for _c9 in rt.each(self, self.t_customers)
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower()))
+        ])
 
     def tool_get_customer(self, customer: Customer) -> Customer:  # concert_ticket_office.world:284
         'Show one customer: id, name and email.'
         return customer  # concert_ticket_office.world:289
 
-    def tool_get_available_seats(self, event: Event, section: Section) -> SeatAvailability:  # concert_ticket_office.world:292
-        "List the free seats of one section for an event (not sold, checked in or under a live hold), with the section's price."
+    def tool_get_available_seats(  # concert_ticket_office.world:292
+        self, event: Event, section: Section
+    ) -> SeatAvailability:
+        (
+            'List the free seats of one section for an event (not sold, checked in or under a '
+            "live hold), with the section's price."
+        )
         if not (section.venue == event.venue):  # concert_ticket_office.world:298
-            raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' is not in ' + rt.text((self.t_venues.rows.get(event.venue) or self.t_venues.row(event.venue)).name) + ', where ' + rt.text(event.title) + ' takes place.')))
-        taken: tuple[str, ...] = self.fn_taken_seats(event, section)  # concert_ticket_office.world:299
+            raise ToolError(rt.built(
+                self,
+                'Section '
+                + rt.text(section.id_)
+                + ' is not in '
+                + rt.text(
+                    (self.t_venues.rows.get(event.venue) or self.t_venues.row(event.venue)).name
+                )
+                + ', where '
+                + rt.text(event.title)
+                + ' takes place.',
+            ))
+        taken: tuple[str, ...] = self.fn_taken_seats(  # concert_ticket_office.world:299
+            event, section
+        )
         free: tuple[str, ...] = ()  # concert_ticket_office.world:300
         for r in rt.each(self, rt.int_range(0, section.rows)):  # concert_ticket_office.world:301
-            for n in rt.each(self, rt.int_range(1, (section.seats_per_row + 1))):  # concert_ticket_office.world:302
-                label: str = rt.built(self, (_C_ROW_LETTERS[r] + rt.text(n)))  # concert_ticket_office.world:303
-                self._steps -= len(taken)  # concert_ticket_office.world:304
-                self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:304
-                if (label not in taken):  # concert_ticket_office.world:304
-                    self._steps -= len(free)  # concert_ticket_office.world:305
-                    self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:305
-                    free = (free + (label,))  # concert_ticket_office.world:305
-        return _new_SeatAvailability(event.id_, section.id_, section.tier, event.prices.get(section.tier), free)  # concert_ticket_office.world:309
+            for n in rt.each(  # concert_ticket_office.world:302
+                self, rt.int_range(1, section.seats_per_row + 1)
+            ):
+                label: str = rt.built(  # concert_ticket_office.world:303
+                    self, _C_ROW_LETTERS[r] + rt.text(n)
+                )
+                if label not in rt.each(self, taken):  # concert_ticket_office.world:304
+                    free = rt.each(self, free) + (label,)  # concert_ticket_office.world:305
+        return _new_SeatAvailability(  # concert_ticket_office.world:309
+            event.id_, section.id_, section.tier, event.prices.get(section.tier), free
+        )
 
     def tool_get_order(self, order: Order) -> OrderView:  # concert_ticket_office.world:318
         'Show an order with its tickets, total, status and hold expiry.'
-        return _new_OrderView(order.key(), tuple([_t10.key() for _t10 in rt.each(self, self.t_tickets) if (_t10.order == order.key())]), ((order.status == _E11_OrderStatus_held) and (order.hold_expires_at <= self.clock)))  # concert_ticket_office.world:323
+        return _new_OrderView(  # concert_ticket_office.world:323
+            order.key(),
+            tuple([
+                _t10.key() for _t10 in rt.each(self, self.t_tickets) if _t10.order == order.key()
+            ]),
+            order.status == _E11_OrderStatus_held and order.hold_expires_at <= self.clock,
+        )
 
-    def tool_get_customer_tickets(self, customer: Customer, event: Event | None) -> tuple[str, ...]:  # concert_ticket_office.world:330
-        'List the tickets a customer holds, with order, event, section, seat, price and status, optionally for one event.'
-        return tuple([_t11.key() for _t11 in rt.each(self, self.t_tickets) if ((_t11.holder == customer.key()) and ((event is None) or (_t11.event == (event if event is not None else rt.absent()).key())))])  # concert_ticket_office.world:336
+    def tool_get_customer_tickets(  # concert_ticket_office.world:330
+        self, customer: Customer, event: Event | None
+    ) -> tuple[str, ...]:
+        (
+            'List the tickets a customer holds, with order, event, section, seat, price and '
+            'status, optionally for one event.'
+        )
+        return tuple([  # concert_ticket_office.world:336
+            _t11.key()
+            for _t11 in rt.each(self, self.t_tickets)
+            if _t11.holder == customer.key()
+            and (event is None
+            or _t11.event == (event if event is not None else rt.absent()).key())
+        ])
 
-    def tool_list_customer_orders(self, customer: Customer, event: Event | None) -> tuple[str, ...]:  # concert_ticket_office.world:339
-        'List the orders a customer placed, newest first, with event, status, total, hold expiry and payment.'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_orders, rt.each(self, tuple([_o12.key() for _o12 in rt.each(self, self.t_orders) if ((_o12.customer == customer.key()) and ((event is None) or (_o12.event == (event if event is not None else rt.absent()).key())))]))), key=lambda _o13: _o13.created_at, reverse=True))  # concert_ticket_office.world:345
+    def tool_list_customer_orders(  # concert_ticket_office.world:339
+        self, customer: Customer, event: Event | None
+    ) -> tuple[str, ...]:
+        (
+            'List the orders a customer placed, newest first, with event, status, total, hold '
+            'expiry and payment.'
+        )
+        return tuple(  # concert_ticket_office.world:345
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_orders,
+                    rt.each(
+                        self,
+                        tuple([
+                            _o13.key()
+                            for _o13 in rt.each(self, self.t_orders)
+                            if _o13.customer == customer.key()
+                            and (event is None
+                            or _o13.event == (event if event is not None else rt.absent()).key())
+                        ]),
+                    ),
+                ),
+                key=lambda _o12: _o12.created_at,
+                reverse=True,
+            )
+        )
 
     def tool_get_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:348
-        'Show one ticket: its order, event, section, seat, price, holder, status and check-in time.'
+        (
+            'Show one ticket: its order, event, section, seat, price, holder, status and check-in '
+            'time.'
+        )
         return ticket  # concert_ticket_office.world:351
 
-    def tool_hold_seats(self, customer: Customer, event: Event, section: Section, seats: tuple[str, ...]) -> OrderView:  # concert_ticket_office.world:356
-        'Hold specific seats of one section for a customer for 15 minutes; the order must be bought before the hold expires.'
+    def tool_hold_seats(  # concert_ticket_office.world:356
+        self, customer: Customer, event: Event, section: Section, seats: tuple[str, ...]
+    ) -> OrderView:
+        (
+            'Hold specific seats of one section for a customer for 15 minutes; the order must be '
+            'bought before the hold expires.'
+        )
         if not event.on_sale:  # concert_ticket_office.world:364
-            raise ToolError(rt.built(self, (rt.text(event.title) + ' is not on sale.')))
+            raise ToolError(rt.built(self, rt.text(event.title) + ' is not on sale.'))
         if not (not self.fn_started(event)):  # concert_ticket_office.world:365
-            raise ToolError(rt.built(self, (rt.text(event.title) + ' has already started.')))
+            raise ToolError(rt.built(self, rt.text(event.title) + ' has already started.'))
         if not (section.venue == event.venue):  # concert_ticket_office.world:366
-            raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' is not in ' + rt.text((self.t_venues.rows.get(event.venue) or self.t_venues.row(event.venue)).name) + ', where ' + rt.text(event.title) + ' takes place.')))
+            raise ToolError(rt.built(
+                self,
+                'Section '
+                + rt.text(section.id_)
+                + ' is not in '
+                + rt.text(
+                    (self.t_venues.rows.get(event.venue) or self.t_venues.row(event.venue)).name
+                )
+                + ', where '
+                + rt.text(event.title)
+                + ' takes place.',
+            ))
         price: int | None = event.prices.get(section.tier)  # concert_ticket_office.world:367
         if not (price is not None):  # concert_ticket_office.world:368
-            raise ToolError(rt.built(self, (rt.text(event.title) + ' does not sell ' + rt.text(section.tier) + ' seats.')))
-        taken: tuple[str, ...] = self.fn_taken_seats(event, section)  # concert_ticket_office.world:369
-        self._steps -= len(seats)  # concert_ticket_office.world:370
-        self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:370
-        for seat in seats:  # concert_ticket_office.world:370
+            raise ToolError(rt.built(
+                self, rt.text(event.title) + ' does not sell ' + rt.text(section.tier) + ' seats.'
+            ))
+        taken: tuple[str, ...] = self.fn_taken_seats(  # concert_ticket_office.world:369
+            event, section
+        )
+        for seat in rt.each(self, seats):  # concert_ticket_office.world:370
             if not self.fn_seat_in_section(seat, section):  # concert_ticket_office.world:371
-                raise ToolError(rt.built(self, ('Seat ' + rt.text(seat) + ' does not exist in section ' + rt.text(section.id_) + '.')))
-            self._steps -= len(taken)  # concert_ticket_office.world:372
-            self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:372
-            if not (seat not in taken):  # concert_ticket_office.world:372
-                raise ToolError(rt.built(self, ('Seat ' + rt.text(seat) + ' in section ' + rt.text(section.id_) + ' is already taken.')))
-        already: int = rt.bounded(self.fn_owned_count(customer, event) + self.fn_live_held_count(customer, event))  # concert_ticket_office.world:374
-        if not (rt.bounded(already + len(seats)) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:375
-            raise ToolError(rt.built(self, (rt.text(customer.name) + ' already has ' + rt.text(already) + ' tickets or held seats for ' + rt.text(event.title) + '; at most ' + rt.text(_C_MAX_PER_EVENT) + ' per event.')))
-        order: Order = Order(id_=self._next('order_ids', 'ORD{:03d}'), customer=customer.key(), event=event.key(), status=_E11_OrderStatus_held, created_at=self.clock, hold_expires_at=(self.clock + dt.timedelta(minutes=_C_HOLD_MINUTES)), total_cents=v.check_range(rt.bounded(price * len(seats)), 'Order.total_cents', 0, None), paid_at=None, payment=None)  # concert_ticket_office.world:376
-        self._insert(self.t_orders, order)  # concert_ticket_office.world:382
-        self._steps -= len(seats)  # concert_ticket_office.world:383
-        self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:383
-        for _seat14 in seats:  # concert_ticket_office.world:383
-            self._insert(self.t_tickets, Ticket(id_=self._next('ticket_ids', 'TK{:04d}'), order=order.key(), event=event.key(), section=section.key(), seat=v.check_pattern(_seat14, 'Ticket.seat', '^[A-Z][0-9]{1,2}$'), price_cents=v.check_range(price, 'Ticket.price_cents', 0, None), holder=customer.key(), status=_E12_TicketStatus_held, checked_in_at=None))  # concert_ticket_office.world:384
-        return _new_OrderView(order.key(), tuple([_t15.key() for _t15 in rt.each(self, self.t_tickets) if (_t15.order == order.key())]), False)  # concert_ticket_office.world:393
+                raise ToolError(rt.built(
+                    self,
+                    'Seat '
+                    + rt.text(seat)
+                    + ' does not exist in section '
+                    + rt.text(section.id_)
+                    + '.',
+                ))
+            if not (seat not in rt.each(self, taken)):  # concert_ticket_office.world:372
+                raise ToolError(rt.built(
+                    self,
+                    'Seat '
+                    + rt.text(seat)
+                    + ' in section '
+                    + rt.text(section.id_)
+                    + ' is already taken.',
+                ))
+        already: int = rt.bounded(  # concert_ticket_office.world:374
+            self.fn_owned_count(customer, event) + self.fn_live_held_count(customer, event)
+        )
+        if not (  # concert_ticket_office.world:375
+            rt.bounded(already + len(seats)) <= _C_MAX_PER_EVENT
+        ):
+            raise ToolError(rt.built(
+                self,
+                rt.text(customer.name)
+                + ' already has '
+                + rt.text(already)
+                + ' tickets or held seats for '
+                + rt.text(event.title)
+                + '; at most '
+                + rt.text(_C_MAX_PER_EVENT)
+                + ' per event.',
+            ))
+        order: Order = Order(  # concert_ticket_office.world:376
+            id_=self.next_id('order_ids', 'ORD{:03d}'),
+            customer=customer.key(),
+            event=event.key(),
+            status=_E11_OrderStatus_held,
+            created_at=self.clock,
+            hold_expires_at=self.clock + dt.timedelta(minutes=_C_HOLD_MINUTES),
+            total_cents=v.check_range(rt.bounded(price * len(seats)), 'Order.total_cents', 0, None),
+            paid_at=None,
+            payment=None,
+        )
+        self.insert(self.t_orders, order)  # concert_ticket_office.world:382
+        for _seat14 in rt.each(self, seats):  # concert_ticket_office.world:383
+            self.insert(  # concert_ticket_office.world:384
+                self.t_tickets,
+                Ticket(
+                    id_=self.next_id('ticket_ids', 'TK{:04d}'),
+                    order=order.key(),
+                    event=event.key(),
+                    section=section.key(),
+                    seat=v.check_pattern(_seat14, 'Ticket.seat', '^[A-Z][0-9]{1,2}$'),
+                    price_cents=v.check_range(price, 'Ticket.price_cents', 0, None),
+                    holder=customer.key(),
+                    status=_E12_TicketStatus_held,
+                    checked_in_at=None,
+                ),
+            )
+        return _new_OrderView(  # concert_ticket_office.world:393
+            order.key(),
+            tuple([
+                _t15.key() for _t15 in rt.each(self, self.t_tickets) if _t15.order == order.key()
+            ]),
+            False,
+        )
 
-    def tool_buy_order(self, order: Order, payment: PayMethod) -> OrderView:  # concert_ticket_office.world:400
+    def tool_buy_order(  # concert_ticket_office.world:400
+        self, order: Order, payment: PayMethod
+    ) -> OrderView:
         'Pay for a held order before its hold expires; its tickets become valid.'
         if not (order.status == _E11_OrderStatus_held):  # concert_ticket_office.world:406
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.')))
+            raise ToolError(rt.built(
+                self,
+                'Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.',
+            ))
         if not (order.hold_expires_at > self.clock):  # concert_ticket_office.world:407
-            raise ToolError(rt.built(self, ('The hold on order ' + rt.text(order.id_) + ' expired at ' + rt.text(order.hold_expires_at) + '; hold the seats again.')))
-        mine: tuple[str, ...] = tuple([_t16.key() for _t16 in rt.each(self, self.t_tickets) if (_t16.order == order.key())])  # concert_ticket_office.world:408
-        if not (rt.bounded(self.fn_owned_count((self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)), (self.t_events.rows.get(order.event) or self.t_events.row(order.event))) + len(mine)) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:409
-            raise ToolError(rt.built(self, (rt.text((self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)).name) + ' would have more than ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text((self.t_events.rows.get(order.event) or self.t_events.row(order.event)).title) + '.')))
-        self._steps -= len(mine)  # concert_ticket_office.world:410
-        self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:410
-        for t in rt.rows(self.t_tickets, mine):  # concert_ticket_office.world:410
-            if not (not any(((((_o17.event == t.event) and (_o17.section == t.section)) and (_o17.seat == t.seat)) and self.fn_owned(_o17)) for _o17 in rt.each(self, self.t_tickets))):  # concert_ticket_office.world:411
-                raise ToolError(rt.built(self, ('Seat ' + rt.text(t.seat) + ' in section ' + rt.text((self.t_sections.rows.get(t.section) or self.t_sections.row(t.section)).id_) + ' has been sold in the meantime.')))
-        self._undo.append((3, order, ('status', 'paid_at', 'payment'), (order.status, order.paid_at, order.payment, ), order._digest, order._text, order._frags, order._stale))  # concert_ticket_office.world:413
-        order.status = _E11_OrderStatus_paid  # concert_ticket_office.world:413
-        order.paid_at = self.clock  # concert_ticket_office.world:414
-        order.payment = payment  # concert_ticket_office.world:415
-        order._stale |= 392  # concert_ticket_office.world:415
-        order._digest = order._text = None  # concert_ticket_office.world:415
-        self.t_orders._digest = None  # concert_ticket_office.world:415
-        self._steps -= len(mine)  # concert_ticket_office.world:416
-        self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:416
-        for _t18 in rt.rows(self.t_tickets, mine):  # concert_ticket_office.world:416
-            _row19 = self.t_tickets.row(_t18.id_)  # concert_ticket_office.world:417
-            self._undo.append((0, _row19, 'status', _row19.status, _row19._digest, _row19._text, _row19._frags, _row19._stale))  # concert_ticket_office.world:417
-            _row19.status = _E12_TicketStatus_sold  # concert_ticket_office.world:417
-            _row19._stale |= 128  # concert_ticket_office.world:417
-            _row19._digest = _row19._text = None  # concert_ticket_office.world:417
-            self.t_tickets._digest = None  # concert_ticket_office.world:417
-        return _new_OrderView(order.key(), tuple([_t20.key() for _t20 in rt.each(self, self.t_tickets) if (_t20.order == order.key())]), False)  # concert_ticket_office.world:419
+            raise ToolError(rt.built(
+                self,
+                'The hold on order '
+                + rt.text(order.id_)
+                + ' expired at '
+                + rt.text(order.hold_expires_at)
+                + '; hold the seats again.',
+            ))
+        mine: tuple[str, ...] = tuple([  # concert_ticket_office.world:408
+            _t16.key() for _t16 in rt.each(self, self.t_tickets) if _t16.order == order.key()
+        ])
+        if not (  # concert_ticket_office.world:409
+            rt.bounded(
+                self.fn_owned_count(
+                    self.t_customers.rows.get(order.customer)
+                    or self.t_customers.row(order.customer),
+                    self.t_events.rows.get(order.event) or self.t_events.row(order.event),
+                )
+                + len(mine),
+            )
+            <= _C_MAX_PER_EVENT
+        ):
+            raise ToolError(rt.built(
+                self,
+                rt.text(
+                    (self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)).name,
+                )
+                + ' would have more than '
+                + rt.text(_C_MAX_PER_EVENT)
+                + ' tickets for '
+                + rt.text(
+                    (self.t_events.rows.get(order.event) or self.t_events.row(order.event)).title
+                )
+                + '.',
+            ))
+        for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:410
+            if not (not any(_o17.event == t.event and _o17.section == t.section and _o17.seat == t.seat and self.fn_owned(_o17) for _o17 in rt.each(self, self.t_tickets))):  # concert_ticket_office.world:411
+                raise ToolError(rt.built(
+                    self,
+                    'Seat '
+                    + rt.text(t.seat)
+                    + ' in section '
+                    + rt.text(
+                        (self.t_sections.rows.get(t.section) or self.t_sections.row(t.section)).id_
+                    )
+                    + ' has been sold in the meantime.',
+                ))
+        self.set_fields(  # concert_ticket_office.world:413
+            order, status=_E11_OrderStatus_paid, paid_at=self.clock, payment=payment
+        )
+        for _t18 in rt.rows(  # concert_ticket_office.world:416
+            self.t_tickets, rt.each(self, mine)
+        ):
+            self.set_field(  # concert_ticket_office.world:417
+                self.t_tickets.row(_t18.id_), 'status', _E12_TicketStatus_sold
+            )
+        return _new_OrderView(  # concert_ticket_office.world:419
+            order.key(),
+            tuple([
+                _t19.key() for _t19 in rt.each(self, self.t_tickets) if _t19.order == order.key()
+            ]),
+            False,
+        )
 
     def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:426
         'Give up a held order before paying; its seats are free again.'
         if not (order.status == _E11_OrderStatus_held):  # concert_ticket_office.world:431
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.')))
-        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # concert_ticket_office.world:432
-        order.status = _E11_OrderStatus_released  # concert_ticket_office.world:432
-        order._stale |= 8  # concert_ticket_office.world:432
-        order._digest = order._text = None  # concert_ticket_office.world:432
-        self.t_orders._digest = None  # concert_ticket_office.world:432
-        for t in rt.rows(self.t_tickets, rt.each(self, tuple([_t21.key() for _t21 in rt.each(self, self.t_tickets) if (_t21.order == order.key())]))):  # concert_ticket_office.world:433
-            _row22 = self.t_tickets.row(t.id_)  # concert_ticket_office.world:434
-            self._undo.append((0, _row22, 'status', _row22.status, _row22._digest, _row22._text, _row22._frags, _row22._stale))  # concert_ticket_office.world:434
-            _row22.status = _E12_TicketStatus_released  # concert_ticket_office.world:434
-            _row22._stale |= 128  # concert_ticket_office.world:434
-            _row22._digest = _row22._text = None  # concert_ticket_office.world:434
-            self.t_tickets._digest = None  # concert_ticket_office.world:434
+            raise ToolError(rt.built(
+                self,
+                'Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.',
+            ))
+        self.set_field(  # concert_ticket_office.world:432
+            order, 'status', _E11_OrderStatus_released
+        )
+        for t in rt.rows(  # concert_ticket_office.world:433
+            self.t_tickets,
+            rt.each(
+                self,
+                tuple([
+                    _t20.key()
+                    for _t20 in rt.each(self, self.t_tickets)
+                    if _t20.order == order.key()
+                ]),
+            ),
+        ):
+            self.set_field(  # concert_ticket_office.world:434
+                self.t_tickets.row(t.id_), 'status', _E12_TicketStatus_released
+            )
         return order  # concert_ticket_office.world:436
 
-    def tool_transfer_ticket(self, ticket: Ticket, to_customer: Customer) -> Ticket:  # concert_ticket_office.world:439
+    def tool_transfer_ticket(  # concert_ticket_office.world:439
+        self, ticket: Ticket, to_customer: Customer
+    ) -> Ticket:
         'Give a sold ticket to another customer before the event starts; they become its holder.'
         if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:445
-            raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; only sold tickets can be transferred.')))
-        if not (not self.fn_started((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)))):  # concert_ticket_office.world:446
-            raise ToolError(rt.built(self, (rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' has already started.')))
+            raise ToolError(rt.built(
+                self,
+                'Ticket '
+                + rt.text(ticket.id_)
+                + ' is '
+                + rt.text(ticket.status)
+                + '; only sold tickets can be transferred.',
+            ))
+        if not (not self.fn_started(self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event))):  # concert_ticket_office.world:446
+            raise ToolError(rt.built(
+                self,
+                rt.text(
+                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title
+                )
+                + ' has already started.',
+            ))
         if not (ticket.holder != to_customer.key()):  # concert_ticket_office.world:447
-            raise ToolError(rt.built(self, (rt.text(to_customer.name) + ' already holds ticket ' + rt.text(ticket.id_) + '.')))
-        if not ((self.fn_owned_count(to_customer, (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event))) + 1) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:448
-            raise ToolError(rt.built(self, (rt.text(to_customer.name) + ' already has ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + '.')))
-        self._undo.append((0, ticket, 'holder', ticket.holder, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # concert_ticket_office.world:449
-        ticket.holder = to_customer.key()  # concert_ticket_office.world:449
-        ticket._stale |= 64  # concert_ticket_office.world:449
-        ticket._digest = ticket._text = None  # concert_ticket_office.world:449
-        self.t_tickets._digest = None  # concert_ticket_office.world:449
+            raise ToolError(rt.built(
+                self,
+                rt.text(to_customer.name) + ' already holds ticket ' + rt.text(ticket.id_) + '.',
+            ))
+        if not (  # concert_ticket_office.world:448
+            self.fn_owned_count(
+                to_customer,
+                self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event),
+            )
+            + 1
+            <= _C_MAX_PER_EVENT
+        ):
+            raise ToolError(rt.built(
+                self,
+                rt.text(to_customer.name)
+                + ' already has '
+                + rt.text(_C_MAX_PER_EVENT)
+                + ' tickets for '
+                + rt.text(
+                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title
+                )
+                + '.',
+            ))
+        self.set_field(ticket, 'holder', to_customer.key())  # concert_ticket_office.world:449
         return ticket  # concert_ticket_office.world:450
 
     def tool_refund_ticket(self, ticket: Ticket) -> Refund:  # concert_ticket_office.world:453
         'Refund a sold ticket before the event starts; the seat becomes free again.'
         if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:458
-            raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; only sold tickets can be refunded.')))
-        if not (not self.fn_started((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)))):  # concert_ticket_office.world:459
-            raise ToolError(rt.built(self, (rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' has already started; tickets cannot be refunded.')))
-        self._undo.append((0, ticket, 'status', ticket.status, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # concert_ticket_office.world:460
-        ticket.status = _E12_TicketStatus_refunded  # concert_ticket_office.world:460
-        ticket._stale |= 128  # concert_ticket_office.world:460
-        ticket._digest = ticket._text = None  # concert_ticket_office.world:460
-        self.t_tickets._digest = None  # concert_ticket_office.world:460
+            raise ToolError(rt.built(
+                self,
+                'Ticket '
+                + rt.text(ticket.id_)
+                + ' is '
+                + rt.text(ticket.status)
+                + '; only sold tickets can be refunded.',
+            ))
+        if not (not self.fn_started(self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event))):  # concert_ticket_office.world:459
+            raise ToolError(rt.built(
+                self,
+                rt.text(
+                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title
+                )
+                + ' has already started; tickets cannot be refunded.',
+            ))
+        self.set_field(  # concert_ticket_office.world:460
+            ticket, 'status', _E12_TicketStatus_refunded
+        )
         return _new_Refund(ticket.key(), ticket.price_cents)  # concert_ticket_office.world:461
 
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:464
-        'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted until 4 hours after it.'
+        (
+            'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted '
+            'until 4 hours after it.'
+        )
         if not (ticket.status != _E12_TicketStatus_checked_in):  # concert_ticket_office.world:469
-            raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' was already checked in at ' + rt.text(ticket.checked_in_at) + '.')))
+            raise ToolError(rt.built(
+                self,
+                'Ticket '
+                + rt.text(ticket.id_)
+                + ' was already checked in at '
+                + rt.text(ticket.checked_in_at)
+                + '.',
+            ))
         if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:470
-            raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + ' and not valid for entry.')))
-        if not (self.clock >= ((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))):  # concert_ticket_office.world:471
-            raise ToolError(rt.built(self, ('Doors for ' + rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' open at ' + rt.text(((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))) + '.')))
-        if not (self.clock <= ((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at + dt.timedelta(hours=_C_EVENT_HOURS))):  # concert_ticket_office.world:472
-            raise ToolError(rt.built(self, (rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' has ended.')))
-        self._undo.append((3, ticket, ('status', 'checked_in_at'), (ticket.status, ticket.checked_in_at, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # concert_ticket_office.world:473
-        ticket.status = _E12_TicketStatus_checked_in  # concert_ticket_office.world:473
-        ticket.checked_in_at = self.clock  # concert_ticket_office.world:474
-        ticket._stale |= 384  # concert_ticket_office.world:474
-        ticket._digest = ticket._text = None  # concert_ticket_office.world:474
-        self.t_tickets._digest = None  # concert_ticket_office.world:474
+            raise ToolError(rt.built(
+                self,
+                'Ticket '
+                + rt.text(ticket.id_)
+                + ' is '
+                + rt.text(ticket.status)
+                + ' and not valid for entry.',
+            ))
+        if not (  # concert_ticket_office.world:471
+            self.clock
+            >= (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at
+            - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)
+        ):
+            raise ToolError(rt.built(
+                self,
+                'Doors for '
+                + rt.text(
+                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title
+                )
+                + ' open at '
+                + rt.text(
+                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at
+                    - dt.timedelta(hours=_C_DOORS_OPEN_HOURS),
+                )
+                + '.',
+            ))
+        if not (  # concert_ticket_office.world:472
+            self.clock
+            <= (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at
+            + dt.timedelta(hours=_C_EVENT_HOURS)
+        ):
+            raise ToolError(rt.built(
+                self,
+                rt.text(
+                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title
+                )
+                + ' has ended.',
+            ))
+        self.set_fields(  # concert_ticket_office.world:473
+            ticket, status=_E12_TicketStatus_checked_in, checked_in_at=self.clock
+        )
         return ticket  # concert_ticket_office.world:475
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -1305,7 +1763,7 @@ _ARGS_get_event: frozenset[str] = frozenset({'event'})
 def _invoke_get_event(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_event and None not in args.values()):
         rt.check_arguments(args, ('event',), ('event',))
-    a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, ('No event ' + rt.text(key) + '.')))
+    a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, 'No event ' + rt.text(key) + '.'))
     return ep.tool_get_event(a_event)
 
 
@@ -1325,7 +1783,7 @@ _NEEDS_list_sections: frozenset[str] = frozenset(())
 def _invoke_list_sections(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_list_sections >= args.keys() >= _NEEDS_list_sections):
         rt.check_arguments(args, ('venue',), ())
-    a_venue = (rt.lookup(ep.t_venues, v.check_pattern(v.want_str(args['venue'], 'venue'), 'venue', '^V[0-9]{2}$'), lambda key: rt.built(ep, ('No venue ' + rt.text(key) + '.'))) if args.get('venue') is not None else None)
+    a_venue = (rt.lookup(ep.t_venues, v.check_pattern(v.want_str(args['venue'], 'venue'), 'venue', '^V[0-9]{2}$'), lambda key: rt.built(ep, 'No venue ' + rt.text(key) + '.')) if args.get('venue') is not None else None)
     return ep.tool_list_sections(a_venue)
 
 
@@ -1345,7 +1803,7 @@ _ARGS_get_customer: frozenset[str] = frozenset({'customer'})
 def _invoke_get_customer(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_customer and None not in args.values()):
         rt.check_arguments(args, ('customer',), ('customer',))
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, ('No customer ' + rt.text(key) + '.')))
+    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
     return ep.tool_get_customer(a_customer)
 
 
@@ -1355,8 +1813,8 @@ _ARGS_get_available_seats: frozenset[str] = frozenset({'event', 'section'})
 def _invoke_get_available_seats(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_available_seats and None not in args.values()):
         rt.check_arguments(args, ('event', 'section'), ('event', 'section'))
-    a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, ('No event ' + rt.text(key) + '.')))
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, ('No section ' + rt.text(key) + '.')))
+    a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, 'No event ' + rt.text(key) + '.'))
+    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, 'No section ' + rt.text(key) + '.'))
     return ep.tool_get_available_seats(a_event, a_section)
 
 
@@ -1369,7 +1827,7 @@ def _invoke_get_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('No order ' + rt.text(key) + '.')))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'No order ' + rt.text(key) + '.'))
     return ep.tool_get_order(a_order)
 
 
@@ -1380,7 +1838,7 @@ _NEEDS_get_customer_tickets: frozenset[str] = frozenset({'customer'})
 def _invoke_get_customer_tickets(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_get_customer_tickets >= args.keys() >= _NEEDS_get_customer_tickets and None not in args.values()):
         rt.check_arguments(args, ('customer', 'event'), ('customer',))
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, ('No customer ' + rt.text(key) + '.')))
+    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
     a_event = (rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: 'Event' + ' ' + rt.quote(key) + ' not found.') if args.get('event') is not None else None)
     return ep.tool_get_customer_tickets(a_customer, a_event)
 
@@ -1392,7 +1850,7 @@ _NEEDS_list_customer_orders: frozenset[str] = frozenset({'customer'})
 def _invoke_list_customer_orders(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_list_customer_orders >= args.keys() >= _NEEDS_list_customer_orders and None not in args.values()):
         rt.check_arguments(args, ('customer', 'event'), ('customer',))
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, ('No customer ' + rt.text(key) + '.')))
+    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
     a_event = (rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: 'Event' + ' ' + rt.quote(key) + ' not found.') if args.get('event') is not None else None)
     return ep.tool_list_customer_orders(a_customer, a_event)
 
@@ -1406,7 +1864,7 @@ def _invoke_get_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
     return ep.tool_get_ticket(a_ticket)
 
 
@@ -1416,9 +1874,9 @@ _ARGS_hold_seats: frozenset[str] = frozenset({'customer', 'event', 'section', 's
 def _invoke_hold_seats(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_hold_seats and None not in args.values()):
         rt.check_arguments(args, ('customer', 'event', 'section', 'seats'), ('customer', 'event', 'section', 'seats'))
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, ('No customer ' + rt.text(key) + '.')))
-    a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, ('No event ' + rt.text(key) + '.')))
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, ('No section ' + rt.text(key) + '.')))
+    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
+    a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, 'No event ' + rt.text(key) + '.'))
+    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, 'No section ' + rt.text(key) + '.'))
     a_seats = v.check_length(v.want_set(args['seats'], 'seats', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{1,2}$'))), 'seats', 1, 6)
     return ep.tool_hold_seats(a_customer, a_event, a_section, a_seats)
 
@@ -1432,7 +1890,7 @@ def _invoke_buy_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('No order ' + rt.text(key) + '.')))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'No order ' + rt.text(key) + '.'))
     a_payment = v.want_enum(args['payment'], 'payment', PayMethod)
     return ep.tool_buy_order(a_order, a_payment)
 
@@ -1446,7 +1904,7 @@ def _invoke_release_hold(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> An
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('No order ' + rt.text(key) + '.')))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'No order ' + rt.text(key) + '.'))
     return ep.tool_release_hold(a_order)
 
 
@@ -1459,8 +1917,8 @@ def _invoke_transfer_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) ->
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
-    a_to_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['to_customer'], 'to_customer'), 'to_customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, ('No customer ' + rt.text(key) + '.')))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
+    a_to_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['to_customer'], 'to_customer'), 'to_customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
     return ep.tool_transfer_ticket(a_ticket, a_to_customer)
 
 
@@ -1473,7 +1931,7 @@ def _invoke_refund_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> A
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
     return ep.tool_refund_ticket(a_ticket)
 
 
@@ -1486,7 +1944,7 @@ def _invoke_check_in_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) ->
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
     return ep.tool_check_in_ticket(a_ticket)
 
 
@@ -1511,100 +1969,455 @@ ConcertTicketOffice.TOOLS = {
 }
 
 
-def _check_buy_two_balcony_seats__bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:691
-    return bool(any((((((_o23.customer == 'C004') and (_o23.event == 'E02')) and (_o23.status == _E11_OrderStatus_paid)) and (_o23.payment == _E9_PayMethod_card)) and (_o23.total_cents == 5000)) for _o23 in rt.each(ep, ep.t_orders)))
+def _check_buy_two_balcony_seats__bought(  # concert_ticket_office.world:691
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o21.customer == 'C004'
+        and _o21.event == 'E02'
+        and _o21.status == _E11_OrderStatus_paid
+        and _o21.payment == _E9_PayMethod_card
+        and _o21.total_cents == 5000
+        for _o21 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_buy_two_balcony_seats__seats(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:692
-    return bool((any((((((_t24.holder == 'C004') and (_t24.event == 'E02')) and (_t24.section == 'BALC')) and (_t24.seat == 'A1')) and (_t24.status == _E12_TicketStatus_sold)) for _t24 in rt.each(ep, ep.t_tickets)) and any((((((_t25.holder == 'C004') and (_t25.event == 'E02')) and (_t25.section == 'BALC')) and (_t25.seat == 'A2')) and (_t25.status == _E12_TicketStatus_sold)) for _t25 in rt.each(ep, ep.t_tickets))))
+def _check_buy_two_balcony_seats__seats(  # concert_ticket_office.world:692
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        any(
+            _t22.holder == 'C004'
+            and _t22.event == 'E02'
+            and _t22.section == 'BALC'
+            and _t22.seat == 'A1'
+            and _t22.status == _E12_TicketStatus_sold
+            for _t22 in rt.each(ep, ep.t_tickets)
+        )
+        and any(
+            _t23.holder == 'C004'
+            and _t23.event == 'E02'
+            and _t23.section == 'BALC'
+            and _t23.seat == 'A2'
+            and _t23.status == _E12_TicketStatus_sold
+            for _t23 in rt.each(ep, ep.t_tickets)
+        ),
+    )
 
 
-def _check_transfer_and_enter__transferred(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # concert_ticket_office.world:915
-    return (rt.compared(ep.t_tickets.row('TK0002').holder, '==', 'C003', 'tickets["TK0002"].holder == "C003"') and rt.compared(ep.t_tickets.row('TK0002').status, '==', _E12_TicketStatus_sold, 'tickets["TK0002"].status == sold'))
+def _check_transfer_and_enter__transferred(  # concert_ticket_office.world:915
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_tickets.row('TK0002').holder, '==', 'C003', 'tickets["TK0002"].holder == "C003"'
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0002').status,
+            '==',
+            _E12_TicketStatus_sold,
+            'tickets["TK0002"].status == sold',
+        )
+    )
 
 
-def _check_transfer_and_enter__entered(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # concert_ticket_office.world:916
-    return (rt.compared(ep.t_tickets.row('TK0001').status, '==', _E12_TicketStatus_checked_in, 'tickets["TK0001"].status == checked_in') and rt.compared(ep.t_tickets.row('TK0001').checked_in_at, 'is not', None, 'tickets["TK0001"].checked_in_at != none'))
+def _check_transfer_and_enter__entered(  # concert_ticket_office.world:916
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_tickets.row('TK0001').status,
+            '==',
+            _E12_TicketStatus_checked_in,
+            'tickets["TK0001"].status == checked_in',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0001').checked_in_at,
+            'is not',
+            None,
+            'tickets["TK0001"].checked_in_at != none',
+        )
+    )
 
 
-def _check_pay_hold_and_refund__paid(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # concert_ticket_office.world:1139
-    return ((rt.compared(ep.t_orders.row('ORD003').status, '==', _E11_OrderStatus_paid, 'orders["ORD003"].status == paid') and rt.compared(ep.t_orders.row('ORD003').payment, '==', _E9_PayMethod_voucher, 'orders["ORD003"].payment == voucher')) and rt.compared(ep.t_tickets.row('TK0008').status, '==', _E12_TicketStatus_sold, 'tickets["TK0008"].status == sold'))
+def _check_pay_hold_and_refund__paid(  # concert_ticket_office.world:1139
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('ORD003').status,
+            '==',
+            _E11_OrderStatus_paid,
+            'orders["ORD003"].status == paid',
+        )
+        and rt.compared(
+            ep.t_orders.row('ORD003').payment,
+            '==',
+            _E9_PayMethod_voucher,
+            'orders["ORD003"].payment == voucher',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0008').status,
+            '==',
+            _E12_TicketStatus_sold,
+            'tickets["TK0008"].status == sold',
+        )
+    )
 
 
-def _check_pay_hold_and_refund__refunded(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # concert_ticket_office.world:1140
-    return rt.compared(ep.t_tickets.row('TK0003').status, '==', _E12_TicketStatus_refunded, 'tickets["TK0003"].status == refunded')
+def _check_pay_hold_and_refund__refunded(  # concert_ticket_office.world:1140
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_tickets.row('TK0003').status,
+        '==',
+        _E12_TicketStatus_refunded,
+        'tickets["TK0003"].status == refunded',
+    )
 
 
-def _check_pay_hold_and_refund__others_kept(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # concert_ticket_office.world:1141
-    return (rt.compared(ep.t_tickets.row('TK0004').status, '==', _E12_TicketStatus_sold, 'tickets["TK0004"].status == sold') and rt.compared(ep.t_tickets.row('TK0007').status, '==', _E12_TicketStatus_sold, 'tickets["TK0007"].status == sold'))
+def _check_pay_hold_and_refund__others_kept(  # concert_ticket_office.world:1141
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_tickets.row('TK0004').status,
+            '==',
+            _E12_TicketStatus_sold,
+            'tickets["TK0004"].status == sold',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0007').status,
+            '==',
+            _E12_TicketStatus_sold,
+            'tickets["TK0007"].status == sold',
+        )
+    )
 
 
-def _check_bruno_sixth_seat__old_hold_released(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:219
-    return (rt.compared(ep.t_orders.row('ORD004').status, '==', _E11_OrderStatus_released, 'orders["ORD004"].status == released') and rt.compared(ep.t_tickets.row('TK0009').status, '==', _E12_TicketStatus_released, 'tickets["TK0009"].status == released'))
+def _check_bruno_sixth_seat__old_hold_released(  # tasks.world:219
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('ORD004').status,
+            '==',
+            _E11_OrderStatus_released,
+            'orders["ORD004"].status == released',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0009').status,
+            '==',
+            _E12_TicketStatus_released,
+            'tickets["TK0009"].status == released',
+        )
+    )
 
 
-def _check_bruno_sixth_seat__b6_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:220
-    return bool(any(((((((_o26.customer == 'C002') and (_o26.event == 'E02')) and (_o26.status == _E11_OrderStatus_paid)) and (_o26.payment == _E9_PayMethod_cash)) and (_o26.total_cents == 2500)) and any((((((_t27.order == _o26.key()) and (_t27.section == 'BALC')) and (_t27.seat == 'B6')) and (_t27.status == _E12_TicketStatus_sold)) and (_t27.holder == 'C002')) for _t27 in rt.each(ep, ep.t_tickets))) for _o26 in rt.each(ep, ep.t_orders)))
+def _check_bruno_sixth_seat__b6_bought(  # tasks.world:220
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o24.customer == 'C002'
+        and _o24.event == 'E02'
+        and _o24.status == _E11_OrderStatus_paid
+        and _o24.payment == _E9_PayMethod_cash
+        and _o24.total_cents == 2500
+        and any(
+            _t25.order == _o24.key()
+            and _t25.section == 'BALC'
+            and _t25.seat == 'B6'
+            and _t25.status == _E12_TicketStatus_sold
+            and _t25.holder == 'C002'
+            for _t25 in rt.each(ep, ep.t_tickets)
+        )
+        for _o24 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_bruno_sixth_seat__six_seats(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:221
-    return rt.compared(len(tuple([_t28.key() for _t28 in rt.each(ep, ep.t_tickets) if (((_t28.holder == 'C002') and (_t28.event == 'E02')) and (_t28.status == _E12_TicketStatus_sold))])), '==', 6, 'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 6')
+def _check_bruno_sixth_seat__six_seats(  # tasks.world:221
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(tuple([
+            _t26.key()
+            for _t26 in rt.each(ep, ep.t_tickets)
+            if _t26.holder == 'C002'
+            and _t26.event == 'E02'
+            and _t26.status == _E12_TicketStatus_sold
+        ])),
+        '==',
+        6,
+        'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 6',
+    )
 
 
-def _check_last_minute_boxes_tonight__bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:446
-    return bool(any((((((_o29.customer == 'C002') and (_o29.event == 'E01')) and (_o29.status == _E11_OrderStatus_paid)) and (_o29.payment == _E9_PayMethod_card)) and (_o29.total_cents == 24000)) for _o29 in rt.each(ep, ep.t_orders)))
+def _check_last_minute_boxes_tonight__bought(  # tasks.world:446
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o27.customer == 'C002'
+        and _o27.event == 'E01'
+        and _o27.status == _E11_OrderStatus_paid
+        and _o27.payment == _E9_PayMethod_card
+        and _o27.total_cents == 24000
+        for _o27 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_last_minute_boxes_tonight__both_in(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:447
-    return rt.compared(len(tuple([_t30.key() for _t30 in rt.each(ep, ep.t_tickets) if (((((_t30.holder == 'C002') and (_t30.event == 'E01')) and (_t30.section == 'BOX')) and (_t30.status == _E12_TicketStatus_checked_in)) and (_t30.checked_in_at is not None))])), '==', 2, 'count([t for t in tickets if t.holder == "C002" and t.event == "E01" and t.section == "BOX" and t.status == checked_in and t.checked_in_at != none]) == 2')
+def _check_last_minute_boxes_tonight__both_in(  # tasks.world:447
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(tuple([
+            _t28.key()
+            for _t28 in rt.each(ep, ep.t_tickets)
+            if _t28.holder == 'C002'
+            and _t28.event == 'E01'
+            and _t28.section == 'BOX'
+            and _t28.status == _E12_TicketStatus_checked_in
+            and _t28.checked_in_at is not None
+        ])),
+        '==',
+        2,
+        'count([t for t in tickets if t.holder == "C002" and t.event == "E01" and t.section == "BOX" and t.status == checked_in and t.checked_in_at != none]) == 2',
+    )
 
 
-def _check_clara_pair_and_porto__first_hold_paid(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:672
-    return ((rt.compared(ep.t_orders.row('ORD003').status, '==', _E11_OrderStatus_paid, 'orders["ORD003"].status == paid') and rt.compared(ep.t_orders.row('ORD003').payment, '==', _E9_PayMethod_card, 'orders["ORD003"].payment == card')) and rt.compared(ep.t_tickets.row('TK0008').status, '==', _E12_TicketStatus_sold, 'tickets["TK0008"].status == sold'))
+def _check_clara_pair_and_porto__first_hold_paid(  # tasks.world:672
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('ORD003').status,
+            '==',
+            _E11_OrderStatus_paid,
+            'orders["ORD003"].status == paid',
+        )
+        and rt.compared(
+            ep.t_orders.row('ORD003').payment,
+            '==',
+            _E9_PayMethod_card,
+            'orders["ORD003"].payment == card',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0008').status,
+            '==',
+            _E12_TicketStatus_sold,
+            'tickets["TK0008"].status == sold',
+        )
+    )
 
 
-def _check_clara_pair_and_porto__neighbour_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:673
-    return bool(any((((((((_t31.holder == 'C003') and (_t31.event == 'E02')) and (_t31.section == 'ORCH')) and (_t31.seat == 'C5')) and (_t31.status == _E12_TicketStatus_sold)) and (_t31.price_cents == 4500)) and ((ep.t_orders.rows.get(_t31.order) or ep.t_orders.row(_t31.order)).payment == _E9_PayMethod_card)) for _t31 in rt.each(ep, ep.t_tickets)))
+def _check_clara_pair_and_porto__neighbour_bought(  # tasks.world:673
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t29.holder == 'C003'
+        and _t29.event == 'E02'
+        and _t29.section == 'ORCH'
+        and _t29.seat == 'C5'
+        and _t29.status == _E12_TicketStatus_sold
+        and _t29.price_cents == 4500
+        and (ep.t_orders.rows.get(_t29.order) or ep.t_orders.row(_t29.order)).payment
+        == _E9_PayMethod_card
+        for _t29 in rt.each(ep, ep.t_tickets)
+    ))
 
 
-def _check_clara_pair_and_porto__porto_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:674
-    return bool(any((((((((_o32.customer == 'C003') and (_o32.event == 'E04')) and (_o32.status == _E11_OrderStatus_paid)) and (_o32.payment == _E9_PayMethod_card)) and (_o32.total_cents == 6000)) and any(((((_t33.order == _o32.key()) and (_t33.section == 'FLOOR')) and (_t33.seat == 'A1')) and (_t33.status == _E12_TicketStatus_sold)) for _t33 in rt.each(ep, ep.t_tickets))) and any(((((_t34.order == _o32.key()) and (_t34.section == 'FLOOR')) and (_t34.seat == 'A2')) and (_t34.status == _E12_TicketStatus_sold)) for _t34 in rt.each(ep, ep.t_tickets))) for _o32 in rt.each(ep, ep.t_orders)))
+def _check_clara_pair_and_porto__porto_bought(  # tasks.world:674
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o30.customer == 'C003'
+        and _o30.event == 'E04'
+        and _o30.status == _E11_OrderStatus_paid
+        and _o30.payment == _E9_PayMethod_card
+        and _o30.total_cents == 6000
+        and any(
+            _t31.order == _o30.key()
+            and _t31.section == 'FLOOR'
+            and _t31.seat == 'A1'
+            and _t31.status == _E12_TicketStatus_sold
+            for _t31 in rt.each(ep, ep.t_tickets)
+        )
+        and any(
+            _t32.order == _o30.key()
+            and _t32.section == 'FLOOR'
+            and _t32.seat == 'A2'
+            and _t32.status == _E12_TicketStatus_sold
+            for _t32 in rt.each(ep, ep.t_tickets)
+        )
+        for _o30 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_ana_swaps_tonight_for_strings__refunded(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:902
-    return (rt.compared(ep.t_tickets.row('TK0001').status, '==', _E12_TicketStatus_refunded, 'tickets["TK0001"].status == refunded') and rt.compared(ep.t_tickets.row('TK0002').status, '==', _E12_TicketStatus_refunded, 'tickets["TK0002"].status == refunded'))
+def _check_ana_swaps_tonight_for_strings__refunded(  # tasks.world:902
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_tickets.row('TK0001').status,
+            '==',
+            _E12_TicketStatus_refunded,
+            'tickets["TK0001"].status == refunded',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0002').status,
+            '==',
+            _E12_TicketStatus_refunded,
+            'tickets["TK0002"].status == refunded',
+        )
+    )
 
 
-def _check_ana_swaps_tonight_for_strings__rebooked(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:903
-    return bool(any((((((_o35.customer == 'C001') and (_o35.event == 'E02')) and (_o35.status == _E11_OrderStatus_paid)) and (_o35.payment == _E9_PayMethod_card)) and (_o35.total_cents == 9000)) for _o35 in rt.each(ep, ep.t_orders)))
+def _check_ana_swaps_tonight_for_strings__rebooked(  # tasks.world:903
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o33.customer == 'C001'
+        and _o33.event == 'E02'
+        and _o33.status == _E11_OrderStatus_paid
+        and _o33.payment == _E9_PayMethod_card
+        and _o33.total_cents == 9000
+        for _o33 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_ana_swaps_tonight_for_strings__front_row(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:904
-    return bool((any((((((_t36.holder == 'C001') and (_t36.event == 'E02')) and (_t36.section == 'ORCH')) and (_t36.seat == 'A1')) and (_t36.status == _E12_TicketStatus_sold)) for _t36 in rt.each(ep, ep.t_tickets)) and any((((((_t37.holder == 'C001') and (_t37.event == 'E02')) and (_t37.section == 'ORCH')) and (_t37.seat == 'A2')) and (_t37.status == _E12_TicketStatus_sold)) for _t37 in rt.each(ep, ep.t_tickets))))
+def _check_ana_swaps_tonight_for_strings__front_row(  # tasks.world:904
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        any(
+            _t34.holder == 'C001'
+            and _t34.event == 'E02'
+            and _t34.section == 'ORCH'
+            and _t34.seat == 'A1'
+            and _t34.status == _E12_TicketStatus_sold
+            for _t34 in rt.each(ep, ep.t_tickets)
+        )
+        and any(
+            _t35.holder == 'C001'
+            and _t35.event == 'E02'
+            and _t35.section == 'ORCH'
+            and _t35.seat == 'A2'
+            and _t35.status == _E12_TicketStatus_sold
+            for _t35 in rt.each(ep, ep.t_tickets)
+        ),
+    )
 
 
-def _check_clara_swaps_to_balcony__orchestra_released(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1133
-    return (rt.compared(ep.t_orders.row('ORD003').status, '==', _E11_OrderStatus_released, 'orders["ORD003"].status == released') and rt.compared(ep.t_tickets.row('TK0008').status, '==', _E12_TicketStatus_released, 'tickets["TK0008"].status == released'))
+def _check_clara_swaps_to_balcony__orchestra_released(  # tasks.world:1133
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('ORD003').status,
+            '==',
+            _E11_OrderStatus_released,
+            'orders["ORD003"].status == released',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0008').status,
+            '==',
+            _E12_TicketStatus_released,
+            'tickets["TK0008"].status == released',
+        )
+    )
 
 
-def _check_clara_swaps_to_balcony__balcony_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1134
-    return bool(any((((((_o38.customer == 'C003') and (_o38.event == 'E02')) and (_o38.status == _E11_OrderStatus_paid)) and (_o38.payment == _E9_PayMethod_card)) and (_o38.total_cents == 5000)) for _o38 in rt.each(ep, ep.t_orders)))
+def _check_clara_swaps_to_balcony__balcony_bought(  # tasks.world:1134
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o36.customer == 'C003'
+        and _o36.event == 'E02'
+        and _o36.status == _E11_OrderStatus_paid
+        and _o36.payment == _E9_PayMethod_card
+        and _o36.total_cents == 5000
+        for _o36 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_clara_swaps_to_balcony__seats_sold(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1135
-    return bool((any((((((_t39.event == 'E02') and (_t39.section == 'BALC')) and (_t39.seat == 'A5')) and (_t39.holder == 'C003')) and (_t39.status == _E12_TicketStatus_sold)) for _t39 in rt.each(ep, ep.t_tickets)) and any((((((_t40.event == 'E02') and (_t40.section == 'BALC')) and (_t40.seat == 'A6')) and (_t40.holder == 'C003')) and (_t40.status == _E12_TicketStatus_sold)) for _t40 in rt.each(ep, ep.t_tickets))))
+def _check_clara_swaps_to_balcony__seats_sold(  # tasks.world:1135
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        any(
+            _t37.event == 'E02'
+            and _t37.section == 'BALC'
+            and _t37.seat == 'A5'
+            and _t37.holder == 'C003'
+            and _t37.status == _E12_TicketStatus_sold
+            for _t37 in rt.each(ep, ep.t_tickets)
+        )
+        and any(
+            _t38.event == 'E02'
+            and _t38.section == 'BALC'
+            and _t38.seat == 'A6'
+            and _t38.holder == 'C003'
+            and _t38.status == _E12_TicketStatus_sold
+            for _t38 in rt.each(ep, ep.t_tickets)
+        ),
+    )
 
 
-def _check_bruno_shares_with_duarte__transferred(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1362
-    return (((rt.compared(ep.t_tickets.row('TK0006').holder, '==', 'C004', 'tickets["TK0006"].holder == "C004"') and rt.compared(ep.t_tickets.row('TK0006').status, '==', _E12_TicketStatus_sold, 'tickets["TK0006"].status == sold')) and rt.compared(ep.t_tickets.row('TK0007').holder, '==', 'C004', 'tickets["TK0007"].holder == "C004"')) and rt.compared(ep.t_tickets.row('TK0007').status, '==', _E12_TicketStatus_sold, 'tickets["TK0007"].status == sold'))
+def _check_bruno_shares_with_duarte__transferred(  # tasks.world:1362
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_tickets.row('TK0006').holder, '==', 'C004', 'tickets["TK0006"].holder == "C004"'
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0006').status,
+            '==',
+            _E12_TicketStatus_sold,
+            'tickets["TK0006"].status == sold',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0007').holder, '==', 'C004', 'tickets["TK0007"].holder == "C004"'
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0007').status,
+            '==',
+            _E12_TicketStatus_sold,
+            'tickets["TK0007"].status == sold',
+        )
+    )
 
 
-def _check_bruno_shares_with_duarte__bruno_keeps_three(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1363
-    return rt.compared(len(tuple([_t41.key() for _t41 in rt.each(ep, ep.t_tickets) if (((_t41.holder == 'C002') and (_t41.event == 'E02')) and (_t41.status == _E12_TicketStatus_sold))])), '==', 3, 'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 3')
+def _check_bruno_shares_with_duarte__bruno_keeps_three(  # tasks.world:1363
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(tuple([
+            _t39.key()
+            for _t39 in rt.each(ep, ep.t_tickets)
+            if _t39.holder == 'C002'
+            and _t39.event == 'E02'
+            and _t39.status == _E12_TicketStatus_sold
+        ])),
+        '==',
+        3,
+        'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 3',
+    )
 
 
-def _check_bruno_shares_with_duarte__b6_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1364
-    return bool(any((((((((_t42.holder == 'C004') and (_t42.event == 'E02')) and (_t42.section == 'BALC')) and (_t42.seat == 'B6')) and (_t42.status == _E12_TicketStatus_sold)) and ((ep.t_orders.rows.get(_t42.order) or ep.t_orders.row(_t42.order)).payment == _E9_PayMethod_cash)) and ((ep.t_orders.rows.get(_t42.order) or ep.t_orders.row(_t42.order)).customer == 'C004')) for _t42 in rt.each(ep, ep.t_tickets)))
+def _check_bruno_shares_with_duarte__b6_bought(  # tasks.world:1364
+    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t40.holder == 'C004'
+        and _t40.event == 'E02'
+        and _t40.section == 'BALC'
+        and _t40.seat == 'B6'
+        and _t40.status == _E12_TicketStatus_sold
+        and (ep.t_orders.rows.get(_t40.order) or ep.t_orders.row(_t40.order)).payment
+        == _E9_PayMethod_cash
+        and (ep.t_orders.rows.get(_t40.order) or ep.t_orders.row(_t40.order)).customer == 'C004'
+        for _t40 in rt.each(ep, ep.t_tickets)
+    ))
 
 
 ConcertTicketOffice.TASKS = {

@@ -177,7 +177,7 @@ class Guest(Row):
     def load(cls, data: object, path: str, ep: Any) -> Guest:
         d = v.want_object(data, path, {'id': False, 'name': True, 'email': True, 'phone': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('guest_ids', 'G{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('guest_ids', 'G{:03d}')),
             name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
             email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
             phone=(v.want_optional(d['phone'], path + '.phone', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'))) if d.get('phone') is not None else None),
@@ -271,7 +271,7 @@ class Booking(Row):
     def load(cls, data: object, path: str, ep: Any) -> Booking:
         d = v.want_object(data, path, {'id': False, 'guest': True, 'room': True, 'check_in': True, 'check_out': True, 'guests_count': True, 'status': False, 'total': True, 'cancellation_fee': False, 'checked_in_at': False, 'checked_out_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('booking_ids', 'B{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('booking_ids', 'B{:03d}')),
             guest=v.want_str(d['guest'], path + '.guest'),
             room=v.check_pattern(v.want_str(d['room'], path + '.room'), path + '.room', '^[1-9][0-9]{2}$'),
             check_in=v.want_date(d['check_in'], path + '.check_in'),
@@ -527,196 +527,505 @@ class HotelFrontDesk(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row24 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:118
+        for _row24 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:118
             for _row25 in self.t_bookings:
-                if not ((((((_row24.id_ == _row25.id_) or (_row24.room != _row25.room)) or (not self.fn_holds_room(_row24))) or (not self.fn_holds_room(_row25))) or (_row24.check_out <= _row25.check_in)) or (_row25.check_out <= _row24.check_in)):
-                    raise InvariantError('A room is never held by two bookings for overlapping nights.', 'hotel_front_desk.world:118')
-        for _row25 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:118
+                if not (
+                    _row24.id_ == _row25.id_
+                    or _row24.room != _row25.room
+                    or not self.fn_holds_room(_row24)
+                    or not self.fn_holds_room(_row25)
+                    or _row24.check_out <= _row25.check_in
+                    or _row25.check_out <= _row24.check_in
+                ):
+                    raise InvariantError(
+                        'A room is never held by two bookings for overlapping nights.',
+                        'hotel_front_desk.world:118',
+                    )
+        for _row25 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:118
             for _row24 in self.t_bookings:
-                if not ((((((_row24.id_ == _row25.id_) or (_row24.room != _row25.room)) or (not self.fn_holds_room(_row24))) or (not self.fn_holds_room(_row25))) or (_row24.check_out <= _row25.check_in)) or (_row25.check_out <= _row24.check_in)):
-                    raise InvariantError('A room is never held by two bookings for overlapping nights.', 'hotel_front_desk.world:118')
-        for _row26 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:121
+                if not (
+                    _row24.id_ == _row25.id_
+                    or _row24.room != _row25.room
+                    or not self.fn_holds_room(_row24)
+                    or not self.fn_holds_room(_row25)
+                    or _row24.check_out <= _row25.check_in
+                    or _row25.check_out <= _row24.check_in
+                ):
+                    raise InvariantError(
+                        'A room is never held by two bookings for overlapping nights.',
+                        'hotel_front_desk.world:118',
+                    )
+        for _row26 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:121
             if not (_row26.check_out > _row26.check_in):
-                raise InvariantError("Every booking's check-out is after its check-in.", 'hotel_front_desk.world:121')
-        if not all((_b27.guests_count <= (self.t_rooms.rows.get(_b27.room) or self.t_rooms.row(_b27.room)).capacity) for _b27 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:124
-            raise InvariantError('A booking never has more guests than its room holds.', 'hotel_front_desk.world:124')
-        if not all((_b28.total == rt.bounded(self.fn_nights(_b28.check_in, _b28.check_out) * (self.t_rooms.rows.get(_b28.room) or self.t_rooms.row(_b28.room)).nightly_rate)) for _b28 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:127
-            raise InvariantError("A booking's total is its nights times the room's nightly rate.", 'hotel_front_desk.world:127')
-        for _row29 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:130
-            if not ((_row29.status == _E13_BookingStatus_cancelled) or (_row29.cancellation_fee == 0)):
-                raise InvariantError('Only cancelled bookings carry a cancellation fee.', 'hotel_front_desk.world:130')
-        for _row30 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:133
-            if not ((_row30.checked_in_at is not None) == ((_row30.status == _E13_BookingStatus_checked_in) or (_row30.status == _E13_BookingStatus_checked_out))):
-                raise InvariantError('A booking has a check-in time exactly when the guest checked in.', 'hotel_front_desk.world:133')
-        for _row31 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:136
-            if not ((_row31.checked_out_at is not None) == (_row31.status == _E13_BookingStatus_checked_out)):
-                raise InvariantError('A booking has a check-out time exactly when the guest checked out.', 'hotel_front_desk.world:136')
-        if not all(((_b32.status != _E13_BookingStatus_checked_in) or (len(tuple([_o33.key() for _o33 in rt.each(self, self.t_bookings) if ((_o33.room == _b32.room) and (_o33.status == _E13_BookingStatus_checked_in))])) == 1)) for _b32 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:139
-            raise InvariantError('A room has at most one checked-in booking.', 'hotel_front_desk.world:139')
-        if not all((len(tuple([_h35.key() for _h35 in rt.each(self, self.t_guests) if (rt.built(self, _h35.email.lower()) == rt.built(self, _g34.email.lower()))])) == 1) for _g34 in rt.each(self, self.t_guests)):  # hotel_front_desk.world:142
-            raise InvariantError('No two guests share an email address.', 'hotel_front_desk.world:142')
+                raise InvariantError(
+                    "Every booking's check-out is after its check-in.",
+                    'hotel_front_desk.world:121',
+                )
+        if not all(  # hotel_front_desk.world:124
+            _b27.guests_count
+            <= (self.t_rooms.rows.get(_b27.room) or self.t_rooms.row(_b27.room)).capacity
+            for _b27 in rt.each(self, self.t_bookings)
+        ):
+            raise InvariantError(
+                'A booking never has more guests than its room holds.',
+                'hotel_front_desk.world:124',
+            )
+        if not all(  # hotel_front_desk.world:127
+            _b28.total
+            == rt.bounded(
+                self.fn_nights(_b28.check_in, _b28.check_out)
+                * (self.t_rooms.rows.get(_b28.room) or self.t_rooms.row(_b28.room)).nightly_rate,
+            )
+            for _b28 in rt.each(self, self.t_bookings)
+        ):
+            raise InvariantError(
+                "A booking's total is its nights times the room's nightly rate.",
+                'hotel_front_desk.world:127',
+            )
+        for _row29 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:130
+            if not (_row29.status == _E13_BookingStatus_cancelled or _row29.cancellation_fee == 0):
+                raise InvariantError(
+                    'Only cancelled bookings carry a cancellation fee.',
+                    'hotel_front_desk.world:130',
+                )
+        for _row30 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:133
+            if not (
+                (_row30.checked_in_at is not None)
+                == (_row30.status == _E13_BookingStatus_checked_in
+                or _row30.status == _E13_BookingStatus_checked_out)
+            ):
+                raise InvariantError(
+                    'A booking has a check-in time exactly when the guest checked in.',
+                    'hotel_front_desk.world:133',
+                )
+        for _row31 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:136
+            if not (
+                (_row31.checked_out_at is not None)
+                == (_row31.status == _E13_BookingStatus_checked_out)
+            ):
+                raise InvariantError(
+                    'A booking has a check-out time exactly when the guest checked out.',
+                    'hotel_front_desk.world:136',
+                )
+        if not all(  # hotel_front_desk.world:139
+            _b32.status != _E13_BookingStatus_checked_in
+            or len(tuple([
+                _o33.key()
+                for _o33 in rt.each(self, self.t_bookings)
+                if _o33.room == _b32.room and _o33.status == _E13_BookingStatus_checked_in
+            ]))
+            == 1
+            for _b32 in rt.each(self, self.t_bookings)
+        ):
+            raise InvariantError(
+                'A room has at most one checked-in booking.', 'hotel_front_desk.world:139'
+            )
+        if not all(  # hotel_front_desk.world:142
+            len(tuple([
+                _h35.key()
+                for _h35 in rt.each(self, self.t_guests)
+                if rt.built(self, _h35.email.lower()) == rt.built(self, _g34.email.lower())
+            ]))
+            == 1
+            for _g34 in rt.each(self, self.t_guests)
+        ):
+            raise InvariantError(
+                'No two guests share an email address.', 'hotel_front_desk.world:142'
+            )
         for _row36 in rt.changed_rows(self, self.t_bookings, ('guest', 'room')):
             rt.check_refs(self.t_guests, _row36.guest, 'Booking.guest')
             rt.check_refs(self.t_rooms, _row36.room, 'Booking.room')
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_rooms, ((self.t_bookings, 'room'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_guests, ((self.t_bookings, 'guest'),))
         pass
 
     def fn_day_number(self, d: dt.date) -> int:  # hotel_front_desk.world:88
         'Days since a fixed epoch (proleptic Gregorian), for counting nights.'
-        y: int = rt.bounded(d.year - (1 if (d.month <= 2) else 0))  # hotel_front_desk.world:91
-        era: int = (y // 400)  # hotel_front_desk.world:92
+        y: int = rt.bounded(d.year - (1 if d.month <= 2 else 0))  # hotel_front_desk.world:91
+        era: int = y // 400  # hotel_front_desk.world:92
         yoe: int = rt.bounded(y - rt.bounded(era * 400))  # hotel_front_desk.world:93
-        mp: int = ((d.month + 9) % 12)  # hotel_front_desk.world:94
-        doy: int = (rt.bounded(((rt.bounded(153 * mp) + 2) // 5) + d.day) - 1)  # hotel_front_desk.world:95
-        doe: int = rt.bounded(rt.bounded(rt.bounded(rt.bounded(yoe * 365) + (yoe // 4)) - (yoe // 100)) + doy)  # hotel_front_desk.world:96
+        mp: int = (d.month + 9) % 12  # hotel_front_desk.world:94
+        doy: int = (  # hotel_front_desk.world:95
+            rt.bounded((rt.bounded(153 * mp) + 2) // 5 + d.day) - 1
+        )
+        doe: int = rt.bounded(  # hotel_front_desk.world:96
+            rt.bounded(rt.bounded(rt.bounded(yoe * 365) + yoe // 4) - yoe // 100) + doy
+        )
         return rt.bounded(rt.bounded(era * 146097) + doe)  # hotel_front_desk.world:97
 
-    def fn_nights(self, check_in: dt.date, check_out: dt.date) -> int:  # hotel_front_desk.world:100
+    def fn_nights(  # hotel_front_desk.world:100
+        self, check_in: dt.date, check_out: dt.date
+    ) -> int:
         'The number of nights from check_in to check_out.'
-        return rt.bounded(self.fn_day_number(check_out) - self.fn_day_number(check_in))  # hotel_front_desk.world:103
+        return rt.bounded(  # hotel_front_desk.world:103
+            self.fn_day_number(check_out) - self.fn_day_number(check_in)
+        )
 
     def fn_holds_room(self, b: Booking) -> bool:  # hotel_front_desk.world:106
         'Whether a booking holds its room (reserved or checked in).'
-        return ((b.status == _E13_BookingStatus_reserved) or (b.status == _E13_BookingStatus_checked_in))  # hotel_front_desk.world:107
+        return (  # hotel_front_desk.world:107
+            b.status == _E13_BookingStatus_reserved or b.status == _E13_BookingStatus_checked_in
+        )
 
-    def fn_room_is_free(self, room: Room, check_in: dt.date, check_out: dt.date, ignore: str) -> bool:  # hotel_front_desk.world:110
+    def fn_room_is_free(  # hotel_front_desk.world:110
+        self, room: Room, check_in: dt.date, check_out: dt.date, ignore: str
+    ) -> bool:
         'No booking that holds the room (other than the one named ignore) overlaps the nights.'
-        return (not any((((((_b1.room == room.key()) and (_b1.id_ != ignore)) and self.fn_holds_room(_b1)) and (_b1.check_in < check_out)) and (check_in < _b1.check_out)) for _b1 in rt.each(self, self.t_bookings)))  # hotel_front_desk.world:113
+        return not any(  # hotel_front_desk.world:113
+            _b1.room == room.key()
+            and _b1.id_ != ignore
+            and self.fn_holds_room(_b1)
+            and _b1.check_in < check_out
+            and check_in < _b1.check_out
+            for _b1 in rt.each(self, self.t_bookings)
+        )
 
-    def tool_search_free_rooms(self, check_in: dt.date, check_out: dt.date, room_type: RoomType | None, guests_count: int) -> tuple[RoomOffer, ...]:  # hotel_front_desk.world:147
-        'List the rooms in service that are free for every night from check_in to check_out, with the price of the stay.'
+    def tool_search_free_rooms(  # hotel_front_desk.world:147
+        self, check_in: dt.date, check_out: dt.date, room_type: RoomType | None, guests_count: int
+    ) -> tuple[RoomOffer, ...]:
+        (
+            'List the rooms in service that are free for every night from check_in to check_out, '
+            'with the price of the stay.'
+        )
         if not (check_out > check_in):  # hotel_front_desk.world:155
             raise ToolError('Check-out must be after check-in.')
         if not (check_in >= self.clock.date()):  # hotel_front_desk.world:156
-            raise ToolError(('Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'))
+            raise ToolError(
+                'Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'
+            )
         n: int = self.fn_nights(check_in, check_out)  # hotel_front_desk.world:157
-        return tuple([_new_RoomOffer(v.check_pattern(_r2.number, 'RoomOffer.number', '^[1-9][0-9]{2}$'), _r2.room_type, _r2.nightly_rate, _r2.capacity, n, rt.bounded(n * _r2.nightly_rate)) for _r2 in rt.each(self, self.t_rooms) if ((((not _r2.out_of_service) and (_r2.capacity >= guests_count)) and ((room_type is None) or (_r2.room_type == (room_type if room_type is not None else rt.absent())))) and self.fn_room_is_free(_r2, check_in, check_out, ''))])  # hotel_front_desk.world:158
+        return tuple([  # hotel_front_desk.world:158
+            _new_RoomOffer(
+                v.check_pattern(_r2.number, 'RoomOffer.number', '^[1-9][0-9]{2}$'),
+                _r2.room_type,
+                _r2.nightly_rate,
+                _r2.capacity,
+                n,
+                rt.bounded(n * _r2.nightly_rate),
+            )
+            for _r2 in rt.each(self, self.t_rooms)
+            if not _r2.out_of_service
+            and _r2.capacity >= guests_count
+            and (room_type is None
+            or _r2.room_type == (room_type if room_type is not None else rt.absent()))
+            and self.fn_room_is_free(_r2, check_in, check_out, '')
+        ])
 
     def tool_find_guest(self, query: str) -> tuple[str, ...]:  # hotel_front_desk.world:161
-        'Look up guests by exact email (case-insensitive) or by part of the name, with their guest id, name, email and phone.'
-        q: str = rt.built(self, rt.built(self, query.strip()).lower())  # hotel_front_desk.world:166
-        return tuple([_g3.key() for _g3 in rt.each(self, self.t_guests) if ((rt.built(self, _g3.email.lower()) == q) or (rt.read(self, q) in rt.read(self, rt.built(self, _g3.name.lower()))))])  # hotel_front_desk.world:167
+        (
+            'Look up guests by exact email (case-insensitive) or by part of the name, with their '
+            'guest id, name, email and phone.'
+        )
+        q: str = rt.built(  # hotel_front_desk.world:166
+            self, rt.built(self, query.strip()).lower()
+        )
+        return tuple([  # hotel_front_desk.world:167
+            _g3.key()
+            for _g3 in rt.each(self, self.t_guests)
+            if rt.built(self, _g3.email.lower()) == q
+            or rt.read(self, q) in rt.read(self, rt.built(self, _g3.name.lower()))
+        ])
 
     def tool_get_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:170
-        'Show one booking: guest, room, dates, number of guests, status, total and cancellation fee.'
+        (
+            'Show one booking: guest, room, dates, number of guests, status, total and '
+            'cancellation fee.'
+        )
         return booking  # hotel_front_desk.world:175
 
-    def tool_list_bookings(self, guest: Guest | None, room: Room | None, status: BookingStatus | None) -> tuple[str, ...]:  # hotel_front_desk.world:178
-        'List bookings with their guest, room, check-in and check-out dates, number of guests, status and total, optionally of one guest, of one room and with one status.'
-        return tuple([_b4.key() for _b4 in rt.each(self, self.t_bookings) if ((((guest is None) or (_b4.guest == (guest if guest is not None else rt.absent()).key())) and ((room is None) or (_b4.room == (room if room is not None else rt.absent()).key()))) and ((status is None) or (_b4.status == (status if status is not None else rt.absent()))))])  # hotel_front_desk.world:185
+    def tool_list_bookings(  # hotel_front_desk.world:178
+        self, guest: Guest | None, room: Room | None, status: BookingStatus | None
+    ) -> tuple[str, ...]:
+        (
+            'List bookings with their guest, room, check-in and check-out dates, number of '
+            'guests, status and total, optionally of one guest, of one room and with one status.'
+        )
+        return tuple([  # hotel_front_desk.world:185
+            _b4.key()
+            for _b4 in rt.each(self, self.t_bookings)
+            if (guest is None or _b4.guest == (guest if guest is not None else rt.absent()).key())
+            and (room is None or _b4.room == (room if room is not None else rt.absent()).key())
+            and (status is None or _b4.status == (status if status is not None else rt.absent()))
+        ])
 
     def tool_get_guest(self, guest: Guest) -> Guest:  # hotel_front_desk.world:188
         'Show one guest profile: name, email and phone.'
         return guest  # hotel_front_desk.world:193
 
-    def tool_list_rooms(self, room_type: RoomType | None) -> tuple[str, ...]:  # hotel_front_desk.world:196
-        "List the hotel's rooms with their number, room type, nightly rate, capacity and whether out of service, whatever their bookings."
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_rooms, rt.each(self, tuple([_r5.key() for _r5 in rt.each(self, self.t_rooms) if ((room_type is None) or (_r5.room_type == (room_type if room_type is not None else rt.absent())))]))), key=lambda _r6: _r6.number))  # hotel_front_desk.world:201
+    def tool_list_rooms(  # hotel_front_desk.world:196
+        self, room_type: RoomType | None
+    ) -> tuple[str, ...]:
+        (
+            "List the hotel's rooms with their number, room type, nightly rate, capacity and "
+            'whether out of service, whatever their bookings.'
+        )
+        return tuple(  # hotel_front_desk.world:201
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_rooms,
+                    rt.each(
+                        self,
+                        tuple([
+                            _r6.key()
+                            for _r6 in rt.each(self, self.t_rooms)
+                            if room_type is None
+                            or _r6.room_type
+                            == (room_type if room_type is not None else rt.absent())
+                        ]),
+                    ),
+                ),
+                key=lambda _r5: _r5.number,
+            )
+        )
 
     def tool_get_room(self, room: Room) -> Room:  # hotel_front_desk.world:204
         'Show one room: its room type, nightly rate, capacity and whether it is out of service.'
         return room  # hotel_front_desk.world:207
 
-    def tool_list_arrivals(self, day: dt.date | None) -> tuple[str, ...]:  # hotel_front_desk.world:210
-        'List the reserved bookings that check in on a day (today by default), with guest, room, check-out date, number of guests and total.'
-        wanted: dt.date = (day if day is not None else self.clock.date())  # hotel_front_desk.world:215
-        return tuple([_b7.key() for _b7 in rt.each(self, self.t_bookings) if ((_b7.status == _E13_BookingStatus_reserved) and (_b7.check_in == wanted))])  # hotel_front_desk.world:216
+    def tool_list_arrivals(  # hotel_front_desk.world:210
+        self, day: dt.date | None
+    ) -> tuple[str, ...]:
+        (
+            'List the reserved bookings that check in on a day (today by default), with guest, '
+            'room, check-out date, number of guests and total.'
+        )
+        wanted: dt.date = (  # hotel_front_desk.world:215
+            day if day is not None else self.clock.date()
+        )
+        return tuple([  # hotel_front_desk.world:216
+            _b7.key()
+            for _b7 in rt.each(self, self.t_bookings)
+            if _b7.status == _E13_BookingStatus_reserved and _b7.check_in == wanted
+        ])
 
-    def tool_list_departures(self, day: dt.date | None) -> tuple[str, ...]:  # hotel_front_desk.world:219
-        'List the checked-in bookings due to check out on a day (today by default), with guest, room, check-in date and total.'
-        wanted: dt.date = (day if day is not None else self.clock.date())  # hotel_front_desk.world:224
-        return tuple([_b8.key() for _b8 in rt.each(self, self.t_bookings) if ((_b8.status == _E13_BookingStatus_checked_in) and (_b8.check_out == wanted))])  # hotel_front_desk.world:225
+    def tool_list_departures(  # hotel_front_desk.world:219
+        self, day: dt.date | None
+    ) -> tuple[str, ...]:
+        (
+            'List the checked-in bookings due to check out on a day (today by default), with '
+            'guest, room, check-in date and total.'
+        )
+        wanted: dt.date = (  # hotel_front_desk.world:224
+            day if day is not None else self.clock.date()
+        )
+        return tuple([  # hotel_front_desk.world:225
+            _b8.key()
+            for _b8 in rt.each(self, self.t_bookings)
+            if _b8.status == _E13_BookingStatus_checked_in and _b8.check_out == wanted
+        ])
 
     def tool_list_in_house(self) -> tuple[str, ...]:  # hotel_front_desk.world:228
-        'List the bookings of the guests staying in the hotel now (checked in), with guest, room, check-in and check-out dates and total.'
-        return tuple([_b9.key() for _b9 in rt.each(self, self.t_bookings) if (_b9.status == _E13_BookingStatus_checked_in)])  # hotel_front_desk.world:231
+        (
+            'List the bookings of the guests staying in the hotel now (checked in), with guest, '
+            'room, check-in and check-out dates and total.'
+        )
+        return tuple([  # hotel_front_desk.world:231
+            _b9.key()
+            for _b9 in rt.each(self, self.t_bookings)
+            if _b9.status == _E13_BookingStatus_checked_in
+        ])
 
-    def tool_register_guest(self, name: str, email: str, phone: str | None) -> Guest:  # hotel_front_desk.world:236
+    def tool_register_guest(  # hotel_front_desk.world:236
+        self, name: str, email: str, phone: str | None
+    ) -> Guest:
         'Create a guest profile. Each email address belongs to one guest.'
-        if not (not any((rt.built(self, _g10.email.lower()) == rt.built(self, email.lower())) for _g10 in rt.each(self, self.t_guests))):  # hotel_front_desk.world:243
-            raise ToolError(rt.built(self, ('A guest with the email ' + rt.text(email) + ' already exists.')))
-        guest: Guest = Guest(id_=self._next('guest_ids', 'G{:03d}'), name=v.check_length(name, 'Guest.name', 1, 80), email=v.check_pattern(email, 'Guest.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'), phone=rt.if_present(phone, lambda x: v.check_pattern(x, 'Guest.phone', '^\\+?[0-9 -]{7,20}$')))  # hotel_front_desk.world:244
-        self._insert(self.t_guests, guest)  # hotel_front_desk.world:245
+        if not (not any(rt.built(self, _g10.email.lower()) == rt.built(self, email.lower()) for _g10 in rt.each(self, self.t_guests))):  # hotel_front_desk.world:243
+            raise ToolError(rt.built(
+                self, 'A guest with the email ' + rt.text(email) + ' already exists.'
+            ))
+        guest: Guest = Guest(  # hotel_front_desk.world:244
+            id_=self.next_id('guest_ids', 'G{:03d}'),
+            name=v.check_length(name, 'Guest.name', 1, 80),
+            email=v.check_pattern(email, 'Guest.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+            phone=rt.if_present(phone, lambda x: v.check_pattern(x, 'Guest.phone', '^\\+?[0-9 -]{7,20}$')),
+        )
+        self.insert(self.t_guests, guest)  # hotel_front_desk.world:245
         return guest  # hotel_front_desk.world:246
 
-    def tool_book_room(self, guest: Guest, room: Room, check_in: dt.date, check_out: dt.date, guests_count: int) -> Booking:  # hotel_front_desk.world:249
-        'Reserve a room for a guest for the nights from check_in to check_out. The total is the nights times the nightly rate.'
+    def tool_book_room(  # hotel_front_desk.world:249
+        self, guest: Guest, room: Room, check_in: dt.date, check_out: dt.date, guests_count: int
+    ) -> Booking:
+        (
+            'Reserve a room for a guest for the nights from check_in to check_out. The total is '
+            'the nights times the nightly rate.'
+        )
         if not (check_out > check_in):  # hotel_front_desk.world:258
             raise ToolError('Check-out must be after check-in.')
         if not (check_in >= self.clock.date()):  # hotel_front_desk.world:259
-            raise ToolError(('Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'))
+            raise ToolError(
+                'Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'
+            )
         if not (not room.out_of_service):  # hotel_front_desk.world:260
-            raise ToolError(rt.built(self, ('Room ' + rt.text(room.number) + ' is out of service.')))
+            raise ToolError(rt.built(self, 'Room ' + rt.text(room.number) + ' is out of service.'))
         if not (guests_count <= room.capacity):  # hotel_front_desk.world:261
-            raise ToolError(rt.built(self, ('Room ' + rt.text(room.number) + ' holds at most ' + rt.text(room.capacity) + ' guests; ' + rt.text(guests_count) + ' requested.')))
+            raise ToolError(rt.built(
+                self,
+                'Room '
+                + rt.text(room.number)
+                + ' holds at most '
+                + rt.text(room.capacity)
+                + ' guests; '
+                + rt.text(guests_count)
+                + ' requested.',
+            ))
         if not self.fn_room_is_free(room, check_in, check_out, ''):  # hotel_front_desk.world:262
-            raise ToolError(rt.built(self, ('Room ' + rt.text(room.number) + ' is already booked for some of the nights from ' + rt.text(check_in) + ' to ' + rt.text(check_out) + '.')))
-        booking: Booking = Booking(id_=self._next('booking_ids', 'B{:03d}'), guest=guest.key(), room=room.key(), check_in=check_in, check_out=check_out, guests_count=v.check_range(guests_count, 'Booking.guests_count', 1, 6), status=_E13_BookingStatus_reserved, total=v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * room.nightly_rate), 'Booking.total', 0, None), cancellation_fee=0, checked_in_at=None, checked_out_at=None)  # hotel_front_desk.world:263
-        self._insert(self.t_bookings, booking)  # hotel_front_desk.world:271
+            raise ToolError(rt.built(
+                self,
+                'Room '
+                + rt.text(room.number)
+                + ' is already booked for some of the nights from '
+                + rt.text(check_in)
+                + ' to '
+                + rt.text(check_out)
+                + '.',
+            ))
+        booking: Booking = Booking(  # hotel_front_desk.world:263
+            id_=self.next_id('booking_ids', 'B{:03d}'),
+            guest=guest.key(),
+            room=room.key(),
+            check_in=check_in,
+            check_out=check_out,
+            guests_count=v.check_range(guests_count, 'Booking.guests_count', 1, 6),
+            status=_E13_BookingStatus_reserved,
+            total=v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * room.nightly_rate), 'Booking.total', 0, None),
+            cancellation_fee=0,
+            checked_in_at=None,
+            checked_out_at=None,
+        )
+        self.insert(self.t_bookings, booking)  # hotel_front_desk.world:271
         return booking  # hotel_front_desk.world:272
 
-    def tool_change_dates(self, booking: Booking, check_in: dt.date, check_out: dt.date) -> Booking:  # hotel_front_desk.world:275
+    def tool_change_dates(  # hotel_front_desk.world:275
+        self, booking: Booking, check_in: dt.date, check_out: dt.date
+    ) -> Booking:
         'Move a reserved booking to new dates in the same room; the total is recomputed.'
         if not (booking.status == _E13_BookingStatus_reserved):  # hotel_front_desk.world:282
-            raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' is ' + rt.text(booking.status) + '; only reserved bookings can be changed.')))
+            raise ToolError(rt.built(
+                self,
+                'Booking '
+                + rt.text(booking.id_)
+                + ' is '
+                + rt.text(booking.status)
+                + '; only reserved bookings can be changed.',
+            ))
         if not (check_out > check_in):  # hotel_front_desk.world:283
             raise ToolError('Check-out must be after check-in.')
         if not (check_in >= self.clock.date()):  # hotel_front_desk.world:284
-            raise ToolError(('Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'))
-        if not self.fn_room_is_free((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)), check_in, check_out, booking.id_):  # hotel_front_desk.world:285
-            raise ToolError(rt.built(self, ('Room ' + rt.text((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).number) + ' is already booked for some of the nights from ' + rt.text(check_in) + ' to ' + rt.text(check_out) + '.')))
-        self._undo.append((3, booking, ('check_in', 'check_out', 'total'), (booking.check_in, booking.check_out, booking.total, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:286
-        booking.check_in = check_in  # hotel_front_desk.world:286
-        booking.check_out = check_out  # hotel_front_desk.world:287
-        booking.total = v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * (self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate), 'Booking.total', 0, None)  # hotel_front_desk.world:288
-        booking._stale |= 152  # hotel_front_desk.world:288
-        booking._digest = booking._text = None  # hotel_front_desk.world:288
-        self.t_bookings._digest = None  # hotel_front_desk.world:288
+            raise ToolError(
+                'Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'
+            )
+        if not self.fn_room_is_free(  # hotel_front_desk.world:285
+            self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room),
+            check_in,
+            check_out,
+            booking.id_,
+        ):
+            raise ToolError(rt.built(
+                self,
+                'Room '
+                + rt.text(
+                    (self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).number
+                )
+                + ' is already booked for some of the nights from '
+                + rt.text(check_in)
+                + ' to '
+                + rt.text(check_out)
+                + '.',
+            ))
+        self.set_fields(  # hotel_front_desk.world:286
+            booking, check_in=check_in, check_out=check_out
+        )
+        self.set_field(  # hotel_front_desk.world:288
+            booking,
+            'total',
+            v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * (self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate), 'Booking.total', 0, None),
+        )
         return booking  # hotel_front_desk.world:289
 
     def tool_cancel_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:292
-        "Cancel a reserved booking. When the check-in day is two days away or less (inside 48 hours),\na fee of one night's rate is charged; otherwise cancelling is free."
+        (
+            'Cancel a reserved booking. When the check-in day is two days away or less (inside 48 '
+            'hours),\n'
+            "a fee of one night's rate is charged; otherwise cancelling is free."
+        )
         if not (booking.status == _E13_BookingStatus_reserved):  # hotel_front_desk.world:300
-            raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' is ' + rt.text(booking.status) + '; only reserved bookings can be cancelled.')))
-        days_ahead: int = rt.bounded(self.fn_day_number(booking.check_in) - self.fn_day_number(self.clock.date()))  # hotel_front_desk.world:301
-        self._undo.append((3, booking, ('status', 'cancellation_fee'), (booking.status, booking.cancellation_fee, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:302
-        booking.status = _E13_BookingStatus_cancelled  # hotel_front_desk.world:302
-        booking.cancellation_fee = v.check_range(((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate if (days_ahead <= 2) else 0), 'Booking.cancellation_fee', 0, None)  # hotel_front_desk.world:303
-        booking._stale |= 320  # hotel_front_desk.world:303
-        booking._digest = booking._text = None  # hotel_front_desk.world:303
-        self.t_bookings._digest = None  # hotel_front_desk.world:303
+            raise ToolError(rt.built(
+                self,
+                'Booking '
+                + rt.text(booking.id_)
+                + ' is '
+                + rt.text(booking.status)
+                + '; only reserved bookings can be cancelled.',
+            ))
+        days_ahead: int = rt.bounded(  # hotel_front_desk.world:301
+            self.fn_day_number(booking.check_in) - self.fn_day_number(self.clock.date())
+        )
+        self.set_field(  # hotel_front_desk.world:302
+            booking, 'status', _E13_BookingStatus_cancelled
+        )
+        self.set_field(  # hotel_front_desk.world:303
+            booking,
+            'cancellation_fee',
+            v.check_range((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate if days_ahead <= 2 else 0, 'Booking.cancellation_fee', 0, None),
+        )
         return booking  # hotel_front_desk.world:304
 
     def tool_check_in(self, booking: Booking) -> Booking:  # hotel_front_desk.world:307
         "Check the guest of a reserved booking in; only possible on the booking's check-in day."
         if not (booking.status == _E13_BookingStatus_reserved):  # hotel_front_desk.world:312
-            raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' is ' + rt.text(booking.status) + '; only reserved bookings can be checked in.')))
+            raise ToolError(rt.built(
+                self,
+                'Booking '
+                + rt.text(booking.id_)
+                + ' is '
+                + rt.text(booking.status)
+                + '; only reserved bookings can be checked in.',
+            ))
         if not (booking.check_in == self.clock.date()):  # hotel_front_desk.world:313
-            raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' checks in on ' + rt.text(booking.check_in) + '; today is ' + rt.text(self.clock.date()) + '.')))
-        if not (not any(((_o11.room == booking.room) and (_o11.status == _E13_BookingStatus_checked_in)) for _o11 in rt.each(self, self.t_bookings))):  # hotel_front_desk.world:314
-            raise ToolError(rt.built(self, ('Room ' + rt.text((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).number) + ' is still occupied by another guest.')))
-        self._undo.append((3, booking, ('status', 'checked_in_at'), (booking.status, booking.checked_in_at, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:315
-        booking.status = _E13_BookingStatus_checked_in  # hotel_front_desk.world:315
-        booking.checked_in_at = self.clock  # hotel_front_desk.world:316
-        booking._stale |= 576  # hotel_front_desk.world:316
-        booking._digest = booking._text = None  # hotel_front_desk.world:316
-        self.t_bookings._digest = None  # hotel_front_desk.world:316
+            raise ToolError(rt.built(
+                self,
+                'Booking '
+                + rt.text(booking.id_)
+                + ' checks in on '
+                + rt.text(booking.check_in)
+                + '; today is '
+                + rt.text(self.clock.date())
+                + '.',
+            ))
+        if not (not any(_o11.room == booking.room and _o11.status == _E13_BookingStatus_checked_in for _o11 in rt.each(self, self.t_bookings))):  # hotel_front_desk.world:314
+            raise ToolError(rt.built(
+                self,
+                'Room '
+                + rt.text(
+                    (self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).number
+                )
+                + ' is still occupied by another guest.',
+            ))
+        self.set_fields(  # hotel_front_desk.world:315
+            booking, status=_E13_BookingStatus_checked_in, checked_in_at=self.clock
+        )
         return booking  # hotel_front_desk.world:317
 
     def tool_check_out(self, booking: Booking) -> CheckoutReceipt:  # hotel_front_desk.world:320
         'Check out a guest who is checked in; returns the amount due, the booking total.'
         if not (booking.status == _E13_BookingStatus_checked_in):  # hotel_front_desk.world:325
-            raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' is ' + rt.text(booking.status) + '; only checked-in bookings can be checked out.')))
-        self._undo.append((3, booking, ('status', 'checked_out_at'), (booking.status, booking.checked_out_at, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:326
-        booking.status = _E13_BookingStatus_checked_out  # hotel_front_desk.world:326
-        booking.checked_out_at = self.clock  # hotel_front_desk.world:327
-        booking._stale |= 1088  # hotel_front_desk.world:327
-        booking._digest = booking._text = None  # hotel_front_desk.world:327
-        self.t_bookings._digest = None  # hotel_front_desk.world:327
-        return _new_CheckoutReceipt(booking.key(), self.fn_nights(booking.check_in, booking.check_out), booking.total)  # hotel_front_desk.world:328
+            raise ToolError(rt.built(
+                self,
+                'Booking '
+                + rt.text(booking.id_)
+                + ' is '
+                + rt.text(booking.status)
+                + '; only checked-in bookings can be checked out.',
+            ))
+        self.set_fields(  # hotel_front_desk.world:326
+            booking, status=_E13_BookingStatus_checked_out, checked_out_at=self.clock
+        )
+        return _new_CheckoutReceipt(  # hotel_front_desk.world:328
+            booking.key(), self.fn_nights(booking.check_in, booking.check_out), booking.total
+        )
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)
@@ -755,7 +1064,7 @@ def _invoke_get_booking(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     a_booking = args['booking']
     if type(a_booking) is not str or not a_booking.isascii():
         a_booking = v.want_str(a_booking, 'booking')
-    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, ('No booking ' + rt.text(key) + '.')))
+    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, 'No booking ' + rt.text(key) + '.'))
     return ep.tool_get_booking(a_booking)
 
 
@@ -781,7 +1090,7 @@ def _invoke_get_guest(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     a_guest = args['guest']
     if type(a_guest) is not str or not a_guest.isascii():
         a_guest = v.want_str(a_guest, 'guest')
-    a_guest = ep.t_guests.rows.get(a_guest) or rt.lookup(ep.t_guests, a_guest, lambda key: rt.built(ep, ('No guest ' + rt.text(key) + '.')))
+    a_guest = ep.t_guests.rows.get(a_guest) or rt.lookup(ep.t_guests, a_guest, lambda key: rt.built(ep, 'No guest ' + rt.text(key) + '.'))
     return ep.tool_get_guest(a_guest)
 
 
@@ -802,7 +1111,7 @@ _ARGS_get_room: frozenset[str] = frozenset({'room'})
 def _invoke_get_room(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_room and None not in args.values()):
         rt.check_arguments(args, ('room',), ('room',))
-    a_room = rt.lookup(ep.t_rooms, v.check_pattern(v.want_str(args['room'], 'room'), 'room', '^[1-9][0-9]{2}$'), lambda key: rt.built(ep, ('No room ' + rt.text(key) + '.')))
+    a_room = rt.lookup(ep.t_rooms, v.check_pattern(v.want_str(args['room'], 'room'), 'room', '^[1-9][0-9]{2}$'), lambda key: rt.built(ep, 'No room ' + rt.text(key) + '.'))
     return ep.tool_get_room(a_room)
 
 
@@ -860,8 +1169,8 @@ def _invoke_book_room(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     a_guest = args['guest']
     if type(a_guest) is not str or not a_guest.isascii():
         a_guest = v.want_str(a_guest, 'guest')
-    a_guest = ep.t_guests.rows.get(a_guest) or rt.lookup(ep.t_guests, a_guest, lambda key: rt.built(ep, ('No guest ' + rt.text(key) + '.')))
-    a_room = rt.lookup(ep.t_rooms, v.check_pattern(v.want_str(args['room'], 'room'), 'room', '^[1-9][0-9]{2}$'), lambda key: rt.built(ep, ('No room ' + rt.text(key) + '.')))
+    a_guest = ep.t_guests.rows.get(a_guest) or rt.lookup(ep.t_guests, a_guest, lambda key: rt.built(ep, 'No guest ' + rt.text(key) + '.'))
+    a_room = rt.lookup(ep.t_rooms, v.check_pattern(v.want_str(args['room'], 'room'), 'room', '^[1-9][0-9]{2}$'), lambda key: rt.built(ep, 'No room ' + rt.text(key) + '.'))
     a_check_in = v.want_date(args['check_in'], 'check_in')
     a_check_out = v.want_date(args['check_out'], 'check_out')
     a_guests_count = (v.check_range(v.want_int(args['guests_count'], 'guests_count'), 'guests_count', 1, 6) if args.get('guests_count') is not None else 1)
@@ -877,7 +1186,7 @@ def _invoke_change_dates(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     a_booking = args['booking']
     if type(a_booking) is not str or not a_booking.isascii():
         a_booking = v.want_str(a_booking, 'booking')
-    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, ('No booking ' + rt.text(key) + '.')))
+    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, 'No booking ' + rt.text(key) + '.'))
     a_check_in = v.want_date(args['check_in'], 'check_in')
     a_check_out = v.want_date(args['check_out'], 'check_out')
     return ep.tool_change_dates(a_booking, a_check_in, a_check_out)
@@ -892,7 +1201,7 @@ def _invoke_cancel_booking(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     a_booking = args['booking']
     if type(a_booking) is not str or not a_booking.isascii():
         a_booking = v.want_str(a_booking, 'booking')
-    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, ('No booking ' + rt.text(key) + '.')))
+    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, 'No booking ' + rt.text(key) + '.'))
     return ep.tool_cancel_booking(a_booking)
 
 
@@ -905,7 +1214,7 @@ def _invoke_check_in(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     a_booking = args['booking']
     if type(a_booking) is not str or not a_booking.isascii():
         a_booking = v.want_str(a_booking, 'booking')
-    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, ('No booking ' + rt.text(key) + '.')))
+    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, 'No booking ' + rt.text(key) + '.'))
     return ep.tool_check_in(a_booking)
 
 
@@ -918,7 +1227,7 @@ def _invoke_check_out(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     a_booking = args['booking']
     if type(a_booking) is not str or not a_booking.isascii():
         a_booking = v.want_str(a_booking, 'booking')
-    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, ('No booking ' + rt.text(key) + '.')))
+    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, 'No booking ' + rt.text(key) + '.'))
     return ep.tool_check_out(a_booking)
 
 
@@ -942,120 +1251,486 @@ HotelFrontDesk.TOOLS = {
 }
 
 
-def _check_arrivals_and_departures__ana_in(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # hotel_front_desk.world:415
-    return (rt.compared(ep.t_bookings.row('B001').status, '==', _E13_BookingStatus_checked_in, 'bookings["B001"].status == checked_in') and rt.compared(ep.t_bookings.row('B001').checked_in_at, 'is not', None, 'bookings["B001"].checked_in_at != none'))
+def _check_arrivals_and_departures__ana_in(  # hotel_front_desk.world:415
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_bookings.row('B001').status,
+            '==',
+            _E13_BookingStatus_checked_in,
+            'bookings["B001"].status == checked_in',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B001').checked_in_at,
+            'is not',
+            None,
+            'bookings["B001"].checked_in_at != none',
+        )
+    )
 
 
-def _check_arrivals_and_departures__chloe_out(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # hotel_front_desk.world:416
-    return (rt.compared(ep.t_bookings.row('B003').status, '==', _E13_BookingStatus_checked_out, 'bookings["B003"].status == checked_out') and rt.compared(ep.t_bookings.row('B003').checked_out_at, 'is not', None, 'bookings["B003"].checked_out_at != none'))
+def _check_arrivals_and_departures__chloe_out(  # hotel_front_desk.world:416
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_bookings.row('B003').status,
+            '==',
+            _E13_BookingStatus_checked_out,
+            'bookings["B003"].status == checked_out',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B003').checked_out_at,
+            'is not',
+            None,
+            'bookings["B003"].checked_out_at != none',
+        )
+    )
 
 
-def _check_arrivals_and_departures__others_untouched(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # hotel_front_desk.world:417
-    return (rt.compared(ep.t_bookings.row('B002').status, '==', _E13_BookingStatus_reserved, 'bookings["B002"].status == reserved') and rt.compared(ep.t_bookings.row('B005').status, '==', _E13_BookingStatus_reserved, 'bookings["B005"].status == reserved'))
+def _check_arrivals_and_departures__others_untouched(  # hotel_front_desk.world:417
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_bookings.row('B002').status,
+            '==',
+            _E13_BookingStatus_reserved,
+            'bookings["B002"].status == reserved',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B005').status,
+            '==',
+            _E13_BookingStatus_reserved,
+            'bookings["B005"].status == reserved',
+        )
+    )
 
 
-def _check_new_guest_double_room__registered(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # hotel_front_desk.world:504
-    return bool(any(((_g12.email == 'dana.lee@example.com') and (_g12.name == 'Dana Lee')) for _g12 in rt.each(ep, ep.t_guests)))
+def _check_new_guest_double_room__registered(  # hotel_front_desk.world:504
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _g12.email == 'dana.lee@example.com' and _g12.name == 'Dana Lee'
+        for _g12 in rt.each(ep, ep.t_guests)
+    ))
 
 
-def _check_new_guest_double_room__booked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # hotel_front_desk.world:505
-    return bool(any(((((((((ep.t_guests.rows.get(_b13.guest) or ep.t_guests.row(_b13.guest)).email == 'dana.lee@example.com') and ((ep.t_rooms.rows.get(_b13.room) or ep.t_rooms.row(_b13.room)).room_type == _E8_RoomType_double)) and (_b13.check_in == rt.parse_date('2026-06-13'))) and (_b13.check_out == rt.parse_date('2026-06-15'))) and (_b13.guests_count == 2)) and (_b13.status == _E13_BookingStatus_reserved)) and (_b13.total == 280)) for _b13 in rt.each(ep, ep.t_bookings)))
+def _check_new_guest_double_room__booked(  # hotel_front_desk.world:505
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_guests.rows.get(_b13.guest) or ep.t_guests.row(_b13.guest)).email
+        == 'dana.lee@example.com'
+        and (ep.t_rooms.rows.get(_b13.room) or ep.t_rooms.row(_b13.room)).room_type
+        == _E8_RoomType_double
+        and _b13.check_in == rt.parse_date('2026-06-13')
+        and _b13.check_out == rt.parse_date('2026-06-15')
+        and _b13.guests_count == 2
+        and _b13.status == _E13_BookingStatus_reserved
+        and _b13.total == 280
+        for _b13 in rt.each(ep, ep.t_bookings)
+    ))
 
 
-def _check_new_guest_double_room__one_booking(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # hotel_front_desk.world:506
-    return rt.compared(len(ep.t_bookings), '==', (len(init.t_bookings) + 1), 'len(bookings) == len(initial.bookings) + 1')
+def _check_new_guest_double_room__one_booking(  # hotel_front_desk.world:506
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_bookings),
+        '==',
+        len(init.t_bookings) + 1,
+        'len(bookings) == len(initial.bookings) + 1',
+    )
 
 
-def _check_move_and_cancel__moved(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # hotel_front_desk.world:595
-    return (((rt.compared(ep.t_bookings.row('B002').check_in, '==', rt.parse_date('2026-06-21'), 'bookings["B002"].check_in == date("2026-06-21")') and rt.compared(ep.t_bookings.row('B002').check_out, '==', rt.parse_date('2026-06-25'), 'bookings["B002"].check_out == date("2026-06-25")')) and rt.compared(ep.t_bookings.row('B002').total, '==', 1280, 'bookings["B002"].total == 1280')) and rt.compared(ep.t_bookings.row('B002').status, '==', _E13_BookingStatus_reserved, 'bookings["B002"].status == reserved'))
+def _check_move_and_cancel__moved(  # hotel_front_desk.world:595
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_bookings.row('B002').check_in,
+            '==',
+            rt.parse_date('2026-06-21'),
+            'bookings["B002"].check_in == date("2026-06-21")',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B002').check_out,
+            '==',
+            rt.parse_date('2026-06-25'),
+            'bookings["B002"].check_out == date("2026-06-25")',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B002').total, '==', 1280, 'bookings["B002"].total == 1280'
+        )
+        and rt.compared(
+            ep.t_bookings.row('B002').status,
+            '==',
+            _E13_BookingStatus_reserved,
+            'bookings["B002"].status == reserved',
+        )
+    )
 
 
-def _check_move_and_cancel__cancelled_with_fee(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # hotel_front_desk.world:596
-    return (rt.compared(ep.t_bookings.row('B001').status, '==', _E13_BookingStatus_cancelled, 'bookings["B001"].status == cancelled') and rt.compared(ep.t_bookings.row('B001').cancellation_fee, '==', 140, 'bookings["B001"].cancellation_fee == 140'))
+def _check_move_and_cancel__cancelled_with_fee(  # hotel_front_desk.world:596
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_bookings.row('B001').status,
+            '==',
+            _E13_BookingStatus_cancelled,
+            'bookings["B001"].status == cancelled',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B001').cancellation_fee,
+            '==',
+            140,
+            'bookings["B001"].cancellation_fee == 140',
+        )
+    )
 
 
-def _check_chloe_adds_a_single__single_booked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:86
-    return bool(any((((((((_b14.guest == 'G003') and (_b14.room == '101')) and (_b14.check_in == rt.parse_date('2026-06-24'))) and (_b14.check_out == rt.parse_date('2026-06-27'))) and (_b14.guests_count == 1)) and (_b14.status == _E13_BookingStatus_reserved)) and (_b14.total == 270)) for _b14 in rt.each(ep, ep.t_bookings)))
+def _check_chloe_adds_a_single__single_booked(  # tasks.world:86
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _b14.guest == 'G003'
+        and _b14.room == '101'
+        and _b14.check_in == rt.parse_date('2026-06-24')
+        and _b14.check_out == rt.parse_date('2026-06-27')
+        and _b14.guests_count == 1
+        and _b14.status == _E13_BookingStatus_reserved
+        and _b14.total == 270
+        for _b14 in rt.each(ep, ep.t_bookings)
+    ))
 
 
-def _check_chloe_adds_a_single__double_moved(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:87
-    return (((rt.compared(ep.t_bookings.row('B005').check_in, '==', rt.parse_date('2026-06-16'), 'bookings["B005"].check_in == date("2026-06-16")') and rt.compared(ep.t_bookings.row('B005').check_out, '==', rt.parse_date('2026-06-19'), 'bookings["B005"].check_out == date("2026-06-19")')) and rt.compared(ep.t_bookings.row('B005').total, '==', 420, 'bookings["B005"].total == 420')) and rt.compared(ep.t_bookings.row('B005').status, '==', _E13_BookingStatus_reserved, 'bookings["B005"].status == reserved'))
+def _check_chloe_adds_a_single__double_moved(  # tasks.world:87
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_bookings.row('B005').check_in,
+            '==',
+            rt.parse_date('2026-06-16'),
+            'bookings["B005"].check_in == date("2026-06-16")',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B005').check_out,
+            '==',
+            rt.parse_date('2026-06-19'),
+            'bookings["B005"].check_out == date("2026-06-19")',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B005').total, '==', 420, 'bookings["B005"].total == 420'
+        )
+        and rt.compared(
+            ep.t_bookings.row('B005').status,
+            '==',
+            _E13_BookingStatus_reserved,
+            'bookings["B005"].status == reserved',
+        )
+    )
 
 
-def _check_chloe_adds_a_single__one_new_booking(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:88
-    return rt.compared(len(ep.t_bookings), '==', (len(init.t_bookings) + 1), 'len(bookings) == len(initial.bookings) + 1')
+def _check_chloe_adds_a_single__one_new_booking(  # tasks.world:88
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_bookings),
+        '==',
+        len(init.t_bookings) + 1,
+        'len(bookings) == len(initial.bookings) + 1',
+    )
 
 
-def _check_chloe_leaves_early_and_rebooks__checked_out(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:179
-    return (rt.compared(ep.t_bookings.row('B003').status, '==', _E13_BookingStatus_checked_out, 'bookings["B003"].status == checked_out') and rt.compared(ep.t_bookings.row('B003').checked_out_at, 'is not', None, 'bookings["B003"].checked_out_at != none'))
+def _check_chloe_leaves_early_and_rebooks__checked_out(  # tasks.world:179
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_bookings.row('B003').status,
+            '==',
+            _E13_BookingStatus_checked_out,
+            'bookings["B003"].status == checked_out',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B003').checked_out_at,
+            'is not',
+            None,
+            'bookings["B003"].checked_out_at != none',
+        )
+    )
 
 
-def _check_chloe_leaves_early_and_rebooks__cancelled_free(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:180
-    return (rt.compared(ep.t_bookings.row('B005').status, '==', _E13_BookingStatus_cancelled, 'bookings["B005"].status == cancelled') and rt.compared(ep.t_bookings.row('B005').cancellation_fee, '==', 0, 'bookings["B005"].cancellation_fee == 0'))
+def _check_chloe_leaves_early_and_rebooks__cancelled_free(  # tasks.world:180
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_bookings.row('B005').status,
+            '==',
+            _E13_BookingStatus_cancelled,
+            'bookings["B005"].status == cancelled',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B005').cancellation_fee,
+            '==',
+            0,
+            'bookings["B005"].cancellation_fee == 0',
+        )
+    )
 
 
-def _check_chloe_leaves_early_and_rebooks__rebooked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:181
-    return bool(any((((((((_b15.guest == 'G003') and (_b15.room == '101')) and (_b15.check_in == rt.parse_date('2026-06-16'))) and (_b15.check_out == rt.parse_date('2026-06-18'))) and (_b15.guests_count == 1)) and (_b15.status == _E13_BookingStatus_reserved)) and (_b15.total == 180)) for _b15 in rt.each(ep, ep.t_bookings)))
+def _check_chloe_leaves_early_and_rebooks__rebooked(  # tasks.world:181
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _b15.guest == 'G003'
+        and _b15.room == '101'
+        and _b15.check_in == rt.parse_date('2026-06-16')
+        and _b15.check_out == rt.parse_date('2026-06-18')
+        and _b15.guests_count == 1
+        and _b15.status == _E13_BookingStatus_reserved
+        and _b15.total == 180
+        for _b15 in rt.each(ep, ep.t_bookings)
+    ))
 
 
-def _check_chloe_leaves_early_and_rebooks__one_booking_added(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:182
-    return rt.compared(len(ep.t_bookings), '==', (len(init.t_bookings) + 1), 'len(bookings) == len(initial.bookings) + 1')
+def _check_chloe_leaves_early_and_rebooks__one_booking_added(  # tasks.world:182
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_bookings),
+        '==',
+        len(init.t_bookings) + 1,
+        'len(bookings) == len(initial.bookings) + 1',
+    )
 
 
-def _check_ben_shortens_and_brings_colleague__shortened(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:274
-    return (((rt.compared(ep.t_bookings.row('B002').check_in, '==', rt.parse_date('2026-06-20'), 'bookings["B002"].check_in == date("2026-06-20")') and rt.compared(ep.t_bookings.row('B002').check_out, '==', rt.parse_date('2026-06-22'), 'bookings["B002"].check_out == date("2026-06-22")')) and rt.compared(ep.t_bookings.row('B002').total, '==', 640, 'bookings["B002"].total == 640')) and rt.compared(ep.t_bookings.row('B002').status, '==', _E13_BookingStatus_reserved, 'bookings["B002"].status == reserved'))
+def _check_ben_shortens_and_brings_colleague__shortened(  # tasks.world:274
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_bookings.row('B002').check_in,
+            '==',
+            rt.parse_date('2026-06-20'),
+            'bookings["B002"].check_in == date("2026-06-20")',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B002').check_out,
+            '==',
+            rt.parse_date('2026-06-22'),
+            'bookings["B002"].check_out == date("2026-06-22")',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B002').total, '==', 640, 'bookings["B002"].total == 640'
+        )
+        and rt.compared(
+            ep.t_bookings.row('B002').status,
+            '==',
+            _E13_BookingStatus_reserved,
+            'bookings["B002"].status == reserved',
+        )
+    )
 
 
-def _check_ben_shortens_and_brings_colleague__priya_registered(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:275
-    return bool(any(((_g16.email == 'priya.nair@example.com') and (_g16.name == 'Priya Nair')) for _g16 in rt.each(ep, ep.t_guests)))
+def _check_ben_shortens_and_brings_colleague__priya_registered(  # tasks.world:275
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _g16.email == 'priya.nair@example.com' and _g16.name == 'Priya Nair'
+        for _g16 in rt.each(ep, ep.t_guests)
+    ))
 
 
-def _check_ben_shortens_and_brings_colleague__priya_booked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:276
-    return bool(any(((((((((ep.t_guests.rows.get(_b17.guest) or ep.t_guests.row(_b17.guest)).email == 'priya.nair@example.com') and (_b17.room == '101')) and (_b17.check_in == rt.parse_date('2026-06-20'))) and (_b17.check_out == rt.parse_date('2026-06-22'))) and (_b17.guests_count == 1)) and (_b17.status == _E13_BookingStatus_reserved)) and (_b17.total == 180)) for _b17 in rt.each(ep, ep.t_bookings)))
+def _check_ben_shortens_and_brings_colleague__priya_booked(  # tasks.world:276
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_guests.rows.get(_b17.guest) or ep.t_guests.row(_b17.guest)).email
+        == 'priya.nair@example.com'
+        and _b17.room == '101'
+        and _b17.check_in == rt.parse_date('2026-06-20')
+        and _b17.check_out == rt.parse_date('2026-06-22')
+        and _b17.guests_count == 1
+        and _b17.status == _E13_BookingStatus_reserved
+        and _b17.total == 180
+        for _b17 in rt.each(ep, ep.t_bookings)
+    ))
 
 
-def _check_late_checkout_then_arrival__chloe_out(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:378
-    return (rt.compared(ep.t_bookings.row('B003').status, '==', _E13_BookingStatus_checked_out, 'bookings["B003"].status == checked_out') and rt.compared(ep.t_bookings.row('B003').checked_out_at, 'is not', None, 'bookings["B003"].checked_out_at != none'))
+def _check_late_checkout_then_arrival__chloe_out(  # tasks.world:378
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_bookings.row('B003').status,
+            '==',
+            _E13_BookingStatus_checked_out,
+            'bookings["B003"].status == checked_out',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B003').checked_out_at,
+            'is not',
+            None,
+            'bookings["B003"].checked_out_at != none',
+        )
+    )
 
 
-def _check_late_checkout_then_arrival__ben_extended(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:379
-    return ((rt.compared(ep.t_bookings.row('B006').check_in, '==', rt.parse_date('2026-06-10'), 'bookings["B006"].check_in == date("2026-06-10")') and rt.compared(ep.t_bookings.row('B006').check_out, '==', rt.parse_date('2026-06-13'), 'bookings["B006"].check_out == date("2026-06-13")')) and rt.compared(ep.t_bookings.row('B006').total, '==', 270, 'bookings["B006"].total == 270'))
+def _check_late_checkout_then_arrival__ben_extended(  # tasks.world:379
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_bookings.row('B006').check_in,
+            '==',
+            rt.parse_date('2026-06-10'),
+            'bookings["B006"].check_in == date("2026-06-10")',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B006').check_out,
+            '==',
+            rt.parse_date('2026-06-13'),
+            'bookings["B006"].check_out == date("2026-06-13")',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B006').total, '==', 270, 'bookings["B006"].total == 270'
+        )
+    )
 
 
-def _check_late_checkout_then_arrival__ben_in(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:380
-    return (rt.compared(ep.t_bookings.row('B006').status, '==', _E13_BookingStatus_checked_in, 'bookings["B006"].status == checked_in') and rt.compared(ep.t_bookings.row('B006').checked_in_at, 'is not', None, 'bookings["B006"].checked_in_at != none'))
+def _check_late_checkout_then_arrival__ben_in(  # tasks.world:380
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_bookings.row('B006').status,
+            '==',
+            _E13_BookingStatus_checked_in,
+            'bookings["B006"].status == checked_in',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B006').checked_in_at,
+            'is not',
+            None,
+            'bookings["B006"].checked_in_at != none',
+        )
+    )
 
 
-def _check_walk_in_takes_room_101__previous_guest_out(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:476
-    return (rt.compared(ep.t_bookings.row('B003').status, '==', _E13_BookingStatus_checked_out, 'bookings["B003"].status == checked_out') and rt.compared(ep.t_bookings.row('B003').checked_out_at, 'is not', None, 'bookings["B003"].checked_out_at != none'))
+def _check_walk_in_takes_room_101__previous_guest_out(  # tasks.world:476
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_bookings.row('B003').status,
+            '==',
+            _E13_BookingStatus_checked_out,
+            'bookings["B003"].status == checked_out',
+        )
+        and rt.compared(
+            ep.t_bookings.row('B003').checked_out_at,
+            'is not',
+            None,
+            'bookings["B003"].checked_out_at != none',
+        )
+    )
 
 
-def _check_walk_in_takes_room_101__marco_registered(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:477
-    return bool(any((((_g18.email == 'marco.rossi@example.com') and (_g18.name == 'Marco Rossi')) and (_g18.phone == '+39 333 1234567')) for _g18 in rt.each(ep, ep.t_guests)))
+def _check_walk_in_takes_room_101__marco_registered(  # tasks.world:477
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _g18.email == 'marco.rossi@example.com'
+        and _g18.name == 'Marco Rossi'
+        and _g18.phone == '+39 333 1234567'
+        for _g18 in rt.each(ep, ep.t_guests)
+    ))
 
 
-def _check_walk_in_takes_room_101__marco_in_101(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:478
-    return bool(any((((((((((ep.t_guests.rows.get(_b19.guest) or ep.t_guests.row(_b19.guest)).email == 'marco.rossi@example.com') and (_b19.room == '101')) and (_b19.check_in == rt.parse_date('2026-06-10'))) and (_b19.check_out == rt.parse_date('2026-06-11'))) and (_b19.guests_count == 1)) and (_b19.status == _E13_BookingStatus_checked_in)) and (_b19.checked_in_at is not None)) and (_b19.total == 90)) for _b19 in rt.each(ep, ep.t_bookings)))
+def _check_walk_in_takes_room_101__marco_in_101(  # tasks.world:478
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_guests.rows.get(_b19.guest) or ep.t_guests.row(_b19.guest)).email
+        == 'marco.rossi@example.com'
+        and _b19.room == '101'
+        and _b19.check_in == rt.parse_date('2026-06-10')
+        and _b19.check_out == rt.parse_date('2026-06-11')
+        and _b19.guests_count == 1
+        and _b19.status == _E13_BookingStatus_checked_in
+        and _b19.checked_in_at is not None
+        and _b19.total == 90
+        for _b19 in rt.each(ep, ep.t_bookings)
+    ))
 
 
-def _check_walk_in_takes_room_101__one_booking_added(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:479
-    return rt.compared(len(ep.t_bookings), '==', (len(init.t_bookings) + 1), 'len(bookings) == len(initial.bookings) + 1')
+def _check_walk_in_takes_room_101__one_booking_added(  # tasks.world:479
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_bookings),
+        '==',
+        len(init.t_bookings) + 1,
+        'len(bookings) == len(initial.bookings) + 1',
+    )
 
 
-def _check_rossi_family_arrival__marco_registered(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:573
-    return bool(any((((_g20.email == 'marco.rossi@example.com') and (_g20.name == 'Marco Rossi')) and (_g20.phone == '+39 347 123 4567')) for _g20 in rt.each(ep, ep.t_guests)))
+def _check_rossi_family_arrival__marco_registered(  # tasks.world:573
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _g20.email == 'marco.rossi@example.com'
+        and _g20.name == 'Marco Rossi'
+        and _g20.phone == '+39 347 123 4567'
+        for _g20 in rt.each(ep, ep.t_guests)
+    ))
 
 
-def _check_rossi_family_arrival__lucia_registered(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:574
-    return bool(any(((_g21.email == 'lucia.rossi@example.com') and (_g21.name == 'Lucia Rossi')) for _g21 in rt.each(ep, ep.t_guests)))
+def _check_rossi_family_arrival__lucia_registered(  # tasks.world:574
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _g21.email == 'lucia.rossi@example.com' and _g21.name == 'Lucia Rossi'
+        for _g21 in rt.each(ep, ep.t_guests)
+    ))
 
 
-def _check_rossi_family_arrival__suite_booked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:575
-    return bool(any(((((((((ep.t_guests.rows.get(_b22.guest) or ep.t_guests.row(_b22.guest)).email == 'marco.rossi@example.com') and (_b22.room == '201')) and (_b22.guests_count == 4)) and (_b22.check_in == rt.parse_date('2026-06-13'))) and (_b22.check_out == rt.parse_date('2026-06-16'))) and (_b22.status == _E13_BookingStatus_reserved)) and (_b22.total == 960)) for _b22 in rt.each(ep, ep.t_bookings)))
+def _check_rossi_family_arrival__suite_booked(  # tasks.world:575
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_guests.rows.get(_b22.guest) or ep.t_guests.row(_b22.guest)).email
+        == 'marco.rossi@example.com'
+        and _b22.room == '201'
+        and _b22.guests_count == 4
+        and _b22.check_in == rt.parse_date('2026-06-13')
+        and _b22.check_out == rt.parse_date('2026-06-16')
+        and _b22.status == _E13_BookingStatus_reserved
+        and _b22.total == 960
+        for _b22 in rt.each(ep, ep.t_bookings)
+    ))
 
 
-def _check_rossi_family_arrival__single_booked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:576
-    return bool(any(((((((((ep.t_guests.rows.get(_b23.guest) or ep.t_guests.row(_b23.guest)).email == 'lucia.rossi@example.com') and (_b23.room == '101')) and (_b23.guests_count == 1)) and (_b23.check_in == rt.parse_date('2026-06-13'))) and (_b23.check_out == rt.parse_date('2026-06-16'))) and (_b23.status == _E13_BookingStatus_reserved)) and (_b23.total == 270)) for _b23 in rt.each(ep, ep.t_bookings)))
+def _check_rossi_family_arrival__single_booked(  # tasks.world:576
+    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_guests.rows.get(_b23.guest) or ep.t_guests.row(_b23.guest)).email
+        == 'lucia.rossi@example.com'
+        and _b23.room == '101'
+        and _b23.guests_count == 1
+        and _b23.check_in == rt.parse_date('2026-06-13')
+        and _b23.check_out == rt.parse_date('2026-06-16')
+        and _b23.status == _E13_BookingStatus_reserved
+        and _b23.total == 270
+        for _b23 in rt.each(ep, ep.t_bookings)
+    ))
 
 
 HotelFrontDesk.TASKS = {

@@ -297,7 +297,7 @@ class Ticket(Row):
     def load(cls, data: object, path: str, ep: Any) -> Ticket:
         d = v.want_object(data, path, {'id': False, 'reporter': True, 'title': True, 'category': True, 'priority': True, 'status': False, 'assignee': False, 'escalated': False, 'resolution_note': False, 'opened_at': False, 'resolved_at': False, 'reopen_count': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('ticket_ids', 'TK{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('ticket_ids', 'TK{:04d}')),
             reporter=v.check_pattern(v.want_str(d['reporter'], path + '.reporter'), path + '.reporter', '^E[0-9]{4}$'),
             title=v.check_length(v.want_str(d['title'], path + '.title'), path + '.title', 1, 120),
             category=v.want_enum(d['category'], path + '.category', Category),
@@ -374,7 +374,7 @@ class Comment(Row):
     def load(cls, data: object, path: str, ep: Any) -> Comment:
         d = v.want_object(data, path, {'id': False, 'ticket': True, 'author': True, 'body': True, 'internal': False, 'at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('comment_ids', 'CM{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('comment_ids', 'CM{:04d}')),
             ticket=v.want_str(d['ticket'], path + '.ticket'),
             author=v.check_pattern(v.want_str(d['author'], path + '.author'), path + '.author', '^A[0-9]{2}$'),
             body=v.check_length(v.want_str(d['body'], path + '.body'), path + '.body', 1, 1000),
@@ -540,18 +540,40 @@ class ITHelpdesk(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row19 in self._changed_rows(self.t_tickets):  # ithelpdesk.world:158
+        for _row19 in rt.changed_rows(self, self.t_tickets):  # ithelpdesk.world:158
             if not ((_row19.status == _E12_TicketStatus_open_) == (_row19.assignee is None)):
-                raise InvariantError('An open ticket has no assignee; every other ticket has one.', 'ithelpdesk.world:158')
-        if not all(self.fn_assignee_has_skill(_t20) for _t20 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:161
-            raise InvariantError("A ticket's assignee has the skill for its category.", 'ithelpdesk.world:161')
-        if not all(self.fn_escalation_ok(_t21) for _t21 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:164
-            raise InvariantError('An escalated ticket is held by a tier-2 agent.', 'ithelpdesk.world:164')
-        for _row22 in self._changed_rows(self.t_tickets):  # ithelpdesk.world:167
-            if not (((_row22.resolution_note != '') == self.fn_is_done(_row22)) and ((_row22.resolved_at is not None) == self.fn_is_done(_row22))):
-                raise InvariantError('A ticket has a resolution note and time exactly when it is resolved or closed.', 'ithelpdesk.world:167')
-        if not all(((_t23.status != _E12_TicketStatus_closed) or self.fn_window_passed(_t23)) for _t23 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:170
-            raise InvariantError('A ticket is closed only after its 7-day reopen window.', 'ithelpdesk.world:170')
+                raise InvariantError(
+                    'An open ticket has no assignee; every other ticket has one.',
+                    'ithelpdesk.world:158',
+                )
+        if not all(  # ithelpdesk.world:161
+            self.fn_assignee_has_skill(_t20) for _t20 in rt.each(self, self.t_tickets)
+        ):
+            raise InvariantError(
+                "A ticket's assignee has the skill for its category.", 'ithelpdesk.world:161'
+            )
+        if not all(  # ithelpdesk.world:164
+            self.fn_escalation_ok(_t21) for _t21 in rt.each(self, self.t_tickets)
+        ):
+            raise InvariantError(
+                'An escalated ticket is held by a tier-2 agent.', 'ithelpdesk.world:164'
+            )
+        for _row22 in rt.changed_rows(self, self.t_tickets):  # ithelpdesk.world:167
+            if not (
+                (_row22.resolution_note != '') == self.fn_is_done(_row22)
+                and (_row22.resolved_at is not None) == self.fn_is_done(_row22)
+            ):
+                raise InvariantError(
+                    'A ticket has a resolution note and time exactly when it is resolved or closed.',
+                    'ithelpdesk.world:167',
+                )
+        if not all(  # ithelpdesk.world:170
+            _t23.status != _E12_TicketStatus_closed or self.fn_window_passed(_t23)
+            for _t23 in rt.each(self, self.t_tickets)
+        ):
+            raise InvariantError(
+                'A ticket is closed only after its 7-day reopen window.', 'ithelpdesk.world:170'
+            )
         for _row24 in rt.changed_rows(self, self.t_tickets, ('reporter', 'assignee')):
             rt.check_refs(self.t_employees, _row24.reporter, 'Ticket.reporter')
             rt.check_refs(self.t_agents, _row24.assignee, 'Ticket.assignee')
@@ -559,90 +581,183 @@ class ITHelpdesk(Episode):
             rt.check_refs(self.t_tickets, _row25.ticket, 'Comment.ticket')
             rt.check_refs(self.t_agents, _row25.author, 'Comment.author')
         rt.check_refs(self.t_agents, self.state.current_agent, 'current_agent')
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_employees, ((self.t_tickets, 'reporter'),))
-        if self._deleted:
-            rt.check_deleted(self, self.t_agents, ((self.t_tickets, 'assignee'), (self.t_comments, 'author'), (None, 'current_agent'),))
-        if self._deleted:
+        if self.deleted_rows:
+            rt.check_deleted(
+                self,
+                self.t_agents,
+                (
+                    (self.t_tickets, 'assignee'),
+                    (self.t_comments, 'author'),
+                    (None, 'current_agent'),
+                ),
+            )
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_tickets, ((self.t_comments, 'ticket'),))
         pass
 
     def fn_rank(self, p: Priority) -> int:  # ithelpdesk.world:95
         '0 for low up to 3 for critical.'
         r: int = 3  # ithelpdesk.world:96
-        if (p == _E8_Priority_low):  # ithelpdesk.world:97
+        if p == _E8_Priority_low:  # ithelpdesk.world:97
             r = 0  # ithelpdesk.world:98
-        elif (p == _E8_Priority_medium):  # ithelpdesk.world:99
+        elif p == _E8_Priority_medium:  # ithelpdesk.world:99
             r = 1  # ithelpdesk.world:100
-        elif (p == _E8_Priority_high):  # ithelpdesk.world:101
+        elif p == _E8_Priority_high:  # ithelpdesk.world:101
             r = 2  # ithelpdesk.world:102
         return r  # ithelpdesk.world:104
 
     def fn_raised(self, p: Priority) -> Priority:  # ithelpdesk.world:107
         'One step more urgent; critical stays critical.'
         r: Priority = _E8_Priority_critical  # ithelpdesk.world:108
-        if (p == _E8_Priority_low):  # ithelpdesk.world:109
+        if p == _E8_Priority_low:  # ithelpdesk.world:109
             r = _E8_Priority_medium  # ithelpdesk.world:110
-        elif (p == _E8_Priority_medium):  # ithelpdesk.world:111
+        elif p == _E8_Priority_medium:  # ithelpdesk.world:111
             r = _E8_Priority_high  # ithelpdesk.world:112
         return r  # ithelpdesk.world:114
 
     def fn_is_active_work(self, t: Ticket) -> bool:  # ithelpdesk.world:117
         'Whether a ticket is still being worked on (open, assigned or in progress).'
-        return (((t.status == _E12_TicketStatus_open_) or (t.status == _E12_TicketStatus_assigned)) or (t.status == _E12_TicketStatus_in_progress))  # ithelpdesk.world:120
+        return (  # ithelpdesk.world:120
+            t.status == _E12_TicketStatus_open_
+            or t.status == _E12_TicketStatus_assigned
+            or t.status == _E12_TicketStatus_in_progress
+        )
 
     def fn_assignee_has_skill(self, t: Ticket) -> bool:  # ithelpdesk.world:123
         "An assigned ticket's assignee has the skill for its category."
         ok: bool = True  # ithelpdesk.world:126
         a: Agent | None = self.t_agents.ref(t.assignee)  # ithelpdesk.world:127
-        if (a is not None):  # ithelpdesk.world:128
-            ok = (t.category in rt.each(self, (a if a is not None else rt.absent()).skills))  # ithelpdesk.world:129
+        if a is not None:  # ithelpdesk.world:128
+            ok = (  # ithelpdesk.world:129
+                t.category in rt.each(self, (a if a is not None else rt.absent()).skills)
+            )
         return ok  # ithelpdesk.world:131
 
     def fn_escalation_ok(self, t: Ticket) -> bool:  # ithelpdesk.world:134
         "An escalated ticket's assignee, if any, is a tier-2 agent."
         ok: bool = True  # ithelpdesk.world:135
         a: Agent | None = self.t_agents.ref(t.assignee)  # ithelpdesk.world:136
-        if ((a is not None) and t.escalated):  # ithelpdesk.world:137
-            ok = ((a if a is not None else rt.absent()).tier == 2)  # ithelpdesk.world:138
+        if a is not None and t.escalated:  # ithelpdesk.world:137
+            ok = (a if a is not None else rt.absent()).tier == 2  # ithelpdesk.world:138
         return ok  # ithelpdesk.world:140
 
     def fn_window_passed(self, t: Ticket) -> bool:  # ithelpdesk.world:143
         'Whether the 7-day reopen window after resolution has passed.'
         passed: bool = False  # ithelpdesk.world:144
         r: dt.datetime | None = t.resolved_at  # ithelpdesk.world:145
-        if (r is not None):  # ithelpdesk.world:146
-            passed = (self.clock > ((r if r is not None else rt.absent()) + dt.timedelta(days=_C_REOPEN_DAYS)))  # ithelpdesk.world:147
+        if r is not None:  # ithelpdesk.world:146
+            passed = (  # ithelpdesk.world:147
+                self.clock
+                > (r if r is not None else rt.absent()) + dt.timedelta(days=_C_REOPEN_DAYS)
+            )
         return passed  # ithelpdesk.world:149
 
     def fn_is_done(self, t: Ticket) -> bool:  # ithelpdesk.world:152
         'Resolved or closed.'
-        return ((t.status == _E12_TicketStatus_resolved) or (t.status == _E12_TicketStatus_closed))  # ithelpdesk.world:153
+        return (  # ithelpdesk.world:153
+            t.status == _E12_TicketStatus_resolved or t.status == _E12_TicketStatus_closed
+        )
 
     def tool_sign_in(self, agent: Agent) -> Agent:  # ithelpdesk.world:175
         'Sign in as a helpdesk agent; the other actions are taken as this agent.'
-        self._set(self.state, 'current_agent', agent.key())  # ithelpdesk.world:178
+        self.set_state('current_agent', agent.key())  # ithelpdesk.world:178
         return agent  # ithelpdesk.world:179
 
-    def tool_list_tickets(self, status: TicketStatus | None, priority: Priority | None, category: Category | None, assignee: Agent | None, reporter: Employee | None) -> tuple[str, ...]:  # ithelpdesk.world:182
-        'List tickets with their title, reporter, category, priority, status, assignee and resolution, optionally filtered by status, priority, category, assignee and reporter, the most urgent first.'
-        found: tuple[str, ...] = tuple([_t1.key() for _t1 in rt.each(self, self.t_tickets) if ((((((status is None) or (_t1.status == (status if status is not None else rt.absent()))) and ((priority is None) or (_t1.priority == (priority if priority is not None else rt.absent())))) and ((category is None) or (_t1.category == (category if category is not None else rt.absent())))) and ((assignee is None) or (_t1.assignee == (assignee if assignee is not None else rt.absent()).key()))) and ((reporter is None) or (_t1.reporter == (reporter if reporter is not None else rt.absent()).key())))])  # ithelpdesk.world:191
-        self._steps -= len(found)  # ithelpdesk.world:192
-        self._steps >= 0 or rt.out_of_steps()  # ithelpdesk.world:192
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_tickets, found), key=lambda _t2: self.fn_rank(_t2.priority), reverse=True))  # ithelpdesk.world:192
+    def tool_list_tickets(  # ithelpdesk.world:182
+        self,
+        status: TicketStatus | None,
+        priority: Priority | None,
+        category: Category | None,
+        assignee: Agent | None,
+        reporter: Employee | None,
+    ) -> tuple[str, ...]:
+        (
+            'List tickets with their title, reporter, category, priority, status, assignee and '
+            'resolution, optionally filtered by status, priority, category, assignee and '
+            'reporter, the most urgent first.'
+        )
+        found: tuple[str, ...] = tuple([  # ithelpdesk.world:191
+            _t1.key()
+            for _t1 in rt.each(self, self.t_tickets)
+            if (status is None or _t1.status == (status if status is not None else rt.absent()))
+            and (priority is None
+            or _t1.priority == (priority if priority is not None else rt.absent()))
+            and (category is None
+            or _t1.category == (category if category is not None else rt.absent()))
+            and (assignee is None
+            or _t1.assignee == (assignee if assignee is not None else rt.absent()).key())
+            and (reporter is None
+            or _t1.reporter == (reporter if reporter is not None else rt.absent()).key())
+        ])
+        return tuple(  # ithelpdesk.world:192
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(self.t_tickets, rt.each(self, found)),
+                key=lambda _t2: self.fn_rank(_t2.priority),
+                reverse=True,
+            )
+        )
 
     def tool_search_tickets(self, text: str) -> tuple[str, ...]:  # ithelpdesk.world:195
         'Find tickets whose title contains the text, whatever their status, the most urgent first.'
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:200
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_tickets, rt.each(self, tuple([_t3.key() for _t3 in rt.each(self, self.t_tickets) if (rt.read(self, wanted) in rt.read(self, rt.built(self, _t3.title.lower())))]))), key=lambda _t4: self.fn_rank(_t4.priority), reverse=True))  # ithelpdesk.world:201
+        return tuple(  # ithelpdesk.world:201
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_tickets,
+                    rt.each(
+                        self,
+                        tuple([
+                            _t4.key()
+                            for _t4 in rt.each(self, self.t_tickets)
+                            if rt.read(self, wanted)
+                            in rt.read(self, rt.built(self, _t4.title.lower()))
+                        ]),
+                    ),
+                ),
+                key=lambda _t3: self.fn_rank(_t3.priority),
+                reverse=True,
+            )
+        )
 
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:204
         'Show a ticket with its comments, oldest first.'
-        return _new_TicketView(ticket.key(), tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_comments, rt.each(self, tuple([_c5.key() for _c5 in rt.each(self, self.t_comments) if (_c5.ticket == ticket.key())]))), key=lambda _c6: _c6.at)))  # ithelpdesk.world:209
+        return _new_TicketView(  # ithelpdesk.world:209
+            ticket.key(),
+            tuple(
+                rt.key_of(x)
+                for x in sorted(
+                    rt.rows(
+                        self.t_comments,
+                        rt.each(
+                            self,
+                            tuple([
+                                _c6.key()
+                                for _c6 in rt.each(self, self.t_comments)
+                                if _c6.ticket == ticket.key()
+                            ]),
+                        ),
+                    ),
+                    key=lambda _c5: _c5.at,
+                )
+            ),
+        )
 
-    def tool_list_agents(self, skill: Category | None, tier: int | None, active_only: bool) -> tuple[str, ...]:  # ithelpdesk.world:215
+    def tool_list_agents(  # ithelpdesk.world:215
+        self, skill: Category | None, tier: int | None, active_only: bool
+    ) -> tuple[str, ...]:
         'List the helpdesk agents with their id, name, skills, tier and whether they are active.'
-        return tuple([_a7.key() for _a7 in rt.each(self, self.t_agents) if ((((skill is None) or ((skill if skill is not None else rt.absent()) in rt.each(self, _a7.skills))) and ((tier is None) or (_a7.tier == (tier if tier is not None else rt.absent())))) and ((not active_only) or _a7.active))])  # ithelpdesk.world:222
+        return tuple([  # ithelpdesk.world:222
+            _a7.key()
+            for _a7 in rt.each(self, self.t_agents)
+            if (skill is None
+            or (skill if skill is not None else rt.absent()) in rt.each(self, _a7.skills))
+            and (tier is None or _a7.tier == (tier if tier is not None else rt.absent()))
+            and (not active_only or _a7.active)
+        ])
 
     def tool_get_agent(self, agent: Agent) -> Agent:  # ithelpdesk.world:225
         'Show one agent: name, skills, tier and whether active.'
@@ -655,117 +770,257 @@ class ITHelpdesk(Episode):
     def tool_find_employees(self, text: str) -> tuple[str, ...]:  # ithelpdesk.world:237
         'Find employees whose name, department or email contains the text, with their employee id.'
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:242
-        return tuple([_e8.key() for _e8 in rt.each(self, self.t_employees) if (((rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.name.lower()))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.department.lower())))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.email.lower()))))])  # ithelpdesk.world:243
+        return tuple([  # ithelpdesk.world:243
+            _e8.key()
+            for _e8 in rt.each(self, self.t_employees)
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.department.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.email.lower()))
+        ])
 
     def tool_get_employee(self, employee: Employee) -> Employee:  # ithelpdesk.world:246
         'Show one employee: name, department and email.'
         return employee  # ithelpdesk.world:251
 
-    def tool_open_ticket(self, reporter: Employee, title: str, category: Category, priority: Priority) -> Ticket:  # ithelpdesk.world:256
+    def tool_open_ticket(  # ithelpdesk.world:256
+        self, reporter: Employee, title: str, category: Category, priority: Priority
+    ) -> Ticket:
         'Open a ticket on behalf of an employee. It starts open and unassigned.'
         if not (self.state.current_agent is not None):  # ithelpdesk.world:264
             raise ToolError('Not signed in.')
-        ticket: Ticket = Ticket(id_=self._next('ticket_ids', 'TK{:04d}'), reporter=reporter.key(), title=v.check_length(title, 'Ticket.title', 1, 120), category=category, priority=priority, status=_E12_TicketStatus_open_, assignee=None, escalated=False, resolution_note='', opened_at=self.clock, resolved_at=None, reopen_count=0)  # ithelpdesk.world:265
-        self._insert(self.t_tickets, ticket)  # ithelpdesk.world:266
+        ticket: Ticket = Ticket(  # ithelpdesk.world:265
+            id_=self.next_id('ticket_ids', 'TK{:04d}'),
+            reporter=reporter.key(),
+            title=v.check_length(title, 'Ticket.title', 1, 120),
+            category=category,
+            priority=priority,
+            status=_E12_TicketStatus_open_,
+            assignee=None,
+            escalated=False,
+            resolution_note='',
+            opened_at=self.clock,
+            resolved_at=None,
+            reopen_count=0,
+        )
+        self.insert(self.t_tickets, ticket)  # ithelpdesk.world:266
         return ticket  # ithelpdesk.world:267
 
     def tool_assign_ticket(self, ticket: Ticket, agent: Agent) -> Ticket:  # ithelpdesk.world:270
-        'Assign (or reassign) a ticket that is not resolved or closed to an active agent with the skill for its category. Escalated tickets need a tier-2 agent.'
+        (
+            'Assign (or reassign) a ticket that is not resolved or closed to an active agent with '
+            'the skill for its category. Escalated tickets need a tier-2 agent.'
+        )
         if not (self.state.current_agent is not None):  # ithelpdesk.world:276
             raise ToolError('Not signed in.')
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:277
-            raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; resolved or closed tickets cannot be assigned.')))
+            raise ToolError(rt.built(
+                self,
+                'Ticket '
+                + rt.text(ticket.id_)
+                + ' is '
+                + rt.text(ticket.status)
+                + '; resolved or closed tickets cannot be assigned.',
+            ))
         if not agent.active:  # ithelpdesk.world:278
-            raise ToolError(rt.built(self, (rt.text(agent.name) + ' is inactive and cannot take new tickets.')))
+            raise ToolError(rt.built(
+                self, rt.text(agent.name) + ' is inactive and cannot take new tickets.'
+            ))
         if not (ticket.category in rt.each(self, agent.skills)):  # ithelpdesk.world:279
-            raise ToolError(rt.built(self, (rt.text(agent.name) + ' does not have the ' + rt.text(ticket.category) + ' skill needed for ticket ' + rt.text(ticket.id_) + '.')))
-        if not ((not ticket.escalated) or (agent.tier == 2)):  # ithelpdesk.world:280
-            raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is escalated and needs a tier-2 agent; ' + rt.text(agent.name) + ' is tier ' + rt.text(agent.tier) + '.')))
-        self._undo.append((3, ticket, ('assignee', 'status'), (ticket.assignee, ticket.status, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:281
-        ticket.assignee = agent.key()  # ithelpdesk.world:281
-        ticket.status = _E12_TicketStatus_assigned  # ithelpdesk.world:282
-        ticket._stale |= 96  # ithelpdesk.world:282
-        ticket._digest = ticket._text = None  # ithelpdesk.world:282
-        self.t_tickets._digest = None  # ithelpdesk.world:282
+            raise ToolError(rt.built(
+                self,
+                rt.text(agent.name)
+                + ' does not have the '
+                + rt.text(ticket.category)
+                + ' skill needed for ticket '
+                + rt.text(ticket.id_)
+                + '.',
+            ))
+        if not (not ticket.escalated or agent.tier == 2):  # ithelpdesk.world:280
+            raise ToolError(rt.built(
+                self,
+                'Ticket '
+                + rt.text(ticket.id_)
+                + ' is escalated and needs a tier-2 agent; '
+                + rt.text(agent.name)
+                + ' is tier '
+                + rt.text(agent.tier)
+                + '.',
+            ))
+        self.set_fields(  # ithelpdesk.world:281
+            ticket, assignee=agent.key(), status=_E12_TicketStatus_assigned
+        )
         return ticket  # ithelpdesk.world:283
 
-    def tool_add_comment(self, ticket: Ticket, body: str, internal: bool) -> Comment:  # ithelpdesk.world:286
-        'Add a comment to a ticket as the signed-in agent. When the assignee comments on an assigned ticket, it moves to in progress.'
+    def tool_add_comment(  # ithelpdesk.world:286
+        self, ticket: Ticket, body: str, internal: bool
+    ) -> Comment:
+        (
+            'Add a comment to a ticket as the signed-in agent. When the assignee comments on an '
+            'assigned ticket, it moves to in progress.'
+        )
         if not (self.state.current_agent is not None):  # ithelpdesk.world:293
             raise ToolError('Not signed in.')
         if not (ticket.status != _E12_TicketStatus_closed):  # ithelpdesk.world:294
-            raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is closed.')))
-        comment: Comment = Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(body, 'Comment.body', 1, 1000), internal=internal, at=self.clock)  # ithelpdesk.world:295
-        self._insert(self.t_comments, comment)  # ithelpdesk.world:296
-        if ((ticket.status == _E12_TicketStatus_assigned) and (ticket.assignee == self.state.current_agent)):  # ithelpdesk.world:297
-            self._undo.append((0, ticket, 'status', ticket.status, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:298
-            ticket.status = _E12_TicketStatus_in_progress  # ithelpdesk.world:298
-            ticket._stale |= 32  # ithelpdesk.world:298
-            ticket._digest = ticket._text = None  # ithelpdesk.world:298
-            self.t_tickets._digest = None  # ithelpdesk.world:298
+            raise ToolError(rt.built(self, 'Ticket ' + rt.text(ticket.id_) + ' is closed.'))
+        comment: Comment = Comment(  # ithelpdesk.world:295
+            id_=self.next_id('comment_ids', 'CM{:04d}'),
+            ticket=ticket.key(),
+            author=self.state.current_agent,
+            body=v.check_length(body, 'Comment.body', 1, 1000),
+            internal=internal,
+            at=self.clock,
+        )
+        self.insert(self.t_comments, comment)  # ithelpdesk.world:296
+        if (  # ithelpdesk.world:297
+            ticket.status == _E12_TicketStatus_assigned
+            and ticket.assignee == self.state.current_agent
+        ):
+            self.set_field(ticket, 'status', _E12_TicketStatus_in_progress)  # ithelpdesk.world:298
         return comment  # ithelpdesk.world:300
 
-    def tool_escalate_ticket(self, ticket: Ticket, agent: Agent, reason: str) -> Ticket:  # ithelpdesk.world:303
-        'Escalate a ticket: raise its priority one step (critical stays critical), mark it escalated and hand it to an active tier-2 agent with the skill.'
+    def tool_escalate_ticket(  # ithelpdesk.world:303
+        self, ticket: Ticket, agent: Agent, reason: str
+    ) -> Ticket:
+        (
+            'Escalate a ticket: raise its priority one step (critical stays critical), mark it '
+            'escalated and hand it to an active tier-2 agent with the skill.'
+        )
         if not (self.state.current_agent is not None):  # ithelpdesk.world:310
             raise ToolError('Not signed in.')
         if not (not ticket.escalated):  # ithelpdesk.world:311
-            raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is already escalated.')))
+            raise ToolError(rt.built(
+                self, 'Ticket ' + rt.text(ticket.id_) + ' is already escalated.'
+            ))
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:312
-            raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; resolved or closed tickets cannot be escalated.')))
+            raise ToolError(rt.built(
+                self,
+                'Ticket '
+                + rt.text(ticket.id_)
+                + ' is '
+                + rt.text(ticket.status)
+                + '; resolved or closed tickets cannot be escalated.',
+            ))
         if not (agent.tier == 2):  # ithelpdesk.world:313
-            raise ToolError(rt.built(self, (rt.text(agent.name) + ' is tier ' + rt.text(agent.tier) + '; escalated tickets go to tier-2 agents.')))
+            raise ToolError(rt.built(
+                self,
+                rt.text(agent.name)
+                + ' is tier '
+                + rt.text(agent.tier)
+                + '; escalated tickets go to tier-2 agents.',
+            ))
         if not (ticket.category in rt.each(self, agent.skills)):  # ithelpdesk.world:314
-            raise ToolError(rt.built(self, (rt.text(agent.name) + ' does not have the ' + rt.text(ticket.category) + ' skill needed for ticket ' + rt.text(ticket.id_) + '.')))
+            raise ToolError(rt.built(
+                self,
+                rt.text(agent.name)
+                + ' does not have the '
+                + rt.text(ticket.category)
+                + ' skill needed for ticket '
+                + rt.text(ticket.id_)
+                + '.',
+            ))
         if not agent.active:  # ithelpdesk.world:315
-            raise ToolError(rt.built(self, (rt.text(agent.name) + ' is inactive and cannot take new tickets.')))
-        self._undo.append((3, ticket, ('priority', 'escalated', 'assignee', 'status'), (ticket.priority, ticket.escalated, ticket.assignee, ticket.status, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:316
-        ticket.priority = self.fn_raised(ticket.priority)  # ithelpdesk.world:316
-        ticket.escalated = True  # ithelpdesk.world:317
-        ticket.assignee = agent.key()  # ithelpdesk.world:318
-        ticket.status = _E12_TicketStatus_assigned  # ithelpdesk.world:319
-        ticket._stale |= 240  # ithelpdesk.world:319
-        ticket._digest = ticket._text = None  # ithelpdesk.world:319
-        self.t_tickets._digest = None  # ithelpdesk.world:319
-        self._insert(self.t_comments, Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(rt.built(self, ('Escalated: ' + rt.text(reason))), 'Comment.body', 1, 1000), internal=True, at=self.clock))  # ithelpdesk.world:320
+            raise ToolError(rt.built(
+                self, rt.text(agent.name) + ' is inactive and cannot take new tickets.'
+            ))
+        self.set_fields(  # ithelpdesk.world:316
+            ticket, priority=self.fn_raised(ticket.priority), escalated=True
+        )
+        self.set_fields(  # ithelpdesk.world:318
+            ticket, assignee=agent.key(), status=_E12_TicketStatus_assigned
+        )
+        self.insert(  # ithelpdesk.world:320
+            self.t_comments,
+            Comment(
+                id_=self.next_id('comment_ids', 'CM{:04d}'),
+                ticket=ticket.key(),
+                author=self.state.current_agent,
+                body=v.check_length(rt.built(self, 'Escalated: ' + rt.text(reason)), 'Comment.body', 1, 1000),
+                internal=True,
+                at=self.clock,
+            ),
+        )
         return ticket  # ithelpdesk.world:326
 
-    def tool_resolve_ticket(self, ticket: Ticket, resolution_note: str) -> Ticket:  # ithelpdesk.world:329
-        "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's assignee can resolve it."
+    def tool_resolve_ticket(  # ithelpdesk.world:329
+        self, ticket: Ticket, resolution_note: str
+    ) -> Ticket:
+        (
+            "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's "
+            'assignee can resolve it.'
+        )
         if not (self.state.current_agent is not None):  # ithelpdesk.world:335
             raise ToolError('Not signed in.')
-        if not ((ticket.status == _E12_TicketStatus_assigned) or (ticket.status == _E12_TicketStatus_in_progress)):  # ithelpdesk.world:336
-            raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; only assigned or in-progress tickets can be resolved.')))
+        if not (  # ithelpdesk.world:336
+            ticket.status == _E12_TicketStatus_assigned
+            or ticket.status == _E12_TicketStatus_in_progress
+        ):
+            raise ToolError(rt.built(
+                self,
+                'Ticket '
+                + rt.text(ticket.id_)
+                + ' is '
+                + rt.text(ticket.status)
+                + '; only assigned or in-progress tickets can be resolved.',
+            ))
         if not (ticket.assignee == self.state.current_agent):  # ithelpdesk.world:337
-            raise ToolError(rt.built(self, ("Only the ticket's assignee can resolve ticket " + rt.text(ticket.id_) + '.')))
+            raise ToolError(rt.built(
+                self, "Only the ticket's assignee can resolve ticket " + rt.text(ticket.id_) + '.'
+            ))
         if not (rt.built(self, resolution_note.strip()) != ''):  # ithelpdesk.world:338
             raise ToolError('The resolution note cannot be blank.')
-        self._undo.append((3, ticket, ('status', 'resolution_note', 'resolved_at'), (ticket.status, ticket.resolution_note, ticket.resolved_at, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:339
-        ticket.status = _E12_TicketStatus_resolved  # ithelpdesk.world:339
-        ticket.resolution_note = v.check_length(resolution_note, 'Ticket.resolution_note', None, 500)  # ithelpdesk.world:340
-        ticket.resolved_at = self.clock  # ithelpdesk.world:341
-        ticket._stale |= 1312  # ithelpdesk.world:341
-        ticket._digest = ticket._text = None  # ithelpdesk.world:341
-        self.t_tickets._digest = None  # ithelpdesk.world:341
+        self.set_fields(  # ithelpdesk.world:339
+            ticket,
+            status=_E12_TicketStatus_resolved,
+            resolution_note=v.check_length(resolution_note, 'Ticket.resolution_note', None, 500),
+            resolved_at=self.clock,
+        )
         return ticket  # ithelpdesk.world:342
 
     def tool_reopen_ticket(self, ticket: Ticket, reason: str) -> Ticket:  # ithelpdesk.world:345
-        'Reopen a resolved ticket within 7 days of its resolution. It goes back to its assignee as assigned.'
+        (
+            'Reopen a resolved ticket within 7 days of its resolution. It goes back to its '
+            'assignee as assigned.'
+        )
         if not (self.state.current_agent is not None):  # ithelpdesk.world:351
             raise ToolError('Not signed in.')
         if not (ticket.status == _E12_TicketStatus_resolved):  # ithelpdesk.world:352
-            raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + ', not resolved.')))
+            raise ToolError(rt.built(
+                self,
+                'Ticket '
+                + rt.text(ticket.id_)
+                + ' is '
+                + rt.text(ticket.status)
+                + ', not resolved.',
+            ))
         if not (not self.fn_window_passed(ticket)):  # ithelpdesk.world:353
-            raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' was resolved more than 7 days ago and can no longer be reopened.')))
-        self._undo.append((3, ticket, ('status', 'resolution_note', 'resolved_at', 'reopen_count'), (ticket.status, ticket.resolution_note, ticket.resolved_at, ticket.reopen_count, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:354
-        ticket.status = _E12_TicketStatus_assigned  # ithelpdesk.world:354
-        ticket.resolution_note = v.check_length('', 'Ticket.resolution_note', None, 500)  # ithelpdesk.world:355
-        ticket.resolved_at = None  # ithelpdesk.world:356
-        ticket.reopen_count = v.check_range((ticket.reopen_count + 1), 'Ticket.reopen_count', 0, None)  # ithelpdesk.world:357
-        ticket._stale |= 3360  # ithelpdesk.world:357
-        ticket._digest = ticket._text = None  # ithelpdesk.world:357
-        self.t_tickets._digest = None  # ithelpdesk.world:357
-        self._insert(self.t_comments, Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(rt.built(self, ('Reopened: ' + rt.text(reason))), 'Comment.body', 1, 1000), internal=False, at=self.clock))  # ithelpdesk.world:358
+            raise ToolError(rt.built(
+                self,
+                'Ticket '
+                + rt.text(ticket.id_)
+                + ' was resolved more than 7 days ago and can no longer be reopened.',
+            ))
+        self.set_fields(  # ithelpdesk.world:354
+            ticket,
+            status=_E12_TicketStatus_assigned,
+            resolution_note=v.check_length('', 'Ticket.resolution_note', None, 500),
+            resolved_at=None,
+        )
+        self.set_field(  # ithelpdesk.world:357
+            ticket,
+            'reopen_count',
+            v.check_range(ticket.reopen_count + 1, 'Ticket.reopen_count', 0, None),
+        )
+        self.insert(  # ithelpdesk.world:358
+            self.t_comments,
+            Comment(
+                id_=self.next_id('comment_ids', 'CM{:04d}'),
+                ticket=ticket.key(),
+                author=self.state.current_agent,
+                body=v.check_length(rt.built(self, 'Reopened: ' + rt.text(reason)), 'Comment.body', 1, 1000),
+                internal=False,
+                at=self.clock,
+            ),
+        )
         return ticket  # ithelpdesk.world:359
 
     def tool_close_ticket(self, ticket: Ticket) -> Ticket:  # ithelpdesk.world:362
@@ -773,14 +1028,22 @@ class ITHelpdesk(Episode):
         if not (self.state.current_agent is not None):  # ithelpdesk.world:367
             raise ToolError('Not signed in.')
         if not (ticket.status == _E12_TicketStatus_resolved):  # ithelpdesk.world:368
-            raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + ', not resolved.')))
+            raise ToolError(rt.built(
+                self,
+                'Ticket '
+                + rt.text(ticket.id_)
+                + ' is '
+                + rt.text(ticket.status)
+                + ', not resolved.',
+            ))
         if not self.fn_window_passed(ticket):  # ithelpdesk.world:369
-            raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' can still be reopened; it can be closed once 7 days have passed since it was resolved.')))
-        self._undo.append((0, ticket, 'status', ticket.status, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:370
-        ticket.status = _E12_TicketStatus_closed  # ithelpdesk.world:370
-        ticket._stale |= 32  # ithelpdesk.world:370
-        ticket._digest = ticket._text = None  # ithelpdesk.world:370
-        self.t_tickets._digest = None  # ithelpdesk.world:370
+            raise ToolError(rt.built(
+                self,
+                'Ticket '
+                + rt.text(ticket.id_)
+                + ' can still be reopened; it can be closed once 7 days have passed since it was resolved.',
+            ))
+        self.set_field(ticket, 'status', _E12_TicketStatus_closed)  # ithelpdesk.world:370
         return ticket  # ithelpdesk.world:371
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -793,7 +1056,7 @@ _ARGS_sign_in: frozenset[str] = frozenset({'agent'})
 def _invoke_sign_in(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_sign_in and None not in args.values()):
         rt.check_arguments(args, ('agent',), ('agent',))
-    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, ('No agent ' + rt.text(key) + '.')))
+    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, 'No agent ' + rt.text(key) + '.'))
     return ep.tool_sign_in(a_agent)
 
 
@@ -808,7 +1071,7 @@ def _invoke_list_tickets(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_priority = (v.want_optional(args['priority'], 'priority', (lambda x, p: v.want_enum(x, p, Priority))) if args.get('priority') is not None else None)
     a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, Category))) if args.get('category') is not None else None)
     a_assignee = (rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['assignee'], 'assignee'), 'assignee', '^A[0-9]{2}$'), lambda key: 'Agent' + ' ' + rt.quote(key) + ' not found.') if args.get('assignee') is not None else None)
-    a_reporter = (rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['reporter'], 'reporter'), 'reporter', '^E[0-9]{4}$'), lambda key: rt.built(ep, ('No employee ' + rt.text(key) + '.'))) if args.get('reporter') is not None else None)
+    a_reporter = (rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['reporter'], 'reporter'), 'reporter', '^E[0-9]{4}$'), lambda key: rt.built(ep, 'No employee ' + rt.text(key) + '.')) if args.get('reporter') is not None else None)
     return ep.tool_list_tickets(a_status, a_priority, a_category, a_assignee, a_reporter)
 
 
@@ -831,7 +1094,7 @@ def _invoke_get_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
     return ep.tool_get_ticket(a_ticket)
 
 
@@ -854,7 +1117,7 @@ _ARGS_get_agent: frozenset[str] = frozenset({'agent'})
 def _invoke_get_agent(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_agent and None not in args.values()):
         rt.check_arguments(args, ('agent',), ('agent',))
-    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, ('No agent ' + rt.text(key) + '.')))
+    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, 'No agent ' + rt.text(key) + '.'))
     return ep.tool_get_agent(a_agent)
 
 
@@ -883,7 +1146,7 @@ _ARGS_get_employee: frozenset[str] = frozenset({'employee'})
 def _invoke_get_employee(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_employee and None not in args.values()):
         rt.check_arguments(args, ('employee',), ('employee',))
-    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{4}$'), lambda key: rt.built(ep, ('No employee ' + rt.text(key) + '.')))
+    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{4}$'), lambda key: rt.built(ep, 'No employee ' + rt.text(key) + '.'))
     return ep.tool_get_employee(a_employee)
 
 
@@ -894,7 +1157,7 @@ _NEEDS_open_ticket: frozenset[str] = frozenset({'reporter', 'title', 'category'}
 def _invoke_open_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_open_ticket >= args.keys() >= _NEEDS_open_ticket and None not in args.values()):
         rt.check_arguments(args, ('reporter', 'title', 'category', 'priority'), ('reporter', 'title', 'category'))
-    a_reporter = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['reporter'], 'reporter'), 'reporter', '^E[0-9]{4}$'), lambda key: rt.built(ep, ('No employee ' + rt.text(key) + '.')))
+    a_reporter = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['reporter'], 'reporter'), 'reporter', '^E[0-9]{4}$'), lambda key: rt.built(ep, 'No employee ' + rt.text(key) + '.'))
     a_title = v.check_length(v.want_str(args['title'], 'title'), 'title', 1, 120)
     a_category = v.want_enum(args['category'], 'category', Category)
     a_priority = (v.want_enum(args['priority'], 'priority', Priority) if args.get('priority') is not None else _E8_Priority_medium)
@@ -910,8 +1173,8 @@ def _invoke_assign_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
-    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, ('No agent ' + rt.text(key) + '.')))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
+    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, 'No agent ' + rt.text(key) + '.'))
     return ep.tool_assign_ticket(a_ticket, a_agent)
 
 
@@ -925,7 +1188,7 @@ def _invoke_add_comment(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
     a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 1000)
     a_internal = (v.want_bool(args['internal'], 'internal') if args.get('internal') is not None else False)
     return ep.tool_add_comment(a_ticket, a_body, a_internal)
@@ -940,8 +1203,8 @@ def _invoke_escalate_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
-    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, ('No agent ' + rt.text(key) + '.')))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
+    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, 'No agent ' + rt.text(key) + '.'))
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 500)
     return ep.tool_escalate_ticket(a_ticket, a_agent, a_reason)
 
@@ -955,7 +1218,7 @@ def _invoke_resolve_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
     a_resolution_note = v.check_length(v.want_str(args['resolution_note'], 'resolution_note'), 'resolution_note', 1, 500)
     return ep.tool_resolve_ticket(a_ticket, a_resolution_note)
 
@@ -969,7 +1232,7 @@ def _invoke_reopen_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 500)
     return ep.tool_reopen_ticket(a_ticket, a_reason)
 
@@ -983,7 +1246,7 @@ def _invoke_close_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
     return ep.tool_close_ticket(a_ticket)
 
 
@@ -1007,96 +1270,411 @@ ITHelpdesk.TOOLS = {
 }
 
 
-def _check_take_and_resolve__taken(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # ithelpdesk.world:487
-    return (rt.compared(ep.t_tickets.row('TK0001').assignee, '==', 'A01', 'tickets["TK0001"].assignee == "A01"') and rt.compared(ep.t_tickets.row('TK0001').status, '==', _E12_TicketStatus_assigned, 'tickets["TK0001"].status == assigned'))
+def _check_take_and_resolve__taken(  # ithelpdesk.world:487
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_tickets.row('TK0001').assignee, '==', 'A01', 'tickets["TK0001"].assignee == "A01"'
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0001').status,
+            '==',
+            _E12_TicketStatus_assigned,
+            'tickets["TK0001"].status == assigned',
+        )
+    )
 
 
-def _check_take_and_resolve__resolved_excel(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # ithelpdesk.world:488
-    return ((rt.compared(ep.t_tickets.row('TK0003').status, '==', _E12_TicketStatus_resolved, 'tickets["TK0003"].status == resolved') and rt.compared(ep.t_tickets.row('TK0003').resolution_note, '==', 'Repaired the Office installation; saving works again', 'tickets["TK0003"].resolution_note == "Repaired the Office installation; saving works again"')) and rt.compared(ep.t_tickets.row('TK0003').resolved_at, 'is not', None, 'tickets["TK0003"].resolved_at != none'))
+def _check_take_and_resolve__resolved_excel(  # ithelpdesk.world:488
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_tickets.row('TK0003').status,
+            '==',
+            _E12_TicketStatus_resolved,
+            'tickets["TK0003"].status == resolved',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0003').resolution_note,
+            '==',
+            'Repaired the Office installation; saving works again',
+            'tickets["TK0003"].resolution_note == "Repaired the Office installation; saving works again"',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0003').resolved_at,
+            'is not',
+            None,
+            'tickets["TK0003"].resolved_at != none',
+        )
+    )
 
 
-def _check_escalate_vpn__escalated(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # ithelpdesk.world:607
-    return (((ep.t_tickets.row('TK0002').escalated and rt.compared(ep.t_tickets.row('TK0002').assignee, '==', 'A03', 'tickets["TK0002"].assignee == "A03"')) and rt.compared(ep.t_tickets.row('TK0002').priority, '==', _E8_Priority_high, 'tickets["TK0002"].priority == high')) and rt.compared(ep.t_tickets.row('TK0002').status, '==', _E12_TicketStatus_assigned, 'tickets["TK0002"].status == assigned'))
+def _check_escalate_vpn__escalated(  # ithelpdesk.world:607
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        ep.t_tickets.row('TK0002').escalated
+        and rt.compared(
+            ep.t_tickets.row('TK0002').assignee, '==', 'A03', 'tickets["TK0002"].assignee == "A03"'
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0002').priority,
+            '==',
+            _E8_Priority_high,
+            'tickets["TK0002"].priority == high',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0002').status,
+            '==',
+            _E12_TicketStatus_assigned,
+            'tickets["TK0002"].status == assigned',
+        )
+    )
 
 
-def _check_escalate_vpn__noted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:608
-    return bool(any(((((_c9.ticket == 'TK0002') and _c9.internal) and (_c9.author == 'A02')) and ('sales floor' in rt.read(ep, rt.built(ep, _c9.body.lower())))) for _c9 in rt.each(ep, ep.t_comments)))
+def _check_escalate_vpn__noted(  # ithelpdesk.world:608
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _c9.ticket == 'TK0002'
+        and _c9.internal
+        and _c9.author == 'A02'
+        and 'sales floor' in rt.read(ep, rt.built(ep, _c9.body.lower()))
+        for _c9 in rt.each(ep, ep.t_comments)
+    ))
 
 
-def _check_reopen_and_close__reopened(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # ithelpdesk.world:727
-    return ((((rt.compared(ep.t_tickets.row('TK0004').status, '==', _E12_TicketStatus_assigned, 'tickets["TK0004"].status == assigned') and rt.compared(ep.t_tickets.row('TK0004').assignee, '==', 'A01', 'tickets["TK0004"].assignee == "A01"')) and rt.compared(ep.t_tickets.row('TK0004').reopen_count, '==', 1, 'tickets["TK0004"].reopen_count == 1')) and rt.compared(ep.t_tickets.row('TK0004').resolution_note, '==', '', 'tickets["TK0004"].resolution_note == ""')) and rt.compared(ep.t_tickets.row('TK0004').resolved_at, 'is', None, 'tickets["TK0004"].resolved_at == none'))
+def _check_reopen_and_close__reopened(  # ithelpdesk.world:727
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_tickets.row('TK0004').status,
+            '==',
+            _E12_TicketStatus_assigned,
+            'tickets["TK0004"].status == assigned',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0004').assignee, '==', 'A01', 'tickets["TK0004"].assignee == "A01"'
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0004').reopen_count, '==', 1, 'tickets["TK0004"].reopen_count == 1'
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0004').resolution_note,
+            '==',
+            '',
+            'tickets["TK0004"].resolution_note == ""',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0004').resolved_at,
+            'is',
+            None,
+            'tickets["TK0004"].resolved_at == none',
+        )
+    )
 
 
-def _check_reopen_and_close__reason_logged(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:728
-    return bool(any(((_c10.ticket == 'TK0004') and ('jam' in rt.read(ep, rt.built(ep, _c10.body.lower())))) for _c10 in rt.each(ep, ep.t_comments)))
+def _check_reopen_and_close__reason_logged(  # ithelpdesk.world:728
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _c10.ticket == 'TK0004' and 'jam' in rt.read(ep, rt.built(ep, _c10.body.lower()))
+        for _c10 in rt.each(ep, ep.t_comments)
+    ))
 
 
-def _check_reopen_and_close__closed_old(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # ithelpdesk.world:729
-    return rt.compared(ep.t_tickets.row('TK0005').status, '==', _E12_TicketStatus_closed, 'tickets["TK0005"].status == closed')
+def _check_reopen_and_close__closed_old(  # ithelpdesk.world:729
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_tickets.row('TK0005').status,
+        '==',
+        _E12_TicketStatus_closed,
+        'tickets["TK0005"].status == closed',
+    )
 
 
-def _check_kenji_fixes_the_laptop__diagnosis_logged(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:117
-    return bool(any(((((_c11.ticket == 'TK0001') and (_c11.author == 'A03')) and (not _c11.internal)) and (_c11.body == 'Diagnosed a failed SSD; replacing it today.')) for _c11 in rt.each(ep, ep.t_comments)))
+def _check_kenji_fixes_the_laptop__diagnosis_logged(  # tasks.world:117
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _c11.ticket == 'TK0001'
+        and _c11.author == 'A03'
+        and not _c11.internal
+        and _c11.body == 'Diagnosed a failed SSD; replacing it today.'
+        for _c11 in rt.each(ep, ep.t_comments)
+    ))
 
 
-def _check_kenji_fixes_the_laptop__resolved_by_kenji(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:118
-    return (((rt.compared(ep.t_tickets.row('TK0001').status, '==', _E12_TicketStatus_resolved, 'tickets["TK0001"].status == resolved') and rt.compared(ep.t_tickets.row('TK0001').assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"')) and rt.compared(ep.t_tickets.row('TK0001').resolution_note, '==', 'Replaced the SSD and restored her files from backup', 'tickets["TK0001"].resolution_note == "Replaced the SSD and restored her files from backup"')) and rt.compared(ep.t_tickets.row('TK0001').resolved_at, 'is not', None, 'tickets["TK0001"].resolved_at != none'))
+def _check_kenji_fixes_the_laptop__resolved_by_kenji(  # tasks.world:118
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_tickets.row('TK0001').status,
+            '==',
+            _E12_TicketStatus_resolved,
+            'tickets["TK0001"].status == resolved',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0001').assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"'
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0001').resolution_note,
+            '==',
+            'Replaced the SSD and restored her files from backup',
+            'tickets["TK0001"].resolution_note == "Replaced the SSD and restored her files from backup"',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0001').resolved_at,
+            'is not',
+            None,
+            'tickets["TK0001"].resolved_at != none',
+        )
+    )
 
 
-def _check_cover_for_sam__excel_moved(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:240
-    return (rt.compared(ep.t_tickets.row('TK0003').assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"') and rt.compared(ep.t_tickets.row('TK0003').status, '==', _E12_TicketStatus_assigned, 'tickets["TK0003"].status == assigned'))
+def _check_cover_for_sam__excel_moved(  # tasks.world:240
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_tickets.row('TK0003').assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"'
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0003').status,
+            '==',
+            _E12_TicketStatus_assigned,
+            'tickets["TK0003"].status == assigned',
+        )
+    )
 
 
-def _check_cover_for_sam__laptop_assigned(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:241
-    return (rt.compared(ep.t_tickets.row('TK0001').assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"') and rt.compared(ep.t_tickets.row('TK0001').status, '==', _E12_TicketStatus_assigned, 'tickets["TK0001"].status == assigned'))
+def _check_cover_for_sam__laptop_assigned(  # tasks.world:241
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_tickets.row('TK0001').assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"'
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0001').status,
+            '==',
+            _E12_TicketStatus_assigned,
+            'tickets["TK0001"].status == assigned',
+        )
+    )
 
 
-def _check_cover_for_sam__handover_noted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:242
-    return bool(any((((_c12.ticket == 'TK0003') and (_c12.author == 'A02')) and (_c12.body == 'Handed over to Kenji while Sam is off')) for _c12 in rt.each(ep, ep.t_comments)))
+def _check_cover_for_sam__handover_noted(  # tasks.world:242
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _c12.ticket == 'TK0003'
+        and _c12.author == 'A02'
+        and _c12.body == 'Handed over to Kenji while Sam is off'
+        for _c12 in rt.each(ep, ep.t_comments)
+    ))
 
 
-def _check_rita_closes_old_and_fixes_vpn__old_closed(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:377
-    return ((rt.compared(ep.t_tickets.row('TK0005').status, '==', _E12_TicketStatus_closed, 'tickets["TK0005"].status == closed') and rt.compared(ep.t_tickets.row('TK0007').status, '==', _E12_TicketStatus_closed, 'tickets["TK0007"].status == closed')) and rt.compared(ep.t_tickets.row('TK0004').status, '==', _E12_TicketStatus_resolved, 'tickets["TK0004"].status == resolved'))
+def _check_rita_closes_old_and_fixes_vpn__old_closed(  # tasks.world:377
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_tickets.row('TK0005').status,
+            '==',
+            _E12_TicketStatus_closed,
+            'tickets["TK0005"].status == closed',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0007').status,
+            '==',
+            _E12_TicketStatus_closed,
+            'tickets["TK0007"].status == closed',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0004').status,
+            '==',
+            _E12_TicketStatus_resolved,
+            'tickets["TK0004"].status == resolved',
+        )
+    )
 
 
-def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:378
-    return (((rt.compared(ep.t_tickets.row('TK0002').status, '==', _E12_TicketStatus_resolved, 'tickets["TK0002"].status == resolved') and rt.compared(ep.t_tickets.row('TK0002').assignee, '==', 'A02', 'tickets["TK0002"].assignee == "A02"')) and rt.compared(ep.t_tickets.row('TK0002').resolution_note, '==', 'Updated the router firmware; the connection has held for 24 hours', 'tickets["TK0002"].resolution_note == "Updated the router firmware; the connection has held for 24 hours"')) and rt.compared(ep.t_tickets.row('TK0002').resolved_at, 'is not', None, 'tickets["TK0002"].resolved_at != none'))
+def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(  # tasks.world:378
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_tickets.row('TK0002').status,
+            '==',
+            _E12_TicketStatus_resolved,
+            'tickets["TK0002"].status == resolved',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0002').assignee, '==', 'A02', 'tickets["TK0002"].assignee == "A02"'
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0002').resolution_note,
+            '==',
+            'Updated the router firmware; the connection has held for 24 hours',
+            'tickets["TK0002"].resolution_note == "Updated the router firmware; the connection has held for 24 hours"',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0002').resolved_at,
+            'is not',
+            None,
+            'tickets["TK0002"].resolved_at != none',
+        )
+    )
 
 
-def _check_sam_hands_excel_to_senior__internal_note(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:500
-    return bool(any(((((_c13.ticket == 'TK0003') and (_c13.author == 'A01')) and _c13.internal) and (_c13.body == 'Crash persists after reinstall; dump points to a corrupted user profile')) for _c13 in rt.each(ep, ep.t_comments)))
+def _check_sam_hands_excel_to_senior__internal_note(  # tasks.world:500
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _c13.ticket == 'TK0003'
+        and _c13.author == 'A01'
+        and _c13.internal
+        and _c13.body == 'Crash persists after reinstall; dump points to a corrupted user profile'
+        for _c13 in rt.each(ep, ep.t_comments)
+    ))
 
 
-def _check_sam_hands_excel_to_senior__escalated(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:501
-    return (((ep.t_tickets.row('TK0003').escalated and rt.compared(ep.t_tickets.row('TK0003').assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"')) and rt.compared(ep.t_tickets.row('TK0003').priority, '==', _E8_Priority_medium, 'tickets["TK0003"].priority == medium')) and rt.compared(ep.t_tickets.row('TK0003').status, '==', _E12_TicketStatus_assigned, 'tickets["TK0003"].status == assigned'))
+def _check_sam_hands_excel_to_senior__escalated(  # tasks.world:501
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        ep.t_tickets.row('TK0003').escalated
+        and rt.compared(
+            ep.t_tickets.row('TK0003').assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"'
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0003').priority,
+            '==',
+            _E8_Priority_medium,
+            'tickets["TK0003"].priority == medium',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0003').status,
+            '==',
+            _E12_TicketStatus_assigned,
+            'tickets["TK0003"].status == assigned',
+        )
+    )
 
 
-def _check_sam_hands_excel_to_senior__keyboard_ticket(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:502
-    return bool(any(((((((_t14.reporter == 'E1003') and (_t14.title == 'Keyboard keys sticking')) and (_t14.category == _E8_Category_hardware)) and (_t14.priority == _E8_Priority_low)) and (_t14.assignee == 'A01')) and (_t14.status == _E12_TicketStatus_assigned)) for _t14 in rt.each(ep, ep.t_tickets)))
+def _check_sam_hands_excel_to_senior__keyboard_ticket(  # tasks.world:502
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t14.reporter == 'E1003'
+        and _t14.title == 'Keyboard keys sticking'
+        and _t14.category == _E8_Category_hardware
+        and _t14.priority == _E8_Priority_low
+        and _t14.assignee == 'A01'
+        and _t14.status == _E12_TicketStatus_assigned
+        for _t14 in rt.each(ep, ep.t_tickets)
+    ))
 
 
-def _check_sam_logs_omars_dock__opened(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:628
-    return bool(any(((((_t15.reporter == 'E1002') and (_t15.title == 'Docking station does not detect monitors')) and (_t15.category == _E8_Category_hardware)) and (_t15.priority == _E8_Priority_medium)) for _t15 in rt.each(ep, ep.t_tickets)))
+def _check_sam_logs_omars_dock__opened(  # tasks.world:628
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t15.reporter == 'E1002'
+        and _t15.title == 'Docking station does not detect monitors'
+        and _t15.category == _E8_Category_hardware
+        and _t15.priority == _E8_Priority_medium
+        for _t15 in rt.each(ep, ep.t_tickets)
+    ))
 
 
-def _check_sam_logs_omars_dock__on_sams_queue(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:629
-    return bool(any((((_t16.title == 'Docking station does not detect monitors') and (_t16.assignee == 'A01')) and (_t16.status == _E12_TicketStatus_in_progress)) for _t16 in rt.each(ep, ep.t_tickets)))
+def _check_sam_logs_omars_dock__on_sams_queue(  # tasks.world:629
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t16.title == 'Docking station does not detect monitors'
+        and _t16.assignee == 'A01'
+        and _t16.status == _E12_TicketStatus_in_progress
+        for _t16 in rt.each(ep, ep.t_tickets)
+    ))
 
 
-def _check_sam_logs_omars_dock__note_posted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:630
-    return bool(any((((((ep.t_tickets.rows.get(_c17.ticket) or ep.t_tickets.row(_c17.ticket)).title == 'Docking station does not detect monitors') and (_c17.author == 'A01')) and (not _c17.internal)) and (_c17.body == 'Replacement dock ordered, arriving tomorrow morning.')) for _c17 in rt.each(ep, ep.t_comments)))
+def _check_sam_logs_omars_dock__note_posted(  # tasks.world:630
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_tickets.rows.get(_c17.ticket) or ep.t_tickets.row(_c17.ticket)).title
+        == 'Docking station does not detect monitors'
+        and _c17.author == 'A01'
+        and not _c17.internal
+        and _c17.body == 'Replacement dock ordered, arriving tomorrow morning.'
+        for _c17 in rt.each(ep, ep.t_comments)
+    ))
 
 
-def _check_meeting_room_wifi_again__reopened(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:766
-    return (((rt.compared(ep.t_tickets.row('TK0007').reopen_count, '==', 1, 'tickets["TK0007"].reopen_count == 1') and rt.compared(ep.t_tickets.row('TK0007').resolution_note, '==', '', 'tickets["TK0007"].resolution_note == ""')) and rt.compared(ep.t_tickets.row('TK0007').resolved_at, 'is', None, 'tickets["TK0007"].resolved_at == none')) and rt.compared(ep.t_tickets.row('TK0007').assignee, '==', 'A03', 'tickets["TK0007"].assignee == "A03"'))
+def _check_meeting_room_wifi_again__reopened(  # tasks.world:766
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_tickets.row('TK0007').reopen_count, '==', 1, 'tickets["TK0007"].reopen_count == 1'
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0007').resolution_note,
+            '==',
+            '',
+            'tickets["TK0007"].resolution_note == ""',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0007').resolved_at,
+            'is',
+            None,
+            'tickets["TK0007"].resolved_at == none',
+        )
+        and rt.compared(
+            ep.t_tickets.row('TK0007').assignee, '==', 'A03', 'tickets["TK0007"].assignee == "A03"'
+        )
+    )
 
 
-def _check_meeting_room_wifi_again__escalated(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:767
-    return (ep.t_tickets.row('TK0007').escalated and rt.compared(ep.t_tickets.row('TK0007').priority, '==', _E8_Priority_high, 'tickets["TK0007"].priority == high'))
+def _check_meeting_room_wifi_again__escalated(  # tasks.world:767
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        ep.t_tickets.row('TK0007').escalated
+        and rt.compared(
+            ep.t_tickets.row('TK0007').priority,
+            '==',
+            _E8_Priority_high,
+            'tickets["TK0007"].priority == high',
+        )
+    )
 
 
-def _check_meeting_room_wifi_again__plan_noted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:768
-    return (rt.compared(ep.t_tickets.row('TK0007').status, '==', _E12_TicketStatus_in_progress, 'tickets["TK0007"].status == in_progress') and any(((((_c18.ticket == 'TK0007') and (_c18.author == 'A03')) and _c18.internal) and (_c18.body == 'Will swap the access point tomorrow morning')) for _c18 in rt.each(ep, ep.t_comments)))
+def _check_meeting_room_wifi_again__plan_noted(  # tasks.world:768
+    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_tickets.row('TK0007').status,
+            '==',
+            _E12_TicketStatus_in_progress,
+            'tickets["TK0007"].status == in_progress',
+        )
+        and any(
+            _c18.ticket == 'TK0007'
+            and _c18.author == 'A03'
+            and _c18.internal
+            and _c18.body == 'Will swap the access point tomorrow morning'
+            for _c18 in rt.each(ep, ep.t_comments)
+        )
+    )
 
 
 ITHelpdesk.TASKS = {

@@ -1036,7 +1036,7 @@ class MessageAPI(Episode):
         state.generated_ids = ()
         state.user_count = 4
         state.user_map = {'Alice': 'USR001', 'Bob': 'USR002', 'Catherine': 'USR003', 'Daniel': 'USR004'}
-        state.inbox = ({'USR002': 'My name is Alice. I want to connect.'}, {'USR003': 'Could you upload the file?'}, {'USR004': 'Could you upload the file?'},)
+        state.inbox = ({'USR002': 'My name is Alice. I want to connect.'}, {'USR003': 'Could you upload the file?'}, {'USR004': 'Could you upload the file?'})
         state.message_count = 3
         state.current_user = None
         del ep
@@ -1063,113 +1063,163 @@ class MessageAPI(Episode):
 
     def fn_logged_in(self) -> bool:  # message_api.world:111
         "Python's truthiness of current_user: none and the empty string both mean nobody."
-        return ((self.state.current_user is not None) and (rt.present(self.state.current_user) != ''))  # message_api.world:114
+        return (  # message_api.world:114
+            self.state.current_user is not None and rt.present(self.state.current_user) != ''
+        )
 
     def fn_receiver_of(self, entry: dict[str, Any]) -> str:  # message_api.world:118
         'The receiver of an inbox entry: its first (only) key.'
-        self._steps -= rt.size(entry)  # message_api.world:121
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:121
-        return tuple(entry.keys())[0]  # message_api.world:121
+        return tuple(rt.each(self, entry).keys())[0]  # message_api.world:121
 
     def fn_content_of(self, entry: dict[str, Any]) -> Any:  # message_api.world:124
-        self._steps -= rt.size(entry)  # message_api.world:125
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:125
-        return tuple(entry.values())[0]  # message_api.world:125
+        return tuple(rt.each(self, entry).values())[0]  # message_api.world:125
 
     def tool_list_users(self) -> UserList:  # message_api.world:130
         'List all users in the workspace.'
-        return _new_UserList(tuple(rt.each(self, self.state.user_map).keys()))  # message_api.world:131
+        return _new_UserList(tuple(rt.each(self, self.state.user_map).keys(  # message_api.world:131
+        )))
 
     def tool_get_user_id(self, user: str) -> UserId:  # message_api.world:134
         'Get user ID from user name.'
         id_: str | None = self.state.user_map.get(user)  # message_api.world:135
         if not (id_ is not None):  # message_api.world:136
-            raise ToolError(rt.built(self, ("User '" + rt.text(user) + "' not found in the workspace.")))
+            raise ToolError(rt.built(
+                self, "User '" + rt.text(user) + "' not found in the workspace."
+            ))
         return _new_UserId(id_)  # message_api.world:137
 
     def tool_message_login(self, user_id: str) -> LoginResult:  # message_api.world:140
         'Log in a user with the given user ID to messeage application.'
-        if (user_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:143
-            return _new_LoginResult(False, rt.built(self, ("User ID '" + rt.text(user_id) + "' not found.")))  # message_api.world:144
-        self._set(self.state, 'current_user', user_id)  # message_api.world:146
-        return _new_LoginResult(True, rt.built(self, ("User '" + rt.text(user_id) + "' logged in successfully.")))  # message_api.world:147
+        if (  # message_api.world:143
+            user_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))
+        ):
+            return _new_LoginResult(  # message_api.world:144
+                False, rt.built(self, "User ID '" + rt.text(user_id) + "' not found.")
+            )
+        self.set_state('current_user', user_id)  # message_api.world:146
+        return _new_LoginResult(  # message_api.world:147
+            True, rt.built(self, "User '" + rt.text(user_id) + "' logged in successfully.")
+        )
 
     def tool_message_get_login_status(self) -> LoginStatus:  # message_api.world:150
         'Get the login status of the current user.'
         return _new_LoginStatus(self.fn_logged_in())  # message_api.world:151
 
-    def tool_send_message(self, receiver_id: str, message: str) -> SendResult:  # message_api.world:154
+    def tool_send_message(  # message_api.world:154
+        self, receiver_id: str, message: str
+    ) -> SendResult:
         'Send a message to a user.'
         if not self.fn_logged_in():  # message_api.world:160
             raise ToolError('No user is currently logged in.')
-        if not (receiver_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:161
-            raise ToolError(rt.built(self, ("Receiver ID '" + rt.text(receiver_id) + "' not found.")))
-        new_id: int = self._rng().randint(10000, 99999)  # message_api.world:163
-        while (new_id in rt.each(self, self.state.generated_ids)):  # message_api.world:164
-            self._steps -= 1
-            self._steps >= 0 or rt.out_of_steps()
-            new_id = self._rng().randint(10000, 99999)  # message_api.world:165
-        self._set(self.state, 'generated_ids', rt.add(self.state.generated_ids, new_id))  # message_api.world:167
-        self._set(self.state, 'inbox', (self.state.inbox + ({receiver_id: message},)))  # message_api.world:168
-        self._set(self.state, 'message_count', rt.python_augmented(self, '+', self.state.message_count, 1))  # message_api.world:169
-        return _new_SendResult(True, _new_MessageId(new_id), rt.built(self, ("Message sent to '" + rt.text(receiver_id) + "' successfully.")))  # message_api.world:170
+        if not (  # message_api.world:161
+            receiver_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))
+        ):
+            raise ToolError(rt.built(
+                self, "Receiver ID '" + rt.text(receiver_id) + "' not found."
+            ))
+        new_id: int = self.random_source().randint(10000, 99999)  # message_api.world:163
+        while new_id in rt.each(self, self.state.generated_ids):  # message_api.world:164
+            self.charge(1)
+            new_id = self.random_source().randint(10000, 99999)  # message_api.world:165
+        self.set_state(  # message_api.world:167
+            'generated_ids', rt.add(self.state.generated_ids, new_id)
+        )
+        self.set_state(  # message_api.world:168
+            'inbox', self.state.inbox + ({receiver_id: message},)
+        )
+        self.set_state(  # message_api.world:169
+            'message_count', rt.python_augmented(self, '+', self.state.message_count, 1)
+        )
+        return _new_SendResult(  # message_api.world:170
+            True,
+            _new_MessageId(new_id),
+            rt.built(self, "Message sent to '" + rt.text(receiver_id) + "' successfully."),
+        )
 
     def tool_delete_message(self, receiver_id: str) -> DeleteResult:  # message_api.world:177
         'Delete the latest message sent to a receiver.'
         if not self.fn_logged_in():  # message_api.world:182
             raise ToolError('No user is currently logged in.')
         latest: dict[str, Any] | None = None  # message_api.world:183
-        self._steps -= (len(self.state.inbox) if type(self.state.inbox) is tuple else rt.size(self.state.inbox))  # message_api.world:184
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:184
-        for entry in self.state.inbox:  # message_api.world:184
-            if (self.fn_receiver_of(entry) == receiver_id):  # message_api.world:185
+        for entry in rt.each(self, self.state.inbox):  # message_api.world:184
+            if self.fn_receiver_of(entry) == receiver_id:  # message_api.world:185
                 latest = entry  # message_api.world:186
         if not (latest is not None):  # message_api.world:189
-            raise ToolError(rt.built(self, ('Receiver ID ' + rt.text(receiver_id) + ' not found.')))
-        self._set(self.state, 'inbox', rt.without(self.state.inbox, latest))  # message_api.world:193
-        return _new_DeleteResult(True, receiver_id, rt.built(self, ('Receiver ' + rt.text(receiver_id) + "'s latest message deleted successfully.")))  # message_api.world:194
+            raise ToolError(rt.built(self, 'Receiver ID ' + rt.text(receiver_id) + ' not found.'))
+        self.set_state('inbox', rt.without(self.state.inbox, latest))  # message_api.world:193
+        return _new_DeleteResult(  # message_api.world:194
+            True,
+            receiver_id,
+            rt.built(
+                self,
+                'Receiver ' + rt.text(receiver_id) + "'s latest message deleted successfully.",
+            ),
+        )
 
     def tool_view_messages_sent(self) -> SentMessages:  # message_api.world:201
         'View all historical messages sent by the current user.'
         if not self.fn_logged_in():  # message_api.world:202
             raise ToolError('No user is currently logged in.')
         sent: dict[str, tuple[Any, ...]] = {}  # message_api.world:203
-        self._steps -= (len(self.state.inbox) if type(self.state.inbox) is tuple else rt.size(self.state.inbox))  # message_api.world:204
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:204
-        for entry in self.state.inbox:  # message_api.world:204
+        for entry in rt.each(self, self.state.inbox):  # message_api.world:204
             receiver: str = self.fn_receiver_of(entry)  # message_api.world:205
-            self._steps -= rt.size(sent)  # message_api.world:206
-            self._steps >= 0 or rt.out_of_steps()  # message_api.world:206
-            sent = {**sent, receiver: rt.each(self, rt.python_concat(rt.coalesce(sent.get(receiver), lambda: ()), (self.fn_content_of(entry),)))}  # message_api.world:206
+            sent = {  # message_api.world:206
+                **rt.each(self, sent),
+                receiver: rt.each(
+                    self,
+                    rt.python_concat(
+                        rt.coalesce(sent.get(receiver), lambda: ()), (self.fn_content_of(entry),)
+                    ),
+                ),
+            }
         return _new_SentMessages(sent)  # message_api.world:208
 
     def tool_add_contact(self, user_name: str) -> AddedContact:  # message_api.world:211
         'Add a contact to the workspace.'
         if not (user_name not in self.state.user_map):  # message_api.world:214
-            raise ToolError(rt.built(self, ("User name '" + rt.text(user_name) + "' already exists.")))
-        self._set(self.state, 'user_count', rt.python_augmented(self, '+', self.state.user_count, 1))  # message_api.world:215
-        user_id: str = rt.python_grown(self, ('USR' + rt.built(self, rt.text(self.state.user_count).zfill(rt.width(3)))))  # message_api.world:216
-        if (user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:219
-            raise rt.KeptError(rt.built(self, ("User ID '" + rt.text(user_id) + "' already exists.")))  # message_api.world:220
-        self._set(self.state, 'user_map', {**self.state.user_map, user_name: user_id})  # message_api.world:222
-        return _new_AddedContact(True, user_id, rt.built(self, ("Contact '" + rt.text(user_name) + "' added successfully.")))  # message_api.world:223
+            raise ToolError(rt.built(
+                self, "User name '" + rt.text(user_name) + "' already exists."
+            ))
+        self.set_state(  # message_api.world:215
+            'user_count', rt.python_augmented(self, '+', self.state.user_count, 1)
+        )
+        user_id: str = rt.python_grown(  # message_api.world:216
+            self, 'USR' + rt.built(self, rt.text(self.state.user_count).zfill(rt.width(3)))
+        )
+        if (  # message_api.world:219
+            user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))
+        ):
+            raise rt.KeptError(rt.built(  # message_api.world:220
+                self, "User ID '" + rt.text(user_id) + "' already exists."
+            ))
+        self.set_state(  # message_api.world:222
+            'user_map', {**self.state.user_map, user_name: user_id}
+        )
+        return _new_AddedContact(  # message_api.world:223
+            True,
+            user_id,
+            rt.built(self, "Contact '" + rt.text(user_name) + "' added successfully."),
+        )
 
     def tool_search_messages(self, keyword: str) -> SearchResults:  # message_api.world:230
         'Search for messages containing a specific keyword.'
         if not self.fn_logged_in():  # message_api.world:233
             raise ToolError('No user is currently logged in.')
         hits: tuple[SearchHit, ...] = ()  # message_api.world:234
-        self._steps -= (len(self.state.inbox) if type(self.state.inbox) is tuple else rt.size(self.state.inbox))  # message_api.world:235
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:235
-        for entry in self.state.inbox:  # message_api.world:235
+        for entry in rt.each(self, self.state.inbox):  # message_api.world:235
             content: Any = self.fn_content_of(entry)  # message_api.world:236
             kind: str = rt.python_type(content)  # message_api.world:239
             if not (kind == 'str'):  # message_api.world:240
-                raise ToolError(rt.built(self, ("'" + rt.text(kind) + "' object has no attribute 'lower'")))
-            if (rt.built(self, keyword.lower()) in rt.built(self, rt.built(self, rt.text(content)).lower())):  # message_api.world:241
-                self._steps -= (len(hits) if type(hits) is tuple else rt.size(hits))  # message_api.world:242
-                self._steps >= 0 or rt.out_of_steps()  # message_api.world:242
-                hits = (hits + (_new_SearchHit(self.fn_receiver_of(entry), content),))  # message_api.world:242
+                raise ToolError(rt.built(
+                    self, "'" + rt.text(kind) + "' object has no attribute 'lower'"
+                ))
+            if (  # message_api.world:241
+                rt.built(self, keyword.lower())
+                in rt.built(self, rt.built(self, rt.text(content)).lower())
+            ):
+                hits = (  # message_api.world:242
+                    rt.each(self, hits) + (_new_SearchHit(self.fn_receiver_of(entry), content),)
+                )
         return _new_SearchResults(hits)  # message_api.world:245
 
     def tool_get_message_stats(self) -> MessageStats:  # message_api.world:248
@@ -1177,13 +1227,13 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:249
             raise ToolError('No user is currently logged in.')
         receivers: tuple[str, ...] = ()  # message_api.world:250
-        self._steps -= (len(self.state.inbox) if type(self.state.inbox) is tuple else rt.size(self.state.inbox))  # message_api.world:251
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:251
-        for entry in self.state.inbox:  # message_api.world:251
-            self._steps -= (len(receivers) if type(receivers) is tuple else rt.size(receivers))  # message_api.world:252
-            self._steps >= 0 or rt.out_of_steps()  # message_api.world:252
-            receivers = rt.add(receivers, self.fn_receiver_of(entry))  # message_api.world:252
-        return _new_MessageStats(_new_Stats(len(self.state.inbox), len(receivers)))  # message_api.world:254
+        for entry in rt.each(self, self.state.inbox):  # message_api.world:251
+            receivers = rt.add(  # message_api.world:252
+                rt.each(self, receivers), self.fn_receiver_of(entry)
+            )
+        return _new_MessageStats(_new_Stats(  # message_api.world:254
+            len(self.state.inbox), len(receivers)
+        ))
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

@@ -204,7 +204,7 @@ class Contact(Row):
     def load(cls, data: object, path: str, ep: Any) -> Contact:
         d = v.want_object(data, path, {'id': False, 'owner': True, 'user': True, 'name': True, 'favorite': False, 'added_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('contact_ids', 'CT{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('contact_ids', 'CT{:03d}')),
             owner=v.want_str(d['owner'], path + '.owner'),
             user=v.want_str(d['user'], path + '.user'),
             name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
@@ -275,7 +275,7 @@ class Conversation(Row):
     def load(cls, data: object, path: str, ep: Any) -> Conversation:
         d = v.want_object(data, path, {'id': False, 'kind': True, 'title': False, 'participants': True, 'archived_by': False, 'last_activity': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('conversation_ids', 'CONV{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('conversation_ids', 'CONV{:03d}')),
             kind=v.want_enum(d['kind'], path + '.kind', ConversationKind),
             title=(v.want_optional(d['title'], path + '.title', (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60))) if d.get('title') is not None else None),
             participants=v.want_list(d['participants'], path + '.participants', (lambda x, p: v.want_str(x, p))),
@@ -351,7 +351,7 @@ class Message(Row):
     def load(cls, data: object, path: str, ep: Any) -> Message:
         d = v.want_object(data, path, {'id': False, 'conversation': True, 'sender': True, 'body': True, 'sent_at': False, 'delivery': False, 'read_by': True})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('message_ids', 'MSG{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('message_ids', 'MSG{:03d}')),
             conversation=v.want_str(d['conversation'], path + '.conversation'),
             sender=v.want_str(d['sender'], path + '.sender'),
             body=v.check_length(v.want_str(d['body'], path + '.body'), path + '.body', 1, 1000),
@@ -835,111 +835,274 @@ class MobileMessaging(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((len(tuple([_v59.key() for _v59 in rt.each(self, self.t_users) if (_v59.phone == _u58.phone)])) == 1) for _u58 in rt.each(self, self.t_users)):  # messaging.world:146
-            raise InvariantError('Two accounts cannot share a phone number.', 'messaging.world:146')
-        for _row60 in self._changed_rows(self.t_contacts):  # messaging.world:149
-            if not (_row60.owner != _row60.user):
+        if not all(  # messaging.world:146
+            len(tuple([
+                _v57.key() for _v57 in rt.each(self, self.t_users) if _v57.phone == _u56.phone
+            ]))
+            == 1
+            for _u56 in rt.each(self, self.t_users)
+        ):
+            raise InvariantError(
+                'Two accounts cannot share a phone number.', 'messaging.world:146'
+            )
+        for _row58 in rt.changed_rows(self, self.t_contacts):  # messaging.world:149
+            if not (_row58.owner != _row58.user):
                 raise InvariantError('Nobody is in their own address book.', 'messaging.world:149')
-        if not all((len(tuple([_d62.key() for _d62 in rt.each(self, self.t_contacts) if ((_d62.owner == _c61.owner) and (_d62.user == _c61.user))])) == 1) for _c61 in rt.each(self, self.t_contacts)):  # messaging.world:152
-            raise InvariantError('A person is in an address book at most once.', 'messaging.world:152')
-        if not all((_k63 in self.t_users) for _k63 in rt.each(self, tuple(rt.each(self, self.state.last_seen).keys()))):  # messaging.world:155
-            raise InvariantError('Last-seen times belong to registered users.', 'messaging.world:155')
-        for _row64 in self._changed_rows(self.t_conversations):  # messaging.world:158
-            if not (len(v.unique(tuple(rt.each(self, _row64.participants)))) == len(_row64.participants)):
-                raise InvariantError('A conversation lists each participant once.', 'messaging.world:158')
-        for _row65 in self._changed_rows(self.t_conversations):  # messaging.world:161
-            if not ((len(_row65.participants) == 2) if (_row65.kind == _E16_ConversationKind_direct) else (len(_row65.participants) >= 3)):
-                raise InvariantError('A direct chat has exactly two people, a group at least three.', 'messaging.world:161')
-        for _row66 in self._changed_rows(self.t_conversations):  # messaging.world:164
-            if not ((_row66.kind == _E16_ConversationKind_group) == (_row66.title is not None)):
-                raise InvariantError('Groups have a title and direct chats do not.', 'messaging.world:164')
-        if not all(all((_u68.key() in rt.each(self, _c67.participants)) for _u68 in rt.rows(self.t_users, rt.each(self, _c67.archived_by))) for _c67 in rt.each(self, self.t_conversations)):  # messaging.world:167
-            raise InvariantError('Only participants can archive a conversation.', 'messaging.world:167')
-        if not all((_m69.sender in rt.each(self, (self.t_conversations.rows.get(_m69.conversation) or self.t_conversations.row(_m69.conversation)).participants)) for _m69 in rt.each(self, self.t_messages)):  # messaging.world:170
-            raise InvariantError('Messages are sent by participants of their conversation.', 'messaging.world:170')
-        if not all((_m70.sender in rt.each(self, _m70.read_by)) for _m70 in rt.each(self, self.t_messages)):  # messaging.world:173
+        if not all(  # messaging.world:152
+            len(tuple([
+                _d60.key()
+                for _d60 in rt.each(self, self.t_contacts)
+                if _d60.owner == _c59.owner and _d60.user == _c59.user
+            ]))
+            == 1
+            for _c59 in rt.each(self, self.t_contacts)
+        ):
+            raise InvariantError(
+                'A person is in an address book at most once.', 'messaging.world:152'
+            )
+        if not all(  # messaging.world:155
+            _k61 in self.t_users
+            for _k61 in rt.each(self, tuple(rt.each(self, self.state.last_seen).keys()))
+        ):
+            raise InvariantError(
+                'Last-seen times belong to registered users.', 'messaging.world:155'
+            )
+        for _row62 in rt.changed_rows(self, self.t_conversations):  # messaging.world:158
+            if not (
+                len(v.unique(tuple(rt.each(self, _row62.participants))))
+                == len(_row62.participants)
+            ):
+                raise InvariantError(
+                    'A conversation lists each participant once.', 'messaging.world:158'
+                )
+        for _row63 in rt.changed_rows(self, self.t_conversations):  # messaging.world:161
+            if not (
+                len(_row63.participants) == 2
+                if _row63.kind == _E16_ConversationKind_direct
+                else len(_row63.participants) >= 3
+            ):
+                raise InvariantError(
+                    'A direct chat has exactly two people, a group at least three.',
+                    'messaging.world:161',
+                )
+        for _row64 in rt.changed_rows(self, self.t_conversations):  # messaging.world:164
+            if not ((_row64.kind == _E16_ConversationKind_group) == (_row64.title is not None)):
+                raise InvariantError(
+                    'Groups have a title and direct chats do not.', 'messaging.world:164'
+                )
+        if not all(  # messaging.world:167
+            all(
+                _u66.key() in rt.each(self, _c65.participants)
+                for _u66 in rt.rows(self.t_users, rt.each(self, _c65.archived_by))
+            )
+            for _c65 in rt.each(self, self.t_conversations)
+        ):
+            raise InvariantError(
+                'Only participants can archive a conversation.', 'messaging.world:167'
+            )
+        if not all(  # messaging.world:170
+            _m67.sender
+            in rt.each(
+                self,
+                (self.t_conversations.rows.get(_m67.conversation) or self.t_conversations.row(_m67.conversation)).participants,
+            )
+            for _m67 in rt.each(self, self.t_messages)
+        ):
+            raise InvariantError(
+                'Messages are sent by participants of their conversation.', 'messaging.world:170'
+            )
+        if not all(  # messaging.world:173
+            _m68.sender in rt.each(self, _m68.read_by) for _m68 in rt.each(self, self.t_messages)
+        ):
             raise InvariantError('The sender of a message has read it.', 'messaging.world:173')
-        if not all(all((_u72.key() in rt.each(self, (self.t_conversations.rows.get(_m71.conversation) or self.t_conversations.row(_m71.conversation)).participants)) for _u72 in rt.rows(self.t_users, rt.each(self, _m71.read_by))) for _m71 in rt.each(self, self.t_messages)):  # messaging.world:176
-            raise InvariantError('Only participants can have read a message.', 'messaging.world:176')
-        for _row73 in rt.changed_rows(self, self.t_contacts, ('owner', 'user')):
-            rt.check_refs(self.t_users, _row73.owner, 'Contact.owner')
-            rt.check_refs(self.t_users, _row73.user, 'Contact.user')
-        for _row74 in rt.changed_rows(self, self.t_conversations, ('participants', 'archived_by')):
-            rt.check_refs(self.t_users, _row74.participants, 'Conversation.participants')
-            rt.check_refs(self.t_users, _row74.archived_by, 'Conversation.archived_by')
-        for _row75 in rt.changed_rows(self, self.t_messages, ('conversation', 'sender', 'read_by')):
-            rt.check_refs(self.t_conversations, _row75.conversation, 'Message.conversation')
-            rt.check_refs(self.t_users, _row75.sender, 'Message.sender')
-            rt.check_refs(self.t_users, _row75.read_by, 'Message.read_by')
+        if not all(  # messaging.world:176
+            all(
+                _u70.key()
+                in rt.each(
+                    self,
+                    (self.t_conversations.rows.get(_m69.conversation) or self.t_conversations.row(_m69.conversation)).participants,
+                )
+                for _u70 in rt.rows(self.t_users, rt.each(self, _m69.read_by))
+            )
+            for _m69 in rt.each(self, self.t_messages)
+        ):
+            raise InvariantError(
+                'Only participants can have read a message.', 'messaging.world:176'
+            )
+        for _row71 in rt.changed_rows(self, self.t_contacts, ('owner', 'user')):
+            rt.check_refs(self.t_users, _row71.owner, 'Contact.owner')
+            rt.check_refs(self.t_users, _row71.user, 'Contact.user')
+        for _row72 in rt.changed_rows(self, self.t_conversations, ('participants', 'archived_by')):
+            rt.check_refs(self.t_users, _row72.participants, 'Conversation.participants')
+            rt.check_refs(self.t_users, _row72.archived_by, 'Conversation.archived_by')
+        for _row73 in rt.changed_rows(
+            self, self.t_messages, ('conversation', 'sender', 'read_by')
+        ):
+            rt.check_refs(self.t_conversations, _row73.conversation, 'Message.conversation')
+            rt.check_refs(self.t_users, _row73.sender, 'Message.sender')
+            rt.check_refs(self.t_users, _row73.read_by, 'Message.read_by')
         rt.check_refs(self.t_users, self.state.current_user, 'current_user')
-        if self._deleted:
-            rt.check_deleted(self, self.t_users, ((self.t_contacts, 'owner'), (self.t_contacts, 'user'), (self.t_conversations, 'participants'), (self.t_conversations, 'archived_by'), (self.t_messages, 'sender'), (self.t_messages, 'read_by'), (None, 'current_user'),))
-        if self._deleted:
+        if self.deleted_rows:
+            rt.check_deleted(
+                self,
+                self.t_users,
+                (
+                    (self.t_contacts, 'owner'),
+                    (self.t_contacts, 'user'),
+                    (self.t_conversations, 'participants'),
+                    (self.t_conversations, 'archived_by'),
+                    (self.t_messages, 'sender'),
+                    (self.t_messages, 'read_by'),
+                    (None, 'current_user'),
+                ),
+            )
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_conversations, ((self.t_messages, 'conversation'),))
         pass
 
     def fn_profile(self, user: User) -> Profile:  # messaging.world:181
-        return _new_Profile(user.id_, user.name, user.phone, user.email, user.presence)  # messaging.world:182
+        return _new_Profile(  # messaging.world:182
+            user.id_, user.name, user.phone, user.email, user.presence
+        )
 
     def fn_card(self, contact: Contact) -> ContactCard:  # messaging.world:191
-        return _new_ContactCard(contact.id_, (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_, contact.name, (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).phone, contact.favorite, (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).presence, self.state.last_seen.get((self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_))  # messaging.world:192
+        return _new_ContactCard(  # messaging.world:192
+            contact.id_,
+            (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_,
+            contact.name,
+            (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).phone,
+            contact.favorite,
+            (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).presence,
+            self.state.last_seen.get(
+                (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_
+            ),
+        )
 
-    def fn_direct_conversation(self, a: User, b: User) -> Conversation | None:  # messaging.world:203
+    def fn_direct_conversation(  # messaging.world:203
+        self, a: User, b: User
+    ) -> Conversation | None:
         'The one-to-one chat between two users, if any.'
-        self._steps -= len(self.t_conversations)  # messaging.world:206
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:206
-        for c in self.t_conversations:  # messaging.world:206
-            if (((c.kind == _E16_ConversationKind_direct) and (a.key() in rt.each(self, c.participants))) and (b.key() in rt.each(self, c.participants))):  # messaging.world:207
+        for c in rt.each(self, self.t_conversations):  # messaging.world:206
+            if (  # messaging.world:207
+                c.kind == _E16_ConversationKind_direct
+                and a.key() in rt.each(self, c.participants)
+                and b.key() in rt.each(self, c.participants)
+            ):
                 return c  # messaging.world:208
         return None  # messaging.world:211
 
     def fn_unread_in(self, conversation: Conversation, reader: User) -> int:  # messaging.world:214
-        return len(tuple([_m1.key() for _m1 in rt.each(self, self.t_messages) if ((_m1.conversation == conversation.key()) and (reader.key() not in rt.each(self, _m1.read_by)))]))  # messaging.world:215
+        return len(tuple([  # messaging.world:215
+            _m1.key()
+            for _m1 in rt.each(self, self.t_messages)
+            if _m1.conversation == conversation.key()
+            and reader.key() not in rt.each(self, _m1.read_by)
+        ]))
 
-    def fn_delivery_for(self, conversation: Conversation, sender: User) -> Delivery:  # messaging.world:218
+    def fn_delivery_for(  # messaging.world:218
+        self, conversation: Conversation, sender: User
+    ) -> Delivery:
         'Delivered when every other participant is connected.'
-        others: tuple[str, ...] = tuple([_u2.key() for _u2 in rt.rows(self.t_users, rt.each(self, conversation.participants)) if (_u2.key() != sender.key())])  # messaging.world:221
-        self._steps -= len(others)  # messaging.world:222
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:222
-        if all((_u3.presence != _E8_Presence_offline) for _u3 in rt.rows(self.t_users, others)):  # messaging.world:222
+        others: tuple[str, ...] = tuple([  # messaging.world:221
+            _u2.key()
+            for _u2 in rt.rows(self.t_users, rt.each(self, conversation.participants))
+            if _u2.key() != sender.key()
+        ])
+        if all(  # messaging.world:222
+            _u3.presence != _E8_Presence_offline
+            for _u3 in rt.rows(self.t_users, rt.each(self, others))
+        ):
             return _E8_Delivery_delivered  # messaging.world:223
         return _E8_Delivery_sent  # messaging.world:225
 
-    def fn_summary(self, conversation: Conversation, viewer: User) -> ConversationSummary:  # messaging.world:228
+    def fn_summary(  # messaging.world:228
+        self, conversation: Conversation, viewer: User
+    ) -> ConversationSummary:
         title: str = ''  # messaging.world:230
         _subject4 = conversation.kind  # messaging.world:231
         if _subject4 == ConversationKind.direct:  # messaging.world:232
-            title = rt.built(self, rt.join(', ', rt.each(self, tuple([_u5.name for _u5 in rt.rows(self.t_users, rt.each(self, conversation.participants)) if (_u5.key() != viewer.key())]))))  # messaging.world:233
+            title = rt.built(  # messaging.world:233
+                self,
+                rt.join(
+                    ', ',
+                    rt.each(
+                        self,
+                        tuple([
+                            _u5.name
+                            for _u5 in rt.rows(
+                                self.t_users, rt.each(self, conversation.participants)
+                            )
+                            if _u5.key() != viewer.key()
+                        ]),
+                    ),
+                ),
+            )
         elif _subject4 == ConversationKind.group:  # messaging.world:235
-            title = (conversation.title if conversation.title is not None else 'Group')  # messaging.world:236
-        history: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m6.key() for _m6 in rt.each(self, self.t_messages) if (_m6.conversation == conversation.key())]))), key=lambda _m7: _m7.sent_at))  # messaging.world:239
+            title = (  # messaging.world:236
+                conversation.title if conversation.title is not None else 'Group'
+            )
+        history: tuple[str, ...] = tuple(  # messaging.world:239
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_messages,
+                    rt.each(
+                        self,
+                        tuple([
+                            _m7.key()
+                            for _m7 in rt.each(self, self.t_messages)
+                            if _m7.conversation == conversation.key()
+                        ]),
+                    ),
+                ),
+                key=lambda _m6: _m6.sent_at,
+            )
+        )
         last: str | None = None  # messaging.world:240
-        if (len(history) > 0):  # messaging.world:241
-            last = self.t_messages.row(history[(len(history) - 1)]).body  # messaging.world:242
-        return _new_ConversationSummary(conversation.id_, conversation.kind, title, tuple(map(_GET_id_, rt.rows(self.t_users, rt.each(self, conversation.participants)))), self.fn_unread_in(conversation, viewer), last, conversation.last_activity, (viewer.key() in rt.each(self, conversation.archived_by)))  # messaging.world:244
+        if len(history) > 0:  # messaging.world:241
+            last = self.t_messages.row(history[len(history) - 1]).body  # messaging.world:242
+        return _new_ConversationSummary(  # messaging.world:244
+            conversation.id_,
+            conversation.kind,
+            title,
+            tuple(map(_GET_id_, rt.rows(self.t_users, rt.each(self, conversation.participants)))),
+            self.fn_unread_in(conversation, viewer),
+            last,
+            conversation.last_activity,
+            viewer.key() in rt.each(self, conversation.archived_by),
+        )
 
     def tool_login(self, phone: str, password: str) -> Profile:  # messaging.world:258
-        'Sign in on this phone. Signing in marks the account online and ends any other session\non the phone.'
-        matches: tuple[str, ...] = tuple([_u9.key() for _u9 in rt.each(self, self.t_users) if (_u9.phone == phone)])  # messaging.world:267
+        (
+            'Sign in on this phone. Signing in marks the account online and ends any other '
+            'session\n'
+            'on the phone.'
+        )
+        matches: tuple[str, ...] = tuple([  # messaging.world:267
+            _u9.key() for _u9 in rt.each(self, self.t_users) if _u9.phone == phone
+        ])
         if not (len(matches) == 1):  # messaging.world:268
-            raise ToolError(rt.built(self, ('No account is registered with the phone number ' + rt.text(phone) + '.')))
+            raise ToolError(rt.built(
+                self, 'No account is registered with the phone number ' + rt.text(phone) + '.'
+            ))
         user: User = self.t_users.row(matches[0])  # messaging.world:269
         if not (user.password == password):  # messaging.world:270
             raise ToolError('Wrong password. Check it and try again.')
-        if (self.state.current_user is not None):  # messaging.world:271
-            _row10 = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:272
-            self._undo.append((0, _row10, 'presence', _row10.presence, _row10._digest, _row10._text, _row10._frags, _row10._stale))  # messaging.world:272
-            _row10.presence = _E8_Presence_offline  # messaging.world:272
-            _row10._stale |= 32  # messaging.world:272
-            _row10._digest = _row10._text = None  # messaging.world:272
-            self.t_users._digest = None  # messaging.world:272
-            self._set(self.state, 'last_seen', {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock})  # messaging.world:273
-        self._undo.append((0, user, 'presence', user.presence, user._digest, user._text, user._frags, user._stale))  # messaging.world:275
-        user.presence = _E8_Presence_online  # messaging.world:275
-        user._stale |= 32  # messaging.world:275
-        user._digest = user._text = None  # messaging.world:275
-        self.t_users._digest = None  # messaging.world:275
-        self._set(self.state, 'current_user', user.key())  # messaging.world:276
+        if self.state.current_user is not None:  # messaging.world:271
+            self.set_field(  # messaging.world:272
+                self.t_users.row(rt.present(self.state.current_user)),
+                'presence',
+                _E8_Presence_offline,
+            )
+            self.set_state(  # messaging.world:273
+                'last_seen',
+                {
+                    **self.state.last_seen,
+                    self.t_users.row(rt.present(self.state.current_user)).id_: self.clock,
+                },
+            )
+        self.set_field(user, 'presence', _E8_Presence_online)  # messaging.world:275
+        self.set_state('current_user', user.key())  # messaging.world:276
         return self.fn_profile(user)  # messaging.world:277
 
     def tool_logout(self) -> str:  # messaging.world:280
@@ -947,31 +1110,58 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:281
             raise ToolError('Nobody is logged in.')
         name: str = self.t_users.row(rt.present(self.state.current_user)).name  # messaging.world:282
-        _row11 = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:283
-        self._undo.append((0, _row11, 'presence', _row11.presence, _row11._digest, _row11._text, _row11._frags, _row11._stale))  # messaging.world:283
-        _row11.presence = _E8_Presence_offline  # messaging.world:283
-        _row11._stale |= 32  # messaging.world:283
-        _row11._digest = _row11._text = None  # messaging.world:283
-        self.t_users._digest = None  # messaging.world:283
-        self._set(self.state, 'last_seen', {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock})  # messaging.world:284
-        self._set(self.state, 'current_user', None)  # messaging.world:285
-        return rt.built(self, (rt.text(name) + ' has been logged out.'))  # messaging.world:286
+        self.set_field(  # messaging.world:283
+            self.t_users.row(rt.present(self.state.current_user)), 'presence', _E8_Presence_offline
+        )
+        self.set_state(  # messaging.world:284
+            'last_seen',
+            {
+                **self.state.last_seen,
+                self.t_users.row(rt.present(self.state.current_user)).id_: self.clock,
+            },
+        )
+        self.set_state('current_user', None)  # messaging.world:285
+        return rt.built(self, rt.text(name) + ' has been logged out.')  # messaging.world:286
 
     def tool_get_current_user(self) -> Profile:  # messaging.world:289
         'Show the profile (id, name, phone, email, presence) of the signed-in user.'
         if not (self.state.current_user is not None):  # messaging.world:292
             raise ToolError('You are not logged in. Call login first.')
-        return self.fn_profile(self.t_users.row(rt.present(self.state.current_user)))  # messaging.world:293
+        return self.fn_profile(self.t_users.row(rt.present(  # messaging.world:293
+            self.state.current_user
+        )))
 
-    def tool_list_contacts(self, favorites_only: bool) -> tuple[ContactCard, ...]:  # messaging.world:298
-        "List the signed-in user's contacts in alphabetical order, with their user ids and phone numbers."
+    def tool_list_contacts(  # messaging.world:298
+        self, favorites_only: bool
+    ) -> tuple[ContactCard, ...]:
+        (
+            "List the signed-in user's contacts in alphabetical order, with their user ids and "
+            'phone numbers.'
+        )
         if not (self.state.current_user is not None):  # messaging.world:303
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:304
-        mine: tuple[str, ...] = tuple([_c12.key() for _c12 in rt.each(self, self.t_contacts) if ((_c12.owner == me.key()) and (_c12.favorite or (not favorites_only)))])  # messaging.world:305
-        self._steps -= len(mine)  # messaging.world:306
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:306
-        return tuple([self.fn_card(_c13) for _c13 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, mine), key=lambda _c14: rt.built(self, _c14.name.lower())))))])  # messaging.world:306
+        mine: tuple[str, ...] = tuple([  # messaging.world:305
+            _c10.key()
+            for _c10 in rt.each(self, self.t_contacts)
+            if _c10.owner == me.key() and (_c10.favorite or not favorites_only)
+        ])
+        return tuple([  # messaging.world:306
+            self.fn_card(_c11)
+            for _c11 in rt.rows(
+                self.t_contacts,
+                rt.each(
+                    self,
+                    tuple(
+                        rt.key_of(x)
+                        for x in sorted(
+                            rt.rows(self.t_contacts, rt.each(self, mine)),
+                            key=lambda _c12: rt.built(self, _c12.name.lower()),
+                        )
+                    ),
+                ),
+            )
+        ])
 
     def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:  # messaging.world:309
         'Find contacts of the signed-in user whose name or phone number contains the query.'
@@ -979,190 +1169,336 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:315
         needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # messaging.world:316
-        found: tuple[str, ...] = tuple([_c15.key() for _c15 in rt.each(self, self.t_contacts) if ((_c15.owner == me.key()) and ((rt.read(self, needle) in rt.read(self, rt.built(self, _c15.name.lower()))) or (rt.read(self, needle) in rt.read(self, (self.t_users.rows.get(_c15.user) or self.t_users.row(_c15.user)).phone))))])  # messaging.world:317
-        self._steps -= len(found)  # messaging.world:318
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:318
-        return tuple([self.fn_card(_c16) for _c16 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, found), key=lambda _c17: rt.built(self, _c17.name.lower())))))])  # messaging.world:318
+        found: tuple[str, ...] = tuple([  # messaging.world:317
+            _c13.key()
+            for _c13 in rt.each(self, self.t_contacts)
+            if _c13.owner == me.key()
+            and (rt.read(self, needle) in rt.read(self, rt.built(self, _c13.name.lower()))
+            or rt.read(self, needle)
+            in rt.read(
+                self, (self.t_users.rows.get(_c13.user) or self.t_users.row(_c13.user)).phone
+            ))
+        ])
+        return tuple([  # messaging.world:318
+            self.fn_card(_c14)
+            for _c14 in rt.rows(
+                self.t_contacts,
+                rt.each(
+                    self,
+                    tuple(
+                        rt.key_of(x)
+                        for x in sorted(
+                            rt.rows(self.t_contacts, rt.each(self, found)),
+                            key=lambda _c15: rt.built(self, _c15.name.lower()),
+                        )
+                    ),
+                ),
+            )
+        ])
 
-    def tool_add_contact(self, phone: str, name: str | None, favorite: bool) -> ContactCard:  # messaging.world:321
+    def tool_add_contact(  # messaging.world:321
+        self, phone: str, name: str | None, favorite: bool
+    ) -> ContactCard:
         "Add a person who has an account on the app to the signed-in user's contacts."
         if not (self.state.current_user is not None):  # messaging.world:328
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:329
-        matches: tuple[str, ...] = tuple([_u18.key() for _u18 in rt.each(self, self.t_users) if (_u18.phone == phone)])  # messaging.world:330
+        matches: tuple[str, ...] = tuple([  # messaging.world:330
+            _u16.key() for _u16 in rt.each(self, self.t_users) if _u16.phone == phone
+        ])
         if not (len(matches) == 1):  # messaging.world:331
-            raise ToolError(rt.built(self, ('Nobody on the app uses the phone number ' + rt.text(phone) + '; only registered users can be added.')))
+            raise ToolError(rt.built(
+                self,
+                'Nobody on the app uses the phone number '
+                + rt.text(phone)
+                + '; only registered users can be added.',
+            ))
         person: User = self.t_users.row(matches[0])  # messaging.world:332
         if not (person.key() != me.key()):  # messaging.world:333
             raise ToolError('You cannot add yourself as a contact.')
-        if not (not any(((_c19.owner == me.key()) and (_c19.user == person.key())) for _c19 in rt.each(self, self.t_contacts))):  # messaging.world:334
-            raise ToolError(rt.built(self, (rt.text(person.name) + ' (' + rt.text(phone) + ') is already in your contacts.')))
-        contact: Contact = Contact(id_=self._next('contact_ids', 'CT{:03d}'), owner=me.key(), user=person.key(), name=v.check_length((name if name is not None else person.name), 'Contact.name', 1, 80), favorite=favorite, added_at=self.clock)  # messaging.world:335
-        self._insert(self.t_contacts, contact)  # messaging.world:336
+        if not (not any(_c17.owner == me.key() and _c17.user == person.key() for _c17 in rt.each(self, self.t_contacts))):  # messaging.world:334
+            raise ToolError(rt.built(
+                self,
+                rt.text(person.name) + ' (' + rt.text(phone) + ') is already in your contacts.',
+            ))
+        contact: Contact = Contact(  # messaging.world:335
+            id_=self.next_id('contact_ids', 'CT{:03d}'),
+            owner=me.key(),
+            user=person.key(),
+            name=v.check_length(name if name is not None else person.name, 'Contact.name', 1, 80),
+            favorite=favorite,
+            added_at=self.clock,
+        )
+        self.insert(self.t_contacts, contact)  # messaging.world:336
         return self.fn_card(contact)  # messaging.world:337
 
     def tool_remove_contact(self, contact: Contact) -> str:  # messaging.world:340
-        "Remove an entry from the signed-in user's contacts. Conversations with the person are kept."
+        (
+            "Remove an entry from the signed-in user's contacts. Conversations with the person "
+            'are kept.'
+        )
         if not (self.state.current_user is not None):  # messaging.world:345
             raise ToolError('You are not logged in. Call login first.')
         if not (contact.owner == self.state.current_user):  # messaging.world:346
-            raise ToolError(rt.built(self, ('Contact ' + rt.text(contact.id_) + ' is not in your address book.')))
+            raise ToolError(rt.built(
+                self, 'Contact ' + rt.text(contact.id_) + ' is not in your address book.'
+            ))
         name: str = contact.name  # messaging.world:347
-        self._delete(self.t_contacts, contact.key())  # messaging.world:348
-        return rt.built(self, (rt.text(name) + ' was removed from your contacts.'))  # messaging.world:349
+        self.delete(self.t_contacts, contact.key())  # messaging.world:348
+        return rt.built(  # messaging.world:349
+            self, rt.text(name) + ' was removed from your contacts.'
+        )
 
-    def tool_set_favorite_contact(self, contact: Contact, favorite: bool) -> ContactCard:  # messaging.world:352
+    def tool_set_favorite_contact(  # messaging.world:352
+        self, contact: Contact, favorite: bool
+    ) -> ContactCard:
         "Mark or unmark one of the signed-in user's contacts as a favorite."
         if not (self.state.current_user is not None):  # messaging.world:358
             raise ToolError('You are not logged in. Call login first.')
         if not (contact.owner == self.state.current_user):  # messaging.world:359
-            raise ToolError(rt.built(self, ('Contact ' + rt.text(contact.id_) + ' is not in your address book.')))
-        self._undo.append((0, contact, 'favorite', contact.favorite, contact._digest, contact._text, contact._frags, contact._stale))  # messaging.world:360
-        contact.favorite = favorite  # messaging.world:360
-        contact._stale |= 16  # messaging.world:360
-        contact._digest = contact._text = None  # messaging.world:360
-        self.t_contacts._digest = None  # messaging.world:360
+            raise ToolError(rt.built(
+                self, 'Contact ' + rt.text(contact.id_) + ' is not in your address book.'
+            ))
+        self.set_field(contact, 'favorite', favorite)  # messaging.world:360
         return self.fn_card(contact)  # messaging.world:361
 
-    def tool_list_conversations(self, include_archived: bool) -> tuple[ConversationSummary, ...]:  # messaging.world:366
+    def tool_list_conversations(  # messaging.world:366
+        self, include_archived: bool
+    ) -> tuple[ConversationSummary, ...]:
         "List the signed-in user's conversations, most recent activity first, with unread counts."
         if not (self.state.current_user is not None):  # messaging.world:371
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:372
-        mine: tuple[str, ...] = tuple([_c20.key() for _c20 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c20.participants)) and (include_archived or (me.key() not in rt.each(self, _c20.archived_by))))])  # messaging.world:373
-        self._steps -= len(mine)  # messaging.world:374
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:374
-        return tuple([self.fn_summary(_c21, me) for _c21 in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, mine), key=lambda _c22: _c22.last_activity, reverse=True))))])  # messaging.world:374
+        mine: tuple[str, ...] = tuple([  # messaging.world:373
+            _c18.key()
+            for _c18 in rt.each(self, self.t_conversations)
+            if me.key() in rt.each(self, _c18.participants)
+            and (include_archived or me.key() not in rt.each(self, _c18.archived_by))
+        ])
+        return tuple([  # messaging.world:374
+            self.fn_summary(_c19, me)
+            for _c19 in rt.rows(
+                self.t_conversations,
+                rt.each(
+                    self,
+                    tuple(
+                        rt.key_of(x)
+                        for x in sorted(
+                            rt.rows(self.t_conversations, rt.each(self, mine)),
+                            key=lambda _c20: _c20.last_activity,
+                            reverse=True,
+                        )
+                    ),
+                ),
+            )
+        ])
 
-    def tool_get_conversation_messages(self, conversation: Conversation, limit: int) -> tuple[str, ...]:  # messaging.world:377
-        'Read the latest messages of a conversation, oldest first. Reading does not mark them as read.'
+    def tool_get_conversation_messages(  # messaging.world:377
+        self, conversation: Conversation, limit: int
+    ) -> tuple[str, ...]:
+        (
+            'Read the latest messages of a conversation, oldest first. Reading does not mark them '
+            'as read.'
+        )
         if not (self.state.current_user is not None):  # messaging.world:383
             raise ToolError('You are not logged in. Call login first.')
-        if not (self.state.current_user in rt.each(self, conversation.participants)):  # messaging.world:384
-            raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
-        newest_first: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m23.key() for _m23 in rt.each(self, self.t_messages) if (_m23.conversation == conversation.key())]))), key=lambda _m24: _m24.sent_at, reverse=True))  # messaging.world:385
+        if not (  # messaging.world:384
+            self.state.current_user in rt.each(self, conversation.participants)
+        ):
+            raise ToolError(rt.built(
+                self,
+                'You are not a participant of conversation ' + rt.text(conversation.id_) + '.',
+            ))
+        newest_first: tuple[str, ...] = tuple(  # messaging.world:385
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_messages,
+                    rt.each(
+                        self,
+                        tuple([
+                            _m22.key()
+                            for _m22 in rt.each(self, self.t_messages)
+                            if _m22.conversation == conversation.key()
+                        ]),
+                    ),
+                ),
+                key=lambda _m21: _m21.sent_at,
+                reverse=True,
+            )
+        )
         page: tuple[str, ...] = ()  # messaging.world:386
-        self._steps -= len(newest_first)  # messaging.world:387
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:387
-        for m in rt.rows(self.t_messages, newest_first):  # messaging.world:387
-            if (len(page) < limit):  # messaging.world:388
-                self._steps -= len(page)  # messaging.world:389
-                self._steps >= 0 or rt.out_of_steps()  # messaging.world:389
-                page = (page + (m.key(),))  # messaging.world:389
-        self._steps -= len(page)  # messaging.world:392
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:392
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, page), key=lambda _m25: _m25.sent_at))  # messaging.world:392
+        for m in rt.rows(self.t_messages, rt.each(self, newest_first)):  # messaging.world:387
+            if len(page) < limit:  # messaging.world:388
+                page = rt.each(self, page) + (m.key(),)  # messaging.world:389
+        return tuple(  # messaging.world:392
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(self.t_messages, rt.each(self, page)), key=lambda _m23: _m23.sent_at
+            )
+        )
 
-    def tool_create_group(self, title: str, members: tuple[str, ...]) -> ConversationSummary:  # messaging.world:395
+    def tool_create_group(  # messaging.world:395
+        self, title: str, members: tuple[str, ...]
+    ) -> ConversationSummary:
         'Create a group conversation with the signed-in user and at least two other people.'
         if not (self.state.current_user is not None):  # messaging.world:401
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:402
-        self._steps -= len(members)  # messaging.world:403
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:403
-        unknown: tuple[str, ...] = tuple([_id26 for _id26 in members if (_id26 not in self.t_users)])  # messaging.world:403
-        self._steps -= len(unknown)  # messaging.world:404
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:404
-        unknown_list: str = rt.built(self, rt.join(', ', unknown))  # messaging.world:404
+        unknown: tuple[str, ...] = tuple([  # messaging.world:403
+            _id24 for _id24 in rt.each(self, members) if _id24 not in self.t_users
+        ])
+        unknown_list: str = rt.built(  # messaging.world:404
+            self, rt.join(', ', rt.each(self, unknown))
+        )
         if not (len(unknown) == 0):  # messaging.world:405
-            raise ToolError(rt.built(self, ('No user with id ' + rt.text(unknown_list) + '.')))
-        self._steps -= len(members)  # messaging.world:406
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:406
-        if not (me.id_ not in members):  # messaging.world:406
+            raise ToolError(rt.built(self, 'No user with id ' + rt.text(unknown_list) + '.'))
+        if not (me.id_ not in rt.each(self, members)):  # messaging.world:406
             raise ToolError('Do not list yourself among the members; you are added automatically.')
-        self._steps -= len(members)  # messaging.world:407
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:407
-        if not (len(v.unique(tuple(members))) == len(members)):  # messaging.world:407
+        if not (  # messaging.world:407
+            len(v.unique(tuple(rt.each(self, members)))) == len(members)
+        ):
             raise ToolError('Each member can be listed only once.')
-        self._steps -= len(members)  # messaging.world:408
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:408
-        created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=_E16_ConversationKind_group, title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)), participants=rt.each(self, ((me.key(),) + tuple([_id27 for _id27 in members]))), archived_by=(), last_activity=self.clock)  # messaging.world:408
-        self._insert(self.t_conversations, created)  # messaging.world:413
+        created: Conversation = Conversation(  # messaging.world:408
+            id_=self.next_id('conversation_ids', 'CONV{:03d}'),
+            kind=_E16_ConversationKind_group,
+            title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)),
+            participants=rt.each(
+                self, (me.key(),) + tuple([_id25 for _id25 in rt.each(self, members)])
+            ),
+            archived_by=(),
+            last_activity=self.clock,
+        )
+        self.insert(self.t_conversations, created)  # messaging.world:413
         return self.fn_summary(created, me)  # messaging.world:414
 
-    def tool_archive_conversation(self, conversation: Conversation) -> ConversationSummary:  # messaging.world:417
-        "Move a conversation to the signed-in user's archive. The other participants are not affected."
+    def tool_archive_conversation(  # messaging.world:417
+        self, conversation: Conversation
+    ) -> ConversationSummary:
+        (
+            "Move a conversation to the signed-in user's archive. The other participants are not "
+            'affected.'
+        )
         if not (self.state.current_user is not None):  # messaging.world:422
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:423
         if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:424
-            raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
+            raise ToolError(rt.built(
+                self,
+                'You are not a participant of conversation ' + rt.text(conversation.id_) + '.',
+            ))
         if not (me.key() not in rt.each(self, conversation.archived_by)):  # messaging.world:425
-            raise ToolError(rt.built(self, ('Conversation ' + rt.text(conversation.id_) + ' is already archived.')))
-        self._undo.append((0, conversation, 'archived_by', conversation.archived_by, conversation._digest, conversation._text, conversation._frags, conversation._stale))  # messaging.world:426
-        conversation.archived_by = (conversation.archived_by + (me.key(),))  # messaging.world:426
-        conversation._stale |= 16  # messaging.world:426
-        conversation._digest = conversation._text = None  # messaging.world:426
-        self.t_conversations._digest = None  # messaging.world:426
+            raise ToolError(rt.built(
+                self, 'Conversation ' + rt.text(conversation.id_) + ' is already archived.'
+            ))
+        self.set_field(  # messaging.world:426
+            conversation, 'archived_by', conversation.archived_by + (me.key(),)
+        )
         return self.fn_summary(conversation, me)  # messaging.world:427
 
-    def tool_unarchive_conversation(self, conversation: Conversation) -> ConversationSummary:  # messaging.world:430
+    def tool_unarchive_conversation(  # messaging.world:430
+        self, conversation: Conversation
+    ) -> ConversationSummary:
         "Bring a conversation back from the signed-in user's archive to the main list."
         if not (self.state.current_user is not None):  # messaging.world:435
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:436
         if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:437
-            raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
+            raise ToolError(rt.built(
+                self,
+                'You are not a participant of conversation ' + rt.text(conversation.id_) + '.',
+            ))
         if not (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:438
-            raise ToolError(rt.built(self, ('Conversation ' + rt.text(conversation.id_) + ' is not archived.')))
-        self._undo.append((0, conversation, 'archived_by', conversation.archived_by, conversation._digest, conversation._text, conversation._frags, conversation._stale))  # messaging.world:439
-        conversation.archived_by = rt.without(conversation.archived_by, me.key())  # messaging.world:439
-        conversation._stale |= 16  # messaging.world:439
-        conversation._digest = conversation._text = None  # messaging.world:439
-        self.t_conversations._digest = None  # messaging.world:439
+            raise ToolError(rt.built(
+                self, 'Conversation ' + rt.text(conversation.id_) + ' is not archived.'
+            ))
+        self.set_field(  # messaging.world:439
+            conversation, 'archived_by', rt.without(conversation.archived_by, me.key())
+        )
         return self.fn_summary(conversation, me)  # messaging.world:440
 
     def tool_send_message(self, recipient: User, body: str) -> Message:  # messaging.world:445
-        'Send a text message to one person. It goes into the direct conversation with them, which\nis created if there is none yet and brought back from the archive if it was archived.\nThe message is delivered at once when the recipient is connected, otherwise it is sent and\nwaits on the server.'
+        (
+            'Send a text message to one person. It goes into the direct conversation with them, '
+            'which\n'
+            'is created if there is none yet and brought back from the archive if it was '
+            'archived.\n'
+            'The message is delivered at once when the recipient is connected, otherwise it is '
+            'sent and\n'
+            'waits on the server.'
+        )
         if not (self.state.current_user is not None):  # messaging.world:456
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:457
         if not (recipient.key() != me.key()):  # messaging.world:458
             raise ToolError('You cannot send a message to yourself.')
-        existing: Conversation | None = self.fn_direct_conversation(me, recipient)  # messaging.world:459
+        existing: Conversation | None = self.fn_direct_conversation(  # messaging.world:459
+            me, recipient
+        )
         conversation_id: str = ''  # messaging.world:460
-        if (existing is not None):  # messaging.world:461
+        if existing is not None:  # messaging.world:461
             conversation_id = (existing if existing is not None else rt.absent()).id_  # messaging.world:462
         else:
-            created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=_E16_ConversationKind_direct, title=None, participants=(me.key(), recipient.key(),), archived_by=(), last_activity=self.clock)  # messaging.world:464
-            self._insert(self.t_conversations, created)  # messaging.world:465
+            created: Conversation = Conversation(  # messaging.world:464
+                id_=self.next_id('conversation_ids', 'CONV{:03d}'),
+                kind=_E16_ConversationKind_direct,
+                title=None,
+                participants=(me.key(), recipient.key()),
+                archived_by=(),
+                last_activity=self.clock,
+            )
+            self.insert(self.t_conversations, created)  # messaging.world:465
             conversation_id = created.id_  # messaging.world:466
-        conversation: Conversation = self.t_conversations.row(conversation_id)  # messaging.world:468
-        message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me), read_by=v.unique(tuple(rt.each(self, (me.key(),)))))  # messaging.world:469
-        self._insert(self.t_messages, message)  # messaging.world:476
-        self._undo.append((0, conversation, 'last_activity', conversation.last_activity, conversation._digest, conversation._text, conversation._frags, conversation._stale))  # messaging.world:477
-        conversation.last_activity = self.clock  # messaging.world:477
-        conversation._stale |= 32  # messaging.world:477
-        conversation._digest = conversation._text = None  # messaging.world:477
-        self.t_conversations._digest = None  # messaging.world:477
-        if (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:478
-            self._undo.append((0, conversation, 'archived_by', conversation.archived_by, conversation._digest, conversation._text, conversation._frags, conversation._stale))  # messaging.world:479
-            conversation.archived_by = rt.without(conversation.archived_by, me.key())  # messaging.world:479
-            conversation._stale |= 16  # messaging.world:479
-            conversation._digest = conversation._text = None  # messaging.world:479
-            self.t_conversations._digest = None  # messaging.world:479
+        conversation: Conversation = self.t_conversations.row(  # messaging.world:468
+            conversation_id
+        )
+        message: Message = Message(  # messaging.world:469
+            id_=self.next_id('message_ids', 'MSG{:03d}'),
+            conversation=conversation.key(),
+            sender=me.key(),
+            body=v.check_length(body, 'Message.body', 1, 1000),
+            sent_at=self.clock,
+            delivery=self.fn_delivery_for(conversation, me),
+            read_by=v.unique(tuple(rt.each(self, (me.key(),)))),
+        )
+        self.insert(self.t_messages, message)  # messaging.world:476
+        self.set_field(conversation, 'last_activity', self.clock)  # messaging.world:477
+        if me.key() in rt.each(self, conversation.archived_by):  # messaging.world:478
+            self.set_field(  # messaging.world:479
+                conversation, 'archived_by', rt.without(conversation.archived_by, me.key())
+            )
         return message  # messaging.world:481
 
-    def tool_reply_in_conversation(self, conversation: Conversation, body: str) -> Message:  # messaging.world:484
-        'Post a message in an existing conversation (direct or group). An archived conversation comes back to the main list.'
+    def tool_reply_in_conversation(  # messaging.world:484
+        self, conversation: Conversation, body: str
+    ) -> Message:
+        (
+            'Post a message in an existing conversation (direct or group). An archived '
+            'conversation comes back to the main list.'
+        )
         if not (self.state.current_user is not None):  # messaging.world:490
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:491
         if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:492
-            raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
-        message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me), read_by=v.unique(tuple(rt.each(self, (me.key(),)))))  # messaging.world:493
-        self._insert(self.t_messages, message)  # messaging.world:500
-        self._undo.append((0, conversation, 'last_activity', conversation.last_activity, conversation._digest, conversation._text, conversation._frags, conversation._stale))  # messaging.world:501
-        conversation.last_activity = self.clock  # messaging.world:501
-        conversation._stale |= 32  # messaging.world:501
-        conversation._digest = conversation._text = None  # messaging.world:501
-        self.t_conversations._digest = None  # messaging.world:501
-        if (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:502
-            self._undo.append((0, conversation, 'archived_by', conversation.archived_by, conversation._digest, conversation._text, conversation._frags, conversation._stale))  # messaging.world:503
-            conversation.archived_by = rt.without(conversation.archived_by, me.key())  # messaging.world:503
-            conversation._stale |= 16  # messaging.world:503
-            conversation._digest = conversation._text = None  # messaging.world:503
-            self.t_conversations._digest = None  # messaging.world:503
+            raise ToolError(rt.built(
+                self,
+                'You are not a participant of conversation ' + rt.text(conversation.id_) + '.',
+            ))
+        message: Message = Message(  # messaging.world:493
+            id_=self.next_id('message_ids', 'MSG{:03d}'),
+            conversation=conversation.key(),
+            sender=me.key(),
+            body=v.check_length(body, 'Message.body', 1, 1000),
+            sent_at=self.clock,
+            delivery=self.fn_delivery_for(conversation, me),
+            read_by=v.unique(tuple(rt.each(self, (me.key(),)))),
+        )
+        self.insert(self.t_messages, message)  # messaging.world:500
+        self.set_field(conversation, 'last_activity', self.clock)  # messaging.world:501
+        if me.key() in rt.each(self, conversation.archived_by):  # messaging.world:502
+            self.set_field(  # messaging.world:503
+                conversation, 'archived_by', rt.without(conversation.archived_by, me.key())
+            )
         return message  # messaging.world:505
 
     def tool_mark_message_read(self, message: Message) -> Message:  # messaging.world:508
@@ -1170,93 +1506,148 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:513
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:514
-        if not (me.key() in rt.each(self, (self.t_conversations.rows.get(message.conversation) or self.t_conversations.row(message.conversation)).participants)):  # messaging.world:515
-            raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is not in one of your conversations.')))
-        if (me.key() not in rt.each(self, message.read_by)):  # messaging.world:516
-            self._undo.append((0, message, 'read_by', message.read_by, message._digest, message._text, message._frags, message._stale))  # messaging.world:517
-            message.read_by = rt.add(message.read_by, me.key())  # messaging.world:517
-            message._stale |= 64  # messaging.world:517
-            message._digest = message._text = None  # messaging.world:517
-            self.t_messages._digest = None  # messaging.world:517
-        if (message.delivery == _E8_Delivery_sent):  # messaging.world:520
-            self._undo.append((0, message, 'delivery', message.delivery, message._digest, message._text, message._frags, message._stale))  # messaging.world:521
-            message.delivery = _E8_Delivery_delivered  # messaging.world:521
-            message._stale |= 32  # messaging.world:521
-            message._digest = message._text = None  # messaging.world:521
-            self.t_messages._digest = None  # messaging.world:521
+        if not (  # messaging.world:515
+            me.key()
+            in rt.each(
+                self,
+                (self.t_conversations.rows.get(message.conversation) or self.t_conversations.row(message.conversation)).participants,
+            )
+        ):
+            raise ToolError(rt.built(
+                self, 'Message ' + rt.text(message.id_) + ' is not in one of your conversations.'
+            ))
+        if me.key() not in rt.each(self, message.read_by):  # messaging.world:516
+            self.set_field(  # messaging.world:517
+                message, 'read_by', rt.add(message.read_by, me.key())
+            )
+        if message.delivery == _E8_Delivery_sent:  # messaging.world:520
+            self.set_field(message, 'delivery', _E8_Delivery_delivered)  # messaging.world:521
         return message  # messaging.world:523
 
-    def tool_mark_conversation_read(self, conversation: Conversation) -> int:  # messaging.world:526
-        'Mark every message of a conversation as read by the signed-in user. Returns how many were unread.'
+    def tool_mark_conversation_read(  # messaging.world:526
+        self, conversation: Conversation
+    ) -> int:
+        (
+            'Mark every message of a conversation as read by the signed-in user. Returns how many '
+            'were unread.'
+        )
         if not (self.state.current_user is not None):  # messaging.world:531
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:532
         if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:533
-            raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
-        unread: tuple[str, ...] = tuple([_m28.key() for _m28 in rt.each(self, self.t_messages) if ((_m28.conversation == conversation.key()) and (me.key() not in rt.each(self, _m28.read_by)))])  # messaging.world:534
-        self._steps -= len(unread)  # messaging.world:535
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:535
-        for m in rt.rows(self.t_messages, unread):  # messaging.world:535
-            self._steps -= len(m.read_by)  # messaging.world:536
-            self._steps >= 0 or rt.out_of_steps()  # messaging.world:536
-            self._undo.append((0, m, 'read_by', m.read_by, m._digest, m._text, m._frags, m._stale))  # messaging.world:536
-            m.read_by = rt.add(m.read_by, me.key())  # messaging.world:536
-            m._stale |= 64  # messaging.world:536
-            m._digest = m._text = None  # messaging.world:536
-            self.t_messages._digest = None  # messaging.world:536
-            if (m.delivery == _E8_Delivery_sent):  # messaging.world:537
-                self._undo.append((0, m, 'delivery', m.delivery, m._digest, m._text, m._frags, m._stale))  # messaging.world:538
-                m.delivery = _E8_Delivery_delivered  # messaging.world:538
-                m._stale |= 32  # messaging.world:538
-                m._digest = m._text = None  # messaging.world:538
-                self.t_messages._digest = None  # messaging.world:538
+            raise ToolError(rt.built(
+                self,
+                'You are not a participant of conversation ' + rt.text(conversation.id_) + '.',
+            ))
+        unread: tuple[str, ...] = tuple([  # messaging.world:534
+            _m26.key()
+            for _m26 in rt.each(self, self.t_messages)
+            if _m26.conversation == conversation.key()
+            and me.key() not in rt.each(self, _m26.read_by)
+        ])
+        for m in rt.rows(self.t_messages, rt.each(self, unread)):  # messaging.world:535
+            self.set_field(  # messaging.world:536
+                m, 'read_by', rt.add(rt.each(self, m.read_by), me.key())
+            )
+            if m.delivery == _E8_Delivery_sent:  # messaging.world:537
+                self.set_field(m, 'delivery', _E8_Delivery_delivered)  # messaging.world:538
         return len(unread)  # messaging.world:541
 
     def tool_get_unread_count(self) -> UnreadSummary:  # messaging.world:544
-        "Count the signed-in user's unread messages, in total and per conversation. Archived conversations are not counted."
+        (
+            "Count the signed-in user's unread messages, in total and per conversation. Archived "
+            'conversations are not counted.'
+        )
         if not (self.state.current_user is not None):  # messaging.world:547
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:548
         counts: dict[str, int] = {}  # messaging.world:549
-        visible: tuple[str, ...] = tuple([_c29.key() for _c29 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c29.participants)) and (me.key() not in rt.each(self, _c29.archived_by)))])  # messaging.world:550
-        self._steps -= len(visible)  # messaging.world:551
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:551
-        for c in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, visible), key=lambda _c30: _c30.last_activity, reverse=True)))):  # messaging.world:551
+        visible: tuple[str, ...] = tuple([  # messaging.world:550
+            _c27.key()
+            for _c27 in rt.each(self, self.t_conversations)
+            if me.key() in rt.each(self, _c27.participants)
+            and me.key() not in rt.each(self, _c27.archived_by)
+        ])
+        for c in rt.rows(  # messaging.world:551
+            self.t_conversations,
+            rt.each(
+                self,
+                tuple(
+                    rt.key_of(x)
+                    for x in sorted(
+                        rt.rows(self.t_conversations, rt.each(self, visible)),
+                        key=lambda _c28: _c28.last_activity,
+                        reverse=True,
+                    )
+                ),
+            ),
+        ):
             unread: int = self.fn_unread_in(c, me)  # messaging.world:552
-            if (unread > 0):  # messaging.world:553
-                self._steps -= len(counts)  # messaging.world:554
-                self._steps >= 0 or rt.out_of_steps()  # messaging.world:554
-                counts = {**counts, c.id_: unread}  # messaging.world:554
-        self._steps -= len(counts)  # messaging.world:557
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:557
-        return _new_UnreadSummary(sum(rt.each(self, tuple(counts.values()))), counts)  # messaging.world:557
+            if unread > 0:  # messaging.world:553
+                counts = {**rt.each(self, counts), c.id_: unread}  # messaging.world:554
+        return _new_UnreadSummary(  # messaging.world:557
+            sum(rt.each(self, tuple(rt.each(self, counts).values()))), counts
+        )
 
     def tool_delete_message(self, message: Message) -> str:  # messaging.world:560
-        'Delete a message the signed-in user sent, for everyone in the conversation. Received messages cannot be deleted.'
+        (
+            'Delete a message the signed-in user sent, for everyone in the conversation. Received '
+            'messages cannot be deleted.'
+        )
         if not (self.state.current_user is not None):  # messaging.world:565
             raise ToolError('You are not logged in. Call login first.')
         if not (message.sender == self.state.current_user):  # messaging.world:566
-            raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' was sent by ' + rt.text((self.t_users.rows.get(message.sender) or self.t_users.row(message.sender)).name) + '; you can only delete messages you sent.')))
+            raise ToolError(rt.built(
+                self,
+                'Message '
+                + rt.text(message.id_)
+                + ' was sent by '
+                + rt.text(
+                    (self.t_users.rows.get(message.sender) or self.t_users.row(message.sender)).name,
+                )
+                + '; you can only delete messages you sent.',
+            ))
         id_: str = message.id_  # messaging.world:567
-        self._delete(self.t_messages, message.key())  # messaging.world:568
-        return rt.built(self, ('Message ' + rt.text(id_) + ' deleted.'))  # messaging.world:569
+        self.delete(self.t_messages, message.key())  # messaging.world:568
+        return rt.built(self, 'Message ' + rt.text(id_) + ' deleted.')  # messaging.world:569
 
     def tool_retry_failed_messages(self) -> tuple[str, ...]:  # messaging.world:572
-        'Send again every message of the signed-in user whose delivery failed. Returns the messages retried.'
+        (
+            'Send again every message of the signed-in user whose delivery failed. Returns the '
+            'messages retried.'
+        )
         if not (self.state.current_user is not None):  # messaging.world:575
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:576
-        stuck: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m31.key() for _m31 in rt.each(self, self.t_messages) if ((_m31.sender == me.key()) and (_m31.delivery == _E8_Delivery_failed))]))), key=lambda _m32: _m32.sent_at))  # messaging.world:577
+        stuck: tuple[str, ...] = tuple(  # messaging.world:577
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_messages,
+                    rt.each(
+                        self,
+                        tuple([
+                            _m30.key()
+                            for _m30 in rt.each(self, self.t_messages)
+                            if _m30.sender == me.key() and _m30.delivery == _E8_Delivery_failed
+                        ]),
+                    ),
+                ),
+                key=lambda _m29: _m29.sent_at,
+            )
+        )
         if not (len(stuck) > 0):  # messaging.world:578
             raise ToolError('You have no failed messages to retry.')
-        self._steps -= len(stuck)  # messaging.world:579
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:579
-        for m in rt.rows(self.t_messages, stuck):  # messaging.world:579
-            self._undo.append((0, m, 'delivery', m.delivery, m._digest, m._text, m._frags, m._stale))  # messaging.world:580
-            m.delivery = self.fn_delivery_for((self.t_conversations.rows.get(m.conversation) or self.t_conversations.row(m.conversation)), me)  # messaging.world:580
-            m._stale |= 32  # messaging.world:580
-            m._digest = m._text = None  # messaging.world:580
-            self.t_messages._digest = None  # messaging.world:580
+        for m in rt.rows(self.t_messages, rt.each(self, stuck)):  # messaging.world:579
+            self.set_field(  # messaging.world:580
+                m,
+                'delivery',
+                self.fn_delivery_for(
+                    self.t_conversations.rows.get(m.conversation)
+                    or self.t_conversations.row(m.conversation),
+                    me,
+                ),
+            )
         return stuck  # messaging.world:582
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -1335,7 +1726,7 @@ def _invoke_remove_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     a_contact = args['contact']
     if type(a_contact) is not str or not a_contact.isascii():
         a_contact = v.want_str(a_contact, 'contact')
-    a_contact = ep.t_contacts.rows.get(a_contact) or rt.lookup(ep.t_contacts, a_contact, lambda key: rt.built(ep, ('No contact with id ' + rt.text(key) + '.')))
+    a_contact = ep.t_contacts.rows.get(a_contact) or rt.lookup(ep.t_contacts, a_contact, lambda key: rt.built(ep, 'No contact with id ' + rt.text(key) + '.'))
     return ep.tool_remove_contact(a_contact)
 
 
@@ -1348,7 +1739,7 @@ def _invoke_set_favorite_contact(ep: MobileMessaging, args: Mapping[str, Any]) -
     a_contact = args['contact']
     if type(a_contact) is not str or not a_contact.isascii():
         a_contact = v.want_str(a_contact, 'contact')
-    a_contact = ep.t_contacts.rows.get(a_contact) or rt.lookup(ep.t_contacts, a_contact, lambda key: rt.built(ep, ('No contact with id ' + rt.text(key) + '.')))
+    a_contact = ep.t_contacts.rows.get(a_contact) or rt.lookup(ep.t_contacts, a_contact, lambda key: rt.built(ep, 'No contact with id ' + rt.text(key) + '.'))
     a_favorite = v.want_bool(args['favorite'], 'favorite')
     return ep.tool_set_favorite_contact(a_contact, a_favorite)
 
@@ -1374,7 +1765,7 @@ def _invoke_get_conversation_messages(ep: MobileMessaging, args: Mapping[str, An
     a_conversation = args['conversation']
     if type(a_conversation) is not str or not a_conversation.isascii():
         a_conversation = v.want_str(a_conversation, 'conversation')
-    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
+    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, 'No conversation with id ' + rt.text(key) + '.'))
     a_limit = (v.check_range(v.want_int(args['limit'], 'limit'), 'limit', 1, 100) if args.get('limit') is not None else 20)
     return ep.tool_get_conversation_messages(a_conversation, a_limit)
 
@@ -1399,7 +1790,7 @@ def _invoke_archive_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -
     a_conversation = args['conversation']
     if type(a_conversation) is not str or not a_conversation.isascii():
         a_conversation = v.want_str(a_conversation, 'conversation')
-    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
+    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, 'No conversation with id ' + rt.text(key) + '.'))
     return ep.tool_archive_conversation(a_conversation)
 
 
@@ -1412,7 +1803,7 @@ def _invoke_unarchive_conversation(ep: MobileMessaging, args: Mapping[str, Any])
     a_conversation = args['conversation']
     if type(a_conversation) is not str or not a_conversation.isascii():
         a_conversation = v.want_str(a_conversation, 'conversation')
-    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
+    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, 'No conversation with id ' + rt.text(key) + '.'))
     return ep.tool_unarchive_conversation(a_conversation)
 
 
@@ -1425,7 +1816,7 @@ def _invoke_send_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     a_recipient = args['recipient']
     if type(a_recipient) is not str or not a_recipient.isascii():
         a_recipient = v.want_str(a_recipient, 'recipient')
-    a_recipient = ep.t_users.rows.get(a_recipient) or rt.lookup(ep.t_users, a_recipient, lambda key: rt.built(ep, ('No user with id ' + rt.text(key) + '.')))
+    a_recipient = ep.t_users.rows.get(a_recipient) or rt.lookup(ep.t_users, a_recipient, lambda key: rt.built(ep, 'No user with id ' + rt.text(key) + '.'))
     a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 1000)
     return ep.tool_send_message(a_recipient, a_body)
 
@@ -1439,7 +1830,7 @@ def _invoke_reply_in_conversation(ep: MobileMessaging, args: Mapping[str, Any]) 
     a_conversation = args['conversation']
     if type(a_conversation) is not str or not a_conversation.isascii():
         a_conversation = v.want_str(a_conversation, 'conversation')
-    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
+    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, 'No conversation with id ' + rt.text(key) + '.'))
     a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 1000)
     return ep.tool_reply_in_conversation(a_conversation, a_body)
 
@@ -1453,7 +1844,7 @@ def _invoke_mark_message_read(ep: MobileMessaging, args: Mapping[str, Any]) -> A
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
-    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, ('No message with id ' + rt.text(key) + '.')))
+    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, 'No message with id ' + rt.text(key) + '.'))
     return ep.tool_mark_message_read(a_message)
 
 
@@ -1466,7 +1857,7 @@ def _invoke_mark_conversation_read(ep: MobileMessaging, args: Mapping[str, Any])
     a_conversation = args['conversation']
     if type(a_conversation) is not str or not a_conversation.isascii():
         a_conversation = v.want_str(a_conversation, 'conversation')
-    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
+    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, 'No conversation with id ' + rt.text(key) + '.'))
     return ep.tool_mark_conversation_read(a_conversation)
 
 
@@ -1488,7 +1879,7 @@ def _invoke_delete_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
-    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, ('No message with id ' + rt.text(key) + '.')))
+    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, 'No message with id ' + rt.text(key) + '.'))
     return ep.tool_delete_message(a_message)
 
 
@@ -1525,120 +1916,347 @@ MobileMessaging.TOOLS = {
 }
 
 
-def _check_reply_to_priya__priya_read(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:16
-    return bool(all(((_m33.conversation != 'CONV102') or ('U001' in rt.each(ep, _m33.read_by))) for _m33 in rt.each(ep, ep.t_messages)))
+def _check_reply_to_priya__priya_read(  # tasks.world:16
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(all(
+        _m31.conversation != 'CONV102' or 'U001' in rt.each(ep, _m31.read_by)
+        for _m31 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_reply_to_priya__nothing_failed(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:17
-    return bool((not any(((_m34.sender == 'U001') and (_m34.delivery == _E8_Delivery_failed)) for _m34 in rt.each(ep, ep.t_messages))))
+def _check_reply_to_priya__nothing_failed(  # tasks.world:17
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        not any(
+            _m32.sender == 'U001' and _m32.delivery == _E8_Delivery_failed
+            for _m32 in rt.each(ep, ep.t_messages)
+        ),
+    )
 
 
-def _check_reply_to_priya__replied(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:18
-    return bool(any(((((_m35.id_ not in init.t_messages) and (_m35.conversation == 'CONV102')) and (_m35.sender == 'U001')) and ('budget sheet' in rt.read(ep, _m35.body))) for _m35 in rt.each(ep, ep.t_messages)))
+def _check_reply_to_priya__replied(  # tasks.world:18
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m33.id_ not in init.t_messages
+        and _m33.conversation == 'CONV102'
+        and _m33.sender == 'U001'
+        and 'budget sheet' in rt.read(ep, _m33.body)
+        for _m33 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_reply_to_priya__one_message_sent(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:19
-    return rt.compared(len(ep.t_messages), '==', (len(init.t_messages) + 1), 'len(messages) == len(initial.messages) + 1')
+def _check_reply_to_priya__one_message_sent(  # tasks.world:19
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_messages),
+        '==',
+        len(init.t_messages) + 1,
+        'len(messages) == len(initial.messages) + 1',
+    )
 
 
-def _check_tidy_archive__archived(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:40
-    return bool((('U001' in rt.each(ep, ep.t_conversations.row('CONV106').archived_by)) and ('U001' in rt.each(ep, ep.t_conversations.row('CONV103').archived_by))))
+def _check_tidy_archive__archived(  # tasks.world:40
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        'U001' in rt.each(ep, ep.t_conversations.row('CONV106').archived_by)
+        and 'U001' in rt.each(ep, ep.t_conversations.row('CONV103').archived_by),
+    )
 
 
-def _check_tidy_archive__hana_restored(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:41
-    return bool(('U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by)))
+def _check_tidy_archive__hana_restored(  # tasks.world:41
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool('U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by))
 
 
-def _check_tidy_archive__hana_read(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:42
-    return bool(all(((_m36.conversation != 'CONV104') or ('U001' in rt.each(ep, _m36.read_by))) for _m36 in rt.each(ep, ep.t_messages)))
+def _check_tidy_archive__hana_read(  # tasks.world:42
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(all(
+        _m34.conversation != 'CONV104' or 'U001' in rt.each(ep, _m34.read_by)
+        for _m34 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_paris_trip_group__lucas_favorite(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:71
-    return bool(any((((_c37.owner == 'U001') and (_c37.user == 'U004')) and _c37.favorite) for _c37 in rt.each(ep, ep.t_contacts)))
+def _check_paris_trip_group__lucas_favorite(  # tasks.world:71
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _c35.owner == 'U001' and _c35.user == 'U004' and _c35.favorite
+        for _c35 in rt.each(ep, ep.t_contacts)
+    ))
 
 
-def _check_paris_trip_group__group_created(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:72
-    return bool(any((((_c38.kind == _E16_ConversationKind_group) and (_c38.title == 'Paris trip')) and (v.unique(tuple(rt.each(ep, tuple(map(_GET_id_, rt.rows(ep.t_users, rt.each(ep, _c38.participants))))))) == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004',)))))) for _c38 in rt.each(ep, ep.t_conversations)))
+def _check_paris_trip_group__group_created(  # tasks.world:72
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _c36.kind == _E16_ConversationKind_group
+        and _c36.title == 'Paris trip'
+        and v.unique(tuple(rt.each(
+            ep, tuple(map(_GET_id_, rt.rows(ep.t_users, rt.each(ep, _c36.participants))))
+        )))
+        == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004'))))
+        for _c36 in rt.each(ep, ep.t_conversations)
+    ))
 
 
-def _check_paris_trip_group__question_posted(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:73
-    return bool(any((((_m40.sender == 'U001') and ((ep.t_conversations.rows.get(_m40.conversation) or ep.t_conversations.row(_m40.conversation)).title == 'Paris trip')) and ('Paris in May' in rt.read(ep, _m40.body))) for _m40 in rt.each(ep, ep.t_messages)))
+def _check_paris_trip_group__question_posted(  # tasks.world:73
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m38.sender == 'U001'
+        and (ep.t_conversations.rows.get(_m38.conversation) or ep.t_conversations.row(_m38.conversation)).title
+        == 'Paris trip'
+        and 'Paris in May' in rt.read(ep, _m38.body)
+        for _m38 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_paris_trip_group__daniel_told(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:74
-    return bool(any(((((_m41.id_ not in init.t_messages) and (_m41.conversation == 'CONV101')) and (_m41.sender == 'U001')) and ('Paris trip' in rt.read(ep, _m41.body))) for _m41 in rt.each(ep, ep.t_messages)))
+def _check_paris_trip_group__daniel_told(  # tasks.world:74
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m39.id_ not in init.t_messages
+        and _m39.conversation == 'CONV101'
+        and _m39.sender == 'U001'
+        and 'Paris trip' in rt.read(ep, _m39.body)
+        for _m39 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_clean_up_contacts__failed_post_deleted(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:94
-    return (('MSG110' not in ep.t_messages) and rt.compared(len(ep.t_messages), '==', (len(init.t_messages) - 1), 'len(messages) == len(initial.messages) - 1'))
+def _check_clean_up_contacts__failed_post_deleted(  # tasks.world:94
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        'MSG110' not in ep.t_messages
+        and rt.compared(
+            len(ep.t_messages),
+            '==',
+            len(init.t_messages) - 1,
+            'len(messages) == len(initial.messages) - 1',
+        )
+    )
 
 
-def _check_clean_up_contacts__hana_removed(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:95
-    return bool((not any(((_c42.owner == 'U001') and (_c42.user == 'U007')) for _c42 in rt.each(ep, ep.t_contacts))))
+def _check_clean_up_contacts__hana_removed(  # tasks.world:95
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        not any(
+            _c40.owner == 'U001' and _c40.user == 'U007' for _c40 in rt.each(ep, ep.t_contacts)
+        ),
+    )
 
 
-def _check_clean_up_contacts__favorites(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:96
-    return rt.compared(v.unique(tuple(rt.each(ep, tuple([(ep.t_users.rows.get(_c43.user) or ep.t_users.row(_c43.user)).id_ for _c43 in rt.each(ep, ep.t_contacts) if ((_c43.owner == 'U001') and _c43.favorite)])))), '==', v.unique(tuple(rt.each(ep, ('U003', 'U005',)))), 'set([c.user.id for c in contacts if c.owner == "U001" and c.favorite]) == set(["U003", "U005"])')
+def _check_clean_up_contacts__favorites(  # tasks.world:96
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        v.unique(tuple(rt.each(
+            ep,
+            tuple([
+                (ep.t_users.rows.get(_c41.user) or ep.t_users.row(_c41.user)).id_
+                for _c41 in rt.each(ep, ep.t_contacts)
+                if _c41.owner == 'U001' and _c41.favorite
+            ]),
+        ))),
+        '==',
+        v.unique(tuple(rt.each(ep, ('U003', 'U005')))),
+        'set([c.user.id for c in contacts if c.owner == "U001" and c.favorite]) == set(["U003", "U005"])',
+    )
 
 
-def _check_weekend_catch_up__daniel_answered(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:122
-    return bool(any(((((_m44.id_ not in init.t_messages) and (_m44.conversation == 'CONV101')) and (_m44.sender == 'U001')) and ('Friday' in rt.read(ep, _m44.body))) for _m44 in rt.each(ep, ep.t_messages)))
+def _check_weekend_catch_up__daniel_answered(  # tasks.world:122
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m42.id_ not in init.t_messages
+        and _m42.conversation == 'CONV101'
+        and _m42.sender == 'U001'
+        and 'Friday' in rt.read(ep, _m42.body)
+        for _m42 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_weekend_catch_up__crew_answered(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:123
-    return bool(any(((((_m45.id_ not in init.t_messages) and (_m45.conversation == 'CONV103')) and (_m45.sender == 'U001')) and ('rope' in rt.read(ep, rt.built(ep, _m45.body.lower())))) for _m45 in rt.each(ep, ep.t_messages)))
+def _check_weekend_catch_up__crew_answered(  # tasks.world:123
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m43.id_ not in init.t_messages
+        and _m43.conversation == 'CONV103'
+        and _m43.sender == 'U001'
+        and 'rope' in rt.read(ep, rt.built(ep, _m43.body.lower()))
+        for _m43 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_weekend_catch_up__both_read(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:124
-    return bool(all((((_m46.conversation != 'CONV101') and (_m46.conversation != 'CONV103')) or ('U001' in rt.each(ep, _m46.read_by))) for _m46 in rt.each(ep, ep.t_messages)))
+def _check_weekend_catch_up__both_read(  # tasks.world:124
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(all(
+        _m44.conversation != 'CONV101' and _m44.conversation != 'CONV103'
+        or 'U001' in rt.each(ep, _m44.read_by)
+        for _m44 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_weekend_catch_up__signed_in(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:125
-    return (rt.compared(ep.state.current_user, 'is not', None, 'current_user != none') and rt.compared(ep.t_users.row(rt.present(ep.state.current_user)).id_, '==', 'U001', 'current_user.id == "U001"'))
+def _check_weekend_catch_up__signed_in(  # tasks.world:125
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(ep.state.current_user, 'is not', None, 'current_user != none')
+        and rt.compared(
+            ep.t_users.row(rt.present(ep.state.current_user)).id_,
+            '==',
+            'U001',
+            'current_user.id == "U001"',
+        )
+    )
 
 
-def _check_daniel_catches_up__new_contacts(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:155
-    return bool((any((((_c47.owner == 'U002') and (_c47.user == 'U005')) and _c47.favorite) for _c47 in rt.each(ep, ep.t_contacts)) and any(((_c48.owner == 'U002') and (_c48.user == 'U006')) for _c48 in rt.each(ep, ep.t_contacts))))
+def _check_daniel_catches_up__new_contacts(  # tasks.world:155
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        any(
+            _c45.owner == 'U002' and _c45.user == 'U005' and _c45.favorite
+            for _c45 in rt.each(ep, ep.t_contacts)
+        )
+        and any(
+            _c46.owner == 'U002' and _c46.user == 'U006' for _c46 in rt.each(ep, ep.t_contacts)
+        ),
+    )
 
 
-def _check_daniel_catches_up__lucas_favorite(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:156
+def _check_daniel_catches_up__lucas_favorite(  # tasks.world:156
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
     return bool(ep.t_contacts.row('CT107').favorite)
 
 
-def _check_daniel_catches_up__group_caught_up(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:157
-    return bool((all(((_m49.conversation != 'CONV103') or ('U002' in rt.each(ep, _m49.read_by))) for _m49 in rt.each(ep, ep.t_messages)) and any(((((_m50.id_ not in init.t_messages) and (_m50.conversation == 'CONV103')) and (_m50.sender == 'U002')) and ('Saturday' in rt.read(ep, _m50.body))) for _m50 in rt.each(ep, ep.t_messages))))
+def _check_daniel_catches_up__group_caught_up(  # tasks.world:157
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        all(
+            _m47.conversation != 'CONV103' or 'U002' in rt.each(ep, _m47.read_by)
+            for _m47 in rt.each(ep, ep.t_messages)
+        )
+        and any(
+            _m48.id_ not in init.t_messages
+            and _m48.conversation == 'CONV103'
+            and _m48.sender == 'U002'
+            and 'Saturday' in rt.read(ep, _m48.body)
+            for _m48 in rt.each(ep, ep.t_messages)
+        ),
+    )
 
 
-def _check_daniel_catches_up__signed_out(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:158
-    return (rt.compared(ep.state.current_user, 'is', None, 'current_user == none') and rt.compared(ep.t_users.row('U002').presence, '==', _E8_Presence_offline, 'users["U002"].presence == offline'))
+def _check_daniel_catches_up__signed_out(  # tasks.world:158
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(ep.state.current_user, 'is', None, 'current_user == none')
+        and rt.compared(
+            ep.t_users.row('U002').presence,
+            '==',
+            _E8_Presence_offline,
+            'users["U002"].presence == offline',
+        )
+    )
 
 
-def _check_hana_q4_follow_up__replied(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:186
-    return bool(any(((((_m51.id_ not in init.t_messages) and (_m51.conversation == 'CONV104')) and (_m51.sender == 'U001')) and ('Q4' in rt.read(ep, _m51.body))) for _m51 in rt.each(ep, ep.t_messages)))
+def _check_hana_q4_follow_up__replied(  # tasks.world:186
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m49.id_ not in init.t_messages
+        and _m49.conversation == 'CONV104'
+        and _m49.sender == 'U001'
+        and 'Q4' in rt.read(ep, _m49.body)
+        for _m49 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_hana_q4_follow_up__chat_back_and_read(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:187
-    return bool((('U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by)) and all(((_m52.conversation != 'CONV104') or ('U001' in rt.each(ep, _m52.read_by))) for _m52 in rt.each(ep, ep.t_messages))))
+def _check_hana_q4_follow_up__chat_back_and_read(  # tasks.world:187
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        'U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by)
+        and all(
+            _m50.conversation != 'CONV104' or 'U001' in rt.each(ep, _m50.read_by)
+            for _m50 in rt.each(ep, ep.t_messages)
+        ),
+    )
 
 
-def _check_hana_q4_follow_up__renamed(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:188
-    return bool((('CT104' not in ep.t_contacts) and any(((((_c53.owner == 'U001') and (_c53.user == 'U007')) and (_c53.name == 'Hana Sato')) and _c53.favorite) for _c53 in rt.each(ep, ep.t_contacts))))
+def _check_hana_q4_follow_up__renamed(  # tasks.world:188
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        'CT104' not in ep.t_contacts
+        and any(
+            _c51.owner == 'U001'
+            and _c51.user == 'U007'
+            and _c51.name == 'Hana Sato'
+            and _c51.favorite
+            for _c51 in rt.each(ep, ep.t_contacts)
+        ),
+    )
 
 
-def _check_phone_handoff_to_sofia__maya_told_daniel(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:214
-    return bool(any(((((_m54.id_ not in init.t_messages) and (_m54.conversation == 'CONV101')) and (_m54.sender == 'U001')) and ('late' in rt.read(ep, _m54.body))) for _m54 in rt.each(ep, ep.t_messages)))
+def _check_phone_handoff_to_sofia__maya_told_daniel(  # tasks.world:214
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m52.id_ not in init.t_messages
+        and _m52.conversation == 'CONV101'
+        and _m52.sender == 'U001'
+        and 'late' in rt.read(ep, _m52.body)
+        for _m52 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_phone_handoff_to_sofia__sofia_caught_up(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:215
-    return bool((all(((_m55.conversation != 'CONV103') or ('U005' in rt.each(ep, _m55.read_by))) for _m55 in rt.each(ep, ep.t_messages)) and any(((((_m56.id_ not in init.t_messages) and (_m56.conversation == 'CONV103')) and (_m56.sender == 'U005')) and ('book the wall' in rt.read(ep, _m56.body))) for _m56 in rt.each(ep, ep.t_messages))))
+def _check_phone_handoff_to_sofia__sofia_caught_up(  # tasks.world:215
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        all(
+            _m53.conversation != 'CONV103' or 'U005' in rt.each(ep, _m53.read_by)
+            for _m53 in rt.each(ep, ep.t_messages)
+        )
+        and any(
+            _m54.id_ not in init.t_messages
+            and _m54.conversation == 'CONV103'
+            and _m54.sender == 'U005'
+            and 'book the wall' in rt.read(ep, _m54.body)
+            for _m54 in rt.each(ep, ep.t_messages)
+        ),
+    )
 
 
-def _check_phone_handoff_to_sofia__tom_added(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:216
-    return bool(any(((_c57.owner == 'U005') and (_c57.user == 'U006')) for _c57 in rt.each(ep, ep.t_contacts)))
+def _check_phone_handoff_to_sofia__tom_added(  # tasks.world:216
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _c55.owner == 'U005' and _c55.user == 'U006' for _c55 in rt.each(ep, ep.t_contacts)
+    ))
 
 
-def _check_phone_handoff_to_sofia__both_signed_out(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:217
-    return ((rt.compared(ep.state.current_user, 'is', None, 'current_user == none') and ('U001' in ep.state.last_seen)) and ('U005' in ep.state.last_seen))
+def _check_phone_handoff_to_sofia__both_signed_out(  # tasks.world:217
+    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(ep.state.current_user, 'is', None, 'current_user == none')
+        and 'U001' in ep.state.last_seen
+        and 'U005' in ep.state.last_seen
+    )
 
 
 MobileMessaging.TASKS = {

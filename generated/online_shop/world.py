@@ -853,7 +853,7 @@ class Order(Row):
     def load(cls, data: object, path: str, ep: Any) -> Order:
         d = v.want_object(data, path, {'id': False, 'customer': True, 'address': True, 'items': True, 'status': False, 'payment_method_id': True, 'transactions': True, 'tracking': False, 'cancel_reason': False, 'created_at': False})
         return cls(
-            id_=(v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^#W[0-9]{7}$') if d.get('id') is not None else ep._next('order_ids', '#W{:07d}')),
+            id_=(v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^#W[0-9]{7}$') if d.get('id') is not None else ep.next_id('order_ids', '#W{:07d}')),
             customer=v.want_str(d['customer'], path + '.customer'),
             address=Address.load(d['address'], path + '.address', ep),
             items=v.check_length(v.want_list(d['items'], path + '.items', (lambda x, p: OrderItem.load(x, p, ep))), path + '.items', 1, None),
@@ -938,7 +938,7 @@ class ReturnRequest(Row):
     def load(cls, data: object, path: str, ep: Any) -> ReturnRequest:
         d = v.want_object(data, path, {'id': False, 'order': True, 'items': True, 'refund_method_id': True, 'amount': True, 'reason': True, 'status': False, 'created_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('return_ids', 'RET{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('return_ids', 'RET{:04d}')),
             order=v.check_pattern(v.want_str(d['order'], path + '.order'), path + '.order', '^#W[0-9]{7}$'),
             items=v.check_length(v.want_list(d['items'], path + '.items', (lambda x, p: v.want_str(x, p))), path + '.items', 1, None),
             refund_method_id=v.want_str(d['refund_method_id'], path + '.refund_method_id'),
@@ -1326,52 +1326,122 @@ class OnlineShop(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row42 in self._changed_rows(self.t_variants):  # shop.world:253
-            if not (_row42.stock >= 0):
+        for _row39 in rt.changed_rows(self, self.t_variants):  # shop.world:253
+            if not (_row39.stock >= 0):
                 raise InvariantError('Stock cannot go below zero.', 'shop.world:253')
-        if not all(any((_v44.product == _p43.key()) for _v44 in rt.each(self, self.t_variants)) for _p43 in rt.each(self, self.t_products)):  # shop.world:256
-            raise InvariantError('Every product can be bought in at least one variant.', 'shop.world:256')
-        for _row45 in self._changed_rows(self.t_customers):  # shop.world:259
-            if not all((_row45.payment_methods[_k46].id_ == _k46) for _k46 in rt.each(self, tuple(rt.each(self, _row45.payment_methods).keys()))):
-                raise InvariantError('A payment method is filed under its own id.', 'shop.world:259')
-        if not all((_o47.payment_method_id in (self.t_customers.rows.get(_o47.customer) or self.t_customers.row(_o47.customer)).payment_methods) for _o47 in rt.each(self, self.t_orders)):  # shop.world:262
-            raise InvariantError("An order's payment method belongs to its customer.", 'shop.world:262')
-        for _row48 in self._changed_rows(self.t_orders):  # shop.world:265
-            if not ((_row48.status != _E11_OrderStatus_pending) or (self.fn_net_paid(_row48) == self.fn_order_total(_row48))):
-                raise InvariantError('A pending order is paid exactly its total.', 'shop.world:265')
-        for _row49 in self._changed_rows(self.t_orders):  # shop.world:268
-            if not ((_row49.status != _E11_OrderStatus_cancelled) or (self.fn_net_paid(_row49) == 0.0)):
-                raise InvariantError('A cancelled order has been refunded in full.', 'shop.world:268')
-        if not all((len(tuple([_s51.key() for _s51 in rt.each(self, self.t_returns) if (_s51.order == _r50.order)])) == 1) for _r50 in rt.each(self, self.t_returns)):  # shop.world:271
+        if not all(  # shop.world:256
+            any(_v41.product == _p40.key() for _v41 in rt.each(self, self.t_variants))
+            for _p40 in rt.each(self, self.t_products)
+        ):
+            raise InvariantError(
+                'Every product can be bought in at least one variant.', 'shop.world:256'
+            )
+        for _row42 in rt.changed_rows(self, self.t_customers):  # shop.world:259
+            if not all(
+                _row42.payment_methods[_k43].id_ == _k43
+                for _k43 in rt.each(self, tuple(rt.each(self, _row42.payment_methods).keys()))
+            ):
+                raise InvariantError(
+                    'A payment method is filed under its own id.', 'shop.world:259'
+                )
+        if not all(  # shop.world:262
+            _o44.payment_method_id
+            in (self.t_customers.rows.get(_o44.customer) or self.t_customers.row(_o44.customer)).payment_methods
+            for _o44 in rt.each(self, self.t_orders)
+        ):
+            raise InvariantError(
+                "An order's payment method belongs to its customer.", 'shop.world:262'
+            )
+        for _row45 in rt.changed_rows(self, self.t_orders):  # shop.world:265
+            if not (
+                _row45.status != _E11_OrderStatus_pending
+                or self.fn_net_paid(_row45) == self.fn_order_total(_row45)
+            ):
+                raise InvariantError(
+                    'A pending order is paid exactly its total.', 'shop.world:265'
+                )
+        for _row46 in rt.changed_rows(self, self.t_orders):  # shop.world:268
+            if not (
+                _row46.status != _E11_OrderStatus_cancelled or self.fn_net_paid(_row46) == 0.0
+            ):
+                raise InvariantError(
+                    'A cancelled order has been refunded in full.', 'shop.world:268'
+                )
+        if not all(  # shop.world:271
+            len(tuple([
+                _s48.key() for _s48 in rt.each(self, self.t_returns) if _s48.order == _r47.order
+            ]))
+            == 1
+            for _r47 in rt.each(self, self.t_returns)
+        ):
             raise InvariantError('An order has at most one return request.', 'shop.world:271')
-        if not all(((((self.t_orders.rows.get(_r52.order) or self.t_orders.row(_r52.order)).status == _E11_OrderStatus_return_requested) or ((self.t_orders.rows.get(_r52.order) or self.t_orders.row(_r52.order)).status == _E11_OrderStatus_returned)) and all(any((_i54.variant == _v53.key()) for _i54 in rt.each(self, (self.t_orders.rows.get(_r52.order) or self.t_orders.row(_r52.order)).items)) for _v53 in rt.rows(self.t_variants, rt.each(self, _r52.items)))) for _r52 in rt.each(self, self.t_returns)):  # shop.world:274
-            raise InvariantError('A return names items of its order, and the order shows the return.', 'shop.world:274')
-        for _row55 in rt.changed_rows(self, self.t_variants, ('product',)):
-            rt.check_refs(self.t_products, _row55.product, 'Variant.product')
-        for _row56 in rt.changed_rows(self, self.t_orders, ('customer',)):
-            rt.check_refs(self.t_customers, _row56.customer, 'Order.customer')
-        for _row57 in rt.changed_rows(self, self.t_returns, ('order', 'items')):
-            rt.check_refs(self.t_orders, _row57.order, 'ReturnRequest.order')
-            rt.check_refs(self.t_variants, _row57.items, 'ReturnRequest.items')
-        if self._deleted:
+        if not all(  # shop.world:274
+            ((self.t_orders.rows.get(_r49.order) or self.t_orders.row(_r49.order)).status
+            == _E11_OrderStatus_return_requested
+            or (self.t_orders.rows.get(_r49.order) or self.t_orders.row(_r49.order)).status
+            == _E11_OrderStatus_returned)
+            and all(
+                any(
+                    _i51.variant == _v50.key()
+                    for _i51 in rt.each(
+                        self,
+                        (self.t_orders.rows.get(_r49.order) or self.t_orders.row(_r49.order)).items,
+                    )
+                )
+                for _v50 in rt.rows(self.t_variants, rt.each(self, _r49.items))
+            )
+            for _r49 in rt.each(self, self.t_returns)
+        ):
+            raise InvariantError(
+                'A return names items of its order, and the order shows the return.',
+                'shop.world:274',
+            )
+        for _row52 in rt.changed_rows(self, self.t_variants, ('product',)):
+            rt.check_refs(self.t_products, _row52.product, 'Variant.product')
+        for _row53 in rt.changed_rows(self, self.t_orders, ('customer',)):
+            rt.check_refs(self.t_customers, _row53.customer, 'Order.customer')
+        for _row54 in rt.changed_rows(self, self.t_returns, ('order', 'items')):
+            rt.check_refs(self.t_orders, _row54.order, 'ReturnRequest.order')
+            rt.check_refs(self.t_variants, _row54.items, 'ReturnRequest.items')
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_products, ((self.t_variants, 'product'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_variants, ((self.t_returns, 'items'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_orders, 'customer'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_orders, ((self.t_returns, 'order'),))
         pass
 
     def fn_order_total(self, order: Order) -> float:  # shop.world:182
         'What the items of an order cost now.'
-        return round(sum(rt.each(self, tuple([(_item1.price * _item1.quantity) for _item1 in rt.each(self, order.items)]))), 2)  # shop.world:183
+        return round(  # shop.world:183
+            sum(rt.each(
+                self,
+                tuple([_item1.price * _item1.quantity for _item1 in rt.each(self, order.items)]),
+            )),
+            2,
+        )
 
     def fn_net_paid(self, order: Order) -> float:  # shop.world:186
         'Charges minus refunds.'
-        charged: float = sum(rt.each(self, tuple([_t2.amount for _t2 in rt.each(self, order.transactions) if (_t2.kind == _E15_TransactionKind_charge)])))  # shop.world:187
-        refunded: float = sum(rt.each(self, tuple([_t3.amount for _t3 in rt.each(self, order.transactions) if (_t3.kind == _E15_TransactionKind_refund)])))  # shop.world:188
-        return round((charged - refunded), 2)  # shop.world:189
+        charged: float = sum(rt.each(  # shop.world:187
+            self,
+            tuple([
+                _t2.amount
+                for _t2 in rt.each(self, order.transactions)
+                if _t2.kind == _E15_TransactionKind_charge
+            ]),
+        ))
+        refunded: float = sum(rt.each(  # shop.world:188
+            self,
+            tuple([
+                _t3.amount
+                for _t3 in rt.each(self, order.transactions)
+                if _t3.kind == _E15_TransactionKind_refund
+            ]),
+        ))
+        return round(charged - refunded, 2)  # shop.world:189
 
     def fn_covers(self, method: PaymentMethod, amount: float) -> bool:  # shop.world:192
         'Cards and PayPal cover any amount; a gift card only its balance.'
@@ -1379,18 +1449,23 @@ class OnlineShop(Episode):
         _subject4 = method  # shop.world:196
         if isinstance(_subject4, GiftCard):  # shop.world:197
             card = _subject4
-            enough = (card.balance >= amount)  # shop.world:198
+            enough = card.balance >= amount  # shop.world:198
         else:
             enough = True  # shop.world:201
         return enough  # shop.world:204
 
-    def fn_adjust_balance(self, method: PaymentMethod, delta: float) -> PaymentMethod:  # shop.world:207
+    def fn_adjust_balance(  # shop.world:207
+        self, method: PaymentMethod, delta: float
+    ) -> PaymentMethod:
         'The method after a charge (delta < 0) or refund (delta > 0).'
         result: PaymentMethod = method  # shop.world:210
         _subject5 = method  # shop.world:211
         if isinstance(_subject5, GiftCard):  # shop.world:212
             card = _subject5
-            result = _new_GiftCard(card.id_, v.check_range(round((card.balance + delta), 2), 'GiftCard.balance', 0.0, None))  # shop.world:213
+            result = _new_GiftCard(  # shop.world:213
+                card.id_,
+                v.check_range(round(card.balance + delta, 2), 'GiftCard.balance', 0.0, None),
+            )
         else:
             result = method  # shop.world:217
         return result  # shop.world:220
@@ -1399,8 +1474,8 @@ class OnlineShop(Episode):
         "The balance of one of a customer's gift cards; 0.0 for anything else."
         balance: float = 0.0  # shop.world:226
         method: PaymentMethod | None = customer.payment_methods.get(method_id)  # shop.world:227
-        if (method is not None):  # shop.world:228
-            _subject6 = (method if method is not None else rt.absent())  # shop.world:229
+        if method is not None:  # shop.world:228
+            _subject6 = method if method is not None else rt.absent()  # shop.world:229
             if isinstance(_subject6, GiftCard):  # shop.world:230
                 card = _subject6
                 balance = card.balance  # shop.world:231
@@ -1409,320 +1484,665 @@ class OnlineShop(Episode):
         return balance  # shop.world:238
 
     def fn_summarize(self, order: Order) -> OrderSummary:  # shop.world:241
-        return _new_OrderSummary(order.id_, order.status, self.fn_order_total(order), sum(rt.each(self, tuple(map(_GET_quantity, rt.each(self, order.items))))), order.created_at)  # shop.world:242
+        return _new_OrderSummary(  # shop.world:242
+            order.id_,
+            order.status,
+            self.fn_order_total(order),
+            sum(rt.each(self, tuple(map(_GET_quantity, rt.each(self, order.items))))),
+            order.created_at,
+        )
 
     def tool_find_customer_by_email(self, email: str) -> str:  # shop.world:279
-        "Find a customer's id from their email address. Use it to identify the customer before anything else."
+        (
+            "Find a customer's id from their email address. Use it to identify the customer "
+            'before anything else.'
+        )
         wanted: str = rt.built(self, rt.built(self, email.strip()).lower())  # shop.world:284
-        matches: tuple[str, ...] = tuple([_c8.key() for _c8 in rt.each(self, self.t_customers) if (rt.built(self, _c8.email.lower()) == wanted)])  # shop.world:285
+        matches: tuple[str, ...] = tuple([  # shop.world:285
+            _c8.key()
+            for _c8 in rt.each(self, self.t_customers)
+            if rt.built(self, _c8.email.lower()) == wanted
+        ])
         if not (len(matches) > 0):  # shop.world:286
-            raise ToolError(rt.built(self, ('No customer has the email address ' + rt.text(email) + '.')))
+            raise ToolError(rt.built(
+                self, 'No customer has the email address ' + rt.text(email) + '.'
+            ))
         return self.t_customers.row(matches[0]).id_  # shop.world:287
 
     def tool_get_customer_details(self, customer: Customer) -> Customer:  # shop.world:290
-        "Show a customer's profile: name, email, default address and payment methods (with gift card balances)."
+        (
+            "Show a customer's profile: name, email, default address and payment methods (with "
+            'gift card balances).'
+        )
         return customer  # shop.world:295
 
-    def tool_list_customer_orders(self, customer: Customer, status: OrderStatus | None) -> tuple[OrderSummary, ...]:  # shop.world:298
+    def tool_list_customer_orders(  # shop.world:298
+        self, customer: Customer, status: OrderStatus | None
+    ) -> tuple[OrderSummary, ...]:
         "List a customer's orders, newest first, with their status and total."
-        theirs: tuple[str, ...] = tuple([_o9.key() for _o9 in rt.each(self, self.t_orders) if ((_o9.customer == customer.key()) and ((status is None) or (_o9.status == (status if status is not None else rt.absent()))))])  # shop.world:304
-        self._steps -= len(theirs)  # shop.world:305
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:305
-        return tuple([self.fn_summarize(_o10) for _o10 in rt.rows(self.t_orders, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_orders, theirs), key=lambda _o11: _o11.created_at, reverse=True))))])  # shop.world:305
+        theirs: tuple[str, ...] = tuple([  # shop.world:304
+            _o9.key()
+            for _o9 in rt.each(self, self.t_orders)
+            if _o9.customer == customer.key()
+            and (status is None or _o9.status == (status if status is not None else rt.absent()))
+        ])
+        return tuple([  # shop.world:305
+            self.fn_summarize(_o10)
+            for _o10 in rt.rows(
+                self.t_orders,
+                rt.each(
+                    self,
+                    tuple(
+                        rt.key_of(x)
+                        for x in sorted(
+                            rt.rows(self.t_orders, rt.each(self, theirs)),
+                            key=lambda _o11: _o11.created_at,
+                            reverse=True,
+                        )
+                    ),
+                ),
+            )
+        ])
 
     def tool_get_order_details(self, order: str) -> Order:  # shop.world:308
-        'Show an order: items and prices paid, shipping address, status, tracking number and transactions.'
+        (
+            'Show an order: items and prices paid, shipping address, status, tracking number and '
+            'transactions.'
+        )
         found: Order | None = self.t_orders.rows.get(order)  # shop.world:313
         if not (found is not None):  # shop.world:314
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order) + ' not found. Order ids look like #W4817420.')))
+            raise ToolError(rt.built(
+                self, 'Order ' + rt.text(order) + ' not found. Order ids look like #W4817420.'
+            ))
         return found  # shop.world:315
 
-    def tool_list_products(self, category: str | None, in_stock_only: bool) -> tuple[ProductSummary, ...]:  # shop.world:318
-        'Browse the catalogue: each product with its lowest price and the units in stock over all its variants.'
+    def tool_list_products(  # shop.world:318
+        self, category: str | None, in_stock_only: bool
+    ) -> tuple[ProductSummary, ...]:
+        (
+            'Browse the catalogue: each product with its lowest price and the units in stock over '
+            'all its variants.'
+        )
         listed: tuple[ProductSummary, ...] = ()  # shop.world:324
-        for product in rt.rows(self.t_products, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_products, rt.each(self, tuple([_p12.key() for _p12 in rt.each(self, self.t_products)]))), key=lambda _p13: _p13.name)))):  # shop.world:325
-            options: tuple[str, ...] = tuple([_v14.key() for _v14 in rt.each(self, self.t_variants) if (_v14.product == product.key())])  # shop.world:326
-            self._steps -= len(options)  # shop.world:327
-            self._steps >= 0 or rt.out_of_steps()  # shop.world:327
-            stock: int = sum(rt.each(self, tuple(map(_GET_stock, rt.rows(self.t_variants, options)))))  # shop.world:327
-            wanted: bool = ((category is None) or (rt.built(self, product.category.lower()) == rt.built(self, ((category if category is not None else rt.absent()) if (category if category is not None else rt.absent()) is not None else '').lower())))  # shop.world:328
-            if (wanted and ((stock > 0) or (not in_stock_only))):  # shop.world:329
-                self._steps -= len(listed)  # shop.world:330
-                self._steps >= 0 or rt.out_of_steps()  # shop.world:330
-                self._steps -= len(options)  # shop.world:330
-                self._steps >= 0 or rt.out_of_steps()  # shop.world:330
-                listed = (listed + (_new_ProductSummary(product.id_, product.name, product.category, rt.minimum(rt.each(self, tuple(map(_GET_price, rt.rows(self.t_variants, options))))), stock),))  # shop.world:330
+        for product in rt.rows(  # shop.world:325
+            self.t_products,
+            rt.each(
+                self,
+                tuple(
+                    rt.key_of(x)
+                    for x in sorted(
+                        rt.rows(
+                            self.t_products,
+                            rt.each(
+                                self,
+                                tuple([_p13.key() for _p13 in rt.each(self, self.t_products)]),
+                            ),
+                        ),
+                        key=lambda _p12: _p12.name,
+                    )
+                ),
+            ),
+        ):
+            options: tuple[str, ...] = tuple([  # shop.world:326
+                _v14.key()
+                for _v14 in rt.each(self, self.t_variants)
+                if _v14.product == product.key()
+            ])
+            stock: int = sum(rt.each(  # shop.world:327
+                self, tuple(map(_GET_stock, rt.rows(self.t_variants, rt.each(self, options))))
+            ))
+            wanted: bool = (  # shop.world:328
+                category is None
+                or rt.built(self, product.category.lower())
+                == rt.built(
+                    self,
+                    ((category if category is not None else rt.absent()) if (category if category is not None else rt.absent()) is not None else '').lower(
+                    ),
+                )
+            )
+            if wanted and (stock > 0 or not in_stock_only):  # shop.world:329
+                listed = (  # shop.world:330
+                    rt.each(self, listed)
+                    + (
+                        _new_ProductSummary(
+                            product.id_,
+                            product.name,
+                            product.category,
+                            rt.minimum(rt.each(
+                                self,
+                                tuple(map(
+                                    _GET_price, rt.rows(self.t_variants, rt.each(self, options))
+                                )),
+                            )),
+                            stock,
+                        ),
+                    )
+                )
         return listed  # shop.world:339
 
     def tool_get_product_details(self, product: Product) -> ProductDetails:  # shop.world:342
         'Show a product with every variant: its item id, options, price and stock.'
-        return _new_ProductDetails(product.id_, product.name, product.category, tuple([_v17.key() for _v17 in rt.each(self, self.t_variants) if (_v17.product == product.key())]))  # shop.world:347
+        return _new_ProductDetails(  # shop.world:347
+            product.id_,
+            product.name,
+            product.category,
+            tuple([
+                _v17.key()
+                for _v17 in rt.each(self, self.t_variants)
+                if _v17.product == product.key()
+            ]),
+        )
 
-    def tool_place_order(self, customer: Customer, items: dict[str, int], payment_method_id: str, ship_to: Address | None) -> Order:  # shop.world:357
-        'Place and pay a new order. Every item must be in stock in the quantity asked for; a gift\ncard must hold at least the order total. Stock is reserved at once.'
-        self._steps -= len(items)  # shop.world:368
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:368
-        for id_ in items:  # shop.world:368
+    def tool_place_order(  # shop.world:357
+        self,
+        customer: Customer,
+        items: dict[str, int],
+        payment_method_id: str,
+        ship_to: Address | None,
+    ) -> Order:
+        (
+            'Place and pay a new order. Every item must be in stock in the quantity asked for; a '
+            'gift\n'
+            'card must hold at least the order total. Stock is reserved at once.'
+        )
+        for id_ in rt.each(self, items):  # shop.world:368
             variant: Variant | None = self.t_variants.rows.get(id_)  # shop.world:369
             if not (variant is not None):  # shop.world:370
-                raise ToolError(rt.built(self, ('Item ' + rt.text(id_) + ' not found. Item ids look like V2001.')))
+                raise ToolError(rt.built(
+                    self, 'Item ' + rt.text(id_) + ' not found. Item ids look like V2001.'
+                ))
             if not (variant.stock >= items[id_]):  # shop.world:371
-                raise ToolError(rt.built(self, ('Only ' + rt.text(variant.stock) + ' of item ' + rt.text(id_) + ' (' + rt.text(self.t_products.row(variant.product).name) + ') left in stock; ' + rt.text(items[id_]) + ' requested.')))
-        method: PaymentMethod | None = customer.payment_methods.get(payment_method_id)  # shop.world:373
+                raise ToolError(rt.built(
+                    self,
+                    'Only '
+                    + rt.text(variant.stock)
+                    + ' of item '
+                    + rt.text(id_)
+                    + ' ('
+                    + rt.text(
+                        (self.t_products.rows.get(variant.product) or self.t_products.row(variant.product)).name,
+                    )
+                    + ') left in stock; '
+                    + rt.text(items[id_])
+                    + ' requested.',
+                ))
+        method: PaymentMethod | None = customer.payment_methods.get(  # shop.world:373
+            payment_method_id
+        )
         if not (method is not None):  # shop.world:374
-            raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(payment_method_id) + '.')))
-        self._steps -= len(items)  # shop.world:375
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:375
-        lines: tuple[OrderItem, ...] = tuple([_new_OrderItem(_id18, self.t_products.row(self.t_variants.row(_id18).product).name, self.t_variants.row(_id18).options, v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in rt.each(self, tuple(items.keys()))])  # shop.world:375
-        self._steps -= len(lines)  # shop.world:376
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:376
-        total: float = round(sum(rt.each(self, tuple([(_line19.price * _line19.quantity) for _line19 in lines]))), 2)  # shop.world:376
+            raise ToolError(rt.built(
+                self,
+                'Customer '
+                + rt.text(customer.id_)
+                + ' has no payment method '
+                + rt.text(payment_method_id)
+                + '.',
+            ))
+        lines: tuple[OrderItem, ...] = tuple([  # shop.world:375
+            _new_OrderItem(
+                _id18,
+                self.t_products.row(self.t_variants.row(_id18).product).name,
+                self.t_variants.row(_id18).options,
+                v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None),
+                v.check_range(items[_id18], 'OrderItem.quantity', 1, 10),
+            )
+            for _id18 in rt.each(self, tuple(rt.each(self, items).keys()))
+        ])
+        total: float = round(  # shop.world:376
+            sum(rt.each(
+                self, tuple([_line19.price * _line19.quantity for _line19 in rt.each(self, lines)])
+            )),
+            2,
+        )
         if not self.fn_covers(method, total):  # shop.world:377
-            raise ToolError(rt.built(self, ('Gift card ' + rt.text(payment_method_id) + ' has a balance of $' + format(self.fn_gift_card_balance(customer, payment_method_id), '.2f') + ', which does not cover the order total of $' + format(total, '.2f') + '.')))
-        self._undo.append((0, customer, 'payment_methods', customer.payment_methods, customer._digest, customer._text, customer._frags, customer._stale))  # shop.world:378
-        customer.payment_methods = {**customer.payment_methods, payment_method_id: self.fn_adjust_balance(method, (-total))}  # shop.world:378
-        customer._stale |= 16  # shop.world:378
-        customer._digest = customer._text = None  # shop.world:378
-        self.t_customers._digest = None  # shop.world:378
-        self._steps -= len(items)  # shop.world:379
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:379
-        for _id_20 in items:  # shop.world:379
-            _row21 = self.t_variants.row(_id_20)  # shop.world:380
-            self._undo.append((0, _row21, 'stock', _row21.stock, _row21._digest, _row21._text, _row21._frags, _row21._stale))  # shop.world:380
-            _row21.stock = rt.bounded(self.t_variants.row(_id_20).stock - items[_id_20])  # shop.world:380
-            _row21._stale |= 16  # shop.world:380
-            _row21._digest = _row21._text = None  # shop.world:380
-            self.t_variants._digest = None  # shop.world:380
-        order: Order = Order(id_=self._next('order_ids', '#W{:07d}'), customer=customer.key(), address=(ship_to if ship_to is not None else customer.address), items=v.check_length(lines, 'Order.items', 1, None), status=_E11_OrderStatus_pending, payment_method_id=payment_method_id, transactions=(_new_Transaction(_E15_TransactionKind_charge, v.check_range(total, 'Transaction.amount', 0.0, None), payment_method_id, self.clock),), tracking=None, cancel_reason=None, created_at=self.clock)  # shop.world:382
-        self._insert(self.t_orders, order)  # shop.world:389
+            raise ToolError(rt.built(
+                self,
+                'Gift card '
+                + rt.text(payment_method_id)
+                + ' has a balance of $'
+                + format(self.fn_gift_card_balance(customer, payment_method_id), '.2f')
+                + ', which does not cover the order total of $'
+                + format(total, '.2f')
+                + '.',
+            ))
+        self.set_field(  # shop.world:378
+            customer,
+            'payment_methods',
+            {
+                **customer.payment_methods,
+                payment_method_id: self.fn_adjust_balance(method, -total),
+            },
+        )
+        for _id_20 in rt.each(self, items):  # shop.world:379
+            self.set_field(  # shop.world:380
+                self.t_variants.row(_id_20),
+                'stock',
+                rt.bounded(self.t_variants.row(_id_20).stock - items[_id_20]),
+            )
+        order: Order = Order(  # shop.world:382
+            id_=self.next_id('order_ids', '#W{:07d}'),
+            customer=customer.key(),
+            address=ship_to if ship_to is not None else customer.address,
+            items=v.check_length(lines, 'Order.items', 1, None),
+            status=_E11_OrderStatus_pending,
+            payment_method_id=payment_method_id,
+            transactions=(
+                _new_Transaction(
+                    _E15_TransactionKind_charge,
+                    v.check_range(total, 'Transaction.amount', 0.0, None),
+                    payment_method_id,
+                    self.clock,
+                ),
+            ),
+            tracking=None,
+            cancel_reason=None,
+            created_at=self.clock,
+        )
+        self.insert(self.t_orders, order)  # shop.world:389
         return order  # shop.world:390
 
     def tool_cancel_order(self, order: Order, reason: CancelReason) -> Order:  # shop.world:393
-        'Cancel a pending order. The amount paid goes back to the payment method it came from and the items return to stock.'
+        (
+            'Cancel a pending order. The amount paid goes back to the payment method it came from '
+            'and the items return to stock.'
+        )
         if not (order.status == _E11_OrderStatus_pending):  # shop.world:399
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be cancelled: it is already ' + rt.text(order.status) + '. Only pending orders can be cancelled.')))
-        customer: Customer = (self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer))  # shop.world:400
+            raise ToolError(rt.built(
+                self,
+                'Order '
+                + rt.text(order.id_)
+                + ' cannot be cancelled: it is already '
+                + rt.text(order.status)
+                + '. Only pending orders can be cancelled.',
+            ))
+        customer: Customer = (  # shop.world:400
+            self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)
+        )
         amount: float = self.fn_net_paid(order)  # shop.world:401
-        self._undo.append((0, customer, 'payment_methods', customer.payment_methods, customer._digest, customer._text, customer._frags, customer._stale))  # shop.world:402
-        customer.payment_methods = {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(customer.payment_methods[order.payment_method_id], amount)}  # shop.world:402
-        customer._stale |= 16  # shop.world:402
-        customer._digest = customer._text = None  # shop.world:402
-        self.t_customers._digest = None  # shop.world:402
-        self._undo.append((0, order, 'transactions', order.transactions, order._digest, order._text, order._frags, order._stale))  # shop.world:403
-        order.transactions = (order.transactions + (_new_Transaction(_E15_TransactionKind_refund, v.check_range(amount, 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:403
-        order._stale |= 64  # shop.world:403
-        order._digest = order._text = None  # shop.world:403
-        self.t_orders._digest = None  # shop.world:403
-        self._steps -= len(order.items)  # shop.world:409
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:409
-        for line in order.items:  # shop.world:409
-            _row22 = self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_)  # shop.world:410
-            self._undo.append((0, _row22, 'stock', _row22.stock, _row22._digest, _row22._text, _row22._frags, _row22._stale))  # shop.world:410
-            _row22.stock = rt.bounded(self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_).stock + line.quantity)  # shop.world:410
-            _row22._stale |= 16  # shop.world:410
-            _row22._digest = _row22._text = None  # shop.world:410
-            self.t_variants._digest = None  # shop.world:410
-        self._undo.append((3, order, ('status', 'cancel_reason'), (order.status, order.cancel_reason, ), order._digest, order._text, order._frags, order._stale))  # shop.world:412
-        order.status = _E11_OrderStatus_cancelled  # shop.world:412
-        order.cancel_reason = reason  # shop.world:413
-        order._stale |= 272  # shop.world:413
-        order._digest = order._text = None  # shop.world:413
-        self.t_orders._digest = None  # shop.world:413
+        self.set_field(  # shop.world:402
+            customer,
+            'payment_methods',
+            {
+                **customer.payment_methods,
+                order.payment_method_id: self.fn_adjust_balance(
+                    customer.payment_methods[order.payment_method_id], amount
+                ),
+            },
+        )
+        self.set_field(  # shop.world:403
+            order,
+            'transactions',
+            order.transactions
+            + (
+                _new_Transaction(
+                    _E15_TransactionKind_refund,
+                    v.check_range(amount, 'Transaction.amount', 0.0, None),
+                    order.payment_method_id,
+                    self.clock,
+                ),
+            ),
+        )
+        for line in rt.each(self, order.items):  # shop.world:409
+            self.set_field(  # shop.world:410
+                self.t_variants.row(
+                    (self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_,
+                ),
+                'stock',
+                rt.bounded(
+                    self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_).stock
+                    + line.quantity,
+                ),
+            )
+        self.set_fields(  # shop.world:412
+            order, status=_E11_OrderStatus_cancelled, cancel_reason=reason
+        )
         return order  # shop.world:414
 
     def tool_modify_order_address(self, order: Order, address: Address) -> Order:  # shop.world:417
         "Change where a pending order ships to. The customer's default address is not changed."
         if not (order.status == _E11_OrderStatus_pending):  # shop.world:423
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be changed: it is ' + rt.text(order.status) + '. Only pending orders can be changed.')))
+            raise ToolError(rt.built(
+                self,
+                'Order '
+                + rt.text(order.id_)
+                + ' cannot be changed: it is '
+                + rt.text(order.status)
+                + '. Only pending orders can be changed.',
+            ))
         if not (address != order.address):  # shop.world:424
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' already ships to that address.')))
-        self._undo.append((0, order, 'address', order.address, order._digest, order._text, order._frags, order._stale))  # shop.world:425
-        order.address = address  # shop.world:425
-        order._stale |= 4  # shop.world:425
-        order._digest = order._text = None  # shop.world:425
-        self.t_orders._digest = None  # shop.world:425
+            raise ToolError(rt.built(
+                self, 'Order ' + rt.text(order.id_) + ' already ships to that address.'
+            ))
+        self.set_field(order, 'address', address)  # shop.world:425
         return order  # shop.world:426
 
-    def tool_swap_order_item(self, order: Order, old_item: Variant, new_item: Variant) -> Order:  # shop.world:429
-        "Switch one item of a pending order to another option (size, colour, ...) of the same\nproduct. The price difference is charged to, or refunded on, the order's payment method."
+    def tool_swap_order_item(  # shop.world:429
+        self, order: Order, old_item: Variant, new_item: Variant
+    ) -> Order:
+        (
+            'Switch one item of a pending order to another option (size, colour, ...) of the '
+            'same\n'
+            "product. The price difference is charged to, or refunded on, the order's payment "
+            'method.'
+        )
         if not (order.status == _E11_OrderStatus_pending):  # shop.world:439
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be changed: it is ' + rt.text(order.status) + '. Only pending orders can be changed.')))
-        matching: tuple[OrderItem, ...] = tuple([_line23 for _line23 in rt.each(self, order.items) if (_line23.variant == old_item.key())])  # shop.world:440
+            raise ToolError(rt.built(
+                self,
+                'Order '
+                + rt.text(order.id_)
+                + ' cannot be changed: it is '
+                + rt.text(order.status)
+                + '. Only pending orders can be changed.',
+            ))
+        matching: tuple[OrderItem, ...] = tuple([  # shop.world:440
+            _line21 for _line21 in rt.each(self, order.items) if _line21.variant == old_item.key()
+        ])
         if not (len(matching) > 0):  # shop.world:441
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no item ' + rt.text(old_item.id_) + '.')))
+            raise ToolError(rt.built(
+                self, 'Order ' + rt.text(order.id_) + ' has no item ' + rt.text(old_item.id_) + '.'
+            ))
         if not (new_item.key() != old_item.key()):  # shop.world:442
-            raise ToolError(rt.built(self, ('Item ' + rt.text(new_item.id_) + ' is already in order ' + rt.text(order.id_) + '.')))
+            raise ToolError(rt.built(
+                self,
+                'Item '
+                + rt.text(new_item.id_)
+                + ' is already in order '
+                + rt.text(order.id_)
+                + '.',
+            ))
         if not (new_item.product == old_item.product):  # shop.world:443
-            raise ToolError(rt.built(self, ('Item ' + rt.text(new_item.id_) + ' is a ' + rt.text((self.t_products.rows.get(new_item.product) or self.t_products.row(new_item.product)).name) + ', not a ' + rt.text((self.t_products.rows.get(old_item.product) or self.t_products.row(old_item.product)).name) + '; an item can only be swapped for another option of the same product.')))
+            raise ToolError(rt.built(
+                self,
+                'Item '
+                + rt.text(new_item.id_)
+                + ' is a '
+                + rt.text(
+                    (self.t_products.rows.get(new_item.product) or self.t_products.row(new_item.product)).name,
+                )
+                + ', not a '
+                + rt.text(
+                    (self.t_products.rows.get(old_item.product) or self.t_products.row(old_item.product)).name,
+                )
+                + '; an item can only be swapped for another option of the same product.',
+            ))
         quantity: int = matching[0].quantity  # shop.world:444
         if not (new_item.stock >= quantity):  # shop.world:445
-            raise ToolError(rt.built(self, ('Only ' + rt.text(new_item.stock) + ' of item ' + rt.text(new_item.id_) + ' left in stock; ' + rt.text(quantity) + ' needed.')))
-        difference: float = round(((new_item.price - old_item.price) * quantity), 2)  # shop.world:446
-        customer: Customer = (self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer))  # shop.world:447
+            raise ToolError(rt.built(
+                self,
+                'Only '
+                + rt.text(new_item.stock)
+                + ' of item '
+                + rt.text(new_item.id_)
+                + ' left in stock; '
+                + rt.text(quantity)
+                + ' needed.',
+            ))
+        difference: float = round(  # shop.world:446
+            (new_item.price - old_item.price) * quantity, 2
+        )
+        customer: Customer = (  # shop.world:447
+            self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)
+        )
         method: PaymentMethod = customer.payment_methods[order.payment_method_id]  # shop.world:448
-        if (difference > 0.0):  # shop.world:449
+        if difference > 0.0:  # shop.world:449
             if not self.fn_covers(method, difference):  # shop.world:450
-                raise ToolError(rt.built(self, ('The price difference of $' + format(difference, '.2f') + ' is more than the balance of gift card ' + rt.text(order.payment_method_id) + '.')))
-            self._undo.append((0, order, 'transactions', order.transactions, order._digest, order._text, order._frags, order._stale))  # shop.world:451
-            order.transactions = (order.transactions + (_new_Transaction(_E15_TransactionKind_charge, v.check_range(difference, 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:451
-            order._stale |= 64  # shop.world:451
-            order._digest = order._text = None  # shop.world:451
-            self.t_orders._digest = None  # shop.world:451
-        elif (difference < 0.0):  # shop.world:457
-            self._undo.append((0, order, 'transactions', order.transactions, order._digest, order._text, order._frags, order._stale))  # shop.world:458
-            order.transactions = (order.transactions + (_new_Transaction(_E15_TransactionKind_refund, v.check_range((-difference), 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:458
-            order._stale |= 64  # shop.world:458
-            order._digest = order._text = None  # shop.world:458
-            self.t_orders._digest = None  # shop.world:458
-        self._undo.append((0, customer, 'payment_methods', customer.payment_methods, customer._digest, customer._text, customer._frags, customer._stale))  # shop.world:465
-        customer.payment_methods = {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(method, (-difference))}  # shop.world:465
-        customer._stale |= 16  # shop.world:465
-        customer._digest = customer._text = None  # shop.world:465
-        self.t_customers._digest = None  # shop.world:465
+                raise ToolError(rt.built(
+                    self,
+                    'The price difference of $'
+                    + format(difference, '.2f')
+                    + ' is more than the balance of gift card '
+                    + rt.text(order.payment_method_id)
+                    + '.',
+                ))
+            self.set_field(  # shop.world:451
+                order,
+                'transactions',
+                order.transactions
+                + (
+                    _new_Transaction(
+                        _E15_TransactionKind_charge,
+                        v.check_range(difference, 'Transaction.amount', 0.0, None),
+                        order.payment_method_id,
+                        self.clock,
+                    ),
+                ),
+            )
+        elif difference < 0.0:  # shop.world:457
+            self.set_field(  # shop.world:458
+                order,
+                'transactions',
+                order.transactions
+                + (
+                    _new_Transaction(
+                        _E15_TransactionKind_refund,
+                        v.check_range(-difference, 'Transaction.amount', 0.0, None),
+                        order.payment_method_id,
+                        self.clock,
+                    ),
+                ),
+            )
+        self.set_field(  # shop.world:465
+            customer,
+            'payment_methods',
+            {
+                **customer.payment_methods,
+                order.payment_method_id: self.fn_adjust_balance(method, -difference),
+            },
+        )
         updated: tuple[OrderItem, ...] = ()  # shop.world:466
-        self._steps -= len(order.items)  # shop.world:467
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:467
-        for line in order.items:  # shop.world:467
-            if (line.variant == old_item.key()):  # shop.world:468
-                self._steps -= len(updated)  # shop.world:469
-                self._steps >= 0 or rt.out_of_steps()  # shop.world:469
-                updated = (updated + (_new_OrderItem(new_item.key(), line.name, new_item.options, v.check_range(new_item.price, 'OrderItem.price', 0.0, None), v.check_range(line.quantity, 'OrderItem.quantity', 1, 10)),))  # shop.world:469
+        for line in rt.each(self, order.items):  # shop.world:467
+            if line.variant == old_item.key():  # shop.world:468
+                updated = (  # shop.world:469
+                    rt.each(self, updated)
+                    + (
+                        _new_OrderItem(
+                            new_item.key(),
+                            line.name,
+                            new_item.options,
+                            v.check_range(new_item.price, 'OrderItem.price', 0.0, None),
+                            v.check_range(line.quantity, 'OrderItem.quantity', 1, 10),
+                        ),
+                    )
+                )
             else:
-                self._steps -= len(updated)  # shop.world:477
-                self._steps >= 0 or rt.out_of_steps()  # shop.world:477
-                updated = (updated + (line,))  # shop.world:477
-        self._undo.append((0, order, 'items', order.items, order._digest, order._text, order._frags, order._stale))  # shop.world:480
-        order.items = v.check_length(updated, 'Order.items', 1, None)  # shop.world:480
-        order._stale |= 8  # shop.world:480
-        order._digest = order._text = None  # shop.world:480
-        self.t_orders._digest = None  # shop.world:480
-        self._undo.append((0, old_item, 'stock', old_item.stock, old_item._digest, old_item._text, old_item._frags, old_item._stale))  # shop.world:481
-        old_item.stock = rt.bounded(old_item.stock + quantity)  # shop.world:481
-        old_item._stale |= 16  # shop.world:481
-        old_item._digest = old_item._text = None  # shop.world:481
-        self.t_variants._digest = None  # shop.world:481
-        self._undo.append((0, new_item, 'stock', new_item.stock, new_item._digest, new_item._text, new_item._frags, new_item._stale))  # shop.world:482
-        new_item.stock = rt.bounded(new_item.stock - quantity)  # shop.world:482
-        new_item._stale |= 16  # shop.world:482
-        new_item._digest = new_item._text = None  # shop.world:482
-        self.t_variants._digest = None  # shop.world:482
+                updated = rt.each(self, updated) + (line,)  # shop.world:477
+        self.set_field(  # shop.world:480
+            order, 'items', v.check_length(updated, 'Order.items', 1, None)
+        )
+        self.set_field(old_item, 'stock', rt.bounded(old_item.stock + quantity))  # shop.world:481
+        self.set_field(new_item, 'stock', rt.bounded(new_item.stock - quantity))  # shop.world:482
         return order  # shop.world:483
 
     def tool_ship_order(self, order: Order, tracking_number: str) -> Order:  # shop.world:486
         'Hand a pending order to the carrier: it becomes processed and gets its tracking number.'
         if not (order.status == _E11_OrderStatus_pending):  # shop.world:492
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be shipped: it is ' + rt.text(order.status) + '.')))
-        if not (not any((_o24.tracking == tracking_number) for _o24 in rt.each(self, self.t_orders))):  # shop.world:493
-            raise ToolError(rt.built(self, ('Tracking number ' + rt.text(tracking_number) + ' is already used by another order.')))
-        self._undo.append((3, order, ('status', 'tracking'), (order.status, order.tracking, ), order._digest, order._text, order._frags, order._stale))  # shop.world:494
-        order.status = _E11_OrderStatus_processed  # shop.world:494
-        order.tracking = rt.if_present(tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$'))  # shop.world:495
-        order._stale |= 144  # shop.world:495
-        order._digest = order._text = None  # shop.world:495
-        self.t_orders._digest = None  # shop.world:495
+            raise ToolError(rt.built(
+                self,
+                'Order '
+                + rt.text(order.id_)
+                + ' cannot be shipped: it is '
+                + rt.text(order.status)
+                + '.',
+            ))
+        if not (not any(_o22.tracking == tracking_number for _o22 in rt.each(self, self.t_orders))):  # shop.world:493
+            raise ToolError(rt.built(
+                self,
+                'Tracking number '
+                + rt.text(tracking_number)
+                + ' is already used by another order.',
+            ))
+        self.set_fields(  # shop.world:494
+            order,
+            status=_E11_OrderStatus_processed,
+            tracking=rt.if_present(tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$')),
+        )
         return order  # shop.world:496
 
     def tool_mark_order_delivered(self, order: Order) -> Order:  # shop.world:499
         'Record that the carrier delivered a processed order.'
         if not (order.status == _E11_OrderStatus_processed):  # shop.world:504
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be marked delivered: it is ' + rt.text(order.status) + ', not processed.')))
-        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # shop.world:505
-        order.status = _E11_OrderStatus_delivered  # shop.world:505
-        order._stale |= 16  # shop.world:505
-        order._digest = order._text = None  # shop.world:505
-        self.t_orders._digest = None  # shop.world:505
+            raise ToolError(rt.built(
+                self,
+                'Order '
+                + rt.text(order.id_)
+                + ' cannot be marked delivered: it is '
+                + rt.text(order.status)
+                + ', not processed.',
+            ))
+        self.set_field(order, 'status', _E11_OrderStatus_delivered)  # shop.world:505
         return order  # shop.world:506
 
-    def tool_request_return(self, order: Order, item_ids: tuple[str, ...], refund_method_id: str, reason: str) -> ReturnRequest:  # shop.world:511
-        'Open a return for items of a delivered order. The refund is paid when the parcel reaches the warehouse.'
+    def tool_request_return(  # shop.world:511
+        self, order: Order, item_ids: tuple[str, ...], refund_method_id: str, reason: str
+    ) -> ReturnRequest:
+        (
+            'Open a return for items of a delivered order. The refund is paid when the parcel '
+            'reaches the warehouse.'
+        )
         if not (order.status == _E11_OrderStatus_delivered):  # shop.world:519
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be returned: it is ' + rt.text(order.status) + '. Only delivered orders can be returned.')))
-        self._steps -= len(item_ids)  # shop.world:520
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:520
-        unknown: tuple[str, ...] = tuple([_id25 for _id25 in item_ids if (not any((_line26.variant == _id25) for _line26 in rt.each(self, order.items)))])  # shop.world:520
-        self._steps -= len(unknown)  # shop.world:521
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:521
-        unknown_text: str = rt.built(self, rt.join(', ', unknown))  # shop.world:521
+            raise ToolError(rt.built(
+                self,
+                'Order '
+                + rt.text(order.id_)
+                + ' cannot be returned: it is '
+                + rt.text(order.status)
+                + '. Only delivered orders can be returned.',
+            ))
+        unknown: tuple[str, ...] = tuple([  # shop.world:520
+            _id23
+            for _id23 in rt.each(self, item_ids)
+            if not any(_line24.variant == _id23 for _line24 in rt.each(self, order.items))
+        ])
+        unknown_text: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # shop.world:521
         if not (len(unknown) == 0):  # shop.world:522
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no item ' + rt.text(unknown_text) + '.')))
-        self._steps -= len(item_ids)  # shop.world:523
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:523
-        if not (len(v.unique(tuple(item_ids))) == len(item_ids)):  # shop.world:523
+            raise ToolError(rt.built(
+                self, 'Order ' + rt.text(order.id_) + ' has no item ' + rt.text(unknown_text) + '.'
+            ))
+        if not (len(v.unique(tuple(rt.each(self, item_ids)))) == len(item_ids)):  # shop.world:523
             raise ToolError('List each item id only once.')
-        customer: Customer = (self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer))  # shop.world:524
-        method: PaymentMethod | None = customer.payment_methods.get(refund_method_id)  # shop.world:525
+        customer: Customer = (  # shop.world:524
+            self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)
+        )
+        method: PaymentMethod | None = customer.payment_methods.get(  # shop.world:525
+            refund_method_id
+        )
         if not (method is not None):  # shop.world:526
-            raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(refund_method_id) + '.')))
-        if not ((method.id_ == order.payment_method_id) or (_TAGS_PaymentMethod[type(method)] == 'gift_card')):  # shop.world:527
-            raise ToolError(rt.built(self, ('Refunds go to the original payment method (' + rt.text(order.payment_method_id) + ') or to a gift card, not to ' + rt.text(refund_method_id) + '.')))
-        returned_lines: tuple[OrderItem, ...] = tuple([_line27 for _line27 in rt.each(self, order.items) if ((self.t_variants.rows.get(_line27.variant) or self.t_variants.row(_line27.variant)).id_ in rt.each(self, item_ids))])  # shop.world:528
-        self._steps -= len(returned_lines) + len(returned_lines)  # shop.world:529
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:529
-        request: ReturnRequest = ReturnRequest(id_=self._next('return_ids', 'RET{:04d}'), order=order.key(), items=v.check_length(tuple(map(_GET_variant, returned_lines)), 'ReturnRequest.items', 1, None), refund_method_id=refund_method_id, amount=v.check_range(round(sum(rt.each(self, tuple([(_line29.price * _line29.quantity) for _line29 in returned_lines]))), 2), 'ReturnRequest.amount', 0.0, None), reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200), status=_E12_ReturnStatus_requested, created_at=self.clock)  # shop.world:529
-        self._insert(self.t_returns, request)  # shop.world:536
-        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # shop.world:537
-        order.status = _E11_OrderStatus_return_requested  # shop.world:537
-        order._stale |= 16  # shop.world:537
-        order._digest = order._text = None  # shop.world:537
-        self.t_orders._digest = None  # shop.world:537
+            raise ToolError(rt.built(
+                self,
+                'Customer '
+                + rt.text(customer.id_)
+                + ' has no payment method '
+                + rt.text(refund_method_id)
+                + '.',
+            ))
+        if not (  # shop.world:527
+            method.id_ == order.payment_method_id
+            or _TAGS_PaymentMethod[type(method)] == 'gift_card'
+        ):
+            raise ToolError(rt.built(
+                self,
+                'Refunds go to the original payment method ('
+                + rt.text(order.payment_method_id)
+                + ') or to a gift card, not to '
+                + rt.text(refund_method_id)
+                + '.',
+            ))
+        returned_lines: tuple[OrderItem, ...] = tuple([  # shop.world:528
+            _line25
+            for _line25 in rt.each(self, order.items)
+            if (self.t_variants.rows.get(_line25.variant) or self.t_variants.row(_line25.variant)).id_
+            in rt.each(self, item_ids)
+        ])
+        request: ReturnRequest = ReturnRequest(  # shop.world:529
+            id_=self.next_id('return_ids', 'RET{:04d}'),
+            order=order.key(),
+            items=v.check_length(tuple(map(_GET_variant, rt.each(self, returned_lines))), 'ReturnRequest.items', 1, None),
+            refund_method_id=refund_method_id,
+            amount=v.check_range(round(sum(rt.each(self, tuple([_line27.price * _line27.quantity for _line27 in rt.each(self, returned_lines)]))), 2), 'ReturnRequest.amount', 0.0, None),
+            reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200),
+            status=_E12_ReturnStatus_requested,
+            created_at=self.clock,
+        )
+        self.insert(self.t_returns, request)  # shop.world:536
+        self.set_field(order, 'status', _E11_OrderStatus_return_requested)  # shop.world:537
         return request  # shop.world:538
 
-    def tool_receive_return(self, return_request: ReturnRequest) -> ReturnRequest:  # shop.world:541
-        'Record that a returned parcel reached the warehouse: the items go back to stock and the refund is paid.'
+    def tool_receive_return(  # shop.world:541
+        self, return_request: ReturnRequest
+    ) -> ReturnRequest:
+        (
+            'Record that a returned parcel reached the warehouse: the items go back to stock and '
+            'the refund is paid.'
+        )
         if not (return_request.status == _E12_ReturnStatus_requested):  # shop.world:546
-            raise ToolError(rt.built(self, ('Return ' + rt.text(return_request.id_) + ' was already refunded.')))
-        order: Order = (self.t_orders.rows.get(return_request.order) or self.t_orders.row(return_request.order))  # shop.world:547
-        customer: Customer = (self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer))  # shop.world:548
-        self._steps -= len(order.items)  # shop.world:549
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:549
-        for line in order.items:  # shop.world:549
-            if (line.variant in rt.each(self, return_request.items)):  # shop.world:550
-                _row30 = self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_)  # shop.world:551
-                self._undo.append((0, _row30, 'stock', _row30.stock, _row30._digest, _row30._text, _row30._frags, _row30._stale))  # shop.world:551
-                _row30.stock = rt.bounded(self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_).stock + line.quantity)  # shop.world:551
-                _row30._stale |= 16  # shop.world:551
-                _row30._digest = _row30._text = None  # shop.world:551
-                self.t_variants._digest = None  # shop.world:551
+            raise ToolError(rt.built(
+                self, 'Return ' + rt.text(return_request.id_) + ' was already refunded.'
+            ))
+        order: Order = (  # shop.world:547
+            self.t_orders.rows.get(return_request.order) or self.t_orders.row(return_request.order)
+        )
+        customer: Customer = (  # shop.world:548
+            self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)
+        )
+        for line in rt.each(self, order.items):  # shop.world:549
+            if line.variant in rt.each(self, return_request.items):  # shop.world:550
+                self.set_field(  # shop.world:551
+                    self.t_variants.row(
+                        (self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_,
+                    ),
+                    'stock',
+                    rt.bounded(
+                        self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_).stock
+                        + line.quantity,
+                    ),
+                )
         method_id: str = return_request.refund_method_id  # shop.world:554
-        self._undo.append((0, customer, 'payment_methods', customer.payment_methods, customer._digest, customer._text, customer._frags, customer._stale))  # shop.world:555
-        customer.payment_methods = {**customer.payment_methods, method_id: self.fn_adjust_balance(customer.payment_methods[method_id], return_request.amount)}  # shop.world:555
-        customer._stale |= 16  # shop.world:555
-        customer._digest = customer._text = None  # shop.world:555
-        self.t_customers._digest = None  # shop.world:555
-        self._undo.append((0, order, 'transactions', order.transactions, order._digest, order._text, order._frags, order._stale))  # shop.world:556
-        order.transactions = (order.transactions + (_new_Transaction(_E15_TransactionKind_refund, v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id, self.clock),))  # shop.world:556
-        order._stale |= 64  # shop.world:556
-        order._digest = order._text = None  # shop.world:556
-        self.t_orders._digest = None  # shop.world:556
-        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # shop.world:562
-        order.status = _E11_OrderStatus_returned  # shop.world:562
-        order._stale |= 16  # shop.world:562
-        order._digest = order._text = None  # shop.world:562
-        self.t_orders._digest = None  # shop.world:562
-        self._undo.append((0, return_request, 'status', return_request.status, return_request._digest, return_request._text, return_request._frags, return_request._stale))  # shop.world:563
-        return_request.status = _E12_ReturnStatus_refunded  # shop.world:563
-        return_request._stale |= 64  # shop.world:563
-        return_request._digest = return_request._text = None  # shop.world:563
-        self.t_returns._digest = None  # shop.world:563
+        self.set_field(  # shop.world:555
+            customer,
+            'payment_methods',
+            {
+                **customer.payment_methods,
+                method_id: self.fn_adjust_balance(
+                    customer.payment_methods[method_id], return_request.amount
+                ),
+            },
+        )
+        self.set_field(  # shop.world:556
+            order,
+            'transactions',
+            order.transactions
+            + (
+                _new_Transaction(
+                    _E15_TransactionKind_refund,
+                    v.check_range(return_request.amount, 'Transaction.amount', 0.0, None),
+                    method_id,
+                    self.clock,
+                ),
+            ),
+        )
+        self.set_field(order, 'status', _E11_OrderStatus_returned)  # shop.world:562
+        self.set_field(return_request, 'status', _E12_ReturnStatus_refunded)  # shop.world:563
         return return_request  # shop.world:564
 
-    def tool_issue_gift_card(self, customer: Customer, amount: float) -> PaymentMethod:  # shop.world:567
-        'Give a customer a new gift card, for instance as a goodwill gesture. It is added to their payment methods.'
-        card: GiftCard = _new_GiftCard(self._next('gift_card_ids', 'gift_card_{:07d}'), v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None))  # shop.world:573
-        self._undo.append((0, customer, 'payment_methods', customer.payment_methods, customer._digest, customer._text, customer._frags, customer._stale))  # shop.world:574
-        customer.payment_methods = {**customer.payment_methods, card.id_: card}  # shop.world:574
-        customer._stale |= 16  # shop.world:574
-        customer._digest = customer._text = None  # shop.world:574
-        self.t_customers._digest = None  # shop.world:574
+    def tool_issue_gift_card(  # shop.world:567
+        self, customer: Customer, amount: float
+    ) -> PaymentMethod:
+        (
+            'Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
+            'their payment methods.'
+        )
+        card: GiftCard = _new_GiftCard(  # shop.world:573
+            self.next_id('gift_card_ids', 'gift_card_{:07d}'),
+            v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None),
+        )
+        self.set_field(  # shop.world:574
+            customer, 'payment_methods', {**customer.payment_methods, card.id_: card}
+        )
         return card  # shop.world:575
 
     def tool_restock_variant(self, variant: Variant, quantity: int) -> Variant:  # shop.world:578
         "Add units that arrived from the supplier to an item's stock."
-        self._undo.append((0, variant, 'stock', variant.stock, variant._digest, variant._text, variant._frags, variant._stale))  # shop.world:584
-        variant.stock = rt.bounded(variant.stock + quantity)  # shop.world:584
-        variant._stale |= 16  # shop.world:584
-        variant._digest = variant._text = None  # shop.world:584
-        self.t_variants._digest = None  # shop.world:584
+        self.set_field(variant, 'stock', rt.bounded(variant.stock + quantity))  # shop.world:584
         return variant  # shop.world:585
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -1748,7 +2168,7 @@ def _invoke_get_customer_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
-    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
+    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'))
     return ep.tool_get_customer_details(a_customer)
 
 
@@ -1762,7 +2182,7 @@ def _invoke_list_customer_orders(ep: OnlineShop, args: Mapping[str, Any]) -> Any
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
-    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
+    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'))
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, OrderStatus))) if args.get('status') is not None else None)
     return ep.tool_list_customer_orders(a_customer, a_status)
 
@@ -1798,7 +2218,7 @@ def _invoke_get_product_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     a_product = args['product']
     if type(a_product) is not str or not a_product.isascii():
         a_product = v.want_str(a_product, 'product')
-    a_product = ep.t_products.rows.get(a_product) or rt.lookup(ep.t_products, a_product, lambda key: rt.built(ep, ('Product ' + rt.text(key) + ' not found.')))
+    a_product = ep.t_products.rows.get(a_product) or rt.lookup(ep.t_products, a_product, lambda key: rt.built(ep, 'Product ' + rt.text(key) + ' not found.'))
     return ep.tool_get_product_details(a_product)
 
 
@@ -1812,7 +2232,7 @@ def _invoke_place_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
-    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
+    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'))
     a_items = v.check_length(v.want_map(args['items'], 'items', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10))), 'items', 1, 10)
     a_payment_method_id = args['payment_method_id']
     if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
@@ -1827,7 +2247,7 @@ _ARGS_cancel_order: frozenset[str] = frozenset({'order', 'reason'})
 def _invoke_cancel_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_cancel_order and None not in args.values()):
         rt.check_arguments(args, ('order', 'reason'), ('order', 'reason'))
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     a_reason = v.want_enum(args['reason'], 'reason', CancelReason)
     return ep.tool_cancel_order(a_order, a_reason)
 
@@ -1838,7 +2258,7 @@ _ARGS_modify_order_address: frozenset[str] = frozenset({'order', 'address'})
 def _invoke_modify_order_address(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_modify_order_address and None not in args.values()):
         rt.check_arguments(args, ('order', 'address'), ('order', 'address'))
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     a_address = Address.load(args['address'], 'address', ep)
     return ep.tool_modify_order_address(a_order, a_address)
 
@@ -1849,15 +2269,15 @@ _ARGS_swap_order_item: frozenset[str] = frozenset({'order', 'old_item', 'new_ite
 def _invoke_swap_order_item(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_swap_order_item and None not in args.values()):
         rt.check_arguments(args, ('order', 'old_item', 'new_item'), ('order', 'old_item', 'new_item'))
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     a_old_item = args['old_item']
     if type(a_old_item) is not str or not a_old_item.isascii():
         a_old_item = v.want_str(a_old_item, 'old_item')
-    a_old_item = ep.t_variants.rows.get(a_old_item) or rt.lookup(ep.t_variants, a_old_item, lambda key: rt.built(ep, ('Item ' + rt.text(key) + ' not found.')))
+    a_old_item = ep.t_variants.rows.get(a_old_item) or rt.lookup(ep.t_variants, a_old_item, lambda key: rt.built(ep, 'Item ' + rt.text(key) + ' not found.'))
     a_new_item = args['new_item']
     if type(a_new_item) is not str or not a_new_item.isascii():
         a_new_item = v.want_str(a_new_item, 'new_item')
-    a_new_item = ep.t_variants.rows.get(a_new_item) or rt.lookup(ep.t_variants, a_new_item, lambda key: rt.built(ep, ('Item ' + rt.text(key) + ' not found.')))
+    a_new_item = ep.t_variants.rows.get(a_new_item) or rt.lookup(ep.t_variants, a_new_item, lambda key: rt.built(ep, 'Item ' + rt.text(key) + ' not found.'))
     return ep.tool_swap_order_item(a_order, a_old_item, a_new_item)
 
 
@@ -1867,7 +2287,7 @@ _ARGS_ship_order: frozenset[str] = frozenset({'order', 'tracking_number'})
 def _invoke_ship_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_ship_order and None not in args.values()):
         rt.check_arguments(args, ('order', 'tracking_number'), ('order', 'tracking_number'))
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     a_tracking_number = v.check_pattern(v.want_str(args['tracking_number'], 'tracking_number'), 'tracking_number', '^[0-9]{12}$')
     return ep.tool_ship_order(a_order, a_tracking_number)
 
@@ -1878,7 +2298,7 @@ _ARGS_mark_order_delivered: frozenset[str] = frozenset({'order'})
 def _invoke_mark_order_delivered(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_mark_order_delivered and None not in args.values()):
         rt.check_arguments(args, ('order',), ('order',))
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     return ep.tool_mark_order_delivered(a_order)
 
 
@@ -1888,7 +2308,7 @@ _ARGS_request_return: frozenset[str] = frozenset({'order', 'item_ids', 'refund_m
 def _invoke_request_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_request_return and None not in args.values()):
         rt.check_arguments(args, ('order', 'item_ids', 'refund_method_id', 'reason'), ('order', 'item_ids', 'refund_method_id', 'reason'))
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     a_item_ids = v.check_length(v.want_list(args['item_ids'], 'item_ids', (lambda x, p: v.want_str(x, p))), 'item_ids', 1, 10)
     a_refund_method_id = args['refund_method_id']
     if type(a_refund_method_id) is not str or not a_refund_method_id.isascii():
@@ -1906,7 +2326,7 @@ def _invoke_receive_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     a_return_request = args['return_request']
     if type(a_return_request) is not str or not a_return_request.isascii():
         a_return_request = v.want_str(a_return_request, 'return_request')
-    a_return_request = ep.t_returns.rows.get(a_return_request) or rt.lookup(ep.t_returns, a_return_request, lambda key: rt.built(ep, ('Return ' + rt.text(key) + ' not found.')))
+    a_return_request = ep.t_returns.rows.get(a_return_request) or rt.lookup(ep.t_returns, a_return_request, lambda key: rt.built(ep, 'Return ' + rt.text(key) + ' not found.'))
     return ep.tool_receive_return(a_return_request)
 
 
@@ -1919,7 +2339,7 @@ def _invoke_issue_gift_card(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
-    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
+    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'))
     a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 1.0, 500.0)
     return rt.Exported(_export_PaymentMethod(ep.tool_issue_gift_card(a_customer, a_amount)))
 
@@ -1933,7 +2353,7 @@ def _invoke_restock_variant(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     a_variant = args['variant']
     if type(a_variant) is not str or not a_variant.isascii():
         a_variant = v.want_str(a_variant, 'variant')
-    a_variant = ep.t_variants.rows.get(a_variant) or rt.lookup(ep.t_variants, a_variant, lambda key: rt.built(ep, ('Item ' + rt.text(key) + ' not found.')))
+    a_variant = ep.t_variants.rows.get(a_variant) or rt.lookup(ep.t_variants, a_variant, lambda key: rt.built(ep, 'Item ' + rt.text(key) + ' not found.'))
     a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
     return ep.tool_restock_variant(a_variant, a_quantity)
 
@@ -1958,124 +2378,487 @@ OnlineShop.TOOLS = {
 }
 
 
-def _check_cancel_and_reorder__cancelled(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:20
-    return (rt.compared(ep.t_orders.row('#W4817420').status, '==', _E11_OrderStatus_cancelled, 'orders["#W4817420"].status == cancelled') and rt.compared(ep.t_orders.row('#W4817420').cancel_reason, '==', _E12_CancelReason_ordered_by_mistake, 'orders["#W4817420"].cancel_reason == CancelReason.ordered_by_mistake'))
+def _check_cancel_and_reorder__cancelled(  # tasks.world:20
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('#W4817420').status,
+            '==',
+            _E11_OrderStatus_cancelled,
+            'orders["#W4817420"].status == cancelled',
+        )
+        and rt.compared(
+            ep.t_orders.row('#W4817420').cancel_reason,
+            '==',
+            _E12_CancelReason_ordered_by_mistake,
+            'orders["#W4817420"].cancel_reason == CancelReason.ordered_by_mistake',
+        )
+    )
 
 
-def _check_cancel_and_reorder__restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:21
-    return (rt.compared(ep.t_variants.row('V1001').stock, '==', (init.t_variants.row('V1001').stock + 1), 'variants["V1001"].stock == initial.variants["V1001"].stock + 1') and rt.compared(ep.t_variants.row('V2001').stock, '==', (init.t_variants.row('V2001').stock + 2), 'variants["V2001"].stock == initial.variants["V2001"].stock + 2'))
+def _check_cancel_and_reorder__restocked(  # tasks.world:21
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_variants.row('V1001').stock,
+            '==',
+            init.t_variants.row('V1001').stock + 1,
+            'variants["V1001"].stock == initial.variants["V1001"].stock + 1',
+        )
+        and rt.compared(
+            ep.t_variants.row('V2001').stock,
+            '==',
+            init.t_variants.row('V2001').stock + 2,
+            'variants["V2001"].stock == initial.variants["V2001"].stock + 2',
+        )
+    )
 
 
-def _check_cancel_and_reorder__bottle_ordered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:22
-    return bool(any((((((_o31.id_ not in init.t_orders) and (_o31.customer == 'C01')) and (_o31.payment_method_id == 'gift_card_7245904')) and (len(_o31.items) == 1)) and (_o31.items[0].variant == 'V2002')) for _o31 in rt.each(ep, ep.t_orders)))
+def _check_cancel_and_reorder__bottle_ordered(  # tasks.world:22
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o28.id_ not in init.t_orders
+        and _o28.customer == 'C01'
+        and _o28.payment_method_id == 'gift_card_7245904'
+        and len(_o28.items) == 1
+        and _o28.items[0].variant == 'V2002'
+        for _o28 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_cancel_and_reorder__gift_card_charged(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:23
-    return rt.compared(ep.fn_gift_card_balance(ep.t_customers.row('C01'), 'gift_card_7245904'), '==', 30.05, 'gift_card_balance(customers["C01"], "gift_card_7245904") == 30.05')
+def _check_cancel_and_reorder__gift_card_charged(  # tasks.world:23
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.fn_gift_card_balance(ep.t_customers.row('C01'), 'gift_card_7245904'),
+        '==',
+        30.05,
+        'gift_card_balance(customers["C01"], "gift_card_7245904") == 30.05',
+    )
 
 
-def _check_grey_sweater_swap__swapped(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:47
-    return (rt.compared(ep.t_orders.row('#W3391820').items[0].variant, '==', 'V4003', 'orders["#W3391820"].items[0].variant == "V4003"') and rt.compared(ep.t_orders.row('#W3391820').items[0].price, '==', 79.0, 'orders["#W3391820"].items[0].price == 79.0'))
+def _check_grey_sweater_swap__swapped(  # tasks.world:47
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('#W3391820').items[0].variant,
+            '==',
+            'V4003',
+            'orders["#W3391820"].items[0].variant == "V4003"',
+        )
+        and rt.compared(
+            ep.t_orders.row('#W3391820').items[0].price,
+            '==',
+            79.0,
+            'orders["#W3391820"].items[0].price == 79.0',
+        )
+    )
 
 
-def _check_grey_sweater_swap__difference_charged(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:48
-    return (rt.compared(len(ep.t_orders.row('#W3391820').transactions), '==', (len(init.t_orders.row('#W3391820').transactions) + 1), 'len(orders["#W3391820"].transactions) == len(initial.orders["#W3391820"].transactions) + 1') and rt.compared(sum(rt.each(ep, tuple([_t32.amount for _t32 in rt.each(ep, ep.t_orders.row('#W3391820').transactions) if (_t32.kind == _E15_TransactionKind_charge)]))), '==', 79.0, 'sum([t.amount for t in orders["#W3391820"].transactions if t.kind == charge]) == 79.0'))
+def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            len(ep.t_orders.row('#W3391820').transactions),
+            '==',
+            len(init.t_orders.row('#W3391820').transactions) + 1,
+            'len(orders["#W3391820"].transactions) == len(initial.orders["#W3391820"].transactions) + 1',
+        )
+        and rt.compared(
+            sum(rt.each(
+                ep,
+                tuple([
+                    _t29.amount
+                    for _t29 in rt.each(ep, ep.t_orders.row('#W3391820').transactions)
+                    if _t29.kind == _E15_TransactionKind_charge
+                ]),
+            )),
+            '==',
+            79.0,
+            'sum([t.amount for t in orders["#W3391820"].transactions if t.kind == charge]) == 79.0',
+        )
+    )
 
 
-def _check_grey_sweater_swap__stock_moved(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:49
-    return (rt.compared(ep.t_variants.row('V4003').stock, '==', 4, 'variants["V4003"].stock == 4') and rt.compared(ep.t_variants.row('V4002').stock, '==', (init.t_variants.row('V4002').stock + 1), 'variants["V4002"].stock == initial.variants["V4002"].stock + 1'))
+def _check_grey_sweater_swap__stock_moved(  # tasks.world:49
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(ep.t_variants.row('V4003').stock, '==', 4, 'variants["V4003"].stock == 4')
+        and rt.compared(
+            ep.t_variants.row('V4002').stock,
+            '==',
+            init.t_variants.row('V4002').stock + 1,
+            'variants["V4002"].stock == initial.variants["V4002"].stock + 1',
+        )
+    )
 
 
-def _check_grey_sweater_swap__bottles_restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:50
-    return rt.compared(ep.t_variants.row('V2002').stock, '==', (init.t_variants.row('V2002').stock + 10), 'variants["V2002"].stock == initial.variants["V2002"].stock + 10')
+def _check_grey_sweater_swap__bottles_restocked(  # tasks.world:50
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_variants.row('V2002').stock,
+        '==',
+        init.t_variants.row('V2002').stock + 10,
+        'variants["V2002"].stock == initial.variants["V2002"].stock + 10',
+    )
 
 
-def _check_return_headphones__returned(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:73
-    return rt.compared(ep.t_orders.row('#W2290175').status, '==', _E11_OrderStatus_returned, 'orders["#W2290175"].status == returned')
+def _check_return_headphones__returned(  # tasks.world:73
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_orders.row('#W2290175').status,
+        '==',
+        _E11_OrderStatus_returned,
+        'orders["#W2290175"].status == returned',
+    )
 
 
-def _check_return_headphones__refund_paid(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:74
-    return bool(any((((((_r33.id_ not in init.t_returns) and (_r33.order == '#W2290175')) and (_r33.status == _E12_ReturnStatus_refunded)) and (_r33.amount == 199.0)) and (_r33.refund_method_id == 'gift_card_7245904')) for _r33 in rt.each(ep, ep.t_returns)))
+def _check_return_headphones__refund_paid(  # tasks.world:74
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _r30.id_ not in init.t_returns
+        and _r30.order == '#W2290175'
+        and _r30.status == _E12_ReturnStatus_refunded
+        and _r30.amount == 199.0
+        and _r30.refund_method_id == 'gift_card_7245904'
+        for _r30 in rt.each(ep, ep.t_returns)
+    ))
 
 
-def _check_return_headphones__gift_card_credited(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:75
-    return rt.compared(ep.fn_gift_card_balance(ep.t_customers.row('C01'), 'gift_card_7245904'), '==', 259.0, 'gift_card_balance(customers["C01"], "gift_card_7245904") == 259.0')
+def _check_return_headphones__gift_card_credited(  # tasks.world:75
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.fn_gift_card_balance(ep.t_customers.row('C01'), 'gift_card_7245904'),
+        '==',
+        259.0,
+        'gift_card_balance(customers["C01"], "gift_card_7245904") == 259.0',
+    )
 
 
-def _check_return_headphones__restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:76
-    return rt.compared(ep.t_variants.row('V3001').stock, '==', (init.t_variants.row('V3001').stock + 1), 'variants["V3001"].stock == initial.variants["V3001"].stock + 1')
+def _check_return_headphones__restocked(  # tasks.world:76
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_variants.row('V3001').stock,
+        '==',
+        init.t_variants.row('V3001').stock + 1,
+        'variants["V3001"].stock == initial.variants["V3001"].stock + 1',
+    )
 
 
-def _check_dispatch_day__shipped(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:98
-    return (rt.compared(ep.t_orders.row('#W1038846').status, '==', _E11_OrderStatus_processed, 'orders["#W1038846"].status == processed') and rt.compared(ep.t_orders.row('#W1038846').tracking, '==', '449201778310', 'orders["#W1038846"].tracking == "449201778310"'))
+def _check_dispatch_day__shipped(  # tasks.world:98
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('#W1038846').status,
+            '==',
+            _E11_OrderStatus_processed,
+            'orders["#W1038846"].status == processed',
+        )
+        and rt.compared(
+            ep.t_orders.row('#W1038846').tracking,
+            '==',
+            '449201778310',
+            'orders["#W1038846"].tracking == "449201778310"',
+        )
+    )
 
 
-def _check_dispatch_day__delivered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:99
-    return rt.compared(ep.t_orders.row('#W6650318').status, '==', _E11_OrderStatus_delivered, 'orders["#W6650318"].status == delivered')
+def _check_dispatch_day__delivered(  # tasks.world:99
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_orders.row('#W6650318').status,
+        '==',
+        _E11_OrderStatus_delivered,
+        'orders["#W6650318"].status == delivered',
+    )
 
 
-def _check_dispatch_day__return_refunded(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:100
-    return (rt.compared(ep.t_returns.row('RET9001').status, '==', _E12_ReturnStatus_refunded, 'returns["RET9001"].status == refunded') and rt.compared(ep.fn_gift_card_balance(ep.t_customers.row('C05'), 'gift_card_9904711'), '==', 194.0, 'gift_card_balance(customers["C05"], "gift_card_9904711") == 194.0'))
+def _check_dispatch_day__return_refunded(  # tasks.world:100
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_returns.row('RET9001').status,
+            '==',
+            _E12_ReturnStatus_refunded,
+            'returns["RET9001"].status == refunded',
+        )
+        and rt.compared(
+            ep.fn_gift_card_balance(ep.t_customers.row('C05'), 'gift_card_9904711'),
+            '==',
+            194.0,
+            'gift_card_balance(customers["C05"], "gift_card_9904711") == 194.0',
+        )
+    )
 
 
-def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:101
-    return ((rt.compared(ep.t_orders.row('#W4817420').address.address1, '==', '500 Congress Avenue', 'orders["#W4817420"].address.address1 == "500 Congress Avenue"') and rt.compared(ep.t_orders.row('#W4817420').address.address2, '==', 'Suite 300', 'orders["#W4817420"].address.address2 == "Suite 300"')) and rt.compared(ep.t_customers.row('C01').address, '==', init.t_customers.row('C01').address, 'customers["C01"].address == initial.customers["C01"].address'))
+def _check_dispatch_day__office_address(  # tasks.world:101
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('#W4817420').address.address1,
+            '==',
+            '500 Congress Avenue',
+            'orders["#W4817420"].address.address1 == "500 Congress Avenue"',
+        )
+        and rt.compared(
+            ep.t_orders.row('#W4817420').address.address2,
+            '==',
+            'Suite 300',
+            'orders["#W4817420"].address.address2 == "Suite 300"',
+        )
+        and rt.compared(
+            ep.t_customers.row('C01').address,
+            '==',
+            init.t_customers.row('C01').address,
+            'customers["C01"].address == initial.customers["C01"].address',
+        )
+    )
 
 
-def _check_goodwill_gift_card__card_issued(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:125
-    return rt.compared(len([_k34 for _k34 in rt.each(ep, tuple(rt.each(ep, ep.t_customers.row('C04').payment_methods).keys())) if (_TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k34])] == 'gift_card')]), '==', 1, 'len([k for k in customers["C04"].payment_methods.keys() if customers["C04"].payment_methods[k].source == "gift_card"]) == 1')
+def _check_goodwill_gift_card__card_issued(  # tasks.world:125
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len([
+            _k31
+            for _k31 in rt.each(
+                ep, tuple(rt.each(ep, ep.t_customers.row('C04').payment_methods).keys())
+            )
+            if _TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k31])]
+            == 'gift_card'
+        ]),
+        '==',
+        1,
+        'len([k for k in customers["C04"].payment_methods.keys() if customers["C04"].payment_methods[k].source == "gift_card"]) == 1',
+    )
 
 
-def _check_goodwill_gift_card__bottle_ordered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:126
-    return bool(any(((((_o35.id_ not in init.t_orders) and (_o35.customer == 'C04')) and (_o35.items[0].variant == 'V2001')) and _o35.payment_method_id.startswith('gift_card_')) for _o35 in rt.each(ep, ep.t_orders)))
+def _check_goodwill_gift_card__bottle_ordered(  # tasks.world:126
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o32.id_ not in init.t_orders
+        and _o32.customer == 'C04'
+        and _o32.items[0].variant == 'V2001'
+        and _o32.payment_method_id.startswith('gift_card_')
+        for _o32 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_goodwill_gift_card__one_order(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:127
-    return rt.compared(len(ep.t_orders), '==', (len(init.t_orders) + 1), 'len(orders) == len(initial.orders) + 1')
+def _check_goodwill_gift_card__one_order(  # tasks.world:127
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_orders), '==', len(init.t_orders) + 1, 'len(orders) == len(initial.orders) + 1'
+    )
 
 
-def _check_goodwill_gift_card__stock_taken(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:128
-    return rt.compared(ep.t_variants.row('V2001').stock, '==', (init.t_variants.row('V2001').stock - 1), 'variants["V2001"].stock == initial.variants["V2001"].stock - 1')
+def _check_goodwill_gift_card__stock_taken(  # tasks.world:128
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_variants.row('V2001').stock,
+        '==',
+        init.t_variants.row('V2001').stock - 1,
+        'variants["V2001"].stock == initial.variants["V2001"].stock - 1',
+    )
 
 
-def _check_chloe_return_and_change__bottle_return(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:159
-    return (rt.compared(ep.t_orders.row('#W5573012').status, '==', _E11_OrderStatus_return_requested, 'orders["#W5573012"].status == return_requested') and any((((((_r36.id_ not in init.t_returns) and (_r36.order == '#W5573012')) and (_r36.refund_method_id == 'gift_card_3318420')) and (_r36.amount == 29.95)) and (_r36.status == _E12_ReturnStatus_requested)) for _r36 in rt.each(ep, ep.t_returns)))
+def _check_chloe_return_and_change__bottle_return(  # tasks.world:159
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('#W5573012').status,
+            '==',
+            _E11_OrderStatus_return_requested,
+            'orders["#W5573012"].status == return_requested',
+        )
+        and any(
+            _r33.id_ not in init.t_returns
+            and _r33.order == '#W5573012'
+            and _r33.refund_method_id == 'gift_card_3318420'
+            and _r33.amount == 29.95
+            and _r33.status == _E12_ReturnStatus_requested
+            for _r33 in rt.each(ep, ep.t_returns)
+        )
+    )
 
 
-def _check_chloe_return_and_change__size_m(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:160
-    return (rt.compared(ep.t_orders.row('#W3391820').items[0].variant, '==', 'V4001', 'orders["#W3391820"].items[0].variant == "V4001"') and rt.compared(len(ep.t_orders.row('#W3391820').transactions), '==', len(init.t_orders.row('#W3391820').transactions), 'len(orders["#W3391820"].transactions) == len(initial.orders["#W3391820"].transactions)'))
+def _check_chloe_return_and_change__size_m(  # tasks.world:160
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('#W3391820').items[0].variant,
+            '==',
+            'V4001',
+            'orders["#W3391820"].items[0].variant == "V4001"',
+        )
+        and rt.compared(
+            len(ep.t_orders.row('#W3391820').transactions),
+            '==',
+            len(init.t_orders.row('#W3391820').transactions),
+            'len(orders["#W3391820"].transactions) == len(initial.orders["#W3391820"].transactions)',
+        )
+    )
 
 
-def _check_chloe_return_and_change__new_address(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:161
-    return ((rt.compared(ep.t_orders.row('#W3391820').address.address1, '==', '1200 Market Street', 'orders["#W3391820"].address.address1 == "1200 Market Street"') and rt.compared(ep.t_orders.row('#W3391820').address.zip_, '==', '80204', 'orders["#W3391820"].address.zip == "80204"')) and rt.compared(ep.t_customers.row('C03').address, '==', init.t_customers.row('C03').address, 'customers["C03"].address == initial.customers["C03"].address'))
+def _check_chloe_return_and_change__new_address(  # tasks.world:161
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('#W3391820').address.address1,
+            '==',
+            '1200 Market Street',
+            'orders["#W3391820"].address.address1 == "1200 Market Street"',
+        )
+        and rt.compared(
+            ep.t_orders.row('#W3391820').address.zip_,
+            '==',
+            '80204',
+            'orders["#W3391820"].address.zip == "80204"',
+        )
+        and rt.compared(
+            ep.t_customers.row('C03').address,
+            '==',
+            init.t_customers.row('C03').address,
+            'customers["C03"].address == initial.customers["C03"].address',
+        )
+    )
 
 
-def _check_store_credit_shopping__return_done(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:189
-    return (rt.compared(ep.t_returns.row('RET9001').status, '==', _E12_ReturnStatus_refunded, 'returns["RET9001"].status == refunded') and rt.compared(ep.t_orders.row('#W9046211').status, '==', _E11_OrderStatus_returned, 'orders["#W9046211"].status == returned'))
+def _check_store_credit_shopping__return_done(  # tasks.world:189
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_returns.row('RET9001').status,
+            '==',
+            _E12_ReturnStatus_refunded,
+            'returns["RET9001"].status == refunded',
+        )
+        and rt.compared(
+            ep.t_orders.row('#W9046211').status,
+            '==',
+            _E11_OrderStatus_returned,
+            'orders["#W9046211"].status == returned',
+        )
+    )
 
 
-def _check_store_credit_shopping__shoes_restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:190
-    return rt.compared(ep.t_variants.row('V1002').stock, '==', (init.t_variants.row('V1002').stock + 3), 'variants["V1002"].stock == initial.variants["V1002"].stock + 3')
+def _check_store_credit_shopping__shoes_restocked(  # tasks.world:190
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_variants.row('V1002').stock,
+        '==',
+        init.t_variants.row('V1002').stock + 3,
+        'variants["V1002"].stock == initial.variants["V1002"].stock + 3',
+    )
 
 
-def _check_store_credit_shopping__order_on_store_credit(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:191
-    return bool(any(((((((_o37.id_ not in init.t_orders) and (_o37.customer == 'C05')) and (_o37.payment_method_id == 'gift_card_9904711')) and (len(_o37.items) == 2)) and any((_i38.variant == 'V1002') for _i38 in rt.each(ep, _o37.items))) and any((_i39.variant == 'V5001') for _i39 in rt.each(ep, _o37.items))) for _o37 in rt.each(ep, ep.t_orders)))
+def _check_store_credit_shopping__order_on_store_credit(  # tasks.world:191
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o34.id_ not in init.t_orders
+        and _o34.customer == 'C05'
+        and _o34.payment_method_id == 'gift_card_9904711'
+        and len(_o34.items) == 2
+        and any(_i35.variant == 'V1002' for _i35 in rt.each(ep, _o34.items))
+        and any(_i36.variant == 'V5001' for _i36 in rt.each(ep, _o34.items))
+        for _o34 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_store_credit_shopping__credit_left(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:192
-    return rt.compared(ep.fn_gift_card_balance(ep.t_customers.row('C05'), 'gift_card_9904711'), '==', 71.51, 'gift_card_balance(customers["C05"], "gift_card_9904711") == 71.51')
+def _check_store_credit_shopping__credit_left(  # tasks.world:192
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.fn_gift_card_balance(ep.t_customers.row('C05'), 'gift_card_9904711'),
+        '==',
+        71.51,
+        'gift_card_balance(customers["C05"], "gift_card_9904711") == 71.51',
+    )
 
 
-def _check_raj_order_overhaul__espresso_cancelled(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:221
-    return ((rt.compared(ep.t_orders.row('#W1038846').status, '==', _E11_OrderStatus_cancelled, 'orders["#W1038846"].status == cancelled') and rt.compared(ep.t_orders.row('#W1038846').cancel_reason, '==', _E12_CancelReason_no_longer_needed, 'orders["#W1038846"].cancel_reason == CancelReason.no_longer_needed')) and rt.compared(ep.t_variants.row('V6001').stock, '==', (init.t_variants.row('V6001').stock + 1), 'variants["V6001"].stock == initial.variants["V6001"].stock + 1'))
+def _check_raj_order_overhaul__espresso_cancelled(  # tasks.world:221
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('#W1038846').status,
+            '==',
+            _E11_OrderStatus_cancelled,
+            'orders["#W1038846"].status == cancelled',
+        )
+        and rt.compared(
+            ep.t_orders.row('#W1038846').cancel_reason,
+            '==',
+            _E12_CancelReason_no_longer_needed,
+            'orders["#W1038846"].cancel_reason == CancelReason.no_longer_needed',
+        )
+        and rt.compared(
+            ep.t_variants.row('V6001').stock,
+            '==',
+            init.t_variants.row('V6001').stock + 1,
+            'variants["V6001"].stock == initial.variants["V6001"].stock + 1',
+        )
+    )
 
 
-def _check_raj_order_overhaul__mat_return_open(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:222
-    return (rt.compared(ep.t_orders.row('#W6650318').status, '==', _E11_OrderStatus_return_requested, 'orders["#W6650318"].status == return_requested') and any(((((((_r40.id_ not in init.t_returns) and (_r40.order == '#W6650318')) and (len(_r40.items) == 1)) and (ep.t_variants.row(_r40.items[0]).id_ == 'V5001')) and (_r40.amount == 32.5)) and (_r40.refund_method_id == 'paypal_3391027')) for _r40 in rt.each(ep, ep.t_returns)))
+def _check_raj_order_overhaul__mat_return_open(  # tasks.world:222
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('#W6650318').status,
+            '==',
+            _E11_OrderStatus_return_requested,
+            'orders["#W6650318"].status == return_requested',
+        )
+        and any(
+            _r37.id_ not in init.t_returns
+            and _r37.order == '#W6650318'
+            and len(_r37.items) == 1
+            and ep.t_variants.row(_r37.items[0]).id_ == 'V5001'
+            and _r37.amount == 32.5
+            and _r37.refund_method_id == 'paypal_3391027'
+            for _r37 in rt.each(ep, ep.t_returns)
+        )
+    )
 
 
-def _check_raj_order_overhaul__headphones_to_office(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:223
-    return bool(any((((((((_o41.id_ not in init.t_orders) and (_o41.customer == 'C02')) and (len(_o41.items) == 1)) and (_o41.items[0].variant == 'V3002')) and (_o41.payment_method_id == 'credit_card_9034112')) and (_o41.address.address1 == '2001 Western Avenue')) and (_o41.address.zip_ == '98121')) for _o41 in rt.each(ep, ep.t_orders)))
+def _check_raj_order_overhaul__headphones_to_office(  # tasks.world:223
+    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o38.id_ not in init.t_orders
+        and _o38.customer == 'C02'
+        and len(_o38.items) == 1
+        and _o38.items[0].variant == 'V3002'
+        and _o38.payment_method_id == 'credit_card_9034112'
+        and _o38.address.address1 == '2001 Western Avenue'
+        and _o38.address.zip_ == '98121'
+        for _o38 in rt.each(ep, ep.t_orders)
+    ))
 
 
 OnlineShop.TASKS = {

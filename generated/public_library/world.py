@@ -326,7 +326,7 @@ class Loan(Row):
     def load(cls, data: object, path: str, ep: Any) -> Loan:
         d = v.want_object(data, path, {'id': False, 'copy': True, 'member': True, 'borrowed_on': True, 'due_on': True, 'renewed': False, 'returned_on': False, 'late_fee': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('loan_ids', 'L{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('loan_ids', 'L{:03d}')),
             copy_=v.check_pattern(v.want_str(d['copy'], path + '.copy'), path + '.copy', '^C[0-9]{4}$'),
             member=v.check_pattern(v.want_str(d['member'], path + '.member'), path + '.member', '^M[0-9]{3}$'),
             borrowed_on=v.want_date(d['borrowed_on'], path + '.borrowed_on'),
@@ -394,7 +394,7 @@ class Hold(Row):
     def load(cls, data: object, path: str, ep: Any) -> Hold:
         d = v.want_object(data, path, {'id': False, 'book': True, 'member': True, 'placed_at': False, 'status': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('hold_ids', 'H{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('hold_ids', 'H{:03d}')),
             book=v.check_pattern(v.want_str(d['book'], path + '.book'), path + '.book', '^97[89][0-9]{10}$'),
             member=v.check_pattern(v.want_str(d['member'], path + '.member'), path + '.member', '^M[0-9]{3}$'),
             placed_at=(v.want_datetime(d['placed_at'], path + '.placed_at') if d.get('placed_at') is not None else ep.clock),
@@ -906,252 +906,597 @@ class PublicLibrary(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((len(tuple([_l35.key() for _l35 in rt.each(self, self.t_loans) if ((_l35.copy_ == _c34.key()) and (_l35.returned_on is None))])) == (1 if (_c34.status == _E10_CopyStatus_on_loan) else 0)) for _c34 in rt.each(self, self.t_copies)):  # public_library.world:211
-            raise InvariantError('A copy is on loan exactly when it has one open loan; never more than one.', 'public_library.world:211')
-        for _row36 in self._changed_rows(self.t_loans):  # public_library.world:214
-            if not ((_row36.due_on > _row36.borrowed_on) and ((_row36.returned_on if _row36.returned_on is not None else _row36.borrowed_on) >= _row36.borrowed_on)):
-                raise InvariantError('A loan is due after it was borrowed and is not returned before it was borrowed.', 'public_library.world:214')
-        if not all((_l37.due_on == (_l37.borrowed_on + dt.timedelta(days=(rt.bounded(2 * _C_LOAN_DAYS) if _l37.renewed else _C_LOAN_DAYS)))) for _l37 in rt.each(self, self.t_loans)):  # public_library.world:217
-            raise InvariantError('A loan is due 21 days after borrowing, 42 once renewed.', 'public_library.world:217')
-        if not all((_l38.late_fee == self.fn_expected_fee(_l38)) for _l38 in rt.each(self, self.t_loans)):  # public_library.world:220
-            raise InvariantError('An open loan has no fee; a returned one is charged 0.25 per day late.', 'public_library.world:220')
-        if not all(((_h39.status != _E10_HoldStatus_active) or (len(tuple([_o40.key() for _o40 in rt.each(self, self.t_holds) if (((_o40.status == _E10_HoldStatus_active) and (_o40.member == _h39.member)) and (_o40.book == _h39.book))])) == 1)) for _h39 in rt.each(self, self.t_holds)):  # public_library.world:223
-            raise InvariantError('A member has at most one active hold on a book.', 'public_library.world:223')
-        if not all(((_h41.status != _E10_HoldStatus_active) or (not self.fn_has_book_on_loan((self.t_members.rows.get(_h41.member) or self.t_members.row(_h41.member)), (self.t_books.rows.get(_h41.book) or self.t_books.row(_h41.book))))) for _h41 in rt.each(self, self.t_holds)):  # public_library.world:226
-            raise InvariantError('A member never holds a book they have a copy of on loan.', 'public_library.world:226')
-        if not all((len(self.fn_open_loans_of(_m42)) <= _C_MAX_OPEN_LOANS) for _m42 in rt.each(self, self.t_members)):  # public_library.world:229
+        if not all(  # public_library.world:211
+            len(tuple([
+                _l34.key()
+                for _l34 in rt.each(self, self.t_loans)
+                if _l34.copy_ == _c33.key() and _l34.returned_on is None
+            ]))
+            == (1 if _c33.status == _E10_CopyStatus_on_loan else 0)
+            for _c33 in rt.each(self, self.t_copies)
+        ):
+            raise InvariantError(
+                'A copy is on loan exactly when it has one open loan; never more than one.',
+                'public_library.world:211',
+            )
+        for _row35 in rt.changed_rows(self, self.t_loans):  # public_library.world:214
+            if not (
+                _row35.due_on > _row35.borrowed_on
+                and (_row35.returned_on if _row35.returned_on is not None else _row35.borrowed_on)
+                >= _row35.borrowed_on
+            ):
+                raise InvariantError(
+                    'A loan is due after it was borrowed and is not returned before it was borrowed.',
+                    'public_library.world:214',
+                )
+        if not all(  # public_library.world:217
+            _l36.due_on
+            == _l36.borrowed_on
+            + dt.timedelta(days=rt.bounded(2 * _C_LOAN_DAYS) if _l36.renewed else _C_LOAN_DAYS)
+            for _l36 in rt.each(self, self.t_loans)
+        ):
+            raise InvariantError(
+                'A loan is due 21 days after borrowing, 42 once renewed.',
+                'public_library.world:217',
+            )
+        if not all(  # public_library.world:220
+            _l37.late_fee == self.fn_expected_fee(_l37) for _l37 in rt.each(self, self.t_loans)
+        ):
+            raise InvariantError(
+                'An open loan has no fee; a returned one is charged 0.25 per day late.',
+                'public_library.world:220',
+            )
+        if not all(  # public_library.world:223
+            _h38.status != _E10_HoldStatus_active
+            or len(tuple([
+                _o39.key()
+                for _o39 in rt.each(self, self.t_holds)
+                if _o39.status == _E10_HoldStatus_active
+                and _o39.member == _h38.member
+                and _o39.book == _h38.book
+            ]))
+            == 1
+            for _h38 in rt.each(self, self.t_holds)
+        ):
+            raise InvariantError(
+                'A member has at most one active hold on a book.', 'public_library.world:223'
+            )
+        if not all(  # public_library.world:226
+            _h40.status != _E10_HoldStatus_active
+            or not self.fn_has_book_on_loan(
+                self.t_members.rows.get(_h40.member) or self.t_members.row(_h40.member),
+                self.t_books.rows.get(_h40.book) or self.t_books.row(_h40.book),
+            )
+            for _h40 in rt.each(self, self.t_holds)
+        ):
+            raise InvariantError(
+                'A member never holds a book they have a copy of on loan.',
+                'public_library.world:226',
+            )
+        if not all(  # public_library.world:229
+            len(self.fn_open_loans_of(_m41)) <= _C_MAX_OPEN_LOANS
+            for _m41 in rt.each(self, self.t_members)
+        ):
             raise InvariantError('A member has at most 5 open loans.', 'public_library.world:229')
-        for _row43 in self._changed_rows(self.t_members):  # public_library.world:232
-            if not (_row43.fees_due >= 0.0):
+        for _row42 in rt.changed_rows(self, self.t_members):  # public_library.world:232
+            if not (_row42.fees_due >= 0.0):
                 raise InvariantError('Unpaid fees are never negative.', 'public_library.world:232')
-        for _row44 in rt.changed_rows(self, self.t_copies, ('book',)):
-            rt.check_refs(self.t_books, _row44.book, 'Copy.book')
-        for _row45 in rt.changed_rows(self, self.t_loans, ('copy_', 'member')):
-            rt.check_refs(self.t_copies, _row45.copy_, 'Loan.copy')
-            rt.check_refs(self.t_members, _row45.member, 'Loan.member')
-        for _row46 in rt.changed_rows(self, self.t_holds, ('book', 'member')):
-            rt.check_refs(self.t_books, _row46.book, 'Hold.book')
-            rt.check_refs(self.t_members, _row46.member, 'Hold.member')
-        if self._deleted:
-            rt.check_deleted(self, self.t_members, ((self.t_loans, 'member'), (self.t_holds, 'member'),))
-        if self._deleted:
-            rt.check_deleted(self, self.t_books, ((self.t_copies, 'book'), (self.t_holds, 'book'),))
-        if self._deleted:
+        for _row43 in rt.changed_rows(self, self.t_copies, ('book',)):
+            rt.check_refs(self.t_books, _row43.book, 'Copy.book')
+        for _row44 in rt.changed_rows(self, self.t_loans, ('copy_', 'member')):
+            rt.check_refs(self.t_copies, _row44.copy_, 'Loan.copy')
+            rt.check_refs(self.t_members, _row44.member, 'Loan.member')
+        for _row45 in rt.changed_rows(self, self.t_holds, ('book', 'member')):
+            rt.check_refs(self.t_books, _row45.book, 'Hold.book')
+            rt.check_refs(self.t_members, _row45.member, 'Hold.member')
+        if self.deleted_rows:
+            rt.check_deleted(
+                self, self.t_members, ((self.t_loans, 'member'), (self.t_holds, 'member'))
+            )
+        if self.deleted_rows:
+            rt.check_deleted(self, self.t_books, ((self.t_copies, 'book'), (self.t_holds, 'book')))
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_copies, ((self.t_loans, 'copy_'),))
         pass
 
     def fn_day_number(self, d: dt.date) -> int:  # public_library.world:137
         'Days since a fixed epoch (proleptic Gregorian), for counting days between dates.'
-        y: int = rt.bounded(d.year - (1 if (d.month <= 2) else 0))  # public_library.world:140
-        era: int = (y // 400)  # public_library.world:141
+        y: int = rt.bounded(d.year - (1 if d.month <= 2 else 0))  # public_library.world:140
+        era: int = y // 400  # public_library.world:141
         yoe: int = rt.bounded(y - rt.bounded(era * 400))  # public_library.world:142
-        mp: int = ((d.month + 9) % 12)  # public_library.world:143
-        doy: int = (rt.bounded(((rt.bounded(153 * mp) + 2) // 5) + d.day) - 1)  # public_library.world:144
-        doe: int = rt.bounded(rt.bounded(rt.bounded(rt.bounded(yoe * 365) + (yoe // 4)) - (yoe // 100)) + doy)  # public_library.world:145
+        mp: int = (d.month + 9) % 12  # public_library.world:143
+        doy: int = (  # public_library.world:144
+            rt.bounded((rt.bounded(153 * mp) + 2) // 5 + d.day) - 1
+        )
+        doe: int = rt.bounded(  # public_library.world:145
+            rt.bounded(rt.bounded(rt.bounded(yoe * 365) + yoe // 4) - yoe // 100) + doy
+        )
         return rt.bounded(rt.bounded(era * 146097) + doe)  # public_library.world:146
 
-    def fn_late_fee_for(self, due: dt.date, returned: dt.date) -> float:  # public_library.world:149
+    def fn_late_fee_for(  # public_library.world:149
+        self, due: dt.date, returned: dt.date
+    ) -> float:
         'The fee for returning on `returned` a copy due on `due`.'
-        late: int = rt.bounded(self.fn_day_number(returned) - self.fn_day_number(due))  # public_library.world:152
-        return (round((late * _C_LATE_FEE_PER_DAY), 2) if (late > 0) else 0.0)  # public_library.world:153
+        late: int = rt.bounded(  # public_library.world:152
+            self.fn_day_number(returned) - self.fn_day_number(due)
+        )
+        return (  # public_library.world:153
+            round(late * _C_LATE_FEE_PER_DAY, 2) if late > 0 else 0.0
+        )
 
     def fn_expected_fee(self, loan: Loan) -> float:  # public_library.world:156
         'The late fee a loan should carry: none while it is open.'
         fee: float = 0.0  # public_library.world:157
         returned: dt.date | None = loan.returned_on  # public_library.world:158
-        if (returned is not None):  # public_library.world:159
-            fee = self.fn_late_fee_for(loan.due_on, (returned if returned is not None else rt.absent()))  # public_library.world:160
+        if returned is not None:  # public_library.world:159
+            fee = self.fn_late_fee_for(  # public_library.world:160
+                loan.due_on, returned if returned is not None else rt.absent()
+            )
         return fee  # public_library.world:162
 
     def fn_open_loans_of(self, member: Member) -> tuple[str, ...]:  # public_library.world:165
         "A member's loans not yet returned."
-        return tuple([_l1.key() for _l1 in rt.each(self, self.t_loans) if ((_l1.member == member.key()) and (_l1.returned_on is None))])  # public_library.world:166
+        return tuple([  # public_library.world:166
+            _l1.key()
+            for _l1 in rt.each(self, self.t_loans)
+            if _l1.member == member.key() and _l1.returned_on is None
+        ])
 
     def fn_has_book_on_loan(self, member: Member, book: Book) -> bool:  # public_library.world:169
         'Whether the member has a copy of the book on loan.'
-        return any((((_l2.member == member.key()) and (_l2.returned_on is None)) and ((self.t_copies.rows.get(_l2.copy_) or self.t_copies.row(_l2.copy_)).book == book.key())) for _l2 in rt.each(self, self.t_loans))  # public_library.world:172
+        return any(  # public_library.world:172
+            _l2.member == member.key()
+            and _l2.returned_on is None
+            and (self.t_copies.rows.get(_l2.copy_) or self.t_copies.row(_l2.copy_)).book
+            == book.key()
+            for _l2 in rt.each(self, self.t_loans)
+        )
 
     def fn_hold_queue(self, book: Book) -> tuple[str, ...]:  # public_library.world:175
         'The active holds on a book, first in line first.'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_holds, rt.each(self, tuple([_h3.key() for _h3 in rt.each(self, self.t_holds) if ((_h3.book == book.key()) and (_h3.status == _E10_HoldStatus_active))]))), key=lambda _h4: _h4.placed_at))  # public_library.world:176
+        return tuple(  # public_library.world:176
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_holds,
+                    rt.each(
+                        self,
+                        tuple([
+                            _h4.key()
+                            for _h4 in rt.each(self, self.t_holds)
+                            if _h4.book == book.key() and _h4.status == _E10_HoldStatus_active
+                        ]),
+                    ),
+                ),
+                key=lambda _h3: _h3.placed_at,
+            )
+        )
 
     def fn_book_info(self, b: Book) -> BookInfo:  # public_library.world:179
         'A book with its copies and holds counted.'
-        return _new_BookInfo(b.isbn, b.title, b.author, b.genre, len(tuple([_c5.key() for _c5 in rt.each(self, self.t_copies) if (_c5.book == b.key())])), tuple([_c6.barcode for _c6 in rt.each(self, self.t_copies) if ((_c6.book == b.key()) and (_c6.status == _E10_CopyStatus_available))]), len(self.fn_hold_queue(b)))  # public_library.world:180
+        return _new_BookInfo(  # public_library.world:180
+            b.isbn,
+            b.title,
+            b.author,
+            b.genre,
+            len(tuple([_c5.key() for _c5 in rt.each(self, self.t_copies) if _c5.book == b.key()])),
+            tuple([
+                _c6.barcode
+                for _c6 in rt.each(self, self.t_copies)
+                if _c6.book == b.key() and _c6.status == _E10_CopyStatus_available
+            ]),
+            len(self.fn_hold_queue(b)),
+        )
 
     def fn_loan_line(self, loan: Loan) -> LoanLine:  # public_library.world:191
         'A loan shown with its book.'
-        return _new_LoanLine(loan.key(), (self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book)  # public_library.world:192
+        return _new_LoanLine(  # public_library.world:192
+            loan.key(), (self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book
+        )
 
     def fn_queue_position(self, hold: Hold) -> int:  # public_library.world:195
         "A hold's place in its book's queue (1 = first); 0 when not active."
         position: int = 0  # public_library.world:198
-        if (hold.status == _E10_HoldStatus_active):  # public_library.world:199
-            position = (1 + len(tuple([_h7.key() for _h7 in rt.each(self, self.t_holds) if (((_h7.book == hold.book) and (_h7.status == _E10_HoldStatus_active)) and (_h7.placed_at < hold.placed_at))])))  # public_library.world:200
+        if hold.status == _E10_HoldStatus_active:  # public_library.world:199
+            position = (  # public_library.world:200
+                1
+                + len(tuple([
+                    _h7.key()
+                    for _h7 in rt.each(self, self.t_holds)
+                    if _h7.book == hold.book
+                    and _h7.status == _E10_HoldStatus_active
+                    and _h7.placed_at < hold.placed_at
+                ]))
+            )
         return position  # public_library.world:202
 
     def fn_hold_line(self, hold: Hold) -> HoldLine:  # public_library.world:205
         'A hold shown with its book and queue position.'
-        return _new_HoldLine(hold.key(), hold.book, self.fn_queue_position(hold))  # public_library.world:206
+        return _new_HoldLine(  # public_library.world:206
+            hold.key(), hold.book, self.fn_queue_position(hold)
+        )
 
     def tool_search_books(self, query: str) -> tuple[BookInfo, ...]:  # public_library.world:237
-        'Find books by part of the title or author (case-insensitive), with their available copies and how many active holds they have.'
+        (
+            'Find books by part of the title or author (case-insensitive), with their available '
+            'copies and how many active holds they have.'
+        )
         q: str = rt.built(self, rt.built(self, query.strip()).lower())  # public_library.world:242
-        return tuple([self.fn_book_info(_b8) for _b8 in rt.each(self, self.t_books) if ((rt.read(self, q) in rt.read(self, rt.built(self, _b8.title.lower()))) or (rt.read(self, q) in rt.read(self, rt.built(self, _b8.author.lower()))))])  # public_library.world:243
+        return tuple([  # public_library.world:243
+            self.fn_book_info(_b8)
+            for _b8 in rt.each(self, self.t_books)
+            if rt.read(self, q) in rt.read(self, rt.built(self, _b8.title.lower()))
+            or rt.read(self, q) in rt.read(self, rt.built(self, _b8.author.lower()))
+        ])
 
     def tool_get_book(self, book: Book) -> BookInfo:  # public_library.world:246
-        'Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of the available copies and how many active holds it has.'
+        (
+            'Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of '
+            'the available copies and how many active holds it has.'
+        )
         return self.fn_book_info(book)  # public_library.world:251
 
     def tool_list_books(self, genre: Genre | None) -> tuple[str, ...]:  # public_library.world:254
         "List the catalogue's books with their ISBN, title, author and genre, sorted by title."
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_books, rt.each(self, tuple([_b9.key() for _b9 in rt.each(self, self.t_books) if ((genre is None) or (_b9.genre == (genre if genre is not None else rt.absent())))]))), key=lambda _b10: _b10.title))  # public_library.world:259
+        return tuple(  # public_library.world:259
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_books,
+                    rt.each(
+                        self,
+                        tuple([
+                            _b10.key()
+                            for _b10 in rt.each(self, self.t_books)
+                            if genre is None
+                            or _b10.genre == (genre if genre is not None else rt.absent())
+                        ]),
+                    ),
+                ),
+                key=lambda _b9: _b9.title,
+            )
+        )
 
     def tool_list_copies(self, book: Book) -> tuple[str, ...]:  # public_library.world:262
-        'List every physical copy of a book with its barcode and status (available, on loan or lost).'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_copies, rt.each(self, tuple([_c11.key() for _c11 in rt.each(self, self.t_copies) if (_c11.book == book.key())]))), key=lambda _c12: _c12.barcode))  # public_library.world:267
+        (
+            'List every physical copy of a book with its barcode and status (available, on loan '
+            'or lost).'
+        )
+        return tuple(  # public_library.world:267
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_copies,
+                    rt.each(
+                        self,
+                        tuple([
+                            _c12.key()
+                            for _c12 in rt.each(self, self.t_copies)
+                            if _c12.book == book.key()
+                        ]),
+                    ),
+                ),
+                key=lambda _c11: _c11.barcode,
+            )
+        )
 
     def tool_get_copy(self, copy_: Copy) -> CopyInfo:  # public_library.world:270
-        'Show one copy by barcode: its status, its book (ISBN, title, author) and, while it is on loan, its open loan with the member and due date.'
-        open_: tuple[str, ...] = tuple([_l13.key() for _l13 in rt.each(self, self.t_loans) if ((_l13.copy_ == copy_.key()) and (_l13.returned_on is None))])  # public_library.world:275
-        return _new_CopyInfo(copy_.key(), copy_.book, rt.key_of((self.t_loans.row(open_[0]) if (len(open_) > 0) else None)))  # public_library.world:276
+        (
+            'Show one copy by barcode: its status, its book (ISBN, title, author) and, while it '
+            'is on loan, its open loan with the member and due date.'
+        )
+        open_: tuple[str, ...] = tuple([  # public_library.world:275
+            _l13.key()
+            for _l13 in rt.each(self, self.t_loans)
+            if _l13.copy_ == copy_.key() and _l13.returned_on is None
+        ])
+        return _new_CopyInfo(  # public_library.world:276
+            copy_.key(),
+            copy_.book,
+            rt.key_of(self.t_loans.row(open_[0]) if len(open_) > 0 else None),
+        )
 
     def tool_find_members(self, text: str) -> tuple[str, ...]:  # public_library.world:279
-        'Find members whose name or email contains the text, with their card number, email, unpaid fees and the day they joined.'
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # public_library.world:284
-        return tuple([_m14.key() for _m14 in rt.each(self, self.t_members) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.name.lower()))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.email.lower()))))])  # public_library.world:285
+        (
+            'Find members whose name or email contains the text, with their card number, email, '
+            'unpaid fees and the day they joined.'
+        )
+        wanted: str = rt.built(  # public_library.world:284
+            self, rt.built(self, text.strip()).lower()
+        )
+        return tuple([  # public_library.world:285
+            _m14.key()
+            for _m14 in rt.each(self, self.t_members)
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.email.lower()))
+        ])
 
     def tool_get_member(self, member: Member) -> MemberInfo:  # public_library.world:288
-        "Show a member's details and unpaid fees, whether they may borrow, their open loans (each with the copy, its book and the due date) and their active holds (each with its book and place in the queue)."
-        return _new_MemberInfo(member.key(), (member.fees_due <= _C_FEE_LIMIT), tuple([self.fn_loan_line(_l15) for _l15 in rt.rows(self.t_loans, rt.each(self, self.fn_open_loans_of(member)))]), tuple([self.fn_hold_line(_h16) for _h16 in rt.each(self, self.t_holds) if ((_h16.member == member.key()) and (_h16.status == _E10_HoldStatus_active))]))  # public_library.world:293
+        (
+            "Show a member's details and unpaid fees, whether they may borrow, their open loans "
+            '(each with the copy, its book and the due date) and their active holds (each with '
+            'its book and place in the queue).'
+        )
+        return _new_MemberInfo(  # public_library.world:293
+            member.key(),
+            member.fees_due <= _C_FEE_LIMIT,
+            tuple([
+                self.fn_loan_line(_l15)
+                for _l15 in rt.rows(self.t_loans, rt.each(self, self.fn_open_loans_of(member)))
+            ]),
+            tuple([
+                self.fn_hold_line(_h16)
+                for _h16 in rt.each(self, self.t_holds)
+                if _h16.member == member.key() and _h16.status == _E10_HoldStatus_active
+            ]),
+        )
 
-    def tool_list_loans(self, member: Member, open_only: bool) -> tuple[LoanLine, ...]:  # public_library.world:301
-        "List a member's loans, each with its copy, book, due date, whether renewed, return date and late fee; the open ones only by default."
-        return tuple([self.fn_loan_line(_l17) for _l17 in rt.each(self, self.t_loans) if ((_l17.member == member.key()) and ((not open_only) or (_l17.returned_on is None)))])  # public_library.world:307
+    def tool_list_loans(  # public_library.world:301
+        self, member: Member, open_only: bool
+    ) -> tuple[LoanLine, ...]:
+        (
+            "List a member's loans, each with its copy, book, due date, whether renewed, return "
+            'date and late fee; the open ones only by default.'
+        )
+        return tuple([  # public_library.world:307
+            self.fn_loan_line(_l17)
+            for _l17 in rt.each(self, self.t_loans)
+            if _l17.member == member.key() and (not open_only or _l17.returned_on is None)
+        ])
 
     def tool_get_loan(self, loan: Loan) -> LoanLine:  # public_library.world:310
-        'Show one loan with its copy, member, book, borrowing and due dates, whether renewed, return date and late fee.'
+        (
+            'Show one loan with its copy, member, book, borrowing and due dates, whether renewed, '
+            'return date and late fee.'
+        )
         return self.fn_loan_line(loan)  # public_library.world:313
 
     def tool_list_overdue_loans(self) -> tuple[LoanLine, ...]:  # public_library.world:316
-        'List every open loan whose due date has passed, the most overdue first, each with its copy, member and book.'
-        return tuple([self.fn_loan_line(_l18) for _l18 in rt.rows(self.t_loans, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_loans, rt.each(self, tuple([_o19.key() for _o19 in rt.each(self, self.t_loans) if ((_o19.returned_on is None) and (_o19.due_on < self.clock.date()))]))), key=lambda _o20: _o20.due_on))))])  # public_library.world:319
+        (
+            'List every open loan whose due date has passed, the most overdue first, each with '
+            'its copy, member and book.'
+        )
+        return tuple([  # public_library.world:319
+            self.fn_loan_line(_l18)
+            for _l18 in rt.rows(
+                self.t_loans,
+                rt.each(
+                    self,
+                    tuple(
+                        rt.key_of(x)
+                        for x in sorted(
+                            rt.rows(
+                                self.t_loans,
+                                rt.each(
+                                    self,
+                                    tuple([
+                                        _o20.key()
+                                        for _o20 in rt.each(self, self.t_loans)
+                                        if _o20.returned_on is None
+                                        and _o20.due_on < self.clock.date()
+                                    ]),
+                                ),
+                            ),
+                            key=lambda _o19: _o19.due_on,
+                        )
+                    ),
+                ),
+            )
+        ])
 
     def tool_list_holds(self, book: Book) -> tuple[HoldLine, ...]:  # public_library.world:322
-        'List the active holds on a book in queue order, first in line first, each with the member and when it was placed.'
-        return tuple([self.fn_hold_line(_h21) for _h21 in rt.rows(self.t_holds, rt.each(self, self.fn_hold_queue(book)))])  # public_library.world:327
+        (
+            'List the active holds on a book in queue order, first in line first, each with the '
+            'member and when it was placed.'
+        )
+        return tuple([  # public_library.world:327
+            self.fn_hold_line(_h21)
+            for _h21 in rt.rows(self.t_holds, rt.each(self, self.fn_hold_queue(book)))
+        ])
 
     def tool_get_hold(self, hold: Hold) -> HoldLine:  # public_library.world:330
-        'Show one hold: its book, member, when it was placed, its status and its place in the queue.'
+        (
+            'Show one hold: its book, member, when it was placed, its status and its place in the '
+            'queue.'
+        )
         return self.fn_hold_line(hold)  # public_library.world:333
 
     def tool_borrow_copy(self, member: Member, copy_: Copy) -> Loan:  # public_library.world:338
-        'Lend an available copy to a member for 21 days from today. A member who owes more than\n$10.00 cannot borrow. When the book has active holds, only the member first in line can\nborrow it, and doing so fulfils their hold.'
+        (
+            'Lend an available copy to a member for 21 days from today. A member who owes more '
+            'than\n'
+            '$10.00 cannot borrow. When the book has active holds, only the member first in line '
+            'can\n'
+            'borrow it, and doing so fulfils their hold.'
+        )
         if not (member.fees_due <= _C_FEE_LIMIT):  # public_library.world:348
-            raise ToolError(rt.built(self, (rt.text(member.name) + ' owes $' + format(member.fees_due, '.2f') + '; members who owe more than $10.00 cannot borrow.')))
+            raise ToolError(rt.built(
+                self,
+                rt.text(member.name)
+                + ' owes $'
+                + format(member.fees_due, '.2f')
+                + '; members who owe more than $10.00 cannot borrow.',
+            ))
         if not (copy_.status == _E10_CopyStatus_available):  # public_library.world:349
-            raise ToolError(rt.built(self, ('Copy ' + rt.text(copy_.barcode) + ' is ' + rt.text(copy_.status) + ', not available.')))
-        if not (len(self.fn_open_loans_of(member)) < _C_MAX_OPEN_LOANS):  # public_library.world:350
-            raise ToolError(rt.built(self, (rt.text(member.name) + ' already has ' + rt.text(_C_MAX_OPEN_LOANS) + ' copies on loan.')))
-        queue: tuple[str, ...] = self.fn_hold_queue((self.t_books.rows.get(copy_.book) or self.t_books.row(copy_.book)))  # public_library.world:351
-        if (len(queue) > 0):  # public_library.world:352
+            raise ToolError(rt.built(
+                self,
+                'Copy '
+                + rt.text(copy_.barcode)
+                + ' is '
+                + rt.text(copy_.status)
+                + ', not available.',
+            ))
+        if not (  # public_library.world:350
+            len(self.fn_open_loans_of(member)) < _C_MAX_OPEN_LOANS
+        ):
+            raise ToolError(rt.built(
+                self,
+                rt.text(member.name)
+                + ' already has '
+                + rt.text(_C_MAX_OPEN_LOANS)
+                + ' copies on loan.',
+            ))
+        queue: tuple[str, ...] = self.fn_hold_queue(  # public_library.world:351
+            self.t_books.rows.get(copy_.book) or self.t_books.row(copy_.book)
+        )
+        if len(queue) > 0:  # public_library.world:352
             if not (self.t_holds.row(queue[0]).member == member.key()):  # public_library.world:353
-                raise ToolError(rt.built(self, (rt.text((self.t_books.rows.get(copy_.book) or self.t_books.row(copy_.book)).title) + ' is on hold for another member who comes first in line.')))
-            _row22 = self.t_holds.row(self.t_holds.row(queue[0]).id_)  # public_library.world:354
-            self._undo.append((0, _row22, 'status', _row22.status, _row22._digest, _row22._text, _row22._frags, _row22._stale))  # public_library.world:354
-            _row22.status = _E10_HoldStatus_fulfilled  # public_library.world:354
-            _row22._stale |= 16  # public_library.world:354
-            _row22._digest = _row22._text = None  # public_library.world:354
-            self.t_holds._digest = None  # public_library.world:354
+                raise ToolError(rt.built(
+                    self,
+                    rt.text(
+                        (self.t_books.rows.get(copy_.book) or self.t_books.row(copy_.book)).title
+                    )
+                    + ' is on hold for another member who comes first in line.',
+                ))
+            self.set_field(  # public_library.world:354
+                self.t_holds.row(self.t_holds.row(queue[0]).id_),
+                'status',
+                _E10_HoldStatus_fulfilled,
+            )
         today: dt.date = self.clock.date()  # public_library.world:356
-        loan: Loan = Loan(id_=self._next('loan_ids', 'L{:03d}'), copy_=copy_.key(), member=member.key(), borrowed_on=today, due_on=(today + dt.timedelta(days=_C_LOAN_DAYS)), renewed=False, returned_on=None, late_fee=0.0)  # public_library.world:357
-        self._insert(self.t_loans, loan)  # public_library.world:358
-        self._undo.append((0, copy_, 'status', copy_.status, copy_._digest, copy_._text, copy_._frags, copy_._stale))  # public_library.world:359
-        copy_.status = _E10_CopyStatus_on_loan  # public_library.world:359
-        copy_._stale |= 4  # public_library.world:359
-        copy_._digest = copy_._text = None  # public_library.world:359
-        self.t_copies._digest = None  # public_library.world:359
+        loan: Loan = Loan(  # public_library.world:357
+            id_=self.next_id('loan_ids', 'L{:03d}'),
+            copy_=copy_.key(),
+            member=member.key(),
+            borrowed_on=today,
+            due_on=today + dt.timedelta(days=_C_LOAN_DAYS),
+            renewed=False,
+            returned_on=None,
+            late_fee=0.0,
+        )
+        self.insert(self.t_loans, loan)  # public_library.world:358
+        self.set_field(copy_, 'status', _E10_CopyStatus_on_loan)  # public_library.world:359
         return loan  # public_library.world:360
 
     def tool_return_copy(self, copy_: Copy) -> Loan:  # public_library.world:363
-        "Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is added to the member's unpaid fees."
+        (
+            'Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is '
+            "added to the member's unpaid fees."
+        )
         if not (copy_.status == _E10_CopyStatus_on_loan):  # public_library.world:368
-            raise ToolError(rt.built(self, ('Copy ' + rt.text(copy_.barcode) + ' is not on loan.')))
-        open_: tuple[str, ...] = tuple([_l23.key() for _l23 in rt.each(self, self.t_loans) if ((_l23.copy_ == copy_.key()) and (_l23.returned_on is None))])  # public_library.world:369
+            raise ToolError(rt.built(self, 'Copy ' + rt.text(copy_.barcode) + ' is not on loan.'))
+        open_: tuple[str, ...] = tuple([  # public_library.world:369
+            _l22.key()
+            for _l22 in rt.each(self, self.t_loans)
+            if _l22.copy_ == copy_.key() and _l22.returned_on is None
+        ])
         if not (len(open_) == 1):  # public_library.world:370
-            raise ToolError(rt.built(self, ('Copy ' + rt.text(copy_.barcode) + ' has no open loan.')))
+            raise ToolError(rt.built(
+                self, 'Copy ' + rt.text(copy_.barcode) + ' has no open loan.'
+            ))
         loan: Loan = self.t_loans.row(open_[0])  # public_library.world:371
         today: dt.date = self.clock.date()  # public_library.world:372
         fee: float = self.fn_late_fee_for(loan.due_on, today)  # public_library.world:373
-        self._undo.append((3, loan, ('returned_on', 'late_fee'), (loan.returned_on, loan.late_fee, ), loan._digest, loan._text, loan._frags, loan._stale))  # public_library.world:374
-        loan.returned_on = today  # public_library.world:374
-        loan.late_fee = v.check_range(fee, 'Loan.late_fee', 0.0, None)  # public_library.world:375
-        loan._stale |= 192  # public_library.world:375
-        loan._digest = loan._text = None  # public_library.world:375
-        self.t_loans._digest = None  # public_library.world:375
-        member: Member = (self.t_members.rows.get(loan.member) or self.t_members.row(loan.member))  # public_library.world:376
-        self._undo.append((0, member, 'fees_due', member.fees_due, member._digest, member._text, member._frags, member._stale))  # public_library.world:377
-        member.fees_due = v.check_range(round((member.fees_due + fee), 2), 'Member.fees_due', 0.0, None)  # public_library.world:377
-        member._stale |= 8  # public_library.world:377
-        member._digest = member._text = None  # public_library.world:377
-        self.t_members._digest = None  # public_library.world:377
-        self._undo.append((0, copy_, 'status', copy_.status, copy_._digest, copy_._text, copy_._frags, copy_._stale))  # public_library.world:378
-        copy_.status = _E10_CopyStatus_available  # public_library.world:378
-        copy_._stale |= 4  # public_library.world:378
-        copy_._digest = copy_._text = None  # public_library.world:378
-        self.t_copies._digest = None  # public_library.world:378
+        self.set_fields(  # public_library.world:374
+            loan, returned_on=today, late_fee=v.check_range(fee, 'Loan.late_fee', 0.0, None)
+        )
+        member: Member = (  # public_library.world:376
+            self.t_members.rows.get(loan.member) or self.t_members.row(loan.member)
+        )
+        self.set_field(  # public_library.world:377
+            member,
+            'fees_due',
+            v.check_range(round(member.fees_due + fee, 2), 'Member.fees_due', 0.0, None),
+        )
+        self.set_field(copy_, 'status', _E10_CopyStatus_available)  # public_library.world:378
         return loan  # public_library.world:379
 
     def tool_renew_loan(self, loan: Loan) -> Loan:  # public_library.world:382
-        'Extend an open loan by 21 days from its due date. A loan can be renewed once, only before it is overdue, and only if nobody holds the book.'
+        (
+            'Extend an open loan by 21 days from its due date. A loan can be renewed once, only '
+            'before it is overdue, and only if nobody holds the book.'
+        )
         if not (loan.returned_on is None):  # public_library.world:385
-            raise ToolError(rt.built(self, ('Loan ' + rt.text(loan.id_) + ' has already been returned.')))
+            raise ToolError(rt.built(
+                self, 'Loan ' + rt.text(loan.id_) + ' has already been returned.'
+            ))
         if not (not loan.renewed):  # public_library.world:386
-            raise ToolError(rt.built(self, ('Loan ' + rt.text(loan.id_) + ' has already been renewed once.')))
+            raise ToolError(rt.built(
+                self, 'Loan ' + rt.text(loan.id_) + ' has already been renewed once.'
+            ))
         if not (loan.due_on >= self.clock.date()):  # public_library.world:387
-            raise ToolError(rt.built(self, ('Loan ' + rt.text(loan.id_) + ' was due on ' + rt.text(loan.due_on) + '; an overdue copy must be returned, not renewed.')))
-        if not (len(self.fn_hold_queue(self.t_books.row((self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book))) == 0):  # public_library.world:388
-            raise ToolError(rt.built(self, (rt.text(self.t_books.row((self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book).title) + ' is on hold for another member, so the loan cannot be renewed.')))
-        self._undo.append((3, loan, ('due_on', 'renewed'), (loan.due_on, loan.renewed, ), loan._digest, loan._text, loan._frags, loan._stale))  # public_library.world:389
-        loan.due_on = (loan.due_on + dt.timedelta(days=_C_LOAN_DAYS))  # public_library.world:389
-        loan.renewed = True  # public_library.world:390
-        loan._stale |= 48  # public_library.world:390
-        loan._digest = loan._text = None  # public_library.world:390
-        self.t_loans._digest = None  # public_library.world:390
+            raise ToolError(rt.built(
+                self,
+                'Loan '
+                + rt.text(loan.id_)
+                + ' was due on '
+                + rt.text(loan.due_on)
+                + '; an overdue copy must be returned, not renewed.',
+            ))
+        if not (  # public_library.world:388
+            len(self.fn_hold_queue(self.t_books.row(
+                (self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book
+            )))
+            == 0
+        ):
+            raise ToolError(rt.built(
+                self,
+                rt.text(
+                    self.t_books.row((self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book).title,
+                )
+                + ' is on hold for another member, so the loan cannot be renewed.',
+            ))
+        self.set_fields(  # public_library.world:389
+            loan, due_on=loan.due_on + dt.timedelta(days=_C_LOAN_DAYS), renewed=True
+        )
         return loan  # public_library.world:391
 
     def tool_place_hold(self, member: Member, book: Book) -> Hold:  # public_library.world:394
         'Put a member at the end of the queue for a book.'
-        if not (not any((((_h24.member == member.key()) and (_h24.book == book.key())) and (_h24.status == _E10_HoldStatus_active)) for _h24 in rt.each(self, self.t_holds))):  # public_library.world:400
-            raise ToolError(rt.built(self, (rt.text(member.name) + ' already has an active hold on ' + rt.text(book.title) + '.')))
+        if not (not any(_h23.member == member.key() and _h23.book == book.key() and _h23.status == _E10_HoldStatus_active for _h23 in rt.each(self, self.t_holds))):  # public_library.world:400
+            raise ToolError(rt.built(
+                self,
+                rt.text(member.name)
+                + ' already has an active hold on '
+                + rt.text(book.title)
+                + '.',
+            ))
         if not (not self.fn_has_book_on_loan(member, book)):  # public_library.world:401
-            raise ToolError(rt.built(self, (rt.text(member.name) + ' already has a copy of ' + rt.text(book.title) + ' on loan.')))
-        hold: Hold = Hold(id_=self._next('hold_ids', 'H{:03d}'), book=book.key(), member=member.key(), placed_at=self.clock, status=_E10_HoldStatus_active)  # public_library.world:402
-        self._insert(self.t_holds, hold)  # public_library.world:403
+            raise ToolError(rt.built(
+                self,
+                rt.text(member.name)
+                + ' already has a copy of '
+                + rt.text(book.title)
+                + ' on loan.',
+            ))
+        hold: Hold = Hold(  # public_library.world:402
+            id_=self.next_id('hold_ids', 'H{:03d}'),
+            book=book.key(),
+            member=member.key(),
+            placed_at=self.clock,
+            status=_E10_HoldStatus_active,
+        )
+        self.insert(self.t_holds, hold)  # public_library.world:403
         return hold  # public_library.world:404
 
     def tool_cancel_hold(self, hold: Hold) -> Hold:  # public_library.world:407
         'Cancel an active hold.'
         if not (hold.status == _E10_HoldStatus_active):  # public_library.world:410
-            raise ToolError(rt.built(self, ('Hold ' + rt.text(hold.id_) + ' is ' + rt.text(hold.status) + ', not active.')))
-        self._undo.append((0, hold, 'status', hold.status, hold._digest, hold._text, hold._frags, hold._stale))  # public_library.world:411
-        hold.status = _E10_HoldStatus_cancelled  # public_library.world:411
-        hold._stale |= 16  # public_library.world:411
-        hold._digest = hold._text = None  # public_library.world:411
-        self.t_holds._digest = None  # public_library.world:411
+            raise ToolError(rt.built(
+                self, 'Hold ' + rt.text(hold.id_) + ' is ' + rt.text(hold.status) + ', not active.'
+            ))
+        self.set_field(hold, 'status', _E10_HoldStatus_cancelled)  # public_library.world:411
         return hold  # public_library.world:412
 
     def tool_pay_fees(self, member: Member, amount: float) -> Member:  # public_library.world:415
         "Record a payment towards a member's unpaid fees."
         if not (member.fees_due > 0.0):  # public_library.world:421
-            raise ToolError(rt.built(self, (rt.text(member.name) + ' has no fees due.')))
+            raise ToolError(rt.built(self, rt.text(member.name) + ' has no fees due.'))
         if not (amount <= member.fees_due):  # public_library.world:422
-            raise ToolError(rt.built(self, (rt.text(member.name) + ' owes $' + format(member.fees_due, '.2f') + '; a payment of $' + format(amount, '.2f') + ' is more than that.')))
-        self._undo.append((0, member, 'fees_due', member.fees_due, member._digest, member._text, member._frags, member._stale))  # public_library.world:423
-        member.fees_due = v.check_range(max(round((member.fees_due - amount), 2), 0.0), 'Member.fees_due', 0.0, None)  # public_library.world:423
-        member._stale |= 8  # public_library.world:423
-        member._digest = member._text = None  # public_library.world:423
-        self.t_members._digest = None  # public_library.world:423
+            raise ToolError(rt.built(
+                self,
+                rt.text(member.name)
+                + ' owes $'
+                + format(member.fees_due, '.2f')
+                + '; a payment of $'
+                + format(amount, '.2f')
+                + ' is more than that.',
+            ))
+        self.set_field(  # public_library.world:423
+            member,
+            'fees_due',
+            v.check_range(max(round(member.fees_due - amount, 2), 0.0), 'Member.fees_due', 0.0, None),
+        )
         return member  # public_library.world:424
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -1174,7 +1519,7 @@ _ARGS_get_book: frozenset[str] = frozenset({'book'})
 def _invoke_get_book(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_book and None not in args.values()):
         rt.check_arguments(args, ('book',), ('book',))
-    a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, ('No book with ISBN ' + rt.text(key) + '.')))
+    a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, 'No book with ISBN ' + rt.text(key) + '.'))
     return ep.tool_get_book(a_book)
 
 
@@ -1195,7 +1540,7 @@ _ARGS_list_copies: frozenset[str] = frozenset({'book'})
 def _invoke_list_copies(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_list_copies and None not in args.values()):
         rt.check_arguments(args, ('book',), ('book',))
-    a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, ('No book with ISBN ' + rt.text(key) + '.')))
+    a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, 'No book with ISBN ' + rt.text(key) + '.'))
     return ep.tool_list_copies(a_book)
 
 
@@ -1205,7 +1550,7 @@ _ARGS_get_copy: frozenset[str] = frozenset({'copy'})
 def _invoke_get_copy(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_copy and None not in args.values()):
         rt.check_arguments(args, ('copy',), ('copy',))
-    a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, ('No copy with barcode ' + rt.text(key) + '.')))
+    a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, 'No copy with barcode ' + rt.text(key) + '.'))
     return ep.tool_get_copy(a_copy)
 
 
@@ -1225,7 +1570,7 @@ _ARGS_get_member: frozenset[str] = frozenset({'member'})
 def _invoke_get_member(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_member and None not in args.values()):
         rt.check_arguments(args, ('member',), ('member',))
-    a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, ('No member with card number ' + rt.text(key) + '.')))
+    a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'))
     return ep.tool_get_member(a_member)
 
 
@@ -1236,7 +1581,7 @@ _NEEDS_list_loans: frozenset[str] = frozenset({'member'})
 def _invoke_list_loans(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_list_loans >= args.keys() >= _NEEDS_list_loans and None not in args.values()):
         rt.check_arguments(args, ('member', 'open_only'), ('member',))
-    a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, ('No member with card number ' + rt.text(key) + '.')))
+    a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'))
     a_open_only = (v.want_bool(args['open_only'], 'open_only') if args.get('open_only') is not None else True)
     return ep.tool_list_loans(a_member, a_open_only)
 
@@ -1250,7 +1595,7 @@ def _invoke_get_loan(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     a_loan = args['loan']
     if type(a_loan) is not str or not a_loan.isascii():
         a_loan = v.want_str(a_loan, 'loan')
-    a_loan = ep.t_loans.rows.get(a_loan) or rt.lookup(ep.t_loans, a_loan, lambda key: rt.built(ep, ('No loan ' + rt.text(key) + '.')))
+    a_loan = ep.t_loans.rows.get(a_loan) or rt.lookup(ep.t_loans, a_loan, lambda key: rt.built(ep, 'No loan ' + rt.text(key) + '.'))
     return ep.tool_get_loan(a_loan)
 
 
@@ -1269,7 +1614,7 @@ _ARGS_list_holds: frozenset[str] = frozenset({'book'})
 def _invoke_list_holds(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_list_holds and None not in args.values()):
         rt.check_arguments(args, ('book',), ('book',))
-    a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, ('No book with ISBN ' + rt.text(key) + '.')))
+    a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, 'No book with ISBN ' + rt.text(key) + '.'))
     return ep.tool_list_holds(a_book)
 
 
@@ -1282,7 +1627,7 @@ def _invoke_get_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     a_hold = args['hold']
     if type(a_hold) is not str or not a_hold.isascii():
         a_hold = v.want_str(a_hold, 'hold')
-    a_hold = ep.t_holds.rows.get(a_hold) or rt.lookup(ep.t_holds, a_hold, lambda key: rt.built(ep, ('No hold ' + rt.text(key) + '.')))
+    a_hold = ep.t_holds.rows.get(a_hold) or rt.lookup(ep.t_holds, a_hold, lambda key: rt.built(ep, 'No hold ' + rt.text(key) + '.'))
     return ep.tool_get_hold(a_hold)
 
 
@@ -1292,8 +1637,8 @@ _ARGS_borrow_copy: frozenset[str] = frozenset({'member', 'copy'})
 def _invoke_borrow_copy(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_borrow_copy and None not in args.values()):
         rt.check_arguments(args, ('member', 'copy'), ('member', 'copy'))
-    a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, ('No member with card number ' + rt.text(key) + '.')))
-    a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, ('No copy with barcode ' + rt.text(key) + '.')))
+    a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'))
+    a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, 'No copy with barcode ' + rt.text(key) + '.'))
     return ep.tool_borrow_copy(a_member, a_copy)
 
 
@@ -1303,7 +1648,7 @@ _ARGS_return_copy: frozenset[str] = frozenset({'copy'})
 def _invoke_return_copy(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_return_copy and None not in args.values()):
         rt.check_arguments(args, ('copy',), ('copy',))
-    a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, ('No copy with barcode ' + rt.text(key) + '.')))
+    a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, 'No copy with barcode ' + rt.text(key) + '.'))
     return ep.tool_return_copy(a_copy)
 
 
@@ -1316,7 +1661,7 @@ def _invoke_renew_loan(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     a_loan = args['loan']
     if type(a_loan) is not str or not a_loan.isascii():
         a_loan = v.want_str(a_loan, 'loan')
-    a_loan = ep.t_loans.rows.get(a_loan) or rt.lookup(ep.t_loans, a_loan, lambda key: rt.built(ep, ('No loan ' + rt.text(key) + '.')))
+    a_loan = ep.t_loans.rows.get(a_loan) or rt.lookup(ep.t_loans, a_loan, lambda key: rt.built(ep, 'No loan ' + rt.text(key) + '.'))
     return ep.tool_renew_loan(a_loan)
 
 
@@ -1326,8 +1671,8 @@ _ARGS_place_hold: frozenset[str] = frozenset({'member', 'book'})
 def _invoke_place_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_place_hold and None not in args.values()):
         rt.check_arguments(args, ('member', 'book'), ('member', 'book'))
-    a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, ('No member with card number ' + rt.text(key) + '.')))
-    a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, ('No book with ISBN ' + rt.text(key) + '.')))
+    a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'))
+    a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, 'No book with ISBN ' + rt.text(key) + '.'))
     return ep.tool_place_hold(a_member, a_book)
 
 
@@ -1340,7 +1685,7 @@ def _invoke_cancel_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     a_hold = args['hold']
     if type(a_hold) is not str or not a_hold.isascii():
         a_hold = v.want_str(a_hold, 'hold')
-    a_hold = ep.t_holds.rows.get(a_hold) or rt.lookup(ep.t_holds, a_hold, lambda key: rt.built(ep, ('No hold ' + rt.text(key) + '.')))
+    a_hold = ep.t_holds.rows.get(a_hold) or rt.lookup(ep.t_holds, a_hold, lambda key: rt.built(ep, 'No hold ' + rt.text(key) + '.'))
     return ep.tool_cancel_hold(a_hold)
 
 
@@ -1350,7 +1695,7 @@ _ARGS_pay_fees: frozenset[str] = frozenset({'member', 'amount'})
 def _invoke_pay_fees(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_pay_fees and None not in args.values()):
         rt.check_arguments(args, ('member', 'amount'), ('member', 'amount'))
-    a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, ('No member with card number ' + rt.text(key) + '.')))
+    a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'))
     a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 0.01, 500.0)
     return ep.tool_pay_fees(a_member, a_amount)
 
@@ -1377,112 +1722,387 @@ PublicLibrary.TOOLS = {
 }
 
 
-def _check_late_return_and_new_loan__returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:536
-    return ((rt.compared(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L002"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')) and rt.compared(ep.t_copies.row('C0003').status, '==', _E10_CopyStatus_available, 'copies["C0003"].status == available'))
+def _check_late_return_and_new_loan__returned(  # public_library.world:536
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_loans.row('L002').returned_on,
+            '==',
+            rt.parse_date('2026-05-20'),
+            'loans["L002"].returned_on == date("2026-05-20")',
+        )
+        and rt.compared(
+            ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25'
+        )
+        and rt.compared(
+            ep.t_copies.row('C0003').status,
+            '==',
+            _E10_CopyStatus_available,
+            'copies["C0003"].status == available',
+        )
+    )
 
 
-def _check_late_return_and_new_loan__charged(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:537
-    return rt.compared(ep.t_members.row('M001').fees_due, '==', 1.25, 'members["M001"].fees_due == 1.25')
+def _check_late_return_and_new_loan__charged(  # public_library.world:537
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_members.row('M001').fees_due, '==', 1.25, 'members["M001"].fees_due == 1.25'
+    )
 
 
-def _check_late_return_and_new_loan__borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:538
-    return bool(any(((((_l25.member == 'M001') and (_l25.copy_ == 'C0006')) and (_l25.returned_on is None)) and (_l25.due_on == rt.parse_date('2026-06-10'))) for _l25 in rt.each(ep, ep.t_loans)))
+def _check_late_return_and_new_loan__borrowed(  # public_library.world:538
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _l24.member == 'M001'
+        and _l24.copy_ == 'C0006'
+        and _l24.returned_on is None
+        and _l24.due_on == rt.parse_date('2026-06-10')
+        for _l24 in rt.each(ep, ep.t_loans)
+    ))
 
 
-def _check_pay_then_borrow_and_renew__paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:654
-    return rt.compared(ep.t_members.row('M002').fees_due, '==', 7.5, 'members["M002"].fees_due == 7.5')
+def _check_pay_then_borrow_and_renew__paid(  # public_library.world:654
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_members.row('M002').fees_due, '==', 7.5, 'members["M002"].fees_due == 7.5'
+    )
 
 
-def _check_pay_then_borrow_and_renew__ben_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:655
-    return bool(any((((_l26.member == 'M002') and (_l26.copy_ == 'C0001')) and (_l26.returned_on is None)) for _l26 in rt.each(ep, ep.t_loans)))
+def _check_pay_then_borrow_and_renew__ben_borrowed(  # public_library.world:655
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _l25.member == 'M002' and _l25.copy_ == 'C0001' and _l25.returned_on is None
+        for _l25 in rt.each(ep, ep.t_loans)
+    ))
 
 
-def _check_pay_then_borrow_and_renew__renewed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:656
-    return (ep.t_loans.row('L003').renewed and rt.compared(ep.t_loans.row('L003').due_on, '==', rt.parse_date('2026-06-22'), 'loans["L003"].due_on == date("2026-06-22")'))
+def _check_pay_then_borrow_and_renew__renewed(  # public_library.world:656
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        ep.t_loans.row('L003').renewed
+        and rt.compared(
+            ep.t_loans.row('L003').due_on,
+            '==',
+            rt.parse_date('2026-06-22'),
+            'loans["L003"].due_on == date("2026-06-22")',
+        )
+    )
 
 
-def _check_swap_holds__dune_cancelled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:773
-    return rt.compared(ep.t_holds.row('H001').status, '==', _E10_HoldStatus_cancelled, 'holds["H001"].status == cancelled')
+def _check_swap_holds__dune_cancelled(  # public_library.world:773
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_holds.row('H001').status,
+        '==',
+        _E10_HoldStatus_cancelled,
+        'holds["H001"].status == cancelled',
+    )
 
 
-def _check_swap_holds__beloved_held(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:774
-    return bool(any((((_h27.member == 'M003') and (_h27.book == '9781400033416')) and (_h27.status == _E10_HoldStatus_active)) for _h27 in rt.each(ep, ep.t_holds)))
+def _check_swap_holds__beloved_held(  # public_library.world:774
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _h26.member == 'M003'
+        and _h26.book == '9781400033416'
+        and _h26.status == _E10_HoldStatus_active
+        for _h26 in rt.each(ep, ep.t_holds)
+    ))
 
 
-def _check_dune_passes_to_next_in_line__dune_returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:113
-    return ((rt.compared(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L002"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')) and rt.compared(ep.t_members.row('M001').fees_due, '==', 1.25, 'members["M001"].fees_due == 1.25'))
+def _check_dune_passes_to_next_in_line__dune_returned(  # tasks.world:113
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_loans.row('L002').returned_on,
+            '==',
+            rt.parse_date('2026-05-20'),
+            'loans["L002"].returned_on == date("2026-05-20")',
+        )
+        and rt.compared(
+            ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25'
+        )
+        and rt.compared(
+            ep.t_members.row('M001').fees_due, '==', 1.25, 'members["M001"].fees_due == 1.25'
+        )
+    )
 
 
-def _check_dune_passes_to_next_in_line__chloe_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:114
-    return bool(any(((((_l28.member == 'M003') and (_l28.copy_ == 'C0003')) and (_l28.returned_on is None)) and (_l28.due_on == rt.parse_date('2026-06-10'))) for _l28 in rt.each(ep, ep.t_loans)))
+def _check_dune_passes_to_next_in_line__chloe_borrowed(  # tasks.world:114
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _l27.member == 'M003'
+        and _l27.copy_ == 'C0003'
+        and _l27.returned_on is None
+        and _l27.due_on == rt.parse_date('2026-06-10')
+        for _l27 in rt.each(ep, ep.t_loans)
+    ))
 
 
-def _check_dune_passes_to_next_in_line__hold_fulfilled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:115
-    return rt.compared(ep.t_holds.row('H001').status, '==', _E10_HoldStatus_fulfilled, 'holds["H001"].status == fulfilled')
+def _check_dune_passes_to_next_in_line__hold_fulfilled(  # tasks.world:115
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_holds.row('H001').status,
+        '==',
+        _E10_HoldStatus_fulfilled,
+        'holds["H001"].status == fulfilled',
+    )
 
 
-def _check_dune_passes_to_next_in_line__fees_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:116
-    return rt.compared(ep.t_members.row('M003').fees_due, '==', 0.0, 'members["M003"].fees_due == 0.0')
+def _check_dune_passes_to_next_in_line__fees_paid(  # tasks.world:116
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_members.row('M003').fees_due, '==', 0.0, 'members["M003"].fees_due == 0.0'
+    )
 
 
-def _check_chloe_swaps_hold_and_books__right_hold_cancelled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:241
-    return (rt.compared(ep.t_holds.row('H003').status, '==', _E10_HoldStatus_cancelled, 'holds["H003"].status == cancelled') and rt.compared(ep.t_holds.row('H001').status, '==', _E10_HoldStatus_active, 'holds["H001"].status == active'))
+def _check_chloe_swaps_hold_and_books__right_hold_cancelled(  # tasks.world:241
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_holds.row('H003').status,
+            '==',
+            _E10_HoldStatus_cancelled,
+            'holds["H003"].status == cancelled',
+        )
+        and rt.compared(
+            ep.t_holds.row('H001').status,
+            '==',
+            _E10_HoldStatus_active,
+            'holds["H001"].status == active',
+        )
+    )
 
 
-def _check_chloe_swaps_hold_and_books__le_guin_returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:242
-    return ((rt.compared(ep.t_loans.row('L001').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L001"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L001').late_fee, '==', 0.0, 'loans["L001"].late_fee == 0.0')) and rt.compared(ep.t_copies.row('C0002').status, '==', _E10_CopyStatus_available, 'copies["C0002"].status == available'))
+def _check_chloe_swaps_hold_and_books__le_guin_returned(  # tasks.world:242
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_loans.row('L001').returned_on,
+            '==',
+            rt.parse_date('2026-05-20'),
+            'loans["L001"].returned_on == date("2026-05-20")',
+        )
+        and rt.compared(
+            ep.t_loans.row('L001').late_fee, '==', 0.0, 'loans["L001"].late_fee == 0.0'
+        )
+        and rt.compared(
+            ep.t_copies.row('C0002').status,
+            '==',
+            _E10_CopyStatus_available,
+            'copies["C0002"].status == available',
+        )
+    )
 
 
-def _check_chloe_swaps_hold_and_books__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:243
-    return bool(any(((((_l29.member == 'M003') and (_l29.copy_ == 'C0004')) and (_l29.returned_on is None)) and (_l29.due_on == rt.parse_date('2026-06-10'))) for _l29 in rt.each(ep, ep.t_loans)))
+def _check_chloe_swaps_hold_and_books__beloved_borrowed(  # tasks.world:243
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _l28.member == 'M003'
+        and _l28.copy_ == 'C0004'
+        and _l28.returned_on is None
+        and _l28.due_on == rt.parse_date('2026-06-10')
+        for _l28 in rt.each(ep, ep.t_loans)
+    ))
 
 
-def _check_chloe_settles_up__returned_on_time(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:361
-    return ((rt.compared(ep.t_loans.row('L001').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L001"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L001').late_fee, '==', 0.0, 'loans["L001"].late_fee == 0.0')) and rt.compared(ep.t_copies.row('C0002').status, '==', _E10_CopyStatus_available, 'copies["C0002"].status == available'))
+def _check_chloe_settles_up__returned_on_time(  # tasks.world:361
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_loans.row('L001').returned_on,
+            '==',
+            rt.parse_date('2026-05-20'),
+            'loans["L001"].returned_on == date("2026-05-20")',
+        )
+        and rt.compared(
+            ep.t_loans.row('L001').late_fee, '==', 0.0, 'loans["L001"].late_fee == 0.0'
+        )
+        and rt.compared(
+            ep.t_copies.row('C0002').status,
+            '==',
+            _E10_CopyStatus_available,
+            'copies["C0002"].status == available',
+        )
+    )
 
 
-def _check_chloe_settles_up__fees_cleared(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:362
-    return rt.compared(ep.t_members.row('M003').fees_due, '==', 0.0, 'members["M003"].fees_due == 0.0')
+def _check_chloe_settles_up__fees_cleared(  # tasks.world:362
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_members.row('M003').fees_due, '==', 0.0, 'members["M003"].fees_due == 0.0'
+    )
 
 
-def _check_chloe_settles_up__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:363
-    return bool(any(((((_l30.member == 'M003') and (_l30.copy_ == 'C0004')) and (_l30.returned_on is None)) and (_l30.due_on == rt.parse_date('2026-06-10'))) for _l30 in rt.each(ep, ep.t_loans)))
+def _check_chloe_settles_up__beloved_borrowed(  # tasks.world:363
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _l29.member == 'M003'
+        and _l29.copy_ == 'C0004'
+        and _l29.returned_on is None
+        and _l29.due_on == rt.parse_date('2026-06-10')
+        for _l29 in rt.each(ep, ep.t_loans)
+    ))
 
 
-def _check_ben_pays_borrows_and_queues__paid_just_enough(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:481
-    return rt.compared(ep.t_members.row('M002').fees_due, '==', 10.0, 'members["M002"].fees_due == 10.0')
+def _check_ben_pays_borrows_and_queues__paid_just_enough(  # tasks.world:481
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_members.row('M002').fees_due, '==', 10.0, 'members["M002"].fees_due == 10.0'
+    )
 
 
-def _check_ben_pays_borrows_and_queues__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:482
-    return bool(any(((((_l31.member == 'M002') and ((ep.t_copies.rows.get(_l31.copy_) or ep.t_copies.row(_l31.copy_)).book == '9781400033416')) and (_l31.returned_on is None)) and (_l31.due_on == rt.parse_date('2026-06-10'))) for _l31 in rt.each(ep, ep.t_loans)))
+def _check_ben_pays_borrows_and_queues__beloved_borrowed(  # tasks.world:482
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _l30.member == 'M002'
+        and (ep.t_copies.rows.get(_l30.copy_) or ep.t_copies.row(_l30.copy_)).book
+        == '9781400033416'
+        and _l30.returned_on is None
+        and _l30.due_on == rt.parse_date('2026-06-10')
+        for _l30 in rt.each(ep, ep.t_loans)
+    ))
 
 
-def _check_ben_pays_borrows_and_queues__dune_queued(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:483
-    return bool(any((((_h32.member == 'M002') and (_h32.book == '9780441172719')) and (_h32.status == _E10_HoldStatus_active)) for _h32 in rt.each(ep, ep.t_holds)))
+def _check_ben_pays_borrows_and_queues__dune_queued(  # tasks.world:483
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _h31.member == 'M002'
+        and _h31.book == '9780441172719'
+        and _h31.status == _E10_HoldStatus_active
+        for _h31 in rt.each(ep, ep.t_holds)
+    ))
 
 
-def _check_ana_renews_what_she_can__beloved_renewed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:605
-    return ((ep.t_loans.row('L003').renewed and rt.compared(ep.t_loans.row('L003').due_on, '==', rt.parse_date('2026-06-22'), 'loans["L003"].due_on == date("2026-06-22")')) and rt.compared(ep.t_loans.row('L003').returned_on, 'is', None, 'loans["L003"].returned_on == none'))
+def _check_ana_renews_what_she_can__beloved_renewed(  # tasks.world:605
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        ep.t_loans.row('L003').renewed
+        and rt.compared(
+            ep.t_loans.row('L003').due_on,
+            '==',
+            rt.parse_date('2026-06-22'),
+            'loans["L003"].due_on == date("2026-06-22")',
+        )
+        and rt.compared(
+            ep.t_loans.row('L003').returned_on, 'is', None, 'loans["L003"].returned_on == none'
+        )
+    )
 
 
-def _check_ana_renews_what_she_can__dune_returned_and_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:606
-    return (((rt.compared(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L002"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')) and rt.compared(ep.t_copies.row('C0003').status, '==', _E10_CopyStatus_available, 'copies["C0003"].status == available')) and rt.compared(ep.t_members.row('M001').fees_due, '==', 0.0, 'members["M001"].fees_due == 0.0'))
+def _check_ana_renews_what_she_can__dune_returned_and_paid(  # tasks.world:606
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_loans.row('L002').returned_on,
+            '==',
+            rt.parse_date('2026-05-20'),
+            'loans["L002"].returned_on == date("2026-05-20")',
+        )
+        and rt.compared(
+            ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25'
+        )
+        and rt.compared(
+            ep.t_copies.row('C0003').status,
+            '==',
+            _E10_CopyStatus_available,
+            'copies["C0003"].status == available',
+        )
+        and rt.compared(
+            ep.t_members.row('M001').fees_due, '==', 0.0, 'members["M001"].fees_due == 0.0'
+        )
+    )
 
 
-def _check_ana_returns_everything__dune_back_late(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:726
-    return ((rt.compared(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L002"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')) and rt.compared(ep.t_copies.row('C0003').status, '==', _E10_CopyStatus_available, 'copies["C0003"].status == available'))
+def _check_ana_returns_everything__dune_back_late(  # tasks.world:726
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_loans.row('L002').returned_on,
+            '==',
+            rt.parse_date('2026-05-20'),
+            'loans["L002"].returned_on == date("2026-05-20")',
+        )
+        and rt.compared(
+            ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25'
+        )
+        and rt.compared(
+            ep.t_copies.row('C0003').status,
+            '==',
+            _E10_CopyStatus_available,
+            'copies["C0003"].status == available',
+        )
+    )
 
 
-def _check_ana_returns_everything__beloved_back(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:727
-    return ((rt.compared(ep.t_loans.row('L003').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L003"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L003').late_fee, '==', 0.0, 'loans["L003"].late_fee == 0.0')) and rt.compared(ep.t_copies.row('C0005').status, '==', _E10_CopyStatus_available, 'copies["C0005"].status == available'))
+def _check_ana_returns_everything__beloved_back(  # tasks.world:727
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_loans.row('L003').returned_on,
+            '==',
+            rt.parse_date('2026-05-20'),
+            'loans["L003"].returned_on == date("2026-05-20")',
+        )
+        and rt.compared(
+            ep.t_loans.row('L003').late_fee, '==', 0.0, 'loans["L003"].late_fee == 0.0'
+        )
+        and rt.compared(
+            ep.t_copies.row('C0005').status,
+            '==',
+            _E10_CopyStatus_available,
+            'copies["C0005"].status == available',
+        )
+    )
 
 
-def _check_ana_returns_everything__fee_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:728
-    return (rt.compared(ep.t_members.row('M001').fees_due, '==', 0.0, 'members["M001"].fees_due == 0.0') and rt.compared(ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25'))
+def _check_ana_returns_everything__fee_paid(  # tasks.world:728
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_members.row('M001').fees_due, '==', 0.0, 'members["M001"].fees_due == 0.0'
+        )
+        and rt.compared(
+            ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25'
+        )
+    )
 
 
-def _check_ana_returns_everything__new_loan(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:729
-    return bool(any(((((_l33.member == 'M001') and (_l33.copy_ == 'C0001')) and (_l33.returned_on is None)) and (_l33.due_on == rt.parse_date('2026-06-10'))) for _l33 in rt.each(ep, ep.t_loans)))
+def _check_ana_returns_everything__new_loan(  # tasks.world:729
+    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _l32.member == 'M001'
+        and _l32.copy_ == 'C0001'
+        and _l32.returned_on is None
+        and _l32.due_on == rt.parse_date('2026-06-10')
+        for _l32 in rt.each(ep, ep.t_loans)
+    ))
 
 
 PublicLibrary.TASKS = {

@@ -337,7 +337,7 @@ class Order(Row):
     def load(cls, data: object, path: str, ep: Any) -> Order:
         d = v.want_object(data, path, {'id': False, 'table': True, 'server': True, 'guests': True, 'status': False, 'opened_at': False, 'sent_at': False, 'served_at': False, 'split_ways': False, 'paid_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('order_ids', 'O{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('order_ids', 'O{:03d}')),
             table=v.check_pattern(v.want_str(d['table'], path + '.table'), path + '.table', '^T[0-9]{1,2}$'),
             server=v.check_pattern(v.want_str(d['server'], path + '.server'), path + '.server', '^S[0-9]{2}$'),
             guests=v.check_range(v.want_int(d['guests'], path + '.guests'), path + '.guests', 1, 12),
@@ -412,7 +412,7 @@ class OrderLine(Row):
     def load(cls, data: object, path: str, ep: Any) -> OrderLine:
         d = v.want_object(data, path, {'id': False, 'order': True, 'item': True, 'quantity': True, 'unit_price_cents': True, 'note': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('line_ids', 'L{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('line_ids', 'L{:04d}')),
             order=v.want_str(d['order'], path + '.order'),
             item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{2}[0-9]{2}$'),
             quantity=v.check_range(v.want_int(d['quantity'], path + '.quantity'), path + '.quantity', 1, 20),
@@ -488,7 +488,7 @@ class Payment(Row):
     def load(cls, data: object, path: str, ep: Any) -> Payment:
         d = v.want_object(data, path, {'id': False, 'order': True, 'share': True, 'amount_cents': True, 'tip_cents': True, 'method': True, 'paid_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('payment_ids', 'PAY{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('payment_ids', 'PAY{:03d}')),
             order=v.want_str(d['order'], path + '.order'),
             share=v.check_range(v.want_int(d['share'], path + '.share'), path + '.share', 1, 12),
             amount_cents=v.check_range(v.want_int(d['amount_cents'], path + '.amount_cents'), path + '.amount_cents', 0, None),
@@ -862,27 +862,95 @@ class RestaurantOrders(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((_o52.status == _E11_OrderStatus_paid) or (len(tuple([_p53.key() for _p53 in rt.each(self, self.t_orders) if ((_p53.table == _o52.table) and (_p53.status != _E11_OrderStatus_paid))])) == 1)) for _o52 in rt.each(self, self.t_orders)):  # restaurant_orders.world:161
-            raise InvariantError('A dining table has at most one order that is not paid.', 'restaurant_orders.world:161')
-        if not all((_o54.guests <= (self.t_dining_tables.rows.get(_o54.table) or self.t_dining_tables.row(_o54.table)).seats) for _o54 in rt.each(self, self.t_orders)):  # restaurant_orders.world:164
-            raise InvariantError("An order's guests never exceed its table's seats.", 'restaurant_orders.world:164')
-        if not all(((_o55.status == _E11_OrderStatus_open_) or any((_l56.order == _o55.key()) for _l56 in rt.each(self, self.t_order_lines))) for _o55 in rt.each(self, self.t_orders)):  # restaurant_orders.world:167
-            raise InvariantError('An order that has left the open status has at least one line.', 'restaurant_orders.world:167')
-        if not all(((_p57.share <= (self.t_orders.rows.get(_p57.order) or self.t_orders.row(_p57.order)).split_ways) and (len(tuple([_q58.key() for _q58 in rt.each(self, self.t_payments) if ((_q58.order == _p57.order) and (_q58.share == _p57.share))])) == 1)) for _p57 in rt.each(self, self.t_payments)):  # restaurant_orders.world:170
-            raise InvariantError('Payments of an order have distinct share numbers within its split.', 'restaurant_orders.world:170')
-        if not all((((_o59.status == _E11_OrderStatus_paid) == (len(self.fn_payments_of(_o59)) == _o59.split_ways)) and ((_o59.status != _E11_OrderStatus_paid) or (self.fn_paid_so_far(_o59) == self.fn_order_total(_o59)))) for _o59 in rt.each(self, self.t_orders)):  # restaurant_orders.world:173
-            raise InvariantError('An order is paid exactly when all its shares are paid, and they add up to its total.', 'restaurant_orders.world:173')
-        for _row60 in self._changed_rows(self.t_orders):  # restaurant_orders.world:176
+        if not all(  # restaurant_orders.world:161
+            _o52.status == _E11_OrderStatus_paid
+            or len(tuple([
+                _p53.key()
+                for _p53 in rt.each(self, self.t_orders)
+                if _p53.table == _o52.table and _p53.status != _E11_OrderStatus_paid
+            ]))
+            == 1
+            for _o52 in rt.each(self, self.t_orders)
+        ):
+            raise InvariantError(
+                'A dining table has at most one order that is not paid.',
+                'restaurant_orders.world:161',
+            )
+        if not all(  # restaurant_orders.world:164
+            _o54.guests
+            <= (self.t_dining_tables.rows.get(_o54.table) or self.t_dining_tables.row(_o54.table)).seats
+            for _o54 in rt.each(self, self.t_orders)
+        ):
+            raise InvariantError(
+                "An order's guests never exceed its table's seats.", 'restaurant_orders.world:164'
+            )
+        if not all(  # restaurant_orders.world:167
+            _o55.status == _E11_OrderStatus_open_
+            or any(_l56.order == _o55.key() for _l56 in rt.each(self, self.t_order_lines))
+            for _o55 in rt.each(self, self.t_orders)
+        ):
+            raise InvariantError(
+                'An order that has left the open status has at least one line.',
+                'restaurant_orders.world:167',
+            )
+        if not all(  # restaurant_orders.world:170
+            _p57.share
+            <= (self.t_orders.rows.get(_p57.order) or self.t_orders.row(_p57.order)).split_ways
+            and len(tuple([
+                _q58.key()
+                for _q58 in rt.each(self, self.t_payments)
+                if _q58.order == _p57.order and _q58.share == _p57.share
+            ]))
+            == 1
+            for _p57 in rt.each(self, self.t_payments)
+        ):
+            raise InvariantError(
+                'Payments of an order have distinct share numbers within its split.',
+                'restaurant_orders.world:170',
+            )
+        if not all(  # restaurant_orders.world:173
+            (_o59.status == _E11_OrderStatus_paid)
+            == (len(self.fn_payments_of(_o59)) == _o59.split_ways)
+            and (_o59.status != _E11_OrderStatus_paid
+            or self.fn_paid_so_far(_o59) == self.fn_order_total(_o59))
+            for _o59 in rt.each(self, self.t_orders)
+        ):
+            raise InvariantError(
+                'An order is paid exactly when all its shares are paid, and they add up to its total.',
+                'restaurant_orders.world:173',
+            )
+        for _row60 in rt.changed_rows(self, self.t_orders):  # restaurant_orders.world:176
             if not ((_row60.status == _E11_OrderStatus_open_) == (_row60.sent_at is None)):
-                raise InvariantError('An order has a sent time exactly when it has left the open status.', 'restaurant_orders.world:176')
-        for _row61 in self._changed_rows(self.t_orders):  # restaurant_orders.world:179
-            if not (((_row61.status == _E11_OrderStatus_served) or (_row61.status == _E11_OrderStatus_paid)) == (_row61.served_at is not None)):
-                raise InvariantError('An order has a served time exactly when it is served or paid.', 'restaurant_orders.world:179')
-        for _row62 in self._changed_rows(self.t_orders):  # restaurant_orders.world:182
+                raise InvariantError(
+                    'An order has a sent time exactly when it has left the open status.',
+                    'restaurant_orders.world:176',
+                )
+        for _row61 in rt.changed_rows(self, self.t_orders):  # restaurant_orders.world:179
+            if not (
+                (_row61.status == _E11_OrderStatus_served
+                or _row61.status == _E11_OrderStatus_paid)
+                == (_row61.served_at is not None)
+            ):
+                raise InvariantError(
+                    'An order has a served time exactly when it is served or paid.',
+                    'restaurant_orders.world:179',
+                )
+        for _row62 in rt.changed_rows(self, self.t_orders):  # restaurant_orders.world:182
             if not ((_row62.status == _E11_OrderStatus_paid) == (_row62.paid_at is not None)):
-                raise InvariantError('An order has a paid time exactly when it is paid.', 'restaurant_orders.world:182')
-        if not all((((self.t_orders.rows.get(_p63.order) or self.t_orders.row(_p63.order)).status == _E11_OrderStatus_served) or ((self.t_orders.rows.get(_p63.order) or self.t_orders.row(_p63.order)).status == _E11_OrderStatus_paid)) for _p63 in rt.each(self, self.t_payments)):  # restaurant_orders.world:185
-            raise InvariantError('Payments exist only for served or paid orders.', 'restaurant_orders.world:185')
+                raise InvariantError(
+                    'An order has a paid time exactly when it is paid.',
+                    'restaurant_orders.world:182',
+                )
+        if not all(  # restaurant_orders.world:185
+            (self.t_orders.rows.get(_p63.order) or self.t_orders.row(_p63.order)).status
+            == _E11_OrderStatus_served
+            or (self.t_orders.rows.get(_p63.order) or self.t_orders.row(_p63.order)).status
+            == _E11_OrderStatus_paid
+            for _p63 in rt.each(self, self.t_payments)
+        ):
+            raise InvariantError(
+                'Payments exist only for served or paid orders.', 'restaurant_orders.world:185'
+            )
         for _row64 in rt.changed_rows(self, self.t_orders, ('table', 'server')):
             rt.check_refs(self.t_dining_tables, _row64.table, 'Order.table')
             rt.check_refs(self.t_servers, _row64.server, 'Order.server')
@@ -892,136 +960,310 @@ class RestaurantOrders(Episode):
         for _row66 in rt.changed_rows(self, self.t_payments, ('order',)):
             rt.check_refs(self.t_orders, _row66.order, 'Payment.order')
         rt.check_refs(self.t_servers, self.state.current_server, 'current_server')
-        if self._deleted:
-            rt.check_deleted(self, self.t_servers, ((self.t_orders, 'server'), (None, 'current_server'),))
-        if self._deleted:
+        if self.deleted_rows:
+            rt.check_deleted(
+                self, self.t_servers, ((self.t_orders, 'server'), (None, 'current_server'))
+            )
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_dining_tables, ((self.t_orders, 'table'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_menu, ((self.t_order_lines, 'item'),))
-        if self._deleted:
-            rt.check_deleted(self, self.t_orders, ((self.t_order_lines, 'order'), (self.t_payments, 'order'),))
+        if self.deleted_rows:
+            rt.check_deleted(
+                self, self.t_orders, ((self.t_order_lines, 'order'), (self.t_payments, 'order'))
+            )
         pass
 
     def fn_order_total(self, order: Order) -> int:  # restaurant_orders.world:124
         "The bill total: quantity times unit price over the order's lines."
-        return sum(rt.each(self, tuple([rt.bounded(_l1.quantity * _l1.unit_price_cents) for _l1 in rt.each(self, self.t_order_lines) if (_l1.order == order.key())])))  # restaurant_orders.world:127
+        return sum(rt.each(  # restaurant_orders.world:127
+            self,
+            tuple([
+                rt.bounded(_l1.quantity * _l1.unit_price_cents)
+                for _l1 in rt.each(self, self.t_order_lines)
+                if _l1.order == order.key()
+            ]),
+        ))
 
-    def fn_share_amount(self, total: int, ways: int, share: int) -> int:  # restaurant_orders.world:130
+    def fn_share_amount(  # restaurant_orders.world:130
+        self, total: int, ways: int, share: int
+    ) -> int:
         'One share of a bill split equally; the last share absorbs the remainder.'
-        base: int = (total // ways)  # restaurant_orders.world:133
-        return (rt.bounded(total - rt.bounded(base * (ways - 1))) if (share == ways) else base)  # restaurant_orders.world:134
+        base: int = total // ways  # restaurant_orders.world:133
+        return (  # restaurant_orders.world:134
+            rt.bounded(total - rt.bounded(base * (ways - 1))) if share == ways else base
+        )
 
     def fn_payments_of(self, order: Order) -> tuple[str, ...]:  # restaurant_orders.world:137
         'The payments made on an order.'
-        return tuple([_p2.key() for _p2 in rt.each(self, self.t_payments) if (_p2.order == order.key())])  # restaurant_orders.world:138
+        return tuple([  # restaurant_orders.world:138
+            _p2.key() for _p2 in rt.each(self, self.t_payments) if _p2.order == order.key()
+        ])
 
     def fn_paid_so_far(self, order: Order) -> int:  # restaurant_orders.world:141
         'The amount (without tips) paid on an order.'
-        return sum(rt.each(self, tuple([_p3.amount_cents for _p3 in rt.each(self, self.t_payments) if (_p3.order == order.key())])))  # restaurant_orders.world:142
+        return sum(rt.each(  # restaurant_orders.world:142
+            self,
+            tuple([
+                _p3.amount_cents
+                for _p3 in rt.each(self, self.t_payments)
+                if _p3.order == order.key()
+            ]),
+        ))
 
     def fn_unpaid_order(self, table: DiningTable) -> Order | None:  # restaurant_orders.world:145
         "The table's order that is not paid yet, if any."
         found: Order | None = None  # restaurant_orders.world:146
-        self._steps -= len(self.t_orders)  # restaurant_orders.world:147
-        self._steps >= 0 or rt.out_of_steps()  # restaurant_orders.world:147
-        for o in self.t_orders:  # restaurant_orders.world:147
-            if ((o.table == table.key()) and (o.status != _E11_OrderStatus_paid)):  # restaurant_orders.world:148
+        for o in rt.each(self, self.t_orders):  # restaurant_orders.world:147
+            if (  # restaurant_orders.world:148
+                o.table == table.key() and o.status != _E11_OrderStatus_paid
+            ):
                 found = o  # restaurant_orders.world:149
         return found  # restaurant_orders.world:152
 
     def fn_table_status(self, table: DiningTable) -> TableStatus:  # restaurant_orders.world:155
         'A table with its unpaid order.'
-        return _new_TableStatus(table.key(), rt.key_of(self.fn_unpaid_order(table)))  # restaurant_orders.world:156
+        return _new_TableStatus(  # restaurant_orders.world:156
+            table.key(), rt.key_of(self.fn_unpaid_order(table))
+        )
 
     def tool_sign_in(self, server: Server) -> Server:  # restaurant_orders.world:190
         'Sign in as a server; orders opened afterwards are theirs.'
-        self._set(self.state, 'current_server', server.key())  # restaurant_orders.world:195
+        self.set_state('current_server', server.key())  # restaurant_orders.world:195
         return server  # restaurant_orders.world:196
 
-    def tool_list_menu(self, category: Category | None, available_only: bool) -> tuple[str, ...]:  # restaurant_orders.world:199
-        'List the menu items with their codes, names, categories, prices in cents and whether they are available.'
-        return tuple([_m4.key() for _m4 in rt.each(self, self.t_menu) if (((category is None) or (_m4.category == (category if category is not None else rt.absent()))) and ((not available_only) or _m4.available))])  # restaurant_orders.world:205
+    def tool_list_menu(  # restaurant_orders.world:199
+        self, category: Category | None, available_only: bool
+    ) -> tuple[str, ...]:
+        (
+            'List the menu items with their codes, names, categories, prices in cents and whether '
+            'they are available.'
+        )
+        return tuple([  # restaurant_orders.world:205
+            _m4.key()
+            for _m4 in rt.each(self, self.t_menu)
+            if (category is None
+            or _m4.category == (category if category is not None else rt.absent()))
+            and (not available_only or _m4.available)
+        ])
 
     def tool_search_menu(self, text: str) -> tuple[str, ...]:  # restaurant_orders.world:208
-        'Find menu items whose name contains the text, sold-out ones included, with their codes, prices in cents and whether they are available.'
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # restaurant_orders.world:213
-        return tuple([_m5.key() for _m5 in rt.each(self, self.t_menu) if (rt.read(self, wanted) in rt.read(self, rt.built(self, _m5.name.lower())))])  # restaurant_orders.world:214
+        (
+            'Find menu items whose name contains the text, sold-out ones included, with their '
+            'codes, prices in cents and whether they are available.'
+        )
+        wanted: str = rt.built(  # restaurant_orders.world:213
+            self, rt.built(self, text.strip()).lower()
+        )
+        return tuple([  # restaurant_orders.world:214
+            _m5.key()
+            for _m5 in rt.each(self, self.t_menu)
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _m5.name.lower()))
+        ])
 
     def tool_get_menu_item(self, item: MenuItem) -> MenuItem:  # restaurant_orders.world:217
         'Show one menu item: name, category, price in cents and whether it is available.'
         return item  # restaurant_orders.world:222
 
-    def tool_list_tables(self, zone: Zone | None, free_only: bool) -> tuple[TableStatus, ...]:  # restaurant_orders.world:225
-        'List the dining tables with their seats and zone, each with its current order that is not paid yet (none when the table is free).'
-        return tuple([self.fn_table_status(_t6) for _t6 in rt.each(self, self.t_dining_tables) if (((zone is None) or (_t6.zone == (zone if zone is not None else rt.absent()))) and ((not free_only) or (rt.key_of(self.fn_unpaid_order(_t6)) is None)))])  # restaurant_orders.world:231
+    def tool_list_tables(  # restaurant_orders.world:225
+        self, zone: Zone | None, free_only: bool
+    ) -> tuple[TableStatus, ...]:
+        (
+            'List the dining tables with their seats and zone, each with its current order that '
+            'is not paid yet (none when the table is free).'
+        )
+        return tuple([  # restaurant_orders.world:231
+            self.fn_table_status(_t6)
+            for _t6 in rt.each(self, self.t_dining_tables)
+            if (zone is None or _t6.zone == (zone if zone is not None else rt.absent()))
+            and (not free_only or rt.key_of(self.fn_unpaid_order(_t6)) is None)
+        ])
 
     def tool_get_table(self, table: DiningTable) -> TableStatus:  # restaurant_orders.world:234
-        'Show one dining table with its seats, zone and current order that is not paid yet (none when the table is free).'
+        (
+            'Show one dining table with its seats, zone and current order that is not paid yet '
+            '(none when the table is free).'
+        )
         return self.fn_table_status(table)  # restaurant_orders.world:239
 
-    def tool_list_orders(self, status: OrderStatus | None, table: DiningTable | None, server: Server | None) -> tuple[str, ...]:  # restaurant_orders.world:242
-        'List orders with their table, server, guests, status, split and times, the most recently opened first.'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_orders, rt.each(self, tuple([_o7.key() for _o7 in rt.each(self, self.t_orders) if ((((status is None) or (_o7.status == (status if status is not None else rt.absent()))) and ((table is None) or (_o7.table == (table if table is not None else rt.absent()).key()))) and ((server is None) or (_o7.server == (server if server is not None else rt.absent()).key())))]))), key=lambda _o8: _o8.opened_at, reverse=True))  # restaurant_orders.world:249
+    def tool_list_orders(  # restaurant_orders.world:242
+        self, status: OrderStatus | None, table: DiningTable | None, server: Server | None
+    ) -> tuple[str, ...]:
+        (
+            'List orders with their table, server, guests, status, split and times, the most '
+            'recently opened first.'
+        )
+        return tuple(  # restaurant_orders.world:249
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_orders,
+                    rt.each(
+                        self,
+                        tuple([
+                            _o8.key()
+                            for _o8 in rt.each(self, self.t_orders)
+                            if (status is None
+                            or _o8.status == (status if status is not None else rt.absent()))
+                            and (table is None
+                            or _o8.table == (table if table is not None else rt.absent()).key())
+                            and (server is None
+                            or _o8.server == (server if server is not None else rt.absent()).key())
+                        ]),
+                    ),
+                ),
+                key=lambda _o7: _o7.opened_at,
+                reverse=True,
+            )
+        )
 
     def tool_list_servers(self) -> tuple[str, ...]:  # restaurant_orders.world:252
         'List the floor staff with their server ids and names.'
-        return tuple([_s9.key() for _s9 in rt.each(self, self.t_servers)])  # restaurant_orders.world:253
+        return tuple([  # restaurant_orders.world:253
+            _s9.key() for _s9 in rt.each(self, self.t_servers)
+        ])
 
     def tool_get_order(self, order: Order) -> OrderView:  # restaurant_orders.world:256
-        'Show an order with its lines, total, split, payments made and the amount still due (all in cents).'
+        (
+            'Show an order with its lines, total, split, payments made and the amount still due '
+            '(all in cents).'
+        )
         total: int = self.fn_order_total(order)  # restaurant_orders.world:261
         paid_amount: int = self.fn_paid_so_far(order)  # restaurant_orders.world:262
-        return _new_OrderView(order.key(), tuple([_l10.key() for _l10 in rt.each(self, self.t_order_lines) if (_l10.order == order.key())]), total, order.split_ways, tuple([self.fn_share_amount(total, order.split_ways, (_s11 + 1)) for _s11 in rt.each(self, rt.int_range(0, order.split_ways))]), self.fn_payments_of(order), paid_amount, rt.bounded(total - paid_amount))  # restaurant_orders.world:263
+        return _new_OrderView(  # restaurant_orders.world:263
+            order.key(),
+            tuple([
+                _l10.key()
+                for _l10 in rt.each(self, self.t_order_lines)
+                if _l10.order == order.key()
+            ]),
+            total,
+            order.split_ways,
+            tuple([
+                self.fn_share_amount(total, order.split_ways, _s11 + 1)
+                for _s11 in rt.each(self, rt.int_range(0, order.split_ways))
+            ]),
+            self.fn_payments_of(order),
+            paid_amount,
+            rt.bounded(total - paid_amount),
+        )
 
-    def tool_open_order(self, table: DiningTable, guests: int) -> Order:  # restaurant_orders.world:277
+    def tool_open_order(  # restaurant_orders.world:277
+        self, table: DiningTable, guests: int
+    ) -> Order:
         'Open an order for a free table; the signed-in server takes it.'
         if not (self.state.current_server is not None):  # restaurant_orders.world:283
             raise ToolError('Not signed in.')
-        if not (not any(((_o12.table == table.key()) and (_o12.status != _E11_OrderStatus_paid)) for _o12 in rt.each(self, self.t_orders))):  # restaurant_orders.world:284
-            raise ToolError(rt.built(self, ('Table ' + rt.text(table.number) + ' already has an unpaid order.')))
+        if not (not any(_o12.table == table.key() and _o12.status != _E11_OrderStatus_paid for _o12 in rt.each(self, self.t_orders))):  # restaurant_orders.world:284
+            raise ToolError(rt.built(
+                self, 'Table ' + rt.text(table.number) + ' already has an unpaid order.'
+            ))
         if not (guests <= table.seats):  # restaurant_orders.world:285
-            raise ToolError(rt.built(self, ('Table ' + rt.text(table.number) + ' seats ' + rt.text(table.seats) + '; ' + rt.text(guests) + ' guests is too many.')))
-        order: Order = Order(id_=self._next('order_ids', 'O{:03d}'), table=table.key(), server=self.state.current_server, guests=v.check_range(guests, 'Order.guests', 1, 12), status=_E11_OrderStatus_open_, opened_at=self.clock, sent_at=None, served_at=None, split_ways=1, paid_at=None)  # restaurant_orders.world:286
-        self._insert(self.t_orders, order)  # restaurant_orders.world:287
+            raise ToolError(rt.built(
+                self,
+                'Table '
+                + rt.text(table.number)
+                + ' seats '
+                + rt.text(table.seats)
+                + '; '
+                + rt.text(guests)
+                + ' guests is too many.',
+            ))
+        order: Order = Order(  # restaurant_orders.world:286
+            id_=self.next_id('order_ids', 'O{:03d}'),
+            table=table.key(),
+            server=self.state.current_server,
+            guests=v.check_range(guests, 'Order.guests', 1, 12),
+            status=_E11_OrderStatus_open_,
+            opened_at=self.clock,
+            sent_at=None,
+            served_at=None,
+            split_ways=1,
+            paid_at=None,
+        )
+        self.insert(self.t_orders, order)  # restaurant_orders.world:287
         return order  # restaurant_orders.world:288
 
-    def tool_add_line(self, order: Order, item: MenuItem, quantity: int, note: str) -> OrderLine:  # restaurant_orders.world:291
+    def tool_add_line(  # restaurant_orders.world:291
+        self, order: Order, item: MenuItem, quantity: int, note: str
+    ) -> OrderLine:
         'Add a menu item to an open order at its current price.'
         if not (self.state.current_server is not None):  # restaurant_orders.world:299
             raise ToolError('Not signed in.')
         if not (order.status == _E11_OrderStatus_open_):  # restaurant_orders.world:300
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; lines can only be added while it is open.')))
+            raise ToolError(rt.built(
+                self,
+                'Order '
+                + rt.text(order.id_)
+                + ' is '
+                + rt.text(order.status)
+                + '; lines can only be added while it is open.',
+            ))
         if not item.available:  # restaurant_orders.world:301
-            raise ToolError(rt.built(self, (rt.text(item.name) + ' is not available.')))
-        line: OrderLine = OrderLine(id_=self._next('line_ids', 'L{:04d}'), order=order.key(), item=item.key(), quantity=v.check_range(quantity, 'OrderLine.quantity', 1, 20), unit_price_cents=v.check_range(item.price_cents, 'OrderLine.unit_price_cents', 1, 100000), note=v.check_length(note, 'OrderLine.note', None, 120))  # restaurant_orders.world:302
-        self._insert(self.t_order_lines, line)  # restaurant_orders.world:309
+            raise ToolError(rt.built(self, rt.text(item.name) + ' is not available.'))
+        line: OrderLine = OrderLine(  # restaurant_orders.world:302
+            id_=self.next_id('line_ids', 'L{:04d}'),
+            order=order.key(),
+            item=item.key(),
+            quantity=v.check_range(quantity, 'OrderLine.quantity', 1, 20),
+            unit_price_cents=v.check_range(item.price_cents, 'OrderLine.unit_price_cents', 1, 100000),
+            note=v.check_length(note, 'OrderLine.note', None, 120),
+        )
+        self.insert(self.t_order_lines, line)  # restaurant_orders.world:309
         return line  # restaurant_orders.world:310
 
     def tool_remove_line(self, line: OrderLine) -> OrderView:  # restaurant_orders.world:313
         'Remove a line from an open order; returns the order as it is now.'
         if not (self.state.current_server is not None):  # restaurant_orders.world:318
             raise ToolError('Not signed in.')
-        order: Order = (self.t_orders.rows.get(line.order) or self.t_orders.row(line.order))  # restaurant_orders.world:319
+        order: Order = (  # restaurant_orders.world:319
+            self.t_orders.rows.get(line.order) or self.t_orders.row(line.order)
+        )
         if not (order.status == _E11_OrderStatus_open_):  # restaurant_orders.world:320
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; lines can only be removed before it is sent to the kitchen.')))
-        self._delete(self.t_order_lines, line.key())  # restaurant_orders.world:321
+            raise ToolError(rt.built(
+                self,
+                'Order '
+                + rt.text(order.id_)
+                + ' is '
+                + rt.text(order.status)
+                + '; lines can only be removed before it is sent to the kitchen.',
+            ))
+        self.delete(self.t_order_lines, line.key())  # restaurant_orders.world:321
         total: int = self.fn_order_total(order)  # restaurant_orders.world:322
-        return _new_OrderView(order.key(), tuple([_l13.key() for _l13 in rt.each(self, self.t_order_lines) if (_l13.order == order.key())]), total, order.split_ways, tuple([self.fn_share_amount(total, order.split_ways, (_s14 + 1)) for _s14 in rt.each(self, rt.int_range(0, order.split_ways))]), self.fn_payments_of(order), 0, total)  # restaurant_orders.world:323
+        return _new_OrderView(  # restaurant_orders.world:323
+            order.key(),
+            tuple([
+                _l13.key()
+                for _l13 in rt.each(self, self.t_order_lines)
+                if _l13.order == order.key()
+            ]),
+            total,
+            order.split_ways,
+            tuple([
+                self.fn_share_amount(total, order.split_ways, _s14 + 1)
+                for _s14 in rt.each(self, rt.int_range(0, order.split_ways))
+            ]),
+            self.fn_payments_of(order),
+            0,
+            total,
+        )
 
     def tool_send_to_kitchen(self, order: Order) -> Order:  # restaurant_orders.world:335
         'Send an open order to the kitchen; its lines can no longer change.'
         if not (self.state.current_server is not None):  # restaurant_orders.world:340
             raise ToolError('Not signed in.')
         if not (order.status == _E11_OrderStatus_open_):  # restaurant_orders.world:341
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not open.')))
-        if not any((_l15.order == order.key()) for _l15 in rt.each(self, self.t_order_lines)):  # restaurant_orders.world:342
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no lines.')))
-        self._undo.append((3, order, ('status', 'sent_at'), (order.status, order.sent_at, ), order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:343
-        order.status = _E11_OrderStatus_sent_to_kitchen  # restaurant_orders.world:343
-        order.sent_at = self.clock  # restaurant_orders.world:344
-        order._stale |= 80  # restaurant_orders.world:344
-        order._digest = order._text = None  # restaurant_orders.world:344
-        self.t_orders._digest = None  # restaurant_orders.world:344
+            raise ToolError(rt.built(
+                self,
+                'Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not open.',
+            ))
+        if not any(  # restaurant_orders.world:342
+            _l15.order == order.key() for _l15 in rt.each(self, self.t_order_lines)
+        ):
+            raise ToolError(rt.built(self, 'Order ' + rt.text(order.id_) + ' has no lines.'))
+        self.set_fields(  # restaurant_orders.world:343
+            order, status=_E11_OrderStatus_sent_to_kitchen, sent_at=self.clock
+        )
         return order  # restaurant_orders.world:345
 
     def tool_mark_served(self, order: Order) -> Order:  # restaurant_orders.world:348
@@ -1029,63 +1271,114 @@ class RestaurantOrders(Episode):
         if not (self.state.current_server is not None):  # restaurant_orders.world:353
             raise ToolError('Not signed in.')
         if not (order.status == _E11_OrderStatus_sent_to_kitchen):  # restaurant_orders.world:354
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; it has not been sent to the kitchen.')))
-        self._undo.append((3, order, ('status', 'served_at'), (order.status, order.served_at, ), order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:355
-        order.status = _E11_OrderStatus_served  # restaurant_orders.world:355
-        order.served_at = self.clock  # restaurant_orders.world:356
-        order._stale |= 144  # restaurant_orders.world:356
-        order._digest = order._text = None  # restaurant_orders.world:356
-        self.t_orders._digest = None  # restaurant_orders.world:356
+            raise ToolError(rt.built(
+                self,
+                'Order '
+                + rt.text(order.id_)
+                + ' is '
+                + rt.text(order.status)
+                + '; it has not been sent to the kitchen.',
+            ))
+        self.set_fields(  # restaurant_orders.world:355
+            order, status=_E11_OrderStatus_served, served_at=self.clock
+        )
         return order  # restaurant_orders.world:357
 
-    def tool_split_bill(self, order: Order, ways: int) -> tuple[int, ...]:  # restaurant_orders.world:362
-        "Split a served order's bill into equal shares before anything is paid; returns the share amounts in cents (the last share absorbs the rounding remainder)."
+    def tool_split_bill(  # restaurant_orders.world:362
+        self, order: Order, ways: int
+    ) -> tuple[int, ...]:
+        (
+            "Split a served order's bill into equal shares before anything is paid; returns the "
+            'share amounts in cents (the last share absorbs the rounding remainder).'
+        )
         if not (self.state.current_server is not None):  # restaurant_orders.world:368
             raise ToolError('Not signed in.')
         if not (order.status == _E11_OrderStatus_served):  # restaurant_orders.world:369
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; only served orders can be split.')))
+            raise ToolError(rt.built(
+                self,
+                'Order '
+                + rt.text(order.id_)
+                + ' is '
+                + rt.text(order.status)
+                + '; only served orders can be split.',
+            ))
         if not (len(self.fn_payments_of(order)) == 0):  # restaurant_orders.world:370
-            raise ToolError(rt.built(self, ('Payments have already been made on order ' + rt.text(order.id_) + '.')))
+            raise ToolError(rt.built(
+                self, 'Payments have already been made on order ' + rt.text(order.id_) + '.'
+            ))
         if not (ways <= order.guests):  # restaurant_orders.world:371
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has ' + rt.text(order.guests) + ' guests; it cannot be split ' + rt.text(ways) + ' ways.')))
-        self._undo.append((0, order, 'split_ways', order.split_ways, order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:372
-        order.split_ways = v.check_range(ways, 'Order.split_ways', 1, 12)  # restaurant_orders.world:372
-        order._stale |= 256  # restaurant_orders.world:372
-        order._digest = order._text = None  # restaurant_orders.world:372
-        self.t_orders._digest = None  # restaurant_orders.world:372
+            raise ToolError(rt.built(
+                self,
+                'Order '
+                + rt.text(order.id_)
+                + ' has '
+                + rt.text(order.guests)
+                + ' guests; it cannot be split '
+                + rt.text(ways)
+                + ' ways.',
+            ))
+        self.set_field(  # restaurant_orders.world:372
+            order, 'split_ways', v.check_range(ways, 'Order.split_ways', 1, 12)
+        )
         total: int = self.fn_order_total(order)  # restaurant_orders.world:373
-        return tuple([self.fn_share_amount(total, ways, (_s16 + 1)) for _s16 in rt.each(self, rt.int_range(0, ways))])  # restaurant_orders.world:374
+        return tuple([  # restaurant_orders.world:374
+            self.fn_share_amount(total, ways, _s16 + 1)
+            for _s16 in rt.each(self, rt.int_range(0, ways))
+        ])
 
-    def tool_settle_share(self, order: Order, method: PayMethod, tip_cents: int) -> SettleReceipt:  # restaurant_orders.world:377
-        "Pay the next unpaid share of a served order's bill, with a tip. When the last share is paid the order is paid and the table is free."
+    def tool_settle_share(  # restaurant_orders.world:377
+        self, order: Order, method: PayMethod, tip_cents: int
+    ) -> SettleReceipt:
+        (
+            "Pay the next unpaid share of a served order's bill, with a tip. When the last share "
+            'is paid the order is paid and the table is free.'
+        )
         if not (self.state.current_server is not None):  # restaurant_orders.world:384
             raise ToolError('Not signed in.')
         if not (order.status != _E11_OrderStatus_paid):  # restaurant_orders.world:385
-            raise ToolError(rt.built(self, ('The bill of order ' + rt.text(order.id_) + ' is already fully paid.')))
+            raise ToolError(rt.built(
+                self, 'The bill of order ' + rt.text(order.id_) + ' is already fully paid.'
+            ))
         if not (order.status == _E11_OrderStatus_served):  # restaurant_orders.world:386
-            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; only served orders can be settled.')))
-        share: int = (len(self.fn_payments_of(order)) + 1)  # restaurant_orders.world:387
+            raise ToolError(rt.built(
+                self,
+                'Order '
+                + rt.text(order.id_)
+                + ' is '
+                + rt.text(order.status)
+                + '; only served orders can be settled.',
+            ))
+        share: int = len(self.fn_payments_of(order)) + 1  # restaurant_orders.world:387
         total: int = self.fn_order_total(order)  # restaurant_orders.world:388
-        payment: Payment = Payment(id_=self._next('payment_ids', 'PAY{:03d}'), order=order.key(), share=v.check_range(share, 'Payment.share', 1, 12), amount_cents=v.check_range(self.fn_share_amount(total, order.split_ways, share), 'Payment.amount_cents', 0, None), tip_cents=v.check_range(tip_cents, 'Payment.tip_cents', 0, None), method=method, paid_at=self.clock)  # restaurant_orders.world:389
-        self._insert(self.t_payments, payment)  # restaurant_orders.world:396
-        if (share == order.split_ways):  # restaurant_orders.world:397
-            self._undo.append((3, order, ('status', 'paid_at'), (order.status, order.paid_at, ), order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:398
-            order.status = _E11_OrderStatus_paid  # restaurant_orders.world:398
-            order.paid_at = self.clock  # restaurant_orders.world:399
-            order._stale |= 528  # restaurant_orders.world:399
-            order._digest = order._text = None  # restaurant_orders.world:399
-            self.t_orders._digest = None  # restaurant_orders.world:399
-        return _new_SettleReceipt(payment.key(), share, order.split_ways, rt.bounded(total - self.fn_paid_so_far(order)), order.status)  # restaurant_orders.world:401
+        payment: Payment = Payment(  # restaurant_orders.world:389
+            id_=self.next_id('payment_ids', 'PAY{:03d}'),
+            order=order.key(),
+            share=v.check_range(share, 'Payment.share', 1, 12),
+            amount_cents=v.check_range(self.fn_share_amount(total, order.split_ways, share), 'Payment.amount_cents', 0, None),
+            tip_cents=v.check_range(tip_cents, 'Payment.tip_cents', 0, None),
+            method=method,
+            paid_at=self.clock,
+        )
+        self.insert(self.t_payments, payment)  # restaurant_orders.world:396
+        if share == order.split_ways:  # restaurant_orders.world:397
+            self.set_fields(  # restaurant_orders.world:398
+                order, status=_E11_OrderStatus_paid, paid_at=self.clock
+            )
+        return _new_SettleReceipt(  # restaurant_orders.world:401
+            payment.key(),
+            share,
+            order.split_ways,
+            rt.bounded(total - self.fn_paid_so_far(order)),
+            order.status,
+        )
 
-    def tool_set_item_availability(self, item: MenuItem, available: bool) -> MenuItem:  # restaurant_orders.world:410
+    def tool_set_item_availability(  # restaurant_orders.world:410
+        self, item: MenuItem, available: bool
+    ) -> MenuItem:
         'Mark a menu item available or sold out.'
         if not (self.state.current_server is not None):  # restaurant_orders.world:416
             raise ToolError('Not signed in.')
-        self._undo.append((0, item, 'available', item.available, item._digest, item._text, item._frags, item._stale))  # restaurant_orders.world:417
-        item.available = available  # restaurant_orders.world:417
-        item._stale |= 16  # restaurant_orders.world:417
-        item._digest = item._text = None  # restaurant_orders.world:417
-        self.t_menu._digest = None  # restaurant_orders.world:417
+        self.set_field(item, 'available', available)  # restaurant_orders.world:417
         return item  # restaurant_orders.world:418
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -1098,7 +1391,7 @@ _ARGS_sign_in: frozenset[str] = frozenset({'server'})
 def _invoke_sign_in(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_sign_in and None not in args.values()):
         rt.check_arguments(args, ('server',), ('server',))
-    a_server = rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, ('Server ' + rt.text(key) + ' not found.')))
+    a_server = rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, 'Server ' + rt.text(key) + ' not found.'))
     return ep.tool_sign_in(a_server)
 
 
@@ -1130,7 +1423,7 @@ _ARGS_get_menu_item: frozenset[str] = frozenset({'item'})
 def _invoke_get_menu_item(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_menu_item and None not in args.values()):
         rt.check_arguments(args, ('item',), ('item',))
-    a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, ('Menu item ' + rt.text(key) + ' not found.')))
+    a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, 'Menu item ' + rt.text(key) + ' not found.'))
     return ep.tool_get_menu_item(a_item)
 
 
@@ -1152,7 +1445,7 @@ _ARGS_get_table: frozenset[str] = frozenset({'table'})
 def _invoke_get_table(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_table and None not in args.values()):
         rt.check_arguments(args, ('table',), ('table',))
-    a_table = rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, ('Table ' + rt.text(key) + ' not found.')))
+    a_table = rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.'))
     return ep.tool_get_table(a_table)
 
 
@@ -1164,8 +1457,8 @@ def _invoke_list_orders(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_list_orders >= args.keys() >= _NEEDS_list_orders):
         rt.check_arguments(args, ('status', 'table', 'server'), ())
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, OrderStatus))) if args.get('status') is not None else None)
-    a_table = (rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, ('Table ' + rt.text(key) + ' not found.'))) if args.get('table') is not None else None)
-    a_server = (rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, ('Server ' + rt.text(key) + ' not found.'))) if args.get('server') is not None else None)
+    a_table = (rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.')) if args.get('table') is not None else None)
+    a_server = (rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, 'Server ' + rt.text(key) + ' not found.')) if args.get('server') is not None else None)
     return ep.tool_list_orders(a_status, a_table, a_server)
 
 
@@ -1187,7 +1480,7 @@ def _invoke_get_order(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     return ep.tool_get_order(a_order)
 
 
@@ -1197,7 +1490,7 @@ _ARGS_open_order: frozenset[str] = frozenset({'table', 'guests'})
 def _invoke_open_order(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_open_order and None not in args.values()):
         rt.check_arguments(args, ('table', 'guests'), ('table', 'guests'))
-    a_table = rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, ('Table ' + rt.text(key) + ' not found.')))
+    a_table = rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.'))
     a_guests = v.check_range(v.want_int(args['guests'], 'guests'), 'guests', 1, 12)
     return ep.tool_open_order(a_table, a_guests)
 
@@ -1212,8 +1505,8 @@ def _invoke_add_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
-    a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, ('Menu item ' + rt.text(key) + ' not found.')))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
+    a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, 'Menu item ' + rt.text(key) + ' not found.'))
     a_quantity = (v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 20) if args.get('quantity') is not None else 1)
     a_note = (v.check_length(v.want_str(args['note'], 'note'), 'note', None, 120) if args.get('note') is not None else '')
     return ep.tool_add_line(a_order, a_item, a_quantity, a_note)
@@ -1228,7 +1521,7 @@ def _invoke_remove_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     a_line = args['line']
     if type(a_line) is not str or not a_line.isascii():
         a_line = v.want_str(a_line, 'line')
-    a_line = ep.t_order_lines.rows.get(a_line) or rt.lookup(ep.t_order_lines, a_line, lambda key: rt.built(ep, ('Order line ' + rt.text(key) + ' not found.')))
+    a_line = ep.t_order_lines.rows.get(a_line) or rt.lookup(ep.t_order_lines, a_line, lambda key: rt.built(ep, 'Order line ' + rt.text(key) + ' not found.'))
     return ep.tool_remove_line(a_line)
 
 
@@ -1241,7 +1534,7 @@ def _invoke_send_to_kitchen(ep: RestaurantOrders, args: Mapping[str, Any]) -> An
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     return ep.tool_send_to_kitchen(a_order)
 
 
@@ -1254,7 +1547,7 @@ def _invoke_mark_served(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     return ep.tool_mark_served(a_order)
 
 
@@ -1267,7 +1560,7 @@ def _invoke_split_bill(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     a_ways = v.check_range(v.want_int(args['ways'], 'ways'), 'ways', 1, 12)
     return ep.tool_split_bill(a_order, a_ways)
 
@@ -1282,7 +1575,7 @@ def _invoke_settle_share(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     a_method = v.want_enum(args['method'], 'method', PayMethod)
     a_tip_cents = (v.check_range(v.want_int(args['tip_cents'], 'tip_cents'), 'tip_cents', 0, 100000) if args.get('tip_cents') is not None else 0)
     return ep.tool_settle_share(a_order, a_method, a_tip_cents)
@@ -1294,7 +1587,7 @@ _ARGS_set_item_availability: frozenset[str] = frozenset({'item', 'available'})
 def _invoke_set_item_availability(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_set_item_availability and None not in args.values()):
         rt.check_arguments(args, ('item', 'available'), ('item', 'available'))
-    a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, ('Menu item ' + rt.text(key) + ' not found.')))
+    a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, 'Menu item ' + rt.text(key) + ' not found.'))
     a_available = v.want_bool(args['available'], 'available')
     return ep.tool_set_item_availability(a_item, a_available)
 
@@ -1320,116 +1613,464 @@ RestaurantOrders.TOOLS = {
 }
 
 
-def _check_new_table_order__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:557
-    return bool(any(((((_o17.table == 'T1') and (_o17.guests == 2)) and (_o17.status == _E11_OrderStatus_sent_to_kitchen)) and (_o17.server == 'S01')) for _o17 in rt.each(ep, ep.t_orders)))
+def _check_new_table_order__sent(  # restaurant_orders.world:557
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o17.table == 'T1'
+        and _o17.guests == 2
+        and _o17.status == _E11_OrderStatus_sent_to_kitchen
+        and _o17.server == 'S01'
+        for _o17 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_new_table_order__lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:558
-    return bool(any(((((((_o18.table == 'T1') and (_o18.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple([_l19.key() for _l19 in rt.each(ep, ep.t_order_lines) if (_l19.order == _o18.key())])) == 3)) and any(((((_l20.order == _o18.key()) and (_l20.item == 'PZ01')) and (_l20.quantity == 1)) and (_l20.note == 'extra basil')) for _l20 in rt.each(ep, ep.t_order_lines))) and any((((_l21.order == _o18.key()) and (_l21.item == 'PS01')) and (_l21.quantity == 1)) for _l21 in rt.each(ep, ep.t_order_lines))) and any((((_l22.order == _o18.key()) and (_l22.item == 'DR01')) and (_l22.quantity == 2)) for _l22 in rt.each(ep, ep.t_order_lines))) for _o18 in rt.each(ep, ep.t_orders)))
+def _check_new_table_order__lines(  # restaurant_orders.world:558
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o18.table == 'T1'
+        and _o18.status == _E11_OrderStatus_sent_to_kitchen
+        and len(tuple([
+            _l19.key() for _l19 in rt.each(ep, ep.t_order_lines) if _l19.order == _o18.key()
+        ]))
+        == 3
+        and any(
+            _l20.order == _o18.key()
+            and _l20.item == 'PZ01'
+            and _l20.quantity == 1
+            and _l20.note == 'extra basil'
+            for _l20 in rt.each(ep, ep.t_order_lines)
+        )
+        and any(
+            _l21.order == _o18.key() and _l21.item == 'PS01' and _l21.quantity == 1
+            for _l21 in rt.each(ep, ep.t_order_lines)
+        )
+        and any(
+            _l22.order == _o18.key() and _l22.item == 'DR01' and _l22.quantity == 2
+            for _l22 in rt.each(ep, ep.t_order_lines)
+        )
+        for _o18 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_new_table_order__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:559
-    return bool(any((((_o23.table == 'T1') and (_o23.status == _E11_OrderStatus_sent_to_kitchen)) and (ep.fn_order_total(_o23) == 3350)) for _o23 in rt.each(ep, ep.t_orders)))
+def _check_new_table_order__total(  # restaurant_orders.world:559
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o23.table == 'T1'
+        and _o23.status == _E11_OrderStatus_sent_to_kitchen
+        and ep.fn_order_total(_o23) == 3350
+        for _o23 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_close_out_tables__t4_paid(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # restaurant_orders.world:706
-    return (rt.compared(ep.t_orders.row('O003').status, '==', _E11_OrderStatus_paid, 'orders["O003"].status == paid') and any((((((_p24.order == 'O003') and (_p24.share == 2)) and (_p24.amount_cents == 1950)) and (_p24.tip_cents == 150)) and (_p24.method == _E9_PayMethod_card)) for _p24 in rt.each(ep, ep.t_payments)))
+def _check_close_out_tables__t4_paid(  # restaurant_orders.world:706
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('O003').status,
+            '==',
+            _E11_OrderStatus_paid,
+            'orders["O003"].status == paid',
+        )
+        and any(
+            _p24.order == 'O003'
+            and _p24.share == 2
+            and _p24.amount_cents == 1950
+            and _p24.tip_cents == 150
+            and _p24.method == _E9_PayMethod_card
+            for _p24 in rt.each(ep, ep.t_payments)
+        )
+    )
 
 
-def _check_close_out_tables__t3_served(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # restaurant_orders.world:707
-    return (rt.compared(ep.t_orders.row('O002').status, '==', _E11_OrderStatus_served, 'orders["O002"].status == served') and rt.compared(ep.t_orders.row('O002').served_at, 'is not', None, 'orders["O002"].served_at != none'))
+def _check_close_out_tables__t3_served(  # restaurant_orders.world:707
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('O002').status,
+            '==',
+            _E11_OrderStatus_served,
+            'orders["O002"].status == served',
+        )
+        and rt.compared(
+            ep.t_orders.row('O002').served_at, 'is not', None, 'orders["O002"].served_at != none'
+        )
+    )
 
 
-def _check_close_out_tables__sea_bass(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:708
+def _check_close_out_tables__sea_bass(  # restaurant_orders.world:708
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> bool:
     return bool(ep.t_menu.row('FS01').available)
 
 
-def _check_split_at_the_bar__split(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # restaurant_orders.world:854
-    return rt.compared(ep.t_orders.row('O005').split_ways, '==', 2, 'orders["O005"].split_ways == 2')
+def _check_split_at_the_bar__split(  # restaurant_orders.world:854
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_orders.row('O005').split_ways, '==', 2, 'orders["O005"].split_ways == 2'
+    )
 
 
-def _check_split_at_the_bar__settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # restaurant_orders.world:855
-    return ((rt.compared(ep.t_orders.row('O005').status, '==', _E11_OrderStatus_paid, 'orders["O005"].status == paid') and any((((((_p25.order == 'O005') and (_p25.share == 1)) and (_p25.amount_cents == 1250)) and (_p25.tip_cents == 100)) and (_p25.method == _E9_PayMethod_cash)) for _p25 in rt.each(ep, ep.t_payments))) and any((((((_p26.order == 'O005') and (_p26.share == 2)) and (_p26.amount_cents == 1250)) and (_p26.tip_cents == 200)) and (_p26.method == _E9_PayMethod_card)) for _p26 in rt.each(ep, ep.t_payments)))
+def _check_split_at_the_bar__settled(  # restaurant_orders.world:855
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('O005').status,
+            '==',
+            _E11_OrderStatus_paid,
+            'orders["O005"].status == paid',
+        )
+        and any(
+            _p25.order == 'O005'
+            and _p25.share == 1
+            and _p25.amount_cents == 1250
+            and _p25.tip_cents == 100
+            and _p25.method == _E9_PayMethod_cash
+            for _p25 in rt.each(ep, ep.t_payments)
+        )
+        and any(
+            _p26.order == 'O005'
+            and _p26.share == 2
+            and _p26.amount_cents == 1250
+            and _p26.tip_cents == 200
+            and _p26.method == _E9_PayMethod_card
+            for _p26 in rt.each(ep, ep.t_payments)
+        )
+    )
 
 
-def _check_sea_bass_back_for_o001__sea_bass_available(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:140
+def _check_sea_bass_back_for_o001__sea_bass_available(  # tasks.world:140
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> bool:
     return bool(ep.t_menu.row('FS01').available)
 
 
-def _check_sea_bass_back_for_o001__lines_changed(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:141
-    return ((((rt.compared(len(tuple([_l27.key() for _l27 in rt.each(ep, ep.t_order_lines) if (_l27.order == 'O001')])), '==', 3, 'count([l for l in order_lines if l.order == "O001"]) == 3') and any((((_l28.order == 'O001') and (_l28.item == 'PZ01')) and (_l28.quantity == 1)) for _l28 in rt.each(ep, ep.t_order_lines))) and any(((((_l29.order == 'O001') and (_l29.item == 'FS01')) and (_l29.quantity == 1)) and (_l29.unit_price_cents == 2400)) for _l29 in rt.each(ep, ep.t_order_lines))) and any((((_l30.order == 'O001') and (_l30.item == 'DS01')) and (_l30.quantity == 2)) for _l30 in rt.each(ep, ep.t_order_lines))) and (not any(((_l31.order == 'O001') and (_l31.item == 'DR01')) for _l31 in rt.each(ep, ep.t_order_lines))))
+def _check_sea_bass_back_for_o001__lines_changed(  # tasks.world:141
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            len(tuple([
+                _l27.key() for _l27 in rt.each(ep, ep.t_order_lines) if _l27.order == 'O001'
+            ])),
+            '==',
+            3,
+            'count([l for l in order_lines if l.order == "O001"]) == 3',
+        )
+        and any(
+            _l28.order == 'O001' and _l28.item == 'PZ01' and _l28.quantity == 1
+            for _l28 in rt.each(ep, ep.t_order_lines)
+        )
+        and any(
+            _l29.order == 'O001'
+            and _l29.item == 'FS01'
+            and _l29.quantity == 1
+            and _l29.unit_price_cents == 2400
+            for _l29 in rt.each(ep, ep.t_order_lines)
+        )
+        and any(
+            _l30.order == 'O001' and _l30.item == 'DS01' and _l30.quantity == 2
+            for _l30 in rt.each(ep, ep.t_order_lines)
+        )
+        and not any(
+            _l31.order == 'O001' and _l31.item == 'DR01' for _l31 in rt.each(ep, ep.t_order_lines)
+        )
+    )
 
 
-def _check_sea_bass_back_for_o001__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:142
-    return rt.compared(ep.fn_order_total(ep.t_orders.row('O001')), '==', 4900, 'order_total(orders["O001"]) == 4900')
+def _check_sea_bass_back_for_o001__total(  # tasks.world:142
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.fn_order_total(ep.t_orders.row('O001')),
+        '==',
+        4900,
+        'order_total(orders["O001"]) == 4900',
+    )
 
 
-def _check_sea_bass_back_for_o001__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:143
-    return (rt.compared(ep.t_orders.row('O001').status, '==', _E11_OrderStatus_sent_to_kitchen, 'orders["O001"].status == sent_to_kitchen') and rt.compared(ep.t_orders.row('O001').sent_at, 'is not', None, 'orders["O001"].sent_at != none'))
+def _check_sea_bass_back_for_o001__sent(  # tasks.world:143
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('O001').status,
+            '==',
+            _E11_OrderStatus_sent_to_kitchen,
+            'orders["O001"].status == sent_to_kitchen',
+        )
+        and rt.compared(
+            ep.t_orders.row('O001').sent_at, 'is not', None, 'orders["O001"].sent_at != none'
+        )
+    )
 
 
-def _check_t2_dessert_to_bill__dessert_added(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:290
-    return bool(any(((((_l32.order == 'O001') and (_l32.item == 'DS01')) and (_l32.quantity == 2)) and (_l32.unit_price_cents == 650)) for _l32 in rt.each(ep, ep.t_order_lines)))
+def _check_t2_dessert_to_bill__dessert_added(  # tasks.world:290
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _l32.order == 'O001'
+        and _l32.item == 'DS01'
+        and _l32.quantity == 2
+        and _l32.unit_price_cents == 650
+        for _l32 in rt.each(ep, ep.t_order_lines)
+    ))
 
 
-def _check_t2_dessert_to_bill__through_kitchen(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:291
-    return (rt.compared(ep.t_orders.row('O001').sent_at, 'is not', None, 'orders["O001"].sent_at != none') and rt.compared(ep.t_orders.row('O001').served_at, 'is not', None, 'orders["O001"].served_at != none'))
+def _check_t2_dessert_to_bill__through_kitchen(  # tasks.world:291
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('O001').sent_at, 'is not', None, 'orders["O001"].sent_at != none'
+        )
+        and rt.compared(
+            ep.t_orders.row('O001').served_at, 'is not', None, 'orders["O001"].served_at != none'
+        )
+    )
 
 
-def _check_t2_dessert_to_bill__paid_in_full(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:292
-    return ((rt.compared(ep.t_orders.row('O001').status, '==', _E11_OrderStatus_paid, 'orders["O001"].status == paid') and rt.compared(ep.t_orders.row('O001').split_ways, '==', 1, 'orders["O001"].split_ways == 1')) and any((((((_p33.order == 'O001') and (_p33.share == 1)) and (_p33.amount_cents == 3200)) and (_p33.tip_cents == 300)) and (_p33.method == _E9_PayMethod_card)) for _p33 in rt.each(ep, ep.t_payments)))
+def _check_t2_dessert_to_bill__paid_in_full(  # tasks.world:292
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('O001').status,
+            '==',
+            _E11_OrderStatus_paid,
+            'orders["O001"].status == paid',
+        )
+        and rt.compared(
+            ep.t_orders.row('O001').split_ways, '==', 1, 'orders["O001"].split_ways == 1'
+        )
+        and any(
+            _p33.order == 'O001'
+            and _p33.share == 1
+            and _p33.amount_cents == 3200
+            and _p33.tip_cents == 300
+            and _p33.method == _E9_PayMethod_card
+            for _p33 in rt.each(ep, ep.t_payments)
+        )
+    )
 
 
-def _check_free_t4_for_terrace_party__t4_settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:438
-    return (rt.compared(ep.t_orders.row('O003').status, '==', _E11_OrderStatus_paid, 'orders["O003"].status == paid') and rt.compared(ep.t_orders.row('O003').paid_at, 'is not', None, 'orders["O003"].paid_at != none'))
+def _check_free_t4_for_terrace_party__t4_settled(  # tasks.world:438
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('O003').status,
+            '==',
+            _E11_OrderStatus_paid,
+            'orders["O003"].status == paid',
+        )
+        and rt.compared(
+            ep.t_orders.row('O003').paid_at, 'is not', None, 'orders["O003"].paid_at != none'
+        )
+    )
 
 
-def _check_free_t4_for_terrace_party__party_seated(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:439
-    return bool(any((((((_o34.table == 'T4') and (_o34.id_ != 'O003')) and (_o34.guests == 4)) and (_o34.status == _E11_OrderStatus_sent_to_kitchen)) and (_o34.server == 'S01')) for _o34 in rt.each(ep, ep.t_orders)))
+def _check_free_t4_for_terrace_party__party_seated(  # tasks.world:439
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o34.table == 'T4'
+        and _o34.id_ != 'O003'
+        and _o34.guests == 4
+        and _o34.status == _E11_OrderStatus_sent_to_kitchen
+        and _o34.server == 'S01'
+        for _o34 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_free_t4_for_terrace_party__party_lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:440
-    return bool(any(((((((_o35.table == 'T4') and (_o35.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple([_l36.key() for _l36 in rt.each(ep, ep.t_order_lines) if (_l36.order == _o35.key())])) == 2)) and any((((_l37.order == _o35.key()) and (_l37.item == 'DR02')) and (_l37.quantity == 4)) for _l37 in rt.each(ep, ep.t_order_lines))) and any((((_l38.order == _o35.key()) and (_l38.item == 'ST01')) and (_l38.quantity == 1)) for _l38 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o35) == 3150)) for _o35 in rt.each(ep, ep.t_orders)))
+def _check_free_t4_for_terrace_party__party_lines(  # tasks.world:440
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o35.table == 'T4'
+        and _o35.status == _E11_OrderStatus_sent_to_kitchen
+        and len(tuple([
+            _l36.key() for _l36 in rt.each(ep, ep.t_order_lines) if _l36.order == _o35.key()
+        ]))
+        == 2
+        and any(
+            _l37.order == _o35.key() and _l37.item == 'DR02' and _l37.quantity == 4
+            for _l37 in rt.each(ep, ep.t_order_lines)
+        )
+        and any(
+            _l38.order == _o35.key() and _l38.item == 'ST01' and _l38.quantity == 1
+            for _l38 in rt.each(ep, ep.t_order_lines)
+        )
+        and ep.fn_order_total(_o35) == 3150
+        for _o35 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_t1_changes_their_mind__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:605
-    return (rt.compared(ep.t_orders.row('O006').status, '==', _E11_OrderStatus_sent_to_kitchen, 'orders["O006"].status == sent_to_kitchen') and rt.compared(ep.t_orders.row('O006').sent_at, 'is not', None, 'orders["O006"].sent_at != none'))
+def _check_t1_changes_their_mind__sent(  # tasks.world:605
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('O006').status,
+            '==',
+            _E11_OrderStatus_sent_to_kitchen,
+            'orders["O006"].status == sent_to_kitchen',
+        )
+        and rt.compared(
+            ep.t_orders.row('O006').sent_at, 'is not', None, 'orders["O006"].sent_at != none'
+        )
+    )
 
 
-def _check_t1_changes_their_mind__lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:606
-    return ((((rt.compared(len(tuple([_l39.key() for _l39 in rt.each(ep, ep.t_order_lines) if (_l39.order == 'O006')])), '==', 3, 'count([l for l in order_lines if l.order == "O006"]) == 3') and any((((_l40.order == 'O006') and (_l40.item == 'PS01')) and (_l40.quantity == 1)) for _l40 in rt.each(ep, ep.t_order_lines))) and any((((_l41.order == 'O006') and (_l41.item == 'PZ01')) and (_l41.quantity == 1)) for _l41 in rt.each(ep, ep.t_order_lines))) and any((((_l42.order == 'O006') and (_l42.item == 'DR02')) and (_l42.quantity == 1)) for _l42 in rt.each(ep, ep.t_order_lines))) and (not any(((_l43.order == 'O006') and (_l43.item == 'DS01')) for _l43 in rt.each(ep, ep.t_order_lines))))
+def _check_t1_changes_their_mind__lines(  # tasks.world:606
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            len(tuple([
+                _l39.key() for _l39 in rt.each(ep, ep.t_order_lines) if _l39.order == 'O006'
+            ])),
+            '==',
+            3,
+            'count([l for l in order_lines if l.order == "O006"]) == 3',
+        )
+        and any(
+            _l40.order == 'O006' and _l40.item == 'PS01' and _l40.quantity == 1
+            for _l40 in rt.each(ep, ep.t_order_lines)
+        )
+        and any(
+            _l41.order == 'O006' and _l41.item == 'PZ01' and _l41.quantity == 1
+            for _l41 in rt.each(ep, ep.t_order_lines)
+        )
+        and any(
+            _l42.order == 'O006' and _l42.item == 'DR02' and _l42.quantity == 1
+            for _l42 in rt.each(ep, ep.t_order_lines)
+        )
+        and not any(
+            _l43.order == 'O006' and _l43.item == 'DS01' for _l43 in rt.each(ep, ep.t_order_lines)
+        )
+    )
 
 
-def _check_t1_changes_their_mind__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:607
-    return rt.compared(sum(rt.each(ep, tuple([rt.bounded(_l44.quantity * _l44.unit_price_cents) for _l44 in rt.each(ep, ep.t_order_lines) if (_l44.order == 'O006')]))), '==', 3250, 'sum([l.quantity * l.unit_price_cents for l in order_lines if l.order == "O006"]) == 3250')
+def _check_t1_changes_their_mind__total(  # tasks.world:607
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        sum(rt.each(
+            ep,
+            tuple([
+                rt.bounded(_l44.quantity * _l44.unit_price_cents)
+                for _l44 in rt.each(ep, ep.t_order_lines)
+                if _l44.order == 'O006'
+            ]),
+        )),
+        '==',
+        3250,
+        'sum([l.quantity * l.unit_price_cents for l in order_lines if l.order == "O006"]) == 3250',
+    )
 
 
-def _check_turn_table_t4__t4_settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:757
-    return (rt.compared(ep.t_orders.row('O003').status, '==', _E11_OrderStatus_paid, 'orders["O003"].status == paid') and any((((((_p45.order == 'O003') and (_p45.share == 2)) and (_p45.amount_cents == 1950)) and (_p45.tip_cents == 0)) and (_p45.method == _E9_PayMethod_cash)) for _p45 in rt.each(ep, ep.t_payments)))
+def _check_turn_table_t4__t4_settled(  # tasks.world:757
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('O003').status,
+            '==',
+            _E11_OrderStatus_paid,
+            'orders["O003"].status == paid',
+        )
+        and any(
+            _p45.order == 'O003'
+            and _p45.share == 2
+            and _p45.amount_cents == 1950
+            and _p45.tip_cents == 0
+            and _p45.method == _E9_PayMethod_cash
+            for _p45 in rt.each(ep, ep.t_payments)
+        )
+    )
 
 
-def _check_turn_table_t4__new_party_sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:758
-    return bool(any((((((_o46.table == 'T4') and (_o46.id_ != 'O003')) and (_o46.guests == 3)) and (_o46.status == _E11_OrderStatus_sent_to_kitchen)) and (_o46.server == 'S01')) for _o46 in rt.each(ep, ep.t_orders)))
+def _check_turn_table_t4__new_party_sent(  # tasks.world:758
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o46.table == 'T4'
+        and _o46.id_ != 'O003'
+        and _o46.guests == 3
+        and _o46.status == _E11_OrderStatus_sent_to_kitchen
+        and _o46.server == 'S01'
+        for _o46 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_turn_table_t4__new_party_lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:759
-    return bool(any((((((((_o47.table == 'T4') and (_o47.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple([_l48.key() for _l48 in rt.each(ep, ep.t_order_lines) if (_l48.order == _o47.key())])) == 3)) and any((((_l49.order == _o47.key()) and (_l49.item == 'ST01')) and (_l49.quantity == 1)) for _l49 in rt.each(ep, ep.t_order_lines))) and any((((_l50.order == _o47.key()) and (_l50.item == 'PS01')) and (_l50.quantity == 3)) for _l50 in rt.each(ep, ep.t_order_lines))) and any((((_l51.order == _o47.key()) and (_l51.item == 'DR01')) and (_l51.quantity == 3)) for _l51 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o47) == 6150)) for _o47 in rt.each(ep, ep.t_orders)))
+def _check_turn_table_t4__new_party_lines(  # tasks.world:759
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _o47.table == 'T4'
+        and _o47.status == _E11_OrderStatus_sent_to_kitchen
+        and len(tuple([
+            _l48.key() for _l48 in rt.each(ep, ep.t_order_lines) if _l48.order == _o47.key()
+        ]))
+        == 3
+        and any(
+            _l49.order == _o47.key() and _l49.item == 'ST01' and _l49.quantity == 1
+            for _l49 in rt.each(ep, ep.t_order_lines)
+        )
+        and any(
+            _l50.order == _o47.key() and _l50.item == 'PS01' and _l50.quantity == 3
+            for _l50 in rt.each(ep, ep.t_order_lines)
+        )
+        and any(
+            _l51.order == _o47.key() and _l51.item == 'DR01' and _l51.quantity == 3
+            for _l51 in rt.each(ep, ep.t_order_lines)
+        )
+        and ep.fn_order_total(_o47) == 6150
+        for _o47 in rt.each(ep, ep.t_orders)
+    ))
 
 
-def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:910
-    return bool((not ep.t_menu.row('DS01').available))
+def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(  # tasks.world:910
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> bool:
+    return bool(not ep.t_menu.row('DS01').available)
 
 
-def _check_tiramisu_out_and_terrace_split__served(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:911
-    return (rt.compared(ep.t_orders.row('O002').status, '==', _E11_OrderStatus_served, 'orders["O002"].status == served') and rt.compared(ep.t_orders.row('O002').served_at, 'is not', None, 'orders["O002"].served_at != none'))
+def _check_tiramisu_out_and_terrace_split__served(  # tasks.world:911
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_orders.row('O002').status,
+            '==',
+            _E11_OrderStatus_served,
+            'orders["O002"].status == served',
+        )
+        and rt.compared(
+            ep.t_orders.row('O002').served_at, 'is not', None, 'orders["O002"].served_at != none'
+        )
+    )
 
 
-def _check_tiramisu_out_and_terrace_split__split_five(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:912
-    return rt.compared(ep.t_orders.row('O002').split_ways, '==', 5, 'orders["O002"].split_ways == 5')
+def _check_tiramisu_out_and_terrace_split__split_five(  # tasks.world:912
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_orders.row('O002').split_ways, '==', 5, 'orders["O002"].split_ways == 5'
+    )
 
 
-def _check_tiramisu_out_and_terrace_split__told_share(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:913
-    return bool(('11.10' in rt.read(ep, (replies[-1] if replies else ''))))
+def _check_tiramisu_out_and_terrace_split__told_share(  # tasks.world:913
+    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+) -> bool:
+    return bool('11.10' in rt.read(ep, replies[-1] if replies else ''))
 
 
 RestaurantOrders.TASKS = {

@@ -255,7 +255,7 @@ class Account(Row):
     def load(cls, data: object, path: str, ep: Any) -> Account:
         d = v.want_object(data, path, {'number': False, 'owner': True, 'kind': True, 'status': False, 'balance_cents': False, 'opened_on': True, 'closed_on': False, 'freeze_reason': False})
         return cls(
-            number=(v.want_str(d['number'], path + '.number') if d.get('number') is not None else ep._next('account_numbers', 'AC{:05d}')),
+            number=(v.want_str(d['number'], path + '.number') if d.get('number') is not None else ep.next_id('account_numbers', 'AC{:05d}')),
             owner=v.check_pattern(v.want_str(d['owner'], path + '.owner'), path + '.owner', '^CU[0-9]{4}$'),
             kind=v.want_enum(d['kind'], path + '.kind', AccountKind),
             status=(v.want_enum(d['status'], path + '.status', AccountStatus) if d.get('status') is not None else _E13_AccountStatus_active),
@@ -338,7 +338,7 @@ class Transaction(Row):
     def load(cls, data: object, path: str, ep: Any) -> Transaction:
         d = v.want_object(data, path, {'id': False, 'kind': True, 'from_account': False, 'to_account': False, 'amount_cents': True, 'memo': False, 'teller': True, 'at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('transaction_ids', 'TX{:06d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('transaction_ids', 'TX{:06d}')),
             kind=v.want_enum(d['kind'], path + '.kind', TxKind),
             from_account=(v.want_optional(d['from_account'], path + '.from_account', (lambda x, p: v.want_str(x, p))) if d.get('from_account') is not None else None),
             to_account=(v.want_optional(d['to_account'], path + '.to_account', (lambda x, p: v.want_str(x, p))) if d.get('to_account') is not None else None),
@@ -602,89 +602,193 @@ class RetailBank(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row26 in self._changed_rows(self.t_accounts):  # retail_bank.world:111
+        for _row26 in rt.changed_rows(self, self.t_accounts):  # retail_bank.world:111
             if not (_row26.balance_cents >= 0):
                 raise InvariantError('No account is overdrawn.', 'retail_bank.world:111')
-        for _row27 in self._changed_rows(self.t_accounts):  # retail_bank.world:114
-            if not ((_row27.status != _E13_AccountStatus_closed) or ((_row27.balance_cents == 0) and (_row27.closed_on is not None))):
-                raise InvariantError('A closed account has a zero balance and a closing date.', 'retail_bank.world:114')
-        for _row28 in self._changed_rows(self.t_accounts):  # retail_bank.world:117
-            if not ((_row28.status == _E13_AccountStatus_closed) or (_row28.closed_on is None)):
-                raise InvariantError('An account that is not closed has no closing date.', 'retail_bank.world:117')
-        for _row29 in self._changed_rows(self.t_accounts):  # retail_bank.world:120
+        for _row27 in rt.changed_rows(self, self.t_accounts):  # retail_bank.world:114
+            if not (
+                _row27.status != _E13_AccountStatus_closed
+                or _row27.balance_cents == 0 and _row27.closed_on is not None
+            ):
+                raise InvariantError(
+                    'A closed account has a zero balance and a closing date.',
+                    'retail_bank.world:114',
+                )
+        for _row28 in rt.changed_rows(self, self.t_accounts):  # retail_bank.world:117
+            if not (_row28.status == _E13_AccountStatus_closed or _row28.closed_on is None):
+                raise InvariantError(
+                    'An account that is not closed has no closing date.', 'retail_bank.world:117'
+                )
+        for _row29 in rt.changed_rows(self, self.t_accounts):  # retail_bank.world:120
             if not ((_row29.status == _E13_AccountStatus_frozen) == (_row29.freeze_reason != '')):
-                raise InvariantError('An account has a freeze reason exactly when it is frozen.', 'retail_bank.world:120')
-        if not all(((_a30.status == _E13_AccountStatus_closed) or (len(tuple([_b31.key() for _b31 in rt.each(self, self.t_accounts) if (((_b31.owner == _a30.owner) and (_b31.kind == _a30.kind)) and (_b31.status != _E13_AccountStatus_closed))])) == 1)) for _a30 in rt.each(self, self.t_accounts)):  # retail_bank.world:123
-            raise InvariantError('A customer has at most one open account of each kind.', 'retail_bank.world:123')
-        for _row32 in self._changed_rows(self.t_transactions):  # retail_bank.world:126
-            if not ((_row32.kind != _E6_TxKind_deposit) or ((_row32.from_account is None) and (_row32.to_account is not None))):
-                raise InvariantError('A deposit goes into an account and comes from none.', 'retail_bank.world:126')
-        for _row33 in self._changed_rows(self.t_transactions):  # retail_bank.world:129
-            if not ((_row33.kind != _E6_TxKind_withdrawal) or ((_row33.from_account is not None) and (_row33.to_account is None))):
-                raise InvariantError('A withdrawal comes out of an account and goes into none.', 'retail_bank.world:129')
-        for _row34 in self._changed_rows(self.t_transactions):  # retail_bank.world:132
-            if not ((_row34.kind != _E6_TxKind_transfer) or (((_row34.from_account is not None) and (_row34.to_account is not None)) and (_row34.from_account != _row34.to_account))):
-                raise InvariantError('A transfer goes between two different accounts.', 'retail_bank.world:132')
+                raise InvariantError(
+                    'An account has a freeze reason exactly when it is frozen.',
+                    'retail_bank.world:120',
+                )
+        if not all(  # retail_bank.world:123
+            _a30.status == _E13_AccountStatus_closed
+            or len(tuple([
+                _b31.key()
+                for _b31 in rt.each(self, self.t_accounts)
+                if _b31.owner == _a30.owner
+                and _b31.kind == _a30.kind
+                and _b31.status != _E13_AccountStatus_closed
+            ]))
+            == 1
+            for _a30 in rt.each(self, self.t_accounts)
+        ):
+            raise InvariantError(
+                'A customer has at most one open account of each kind.', 'retail_bank.world:123'
+            )
+        for _row32 in rt.changed_rows(self, self.t_transactions):  # retail_bank.world:126
+            if not (
+                _row32.kind != _E6_TxKind_deposit
+                or _row32.from_account is None and _row32.to_account is not None
+            ):
+                raise InvariantError(
+                    'A deposit goes into an account and comes from none.', 'retail_bank.world:126'
+                )
+        for _row33 in rt.changed_rows(self, self.t_transactions):  # retail_bank.world:129
+            if not (
+                _row33.kind != _E6_TxKind_withdrawal
+                or _row33.from_account is not None and _row33.to_account is None
+            ):
+                raise InvariantError(
+                    'A withdrawal comes out of an account and goes into none.',
+                    'retail_bank.world:129',
+                )
+        for _row34 in rt.changed_rows(self, self.t_transactions):  # retail_bank.world:132
+            if not (
+                _row34.kind != _E6_TxKind_transfer
+                or _row34.from_account is not None
+                and _row34.to_account is not None
+                and _row34.from_account != _row34.to_account
+            ):
+                raise InvariantError(
+                    'A transfer goes between two different accounts.', 'retail_bank.world:132'
+                )
         for _row35 in rt.changed_rows(self, self.t_accounts, ('owner',)):
             rt.check_refs(self.t_customers, _row35.owner, 'Account.owner')
-        for _row36 in rt.changed_rows(self, self.t_transactions, ('from_account', 'to_account', 'teller')):
+        for _row36 in rt.changed_rows(
+            self, self.t_transactions, ('from_account', 'to_account', 'teller')
+        ):
             rt.check_refs(self.t_accounts, _row36.from_account, 'Transaction.from_account')
             rt.check_refs(self.t_accounts, _row36.to_account, 'Transaction.to_account')
             rt.check_refs(self.t_tellers, _row36.teller, 'Transaction.teller')
         rt.check_refs(self.t_tellers, self.state.current_teller, 'current_teller')
-        if self._deleted:
-            rt.check_deleted(self, self.t_tellers, ((self.t_transactions, 'teller'), (None, 'current_teller'),))
-        if self._deleted:
+        if self.deleted_rows:
+            rt.check_deleted(
+                self, self.t_tellers, ((self.t_transactions, 'teller'), (None, 'current_teller'))
+            )
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_accounts, 'owner'),))
-        if self._deleted:
-            rt.check_deleted(self, self.t_accounts, ((self.t_transactions, 'from_account'), (self.t_transactions, 'to_account'),))
+        if self.deleted_rows:
+            rt.check_deleted(
+                self,
+                self.t_accounts,
+                ((self.t_transactions, 'from_account'), (self.t_transactions, 'to_account')),
+            )
         pass
 
     def fn_touching(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:101
         'The transactions of an account, newest first.'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_transactions, rt.each(self, tuple([_t1.key() for _t1 in rt.each(self, self.t_transactions) if ((_t1.from_account == account.key()) or (_t1.to_account == account.key()))]))), key=lambda _t2: _t2.at, reverse=True))  # retail_bank.world:102
+        return tuple(  # retail_bank.world:102
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_transactions,
+                    rt.each(
+                        self,
+                        tuple([
+                            _t2.key()
+                            for _t2 in rt.each(self, self.t_transactions)
+                            if _t2.from_account == account.key() or _t2.to_account == account.key()
+                        ]),
+                    ),
+                ),
+                key=lambda _t1: _t1.at,
+                reverse=True,
+            )
+        )
 
     def fn_money(self, cents: int) -> str:  # retail_bank.world:105
         'Cents as a decimal amount, e.g. 1234 -> 12.34.'
-        return format((cents / 100), '.2f')  # retail_bank.world:106
+        return format(cents / 100, '.2f')  # retail_bank.world:106
 
     def tool_sign_in(self, teller: Teller) -> Teller:  # retail_bank.world:137
         'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.'
-        self._set(self.state, 'current_teller', teller.key())  # retail_bank.world:140
+        self.set_state('current_teller', teller.key())  # retail_bank.world:140
         return teller  # retail_bank.world:141
 
     def tool_get_customer(self, customer: Customer) -> CustomerView:  # retail_bank.world:144
         'Show a customer and all their accounts with balances (in cents) and statuses.'
-        owned: tuple[str, ...] = tuple([_a3.key() for _a3 in rt.each(self, self.t_accounts) if (_a3.owner == customer.key())])  # retail_bank.world:149
-        self._steps -= len(owned)  # retail_bank.world:150
-        self._steps >= 0 or rt.out_of_steps()  # retail_bank.world:150
-        return _new_CustomerView(customer.key(), customer.name, customer.email, owned, sum(rt.each(self, tuple(map(_GET_balance_cents, rt.rows(self.t_accounts, owned))))))  # retail_bank.world:150
+        owned: tuple[str, ...] = tuple([  # retail_bank.world:149
+            _a3.key() for _a3 in rt.each(self, self.t_accounts) if _a3.owner == customer.key()
+        ])
+        return _new_CustomerView(  # retail_bank.world:150
+            customer.key(),
+            customer.name,
+            customer.email,
+            owned,
+            sum(rt.each(
+                self,
+                tuple(map(_GET_balance_cents, rt.rows(self.t_accounts, rt.each(self, owned)))),
+            )),
+        )
 
     def tool_get_account(self, account: Account) -> AccountView:  # retail_bank.world:159
-        'Show one account (owner, kind, status, balance in cents) and its five most recent transactions.'
+        (
+            'Show one account (owner, kind, status, balance in cents) and its five most recent '
+            'transactions.'
+        )
         recent: tuple[str, ...] = ()  # retail_bank.world:164
-        for t in rt.rows(self.t_transactions, rt.each(self, self.fn_touching(account))):  # retail_bank.world:165
-            if (len(recent) >= 5):  # retail_bank.world:166
+        for t in rt.rows(  # retail_bank.world:165
+            self.t_transactions, rt.each(self, self.fn_touching(account))
+        ):
+            if len(recent) >= 5:  # retail_bank.world:166
                 break  # retail_bank.world:167
-            self._steps -= len(recent)  # retail_bank.world:169
-            self._steps >= 0 or rt.out_of_steps()  # retail_bank.world:169
-            recent = (recent + (t.key(),))  # retail_bank.world:169
+            recent = rt.each(self, recent) + (t.key(),)  # retail_bank.world:169
         return _new_AccountView(account.key(), recent)  # retail_bank.world:171
 
     def tool_list_transactions(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:174
-        'List all transactions into or out of an account, newest first, with kind, accounts, amount, memo, teller and time.'
+        (
+            'List all transactions into or out of an account, newest first, with kind, accounts, '
+            'amount, memo, teller and time.'
+        )
         return self.fn_touching(account)  # retail_bank.world:179
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # retail_bank.world:182
-        'Find customers whose name or email contains the text, with their customer id, name, email and since date.'
+        (
+            'Find customers whose name or email contains the text, with their customer id, name, '
+            'email and since date.'
+        )
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # retail_bank.world:187
-        return tuple([_c5.key() for _c5 in rt.each(self, self.t_customers) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.name.lower()))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.email.lower()))))])  # retail_bank.world:188
+        return tuple([  # retail_bank.world:188
+            _c5.key()
+            for _c5 in rt.each(self, self.t_customers)
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.email.lower()))
+        ])
 
-    def tool_list_accounts(self, customer: Customer | None, kind: AccountKind | None, status: AccountStatus | None) -> tuple[str, ...]:  # retail_bank.world:191
-        'List accounts with their owner, kind, status, balance (in cents) and opening date, optionally of one customer, kind or status.'
-        return tuple([_a6.key() for _a6 in rt.each(self, self.t_accounts) if ((((customer is None) or (_a6.owner == (customer if customer is not None else rt.absent()).key())) and ((kind is None) or (_a6.kind == (kind if kind is not None else rt.absent())))) and ((status is None) or (_a6.status == (status if status is not None else rt.absent()))))])  # retail_bank.world:198
+    def tool_list_accounts(  # retail_bank.world:191
+        self, customer: Customer | None, kind: AccountKind | None, status: AccountStatus | None
+    ) -> tuple[str, ...]:
+        (
+            'List accounts with their owner, kind, status, balance (in cents) and opening date, '
+            'optionally of one customer, kind or status.'
+        )
+        return tuple([  # retail_bank.world:198
+            _a6.key()
+            for _a6 in rt.each(self, self.t_accounts)
+            if (customer is None
+            or _a6.owner == (customer if customer is not None else rt.absent()).key())
+            and (kind is None or _a6.kind == (kind if kind is not None else rt.absent()))
+            and (status is None or _a6.status == (status if status is not None else rt.absent()))
+        ])
 
-    def tool_get_transaction(self, transaction: Transaction) -> Transaction:  # retail_bank.world:201
+    def tool_get_transaction(  # retail_bank.world:201
+        self, transaction: Transaction
+    ) -> Transaction:
         'Show one transaction: its kind, accounts, amount, memo, teller and time.'
         return transaction  # retail_bank.world:206
 
@@ -696,136 +800,269 @@ class RetailBank(Episode):
         'The most the desk can pay out in one withdrawal, in cents.'
         return self.state.max_withdrawal_cents  # retail_bank.world:216
 
-    def tool_open_account(self, customer: Customer, kind: AccountKind, initial_deposit_cents: int) -> Account:  # retail_bank.world:219
-        'Open a new active account for a customer, with an optional opening deposit. A customer may hold one open account of each kind.'
+    def tool_open_account(  # retail_bank.world:219
+        self, customer: Customer, kind: AccountKind, initial_deposit_cents: int
+    ) -> Account:
+        (
+            'Open a new active account for a customer, with an optional opening deposit. A '
+            'customer may hold one open account of each kind.'
+        )
         if not (self.state.current_teller is not None):  # retail_bank.world:226
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (not any((((_a8.owner == customer.key()) and (_a8.kind == kind)) and (_a8.status != _E13_AccountStatus_closed)) for _a8 in rt.each(self, self.t_accounts))):  # retail_bank.world:227
-            raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' already has an open ' + rt.text(kind) + ' account.')))
-        account: Account = Account(number=self._next('account_numbers', 'AC{:05d}'), owner=customer.key(), kind=kind, status=_E13_AccountStatus_active, balance_cents=v.check_range(initial_deposit_cents, 'Account.balance_cents', 0, None), opened_on=self.clock.date(), closed_on=None, freeze_reason='')  # retail_bank.world:228
-        self._insert(self.t_accounts, account)  # retail_bank.world:234
-        if (initial_deposit_cents > 0):  # retail_bank.world:235
-            self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_deposit, from_account=None, to_account=account.key(), amount_cents=v.check_range(initial_deposit_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length('opening deposit', 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:236
+        if not (not any(_a8.owner == customer.key() and _a8.kind == kind and _a8.status != _E13_AccountStatus_closed for _a8 in rt.each(self, self.t_accounts))):  # retail_bank.world:227
+            raise ToolError(rt.built(
+                self,
+                'Customer '
+                + rt.text(customer.id_)
+                + ' already has an open '
+                + rt.text(kind)
+                + ' account.',
+            ))
+        account: Account = Account(  # retail_bank.world:228
+            number=self.next_id('account_numbers', 'AC{:05d}'),
+            owner=customer.key(),
+            kind=kind,
+            status=_E13_AccountStatus_active,
+            balance_cents=v.check_range(initial_deposit_cents, 'Account.balance_cents', 0, None),
+            opened_on=self.clock.date(),
+            closed_on=None,
+            freeze_reason='',
+        )
+        self.insert(self.t_accounts, account)  # retail_bank.world:234
+        if initial_deposit_cents > 0:  # retail_bank.world:235
+            self.insert(  # retail_bank.world:236
+                self.t_transactions,
+                Transaction(
+                    id_=self.next_id('transaction_ids', 'TX{:06d}'),
+                    kind=_E6_TxKind_deposit,
+                    from_account=None,
+                    to_account=account.key(),
+                    amount_cents=v.check_range(initial_deposit_cents, 'Transaction.amount_cents', 1, None),
+                    memo=v.check_length('opening deposit', 'Transaction.memo', None, 120),
+                    teller=self.state.current_teller,
+                    at=self.clock,
+                ),
+            )
         return account  # retail_bank.world:244
 
     def tool_close_account(self, account: Account) -> Account:  # retail_bank.world:247
-        'Close an account. Its balance must be zero (withdraw or transfer the money first) and it must not be frozen.'
+        (
+            'Close an account. Its balance must be zero (withdraw or transfer the money first) '
+            'and it must not be frozen.'
+        )
         if not (self.state.current_teller is not None):  # retail_bank.world:252
             raise ToolError('Not signed in. Call sign_in first.')
         if not (account.status != _E13_AccountStatus_closed):  # retail_bank.world:253
-            raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is already closed.')))
+            raise ToolError(rt.built(
+                self, 'Account ' + rt.text(account.number) + ' is already closed.'
+            ))
         if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:254
-            raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is frozen and cannot be closed.')))
+            raise ToolError(rt.built(
+                self, 'Account ' + rt.text(account.number) + ' is frozen and cannot be closed.'
+            ))
         if not (account.balance_cents == 0):  # retail_bank.world:255
-            raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' still holds ' + rt.text(self.fn_money(account.balance_cents)) + '; the balance must be zero before closing.')))
-        self._undo.append((3, account, ('status', 'closed_on'), (account.status, account.closed_on, ), account._digest, account._text, account._frags, account._stale))  # retail_bank.world:256
-        account.status = _E13_AccountStatus_closed  # retail_bank.world:256
-        account.closed_on = self.clock.date()  # retail_bank.world:257
-        account._stale |= 72  # retail_bank.world:257
-        account._digest = account._text = None  # retail_bank.world:257
-        self.t_accounts._digest = None  # retail_bank.world:257
+            raise ToolError(rt.built(
+                self,
+                'Account '
+                + rt.text(account.number)
+                + ' still holds '
+                + rt.text(self.fn_money(account.balance_cents))
+                + '; the balance must be zero before closing.',
+            ))
+        self.set_fields(  # retail_bank.world:256
+            account, status=_E13_AccountStatus_closed, closed_on=self.clock.date()
+        )
         return account  # retail_bank.world:258
 
-    def tool_deposit(self, account: Account, amount_cents: int, memo: str) -> Account:  # retail_bank.world:261
+    def tool_deposit(  # retail_bank.world:261
+        self, account: Account, amount_cents: int, memo: str
+    ) -> Account:
         'Deposit money into an active account.'
         if not (self.state.current_teller is not None):  # retail_bank.world:268
             raise ToolError('Not signed in. Call sign_in first.')
         if not (account.status != _E13_AccountStatus_closed):  # retail_bank.world:269
-            raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is closed.')))
+            raise ToolError(rt.built(self, 'Account ' + rt.text(account.number) + ' is closed.'))
         if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:270
-            raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is frozen: no money can move in or out.')))
-        self._undo.append((0, account, 'balance_cents', account.balance_cents, account._digest, account._text, account._frags, account._stale))  # retail_bank.world:271
-        account.balance_cents = v.check_range(rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:271
-        account._stale |= 16  # retail_bank.world:271
-        account._digest = account._text = None  # retail_bank.world:271
-        self.t_accounts._digest = None  # retail_bank.world:271
-        self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_deposit, from_account=None, to_account=account.key(), amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:272
+            raise ToolError(rt.built(
+                self,
+                'Account ' + rt.text(account.number) + ' is frozen: no money can move in or out.',
+            ))
+        self.set_field(  # retail_bank.world:271
+            account,
+            'balance_cents',
+            v.check_range(rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None),
+        )
+        self.insert(  # retail_bank.world:272
+            self.t_transactions,
+            Transaction(
+                id_=self.next_id('transaction_ids', 'TX{:06d}'),
+                kind=_E6_TxKind_deposit,
+                from_account=None,
+                to_account=account.key(),
+                amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None),
+                memo=v.check_length(memo, 'Transaction.memo', None, 120),
+                teller=self.state.current_teller,
+                at=self.clock,
+            ),
+        )
         return account  # retail_bank.world:279
 
-    def tool_withdraw(self, account: Account, amount_cents: int, memo: str) -> Account:  # retail_bank.world:282
+    def tool_withdraw(  # retail_bank.world:282
+        self, account: Account, amount_cents: int, memo: str
+    ) -> Account:
         "Withdraw money from an active account, up to its balance and the desk's per-call limit."
         if not (self.state.current_teller is not None):  # retail_bank.world:289
             raise ToolError('Not signed in. Call sign_in first.')
         if not (account.status != _E13_AccountStatus_closed):  # retail_bank.world:290
-            raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is closed.')))
+            raise ToolError(rt.built(self, 'Account ' + rt.text(account.number) + ' is closed.'))
         if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:291
-            raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is frozen: no money can move in or out.')))
+            raise ToolError(rt.built(
+                self,
+                'Account ' + rt.text(account.number) + ' is frozen: no money can move in or out.',
+            ))
         if not (amount_cents <= self.state.max_withdrawal_cents):  # retail_bank.world:292
-            raise ToolError(rt.built(self, ('The desk can pay out at most ' + rt.text(self.fn_money(self.state.max_withdrawal_cents)) + ' per withdrawal.')))
+            raise ToolError(rt.built(
+                self,
+                'The desk can pay out at most '
+                + rt.text(self.fn_money(self.state.max_withdrawal_cents))
+                + ' per withdrawal.',
+            ))
         if not (account.balance_cents >= amount_cents):  # retail_bank.world:293
-            raise ToolError(rt.built(self, ('Insufficient funds: account ' + rt.text(account.number) + ' holds ' + rt.text(self.fn_money(account.balance_cents)) + '.')))
-        self._undo.append((0, account, 'balance_cents', account.balance_cents, account._digest, account._text, account._frags, account._stale))  # retail_bank.world:294
-        account.balance_cents = v.check_range(rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:294
-        account._stale |= 16  # retail_bank.world:294
-        account._digest = account._text = None  # retail_bank.world:294
-        self.t_accounts._digest = None  # retail_bank.world:294
-        self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_withdrawal, from_account=account.key(), to_account=None, amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:295
+            raise ToolError(rt.built(
+                self,
+                'Insufficient funds: account '
+                + rt.text(account.number)
+                + ' holds '
+                + rt.text(self.fn_money(account.balance_cents))
+                + '.',
+            ))
+        self.set_field(  # retail_bank.world:294
+            account,
+            'balance_cents',
+            v.check_range(rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None),
+        )
+        self.insert(  # retail_bank.world:295
+            self.t_transactions,
+            Transaction(
+                id_=self.next_id('transaction_ids', 'TX{:06d}'),
+                kind=_E6_TxKind_withdrawal,
+                from_account=account.key(),
+                to_account=None,
+                amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None),
+                memo=v.check_length(memo, 'Transaction.memo', None, 120),
+                teller=self.state.current_teller,
+                at=self.clock,
+            ),
+        )
         return account  # retail_bank.world:302
 
-    def tool_transfer(self, from_account: Account, to_account: Account, amount_cents: int, memo: str) -> Transaction:  # retail_bank.world:305
+    def tool_transfer(  # retail_bank.world:305
+        self, from_account: Account, to_account: Account, amount_cents: int, memo: str
+    ) -> Transaction:
         'Move money from one active account to another.'
         if not (self.state.current_teller is not None):  # retail_bank.world:313
             raise ToolError('Not signed in. Call sign_in first.')
         if not (from_account.key() != to_account.key()):  # retail_bank.world:314
             raise ToolError('Cannot transfer to the same account.')
         if not (from_account.status != _E13_AccountStatus_closed):  # retail_bank.world:315
-            raise ToolError(rt.built(self, ('Source account ' + rt.text(from_account.number) + ' is closed.')))
+            raise ToolError(rt.built(
+                self, 'Source account ' + rt.text(from_account.number) + ' is closed.'
+            ))
         if not (to_account.status != _E13_AccountStatus_closed):  # retail_bank.world:316
-            raise ToolError(rt.built(self, ('Destination account ' + rt.text(to_account.number) + ' is closed.')))
+            raise ToolError(rt.built(
+                self, 'Destination account ' + rt.text(to_account.number) + ' is closed.'
+            ))
         if not (from_account.status != _E13_AccountStatus_frozen):  # retail_bank.world:317
-            raise ToolError(rt.built(self, ('Source account ' + rt.text(from_account.number) + ' is frozen.')))
+            raise ToolError(rt.built(
+                self, 'Source account ' + rt.text(from_account.number) + ' is frozen.'
+            ))
         if not (to_account.status != _E13_AccountStatus_frozen):  # retail_bank.world:318
-            raise ToolError(rt.built(self, ('Destination account ' + rt.text(to_account.number) + ' is frozen.')))
+            raise ToolError(rt.built(
+                self, 'Destination account ' + rt.text(to_account.number) + ' is frozen.'
+            ))
         if not (from_account.balance_cents >= amount_cents):  # retail_bank.world:319
-            raise ToolError(rt.built(self, ('Insufficient funds: account ' + rt.text(from_account.number) + ' holds ' + rt.text(self.fn_money(from_account.balance_cents)) + '.')))
-        self._undo.append((0, from_account, 'balance_cents', from_account.balance_cents, from_account._digest, from_account._text, from_account._frags, from_account._stale))  # retail_bank.world:320
-        from_account.balance_cents = v.check_range(rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:320
-        from_account._stale |= 16  # retail_bank.world:320
-        from_account._digest = from_account._text = None  # retail_bank.world:320
-        self.t_accounts._digest = None  # retail_bank.world:320
-        self._undo.append((0, to_account, 'balance_cents', to_account.balance_cents, to_account._digest, to_account._text, to_account._frags, to_account._stale))  # retail_bank.world:321
-        to_account.balance_cents = v.check_range(rt.bounded(to_account.balance_cents + amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:321
-        to_account._stale |= 16  # retail_bank.world:321
-        to_account._digest = to_account._text = None  # retail_bank.world:321
-        self.t_accounts._digest = None  # retail_bank.world:321
-        tx: Transaction = Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_transfer, from_account=from_account.key(), to_account=to_account.key(), amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock)  # retail_bank.world:322
-        self._insert(self.t_transactions, tx)  # retail_bank.world:330
+            raise ToolError(rt.built(
+                self,
+                'Insufficient funds: account '
+                + rt.text(from_account.number)
+                + ' holds '
+                + rt.text(self.fn_money(from_account.balance_cents))
+                + '.',
+            ))
+        self.set_field(  # retail_bank.world:320
+            from_account,
+            'balance_cents',
+            v.check_range(rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0, None),
+        )
+        self.set_field(  # retail_bank.world:321
+            to_account,
+            'balance_cents',
+            v.check_range(rt.bounded(to_account.balance_cents + amount_cents), 'Account.balance_cents', 0, None),
+        )
+        tx: Transaction = Transaction(  # retail_bank.world:322
+            id_=self.next_id('transaction_ids', 'TX{:06d}'),
+            kind=_E6_TxKind_transfer,
+            from_account=from_account.key(),
+            to_account=to_account.key(),
+            amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None),
+            memo=v.check_length(memo, 'Transaction.memo', None, 120),
+            teller=self.state.current_teller,
+            at=self.clock,
+        )
+        self.insert(self.t_transactions, tx)  # retail_bank.world:330
         return tx  # retail_bank.world:331
 
-    def tool_freeze_account(self, account: Account, reason: str) -> Account:  # retail_bank.world:334
+    def tool_freeze_account(  # retail_bank.world:334
+        self, account: Account, reason: str
+    ) -> Account:
         'Freeze an active account, with a reason. Only tellers with freeze permission may do this.'
         if not (self.state.current_teller is not None):  # retail_bank.world:340
             raise ToolError('Not signed in. Call sign_in first.')
         if not self.t_tellers.row(rt.present(self.state.current_teller)).can_freeze:  # retail_bank.world:341
-            raise ToolError(rt.built(self, ('Teller ' + rt.text(self.t_tellers.row(rt.present(self.state.current_teller)).id_) + ' is not allowed to freeze accounts.')))
+            raise ToolError(rt.built(
+                self,
+                'Teller '
+                + rt.text(self.t_tellers.row(rt.present(self.state.current_teller)).id_)
+                + ' is not allowed to freeze accounts.',
+            ))
         if not (account.status != _E13_AccountStatus_closed):  # retail_bank.world:342
-            raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is closed.')))
+            raise ToolError(rt.built(self, 'Account ' + rt.text(account.number) + ' is closed.'))
         if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:343
-            raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is already frozen.')))
+            raise ToolError(rt.built(
+                self, 'Account ' + rt.text(account.number) + ' is already frozen.'
+            ))
         if not (rt.built(self, reason.strip()) != ''):  # retail_bank.world:344
             raise ToolError('A freeze needs a reason.')
-        self._undo.append((3, account, ('status', 'freeze_reason'), (account.status, account.freeze_reason, ), account._digest, account._text, account._frags, account._stale))  # retail_bank.world:345
-        account.status = _E13_AccountStatus_frozen  # retail_bank.world:345
-        account.freeze_reason = v.check_length(reason, 'Account.freeze_reason', None, 120)  # retail_bank.world:346
-        account._stale |= 136  # retail_bank.world:346
-        account._digest = account._text = None  # retail_bank.world:346
-        self.t_accounts._digest = None  # retail_bank.world:346
+        self.set_fields(  # retail_bank.world:345
+            account,
+            status=_E13_AccountStatus_frozen,
+            freeze_reason=v.check_length(reason, 'Account.freeze_reason', None, 120),
+        )
         return account  # retail_bank.world:347
 
     def tool_unfreeze_account(self, account: Account) -> Account:  # retail_bank.world:350
-        'Return a frozen account to active and clear its freeze reason. Only tellers with freeze permission may do this.'
+        (
+            'Return a frozen account to active and clear its freeze reason. Only tellers with '
+            'freeze permission may do this.'
+        )
         if not (self.state.current_teller is not None):  # retail_bank.world:355
             raise ToolError('Not signed in. Call sign_in first.')
         if not self.t_tellers.row(rt.present(self.state.current_teller)).can_freeze:  # retail_bank.world:356
-            raise ToolError(rt.built(self, ('Teller ' + rt.text(self.t_tellers.row(rt.present(self.state.current_teller)).id_) + ' is not allowed to unfreeze accounts.')))
+            raise ToolError(rt.built(
+                self,
+                'Teller '
+                + rt.text(self.t_tellers.row(rt.present(self.state.current_teller)).id_)
+                + ' is not allowed to unfreeze accounts.',
+            ))
         if not (account.status == _E13_AccountStatus_frozen):  # retail_bank.world:357
-            raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is not frozen.')))
-        self._undo.append((3, account, ('status', 'freeze_reason'), (account.status, account.freeze_reason, ), account._digest, account._text, account._frags, account._stale))  # retail_bank.world:358
-        account.status = _E13_AccountStatus_active  # retail_bank.world:358
-        account.freeze_reason = v.check_length('', 'Account.freeze_reason', None, 120)  # retail_bank.world:359
-        account._stale |= 136  # retail_bank.world:359
-        account._digest = account._text = None  # retail_bank.world:359
-        self.t_accounts._digest = None  # retail_bank.world:359
+            raise ToolError(rt.built(
+                self, 'Account ' + rt.text(account.number) + ' is not frozen.'
+            ))
+        self.set_fields(  # retail_bank.world:358
+            account,
+            status=_E13_AccountStatus_active,
+            freeze_reason=v.check_length('', 'Account.freeze_reason', None, 120),
+        )
         return account  # retail_bank.world:360
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -838,7 +1075,7 @@ _ARGS_sign_in: frozenset[str] = frozenset({'teller'})
 def _invoke_sign_in(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_sign_in and None not in args.values()):
         rt.check_arguments(args, ('teller',), ('teller',))
-    a_teller = rt.lookup(ep.t_tellers, v.check_pattern(v.want_str(args['teller'], 'teller'), 'teller', '^T[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown teller ' + rt.text(key) + '.')))
+    a_teller = rt.lookup(ep.t_tellers, v.check_pattern(v.want_str(args['teller'], 'teller'), 'teller', '^T[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown teller ' + rt.text(key) + '.'))
     return ep.tool_sign_in(a_teller)
 
 
@@ -848,7 +1085,7 @@ _ARGS_get_customer: frozenset[str] = frozenset({'customer'})
 def _invoke_get_customer(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_customer and None not in args.values()):
         rt.check_arguments(args, ('customer',), ('customer',))
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown customer ' + rt.text(key) + '.')))
+    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'))
     return ep.tool_get_customer(a_customer)
 
 
@@ -861,7 +1098,7 @@ def _invoke_get_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
-    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
     return ep.tool_get_account(a_account)
 
 
@@ -874,7 +1111,7 @@ def _invoke_list_transactions(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
-    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
     return ep.tool_list_transactions(a_account)
 
 
@@ -895,7 +1132,7 @@ _NEEDS_list_accounts: frozenset[str] = frozenset(())
 def _invoke_list_accounts(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_list_accounts >= args.keys() >= _NEEDS_list_accounts):
         rt.check_arguments(args, ('customer', 'kind', 'status'), ())
-    a_customer = (rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown customer ' + rt.text(key) + '.'))) if args.get('customer') is not None else None)
+    a_customer = (rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.')) if args.get('customer') is not None else None)
     a_kind = (v.want_optional(args['kind'], 'kind', (lambda x, p: v.want_enum(x, p, AccountKind))) if args.get('kind') is not None else None)
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, AccountStatus))) if args.get('status') is not None else None)
     return ep.tool_list_accounts(a_customer, a_kind, a_status)
@@ -910,7 +1147,7 @@ def _invoke_get_transaction(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     a_transaction = args['transaction']
     if type(a_transaction) is not str or not a_transaction.isascii():
         a_transaction = v.want_str(a_transaction, 'transaction')
-    a_transaction = ep.t_transactions.rows.get(a_transaction) or rt.lookup(ep.t_transactions, a_transaction, lambda key: rt.built(ep, ('Unknown transaction ' + rt.text(key) + '.')))
+    a_transaction = ep.t_transactions.rows.get(a_transaction) or rt.lookup(ep.t_transactions, a_transaction, lambda key: rt.built(ep, 'Unknown transaction ' + rt.text(key) + '.'))
     return ep.tool_get_transaction(a_transaction)
 
 
@@ -939,7 +1176,7 @@ _NEEDS_open_account: frozenset[str] = frozenset({'customer', 'kind'})
 def _invoke_open_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_open_account >= args.keys() >= _NEEDS_open_account and None not in args.values()):
         rt.check_arguments(args, ('customer', 'kind', 'initial_deposit_cents'), ('customer', 'kind'))
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown customer ' + rt.text(key) + '.')))
+    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'))
     a_kind = v.want_enum(args['kind'], 'kind', AccountKind)
     a_initial_deposit_cents = (v.check_range(v.want_int(args['initial_deposit_cents'], 'initial_deposit_cents'), 'initial_deposit_cents', 0, 100000000) if args.get('initial_deposit_cents') is not None else 0)
     return ep.tool_open_account(a_customer, a_kind, a_initial_deposit_cents)
@@ -954,7 +1191,7 @@ def _invoke_close_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
-    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
     return ep.tool_close_account(a_account)
 
 
@@ -968,7 +1205,7 @@ def _invoke_deposit(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
-    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
     a_amount_cents = v.check_range(v.want_int(args['amount_cents'], 'amount_cents'), 'amount_cents', 1, 100000000)
     a_memo = (v.check_length(v.want_str(args['memo'], 'memo'), 'memo', None, 120) if args.get('memo') is not None else '')
     return ep.tool_deposit(a_account, a_amount_cents, a_memo)
@@ -984,7 +1221,7 @@ def _invoke_withdraw(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
-    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
     a_amount_cents = v.check_range(v.want_int(args['amount_cents'], 'amount_cents'), 'amount_cents', 1, 100000000)
     a_memo = (v.check_length(v.want_str(args['memo'], 'memo'), 'memo', None, 120) if args.get('memo') is not None else '')
     return ep.tool_withdraw(a_account, a_amount_cents, a_memo)
@@ -1000,11 +1237,11 @@ def _invoke_transfer(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     a_from_account = args['from_account']
     if type(a_from_account) is not str or not a_from_account.isascii():
         a_from_account = v.want_str(a_from_account, 'from_account')
-    a_from_account = ep.t_accounts.rows.get(a_from_account) or rt.lookup(ep.t_accounts, a_from_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    a_from_account = ep.t_accounts.rows.get(a_from_account) or rt.lookup(ep.t_accounts, a_from_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
     a_to_account = args['to_account']
     if type(a_to_account) is not str or not a_to_account.isascii():
         a_to_account = v.want_str(a_to_account, 'to_account')
-    a_to_account = ep.t_accounts.rows.get(a_to_account) or rt.lookup(ep.t_accounts, a_to_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    a_to_account = ep.t_accounts.rows.get(a_to_account) or rt.lookup(ep.t_accounts, a_to_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
     a_amount_cents = v.check_range(v.want_int(args['amount_cents'], 'amount_cents'), 'amount_cents', 1, 100000000)
     a_memo = (v.check_length(v.want_str(args['memo'], 'memo'), 'memo', None, 120) if args.get('memo') is not None else '')
     return ep.tool_transfer(a_from_account, a_to_account, a_amount_cents, a_memo)
@@ -1019,7 +1256,7 @@ def _invoke_freeze_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
-    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 120)
     return ep.tool_freeze_account(a_account, a_reason)
 
@@ -1033,7 +1270,7 @@ def _invoke_unfreeze_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
-    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
     return ep.tool_unfreeze_account(a_account)
 
 
@@ -1057,132 +1294,438 @@ RetailBank.TOOLS = {
 }
 
 
-def _check_alice_savings_to_cash__savings_debited(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # retail_bank.world:456
-    return rt.compared(ep.t_accounts.row('AC00002').balance_cents, '==', 1180000, 'accounts["AC00002"].balance_cents == 1180000')
+def _check_alice_savings_to_cash__savings_debited(  # retail_bank.world:456
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_accounts.row('AC00002').balance_cents,
+        '==',
+        1180000,
+        'accounts["AC00002"].balance_cents == 1180000',
+    )
 
 
-def _check_alice_savings_to_cash__checking_after_cash(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # retail_bank.world:457
-    return rt.compared(ep.t_accounts.row('AC00001').balance_cents, '==', 255000, 'accounts["AC00001"].balance_cents == 255000')
+def _check_alice_savings_to_cash__checking_after_cash(  # retail_bank.world:457
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_accounts.row('AC00001').balance_cents,
+        '==',
+        255000,
+        'accounts["AC00001"].balance_cents == 255000',
+    )
 
 
-def _check_alice_savings_to_cash__transfer_logged(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:458
-    return bool(any(((((_t9.kind == _E6_TxKind_transfer) and (_t9.from_account == 'AC00002')) and (_t9.to_account == 'AC00001')) and (_t9.amount_cents == 20000)) for _t9 in rt.each(ep, ep.t_transactions)))
+def _check_alice_savings_to_cash__transfer_logged(  # retail_bank.world:458
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t9.kind == _E6_TxKind_transfer
+        and _t9.from_account == 'AC00002'
+        and _t9.to_account == 'AC00001'
+        and _t9.amount_cents == 20000
+        for _t9 in rt.each(ep, ep.t_transactions)
+    ))
 
 
-def _check_alice_savings_to_cash__cash_logged(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:459
-    return bool(any(((((_t10.kind == _E6_TxKind_withdrawal) and (_t10.from_account == 'AC00001')) and (_t10.amount_cents == 15000)) and (_t10.teller == 'T02')) for _t10 in rt.each(ep, ep.t_transactions)))
+def _check_alice_savings_to_cash__cash_logged(  # retail_bank.world:459
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t10.kind == _E6_TxKind_withdrawal
+        and _t10.from_account == 'AC00001'
+        and _t10.amount_cents == 15000
+        and _t10.teller == 'T02'
+        for _t10 in rt.each(ep, ep.t_transactions)
+    ))
 
 
-def _check_chen_switch_accounts__savings_closed(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # retail_bank.world:562
-    return (rt.compared(ep.t_accounts.row('AC00006').status, '==', _E13_AccountStatus_closed, 'accounts["AC00006"].status == closed') and rt.compared(ep.t_accounts.row('AC00006').closed_on, '==', rt.parse_date('2026-03-02'), 'accounts["AC00006"].closed_on == date("2026-03-02")'))
+def _check_chen_switch_accounts__savings_closed(  # retail_bank.world:562
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_accounts.row('AC00006').status,
+            '==',
+            _E13_AccountStatus_closed,
+            'accounts["AC00006"].status == closed',
+        )
+        and rt.compared(
+            ep.t_accounts.row('AC00006').closed_on,
+            '==',
+            rt.parse_date('2026-03-02'),
+            'accounts["AC00006"].closed_on == date("2026-03-02")',
+        )
+    )
 
 
-def _check_chen_switch_accounts__new_checking(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:563
-    return bool(any(((((_a11.owner == 'CU0003') and (_a11.kind == _E11_AccountKind_checking)) and (_a11.status == _E13_AccountStatus_active)) and (_a11.balance_cents == 50000)) for _a11 in rt.each(ep, ep.t_accounts)))
+def _check_chen_switch_accounts__new_checking(  # retail_bank.world:563
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _a11.owner == 'CU0003'
+        and _a11.kind == _E11_AccountKind_checking
+        and _a11.status == _E13_AccountStatus_active
+        and _a11.balance_cents == 50000
+        for _a11 in rt.each(ep, ep.t_accounts)
+    ))
 
 
-def _check_chen_switch_accounts__opening_deposit(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:564
-    return bool(any(((((_t12.kind == _E6_TxKind_deposit) and (_t12.amount_cents == 50000)) and (_t12.to_account is not None)) and (ep.t_accounts.row(rt.present(_t12.to_account)).owner == 'CU0003')) for _t12 in rt.each(ep, ep.t_transactions)))
+def _check_chen_switch_accounts__opening_deposit(  # retail_bank.world:564
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t12.kind == _E6_TxKind_deposit
+        and _t12.amount_cents == 50000
+        and _t12.to_account is not None
+        and ep.t_accounts.row(rt.present(_t12.to_account)).owner == 'CU0003'
+        for _t12 in rt.each(ep, ep.t_transactions)
+    ))
 
 
-def _check_ben_review_cleared__unfrozen(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # retail_bank.world:665
-    return (rt.compared(ep.t_accounts.row('AC00004').status, '==', _E13_AccountStatus_active, 'accounts["AC00004"].status == active') and rt.compared(ep.t_accounts.row('AC00004').freeze_reason, '==', '', 'accounts["AC00004"].freeze_reason == ""'))
+def _check_ben_review_cleared__unfrozen(  # retail_bank.world:665
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_accounts.row('AC00004').status,
+            '==',
+            _E13_AccountStatus_active,
+            'accounts["AC00004"].status == active',
+        )
+        and rt.compared(
+            ep.t_accounts.row('AC00004').freeze_reason,
+            '==',
+            '',
+            'accounts["AC00004"].freeze_reason == ""',
+        )
+    )
 
 
-def _check_ben_review_cleared__savings_after(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # retail_bank.world:666
-    return rt.compared(ep.t_accounts.row('AC00004').balance_cents, '==', 50000, 'accounts["AC00004"].balance_cents == 50000')
+def _check_ben_review_cleared__savings_after(  # retail_bank.world:666
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_accounts.row('AC00004').balance_cents,
+        '==',
+        50000,
+        'accounts["AC00004"].balance_cents == 50000',
+    )
 
 
-def _check_ben_review_cleared__checking_after(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # retail_bank.world:667
-    return rt.compared(ep.t_accounts.row('AC00003').balance_cents, '==', 34550, 'accounts["AC00003"].balance_cents == 34550')
+def _check_ben_review_cleared__checking_after(  # retail_bank.world:667
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_accounts.row('AC00003').balance_cents,
+        '==',
+        34550,
+        'accounts["AC00003"].balance_cents == 34550',
+    )
 
 
-def _check_alice_closes_savings__savings_closed(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:97
-    return ((rt.compared(ep.t_accounts.row('AC00002').status, '==', _E13_AccountStatus_closed, 'accounts["AC00002"].status == closed') and rt.compared(ep.t_accounts.row('AC00002').balance_cents, '==', 0, 'accounts["AC00002"].balance_cents == 0')) and rt.compared(ep.t_accounts.row('AC00002').closed_on, '==', rt.parse_date('2026-03-02'), 'accounts["AC00002"].closed_on == date("2026-03-02")'))
+def _check_alice_closes_savings__savings_closed(  # tasks.world:97
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_accounts.row('AC00002').status,
+            '==',
+            _E13_AccountStatus_closed,
+            'accounts["AC00002"].status == closed',
+        )
+        and rt.compared(
+            ep.t_accounts.row('AC00002').balance_cents,
+            '==',
+            0,
+            'accounts["AC00002"].balance_cents == 0',
+        )
+        and rt.compared(
+            ep.t_accounts.row('AC00002').closed_on,
+            '==',
+            rt.parse_date('2026-03-02'),
+            'accounts["AC00002"].closed_on == date("2026-03-02")',
+        )
+    )
 
 
-def _check_alice_closes_savings__balance_moved(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:98
-    return bool(any(((((_t13.kind == _E6_TxKind_transfer) and (_t13.from_account == 'AC00002')) and (_t13.to_account == 'AC00001')) and (_t13.amount_cents == 1200000)) for _t13 in rt.each(ep, ep.t_transactions)))
+def _check_alice_closes_savings__balance_moved(  # tasks.world:98
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t13.kind == _E6_TxKind_transfer
+        and _t13.from_account == 'AC00002'
+        and _t13.to_account == 'AC00001'
+        and _t13.amount_cents == 1200000
+        for _t13 in rt.each(ep, ep.t_transactions)
+    ))
 
 
-def _check_alice_closes_savings__cash_paid(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:99
-    return bool(any(((((_t14.kind == _E6_TxKind_withdrawal) and (_t14.from_account == 'AC00001')) and (_t14.amount_cents == 30000)) and (_t14.teller == 'T02')) for _t14 in rt.each(ep, ep.t_transactions)))
+def _check_alice_closes_savings__cash_paid(  # tasks.world:99
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t14.kind == _E6_TxKind_withdrawal
+        and _t14.from_account == 'AC00001'
+        and _t14.amount_cents == 30000
+        and _t14.teller == 'T02'
+        for _t14 in rt.each(ep, ep.t_transactions)
+    ))
 
 
-def _check_alice_closes_savings__checking_balance(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:100
-    return rt.compared(ep.t_accounts.row('AC00001').balance_cents, '==', 1420000, 'accounts["AC00001"].balance_cents == 1420000')
+def _check_alice_closes_savings__checking_balance(  # tasks.world:100
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_accounts.row('AC00001').balance_cents,
+        '==',
+        1420000,
+        'accounts["AC00001"].balance_cents == 1420000',
+    )
 
 
-def _check_chen_cash_and_new_checking__cash_deposited(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:203
-    return bool(any(((((_t15.kind == _E6_TxKind_deposit) and (_t15.to_account == 'AC00006')) and (_t15.amount_cents == 80000)) and (_t15.teller == 'T02')) for _t15 in rt.each(ep, ep.t_transactions)))
+def _check_chen_cash_and_new_checking__cash_deposited(  # tasks.world:203
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t15.kind == _E6_TxKind_deposit
+        and _t15.to_account == 'AC00006'
+        and _t15.amount_cents == 80000
+        and _t15.teller == 'T02'
+        for _t15 in rt.each(ep, ep.t_transactions)
+    ))
 
 
-def _check_chen_cash_and_new_checking__savings_balance(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:204
-    return rt.compared(ep.t_accounts.row('AC00006').balance_cents, '==', 50000, 'accounts["AC00006"].balance_cents == 50000')
+def _check_chen_cash_and_new_checking__savings_balance(  # tasks.world:204
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_accounts.row('AC00006').balance_cents,
+        '==',
+        50000,
+        'accounts["AC00006"].balance_cents == 50000',
+    )
 
 
-def _check_chen_cash_and_new_checking__new_checking(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:205
-    return bool(any(((((_a16.owner == 'CU0003') and (_a16.kind == _E11_AccountKind_checking)) and (_a16.status == _E13_AccountStatus_active)) and (_a16.balance_cents == 30000)) for _a16 in rt.each(ep, ep.t_accounts)))
+def _check_chen_cash_and_new_checking__new_checking(  # tasks.world:205
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _a16.owner == 'CU0003'
+        and _a16.kind == _E11_AccountKind_checking
+        and _a16.status == _E13_AccountStatus_active
+        and _a16.balance_cents == 30000
+        for _a16 in rt.each(ep, ep.t_accounts)
+    ))
 
 
-def _check_chen_cash_and_new_checking__funded_by_transfer(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:206
-    return bool(any(((((_t17.kind == _E6_TxKind_transfer) and (_t17.from_account == 'AC00006')) and (_t17.amount_cents == 30000)) and (_t17.teller == 'T02')) for _t17 in rt.each(ep, ep.t_transactions)))
+def _check_chen_cash_and_new_checking__funded_by_transfer(  # tasks.world:206
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t17.kind == _E6_TxKind_transfer
+        and _t17.from_account == 'AC00006'
+        and _t17.amount_cents == 30000
+        and _t17.teller == 'T02'
+        for _t17 in rt.each(ep, ep.t_transactions)
+    ))
 
 
-def _check_stolen_card_secure_and_freeze__checking_frozen(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:309
-    return (rt.compared(ep.t_accounts.row('AC00001').status, '==', _E13_AccountStatus_frozen, 'accounts["AC00001"].status == frozen') and rt.compared(ep.t_accounts.row('AC00001').freeze_reason, '==', 'card reported stolen', 'accounts["AC00001"].freeze_reason == "card reported stolen"'))
+def _check_stolen_card_secure_and_freeze__checking_frozen(  # tasks.world:309
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_accounts.row('AC00001').status,
+            '==',
+            _E13_AccountStatus_frozen,
+            'accounts["AC00001"].status == frozen',
+        )
+        and rt.compared(
+            ep.t_accounts.row('AC00001').freeze_reason,
+            '==',
+            'card reported stolen',
+            'accounts["AC00001"].freeze_reason == "card reported stolen"',
+        )
+    )
 
 
-def _check_stolen_card_secure_and_freeze__money_moved(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:310
-    return (rt.compared(ep.t_accounts.row('AC00001').balance_cents, '==', 150000, 'accounts["AC00001"].balance_cents == 150000') and rt.compared(ep.t_accounts.row('AC00002').balance_cents, '==', 1300000, 'accounts["AC00002"].balance_cents == 1300000'))
+def _check_stolen_card_secure_and_freeze__money_moved(  # tasks.world:310
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_accounts.row('AC00001').balance_cents,
+            '==',
+            150000,
+            'accounts["AC00001"].balance_cents == 150000',
+        )
+        and rt.compared(
+            ep.t_accounts.row('AC00002').balance_cents,
+            '==',
+            1300000,
+            'accounts["AC00002"].balance_cents == 1300000',
+        )
+    )
 
 
-def _check_stolen_card_secure_and_freeze__transfer_logged(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:311
-    return bool(any((((((_t18.kind == _E6_TxKind_transfer) and (_t18.from_account == 'AC00001')) and (_t18.to_account == 'AC00002')) and (_t18.amount_cents == 100000)) and (_t18.teller == 'T01')) for _t18 in rt.each(ep, ep.t_transactions)))
+def _check_stolen_card_secure_and_freeze__transfer_logged(  # tasks.world:311
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t18.kind == _E6_TxKind_transfer
+        and _t18.from_account == 'AC00001'
+        and _t18.to_account == 'AC00002'
+        and _t18.amount_cents == 100000
+        and _t18.teller == 'T01'
+        for _t18 in rt.each(ep, ep.t_transactions)
+    ))
 
 
-def _check_new_customer_two_accounts__checking_opened(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:414
-    return bool(any((((((_a19.owner == 'CU0004') and (_a19.kind == _E11_AccountKind_checking)) and (_a19.status == _E13_AccountStatus_active)) and (_a19.balance_cents == 60000)) and (_a19.opened_on == rt.parse_date('2026-03-02'))) for _a19 in rt.each(ep, ep.t_accounts)))
+def _check_new_customer_two_accounts__checking_opened(  # tasks.world:414
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _a19.owner == 'CU0004'
+        and _a19.kind == _E11_AccountKind_checking
+        and _a19.status == _E13_AccountStatus_active
+        and _a19.balance_cents == 60000
+        and _a19.opened_on == rt.parse_date('2026-03-02')
+        for _a19 in rt.each(ep, ep.t_accounts)
+    ))
 
 
-def _check_new_customer_two_accounts__savings_opened(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:415
-    return bool(any(((((_a20.owner == 'CU0004') and (_a20.kind == _E11_AccountKind_savings)) and (_a20.status == _E13_AccountStatus_active)) and (_a20.balance_cents == 40000)) for _a20 in rt.each(ep, ep.t_accounts)))
+def _check_new_customer_two_accounts__savings_opened(  # tasks.world:415
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _a20.owner == 'CU0004'
+        and _a20.kind == _E11_AccountKind_savings
+        and _a20.status == _E13_AccountStatus_active
+        and _a20.balance_cents == 40000
+        for _a20 in rt.each(ep, ep.t_accounts)
+    ))
 
 
-def _check_new_customer_two_accounts__opening_deposit(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:416
-    return bool(any(((((_t21.kind == _E6_TxKind_deposit) and (_t21.amount_cents == 100000)) and (_t21.to_account is not None)) and (ep.t_accounts.row(rt.present(_t21.to_account)).owner == 'CU0004')) for _t21 in rt.each(ep, ep.t_transactions)))
+def _check_new_customer_two_accounts__opening_deposit(  # tasks.world:416
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t21.kind == _E6_TxKind_deposit
+        and _t21.amount_cents == 100000
+        and _t21.to_account is not None
+        and ep.t_accounts.row(rt.present(_t21.to_account)).owner == 'CU0004'
+        for _t21 in rt.each(ep, ep.t_transactions)
+    ))
 
 
-def _check_new_customer_two_accounts__funded_savings(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:417
-    return bool(any((((((((_t22.kind == _E6_TxKind_transfer) and (_t22.amount_cents == 40000)) and (_t22.from_account is not None)) and (_t22.to_account is not None)) and (ep.t_accounts.row(rt.present(_t22.from_account)).owner == 'CU0004')) and (ep.t_accounts.row(rt.present(_t22.from_account)).kind == _E11_AccountKind_checking)) and (ep.t_accounts.row(rt.present(_t22.to_account)).kind == _E11_AccountKind_savings)) for _t22 in rt.each(ep, ep.t_transactions)))
+def _check_new_customer_two_accounts__funded_savings(  # tasks.world:417
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t22.kind == _E6_TxKind_transfer
+        and _t22.amount_cents == 40000
+        and _t22.from_account is not None
+        and _t22.to_account is not None
+        and ep.t_accounts.row(rt.present(_t22.from_account)).owner == 'CU0004'
+        and ep.t_accounts.row(rt.present(_t22.from_account)).kind == _E11_AccountKind_checking
+        and ep.t_accounts.row(rt.present(_t22.to_account)).kind == _E11_AccountKind_savings
+        for _t22 in rt.each(ep, ep.t_transactions)
+    ))
 
 
-def _check_alice_lost_card__cash_paid(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:523
-    return bool(any(((((_t23.kind == _E6_TxKind_withdrawal) and (_t23.from_account == 'AC00001')) and (_t23.amount_cents == 20000)) and (_t23.teller == 'T01')) for _t23 in rt.each(ep, ep.t_transactions)))
+def _check_alice_lost_card__cash_paid(  # tasks.world:523
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t23.kind == _E6_TxKind_withdrawal
+        and _t23.from_account == 'AC00001'
+        and _t23.amount_cents == 20000
+        and _t23.teller == 'T01'
+        for _t23 in rt.each(ep, ep.t_transactions)
+    ))
 
 
-def _check_alice_lost_card__balance_after(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:524
-    return rt.compared(ep.t_accounts.row('AC00001').balance_cents, '==', 230000, 'accounts["AC00001"].balance_cents == 230000')
+def _check_alice_lost_card__balance_after(  # tasks.world:524
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_accounts.row('AC00001').balance_cents,
+        '==',
+        230000,
+        'accounts["AC00001"].balance_cents == 230000',
+    )
 
 
-def _check_alice_lost_card__frozen(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:525
-    return (rt.compared(ep.t_accounts.row('AC00001').status, '==', _E13_AccountStatus_frozen, 'accounts["AC00001"].status == AccountStatus.frozen') and rt.compared(ep.t_accounts.row('AC00001').freeze_reason, '==', 'debit card lost', 'accounts["AC00001"].freeze_reason == "debit card lost"'))
+def _check_alice_lost_card__frozen(  # tasks.world:525
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_accounts.row('AC00001').status,
+            '==',
+            _E13_AccountStatus_frozen,
+            'accounts["AC00001"].status == AccountStatus.frozen',
+        )
+        and rt.compared(
+            ep.t_accounts.row('AC00001').freeze_reason,
+            '==',
+            'debit card lost',
+            'accounts["AC00001"].freeze_reason == "debit card lost"',
+        )
+    )
 
 
-def _check_alice_car_cash__checking_emptied(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:630
-    return rt.compared(ep.t_accounts.row('AC00001').balance_cents, '==', 0, 'accounts["AC00001"].balance_cents == 0')
+def _check_alice_car_cash__checking_emptied(  # tasks.world:630
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_accounts.row('AC00001').balance_cents,
+        '==',
+        0,
+        'accounts["AC00001"].balance_cents == 0',
+    )
 
 
-def _check_alice_car_cash__savings_debited(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:631
-    return rt.compared(ep.t_accounts.row('AC00002').balance_cents, '==', 850000, 'accounts["AC00002"].balance_cents == 850000')
+def _check_alice_car_cash__savings_debited(  # tasks.world:631
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_accounts.row('AC00002').balance_cents,
+        '==',
+        850000,
+        'accounts["AC00002"].balance_cents == 850000',
+    )
 
 
-def _check_alice_car_cash__transfer_logged(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:632
-    return bool(any(((((_t24.kind == _E6_TxKind_transfer) and (_t24.from_account == 'AC00002')) and (_t24.to_account == 'AC00001')) and (_t24.amount_cents == 350000)) for _t24 in rt.each(ep, ep.t_transactions)))
+def _check_alice_car_cash__transfer_logged(  # tasks.world:632
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t24.kind == _E6_TxKind_transfer
+        and _t24.from_account == 'AC00002'
+        and _t24.to_account == 'AC00001'
+        and _t24.amount_cents == 350000
+        for _t24 in rt.each(ep, ep.t_transactions)
+    ))
 
 
-def _check_alice_car_cash__cash_paid(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:633
-    return rt.compared(sum(rt.each(ep, tuple([_t25.amount_cents for _t25 in rt.each(ep, ep.t_transactions) if ((_t25.kind == _E6_TxKind_withdrawal) and (_t25.from_account == 'AC00001'))]))), '==', 600000, 'sum([t.amount_cents for t in transactions if t.kind == TxKind.withdrawal and t.from_account == "AC00001"]) == 600000')
+def _check_alice_car_cash__cash_paid(  # tasks.world:633
+    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        sum(rt.each(
+            ep,
+            tuple([
+                _t25.amount_cents
+                for _t25 in rt.each(ep, ep.t_transactions)
+                if _t25.kind == _E6_TxKind_withdrawal and _t25.from_account == 'AC00001'
+            ]),
+        )),
+        '==',
+        600000,
+        'sum([t.amount_cents for t in transactions if t.kind == TxKind.withdrawal and t.from_account == "AC00001"]) == 600000',
+    )
 
 
 RetailBank.TASKS = {

@@ -345,7 +345,7 @@ class Timesheet(Row):
     def load(cls, data: object, path: str, ep: Any) -> Timesheet:
         d = v.want_object(data, path, {'id': False, 'employee': True, 'period': True, 'hours': False, 'status': False, 'approved_by': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('timesheet_ids', 'TS{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('timesheet_ids', 'TS{:03d}')),
             employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
             period=v.check_pattern(v.want_str(d['period'], path + '.period'), path + '.period', '^[0-9]{4}-[0-9]{2}$'),
             hours=(v.check_range(v.want_float(d['hours'], path + '.hours'), path + '.hours', 0.0, 300.0) if d.get('hours') is not None else 0.0),
@@ -416,7 +416,7 @@ class Bonus(Row):
     def load(cls, data: object, path: str, ep: Any) -> Bonus:
         d = v.want_object(data, path, {'id': False, 'employee': True, 'period': True, 'amount_cents': True, 'reason': True, 'issued_by': True})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('bonus_ids', 'BN{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('bonus_ids', 'BN{:03d}')),
             employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
             period=v.check_pattern(v.want_str(d['period'], path + '.period'), path + '.period', '^[0-9]{4}-[0-9]{2}$'),
             amount_cents=v.check_range(v.want_int(d['amount_cents'], path + '.amount_cents'), path + '.amount_cents', 1, 10000000),
@@ -512,7 +512,7 @@ class Payslip(Row):
     def load(cls, data: object, path: str, ep: Any) -> Payslip:
         d = v.want_object(data, path, {'id': False, 'employee': True, 'period': True, 'timesheet': False, 'hours': False, 'gross_cents': True, 'bonus_cents': False, 'tax_cents': True, 'net_cents': True, 'corrected': False, 'correction_note': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('payslip_ids', 'PS{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('payslip_ids', 'PS{:04d}')),
             employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
             period=v.check_pattern(v.want_str(d['period'], path + '.period'), path + '.period', '^[0-9]{4}-[0-9]{2}$'),
             timesheet=(v.want_optional(d['timesheet'], path + '.timesheet', (lambda x, p: v.want_str(x, p))) if d.get('timesheet') is not None else None),
@@ -730,252 +730,611 @@ class SmallPayroll(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((len(tuple([_q35.key() for _q35 in rt.each(self, self.t_payslips) if ((_q35.employee == _p34.employee) and (_q35.period == _p34.period))])) == 1) for _p34 in rt.each(self, self.t_payslips)):  # small_payroll.world:157
-            raise InvariantError('An employee has at most one payslip per period.', 'small_payroll.world:157')
-        if not all(((self.t_periods.rows.get(_p36.period) or self.t_periods.row(_p36.period)).status == _E12_PeriodStatus_paid) for _p36 in rt.each(self, self.t_payslips)):  # small_payroll.world:160
-            raise InvariantError('Payslips exist only for paid periods.', 'small_payroll.world:160')
-        for _row37 in self._changed_rows(self.t_periods):  # small_payroll.world:163
-            if not ((_row37.status == _E12_PeriodStatus_paid) == (_row37.paid_on is not None)):
-                raise InvariantError('A period has a payment date exactly when it is paid.', 'small_payroll.world:163')
-        if not all(self.fn_slip_timesheet_ok(_p38) for _p38 in rt.each(self, self.t_payslips)):  # small_payroll.world:166
-            raise InvariantError("A payslip pays its own employee's timesheet for its period.", 'small_payroll.world:166')
-        if not all((((self.t_employees.rows.get(_p39.employee) or self.t_employees.row(_p39.employee)).pay_type == _E7_PayType_hourly) or (_p39.timesheet is None)) for _p39 in rt.each(self, self.t_payslips)):  # small_payroll.world:169
+        if not all(  # small_payroll.world:157
+            len(tuple([
+                _q33.key()
+                for _q33 in rt.each(self, self.t_payslips)
+                if _q33.employee == _p32.employee and _q33.period == _p32.period
+            ]))
+            == 1
+            for _p32 in rt.each(self, self.t_payslips)
+        ):
+            raise InvariantError(
+                'An employee has at most one payslip per period.', 'small_payroll.world:157'
+            )
+        if not all(  # small_payroll.world:160
+            (self.t_periods.rows.get(_p34.period) or self.t_periods.row(_p34.period)).status
+            == _E12_PeriodStatus_paid
+            for _p34 in rt.each(self, self.t_payslips)
+        ):
+            raise InvariantError(
+                'Payslips exist only for paid periods.', 'small_payroll.world:160'
+            )
+        for _row35 in rt.changed_rows(self, self.t_periods):  # small_payroll.world:163
+            if not ((_row35.status == _E12_PeriodStatus_paid) == (_row35.paid_on is not None)):
+                raise InvariantError(
+                    'A period has a payment date exactly when it is paid.',
+                    'small_payroll.world:163',
+                )
+        if not all(  # small_payroll.world:166
+            self.fn_slip_timesheet_ok(_p36) for _p36 in rt.each(self, self.t_payslips)
+        ):
+            raise InvariantError(
+                "A payslip pays its own employee's timesheet for its period.",
+                'small_payroll.world:166',
+            )
+        if not all(  # small_payroll.world:169
+            (self.t_employees.rows.get(_p37.employee) or self.t_employees.row(_p37.employee)).pay_type
+            == _E7_PayType_hourly
+            or _p37.timesheet is None
+            for _p37 in rt.each(self, self.t_payslips)
+        ):
             raise InvariantError('Salaried payslips pay no timesheet.', 'small_payroll.world:169')
-        if not all(((_t40.status == _E15_TimesheetStatus_paid) == any((_p41.timesheet == _t40.key()) for _p41 in rt.each(self, self.t_payslips))) for _t40 in rt.each(self, self.t_timesheets)):  # small_payroll.world:172
-            raise InvariantError('A timesheet is paid exactly when a payslip pays it.', 'small_payroll.world:172')
-        for _row42 in self._changed_rows(self.t_timesheets):  # small_payroll.world:175
-            if not ((_row42.status == _E15_TimesheetStatus_draft) or ((_row42.approved_by is not None) and (_row42.approved_by != _row42.employee))):
-                raise InvariantError('An approved or paid timesheet was approved by someone other than its employee.', 'small_payroll.world:175')
-        if not all(((_t43.status != _E15_TimesheetStatus_approved) or ((self.t_periods.rows.get(_t43.period) or self.t_periods.row(_t43.period)).status == _E12_PeriodStatus_open_)) for _t43 in rt.each(self, self.t_timesheets)):  # small_payroll.world:178
-            raise InvariantError('An approved timesheet waits in an open period (paying the period pays it).', 'small_payroll.world:178')
-        if not all((len(tuple([_u45.key() for _u45 in rt.each(self, self.t_timesheets) if ((_u45.employee == _t44.employee) and (_u45.period == _t44.period))])) == 1) for _t44 in rt.each(self, self.t_timesheets)):  # small_payroll.world:181
-            raise InvariantError('An employee has at most one timesheet per period.', 'small_payroll.world:181')
-        if not all(((_p46.tax_cents == self.fn_tax_for((self.t_employees.rows.get(_p46.employee) or self.t_employees.row(_p46.employee)), rt.bounded(_p46.gross_cents + _p46.bonus_cents))) and (_p46.net_cents == rt.bounded(rt.bounded(_p46.gross_cents + _p46.bonus_cents) - _p46.tax_cents))) for _p46 in rt.each(self, self.t_payslips)):  # small_payroll.world:184
-            raise InvariantError("Tax is the employee's rate on gross plus bonus, and net is what remains.", 'small_payroll.world:184')
-        if not all((((self.t_periods.rows.get(_b47.period) or self.t_periods.row(_b47.period)).status == _E12_PeriodStatus_open_) or any((((_p48.employee == _b47.employee) and (_p48.period == _b47.period)) and (_p48.bonus_cents >= _b47.amount_cents)) for _p48 in rt.each(self, self.t_payslips))) for _b47 in rt.each(self, self.t_bonuses)):  # small_payroll.world:187
-            raise InvariantError("A bonus in a paid period was paid on the employee's payslip for it.", 'small_payroll.world:187')
-        for _row49 in rt.changed_rows(self, self.t_employees, ('tax_code',)):
-            rt.check_refs(self.t_tax_codes, _row49.tax_code, 'Employee.tax_code')
-        for _row50 in rt.changed_rows(self, self.t_timesheets, ('employee', 'period', 'approved_by')):
-            rt.check_refs(self.t_employees, _row50.employee, 'Timesheet.employee')
-            rt.check_refs(self.t_periods, _row50.period, 'Timesheet.period')
-            rt.check_refs(self.t_employees, _row50.approved_by, 'Timesheet.approved_by')
-        for _row51 in rt.changed_rows(self, self.t_bonuses, ('employee', 'period', 'issued_by')):
-            rt.check_refs(self.t_employees, _row51.employee, 'Bonus.employee')
-            rt.check_refs(self.t_periods, _row51.period, 'Bonus.period')
-            rt.check_refs(self.t_employees, _row51.issued_by, 'Bonus.issued_by')
-        for _row52 in rt.changed_rows(self, self.t_payslips, ('employee', 'period', 'timesheet')):
-            rt.check_refs(self.t_employees, _row52.employee, 'Payslip.employee')
-            rt.check_refs(self.t_periods, _row52.period, 'Payslip.period')
-            rt.check_refs(self.t_timesheets, _row52.timesheet, 'Payslip.timesheet')
+        if not all(  # small_payroll.world:172
+            (_t38.status == _E15_TimesheetStatus_paid)
+            == any(_p39.timesheet == _t38.key() for _p39 in rt.each(self, self.t_payslips))
+            for _t38 in rt.each(self, self.t_timesheets)
+        ):
+            raise InvariantError(
+                'A timesheet is paid exactly when a payslip pays it.', 'small_payroll.world:172'
+            )
+        for _row40 in rt.changed_rows(self, self.t_timesheets):  # small_payroll.world:175
+            if not (
+                _row40.status == _E15_TimesheetStatus_draft
+                or _row40.approved_by is not None and _row40.approved_by != _row40.employee
+            ):
+                raise InvariantError(
+                    'An approved or paid timesheet was approved by someone other than its employee.',
+                    'small_payroll.world:175',
+                )
+        if not all(  # small_payroll.world:178
+            _t41.status != _E15_TimesheetStatus_approved
+            or (self.t_periods.rows.get(_t41.period) or self.t_periods.row(_t41.period)).status
+            == _E12_PeriodStatus_open_
+            for _t41 in rt.each(self, self.t_timesheets)
+        ):
+            raise InvariantError(
+                'An approved timesheet waits in an open period (paying the period pays it).',
+                'small_payroll.world:178',
+            )
+        if not all(  # small_payroll.world:181
+            len(tuple([
+                _u43.key()
+                for _u43 in rt.each(self, self.t_timesheets)
+                if _u43.employee == _t42.employee and _u43.period == _t42.period
+            ]))
+            == 1
+            for _t42 in rt.each(self, self.t_timesheets)
+        ):
+            raise InvariantError(
+                'An employee has at most one timesheet per period.', 'small_payroll.world:181'
+            )
+        if not all(  # small_payroll.world:184
+            _p44.tax_cents
+            == self.fn_tax_for(
+                self.t_employees.rows.get(_p44.employee) or self.t_employees.row(_p44.employee),
+                rt.bounded(_p44.gross_cents + _p44.bonus_cents),
+            )
+            and _p44.net_cents
+            == rt.bounded(rt.bounded(_p44.gross_cents + _p44.bonus_cents) - _p44.tax_cents)
+            for _p44 in rt.each(self, self.t_payslips)
+        ):
+            raise InvariantError(
+                "Tax is the employee's rate on gross plus bonus, and net is what remains.",
+                'small_payroll.world:184',
+            )
+        if not all(  # small_payroll.world:187
+            (self.t_periods.rows.get(_b45.period) or self.t_periods.row(_b45.period)).status
+            == _E12_PeriodStatus_open_
+            or any(
+                _p46.employee == _b45.employee
+                and _p46.period == _b45.period
+                and _p46.bonus_cents >= _b45.amount_cents
+                for _p46 in rt.each(self, self.t_payslips)
+            )
+            for _b45 in rt.each(self, self.t_bonuses)
+        ):
+            raise InvariantError(
+                "A bonus in a paid period was paid on the employee's payslip for it.",
+                'small_payroll.world:187',
+            )
+        for _row47 in rt.changed_rows(self, self.t_employees, ('tax_code',)):
+            rt.check_refs(self.t_tax_codes, _row47.tax_code, 'Employee.tax_code')
+        for _row48 in rt.changed_rows(
+            self, self.t_timesheets, ('employee', 'period', 'approved_by')
+        ):
+            rt.check_refs(self.t_employees, _row48.employee, 'Timesheet.employee')
+            rt.check_refs(self.t_periods, _row48.period, 'Timesheet.period')
+            rt.check_refs(self.t_employees, _row48.approved_by, 'Timesheet.approved_by')
+        for _row49 in rt.changed_rows(self, self.t_bonuses, ('employee', 'period', 'issued_by')):
+            rt.check_refs(self.t_employees, _row49.employee, 'Bonus.employee')
+            rt.check_refs(self.t_periods, _row49.period, 'Bonus.period')
+            rt.check_refs(self.t_employees, _row49.issued_by, 'Bonus.issued_by')
+        for _row50 in rt.changed_rows(self, self.t_payslips, ('employee', 'period', 'timesheet')):
+            rt.check_refs(self.t_employees, _row50.employee, 'Payslip.employee')
+            rt.check_refs(self.t_periods, _row50.period, 'Payslip.period')
+            rt.check_refs(self.t_timesheets, _row50.timesheet, 'Payslip.timesheet')
         rt.check_refs(self.t_employees, self.state.current_user, 'current_user')
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_tax_codes, ((self.t_employees, 'tax_code'),))
-        if self._deleted:
-            rt.check_deleted(self, self.t_employees, ((self.t_timesheets, 'employee'), (self.t_timesheets, 'approved_by'), (self.t_bonuses, 'employee'), (self.t_bonuses, 'issued_by'), (self.t_payslips, 'employee'), (None, 'current_user'),))
-        if self._deleted:
-            rt.check_deleted(self, self.t_periods, ((self.t_timesheets, 'period'), (self.t_bonuses, 'period'), (self.t_payslips, 'period'),))
-        if self._deleted:
+        if self.deleted_rows:
+            rt.check_deleted(
+                self,
+                self.t_employees,
+                (
+                    (self.t_timesheets, 'employee'),
+                    (self.t_timesheets, 'approved_by'),
+                    (self.t_bonuses, 'employee'),
+                    (self.t_bonuses, 'issued_by'),
+                    (self.t_payslips, 'employee'),
+                    (None, 'current_user'),
+                ),
+            )
+        if self.deleted_rows:
+            rt.check_deleted(
+                self,
+                self.t_periods,
+                (
+                    (self.t_timesheets, 'period'),
+                    (self.t_bonuses, 'period'),
+                    (self.t_payslips, 'period'),
+                ),
+            )
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_timesheets, ((self.t_payslips, 'timesheet'),))
         pass
 
     def fn_tax_for(self, employee: Employee, amount: int) -> int:  # small_payroll.world:128
         'The withholding on an amount, rounded down to the cent.'
-        return (rt.bounded(amount * (self.t_tax_codes.rows.get(employee.tax_code) or self.t_tax_codes.row(employee.tax_code)).rate_percent) // 100)  # small_payroll.world:131
+        return (  # small_payroll.world:131
+            rt.bounded(
+                amount
+                * (self.t_tax_codes.rows.get(employee.tax_code) or self.t_tax_codes.row(employee.tax_code)).rate_percent,
+            )
+            // 100
+        )
 
-    def fn_find_timesheet(self, employee: Employee, period: PayPeriod) -> Timesheet | None:  # small_payroll.world:134
+    def fn_find_timesheet(  # small_payroll.world:134
+        self, employee: Employee, period: PayPeriod
+    ) -> Timesheet | None:
         "The employee's timesheet for a period, if any."
-        self._steps -= len(self.t_timesheets)  # small_payroll.world:137
-        self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:137
-        for t in self.t_timesheets:  # small_payroll.world:137
-            if ((t.employee == employee.key()) and (t.period == period.key())):  # small_payroll.world:138
+        for t in rt.each(self, self.t_timesheets):  # small_payroll.world:137
+            if (  # small_payroll.world:138
+                t.employee == employee.key() and t.period == period.key()
+            ):
                 return t  # small_payroll.world:139
         return None  # small_payroll.world:142
 
     def fn_slip_timesheet_ok(self, p: Payslip) -> bool:  # small_payroll.world:145
-        "A payslip's timesheet, if any, is the paid timesheet of the same employee and period, with the same hours."
+        (
+            "A payslip's timesheet, if any, is the paid timesheet of the same employee and "
+            'period, with the same hours.'
+        )
         ts: Timesheet | None = self.t_timesheets.ref(p.timesheet)  # small_payroll.world:148
-        if (ts is None):  # small_payroll.world:149
+        if ts is None:  # small_payroll.world:149
             return True  # small_payroll.world:150
-        return (((((ts if ts is not None else rt.absent()).employee == p.employee) and ((ts if ts is not None else rt.absent()).period == p.period)) and ((ts if ts is not None else rt.absent()).status == _E15_TimesheetStatus_paid)) and ((ts if ts is not None else rt.absent()).hours == p.hours))  # small_payroll.world:152
+        return (  # small_payroll.world:152
+            (ts if ts is not None else rt.absent()).employee == p.employee
+            and (ts if ts is not None else rt.absent()).period == p.period
+            and (ts if ts is not None else rt.absent()).status == _E15_TimesheetStatus_paid
+            and (ts if ts is not None else rt.absent()).hours == p.hours
+        )
 
     def tool_sign_in(self, employee: Employee) -> Employee:  # small_payroll.world:192
         'Sign in to payroll. Only managers may sign in.'
         if not (employee.role == _E4_Role_manager):  # small_payroll.world:197
-            raise ToolError(rt.built(self, (rt.text(employee.name) + ' is not a manager and cannot sign in to payroll.')))
-        self._set(self.state, 'current_user', employee.key())  # small_payroll.world:198
+            raise ToolError(rt.built(
+                self, rt.text(employee.name) + ' is not a manager and cannot sign in to payroll.'
+            ))
+        self.set_state('current_user', employee.key())  # small_payroll.world:198
         return employee  # small_payroll.world:199
 
     def tool_get_employee(self, employee: Employee) -> EmployeeView:  # small_payroll.world:202
-        "Show an employee's pay details, tax code and withholding rate, and their payslips (period, hours, gross, bonus, tax, net and any correction)."
-        return _new_EmployeeView(employee.key(), employee.name, employee.pay_type, employee.annual_salary_cents, employee.hourly_rate_cents, employee.tax_code, (self.t_tax_codes.rows.get(employee.tax_code) or self.t_tax_codes.row(employee.tax_code)).rate_percent, employee.active, tuple([_p1.key() for _p1 in rt.each(self, self.t_payslips) if (_p1.employee == employee.key())]))  # small_payroll.world:207
+        (
+            "Show an employee's pay details, tax code and withholding rate, and their payslips "
+            '(period, hours, gross, bonus, tax, net and any correction).'
+        )
+        return _new_EmployeeView(  # small_payroll.world:207
+            employee.key(),
+            employee.name,
+            employee.pay_type,
+            employee.annual_salary_cents,
+            employee.hourly_rate_cents,
+            employee.tax_code,
+            (self.t_tax_codes.rows.get(employee.tax_code) or self.t_tax_codes.row(employee.tax_code)).rate_percent,
+            employee.active,
+            tuple([
+                _p1.key()
+                for _p1 in rt.each(self, self.t_payslips)
+                if _p1.employee == employee.key()
+            ]),
+        )
 
-    def tool_list_timesheets(self, period: PayPeriod, status: TimesheetStatus | None) -> tuple[str, ...]:  # small_payroll.world:220
-        'List the timesheets of a period with their employee, hours, status and approver, optionally of one status.'
-        return tuple([_t2.key() for _t2 in rt.each(self, self.t_timesheets) if ((_t2.period == period.key()) and ((status is None) or (_t2.status == (status if status is not None else rt.absent()))))])  # small_payroll.world:226
+    def tool_list_timesheets(  # small_payroll.world:220
+        self, period: PayPeriod, status: TimesheetStatus | None
+    ) -> tuple[str, ...]:
+        (
+            'List the timesheets of a period with their employee, hours, status and approver, '
+            'optionally of one status.'
+        )
+        return tuple([  # small_payroll.world:226
+            _t2.key()
+            for _t2 in rt.each(self, self.t_timesheets)
+            if _t2.period == period.key()
+            and (status is None or _t2.status == (status if status is not None else rt.absent()))
+        ])
 
     def tool_get_payslip(self, payslip: Payslip) -> Payslip:  # small_payroll.world:229
         'Show one payslip: gross, bonus, tax, net, hours and any correction.'
         return payslip  # small_payroll.world:234
 
     def tool_find_employees(self, text: str) -> tuple[str, ...]:  # small_payroll.world:237
-        'Find employees whose name contains the text, with their employee id, role, pay type, salary or hourly rate, tax code and whether active.'
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # small_payroll.world:242
-        return tuple([_e3.key() for _e3 in rt.each(self, self.t_employees) if (rt.read(self, wanted) in rt.read(self, rt.built(self, _e3.name.lower())))])  # small_payroll.world:243
+        (
+            'Find employees whose name contains the text, with their employee id, role, pay type, '
+            'salary or hourly rate, tax code and whether active.'
+        )
+        wanted: str = rt.built(  # small_payroll.world:242
+            self, rt.built(self, text.strip()).lower()
+        )
+        return tuple([  # small_payroll.world:243
+            _e3.key()
+            for _e3 in rt.each(self, self.t_employees)
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _e3.name.lower()))
+        ])
 
-    def tool_list_employees(self, pay_type: PayType | None, active_only: bool) -> tuple[str, ...]:  # small_payroll.world:246
-        'List employees with their employee id, name, role, pay type, salary or hourly rate, tax code and whether active.'
-        return tuple([_e4.key() for _e4 in rt.each(self, self.t_employees) if (((pay_type is None) or (_e4.pay_type == (pay_type if pay_type is not None else rt.absent()))) and ((not active_only) or _e4.active))])  # small_payroll.world:252
+    def tool_list_employees(  # small_payroll.world:246
+        self, pay_type: PayType | None, active_only: bool
+    ) -> tuple[str, ...]:
+        (
+            'List employees with their employee id, name, role, pay type, salary or hourly rate, '
+            'tax code and whether active.'
+        )
+        return tuple([  # small_payroll.world:252
+            _e4.key()
+            for _e4 in rt.each(self, self.t_employees)
+            if (pay_type is None
+            or _e4.pay_type == (pay_type if pay_type is not None else rt.absent()))
+            and (not active_only or _e4.active)
+        ])
 
     def tool_list_tax_codes(self) -> tuple[str, ...]:  # small_payroll.world:255
         'List the tax codes with their description and flat withholding rate in percent.'
-        return tuple([_t5.key() for _t5 in rt.each(self, self.t_tax_codes)])  # small_payroll.world:258
+        return tuple([  # small_payroll.world:258
+            _t5.key() for _t5 in rt.each(self, self.t_tax_codes)
+        ])
 
-    def tool_list_periods(self, status: PeriodStatus | None) -> tuple[str, ...]:  # small_payroll.world:261
-        'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end dates, status and the date they were paid.'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_periods, rt.each(self, tuple([_p6.key() for _p6 in rt.each(self, self.t_periods) if ((status is None) or (_p6.status == (status if status is not None else rt.absent())))]))), key=lambda _p7: _p7.start))  # small_payroll.world:266
+    def tool_list_periods(  # small_payroll.world:261
+        self, status: PeriodStatus | None
+    ) -> tuple[str, ...]:
+        (
+            'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end '
+            'dates, status and the date they were paid.'
+        )
+        return tuple(  # small_payroll.world:266
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_periods,
+                    rt.each(
+                        self,
+                        tuple([
+                            _p7.key()
+                            for _p7 in rt.each(self, self.t_periods)
+                            if status is None
+                            or _p7.status == (status if status is not None else rt.absent())
+                        ]),
+                    ),
+                ),
+                key=lambda _p6: _p6.start,
+            )
+        )
 
     def tool_get_timesheet(self, timesheet: Timesheet) -> Timesheet:  # small_payroll.world:269
         'Show one timesheet: its employee, period, hours, status and who approved it.'
         return timesheet  # small_payroll.world:274
 
-    def tool_list_bonuses(self, period: PayPeriod | None, employee: Employee | None) -> tuple[str, ...]:  # small_payroll.world:277
+    def tool_list_bonuses(  # small_payroll.world:277
+        self, period: PayPeriod | None, employee: Employee | None
+    ) -> tuple[str, ...]:
         'List bonuses with their employee, period, amount in cents, reason and who issued them.'
-        return tuple([_b8.key() for _b8 in rt.each(self, self.t_bonuses) if (((period is None) or (_b8.period == (period if period is not None else rt.absent()).key())) and ((employee is None) or (_b8.employee == (employee if employee is not None else rt.absent()).key())))])  # small_payroll.world:283
+        return tuple([  # small_payroll.world:283
+            _b8.key()
+            for _b8 in rt.each(self, self.t_bonuses)
+            if (period is None or _b8.period == (period if period is not None else rt.absent()).key())
+            and (employee is None
+            or _b8.employee == (employee if employee is not None else rt.absent()).key())
+        ])
 
-    def tool_list_payslips(self, period: PayPeriod | None, employee: Employee | None) -> tuple[str, ...]:  # small_payroll.world:286
-        'List payslips with their employee, period, hours, gross, bonus, tax and net in cents, and any correction.'
-        return tuple([_p9.key() for _p9 in rt.each(self, self.t_payslips) if (((period is None) or (_p9.period == (period if period is not None else rt.absent()).key())) and ((employee is None) or (_p9.employee == (employee if employee is not None else rt.absent()).key())))])  # small_payroll.world:292
+    def tool_list_payslips(  # small_payroll.world:286
+        self, period: PayPeriod | None, employee: Employee | None
+    ) -> tuple[str, ...]:
+        (
+            'List payslips with their employee, period, hours, gross, bonus, tax and net in '
+            'cents, and any correction.'
+        )
+        return tuple([  # small_payroll.world:292
+            _p9.key()
+            for _p9 in rt.each(self, self.t_payslips)
+            if (period is None or _p9.period == (period if period is not None else rt.absent()).key())
+            and (employee is None
+            or _p9.employee == (employee if employee is not None else rt.absent()).key())
+        ])
 
-    def tool_record_hours(self, employee: Employee, period: PayPeriod, hours: float) -> Timesheet:  # small_payroll.world:295
-        "Add hours to an hourly employee's draft timesheet for an open period, creating the timesheet if there is none."
+    def tool_record_hours(  # small_payroll.world:295
+        self, employee: Employee, period: PayPeriod, hours: float
+    ) -> Timesheet:
+        (
+            "Add hours to an hourly employee's draft timesheet for an open period, creating the "
+            'timesheet if there is none.'
+        )
         if not (self.state.current_user is not None):  # small_payroll.world:302
             raise ToolError('Not signed in. Call sign_in first.')
         if not (employee.pay_type == _E7_PayType_hourly):  # small_payroll.world:303
-            raise ToolError(rt.built(self, (rt.text(employee.name) + ' is salaried; only hourly employees have timesheets.')))
+            raise ToolError(rt.built(
+                self,
+                rt.text(employee.name) + ' is salaried; only hourly employees have timesheets.',
+            ))
         if not employee.active:  # small_payroll.world:304
-            raise ToolError(rt.built(self, (rt.text(employee.name) + ' is inactive.')))
+            raise ToolError(rt.built(self, rt.text(employee.name) + ' is inactive.'))
         if not (period.status == _E12_PeriodStatus_open_):  # small_payroll.world:305
-            raise ToolError(rt.built(self, ('Period ' + rt.text(period.id_) + ' has already been paid.')))
+            raise ToolError(rt.built(
+                self, 'Period ' + rt.text(period.id_) + ' has already been paid.'
+            ))
         ts: Timesheet | None = self.fn_find_timesheet(employee, period)  # small_payroll.world:306
-        if (ts is not None):  # small_payroll.world:307
-            if not ((ts if ts is not None else rt.absent()).status == _E15_TimesheetStatus_draft):  # small_payroll.world:308
-                raise ToolError(rt.built(self, ('Timesheet ' + rt.text((ts if ts is not None else rt.absent()).id_) + ' is already ' + rt.text((ts if ts is not None else rt.absent()).status) + '; hours can no longer be added.')))
-            if not (((ts if ts is not None else rt.absent()).hours + hours) <= 300.0):  # small_payroll.world:309
-                raise ToolError(rt.built(self, ('Timesheet ' + rt.text((ts if ts is not None else rt.absent()).id_) + ' would have ' + rt.text(((ts if ts is not None else rt.absent()).hours + hours)) + ' hours; at most 300 are allowed.')))
-            _row10 = self.t_timesheets.row((ts if ts is not None else rt.absent()).id_)  # small_payroll.world:310
-            self._undo.append((0, _row10, 'hours', _row10.hours, _row10._digest, _row10._text, _row10._frags, _row10._stale))  # small_payroll.world:310
-            _row10.hours = v.check_range(((ts if ts is not None else rt.absent()).hours + hours), 'Timesheet.hours', 0.0, 300.0)  # small_payroll.world:310
-            _row10._stale |= 8  # small_payroll.world:310
-            _row10._digest = _row10._text = None  # small_payroll.world:310
-            self.t_timesheets._digest = None  # small_payroll.world:310
-            return self.t_timesheets.row((ts if ts is not None else rt.absent()).id_)  # small_payroll.world:311
-        created: Timesheet = Timesheet(id_=self._next('timesheet_ids', 'TS{:03d}'), employee=employee.key(), period=period.key(), hours=v.check_range(hours, 'Timesheet.hours', 0.0, 300.0), status=_E15_TimesheetStatus_draft, approved_by=None)  # small_payroll.world:313
-        self._insert(self.t_timesheets, created)  # small_payroll.world:314
+        if ts is not None:  # small_payroll.world:307
+            if not (  # small_payroll.world:308
+                (ts if ts is not None else rt.absent()).status == _E15_TimesheetStatus_draft
+            ):
+                raise ToolError(rt.built(
+                    self,
+                    'Timesheet '
+                    + rt.text((ts if ts is not None else rt.absent()).id_)
+                    + ' is already '
+                    + rt.text((ts if ts is not None else rt.absent()).status)
+                    + '; hours can no longer be added.',
+                ))
+            if not (  # small_payroll.world:309
+                (ts if ts is not None else rt.absent()).hours + hours <= 300.0
+            ):
+                raise ToolError(rt.built(
+                    self,
+                    'Timesheet '
+                    + rt.text((ts if ts is not None else rt.absent()).id_)
+                    + ' would have '
+                    + rt.text((ts if ts is not None else rt.absent()).hours + hours)
+                    + ' hours; at most 300 are allowed.',
+                ))
+            self.set_field(  # small_payroll.world:310
+                self.t_timesheets.row((ts if ts is not None else rt.absent()).id_),
+                'hours',
+                v.check_range((ts if ts is not None else rt.absent()).hours + hours, 'Timesheet.hours', 0.0, 300.0),
+            )
+            return self.t_timesheets.row(  # small_payroll.world:311
+                (ts if ts is not None else rt.absent()).id_
+            )
+        created: Timesheet = Timesheet(  # small_payroll.world:313
+            id_=self.next_id('timesheet_ids', 'TS{:03d}'),
+            employee=employee.key(),
+            period=period.key(),
+            hours=v.check_range(hours, 'Timesheet.hours', 0.0, 300.0),
+            status=_E15_TimesheetStatus_draft,
+            approved_by=None,
+        )
+        self.insert(self.t_timesheets, created)  # small_payroll.world:314
         return created  # small_payroll.world:315
 
     def tool_approve_timesheet(self, timesheet: Timesheet) -> Timesheet:  # small_payroll.world:318
-        'Approve a draft timesheet of an open period as the signed-in manager, so that payroll pays it.'
+        (
+            'Approve a draft timesheet of an open period as the signed-in manager, so that '
+            'payroll pays it.'
+        )
         if not (self.state.current_user is not None):  # small_payroll.world:323
             raise ToolError('Not signed in. Call sign_in first.')
         if not (timesheet.status == _E15_TimesheetStatus_draft):  # small_payroll.world:324
-            raise ToolError(rt.built(self, ('Timesheet ' + rt.text(timesheet.id_) + ' is ' + rt.text(timesheet.status) + ', not a draft.')))
+            raise ToolError(rt.built(
+                self,
+                'Timesheet '
+                + rt.text(timesheet.id_)
+                + ' is '
+                + rt.text(timesheet.status)
+                + ', not a draft.',
+            ))
         if not (timesheet.employee != self.state.current_user):  # small_payroll.world:325
             raise ToolError('You cannot approve your own timesheet.')
-        if not ((self.t_periods.rows.get(timesheet.period) or self.t_periods.row(timesheet.period)).status == _E12_PeriodStatus_open_):  # small_payroll.world:326
-            raise ToolError(rt.built(self, ('Period ' + rt.text((self.t_periods.rows.get(timesheet.period) or self.t_periods.row(timesheet.period)).id_) + ' has already been paid.')))
+        if not (  # small_payroll.world:326
+            (self.t_periods.rows.get(timesheet.period) or self.t_periods.row(timesheet.period)).status
+            == _E12_PeriodStatus_open_
+        ):
+            raise ToolError(rt.built(
+                self,
+                'Period '
+                + rt.text(
+                    (self.t_periods.rows.get(timesheet.period) or self.t_periods.row(timesheet.period)).id_,
+                )
+                + ' has already been paid.',
+            ))
         if not (timesheet.hours > 0.0):  # small_payroll.world:327
-            raise ToolError(rt.built(self, ('Timesheet ' + rt.text(timesheet.id_) + ' has no hours.')))
-        self._undo.append((3, timesheet, ('status', 'approved_by'), (timesheet.status, timesheet.approved_by, ), timesheet._digest, timesheet._text, timesheet._frags, timesheet._stale))  # small_payroll.world:328
-        timesheet.status = _E15_TimesheetStatus_approved  # small_payroll.world:328
-        timesheet.approved_by = self.state.current_user  # small_payroll.world:329
-        timesheet._stale |= 48  # small_payroll.world:329
-        timesheet._digest = timesheet._text = None  # small_payroll.world:329
-        self.t_timesheets._digest = None  # small_payroll.world:329
+            raise ToolError(rt.built(
+                self, 'Timesheet ' + rt.text(timesheet.id_) + ' has no hours.'
+            ))
+        self.set_field(  # small_payroll.world:328
+            timesheet, 'status', _E15_TimesheetStatus_approved
+        )
+        self.set_field(  # small_payroll.world:329
+            timesheet, 'approved_by', self.state.current_user
+        )
         return timesheet  # small_payroll.world:330
 
-    def tool_issue_bonus(self, employee: Employee, period: PayPeriod, amount_cents: int, reason: str) -> Bonus:  # small_payroll.world:333
-        "Issue a bonus to an active employee in an open period; it is paid with that period's payroll."
+    def tool_issue_bonus(  # small_payroll.world:333
+        self, employee: Employee, period: PayPeriod, amount_cents: int, reason: str
+    ) -> Bonus:
+        (
+            "Issue a bonus to an active employee in an open period; it is paid with that period's "
+            'payroll.'
+        )
         if not (self.state.current_user is not None):  # small_payroll.world:341
             raise ToolError('Not signed in. Call sign_in first.')
         if not (period.status == _E12_PeriodStatus_open_):  # small_payroll.world:342
-            raise ToolError(rt.built(self, ('Period ' + rt.text(period.id_) + ' has already been paid.')))
+            raise ToolError(rt.built(
+                self, 'Period ' + rt.text(period.id_) + ' has already been paid.'
+            ))
         if not employee.active:  # small_payroll.world:343
-            raise ToolError(rt.built(self, (rt.text(employee.name) + ' is inactive.')))
-        bonus: Bonus = Bonus(id_=self._next('bonus_ids', 'BN{:03d}'), employee=employee.key(), period=period.key(), amount_cents=v.check_range(amount_cents, 'Bonus.amount_cents', 1, 10000000), reason=v.check_length(reason, 'Bonus.reason', 1, 200), issued_by=self.state.current_user)  # small_payroll.world:344
-        self._insert(self.t_bonuses, bonus)  # small_payroll.world:351
+            raise ToolError(rt.built(self, rt.text(employee.name) + ' is inactive.'))
+        bonus: Bonus = Bonus(  # small_payroll.world:344
+            id_=self.next_id('bonus_ids', 'BN{:03d}'),
+            employee=employee.key(),
+            period=period.key(),
+            amount_cents=v.check_range(amount_cents, 'Bonus.amount_cents', 1, 10000000),
+            reason=v.check_length(reason, 'Bonus.reason', 1, 200),
+            issued_by=self.state.current_user,
+        )
+        self.insert(self.t_bonuses, bonus)  # small_payroll.world:351
         return bonus  # small_payroll.world:352
 
     def tool_run_payroll(self, period: PayPeriod) -> tuple[str, ...]:  # small_payroll.world:355
-        'Pay a period, once. Every active salaried employee gets a twelfth of their annual salary;\nevery hourly employee with an approved timesheet gets its hours at their rate (draft\ntimesheets are not paid); bonuses of the period are added and tax is withheld. Earlier\nperiods must be paid first. Returns the new payslips.'
+        (
+            'Pay a period, once. Every active salaried employee gets a twelfth of their annual '
+            'salary;\n'
+            'every hourly employee with an approved timesheet gets its hours at their rate '
+            '(draft\n'
+            'timesheets are not paid); bonuses of the period are added and tax is withheld. '
+            'Earlier\n'
+            'periods must be paid first. Returns the new payslips.'
+        )
         if not (self.state.current_user is not None):  # small_payroll.world:365
             raise ToolError('Not signed in. Call sign_in first.')
         if not (period.status == _E12_PeriodStatus_open_):  # small_payroll.world:366
-            raise ToolError(rt.built(self, ('Period ' + rt.text(period.id_) + ' has already been paid.')))
-        earlier: tuple[str, ...] = tuple([_p11.key() for _p11 in rt.each(self, self.t_periods) if ((_p11.end < period.start) and (_p11.status == _E12_PeriodStatus_open_))])  # small_payroll.world:367
+            raise ToolError(rt.built(
+                self, 'Period ' + rt.text(period.id_) + ' has already been paid.'
+            ))
+        earlier: tuple[str, ...] = tuple([  # small_payroll.world:367
+            _p10.key()
+            for _p10 in rt.each(self, self.t_periods)
+            if _p10.end < period.start and _p10.status == _E12_PeriodStatus_open_
+        ])
         if not (len(earlier) == 0):  # small_payroll.world:368
-            raise ToolError(rt.built(self, ('Period ' + rt.text(self.t_periods.row(earlier[0]).id_) + ' is still open; pay it first.')))
+            raise ToolError(rt.built(
+                self,
+                'Period '
+                + rt.text(self.t_periods.row(earlier[0]).id_)
+                + ' is still open; pay it first.',
+            ))
         created: tuple[str, ...] = ()  # small_payroll.world:369
-        self._steps -= len(self.t_employees)  # small_payroll.world:370
-        self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:370
-        for e in self.t_employees:  # small_payroll.world:370
-            bonus: int = sum(rt.each(self, tuple([_b12.amount_cents for _b12 in rt.each(self, self.t_bonuses) if ((_b12.employee == e.key()) and (_b12.period == period.key()))])))  # small_payroll.world:371
-            if (e.pay_type == _E7_PayType_salaried):  # small_payroll.world:372
+        for e in rt.each(self, self.t_employees):  # small_payroll.world:370
+            bonus: int = sum(rt.each(  # small_payroll.world:371
+                self,
+                tuple([
+                    _b11.amount_cents
+                    for _b11 in rt.each(self, self.t_bonuses)
+                    if _b11.employee == e.key() and _b11.period == period.key()
+                ]),
+            ))
+            if e.pay_type == _E7_PayType_salaried:  # small_payroll.world:372
                 if e.active:  # small_payroll.world:373
-                    gross: int = (e.annual_salary_cents // 12)  # small_payroll.world:374
-                    tax: int = self.fn_tax_for(e, rt.bounded(gross + bonus))  # small_payroll.world:375
-                    slip: Payslip = Payslip(id_=self._next('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=None, hours=0.0, gross_cents=v.check_range(gross, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(tax, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(rt.bounded(gross + bonus) - tax), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:376
-                    self._insert(self.t_payslips, slip)  # small_payroll.world:384
-                    self._steps -= len(created)  # small_payroll.world:385
-                    self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:385
-                    created = (created + (slip.key(),))  # small_payroll.world:385
+                    gross: int = e.annual_salary_cents // 12  # small_payroll.world:374
+                    tax: int = self.fn_tax_for(  # small_payroll.world:375
+                        e, rt.bounded(gross + bonus)
+                    )
+                    slip: Payslip = Payslip(  # small_payroll.world:376
+                        id_=self.next_id('payslip_ids', 'PS{:04d}'),
+                        employee=e.key(),
+                        period=period.key(),
+                        timesheet=None,
+                        hours=0.0,
+                        gross_cents=v.check_range(gross, 'Payslip.gross_cents', 0, None),
+                        bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
+                        tax_cents=v.check_range(tax, 'Payslip.tax_cents', 0, None),
+                        net_cents=v.check_range(rt.bounded(rt.bounded(gross + bonus) - tax), 'Payslip.net_cents', 0, None),
+                        corrected=False,
+                        correction_note='',
+                    )
+                    self.insert(self.t_payslips, slip)  # small_payroll.world:384
+                    created = rt.each(self, created) + (slip.key(),)  # small_payroll.world:385
             else:
                 ts: Timesheet | None = self.fn_find_timesheet(e, period)  # small_payroll.world:388
-                if ((ts is not None) and ((ts if ts is not None else rt.absent()).status == _E15_TimesheetStatus_approved)):  # small_payroll.world:389
-                    _gross13: int = round(((ts if ts is not None else rt.absent()).hours * e.hourly_rate_cents))  # small_payroll.world:390
-                    _tax14: int = self.fn_tax_for(e, rt.bounded(_gross13 + bonus))  # small_payroll.world:391
-                    _slip15: Payslip = Payslip(id_=self._next('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=(ts if ts is not None else rt.absent()).key(), hours=v.check_range((ts if ts is not None else rt.absent()).hours, 'Payslip.hours', 0.0, None), gross_cents=v.check_range(_gross13, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(_tax14, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(rt.bounded(_gross13 + bonus) - _tax14), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:392
-                    self._insert(self.t_payslips, _slip15)  # small_payroll.world:402
-                    self._steps -= len(created)  # small_payroll.world:403
-                    self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:403
-                    created = (created + (_slip15.key(),))  # small_payroll.world:403
-                    _row16 = self.t_timesheets.row((ts if ts is not None else rt.absent()).id_)  # small_payroll.world:404
-                    self._undo.append((0, _row16, 'status', _row16.status, _row16._digest, _row16._text, _row16._frags, _row16._stale))  # small_payroll.world:404
-                    _row16.status = _E15_TimesheetStatus_paid  # small_payroll.world:404
-                    _row16._stale |= 16  # small_payroll.world:404
-                    _row16._digest = _row16._text = None  # small_payroll.world:404
-                    self.t_timesheets._digest = None  # small_payroll.world:404
-                elif (bonus > 0):  # small_payroll.world:405
-                    _tax17: int = self.fn_tax_for(e, bonus)  # small_payroll.world:406
-                    _slip18: Payslip = Payslip(id_=self._next('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=None, hours=0.0, gross_cents=v.check_range(0, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(_tax17, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(bonus - _tax17), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:407
-                    self._insert(self.t_payslips, _slip18)  # small_payroll.world:415
-                    self._steps -= len(created)  # small_payroll.world:416
-                    self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:416
-                    created = (created + (_slip18.key(),))  # small_payroll.world:416
-        self._undo.append((3, period, ('status', 'paid_on'), (period.status, period.paid_on, ), period._digest, period._text, period._frags, period._stale))  # small_payroll.world:420
-        period.status = _E12_PeriodStatus_paid  # small_payroll.world:420
-        period.paid_on = self.clock.date()  # small_payroll.world:421
-        period._stale |= 24  # small_payroll.world:421
-        period._digest = period._text = None  # small_payroll.world:421
-        self.t_periods._digest = None  # small_payroll.world:421
+                if (  # small_payroll.world:389
+                    ts is not None
+                    and (ts if ts is not None else rt.absent()).status
+                    == _E15_TimesheetStatus_approved
+                ):
+                    _gross12: int = round(  # small_payroll.world:390
+                        (ts if ts is not None else rt.absent()).hours * e.hourly_rate_cents
+                    )
+                    _tax13: int = self.fn_tax_for(  # small_payroll.world:391
+                        e, rt.bounded(_gross12 + bonus)
+                    )
+                    _slip14: Payslip = Payslip(  # small_payroll.world:392
+                        id_=self.next_id('payslip_ids', 'PS{:04d}'),
+                        employee=e.key(),
+                        period=period.key(),
+                        timesheet=(ts if ts is not None else rt.absent()).key(),
+                        hours=v.check_range((ts if ts is not None else rt.absent()).hours, 'Payslip.hours', 0.0, None),
+                        gross_cents=v.check_range(_gross12, 'Payslip.gross_cents', 0, None),
+                        bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
+                        tax_cents=v.check_range(_tax13, 'Payslip.tax_cents', 0, None),
+                        net_cents=v.check_range(rt.bounded(rt.bounded(_gross12 + bonus) - _tax13), 'Payslip.net_cents', 0, None),
+                        corrected=False,
+                        correction_note='',
+                    )
+                    self.insert(self.t_payslips, _slip14)  # small_payroll.world:402
+                    created = rt.each(self, created) + (_slip14.key(),)  # small_payroll.world:403
+                    self.set_field(  # small_payroll.world:404
+                        self.t_timesheets.row((ts if ts is not None else rt.absent()).id_),
+                        'status',
+                        _E15_TimesheetStatus_paid,
+                    )
+                elif bonus > 0:  # small_payroll.world:405
+                    _tax15: int = self.fn_tax_for(e, bonus)  # small_payroll.world:406
+                    _slip16: Payslip = Payslip(  # small_payroll.world:407
+                        id_=self.next_id('payslip_ids', 'PS{:04d}'),
+                        employee=e.key(),
+                        period=period.key(),
+                        timesheet=None,
+                        hours=0.0,
+                        gross_cents=v.check_range(0, 'Payslip.gross_cents', 0, None),
+                        bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
+                        tax_cents=v.check_range(_tax15, 'Payslip.tax_cents', 0, None),
+                        net_cents=v.check_range(rt.bounded(bonus - _tax15), 'Payslip.net_cents', 0, None),
+                        corrected=False,
+                        correction_note='',
+                    )
+                    self.insert(self.t_payslips, _slip16)  # small_payroll.world:415
+                    created = rt.each(self, created) + (_slip16.key(),)  # small_payroll.world:416
+        self.set_fields(  # small_payroll.world:420
+            period, status=_E12_PeriodStatus_paid, paid_on=self.clock.date()
+        )
         return created  # small_payroll.world:422
 
-    def tool_correct_payslip(self, payslip: Payslip, gross_cents: int, note: str) -> Payslip:  # small_payroll.world:425
+    def tool_correct_payslip(  # small_payroll.world:425
+        self, payslip: Payslip, gross_cents: int, note: str
+    ) -> Payslip:
         "Correct a payslip's gross pay; tax and net are recomputed and the note is kept."
         if not (self.state.current_user is not None):  # small_payroll.world:432
             raise ToolError('Not signed in. Call sign_in first.')
         if not (gross_cents != payslip.gross_cents):  # small_payroll.world:433
-            raise ToolError(rt.built(self, ('Payslip ' + rt.text(payslip.id_) + ' already has a gross of ' + rt.text(gross_cents) + ' cents.')))
-        tax: int = self.fn_tax_for((self.t_employees.rows.get(payslip.employee) or self.t_employees.row(payslip.employee)), rt.bounded(gross_cents + payslip.bonus_cents))  # small_payroll.world:434
-        self._undo.append((3, payslip, ('gross_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'), (payslip.gross_cents, payslip.tax_cents, payslip.net_cents, payslip.corrected, payslip.correction_note, ), payslip._digest, payslip._text, payslip._frags, payslip._stale))  # small_payroll.world:435
-        payslip.gross_cents = v.check_range(gross_cents, 'Payslip.gross_cents', 0, None)  # small_payroll.world:435
-        payslip.tax_cents = v.check_range(tax, 'Payslip.tax_cents', 0, None)  # small_payroll.world:436
-        payslip.net_cents = v.check_range(rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax), 'Payslip.net_cents', 0, None)  # small_payroll.world:437
-        payslip.corrected = True  # small_payroll.world:438
-        payslip.correction_note = v.check_length(note, 'Payslip.correction_note', None, 200)  # small_payroll.world:439
-        payslip._stale |= 1952  # small_payroll.world:439
-        payslip._digest = payslip._text = None  # small_payroll.world:439
-        self.t_payslips._digest = None  # small_payroll.world:439
+            raise ToolError(rt.built(
+                self,
+                'Payslip '
+                + rt.text(payslip.id_)
+                + ' already has a gross of '
+                + rt.text(gross_cents)
+                + ' cents.',
+            ))
+        tax: int = self.fn_tax_for(  # small_payroll.world:434
+            self.t_employees.rows.get(payslip.employee) or self.t_employees.row(payslip.employee),
+            rt.bounded(gross_cents + payslip.bonus_cents),
+        )
+        self.set_fields(  # small_payroll.world:435
+            payslip,
+            gross_cents=v.check_range(gross_cents, 'Payslip.gross_cents', 0, None),
+            tax_cents=v.check_range(tax, 'Payslip.tax_cents', 0, None),
+        )
+        self.set_fields(  # small_payroll.world:437
+            payslip,
+            net_cents=v.check_range(rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax), 'Payslip.net_cents', 0, None),
+            corrected=True,
+            correction_note=v.check_length(note, 'Payslip.correction_note', None, 200),
+        )
         return payslip  # small_payroll.world:440
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -988,7 +1347,7 @@ _ARGS_sign_in: frozenset[str] = frozenset({'employee'})
 def _invoke_sign_in(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_sign_in and None not in args.values()):
         rt.check_arguments(args, ('employee',), ('employee',))
-    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.')))
+    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'))
     return ep.tool_sign_in(a_employee)
 
 
@@ -998,7 +1357,7 @@ _ARGS_get_employee: frozenset[str] = frozenset({'employee'})
 def _invoke_get_employee(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_employee and None not in args.values()):
         rt.check_arguments(args, ('employee',), ('employee',))
-    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.')))
+    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'))
     return ep.tool_get_employee(a_employee)
 
 
@@ -1009,7 +1368,7 @@ _NEEDS_list_timesheets: frozenset[str] = frozenset({'period'})
 def _invoke_list_timesheets(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_list_timesheets >= args.keys() >= _NEEDS_list_timesheets and None not in args.values()):
         rt.check_arguments(args, ('period', 'status'), ('period',))
-    a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.')))
+    a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'))
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, TimesheetStatus))) if args.get('status') is not None else None)
     return ep.tool_list_timesheets(a_period, a_status)
 
@@ -1023,7 +1382,7 @@ def _invoke_get_payslip(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     a_payslip = args['payslip']
     if type(a_payslip) is not str or not a_payslip.isascii():
         a_payslip = v.want_str(a_payslip, 'payslip')
-    a_payslip = ep.t_payslips.rows.get(a_payslip) or rt.lookup(ep.t_payslips, a_payslip, lambda key: rt.built(ep, ('Unknown payslip ' + rt.text(key) + '.')))
+    a_payslip = ep.t_payslips.rows.get(a_payslip) or rt.lookup(ep.t_payslips, a_payslip, lambda key: rt.built(ep, 'Unknown payslip ' + rt.text(key) + '.'))
     return ep.tool_get_payslip(a_payslip)
 
 
@@ -1078,7 +1437,7 @@ def _invoke_get_timesheet(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     a_timesheet = args['timesheet']
     if type(a_timesheet) is not str or not a_timesheet.isascii():
         a_timesheet = v.want_str(a_timesheet, 'timesheet')
-    a_timesheet = ep.t_timesheets.rows.get(a_timesheet) or rt.lookup(ep.t_timesheets, a_timesheet, lambda key: rt.built(ep, ('Unknown timesheet ' + rt.text(key) + '.')))
+    a_timesheet = ep.t_timesheets.rows.get(a_timesheet) or rt.lookup(ep.t_timesheets, a_timesheet, lambda key: rt.built(ep, 'Unknown timesheet ' + rt.text(key) + '.'))
     return ep.tool_get_timesheet(a_timesheet)
 
 
@@ -1089,8 +1448,8 @@ _NEEDS_list_bonuses: frozenset[str] = frozenset(())
 def _invoke_list_bonuses(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_list_bonuses >= args.keys() >= _NEEDS_list_bonuses):
         rt.check_arguments(args, ('period', 'employee'), ())
-    a_period = (rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.'))) if args.get('period') is not None else None)
-    a_employee = (rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.'))) if args.get('employee') is not None else None)
+    a_period = (rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.')) if args.get('period') is not None else None)
+    a_employee = (rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.')) if args.get('employee') is not None else None)
     return ep.tool_list_bonuses(a_period, a_employee)
 
 
@@ -1101,8 +1460,8 @@ _NEEDS_list_payslips: frozenset[str] = frozenset(())
 def _invoke_list_payslips(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_list_payslips >= args.keys() >= _NEEDS_list_payslips):
         rt.check_arguments(args, ('period', 'employee'), ())
-    a_period = (rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.'))) if args.get('period') is not None else None)
-    a_employee = (rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.'))) if args.get('employee') is not None else None)
+    a_period = (rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.')) if args.get('period') is not None else None)
+    a_employee = (rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.')) if args.get('employee') is not None else None)
     return ep.tool_list_payslips(a_period, a_employee)
 
 
@@ -1112,8 +1471,8 @@ _ARGS_record_hours: frozenset[str] = frozenset({'employee', 'period', 'hours'})
 def _invoke_record_hours(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_record_hours and None not in args.values()):
         rt.check_arguments(args, ('employee', 'period', 'hours'), ('employee', 'period', 'hours'))
-    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.')))
-    a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.')))
+    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'))
+    a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'))
     a_hours = v.check_range(v.want_float(args['hours'], 'hours'), 'hours', 0.5, 300.0)
     return ep.tool_record_hours(a_employee, a_period, a_hours)
 
@@ -1127,7 +1486,7 @@ def _invoke_approve_timesheet(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     a_timesheet = args['timesheet']
     if type(a_timesheet) is not str or not a_timesheet.isascii():
         a_timesheet = v.want_str(a_timesheet, 'timesheet')
-    a_timesheet = ep.t_timesheets.rows.get(a_timesheet) or rt.lookup(ep.t_timesheets, a_timesheet, lambda key: rt.built(ep, ('Unknown timesheet ' + rt.text(key) + '.')))
+    a_timesheet = ep.t_timesheets.rows.get(a_timesheet) or rt.lookup(ep.t_timesheets, a_timesheet, lambda key: rt.built(ep, 'Unknown timesheet ' + rt.text(key) + '.'))
     return ep.tool_approve_timesheet(a_timesheet)
 
 
@@ -1137,8 +1496,8 @@ _ARGS_issue_bonus: frozenset[str] = frozenset({'employee', 'period', 'amount_cen
 def _invoke_issue_bonus(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_issue_bonus and None not in args.values()):
         rt.check_arguments(args, ('employee', 'period', 'amount_cents', 'reason'), ('employee', 'period', 'amount_cents', 'reason'))
-    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.')))
-    a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.')))
+    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'))
+    a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'))
     a_amount_cents = v.check_range(v.want_int(args['amount_cents'], 'amount_cents'), 'amount_cents', 1, 10000000)
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
     return ep.tool_issue_bonus(a_employee, a_period, a_amount_cents, a_reason)
@@ -1150,7 +1509,7 @@ _ARGS_run_payroll: frozenset[str] = frozenset({'period'})
 def _invoke_run_payroll(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_run_payroll and None not in args.values()):
         rt.check_arguments(args, ('period',), ('period',))
-    a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.')))
+    a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'))
     return ep.tool_run_payroll(a_period)
 
 
@@ -1163,7 +1522,7 @@ def _invoke_correct_payslip(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     a_payslip = args['payslip']
     if type(a_payslip) is not str or not a_payslip.isascii():
         a_payslip = v.want_str(a_payslip, 'payslip')
-    a_payslip = ep.t_payslips.rows.get(a_payslip) or rt.lookup(ep.t_payslips, a_payslip, lambda key: rt.built(ep, ('Unknown payslip ' + rt.text(key) + '.')))
+    a_payslip = ep.t_payslips.rows.get(a_payslip) or rt.lookup(ep.t_payslips, a_payslip, lambda key: rt.built(ep, 'Unknown payslip ' + rt.text(key) + '.'))
     a_gross_cents = v.check_range(v.want_int(args['gross_cents'], 'gross_cents'), 'gross_cents', 0, 100000000)
     a_note = v.check_length(v.want_str(args['note'], 'note'), 'note', 1, 200)
     return ep.tool_correct_payslip(a_payslip, a_gross_cents, a_note)
@@ -1189,116 +1548,455 @@ SmallPayroll.TOOLS = {
 }
 
 
-def _check_run_march_payroll__period_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:596
-    return (rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid, 'periods["2026-03"].status == PeriodStatus.paid') and rt.compared(ep.t_periods.row('2026-03').paid_on, '==', rt.parse_date('2026-03-31'), 'periods["2026-03"].paid_on == date("2026-03-31")'))
+def _check_run_march_payroll__period_paid(  # small_payroll.world:596
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_periods.row('2026-03').status,
+            '==',
+            _E12_PeriodStatus_paid,
+            'periods["2026-03"].status == PeriodStatus.paid',
+        )
+        and rt.compared(
+            ep.t_periods.row('2026-03').paid_on,
+            '==',
+            rt.parse_date('2026-03-31'),
+            'periods["2026-03"].paid_on == date("2026-03-31")',
+        )
+    )
 
 
-def _check_run_march_payroll__four_slips(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:597
-    return rt.compared(len(ep.t_payslips), '==', (len(init.t_payslips) + 4), 'len(payslips) == len(initial.payslips) + 4')
+def _check_run_march_payroll__four_slips(  # small_payroll.world:597
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_payslips),
+        '==',
+        len(init.t_payslips) + 4,
+        'len(payslips) == len(initial.payslips) + 4',
+    )
 
 
-def _check_run_march_payroll__alan_bonus(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:598
-    return bool(any(((((((_p19.employee == 'E002') and (_p19.period == '2026-03')) and (_p19.gross_cents == 500000)) and (_p19.bonus_cents == 50000)) and (_p19.tax_cents == 110000)) and (_p19.net_cents == 440000)) for _p19 in rt.each(ep, ep.t_payslips)))
+def _check_run_march_payroll__alan_bonus(  # small_payroll.world:598
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _p17.employee == 'E002'
+        and _p17.period == '2026-03'
+        and _p17.gross_cents == 500000
+        and _p17.bonus_cents == 50000
+        and _p17.tax_cents == 110000
+        and _p17.net_cents == 440000
+        for _p17 in rt.each(ep, ep.t_payslips)
+    ))
 
 
-def _check_run_march_payroll__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:599
-    return bool(any((((((_p20.employee == 'E004') and (_p20.period == '2026-03')) and (_p20.timesheet == 'TS004')) and (_p20.gross_cents == 211200)) and (_p20.net_cents == 211200)) for _p20 in rt.each(ep, ep.t_payslips)))
+def _check_run_march_payroll__linus_paid(  # small_payroll.world:599
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _p18.employee == 'E004'
+        and _p18.period == '2026-03'
+        and _p18.timesheet == 'TS004'
+        and _p18.gross_cents == 211200
+        and _p18.net_cents == 211200
+        for _p18 in rt.each(ep, ep.t_payslips)
+    ))
 
 
-def _check_run_march_payroll__timesheets_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:600
-    return ((rt.compared(ep.t_timesheets.row('TS003').status, '==', _E15_TimesheetStatus_paid, 'timesheets["TS003"].status == TimesheetStatus.paid') and rt.compared(ep.t_timesheets.row('TS004').status, '==', _E15_TimesheetStatus_paid, 'timesheets["TS004"].status == TimesheetStatus.paid')) and rt.compared(ep.t_timesheets.row('TS004').approved_by, '==', 'E001', 'timesheets["TS004"].approved_by == "E001"'))
+def _check_run_march_payroll__timesheets_paid(  # small_payroll.world:600
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_timesheets.row('TS003').status,
+            '==',
+            _E15_TimesheetStatus_paid,
+            'timesheets["TS003"].status == TimesheetStatus.paid',
+        )
+        and rt.compared(
+            ep.t_timesheets.row('TS004').status,
+            '==',
+            _E15_TimesheetStatus_paid,
+            'timesheets["TS004"].status == TimesheetStatus.paid',
+        )
+        and rt.compared(
+            ep.t_timesheets.row('TS004').approved_by,
+            '==',
+            'E001',
+            'timesheets["TS004"].approved_by == "E001"',
+        )
+    )
 
 
-def _check_hours_bonus_and_correction__hours_added(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:767
-    return (rt.compared(ep.t_timesheets.row('TS004').hours, '==', 104.5, 'timesheets["TS004"].hours == 104.5') and rt.compared(ep.t_timesheets.row('TS004').status, '==', _E15_TimesheetStatus_draft, 'timesheets["TS004"].status == TimesheetStatus.draft'))
+def _check_hours_bonus_and_correction__hours_added(  # small_payroll.world:767
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_timesheets.row('TS004').hours, '==', 104.5, 'timesheets["TS004"].hours == 104.5'
+        )
+        and rt.compared(
+            ep.t_timesheets.row('TS004').status,
+            '==',
+            _E15_TimesheetStatus_draft,
+            'timesheets["TS004"].status == TimesheetStatus.draft',
+        )
+    )
 
 
-def _check_hours_bonus_and_correction__bonus_issued(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:768
-    return bool(any((((_b21.employee == 'E003') and (_b21.period == '2026-03')) and (_b21.amount_cents == 25000)) for _b21 in rt.each(ep, ep.t_bonuses)))
+def _check_hours_bonus_and_correction__bonus_issued(  # small_payroll.world:768
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _b19.employee == 'E003' and _b19.period == '2026-03' and _b19.amount_cents == 25000
+        for _b19 in rt.each(ep, ep.t_bonuses)
+    ))
 
 
-def _check_hours_bonus_and_correction__corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:769
-    return (((rt.compared(ep.t_payslips.row('PS0002').gross_cents, '==', 520000, 'payslips["PS0002"].gross_cents == 520000') and rt.compared(ep.t_payslips.row('PS0002').tax_cents, '==', 104000, 'payslips["PS0002"].tax_cents == 104000')) and rt.compared(ep.t_payslips.row('PS0002').net_cents, '==', 416000, 'payslips["PS0002"].net_cents == 416000')) and ep.t_payslips.row('PS0002').corrected)
+def _check_hours_bonus_and_correction__corrected(  # small_payroll.world:769
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_payslips.row('PS0002').gross_cents,
+            '==',
+            520000,
+            'payslips["PS0002"].gross_cents == 520000',
+        )
+        and rt.compared(
+            ep.t_payslips.row('PS0002').tax_cents,
+            '==',
+            104000,
+            'payslips["PS0002"].tax_cents == 104000',
+        )
+        and rt.compared(
+            ep.t_payslips.row('PS0002').net_cents,
+            '==',
+            416000,
+            'payslips["PS0002"].net_cents == 416000',
+        )
+        and ep.t_payslips.row('PS0002').corrected
+    )
 
 
-def _check_approve_march_and_april_hours__linus_march(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:159
-    return ((rt.compared(ep.t_timesheets.row('TS004').hours, '==', 100.0, 'timesheets["TS004"].hours == 100.0') and rt.compared(ep.t_timesheets.row('TS004').status, '==', _E15_TimesheetStatus_approved, 'timesheets["TS004"].status == TimesheetStatus.approved')) and rt.compared(ep.t_timesheets.row('TS004').approved_by, '==', 'E001', 'timesheets["TS004"].approved_by == "E001"'))
+def _check_approve_march_and_april_hours__linus_march(  # tasks.world:159
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_timesheets.row('TS004').hours, '==', 100.0, 'timesheets["TS004"].hours == 100.0'
+        )
+        and rt.compared(
+            ep.t_timesheets.row('TS004').status,
+            '==',
+            _E15_TimesheetStatus_approved,
+            'timesheets["TS004"].status == TimesheetStatus.approved',
+        )
+        and rt.compared(
+            ep.t_timesheets.row('TS004').approved_by,
+            '==',
+            'E001',
+            'timesheets["TS004"].approved_by == "E001"',
+        )
+    )
 
 
-def _check_approve_march_and_april_hours__ada_april(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:160
-    return bool(any((((((_t22.employee == 'E003') and (_t22.period == '2026-04')) and (_t22.hours == 32.0)) and (_t22.status == _E15_TimesheetStatus_approved)) and (_t22.approved_by == 'E001')) for _t22 in rt.each(ep, ep.t_timesheets)))
+def _check_approve_march_and_april_hours__ada_april(  # tasks.world:160
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _t20.employee == 'E003'
+        and _t20.period == '2026-04'
+        and _t20.hours == 32.0
+        and _t20.status == _E15_TimesheetStatus_approved
+        and _t20.approved_by == 'E001'
+        for _t20 in rt.each(ep, ep.t_timesheets)
+    ))
 
 
-def _check_approve_march_and_april_hours__nothing_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:161
-    return ((rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_open_, 'periods["2026-03"].status == PeriodStatus.open') and rt.compared(ep.t_periods.row('2026-04').status, '==', _E12_PeriodStatus_open_, 'periods["2026-04"].status == PeriodStatus.open')) and rt.compared(len(ep.t_timesheets), '==', (len(init.t_timesheets) + 1), 'len(timesheets) == len(initial.timesheets) + 1'))
+def _check_approve_march_and_april_hours__nothing_paid(  # tasks.world:161
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_periods.row('2026-03').status,
+            '==',
+            _E12_PeriodStatus_open_,
+            'periods["2026-03"].status == PeriodStatus.open',
+        )
+        and rt.compared(
+            ep.t_periods.row('2026-04').status,
+            '==',
+            _E12_PeriodStatus_open_,
+            'periods["2026-04"].status == PeriodStatus.open',
+        )
+        and rt.compared(
+            len(ep.t_timesheets),
+            '==',
+            len(init.t_timesheets) + 1,
+            'len(timesheets) == len(initial.timesheets) + 1',
+        )
+    )
 
 
-def _check_linus_rate_fix__payslip_corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:329
-    return (((rt.compared(ep.t_payslips.row('PS0004').gross_cents, '==', 230000, 'payslips["PS0004"].gross_cents == 230000') and rt.compared(ep.t_payslips.row('PS0004').tax_cents, '==', 0, 'payslips["PS0004"].tax_cents == 0')) and rt.compared(ep.t_payslips.row('PS0004').net_cents, '==', 230000, 'payslips["PS0004"].net_cents == 230000')) and ep.t_payslips.row('PS0004').corrected)
+def _check_linus_rate_fix__payslip_corrected(  # tasks.world:329
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_payslips.row('PS0004').gross_cents,
+            '==',
+            230000,
+            'payslips["PS0004"].gross_cents == 230000',
+        )
+        and rt.compared(
+            ep.t_payslips.row('PS0004').tax_cents, '==', 0, 'payslips["PS0004"].tax_cents == 0'
+        )
+        and rt.compared(
+            ep.t_payslips.row('PS0004').net_cents,
+            '==',
+            230000,
+            'payslips["PS0004"].net_cents == 230000',
+        )
+        and ep.t_payslips.row('PS0004').corrected
+    )
 
 
-def _check_linus_rate_fix__apology_bonus(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:330
-    return bool(any(((((_b23.employee == 'E004') and (_b23.period == '2026-03')) and (_b23.amount_cents == 5000)) and (_b23.issued_by == 'E001')) for _b23 in rt.each(ep, ep.t_bonuses)))
+def _check_linus_rate_fix__apology_bonus(  # tasks.world:330
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _b21.employee == 'E004'
+        and _b21.period == '2026-03'
+        and _b21.amount_cents == 5000
+        and _b21.issued_by == 'E001'
+        for _b21 in rt.each(ep, ep.t_bonuses)
+    ))
 
 
-def _check_inventory_weekend_bonuses__bonuses_issued(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:496
-    return bool((any(((((_b24.employee == 'E003') and (_b24.period == '2026-03')) and (_b24.amount_cents == 15000)) and (_b24.issued_by == 'E001')) for _b24 in rt.each(ep, ep.t_bonuses)) and any(((((_b25.employee == 'E004') and (_b25.period == '2026-03')) and (_b25.amount_cents == 20000)) and (_b25.issued_by == 'E001')) for _b25 in rt.each(ep, ep.t_bonuses))))
+def _check_inventory_weekend_bonuses__bonuses_issued(  # tasks.world:496
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        any(
+            _b22.employee == 'E003'
+            and _b22.period == '2026-03'
+            and _b22.amount_cents == 15000
+            and _b22.issued_by == 'E001'
+            for _b22 in rt.each(ep, ep.t_bonuses)
+        )
+        and any(
+            _b23.employee == 'E004'
+            and _b23.period == '2026-03'
+            and _b23.amount_cents == 20000
+            and _b23.issued_by == 'E001'
+            for _b23 in rt.each(ep, ep.t_bonuses)
+        ),
+    )
 
 
-def _check_inventory_weekend_bonuses__ada_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:497
-    return bool(any(((((((_p26.employee == 'E003') and (_p26.period == '2026-03')) and (_p26.gross_cents == 300000)) and (_p26.bonus_cents == 15000)) and (_p26.tax_cents == 63000)) and (_p26.net_cents == 252000)) for _p26 in rt.each(ep, ep.t_payslips)))
+def _check_inventory_weekend_bonuses__ada_paid(  # tasks.world:497
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _p24.employee == 'E003'
+        and _p24.period == '2026-03'
+        and _p24.gross_cents == 300000
+        and _p24.bonus_cents == 15000
+        and _p24.tax_cents == 63000
+        and _p24.net_cents == 252000
+        for _p24 in rt.each(ep, ep.t_payslips)
+    ))
 
 
-def _check_inventory_weekend_bonuses__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:498
-    return bool(any(((((((_p27.employee == 'E004') and (_p27.period == '2026-03')) and (_p27.timesheet == 'TS004')) and (_p27.gross_cents == 211200)) and (_p27.bonus_cents == 20000)) and (_p27.net_cents == 231200)) for _p27 in rt.each(ep, ep.t_payslips)))
+def _check_inventory_weekend_bonuses__linus_paid(  # tasks.world:498
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _p25.employee == 'E004'
+        and _p25.period == '2026-03'
+        and _p25.timesheet == 'TS004'
+        and _p25.gross_cents == 211200
+        and _p25.bonus_cents == 20000
+        and _p25.net_cents == 231200
+        for _p25 in rt.each(ep, ep.t_payslips)
+    ))
 
 
-def _check_inventory_weekend_bonuses__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:499
-    return rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid, 'periods["2026-03"].status == PeriodStatus.paid')
+def _check_inventory_weekend_bonuses__march_paid(  # tasks.world:499
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_periods.row('2026-03').status,
+        '==',
+        _E12_PeriodStatus_paid,
+        'periods["2026-03"].status == PeriodStatus.paid',
+    )
 
 
-def _check_march_hours_and_overtime_fix__linus_timesheet(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:666
-    return ((rt.compared(ep.t_timesheets.row('TS004').hours, '==', 104.0, 'timesheets["TS004"].hours == 104.0') and rt.compared(ep.t_timesheets.row('TS004').status, '==', _E15_TimesheetStatus_paid, 'timesheets["TS004"].status == TimesheetStatus.paid')) and rt.compared(ep.t_timesheets.row('TS004').approved_by, '==', 'E001', 'timesheets["TS004"].approved_by == "E001"'))
+def _check_march_hours_and_overtime_fix__linus_timesheet(  # tasks.world:666
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_timesheets.row('TS004').hours, '==', 104.0, 'timesheets["TS004"].hours == 104.0'
+        )
+        and rt.compared(
+            ep.t_timesheets.row('TS004').status,
+            '==',
+            _E15_TimesheetStatus_paid,
+            'timesheets["TS004"].status == TimesheetStatus.paid',
+        )
+        and rt.compared(
+            ep.t_timesheets.row('TS004').approved_by,
+            '==',
+            'E001',
+            'timesheets["TS004"].approved_by == "E001"',
+        )
+    )
 
 
-def _check_march_hours_and_overtime_fix__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:667
-    return bool(any(((((_p28.employee == 'E004') and (_p28.period == '2026-03')) and (_p28.hours == 104.0)) and (_p28.gross_cents == 228800)) for _p28 in rt.each(ep, ep.t_payslips)))
+def _check_march_hours_and_overtime_fix__linus_paid(  # tasks.world:667
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _p26.employee == 'E004'
+        and _p26.period == '2026-03'
+        and _p26.hours == 104.0
+        and _p26.gross_cents == 228800
+        for _p26 in rt.each(ep, ep.t_payslips)
+    ))
 
 
-def _check_march_hours_and_overtime_fix__ada_overtime(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:668
-    return bool(any((((((((_p29.employee == 'E003') and (_p29.period == '2026-03')) and (_p29.gross_cents == 315000)) and _p29.corrected) and (_p29.tax_cents == 63000)) and (_p29.net_cents == 252000)) and (_p29.correction_note == 'March overtime: 6 hours')) for _p29 in rt.each(ep, ep.t_payslips)))
+def _check_march_hours_and_overtime_fix__ada_overtime(  # tasks.world:668
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _p27.employee == 'E003'
+        and _p27.period == '2026-03'
+        and _p27.gross_cents == 315000
+        and _p27.corrected
+        and _p27.tax_cents == 63000
+        and _p27.net_cents == 252000
+        and _p27.correction_note == 'March overtime: 6 hours'
+        for _p27 in rt.each(ep, ep.t_payslips)
+    ))
 
 
-def _check_march_hours_and_overtime_fix__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:669
-    return rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid, 'periods["2026-03"].status == PeriodStatus.paid')
+def _check_march_hours_and_overtime_fix__march_paid(  # tasks.world:669
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_periods.row('2026-03').status,
+        '==',
+        _E12_PeriodStatus_paid,
+        'periods["2026-03"].status == PeriodStatus.paid',
+    )
 
 
-def _check_linus_bonus_then_march_payroll__bonus_issued(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:843
-    return bool(any(((((_b30.employee == 'E004') and (_b30.period == '2026-03')) and (_b30.amount_cents == 30000)) and (_b30.issued_by == 'E001')) for _b30 in rt.each(ep, ep.t_bonuses)))
+def _check_linus_bonus_then_march_payroll__bonus_issued(  # tasks.world:843
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _b28.employee == 'E004'
+        and _b28.period == '2026-03'
+        and _b28.amount_cents == 30000
+        and _b28.issued_by == 'E001'
+        for _b28 in rt.each(ep, ep.t_bonuses)
+    ))
 
 
-def _check_linus_bonus_then_march_payroll__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:844
-    return (rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid, 'periods["2026-03"].status == PeriodStatus.paid') and rt.compared(ep.t_periods.row('2026-03').paid_on, '==', rt.parse_date('2026-03-31'), 'periods["2026-03"].paid_on == date("2026-03-31")'))
+def _check_linus_bonus_then_march_payroll__march_paid(  # tasks.world:844
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_periods.row('2026-03').status,
+            '==',
+            _E12_PeriodStatus_paid,
+            'periods["2026-03"].status == PeriodStatus.paid',
+        )
+        and rt.compared(
+            ep.t_periods.row('2026-03').paid_on,
+            '==',
+            rt.parse_date('2026-03-31'),
+            'periods["2026-03"].paid_on == date("2026-03-31")',
+        )
+    )
 
 
-def _check_linus_bonus_then_march_payroll__linus_slip(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:845
-    return bool(any((((((((_p31.employee == 'E004') and (_p31.period == '2026-03')) and (_p31.timesheet == 'TS004')) and (_p31.gross_cents == 211200)) and (_p31.bonus_cents == 30000)) and (_p31.tax_cents == 0)) and (_p31.net_cents == 241200)) for _p31 in rt.each(ep, ep.t_payslips)))
+def _check_linus_bonus_then_march_payroll__linus_slip(  # tasks.world:845
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _p29.employee == 'E004'
+        and _p29.period == '2026-03'
+        and _p29.timesheet == 'TS004'
+        and _p29.gross_cents == 211200
+        and _p29.bonus_cents == 30000
+        and _p29.tax_cents == 0
+        and _p29.net_cents == 241200
+        for _p29 in rt.each(ep, ep.t_payslips)
+    ))
 
 
-def _check_linus_bonus_then_march_payroll__told_net(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:846
-    return bool(('2412' in rt.read(ep, rt.built(ep, rt.replace(rt.read(ep, (replies[-1] if replies else '')), ',', '')))))
+def _check_linus_bonus_then_march_payroll__told_net(  # tasks.world:846
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        '2412'
+        in rt.read(
+            ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
+        ),
+    )
 
 
-def _check_pay_march_then_fix_ada__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1018
-    return (rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid, 'periods["2026-03"].status == PeriodStatus.paid') and rt.compared(len(ep.t_payslips), '==', (len(init.t_payslips) + 4), 'len(payslips) == len(initial.payslips) + 4'))
+def _check_pay_march_then_fix_ada__march_paid(  # tasks.world:1018
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_periods.row('2026-03').status,
+            '==',
+            _E12_PeriodStatus_paid,
+            'periods["2026-03"].status == PeriodStatus.paid',
+        )
+        and rt.compared(
+            len(ep.t_payslips),
+            '==',
+            len(init.t_payslips) + 4,
+            'len(payslips) == len(initial.payslips) + 4',
+        )
+    )
 
 
-def _check_pay_march_then_fix_ada__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:1019
-    return bool(any(((((_p32.employee == 'E004') and (_p32.period == '2026-03')) and (_p32.timesheet == 'TS004')) and (_p32.gross_cents == 211200)) for _p32 in rt.each(ep, ep.t_payslips)))
+def _check_pay_march_then_fix_ada__linus_paid(  # tasks.world:1019
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _p30.employee == 'E004'
+        and _p30.period == '2026-03'
+        and _p30.timesheet == 'TS004'
+        and _p30.gross_cents == 211200
+        for _p30 in rt.each(ep, ep.t_payslips)
+    ))
 
 
-def _check_pay_march_then_fix_ada__ada_corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:1020
-    return bool(any((((((((_p33.employee == 'E003') and (_p33.period == '2026-03')) and (_p33.gross_cents == 310000)) and (_p33.tax_cents == 62000)) and (_p33.net_cents == 248000)) and _p33.corrected) and (_p33.correction_note == '4 hours missing from timesheet')) for _p33 in rt.each(ep, ep.t_payslips)))
+def _check_pay_march_then_fix_ada__ada_corrected(  # tasks.world:1020
+    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _p31.employee == 'E003'
+        and _p31.period == '2026-03'
+        and _p31.gross_cents == 310000
+        and _p31.tax_cents == 62000
+        and _p31.net_cents == 248000
+        and _p31.corrected
+        and _p31.correction_note == '4 hours missing from timesheet'
+        for _p31 in rt.each(ep, ep.t_payslips)
+    ))
 
 
 SmallPayroll.TASKS = {

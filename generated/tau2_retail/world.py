@@ -1243,83 +1243,143 @@ class Tau2Retail(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row20 in rt.changed_rows(self, self.t_orders, ('user_id',)):
-            rt.check_refs(self.t_users, _row20.user_id, 'Order.user_id')
-        if self._deleted:
+        for _row17 in rt.changed_rows(self, self.t_orders, ('user_id',)):
+            rt.check_refs(self.t_users, _row17.user_id, 'Order.user_id')
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_users, ((self.t_orders, 'user_id'),))
         pass
 
     def fn_over_requested(self, order: Order, ids: tuple[str, ...]) -> int:  # retail.world:164
-        item_ids: tuple[str, ...] = tuple(map(_GET_item_id, rt.each(self, order.items)))  # retail.world:165
+        item_ids: tuple[str, ...] = tuple(map(  # retail.world:165
+            _GET_item_id, rt.each(self, order.items)
+        ))
         k: int = 0  # retail.world:166
-        self._steps -= (len(ids) if type(ids) is tuple else rt.size(ids))  # retail.world:167
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:167
-        for id_ in ids:  # retail.world:167
-            self._steps -= (len(ids) if type(ids) is tuple else rt.size(ids)) + (len(item_ids) if type(item_ids) is tuple else rt.size(item_ids))  # retail.world:168
-            self._steps >= 0 or rt.out_of_steps()  # retail.world:168
-            if (ids.count(id_) > item_ids.count(id_)):  # retail.world:168
+        for id_ in rt.each(self, ids):  # retail.world:167
+            if (  # retail.world:168
+                rt.each(self, ids).count(id_) > rt.each(self, item_ids).count(id_)
+            ):
                 return k  # retail.world:169
             k = rt.python_augmented(self, '+', k, 1)  # retail.world:171
-        return (-1)  # retail.world:173
+        return -1  # retail.world:173
 
     def fn_first_item_index(self, order: Order, item_id: str) -> int:  # retail.world:177
         i: int = 0  # retail.world:178
-        self._steps -= (len(order.items) if type(order.items) is tuple else rt.size(order.items))  # retail.world:179
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:179
-        for it in order.items:  # retail.world:179
-            if (it.item_id == item_id):  # retail.world:180
+        for it in rt.each(self, order.items):  # retail.world:179
+            if it.item_id == item_id:  # retail.world:180
                 return i  # retail.world:181
             i = rt.python_augmented(self, '+', i, 1)  # retail.world:183
-        return (-1)  # retail.world:185
+        return -1  # retail.world:185
 
     def fn_string_error(self, field: str, value: str) -> tuple[str, ...]:  # retail.world:194
-        if (rt.python_type(value) == 'str'):  # retail.world:195
+        if rt.python_type(value) == 'str':  # retail.world:195
             return ()  # retail.world:196
         shown: str = rt.built(self, rt.python_repr(value))  # retail.world:198
-        if (len(shown) > 50):  # retail.world:199
-            shown = rt.python_grown(self, (rt.built(self, shown[:25:]) + '...' + rt.built(self, shown[(-24)::])))  # retail.world:200
-        return (rt.built(self, (rt.text(field) + '\n  Input should be a valid string [type=string_type, input_value=' + rt.text(shown) + ', input_type=' + rt.text(rt.python_type(value)) + ']\n    For further information visit https://errors.pydantic.dev/2.12/v/string_type')),)  # retail.world:202
+        if len(shown) > 50:  # retail.world:199
+            shown = rt.python_grown(  # retail.world:200
+                self, rt.built(self, shown[:25:]) + '...' + rt.built(self, shown[-24::])
+            )
+        return (  # retail.world:202
+            rt.built(
+                self,
+                rt.text(field)
+                + '\n  Input should be a valid string [type=string_type, input_value='
+                + rt.text(shown)
+                + ', input_type='
+                + rt.text(rt.python_type(value))
+                + ']\n    For further information visit https://errors.pydantic.dev/2.12/v/string_type',
+            ),
+        )
 
-    def fn_address_error(self, address1: str, address2: str, city: str, country: str, state_: str, zip_: str) -> str | None:  # retail.world:207
-        if ((((((rt.python_type(address1) == 'str') and (rt.python_type(address2) == 'str')) and (rt.python_type(city) == 'str')) and (rt.python_type(country) == 'str')) and (rt.python_type(state_) == 'str')) and (rt.python_type(zip_) == 'str')):  # retail.world:216
+    def fn_address_error(  # retail.world:207
+        self, address1: str, address2: str, city: str, country: str, state_: str, zip_: str
+    ) -> str | None:
+        if (  # retail.world:216
+            rt.python_type(address1) == 'str'
+            and rt.python_type(address2) == 'str'
+            and rt.python_type(city) == 'str'
+            and rt.python_type(country) == 'str'
+            and rt.python_type(state_) == 'str'
+            and rt.python_type(zip_) == 'str'
+        ):
             return None  # retail.world:217
-        errors: tuple[str, ...] = rt.each(self, rt.python_concat(rt.python_concat(rt.python_concat(rt.python_concat(rt.python_concat(self.fn_string_error('address1', address1), self.fn_string_error('address2', address2)), self.fn_string_error('city', city)), self.fn_string_error('country', country)), self.fn_string_error('state', state_)), self.fn_string_error('zip', zip_)))  # retail.world:219
-        if (len(errors) == 0):  # retail.world:220
+        errors: tuple[str, ...] = rt.each(  # retail.world:219
+            self,
+            rt.python_concat(
+                rt.python_concat(
+                    rt.python_concat(
+                        rt.python_concat(
+                            rt.python_concat(
+                                self.fn_string_error('address1', address1),
+                                self.fn_string_error('address2', address2),
+                            ),
+                            self.fn_string_error('city', city),
+                        ),
+                        self.fn_string_error('country', country),
+                    ),
+                    self.fn_string_error('state', state_),
+                ),
+                self.fn_string_error('zip', zip_),
+            ),
+        )
+        if len(errors) == 0:  # retail.world:220
             return None  # retail.world:221
-        plural: str = ('' if (len(errors) == 1) else 's')  # retail.world:223
-        self._steps -= (len(errors) if type(errors) is tuple else rt.size(errors))  # retail.world:224
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:224
-        return rt.python_grown(self, (rt.built(self, (rt.text(len(errors)) + ' validation error' + rt.text(plural) + ' for UserAddress\n')) + rt.built(self, rt.join('\n', errors))))  # retail.world:224
+        plural: str = '' if len(errors) == 1 else 's'  # retail.world:223
+        return rt.python_grown(  # retail.world:224
+            self,
+            rt.built(
+                self,
+                rt.text(len(errors))
+                + ' validation error'
+                + rt.text(plural)
+                + ' for UserAddress\n',
+            )
+            + rt.built(self, rt.join('\n', rt.each(self, errors))),
+        )
 
     def tool_calculate(self, expression: str) -> str:  # retail.world:229
         'Calculate the result of a mathematical expression.'
-        self._steps -= rt.size(expression)  # retail.world:236
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:236
-        if not all((_c2 in '0123456789+-*/(). ') for _c2 in expression):  # retail.world:236
+        if not all(  # retail.world:236
+            _c2 in '0123456789+-*/(). ' for _c2 in rt.each(self, expression)
+        ):
             raise ToolError('Invalid characters in expression')
         if not (rt.python_type(expression) == 'str'):  # retail.world:238
             raise ToolError('eval() arg 1 must be a string, bytes or code object')
         return rt.text(round(rt.arithmetic_float(self, expression), 2))  # retail.world:241
 
     def tool_transfer_to_human_agents(self, summary: str) -> str:  # retail.world:244
-        "Transfer the user to a human agent, with a summary of the user's issue. Only transfer if the user explicitly asks for a human agent, or the issue cannot be solved with the available tools."
+        (
+            "Transfer the user to a human agent, with a summary of the user's issue. Only "
+            'transfer if the user explicitly asks for a human agent, or the issue cannot be '
+            'solved with the available tools.'
+        )
         return 'Transfer successful'  # retail.world:247
 
     def tool_find_user_id_by_email(self, email: str) -> str:  # retail.world:252
-        'Find user id by email. If the user is not found, the function will return an error message.'
-        self._steps -= len(self.t_users)  # retail.world:257
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:257
-        for u in self.t_users:  # retail.world:257
-            if (rt.built(self, u.email.lower()) == rt.built(self, email.lower())):  # retail.world:258
+        (
+            'Find user id by email. If the user is not found, the function will return an error '
+            'message.'
+        )
+        for u in rt.each(self, self.t_users):  # retail.world:257
+            if (  # retail.world:258
+                rt.built(self, u.email.lower()) == rt.built(self, email.lower())
+            ):
                 return u.user_id  # retail.world:259
         raise ToolError('User not found')  # retail.world:262
 
-    def tool_find_user_id_by_name_zip(self, first_name: str, last_name: str, zip_: str) -> str:  # retail.world:265
-        'Find user id by first name, last name, and zip code. If the user is not found, the function will return an error message. By default, find user id by email, and only call this function if the user is not found by email or cannot remember email.'
-        self._steps -= len(self.t_users)  # retail.world:272
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:272
-        for u in self.t_users:  # retail.world:272
-            if (((rt.built(self, u.name.first_name.lower()) == rt.built(self, first_name.lower())) and (rt.built(self, u.name.last_name.lower()) == rt.built(self, last_name.lower()))) and (u.address.zip_ == zip_)):  # retail.world:273
+    def tool_find_user_id_by_name_zip(  # retail.world:265
+        self, first_name: str, last_name: str, zip_: str
+    ) -> str:
+        (
+            'Find user id by first name, last name, and zip code. If the user is not found, the '
+            'function will return an error message. By default, find user id by email, and only '
+            'call this function if the user is not found by email or cannot remember email.'
+        )
+        for u in rt.each(self, self.t_users):  # retail.world:272
+            if (  # retail.world:273
+                rt.built(self, u.name.first_name.lower()) == rt.built(self, first_name.lower())
+                and rt.built(self, u.name.last_name.lower()) == rt.built(self, last_name.lower())
+                and u.address.zip_ == zip_
+            ):
                 return u.user_id  # retail.world:274
         raise ToolError('User not found')  # retail.world:277
 
@@ -1333,12 +1393,10 @@ class Tau2Retail(Episode):
 
     def tool_get_item_details(self, item_id: str) -> Variant:  # retail.world:296
         'Get the inventory details of an item.'
-        self._steps -= len(self.t_products)  # retail.world:299
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:299
-        for p in self.t_products:  # retail.world:299
+        for p in rt.each(self, self.t_products):  # retail.world:299
             v_: Variant | None = p.variants.get(item_id)  # retail.world:300
-            if (v_ is not None):  # retail.world:301
-                return (v_ if v_ is not None else rt.absent())  # retail.world:302
+            if v_ is not None:  # retail.world:301
+                return v_ if v_ is not None else rt.absent()  # retail.world:302
         raise ToolError('Item not found')  # retail.world:305
 
     def tool_get_user_details(self, user_id: User) -> User:  # retail.world:308
@@ -1346,94 +1404,106 @@ class Tau2Retail(Episode):
         return user_id  # retail.world:313
 
     def tool_list_all_product_types(self) -> dict[str, str]:  # retail.world:316
-        'List the name and product id of all product types. Each product type has a variety of different items with unique item ids and options. There are only 50 product types in the store.'
+        (
+            'List the name and product id of all product types. Each product type has a variety '
+            'of different items with unique item ids and options. There are only 50 product types '
+            'in the store.'
+        )
         names: dict[str, str] = {}  # retail.world:321
-        self._steps -= len(self.t_products)  # retail.world:322
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:322
-        for p in self.t_products:  # retail.world:322
-            self._steps -= rt.size(names)  # retail.world:323
-            self._steps >= 0 or rt.out_of_steps()  # retail.world:323
-            names = {**names, p.name: p.product_id}  # retail.world:323
+        for p in rt.each(self, self.t_products):  # retail.world:322
+            names = {**rt.each(self, names), p.name: p.product_id}  # retail.world:323
         out: dict[str, str] = {}  # retail.world:325
-        self._steps -= rt.size(names)  # retail.world:326
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:326
-        for name in rt.each(self, tuple(sorted(rt.each(self, tuple(names.keys()))))):  # retail.world:326
-            self._steps -= rt.size(out)  # retail.world:327
-            self._steps >= 0 or rt.out_of_steps()  # retail.world:327
-            out = {**out, name: names[name]}  # retail.world:327
+        for name in rt.each(  # retail.world:326
+            self, tuple(sorted(rt.each(self, tuple(rt.each(self, names).keys()))))
+        ):
+            out = {**rt.each(self, out), name: names[name]}  # retail.world:327
         return out  # retail.world:329
 
     def tool_cancel_pending_order(self, order_id: Order, reason: str) -> Order:  # retail.world:334
-        "Cancel a pending order. If the order is already processed or delivered, it cannot be cancelled. The agent needs to explain the cancellation detail and ask for explicit user confirmation (yes) to proceed. If the user confirms, the order status will be changed to 'cancelled' and the payment will be refunded. The refund will be added to the user's gift card balance immediately if the payment was made using a gift card, otherwise the refund would take 5-7 business days to process. The function returns the order details after the cancellation."
+        (
+            'Cancel a pending order. If the order is already processed or delivered, it cannot be '
+            'cancelled. The agent needs to explain the cancellation detail and ask for explicit '
+            'user confirmation (yes) to proceed. If the user confirms, the order status will be '
+            "changed to 'cancelled' and the payment will be refunded. The refund will be added to "
+            "the user's gift card balance immediately if the payment was made using a gift card, "
+            'otherwise the refund would take 5-7 business days to process. The function returns '
+            'the order details after the cancellation.'
+        )
         if not (order_id.status == _E11_OrderStatus_pending):  # retail.world:340
             raise ToolError('Non-pending order cannot be cancelled')
-        if not (reason in {'no longer needed': True, 'ordered by mistake': True}):  # retail.world:343
+        if not (  # retail.world:343
+            reason in {'no longer needed': True, 'ordered by mistake': True}
+        ):
             raise ToolError('Invalid reason')
-        user: User = (self.t_users.rows.get(order_id.user_id) or self.t_users.row(order_id.user_id))  # retail.world:344
-        refunds: tuple[OrderPayment, ...] = tuple([_new_OrderPayment(_E15_TransactionType_refund, _p3.amount, _p3.payment_method_id) for _p3 in rt.each(self, order_id.payment_history)])  # retail.world:345
-        self._steps -= (len(refunds) if type(refunds) is tuple else rt.size(refunds))  # retail.world:346
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:346
-        for p in refunds:  # retail.world:346
-            method: PaymentMethod | None = user.payment_methods.get(p.payment_method_id)  # retail.world:347
+        user: User = (  # retail.world:344
+            self.t_users.rows.get(order_id.user_id) or self.t_users.row(order_id.user_id)
+        )
+        refunds: tuple[OrderPayment, ...] = tuple([  # retail.world:345
+            _new_OrderPayment(_E15_TransactionType_refund, _p3.amount, _p3.payment_method_id)
+            for _p3 in rt.each(self, order_id.payment_history)
+        ])
+        for p in rt.each(self, refunds):  # retail.world:346
+            method: PaymentMethod | None = user.payment_methods.get(  # retail.world:347
+                p.payment_method_id
+            )
             if not (method is not None):  # retail.world:348
                 raise ToolError('Payment method not found')
             _subject4 = method  # retail.world:349
             if isinstance(_subject4, GiftCard):  # retail.world:350
                 card = _subject4
-                self._steps -= rt.size(user.payment_methods)  # retail.world:351
-                self._steps >= 0 or rt.out_of_steps()  # retail.world:351
-                self._undo.append((0, user, 'payment_methods', user.payment_methods, user._digest, user._text, user._frags, user._stale))  # retail.world:351
-                user.payment_methods = {**user.payment_methods, p.payment_method_id: _new_GiftCard(card.id_, round((card.balance + p.amount), 2))}  # retail.world:351
-                user._stale |= 16  # retail.world:351
-                user._digest = user._text = None  # retail.world:351
-                self.t_users._digest = None  # retail.world:351
-            else:
-                pass
-        self._undo.append((0, order_id, 'status', order_id.status, order_id._digest, order_id._text, order_id._frags, order_id._stale))  # retail.world:359
-        order_id.status = _E11_OrderStatus_cancelled  # retail.world:359
-        order_id._stale |= 16  # retail.world:359
-        order_id._digest = order_id._text = None  # retail.world:359
-        self.t_orders._digest = None  # retail.world:359
-        if (reason == 'no longer needed'):  # retail.world:360
-            self._undo.append((0, order_id, 'cancel_reason', order_id.cancel_reason, order_id._digest, order_id._text, order_id._frags, order_id._stale))  # retail.world:361
-            order_id.cancel_reason = _E12_CancelReason_no_longer_needed  # retail.world:361
-            order_id._stale |= 128  # retail.world:361
-            order_id._digest = order_id._text = None  # retail.world:361
-            self.t_orders._digest = None  # retail.world:361
+                self.set_field(  # retail.world:351
+                    user,
+                    'payment_methods',
+                    {
+                        **rt.each(self, user.payment_methods),
+                        p.payment_method_id: _new_GiftCard(
+                            card.id_, round(card.balance + p.amount, 2)
+                        ),
+                    },
+                )
+        self.set_field(order_id, 'status', _E11_OrderStatus_cancelled)  # retail.world:359
+        if reason == 'no longer needed':  # retail.world:360
+            self.set_field(  # retail.world:361
+                order_id, 'cancel_reason', _E12_CancelReason_no_longer_needed
+            )
         else:
-            self._undo.append((0, order_id, 'cancel_reason', order_id.cancel_reason, order_id._digest, order_id._text, order_id._frags, order_id._stale))  # retail.world:363
-            order_id.cancel_reason = _E12_CancelReason_ordered_by_mistake  # retail.world:363
-            order_id._stale |= 128  # retail.world:363
-            order_id._digest = order_id._text = None  # retail.world:363
-            self.t_orders._digest = None  # retail.world:363
-        _new5 = rt.python_concat(order_id.payment_history, refunds)  # retail.world:365
-        self._steps -= (len(_new5) if type(_new5) is tuple else rt.size(_new5))  # retail.world:365
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:365
-        self._undo.append((0, order_id, 'payment_history', order_id.payment_history, order_id._digest, order_id._text, order_id._frags, order_id._stale))  # retail.world:365
-        order_id.payment_history = _new5  # retail.world:365
-        order_id._stale |= 64  # retail.world:365
-        order_id._digest = order_id._text = None  # retail.world:365
-        self.t_orders._digest = None  # retail.world:365
+            self.set_field(  # retail.world:363
+                order_id, 'cancel_reason', _E12_CancelReason_ordered_by_mistake
+            )
+        self.set_field(  # retail.world:365
+            order_id,
+            'payment_history',
+            rt.each(self, rt.python_concat(order_id.payment_history, refunds)),
+        )
         return order_id  # retail.world:366
 
-    def tool_exchange_delivered_order_items(self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:369
-        'Exchange items in a delivered order to new items of the same product type. For a delivered order, return or exchange can be only done once by the agent. The agent needs to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.'
+    def tool_exchange_delivered_order_items(  # retail.world:369
+        self,
+        order_id: Order,
+        item_ids: tuple[str, ...],
+        new_item_ids: tuple[str, ...],
+        payment_method_id: str,
+    ) -> Order:
+        (
+            'Exchange items in a delivered order to new items of the same product type. For a '
+            'delivered order, return or exchange can be only done once by the agent. The agent '
+            'needs to explain the exchange detail and ask for explicit user confirmation (yes) to '
+            'proceed.'
+        )
         order: Order = order_id  # retail.world:377
         if not (order.status == _E11_OrderStatus_delivered):  # retail.world:378
             raise ToolError('Non-delivered order cannot be exchanged')
         missing: int = self.fn_over_requested(order, item_ids)  # retail.world:379
-        if (missing >= 0):  # retail.world:380
-            raise ToolError(rt.built(self, ('Number of ' + rt.text(item_ids[missing]) + ' not found.')))  # retail.world:381
+        if missing >= 0:  # retail.world:380
+            raise ToolError(rt.built(  # retail.world:381
+                self, 'Number of ' + rt.text(item_ids[missing]) + ' not found.'
+            ))
         if not (len(item_ids) == len(new_item_ids)):  # retail.world:383
             raise ToolError('The number of items to be exchanged should match.')
-        self._steps -= (len(new_item_ids) if type(new_item_ids) is tuple else rt.size(new_item_ids))  # retail.world:386
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:386
-        news: tuple[str, ...] = tuple(new_item_ids)  # retail.world:386
+        news: tuple[str, ...] = tuple(rt.each(self, new_item_ids))  # retail.world:386
         diff_: int | float = 0  # retail.world:389
         i: int = 0  # retail.world:390
-        self._steps -= (len(item_ids) if type(item_ids) is tuple else rt.size(item_ids))  # retail.world:391
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:391
-        for old in item_ids:  # retail.world:391
+        for old in rt.each(self, item_ids):  # retail.world:391
             new: str = news[i]  # retail.world:392
             i = rt.python_augmented(self, '+', i, 1)  # retail.world:393
             it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:394
@@ -1444,68 +1514,88 @@ class Tau2Retail(Episode):
             if not (v_ is not None):  # retail.world:398
                 raise ToolError('Variant not found')
             if not v_.available:  # retail.world:399
-                raise ToolError(rt.built(self, ('New item ' + rt.text(new) + ' not found or available')))
-            diff_ = (diff_ + (v_.price - it.price))  # retail.world:400
+                raise ToolError(rt.built(
+                    self, 'New item ' + rt.text(new) + ' not found or available'
+                ))
+            diff_ = diff_ + (v_.price - it.price)  # retail.world:400
         diff_ = round(diff_, 2)  # retail.world:402
-        method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(payment_method_id)  # retail.world:403
+        method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(  # retail.world:403
+            payment_method_id,
+        )
         if not (method is not None):  # retail.world:404
             raise ToolError('Payment method not found')
-        _subject6 = method  # retail.world:405
-        if isinstance(_subject6, GiftCard):  # retail.world:406
-            card = _subject6
+        _subject5 = method  # retail.world:405
+        if isinstance(_subject5, GiftCard):  # retail.world:406
+            card = _subject5
             if not (not (card.balance < diff_)):  # retail.world:407
                 raise ToolError('Insufficient gift card balance to pay for the price difference')
-        else:
-            pass
-        self._undo.append((3, order, ('status', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference'), (order.status, order.exchange_items, order.exchange_new_items, order.exchange_payment_method_id, order.exchange_price_difference, ), order._digest, order._text, order._frags, order._stale))  # retail.world:411
-        order.status = _E11_OrderStatus_exchange_requested  # retail.world:411
-        self._steps -= (len(item_ids) if type(item_ids) is tuple else rt.size(item_ids))  # retail.world:412
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:412
-        order.exchange_items = tuple(sorted(item_ids))  # retail.world:412
-        self._steps -= (len(new_item_ids) if type(new_item_ids) is tuple else rt.size(new_item_ids))  # retail.world:413
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:413
-        order.exchange_new_items = tuple(sorted(new_item_ids))  # retail.world:413
-        order.exchange_payment_method_id = payment_method_id  # retail.world:414
-        order.exchange_price_difference = diff_  # retail.world:415
-        order._stale |= 3856  # retail.world:415
-        order._digest = order._text = None  # retail.world:415
-        self.t_orders._digest = None  # retail.world:415
+        self.set_fields(  # retail.world:411
+            order,
+            status=_E11_OrderStatus_exchange_requested,
+            exchange_items=tuple(sorted(rt.each(self, item_ids))),
+            exchange_new_items=tuple(sorted(rt.each(self, new_item_ids))),
+            exchange_payment_method_id=payment_method_id,
+            exchange_price_difference=diff_,
+        )
         return order  # retail.world:416
 
-    def tool_modify_pending_order_address(self, order_id: Order, address1: str, address2: str, city: str, state_: str, country: str, zip_: str) -> Order:  # retail.world:419
-        'Modify the shipping address of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.'
-        if not ((order_id.status == _E11_OrderStatus_pending) or (order_id.status == _E11_OrderStatus_pending_item_modified)):  # retail.world:430
+    def tool_modify_pending_order_address(  # retail.world:419
+        self,
+        order_id: Order,
+        address1: str,
+        address2: str,
+        city: str,
+        state_: str,
+        country: str,
+        zip_: str,
+    ) -> Order:
+        (
+            'Modify the shipping address of a pending order. The agent needs to explain the '
+            'modification detail and ask for explicit user confirmation (yes) to proceed.'
+        )
+        if not (  # retail.world:430
+            order_id.status == _E11_OrderStatus_pending
+            or order_id.status == _E11_OrderStatus_pending_item_modified
+        ):
             raise ToolError('Non-pending order cannot be modified')
-        invalid: str | None = self.fn_address_error(address1, address2, city, country, state_, zip_)  # retail.world:431
-        if (invalid is not None):  # retail.world:432
-            raise ToolError((invalid if invalid is not None else rt.absent()))  # retail.world:433
-        self._undo.append((0, order_id, 'address', order_id.address, order_id._digest, order_id._text, order_id._frags, order_id._stale))  # retail.world:435
-        order_id.address = _new_Address(address1, address2, city, country, state_, zip_)  # retail.world:435
-        order_id._stale |= 4  # retail.world:435
-        order_id._digest = order_id._text = None  # retail.world:435
-        self.t_orders._digest = None  # retail.world:435
+        invalid: str | None = self.fn_address_error(  # retail.world:431
+            address1, address2, city, country, state_, zip_
+        )
+        if invalid is not None:  # retail.world:432
+            raise ToolError(invalid if invalid is not None else rt.absent())  # retail.world:433
+        self.set_field(  # retail.world:435
+            order_id, 'address', _new_Address(address1, address2, city, country, state_, zip_)
+        )
         return order_id  # retail.world:443
 
-    def tool_modify_pending_order_items(self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:446
-        'Modify items in a pending order to new items of the same product type. For a pending order, this function can only be called once. The agent needs to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.'
+    def tool_modify_pending_order_items(  # retail.world:446
+        self,
+        order_id: Order,
+        item_ids: tuple[str, ...],
+        new_item_ids: tuple[str, ...],
+        payment_method_id: str,
+    ) -> Order:
+        (
+            'Modify items in a pending order to new items of the same product type. For a pending '
+            'order, this function can only be called once. The agent needs to explain the '
+            'exchange detail and ask for explicit user confirmation (yes) to proceed.'
+        )
         order: Order = order_id  # retail.world:454
         if not (order.status == _E11_OrderStatus_pending):  # retail.world:455
             raise ToolError('Non-pending order cannot be modified')
         missing: int = self.fn_over_requested(order, item_ids)  # retail.world:456
-        if (missing >= 0):  # retail.world:457
-            raise ToolError(rt.built(self, (rt.text(item_ids[missing]) + ' not found')))  # retail.world:458
+        if missing >= 0:  # retail.world:457
+            raise ToolError(rt.built(  # retail.world:458
+                self, rt.text(item_ids[missing]) + ' not found'
+            ))
         if not (len(item_ids) == len(new_item_ids)):  # retail.world:460
             raise ToolError('The number of items to be exchanged should match')
-        self._steps -= (len(new_item_ids) if type(new_item_ids) is tuple else rt.size(new_item_ids))  # retail.world:461
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:461
-        news: tuple[str, ...] = tuple(new_item_ids)  # retail.world:461
+        news: tuple[str, ...] = tuple(rt.each(self, new_item_ids))  # retail.world:461
         diff_: int | float = 0  # retail.world:463
         last_price: float = 0.0  # retail.world:466
         last_options: dict[str, str] = {}  # retail.world:467
         i: int = 0  # retail.world:468
-        self._steps -= (len(item_ids) if type(item_ids) is tuple else rt.size(item_ids))  # retail.world:469
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:469
-        for old in item_ids:  # retail.world:469
+        for old in rt.each(self, item_ids):  # retail.world:469
             new: str = news[i]  # retail.world:470
             i = rt.python_augmented(self, '+', i, 1)  # retail.world:471
             if not (new != old):  # retail.world:472
@@ -1518,151 +1608,200 @@ class Tau2Retail(Episode):
             if not (v_ is not None):  # retail.world:477
                 raise ToolError('Variant not found')
             if not v_.available:  # retail.world:478
-                raise ToolError(rt.built(self, ('New item ' + rt.text(new) + ' not found or available')))
-            diff_ = (diff_ + (v_.price - it.price))  # retail.world:479
+                raise ToolError(rt.built(
+                    self, 'New item ' + rt.text(new) + ' not found or available'
+                ))
+            diff_ = diff_ + (v_.price - it.price)  # retail.world:479
             last_price = v_.price  # retail.world:480
             last_options = v_.options  # retail.world:481
-        user: User = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id))  # retail.world:483
-        method: PaymentMethod | None = user.payment_methods.get(payment_method_id)  # retail.world:484
+        user: User = (  # retail.world:483
+            self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)
+        )
+        method: PaymentMethod | None = user.payment_methods.get(  # retail.world:484
+            payment_method_id
+        )
         if not (method is not None):  # retail.world:485
             raise ToolError('Payment method not found')
-        _subject7 = method  # retail.world:486
-        if isinstance(_subject7, GiftCard):  # retail.world:487
-            card = _subject7
+        _subject6 = method  # retail.world:486
+        if isinstance(_subject6, GiftCard):  # retail.world:487
+            card = _subject6
             if not (not (card.balance < diff_)):  # retail.world:488
                 raise ToolError('Insufficient gift card balance to pay for the new item')
-        else:
-            pass
-        kind: TransactionType = (_E15_TransactionType_payment if (diff_ > 0) else _E15_TransactionType_refund)  # retail.world:493
-        _new8 = rt.python_concat(order.payment_history, (_new_OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),))  # retail.world:494
-        self._steps -= (len(_new8) if type(_new8) is tuple else rt.size(_new8))  # retail.world:494
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:494
-        self._undo.append((0, order, 'payment_history', order.payment_history, order._digest, order._text, order._frags, order._stale))  # retail.world:494
-        order.payment_history = _new8  # retail.world:494
-        order._stale |= 64  # retail.world:494
-        order._digest = order._text = None  # retail.world:494
-        self.t_orders._digest = None  # retail.world:494
-        _subject9 = method  # retail.world:495
-        if isinstance(_subject9, GiftCard):  # retail.world:496
-            _card10 = _subject9
-            self._undo.append((0, user, 'payment_methods', user.payment_methods, user._digest, user._text, user._frags, user._stale))  # retail.world:497
-            user.payment_methods = {**user.payment_methods, payment_method_id: _new_GiftCard(_card10.id_, round((_card10.balance - diff_), 2))}  # retail.world:497
-            user._stale |= 16  # retail.world:497
-            user._digest = user._text = None  # retail.world:497
-            self.t_users._digest = None  # retail.world:497
-        else:
-            pass
+        kind: TransactionType = (  # retail.world:493
+            _E15_TransactionType_payment if diff_ > 0 else _E15_TransactionType_refund
+        )
+        self.set_field(  # retail.world:494
+            order,
+            'payment_history',
+            rt.each(
+                self,
+                rt.python_concat(
+                    order.payment_history,
+                    (_new_OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),),
+                ),
+            ),
+        )
+        _subject7 = method  # retail.world:495
+        if isinstance(_subject7, GiftCard):  # retail.world:496
+            _card8 = _subject7
+            self.set_field(  # retail.world:497
+                user,
+                'payment_methods',
+                {
+                    **user.payment_methods,
+                    payment_method_id: _new_GiftCard(_card8.id_, round(_card8.balance - diff_, 2)),
+                },
+            )
         j: int = 0  # retail.world:504
-        self._steps -= (len(item_ids) if type(item_ids) is tuple else rt.size(item_ids))  # retail.world:505
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:505
-        for _old11 in item_ids:  # retail.world:505
-            _new12: str = news[j]  # retail.world:506
+        for _old9 in rt.each(self, item_ids):  # retail.world:505
+            _new10: str = news[j]  # retail.world:506
             j = rt.python_augmented(self, '+', j, 1)  # retail.world:507
-            k: int = self.fn_first_item_index(order, _old11)  # retail.world:508
-            _it13: OrderItem = order.items[k]  # retail.world:509
-            self._steps -= (len(order.items) if type(order.items) is tuple else rt.size(order.items))  # retail.world:510
-            self._steps >= 0 or rt.out_of_steps()  # retail.world:510
-            self._undo.append((0, order, 'items', order.items, order._digest, order._text, order._frags, order._stale))  # retail.world:510
-            order.items = rt.set_at(order.items, k, _new_OrderItem(_it13.name, _it13.product_id, _new12, last_price, last_options))  # retail.world:510
-            order._stale |= 8  # retail.world:510
-            order._digest = order._text = None  # retail.world:510
-            self.t_orders._digest = None  # retail.world:510
-        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # retail.world:518
-        order.status = _E11_OrderStatus_pending_item_modified  # retail.world:518
-        order._stale |= 16  # retail.world:518
-        order._digest = order._text = None  # retail.world:518
-        self.t_orders._digest = None  # retail.world:518
+            k: int = self.fn_first_item_index(order, _old9)  # retail.world:508
+            _it11: OrderItem = order.items[k]  # retail.world:509
+            self.set_field(  # retail.world:510
+                order,
+                'items',
+                rt.set_at(
+                    rt.each(self, order.items),
+                    k,
+                    _new_OrderItem(_it11.name, _it11.product_id, _new10, last_price, last_options),
+                ),
+            )
+        self.set_field(order, 'status', _E11_OrderStatus_pending_item_modified)  # retail.world:518
         return order  # retail.world:519
 
-    def tool_modify_pending_order_payment(self, order_id: Order, payment_method_id: str) -> Order:  # retail.world:522
-        'Modify the payment method of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.'
+    def tool_modify_pending_order_payment(  # retail.world:522
+        self, order_id: Order, payment_method_id: str
+    ) -> Order:
+        (
+            'Modify the payment method of a pending order. The agent needs to explain the '
+            'modification detail and ask for explicit user confirmation (yes) to proceed.'
+        )
         order: Order = order_id  # retail.world:528
-        if not ((order.status == _E11_OrderStatus_pending) or (order.status == _E11_OrderStatus_pending_item_modified)):  # retail.world:529
+        if not (  # retail.world:529
+            order.status == _E11_OrderStatus_pending
+            or order.status == _E11_OrderStatus_pending_item_modified
+        ):
             raise ToolError('Non-pending order cannot be modified')
-        user: User = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id))  # retail.world:530
-        method: PaymentMethod | None = user.payment_methods.get(payment_method_id)  # retail.world:531
+        user: User = (  # retail.world:530
+            self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)
+        )
+        method: PaymentMethod | None = user.payment_methods.get(  # retail.world:531
+            payment_method_id
+        )
         if not (method is not None):  # retail.world:532
             raise ToolError('Payment method not found')
         history: tuple[OrderPayment, ...] = order.payment_history  # retail.world:533
-        if not ((len(history) == 1) and (history[0].transaction_type == _E15_TransactionType_payment)):  # retail.world:534
+        if not (  # retail.world:534
+            len(history) == 1 and history[0].transaction_type == _E15_TransactionType_payment
+        ):
             raise ToolError('There should be exactly one payment for a pending order')
         old_id: str = history[0].payment_method_id  # retail.world:535
         if not (old_id != payment_method_id):  # retail.world:536
             raise ToolError('The new payment method should be different from the current one')
         amount: float = history[0].amount  # retail.world:537
-        _subject14 = method  # retail.world:538
-        if isinstance(_subject14, GiftCard):  # retail.world:539
-            card = _subject14
+        _subject12 = method  # retail.world:538
+        if isinstance(_subject12, GiftCard):  # retail.world:539
+            card = _subject12
             if not (not (card.balance < amount)):  # retail.world:540
                 raise ToolError('Insufficient gift card balance to pay for the order')
-        else:
-            pass
-        _new15 = rt.python_concat(history, (_new_OrderPayment(_E15_TransactionType_payment, amount, payment_method_id), _new_OrderPayment(_E15_TransactionType_refund, amount, old_id),))  # retail.world:544
-        self._steps -= (len(_new15) if type(_new15) is tuple else rt.size(_new15))  # retail.world:544
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:544
-        self._undo.append((0, order, 'payment_history', order.payment_history, order._digest, order._text, order._frags, order._stale))  # retail.world:544
-        order.payment_history = _new15  # retail.world:544
-        order._stale |= 64  # retail.world:544
-        order._digest = order._text = None  # retail.world:544
-        self.t_orders._digest = None  # retail.world:544
-        _subject16 = method  # retail.world:545
-        if isinstance(_subject16, GiftCard):  # retail.world:546
-            _card17 = _subject16
-            self._undo.append((0, user, 'payment_methods', user.payment_methods, user._digest, user._text, user._frags, user._stale))  # retail.world:547
-            user.payment_methods = {**user.payment_methods, payment_method_id: _new_GiftCard(_card17.id_, round((_card17.balance - amount), 2))}  # retail.world:547
-            user._stale |= 16  # retail.world:547
-            user._digest = user._text = None  # retail.world:547
-            self.t_users._digest = None  # retail.world:547
-        else:
-            pass
+        self.set_field(  # retail.world:544
+            order,
+            'payment_history',
+            rt.each(
+                self,
+                rt.python_concat(
+                    history,
+                    (
+                        _new_OrderPayment(_E15_TransactionType_payment, amount, payment_method_id),
+                        _new_OrderPayment(_E15_TransactionType_refund, amount, old_id),
+                    ),
+                ),
+            ),
+        )
+        _subject13 = method  # retail.world:545
+        if isinstance(_subject13, GiftCard):  # retail.world:546
+            _card14 = _subject13
+            self.set_field(  # retail.world:547
+                user,
+                'payment_methods',
+                {
+                    **user.payment_methods,
+                    payment_method_id: _new_GiftCard(
+                        _card14.id_, round(_card14.balance - amount, 2)
+                    ),
+                },
+            )
         old_method: PaymentMethod | None = user.payment_methods.get(old_id)  # retail.world:554
         if not (old_method is not None):  # retail.world:555
             raise ToolError('Payment method not found')
-        _subject18 = old_method  # retail.world:556
-        if isinstance(_subject18, GiftCard):  # retail.world:557
-            _card19 = _subject18
-            self._undo.append((0, user, 'payment_methods', user.payment_methods, user._digest, user._text, user._frags, user._stale))  # retail.world:558
-            user.payment_methods = {**user.payment_methods, old_id: _new_GiftCard(_card19.id_, round((_card19.balance + amount), 2))}  # retail.world:558
-            user._stale |= 16  # retail.world:558
-            user._digest = user._text = None  # retail.world:558
-            self.t_users._digest = None  # retail.world:558
-        else:
-            pass
+        _subject15 = old_method  # retail.world:556
+        if isinstance(_subject15, GiftCard):  # retail.world:557
+            _card16 = _subject15
+            self.set_field(  # retail.world:558
+                user,
+                'payment_methods',
+                {
+                    **user.payment_methods,
+                    old_id: _new_GiftCard(_card16.id_, round(_card16.balance + amount, 2)),
+                },
+            )
         return order  # retail.world:562
 
-    def tool_modify_user_address(self, user_id: User, address1: str, address2: str, city: str, state_: str, country: str, zip_: str) -> User:  # retail.world:565
-        'Modify the default address of a user. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.'
-        invalid: str | None = self.fn_address_error(address1, address2, city, country, state_, zip_)  # retail.world:576
-        if (invalid is not None):  # retail.world:577
-            raise ToolError((invalid if invalid is not None else rt.absent()))  # retail.world:578
-        self._undo.append((0, user_id, 'address', user_id.address, user_id._digest, user_id._text, user_id._frags, user_id._stale))  # retail.world:580
-        user_id.address = _new_Address(address1, address2, city, country, state_, zip_)  # retail.world:580
-        user_id._stale |= 4  # retail.world:580
-        user_id._digest = user_id._text = None  # retail.world:580
-        self.t_users._digest = None  # retail.world:580
+    def tool_modify_user_address(  # retail.world:565
+        self,
+        user_id: User,
+        address1: str,
+        address2: str,
+        city: str,
+        state_: str,
+        country: str,
+        zip_: str,
+    ) -> User:
+        (
+            'Modify the default address of a user. The agent needs to explain the modification '
+            'detail and ask for explicit user confirmation (yes) to proceed.'
+        )
+        invalid: str | None = self.fn_address_error(  # retail.world:576
+            address1, address2, city, country, state_, zip_
+        )
+        if invalid is not None:  # retail.world:577
+            raise ToolError(invalid if invalid is not None else rt.absent())  # retail.world:578
+        self.set_field(  # retail.world:580
+            user_id, 'address', _new_Address(address1, address2, city, country, state_, zip_)
+        )
         return user_id  # retail.world:588
 
-    def tool_return_delivered_order_items(self, order_id: Order, item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:591
-        "Return some items of a delivered order. The order status will be changed to 'return requested'. The agent needs to explain the return detail and ask for explicit user confirmation (yes) to proceed. The user will receive follow-up email for how and where to return the item."
+    def tool_return_delivered_order_items(  # retail.world:591
+        self, order_id: Order, item_ids: tuple[str, ...], payment_method_id: str
+    ) -> Order:
+        (
+            "Return some items of a delivered order. The order status will be changed to 'return "
+            "requested'. The agent needs to explain the return detail and ask for explicit user "
+            'confirmation (yes) to proceed. The user will receive follow-up email for how and '
+            'where to return the item.'
+        )
         order: Order = order_id  # retail.world:598
         if not (order.status == _E11_OrderStatus_delivered):  # retail.world:599
             raise ToolError('Non-delivered order cannot be returned')
-        method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(payment_method_id)  # retail.world:600
+        method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(  # retail.world:600
+            payment_method_id,
+        )
         if not (method is not None):  # retail.world:601
             raise ToolError('Payment method not found')
-        if not ((_TAGS_PaymentMethod[type(method)] == 'gift_card') or (payment_method_id == order.payment_history[0].payment_method_id)):  # retail.world:602
+        if not (  # retail.world:602
+            _TAGS_PaymentMethod[type(method)] == 'gift_card'
+            or payment_method_id == order.payment_history[0].payment_method_id
+        ):
             raise ToolError('Payment method should be the original payment method')
         if not (self.fn_over_requested(order, item_ids) < 0):  # retail.world:603
             raise ToolError('Some item not found')
-        self._undo.append((3, order, ('status', 'return_items', 'return_payment_method_id'), (order.status, order.return_items, order.return_payment_method_id, ), order._digest, order._text, order._frags, order._stale))  # retail.world:604
-        order.status = _E11_OrderStatus_return_requested  # retail.world:604
-        self._steps -= (len(item_ids) if type(item_ids) is tuple else rt.size(item_ids))  # retail.world:605
-        self._steps >= 0 or rt.out_of_steps()  # retail.world:605
-        order.return_items = tuple(sorted(item_ids))  # retail.world:605
-        order.return_payment_method_id = payment_method_id  # retail.world:606
-        order._stale |= 12304  # retail.world:606
-        order._digest = order._text = None  # retail.world:606
-        self.t_orders._digest = None  # retail.world:606
+        self.set_fields(  # retail.world:604
+            order,
+            status=_E11_OrderStatus_return_requested,
+            return_items=tuple(sorted(rt.each(self, item_ids))),
+            return_payment_method_id=payment_method_id,
+        )
         return order  # retail.world:607
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

@@ -162,7 +162,7 @@ class Channel(Row):
     def load(cls, data: object, path: str, ep: Any) -> Channel:
         d = v.want_object(data, path, {'id': False, 'name': True, 'visibility': True, 'owner': True, 'topic': False, 'created_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('channel_ids', 'CH{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('channel_ids', 'CH{:03d}')),
             name=v.check_pattern(v.want_str(d['name'], path + '.name'), path + '.name', '^[a-z0-9][a-z0-9-]{0,29}$'),
             visibility=v.want_enum(d['visibility'], path + '.visibility', Visibility),
             owner=v.check_pattern(v.want_str(d['owner'], path + '.owner'), path + '.owner', '^U[0-9]{3}$'),
@@ -228,7 +228,7 @@ class Membership(Row):
     def load(cls, data: object, path: str, ep: Any) -> Membership:
         d = v.want_object(data, path, {'id': False, 'channel': True, 'user': True, 'invited_by': False, 'joined_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('membership_ids', 'M{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('membership_ids', 'M{:03d}')),
             channel=v.want_str(d['channel'], path + '.channel'),
             user=v.check_pattern(v.want_str(d['user'], path + '.user'), path + '.user', '^U[0-9]{3}$'),
             invited_by=(v.want_optional(d['invited_by'], path + '.invited_by', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))) if d.get('invited_by') is not None else None),
@@ -313,7 +313,7 @@ class Message(Row):
     def load(cls, data: object, path: str, ep: Any) -> Message:
         d = v.want_object(data, path, {'id': False, 'channel': True, 'author': True, 'body': True, 'posted_at': False, 'edited_at': False, 'deleted': False, 'pinned': False, 'pinned_by': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('message_ids', 'MSG{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('message_ids', 'MSG{:03d}')),
             channel=v.want_str(d['channel'], path + '.channel'),
             author=v.check_pattern(v.want_str(d['author'], path + '.author'), path + '.author', '^U[0-9]{3}$'),
             body=v.check_length(v.want_str(d['body'], path + '.body'), path + '.body', 0, 2000),
@@ -597,21 +597,58 @@ class TeamChat(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(self.fn_is_member(_c43, (self.t_users.rows.get(_c43.owner) or self.t_users.row(_c43.owner))) for _c43 in rt.each(self, self.t_channels)):  # team_chat.world:110
-            raise InvariantError("A channel's owner is always one of its members.", 'team_chat.world:110')
-        if not all((len(tuple([_o45.key() for _o45 in rt.each(self, self.t_memberships) if ((_o45.channel == _m44.channel) and (_o45.user == _m44.user))])) == 1) for _m44 in rt.each(self, self.t_memberships)):  # team_chat.world:113
-            raise InvariantError('A user belongs to a channel at most once.', 'team_chat.world:113')
-        if not all((len(tuple([_d47.key() for _d47 in rt.each(self, self.t_channels) if (_d47.name == _c46.name)])) == 1) for _c46 in rt.each(self, self.t_channels)):  # team_chat.world:116
+        if not all(  # team_chat.world:110
+            self.fn_is_member(
+                _c43, self.t_users.rows.get(_c43.owner) or self.t_users.row(_c43.owner)
+            )
+            for _c43 in rt.each(self, self.t_channels)
+        ):
+            raise InvariantError(
+                "A channel's owner is always one of its members.", 'team_chat.world:110'
+            )
+        if not all(  # team_chat.world:113
+            len(tuple([
+                _o45.key()
+                for _o45 in rt.each(self, self.t_memberships)
+                if _o45.channel == _m44.channel and _o45.user == _m44.user
+            ]))
+            == 1
+            for _m44 in rt.each(self, self.t_memberships)
+        ):
+            raise InvariantError(
+                'A user belongs to a channel at most once.', 'team_chat.world:113'
+            )
+        if not all(  # team_chat.world:116
+            len(tuple([
+                _d47.key() for _d47 in rt.each(self, self.t_channels) if _d47.name == _c46.name
+            ]))
+            == 1
+            for _c46 in rt.each(self, self.t_channels)
+        ):
             raise InvariantError('Channel names are unique.', 'team_chat.world:116')
-        for _row48 in self._changed_rows(self.t_messages):  # team_chat.world:119
-            if not (((_row48.deleted and (_row48.body == '')) and (not _row48.pinned)) or ((not _row48.deleted) and (len(_row48.body) > 0))):
-                raise InvariantError('A deleted message has no text and no pin; any other message has text.', 'team_chat.world:119')
-        for _row49 in self._changed_rows(self.t_messages):  # team_chat.world:122
+        for _row48 in rt.changed_rows(self, self.t_messages):  # team_chat.world:119
+            if not (
+                _row48.deleted and _row48.body == '' and not _row48.pinned
+                or not _row48.deleted and len(_row48.body) > 0
+            ):
+                raise InvariantError(
+                    'A deleted message has no text and no pin; any other message has text.',
+                    'team_chat.world:119',
+                )
+        for _row49 in rt.changed_rows(self, self.t_messages):  # team_chat.world:122
             if not (_row49.pinned == (_row49.pinned_by is not None)):
-                raise InvariantError('A message is pinned exactly when someone pinned it.', 'team_chat.world:122')
-        if not all((self.fn_pin_count(_c50) <= _C_MAX_PINS) for _c50 in rt.each(self, self.t_channels)):  # team_chat.world:125
+                raise InvariantError(
+                    'A message is pinned exactly when someone pinned it.', 'team_chat.world:122'
+                )
+        if not all(  # team_chat.world:125
+            self.fn_pin_count(_c50) <= _C_MAX_PINS for _c50 in rt.each(self, self.t_channels)
+        ):
             raise InvariantError('A channel has at most 3 pinned messages.', 'team_chat.world:125')
-        if not all((_m51.posted_at >= (self.t_channels.rows.get(_m51.channel) or self.t_channels.row(_m51.channel)).created_at) for _m51 in rt.each(self, self.t_messages)):  # team_chat.world:128
+        if not all(  # team_chat.world:128
+            _m51.posted_at
+            >= (self.t_channels.rows.get(_m51.channel) or self.t_channels.row(_m51.channel)).created_at
+            for _m51 in rt.each(self, self.t_messages)
+        ):
             raise InvariantError('No message is older than its channel.', 'team_chat.world:128')
         for _row52 in rt.changed_rows(self, self.t_channels, ('owner',)):
             rt.check_refs(self.t_users, _row52.owner, 'Channel.owner')
@@ -624,80 +661,181 @@ class TeamChat(Episode):
             rt.check_refs(self.t_users, _row54.author, 'Message.author')
             rt.check_refs(self.t_users, _row54.pinned_by, 'Message.pinned_by')
         rt.check_refs(self.t_users, self.state.current_user, 'current_user')
-        if self._deleted:
-            rt.check_deleted(self, self.t_users, ((self.t_channels, 'owner'), (self.t_memberships, 'user'), (self.t_memberships, 'invited_by'), (self.t_messages, 'author'), (self.t_messages, 'pinned_by'), (None, 'current_user'),))
-        if self._deleted:
-            rt.check_deleted(self, self.t_channels, ((self.t_memberships, 'channel'), (self.t_messages, 'channel'),))
+        if self.deleted_rows:
+            rt.check_deleted(
+                self,
+                self.t_users,
+                (
+                    (self.t_channels, 'owner'),
+                    (self.t_memberships, 'user'),
+                    (self.t_memberships, 'invited_by'),
+                    (self.t_messages, 'author'),
+                    (self.t_messages, 'pinned_by'),
+                    (None, 'current_user'),
+                ),
+            )
+        if self.deleted_rows:
+            rt.check_deleted(
+                self,
+                self.t_channels,
+                ((self.t_memberships, 'channel'), (self.t_messages, 'channel')),
+            )
         pass
 
     def fn_is_member(self, channel: Channel, member: User) -> bool:  # team_chat.world:94
         'Whether the user belongs to the channel.'
-        return any(((_m1.channel == channel.key()) and (_m1.user == member.key())) for _m1 in rt.each(self, self.t_memberships))  # team_chat.world:95
+        return any(  # team_chat.world:95
+            _m1.channel == channel.key() and _m1.user == member.key()
+            for _m1 in rt.each(self, self.t_memberships)
+        )
 
     def fn_can_read(self, channel: Channel, reader: User) -> bool:  # team_chat.world:98
         'Whether the user may read the channel: it is public or they belong to it.'
-        return ((channel.visibility == _E10_Visibility_public) or self.fn_is_member(channel, reader))  # team_chat.world:101
+        return (  # team_chat.world:101
+            channel.visibility == _E10_Visibility_public or self.fn_is_member(channel, reader)
+        )
 
     def fn_pin_count(self, channel: Channel) -> int:  # team_chat.world:104
         'How many messages are pinned in the channel.'
-        return len(tuple([_m2.key() for _m2 in rt.each(self, self.t_messages) if ((_m2.channel == channel.key()) and _m2.pinned)]))  # team_chat.world:105
+        return len(tuple([  # team_chat.world:105
+            _m2.key()
+            for _m2 in rt.each(self, self.t_messages)
+            if _m2.channel == channel.key() and _m2.pinned
+        ]))
 
     def tool_sign_in(self, user: User) -> User:  # team_chat.world:133
         'Sign in as a user; every other tool acts as this user.'
         if not (not user.deactivated):  # team_chat.world:138
-            raise ToolError(rt.built(self, ('User ' + rt.text(user.id_) + ' (' + rt.text(user.name) + ') is deactivated.')))
-        self._set(self.state, 'current_user', user.key())  # team_chat.world:139
+            raise ToolError(rt.built(
+                self, 'User ' + rt.text(user.id_) + ' (' + rt.text(user.name) + ') is deactivated.'
+            ))
+        self.set_state('current_user', user.key())  # team_chat.world:139
         return user  # team_chat.world:140
 
-    def tool_create_channel(self, name: str, visibility: Visibility, topic: str) -> Channel:  # team_chat.world:143
+    def tool_create_channel(  # team_chat.world:143
+        self, name: str, visibility: Visibility, topic: str
+    ) -> Channel:
         'Create a channel owned by the signed-in user, who becomes its first member.'
         if not (self.state.current_user is not None):  # team_chat.world:150
             raise ToolError('Not signed in.')
-        if not (not any((_c3.name == name) for _c3 in rt.each(self, self.t_channels))):  # team_chat.world:151
-            raise ToolError(rt.built(self, ('A channel named ' + rt.text(name) + ' already exists.')))
-        channel: Channel = Channel(id_=self._next('channel_ids', 'CH{:03d}'), name=v.check_pattern(name, 'Channel.name', '^[a-z0-9][a-z0-9-]{0,29}$'), visibility=visibility, owner=self.state.current_user, topic=v.check_length(topic, 'Channel.topic', 0, 200), created_at=self.clock)  # team_chat.world:152
-        self._insert(self.t_channels, channel)  # team_chat.world:153
-        self._insert(self.t_memberships, Membership(id_=self._next('membership_ids', 'M{:03d}'), channel=channel.key(), user=self.state.current_user, invited_by=None, joined_at=self.clock))  # team_chat.world:154
+        if not (not any(_c3.name == name for _c3 in rt.each(self, self.t_channels))):  # team_chat.world:151
+            raise ToolError(rt.built(
+                self, 'A channel named ' + rt.text(name) + ' already exists.'
+            ))
+        channel: Channel = Channel(  # team_chat.world:152
+            id_=self.next_id('channel_ids', 'CH{:03d}'),
+            name=v.check_pattern(name, 'Channel.name', '^[a-z0-9][a-z0-9-]{0,29}$'),
+            visibility=visibility,
+            owner=self.state.current_user,
+            topic=v.check_length(topic, 'Channel.topic', 0, 200),
+            created_at=self.clock,
+        )
+        self.insert(self.t_channels, channel)  # team_chat.world:153
+        self.insert(  # team_chat.world:154
+            self.t_memberships,
+            Membership(
+                id_=self.next_id('membership_ids', 'M{:03d}'),
+                channel=channel.key(),
+                user=self.state.current_user,
+                invited_by=None,
+                joined_at=self.clock,
+            ),
+        )
         return channel  # team_chat.world:155
 
-    def tool_invite_member(self, channel: Channel, user: User) -> Membership:  # team_chat.world:158
-        'Add a user to a channel. Any member may invite to a public channel; only the owner may invite to a private one.'
+    def tool_invite_member(  # team_chat.world:158
+        self, channel: Channel, user: User
+    ) -> Membership:
+        (
+            'Add a user to a channel. Any member may invite to a public channel; only the owner '
+            'may invite to a private one.'
+        )
         if not (self.state.current_user is not None):  # team_chat.world:164
             raise ToolError('Not signed in.')
-        if not self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:165
-            raise ToolError(rt.built(self, ('You are not a member of #' + rt.text(channel.name) + '.')))
-        if not ((channel.visibility == _E10_Visibility_public) or (channel.owner == self.state.current_user)):  # team_chat.world:166
-            raise ToolError(rt.built(self, ('Only the owner can invite to the private channel #' + rt.text(channel.name) + '.')))
+        if not self.fn_is_member(  # team_chat.world:165
+            channel, self.t_users.row(rt.present(self.state.current_user))
+        ):
+            raise ToolError(rt.built(
+                self, 'You are not a member of #' + rt.text(channel.name) + '.'
+            ))
+        if not (  # team_chat.world:166
+            channel.visibility == _E10_Visibility_public
+            or channel.owner == self.state.current_user
+        ):
+            raise ToolError(rt.built(
+                self,
+                'Only the owner can invite to the private channel #' + rt.text(channel.name) + '.',
+            ))
         if not (not user.deactivated):  # team_chat.world:167
-            raise ToolError(rt.built(self, ('User ' + rt.text(user.id_) + ' (' + rt.text(user.name) + ') is deactivated.')))
+            raise ToolError(rt.built(
+                self, 'User ' + rt.text(user.id_) + ' (' + rt.text(user.name) + ') is deactivated.'
+            ))
         if not (not self.fn_is_member(channel, user)):  # team_chat.world:168
-            raise ToolError(rt.built(self, (rt.text(user.name) + ' is already a member of #' + rt.text(channel.name) + '.')))
-        membership: Membership = Membership(id_=self._next('membership_ids', 'M{:03d}'), channel=channel.key(), user=user.key(), invited_by=self.state.current_user, joined_at=self.clock)  # team_chat.world:169
-        self._insert(self.t_memberships, membership)  # team_chat.world:170
+            raise ToolError(rt.built(
+                self,
+                rt.text(user.name) + ' is already a member of #' + rt.text(channel.name) + '.',
+            ))
+        membership: Membership = Membership(  # team_chat.world:169
+            id_=self.next_id('membership_ids', 'M{:03d}'),
+            channel=channel.key(),
+            user=user.key(),
+            invited_by=self.state.current_user,
+            joined_at=self.clock,
+        )
+        self.insert(self.t_memberships, membership)  # team_chat.world:170
         return membership  # team_chat.world:171
 
-    def tool_remove_member(self, channel: Channel, user: User) -> tuple[str, ...]:  # team_chat.world:174
-        'Remove a member from a channel; only the channel owner can. Their earlier messages stay. Returns the remaining members.'
+    def tool_remove_member(  # team_chat.world:174
+        self, channel: Channel, user: User
+    ) -> tuple[str, ...]:
+        (
+            'Remove a member from a channel; only the channel owner can. Their earlier messages '
+            'stay. Returns the remaining members.'
+        )
         if not (self.state.current_user is not None):  # team_chat.world:180
             raise ToolError('Not signed in.')
         if not (channel.owner == self.state.current_user):  # team_chat.world:181
-            raise ToolError(rt.built(self, ('Only the owner of #' + rt.text(channel.name) + ' can remove members.')))
+            raise ToolError(rt.built(
+                self, 'Only the owner of #' + rt.text(channel.name) + ' can remove members.'
+            ))
         if not (user.key() != channel.owner):  # team_chat.world:182
             raise ToolError('The owner cannot be removed from their channel.')
-        found: tuple[str, ...] = tuple([_m4.key() for _m4 in rt.each(self, self.t_memberships) if ((_m4.channel == channel.key()) and (_m4.user == user.key()))])  # team_chat.world:183
+        found: tuple[str, ...] = tuple([  # team_chat.world:183
+            _m4.key()
+            for _m4 in rt.each(self, self.t_memberships)
+            if _m4.channel == channel.key() and _m4.user == user.key()
+        ])
         if not (len(found) > 0):  # team_chat.world:184
-            raise ToolError(rt.built(self, (rt.text(user.name) + ' is not a member of #' + rt.text(channel.name) + '.')))
-        self._delete(self.t_memberships, found[0])  # team_chat.world:185
-        return tuple([_m5.user for _m5 in rt.each(self, self.t_memberships) if (_m5.channel == channel.key())])  # team_chat.world:186
+            raise ToolError(rt.built(
+                self, rt.text(user.name) + ' is not a member of #' + rt.text(channel.name) + '.'
+            ))
+        self.delete(self.t_memberships, found[0])  # team_chat.world:185
+        return tuple([  # team_chat.world:186
+            _m5.user for _m5 in rt.each(self, self.t_memberships) if _m5.channel == channel.key()
+        ])
 
     def tool_post_message(self, channel: Channel, body: str) -> Message:  # team_chat.world:189
         'Post a message in a channel the signed-in user belongs to.'
         if not (self.state.current_user is not None):  # team_chat.world:195
             raise ToolError('Not signed in.')
-        if not self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:196
-            raise ToolError(rt.built(self, ('Only members can post in #' + rt.text(channel.name) + '.')))
-        message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), channel=channel.key(), author=self.state.current_user, body=v.check_length(body, 'Message.body', 0, 2000), posted_at=self.clock, edited_at=None, deleted=False, pinned=False, pinned_by=None)  # team_chat.world:197
-        self._insert(self.t_messages, message)  # team_chat.world:198
+        if not self.fn_is_member(  # team_chat.world:196
+            channel, self.t_users.row(rt.present(self.state.current_user))
+        ):
+            raise ToolError(rt.built(
+                self, 'Only members can post in #' + rt.text(channel.name) + '.'
+            ))
+        message: Message = Message(  # team_chat.world:197
+            id_=self.next_id('message_ids', 'MSG{:03d}'),
+            channel=channel.key(),
+            author=self.state.current_user,
+            body=v.check_length(body, 'Message.body', 0, 2000),
+            posted_at=self.clock,
+            edited_at=None,
+            deleted=False,
+            pinned=False,
+            pinned_by=None,
+        )
+        self.insert(self.t_messages, message)  # team_chat.world:198
         return message  # team_chat.world:199
 
     def tool_edit_message(self, message: Message, body: str) -> Message:  # team_chat.world:202
@@ -707,15 +845,22 @@ class TeamChat(Episode):
         if not (message.author == self.state.current_user):  # team_chat.world:209
             raise ToolError('You can only edit your own messages.')
         if not (not message.deleted):  # team_chat.world:210
-            raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is deleted.')))
-        if not self.fn_is_member((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)), self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:211
-            raise ToolError(rt.built(self, ('You are no longer a member of #' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + '.')))
-        self._undo.append((3, message, ('body', 'edited_at'), (message.body, message.edited_at, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:212
-        message.body = v.check_length(body, 'Message.body', 0, 2000)  # team_chat.world:212
-        message.edited_at = self.clock  # team_chat.world:213
-        message._stale |= 40  # team_chat.world:213
-        message._digest = message._text = None  # team_chat.world:213
-        self.t_messages._digest = None  # team_chat.world:213
+            raise ToolError(rt.built(self, 'Message ' + rt.text(message.id_) + ' is deleted.'))
+        if not self.fn_is_member(  # team_chat.world:211
+            self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel),
+            self.t_users.row(rt.present(self.state.current_user)),
+        ):
+            raise ToolError(rt.built(
+                self,
+                'You are no longer a member of #'
+                + rt.text(
+                    (self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name,
+                )
+                + '.',
+            ))
+        self.set_fields(  # team_chat.world:212
+            message, body=v.check_length(body, 'Message.body', 0, 2000), edited_at=self.clock
+        )
         return message  # team_chat.world:214
 
     def tool_delete_message(self, message: Message) -> Message:  # team_chat.world:217
@@ -725,70 +870,152 @@ class TeamChat(Episode):
         if not (message.author == self.state.current_user):  # team_chat.world:223
             raise ToolError('You can only delete your own messages.')
         if not (not message.deleted):  # team_chat.world:224
-            raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is already deleted.')))
-        self._undo.append((3, message, ('deleted', 'body', 'pinned', 'pinned_by'), (message.deleted, message.body, message.pinned, message.pinned_by, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:225
-        message.deleted = True  # team_chat.world:225
-        message.body = v.check_length('', 'Message.body', 0, 2000)  # team_chat.world:226
-        message.pinned = False  # team_chat.world:227
-        message.pinned_by = None  # team_chat.world:228
-        message._stale |= 456  # team_chat.world:228
-        message._digest = message._text = None  # team_chat.world:228
-        self.t_messages._digest = None  # team_chat.world:228
+            raise ToolError(rt.built(
+                self, 'Message ' + rt.text(message.id_) + ' is already deleted.'
+            ))
+        self.set_fields(  # team_chat.world:225
+            message,
+            deleted=True,
+            body=v.check_length('', 'Message.body', 0, 2000),
+            pinned=False,
+            pinned_by=None,
+        )
         return message  # team_chat.world:229
 
     def tool_pin_message(self, message: Message) -> Message:  # team_chat.world:232
         'Pin a message in its channel; a channel holds at most 3 pinned messages.'
         if not (self.state.current_user is not None):  # team_chat.world:237
             raise ToolError('Not signed in.')
-        if not self.fn_is_member((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)), self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:238
-            raise ToolError(rt.built(self, ('Only members can pin in #' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + '.')))
+        if not self.fn_is_member(  # team_chat.world:238
+            self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel),
+            self.t_users.row(rt.present(self.state.current_user)),
+        ):
+            raise ToolError(rt.built(
+                self,
+                'Only members can pin in #'
+                + rt.text(
+                    (self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name,
+                )
+                + '.',
+            ))
         if not (not message.deleted):  # team_chat.world:239
-            raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is deleted.')))
+            raise ToolError(rt.built(self, 'Message ' + rt.text(message.id_) + ' is deleted.'))
         if not (not message.pinned):  # team_chat.world:240
-            raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is already pinned.')))
-        if not (self.fn_pin_count((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel))) < _C_MAX_PINS):  # team_chat.world:241
-            raise ToolError(rt.built(self, ('#' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + ' already has ' + rt.text(_C_MAX_PINS) + ' pinned messages; unpin one first.')))
-        self._undo.append((3, message, ('pinned', 'pinned_by'), (message.pinned, message.pinned_by, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:242
-        message.pinned = True  # team_chat.world:242
-        message.pinned_by = self.state.current_user  # team_chat.world:243
-        message._stale |= 384  # team_chat.world:243
-        message._digest = message._text = None  # team_chat.world:243
-        self.t_messages._digest = None  # team_chat.world:243
+            raise ToolError(rt.built(
+                self, 'Message ' + rt.text(message.id_) + ' is already pinned.'
+            ))
+        if not (  # team_chat.world:241
+            self.fn_pin_count(
+                self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)
+            )
+            < _C_MAX_PINS
+        ):
+            raise ToolError(rt.built(
+                self,
+                '#'
+                + rt.text(
+                    (self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name,
+                )
+                + ' already has '
+                + rt.text(_C_MAX_PINS)
+                + ' pinned messages; unpin one first.',
+            ))
+        self.set_field(message, 'pinned', True)  # team_chat.world:242
+        self.set_field(message, 'pinned_by', self.state.current_user)  # team_chat.world:243
         return message  # team_chat.world:244
 
     def tool_unpin_message(self, message: Message) -> Message:  # team_chat.world:247
         'Unpin a pinned message.'
         if not (self.state.current_user is not None):  # team_chat.world:252
             raise ToolError('Not signed in.')
-        if not self.fn_is_member((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)), self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:253
-            raise ToolError(rt.built(self, ('Only members can unpin in #' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + '.')))
+        if not self.fn_is_member(  # team_chat.world:253
+            self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel),
+            self.t_users.row(rt.present(self.state.current_user)),
+        ):
+            raise ToolError(rt.built(
+                self,
+                'Only members can unpin in #'
+                + rt.text(
+                    (self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name,
+                )
+                + '.',
+            ))
         if not message.pinned:  # team_chat.world:254
-            raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is not pinned.')))
-        self._undo.append((3, message, ('pinned', 'pinned_by'), (message.pinned, message.pinned_by, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:255
-        message.pinned = False  # team_chat.world:255
-        message.pinned_by = None  # team_chat.world:256
-        message._stale |= 384  # team_chat.world:256
-        message._digest = message._text = None  # team_chat.world:256
-        self.t_messages._digest = None  # team_chat.world:256
+            raise ToolError(rt.built(self, 'Message ' + rt.text(message.id_) + ' is not pinned.'))
+        self.set_fields(message, pinned=False, pinned_by=None)  # team_chat.world:255
         return message  # team_chat.world:257
 
     def tool_list_channels(self) -> tuple[ChannelSummary, ...]:  # team_chat.world:260
-        'List the public channels and the private channels the signed-in user belongs to, with member counts.'
+        (
+            'List the public channels and the private channels the signed-in user belongs to, '
+            'with member counts.'
+        )
         if not (self.state.current_user is not None):  # team_chat.world:263
             raise ToolError('Not signed in.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:264
-        return tuple([_new_ChannelSummary(_c6.id_, _c6.name, _c6.visibility, _c6.owner, _c6.topic, len(tuple([_m7.key() for _m7 in rt.each(self, self.t_memberships) if (_m7.channel == _c6.key())])), self.fn_is_member(_c6, me)) for _c6 in rt.each(self, self.t_channels) if ((_c6.visibility == _E10_Visibility_public) or self.fn_is_member(_c6, me))])  # team_chat.world:265
+        return tuple([  # team_chat.world:265
+            _new_ChannelSummary(
+                _c6.id_,
+                _c6.name,
+                _c6.visibility,
+                _c6.owner,
+                _c6.topic,
+                len(tuple([
+                    _m7.key()
+                    for _m7 in rt.each(self, self.t_memberships)
+                    if _m7.channel == _c6.key()
+                ])),
+                self.fn_is_member(_c6, me),
+            )
+            for _c6 in rt.each(self, self.t_channels)
+            if _c6.visibility == _E10_Visibility_public or self.fn_is_member(_c6, me)
+        ])
 
     def tool_get_channel_messages(self, channel: Channel) -> ChannelView:  # team_chat.world:268
-        'Read a channel: its members, pinned messages and all messages, oldest first. Private channels are visible to members only.'
+        (
+            'Read a channel: its members, pinned messages and all messages, oldest first. Private '
+            'channels are visible to members only.'
+        )
         if not (self.state.current_user is not None):  # team_chat.world:273
             raise ToolError('Not signed in.')
-        if not ((channel.visibility == _E10_Visibility_public) or self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user)))):  # team_chat.world:274
-            raise ToolError(rt.built(self, ('#' + rt.text(channel.name) + ' is private and only visible to its members.')))
-        posted: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m8.key() for _m8 in rt.each(self, self.t_messages) if (_m8.channel == channel.key())]))), key=lambda _m9: _m9.posted_at))  # team_chat.world:275
-        self._steps -= len(posted)  # team_chat.world:276
-        self._steps >= 0 or rt.out_of_steps()  # team_chat.world:276
-        return _new_ChannelView(channel.key(), tuple([_m10.user for _m10 in rt.each(self, self.t_memberships) if (_m10.channel == channel.key())]), tuple([_m11.key() for _m11 in rt.rows(self.t_messages, posted) if _m11.pinned]), posted)  # team_chat.world:276
+        if not (  # team_chat.world:274
+            channel.visibility == _E10_Visibility_public
+            or self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user)))
+        ):
+            raise ToolError(rt.built(
+                self, '#' + rt.text(channel.name) + ' is private and only visible to its members.'
+            ))
+        posted: tuple[str, ...] = tuple(  # team_chat.world:275
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_messages,
+                    rt.each(
+                        self,
+                        tuple([
+                            _m9.key()
+                            for _m9 in rt.each(self, self.t_messages)
+                            if _m9.channel == channel.key()
+                        ]),
+                    ),
+                ),
+                key=lambda _m8: _m8.posted_at,
+            )
+        )
+        return _new_ChannelView(  # team_chat.world:276
+            channel.key(),
+            tuple([
+                _m10.user
+                for _m10 in rt.each(self, self.t_memberships)
+                if _m10.channel == channel.key()
+            ]),
+            tuple([
+                _m11.key()
+                for _m11 in rt.rows(self.t_messages, rt.each(self, posted))
+                if _m11.pinned
+            ]),
+            posted,
+        )
 
     def tool_get_current_user(self) -> User | None:  # team_chat.world:284
         'Show the signed-in user (id, name and handle), or null when nobody is signed in.'
@@ -797,55 +1024,156 @@ class TeamChat(Episode):
     def tool_search_users(self, query: str) -> tuple[str, ...]:  # team_chat.world:290
         'Find workspace users by name or handle, with their ids and whether they are deactivated.'
         wanted: str = rt.built(self, query.lower())  # team_chat.world:295
-        return tuple([_u12.key() for _u12 in rt.each(self, self.t_users) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _u12.name.lower()))) or (rt.read(self, wanted) in rt.read(self, _u12.handle)))])  # team_chat.world:296
+        return tuple([  # team_chat.world:296
+            _u12.key()
+            for _u12 in rt.each(self, self.t_users)
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _u12.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, _u12.handle)
+        ])
 
     def tool_get_user(self, user: User) -> User:  # team_chat.world:299
         "Read a user's name, handle and whether they are deactivated."
         return user  # team_chat.world:304
 
     def tool_get_channel(self, channel: Channel) -> ChannelSummary:  # team_chat.world:307
-        "Read a channel's name, visibility, owner, topic and member count, and whether the signed-in user is a member. Private channels are visible to members only."
+        (
+            "Read a channel's name, visibility, owner, topic and member count, and whether the "
+            'signed-in user is a member. Private channels are visible to members only.'
+        )
         if not (self.state.current_user is not None):  # team_chat.world:312
             raise ToolError('Not signed in.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:313
         if not self.fn_can_read(channel, me):  # team_chat.world:314
-            raise ToolError(rt.built(self, ('#' + rt.text(channel.name) + ' is private and only visible to its members.')))
-        return _new_ChannelSummary(channel.id_, channel.name, channel.visibility, channel.owner, channel.topic, len(tuple([_m13.key() for _m13 in rt.each(self, self.t_memberships) if (_m13.channel == channel.key())])), self.fn_is_member(channel, me))  # team_chat.world:315
+            raise ToolError(rt.built(
+                self, '#' + rt.text(channel.name) + ' is private and only visible to its members.'
+            ))
+        return _new_ChannelSummary(  # team_chat.world:315
+            channel.id_,
+            channel.name,
+            channel.visibility,
+            channel.owner,
+            channel.topic,
+            len(tuple([
+                _m13.key()
+                for _m13 in rt.each(self, self.t_memberships)
+                if _m13.channel == channel.key()
+            ])),
+            self.fn_is_member(channel, me),
+        )
 
-    def tool_search_channels(self, query: str) -> tuple[ChannelSummary, ...]:  # team_chat.world:326
-        'Find the channels the signed-in user can see (public ones and private ones they belong to) by name or topic, with owner, topic and member count.'
+    def tool_search_channels(  # team_chat.world:326
+        self, query: str
+    ) -> tuple[ChannelSummary, ...]:
+        (
+            'Find the channels the signed-in user can see (public ones and private ones they '
+            'belong to) by name or topic, with owner, topic and member count.'
+        )
         if not (self.state.current_user is not None):  # team_chat.world:331
             raise ToolError('Not signed in.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:332
         wanted: str = rt.built(self, query.lower())  # team_chat.world:333
-        return tuple([_new_ChannelSummary(_c14.id_, _c14.name, _c14.visibility, _c14.owner, _c14.topic, len(tuple([_m15.key() for _m15 in rt.each(self, self.t_memberships) if (_m15.channel == _c14.key())])), self.fn_is_member(_c14, me)) for _c14 in rt.each(self, self.t_channels) if (self.fn_can_read(_c14, me) and ((rt.read(self, wanted) in rt.read(self, _c14.name)) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c14.topic.lower())))))])  # team_chat.world:334
+        return tuple([  # team_chat.world:334
+            _new_ChannelSummary(
+                _c14.id_,
+                _c14.name,
+                _c14.visibility,
+                _c14.owner,
+                _c14.topic,
+                len(tuple([
+                    _m15.key()
+                    for _m15 in rt.each(self, self.t_memberships)
+                    if _m15.channel == _c14.key()
+                ])),
+                self.fn_is_member(_c14, me),
+            )
+            for _c14 in rt.each(self, self.t_channels)
+            if self.fn_can_read(_c14, me)
+            and (rt.read(self, wanted) in rt.read(self, _c14.name)
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c14.topic.lower())))
+        ])
 
     def tool_list_members(self, channel: Channel) -> tuple[str, ...]:  # team_chat.world:337
-        "List a channel's memberships, oldest first: each member's user id, who invited them and when they joined. Private channels are visible to members only."
+        (
+            "List a channel's memberships, oldest first: each member's user id, who invited them "
+            'and when they joined. Private channels are visible to members only.'
+        )
         if not (self.state.current_user is not None):  # team_chat.world:342
             raise ToolError('Not signed in.')
-        if not self.fn_can_read(channel, self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:343
-            raise ToolError(rt.built(self, ('#' + rt.text(channel.name) + ' is private and only visible to its members.')))
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_memberships, rt.each(self, tuple([_m16.key() for _m16 in rt.each(self, self.t_memberships) if (_m16.channel == channel.key())]))), key=lambda _m17: _m17.joined_at))  # team_chat.world:344
+        if not self.fn_can_read(  # team_chat.world:343
+            channel, self.t_users.row(rt.present(self.state.current_user))
+        ):
+            raise ToolError(rt.built(
+                self, '#' + rt.text(channel.name) + ' is private and only visible to its members.'
+            ))
+        return tuple(  # team_chat.world:344
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_memberships,
+                    rt.each(
+                        self,
+                        tuple([
+                            _m17.key()
+                            for _m17 in rt.each(self, self.t_memberships)
+                            if _m17.channel == channel.key()
+                        ]),
+                    ),
+                ),
+                key=lambda _m16: _m16.joined_at,
+            )
+        )
 
     def tool_get_message(self, message: Message) -> Message:  # team_chat.world:347
-        'Read one message: its channel, author, text, when it was posted or edited, and whether it is deleted or pinned (and by whom).'
+        (
+            'Read one message: its channel, author, text, when it was posted or edited, and '
+            'whether it is deleted or pinned (and by whom).'
+        )
         if not (self.state.current_user is not None):  # team_chat.world:352
             raise ToolError('Not signed in.')
-        if not self.fn_can_read((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)), self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:353
-            raise ToolError(rt.built(self, ('#' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + ' is private and only visible to its members.')))
+        if not self.fn_can_read(  # team_chat.world:353
+            self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel),
+            self.t_users.row(rt.present(self.state.current_user)),
+        ):
+            raise ToolError(rt.built(
+                self,
+                '#'
+                + rt.text(
+                    (self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name,
+                )
+                + ' is private and only visible to its members.',
+            ))
         return message  # team_chat.world:354
 
-    def tool_search_messages(self, query: str, channel: Channel | None, author: User | None) -> tuple[str, ...]:  # team_chat.world:357
-        'Search the messages the signed-in user can read (deleted ones excluded), oldest first, with channel, author, text, posting time and pin.'
+    def tool_search_messages(  # team_chat.world:357
+        self, query: str, channel: Channel | None, author: User | None
+    ) -> tuple[str, ...]:
+        (
+            'Search the messages the signed-in user can read (deleted ones excluded), oldest '
+            'first, with channel, author, text, posting time and pin.'
+        )
         if not (self.state.current_user is not None):  # team_chat.world:364
             raise ToolError('Not signed in.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:365
         wanted: str = rt.built(self, query.lower())  # team_chat.world:366
-        found: tuple[str, ...] = tuple([_m18.key() for _m18 in rt.each(self, self.t_messages) if (((((not _m18.deleted) and self.fn_can_read((self.t_channels.rows.get(_m18.channel) or self.t_channels.row(_m18.channel)), me)) and (rt.read(self, wanted) in rt.read(self, rt.built(self, _m18.body.lower())))) and ((channel is None) or (_m18.channel == (channel if channel is not None else rt.absent()).key()))) and ((author is None) or (_m18.author == (author if author is not None else rt.absent()).key())))])  # team_chat.world:367
-        self._steps -= len(found)  # team_chat.world:368
-        self._steps >= 0 or rt.out_of_steps()  # team_chat.world:368
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, found), key=lambda _m19: _m19.posted_at))  # team_chat.world:368
+        found: tuple[str, ...] = tuple([  # team_chat.world:367
+            _m18.key()
+            for _m18 in rt.each(self, self.t_messages)
+            if not _m18.deleted
+            and self.fn_can_read(
+                self.t_channels.rows.get(_m18.channel) or self.t_channels.row(_m18.channel), me
+            )
+            and rt.read(self, wanted) in rt.read(self, rt.built(self, _m18.body.lower()))
+            and (channel is None
+            or _m18.channel == (channel if channel is not None else rt.absent()).key())
+            and (author is None
+            or _m18.author == (author if author is not None else rt.absent()).key())
+        ])
+        return tuple(  # team_chat.world:368
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(self.t_messages, rt.each(self, found)), key=lambda _m19: _m19.posted_at
+            )
+        )
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)
@@ -857,7 +1185,7 @@ _ARGS_sign_in: frozenset[str] = frozenset({'user'})
 def _invoke_sign_in(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_sign_in and None not in args.values()):
         rt.check_arguments(args, ('user',), ('user',))
-    a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, ('User ' + rt.text(key) + ' not found.')))
+    a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'))
     return ep.tool_sign_in(a_user)
 
 
@@ -883,8 +1211,8 @@ def _invoke_invite_member(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
-    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, ('Channel ' + rt.text(key) + ' not found.')))
-    a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, ('User ' + rt.text(key) + ' not found.')))
+    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, 'Channel ' + rt.text(key) + ' not found.'))
+    a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'))
     return ep.tool_invite_member(a_channel, a_user)
 
 
@@ -897,8 +1225,8 @@ def _invoke_remove_member(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
-    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, ('Channel ' + rt.text(key) + ' not found.')))
-    a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, ('User ' + rt.text(key) + ' not found.')))
+    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, 'Channel ' + rt.text(key) + ' not found.'))
+    a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'))
     return ep.tool_remove_member(a_channel, a_user)
 
 
@@ -911,7 +1239,7 @@ def _invoke_post_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
-    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, ('Channel ' + rt.text(key) + ' not found.')))
+    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, 'Channel ' + rt.text(key) + ' not found.'))
     a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 2000)
     return ep.tool_post_message(a_channel, a_body)
 
@@ -925,7 +1253,7 @@ def _invoke_edit_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
-    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, ('Message ' + rt.text(key) + ' not found.')))
+    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, 'Message ' + rt.text(key) + ' not found.'))
     a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 2000)
     return ep.tool_edit_message(a_message, a_body)
 
@@ -939,7 +1267,7 @@ def _invoke_delete_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
-    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, ('Message ' + rt.text(key) + ' not found.')))
+    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, 'Message ' + rt.text(key) + ' not found.'))
     return ep.tool_delete_message(a_message)
 
 
@@ -952,7 +1280,7 @@ def _invoke_pin_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
-    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, ('Message ' + rt.text(key) + ' not found.')))
+    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, 'Message ' + rt.text(key) + ' not found.'))
     return ep.tool_pin_message(a_message)
 
 
@@ -965,7 +1293,7 @@ def _invoke_unpin_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
-    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, ('Message ' + rt.text(key) + ' not found.')))
+    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, 'Message ' + rt.text(key) + ' not found.'))
     return ep.tool_unpin_message(a_message)
 
 
@@ -987,7 +1315,7 @@ def _invoke_get_channel_messages(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
-    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, ('Channel ' + rt.text(key) + ' not found.')))
+    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, 'Channel ' + rt.text(key) + ' not found.'))
     return ep.tool_get_channel_messages(a_channel)
 
 
@@ -1017,7 +1345,7 @@ _ARGS_get_user: frozenset[str] = frozenset({'user'})
 def _invoke_get_user(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_user and None not in args.values()):
         rt.check_arguments(args, ('user',), ('user',))
-    a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, ('User ' + rt.text(key) + ' not found.')))
+    a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'))
     return ep.tool_get_user(a_user)
 
 
@@ -1030,7 +1358,7 @@ def _invoke_get_channel(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
-    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, ('Channel ' + rt.text(key) + ' not found.')))
+    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, 'Channel ' + rt.text(key) + ' not found.'))
     return ep.tool_get_channel(a_channel)
 
 
@@ -1055,7 +1383,7 @@ def _invoke_list_members(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
-    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, ('Channel ' + rt.text(key) + ' not found.')))
+    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, 'Channel ' + rt.text(key) + ' not found.'))
     return ep.tool_list_members(a_channel)
 
 
@@ -1068,7 +1396,7 @@ def _invoke_get_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
-    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, ('Message ' + rt.text(key) + ' not found.')))
+    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, 'Message ' + rt.text(key) + ' not found.'))
     return ep.tool_get_message(a_message)
 
 
@@ -1108,108 +1436,333 @@ TeamChat.TOOLS = {
 }
 
 
-def _check_launch_channel__created(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:502
-    return bool(any(((((_c20.name == 'launch-plan') and (_c20.visibility == _E10_Visibility_private)) and (_c20.owner == 'U001')) and (_c20.topic == 'Q2 launch')) for _c20 in rt.each(ep, ep.t_channels)))
+def _check_launch_channel__created(  # team_chat.world:502
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _c20.name == 'launch-plan'
+        and _c20.visibility == _E10_Visibility_private
+        and _c20.owner == 'U001'
+        and _c20.topic == 'Q2 launch'
+        for _c20 in rt.each(ep, ep.t_channels)
+    ))
 
 
-def _check_launch_channel__members(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:503
-    return bool(any(((((_c21.name == 'launch-plan') and (len(tuple([_m22.key() for _m22 in rt.each(ep, ep.t_memberships) if (_m22.channel == _c21.key())])) == 3)) and any(((_m23.channel == _c21.key()) and (_m23.user == 'U002')) for _m23 in rt.each(ep, ep.t_memberships))) and any(((_m24.channel == _c21.key()) and (_m24.user == 'U004')) for _m24 in rt.each(ep, ep.t_memberships))) for _c21 in rt.each(ep, ep.t_channels)))
+def _check_launch_channel__members(  # team_chat.world:503
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _c21.name == 'launch-plan'
+        and len(tuple([
+            _m22.key() for _m22 in rt.each(ep, ep.t_memberships) if _m22.channel == _c21.key()
+        ]))
+        == 3
+        and any(
+            _m23.channel == _c21.key() and _m23.user == 'U002'
+            for _m23 in rt.each(ep, ep.t_memberships)
+        )
+        and any(
+            _m24.channel == _c21.key() and _m24.user == 'U004'
+            for _m24 in rt.each(ep, ep.t_memberships)
+        )
+        for _c21 in rt.each(ep, ep.t_channels)
+    ))
 
 
-def _check_launch_channel__pinned_kickoff(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:504
-    return bool(any((((((ep.t_channels.rows.get(_m25.channel) or ep.t_channels.row(_m25.channel)).name == 'launch-plan') and (_m25.body == 'Kickoff Thursday at 10:00')) and _m25.pinned) and (_m25.author == 'U001')) for _m25 in rt.each(ep, ep.t_messages)))
+def _check_launch_channel__pinned_kickoff(  # team_chat.world:504
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        (ep.t_channels.rows.get(_m25.channel) or ep.t_channels.row(_m25.channel)).name
+        == 'launch-plan'
+        and _m25.body == 'Kickoff Thursday at 10:00'
+        and _m25.pinned
+        and _m25.author == 'U001'
+        for _m25 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_chen_tidies_up__fixed(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> rt.Verdict | bool:  # team_chat.world:646
-    return (rt.compared(ep.t_messages.row('MSG006').body, '==', 'Please read the new handbook before Friday', 'messages["MSG006"].body == "Please read the new handbook before Friday"') and rt.compared(ep.t_messages.row('MSG006').edited_at, 'is not', None, 'messages["MSG006"].edited_at != none'))
+def _check_chen_tidies_up__fixed(  # team_chat.world:646
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_messages.row('MSG006').body,
+            '==',
+            'Please read the new handbook before Friday',
+            'messages["MSG006"].body == "Please read the new handbook before Friday"',
+        )
+        and rt.compared(
+            ep.t_messages.row('MSG006').edited_at,
+            'is not',
+            None,
+            'messages["MSG006"].edited_at != none',
+        )
+    )
 
 
-def _check_chen_tidies_up__ana_left(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:647
-    return bool((not any(((_m26.channel == 'CH003') and (_m26.user == 'U001')) for _m26 in rt.each(ep, ep.t_memberships))))
+def _check_chen_tidies_up__ana_left(  # team_chat.world:647
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        not any(
+            _m26.channel == 'CH003' and _m26.user == 'U001'
+            for _m26 in rt.each(ep, ep.t_memberships)
+        ),
+    )
 
 
-def _check_chen_tidies_up__lunch_deleted(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> rt.Verdict | bool:  # team_chat.world:648
-    return (ep.t_messages.row('MSG005').deleted and rt.compared(ep.t_messages.row('MSG005').body, '==', '', 'messages["MSG005"].body == ""'))
+def _check_chen_tidies_up__lunch_deleted(  # team_chat.world:648
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        ep.t_messages.row('MSG005').deleted
+        and rt.compared(
+            ep.t_messages.row('MSG005').body, '==', '', 'messages["MSG005"].body == ""'
+        )
+    )
 
 
-def _check_chen_tidies_up__others_kept(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:649
-    return bool(any(((_m27.channel == 'CH001') and (_m27.user == 'U001')) for _m27 in rt.each(ep, ep.t_memberships)))
+def _check_chen_tidies_up__others_kept(  # team_chat.world:649
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m27.channel == 'CH001' and _m27.user == 'U001' for _m27 in rt.each(ep, ep.t_memberships)
+    ))
 
 
-def _check_dara_starts_design_system__created(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:135
-    return bool(any(((((_c28.name == 'design-system') and (_c28.visibility == _E10_Visibility_public)) and (_c28.owner == 'U004')) and (_c28.topic == 'Shared UI components')) for _c28 in rt.each(ep, ep.t_channels)))
+def _check_dara_starts_design_system__created(  # tasks.world:135
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _c28.name == 'design-system'
+        and _c28.visibility == _E10_Visibility_public
+        and _c28.owner == 'U004'
+        and _c28.topic == 'Shared UI components'
+        for _c28 in rt.each(ep, ep.t_channels)
+    ))
 
 
-def _check_dara_starts_design_system__chen_added(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:136
-    return bool(any((((_c29.name == 'design-system') and (len(tuple([_m30.key() for _m30 in rt.each(ep, ep.t_memberships) if (_m30.channel == _c29.key())])) == 2)) and any((((_m31.channel == _c29.key()) and (_m31.user == 'U003')) and (_m31.invited_by == 'U004')) for _m31 in rt.each(ep, ep.t_memberships))) for _c29 in rt.each(ep, ep.t_channels)))
+def _check_dara_starts_design_system__chen_added(  # tasks.world:136
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _c29.name == 'design-system'
+        and len(tuple([
+            _m30.key() for _m30 in rt.each(ep, ep.t_memberships) if _m30.channel == _c29.key()
+        ]))
+        == 2
+        and any(
+            _m31.channel == _c29.key() and _m31.user == 'U003' and _m31.invited_by == 'U004'
+            for _m31 in rt.each(ep, ep.t_memberships)
+        )
+        for _c29 in rt.each(ep, ep.t_channels)
+    ))
 
 
-def _check_dara_starts_design_system__announced(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:137
-    return bool(any((((_m32.channel == 'CH002') and (_m32.author == 'U004')) and (_m32.body == 'New channel #design-system for shared UI components, come join!')) for _m32 in rt.each(ep, ep.t_messages)))
+def _check_dara_starts_design_system__announced(  # tasks.world:137
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m32.channel == 'CH002'
+        and _m32.author == 'U004'
+        and _m32.body == 'New channel #design-system for shared UI components, come join!'
+        for _m32 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_refresh_general_welcome__old_deleted(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:278
-    return bool((ep.t_messages.row('MSG001').deleted and (not ep.t_messages.row('MSG001').pinned)))
+def _check_refresh_general_welcome__old_deleted(  # tasks.world:278
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(ep.t_messages.row('MSG001').deleted and not ep.t_messages.row('MSG001').pinned)
 
 
-def _check_refresh_general_welcome__new_pinned(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:279
-    return bool(any((((((_m33.channel == 'CH001') and (_m33.author == 'U001')) and (_m33.body == 'Welcome aboard! Standup is at 10:30 on weekdays.')) and _m33.pinned) and (not _m33.deleted)) for _m33 in rt.each(ep, ep.t_messages)))
+def _check_refresh_general_welcome__new_pinned(  # tasks.world:279
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m33.channel == 'CH001'
+        and _m33.author == 'U001'
+        and _m33.body == 'Welcome aboard! Standup is at 10:30 on weekdays.'
+        and _m33.pinned
+        and not _m33.deleted
+        for _m33 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_refresh_general_welcome__dara_joined(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:280
-    return bool(any((((_m34.channel == 'CH001') and (_m34.user == 'U004')) and (_m34.invited_by == 'U001')) for _m34 in rt.each(ep, ep.t_memberships)))
+def _check_refresh_general_welcome__dara_joined(  # tasks.world:280
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m34.channel == 'CH001' and _m34.user == 'U004' and _m34.invited_by == 'U001'
+        for _m34 in rt.each(ep, ep.t_memberships)
+    ))
 
 
-def _check_ben_moves_standup__corrected(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:422
-    return (rt.compared(ep.t_messages.row('MSG002').body, '==', 'Standup moved to 11:00 tomorrow', 'messages["MSG002"].body == "Standup moved to 11:00 tomorrow"') and rt.compared(ep.t_messages.row('MSG002').edited_at, 'is not', None, 'messages["MSG002"].edited_at != none'))
+def _check_ben_moves_standup__corrected(  # tasks.world:422
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_messages.row('MSG002').body,
+            '==',
+            'Standup moved to 11:00 tomorrow',
+            'messages["MSG002"].body == "Standup moved to 11:00 tomorrow"',
+        )
+        and rt.compared(
+            ep.t_messages.row('MSG002').edited_at,
+            'is not',
+            None,
+            'messages["MSG002"].edited_at != none',
+        )
+    )
 
 
-def _check_ben_moves_standup__pinned(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:423
-    return (ep.t_messages.row('MSG002').pinned and rt.compared(ep.t_messages.row('MSG002').pinned_by, '==', 'U002', 'messages["MSG002"].pinned_by == "U002"'))
+def _check_ben_moves_standup__pinned(  # tasks.world:423
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        ep.t_messages.row('MSG002').pinned
+        and rt.compared(
+            ep.t_messages.row('MSG002').pinned_by,
+            '==',
+            'U002',
+            'messages["MSG002"].pinned_by == "U002"',
+        )
+    )
 
 
-def _check_ben_moves_standup__chen_in_design_review(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:424
-    return bool(any((((_m35.channel == 'CH002') and (_m35.user == 'U003')) and (_m35.invited_by == 'U002')) for _m35 in rt.each(ep, ep.t_memberships)))
+def _check_ben_moves_standup__chen_in_design_review(  # tasks.world:424
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m35.channel == 'CH002' and _m35.user == 'U003' and _m35.invited_by == 'U002'
+        for _m35 in rt.each(ep, ep.t_memberships)
+    ))
 
 
-def _check_ben_welcomes_chen_to_design__chen_invited(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:565
-    return bool(any((((_m36.channel == 'CH002') and (_m36.user == 'U003')) and (_m36.invited_by == 'U002')) for _m36 in rt.each(ep, ep.t_memberships)))
+def _check_ben_welcomes_chen_to_design__chen_invited(  # tasks.world:565
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m36.channel == 'CH002' and _m36.user == 'U003' and _m36.invited_by == 'U002'
+        for _m36 in rt.each(ep, ep.t_memberships)
+    ))
 
 
-def _check_ben_welcomes_chen_to_design__mockups_pinned(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:566
-    return (ep.t_messages.row('MSG003').pinned and rt.compared(ep.t_messages.row('MSG003').pinned_by, '==', 'U002', 'messages["MSG003"].pinned_by == "U002"'))
+def _check_ben_welcomes_chen_to_design__mockups_pinned(  # tasks.world:566
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        ep.t_messages.row('MSG003').pinned
+        and rt.compared(
+            ep.t_messages.row('MSG003').pinned_by,
+            '==',
+            'U002',
+            'messages["MSG003"].pinned_by == "U002"',
+        )
+    )
 
 
-def _check_ben_welcomes_chen_to_design__welcome_posted(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:567
-    return bool(any(((((_m37.channel == 'CH002') and (_m37.author == 'U002')) and (_m37.body == 'Welcome Chen! Start with the pinned mockups.')) and (not _m37.deleted)) for _m37 in rt.each(ep, ep.t_messages)))
+def _check_ben_welcomes_chen_to_design__welcome_posted(  # tasks.world:567
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m37.channel == 'CH002'
+        and _m37.author == 'U002'
+        and _m37.body == 'Welcome Chen! Start with the pinned mockups.'
+        and not _m37.deleted
+        for _m37 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_ben_curates_design_review__both_pinned(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:712
-    return (((ep.t_messages.row('MSG003').pinned and rt.compared(ep.t_messages.row('MSG003').pinned_by, '==', 'U002', 'messages["MSG003"].pinned_by == "U002"')) and ep.t_messages.row('MSG004').pinned) and rt.compared(ep.t_messages.row('MSG004').pinned_by, '==', 'U002', 'messages["MSG004"].pinned_by == "U002"'))
+def _check_ben_curates_design_review__both_pinned(  # tasks.world:712
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        ep.t_messages.row('MSG003').pinned
+        and rt.compared(
+            ep.t_messages.row('MSG003').pinned_by,
+            '==',
+            'U002',
+            'messages["MSG003"].pinned_by == "U002"',
+        )
+        and ep.t_messages.row('MSG004').pinned
+        and rt.compared(
+            ep.t_messages.row('MSG004').pinned_by,
+            '==',
+            'U002',
+            'messages["MSG004"].pinned_by == "U002"',
+        )
+    )
 
 
-def _check_ben_curates_design_review__ana_removed(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:713
-    return bool((not any(((_m38.channel == 'CH002') and (_m38.user == 'U001')) for _m38 in rt.each(ep, ep.t_memberships))))
+def _check_ben_curates_design_review__ana_removed(  # tasks.world:713
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        not any(
+            _m38.channel == 'CH002' and _m38.user == 'U001'
+            for _m38 in rt.each(ep, ep.t_memberships)
+        ),
+    )
 
 
-def _check_ben_curates_design_review__reminder_posted(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:714
-    return bool(any(((((_m39.channel == 'CH002') and (_m39.author == 'U002')) and (_m39.body == 'Reminder: critique is Thursday at 15:00')) and (not _m39.deleted)) for _m39 in rt.each(ep, ep.t_messages)))
+def _check_ben_curates_design_review__reminder_posted(  # tasks.world:714
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m39.channel == 'CH002'
+        and _m39.author == 'U002'
+        and _m39.body == 'Reminder: critique is Thursday at 15:00'
+        and not _m39.deleted
+        for _m39 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_chen_welcomes_ben_to_random__ben_in_random(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:859
-    return bool(any((((_m40.channel == 'CH003') and (_m40.user == 'U002')) and (_m40.invited_by == 'U003')) for _m40 in rt.each(ep, ep.t_memberships)))
+def _check_chen_welcomes_ben_to_random__ben_in_random(  # tasks.world:859
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m40.channel == 'CH003' and _m40.user == 'U002' and _m40.invited_by == 'U003'
+        for _m40 in rt.each(ep, ep.t_memberships)
+    ))
 
 
-def _check_chen_welcomes_ben_to_random__welcome_posted(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:860
-    return bool(any(((((_m41.channel == 'CH003') and (_m41.author == 'U003')) and (_m41.body == 'Welcome Ben! Friday lunch at 12:30, who is in?')) and (not _m41.deleted)) for _m41 in rt.each(ep, ep.t_messages)))
+def _check_chen_welcomes_ben_to_random__welcome_posted(  # tasks.world:860
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m41.channel == 'CH003'
+        and _m41.author == 'U003'
+        and _m41.body == 'Welcome Ben! Friday lunch at 12:30, who is in?'
+        and not _m41.deleted
+        for _m41 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_chen_welcomes_ben_to_random__pointer_pinned(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:861
-    return bool(any((((((_m42.channel == 'CH001') and (_m42.author == 'U003')) and (_m42.body == 'Handbook questions go to #random')) and _m42.pinned) and (_m42.pinned_by == 'U003')) for _m42 in rt.each(ep, ep.t_messages)))
+def _check_chen_welcomes_ben_to_random__pointer_pinned(  # tasks.world:861
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m42.channel == 'CH001'
+        and _m42.author == 'U003'
+        and _m42.body == 'Handbook questions go to #random'
+        and _m42.pinned
+        and _m42.pinned_by == 'U003'
+        for _m42 in rt.each(ep, ep.t_messages)
+    ))
 
 
-def _check_chen_welcomes_ben_to_random__two_posts(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:862
-    return rt.compared(len(ep.t_messages), '==', (len(init.t_messages) + 2), 'len(messages) == len(initial.messages) + 2')
+def _check_chen_welcomes_ben_to_random__two_posts(  # tasks.world:862
+    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_messages),
+        '==',
+        len(init.t_messages) + 2,
+        'len(messages) == len(initial.messages) + 2',
+    )
 
 
 TeamChat.TASKS = {

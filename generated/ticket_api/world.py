@@ -247,7 +247,7 @@ def _new_LoginStatus(login_status: bool) -> LoginStatus:
     return _made
 
 
-_C_EDITABLE: tuple[str, ...] = ('title', 'description', 'status', 'priority',)  # ticket_api.world:45
+_C_EDITABLE: tuple[str, ...] = ('title', 'description', 'status', 'priority')  # ticket_api.world:45
 
 
 class _State(StateBase):
@@ -316,107 +316,144 @@ class TicketAPI(Episode):
     def fn_unhashable(self, value: Any) -> str | None:  # python_errors.world:7
         "Python's TypeError for a list or a dict used as a dict key; none for any other value."
         kind: str = rt.python_type(value)  # python_errors.world:10
-        if ((kind == 'list') or (kind == 'dict')):  # python_errors.world:11
-            return rt.built(self, ("unhashable type: '" + rt.text(kind) + "'"))  # python_errors.world:12
+        if kind == 'list' or kind == 'dict':  # python_errors.world:11
+            return rt.built(  # python_errors.world:12
+                self, "unhashable type: '" + rt.text(kind) + "'"
+            )
         return None  # python_errors.world:14
 
     def fn_truthy(self, value: Any) -> bool:  # python_errors.world:17
         'Python\'s truth value (`if value:`): false for none, false, 0, 0.0, "", [] and {}.'
-        if ((((value is None) or (value == False)) or (value == 0)) or (value == '')):  # python_errors.world:20
+        if value is None or value == False or value == 0 or value == '':  # python_errors.world:20
             return False  # python_errors.world:21
         kind: str = rt.python_type(value)  # python_errors.world:23
-        if ((kind == 'list') or (kind == 'dict')):  # python_errors.world:24
-            return (len(value) > 0)  # python_errors.world:25
+        if kind == 'list' or kind == 'dict':  # python_errors.world:24
+            return len(value) > 0  # python_errors.world:25
         return True  # python_errors.world:27
 
     def fn_logged_in(self) -> bool:  # ticket_api.world:58
         "Python's truthiness of current_user: none and the empty string both mean nobody."
-        return ((self.state.current_user is not None) and (rt.present(self.state.current_user) != ''))  # ticket_api.world:61
+        return (  # ticket_api.world:61
+            self.state.current_user is not None and rt.present(self.state.current_user) != ''
+        )
 
     def fn_find_ticket(self, ticket_id: Any) -> int | None:  # ticket_api.world:65
         "BFCL's _find_ticket: the position of the first ticket whose id equals ticket_id."
-        for position in rt.each(self, rt.int_range(0, len(self.state.ticket_queue))):  # ticket_api.world:68
+        for position in rt.each(  # ticket_api.world:68
+            self, rt.int_range(0, len(self.state.ticket_queue))
+        ):
             if not ('id' in self.state.ticket_queue[position]):  # ticket_api.world:70
                 raise ToolError("'id'")
-            if (self.state.ticket_queue[position]['id'] == ticket_id):  # ticket_api.world:71
+            if self.state.ticket_queue[position]['id'] == ticket_id:  # ticket_api.world:71
                 return position  # ticket_api.world:72
         return None  # ticket_api.world:75
 
-    def tool_create_ticket(self, title: str, description: str, priority: int) -> dict[str, Any]:  # ticket_api.world:80
+    def tool_create_ticket(  # ticket_api.world:80
+        self, title: str, description: str, priority: int
+    ) -> dict[str, Any]:
         'Create a ticket in the system and queue it.'
         if not self.fn_logged_in():  # ticket_api.world:87
             raise ToolError('User not authenticated. Please log in to create a ticket.')
-        if not (not ((priority < 1) or (priority > 5))):  # ticket_api.world:88
+        if not (not (priority < 1 or priority > 5)):  # ticket_api.world:88
             raise ToolError('Invalid priority. Priority must be between 1 and 5.')
-        ticket: dict[str, Any] = {'id': self.state.ticket_counter, 'title': title, 'description': description, 'status': 'Open', 'priority': priority, 'created_by': self.state.current_user}  # ticket_api.world:89
-        self._set(self.state, 'ticket_queue', (self.state.ticket_queue + (ticket,)))  # ticket_api.world:97
-        self._set(self.state, 'ticket_counter', rt.python_augmented(self, '+', self.state.ticket_counter, 1))  # ticket_api.world:98
+        ticket: dict[str, Any] = {  # ticket_api.world:89
+            'id': self.state.ticket_counter,
+            'title': title,
+            'description': description,
+            'status': 'Open',
+            'priority': priority,
+            'created_by': self.state.current_user,
+        }
+        self.set_state('ticket_queue', self.state.ticket_queue + (ticket,))  # ticket_api.world:97
+        self.set_state(  # ticket_api.world:98
+            'ticket_counter', rt.python_augmented(self, '+', self.state.ticket_counter, 1)
+        )
         return ticket  # ticket_api.world:99
 
     def tool_get_ticket(self, ticket_id: Any) -> dict[str, Any]:  # ticket_api.world:105
         'Get a specific ticket by its ID.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:108
         if not (position is not None):  # ticket_api.world:109
-            raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
+            raise ToolError(rt.built(self, 'Ticket with ID ' + rt.text(ticket_id) + ' not found.'))
         return self.state.ticket_queue[position]  # ticket_api.world:110
 
     def tool_close_ticket(self, ticket_id: Any) -> Status:  # ticket_api.world:113
         'Close a ticket.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:114
         if not (position is not None):  # ticket_api.world:115
-            raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
+            raise ToolError(rt.built(self, 'Ticket with ID ' + rt.text(ticket_id) + ' not found.'))
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:116
         if not ('status' in ticket):  # ticket_api.world:117
             raise ToolError("'status'")
         if not (ticket['status'] != 'Closed'):  # ticket_api.world:118
-            raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already closed.')))
+            raise ToolError(rt.built(
+                self, 'Ticket with ID ' + rt.text(ticket_id) + ' is already closed.'
+            ))
         ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:120
-        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))  # ticket_api.world:121
-        return _new_Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been closed successfully.')))  # ticket_api.world:122
+        self.set_state(  # ticket_api.world:121
+            'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket)
+        )
+        return _new_Status(rt.built(  # ticket_api.world:122
+            self, 'Ticket ' + rt.text(ticket_id) + ' has been closed successfully.'
+        ))
 
-    def tool_resolve_ticket(self, ticket_id: Any, resolution: str) -> Status:  # ticket_api.world:125
+    def tool_resolve_ticket(  # ticket_api.world:125
+        self, ticket_id: Any, resolution: str
+    ) -> Status:
         'Resolve a ticket with a resolution.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:131
         if not (position is not None):  # ticket_api.world:132
-            raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
+            raise ToolError(rt.built(self, 'Ticket with ID ' + rt.text(ticket_id) + ' not found.'))
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:133
         if not ('status' in ticket):  # ticket_api.world:134
             raise ToolError("'status'")
         if not (ticket['status'] != 'Resolved'):  # ticket_api.world:135
-            raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already resolved.')))
+            raise ToolError(rt.built(
+                self, 'Ticket with ID ' + rt.text(ticket_id) + ' is already resolved.'
+            ))
         ticket = {**ticket, 'status': 'Resolved'}  # ticket_api.world:136
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:137
-        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))  # ticket_api.world:138
-        return _new_Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.')))  # ticket_api.world:139
+        self.set_state(  # ticket_api.world:138
+            'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket)
+        )
+        return _new_Status(rt.built(  # ticket_api.world:139
+            self, 'Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.'
+        ))
 
-    def tool_edit_ticket(self, ticket_id: Any, updates: dict[str, Any]) -> Status:  # ticket_api.world:142
+    def tool_edit_ticket(  # ticket_api.world:142
+        self, ticket_id: Any, updates: dict[str, Any]
+    ) -> Status:
         'Modify the details of an existing ticket.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:151
         if not (position is not None):  # ticket_api.world:152
-            raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
-        self._steps -= rt.size(updates)  # ticket_api.world:160
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:160
-        invalid: tuple[str, ...] = tuple([_name1 for _name1 in rt.each(self, tuple(updates.keys())) if (_name1 not in rt.each(self, _C_EDITABLE))])  # ticket_api.world:160
+            raise ToolError(rt.built(self, 'Ticket with ID ' + rt.text(ticket_id) + ' not found.'))
+        invalid: tuple[str, ...] = tuple([  # ticket_api.world:160
+            _name1
+            for _name1 in rt.each(self, tuple(rt.each(self, updates).keys()))
+            if _name1 not in rt.each(self, _C_EDITABLE)
+        ])
         if not (len(invalid) == 0):  # ticket_api.world:161
-            self._steps -= (len(invalid) if type(invalid) is tuple else rt.size(invalid))
-            self._steps >= 0 or rt.out_of_steps()
-            raise ToolError(rt.python_grown(self, ('Invalid fields for update: ' + rt.built(self, rt.join(', ', invalid)))))
+            raise ToolError(rt.python_grown(
+                self,
+                'Invalid fields for update: '
+                + rt.built(self, rt.join(', ', rt.each(self, invalid))),
+            ))
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:162
-        self._steps -= rt.size(updates)  # ticket_api.world:163
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:163
-        for name in updates:  # ticket_api.world:163
-            if (updates[name] is not None):  # ticket_api.world:164
-                self._steps -= rt.size(ticket)  # ticket_api.world:165
-                self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:165
-                ticket = {**ticket, name: updates[name]}  # ticket_api.world:165
-        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))  # ticket_api.world:168
-        return _new_Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been updated successfully.')))  # ticket_api.world:169
+        for name in rt.each(self, updates):  # ticket_api.world:163
+            if updates[name] is not None:  # ticket_api.world:164
+                ticket = {**rt.each(self, ticket), name: updates[name]}  # ticket_api.world:165
+        self.set_state(  # ticket_api.world:168
+            'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket)
+        )
+        return _new_Status(rt.built(  # ticket_api.world:169
+            self, 'Ticket ' + rt.text(ticket_id) + ' has been updated successfully.'
+        ))
 
     def tool_ticket_login(self, username: str, password: str) -> Success:  # ticket_api.world:172
         'Authenticate a user for ticket system.'
-        if ((not self.fn_truthy(username)) or (not self.fn_truthy(password))):  # ticket_api.world:179
+        if not self.fn_truthy(username) or not self.fn_truthy(password):  # ticket_api.world:179
             return _new_Success(False)  # ticket_api.world:180
-        self._set(self.state, 'current_user', username)  # ticket_api.world:182
+        self.set_state('current_user', username)  # ticket_api.world:182
         return _new_Success(True)  # ticket_api.world:183
 
     def tool_ticket_get_login_status(self) -> LoginStatus:  # ticket_api.world:186
@@ -425,34 +462,45 @@ class TicketAPI(Episode):
 
     def tool_logout(self) -> Success:  # ticket_api.world:192
         'Log out the current user.'
-        if (not self.fn_logged_in()):  # ticket_api.world:193
+        if not self.fn_logged_in():  # ticket_api.world:193
             return _new_Success(False)  # ticket_api.world:194
-        self._set(self.state, 'current_user', None)  # ticket_api.world:196
+        self.set_state('current_user', None)  # ticket_api.world:196
         return _new_Success(True)  # ticket_api.world:197
 
-    def tool_get_user_tickets(self, status: str | None) -> tuple[dict[str, Any], ...]:  # ticket_api.world:200
+    def tool_get_user_tickets(  # ticket_api.world:200
+        self, status: str | None
+    ) -> tuple[dict[str, Any], ...]:
         'Get all tickets created by the current user, optionally filtered by status.'
-        if (not self.fn_logged_in()):  # ticket_api.world:207
-            return ({'error': 'User not authenticated. Please log in to view tickets.'},)  # ticket_api.world:208
-        self._steps -= (len(self.state.ticket_queue) if type(self.state.ticket_queue) is tuple else rt.size(self.state.ticket_queue))  # ticket_api.world:212
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:212
-        for ticket in self.state.ticket_queue:  # ticket_api.world:212
+        if not self.fn_logged_in():  # ticket_api.world:207
+            return (  # ticket_api.world:208
+                {'error': 'User not authenticated. Please log in to view tickets.'},
+            )
+        for ticket in rt.each(self, self.state.ticket_queue):  # ticket_api.world:212
             if not ('created_by' in ticket):  # ticket_api.world:213
                 raise ToolError("'created_by'")
-        mine: tuple[dict[str, Any], ...] = tuple([_ticket2 for _ticket2 in rt.each(self, self.state.ticket_queue) if (_ticket2['created_by'] == self.state.current_user)])  # ticket_api.world:215
-        if ((status is None) or ((status if status is not None else rt.absent()) == '')):  # ticket_api.world:216
+        mine: tuple[dict[str, Any], ...] = tuple([  # ticket_api.world:215
+            _ticket2
+            for _ticket2 in rt.each(self, self.state.ticket_queue)
+            if _ticket2['created_by'] == self.state.current_user
+        ])
+        if (  # ticket_api.world:216
+            status is None or (status if status is not None else rt.absent()) == ''
+        ):
             return mine  # ticket_api.world:217
-        self._steps -= (len(mine) if type(mine) is tuple else rt.size(mine))  # ticket_api.world:219
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:219
-        for _ticket3 in mine:  # ticket_api.world:219
+        for _ticket3 in rt.each(self, mine):  # ticket_api.world:219
             if not ('status' in _ticket3):  # ticket_api.world:220
                 raise ToolError("'status'")
             kind: str = rt.python_type(_ticket3['status'])  # ticket_api.world:221
             if not (kind == 'str'):  # ticket_api.world:222
-                raise ToolError(rt.built(self, ("'" + rt.text(kind) + "' object has no attribute 'lower'")))
-        self._steps -= (len(mine) if type(mine) is tuple else rt.size(mine))  # ticket_api.world:224
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:224
-        return tuple([_ticket4 for _ticket4 in mine if (rt.built(self, rt.built(self, rt.text(_ticket4['status'])).lower()) == rt.built(self, (status if status is not None else rt.absent()).lower()))])  # ticket_api.world:224
+                raise ToolError(rt.built(
+                    self, "'" + rt.text(kind) + "' object has no attribute 'lower'"
+                ))
+        return tuple([  # ticket_api.world:224
+            _ticket4
+            for _ticket4 in rt.each(self, mine)
+            if rt.built(self, rt.built(self, rt.text(_ticket4['status'])).lower())
+            == rt.built(self, (status if status is not None else rt.absent()).lower())
+        ])
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

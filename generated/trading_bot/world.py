@@ -848,7 +848,7 @@ def _new_Notification(notification: str) -> Notification:
 
 
 _C_SYMBOLS: dict[str, str] = {'Apple': 'AAPL', 'Google': 'GOOG', 'Tesla': 'TSLA', 'Microsoft': 'MSFT', 'Nvidia': 'NVDA', 'Zeta Corp': 'ZETA', 'Alpha Tech': 'ALPH', 'Omega Industries': 'OMEG', 'Quasar Ltd.': 'QUAS', 'Neptune Systems': 'NEPT', 'Synex Solutions': 'SYNX', 'Amazon': 'AMZN', 'Gorilla': 'GORI'}  # trading_bot.world:93
-_C_SECTORS: dict[str, tuple[str, ...]] = {'Technology': ('AAPL', 'GOOG', 'MSFT', 'NVDA',), 'Automobile': ('TSLA', 'F', 'GM',)}  # trading_bot.world:109
+_C_SECTORS: dict[str, tuple[str, ...]] = {'Technology': ('AAPL', 'GOOG', 'MSFT', 'NVDA'), 'Automobile': ('TSLA', 'F', 'GM')}  # trading_bot.world:109
 
 
 class _State(StateBase):
@@ -918,7 +918,7 @@ class TradingBot(Episode):
         state.authenticated = False
         state.market_status = 'Closed'
         state.order_counter = 12446
-        state.stocks = {'AAPL': {'price': 227.16, 'percent_change': 0.17, 'volume': 2.552, 'MA(5)': 227.11, 'MA(20)': 227.09}, 'GOOG': {'price': 2840.34, 'percent_change': 0.24, 'volume': 1.123, 'MA(5)': 2835.67, 'MA(20)': 2842.15}, 'TSLA': {'price': 667.92, 'percent_change': (-0.12), 'volume': 1.654, 'MA(5)': 671.15, 'MA(20)': 668.2}, 'MSFT': {'price': 310.23, 'percent_change': 0.09, 'volume': 3.234, 'MA(5)': 309.88, 'MA(20)': 310.11}, 'NVDA': {'price': 220.34, 'percent_change': 0.34, 'volume': 1.234, 'MA(5)': 220.45, 'MA(20)': 220.67}, 'ALPH': {'price': 1320.45, 'percent_change': (-0.08), 'volume': 1.567, 'MA(5)': 1321.12, 'MA(20)': 1325.78}, 'OMEG': {'price': 457.23, 'percent_change': 0.12, 'volume': 2.345, 'MA(5)': 456.78, 'MA(20)': 458.12}, 'QUAS': {'price': 725.89, 'percent_change': (-0.03), 'volume': 1.789, 'MA(5)': 726.45, 'MA(20)': 728.0}, 'NEPT': {'price': 88.34, 'percent_change': 0.19, 'volume': 0.654, 'MA(5)': 88.21, 'MA(20)': 88.67}, 'SYNX': {'price': 345.67, 'percent_change': 0.11, 'volume': 2.112, 'MA(5)': 345.34, 'MA(20)': 346.12}, 'ZETA': {'price': 22.09, 'percent_change': (-0.05), 'volume': 0.789, 'MA(5)': 22.12, 'MA(20)': 22.34}}
+        state.stocks = {'AAPL': {'price': 227.16, 'percent_change': 0.17, 'volume': 2.552, 'MA(5)': 227.11, 'MA(20)': 227.09}, 'GOOG': {'price': 2840.34, 'percent_change': 0.24, 'volume': 1.123, 'MA(5)': 2835.67, 'MA(20)': 2842.15}, 'TSLA': {'price': 667.92, 'percent_change': -0.12, 'volume': 1.654, 'MA(5)': 671.15, 'MA(20)': 668.2}, 'MSFT': {'price': 310.23, 'percent_change': 0.09, 'volume': 3.234, 'MA(5)': 309.88, 'MA(20)': 310.11}, 'NVDA': {'price': 220.34, 'percent_change': 0.34, 'volume': 1.234, 'MA(5)': 220.45, 'MA(20)': 220.67}, 'ALPH': {'price': 1320.45, 'percent_change': -0.08, 'volume': 1.567, 'MA(5)': 1321.12, 'MA(20)': 1325.78}, 'OMEG': {'price': 457.23, 'percent_change': 0.12, 'volume': 2.345, 'MA(5)': 456.78, 'MA(20)': 458.12}, 'QUAS': {'price': 725.89, 'percent_change': -0.03, 'volume': 1.789, 'MA(5)': 726.45, 'MA(20)': 728.0}, 'NEPT': {'price': 88.34, 'percent_change': 0.19, 'volume': 0.654, 'MA(5)': 88.21, 'MA(20)': 88.67}, 'SYNX': {'price': 345.67, 'percent_change': 0.11, 'volume': 2.112, 'MA(5)': 345.34, 'MA(20)': 346.12}, 'ZETA': {'price': 22.09, 'percent_change': -0.05, 'volume': 0.789, 'MA(5)': 22.12, 'MA(20)': 22.34}}
         state.watch_list = ('NVDA',)
         state.transaction_history = ()
         state.long_context = False
@@ -951,68 +951,120 @@ class TradingBot(Episode):
         pass
 
     def fn_timestamp(self, drawn: int) -> str:  # trading_bot.world:230
-        'A transaction time: BFCL draws randint(start, end) over the day from CURRENT_TIME as epoch seconds.'
-        return rt.built(self, (rt.parse_datetime('2024-09-01T10:30:00') + dt.timedelta(seconds=(drawn - 1725186600))).strftime('%Y-%m-%d %H:%M:%S'))  # trading_bot.world:237
+        (
+            'A transaction time: BFCL draws randint(start, end) over the day from CURRENT_TIME as '
+            'epoch seconds.'
+        )
+        return rt.built(  # trading_bot.world:237
+            self,
+            (rt.parse_datetime('2024-09-01T10:30:00') + dt.timedelta(seconds=drawn - 1725186600)).strftime(
+                '%Y-%m-%d %H:%M:%S',
+            ),
+        )
 
     def fn_price_of(self, stock: dict[str, Any] | None) -> Any:  # trading_bot.world:241
         "stock.get('price', 0) of self.stocks.get(symbol, {})"
-        return rt.coalesce((stock if stock is not None else {}).get('price'), lambda: 0)  # trading_bot.world:242
+        return rt.coalesce(  # trading_bot.world:242
+            (stock if stock is not None else {}).get('price'), lambda: 0
+        )
 
-    def fn_price_changed(self, stock: dict[str, Any], threshold: float) -> bool:  # trading_bot.world:245
+    def fn_price_changed(  # trading_bot.world:245
+        self, stock: dict[str, Any], threshold: float
+    ) -> bool:
         if not ('percent_change' in stock):  # trading_bot.world:246
             raise ToolError("'percent_change'")
-        return (abs(rt.to_number(rt.read(self, stock['percent_change']))) >= threshold)  # trading_bot.world:247
+        return (  # trading_bot.world:247
+            abs(rt.to_number(rt.read(self, stock['percent_change']))) >= threshold
+        )
 
     def tool_get_current_time(self) -> CurrentTime:  # trading_bot.world:252
         'Get the current time.'
-        return _new_CurrentTime(format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'))  # trading_bot.world:253
+        return _new_CurrentTime(format(  # trading_bot.world:253
+            rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'
+        ))
 
     def tool_get_symbol_by_name(self, name: str) -> Symbol:  # trading_bot.world:256
         'Get the symbol of a stock by company name.'
-        return _new_Symbol(rt.coalesce(_C_SYMBOLS.get(name), lambda: 'Stock not found'))  # trading_bot.world:259
+        return _new_Symbol(rt.coalesce(  # trading_bot.world:259
+            _C_SYMBOLS.get(name), lambda: 'Stock not found'
+        ))
 
     def tool_get_stock_info(self, symbol: str) -> dict[str, Any]:  # trading_bot.world:262
         'Get the details of a stock.'
         if not (symbol in self.state.stocks):  # trading_bot.world:265
-            raise ToolError(rt.built(self, ("Stock with symbol '" + rt.text(symbol) + "' not found.")))
+            raise ToolError(rt.built(
+                self, "Stock with symbol '" + rt.text(symbol) + "' not found."
+            ))
         return self.state.stocks[symbol]  # trading_bot.world:266
 
     def tool_get_order_details(self, order_id: int) -> Any:  # trading_bot.world:269
         'Get the details of an order.'
         if not (order_id in self.state.orders):  # trading_bot.world:271
-            raise ToolError(rt.python_grown(self, (('Order with ID ' + rt.text(order_id) + ' not found.Here is the list of orders_id: ') + rt.built(self, rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.orders).keys())))))))
+            raise ToolError(rt.python_grown(
+                self,
+                'Order with ID '
+                + rt.text(order_id)
+                + ' not found.Here is the list of orders_id: '
+                + rt.built(
+                    self,
+                    rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.orders).keys()))),
+                ),
+            ))
         return self.state.orders[order_id]  # trading_bot.world:272
 
     def tool_cancel_order(self, order_id: int) -> Cancelled:  # trading_bot.world:275
         'Cancel an order.'
         if not (order_id in self.state.orders):  # trading_bot.world:276
-            raise ToolError(('Order with ID ' + rt.text(order_id) + ' not found.'))
+            raise ToolError('Order with ID ' + rt.text(order_id) + ' not found.')
         order: Any = self.state.orders[order_id]  # trading_bot.world:277
         if not ('status' in order):  # trading_bot.world:278
             raise ToolError("'status'")
         if not (order['status'] != 'Completed'):  # trading_bot.world:279
-            raise ToolError(("Can't cancel order " + rt.text(order_id) + '. Order is already completed.'))
+            raise ToolError(
+                "Can't cancel order " + rt.text(order_id) + '. Order is already completed.'
+            )
         order = rt.json_set(order, 'status', 'Cancelled')  # trading_bot.world:280
-        self._set(self.state, 'orders', {**self.state.orders, order_id: order})  # trading_bot.world:281
+        self.set_state('orders', {**self.state.orders, order_id: order})  # trading_bot.world:281
         return _new_Cancelled(order_id, 'Cancelled')  # trading_bot.world:282
 
-    def tool_place_order(self, order_type: str, symbol: str, price: float, amount: int) -> Placed:  # trading_bot.world:285
+    def tool_place_order(  # trading_bot.world:285
+        self, order_type: str, symbol: str, price: float, amount: int
+    ) -> Placed:
         'Place an order.'
         if not self.state.authenticated:  # trading_bot.world:293
             raise ToolError('User not authenticated. Please log in to place an order.')
         if not (symbol in self.state.stocks):  # trading_bot.world:294
-            raise ToolError(rt.built(self, ('Invalid stock symbol: ' + rt.text(symbol))))
-        if not (not ((price <= 0) or (amount <= 0))):  # trading_bot.world:295
+            raise ToolError(rt.built(self, 'Invalid stock symbol: ' + rt.text(symbol)))
+        if not (not (price <= 0 or amount <= 0)):  # trading_bot.world:295
             raise ToolError('Price and amount must be positive values.')
-        if (rt.built(self, order_type.lower()) == 'buy'):  # trading_bot.world:296
+        if rt.built(self, order_type.lower()) == 'buy':  # trading_bot.world:296
             total_cost: float = rt.python_times(price, amount)  # trading_bot.world:297
-            balance: Any = rt.coalesce(self.state.account_info.get('balance'), lambda: 0)  # trading_bot.world:298
+            balance: Any = rt.coalesce(  # trading_bot.world:298
+                self.state.account_info.get('balance'), lambda: 0
+            )
             if not (not (total_cost > rt.to_number(rt.read(self, balance)))):  # trading_bot.world:299
-                raise ToolError(('Insufficient funds: required $' + format(total_cost, '.2f') + ' but only $' + format(rt.to_number(rt.read(self, balance)), '.2f') + ' available.'))
+                raise ToolError(
+                    'Insufficient funds: required $'
+                    + format(total_cost, '.2f')
+                    + ' but only $'
+                    + format(rt.to_number(rt.read(self, balance)), '.2f')
+                    + ' available.',
+                )
         order_id: int = self.state.order_counter  # trading_bot.world:301
-        order: dict[str, Any] = {'id': order_id, 'order_type': order_type, 'symbol': symbol, 'price': price, 'amount': amount, 'status': 'Open'}  # trading_bot.world:302
-        self._set(self.state, 'orders', {**self.state.orders, order_id: v.export_value(order)})  # trading_bot.world:312
-        self._set(self.state, 'order_counter', rt.python_augmented(self, '+', self.state.order_counter, 1))  # trading_bot.world:313
+        order: dict[str, Any] = {  # trading_bot.world:302
+            'id': order_id,
+            'order_type': order_type,
+            'symbol': symbol,
+            'price': price,
+            'amount': amount,
+            'status': 'Open',
+        }
+        self.set_state(  # trading_bot.world:312
+            'orders', {**self.state.orders, order_id: v.export_value(order)}
+        )
+        self.set_state(  # trading_bot.world:313
+            'order_counter', rt.python_augmented(self, '+', self.state.order_counter, 1)
+        )
         return _new_Placed(order_id, order_type, 'Pending', price, amount)  # trading_bot.world:315
 
     def tool_withdraw_funds(self, amount: int | float) -> Balance:  # trading_bot.world:324
@@ -1027,10 +1079,26 @@ class TradingBot(Episode):
             raise ToolError("'balance'")
         if not (not (amount > rt.to_number(rt.read(self, self.state.account_info['balance'])))):  # trading_bot.world:331
             raise ToolError('Insufficient funds for withdrawal.')
-        self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.state.account_info['balance'])) - amount)})  # trading_bot.world:332
-        entry: dict[str, Any] = {'type': 'withdrawal', 'amount': amount, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:333
-        self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:338
-        return _new_Balance('Withdrawal successful', self.state.account_info['balance'])  # trading_bot.world:339
+        self.set_state(  # trading_bot.world:332
+            'account_info',
+            {
+                **self.state.account_info,
+                'balance': rt.bounded_number(
+                    rt.to_number(rt.read(self, self.state.account_info['balance'])) - amount
+                ),
+            },
+        )
+        entry: dict[str, Any] = {  # trading_bot.world:333
+            'type': 'withdrawal',
+            'amount': amount,
+            'timestamp': self.fn_timestamp(self.random_source().randint(1725186600, 1725273000)),
+        }
+        self.set_state(  # trading_bot.world:338
+            'transaction_history', self.state.transaction_history + (entry,)
+        )
+        return _new_Balance(  # trading_bot.world:339
+            'Withdrawal successful', self.state.account_info['balance']
+        )
 
     def tool_get_account_info(self) -> dict[str, Any]:  # trading_bot.world:342
         'Get account information.'
@@ -1042,7 +1110,7 @@ class TradingBot(Episode):
         'Handle user login.'
         if self.state.authenticated:  # trading_bot.world:354
             return _new_Status('Already logged in')  # trading_bot.world:355
-        self._set(self.state, 'authenticated', True)  # trading_bot.world:357
+        self.set_state('authenticated', True)  # trading_bot.world:357
         return _new_Status('Logged in successfully')  # trading_bot.world:358
 
     def tool_trading_get_login_status(self) -> LoginStatus:  # trading_bot.world:361
@@ -1051,9 +1119,9 @@ class TradingBot(Episode):
 
     def tool_trading_logout(self) -> Status:  # trading_bot.world:365
         'Handle user logout for trading system.'
-        if (not self.state.authenticated):  # trading_bot.world:366
+        if not self.state.authenticated:  # trading_bot.world:366
             return _new_Status('No user is currently logged in')  # trading_bot.world:367
-        self._set(self.state, 'authenticated', False)  # trading_bot.world:369
+        self.set_state('authenticated', False)  # trading_bot.world:369
         return _new_Status('Logged out successfully')  # trading_bot.world:370
 
     def tool_fund_account(self, amount: int | float) -> Balance:  # trading_bot.world:373
@@ -1064,81 +1132,142 @@ class TradingBot(Episode):
             raise ToolError('Funding amount must be positive.')
         if not ('balance' in self.state.account_info):  # trading_bot.world:378
             raise ToolError("'balance'")
-        self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.state.account_info['balance'])) + amount)})  # trading_bot.world:379
-        entry: dict[str, Any] = {'type': 'deposit', 'amount': amount, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:380
-        self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:385
-        return _new_Balance('Account funded successfully', self.state.account_info['balance'])  # trading_bot.world:386
+        self.set_state(  # trading_bot.world:379
+            'account_info',
+            {
+                **self.state.account_info,
+                'balance': rt.bounded_number(
+                    rt.to_number(rt.read(self, self.state.account_info['balance'])) + amount
+                ),
+            },
+        )
+        entry: dict[str, Any] = {  # trading_bot.world:380
+            'type': 'deposit',
+            'amount': amount,
+            'timestamp': self.fn_timestamp(self.random_source().randint(1725186600, 1725273000)),
+        }
+        self.set_state(  # trading_bot.world:385
+            'transaction_history', self.state.transaction_history + (entry,)
+        )
+        return _new_Balance(  # trading_bot.world:386
+            'Account funded successfully', self.state.account_info['balance']
+        )
 
     def tool_remove_stock_from_watchlist(self, symbol: str) -> Status:  # trading_bot.world:389
         'Remove a stock from the watchlist.'
         if not self.state.authenticated:  # trading_bot.world:392
             raise ToolError('User not authenticated. Please log in to modify the watchlist.')
         if not (symbol in rt.each(self, self.state.watch_list)):  # trading_bot.world:393
-            raise ToolError(rt.built(self, ('Stock ' + rt.text(symbol) + ' not found in watchlist.')))
-        self._set(self.state, 'watch_list', rt.without(self.state.watch_list, symbol))  # trading_bot.world:394
-        return _new_Status(rt.built(self, ('Stock ' + rt.text(symbol) + ' removed from watchlist successfully.')))  # trading_bot.world:395
+            raise ToolError(rt.built(
+                self, 'Stock ' + rt.text(symbol) + ' not found in watchlist.'
+            ))
+        self.set_state(  # trading_bot.world:394
+            'watch_list', rt.without(self.state.watch_list, symbol)
+        )
+        return _new_Status(rt.built(  # trading_bot.world:395
+            self, 'Stock ' + rt.text(symbol) + ' removed from watchlist successfully.'
+        ))
 
     def tool_get_watchlist(self) -> Any:  # trading_bot.world:398
         'Get the watchlist.'
-        if (not self.state.authenticated):  # trading_bot.world:401
-            return ['Error: User not authenticated. Please log in to view the watchlist.']  # trading_bot.world:402
+        if not self.state.authenticated:  # trading_bot.world:401
+            return [  # trading_bot.world:402
+                'Error: User not authenticated. Please log in to view the watchlist.'
+            ]
         return {'watchlist': v.export_value(self.state.watch_list)}  # trading_bot.world:404
 
     def tool_get_order_history(self) -> Any:  # trading_bot.world:407
         'Get the stock order ID history.'
-        if (not self.state.authenticated):  # trading_bot.world:409
-            return [{'error': 'User not authenticated. Please log in to view order history.'}]  # trading_bot.world:410
-        return {'history': v.export_value(tuple(rt.each(self, self.state.orders).keys()))}  # trading_bot.world:412
+        if not self.state.authenticated:  # trading_bot.world:409
+            return [  # trading_bot.world:410
+                {'error': 'User not authenticated. Please log in to view order history.'}
+            ]
+        return {  # trading_bot.world:412
+            'history': v.export_value(tuple(rt.each(self, self.state.orders).keys()))
+        }
 
-    def tool_get_transaction_history(self, start_date: str | None, end_date: str | None) -> Any:  # trading_bot.world:415
+    def tool_get_transaction_history(  # trading_bot.world:415
+        self, start_date: str | None, end_date: str | None
+    ) -> Any:
         'Get the transaction history within a specified date range.'
-        if (not self.state.authenticated):  # trading_bot.world:421
-            return [{'error': 'User not authenticated. Please log in to view transaction history.'}]  # trading_bot.world:422
+        if not self.state.authenticated:  # trading_bot.world:421
+            return [  # trading_bot.world:422
+                {'error': 'User not authenticated. Please log in to view transaction history.'}
+            ]
         start: dt.datetime = rt.parse_datetime('0001-01-01T00:00:00')  # trading_bot.world:425
-        if ((start_date is not None) and ((start_date if start_date is not None else rt.absent()) != '')):  # trading_bot.world:426
-            start = rt.strptime(rt.read(self, (start_date if start_date is not None else rt.absent())), '%Y-%m-%d')  # trading_bot.world:427
+        if (  # trading_bot.world:426
+            start_date is not None
+            and (start_date if start_date is not None else rt.absent()) != ''
+        ):
+            start = rt.strptime(  # trading_bot.world:427
+                rt.read(self, start_date if start_date is not None else rt.absent()), '%Y-%m-%d'
+            )
         end: dt.datetime = rt.parse_datetime('9999-12-31T23:59:59.999999')  # trading_bot.world:429
-        if ((end_date is not None) and ((end_date if end_date is not None else rt.absent()) != '')):  # trading_bot.world:430
-            end = rt.strptime(rt.read(self, (end_date if end_date is not None else rt.absent())), '%Y-%m-%d')  # trading_bot.world:431
+        if (  # trading_bot.world:430
+            end_date is not None and (end_date if end_date is not None else rt.absent()) != ''
+        ):
+            end = rt.strptime(  # trading_bot.world:431
+                rt.read(self, end_date if end_date is not None else rt.absent()), '%Y-%m-%d'
+            )
         found: tuple[dict[str, Any], ...] = ()  # trading_bot.world:433
-        self._steps -= (len(self.state.transaction_history) if type(self.state.transaction_history) is tuple else rt.size(self.state.transaction_history))  # trading_bot.world:434
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:434
-        for transaction in self.state.transaction_history:  # trading_bot.world:434
+        for transaction in rt.each(self, self.state.transaction_history):  # trading_bot.world:434
             if not ('timestamp' in transaction):  # trading_bot.world:435
                 raise ToolError("'timestamp'")
-            stamp: dt.datetime = rt.strptime(rt.read(self, rt.built(self, rt.text(transaction['timestamp']))), '%Y-%m-%d %H:%M:%S')  # trading_bot.world:436
-            if ((start <= stamp) and (stamp <= end)):  # trading_bot.world:437
-                self._steps -= (len(found) if type(found) is tuple else rt.size(found))  # trading_bot.world:438
-                self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:438
-                found = (found + (transaction,))  # trading_bot.world:438
+            stamp: dt.datetime = rt.strptime(  # trading_bot.world:436
+                rt.read(self, rt.built(self, rt.text(transaction['timestamp']))),
+                '%Y-%m-%d %H:%M:%S',
+            )
+            if start <= stamp and stamp <= end:  # trading_bot.world:437
+                found = rt.each(self, found) + (transaction,)  # trading_bot.world:438
         return {'transaction_history': v.export_value(found)}  # trading_bot.world:441
 
     def tool_get_available_stocks(self, sector: str) -> StockList:  # trading_bot.world:444
         'Get a list of stock symbols in the given sector.'
-        return _new_StockList(rt.coalesce(_C_SECTORS.get(sector), lambda: ()))  # trading_bot.world:449
+        return _new_StockList(rt.coalesce(  # trading_bot.world:449
+            _C_SECTORS.get(sector), lambda: ()
+        ))
 
-    def tool_filter_stocks_by_price(self, stocks: tuple[str, ...], min_price: float, max_price: float) -> FilteredStocks:  # trading_bot.world:452
+    def tool_filter_stocks_by_price(  # trading_bot.world:452
+        self, stocks: tuple[str, ...], min_price: float, max_price: float
+    ) -> FilteredStocks:
         'Filter stocks based on a price range.'
-        self._steps -= (len(stocks) if type(stocks) is tuple else rt.size(stocks))  # trading_bot.world:460
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:460
-        return _new_FilteredStocks(tuple([_symbol1 for _symbol1 in stocks if ((rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1)))) >= min_price) and (rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1)))) <= max_price))]))  # trading_bot.world:460
+        return _new_FilteredStocks(tuple([  # trading_bot.world:460
+            _symbol1
+            for _symbol1 in rt.each(self, stocks)
+            if rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1))))
+            >= min_price
+            and rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1))))
+            <= max_price
+        ]))
 
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:465
         'Add a stock to the watchlist.'
-        if ((stock not in rt.each(self, self.state.watch_list)) and (stock in self.state.stocks)):  # trading_bot.world:469
-            self._set(self.state, 'watch_list', (self.state.watch_list + (stock,)))  # trading_bot.world:470
+        if (  # trading_bot.world:469
+            stock not in rt.each(self, self.state.watch_list) and stock in self.state.stocks
+        ):
+            self.set_state('watch_list', self.state.watch_list + (stock,))  # trading_bot.world:470
         return _new_Watchlist(self.state.watch_list)  # trading_bot.world:472
 
-    def tool_notify_price_change(self, stocks: tuple[str, ...], threshold: float) -> Notification:  # trading_bot.world:475
+    def tool_notify_price_change(  # trading_bot.world:475
+        self, stocks: tuple[str, ...], threshold: float
+    ) -> Notification:
         'Notify if there is a significant price change in the stocks.'
-        self._steps -= (len(stocks) if type(stocks) is tuple else rt.size(stocks))  # trading_bot.world:481
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:481
-        changed: tuple[str, ...] = tuple([_symbol2 for _symbol2 in stocks if ((_symbol2 in self.state.stocks) and self.fn_price_changed(self.state.stocks[_symbol2], threshold))])  # trading_bot.world:481
-        if (len(changed) > 0):  # trading_bot.world:482
-            self._steps -= (len(changed) if type(changed) is tuple else rt.size(changed))  # trading_bot.world:483
-            self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:483
-            return _new_Notification(rt.python_grown(self, ('Stocks ' + rt.built(self, rt.join(', ', changed)) + ' have significant price changes.')))  # trading_bot.world:483
-        return _new_Notification('No significant price changes in the selected stocks.')  # trading_bot.world:487
+        changed: tuple[str, ...] = tuple([  # trading_bot.world:481
+            _symbol2
+            for _symbol2 in rt.each(self, stocks)
+            if _symbol2 in self.state.stocks
+            and self.fn_price_changed(self.state.stocks[_symbol2], threshold)
+        ])
+        if len(changed) > 0:  # trading_bot.world:482
+            return _new_Notification(rt.python_grown(  # trading_bot.world:483
+                self,
+                'Stocks '
+                + rt.built(self, rt.join(', ', rt.each(self, changed)))
+                + ' have significant price changes.',
+            ))
+        return _new_Notification(  # trading_bot.world:487
+            'No significant price changes in the selected stocks.'
+        )
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

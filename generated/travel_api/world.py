@@ -1334,7 +1334,7 @@ def _new_CreditCards(credit_card_list: dict[str, dict[str, Any]]) -> CreditCards
     return _made
 
 
-_C_AIRPORTS: tuple[str, ...] = ('RMS', 'SBK', 'MPC', 'SVP', 'SHD', 'CDG', 'LHR', 'SSV', 'OKD', 'WLB', 'PEK', 'HND', 'HKG', 'CIA', 'CRH', 'ATV', 'PHV', 'GFD', 'SFO', 'LAX', 'JFK', 'ORD', 'BOS',)  # travel_api.world:150
+_C_AIRPORTS: tuple[str, ...] = ('RMS', 'SBK', 'MPC', 'SVP', 'SHD', 'CDG', 'LHR', 'SSV', 'OKD', 'WLB', 'PEK', 'HND', 'HKG', 'CIA', 'CRH', 'ATV', 'PHV', 'GFD', 'SFO', 'LAX', 'JFK', 'ORD', 'BOS')  # travel_api.world:150
 _C_CITY_AIRPORTS: dict[str, str] = {'Rivermist': 'RMS', 'Stonebrook': 'SBK', 'Maplecrest': 'MPC', 'Silverpine': 'SVP', 'Shadowridge': 'SHD', 'London': 'LHR', 'Paris': 'CDG', 'Sunset Valley': 'SSV', 'Oakendale': 'OKD', 'Willowbend': 'WLB', 'Crescent Hollow': 'CRH', 'Autumnville': 'ATV', 'Pinehaven': 'PHV', 'Greenfield': 'GFD', 'San Francisco': 'SFO', 'Los Angeles': 'LAX', 'New York': 'JFK', 'Chicago': 'ORD', 'Boston': 'BOS', 'Beijing': 'PEK', 'Hong Kong': 'HKG', 'Rome': 'CIA', 'Tokyo': 'HND'}  # travel_api.world:155
 _C_BASE_COSTS: dict[str, int] = {'SFO|LAX': 200, 'SFO|JFK': 500, 'SFO|ORD': 400, 'SFO|BOS': 450, 'SFO|RMS': 300, 'SFO|SBK': 350, 'SFO|MPC': 370, 'SFO|SVP': 320, 'SFO|SHD': 330, 'SFO|SSV': 340, 'SFO|OKD': 360, 'SFO|WLB': 310, 'SFO|CRH': 380, 'SFO|ATV': 390, 'SFO|PHV': 420, 'SFO|GFD': 430, 'SFO|CIA': 700, 'LAX|SFO': 100, 'LAX|JFK': 600, 'LAX|ORD': 500, 'LAX|BOS': 550, 'LAX|RMS': 310, 'LAX|SBK': 320, 'LAX|MPC': 330, 'LAX|SVP': 340, 'LAX|SHD': 350, 'LAX|SSV': 360, 'LAX|OKD': 370, 'LAX|WLB': 380, 'LAX|CRH': 390, 'LAX|ATV': 400, 'LAX|PHV': 410, 'LAX|GFD': 420, 'LAX|HND': 430, 'JFK|ORD': 300, 'JFK|BOS': 250, 'JFK|RMS': 450, 'JFK|SBK': 460, 'JFK|MPC': 470, 'JFK|SVP': 480, 'JFK|SHD': 490, 'JFK|SSV': 500, 'JFK|OKD': 510, 'JFK|WLB': 520, 'JFK|CRH': 530, 'JFK|ATV': 540, 'JFK|PHV': 550, 'JFK|GFD': 560, 'JFK|LAX': 570, 'JFK|HND': 800, 'JFK|PVG': 950, 'JFK|PEK': 1000, 'ORD|LAX': 180, 'ORD|BOS': 200, 'ORD|RMS': 350, 'ORD|SBK': 360, 'ORD|MPC': 370, 'ORD|SVP': 380, 'ORD|SHD': 390, 'ORD|SSV': 400, 'ORD|OKD': 410, 'ORD|WLB': 420, 'ORD|CRH': 430, 'ORD|ATV': 440, 'ORD|PHV': 450, 'ORD|GFD': 460, 'BOS|RMS': 400, 'BOS|SBK': 410, 'BOS|MPC': 420, 'BOS|SVP': 430, 'BOS|SHD': 440, 'BOS|SSV': 450, 'BOS|OKD': 460, 'BOS|WLB': 470, 'BOS|CRH': 480, 'BOS|ATV': 490, 'BOS|PHV': 500, 'BOS|GFD': 510, 'RMS|BOS': 200, 'RMS|JFK': 210, 'RMS|SBK': 220, 'RMS|MPC': 230, 'RMS|SVP': 240, 'RMS|SHD': 250, 'RMS|SSV': 260, 'RMS|OKD': 270, 'RMS|WLB': 280, 'RMS|CRH': 290, 'RMS|ATV': 300, 'RMS|PHV': 310, 'RMS|GFD': 320, 'RMS|LAX': 330, 'SBK|MPC': 200, 'SBK|SVP': 210, 'SBK|SHD': 220, 'SBK|SSV': 230, 'SBK|OKD': 240, 'SBK|WLB': 250, 'SBK|CRH': 260, 'SBK|ATV': 270, 'SBK|PHV': 280, 'SBK|GFD': 290, 'MPC|SVP': 210, 'MPC|SHD': 220, 'MPC|SSV': 230, 'MPC|OKD': 240, 'MPC|WLB': 250, 'MPC|CRH': 260, 'MPC|ATV': 270, 'MPC|PHV': 280, 'MPC|GFD': 290, 'SVP|SHD': 230, 'SVP|SSV': 240, 'SVP|OKD': 250, 'SVP|WLB': 260, 'SVP|CRH': 270, 'SVP|ATV': 280, 'SVP|PHV': 290, 'SVP|GFD': 300, 'SHD|SSV': 220, 'SHD|OKD': 230, 'SHD|WLB': 240, 'SHD|CRH': 250, 'SHD|ATV': 260, 'SHD|PHV': 270, 'SHD|GFD': 280, 'SSV|OKD': 240, 'SSV|WLB': 250, 'SSV|CRH': 260, 'SSV|ATV': 270, 'SSV|PHV': 280, 'SSV|GFD': 290, 'OKD|WLB': 230, 'OKD|CRH': 240, 'OKD|ATV': 250, 'OKD|PHV': 260, 'OKD|GFD': 270, 'WLB|CRH': 250, 'WLB|ATV': 260, 'WLB|PHV': 270, 'WLB|GFD': 280, 'CRH|ATV': 240, 'CRH|PHV': 250, 'CRH|GFD': 260, 'CRH|SFO': 270, 'CRH|RMS': 280, 'CRH|HKG': 290, 'CRH|JFK': 300, 'ATV|PHV': 230, 'ATV|GFD': 240, 'PHV|GFD': 220, 'LHR|CDG': 100, 'OKD|LAX': 220}  # travel_api.world:184
 _C_USD_RATES: dict[str, int | float] = {'RMB': 7, 'EUR': 0.8, 'JPY': 110, 'GBP': 0.7, 'CAD': 1.3, 'AUD': 1.4, 'INR': 70, 'RUB': 60, 'BRL': 3.8, 'MXN': 20}  # travel_api.world:343
@@ -1458,17 +1458,19 @@ class TravelAPI(Episode):
     def fn_unhashable(self, value: Any) -> str | None:  # python_errors.world:7
         "Python's TypeError for a list or a dict used as a dict key; none for any other value."
         kind: str = rt.python_type(value)  # python_errors.world:10
-        if ((kind == 'list') or (kind == 'dict')):  # python_errors.world:11
-            return rt.built(self, ("unhashable type: '" + rt.text(kind) + "'"))  # python_errors.world:12
+        if kind == 'list' or kind == 'dict':  # python_errors.world:11
+            return rt.built(  # python_errors.world:12
+                self, "unhashable type: '" + rt.text(kind) + "'"
+            )
         return None  # python_errors.world:14
 
     def fn_truthy(self, value: Any) -> bool:  # python_errors.world:17
         'Python\'s truth value (`if value:`): false for none, false, 0, 0.0, "", [] and {}.'
-        if ((((value is None) or (value == False)) or (value == 0)) or (value == '')):  # python_errors.world:20
+        if value is None or value == False or value == 0 or value == '':  # python_errors.world:20
             return False  # python_errors.world:21
         kind: str = rt.python_type(value)  # python_errors.world:23
-        if ((kind == 'list') or (kind == 'dict')):  # python_errors.world:24
-            return (len(value) > 0)  # python_errors.world:25
+        if kind == 'list' or kind == 'dict':  # python_errors.world:24
+            return len(value) > 0  # python_errors.world:25
         return True  # python_errors.world:27
 
     def fn_key_of(self, entry: dict[str, Any], key_: str) -> Any:  # travel_api.world:698
@@ -1477,43 +1479,69 @@ class TravelAPI(Episode):
             raise ToolError(rt.built(self, rt.python_repr(key_)))
         return entry[key_]  # travel_api.world:702
 
-    def fn_cost_lookup(self, travel_from: str, travel_to: str, travel_date: str, travel_class: str) -> dict[str, dict[str, float]]:  # travel_api.world:707
+    def fn_cost_lookup(  # travel_api.world:707
+        self, travel_from: str, travel_to: str, travel_date: str, travel_class: str
+    ) -> dict[str, dict[str, float]]:
         "The flight costs BFCL's get_flight_cost computes and caches; fails as it raises."
-        unhashable_part: str | None = rt.coalesce_optional(self.fn_unhashable(travel_from), lambda: self.fn_unhashable(travel_to))  # travel_api.world:716
-        if (unhashable_part is not None):  # travel_api.world:717
-            raise ToolError((unhashable_part if unhashable_part is not None else rt.absent()))  # travel_api.world:718
-        route: str = rt.built(self, (rt.text(travel_from) + '|' + rt.text(travel_to)))  # travel_api.world:720
+        unhashable_part: str | None = rt.coalesce_optional(  # travel_api.world:716
+            self.fn_unhashable(travel_from), lambda: self.fn_unhashable(travel_to)
+        )
+        if unhashable_part is not None:  # travel_api.world:717
+            raise ToolError(  # travel_api.world:718
+                unhashable_part if unhashable_part is not None else rt.absent()
+            )
+        route: str = rt.built(  # travel_api.world:720
+            self, rt.text(travel_from) + '|' + rt.text(travel_to)
+        )
         if not (route in _C_BASE_COSTS):  # travel_api.world:721
             raise ToolError('No available route for the given airports.')
         factor: int = 0  # travel_api.world:722
-        if (travel_class == 'economy'):  # travel_api.world:723
+        if travel_class == 'economy':  # travel_api.world:723
             factor = 1  # travel_api.world:724
-        elif (travel_class == 'business'):  # travel_api.world:725
+        elif travel_class == 'business':  # travel_api.world:725
             factor = 2  # travel_api.world:726
-        elif (travel_class == 'first'):  # travel_api.world:727
+        elif travel_class == 'first':  # travel_api.world:727
             factor = 5  # travel_api.world:728
         else:
-            raise ToolError('Invalid travel class. Options are: economy, business, first.')  # travel_api.world:730
+            raise ToolError(  # travel_api.world:730
+                'Invalid travel class. Options are: economy, business, first.'
+            )
         digit_sum: int = 0  # travel_api.world:734
         for i in rt.each(self, rt.int_range(0, len(travel_date))):  # travel_api.world:735
-            char: str = rt.built(self, travel_date[i:(i + 1):])  # travel_api.world:736
+            char: str = rt.built(self, travel_date[i:i + 1:])  # travel_api.world:736
             if rt.read(self, char).isdigit():  # travel_api.world:737
                 if not rt.read(self, char).isdecimal():  # travel_api.world:738
-                    raise ToolError(rt.built(self, ('invalid literal for int() with base 10: ' + rt.text(rt.built(self, rt.python_repr(char))))))
-                digit_sum = rt.python_augmented(self, '+', digit_sum, rt.to_int(rt.read(self, char)))  # travel_api.world:739
-        multiplier: int = (2 if (rt.python_remainder(digit_sum, 2) == 0) else 1)  # travel_api.world:742
+                    raise ToolError(rt.built(
+                        self,
+                        'invalid literal for int() with base 10: '
+                        + rt.text(rt.built(self, rt.python_repr(char))),
+                    ))
+                digit_sum = rt.python_augmented(  # travel_api.world:739
+                    self, '+', digit_sum, rt.to_int(rt.read(self, char))
+                )
+        multiplier: int = (  # travel_api.world:742
+            2 if rt.python_remainder(digit_sum, 2) == 0 else 1
+        )
         costs: dict[str, dict[str, float]] = {}  # travel_api.world:743
         if self.state.long_context:  # travel_api.world:744
-            self._steps -= rt.size(_C_BASE_COSTS)  # travel_api.world:746
-            self._steps >= 0 or rt.out_of_steps()  # travel_api.world:746
-            for key_ in _C_BASE_COSTS:  # travel_api.world:746
-                self._steps -= rt.size(costs)  # travel_api.world:747
-                self._steps >= 0 or rt.out_of_steps()  # travel_api.world:747
-                costs = {**costs, rt.built(self, (rt.text(key_) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date))): {'cost': rt.to_float(rt.python_times(rt.python_times(_C_BASE_COSTS[key_], factor), multiplier))}}  # travel_api.world:747
+            for key_ in rt.each(self, _C_BASE_COSTS):  # travel_api.world:746
+                costs = {  # travel_api.world:747
+                    **rt.each(self, costs),
+                    rt.built(self, rt.text(key_) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date)): {
+                        'cost': rt.to_float(rt.python_times(
+                            rt.python_times(_C_BASE_COSTS[key_], factor), multiplier
+                        )),
+                    },
+                }
         else:
-            self._steps -= rt.size(costs)  # travel_api.world:752
-            self._steps >= 0 or rt.out_of_steps()  # travel_api.world:752
-            costs = {**costs, rt.built(self, (rt.text(route) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date))): {'cost': rt.to_float(rt.python_times(rt.python_times(_C_BASE_COSTS[route], factor), multiplier))}}  # travel_api.world:752
+            costs = {  # travel_api.world:752
+                **rt.each(self, costs),
+                rt.built(self, rt.text(route) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date)): {
+                    'cost': rt.to_float(rt.python_times(
+                        rt.python_times(_C_BASE_COSTS[route], factor), multiplier
+                    )),
+                },
+            }
         return costs  # travel_api.world:756
 
     def fn_booking_refused(self, error: str) -> Booking:  # travel_api.world:759
@@ -1522,26 +1550,47 @@ class TravelAPI(Episode):
     def fn_insurance_refused(self, error: str) -> Insurance:  # travel_api.world:763
         return _new_Insurance(None, False, error)  # travel_api.world:764
 
-    def tool_authenticate_travel(self, client_id: str, client_secret: str, refresh_token: str, grant_type: str, user_first_name: str, user_last_name: str) -> Token:  # travel_api.world:769
+    def tool_authenticate_travel(  # travel_api.world:769
+        self,
+        client_id: str,
+        client_secret: str,
+        refresh_token: str,
+        grant_type: str,
+        user_first_name: str,
+        user_last_name: str,
+    ) -> Token:
         'Authenticate the user with the travel API'
-        token: str = rt.text(self._rng().randint(100000, 999999))  # travel_api.world:780
-        self._set(self.state, 'token_expires_in', 2)  # travel_api.world:781
-        self._set(self.state, 'access_token', token)  # travel_api.world:782
-        self._set(self.state, 'token_type', 'Bearer')  # travel_api.world:783
-        self._set(self.state, 'token_scope', grant_type)  # travel_api.world:784
-        self._set(self.state, 'user_first_name', user_first_name)  # travel_api.world:785
-        self._set(self.state, 'user_last_name', user_last_name)  # travel_api.world:786
+        token: str = rt.text(self.random_source().randint(100000, 999999))  # travel_api.world:780
+        self.set_state('token_expires_in', 2)  # travel_api.world:781
+        self.set_state('access_token', token)  # travel_api.world:782
+        self.set_state('token_type', 'Bearer')  # travel_api.world:783
+        self.set_state('token_scope', grant_type)  # travel_api.world:784
+        self.set_state('user_first_name', user_first_name)  # travel_api.world:785
+        self.set_state('user_last_name', user_last_name)  # travel_api.world:786
         return _new_Token(2, token, 'Bearer', grant_type)  # travel_api.world:787
 
     def tool_travel_get_login_status(self) -> LoginStatus:  # travel_api.world:790
         'Get the status of the login'
-        return _new_LoginStatus((not ((self.state.token_expires_in is None) or (rt.present(self.state.token_expires_in) == 0))))  # travel_api.world:791
+        return _new_LoginStatus(  # travel_api.world:791
+            not (
+                self.state.token_expires_in is None or rt.present(self.state.token_expires_in) == 0
+            ),
+        )
 
-    def tool_get_budget_fiscal_year(self, lastModifiedAfter: str | None, includeRemoved: str | None) -> FiscalYear:  # travel_api.world:794
+    def tool_get_budget_fiscal_year(  # travel_api.world:794
+        self, lastModifiedAfter: str | None, includeRemoved: str | None
+    ) -> FiscalYear:
         'Get the budget fiscal year'
         return _new_FiscalYear('2018')  # travel_api.world:801
 
-    def tool_register_credit_card(self, access_token: str, card_number: str, expiration_date: str, cardholder_name: str, card_verification_number: int) -> CardId:  # travel_api.world:804
+    def tool_register_credit_card(  # travel_api.world:804
+        self,
+        access_token: str,
+        card_number: str,
+        expiration_date: str,
+        cardholder_name: str,
+        card_verification_number: int,
+    ) -> CardId:
         'Register a credit card'
         if not (self.state.token_expires_in is not None):  # travel_api.world:816
             raise ToolError('Token not initialized')
@@ -1551,74 +1600,212 @@ class TravelAPI(Episode):
             raise ToolError('Invalid access token')
         if not (card_number not in self.state.credit_card_list):  # travel_api.world:820
             raise ToolError('Card already registered')
-        card_id: str = rt.text(self._rng().randint(100000000000, 999999999999))  # travel_api.world:821
-        self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: {'card_number': card_number, 'expiration_date': expiration_date, 'cardholder_name': cardholder_name, 'card_verification_number': card_verification_number, 'balance': self._rng().randint(10000, 99999)}})  # travel_api.world:822
+        card_id: str = rt.text(self.random_source().randint(  # travel_api.world:821
+            100000000000, 999999999999
+        ))
+        self.set_state(  # travel_api.world:822
+            'credit_card_list',
+            {
+                **self.state.credit_card_list,
+                card_id: {
+                    'card_number': card_number,
+                    'expiration_date': expiration_date,
+                    'cardholder_name': cardholder_name,
+                    'card_verification_number': card_verification_number,
+                    'balance': self.random_source().randint(10000, 99999),
+                },
+            },
+        )
         return _new_CardId(card_id)  # travel_api.world:829
 
-    def tool_get_flight_cost(self, travel_from: str, travel_to: str, travel_date: str, travel_class: str) -> CostList:  # travel_api.world:832
+    def tool_get_flight_cost(  # travel_api.world:832
+        self, travel_from: str, travel_to: str, travel_date: str, travel_class: str
+    ) -> CostList:
         'Get the list of cost of a flight in USD based on location, date, and class'
-        self._set(self.state, 'flight_cost_lookup', self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class))  # travel_api.world:841
-        return _new_CostList(tuple([_entry1['cost'] for _entry1 in rt.each(self, tuple(rt.each(self, self.state.flight_cost_lookup).values()))]))  # travel_api.world:842
+        self.set_state(  # travel_api.world:841
+            'flight_cost_lookup',
+            self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class),
+        )
+        return _new_CostList(tuple([  # travel_api.world:842
+            _entry1['cost']
+            for _entry1 in rt.each(
+                self, tuple(rt.each(self, self.state.flight_cost_lookup).values())
+            )
+        ]))
 
-    def tool_get_credit_card_balance(self, access_token: str, card_id: str) -> CardBalance:  # travel_api.world:845
+    def tool_get_credit_card_balance(  # travel_api.world:845
+        self, access_token: str, card_id: str
+    ) -> CardBalance:
         'Get the balance of a credit card'
         if not (self.state.token_expires_in != 0):  # travel_api.world:851
             raise ToolError('Token expired')
         if not (access_token == self.state.access_token):  # travel_api.world:852
             raise ToolError('Invalid access token')
         if not (card_id in self.state.credit_card_list):  # travel_api.world:854
-            raise ToolError(rt.python_grown(self, ("Card not registered. Here are a list of card_id's: " + rt.built(self, rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.credit_card_list).keys())))))))
-        return _new_CardBalance(self.fn_key_of(self.state.credit_card_list[card_id], 'balance'))  # travel_api.world:855
+            raise ToolError(rt.python_grown(
+                self,
+                "Card not registered. Here are a list of card_id's: "
+                + rt.built(
+                    self,
+                    rt.python_repr(rt.each(
+                        self, tuple(rt.each(self, self.state.credit_card_list).keys())
+                    )),
+                ),
+            ))
+        return _new_CardBalance(self.fn_key_of(  # travel_api.world:855
+            self.state.credit_card_list[card_id], 'balance'
+        ))
 
-    def tool_book_flight(self, access_token: str, card_id: str, travel_date: str, travel_from: str, travel_to: str, travel_class: str) -> Booking:  # travel_api.world:858
-        'Book a flight given the travel information. From and To should be the airport codes in the IATA format.'
-        if (self.state.token_expires_in == 0):  # travel_api.world:868
+    def tool_book_flight(  # travel_api.world:858
+        self,
+        access_token: str,
+        card_id: str,
+        travel_date: str,
+        travel_from: str,
+        travel_to: str,
+        travel_class: str,
+    ) -> Booking:
+        (
+            'Book a flight given the travel information. From and To should be the airport codes '
+            'in the IATA format.'
+        )
+        if self.state.token_expires_in == 0:  # travel_api.world:868
             return self.fn_booking_refused('Token expired')  # travel_api.world:869
-        if (access_token != self.state.access_token):  # travel_api.world:871
+        if access_token != self.state.access_token:  # travel_api.world:871
             return self.fn_booking_refused('Invalid access token')  # travel_api.world:872
-        card: dict[str, Any] | None = self.state.credit_card_list.get(card_id)  # travel_api.world:874
-        if (card is None):  # travel_api.world:875
+        card: dict[str, Any] | None = self.state.credit_card_list.get(  # travel_api.world:874
+            card_id
+        )
+        if card is None:  # travel_api.world:875
             return self.fn_booking_refused('Card not registered')  # travel_api.world:876
-        if ('balance' not in (card if card is not None else rt.absent())):  # travel_api.world:878
+        if 'balance' not in (card if card is not None else rt.absent()):  # travel_api.world:878
             return self.fn_booking_refused('Balance not found')  # travel_api.world:879
-        if (travel_from not in rt.each(self, _C_AIRPORTS)):  # travel_api.world:881
-            return self.fn_booking_refused(rt.built(self, ('Invalid departure airport code: ' + rt.text(travel_from))))  # travel_api.world:882
-        if (travel_to not in rt.each(self, _C_AIRPORTS)):  # travel_api.world:884
-            return self.fn_booking_refused(rt.built(self, ('Invalid destination airport code: ' + rt.text(travel_to))))  # travel_api.world:885
-        if (rt.attempt(lambda: rt.strptime(rt.read(self, travel_date), '%Y-%m-%d')) is None):  # travel_api.world:887
-            return self.fn_booking_refused('Invalid date format. Use YYYY-MM-DD.')  # travel_api.world:888
-        if (((travel_class != 'economy') and (travel_class != 'business')) and (travel_class != 'first')):  # travel_api.world:890
-            return self.fn_booking_refused("Invalid travel class. Must be one of {'first', 'business', 'economy'}")  # travel_api.world:893
-        if (rt.built(self, (rt.text(travel_from) + '|' + rt.text(travel_to))) not in _C_BASE_COSTS):  # travel_api.world:898
-            return self.fn_booking_refused('No available route for the given airports.')  # travel_api.world:899
-        self._set(self.state, 'flight_cost_lookup', self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class))  # travel_api.world:901
-        entry: dict[str, float] | None = self.state.flight_cost_lookup.get(rt.built(self, (rt.text(travel_from) + '|' + rt.text(travel_to) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date))))  # travel_api.world:903
-        if (entry is None):  # travel_api.world:904
-            return self.fn_booking_refused('No available route for the given parameters')  # travel_api.world:905
-        travel_cost: float = (entry if entry is not None else rt.absent())['cost']  # travel_api.world:907
-        balance: int | float = rt.to_number(rt.read(self, (card if card is not None else rt.absent())['balance']))  # travel_api.world:908
-        if (balance < travel_cost):  # travel_api.world:909
+        if travel_from not in rt.each(self, _C_AIRPORTS):  # travel_api.world:881
+            return self.fn_booking_refused(rt.built(  # travel_api.world:882
+                self, 'Invalid departure airport code: ' + rt.text(travel_from)
+            ))
+        if travel_to not in rt.each(self, _C_AIRPORTS):  # travel_api.world:884
+            return self.fn_booking_refused(rt.built(  # travel_api.world:885
+                self, 'Invalid destination airport code: ' + rt.text(travel_to)
+            ))
+        if (  # travel_api.world:887
+            rt.attempt(lambda: rt.strptime(rt.read(self, travel_date), '%Y-%m-%d')) is None
+        ):
+            return self.fn_booking_refused(  # travel_api.world:888
+                'Invalid date format. Use YYYY-MM-DD.'
+            )
+        if (  # travel_api.world:890
+            travel_class != 'economy' and travel_class != 'business' and travel_class != 'first'
+        ):
+            return self.fn_booking_refused(  # travel_api.world:893
+                "Invalid travel class. Must be one of {'first', 'business', 'economy'}"
+            )
+        if (  # travel_api.world:898
+            rt.built(self, rt.text(travel_from) + '|' + rt.text(travel_to)) not in _C_BASE_COSTS
+        ):
+            return self.fn_booking_refused(  # travel_api.world:899
+                'No available route for the given airports.'
+            )
+        self.set_state(  # travel_api.world:901
+            'flight_cost_lookup',
+            self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class),
+        )
+        entry: dict[str, float] | None = self.state.flight_cost_lookup.get(rt.built(  # travel_api.world:903
+            self,
+            rt.text(travel_from)
+            + '|'
+            + rt.text(travel_to)
+            + '|'
+            + rt.text(travel_class)
+            + '|'
+            + rt.text(travel_date),
+        ))
+        if entry is None:  # travel_api.world:904
+            return self.fn_booking_refused(  # travel_api.world:905
+                'No available route for the given parameters'
+            )
+        travel_cost: float = (entry if entry is not None else rt.absent())[  # travel_api.world:907
+            'cost'
+        ]
+        balance: int | float = rt.to_number(rt.read(  # travel_api.world:908
+            self, (card if card is not None else rt.absent())['balance']
+        ))
+        if balance < travel_cost:  # travel_api.world:909
             return self.fn_booking_refused('Insufficient funds')  # travel_api.world:910
-        if ((self.state.budget_limit is not None) and (balance < rt.present(self.state.budget_limit))):  # travel_api.world:913
-            return self.fn_booking_refused('Balance is less than budget limit')  # travel_api.world:914
-        self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: {**self.state.credit_card_list[card_id], 'balance': (balance - travel_cost)}})  # travel_api.world:916
-        booking_id: str = rt.text(self._rng().randint(1000000, 9999999))  # travel_api.world:917
-        transaction_id: str = rt.text(self._rng().randint(10000000, 99999999))  # travel_api.world:918
-        self._set(self.state, 'booking_record', {**self.state.booking_record, booking_id: {'card_id': card_id, 'travel_date': travel_date, 'travel_from': travel_from, 'travel_to': travel_to, 'travel_class': travel_class, 'travel_cost': travel_cost, 'transaction_id': transaction_id}})  # travel_api.world:919
-        return _new_Booking(booking_id, transaction_id, True, (self.state.booking_record if self.state.long_context else {}), None)  # travel_api.world:929
+        if (  # travel_api.world:913
+            self.state.budget_limit is not None and balance < rt.present(self.state.budget_limit)
+        ):
+            return self.fn_booking_refused(  # travel_api.world:914
+                'Balance is less than budget limit'
+            )
+        self.set_state(  # travel_api.world:916
+            'credit_card_list',
+            {
+                **self.state.credit_card_list,
+                card_id: {
+                    **self.state.credit_card_list[card_id], 'balance': balance - travel_cost
+                },
+            },
+        )
+        booking_id: str = rt.text(self.random_source().randint(  # travel_api.world:917
+            1000000, 9999999
+        ))
+        transaction_id: str = rt.text(self.random_source().randint(  # travel_api.world:918
+            10000000, 99999999
+        ))
+        self.set_state(  # travel_api.world:919
+            'booking_record',
+            {
+                **self.state.booking_record,
+                booking_id: {
+                    'card_id': card_id,
+                    'travel_date': travel_date,
+                    'travel_from': travel_from,
+                    'travel_to': travel_to,
+                    'travel_class': travel_class,
+                    'travel_cost': travel_cost,
+                    'transaction_id': transaction_id,
+                },
+            },
+        )
+        return _new_Booking(  # travel_api.world:929
+            booking_id,
+            transaction_id,
+            True,
+            self.state.booking_record if self.state.long_context else {},
+            None,
+        )
 
-    def tool_retrieve_invoice(self, access_token: str, booking_id: str | None, insurance_id: str | None) -> InvoiceResult:  # travel_api.world:937
+    def tool_retrieve_invoice(  # travel_api.world:937
+        self, access_token: str, booking_id: str | None, insurance_id: str | None
+    ) -> InvoiceResult:
         'Retrieve the invoice for a booking.'
         if not (self.state.token_expires_in != 0):  # travel_api.world:944
             raise ToolError('Token expired')
         if not (access_token == self.state.access_token):  # travel_api.world:945
             raise ToolError('Invalid access token')
-        if ((booking_id is None) or ((booking_id if booking_id is not None else rt.absent()) not in self.state.booking_record)):  # travel_api.world:947
+        if (  # travel_api.world:947
+            booking_id is None
+            or (booking_id if booking_id is not None else rt.absent())
+            not in self.state.booking_record
+        ):
             raise ToolError('Booking not found')  # travel_api.world:948
-        booking: dict[str, Any] = self.state.booking_record[(booking_id if booking_id is not None else rt.absent())]  # travel_api.world:950
-        return _new_InvoiceResult(_new_Invoice((booking_id if booking_id is not None else rt.absent()), self.fn_key_of(booking, 'travel_date'), self.fn_key_of(booking, 'travel_from'), self.fn_key_of(booking, 'travel_to'), self.fn_key_of(booking, 'travel_class'), self.fn_key_of(booking, 'travel_cost'), self.fn_key_of(booking, 'transaction_id')))  # travel_api.world:953
+        booking: dict[str, Any] = self.state.booking_record[  # travel_api.world:950
+            booking_id if booking_id is not None else rt.absent()
+        ]
+        return _new_InvoiceResult(_new_Invoice(  # travel_api.world:953
+            booking_id if booking_id is not None else rt.absent(),
+            self.fn_key_of(booking, 'travel_date'),
+            self.fn_key_of(booking, 'travel_from'),
+            self.fn_key_of(booking, 'travel_to'),
+            self.fn_key_of(booking, 'travel_class'),
+            self.fn_key_of(booking, 'travel_cost'),
+            self.fn_key_of(booking, 'transaction_id'),
+        ))
 
-    def tool_get_booking_history(self, access_token: str) -> BookingHistory:  # travel_api.world:966
+    def tool_get_booking_history(  # travel_api.world:966
+        self, access_token: str
+    ) -> BookingHistory:
         'Retrieve all booking history for the user.'
         if not (self.state.token_expires_in != 0):  # travel_api.world:971
             raise ToolError('Token expired')
@@ -1630,85 +1817,187 @@ class TravelAPI(Episode):
         'List all available airports'
         return _C_AIRPORTS  # travel_api.world:977
 
-    def tool_cancel_booking(self, access_token: str, booking_id: str) -> Cancellation:  # travel_api.world:980
+    def tool_cancel_booking(  # travel_api.world:980
+        self, access_token: str, booking_id: str
+    ) -> Cancellation:
         'Cancel a booking'
-        if (self.state.token_expires_in == 0):  # travel_api.world:986
+        if self.state.token_expires_in == 0:  # travel_api.world:986
             return _new_Cancellation(False, 'Token expired')  # travel_api.world:987
-        if (access_token != self.state.access_token):  # travel_api.world:989
+        if access_token != self.state.access_token:  # travel_api.world:989
             return _new_Cancellation(False, 'Invalid access token')  # travel_api.world:990
-        if (booking_id not in self.state.booking_record):  # travel_api.world:992
+        if booking_id not in self.state.booking_record:  # travel_api.world:992
             return _new_Cancellation(False, 'Booking not found')  # travel_api.world:993
         booking: dict[str, Any] = self.state.booking_record[booking_id]  # travel_api.world:995
         card_id: Any = self.fn_key_of(booking, 'card_id')  # travel_api.world:996
         travel_cost: Any = self.fn_key_of(booking, 'travel_cost')  # travel_api.world:997
         refused: str | None = self.fn_unhashable(card_id)  # travel_api.world:999
-        if (refused is not None):  # travel_api.world:1000
-            raise ToolError((refused if refused is not None else rt.absent()))  # travel_api.world:1001
-        if not ((rt.python_type(card_id) == 'str') and (rt.built(self, rt.text(card_id)) in self.state.credit_card_list)):  # travel_api.world:1003
+        if refused is not None:  # travel_api.world:1000
+            raise ToolError(  # travel_api.world:1001
+                refused if refused is not None else rt.absent()
+            )
+        if not (  # travel_api.world:1003
+            rt.python_type(card_id) == 'str'
+            and rt.built(self, rt.text(card_id)) in self.state.credit_card_list
+        ):
             raise ToolError(rt.built(self, rt.python_repr(rt.each(self, card_id))))
-        card: dict[str, Any] = self.state.credit_card_list[rt.built(self, rt.text(card_id))]  # travel_api.world:1004
-        self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, rt.built(self, rt.text(card_id)): {**self.state.credit_card_list[rt.built(self, rt.text(card_id))], 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.fn_key_of(card, 'balance'))) + rt.to_number(rt.read(self, travel_cost)))}})  # travel_api.world:1005
-        self._set(self.state, 'booking_record', rt.without_key(self.state.booking_record, booking_id))  # travel_api.world:1006
+        card: dict[str, Any] = self.state.credit_card_list[  # travel_api.world:1004
+            rt.built(self, rt.text(card_id))
+        ]
+        self.set_state(  # travel_api.world:1005
+            'credit_card_list',
+            {
+                **self.state.credit_card_list,
+                rt.built(self, rt.text(card_id)): {
+                    **self.state.credit_card_list[rt.built(self, rt.text(card_id))],
+                    'balance': rt.bounded_number(
+                        rt.to_number(rt.read(self, self.fn_key_of(card, 'balance')))
+                        + rt.to_number(rt.read(self, travel_cost)),
+                    ),
+                },
+            },
+        )
+        self.set_state(  # travel_api.world:1006
+            'booking_record', rt.without_key(self.state.booking_record, booking_id)
+        )
         return _new_Cancellation(True, None)  # travel_api.world:1007
 
-    def tool_compute_exchange_rate(self, base_currency: str, target_currency: str, value: int | float) -> ExchangedValue:  # travel_api.world:1010
+    def tool_compute_exchange_rate(  # travel_api.world:1010
+        self, base_currency: str, target_currency: str, value: int | float
+    ) -> ExchangedValue:
         'Compute the exchange rate between two currencies'
-        if ((base_currency == 'USD') and (target_currency in _C_USD_RATES)):  # travel_api.world:1019
-            return _new_ExchangedValue(rt.to_float(rt.python_times(value, _C_USD_RATES[target_currency])))  # travel_api.world:1020
-        if ((target_currency == 'USD') and (base_currency in _C_USD_RATES)):  # travel_api.world:1022
-            return _new_ExchangedValue(round((value / _C_USD_RATES[base_currency]), 2))  # travel_api.world:1024
-        raise ToolError('No available exchange rate for the given currencies.')  # travel_api.world:1026
+        if base_currency == 'USD' and target_currency in _C_USD_RATES:  # travel_api.world:1019
+            return _new_ExchangedValue(rt.to_float(rt.python_times(  # travel_api.world:1020
+                value, _C_USD_RATES[target_currency]
+            )))
+        if target_currency == 'USD' and base_currency in _C_USD_RATES:  # travel_api.world:1022
+            return _new_ExchangedValue(round(  # travel_api.world:1024
+                value / _C_USD_RATES[base_currency], 2
+            ))
+        raise ToolError(  # travel_api.world:1026
+            'No available exchange rate for the given currencies.'
+        )
 
-    def tool_verify_traveler_information(self, first_name: str, last_name: str, date_of_birth: str, passport_number: str) -> Verification:  # travel_api.world:1029
+    def tool_verify_traveler_information(  # travel_api.world:1029
+        self, first_name: str, last_name: str, date_of_birth: str, passport_number: str
+    ) -> Verification:
         'Verify the traveler information'
-        if ((self.state.user_first_name != first_name) or (self.state.user_last_name != last_name)):  # travel_api.world:1037
-            return _new_Verification(False, rt.python_grown(self, ('Cannot book flight information for another user.' + rt.built(self, ('Expected ' + rt.text(self.state.user_first_name) + ' ' + rt.text(self.state.user_last_name) + ', got ' + rt.text(first_name) + ' ' + rt.text(last_name))))))  # travel_api.world:1039
-        if (rt.attempt(lambda: rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')) is None):  # travel_api.world:1044
-            return _new_Verification(False, 'Invalid date of birth format. Please use YYYY-MM-DD.')  # travel_api.world:1045
-        born: dt.datetime = rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')  # travel_api.world:1051
+        if (  # travel_api.world:1037
+            self.state.user_first_name != first_name or self.state.user_last_name != last_name
+        ):
+            return _new_Verification(  # travel_api.world:1039
+                False,
+                rt.python_grown(
+                    self,
+                    'Cannot book flight information for another user.'
+                    + rt.built(
+                        self,
+                        'Expected '
+                        + rt.text(self.state.user_first_name)
+                        + ' '
+                        + rt.text(self.state.user_last_name)
+                        + ', got '
+                        + rt.text(first_name)
+                        + ' '
+                        + rt.text(last_name),
+                    ),
+                ),
+            )
+        if (  # travel_api.world:1044
+            rt.attempt(lambda: rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')) is None
+        ):
+            return _new_Verification(  # travel_api.world:1045
+                False, 'Invalid date of birth format. Please use YYYY-MM-DD.'
+            )
+        born: dt.datetime = rt.strptime(  # travel_api.world:1051
+            rt.read(self, date_of_birth), '%Y-%m-%d'
+        )
         age: int = rt.bounded(self.clock.year - born.year)  # travel_api.world:1052
-        if ((self.clock.month < born.month) or ((self.clock.month == born.month) and (self.clock.day < born.day))):  # travel_api.world:1053
+        if (  # travel_api.world:1053
+            self.clock.month < born.month
+            or self.clock.month == born.month and self.clock.day < born.day
+        ):
             age = rt.python_augmented(self, '-', age, 1)  # travel_api.world:1054
-        if (age < 18):  # travel_api.world:1056
-            return _new_Verification(False, 'Traveler must be at least 18 years old.')  # travel_api.world:1057
-        if (not passport_number.startswith('US')):  # travel_api.world:1062
-            return _new_Verification(False, 'Passport must be issued by the United States.')  # travel_api.world:1063
+        if age < 18:  # travel_api.world:1056
+            return _new_Verification(  # travel_api.world:1057
+                False, 'Traveler must be at least 18 years old.'
+            )
+        if not passport_number.startswith('US'):  # travel_api.world:1062
+            return _new_Verification(  # travel_api.world:1063
+                False, 'Passport must be issued by the United States.'
+            )
         return _new_Verification(True, None)  # travel_api.world:1068
 
-    def tool_set_budget_limit(self, access_token: str, budget_limit: float) -> BudgetLimit:  # travel_api.world:1071
+    def tool_set_budget_limit(  # travel_api.world:1071
+        self, access_token: str, budget_limit: float
+    ) -> BudgetLimit:
         'Set the budget limit for the user'
         if not (self.state.token_expires_in != 0):  # travel_api.world:1077
             raise ToolError('Token expired')
         if not (access_token == self.state.access_token):  # travel_api.world:1078
             raise ToolError('Invalid access token')
-        self._set(self.state, 'budget_limit', budget_limit)  # travel_api.world:1080
+        self.set_state('budget_limit', budget_limit)  # travel_api.world:1080
         return _new_BudgetLimit(budget_limit)  # travel_api.world:1081
 
-    def tool_get_nearest_airport_by_city(self, location: str) -> NearestAirport:  # travel_api.world:1084
+    def tool_get_nearest_airport_by_city(  # travel_api.world:1084
+        self, location: str
+    ) -> NearestAirport:
         'Get the nearest airport to the given location'
-        return _new_NearestAirport(rt.coalesce(_C_CITY_AIRPORTS.get(location), lambda: 'Unknown'))  # travel_api.world:1089
+        return _new_NearestAirport(rt.coalesce(  # travel_api.world:1089
+            _C_CITY_AIRPORTS.get(location), lambda: 'Unknown'
+        ))
 
-    def tool_purchase_insurance(self, access_token: str, insurance_type: str, booking_id: str, insurance_cost: int | float, card_id: str) -> Insurance:  # travel_api.world:1092
+    def tool_purchase_insurance(  # travel_api.world:1092
+        self,
+        access_token: str,
+        insurance_type: str,
+        booking_id: str,
+        insurance_cost: int | float,
+        card_id: str,
+    ) -> Insurance:
         'Purchase insurance'
-        if (self.state.token_expires_in == 0):  # travel_api.world:1101
+        if self.state.token_expires_in == 0:  # travel_api.world:1101
             return self.fn_insurance_refused('Token expired')  # travel_api.world:1102
-        if (access_token != self.state.access_token):  # travel_api.world:1104
+        if access_token != self.state.access_token:  # travel_api.world:1104
             return self.fn_insurance_refused('Invalid access token')  # travel_api.world:1105
-        if ((self.state.budget_limit is not None) and (rt.present(self.state.budget_limit) < insurance_cost)):  # travel_api.world:1108
+        if (  # travel_api.world:1108
+            self.state.budget_limit is not None
+            and rt.present(self.state.budget_limit) < insurance_cost
+        ):
             return self.fn_insurance_refused('Exceeded budget limit')  # travel_api.world:1109
-        if (booking_id not in self.state.booking_record):  # travel_api.world:1111
+        if booking_id not in self.state.booking_record:  # travel_api.world:1111
             return self.fn_insurance_refused('Booking not found')  # travel_api.world:1112
-        if (card_id not in self.state.credit_card_list):  # travel_api.world:1114
+        if card_id not in self.state.credit_card_list:  # travel_api.world:1114
             return self.fn_insurance_refused('Credit card not registered')  # travel_api.world:1115
         card: dict[str, Any] = self.state.credit_card_list[card_id]  # travel_api.world:1119
-        self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: {**self.state.credit_card_list[card_id], 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.fn_key_of(card, 'balance'))) - insurance_cost)}})  # travel_api.world:1120
-        return _new_Insurance(rt.text(self._rng().randint(100000000, 999999999)), True, None)  # travel_api.world:1121
+        self.set_state(  # travel_api.world:1120
+            'credit_card_list',
+            {
+                **self.state.credit_card_list,
+                card_id: {
+                    **self.state.credit_card_list[card_id],
+                    'balance': rt.bounded_number(
+                        rt.to_number(rt.read(self, self.fn_key_of(card, 'balance')))
+                        - insurance_cost,
+                    ),
+                },
+            },
+        )
+        return _new_Insurance(  # travel_api.world:1121
+            rt.text(self.random_source().randint(100000000, 999999999)), True, None
+        )
 
-    def tool_contact_customer_support(self, booking_id: str, message: str) -> SupportMessage:  # travel_api.world:1124
-        'Contact travel booking customer support, get immediate support on an issue with an online call.'
+    def tool_contact_customer_support(  # travel_api.world:1124
+        self, booking_id: str, message: str
+    ) -> SupportMessage:
+        (
+            'Contact travel booking customer support, get immediate support on an issue with an '
+            'online call.'
+        )
         if not (booking_id in self.state.booking_record):  # travel_api.world:1130
             raise ToolError('Booking not found')
-        return _new_SupportMessage('Thank you for contacting customer support. Your message has been received and we will get back to you shortly.')  # travel_api.world:1131
+        return _new_SupportMessage(  # travel_api.world:1131
+            'Thank you for contacting customer support. Your message has been received and we will get back to you shortly.',
+        )
 
     def tool_get_all_credit_cards(self) -> CreditCards:  # travel_api.world:1136
         'Get all registered credit cards'
@@ -1720,20 +2009,24 @@ class TravelAPI(Episode):
     def _on_load(self) -> None:  # travel_api.world:678
         rt.refill(self)
         if self.state.long_context:  # travel_api.world:681
-            self._steps -= rt.size(_C_CREDIT_CARD_EXTENSION)  # travel_api.world:682
-            self._steps >= 0 or rt.out_of_steps()  # travel_api.world:682
-            for card_id in _C_CREDIT_CARD_EXTENSION:  # travel_api.world:682
-                if (card_id not in self.state.credit_card_list):  # travel_api.world:683
-                    self._steps -= rt.size(self.state.credit_card_list)  # travel_api.world:684
-                    self._steps >= 0 or rt.out_of_steps()  # travel_api.world:684
-                    self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: _C_CREDIT_CARD_EXTENSION[card_id]})  # travel_api.world:684
-            self._steps -= rt.size(_C_BOOKING_RECORD_EXTENSION)  # travel_api.world:687
-            self._steps >= 0 or rt.out_of_steps()  # travel_api.world:687
-            for booking_id in _C_BOOKING_RECORD_EXTENSION:  # travel_api.world:687
-                if (booking_id not in self.state.booking_record):  # travel_api.world:688
-                    self._steps -= rt.size(self.state.booking_record)  # travel_api.world:689
-                    self._steps >= 0 or rt.out_of_steps()  # travel_api.world:689
-                    self._set(self.state, 'booking_record', {**self.state.booking_record, booking_id: _C_BOOKING_RECORD_EXTENSION[booking_id]})  # travel_api.world:689
+            for card_id in rt.each(self, _C_CREDIT_CARD_EXTENSION):  # travel_api.world:682
+                if card_id not in self.state.credit_card_list:  # travel_api.world:683
+                    self.set_state(  # travel_api.world:684
+                        'credit_card_list',
+                        {
+                            **rt.each(self, self.state.credit_card_list),
+                            card_id: _C_CREDIT_CARD_EXTENSION[card_id],
+                        },
+                    )
+            for booking_id in rt.each(self, _C_BOOKING_RECORD_EXTENSION):  # travel_api.world:687
+                if booking_id not in self.state.booking_record:  # travel_api.world:688
+                    self.set_state(  # travel_api.world:689
+                        'booking_record',
+                        {
+                            **rt.each(self, self.state.booking_record),
+                            booking_id: _C_BOOKING_RECORD_EXTENSION[booking_id],
+                        },
+                    )
 
 
 _ARGS_authenticate_travel: frozenset[str] = frozenset({'client_id', 'client_secret', 'refresh_token', 'grant_type', 'user_first_name', 'user_last_name'})

@@ -448,7 +448,7 @@ class Enrolment(Row):
     def load(cls, data: object, path: str, ep: Any) -> Enrolment:
         d = v.want_object(data, path, {'id': False, 'student': True, 'section': True, 'status': False, 'grade': False, 'enrolled_at': False, 'dropped_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('enrolment_ids', 'EN{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('enrolment_ids', 'EN{:04d}')),
             student=v.check_pattern(v.want_str(d['student'], path + '.student'), path + '.student', '^S[0-9]{5}$'),
             section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
             status=(v.want_enum(d['status'], path + '.status', EnrolmentStatus) if d.get('status') is not None else _E15_EnrolmentStatus_enrolled),
@@ -510,7 +510,7 @@ class WaitlistEntry(Row):
     def load(cls, data: object, path: str, ep: Any) -> WaitlistEntry:
         d = v.want_object(data, path, {'id': False, 'student': True, 'section': True, 'joined_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('waitlist_ids', 'W{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('waitlist_ids', 'W{:03d}')),
             student=v.check_pattern(v.want_str(d['student'], path + '.student'), path + '.student', '^S[0-9]{5}$'),
             section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
             joined_at=(v.want_datetime(d['joined_at'], path + '.joined_at') if d.get('joined_at') is not None else ep.clock),
@@ -851,29 +851,126 @@ class UniversityRegistrar(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((self.fn_seats_taken(_s44) <= _s44.capacity) for _s44 in rt.each(self, self.t_sections)):  # university_registrar.world:191
-            raise InvariantError('No section holds more students than its capacity.', 'university_registrar.world:191')
-        if not all(((not self.fn_holds_seat(_e45)) or (len(self.fn_missing_prereqs((self.t_students.rows.get(_e45.student) or self.t_students.row(_e45.student)), self.t_courses.row((self.t_sections.rows.get(_e45.section) or self.t_sections.row(_e45.section)).course))) == 0)) for _e45 in rt.each(self, self.t_enrolments)):  # university_registrar.world:194
-            raise InvariantError("Every student in a section has passed the course's prerequisites.", 'university_registrar.world:194')
-        if not all(((not self.fn_holds_seat(_e46)) or (len(tuple([_o47.key() for _o47 in rt.each(self, self.t_enrolments) if ((((_o47.student == _e46.student) and ((self.t_sections.rows.get(_o47.section) or self.t_sections.row(_o47.section)).course == (self.t_sections.rows.get(_e46.section) or self.t_sections.row(_e46.section)).course)) and ((self.t_sections.rows.get(_o47.section) or self.t_sections.row(_o47.section)).term == (self.t_sections.rows.get(_e46.section) or self.t_sections.row(_e46.section)).term)) and self.fn_holds_seat(_o47))])) == 1)) for _e46 in rt.each(self, self.t_enrolments)):  # university_registrar.world:197
-            raise InvariantError('A student takes a course at most once per term.', 'university_registrar.world:197')
-        for _row48 in self._changed_rows(self.t_enrolments):  # university_registrar.world:200
-            if not ((_row48.status == _E15_EnrolmentStatus_completed) == (_row48.grade is not None)):
-                raise InvariantError('An enrolment has a grade exactly when it is completed.', 'university_registrar.world:200')
-        for _row49 in self._changed_rows(self.t_enrolments):  # university_registrar.world:203
-            if not ((_row49.status == _E15_EnrolmentStatus_dropped) == (_row49.dropped_at is not None)):
-                raise InvariantError('An enrolment has a drop time exactly when it is dropped.', 'university_registrar.world:203')
-        if not all((not any((((_e51.student == _w50.student) and (_e51.section == _w50.section)) and self.fn_holds_seat(_e51)) for _e51 in rt.each(self, self.t_enrolments))) for _w50 in rt.each(self, self.t_waitlist)):  # university_registrar.world:206
-            raise InvariantError('Nobody waits for a section they already sit in.', 'university_registrar.world:206')
-        if not all((len(tuple([_v53.key() for _v53 in rt.each(self, self.t_waitlist) if ((_v53.student == _w52.student) and (_v53.section == _w52.section))])) == 1) for _w52 in rt.each(self, self.t_waitlist)):  # university_registrar.world:209
-            raise InvariantError("A student is on a section's waitlist at most once.", 'university_registrar.world:209')
-        if not all((self.fn_term_credits((self.t_students.rows.get(_e54.student) or self.t_students.row(_e54.student)), (self.t_sections.rows.get(_e54.section) or self.t_sections.row(_e54.section)).term) <= _C_MAX_CREDITS) for _e54 in rt.each(self, self.t_enrolments)):  # university_registrar.world:212
-            raise InvariantError('Nobody holds more than 18 credits in a term.', 'university_registrar.world:212')
-        if not all(((_e55.status != _E15_EnrolmentStatus_enrolled) or (not any((((((_o56.id_ != _e55.id_) and (_o56.student == _e55.student)) and (_o56.status == _E15_EnrolmentStatus_enrolled)) and ((self.t_sections.rows.get(_o56.section) or self.t_sections.row(_o56.section)).term == (self.t_sections.rows.get(_e55.section) or self.t_sections.row(_e55.section)).term)) and self.fn_meetings_clash((self.t_sections.rows.get(_o56.section) or self.t_sections.row(_o56.section)), (self.t_sections.rows.get(_e55.section) or self.t_sections.row(_e55.section)))) for _o56 in rt.each(self, self.t_enrolments)))) for _e55 in rt.each(self, self.t_enrolments)):  # university_registrar.world:215
-            raise InvariantError("A student's current sections of a term never meet at the same time.", 'university_registrar.world:215')
-        for _row57 in self._changed_rows(self.t_sections):  # university_registrar.world:218
-            if not all((self.fn_minutes_of(_m58.start) < self.fn_minutes_of(_m58.end)) for _m58 in rt.each(self, _row57.meetings)):
-                raise InvariantError('Every meeting ends after it starts.', 'university_registrar.world:218')
+        if not all(  # university_registrar.world:191
+            self.fn_seats_taken(_s44) <= _s44.capacity for _s44 in rt.each(self, self.t_sections)
+        ):
+            raise InvariantError(
+                'No section holds more students than its capacity.',
+                'university_registrar.world:191',
+            )
+        if not all(  # university_registrar.world:194
+            not self.fn_holds_seat(_e45)
+            or len(self.fn_missing_prereqs(
+                self.t_students.rows.get(_e45.student) or self.t_students.row(_e45.student),
+                self.t_courses.row(
+                    (self.t_sections.rows.get(_e45.section) or self.t_sections.row(_e45.section)).course,
+                ),
+            ))
+            == 0
+            for _e45 in rt.each(self, self.t_enrolments)
+        ):
+            raise InvariantError(
+                "Every student in a section has passed the course's prerequisites.",
+                'university_registrar.world:194',
+            )
+        if not all(  # university_registrar.world:197
+            not self.fn_holds_seat(_e46)
+            or len(tuple([
+                _o47.key()
+                for _o47 in rt.each(self, self.t_enrolments)
+                if _o47.student == _e46.student
+                and (self.t_sections.rows.get(_o47.section) or self.t_sections.row(_o47.section)).course
+                == (self.t_sections.rows.get(_e46.section) or self.t_sections.row(_e46.section)).course
+                and (self.t_sections.rows.get(_o47.section) or self.t_sections.row(_o47.section)).term
+                == (self.t_sections.rows.get(_e46.section) or self.t_sections.row(_e46.section)).term
+                and self.fn_holds_seat(_o47)
+            ]))
+            == 1
+            for _e46 in rt.each(self, self.t_enrolments)
+        ):
+            raise InvariantError(
+                'A student takes a course at most once per term.', 'university_registrar.world:197'
+            )
+        for _row48 in rt.changed_rows(self, self.t_enrolments):  # university_registrar.world:200
+            if not (
+                (_row48.status == _E15_EnrolmentStatus_completed) == (_row48.grade is not None)
+            ):
+                raise InvariantError(
+                    'An enrolment has a grade exactly when it is completed.',
+                    'university_registrar.world:200',
+                )
+        for _row49 in rt.changed_rows(self, self.t_enrolments):  # university_registrar.world:203
+            if not (
+                (_row49.status == _E15_EnrolmentStatus_dropped) == (_row49.dropped_at is not None)
+            ):
+                raise InvariantError(
+                    'An enrolment has a drop time exactly when it is dropped.',
+                    'university_registrar.world:203',
+                )
+        if not all(  # university_registrar.world:206
+            not any(
+                _e51.student == _w50.student
+                and _e51.section == _w50.section
+                and self.fn_holds_seat(_e51)
+                for _e51 in rt.each(self, self.t_enrolments)
+            )
+            for _w50 in rt.each(self, self.t_waitlist)
+        ):
+            raise InvariantError(
+                'Nobody waits for a section they already sit in.', 'university_registrar.world:206'
+            )
+        if not all(  # university_registrar.world:209
+            len(tuple([
+                _v53.key()
+                for _v53 in rt.each(self, self.t_waitlist)
+                if _v53.student == _w52.student and _v53.section == _w52.section
+            ]))
+            == 1
+            for _w52 in rt.each(self, self.t_waitlist)
+        ):
+            raise InvariantError(
+                "A student is on a section's waitlist at most once.",
+                'university_registrar.world:209',
+            )
+        if not all(  # university_registrar.world:212
+            self.fn_term_credits(
+                self.t_students.rows.get(_e54.student) or self.t_students.row(_e54.student),
+                (self.t_sections.rows.get(_e54.section) or self.t_sections.row(_e54.section)).term,
+            )
+            <= _C_MAX_CREDITS
+            for _e54 in rt.each(self, self.t_enrolments)
+        ):
+            raise InvariantError(
+                'Nobody holds more than 18 credits in a term.', 'university_registrar.world:212'
+            )
+        if not all(  # university_registrar.world:215
+            _e55.status != _E15_EnrolmentStatus_enrolled
+            or not any(
+                _o56.id_ != _e55.id_
+                and _o56.student == _e55.student
+                and _o56.status == _E15_EnrolmentStatus_enrolled
+                and (self.t_sections.rows.get(_o56.section) or self.t_sections.row(_o56.section)).term
+                == (self.t_sections.rows.get(_e55.section) or self.t_sections.row(_e55.section)).term
+                and self.fn_meetings_clash(
+                    self.t_sections.rows.get(_o56.section) or self.t_sections.row(_o56.section),
+                    self.t_sections.rows.get(_e55.section) or self.t_sections.row(_e55.section),
+                )
+                for _o56 in rt.each(self, self.t_enrolments)
+            )
+            for _e55 in rt.each(self, self.t_enrolments)
+        ):
+            raise InvariantError(
+                "A student's current sections of a term never meet at the same time.",
+                'university_registrar.world:215',
+            )
+        for _row57 in rt.changed_rows(self, self.t_sections):  # university_registrar.world:218
+            if not all(
+                self.fn_minutes_of(_m58.start) < self.fn_minutes_of(_m58.end)
+                for _m58 in rt.each(self, _row57.meetings)
+            ):
+                raise InvariantError(
+                    'Every meeting ends after it starts.', 'university_registrar.world:218'
+                )
         for _row59 in rt.changed_rows(self, self.t_courses, ('prerequisites',)):
             rt.check_refs(self.t_courses, _row59.prerequisites, 'Course.prerequisites')
         for _row60 in rt.changed_rows(self, self.t_sections, ('course',)):
@@ -884,211 +981,613 @@ class UniversityRegistrar(Episode):
         for _row62 in rt.changed_rows(self, self.t_waitlist, ('student', 'section')):
             rt.check_refs(self.t_students, _row62.student, 'WaitlistEntry.student')
             rt.check_refs(self.t_sections, _row62.section, 'WaitlistEntry.section')
-        if self._deleted:
-            rt.check_deleted(self, self.t_students, ((self.t_enrolments, 'student'), (self.t_waitlist, 'student'),))
-        if self._deleted:
-            rt.check_deleted(self, self.t_courses, ((self.t_courses, 'prerequisites'), (self.t_sections, 'course'),))
-        if self._deleted:
-            rt.check_deleted(self, self.t_sections, ((self.t_enrolments, 'section'), (self.t_waitlist, 'section'),))
+        if self.deleted_rows:
+            rt.check_deleted(
+                self,
+                self.t_students,
+                ((self.t_enrolments, 'student'), (self.t_waitlist, 'student')),
+            )
+        if self.deleted_rows:
+            rt.check_deleted(
+                self,
+                self.t_courses,
+                ((self.t_courses, 'prerequisites'), (self.t_sections, 'course')),
+            )
+        if self.deleted_rows:
+            rt.check_deleted(
+                self,
+                self.t_sections,
+                ((self.t_enrolments, 'section'), (self.t_waitlist, 'section')),
+            )
         pass
 
     def fn_holds_seat(self, e: Enrolment) -> bool:  # university_registrar.world:118
         'Enrolled and completed enrolments hold a seat.'
-        return ((e.status == _E15_EnrolmentStatus_enrolled) or (e.status == _E15_EnrolmentStatus_completed))  # university_registrar.world:119
+        return (  # university_registrar.world:119
+            e.status == _E15_EnrolmentStatus_enrolled or e.status == _E15_EnrolmentStatus_completed
+        )
 
     def fn_seats_taken(self, section: Section) -> int:  # university_registrar.world:122
         'Seats held in a section.'
-        return len(tuple([_e1.key() for _e1 in rt.each(self, self.t_enrolments) if ((_e1.section == section.key()) and self.fn_holds_seat(_e1))]))  # university_registrar.world:123
+        return len(tuple([  # university_registrar.world:123
+            _e1.key()
+            for _e1 in rt.each(self, self.t_enrolments)
+            if _e1.section == section.key() and self.fn_holds_seat(_e1)
+        ]))
 
-    def fn_passed(self, student: Student, course: Course) -> bool:  # university_registrar.world:126
+    def fn_passed(  # university_registrar.world:126
+        self, student: Student, course: Course
+    ) -> bool:
         'Whether the student has passed the course (A to D).'
-        return any((((((_e2.student == student.key()) and ((self.t_sections.rows.get(_e2.section) or self.t_sections.row(_e2.section)).course == course.key())) and (_e2.status == _E15_EnrolmentStatus_completed)) and (_e2.grade is not None)) and (rt.present(_e2.grade) != _E5_Grade_F)) for _e2 in rt.each(self, self.t_enrolments))  # university_registrar.world:129
+        return any(  # university_registrar.world:129
+            _e2.student == student.key()
+            and (self.t_sections.rows.get(_e2.section) or self.t_sections.row(_e2.section)).course
+            == course.key()
+            and _e2.status == _E15_EnrolmentStatus_completed
+            and _e2.grade is not None
+            and rt.present(_e2.grade) != _E5_Grade_F
+            for _e2 in rt.each(self, self.t_enrolments)
+        )
 
-    def fn_missing_prereqs(self, student: Student, course: Course) -> tuple[str, ...]:  # university_registrar.world:132
+    def fn_missing_prereqs(  # university_registrar.world:132
+        self, student: Student, course: Course
+    ) -> tuple[str, ...]:
         'Prerequisites the student has not passed.'
-        return tuple([_p3.key() for _p3 in rt.rows(self.t_courses, rt.each(self, course.prerequisites)) if (not self.fn_passed(student, _p3))])  # university_registrar.world:135
+        return tuple([  # university_registrar.world:135
+            _p3.key()
+            for _p3 in rt.rows(self.t_courses, rt.each(self, course.prerequisites))
+            if not self.fn_passed(student, _p3)
+        ])
 
     def fn_minutes_of(self, t: str) -> int:  # university_registrar.world:138
         'Minutes since midnight of an HH:MM time.'
-        parts: tuple[str, ...] = rt.pieces(self, tuple(rt.read(self, t).split(':')))  # university_registrar.world:139
-        return rt.bounded(rt.bounded(rt.to_int(rt.read(self, parts[0])) * 60) + rt.to_int(rt.read(self, parts[1])))  # university_registrar.world:140
+        parts: tuple[str, ...] = rt.pieces(  # university_registrar.world:139
+            self, tuple(rt.read(self, t).split(':'))
+        )
+        return rt.bounded(  # university_registrar.world:140
+            rt.bounded(rt.to_int(rt.read(self, parts[0])) * 60)
+            + rt.to_int(rt.read(self, parts[1])),
+        )
 
     def fn_meetings_clash(self, a: Section, b: Section) -> bool:  # university_registrar.world:143
         'Whether two sections meet on the same day at overlapping times.'
-        return any(any((((_m4.day == _n5.day) and (self.fn_minutes_of(_m4.start) < self.fn_minutes_of(_n5.end))) and (self.fn_minutes_of(_n5.start) < self.fn_minutes_of(_m4.end))) for _n5 in rt.each(self, b.meetings)) for _m4 in rt.each(self, a.meetings))  # university_registrar.world:146
+        return any(  # university_registrar.world:146
+            any(
+                _m4.day == _n5.day
+                and self.fn_minutes_of(_m4.start) < self.fn_minutes_of(_n5.end)
+                and self.fn_minutes_of(_n5.start) < self.fn_minutes_of(_m4.end)
+                for _n5 in rt.each(self, b.meetings)
+            )
+            for _m4 in rt.each(self, a.meetings)
+        )
 
-    def fn_term_credits(self, student: Student, term: str) -> int:  # university_registrar.world:149
+    def fn_term_credits(  # university_registrar.world:149
+        self, student: Student, term: str
+    ) -> int:
         'Credits a student holds in a term.'
-        return sum(rt.each(self, tuple([self.t_courses.row((self.t_sections.rows.get(_e6.section) or self.t_sections.row(_e6.section)).course).credits_ for _e6 in rt.each(self, self.t_enrolments) if (((_e6.student == student.key()) and ((self.t_sections.rows.get(_e6.section) or self.t_sections.row(_e6.section)).term == term)) and self.fn_holds_seat(_e6))])))  # university_registrar.world:150
+        return sum(rt.each(  # university_registrar.world:150
+            self,
+            tuple([
+                self.t_courses.row((self.t_sections.rows.get(_e6.section) or self.t_sections.row(_e6.section)).course).credits_
+                for _e6 in rt.each(self, self.t_enrolments)
+                if _e6.student == student.key()
+                and (self.t_sections.rows.get(_e6.section) or self.t_sections.row(_e6.section)).term
+                == term
+                and self.fn_holds_seat(_e6)
+            ]),
+        ))
 
     def fn_waiting_count(self, section: Section) -> int:  # university_registrar.world:153
         'How many students wait for the section.'
-        return len(tuple([_w7.key() for _w7 in rt.each(self, self.t_waitlist) if (_w7.section == section.key())]))  # university_registrar.world:154
+        return len(tuple([  # university_registrar.world:154
+            _w7.key() for _w7 in rt.each(self, self.t_waitlist) if _w7.section == section.key()
+        ]))
 
-    def fn_enrol_problem(self, student: Student, section: Section) -> str:  # university_registrar.world:157
+    def fn_enrol_problem(  # university_registrar.world:157
+        self, student: Student, section: Section
+    ) -> str:
         'Why the student cannot take a seat in the section, or an empty text when they can.'
-        if (student.status == _E13_StudentStatus_suspended):  # university_registrar.world:160
-            return rt.built(self, ('Student ' + rt.text(student.id_) + ' (' + rt.text(student.name) + ') is suspended.'))  # university_registrar.world:161
-        if (self.clock.date() > section.ends_on):  # university_registrar.world:163
-            return rt.built(self, ('Section ' + rt.text(section.id_) + ' has already ended.'))  # university_registrar.world:164
-        if any(((((_e8.student == student.key()) and ((self.t_sections.rows.get(_e8.section) or self.t_sections.row(_e8.section)).course == section.course)) and ((self.t_sections.rows.get(_e8.section) or self.t_sections.row(_e8.section)).term == section.term)) and self.fn_holds_seat(_e8)) for _e8 in rt.each(self, self.t_enrolments)):  # university_registrar.world:166
-            return rt.built(self, (rt.text(student.name) + ' is already enrolled in or has completed ' + rt.text((self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)).code) + ' in ' + rt.text(section.term) + '.'))  # university_registrar.world:167
-        missing: tuple[str, ...] = self.fn_missing_prereqs(student, (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)))  # university_registrar.world:169
-        if (len(missing) > 0):  # university_registrar.world:170
-            self._steps -= len(missing)  # university_registrar.world:171
-            self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:171
-            codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple(map(_GET_code, rt.rows(self.t_courses, missing))))))  # university_registrar.world:171
-            return rt.built(self, ('Prerequisite not passed: ' + rt.text(codes) + '.'))  # university_registrar.world:172
-        if (self.fn_seats_taken(section) >= section.capacity):  # university_registrar.world:174
-            return rt.built(self, ('Section ' + rt.text(section.id_) + ' is full (' + rt.text(section.capacity) + ' seats); join the waitlist.'))  # university_registrar.world:175
-        clashes: tuple[str, ...] = tuple([(self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)).id_ for _e10 in rt.each(self, self.t_enrolments) if ((((_e10.student == student.key()) and (_e10.status == _E15_EnrolmentStatus_enrolled)) and ((self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)).term == section.term)) and self.fn_meetings_clash((self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)), section))])  # university_registrar.world:177
-        if (len(clashes) > 0):  # university_registrar.world:178
-            self._steps -= len(clashes)  # university_registrar.world:179
-            self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:179
-            ids: str = rt.built(self, rt.join(', ', clashes))  # university_registrar.world:179
-            return rt.built(self, ('Time clash with ' + rt.text(ids) + '.'))  # university_registrar.world:180
-        credits_: int = rt.bounded(self.fn_term_credits(student, section.term) + (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)).credits_)  # university_registrar.world:182
-        if (credits_ > _C_MAX_CREDITS):  # university_registrar.world:183
-            return rt.built(self, ('This would bring ' + rt.text(student.name) + ' to ' + rt.text(credits_) + ' credits in ' + rt.text(section.term) + '; the maximum is ' + rt.text(_C_MAX_CREDITS) + '.'))  # university_registrar.world:184
+        if student.status == _E13_StudentStatus_suspended:  # university_registrar.world:160
+            return rt.built(  # university_registrar.world:161
+                self,
+                'Student '
+                + rt.text(student.id_)
+                + ' ('
+                + rt.text(student.name)
+                + ') is suspended.',
+            )
+        if self.clock.date() > section.ends_on:  # university_registrar.world:163
+            return rt.built(  # university_registrar.world:164
+                self, 'Section ' + rt.text(section.id_) + ' has already ended.'
+            )
+        if any(  # university_registrar.world:166
+            _e8.student == student.key()
+            and (self.t_sections.rows.get(_e8.section) or self.t_sections.row(_e8.section)).course
+            == section.course
+            and (self.t_sections.rows.get(_e8.section) or self.t_sections.row(_e8.section)).term
+            == section.term
+            and self.fn_holds_seat(_e8)
+            for _e8 in rt.each(self, self.t_enrolments)
+        ):
+            return rt.built(  # university_registrar.world:167
+                self,
+                rt.text(student.name)
+                + ' is already enrolled in or has completed '
+                + rt.text(
+                    (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)).code,
+                )
+                + ' in '
+                + rt.text(section.term)
+                + '.',
+            )
+        missing: tuple[str, ...] = self.fn_missing_prereqs(  # university_registrar.world:169
+            student, self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)
+        )
+        if len(missing) > 0:  # university_registrar.world:170
+            codes: str = rt.built(  # university_registrar.world:171
+                self,
+                rt.join(
+                    ', ',
+                    rt.each(
+                        self,
+                        tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing)))),
+                    ),
+                ),
+            )
+            return rt.built(  # university_registrar.world:172
+                self, 'Prerequisite not passed: ' + rt.text(codes) + '.'
+            )
+        if self.fn_seats_taken(section) >= section.capacity:  # university_registrar.world:174
+            return rt.built(  # university_registrar.world:175
+                self,
+                'Section '
+                + rt.text(section.id_)
+                + ' is full ('
+                + rt.text(section.capacity)
+                + ' seats); join the waitlist.',
+            )
+        clashes: tuple[str, ...] = tuple([  # university_registrar.world:177
+            (self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)).id_
+            for _e10 in rt.each(self, self.t_enrolments)
+            if _e10.student == student.key()
+            and _e10.status == _E15_EnrolmentStatus_enrolled
+            and (self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)).term
+            == section.term
+            and self.fn_meetings_clash(
+                self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section),
+                section,
+            )
+        ])
+        if len(clashes) > 0:  # university_registrar.world:178
+            ids: str = rt.built(  # university_registrar.world:179
+                self, rt.join(', ', rt.each(self, clashes))
+            )
+            return rt.built(  # university_registrar.world:180
+                self, 'Time clash with ' + rt.text(ids) + '.'
+            )
+        credits_: int = rt.bounded(  # university_registrar.world:182
+            self.fn_term_credits(student, section.term)
+            + (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)).credits_,
+        )
+        if credits_ > _C_MAX_CREDITS:  # university_registrar.world:183
+            return rt.built(  # university_registrar.world:184
+                self,
+                'This would bring '
+                + rt.text(student.name)
+                + ' to '
+                + rt.text(credits_)
+                + ' credits in '
+                + rt.text(section.term)
+                + '; the maximum is '
+                + rt.text(_C_MAX_CREDITS)
+                + '.',
+            )
         return ''  # university_registrar.world:186
 
-    def tool_find_sections(self, course: Course, term: str | None) -> tuple[SectionInfo, ...]:  # university_registrar.world:223
-        'List the sections of a course with instructor, meetings, seats taken, capacity and waitlist length.'
-        return tuple([_new_SectionInfo(_s11.key(), self.fn_seats_taken(_s11), _s11.capacity, self.fn_waiting_count(_s11)) for _s11 in rt.each(self, self.t_sections) if ((_s11.course == course.key()) and ((term is None) or (_s11.term == (term if term is not None else rt.absent()))))])  # university_registrar.world:229
+    def tool_find_sections(  # university_registrar.world:223
+        self, course: Course, term: str | None
+    ) -> tuple[SectionInfo, ...]:
+        (
+            'List the sections of a course with instructor, meetings, seats taken, capacity and '
+            'waitlist length.'
+        )
+        return tuple([  # university_registrar.world:229
+            _new_SectionInfo(
+                _s11.key(), self.fn_seats_taken(_s11), _s11.capacity, self.fn_waiting_count(_s11)
+            )
+            for _s11 in rt.each(self, self.t_sections)
+            if _s11.course == course.key()
+            and (term is None or _s11.term == (term if term is not None else rt.absent()))
+        ])
 
-    def tool_get_student_record(self, student: Student) -> StudentRecord:  # university_registrar.world:232
-        "Show a student's enrolments with grades, their waitlist entries, the sections of both (course, term, instructor, meetings) and their credit load per term."
-        mine: tuple[str, ...] = tuple([_e12.key() for _e12 in rt.each(self, self.t_enrolments) if (_e12.student == student.key())])  # university_registrar.world:237
+    def tool_get_student_record(  # university_registrar.world:232
+        self, student: Student
+    ) -> StudentRecord:
+        (
+            "Show a student's enrolments with grades, their waitlist entries, the sections of "
+            'both (course, term, instructor, meetings) and their credit load per term.'
+        )
+        mine: tuple[str, ...] = tuple([  # university_registrar.world:237
+            _e12.key()
+            for _e12 in rt.each(self, self.t_enrolments)
+            if _e12.student == student.key()
+        ])
         credits_: dict[str, int] = {}  # university_registrar.world:238
-        self._steps -= len(mine)  # university_registrar.world:239
-        self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:239
-        for e in rt.rows(self.t_enrolments, mine):  # university_registrar.world:239
+        for e in rt.rows(self.t_enrolments, rt.each(self, mine)):  # university_registrar.world:239
             if self.fn_holds_seat(e):  # university_registrar.world:240
-                self._steps -= len(credits_)  # university_registrar.world:241
-                self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:241
-                credits_ = {**credits_, (self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term: rt.bounded(rt.coalesce(credits_.get((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term), lambda: 0) + self.t_courses.row((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).course).credits_)}  # university_registrar.world:241
-        waiting: tuple[str, ...] = tuple([_w13.key() for _w13 in rt.each(self, self.t_waitlist) if (_w13.student == student.key())])  # university_registrar.world:244
-        return _new_StudentRecord(student.key(), mine, waiting, tuple([_s14.key() for _s14 in rt.each(self, self.t_sections) if (any((_e15.section == _s14.key()) for _e15 in rt.rows(self.t_enrolments, rt.each(self, mine))) or any((_w16.section == _s14.key()) for _w16 in rt.rows(self.t_waitlist, rt.each(self, waiting))))]), credits_)  # university_registrar.world:245
+                credits_ = {  # university_registrar.world:241
+                    **rt.each(self, credits_),
+                    (self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term: rt.bounded(
+                        rt.coalesce(
+                            credits_.get(
+                                (self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term,
+                            ),
+                            lambda: 0,
+                        )
+                        + self.t_courses.row((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).course).credits_,
+                    ),
+                }
+        waiting: tuple[str, ...] = tuple([  # university_registrar.world:244
+            _w13.key() for _w13 in rt.each(self, self.t_waitlist) if _w13.student == student.key()
+        ])
+        return _new_StudentRecord(  # university_registrar.world:245
+            student.key(),
+            mine,
+            waiting,
+            tuple([
+                _s14.key()
+                for _s14 in rt.each(self, self.t_sections)
+                if any(
+                    _e15.section == _s14.key()
+                    for _e15 in rt.rows(self.t_enrolments, rt.each(self, mine))
+                )
+                or any(
+                    _w16.section == _s14.key()
+                    for _w16 in rt.rows(self.t_waitlist, rt.each(self, waiting))
+                )
+            ]),
+            credits_,
+        )
 
-    def tool_search_students(self, name: str, program: str) -> tuple[str, ...]:  # university_registrar.world:254
-        'Find students by name or program, with their ids, names, programs and status (active or suspended).'
+    def tool_search_students(  # university_registrar.world:254
+        self, name: str, program: str
+    ) -> tuple[str, ...]:
+        (
+            'Find students by name or program, with their ids, names, programs and status (active '
+            'or suspended).'
+        )
         wanted: str = rt.built(self, name.lower())  # university_registrar.world:260
         wanted_program: str = rt.built(self, program.lower())  # university_registrar.world:261
-        return tuple([_s17.key() for _s17 in rt.each(self, self.t_students) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _s17.name.lower()))) and (rt.read(self, wanted_program) in rt.read(self, rt.built(self, _s17.program.lower()))))])  # university_registrar.world:262
+        return tuple([  # university_registrar.world:262
+            _s17.key()
+            for _s17 in rt.each(self, self.t_students)
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _s17.name.lower()))
+            and rt.read(self, wanted_program)
+            in rt.read(self, rt.built(self, _s17.program.lower()))
+        ])
 
     def tool_search_courses(self, title: str) -> tuple[str, ...]:  # university_registrar.world:265
-        'Find courses in the catalogue by title or code, with their codes, titles, credits and prerequisites (course codes).'
+        (
+            'Find courses in the catalogue by title or code, with their codes, titles, credits '
+            'and prerequisites (course codes).'
+        )
         wanted: str = rt.built(self, title.lower())  # university_registrar.world:270
-        return tuple([_c18.key() for _c18 in rt.each(self, self.t_courses) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.title.lower()))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.code.lower()))))])  # university_registrar.world:271
+        return tuple([  # university_registrar.world:271
+            _c18.key()
+            for _c18 in rt.each(self, self.t_courses)
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.title.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.code.lower()))
+        ])
 
     def tool_get_course(self, course: Course) -> Course:  # university_registrar.world:274
         'Read a course: its title, credits and prerequisites (course codes).'
         return course  # university_registrar.world:279
 
     def tool_get_section(self, section: Section) -> SectionInfo:  # university_registrar.world:282
-        'Read one section with its course, term, instructor, meetings, dates and drop deadline, seats taken, capacity and waitlist length.'
-        return _new_SectionInfo(section.key(), self.fn_seats_taken(section), section.capacity, self.fn_waiting_count(section))  # university_registrar.world:287
+        (
+            'Read one section with its course, term, instructor, meetings, dates and drop '
+            'deadline, seats taken, capacity and waitlist length.'
+        )
+        return _new_SectionInfo(  # university_registrar.world:287
+            section.key(),
+            self.fn_seats_taken(section),
+            section.capacity,
+            self.fn_waiting_count(section),
+        )
 
-    def tool_search_sections(self, term: str | None, instructor: str, day: Weekday | None) -> tuple[SectionInfo, ...]:  # university_registrar.world:295
-        'Find sections of any course by term, instructor or meeting day, with course, instructor, meetings, seats taken, capacity and waitlist length.'
+    def tool_search_sections(  # university_registrar.world:295
+        self, term: str | None, instructor: str, day: Weekday | None
+    ) -> tuple[SectionInfo, ...]:
+        (
+            'Find sections of any course by term, instructor or meeting day, with course, '
+            'instructor, meetings, seats taken, capacity and waitlist length.'
+        )
         wanted: str = rt.built(self, instructor.lower())  # university_registrar.world:302
-        return tuple([_new_SectionInfo(_s19.key(), self.fn_seats_taken(_s19), _s19.capacity, self.fn_waiting_count(_s19)) for _s19 in rt.each(self, self.t_sections) if ((((term is None) or (_s19.term == (term if term is not None else rt.absent()))) and (rt.read(self, wanted) in rt.read(self, rt.built(self, _s19.instructor.lower())))) and ((day is None) or any((_m20.day == (day if day is not None else rt.absent())) for _m20 in rt.each(self, _s19.meetings))))])  # university_registrar.world:303
+        return tuple([  # university_registrar.world:303
+            _new_SectionInfo(
+                _s19.key(), self.fn_seats_taken(_s19), _s19.capacity, self.fn_waiting_count(_s19)
+            )
+            for _s19 in rt.each(self, self.t_sections)
+            if (term is None or _s19.term == (term if term is not None else rt.absent()))
+            and rt.read(self, wanted) in rt.read(self, rt.built(self, _s19.instructor.lower()))
+            and (day is None
+            or any(
+                _m20.day == (day if day is not None else rt.absent())
+                for _m20 in rt.each(self, _s19.meetings)
+            ))
+        ])
 
-    def tool_get_enrolment(self, enrolment: Enrolment) -> Enrolment:  # university_registrar.world:306
+    def tool_get_enrolment(  # university_registrar.world:306
+        self, enrolment: Enrolment
+    ) -> Enrolment:
         'Read an enrolment: its student, section, status, grade and when it was made or dropped.'
         return enrolment  # university_registrar.world:311
 
-    def tool_list_roster(self, section: Section, include_dropped: bool) -> tuple[str, ...]:  # university_registrar.world:314
+    def tool_list_roster(  # university_registrar.world:314
+        self, section: Section, include_dropped: bool
+    ) -> tuple[str, ...]:
         "List a section's enrolments (its class roster) with each student, status and grade."
-        return tuple([_e21.key() for _e21 in rt.each(self, self.t_enrolments) if ((_e21.section == section.key()) and (include_dropped or (_e21.status != _E15_EnrolmentStatus_dropped)))])  # university_registrar.world:320
+        return tuple([  # university_registrar.world:320
+            _e21.key()
+            for _e21 in rt.each(self, self.t_enrolments)
+            if _e21.section == section.key()
+            and (include_dropped or _e21.status != _E15_EnrolmentStatus_dropped)
+        ])
 
-    def tool_list_waitlist(self, section: Section) -> tuple[str, ...]:  # university_registrar.world:323
-        "List a section's waitlist in queue order, first in line first, with each entry's student and when they joined."
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_waitlist, rt.each(self, tuple([_w22.key() for _w22 in rt.each(self, self.t_waitlist) if (_w22.section == section.key())]))), key=lambda _w23: _w23.joined_at))  # university_registrar.world:328
+    def tool_list_waitlist(  # university_registrar.world:323
+        self, section: Section
+    ) -> tuple[str, ...]:
+        (
+            "List a section's waitlist in queue order, first in line first, with each entry's "
+            'student and when they joined.'
+        )
+        return tuple(  # university_registrar.world:328
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_waitlist,
+                    rt.each(
+                        self,
+                        tuple([
+                            _w23.key()
+                            for _w23 in rt.each(self, self.t_waitlist)
+                            if _w23.section == section.key()
+                        ]),
+                    ),
+                ),
+                key=lambda _w22: _w22.joined_at,
+            )
+        )
 
-    def tool_enrol(self, student: Student, section: Section) -> Enrolment:  # university_registrar.world:333
-        "Enrol a student in a section. The section must have a free seat, the student must have passed\nthe course's prerequisites, must not already take the course this term, must have no time\nclash and stays within 18 credits a term. A waitlist entry for the section is removed."
+    def tool_enrol(  # university_registrar.world:333
+        self, student: Student, section: Section
+    ) -> Enrolment:
+        (
+            'Enrol a student in a section. The section must have a free seat, the student must '
+            'have passed\n'
+            "the course's prerequisites, must not already take the course this term, must have no "
+            'time\n'
+            'clash and stays within 18 credits a term. A waitlist entry for the section is '
+            'removed.'
+        )
         problem: str = self.fn_enrol_problem(student, section)  # university_registrar.world:343
         if not (problem == ''):  # university_registrar.world:344
             raise ToolError(problem)
-        self._steps -= len(self.t_waitlist)  # university_registrar.world:345
-        self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:345
-        for w in self.t_waitlist:  # university_registrar.world:345
-            if ((w.student == student.key()) and (w.section == section.key())):  # university_registrar.world:346
-                self._delete(self.t_waitlist, w.key())  # university_registrar.world:347
-        enrolment: Enrolment = Enrolment(id_=self._next('enrolment_ids', 'EN{:04d}'), student=student.key(), section=section.key(), status=_E15_EnrolmentStatus_enrolled, grade=None, enrolled_at=self.clock, dropped_at=None)  # university_registrar.world:350
-        self._insert(self.t_enrolments, enrolment)  # university_registrar.world:351
+        for w in rt.each(self, self.t_waitlist):  # university_registrar.world:345
+            if (  # university_registrar.world:346
+                w.student == student.key() and w.section == section.key()
+            ):
+                self.delete(self.t_waitlist, w.key())  # university_registrar.world:347
+        enrolment: Enrolment = Enrolment(  # university_registrar.world:350
+            id_=self.next_id('enrolment_ids', 'EN{:04d}'),
+            student=student.key(),
+            section=section.key(),
+            status=_E15_EnrolmentStatus_enrolled,
+            grade=None,
+            enrolled_at=self.clock,
+            dropped_at=None,
+        )
+        self.insert(self.t_enrolments, enrolment)  # university_registrar.world:351
         return enrolment  # university_registrar.world:352
 
-    def tool_drop_enrolment(self, enrolment: Enrolment) -> Enrolment:  # university_registrar.world:355
+    def tool_drop_enrolment(  # university_registrar.world:355
+        self, enrolment: Enrolment
+    ) -> Enrolment:
         "Drop an enrolment, on or before the section's drop deadline; the seat is given back."
-        if not (enrolment.status == _E15_EnrolmentStatus_enrolled):  # university_registrar.world:360
-            raise ToolError(rt.built(self, ('Enrolment ' + rt.text(enrolment.id_) + ' is ' + rt.text(enrolment.status) + '; only enrolled enrolments can be dropped.')))
-        if not (self.clock.date() <= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline):  # university_registrar.world:361
-            raise ToolError(rt.built(self, ('The drop deadline of ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).id_) + ' was ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline) + '.')))
-        self._undo.append((3, enrolment, ('status', 'dropped_at'), (enrolment.status, enrolment.dropped_at, ), enrolment._digest, enrolment._text, enrolment._frags, enrolment._stale))  # university_registrar.world:362
-        enrolment.status = _E15_EnrolmentStatus_dropped  # university_registrar.world:362
-        enrolment.dropped_at = self.clock  # university_registrar.world:363
-        enrolment._stale |= 72  # university_registrar.world:363
-        enrolment._digest = enrolment._text = None  # university_registrar.world:363
-        self.t_enrolments._digest = None  # university_registrar.world:363
+        if not (  # university_registrar.world:360
+            enrolment.status == _E15_EnrolmentStatus_enrolled
+        ):
+            raise ToolError(rt.built(
+                self,
+                'Enrolment '
+                + rt.text(enrolment.id_)
+                + ' is '
+                + rt.text(enrolment.status)
+                + '; only enrolled enrolments can be dropped.',
+            ))
+        if not (  # university_registrar.world:361
+            self.clock.date()
+            <= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline
+        ):
+            raise ToolError(rt.built(
+                self,
+                'The drop deadline of '
+                + rt.text(
+                    (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).id_,
+                )
+                + ' was '
+                + rt.text(
+                    (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline,
+                )
+                + '.',
+            ))
+        self.set_fields(  # university_registrar.world:362
+            enrolment, status=_E15_EnrolmentStatus_dropped, dropped_at=self.clock
+        )
         return enrolment  # university_registrar.world:364
 
-    def tool_join_waitlist(self, student: Student, section: Section) -> WaitlistPosition:  # university_registrar.world:369
+    def tool_join_waitlist(  # university_registrar.world:369
+        self, student: Student, section: Section
+    ) -> WaitlistPosition:
         'Put a student on the waitlist of a full section; returns their place in the queue.'
         if not (student.status == _E13_StudentStatus_active):  # university_registrar.world:375
-            raise ToolError(rt.built(self, ('Student ' + rt.text(student.id_) + ' (' + rt.text(student.name) + ') is suspended.')))
+            raise ToolError(rt.built(
+                self,
+                'Student '
+                + rt.text(student.id_)
+                + ' ('
+                + rt.text(student.name)
+                + ') is suspended.',
+            ))
         if not (self.clock.date() <= section.ends_on):  # university_registrar.world:376
-            raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' has already ended.')))
-        if not (self.fn_seats_taken(section) >= section.capacity):  # university_registrar.world:377
-            raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' still has free seats; enrol instead.')))
-        missing: tuple[str, ...] = self.fn_missing_prereqs(student, (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)))  # university_registrar.world:378
-        self._steps -= len(missing)  # university_registrar.world:379
-        self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:379
-        codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple(map(_GET_code, rt.rows(self.t_courses, missing))))))  # university_registrar.world:379
+            raise ToolError(rt.built(
+                self, 'Section ' + rt.text(section.id_) + ' has already ended.'
+            ))
+        if not (  # university_registrar.world:377
+            self.fn_seats_taken(section) >= section.capacity
+        ):
+            raise ToolError(rt.built(
+                self, 'Section ' + rt.text(section.id_) + ' still has free seats; enrol instead.'
+            ))
+        missing: tuple[str, ...] = self.fn_missing_prereqs(  # university_registrar.world:378
+            student, self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)
+        )
+        codes: str = rt.built(  # university_registrar.world:379
+            self,
+            rt.join(
+                ', ',
+                rt.each(
+                    self, tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing))))
+                ),
+            ),
+        )
         if not (len(missing) == 0):  # university_registrar.world:380
-            raise ToolError(rt.built(self, ('Prerequisite not passed: ' + rt.text(codes) + '.')))
-        if not (not any((((_e25.student == student.key()) and (_e25.section == section.key())) and self.fn_holds_seat(_e25)) for _e25 in rt.each(self, self.t_enrolments))):  # university_registrar.world:381
-            raise ToolError(rt.built(self, (rt.text(student.name) + ' is already enrolled in ' + rt.text(section.id_) + '.')))
-        if not (not any(((_w26.student == student.key()) and (_w26.section == section.key())) for _w26 in rt.each(self, self.t_waitlist))):  # university_registrar.world:382
-            raise ToolError(rt.built(self, (rt.text(student.name) + ' is already on the waitlist of ' + rt.text(section.id_) + '.')))
-        entry: WaitlistEntry = WaitlistEntry(id_=self._next('waitlist_ids', 'W{:03d}'), student=student.key(), section=section.key(), joined_at=self.clock)  # university_registrar.world:383
-        self._insert(self.t_waitlist, entry)  # university_registrar.world:384
-        return _new_WaitlistPosition(entry.key(), self.fn_waiting_count(section))  # university_registrar.world:385
+            raise ToolError(rt.built(self, 'Prerequisite not passed: ' + rt.text(codes) + '.'))
+        if not (not any(_e25.student == student.key() and _e25.section == section.key() and self.fn_holds_seat(_e25) for _e25 in rt.each(self, self.t_enrolments))):  # university_registrar.world:381
+            raise ToolError(rt.built(
+                self,
+                rt.text(student.name) + ' is already enrolled in ' + rt.text(section.id_) + '.',
+            ))
+        if not (not any(_w26.student == student.key() and _w26.section == section.key() for _w26 in rt.each(self, self.t_waitlist))):  # university_registrar.world:382
+            raise ToolError(rt.built(
+                self,
+                rt.text(student.name)
+                + ' is already on the waitlist of '
+                + rt.text(section.id_)
+                + '.',
+            ))
+        entry: WaitlistEntry = WaitlistEntry(  # university_registrar.world:383
+            id_=self.next_id('waitlist_ids', 'W{:03d}'),
+            student=student.key(),
+            section=section.key(),
+            joined_at=self.clock,
+        )
+        self.insert(self.t_waitlist, entry)  # university_registrar.world:384
+        return _new_WaitlistPosition(  # university_registrar.world:385
+            entry.key(), self.fn_waiting_count(section)
+        )
 
-    def tool_leave_waitlist(self, entry: WaitlistEntry) -> WaitlistEntry:  # university_registrar.world:388
+    def tool_leave_waitlist(  # university_registrar.world:388
+        self, entry: WaitlistEntry
+    ) -> WaitlistEntry:
         'Take a student off a waitlist.'
-        self._delete(self.t_waitlist, entry.key())  # university_registrar.world:393
+        self.delete(self.t_waitlist, entry.key())  # university_registrar.world:393
         return entry  # university_registrar.world:394
 
-    def tool_enrol_from_waitlist(self, section: Section) -> Enrolment:  # university_registrar.world:397
-        "Enrol the first student on a section's waitlist now that a seat is free (the same checks as enrol); their entry is removed."
-        queue: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_waitlist, rt.each(self, tuple([_w27.key() for _w27 in rt.each(self, self.t_waitlist) if (_w27.section == section.key())]))), key=lambda _w28: _w28.joined_at))  # university_registrar.world:402
+    def tool_enrol_from_waitlist(  # university_registrar.world:397
+        self, section: Section
+    ) -> Enrolment:
+        (
+            "Enrol the first student on a section's waitlist now that a seat is free (the same "
+            'checks as enrol); their entry is removed.'
+        )
+        queue: tuple[str, ...] = tuple(  # university_registrar.world:402
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_waitlist,
+                    rt.each(
+                        self,
+                        tuple([
+                            _w28.key()
+                            for _w28 in rt.each(self, self.t_waitlist)
+                            if _w28.section == section.key()
+                        ]),
+                    ),
+                ),
+                key=lambda _w27: _w27.joined_at,
+            )
+        )
         if not (len(queue) > 0):  # university_registrar.world:403
-            raise ToolError(rt.built(self, ('The waitlist of ' + rt.text(section.id_) + ' is empty.')))
+            raise ToolError(rt.built(
+                self, 'The waitlist of ' + rt.text(section.id_) + ' is empty.'
+            ))
         if not (self.fn_seats_taken(section) < section.capacity):  # university_registrar.world:404
-            raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' is still full.')))
+            raise ToolError(rt.built(self, 'Section ' + rt.text(section.id_) + ' is still full.'))
         first: WaitlistEntry = self.t_waitlist.row(queue[0])  # university_registrar.world:405
-        problem: str = self.fn_enrol_problem((self.t_students.rows.get(first.student) or self.t_students.row(first.student)), section)  # university_registrar.world:406
+        problem: str = self.fn_enrol_problem(  # university_registrar.world:406
+            self.t_students.rows.get(first.student) or self.t_students.row(first.student), section
+        )
         if not (problem == ''):  # university_registrar.world:407
-            raise ToolError(rt.built(self, ('The first student on the waitlist, ' + rt.text((self.t_students.rows.get(first.student) or self.t_students.row(first.student)).name) + ', cannot enrol: ' + rt.text(problem))))
-        self._delete(self.t_waitlist, first.key())  # university_registrar.world:408
-        enrolment: Enrolment = Enrolment(id_=self._next('enrolment_ids', 'EN{:04d}'), student=first.student, section=section.key(), status=_E15_EnrolmentStatus_enrolled, grade=None, enrolled_at=self.clock, dropped_at=None)  # university_registrar.world:409
-        self._insert(self.t_enrolments, enrolment)  # university_registrar.world:410
+            raise ToolError(rt.built(
+                self,
+                'The first student on the waitlist, '
+                + rt.text(
+                    (self.t_students.rows.get(first.student) or self.t_students.row(first.student)).name,
+                )
+                + ', cannot enrol: '
+                + rt.text(problem),
+            ))
+        self.delete(self.t_waitlist, first.key())  # university_registrar.world:408
+        enrolment: Enrolment = Enrolment(  # university_registrar.world:409
+            id_=self.next_id('enrolment_ids', 'EN{:04d}'),
+            student=first.student,
+            section=section.key(),
+            status=_E15_EnrolmentStatus_enrolled,
+            grade=None,
+            enrolled_at=self.clock,
+            dropped_at=None,
+        )
+        self.insert(self.t_enrolments, enrolment)  # university_registrar.world:410
         return enrolment  # university_registrar.world:411
 
-    def tool_record_grade(self, enrolment: Enrolment, grade: Grade) -> Enrolment:  # university_registrar.world:416
-        'Record the final grade of an enrolment once its section has ended; the enrolment is then completed.'
-        if not (enrolment.status == _E15_EnrolmentStatus_enrolled):  # university_registrar.world:422
-            raise ToolError(rt.built(self, ('Enrolment ' + rt.text(enrolment.id_) + ' is ' + rt.text(enrolment.status) + '; only enrolled enrolments can be graded.')))
-        if not (self.clock.date() >= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on):  # university_registrar.world:423
-            raise ToolError(rt.built(self, ('Section ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).id_) + ' ends on ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on) + '; grades can be recorded from then.')))
-        self._undo.append((3, enrolment, ('grade', 'status'), (enrolment.grade, enrolment.status, ), enrolment._digest, enrolment._text, enrolment._frags, enrolment._stale))  # university_registrar.world:424
-        enrolment.grade = grade  # university_registrar.world:424
-        enrolment.status = _E15_EnrolmentStatus_completed  # university_registrar.world:425
-        enrolment._stale |= 24  # university_registrar.world:425
-        enrolment._digest = enrolment._text = None  # university_registrar.world:425
-        self.t_enrolments._digest = None  # university_registrar.world:425
+    def tool_record_grade(  # university_registrar.world:416
+        self, enrolment: Enrolment, grade: Grade
+    ) -> Enrolment:
+        (
+            'Record the final grade of an enrolment once its section has ended; the enrolment is '
+            'then completed.'
+        )
+        if not (  # university_registrar.world:422
+            enrolment.status == _E15_EnrolmentStatus_enrolled
+        ):
+            raise ToolError(rt.built(
+                self,
+                'Enrolment '
+                + rt.text(enrolment.id_)
+                + ' is '
+                + rt.text(enrolment.status)
+                + '; only enrolled enrolments can be graded.',
+            ))
+        if not (  # university_registrar.world:423
+            self.clock.date()
+            >= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on
+        ):
+            raise ToolError(rt.built(
+                self,
+                'Section '
+                + rt.text(
+                    (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).id_,
+                )
+                + ' ends on '
+                + rt.text(
+                    (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on,
+                )
+                + '; grades can be recorded from then.',
+            ))
+        self.set_fields(  # university_registrar.world:424
+            enrolment, grade=grade, status=_E15_EnrolmentStatus_completed
+        )
         return enrolment  # university_registrar.world:426
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -1102,7 +1601,7 @@ _NEEDS_find_sections: frozenset[str] = frozenset({'course'})
 def _invoke_find_sections(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_find_sections >= args.keys() >= _NEEDS_find_sections and None not in args.values()):
         rt.check_arguments(args, ('course', 'term'), ('course',))
-    a_course = rt.lookup(ep.t_courses, v.check_pattern(v.want_str(args['course'], 'course'), 'course', '^[A-Z]{2,4}[0-9]{3}$'), lambda key: rt.built(ep, ('Course ' + rt.text(key) + ' not found.')))
+    a_course = rt.lookup(ep.t_courses, v.check_pattern(v.want_str(args['course'], 'course'), 'course', '^[A-Z]{2,4}[0-9]{3}$'), lambda key: rt.built(ep, 'Course ' + rt.text(key) + ' not found.'))
     a_term = (v.want_optional(args['term'], 'term', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^20[0-9]{2}-(spring|fall)$'))) if args.get('term') is not None else None)
     return ep.tool_find_sections(a_course, a_term)
 
@@ -1113,7 +1612,7 @@ _ARGS_get_student_record: frozenset[str] = frozenset({'student'})
 def _invoke_get_student_record(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_student_record and None not in args.values()):
         rt.check_arguments(args, ('student',), ('student',))
-    a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, ('Student ' + rt.text(key) + ' not found.')))
+    a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, 'Student ' + rt.text(key) + ' not found.'))
     return ep.tool_get_student_record(a_student)
 
 
@@ -1146,7 +1645,7 @@ _ARGS_get_course: frozenset[str] = frozenset({'course'})
 def _invoke_get_course(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_course and None not in args.values()):
         rt.check_arguments(args, ('course',), ('course',))
-    a_course = rt.lookup(ep.t_courses, v.check_pattern(v.want_str(args['course'], 'course'), 'course', '^[A-Z]{2,4}[0-9]{3}$'), lambda key: rt.built(ep, ('Course ' + rt.text(key) + ' not found.')))
+    a_course = rt.lookup(ep.t_courses, v.check_pattern(v.want_str(args['course'], 'course'), 'course', '^[A-Z]{2,4}[0-9]{3}$'), lambda key: rt.built(ep, 'Course ' + rt.text(key) + ' not found.'))
     return ep.tool_get_course(a_course)
 
 
@@ -1156,7 +1655,7 @@ _ARGS_get_section: frozenset[str] = frozenset({'section'})
 def _invoke_get_section(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_section and None not in args.values()):
         rt.check_arguments(args, ('section',), ('section',))
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, ('Section ' + rt.text(key) + ' not found.')))
+    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
     return ep.tool_get_section(a_section)
 
 
@@ -1182,7 +1681,7 @@ def _invoke_get_enrolment(ep: UniversityRegistrar, args: Mapping[str, Any]) -> A
     a_enrolment = args['enrolment']
     if type(a_enrolment) is not str or not a_enrolment.isascii():
         a_enrolment = v.want_str(a_enrolment, 'enrolment')
-    a_enrolment = ep.t_enrolments.rows.get(a_enrolment) or rt.lookup(ep.t_enrolments, a_enrolment, lambda key: rt.built(ep, ('Enrolment ' + rt.text(key) + ' not found.')))
+    a_enrolment = ep.t_enrolments.rows.get(a_enrolment) or rt.lookup(ep.t_enrolments, a_enrolment, lambda key: rt.built(ep, 'Enrolment ' + rt.text(key) + ' not found.'))
     return ep.tool_get_enrolment(a_enrolment)
 
 
@@ -1193,7 +1692,7 @@ _NEEDS_list_roster: frozenset[str] = frozenset({'section'})
 def _invoke_list_roster(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_list_roster >= args.keys() >= _NEEDS_list_roster and None not in args.values()):
         rt.check_arguments(args, ('section', 'include_dropped'), ('section',))
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, ('Section ' + rt.text(key) + ' not found.')))
+    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
     a_include_dropped = (v.want_bool(args['include_dropped'], 'include_dropped') if args.get('include_dropped') is not None else False)
     return ep.tool_list_roster(a_section, a_include_dropped)
 
@@ -1204,7 +1703,7 @@ _ARGS_list_waitlist: frozenset[str] = frozenset({'section'})
 def _invoke_list_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_list_waitlist and None not in args.values()):
         rt.check_arguments(args, ('section',), ('section',))
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, ('Section ' + rt.text(key) + ' not found.')))
+    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
     return ep.tool_list_waitlist(a_section)
 
 
@@ -1214,8 +1713,8 @@ _ARGS_enrol: frozenset[str] = frozenset({'student', 'section'})
 def _invoke_enrol(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_enrol and None not in args.values()):
         rt.check_arguments(args, ('student', 'section'), ('student', 'section'))
-    a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, ('Student ' + rt.text(key) + ' not found.')))
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, ('Section ' + rt.text(key) + ' not found.')))
+    a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, 'Student ' + rt.text(key) + ' not found.'))
+    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
     return ep.tool_enrol(a_student, a_section)
 
 
@@ -1228,7 +1727,7 @@ def _invoke_drop_enrolment(ep: UniversityRegistrar, args: Mapping[str, Any]) -> 
     a_enrolment = args['enrolment']
     if type(a_enrolment) is not str or not a_enrolment.isascii():
         a_enrolment = v.want_str(a_enrolment, 'enrolment')
-    a_enrolment = ep.t_enrolments.rows.get(a_enrolment) or rt.lookup(ep.t_enrolments, a_enrolment, lambda key: rt.built(ep, ('Enrolment ' + rt.text(key) + ' not found.')))
+    a_enrolment = ep.t_enrolments.rows.get(a_enrolment) or rt.lookup(ep.t_enrolments, a_enrolment, lambda key: rt.built(ep, 'Enrolment ' + rt.text(key) + ' not found.'))
     return ep.tool_drop_enrolment(a_enrolment)
 
 
@@ -1238,8 +1737,8 @@ _ARGS_join_waitlist: frozenset[str] = frozenset({'student', 'section'})
 def _invoke_join_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_join_waitlist and None not in args.values()):
         rt.check_arguments(args, ('student', 'section'), ('student', 'section'))
-    a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, ('Student ' + rt.text(key) + ' not found.')))
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, ('Section ' + rt.text(key) + ' not found.')))
+    a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, 'Student ' + rt.text(key) + ' not found.'))
+    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
     return ep.tool_join_waitlist(a_student, a_section)
 
 
@@ -1252,7 +1751,7 @@ def _invoke_leave_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> 
     a_entry = args['entry']
     if type(a_entry) is not str or not a_entry.isascii():
         a_entry = v.want_str(a_entry, 'entry')
-    a_entry = ep.t_waitlist.rows.get(a_entry) or rt.lookup(ep.t_waitlist, a_entry, lambda key: rt.built(ep, ('Waitlist entry ' + rt.text(key) + ' not found.')))
+    a_entry = ep.t_waitlist.rows.get(a_entry) or rt.lookup(ep.t_waitlist, a_entry, lambda key: rt.built(ep, 'Waitlist entry ' + rt.text(key) + ' not found.'))
     return ep.tool_leave_waitlist(a_entry)
 
 
@@ -1262,7 +1761,7 @@ _ARGS_enrol_from_waitlist: frozenset[str] = frozenset({'section'})
 def _invoke_enrol_from_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_enrol_from_waitlist and None not in args.values()):
         rt.check_arguments(args, ('section',), ('section',))
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, ('Section ' + rt.text(key) + ' not found.')))
+    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
     return ep.tool_enrol_from_waitlist(a_section)
 
 
@@ -1275,7 +1774,7 @@ def _invoke_record_grade(ep: UniversityRegistrar, args: Mapping[str, Any]) -> An
     a_enrolment = args['enrolment']
     if type(a_enrolment) is not str or not a_enrolment.isascii():
         a_enrolment = v.want_str(a_enrolment, 'enrolment')
-    a_enrolment = ep.t_enrolments.rows.get(a_enrolment) or rt.lookup(ep.t_enrolments, a_enrolment, lambda key: rt.built(ep, ('Enrolment ' + rt.text(key) + ' not found.')))
+    a_enrolment = ep.t_enrolments.rows.get(a_enrolment) or rt.lookup(ep.t_enrolments, a_enrolment, lambda key: rt.built(ep, 'Enrolment ' + rt.text(key) + ' not found.'))
     a_grade = v.want_enum(args['grade'], 'grade', Grade)
     return ep.tool_record_grade(a_enrolment, a_grade)
 
@@ -1300,88 +1799,273 @@ UniversityRegistrar.TOOLS = {
 }
 
 
-def _check_switch_section__dropped(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> rt.Verdict | bool:  # university_registrar.world:660
-    return rt.compared(ep.t_enrolments.row('EN0006').status, '==', _E15_EnrolmentStatus_dropped, 'enrolments["EN0006"].status == dropped')
+def _check_switch_section__dropped(  # university_registrar.world:660
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_enrolments.row('EN0006').status,
+        '==',
+        _E15_EnrolmentStatus_dropped,
+        'enrolments["EN0006"].status == dropped',
+    )
 
 
-def _check_switch_section__in_f2(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:661
-    return bool(any((((_e29.student == 'S10002') and (_e29.section == 'CS201-F2')) and (_e29.status == _E15_EnrolmentStatus_enrolled)) for _e29 in rt.each(ep, ep.t_enrolments)))
+def _check_switch_section__in_f2(  # university_registrar.world:661
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _e29.student == 'S10002'
+        and _e29.section == 'CS201-F2'
+        and _e29.status == _E15_EnrolmentStatus_enrolled
+        for _e29 in rt.each(ep, ep.t_enrolments)
+    ))
 
 
-def _check_switch_section__eva_in(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:662
-    return bool(any((((_e30.student == 'S10005') and (_e30.section == 'CS201-F1')) and (_e30.status == _E15_EnrolmentStatus_enrolled)) for _e30 in rt.each(ep, ep.t_enrolments)))
+def _check_switch_section__eva_in(  # university_registrar.world:662
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _e30.student == 'S10005'
+        and _e30.section == 'CS201-F1'
+        and _e30.status == _E15_EnrolmentStatus_enrolled
+        for _e30 in rt.each(ep, ep.t_enrolments)
+    ))
 
 
-def _check_switch_section__off_waitlist(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:663
-    return bool((not ('W001' in ep.t_waitlist)))
+def _check_switch_section__off_waitlist(  # university_registrar.world:663
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> bool:
+    return bool(not ('W001' in ep.t_waitlist))
 
 
-def _check_grade_and_waitlist__graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> rt.Verdict | bool:  # university_registrar.world:902
-    return (rt.compared(ep.t_enrolments.row('EN0004').status, '==', _E15_EnrolmentStatus_completed, 'enrolments["EN0004"].status == completed') and rt.compared(ep.t_enrolments.row('EN0004').grade, '==', _E5_Grade_B, 'enrolments["EN0004"].grade == Grade.B'))
+def _check_grade_and_waitlist__graded(  # university_registrar.world:902
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_enrolments.row('EN0004').status,
+            '==',
+            _E15_EnrolmentStatus_completed,
+            'enrolments["EN0004"].status == completed',
+        )
+        and rt.compared(
+            ep.t_enrolments.row('EN0004').grade,
+            '==',
+            _E5_Grade_B,
+            'enrolments["EN0004"].grade == Grade.B',
+        )
+    )
 
 
-def _check_grade_and_waitlist__farah_waiting(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:903
-    return bool(any(((_w31.student == 'S10006') and (_w31.section == 'CS201-F1')) for _w31 in rt.each(ep, ep.t_waitlist)))
+def _check_grade_and_waitlist__farah_waiting(  # university_registrar.world:903
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _w31.student == 'S10006' and _w31.section == 'CS201-F1'
+        for _w31 in rt.each(ep, ep.t_waitlist)
+    ))
 
 
-def _check_ana_swaps_cs_for_linear_algebra__cs_dropped(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:235
-    return (rt.compared(ep.t_enrolments.row('EN0007').status, '==', _E15_EnrolmentStatus_dropped, 'enrolments["EN0007"].status == dropped') and rt.compared(ep.t_enrolments.row('EN0007').dropped_at, 'is not', None, 'enrolments["EN0007"].dropped_at != none'))
+def _check_ana_swaps_cs_for_linear_algebra__cs_dropped(  # tasks.world:235
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_enrolments.row('EN0007').status,
+            '==',
+            _E15_EnrolmentStatus_dropped,
+            'enrolments["EN0007"].status == dropped',
+        )
+        and rt.compared(
+            ep.t_enrolments.row('EN0007').dropped_at,
+            'is not',
+            None,
+            'enrolments["EN0007"].dropped_at != none',
+        )
+    )
 
 
-def _check_ana_swaps_cs_for_linear_algebra__ana_in_math(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:236
-    return bool(any((((_e32.student == 'S10001') and (_e32.section == 'MATH201-F1')) and (_e32.status == _E15_EnrolmentStatus_enrolled)) for _e32 in rt.each(ep, ep.t_enrolments)))
+def _check_ana_swaps_cs_for_linear_algebra__ana_in_math(  # tasks.world:236
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _e32.student == 'S10001'
+        and _e32.section == 'MATH201-F1'
+        and _e32.status == _E15_EnrolmentStatus_enrolled
+        for _e32 in rt.each(ep, ep.t_enrolments)
+    ))
 
 
-def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:237
-    return bool((any((((_e33.student == 'S10005') and (_e33.section == 'CS201-F1')) and (_e33.status == _E15_EnrolmentStatus_enrolled)) for _e33 in rt.each(ep, ep.t_enrolments)) and (not any(((_w34.student == 'S10005') and (_w34.section == 'CS201-F1')) for _w34 in rt.each(ep, ep.t_waitlist)))))
+def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(  # tasks.world:237
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        any(
+            _e33.student == 'S10005'
+            and _e33.section == 'CS201-F1'
+            and _e33.status == _E15_EnrolmentStatus_enrolled
+            for _e33 in rt.each(ep, ep.t_enrolments)
+        )
+        and not any(
+            _w34.student == 'S10005' and _w34.section == 'CS201-F1'
+            for _w34 in rt.each(ep, ep.t_waitlist)
+        ),
+    )
 
 
-def _check_farah_fills_her_fall_timetable__data_structures(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:478
-    return bool(any((((_e35.student == 'S10006') and (_e35.section == 'CS201-F2')) and (_e35.status == _E15_EnrolmentStatus_enrolled)) for _e35 in rt.each(ep, ep.t_enrolments)))
+def _check_farah_fills_her_fall_timetable__data_structures(  # tasks.world:478
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _e35.student == 'S10006'
+        and _e35.section == 'CS201-F2'
+        and _e35.status == _E15_EnrolmentStatus_enrolled
+        for _e35 in rt.each(ep, ep.t_enrolments)
+    ))
 
 
-def _check_farah_fills_her_fall_timetable__linear_algebra(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:479
-    return bool(any((((_e36.student == 'S10006') and (_e36.section == 'MATH201-F2')) and (_e36.status == _E15_EnrolmentStatus_enrolled)) for _e36 in rt.each(ep, ep.t_enrolments)))
+def _check_farah_fills_her_fall_timetable__linear_algebra(  # tasks.world:479
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _e36.student == 'S10006'
+        and _e36.section == 'MATH201-F2'
+        and _e36.status == _E15_EnrolmentStatus_enrolled
+        for _e36 in rt.each(ep, ep.t_enrolments)
+    ))
 
 
-def _check_farah_fills_her_fall_timetable__off_waitlist(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:480
-    return bool((not ('W002' in ep.t_waitlist)))
+def _check_farah_fills_her_fall_timetable__off_waitlist(  # tasks.world:480
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> bool:
+    return bool(not ('W002' in ep.t_waitlist))
 
 
-def _check_farah_gets_her_seats__math_from_waitlist(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:719
-    return bool((any((((_e37.student == 'S10006') and (_e37.section == 'MATH201-F2')) and (_e37.status == _E15_EnrolmentStatus_enrolled)) for _e37 in rt.each(ep, ep.t_enrolments)) and (not any(((_w38.student == 'S10006') and (_w38.section == 'MATH201-F2')) for _w38 in rt.each(ep, ep.t_waitlist)))))
+def _check_farah_gets_her_seats__math_from_waitlist(  # tasks.world:719
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        any(
+            _e37.student == 'S10006'
+            and _e37.section == 'MATH201-F2'
+            and _e37.status == _E15_EnrolmentStatus_enrolled
+            for _e37 in rt.each(ep, ep.t_enrolments)
+        )
+        and not any(
+            _w38.student == 'S10006' and _w38.section == 'MATH201-F2'
+            for _w38 in rt.each(ep, ep.t_waitlist)
+        ),
+    )
 
 
-def _check_farah_gets_her_seats__cs_enrolled(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:720
-    return bool(any((((_e39.student == 'S10006') and (_e39.section == 'CS201-F2')) and (_e39.status == _E15_EnrolmentStatus_enrolled)) for _e39 in rt.each(ep, ep.t_enrolments)))
+def _check_farah_gets_her_seats__cs_enrolled(  # tasks.world:720
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _e39.student == 'S10006'
+        and _e39.section == 'CS201-F2'
+        and _e39.status == _E15_EnrolmentStatus_enrolled
+        for _e39 in rt.each(ep, ep.t_enrolments)
+    ))
 
 
-def _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:967
-    return (rt.compared(ep.t_enrolments.row('EN0004').status, '==', _E15_EnrolmentStatus_completed, 'enrolments["EN0004"].status == completed') and rt.compared(ep.t_enrolments.row('EN0004').grade, '==', _E5_Grade_C, 'enrolments["EN0004"].grade == Grade.C'))
+def _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded(  # tasks.world:967
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_enrolments.row('EN0004').status,
+            '==',
+            _E15_EnrolmentStatus_completed,
+            'enrolments["EN0004"].status == completed',
+        )
+        and rt.compared(
+            ep.t_enrolments.row('EN0004').grade,
+            '==',
+            _E5_Grade_C,
+            'enrolments["EN0004"].grade == Grade.C',
+        )
+    )
 
 
-def _check_ben_passes_calculus_and_waits_for_algebra__waitlisted(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:968
-    return bool(any(((_w40.student == 'S10002') and (_w40.section == 'MATH201-F2')) for _w40 in rt.each(ep, ep.t_waitlist)))
+def _check_ben_passes_calculus_and_waits_for_algebra__waitlisted(  # tasks.world:968
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _w40.student == 'S10002' and _w40.section == 'MATH201-F2'
+        for _w40 in rt.each(ep, ep.t_waitlist)
+    ))
 
 
-def _check_eva_stops_waiting__off_waitlist(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:1210
-    return bool((not any(((_w41.student == 'S10005') and (_w41.section == 'CS201-F1')) for _w41 in rt.each(ep, ep.t_waitlist))))
+def _check_eva_stops_waiting__off_waitlist(  # tasks.world:1210
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> bool:
+    return bool(
+        not any(
+            _w41.student == 'S10005' and _w41.section == 'CS201-F1'
+            for _w41 in rt.each(ep, ep.t_waitlist)
+        ),
+    )
 
 
-def _check_eva_stops_waiting__enrolled_elsewhere(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:1211
-    return bool(any((((_e42.student == 'S10005') and (_e42.section == 'CS201-F2')) and (_e42.status == _E15_EnrolmentStatus_enrolled)) for _e42 in rt.each(ep, ep.t_enrolments)))
+def _check_eva_stops_waiting__enrolled_elsewhere(  # tasks.world:1211
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _e42.student == 'S10005'
+        and _e42.section == 'CS201-F2'
+        and _e42.status == _E15_EnrolmentStatus_enrolled
+        for _e42 in rt.each(ep, ep.t_enrolments)
+    ))
 
 
-def _check_late_calculus_grades__ben_graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1460
-    return (rt.compared(ep.t_enrolments.row('EN0004').status, '==', _E15_EnrolmentStatus_completed, 'enrolments["EN0004"].status == completed') and rt.compared(ep.t_enrolments.row('EN0004').grade, '==', _E5_Grade_A, 'enrolments["EN0004"].grade == Grade.A'))
+def _check_late_calculus_grades__ben_graded(  # tasks.world:1460
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_enrolments.row('EN0004').status,
+            '==',
+            _E15_EnrolmentStatus_completed,
+            'enrolments["EN0004"].status == completed',
+        )
+        and rt.compared(
+            ep.t_enrolments.row('EN0004').grade,
+            '==',
+            _E5_Grade_A,
+            'enrolments["EN0004"].grade == Grade.A',
+        )
+    )
 
 
-def _check_late_calculus_grades__eva_graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1461
-    return (rt.compared(ep.t_enrolments.row('EN0013').status, '==', _E15_EnrolmentStatus_completed, 'enrolments["EN0013"].status == completed') and rt.compared(ep.t_enrolments.row('EN0013').grade, '==', _E5_Grade_C, 'enrolments["EN0013"].grade == Grade.C'))
+def _check_late_calculus_grades__eva_graded(  # tasks.world:1461
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_enrolments.row('EN0013').status,
+            '==',
+            _E15_EnrolmentStatus_completed,
+            'enrolments["EN0013"].status == completed',
+        )
+        and rt.compared(
+            ep.t_enrolments.row('EN0013').grade,
+            '==',
+            _E5_Grade_C,
+            'enrolments["EN0013"].grade == Grade.C',
+        )
+    )
 
 
-def _check_late_calculus_grades__eva_in_linear_algebra(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:1462
-    return bool(any((((_e43.student == 'S10005') and (_e43.section == 'MATH201-F1')) and (_e43.status == _E15_EnrolmentStatus_enrolled)) for _e43 in rt.each(ep, ep.t_enrolments)))
+def _check_late_calculus_grades__eva_in_linear_algebra(  # tasks.world:1462
+    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _e43.student == 'S10005'
+        and _e43.section == 'MATH201-F1'
+        and _e43.status == _E15_EnrolmentStatus_enrolled
+        for _e43 in rt.each(ep, ep.t_enrolments)
+    ))
 
 
 UniversityRegistrar.TASKS = {

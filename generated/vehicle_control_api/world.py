@@ -1671,20 +1671,43 @@ class VehicleControlAPI(Episode):
 
     def tool_startEngine(self, ignitionMode: str) -> EngineStatus:  # vehicle_control.world:223
         'Starts the engine of the vehicle.'
-        if (ignitionMode == 'STOP'):  # vehicle_control.world:231
-            self._set(self.state, 'engine_state', 'stopped')  # vehicle_control.world:232
-        if (self.state.remainingUnlockedDoors > 0):  # vehicle_control.world:234
-            raise rt.KeptError(rt.python_grown(self, ('All doors must be locked before starting the engine. Here are the unlocked doors: ' + rt.built(self, rt.join(', ', rt.each(self, tuple([_d1 for _d1 in rt.each(self, self.state.doorStatus) if (self.state.doorStatus[_d1] == 'unlocked')])))))))  # vehicle_control.world:235
-        if (self.state.brakePedalStatus != 'pressed'):  # vehicle_control.world:237
-            raise rt.KeptError('Brake pedal needs to be pressed when starting the engine.')  # vehicle_control.world:238
-        if (self.state.brakePedalForce != 1000.0):  # vehicle_control.world:241
-            raise rt.KeptError('Must press the brake fully before starting the engine.')  # vehicle_control.world:242
-        if (self.state.fuelLevel < _C_MIN_FUEL_LEVEL):  # vehicle_control.world:244
+        if ignitionMode == 'STOP':  # vehicle_control.world:231
+            self.set_state('engine_state', 'stopped')  # vehicle_control.world:232
+        if self.state.remainingUnlockedDoors > 0:  # vehicle_control.world:234
+            raise rt.KeptError(rt.python_grown(  # vehicle_control.world:235
+                self,
+                'All doors must be locked before starting the engine. Here are the unlocked doors: '
+                + rt.built(
+                    self,
+                    rt.join(
+                        ', ',
+                        rt.each(
+                            self,
+                            tuple([
+                                _d1
+                                for _d1 in rt.each(self, self.state.doorStatus)
+                                if self.state.doorStatus[_d1] == 'unlocked'
+                            ]),
+                        ),
+                    ),
+                ),
+            ))
+        if self.state.brakePedalStatus != 'pressed':  # vehicle_control.world:237
+            raise rt.KeptError(  # vehicle_control.world:238
+                'Brake pedal needs to be pressed when starting the engine.'
+            )
+        if self.state.brakePedalForce != 1000.0:  # vehicle_control.world:241
+            raise rt.KeptError(  # vehicle_control.world:242
+                'Must press the brake fully before starting the engine.'
+            )
+        if self.state.fuelLevel < _C_MIN_FUEL_LEVEL:  # vehicle_control.world:244
             raise rt.KeptError('Fuel tank is empty.')  # vehicle_control.world:245
-        if (ignitionMode != 'START'):  # vehicle_control.world:247
+        if ignitionMode != 'START':  # vehicle_control.world:247
             raise rt.KeptError('Invalid ignition mode.')  # vehicle_control.world:248
-        self._set(self.state, 'engine_state', 'running')  # vehicle_control.world:250
-        return _new_EngineStatus(self.state.engine_state, self.state.fuelLevel, self.state.batteryVoltage)  # vehicle_control.world:251
+        self.set_state('engine_state', 'running')  # vehicle_control.world:250
+        return _new_EngineStatus(  # vehicle_control.world:251
+            self.state.engine_state, self.state.fuelLevel, self.state.batteryVoltage
+        )
 
     def tool_fillFuelTank(self, fuelAmount: int | float) -> FuelLevel:  # vehicle_control.world:258
         'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.'
@@ -1694,42 +1717,65 @@ class VehicleControlAPI(Episode):
             raise ToolError('Cannot fill gas above the tank capacity.')
         if not (not (rt.bounded_number(self.state.fuelLevel + fuelAmount) < _C_MIN_FUEL_LEVEL)):  # vehicle_control.world:267
             raise ToolError('Fuel tank is empty. Min fuel level is 0 gallons.')
-        self._set(self.state, 'fuelLevel', rt.python_augmented(self, '+', self.state.fuelLevel, fuelAmount))  # vehicle_control.world:268
+        self.set_state(  # vehicle_control.world:268
+            'fuelLevel', rt.python_augmented(self, '+', self.state.fuelLevel, fuelAmount)
+        )
         return _new_FuelLevel(self.state.fuelLevel)  # vehicle_control.world:269
 
-    def tool_lockDoors(self, unlock: bool, door: tuple[str, ...]) -> LockStatus:  # vehicle_control.world:272
+    def tool_lockDoors(  # vehicle_control.world:272
+        self, unlock: bool, door: tuple[str, ...]
+    ) -> LockStatus:
         'Locks the doors of the vehicle.'
-        wanted: str = ('unlocked' if unlock else 'locked')  # vehicle_control.world:278
-        self._steps -= (len(door) if type(door) is tuple else rt.size(door))  # vehicle_control.world:279
-        self._steps >= 0 or rt.out_of_steps()  # vehicle_control.world:279
-        for d in door:  # vehicle_control.world:279
-            if (d not in self.state.doorStatus):  # vehicle_control.world:282
+        wanted: str = 'unlocked' if unlock else 'locked'  # vehicle_control.world:278
+        for d in rt.each(self, door):  # vehicle_control.world:279
+            if d not in self.state.doorStatus:  # vehicle_control.world:282
                 raise rt.KeptError(rt.built(self, rt.python_repr(d)))  # vehicle_control.world:283
-            if (self.state.doorStatus[d] == wanted):  # vehicle_control.world:285
+            if self.state.doorStatus[d] == wanted:  # vehicle_control.world:285
                 continue  # vehicle_control.world:286
-            self._steps -= rt.size(self.state.doorStatus)  # vehicle_control.world:288
-            self._steps >= 0 or rt.out_of_steps()  # vehicle_control.world:288
-            self._set(self.state, 'doorStatus', {**self.state.doorStatus, d: wanted})  # vehicle_control.world:288
-            self._set(self.state, 'remainingUnlockedDoors', rt.python_augmented(self, '+', self.state.remainingUnlockedDoors, (1 if unlock else (-1))))  # vehicle_control.world:290
-        return _new_LockStatus(wanted, self.state.remainingUnlockedDoors)  # vehicle_control.world:292
+            self.set_state(  # vehicle_control.world:288
+                'doorStatus', {**rt.each(self, self.state.doorStatus), d: wanted}
+            )
+            self.set_state(  # vehicle_control.world:290
+                'remainingUnlockedDoors',
+                rt.python_augmented(
+                    self, '+', self.state.remainingUnlockedDoors, 1 if unlock else -1
+                ),
+            )
+        return _new_LockStatus(  # vehicle_control.world:292
+            wanted, self.state.remainingUnlockedDoors
+        )
 
-    def tool_adjustClimateControl(self, temperature: int | float, unit: str | None, fanSpeed: int, mode: str | None) -> Climate:  # vehicle_control.world:295
+    def tool_adjustClimateControl(  # vehicle_control.world:295
+        self, temperature: int | float, unit: str | None, fanSpeed: int, mode: str | None
+    ) -> Climate:
         'Adjusts the climate control of the vehicle.'
-        if not ((0 <= fanSpeed) and (fanSpeed <= 100)):  # vehicle_control.world:303
+        if not (0 <= fanSpeed and fanSpeed <= 100):  # vehicle_control.world:303
             raise ToolError('Fan speed must be between 0 and 100.')
-        self._set(self.state, 'acTemperature', temperature)  # vehicle_control.world:305
-        if (unit == 'fahrenheit'):  # vehicle_control.world:306
-            overflow: str | None = rt.python_error_of(lambda: (rt.python_times((temperature - 32), 5) / 9))  # vehicle_control.world:309
-            if (overflow is not None):  # vehicle_control.world:310
-                raise rt.KeptError((overflow if overflow is not None else rt.absent()))  # vehicle_control.world:311
-            self._set(self.state, 'acTemperature', (rt.python_times((temperature - 32), 5) / 9))  # vehicle_control.world:313
-        self._set(self.state, 'fanSpeed', fanSpeed)  # vehicle_control.world:315
-        self._set(self.state, 'acMode', mode)  # vehicle_control.world:316
-        return _new_Climate(temperature, mode, self.state.humidityLevel)  # vehicle_control.world:318
+        self.set_state('acTemperature', temperature)  # vehicle_control.world:305
+        if unit == 'fahrenheit':  # vehicle_control.world:306
+            overflow: str | None = rt.python_error_of(  # vehicle_control.world:309
+                lambda: rt.python_times(temperature - 32, 5) / 9
+            )
+            if overflow is not None:  # vehicle_control.world:310
+                raise rt.KeptError(  # vehicle_control.world:311
+                    overflow if overflow is not None else rt.absent()
+                )
+            self.set_state(  # vehicle_control.world:313
+                'acTemperature', rt.python_times(temperature - 32, 5) / 9
+            )
+        self.set_state('fanSpeed', fanSpeed)  # vehicle_control.world:315
+        self.set_state('acMode', mode)  # vehicle_control.world:316
+        return _new_Climate(  # vehicle_control.world:318
+            temperature, mode, self.state.humidityLevel
+        )
 
-    def tool_get_outside_temperature_from_google(self) -> OutsideTemperature:  # vehicle_control.world:321
+    def tool_get_outside_temperature_from_google(  # vehicle_control.world:321
+        self
+    ) -> OutsideTemperature:
         'Gets the outside temperature.'
-        return _new_OutsideTemperature(self._rng().uniform((-10.0), 40.0))  # vehicle_control.world:322
+        return _new_OutsideTemperature(self.random_source().uniform(  # vehicle_control.world:322
+            -10.0, 40.0
+        ))
 
     def tool_get_outside_temperature_from_weather_com(self) -> Any:  # vehicle_control.world:325
         'Gets the outside temperature.'
@@ -1737,92 +1783,131 @@ class VehicleControlAPI(Episode):
 
     def tool_setHeadlights(self, mode: str) -> Headlights:  # vehicle_control.world:331
         'Sets the headlights of the vehicle.'
-        if not (((mode == 'on') or (mode == 'off')) or (mode == 'auto')):  # vehicle_control.world:337
+        if not (mode == 'on' or mode == 'off' or mode == 'auto'):  # vehicle_control.world:337
             raise ToolError('Invalid headlight mode.')
-        self._set(self.state, 'headLightStatus', ('on' if (mode == 'on') else 'off'))  # vehicle_control.world:339
+        self.set_state(  # vehicle_control.world:339
+            'headLightStatus', 'on' if mode == 'on' else 'off'
+        )
         return _new_Headlights(self.state.headLightStatus)  # vehicle_control.world:340
 
     def tool_displayCarStatus(self, option: str) -> dict[str, Any]:  # vehicle_control.world:343
         'Displays the status of the vehicle based on the provided display option.'
         status: dict[str, Any] = {}  # vehicle_control.world:348
-        if (option == 'fuel'):  # vehicle_control.world:349
+        if option == 'fuel':  # vehicle_control.world:349
             status = {**status, 'fuelLevel': self.state.fuelLevel}  # vehicle_control.world:350
-        elif (option == 'battery'):  # vehicle_control.world:351
-            status = {**status, 'batteryVoltage': self.state.batteryVoltage}  # vehicle_control.world:352
-        elif (option == 'doors'):  # vehicle_control.world:353
-            status = {**status, 'doorStatus': v.export_value(self.state.doorStatus)}  # vehicle_control.world:354
-        elif (option == 'climate'):  # vehicle_control.world:355
-            status = {'currentACTemperature': self.state.acTemperature, 'fanSpeed': self.state.fanSpeed, 'climateMode': self.state.acMode, 'humidityLevel': self.state.humidityLevel}  # vehicle_control.world:356
-        elif (option == 'headlights'):  # vehicle_control.world:362
-            status = {**status, 'headlightStatus': self.state.headLightStatus}  # vehicle_control.world:363
-        elif (option == 'parkingBrake'):  # vehicle_control.world:364
-            status = {'parkingBrakeStatus': self.state.parkingBrakeStatus, 'parkingBrakeForce': self.state.parkingBrakeForce, 'slopeAngle': self.state.slopeAngle}  # vehicle_control.world:366
-        elif (option == 'brakePedal'):  # vehicle_control.world:371
-            status = {'brakePedalStatus': self.state.brakePedalStatus, 'brakePedalForce': self.state.brakePedalForce}  # vehicle_control.world:372
-        elif (option == 'engine'):  # vehicle_control.world:373
-            status = {**status, 'engineState': self.state.engine_state}  # vehicle_control.world:374
+        elif option == 'battery':  # vehicle_control.world:351
+            status = {  # vehicle_control.world:352
+                **status, 'batteryVoltage': self.state.batteryVoltage
+            }
+        elif option == 'doors':  # vehicle_control.world:353
+            status = {  # vehicle_control.world:354
+                **status, 'doorStatus': v.export_value(self.state.doorStatus)
+            }
+        elif option == 'climate':  # vehicle_control.world:355
+            status = {  # vehicle_control.world:356
+                'currentACTemperature': self.state.acTemperature,
+                'fanSpeed': self.state.fanSpeed,
+                'climateMode': self.state.acMode,
+                'humidityLevel': self.state.humidityLevel,
+            }
+        elif option == 'headlights':  # vehicle_control.world:362
+            status = {  # vehicle_control.world:363
+                **status, 'headlightStatus': self.state.headLightStatus
+            }
+        elif option == 'parkingBrake':  # vehicle_control.world:364
+            status = {  # vehicle_control.world:366
+                'parkingBrakeStatus': self.state.parkingBrakeStatus,
+                'parkingBrakeForce': self.state.parkingBrakeForce,
+                'slopeAngle': self.state.slopeAngle,
+            }
+        elif option == 'brakePedal':  # vehicle_control.world:371
+            status = {  # vehicle_control.world:372
+                'brakePedalStatus': self.state.brakePedalStatus,
+                'brakePedalForce': self.state.brakePedalForce,
+            }
+        elif option == 'engine':  # vehicle_control.world:373
+            status = {  # vehicle_control.world:374
+                **status, 'engineState': self.state.engine_state
+            }
         else:
             raise ToolError('Invalid option')  # vehicle_control.world:377
         return status  # vehicle_control.world:379
 
     def tool_activateParkingBrake(self, mode: str) -> ParkingBrake:  # vehicle_control.world:382
         'Activates the parking brake of the vehicle.'
-        if not ((mode == 'engage') or (mode == 'release')):  # vehicle_control.world:387
+        if not (mode == 'engage' or mode == 'release'):  # vehicle_control.world:387
             raise ToolError('Invalid mode')
-        if (mode == 'engage'):  # vehicle_control.world:388
-            self._set(self.state, 'parkingBrakeStatus', 'engaged')  # vehicle_control.world:389
-            self._set(self.state, 'parkingBrakeForce', 500.0)  # vehicle_control.world:390
+        if mode == 'engage':  # vehicle_control.world:388
+            self.set_state('parkingBrakeStatus', 'engaged')  # vehicle_control.world:389
+            self.set_state('parkingBrakeForce', 500.0)  # vehicle_control.world:390
         else:
-            self._set(self.state, 'parkingBrakeStatus', 'released')  # vehicle_control.world:392
-            self._set(self.state, 'parkingBrakeForce', 0.0)  # vehicle_control.world:393
-        self._set(self.state, 'slopeAngle', 10.0)  # vehicle_control.world:396
-        return _new_ParkingBrake(self.state.parkingBrakeStatus, rt.as_float(self.state.parkingBrakeForce), rt.as_float(self.state.slopeAngle))  # vehicle_control.world:397
+            self.set_state('parkingBrakeStatus', 'released')  # vehicle_control.world:392
+            self.set_state('parkingBrakeForce', 0.0)  # vehicle_control.world:393
+        self.set_state('slopeAngle', 10.0)  # vehicle_control.world:396
+        return _new_ParkingBrake(  # vehicle_control.world:397
+            self.state.parkingBrakeStatus,
+            rt.as_float(self.state.parkingBrakeForce),
+            rt.as_float(self.state.slopeAngle),
+        )
 
-    def tool_pressBrakePedal(self, pedalPosition: int | float) -> BrakePedal:  # vehicle_control.world:404
-        'Presses the brake pedal based on pedal position. The brake pedal will be kept pressed until released.'
-        if not ((0 <= pedalPosition) and (pedalPosition <= 1)):  # vehicle_control.world:409
+    def tool_pressBrakePedal(  # vehicle_control.world:404
+        self, pedalPosition: int | float
+    ) -> BrakePedal:
+        (
+            'Presses the brake pedal based on pedal position. The brake pedal will be kept '
+            'pressed until released.'
+        )
+        if not (0 <= pedalPosition and pedalPosition <= 1):  # vehicle_control.world:409
             raise ToolError('Pedal position must be between 0 and 1.')
-        if (pedalPosition == 0):  # vehicle_control.world:410
-            self._set(self.state, 'brakePedalStatus', 'released')  # vehicle_control.world:411
-            self._set(self.state, 'brakePedalForce', 0.0)  # vehicle_control.world:412
+        if pedalPosition == 0:  # vehicle_control.world:410
+            self.set_state('brakePedalStatus', 'released')  # vehicle_control.world:411
+            self.set_state('brakePedalForce', 0.0)  # vehicle_control.world:412
             return _new_BrakePedal('released', 0.0)  # vehicle_control.world:413
         force: int | float = rt.python_times(pedalPosition, 1000)  # vehicle_control.world:417
-        self._set(self.state, 'brakePedalStatus', 'pressed')  # vehicle_control.world:418
-        self._set(self.state, 'brakePedalForce', force)  # vehicle_control.world:419
+        self.set_state('brakePedalStatus', 'pressed')  # vehicle_control.world:418
+        self.set_state('brakePedalForce', force)  # vehicle_control.world:419
         return _new_BrakePedal('pressed', rt.to_float(force))  # vehicle_control.world:420
 
     def tool_releaseBrakePedal(self) -> BrakePedal:  # vehicle_control.world:423
         'Releases the brake pedal of the vehicle.'
-        self._set(self.state, 'brakePedalStatus', 'released')  # vehicle_control.world:424
-        self._set(self.state, 'brakePedalForce', 0.0)  # vehicle_control.world:425
+        self.set_state('brakePedalStatus', 'released')  # vehicle_control.world:424
+        self.set_state('brakePedalForce', 0.0)  # vehicle_control.world:425
         return _new_BrakePedal('released', 0.0)  # vehicle_control.world:426
 
-    def tool_setCruiseControl(self, speed: float, activate: bool, distanceToNextVehicle: float) -> Cruise:  # vehicle_control.world:429
+    def tool_setCruiseControl(  # vehicle_control.world:429
+        self, speed: float, activate: bool, distanceToNextVehicle: float
+    ) -> Cruise:
         'Sets the cruise control of the vehicle.'
         distance: float = rt.to_float(distanceToNextVehicle)  # vehicle_control.world:438
         current: float = rt.to_float(speed)  # vehicle_control.world:439
         if not (self.state.engine_state != 'stopped'):  # vehicle_control.world:441
             raise ToolError('Start the engine before activating the cruise control.')
-        self._set(self.state, 'distanceToNextVehicle', distance)  # vehicle_control.world:444
+        self.set_state('distanceToNextVehicle', distance)  # vehicle_control.world:444
         if activate:  # vehicle_control.world:445
-            if (((current < 0) or (current > 120)) or (rt.python_remainder(current, 5) != 0)):  # vehicle_control.world:448
+            if (  # vehicle_control.world:448
+                current < 0 or current > 120 or rt.python_remainder(current, 5) != 0
+            ):
                 raise rt.KeptError('Invalid speed')  # vehicle_control.world:449
-            self._set(self.state, 'cruiseStatus', 'active')  # vehicle_control.world:451
+            self.set_state('cruiseStatus', 'active')  # vehicle_control.world:451
         else:
-            self._set(self.state, 'cruiseStatus', 'inactive')  # vehicle_control.world:453
+            self.set_state('cruiseStatus', 'inactive')  # vehicle_control.world:453
         return _new_Cruise(self.state.cruiseStatus, current, distance)  # vehicle_control.world:455
 
     def tool_get_current_speed(self) -> Speed:  # vehicle_control.world:458
         'Gets the current speed of the vehicle.'
-        return _new_Speed(self._rng().uniform(0.0, 120.0))  # vehicle_control.world:459
+        return _new_Speed(self.random_source().uniform(0.0, 120.0))  # vehicle_control.world:459
 
     def tool_display_log(self, messages: tuple[str, ...]) -> Log:  # vehicle_control.world:462
         'Displays the log messages.'
         return _new_Log(messages)  # vehicle_control.world:465
 
-    def tool_estimate_drive_feasibility_by_mileage(self, distance: int | float) -> Feasibility:  # vehicle_control.world:468
+    def tool_estimate_drive_feasibility_by_mileage(  # vehicle_control.world:468
+        self, distance: int | float
+    ) -> Feasibility:
         'Estimates the milage of the vehicle given the distance needed to drive.'
-        return _new_Feasibility((not (rt.python_times(self.state.fuelLevel, _C_MILE_PER_GALLON) < distance)))  # vehicle_control.world:473
+        return _new_Feasibility(  # vehicle_control.world:473
+            not (rt.python_times(self.state.fuelLevel, _C_MILE_PER_GALLON) < distance)
+        )
 
     def tool_liter_to_gallon(self, liter: float) -> Gallons:  # vehicle_control.world:476
         'Converts the liter to gallon.'
@@ -1832,34 +1917,61 @@ class VehicleControlAPI(Episode):
         'Converts the gallon to liter.'
         return _new_Liters(rt.python_times(gallon, 3.78541))  # vehicle_control.world:485
 
-    def tool_estimate_distance(self, cityA: str, cityB: str) -> Distance:  # vehicle_control.world:488
+    def tool_estimate_distance(  # vehicle_control.world:488
+        self, cityA: str, cityB: str
+    ) -> Distance:
         'Estimates the distance between two cities.'
-        found: float | None = rt.coalesce_optional(_C_DISTANCES.get(rt.built(self, (rt.text(cityA) + '-' + rt.text(cityB)))), lambda: _C_DISTANCES.get(rt.built(self, (rt.text(cityB) + '-' + rt.text(cityA)))))  # vehicle_control.world:494
+        found: float | None = rt.coalesce_optional(  # vehicle_control.world:494
+            _C_DISTANCES.get(rt.built(self, rt.text(cityA) + '-' + rt.text(cityB))),
+            lambda: _C_DISTANCES.get(rt.built(self, rt.text(cityB) + '-' + rt.text(cityA))),
+        )
         if not (found is not None):  # vehicle_control.world:495
             raise ToolError('distance not found in database.')
         return _new_Distance(found)  # vehicle_control.world:496
 
     def tool_get_zipcode_based_on_city(self, city: str) -> Zipcode:  # vehicle_control.world:499
         'Gets the zipcode based on the city.'
-        self._steps -= rt.size(_C_ZIPCODES)  # vehicle_control.world:503
-        self._steps >= 0 or rt.out_of_steps()  # vehicle_control.world:503
-        for name in _C_ZIPCODES:  # vehicle_control.world:503
-            if (name == city):  # vehicle_control.world:504
+        for name in rt.each(self, _C_ZIPCODES):  # vehicle_control.world:503
+            if name == city:  # vehicle_control.world:504
                 return _new_Zipcode(_C_ZIPCODES[name])  # vehicle_control.world:505
         return _new_Zipcode('00000')  # vehicle_control.world:508
 
     def tool_set_navigation(self, destination: str) -> Navigation:  # vehicle_control.world:511
         'Navigates to the destination.'
-        self._set(self.state, 'destination', destination)  # vehicle_control.world:516
-        failure: str | None = rt.python_error_of(lambda: rt.python_grown(self, ('Navigating to ' + destination)))  # vehicle_control.world:519
-        if (failure is not None):  # vehicle_control.world:520
-            raise rt.KeptError((failure if failure is not None else rt.absent()))  # vehicle_control.world:521
-        return _new_Navigation(rt.python_grown(self, ('Navigating to ' + destination)))  # vehicle_control.world:523
+        self.set_state('destination', destination)  # vehicle_control.world:516
+        failure: str | None = rt.python_error_of(  # vehicle_control.world:519
+            lambda: rt.python_grown(self, 'Navigating to ' + destination)
+        )
+        if failure is not None:  # vehicle_control.world:520
+            raise rt.KeptError(  # vehicle_control.world:521
+                failure if failure is not None else rt.absent()
+            )
+        return _new_Navigation(rt.python_grown(  # vehicle_control.world:523
+            self, 'Navigating to ' + destination
+        ))
 
     def tool_check_tire_pressure(self) -> TirePressure:  # vehicle_control.world:526
         'Checks the tire pressure of the vehicle.'
-        mean: float = (rt.bounded_number(rt.bounded_number(rt.bounded_number(self.state.frontLeftTirePressure + self.state.frontRightTirePressure) + self.state.rearLeftTirePressure) + self.state.rearRightTirePressure) / 4)  # vehicle_control.world:528
-        return _new_TirePressure(self.state.frontLeftTirePressure, self.state.frontRightTirePressure, self.state.rearLeftTirePressure, self.state.rearRightTirePressure, ((30 <= mean) and (mean <= 35)), {})  # vehicle_control.world:529
+        mean: float = (  # vehicle_control.world:528
+            rt.bounded_number(
+                rt.bounded_number(
+                    rt.bounded_number(
+                        self.state.frontLeftTirePressure + self.state.frontRightTirePressure
+                    )
+                    + self.state.rearLeftTirePressure,
+                )
+                + self.state.rearRightTirePressure,
+            )
+            / 4
+        )
+        return _new_TirePressure(  # vehicle_control.world:529
+            self.state.frontLeftTirePressure,
+            self.state.frontRightTirePressure,
+            self.state.rearLeftTirePressure,
+            self.state.rearRightTirePressure,
+            30 <= mean and mean <= 35,
+            {},
+        )
 
     def tool_find_nearest_tire_shop(self) -> TireShop:  # vehicle_control.world:539
         'Finds the nearest tire shop.'
@@ -1870,7 +1982,15 @@ class VehicleControlAPI(Episode):
 
     def _on_load(self) -> None:  # vehicle_control.world:215
         rt.refill(self)
-        self._set(self.state, 'remainingUnlockedDoors', (4 - len([_d2 for _d2 in rt.each(self, self.state.doorStatus) if (self.state.doorStatus[_d2] == 'locked')])))  # vehicle_control.world:218
+        self.set_state(  # vehicle_control.world:218
+            'remainingUnlockedDoors',
+            4
+            - len([
+                _d2
+                for _d2 in rt.each(self, self.state.doorStatus)
+                if self.state.doorStatus[_d2] == 'locked'
+            ]),
+        )
 
 
 _ARGS_startEngine: frozenset[str] = frozenset({'ignitionMode'})

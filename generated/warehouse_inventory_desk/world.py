@@ -301,7 +301,7 @@ class StockLevel(Row):
     def load(cls, data: object, path: str, ep: Any) -> StockLevel:
         d = v.want_object(data, path, {'id': False, 'item': True, 'bin': True, 'quantity': True, 'last_counted': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('stock_ids', 'S{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('stock_ids', 'S{:04d}')),
             item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{3}-[0-9]{4}$'),
             bin_=v.check_pattern(v.want_str(d['bin'], path + '.bin'), path + '.bin', '^[A-Z][0-9]{2}-[0-9]{2}$'),
             quantity=v.check_range(v.want_int(d['quantity'], path + '.quantity'), path + '.quantity', 0, None),
@@ -386,7 +386,7 @@ class Movement(Row):
     def load(cls, data: object, path: str, ep: Any) -> Movement:
         d = v.want_object(data, path, {'id': False, 'kind': True, 'item': True, 'from_bin': False, 'to_bin': False, 'quantity': True, 'reference': False, 'clerk': True, 'at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('movement_ids', 'M{:05d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('movement_ids', 'M{:05d}')),
             kind=v.want_enum(d['kind'], path + '.kind', MovementKind),
             item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{3}-[0-9]{4}$'),
             from_bin=(v.want_optional(d['from_bin'], path + '.from_bin', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))) if d.get('from_bin') is not None else None),
@@ -767,234 +767,585 @@ class WarehouseInventoryDesk(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row39 in self._changed_rows(self.t_stock):  # warehouse_inventory_desk.world:142
-            if not (_row39.quantity >= 0):
-                raise InvariantError('Stock never goes below zero.', 'warehouse_inventory_desk.world:142')
-        if not all((self.fn_bin_used(_b40) <= _b40.capacity) for _b40 in rt.each(self, self.t_bins)):  # warehouse_inventory_desk.world:145
-            raise InvariantError('A bin never holds more units than its capacity.', 'warehouse_inventory_desk.world:145')
-        if not all((len(tuple([_t42.key() for _t42 in rt.each(self, self.t_stock) if ((_t42.item == _s41.item) and (_t42.bin_ == _s41.bin_))])) == 1) for _s41 in rt.each(self, self.t_stock)):  # warehouse_inventory_desk.world:148
-            raise InvariantError('There is at most one stock row per item and bin.', 'warehouse_inventory_desk.world:148')
-        for _row43 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:151
-            if not ((_row43.kind != _E12_MovementKind_receipt) or ((_row43.from_bin is None) and (_row43.to_bin is not None))):
-                raise InvariantError('A receipt goes into a bin and comes from none.', 'warehouse_inventory_desk.world:151')
-        for _row44 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:154
-            if not ((_row44.kind != _E12_MovementKind_pick) or ((_row44.from_bin is not None) and (_row44.to_bin is None))):
-                raise InvariantError('A pick comes out of a bin and goes into none.', 'warehouse_inventory_desk.world:154')
-        for _row45 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:157
-            if not ((_row45.kind != _E12_MovementKind_transfer) or (((_row45.from_bin is not None) and (_row45.to_bin is not None)) and (_row45.from_bin != _row45.to_bin))):
-                raise InvariantError('A transfer goes between two different bins.', 'warehouse_inventory_desk.world:157')
-        for _row46 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:160
-            if not ((_row46.kind == _E12_MovementKind_count_adjustment) or (_row46.quantity > 0)):
-                raise InvariantError('Receipts, picks and transfers move a positive number of units.', 'warehouse_inventory_desk.world:160')
-        for _row47 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:163
-            if not ((_row47.kind != _E12_MovementKind_count_adjustment) or (_row47.quantity != 0)):
-                raise InvariantError('A count adjustment records a real difference.', 'warehouse_inventory_desk.world:163')
-        for _row48 in rt.changed_rows(self, self.t_stock, ('item', 'bin_')):
-            rt.check_refs(self.t_items, _row48.item, 'StockLevel.item')
-            rt.check_refs(self.t_bins, _row48.bin_, 'StockLevel.bin')
-        for _row49 in rt.changed_rows(self, self.t_movements, ('item', 'from_bin', 'to_bin', 'clerk')):
-            rt.check_refs(self.t_items, _row49.item, 'Movement.item')
-            rt.check_refs(self.t_bins, _row49.from_bin, 'Movement.from_bin')
-            rt.check_refs(self.t_bins, _row49.to_bin, 'Movement.to_bin')
-            rt.check_refs(self.t_clerks, _row49.clerk, 'Movement.clerk')
+        for _row33 in rt.changed_rows(self, self.t_stock):  # warehouse_inventory_desk.world:142
+            if not (_row33.quantity >= 0):
+                raise InvariantError(
+                    'Stock never goes below zero.', 'warehouse_inventory_desk.world:142'
+                )
+        if not all(  # warehouse_inventory_desk.world:145
+            self.fn_bin_used(_b34) <= _b34.capacity for _b34 in rt.each(self, self.t_bins)
+        ):
+            raise InvariantError(
+                'A bin never holds more units than its capacity.',
+                'warehouse_inventory_desk.world:145',
+            )
+        if not all(  # warehouse_inventory_desk.world:148
+            len(tuple([
+                _t36.key()
+                for _t36 in rt.each(self, self.t_stock)
+                if _t36.item == _s35.item and _t36.bin_ == _s35.bin_
+            ]))
+            == 1
+            for _s35 in rt.each(self, self.t_stock)
+        ):
+            raise InvariantError(
+                'There is at most one stock row per item and bin.',
+                'warehouse_inventory_desk.world:148',
+            )
+        for _row37 in rt.changed_rows(  # warehouse_inventory_desk.world:151
+            self, self.t_movements
+        ):
+            if not (
+                _row37.kind != _E12_MovementKind_receipt
+                or _row37.from_bin is None and _row37.to_bin is not None
+            ):
+                raise InvariantError(
+                    'A receipt goes into a bin and comes from none.',
+                    'warehouse_inventory_desk.world:151',
+                )
+        for _row38 in rt.changed_rows(  # warehouse_inventory_desk.world:154
+            self, self.t_movements
+        ):
+            if not (
+                _row38.kind != _E12_MovementKind_pick
+                or _row38.from_bin is not None and _row38.to_bin is None
+            ):
+                raise InvariantError(
+                    'A pick comes out of a bin and goes into none.',
+                    'warehouse_inventory_desk.world:154',
+                )
+        for _row39 in rt.changed_rows(  # warehouse_inventory_desk.world:157
+            self, self.t_movements
+        ):
+            if not (
+                _row39.kind != _E12_MovementKind_transfer
+                or _row39.from_bin is not None
+                and _row39.to_bin is not None
+                and _row39.from_bin != _row39.to_bin
+            ):
+                raise InvariantError(
+                    'A transfer goes between two different bins.',
+                    'warehouse_inventory_desk.world:157',
+                )
+        for _row40 in rt.changed_rows(  # warehouse_inventory_desk.world:160
+            self, self.t_movements
+        ):
+            if not (_row40.kind == _E12_MovementKind_count_adjustment or _row40.quantity > 0):
+                raise InvariantError(
+                    'Receipts, picks and transfers move a positive number of units.',
+                    'warehouse_inventory_desk.world:160',
+                )
+        for _row41 in rt.changed_rows(  # warehouse_inventory_desk.world:163
+            self, self.t_movements
+        ):
+            if not (_row41.kind != _E12_MovementKind_count_adjustment or _row41.quantity != 0):
+                raise InvariantError(
+                    'A count adjustment records a real difference.',
+                    'warehouse_inventory_desk.world:163',
+                )
+        for _row42 in rt.changed_rows(self, self.t_stock, ('item', 'bin_')):
+            rt.check_refs(self.t_items, _row42.item, 'StockLevel.item')
+            rt.check_refs(self.t_bins, _row42.bin_, 'StockLevel.bin')
+        for _row43 in rt.changed_rows(
+            self, self.t_movements, ('item', 'from_bin', 'to_bin', 'clerk')
+        ):
+            rt.check_refs(self.t_items, _row43.item, 'Movement.item')
+            rt.check_refs(self.t_bins, _row43.from_bin, 'Movement.from_bin')
+            rt.check_refs(self.t_bins, _row43.to_bin, 'Movement.to_bin')
+            rt.check_refs(self.t_clerks, _row43.clerk, 'Movement.clerk')
         rt.check_refs(self.t_clerks, self.state.current_clerk, 'current_clerk')
-        if self._deleted:
-            rt.check_deleted(self, self.t_clerks, ((self.t_movements, 'clerk'), (None, 'current_clerk'),))
-        if self._deleted:
-            rt.check_deleted(self, self.t_items, ((self.t_stock, 'item'), (self.t_movements, 'item'),))
-        if self._deleted:
-            rt.check_deleted(self, self.t_bins, ((self.t_stock, 'bin_'), (self.t_movements, 'from_bin'), (self.t_movements, 'to_bin'),))
+        if self.deleted_rows:
+            rt.check_deleted(
+                self, self.t_clerks, ((self.t_movements, 'clerk'), (None, 'current_clerk'))
+            )
+        if self.deleted_rows:
+            rt.check_deleted(
+                self, self.t_items, ((self.t_stock, 'item'), (self.t_movements, 'item'))
+            )
+        if self.deleted_rows:
+            rt.check_deleted(
+                self,
+                self.t_bins,
+                (
+                    (self.t_stock, 'bin_'),
+                    (self.t_movements, 'from_bin'),
+                    (self.t_movements, 'to_bin'),
+                ),
+            )
         pass
 
     def fn_bin_used(self, bin_: Bin) -> int:  # warehouse_inventory_desk.world:123
         'Total units currently stored in a bin.'
-        return sum(rt.each(self, tuple([_s1.quantity for _s1 in rt.each(self, self.t_stock) if (_s1.bin_ == bin_.key())])))  # warehouse_inventory_desk.world:124
+        return sum(rt.each(  # warehouse_inventory_desk.world:124
+            self,
+            tuple([_s1.quantity for _s1 in rt.each(self, self.t_stock) if _s1.bin_ == bin_.key()]),
+        ))
 
     def fn_on_hand(self, item: Item) -> int:  # warehouse_inventory_desk.world:127
         'Total units of an item across all bins.'
-        return sum(rt.each(self, tuple([_s2.quantity for _s2 in rt.each(self, self.t_stock) if (_s2.item == item.key())])))  # warehouse_inventory_desk.world:128
+        return sum(rt.each(  # warehouse_inventory_desk.world:128
+            self,
+            tuple([_s2.quantity for _s2 in rt.each(self, self.t_stock) if _s2.item == item.key()]),
+        ))
 
-    def fn_find_stock(self, item: Item, bin_: Bin) -> StockLevel | None:  # warehouse_inventory_desk.world:131
+    def fn_find_stock(  # warehouse_inventory_desk.world:131
+        self, item: Item, bin_: Bin
+    ) -> StockLevel | None:
         'The stock row of an item in a bin, if any.'
-        self._steps -= len(self.t_stock)  # warehouse_inventory_desk.world:132
-        self._steps >= 0 or rt.out_of_steps()  # warehouse_inventory_desk.world:132
-        for s in self.t_stock:  # warehouse_inventory_desk.world:132
-            if ((s.item == item.key()) and (s.bin_ == bin_.key())):  # warehouse_inventory_desk.world:133
+        for s in rt.each(self, self.t_stock):  # warehouse_inventory_desk.world:132
+            if s.item == item.key() and s.bin_ == bin_.key():  # warehouse_inventory_desk.world:133
                 return s  # warehouse_inventory_desk.world:134
         return None  # warehouse_inventory_desk.world:137
 
     def tool_sign_in(self, clerk: Clerk) -> Clerk:  # warehouse_inventory_desk.world:168
         'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.'
-        self._set(self.state, 'current_clerk', clerk.key())  # warehouse_inventory_desk.world:171
+        self.set_state('current_clerk', clerk.key())  # warehouse_inventory_desk.world:171
         return clerk  # warehouse_inventory_desk.world:172
 
     def tool_get_item_stock(self, item: Item) -> ItemStock:  # warehouse_inventory_desk.world:175
         'Show an item with its quantity in each bin and its total on hand.'
         total: int = self.fn_on_hand(item)  # warehouse_inventory_desk.world:180
-        return _new_ItemStock(item.key(), item.name, item.reorder_level, total, (total < item.reorder_level), tuple([_s3.key() for _s3 in rt.each(self, self.t_stock) if (_s3.item == item.key())]))  # warehouse_inventory_desk.world:181
+        return _new_ItemStock(  # warehouse_inventory_desk.world:181
+            item.key(),
+            item.name,
+            item.reorder_level,
+            total,
+            total < item.reorder_level,
+            tuple([_s3.key() for _s3 in rt.each(self, self.t_stock) if _s3.item == item.key()]),
+        )
 
     def tool_get_bin(self, bin_: Bin) -> BinReport:  # warehouse_inventory_desk.world:191
-        "Show a bin's contents (each item's stock row with its quantity), used units and free capacity."
+        (
+            "Show a bin's contents (each item's stock row with its quantity), used units and free "
+            'capacity.'
+        )
         used: int = self.fn_bin_used(bin_)  # warehouse_inventory_desk.world:194
-        return _new_BinReport(bin_.key(), bin_.zone, bin_.capacity, used, rt.bounded(bin_.capacity - used), bin_.blocked, tuple([_s4.key() for _s4 in rt.each(self, self.t_stock) if (_s4.bin_ == bin_.key())]))  # warehouse_inventory_desk.world:195
+        return _new_BinReport(  # warehouse_inventory_desk.world:195
+            bin_.key(),
+            bin_.zone,
+            bin_.capacity,
+            used,
+            rt.bounded(bin_.capacity - used),
+            bin_.blocked,
+            tuple([_s4.key() for _s4 in rt.each(self, self.t_stock) if _s4.bin_ == bin_.key()]),
+        )
 
     def tool_find_items(self, text: str) -> tuple[str, ...]:  # warehouse_inventory_desk.world:206
-        'Find items whose name or SKU contains the text, with their SKU, name, reorder level and whether active.'
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # warehouse_inventory_desk.world:211
-        return tuple([_i5.key() for _i5 in rt.each(self, self.t_items) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.name.lower()))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.sku.lower()))))])  # warehouse_inventory_desk.world:212
+        (
+            'Find items whose name or SKU contains the text, with their SKU, name, reorder level '
+            'and whether active.'
+        )
+        wanted: str = rt.built(  # warehouse_inventory_desk.world:211
+            self, rt.built(self, text.strip()).lower()
+        )
+        return tuple([  # warehouse_inventory_desk.world:212
+            _i5.key()
+            for _i5 in rt.each(self, self.t_items)
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.sku.lower()))
+        ])
 
-    def tool_list_bins(self, zone: Zone | None, item: Item | None) -> tuple[str, ...]:  # warehouse_inventory_desk.world:215
-        'List bins with their zone, capacity and whether blocked, optionally of one zone or holding one item.'
-        return tuple([_b6.key() for _b6 in rt.each(self, self.t_bins) if (((zone is None) or (_b6.zone == (zone if zone is not None else rt.absent()))) and ((item is None) or any((((_s7.bin_ == _b6.key()) and (_s7.item == (item if item is not None else rt.absent()).key())) and (_s7.quantity > 0)) for _s7 in rt.each(self, self.t_stock))))])  # warehouse_inventory_desk.world:221
+    def tool_list_bins(  # warehouse_inventory_desk.world:215
+        self, zone: Zone | None, item: Item | None
+    ) -> tuple[str, ...]:
+        (
+            'List bins with their zone, capacity and whether blocked, optionally of one zone or '
+            'holding one item.'
+        )
+        return tuple([  # warehouse_inventory_desk.world:221
+            _b6.key()
+            for _b6 in rt.each(self, self.t_bins)
+            if (zone is None or _b6.zone == (zone if zone is not None else rt.absent()))
+            and (item is None
+            or any(
+                _s7.bin_ == _b6.key()
+                and _s7.item == (item if item is not None else rt.absent()).key()
+                and _s7.quantity > 0
+                for _s7 in rt.each(self, self.t_stock)
+            ))
+        ])
 
     def tool_list_clerks(self) -> tuple[str, ...]:  # warehouse_inventory_desk.world:224
         'List the clerks with their ids, names and roles.'
-        return tuple([_c8.key() for _c8 in rt.each(self, self.t_clerks)])  # warehouse_inventory_desk.world:225
+        return tuple([  # warehouse_inventory_desk.world:225
+            _c8.key() for _c8 in rt.each(self, self.t_clerks)
+        ])
 
-    def tool_get_movement(self, movement: Movement) -> Movement:  # warehouse_inventory_desk.world:228
+    def tool_get_movement(  # warehouse_inventory_desk.world:228
+        self, movement: Movement
+    ) -> Movement:
         'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.'
         return movement  # warehouse_inventory_desk.world:233
 
-    def tool_receive_delivery(self, item: Item, bin_: Bin, quantity: int, delivery_note: str) -> StockLevel:  # warehouse_inventory_desk.world:236
-        'Book a delivery of an item into a bin. The bin must be unblocked and have room for the whole delivery.'
+    def tool_receive_delivery(  # warehouse_inventory_desk.world:236
+        self, item: Item, bin_: Bin, quantity: int, delivery_note: str
+    ) -> StockLevel:
+        (
+            'Book a delivery of an item into a bin. The bin must be unblocked and have room for '
+            'the whole delivery.'
+        )
         if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:244
             raise ToolError('Not signed in. Call sign_in first.')
         if not item.active:  # warehouse_inventory_desk.world:245
-            raise ToolError(rt.built(self, ('Item ' + rt.text(item.sku) + ' is inactive and cannot be received.')))
+            raise ToolError(rt.built(
+                self, 'Item ' + rt.text(item.sku) + ' is inactive and cannot be received.'
+            ))
         if not (not bin_.blocked):  # warehouse_inventory_desk.world:246
-            raise ToolError(rt.built(self, ('Bin ' + rt.text(bin_.code) + ' is blocked and accepts no stock.')))
-        free: int = rt.bounded(bin_.capacity - self.fn_bin_used(bin_))  # warehouse_inventory_desk.world:247
+            raise ToolError(rt.built(
+                self, 'Bin ' + rt.text(bin_.code) + ' is blocked and accepts no stock.'
+            ))
+        free: int = rt.bounded(  # warehouse_inventory_desk.world:247
+            bin_.capacity - self.fn_bin_used(bin_)
+        )
         if not (quantity <= free):  # warehouse_inventory_desk.world:248
-            raise ToolError(rt.built(self, ('Bin ' + rt.text(bin_.code) + ' has room for ' + rt.text(free) + ' more units; the delivery is ' + rt.text(quantity) + '.')))
-        level: StockLevel | None = self.fn_find_stock(item, bin_)  # warehouse_inventory_desk.world:249
+            raise ToolError(rt.built(
+                self,
+                'Bin '
+                + rt.text(bin_.code)
+                + ' has room for '
+                + rt.text(free)
+                + ' more units; the delivery is '
+                + rt.text(quantity)
+                + '.',
+            ))
+        level: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:249
+            item, bin_
+        )
         id_: str = ''  # warehouse_inventory_desk.world:250
-        if (level is not None):  # warehouse_inventory_desk.world:251
-            _row9 = self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:252
-            self._undo.append((0, _row9, 'quantity', _row9.quantity, _row9._digest, _row9._text, _row9._frags, _row9._stale))  # warehouse_inventory_desk.world:252
-            _row9.quantity = v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:252
-            _row9._stale |= 8  # warehouse_inventory_desk.world:252
-            _row9._digest = _row9._text = None  # warehouse_inventory_desk.world:252
-            self.t_stock._digest = None  # warehouse_inventory_desk.world:252
+        if level is not None:  # warehouse_inventory_desk.world:251
+            self.set_field(  # warehouse_inventory_desk.world:252
+                self.t_stock.row((level if level is not None else rt.absent()).id_),
+                'quantity',
+                v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None),
+            )
             id_ = (level if level is not None else rt.absent()).id_  # warehouse_inventory_desk.world:253
         else:
-            created: StockLevel = StockLevel(id_=self._next('stock_ids', 'S{:04d}'), item=item.key(), bin_=bin_.key(), quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None), last_counted=None)  # warehouse_inventory_desk.world:255
-            self._insert(self.t_stock, created)  # warehouse_inventory_desk.world:256
+            created: StockLevel = StockLevel(  # warehouse_inventory_desk.world:255
+                id_=self.next_id('stock_ids', 'S{:04d}'),
+                item=item.key(),
+                bin_=bin_.key(),
+                quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None),
+                last_counted=None,
+            )
+            self.insert(self.t_stock, created)  # warehouse_inventory_desk.world:256
             id_ = created.id_  # warehouse_inventory_desk.world:257
-        self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_receipt, item=item.key(), from_bin=None, to_bin=bin_.key(), quantity=quantity, reference=v.check_length(delivery_note, 'Movement.reference', None, 40), clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:259
+        self.insert(  # warehouse_inventory_desk.world:259
+            self.t_movements,
+            Movement(
+                id_=self.next_id('movement_ids', 'M{:05d}'),
+                kind=_E12_MovementKind_receipt,
+                item=item.key(),
+                from_bin=None,
+                to_bin=bin_.key(),
+                quantity=quantity,
+                reference=v.check_length(delivery_note, 'Movement.reference', None, 40),
+                clerk=self.state.current_clerk,
+                at=self.clock,
+            ),
+        )
         return self.t_stock.row(id_)  # warehouse_inventory_desk.world:267
 
-    def tool_pick_stock(self, item: Item, bin_: Bin, quantity: int, order_number: str) -> StockLevel:  # warehouse_inventory_desk.world:270
+    def tool_pick_stock(  # warehouse_inventory_desk.world:270
+        self, item: Item, bin_: Bin, quantity: int, order_number: str
+    ) -> StockLevel:
         'Pick units of an item from a bin for a customer order.'
         if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:278
             raise ToolError('Not signed in. Call sign_in first.')
-        level: StockLevel | None = self.fn_find_stock(item, bin_)  # warehouse_inventory_desk.world:279
+        level: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:279
+            item, bin_
+        )
         if not (level is not None):  # warehouse_inventory_desk.world:280
-            raise ToolError(rt.built(self, ('Item ' + rt.text(item.sku) + ' is not stocked in bin ' + rt.text(bin_.code) + '.')))
+            raise ToolError(rt.built(
+                self,
+                'Item ' + rt.text(item.sku) + ' is not stocked in bin ' + rt.text(bin_.code) + '.',
+            ))
         if not (level.quantity >= quantity):  # warehouse_inventory_desk.world:281
-            raise ToolError(rt.built(self, ('Only ' + rt.text(level.quantity) + ' units of ' + rt.text(item.sku) + ' in bin ' + rt.text(bin_.code) + '; ' + rt.text(quantity) + ' requested.')))
-        _row10 = self.t_stock.row(level.id_)  # warehouse_inventory_desk.world:282
-        self._undo.append((0, _row10, 'quantity', _row10.quantity, _row10._digest, _row10._text, _row10._frags, _row10._stale))  # warehouse_inventory_desk.world:282
-        _row10.quantity = v.check_range(rt.bounded(self.t_stock.row(level.id_).quantity - quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:282
-        _row10._stale |= 8  # warehouse_inventory_desk.world:282
-        _row10._digest = _row10._text = None  # warehouse_inventory_desk.world:282
-        self.t_stock._digest = None  # warehouse_inventory_desk.world:282
-        self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_pick, item=item.key(), from_bin=bin_.key(), to_bin=None, quantity=quantity, reference=v.check_length(order_number, 'Movement.reference', None, 40), clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:283
+            raise ToolError(rt.built(
+                self,
+                'Only '
+                + rt.text(level.quantity)
+                + ' units of '
+                + rt.text(item.sku)
+                + ' in bin '
+                + rt.text(bin_.code)
+                + '; '
+                + rt.text(quantity)
+                + ' requested.',
+            ))
+        self.set_field(  # warehouse_inventory_desk.world:282
+            self.t_stock.row(level.id_),
+            'quantity',
+            v.check_range(rt.bounded(self.t_stock.row(level.id_).quantity - quantity), 'StockLevel.quantity', 0, None),
+        )
+        self.insert(  # warehouse_inventory_desk.world:283
+            self.t_movements,
+            Movement(
+                id_=self.next_id('movement_ids', 'M{:05d}'),
+                kind=_E12_MovementKind_pick,
+                item=item.key(),
+                from_bin=bin_.key(),
+                to_bin=None,
+                quantity=quantity,
+                reference=v.check_length(order_number, 'Movement.reference', None, 40),
+                clerk=self.state.current_clerk,
+                at=self.clock,
+            ),
+        )
         return self.t_stock.row(level.id_)  # warehouse_inventory_desk.world:291
 
-    def tool_move_stock(self, item: Item, from_bin: Bin, to_bin: Bin, quantity: int) -> tuple[str, ...]:  # warehouse_inventory_desk.world:294
-        'Transfer units of an item from one bin to another. Returns the source and destination stock rows.'
+    def tool_move_stock(  # warehouse_inventory_desk.world:294
+        self, item: Item, from_bin: Bin, to_bin: Bin, quantity: int
+    ) -> tuple[str, ...]:
+        (
+            'Transfer units of an item from one bin to another. Returns the source and '
+            'destination stock rows.'
+        )
         if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:302
             raise ToolError('Not signed in. Call sign_in first.')
         if not (from_bin.key() != to_bin.key()):  # warehouse_inventory_desk.world:303
             raise ToolError('Source and destination bins are the same.')
         if not (not to_bin.blocked):  # warehouse_inventory_desk.world:304
-            raise ToolError(rt.built(self, ('Bin ' + rt.text(to_bin.code) + ' is blocked and accepts no stock.')))
-        source: StockLevel | None = self.fn_find_stock(item, from_bin)  # warehouse_inventory_desk.world:305
+            raise ToolError(rt.built(
+                self, 'Bin ' + rt.text(to_bin.code) + ' is blocked and accepts no stock.'
+            ))
+        source: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:305
+            item, from_bin
+        )
         if not (source is not None):  # warehouse_inventory_desk.world:306
-            raise ToolError(rt.built(self, ('Item ' + rt.text(item.sku) + ' is not stocked in bin ' + rt.text(from_bin.code) + '.')))
+            raise ToolError(rt.built(
+                self,
+                'Item '
+                + rt.text(item.sku)
+                + ' is not stocked in bin '
+                + rt.text(from_bin.code)
+                + '.',
+            ))
         if not (source.quantity >= quantity):  # warehouse_inventory_desk.world:307
-            raise ToolError(rt.built(self, ('Only ' + rt.text(source.quantity) + ' units of ' + rt.text(item.sku) + ' in bin ' + rt.text(from_bin.code) + '; ' + rt.text(quantity) + ' requested.')))
-        free: int = rt.bounded(to_bin.capacity - self.fn_bin_used(to_bin))  # warehouse_inventory_desk.world:308
+            raise ToolError(rt.built(
+                self,
+                'Only '
+                + rt.text(source.quantity)
+                + ' units of '
+                + rt.text(item.sku)
+                + ' in bin '
+                + rt.text(from_bin.code)
+                + '; '
+                + rt.text(quantity)
+                + ' requested.',
+            ))
+        free: int = rt.bounded(  # warehouse_inventory_desk.world:308
+            to_bin.capacity - self.fn_bin_used(to_bin)
+        )
         if not (quantity <= free):  # warehouse_inventory_desk.world:309
-            raise ToolError(rt.built(self, ('Bin ' + rt.text(to_bin.code) + ' has room for ' + rt.text(free) + ' more units; the move is ' + rt.text(quantity) + '.')))
-        _row11 = self.t_stock.row(source.id_)  # warehouse_inventory_desk.world:310
-        self._undo.append((0, _row11, 'quantity', _row11.quantity, _row11._digest, _row11._text, _row11._frags, _row11._stale))  # warehouse_inventory_desk.world:310
-        _row11.quantity = v.check_range(rt.bounded(self.t_stock.row(source.id_).quantity - quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:310
-        _row11._stale |= 8  # warehouse_inventory_desk.world:310
-        _row11._digest = _row11._text = None  # warehouse_inventory_desk.world:310
-        self.t_stock._digest = None  # warehouse_inventory_desk.world:310
-        target: StockLevel | None = self.fn_find_stock(item, to_bin)  # warehouse_inventory_desk.world:311
+            raise ToolError(rt.built(
+                self,
+                'Bin '
+                + rt.text(to_bin.code)
+                + ' has room for '
+                + rt.text(free)
+                + ' more units; the move is '
+                + rt.text(quantity)
+                + '.',
+            ))
+        self.set_field(  # warehouse_inventory_desk.world:310
+            self.t_stock.row(source.id_),
+            'quantity',
+            v.check_range(rt.bounded(self.t_stock.row(source.id_).quantity - quantity), 'StockLevel.quantity', 0, None),
+        )
+        target: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:311
+            item, to_bin
+        )
         target_id: str = ''  # warehouse_inventory_desk.world:312
-        if (target is not None):  # warehouse_inventory_desk.world:313
-            _row12 = self.t_stock.row((target if target is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:314
-            self._undo.append((0, _row12, 'quantity', _row12.quantity, _row12._digest, _row12._text, _row12._frags, _row12._stale))  # warehouse_inventory_desk.world:314
-            _row12.quantity = v.check_range(rt.bounded(self.t_stock.row((target if target is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:314
-            _row12._stale |= 8  # warehouse_inventory_desk.world:314
-            _row12._digest = _row12._text = None  # warehouse_inventory_desk.world:314
-            self.t_stock._digest = None  # warehouse_inventory_desk.world:314
+        if target is not None:  # warehouse_inventory_desk.world:313
+            self.set_field(  # warehouse_inventory_desk.world:314
+                self.t_stock.row((target if target is not None else rt.absent()).id_),
+                'quantity',
+                v.check_range(rt.bounded(self.t_stock.row((target if target is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None),
+            )
             target_id = (target if target is not None else rt.absent()).id_  # warehouse_inventory_desk.world:315
         else:
-            created: StockLevel = StockLevel(id_=self._next('stock_ids', 'S{:04d}'), item=item.key(), bin_=to_bin.key(), quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None), last_counted=None)  # warehouse_inventory_desk.world:317
-            self._insert(self.t_stock, created)  # warehouse_inventory_desk.world:318
+            created: StockLevel = StockLevel(  # warehouse_inventory_desk.world:317
+                id_=self.next_id('stock_ids', 'S{:04d}'),
+                item=item.key(),
+                bin_=to_bin.key(),
+                quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None),
+                last_counted=None,
+            )
+            self.insert(self.t_stock, created)  # warehouse_inventory_desk.world:318
             target_id = created.id_  # warehouse_inventory_desk.world:319
-        self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_transfer, item=item.key(), from_bin=from_bin.key(), to_bin=to_bin.key(), quantity=quantity, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:321
-        return (source.id_, target_id,)  # warehouse_inventory_desk.world:329
+        self.insert(  # warehouse_inventory_desk.world:321
+            self.t_movements,
+            Movement(
+                id_=self.next_id('movement_ids', 'M{:05d}'),
+                kind=_E12_MovementKind_transfer,
+                item=item.key(),
+                from_bin=from_bin.key(),
+                to_bin=to_bin.key(),
+                quantity=quantity,
+                reference='',
+                clerk=self.state.current_clerk,
+                at=self.clock,
+            ),
+        )
+        return (source.id_, target_id)  # warehouse_inventory_desk.world:329
 
-    def tool_count_bin(self, item: Item, bin_: Bin, counted: int) -> int:  # warehouse_inventory_desk.world:332
-        'Record a physical count of an item in a bin (supervisors only). The stock row is set to the\ncounted quantity and marked counted today; a non-zero difference is logged as a count\nadjustment. Returns the difference, counted minus recorded.'
+    def tool_count_bin(  # warehouse_inventory_desk.world:332
+        self, item: Item, bin_: Bin, counted: int
+    ) -> int:
+        (
+            'Record a physical count of an item in a bin (supervisors only). The stock row is set '
+            'to the\n'
+            'counted quantity and marked counted today; a non-zero difference is logged as a '
+            'count\n'
+            'adjustment. Returns the difference, counted minus recorded.'
+        )
         if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:343
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (self.t_clerks.row(rt.present(self.state.current_clerk)).role == _E9_ClerkRole_supervisor):  # warehouse_inventory_desk.world:344
+        if not (  # warehouse_inventory_desk.world:344
+            self.t_clerks.row(rt.present(self.state.current_clerk)).role
+            == _E9_ClerkRole_supervisor
+        ):
             raise ToolError('Only supervisors can record counts.')
-        level: StockLevel | None = self.fn_find_stock(item, bin_)  # warehouse_inventory_desk.world:345
+        level: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:345
+            item, bin_
+        )
         recorded: int = 0  # warehouse_inventory_desk.world:346
-        if (level is not None):  # warehouse_inventory_desk.world:347
+        if level is not None:  # warehouse_inventory_desk.world:347
             recorded = (level if level is not None else rt.absent()).quantity  # warehouse_inventory_desk.world:348
-        others: int = rt.bounded(self.fn_bin_used(bin_) - recorded)  # warehouse_inventory_desk.world:350
-        if not (rt.bounded(counted + others) <= bin_.capacity):  # warehouse_inventory_desk.world:351
-            raise ToolError(rt.built(self, ('A count of ' + rt.text(counted) + ' would put bin ' + rt.text(bin_.code) + ' over its capacity of ' + rt.text(bin_.capacity) + ' (other items hold ' + rt.text(others) + ').')))
-        if (level is not None):  # warehouse_inventory_desk.world:352
-            _row13 = self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:353
-            self._undo.append((0, _row13, 'quantity', _row13.quantity, _row13._digest, _row13._text, _row13._frags, _row13._stale))  # warehouse_inventory_desk.world:353
-            _row13.quantity = v.check_range(counted, 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:353
-            _row13._stale |= 8  # warehouse_inventory_desk.world:353
-            _row13._digest = _row13._text = None  # warehouse_inventory_desk.world:353
-            self.t_stock._digest = None  # warehouse_inventory_desk.world:353
-            _row14 = self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:354
-            self._undo.append((0, _row14, 'last_counted', _row14.last_counted, _row14._digest, _row14._text, _row14._frags, _row14._stale))  # warehouse_inventory_desk.world:354
-            _row14.last_counted = self.clock.date()  # warehouse_inventory_desk.world:354
-            _row14._stale |= 16  # warehouse_inventory_desk.world:354
-            _row14._digest = _row14._text = None  # warehouse_inventory_desk.world:354
-            self.t_stock._digest = None  # warehouse_inventory_desk.world:354
+        others: int = rt.bounded(  # warehouse_inventory_desk.world:350
+            self.fn_bin_used(bin_) - recorded
+        )
+        if not (  # warehouse_inventory_desk.world:351
+            rt.bounded(counted + others) <= bin_.capacity
+        ):
+            raise ToolError(rt.built(
+                self,
+                'A count of '
+                + rt.text(counted)
+                + ' would put bin '
+                + rt.text(bin_.code)
+                + ' over its capacity of '
+                + rt.text(bin_.capacity)
+                + ' (other items hold '
+                + rt.text(others)
+                + ').',
+            ))
+        if level is not None:  # warehouse_inventory_desk.world:352
+            self.set_field(  # warehouse_inventory_desk.world:353
+                self.t_stock.row((level if level is not None else rt.absent()).id_),
+                'quantity',
+                v.check_range(counted, 'StockLevel.quantity', 0, None),
+            )
+            self.set_field(  # warehouse_inventory_desk.world:354
+                self.t_stock.row((level if level is not None else rt.absent()).id_),
+                'last_counted',
+                self.clock.date(),
+            )
         else:
-            self._insert(self.t_stock, StockLevel(id_=self._next('stock_ids', 'S{:04d}'), item=item.key(), bin_=bin_.key(), quantity=v.check_range(counted, 'StockLevel.quantity', 0, None), last_counted=self.clock.date()))  # warehouse_inventory_desk.world:356
+            self.insert(  # warehouse_inventory_desk.world:356
+                self.t_stock,
+                StockLevel(
+                    id_=self.next_id('stock_ids', 'S{:04d}'),
+                    item=item.key(),
+                    bin_=bin_.key(),
+                    quantity=v.check_range(counted, 'StockLevel.quantity', 0, None),
+                    last_counted=self.clock.date(),
+                ),
+            )
         difference: int = rt.bounded(counted - recorded)  # warehouse_inventory_desk.world:358
-        if (difference > 0):  # warehouse_inventory_desk.world:359
-            self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_count_adjustment, item=item.key(), from_bin=None, to_bin=bin_.key(), quantity=difference, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:360
-        elif (difference < 0):  # warehouse_inventory_desk.world:367
-            self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_count_adjustment, item=item.key(), from_bin=bin_.key(), to_bin=None, quantity=difference, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:368
+        if difference > 0:  # warehouse_inventory_desk.world:359
+            self.insert(  # warehouse_inventory_desk.world:360
+                self.t_movements,
+                Movement(
+                    id_=self.next_id('movement_ids', 'M{:05d}'),
+                    kind=_E12_MovementKind_count_adjustment,
+                    item=item.key(),
+                    from_bin=None,
+                    to_bin=bin_.key(),
+                    quantity=difference,
+                    reference='',
+                    clerk=self.state.current_clerk,
+                    at=self.clock,
+                ),
+            )
+        elif difference < 0:  # warehouse_inventory_desk.world:367
+            self.insert(  # warehouse_inventory_desk.world:368
+                self.t_movements,
+                Movement(
+                    id_=self.next_id('movement_ids', 'M{:05d}'),
+                    kind=_E12_MovementKind_count_adjustment,
+                    item=item.key(),
+                    from_bin=bin_.key(),
+                    to_bin=None,
+                    quantity=difference,
+                    reference='',
+                    clerk=self.state.current_clerk,
+                    at=self.clock,
+                ),
+            )
         return difference  # warehouse_inventory_desk.world:376
 
-    def tool_set_bin_blocked(self, bin_: Bin, blocked: bool) -> Bin:  # warehouse_inventory_desk.world:379
-        'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or transfers.'
+    def tool_set_bin_blocked(  # warehouse_inventory_desk.world:379
+        self, bin_: Bin, blocked: bool
+    ) -> Bin:
+        (
+            'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or '
+            'transfers.'
+        )
         if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:385
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (self.t_clerks.row(rt.present(self.state.current_clerk)).role == _E9_ClerkRole_supervisor):  # warehouse_inventory_desk.world:386
+        if not (  # warehouse_inventory_desk.world:386
+            self.t_clerks.row(rt.present(self.state.current_clerk)).role
+            == _E9_ClerkRole_supervisor
+        ):
             raise ToolError('Only supervisors can block or unblock bins.')
-        self._undo.append((0, bin_, 'blocked', bin_.blocked, bin_._digest, bin_._text, bin_._frags, bin_._stale))  # warehouse_inventory_desk.world:387
-        bin_.blocked = blocked  # warehouse_inventory_desk.world:387
-        bin_._stale |= 8  # warehouse_inventory_desk.world:387
-        bin_._digest = bin_._text = None  # warehouse_inventory_desk.world:387
-        self.t_bins._digest = None  # warehouse_inventory_desk.world:387
+        self.set_field(bin_, 'blocked', blocked)  # warehouse_inventory_desk.world:387
         return bin_  # warehouse_inventory_desk.world:388
 
-    def tool_list_reorder_flags(self) -> tuple[ReorderFlag, ...]:  # warehouse_inventory_desk.world:391
-        'List active items whose total on-hand quantity is below their reorder level, with the shortfall.'
-        return tuple([_new_ReorderFlag(_i15.key(), _i15.name, self.fn_on_hand(_i15), _i15.reorder_level, rt.bounded(_i15.reorder_level - self.fn_on_hand(_i15))) for _i15 in rt.each(self, self.t_items) if (_i15.active and (self.fn_on_hand(_i15) < _i15.reorder_level))])  # warehouse_inventory_desk.world:394
+    def tool_list_reorder_flags(  # warehouse_inventory_desk.world:391
+        self
+    ) -> tuple[ReorderFlag, ...]:
+        (
+            'List active items whose total on-hand quantity is below their reorder level, with '
+            'the shortfall.'
+        )
+        return tuple([  # warehouse_inventory_desk.world:394
+            _new_ReorderFlag(
+                _i9.key(),
+                _i9.name,
+                self.fn_on_hand(_i9),
+                _i9.reorder_level,
+                rt.bounded(_i9.reorder_level - self.fn_on_hand(_i9)),
+            )
+            for _i9 in rt.each(self, self.t_items)
+            if _i9.active and self.fn_on_hand(_i9) < _i9.reorder_level
+        ])
 
-    def tool_list_movements(self, item: Item) -> tuple[str, ...]:  # warehouse_inventory_desk.world:397
-        'List the stock movements of an item, newest first, with kind, bins, quantity, reference, clerk and time.'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_movements, rt.each(self, tuple([_m16.key() for _m16 in rt.each(self, self.t_movements) if (_m16.item == item.key())]))), key=lambda _m17: _m17.at, reverse=True))  # warehouse_inventory_desk.world:402
+    def tool_list_movements(  # warehouse_inventory_desk.world:397
+        self, item: Item
+    ) -> tuple[str, ...]:
+        (
+            'List the stock movements of an item, newest first, with kind, bins, quantity, '
+            'reference, clerk and time.'
+        )
+        return tuple(  # warehouse_inventory_desk.world:402
+            rt.key_of(x)
+            for x in sorted(
+                rt.rows(
+                    self.t_movements,
+                    rt.each(
+                        self,
+                        tuple([
+                            _m11.key()
+                            for _m11 in rt.each(self, self.t_movements)
+                            if _m11.item == item.key()
+                        ]),
+                    ),
+                ),
+                key=lambda _m10: _m10.at,
+                reverse=True,
+            )
+        )
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)
@@ -1006,7 +1357,7 @@ _ARGS_sign_in: frozenset[str] = frozenset({'clerk'})
 def _invoke_sign_in(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_sign_in and None not in args.values()):
         rt.check_arguments(args, ('clerk',), ('clerk',))
-    a_clerk = rt.lookup(ep.t_clerks, v.check_pattern(v.want_str(args['clerk'], 'clerk'), 'clerk', '^C[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown clerk ' + rt.text(key) + '.')))
+    a_clerk = rt.lookup(ep.t_clerks, v.check_pattern(v.want_str(args['clerk'], 'clerk'), 'clerk', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown clerk ' + rt.text(key) + '.'))
     return ep.tool_sign_in(a_clerk)
 
 
@@ -1016,7 +1367,7 @@ _ARGS_get_item_stock: frozenset[str] = frozenset({'item'})
 def _invoke_get_item_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_item_stock and None not in args.values()):
         rt.check_arguments(args, ('item',), ('item',))
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
+    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
     return ep.tool_get_item_stock(a_item)
 
 
@@ -1026,7 +1377,7 @@ _ARGS_get_bin: frozenset[str] = frozenset({'bin'})
 def _invoke_get_bin(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_bin and None not in args.values()):
         rt.check_arguments(args, ('bin',), ('bin',))
-    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
+    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
     return ep.tool_get_bin(a_bin)
 
 
@@ -1048,7 +1399,7 @@ def _invoke_list_bins(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> An
     if not (_ARGS_list_bins >= args.keys() >= _NEEDS_list_bins):
         rt.check_arguments(args, ('zone', 'item'), ())
     a_zone = (v.want_optional(args['zone'], 'zone', (lambda x, p: v.want_enum(x, p, Zone))) if args.get('zone') is not None else None)
-    a_item = (rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.'))) if args.get('item') is not None else None)
+    a_item = (rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.')) if args.get('item') is not None else None)
     return ep.tool_list_bins(a_zone, a_item)
 
 
@@ -1070,7 +1421,7 @@ def _invoke_get_movement(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) ->
     a_movement = args['movement']
     if type(a_movement) is not str or not a_movement.isascii():
         a_movement = v.want_str(a_movement, 'movement')
-    a_movement = ep.t_movements.rows.get(a_movement) or rt.lookup(ep.t_movements, a_movement, lambda key: rt.built(ep, ('Unknown movement ' + rt.text(key) + '.')))
+    a_movement = ep.t_movements.rows.get(a_movement) or rt.lookup(ep.t_movements, a_movement, lambda key: rt.built(ep, 'Unknown movement ' + rt.text(key) + '.'))
     return ep.tool_get_movement(a_movement)
 
 
@@ -1080,8 +1431,8 @@ _ARGS_receive_delivery: frozenset[str] = frozenset({'item', 'bin', 'quantity', '
 def _invoke_receive_delivery(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_receive_delivery and None not in args.values()):
         rt.check_arguments(args, ('item', 'bin', 'quantity', 'delivery_note'), ('item', 'bin', 'quantity', 'delivery_note'))
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
-    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
+    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
+    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
     a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
     a_delivery_note = v.check_length(v.want_str(args['delivery_note'], 'delivery_note'), 'delivery_note', 1, 40)
     return ep.tool_receive_delivery(a_item, a_bin, a_quantity, a_delivery_note)
@@ -1093,8 +1444,8 @@ _ARGS_pick_stock: frozenset[str] = frozenset({'item', 'bin', 'quantity', 'order_
 def _invoke_pick_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_pick_stock and None not in args.values()):
         rt.check_arguments(args, ('item', 'bin', 'quantity', 'order_number'), ('item', 'bin', 'quantity', 'order_number'))
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
-    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
+    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
+    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
     a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
     a_order_number = v.check_pattern(v.want_str(args['order_number'], 'order_number'), 'order_number', '^SO-[0-9]{5}$')
     return ep.tool_pick_stock(a_item, a_bin, a_quantity, a_order_number)
@@ -1106,9 +1457,9 @@ _ARGS_move_stock: frozenset[str] = frozenset({'item', 'from_bin', 'to_bin', 'qua
 def _invoke_move_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_move_stock and None not in args.values()):
         rt.check_arguments(args, ('item', 'from_bin', 'to_bin', 'quantity'), ('item', 'from_bin', 'to_bin', 'quantity'))
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
-    a_from_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['from_bin'], 'from_bin'), 'from_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
-    a_to_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['to_bin'], 'to_bin'), 'to_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
+    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
+    a_from_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['from_bin'], 'from_bin'), 'from_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
+    a_to_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['to_bin'], 'to_bin'), 'to_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
     a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
     return ep.tool_move_stock(a_item, a_from_bin, a_to_bin, a_quantity)
 
@@ -1119,8 +1470,8 @@ _ARGS_count_bin: frozenset[str] = frozenset({'item', 'bin', 'counted'})
 def _invoke_count_bin(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_count_bin and None not in args.values()):
         rt.check_arguments(args, ('item', 'bin', 'counted'), ('item', 'bin', 'counted'))
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
-    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
+    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
+    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
     a_counted = v.check_range(v.want_int(args['counted'], 'counted'), 'counted', 0, 1000)
     return ep.tool_count_bin(a_item, a_bin, a_counted)
 
@@ -1131,7 +1482,7 @@ _ARGS_set_bin_blocked: frozenset[str] = frozenset({'bin', 'blocked'})
 def _invoke_set_bin_blocked(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_set_bin_blocked and None not in args.values()):
         rt.check_arguments(args, ('bin', 'blocked'), ('bin', 'blocked'))
-    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
+    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
     a_blocked = v.want_bool(args['blocked'], 'blocked')
     return ep.tool_set_bin_blocked(a_bin, a_blocked)
 
@@ -1151,7 +1502,7 @@ _ARGS_list_movements: frozenset[str] = frozenset({'item'})
 def _invoke_list_movements(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_list_movements and None not in args.values()):
         rt.check_arguments(args, ('item',), ('item',))
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
+    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
     return ep.tool_list_movements(a_item)
 
 
@@ -1173,164 +1524,432 @@ WarehouseInventoryDesk.TOOLS = {
 }
 
 
-def _check_pick_then_replenish__bolts_pick_face(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # warehouse_inventory_desk.world:452
+def _check_pick_then_replenish__bolts_pick_face(  # warehouse_inventory_desk.world:452
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
     return rt.compared(ep.t_stock.row('S0001').quantity, '==', 35, 'stock["S0001"].quantity == 35')
 
 
-def _check_pick_then_replenish__bolts_bulk(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # warehouse_inventory_desk.world:453
-    return rt.compared(ep.t_stock.row('S0002').quantity, '==', 100, 'stock["S0002"].quantity == 100')
+def _check_pick_then_replenish__bolts_bulk(  # warehouse_inventory_desk.world:453
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_stock.row('S0002').quantity, '==', 100, 'stock["S0002"].quantity == 100'
+    )
 
 
-def _check_pick_then_replenish__nuts_received(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # warehouse_inventory_desk.world:454
+def _check_pick_then_replenish__nuts_received(  # warehouse_inventory_desk.world:454
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
     return rt.compared(ep.t_stock.row('S0003').quantity, '==', 60, 'stock["S0003"].quantity == 60')
 
 
-def _check_pick_then_replenish__pick_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:455
-    return bool(any(((((_m18.kind == _E12_MovementKind_pick) and (_m18.item == 'BOL-1001')) and (_m18.quantity == 10)) and (_m18.reference == 'SO-10452')) for _m18 in rt.each(ep, ep.t_movements)))
+def _check_pick_then_replenish__pick_logged(  # warehouse_inventory_desk.world:455
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m12.kind == _E12_MovementKind_pick
+        and _m12.item == 'BOL-1001'
+        and _m12.quantity == 10
+        and _m12.reference == 'SO-10452'
+        for _m12 in rt.each(ep, ep.t_movements)
+    ))
 
 
-def _check_pick_then_replenish__receipt_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:456
-    return bool(any(((((_m19.kind == _E12_MovementKind_receipt) and (_m19.item == 'NUT-2001')) and (_m19.quantity == 30)) and (_m19.reference == 'DN-8812')) for _m19 in rt.each(ep, ep.t_movements)))
+def _check_pick_then_replenish__receipt_logged(  # warehouse_inventory_desk.world:456
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m13.kind == _E12_MovementKind_receipt
+        and _m13.item == 'NUT-2001'
+        and _m13.quantity == 30
+        and _m13.reference == 'DN-8812'
+        for _m13 in rt.each(ep, ep.t_movements)
+    ))
 
 
-def _check_pick_then_replenish__three_movements(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # warehouse_inventory_desk.world:457
-    return rt.compared(len(ep.t_movements), '==', (len(init.t_movements) + 3), 'len(movements) == len(initial.movements) + 3')
+def _check_pick_then_replenish__three_movements(  # warehouse_inventory_desk.world:457
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_movements),
+        '==',
+        len(init.t_movements) + 3,
+        'len(movements) == len(initial.movements) + 3',
+    )
 
 
-def _check_count_washers__counted(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # warehouse_inventory_desk.world:512
+def _check_count_washers__counted(  # warehouse_inventory_desk.world:512
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
     return rt.compared(ep.t_stock.row('S0004').quantity, '==', 52, 'stock["S0004"].quantity == 52')
 
 
-def _check_count_washers__marked_today(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # warehouse_inventory_desk.world:513
-    return rt.compared(ep.t_stock.row('S0004').last_counted, '==', rt.parse_date('2026-03-05'), 'stock["S0004"].last_counted == date("2026-03-05")')
+def _check_count_washers__marked_today(  # warehouse_inventory_desk.world:513
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_stock.row('S0004').last_counted,
+        '==',
+        rt.parse_date('2026-03-05'),
+        'stock["S0004"].last_counted == date("2026-03-05")',
+    )
 
 
-def _check_count_washers__adjustment_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:514
-    return bool(any(((((_m20.kind == _E12_MovementKind_count_adjustment) and (_m20.item == 'WSH-3001')) and (_m20.quantity == (-8))) and (_m20.clerk == 'C001')) for _m20 in rt.each(ep, ep.t_movements)))
+def _check_count_washers__adjustment_logged(  # warehouse_inventory_desk.world:514
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m14.kind == _E12_MovementKind_count_adjustment
+        and _m14.item == 'WSH-3001'
+        and _m14.quantity == -8
+        and _m14.clerk == 'C001'
+        for _m14 in rt.each(ep, ep.t_movements)
+    ))
 
 
-def _check_count_washers__unblocked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:515
-    return bool((not ep.t_bins.row('B02-02').blocked))
+def _check_count_washers__unblocked(  # warehouse_inventory_desk.world:515
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(not ep.t_bins.row('B02-02').blocked)
 
 
-def _check_report_reorder_flags__names_nuts(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:568
-    return bool(('NUT-2001' in rt.read(ep, (replies[-1] if replies else ''))))
+def _check_report_reorder_flags__names_nuts(  # warehouse_inventory_desk.world:568
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool('NUT-2001' in rt.read(ep, replies[-1] if replies else ''))
 
 
-def _check_report_reorder_flags__names_shortfall(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:569
-    return bool(('20' in rt.read(ep, (replies[-1] if replies else ''))))
+def _check_report_reorder_flags__names_shortfall(  # warehouse_inventory_desk.world:569
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool('20' in rt.read(ep, replies[-1] if replies else ''))
 
 
-def _check_report_reorder_flags__no_bolts(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:570
-    return bool((not ('BOL-1001' in rt.read(ep, (replies[-1] if replies else '')))))
+def _check_report_reorder_flags__no_bolts(  # warehouse_inventory_desk.world:570
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(not ('BOL-1001' in rt.read(ep, replies[-1] if replies else '')))
 
 
-def _check_recount_nuts_then_receive__count_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:51
-    return bool(any((((((_m21.kind == _E12_MovementKind_count_adjustment) and (_m21.item == 'NUT-2001')) and (_m21.quantity == (-3))) and (_m21.from_bin == 'A01-02')) and (_m21.clerk == 'C001')) for _m21 in rt.each(ep, ep.t_movements)))
+def _check_recount_nuts_then_receive__count_logged(  # tasks.world:51
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m15.kind == _E12_MovementKind_count_adjustment
+        and _m15.item == 'NUT-2001'
+        and _m15.quantity == -3
+        and _m15.from_bin == 'A01-02'
+        and _m15.clerk == 'C001'
+        for _m15 in rt.each(ep, ep.t_movements)
+    ))
 
 
-def _check_recount_nuts_then_receive__delivery_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:52
-    return bool(any(((((((_m22.kind == _E12_MovementKind_receipt) and (_m22.item == 'NUT-2001')) and (_m22.quantity == 40)) and (_m22.reference == 'DN-9040')) and (_m22.to_bin == 'A01-02')) and (_m22.clerk == 'C001')) for _m22 in rt.each(ep, ep.t_movements)))
+def _check_recount_nuts_then_receive__delivery_logged(  # tasks.world:52
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m16.kind == _E12_MovementKind_receipt
+        and _m16.item == 'NUT-2001'
+        and _m16.quantity == 40
+        and _m16.reference == 'DN-9040'
+        and _m16.to_bin == 'A01-02'
+        and _m16.clerk == 'C001'
+        for _m16 in rt.each(ep, ep.t_movements)
+    ))
 
 
-def _check_recount_nuts_then_receive__final_quantity(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:53
-    return (rt.compared(ep.t_stock.row('S0003').quantity, '==', 67, 'stock["S0003"].quantity == 67') and rt.compared(ep.t_stock.row('S0003').last_counted, '==', rt.parse_date('2026-03-05'), 'stock["S0003"].last_counted == date("2026-03-05")'))
+def _check_recount_nuts_then_receive__final_quantity(  # tasks.world:53
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(ep.t_stock.row('S0003').quantity, '==', 67, 'stock["S0003"].quantity == 67')
+        and rt.compared(
+            ep.t_stock.row('S0003').last_counted,
+            '==',
+            rt.parse_date('2026-03-05'),
+            'stock["S0003"].last_counted == date("2026-03-05")',
+        )
+    )
 
 
-def _check_recount_nuts_then_receive__others_untouched(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:54
-    return bool(all(((_s23.id_ == 'S0003') or (_s23.quantity == init.t_stock.row(_s23.id_).quantity)) for _s23 in rt.each(ep, ep.t_stock)))
+def _check_recount_nuts_then_receive__others_untouched(  # tasks.world:54
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(all(
+        _s17.id_ == 'S0003' or _s17.quantity == init.t_stock.row(_s17.id_).quantity
+        for _s17 in rt.each(ep, ep.t_stock)
+    ))
 
 
-def _check_top_up_pick_face_then_pick__pick_face_level(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:111
+def _check_top_up_pick_face_then_pick__pick_face_level(  # tasks.world:111
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
     return rt.compared(ep.t_stock.row('S0001').quantity, '==', 10, 'stock["S0001"].quantity == 10')
 
 
-def _check_top_up_pick_face_then_pick__bulk_level(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:112
-    return rt.compared(ep.t_stock.row('S0002').quantity, '==', 145, 'stock["S0002"].quantity == 145')
+def _check_top_up_pick_face_then_pick__bulk_level(  # tasks.world:112
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        ep.t_stock.row('S0002').quantity, '==', 145, 'stock["S0002"].quantity == 145'
+    )
 
 
-def _check_top_up_pick_face_then_pick__transfer_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:113
-    return bool(any((((((_m24.kind == _E12_MovementKind_transfer) and (_m24.item == 'BOL-1001')) and (_m24.from_bin == 'B02-01')) and (_m24.to_bin == 'A01-01')) and (_m24.quantity == 15)) for _m24 in rt.each(ep, ep.t_movements)))
+def _check_top_up_pick_face_then_pick__transfer_logged(  # tasks.world:113
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m18.kind == _E12_MovementKind_transfer
+        and _m18.item == 'BOL-1001'
+        and _m18.from_bin == 'B02-01'
+        and _m18.to_bin == 'A01-01'
+        and _m18.quantity == 15
+        for _m18 in rt.each(ep, ep.t_movements)
+    ))
 
 
-def _check_top_up_pick_face_then_pick__pick_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:114
-    return bool(any(((((_m25.kind == _E12_MovementKind_pick) and (_m25.item == 'BOL-1001')) and (_m25.quantity == 30)) and (_m25.reference == 'SO-10460')) for _m25 in rt.each(ep, ep.t_movements)))
+def _check_top_up_pick_face_then_pick__pick_logged(  # tasks.world:114
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m19.kind == _E12_MovementKind_pick
+        and _m19.item == 'BOL-1001'
+        and _m19.quantity == 30
+        and _m19.reference == 'SO-10460'
+        for _m19 in rt.each(ep, ep.t_movements)
+    ))
 
 
-def _check_top_up_pick_face_then_pick__receipt_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:115
-    return bool(any((((((_m26.kind == _E12_MovementKind_receipt) and (_m26.item == 'BOL-1001')) and (_m26.to_bin == 'B02-01')) and (_m26.quantity == 40)) and (_m26.reference == 'DN-8815')) for _m26 in rt.each(ep, ep.t_movements)))
+def _check_top_up_pick_face_then_pick__receipt_logged(  # tasks.world:115
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m20.kind == _E12_MovementKind_receipt
+        and _m20.item == 'BOL-1001'
+        and _m20.to_bin == 'B02-01'
+        and _m20.quantity == 40
+        and _m20.reference == 'DN-8815'
+        for _m20 in rt.each(ep, ep.t_movements)
+    ))
 
 
-def _check_pick_order_and_top_up_pick_face__washers_picked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:172
-    return (rt.compared(ep.t_stock.row('S0004').quantity, '==', 48, 'stock["S0004"].quantity == 48') and any(((((((_m27.kind == _E12_MovementKind_pick) and (_m27.item == 'WSH-3001')) and (_m27.from_bin == 'A01-01')) and (_m27.quantity == 12)) and (_m27.reference == 'SO-20417')) and (_m27.clerk == 'C002')) for _m27 in rt.each(ep, ep.t_movements)))
+def _check_pick_order_and_top_up_pick_face__washers_picked(  # tasks.world:172
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(ep.t_stock.row('S0004').quantity, '==', 48, 'stock["S0004"].quantity == 48')
+        and any(
+            _m21.kind == _E12_MovementKind_pick
+            and _m21.item == 'WSH-3001'
+            and _m21.from_bin == 'A01-01'
+            and _m21.quantity == 12
+            and _m21.reference == 'SO-20417'
+            and _m21.clerk == 'C002'
+            for _m21 in rt.each(ep, ep.t_movements)
+        )
+    )
 
 
-def _check_pick_order_and_top_up_pick_face__bolts_picked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:173
-    return bool(any(((((((_m28.kind == _E12_MovementKind_pick) and (_m28.item == 'BOL-1001')) and (_m28.from_bin == 'A01-01')) and (_m28.quantity == 5)) and (_m28.reference == 'SO-20417')) and (_m28.clerk == 'C002')) for _m28 in rt.each(ep, ep.t_movements)))
+def _check_pick_order_and_top_up_pick_face__bolts_picked(  # tasks.world:173
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m22.kind == _E12_MovementKind_pick
+        and _m22.item == 'BOL-1001'
+        and _m22.from_bin == 'A01-01'
+        and _m22.quantity == 5
+        and _m22.reference == 'SO-20417'
+        and _m22.clerk == 'C002'
+        for _m22 in rt.each(ep, ep.t_movements)
+    ))
 
 
-def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:174
+def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(  # tasks.world:174
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
     return rt.compared(ep.t_stock.row('S0001').quantity, '==', 50, 'stock["S0001"].quantity == 50')
 
 
-def _check_pick_order_and_top_up_pick_face__bulk_reduced(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:175
-    return (rt.compared(ep.t_stock.row('S0002').quantity, '==', 90, 'stock["S0002"].quantity == 90') and any((((((_m29.kind == _E12_MovementKind_transfer) and (_m29.item == 'BOL-1001')) and (_m29.from_bin == 'B02-01')) and (_m29.to_bin == 'A01-01')) and (_m29.quantity == 30)) for _m29 in rt.each(ep, ep.t_movements)))
+def _check_pick_order_and_top_up_pick_face__bulk_reduced(  # tasks.world:175
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(ep.t_stock.row('S0002').quantity, '==', 90, 'stock["S0002"].quantity == 90')
+        and any(
+            _m23.kind == _E12_MovementKind_transfer
+            and _m23.item == 'BOL-1001'
+            and _m23.from_bin == 'B02-01'
+            and _m23.to_bin == 'A01-01'
+            and _m23.quantity == 30
+            for _m23 in rt.each(ep, ep.t_movements)
+        )
+    )
 
 
-def _check_washer_delivery_to_pick_face__received(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:232
-    return bool(any((((((_m30.kind == _E12_MovementKind_receipt) and (_m30.item == 'WSH-3001')) and (_m30.quantity == 120)) and (_m30.reference == 'DN-9117')) and (_m30.to_bin == 'R00-01')) for _m30 in rt.each(ep, ep.t_movements)))
+def _check_washer_delivery_to_pick_face__received(  # tasks.world:232
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m24.kind == _E12_MovementKind_receipt
+        and _m24.item == 'WSH-3001'
+        and _m24.quantity == 120
+        and _m24.reference == 'DN-9117'
+        and _m24.to_bin == 'R00-01'
+        for _m24 in rt.each(ep, ep.t_movements)
+    ))
 
 
-def _check_washer_delivery_to_pick_face__topped_up(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:233
-    return bool(any((((((_m31.kind == _E12_MovementKind_transfer) and (_m31.item == 'WSH-3001')) and (_m31.quantity == 15)) and (_m31.from_bin == 'R00-01')) and (_m31.to_bin == 'A01-01')) for _m31 in rt.each(ep, ep.t_movements)))
+def _check_washer_delivery_to_pick_face__topped_up(  # tasks.world:233
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m25.kind == _E12_MovementKind_transfer
+        and _m25.item == 'WSH-3001'
+        and _m25.quantity == 15
+        and _m25.from_bin == 'R00-01'
+        and _m25.to_bin == 'A01-01'
+        for _m25 in rt.each(ep, ep.t_movements)
+    ))
 
 
-def _check_washer_delivery_to_pick_face__receiving_left(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:234
-    return bool(any((((_s32.item == 'WSH-3001') and (_s32.bin_ == 'R00-01')) and (_s32.quantity == 105)) for _s32 in rt.each(ep, ep.t_stock)))
+def _check_washer_delivery_to_pick_face__receiving_left(  # tasks.world:234
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _s26.item == 'WSH-3001' and _s26.bin_ == 'R00-01' and _s26.quantity == 105
+        for _s26 in rt.each(ep, ep.t_stock)
+    ))
 
 
-def _check_washer_delivery_to_pick_face__picked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:235
-    return bool(any((((((_m33.kind == _E12_MovementKind_pick) and (_m33.item == 'WSH-3001')) and (_m33.quantity == 10)) and (_m33.reference == 'SO-20331')) and (_m33.from_bin == 'A01-01')) for _m33 in rt.each(ep, ep.t_movements)))
+def _check_washer_delivery_to_pick_face__picked(  # tasks.world:235
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m27.kind == _E12_MovementKind_pick
+        and _m27.item == 'WSH-3001'
+        and _m27.quantity == 10
+        and _m27.reference == 'SO-20331'
+        and _m27.from_bin == 'A01-01'
+        for _m27 in rt.each(ep, ep.t_movements)
+    ))
 
 
-def _check_washer_delivery_to_pick_face__pick_face_level(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:236
+def _check_washer_delivery_to_pick_face__pick_face_level(  # tasks.world:236
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
     return rt.compared(ep.t_stock.row('S0004').quantity, '==', 65, 'stock["S0004"].quantity == 65')
 
 
-def _check_empty_rack_for_inspection__repaired_open(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:296
-    return bool((not ep.t_bins.row('B02-02').blocked))
+def _check_empty_rack_for_inspection__repaired_open(  # tasks.world:296
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(not ep.t_bins.row('B02-02').blocked)
 
 
-def _check_empty_rack_for_inspection__inspection_blocked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:297
+def _check_empty_rack_for_inspection__inspection_blocked(  # tasks.world:297
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
     return bool(ep.t_bins.row('B02-01').blocked)
 
 
-def _check_empty_rack_for_inspection__bolts_moved(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:298
-    return bool(any((((_s34.item == 'BOL-1001') and (_s34.bin_ == 'B02-02')) and (_s34.quantity == 120)) for _s34 in rt.each(ep, ep.t_stock)))
+def _check_empty_rack_for_inspection__bolts_moved(  # tasks.world:298
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _s28.item == 'BOL-1001' and _s28.bin_ == 'B02-02' and _s28.quantity == 120
+        for _s28 in rt.each(ep, ep.t_stock)
+    ))
 
 
-def _check_empty_rack_for_inspection__old_bin_empty(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:299
+def _check_empty_rack_for_inspection__old_bin_empty(  # tasks.world:299
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
     return rt.compared(ep.t_stock.row('S0002').quantity, '==', 0, 'stock["S0002"].quantity == 0')
 
 
-def _check_empty_rack_for_inspection__transfer_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:300
-    return bool(any(((((((_m35.kind == _E12_MovementKind_transfer) and (_m35.item == 'BOL-1001')) and (_m35.from_bin == 'B02-01')) and (_m35.to_bin == 'B02-02')) and (_m35.quantity == 120)) and (_m35.clerk == 'C001')) for _m35 in rt.each(ep, ep.t_movements)))
+def _check_empty_rack_for_inspection__transfer_logged(  # tasks.world:300
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> bool:
+    return bool(any(
+        _m29.kind == _E12_MovementKind_transfer
+        and _m29.item == 'BOL-1001'
+        and _m29.from_bin == 'B02-01'
+        and _m29.to_bin == 'B02-02'
+        and _m29.quantity == 120
+        and _m29.clerk == 'C001'
+        for _m29 in rt.each(ep, ep.t_movements)
+    ))
 
 
-def _check_recount_bolts_and_replenish__pick_face_count(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:359
-    return (rt.compared(ep.t_stock.row('S0001').last_counted, '==', rt.parse_date('2026-03-05'), 'stock["S0001"].last_counted == date("2026-03-05")') and any(((((_m36.kind == _E12_MovementKind_count_adjustment) and (_m36.item == 'BOL-1001')) and (_m36.quantity == (-3))) and (_m36.clerk == 'C001')) for _m36 in rt.each(ep, ep.t_movements)))
+def _check_recount_bolts_and_replenish__pick_face_count(  # tasks.world:359
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_stock.row('S0001').last_counted,
+            '==',
+            rt.parse_date('2026-03-05'),
+            'stock["S0001"].last_counted == date("2026-03-05")',
+        )
+        and any(
+            _m30.kind == _E12_MovementKind_count_adjustment
+            and _m30.item == 'BOL-1001'
+            and _m30.quantity == -3
+            and _m30.clerk == 'C001'
+            for _m30 in rt.each(ep, ep.t_movements)
+        )
+    )
 
 
-def _check_recount_bolts_and_replenish__bulk_count(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:360
-    return (rt.compared(ep.t_stock.row('S0002').last_counted, '==', rt.parse_date('2026-03-05'), 'stock["S0002"].last_counted == date("2026-03-05")') and any(((((_m37.kind == _E12_MovementKind_count_adjustment) and (_m37.item == 'BOL-1001')) and (_m37.quantity == (-2))) and (_m37.from_bin == 'B02-01')) for _m37 in rt.each(ep, ep.t_movements)))
+def _check_recount_bolts_and_replenish__bulk_count(  # tasks.world:360
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(
+            ep.t_stock.row('S0002').last_counted,
+            '==',
+            rt.parse_date('2026-03-05'),
+            'stock["S0002"].last_counted == date("2026-03-05")',
+        )
+        and any(
+            _m31.kind == _E12_MovementKind_count_adjustment
+            and _m31.item == 'BOL-1001'
+            and _m31.quantity == -2
+            and _m31.from_bin == 'B02-01'
+            for _m31 in rt.each(ep, ep.t_movements)
+        )
+    )
 
 
-def _check_recount_bolts_and_replenish__replenished(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:361
-    return ((rt.compared(ep.t_stock.row('S0001').quantity, '==', 32, 'stock["S0001"].quantity == 32') and rt.compared(ep.t_stock.row('S0002').quantity, '==', 108, 'stock["S0002"].quantity == 108')) and any((((((_m38.kind == _E12_MovementKind_transfer) and (_m38.item == 'BOL-1001')) and (_m38.from_bin == 'B02-01')) and (_m38.to_bin == 'A01-01')) and (_m38.quantity == 10)) for _m38 in rt.each(ep, ep.t_movements)))
+def _check_recount_bolts_and_replenish__replenished(  # tasks.world:361
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return (
+        rt.compared(ep.t_stock.row('S0001').quantity, '==', 32, 'stock["S0001"].quantity == 32')
+        and rt.compared(
+            ep.t_stock.row('S0002').quantity, '==', 108, 'stock["S0002"].quantity == 108'
+        )
+        and any(
+            _m32.kind == _E12_MovementKind_transfer
+            and _m32.item == 'BOL-1001'
+            and _m32.from_bin == 'B02-01'
+            and _m32.to_bin == 'A01-01'
+            and _m32.quantity == 10
+            for _m32 in rt.each(ep, ep.t_movements)
+        )
+    )
 
 
-def _check_recount_bolts_and_replenish__four_movements(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:362
-    return rt.compared(len(ep.t_movements), '==', (len(init.t_movements) + 3), 'len(movements) == len(initial.movements) + 3')
+def _check_recount_bolts_and_replenish__four_movements(  # tasks.world:362
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+) -> rt.Verdict | bool:
+    return rt.compared(
+        len(ep.t_movements),
+        '==',
+        len(init.t_movements) + 3,
+        'len(movements) == len(initial.movements) + 3',
+    )
 
 
 WarehouseInventoryDesk.TASKS = {

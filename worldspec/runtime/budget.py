@@ -96,10 +96,11 @@ def each(ep: Episode, items: S) -> S:
     charged one step and passed on, so that Python's own operation on it fails with Python's
     text (``'int' object is not iterable``)."""
     try:
-        ep._steps -= len(items)
+        left = ep._steps - len(items)
     except TypeError:
-        ep._steps -= 1
-    if ep._steps < 0:
+        left = ep._steps - 1
+    ep._steps = left
+    if left < 0:
         out_of_steps()
     return items
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import json
+import keyword
 import operator
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -127,10 +128,10 @@ class Row:
 
     A generated class lists its fields in ``JSON_FIELDS``. The row's JSON text (tau2's result
     form) is cached whole (``_text``) and as one fragment per field (``_frags``): every
-    change of a field goes through the episode (:meth:`Episode._set_row`, or generated code
-    doing the same inline), which marks that field's fragment stale (a bit of ``_stale``)
-    and keeps the text, the fragment list and the stale bits the row had before in the undo
-    entry, so an undo or a reset brings them back as they were (:meth:`_put_back`). A
+    change of a field goes through the episode (:meth:`Episode.set_field`), which marks
+    that field's fragment stale (a bit of ``_stale``) and keeps the text, the fragment list
+    and the stale bits the row had before in the undo entry, so an undo or a reset brings
+    them back as they were (:meth:`_put_back`). A
     fragment list is never changed in place: making the text after a change copies it and
     serialises the changed fields only, so undo entries and clones may hold it, and a row
     whose changes were all undone has its text at once. Fields whose type holds ``json``
@@ -609,17 +610,14 @@ class Snapshot:
     owner: type[Episode] | None = None
 
 
-# An undo entry is a callable-free tuple for speed:
+# An undo entry is a callable-free tuple for speed, written and read by Episode's write API
+# alone (and the change tracking of worldspec.runtime.helpers):
 #   (0, state, attribute, old value, None)       -- a state item was set
 #   (0, row, attribute, old value, digest, text, fragments, stale bits)
 #                                                -- a row's field was set (Row._put_back)
 #   (1, table, key)                              -- a row was inserted
 #   (2, table, key, row, position)               -- a row was deleted
-#   (3, row, attributes, old values, digest, text, fragments, stale bits)
-#                                                -- fields of one row were set, one after
-#                                                   the other (generated code: a run of
-#                                                   statements setting fields of a row)
-_SET, _INSERT, _DELETE, _SET_FIELDS = 0, 1, 2, 3
+_SET, _INSERT, _DELETE = 0, 1, 2
 
 
 @value_class
@@ -637,6 +635,43 @@ _TEMPLATES_MAX = 64
 #: solution leaves (a solution that draws or reads the clock leaves another state otherwise)
 _SOLUTION_HASHES: dict[tuple[type, str, str, tuple[Any, ...], dt.datetime], str] = {}
 _SOLUTION_HASHES_MAX = 4096
+
+
+#: (row class, field names) -> the function setting those fields (Episode.set_fields)
+_SETTERS: dict[tuple[type, tuple[str, ...]], Callable[..., None]] = {}
+
+
+def _fields_setter(cls: type[Row], names: tuple[str, ...]) -> Callable[..., None]:
+    """A function ``(episode, row, *values)`` setting fields ``names`` of a row of ``cls``
+    as :meth:`Episode.set_fields` says, made once per class and names: the fields are read
+    and set as attributes and the stale bits are one mask, where a loop would call
+    ``getattr``, ``setattr`` and a lookup per field (Python's ``namedtuple`` and
+    ``dataclasses`` make their methods so too). Names that are no plain attributes, or a
+    field missing from the row's text, get the general loop."""
+    found = [cls._AT.get(name) for name in names]
+    if not all(name.isidentifier() and not keyword.iskeyword(name) for name in names) or \
+            None in found:
+        def each_by_name(ep: Episode, row: Row, *values: Any) -> None:
+            for name, value in zip(names, values, strict=True):
+                ep.set_field(row, name, value)
+        return each_by_name
+    mask = sum(bit for _, bit in found)  # type: ignore[misc]
+    params = ", ".join(f"v{i}" for i in range(len(names)))
+    lines = [f"def set_fields(ep, row, {params}):",
+             "    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale",
+             "    log = ep._undo.append"]
+    for i, name in enumerate(names):
+        lines += [f"    log((0, row, {name!r}, row.{name}, digest, text, frags, stale))",
+                  f"    row.{name} = v{i}"]
+    lines += ["    if frags is not None:",
+              f"        row._stale = stale | {mask}",
+              "    row._digest = row._text = None",
+              "    for table in ep._tables_of.get(row.ENTITY, ()):",
+              "        table._digest = None"]
+    scope: dict[str, Any] = {}
+    exec("\n".join(lines), scope)  # the names are checked to be plain identifiers
+    made: Callable[..., None] = scope["set_fields"]
+    return made
 
 
 class Episode:
@@ -690,8 +725,9 @@ class Episode:
         #: EpisodeRandom, or the state of another generator someone put in ``rng``)
         self._rng_saved: tuple[Any, ...] | None = None
         self._full_check = False
-        #: whether the running (or last) call deleted a row (which references must not name)
-        self._deleted = False
+        #: whether the running (or last) call deleted a row, which references must not name
+        #: afterwards (the invariant checks look for such references only then)
+        self.deleted_rows = False
         self.last_error: ToolError | None = None
         self._last_raw: Any = None
         self._call_mark = 0
@@ -818,7 +854,7 @@ class Episode:
         other._state_cache = None
         other._rng_saved = None
         other._full_check = False
-        other._deleted = False
+        other.deleted_rows = False
         other.last_error = None
         other._last_raw = None
         other._call_mark = 0
@@ -862,33 +898,52 @@ class Episode:
         self.rng.setstate(snap.rng)
 
     # ---------------------------------------------------------------- mutation
-    def _set(self, obj: Any, name: str, value: Any) -> None:
-        if isinstance(obj, Row):
-            self._set_row(obj, name, value)
-        else:
-            self._undo.append((_SET, obj, name, getattr(obj, name), None))
-            setattr(obj, name, value)
-            self._state_version += 1
+    # The write API of generated code: one call per statement of the spec that changes
+    # state. Each logs what it replaces in the undo log (whose entries only this class
+    # reads), so that a failed call, a reset or a rebuilt initial state puts it back.
 
-    def _set_row(self, row: Row, name: str, value: Any) -> None:
-        """:meth:`_set` of a row's field (generated code does the same inline). The undo
-        entry keeps the row's digest, text, fragments and stale bits, which an undo puts
-        back (:meth:`Row._put_back`)."""
+    def set_field(self, row: Row, name: str, value: Any) -> None:
+        """Set field ``name`` of ``row`` to ``value``: the row's cached digest and text are
+        cleared (the field's text fragment marked stale) and so are the digests of the
+        tables holding rows of its entity. The undo entry keeps the caches of before,
+        which an undo puts back (:meth:`Row._put_back`)."""
+        frags = row._frags
         self._undo.append((_SET, row, name, getattr(row, name), row._digest, row._text,
-                           row._frags, row._stale))
+                           frags, row._stale))
         setattr(row, name, value)
-        row._stale_field(name)
-        row._digest = None
-        row._text = None
+        if frags is not None:  # Row._stale_field, inline: the hot path of every write
+            found = row._AT.get(name)
+            if found is not None:
+                row._stale |= found[1]
+            else:
+                row._frags = None
+        row._digest = row._text = None
         for table in self._tables_of.get(row.ENTITY, ()):
             table._digest = None
 
-    def _touch(self, entity: str) -> None:
-        """A row of ``entity`` changed: the digests of its tables are stale."""
-        for table in self._tables_of.get(entity, ()):
-            table._digest = None
+    def set_fields(self, row: Row, /, **values: Any) -> None:
+        """Set several fields of ``row`` (``name=value``, in order), as :meth:`set_field` of
+        each but with the caches cleared once: what statements setting fields of one row one
+        after the other do (the compiler groups them only where no value reads the row).
+        Each field's undo entry keeps the caches of before the group, which hold once every
+        field of the group is put back (an undo always takes the whole call). The work is
+        done by a function made once per row class and field names (:func:`_fields_setter`),
+        which reads and sets the fields as attributes, not by name."""
+        key = (type(row), tuple(values))
+        setter = _SETTERS.get(key)
+        if setter is None:
+            setter = _SETTERS[key] = _fields_setter(type(row), key[1])
+        setter(self, row, *values.values())
 
-    def _insert(self, table: Table[Any], row: Row) -> None:
+    def set_state(self, name: str, value: Any) -> None:
+        """Set the world's state item ``name`` (a value or a sequence) to ``value``."""
+        state = self.state
+        self._undo.append((_SET, state, name, getattr(state, name), None))
+        setattr(state, name, value)
+        self._state_version += 1
+
+    def insert(self, table: Table[Any], row: Row) -> None:
+        """Add ``row`` to ``table``; the call fails if a row with its key exists."""
         key = row.key()
         if key in table.rows:
             raise ToolError(f"{table.entity} {_quote(key)} already exists.")
@@ -896,7 +951,9 @@ class Episode:
         table._digest = None
         self._undo.append((_INSERT, table, key))
 
-    def _delete(self, table: Table[Any], key: Any) -> None:
+    def delete(self, table: Table[Any], key: Any) -> None:
+        """Remove the row with ``key`` (or the row itself) from ``table``; the call fails if
+        there is none."""
         if isinstance(key, Row):
             key = key.key()
         if key not in table.rows:
@@ -905,12 +962,34 @@ class Episode:
         row = table.rows.pop(key)
         table._digest = None
         self._undo.append((_DELETE, table, key, row, position))
-        self._deleted = True
+        self.deleted_rows = True
 
-    def _next(self, name: str, fmt: str) -> str:
+    def next_id(self, name: str, fmt: str) -> str:
+        """Advance sequence ``name`` and give its new number in format ``fmt``."""
         value: int = getattr(self.state, name) + 1
-        self._set(self.state, name, value)
+        self.set_state(name, value)
         return fmt.format(value)
+
+    def charge(self, steps: int) -> None:
+        """Pay ``steps`` from the running call's budget (:mod:`worldspec.runtime.budget`);
+        a spent budget fails the call."""
+        left = self._steps - steps
+        self._steps = left
+        if left < 0:
+            budget.out_of_steps()
+
+    def random_source(self) -> random.Random:
+        """The episode's RNG for a draw; the first draw of a call saves its state, so that
+        a failed call puts the generator back."""
+        rng = self.rng
+        if self._rng_saved is None:
+            self._rng_saved = rng.mark() if type(rng) is EpisodeRandom else rng.getstate()
+        return rng
+
+    def _touch(self, entity: str) -> None:
+        """A row of ``entity`` changed: the digests of its tables are stale."""
+        for table in self._tables_of.get(entity, ()):
+            table._digest = None
 
     def _rollback(self, mark: int) -> None:
         undo = self._undo
@@ -925,12 +1004,6 @@ class Episode:
                     self._touch(obj.ENTITY)
                 else:
                     self._state_version += 1
-            elif kind == _SET_FIELDS:
-                row, names = entry[1], entry[2]
-                for name, old in zip(names, entry[3], strict=True):
-                    setattr(row, name, old)
-                row._put_back(names, *entry[4:])
-                self._touch(row.ENTITY)
             elif kind == _INSERT:
                 _, table, key = entry
                 del table.rows[key]
@@ -986,7 +1059,7 @@ class Episode:
             if spec is None:
                 return args  # the failed result of an unknown tool or bad arguments
         self.last_error = None
-        self._deleted = False
+        self.deleted_rows = False
         mark = len(self._undo)
         self._call_mark = mark
         self._rng_saved = None
@@ -1122,13 +1195,6 @@ class Episode:
     def last_value(self) -> Any:
         """The result of the last successful call, as plain JSON data."""
         return export_value(self._last_raw)
-
-    def _rng(self) -> random.Random:
-        """The episode's RNG for a draw; the first draw of a call saves its state for undo."""
-        rng = self.rng
-        if self._rng_saved is None:
-            self._rng_saved = rng.mark() if type(rng) is EpisodeRandom else rng.getstate()
-        return rng
 
     def _abort(self, mark: int) -> None:
         self._rollback(mark)
@@ -1312,19 +1378,16 @@ class Episode:
         by_table = {id(t): initial.tables[name] for name, t in self.tables.items()}
         for entry in reversed(self._undo):
             kind = entry[0]
-            if kind == _SET or kind == _SET_FIELDS:
-                obj = entry[1]
-                names = (entry[2],) if kind == _SET else entry[2]
-                olds = (entry[3],) if kind == _SET else entry[3]
+            if kind == _SET:
+                obj, name, old = entry[1], entry[2], entry[3]
                 if isinstance(obj, Row):
                     target = by_entity[obj.ENTITY].rows[obj.key()]
-                    for name, old in zip(names, olds, strict=True):
-                        setattr(target, name, old)
+                    setattr(target, name, old)
                     # the text and digest before the change hold for the copy's values too
-                    target._put_back(names, *entry[4:])
+                    target._put_back((name,), *entry[4:])
                     by_entity[obj.ENTITY]._digest = None  # the copy's digest is the current one
                 else:
-                    setattr(initial.state, names[0], olds[0])
+                    setattr(initial.state, name, old)
             elif kind == _INSERT:
                 _, table, key = entry
                 del by_table[id(table)].rows[key]

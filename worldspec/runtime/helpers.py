@@ -265,6 +265,8 @@ def to_number(value: Any) -> int | float:
 
 def python_type(value: Any) -> str:
     """``type_name(x)``: Python's name of the type of a json value, a number or a scalar."""
+    if type(value) is str:  # the common case: a text checked to be one
+        return "str"
     if value is None:
         return "NoneType"
     if isinstance(value, (list, tuple)):
@@ -699,6 +701,11 @@ def python_augmented(ep: Episode, op: str, target: T, value: Any) -> T:
     (kept as a tuple) is extended in place by ``+=`` with any iterable, anything else is
     Python's ``target op value`` with ``op=`` in its error texts (``unsupported operand
     type(s) for +=: 'int' and 'list'``). The result is charged as ``+`` and ``*`` are."""
+    if type(target) is int and type(value) is int:  # the common case: a counter
+        number = _IN_PLACE[op](target, value)
+        if type(number) is int and number.bit_length() > MAX_INT_BITS:  # bounded(), inline
+            raise LimitError(INT_MESSAGE)
+        return number  # type: ignore[no-any-return]  # (no cast(): a call on the hot path)
     held: Any = python_value(target) if type(target) is tuple else target
     if op == "*":
         _repetition(held, value)
@@ -801,15 +808,19 @@ def changed_rows(ep: Episode, table: Table[Any],
         return ()
     entity = table.entity
     rows = table.rows
+    entries = undo[mark:] if mark else undo
+    if fields is not None:  # only the writes of these fields, and insertions, can count
+        entries = [e for e in entries if e[0] == 1 or (e[0] == 0 and e[2] in fields)]
+        if not entries:
+            return []
     out: list[Row] = []
     seen: set[int] = set()
-    for entry in undo[mark:] if mark else undo:
+    for entry in entries:
         kind = entry[0]
         candidate: Row | None = None
-        if kind == 0 or kind == 3:  # a field set, or fields of one row (3)
+        if kind == 0:  # a field set (of a row, or a state item)
             obj = entry[1]
-            if (fields is None or (entry[2] in fields if kind == 0 else
-                                   any(name in fields for name in entry[2]))) and \
+            if (fields is None or entry[2] in fields) and \
                     getattr(obj, "ENTITY", None) == entity and rows.get(obj.key()) is obj:
                 candidate = obj
         elif kind == 1 and entry[1] is table:
@@ -823,7 +834,7 @@ def changed_rows(ep: Episode, table: Table[Any],
 def check_deleted(ep: Episode, table: Table[Any],
                   users: tuple[tuple[Table[Any] | None, str], ...]) -> None:
     """A row deleted by the current call must not be referenced any more."""
-    if not ep._deleted:  # the call deleted nothing (the flag is set by every deletion)
+    if not ep.deleted_rows:  # the call deleted nothing (the flag is set by every deletion)
         return
     deleted = [e[2] for e in ep._undo[ep._call_mark:] if e[0] == 2 and e[1] is table
                and e[2] not in table.rows]

@@ -1,0 +1,717 @@
+"""Python code as objects: the expressions and statements code generation builds, and the one
+printer that writes them.
+
+Code generation never writes Python text by hand nor reads back text it wrote: it builds
+these nodes (a name, an attribute read, a call, an operator with its precedence, a display, a
+comprehension, a literal by ``repr``...) and asks questions of them (:func:`is_charged`,
+:func:`is_dotted`), and :func:`print_block` renders them, wrapping any line longer than
+:data:`WIDTH` characters the way black does: the outermost bracketed part is split one item
+per line with a trailing comma, recursively, and an operator chain that does not fit is
+parenthesised and split before its operators.
+
+:class:`Raw` is the typed escape hatch for code still produced as text elsewhere (the type
+tables' loaders and checks, builtin templates): it is printed as it is and never split.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+__all__ = [
+    "WIDTH", "ATOM", "COMPARE", "LAMBDA", "Expr", "Name", "Const", "Raw", "Attr",
+    "Call", "Index", "SliceOf", "BinOp",
+    "BoolOp", "Compare", "Not", "Neg", "IfExp", "Lambda", "TupleOf", "ListOf", "DictOf",
+    "Comprehension", "Stmt", "Assign", "ExprStmt", "Return", "Raise", "Pass", "Break",
+    "Continue", "If", "For", "While", "FunctionDef", "call", "attr", "rt", "is_charged",
+    "charged_value", "is_dotted", "print_block",
+]
+
+#: the longest line the printer writes where it can split (black's default is 88; the
+#: project's ruff allows 100)
+WIDTH = 99
+_INDENT = "    "
+
+# Python's precedence levels, loosest first (the language reference's table)
+LAMBDA, IFEXP, OR, AND, NOT, COMPARE = 1, 2, 3, 4, 5, 6
+BITOR, BITXOR, BITAND, SHIFT, ADD, MUL, UNARY, POWER, ATOM = 7, 8, 9, 10, 11, 12, 13, 14, 16
+
+#: binary operator -> its precedence
+_BINARY = {"+": ADD, "-": ADD, "*": MUL, "/": MUL, "//": MUL, "%": MUL, "@": MUL,
+           "**": POWER, "|": BITOR, "^": BITXOR, "&": BITAND, "<<": SHIFT, ">>": SHIFT}
+
+
+class Expr:
+    """A Python expression. ``str()`` of one is its text on one line."""
+
+    __slots__ = ()
+
+    @property
+    def precedence(self) -> int:
+        return ATOM
+
+    def flat(self) -> str:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.flat()
+
+    def __format__(self, spec: str) -> str:
+        return format(self.flat(), spec)
+
+
+#: an operand of an operator expression: the operator before it (none for the first), the
+#: operand, and how tightly it must bind
+Operand = tuple[str, "Expr", int]
+
+
+def _joined(operands: list[Operand]) -> str:
+    return " ".join(prefix + _at(expr, least) for prefix, expr, least in operands)
+
+
+def _at(expr: Expr, least: int) -> str:
+    """``expr``'s text, parenthesised when it binds looser than ``least``."""
+    text = expr.flat()
+    return f"({text})" if expr.precedence < least else text
+
+
+@dataclass(frozen=True, slots=True)
+class Name(Expr):
+    """A local, a parameter, a module-level name."""
+
+    id: str
+
+    def flat(self) -> str:
+        return self.id
+
+
+@dataclass(frozen=True, slots=True)
+class Const(Expr):
+    """A literal, written with ``repr`` (every string from the spec goes through here)."""
+
+    value: object
+
+    @property
+    def precedence(self) -> int:
+        negative = isinstance(self.value, (int, float)) and not isinstance(self.value, bool) \
+            and (self.value < 0 or repr(self.value).startswith("-"))
+        return UNARY if negative else ATOM
+
+    def flat(self) -> str:
+        return repr(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Raw(Expr):
+    """Code produced as text elsewhere, printed as it is (never split); ``atomic`` says it
+    needs no parentheses as an operand."""
+
+    text: str
+    atomic: bool = True
+
+    @property
+    def precedence(self) -> int:
+        return ATOM if self.atomic else LAMBDA
+
+    def flat(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class Attr(Expr):
+    obj: Expr
+    name: str
+
+    def flat(self) -> str:
+        obj = _at(self.obj, ATOM)
+        if isinstance(self.obj, Const) and isinstance(self.obj.value, int) and \
+                not obj.startswith("("):
+            obj = f"({obj})"  # `1.real`: an int literal's dot would start a float
+        return f"{obj}.{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Expr):
+    func: Expr
+    args: tuple[Expr, ...] = ()
+    keywords: tuple[tuple[str, Expr], ...] = ()
+
+    def items(self) -> list[str]:
+        if len(self.args) == 1 and not self.keywords and \
+                isinstance(self.args[0], Comprehension) and self.args[0].kind == "gen":
+            return [self.args[0].inner()]  # a generator as the only argument: no parentheses
+        return [_at(a, LAMBDA) for a in self.args] + \
+            [f"{k}={_at(v, LAMBDA)}" for k, v in self.keywords]
+
+    def flat(self) -> str:
+        return f"{_at(self.func, ATOM)}({', '.join(self.items())})"
+
+
+@dataclass(frozen=True, slots=True)
+class SliceOf(Expr):
+    """``start:stop:step`` inside a subscript (each part may be left out)."""
+
+    start: Expr | None
+    stop: Expr | None
+    step: Expr | None
+
+    def flat(self) -> str:
+        return ":".join("" if part is None else _at(part, LAMBDA)
+                        for part in (self.start, self.stop, self.step))
+
+
+@dataclass(frozen=True, slots=True)
+class Index(Expr):
+    obj: Expr
+    index: Expr
+
+    def flat(self) -> str:
+        return f"{_at(self.obj, ATOM)}[{_at(self.index, LAMBDA)}]"
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp(Expr):
+    left: Expr
+    op: str
+    right: Expr
+
+    @property
+    def precedence(self) -> int:
+        return _BINARY[self.op]
+
+    def flat(self) -> str:
+        return _joined(self.operands())
+
+    def operands(self) -> list[Operand]:
+        mine = self.precedence
+        if self.op == "**":  # right-associative; a unary minus on its right needs nothing
+            return [("", self.left, POWER + 1), ("** ", self.right, UNARY)]
+        if isinstance(self.left, BinOp) and self.left.precedence == mine:
+            head = self.left.operands()
+        else:
+            head = [("", self.left, mine)]
+        return [*head, (f"{self.op} ", self.right, mine + 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp(Expr):
+    op: str  # "and" / "or"
+    values: tuple[Expr, ...]
+
+    @property
+    def precedence(self) -> int:
+        return AND if self.op == "and" else OR
+
+    def flat(self) -> str:
+        return _joined(self.operands())
+
+    def operands(self) -> list[Operand]:
+        out: list[Operand] = []
+        for value in self.values:
+            inner = value.operands() if isinstance(value, BoolOp) and value.op == self.op \
+                else [("", value, self.precedence + 1)]
+            if out:
+                inner[0] = (f"{self.op} ", inner[0][1], inner[0][2])
+            out += inner
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Compare(Expr):
+    """One comparison (never chained: each side binds tighter)."""
+
+    left: Expr
+    op: str
+    right: Expr
+
+    @property
+    def precedence(self) -> int:
+        return COMPARE
+
+    def flat(self) -> str:
+        return _joined(self.operands())
+
+    def operands(self) -> list[Operand]:
+        return [("", self.left, COMPARE + 1), (f"{self.op} ", self.right, COMPARE + 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class Not(Expr):
+    operand: Expr
+
+    @property
+    def precedence(self) -> int:
+        return NOT
+
+    def flat(self) -> str:
+        return f"not {_at(self.operand, UNARY)}"  # `not (a == b)`: parentheses for the reader
+
+
+@dataclass(frozen=True, slots=True)
+class Neg(Expr):
+    operand: Expr
+
+    @property
+    def precedence(self) -> int:
+        return UNARY
+
+    def flat(self) -> str:
+        return f"-{_at(self.operand, UNARY)}"
+
+
+@dataclass(frozen=True, slots=True)
+class IfExp(Expr):
+    body: Expr
+    test: Expr
+    orelse: Expr
+
+    @property
+    def precedence(self) -> int:
+        return IFEXP
+
+    def flat(self) -> str:
+        return _joined(self.operands())
+
+    def operands(self) -> list[Operand]:
+        return [("", self.body, OR), ("if ", self.test, OR), ("else ", self.orelse, IFEXP)]
+
+
+@dataclass(frozen=True, slots=True)
+class Lambda(Expr):
+    params: tuple[str, ...]
+    body: Expr
+
+    @property
+    def precedence(self) -> int:
+        return LAMBDA
+
+    def flat(self) -> str:
+        params = ", ".join(self.params)
+        return f"lambda {params}: {_at(self.body, LAMBDA)}" if params else \
+            f"lambda: {_at(self.body, LAMBDA)}"
+
+
+@dataclass(frozen=True, slots=True)
+class TupleOf(Expr):
+    items: tuple[Expr, ...]
+
+    def flat(self) -> str:
+        if len(self.items) == 1:
+            return f"({_at(self.items[0], LAMBDA)},)"
+        return f"({', '.join(_at(x, LAMBDA) for x in self.items)})"
+
+
+@dataclass(frozen=True, slots=True)
+class ListOf(Expr):
+    items: tuple[Expr, ...]
+
+    def flat(self) -> str:
+        return f"[{', '.join(_at(x, LAMBDA) for x in self.items)}]"
+
+
+@dataclass(frozen=True, slots=True)
+class DictOf(Expr):
+    """A dict display; an entry with key None is ``**value``."""
+
+    entries: tuple[tuple[Expr | None, Expr], ...]
+
+    def items(self) -> list[str]:
+        return [f"**{_at(v, BITOR)}" if k is None else f"{_at(k, LAMBDA)}: {_at(v, LAMBDA)}"
+                for k, v in self.entries]
+
+    def flat(self) -> str:
+        return "{" + ", ".join(self.items()) + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class Comprehension(Expr):
+    """``[element for var in iterable if condition]`` (``kind`` "list"), or a generator
+    (``kind`` "gen", parenthesised unless it is a call's only argument)."""
+
+    kind: str
+    element: Expr
+    var: str
+    iterable: Expr
+    condition: Expr | None = None
+
+    def clauses(self) -> list[str]:
+        out = [_at(self.element, LAMBDA), f"for {self.var} in {_at(self.iterable, OR)}"]
+        if self.condition is not None:
+            out.append(f"if {_at(self.condition, OR)}")
+        return out
+
+    def inner(self) -> str:
+        return " ".join(self.clauses())
+
+    def flat(self) -> str:
+        return f"[{self.inner()}]" if self.kind == "list" else f"({self.inner()})"
+
+
+# ------------------------------------------------------------------ builders and questions
+def attr(dotted: str) -> Expr:
+    """``a.b.c`` as attribute reads of a name."""
+    head, *rest = dotted.split(".")
+    out: Expr = Name(head)
+    for part in rest:
+        out = Attr(out, part)
+    return out
+
+
+def call(func: str | Expr, *args: Expr, **keywords: Expr) -> Call:
+    """A call of ``func`` (a dotted name or an expression)."""
+    target = attr(func) if isinstance(func, str) else func
+    return Call(target, tuple(args), tuple(keywords.items()))
+
+
+def rt(helper: str, *args: Expr) -> Call:
+    """A call of a runtime helper, ``rt.helper(args)``."""
+    return Call(Attr(Name("rt"), helper), tuple(args))
+
+
+def charged_value(expr: Expr, ep: str) -> Expr | None:
+    """``x`` where ``expr`` is ``rt.each(ep, x)``, the steps of processing ``x`` charged."""
+    if isinstance(expr, Call) and expr.func == Attr(Name("rt"), "each") and \
+            len(expr.args) == 2 and expr.args[0] == Name(ep) and not expr.keywords:
+        return expr.args[1]
+    return None
+
+
+def is_charged(expr: Expr, ep: str) -> bool:
+    """Whether ``expr`` already pays a step per element (``rt.each(ep, x)``)."""
+    return charged_value(expr, ep) is not None
+
+
+def is_dotted(expr: Expr) -> bool:
+    """Whether ``expr`` is a name or a chain of attribute reads of one: it may be evaluated
+    twice at no cost."""
+    while isinstance(expr, Attr):
+        expr = expr.obj
+    return isinstance(expr, Name)
+
+
+# ------------------------------------------------------------------------------ statements
+@dataclass(slots=True)
+class Stmt:
+    """A statement; ``anchor`` is the spec line it comes from (``file:line``), written as a
+    comment at its end."""
+
+    anchor: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(slots=True)
+class Assign(Stmt):
+    target: Expr
+    value: Expr
+    annotation: str | None = None
+
+
+@dataclass(slots=True)
+class ExprStmt(Stmt):
+    value: Expr
+
+
+@dataclass(slots=True)
+class Return(Stmt):
+    value: Expr | None
+
+
+@dataclass(slots=True)
+class Raise(Stmt):
+    error: Expr
+
+
+@dataclass(slots=True)
+class Pass(Stmt):
+    pass
+
+
+@dataclass(slots=True)
+class Break(Stmt):
+    pass
+
+
+@dataclass(slots=True)
+class Continue(Stmt):
+    pass
+
+
+@dataclass(slots=True)
+class If(Stmt):
+    """``if test: body`` with an ``else`` (an ``elif`` when ``orelse`` is one :class:`If`)."""
+
+    test: Expr
+    body: list[Stmt]
+    orelse: list[Stmt] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class For(Stmt):
+    var: str
+    iterable: Expr
+    body: list[Stmt]
+
+
+@dataclass(slots=True)
+class While(Stmt):
+    test: Expr
+    body: list[Stmt]
+
+
+@dataclass(slots=True)
+class FunctionDef(Stmt):
+    """``def name(params) -> returns:`` with a docstring (its text) and a body."""
+
+    name: str
+    params: list[str]
+    returns: str
+    body: list[Stmt]
+    doc: str | None = None
+
+
+# -------------------------------------------------------------------------------- printing
+def _comment(anchor: str | None) -> str:
+    return f"  # {anchor}" if anchor else ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    """One item between brackets: its text on one line, and how it splits further (the
+    text before its expression, the expression) when it may."""
+
+    text: str
+    prefix: str = ""
+    expr: Expr | None = None
+    #: whether the expression is parenthesised (it binds looser than its place needs)
+    paren: bool = False
+
+
+def _item(expr: Expr, least: int = LAMBDA, prefix: str = "") -> _Item:
+    """``prefix`` and ``expr`` (parenthesised when it binds looser than ``least``)."""
+    return _Item(prefix + _at(expr, least), prefix, expr, expr.precedence < least)
+
+
+def _split_item(item: _Item, indent: str, end: str) -> list[str]:
+    """The lines of ``item`` (and ``end``) at ``indent``, split where it is too long."""
+    if item.expr is None or len(indent + item.text + end) <= WIDTH:
+        return [indent + item.text + end]
+    if item.paren:
+        return _wrapped(item.expr, indent, item.prefix + "(", ")" + end, True)
+    return _wrapped(item.expr, indent, item.prefix, end, True)
+
+
+def _bracketed(expr: Expr) -> tuple[str, list[_Item], str, bool] | None:
+    """How ``expr`` splits: the text up to its outermost opening bracket, its items, the
+    closing bracket, and whether items are separated by commas (with a trailing one when
+    split); None when it has no brackets to split."""
+    if isinstance(expr, Call):
+        head = _at(expr.func, ATOM) + "("
+        if len(expr.args) == 1 and not expr.keywords and \
+                isinstance(expr.args[0], Comprehension) and expr.args[0].kind == "gen":
+            return head, _clauses(expr.args[0]), ")", False
+        items = [_item(a) for a in expr.args] + \
+            [_item(v, prefix=f"{k}=") for k, v in expr.keywords]
+        return head, items, ")", True
+    if isinstance(expr, TupleOf) and expr.items:
+        return "(", [_item(x) for x in expr.items], ")", True
+    if isinstance(expr, ListOf) and expr.items:
+        return "[", [_item(x) for x in expr.items], "]", True
+    if isinstance(expr, DictOf) and expr.entries:
+        return "{", [_item(v, BITOR, "**") if k is None else
+                     _item(v, prefix=f"{_at(k, LAMBDA)}: ") for k, v in expr.entries], "}", True
+    if isinstance(expr, Comprehension):
+        brackets = "[]" if expr.kind == "list" else "()"
+        return brackets[0], _clauses(expr), brackets[1], False
+    if isinstance(expr, Index):
+        return _at(expr.obj, ATOM) + "[", [_item(expr.index)], "]", False
+    return None
+
+
+def _clauses(comp: Comprehension) -> list[_Item]:
+    out = [_item(comp.element), _item(comp.iterable, OR, f"for {comp.var} in ")]
+    if comp.condition is not None:
+        out.append(_item(comp.condition, OR, "if "))
+    return out
+
+
+def _operands(expr: Expr) -> list[_Item] | None:
+    """An operator expression's operands, each after the first with its operator."""
+    if isinstance(expr, (BinOp, BoolOp, Compare, IfExp)):
+        return [_item(operand, least, prefix) for prefix, operand, least in expr.operands()]
+    return None
+
+
+def _hugged(expr: Expr) -> Expr | None:
+    """The one argument of call ``expr`` when it is bracketed itself: split inside its own
+    brackets, ``f([`` ... ``])``, not one level deeper."""
+    if isinstance(expr, Call) and len(expr.args) == 1 and not expr.keywords:
+        arg = expr.args[0]
+        if isinstance(arg, (Call, TupleOf, ListOf, DictOf)) or \
+                (isinstance(arg, Comprehension) and arg.kind == "list"):
+            return arg
+    return None
+
+
+def _wrapped(expr: Expr, indent: str, head: str, tail: str, nested: bool,
+             reserve: int = 0) -> list[str]:
+    """``head + expr + tail`` at ``indent``, split over lines where it is too long.
+    ``nested``: inside brackets already, where a line may break without parentheses;
+    ``reserve``: characters the first line must leave free (for a comment)."""
+    line = indent + head + expr.flat() + tail
+    if len(line) + reserve <= WIDTH:
+        return [line]
+    hugged = _hugged(expr)
+    if hugged is not None and _bracketed(hugged) is not None:
+        assert isinstance(expr, Call)
+        return _wrapped(hugged, indent, head + _at(expr.func, ATOM) + "(", ")" + tail, True,
+                        reserve)
+    inner = indent + _INDENT
+    split = _bracketed(expr)
+    if split is not None:
+        opener, items, closer, comma = split
+        together = inner + (", " if comma else " ").join(item.text for item in items)
+        if isinstance(expr, TupleOf) and len(items) == 1:
+            together += ","  # a tuple of one is its trailing comma
+        if len(together) <= WIDTH and len(indent + head + opener) + reserve <= WIDTH:
+            return [indent + head + opener, together, indent + closer + tail]
+        out = [indent + head + opener]
+        end = "," if comma else ""
+        for item in items:
+            out += _split_item(item, inner, end)
+        return [*out, indent + closer + tail]
+    if isinstance(expr, Not):
+        if expr.operand.precedence >= UNARY:
+            return _wrapped(expr.operand, indent, head + "not ", tail, nested, reserve)
+        operands = _operands(expr.operand)
+        if operands is not None:  # `not (`, the operands on a line or one a line, `)`
+            if len(inner + expr.operand.flat()) <= WIDTH:
+                return [indent + head + "not (", inner + expr.operand.flat(),
+                        indent + ")" + tail]
+            return [indent + head + "not (", *(line for operand in operands
+                                               for line in _split_item(operand, inner, "")),
+                    indent + ")" + tail]
+    operands = _operands(expr)
+    if operands is not None:
+        if nested:  # inside brackets: the operands one a line, level with the first
+            lines = _split_item(operands[0], indent, "")
+            lines[0] = indent + head + lines[0][len(indent):]
+            for operand in operands[1:]:
+                lines += _split_item(operand, indent, "")
+            lines[-1] += tail
+            return lines
+        if len(inner + expr.flat()) <= WIDTH:  # parenthesised, on a line of its own
+            return [indent + head + "(", inner + expr.flat(), indent + ")" + tail]
+        return [indent + head + "(", *(line for operand in operands
+                                        for line in _split_item(operand, inner, "")),
+                indent + ")" + tail]
+    return [line]
+
+
+def _simple(stmt: Stmt) -> tuple[str, Expr | None, str] | None:
+    """A one-line statement as (text before its expression, the expression, text after)."""
+    if isinstance(stmt, Assign):
+        target = stmt.target.flat()
+        if stmt.annotation is not None:
+            target += f": {stmt.annotation}"
+        return f"{target} = ", stmt.value, ""
+    if isinstance(stmt, ExprStmt):
+        return "", stmt.value, ""
+    if isinstance(stmt, Return):
+        return ("return ", stmt.value, "") if stmt.value is not None else ("return None", None, "")
+    if isinstance(stmt, Raise):
+        return "raise ", stmt.error, ""
+    if isinstance(stmt, (Pass, Break, Continue)):
+        return type(stmt).__name__.lower(), None, ""
+    return None
+
+
+def _first_line_anchored(lines: list[str], anchor: str | None) -> list[str]:
+    if anchor:
+        lines[0] += _comment(anchor)
+    return lines
+
+
+def _statement(stmt: Stmt, depth: int) -> list[str]:
+    indent = _INDENT * depth
+    simple = _simple(stmt)
+    comment = _comment(stmt.anchor)
+    if simple is not None:
+        head, expr, tail = simple
+        if expr is None:
+            return [indent + head + tail + comment]
+        return _first_line_anchored(_wrapped(expr, indent, head, tail, False, len(comment)),
+                                    stmt.anchor)
+    if isinstance(stmt, If):
+        out = _header("if ", stmt.test, indent, stmt.anchor)
+        out += print_block(stmt.body, depth + 1)
+        orelse = stmt.orelse
+        while len(orelse) == 1 and isinstance(orelse[0], If):
+            elif_ = orelse[0]
+            out += _header("elif ", elif_.test, indent, elif_.anchor)
+            out += print_block(elif_.body, depth + 1)
+            orelse = elif_.orelse
+        if orelse:
+            out.append(indent + "else:")
+            out += print_block(orelse, depth + 1)
+        return out
+    if isinstance(stmt, For):
+        return _header(f"for {stmt.var} in ", stmt.iterable, indent, stmt.anchor) + \
+            print_block(stmt.body, depth + 1)
+    if isinstance(stmt, While):
+        return _header("while ", stmt.test, indent, stmt.anchor) + \
+            print_block(stmt.body, depth + 1)
+    if isinstance(stmt, FunctionDef):
+        return _function(stmt, depth)
+    raise AssertionError(f"cannot print {type(stmt).__name__}")
+
+
+def _header(keyword: str, expr: Expr, indent: str, anchor: str | None) -> list[str]:
+    reserve = len(_comment(anchor))
+    return _first_line_anchored(_wrapped(expr, indent, keyword, ":", False, reserve), anchor)
+
+
+def _function(fn: FunctionDef, depth: int) -> list[str]:
+    indent = _INDENT * depth
+    params = ", ".join(fn.params)
+    head = f"def {fn.name}({params}) -> {fn.returns}:"
+    opener = indent + f"def {fn.name}(" + _comment(fn.anchor)
+    closer = indent + f") -> {fn.returns}:"
+    if len(indent + head + _comment(fn.anchor)) <= WIDTH:
+        out = [indent + head + _comment(fn.anchor)]
+    elif len(indent + _INDENT + params) <= WIDTH:
+        out = [opener, indent + _INDENT + params, closer]
+    else:
+        out = [opener, *(indent + _INDENT + p + "," for p in fn.params), closer]
+    if fn.doc:
+        out += _docstring(fn.doc, indent + _INDENT)
+    return out + print_block(fn.body, depth + 1)
+
+
+def _docstring(text: str, indent: str) -> list[str]:
+    """Docstring ``text`` as a literal (``repr``); a long one as literals split after
+    spaces and line breaks, one a line, in parentheses (Python joins them into one)."""
+    whole = indent + repr(text)
+    if len(whole) <= WIDTH:
+        return [whole]
+    inner = indent + _INDENT
+    pieces: list[str] = []
+    current = ""
+    for token in re.findall(r"[^ \n]*[ \n]|[^ \n]+$", text):
+        if current and len(inner + repr(current + token)) > WIDTH:
+            pieces.append(current)
+            current = ""
+        current += token
+        if token.endswith("\n"):
+            pieces.append(current)
+            current = ""
+    if current:
+        pieces.append(current)
+    return [indent + "(", *(inner + repr(piece) for piece in pieces), indent + ")"]
+
+
+def print_block(body: Sequence[Stmt] | Iterable[Stmt], depth: int) -> list[str]:
+    """The lines of statements ``body`` at indentation ``depth`` (``pass`` when empty)."""
+    out: list[str] = []
+    for stmt in body:
+        out += _statement(stmt, depth)
+    return out or [_INDENT * depth + "pass"]

@@ -1,0 +1,268 @@
+"""The code objects of code generation and their one printer (compiler/codegen/pycode.py):
+precedence, wrapping, and the questions code generation asks of expressions."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from worldspec.compiler.codegen.pycode import (
+    WIDTH,
+    Assign,
+    Attr,
+    BinOp,
+    BoolOp,
+    Call,
+    Compare,
+    Comprehension,
+    Const,
+    DictOf,
+    Expr,
+    ExprStmt,
+    For,
+    FunctionDef,
+    If,
+    IfExp,
+    Index,
+    Lambda,
+    Name,
+    Neg,
+    Not,
+    Raise,
+    Return,
+    TupleOf,
+    attr,
+    call,
+    charged_value,
+    is_charged,
+    is_dotted,
+    print_block,
+    rt,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+a, b, c, d = Name("a"), Name("b"), Name("c"), Name("d")
+VALUES = {"a": 7, "b": 3, "c": 2, "d": 5}
+
+
+def evaluates(expr: Expr) -> object:
+    return eval(expr.flat(), dict(VALUES))  # our own printed arithmetic
+
+
+@pytest.mark.parametrize(("expr", "text", "value"), [
+    (BinOp(BinOp(a, "-", b), "-", c), "a - b - c", 2),
+    (BinOp(a, "-", BinOp(b, "-", c)), "a - (b - c)", 6),
+    (BinOp(BinOp(a, "+", b), "*", c), "(a + b) * c", 20),
+    (BinOp(a, "+", BinOp(b, "*", c)), "a + b * c", 13),
+    (BinOp(BinOp(c, "**", b), "**", c), "(c ** b) ** c", 64),
+    (BinOp(c, "**", BinOp(b, "**", c)), "c ** b ** c", 512),
+    (BinOp(Neg(c), "**", c), "(-c) ** c", 4),
+    (Neg(BinOp(c, "**", c)), "-c ** c", -4),
+    (BinOp(Const(-2), "**", c), "(-2) ** c", 4),
+    (Compare(Compare(a, "<", b), "==", Const(False)), "(a < b) == False", True),
+    (Not(Compare(a, "==", b)), "not (a == b)", True),
+    (BoolOp("and", (BoolOp("or", (a, b)), c)), "(a or b) and c", 2),
+    (BoolOp("or", (a, BoolOp("and", (b, c)))), "a or b and c", 7),
+    (BoolOp("and", (BoolOp("and", (a, b)), c)), "a and b and c", 2),
+    (IfExp(a, Compare(b, ">", c), IfExp(b, Const(False), c)), "a if b > c else b if False else c",
+     7),
+    (IfExp(IfExp(a, b, c), Const(True), d), "(a if b else c) if True else d", 7),
+    (Attr(Const(7), "real"), "(7).real", 7),
+    (Call(Lambda(("x",), BinOp(Name("x"), "+", a)), (b,)), "(lambda x: x + a)(b)", 10),
+])
+def test_operators_print_with_the_parentheses_their_precedence_needs(
+        expr: Expr, text: str, value: object) -> None:
+    """Each node prints with exactly the parentheses Python needs to read it back as that
+    tree: the text is the one expected, it parses to the same tree as the expected text, and
+    it computes what that tree means."""
+    assert expr.flat() == text
+    assert ast.dump(ast.parse(expr.flat(), mode="eval")) == \
+        ast.dump(ast.parse(text, mode="eval"))
+    assert evaluates(expr) == value
+
+
+def test_literals_from_the_spec_are_inert() -> None:
+    """A string from the spec is a literal (``repr``): quotes, backslashes, line breaks and
+    code-like text stay data."""
+    hostile = "'); import os; os.system('x') #\n\\"
+    printed = call("ToolError", Const(hostile)).flat()
+    tree = ast.parse(printed, mode="eval").body
+    assert isinstance(tree, ast.Call) and isinstance(tree.args[0], ast.Constant)
+    assert tree.args[0].value == hostile
+
+
+def _statement_lines(stmt: object, depth: int = 2) -> list[str]:
+    assert isinstance(stmt, (Assign, ExprStmt, If, For, Return, Raise, FunctionDef))
+    return print_block([stmt], depth)
+
+
+def _same_code(lines: list[str], flat: str) -> None:
+    """``lines`` (a wrapped statement) is the statement ``flat`` once parsed."""
+    text = "\n".join(line[8:] for line in lines)
+    assert ast.dump(ast.parse(text)) == ast.dump(ast.parse(flat))
+
+
+def test_a_short_statement_stays_on_one_line() -> None:
+    stmt = ExprStmt(call("self.set_field", Name("order"), Const("status"), Name("cancelled")),
+                    anchor="retail.world:359")
+    assert _statement_lines(stmt) == [
+        "        self.set_field(order, 'status', cancelled)  # retail.world:359"]
+
+
+def test_a_long_call_splits_its_arguments_with_the_anchor_on_the_first_line() -> None:
+    """A call too long for the line (its anchor included) puts its arguments on the next
+    line when they fit there, else one a line with a trailing comma, splitting an argument
+    that is still too long the same way; every line fits and the code is the same."""
+    payment = call("_new_OrderPayment", Name("kind"), rt("to_float", call("abs", Name("diff_"))),
+                   Name("payment_method_identifier_of_the_customer"))
+    value = rt("each", Name("self"), rt("python_concat", attr("order.payment_history"),
+                                        TupleOf((payment,))))
+    stmt = ExprStmt(call("self.set_field", Name("order"), Const("payment_history"), value),
+                    anchor="retail.world:494")
+    lines = _statement_lines(stmt)
+    assert len(lines) > 2 and all(len(line) <= WIDTH for line in lines)
+    assert lines[0] == "        self.set_field(  # retail.world:494"
+    assert lines[-1] == "        )"
+    assert any(line.endswith(",") for line in lines)  # one a line: trailing commas
+    _same_code(lines, stmt.value.flat())
+    fits = ExprStmt(call("self.set_field", Name("order"), Const("exchange_items"),
+                         call("tuple", call("sorted", rt("each", Name("self"),
+                                                         Name("item_ids"))))),
+                    anchor="retail.world:412")
+    assert _statement_lines(fits) == [
+        "        self.set_field(  # retail.world:412",
+        "            order, 'exchange_items', tuple(sorted(rt.each(self, item_ids)))",
+        "        )"]
+
+
+def test_a_split_tuple_of_one_keeps_its_comma() -> None:
+    """A tuple of one element split over lines is still a tuple (its trailing comma), where
+    its element fits on the line after the bracket and where it is split further."""
+    entry = DictOf(((Const("error"), Const("User not authenticated. Please log in to view "
+                                           "tickets.")),))
+    for value in (entry, DictOf(entry.entries * 2)):
+        stmt = Return(TupleOf((value,)), anchor="ticket_api.world:208")
+        lines = _statement_lines(stmt, 3)
+        assert len(lines) > 1 and all(len(line) <= WIDTH for line in lines)
+        text = "\n".join(line[12:] for line in lines)
+        returned = ast.parse(text).body[0]
+        assert isinstance(returned, ast.Return) and isinstance(returned.value, ast.Tuple)
+        assert ast.dump(ast.parse(text)) == ast.dump(ast.parse(f"return {stmt.value.flat()}"))
+
+
+def test_a_long_condition_is_parenthesised_and_split_before_its_operators() -> None:
+    """An ``if`` whose test does not fit wraps the test in parentheses, one operand a line
+    with its operator first; ``not`` of an operator expression keeps its parentheses."""
+    long_names = [Compare(attr(f"order.field_number_{i}"), "==", Const(f"value {i}"))
+                  for i in range(4)]
+    stmt = If(BoolOp("and", tuple(long_names)), [Raise(call("ToolError", Const("no")))],
+              anchor="x.world:3")
+    lines = _statement_lines(stmt)
+    assert lines[0] == "        if (  # x.world:3"
+    assert [line.split()[0] for line in lines[2:5]] == ["and", "and", "and"]
+    assert lines[5] == "        ):" and all(len(line) <= WIDTH for line in lines)
+    _same_code(lines, f"if {stmt.test.flat()}:\n    raise ToolError('no')")
+    negated = If(Not(BoolOp("or", tuple(long_names))), [Raise(call("ToolError", Const("no")))])
+    lines = _statement_lines(negated)
+    assert lines[0] == "        if not (" and lines[-2] == "        ):"
+    _same_code(lines, f"if {negated.test.flat()}:\n    raise ToolError('no')")
+
+
+def test_comprehensions_split_by_clause_and_a_lone_one_hugs_its_call() -> None:
+    """A comprehension that does not fit puts its element, ``for`` and ``if`` on lines of
+    their own; a call of one bracketed argument opens both brackets on one line; a generator
+    as a call's only argument gets no trailing comma (which would not parse)."""
+    element = call("self.fn_card_for_the_contact_shown_to_the_agent", Name("_c10"))
+    condition = BoolOp("and", (Compare(attr("_c10.owner"), "==", call("me.key")),
+                               BoolOp("or", (attr("_c10.favorite"), Not(Name("favorites"))))))
+    listed = call("tuple", Comprehension("list", element, "_c10",
+                                         rt("each", Name("self"), attr("self.t_contacts")),
+                                         condition))
+    lines = _statement_lines(Return(listed))
+    assert lines[0] == "        return tuple(["
+    assert lines[-1] == "        ])"
+    assert any(line.strip().startswith("for _c10 in") for line in lines)
+    assert any(line.strip().startswith("if _c10.owner") for line in lines)
+    _same_code(lines, f"return {listed.flat()}")
+    generator = call("all", Comprehension("gen", element, "_c10", attr("self.t_contacts"),
+                                          condition))
+    lines = _statement_lines(Return(generator))
+    assert not any(line.rstrip().endswith(",") for line in lines)
+    _same_code(lines, f"return {generator.flat()}")
+
+
+def test_a_map_copy_and_keywords_split_inside_their_items() -> None:
+    value = DictOf(((None, attr("user.payment_methods")),
+                    (Name("payment_method_id"),
+                     call("_new_GiftCard", attr("card.identifier_of_the_card"),
+                          call("round", BinOp(attr("card.balance"), "-", Name("difference")),
+                               Const(2))))))
+    stmt = ExprStmt(call("self.set_field", Name("user"), Const("payment_methods"), value),
+                    anchor="retail.world:497")
+    lines = _statement_lines(stmt)
+    assert all(len(line) <= WIDTH for line in lines)
+    _same_code(lines, stmt.value.flat())
+
+
+def test_a_long_docstring_is_split_between_words_into_one_literal() -> None:
+    """A docstring too long for its line is several literals in parentheses, split after
+    spaces and line breaks; Python joins them into the very text (it stays the docstring)."""
+    doc = ("Send a text message to one person. It goes into the direct conversation with "
+           "them, which\nis created if there is none yet ('quoted' \"too\").\nThe end.")
+    fn = FunctionDef("tool_send", ["self"], "None", [Return(None)], doc=doc,
+                     anchor="messaging.world:445")
+    lines = print_block([fn], 1)
+    assert all(len(line) <= WIDTH for line in lines)
+    tree = ast.parse("\n".join(line[4:] for line in lines))
+    assert isinstance(tree.body[0], ast.FunctionDef) and ast.get_docstring(
+        tree.body[0], clean=False) == doc
+    short = FunctionDef("tool_get", ["self"], "None", [Return(None)], doc="Get it.")
+    assert print_block([short], 1)[1] == "        'Get it.'"
+
+
+def test_a_long_signature_puts_its_parameters_on_their_own_line() -> None:
+    params = ["self", "order_id: Order", "item_ids: tuple[str, ...]",
+              "new_item_ids: tuple[str, ...]", "payment_method_id: str"]
+    fn = FunctionDef("tool_exchange_delivered_order_items", params, "Order", [Return(None)],
+                     anchor="retail.world:369")
+    lines = print_block([fn], 1)
+    assert lines[0] == "    def tool_exchange_delivered_order_items(  # retail.world:369"
+    assert lines[-2] == "    ) -> Order:"
+    assert all(len(line) <= WIDTH for line in lines)
+    ast.parse("\n".join(line[4:] for line in lines))
+
+
+def test_the_questions_codegen_asks_of_expressions() -> None:
+    """Whether an expression already pays for its elements, and whether it may be read
+    twice at no cost, are read off the objects: yes and no cases of each."""
+    charged = rt("each", Name("self"), attr("order.items"))
+    assert is_charged(charged, "self") and charged_value(charged, "self") == attr("order.items")
+    assert not is_charged(charged, "ep")  # another episode's budget
+    assert not is_charged(rt("built", Name("self"), Name("x")), "self")
+    assert not is_charged(attr("order.items"), "self")
+    assert is_dotted(Name("key")) and is_dotted(attr("order.user_id"))
+    assert not is_dotted(call("key")) and not is_dotted(Index(Name("xs"), Const(0)))
+
+
+def test_generated_tool_bodies_name_no_runtime_internals() -> None:
+    """The checked-in worlds' tools, helpers, checks and invariant checks call the runtime's
+    named API: none names the undo log, the row caches or the budget's counters (the classes
+    the other part of code generation writes are left out)."""
+    private = re.compile(r"\b(?:self|ep)\._(?:undo|steps|set|insert|delete|next|rng|deleted|"
+                         r"changed_rows)\b|\._(?:stale|digest|frags)\b|\b\w+\._text\b")
+    assert private.search("        self._undo.append((0, row))")  # the check sees them
+    assert private.search("        row._stale |= 4") and private.search("x = row._text")
+    assert not private.search("        self.set_field(row, 'status', value)")
+    checked = 0
+    for path in sorted((REPO / "generated").glob("*/world.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and (
+                    node.name.startswith(("tool_", "fn_", "_check_"))):
+                source = ast.unparse(node)
+                assert not private.search(source), (path.parent.name, node.name)
+                checked += 1
+    assert checked > 300
