@@ -336,8 +336,10 @@ LANGUAGE_REFERENCE = (
     '### Values in data and arguments\n'
     '\n'
     "One set of rules decides what JSON fits a type, for tool arguments and for a task's data\n"
-    'alike: the checker applies it to `given` data (reporting each bad value with its JSON path)\n'
-    'and the generated environment to every call and every load.\n'
+    "alike, decided in one place (the runtime's value validator,\n"
+    'runtime.md): the checker applies it to `given`\n'
+    'data (reporting each bad value with its JSON path) and the generated environment to every\n'
+    'call and every load.\n'
     '\n'
     '| type | accepted JSON | stored as / exported as |\n'
     '|---|---|---|\n'
