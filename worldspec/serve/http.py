@@ -54,7 +54,7 @@ class _Endpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("method") != "POST":
-            await self.manager.handle_request(scope, receive, send)
+            await _hand_over(self.manager, scope, receive, send)
             return
         body = bytearray()
         while True:
@@ -72,7 +72,32 @@ class _Endpoint:
         if problem is not None:
             await _refuse(send, 400, -32700, f"Parse error: {problem}")
             return
-        await self.manager.handle_request(scope, _replay(bytes(body), receive), send)
+        await _hand_over(self.manager, scope, _replay(bytes(body), receive), send)
+
+
+async def _hand_over(manager: StreamableHTTPSessionManager, scope: Scope, receive: Receive,
+                     send: Send) -> None:
+    """The session manager's handling of a request, less the errors of a client that went
+    away: when a client drops its connection mid-call, the SDK's writer finds its stream
+    closed and then tries to answer 500 on a response already completed; neither is the
+    server's problem, and uvicorn would log both with a traceback."""
+    completed = False
+
+    async def tracked(message: Message) -> None:
+        nonlocal completed
+        if completed:
+            return  # the response is over: a late answer has no one to go to
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            completed = True
+        await send(message)
+
+    try:
+        await manager.handle_request(scope, receive, tracked)
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        return
+    except RuntimeError:
+        if not completed:
+            raise
 
 
 def _unreadable_json(body: bytes) -> str | None:
