@@ -348,8 +348,8 @@ def construct(c: ExprCompiler, call: n.Call, name: str, env: Env) -> str:
             value = "None"
         parts.append((py_name(f.name), value))
     cls = c.tables.class_name(name)
-    if info.kind == "record":  # see module.record_block: the class call costs several times
+    if info.kind == "record":
         # positional, in declaration order (the order the values are computed in anyway):
         # no keyword matching per call
-        return f"_new_{cls}({', '.join(value for _, value in parts)})"
+        return f"{cls}({', '.join(value for _, value in parts)})"
     return f"{cls}({', '.join(f'{field}={value}' for field, value in parts)})"

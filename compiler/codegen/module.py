@@ -11,8 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -28,13 +26,12 @@ from worldspec.compiler.codegen.invariants import local_invariant, pair_invarian
 from worldspec.compiler.codegen.names import (
     const_name,
     enum_member,
-    enum_texts,
     file_label,
     member_constant,
     py_name,
     snake_case,
 )
-from worldspec.compiler.codegen.pytypes import ANY_VALUE_TEXTS, TypeTables
+from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.codegen.stmts import StatementCompiler
 from worldspec.compiler.model import (
     DEFAULT_REWARD,
@@ -51,6 +48,8 @@ __all__ = ["GeneratedPackage", "generate_world", "GENERATOR_VERSION"]
 
 GENERATOR_VERSION = "0.1.0"
 _INDENT = "    "
+#: the longest line the generator aims at (a longer literal stays whole)
+_LINE = 99
 
 
 @dataclass
@@ -60,6 +59,47 @@ class GeneratedPackage:
     name: str
     world: str
     files: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MemberView:
+    """An enum member: its Python name and its value (a literal)."""
+
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class EnumView:
+    """An enum class, and its members as module constants (``constants``: the names, a
+    line's worth each)."""
+
+    name: str
+    doc: str
+    members: list[MemberView]
+    constants: list[str]
+
+
+@dataclass(frozen=True)
+class FieldView:
+    """A field's declaration: ``head`` (``name: annotation = field(``) and the arguments
+    of ``field``, on one line when they fit."""
+
+    head: str
+    args: list[str]
+    one_line: bool
+
+
+@dataclass(frozen=True)
+class ClassView:
+    """A record (base ``Record``) or an entity (base ``Row``, with its ``entity`` name
+    where it differs from the class's) and its fields."""
+
+    name: str
+    base: str
+    doc: str
+    entity: str
+    fields: list[FieldView]
 
 
 def _template() -> jinja2.Template:
@@ -82,6 +122,23 @@ def _template() -> jinja2.Template:
 def _doc_literal(text: str | None, indent: str) -> str:
     """A docstring statement; ``repr`` keeps any text inert."""
     return f"{indent}{(text or '').strip()!r}" if text else ""
+
+
+def _doc_text(text: str) -> str:
+    """A docstring's literal; ``repr`` keeps any text inert."""
+    return repr(text.strip())
+
+
+def _wrapped(names: list[str], width: int) -> list[str]:
+    """``names`` joined with commas, as lines of at most ``width`` characters (a line
+    holds one name at least)."""
+    lines: list[str] = []
+    for name in names:
+        if lines and len(lines[-1]) + len(name) + 2 <= width:
+            lines[-1] += ", " + name
+        else:
+            lines.append(name)
+    return lines
 
 
 def _data_path(key: str) -> str:
@@ -112,229 +169,64 @@ class WorldGenerator:
         self._checks: dict[str, bool] = {}
 
     # -------------------------------------------------------------- types
-    def enum_block(self, name: str) -> str:
+    def enum_view(self, name: str) -> EnumView:
         info = self.world.enums[name]
-        lines = [f"class {self.tables.class_name(name)}(enum.StrEnum):"]
-        lines.append(_doc_literal(info.doc or f"The {name} enum.", _INDENT))
-        lines.append("")
-        for m in info.members.values():
-            lines.append(f"{_INDENT}{enum_member(m.name)} = {m.value!r}")
+        cls = self.tables.class_name(name)
+        members = [MemberView(enum_member(m.name), repr(m.value)) for m in info.members.values()]
         # each member as a module constant: reading one is a global lookup, not the enum
         # class's attribute lookup (several times slower)
-        cls = self.tables.class_name(name)
-        if info.members:
-            lines += ["", ""]
-        for m in info.members.values():
-            lines.append(f"{member_constant(cls, enum_member(m.name))}: {cls} = "
-                         f"{cls}.{enum_member(m.name)}")
-        # each member's JSON text (and null's), for the texts of records and rows: a lookup
-        # in C instead of encoding the value every time
-        texts = "".join(f"{member_constant(cls, enum_member(m.name))}: "
-                        f"{json.dumps(m.value)!r}, " for m in info.members.values())
-        lines += ["", f"{enum_texts(cls)}: dict[{cls} | None, str] = {{None: 'null', {texts}}}"]
-        return "\n".join(lines)
+        constants = [member_constant(cls, m.name) for m in members]
+        return EnumView(cls, _doc_text(info.doc or f"The {name} enum."), members,
+                        _wrapped(constants, _LINE - len(f" = {cls}.__members__.values()")))
 
-    def record_block(self, rec: RecordInfo) -> str:
+    def class_view(self, rec: RecordInfo) -> ClassView:
+        """A record or an entity: its fields, declared (the runtime builds the methods)."""
         cls = self.tables.class_name(rec.name)
-        fields = list(rec.fields.values())
-        if rec.kind == "record":
-            # a frozen value with slots, as @dataclass(frozen=True, slots=True) made it, its
-            # methods written out (the dataclass's import and making of each class were most
-            # of a world's import; rt.Record makes it frozen). The slots are a base class's,
-            # shared with a maker class without the frozen __setattr__: _new_X fills one by
-            # plain stores, then makes it an X (the same layout: its class may change), in
-            # half the time of the slots' setters that __init__ calls
-            names = [py_name(f.name) for f in fields]
-            slots = [*names, "_json"] if self.tables.has_text(rec.name) else names
-            lines = [f"class _Slots_{cls}:",
-                     _doc_literal(f"The slots of the {cls} record: its fields"
-                                  + (" and its JSON text." if "_json" in slots else "."),
-                                  _INDENT), "",
-                     f"{_INDENT}__slots__ = {_tuple_literal(slots)}", "", "",
-                     f"class {cls}(_Slots_{cls}, rt.Record):",
-                     _doc_literal(rec.doc or f"The {rec.name} record.", _INDENT), "",
-                     f"{_INDENT}__slots__ = ()",
-                     f"{_INDENT}__match_args__ = {_tuple_literal(names)}", ""]
-            for f in fields:
-                lines.append(f"{_INDENT}{py_name(f.name)}: {self.tables.annotation(f.type)}")
-            if "_json" in slots:
-                lines += [f"{_INDENT}#: the record's JSON text, made once (the record is "
-                          "immutable)",
-                          f"{_INDENT}_json: str | None"]
-            lines += self.record_methods(names)
-            lines += ["", f"{_INDENT}def __init__(self"
-                      + "".join(f", {py_name(f.name)}: {self.tables.annotation(f.type)}"
-                                for f in fields) + ") -> None:"]
-            if slots:
-                lines.append(f"{_INDENT * 2}_set = _SET_{cls}")
-            for i, name in enumerate(slots):
-                lines.append(f"{_INDENT * 2}_set[{i}](self, {'None' if name == '_json' else name})")
-            if not slots:
-                lines.append(f"{_INDENT * 2}pass")
-            # generated code makes records with _new_X(...): calling the class with keywords
-            # goes through type.__call__ and a keyword dict, several times the cost
-            params = ", ".join(f"{py_name(f.name)}: {self.tables.annotation(f.type)}"
-                               for f in fields)
-            after = [f"_SET_{cls}: tuple[Any, ...] = rt.slot_setters(_Slots_{cls}, "
-                     f"{tuple(slots)!r})", "", "",
-                     f"class _Made_{cls}(_Slots_{cls}):",
-                     _doc_literal(f"A {cls} being made by _new_{cls}.", _INDENT), "",
-                     f"{_INDENT}__slots__ = ()", "", "",
-                     f"def _new_{cls}({params}) -> {cls}:",
-                     f"{_INDENT}self: Any = object.__new__(_Made_{cls})"]
-            for name in slots:
-                after.append(f"{_INDENT}self.{name} = {'None' if name == '_json' else name}")
-            # (a field's parameter never starts with "_", nor is it "self")
-            after += [f"{_INDENT}self.__class__ = {cls}", f"{_INDENT}_made: {cls} = self",
-                      f"{_INDENT}return _made"]
-        else:
-            key = rec.key
-            lines = [f"class {cls}(Row):",
-                     _doc_literal(rec.doc or f"A row of {rec.name}.", _INDENT), "",
-                     f"{_INDENT}__slots__ = ("
-                     + "".join(repr(py_name(f.name)) + ", " for f in fields) + ")",
-                     f"{_INDENT}ENTITY: ClassVar[str] = {rec.name!r}",
-                     f"{_INDENT}KEY: ClassVar[str] = {py_name(key.name) if key else ''!r}",
-                     *self.json_fields(fields), "",
-                     f"{_INDENT}def __init__(self, *, "
-                     + ", ".join(f"{py_name(f.name)}: {self.tables.annotation(f.type)}"
-                                 for f in fields) + ") -> None:"]
-            for f in fields:
-                lines.append(f"{_INDENT * 2}self.{py_name(f.name)} = {py_name(f.name)}")
-            lines += [f"{_INDENT * 2}self._digest = self._text = self._frags = self._cparts = None",
-                      f"{_INDENT * 2}self._stale = 0"]
-            lines += ["", f"{_INDENT}def clone(self) -> {cls}:",
-                      f"{_INDENT * 2}other = {cls}.__new__({cls})"]
-            for f in fields:
-                lines.append(f"{_INDENT * 2}other.{py_name(f.name)} = self.{py_name(f.name)}")
-            # the same values: the same digest, text and text fragments (a fragment list is
-            # never changed in place, so the two rows may share it); the canonical text's
-            # cache is not copied, so copies and resets stay cheap
-            lines += [f"{_INDENT * 2}other._digest = self._digest",
-                      f"{_INDENT * 2}other._text = self._text",
-                      f"{_INDENT * 2}other._frags = self._frags",
-                      f"{_INDENT * 2}other._stale = self._stale",
-                      f"{_INDENT * 2}other._cparts = None",
-                      f"{_INDENT * 2}return other"]
-        # export
-        lines += ["", f"{_INDENT}def export(self) -> dict[str, Any]:", f"{_INDENT * 2}return {{"]
-        for f in fields:
-            value = self.tables.exporter(f.type, 'self.' + py_name(f.name))
-            if f.may_be_absent:  # an absent field is left out of the JSON
-                lines.append(f"{_INDENT * 3}**({{{f.name!r}: {value}}} if self."
-                             f"{py_name(f.name)} is not None else {{}}),")
-            else:
-                lines.append(f"{_INDENT * 3}{f.name!r}: {value},")
-        lines.append(f"{_INDENT * 2}}}")
-        if rec.kind == "record" and self.tables.has_text(rec.name):
-            lines += ["", *self.record_text(rec)]
-        # load
-        required = {f.name: f.default is None and not isinstance(f.type, t.Optional)
-                    for f in fields}
-        lines += ["", f"{_INDENT}@classmethod",
-                  f"{_INDENT}def load(cls, data: object, path: str, ep: Any) -> {cls}:"]
-        aliases = {f.node.alias: f.name for f in fields if f.node.alias is not None}
-        if aliases:  # the original's keys (`from "..."`) become the field names first
-            lines.append(f"{_INDENT * 2}data = v.unalias(data, path, {aliases!r})")
-        lines += [f"{_INDENT * 2}d = v.want_object(data, path, {required!r})",
-                  f"{_INDENT * 2}return {'_new_' + cls if rec.kind == 'record' else 'cls'}("]
-        for f in fields:
-            src = f"d[{f.name!r}]"
-            path = f"path + {('.' + f.name)!r}"
-            load = self.tables.loader(f.type, src, path)
-            if f.default is not None:
-                default = self.x.stored(f.default, Env(ep="ep"), f.type)
-                load = f"({load} if d.get({f.name!r}) is not None else {default})"
-            elif isinstance(f.type, t.Optional):
-                load = f"({load} if {f.name!r} in d else None)"
-            lines.append(f"{_INDENT * 3}{py_name(f.name)}={load},")
-        lines.append(f"{_INDENT * 2})")
-        if rec.kind == "record":
-            lines += ["", "", *after]
-        return "\n".join(line for line in lines)
+        entity = rec.kind != "record"
+        doc = rec.doc or (f"A row of {rec.name}." if entity else f"The {rec.name} record.")
+        fields = [self.field_view(rec, f) for f in rec.fields.values()]
+        return ClassView(cls, "Row" if entity else "Record", _doc_text(doc),
+                         repr(rec.name) if entity and rec.name != cls else "", fields)
 
-    def record_methods(self, names: list[str]) -> list[str]:
-        """A record's ``__eq__`` (same class, equal fields), ``__hash__`` (of the fields)
-        and ``__repr__`` (``Name(field=value, ...)``), as a frozen dataclass makes them; its
-        JSON text is no field of it."""
-        mine = _tuple_literal([f"self.{name}" for name in names], quote=False)
-        other = _tuple_literal([f"other.{name}" for name in names], quote=False)
-        shown = ", ".join(f"{name}={{self.{name}!r}}" for name in names)
-        return ["", f"{_INDENT}def __eq__(self, other: Any) -> bool:",
-                f"{_INDENT * 2}if other.__class__ is self.__class__:",
-                f"{_INDENT * 3}return {mine} == {other}",
-                f"{_INDENT * 2}return NotImplemented",
-                "", f"{_INDENT}def __hash__(self) -> int:",
-                f"{_INDENT * 2}return hash({mine})",
-                "", f"{_INDENT}def __repr__(self) -> str:",
-                f"{_INDENT * 2}return f'{{self.__class__.__qualname__}}({shown})'"]
+    def field_view(self, rec: RecordInfo, f: FieldInfo) -> FieldView:
+        """One field's declaration: ``name: annotation = field(...)``."""
+        attr = py_name(f.name)
+        args = [repr(f.name)] if attr != f.name else []
+        if rec.key is not None and rec.kind != "record" and rec.key.name == f.name:
+            args.append("key=True")
+        args.append(f"load=lambda x, p, ep: {self.tables.loader(f.type, 'x', 'p')}")
+        if f.default is not None:
+            args.append(f"fill=lambda ep: {self.x.stored(f.default, Env(ep='ep'), f.type)}")
+        elif isinstance(f.type, t.Optional):
+            args.append("optional=True")
+        export = self.exporter_fn(f.type)
+        if export is not None:
+            args.append(f"export={export}")
+        if f.may_be_absent:  # an absent field is left out of the JSON
+            args.append("omit_none=True")
+        text = self.tables.text_maker(f.type) if rec.kind != "record" else \
+            self.tables.record_text_maker(f.type)
+        if text is not None:
+            args.append(f"text={text}")
+        if not self.tables.immutable(f.type):
+            args.append("keeps_text=False")
+        if f.node.alias is not None:  # the original's key (`from "..."`)
+            args.append(f"from_key={f.node.alias!r}")
+        head = f"{attr}: {self.tables.annotation(f.type)} = field("
+        return FieldView(head, args, len(_INDENT + head) + len(", ".join(args)) + 1 <= _LINE)
 
-    def record_text(self, rec: RecordInfo) -> list[str]:
-        """``_json_text()``: ``json.dumps(self.export())``, made once and kept on the record
-        (set through its slot's setter, the record being frozen: see ``record_block``)."""
-        fields = list(rec.fields.values())
-        cls = self.tables.class_name(rec.name)
-        make = ["text = v.json_text(self.export())"]
-        if fields and not any(f.may_be_absent for f in fields):
-            def joined(text_of: Callable[[t.Type, str], str]) -> str:
-                parts = []
-                for i, f in enumerate(fields):
-                    head = ("{" if i == 0 else ", ") + json.dumps(f.name) + ": "
-                    parts += [repr(head), text_of(f.type, "self." + py_name(f.name))]
-                parts.append("'}'")
-                return "''.join((" + ", ".join(parts) + "))"
-
-            make = [f"text = {joined(self.tables.scalar_text)}"]
-            typed = [self.tables.typed_text(f.type, "self." + py_name(f.name)) for f in fields]
-            if self.tables.dynamic and all(map(_typed_or_raises, typed)):
-                # the typed texts, without a guard per field: each is right for a value of
-                # any type or raises for one of another type than declared, and then the
-                # record's text is that of its export (a field holds such a value)
-                make = ["try:", f"{_INDENT}text = {joined(self.tables.typed_text)}",
-                        "except (TypeError, KeyError, AttributeError):",
-                        f"{_INDENT}text = v.json_text(self.export())"]
-        return [f"{_INDENT}def _json_text(self) -> str:",
-                f"{_INDENT * 2}text = self._json",
-                f"{_INDENT * 2}if text is None:",
-                *(_INDENT * 3 + line for line in make),
-                f"{_INDENT * 3}_SET_{cls}[{len(fields)}](self, text)",
-                f"{_INDENT * 2}return text"]
-
-    def json_fields(self, fields: list[FieldInfo]) -> list[str]:
-        """An entity's ``JSON_FIELDS``: per field, in ``export()`` order, the attribute, the
-        JSON name, the exporter of one stored value (``None`` when it is plain JSON already)
-        and whether the value is immutable (its text may be cached by identity)."""
-        lines = [f"{_INDENT}JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = ("]
-        for f in fields:
-            export = self.tables.exporter(f.type, "value")
-            exporter = "None" if export == "value" else f"lambda value: {export}"
-            lines.append(f"{_INDENT * 2}({py_name(f.name)!r}, {f.name!r}, {exporter}, "
-                         f"{self.tables.immutable(f.type)!r}),")
-        lines.append(f"{_INDENT})")
-        texts = [self._field_text(f) for f in fields]
-        if any(text != "None" for text in texts):
-            lines.append(f"{_INDENT}_JSON_TEXT: ClassVar[tuple[Any, ...]] = (")
-            lines += [f"{_INDENT * 2}{text}," for text in texts]
-            lines.append(f"{_INDENT})")
-        return lines
-
-    def _field_text(self, f: FieldInfo) -> str:
-        """A row field's text maker for ``_JSON_TEXT``: a function of the stored value, or
-        ``None`` (``json_text`` of the exported value) where nothing is quicker."""
-        text = self.tables.scalar_text(f.type, "value")
-        if self.tables.dynamic and text in (
-                "v.json_text(value)",
-                "(v.str_text(value) if type(value) is str else v.json_text(value))"):
-            return "v.json_text"  # the stored value as it is (``arguments: dynamic``)
-        if text.startswith("v.json_text("):
-            return "None"
-        if text.endswith("[value]") and _ENUM_TEXTS.fullmatch(text[:-len("[value]")]):
-            return text[:-len("[value]")] + ".__getitem__"  # the dict's own lookup
-        if text == "value._json_text()":  # a record's kept text, without the method's call
-            return "v.record_text"
-        if text.endswith("(value)") and _SIMPLE_CALL.fullmatch(text[:-len("(value)")]):
-            return text[:-len("(value)")]  # the function itself, not a lambda around it
-        return f"lambda value: {text}"
+    def exporter_fn(self, typ: t.Type) -> str | None:
+        """A function exporting a stored value of ``typ`` as plain JSON, or ``None`` where
+        the value is plain JSON already."""
+        base = t.strip_optional(typ)
+        if isinstance(base, t.Named) and base.kind == "enum" and base is typ and \
+                not self.tables.dynamic:
+            return "enum_value"
+        if self.tables.exports_as_is(typ):
+            return None
+        if self.tables.exports_loosely(typ):
+            return "v.export_value"
+        return f"lambda value: {self.tables.exporter(typ, 'value')}"
 
     def union_block(self, name: str) -> str:
         info = self.world.unions[name]
@@ -817,9 +709,9 @@ class WorldGenerator:
     # ------------------------------------------------------------ module
     def render(self) -> str:
         w = self.world
-        type_blocks = [self.enum_block(name) for name in w.enums]
-        type_blocks += [self.record_block(rec) for rec in w.records.values()]
-        type_blocks += [self.union_block(name) for name in w.unions]
+        enums = [self.enum_view(name) for name in w.enums]
+        classes = [self.class_view(rec) for rec in w.records.values()]
+        unions = [self.union_block(name) for name in w.unions]
         methods = [self.tool_method(fn) for fn in w.fns.values()]
         methods += [self.tool_method(tool) for tool in w.tools.values()]
         methods += [_changed_rows_method()]
@@ -865,7 +757,9 @@ class WorldGenerator:
             module_doc=repr(f"{w.name}: {(w.doc or w.name).strip()}"),
             class_doc=repr((w.doc or w.name).strip()),
             exports=sorted(set(exports)),
-            type_blocks=type_blocks,
+            enums=enums,
+            classes=classes,
+            unions=unions,
             state_fields=self.state_fields(),
             class_name=self.class_name,
             results=w.config.results, clock=w.config.clock, tick=w.config.tick,
@@ -898,20 +792,9 @@ def _changed_rows_method() -> str:
     ], 1))
 
 
-_SIMPLE_CALL = re.compile(r"v\.[a-z_]+")
-_ENUM_TEXTS = re.compile(r"_T[0-9]+_\w+")
-
-
 def _set_literal(names: list[str]) -> str:
     """A set display of names in the given order (deterministic text), or ``()``."""
     return "{" + ", ".join(repr(x) for x in names) + "}" if names else "()"
-
-
-def _tuple_literal(items: list[str], *, quote: bool = True) -> str:
-    """A tuple display of ``items`` (as string literals, or as they are when ``quote`` is
-    false): ``()``, ``('a',)``, ``('a', 'b')``."""
-    shown = [repr(x) if quote else x for x in items]
-    return f"({shown[0]},)" if len(shown) == 1 else "(" + ", ".join(shown) + ")"
 
 
 def _plain_str(typ: t.Type) -> bool:
@@ -925,27 +808,6 @@ def _dynamic_load(load: list[str], pname: str, fallback: str) -> list[str]:
     return [f"{_INDENT}try:", *(_INDENT * 2 + line for line in load),
             f"{_INDENT}except ToolError as exc:",
             f"{_INDENT * 2}{pname} = {fallback}"]
-
-
-#: a record field's typed text that is right for a value of any JSON type (the runtime's text
-#: makers test the value)
-_ANY_VALUE_TEXT = re.compile(
-    "(?:" + "|".join(map(re.escape, ANY_VALUE_TEXTS)) + r")\(self\.\w+\)")
-#: a record field's typed text that raises TypeError, KeyError or AttributeError for a value
-#: of another type than declared: a text's quoted form, an enum member's text, a record's text
-_RAISING_TEXT = re.compile(
-    r"v\.str_text\(self\.\w+\)|_T\d+_\w+\[self\.\w+\]|self\.\w+\._json_text\(\)")
-_OPTIONAL_TEXT = re.compile(r"\('null' if (self\.\w+) is None else (.*)\)")
-
-
-def _typed_or_raises(text: str) -> bool:
-    """Whether a record field's typed text (``TypeTables.typed_text``) gives the value's
-    ``json.dumps`` or raises, whatever JSON value the field holds."""
-    optional = _OPTIONAL_TEXT.fullmatch(text)
-    if optional is not None:
-        text = optional.group(2)
-    return _ANY_VALUE_TEXT.fullmatch(text) is not None or \
-        _RAISING_TEXT.fullmatch(text) is not None
 
 
 def _str_argument(pname: str, src: str, path: str, dynamic: bool) -> list[str]:

@@ -21,8 +21,10 @@ __all__ = ["py_name", "snake_case", "enum_member", "file_label", "const_name", "
 GENERATED_NAMES = frozenset({
     # imports and module-level names of the template
     "annotations", "dt", "enum", "Mapping", "Any", "ClassVar", "TypeAlias",
-    "rt", "v", "CheckSpec", "Episode", "FieldJson", "ParamSpec", "Row", "StateBase", "Table",
-    "TaskSpec", "ToolSpec", "InvariantError", "ToolError",
+    "rt", "v", "CheckSpec", "Episode", "ParamSpec", "Row", "StateBase", "Table",
+    "TaskSpec", "ToolSpec", "InvariantError", "ToolError", "Record",
+    # the contract's names a class body's field declarations call (worldspec.runtime.contract)
+    "field", "enum_text", "enum_value", "optional_text",
     # the names tool methods, invokers and check functions bind around spec code
     "self", "ep", "init", "args", "key", "state", "replies",
 })

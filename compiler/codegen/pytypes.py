@@ -7,6 +7,7 @@ as their keys); "values" are what expressions compute (entities as rows).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from worldspec.compiler import types as t
@@ -44,6 +45,18 @@ ANY_VALUE_TEXTS = ("v.records_text", "v.record_map_text", "v.record_text", "v.st
                    "v.map_text", "v.int_text", "v.float_text", "v.number_text", "v.json_text")
 
 
+@dataclass(frozen=True)
+class TextMaker:
+    """A field's text maker (an expression of a function, or None for the export's text)
+    and whether it is right for a value of any type or raises for one of another type than
+    declared (a record may then take it with ``arguments: dynamic``)."""
+
+    code: str | None
+    any_value_or_raises: bool
+    #: whether it gives ``null`` for ``None`` (so an optional value needs no guard)
+    takes_none: bool = False
+
+
 def _any_value_text(text: str, src: str) -> bool:
     """Whether expression ``text`` is one of :data:`ANY_VALUE_TEXTS` called on ``src``."""
     return any(text == f"{fn}({src})" for fn in ANY_VALUE_TEXTS)
@@ -68,11 +81,11 @@ class TypeTables:
         #: type than declared (an argument taken as it is), so what exports and writes
         #: stored values works for any JSON value
         self.dynamic = world.config.arguments == "dynamic"
-        #: type name -> class name. The fields of a record are names of its class's
-        #: body, where they would hide a class of the same name from the annotations after
-        #: them: such a class steps aside (one more ``_``, until no name is taken).
-        fields = {py_name(f) for rec in world.records.values() if rec.kind == "record"
-                  for f in rec.fields}
+        #: type name -> class name. The fields of a record or an entity are names of its
+        #: class's body, where they would hide a class of the same name from the field
+        #: declarations after them: such a class steps aside (one more ``_``, until no
+        #: name is taken).
+        fields = {py_name(f) for rec in world.records.values() for f in rec.fields}
         self._classes: dict[str, str] = {}
         taken: set[str] = set()
         for name in (*world.enums, *world.records, *world.unions, world.name):
@@ -228,6 +241,26 @@ class TypeTables:
                 return f"_export_{typ.name}({src})"
             return f"{src}.export()"
         return src
+
+    def exports_loosely(self, typ: t.Type) -> bool:
+        """Whether :meth:`exporter` gives the generic exporter's ``v.export_value`` (right
+        for any JSON value: ``arguments: dynamic``)."""
+        return self.dynamic and self._loose(typ)
+
+    def exports_as_is(self, typ: t.Type) -> bool:
+        """Whether a stored value of ``typ`` is plain JSON as it is (:meth:`exporter` gives
+        the value itself)."""
+        if self.dynamic and self._loose(typ):
+            return False
+        if isinstance(typ, t.Prim):
+            return typ.name not in ("date", "datetime", "duration", "json")
+        if isinstance(typ, t.Optional):
+            return self.exports_as_is(typ.inner)
+        if isinstance(typ, (t.ListOf, t.SetOf, t.MapOf)):
+            return False
+        if isinstance(typ, t.Named):
+            return typ.kind == "entity"
+        return True
 
     def _loose(self, typ: t.Type) -> bool:
         """Whether a stored value of ``typ`` exports other than as itself or by a function
@@ -418,6 +451,88 @@ class TypeTables:
         if isinstance(base, (t.ListOf, t.SetOf, t.MapOf)) and self._plain(base):
             return f"v.json_text({src})"  # tuples and dicts of plain JSON: as they are
         return f"v.json_text({self.exporter(typ, src)})"
+
+    # ------------------------------------------------------ field text makers
+    def text_maker(self, typ: t.Type) -> str | None:
+        """A function (an expression) giving ``json.dumps`` of the export of a stored value
+        of ``typ``, for a field's declaration (``field(text=...)``), where something is
+        quicker than encoding the export; ``None`` where nothing is (the runtime encodes the
+        export then). Decided from the type, as :meth:`scalar_text` decides its expression."""
+        if self.dynamic:
+            return self._loose_text_maker(typ)
+        return self._typed_text_maker(typ).code
+
+    def record_text_maker(self, typ: t.Type) -> str | None:
+        """:meth:`text_maker` for a field of a record, whose text is made once and kept:
+        with ``arguments: dynamic``, the typed maker where it is right for a value of any
+        type or raises for one of another type (the record's text is then that of its
+        export), the loose one otherwise."""
+        typed = self._typed_text_maker(typ)
+        if not self.dynamic or (typed.code is not None and typed.any_value_or_raises):
+            return typed.code
+        return self._loose_text_maker(typ)
+
+    def _typed_text_maker(self, typ: t.Type) -> TextMaker:
+        """The text maker of a value known to be of ``typ`` (a world without ``arguments:
+        dynamic``)."""
+        base = typ.inner if isinstance(typ, t.Optional) else typ
+        if isinstance(base, t.Named) and base.kind == "enum":  # None's text too: null
+            return TextMaker(f"enum_text({self.class_name(base.name)})", True, True)
+        if isinstance(typ, t.Optional):
+            inner = self._typed_text_maker(typ.inner)
+            if inner.code is None or inner.takes_none:
+                return inner  # of None too: 'null'
+            return TextMaker(f"optional_text({inner.code})", inner.any_value_or_raises)
+        if self._holds_text(typ):
+            return self._kept_text_maker(typ)
+        if isinstance(typ, t.Named) and typ.kind == "entity":
+            return self._typed_text_maker(self.key_type(typ.name))
+        if isinstance(typ, (t.ListOf, t.SetOf)) and _text_prim(typ.element) == "str":
+            return TextMaker("v.str_list_text", True, True)
+        if isinstance(typ, t.Prim) and typ.name == "str":
+            return TextMaker("v.str_text", True)  # raises TypeError for another value
+        if isinstance(typ, t.Prim) and typ.name in _NUMERIC:
+            return TextMaker(f"v.{typ.name}_text", True, True)
+        if isinstance(typ, t.MapOf) and self._plain(typ) and self.immutable(typ):
+            return TextMaker("v.map_text", True, True)  # never changed in place: kept by identity
+        return TextMaker(None, False)
+
+    def _kept_text_maker(self, typ: t.Type) -> TextMaker:
+        """The text maker of a value holding records that keep their texts."""
+        if isinstance(typ, t.Named) and typ.kind == "record":
+            return TextMaker("v.record_text", True, True)
+        element = typ.element if isinstance(typ, (t.ListOf, t.SetOf)) else None
+        if isinstance(element, t.Named) and element.kind == "record":
+            return TextMaker("v.records_text", True, True)
+        if isinstance(typ, t.MapOf) and isinstance(typ.value, t.Named) and \
+                typ.value.kind == "record":
+            return TextMaker("v.record_map_text", True, True)
+        if isinstance(typ, t.Named) and typ.kind == "union":
+            # a function of the value: the union's functions follow the classes declaring it
+            return TextMaker(f"lambda value: _text_{typ.name}(value)", False)
+        return TextMaker(f"lambda value: {self._text(typ, 'value')}", False)
+
+    def _loose_text_maker(self, typ: t.Type) -> str | None:
+        """The text maker of a stored value that may be a JSON value of another type than
+        declared (``arguments: dynamic``)."""
+        base = t.strip_optional(typ)
+        if self._holds_text(typ):
+            kept = self._kept_text_maker(base)
+            if kept.takes_none:  # right for any value: no guard
+                return kept.code
+            found = self.text(typ, "value")
+            return None if found is None else f"lambda value: {found}"
+        if isinstance(base, t.Named) and base.kind == "enum":
+            # a member's text from the enum's table; any other value's (none too) its own
+            return f"enum_text({self.class_name(base.name)}, loose=True)"
+        if isinstance(base, t.Prim) and base.name in _NUMERIC:
+            return f"v.{base.name}_text"  # any other value (none too): its json_text
+        if isinstance(base, (t.ListOf, t.SetOf)) and _text_prim(base.element) == "str":
+            return "v.str_list_text"
+        if isinstance(base, t.MapOf) and self._plain(base) and self._json_as_stored(base) \
+                and self.immutable(base):
+            return "v.map_text"
+        return None  # the JSON text of the value's export, whatever value it is
 
     def _plain(self, typ: t.Type) -> bool:
         """Whether a stored list or map is plain JSON as it is (its exporter only copies):

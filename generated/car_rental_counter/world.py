@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Branch", "Car", "CarCategory", "CarOffer", "CarRentalCounter", "Customer", "CustomerRentals", "Rental", "RentalStatus"]
 
@@ -37,12 +38,10 @@ class CarCategory(enum.StrEnum):
     van = 'van'
 
 
-_E11_CarCategory_economy: CarCategory = CarCategory.economy
-_E11_CarCategory_compact: CarCategory = CarCategory.compact
-_E11_CarCategory_suv: CarCategory = CarCategory.suv
-_E11_CarCategory_van: CarCategory = CarCategory.van
-
-_T11_CarCategory: dict[CarCategory | None, str] = {None: 'null', _E11_CarCategory_economy: '"economy"', _E11_CarCategory_compact: '"compact"', _E11_CarCategory_suv: '"suv"', _E11_CarCategory_van: '"van"', }
+(
+    _E11_CarCategory_economy, _E11_CarCategory_compact,
+    _E11_CarCategory_suv, _E11_CarCategory_van,
+) = CarCategory.__members__.values()
 
 
 class RentalStatus(enum.StrEnum):
@@ -54,512 +53,196 @@ class RentalStatus(enum.StrEnum):
     cancelled = 'cancelled'
 
 
-_E12_RentalStatus_reserved: RentalStatus = RentalStatus.reserved
-_E12_RentalStatus_picked_up: RentalStatus = RentalStatus.picked_up
-_E12_RentalStatus_returned: RentalStatus = RentalStatus.returned
-_E12_RentalStatus_cancelled: RentalStatus = RentalStatus.cancelled
-
-_T12_RentalStatus: dict[RentalStatus | None, str] = {None: 'null', _E12_RentalStatus_reserved: '"reserved"', _E12_RentalStatus_picked_up: '"picked_up"', _E12_RentalStatus_returned: '"returned"', _E12_RentalStatus_cancelled: '"cancelled"', }
+(
+    _E12_RentalStatus_reserved, _E12_RentalStatus_picked_up,
+    _E12_RentalStatus_returned, _E12_RentalStatus_cancelled,
+) = RentalStatus.__members__.values()
 
 
 class Branch(Row):
     'A rental location.'
 
-    __slots__ = ('code', 'name', 'city', )
-    ENTITY: ClassVar[str] = 'Branch'
-    KEY: ClassVar[str] = 'code'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('code', 'code', None, True),
-        ('name', 'name', None, True),
-        ('city', 'city', None, True),
+    code: str = field(
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, code: str, name: str, city: str) -> None:
-        self.code = code
-        self.name = name
-        self.city = city
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Branch:
-        other = Branch.__new__(Branch)
-        other.code = self.code
-        other.name = self.name
-        other.city = self.city
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'code': self.code,
-            'name': self.name,
-            'city': self.city,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Branch:
-        d = v.want_object(data, path, {'code': True, 'name': True, 'city': True})
-        return cls(
-            code=v.check_pattern(v.want_str(d['code'], path + '.code'), path + '.code', '^[A-Z]{3}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            city=v.check_length(v.want_str(d['city'], path + '.city'), path + '.city', 1, 60),
-        )
+    city: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 60),
+        text=v.str_text,
+    )
 
 
 class Car(Row):
     'A car of the fleet.'
 
-    __slots__ = ('plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service', )
-    ENTITY: ClassVar[str] = 'Car'
-    KEY: ClassVar[str] = 'plate'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('plate', 'plate', None, True),
-        ('model', 'model', None, True),
-        ('category', 'category', lambda value: value._value_, True),
-        ('daily_rate_cents', 'daily_rate_cents', None, True),
-        ('mileage_km', 'mileage_km', None, True),
-        ('branch', 'branch', None, True),
-        ('in_service', 'in_service', None, True),
+    plate: str = field(
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T11_CarCategory.__getitem__,
-        v.int_text,
-        v.int_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        None,
+    model: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 60),
+        text=v.str_text,
     )
-
-    def __init__(self, *, plate: str, model: str, category: CarCategory, daily_rate_cents: int, mileage_km: int, branch: str | None, in_service: bool) -> None:
-        self.plate = plate
-        self.model = model
-        self.category = category
-        self.daily_rate_cents = daily_rate_cents
-        self.mileage_km = mileage_km
-        self.branch = branch
-        self.in_service = in_service
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Car:
-        other = Car.__new__(Car)
-        other.plate = self.plate
-        other.model = self.model
-        other.category = self.category
-        other.daily_rate_cents = self.daily_rate_cents
-        other.mileage_km = self.mileage_km
-        other.branch = self.branch
-        other.in_service = self.in_service
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'plate': self.plate,
-            'model': self.model,
-            'category': self.category._value_,
-            'daily_rate_cents': self.daily_rate_cents,
-            'mileage_km': self.mileage_km,
-            'branch': self.branch,
-            'in_service': self.in_service,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Car:
-        d = v.want_object(data, path, {'plate': True, 'model': True, 'category': True, 'daily_rate_cents': True, 'mileage_km': True, 'branch': False, 'in_service': False})
-        return cls(
-            plate=v.check_pattern(v.want_str(d['plate'], path + '.plate'), path + '.plate', '^[0-9]{4}-[A-Z]{3}$'),
-            model=v.check_length(v.want_str(d['model'], path + '.model'), path + '.model', 1, 60),
-            category=v.want_enum(d['category'], path + '.category', CarCategory),
-            daily_rate_cents=v.check_range(v.want_int(d['daily_rate_cents'], path + '.daily_rate_cents'), path + '.daily_rate_cents', 1, 100000),
-            mileage_km=v.check_range(v.want_int(d['mileage_km'], path + '.mileage_km'), path + '.mileage_km', 0, None),
-            branch=(v.want_optional(d['branch'], path + '.branch', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))) if d.get('branch') is not None else None),
-            in_service=(v.want_bool(d['in_service'], path + '.in_service') if d.get('in_service') is not None else True),
-        )
+    category: CarCategory = field(
+        load=lambda x, p, ep: v.want_enum(x, p, CarCategory),
+        export=enum_value,
+        text=enum_text(CarCategory),
+    )
+    daily_rate_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 100000),
+        text=v.int_text,
+    )
+    mileage_km: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        text=v.int_text,
+    )
+    branch: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
+    in_service: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: True)
 
 
 class Customer(Row):
     'A renter with a driving licence.'
 
-    __slots__ = ('id_', 'name', 'licence_number', 'licence_expires', 'email', )
-    ENTITY: ClassVar[str] = 'Customer'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('licence_number', 'licence_number', None, True),
-        ('licence_expires', 'licence_expires', lambda value: value.isoformat(), True),
-        ('email', 'email', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('customer_ids', 'CU{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        v.str_text,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, licence_number: str, licence_expires: dt.date, email: str) -> None:
-        self.id_ = id_
-        self.name = name
-        self.licence_number = licence_number
-        self.licence_expires = licence_expires
-        self.email = email
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Customer:
-        other = Customer.__new__(Customer)
-        other.id_ = self.id_
-        other.name = self.name
-        other.licence_number = self.licence_number
-        other.licence_expires = self.licence_expires
-        other.email = self.email
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'licence_number': self.licence_number,
-            'licence_expires': self.licence_expires.isoformat(),
-            'email': self.email,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Customer:
-        d = v.want_object(data, path, {'id': False, 'name': True, 'licence_number': True, 'licence_expires': True, 'email': True})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('customer_ids', 'CU{:03d}')),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            licence_number=v.check_pattern(v.want_str(d['licence_number'], path + '.licence_number'), path + '.licence_number', '^[A-Z0-9]{6,12}$'),
-            licence_expires=v.want_date(d['licence_expires'], path + '.licence_expires'),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        )
+    licence_number: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{6,12}$'),
+        text=v.str_text,
+    )
+    licence_expires: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    email: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text,
+    )
 
 
 class Rental(Row):
     'A reservation that becomes a rental at pick-up.'
 
-    __slots__ = ('id_', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents', )
-    ENTITY: ClassVar[str] = 'Rental'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('customer', 'customer', None, True),
-        ('car', 'car', None, True),
-        ('pickup_branch', 'pickup_branch', None, True),
-        ('pickup_date', 'pickup_date', lambda value: value.isoformat(), True),
-        ('return_date', 'return_date', lambda value: value.isoformat(), True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('start_mileage_km', 'start_mileage_km', None, True),
-        ('end_mileage_km', 'end_mileage_km', None, True),
-        ('returned_on', 'returned_on', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('return_branch', 'return_branch', None, True),
-        ('base_charge_cents', 'base_charge_cents', None, True),
-        ('extra_days_charge_cents', 'extra_days_charge_cents', None, True),
-        ('one_way_fee_cents', 'one_way_fee_cents', None, True),
-        ('total_cents', 'total_cents', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('rental_ids', 'R{:04d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        _T12_RentalStatus.__getitem__,
-        lambda value: ('null' if value is None else v.int_text(value)),
-        lambda value: ('null' if value is None else v.int_text(value)),
-        None,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        v.int_text,
-        v.int_text,
-        v.int_text,
-        v.int_text,
+    customer: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    car: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
+        text=v.str_text,
+    )
+    pickup_branch: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'),
+        text=v.str_text,
+    )
+    pickup_date: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    return_date: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    status: RentalStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, RentalStatus),
+        fill=lambda ep: _E12_RentalStatus_reserved,
+        export=enum_value,
+        text=enum_text(RentalStatus),
+    )
+    start_mileage_km: int | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
+        fill=lambda ep: None,
+        text=v.int_text,
+    )
+    end_mileage_km: int | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
+        fill=lambda ep: None,
+        text=v.int_text,
+    )
+    returned_on: dt.date | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
+    )
+    return_branch: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
+    base_charge_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        text=v.int_text,
+    )
+    extra_days_charge_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        fill=lambda ep: 0,
+        text=v.int_text,
+    )
+    one_way_fee_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        fill=lambda ep: 0,
+        text=v.int_text,
+    )
+    total_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        fill=lambda ep: 0,
+        text=v.int_text,
     )
 
-    def __init__(self, *, id_: str, customer: str, car: str, pickup_branch: str, pickup_date: dt.date, return_date: dt.date, status: RentalStatus, start_mileage_km: int | None, end_mileage_km: int | None, returned_on: dt.date | None, return_branch: str | None, base_charge_cents: int, extra_days_charge_cents: int, one_way_fee_cents: int, total_cents: int) -> None:
-        self.id_ = id_
-        self.customer = customer
-        self.car = car
-        self.pickup_branch = pickup_branch
-        self.pickup_date = pickup_date
-        self.return_date = return_date
-        self.status = status
-        self.start_mileage_km = start_mileage_km
-        self.end_mileage_km = end_mileage_km
-        self.returned_on = returned_on
-        self.return_branch = return_branch
-        self.base_charge_cents = base_charge_cents
-        self.extra_days_charge_cents = extra_days_charge_cents
-        self.one_way_fee_cents = one_way_fee_cents
-        self.total_cents = total_cents
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
 
-    def clone(self) -> Rental:
-        other = Rental.__new__(Rental)
-        other.id_ = self.id_
-        other.customer = self.customer
-        other.car = self.car
-        other.pickup_branch = self.pickup_branch
-        other.pickup_date = self.pickup_date
-        other.return_date = self.return_date
-        other.status = self.status
-        other.start_mileage_km = self.start_mileage_km
-        other.end_mileage_km = self.end_mileage_km
-        other.returned_on = self.returned_on
-        other.return_branch = self.return_branch
-        other.base_charge_cents = self.base_charge_cents
-        other.extra_days_charge_cents = self.extra_days_charge_cents
-        other.one_way_fee_cents = self.one_way_fee_cents
-        other.total_cents = self.total_cents
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'customer': self.customer,
-            'car': self.car,
-            'pickup_branch': self.pickup_branch,
-            'pickup_date': self.pickup_date.isoformat(),
-            'return_date': self.return_date.isoformat(),
-            'status': self.status._value_,
-            'start_mileage_km': self.start_mileage_km,
-            'end_mileage_km': self.end_mileage_km,
-            'returned_on': rt.if_present(self.returned_on, lambda x: x.isoformat()),
-            'return_branch': self.return_branch,
-            'base_charge_cents': self.base_charge_cents,
-            'extra_days_charge_cents': self.extra_days_charge_cents,
-            'one_way_fee_cents': self.one_way_fee_cents,
-            'total_cents': self.total_cents,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Rental:
-        d = v.want_object(data, path, {'id': False, 'customer': True, 'car': True, 'pickup_branch': True, 'pickup_date': True, 'return_date': True, 'status': False, 'start_mileage_km': False, 'end_mileage_km': False, 'returned_on': False, 'return_branch': False, 'base_charge_cents': True, 'extra_days_charge_cents': False, 'one_way_fee_cents': False, 'total_cents': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('rental_ids', 'R{:04d}')),
-            customer=v.want_str(d['customer'], path + '.customer'),
-            car=v.check_pattern(v.want_str(d['car'], path + '.car'), path + '.car', '^[0-9]{4}-[A-Z]{3}$'),
-            pickup_branch=v.check_pattern(v.want_str(d['pickup_branch'], path + '.pickup_branch'), path + '.pickup_branch', '^[A-Z]{3}$'),
-            pickup_date=v.want_date(d['pickup_date'], path + '.pickup_date'),
-            return_date=v.want_date(d['return_date'], path + '.return_date'),
-            status=(v.want_enum(d['status'], path + '.status', RentalStatus) if d.get('status') is not None else _E12_RentalStatus_reserved),
-            start_mileage_km=(v.want_optional(d['start_mileage_km'], path + '.start_mileage_km', (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))) if d.get('start_mileage_km') is not None else None),
-            end_mileage_km=(v.want_optional(d['end_mileage_km'], path + '.end_mileage_km', (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))) if d.get('end_mileage_km') is not None else None),
-            returned_on=(v.want_optional(d['returned_on'], path + '.returned_on', (lambda x, p: v.want_date(x, p))) if d.get('returned_on') is not None else None),
-            return_branch=(v.want_optional(d['return_branch'], path + '.return_branch', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))) if d.get('return_branch') is not None else None),
-            base_charge_cents=v.check_range(v.want_int(d['base_charge_cents'], path + '.base_charge_cents'), path + '.base_charge_cents', 0, None),
-            extra_days_charge_cents=(v.check_range(v.want_int(d['extra_days_charge_cents'], path + '.extra_days_charge_cents'), path + '.extra_days_charge_cents', 0, None) if d.get('extra_days_charge_cents') is not None else 0),
-            one_way_fee_cents=(v.check_range(v.want_int(d['one_way_fee_cents'], path + '.one_way_fee_cents'), path + '.one_way_fee_cents', 0, None) if d.get('one_way_fee_cents') is not None else 0),
-            total_cents=(v.check_range(v.want_int(d['total_cents'], path + '.total_cents'), path + '.total_cents', 0, None) if d.get('total_cents') is not None else 0),
-        )
-
-
-class _Slots_CarOffer:
-    'The slots of the CarOffer record: its fields and its JSON text.'
-
-    __slots__ = ('car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents', '_json')
-
-
-class CarOffer(_Slots_CarOffer, rt.Record):
+class CarOffer(Record):
     'A car free for the requested days, with its price.'
 
-    __slots__ = ()
-    __match_args__ = ('car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents')
-
-    car: str
-    model: str
-    category: CarCategory
-    daily_rate_cents: int
-    days: int
-    price_cents: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.car, self.model, self.category, self.daily_rate_cents, self.days, self.price_cents) == (other.car, other.model, other.category, other.daily_rate_cents, other.days, other.price_cents)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.car, self.model, self.category, self.daily_rate_cents, self.days, self.price_cents))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(car={self.car!r}, model={self.model!r}, category={self.category!r}, daily_rate_cents={self.daily_rate_cents!r}, days={self.days!r}, price_cents={self.price_cents!r})'
-
-    def __init__(self, car: str, model: str, category: CarCategory, daily_rate_cents: int, days: int, price_cents: int) -> None:
-        _set = _SET_CarOffer
-        _set[0](self, car)
-        _set[1](self, model)
-        _set[2](self, category)
-        _set[3](self, daily_rate_cents)
-        _set[4](self, days)
-        _set[5](self, price_cents)
-        _set[6](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'car': self.car,
-            'model': self.model,
-            'category': self.category._value_,
-            'daily_rate_cents': self.daily_rate_cents,
-            'days': self.days,
-            'price_cents': self.price_cents,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"car": ', v.str_text(self.car), ', "model": ', v.str_text(self.model), ', "category": ', _T11_CarCategory[self.category], ', "daily_rate_cents": ', v.int_text(self.daily_rate_cents), ', "days": ', v.int_text(self.days), ', "price_cents": ', v.int_text(self.price_cents), '}'))
-            _SET_CarOffer[6](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CarOffer:
-        d = v.want_object(data, path, {'car': True, 'model': True, 'category': True, 'daily_rate_cents': True, 'days': True, 'price_cents': True})
-        return _new_CarOffer(
-            car=v.check_pattern(v.want_str(d['car'], path + '.car'), path + '.car', '^[0-9]{4}-[A-Z]{3}$'),
-            model=v.want_str(d['model'], path + '.model'),
-            category=v.want_enum(d['category'], path + '.category', CarCategory),
-            daily_rate_cents=v.want_int(d['daily_rate_cents'], path + '.daily_rate_cents'),
-            days=v.want_int(d['days'], path + '.days'),
-            price_cents=v.want_int(d['price_cents'], path + '.price_cents'),
-        )
+    car: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
+        text=v.str_text,
+    )
+    model: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    category: CarCategory = field(
+        load=lambda x, p, ep: v.want_enum(x, p, CarCategory),
+        export=enum_value,
+        text=enum_text(CarCategory),
+    )
+    daily_rate_cents: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    days: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    price_cents: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
-_SET_CarOffer: tuple[Any, ...] = rt.slot_setters(_Slots_CarOffer, ('car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents', '_json'))
-
-
-class _Made_CarOffer(_Slots_CarOffer):
-    'A CarOffer being made by _new_CarOffer.'
-
-    __slots__ = ()
-
-
-def _new_CarOffer(car: str, model: str, category: CarCategory, daily_rate_cents: int, days: int, price_cents: int) -> CarOffer:
-    self: Any = object.__new__(_Made_CarOffer)
-    self.car = car
-    self.model = model
-    self.category = category
-    self.daily_rate_cents = daily_rate_cents
-    self.days = days
-    self.price_cents = price_cents
-    self._json = None
-    self.__class__ = CarOffer
-    _made: CarOffer = self
-    return _made
-
-
-class _Slots_CustomerRentals:
-    'The slots of the CustomerRentals record: its fields and its JSON text.'
-
-    __slots__ = ('customer', 'name', 'licence_expires', 'rentals', '_json')
-
-
-class CustomerRentals(_Slots_CustomerRentals, rt.Record):
+class CustomerRentals(Record):
     'A customer with all their rentals.'
 
-    __slots__ = ()
-    __match_args__ = ('customer', 'name', 'licence_expires', 'rentals')
-
-    customer: str
-    name: str
-    licence_expires: dt.date
-    rentals: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.customer, self.name, self.licence_expires, self.rentals) == (other.customer, other.name, other.licence_expires, other.rentals)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.customer, self.name, self.licence_expires, self.rentals))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(customer={self.customer!r}, name={self.name!r}, licence_expires={self.licence_expires!r}, rentals={self.rentals!r})'
-
-    def __init__(self, customer: str, name: str, licence_expires: dt.date, rentals: tuple[str, ...]) -> None:
-        _set = _SET_CustomerRentals
-        _set[0](self, customer)
-        _set[1](self, name)
-        _set[2](self, licence_expires)
-        _set[3](self, rentals)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'customer': self.customer,
-            'name': self.name,
-            'licence_expires': self.licence_expires.isoformat(),
-            'rentals': list(self.rentals),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"customer": ', v.str_text(self.customer), ', "name": ', v.str_text(self.name), ', "licence_expires": ', v.json_text(self.licence_expires.isoformat()), ', "rentals": ', v.json_text(self.rentals), '}'))
-            _SET_CustomerRentals[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CustomerRentals:
-        d = v.want_object(data, path, {'customer': True, 'name': True, 'licence_expires': True, 'rentals': True})
-        return _new_CustomerRentals(
-            customer=v.want_str(d['customer'], path + '.customer'),
-            name=v.want_str(d['name'], path + '.name'),
-            licence_expires=v.want_date(d['licence_expires'], path + '.licence_expires'),
-            rentals=v.want_list(d['rentals'], path + '.rentals', (lambda x, p: v.want_str(x, p))),
-        )
-
-
-_SET_CustomerRentals: tuple[Any, ...] = rt.slot_setters(_Slots_CustomerRentals, ('customer', 'name', 'licence_expires', 'rentals', '_json'))
-
-
-class _Made_CustomerRentals(_Slots_CustomerRentals):
-    'A CustomerRentals being made by _new_CustomerRentals.'
-
-    __slots__ = ()
-
-
-def _new_CustomerRentals(customer: str, name: str, licence_expires: dt.date, rentals: tuple[str, ...]) -> CustomerRentals:
-    self: Any = object.__new__(_Made_CustomerRentals)
-    self.customer = customer
-    self.name = name
-    self.licence_expires = licence_expires
-    self.rentals = rentals
-    self._json = None
-    self.__class__ = CustomerRentals
-    _made: CustomerRentals = self
-    return _made
+    customer: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    licence_expires: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    rentals: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
 
 
 _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25
@@ -715,7 +398,7 @@ class CarRentalCounter(Episode):
         found: tuple[str, ...] = tuple([_c2.key() for _c2 in rt.each(self, self.t_cars) if ((((_c2.branch == branch.key()) and _c2.in_service) and ((category is None) or (_c2.category == (category if category is not None else rt.absent())))) and self.fn_car_free(_c2, pickup_date, return_date))])  # car_rental_counter.world:174
         self._steps -= len(found)  # car_rental_counter.world:175
         self._steps >= 0 or rt.out_of_steps()  # car_rental_counter.world:175
-        return tuple(sorted(rt.each(self, tuple([_new_CarOffer(_c3.key(), _c3.model, _c3.category, _c3.daily_rate_cents, n, rt.bounded(n * _c3.daily_rate_cents)) for _c3 in rt.rows(self.t_cars, found)])), key=lambda _o4: _o4.price_cents))  # car_rental_counter.world:175
+        return tuple(sorted(rt.each(self, tuple([CarOffer(_c3.key(), _c3.model, _c3.category, _c3.daily_rate_cents, n, rt.bounded(n * _c3.daily_rate_cents)) for _c3 in rt.rows(self.t_cars, found)])), key=lambda _o4: _o4.price_cents))  # car_rental_counter.world:175
 
     def tool_register_customer(self, name: str, licence_number: str, licence_expires: dt.date, email: str) -> Customer:  # car_rental_counter.world:178
         'Register a new customer with their driving licence.'
@@ -729,7 +412,7 @@ class CarRentalCounter(Episode):
 
     def tool_get_customer_rentals(self, customer: Customer) -> CustomerRentals:  # car_rental_counter.world:198
         'Show a customer with all their rentals (car, branch, dates, status and charges), the latest pick-up first.'
-        return _new_CustomerRentals(customer.key(), customer.name, customer.licence_expires, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_rentals, rt.each(self, tuple([_r6.key() for _r6 in rt.each(self, self.t_rentals) if (_r6.customer == customer.key())]))), key=lambda _r7: _r7.pickup_date, reverse=True)))  # car_rental_counter.world:203
+        return CustomerRentals(customer.key(), customer.name, customer.licence_expires, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_rentals, rt.each(self, tuple([_r6.key() for _r6 in rt.each(self, self.t_rentals) if (_r6.customer == customer.key())]))), key=lambda _r7: _r7.pickup_date, reverse=True)))  # car_rental_counter.world:203
 
     def tool_get_rental(self, rental: Rental) -> Rental:  # car_rental_counter.world:211
         'Show one rental with its car, dates, mileage and charges.'

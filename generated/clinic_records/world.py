@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["ClinicRecords", "Doctor", "Drug", "DrugClass", "Patient", "Prescription", "RxStatus", "Specialty", "Visit"]
 
@@ -37,12 +38,10 @@ class Specialty(enum.StrEnum):
     dermatology = 'dermatology'
 
 
-_E9_Specialty_general: Specialty = Specialty.general
-_E9_Specialty_pediatrics: Specialty = Specialty.pediatrics
-_E9_Specialty_cardiology: Specialty = Specialty.cardiology
-_E9_Specialty_dermatology: Specialty = Specialty.dermatology
-
-_T9_Specialty: dict[Specialty | None, str] = {None: 'null', _E9_Specialty_general: '"general"', _E9_Specialty_pediatrics: '"pediatrics"', _E9_Specialty_cardiology: '"cardiology"', _E9_Specialty_dermatology: '"dermatology"', }
+(
+    _E9_Specialty_general, _E9_Specialty_pediatrics,
+    _E9_Specialty_cardiology, _E9_Specialty_dermatology,
+) = Specialty.__members__.values()
 
 
 class DrugClass(enum.StrEnum):
@@ -54,12 +53,10 @@ class DrugClass(enum.StrEnum):
     antihypertensive = 'antihypertensive'
 
 
-_E9_DrugClass_antibiotic: DrugClass = DrugClass.antibiotic
-_E9_DrugClass_analgesic: DrugClass = DrugClass.analgesic
-_E9_DrugClass_antihistamine: DrugClass = DrugClass.antihistamine
-_E9_DrugClass_antihypertensive: DrugClass = DrugClass.antihypertensive
-
-_T9_DrugClass: dict[DrugClass | None, str] = {None: 'null', _E9_DrugClass_antibiotic: '"antibiotic"', _E9_DrugClass_analgesic: '"analgesic"', _E9_DrugClass_antihistamine: '"antihistamine"', _E9_DrugClass_antihypertensive: '"antihypertensive"', }
+(
+    _E9_DrugClass_antibiotic, _E9_DrugClass_analgesic,
+    _E9_DrugClass_antihistamine, _E9_DrugClass_antihypertensive,
+) = DrugClass.__members__.values()
 
 
 class RxStatus(enum.StrEnum):
@@ -69,341 +66,149 @@ class RxStatus(enum.StrEnum):
     stopped = 'stopped'
 
 
-_E8_RxStatus_active: RxStatus = RxStatus.active
-_E8_RxStatus_stopped: RxStatus = RxStatus.stopped
-
-_T8_RxStatus: dict[RxStatus | None, str] = {None: 'null', _E8_RxStatus_active: '"active"', _E8_RxStatus_stopped: '"stopped"', }
+_E8_RxStatus_active, _E8_RxStatus_stopped = RxStatus.__members__.values()
 
 
 class Doctor(Row):
     'A clinician who can sign in and hold visits.'
 
-    __slots__ = ('id_', 'name', 'specialty', )
-    ENTITY: ClassVar[str] = 'Doctor'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('specialty', 'specialty', lambda value: value._value_, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T9_Specialty.__getitem__,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, specialty: Specialty) -> None:
-        self.id_ = id_
-        self.name = name
-        self.specialty = specialty
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Doctor:
-        other = Doctor.__new__(Doctor)
-        other.id_ = self.id_
-        other.name = self.name
-        other.specialty = self.specialty
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'specialty': self.specialty._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Doctor:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'specialty': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^D[0-9]{3}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            specialty=v.want_enum(d['specialty'], path + '.specialty', Specialty),
-        )
+    specialty: Specialty = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Specialty),
+        export=enum_value,
+        text=enum_text(Specialty),
+    )
 
 
 class Drug(Row):
     "A drug in the clinic's formulary."
 
-    __slots__ = ('code', 'name', 'drug_class', 'max_days', )
-    ENTITY: ClassVar[str] = 'Drug'
-    KEY: ClassVar[str] = 'code'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('code', 'code', None, True),
-        ('name', 'name', None, True),
-        ('drug_class', 'drug_class', lambda value: value._value_, True),
-        ('max_days', 'max_days', None, True),
+    code: str = field(
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T9_DrugClass.__getitem__,
-        v.int_text,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, code: str, name: str, drug_class: DrugClass, max_days: int) -> None:
-        self.code = code
-        self.name = name
-        self.drug_class = drug_class
-        self.max_days = max_days
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Drug:
-        other = Drug.__new__(Drug)
-        other.code = self.code
-        other.name = self.name
-        other.drug_class = self.drug_class
-        other.max_days = self.max_days
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'code': self.code,
-            'name': self.name,
-            'drug_class': self.drug_class._value_,
-            'max_days': self.max_days,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Drug:
-        d = v.want_object(data, path, {'code': True, 'name': True, 'drug_class': True, 'max_days': True})
-        return cls(
-            code=v.check_pattern(v.want_str(d['code'], path + '.code'), path + '.code', '^[A-Z]{3}[0-9]{2}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            drug_class=v.want_enum(d['drug_class'], path + '.drug_class', DrugClass),
-            max_days=v.check_range(v.want_int(d['max_days'], path + '.max_days'), path + '.max_days', 1, 365),
-        )
+    drug_class: DrugClass = field(
+        load=lambda x, p, ep: v.want_enum(x, p, DrugClass),
+        export=enum_value,
+        text=enum_text(DrugClass),
+    )
+    max_days: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 365),
+        text=v.int_text,
+    )
 
 
 class Patient(Row):
     'A registered patient and the drugs they are allergic to.'
 
-    __slots__ = ('id_', 'name', 'birth_date', 'allergies', 'registered_on', )
-    ENTITY: ClassVar[str] = 'Patient'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('birth_date', 'birth_date', lambda value: value.isoformat(), True),
-        ('allergies', 'allergies', lambda value: list(value), True),
-        ('registered_on', 'registered_on', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('patient_ids', 'P{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        None,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, birth_date: dt.date, allergies: tuple[str, ...], registered_on: dt.date) -> None:
-        self.id_ = id_
-        self.name = name
-        self.birth_date = birth_date
-        self.allergies = allergies
-        self.registered_on = registered_on
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Patient:
-        other = Patient.__new__(Patient)
-        other.id_ = self.id_
-        other.name = self.name
-        other.birth_date = self.birth_date
-        other.allergies = self.allergies
-        other.registered_on = self.registered_on
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'birth_date': self.birth_date.isoformat(),
-            'allergies': list(self.allergies),
-            'registered_on': self.registered_on.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Patient:
-        d = v.want_object(data, path, {'id': False, 'name': True, 'birth_date': True, 'allergies': True, 'registered_on': True})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('patient_ids', 'P{:03d}')),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            birth_date=v.want_date(d['birth_date'], path + '.birth_date'),
-            allergies=v.want_set(d['allergies'], path + '.allergies', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'))),
-            registered_on=v.want_date(d['registered_on'], path + '.registered_on'),
-        )
+    birth_date: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    allergies: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_set(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'))),
+        export=lambda value: list(value),
+    )
+    registered_on: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
 
 
 class Visit(Row):
     'One consultation of a patient with a doctor.'
 
-    __slots__ = ('id_', 'patient', 'doctor', 'at', 'diagnosis', )
-    ENTITY: ClassVar[str] = 'Visit'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('patient', 'patient', None, True),
-        ('doctor', 'doctor', None, True),
-        ('at', 'at', lambda value: value.isoformat(), True),
-        ('diagnosis', 'diagnosis', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('visit_ids', 'V{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        v.str_text,
+    patient: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    doctor: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, patient: str, doctor: str, at: dt.datetime, diagnosis: str) -> None:
-        self.id_ = id_
-        self.patient = patient
-        self.doctor = doctor
-        self.at = at
-        self.diagnosis = diagnosis
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Visit:
-        other = Visit.__new__(Visit)
-        other.id_ = self.id_
-        other.patient = self.patient
-        other.doctor = self.doctor
-        other.at = self.at
-        other.diagnosis = self.diagnosis
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'patient': self.patient,
-            'doctor': self.doctor,
-            'at': self.at.isoformat(),
-            'diagnosis': self.diagnosis,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Visit:
-        d = v.want_object(data, path, {'id': False, 'patient': True, 'doctor': True, 'at': False, 'diagnosis': True})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('visit_ids', 'V{:03d}')),
-            patient=v.want_str(d['patient'], path + '.patient'),
-            doctor=v.check_pattern(v.want_str(d['doctor'], path + '.doctor'), path + '.doctor', '^D[0-9]{3}$'),
-            at=(v.want_datetime(d['at'], path + '.at') if d.get('at') is not None else ep.clock),
-            diagnosis=v.check_length(v.want_str(d['diagnosis'], path + '.diagnosis'), path + '.diagnosis', 1, 200),
-        )
+    at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
+    )
+    diagnosis: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 200),
+        text=v.str_text,
+    )
 
 
 class Prescription(Row):
     "A drug prescribed during a visit; the patient and prescriber are the visit's."
 
-    __slots__ = ('id_', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason', )
-    ENTITY: ClassVar[str] = 'Prescription'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('visit', 'visit', None, True),
-        ('drug', 'drug', None, True),
-        ('dose', 'dose', None, True),
-        ('start', 'start', lambda value: value.isoformat(), True),
-        ('end', 'end', lambda value: value.isoformat(), True),
-        ('renewals', 'renewals', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('stop_reason', 'stop_reason', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('rx_ids', 'RX{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        v.int_text,
-        _T8_RxStatus.__getitem__,
-        lambda value: ('null' if value is None else v.str_text(value)),
+    visit: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    drug: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, visit: str, drug: str, dose: str, start: dt.date, end: dt.date, renewals: int, status: RxStatus, stop_reason: str | None) -> None:
-        self.id_ = id_
-        self.visit = visit
-        self.drug = drug
-        self.dose = dose
-        self.start = start
-        self.end = end
-        self.renewals = renewals
-        self.status = status
-        self.stop_reason = stop_reason
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Prescription:
-        other = Prescription.__new__(Prescription)
-        other.id_ = self.id_
-        other.visit = self.visit
-        other.drug = self.drug
-        other.dose = self.dose
-        other.start = self.start
-        other.end = self.end
-        other.renewals = self.renewals
-        other.status = self.status
-        other.stop_reason = self.stop_reason
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'visit': self.visit,
-            'drug': self.drug,
-            'dose': self.dose,
-            'start': self.start.isoformat(),
-            'end': self.end.isoformat(),
-            'renewals': self.renewals,
-            'status': self.status._value_,
-            'stop_reason': self.stop_reason,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Prescription:
-        d = v.want_object(data, path, {'id': False, 'visit': True, 'drug': True, 'dose': True, 'start': True, 'end': True, 'renewals': False, 'status': False, 'stop_reason': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('rx_ids', 'RX{:03d}')),
-            visit=v.want_str(d['visit'], path + '.visit'),
-            drug=v.check_pattern(v.want_str(d['drug'], path + '.drug'), path + '.drug', '^[A-Z]{3}[0-9]{2}$'),
-            dose=v.check_length(v.want_str(d['dose'], path + '.dose'), path + '.dose', 1, 60),
-            start=v.want_date(d['start'], path + '.start'),
-            end=v.want_date(d['end'], path + '.end'),
-            renewals=(v.check_range(v.want_int(d['renewals'], path + '.renewals'), path + '.renewals', 0, 5) if d.get('renewals') is not None else 0),
-            status=(v.want_enum(d['status'], path + '.status', RxStatus) if d.get('status') is not None else _E8_RxStatus_active),
-            stop_reason=(v.want_optional(d['stop_reason'], path + '.stop_reason', (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))) if d.get('stop_reason') is not None else None),
-        )
+    dose: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 60),
+        text=v.str_text,
+    )
+    start: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    end: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    renewals: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, 5),
+        fill=lambda ep: 0,
+        text=v.int_text,
+    )
+    status: RxStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, RxStatus),
+        fill=lambda ep: _E8_RxStatus_active,
+        export=enum_value,
+        text=enum_text(RxStatus),
+    )
+    stop_reason: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
 
 
 class _State(StateBase):

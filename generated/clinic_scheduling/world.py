@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Appointment", "AppointmentStatus", "Cancellation", "ClinicScheduling", "DaySchedule", "Doctor", "Patient", "Slot", "SlotView", "Specialty", "VisitKind", "WaitlistEntry"]
 
@@ -37,12 +38,10 @@ class Specialty(enum.StrEnum):
     pediatrics = 'pediatrics'
 
 
-_E9_Specialty_general_practice: Specialty = Specialty.general_practice
-_E9_Specialty_cardiology: Specialty = Specialty.cardiology
-_E9_Specialty_dermatology: Specialty = Specialty.dermatology
-_E9_Specialty_pediatrics: Specialty = Specialty.pediatrics
-
-_T9_Specialty: dict[Specialty | None, str] = {None: 'null', _E9_Specialty_general_practice: '"general practice"', _E9_Specialty_cardiology: '"cardiology"', _E9_Specialty_dermatology: '"dermatology"', _E9_Specialty_pediatrics: '"pediatrics"', }
+(
+    _E9_Specialty_general_practice, _E9_Specialty_cardiology,
+    _E9_Specialty_dermatology, _E9_Specialty_pediatrics,
+) = Specialty.__members__.values()
 
 
 class VisitKind(enum.StrEnum):
@@ -53,11 +52,10 @@ class VisitKind(enum.StrEnum):
     procedure = 'procedure'
 
 
-_E9_VisitKind_consultation: VisitKind = VisitKind.consultation
-_E9_VisitKind_follow_up: VisitKind = VisitKind.follow_up
-_E9_VisitKind_procedure: VisitKind = VisitKind.procedure
-
-_T9_VisitKind: dict[VisitKind | None, str] = {None: 'null', _E9_VisitKind_consultation: '"consultation"', _E9_VisitKind_follow_up: '"follow-up"', _E9_VisitKind_procedure: '"procedure"', }
+(
+    _E9_VisitKind_consultation, _E9_VisitKind_follow_up,
+    _E9_VisitKind_procedure,
+) = VisitKind.__members__.values()
 
 
 class AppointmentStatus(enum.StrEnum):
@@ -70,681 +68,237 @@ class AppointmentStatus(enum.StrEnum):
     no_show = 'no show'
 
 
-_E17_AppointmentStatus_booked: AppointmentStatus = AppointmentStatus.booked
-_E17_AppointmentStatus_checked_in: AppointmentStatus = AppointmentStatus.checked_in
-_E17_AppointmentStatus_completed: AppointmentStatus = AppointmentStatus.completed
-_E17_AppointmentStatus_cancelled: AppointmentStatus = AppointmentStatus.cancelled
-_E17_AppointmentStatus_no_show: AppointmentStatus = AppointmentStatus.no_show
-
-_T17_AppointmentStatus: dict[AppointmentStatus | None, str] = {None: 'null', _E17_AppointmentStatus_booked: '"booked"', _E17_AppointmentStatus_checked_in: '"checked in"', _E17_AppointmentStatus_completed: '"completed"', _E17_AppointmentStatus_cancelled: '"cancelled"', _E17_AppointmentStatus_no_show: '"no show"', }
+(
+    _E17_AppointmentStatus_booked,
+    _E17_AppointmentStatus_checked_in,
+    _E17_AppointmentStatus_completed,
+    _E17_AppointmentStatus_cancelled,
+    _E17_AppointmentStatus_no_show,
+) = AppointmentStatus.__members__.values()
 
 
 class Doctor(Row):
     'A row of Doctor.'
 
-    __slots__ = ('id_', 'name', 'specialty', 'room', 'max_daily_appointments', 'accepting_new_patients', )
-    ENTITY: ClassVar[str] = 'Doctor'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('specialty', 'specialty', lambda value: value._value_, True),
-        ('room', 'room', None, True),
-        ('max_daily_appointments', 'max_daily_appointments', None, True),
-        ('accepting_new_patients', 'accepting_new_patients', None, True),
+    id_: str = field('id', key=True, load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T9_Specialty.__getitem__,
-        v.str_text,
-        v.int_text,
-        None,
+    specialty: Specialty = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Specialty),
+        export=enum_value,
+        text=enum_text(Specialty),
     )
-
-    def __init__(self, *, id_: str, name: str, specialty: Specialty, room: str, max_daily_appointments: int, accepting_new_patients: bool) -> None:
-        self.id_ = id_
-        self.name = name
-        self.specialty = specialty
-        self.room = room
-        self.max_daily_appointments = max_daily_appointments
-        self.accepting_new_patients = accepting_new_patients
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Doctor:
-        other = Doctor.__new__(Doctor)
-        other.id_ = self.id_
-        other.name = self.name
-        other.specialty = self.specialty
-        other.room = self.room
-        other.max_daily_appointments = self.max_daily_appointments
-        other.accepting_new_patients = self.accepting_new_patients
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'specialty': self.specialty._value_,
-            'room': self.room,
-            'max_daily_appointments': self.max_daily_appointments,
-            'accepting_new_patients': self.accepting_new_patients,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Doctor:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'specialty': True, 'room': True, 'max_daily_appointments': True, 'accepting_new_patients': False})
-        return cls(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            specialty=v.want_enum(d['specialty'], path + '.specialty', Specialty),
-            room=v.want_str(d['room'], path + '.room'),
-            max_daily_appointments=v.check_range(v.want_int(d['max_daily_appointments'], path + '.max_daily_appointments'), path + '.max_daily_appointments', 1, 20),
-            accepting_new_patients=(v.want_bool(d['accepting_new_patients'], path + '.accepting_new_patients') if d.get('accepting_new_patients') is not None else True),
-        )
+    room: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    max_daily_appointments: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 20),
+        text=v.int_text,
+    )
+    accepting_new_patients: bool = field(
+        load=lambda x, p, ep: v.want_bool(x, p),
+        fill=lambda ep: True,
+    )
 
 
 class Patient(Row):
     'A row of Patient.'
 
-    __slots__ = ('id_', 'name', 'birth_date', 'phone', 'email', 'insurance', 'balance', 'no_shows', )
-    ENTITY: ClassVar[str] = 'Patient'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('birth_date', 'birth_date', lambda value: value.isoformat(), True),
-        ('phone', 'phone', None, True),
-        ('email', 'email', None, True),
-        ('insurance', 'insurance', None, True),
-        ('balance', 'balance', None, True),
-        ('no_shows', 'no_shows', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'),
+        fill=lambda ep: ep._next('patient_ids', 'P{:04d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        None,
-        v.str_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        lambda value: ('null' if value is None else v.str_text(value)),
-        v.float_text,
-        v.int_text,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, birth_date: dt.date, phone: str, email: str | None, insurance: str | None, balance: float, no_shows: int) -> None:
-        self.id_ = id_
-        self.name = name
-        self.birth_date = birth_date
-        self.phone = phone
-        self.email = email
-        self.insurance = insurance
-        self.balance = balance
-        self.no_shows = no_shows
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Patient:
-        other = Patient.__new__(Patient)
-        other.id_ = self.id_
-        other.name = self.name
-        other.birth_date = self.birth_date
-        other.phone = self.phone
-        other.email = self.email
-        other.insurance = self.insurance
-        other.balance = self.balance
-        other.no_shows = self.no_shows
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'birth_date': self.birth_date.isoformat(),
-            'phone': self.phone,
-            'email': self.email,
-            'insurance': self.insurance,
-            'balance': self.balance,
-            'no_shows': self.no_shows,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Patient:
-        d = v.want_object(data, path, {'id': False, 'name': True, 'birth_date': True, 'phone': True, 'email': False, 'insurance': False, 'balance': False, 'no_shows': False})
-        return cls(
-            id_=(v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^P[0-9]{4}$') if d.get('id') is not None else ep._next('patient_ids', 'P{:04d}')),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            birth_date=v.want_date(d['birth_date'], path + '.birth_date'),
-            phone=v.check_pattern(v.want_str(d['phone'], path + '.phone'), path + '.phone', '^\\+[0-9]{7,15}$'),
-            email=(v.want_optional(d['email'], path + '.email', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))) if d.get('email') is not None else None),
-            insurance=(v.want_optional(d['insurance'], path + '.insurance', (lambda x, p: v.want_str(x, p))) if d.get('insurance') is not None else None),
-            balance=(v.check_range(v.want_float(d['balance'], path + '.balance'), path + '.balance', 0.0, None) if d.get('balance') is not None else 0.0),
-            no_shows=(v.check_range(v.want_int(d['no_shows'], path + '.no_shows'), path + '.no_shows', 0, None) if d.get('no_shows') is not None else 0),
-        )
+    birth_date: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    phone: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
+        text=v.str_text,
+    )
+    email: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
+    insurance: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
+    balance: float = field(
+        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
+        fill=lambda ep: 0.0,
+        text=v.float_text,
+    )
+    no_shows: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        fill=lambda ep: 0,
+        text=v.int_text,
+    )
 
 
 class Slot(Row):
     "A block of a doctor's time that one appointment can use."
 
-    __slots__ = ('id_', 'doctor', 'start', 'length_minutes', )
-    ENTITY: ClassVar[str] = 'Slot'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('doctor', 'doctor', None, True),
-        ('start', 'start', lambda value: value.isoformat(), True),
-        ('length_minutes', 'length_minutes', None, True),
+    id_: str = field('id', key=True, load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    doctor: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    start: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        export=lambda value: value.isoformat(),
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        None,
-        v.int_text,
+    length_minutes: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 5, 240),
+        text=v.int_text,
     )
-
-    def __init__(self, *, id_: str, doctor: str, start: dt.datetime, length_minutes: int) -> None:
-        self.id_ = id_
-        self.doctor = doctor
-        self.start = start
-        self.length_minutes = length_minutes
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Slot:
-        other = Slot.__new__(Slot)
-        other.id_ = self.id_
-        other.doctor = self.doctor
-        other.start = self.start
-        other.length_minutes = self.length_minutes
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'doctor': self.doctor,
-            'start': self.start.isoformat(),
-            'length_minutes': self.length_minutes,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Slot:
-        d = v.want_object(data, path, {'id': True, 'doctor': True, 'start': True, 'length_minutes': True})
-        return cls(
-            id_=v.want_str(d['id'], path + '.id'),
-            doctor=v.want_str(d['doctor'], path + '.doctor'),
-            start=v.want_datetime(d['start'], path + '.start'),
-            length_minutes=v.check_range(v.want_int(d['length_minutes'], path + '.length_minutes'), path + '.length_minutes', 5, 240),
-        )
 
 
 class Appointment(Row):
     'A row of Appointment.'
 
-    __slots__ = ('id_', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes', )
-    ENTITY: ClassVar[str] = 'Appointment'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('patient', 'patient', None, True),
-        ('doctor', 'doctor', None, True),
-        ('slot', 'slot', None, True),
-        ('kind', 'kind', lambda value: value._value_, True),
-        ('start', 'start', lambda value: value.isoformat(), True),
-        ('end', 'end', lambda value: value.isoformat(), True),
-        ('reason', 'reason', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('booked_at', 'booked_at', lambda value: value.isoformat(), True),
-        ('cancelled_at', 'cancelled_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('late_cancellation', 'late_cancellation', None, True),
-        ('notes', 'notes', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('appointment_ids', 'APT{:04d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        _T9_VisitKind.__getitem__,
-        None,
-        None,
-        v.str_text,
-        _T17_AppointmentStatus.__getitem__,
-        None,
-        None,
-        None,
-        lambda value: ('null' if value is None else v.str_text(value)),
+    patient: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, patient: str, doctor: str, slot: str, kind: VisitKind, start: dt.datetime, end: dt.datetime, reason: str, status: AppointmentStatus, booked_at: dt.datetime, cancelled_at: dt.datetime | None, late_cancellation: bool, notes: str | None) -> None:
-        self.id_ = id_
-        self.patient = patient
-        self.doctor = doctor
-        self.slot = slot
-        self.kind = kind
-        self.start = start
-        self.end = end
-        self.reason = reason
-        self.status = status
-        self.booked_at = booked_at
-        self.cancelled_at = cancelled_at
-        self.late_cancellation = late_cancellation
-        self.notes = notes
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Appointment:
-        other = Appointment.__new__(Appointment)
-        other.id_ = self.id_
-        other.patient = self.patient
-        other.doctor = self.doctor
-        other.slot = self.slot
-        other.kind = self.kind
-        other.start = self.start
-        other.end = self.end
-        other.reason = self.reason
-        other.status = self.status
-        other.booked_at = self.booked_at
-        other.cancelled_at = self.cancelled_at
-        other.late_cancellation = self.late_cancellation
-        other.notes = self.notes
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'patient': self.patient,
-            'doctor': self.doctor,
-            'slot': self.slot,
-            'kind': self.kind._value_,
-            'start': self.start.isoformat(),
-            'end': self.end.isoformat(),
-            'reason': self.reason,
-            'status': self.status._value_,
-            'booked_at': self.booked_at.isoformat(),
-            'cancelled_at': rt.if_present(self.cancelled_at, lambda x: x.isoformat()),
-            'late_cancellation': self.late_cancellation,
-            'notes': self.notes,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Appointment:
-        d = v.want_object(data, path, {'id': False, 'patient': True, 'doctor': True, 'slot': True, 'kind': False, 'start': True, 'end': True, 'reason': True, 'status': False, 'booked_at': False, 'cancelled_at': False, 'late_cancellation': False, 'notes': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('appointment_ids', 'APT{:04d}')),
-            patient=v.check_pattern(v.want_str(d['patient'], path + '.patient'), path + '.patient', '^P[0-9]{4}$'),
-            doctor=v.want_str(d['doctor'], path + '.doctor'),
-            slot=v.want_str(d['slot'], path + '.slot'),
-            kind=(v.want_enum(d['kind'], path + '.kind', VisitKind) if d.get('kind') is not None else _E9_VisitKind_consultation),
-            start=v.want_datetime(d['start'], path + '.start'),
-            end=v.want_datetime(d['end'], path + '.end'),
-            reason=v.check_length(v.want_str(d['reason'], path + '.reason'), path + '.reason', 1, 200),
-            status=(v.want_enum(d['status'], path + '.status', AppointmentStatus) if d.get('status') is not None else _E17_AppointmentStatus_booked),
-            booked_at=(v.want_datetime(d['booked_at'], path + '.booked_at') if d.get('booked_at') is not None else ep.clock),
-            cancelled_at=(v.want_optional(d['cancelled_at'], path + '.cancelled_at', (lambda x, p: v.want_datetime(x, p))) if d.get('cancelled_at') is not None else None),
-            late_cancellation=(v.want_bool(d['late_cancellation'], path + '.late_cancellation') if d.get('late_cancellation') is not None else False),
-            notes=(v.want_optional(d['notes'], path + '.notes', (lambda x, p: v.want_str(x, p))) if d.get('notes') is not None else None),
-        )
+    doctor: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    slot: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    kind: VisitKind = field(
+        load=lambda x, p, ep: v.want_enum(x, p, VisitKind),
+        fill=lambda ep: _E9_VisitKind_consultation,
+        export=enum_value,
+        text=enum_text(VisitKind),
+    )
+    start: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    end: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    reason: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 200),
+        text=v.str_text,
+    )
+    status: AppointmentStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, AppointmentStatus),
+        fill=lambda ep: _E17_AppointmentStatus_booked,
+        export=enum_value,
+        text=enum_text(AppointmentStatus),
+    )
+    booked_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
+    )
+    cancelled_at: dt.datetime | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
+    )
+    late_cancellation: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+    notes: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
 
 
 class WaitlistEntry(Row):
     'A patient waiting for a free slot with a doctor between two dates.'
 
-    __slots__ = ('id_', 'patient', 'doctor', 'earliest', 'latest', 'reason', 'added_at', )
-    ENTITY: ClassVar[str] = 'WaitlistEntry'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('patient', 'patient', None, True),
-        ('doctor', 'doctor', None, True),
-        ('earliest', 'earliest', lambda value: value.isoformat(), True),
-        ('latest', 'latest', lambda value: value.isoformat(), True),
-        ('reason', 'reason', None, True),
-        ('added_at', 'added_at', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('waitlist_ids', 'WL{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        v.str_text,
-        None,
+    patient: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'),
+        text=v.str_text,
+    )
+    doctor: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    earliest: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    latest: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    reason: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 200),
+        text=v.str_text,
+    )
+    added_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
     )
 
-    def __init__(self, *, id_: str, patient: str, doctor: str, earliest: dt.date, latest: dt.date, reason: str, added_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.patient = patient
-        self.doctor = doctor
-        self.earliest = earliest
-        self.latest = latest
-        self.reason = reason
-        self.added_at = added_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
 
-    def clone(self) -> WaitlistEntry:
-        other = WaitlistEntry.__new__(WaitlistEntry)
-        other.id_ = self.id_
-        other.patient = self.patient
-        other.doctor = self.doctor
-        other.earliest = self.earliest
-        other.latest = self.latest
-        other.reason = self.reason
-        other.added_at = self.added_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'patient': self.patient,
-            'doctor': self.doctor,
-            'earliest': self.earliest.isoformat(),
-            'latest': self.latest.isoformat(),
-            'reason': self.reason,
-            'added_at': self.added_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> WaitlistEntry:
-        d = v.want_object(data, path, {'id': False, 'patient': True, 'doctor': True, 'earliest': True, 'latest': True, 'reason': True, 'added_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('waitlist_ids', 'WL{:03d}')),
-            patient=v.check_pattern(v.want_str(d['patient'], path + '.patient'), path + '.patient', '^P[0-9]{4}$'),
-            doctor=v.want_str(d['doctor'], path + '.doctor'),
-            earliest=v.want_date(d['earliest'], path + '.earliest'),
-            latest=v.want_date(d['latest'], path + '.latest'),
-            reason=v.check_length(v.want_str(d['reason'], path + '.reason'), path + '.reason', 1, 200),
-            added_at=(v.want_datetime(d['added_at'], path + '.added_at') if d.get('added_at') is not None else ep.clock),
-        )
-
-
-class _Slots_SlotView:
-    'The slots of the SlotView record: its fields and its JSON text.'
-
-    __slots__ = ('slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end', '_json')
-
-
-class SlotView(_Slots_SlotView, rt.Record):
+class SlotView(Record):
     'A free slot as offered to the agent.'
 
-    __slots__ = ()
-    __match_args__ = ('slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end')
-
-    slot_id: str
-    doctor_id: str
-    doctor: str
-    specialty: Specialty
-    start: dt.datetime
-    end: dt.datetime
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.slot_id, self.doctor_id, self.doctor, self.specialty, self.start, self.end) == (other.slot_id, other.doctor_id, other.doctor, other.specialty, other.start, other.end)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.slot_id, self.doctor_id, self.doctor, self.specialty, self.start, self.end))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(slot_id={self.slot_id!r}, doctor_id={self.doctor_id!r}, doctor={self.doctor!r}, specialty={self.specialty!r}, start={self.start!r}, end={self.end!r})'
-
-    def __init__(self, slot_id: str, doctor_id: str, doctor: str, specialty: Specialty, start: dt.datetime, end: dt.datetime) -> None:
-        _set = _SET_SlotView
-        _set[0](self, slot_id)
-        _set[1](self, doctor_id)
-        _set[2](self, doctor)
-        _set[3](self, specialty)
-        _set[4](self, start)
-        _set[5](self, end)
-        _set[6](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'slot_id': self.slot_id,
-            'doctor_id': self.doctor_id,
-            'doctor': self.doctor,
-            'specialty': self.specialty._value_,
-            'start': self.start.isoformat(),
-            'end': self.end.isoformat(),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"slot_id": ', v.str_text(self.slot_id), ', "doctor_id": ', v.str_text(self.doctor_id), ', "doctor": ', v.str_text(self.doctor), ', "specialty": ', _T9_Specialty[self.specialty], ', "start": ', v.json_text(self.start.isoformat()), ', "end": ', v.json_text(self.end.isoformat()), '}'))
-            _SET_SlotView[6](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SlotView:
-        d = v.want_object(data, path, {'slot_id': True, 'doctor_id': True, 'doctor': True, 'specialty': True, 'start': True, 'end': True})
-        return _new_SlotView(
-            slot_id=v.want_str(d['slot_id'], path + '.slot_id'),
-            doctor_id=v.want_str(d['doctor_id'], path + '.doctor_id'),
-            doctor=v.want_str(d['doctor'], path + '.doctor'),
-            specialty=v.want_enum(d['specialty'], path + '.specialty', Specialty),
-            start=v.want_datetime(d['start'], path + '.start'),
-            end=v.want_datetime(d['end'], path + '.end'),
-        )
+    slot_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    doctor_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    doctor: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    specialty: Specialty = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Specialty),
+        export=enum_value,
+        text=enum_text(Specialty),
+    )
+    start: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    end: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        export=lambda value: value.isoformat(),
+    )
 
 
-_SET_SlotView: tuple[Any, ...] = rt.slot_setters(_Slots_SlotView, ('slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end', '_json'))
-
-
-class _Made_SlotView(_Slots_SlotView):
-    'A SlotView being made by _new_SlotView.'
-
-    __slots__ = ()
-
-
-def _new_SlotView(slot_id: str, doctor_id: str, doctor: str, specialty: Specialty, start: dt.datetime, end: dt.datetime) -> SlotView:
-    self: Any = object.__new__(_Made_SlotView)
-    self.slot_id = slot_id
-    self.doctor_id = doctor_id
-    self.doctor = doctor
-    self.specialty = specialty
-    self.start = start
-    self.end = end
-    self._json = None
-    self.__class__ = SlotView
-    _made: SlotView = self
-    return _made
-
-
-class _Slots_Cancellation:
-    'The slots of the Cancellation record: its fields and its JSON text.'
-
-    __slots__ = ('appointment_id', 'late', 'fee', 'message', '_json')
-
-
-class Cancellation(_Slots_Cancellation, rt.Record):
+class Cancellation(Record):
     'The Cancellation record.'
 
-    __slots__ = ()
-    __match_args__ = ('appointment_id', 'late', 'fee', 'message')
-
-    appointment_id: str
-    late: bool
-    fee: float
-    message: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.appointment_id, self.late, self.fee, self.message) == (other.appointment_id, other.late, other.fee, other.message)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.appointment_id, self.late, self.fee, self.message))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(appointment_id={self.appointment_id!r}, late={self.late!r}, fee={self.fee!r}, message={self.message!r})'
-
-    def __init__(self, appointment_id: str, late: bool, fee: float, message: str) -> None:
-        _set = _SET_Cancellation
-        _set[0](self, appointment_id)
-        _set[1](self, late)
-        _set[2](self, fee)
-        _set[3](self, message)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'appointment_id': self.appointment_id,
-            'late': self.late,
-            'fee': self.fee,
-            'message': self.message,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"appointment_id": ', v.str_text(self.appointment_id), ', "late": ', v.json_text(self.late), ', "fee": ', v.float_text(self.fee), ', "message": ', v.str_text(self.message), '}'))
-            _SET_Cancellation[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Cancellation:
-        d = v.want_object(data, path, {'appointment_id': True, 'late': True, 'fee': True, 'message': True})
-        return _new_Cancellation(
-            appointment_id=v.want_str(d['appointment_id'], path + '.appointment_id'),
-            late=v.want_bool(d['late'], path + '.late'),
-            fee=v.want_float(d['fee'], path + '.fee'),
-            message=v.want_str(d['message'], path + '.message'),
-        )
+    appointment_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    late: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    fee: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    message: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_Cancellation: tuple[Any, ...] = rt.slot_setters(_Slots_Cancellation, ('appointment_id', 'late', 'fee', 'message', '_json'))
-
-
-class _Made_Cancellation(_Slots_Cancellation):
-    'A Cancellation being made by _new_Cancellation.'
-
-    __slots__ = ()
-
-
-def _new_Cancellation(appointment_id: str, late: bool, fee: float, message: str) -> Cancellation:
-    self: Any = object.__new__(_Made_Cancellation)
-    self.appointment_id = appointment_id
-    self.late = late
-    self.fee = fee
-    self.message = message
-    self._json = None
-    self.__class__ = Cancellation
-    _made: Cancellation = self
-    return _made
-
-
-class _Slots_DaySchedule:
-    'The slots of the DaySchedule record: its fields and its JSON text.'
-
-    __slots__ = ('doctor_id', 'day', 'appointments', 'free_slots', '_json')
-
-
-class DaySchedule(_Slots_DaySchedule, rt.Record):
+class DaySchedule(Record):
     'The DaySchedule record.'
 
-    __slots__ = ()
-    __match_args__ = ('doctor_id', 'day', 'appointments', 'free_slots')
-
-    doctor_id: str
-    day: dt.date
-    appointments: tuple[str, ...]
-    free_slots: tuple[SlotView, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.doctor_id, self.day, self.appointments, self.free_slots) == (other.doctor_id, other.day, other.appointments, other.free_slots)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.doctor_id, self.day, self.appointments, self.free_slots))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(doctor_id={self.doctor_id!r}, day={self.day!r}, appointments={self.appointments!r}, free_slots={self.free_slots!r})'
-
-    def __init__(self, doctor_id: str, day: dt.date, appointments: tuple[str, ...], free_slots: tuple[SlotView, ...]) -> None:
-        _set = _SET_DaySchedule
-        _set[0](self, doctor_id)
-        _set[1](self, day)
-        _set[2](self, appointments)
-        _set[3](self, free_slots)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'doctor_id': self.doctor_id,
-            'day': self.day.isoformat(),
-            'appointments': list(self.appointments),
-            'free_slots': [x.export() for x in self.free_slots],
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"doctor_id": ', v.str_text(self.doctor_id), ', "day": ', v.json_text(self.day.isoformat()), ', "appointments": ', v.json_text(self.appointments), ', "free_slots": ', v.records_text(self.free_slots), '}'))
-            _SET_DaySchedule[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> DaySchedule:
-        d = v.want_object(data, path, {'doctor_id': True, 'day': True, 'appointments': True, 'free_slots': True})
-        return _new_DaySchedule(
-            doctor_id=v.want_str(d['doctor_id'], path + '.doctor_id'),
-            day=v.want_date(d['day'], path + '.day'),
-            appointments=v.want_list(d['appointments'], path + '.appointments', (lambda x, p: v.want_str(x, p))),
-            free_slots=v.want_list(d['free_slots'], path + '.free_slots', (lambda x, p: SlotView.load(x, p, ep))),
-        )
-
-
-_SET_DaySchedule: tuple[Any, ...] = rt.slot_setters(_Slots_DaySchedule, ('doctor_id', 'day', 'appointments', 'free_slots', '_json'))
-
-
-class _Made_DaySchedule(_Slots_DaySchedule):
-    'A DaySchedule being made by _new_DaySchedule.'
-
-    __slots__ = ()
-
-
-def _new_DaySchedule(doctor_id: str, day: dt.date, appointments: tuple[str, ...], free_slots: tuple[SlotView, ...]) -> DaySchedule:
-    self: Any = object.__new__(_Made_DaySchedule)
-    self.doctor_id = doctor_id
-    self.day = day
-    self.appointments = appointments
-    self.free_slots = free_slots
-    self._json = None
-    self.__class__ = DaySchedule
-    _made: DaySchedule = self
-    return _made
+    doctor_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    day: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    appointments: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
+    free_slots: tuple[SlotView, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: SlotView.load(x, p, ep))),
+        export=lambda value: [x.export() for x in value],
+        text=v.records_text,
+    )
 
 
 class _State(StateBase):
@@ -929,7 +483,7 @@ class ClinicScheduling(Episode):
         return (rt.text(t.date()) + ' ' + format(t.hour, '02d') + ':' + format(t.minute, '02d'))  # clinic.world:180
 
     def fn_slot_view(self, slot: Slot, kind: VisitKind) -> SlotView:  # clinic.world:183
-        return _new_SlotView(slot.id_, (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).id_, (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).name, (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).specialty, slot.start, (slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))))  # clinic.world:184
+        return SlotView(slot.id_, (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).id_, (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).name, (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).specialty, slot.start, (slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))))  # clinic.world:184
 
     def fn_booking_problem(self, patient: Patient, slot: Slot, kind: VisitKind, moving: str) -> str | None:  # clinic.world:194
         'Why the patient cannot have this slot for this kind of visit, or none when they can.\n`moving` is the id of an appointment being moved (its current time does not count), or an empty string.'
@@ -1014,7 +568,7 @@ class ClinicScheduling(Episode):
         booked: tuple[str, ...] = tuple([_a20.key() for _a20 in rt.each(self, self.t_appointments) if (((_a20.doctor == doctor.key()) and (_a20.start.date() == day)) and self.fn_active(_a20))])  # clinic.world:337
         self._steps -= len(booked)  # clinic.world:338
         self._steps >= 0 or rt.out_of_steps()  # clinic.world:338
-        return _new_DaySchedule(doctor.id_, day, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, booked), key=lambda _a21: _a21.start)), tuple([self.fn_slot_view(_s22, _E9_VisitKind_consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)))]))  # clinic.world:338
+        return DaySchedule(doctor.id_, day, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, booked), key=lambda _a21: _a21.start)), tuple([self.fn_slot_view(_s22, _E9_VisitKind_consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)))]))  # clinic.world:338
 
     def tool_list_appointments(self, patient_id: str | None, doctor_id: str | None, on: dt.date | None, status: AppointmentStatus | None) -> tuple[str, ...]:  # clinic.world:346
         'List appointments, earliest first, filtered by patient, doctor, day and status.'
@@ -1082,7 +636,7 @@ class ClinicScheduling(Episode):
             _row26._digest = _row26._text = None  # clinic.world:428
             self.t_patients._digest = None  # clinic.world:428
             message = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled. It was less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours away, so a late fee of $' + format(fee, '.2f') + ' was added to ' + rt.text((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).name) + "'s balance."))  # clinic.world:429
-        return _new_Cancellation(appointment.id_, late, fee, message)  # clinic.world:431
+        return Cancellation(appointment.id_, late, fee, message)  # clinic.world:431
 
     def tool_check_in(self, appointment: Appointment) -> Appointment:  # clinic.world:436
         'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes after it.'

@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["ConcertTicketOffice", "Customer", "Event", "EventView", "Order", "OrderStatus", "OrderView", "PayMethod", "Refund", "SeatAvailability", "Section", "SectionOffer", "Ticket", "TicketStatus", "Tier", "Venue"]
 
@@ -36,11 +37,7 @@ class Tier(enum.StrEnum):
     vip = 'vip'
 
 
-_E4_Tier_standard: Tier = Tier.standard
-_E4_Tier_premium: Tier = Tier.premium
-_E4_Tier_vip: Tier = Tier.vip
-
-_T4_Tier: dict[Tier | None, str] = {None: 'null', _E4_Tier_standard: '"standard"', _E4_Tier_premium: '"premium"', _E4_Tier_vip: '"vip"', }
+_E4_Tier_standard, _E4_Tier_premium, _E4_Tier_vip = Tier.__members__.values()
 
 
 class PayMethod(enum.StrEnum):
@@ -51,11 +48,7 @@ class PayMethod(enum.StrEnum):
     voucher = 'voucher'
 
 
-_E9_PayMethod_card: PayMethod = PayMethod.card
-_E9_PayMethod_cash: PayMethod = PayMethod.cash
-_E9_PayMethod_voucher: PayMethod = PayMethod.voucher
-
-_T9_PayMethod: dict[PayMethod | None, str] = {None: 'null', _E9_PayMethod_card: '"card"', _E9_PayMethod_cash: '"cash"', _E9_PayMethod_voucher: '"voucher"', }
+_E9_PayMethod_card, _E9_PayMethod_cash, _E9_PayMethod_voucher = PayMethod.__members__.values()
 
 
 class OrderStatus(enum.StrEnum):
@@ -66,11 +59,10 @@ class OrderStatus(enum.StrEnum):
     released = 'released'
 
 
-_E11_OrderStatus_held: OrderStatus = OrderStatus.held
-_E11_OrderStatus_paid: OrderStatus = OrderStatus.paid
-_E11_OrderStatus_released: OrderStatus = OrderStatus.released
-
-_T11_OrderStatus: dict[OrderStatus | None, str] = {None: 'null', _E11_OrderStatus_held: '"held"', _E11_OrderStatus_paid: '"paid"', _E11_OrderStatus_released: '"released"', }
+(
+    _E11_OrderStatus_held, _E11_OrderStatus_paid,
+    _E11_OrderStatus_released,
+) = OrderStatus.__members__.values()
 
 
 class TicketStatus(enum.StrEnum):
@@ -83,844 +75,276 @@ class TicketStatus(enum.StrEnum):
     released = 'released'
 
 
-_E12_TicketStatus_held: TicketStatus = TicketStatus.held
-_E12_TicketStatus_sold: TicketStatus = TicketStatus.sold
-_E12_TicketStatus_checked_in: TicketStatus = TicketStatus.checked_in
-_E12_TicketStatus_refunded: TicketStatus = TicketStatus.refunded
-_E12_TicketStatus_released: TicketStatus = TicketStatus.released
-
-_T12_TicketStatus: dict[TicketStatus | None, str] = {None: 'null', _E12_TicketStatus_held: '"held"', _E12_TicketStatus_sold: '"sold"', _E12_TicketStatus_checked_in: '"checked_in"', _E12_TicketStatus_refunded: '"refunded"', _E12_TicketStatus_released: '"released"', }
+(
+    _E12_TicketStatus_held, _E12_TicketStatus_sold,
+    _E12_TicketStatus_checked_in, _E12_TicketStatus_refunded,
+    _E12_TicketStatus_released,
+) = TicketStatus.__members__.values()
 
 
 class Venue(Row):
     'A concert hall.'
 
-    __slots__ = ('id_', 'name', 'city', )
-    ENTITY: ClassVar[str] = 'Venue'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('city', 'city', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, city: str) -> None:
-        self.id_ = id_
-        self.name = name
-        self.city = city
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Venue:
-        other = Venue.__new__(Venue)
-        other.id_ = self.id_
-        other.name = self.name
-        other.city = self.city
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'city': self.city,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Venue:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'city': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^V[0-9]{2}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            city=v.check_length(v.want_str(d['city'], path + '.city'), path + '.city', 1, 60),
-        )
+    city: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 60),
+        text=v.str_text,
+    )
 
 
 class Section(Row):
     'A block of seats in a venue, in lettered rows (A, B, ...) of numbered seats (1, 2, ...).'
 
-    __slots__ = ('id_', 'venue', 'name', 'tier', 'rows', 'seats_per_row', )
-    ENTITY: ClassVar[str] = 'Section'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('venue', 'venue', None, True),
-        ('name', 'name', None, True),
-        ('tier', 'tier', lambda value: value._value_, True),
-        ('rows', 'rows', None, True),
-        ('seats_per_row', 'seats_per_row', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        _T4_Tier.__getitem__,
-        v.int_text,
-        v.int_text,
+    venue: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, venue: str, name: str, tier: Tier, rows: int, seats_per_row: int) -> None:
-        self.id_ = id_
-        self.venue = venue
-        self.name = name
-        self.tier = tier
-        self.rows = rows
-        self.seats_per_row = seats_per_row
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Section:
-        other = Section.__new__(Section)
-        other.id_ = self.id_
-        other.venue = self.venue
-        other.name = self.name
-        other.tier = self.tier
-        other.rows = self.rows
-        other.seats_per_row = self.seats_per_row
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'venue': self.venue,
-            'name': self.name,
-            'tier': self.tier._value_,
-            'rows': self.rows,
-            'seats_per_row': self.seats_per_row,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Section:
-        d = v.want_object(data, path, {'id': True, 'venue': True, 'name': True, 'tier': True, 'rows': True, 'seats_per_row': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^[A-Z0-9]{2,10}$'),
-            venue=v.check_pattern(v.want_str(d['venue'], path + '.venue'), path + '.venue', '^V[0-9]{2}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 60),
-            tier=v.want_enum(d['tier'], path + '.tier', Tier),
-            rows=v.check_range(v.want_int(d['rows'], path + '.rows'), path + '.rows', 1, 26),
-            seats_per_row=v.check_range(v.want_int(d['seats_per_row'], path + '.seats_per_row'), path + '.seats_per_row', 1, 50),
-        )
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 60),
+        text=v.str_text,
+    )
+    tier: Tier = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Tier),
+        export=enum_value,
+        text=enum_text(Tier),
+    )
+    rows: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 26),
+        text=v.int_text,
+    )
+    seats_per_row: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 50),
+        text=v.int_text,
+    )
 
 
 class Event(Row):
     'A concert at a venue.'
 
-    __slots__ = ('id_', 'title', 'venue', 'starts_at', 'prices', 'on_sale', )
-    ENTITY: ClassVar[str] = 'Event'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('title', 'title', None, True),
-        ('venue', 'venue', None, True),
-        ('starts_at', 'starts_at', lambda value: value.isoformat(), True),
-        ('prices', 'prices', lambda value: {k._value_: x for k, x in value.items()}, True),
-        ('on_sale', 'on_sale', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        None,
+    title: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 120),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, title: str, venue: str, starts_at: dt.datetime, prices: dict[Tier, int], on_sale: bool) -> None:
-        self.id_ = id_
-        self.title = title
-        self.venue = venue
-        self.starts_at = starts_at
-        self.prices = prices
-        self.on_sale = on_sale
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Event:
-        other = Event.__new__(Event)
-        other.id_ = self.id_
-        other.title = self.title
-        other.venue = self.venue
-        other.starts_at = self.starts_at
-        other.prices = self.prices
-        other.on_sale = self.on_sale
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'title': self.title,
-            'venue': self.venue,
-            'starts_at': self.starts_at.isoformat(),
-            'prices': {k._value_: x for k, x in self.prices.items()},
-            'on_sale': self.on_sale,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Event:
-        d = v.want_object(data, path, {'id': True, 'title': True, 'venue': True, 'starts_at': True, 'prices': True, 'on_sale': False})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^E[0-9]{2}$'),
-            title=v.check_length(v.want_str(d['title'], path + '.title'), path + '.title', 1, 120),
-            venue=v.check_pattern(v.want_str(d['venue'], path + '.venue'), path + '.venue', '^V[0-9]{2}$'),
-            starts_at=v.want_datetime(d['starts_at'], path + '.starts_at'),
-            prices=v.want_map(d['prices'], path + '.prices', (lambda x, p: v.want_enum(x, p, Tier)), (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
-            on_sale=(v.want_bool(d['on_sale'], path + '.on_sale') if d.get('on_sale') is not None else True),
-        )
+    venue: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'),
+        text=v.str_text,
+    )
+    starts_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    prices: dict[Tier, int] = field(
+        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_enum(x, p, Tier)), (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
+        export=lambda value: {k._value_: x for k, x in value.items()},
+    )
+    on_sale: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: True)
 
 
 class Customer(Row):
     'A ticket buyer.'
 
-    __slots__ = ('id_', 'name', 'email', )
-    ENTITY: ClassVar[str] = 'Customer'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('email', 'email', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, email: str) -> None:
-        self.id_ = id_
-        self.name = name
-        self.email = email
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Customer:
-        other = Customer.__new__(Customer)
-        other.id_ = self.id_
-        other.name = self.name
-        other.email = self.email
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'email': self.email,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Customer:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'email': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^C[0-9]{3}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        )
+    email: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text,
+    )
 
 
 class Order(Row):
     "A customer's purchase of seats for one event."
 
-    __slots__ = ('id_', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment', )
-    ENTITY: ClassVar[str] = 'Order'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('customer', 'customer', None, True),
-        ('event', 'event', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('created_at', 'created_at', lambda value: value.isoformat(), True),
-        ('hold_expires_at', 'hold_expires_at', lambda value: value.isoformat(), True),
-        ('total_cents', 'total_cents', None, True),
-        ('paid_at', 'paid_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('payment', 'payment', lambda value: rt.if_present(value, lambda x: x._value_), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('order_ids', 'ORD{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        _T11_OrderStatus.__getitem__,
-        None,
-        None,
-        v.int_text,
-        None,
-        _T9_PayMethod.__getitem__,
+    customer: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, customer: str, event: str, status: OrderStatus, created_at: dt.datetime, hold_expires_at: dt.datetime, total_cents: int, paid_at: dt.datetime | None, payment: PayMethod | None) -> None:
-        self.id_ = id_
-        self.customer = customer
-        self.event = event
-        self.status = status
-        self.created_at = created_at
-        self.hold_expires_at = hold_expires_at
-        self.total_cents = total_cents
-        self.paid_at = paid_at
-        self.payment = payment
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Order:
-        other = Order.__new__(Order)
-        other.id_ = self.id_
-        other.customer = self.customer
-        other.event = self.event
-        other.status = self.status
-        other.created_at = self.created_at
-        other.hold_expires_at = self.hold_expires_at
-        other.total_cents = self.total_cents
-        other.paid_at = self.paid_at
-        other.payment = self.payment
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'customer': self.customer,
-            'event': self.event,
-            'status': self.status._value_,
-            'created_at': self.created_at.isoformat(),
-            'hold_expires_at': self.hold_expires_at.isoformat(),
-            'total_cents': self.total_cents,
-            'paid_at': rt.if_present(self.paid_at, lambda x: x.isoformat()),
-            'payment': rt.if_present(self.payment, lambda x: x._value_),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Order:
-        d = v.want_object(data, path, {'id': False, 'customer': True, 'event': True, 'status': False, 'created_at': False, 'hold_expires_at': True, 'total_cents': True, 'paid_at': False, 'payment': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('order_ids', 'ORD{:03d}')),
-            customer=v.check_pattern(v.want_str(d['customer'], path + '.customer'), path + '.customer', '^C[0-9]{3}$'),
-            event=v.check_pattern(v.want_str(d['event'], path + '.event'), path + '.event', '^E[0-9]{2}$'),
-            status=(v.want_enum(d['status'], path + '.status', OrderStatus) if d.get('status') is not None else _E11_OrderStatus_held),
-            created_at=(v.want_datetime(d['created_at'], path + '.created_at') if d.get('created_at') is not None else ep.clock),
-            hold_expires_at=v.want_datetime(d['hold_expires_at'], path + '.hold_expires_at'),
-            total_cents=v.check_range(v.want_int(d['total_cents'], path + '.total_cents'), path + '.total_cents', 0, None),
-            paid_at=(v.want_optional(d['paid_at'], path + '.paid_at', (lambda x, p: v.want_datetime(x, p))) if d.get('paid_at') is not None else None),
-            payment=(v.want_optional(d['payment'], path + '.payment', (lambda x, p: v.want_enum(x, p, PayMethod))) if d.get('payment') is not None else None),
-        )
+    event: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'),
+        text=v.str_text,
+    )
+    status: OrderStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, OrderStatus),
+        fill=lambda ep: _E11_OrderStatus_held,
+        export=enum_value,
+        text=enum_text(OrderStatus),
+    )
+    created_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
+    )
+    hold_expires_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    total_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        text=v.int_text,
+    )
+    paid_at: dt.datetime | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
+    )
+    payment: PayMethod | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, PayMethod))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x._value_),
+        text=enum_text(PayMethod),
+    )
 
 
 class Ticket(Row):
     'One seat of an order.'
 
-    __slots__ = ('id_', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at', )
-    ENTITY: ClassVar[str] = 'Ticket'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('order', 'order', None, True),
-        ('event', 'event', None, True),
-        ('section', 'section', None, True),
-        ('seat', 'seat', None, True),
-        ('price_cents', 'price_cents', None, True),
-        ('holder', 'holder', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('checked_in_at', 'checked_in_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('ticket_ids', 'TK{:04d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        v.str_text,
-        _T12_TicketStatus.__getitem__,
-        None,
+    order: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    event: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'),
+        text=v.str_text,
+    )
+    section: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
+        text=v.str_text,
+    )
+    seat: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{1,2}$'),
+        text=v.str_text,
+    )
+    price_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        text=v.int_text,
+    )
+    holder: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
+        text=v.str_text,
+    )
+    status: TicketStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, TicketStatus),
+        fill=lambda ep: _E12_TicketStatus_held,
+        export=enum_value,
+        text=enum_text(TicketStatus),
+    )
+    checked_in_at: dt.datetime | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
     )
 
-    def __init__(self, *, id_: str, order: str, event: str, section: str, seat: str, price_cents: int, holder: str, status: TicketStatus, checked_in_at: dt.datetime | None) -> None:
-        self.id_ = id_
-        self.order = order
-        self.event = event
-        self.section = section
-        self.seat = seat
-        self.price_cents = price_cents
-        self.holder = holder
-        self.status = status
-        self.checked_in_at = checked_in_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
 
-    def clone(self) -> Ticket:
-        other = Ticket.__new__(Ticket)
-        other.id_ = self.id_
-        other.order = self.order
-        other.event = self.event
-        other.section = self.section
-        other.seat = self.seat
-        other.price_cents = self.price_cents
-        other.holder = self.holder
-        other.status = self.status
-        other.checked_in_at = self.checked_in_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'order': self.order,
-            'event': self.event,
-            'section': self.section,
-            'seat': self.seat,
-            'price_cents': self.price_cents,
-            'holder': self.holder,
-            'status': self.status._value_,
-            'checked_in_at': rt.if_present(self.checked_in_at, lambda x: x.isoformat()),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Ticket:
-        d = v.want_object(data, path, {'id': False, 'order': True, 'event': True, 'section': True, 'seat': True, 'price_cents': True, 'holder': True, 'status': False, 'checked_in_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('ticket_ids', 'TK{:04d}')),
-            order=v.want_str(d['order'], path + '.order'),
-            event=v.check_pattern(v.want_str(d['event'], path + '.event'), path + '.event', '^E[0-9]{2}$'),
-            section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z0-9]{2,10}$'),
-            seat=v.check_pattern(v.want_str(d['seat'], path + '.seat'), path + '.seat', '^[A-Z][0-9]{1,2}$'),
-            price_cents=v.check_range(v.want_int(d['price_cents'], path + '.price_cents'), path + '.price_cents', 0, None),
-            holder=v.check_pattern(v.want_str(d['holder'], path + '.holder'), path + '.holder', '^C[0-9]{3}$'),
-            status=(v.want_enum(d['status'], path + '.status', TicketStatus) if d.get('status') is not None else _E12_TicketStatus_held),
-            checked_in_at=(v.want_optional(d['checked_in_at'], path + '.checked_in_at', (lambda x, p: v.want_datetime(x, p))) if d.get('checked_in_at') is not None else None),
-        )
-
-
-class _Slots_SeatAvailability:
-    'The slots of the SeatAvailability record: its fields and its JSON text.'
-
-    __slots__ = ('event', 'section', 'tier', 'price_cents', 'free_seats', '_json')
-
-
-class SeatAvailability(_Slots_SeatAvailability, rt.Record):
+class SeatAvailability(Record):
     'The free seats of a section for an event.'
 
-    __slots__ = ()
-    __match_args__ = ('event', 'section', 'tier', 'price_cents', 'free_seats')
-
-    event: str
-    section: str
-    tier: Tier
-    price_cents: int | None
-    free_seats: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.event, self.section, self.tier, self.price_cents, self.free_seats) == (other.event, other.section, other.tier, other.price_cents, other.free_seats)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.event, self.section, self.tier, self.price_cents, self.free_seats))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(event={self.event!r}, section={self.section!r}, tier={self.tier!r}, price_cents={self.price_cents!r}, free_seats={self.free_seats!r})'
-
-    def __init__(self, event: str, section: str, tier: Tier, price_cents: int | None, free_seats: tuple[str, ...]) -> None:
-        _set = _SET_SeatAvailability
-        _set[0](self, event)
-        _set[1](self, section)
-        _set[2](self, tier)
-        _set[3](self, price_cents)
-        _set[4](self, free_seats)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'event': self.event,
-            'section': self.section,
-            'tier': self.tier._value_,
-            'price_cents': self.price_cents,
-            'free_seats': list(self.free_seats),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"event": ', v.str_text(self.event), ', "section": ', v.str_text(self.section), ', "tier": ', _T4_Tier[self.tier], ', "price_cents": ', ('null' if self.price_cents is None else v.int_text(self.price_cents)), ', "free_seats": ', v.str_list_text(self.free_seats), '}'))
-            _SET_SeatAvailability[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SeatAvailability:
-        d = v.want_object(data, path, {'event': True, 'section': True, 'tier': True, 'price_cents': False, 'free_seats': True})
-        return _new_SeatAvailability(
-            event=v.want_str(d['event'], path + '.event'),
-            section=v.want_str(d['section'], path + '.section'),
-            tier=v.want_enum(d['tier'], path + '.tier', Tier),
-            price_cents=(v.want_optional(d['price_cents'], path + '.price_cents', (lambda x, p: v.want_int(x, p))) if 'price_cents' in d else None),
-            free_seats=v.want_list(d['free_seats'], path + '.free_seats', (lambda x, p: v.want_str(x, p))),
-        )
+    event: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    section: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    tier: Tier = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Tier),
+        export=enum_value,
+        text=enum_text(Tier),
+    )
+    price_cents: int | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_int(x, p))),
+        optional=True,
+        text=v.int_text,
+    )
+    free_seats: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+        text=v.str_list_text,
+    )
 
 
-_SET_SeatAvailability: tuple[Any, ...] = rt.slot_setters(_Slots_SeatAvailability, ('event', 'section', 'tier', 'price_cents', 'free_seats', '_json'))
-
-
-class _Made_SeatAvailability(_Slots_SeatAvailability):
-    'A SeatAvailability being made by _new_SeatAvailability.'
-
-    __slots__ = ()
-
-
-def _new_SeatAvailability(event: str, section: str, tier: Tier, price_cents: int | None, free_seats: tuple[str, ...]) -> SeatAvailability:
-    self: Any = object.__new__(_Made_SeatAvailability)
-    self.event = event
-    self.section = section
-    self.tier = tier
-    self.price_cents = price_cents
-    self.free_seats = free_seats
-    self._json = None
-    self.__class__ = SeatAvailability
-    _made: SeatAvailability = self
-    return _made
-
-
-class _Slots_OrderView:
-    'The slots of the OrderView record: its fields and its JSON text.'
-
-    __slots__ = ('order', 'tickets', 'hold_expired', '_json')
-
-
-class OrderView(_Slots_OrderView, rt.Record):
+class OrderView(Record):
     'An order with its tickets.'
 
-    __slots__ = ()
-    __match_args__ = ('order', 'tickets', 'hold_expired')
-
-    order: str
-    tickets: tuple[str, ...]
-    hold_expired: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.order, self.tickets, self.hold_expired) == (other.order, other.tickets, other.hold_expired)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.order, self.tickets, self.hold_expired))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(order={self.order!r}, tickets={self.tickets!r}, hold_expired={self.hold_expired!r})'
-
-    def __init__(self, order: str, tickets: tuple[str, ...], hold_expired: bool) -> None:
-        _set = _SET_OrderView
-        _set[0](self, order)
-        _set[1](self, tickets)
-        _set[2](self, hold_expired)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'order': self.order,
-            'tickets': list(self.tickets),
-            'hold_expired': self.hold_expired,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"order": ', v.str_text(self.order), ', "tickets": ', v.json_text(self.tickets), ', "hold_expired": ', v.json_text(self.hold_expired), '}'))
-            _SET_OrderView[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OrderView:
-        d = v.want_object(data, path, {'order': True, 'tickets': True, 'hold_expired': True})
-        return _new_OrderView(
-            order=v.want_str(d['order'], path + '.order'),
-            tickets=v.want_list(d['tickets'], path + '.tickets', (lambda x, p: v.want_str(x, p))),
-            hold_expired=v.want_bool(d['hold_expired'], path + '.hold_expired'),
-        )
+    order: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    tickets: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
+    hold_expired: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
 
 
-_SET_OrderView: tuple[Any, ...] = rt.slot_setters(_Slots_OrderView, ('order', 'tickets', 'hold_expired', '_json'))
-
-
-class _Made_OrderView(_Slots_OrderView):
-    'A OrderView being made by _new_OrderView.'
-
-    __slots__ = ()
-
-
-def _new_OrderView(order: str, tickets: tuple[str, ...], hold_expired: bool) -> OrderView:
-    self: Any = object.__new__(_Made_OrderView)
-    self.order = order
-    self.tickets = tickets
-    self.hold_expired = hold_expired
-    self._json = None
-    self.__class__ = OrderView
-    _made: OrderView = self
-    return _made
-
-
-class _Slots_SectionOffer:
-    'The slots of the SectionOffer record: its fields and its JSON text.'
-
-    __slots__ = ('section', 'price_cents', 'free_count', '_json')
-
-
-class SectionOffer(_Slots_SectionOffer, rt.Record):
+class SectionOffer(Record):
     "A section of an event's venue with its price and free seats for the event."
 
-    __slots__ = ()
-    __match_args__ = ('section', 'price_cents', 'free_count')
-
-    section: str
-    price_cents: int | None
-    free_count: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.section, self.price_cents, self.free_count) == (other.section, other.price_cents, other.free_count)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.section, self.price_cents, self.free_count))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(section={self.section!r}, price_cents={self.price_cents!r}, free_count={self.free_count!r})'
-
-    def __init__(self, section: str, price_cents: int | None, free_count: int) -> None:
-        _set = _SET_SectionOffer
-        _set[0](self, section)
-        _set[1](self, price_cents)
-        _set[2](self, free_count)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'section': self.section,
-            'price_cents': self.price_cents,
-            'free_count': self.free_count,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"section": ', v.str_text(self.section), ', "price_cents": ', ('null' if self.price_cents is None else v.int_text(self.price_cents)), ', "free_count": ', v.int_text(self.free_count), '}'))
-            _SET_SectionOffer[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SectionOffer:
-        d = v.want_object(data, path, {'section': True, 'price_cents': False, 'free_count': True})
-        return _new_SectionOffer(
-            section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z0-9]{2,10}$'),
-            price_cents=(v.want_optional(d['price_cents'], path + '.price_cents', (lambda x, p: v.want_int(x, p))) if 'price_cents' in d else None),
-            free_count=v.want_int(d['free_count'], path + '.free_count'),
-        )
+    section: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
+        text=v.str_text,
+    )
+    price_cents: int | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_int(x, p))),
+        optional=True,
+        text=v.int_text,
+    )
+    free_count: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
-_SET_SectionOffer: tuple[Any, ...] = rt.slot_setters(_Slots_SectionOffer, ('section', 'price_cents', 'free_count', '_json'))
-
-
-class _Made_SectionOffer(_Slots_SectionOffer):
-    'A SectionOffer being made by _new_SectionOffer.'
-
-    __slots__ = ()
-
-
-def _new_SectionOffer(section: str, price_cents: int | None, free_count: int) -> SectionOffer:
-    self: Any = object.__new__(_Made_SectionOffer)
-    self.section = section
-    self.price_cents = price_cents
-    self.free_count = free_count
-    self._json = None
-    self.__class__ = SectionOffer
-    _made: SectionOffer = self
-    return _made
-
-
-class _Slots_EventView:
-    'The slots of the EventView record: its fields and its JSON text.'
-
-    __slots__ = ('event', 'venue', 'sections', '_json')
-
-
-class EventView(_Slots_EventView, rt.Record):
+class EventView(Record):
     'An event with its venue and the sections it sells.'
 
-    __slots__ = ()
-    __match_args__ = ('event', 'venue', 'sections')
-
-    event: str
-    venue: str
-    sections: tuple[SectionOffer, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.event, self.venue, self.sections) == (other.event, other.venue, other.sections)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.event, self.venue, self.sections))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(event={self.event!r}, venue={self.venue!r}, sections={self.sections!r})'
-
-    def __init__(self, event: str, venue: str, sections: tuple[SectionOffer, ...]) -> None:
-        _set = _SET_EventView
-        _set[0](self, event)
-        _set[1](self, venue)
-        _set[2](self, sections)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'event': self.event,
-            'venue': self.venue,
-            'sections': [x.export() for x in self.sections],
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"event": ', v.str_text(self.event), ', "venue": ', v.str_text(self.venue), ', "sections": ', v.records_text(self.sections), '}'))
-            _SET_EventView[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> EventView:
-        d = v.want_object(data, path, {'event': True, 'venue': True, 'sections': True})
-        return _new_EventView(
-            event=v.check_pattern(v.want_str(d['event'], path + '.event'), path + '.event', '^E[0-9]{2}$'),
-            venue=v.check_pattern(v.want_str(d['venue'], path + '.venue'), path + '.venue', '^V[0-9]{2}$'),
-            sections=v.want_list(d['sections'], path + '.sections', (lambda x, p: SectionOffer.load(x, p, ep))),
-        )
+    event: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'),
+        text=v.str_text,
+    )
+    venue: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'),
+        text=v.str_text,
+    )
+    sections: tuple[SectionOffer, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: SectionOffer.load(x, p, ep))),
+        export=lambda value: [x.export() for x in value],
+        text=v.records_text,
+    )
 
 
-_SET_EventView: tuple[Any, ...] = rt.slot_setters(_Slots_EventView, ('event', 'venue', 'sections', '_json'))
-
-
-class _Made_EventView(_Slots_EventView):
-    'A EventView being made by _new_EventView.'
-
-    __slots__ = ()
-
-
-def _new_EventView(event: str, venue: str, sections: tuple[SectionOffer, ...]) -> EventView:
-    self: Any = object.__new__(_Made_EventView)
-    self.event = event
-    self.venue = venue
-    self.sections = sections
-    self._json = None
-    self.__class__ = EventView
-    _made: EventView = self
-    return _made
-
-
-class _Slots_Refund:
-    'The slots of the Refund record: its fields and its JSON text.'
-
-    __slots__ = ('ticket', 'amount_cents', '_json')
-
-
-class Refund(_Slots_Refund, rt.Record):
+class Refund(Record):
     'A refunded ticket and the amount paid back.'
 
-    __slots__ = ()
-    __match_args__ = ('ticket', 'amount_cents')
-
-    ticket: str
-    amount_cents: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.ticket, self.amount_cents) == (other.ticket, other.amount_cents)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.ticket, self.amount_cents))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(ticket={self.ticket!r}, amount_cents={self.amount_cents!r})'
-
-    def __init__(self, ticket: str, amount_cents: int) -> None:
-        _set = _SET_Refund
-        _set[0](self, ticket)
-        _set[1](self, amount_cents)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'ticket': self.ticket,
-            'amount_cents': self.amount_cents,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"ticket": ', v.str_text(self.ticket), ', "amount_cents": ', v.int_text(self.amount_cents), '}'))
-            _SET_Refund[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Refund:
-        d = v.want_object(data, path, {'ticket': True, 'amount_cents': True})
-        return _new_Refund(
-            ticket=v.want_str(d['ticket'], path + '.ticket'),
-            amount_cents=v.want_int(d['amount_cents'], path + '.amount_cents'),
-        )
-
-
-_SET_Refund: tuple[Any, ...] = rt.slot_setters(_Slots_Refund, ('ticket', 'amount_cents', '_json'))
-
-
-class _Made_Refund(_Slots_Refund):
-    'A Refund being made by _new_Refund.'
-
-    __slots__ = ()
-
-
-def _new_Refund(ticket: str, amount_cents: int) -> Refund:
-    self: Any = object.__new__(_Made_Refund)
-    self.ticket = ticket
-    self.amount_cents = amount_cents
-    self._json = None
-    self.__class__ = Refund
-    _made: Refund = self
-    return _made
+    ticket: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    amount_cents: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
 _C_MAX_PER_EVENT: int = 6  # concert_ticket_office.world:13
@@ -1092,7 +516,7 @@ class ConcertTicketOffice(Episode):
 
     def fn_section_offer(self, event: Event, section: Section) -> SectionOffer:  # concert_ticket_office.world:203
         "A section with the event's price for its tier and how many of its seats are free for the event."
-        return _new_SectionOffer(section.key(), event.prices.get(section.tier), rt.bounded(rt.bounded(section.rows * section.seats_per_row) - len(self.fn_taken_seats(event, section))))  # concert_ticket_office.world:206
+        return SectionOffer(section.key(), event.prices.get(section.tier), rt.bounded(rt.bounded(section.rows * section.seats_per_row) - len(self.fn_taken_seats(event, section))))  # concert_ticket_office.world:206
 
     def fn_started(self, event: Event) -> bool:  # concert_ticket_office.world:213
         'Whether the event has begun.'
@@ -1104,7 +528,7 @@ class ConcertTicketOffice(Episode):
 
     def tool_get_event(self, event: Event) -> EventView:  # concert_ticket_office.world:251
         "Show one event with its venue and every section of the venue: the section id, name, tier, rows and seats per row, the event's price for it and how many of its seats are free."
-        return _new_EventView(event.key(), event.venue, tuple([self.fn_section_offer(event, _s6) for _s6 in rt.each(self, self.t_sections) if (_s6.venue == event.venue)]))  # concert_ticket_office.world:256
+        return EventView(event.key(), event.venue, tuple([self.fn_section_offer(event, _s6) for _s6 in rt.each(self, self.t_sections) if (_s6.venue == event.venue)]))  # concert_ticket_office.world:256
 
     def tool_list_venues(self) -> tuple[str, ...]:  # concert_ticket_office.world:263
         'List the concert halls with their ids, names and cities.'
@@ -1138,11 +562,11 @@ class ConcertTicketOffice(Episode):
                     self._steps -= len(free)  # concert_ticket_office.world:305
                     self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:305
                     free = (free + (label,))  # concert_ticket_office.world:305
-        return _new_SeatAvailability(event.id_, section.id_, section.tier, event.prices.get(section.tier), free)  # concert_ticket_office.world:309
+        return SeatAvailability(event.id_, section.id_, section.tier, event.prices.get(section.tier), free)  # concert_ticket_office.world:309
 
     def tool_get_order(self, order: Order) -> OrderView:  # concert_ticket_office.world:318
         'Show an order with its tickets, total, status and hold expiry.'
-        return _new_OrderView(order.key(), tuple([_t10.key() for _t10 in rt.each(self, self.t_tickets) if (_t10.order == order.key())]), ((order.status == _E11_OrderStatus_held) and (order.hold_expires_at <= self.clock)))  # concert_ticket_office.world:323
+        return OrderView(order.key(), tuple([_t10.key() for _t10 in rt.each(self, self.t_tickets) if (_t10.order == order.key())]), ((order.status == _E11_OrderStatus_held) and (order.hold_expires_at <= self.clock)))  # concert_ticket_office.world:323
 
     def tool_get_customer_tickets(self, customer: Customer, event: Event | None) -> tuple[str, ...]:  # concert_ticket_office.world:330
         'List the tickets a customer holds, with order, event, section, seat, price and status, optionally for one event.'
@@ -1186,7 +610,7 @@ class ConcertTicketOffice(Episode):
         self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:383
         for _seat14 in seats:  # concert_ticket_office.world:383
             self._insert(self.t_tickets, Ticket(id_=self._next('ticket_ids', 'TK{:04d}'), order=order.key(), event=event.key(), section=section.key(), seat=v.check_pattern(_seat14, 'Ticket.seat', '^[A-Z][0-9]{1,2}$'), price_cents=v.check_range(price, 'Ticket.price_cents', 0, None), holder=customer.key(), status=_E12_TicketStatus_held, checked_in_at=None))  # concert_ticket_office.world:384
-        return _new_OrderView(order.key(), tuple([_t15.key() for _t15 in rt.each(self, self.t_tickets) if (_t15.order == order.key())]), False)  # concert_ticket_office.world:393
+        return OrderView(order.key(), tuple([_t15.key() for _t15 in rt.each(self, self.t_tickets) if (_t15.order == order.key())]), False)  # concert_ticket_office.world:393
 
     def tool_buy_order(self, order: Order, payment: PayMethod) -> OrderView:  # concert_ticket_office.world:400
         'Pay for a held order before its hold expires; its tickets become valid.'
@@ -1218,7 +642,7 @@ class ConcertTicketOffice(Episode):
             _row19._stale |= 128  # concert_ticket_office.world:417
             _row19._digest = _row19._text = None  # concert_ticket_office.world:417
             self.t_tickets._digest = None  # concert_ticket_office.world:417
-        return _new_OrderView(order.key(), tuple([_t20.key() for _t20 in rt.each(self, self.t_tickets) if (_t20.order == order.key())]), False)  # concert_ticket_office.world:419
+        return OrderView(order.key(), tuple([_t20.key() for _t20 in rt.each(self, self.t_tickets) if (_t20.order == order.key())]), False)  # concert_ticket_office.world:419
 
     def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:426
         'Give up a held order before paying; its seats are free again.'
@@ -1266,7 +690,7 @@ class ConcertTicketOffice(Episode):
         ticket._stale |= 128  # concert_ticket_office.world:460
         ticket._digest = ticket._text = None  # concert_ticket_office.world:460
         self.t_tickets._digest = None  # concert_ticket_office.world:460
-        return _new_Refund(ticket.key(), ticket.price_cents)  # concert_ticket_office.world:461
+        return Refund(ticket.key(), ticket.price_cents)  # concert_ticket_office.world:461
 
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:464
         'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted until 4 hours after it.'

@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Booking", "BookingStatus", "CheckoutReceipt", "Guest", "HotelFrontDesk", "Room", "RoomOffer", "RoomType"]
 
@@ -36,11 +37,7 @@ class RoomType(enum.StrEnum):
     suite = 'suite'
 
 
-_E8_RoomType_single: RoomType = RoomType.single
-_E8_RoomType_double: RoomType = RoomType.double
-_E8_RoomType_suite: RoomType = RoomType.suite
-
-_T8_RoomType: dict[RoomType | None, str] = {None: 'null', _E8_RoomType_single: '"single"', _E8_RoomType_double: '"double"', _E8_RoomType_suite: '"suite"', }
+_E8_RoomType_single, _E8_RoomType_double, _E8_RoomType_suite = RoomType.__members__.values()
 
 
 class BookingStatus(enum.StrEnum):
@@ -52,412 +49,139 @@ class BookingStatus(enum.StrEnum):
     cancelled = 'cancelled'
 
 
-_E13_BookingStatus_reserved: BookingStatus = BookingStatus.reserved
-_E13_BookingStatus_checked_in: BookingStatus = BookingStatus.checked_in
-_E13_BookingStatus_checked_out: BookingStatus = BookingStatus.checked_out
-_E13_BookingStatus_cancelled: BookingStatus = BookingStatus.cancelled
-
-_T13_BookingStatus: dict[BookingStatus | None, str] = {None: 'null', _E13_BookingStatus_reserved: '"reserved"', _E13_BookingStatus_checked_in: '"checked_in"', _E13_BookingStatus_checked_out: '"checked_out"', _E13_BookingStatus_cancelled: '"cancelled"', }
+(
+    _E13_BookingStatus_reserved, _E13_BookingStatus_checked_in,
+    _E13_BookingStatus_checked_out, _E13_BookingStatus_cancelled,
+) = BookingStatus.__members__.values()
 
 
 class Room(Row):
     'A bookable hotel room.'
 
-    __slots__ = ('number', 'room_type', 'nightly_rate', 'capacity', 'out_of_service', )
-    ENTITY: ClassVar[str] = 'Room'
-    KEY: ClassVar[str] = 'number'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('number', 'number', None, True),
-        ('room_type', 'room_type', lambda value: value._value_, True),
-        ('nightly_rate', 'nightly_rate', None, True),
-        ('capacity', 'capacity', None, True),
-        ('out_of_service', 'out_of_service', None, True),
+    number: str = field(
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        _T8_RoomType.__getitem__,
-        v.int_text,
-        v.int_text,
-        None,
+    room_type: RoomType = field(
+        load=lambda x, p, ep: v.want_enum(x, p, RoomType),
+        export=enum_value,
+        text=enum_text(RoomType),
     )
-
-    def __init__(self, *, number: str, room_type: RoomType, nightly_rate: int, capacity: int, out_of_service: bool) -> None:
-        self.number = number
-        self.room_type = room_type
-        self.nightly_rate = nightly_rate
-        self.capacity = capacity
-        self.out_of_service = out_of_service
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Room:
-        other = Room.__new__(Room)
-        other.number = self.number
-        other.room_type = self.room_type
-        other.nightly_rate = self.nightly_rate
-        other.capacity = self.capacity
-        other.out_of_service = self.out_of_service
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'number': self.number,
-            'room_type': self.room_type._value_,
-            'nightly_rate': self.nightly_rate,
-            'capacity': self.capacity,
-            'out_of_service': self.out_of_service,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Room:
-        d = v.want_object(data, path, {'number': True, 'room_type': True, 'nightly_rate': True, 'capacity': True, 'out_of_service': False})
-        return cls(
-            number=v.check_pattern(v.want_str(d['number'], path + '.number'), path + '.number', '^[1-9][0-9]{2}$'),
-            room_type=v.want_enum(d['room_type'], path + '.room_type', RoomType),
-            nightly_rate=v.check_range(v.want_int(d['nightly_rate'], path + '.nightly_rate'), path + '.nightly_rate', 1, 5000),
-            capacity=v.check_range(v.want_int(d['capacity'], path + '.capacity'), path + '.capacity', 1, 6),
-            out_of_service=(v.want_bool(d['out_of_service'], path + '.out_of_service') if d.get('out_of_service') is not None else False),
-        )
+    nightly_rate: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 5000),
+        text=v.int_text,
+    )
+    capacity: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 6),
+        text=v.int_text,
+    )
+    out_of_service: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
 
 
 class Guest(Row):
     'A person who stays at the hotel.'
 
-    __slots__ = ('id_', 'name', 'email', 'phone', )
-    ENTITY: ClassVar[str] = 'Guest'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('email', 'email', None, True),
-        ('phone', 'phone', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('guest_ids', 'G{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, email: str, phone: str | None) -> None:
-        self.id_ = id_
-        self.name = name
-        self.email = email
-        self.phone = phone
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Guest:
-        other = Guest.__new__(Guest)
-        other.id_ = self.id_
-        other.name = self.name
-        other.email = self.email
-        other.phone = self.phone
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'email': self.email,
-            'phone': self.phone,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Guest:
-        d = v.want_object(data, path, {'id': False, 'name': True, 'email': True, 'phone': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('guest_ids', 'G{:03d}')),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            phone=(v.want_optional(d['phone'], path + '.phone', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'))) if d.get('phone') is not None else None),
-        )
+    email: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text,
+    )
+    phone: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
 
 
 class Booking(Row):
     'A reservation of one room by one guest for the nights from check_in to check_out.'
 
-    __slots__ = ('id_', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at', )
-    ENTITY: ClassVar[str] = 'Booking'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('guest', 'guest', None, True),
-        ('room', 'room', None, True),
-        ('check_in', 'check_in', lambda value: value.isoformat(), True),
-        ('check_out', 'check_out', lambda value: value.isoformat(), True),
-        ('guests_count', 'guests_count', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('total', 'total', None, True),
-        ('cancellation_fee', 'cancellation_fee', None, True),
-        ('checked_in_at', 'checked_in_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('checked_out_at', 'checked_out_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('booking_ids', 'B{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        v.int_text,
-        _T13_BookingStatus.__getitem__,
-        v.int_text,
-        v.int_text,
-        None,
-        None,
+    guest: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    room: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'),
+        text=v.str_text,
+    )
+    check_in: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    check_out: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    guests_count: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 6),
+        text=v.int_text,
+    )
+    status: BookingStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, BookingStatus),
+        fill=lambda ep: _E13_BookingStatus_reserved,
+        export=enum_value,
+        text=enum_text(BookingStatus),
+    )
+    total: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        text=v.int_text,
+    )
+    cancellation_fee: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        fill=lambda ep: 0,
+        text=v.int_text,
+    )
+    checked_in_at: dt.datetime | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
+    )
+    checked_out_at: dt.datetime | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
     )
 
-    def __init__(self, *, id_: str, guest: str, room: str, check_in: dt.date, check_out: dt.date, guests_count: int, status: BookingStatus, total: int, cancellation_fee: int, checked_in_at: dt.datetime | None, checked_out_at: dt.datetime | None) -> None:
-        self.id_ = id_
-        self.guest = guest
-        self.room = room
-        self.check_in = check_in
-        self.check_out = check_out
-        self.guests_count = guests_count
-        self.status = status
-        self.total = total
-        self.cancellation_fee = cancellation_fee
-        self.checked_in_at = checked_in_at
-        self.checked_out_at = checked_out_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
 
-    def clone(self) -> Booking:
-        other = Booking.__new__(Booking)
-        other.id_ = self.id_
-        other.guest = self.guest
-        other.room = self.room
-        other.check_in = self.check_in
-        other.check_out = self.check_out
-        other.guests_count = self.guests_count
-        other.status = self.status
-        other.total = self.total
-        other.cancellation_fee = self.cancellation_fee
-        other.checked_in_at = self.checked_in_at
-        other.checked_out_at = self.checked_out_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'guest': self.guest,
-            'room': self.room,
-            'check_in': self.check_in.isoformat(),
-            'check_out': self.check_out.isoformat(),
-            'guests_count': self.guests_count,
-            'status': self.status._value_,
-            'total': self.total,
-            'cancellation_fee': self.cancellation_fee,
-            'checked_in_at': rt.if_present(self.checked_in_at, lambda x: x.isoformat()),
-            'checked_out_at': rt.if_present(self.checked_out_at, lambda x: x.isoformat()),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Booking:
-        d = v.want_object(data, path, {'id': False, 'guest': True, 'room': True, 'check_in': True, 'check_out': True, 'guests_count': True, 'status': False, 'total': True, 'cancellation_fee': False, 'checked_in_at': False, 'checked_out_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('booking_ids', 'B{:03d}')),
-            guest=v.want_str(d['guest'], path + '.guest'),
-            room=v.check_pattern(v.want_str(d['room'], path + '.room'), path + '.room', '^[1-9][0-9]{2}$'),
-            check_in=v.want_date(d['check_in'], path + '.check_in'),
-            check_out=v.want_date(d['check_out'], path + '.check_out'),
-            guests_count=v.check_range(v.want_int(d['guests_count'], path + '.guests_count'), path + '.guests_count', 1, 6),
-            status=(v.want_enum(d['status'], path + '.status', BookingStatus) if d.get('status') is not None else _E13_BookingStatus_reserved),
-            total=v.check_range(v.want_int(d['total'], path + '.total'), path + '.total', 0, None),
-            cancellation_fee=(v.check_range(v.want_int(d['cancellation_fee'], path + '.cancellation_fee'), path + '.cancellation_fee', 0, None) if d.get('cancellation_fee') is not None else 0),
-            checked_in_at=(v.want_optional(d['checked_in_at'], path + '.checked_in_at', (lambda x, p: v.want_datetime(x, p))) if d.get('checked_in_at') is not None else None),
-            checked_out_at=(v.want_optional(d['checked_out_at'], path + '.checked_out_at', (lambda x, p: v.want_datetime(x, p))) if d.get('checked_out_at') is not None else None),
-        )
-
-
-class _Slots_RoomOffer:
-    'The slots of the RoomOffer record: its fields and its JSON text.'
-
-    __slots__ = ('number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total', '_json')
-
-
-class RoomOffer(_Slots_RoomOffer, rt.Record):
+class RoomOffer(Record):
     'A room free for the whole stay, with its price.'
 
-    __slots__ = ()
-    __match_args__ = ('number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total')
-
-    number: str
-    room_type: RoomType
-    nightly_rate: int
-    capacity: int
-    nights: int
-    total: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.number, self.room_type, self.nightly_rate, self.capacity, self.nights, self.total) == (other.number, other.room_type, other.nightly_rate, other.capacity, other.nights, other.total)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.number, self.room_type, self.nightly_rate, self.capacity, self.nights, self.total))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(number={self.number!r}, room_type={self.room_type!r}, nightly_rate={self.nightly_rate!r}, capacity={self.capacity!r}, nights={self.nights!r}, total={self.total!r})'
-
-    def __init__(self, number: str, room_type: RoomType, nightly_rate: int, capacity: int, nights: int, total: int) -> None:
-        _set = _SET_RoomOffer
-        _set[0](self, number)
-        _set[1](self, room_type)
-        _set[2](self, nightly_rate)
-        _set[3](self, capacity)
-        _set[4](self, nights)
-        _set[5](self, total)
-        _set[6](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'number': self.number,
-            'room_type': self.room_type._value_,
-            'nightly_rate': self.nightly_rate,
-            'capacity': self.capacity,
-            'nights': self.nights,
-            'total': self.total,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"number": ', v.str_text(self.number), ', "room_type": ', _T8_RoomType[self.room_type], ', "nightly_rate": ', v.int_text(self.nightly_rate), ', "capacity": ', v.int_text(self.capacity), ', "nights": ', v.int_text(self.nights), ', "total": ', v.int_text(self.total), '}'))
-            _SET_RoomOffer[6](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> RoomOffer:
-        d = v.want_object(data, path, {'number': True, 'room_type': True, 'nightly_rate': True, 'capacity': True, 'nights': True, 'total': True})
-        return _new_RoomOffer(
-            number=v.check_pattern(v.want_str(d['number'], path + '.number'), path + '.number', '^[1-9][0-9]{2}$'),
-            room_type=v.want_enum(d['room_type'], path + '.room_type', RoomType),
-            nightly_rate=v.want_int(d['nightly_rate'], path + '.nightly_rate'),
-            capacity=v.want_int(d['capacity'], path + '.capacity'),
-            nights=v.want_int(d['nights'], path + '.nights'),
-            total=v.want_int(d['total'], path + '.total'),
-        )
+    number: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'),
+        text=v.str_text,
+    )
+    room_type: RoomType = field(
+        load=lambda x, p, ep: v.want_enum(x, p, RoomType),
+        export=enum_value,
+        text=enum_text(RoomType),
+    )
+    nightly_rate: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    capacity: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    nights: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    total: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
-_SET_RoomOffer: tuple[Any, ...] = rt.slot_setters(_Slots_RoomOffer, ('number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total', '_json'))
-
-
-class _Made_RoomOffer(_Slots_RoomOffer):
-    'A RoomOffer being made by _new_RoomOffer.'
-
-    __slots__ = ()
-
-
-def _new_RoomOffer(number: str, room_type: RoomType, nightly_rate: int, capacity: int, nights: int, total: int) -> RoomOffer:
-    self: Any = object.__new__(_Made_RoomOffer)
-    self.number = number
-    self.room_type = room_type
-    self.nightly_rate = nightly_rate
-    self.capacity = capacity
-    self.nights = nights
-    self.total = total
-    self._json = None
-    self.__class__ = RoomOffer
-    _made: RoomOffer = self
-    return _made
-
-
-class _Slots_CheckoutReceipt:
-    'The slots of the CheckoutReceipt record: its fields and its JSON text.'
-
-    __slots__ = ('booking', 'nights', 'amount_due', '_json')
-
-
-class CheckoutReceipt(_Slots_CheckoutReceipt, rt.Record):
+class CheckoutReceipt(Record):
     'What the guest pays when leaving.'
 
-    __slots__ = ()
-    __match_args__ = ('booking', 'nights', 'amount_due')
-
-    booking: str
-    nights: int
-    amount_due: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.booking, self.nights, self.amount_due) == (other.booking, other.nights, other.amount_due)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.booking, self.nights, self.amount_due))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(booking={self.booking!r}, nights={self.nights!r}, amount_due={self.amount_due!r})'
-
-    def __init__(self, booking: str, nights: int, amount_due: int) -> None:
-        _set = _SET_CheckoutReceipt
-        _set[0](self, booking)
-        _set[1](self, nights)
-        _set[2](self, amount_due)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'booking': self.booking,
-            'nights': self.nights,
-            'amount_due': self.amount_due,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"booking": ', v.str_text(self.booking), ', "nights": ', v.int_text(self.nights), ', "amount_due": ', v.int_text(self.amount_due), '}'))
-            _SET_CheckoutReceipt[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CheckoutReceipt:
-        d = v.want_object(data, path, {'booking': True, 'nights': True, 'amount_due': True})
-        return _new_CheckoutReceipt(
-            booking=v.want_str(d['booking'], path + '.booking'),
-            nights=v.want_int(d['nights'], path + '.nights'),
-            amount_due=v.want_int(d['amount_due'], path + '.amount_due'),
-        )
-
-
-_SET_CheckoutReceipt: tuple[Any, ...] = rt.slot_setters(_Slots_CheckoutReceipt, ('booking', 'nights', 'amount_due', '_json'))
-
-
-class _Made_CheckoutReceipt(_Slots_CheckoutReceipt):
-    'A CheckoutReceipt being made by _new_CheckoutReceipt.'
-
-    __slots__ = ()
-
-
-def _new_CheckoutReceipt(booking: str, nights: int, amount_due: int) -> CheckoutReceipt:
-    self: Any = object.__new__(_Made_CheckoutReceipt)
-    self.booking = booking
-    self.nights = nights
-    self.amount_due = amount_due
-    self._json = None
-    self.__class__ = CheckoutReceipt
-    _made: CheckoutReceipt = self
-    return _made
+    booking: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    nights: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    amount_due: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
 class _State(StateBase):
@@ -593,7 +317,7 @@ class HotelFrontDesk(Episode):
         if not (check_in >= self.clock.date()):  # hotel_front_desk.world:156
             raise ToolError(('Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'))
         n: int = self.fn_nights(check_in, check_out)  # hotel_front_desk.world:157
-        return tuple([_new_RoomOffer(v.check_pattern(_r2.number, 'RoomOffer.number', '^[1-9][0-9]{2}$'), _r2.room_type, _r2.nightly_rate, _r2.capacity, n, rt.bounded(n * _r2.nightly_rate)) for _r2 in rt.each(self, self.t_rooms) if ((((not _r2.out_of_service) and (_r2.capacity >= guests_count)) and ((room_type is None) or (_r2.room_type == (room_type if room_type is not None else rt.absent())))) and self.fn_room_is_free(_r2, check_in, check_out, ''))])  # hotel_front_desk.world:158
+        return tuple([RoomOffer(v.check_pattern(_r2.number, 'RoomOffer.number', '^[1-9][0-9]{2}$'), _r2.room_type, _r2.nightly_rate, _r2.capacity, n, rt.bounded(n * _r2.nightly_rate)) for _r2 in rt.each(self, self.t_rooms) if ((((not _r2.out_of_service) and (_r2.capacity >= guests_count)) and ((room_type is None) or (_r2.room_type == (room_type if room_type is not None else rt.absent())))) and self.fn_room_is_free(_r2, check_in, check_out, ''))])  # hotel_front_desk.world:158
 
     def tool_find_guest(self, query: str) -> tuple[str, ...]:  # hotel_front_desk.world:161
         'Look up guests by exact email (case-insensitive) or by part of the name, with their guest id, name, email and phone.'
@@ -716,7 +440,7 @@ class HotelFrontDesk(Episode):
         booking._stale |= 1088  # hotel_front_desk.world:327
         booking._digest = booking._text = None  # hotel_front_desk.world:327
         self.t_bookings._digest = None  # hotel_front_desk.world:327
-        return _new_CheckoutReceipt(booking.key(), self.fn_nights(booking.check_in, booking.check_out), booking.total)  # hotel_front_desk.world:328
+        return CheckoutReceipt(booking.key(), self.fn_nights(booking.check_in, booking.check_out), booking.total)  # hotel_front_desk.world:328
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Agent", "Category", "Comment", "Employee", "ITHelpdesk", "Priority", "Ticket", "TicketStatus", "TicketView"]
 
@@ -37,12 +38,10 @@ class Category(enum.StrEnum):
     access = 'access'
 
 
-_E8_Category_hardware: Category = Category.hardware
-_E8_Category_software: Category = Category.software
-_E8_Category_network: Category = Category.network
-_E8_Category_access: Category = Category.access
-
-_T8_Category: dict[Category | None, str] = {None: 'null', _E8_Category_hardware: '"hardware"', _E8_Category_software: '"software"', _E8_Category_network: '"network"', _E8_Category_access: '"access"', }
+(
+    _E8_Category_hardware, _E8_Category_software, _E8_Category_network,
+    _E8_Category_access,
+) = Category.__members__.values()
 
 
 class Priority(enum.StrEnum):
@@ -54,12 +53,10 @@ class Priority(enum.StrEnum):
     critical = 'critical'
 
 
-_E8_Priority_low: Priority = Priority.low
-_E8_Priority_medium: Priority = Priority.medium
-_E8_Priority_high: Priority = Priority.high
-_E8_Priority_critical: Priority = Priority.critical
-
-_T8_Priority: dict[Priority | None, str] = {None: 'null', _E8_Priority_low: '"low"', _E8_Priority_medium: '"medium"', _E8_Priority_high: '"high"', _E8_Priority_critical: '"critical"', }
+(
+    _E8_Priority_low, _E8_Priority_medium, _E8_Priority_high,
+    _E8_Priority_critical,
+) = Priority.__members__.values()
 
 
 class TicketStatus(enum.StrEnum):
@@ -72,390 +69,157 @@ class TicketStatus(enum.StrEnum):
     closed = 'closed'
 
 
-_E12_TicketStatus_open_: TicketStatus = TicketStatus.open_
-_E12_TicketStatus_assigned: TicketStatus = TicketStatus.assigned
-_E12_TicketStatus_in_progress: TicketStatus = TicketStatus.in_progress
-_E12_TicketStatus_resolved: TicketStatus = TicketStatus.resolved
-_E12_TicketStatus_closed: TicketStatus = TicketStatus.closed
-
-_T12_TicketStatus: dict[TicketStatus | None, str] = {None: 'null', _E12_TicketStatus_open_: '"open"', _E12_TicketStatus_assigned: '"assigned"', _E12_TicketStatus_in_progress: '"in_progress"', _E12_TicketStatus_resolved: '"resolved"', _E12_TicketStatus_closed: '"closed"', }
+(
+    _E12_TicketStatus_open_, _E12_TicketStatus_assigned,
+    _E12_TicketStatus_in_progress, _E12_TicketStatus_resolved,
+    _E12_TicketStatus_closed,
+) = TicketStatus.__members__.values()
 
 
 class Employee(Row):
     'A member of staff who reports problems.'
 
-    __slots__ = ('id_', 'name', 'department', 'email', )
-    ENTITY: ClassVar[str] = 'Employee'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('department', 'department', None, True),
-        ('email', 'email', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, department: str, email: str) -> None:
-        self.id_ = id_
-        self.name = name
-        self.department = department
-        self.email = email
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Employee:
-        other = Employee.__new__(Employee)
-        other.id_ = self.id_
-        other.name = self.name
-        other.department = self.department
-        other.email = self.email
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'department': self.department,
-            'email': self.email,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Employee:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'department': True, 'email': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^E[0-9]{4}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            department=v.check_length(v.want_str(d['department'], path + '.department'), path + '.department', 1, 60),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        )
+    department: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 60),
+        text=v.str_text,
+    )
+    email: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text,
+    )
 
 
 class Agent(Row):
     'A helpdesk agent.'
 
-    __slots__ = ('id_', 'name', 'skills', 'tier', 'active', )
-    ENTITY: ClassVar[str] = 'Agent'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('skills', 'skills', lambda value: [x._value_ for x in value], True),
-        ('tier', 'tier', None, True),
-        ('active', 'active', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        None,
-        v.int_text,
-        None,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, skills: tuple[Category, ...], tier: int, active: bool) -> None:
-        self.id_ = id_
-        self.name = name
-        self.skills = skills
-        self.tier = tier
-        self.active = active
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Agent:
-        other = Agent.__new__(Agent)
-        other.id_ = self.id_
-        other.name = self.name
-        other.skills = self.skills
-        other.tier = self.tier
-        other.active = self.active
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'skills': [x._value_ for x in self.skills],
-            'tier': self.tier,
-            'active': self.active,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Agent:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'skills': True, 'tier': True, 'active': False})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^A[0-9]{2}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            skills=v.want_set(d['skills'], path + '.skills', (lambda x, p: v.want_enum(x, p, Category))),
-            tier=v.check_range(v.want_int(d['tier'], path + '.tier'), path + '.tier', 1, 2),
-            active=(v.want_bool(d['active'], path + '.active') if d.get('active') is not None else True),
-        )
+    skills: tuple[Category, ...] = field(
+        load=lambda x, p, ep: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Category))),
+        export=lambda value: [x._value_ for x in value],
+    )
+    tier: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 2),
+        text=v.int_text,
+    )
+    active: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: True)
 
 
 class Ticket(Row):
     'A reported problem.'
 
-    __slots__ = ('id_', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count', )
-    ENTITY: ClassVar[str] = 'Ticket'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('reporter', 'reporter', None, True),
-        ('title', 'title', None, True),
-        ('category', 'category', lambda value: value._value_, True),
-        ('priority', 'priority', lambda value: value._value_, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('assignee', 'assignee', None, True),
-        ('escalated', 'escalated', None, True),
-        ('resolution_note', 'resolution_note', None, True),
-        ('opened_at', 'opened_at', lambda value: value.isoformat(), True),
-        ('resolved_at', 'resolved_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('reopen_count', 'reopen_count', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('ticket_ids', 'TK{:04d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        _T8_Category.__getitem__,
-        _T8_Priority.__getitem__,
-        _T12_TicketStatus.__getitem__,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        None,
-        v.str_text,
-        None,
-        None,
-        v.int_text,
+    reporter: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, reporter: str, title: str, category: Category, priority: Priority, status: TicketStatus, assignee: str | None, escalated: bool, resolution_note: str, opened_at: dt.datetime, resolved_at: dt.datetime | None, reopen_count: int) -> None:
-        self.id_ = id_
-        self.reporter = reporter
-        self.title = title
-        self.category = category
-        self.priority = priority
-        self.status = status
-        self.assignee = assignee
-        self.escalated = escalated
-        self.resolution_note = resolution_note
-        self.opened_at = opened_at
-        self.resolved_at = resolved_at
-        self.reopen_count = reopen_count
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Ticket:
-        other = Ticket.__new__(Ticket)
-        other.id_ = self.id_
-        other.reporter = self.reporter
-        other.title = self.title
-        other.category = self.category
-        other.priority = self.priority
-        other.status = self.status
-        other.assignee = self.assignee
-        other.escalated = self.escalated
-        other.resolution_note = self.resolution_note
-        other.opened_at = self.opened_at
-        other.resolved_at = self.resolved_at
-        other.reopen_count = self.reopen_count
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'reporter': self.reporter,
-            'title': self.title,
-            'category': self.category._value_,
-            'priority': self.priority._value_,
-            'status': self.status._value_,
-            'assignee': self.assignee,
-            'escalated': self.escalated,
-            'resolution_note': self.resolution_note,
-            'opened_at': self.opened_at.isoformat(),
-            'resolved_at': rt.if_present(self.resolved_at, lambda x: x.isoformat()),
-            'reopen_count': self.reopen_count,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Ticket:
-        d = v.want_object(data, path, {'id': False, 'reporter': True, 'title': True, 'category': True, 'priority': True, 'status': False, 'assignee': False, 'escalated': False, 'resolution_note': False, 'opened_at': False, 'resolved_at': False, 'reopen_count': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('ticket_ids', 'TK{:04d}')),
-            reporter=v.check_pattern(v.want_str(d['reporter'], path + '.reporter'), path + '.reporter', '^E[0-9]{4}$'),
-            title=v.check_length(v.want_str(d['title'], path + '.title'), path + '.title', 1, 120),
-            category=v.want_enum(d['category'], path + '.category', Category),
-            priority=v.want_enum(d['priority'], path + '.priority', Priority),
-            status=(v.want_enum(d['status'], path + '.status', TicketStatus) if d.get('status') is not None else _E12_TicketStatus_open_),
-            assignee=(v.want_optional(d['assignee'], path + '.assignee', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'))) if d.get('assignee') is not None else None),
-            escalated=(v.want_bool(d['escalated'], path + '.escalated') if d.get('escalated') is not None else False),
-            resolution_note=(v.check_length(v.want_str(d['resolution_note'], path + '.resolution_note'), path + '.resolution_note', None, 500) if d.get('resolution_note') is not None else ''),
-            opened_at=(v.want_datetime(d['opened_at'], path + '.opened_at') if d.get('opened_at') is not None else ep.clock),
-            resolved_at=(v.want_optional(d['resolved_at'], path + '.resolved_at', (lambda x, p: v.want_datetime(x, p))) if d.get('resolved_at') is not None else None),
-            reopen_count=(v.check_range(v.want_int(d['reopen_count'], path + '.reopen_count'), path + '.reopen_count', 0, None) if d.get('reopen_count') is not None else 0),
-        )
+    title: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 120),
+        text=v.str_text,
+    )
+    category: Category = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Category),
+        export=enum_value,
+        text=enum_text(Category),
+    )
+    priority: Priority = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Priority),
+        export=enum_value,
+        text=enum_text(Priority),
+    )
+    status: TicketStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, TicketStatus),
+        fill=lambda ep: _E12_TicketStatus_open_,
+        export=enum_value,
+        text=enum_text(TicketStatus),
+    )
+    assignee: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
+    escalated: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+    resolution_note: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, None, 500),
+        fill=lambda ep: '',
+        text=v.str_text,
+    )
+    opened_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
+    )
+    resolved_at: dt.datetime | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
+    )
+    reopen_count: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        fill=lambda ep: 0,
+        text=v.int_text,
+    )
 
 
 class Comment(Row):
     'A note on a ticket by an agent.'
 
-    __slots__ = ('id_', 'ticket', 'author', 'body', 'internal', 'at', )
-    ENTITY: ClassVar[str] = 'Comment'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('ticket', 'ticket', None, True),
-        ('author', 'author', None, True),
-        ('body', 'body', None, True),
-        ('internal', 'internal', None, True),
-        ('at', 'at', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('comment_ids', 'CM{:04d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
+    ticket: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    author: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'),
+        text=v.str_text,
+    )
+    body: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 1000),
+        text=v.str_text,
+    )
+    internal: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+    at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
     )
 
-    def __init__(self, *, id_: str, ticket: str, author: str, body: str, internal: bool, at: dt.datetime) -> None:
-        self.id_ = id_
-        self.ticket = ticket
-        self.author = author
-        self.body = body
-        self.internal = internal
-        self.at = at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
 
-    def clone(self) -> Comment:
-        other = Comment.__new__(Comment)
-        other.id_ = self.id_
-        other.ticket = self.ticket
-        other.author = self.author
-        other.body = self.body
-        other.internal = self.internal
-        other.at = self.at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'ticket': self.ticket,
-            'author': self.author,
-            'body': self.body,
-            'internal': self.internal,
-            'at': self.at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Comment:
-        d = v.want_object(data, path, {'id': False, 'ticket': True, 'author': True, 'body': True, 'internal': False, 'at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('comment_ids', 'CM{:04d}')),
-            ticket=v.want_str(d['ticket'], path + '.ticket'),
-            author=v.check_pattern(v.want_str(d['author'], path + '.author'), path + '.author', '^A[0-9]{2}$'),
-            body=v.check_length(v.want_str(d['body'], path + '.body'), path + '.body', 1, 1000),
-            internal=(v.want_bool(d['internal'], path + '.internal') if d.get('internal') is not None else False),
-            at=(v.want_datetime(d['at'], path + '.at') if d.get('at') is not None else ep.clock),
-        )
-
-
-class _Slots_TicketView:
-    'The slots of the TicketView record: its fields and its JSON text.'
-
-    __slots__ = ('ticket', 'comments', '_json')
-
-
-class TicketView(_Slots_TicketView, rt.Record):
+class TicketView(Record):
     'A ticket with its comments.'
 
-    __slots__ = ()
-    __match_args__ = ('ticket', 'comments')
-
-    ticket: str
-    comments: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.ticket, self.comments) == (other.ticket, other.comments)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.ticket, self.comments))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(ticket={self.ticket!r}, comments={self.comments!r})'
-
-    def __init__(self, ticket: str, comments: tuple[str, ...]) -> None:
-        _set = _SET_TicketView
-        _set[0](self, ticket)
-        _set[1](self, comments)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'ticket': self.ticket,
-            'comments': list(self.comments),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"ticket": ', v.str_text(self.ticket), ', "comments": ', v.json_text(self.comments), '}'))
-            _SET_TicketView[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> TicketView:
-        d = v.want_object(data, path, {'ticket': True, 'comments': True})
-        return _new_TicketView(
-            ticket=v.want_str(d['ticket'], path + '.ticket'),
-            comments=v.want_list(d['comments'], path + '.comments', (lambda x, p: v.want_str(x, p))),
-        )
-
-
-_SET_TicketView: tuple[Any, ...] = rt.slot_setters(_Slots_TicketView, ('ticket', 'comments', '_json'))
-
-
-class _Made_TicketView(_Slots_TicketView):
-    'A TicketView being made by _new_TicketView.'
-
-    __slots__ = ()
-
-
-def _new_TicketView(ticket: str, comments: tuple[str, ...]) -> TicketView:
-    self: Any = object.__new__(_Made_TicketView)
-    self.ticket = ticket
-    self.comments = comments
-    self._json = None
-    self.__class__ = TicketView
-    _made: TicketView = self
-    return _made
+    ticket: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    comments: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
 
 
 _C_REOPEN_DAYS: int = 7  # ithelpdesk.world:13
@@ -638,7 +402,7 @@ class ITHelpdesk(Episode):
 
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:204
         'Show a ticket with its comments, oldest first.'
-        return _new_TicketView(ticket.key(), tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_comments, rt.each(self, tuple([_c5.key() for _c5 in rt.each(self, self.t_comments) if (_c5.ticket == ticket.key())]))), key=lambda _c6: _c6.at)))  # ithelpdesk.world:209
+        return TicketView(ticket.key(), tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_comments, rt.each(self, tuple([_c5.key() for _c5 in rt.each(self, self.t_comments) if (_c5.ticket == ticket.key())]))), key=lambda _c6: _c6.at)))  # ithelpdesk.world:209
 
     def tool_list_agents(self, skill: Category | None, tier: int | None, active_only: bool) -> tuple[str, ...]:  # ithelpdesk.world:215
         'List the helpdesk agents with their id, name, skills, tier and whether they are active.'

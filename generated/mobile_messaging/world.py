@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Contact", "ContactCard", "Conversation", "ConversationKind", "ConversationSummary", "Delivery", "Message", "MobileMessaging", "Presence", "Profile", "UnreadSummary", "User"]
 
@@ -36,11 +37,7 @@ class Presence(enum.StrEnum):
     offline = 'offline'
 
 
-_E8_Presence_online: Presence = Presence.online
-_E8_Presence_away: Presence = Presence.away
-_E8_Presence_offline: Presence = Presence.offline
-
-_T8_Presence: dict[Presence | None, str] = {None: 'null', _E8_Presence_online: '"online"', _E8_Presence_away: '"away"', _E8_Presence_offline: '"offline"', }
+_E8_Presence_online, _E8_Presence_away, _E8_Presence_offline = Presence.__members__.values()
 
 
 class Delivery(enum.StrEnum):
@@ -51,11 +48,7 @@ class Delivery(enum.StrEnum):
     failed = 'failed'
 
 
-_E8_Delivery_sent: Delivery = Delivery.sent
-_E8_Delivery_delivered: Delivery = Delivery.delivered
-_E8_Delivery_failed: Delivery = Delivery.failed
-
-_T8_Delivery: dict[Delivery | None, str] = {None: 'null', _E8_Delivery_sent: '"sent"', _E8_Delivery_delivered: '"delivered"', _E8_Delivery_failed: '"failed"', }
+_E8_Delivery_sent, _E8_Delivery_delivered, _E8_Delivery_failed = Delivery.__members__.values()
 
 
 class ConversationKind(enum.StrEnum):
@@ -65,670 +58,206 @@ class ConversationKind(enum.StrEnum):
     group = 'group'
 
 
-_E16_ConversationKind_direct: ConversationKind = ConversationKind.direct
-_E16_ConversationKind_group: ConversationKind = ConversationKind.group
-
-_T16_ConversationKind: dict[ConversationKind | None, str] = {None: 'null', _E16_ConversationKind_direct: '"direct"', _E16_ConversationKind_group: '"group"', }
+_E16_ConversationKind_direct, _E16_ConversationKind_group = ConversationKind.__members__.values()
 
 
 class User(Row):
     'A registered account.'
 
-    __slots__ = ('id_', 'name', 'phone', 'email', 'password', 'presence', )
-    ENTITY: ClassVar[str] = 'User'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('phone', 'phone', None, True),
-        ('email', 'email', None, True),
-        ('password', 'password', None, True),
-        ('presence', 'presence', lambda value: value._value_, True),
+    id_: str = field('id', key=True, load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        v.str_text,
-        _T8_Presence.__getitem__,
+    phone: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, phone: str, email: str | None, password: str, presence: Presence) -> None:
-        self.id_ = id_
-        self.name = name
-        self.phone = phone
-        self.email = email
-        self.password = password
-        self.presence = presence
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> User:
-        other = User.__new__(User)
-        other.id_ = self.id_
-        other.name = self.name
-        other.phone = self.phone
-        other.email = self.email
-        other.password = self.password
-        other.presence = self.presence
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'phone': self.phone,
-            'email': self.email,
-            'password': self.password,
-            'presence': self.presence._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> User:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'phone': True, 'email': False, 'password': True, 'presence': False})
-        return cls(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            phone=v.check_pattern(v.want_str(d['phone'], path + '.phone'), path + '.phone', '^\\+[0-9]{7,15}$'),
-            email=(v.want_optional(d['email'], path + '.email', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))) if 'email' in d else None),
-            password=v.check_length(v.want_str(d['password'], path + '.password'), path + '.password', 8, 64),
-            presence=(v.want_enum(d['presence'], path + '.presence', Presence) if d.get('presence') is not None else _E8_Presence_offline),
-        )
+    email: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
+        optional=True,
+        text=optional_text(v.str_text),
+    )
+    password: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 8, 64),
+        text=v.str_text,
+    )
+    presence: Presence = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Presence),
+        fill=lambda ep: _E8_Presence_offline,
+        export=enum_value,
+        text=enum_text(Presence),
+    )
 
 
 class Contact(Row):
     "An entry in one user's address book."
 
-    __slots__ = ('id_', 'owner', 'user', 'name', 'favorite', 'added_at', )
-    ENTITY: ClassVar[str] = 'Contact'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('owner', 'owner', None, True),
-        ('user', 'user', None, True),
-        ('name', 'name', None, True),
-        ('favorite', 'favorite', None, True),
-        ('added_at', 'added_at', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('contact_ids', 'CT{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
+    owner: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    user: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, owner: str, user: str, name: str, favorite: bool, added_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.owner = owner
-        self.user = user
-        self.name = name
-        self.favorite = favorite
-        self.added_at = added_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Contact:
-        other = Contact.__new__(Contact)
-        other.id_ = self.id_
-        other.owner = self.owner
-        other.user = self.user
-        other.name = self.name
-        other.favorite = self.favorite
-        other.added_at = self.added_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'owner': self.owner,
-            'user': self.user,
-            'name': self.name,
-            'favorite': self.favorite,
-            'added_at': self.added_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Contact:
-        d = v.want_object(data, path, {'id': False, 'owner': True, 'user': True, 'name': True, 'favorite': False, 'added_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('contact_ids', 'CT{:03d}')),
-            owner=v.want_str(d['owner'], path + '.owner'),
-            user=v.want_str(d['user'], path + '.user'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            favorite=(v.want_bool(d['favorite'], path + '.favorite') if d.get('favorite') is not None else False),
-            added_at=(v.want_datetime(d['added_at'], path + '.added_at') if d.get('added_at') is not None else ep.clock),
-        )
+    favorite: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+    added_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
+    )
 
 
 class Conversation(Row):
     'A chat: one-to-one (direct) or a named group.'
 
-    __slots__ = ('id_', 'kind', 'title', 'participants', 'archived_by', 'last_activity', )
-    ENTITY: ClassVar[str] = 'Conversation'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('kind', 'kind', lambda value: value._value_, True),
-        ('title', 'title', None, True),
-        ('participants', 'participants', lambda value: list(value), True),
-        ('archived_by', 'archived_by', lambda value: list(value), True),
-        ('last_activity', 'last_activity', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('conversation_ids', 'CONV{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        _T16_ConversationKind.__getitem__,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        None,
-        None,
-        None,
+    kind: ConversationKind = field(
+        load=lambda x, p, ep: v.want_enum(x, p, ConversationKind),
+        export=enum_value,
+        text=enum_text(ConversationKind),
     )
-
-    def __init__(self, *, id_: str, kind: ConversationKind, title: str | None, participants: tuple[str, ...], archived_by: tuple[str, ...], last_activity: dt.datetime) -> None:
-        self.id_ = id_
-        self.kind = kind
-        self.title = title
-        self.participants = participants
-        self.archived_by = archived_by
-        self.last_activity = last_activity
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Conversation:
-        other = Conversation.__new__(Conversation)
-        other.id_ = self.id_
-        other.kind = self.kind
-        other.title = self.title
-        other.participants = self.participants
-        other.archived_by = self.archived_by
-        other.last_activity = self.last_activity
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'kind': self.kind._value_,
-            'title': self.title,
-            'participants': list(self.participants),
-            'archived_by': list(self.archived_by),
-            'last_activity': self.last_activity.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Conversation:
-        d = v.want_object(data, path, {'id': False, 'kind': True, 'title': False, 'participants': True, 'archived_by': False, 'last_activity': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('conversation_ids', 'CONV{:03d}')),
-            kind=v.want_enum(d['kind'], path + '.kind', ConversationKind),
-            title=(v.want_optional(d['title'], path + '.title', (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60))) if d.get('title') is not None else None),
-            participants=v.want_list(d['participants'], path + '.participants', (lambda x, p: v.want_str(x, p))),
-            archived_by=(v.want_list(d['archived_by'], path + '.archived_by', (lambda x, p: v.want_str(x, p))) if d.get('archived_by') is not None else ()),
-            last_activity=(v.want_datetime(d['last_activity'], path + '.last_activity') if d.get('last_activity') is not None else ep.clock),
-        )
+    title: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
+    participants: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
+    archived_by: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        fill=lambda ep: (),
+        export=lambda value: list(value),
+    )
+    last_activity: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
+    )
 
 
 class Message(Row):
     'One message in a conversation.'
 
-    __slots__ = ('id_', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by', )
-    ENTITY: ClassVar[str] = 'Message'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('conversation', 'conversation', None, True),
-        ('sender', 'sender', None, True),
-        ('body', 'body', None, True),
-        ('sent_at', 'sent_at', lambda value: value.isoformat(), True),
-        ('delivery', 'delivery', lambda value: value._value_, True),
-        ('read_by', 'read_by', lambda value: list(value), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('message_ids', 'MSG{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        _T8_Delivery.__getitem__,
-        None,
+    conversation: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    sender: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    body: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 1000),
+        text=v.str_text,
+    )
+    sent_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
+    )
+    delivery: Delivery = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Delivery),
+        fill=lambda ep: _E8_Delivery_sent,
+        export=enum_value,
+        text=enum_text(Delivery),
+    )
+    read_by: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_set(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
     )
 
-    def __init__(self, *, id_: str, conversation: str, sender: str, body: str, sent_at: dt.datetime, delivery: Delivery, read_by: tuple[str, ...]) -> None:
-        self.id_ = id_
-        self.conversation = conversation
-        self.sender = sender
-        self.body = body
-        self.sent_at = sent_at
-        self.delivery = delivery
-        self.read_by = read_by
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
 
-    def clone(self) -> Message:
-        other = Message.__new__(Message)
-        other.id_ = self.id_
-        other.conversation = self.conversation
-        other.sender = self.sender
-        other.body = self.body
-        other.sent_at = self.sent_at
-        other.delivery = self.delivery
-        other.read_by = self.read_by
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'conversation': self.conversation,
-            'sender': self.sender,
-            'body': self.body,
-            'sent_at': self.sent_at.isoformat(),
-            'delivery': self.delivery._value_,
-            'read_by': list(self.read_by),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Message:
-        d = v.want_object(data, path, {'id': False, 'conversation': True, 'sender': True, 'body': True, 'sent_at': False, 'delivery': False, 'read_by': True})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('message_ids', 'MSG{:03d}')),
-            conversation=v.want_str(d['conversation'], path + '.conversation'),
-            sender=v.want_str(d['sender'], path + '.sender'),
-            body=v.check_length(v.want_str(d['body'], path + '.body'), path + '.body', 1, 1000),
-            sent_at=(v.want_datetime(d['sent_at'], path + '.sent_at') if d.get('sent_at') is not None else ep.clock),
-            delivery=(v.want_enum(d['delivery'], path + '.delivery', Delivery) if d.get('delivery') is not None else _E8_Delivery_sent),
-            read_by=v.want_set(d['read_by'], path + '.read_by', (lambda x, p: v.want_str(x, p))),
-        )
-
-
-class _Slots_Profile:
-    'The slots of the Profile record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'name', 'phone', 'email', 'presence', '_json')
-
-
-class Profile(_Slots_Profile, rt.Record):
+class Profile(Record):
     "The signed-in user's own account, without the password."
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'name', 'phone', 'email', 'presence')
-
-    id_: str
-    name: str
-    phone: str
-    email: str | None
-    presence: Presence
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.name, self.phone, self.email, self.presence) == (other.id_, other.name, other.phone, other.email, other.presence)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.name, self.phone, self.email, self.presence))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, name={self.name!r}, phone={self.phone!r}, email={self.email!r}, presence={self.presence!r})'
-
-    def __init__(self, id_: str, name: str, phone: str, email: str | None, presence: Presence) -> None:
-        _set = _SET_Profile
-        _set[0](self, id_)
-        _set[1](self, name)
-        _set[2](self, phone)
-        _set[3](self, email)
-        _set[4](self, presence)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'phone': self.phone,
-            'email': self.email,
-            'presence': self.presence._value_,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "phone": ', v.str_text(self.phone), ', "email": ', ('null' if self.email is None else v.str_text(self.email)), ', "presence": ', _T8_Presence[self.presence], '}'))
-            _SET_Profile[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Profile:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'phone': True, 'email': False, 'presence': True})
-        return _new_Profile(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.want_str(d['name'], path + '.name'),
-            phone=v.want_str(d['phone'], path + '.phone'),
-            email=(v.want_optional(d['email'], path + '.email', (lambda x, p: v.want_str(x, p))) if 'email' in d else None),
-            presence=v.want_enum(d['presence'], path + '.presence', Presence),
-        )
+    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    phone: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    email: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        optional=True,
+        text=optional_text(v.str_text),
+    )
+    presence: Presence = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Presence),
+        export=enum_value,
+        text=enum_text(Presence),
+    )
 
 
-_SET_Profile: tuple[Any, ...] = rt.slot_setters(_Slots_Profile, ('id_', 'name', 'phone', 'email', 'presence', '_json'))
-
-
-class _Made_Profile(_Slots_Profile):
-    'A Profile being made by _new_Profile.'
-
-    __slots__ = ()
-
-
-def _new_Profile(id_: str, name: str, phone: str, email: str | None, presence: Presence) -> Profile:
-    self: Any = object.__new__(_Made_Profile)
-    self.id_ = id_
-    self.name = name
-    self.phone = phone
-    self.email = email
-    self.presence = presence
-    self._json = None
-    self.__class__ = Profile
-    _made: Profile = self
-    return _made
-
-
-class _Slots_ContactCard:
-    'The slots of the ContactCard record: its fields and its JSON text.'
-
-    __slots__ = ('contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen', '_json')
-
-
-class ContactCard(_Slots_ContactCard, rt.Record):
+class ContactCard(Record):
     'An address-book entry as the agent sees it.'
 
-    __slots__ = ()
-    __match_args__ = ('contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen')
-
-    contact_id: str
-    user_id: str
-    name: str
-    phone: str
-    favorite: bool
-    presence: Presence
-    last_seen: dt.datetime | None
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.contact_id, self.user_id, self.name, self.phone, self.favorite, self.presence, self.last_seen) == (other.contact_id, other.user_id, other.name, other.phone, other.favorite, other.presence, other.last_seen)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.contact_id, self.user_id, self.name, self.phone, self.favorite, self.presence, self.last_seen))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(contact_id={self.contact_id!r}, user_id={self.user_id!r}, name={self.name!r}, phone={self.phone!r}, favorite={self.favorite!r}, presence={self.presence!r}, last_seen={self.last_seen!r})'
-
-    def __init__(self, contact_id: str, user_id: str, name: str, phone: str, favorite: bool, presence: Presence, last_seen: dt.datetime | None) -> None:
-        _set = _SET_ContactCard
-        _set[0](self, contact_id)
-        _set[1](self, user_id)
-        _set[2](self, name)
-        _set[3](self, phone)
-        _set[4](self, favorite)
-        _set[5](self, presence)
-        _set[6](self, last_seen)
-        _set[7](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'contact_id': self.contact_id,
-            'user_id': self.user_id,
-            'name': self.name,
-            'phone': self.phone,
-            'favorite': self.favorite,
-            'presence': self.presence._value_,
-            'last_seen': rt.if_present(self.last_seen, lambda x: x.isoformat()),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"contact_id": ', v.str_text(self.contact_id), ', "user_id": ', v.str_text(self.user_id), ', "name": ', v.str_text(self.name), ', "phone": ', v.str_text(self.phone), ', "favorite": ', v.json_text(self.favorite), ', "presence": ', _T8_Presence[self.presence], ', "last_seen": ', v.json_text(rt.if_present(self.last_seen, lambda x: x.isoformat())), '}'))
-            _SET_ContactCard[7](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ContactCard:
-        d = v.want_object(data, path, {'contact_id': True, 'user_id': True, 'name': True, 'phone': True, 'favorite': True, 'presence': True, 'last_seen': False})
-        return _new_ContactCard(
-            contact_id=v.want_str(d['contact_id'], path + '.contact_id'),
-            user_id=v.want_str(d['user_id'], path + '.user_id'),
-            name=v.want_str(d['name'], path + '.name'),
-            phone=v.want_str(d['phone'], path + '.phone'),
-            favorite=v.want_bool(d['favorite'], path + '.favorite'),
-            presence=v.want_enum(d['presence'], path + '.presence', Presence),
-            last_seen=(v.want_optional(d['last_seen'], path + '.last_seen', (lambda x, p: v.want_datetime(x, p))) if 'last_seen' in d else None),
-        )
+    contact_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    user_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    phone: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    favorite: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    presence: Presence = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Presence),
+        export=enum_value,
+        text=enum_text(Presence),
+    )
+    last_seen: dt.datetime | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        optional=True,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
+    )
 
 
-_SET_ContactCard: tuple[Any, ...] = rt.slot_setters(_Slots_ContactCard, ('contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen', '_json'))
-
-
-class _Made_ContactCard(_Slots_ContactCard):
-    'A ContactCard being made by _new_ContactCard.'
-
-    __slots__ = ()
-
-
-def _new_ContactCard(contact_id: str, user_id: str, name: str, phone: str, favorite: bool, presence: Presence, last_seen: dt.datetime | None) -> ContactCard:
-    self: Any = object.__new__(_Made_ContactCard)
-    self.contact_id = contact_id
-    self.user_id = user_id
-    self.name = name
-    self.phone = phone
-    self.favorite = favorite
-    self.presence = presence
-    self.last_seen = last_seen
-    self._json = None
-    self.__class__ = ContactCard
-    _made: ContactCard = self
-    return _made
-
-
-class _Slots_ConversationSummary:
-    'The slots of the ConversationSummary record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived', '_json')
-
-
-class ConversationSummary(_Slots_ConversationSummary, rt.Record):
+class ConversationSummary(Record):
     'One line of the conversation list.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived')
-
-    id_: str
-    kind: ConversationKind
-    title: str
-    participants: tuple[str, ...]
-    unread: int
-    last_message: str | None
-    last_activity: dt.datetime
-    archived: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.kind, self.title, self.participants, self.unread, self.last_message, self.last_activity, self.archived) == (other.id_, other.kind, other.title, other.participants, other.unread, other.last_message, other.last_activity, other.archived)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.kind, self.title, self.participants, self.unread, self.last_message, self.last_activity, self.archived))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, kind={self.kind!r}, title={self.title!r}, participants={self.participants!r}, unread={self.unread!r}, last_message={self.last_message!r}, last_activity={self.last_activity!r}, archived={self.archived!r})'
-
-    def __init__(self, id_: str, kind: ConversationKind, title: str, participants: tuple[str, ...], unread: int, last_message: str | None, last_activity: dt.datetime, archived: bool) -> None:
-        _set = _SET_ConversationSummary
-        _set[0](self, id_)
-        _set[1](self, kind)
-        _set[2](self, title)
-        _set[3](self, participants)
-        _set[4](self, unread)
-        _set[5](self, last_message)
-        _set[6](self, last_activity)
-        _set[7](self, archived)
-        _set[8](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'kind': self.kind._value_,
-            'title': self.title,
-            'participants': list(self.participants),
-            'unread': self.unread,
-            'last_message': self.last_message,
-            'last_activity': self.last_activity.isoformat(),
-            'archived': self.archived,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "kind": ', _T16_ConversationKind[self.kind], ', "title": ', v.str_text(self.title), ', "participants": ', v.str_list_text(self.participants), ', "unread": ', v.int_text(self.unread), ', "last_message": ', ('null' if self.last_message is None else v.str_text(self.last_message)), ', "last_activity": ', v.json_text(self.last_activity.isoformat()), ', "archived": ', v.json_text(self.archived), '}'))
-            _SET_ConversationSummary[8](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ConversationSummary:
-        d = v.want_object(data, path, {'id': True, 'kind': True, 'title': True, 'participants': True, 'unread': True, 'last_message': False, 'last_activity': True, 'archived': True})
-        return _new_ConversationSummary(
-            id_=v.want_str(d['id'], path + '.id'),
-            kind=v.want_enum(d['kind'], path + '.kind', ConversationKind),
-            title=v.want_str(d['title'], path + '.title'),
-            participants=v.want_list(d['participants'], path + '.participants', (lambda x, p: v.want_str(x, p))),
-            unread=v.want_int(d['unread'], path + '.unread'),
-            last_message=(v.want_optional(d['last_message'], path + '.last_message', (lambda x, p: v.want_str(x, p))) if 'last_message' in d else None),
-            last_activity=v.want_datetime(d['last_activity'], path + '.last_activity'),
-            archived=v.want_bool(d['archived'], path + '.archived'),
-        )
+    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    kind: ConversationKind = field(
+        load=lambda x, p, ep: v.want_enum(x, p, ConversationKind),
+        export=enum_value,
+        text=enum_text(ConversationKind),
+    )
+    title: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    participants: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+        text=v.str_list_text,
+    )
+    unread: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    last_message: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        optional=True,
+        text=optional_text(v.str_text),
+    )
+    last_activity: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    archived: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
 
 
-_SET_ConversationSummary: tuple[Any, ...] = rt.slot_setters(_Slots_ConversationSummary, ('id_', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived', '_json'))
-
-
-class _Made_ConversationSummary(_Slots_ConversationSummary):
-    'A ConversationSummary being made by _new_ConversationSummary.'
-
-    __slots__ = ()
-
-
-def _new_ConversationSummary(id_: str, kind: ConversationKind, title: str, participants: tuple[str, ...], unread: int, last_message: str | None, last_activity: dt.datetime, archived: bool) -> ConversationSummary:
-    self: Any = object.__new__(_Made_ConversationSummary)
-    self.id_ = id_
-    self.kind = kind
-    self.title = title
-    self.participants = participants
-    self.unread = unread
-    self.last_message = last_message
-    self.last_activity = last_activity
-    self.archived = archived
-    self._json = None
-    self.__class__ = ConversationSummary
-    _made: ConversationSummary = self
-    return _made
-
-
-class _Slots_UnreadSummary:
-    'The slots of the UnreadSummary record: its fields and its JSON text.'
-
-    __slots__ = ('total', 'by_conversation', '_json')
-
-
-class UnreadSummary(_Slots_UnreadSummary, rt.Record):
+class UnreadSummary(Record):
     'Unread messages in the conversations that are not archived.'
 
-    __slots__ = ()
-    __match_args__ = ('total', 'by_conversation')
-
-    total: int
-    by_conversation: dict[str, int]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.total, self.by_conversation) == (other.total, other.by_conversation)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.total, self.by_conversation))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(total={self.total!r}, by_conversation={self.by_conversation!r})'
-
-    def __init__(self, total: int, by_conversation: dict[str, int]) -> None:
-        _set = _SET_UnreadSummary
-        _set[0](self, total)
-        _set[1](self, by_conversation)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'total': self.total,
-            'by_conversation': {k: x for k, x in self.by_conversation.items()},
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"total": ', v.int_text(self.total), ', "by_conversation": ', v.map_text(self.by_conversation), '}'))
-            _SET_UnreadSummary[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> UnreadSummary:
-        d = v.want_object(data, path, {'total': True, 'by_conversation': True})
-        return _new_UnreadSummary(
-            total=v.want_int(d['total'], path + '.total'),
-            by_conversation=v.want_map(d['by_conversation'], path + '.by_conversation', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_int(x, p))),
-        )
-
-
-_SET_UnreadSummary: tuple[Any, ...] = rt.slot_setters(_Slots_UnreadSummary, ('total', 'by_conversation', '_json'))
-
-
-class _Made_UnreadSummary(_Slots_UnreadSummary):
-    'A UnreadSummary being made by _new_UnreadSummary.'
-
-    __slots__ = ()
-
-
-def _new_UnreadSummary(total: int, by_conversation: dict[str, int]) -> UnreadSummary:
-    self: Any = object.__new__(_Made_UnreadSummary)
-    self.total = total
-    self.by_conversation = by_conversation
-    self._json = None
-    self.__class__ = UnreadSummary
-    _made: UnreadSummary = self
-    return _made
+    total: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    by_conversation: dict[str, int] = field(
+        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_int(x, p))),
+        export=lambda value: {k: x for k, x in value.items()},
+        text=v.map_text,
+    )
 
 
 _GET_id_ = rt.attrgetter('id_')
@@ -879,10 +408,10 @@ class MobileMessaging(Episode):
         pass
 
     def fn_profile(self, user: User) -> Profile:  # messaging.world:181
-        return _new_Profile(user.id_, user.name, user.phone, user.email, user.presence)  # messaging.world:182
+        return Profile(user.id_, user.name, user.phone, user.email, user.presence)  # messaging.world:182
 
     def fn_card(self, contact: Contact) -> ContactCard:  # messaging.world:191
-        return _new_ContactCard(contact.id_, (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_, contact.name, (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).phone, contact.favorite, (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).presence, self.state.last_seen.get((self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_))  # messaging.world:192
+        return ContactCard(contact.id_, (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_, contact.name, (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).phone, contact.favorite, (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).presence, self.state.last_seen.get((self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_))  # messaging.world:192
 
     def fn_direct_conversation(self, a: User, b: User) -> Conversation | None:  # messaging.world:203
         'The one-to-one chat between two users, if any.'
@@ -916,7 +445,7 @@ class MobileMessaging(Episode):
         last: str | None = None  # messaging.world:240
         if (len(history) > 0):  # messaging.world:241
             last = self.t_messages.row(history[(len(history) - 1)]).body  # messaging.world:242
-        return _new_ConversationSummary(conversation.id_, conversation.kind, title, tuple(map(_GET_id_, rt.rows(self.t_users, rt.each(self, conversation.participants)))), self.fn_unread_in(conversation, viewer), last, conversation.last_activity, (viewer.key() in rt.each(self, conversation.archived_by)))  # messaging.world:244
+        return ConversationSummary(conversation.id_, conversation.kind, title, tuple(map(_GET_id_, rt.rows(self.t_users, rt.each(self, conversation.participants)))), self.fn_unread_in(conversation, viewer), last, conversation.last_activity, (viewer.key() in rt.each(self, conversation.archived_by)))  # messaging.world:244
 
     def tool_login(self, phone: str, password: str) -> Profile:  # messaging.world:258
         'Sign in on this phone. Signing in marks the account online and ends any other session\non the phone.'
@@ -1229,7 +758,7 @@ class MobileMessaging(Episode):
                 counts = {**counts, c.id_: unread}  # messaging.world:554
         self._steps -= len(counts)  # messaging.world:557
         self._steps >= 0 or rt.out_of_steps()  # messaging.world:557
-        return _new_UnreadSummary(sum(rt.each(self, tuple(counts.values()))), counts)  # messaging.world:557
+        return UnreadSummary(sum(rt.each(self, tuple(counts.values()))), counts)  # messaging.world:557
 
     def tool_delete_message(self, message: Message) -> str:  # messaging.world:560
         'Delete a message the signed-in user sent, for everyone in the conversation. Received messages cannot be deleted.'

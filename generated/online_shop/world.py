@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Address", "CancelReason", "CreditCard", "Customer", "GiftCard", "OnlineShop", "Order", "OrderItem", "OrderStatus", "OrderSummary", "PaymentMethod", "Paypal", "Product", "ProductDetails", "ProductSummary", "ReturnRequest", "ReturnStatus", "Transaction", "TransactionKind", "Variant"]
 
@@ -39,14 +40,11 @@ class OrderStatus(enum.StrEnum):
     returned = 'returned'
 
 
-_E11_OrderStatus_pending: OrderStatus = OrderStatus.pending
-_E11_OrderStatus_processed: OrderStatus = OrderStatus.processed
-_E11_OrderStatus_delivered: OrderStatus = OrderStatus.delivered
-_E11_OrderStatus_cancelled: OrderStatus = OrderStatus.cancelled
-_E11_OrderStatus_return_requested: OrderStatus = OrderStatus.return_requested
-_E11_OrderStatus_returned: OrderStatus = OrderStatus.returned
-
-_T11_OrderStatus: dict[OrderStatus | None, str] = {None: 'null', _E11_OrderStatus_pending: '"pending"', _E11_OrderStatus_processed: '"processed"', _E11_OrderStatus_delivered: '"delivered"', _E11_OrderStatus_cancelled: '"cancelled"', _E11_OrderStatus_return_requested: '"return requested"', _E11_OrderStatus_returned: '"returned"', }
+(
+    _E11_OrderStatus_pending, _E11_OrderStatus_processed,
+    _E11_OrderStatus_delivered, _E11_OrderStatus_cancelled,
+    _E11_OrderStatus_return_requested, _E11_OrderStatus_returned,
+) = OrderStatus.__members__.values()
 
 
 class CancelReason(enum.StrEnum):
@@ -56,10 +54,10 @@ class CancelReason(enum.StrEnum):
     ordered_by_mistake = 'ordered by mistake'
 
 
-_E12_CancelReason_no_longer_needed: CancelReason = CancelReason.no_longer_needed
-_E12_CancelReason_ordered_by_mistake: CancelReason = CancelReason.ordered_by_mistake
-
-_T12_CancelReason: dict[CancelReason | None, str] = {None: 'null', _E12_CancelReason_no_longer_needed: '"no longer needed"', _E12_CancelReason_ordered_by_mistake: '"ordered by mistake"', }
+(
+    _E12_CancelReason_no_longer_needed,
+    _E12_CancelReason_ordered_by_mistake,
+) = CancelReason.__members__.values()
 
 
 class TransactionKind(enum.StrEnum):
@@ -69,10 +67,7 @@ class TransactionKind(enum.StrEnum):
     refund = 'refund'
 
 
-_E15_TransactionKind_charge: TransactionKind = TransactionKind.charge
-_E15_TransactionKind_refund: TransactionKind = TransactionKind.refund
-
-_T15_TransactionKind: dict[TransactionKind | None, str] = {None: 'null', _E15_TransactionKind_charge: '"charge"', _E15_TransactionKind_refund: '"refund"', }
+_E15_TransactionKind_charge, _E15_TransactionKind_refund = TransactionKind.__members__.values()
 
 
 class ReturnStatus(enum.StrEnum):
@@ -82,1136 +77,291 @@ class ReturnStatus(enum.StrEnum):
     refunded = 'refunded'
 
 
-_E12_ReturnStatus_requested: ReturnStatus = ReturnStatus.requested
-_E12_ReturnStatus_refunded: ReturnStatus = ReturnStatus.refunded
-
-_T12_ReturnStatus: dict[ReturnStatus | None, str] = {None: 'null', _E12_ReturnStatus_requested: '"requested"', _E12_ReturnStatus_refunded: '"refunded"', }
+_E12_ReturnStatus_requested, _E12_ReturnStatus_refunded = ReturnStatus.__members__.values()
 
 
-class _Slots_Address:
-    'The slots of the Address record: its fields and its JSON text.'
-
-    __slots__ = ('address1', 'address2', 'city', 'state_code', 'zip_', 'country', '_json')
-
-
-class Address(_Slots_Address, rt.Record):
+class Address(Record):
     'A postal address in the USA.'
 
-    __slots__ = ()
-    __match_args__ = ('address1', 'address2', 'city', 'state_code', 'zip_', 'country')
-
-    address1: str
-    address2: str
-    city: str
-    state_code: str
-    zip_: str
-    country: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.address1, self.address2, self.city, self.state_code, self.zip_, self.country) == (other.address1, other.address2, other.city, other.state_code, other.zip_, other.country)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.address1, self.address2, self.city, self.state_code, self.zip_, self.country))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(address1={self.address1!r}, address2={self.address2!r}, city={self.city!r}, state_code={self.state_code!r}, zip_={self.zip_!r}, country={self.country!r})'
-
-    def __init__(self, address1: str, address2: str, city: str, state_code: str, zip_: str, country: str) -> None:
-        _set = _SET_Address
-        _set[0](self, address1)
-        _set[1](self, address2)
-        _set[2](self, city)
-        _set[3](self, state_code)
-        _set[4](self, zip_)
-        _set[5](self, country)
-        _set[6](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'address1': self.address1,
-            'address2': self.address2,
-            'city': self.city,
-            'state_code': self.state_code,
-            'zip': self.zip_,
-            'country': self.country,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"address1": ', v.str_text(self.address1), ', "address2": ', v.str_text(self.address2), ', "city": ', v.str_text(self.city), ', "state_code": ', v.str_text(self.state_code), ', "zip": ', v.str_text(self.zip_), ', "country": ', v.str_text(self.country), '}'))
-            _SET_Address[6](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Address:
-        d = v.want_object(data, path, {'address1': True, 'address2': False, 'city': True, 'state_code': True, 'zip': True, 'country': False})
-        return _new_Address(
-            address1=v.check_length(v.want_str(d['address1'], path + '.address1'), path + '.address1', 1, 100),
-            address2=(v.check_length(v.want_str(d['address2'], path + '.address2'), path + '.address2', None, 100) if d.get('address2') is not None else ''),
-            city=v.check_length(v.want_str(d['city'], path + '.city'), path + '.city', 1, 60),
-            state_code=v.check_pattern(v.want_str(d['state_code'], path + '.state_code'), path + '.state_code', '^[A-Z]{2}$'),
-            zip_=v.check_pattern(v.want_str(d['zip'], path + '.zip'), path + '.zip', '^[0-9]{5}$'),
-            country=(v.want_str(d['country'], path + '.country') if d.get('country') is not None else 'USA'),
-        )
+    address1: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 100),
+        text=v.str_text,
+    )
+    address2: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, None, 100),
+        fill=lambda ep: '',
+        text=v.str_text,
+    )
+    city: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 60),
+        text=v.str_text,
+    )
+    state_code: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}$'),
+        text=v.str_text,
+    )
+    zip_: str = field(
+        'zip',
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'),
+        text=v.str_text,
+    )
+    country: str = field(
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: 'USA',
+        text=v.str_text,
+    )
 
 
-_SET_Address: tuple[Any, ...] = rt.slot_setters(_Slots_Address, ('address1', 'address2', 'city', 'state_code', 'zip_', 'country', '_json'))
-
-
-class _Made_Address(_Slots_Address):
-    'A Address being made by _new_Address.'
-
-    __slots__ = ()
-
-
-def _new_Address(address1: str, address2: str, city: str, state_code: str, zip_: str, country: str) -> Address:
-    self: Any = object.__new__(_Made_Address)
-    self.address1 = address1
-    self.address2 = address2
-    self.city = city
-    self.state_code = state_code
-    self.zip_ = zip_
-    self.country = country
-    self._json = None
-    self.__class__ = Address
-    _made: Address = self
-    return _made
-
-
-class _Slots_CreditCard:
-    'The slots of the CreditCard record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'brand', 'last_four', '_json')
-
-
-class CreditCard(_Slots_CreditCard, rt.Record):
+class CreditCard(Record):
     'A credit card on file.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'brand', 'last_four')
-
-    id_: str
-    brand: str
-    last_four: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.brand, self.last_four) == (other.id_, other.brand, other.last_four)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.brand, self.last_four))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, brand={self.brand!r}, last_four={self.last_four!r})'
-
-    def __init__(self, id_: str, brand: str, last_four: str) -> None:
-        _set = _SET_CreditCard
-        _set[0](self, id_)
-        _set[1](self, brand)
-        _set[2](self, last_four)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'brand': self.brand,
-            'last_four': self.last_four,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "brand": ', v.str_text(self.brand), ', "last_four": ', v.str_text(self.last_four), '}'))
-            _SET_CreditCard[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CreditCard:
-        d = v.want_object(data, path, {'id': True, 'brand': True, 'last_four': True})
-        return _new_CreditCard(
-            id_=v.want_str(d['id'], path + '.id'),
-            brand=v.want_str(d['brand'], path + '.brand'),
-            last_four=v.check_pattern(v.want_str(d['last_four'], path + '.last_four'), path + '.last_four', '^[0-9]{4}$'),
-        )
+    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    brand: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    last_four: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}$'),
+        text=v.str_text,
+    )
 
 
-_SET_CreditCard: tuple[Any, ...] = rt.slot_setters(_Slots_CreditCard, ('id_', 'brand', 'last_four', '_json'))
-
-
-class _Made_CreditCard(_Slots_CreditCard):
-    'A CreditCard being made by _new_CreditCard.'
-
-    __slots__ = ()
-
-
-def _new_CreditCard(id_: str, brand: str, last_four: str) -> CreditCard:
-    self: Any = object.__new__(_Made_CreditCard)
-    self.id_ = id_
-    self.brand = brand
-    self.last_four = last_four
-    self._json = None
-    self.__class__ = CreditCard
-    _made: CreditCard = self
-    return _made
-
-
-class _Slots_GiftCard:
-    'The slots of the GiftCard record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'balance', '_json')
-
-
-class GiftCard(_Slots_GiftCard, rt.Record):
+class GiftCard(Record):
     'A store gift card; only gift cards hold a balance.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'balance')
-
-    id_: str
-    balance: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.balance) == (other.id_, other.balance)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.balance))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, balance={self.balance!r})'
-
-    def __init__(self, id_: str, balance: float) -> None:
-        _set = _SET_GiftCard
-        _set[0](self, id_)
-        _set[1](self, balance)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'balance': self.balance,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "balance": ', v.float_text(self.balance), '}'))
-            _SET_GiftCard[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> GiftCard:
-        d = v.want_object(data, path, {'id': True, 'balance': True})
-        return _new_GiftCard(
-            id_=v.want_str(d['id'], path + '.id'),
-            balance=v.check_range(v.want_float(d['balance'], path + '.balance'), path + '.balance', 0.0, None),
-        )
+    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    balance: float = field(
+        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
+        text=v.float_text,
+    )
 
 
-_SET_GiftCard: tuple[Any, ...] = rt.slot_setters(_Slots_GiftCard, ('id_', 'balance', '_json'))
-
-
-class _Made_GiftCard(_Slots_GiftCard):
-    'A GiftCard being made by _new_GiftCard.'
-
-    __slots__ = ()
-
-
-def _new_GiftCard(id_: str, balance: float) -> GiftCard:
-    self: Any = object.__new__(_Made_GiftCard)
-    self.id_ = id_
-    self.balance = balance
-    self._json = None
-    self.__class__ = GiftCard
-    _made: GiftCard = self
-    return _made
-
-
-class _Slots_Paypal:
-    'The slots of the Paypal record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'email', '_json')
-
-
-class Paypal(_Slots_Paypal, rt.Record):
+class Paypal(Record):
     'A linked PayPal account.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'email')
-
-    id_: str
-    email: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.email) == (other.id_, other.email)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.email))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, email={self.email!r})'
-
-    def __init__(self, id_: str, email: str) -> None:
-        _set = _SET_Paypal
-        _set[0](self, id_)
-        _set[1](self, email)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'email': self.email,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "email": ', v.str_text(self.email), '}'))
-            _SET_Paypal[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Paypal:
-        d = v.want_object(data, path, {'id': True, 'email': True})
-        return _new_Paypal(
-            id_=v.want_str(d['id'], path + '.id'),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-        )
+    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    email: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
+        text=v.str_text,
+    )
 
 
-_SET_Paypal: tuple[Any, ...] = rt.slot_setters(_Slots_Paypal, ('id_', 'email', '_json'))
-
-
-class _Made_Paypal(_Slots_Paypal):
-    'A Paypal being made by _new_Paypal.'
-
-    __slots__ = ()
-
-
-def _new_Paypal(id_: str, email: str) -> Paypal:
-    self: Any = object.__new__(_Made_Paypal)
-    self.id_ = id_
-    self.email = email
-    self._json = None
-    self.__class__ = Paypal
-    _made: Paypal = self
-    return _made
-
-
-class _Slots_Transaction:
-    'The slots of the Transaction record: its fields and its JSON text.'
-
-    __slots__ = ('kind', 'amount', 'method_id', 'at', '_json')
-
-
-class Transaction(_Slots_Transaction, rt.Record):
+class Transaction(Record):
     'A charge or refund on an order.'
 
-    __slots__ = ()
-    __match_args__ = ('kind', 'amount', 'method_id', 'at')
-
-    kind: TransactionKind
-    amount: float
-    method_id: str
-    at: dt.datetime
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.kind, self.amount, self.method_id, self.at) == (other.kind, other.amount, other.method_id, other.at)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.amount, self.method_id, self.at))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(kind={self.kind!r}, amount={self.amount!r}, method_id={self.method_id!r}, at={self.at!r})'
-
-    def __init__(self, kind: TransactionKind, amount: float, method_id: str, at: dt.datetime) -> None:
-        _set = _SET_Transaction
-        _set[0](self, kind)
-        _set[1](self, amount)
-        _set[2](self, method_id)
-        _set[3](self, at)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'kind': self.kind._value_,
-            'amount': self.amount,
-            'method_id': self.method_id,
-            'at': self.at.isoformat(),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"kind": ', _T15_TransactionKind[self.kind], ', "amount": ', v.float_text(self.amount), ', "method_id": ', v.str_text(self.method_id), ', "at": ', v.json_text(self.at.isoformat()), '}'))
-            _SET_Transaction[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Transaction:
-        d = v.want_object(data, path, {'kind': True, 'amount': True, 'method_id': True, 'at': True})
-        return _new_Transaction(
-            kind=v.want_enum(d['kind'], path + '.kind', TransactionKind),
-            amount=v.check_range(v.want_float(d['amount'], path + '.amount'), path + '.amount', 0.0, None),
-            method_id=v.want_str(d['method_id'], path + '.method_id'),
-            at=v.want_datetime(d['at'], path + '.at'),
-        )
+    kind: TransactionKind = field(
+        load=lambda x, p, ep: v.want_enum(x, p, TransactionKind),
+        export=enum_value,
+        text=enum_text(TransactionKind),
+    )
+    amount: float = field(
+        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
+        text=v.float_text,
+    )
+    method_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        export=lambda value: value.isoformat(),
+    )
 
 
-_SET_Transaction: tuple[Any, ...] = rt.slot_setters(_Slots_Transaction, ('kind', 'amount', 'method_id', 'at', '_json'))
-
-
-class _Made_Transaction(_Slots_Transaction):
-    'A Transaction being made by _new_Transaction.'
-
-    __slots__ = ()
-
-
-def _new_Transaction(kind: TransactionKind, amount: float, method_id: str, at: dt.datetime) -> Transaction:
-    self: Any = object.__new__(_Made_Transaction)
-    self.kind = kind
-    self.amount = amount
-    self.method_id = method_id
-    self.at = at
-    self._json = None
-    self.__class__ = Transaction
-    _made: Transaction = self
-    return _made
-
-
-class _Slots_OrderItem:
-    'The slots of the OrderItem record: its fields and its JSON text.'
-
-    __slots__ = ('variant', 'name', 'options', 'price', 'quantity', '_json')
-
-
-class OrderItem(_Slots_OrderItem, rt.Record):
+class OrderItem(Record):
     'One line of an order, with the price paid.'
 
-    __slots__ = ()
-    __match_args__ = ('variant', 'name', 'options', 'price', 'quantity')
-
-    variant: str
-    name: str
-    options: dict[str, str]
-    price: float
-    quantity: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.variant, self.name, self.options, self.price, self.quantity) == (other.variant, other.name, other.options, other.price, other.quantity)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.variant, self.name, self.options, self.price, self.quantity))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(variant={self.variant!r}, name={self.name!r}, options={self.options!r}, price={self.price!r}, quantity={self.quantity!r})'
-
-    def __init__(self, variant: str, name: str, options: dict[str, str], price: float, quantity: int) -> None:
-        _set = _SET_OrderItem
-        _set[0](self, variant)
-        _set[1](self, name)
-        _set[2](self, options)
-        _set[3](self, price)
-        _set[4](self, quantity)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'variant': self.variant,
-            'name': self.name,
-            'options': {k: x for k, x in self.options.items()},
-            'price': self.price,
-            'quantity': self.quantity,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"variant": ', v.str_text(self.variant), ', "name": ', v.str_text(self.name), ', "options": ', v.map_text(self.options), ', "price": ', v.float_text(self.price), ', "quantity": ', v.int_text(self.quantity), '}'))
-            _SET_OrderItem[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OrderItem:
-        d = v.want_object(data, path, {'variant': True, 'name': True, 'options': True, 'price': True, 'quantity': True})
-        return _new_OrderItem(
-            variant=v.want_str(d['variant'], path + '.variant'),
-            name=v.want_str(d['name'], path + '.name'),
-            options=v.want_map(d['options'], path + '.options', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-            price=v.check_range(v.want_float(d['price'], path + '.price'), path + '.price', 0.0, None),
-            quantity=v.check_range(v.want_int(d['quantity'], path + '.quantity'), path + '.quantity', 1, 10),
-        )
-
-
-_SET_OrderItem: tuple[Any, ...] = rt.slot_setters(_Slots_OrderItem, ('variant', 'name', 'options', 'price', 'quantity', '_json'))
-
-
-class _Made_OrderItem(_Slots_OrderItem):
-    'A OrderItem being made by _new_OrderItem.'
-
-    __slots__ = ()
-
-
-def _new_OrderItem(variant: str, name: str, options: dict[str, str], price: float, quantity: int) -> OrderItem:
-    self: Any = object.__new__(_Made_OrderItem)
-    self.variant = variant
-    self.name = name
-    self.options = options
-    self.price = price
-    self.quantity = quantity
-    self._json = None
-    self.__class__ = OrderItem
-    _made: OrderItem = self
-    return _made
+    variant: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    options: dict[str, str] = field(
+        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
+        export=lambda value: {k: x for k, x in value.items()},
+        text=v.map_text,
+    )
+    price: float = field(
+        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
+        text=v.float_text,
+    )
+    quantity: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 10),
+        text=v.int_text,
+    )
 
 
 class Product(Row):
     'A catalogue product; what can be bought are its variants.'
 
-    __slots__ = ('id_', 'name', 'category', )
-    ENTITY: ClassVar[str] = 'Product'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('category', 'category', None, True),
+    id_: str = field('id', key=True, load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 120),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-    )
-
-    def __init__(self, *, id_: str, name: str, category: str) -> None:
-        self.id_ = id_
-        self.name = name
-        self.category = category
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Product:
-        other = Product.__new__(Product)
-        other.id_ = self.id_
-        other.name = self.name
-        other.category = self.category
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'category': self.category,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Product:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'category': True})
-        return cls(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 120),
-            category=v.want_str(d['category'], path + '.category'),
-        )
+    category: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
 class Variant(Row):
     'One purchasable option of a product (size, colour, ...).'
 
-    __slots__ = ('id_', 'product', 'options', 'price', 'stock', )
-    ENTITY: ClassVar[str] = 'Variant'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('product', 'product', None, True),
-        ('options', 'options', lambda value: {k: x for k, x in value.items()}, True),
-        ('price', 'price', None, True),
-        ('stock', 'stock', None, True),
+    id_: str = field('id', key=True, load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    product: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    options: dict[str, str] = field(
+        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
+        export=lambda value: {k: x for k, x in value.items()},
+        text=v.map_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.map_text,
-        v.float_text,
-        v.int_text,
+    price: float = field(
+        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
+        text=v.float_text,
     )
-
-    def __init__(self, *, id_: str, product: str, options: dict[str, str], price: float, stock: int) -> None:
-        self.id_ = id_
-        self.product = product
-        self.options = options
-        self.price = price
-        self.stock = stock
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Variant:
-        other = Variant.__new__(Variant)
-        other.id_ = self.id_
-        other.product = self.product
-        other.options = self.options
-        other.price = self.price
-        other.stock = self.stock
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'product': self.product,
-            'options': {k: x for k, x in self.options.items()},
-            'price': self.price,
-            'stock': self.stock,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Variant:
-        d = v.want_object(data, path, {'id': True, 'product': True, 'options': True, 'price': True, 'stock': True})
-        return cls(
-            id_=v.want_str(d['id'], path + '.id'),
-            product=v.want_str(d['product'], path + '.product'),
-            options=v.want_map(d['options'], path + '.options', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-            price=v.check_range(v.want_float(d['price'], path + '.price'), path + '.price', 0.0, None),
-            stock=v.want_int(d['stock'], path + '.stock'),
-        )
+    stock: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
 class Customer(Row):
     'A shopper with an account.'
 
-    __slots__ = ('id_', 'name', 'email', 'address', 'payment_methods', )
-    ENTITY: ClassVar[str] = 'Customer'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('email', 'email', None, True),
-        ('address', 'address', lambda value: value.export(), True),
-        ('payment_methods', 'payment_methods', lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()}, True),
+    id_: str = field('id', key=True, load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.record_text,
-        lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}',
+    email: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, email: str, address: Address, payment_methods: dict[str, PaymentMethod]) -> None:
-        self.id_ = id_
-        self.name = name
-        self.email = email
-        self.address = address
-        self.payment_methods = payment_methods
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Customer:
-        other = Customer.__new__(Customer)
-        other.id_ = self.id_
-        other.name = self.name
-        other.email = self.email
-        other.address = self.address
-        other.payment_methods = self.payment_methods
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'email': self.email,
-            'address': self.address.export(),
-            'payment_methods': {k: _export_PaymentMethod(x) for k, x in self.payment_methods.items()},
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Customer:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'email': True, 'address': True, 'payment_methods': True})
-        return cls(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-            address=Address.load(d['address'], path + '.address', ep),
-            payment_methods=v.want_map(d['payment_methods'], path + '.payment_methods', (lambda x, p: v.want_str(x, p)), (lambda x, p: _load_PaymentMethod(x, p, ep))),
-        )
+    address: Address = field(
+        load=lambda x, p, ep: Address.load(x, p, ep),
+        export=lambda value: value.export(),
+        text=v.record_text,
+    )
+    payment_methods: dict[str, PaymentMethod] = field(
+        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: _load_PaymentMethod(x, p, ep))),
+        export=lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()},
+        text=lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}',
+    )
 
 
 class Order(Row):
     'A row of Order.'
 
-    __slots__ = ('id_', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at', )
-    ENTITY: ClassVar[str] = 'Order'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('customer', 'customer', None, True),
-        ('address', 'address', lambda value: value.export(), True),
-        ('items', 'items', lambda value: [x.export() for x in value], True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('payment_method_id', 'payment_method_id', None, True),
-        ('transactions', 'transactions', lambda value: [x.export() for x in value], True),
-        ('tracking', 'tracking', None, True),
-        ('cancel_reason', 'cancel_reason', lambda value: rt.if_present(value, lambda x: x._value_), True),
-        ('created_at', 'created_at', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'),
+        fill=lambda ep: ep._next('order_ids', '#W{:07d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.record_text,
-        v.records_text,
-        _T11_OrderStatus.__getitem__,
-        v.str_text,
-        v.records_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        _T12_CancelReason.__getitem__,
-        None,
+    customer: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    address: Address = field(
+        load=lambda x, p, ep: Address.load(x, p, ep),
+        export=lambda value: value.export(),
+        text=v.record_text,
     )
-
-    def __init__(self, *, id_: str, customer: str, address: Address, items: tuple[OrderItem, ...], status: OrderStatus, payment_method_id: str, transactions: tuple[Transaction, ...], tracking: str | None, cancel_reason: CancelReason | None, created_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.customer = customer
-        self.address = address
-        self.items = items
-        self.status = status
-        self.payment_method_id = payment_method_id
-        self.transactions = transactions
-        self.tracking = tracking
-        self.cancel_reason = cancel_reason
-        self.created_at = created_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Order:
-        other = Order.__new__(Order)
-        other.id_ = self.id_
-        other.customer = self.customer
-        other.address = self.address
-        other.items = self.items
-        other.status = self.status
-        other.payment_method_id = self.payment_method_id
-        other.transactions = self.transactions
-        other.tracking = self.tracking
-        other.cancel_reason = self.cancel_reason
-        other.created_at = self.created_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'customer': self.customer,
-            'address': self.address.export(),
-            'items': [x.export() for x in self.items],
-            'status': self.status._value_,
-            'payment_method_id': self.payment_method_id,
-            'transactions': [x.export() for x in self.transactions],
-            'tracking': self.tracking,
-            'cancel_reason': rt.if_present(self.cancel_reason, lambda x: x._value_),
-            'created_at': self.created_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Order:
-        d = v.want_object(data, path, {'id': False, 'customer': True, 'address': True, 'items': True, 'status': False, 'payment_method_id': True, 'transactions': True, 'tracking': False, 'cancel_reason': False, 'created_at': False})
-        return cls(
-            id_=(v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^#W[0-9]{7}$') if d.get('id') is not None else ep._next('order_ids', '#W{:07d}')),
-            customer=v.want_str(d['customer'], path + '.customer'),
-            address=Address.load(d['address'], path + '.address', ep),
-            items=v.check_length(v.want_list(d['items'], path + '.items', (lambda x, p: OrderItem.load(x, p, ep))), path + '.items', 1, None),
-            status=(v.want_enum(d['status'], path + '.status', OrderStatus) if d.get('status') is not None else _E11_OrderStatus_pending),
-            payment_method_id=v.want_str(d['payment_method_id'], path + '.payment_method_id'),
-            transactions=v.want_list(d['transactions'], path + '.transactions', (lambda x, p: Transaction.load(x, p, ep))),
-            tracking=(v.want_optional(d['tracking'], path + '.tracking', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{12}$'))) if d.get('tracking') is not None else None),
-            cancel_reason=(v.want_optional(d['cancel_reason'], path + '.cancel_reason', (lambda x, p: v.want_enum(x, p, CancelReason))) if d.get('cancel_reason') is not None else None),
-            created_at=(v.want_datetime(d['created_at'], path + '.created_at') if d.get('created_at') is not None else ep.clock),
-        )
+    items: tuple[OrderItem, ...] = field(
+        load=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: OrderItem.load(x, p, ep))), p, 1, None),
+        export=lambda value: [x.export() for x in value],
+        text=v.records_text,
+    )
+    status: OrderStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, OrderStatus),
+        fill=lambda ep: _E11_OrderStatus_pending,
+        export=enum_value,
+        text=enum_text(OrderStatus),
+    )
+    payment_method_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    transactions: tuple[Transaction, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: Transaction.load(x, p, ep))),
+        export=lambda value: [x.export() for x in value],
+        text=v.records_text,
+    )
+    tracking: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{12}$'))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
+    cancel_reason: CancelReason | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, CancelReason))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x._value_),
+        text=enum_text(CancelReason),
+    )
+    created_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
+    )
 
 
 class ReturnRequest(Row):
     'Delivered items a customer sends back for a refund.'
 
-    __slots__ = ('id_', 'order', 'items', 'refund_method_id', 'amount', 'reason', 'status', 'created_at', )
-    ENTITY: ClassVar[str] = 'ReturnRequest'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('order', 'order', None, True),
-        ('items', 'items', lambda value: list(value), True),
-        ('refund_method_id', 'refund_method_id', None, True),
-        ('amount', 'amount', None, True),
-        ('reason', 'reason', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('created_at', 'created_at', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('return_ids', 'RET{:04d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        None,
-        v.str_text,
-        v.float_text,
-        v.str_text,
-        _T12_ReturnStatus.__getitem__,
-        None,
+    order: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'),
+        text=v.str_text,
+    )
+    items: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: v.want_str(x, p))), p, 1, None),
+        export=lambda value: list(value),
+    )
+    refund_method_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    amount: float = field(
+        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
+        text=v.float_text,
+    )
+    reason: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 200),
+        text=v.str_text,
+    )
+    status: ReturnStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, ReturnStatus),
+        fill=lambda ep: _E12_ReturnStatus_requested,
+        export=enum_value,
+        text=enum_text(ReturnStatus),
+    )
+    created_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
     )
 
-    def __init__(self, *, id_: str, order: str, items: tuple[str, ...], refund_method_id: str, amount: float, reason: str, status: ReturnStatus, created_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.order = order
-        self.items = items
-        self.refund_method_id = refund_method_id
-        self.amount = amount
-        self.reason = reason
-        self.status = status
-        self.created_at = created_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
 
-    def clone(self) -> ReturnRequest:
-        other = ReturnRequest.__new__(ReturnRequest)
-        other.id_ = self.id_
-        other.order = self.order
-        other.items = self.items
-        other.refund_method_id = self.refund_method_id
-        other.amount = self.amount
-        other.reason = self.reason
-        other.status = self.status
-        other.created_at = self.created_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'order': self.order,
-            'items': list(self.items),
-            'refund_method_id': self.refund_method_id,
-            'amount': self.amount,
-            'reason': self.reason,
-            'status': self.status._value_,
-            'created_at': self.created_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ReturnRequest:
-        d = v.want_object(data, path, {'id': False, 'order': True, 'items': True, 'refund_method_id': True, 'amount': True, 'reason': True, 'status': False, 'created_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('return_ids', 'RET{:04d}')),
-            order=v.check_pattern(v.want_str(d['order'], path + '.order'), path + '.order', '^#W[0-9]{7}$'),
-            items=v.check_length(v.want_list(d['items'], path + '.items', (lambda x, p: v.want_str(x, p))), path + '.items', 1, None),
-            refund_method_id=v.want_str(d['refund_method_id'], path + '.refund_method_id'),
-            amount=v.check_range(v.want_float(d['amount'], path + '.amount'), path + '.amount', 0.0, None),
-            reason=v.check_length(v.want_str(d['reason'], path + '.reason'), path + '.reason', 1, 200),
-            status=(v.want_enum(d['status'], path + '.status', ReturnStatus) if d.get('status') is not None else _E12_ReturnStatus_requested),
-            created_at=(v.want_datetime(d['created_at'], path + '.created_at') if d.get('created_at') is not None else ep.clock),
-        )
-
-
-class _Slots_ProductSummary:
-    'The slots of the ProductSummary record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'name', 'category', 'price_from', 'in_stock', '_json')
-
-
-class ProductSummary(_Slots_ProductSummary, rt.Record):
+class ProductSummary(Record):
     'The ProductSummary record.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'name', 'category', 'price_from', 'in_stock')
-
-    id_: str
-    name: str
-    category: str
-    price_from: float
-    in_stock: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.name, self.category, self.price_from, self.in_stock) == (other.id_, other.name, other.category, other.price_from, other.in_stock)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.name, self.category, self.price_from, self.in_stock))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, name={self.name!r}, category={self.category!r}, price_from={self.price_from!r}, in_stock={self.in_stock!r})'
-
-    def __init__(self, id_: str, name: str, category: str, price_from: float, in_stock: int) -> None:
-        _set = _SET_ProductSummary
-        _set[0](self, id_)
-        _set[1](self, name)
-        _set[2](self, category)
-        _set[3](self, price_from)
-        _set[4](self, in_stock)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'category': self.category,
-            'price_from': self.price_from,
-            'in_stock': self.in_stock,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "category": ', v.str_text(self.category), ', "price_from": ', v.float_text(self.price_from), ', "in_stock": ', v.int_text(self.in_stock), '}'))
-            _SET_ProductSummary[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ProductSummary:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'category': True, 'price_from': True, 'in_stock': True})
-        return _new_ProductSummary(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.want_str(d['name'], path + '.name'),
-            category=v.want_str(d['category'], path + '.category'),
-            price_from=v.want_float(d['price_from'], path + '.price_from'),
-            in_stock=v.want_int(d['in_stock'], path + '.in_stock'),
-        )
+    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    category: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    price_from: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    in_stock: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
-_SET_ProductSummary: tuple[Any, ...] = rt.slot_setters(_Slots_ProductSummary, ('id_', 'name', 'category', 'price_from', 'in_stock', '_json'))
-
-
-class _Made_ProductSummary(_Slots_ProductSummary):
-    'A ProductSummary being made by _new_ProductSummary.'
-
-    __slots__ = ()
-
-
-def _new_ProductSummary(id_: str, name: str, category: str, price_from: float, in_stock: int) -> ProductSummary:
-    self: Any = object.__new__(_Made_ProductSummary)
-    self.id_ = id_
-    self.name = name
-    self.category = category
-    self.price_from = price_from
-    self.in_stock = in_stock
-    self._json = None
-    self.__class__ = ProductSummary
-    _made: ProductSummary = self
-    return _made
-
-
-class _Slots_ProductDetails:
-    'The slots of the ProductDetails record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'name', 'category', 'variants', '_json')
-
-
-class ProductDetails(_Slots_ProductDetails, rt.Record):
+class ProductDetails(Record):
     'The ProductDetails record.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'name', 'category', 'variants')
-
-    id_: str
-    name: str
-    category: str
-    variants: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.name, self.category, self.variants) == (other.id_, other.name, other.category, other.variants)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.name, self.category, self.variants))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, name={self.name!r}, category={self.category!r}, variants={self.variants!r})'
-
-    def __init__(self, id_: str, name: str, category: str, variants: tuple[str, ...]) -> None:
-        _set = _SET_ProductDetails
-        _set[0](self, id_)
-        _set[1](self, name)
-        _set[2](self, category)
-        _set[3](self, variants)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'category': self.category,
-            'variants': list(self.variants),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "category": ', v.str_text(self.category), ', "variants": ', v.json_text(self.variants), '}'))
-            _SET_ProductDetails[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ProductDetails:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'category': True, 'variants': True})
-        return _new_ProductDetails(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.want_str(d['name'], path + '.name'),
-            category=v.want_str(d['category'], path + '.category'),
-            variants=v.want_list(d['variants'], path + '.variants', (lambda x, p: v.want_str(x, p))),
-        )
+    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    category: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    variants: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
 
 
-_SET_ProductDetails: tuple[Any, ...] = rt.slot_setters(_Slots_ProductDetails, ('id_', 'name', 'category', 'variants', '_json'))
-
-
-class _Made_ProductDetails(_Slots_ProductDetails):
-    'A ProductDetails being made by _new_ProductDetails.'
-
-    __slots__ = ()
-
-
-def _new_ProductDetails(id_: str, name: str, category: str, variants: tuple[str, ...]) -> ProductDetails:
-    self: Any = object.__new__(_Made_ProductDetails)
-    self.id_ = id_
-    self.name = name
-    self.category = category
-    self.variants = variants
-    self._json = None
-    self.__class__ = ProductDetails
-    _made: ProductDetails = self
-    return _made
-
-
-class _Slots_OrderSummary:
-    'The slots of the OrderSummary record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'status', 'total', 'items', 'created_at', '_json')
-
-
-class OrderSummary(_Slots_OrderSummary, rt.Record):
+class OrderSummary(Record):
     'The OrderSummary record.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'status', 'total', 'items', 'created_at')
-
-    id_: str
-    status: OrderStatus
-    total: float
-    items: int
-    created_at: dt.datetime
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.status, self.total, self.items, self.created_at) == (other.id_, other.status, other.total, other.items, other.created_at)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.status, self.total, self.items, self.created_at))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, status={self.status!r}, total={self.total!r}, items={self.items!r}, created_at={self.created_at!r})'
-
-    def __init__(self, id_: str, status: OrderStatus, total: float, items: int, created_at: dt.datetime) -> None:
-        _set = _SET_OrderSummary
-        _set[0](self, id_)
-        _set[1](self, status)
-        _set[2](self, total)
-        _set[3](self, items)
-        _set[4](self, created_at)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'status': self.status._value_,
-            'total': self.total,
-            'items': self.items,
-            'created_at': self.created_at.isoformat(),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "status": ', _T11_OrderStatus[self.status], ', "total": ', v.float_text(self.total), ', "items": ', v.int_text(self.items), ', "created_at": ', v.json_text(self.created_at.isoformat()), '}'))
-            _SET_OrderSummary[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OrderSummary:
-        d = v.want_object(data, path, {'id': True, 'status': True, 'total': True, 'items': True, 'created_at': True})
-        return _new_OrderSummary(
-            id_=v.want_str(d['id'], path + '.id'),
-            status=v.want_enum(d['status'], path + '.status', OrderStatus),
-            total=v.want_float(d['total'], path + '.total'),
-            items=v.want_int(d['items'], path + '.items'),
-            created_at=v.want_datetime(d['created_at'], path + '.created_at'),
-        )
-
-
-_SET_OrderSummary: tuple[Any, ...] = rt.slot_setters(_Slots_OrderSummary, ('id_', 'status', 'total', 'items', 'created_at', '_json'))
-
-
-class _Made_OrderSummary(_Slots_OrderSummary):
-    'A OrderSummary being made by _new_OrderSummary.'
-
-    __slots__ = ()
-
-
-def _new_OrderSummary(id_: str, status: OrderStatus, total: float, items: int, created_at: dt.datetime) -> OrderSummary:
-    self: Any = object.__new__(_Made_OrderSummary)
-    self.id_ = id_
-    self.status = status
-    self.total = total
-    self.items = items
-    self.created_at = created_at
-    self._json = None
-    self.__class__ = OrderSummary
-    _made: OrderSummary = self
-    return _made
+    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    status: OrderStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, OrderStatus),
+        export=enum_value,
+        text=enum_text(OrderStatus),
+    )
+    total: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    items: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    created_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        export=lambda value: value.isoformat(),
+    )
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
@@ -1390,7 +540,7 @@ class OnlineShop(Episode):
         _subject5 = method  # shop.world:211
         if isinstance(_subject5, GiftCard):  # shop.world:212
             card = _subject5
-            result = _new_GiftCard(card.id_, v.check_range(round((card.balance + delta), 2), 'GiftCard.balance', 0.0, None))  # shop.world:213
+            result = GiftCard(card.id_, v.check_range(round((card.balance + delta), 2), 'GiftCard.balance', 0.0, None))  # shop.world:213
         else:
             result = method  # shop.world:217
         return result  # shop.world:220
@@ -1409,7 +559,7 @@ class OnlineShop(Episode):
         return balance  # shop.world:238
 
     def fn_summarize(self, order: Order) -> OrderSummary:  # shop.world:241
-        return _new_OrderSummary(order.id_, order.status, self.fn_order_total(order), sum(rt.each(self, tuple(map(_GET_quantity, rt.each(self, order.items))))), order.created_at)  # shop.world:242
+        return OrderSummary(order.id_, order.status, self.fn_order_total(order), sum(rt.each(self, tuple(map(_GET_quantity, rt.each(self, order.items))))), order.created_at)  # shop.world:242
 
     def tool_find_customer_by_email(self, email: str) -> str:  # shop.world:279
         "Find a customer's id from their email address. Use it to identify the customer before anything else."
@@ -1451,12 +601,12 @@ class OnlineShop(Episode):
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:330
                 self._steps -= len(options)  # shop.world:330
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:330
-                listed = (listed + (_new_ProductSummary(product.id_, product.name, product.category, rt.minimum(rt.each(self, tuple(map(_GET_price, rt.rows(self.t_variants, options))))), stock),))  # shop.world:330
+                listed = (listed + (ProductSummary(product.id_, product.name, product.category, rt.minimum(rt.each(self, tuple(map(_GET_price, rt.rows(self.t_variants, options))))), stock),))  # shop.world:330
         return listed  # shop.world:339
 
     def tool_get_product_details(self, product: Product) -> ProductDetails:  # shop.world:342
         'Show a product with every variant: its item id, options, price and stock.'
-        return _new_ProductDetails(product.id_, product.name, product.category, tuple([_v17.key() for _v17 in rt.each(self, self.t_variants) if (_v17.product == product.key())]))  # shop.world:347
+        return ProductDetails(product.id_, product.name, product.category, tuple([_v17.key() for _v17 in rt.each(self, self.t_variants) if (_v17.product == product.key())]))  # shop.world:347
 
     def tool_place_order(self, customer: Customer, items: dict[str, int], payment_method_id: str, ship_to: Address | None) -> Order:  # shop.world:357
         'Place and pay a new order. Every item must be in stock in the quantity asked for; a gift\ncard must hold at least the order total. Stock is reserved at once.'
@@ -1473,7 +623,7 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(payment_method_id) + '.')))
         self._steps -= len(items)  # shop.world:375
         self._steps >= 0 or rt.out_of_steps()  # shop.world:375
-        lines: tuple[OrderItem, ...] = tuple([_new_OrderItem(_id18, self.t_products.row(self.t_variants.row(_id18).product).name, self.t_variants.row(_id18).options, v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in rt.each(self, tuple(items.keys()))])  # shop.world:375
+        lines: tuple[OrderItem, ...] = tuple([OrderItem(_id18, self.t_products.row(self.t_variants.row(_id18).product).name, self.t_variants.row(_id18).options, v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in rt.each(self, tuple(items.keys()))])  # shop.world:375
         self._steps -= len(lines)  # shop.world:376
         self._steps >= 0 or rt.out_of_steps()  # shop.world:376
         total: float = round(sum(rt.each(self, tuple([(_line19.price * _line19.quantity) for _line19 in lines]))), 2)  # shop.world:376
@@ -1493,7 +643,7 @@ class OnlineShop(Episode):
             _row21._stale |= 16  # shop.world:380
             _row21._digest = _row21._text = None  # shop.world:380
             self.t_variants._digest = None  # shop.world:380
-        order: Order = Order(id_=self._next('order_ids', '#W{:07d}'), customer=customer.key(), address=(ship_to if ship_to is not None else customer.address), items=v.check_length(lines, 'Order.items', 1, None), status=_E11_OrderStatus_pending, payment_method_id=payment_method_id, transactions=(_new_Transaction(_E15_TransactionKind_charge, v.check_range(total, 'Transaction.amount', 0.0, None), payment_method_id, self.clock),), tracking=None, cancel_reason=None, created_at=self.clock)  # shop.world:382
+        order: Order = Order(id_=self._next('order_ids', '#W{:07d}'), customer=customer.key(), address=(ship_to if ship_to is not None else customer.address), items=v.check_length(lines, 'Order.items', 1, None), status=_E11_OrderStatus_pending, payment_method_id=payment_method_id, transactions=(Transaction(_E15_TransactionKind_charge, v.check_range(total, 'Transaction.amount', 0.0, None), payment_method_id, self.clock),), tracking=None, cancel_reason=None, created_at=self.clock)  # shop.world:382
         self._insert(self.t_orders, order)  # shop.world:389
         return order  # shop.world:390
 
@@ -1509,7 +659,7 @@ class OnlineShop(Episode):
         customer._digest = customer._text = None  # shop.world:402
         self.t_customers._digest = None  # shop.world:402
         self._undo.append((0, order, 'transactions', order.transactions, order._digest, order._text, order._frags, order._stale))  # shop.world:403
-        order.transactions = (order.transactions + (_new_Transaction(_E15_TransactionKind_refund, v.check_range(amount, 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:403
+        order.transactions = (order.transactions + (Transaction(_E15_TransactionKind_refund, v.check_range(amount, 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:403
         order._stale |= 64  # shop.world:403
         order._digest = order._text = None  # shop.world:403
         self.t_orders._digest = None  # shop.world:403
@@ -1564,13 +714,13 @@ class OnlineShop(Episode):
             if not self.fn_covers(method, difference):  # shop.world:450
                 raise ToolError(rt.built(self, ('The price difference of $' + format(difference, '.2f') + ' is more than the balance of gift card ' + rt.text(order.payment_method_id) + '.')))
             self._undo.append((0, order, 'transactions', order.transactions, order._digest, order._text, order._frags, order._stale))  # shop.world:451
-            order.transactions = (order.transactions + (_new_Transaction(_E15_TransactionKind_charge, v.check_range(difference, 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:451
+            order.transactions = (order.transactions + (Transaction(_E15_TransactionKind_charge, v.check_range(difference, 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:451
             order._stale |= 64  # shop.world:451
             order._digest = order._text = None  # shop.world:451
             self.t_orders._digest = None  # shop.world:451
         elif (difference < 0.0):  # shop.world:457
             self._undo.append((0, order, 'transactions', order.transactions, order._digest, order._text, order._frags, order._stale))  # shop.world:458
-            order.transactions = (order.transactions + (_new_Transaction(_E15_TransactionKind_refund, v.check_range((-difference), 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:458
+            order.transactions = (order.transactions + (Transaction(_E15_TransactionKind_refund, v.check_range((-difference), 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:458
             order._stale |= 64  # shop.world:458
             order._digest = order._text = None  # shop.world:458
             self.t_orders._digest = None  # shop.world:458
@@ -1586,7 +736,7 @@ class OnlineShop(Episode):
             if (line.variant == old_item.key()):  # shop.world:468
                 self._steps -= len(updated)  # shop.world:469
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:469
-                updated = (updated + (_new_OrderItem(new_item.key(), line.name, new_item.options, v.check_range(new_item.price, 'OrderItem.price', 0.0, None), v.check_range(line.quantity, 'OrderItem.quantity', 1, 10)),))  # shop.world:469
+                updated = (updated + (OrderItem(new_item.key(), line.name, new_item.options, v.check_range(new_item.price, 'OrderItem.price', 0.0, None), v.check_range(line.quantity, 'OrderItem.quantity', 1, 10)),))  # shop.world:469
             else:
                 self._steps -= len(updated)  # shop.world:477
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:477
@@ -1690,7 +840,7 @@ class OnlineShop(Episode):
         customer._digest = customer._text = None  # shop.world:555
         self.t_customers._digest = None  # shop.world:555
         self._undo.append((0, order, 'transactions', order.transactions, order._digest, order._text, order._frags, order._stale))  # shop.world:556
-        order.transactions = (order.transactions + (_new_Transaction(_E15_TransactionKind_refund, v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id, self.clock),))  # shop.world:556
+        order.transactions = (order.transactions + (Transaction(_E15_TransactionKind_refund, v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id, self.clock),))  # shop.world:556
         order._stale |= 64  # shop.world:556
         order._digest = order._text = None  # shop.world:556
         self.t_orders._digest = None  # shop.world:556
@@ -1708,7 +858,7 @@ class OnlineShop(Episode):
 
     def tool_issue_gift_card(self, customer: Customer, amount: float) -> PaymentMethod:  # shop.world:567
         'Give a customer a new gift card, for instance as a goodwill gesture. It is added to their payment methods.'
-        card: GiftCard = _new_GiftCard(self._next('gift_card_ids', 'gift_card_{:07d}'), v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None))  # shop.world:573
+        card: GiftCard = GiftCard(self._next('gift_card_ids', 'gift_card_{:07d}'), v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None))  # shop.world:573
         self._undo.append((0, customer, 'payment_methods', customer.payment_methods, customer._digest, customer._text, customer._frags, customer._stale))  # shop.world:574
         customer.payment_methods = {**customer.payment_methods, card.id_: card}  # shop.world:574
         customer._stale |= 16  # shop.world:574

@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Book", "BookInfo", "Copy", "CopyInfo", "CopyStatus", "Genre", "Hold", "HoldLine", "HoldStatus", "Loan", "LoanLine", "Member", "MemberInfo", "PublicLibrary"]
 
@@ -38,13 +39,10 @@ class Genre(enum.StrEnum):
     children = 'children'
 
 
-_E5_Genre_fiction: Genre = Genre.fiction
-_E5_Genre_science_fiction: Genre = Genre.science_fiction
-_E5_Genre_history: Genre = Genre.history
-_E5_Genre_science: Genre = Genre.science
-_E5_Genre_children: Genre = Genre.children
-
-_T5_Genre: dict[Genre | None, str] = {None: 'null', _E5_Genre_fiction: '"fiction"', _E5_Genre_science_fiction: '"science_fiction"', _E5_Genre_history: '"history"', _E5_Genre_science: '"science"', _E5_Genre_children: '"children"', }
+(
+    _E5_Genre_fiction, _E5_Genre_science_fiction, _E5_Genre_history,
+    _E5_Genre_science, _E5_Genre_children,
+) = Genre.__members__.values()
 
 
 class CopyStatus(enum.StrEnum):
@@ -55,11 +53,10 @@ class CopyStatus(enum.StrEnum):
     lost = 'lost'
 
 
-_E10_CopyStatus_available: CopyStatus = CopyStatus.available
-_E10_CopyStatus_on_loan: CopyStatus = CopyStatus.on_loan
-_E10_CopyStatus_lost: CopyStatus = CopyStatus.lost
-
-_T10_CopyStatus: dict[CopyStatus | None, str] = {None: 'null', _E10_CopyStatus_available: '"available"', _E10_CopyStatus_on_loan: '"on_loan"', _E10_CopyStatus_lost: '"lost"', }
+(
+    _E10_CopyStatus_available, _E10_CopyStatus_on_loan,
+    _E10_CopyStatus_lost,
+) = CopyStatus.__members__.values()
 
 
 class HoldStatus(enum.StrEnum):
@@ -70,756 +67,232 @@ class HoldStatus(enum.StrEnum):
     cancelled = 'cancelled'
 
 
-_E10_HoldStatus_active: HoldStatus = HoldStatus.active
-_E10_HoldStatus_fulfilled: HoldStatus = HoldStatus.fulfilled
-_E10_HoldStatus_cancelled: HoldStatus = HoldStatus.cancelled
-
-_T10_HoldStatus: dict[HoldStatus | None, str] = {None: 'null', _E10_HoldStatus_active: '"active"', _E10_HoldStatus_fulfilled: '"fulfilled"', _E10_HoldStatus_cancelled: '"cancelled"', }
+(
+    _E10_HoldStatus_active, _E10_HoldStatus_fulfilled,
+    _E10_HoldStatus_cancelled,
+) = HoldStatus.__members__.values()
 
 
 class Member(Row):
     'A library card holder.'
 
-    __slots__ = ('id_', 'name', 'email', 'fees_due', 'joined_on', )
-    ENTITY: ClassVar[str] = 'Member'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('email', 'email', None, True),
-        ('fees_due', 'fees_due', None, True),
-        ('joined_on', 'joined_on', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.float_text,
-        None,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, email: str, fees_due: float, joined_on: dt.date) -> None:
-        self.id_ = id_
-        self.name = name
-        self.email = email
-        self.fees_due = fees_due
-        self.joined_on = joined_on
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Member:
-        other = Member.__new__(Member)
-        other.id_ = self.id_
-        other.name = self.name
-        other.email = self.email
-        other.fees_due = self.fees_due
-        other.joined_on = self.joined_on
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'email': self.email,
-            'fees_due': self.fees_due,
-            'joined_on': self.joined_on.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Member:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'email': True, 'fees_due': False, 'joined_on': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^M[0-9]{3}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            fees_due=(v.check_range(v.want_float(d['fees_due'], path + '.fees_due'), path + '.fees_due', 0.0, None) if d.get('fees_due') is not None else 0.0),
-            joined_on=v.want_date(d['joined_on'], path + '.joined_on'),
-        )
+    email: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text,
+    )
+    fees_due: float = field(
+        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
+        fill=lambda ep: 0.0,
+        text=v.float_text,
+    )
+    joined_on: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
 
 
 class Book(Row):
     'A title in the catalogue; what is lent are its copies.'
 
-    __slots__ = ('isbn', 'title', 'author', 'genre', )
-    ENTITY: ClassVar[str] = 'Book'
-    KEY: ClassVar[str] = 'isbn'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('isbn', 'isbn', None, True),
-        ('title', 'title', None, True),
-        ('author', 'author', None, True),
-        ('genre', 'genre', lambda value: value._value_, True),
+    isbn: str = field(
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        _T5_Genre.__getitem__,
+    title: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 200),
+        text=v.str_text,
     )
-
-    def __init__(self, *, isbn: str, title: str, author: str, genre: Genre) -> None:
-        self.isbn = isbn
-        self.title = title
-        self.author = author
-        self.genre = genre
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Book:
-        other = Book.__new__(Book)
-        other.isbn = self.isbn
-        other.title = self.title
-        other.author = self.author
-        other.genre = self.genre
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'isbn': self.isbn,
-            'title': self.title,
-            'author': self.author,
-            'genre': self.genre._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Book:
-        d = v.want_object(data, path, {'isbn': True, 'title': True, 'author': True, 'genre': True})
-        return cls(
-            isbn=v.check_pattern(v.want_str(d['isbn'], path + '.isbn'), path + '.isbn', '^97[89][0-9]{10}$'),
-            title=v.check_length(v.want_str(d['title'], path + '.title'), path + '.title', 1, 200),
-            author=v.check_length(v.want_str(d['author'], path + '.author'), path + '.author', 1, 120),
-            genre=v.want_enum(d['genre'], path + '.genre', Genre),
-        )
+    author: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 120),
+        text=v.str_text,
+    )
+    genre: Genre = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Genre),
+        export=enum_value,
+        text=enum_text(Genre),
+    )
 
 
 class Copy(Row):
     'One physical copy of a book.'
 
-    __slots__ = ('barcode', 'book', 'status', )
-    ENTITY: ClassVar[str] = 'Copy'
-    KEY: ClassVar[str] = 'barcode'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('barcode', 'barcode', None, True),
-        ('book', 'book', None, True),
-        ('status', 'status', lambda value: value._value_, True),
+    barcode: str = field(
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T10_CopyStatus.__getitem__,
+    book: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, barcode: str, book: str, status: CopyStatus) -> None:
-        self.barcode = barcode
-        self.book = book
-        self.status = status
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Copy:
-        other = Copy.__new__(Copy)
-        other.barcode = self.barcode
-        other.book = self.book
-        other.status = self.status
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'barcode': self.barcode,
-            'book': self.book,
-            'status': self.status._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Copy:
-        d = v.want_object(data, path, {'barcode': True, 'book': True, 'status': False})
-        return cls(
-            barcode=v.check_pattern(v.want_str(d['barcode'], path + '.barcode'), path + '.barcode', '^C[0-9]{4}$'),
-            book=v.check_pattern(v.want_str(d['book'], path + '.book'), path + '.book', '^97[89][0-9]{10}$'),
-            status=(v.want_enum(d['status'], path + '.status', CopyStatus) if d.get('status') is not None else _E10_CopyStatus_available),
-        )
+    status: CopyStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, CopyStatus),
+        fill=lambda ep: _E10_CopyStatus_available,
+        export=enum_value,
+        text=enum_text(CopyStatus),
+    )
 
 
 class Loan(Row):
     'A copy lent to a member.'
 
-    __slots__ = ('id_', 'copy_', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee', )
-    ENTITY: ClassVar[str] = 'Loan'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('copy_', 'copy', None, True),
-        ('member', 'member', None, True),
-        ('borrowed_on', 'borrowed_on', lambda value: value.isoformat(), True),
-        ('due_on', 'due_on', lambda value: value.isoformat(), True),
-        ('renewed', 'renewed', None, True),
-        ('returned_on', 'returned_on', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('late_fee', 'late_fee', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('loan_ids', 'L{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        None,
-        None,
-        v.float_text,
+    copy_: str = field(
+        'copy',
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, copy_: str, member: str, borrowed_on: dt.date, due_on: dt.date, renewed: bool, returned_on: dt.date | None, late_fee: float) -> None:
-        self.id_ = id_
-        self.copy_ = copy_
-        self.member = member
-        self.borrowed_on = borrowed_on
-        self.due_on = due_on
-        self.renewed = renewed
-        self.returned_on = returned_on
-        self.late_fee = late_fee
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Loan:
-        other = Loan.__new__(Loan)
-        other.id_ = self.id_
-        other.copy_ = self.copy_
-        other.member = self.member
-        other.borrowed_on = self.borrowed_on
-        other.due_on = self.due_on
-        other.renewed = self.renewed
-        other.returned_on = self.returned_on
-        other.late_fee = self.late_fee
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'copy': self.copy_,
-            'member': self.member,
-            'borrowed_on': self.borrowed_on.isoformat(),
-            'due_on': self.due_on.isoformat(),
-            'renewed': self.renewed,
-            'returned_on': rt.if_present(self.returned_on, lambda x: x.isoformat()),
-            'late_fee': self.late_fee,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Loan:
-        d = v.want_object(data, path, {'id': False, 'copy': True, 'member': True, 'borrowed_on': True, 'due_on': True, 'renewed': False, 'returned_on': False, 'late_fee': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('loan_ids', 'L{:03d}')),
-            copy_=v.check_pattern(v.want_str(d['copy'], path + '.copy'), path + '.copy', '^C[0-9]{4}$'),
-            member=v.check_pattern(v.want_str(d['member'], path + '.member'), path + '.member', '^M[0-9]{3}$'),
-            borrowed_on=v.want_date(d['borrowed_on'], path + '.borrowed_on'),
-            due_on=v.want_date(d['due_on'], path + '.due_on'),
-            renewed=(v.want_bool(d['renewed'], path + '.renewed') if d.get('renewed') is not None else False),
-            returned_on=(v.want_optional(d['returned_on'], path + '.returned_on', (lambda x, p: v.want_date(x, p))) if d.get('returned_on') is not None else None),
-            late_fee=(v.check_range(v.want_float(d['late_fee'], path + '.late_fee'), path + '.late_fee', 0.0, None) if d.get('late_fee') is not None else 0.0),
-        )
+    member: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'),
+        text=v.str_text,
+    )
+    borrowed_on: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    due_on: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    renewed: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+    returned_on: dt.date | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
+    )
+    late_fee: float = field(
+        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
+        fill=lambda ep: 0.0,
+        text=v.float_text,
+    )
 
 
 class Hold(Row):
     "A member's place in the queue for a book."
 
-    __slots__ = ('id_', 'book', 'member', 'placed_at', 'status', )
-    ENTITY: ClassVar[str] = 'Hold'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('book', 'book', None, True),
-        ('member', 'member', None, True),
-        ('placed_at', 'placed_at', lambda value: value.isoformat(), True),
-        ('status', 'status', lambda value: value._value_, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('hold_ids', 'H{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        _T10_HoldStatus.__getitem__,
+    book: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text,
+    )
+    member: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'),
+        text=v.str_text,
+    )
+    placed_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
+    )
+    status: HoldStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, HoldStatus),
+        fill=lambda ep: _E10_HoldStatus_active,
+        export=enum_value,
+        text=enum_text(HoldStatus),
     )
 
-    def __init__(self, *, id_: str, book: str, member: str, placed_at: dt.datetime, status: HoldStatus) -> None:
-        self.id_ = id_
-        self.book = book
-        self.member = member
-        self.placed_at = placed_at
-        self.status = status
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
 
-    def clone(self) -> Hold:
-        other = Hold.__new__(Hold)
-        other.id_ = self.id_
-        other.book = self.book
-        other.member = self.member
-        other.placed_at = self.placed_at
-        other.status = self.status
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'book': self.book,
-            'member': self.member,
-            'placed_at': self.placed_at.isoformat(),
-            'status': self.status._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Hold:
-        d = v.want_object(data, path, {'id': False, 'book': True, 'member': True, 'placed_at': False, 'status': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('hold_ids', 'H{:03d}')),
-            book=v.check_pattern(v.want_str(d['book'], path + '.book'), path + '.book', '^97[89][0-9]{10}$'),
-            member=v.check_pattern(v.want_str(d['member'], path + '.member'), path + '.member', '^M[0-9]{3}$'),
-            placed_at=(v.want_datetime(d['placed_at'], path + '.placed_at') if d.get('placed_at') is not None else ep.clock),
-            status=(v.want_enum(d['status'], path + '.status', HoldStatus) if d.get('status') is not None else _E10_HoldStatus_active),
-        )
-
-
-class _Slots_BookInfo:
-    'The slots of the BookInfo record: its fields and its JSON text.'
-
-    __slots__ = ('isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds', '_json')
-
-
-class BookInfo(_Slots_BookInfo, rt.Record):
+class BookInfo(Record):
     'A catalogue entry with its availability.'
 
-    __slots__ = ()
-    __match_args__ = ('isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds')
-
-    isbn: str
-    title: str
-    author: str
-    genre: Genre
-    copies: int
-    available_copies: tuple[str, ...]
-    active_holds: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.isbn, self.title, self.author, self.genre, self.copies, self.available_copies, self.active_holds) == (other.isbn, other.title, other.author, other.genre, other.copies, other.available_copies, other.active_holds)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.isbn, self.title, self.author, self.genre, self.copies, self.available_copies, self.active_holds))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(isbn={self.isbn!r}, title={self.title!r}, author={self.author!r}, genre={self.genre!r}, copies={self.copies!r}, available_copies={self.available_copies!r}, active_holds={self.active_holds!r})'
-
-    def __init__(self, isbn: str, title: str, author: str, genre: Genre, copies: int, available_copies: tuple[str, ...], active_holds: int) -> None:
-        _set = _SET_BookInfo
-        _set[0](self, isbn)
-        _set[1](self, title)
-        _set[2](self, author)
-        _set[3](self, genre)
-        _set[4](self, copies)
-        _set[5](self, available_copies)
-        _set[6](self, active_holds)
-        _set[7](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'isbn': self.isbn,
-            'title': self.title,
-            'author': self.author,
-            'genre': self.genre._value_,
-            'copies': self.copies,
-            'available_copies': list(self.available_copies),
-            'active_holds': self.active_holds,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"isbn": ', v.str_text(self.isbn), ', "title": ', v.str_text(self.title), ', "author": ', v.str_text(self.author), ', "genre": ', _T5_Genre[self.genre], ', "copies": ', v.int_text(self.copies), ', "available_copies": ', v.str_list_text(self.available_copies), ', "active_holds": ', v.int_text(self.active_holds), '}'))
-            _SET_BookInfo[7](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> BookInfo:
-        d = v.want_object(data, path, {'isbn': True, 'title': True, 'author': True, 'genre': True, 'copies': True, 'available_copies': True, 'active_holds': True})
-        return _new_BookInfo(
-            isbn=v.want_str(d['isbn'], path + '.isbn'),
-            title=v.want_str(d['title'], path + '.title'),
-            author=v.want_str(d['author'], path + '.author'),
-            genre=v.want_enum(d['genre'], path + '.genre', Genre),
-            copies=v.want_int(d['copies'], path + '.copies'),
-            available_copies=v.want_list(d['available_copies'], path + '.available_copies', (lambda x, p: v.want_str(x, p))),
-            active_holds=v.want_int(d['active_holds'], path + '.active_holds'),
-        )
+    isbn: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    title: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    author: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    genre: Genre = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Genre),
+        export=enum_value,
+        text=enum_text(Genre),
+    )
+    copies: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    available_copies: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+        text=v.str_list_text,
+    )
+    active_holds: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
-_SET_BookInfo: tuple[Any, ...] = rt.slot_setters(_Slots_BookInfo, ('isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds', '_json'))
-
-
-class _Made_BookInfo(_Slots_BookInfo):
-    'A BookInfo being made by _new_BookInfo.'
-
-    __slots__ = ()
-
-
-def _new_BookInfo(isbn: str, title: str, author: str, genre: Genre, copies: int, available_copies: tuple[str, ...], active_holds: int) -> BookInfo:
-    self: Any = object.__new__(_Made_BookInfo)
-    self.isbn = isbn
-    self.title = title
-    self.author = author
-    self.genre = genre
-    self.copies = copies
-    self.available_copies = available_copies
-    self.active_holds = active_holds
-    self._json = None
-    self.__class__ = BookInfo
-    _made: BookInfo = self
-    return _made
-
-
-class _Slots_LoanLine:
-    'The slots of the LoanLine record: its fields and its JSON text.'
-
-    __slots__ = ('loan', 'book', '_json')
-
-
-class LoanLine(_Slots_LoanLine, rt.Record):
+class LoanLine(Record):
     'A loan with the book whose copy it lends.'
 
-    __slots__ = ()
-    __match_args__ = ('loan', 'book')
-
-    loan: str
-    book: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.loan, self.book) == (other.loan, other.book)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.loan, self.book))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(loan={self.loan!r}, book={self.book!r})'
-
-    def __init__(self, loan: str, book: str) -> None:
-        _set = _SET_LoanLine
-        _set[0](self, loan)
-        _set[1](self, book)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'loan': self.loan,
-            'book': self.book,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"loan": ', v.str_text(self.loan), ', "book": ', v.str_text(self.book), '}'))
-            _SET_LoanLine[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> LoanLine:
-        d = v.want_object(data, path, {'loan': True, 'book': True})
-        return _new_LoanLine(
-            loan=v.want_str(d['loan'], path + '.loan'),
-            book=v.check_pattern(v.want_str(d['book'], path + '.book'), path + '.book', '^97[89][0-9]{10}$'),
-        )
+    loan: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    book: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text,
+    )
 
 
-_SET_LoanLine: tuple[Any, ...] = rt.slot_setters(_Slots_LoanLine, ('loan', 'book', '_json'))
-
-
-class _Made_LoanLine(_Slots_LoanLine):
-    'A LoanLine being made by _new_LoanLine.'
-
-    __slots__ = ()
-
-
-def _new_LoanLine(loan: str, book: str) -> LoanLine:
-    self: Any = object.__new__(_Made_LoanLine)
-    self.loan = loan
-    self.book = book
-    self._json = None
-    self.__class__ = LoanLine
-    _made: LoanLine = self
-    return _made
-
-
-class _Slots_HoldLine:
-    'The slots of the HoldLine record: its fields and its JSON text.'
-
-    __slots__ = ('hold', 'book', 'position', '_json')
-
-
-class HoldLine(_Slots_HoldLine, rt.Record):
+class HoldLine(Record):
     "A hold with the book it waits for and its place in that book's queue."
 
-    __slots__ = ()
-    __match_args__ = ('hold', 'book', 'position')
-
-    hold: str
-    book: str
-    position: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.hold, self.book, self.position) == (other.hold, other.book, other.position)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.hold, self.book, self.position))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(hold={self.hold!r}, book={self.book!r}, position={self.position!r})'
-
-    def __init__(self, hold: str, book: str, position: int) -> None:
-        _set = _SET_HoldLine
-        _set[0](self, hold)
-        _set[1](self, book)
-        _set[2](self, position)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'hold': self.hold,
-            'book': self.book,
-            'position': self.position,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"hold": ', v.str_text(self.hold), ', "book": ', v.str_text(self.book), ', "position": ', v.int_text(self.position), '}'))
-            _SET_HoldLine[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> HoldLine:
-        d = v.want_object(data, path, {'hold': True, 'book': True, 'position': True})
-        return _new_HoldLine(
-            hold=v.want_str(d['hold'], path + '.hold'),
-            book=v.check_pattern(v.want_str(d['book'], path + '.book'), path + '.book', '^97[89][0-9]{10}$'),
-            position=v.want_int(d['position'], path + '.position'),
-        )
+    hold: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    book: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text,
+    )
+    position: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
-_SET_HoldLine: tuple[Any, ...] = rt.slot_setters(_Slots_HoldLine, ('hold', 'book', 'position', '_json'))
-
-
-class _Made_HoldLine(_Slots_HoldLine):
-    'A HoldLine being made by _new_HoldLine.'
-
-    __slots__ = ()
-
-
-def _new_HoldLine(hold: str, book: str, position: int) -> HoldLine:
-    self: Any = object.__new__(_Made_HoldLine)
-    self.hold = hold
-    self.book = book
-    self.position = position
-    self._json = None
-    self.__class__ = HoldLine
-    _made: HoldLine = self
-    return _made
-
-
-class _Slots_CopyInfo:
-    'The slots of the CopyInfo record: its fields and its JSON text.'
-
-    __slots__ = ('copy_', 'book', 'open_loan', '_json')
-
-
-class CopyInfo(_Slots_CopyInfo, rt.Record):
+class CopyInfo(Record):
     'A physical copy with its book and, while it is lent, its open loan.'
 
-    __slots__ = ()
-    __match_args__ = ('copy_', 'book', 'open_loan')
-
-    copy_: str
-    book: str
-    open_loan: str | None
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.copy_, self.book, self.open_loan) == (other.copy_, other.book, other.open_loan)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.copy_, self.book, self.open_loan))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(copy_={self.copy_!r}, book={self.book!r}, open_loan={self.open_loan!r})'
-
-    def __init__(self, copy_: str, book: str, open_loan: str | None) -> None:
-        _set = _SET_CopyInfo
-        _set[0](self, copy_)
-        _set[1](self, book)
-        _set[2](self, open_loan)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'copy': self.copy_,
-            'book': self.book,
-            'open_loan': self.open_loan,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"copy": ', v.str_text(self.copy_), ', "book": ', v.str_text(self.book), ', "open_loan": ', ('null' if self.open_loan is None else v.str_text(self.open_loan)), '}'))
-            _SET_CopyInfo[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CopyInfo:
-        d = v.want_object(data, path, {'copy': True, 'book': True, 'open_loan': False})
-        return _new_CopyInfo(
-            copy_=v.check_pattern(v.want_str(d['copy'], path + '.copy'), path + '.copy', '^C[0-9]{4}$'),
-            book=v.check_pattern(v.want_str(d['book'], path + '.book'), path + '.book', '^97[89][0-9]{10}$'),
-            open_loan=(v.want_optional(d['open_loan'], path + '.open_loan', (lambda x, p: v.want_str(x, p))) if 'open_loan' in d else None),
-        )
+    copy_: str = field(
+        'copy',
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
+        text=v.str_text,
+    )
+    book: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text,
+    )
+    open_loan: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        optional=True,
+        text=optional_text(v.str_text),
+    )
 
 
-_SET_CopyInfo: tuple[Any, ...] = rt.slot_setters(_Slots_CopyInfo, ('copy_', 'book', 'open_loan', '_json'))
-
-
-class _Made_CopyInfo(_Slots_CopyInfo):
-    'A CopyInfo being made by _new_CopyInfo.'
-
-    __slots__ = ()
-
-
-def _new_CopyInfo(copy_: str, book: str, open_loan: str | None) -> CopyInfo:
-    self: Any = object.__new__(_Made_CopyInfo)
-    self.copy_ = copy_
-    self.book = book
-    self.open_loan = open_loan
-    self._json = None
-    self.__class__ = CopyInfo
-    _made: CopyInfo = self
-    return _made
-
-
-class _Slots_MemberInfo:
-    'The slots of the MemberInfo record: its fields and its JSON text.'
-
-    __slots__ = ('member', 'can_borrow', 'open_loans', 'active_holds', '_json')
-
-
-class MemberInfo(_Slots_MemberInfo, rt.Record):
+class MemberInfo(Record):
     'A member with their open loans and active holds.'
 
-    __slots__ = ()
-    __match_args__ = ('member', 'can_borrow', 'open_loans', 'active_holds')
-
-    member: str
-    can_borrow: bool
-    open_loans: tuple[LoanLine, ...]
-    active_holds: tuple[HoldLine, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.member, self.can_borrow, self.open_loans, self.active_holds) == (other.member, other.can_borrow, other.open_loans, other.active_holds)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.member, self.can_borrow, self.open_loans, self.active_holds))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(member={self.member!r}, can_borrow={self.can_borrow!r}, open_loans={self.open_loans!r}, active_holds={self.active_holds!r})'
-
-    def __init__(self, member: str, can_borrow: bool, open_loans: tuple[LoanLine, ...], active_holds: tuple[HoldLine, ...]) -> None:
-        _set = _SET_MemberInfo
-        _set[0](self, member)
-        _set[1](self, can_borrow)
-        _set[2](self, open_loans)
-        _set[3](self, active_holds)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'member': self.member,
-            'can_borrow': self.can_borrow,
-            'open_loans': [x.export() for x in self.open_loans],
-            'active_holds': [x.export() for x in self.active_holds],
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"member": ', v.str_text(self.member), ', "can_borrow": ', v.json_text(self.can_borrow), ', "open_loans": ', v.records_text(self.open_loans), ', "active_holds": ', v.records_text(self.active_holds), '}'))
-            _SET_MemberInfo[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> MemberInfo:
-        d = v.want_object(data, path, {'member': True, 'can_borrow': True, 'open_loans': True, 'active_holds': True})
-        return _new_MemberInfo(
-            member=v.check_pattern(v.want_str(d['member'], path + '.member'), path + '.member', '^M[0-9]{3}$'),
-            can_borrow=v.want_bool(d['can_borrow'], path + '.can_borrow'),
-            open_loans=v.want_list(d['open_loans'], path + '.open_loans', (lambda x, p: LoanLine.load(x, p, ep))),
-            active_holds=v.want_list(d['active_holds'], path + '.active_holds', (lambda x, p: HoldLine.load(x, p, ep))),
-        )
-
-
-_SET_MemberInfo: tuple[Any, ...] = rt.slot_setters(_Slots_MemberInfo, ('member', 'can_borrow', 'open_loans', 'active_holds', '_json'))
-
-
-class _Made_MemberInfo(_Slots_MemberInfo):
-    'A MemberInfo being made by _new_MemberInfo.'
-
-    __slots__ = ()
-
-
-def _new_MemberInfo(member: str, can_borrow: bool, open_loans: tuple[LoanLine, ...], active_holds: tuple[HoldLine, ...]) -> MemberInfo:
-    self: Any = object.__new__(_Made_MemberInfo)
-    self.member = member
-    self.can_borrow = can_borrow
-    self.open_loans = open_loans
-    self.active_holds = active_holds
-    self._json = None
-    self.__class__ = MemberInfo
-    _made: MemberInfo = self
-    return _made
+    member: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'),
+        text=v.str_text,
+    )
+    can_borrow: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    open_loans: tuple[LoanLine, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: LoanLine.load(x, p, ep))),
+        export=lambda value: [x.export() for x in value],
+        text=v.records_text,
+    )
+    active_holds: tuple[HoldLine, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: HoldLine.load(x, p, ep))),
+        export=lambda value: [x.export() for x in value],
+        text=v.records_text,
+    )
 
 
 _C_LOAN_DAYS: int = 21  # public_library.world:13
@@ -977,11 +450,11 @@ class PublicLibrary(Episode):
 
     def fn_book_info(self, b: Book) -> BookInfo:  # public_library.world:179
         'A book with its copies and holds counted.'
-        return _new_BookInfo(b.isbn, b.title, b.author, b.genre, len(tuple([_c5.key() for _c5 in rt.each(self, self.t_copies) if (_c5.book == b.key())])), tuple([_c6.barcode for _c6 in rt.each(self, self.t_copies) if ((_c6.book == b.key()) and (_c6.status == _E10_CopyStatus_available))]), len(self.fn_hold_queue(b)))  # public_library.world:180
+        return BookInfo(b.isbn, b.title, b.author, b.genre, len(tuple([_c5.key() for _c5 in rt.each(self, self.t_copies) if (_c5.book == b.key())])), tuple([_c6.barcode for _c6 in rt.each(self, self.t_copies) if ((_c6.book == b.key()) and (_c6.status == _E10_CopyStatus_available))]), len(self.fn_hold_queue(b)))  # public_library.world:180
 
     def fn_loan_line(self, loan: Loan) -> LoanLine:  # public_library.world:191
         'A loan shown with its book.'
-        return _new_LoanLine(loan.key(), (self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book)  # public_library.world:192
+        return LoanLine(loan.key(), (self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book)  # public_library.world:192
 
     def fn_queue_position(self, hold: Hold) -> int:  # public_library.world:195
         "A hold's place in its book's queue (1 = first); 0 when not active."
@@ -992,7 +465,7 @@ class PublicLibrary(Episode):
 
     def fn_hold_line(self, hold: Hold) -> HoldLine:  # public_library.world:205
         'A hold shown with its book and queue position.'
-        return _new_HoldLine(hold.key(), hold.book, self.fn_queue_position(hold))  # public_library.world:206
+        return HoldLine(hold.key(), hold.book, self.fn_queue_position(hold))  # public_library.world:206
 
     def tool_search_books(self, query: str) -> tuple[BookInfo, ...]:  # public_library.world:237
         'Find books by part of the title or author (case-insensitive), with their available copies and how many active holds they have.'
@@ -1014,7 +487,7 @@ class PublicLibrary(Episode):
     def tool_get_copy(self, copy_: Copy) -> CopyInfo:  # public_library.world:270
         'Show one copy by barcode: its status, its book (ISBN, title, author) and, while it is on loan, its open loan with the member and due date.'
         open_: tuple[str, ...] = tuple([_l13.key() for _l13 in rt.each(self, self.t_loans) if ((_l13.copy_ == copy_.key()) and (_l13.returned_on is None))])  # public_library.world:275
-        return _new_CopyInfo(copy_.key(), copy_.book, rt.key_of((self.t_loans.row(open_[0]) if (len(open_) > 0) else None)))  # public_library.world:276
+        return CopyInfo(copy_.key(), copy_.book, rt.key_of((self.t_loans.row(open_[0]) if (len(open_) > 0) else None)))  # public_library.world:276
 
     def tool_find_members(self, text: str) -> tuple[str, ...]:  # public_library.world:279
         'Find members whose name or email contains the text, with their card number, email, unpaid fees and the day they joined.'
@@ -1023,7 +496,7 @@ class PublicLibrary(Episode):
 
     def tool_get_member(self, member: Member) -> MemberInfo:  # public_library.world:288
         "Show a member's details and unpaid fees, whether they may borrow, their open loans (each with the copy, its book and the due date) and their active holds (each with its book and place in the queue)."
-        return _new_MemberInfo(member.key(), (member.fees_due <= _C_FEE_LIMIT), tuple([self.fn_loan_line(_l15) for _l15 in rt.rows(self.t_loans, rt.each(self, self.fn_open_loans_of(member)))]), tuple([self.fn_hold_line(_h16) for _h16 in rt.each(self, self.t_holds) if ((_h16.member == member.key()) and (_h16.status == _E10_HoldStatus_active))]))  # public_library.world:293
+        return MemberInfo(member.key(), (member.fees_due <= _C_FEE_LIMIT), tuple([self.fn_loan_line(_l15) for _l15 in rt.rows(self.t_loans, rt.each(self, self.fn_open_loans_of(member)))]), tuple([self.fn_hold_line(_h16) for _h16 in rt.each(self, self.t_holds) if ((_h16.member == member.key()) and (_h16.status == _E10_HoldStatus_active))]))  # public_library.world:293
 
     def tool_list_loans(self, member: Member, open_only: bool) -> tuple[LoanLine, ...]:  # public_library.world:301
         "List a member's loans, each with its copy, book, due date, whether renewed, return date and late fee; the open ones only by default."

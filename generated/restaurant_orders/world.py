@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Category", "DiningTable", "MenuItem", "Order", "OrderLine", "OrderStatus", "OrderView", "PayMethod", "Payment", "RestaurantOrders", "Server", "SettleReceipt", "TableStatus", "Zone"]
 
@@ -36,11 +37,7 @@ class Zone(enum.StrEnum):
     bar = 'bar'
 
 
-_E4_Zone_indoor: Zone = Zone.indoor
-_E4_Zone_terrace: Zone = Zone.terrace
-_E4_Zone_bar: Zone = Zone.bar
-
-_T4_Zone: dict[Zone | None, str] = {None: 'null', _E4_Zone_indoor: '"indoor"', _E4_Zone_terrace: '"terrace"', _E4_Zone_bar: '"bar"', }
+_E4_Zone_indoor, _E4_Zone_terrace, _E4_Zone_bar = Zone.__members__.values()
 
 
 class Category(enum.StrEnum):
@@ -52,12 +49,10 @@ class Category(enum.StrEnum):
     drink = 'drink'
 
 
-_E8_Category_starter: Category = Category.starter
-_E8_Category_main: Category = Category.main
-_E8_Category_dessert: Category = Category.dessert
-_E8_Category_drink: Category = Category.drink
-
-_T8_Category: dict[Category | None, str] = {None: 'null', _E8_Category_starter: '"starter"', _E8_Category_main: '"main"', _E8_Category_dessert: '"dessert"', _E8_Category_drink: '"drink"', }
+(
+    _E8_Category_starter, _E8_Category_main, _E8_Category_dessert,
+    _E8_Category_drink,
+) = Category.__members__.values()
 
 
 class OrderStatus(enum.StrEnum):
@@ -69,12 +64,10 @@ class OrderStatus(enum.StrEnum):
     paid = 'paid'
 
 
-_E11_OrderStatus_open_: OrderStatus = OrderStatus.open_
-_E11_OrderStatus_sent_to_kitchen: OrderStatus = OrderStatus.sent_to_kitchen
-_E11_OrderStatus_served: OrderStatus = OrderStatus.served
-_E11_OrderStatus_paid: OrderStatus = OrderStatus.paid
-
-_T11_OrderStatus: dict[OrderStatus | None, str] = {None: 'null', _E11_OrderStatus_open_: '"open"', _E11_OrderStatus_sent_to_kitchen: '"sent to kitchen"', _E11_OrderStatus_served: '"served"', _E11_OrderStatus_paid: '"paid"', }
+(
+    _E11_OrderStatus_open_, _E11_OrderStatus_sent_to_kitchen,
+    _E11_OrderStatus_served, _E11_OrderStatus_paid,
+) = OrderStatus.__members__.values()
 
 
 class PayMethod(enum.StrEnum):
@@ -84,688 +77,235 @@ class PayMethod(enum.StrEnum):
     card = 'card'
 
 
-_E9_PayMethod_cash: PayMethod = PayMethod.cash
-_E9_PayMethod_card: PayMethod = PayMethod.card
-
-_T9_PayMethod: dict[PayMethod | None, str] = {None: 'null', _E9_PayMethod_cash: '"cash"', _E9_PayMethod_card: '"card"', }
+_E9_PayMethod_cash, _E9_PayMethod_card = PayMethod.__members__.values()
 
 
 class Server(Row):
     'A member of the floor staff who signs in and takes orders.'
 
-    __slots__ = ('id_', 'name', )
-    ENTITY: ClassVar[str] = 'Server'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str) -> None:
-        self.id_ = id_
-        self.name = name
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Server:
-        other = Server.__new__(Server)
-        other.id_ = self.id_
-        other.name = self.name
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Server:
-        d = v.want_object(data, path, {'id': True, 'name': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^S[0-9]{2}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-        )
 
 
 class DiningTable(Row):
     'A table in the dining room.'
 
-    __slots__ = ('number', 'seats', 'zone', )
-    ENTITY: ClassVar[str] = 'DiningTable'
-    KEY: ClassVar[str] = 'number'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('number', 'number', None, True),
-        ('seats', 'seats', None, True),
-        ('zone', 'zone', lambda value: value._value_, True),
+    number: str = field(
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.int_text,
-        _T4_Zone.__getitem__,
+    seats: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 12),
+        text=v.int_text,
     )
-
-    def __init__(self, *, number: str, seats: int, zone: Zone) -> None:
-        self.number = number
-        self.seats = seats
-        self.zone = zone
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> DiningTable:
-        other = DiningTable.__new__(DiningTable)
-        other.number = self.number
-        other.seats = self.seats
-        other.zone = self.zone
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'number': self.number,
-            'seats': self.seats,
-            'zone': self.zone._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> DiningTable:
-        d = v.want_object(data, path, {'number': True, 'seats': True, 'zone': True})
-        return cls(
-            number=v.check_pattern(v.want_str(d['number'], path + '.number'), path + '.number', '^T[0-9]{1,2}$'),
-            seats=v.check_range(v.want_int(d['seats'], path + '.seats'), path + '.seats', 1, 12),
-            zone=v.want_enum(d['zone'], path + '.zone', Zone),
-        )
+    zone: Zone = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Zone),
+        export=enum_value,
+        text=enum_text(Zone),
+    )
 
 
 class MenuItem(Row):
     'A dish or drink on the menu.'
 
-    __slots__ = ('code', 'name', 'category', 'price_cents', 'available', )
-    ENTITY: ClassVar[str] = 'MenuItem'
-    KEY: ClassVar[str] = 'code'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('code', 'code', None, True),
-        ('name', 'name', None, True),
-        ('category', 'category', lambda value: value._value_, True),
-        ('price_cents', 'price_cents', None, True),
-        ('available', 'available', None, True),
+    code: str = field(
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}[0-9]{2}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T8_Category.__getitem__,
-        v.int_text,
-        None,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, code: str, name: str, category: Category, price_cents: int, available: bool) -> None:
-        self.code = code
-        self.name = name
-        self.category = category
-        self.price_cents = price_cents
-        self.available = available
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> MenuItem:
-        other = MenuItem.__new__(MenuItem)
-        other.code = self.code
-        other.name = self.name
-        other.category = self.category
-        other.price_cents = self.price_cents
-        other.available = self.available
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'code': self.code,
-            'name': self.name,
-            'category': self.category._value_,
-            'price_cents': self.price_cents,
-            'available': self.available,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> MenuItem:
-        d = v.want_object(data, path, {'code': True, 'name': True, 'category': True, 'price_cents': True, 'available': False})
-        return cls(
-            code=v.check_pattern(v.want_str(d['code'], path + '.code'), path + '.code', '^[A-Z]{2}[0-9]{2}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            category=v.want_enum(d['category'], path + '.category', Category),
-            price_cents=v.check_range(v.want_int(d['price_cents'], path + '.price_cents'), path + '.price_cents', 1, 100000),
-            available=(v.want_bool(d['available'], path + '.available') if d.get('available') is not None else True),
-        )
+    category: Category = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Category),
+        export=enum_value,
+        text=enum_text(Category),
+    )
+    price_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 100000),
+        text=v.int_text,
+    )
+    available: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: True)
 
 
 class Order(Row):
     "One party's order at one table."
 
-    __slots__ = ('id_', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at', )
-    ENTITY: ClassVar[str] = 'Order'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('table', 'table', None, True),
-        ('server', 'server', None, True),
-        ('guests', 'guests', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('opened_at', 'opened_at', lambda value: value.isoformat(), True),
-        ('sent_at', 'sent_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('served_at', 'served_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('split_ways', 'split_ways', None, True),
-        ('paid_at', 'paid_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('order_ids', 'O{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        _T11_OrderStatus.__getitem__,
-        None,
-        None,
-        None,
-        v.int_text,
-        None,
+    table: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, table: str, server: str, guests: int, status: OrderStatus, opened_at: dt.datetime, sent_at: dt.datetime | None, served_at: dt.datetime | None, split_ways: int, paid_at: dt.datetime | None) -> None:
-        self.id_ = id_
-        self.table = table
-        self.server = server
-        self.guests = guests
-        self.status = status
-        self.opened_at = opened_at
-        self.sent_at = sent_at
-        self.served_at = served_at
-        self.split_ways = split_ways
-        self.paid_at = paid_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Order:
-        other = Order.__new__(Order)
-        other.id_ = self.id_
-        other.table = self.table
-        other.server = self.server
-        other.guests = self.guests
-        other.status = self.status
-        other.opened_at = self.opened_at
-        other.sent_at = self.sent_at
-        other.served_at = self.served_at
-        other.split_ways = self.split_ways
-        other.paid_at = self.paid_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'table': self.table,
-            'server': self.server,
-            'guests': self.guests,
-            'status': self.status._value_,
-            'opened_at': self.opened_at.isoformat(),
-            'sent_at': rt.if_present(self.sent_at, lambda x: x.isoformat()),
-            'served_at': rt.if_present(self.served_at, lambda x: x.isoformat()),
-            'split_ways': self.split_ways,
-            'paid_at': rt.if_present(self.paid_at, lambda x: x.isoformat()),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Order:
-        d = v.want_object(data, path, {'id': False, 'table': True, 'server': True, 'guests': True, 'status': False, 'opened_at': False, 'sent_at': False, 'served_at': False, 'split_ways': False, 'paid_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('order_ids', 'O{:03d}')),
-            table=v.check_pattern(v.want_str(d['table'], path + '.table'), path + '.table', '^T[0-9]{1,2}$'),
-            server=v.check_pattern(v.want_str(d['server'], path + '.server'), path + '.server', '^S[0-9]{2}$'),
-            guests=v.check_range(v.want_int(d['guests'], path + '.guests'), path + '.guests', 1, 12),
-            status=(v.want_enum(d['status'], path + '.status', OrderStatus) if d.get('status') is not None else _E11_OrderStatus_open_),
-            opened_at=(v.want_datetime(d['opened_at'], path + '.opened_at') if d.get('opened_at') is not None else ep.clock),
-            sent_at=(v.want_optional(d['sent_at'], path + '.sent_at', (lambda x, p: v.want_datetime(x, p))) if d.get('sent_at') is not None else None),
-            served_at=(v.want_optional(d['served_at'], path + '.served_at', (lambda x, p: v.want_datetime(x, p))) if d.get('served_at') is not None else None),
-            split_ways=(v.check_range(v.want_int(d['split_ways'], path + '.split_ways'), path + '.split_ways', 1, 12) if d.get('split_ways') is not None else 1),
-            paid_at=(v.want_optional(d['paid_at'], path + '.paid_at', (lambda x, p: v.want_datetime(x, p))) if d.get('paid_at') is not None else None),
-        )
+    server: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'),
+        text=v.str_text,
+    )
+    guests: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 12),
+        text=v.int_text,
+    )
+    status: OrderStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, OrderStatus),
+        fill=lambda ep: _E11_OrderStatus_open_,
+        export=enum_value,
+        text=enum_text(OrderStatus),
+    )
+    opened_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
+    )
+    sent_at: dt.datetime | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
+    )
+    served_at: dt.datetime | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
+    )
+    split_ways: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 12),
+        fill=lambda ep: 1,
+        text=v.int_text,
+    )
+    paid_at: dt.datetime | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
+    )
 
 
 class OrderLine(Row):
     'One menu item in an order, with the price at the time it was ordered.'
 
-    __slots__ = ('id_', 'order', 'item', 'quantity', 'unit_price_cents', 'note', )
-    ENTITY: ClassVar[str] = 'OrderLine'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('order', 'order', None, True),
-        ('item', 'item', None, True),
-        ('quantity', 'quantity', None, True),
-        ('unit_price_cents', 'unit_price_cents', None, True),
-        ('note', 'note', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('line_ids', 'L{:04d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        v.int_text,
-        v.str_text,
+    order: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    item: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}[0-9]{2}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, order: str, item: str, quantity: int, unit_price_cents: int, note: str) -> None:
-        self.id_ = id_
-        self.order = order
-        self.item = item
-        self.quantity = quantity
-        self.unit_price_cents = unit_price_cents
-        self.note = note
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> OrderLine:
-        other = OrderLine.__new__(OrderLine)
-        other.id_ = self.id_
-        other.order = self.order
-        other.item = self.item
-        other.quantity = self.quantity
-        other.unit_price_cents = self.unit_price_cents
-        other.note = self.note
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'order': self.order,
-            'item': self.item,
-            'quantity': self.quantity,
-            'unit_price_cents': self.unit_price_cents,
-            'note': self.note,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OrderLine:
-        d = v.want_object(data, path, {'id': False, 'order': True, 'item': True, 'quantity': True, 'unit_price_cents': True, 'note': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('line_ids', 'L{:04d}')),
-            order=v.want_str(d['order'], path + '.order'),
-            item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{2}[0-9]{2}$'),
-            quantity=v.check_range(v.want_int(d['quantity'], path + '.quantity'), path + '.quantity', 1, 20),
-            unit_price_cents=v.check_range(v.want_int(d['unit_price_cents'], path + '.unit_price_cents'), path + '.unit_price_cents', 1, 100000),
-            note=(v.check_length(v.want_str(d['note'], path + '.note'), path + '.note', None, 120) if d.get('note') is not None else ''),
-        )
+    quantity: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 20),
+        text=v.int_text,
+    )
+    unit_price_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 100000),
+        text=v.int_text,
+    )
+    note: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, None, 120),
+        fill=lambda ep: '',
+        text=v.str_text,
+    )
 
 
 class Payment(Row):
     'One settled share of a bill.'
 
-    __slots__ = ('id_', 'order', 'share', 'amount_cents', 'tip_cents', 'method', 'paid_at', )
-    ENTITY: ClassVar[str] = 'Payment'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('order', 'order', None, True),
-        ('share', 'share', None, True),
-        ('amount_cents', 'amount_cents', None, True),
-        ('tip_cents', 'tip_cents', None, True),
-        ('method', 'method', lambda value: value._value_, True),
-        ('paid_at', 'paid_at', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('payment_ids', 'PAY{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        v.int_text,
-        v.int_text,
-        _T9_PayMethod.__getitem__,
-        None,
+    order: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    share: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 12),
+        text=v.int_text,
+    )
+    amount_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        text=v.int_text,
+    )
+    tip_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        text=v.int_text,
+    )
+    method: PayMethod = field(
+        load=lambda x, p, ep: v.want_enum(x, p, PayMethod),
+        export=enum_value,
+        text=enum_text(PayMethod),
+    )
+    paid_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
     )
 
-    def __init__(self, *, id_: str, order: str, share: int, amount_cents: int, tip_cents: int, method: PayMethod, paid_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.order = order
-        self.share = share
-        self.amount_cents = amount_cents
-        self.tip_cents = tip_cents
-        self.method = method
-        self.paid_at = paid_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
 
-    def clone(self) -> Payment:
-        other = Payment.__new__(Payment)
-        other.id_ = self.id_
-        other.order = self.order
-        other.share = self.share
-        other.amount_cents = self.amount_cents
-        other.tip_cents = self.tip_cents
-        other.method = self.method
-        other.paid_at = self.paid_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'order': self.order,
-            'share': self.share,
-            'amount_cents': self.amount_cents,
-            'tip_cents': self.tip_cents,
-            'method': self.method._value_,
-            'paid_at': self.paid_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Payment:
-        d = v.want_object(data, path, {'id': False, 'order': True, 'share': True, 'amount_cents': True, 'tip_cents': True, 'method': True, 'paid_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('payment_ids', 'PAY{:03d}')),
-            order=v.want_str(d['order'], path + '.order'),
-            share=v.check_range(v.want_int(d['share'], path + '.share'), path + '.share', 1, 12),
-            amount_cents=v.check_range(v.want_int(d['amount_cents'], path + '.amount_cents'), path + '.amount_cents', 0, None),
-            tip_cents=v.check_range(v.want_int(d['tip_cents'], path + '.tip_cents'), path + '.tip_cents', 0, None),
-            method=v.want_enum(d['method'], path + '.method', PayMethod),
-            paid_at=(v.want_datetime(d['paid_at'], path + '.paid_at') if d.get('paid_at') is not None else ep.clock),
-        )
-
-
-class _Slots_OrderView:
-    'The slots of the OrderView record: its fields and its JSON text.'
-
-    __slots__ = ('order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents', '_json')
-
-
-class OrderView(_Slots_OrderView, rt.Record):
+class OrderView(Record):
     'An order with its lines and what is still due.'
 
-    __slots__ = ()
-    __match_args__ = ('order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents')
-
-    order: str
-    lines: tuple[str, ...]
-    total_cents: int
-    split_ways: int
-    share_amounts: tuple[int, ...]
-    payments: tuple[str, ...]
-    paid_cents: int
-    due_cents: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.order, self.lines, self.total_cents, self.split_ways, self.share_amounts, self.payments, self.paid_cents, self.due_cents) == (other.order, other.lines, other.total_cents, other.split_ways, other.share_amounts, other.payments, other.paid_cents, other.due_cents)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.order, self.lines, self.total_cents, self.split_ways, self.share_amounts, self.payments, self.paid_cents, self.due_cents))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(order={self.order!r}, lines={self.lines!r}, total_cents={self.total_cents!r}, split_ways={self.split_ways!r}, share_amounts={self.share_amounts!r}, payments={self.payments!r}, paid_cents={self.paid_cents!r}, due_cents={self.due_cents!r})'
-
-    def __init__(self, order: str, lines: tuple[str, ...], total_cents: int, split_ways: int, share_amounts: tuple[int, ...], payments: tuple[str, ...], paid_cents: int, due_cents: int) -> None:
-        _set = _SET_OrderView
-        _set[0](self, order)
-        _set[1](self, lines)
-        _set[2](self, total_cents)
-        _set[3](self, split_ways)
-        _set[4](self, share_amounts)
-        _set[5](self, payments)
-        _set[6](self, paid_cents)
-        _set[7](self, due_cents)
-        _set[8](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'order': self.order,
-            'lines': list(self.lines),
-            'total_cents': self.total_cents,
-            'split_ways': self.split_ways,
-            'share_amounts': list(self.share_amounts),
-            'payments': list(self.payments),
-            'paid_cents': self.paid_cents,
-            'due_cents': self.due_cents,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"order": ', v.str_text(self.order), ', "lines": ', v.json_text(self.lines), ', "total_cents": ', v.int_text(self.total_cents), ', "split_ways": ', v.int_text(self.split_ways), ', "share_amounts": ', v.json_text(self.share_amounts), ', "payments": ', v.json_text(self.payments), ', "paid_cents": ', v.int_text(self.paid_cents), ', "due_cents": ', v.int_text(self.due_cents), '}'))
-            _SET_OrderView[8](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OrderView:
-        d = v.want_object(data, path, {'order': True, 'lines': True, 'total_cents': True, 'split_ways': True, 'share_amounts': True, 'payments': True, 'paid_cents': True, 'due_cents': True})
-        return _new_OrderView(
-            order=v.want_str(d['order'], path + '.order'),
-            lines=v.want_list(d['lines'], path + '.lines', (lambda x, p: v.want_str(x, p))),
-            total_cents=v.want_int(d['total_cents'], path + '.total_cents'),
-            split_ways=v.want_int(d['split_ways'], path + '.split_ways'),
-            share_amounts=v.want_list(d['share_amounts'], path + '.share_amounts', (lambda x, p: v.want_int(x, p))),
-            payments=v.want_list(d['payments'], path + '.payments', (lambda x, p: v.want_str(x, p))),
-            paid_cents=v.want_int(d['paid_cents'], path + '.paid_cents'),
-            due_cents=v.want_int(d['due_cents'], path + '.due_cents'),
-        )
+    order: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    lines: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
+    total_cents: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    split_ways: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    share_amounts: tuple[int, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_int(x, p))),
+        export=lambda value: list(value),
+    )
+    payments: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
+    paid_cents: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    due_cents: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
-_SET_OrderView: tuple[Any, ...] = rt.slot_setters(_Slots_OrderView, ('order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents', '_json'))
-
-
-class _Made_OrderView(_Slots_OrderView):
-    'A OrderView being made by _new_OrderView.'
-
-    __slots__ = ()
-
-
-def _new_OrderView(order: str, lines: tuple[str, ...], total_cents: int, split_ways: int, share_amounts: tuple[int, ...], payments: tuple[str, ...], paid_cents: int, due_cents: int) -> OrderView:
-    self: Any = object.__new__(_Made_OrderView)
-    self.order = order
-    self.lines = lines
-    self.total_cents = total_cents
-    self.split_ways = split_ways
-    self.share_amounts = share_amounts
-    self.payments = payments
-    self.paid_cents = paid_cents
-    self.due_cents = due_cents
-    self._json = None
-    self.__class__ = OrderView
-    _made: OrderView = self
-    return _made
-
-
-class _Slots_TableStatus:
-    'The slots of the TableStatus record: its fields and its JSON text.'
-
-    __slots__ = ('table', 'current_order', '_json')
-
-
-class TableStatus(_Slots_TableStatus, rt.Record):
+class TableStatus(Record):
     'A dining table with the order at it that is not paid yet.'
 
-    __slots__ = ()
-    __match_args__ = ('table', 'current_order')
-
-    table: str
-    current_order: str | None
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.table, self.current_order) == (other.table, other.current_order)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.table, self.current_order))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(table={self.table!r}, current_order={self.current_order!r})'
-
-    def __init__(self, table: str, current_order: str | None) -> None:
-        _set = _SET_TableStatus
-        _set[0](self, table)
-        _set[1](self, current_order)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'table': self.table,
-            'current_order': self.current_order,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"table": ', v.str_text(self.table), ', "current_order": ', ('null' if self.current_order is None else v.str_text(self.current_order)), '}'))
-            _SET_TableStatus[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> TableStatus:
-        d = v.want_object(data, path, {'table': True, 'current_order': False})
-        return _new_TableStatus(
-            table=v.check_pattern(v.want_str(d['table'], path + '.table'), path + '.table', '^T[0-9]{1,2}$'),
-            current_order=(v.want_optional(d['current_order'], path + '.current_order', (lambda x, p: v.want_str(x, p))) if 'current_order' in d else None),
-        )
+    table: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'),
+        text=v.str_text,
+    )
+    current_order: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        optional=True,
+        text=optional_text(v.str_text),
+    )
 
 
-_SET_TableStatus: tuple[Any, ...] = rt.slot_setters(_Slots_TableStatus, ('table', 'current_order', '_json'))
-
-
-class _Made_TableStatus(_Slots_TableStatus):
-    'A TableStatus being made by _new_TableStatus.'
-
-    __slots__ = ()
-
-
-def _new_TableStatus(table: str, current_order: str | None) -> TableStatus:
-    self: Any = object.__new__(_Made_TableStatus)
-    self.table = table
-    self.current_order = current_order
-    self._json = None
-    self.__class__ = TableStatus
-    _made: TableStatus = self
-    return _made
-
-
-class _Slots_SettleReceipt:
-    'The slots of the SettleReceipt record: its fields and its JSON text.'
-
-    __slots__ = ('payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status', '_json')
-
-
-class SettleReceipt(_Slots_SettleReceipt, rt.Record):
+class SettleReceipt(Record):
     'A settled share and what remains.'
 
-    __slots__ = ()
-    __match_args__ = ('payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status')
-
-    payment: str
-    shares_paid: int
-    split_ways: int
-    remaining_cents: int
-    order_status: OrderStatus
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.payment, self.shares_paid, self.split_ways, self.remaining_cents, self.order_status) == (other.payment, other.shares_paid, other.split_ways, other.remaining_cents, other.order_status)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.payment, self.shares_paid, self.split_ways, self.remaining_cents, self.order_status))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(payment={self.payment!r}, shares_paid={self.shares_paid!r}, split_ways={self.split_ways!r}, remaining_cents={self.remaining_cents!r}, order_status={self.order_status!r})'
-
-    def __init__(self, payment: str, shares_paid: int, split_ways: int, remaining_cents: int, order_status: OrderStatus) -> None:
-        _set = _SET_SettleReceipt
-        _set[0](self, payment)
-        _set[1](self, shares_paid)
-        _set[2](self, split_ways)
-        _set[3](self, remaining_cents)
-        _set[4](self, order_status)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'payment': self.payment,
-            'shares_paid': self.shares_paid,
-            'split_ways': self.split_ways,
-            'remaining_cents': self.remaining_cents,
-            'order_status': self.order_status._value_,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"payment": ', v.str_text(self.payment), ', "shares_paid": ', v.int_text(self.shares_paid), ', "split_ways": ', v.int_text(self.split_ways), ', "remaining_cents": ', v.int_text(self.remaining_cents), ', "order_status": ', _T11_OrderStatus[self.order_status], '}'))
-            _SET_SettleReceipt[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SettleReceipt:
-        d = v.want_object(data, path, {'payment': True, 'shares_paid': True, 'split_ways': True, 'remaining_cents': True, 'order_status': True})
-        return _new_SettleReceipt(
-            payment=v.want_str(d['payment'], path + '.payment'),
-            shares_paid=v.want_int(d['shares_paid'], path + '.shares_paid'),
-            split_ways=v.want_int(d['split_ways'], path + '.split_ways'),
-            remaining_cents=v.want_int(d['remaining_cents'], path + '.remaining_cents'),
-            order_status=v.want_enum(d['order_status'], path + '.order_status', OrderStatus),
-        )
-
-
-_SET_SettleReceipt: tuple[Any, ...] = rt.slot_setters(_Slots_SettleReceipt, ('payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status', '_json'))
-
-
-class _Made_SettleReceipt(_Slots_SettleReceipt):
-    'A SettleReceipt being made by _new_SettleReceipt.'
-
-    __slots__ = ()
-
-
-def _new_SettleReceipt(payment: str, shares_paid: int, split_ways: int, remaining_cents: int, order_status: OrderStatus) -> SettleReceipt:
-    self: Any = object.__new__(_Made_SettleReceipt)
-    self.payment = payment
-    self.shares_paid = shares_paid
-    self.split_ways = split_ways
-    self.remaining_cents = remaining_cents
-    self.order_status = order_status
-    self._json = None
-    self.__class__ = SettleReceipt
-    _made: SettleReceipt = self
-    return _made
+    payment: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    shares_paid: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    split_ways: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    remaining_cents: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    order_status: OrderStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, OrderStatus),
+        export=enum_value,
+        text=enum_text(OrderStatus),
+    )
 
 
 class _State(StateBase):
@@ -931,7 +471,7 @@ class RestaurantOrders(Episode):
 
     def fn_table_status(self, table: DiningTable) -> TableStatus:  # restaurant_orders.world:155
         'A table with its unpaid order.'
-        return _new_TableStatus(table.key(), rt.key_of(self.fn_unpaid_order(table)))  # restaurant_orders.world:156
+        return TableStatus(table.key(), rt.key_of(self.fn_unpaid_order(table)))  # restaurant_orders.world:156
 
     def tool_sign_in(self, server: Server) -> Server:  # restaurant_orders.world:190
         'Sign in as a server; orders opened afterwards are theirs.'
@@ -971,7 +511,7 @@ class RestaurantOrders(Episode):
         'Show an order with its lines, total, split, payments made and the amount still due (all in cents).'
         total: int = self.fn_order_total(order)  # restaurant_orders.world:261
         paid_amount: int = self.fn_paid_so_far(order)  # restaurant_orders.world:262
-        return _new_OrderView(order.key(), tuple([_l10.key() for _l10 in rt.each(self, self.t_order_lines) if (_l10.order == order.key())]), total, order.split_ways, tuple([self.fn_share_amount(total, order.split_ways, (_s11 + 1)) for _s11 in rt.each(self, rt.int_range(0, order.split_ways))]), self.fn_payments_of(order), paid_amount, rt.bounded(total - paid_amount))  # restaurant_orders.world:263
+        return OrderView(order.key(), tuple([_l10.key() for _l10 in rt.each(self, self.t_order_lines) if (_l10.order == order.key())]), total, order.split_ways, tuple([self.fn_share_amount(total, order.split_ways, (_s11 + 1)) for _s11 in rt.each(self, rt.int_range(0, order.split_ways))]), self.fn_payments_of(order), paid_amount, rt.bounded(total - paid_amount))  # restaurant_orders.world:263
 
     def tool_open_order(self, table: DiningTable, guests: int) -> Order:  # restaurant_orders.world:277
         'Open an order for a free table; the signed-in server takes it.'
@@ -1006,7 +546,7 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; lines can only be removed before it is sent to the kitchen.')))
         self._delete(self.t_order_lines, line.key())  # restaurant_orders.world:321
         total: int = self.fn_order_total(order)  # restaurant_orders.world:322
-        return _new_OrderView(order.key(), tuple([_l13.key() for _l13 in rt.each(self, self.t_order_lines) if (_l13.order == order.key())]), total, order.split_ways, tuple([self.fn_share_amount(total, order.split_ways, (_s14 + 1)) for _s14 in rt.each(self, rt.int_range(0, order.split_ways))]), self.fn_payments_of(order), 0, total)  # restaurant_orders.world:323
+        return OrderView(order.key(), tuple([_l13.key() for _l13 in rt.each(self, self.t_order_lines) if (_l13.order == order.key())]), total, order.split_ways, tuple([self.fn_share_amount(total, order.split_ways, (_s14 + 1)) for _s14 in rt.each(self, rt.int_range(0, order.split_ways))]), self.fn_payments_of(order), 0, total)  # restaurant_orders.world:323
 
     def tool_send_to_kitchen(self, order: Order) -> Order:  # restaurant_orders.world:335
         'Send an open order to the kitchen; its lines can no longer change.'
@@ -1075,7 +615,7 @@ class RestaurantOrders(Episode):
             order._stale |= 528  # restaurant_orders.world:399
             order._digest = order._text = None  # restaurant_orders.world:399
             self.t_orders._digest = None  # restaurant_orders.world:399
-        return _new_SettleReceipt(payment.key(), share, order.split_ways, rt.bounded(total - self.fn_paid_so_far(order)), order.status)  # restaurant_orders.world:401
+        return SettleReceipt(payment.key(), share, order.split_ways, rt.bounded(total - self.fn_paid_so_far(order)), order.status)  # restaurant_orders.world:401
 
     def tool_set_item_availability(self, item: MenuItem, available: bool) -> MenuItem:  # restaurant_orders.world:410
         'Mark a menu item available or sold out.'

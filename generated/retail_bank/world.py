@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Account", "AccountKind", "AccountStatus", "AccountView", "Customer", "CustomerView", "RetailBank", "Teller", "Transaction", "TxKind"]
 
@@ -35,10 +36,7 @@ class AccountKind(enum.StrEnum):
     savings = 'savings'
 
 
-_E11_AccountKind_checking: AccountKind = AccountKind.checking
-_E11_AccountKind_savings: AccountKind = AccountKind.savings
-
-_T11_AccountKind: dict[AccountKind | None, str] = {None: 'null', _E11_AccountKind_checking: '"checking"', _E11_AccountKind_savings: '"savings"', }
+_E11_AccountKind_checking, _E11_AccountKind_savings = AccountKind.__members__.values()
 
 
 class AccountStatus(enum.StrEnum):
@@ -49,11 +47,10 @@ class AccountStatus(enum.StrEnum):
     closed = 'closed'
 
 
-_E13_AccountStatus_active: AccountStatus = AccountStatus.active
-_E13_AccountStatus_frozen: AccountStatus = AccountStatus.frozen
-_E13_AccountStatus_closed: AccountStatus = AccountStatus.closed
-
-_T13_AccountStatus: dict[AccountStatus | None, str] = {None: 'null', _E13_AccountStatus_active: '"active"', _E13_AccountStatus_frozen: '"frozen"', _E13_AccountStatus_closed: '"closed"', }
+(
+    _E13_AccountStatus_active, _E13_AccountStatus_frozen,
+    _E13_AccountStatus_closed,
+) = AccountStatus.__members__.values()
 
 
 class TxKind(enum.StrEnum):
@@ -64,454 +61,162 @@ class TxKind(enum.StrEnum):
     transfer = 'transfer'
 
 
-_E6_TxKind_deposit: TxKind = TxKind.deposit
-_E6_TxKind_withdrawal: TxKind = TxKind.withdrawal
-_E6_TxKind_transfer: TxKind = TxKind.transfer
-
-_T6_TxKind: dict[TxKind | None, str] = {None: 'null', _E6_TxKind_deposit: '"deposit"', _E6_TxKind_withdrawal: '"withdrawal"', _E6_TxKind_transfer: '"transfer"', }
+_E6_TxKind_deposit, _E6_TxKind_withdrawal, _E6_TxKind_transfer = TxKind.__members__.values()
 
 
 class Teller(Row):
     'A bank employee who signs in to operate the desk.'
 
-    __slots__ = ('id_', 'name', 'can_freeze', )
-    ENTITY: ClassVar[str] = 'Teller'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('can_freeze', 'can_freeze', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        None,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, can_freeze: bool) -> None:
-        self.id_ = id_
-        self.name = name
-        self.can_freeze = can_freeze
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Teller:
-        other = Teller.__new__(Teller)
-        other.id_ = self.id_
-        other.name = self.name
-        other.can_freeze = self.can_freeze
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'can_freeze': self.can_freeze,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Teller:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'can_freeze': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^T[0-9]{2}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            can_freeze=v.want_bool(d['can_freeze'], path + '.can_freeze'),
-        )
+    can_freeze: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
 
 
 class Customer(Row):
     'A bank customer.'
 
-    __slots__ = ('id_', 'name', 'email', 'since', )
-    ENTITY: ClassVar[str] = 'Customer'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('email', 'email', None, True),
-        ('since', 'since', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, email: str, since: dt.date) -> None:
-        self.id_ = id_
-        self.name = name
-        self.email = email
-        self.since = since
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Customer:
-        other = Customer.__new__(Customer)
-        other.id_ = self.id_
-        other.name = self.name
-        other.email = self.email
-        other.since = self.since
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'email': self.email,
-            'since': self.since.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Customer:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'email': True, 'since': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^CU[0-9]{4}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            since=v.want_date(d['since'], path + '.since'),
-        )
+    email: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text,
+    )
+    since: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
 
 
 class Account(Row):
     'A checking or savings account owned by one customer.'
 
-    __slots__ = ('number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason', )
-    ENTITY: ClassVar[str] = 'Account'
-    KEY: ClassVar[str] = 'number'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('number', 'number', None, True),
-        ('owner', 'owner', None, True),
-        ('kind', 'kind', lambda value: value._value_, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('balance_cents', 'balance_cents', None, True),
-        ('opened_on', 'opened_on', lambda value: value.isoformat(), True),
-        ('closed_on', 'closed_on', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('freeze_reason', 'freeze_reason', None, True),
+    number: str = field(
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('account_numbers', 'AC{:05d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T11_AccountKind.__getitem__,
-        _T13_AccountStatus.__getitem__,
-        v.int_text,
-        None,
-        None,
-        v.str_text,
+    owner: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, number: str, owner: str, kind: AccountKind, status: AccountStatus, balance_cents: int, opened_on: dt.date, closed_on: dt.date | None, freeze_reason: str) -> None:
-        self.number = number
-        self.owner = owner
-        self.kind = kind
-        self.status = status
-        self.balance_cents = balance_cents
-        self.opened_on = opened_on
-        self.closed_on = closed_on
-        self.freeze_reason = freeze_reason
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Account:
-        other = Account.__new__(Account)
-        other.number = self.number
-        other.owner = self.owner
-        other.kind = self.kind
-        other.status = self.status
-        other.balance_cents = self.balance_cents
-        other.opened_on = self.opened_on
-        other.closed_on = self.closed_on
-        other.freeze_reason = self.freeze_reason
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'number': self.number,
-            'owner': self.owner,
-            'kind': self.kind._value_,
-            'status': self.status._value_,
-            'balance_cents': self.balance_cents,
-            'opened_on': self.opened_on.isoformat(),
-            'closed_on': rt.if_present(self.closed_on, lambda x: x.isoformat()),
-            'freeze_reason': self.freeze_reason,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Account:
-        d = v.want_object(data, path, {'number': False, 'owner': True, 'kind': True, 'status': False, 'balance_cents': False, 'opened_on': True, 'closed_on': False, 'freeze_reason': False})
-        return cls(
-            number=(v.want_str(d['number'], path + '.number') if d.get('number') is not None else ep._next('account_numbers', 'AC{:05d}')),
-            owner=v.check_pattern(v.want_str(d['owner'], path + '.owner'), path + '.owner', '^CU[0-9]{4}$'),
-            kind=v.want_enum(d['kind'], path + '.kind', AccountKind),
-            status=(v.want_enum(d['status'], path + '.status', AccountStatus) if d.get('status') is not None else _E13_AccountStatus_active),
-            balance_cents=(v.check_range(v.want_int(d['balance_cents'], path + '.balance_cents'), path + '.balance_cents', 0, None) if d.get('balance_cents') is not None else 0),
-            opened_on=v.want_date(d['opened_on'], path + '.opened_on'),
-            closed_on=(v.want_optional(d['closed_on'], path + '.closed_on', (lambda x, p: v.want_date(x, p))) if d.get('closed_on') is not None else None),
-            freeze_reason=(v.check_length(v.want_str(d['freeze_reason'], path + '.freeze_reason'), path + '.freeze_reason', None, 120) if d.get('freeze_reason') is not None else ''),
-        )
+    kind: AccountKind = field(
+        load=lambda x, p, ep: v.want_enum(x, p, AccountKind),
+        export=enum_value,
+        text=enum_text(AccountKind),
+    )
+    status: AccountStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, AccountStatus),
+        fill=lambda ep: _E13_AccountStatus_active,
+        export=enum_value,
+        text=enum_text(AccountStatus),
+    )
+    balance_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        fill=lambda ep: 0,
+        text=v.int_text,
+    )
+    opened_on: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    closed_on: dt.date | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
+    )
+    freeze_reason: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, None, 120),
+        fill=lambda ep: '',
+        text=v.str_text,
+    )
 
 
 class Transaction(Row):
     'An append-only record of one money movement.'
 
-    __slots__ = ('id_', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at', )
-    ENTITY: ClassVar[str] = 'Transaction'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('kind', 'kind', lambda value: value._value_, True),
-        ('from_account', 'from_account', None, True),
-        ('to_account', 'to_account', None, True),
-        ('amount_cents', 'amount_cents', None, True),
-        ('memo', 'memo', None, True),
-        ('teller', 'teller', None, True),
-        ('at', 'at', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('transaction_ids', 'TX{:06d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        _T6_TxKind.__getitem__,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        lambda value: ('null' if value is None else v.str_text(value)),
-        v.int_text,
-        v.str_text,
-        v.str_text,
-        None,
+    kind: TxKind = field(
+        load=lambda x, p, ep: v.want_enum(x, p, TxKind),
+        export=enum_value,
+        text=enum_text(TxKind),
+    )
+    from_account: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
+    to_account: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
+    amount_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, None),
+        text=v.int_text,
+    )
+    memo: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, None, 120),
+        fill=lambda ep: '',
+        text=v.str_text,
+    )
+    teller: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'),
+        text=v.str_text,
+    )
+    at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
     )
 
-    def __init__(self, *, id_: str, kind: TxKind, from_account: str | None, to_account: str | None, amount_cents: int, memo: str, teller: str, at: dt.datetime) -> None:
-        self.id_ = id_
-        self.kind = kind
-        self.from_account = from_account
-        self.to_account = to_account
-        self.amount_cents = amount_cents
-        self.memo = memo
-        self.teller = teller
-        self.at = at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
 
-    def clone(self) -> Transaction:
-        other = Transaction.__new__(Transaction)
-        other.id_ = self.id_
-        other.kind = self.kind
-        other.from_account = self.from_account
-        other.to_account = self.to_account
-        other.amount_cents = self.amount_cents
-        other.memo = self.memo
-        other.teller = self.teller
-        other.at = self.at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'kind': self.kind._value_,
-            'from_account': self.from_account,
-            'to_account': self.to_account,
-            'amount_cents': self.amount_cents,
-            'memo': self.memo,
-            'teller': self.teller,
-            'at': self.at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Transaction:
-        d = v.want_object(data, path, {'id': False, 'kind': True, 'from_account': False, 'to_account': False, 'amount_cents': True, 'memo': False, 'teller': True, 'at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('transaction_ids', 'TX{:06d}')),
-            kind=v.want_enum(d['kind'], path + '.kind', TxKind),
-            from_account=(v.want_optional(d['from_account'], path + '.from_account', (lambda x, p: v.want_str(x, p))) if d.get('from_account') is not None else None),
-            to_account=(v.want_optional(d['to_account'], path + '.to_account', (lambda x, p: v.want_str(x, p))) if d.get('to_account') is not None else None),
-            amount_cents=v.check_range(v.want_int(d['amount_cents'], path + '.amount_cents'), path + '.amount_cents', 1, None),
-            memo=(v.check_length(v.want_str(d['memo'], path + '.memo'), path + '.memo', None, 120) if d.get('memo') is not None else ''),
-            teller=v.check_pattern(v.want_str(d['teller'], path + '.teller'), path + '.teller', '^T[0-9]{2}$'),
-            at=(v.want_datetime(d['at'], path + '.at') if d.get('at') is not None else ep.clock),
-        )
-
-
-class _Slots_CustomerView:
-    'The slots of the CustomerView record: its fields and its JSON text.'
-
-    __slots__ = ('customer', 'name', 'email', 'accounts', 'total_balance_cents', '_json')
-
-
-class CustomerView(_Slots_CustomerView, rt.Record):
+class CustomerView(Record):
     'A customer with all their accounts.'
 
-    __slots__ = ()
-    __match_args__ = ('customer', 'name', 'email', 'accounts', 'total_balance_cents')
-
-    customer: str
-    name: str
-    email: str
-    accounts: tuple[str, ...]
-    total_balance_cents: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.customer, self.name, self.email, self.accounts, self.total_balance_cents) == (other.customer, other.name, other.email, other.accounts, other.total_balance_cents)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.customer, self.name, self.email, self.accounts, self.total_balance_cents))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(customer={self.customer!r}, name={self.name!r}, email={self.email!r}, accounts={self.accounts!r}, total_balance_cents={self.total_balance_cents!r})'
-
-    def __init__(self, customer: str, name: str, email: str, accounts: tuple[str, ...], total_balance_cents: int) -> None:
-        _set = _SET_CustomerView
-        _set[0](self, customer)
-        _set[1](self, name)
-        _set[2](self, email)
-        _set[3](self, accounts)
-        _set[4](self, total_balance_cents)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'customer': self.customer,
-            'name': self.name,
-            'email': self.email,
-            'accounts': list(self.accounts),
-            'total_balance_cents': self.total_balance_cents,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"customer": ', v.str_text(self.customer), ', "name": ', v.str_text(self.name), ', "email": ', v.str_text(self.email), ', "accounts": ', v.json_text(self.accounts), ', "total_balance_cents": ', v.int_text(self.total_balance_cents), '}'))
-            _SET_CustomerView[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CustomerView:
-        d = v.want_object(data, path, {'customer': True, 'name': True, 'email': True, 'accounts': True, 'total_balance_cents': True})
-        return _new_CustomerView(
-            customer=v.check_pattern(v.want_str(d['customer'], path + '.customer'), path + '.customer', '^CU[0-9]{4}$'),
-            name=v.want_str(d['name'], path + '.name'),
-            email=v.want_str(d['email'], path + '.email'),
-            accounts=v.want_list(d['accounts'], path + '.accounts', (lambda x, p: v.want_str(x, p))),
-            total_balance_cents=v.want_int(d['total_balance_cents'], path + '.total_balance_cents'),
-        )
+    customer: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'),
+        text=v.str_text,
+    )
+    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    email: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    accounts: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
+    total_balance_cents: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
-_SET_CustomerView: tuple[Any, ...] = rt.slot_setters(_Slots_CustomerView, ('customer', 'name', 'email', 'accounts', 'total_balance_cents', '_json'))
-
-
-class _Made_CustomerView(_Slots_CustomerView):
-    'A CustomerView being made by _new_CustomerView.'
-
-    __slots__ = ()
-
-
-def _new_CustomerView(customer: str, name: str, email: str, accounts: tuple[str, ...], total_balance_cents: int) -> CustomerView:
-    self: Any = object.__new__(_Made_CustomerView)
-    self.customer = customer
-    self.name = name
-    self.email = email
-    self.accounts = accounts
-    self.total_balance_cents = total_balance_cents
-    self._json = None
-    self.__class__ = CustomerView
-    _made: CustomerView = self
-    return _made
-
-
-class _Slots_AccountView:
-    'The slots of the AccountView record: its fields and its JSON text.'
-
-    __slots__ = ('account', 'recent_transactions', '_json')
-
-
-class AccountView(_Slots_AccountView, rt.Record):
+class AccountView(Record):
     'An account with its most recent transactions, newest first.'
 
-    __slots__ = ()
-    __match_args__ = ('account', 'recent_transactions')
-
-    account: str
-    recent_transactions: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.account, self.recent_transactions) == (other.account, other.recent_transactions)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.account, self.recent_transactions))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(account={self.account!r}, recent_transactions={self.recent_transactions!r})'
-
-    def __init__(self, account: str, recent_transactions: tuple[str, ...]) -> None:
-        _set = _SET_AccountView
-        _set[0](self, account)
-        _set[1](self, recent_transactions)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'account': self.account,
-            'recent_transactions': list(self.recent_transactions),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"account": ', v.str_text(self.account), ', "recent_transactions": ', v.json_text(self.recent_transactions), '}'))
-            _SET_AccountView[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> AccountView:
-        d = v.want_object(data, path, {'account': True, 'recent_transactions': True})
-        return _new_AccountView(
-            account=v.want_str(d['account'], path + '.account'),
-            recent_transactions=v.want_list(d['recent_transactions'], path + '.recent_transactions', (lambda x, p: v.want_str(x, p))),
-        )
-
-
-_SET_AccountView: tuple[Any, ...] = rt.slot_setters(_Slots_AccountView, ('account', 'recent_transactions', '_json'))
-
-
-class _Made_AccountView(_Slots_AccountView):
-    'A AccountView being made by _new_AccountView.'
-
-    __slots__ = ()
-
-
-def _new_AccountView(account: str, recent_transactions: tuple[str, ...]) -> AccountView:
-    self: Any = object.__new__(_Made_AccountView)
-    self.account = account
-    self.recent_transactions = recent_transactions
-    self._json = None
-    self.__class__ = AccountView
-    _made: AccountView = self
-    return _made
+    account: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    recent_transactions: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
 
 
 _GET_balance_cents = rt.attrgetter('balance_cents')
@@ -658,7 +363,7 @@ class RetailBank(Episode):
         owned: tuple[str, ...] = tuple([_a3.key() for _a3 in rt.each(self, self.t_accounts) if (_a3.owner == customer.key())])  # retail_bank.world:149
         self._steps -= len(owned)  # retail_bank.world:150
         self._steps >= 0 or rt.out_of_steps()  # retail_bank.world:150
-        return _new_CustomerView(customer.key(), customer.name, customer.email, owned, sum(rt.each(self, tuple(map(_GET_balance_cents, rt.rows(self.t_accounts, owned))))))  # retail_bank.world:150
+        return CustomerView(customer.key(), customer.name, customer.email, owned, sum(rt.each(self, tuple(map(_GET_balance_cents, rt.rows(self.t_accounts, owned))))))  # retail_bank.world:150
 
     def tool_get_account(self, account: Account) -> AccountView:  # retail_bank.world:159
         'Show one account (owner, kind, status, balance in cents) and its five most recent transactions.'
@@ -669,7 +374,7 @@ class RetailBank(Episode):
             self._steps -= len(recent)  # retail_bank.world:169
             self._steps >= 0 or rt.out_of_steps()  # retail_bank.world:169
             recent = (recent + (t.key(),))  # retail_bank.world:169
-        return _new_AccountView(account.key(), recent)  # retail_bank.world:171
+        return AccountView(account.key(), recent)  # retail_bank.world:171
 
     def tool_list_transactions(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:174
         'List all transactions into or out of an account, newest first, with kind, accounts, amount, memo, teller and time.'

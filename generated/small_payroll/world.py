@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Bonus", "Employee", "EmployeeView", "PayPeriod", "PayType", "Payslip", "PeriodStatus", "Role", "SmallPayroll", "TaxCode", "Timesheet", "TimesheetStatus"]
 
@@ -35,10 +36,7 @@ class Role(enum.StrEnum):
     manager = 'manager'
 
 
-_E4_Role_staff: Role = Role.staff
-_E4_Role_manager: Role = Role.manager
-
-_T4_Role: dict[Role | None, str] = {None: 'null', _E4_Role_staff: '"staff"', _E4_Role_manager: '"manager"', }
+_E4_Role_staff, _E4_Role_manager = Role.__members__.values()
 
 
 class PayType(enum.StrEnum):
@@ -48,10 +46,7 @@ class PayType(enum.StrEnum):
     hourly = 'hourly'
 
 
-_E7_PayType_salaried: PayType = PayType.salaried
-_E7_PayType_hourly: PayType = PayType.hourly
-
-_T7_PayType: dict[PayType | None, str] = {None: 'null', _E7_PayType_salaried: '"salaried"', _E7_PayType_hourly: '"hourly"', }
+_E7_PayType_salaried, _E7_PayType_hourly = PayType.__members__.values()
 
 
 class PeriodStatus(enum.StrEnum):
@@ -61,10 +56,7 @@ class PeriodStatus(enum.StrEnum):
     paid = 'paid'
 
 
-_E12_PeriodStatus_open_: PeriodStatus = PeriodStatus.open_
-_E12_PeriodStatus_paid: PeriodStatus = PeriodStatus.paid
-
-_T12_PeriodStatus: dict[PeriodStatus | None, str] = {None: 'null', _E12_PeriodStatus_open_: '"open"', _E12_PeriodStatus_paid: '"paid"', }
+_E12_PeriodStatus_open_, _E12_PeriodStatus_paid = PeriodStatus.__members__.values()
 
 
 class TimesheetStatus(enum.StrEnum):
@@ -75,565 +67,246 @@ class TimesheetStatus(enum.StrEnum):
     paid = 'paid'
 
 
-_E15_TimesheetStatus_draft: TimesheetStatus = TimesheetStatus.draft
-_E15_TimesheetStatus_approved: TimesheetStatus = TimesheetStatus.approved
-_E15_TimesheetStatus_paid: TimesheetStatus = TimesheetStatus.paid
-
-_T15_TimesheetStatus: dict[TimesheetStatus | None, str] = {None: 'null', _E15_TimesheetStatus_draft: '"draft"', _E15_TimesheetStatus_approved: '"approved"', _E15_TimesheetStatus_paid: '"paid"', }
+(
+    _E15_TimesheetStatus_draft, _E15_TimesheetStatus_approved,
+    _E15_TimesheetStatus_paid,
+) = TimesheetStatus.__members__.values()
 
 
 class TaxCode(Row):
     'A withholding bracket.'
 
-    __slots__ = ('code', 'description', 'rate_percent', )
-    ENTITY: ClassVar[str] = 'TaxCode'
-    KEY: ClassVar[str] = 'code'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('code', 'code', None, True),
-        ('description', 'description', None, True),
-        ('rate_percent', 'rate_percent', None, True),
+    code: str = field(
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.int_text,
+    description: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, code: str, description: str, rate_percent: int) -> None:
-        self.code = code
-        self.description = description
-        self.rate_percent = rate_percent
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> TaxCode:
-        other = TaxCode.__new__(TaxCode)
-        other.code = self.code
-        other.description = self.description
-        other.rate_percent = self.rate_percent
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'code': self.code,
-            'description': self.description,
-            'rate_percent': self.rate_percent,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> TaxCode:
-        d = v.want_object(data, path, {'code': True, 'description': True, 'rate_percent': True})
-        return cls(
-            code=v.check_pattern(v.want_str(d['code'], path + '.code'), path + '.code', '^[A-Z][0-9]$'),
-            description=v.check_length(v.want_str(d['description'], path + '.description'), path + '.description', 1, 80),
-            rate_percent=v.check_range(v.want_int(d['rate_percent'], path + '.rate_percent'), path + '.rate_percent', 0, 60),
-        )
+    rate_percent: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, 60),
+        text=v.int_text,
+    )
 
 
 class Employee(Row):
     'A person on the payroll.'
 
-    __slots__ = ('id_', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active', )
-    ENTITY: ClassVar[str] = 'Employee'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('role', 'role', lambda value: value._value_, True),
-        ('pay_type', 'pay_type', lambda value: value._value_, True),
-        ('annual_salary_cents', 'annual_salary_cents', None, True),
-        ('hourly_rate_cents', 'hourly_rate_cents', None, True),
-        ('tax_code', 'tax_code', None, True),
-        ('active', 'active', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T4_Role.__getitem__,
-        _T7_PayType.__getitem__,
-        v.int_text,
-        v.int_text,
-        v.str_text,
-        None,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, role: Role, pay_type: PayType, annual_salary_cents: int, hourly_rate_cents: int, tax_code: str, active: bool) -> None:
-        self.id_ = id_
-        self.name = name
-        self.role = role
-        self.pay_type = pay_type
-        self.annual_salary_cents = annual_salary_cents
-        self.hourly_rate_cents = hourly_rate_cents
-        self.tax_code = tax_code
-        self.active = active
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Employee:
-        other = Employee.__new__(Employee)
-        other.id_ = self.id_
-        other.name = self.name
-        other.role = self.role
-        other.pay_type = self.pay_type
-        other.annual_salary_cents = self.annual_salary_cents
-        other.hourly_rate_cents = self.hourly_rate_cents
-        other.tax_code = self.tax_code
-        other.active = self.active
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'role': self.role._value_,
-            'pay_type': self.pay_type._value_,
-            'annual_salary_cents': self.annual_salary_cents,
-            'hourly_rate_cents': self.hourly_rate_cents,
-            'tax_code': self.tax_code,
-            'active': self.active,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Employee:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'role': True, 'pay_type': True, 'annual_salary_cents': False, 'hourly_rate_cents': False, 'tax_code': True, 'active': False})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^E[0-9]{3}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            role=v.want_enum(d['role'], path + '.role', Role),
-            pay_type=v.want_enum(d['pay_type'], path + '.pay_type', PayType),
-            annual_salary_cents=(v.check_range(v.want_int(d['annual_salary_cents'], path + '.annual_salary_cents'), path + '.annual_salary_cents', 0, None) if d.get('annual_salary_cents') is not None else 0),
-            hourly_rate_cents=(v.check_range(v.want_int(d['hourly_rate_cents'], path + '.hourly_rate_cents'), path + '.hourly_rate_cents', 0, None) if d.get('hourly_rate_cents') is not None else 0),
-            tax_code=v.check_pattern(v.want_str(d['tax_code'], path + '.tax_code'), path + '.tax_code', '^[A-Z][0-9]$'),
-            active=(v.want_bool(d['active'], path + '.active') if d.get('active') is not None else True),
-        )
+    role: Role = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Role),
+        export=enum_value,
+        text=enum_text(Role),
+    )
+    pay_type: PayType = field(
+        load=lambda x, p, ep: v.want_enum(x, p, PayType),
+        export=enum_value,
+        text=enum_text(PayType),
+    )
+    annual_salary_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        fill=lambda ep: 0,
+        text=v.int_text,
+    )
+    hourly_rate_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        fill=lambda ep: 0,
+        text=v.int_text,
+    )
+    tax_code: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'),
+        text=v.str_text,
+    )
+    active: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: True)
 
 
 class PayPeriod(Row):
     'A monthly pay period.'
 
-    __slots__ = ('id_', 'start', 'end', 'status', 'paid_on', )
-    ENTITY: ClassVar[str] = 'PayPeriod'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('start', 'start', lambda value: value.isoformat(), True),
-        ('end', 'end', lambda value: value.isoformat(), True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('paid_on', 'paid_on', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        None,
-        None,
-        _T12_PeriodStatus.__getitem__,
-        None,
+    start: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
     )
-
-    def __init__(self, *, id_: str, start: dt.date, end: dt.date, status: PeriodStatus, paid_on: dt.date | None) -> None:
-        self.id_ = id_
-        self.start = start
-        self.end = end
-        self.status = status
-        self.paid_on = paid_on
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> PayPeriod:
-        other = PayPeriod.__new__(PayPeriod)
-        other.id_ = self.id_
-        other.start = self.start
-        other.end = self.end
-        other.status = self.status
-        other.paid_on = self.paid_on
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'start': self.start.isoformat(),
-            'end': self.end.isoformat(),
-            'status': self.status._value_,
-            'paid_on': rt.if_present(self.paid_on, lambda x: x.isoformat()),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> PayPeriod:
-        d = v.want_object(data, path, {'id': True, 'start': True, 'end': True, 'status': False, 'paid_on': False})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^[0-9]{4}-[0-9]{2}$'),
-            start=v.want_date(d['start'], path + '.start'),
-            end=v.want_date(d['end'], path + '.end'),
-            status=(v.want_enum(d['status'], path + '.status', PeriodStatus) if d.get('status') is not None else _E12_PeriodStatus_open_),
-            paid_on=(v.want_optional(d['paid_on'], path + '.paid_on', (lambda x, p: v.want_date(x, p))) if d.get('paid_on') is not None else None),
-        )
+    end: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    status: PeriodStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, PeriodStatus),
+        fill=lambda ep: _E12_PeriodStatus_open_,
+        export=enum_value,
+        text=enum_text(PeriodStatus),
+    )
+    paid_on: dt.date | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
+    )
 
 
 class Timesheet(Row):
     'The hours an hourly employee worked in a period.'
 
-    __slots__ = ('id_', 'employee', 'period', 'hours', 'status', 'approved_by', )
-    ENTITY: ClassVar[str] = 'Timesheet'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('employee', 'employee', None, True),
-        ('period', 'period', None, True),
-        ('hours', 'hours', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('approved_by', 'approved_by', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('timesheet_ids', 'TS{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.float_text,
-        _T15_TimesheetStatus.__getitem__,
-        lambda value: ('null' if value is None else v.str_text(value)),
+    employee: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, employee: str, period: str, hours: float, status: TimesheetStatus, approved_by: str | None) -> None:
-        self.id_ = id_
-        self.employee = employee
-        self.period = period
-        self.hours = hours
-        self.status = status
-        self.approved_by = approved_by
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Timesheet:
-        other = Timesheet.__new__(Timesheet)
-        other.id_ = self.id_
-        other.employee = self.employee
-        other.period = self.period
-        other.hours = self.hours
-        other.status = self.status
-        other.approved_by = self.approved_by
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'employee': self.employee,
-            'period': self.period,
-            'hours': self.hours,
-            'status': self.status._value_,
-            'approved_by': self.approved_by,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Timesheet:
-        d = v.want_object(data, path, {'id': False, 'employee': True, 'period': True, 'hours': False, 'status': False, 'approved_by': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('timesheet_ids', 'TS{:03d}')),
-            employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
-            period=v.check_pattern(v.want_str(d['period'], path + '.period'), path + '.period', '^[0-9]{4}-[0-9]{2}$'),
-            hours=(v.check_range(v.want_float(d['hours'], path + '.hours'), path + '.hours', 0.0, 300.0) if d.get('hours') is not None else 0.0),
-            status=(v.want_enum(d['status'], path + '.status', TimesheetStatus) if d.get('status') is not None else _E15_TimesheetStatus_draft),
-            approved_by=(v.want_optional(d['approved_by'], path + '.approved_by', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))) if d.get('approved_by') is not None else None),
-        )
+    period: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
+        text=v.str_text,
+    )
+    hours: float = field(
+        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, 300.0),
+        fill=lambda ep: 0.0,
+        text=v.float_text,
+    )
+    status: TimesheetStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, TimesheetStatus),
+        fill=lambda ep: _E15_TimesheetStatus_draft,
+        export=enum_value,
+        text=enum_text(TimesheetStatus),
+    )
+    approved_by: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
 
 
 class Bonus(Row):
     "A one-off amount added to an employee's pay in a period."
 
-    __slots__ = ('id_', 'employee', 'period', 'amount_cents', 'reason', 'issued_by', )
-    ENTITY: ClassVar[str] = 'Bonus'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('employee', 'employee', None, True),
-        ('period', 'period', None, True),
-        ('amount_cents', 'amount_cents', None, True),
-        ('reason', 'reason', None, True),
-        ('issued_by', 'issued_by', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('bonus_ids', 'BN{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        v.str_text,
-        v.str_text,
+    employee: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, employee: str, period: str, amount_cents: int, reason: str, issued_by: str) -> None:
-        self.id_ = id_
-        self.employee = employee
-        self.period = period
-        self.amount_cents = amount_cents
-        self.reason = reason
-        self.issued_by = issued_by
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Bonus:
-        other = Bonus.__new__(Bonus)
-        other.id_ = self.id_
-        other.employee = self.employee
-        other.period = self.period
-        other.amount_cents = self.amount_cents
-        other.reason = self.reason
-        other.issued_by = self.issued_by
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'employee': self.employee,
-            'period': self.period,
-            'amount_cents': self.amount_cents,
-            'reason': self.reason,
-            'issued_by': self.issued_by,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Bonus:
-        d = v.want_object(data, path, {'id': False, 'employee': True, 'period': True, 'amount_cents': True, 'reason': True, 'issued_by': True})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('bonus_ids', 'BN{:03d}')),
-            employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
-            period=v.check_pattern(v.want_str(d['period'], path + '.period'), path + '.period', '^[0-9]{4}-[0-9]{2}$'),
-            amount_cents=v.check_range(v.want_int(d['amount_cents'], path + '.amount_cents'), path + '.amount_cents', 1, 10000000),
-            reason=v.check_length(v.want_str(d['reason'], path + '.reason'), path + '.reason', 1, 200),
-            issued_by=v.check_pattern(v.want_str(d['issued_by'], path + '.issued_by'), path + '.issued_by', '^E[0-9]{3}$'),
-        )
+    period: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
+        text=v.str_text,
+    )
+    amount_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 10000000),
+        text=v.int_text,
+    )
+    reason: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 200),
+        text=v.str_text,
+    )
+    issued_by: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
+        text=v.str_text,
+    )
 
 
 class Payslip(Row):
     'What an employee was paid for a period.'
 
-    __slots__ = ('id_', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note', )
-    ENTITY: ClassVar[str] = 'Payslip'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('employee', 'employee', None, True),
-        ('period', 'period', None, True),
-        ('timesheet', 'timesheet', None, True),
-        ('hours', 'hours', None, True),
-        ('gross_cents', 'gross_cents', None, True),
-        ('bonus_cents', 'bonus_cents', None, True),
-        ('tax_cents', 'tax_cents', None, True),
-        ('net_cents', 'net_cents', None, True),
-        ('corrected', 'corrected', None, True),
-        ('correction_note', 'correction_note', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('payslip_ids', 'PS{:04d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        v.float_text,
-        v.int_text,
-        v.int_text,
-        v.int_text,
-        v.int_text,
-        None,
-        v.str_text,
+    employee: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
+        text=v.str_text,
+    )
+    period: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
+        text=v.str_text,
+    )
+    timesheet: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
+    hours: float = field(
+        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
+        fill=lambda ep: 0.0,
+        text=v.float_text,
+    )
+    gross_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        text=v.int_text,
+    )
+    bonus_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        fill=lambda ep: 0,
+        text=v.int_text,
+    )
+    tax_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        text=v.int_text,
+    )
+    net_cents: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        text=v.int_text,
+    )
+    corrected: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+    correction_note: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, None, 200),
+        fill=lambda ep: '',
+        text=v.str_text,
     )
 
-    def __init__(self, *, id_: str, employee: str, period: str, timesheet: str | None, hours: float, gross_cents: int, bonus_cents: int, tax_cents: int, net_cents: int, corrected: bool, correction_note: str) -> None:
-        self.id_ = id_
-        self.employee = employee
-        self.period = period
-        self.timesheet = timesheet
-        self.hours = hours
-        self.gross_cents = gross_cents
-        self.bonus_cents = bonus_cents
-        self.tax_cents = tax_cents
-        self.net_cents = net_cents
-        self.corrected = corrected
-        self.correction_note = correction_note
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
 
-    def clone(self) -> Payslip:
-        other = Payslip.__new__(Payslip)
-        other.id_ = self.id_
-        other.employee = self.employee
-        other.period = self.period
-        other.timesheet = self.timesheet
-        other.hours = self.hours
-        other.gross_cents = self.gross_cents
-        other.bonus_cents = self.bonus_cents
-        other.tax_cents = self.tax_cents
-        other.net_cents = self.net_cents
-        other.corrected = self.corrected
-        other.correction_note = self.correction_note
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'employee': self.employee,
-            'period': self.period,
-            'timesheet': self.timesheet,
-            'hours': self.hours,
-            'gross_cents': self.gross_cents,
-            'bonus_cents': self.bonus_cents,
-            'tax_cents': self.tax_cents,
-            'net_cents': self.net_cents,
-            'corrected': self.corrected,
-            'correction_note': self.correction_note,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Payslip:
-        d = v.want_object(data, path, {'id': False, 'employee': True, 'period': True, 'timesheet': False, 'hours': False, 'gross_cents': True, 'bonus_cents': False, 'tax_cents': True, 'net_cents': True, 'corrected': False, 'correction_note': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('payslip_ids', 'PS{:04d}')),
-            employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
-            period=v.check_pattern(v.want_str(d['period'], path + '.period'), path + '.period', '^[0-9]{4}-[0-9]{2}$'),
-            timesheet=(v.want_optional(d['timesheet'], path + '.timesheet', (lambda x, p: v.want_str(x, p))) if d.get('timesheet') is not None else None),
-            hours=(v.check_range(v.want_float(d['hours'], path + '.hours'), path + '.hours', 0.0, None) if d.get('hours') is not None else 0.0),
-            gross_cents=v.check_range(v.want_int(d['gross_cents'], path + '.gross_cents'), path + '.gross_cents', 0, None),
-            bonus_cents=(v.check_range(v.want_int(d['bonus_cents'], path + '.bonus_cents'), path + '.bonus_cents', 0, None) if d.get('bonus_cents') is not None else 0),
-            tax_cents=v.check_range(v.want_int(d['tax_cents'], path + '.tax_cents'), path + '.tax_cents', 0, None),
-            net_cents=v.check_range(v.want_int(d['net_cents'], path + '.net_cents'), path + '.net_cents', 0, None),
-            corrected=(v.want_bool(d['corrected'], path + '.corrected') if d.get('corrected') is not None else False),
-            correction_note=(v.check_length(v.want_str(d['correction_note'], path + '.correction_note'), path + '.correction_note', None, 200) if d.get('correction_note') is not None else ''),
-        )
-
-
-class _Slots_EmployeeView:
-    'The slots of the EmployeeView record: its fields and its JSON text.'
-
-    __slots__ = ('employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips', '_json')
-
-
-class EmployeeView(_Slots_EmployeeView, rt.Record):
+class EmployeeView(Record):
     "An employee's pay details and payslips."
 
-    __slots__ = ()
-    __match_args__ = ('employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips')
-
-    employee: str
-    name: str
-    pay_type: PayType
-    annual_salary_cents: int
-    hourly_rate_cents: int
-    tax_code: str
-    rate_percent: int
-    active: bool
-    payslips: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.employee, self.name, self.pay_type, self.annual_salary_cents, self.hourly_rate_cents, self.tax_code, self.rate_percent, self.active, self.payslips) == (other.employee, other.name, other.pay_type, other.annual_salary_cents, other.hourly_rate_cents, other.tax_code, other.rate_percent, other.active, other.payslips)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.employee, self.name, self.pay_type, self.annual_salary_cents, self.hourly_rate_cents, self.tax_code, self.rate_percent, self.active, self.payslips))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(employee={self.employee!r}, name={self.name!r}, pay_type={self.pay_type!r}, annual_salary_cents={self.annual_salary_cents!r}, hourly_rate_cents={self.hourly_rate_cents!r}, tax_code={self.tax_code!r}, rate_percent={self.rate_percent!r}, active={self.active!r}, payslips={self.payslips!r})'
-
-    def __init__(self, employee: str, name: str, pay_type: PayType, annual_salary_cents: int, hourly_rate_cents: int, tax_code: str, rate_percent: int, active: bool, payslips: tuple[str, ...]) -> None:
-        _set = _SET_EmployeeView
-        _set[0](self, employee)
-        _set[1](self, name)
-        _set[2](self, pay_type)
-        _set[3](self, annual_salary_cents)
-        _set[4](self, hourly_rate_cents)
-        _set[5](self, tax_code)
-        _set[6](self, rate_percent)
-        _set[7](self, active)
-        _set[8](self, payslips)
-        _set[9](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'employee': self.employee,
-            'name': self.name,
-            'pay_type': self.pay_type._value_,
-            'annual_salary_cents': self.annual_salary_cents,
-            'hourly_rate_cents': self.hourly_rate_cents,
-            'tax_code': self.tax_code,
-            'rate_percent': self.rate_percent,
-            'active': self.active,
-            'payslips': list(self.payslips),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"employee": ', v.str_text(self.employee), ', "name": ', v.str_text(self.name), ', "pay_type": ', _T7_PayType[self.pay_type], ', "annual_salary_cents": ', v.int_text(self.annual_salary_cents), ', "hourly_rate_cents": ', v.int_text(self.hourly_rate_cents), ', "tax_code": ', v.str_text(self.tax_code), ', "rate_percent": ', v.int_text(self.rate_percent), ', "active": ', v.json_text(self.active), ', "payslips": ', v.json_text(self.payslips), '}'))
-            _SET_EmployeeView[9](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> EmployeeView:
-        d = v.want_object(data, path, {'employee': True, 'name': True, 'pay_type': True, 'annual_salary_cents': True, 'hourly_rate_cents': True, 'tax_code': True, 'rate_percent': True, 'active': True, 'payslips': True})
-        return _new_EmployeeView(
-            employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
-            name=v.want_str(d['name'], path + '.name'),
-            pay_type=v.want_enum(d['pay_type'], path + '.pay_type', PayType),
-            annual_salary_cents=v.want_int(d['annual_salary_cents'], path + '.annual_salary_cents'),
-            hourly_rate_cents=v.want_int(d['hourly_rate_cents'], path + '.hourly_rate_cents'),
-            tax_code=v.check_pattern(v.want_str(d['tax_code'], path + '.tax_code'), path + '.tax_code', '^[A-Z][0-9]$'),
-            rate_percent=v.want_int(d['rate_percent'], path + '.rate_percent'),
-            active=v.want_bool(d['active'], path + '.active'),
-            payslips=v.want_list(d['payslips'], path + '.payslips', (lambda x, p: v.want_str(x, p))),
-        )
-
-
-_SET_EmployeeView: tuple[Any, ...] = rt.slot_setters(_Slots_EmployeeView, ('employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips', '_json'))
-
-
-class _Made_EmployeeView(_Slots_EmployeeView):
-    'A EmployeeView being made by _new_EmployeeView.'
-
-    __slots__ = ()
-
-
-def _new_EmployeeView(employee: str, name: str, pay_type: PayType, annual_salary_cents: int, hourly_rate_cents: int, tax_code: str, rate_percent: int, active: bool, payslips: tuple[str, ...]) -> EmployeeView:
-    self: Any = object.__new__(_Made_EmployeeView)
-    self.employee = employee
-    self.name = name
-    self.pay_type = pay_type
-    self.annual_salary_cents = annual_salary_cents
-    self.hourly_rate_cents = hourly_rate_cents
-    self.tax_code = tax_code
-    self.rate_percent = rate_percent
-    self.active = active
-    self.payslips = payslips
-    self._json = None
-    self.__class__ = EmployeeView
-    _made: EmployeeView = self
-    return _made
+    employee: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
+        text=v.str_text,
+    )
+    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    pay_type: PayType = field(
+        load=lambda x, p, ep: v.want_enum(x, p, PayType),
+        export=enum_value,
+        text=enum_text(PayType),
+    )
+    annual_salary_cents: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    hourly_rate_cents: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    tax_code: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'),
+        text=v.str_text,
+    )
+    rate_percent: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    active: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    payslips: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
 
 
 class _State(StateBase):
@@ -808,7 +481,7 @@ class SmallPayroll(Episode):
 
     def tool_get_employee(self, employee: Employee) -> EmployeeView:  # small_payroll.world:202
         "Show an employee's pay details, tax code and withholding rate, and their payslips (period, hours, gross, bonus, tax, net and any correction)."
-        return _new_EmployeeView(employee.key(), employee.name, employee.pay_type, employee.annual_salary_cents, employee.hourly_rate_cents, employee.tax_code, (self.t_tax_codes.rows.get(employee.tax_code) or self.t_tax_codes.row(employee.tax_code)).rate_percent, employee.active, tuple([_p1.key() for _p1 in rt.each(self, self.t_payslips) if (_p1.employee == employee.key())]))  # small_payroll.world:207
+        return EmployeeView(employee.key(), employee.name, employee.pay_type, employee.annual_salary_cents, employee.hourly_rate_cents, employee.tax_code, (self.t_tax_codes.rows.get(employee.tax_code) or self.t_tax_codes.row(employee.tax_code)).rate_percent, employee.active, tuple([_p1.key() for _p1 in rt.each(self, self.t_payslips) if (_p1.employee == employee.key())]))  # small_payroll.world:207
 
     def tool_list_timesheets(self, period: PayPeriod, status: TimesheetStatus | None) -> tuple[str, ...]:  # small_payroll.world:220
         'List the timesheets of a period with their employee, hours, status and approver, optionally of one status.'

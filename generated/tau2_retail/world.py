@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Address", "CancelReason", "CreditCard", "Fulfillment", "GiftCard", "Order", "OrderItem", "OrderPayment", "OrderStatus", "PaymentMethod", "Paypal", "Product", "Tau2Retail", "TransactionType", "User", "UserName", "Variant"]
 
@@ -40,15 +41,13 @@ class OrderStatus(enum.StrEnum):
     return_requested = 'return requested'
 
 
-_E11_OrderStatus_processed: OrderStatus = OrderStatus.processed
-_E11_OrderStatus_pending: OrderStatus = OrderStatus.pending
-_E11_OrderStatus_pending_item_modified: OrderStatus = OrderStatus.pending_item_modified
-_E11_OrderStatus_delivered: OrderStatus = OrderStatus.delivered
-_E11_OrderStatus_cancelled: OrderStatus = OrderStatus.cancelled
-_E11_OrderStatus_exchange_requested: OrderStatus = OrderStatus.exchange_requested
-_E11_OrderStatus_return_requested: OrderStatus = OrderStatus.return_requested
-
-_T11_OrderStatus: dict[OrderStatus | None, str] = {None: 'null', _E11_OrderStatus_processed: '"processed"', _E11_OrderStatus_pending: '"pending"', _E11_OrderStatus_pending_item_modified: '"pending (item modified)"', _E11_OrderStatus_delivered: '"delivered"', _E11_OrderStatus_cancelled: '"cancelled"', _E11_OrderStatus_exchange_requested: '"exchange requested"', _E11_OrderStatus_return_requested: '"return requested"', }
+(
+    _E11_OrderStatus_processed, _E11_OrderStatus_pending,
+    _E11_OrderStatus_pending_item_modified,
+    _E11_OrderStatus_delivered, _E11_OrderStatus_cancelled,
+    _E11_OrderStatus_exchange_requested,
+    _E11_OrderStatus_return_requested,
+) = OrderStatus.__members__.values()
 
 
 class CancelReason(enum.StrEnum):
@@ -58,10 +57,10 @@ class CancelReason(enum.StrEnum):
     ordered_by_mistake = 'ordered by mistake'
 
 
-_E12_CancelReason_no_longer_needed: CancelReason = CancelReason.no_longer_needed
-_E12_CancelReason_ordered_by_mistake: CancelReason = CancelReason.ordered_by_mistake
-
-_T12_CancelReason: dict[CancelReason | None, str] = {None: 'null', _E12_CancelReason_no_longer_needed: '"no longer needed"', _E12_CancelReason_ordered_by_mistake: '"ordered by mistake"', }
+(
+    _E12_CancelReason_no_longer_needed,
+    _E12_CancelReason_ordered_by_mistake,
+) = CancelReason.__members__.values()
 
 
 class TransactionType(enum.StrEnum):
@@ -71,1005 +70,208 @@ class TransactionType(enum.StrEnum):
     refund = 'refund'
 
 
-_E15_TransactionType_payment: TransactionType = TransactionType.payment
-_E15_TransactionType_refund: TransactionType = TransactionType.refund
-
-_T15_TransactionType: dict[TransactionType | None, str] = {None: 'null', _E15_TransactionType_payment: '"payment"', _E15_TransactionType_refund: '"refund"', }
+_E15_TransactionType_payment, _E15_TransactionType_refund = TransactionType.__members__.values()
 
 
-class _Slots_Variant:
-    'The slots of the Variant record: its fields and its JSON text.'
-
-    __slots__ = ('item_id', 'options', 'available', 'price', '_json')
-
-
-class Variant(_Slots_Variant, rt.Record):
+class Variant(Record):
     'One purchasable option of a product.'
 
-    __slots__ = ()
-    __match_args__ = ('item_id', 'options', 'available', 'price')
-
-    item_id: str
-    options: dict[str, str]
-    available: bool
-    price: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.item_id, self.options, self.available, self.price) == (other.item_id, other.options, other.available, other.price)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.item_id, self.options, self.available, self.price))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(item_id={self.item_id!r}, options={self.options!r}, available={self.available!r}, price={self.price!r})'
-
-    def __init__(self, item_id: str, options: dict[str, str], available: bool, price: float) -> None:
-        _set = _SET_Variant
-        _set[0](self, item_id)
-        _set[1](self, options)
-        _set[2](self, available)
-        _set[3](self, price)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'item_id': self.item_id,
-            'options': v.export_value(self.options),
-            'available': self.available,
-            'price': self.price,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"item_id": ', v.str_text(self.item_id), ', "options": ', v.map_text(self.options), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Variant[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Variant:
-        d = v.want_object(data, path, {'item_id': True, 'options': True, 'available': True, 'price': True})
-        return _new_Variant(
-            item_id=v.want_str(d['item_id'], path + '.item_id'),
-            options=v.want_map(d['options'], path + '.options', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-            available=v.want_bool(d['available'], path + '.available'),
-            price=v.want_float(d['price'], path + '.price'),
-        )
+    item_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    options: dict[str, str] = field(
+        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
+        export=v.export_value,
+        text=v.map_text,
+    )
+    available: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    price: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
 
 
-_SET_Variant: tuple[Any, ...] = rt.slot_setters(_Slots_Variant, ('item_id', 'options', 'available', 'price', '_json'))
-
-
-class _Made_Variant(_Slots_Variant):
-    'A Variant being made by _new_Variant.'
-
-    __slots__ = ()
-
-
-def _new_Variant(item_id: str, options: dict[str, str], available: bool, price: float) -> Variant:
-    self: Any = object.__new__(_Made_Variant)
-    self.item_id = item_id
-    self.options = options
-    self.available = available
-    self.price = price
-    self._json = None
-    self.__class__ = Variant
-    _made: Variant = self
-    return _made
-
-
-class _Slots_UserName:
-    'The slots of the UserName record: its fields and its JSON text.'
-
-    __slots__ = ('first_name', 'last_name', '_json')
-
-
-class UserName(_Slots_UserName, rt.Record):
+class UserName(Record):
     'The UserName record.'
 
-    __slots__ = ()
-    __match_args__ = ('first_name', 'last_name')
-
-    first_name: str
-    last_name: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.first_name, self.last_name) == (other.first_name, other.last_name)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.first_name, self.last_name))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(first_name={self.first_name!r}, last_name={self.last_name!r})'
-
-    def __init__(self, first_name: str, last_name: str) -> None:
-        _set = _SET_UserName
-        _set[0](self, first_name)
-        _set[1](self, last_name)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'first_name': self.first_name,
-            'last_name': self.last_name,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"first_name": ', v.str_text(self.first_name), ', "last_name": ', v.str_text(self.last_name), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_UserName[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> UserName:
-        d = v.want_object(data, path, {'first_name': True, 'last_name': True})
-        return _new_UserName(
-            first_name=v.want_str(d['first_name'], path + '.first_name'),
-            last_name=v.want_str(d['last_name'], path + '.last_name'),
-        )
+    first_name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    last_name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_UserName: tuple[Any, ...] = rt.slot_setters(_Slots_UserName, ('first_name', 'last_name', '_json'))
-
-
-class _Made_UserName(_Slots_UserName):
-    'A UserName being made by _new_UserName.'
-
-    __slots__ = ()
-
-
-def _new_UserName(first_name: str, last_name: str) -> UserName:
-    self: Any = object.__new__(_Made_UserName)
-    self.first_name = first_name
-    self.last_name = last_name
-    self._json = None
-    self.__class__ = UserName
-    _made: UserName = self
-    return _made
-
-
-class _Slots_Address:
-    'The slots of the Address record: its fields and its JSON text.'
-
-    __slots__ = ('address1', 'address2', 'city', 'country', 'state_', 'zip_', '_json')
-
-
-class Address(_Slots_Address, rt.Record):
+class Address(Record):
     "A postal address (an order's or a user's)."
 
-    __slots__ = ()
-    __match_args__ = ('address1', 'address2', 'city', 'country', 'state_', 'zip_')
-
-    address1: str
-    address2: str
-    city: str
-    country: str
-    state_: str
-    zip_: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.address1, self.address2, self.city, self.country, self.state_, self.zip_) == (other.address1, other.address2, other.city, other.country, other.state_, other.zip_)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.address1, self.address2, self.city, self.country, self.state_, self.zip_))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(address1={self.address1!r}, address2={self.address2!r}, city={self.city!r}, country={self.country!r}, state_={self.state_!r}, zip_={self.zip_!r})'
-
-    def __init__(self, address1: str, address2: str, city: str, country: str, state_: str, zip_: str) -> None:
-        _set = _SET_Address
-        _set[0](self, address1)
-        _set[1](self, address2)
-        _set[2](self, city)
-        _set[3](self, country)
-        _set[4](self, state_)
-        _set[5](self, zip_)
-        _set[6](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'address1': self.address1,
-            'address2': self.address2,
-            'city': self.city,
-            'country': self.country,
-            'state': self.state_,
-            'zip': self.zip_,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"address1": ', v.str_text(self.address1), ', "address2": ', v.str_text(self.address2), ', "city": ', v.str_text(self.city), ', "country": ', v.str_text(self.country), ', "state": ', v.str_text(self.state_), ', "zip": ', v.str_text(self.zip_), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Address[6](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Address:
-        d = v.want_object(data, path, {'address1': True, 'address2': True, 'city': True, 'country': True, 'state': True, 'zip': True})
-        return _new_Address(
-            address1=v.want_str(d['address1'], path + '.address1'),
-            address2=v.want_str(d['address2'], path + '.address2'),
-            city=v.want_str(d['city'], path + '.city'),
-            country=v.want_str(d['country'], path + '.country'),
-            state_=v.want_str(d['state'], path + '.state'),
-            zip_=v.want_str(d['zip'], path + '.zip'),
-        )
+    address1: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    address2: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    city: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    country: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    state_: str = field('state', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    zip_: str = field('zip', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_Address: tuple[Any, ...] = rt.slot_setters(_Slots_Address, ('address1', 'address2', 'city', 'country', 'state_', 'zip_', '_json'))
-
-
-class _Made_Address(_Slots_Address):
-    'A Address being made by _new_Address.'
-
-    __slots__ = ()
-
-
-def _new_Address(address1: str, address2: str, city: str, country: str, state_: str, zip_: str) -> Address:
-    self: Any = object.__new__(_Made_Address)
-    self.address1 = address1
-    self.address2 = address2
-    self.city = city
-    self.country = country
-    self.state_ = state_
-    self.zip_ = zip_
-    self._json = None
-    self.__class__ = Address
-    _made: Address = self
-    return _made
-
-
-class _Slots_CreditCard:
-    'The slots of the CreditCard record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'brand', 'last_four', '_json')
-
-
-class CreditCard(_Slots_CreditCard, rt.Record):
+class CreditCard(Record):
     'The CreditCard record.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'brand', 'last_four')
-
-    id_: str
-    brand: str
-    last_four: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.brand, self.last_four) == (other.id_, other.brand, other.last_four)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.brand, self.last_four))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, brand={self.brand!r}, last_four={self.last_four!r})'
-
-    def __init__(self, id_: str, brand: str, last_four: str) -> None:
-        _set = _SET_CreditCard
-        _set[0](self, id_)
-        _set[1](self, brand)
-        _set[2](self, last_four)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'brand': self.brand,
-            'last_four': self.last_four,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"id": ', v.str_text(self.id_), ', "brand": ', v.str_text(self.brand), ', "last_four": ', v.str_text(self.last_four), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_CreditCard[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CreditCard:
-        d = v.want_object(data, path, {'id': True, 'brand': True, 'last_four': True})
-        return _new_CreditCard(
-            id_=v.want_str(d['id'], path + '.id'),
-            brand=v.want_str(d['brand'], path + '.brand'),
-            last_four=v.want_str(d['last_four'], path + '.last_four'),
-        )
+    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    brand: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    last_four: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_CreditCard: tuple[Any, ...] = rt.slot_setters(_Slots_CreditCard, ('id_', 'brand', 'last_four', '_json'))
-
-
-class _Made_CreditCard(_Slots_CreditCard):
-    'A CreditCard being made by _new_CreditCard.'
-
-    __slots__ = ()
-
-
-def _new_CreditCard(id_: str, brand: str, last_four: str) -> CreditCard:
-    self: Any = object.__new__(_Made_CreditCard)
-    self.id_ = id_
-    self.brand = brand
-    self.last_four = last_four
-    self._json = None
-    self.__class__ = CreditCard
-    _made: CreditCard = self
-    return _made
-
-
-class _Slots_GiftCard:
-    'The slots of the GiftCard record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'balance', '_json')
-
-
-class GiftCard(_Slots_GiftCard, rt.Record):
+class GiftCard(Record):
     'The GiftCard record.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'balance')
-
-    id_: str
-    balance: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.balance) == (other.id_, other.balance)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.balance))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, balance={self.balance!r})'
-
-    def __init__(self, id_: str, balance: float) -> None:
-        _set = _SET_GiftCard
-        _set[0](self, id_)
-        _set[1](self, balance)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'balance': self.balance,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"id": ', v.str_text(self.id_), ', "balance": ', v.float_text(self.balance), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_GiftCard[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> GiftCard:
-        d = v.want_object(data, path, {'id': True, 'balance': True})
-        return _new_GiftCard(
-            id_=v.want_str(d['id'], path + '.id'),
-            balance=v.want_float(d['balance'], path + '.balance'),
-        )
+    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    balance: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
 
 
-_SET_GiftCard: tuple[Any, ...] = rt.slot_setters(_Slots_GiftCard, ('id_', 'balance', '_json'))
-
-
-class _Made_GiftCard(_Slots_GiftCard):
-    'A GiftCard being made by _new_GiftCard.'
-
-    __slots__ = ()
-
-
-def _new_GiftCard(id_: str, balance: float) -> GiftCard:
-    self: Any = object.__new__(_Made_GiftCard)
-    self.id_ = id_
-    self.balance = balance
-    self._json = None
-    self.__class__ = GiftCard
-    _made: GiftCard = self
-    return _made
-
-
-class _Slots_Paypal:
-    'The slots of the Paypal record: its fields and its JSON text.'
-
-    __slots__ = ('id_', '_json')
-
-
-class Paypal(_Slots_Paypal, rt.Record):
+class Paypal(Record):
     'The Paypal record.'
 
-    __slots__ = ()
-    __match_args__ = ('id_',)
-
-    id_: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_,) == (other.id_,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r})'
-
-    def __init__(self, id_: str) -> None:
-        _set = _SET_Paypal
-        _set[0](self, id_)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"id": ', v.str_text(self.id_), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Paypal[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Paypal:
-        d = v.want_object(data, path, {'id': True})
-        return _new_Paypal(
-            id_=v.want_str(d['id'], path + '.id'),
-        )
+    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_Paypal: tuple[Any, ...] = rt.slot_setters(_Slots_Paypal, ('id_', '_json'))
-
-
-class _Made_Paypal(_Slots_Paypal):
-    'A Paypal being made by _new_Paypal.'
-
-    __slots__ = ()
-
-
-def _new_Paypal(id_: str) -> Paypal:
-    self: Any = object.__new__(_Made_Paypal)
-    self.id_ = id_
-    self._json = None
-    self.__class__ = Paypal
-    _made: Paypal = self
-    return _made
-
-
-class _Slots_OrderItem:
-    'The slots of the OrderItem record: its fields and its JSON text.'
-
-    __slots__ = ('name', 'product_id', 'item_id', 'price', 'options', '_json')
-
-
-class OrderItem(_Slots_OrderItem, rt.Record):
+class OrderItem(Record):
     'One line of an order, with the price paid.'
 
-    __slots__ = ()
-    __match_args__ = ('name', 'product_id', 'item_id', 'price', 'options')
-
-    name: str
-    product_id: str
-    item_id: str
-    price: float
-    options: dict[str, str]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.product_id, self.item_id, self.price, self.options) == (other.name, other.product_id, other.item_id, other.price, other.options)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.product_id, self.item_id, self.price, self.options))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(name={self.name!r}, product_id={self.product_id!r}, item_id={self.item_id!r}, price={self.price!r}, options={self.options!r})'
-
-    def __init__(self, name: str, product_id: str, item_id: str, price: float, options: dict[str, str]) -> None:
-        _set = _SET_OrderItem
-        _set[0](self, name)
-        _set[1](self, product_id)
-        _set[2](self, item_id)
-        _set[3](self, price)
-        _set[4](self, options)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'name': self.name,
-            'product_id': self.product_id,
-            'item_id': self.item_id,
-            'price': self.price,
-            'options': v.export_value(self.options),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"name": ', v.str_text(self.name), ', "product_id": ', v.str_text(self.product_id), ', "item_id": ', v.str_text(self.item_id), ', "price": ', v.float_text(self.price), ', "options": ', v.map_text(self.options), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_OrderItem[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OrderItem:
-        d = v.want_object(data, path, {'name': True, 'product_id': True, 'item_id': True, 'price': True, 'options': True})
-        return _new_OrderItem(
-            name=v.want_str(d['name'], path + '.name'),
-            product_id=v.want_str(d['product_id'], path + '.product_id'),
-            item_id=v.want_str(d['item_id'], path + '.item_id'),
-            price=v.want_float(d['price'], path + '.price'),
-            options=v.want_map(d['options'], path + '.options', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-        )
+    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    product_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    item_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    price: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    options: dict[str, str] = field(
+        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
+        export=v.export_value,
+        text=v.map_text,
+    )
 
 
-_SET_OrderItem: tuple[Any, ...] = rt.slot_setters(_Slots_OrderItem, ('name', 'product_id', 'item_id', 'price', 'options', '_json'))
-
-
-class _Made_OrderItem(_Slots_OrderItem):
-    'A OrderItem being made by _new_OrderItem.'
-
-    __slots__ = ()
-
-
-def _new_OrderItem(name: str, product_id: str, item_id: str, price: float, options: dict[str, str]) -> OrderItem:
-    self: Any = object.__new__(_Made_OrderItem)
-    self.name = name
-    self.product_id = product_id
-    self.item_id = item_id
-    self.price = price
-    self.options = options
-    self._json = None
-    self.__class__ = OrderItem
-    _made: OrderItem = self
-    return _made
-
-
-class _Slots_Fulfillment:
-    'The slots of the Fulfillment record: its fields and its JSON text.'
-
-    __slots__ = ('tracking_id', 'item_ids', '_json')
-
-
-class Fulfillment(_Slots_Fulfillment, rt.Record):
+class Fulfillment(Record):
     'The Fulfillment record.'
 
-    __slots__ = ()
-    __match_args__ = ('tracking_id', 'item_ids')
-
-    tracking_id: tuple[str, ...]
-    item_ids: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.tracking_id, self.item_ids) == (other.tracking_id, other.item_ids)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.tracking_id, self.item_ids))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(tracking_id={self.tracking_id!r}, item_ids={self.item_ids!r})'
-
-    def __init__(self, tracking_id: tuple[str, ...], item_ids: tuple[str, ...]) -> None:
-        _set = _SET_Fulfillment
-        _set[0](self, tracking_id)
-        _set[1](self, item_ids)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'tracking_id': v.export_value(self.tracking_id),
-            'item_ids': v.export_value(self.item_ids),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"tracking_id": ', v.str_list_text(self.tracking_id), ', "item_ids": ', v.str_list_text(self.item_ids), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Fulfillment[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Fulfillment:
-        d = v.want_object(data, path, {'tracking_id': True, 'item_ids': True})
-        return _new_Fulfillment(
-            tracking_id=v.want_list(d['tracking_id'], path + '.tracking_id', (lambda x, p: v.want_str(x, p))),
-            item_ids=v.want_list(d['item_ids'], path + '.item_ids', (lambda x, p: v.want_str(x, p))),
-        )
+    tracking_id: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=v.export_value,
+        text=v.str_list_text,
+    )
+    item_ids: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=v.export_value,
+        text=v.str_list_text,
+    )
 
 
-_SET_Fulfillment: tuple[Any, ...] = rt.slot_setters(_Slots_Fulfillment, ('tracking_id', 'item_ids', '_json'))
-
-
-class _Made_Fulfillment(_Slots_Fulfillment):
-    'A Fulfillment being made by _new_Fulfillment.'
-
-    __slots__ = ()
-
-
-def _new_Fulfillment(tracking_id: tuple[str, ...], item_ids: tuple[str, ...]) -> Fulfillment:
-    self: Any = object.__new__(_Made_Fulfillment)
-    self.tracking_id = tracking_id
-    self.item_ids = item_ids
-    self._json = None
-    self.__class__ = Fulfillment
-    _made: Fulfillment = self
-    return _made
-
-
-class _Slots_OrderPayment:
-    'The slots of the OrderPayment record: its fields and its JSON text.'
-
-    __slots__ = ('transaction_type', 'amount', 'payment_method_id', '_json')
-
-
-class OrderPayment(_Slots_OrderPayment, rt.Record):
+class OrderPayment(Record):
     'The OrderPayment record.'
 
-    __slots__ = ()
-    __match_args__ = ('transaction_type', 'amount', 'payment_method_id')
-
-    transaction_type: TransactionType
-    amount: float
-    payment_method_id: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.transaction_type, self.amount, self.payment_method_id) == (other.transaction_type, other.amount, other.payment_method_id)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.transaction_type, self.amount, self.payment_method_id))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(transaction_type={self.transaction_type!r}, amount={self.amount!r}, payment_method_id={self.payment_method_id!r})'
-
-    def __init__(self, transaction_type: TransactionType, amount: float, payment_method_id: str) -> None:
-        _set = _SET_OrderPayment
-        _set[0](self, transaction_type)
-        _set[1](self, amount)
-        _set[2](self, payment_method_id)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'transaction_type': v.export_value(self.transaction_type),
-            'amount': self.amount,
-            'payment_method_id': self.payment_method_id,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"transaction_type": ', _T15_TransactionType[self.transaction_type], ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', v.str_text(self.payment_method_id), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_OrderPayment[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OrderPayment:
-        d = v.want_object(data, path, {'transaction_type': True, 'amount': True, 'payment_method_id': True})
-        return _new_OrderPayment(
-            transaction_type=v.want_enum(d['transaction_type'], path + '.transaction_type', TransactionType),
-            amount=v.want_float(d['amount'], path + '.amount'),
-            payment_method_id=v.want_str(d['payment_method_id'], path + '.payment_method_id'),
-        )
-
-
-_SET_OrderPayment: tuple[Any, ...] = rt.slot_setters(_Slots_OrderPayment, ('transaction_type', 'amount', 'payment_method_id', '_json'))
-
-
-class _Made_OrderPayment(_Slots_OrderPayment):
-    'A OrderPayment being made by _new_OrderPayment.'
-
-    __slots__ = ()
-
-
-def _new_OrderPayment(transaction_type: TransactionType, amount: float, payment_method_id: str) -> OrderPayment:
-    self: Any = object.__new__(_Made_OrderPayment)
-    self.transaction_type = transaction_type
-    self.amount = amount
-    self.payment_method_id = payment_method_id
-    self._json = None
-    self.__class__ = OrderPayment
-    _made: OrderPayment = self
-    return _made
+    transaction_type: TransactionType = field(
+        load=lambda x, p, ep: v.want_enum(x, p, TransactionType),
+        export=v.export_value,
+        text=enum_text(TransactionType),
+    )
+    amount: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    payment_method_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
 class Product(Row):
     'A row of Product.'
 
-    __slots__ = ('name', 'product_id', 'variants', )
-    ENTITY: ClassVar[str] = 'Product'
-    KEY: ClassVar[str] = 'product_id'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('name', 'name', None, True),
-        ('product_id', 'product_id', None, True),
-        ('variants', 'variants', lambda value: v.export_value(value), True),
+    name: str = field(load=lambda x, p, ep: v.want_str(x, p))
+    product_id: str = field(key=True, load=lambda x, p, ep: v.want_str(x, p))
+    variants: dict[str, Variant] = field(
+        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: Variant.load(x, p, ep))),
+        export=v.export_value,
+        text=v.record_map_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.json_text,
-        v.json_text,
-        v.record_map_text,
-    )
-
-    def __init__(self, *, name: str, product_id: str, variants: dict[str, Variant]) -> None:
-        self.name = name
-        self.product_id = product_id
-        self.variants = variants
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Product:
-        other = Product.__new__(Product)
-        other.name = self.name
-        other.product_id = self.product_id
-        other.variants = self.variants
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'name': self.name,
-            'product_id': self.product_id,
-            'variants': v.export_value(self.variants),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Product:
-        d = v.want_object(data, path, {'name': True, 'product_id': True, 'variants': True})
-        return cls(
-            name=v.want_str(d['name'], path + '.name'),
-            product_id=v.want_str(d['product_id'], path + '.product_id'),
-            variants=v.want_map(d['variants'], path + '.variants', (lambda x, p: v.want_str(x, p)), (lambda x, p: Variant.load(x, p, ep))),
-        )
 
 
 class User(Row):
     'A row of User.'
 
-    __slots__ = ('user_id', 'name', 'address', 'email', 'payment_methods', 'orders', )
-    ENTITY: ClassVar[str] = 'User'
-    KEY: ClassVar[str] = 'user_id'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('user_id', 'user_id', None, True),
-        ('name', 'name', lambda value: v.export_value(value), True),
-        ('address', 'address', lambda value: v.export_value(value), True),
-        ('email', 'email', None, True),
-        ('payment_methods', 'payment_methods', lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()}, True),
-        ('orders', 'orders', lambda value: v.export_value(value), True),
+    user_id: str = field(key=True, load=lambda x, p, ep: v.want_str(x, p))
+    name: UserName = field(
+        load=lambda x, p, ep: UserName.load(x, p, ep),
+        export=v.export_value,
+        text=v.record_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.json_text,
-        v.record_text,
-        v.record_text,
-        v.json_text,
-        lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _TAGS_PaymentMethod for k0, x0 in value.items()])) else v.json_text({k: _export_PaymentMethod(x) for k, x in value.items()})),
-        v.str_list_text,
+    address: Address = field(
+        load=lambda x, p, ep: Address.load(x, p, ep),
+        export=v.export_value,
+        text=v.record_text,
     )
-
-    def __init__(self, *, user_id: str, name: UserName, address: Address, email: str, payment_methods: dict[str, PaymentMethod], orders: tuple[str, ...]) -> None:
-        self.user_id = user_id
-        self.name = name
-        self.address = address
-        self.email = email
-        self.payment_methods = payment_methods
-        self.orders = orders
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> User:
-        other = User.__new__(User)
-        other.user_id = self.user_id
-        other.name = self.name
-        other.address = self.address
-        other.email = self.email
-        other.payment_methods = self.payment_methods
-        other.orders = self.orders
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'user_id': self.user_id,
-            'name': v.export_value(self.name),
-            'address': v.export_value(self.address),
-            'email': self.email,
-            'payment_methods': {k: _export_PaymentMethod(x) for k, x in self.payment_methods.items()},
-            'orders': v.export_value(self.orders),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> User:
-        d = v.want_object(data, path, {'user_id': True, 'name': True, 'address': True, 'email': True, 'payment_methods': True, 'orders': True})
-        return cls(
-            user_id=v.want_str(d['user_id'], path + '.user_id'),
-            name=UserName.load(d['name'], path + '.name', ep),
-            address=Address.load(d['address'], path + '.address', ep),
-            email=v.want_str(d['email'], path + '.email'),
-            payment_methods=v.want_map(d['payment_methods'], path + '.payment_methods', (lambda x, p: v.want_str(x, p)), (lambda x, p: _load_PaymentMethod(x, p, ep))),
-            orders=v.want_list(d['orders'], path + '.orders', (lambda x, p: v.want_str(x, p))),
-        )
+    email: str = field(load=lambda x, p, ep: v.want_str(x, p))
+    payment_methods: dict[str, PaymentMethod] = field(
+        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: _load_PaymentMethod(x, p, ep))),
+        export=lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()},
+        text=lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _TAGS_PaymentMethod for k0, x0 in value.items()])) else v.json_text({k: _export_PaymentMethod(x) for k, x in value.items()})),
+    )
+    orders: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=v.export_value,
+        text=v.str_list_text,
+    )
 
 
 class Order(Row):
     'A row of Order.'
 
-    __slots__ = ('order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id', )
-    ENTITY: ClassVar[str] = 'Order'
-    KEY: ClassVar[str] = 'order_id'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('order_id', 'order_id', None, True),
-        ('user_id', 'user_id', None, True),
-        ('address', 'address', lambda value: v.export_value(value), True),
-        ('items', 'items', lambda value: v.export_value(value), True),
-        ('status', 'status', lambda value: v.export_value(value), True),
-        ('fulfillments', 'fulfillments', lambda value: v.export_value(value), True),
-        ('payment_history', 'payment_history', lambda value: v.export_value(value), True),
-        ('cancel_reason', 'cancel_reason', lambda value: v.export_value(value), True),
-        ('exchange_items', 'exchange_items', lambda value: v.export_value(value), True),
-        ('exchange_new_items', 'exchange_new_items', lambda value: v.export_value(value), True),
-        ('exchange_payment_method_id', 'exchange_payment_method_id', None, True),
-        ('exchange_price_difference', 'exchange_price_difference', None, True),
-        ('return_items', 'return_items', lambda value: v.export_value(value), True),
-        ('return_payment_method_id', 'return_payment_method_id', None, True),
+    order_id: str = field(key=True, load=lambda x, p, ep: v.want_str(x, p))
+    user_id: str = field(load=lambda x, p, ep: v.want_str(x, p))
+    address: Address = field(
+        load=lambda x, p, ep: Address.load(x, p, ep),
+        export=v.export_value,
+        text=v.record_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.json_text,
-        v.json_text,
-        v.record_text,
-        v.records_text,
-        lambda value: (_T11_OrderStatus[value] if type(value) is OrderStatus else v.json_text(v.export_value(value))),
-        v.records_text,
-        v.records_text,
-        lambda value: (_T12_CancelReason[value] if value is None or type(value) is CancelReason else v.json_text(v.export_value(value))),
-        v.str_list_text,
-        v.str_list_text,
-        v.json_text,
-        v.number_text,
-        v.str_list_text,
-        v.json_text,
+    items: tuple[OrderItem, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: OrderItem.load(x, p, ep))),
+        export=v.export_value,
+        text=v.records_text,
     )
-
-    def __init__(self, *, order_id: str, user_id: str, address: Address, items: tuple[OrderItem, ...], status: OrderStatus, fulfillments: tuple[Fulfillment, ...], payment_history: tuple[OrderPayment, ...], cancel_reason: CancelReason | None, exchange_items: tuple[str, ...] | None, exchange_new_items: tuple[str, ...] | None, exchange_payment_method_id: str | None, exchange_price_difference: int | float | None, return_items: tuple[str, ...] | None, return_payment_method_id: str | None) -> None:
-        self.order_id = order_id
-        self.user_id = user_id
-        self.address = address
-        self.items = items
-        self.status = status
-        self.fulfillments = fulfillments
-        self.payment_history = payment_history
-        self.cancel_reason = cancel_reason
-        self.exchange_items = exchange_items
-        self.exchange_new_items = exchange_new_items
-        self.exchange_payment_method_id = exchange_payment_method_id
-        self.exchange_price_difference = exchange_price_difference
-        self.return_items = return_items
-        self.return_payment_method_id = return_payment_method_id
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Order:
-        other = Order.__new__(Order)
-        other.order_id = self.order_id
-        other.user_id = self.user_id
-        other.address = self.address
-        other.items = self.items
-        other.status = self.status
-        other.fulfillments = self.fulfillments
-        other.payment_history = self.payment_history
-        other.cancel_reason = self.cancel_reason
-        other.exchange_items = self.exchange_items
-        other.exchange_new_items = self.exchange_new_items
-        other.exchange_payment_method_id = self.exchange_payment_method_id
-        other.exchange_price_difference = self.exchange_price_difference
-        other.return_items = self.return_items
-        other.return_payment_method_id = self.return_payment_method_id
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'order_id': self.order_id,
-            'user_id': self.user_id,
-            'address': v.export_value(self.address),
-            'items': v.export_value(self.items),
-            'status': v.export_value(self.status),
-            'fulfillments': v.export_value(self.fulfillments),
-            'payment_history': v.export_value(self.payment_history),
-            'cancel_reason': v.export_value(self.cancel_reason),
-            'exchange_items': v.export_value(self.exchange_items),
-            'exchange_new_items': v.export_value(self.exchange_new_items),
-            'exchange_payment_method_id': self.exchange_payment_method_id,
-            'exchange_price_difference': self.exchange_price_difference,
-            'return_items': v.export_value(self.return_items),
-            'return_payment_method_id': self.return_payment_method_id,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Order:
-        d = v.want_object(data, path, {'order_id': True, 'user_id': True, 'address': True, 'items': True, 'status': True, 'fulfillments': True, 'payment_history': True, 'cancel_reason': False, 'exchange_items': False, 'exchange_new_items': False, 'exchange_payment_method_id': False, 'exchange_price_difference': False, 'return_items': False, 'return_payment_method_id': False})
-        return cls(
-            order_id=v.want_str(d['order_id'], path + '.order_id'),
-            user_id=v.want_str(d['user_id'], path + '.user_id'),
-            address=Address.load(d['address'], path + '.address', ep),
-            items=v.want_list(d['items'], path + '.items', (lambda x, p: OrderItem.load(x, p, ep))),
-            status=v.want_enum(d['status'], path + '.status', OrderStatus),
-            fulfillments=v.want_list(d['fulfillments'], path + '.fulfillments', (lambda x, p: Fulfillment.load(x, p, ep))),
-            payment_history=v.want_list(d['payment_history'], path + '.payment_history', (lambda x, p: OrderPayment.load(x, p, ep))),
-            cancel_reason=(v.want_optional(d['cancel_reason'], path + '.cancel_reason', (lambda x, p: v.want_enum(x, p, CancelReason))) if d.get('cancel_reason') is not None else None),
-            exchange_items=(v.want_optional(d['exchange_items'], path + '.exchange_items', (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))) if d.get('exchange_items') is not None else None),
-            exchange_new_items=(v.want_optional(d['exchange_new_items'], path + '.exchange_new_items', (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))) if d.get('exchange_new_items') is not None else None),
-            exchange_payment_method_id=(v.want_optional(d['exchange_payment_method_id'], path + '.exchange_payment_method_id', (lambda x, p: v.want_str(x, p))) if d.get('exchange_payment_method_id') is not None else None),
-            exchange_price_difference=(v.want_optional(d['exchange_price_difference'], path + '.exchange_price_difference', (lambda x, p: v.want_number(x, p))) if d.get('exchange_price_difference') is not None else None),
-            return_items=(v.want_optional(d['return_items'], path + '.return_items', (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))) if d.get('return_items') is not None else None),
-            return_payment_method_id=(v.want_optional(d['return_payment_method_id'], path + '.return_payment_method_id', (lambda x, p: v.want_str(x, p))) if d.get('return_payment_method_id') is not None else None),
-        )
+    status: OrderStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, OrderStatus),
+        export=v.export_value,
+        text=enum_text(OrderStatus, loose=True),
+    )
+    fulfillments: tuple[Fulfillment, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: Fulfillment.load(x, p, ep))),
+        export=v.export_value,
+        text=v.records_text,
+    )
+    payment_history: tuple[OrderPayment, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: OrderPayment.load(x, p, ep))),
+        export=v.export_value,
+        text=v.records_text,
+    )
+    cancel_reason: CancelReason | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, CancelReason))),
+        fill=lambda ep: None,
+        export=v.export_value,
+        text=enum_text(CancelReason, loose=True),
+    )
+    exchange_items: tuple[str, ...] | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))),
+        fill=lambda ep: None,
+        export=v.export_value,
+        text=v.str_list_text,
+    )
+    exchange_new_items: tuple[str, ...] | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))),
+        fill=lambda ep: None,
+        export=v.export_value,
+        text=v.str_list_text,
+    )
+    exchange_payment_method_id: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        fill=lambda ep: None,
+    )
+    exchange_price_difference: int | float | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_number(x, p))),
+        fill=lambda ep: None,
+        text=v.number_text,
+    )
+    return_items: tuple[str, ...] | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))),
+        fill=lambda ep: None,
+        export=v.export_value,
+        text=v.str_list_text,
+    )
+    return_payment_method_id: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        fill=lambda ep: None,
+    )
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
@@ -1272,13 +474,13 @@ class Tau2Retail(Episode):
             i = rt.python_augmented(self, '+', i, 1)  # retail.world:183
         return (-1)  # retail.world:185
 
-    def fn_string_error(self, field: str, value: str) -> tuple[str, ...]:  # retail.world:194
+    def fn_string_error(self, field_: str, value: str) -> tuple[str, ...]:  # retail.world:194
         if (rt.python_type(value) == 'str'):  # retail.world:195
             return ()  # retail.world:196
         shown: str = rt.built(self, rt.python_repr(value))  # retail.world:198
         if (len(shown) > 50):  # retail.world:199
             shown = rt.python_grown(self, (rt.built(self, shown[:25:]) + '...' + rt.built(self, shown[(-24)::])))  # retail.world:200
-        return (rt.built(self, (rt.text(field) + '\n  Input should be a valid string [type=string_type, input_value=' + rt.text(shown) + ', input_type=' + rt.text(rt.python_type(value)) + ']\n    For further information visit https://errors.pydantic.dev/2.12/v/string_type')),)  # retail.world:202
+        return (rt.built(self, (rt.text(field_) + '\n  Input should be a valid string [type=string_type, input_value=' + rt.text(shown) + ', input_type=' + rt.text(rt.python_type(value)) + ']\n    For further information visit https://errors.pydantic.dev/2.12/v/string_type')),)  # retail.world:202
 
     def fn_address_error(self, address1: str, address2: str, city: str, country: str, state_: str, zip_: str) -> str | None:  # retail.world:207
         if ((((((rt.python_type(address1) == 'str') and (rt.python_type(address2) == 'str')) and (rt.python_type(city) == 'str')) and (rt.python_type(country) == 'str')) and (rt.python_type(state_) == 'str')) and (rt.python_type(zip_) == 'str')):  # retail.world:216
@@ -1370,7 +572,7 @@ class Tau2Retail(Episode):
         if not (reason in {'no longer needed': True, 'ordered by mistake': True}):  # retail.world:343
             raise ToolError('Invalid reason')
         user: User = (self.t_users.rows.get(order_id.user_id) or self.t_users.row(order_id.user_id))  # retail.world:344
-        refunds: tuple[OrderPayment, ...] = tuple([_new_OrderPayment(_E15_TransactionType_refund, _p3.amount, _p3.payment_method_id) for _p3 in rt.each(self, order_id.payment_history)])  # retail.world:345
+        refunds: tuple[OrderPayment, ...] = tuple([OrderPayment(_E15_TransactionType_refund, _p3.amount, _p3.payment_method_id) for _p3 in rt.each(self, order_id.payment_history)])  # retail.world:345
         self._steps -= (len(refunds) if type(refunds) is tuple else rt.size(refunds))  # retail.world:346
         self._steps >= 0 or rt.out_of_steps()  # retail.world:346
         for p in refunds:  # retail.world:346
@@ -1383,7 +585,7 @@ class Tau2Retail(Episode):
                 self._steps -= rt.size(user.payment_methods)  # retail.world:351
                 self._steps >= 0 or rt.out_of_steps()  # retail.world:351
                 self._undo.append((0, user, 'payment_methods', user.payment_methods, user._digest, user._text, user._frags, user._stale))  # retail.world:351
-                user.payment_methods = {**user.payment_methods, p.payment_method_id: _new_GiftCard(card.id_, round((card.balance + p.amount), 2))}  # retail.world:351
+                user.payment_methods = {**user.payment_methods, p.payment_method_id: GiftCard(card.id_, round((card.balance + p.amount), 2))}  # retail.world:351
                 user._stale |= 16  # retail.world:351
                 user._digest = user._text = None  # retail.world:351
                 self.t_users._digest = None  # retail.world:351
@@ -1480,7 +682,7 @@ class Tau2Retail(Episode):
         if (invalid is not None):  # retail.world:432
             raise ToolError((invalid if invalid is not None else rt.absent()))  # retail.world:433
         self._undo.append((0, order_id, 'address', order_id.address, order_id._digest, order_id._text, order_id._frags, order_id._stale))  # retail.world:435
-        order_id.address = _new_Address(address1, address2, city, country, state_, zip_)  # retail.world:435
+        order_id.address = Address(address1, address2, city, country, state_, zip_)  # retail.world:435
         order_id._stale |= 4  # retail.world:435
         order_id._digest = order_id._text = None  # retail.world:435
         self.t_orders._digest = None  # retail.world:435
@@ -1534,7 +736,7 @@ class Tau2Retail(Episode):
         else:
             pass
         kind: TransactionType = (_E15_TransactionType_payment if (diff_ > 0) else _E15_TransactionType_refund)  # retail.world:493
-        _new8 = rt.python_concat(order.payment_history, (_new_OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),))  # retail.world:494
+        _new8 = rt.python_concat(order.payment_history, (OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),))  # retail.world:494
         self._steps -= (len(_new8) if type(_new8) is tuple else rt.size(_new8))  # retail.world:494
         self._steps >= 0 or rt.out_of_steps()  # retail.world:494
         self._undo.append((0, order, 'payment_history', order.payment_history, order._digest, order._text, order._frags, order._stale))  # retail.world:494
@@ -1546,7 +748,7 @@ class Tau2Retail(Episode):
         if isinstance(_subject9, GiftCard):  # retail.world:496
             _card10 = _subject9
             self._undo.append((0, user, 'payment_methods', user.payment_methods, user._digest, user._text, user._frags, user._stale))  # retail.world:497
-            user.payment_methods = {**user.payment_methods, payment_method_id: _new_GiftCard(_card10.id_, round((_card10.balance - diff_), 2))}  # retail.world:497
+            user.payment_methods = {**user.payment_methods, payment_method_id: GiftCard(_card10.id_, round((_card10.balance - diff_), 2))}  # retail.world:497
             user._stale |= 16  # retail.world:497
             user._digest = user._text = None  # retail.world:497
             self.t_users._digest = None  # retail.world:497
@@ -1563,7 +765,7 @@ class Tau2Retail(Episode):
             self._steps -= (len(order.items) if type(order.items) is tuple else rt.size(order.items))  # retail.world:510
             self._steps >= 0 or rt.out_of_steps()  # retail.world:510
             self._undo.append((0, order, 'items', order.items, order._digest, order._text, order._frags, order._stale))  # retail.world:510
-            order.items = rt.set_at(order.items, k, _new_OrderItem(_it13.name, _it13.product_id, _new12, last_price, last_options))  # retail.world:510
+            order.items = rt.set_at(order.items, k, OrderItem(_it13.name, _it13.product_id, _new12, last_price, last_options))  # retail.world:510
             order._stale |= 8  # retail.world:510
             order._digest = order._text = None  # retail.world:510
             self.t_orders._digest = None  # retail.world:510
@@ -1597,7 +799,7 @@ class Tau2Retail(Episode):
                 raise ToolError('Insufficient gift card balance to pay for the order')
         else:
             pass
-        _new15 = rt.python_concat(history, (_new_OrderPayment(_E15_TransactionType_payment, amount, payment_method_id), _new_OrderPayment(_E15_TransactionType_refund, amount, old_id),))  # retail.world:544
+        _new15 = rt.python_concat(history, (OrderPayment(_E15_TransactionType_payment, amount, payment_method_id), OrderPayment(_E15_TransactionType_refund, amount, old_id),))  # retail.world:544
         self._steps -= (len(_new15) if type(_new15) is tuple else rt.size(_new15))  # retail.world:544
         self._steps >= 0 or rt.out_of_steps()  # retail.world:544
         self._undo.append((0, order, 'payment_history', order.payment_history, order._digest, order._text, order._frags, order._stale))  # retail.world:544
@@ -1609,7 +811,7 @@ class Tau2Retail(Episode):
         if isinstance(_subject16, GiftCard):  # retail.world:546
             _card17 = _subject16
             self._undo.append((0, user, 'payment_methods', user.payment_methods, user._digest, user._text, user._frags, user._stale))  # retail.world:547
-            user.payment_methods = {**user.payment_methods, payment_method_id: _new_GiftCard(_card17.id_, round((_card17.balance - amount), 2))}  # retail.world:547
+            user.payment_methods = {**user.payment_methods, payment_method_id: GiftCard(_card17.id_, round((_card17.balance - amount), 2))}  # retail.world:547
             user._stale |= 16  # retail.world:547
             user._digest = user._text = None  # retail.world:547
             self.t_users._digest = None  # retail.world:547
@@ -1622,7 +824,7 @@ class Tau2Retail(Episode):
         if isinstance(_subject18, GiftCard):  # retail.world:557
             _card19 = _subject18
             self._undo.append((0, user, 'payment_methods', user.payment_methods, user._digest, user._text, user._frags, user._stale))  # retail.world:558
-            user.payment_methods = {**user.payment_methods, old_id: _new_GiftCard(_card19.id_, round((_card19.balance + amount), 2))}  # retail.world:558
+            user.payment_methods = {**user.payment_methods, old_id: GiftCard(_card19.id_, round((_card19.balance + amount), 2))}  # retail.world:558
             user._stale |= 16  # retail.world:558
             user._digest = user._text = None  # retail.world:558
             self.t_users._digest = None  # retail.world:558
@@ -1636,7 +838,7 @@ class Tau2Retail(Episode):
         if (invalid is not None):  # retail.world:577
             raise ToolError((invalid if invalid is not None else rt.absent()))  # retail.world:578
         self._undo.append((0, user_id, 'address', user_id.address, user_id._digest, user_id._text, user_id._frags, user_id._stale))  # retail.world:580
-        user_id.address = _new_Address(address1, address2, city, country, state_, zip_)  # retail.world:580
+        user_id.address = Address(address1, address2, city, country, state_, zip_)  # retail.world:580
         user_id._stale |= 4  # retail.world:580
         user_id._digest = user_id._text = None  # retail.world:580
         self.t_users._digest = None  # retail.world:580

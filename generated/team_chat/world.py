@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Channel", "ChannelSummary", "ChannelView", "Membership", "Message", "TeamChat", "User", "Visibility"]
 
@@ -35,479 +36,164 @@ class Visibility(enum.StrEnum):
     private = 'private'
 
 
-_E10_Visibility_public: Visibility = Visibility.public
-_E10_Visibility_private: Visibility = Visibility.private
-
-_T10_Visibility: dict[Visibility | None, str] = {None: 'null', _E10_Visibility_public: '"public"', _E10_Visibility_private: '"private"', }
+_E10_Visibility_public, _E10_Visibility_private = Visibility.__members__.values()
 
 
 class User(Row):
     'A workspace user.'
 
-    __slots__ = ('id_', 'name', 'handle', 'deactivated', )
-    ENTITY: ClassVar[str] = 'User'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('handle', 'handle', None, True),
-        ('deactivated', 'deactivated', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, handle: str, deactivated: bool) -> None:
-        self.id_ = id_
-        self.name = name
-        self.handle = handle
-        self.deactivated = deactivated
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> User:
-        other = User.__new__(User)
-        other.id_ = self.id_
-        other.name = self.name
-        other.handle = self.handle
-        other.deactivated = self.deactivated
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'handle': self.handle,
-            'deactivated': self.deactivated,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> User:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'handle': True, 'deactivated': False})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^U[0-9]{3}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            handle=v.check_pattern(v.want_str(d['handle'], path + '.handle'), path + '.handle', '^[a-z][a-z0-9_]{1,19}$'),
-            deactivated=(v.want_bool(d['deactivated'], path + '.deactivated') if d.get('deactivated') is not None else False),
-        )
+    handle: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[a-z][a-z0-9_]{1,19}$'),
+        text=v.str_text,
+    )
+    deactivated: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
 
 
 class Channel(Row):
     'A conversation space.'
 
-    __slots__ = ('id_', 'name', 'visibility', 'owner', 'topic', 'created_at', )
-    ENTITY: ClassVar[str] = 'Channel'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('visibility', 'visibility', lambda value: value._value_, True),
-        ('owner', 'owner', None, True),
-        ('topic', 'topic', None, True),
-        ('created_at', 'created_at', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('channel_ids', 'CH{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T10_Visibility.__getitem__,
-        v.str_text,
-        v.str_text,
-        None,
+    name: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[a-z0-9][a-z0-9-]{0,29}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, visibility: Visibility, owner: str, topic: str, created_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.name = name
-        self.visibility = visibility
-        self.owner = owner
-        self.topic = topic
-        self.created_at = created_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Channel:
-        other = Channel.__new__(Channel)
-        other.id_ = self.id_
-        other.name = self.name
-        other.visibility = self.visibility
-        other.owner = self.owner
-        other.topic = self.topic
-        other.created_at = self.created_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'visibility': self.visibility._value_,
-            'owner': self.owner,
-            'topic': self.topic,
-            'created_at': self.created_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Channel:
-        d = v.want_object(data, path, {'id': False, 'name': True, 'visibility': True, 'owner': True, 'topic': False, 'created_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('channel_ids', 'CH{:03d}')),
-            name=v.check_pattern(v.want_str(d['name'], path + '.name'), path + '.name', '^[a-z0-9][a-z0-9-]{0,29}$'),
-            visibility=v.want_enum(d['visibility'], path + '.visibility', Visibility),
-            owner=v.check_pattern(v.want_str(d['owner'], path + '.owner'), path + '.owner', '^U[0-9]{3}$'),
-            topic=(v.check_length(v.want_str(d['topic'], path + '.topic'), path + '.topic', 0, 200) if d.get('topic') is not None else ''),
-            created_at=(v.want_datetime(d['created_at'], path + '.created_at') if d.get('created_at') is not None else ep.clock),
-        )
+    visibility: Visibility = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Visibility),
+        export=enum_value,
+        text=enum_text(Visibility),
+    )
+    owner: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
+        text=v.str_text,
+    )
+    topic: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 0, 200),
+        fill=lambda ep: '',
+        text=v.str_text,
+    )
+    created_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
+    )
 
 
 class Membership(Row):
     "A user's membership of a channel."
 
-    __slots__ = ('id_', 'channel', 'user', 'invited_by', 'joined_at', )
-    ENTITY: ClassVar[str] = 'Membership'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('channel', 'channel', None, True),
-        ('user', 'user', None, True),
-        ('invited_by', 'invited_by', None, True),
-        ('joined_at', 'joined_at', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('membership_ids', 'M{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        None,
+    channel: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    user: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, channel: str, user: str, invited_by: str | None, joined_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.channel = channel
-        self.user = user
-        self.invited_by = invited_by
-        self.joined_at = joined_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Membership:
-        other = Membership.__new__(Membership)
-        other.id_ = self.id_
-        other.channel = self.channel
-        other.user = self.user
-        other.invited_by = self.invited_by
-        other.joined_at = self.joined_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'channel': self.channel,
-            'user': self.user,
-            'invited_by': self.invited_by,
-            'joined_at': self.joined_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Membership:
-        d = v.want_object(data, path, {'id': False, 'channel': True, 'user': True, 'invited_by': False, 'joined_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('membership_ids', 'M{:03d}')),
-            channel=v.want_str(d['channel'], path + '.channel'),
-            user=v.check_pattern(v.want_str(d['user'], path + '.user'), path + '.user', '^U[0-9]{3}$'),
-            invited_by=(v.want_optional(d['invited_by'], path + '.invited_by', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))) if d.get('invited_by') is not None else None),
-            joined_at=(v.want_datetime(d['joined_at'], path + '.joined_at') if d.get('joined_at') is not None else ep.clock),
-        )
+    invited_by: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
+    joined_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
+    )
 
 
 class Message(Row):
     'A message posted in a channel.'
 
-    __slots__ = ('id_', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by', )
-    ENTITY: ClassVar[str] = 'Message'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('channel', 'channel', None, True),
-        ('author', 'author', None, True),
-        ('body', 'body', None, True),
-        ('posted_at', 'posted_at', lambda value: value.isoformat(), True),
-        ('edited_at', 'edited_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('deleted', 'deleted', None, True),
-        ('pinned', 'pinned', None, True),
-        ('pinned_by', 'pinned_by', None, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('message_ids', 'MSG{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        None,
-        None,
-        lambda value: ('null' if value is None else v.str_text(value)),
+    channel: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    author: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
+        text=v.str_text,
+    )
+    body: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 0, 2000),
+        text=v.str_text,
+    )
+    posted_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
+    )
+    edited_at: dt.datetime | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
+    )
+    deleted: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+    pinned: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+    pinned_by: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
     )
 
-    def __init__(self, *, id_: str, channel: str, author: str, body: str, posted_at: dt.datetime, edited_at: dt.datetime | None, deleted: bool, pinned: bool, pinned_by: str | None) -> None:
-        self.id_ = id_
-        self.channel = channel
-        self.author = author
-        self.body = body
-        self.posted_at = posted_at
-        self.edited_at = edited_at
-        self.deleted = deleted
-        self.pinned = pinned
-        self.pinned_by = pinned_by
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
 
-    def clone(self) -> Message:
-        other = Message.__new__(Message)
-        other.id_ = self.id_
-        other.channel = self.channel
-        other.author = self.author
-        other.body = self.body
-        other.posted_at = self.posted_at
-        other.edited_at = self.edited_at
-        other.deleted = self.deleted
-        other.pinned = self.pinned
-        other.pinned_by = self.pinned_by
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'channel': self.channel,
-            'author': self.author,
-            'body': self.body,
-            'posted_at': self.posted_at.isoformat(),
-            'edited_at': rt.if_present(self.edited_at, lambda x: x.isoformat()),
-            'deleted': self.deleted,
-            'pinned': self.pinned,
-            'pinned_by': self.pinned_by,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Message:
-        d = v.want_object(data, path, {'id': False, 'channel': True, 'author': True, 'body': True, 'posted_at': False, 'edited_at': False, 'deleted': False, 'pinned': False, 'pinned_by': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('message_ids', 'MSG{:03d}')),
-            channel=v.want_str(d['channel'], path + '.channel'),
-            author=v.check_pattern(v.want_str(d['author'], path + '.author'), path + '.author', '^U[0-9]{3}$'),
-            body=v.check_length(v.want_str(d['body'], path + '.body'), path + '.body', 0, 2000),
-            posted_at=(v.want_datetime(d['posted_at'], path + '.posted_at') if d.get('posted_at') is not None else ep.clock),
-            edited_at=(v.want_optional(d['edited_at'], path + '.edited_at', (lambda x, p: v.want_datetime(x, p))) if d.get('edited_at') is not None else None),
-            deleted=(v.want_bool(d['deleted'], path + '.deleted') if d.get('deleted') is not None else False),
-            pinned=(v.want_bool(d['pinned'], path + '.pinned') if d.get('pinned') is not None else False),
-            pinned_by=(v.want_optional(d['pinned_by'], path + '.pinned_by', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))) if d.get('pinned_by') is not None else None),
-        )
-
-
-class _Slots_ChannelSummary:
-    'The slots of the ChannelSummary record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member', '_json')
-
-
-class ChannelSummary(_Slots_ChannelSummary, rt.Record):
+class ChannelSummary(Record):
     'A channel as listed.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member')
-
-    id_: str
-    name: str
-    visibility: Visibility
-    owner: str
-    topic: str
-    members: int
-    is_member: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.name, self.visibility, self.owner, self.topic, self.members, self.is_member) == (other.id_, other.name, other.visibility, other.owner, other.topic, other.members, other.is_member)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.name, self.visibility, self.owner, self.topic, self.members, self.is_member))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, name={self.name!r}, visibility={self.visibility!r}, owner={self.owner!r}, topic={self.topic!r}, members={self.members!r}, is_member={self.is_member!r})'
-
-    def __init__(self, id_: str, name: str, visibility: Visibility, owner: str, topic: str, members: int, is_member: bool) -> None:
-        _set = _SET_ChannelSummary
-        _set[0](self, id_)
-        _set[1](self, name)
-        _set[2](self, visibility)
-        _set[3](self, owner)
-        _set[4](self, topic)
-        _set[5](self, members)
-        _set[6](self, is_member)
-        _set[7](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'visibility': self.visibility._value_,
-            'owner': self.owner,
-            'topic': self.topic,
-            'members': self.members,
-            'is_member': self.is_member,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "visibility": ', _T10_Visibility[self.visibility], ', "owner": ', v.str_text(self.owner), ', "topic": ', v.str_text(self.topic), ', "members": ', v.int_text(self.members), ', "is_member": ', v.json_text(self.is_member), '}'))
-            _SET_ChannelSummary[7](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ChannelSummary:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'visibility': True, 'owner': True, 'topic': True, 'members': True, 'is_member': True})
-        return _new_ChannelSummary(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.want_str(d['name'], path + '.name'),
-            visibility=v.want_enum(d['visibility'], path + '.visibility', Visibility),
-            owner=v.check_pattern(v.want_str(d['owner'], path + '.owner'), path + '.owner', '^U[0-9]{3}$'),
-            topic=v.want_str(d['topic'], path + '.topic'),
-            members=v.want_int(d['members'], path + '.members'),
-            is_member=v.want_bool(d['is_member'], path + '.is_member'),
-        )
+    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    visibility: Visibility = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Visibility),
+        export=enum_value,
+        text=enum_text(Visibility),
+    )
+    owner: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
+        text=v.str_text,
+    )
+    topic: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    members: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    is_member: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
 
 
-_SET_ChannelSummary: tuple[Any, ...] = rt.slot_setters(_Slots_ChannelSummary, ('id_', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member', '_json'))
-
-
-class _Made_ChannelSummary(_Slots_ChannelSummary):
-    'A ChannelSummary being made by _new_ChannelSummary.'
-
-    __slots__ = ()
-
-
-def _new_ChannelSummary(id_: str, name: str, visibility: Visibility, owner: str, topic: str, members: int, is_member: bool) -> ChannelSummary:
-    self: Any = object.__new__(_Made_ChannelSummary)
-    self.id_ = id_
-    self.name = name
-    self.visibility = visibility
-    self.owner = owner
-    self.topic = topic
-    self.members = members
-    self.is_member = is_member
-    self._json = None
-    self.__class__ = ChannelSummary
-    _made: ChannelSummary = self
-    return _made
-
-
-class _Slots_ChannelView:
-    'The slots of the ChannelView record: its fields and its JSON text.'
-
-    __slots__ = ('channel', 'members', 'pinned', 'messages', '_json')
-
-
-class ChannelView(_Slots_ChannelView, rt.Record):
+class ChannelView(Record):
     'A channel with its members and messages.'
 
-    __slots__ = ()
-    __match_args__ = ('channel', 'members', 'pinned', 'messages')
-
-    channel: str
-    members: tuple[str, ...]
-    pinned: tuple[str, ...]
-    messages: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.channel, self.members, self.pinned, self.messages) == (other.channel, other.members, other.pinned, other.messages)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.channel, self.members, self.pinned, self.messages))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(channel={self.channel!r}, members={self.members!r}, pinned={self.pinned!r}, messages={self.messages!r})'
-
-    def __init__(self, channel: str, members: tuple[str, ...], pinned: tuple[str, ...], messages: tuple[str, ...]) -> None:
-        _set = _SET_ChannelView
-        _set[0](self, channel)
-        _set[1](self, members)
-        _set[2](self, pinned)
-        _set[3](self, messages)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'channel': self.channel,
-            'members': list(self.members),
-            'pinned': list(self.pinned),
-            'messages': list(self.messages),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"channel": ', v.str_text(self.channel), ', "members": ', v.json_text(self.members), ', "pinned": ', v.json_text(self.pinned), ', "messages": ', v.json_text(self.messages), '}'))
-            _SET_ChannelView[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ChannelView:
-        d = v.want_object(data, path, {'channel': True, 'members': True, 'pinned': True, 'messages': True})
-        return _new_ChannelView(
-            channel=v.want_str(d['channel'], path + '.channel'),
-            members=v.want_list(d['members'], path + '.members', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
-            pinned=v.want_list(d['pinned'], path + '.pinned', (lambda x, p: v.want_str(x, p))),
-            messages=v.want_list(d['messages'], path + '.messages', (lambda x, p: v.want_str(x, p))),
-        )
-
-
-_SET_ChannelView: tuple[Any, ...] = rt.slot_setters(_Slots_ChannelView, ('channel', 'members', 'pinned', 'messages', '_json'))
-
-
-class _Made_ChannelView(_Slots_ChannelView):
-    'A ChannelView being made by _new_ChannelView.'
-
-    __slots__ = ()
-
-
-def _new_ChannelView(channel: str, members: tuple[str, ...], pinned: tuple[str, ...], messages: tuple[str, ...]) -> ChannelView:
-    self: Any = object.__new__(_Made_ChannelView)
-    self.channel = channel
-    self.members = members
-    self.pinned = pinned
-    self.messages = messages
-    self._json = None
-    self.__class__ = ChannelView
-    _made: ChannelView = self
-    return _made
+    channel: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    members: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
+        export=lambda value: list(value),
+    )
+    pinned: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
+    messages: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
 
 
 _C_MAX_PINS: int = 3  # team_chat.world:90
@@ -777,7 +463,7 @@ class TeamChat(Episode):
         if not (self.state.current_user is not None):  # team_chat.world:263
             raise ToolError('Not signed in.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:264
-        return tuple([_new_ChannelSummary(_c6.id_, _c6.name, _c6.visibility, _c6.owner, _c6.topic, len(tuple([_m7.key() for _m7 in rt.each(self, self.t_memberships) if (_m7.channel == _c6.key())])), self.fn_is_member(_c6, me)) for _c6 in rt.each(self, self.t_channels) if ((_c6.visibility == _E10_Visibility_public) or self.fn_is_member(_c6, me))])  # team_chat.world:265
+        return tuple([ChannelSummary(_c6.id_, _c6.name, _c6.visibility, _c6.owner, _c6.topic, len(tuple([_m7.key() for _m7 in rt.each(self, self.t_memberships) if (_m7.channel == _c6.key())])), self.fn_is_member(_c6, me)) for _c6 in rt.each(self, self.t_channels) if ((_c6.visibility == _E10_Visibility_public) or self.fn_is_member(_c6, me))])  # team_chat.world:265
 
     def tool_get_channel_messages(self, channel: Channel) -> ChannelView:  # team_chat.world:268
         'Read a channel: its members, pinned messages and all messages, oldest first. Private channels are visible to members only.'
@@ -788,7 +474,7 @@ class TeamChat(Episode):
         posted: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m8.key() for _m8 in rt.each(self, self.t_messages) if (_m8.channel == channel.key())]))), key=lambda _m9: _m9.posted_at))  # team_chat.world:275
         self._steps -= len(posted)  # team_chat.world:276
         self._steps >= 0 or rt.out_of_steps()  # team_chat.world:276
-        return _new_ChannelView(channel.key(), tuple([_m10.user for _m10 in rt.each(self, self.t_memberships) if (_m10.channel == channel.key())]), tuple([_m11.key() for _m11 in rt.rows(self.t_messages, posted) if _m11.pinned]), posted)  # team_chat.world:276
+        return ChannelView(channel.key(), tuple([_m10.user for _m10 in rt.each(self, self.t_memberships) if (_m10.channel == channel.key())]), tuple([_m11.key() for _m11 in rt.rows(self.t_messages, posted) if _m11.pinned]), posted)  # team_chat.world:276
 
     def tool_get_current_user(self) -> User | None:  # team_chat.world:284
         'Show the signed-in user (id, name and handle), or null when nobody is signed in.'
@@ -810,7 +496,7 @@ class TeamChat(Episode):
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:313
         if not self.fn_can_read(channel, me):  # team_chat.world:314
             raise ToolError(rt.built(self, ('#' + rt.text(channel.name) + ' is private and only visible to its members.')))
-        return _new_ChannelSummary(channel.id_, channel.name, channel.visibility, channel.owner, channel.topic, len(tuple([_m13.key() for _m13 in rt.each(self, self.t_memberships) if (_m13.channel == channel.key())])), self.fn_is_member(channel, me))  # team_chat.world:315
+        return ChannelSummary(channel.id_, channel.name, channel.visibility, channel.owner, channel.topic, len(tuple([_m13.key() for _m13 in rt.each(self, self.t_memberships) if (_m13.channel == channel.key())])), self.fn_is_member(channel, me))  # team_chat.world:315
 
     def tool_search_channels(self, query: str) -> tuple[ChannelSummary, ...]:  # team_chat.world:326
         'Find the channels the signed-in user can see (public ones and private ones they belong to) by name or topic, with owner, topic and member count.'
@@ -818,7 +504,7 @@ class TeamChat(Episode):
             raise ToolError('Not signed in.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:332
         wanted: str = rt.built(self, query.lower())  # team_chat.world:333
-        return tuple([_new_ChannelSummary(_c14.id_, _c14.name, _c14.visibility, _c14.owner, _c14.topic, len(tuple([_m15.key() for _m15 in rt.each(self, self.t_memberships) if (_m15.channel == _c14.key())])), self.fn_is_member(_c14, me)) for _c14 in rt.each(self, self.t_channels) if (self.fn_can_read(_c14, me) and ((rt.read(self, wanted) in rt.read(self, _c14.name)) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c14.topic.lower())))))])  # team_chat.world:334
+        return tuple([ChannelSummary(_c14.id_, _c14.name, _c14.visibility, _c14.owner, _c14.topic, len(tuple([_m15.key() for _m15 in rt.each(self, self.t_memberships) if (_m15.channel == _c14.key())])), self.fn_is_member(_c14, me)) for _c14 in rt.each(self, self.t_channels) if (self.fn_can_read(_c14, me) and ((rt.read(self, wanted) in rt.read(self, _c14.name)) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c14.topic.lower())))))])  # team_chat.world:334
 
     def tool_list_members(self, channel: Channel) -> tuple[str, ...]:  # team_chat.world:337
         "List a channel's memberships, oldest first: each member's user id, who invited them and when they joined. Private channels are visible to members only."

@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,227 +24,27 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["LoginStatus", "Status", "Success", "TicketAPI"]
 
 
-class _Slots_Status:
-    'The slots of the Status record: its fields and its JSON text.'
-
-    __slots__ = ('status', '_json')
-
-
-class Status(_Slots_Status, rt.Record):
+class Status(Record):
     'The Status record.'
 
-    __slots__ = ()
-    __match_args__ = ('status',)
-
-    status: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.status,) == (other.status,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.status,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(status={self.status!r})'
-
-    def __init__(self, status: str) -> None:
-        _set = _SET_Status
-        _set[0](self, status)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'status': self.status,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"status": ', v.str_text(self.status), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Status[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Status:
-        d = v.want_object(data, path, {'status': True})
-        return _new_Status(
-            status=v.want_str(d['status'], path + '.status'),
-        )
+    status: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_Status: tuple[Any, ...] = rt.slot_setters(_Slots_Status, ('status', '_json'))
-
-
-class _Made_Status(_Slots_Status):
-    'A Status being made by _new_Status.'
-
-    __slots__ = ()
-
-
-def _new_Status(status: str) -> Status:
-    self: Any = object.__new__(_Made_Status)
-    self.status = status
-    self._json = None
-    self.__class__ = Status
-    _made: Status = self
-    return _made
-
-
-class _Slots_Success:
-    'The slots of the Success record: its fields and its JSON text.'
-
-    __slots__ = ('success', '_json')
-
-
-class Success(_Slots_Success, rt.Record):
+class Success(Record):
     'The Success record.'
 
-    __slots__ = ()
-    __match_args__ = ('success',)
-
-    success: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.success,) == (other.success,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.success,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(success={self.success!r})'
-
-    def __init__(self, success: bool) -> None:
-        _set = _SET_Success
-        _set[0](self, success)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'success': self.success,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"success": ', v.json_text(self.success), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Success[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Success:
-        d = v.want_object(data, path, {'success': True})
-        return _new_Success(
-            success=v.want_bool(d['success'], path + '.success'),
-        )
+    success: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
 
 
-_SET_Success: tuple[Any, ...] = rt.slot_setters(_Slots_Success, ('success', '_json'))
-
-
-class _Made_Success(_Slots_Success):
-    'A Success being made by _new_Success.'
-
-    __slots__ = ()
-
-
-def _new_Success(success: bool) -> Success:
-    self: Any = object.__new__(_Made_Success)
-    self.success = success
-    self._json = None
-    self.__class__ = Success
-    _made: Success = self
-    return _made
-
-
-class _Slots_LoginStatus:
-    'The slots of the LoginStatus record: its fields and its JSON text.'
-
-    __slots__ = ('login_status', '_json')
-
-
-class LoginStatus(_Slots_LoginStatus, rt.Record):
+class LoginStatus(Record):
     'The LoginStatus record.'
 
-    __slots__ = ()
-    __match_args__ = ('login_status',)
-
-    login_status: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.login_status,) == (other.login_status,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.login_status,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(login_status={self.login_status!r})'
-
-    def __init__(self, login_status: bool) -> None:
-        _set = _SET_LoginStatus
-        _set[0](self, login_status)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'login_status': self.login_status,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"login_status": ', v.json_text(self.login_status), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_LoginStatus[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> LoginStatus:
-        d = v.want_object(data, path, {'login_status': True})
-        return _new_LoginStatus(
-            login_status=v.want_bool(d['login_status'], path + '.login_status'),
-        )
-
-
-_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(_Slots_LoginStatus, ('login_status', '_json'))
-
-
-class _Made_LoginStatus(_Slots_LoginStatus):
-    'A LoginStatus being made by _new_LoginStatus.'
-
-    __slots__ = ()
-
-
-def _new_LoginStatus(login_status: bool) -> LoginStatus:
-    self: Any = object.__new__(_Made_LoginStatus)
-    self.login_status = login_status
-    self._json = None
-    self.__class__ = LoginStatus
-    _made: LoginStatus = self
-    return _made
+    login_status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
 
 
 _C_EDITABLE: tuple[str, ...] = ('title', 'description', 'status', 'priority',)  # ticket_api.world:45
@@ -372,7 +172,7 @@ class TicketAPI(Episode):
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already closed.')))
         ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:120
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))  # ticket_api.world:121
-        return _new_Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been closed successfully.')))  # ticket_api.world:122
+        return Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been closed successfully.')))  # ticket_api.world:122
 
     def tool_resolve_ticket(self, ticket_id: Any, resolution: str) -> Status:  # ticket_api.world:125
         'Resolve a ticket with a resolution.'
@@ -387,7 +187,7 @@ class TicketAPI(Episode):
         ticket = {**ticket, 'status': 'Resolved'}  # ticket_api.world:136
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:137
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))  # ticket_api.world:138
-        return _new_Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.')))  # ticket_api.world:139
+        return Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.')))  # ticket_api.world:139
 
     def tool_edit_ticket(self, ticket_id: Any, updates: dict[str, Any]) -> Status:  # ticket_api.world:142
         'Modify the details of an existing ticket.'
@@ -410,25 +210,25 @@ class TicketAPI(Episode):
                 self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:165
                 ticket = {**ticket, name: updates[name]}  # ticket_api.world:165
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))  # ticket_api.world:168
-        return _new_Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been updated successfully.')))  # ticket_api.world:169
+        return Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been updated successfully.')))  # ticket_api.world:169
 
     def tool_ticket_login(self, username: str, password: str) -> Success:  # ticket_api.world:172
         'Authenticate a user for ticket system.'
         if ((not self.fn_truthy(username)) or (not self.fn_truthy(password))):  # ticket_api.world:179
-            return _new_Success(False)  # ticket_api.world:180
+            return Success(False)  # ticket_api.world:180
         self._set(self.state, 'current_user', username)  # ticket_api.world:182
-        return _new_Success(True)  # ticket_api.world:183
+        return Success(True)  # ticket_api.world:183
 
     def tool_ticket_get_login_status(self) -> LoginStatus:  # ticket_api.world:186
         'Get the login status of the currently authenticated user.'
-        return _new_LoginStatus(self.fn_logged_in())  # ticket_api.world:189
+        return LoginStatus(self.fn_logged_in())  # ticket_api.world:189
 
     def tool_logout(self) -> Success:  # ticket_api.world:192
         'Log out the current user.'
         if (not self.fn_logged_in()):  # ticket_api.world:193
-            return _new_Success(False)  # ticket_api.world:194
+            return Success(False)  # ticket_api.world:194
         self._set(self.state, 'current_user', None)  # ticket_api.world:196
-        return _new_Success(True)  # ticket_api.world:197
+        return Success(True)  # ticket_api.world:197
 
     def tool_get_user_tickets(self, status: str | None) -> tuple[dict[str, Any], ...]:  # ticket_api.world:200
         'Get all tickets created by the current user, optionally filtered by status.'

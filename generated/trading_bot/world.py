@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,827 +24,97 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Balance", "Cancelled", "CurrentTime", "FilteredStocks", "LoginStatus", "Notification", "Placed", "Status", "StockList", "Symbol", "TradingBot", "Watchlist"]
 
 
-class _Slots_Status:
-    'The slots of the Status record: its fields and its JSON text.'
-
-    __slots__ = ('status', '_json')
-
-
-class Status(_Slots_Status, rt.Record):
+class Status(Record):
     'The Status record.'
 
-    __slots__ = ()
-    __match_args__ = ('status',)
-
-    status: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.status,) == (other.status,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.status,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(status={self.status!r})'
-
-    def __init__(self, status: str) -> None:
-        _set = _SET_Status
-        _set[0](self, status)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'status': self.status,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"status": ', v.str_text(self.status), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Status[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Status:
-        d = v.want_object(data, path, {'status': True})
-        return _new_Status(
-            status=v.want_str(d['status'], path + '.status'),
-        )
+    status: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_Status: tuple[Any, ...] = rt.slot_setters(_Slots_Status, ('status', '_json'))
-
-
-class _Made_Status(_Slots_Status):
-    'A Status being made by _new_Status.'
-
-    __slots__ = ()
-
-
-def _new_Status(status: str) -> Status:
-    self: Any = object.__new__(_Made_Status)
-    self.status = status
-    self._json = None
-    self.__class__ = Status
-    _made: Status = self
-    return _made
-
-
-class _Slots_LoginStatus:
-    'The slots of the LoginStatus record: its fields and its JSON text.'
-
-    __slots__ = ('status', '_json')
-
-
-class LoginStatus(_Slots_LoginStatus, rt.Record):
+class LoginStatus(Record):
     'The LoginStatus record.'
 
-    __slots__ = ()
-    __match_args__ = ('status',)
-
-    status: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.status,) == (other.status,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.status,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(status={self.status!r})'
-
-    def __init__(self, status: bool) -> None:
-        _set = _SET_LoginStatus
-        _set[0](self, status)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'status': self.status,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"status": ', v.json_text(self.status), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_LoginStatus[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> LoginStatus:
-        d = v.want_object(data, path, {'status': True})
-        return _new_LoginStatus(
-            status=v.want_bool(d['status'], path + '.status'),
-        )
+    status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
 
 
-_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(_Slots_LoginStatus, ('status', '_json'))
-
-
-class _Made_LoginStatus(_Slots_LoginStatus):
-    'A LoginStatus being made by _new_LoginStatus.'
-
-    __slots__ = ()
-
-
-def _new_LoginStatus(status: bool) -> LoginStatus:
-    self: Any = object.__new__(_Made_LoginStatus)
-    self.status = status
-    self._json = None
-    self.__class__ = LoginStatus
-    _made: LoginStatus = self
-    return _made
-
-
-class _Slots_CurrentTime:
-    'The slots of the CurrentTime record: its fields and its JSON text.'
-
-    __slots__ = ('current_time', '_json')
-
-
-class CurrentTime(_Slots_CurrentTime, rt.Record):
+class CurrentTime(Record):
     'The CurrentTime record.'
 
-    __slots__ = ()
-    __match_args__ = ('current_time',)
-
-    current_time: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.current_time,) == (other.current_time,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.current_time,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(current_time={self.current_time!r})'
-
-    def __init__(self, current_time: str) -> None:
-        _set = _SET_CurrentTime
-        _set[0](self, current_time)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'current_time': self.current_time,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"current_time": ', v.str_text(self.current_time), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_CurrentTime[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CurrentTime:
-        d = v.want_object(data, path, {'current_time': True})
-        return _new_CurrentTime(
-            current_time=v.want_str(d['current_time'], path + '.current_time'),
-        )
+    current_time: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_CurrentTime: tuple[Any, ...] = rt.slot_setters(_Slots_CurrentTime, ('current_time', '_json'))
-
-
-class _Made_CurrentTime(_Slots_CurrentTime):
-    'A CurrentTime being made by _new_CurrentTime.'
-
-    __slots__ = ()
-
-
-def _new_CurrentTime(current_time: str) -> CurrentTime:
-    self: Any = object.__new__(_Made_CurrentTime)
-    self.current_time = current_time
-    self._json = None
-    self.__class__ = CurrentTime
-    _made: CurrentTime = self
-    return _made
-
-
-class _Slots_Symbol:
-    'The slots of the Symbol record: its fields and its JSON text.'
-
-    __slots__ = ('symbol', '_json')
-
-
-class Symbol(_Slots_Symbol, rt.Record):
+class Symbol(Record):
     'The Symbol record.'
 
-    __slots__ = ()
-    __match_args__ = ('symbol',)
-
-    symbol: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.symbol,) == (other.symbol,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.symbol,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(symbol={self.symbol!r})'
-
-    def __init__(self, symbol: str) -> None:
-        _set = _SET_Symbol
-        _set[0](self, symbol)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'symbol': self.symbol,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"symbol": ', v.str_text(self.symbol), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Symbol[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Symbol:
-        d = v.want_object(data, path, {'symbol': True})
-        return _new_Symbol(
-            symbol=v.want_str(d['symbol'], path + '.symbol'),
-        )
+    symbol: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_Symbol: tuple[Any, ...] = rt.slot_setters(_Slots_Symbol, ('symbol', '_json'))
-
-
-class _Made_Symbol(_Slots_Symbol):
-    'A Symbol being made by _new_Symbol.'
-
-    __slots__ = ()
-
-
-def _new_Symbol(symbol: str) -> Symbol:
-    self: Any = object.__new__(_Made_Symbol)
-    self.symbol = symbol
-    self._json = None
-    self.__class__ = Symbol
-    _made: Symbol = self
-    return _made
-
-
-class _Slots_Cancelled:
-    'The slots of the Cancelled record: its fields and its JSON text.'
-
-    __slots__ = ('order_id', 'status', '_json')
-
-
-class Cancelled(_Slots_Cancelled, rt.Record):
+class Cancelled(Record):
     'The Cancelled record.'
 
-    __slots__ = ()
-    __match_args__ = ('order_id', 'status')
-
-    order_id: int
-    status: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.order_id, self.status) == (other.order_id, other.status)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.order_id, self.status))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(order_id={self.order_id!r}, status={self.status!r})'
-
-    def __init__(self, order_id: int, status: str) -> None:
-        _set = _SET_Cancelled
-        _set[0](self, order_id)
-        _set[1](self, status)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'order_id': self.order_id,
-            'status': self.status,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "status": ', v.str_text(self.status), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Cancelled[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Cancelled:
-        d = v.want_object(data, path, {'order_id': True, 'status': True})
-        return _new_Cancelled(
-            order_id=v.want_int(d['order_id'], path + '.order_id'),
-            status=v.want_str(d['status'], path + '.status'),
-        )
+    order_id: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    status: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_Cancelled: tuple[Any, ...] = rt.slot_setters(_Slots_Cancelled, ('order_id', 'status', '_json'))
-
-
-class _Made_Cancelled(_Slots_Cancelled):
-    'A Cancelled being made by _new_Cancelled.'
-
-    __slots__ = ()
-
-
-def _new_Cancelled(order_id: int, status: str) -> Cancelled:
-    self: Any = object.__new__(_Made_Cancelled)
-    self.order_id = order_id
-    self.status = status
-    self._json = None
-    self.__class__ = Cancelled
-    _made: Cancelled = self
-    return _made
-
-
-class _Slots_Placed:
-    'The slots of the Placed record: its fields and its JSON text.'
-
-    __slots__ = ('order_id', 'order_type', 'status', 'price', 'amount', '_json')
-
-
-class Placed(_Slots_Placed, rt.Record):
+class Placed(Record):
     'The Placed record.'
 
-    __slots__ = ()
-    __match_args__ = ('order_id', 'order_type', 'status', 'price', 'amount')
-
-    order_id: int
-    order_type: str
-    status: str
-    price: float
-    amount: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.order_id, self.order_type, self.status, self.price, self.amount) == (other.order_id, other.order_type, other.status, other.price, other.amount)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.order_id, self.order_type, self.status, self.price, self.amount))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(order_id={self.order_id!r}, order_type={self.order_type!r}, status={self.status!r}, price={self.price!r}, amount={self.amount!r})'
-
-    def __init__(self, order_id: int, order_type: str, status: str, price: float, amount: int) -> None:
-        _set = _SET_Placed
-        _set[0](self, order_id)
-        _set[1](self, order_type)
-        _set[2](self, status)
-        _set[3](self, price)
-        _set[4](self, amount)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'order_id': self.order_id,
-            'order_type': self.order_type,
-            'status': self.status,
-            'price': self.price,
-            'amount': self.amount,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "order_type": ', v.str_text(self.order_type), ', "status": ', v.str_text(self.status), ', "price": ', v.float_text(self.price), ', "amount": ', v.int_text(self.amount), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Placed[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Placed:
-        d = v.want_object(data, path, {'order_id': True, 'order_type': True, 'status': True, 'price': True, 'amount': True})
-        return _new_Placed(
-            order_id=v.want_int(d['order_id'], path + '.order_id'),
-            order_type=v.want_str(d['order_type'], path + '.order_type'),
-            status=v.want_str(d['status'], path + '.status'),
-            price=v.want_float(d['price'], path + '.price'),
-            amount=v.want_int(d['amount'], path + '.amount'),
-        )
+    order_id: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    order_type: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    status: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    price: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    amount: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
-_SET_Placed: tuple[Any, ...] = rt.slot_setters(_Slots_Placed, ('order_id', 'order_type', 'status', 'price', 'amount', '_json'))
-
-
-class _Made_Placed(_Slots_Placed):
-    'A Placed being made by _new_Placed.'
-
-    __slots__ = ()
-
-
-def _new_Placed(order_id: int, order_type: str, status: str, price: float, amount: int) -> Placed:
-    self: Any = object.__new__(_Made_Placed)
-    self.order_id = order_id
-    self.order_type = order_type
-    self.status = status
-    self.price = price
-    self.amount = amount
-    self._json = None
-    self.__class__ = Placed
-    _made: Placed = self
-    return _made
-
-
-class _Slots_Balance:
-    'The slots of the Balance record: its fields.'
-
-    __slots__ = ('status', 'new_balance')
-
-
-class Balance(_Slots_Balance, rt.Record):
+class Balance(Record):
     'The Balance record.'
 
-    __slots__ = ()
-    __match_args__ = ('status', 'new_balance')
-
-    status: str
-    new_balance: Any
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.status, self.new_balance) == (other.status, other.new_balance)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.status, self.new_balance))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(status={self.status!r}, new_balance={self.new_balance!r})'
-
-    def __init__(self, status: str, new_balance: Any) -> None:
-        _set = _SET_Balance
-        _set[0](self, status)
-        _set[1](self, new_balance)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'status': self.status,
-            'new_balance': v.copy_json(self.new_balance),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Balance:
-        d = v.want_object(data, path, {'status': True, 'new_balance': True})
-        return _new_Balance(
-            status=v.want_str(d['status'], path + '.status'),
-            new_balance=v.want_json(d['new_balance'], path + '.new_balance'),
-        )
+    status: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    new_balance: Any = field(
+        load=lambda x, p, ep: v.want_json(x, p),
+        export=lambda value: v.copy_json(value),
+        keeps_text=False,
+    )
 
 
-_SET_Balance: tuple[Any, ...] = rt.slot_setters(_Slots_Balance, ('status', 'new_balance'))
-
-
-class _Made_Balance(_Slots_Balance):
-    'A Balance being made by _new_Balance.'
-
-    __slots__ = ()
-
-
-def _new_Balance(status: str, new_balance: Any) -> Balance:
-    self: Any = object.__new__(_Made_Balance)
-    self.status = status
-    self.new_balance = new_balance
-    self.__class__ = Balance
-    _made: Balance = self
-    return _made
-
-
-class _Slots_StockList:
-    'The slots of the StockList record: its fields and its JSON text.'
-
-    __slots__ = ('stock_list', '_json')
-
-
-class StockList(_Slots_StockList, rt.Record):
+class StockList(Record):
     'The StockList record.'
 
-    __slots__ = ()
-    __match_args__ = ('stock_list',)
-
-    stock_list: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.stock_list,) == (other.stock_list,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.stock_list,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(stock_list={self.stock_list!r})'
-
-    def __init__(self, stock_list: tuple[str, ...]) -> None:
-        _set = _SET_StockList
-        _set[0](self, stock_list)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'stock_list': v.export_value(self.stock_list),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"stock_list": ', v.str_list_text(self.stock_list), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_StockList[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> StockList:
-        d = v.want_object(data, path, {'stock_list': True})
-        return _new_StockList(
-            stock_list=v.want_list(d['stock_list'], path + '.stock_list', (lambda x, p: v.want_str(x, p))),
-        )
+    stock_list: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=v.export_value,
+        text=v.str_list_text,
+    )
 
 
-_SET_StockList: tuple[Any, ...] = rt.slot_setters(_Slots_StockList, ('stock_list', '_json'))
-
-
-class _Made_StockList(_Slots_StockList):
-    'A StockList being made by _new_StockList.'
-
-    __slots__ = ()
-
-
-def _new_StockList(stock_list: tuple[str, ...]) -> StockList:
-    self: Any = object.__new__(_Made_StockList)
-    self.stock_list = stock_list
-    self._json = None
-    self.__class__ = StockList
-    _made: StockList = self
-    return _made
-
-
-class _Slots_FilteredStocks:
-    'The slots of the FilteredStocks record: its fields and its JSON text.'
-
-    __slots__ = ('filtered_stocks', '_json')
-
-
-class FilteredStocks(_Slots_FilteredStocks, rt.Record):
+class FilteredStocks(Record):
     'The FilteredStocks record.'
 
-    __slots__ = ()
-    __match_args__ = ('filtered_stocks',)
-
-    filtered_stocks: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.filtered_stocks,) == (other.filtered_stocks,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.filtered_stocks,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(filtered_stocks={self.filtered_stocks!r})'
-
-    def __init__(self, filtered_stocks: tuple[str, ...]) -> None:
-        _set = _SET_FilteredStocks
-        _set[0](self, filtered_stocks)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'filtered_stocks': v.export_value(self.filtered_stocks),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"filtered_stocks": ', v.str_list_text(self.filtered_stocks), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_FilteredStocks[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> FilteredStocks:
-        d = v.want_object(data, path, {'filtered_stocks': True})
-        return _new_FilteredStocks(
-            filtered_stocks=v.want_list(d['filtered_stocks'], path + '.filtered_stocks', (lambda x, p: v.want_str(x, p))),
-        )
+    filtered_stocks: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=v.export_value,
+        text=v.str_list_text,
+    )
 
 
-_SET_FilteredStocks: tuple[Any, ...] = rt.slot_setters(_Slots_FilteredStocks, ('filtered_stocks', '_json'))
-
-
-class _Made_FilteredStocks(_Slots_FilteredStocks):
-    'A FilteredStocks being made by _new_FilteredStocks.'
-
-    __slots__ = ()
-
-
-def _new_FilteredStocks(filtered_stocks: tuple[str, ...]) -> FilteredStocks:
-    self: Any = object.__new__(_Made_FilteredStocks)
-    self.filtered_stocks = filtered_stocks
-    self._json = None
-    self.__class__ = FilteredStocks
-    _made: FilteredStocks = self
-    return _made
-
-
-class _Slots_Watchlist:
-    'The slots of the Watchlist record: its fields and its JSON text.'
-
-    __slots__ = ('watchlist', '_json')
-
-
-class Watchlist(_Slots_Watchlist, rt.Record):
+class Watchlist(Record):
     'The Watchlist record.'
 
-    __slots__ = ()
-    __match_args__ = ('watchlist',)
-
-    watchlist: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.watchlist,) == (other.watchlist,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.watchlist,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(watchlist={self.watchlist!r})'
-
-    def __init__(self, watchlist: tuple[str, ...]) -> None:
-        _set = _SET_Watchlist
-        _set[0](self, watchlist)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'watchlist': v.export_value(self.watchlist),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"watchlist": ', v.str_list_text(self.watchlist), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Watchlist[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Watchlist:
-        d = v.want_object(data, path, {'watchlist': True})
-        return _new_Watchlist(
-            watchlist=v.want_list(d['watchlist'], path + '.watchlist', (lambda x, p: v.want_str(x, p))),
-        )
+    watchlist: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=v.export_value,
+        text=v.str_list_text,
+    )
 
 
-_SET_Watchlist: tuple[Any, ...] = rt.slot_setters(_Slots_Watchlist, ('watchlist', '_json'))
-
-
-class _Made_Watchlist(_Slots_Watchlist):
-    'A Watchlist being made by _new_Watchlist.'
-
-    __slots__ = ()
-
-
-def _new_Watchlist(watchlist: tuple[str, ...]) -> Watchlist:
-    self: Any = object.__new__(_Made_Watchlist)
-    self.watchlist = watchlist
-    self._json = None
-    self.__class__ = Watchlist
-    _made: Watchlist = self
-    return _made
-
-
-class _Slots_Notification:
-    'The slots of the Notification record: its fields and its JSON text.'
-
-    __slots__ = ('notification', '_json')
-
-
-class Notification(_Slots_Notification, rt.Record):
+class Notification(Record):
     'The Notification record.'
 
-    __slots__ = ()
-    __match_args__ = ('notification',)
-
-    notification: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.notification,) == (other.notification,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.notification,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(notification={self.notification!r})'
-
-    def __init__(self, notification: str) -> None:
-        _set = _SET_Notification
-        _set[0](self, notification)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'notification': self.notification,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"notification": ', v.str_text(self.notification), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Notification[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Notification:
-        d = v.want_object(data, path, {'notification': True})
-        return _new_Notification(
-            notification=v.want_str(d['notification'], path + '.notification'),
-        )
-
-
-_SET_Notification: tuple[Any, ...] = rt.slot_setters(_Slots_Notification, ('notification', '_json'))
-
-
-class _Made_Notification(_Slots_Notification):
-    'A Notification being made by _new_Notification.'
-
-    __slots__ = ()
-
-
-def _new_Notification(notification: str) -> Notification:
-    self: Any = object.__new__(_Made_Notification)
-    self.notification = notification
-    self._json = None
-    self.__class__ = Notification
-    _made: Notification = self
-    return _made
+    notification: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
 _C_SYMBOLS: dict[str, str] = {'Apple': 'AAPL', 'Google': 'GOOG', 'Tesla': 'TSLA', 'Microsoft': 'MSFT', 'Nvidia': 'NVDA', 'Zeta Corp': 'ZETA', 'Alpha Tech': 'ALPH', 'Omega Industries': 'OMEG', 'Quasar Ltd.': 'QUAS', 'Neptune Systems': 'NEPT', 'Synex Solutions': 'SYNX', 'Amazon': 'AMZN', 'Gorilla': 'GORI'}  # trading_bot.world:93
@@ -965,11 +235,11 @@ class TradingBot(Episode):
 
     def tool_get_current_time(self) -> CurrentTime:  # trading_bot.world:252
         'Get the current time.'
-        return _new_CurrentTime(format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'))  # trading_bot.world:253
+        return CurrentTime(format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'))  # trading_bot.world:253
 
     def tool_get_symbol_by_name(self, name: str) -> Symbol:  # trading_bot.world:256
         'Get the symbol of a stock by company name.'
-        return _new_Symbol(rt.coalesce(_C_SYMBOLS.get(name), lambda: 'Stock not found'))  # trading_bot.world:259
+        return Symbol(rt.coalesce(_C_SYMBOLS.get(name), lambda: 'Stock not found'))  # trading_bot.world:259
 
     def tool_get_stock_info(self, symbol: str) -> dict[str, Any]:  # trading_bot.world:262
         'Get the details of a stock.'
@@ -994,7 +264,7 @@ class TradingBot(Episode):
             raise ToolError(("Can't cancel order " + rt.text(order_id) + '. Order is already completed.'))
         order = rt.json_set(order, 'status', 'Cancelled')  # trading_bot.world:280
         self._set(self.state, 'orders', {**self.state.orders, order_id: order})  # trading_bot.world:281
-        return _new_Cancelled(order_id, 'Cancelled')  # trading_bot.world:282
+        return Cancelled(order_id, 'Cancelled')  # trading_bot.world:282
 
     def tool_place_order(self, order_type: str, symbol: str, price: float, amount: int) -> Placed:  # trading_bot.world:285
         'Place an order.'
@@ -1013,7 +283,7 @@ class TradingBot(Episode):
         order: dict[str, Any] = {'id': order_id, 'order_type': order_type, 'symbol': symbol, 'price': price, 'amount': amount, 'status': 'Open'}  # trading_bot.world:302
         self._set(self.state, 'orders', {**self.state.orders, order_id: v.export_value(order)})  # trading_bot.world:312
         self._set(self.state, 'order_counter', rt.python_augmented(self, '+', self.state.order_counter, 1))  # trading_bot.world:313
-        return _new_Placed(order_id, order_type, 'Pending', price, amount)  # trading_bot.world:315
+        return Placed(order_id, order_type, 'Pending', price, amount)  # trading_bot.world:315
 
     def tool_withdraw_funds(self, amount: int | float) -> Balance:  # trading_bot.world:324
         'Withdraw funds from the account balance.'
@@ -1030,7 +300,7 @@ class TradingBot(Episode):
         self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.state.account_info['balance'])) - amount)})  # trading_bot.world:332
         entry: dict[str, Any] = {'type': 'withdrawal', 'amount': amount, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:333
         self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:338
-        return _new_Balance('Withdrawal successful', self.state.account_info['balance'])  # trading_bot.world:339
+        return Balance('Withdrawal successful', self.state.account_info['balance'])  # trading_bot.world:339
 
     def tool_get_account_info(self) -> dict[str, Any]:  # trading_bot.world:342
         'Get account information.'
@@ -1041,20 +311,20 @@ class TradingBot(Episode):
     def tool_trading_login(self, username: str, password: str) -> Status:  # trading_bot.world:347
         'Handle user login.'
         if self.state.authenticated:  # trading_bot.world:354
-            return _new_Status('Already logged in')  # trading_bot.world:355
+            return Status('Already logged in')  # trading_bot.world:355
         self._set(self.state, 'authenticated', True)  # trading_bot.world:357
-        return _new_Status('Logged in successfully')  # trading_bot.world:358
+        return Status('Logged in successfully')  # trading_bot.world:358
 
     def tool_trading_get_login_status(self) -> LoginStatus:  # trading_bot.world:361
         'Get the login status.'
-        return _new_LoginStatus(self.state.authenticated)  # trading_bot.world:362
+        return LoginStatus(self.state.authenticated)  # trading_bot.world:362
 
     def tool_trading_logout(self) -> Status:  # trading_bot.world:365
         'Handle user logout for trading system.'
         if (not self.state.authenticated):  # trading_bot.world:366
-            return _new_Status('No user is currently logged in')  # trading_bot.world:367
+            return Status('No user is currently logged in')  # trading_bot.world:367
         self._set(self.state, 'authenticated', False)  # trading_bot.world:369
-        return _new_Status('Logged out successfully')  # trading_bot.world:370
+        return Status('Logged out successfully')  # trading_bot.world:370
 
     def tool_fund_account(self, amount: int | float) -> Balance:  # trading_bot.world:373
         'Fund the account with the specified amount.'
@@ -1067,7 +337,7 @@ class TradingBot(Episode):
         self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.state.account_info['balance'])) + amount)})  # trading_bot.world:379
         entry: dict[str, Any] = {'type': 'deposit', 'amount': amount, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:380
         self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:385
-        return _new_Balance('Account funded successfully', self.state.account_info['balance'])  # trading_bot.world:386
+        return Balance('Account funded successfully', self.state.account_info['balance'])  # trading_bot.world:386
 
     def tool_remove_stock_from_watchlist(self, symbol: str) -> Status:  # trading_bot.world:389
         'Remove a stock from the watchlist.'
@@ -1076,7 +346,7 @@ class TradingBot(Episode):
         if not (symbol in rt.each(self, self.state.watch_list)):  # trading_bot.world:393
             raise ToolError(rt.built(self, ('Stock ' + rt.text(symbol) + ' not found in watchlist.')))
         self._set(self.state, 'watch_list', rt.without(self.state.watch_list, symbol))  # trading_bot.world:394
-        return _new_Status(rt.built(self, ('Stock ' + rt.text(symbol) + ' removed from watchlist successfully.')))  # trading_bot.world:395
+        return Status(rt.built(self, ('Stock ' + rt.text(symbol) + ' removed from watchlist successfully.')))  # trading_bot.world:395
 
     def tool_get_watchlist(self) -> Any:  # trading_bot.world:398
         'Get the watchlist.'
@@ -1115,19 +385,19 @@ class TradingBot(Episode):
 
     def tool_get_available_stocks(self, sector: str) -> StockList:  # trading_bot.world:444
         'Get a list of stock symbols in the given sector.'
-        return _new_StockList(rt.coalesce(_C_SECTORS.get(sector), lambda: ()))  # trading_bot.world:449
+        return StockList(rt.coalesce(_C_SECTORS.get(sector), lambda: ()))  # trading_bot.world:449
 
     def tool_filter_stocks_by_price(self, stocks: tuple[str, ...], min_price: float, max_price: float) -> FilteredStocks:  # trading_bot.world:452
         'Filter stocks based on a price range.'
         self._steps -= (len(stocks) if type(stocks) is tuple else rt.size(stocks))  # trading_bot.world:460
         self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:460
-        return _new_FilteredStocks(tuple([_symbol1 for _symbol1 in stocks if ((rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1)))) >= min_price) and (rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1)))) <= max_price))]))  # trading_bot.world:460
+        return FilteredStocks(tuple([_symbol1 for _symbol1 in stocks if ((rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1)))) >= min_price) and (rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1)))) <= max_price))]))  # trading_bot.world:460
 
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:465
         'Add a stock to the watchlist.'
         if ((stock not in rt.each(self, self.state.watch_list)) and (stock in self.state.stocks)):  # trading_bot.world:469
             self._set(self.state, 'watch_list', (self.state.watch_list + (stock,)))  # trading_bot.world:470
-        return _new_Watchlist(self.state.watch_list)  # trading_bot.world:472
+        return Watchlist(self.state.watch_list)  # trading_bot.world:472
 
     def tool_notify_price_change(self, stocks: tuple[str, ...], threshold: float) -> Notification:  # trading_bot.world:475
         'Notify if there is a significant price change in the stocks.'
@@ -1137,8 +407,8 @@ class TradingBot(Episode):
         if (len(changed) > 0):  # trading_bot.world:482
             self._steps -= (len(changed) if type(changed) is tuple else rt.size(changed))  # trading_bot.world:483
             self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:483
-            return _new_Notification(rt.python_grown(self, ('Stocks ' + rt.built(self, rt.join(', ', changed)) + ' have significant price changes.')))  # trading_bot.world:483
-        return _new_Notification('No significant price changes in the selected stocks.')  # trading_bot.world:487
+            return Notification(rt.python_grown(self, ('Stocks ' + rt.built(self, rt.join(', ', changed)) + ' have significant price changes.')))  # trading_bot.world:483
+        return Notification('No significant price changes in the selected stocks.')  # trading_bot.world:487
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,1314 +24,218 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Booking", "BookingHistory", "BudgetLimit", "Cancellation", "CardBalance", "CardId", "CostList", "CreditCards", "ExchangedValue", "FiscalYear", "Insurance", "Invoice", "InvoiceResult", "LoginStatus", "NearestAirport", "SupportMessage", "Token", "TravelAPI", "Verification"]
 
 
-class _Slots_Token:
-    'The slots of the Token record: its fields and its JSON text.'
-
-    __slots__ = ('expires_in', 'access_token', 'token_type', 'scope', '_json')
-
-
-class Token(_Slots_Token, rt.Record):
+class Token(Record):
     "authenticate_travel's answer."
 
-    __slots__ = ()
-    __match_args__ = ('expires_in', 'access_token', 'token_type', 'scope')
-
-    expires_in: int
-    access_token: str
-    token_type: str
-    scope: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.expires_in, self.access_token, self.token_type, self.scope) == (other.expires_in, other.access_token, other.token_type, other.scope)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.expires_in, self.access_token, self.token_type, self.scope))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(expires_in={self.expires_in!r}, access_token={self.access_token!r}, token_type={self.token_type!r}, scope={self.scope!r})'
-
-    def __init__(self, expires_in: int, access_token: str, token_type: str, scope: str) -> None:
-        _set = _SET_Token
-        _set[0](self, expires_in)
-        _set[1](self, access_token)
-        _set[2](self, token_type)
-        _set[3](self, scope)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'expires_in': self.expires_in,
-            'access_token': self.access_token,
-            'token_type': self.token_type,
-            'scope': self.scope,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"expires_in": ', v.int_text(self.expires_in), ', "access_token": ', v.str_text(self.access_token), ', "token_type": ', v.str_text(self.token_type), ', "scope": ', v.str_text(self.scope), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Token[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Token:
-        d = v.want_object(data, path, {'expires_in': True, 'access_token': True, 'token_type': True, 'scope': True})
-        return _new_Token(
-            expires_in=v.want_int(d['expires_in'], path + '.expires_in'),
-            access_token=v.want_str(d['access_token'], path + '.access_token'),
-            token_type=v.want_str(d['token_type'], path + '.token_type'),
-            scope=v.want_str(d['scope'], path + '.scope'),
-        )
+    expires_in: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    access_token: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    token_type: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    scope: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_Token: tuple[Any, ...] = rt.slot_setters(_Slots_Token, ('expires_in', 'access_token', 'token_type', 'scope', '_json'))
-
-
-class _Made_Token(_Slots_Token):
-    'A Token being made by _new_Token.'
-
-    __slots__ = ()
-
-
-def _new_Token(expires_in: int, access_token: str, token_type: str, scope: str) -> Token:
-    self: Any = object.__new__(_Made_Token)
-    self.expires_in = expires_in
-    self.access_token = access_token
-    self.token_type = token_type
-    self.scope = scope
-    self._json = None
-    self.__class__ = Token
-    _made: Token = self
-    return _made
-
-
-class _Slots_LoginStatus:
-    'The slots of the LoginStatus record: its fields and its JSON text.'
-
-    __slots__ = ('status', '_json')
-
-
-class LoginStatus(_Slots_LoginStatus, rt.Record):
+class LoginStatus(Record):
     'The LoginStatus record.'
 
-    __slots__ = ()
-    __match_args__ = ('status',)
-
-    status: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.status,) == (other.status,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.status,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(status={self.status!r})'
-
-    def __init__(self, status: bool) -> None:
-        _set = _SET_LoginStatus
-        _set[0](self, status)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'status': self.status,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"status": ', v.json_text(self.status), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_LoginStatus[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> LoginStatus:
-        d = v.want_object(data, path, {'status': True})
-        return _new_LoginStatus(
-            status=v.want_bool(d['status'], path + '.status'),
-        )
+    status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
 
 
-_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(_Slots_LoginStatus, ('status', '_json'))
-
-
-class _Made_LoginStatus(_Slots_LoginStatus):
-    'A LoginStatus being made by _new_LoginStatus.'
-
-    __slots__ = ()
-
-
-def _new_LoginStatus(status: bool) -> LoginStatus:
-    self: Any = object.__new__(_Made_LoginStatus)
-    self.status = status
-    self._json = None
-    self.__class__ = LoginStatus
-    _made: LoginStatus = self
-    return _made
-
-
-class _Slots_FiscalYear:
-    'The slots of the FiscalYear record: its fields and its JSON text.'
-
-    __slots__ = ('budget_fiscal_year', '_json')
-
-
-class FiscalYear(_Slots_FiscalYear, rt.Record):
+class FiscalYear(Record):
     'The FiscalYear record.'
 
-    __slots__ = ()
-    __match_args__ = ('budget_fiscal_year',)
-
-    budget_fiscal_year: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.budget_fiscal_year,) == (other.budget_fiscal_year,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.budget_fiscal_year,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(budget_fiscal_year={self.budget_fiscal_year!r})'
-
-    def __init__(self, budget_fiscal_year: str) -> None:
-        _set = _SET_FiscalYear
-        _set[0](self, budget_fiscal_year)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'budget_fiscal_year': self.budget_fiscal_year,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"budget_fiscal_year": ', v.str_text(self.budget_fiscal_year), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_FiscalYear[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> FiscalYear:
-        d = v.want_object(data, path, {'budget_fiscal_year': True})
-        return _new_FiscalYear(
-            budget_fiscal_year=v.want_str(d['budget_fiscal_year'], path + '.budget_fiscal_year'),
-        )
+    budget_fiscal_year: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_FiscalYear: tuple[Any, ...] = rt.slot_setters(_Slots_FiscalYear, ('budget_fiscal_year', '_json'))
-
-
-class _Made_FiscalYear(_Slots_FiscalYear):
-    'A FiscalYear being made by _new_FiscalYear.'
-
-    __slots__ = ()
-
-
-def _new_FiscalYear(budget_fiscal_year: str) -> FiscalYear:
-    self: Any = object.__new__(_Made_FiscalYear)
-    self.budget_fiscal_year = budget_fiscal_year
-    self._json = None
-    self.__class__ = FiscalYear
-    _made: FiscalYear = self
-    return _made
-
-
-class _Slots_CardId:
-    'The slots of the CardId record: its fields and its JSON text.'
-
-    __slots__ = ('card_id', '_json')
-
-
-class CardId(_Slots_CardId, rt.Record):
+class CardId(Record):
     'The CardId record.'
 
-    __slots__ = ()
-    __match_args__ = ('card_id',)
-
-    card_id: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.card_id,) == (other.card_id,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.card_id,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(card_id={self.card_id!r})'
-
-    def __init__(self, card_id: str) -> None:
-        _set = _SET_CardId
-        _set[0](self, card_id)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'card_id': self.card_id,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"card_id": ', v.str_text(self.card_id), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_CardId[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CardId:
-        d = v.want_object(data, path, {'card_id': True})
-        return _new_CardId(
-            card_id=v.want_str(d['card_id'], path + '.card_id'),
-        )
+    card_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_CardId: tuple[Any, ...] = rt.slot_setters(_Slots_CardId, ('card_id', '_json'))
-
-
-class _Made_CardId(_Slots_CardId):
-    'A CardId being made by _new_CardId.'
-
-    __slots__ = ()
-
-
-def _new_CardId(card_id: str) -> CardId:
-    self: Any = object.__new__(_Made_CardId)
-    self.card_id = card_id
-    self._json = None
-    self.__class__ = CardId
-    _made: CardId = self
-    return _made
-
-
-class _Slots_CostList:
-    'The slots of the CostList record: its fields and its JSON text.'
-
-    __slots__ = ('travel_cost_list', '_json')
-
-
-class CostList(_Slots_CostList, rt.Record):
+class CostList(Record):
     'The CostList record.'
 
-    __slots__ = ()
-    __match_args__ = ('travel_cost_list',)
-
-    travel_cost_list: tuple[float, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.travel_cost_list,) == (other.travel_cost_list,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.travel_cost_list,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(travel_cost_list={self.travel_cost_list!r})'
-
-    def __init__(self, travel_cost_list: tuple[float, ...]) -> None:
-        _set = _SET_CostList
-        _set[0](self, travel_cost_list)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'travel_cost_list': v.export_value(self.travel_cost_list),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"travel_cost_list": ', v.json_text(self.travel_cost_list), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_CostList[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CostList:
-        d = v.want_object(data, path, {'travel_cost_list': True})
-        return _new_CostList(
-            travel_cost_list=v.want_list(d['travel_cost_list'], path + '.travel_cost_list', (lambda x, p: v.want_float(x, p))),
-        )
+    travel_cost_list: tuple[float, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_float(x, p))),
+        export=v.export_value,
+    )
 
 
-_SET_CostList: tuple[Any, ...] = rt.slot_setters(_Slots_CostList, ('travel_cost_list', '_json'))
-
-
-class _Made_CostList(_Slots_CostList):
-    'A CostList being made by _new_CostList.'
-
-    __slots__ = ()
-
-
-def _new_CostList(travel_cost_list: tuple[float, ...]) -> CostList:
-    self: Any = object.__new__(_Made_CostList)
-    self.travel_cost_list = travel_cost_list
-    self._json = None
-    self.__class__ = CostList
-    _made: CostList = self
-    return _made
-
-
-class _Slots_CardBalance:
-    'The slots of the CardBalance record: its fields.'
-
-    __slots__ = ('card_balance',)
-
-
-class CardBalance(_Slots_CardBalance, rt.Record):
+class CardBalance(Record):
     'The CardBalance record.'
 
-    __slots__ = ()
-    __match_args__ = ('card_balance',)
-
-    card_balance: Any
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.card_balance,) == (other.card_balance,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.card_balance,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(card_balance={self.card_balance!r})'
-
-    def __init__(self, card_balance: Any) -> None:
-        _set = _SET_CardBalance
-        _set[0](self, card_balance)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'card_balance': v.copy_json(self.card_balance),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CardBalance:
-        d = v.want_object(data, path, {'card_balance': True})
-        return _new_CardBalance(
-            card_balance=v.want_json(d['card_balance'], path + '.card_balance'),
-        )
+    card_balance: Any = field(
+        load=lambda x, p, ep: v.want_json(x, p),
+        export=lambda value: v.copy_json(value),
+        keeps_text=False,
+    )
 
 
-_SET_CardBalance: tuple[Any, ...] = rt.slot_setters(_Slots_CardBalance, ('card_balance',))
-
-
-class _Made_CardBalance(_Slots_CardBalance):
-    'A CardBalance being made by _new_CardBalance.'
-
-    __slots__ = ()
-
-
-def _new_CardBalance(card_balance: Any) -> CardBalance:
-    self: Any = object.__new__(_Made_CardBalance)
-    self.card_balance = card_balance
-    self.__class__ = CardBalance
-    _made: CardBalance = self
-    return _made
-
-
-class _Slots_Booking:
-    'The slots of the Booking record: its fields.'
-
-    __slots__ = ('booking_id', 'transaction_id', 'booking_status', 'booking_history', 'error')
-
-
-class Booking(_Slots_Booking, rt.Record):
+class Booking(Record):
     'The Booking record.'
 
-    __slots__ = ()
-    __match_args__ = ('booking_id', 'transaction_id', 'booking_status', 'booking_history', 'error')
-
-    booking_id: str | None
-    transaction_id: str | None
-    booking_status: bool
-    booking_history: dict[str, dict[str, Any]] | None
-    error: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.booking_id, self.transaction_id, self.booking_status, self.booking_history, self.error) == (other.booking_id, other.transaction_id, other.booking_status, other.booking_history, other.error)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.booking_id, self.transaction_id, self.booking_status, self.booking_history, self.error))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(booking_id={self.booking_id!r}, transaction_id={self.transaction_id!r}, booking_status={self.booking_status!r}, booking_history={self.booking_history!r}, error={self.error!r})'
-
-    def __init__(self, booking_id: str | None, transaction_id: str | None, booking_status: bool, booking_history: dict[str, dict[str, Any]] | None, error: str | None) -> None:
-        _set = _SET_Booking
-        _set[0](self, booking_id)
-        _set[1](self, transaction_id)
-        _set[2](self, booking_status)
-        _set[3](self, booking_history)
-        _set[4](self, error)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            **({'booking_id': self.booking_id} if self.booking_id is not None else {}),
-            **({'transaction_id': self.transaction_id} if self.transaction_id is not None else {}),
-            'booking_status': self.booking_status,
-            **({'booking_history': v.export_value(self.booking_history)} if self.booking_history is not None else {}),
-            **({'error': self.error} if self.error is not None else {}),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Booking:
-        d = v.want_object(data, path, {'booking_id': False, 'transaction_id': False, 'booking_status': True, 'booking_history': False, 'error': False})
-        return _new_Booking(
-            booking_id=(v.want_optional(d['booking_id'], path + '.booking_id', (lambda x, p: v.want_str(x, p))) if 'booking_id' in d else None),
-            transaction_id=(v.want_optional(d['transaction_id'], path + '.transaction_id', (lambda x, p: v.want_str(x, p))) if 'transaction_id' in d else None),
-            booking_status=v.want_bool(d['booking_status'], path + '.booking_status'),
-            booking_history=(v.want_optional(d['booking_history'], path + '.booking_history', (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))))) if 'booking_history' in d else None),
-            error=(v.want_optional(d['error'], path + '.error', (lambda x, p: v.want_str(x, p))) if 'error' in d else None),
-        )
+    booking_id: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        optional=True,
+        omit_none=True,
+        text=optional_text(v.str_text),
+    )
+    transaction_id: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        optional=True,
+        omit_none=True,
+        text=optional_text(v.str_text),
+    )
+    booking_status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    booking_history: dict[str, dict[str, Any]] | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))))),
+        optional=True,
+        export=v.export_value,
+        omit_none=True,
+        keeps_text=False,
+    )
+    error: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        optional=True,
+        omit_none=True,
+        text=optional_text(v.str_text),
+    )
 
 
-_SET_Booking: tuple[Any, ...] = rt.slot_setters(_Slots_Booking, ('booking_id', 'transaction_id', 'booking_status', 'booking_history', 'error'))
-
-
-class _Made_Booking(_Slots_Booking):
-    'A Booking being made by _new_Booking.'
-
-    __slots__ = ()
-
-
-def _new_Booking(booking_id: str | None, transaction_id: str | None, booking_status: bool, booking_history: dict[str, dict[str, Any]] | None, error: str | None) -> Booking:
-    self: Any = object.__new__(_Made_Booking)
-    self.booking_id = booking_id
-    self.transaction_id = transaction_id
-    self.booking_status = booking_status
-    self.booking_history = booking_history
-    self.error = error
-    self.__class__ = Booking
-    _made: Booking = self
-    return _made
-
-
-class _Slots_Invoice:
-    'The slots of the Invoice record: its fields.'
-
-    __slots__ = ('booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id')
-
-
-class Invoice(_Slots_Invoice, rt.Record):
+class Invoice(Record):
     'The Invoice record.'
 
-    __slots__ = ()
-    __match_args__ = ('booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id')
-
-    booking_id: str
-    travel_date: Any
-    travel_from: Any
-    travel_to: Any
-    travel_class: Any
-    travel_cost: Any
-    transaction_id: Any
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.booking_id, self.travel_date, self.travel_from, self.travel_to, self.travel_class, self.travel_cost, self.transaction_id) == (other.booking_id, other.travel_date, other.travel_from, other.travel_to, other.travel_class, other.travel_cost, other.transaction_id)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.booking_id, self.travel_date, self.travel_from, self.travel_to, self.travel_class, self.travel_cost, self.transaction_id))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(booking_id={self.booking_id!r}, travel_date={self.travel_date!r}, travel_from={self.travel_from!r}, travel_to={self.travel_to!r}, travel_class={self.travel_class!r}, travel_cost={self.travel_cost!r}, transaction_id={self.transaction_id!r})'
-
-    def __init__(self, booking_id: str, travel_date: Any, travel_from: Any, travel_to: Any, travel_class: Any, travel_cost: Any, transaction_id: Any) -> None:
-        _set = _SET_Invoice
-        _set[0](self, booking_id)
-        _set[1](self, travel_date)
-        _set[2](self, travel_from)
-        _set[3](self, travel_to)
-        _set[4](self, travel_class)
-        _set[5](self, travel_cost)
-        _set[6](self, transaction_id)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'booking_id': self.booking_id,
-            'travel_date': v.copy_json(self.travel_date),
-            'travel_from': v.copy_json(self.travel_from),
-            'travel_to': v.copy_json(self.travel_to),
-            'travel_class': v.copy_json(self.travel_class),
-            'travel_cost': v.copy_json(self.travel_cost),
-            'transaction_id': v.copy_json(self.transaction_id),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Invoice:
-        d = v.want_object(data, path, {'booking_id': True, 'travel_date': True, 'travel_from': True, 'travel_to': True, 'travel_class': True, 'travel_cost': True, 'transaction_id': True})
-        return _new_Invoice(
-            booking_id=v.want_str(d['booking_id'], path + '.booking_id'),
-            travel_date=v.want_json(d['travel_date'], path + '.travel_date'),
-            travel_from=v.want_json(d['travel_from'], path + '.travel_from'),
-            travel_to=v.want_json(d['travel_to'], path + '.travel_to'),
-            travel_class=v.want_json(d['travel_class'], path + '.travel_class'),
-            travel_cost=v.want_json(d['travel_cost'], path + '.travel_cost'),
-            transaction_id=v.want_json(d['transaction_id'], path + '.transaction_id'),
-        )
+    booking_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    travel_date: Any = field(
+        load=lambda x, p, ep: v.want_json(x, p),
+        export=lambda value: v.copy_json(value),
+        keeps_text=False,
+    )
+    travel_from: Any = field(
+        load=lambda x, p, ep: v.want_json(x, p),
+        export=lambda value: v.copy_json(value),
+        keeps_text=False,
+    )
+    travel_to: Any = field(
+        load=lambda x, p, ep: v.want_json(x, p),
+        export=lambda value: v.copy_json(value),
+        keeps_text=False,
+    )
+    travel_class: Any = field(
+        load=lambda x, p, ep: v.want_json(x, p),
+        export=lambda value: v.copy_json(value),
+        keeps_text=False,
+    )
+    travel_cost: Any = field(
+        load=lambda x, p, ep: v.want_json(x, p),
+        export=lambda value: v.copy_json(value),
+        keeps_text=False,
+    )
+    transaction_id: Any = field(
+        load=lambda x, p, ep: v.want_json(x, p),
+        export=lambda value: v.copy_json(value),
+        keeps_text=False,
+    )
 
 
-_SET_Invoice: tuple[Any, ...] = rt.slot_setters(_Slots_Invoice, ('booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id'))
-
-
-class _Made_Invoice(_Slots_Invoice):
-    'A Invoice being made by _new_Invoice.'
-
-    __slots__ = ()
-
-
-def _new_Invoice(booking_id: str, travel_date: Any, travel_from: Any, travel_to: Any, travel_class: Any, travel_cost: Any, transaction_id: Any) -> Invoice:
-    self: Any = object.__new__(_Made_Invoice)
-    self.booking_id = booking_id
-    self.travel_date = travel_date
-    self.travel_from = travel_from
-    self.travel_to = travel_to
-    self.travel_class = travel_class
-    self.travel_cost = travel_cost
-    self.transaction_id = transaction_id
-    self.__class__ = Invoice
-    _made: Invoice = self
-    return _made
-
-
-class _Slots_InvoiceResult:
-    'The slots of the InvoiceResult record: its fields.'
-
-    __slots__ = ('invoice',)
-
-
-class InvoiceResult(_Slots_InvoiceResult, rt.Record):
+class InvoiceResult(Record):
     'The InvoiceResult record.'
 
-    __slots__ = ()
-    __match_args__ = ('invoice',)
-
-    invoice: Invoice
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.invoice,) == (other.invoice,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.invoice,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(invoice={self.invoice!r})'
-
-    def __init__(self, invoice: Invoice) -> None:
-        _set = _SET_InvoiceResult
-        _set[0](self, invoice)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'invoice': v.export_value(self.invoice),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> InvoiceResult:
-        d = v.want_object(data, path, {'invoice': True})
-        return _new_InvoiceResult(
-            invoice=Invoice.load(d['invoice'], path + '.invoice', ep),
-        )
+    invoice: Invoice = field(
+        load=lambda x, p, ep: Invoice.load(x, p, ep),
+        export=v.export_value,
+        keeps_text=False,
+    )
 
 
-_SET_InvoiceResult: tuple[Any, ...] = rt.slot_setters(_Slots_InvoiceResult, ('invoice',))
-
-
-class _Made_InvoiceResult(_Slots_InvoiceResult):
-    'A InvoiceResult being made by _new_InvoiceResult.'
-
-    __slots__ = ()
-
-
-def _new_InvoiceResult(invoice: Invoice) -> InvoiceResult:
-    self: Any = object.__new__(_Made_InvoiceResult)
-    self.invoice = invoice
-    self.__class__ = InvoiceResult
-    _made: InvoiceResult = self
-    return _made
-
-
-class _Slots_BookingHistory:
-    'The slots of the BookingHistory record: its fields.'
-
-    __slots__ = ('booking_history',)
-
-
-class BookingHistory(_Slots_BookingHistory, rt.Record):
+class BookingHistory(Record):
     'The BookingHistory record.'
 
-    __slots__ = ()
-    __match_args__ = ('booking_history',)
-
-    booking_history: dict[str, dict[str, Any]]
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.booking_history,) == (other.booking_history,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.booking_history,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(booking_history={self.booking_history!r})'
-
-    def __init__(self, booking_history: dict[str, dict[str, Any]]) -> None:
-        _set = _SET_BookingHistory
-        _set[0](self, booking_history)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'booking_history': v.export_value(self.booking_history),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> BookingHistory:
-        d = v.want_object(data, path, {'booking_history': True})
-        return _new_BookingHistory(
-            booking_history=v.want_map(d['booking_history'], path + '.booking_history', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))),
-        )
+    booking_history: dict[str, dict[str, Any]] = field(
+        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))),
+        export=v.export_value,
+        keeps_text=False,
+    )
 
 
-_SET_BookingHistory: tuple[Any, ...] = rt.slot_setters(_Slots_BookingHistory, ('booking_history',))
-
-
-class _Made_BookingHistory(_Slots_BookingHistory):
-    'A BookingHistory being made by _new_BookingHistory.'
-
-    __slots__ = ()
-
-
-def _new_BookingHistory(booking_history: dict[str, dict[str, Any]]) -> BookingHistory:
-    self: Any = object.__new__(_Made_BookingHistory)
-    self.booking_history = booking_history
-    self.__class__ = BookingHistory
-    _made: BookingHistory = self
-    return _made
-
-
-class _Slots_Cancellation:
-    'The slots of the Cancellation record: its fields and its JSON text.'
-
-    __slots__ = ('cancel_status', 'error', '_json')
-
-
-class Cancellation(_Slots_Cancellation, rt.Record):
+class Cancellation(Record):
     'The Cancellation record.'
 
-    __slots__ = ()
-    __match_args__ = ('cancel_status', 'error')
-
-    cancel_status: bool
-    error: str | None
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.cancel_status, self.error) == (other.cancel_status, other.error)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.cancel_status, self.error))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(cancel_status={self.cancel_status!r}, error={self.error!r})'
-
-    def __init__(self, cancel_status: bool, error: str | None) -> None:
-        _set = _SET_Cancellation
-        _set[0](self, cancel_status)
-        _set[1](self, error)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'cancel_status': self.cancel_status,
-            **({'error': self.error} if self.error is not None else {}),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = v.json_text(self.export())
-            _SET_Cancellation[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Cancellation:
-        d = v.want_object(data, path, {'cancel_status': True, 'error': False})
-        return _new_Cancellation(
-            cancel_status=v.want_bool(d['cancel_status'], path + '.cancel_status'),
-            error=(v.want_optional(d['error'], path + '.error', (lambda x, p: v.want_str(x, p))) if 'error' in d else None),
-        )
+    cancel_status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    error: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        optional=True,
+        omit_none=True,
+        text=optional_text(v.str_text),
+    )
 
 
-_SET_Cancellation: tuple[Any, ...] = rt.slot_setters(_Slots_Cancellation, ('cancel_status', 'error', '_json'))
-
-
-class _Made_Cancellation(_Slots_Cancellation):
-    'A Cancellation being made by _new_Cancellation.'
-
-    __slots__ = ()
-
-
-def _new_Cancellation(cancel_status: bool, error: str | None) -> Cancellation:
-    self: Any = object.__new__(_Made_Cancellation)
-    self.cancel_status = cancel_status
-    self.error = error
-    self._json = None
-    self.__class__ = Cancellation
-    _made: Cancellation = self
-    return _made
-
-
-class _Slots_ExchangedValue:
-    'The slots of the ExchangedValue record: its fields and its JSON text.'
-
-    __slots__ = ('exchanged_value', '_json')
-
-
-class ExchangedValue(_Slots_ExchangedValue, rt.Record):
+class ExchangedValue(Record):
     'The ExchangedValue record.'
 
-    __slots__ = ()
-    __match_args__ = ('exchanged_value',)
-
-    exchanged_value: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.exchanged_value,) == (other.exchanged_value,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.exchanged_value,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(exchanged_value={self.exchanged_value!r})'
-
-    def __init__(self, exchanged_value: float) -> None:
-        _set = _SET_ExchangedValue
-        _set[0](self, exchanged_value)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'exchanged_value': self.exchanged_value,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"exchanged_value": ', v.float_text(self.exchanged_value), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_ExchangedValue[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ExchangedValue:
-        d = v.want_object(data, path, {'exchanged_value': True})
-        return _new_ExchangedValue(
-            exchanged_value=v.want_float(d['exchanged_value'], path + '.exchanged_value'),
-        )
+    exchanged_value: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
 
 
-_SET_ExchangedValue: tuple[Any, ...] = rt.slot_setters(_Slots_ExchangedValue, ('exchanged_value', '_json'))
-
-
-class _Made_ExchangedValue(_Slots_ExchangedValue):
-    'A ExchangedValue being made by _new_ExchangedValue.'
-
-    __slots__ = ()
-
-
-def _new_ExchangedValue(exchanged_value: float) -> ExchangedValue:
-    self: Any = object.__new__(_Made_ExchangedValue)
-    self.exchanged_value = exchanged_value
-    self._json = None
-    self.__class__ = ExchangedValue
-    _made: ExchangedValue = self
-    return _made
-
-
-class _Slots_Verification:
-    'The slots of the Verification record: its fields and its JSON text.'
-
-    __slots__ = ('verification_status', 'verification_failure', '_json')
-
-
-class Verification(_Slots_Verification, rt.Record):
+class Verification(Record):
     'The Verification record.'
 
-    __slots__ = ()
-    __match_args__ = ('verification_status', 'verification_failure')
-
-    verification_status: bool
-    verification_failure: str | None
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.verification_status, self.verification_failure) == (other.verification_status, other.verification_failure)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.verification_status, self.verification_failure))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(verification_status={self.verification_status!r}, verification_failure={self.verification_failure!r})'
-
-    def __init__(self, verification_status: bool, verification_failure: str | None) -> None:
-        _set = _SET_Verification
-        _set[0](self, verification_status)
-        _set[1](self, verification_failure)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'verification_status': self.verification_status,
-            **({'verification_failure': self.verification_failure} if self.verification_failure is not None else {}),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = v.json_text(self.export())
-            _SET_Verification[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Verification:
-        d = v.want_object(data, path, {'verification_status': True, 'verification_failure': False})
-        return _new_Verification(
-            verification_status=v.want_bool(d['verification_status'], path + '.verification_status'),
-            verification_failure=(v.want_optional(d['verification_failure'], path + '.verification_failure', (lambda x, p: v.want_str(x, p))) if 'verification_failure' in d else None),
-        )
+    verification_status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    verification_failure: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        optional=True,
+        omit_none=True,
+        text=optional_text(v.str_text),
+    )
 
 
-_SET_Verification: tuple[Any, ...] = rt.slot_setters(_Slots_Verification, ('verification_status', 'verification_failure', '_json'))
-
-
-class _Made_Verification(_Slots_Verification):
-    'A Verification being made by _new_Verification.'
-
-    __slots__ = ()
-
-
-def _new_Verification(verification_status: bool, verification_failure: str | None) -> Verification:
-    self: Any = object.__new__(_Made_Verification)
-    self.verification_status = verification_status
-    self.verification_failure = verification_failure
-    self._json = None
-    self.__class__ = Verification
-    _made: Verification = self
-    return _made
-
-
-class _Slots_BudgetLimit:
-    'The slots of the BudgetLimit record: its fields and its JSON text.'
-
-    __slots__ = ('budget_limit', '_json')
-
-
-class BudgetLimit(_Slots_BudgetLimit, rt.Record):
+class BudgetLimit(Record):
     'The BudgetLimit record.'
 
-    __slots__ = ()
-    __match_args__ = ('budget_limit',)
-
-    budget_limit: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.budget_limit,) == (other.budget_limit,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.budget_limit,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(budget_limit={self.budget_limit!r})'
-
-    def __init__(self, budget_limit: float) -> None:
-        _set = _SET_BudgetLimit
-        _set[0](self, budget_limit)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'budget_limit': self.budget_limit,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"budget_limit": ', v.float_text(self.budget_limit), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_BudgetLimit[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> BudgetLimit:
-        d = v.want_object(data, path, {'budget_limit': True})
-        return _new_BudgetLimit(
-            budget_limit=v.want_float(d['budget_limit'], path + '.budget_limit'),
-        )
+    budget_limit: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
 
 
-_SET_BudgetLimit: tuple[Any, ...] = rt.slot_setters(_Slots_BudgetLimit, ('budget_limit', '_json'))
-
-
-class _Made_BudgetLimit(_Slots_BudgetLimit):
-    'A BudgetLimit being made by _new_BudgetLimit.'
-
-    __slots__ = ()
-
-
-def _new_BudgetLimit(budget_limit: float) -> BudgetLimit:
-    self: Any = object.__new__(_Made_BudgetLimit)
-    self.budget_limit = budget_limit
-    self._json = None
-    self.__class__ = BudgetLimit
-    _made: BudgetLimit = self
-    return _made
-
-
-class _Slots_NearestAirport:
-    'The slots of the NearestAirport record: its fields and its JSON text.'
-
-    __slots__ = ('nearest_airport', '_json')
-
-
-class NearestAirport(_Slots_NearestAirport, rt.Record):
+class NearestAirport(Record):
     'The NearestAirport record.'
 
-    __slots__ = ()
-    __match_args__ = ('nearest_airport',)
-
-    nearest_airport: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.nearest_airport,) == (other.nearest_airport,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.nearest_airport,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(nearest_airport={self.nearest_airport!r})'
-
-    def __init__(self, nearest_airport: str) -> None:
-        _set = _SET_NearestAirport
-        _set[0](self, nearest_airport)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'nearest_airport': self.nearest_airport,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"nearest_airport": ', v.str_text(self.nearest_airport), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_NearestAirport[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> NearestAirport:
-        d = v.want_object(data, path, {'nearest_airport': True})
-        return _new_NearestAirport(
-            nearest_airport=v.want_str(d['nearest_airport'], path + '.nearest_airport'),
-        )
+    nearest_airport: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_NearestAirport: tuple[Any, ...] = rt.slot_setters(_Slots_NearestAirport, ('nearest_airport', '_json'))
-
-
-class _Made_NearestAirport(_Slots_NearestAirport):
-    'A NearestAirport being made by _new_NearestAirport.'
-
-    __slots__ = ()
-
-
-def _new_NearestAirport(nearest_airport: str) -> NearestAirport:
-    self: Any = object.__new__(_Made_NearestAirport)
-    self.nearest_airport = nearest_airport
-    self._json = None
-    self.__class__ = NearestAirport
-    _made: NearestAirport = self
-    return _made
-
-
-class _Slots_Insurance:
-    'The slots of the Insurance record: its fields and its JSON text.'
-
-    __slots__ = ('insurance_id', 'insurance_status', 'error', '_json')
-
-
-class Insurance(_Slots_Insurance, rt.Record):
+class Insurance(Record):
     'The Insurance record.'
 
-    __slots__ = ()
-    __match_args__ = ('insurance_id', 'insurance_status', 'error')
-
-    insurance_id: str | None
-    insurance_status: bool
-    error: str | None
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.insurance_id, self.insurance_status, self.error) == (other.insurance_id, other.insurance_status, other.error)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.insurance_id, self.insurance_status, self.error))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(insurance_id={self.insurance_id!r}, insurance_status={self.insurance_status!r}, error={self.error!r})'
-
-    def __init__(self, insurance_id: str | None, insurance_status: bool, error: str | None) -> None:
-        _set = _SET_Insurance
-        _set[0](self, insurance_id)
-        _set[1](self, insurance_status)
-        _set[2](self, error)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            **({'insurance_id': self.insurance_id} if self.insurance_id is not None else {}),
-            'insurance_status': self.insurance_status,
-            **({'error': self.error} if self.error is not None else {}),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = v.json_text(self.export())
-            _SET_Insurance[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Insurance:
-        d = v.want_object(data, path, {'insurance_id': False, 'insurance_status': True, 'error': False})
-        return _new_Insurance(
-            insurance_id=(v.want_optional(d['insurance_id'], path + '.insurance_id', (lambda x, p: v.want_str(x, p))) if 'insurance_id' in d else None),
-            insurance_status=v.want_bool(d['insurance_status'], path + '.insurance_status'),
-            error=(v.want_optional(d['error'], path + '.error', (lambda x, p: v.want_str(x, p))) if 'error' in d else None),
-        )
+    insurance_id: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        optional=True,
+        omit_none=True,
+        text=optional_text(v.str_text),
+    )
+    insurance_status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    error: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        optional=True,
+        omit_none=True,
+        text=optional_text(v.str_text),
+    )
 
 
-_SET_Insurance: tuple[Any, ...] = rt.slot_setters(_Slots_Insurance, ('insurance_id', 'insurance_status', 'error', '_json'))
-
-
-class _Made_Insurance(_Slots_Insurance):
-    'A Insurance being made by _new_Insurance.'
-
-    __slots__ = ()
-
-
-def _new_Insurance(insurance_id: str | None, insurance_status: bool, error: str | None) -> Insurance:
-    self: Any = object.__new__(_Made_Insurance)
-    self.insurance_id = insurance_id
-    self.insurance_status = insurance_status
-    self.error = error
-    self._json = None
-    self.__class__ = Insurance
-    _made: Insurance = self
-    return _made
-
-
-class _Slots_SupportMessage:
-    'The slots of the SupportMessage record: its fields and its JSON text.'
-
-    __slots__ = ('customer_support_message', '_json')
-
-
-class SupportMessage(_Slots_SupportMessage, rt.Record):
+class SupportMessage(Record):
     'The SupportMessage record.'
 
-    __slots__ = ()
-    __match_args__ = ('customer_support_message',)
-
-    customer_support_message: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.customer_support_message,) == (other.customer_support_message,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.customer_support_message,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(customer_support_message={self.customer_support_message!r})'
-
-    def __init__(self, customer_support_message: str) -> None:
-        _set = _SET_SupportMessage
-        _set[0](self, customer_support_message)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'customer_support_message': self.customer_support_message,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"customer_support_message": ', v.str_text(self.customer_support_message), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_SupportMessage[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SupportMessage:
-        d = v.want_object(data, path, {'customer_support_message': True})
-        return _new_SupportMessage(
-            customer_support_message=v.want_str(d['customer_support_message'], path + '.customer_support_message'),
-        )
+    customer_support_message: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_SupportMessage: tuple[Any, ...] = rt.slot_setters(_Slots_SupportMessage, ('customer_support_message', '_json'))
-
-
-class _Made_SupportMessage(_Slots_SupportMessage):
-    'A SupportMessage being made by _new_SupportMessage.'
-
-    __slots__ = ()
-
-
-def _new_SupportMessage(customer_support_message: str) -> SupportMessage:
-    self: Any = object.__new__(_Made_SupportMessage)
-    self.customer_support_message = customer_support_message
-    self._json = None
-    self.__class__ = SupportMessage
-    _made: SupportMessage = self
-    return _made
-
-
-class _Slots_CreditCards:
-    'The slots of the CreditCards record: its fields.'
-
-    __slots__ = ('credit_card_list',)
-
-
-class CreditCards(_Slots_CreditCards, rt.Record):
+class CreditCards(Record):
     'The CreditCards record.'
 
-    __slots__ = ()
-    __match_args__ = ('credit_card_list',)
-
-    credit_card_list: dict[str, dict[str, Any]]
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.credit_card_list,) == (other.credit_card_list,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.credit_card_list,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(credit_card_list={self.credit_card_list!r})'
-
-    def __init__(self, credit_card_list: dict[str, dict[str, Any]]) -> None:
-        _set = _SET_CreditCards
-        _set[0](self, credit_card_list)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'credit_card_list': v.export_value(self.credit_card_list),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CreditCards:
-        d = v.want_object(data, path, {'credit_card_list': True})
-        return _new_CreditCards(
-            credit_card_list=v.want_map(d['credit_card_list'], path + '.credit_card_list', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))),
-        )
-
-
-_SET_CreditCards: tuple[Any, ...] = rt.slot_setters(_Slots_CreditCards, ('credit_card_list',))
-
-
-class _Made_CreditCards(_Slots_CreditCards):
-    'A CreditCards being made by _new_CreditCards.'
-
-    __slots__ = ()
-
-
-def _new_CreditCards(credit_card_list: dict[str, dict[str, Any]]) -> CreditCards:
-    self: Any = object.__new__(_Made_CreditCards)
-    self.credit_card_list = credit_card_list
-    self.__class__ = CreditCards
-    _made: CreditCards = self
-    return _made
+    credit_card_list: dict[str, dict[str, Any]] = field(
+        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))),
+        export=v.export_value,
+        keeps_text=False,
+    )
 
 
 _C_AIRPORTS: tuple[str, ...] = ('RMS', 'SBK', 'MPC', 'SVP', 'SHD', 'CDG', 'LHR', 'SSV', 'OKD', 'WLB', 'PEK', 'HND', 'HKG', 'CIA', 'CRH', 'ATV', 'PHV', 'GFD', 'SFO', 'LAX', 'JFK', 'ORD', 'BOS',)  # travel_api.world:150
@@ -1517,10 +421,10 @@ class TravelAPI(Episode):
         return costs  # travel_api.world:756
 
     def fn_booking_refused(self, error: str) -> Booking:  # travel_api.world:759
-        return _new_Booking(None, None, False, None, error)  # travel_api.world:760
+        return Booking(None, None, False, None, error)  # travel_api.world:760
 
     def fn_insurance_refused(self, error: str) -> Insurance:  # travel_api.world:763
-        return _new_Insurance(None, False, error)  # travel_api.world:764
+        return Insurance(None, False, error)  # travel_api.world:764
 
     def tool_authenticate_travel(self, client_id: str, client_secret: str, refresh_token: str, grant_type: str, user_first_name: str, user_last_name: str) -> Token:  # travel_api.world:769
         'Authenticate the user with the travel API'
@@ -1531,15 +435,15 @@ class TravelAPI(Episode):
         self._set(self.state, 'token_scope', grant_type)  # travel_api.world:784
         self._set(self.state, 'user_first_name', user_first_name)  # travel_api.world:785
         self._set(self.state, 'user_last_name', user_last_name)  # travel_api.world:786
-        return _new_Token(2, token, 'Bearer', grant_type)  # travel_api.world:787
+        return Token(2, token, 'Bearer', grant_type)  # travel_api.world:787
 
     def tool_travel_get_login_status(self) -> LoginStatus:  # travel_api.world:790
         'Get the status of the login'
-        return _new_LoginStatus((not ((self.state.token_expires_in is None) or (rt.present(self.state.token_expires_in) == 0))))  # travel_api.world:791
+        return LoginStatus((not ((self.state.token_expires_in is None) or (rt.present(self.state.token_expires_in) == 0))))  # travel_api.world:791
 
     def tool_get_budget_fiscal_year(self, lastModifiedAfter: str | None, includeRemoved: str | None) -> FiscalYear:  # travel_api.world:794
         'Get the budget fiscal year'
-        return _new_FiscalYear('2018')  # travel_api.world:801
+        return FiscalYear('2018')  # travel_api.world:801
 
     def tool_register_credit_card(self, access_token: str, card_number: str, expiration_date: str, cardholder_name: str, card_verification_number: int) -> CardId:  # travel_api.world:804
         'Register a credit card'
@@ -1553,12 +457,12 @@ class TravelAPI(Episode):
             raise ToolError('Card already registered')
         card_id: str = rt.text(self._rng().randint(100000000000, 999999999999))  # travel_api.world:821
         self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: {'card_number': card_number, 'expiration_date': expiration_date, 'cardholder_name': cardholder_name, 'card_verification_number': card_verification_number, 'balance': self._rng().randint(10000, 99999)}})  # travel_api.world:822
-        return _new_CardId(card_id)  # travel_api.world:829
+        return CardId(card_id)  # travel_api.world:829
 
     def tool_get_flight_cost(self, travel_from: str, travel_to: str, travel_date: str, travel_class: str) -> CostList:  # travel_api.world:832
         'Get the list of cost of a flight in USD based on location, date, and class'
         self._set(self.state, 'flight_cost_lookup', self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class))  # travel_api.world:841
-        return _new_CostList(tuple([_entry1['cost'] for _entry1 in rt.each(self, tuple(rt.each(self, self.state.flight_cost_lookup).values()))]))  # travel_api.world:842
+        return CostList(tuple([_entry1['cost'] for _entry1 in rt.each(self, tuple(rt.each(self, self.state.flight_cost_lookup).values()))]))  # travel_api.world:842
 
     def tool_get_credit_card_balance(self, access_token: str, card_id: str) -> CardBalance:  # travel_api.world:845
         'Get the balance of a credit card'
@@ -1568,7 +472,7 @@ class TravelAPI(Episode):
             raise ToolError('Invalid access token')
         if not (card_id in self.state.credit_card_list):  # travel_api.world:854
             raise ToolError(rt.python_grown(self, ("Card not registered. Here are a list of card_id's: " + rt.built(self, rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.credit_card_list).keys())))))))
-        return _new_CardBalance(self.fn_key_of(self.state.credit_card_list[card_id], 'balance'))  # travel_api.world:855
+        return CardBalance(self.fn_key_of(self.state.credit_card_list[card_id], 'balance'))  # travel_api.world:855
 
     def tool_book_flight(self, access_token: str, card_id: str, travel_date: str, travel_from: str, travel_to: str, travel_class: str) -> Booking:  # travel_api.world:858
         'Book a flight given the travel information. From and To should be the airport codes in the IATA format.'
@@ -1605,7 +509,7 @@ class TravelAPI(Episode):
         booking_id: str = rt.text(self._rng().randint(1000000, 9999999))  # travel_api.world:917
         transaction_id: str = rt.text(self._rng().randint(10000000, 99999999))  # travel_api.world:918
         self._set(self.state, 'booking_record', {**self.state.booking_record, booking_id: {'card_id': card_id, 'travel_date': travel_date, 'travel_from': travel_from, 'travel_to': travel_to, 'travel_class': travel_class, 'travel_cost': travel_cost, 'transaction_id': transaction_id}})  # travel_api.world:919
-        return _new_Booking(booking_id, transaction_id, True, (self.state.booking_record if self.state.long_context else {}), None)  # travel_api.world:929
+        return Booking(booking_id, transaction_id, True, (self.state.booking_record if self.state.long_context else {}), None)  # travel_api.world:929
 
     def tool_retrieve_invoice(self, access_token: str, booking_id: str | None, insurance_id: str | None) -> InvoiceResult:  # travel_api.world:937
         'Retrieve the invoice for a booking.'
@@ -1616,7 +520,7 @@ class TravelAPI(Episode):
         if ((booking_id is None) or ((booking_id if booking_id is not None else rt.absent()) not in self.state.booking_record)):  # travel_api.world:947
             raise ToolError('Booking not found')  # travel_api.world:948
         booking: dict[str, Any] = self.state.booking_record[(booking_id if booking_id is not None else rt.absent())]  # travel_api.world:950
-        return _new_InvoiceResult(_new_Invoice((booking_id if booking_id is not None else rt.absent()), self.fn_key_of(booking, 'travel_date'), self.fn_key_of(booking, 'travel_from'), self.fn_key_of(booking, 'travel_to'), self.fn_key_of(booking, 'travel_class'), self.fn_key_of(booking, 'travel_cost'), self.fn_key_of(booking, 'transaction_id')))  # travel_api.world:953
+        return InvoiceResult(Invoice((booking_id if booking_id is not None else rt.absent()), self.fn_key_of(booking, 'travel_date'), self.fn_key_of(booking, 'travel_from'), self.fn_key_of(booking, 'travel_to'), self.fn_key_of(booking, 'travel_class'), self.fn_key_of(booking, 'travel_cost'), self.fn_key_of(booking, 'transaction_id')))  # travel_api.world:953
 
     def tool_get_booking_history(self, access_token: str) -> BookingHistory:  # travel_api.world:966
         'Retrieve all booking history for the user.'
@@ -1624,7 +528,7 @@ class TravelAPI(Episode):
             raise ToolError('Token expired')
         if not (access_token == self.state.access_token):  # travel_api.world:972
             raise ToolError('Invalid access token')
-        return _new_BookingHistory(self.state.booking_record)  # travel_api.world:973
+        return BookingHistory(self.state.booking_record)  # travel_api.world:973
 
     def tool_list_all_airports(self) -> tuple[str, ...]:  # travel_api.world:976
         'List all available airports'
@@ -1633,11 +537,11 @@ class TravelAPI(Episode):
     def tool_cancel_booking(self, access_token: str, booking_id: str) -> Cancellation:  # travel_api.world:980
         'Cancel a booking'
         if (self.state.token_expires_in == 0):  # travel_api.world:986
-            return _new_Cancellation(False, 'Token expired')  # travel_api.world:987
+            return Cancellation(False, 'Token expired')  # travel_api.world:987
         if (access_token != self.state.access_token):  # travel_api.world:989
-            return _new_Cancellation(False, 'Invalid access token')  # travel_api.world:990
+            return Cancellation(False, 'Invalid access token')  # travel_api.world:990
         if (booking_id not in self.state.booking_record):  # travel_api.world:992
-            return _new_Cancellation(False, 'Booking not found')  # travel_api.world:993
+            return Cancellation(False, 'Booking not found')  # travel_api.world:993
         booking: dict[str, Any] = self.state.booking_record[booking_id]  # travel_api.world:995
         card_id: Any = self.fn_key_of(booking, 'card_id')  # travel_api.world:996
         travel_cost: Any = self.fn_key_of(booking, 'travel_cost')  # travel_api.world:997
@@ -1649,31 +553,31 @@ class TravelAPI(Episode):
         card: dict[str, Any] = self.state.credit_card_list[rt.built(self, rt.text(card_id))]  # travel_api.world:1004
         self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, rt.built(self, rt.text(card_id)): {**self.state.credit_card_list[rt.built(self, rt.text(card_id))], 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.fn_key_of(card, 'balance'))) + rt.to_number(rt.read(self, travel_cost)))}})  # travel_api.world:1005
         self._set(self.state, 'booking_record', rt.without_key(self.state.booking_record, booking_id))  # travel_api.world:1006
-        return _new_Cancellation(True, None)  # travel_api.world:1007
+        return Cancellation(True, None)  # travel_api.world:1007
 
     def tool_compute_exchange_rate(self, base_currency: str, target_currency: str, value: int | float) -> ExchangedValue:  # travel_api.world:1010
         'Compute the exchange rate between two currencies'
         if ((base_currency == 'USD') and (target_currency in _C_USD_RATES)):  # travel_api.world:1019
-            return _new_ExchangedValue(rt.to_float(rt.python_times(value, _C_USD_RATES[target_currency])))  # travel_api.world:1020
+            return ExchangedValue(rt.to_float(rt.python_times(value, _C_USD_RATES[target_currency])))  # travel_api.world:1020
         if ((target_currency == 'USD') and (base_currency in _C_USD_RATES)):  # travel_api.world:1022
-            return _new_ExchangedValue(round((value / _C_USD_RATES[base_currency]), 2))  # travel_api.world:1024
+            return ExchangedValue(round((value / _C_USD_RATES[base_currency]), 2))  # travel_api.world:1024
         raise ToolError('No available exchange rate for the given currencies.')  # travel_api.world:1026
 
     def tool_verify_traveler_information(self, first_name: str, last_name: str, date_of_birth: str, passport_number: str) -> Verification:  # travel_api.world:1029
         'Verify the traveler information'
         if ((self.state.user_first_name != first_name) or (self.state.user_last_name != last_name)):  # travel_api.world:1037
-            return _new_Verification(False, rt.python_grown(self, ('Cannot book flight information for another user.' + rt.built(self, ('Expected ' + rt.text(self.state.user_first_name) + ' ' + rt.text(self.state.user_last_name) + ', got ' + rt.text(first_name) + ' ' + rt.text(last_name))))))  # travel_api.world:1039
+            return Verification(False, rt.python_grown(self, ('Cannot book flight information for another user.' + rt.built(self, ('Expected ' + rt.text(self.state.user_first_name) + ' ' + rt.text(self.state.user_last_name) + ', got ' + rt.text(first_name) + ' ' + rt.text(last_name))))))  # travel_api.world:1039
         if (rt.attempt(lambda: rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')) is None):  # travel_api.world:1044
-            return _new_Verification(False, 'Invalid date of birth format. Please use YYYY-MM-DD.')  # travel_api.world:1045
+            return Verification(False, 'Invalid date of birth format. Please use YYYY-MM-DD.')  # travel_api.world:1045
         born: dt.datetime = rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')  # travel_api.world:1051
         age: int = rt.bounded(self.clock.year - born.year)  # travel_api.world:1052
         if ((self.clock.month < born.month) or ((self.clock.month == born.month) and (self.clock.day < born.day))):  # travel_api.world:1053
             age = rt.python_augmented(self, '-', age, 1)  # travel_api.world:1054
         if (age < 18):  # travel_api.world:1056
-            return _new_Verification(False, 'Traveler must be at least 18 years old.')  # travel_api.world:1057
+            return Verification(False, 'Traveler must be at least 18 years old.')  # travel_api.world:1057
         if (not passport_number.startswith('US')):  # travel_api.world:1062
-            return _new_Verification(False, 'Passport must be issued by the United States.')  # travel_api.world:1063
-        return _new_Verification(True, None)  # travel_api.world:1068
+            return Verification(False, 'Passport must be issued by the United States.')  # travel_api.world:1063
+        return Verification(True, None)  # travel_api.world:1068
 
     def tool_set_budget_limit(self, access_token: str, budget_limit: float) -> BudgetLimit:  # travel_api.world:1071
         'Set the budget limit for the user'
@@ -1682,11 +586,11 @@ class TravelAPI(Episode):
         if not (access_token == self.state.access_token):  # travel_api.world:1078
             raise ToolError('Invalid access token')
         self._set(self.state, 'budget_limit', budget_limit)  # travel_api.world:1080
-        return _new_BudgetLimit(budget_limit)  # travel_api.world:1081
+        return BudgetLimit(budget_limit)  # travel_api.world:1081
 
     def tool_get_nearest_airport_by_city(self, location: str) -> NearestAirport:  # travel_api.world:1084
         'Get the nearest airport to the given location'
-        return _new_NearestAirport(rt.coalesce(_C_CITY_AIRPORTS.get(location), lambda: 'Unknown'))  # travel_api.world:1089
+        return NearestAirport(rt.coalesce(_C_CITY_AIRPORTS.get(location), lambda: 'Unknown'))  # travel_api.world:1089
 
     def tool_purchase_insurance(self, access_token: str, insurance_type: str, booking_id: str, insurance_cost: int | float, card_id: str) -> Insurance:  # travel_api.world:1092
         'Purchase insurance'
@@ -1702,17 +606,17 @@ class TravelAPI(Episode):
             return self.fn_insurance_refused('Credit card not registered')  # travel_api.world:1115
         card: dict[str, Any] = self.state.credit_card_list[card_id]  # travel_api.world:1119
         self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: {**self.state.credit_card_list[card_id], 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.fn_key_of(card, 'balance'))) - insurance_cost)}})  # travel_api.world:1120
-        return _new_Insurance(rt.text(self._rng().randint(100000000, 999999999)), True, None)  # travel_api.world:1121
+        return Insurance(rt.text(self._rng().randint(100000000, 999999999)), True, None)  # travel_api.world:1121
 
     def tool_contact_customer_support(self, booking_id: str, message: str) -> SupportMessage:  # travel_api.world:1124
         'Contact travel booking customer support, get immediate support on an issue with an online call.'
         if not (booking_id in self.state.booking_record):  # travel_api.world:1130
             raise ToolError('Booking not found')
-        return _new_SupportMessage('Thank you for contacting customer support. Your message has been received and we will get back to you shortly.')  # travel_api.world:1131
+        return SupportMessage('Thank you for contacting customer support. Your message has been received and we will get back to you shortly.')  # travel_api.world:1131
 
     def tool_get_all_credit_cards(self) -> CreditCards:  # travel_api.world:1136
         'Get all registered credit cards'
-        return _new_CreditCards(self.state.credit_card_list)  # travel_api.world:1137
+        return CreditCards(self.state.credit_card_list)  # travel_api.world:1137
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

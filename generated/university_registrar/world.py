@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Course", "Enrolment", "EnrolmentStatus", "Grade", "Meeting", "Section", "SectionInfo", "Student", "StudentRecord", "StudentStatus", "UniversityRegistrar", "WaitlistEntry", "WaitlistPosition", "Weekday"]
 
@@ -35,10 +36,7 @@ class StudentStatus(enum.StrEnum):
     suspended = 'suspended'
 
 
-_E13_StudentStatus_active: StudentStatus = StudentStatus.active
-_E13_StudentStatus_suspended: StudentStatus = StudentStatus.suspended
-
-_T13_StudentStatus: dict[StudentStatus | None, str] = {None: 'null', _E13_StudentStatus_active: '"active"', _E13_StudentStatus_suspended: '"suspended"', }
+_E13_StudentStatus_active, _E13_StudentStatus_suspended = StudentStatus.__members__.values()
 
 
 class Weekday(enum.StrEnum):
@@ -51,13 +49,10 @@ class Weekday(enum.StrEnum):
     fri = 'fri'
 
 
-_E7_Weekday_mon: Weekday = Weekday.mon
-_E7_Weekday_tue: Weekday = Weekday.tue
-_E7_Weekday_wed: Weekday = Weekday.wed
-_E7_Weekday_thu: Weekday = Weekday.thu
-_E7_Weekday_fri: Weekday = Weekday.fri
-
-_T7_Weekday: dict[Weekday | None, str] = {None: 'null', _E7_Weekday_mon: '"mon"', _E7_Weekday_tue: '"tue"', _E7_Weekday_wed: '"wed"', _E7_Weekday_thu: '"thu"', _E7_Weekday_fri: '"fri"', }
+(
+    _E7_Weekday_mon, _E7_Weekday_tue, _E7_Weekday_wed, _E7_Weekday_thu,
+    _E7_Weekday_fri,
+) = Weekday.__members__.values()
 
 
 class EnrolmentStatus(enum.StrEnum):
@@ -68,11 +63,10 @@ class EnrolmentStatus(enum.StrEnum):
     completed = 'completed'
 
 
-_E15_EnrolmentStatus_enrolled: EnrolmentStatus = EnrolmentStatus.enrolled
-_E15_EnrolmentStatus_dropped: EnrolmentStatus = EnrolmentStatus.dropped
-_E15_EnrolmentStatus_completed: EnrolmentStatus = EnrolmentStatus.completed
-
-_T15_EnrolmentStatus: dict[EnrolmentStatus | None, str] = {None: 'null', _E15_EnrolmentStatus_enrolled: '"enrolled"', _E15_EnrolmentStatus_dropped: '"dropped"', _E15_EnrolmentStatus_completed: '"completed"', }
+(
+    _E15_EnrolmentStatus_enrolled, _E15_EnrolmentStatus_dropped,
+    _E15_EnrolmentStatus_completed,
+) = EnrolmentStatus.__members__.values()
 
 
 class Grade(enum.StrEnum):
@@ -85,686 +79,229 @@ class Grade(enum.StrEnum):
     F = 'F'
 
 
-_E5_Grade_A: Grade = Grade.A
-_E5_Grade_B: Grade = Grade.B
-_E5_Grade_C: Grade = Grade.C
-_E5_Grade_D: Grade = Grade.D
-_E5_Grade_F: Grade = Grade.F
-
-_T5_Grade: dict[Grade | None, str] = {None: 'null', _E5_Grade_A: '"A"', _E5_Grade_B: '"B"', _E5_Grade_C: '"C"', _E5_Grade_D: '"D"', _E5_Grade_F: '"F"', }
+_E5_Grade_A, _E5_Grade_B, _E5_Grade_C, _E5_Grade_D, _E5_Grade_F = Grade.__members__.values()
 
 
-class _Slots_Meeting:
-    'The slots of the Meeting record: its fields and its JSON text.'
-
-    __slots__ = ('day', 'start', 'end', '_json')
-
-
-class Meeting(_Slots_Meeting, rt.Record):
+class Meeting(Record):
     'A weekly class meeting.'
 
-    __slots__ = ()
-    __match_args__ = ('day', 'start', 'end')
-
-    day: Weekday
-    start: str
-    end: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.day, self.start, self.end) == (other.day, other.start, other.end)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.day, self.start, self.end))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(day={self.day!r}, start={self.start!r}, end={self.end!r})'
-
-    def __init__(self, day: Weekday, start: str, end: str) -> None:
-        _set = _SET_Meeting
-        _set[0](self, day)
-        _set[1](self, start)
-        _set[2](self, end)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'day': self.day._value_,
-            'start': self.start,
-            'end': self.end,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"day": ', _T7_Weekday[self.day], ', "start": ', v.str_text(self.start), ', "end": ', v.str_text(self.end), '}'))
-            _SET_Meeting[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Meeting:
-        d = v.want_object(data, path, {'day': True, 'start': True, 'end': True})
-        return _new_Meeting(
-            day=v.want_enum(d['day'], path + '.day', Weekday),
-            start=v.check_pattern(v.want_str(d['start'], path + '.start'), path + '.start', '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
-            end=v.check_pattern(v.want_str(d['end'], path + '.end'), path + '.end', '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
-        )
-
-
-_SET_Meeting: tuple[Any, ...] = rt.slot_setters(_Slots_Meeting, ('day', 'start', 'end', '_json'))
-
-
-class _Made_Meeting(_Slots_Meeting):
-    'A Meeting being made by _new_Meeting.'
-
-    __slots__ = ()
-
-
-def _new_Meeting(day: Weekday, start: str, end: str) -> Meeting:
-    self: Any = object.__new__(_Made_Meeting)
-    self.day = day
-    self.start = start
-    self.end = end
-    self._json = None
-    self.__class__ = Meeting
-    _made: Meeting = self
-    return _made
+    day: Weekday = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Weekday),
+        export=enum_value,
+        text=enum_text(Weekday),
+    )
+    start: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
+        text=v.str_text,
+    )
+    end: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
+        text=v.str_text,
+    )
 
 
 class Student(Row):
     'An enrolled university student.'
 
-    __slots__ = ('id_', 'name', 'program', 'status', )
-    ENTITY: ClassVar[str] = 'Student'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('program', 'program', None, True),
-        ('status', 'status', lambda value: value._value_, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        _T13_StudentStatus.__getitem__,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, program: str, status: StudentStatus) -> None:
-        self.id_ = id_
-        self.name = name
-        self.program = program
-        self.status = status
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Student:
-        other = Student.__new__(Student)
-        other.id_ = self.id_
-        other.name = self.name
-        other.program = self.program
-        other.status = self.status
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'program': self.program,
-            'status': self.status._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Student:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'program': True, 'status': False})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^S[0-9]{5}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            program=v.check_length(v.want_str(d['program'], path + '.program'), path + '.program', 1, 80),
-            status=(v.want_enum(d['status'], path + '.status', StudentStatus) if d.get('status') is not None else _E13_StudentStatus_active),
-        )
+    program: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
+    )
+    status: StudentStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, StudentStatus),
+        fill=lambda ep: _E13_StudentStatus_active,
+        export=enum_value,
+        text=enum_text(StudentStatus),
+    )
 
 
 class Course(Row):
     'A course in the catalogue.'
 
-    __slots__ = ('code', 'title', 'credits_', 'prerequisites', )
-    ENTITY: ClassVar[str] = 'Course'
-    KEY: ClassVar[str] = 'code'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('code', 'code', None, True),
-        ('title', 'title', None, True),
-        ('credits_', 'credits', None, True),
-        ('prerequisites', 'prerequisites', lambda value: list(value), True),
+    code: str = field(
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        None,
+    title: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 120),
+        text=v.str_text,
     )
-
-    def __init__(self, *, code: str, title: str, credits_: int, prerequisites: tuple[str, ...]) -> None:
-        self.code = code
-        self.title = title
-        self.credits_ = credits_
-        self.prerequisites = prerequisites
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Course:
-        other = Course.__new__(Course)
-        other.code = self.code
-        other.title = self.title
-        other.credits_ = self.credits_
-        other.prerequisites = self.prerequisites
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'code': self.code,
-            'title': self.title,
-            'credits': self.credits_,
-            'prerequisites': list(self.prerequisites),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Course:
-        d = v.want_object(data, path, {'code': True, 'title': True, 'credits': True, 'prerequisites': True})
-        return cls(
-            code=v.check_pattern(v.want_str(d['code'], path + '.code'), path + '.code', '^[A-Z]{2,4}[0-9]{3}$'),
-            title=v.check_length(v.want_str(d['title'], path + '.title'), path + '.title', 1, 120),
-            credits_=v.check_range(v.want_int(d['credits'], path + '.credits'), path + '.credits', 1, 6),
-            prerequisites=v.want_set(d['prerequisites'], path + '.prerequisites', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'))),
-        )
+    credits_: int = field(
+        'credits',
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 6),
+        text=v.int_text,
+    )
+    prerequisites: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_set(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'))),
+        export=lambda value: list(value),
+    )
 
 
 class Section(Row):
     'One offering of a course in a term.'
 
-    __slots__ = ('id_', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline', )
-    ENTITY: ClassVar[str] = 'Section'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('course', 'course', None, True),
-        ('term', 'term', None, True),
-        ('instructor', 'instructor', None, True),
-        ('meetings', 'meetings', lambda value: [x.export() for x in value], True),
-        ('capacity', 'capacity', None, True),
-        ('starts_on', 'starts_on', lambda value: value.isoformat(), True),
-        ('ends_on', 'ends_on', lambda value: value.isoformat(), True),
-        ('drop_deadline', 'drop_deadline', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.records_text,
-        v.int_text,
-        None,
-        None,
-        None,
+    course: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, course: str, term: str, instructor: str, meetings: tuple[Meeting, ...], capacity: int, starts_on: dt.date, ends_on: dt.date, drop_deadline: dt.date) -> None:
-        self.id_ = id_
-        self.course = course
-        self.term = term
-        self.instructor = instructor
-        self.meetings = meetings
-        self.capacity = capacity
-        self.starts_on = starts_on
-        self.ends_on = ends_on
-        self.drop_deadline = drop_deadline
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Section:
-        other = Section.__new__(Section)
-        other.id_ = self.id_
-        other.course = self.course
-        other.term = self.term
-        other.instructor = self.instructor
-        other.meetings = self.meetings
-        other.capacity = self.capacity
-        other.starts_on = self.starts_on
-        other.ends_on = self.ends_on
-        other.drop_deadline = self.drop_deadline
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'course': self.course,
-            'term': self.term,
-            'instructor': self.instructor,
-            'meetings': [x.export() for x in self.meetings],
-            'capacity': self.capacity,
-            'starts_on': self.starts_on.isoformat(),
-            'ends_on': self.ends_on.isoformat(),
-            'drop_deadline': self.drop_deadline.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Section:
-        d = v.want_object(data, path, {'id': True, 'course': True, 'term': True, 'instructor': True, 'meetings': True, 'capacity': True, 'starts_on': True, 'ends_on': True, 'drop_deadline': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-            course=v.check_pattern(v.want_str(d['course'], path + '.course'), path + '.course', '^[A-Z]{2,4}[0-9]{3}$'),
-            term=v.check_pattern(v.want_str(d['term'], path + '.term'), path + '.term', '^20[0-9]{2}-(spring|fall)$'),
-            instructor=v.check_length(v.want_str(d['instructor'], path + '.instructor'), path + '.instructor', 1, 80),
-            meetings=v.check_length(v.want_list(d['meetings'], path + '.meetings', (lambda x, p: Meeting.load(x, p, ep))), path + '.meetings', 1, 5),
-            capacity=v.check_range(v.want_int(d['capacity'], path + '.capacity'), path + '.capacity', 1, 300),
-            starts_on=v.want_date(d['starts_on'], path + '.starts_on'),
-            ends_on=v.want_date(d['ends_on'], path + '.ends_on'),
-            drop_deadline=v.want_date(d['drop_deadline'], path + '.drop_deadline'),
-        )
+    term: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^20[0-9]{2}-(spring|fall)$'),
+        text=v.str_text,
+    )
+    instructor: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
+    )
+    meetings: tuple[Meeting, ...] = field(
+        load=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: Meeting.load(x, p, ep))), p, 1, 5),
+        export=lambda value: [x.export() for x in value],
+        text=v.records_text,
+    )
+    capacity: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 300),
+        text=v.int_text,
+    )
+    starts_on: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    ends_on: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
+    drop_deadline: dt.date = field(
+        load=lambda x, p, ep: v.want_date(x, p),
+        export=lambda value: value.isoformat(),
+    )
 
 
 class Enrolment(Row):
     "A student's place in a section."
 
-    __slots__ = ('id_', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at', )
-    ENTITY: ClassVar[str] = 'Enrolment'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('student', 'student', None, True),
-        ('section', 'section', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('grade', 'grade', lambda value: rt.if_present(value, lambda x: x._value_), True),
-        ('enrolled_at', 'enrolled_at', lambda value: value.isoformat(), True),
-        ('dropped_at', 'dropped_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('enrolment_ids', 'EN{:04d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        _T15_EnrolmentStatus.__getitem__,
-        _T5_Grade.__getitem__,
-        None,
-        None,
+    student: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, student: str, section: str, status: EnrolmentStatus, grade: Grade | None, enrolled_at: dt.datetime, dropped_at: dt.datetime | None) -> None:
-        self.id_ = id_
-        self.student = student
-        self.section = section
-        self.status = status
-        self.grade = grade
-        self.enrolled_at = enrolled_at
-        self.dropped_at = dropped_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Enrolment:
-        other = Enrolment.__new__(Enrolment)
-        other.id_ = self.id_
-        other.student = self.student
-        other.section = self.section
-        other.status = self.status
-        other.grade = self.grade
-        other.enrolled_at = self.enrolled_at
-        other.dropped_at = self.dropped_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'student': self.student,
-            'section': self.section,
-            'status': self.status._value_,
-            'grade': rt.if_present(self.grade, lambda x: x._value_),
-            'enrolled_at': self.enrolled_at.isoformat(),
-            'dropped_at': rt.if_present(self.dropped_at, lambda x: x.isoformat()),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Enrolment:
-        d = v.want_object(data, path, {'id': False, 'student': True, 'section': True, 'status': False, 'grade': False, 'enrolled_at': False, 'dropped_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('enrolment_ids', 'EN{:04d}')),
-            student=v.check_pattern(v.want_str(d['student'], path + '.student'), path + '.student', '^S[0-9]{5}$'),
-            section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-            status=(v.want_enum(d['status'], path + '.status', EnrolmentStatus) if d.get('status') is not None else _E15_EnrolmentStatus_enrolled),
-            grade=(v.want_optional(d['grade'], path + '.grade', (lambda x, p: v.want_enum(x, p, Grade))) if d.get('grade') is not None else None),
-            enrolled_at=(v.want_datetime(d['enrolled_at'], path + '.enrolled_at') if d.get('enrolled_at') is not None else ep.clock),
-            dropped_at=(v.want_optional(d['dropped_at'], path + '.dropped_at', (lambda x, p: v.want_datetime(x, p))) if d.get('dropped_at') is not None else None),
-        )
+    section: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+        text=v.str_text,
+    )
+    status: EnrolmentStatus = field(
+        load=lambda x, p, ep: v.want_enum(x, p, EnrolmentStatus),
+        fill=lambda ep: _E15_EnrolmentStatus_enrolled,
+        export=enum_value,
+        text=enum_text(EnrolmentStatus),
+    )
+    grade: Grade | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, Grade))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x._value_),
+        text=enum_text(Grade),
+    )
+    enrolled_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
+    )
+    dropped_at: dt.datetime | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
+    )
 
 
 class WaitlistEntry(Row):
     'A student waiting for a seat in a full section; first come, first served.'
 
-    __slots__ = ('id_', 'student', 'section', 'joined_at', )
-    ENTITY: ClassVar[str] = 'WaitlistEntry'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('student', 'student', None, True),
-        ('section', 'section', None, True),
-        ('joined_at', 'joined_at', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('waitlist_ids', 'W{:03d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
+    student: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'),
+        text=v.str_text,
+    )
+    section: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+        text=v.str_text,
+    )
+    joined_at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
     )
 
-    def __init__(self, *, id_: str, student: str, section: str, joined_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.student = student
-        self.section = section
-        self.joined_at = joined_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
 
-    def clone(self) -> WaitlistEntry:
-        other = WaitlistEntry.__new__(WaitlistEntry)
-        other.id_ = self.id_
-        other.student = self.student
-        other.section = self.section
-        other.joined_at = self.joined_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'student': self.student,
-            'section': self.section,
-            'joined_at': self.joined_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> WaitlistEntry:
-        d = v.want_object(data, path, {'id': False, 'student': True, 'section': True, 'joined_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('waitlist_ids', 'W{:03d}')),
-            student=v.check_pattern(v.want_str(d['student'], path + '.student'), path + '.student', '^S[0-9]{5}$'),
-            section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-            joined_at=(v.want_datetime(d['joined_at'], path + '.joined_at') if d.get('joined_at') is not None else ep.clock),
-        )
-
-
-class _Slots_SectionInfo:
-    'The slots of the SectionInfo record: its fields and its JSON text.'
-
-    __slots__ = ('section', 'seats_taken', 'capacity', 'waitlisted', '_json')
-
-
-class SectionInfo(_Slots_SectionInfo, rt.Record):
+class SectionInfo(Record):
     'A section in full (course, term, instructor, meetings, dates) with its seats.'
 
-    __slots__ = ()
-    __match_args__ = ('section', 'seats_taken', 'capacity', 'waitlisted')
-
-    section: str
-    seats_taken: int
-    capacity: int
-    waitlisted: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.section, self.seats_taken, self.capacity, self.waitlisted) == (other.section, other.seats_taken, other.capacity, other.waitlisted)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.section, self.seats_taken, self.capacity, self.waitlisted))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(section={self.section!r}, seats_taken={self.seats_taken!r}, capacity={self.capacity!r}, waitlisted={self.waitlisted!r})'
-
-    def __init__(self, section: str, seats_taken: int, capacity: int, waitlisted: int) -> None:
-        _set = _SET_SectionInfo
-        _set[0](self, section)
-        _set[1](self, seats_taken)
-        _set[2](self, capacity)
-        _set[3](self, waitlisted)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'section': self.section,
-            'seats_taken': self.seats_taken,
-            'capacity': self.capacity,
-            'waitlisted': self.waitlisted,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"section": ', v.str_text(self.section), ', "seats_taken": ', v.int_text(self.seats_taken), ', "capacity": ', v.int_text(self.capacity), ', "waitlisted": ', v.int_text(self.waitlisted), '}'))
-            _SET_SectionInfo[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SectionInfo:
-        d = v.want_object(data, path, {'section': True, 'seats_taken': True, 'capacity': True, 'waitlisted': True})
-        return _new_SectionInfo(
-            section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-            seats_taken=v.want_int(d['seats_taken'], path + '.seats_taken'),
-            capacity=v.want_int(d['capacity'], path + '.capacity'),
-            waitlisted=v.want_int(d['waitlisted'], path + '.waitlisted'),
-        )
+    section: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+        text=v.str_text,
+    )
+    seats_taken: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    capacity: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    waitlisted: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
-_SET_SectionInfo: tuple[Any, ...] = rt.slot_setters(_Slots_SectionInfo, ('section', 'seats_taken', 'capacity', 'waitlisted', '_json'))
-
-
-class _Made_SectionInfo(_Slots_SectionInfo):
-    'A SectionInfo being made by _new_SectionInfo.'
-
-    __slots__ = ()
-
-
-def _new_SectionInfo(section: str, seats_taken: int, capacity: int, waitlisted: int) -> SectionInfo:
-    self: Any = object.__new__(_Made_SectionInfo)
-    self.section = section
-    self.seats_taken = seats_taken
-    self.capacity = capacity
-    self.waitlisted = waitlisted
-    self._json = None
-    self.__class__ = SectionInfo
-    _made: SectionInfo = self
-    return _made
-
-
-class _Slots_StudentRecord:
-    'The slots of the StudentRecord record: its fields and its JSON text.'
-
-    __slots__ = ('student', 'enrolments', 'waitlist', 'sections', 'credits_by_term', '_json')
-
-
-class StudentRecord(_Slots_StudentRecord, rt.Record):
+class StudentRecord(Record):
     "A student's transcript and current registrations."
 
-    __slots__ = ()
-    __match_args__ = ('student', 'enrolments', 'waitlist', 'sections', 'credits_by_term')
-
-    student: str
-    enrolments: tuple[str, ...]
-    waitlist: tuple[str, ...]
-    sections: tuple[str, ...]
-    credits_by_term: dict[str, int]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.student, self.enrolments, self.waitlist, self.sections, self.credits_by_term) == (other.student, other.enrolments, other.waitlist, other.sections, other.credits_by_term)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.student, self.enrolments, self.waitlist, self.sections, self.credits_by_term))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(student={self.student!r}, enrolments={self.enrolments!r}, waitlist={self.waitlist!r}, sections={self.sections!r}, credits_by_term={self.credits_by_term!r})'
-
-    def __init__(self, student: str, enrolments: tuple[str, ...], waitlist: tuple[str, ...], sections: tuple[str, ...], credits_by_term: dict[str, int]) -> None:
-        _set = _SET_StudentRecord
-        _set[0](self, student)
-        _set[1](self, enrolments)
-        _set[2](self, waitlist)
-        _set[3](self, sections)
-        _set[4](self, credits_by_term)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'student': self.student,
-            'enrolments': list(self.enrolments),
-            'waitlist': list(self.waitlist),
-            'sections': list(self.sections),
-            'credits_by_term': {k: x for k, x in self.credits_by_term.items()},
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"student": ', v.str_text(self.student), ', "enrolments": ', v.json_text(self.enrolments), ', "waitlist": ', v.json_text(self.waitlist), ', "sections": ', v.json_text(self.sections), ', "credits_by_term": ', v.map_text(self.credits_by_term), '}'))
-            _SET_StudentRecord[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> StudentRecord:
-        d = v.want_object(data, path, {'student': True, 'enrolments': True, 'waitlist': True, 'sections': True, 'credits_by_term': True})
-        return _new_StudentRecord(
-            student=v.check_pattern(v.want_str(d['student'], path + '.student'), path + '.student', '^S[0-9]{5}$'),
-            enrolments=v.want_list(d['enrolments'], path + '.enrolments', (lambda x, p: v.want_str(x, p))),
-            waitlist=v.want_list(d['waitlist'], path + '.waitlist', (lambda x, p: v.want_str(x, p))),
-            sections=v.want_list(d['sections'], path + '.sections', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'))),
-            credits_by_term=v.want_map(d['credits_by_term'], path + '.credits_by_term', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_int(x, p))),
-        )
+    student: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'),
+        text=v.str_text,
+    )
+    enrolments: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
+    waitlist: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
+    sections: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'))),
+        export=lambda value: list(value),
+    )
+    credits_by_term: dict[str, int] = field(
+        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_int(x, p))),
+        export=lambda value: {k: x for k, x in value.items()},
+        text=v.map_text,
+    )
 
 
-_SET_StudentRecord: tuple[Any, ...] = rt.slot_setters(_Slots_StudentRecord, ('student', 'enrolments', 'waitlist', 'sections', 'credits_by_term', '_json'))
-
-
-class _Made_StudentRecord(_Slots_StudentRecord):
-    'A StudentRecord being made by _new_StudentRecord.'
-
-    __slots__ = ()
-
-
-def _new_StudentRecord(student: str, enrolments: tuple[str, ...], waitlist: tuple[str, ...], sections: tuple[str, ...], credits_by_term: dict[str, int]) -> StudentRecord:
-    self: Any = object.__new__(_Made_StudentRecord)
-    self.student = student
-    self.enrolments = enrolments
-    self.waitlist = waitlist
-    self.sections = sections
-    self.credits_by_term = credits_by_term
-    self._json = None
-    self.__class__ = StudentRecord
-    _made: StudentRecord = self
-    return _made
-
-
-class _Slots_WaitlistPosition:
-    'The slots of the WaitlistPosition record: its fields and its JSON text.'
-
-    __slots__ = ('entry', 'position', '_json')
-
-
-class WaitlistPosition(_Slots_WaitlistPosition, rt.Record):
+class WaitlistPosition(Record):
     'A waitlist entry and its place in the queue.'
 
-    __slots__ = ()
-    __match_args__ = ('entry', 'position')
-
-    entry: str
-    position: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.entry, self.position) == (other.entry, other.position)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.entry, self.position))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(entry={self.entry!r}, position={self.position!r})'
-
-    def __init__(self, entry: str, position: int) -> None:
-        _set = _SET_WaitlistPosition
-        _set[0](self, entry)
-        _set[1](self, position)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'entry': self.entry,
-            'position': self.position,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"entry": ', v.str_text(self.entry), ', "position": ', v.int_text(self.position), '}'))
-            _SET_WaitlistPosition[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> WaitlistPosition:
-        d = v.want_object(data, path, {'entry': True, 'position': True})
-        return _new_WaitlistPosition(
-            entry=v.want_str(d['entry'], path + '.entry'),
-            position=v.want_int(d['position'], path + '.position'),
-        )
-
-
-_SET_WaitlistPosition: tuple[Any, ...] = rt.slot_setters(_Slots_WaitlistPosition, ('entry', 'position', '_json'))
-
-
-class _Made_WaitlistPosition(_Slots_WaitlistPosition):
-    'A WaitlistPosition being made by _new_WaitlistPosition.'
-
-    __slots__ = ()
-
-
-def _new_WaitlistPosition(entry: str, position: int) -> WaitlistPosition:
-    self: Any = object.__new__(_Made_WaitlistPosition)
-    self.entry = entry
-    self.position = position
-    self._json = None
-    self.__class__ = WaitlistPosition
-    _made: WaitlistPosition = self
-    return _made
+    entry: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    position: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
 _C_MAX_CREDITS: int = 18  # university_registrar.world:114
@@ -954,7 +491,7 @@ class UniversityRegistrar(Episode):
 
     def tool_find_sections(self, course: Course, term: str | None) -> tuple[SectionInfo, ...]:  # university_registrar.world:223
         'List the sections of a course with instructor, meetings, seats taken, capacity and waitlist length.'
-        return tuple([_new_SectionInfo(_s11.key(), self.fn_seats_taken(_s11), _s11.capacity, self.fn_waiting_count(_s11)) for _s11 in rt.each(self, self.t_sections) if ((_s11.course == course.key()) and ((term is None) or (_s11.term == (term if term is not None else rt.absent()))))])  # university_registrar.world:229
+        return tuple([SectionInfo(_s11.key(), self.fn_seats_taken(_s11), _s11.capacity, self.fn_waiting_count(_s11)) for _s11 in rt.each(self, self.t_sections) if ((_s11.course == course.key()) and ((term is None) or (_s11.term == (term if term is not None else rt.absent()))))])  # university_registrar.world:229
 
     def tool_get_student_record(self, student: Student) -> StudentRecord:  # university_registrar.world:232
         "Show a student's enrolments with grades, their waitlist entries, the sections of both (course, term, instructor, meetings) and their credit load per term."
@@ -968,7 +505,7 @@ class UniversityRegistrar(Episode):
                 self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:241
                 credits_ = {**credits_, (self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term: rt.bounded(rt.coalesce(credits_.get((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term), lambda: 0) + self.t_courses.row((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).course).credits_)}  # university_registrar.world:241
         waiting: tuple[str, ...] = tuple([_w13.key() for _w13 in rt.each(self, self.t_waitlist) if (_w13.student == student.key())])  # university_registrar.world:244
-        return _new_StudentRecord(student.key(), mine, waiting, tuple([_s14.key() for _s14 in rt.each(self, self.t_sections) if (any((_e15.section == _s14.key()) for _e15 in rt.rows(self.t_enrolments, rt.each(self, mine))) or any((_w16.section == _s14.key()) for _w16 in rt.rows(self.t_waitlist, rt.each(self, waiting))))]), credits_)  # university_registrar.world:245
+        return StudentRecord(student.key(), mine, waiting, tuple([_s14.key() for _s14 in rt.each(self, self.t_sections) if (any((_e15.section == _s14.key()) for _e15 in rt.rows(self.t_enrolments, rt.each(self, mine))) or any((_w16.section == _s14.key()) for _w16 in rt.rows(self.t_waitlist, rt.each(self, waiting))))]), credits_)  # university_registrar.world:245
 
     def tool_search_students(self, name: str, program: str) -> tuple[str, ...]:  # university_registrar.world:254
         'Find students by name or program, with their ids, names, programs and status (active or suspended).'
@@ -987,12 +524,12 @@ class UniversityRegistrar(Episode):
 
     def tool_get_section(self, section: Section) -> SectionInfo:  # university_registrar.world:282
         'Read one section with its course, term, instructor, meetings, dates and drop deadline, seats taken, capacity and waitlist length.'
-        return _new_SectionInfo(section.key(), self.fn_seats_taken(section), section.capacity, self.fn_waiting_count(section))  # university_registrar.world:287
+        return SectionInfo(section.key(), self.fn_seats_taken(section), section.capacity, self.fn_waiting_count(section))  # university_registrar.world:287
 
     def tool_search_sections(self, term: str | None, instructor: str, day: Weekday | None) -> tuple[SectionInfo, ...]:  # university_registrar.world:295
         'Find sections of any course by term, instructor or meeting day, with course, instructor, meetings, seats taken, capacity and waitlist length.'
         wanted: str = rt.built(self, instructor.lower())  # university_registrar.world:302
-        return tuple([_new_SectionInfo(_s19.key(), self.fn_seats_taken(_s19), _s19.capacity, self.fn_waiting_count(_s19)) for _s19 in rt.each(self, self.t_sections) if ((((term is None) or (_s19.term == (term if term is not None else rt.absent()))) and (rt.read(self, wanted) in rt.read(self, rt.built(self, _s19.instructor.lower())))) and ((day is None) or any((_m20.day == (day if day is not None else rt.absent())) for _m20 in rt.each(self, _s19.meetings))))])  # university_registrar.world:303
+        return tuple([SectionInfo(_s19.key(), self.fn_seats_taken(_s19), _s19.capacity, self.fn_waiting_count(_s19)) for _s19 in rt.each(self, self.t_sections) if ((((term is None) or (_s19.term == (term if term is not None else rt.absent()))) and (rt.read(self, wanted) in rt.read(self, rt.built(self, _s19.instructor.lower())))) and ((day is None) or any((_m20.day == (day if day is not None else rt.absent())) for _m20 in rt.each(self, _s19.meetings))))])  # university_registrar.world:303
 
     def tool_get_enrolment(self, enrolment: Enrolment) -> Enrolment:  # university_registrar.world:306
         'Read an enrolment: its student, section, status, grade and when it was made or dropped.'
@@ -1054,7 +591,7 @@ class UniversityRegistrar(Episode):
             raise ToolError(rt.built(self, (rt.text(student.name) + ' is already on the waitlist of ' + rt.text(section.id_) + '.')))
         entry: WaitlistEntry = WaitlistEntry(id_=self._next('waitlist_ids', 'W{:03d}'), student=student.key(), section=section.key(), joined_at=self.clock)  # university_registrar.world:383
         self._insert(self.t_waitlist, entry)  # university_registrar.world:384
-        return _new_WaitlistPosition(entry.key(), self.fn_waiting_count(section))  # university_registrar.world:385
+        return WaitlistPosition(entry.key(), self.fn_waiting_count(section))  # university_registrar.world:385
 
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> WaitlistEntry:  # university_registrar.world:388
         'Take a student off a waitlist.'

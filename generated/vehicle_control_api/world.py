@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,1456 +24,182 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["BrakePedal", "Climate", "Cruise", "Distance", "EngineStatus", "Feasibility", "FuelLevel", "Gallons", "Headlights", "Liters", "LockStatus", "Log", "Navigation", "OutsideTemperature", "ParkingBrake", "Speed", "TirePressure", "TireShop", "VehicleControlAPI", "Zipcode"]
 
 
-class _Slots_EngineStatus:
-    'The slots of the EngineStatus record: its fields and its JSON text.'
-
-    __slots__ = ('engineState', 'fuelLevel', 'batteryVoltage', '_json')
-
-
-class EngineStatus(_Slots_EngineStatus, rt.Record):
+class EngineStatus(Record):
     'The EngineStatus record.'
 
-    __slots__ = ()
-    __match_args__ = ('engineState', 'fuelLevel', 'batteryVoltage')
-
-    engineState: str
-    fuelLevel: int | float
-    batteryVoltage: int | float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.engineState, self.fuelLevel, self.batteryVoltage) == (other.engineState, other.fuelLevel, other.batteryVoltage)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.engineState, self.fuelLevel, self.batteryVoltage))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(engineState={self.engineState!r}, fuelLevel={self.fuelLevel!r}, batteryVoltage={self.batteryVoltage!r})'
-
-    def __init__(self, engineState: str, fuelLevel: int | float, batteryVoltage: int | float) -> None:
-        _set = _SET_EngineStatus
-        _set[0](self, engineState)
-        _set[1](self, fuelLevel)
-        _set[2](self, batteryVoltage)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'engineState': self.engineState,
-            'fuelLevel': self.fuelLevel,
-            'batteryVoltage': self.batteryVoltage,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"engineState": ', v.str_text(self.engineState), ', "fuelLevel": ', v.number_text(self.fuelLevel), ', "batteryVoltage": ', v.number_text(self.batteryVoltage), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_EngineStatus[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> EngineStatus:
-        d = v.want_object(data, path, {'engineState': True, 'fuelLevel': True, 'batteryVoltage': True})
-        return _new_EngineStatus(
-            engineState=v.want_str(d['engineState'], path + '.engineState'),
-            fuelLevel=v.want_number(d['fuelLevel'], path + '.fuelLevel'),
-            batteryVoltage=v.want_number(d['batteryVoltage'], path + '.batteryVoltage'),
-        )
+    engineState: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    fuelLevel: int | float = field(load=lambda x, p, ep: v.want_number(x, p), text=v.number_text)
+    batteryVoltage: int | float = field(
+        load=lambda x, p, ep: v.want_number(x, p),
+        text=v.number_text,
+    )
 
 
-_SET_EngineStatus: tuple[Any, ...] = rt.slot_setters(_Slots_EngineStatus, ('engineState', 'fuelLevel', 'batteryVoltage', '_json'))
-
-
-class _Made_EngineStatus(_Slots_EngineStatus):
-    'A EngineStatus being made by _new_EngineStatus.'
-
-    __slots__ = ()
-
-
-def _new_EngineStatus(engineState: str, fuelLevel: int | float, batteryVoltage: int | float) -> EngineStatus:
-    self: Any = object.__new__(_Made_EngineStatus)
-    self.engineState = engineState
-    self.fuelLevel = fuelLevel
-    self.batteryVoltage = batteryVoltage
-    self._json = None
-    self.__class__ = EngineStatus
-    _made: EngineStatus = self
-    return _made
-
-
-class _Slots_FuelLevel:
-    'The slots of the FuelLevel record: its fields and its JSON text.'
-
-    __slots__ = ('fuelLevel', '_json')
-
-
-class FuelLevel(_Slots_FuelLevel, rt.Record):
+class FuelLevel(Record):
     'The FuelLevel record.'
 
-    __slots__ = ()
-    __match_args__ = ('fuelLevel',)
-
-    fuelLevel: int | float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.fuelLevel,) == (other.fuelLevel,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.fuelLevel,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(fuelLevel={self.fuelLevel!r})'
-
-    def __init__(self, fuelLevel: int | float) -> None:
-        _set = _SET_FuelLevel
-        _set[0](self, fuelLevel)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'fuelLevel': self.fuelLevel,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"fuelLevel": ', v.number_text(self.fuelLevel), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_FuelLevel[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> FuelLevel:
-        d = v.want_object(data, path, {'fuelLevel': True})
-        return _new_FuelLevel(
-            fuelLevel=v.want_number(d['fuelLevel'], path + '.fuelLevel'),
-        )
+    fuelLevel: int | float = field(load=lambda x, p, ep: v.want_number(x, p), text=v.number_text)
 
 
-_SET_FuelLevel: tuple[Any, ...] = rt.slot_setters(_Slots_FuelLevel, ('fuelLevel', '_json'))
-
-
-class _Made_FuelLevel(_Slots_FuelLevel):
-    'A FuelLevel being made by _new_FuelLevel.'
-
-    __slots__ = ()
-
-
-def _new_FuelLevel(fuelLevel: int | float) -> FuelLevel:
-    self: Any = object.__new__(_Made_FuelLevel)
-    self.fuelLevel = fuelLevel
-    self._json = None
-    self.__class__ = FuelLevel
-    _made: FuelLevel = self
-    return _made
-
-
-class _Slots_LockStatus:
-    'The slots of the LockStatus record: its fields and its JSON text.'
-
-    __slots__ = ('lockStatus', 'remainingUnlockedDoors', '_json')
-
-
-class LockStatus(_Slots_LockStatus, rt.Record):
+class LockStatus(Record):
     'The LockStatus record.'
 
-    __slots__ = ()
-    __match_args__ = ('lockStatus', 'remainingUnlockedDoors')
-
-    lockStatus: str
-    remainingUnlockedDoors: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.lockStatus, self.remainingUnlockedDoors) == (other.lockStatus, other.remainingUnlockedDoors)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.lockStatus, self.remainingUnlockedDoors))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(lockStatus={self.lockStatus!r}, remainingUnlockedDoors={self.remainingUnlockedDoors!r})'
-
-    def __init__(self, lockStatus: str, remainingUnlockedDoors: int) -> None:
-        _set = _SET_LockStatus
-        _set[0](self, lockStatus)
-        _set[1](self, remainingUnlockedDoors)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'lockStatus': self.lockStatus,
-            'remainingUnlockedDoors': self.remainingUnlockedDoors,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"lockStatus": ', v.str_text(self.lockStatus), ', "remainingUnlockedDoors": ', v.int_text(self.remainingUnlockedDoors), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_LockStatus[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> LockStatus:
-        d = v.want_object(data, path, {'lockStatus': True, 'remainingUnlockedDoors': True})
-        return _new_LockStatus(
-            lockStatus=v.want_str(d['lockStatus'], path + '.lockStatus'),
-            remainingUnlockedDoors=v.want_int(d['remainingUnlockedDoors'], path + '.remainingUnlockedDoors'),
-        )
+    lockStatus: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    remainingUnlockedDoors: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
-_SET_LockStatus: tuple[Any, ...] = rt.slot_setters(_Slots_LockStatus, ('lockStatus', 'remainingUnlockedDoors', '_json'))
-
-
-class _Made_LockStatus(_Slots_LockStatus):
-    'A LockStatus being made by _new_LockStatus.'
-
-    __slots__ = ()
-
-
-def _new_LockStatus(lockStatus: str, remainingUnlockedDoors: int) -> LockStatus:
-    self: Any = object.__new__(_Made_LockStatus)
-    self.lockStatus = lockStatus
-    self.remainingUnlockedDoors = remainingUnlockedDoors
-    self._json = None
-    self.__class__ = LockStatus
-    _made: LockStatus = self
-    return _made
-
-
-class _Slots_Climate:
-    'The slots of the Climate record: its fields and its JSON text.'
-
-    __slots__ = ('currentACTemperature', 'climateMode', 'humidityLevel', '_json')
-
-
-class Climate(_Slots_Climate, rt.Record):
+class Climate(Record):
     'The Climate record.'
 
-    __slots__ = ()
-    __match_args__ = ('currentACTemperature', 'climateMode', 'humidityLevel')
-
-    currentACTemperature: int | float
-    climateMode: str | None
-    humidityLevel: int | float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.currentACTemperature, self.climateMode, self.humidityLevel) == (other.currentACTemperature, other.climateMode, other.humidityLevel)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.currentACTemperature, self.climateMode, self.humidityLevel))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(currentACTemperature={self.currentACTemperature!r}, climateMode={self.climateMode!r}, humidityLevel={self.humidityLevel!r})'
-
-    def __init__(self, currentACTemperature: int | float, climateMode: str | None, humidityLevel: int | float) -> None:
-        _set = _SET_Climate
-        _set[0](self, currentACTemperature)
-        _set[1](self, climateMode)
-        _set[2](self, humidityLevel)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'currentACTemperature': self.currentACTemperature,
-            'climateMode': self.climateMode,
-            'humidityLevel': self.humidityLevel,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"currentACTemperature": ', v.number_text(self.currentACTemperature), ', "climateMode": ', ('null' if self.climateMode is None else v.str_text(self.climateMode)), ', "humidityLevel": ', v.number_text(self.humidityLevel), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Climate[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Climate:
-        d = v.want_object(data, path, {'currentACTemperature': True, 'climateMode': False, 'humidityLevel': True})
-        return _new_Climate(
-            currentACTemperature=v.want_number(d['currentACTemperature'], path + '.currentACTemperature'),
-            climateMode=(v.want_optional(d['climateMode'], path + '.climateMode', (lambda x, p: v.want_str(x, p))) if 'climateMode' in d else None),
-            humidityLevel=v.want_number(d['humidityLevel'], path + '.humidityLevel'),
-        )
+    currentACTemperature: int | float = field(
+        load=lambda x, p, ep: v.want_number(x, p),
+        text=v.number_text,
+    )
+    climateMode: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        optional=True,
+        text=optional_text(v.str_text),
+    )
+    humidityLevel: int | float = field(
+        load=lambda x, p, ep: v.want_number(x, p),
+        text=v.number_text,
+    )
 
 
-_SET_Climate: tuple[Any, ...] = rt.slot_setters(_Slots_Climate, ('currentACTemperature', 'climateMode', 'humidityLevel', '_json'))
-
-
-class _Made_Climate(_Slots_Climate):
-    'A Climate being made by _new_Climate.'
-
-    __slots__ = ()
-
-
-def _new_Climate(currentACTemperature: int | float, climateMode: str | None, humidityLevel: int | float) -> Climate:
-    self: Any = object.__new__(_Made_Climate)
-    self.currentACTemperature = currentACTemperature
-    self.climateMode = climateMode
-    self.humidityLevel = humidityLevel
-    self._json = None
-    self.__class__ = Climate
-    _made: Climate = self
-    return _made
-
-
-class _Slots_OutsideTemperature:
-    'The slots of the OutsideTemperature record: its fields and its JSON text.'
-
-    __slots__ = ('outsideTemperature', '_json')
-
-
-class OutsideTemperature(_Slots_OutsideTemperature, rt.Record):
+class OutsideTemperature(Record):
     'The OutsideTemperature record.'
 
-    __slots__ = ()
-    __match_args__ = ('outsideTemperature',)
-
-    outsideTemperature: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.outsideTemperature,) == (other.outsideTemperature,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.outsideTemperature,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(outsideTemperature={self.outsideTemperature!r})'
-
-    def __init__(self, outsideTemperature: float) -> None:
-        _set = _SET_OutsideTemperature
-        _set[0](self, outsideTemperature)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'outsideTemperature': self.outsideTemperature,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"outsideTemperature": ', v.float_text(self.outsideTemperature), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_OutsideTemperature[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OutsideTemperature:
-        d = v.want_object(data, path, {'outsideTemperature': True})
-        return _new_OutsideTemperature(
-            outsideTemperature=v.want_float(d['outsideTemperature'], path + '.outsideTemperature'),
-        )
+    outsideTemperature: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
 
 
-_SET_OutsideTemperature: tuple[Any, ...] = rt.slot_setters(_Slots_OutsideTemperature, ('outsideTemperature', '_json'))
-
-
-class _Made_OutsideTemperature(_Slots_OutsideTemperature):
-    'A OutsideTemperature being made by _new_OutsideTemperature.'
-
-    __slots__ = ()
-
-
-def _new_OutsideTemperature(outsideTemperature: float) -> OutsideTemperature:
-    self: Any = object.__new__(_Made_OutsideTemperature)
-    self.outsideTemperature = outsideTemperature
-    self._json = None
-    self.__class__ = OutsideTemperature
-    _made: OutsideTemperature = self
-    return _made
-
-
-class _Slots_Headlights:
-    'The slots of the Headlights record: its fields and its JSON text.'
-
-    __slots__ = ('headlightStatus', '_json')
-
-
-class Headlights(_Slots_Headlights, rt.Record):
+class Headlights(Record):
     'The Headlights record.'
 
-    __slots__ = ()
-    __match_args__ = ('headlightStatus',)
-
-    headlightStatus: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.headlightStatus,) == (other.headlightStatus,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.headlightStatus,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(headlightStatus={self.headlightStatus!r})'
-
-    def __init__(self, headlightStatus: str) -> None:
-        _set = _SET_Headlights
-        _set[0](self, headlightStatus)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'headlightStatus': self.headlightStatus,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"headlightStatus": ', v.str_text(self.headlightStatus), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Headlights[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Headlights:
-        d = v.want_object(data, path, {'headlightStatus': True})
-        return _new_Headlights(
-            headlightStatus=v.want_str(d['headlightStatus'], path + '.headlightStatus'),
-        )
+    headlightStatus: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_Headlights: tuple[Any, ...] = rt.slot_setters(_Slots_Headlights, ('headlightStatus', '_json'))
-
-
-class _Made_Headlights(_Slots_Headlights):
-    'A Headlights being made by _new_Headlights.'
-
-    __slots__ = ()
-
-
-def _new_Headlights(headlightStatus: str) -> Headlights:
-    self: Any = object.__new__(_Made_Headlights)
-    self.headlightStatus = headlightStatus
-    self._json = None
-    self.__class__ = Headlights
-    _made: Headlights = self
-    return _made
-
-
-class _Slots_ParkingBrake:
-    'The slots of the ParkingBrake record: its fields and its JSON text.'
-
-    __slots__ = ('parkingBrakeStatus', 'x_parkingBrakeForce', 'x_slopeAngle', '_json')
-
-
-class ParkingBrake(_Slots_ParkingBrake, rt.Record):
+class ParkingBrake(Record):
     'The ParkingBrake record.'
 
-    __slots__ = ()
-    __match_args__ = ('parkingBrakeStatus', 'x_parkingBrakeForce', 'x_slopeAngle')
-
-    parkingBrakeStatus: str
-    x_parkingBrakeForce: float
-    x_slopeAngle: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.parkingBrakeStatus, self.x_parkingBrakeForce, self.x_slopeAngle) == (other.parkingBrakeStatus, other.x_parkingBrakeForce, other.x_slopeAngle)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.parkingBrakeStatus, self.x_parkingBrakeForce, self.x_slopeAngle))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(parkingBrakeStatus={self.parkingBrakeStatus!r}, x_parkingBrakeForce={self.x_parkingBrakeForce!r}, x_slopeAngle={self.x_slopeAngle!r})'
-
-    def __init__(self, parkingBrakeStatus: str, x_parkingBrakeForce: float, x_slopeAngle: float) -> None:
-        _set = _SET_ParkingBrake
-        _set[0](self, parkingBrakeStatus)
-        _set[1](self, x_parkingBrakeForce)
-        _set[2](self, x_slopeAngle)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'parkingBrakeStatus': self.parkingBrakeStatus,
-            '_parkingBrakeForce': self.x_parkingBrakeForce,
-            '_slopeAngle': self.x_slopeAngle,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"parkingBrakeStatus": ', v.str_text(self.parkingBrakeStatus), ', "_parkingBrakeForce": ', v.float_text(self.x_parkingBrakeForce), ', "_slopeAngle": ', v.float_text(self.x_slopeAngle), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_ParkingBrake[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ParkingBrake:
-        d = v.want_object(data, path, {'parkingBrakeStatus': True, '_parkingBrakeForce': True, '_slopeAngle': True})
-        return _new_ParkingBrake(
-            parkingBrakeStatus=v.want_str(d['parkingBrakeStatus'], path + '.parkingBrakeStatus'),
-            x_parkingBrakeForce=v.want_float(d['_parkingBrakeForce'], path + '._parkingBrakeForce'),
-            x_slopeAngle=v.want_float(d['_slopeAngle'], path + '._slopeAngle'),
-        )
+    parkingBrakeStatus: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    x_parkingBrakeForce: float = field(
+        '_parkingBrakeForce',
+        load=lambda x, p, ep: v.want_float(x, p),
+        text=v.float_text,
+    )
+    x_slopeAngle: float = field(
+        '_slopeAngle',
+        load=lambda x, p, ep: v.want_float(x, p),
+        text=v.float_text,
+    )
 
 
-_SET_ParkingBrake: tuple[Any, ...] = rt.slot_setters(_Slots_ParkingBrake, ('parkingBrakeStatus', 'x_parkingBrakeForce', 'x_slopeAngle', '_json'))
-
-
-class _Made_ParkingBrake(_Slots_ParkingBrake):
-    'A ParkingBrake being made by _new_ParkingBrake.'
-
-    __slots__ = ()
-
-
-def _new_ParkingBrake(parkingBrakeStatus: str, x_parkingBrakeForce: float, x_slopeAngle: float) -> ParkingBrake:
-    self: Any = object.__new__(_Made_ParkingBrake)
-    self.parkingBrakeStatus = parkingBrakeStatus
-    self.x_parkingBrakeForce = x_parkingBrakeForce
-    self.x_slopeAngle = x_slopeAngle
-    self._json = None
-    self.__class__ = ParkingBrake
-    _made: ParkingBrake = self
-    return _made
-
-
-class _Slots_BrakePedal:
-    'The slots of the BrakePedal record: its fields and its JSON text.'
-
-    __slots__ = ('brakePedalStatus', 'brakePedalForce', '_json')
-
-
-class BrakePedal(_Slots_BrakePedal, rt.Record):
+class BrakePedal(Record):
     'The BrakePedal record.'
 
-    __slots__ = ()
-    __match_args__ = ('brakePedalStatus', 'brakePedalForce')
-
-    brakePedalStatus: str
-    brakePedalForce: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.brakePedalStatus, self.brakePedalForce) == (other.brakePedalStatus, other.brakePedalForce)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.brakePedalStatus, self.brakePedalForce))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(brakePedalStatus={self.brakePedalStatus!r}, brakePedalForce={self.brakePedalForce!r})'
-
-    def __init__(self, brakePedalStatus: str, brakePedalForce: float) -> None:
-        _set = _SET_BrakePedal
-        _set[0](self, brakePedalStatus)
-        _set[1](self, brakePedalForce)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'brakePedalStatus': self.brakePedalStatus,
-            'brakePedalForce': self.brakePedalForce,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"brakePedalStatus": ', v.str_text(self.brakePedalStatus), ', "brakePedalForce": ', v.float_text(self.brakePedalForce), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_BrakePedal[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> BrakePedal:
-        d = v.want_object(data, path, {'brakePedalStatus': True, 'brakePedalForce': True})
-        return _new_BrakePedal(
-            brakePedalStatus=v.want_str(d['brakePedalStatus'], path + '.brakePedalStatus'),
-            brakePedalForce=v.want_float(d['brakePedalForce'], path + '.brakePedalForce'),
-        )
+    brakePedalStatus: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    brakePedalForce: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
 
 
-_SET_BrakePedal: tuple[Any, ...] = rt.slot_setters(_Slots_BrakePedal, ('brakePedalStatus', 'brakePedalForce', '_json'))
-
-
-class _Made_BrakePedal(_Slots_BrakePedal):
-    'A BrakePedal being made by _new_BrakePedal.'
-
-    __slots__ = ()
-
-
-def _new_BrakePedal(brakePedalStatus: str, brakePedalForce: float) -> BrakePedal:
-    self: Any = object.__new__(_Made_BrakePedal)
-    self.brakePedalStatus = brakePedalStatus
-    self.brakePedalForce = brakePedalForce
-    self._json = None
-    self.__class__ = BrakePedal
-    _made: BrakePedal = self
-    return _made
-
-
-class _Slots_Cruise:
-    'The slots of the Cruise record: its fields and its JSON text.'
-
-    __slots__ = ('cruiseStatus', 'currentSpeed', 'distanceToNextVehicle', '_json')
-
-
-class Cruise(_Slots_Cruise, rt.Record):
+class Cruise(Record):
     'The Cruise record.'
 
-    __slots__ = ()
-    __match_args__ = ('cruiseStatus', 'currentSpeed', 'distanceToNextVehicle')
-
-    cruiseStatus: str
-    currentSpeed: float
-    distanceToNextVehicle: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.cruiseStatus, self.currentSpeed, self.distanceToNextVehicle) == (other.cruiseStatus, other.currentSpeed, other.distanceToNextVehicle)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.cruiseStatus, self.currentSpeed, self.distanceToNextVehicle))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(cruiseStatus={self.cruiseStatus!r}, currentSpeed={self.currentSpeed!r}, distanceToNextVehicle={self.distanceToNextVehicle!r})'
-
-    def __init__(self, cruiseStatus: str, currentSpeed: float, distanceToNextVehicle: float) -> None:
-        _set = _SET_Cruise
-        _set[0](self, cruiseStatus)
-        _set[1](self, currentSpeed)
-        _set[2](self, distanceToNextVehicle)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'cruiseStatus': self.cruiseStatus,
-            'currentSpeed': self.currentSpeed,
-            'distanceToNextVehicle': self.distanceToNextVehicle,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"cruiseStatus": ', v.str_text(self.cruiseStatus), ', "currentSpeed": ', v.float_text(self.currentSpeed), ', "distanceToNextVehicle": ', v.float_text(self.distanceToNextVehicle), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Cruise[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Cruise:
-        d = v.want_object(data, path, {'cruiseStatus': True, 'currentSpeed': True, 'distanceToNextVehicle': True})
-        return _new_Cruise(
-            cruiseStatus=v.want_str(d['cruiseStatus'], path + '.cruiseStatus'),
-            currentSpeed=v.want_float(d['currentSpeed'], path + '.currentSpeed'),
-            distanceToNextVehicle=v.want_float(d['distanceToNextVehicle'], path + '.distanceToNextVehicle'),
-        )
+    cruiseStatus: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    currentSpeed: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    distanceToNextVehicle: float = field(
+        load=lambda x, p, ep: v.want_float(x, p),
+        text=v.float_text,
+    )
 
 
-_SET_Cruise: tuple[Any, ...] = rt.slot_setters(_Slots_Cruise, ('cruiseStatus', 'currentSpeed', 'distanceToNextVehicle', '_json'))
-
-
-class _Made_Cruise(_Slots_Cruise):
-    'A Cruise being made by _new_Cruise.'
-
-    __slots__ = ()
-
-
-def _new_Cruise(cruiseStatus: str, currentSpeed: float, distanceToNextVehicle: float) -> Cruise:
-    self: Any = object.__new__(_Made_Cruise)
-    self.cruiseStatus = cruiseStatus
-    self.currentSpeed = currentSpeed
-    self.distanceToNextVehicle = distanceToNextVehicle
-    self._json = None
-    self.__class__ = Cruise
-    _made: Cruise = self
-    return _made
-
-
-class _Slots_Speed:
-    'The slots of the Speed record: its fields and its JSON text.'
-
-    __slots__ = ('currentSpeed', '_json')
-
-
-class Speed(_Slots_Speed, rt.Record):
+class Speed(Record):
     'The Speed record.'
 
-    __slots__ = ()
-    __match_args__ = ('currentSpeed',)
-
-    currentSpeed: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.currentSpeed,) == (other.currentSpeed,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.currentSpeed,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(currentSpeed={self.currentSpeed!r})'
-
-    def __init__(self, currentSpeed: float) -> None:
-        _set = _SET_Speed
-        _set[0](self, currentSpeed)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'currentSpeed': self.currentSpeed,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"currentSpeed": ', v.float_text(self.currentSpeed), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Speed[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Speed:
-        d = v.want_object(data, path, {'currentSpeed': True})
-        return _new_Speed(
-            currentSpeed=v.want_float(d['currentSpeed'], path + '.currentSpeed'),
-        )
+    currentSpeed: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
 
 
-_SET_Speed: tuple[Any, ...] = rt.slot_setters(_Slots_Speed, ('currentSpeed', '_json'))
-
-
-class _Made_Speed(_Slots_Speed):
-    'A Speed being made by _new_Speed.'
-
-    __slots__ = ()
-
-
-def _new_Speed(currentSpeed: float) -> Speed:
-    self: Any = object.__new__(_Made_Speed)
-    self.currentSpeed = currentSpeed
-    self._json = None
-    self.__class__ = Speed
-    _made: Speed = self
-    return _made
-
-
-class _Slots_Log:
-    'The slots of the Log record: its fields and its JSON text.'
-
-    __slots__ = ('log', '_json')
-
-
-class Log(_Slots_Log, rt.Record):
+class Log(Record):
     'The Log record.'
 
-    __slots__ = ()
-    __match_args__ = ('log',)
-
-    log: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.log,) == (other.log,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.log,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(log={self.log!r})'
-
-    def __init__(self, log: tuple[str, ...]) -> None:
-        _set = _SET_Log
-        _set[0](self, log)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'log': v.export_value(self.log),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"log": ', v.str_list_text(self.log), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Log[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Log:
-        d = v.want_object(data, path, {'log': True})
-        return _new_Log(
-            log=v.want_list(d['log'], path + '.log', (lambda x, p: v.want_str(x, p))),
-        )
+    log: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=v.export_value,
+        text=v.str_list_text,
+    )
 
 
-_SET_Log: tuple[Any, ...] = rt.slot_setters(_Slots_Log, ('log', '_json'))
-
-
-class _Made_Log(_Slots_Log):
-    'A Log being made by _new_Log.'
-
-    __slots__ = ()
-
-
-def _new_Log(log: tuple[str, ...]) -> Log:
-    self: Any = object.__new__(_Made_Log)
-    self.log = log
-    self._json = None
-    self.__class__ = Log
-    _made: Log = self
-    return _made
-
-
-class _Slots_Feasibility:
-    'The slots of the Feasibility record: its fields and its JSON text.'
-
-    __slots__ = ('canDrive', '_json')
-
-
-class Feasibility(_Slots_Feasibility, rt.Record):
+class Feasibility(Record):
     'The Feasibility record.'
 
-    __slots__ = ()
-    __match_args__ = ('canDrive',)
-
-    canDrive: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.canDrive,) == (other.canDrive,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.canDrive,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(canDrive={self.canDrive!r})'
-
-    def __init__(self, canDrive: bool) -> None:
-        _set = _SET_Feasibility
-        _set[0](self, canDrive)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'canDrive': self.canDrive,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"canDrive": ', v.json_text(self.canDrive), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Feasibility[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Feasibility:
-        d = v.want_object(data, path, {'canDrive': True})
-        return _new_Feasibility(
-            canDrive=v.want_bool(d['canDrive'], path + '.canDrive'),
-        )
+    canDrive: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
 
 
-_SET_Feasibility: tuple[Any, ...] = rt.slot_setters(_Slots_Feasibility, ('canDrive', '_json'))
-
-
-class _Made_Feasibility(_Slots_Feasibility):
-    'A Feasibility being made by _new_Feasibility.'
-
-    __slots__ = ()
-
-
-def _new_Feasibility(canDrive: bool) -> Feasibility:
-    self: Any = object.__new__(_Made_Feasibility)
-    self.canDrive = canDrive
-    self._json = None
-    self.__class__ = Feasibility
-    _made: Feasibility = self
-    return _made
-
-
-class _Slots_Gallons:
-    'The slots of the Gallons record: its fields and its JSON text.'
-
-    __slots__ = ('gallon', '_json')
-
-
-class Gallons(_Slots_Gallons, rt.Record):
+class Gallons(Record):
     'The Gallons record.'
 
-    __slots__ = ()
-    __match_args__ = ('gallon',)
-
-    gallon: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.gallon,) == (other.gallon,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.gallon,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(gallon={self.gallon!r})'
-
-    def __init__(self, gallon: float) -> None:
-        _set = _SET_Gallons
-        _set[0](self, gallon)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'gallon': self.gallon,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"gallon": ', v.float_text(self.gallon), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Gallons[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Gallons:
-        d = v.want_object(data, path, {'gallon': True})
-        return _new_Gallons(
-            gallon=v.want_float(d['gallon'], path + '.gallon'),
-        )
+    gallon: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
 
 
-_SET_Gallons: tuple[Any, ...] = rt.slot_setters(_Slots_Gallons, ('gallon', '_json'))
-
-
-class _Made_Gallons(_Slots_Gallons):
-    'A Gallons being made by _new_Gallons.'
-
-    __slots__ = ()
-
-
-def _new_Gallons(gallon: float) -> Gallons:
-    self: Any = object.__new__(_Made_Gallons)
-    self.gallon = gallon
-    self._json = None
-    self.__class__ = Gallons
-    _made: Gallons = self
-    return _made
-
-
-class _Slots_Liters:
-    'The slots of the Liters record: its fields and its JSON text.'
-
-    __slots__ = ('liter', '_json')
-
-
-class Liters(_Slots_Liters, rt.Record):
+class Liters(Record):
     'The Liters record.'
 
-    __slots__ = ()
-    __match_args__ = ('liter',)
-
-    liter: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.liter,) == (other.liter,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.liter,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(liter={self.liter!r})'
-
-    def __init__(self, liter: float) -> None:
-        _set = _SET_Liters
-        _set[0](self, liter)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'liter': self.liter,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"liter": ', v.float_text(self.liter), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Liters[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Liters:
-        d = v.want_object(data, path, {'liter': True})
-        return _new_Liters(
-            liter=v.want_float(d['liter'], path + '.liter'),
-        )
+    liter: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
 
 
-_SET_Liters: tuple[Any, ...] = rt.slot_setters(_Slots_Liters, ('liter', '_json'))
-
-
-class _Made_Liters(_Slots_Liters):
-    'A Liters being made by _new_Liters.'
-
-    __slots__ = ()
-
-
-def _new_Liters(liter: float) -> Liters:
-    self: Any = object.__new__(_Made_Liters)
-    self.liter = liter
-    self._json = None
-    self.__class__ = Liters
-    _made: Liters = self
-    return _made
-
-
-class _Slots_Distance:
-    'The slots of the Distance record: its fields and its JSON text.'
-
-    __slots__ = ('distance', '_json')
-
-
-class Distance(_Slots_Distance, rt.Record):
+class Distance(Record):
     'The Distance record.'
 
-    __slots__ = ()
-    __match_args__ = ('distance',)
-
-    distance: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.distance,) == (other.distance,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.distance,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(distance={self.distance!r})'
-
-    def __init__(self, distance: float) -> None:
-        _set = _SET_Distance
-        _set[0](self, distance)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'distance': self.distance,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"distance": ', v.float_text(self.distance), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Distance[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Distance:
-        d = v.want_object(data, path, {'distance': True})
-        return _new_Distance(
-            distance=v.want_float(d['distance'], path + '.distance'),
-        )
+    distance: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
 
 
-_SET_Distance: tuple[Any, ...] = rt.slot_setters(_Slots_Distance, ('distance', '_json'))
-
-
-class _Made_Distance(_Slots_Distance):
-    'A Distance being made by _new_Distance.'
-
-    __slots__ = ()
-
-
-def _new_Distance(distance: float) -> Distance:
-    self: Any = object.__new__(_Made_Distance)
-    self.distance = distance
-    self._json = None
-    self.__class__ = Distance
-    _made: Distance = self
-    return _made
-
-
-class _Slots_Zipcode:
-    'The slots of the Zipcode record: its fields and its JSON text.'
-
-    __slots__ = ('zipcode', '_json')
-
-
-class Zipcode(_Slots_Zipcode, rt.Record):
+class Zipcode(Record):
     'The Zipcode record.'
 
-    __slots__ = ()
-    __match_args__ = ('zipcode',)
-
-    zipcode: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.zipcode,) == (other.zipcode,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.zipcode,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(zipcode={self.zipcode!r})'
-
-    def __init__(self, zipcode: str) -> None:
-        _set = _SET_Zipcode
-        _set[0](self, zipcode)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'zipcode': self.zipcode,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"zipcode": ', v.str_text(self.zipcode), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Zipcode[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Zipcode:
-        d = v.want_object(data, path, {'zipcode': True})
-        return _new_Zipcode(
-            zipcode=v.want_str(d['zipcode'], path + '.zipcode'),
-        )
+    zipcode: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_Zipcode: tuple[Any, ...] = rt.slot_setters(_Slots_Zipcode, ('zipcode', '_json'))
-
-
-class _Made_Zipcode(_Slots_Zipcode):
-    'A Zipcode being made by _new_Zipcode.'
-
-    __slots__ = ()
-
-
-def _new_Zipcode(zipcode: str) -> Zipcode:
-    self: Any = object.__new__(_Made_Zipcode)
-    self.zipcode = zipcode
-    self._json = None
-    self.__class__ = Zipcode
-    _made: Zipcode = self
-    return _made
-
-
-class _Slots_Navigation:
-    'The slots of the Navigation record: its fields and its JSON text.'
-
-    __slots__ = ('status', '_json')
-
-
-class Navigation(_Slots_Navigation, rt.Record):
+class Navigation(Record):
     'The Navigation record.'
 
-    __slots__ = ()
-    __match_args__ = ('status',)
-
-    status: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.status,) == (other.status,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.status,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(status={self.status!r})'
-
-    def __init__(self, status: str) -> None:
-        _set = _SET_Navigation
-        _set[0](self, status)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'status': self.status,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"status": ', v.str_text(self.status), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Navigation[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Navigation:
-        d = v.want_object(data, path, {'status': True})
-        return _new_Navigation(
-            status=v.want_str(d['status'], path + '.status'),
-        )
+    status: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
-_SET_Navigation: tuple[Any, ...] = rt.slot_setters(_Slots_Navigation, ('status', '_json'))
-
-
-class _Made_Navigation(_Slots_Navigation):
-    'A Navigation being made by _new_Navigation.'
-
-    __slots__ = ()
-
-
-def _new_Navigation(status: str) -> Navigation:
-    self: Any = object.__new__(_Made_Navigation)
-    self.status = status
-    self._json = None
-    self.__class__ = Navigation
-    _made: Navigation = self
-    return _made
-
-
-class _Slots_TirePressure:
-    'The slots of the TirePressure record: its fields.'
-
-    __slots__ = ('frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info')
-
-
-class TirePressure(_Slots_TirePressure, rt.Record):
+class TirePressure(Record):
     'The TirePressure record.'
 
-    __slots__ = ()
-    __match_args__ = ('frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info')
-
-    frontLeftTirePressure: int | float
-    frontRightTirePressure: int | float
-    rearLeftTirePressure: int | float
-    rearRightTirePressure: int | float
-    healthy_tire_pressure: bool
-    car_info: dict[str, Any]
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.frontLeftTirePressure, self.frontRightTirePressure, self.rearLeftTirePressure, self.rearRightTirePressure, self.healthy_tire_pressure, self.car_info) == (other.frontLeftTirePressure, other.frontRightTirePressure, other.rearLeftTirePressure, other.rearRightTirePressure, other.healthy_tire_pressure, other.car_info)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.frontLeftTirePressure, self.frontRightTirePressure, self.rearLeftTirePressure, self.rearRightTirePressure, self.healthy_tire_pressure, self.car_info))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(frontLeftTirePressure={self.frontLeftTirePressure!r}, frontRightTirePressure={self.frontRightTirePressure!r}, rearLeftTirePressure={self.rearLeftTirePressure!r}, rearRightTirePressure={self.rearRightTirePressure!r}, healthy_tire_pressure={self.healthy_tire_pressure!r}, car_info={self.car_info!r})'
-
-    def __init__(self, frontLeftTirePressure: int | float, frontRightTirePressure: int | float, rearLeftTirePressure: int | float, rearRightTirePressure: int | float, healthy_tire_pressure: bool, car_info: dict[str, Any]) -> None:
-        _set = _SET_TirePressure
-        _set[0](self, frontLeftTirePressure)
-        _set[1](self, frontRightTirePressure)
-        _set[2](self, rearLeftTirePressure)
-        _set[3](self, rearRightTirePressure)
-        _set[4](self, healthy_tire_pressure)
-        _set[5](self, car_info)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'frontLeftTirePressure': self.frontLeftTirePressure,
-            'frontRightTirePressure': self.frontRightTirePressure,
-            'rearLeftTirePressure': self.rearLeftTirePressure,
-            'rearRightTirePressure': self.rearRightTirePressure,
-            'healthy_tire_pressure': self.healthy_tire_pressure,
-            'car_info': v.export_value(self.car_info),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> TirePressure:
-        d = v.want_object(data, path, {'frontLeftTirePressure': True, 'frontRightTirePressure': True, 'rearLeftTirePressure': True, 'rearRightTirePressure': True, 'healthy_tire_pressure': True, 'car_info': True})
-        return _new_TirePressure(
-            frontLeftTirePressure=v.want_number(d['frontLeftTirePressure'], path + '.frontLeftTirePressure'),
-            frontRightTirePressure=v.want_number(d['frontRightTirePressure'], path + '.frontRightTirePressure'),
-            rearLeftTirePressure=v.want_number(d['rearLeftTirePressure'], path + '.rearLeftTirePressure'),
-            rearRightTirePressure=v.want_number(d['rearRightTirePressure'], path + '.rearRightTirePressure'),
-            healthy_tire_pressure=v.want_bool(d['healthy_tire_pressure'], path + '.healthy_tire_pressure'),
-            car_info=v.want_map(d['car_info'], path + '.car_info', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))),
-        )
+    frontLeftTirePressure: int | float = field(
+        load=lambda x, p, ep: v.want_number(x, p),
+        text=v.number_text,
+    )
+    frontRightTirePressure: int | float = field(
+        load=lambda x, p, ep: v.want_number(x, p),
+        text=v.number_text,
+    )
+    rearLeftTirePressure: int | float = field(
+        load=lambda x, p, ep: v.want_number(x, p),
+        text=v.number_text,
+    )
+    rearRightTirePressure: int | float = field(
+        load=lambda x, p, ep: v.want_number(x, p),
+        text=v.number_text,
+    )
+    healthy_tire_pressure: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    car_info: dict[str, Any] = field(
+        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))),
+        export=v.export_value,
+        keeps_text=False,
+    )
 
 
-_SET_TirePressure: tuple[Any, ...] = rt.slot_setters(_Slots_TirePressure, ('frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info'))
-
-
-class _Made_TirePressure(_Slots_TirePressure):
-    'A TirePressure being made by _new_TirePressure.'
-
-    __slots__ = ()
-
-
-def _new_TirePressure(frontLeftTirePressure: int | float, frontRightTirePressure: int | float, rearLeftTirePressure: int | float, rearRightTirePressure: int | float, healthy_tire_pressure: bool, car_info: dict[str, Any]) -> TirePressure:
-    self: Any = object.__new__(_Made_TirePressure)
-    self.frontLeftTirePressure = frontLeftTirePressure
-    self.frontRightTirePressure = frontRightTirePressure
-    self.rearLeftTirePressure = rearLeftTirePressure
-    self.rearRightTirePressure = rearRightTirePressure
-    self.healthy_tire_pressure = healthy_tire_pressure
-    self.car_info = car_info
-    self.__class__ = TirePressure
-    _made: TirePressure = self
-    return _made
-
-
-class _Slots_TireShop:
-    'The slots of the TireShop record: its fields and its JSON text.'
-
-    __slots__ = ('shopLocation', '_json')
-
-
-class TireShop(_Slots_TireShop, rt.Record):
+class TireShop(Record):
     'The TireShop record.'
 
-    __slots__ = ()
-    __match_args__ = ('shopLocation',)
-
-    shopLocation: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.shopLocation,) == (other.shopLocation,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.shopLocation,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(shopLocation={self.shopLocation!r})'
-
-    def __init__(self, shopLocation: str) -> None:
-        _set = _SET_TireShop
-        _set[0](self, shopLocation)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'shopLocation': self.shopLocation,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"shopLocation": ', v.str_text(self.shopLocation), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_TireShop[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> TireShop:
-        d = v.want_object(data, path, {'shopLocation': True})
-        return _new_TireShop(
-            shopLocation=v.want_str(d['shopLocation'], path + '.shopLocation'),
-        )
-
-
-_SET_TireShop: tuple[Any, ...] = rt.slot_setters(_Slots_TireShop, ('shopLocation', '_json'))
-
-
-class _Made_TireShop(_Slots_TireShop):
-    'A TireShop being made by _new_TireShop.'
-
-    __slots__ = ()
-
-
-def _new_TireShop(shopLocation: str) -> TireShop:
-    self: Any = object.__new__(_Made_TireShop)
-    self.shopLocation = shopLocation
-    self._json = None
-    self.__class__ = TireShop
-    _made: TireShop = self
-    return _made
+    shopLocation: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
 
 
 _C_MAX_FUEL_LEVEL: int = 50  # vehicle_control.world:145
@@ -1684,7 +410,7 @@ class VehicleControlAPI(Episode):
         if (ignitionMode != 'START'):  # vehicle_control.world:247
             raise rt.KeptError('Invalid ignition mode.')  # vehicle_control.world:248
         self._set(self.state, 'engine_state', 'running')  # vehicle_control.world:250
-        return _new_EngineStatus(self.state.engine_state, self.state.fuelLevel, self.state.batteryVoltage)  # vehicle_control.world:251
+        return EngineStatus(self.state.engine_state, self.state.fuelLevel, self.state.batteryVoltage)  # vehicle_control.world:251
 
     def tool_fillFuelTank(self, fuelAmount: int | float) -> FuelLevel:  # vehicle_control.world:258
         'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.'
@@ -1695,7 +421,7 @@ class VehicleControlAPI(Episode):
         if not (not (rt.bounded_number(self.state.fuelLevel + fuelAmount) < _C_MIN_FUEL_LEVEL)):  # vehicle_control.world:267
             raise ToolError('Fuel tank is empty. Min fuel level is 0 gallons.')
         self._set(self.state, 'fuelLevel', rt.python_augmented(self, '+', self.state.fuelLevel, fuelAmount))  # vehicle_control.world:268
-        return _new_FuelLevel(self.state.fuelLevel)  # vehicle_control.world:269
+        return FuelLevel(self.state.fuelLevel)  # vehicle_control.world:269
 
     def tool_lockDoors(self, unlock: bool, door: tuple[str, ...]) -> LockStatus:  # vehicle_control.world:272
         'Locks the doors of the vehicle.'
@@ -1711,7 +437,7 @@ class VehicleControlAPI(Episode):
             self._steps >= 0 or rt.out_of_steps()  # vehicle_control.world:288
             self._set(self.state, 'doorStatus', {**self.state.doorStatus, d: wanted})  # vehicle_control.world:288
             self._set(self.state, 'remainingUnlockedDoors', rt.python_augmented(self, '+', self.state.remainingUnlockedDoors, (1 if unlock else (-1))))  # vehicle_control.world:290
-        return _new_LockStatus(wanted, self.state.remainingUnlockedDoors)  # vehicle_control.world:292
+        return LockStatus(wanted, self.state.remainingUnlockedDoors)  # vehicle_control.world:292
 
     def tool_adjustClimateControl(self, temperature: int | float, unit: str | None, fanSpeed: int, mode: str | None) -> Climate:  # vehicle_control.world:295
         'Adjusts the climate control of the vehicle.'
@@ -1725,11 +451,11 @@ class VehicleControlAPI(Episode):
             self._set(self.state, 'acTemperature', (rt.python_times((temperature - 32), 5) / 9))  # vehicle_control.world:313
         self._set(self.state, 'fanSpeed', fanSpeed)  # vehicle_control.world:315
         self._set(self.state, 'acMode', mode)  # vehicle_control.world:316
-        return _new_Climate(temperature, mode, self.state.humidityLevel)  # vehicle_control.world:318
+        return Climate(temperature, mode, self.state.humidityLevel)  # vehicle_control.world:318
 
     def tool_get_outside_temperature_from_google(self) -> OutsideTemperature:  # vehicle_control.world:321
         'Gets the outside temperature.'
-        return _new_OutsideTemperature(self._rng().uniform((-10.0), 40.0))  # vehicle_control.world:322
+        return OutsideTemperature(self._rng().uniform((-10.0), 40.0))  # vehicle_control.world:322
 
     def tool_get_outside_temperature_from_weather_com(self) -> Any:  # vehicle_control.world:325
         'Gets the outside temperature.'
@@ -1740,7 +466,7 @@ class VehicleControlAPI(Episode):
         if not (((mode == 'on') or (mode == 'off')) or (mode == 'auto')):  # vehicle_control.world:337
             raise ToolError('Invalid headlight mode.')
         self._set(self.state, 'headLightStatus', ('on' if (mode == 'on') else 'off'))  # vehicle_control.world:339
-        return _new_Headlights(self.state.headLightStatus)  # vehicle_control.world:340
+        return Headlights(self.state.headLightStatus)  # vehicle_control.world:340
 
     def tool_displayCarStatus(self, option: str) -> dict[str, Any]:  # vehicle_control.world:343
         'Displays the status of the vehicle based on the provided display option.'
@@ -1776,7 +502,7 @@ class VehicleControlAPI(Episode):
             self._set(self.state, 'parkingBrakeStatus', 'released')  # vehicle_control.world:392
             self._set(self.state, 'parkingBrakeForce', 0.0)  # vehicle_control.world:393
         self._set(self.state, 'slopeAngle', 10.0)  # vehicle_control.world:396
-        return _new_ParkingBrake(self.state.parkingBrakeStatus, rt.as_float(self.state.parkingBrakeForce), rt.as_float(self.state.slopeAngle))  # vehicle_control.world:397
+        return ParkingBrake(self.state.parkingBrakeStatus, rt.as_float(self.state.parkingBrakeForce), rt.as_float(self.state.slopeAngle))  # vehicle_control.world:397
 
     def tool_pressBrakePedal(self, pedalPosition: int | float) -> BrakePedal:  # vehicle_control.world:404
         'Presses the brake pedal based on pedal position. The brake pedal will be kept pressed until released.'
@@ -1785,17 +511,17 @@ class VehicleControlAPI(Episode):
         if (pedalPosition == 0):  # vehicle_control.world:410
             self._set(self.state, 'brakePedalStatus', 'released')  # vehicle_control.world:411
             self._set(self.state, 'brakePedalForce', 0.0)  # vehicle_control.world:412
-            return _new_BrakePedal('released', 0.0)  # vehicle_control.world:413
+            return BrakePedal('released', 0.0)  # vehicle_control.world:413
         force: int | float = rt.python_times(pedalPosition, 1000)  # vehicle_control.world:417
         self._set(self.state, 'brakePedalStatus', 'pressed')  # vehicle_control.world:418
         self._set(self.state, 'brakePedalForce', force)  # vehicle_control.world:419
-        return _new_BrakePedal('pressed', rt.to_float(force))  # vehicle_control.world:420
+        return BrakePedal('pressed', rt.to_float(force))  # vehicle_control.world:420
 
     def tool_releaseBrakePedal(self) -> BrakePedal:  # vehicle_control.world:423
         'Releases the brake pedal of the vehicle.'
         self._set(self.state, 'brakePedalStatus', 'released')  # vehicle_control.world:424
         self._set(self.state, 'brakePedalForce', 0.0)  # vehicle_control.world:425
-        return _new_BrakePedal('released', 0.0)  # vehicle_control.world:426
+        return BrakePedal('released', 0.0)  # vehicle_control.world:426
 
     def tool_setCruiseControl(self, speed: float, activate: bool, distanceToNextVehicle: float) -> Cruise:  # vehicle_control.world:429
         'Sets the cruise control of the vehicle.'
@@ -1810,34 +536,34 @@ class VehicleControlAPI(Episode):
             self._set(self.state, 'cruiseStatus', 'active')  # vehicle_control.world:451
         else:
             self._set(self.state, 'cruiseStatus', 'inactive')  # vehicle_control.world:453
-        return _new_Cruise(self.state.cruiseStatus, current, distance)  # vehicle_control.world:455
+        return Cruise(self.state.cruiseStatus, current, distance)  # vehicle_control.world:455
 
     def tool_get_current_speed(self) -> Speed:  # vehicle_control.world:458
         'Gets the current speed of the vehicle.'
-        return _new_Speed(self._rng().uniform(0.0, 120.0))  # vehicle_control.world:459
+        return Speed(self._rng().uniform(0.0, 120.0))  # vehicle_control.world:459
 
     def tool_display_log(self, messages: tuple[str, ...]) -> Log:  # vehicle_control.world:462
         'Displays the log messages.'
-        return _new_Log(messages)  # vehicle_control.world:465
+        return Log(messages)  # vehicle_control.world:465
 
     def tool_estimate_drive_feasibility_by_mileage(self, distance: int | float) -> Feasibility:  # vehicle_control.world:468
         'Estimates the milage of the vehicle given the distance needed to drive.'
-        return _new_Feasibility((not (rt.python_times(self.state.fuelLevel, _C_MILE_PER_GALLON) < distance)))  # vehicle_control.world:473
+        return Feasibility((not (rt.python_times(self.state.fuelLevel, _C_MILE_PER_GALLON) < distance)))  # vehicle_control.world:473
 
     def tool_liter_to_gallon(self, liter: float) -> Gallons:  # vehicle_control.world:476
         'Converts the liter to gallon.'
-        return _new_Gallons(rt.python_times(liter, 0.264172))  # vehicle_control.world:479
+        return Gallons(rt.python_times(liter, 0.264172))  # vehicle_control.world:479
 
     def tool_gallon_to_liter(self, gallon: float) -> Liters:  # vehicle_control.world:482
         'Converts the gallon to liter.'
-        return _new_Liters(rt.python_times(gallon, 3.78541))  # vehicle_control.world:485
+        return Liters(rt.python_times(gallon, 3.78541))  # vehicle_control.world:485
 
     def tool_estimate_distance(self, cityA: str, cityB: str) -> Distance:  # vehicle_control.world:488
         'Estimates the distance between two cities.'
         found: float | None = rt.coalesce_optional(_C_DISTANCES.get(rt.built(self, (rt.text(cityA) + '-' + rt.text(cityB)))), lambda: _C_DISTANCES.get(rt.built(self, (rt.text(cityB) + '-' + rt.text(cityA)))))  # vehicle_control.world:494
         if not (found is not None):  # vehicle_control.world:495
             raise ToolError('distance not found in database.')
-        return _new_Distance(found)  # vehicle_control.world:496
+        return Distance(found)  # vehicle_control.world:496
 
     def tool_get_zipcode_based_on_city(self, city: str) -> Zipcode:  # vehicle_control.world:499
         'Gets the zipcode based on the city.'
@@ -1845,8 +571,8 @@ class VehicleControlAPI(Episode):
         self._steps >= 0 or rt.out_of_steps()  # vehicle_control.world:503
         for name in _C_ZIPCODES:  # vehicle_control.world:503
             if (name == city):  # vehicle_control.world:504
-                return _new_Zipcode(_C_ZIPCODES[name])  # vehicle_control.world:505
-        return _new_Zipcode('00000')  # vehicle_control.world:508
+                return Zipcode(_C_ZIPCODES[name])  # vehicle_control.world:505
+        return Zipcode('00000')  # vehicle_control.world:508
 
     def tool_set_navigation(self, destination: str) -> Navigation:  # vehicle_control.world:511
         'Navigates to the destination.'
@@ -1854,16 +580,16 @@ class VehicleControlAPI(Episode):
         failure: str | None = rt.python_error_of(lambda: rt.python_grown(self, ('Navigating to ' + destination)))  # vehicle_control.world:519
         if (failure is not None):  # vehicle_control.world:520
             raise rt.KeptError((failure if failure is not None else rt.absent()))  # vehicle_control.world:521
-        return _new_Navigation(rt.python_grown(self, ('Navigating to ' + destination)))  # vehicle_control.world:523
+        return Navigation(rt.python_grown(self, ('Navigating to ' + destination)))  # vehicle_control.world:523
 
     def tool_check_tire_pressure(self) -> TirePressure:  # vehicle_control.world:526
         'Checks the tire pressure of the vehicle.'
         mean: float = (rt.bounded_number(rt.bounded_number(rt.bounded_number(self.state.frontLeftTirePressure + self.state.frontRightTirePressure) + self.state.rearLeftTirePressure) + self.state.rearRightTirePressure) / 4)  # vehicle_control.world:528
-        return _new_TirePressure(self.state.frontLeftTirePressure, self.state.frontRightTirePressure, self.state.rearLeftTirePressure, self.state.rearRightTirePressure, ((30 <= mean) and (mean <= 35)), {})  # vehicle_control.world:529
+        return TirePressure(self.state.frontLeftTirePressure, self.state.frontRightTirePressure, self.state.rearLeftTirePressure, self.state.rearRightTirePressure, ((30 <= mean) and (mean <= 35)), {})  # vehicle_control.world:529
 
     def tool_find_nearest_tire_shop(self) -> TireShop:  # vehicle_control.world:539
         'Finds the nearest tire shop.'
-        return _new_TireShop('456 Oakwood Avenue, Rivermist, 83214')  # vehicle_control.world:540
+        return TireShop('456 Oakwood Avenue, Rivermist, 83214')  # vehicle_control.world:540
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

@@ -12,10 +12,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -24,6 +24,7 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
 __all__ = ["Bin", "BinReport", "Clerk", "ClerkRole", "Item", "ItemStock", "Movement", "MovementKind", "ReorderFlag", "StockLevel", "WarehouseInventoryDesk", "Zone"]
 
@@ -35,10 +36,7 @@ class ClerkRole(enum.StrEnum):
     supervisor = 'supervisor'
 
 
-_E9_ClerkRole_picker: ClerkRole = ClerkRole.picker
-_E9_ClerkRole_supervisor: ClerkRole = ClerkRole.supervisor
-
-_T9_ClerkRole: dict[ClerkRole | None, str] = {None: 'null', _E9_ClerkRole_picker: '"picker"', _E9_ClerkRole_supervisor: '"supervisor"', }
+_E9_ClerkRole_picker, _E9_ClerkRole_supervisor = ClerkRole.__members__.values()
 
 
 class Zone(enum.StrEnum):
@@ -49,11 +47,7 @@ class Zone(enum.StrEnum):
     pick_face = 'pick_face'
 
 
-_E4_Zone_receiving: Zone = Zone.receiving
-_E4_Zone_bulk: Zone = Zone.bulk
-_E4_Zone_pick_face: Zone = Zone.pick_face
-
-_T4_Zone: dict[Zone | None, str] = {None: 'null', _E4_Zone_receiving: '"receiving"', _E4_Zone_bulk: '"bulk"', _E4_Zone_pick_face: '"pick_face"', }
+_E4_Zone_receiving, _E4_Zone_bulk, _E4_Zone_pick_face = Zone.__members__.values()
 
 
 class MovementKind(enum.StrEnum):
@@ -65,622 +59,198 @@ class MovementKind(enum.StrEnum):
     count_adjustment = 'count_adjustment'
 
 
-_E12_MovementKind_receipt: MovementKind = MovementKind.receipt
-_E12_MovementKind_pick: MovementKind = MovementKind.pick
-_E12_MovementKind_transfer: MovementKind = MovementKind.transfer
-_E12_MovementKind_count_adjustment: MovementKind = MovementKind.count_adjustment
-
-_T12_MovementKind: dict[MovementKind | None, str] = {None: 'null', _E12_MovementKind_receipt: '"receipt"', _E12_MovementKind_pick: '"pick"', _E12_MovementKind_transfer: '"transfer"', _E12_MovementKind_count_adjustment: '"count_adjustment"', }
+(
+    _E12_MovementKind_receipt, _E12_MovementKind_pick,
+    _E12_MovementKind_transfer, _E12_MovementKind_count_adjustment,
+) = MovementKind.__members__.values()
 
 
 class Clerk(Row):
     'A warehouse employee who can sign in and perform stock operations.'
 
-    __slots__ = ('id_', 'name', 'role', )
-    ENTITY: ClassVar[str] = 'Clerk'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('role', 'role', lambda value: value._value_, True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T9_ClerkRole.__getitem__,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, name: str, role: ClerkRole) -> None:
-        self.id_ = id_
-        self.name = name
-        self.role = role
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Clerk:
-        other = Clerk.__new__(Clerk)
-        other.id_ = self.id_
-        other.name = self.name
-        other.role = self.role
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'role': self.role._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Clerk:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'role': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^C[0-9]{3}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            role=v.want_enum(d['role'], path + '.role', ClerkRole),
-        )
+    role: ClerkRole = field(
+        load=lambda x, p, ep: v.want_enum(x, p, ClerkRole),
+        export=enum_value,
+        text=enum_text(ClerkRole),
+    )
 
 
 class Item(Row):
     'A stock-keeping unit.'
 
-    __slots__ = ('sku', 'name', 'reorder_level', 'active', )
-    ENTITY: ClassVar[str] = 'Item'
-    KEY: ClassVar[str] = 'sku'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('sku', 'sku', None, True),
-        ('name', 'name', None, True),
-        ('reorder_level', 'reorder_level', None, True),
-        ('active', 'active', None, True),
+    sku: str = field(
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        None,
+    name: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
+        text=v.str_text,
     )
-
-    def __init__(self, *, sku: str, name: str, reorder_level: int, active: bool) -> None:
-        self.sku = sku
-        self.name = name
-        self.reorder_level = reorder_level
-        self.active = active
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Item:
-        other = Item.__new__(Item)
-        other.sku = self.sku
-        other.name = self.name
-        other.reorder_level = self.reorder_level
-        other.active = self.active
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'sku': self.sku,
-            'name': self.name,
-            'reorder_level': self.reorder_level,
-            'active': self.active,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Item:
-        d = v.want_object(data, path, {'sku': True, 'name': True, 'reorder_level': True, 'active': False})
-        return cls(
-            sku=v.check_pattern(v.want_str(d['sku'], path + '.sku'), path + '.sku', '^[A-Z]{3}-[0-9]{4}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            reorder_level=v.check_range(v.want_int(d['reorder_level'], path + '.reorder_level'), path + '.reorder_level', 0, None),
-            active=(v.want_bool(d['active'], path + '.active') if d.get('active') is not None else True),
-        )
+    reorder_level: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        text=v.int_text,
+    )
+    active: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: True)
 
 
 class Bin(Row):
     'A storage location with a capacity in units.'
 
-    __slots__ = ('code', 'zone', 'capacity', 'blocked', )
-    ENTITY: ClassVar[str] = 'Bin'
-    KEY: ClassVar[str] = 'code'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('code', 'code', None, True),
-        ('zone', 'zone', lambda value: value._value_, True),
-        ('capacity', 'capacity', None, True),
-        ('blocked', 'blocked', None, True),
+    code: str = field(
+        key=True,
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        _T4_Zone.__getitem__,
-        v.int_text,
-        None,
+    zone: Zone = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Zone),
+        export=enum_value,
+        text=enum_text(Zone),
     )
-
-    def __init__(self, *, code: str, zone: Zone, capacity: int, blocked: bool) -> None:
-        self.code = code
-        self.zone = zone
-        self.capacity = capacity
-        self.blocked = blocked
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Bin:
-        other = Bin.__new__(Bin)
-        other.code = self.code
-        other.zone = self.zone
-        other.capacity = self.capacity
-        other.blocked = self.blocked
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'code': self.code,
-            'zone': self.zone._value_,
-            'capacity': self.capacity,
-            'blocked': self.blocked,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Bin:
-        d = v.want_object(data, path, {'code': True, 'zone': True, 'capacity': True, 'blocked': False})
-        return cls(
-            code=v.check_pattern(v.want_str(d['code'], path + '.code'), path + '.code', '^[A-Z][0-9]{2}-[0-9]{2}$'),
-            zone=v.want_enum(d['zone'], path + '.zone', Zone),
-            capacity=v.check_range(v.want_int(d['capacity'], path + '.capacity'), path + '.capacity', 1, None),
-            blocked=(v.want_bool(d['blocked'], path + '.blocked') if d.get('blocked') is not None else False),
-        )
+    capacity: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, None),
+        text=v.int_text,
+    )
+    blocked: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
 
 
 class StockLevel(Row):
     'The quantity of one item in one bin; at most one row per item and bin.'
 
-    __slots__ = ('id_', 'item', 'bin_', 'quantity', 'last_counted', )
-    ENTITY: ClassVar[str] = 'StockLevel'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('item', 'item', None, True),
-        ('bin_', 'bin', None, True),
-        ('quantity', 'quantity', None, True),
-        ('last_counted', 'last_counted', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('stock_ids', 'S{:04d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        None,
+    item: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
+        text=v.str_text,
     )
-
-    def __init__(self, *, id_: str, item: str, bin_: str, quantity: int, last_counted: dt.date | None) -> None:
-        self.id_ = id_
-        self.item = item
-        self.bin_ = bin_
-        self.quantity = quantity
-        self.last_counted = last_counted
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> StockLevel:
-        other = StockLevel.__new__(StockLevel)
-        other.id_ = self.id_
-        other.item = self.item
-        other.bin_ = self.bin_
-        other.quantity = self.quantity
-        other.last_counted = self.last_counted
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'item': self.item,
-            'bin': self.bin_,
-            'quantity': self.quantity,
-            'last_counted': rt.if_present(self.last_counted, lambda x: x.isoformat()),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> StockLevel:
-        d = v.want_object(data, path, {'id': False, 'item': True, 'bin': True, 'quantity': True, 'last_counted': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('stock_ids', 'S{:04d}')),
-            item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{3}-[0-9]{4}$'),
-            bin_=v.check_pattern(v.want_str(d['bin'], path + '.bin'), path + '.bin', '^[A-Z][0-9]{2}-[0-9]{2}$'),
-            quantity=v.check_range(v.want_int(d['quantity'], path + '.quantity'), path + '.quantity', 0, None),
-            last_counted=(v.want_optional(d['last_counted'], path + '.last_counted', (lambda x, p: v.want_date(x, p))) if d.get('last_counted') is not None else None),
-        )
+    bin_: str = field(
+        'bin',
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
+        text=v.str_text,
+    )
+    quantity: int = field(
+        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
+        text=v.int_text,
+    )
+    last_counted: dt.date | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
+        fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
+    )
 
 
 class Movement(Row):
     'An append-only log line for every stock change.'
 
-    __slots__ = ('id_', 'kind', 'item', 'from_bin', 'to_bin', 'quantity', 'reference', 'clerk', 'at', )
-    ENTITY: ClassVar[str] = 'Movement'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('kind', 'kind', lambda value: value._value_, True),
-        ('item', 'item', None, True),
-        ('from_bin', 'from_bin', None, True),
-        ('to_bin', 'to_bin', None, True),
-        ('quantity', 'quantity', None, True),
-        ('reference', 'reference', None, True),
-        ('clerk', 'clerk', None, True),
-        ('at', 'at', lambda value: value.isoformat(), True),
+    id_: str = field(
+        'id',
+        key=True,
+        load=lambda x, p, ep: v.want_str(x, p),
+        fill=lambda ep: ep._next('movement_ids', 'M{:05d}'),
+        text=v.str_text,
     )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        _T12_MovementKind.__getitem__,
-        v.str_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        lambda value: ('null' if value is None else v.str_text(value)),
-        v.int_text,
-        v.str_text,
-        v.str_text,
-        None,
+    kind: MovementKind = field(
+        load=lambda x, p, ep: v.want_enum(x, p, MovementKind),
+        export=enum_value,
+        text=enum_text(MovementKind),
+    )
+    item: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
+        text=v.str_text,
+    )
+    from_bin: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
+    to_bin: str | None = field(
+        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))),
+        fill=lambda ep: None,
+        text=optional_text(v.str_text),
+    )
+    quantity: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    reference: str = field(
+        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, None, 40),
+        fill=lambda ep: '',
+        text=v.str_text,
+    )
+    clerk: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
+        text=v.str_text,
+    )
+    at: dt.datetime = field(
+        load=lambda x, p, ep: v.want_datetime(x, p),
+        fill=lambda ep: ep.clock,
+        export=lambda value: value.isoformat(),
     )
 
-    def __init__(self, *, id_: str, kind: MovementKind, item: str, from_bin: str | None, to_bin: str | None, quantity: int, reference: str, clerk: str, at: dt.datetime) -> None:
-        self.id_ = id_
-        self.kind = kind
-        self.item = item
-        self.from_bin = from_bin
-        self.to_bin = to_bin
-        self.quantity = quantity
-        self.reference = reference
-        self.clerk = clerk
-        self.at = at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
 
-    def clone(self) -> Movement:
-        other = Movement.__new__(Movement)
-        other.id_ = self.id_
-        other.kind = self.kind
-        other.item = self.item
-        other.from_bin = self.from_bin
-        other.to_bin = self.to_bin
-        other.quantity = self.quantity
-        other.reference = self.reference
-        other.clerk = self.clerk
-        other.at = self.at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'kind': self.kind._value_,
-            'item': self.item,
-            'from_bin': self.from_bin,
-            'to_bin': self.to_bin,
-            'quantity': self.quantity,
-            'reference': self.reference,
-            'clerk': self.clerk,
-            'at': self.at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Movement:
-        d = v.want_object(data, path, {'id': False, 'kind': True, 'item': True, 'from_bin': False, 'to_bin': False, 'quantity': True, 'reference': False, 'clerk': True, 'at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('movement_ids', 'M{:05d}')),
-            kind=v.want_enum(d['kind'], path + '.kind', MovementKind),
-            item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{3}-[0-9]{4}$'),
-            from_bin=(v.want_optional(d['from_bin'], path + '.from_bin', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))) if d.get('from_bin') is not None else None),
-            to_bin=(v.want_optional(d['to_bin'], path + '.to_bin', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))) if d.get('to_bin') is not None else None),
-            quantity=v.want_int(d['quantity'], path + '.quantity'),
-            reference=(v.check_length(v.want_str(d['reference'], path + '.reference'), path + '.reference', None, 40) if d.get('reference') is not None else ''),
-            clerk=v.check_pattern(v.want_str(d['clerk'], path + '.clerk'), path + '.clerk', '^C[0-9]{3}$'),
-            at=(v.want_datetime(d['at'], path + '.at') if d.get('at') is not None else ep.clock),
-        )
-
-
-class _Slots_ItemStock:
-    'The slots of the ItemStock record: its fields and its JSON text.'
-
-    __slots__ = ('item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels', '_json')
-
-
-class ItemStock(_Slots_ItemStock, rt.Record):
+class ItemStock(Record):
     'An item with its stock per bin.'
 
-    __slots__ = ()
-    __match_args__ = ('item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels')
-
-    item: str
-    name: str
-    reorder_level: int
-    total: int
-    below_reorder: bool
-    levels: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.item, self.name, self.reorder_level, self.total, self.below_reorder, self.levels) == (other.item, other.name, other.reorder_level, other.total, other.below_reorder, other.levels)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.item, self.name, self.reorder_level, self.total, self.below_reorder, self.levels))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(item={self.item!r}, name={self.name!r}, reorder_level={self.reorder_level!r}, total={self.total!r}, below_reorder={self.below_reorder!r}, levels={self.levels!r})'
-
-    def __init__(self, item: str, name: str, reorder_level: int, total: int, below_reorder: bool, levels: tuple[str, ...]) -> None:
-        _set = _SET_ItemStock
-        _set[0](self, item)
-        _set[1](self, name)
-        _set[2](self, reorder_level)
-        _set[3](self, total)
-        _set[4](self, below_reorder)
-        _set[5](self, levels)
-        _set[6](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'item': self.item,
-            'name': self.name,
-            'reorder_level': self.reorder_level,
-            'total': self.total,
-            'below_reorder': self.below_reorder,
-            'levels': list(self.levels),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"item": ', v.str_text(self.item), ', "name": ', v.str_text(self.name), ', "reorder_level": ', v.int_text(self.reorder_level), ', "total": ', v.int_text(self.total), ', "below_reorder": ', v.json_text(self.below_reorder), ', "levels": ', v.json_text(self.levels), '}'))
-            _SET_ItemStock[6](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ItemStock:
-        d = v.want_object(data, path, {'item': True, 'name': True, 'reorder_level': True, 'total': True, 'below_reorder': True, 'levels': True})
-        return _new_ItemStock(
-            item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{3}-[0-9]{4}$'),
-            name=v.want_str(d['name'], path + '.name'),
-            reorder_level=v.want_int(d['reorder_level'], path + '.reorder_level'),
-            total=v.want_int(d['total'], path + '.total'),
-            below_reorder=v.want_bool(d['below_reorder'], path + '.below_reorder'),
-            levels=v.want_list(d['levels'], path + '.levels', (lambda x, p: v.want_str(x, p))),
-        )
+    item: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
+        text=v.str_text,
+    )
+    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    reorder_level: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    total: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    below_reorder: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    levels: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
 
 
-_SET_ItemStock: tuple[Any, ...] = rt.slot_setters(_Slots_ItemStock, ('item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels', '_json'))
-
-
-class _Made_ItemStock(_Slots_ItemStock):
-    'A ItemStock being made by _new_ItemStock.'
-
-    __slots__ = ()
-
-
-def _new_ItemStock(item: str, name: str, reorder_level: int, total: int, below_reorder: bool, levels: tuple[str, ...]) -> ItemStock:
-    self: Any = object.__new__(_Made_ItemStock)
-    self.item = item
-    self.name = name
-    self.reorder_level = reorder_level
-    self.total = total
-    self.below_reorder = below_reorder
-    self.levels = levels
-    self._json = None
-    self.__class__ = ItemStock
-    _made: ItemStock = self
-    return _made
-
-
-class _Slots_BinReport:
-    'The slots of the BinReport record: its fields and its JSON text.'
-
-    __slots__ = ('bin_', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels', '_json')
-
-
-class BinReport(_Slots_BinReport, rt.Record):
+class BinReport(Record):
     'A bin with its contents and free capacity.'
 
-    __slots__ = ()
-    __match_args__ = ('bin_', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels')
-
-    bin_: str
-    zone: Zone
-    capacity: int
-    used: int
-    free: int
-    blocked: bool
-    levels: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.bin_, self.zone, self.capacity, self.used, self.free, self.blocked, self.levels) == (other.bin_, other.zone, other.capacity, other.used, other.free, other.blocked, other.levels)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.bin_, self.zone, self.capacity, self.used, self.free, self.blocked, self.levels))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(bin_={self.bin_!r}, zone={self.zone!r}, capacity={self.capacity!r}, used={self.used!r}, free={self.free!r}, blocked={self.blocked!r}, levels={self.levels!r})'
-
-    def __init__(self, bin_: str, zone: Zone, capacity: int, used: int, free: int, blocked: bool, levels: tuple[str, ...]) -> None:
-        _set = _SET_BinReport
-        _set[0](self, bin_)
-        _set[1](self, zone)
-        _set[2](self, capacity)
-        _set[3](self, used)
-        _set[4](self, free)
-        _set[5](self, blocked)
-        _set[6](self, levels)
-        _set[7](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'bin': self.bin_,
-            'zone': self.zone._value_,
-            'capacity': self.capacity,
-            'used': self.used,
-            'free': self.free,
-            'blocked': self.blocked,
-            'levels': list(self.levels),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"bin": ', v.str_text(self.bin_), ', "zone": ', _T4_Zone[self.zone], ', "capacity": ', v.int_text(self.capacity), ', "used": ', v.int_text(self.used), ', "free": ', v.int_text(self.free), ', "blocked": ', v.json_text(self.blocked), ', "levels": ', v.json_text(self.levels), '}'))
-            _SET_BinReport[7](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> BinReport:
-        d = v.want_object(data, path, {'bin': True, 'zone': True, 'capacity': True, 'used': True, 'free': True, 'blocked': True, 'levels': True})
-        return _new_BinReport(
-            bin_=v.check_pattern(v.want_str(d['bin'], path + '.bin'), path + '.bin', '^[A-Z][0-9]{2}-[0-9]{2}$'),
-            zone=v.want_enum(d['zone'], path + '.zone', Zone),
-            capacity=v.want_int(d['capacity'], path + '.capacity'),
-            used=v.want_int(d['used'], path + '.used'),
-            free=v.want_int(d['free'], path + '.free'),
-            blocked=v.want_bool(d['blocked'], path + '.blocked'),
-            levels=v.want_list(d['levels'], path + '.levels', (lambda x, p: v.want_str(x, p))),
-        )
+    bin_: str = field(
+        'bin',
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
+        text=v.str_text,
+    )
+    zone: Zone = field(
+        load=lambda x, p, ep: v.want_enum(x, p, Zone),
+        export=enum_value,
+        text=enum_text(Zone),
+    )
+    capacity: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    used: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    free: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    blocked: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    levels: tuple[str, ...] = field(
+        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value),
+    )
 
 
-_SET_BinReport: tuple[Any, ...] = rt.slot_setters(_Slots_BinReport, ('bin_', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels', '_json'))
-
-
-class _Made_BinReport(_Slots_BinReport):
-    'A BinReport being made by _new_BinReport.'
-
-    __slots__ = ()
-
-
-def _new_BinReport(bin_: str, zone: Zone, capacity: int, used: int, free: int, blocked: bool, levels: tuple[str, ...]) -> BinReport:
-    self: Any = object.__new__(_Made_BinReport)
-    self.bin_ = bin_
-    self.zone = zone
-    self.capacity = capacity
-    self.used = used
-    self.free = free
-    self.blocked = blocked
-    self.levels = levels
-    self._json = None
-    self.__class__ = BinReport
-    _made: BinReport = self
-    return _made
-
-
-class _Slots_ReorderFlag:
-    'The slots of the ReorderFlag record: its fields and its JSON text.'
-
-    __slots__ = ('item', 'name', 'on_hand', 'reorder_level', 'shortfall', '_json')
-
-
-class ReorderFlag(_Slots_ReorderFlag, rt.Record):
+class ReorderFlag(Record):
     'An active item whose total stock is below its reorder level.'
 
-    __slots__ = ()
-    __match_args__ = ('item', 'name', 'on_hand', 'reorder_level', 'shortfall')
-
-    item: str
-    name: str
-    on_hand: int
-    reorder_level: int
-    shortfall: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.item, self.name, self.on_hand, self.reorder_level, self.shortfall) == (other.item, other.name, other.on_hand, other.reorder_level, other.shortfall)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.item, self.name, self.on_hand, self.reorder_level, self.shortfall))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(item={self.item!r}, name={self.name!r}, on_hand={self.on_hand!r}, reorder_level={self.reorder_level!r}, shortfall={self.shortfall!r})'
-
-    def __init__(self, item: str, name: str, on_hand: int, reorder_level: int, shortfall: int) -> None:
-        _set = _SET_ReorderFlag
-        _set[0](self, item)
-        _set[1](self, name)
-        _set[2](self, on_hand)
-        _set[3](self, reorder_level)
-        _set[4](self, shortfall)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'item': self.item,
-            'name': self.name,
-            'on_hand': self.on_hand,
-            'reorder_level': self.reorder_level,
-            'shortfall': self.shortfall,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"item": ', v.str_text(self.item), ', "name": ', v.str_text(self.name), ', "on_hand": ', v.int_text(self.on_hand), ', "reorder_level": ', v.int_text(self.reorder_level), ', "shortfall": ', v.int_text(self.shortfall), '}'))
-            _SET_ReorderFlag[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ReorderFlag:
-        d = v.want_object(data, path, {'item': True, 'name': True, 'on_hand': True, 'reorder_level': True, 'shortfall': True})
-        return _new_ReorderFlag(
-            item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{3}-[0-9]{4}$'),
-            name=v.want_str(d['name'], path + '.name'),
-            on_hand=v.want_int(d['on_hand'], path + '.on_hand'),
-            reorder_level=v.want_int(d['reorder_level'], path + '.reorder_level'),
-            shortfall=v.want_int(d['shortfall'], path + '.shortfall'),
-        )
-
-
-_SET_ReorderFlag: tuple[Any, ...] = rt.slot_setters(_Slots_ReorderFlag, ('item', 'name', 'on_hand', 'reorder_level', 'shortfall', '_json'))
-
-
-class _Made_ReorderFlag(_Slots_ReorderFlag):
-    'A ReorderFlag being made by _new_ReorderFlag.'
-
-    __slots__ = ()
-
-
-def _new_ReorderFlag(item: str, name: str, on_hand: int, reorder_level: int, shortfall: int) -> ReorderFlag:
-    self: Any = object.__new__(_Made_ReorderFlag)
-    self.item = item
-    self.name = name
-    self.on_hand = on_hand
-    self.reorder_level = reorder_level
-    self.shortfall = shortfall
-    self._json = None
-    self.__class__ = ReorderFlag
-    _made: ReorderFlag = self
-    return _made
+    item: str = field(
+        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
+        text=v.str_text,
+    )
+    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    on_hand: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    reorder_level: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    shortfall: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
 
 
 class _State(StateBase):
@@ -831,12 +401,12 @@ class WarehouseInventoryDesk(Episode):
     def tool_get_item_stock(self, item: Item) -> ItemStock:  # warehouse_inventory_desk.world:175
         'Show an item with its quantity in each bin and its total on hand.'
         total: int = self.fn_on_hand(item)  # warehouse_inventory_desk.world:180
-        return _new_ItemStock(item.key(), item.name, item.reorder_level, total, (total < item.reorder_level), tuple([_s3.key() for _s3 in rt.each(self, self.t_stock) if (_s3.item == item.key())]))  # warehouse_inventory_desk.world:181
+        return ItemStock(item.key(), item.name, item.reorder_level, total, (total < item.reorder_level), tuple([_s3.key() for _s3 in rt.each(self, self.t_stock) if (_s3.item == item.key())]))  # warehouse_inventory_desk.world:181
 
     def tool_get_bin(self, bin_: Bin) -> BinReport:  # warehouse_inventory_desk.world:191
         "Show a bin's contents (each item's stock row with its quantity), used units and free capacity."
         used: int = self.fn_bin_used(bin_)  # warehouse_inventory_desk.world:194
-        return _new_BinReport(bin_.key(), bin_.zone, bin_.capacity, used, rt.bounded(bin_.capacity - used), bin_.blocked, tuple([_s4.key() for _s4 in rt.each(self, self.t_stock) if (_s4.bin_ == bin_.key())]))  # warehouse_inventory_desk.world:195
+        return BinReport(bin_.key(), bin_.zone, bin_.capacity, used, rt.bounded(bin_.capacity - used), bin_.blocked, tuple([_s4.key() for _s4 in rt.each(self, self.t_stock) if (_s4.bin_ == bin_.key())]))  # warehouse_inventory_desk.world:195
 
     def tool_find_items(self, text: str) -> tuple[str, ...]:  # warehouse_inventory_desk.world:206
         'Find items whose name or SKU contains the text, with their SKU, name, reorder level and whether active.'
@@ -990,7 +560,7 @@ class WarehouseInventoryDesk(Episode):
 
     def tool_list_reorder_flags(self) -> tuple[ReorderFlag, ...]:  # warehouse_inventory_desk.world:391
         'List active items whose total on-hand quantity is below their reorder level, with the shortfall.'
-        return tuple([_new_ReorderFlag(_i15.key(), _i15.name, self.fn_on_hand(_i15), _i15.reorder_level, rt.bounded(_i15.reorder_level - self.fn_on_hand(_i15))) for _i15 in rt.each(self, self.t_items) if (_i15.active and (self.fn_on_hand(_i15) < _i15.reorder_level))])  # warehouse_inventory_desk.world:394
+        return tuple([ReorderFlag(_i15.key(), _i15.name, self.fn_on_hand(_i15), _i15.reorder_level, rt.bounded(_i15.reorder_level - self.fn_on_hand(_i15))) for _i15 in rt.each(self, self.t_items) if (_i15.active and (self.fn_on_hand(_i15) < _i15.reorder_level))])  # warehouse_inventory_desk.world:394
 
     def tool_list_movements(self, item: Item) -> tuple[str, ...]:  # warehouse_inventory_desk.world:397
         'List the stock movements of an item, newest first, with kind, bins, quantity, reference, clerk and time.'
