@@ -83,11 +83,11 @@ class EnumView:
 @dataclass(frozen=True)
 class FieldView:
     """A field's declaration: ``head`` (``name: annotation = field(``) and the arguments
-    of ``field``, on one line when they fit."""
+    of ``field`` with the closing parenthesis: on the same line when they fit (one line),
+    else on the lines below."""
 
     head: str
-    args: list[str]
-    one_line: bool
+    lines: list[str]
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,10 @@ class WorldGenerator:
         args = [repr(f.name)] if attr != f.name else []
         if rec.key is not None and rec.kind != "record" and rec.key.name == f.name:
             args.append("key=True")
-        args.append(f"load=lambda x, p, ep: {self.tables.loader(f.type, 'x', 'p')}")
+        if self.tables.loads_with_episode(f.type):
+            args.append(f"load_ep=lambda x, p, ep: {self.tables.loader(f.type, 'x', 'p')}")
+        else:
+            args.append(f"load={self.tables.field_loader(f.type)}")
         if f.default is not None:
             args.append(f"fill=lambda ep: {self.x.stored(f.default, Env(ep='ep'), f.type)}")
         elif isinstance(f.type, t.Optional):
@@ -213,7 +216,12 @@ class WorldGenerator:
         if f.node.alias is not None:  # the original's key (`from "..."`)
             args.append(f"from_key={f.node.alias!r}")
         head = f"{attr}: {self.tables.annotation(f.type)} = field("
-        return FieldView(head, args, len(_INDENT + head) + len(", ".join(args)) + 1 <= _LINE)
+        if len(_INDENT + head) + len(", ".join(args)) + 1 <= _LINE:
+            return FieldView(head, [", ".join(args) + ")"])
+        # the arguments on the lines below, as many on a line as fit
+        lines = _wrapped(args, _LINE - 2 * len(_INDENT) - 1)
+        return FieldView(head, [line + ("," if i < len(lines) - 1 else ")")
+                                for i, line in enumerate(lines)])
 
     def exporter_fn(self, typ: t.Type) -> str | None:
         """A function exporting a stored value of ``typ`` as plain JSON, or ``None`` where
@@ -756,7 +764,8 @@ class WorldGenerator:
             # repr keeps any doc text inert (quotes, backslashes, NUL, line separators)
             module_doc=repr(f"{w.name}: {(w.doc or w.name).strip()}"),
             class_doc=repr((w.doc or w.name).strip()),
-            exports=sorted(set(exports)),
+            exports=[line + "," for line in _wrapped(
+                [json.dumps(name) for name in sorted(set(exports))], _LINE - len(_INDENT) - 1)],
             enums=enums,
             classes=classes,
             unions=unions,

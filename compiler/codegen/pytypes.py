@@ -176,6 +176,26 @@ class TypeTables:
             return f"{self.class_name(typ.name)}.load({src}, {path}, ep)"
         return src
 
+    def field_loader(self, typ: t.Type) -> str:
+        """A ``(value, path) -> stored`` function for a field's declaration: a primitive's
+        loader itself where the type has no refinement, else a lambda of :meth:`loader`."""
+        if isinstance(typ, t.Named) and typ.kind == "entity":  # its key
+            return self.field_loader(self.key_type(typ.name))
+        if isinstance(typ, t.Prim) and typ.refinement is None:
+            return "v.want_json" if typ.name == "json" else _PRIM_LOADER[typ.name]
+        return f"lambda x, p: {self.loader(typ, 'x', 'p')}"
+
+    def loads_with_episode(self, typ: t.Type) -> bool:
+        """Whether loading a value of ``typ`` needs the episode (a record's or a union's
+        loader takes it, for defaults its fields compute)."""
+        if isinstance(typ, t.Optional):
+            return self.loads_with_episode(typ.inner)
+        if isinstance(typ, (t.ListOf, t.SetOf)):
+            return self.loads_with_episode(typ.element)
+        if isinstance(typ, t.MapOf):
+            return self.loads_with_episode(typ.key) or self.loads_with_episode(typ.value)
+        return isinstance(typ, t.Named) and typ.kind in ("record", "union")
+
     def load_fn(self, typ: t.Type) -> str:
         """A ``(value, path) -> stored`` callable for element loaders."""
         body = self.loader(typ, "x", "p")

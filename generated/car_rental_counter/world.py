@@ -26,7 +26,10 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["Branch", "Car", "CarCategory", "CarOffer", "CarRentalCounter", "Customer", "CustomerRentals", "Rental", "RentalStatus"]
+__all__ = [
+    "Branch", "Car", "CarCategory", "CarOffer", "CarRentalCounter", "Customer", "CustomerRentals",
+    "Rental", "RentalStatus",
+]
 
 
 class CarCategory(enum.StrEnum):
@@ -63,186 +66,111 @@ class Branch(Row):
     'A rental location.'
 
     code: str = field(
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
-    city: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 60),
-        text=v.str_text,
-    )
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'),
+        text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    city: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
 
 
 class Car(Row):
     'A car of the fleet.'
 
     plate: str = field(
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
-        text=v.str_text,
-    )
-    model: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 60),
-        text=v.str_text,
-    )
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
+        text=v.str_text)
+    model: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
     category: CarCategory = field(
-        load=lambda x, p, ep: v.want_enum(x, p, CarCategory),
-        export=enum_value,
-        text=enum_text(CarCategory),
-    )
-    daily_rate_cents: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 100000),
-        text=v.int_text,
-    )
-    mileage_km: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        text=v.int_text,
-    )
+        load=lambda x, p: v.want_enum(x, p, CarCategory), export=enum_value,
+        text=enum_text(CarCategory))
+    daily_rate_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
+    mileage_km: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
     branch: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
-    in_service: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: True)
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
+    in_service: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
 class Customer(Row):
     'A renter with a driving licence.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('customer_ids', 'CU{:03d}'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('customer_ids', 'CU{:03d}'),
+        text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     licence_number: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{6,12}$'),
-        text=v.str_text,
-    )
-    licence_expires: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{6,12}$'),
+        text=v.str_text)
+    licence_expires: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     email: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text)
 
 
 class Rental(Row):
     'A reservation that becomes a rental at pick-up.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('rental_ids', 'R{:04d}'),
-        text=v.str_text,
-    )
-    customer: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('rental_ids', 'R{:04d}'),
+        text=v.str_text)
+    customer: str = field(load=v.want_str, text=v.str_text)
     car: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
-        text=v.str_text,
-    )
-    pickup_branch: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'),
-        text=v.str_text,
-    )
-    pickup_date: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
-    return_date: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
+        text=v.str_text)
+    pickup_branch: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text)
+    pickup_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    return_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     status: RentalStatus = field(
-        load=lambda x, p, ep: v.want_enum(x, p, RentalStatus),
-        fill=lambda ep: _E12_RentalStatus_reserved,
-        export=enum_value,
-        text=enum_text(RentalStatus),
-    )
+        load=lambda x, p: v.want_enum(x, p, RentalStatus),
+        fill=lambda ep: _E12_RentalStatus_reserved, export=enum_value,
+        text=enum_text(RentalStatus))
     start_mileage_km: int | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
-        fill=lambda ep: None,
-        text=v.int_text,
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
+        fill=lambda ep: None, text=v.int_text)
     end_mileage_km: int | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
-        fill=lambda ep: None,
-        text=v.int_text,
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
+        fill=lambda ep: None, text=v.int_text)
     returned_on: dt.date | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
-        fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
+        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     return_branch: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
-    base_charge_cents: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        text=v.int_text,
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
+    base_charge_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
     extra_days_charge_cents: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        fill=lambda ep: 0,
-        text=v.int_text,
-    )
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
     one_way_fee_cents: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        fill=lambda ep: 0,
-        text=v.int_text,
-    )
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
     total_cents: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        fill=lambda ep: 0,
-        text=v.int_text,
-    )
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
 
 
 class CarOffer(Record):
     'A car free for the requested days, with its price.'
 
     car: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
-        text=v.str_text,
-    )
-    model: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
+        text=v.str_text)
+    model: str = field(load=v.want_str, text=v.str_text)
     category: CarCategory = field(
-        load=lambda x, p, ep: v.want_enum(x, p, CarCategory),
-        export=enum_value,
-        text=enum_text(CarCategory),
-    )
-    daily_rate_cents: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    days: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    price_cents: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+        load=lambda x, p: v.want_enum(x, p, CarCategory), export=enum_value,
+        text=enum_text(CarCategory))
+    daily_rate_cents: int = field(load=v.want_int, text=v.int_text)
+    days: int = field(load=v.want_int, text=v.int_text)
+    price_cents: int = field(load=v.want_int, text=v.int_text)
 
 
 class CustomerRentals(Record):
     'A customer with all their rentals.'
 
-    customer: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    licence_expires: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
+    customer: str = field(load=v.want_str, text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    licence_expires: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     rentals: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value),
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value))
 
 
 _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25

@@ -26,7 +26,10 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["ClinicRecords", "Doctor", "Drug", "DrugClass", "Patient", "Prescription", "RxStatus", "Specialty", "Visit"]
+__all__ = [
+    "ClinicRecords", "Doctor", "Drug", "DrugClass", "Patient", "Prescription", "RxStatus",
+    "Specialty", "Visit",
+]
 
 
 class Specialty(enum.StrEnum):
@@ -73,142 +76,75 @@ class Doctor(Row):
     'A clinician who can sign in and hold visits.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'),
+        text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     specialty: Specialty = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Specialty),
-        export=enum_value,
-        text=enum_text(Specialty),
-    )
+        load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
+        text=enum_text(Specialty))
 
 
 class Drug(Row):
     "A drug in the clinic's formulary."
 
     code: str = field(
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
+        text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     drug_class: DrugClass = field(
-        load=lambda x, p, ep: v.want_enum(x, p, DrugClass),
-        export=enum_value,
-        text=enum_text(DrugClass),
-    )
-    max_days: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 365),
-        text=v.int_text,
-    )
+        load=lambda x, p: v.want_enum(x, p, DrugClass), export=enum_value,
+        text=enum_text(DrugClass))
+    max_days: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 365), text=v.int_text)
 
 
 class Patient(Row):
     'A registered patient and the drugs they are allergic to.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('patient_ids', 'P{:03d}'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
-    birth_date: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('patient_ids', 'P{:03d}'),
+        text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    birth_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     allergies: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_set(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'))),
-        export=lambda value: list(value),
-    )
-    registered_on: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'))),
+        export=lambda value: list(value))
+    registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
 
 
 class Visit(Row):
     'One consultation of a patient with a doctor.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('visit_ids', 'V{:03d}'),
-        text=v.str_text,
-    )
-    patient: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    doctor: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'),
-        text=v.str_text,
-    )
-    at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
-    diagnosis: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 200),
-        text=v.str_text,
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('visit_ids', 'V{:03d}'),
+        text=v.str_text)
+    patient: str = field(load=v.want_str, text=v.str_text)
+    doctor: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'), text=v.str_text)
+    at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    diagnosis: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
 
 
 class Prescription(Row):
     "A drug prescribed during a visit; the patient and prescriber are the visit's."
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('rx_ids', 'RX{:03d}'),
-        text=v.str_text,
-    )
-    visit: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('rx_ids', 'RX{:03d}'),
+        text=v.str_text)
+    visit: str = field(load=v.want_str, text=v.str_text)
     drug: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
-        text=v.str_text,
-    )
-    dose: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 60),
-        text=v.str_text,
-    )
-    start: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
-    end: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
+        text=v.str_text)
+    dose: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+    start: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    end: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     renewals: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, 5),
-        fill=lambda ep: 0,
-        text=v.int_text,
-    )
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 5), fill=lambda ep: 0,
+        text=v.int_text)
     status: RxStatus = field(
-        load=lambda x, p, ep: v.want_enum(x, p, RxStatus),
-        fill=lambda ep: _E8_RxStatus_active,
-        export=enum_value,
-        text=enum_text(RxStatus),
-    )
+        load=lambda x, p: v.want_enum(x, p, RxStatus), fill=lambda ep: _E8_RxStatus_active,
+        export=enum_value, text=enum_text(RxStatus))
     stop_reason: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
 
 
 class _State(StateBase):

@@ -26,7 +26,10 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["Appointment", "AppointmentStatus", "Cancellation", "ClinicScheduling", "DaySchedule", "Doctor", "Patient", "Slot", "SlotView", "Specialty", "VisitKind", "WaitlistEntry"]
+__all__ = [
+    "Appointment", "AppointmentStatus", "Cancellation", "ClinicScheduling", "DaySchedule",
+    "Doctor", "Patient", "Slot", "SlotView", "Specialty", "VisitKind", "WaitlistEntry",
+]
 
 
 class Specialty(enum.StrEnum):
@@ -80,225 +83,126 @@ class AppointmentStatus(enum.StrEnum):
 class Doctor(Row):
     'A row of Doctor.'
 
-    id_: str = field('id', key=True, load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
+    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     specialty: Specialty = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Specialty),
-        export=enum_value,
-        text=enum_text(Specialty),
-    )
-    room: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    max_daily_appointments: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 20),
-        text=v.int_text,
-    )
-    accepting_new_patients: bool = field(
-        load=lambda x, p, ep: v.want_bool(x, p),
-        fill=lambda ep: True,
-    )
+        load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
+        text=enum_text(Specialty))
+    room: str = field(load=v.want_str, text=v.str_text)
+    max_daily_appointments: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text)
+    accepting_new_patients: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
 class Patient(Row):
     'A row of Patient.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'),
-        fill=lambda ep: ep._next('patient_ids', 'P{:04d}'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
-    birth_date: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'),
+        fill=lambda ep: ep._next('patient_ids', 'P{:04d}'), text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    birth_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     phone: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
+        text=v.str_text)
     email: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
     insurance: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
     balance: float = field(
-        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
-        fill=lambda ep: 0.0,
-        text=v.float_text,
-    )
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
+        text=v.float_text)
     no_shows: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        fill=lambda ep: 0,
-        text=v.int_text,
-    )
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
 
 
 class Slot(Row):
     "A block of a doctor's time that one appointment can use."
 
-    id_: str = field('id', key=True, load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    doctor: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    start: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        export=lambda value: value.isoformat(),
-    )
-    length_minutes: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 5, 240),
-        text=v.int_text,
-    )
+    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
+    doctor: str = field(load=v.want_str, text=v.str_text)
+    start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    length_minutes: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 5, 240), text=v.int_text)
 
 
 class Appointment(Row):
     'A row of Appointment.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('appointment_ids', 'APT{:04d}'),
-        text=v.str_text,
-    )
-    patient: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'),
-        text=v.str_text,
-    )
-    doctor: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    slot: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('appointment_ids', 'APT{:04d}'),
+        text=v.str_text)
+    patient: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text)
+    doctor: str = field(load=v.want_str, text=v.str_text)
+    slot: str = field(load=v.want_str, text=v.str_text)
     kind: VisitKind = field(
-        load=lambda x, p, ep: v.want_enum(x, p, VisitKind),
-        fill=lambda ep: _E9_VisitKind_consultation,
-        export=enum_value,
-        text=enum_text(VisitKind),
-    )
-    start: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        export=lambda value: value.isoformat(),
-    )
-    end: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        export=lambda value: value.isoformat(),
-    )
-    reason: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 200),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.want_enum(x, p, VisitKind), fill=lambda ep: _E9_VisitKind_consultation,
+        export=enum_value, text=enum_text(VisitKind))
+    start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    end: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    reason: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
     status: AppointmentStatus = field(
-        load=lambda x, p, ep: v.want_enum(x, p, AppointmentStatus),
-        fill=lambda ep: _E17_AppointmentStatus_booked,
-        export=enum_value,
-        text=enum_text(AppointmentStatus),
-    )
-    booked_at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.want_enum(x, p, AppointmentStatus),
+        fill=lambda ep: _E17_AppointmentStatus_booked, export=enum_value,
+        text=enum_text(AppointmentStatus))
+    booked_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     cancelled_at: dt.datetime | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
-    )
-    late_cancellation: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    late_cancellation: bool = field(load=v.want_bool, fill=lambda ep: False)
     notes: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
 
 
 class WaitlistEntry(Row):
     'A patient waiting for a free slot with a doctor between two dates.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('waitlist_ids', 'WL{:03d}'),
-        text=v.str_text,
-    )
-    patient: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'),
-        text=v.str_text,
-    )
-    doctor: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    earliest: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
-    latest: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
-    reason: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 200),
-        text=v.str_text,
-    )
-    added_at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('waitlist_ids', 'WL{:03d}'),
+        text=v.str_text)
+    patient: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text)
+    doctor: str = field(load=v.want_str, text=v.str_text)
+    earliest: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    latest: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    reason: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+    added_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class SlotView(Record):
     'A free slot as offered to the agent.'
 
-    slot_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    doctor_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    doctor: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    slot_id: str = field(load=v.want_str, text=v.str_text)
+    doctor_id: str = field(load=v.want_str, text=v.str_text)
+    doctor: str = field(load=v.want_str, text=v.str_text)
     specialty: Specialty = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Specialty),
-        export=enum_value,
-        text=enum_text(Specialty),
-    )
-    start: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        export=lambda value: value.isoformat(),
-    )
-    end: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
+        text=enum_text(Specialty))
+    start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    end: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
 
 
 class Cancellation(Record):
     'The Cancellation record.'
 
-    appointment_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    late: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
-    fee: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
-    message: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    appointment_id: str = field(load=v.want_str, text=v.str_text)
+    late: bool = field(load=v.want_bool)
+    fee: float = field(load=v.want_float, text=v.float_text)
+    message: str = field(load=v.want_str, text=v.str_text)
 
 
 class DaySchedule(Record):
     'The DaySchedule record.'
 
-    doctor_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    day: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
+    doctor_id: str = field(load=v.want_str, text=v.str_text)
+    day: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     appointments: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value),
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value))
     free_slots: tuple[SlotView, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: SlotView.load(x, p, ep))),
-        export=lambda value: [x.export() for x in value],
-        text=v.records_text,
-    )
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: SlotView.load(x, p, ep))),
+        export=lambda value: [x.export() for x in value], text=v.records_text)
 
 
 class _State(StateBase):

@@ -26,7 +26,10 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["Booking", "BookingStatus", "CheckoutReceipt", "Guest", "HotelFrontDesk", "Room", "RoomOffer", "RoomType"]
+__all__ = [
+    "Booking", "BookingStatus", "CheckoutReceipt", "Guest", "HotelFrontDesk", "Room", "RoomOffer",
+    "RoomType",
+]
 
 
 class RoomType(enum.StrEnum):
@@ -59,129 +62,73 @@ class Room(Row):
     'A bookable hotel room.'
 
     number: str = field(
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'),
-        text=v.str_text,
-    )
-    room_type: RoomType = field(
-        load=lambda x, p, ep: v.want_enum(x, p, RoomType),
-        export=enum_value,
-        text=enum_text(RoomType),
-    )
-    nightly_rate: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 5000),
-        text=v.int_text,
-    )
-    capacity: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 6),
-        text=v.int_text,
-    )
-    out_of_service: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'),
+        text=v.str_text)
+    room_type: RoomType = field(load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
+    nightly_rate: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 5000), text=v.int_text)
+    capacity: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
+    out_of_service: bool = field(load=v.want_bool, fill=lambda ep: False)
 
 
 class Guest(Row):
     'A person who stays at the hotel.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('guest_ids', 'G{:03d}'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('guest_ids', 'G{:03d}'),
+        text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     email: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text)
     phone: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
 
 
 class Booking(Row):
     'A reservation of one room by one guest for the nights from check_in to check_out.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('booking_ids', 'B{:03d}'),
-        text=v.str_text,
-    )
-    guest: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    room: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'),
-        text=v.str_text,
-    )
-    check_in: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
-    check_out: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
-    guests_count: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 6),
-        text=v.int_text,
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('booking_ids', 'B{:03d}'),
+        text=v.str_text)
+    guest: str = field(load=v.want_str, text=v.str_text)
+    room: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text)
+    check_in: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    check_out: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    guests_count: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
     status: BookingStatus = field(
-        load=lambda x, p, ep: v.want_enum(x, p, BookingStatus),
-        fill=lambda ep: _E13_BookingStatus_reserved,
-        export=enum_value,
-        text=enum_text(BookingStatus),
-    )
-    total: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        text=v.int_text,
-    )
+        load=lambda x, p: v.want_enum(x, p, BookingStatus),
+        fill=lambda ep: _E13_BookingStatus_reserved, export=enum_value,
+        text=enum_text(BookingStatus))
+    total: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
     cancellation_fee: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        fill=lambda ep: 0,
-        text=v.int_text,
-    )
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
     checked_in_at: dt.datetime | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     checked_out_at: dt.datetime | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
 class RoomOffer(Record):
     'A room free for the whole stay, with its price.'
 
-    number: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'),
-        text=v.str_text,
-    )
-    room_type: RoomType = field(
-        load=lambda x, p, ep: v.want_enum(x, p, RoomType),
-        export=enum_value,
-        text=enum_text(RoomType),
-    )
-    nightly_rate: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    capacity: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    nights: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    total: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    number: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text)
+    room_type: RoomType = field(load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
+    nightly_rate: int = field(load=v.want_int, text=v.int_text)
+    capacity: int = field(load=v.want_int, text=v.int_text)
+    nights: int = field(load=v.want_int, text=v.int_text)
+    total: int = field(load=v.want_int, text=v.int_text)
 
 
 class CheckoutReceipt(Record):
     'What the guest pays when leaving.'
 
-    booking: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    nights: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    amount_due: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    booking: str = field(load=v.want_str, text=v.str_text)
+    nights: int = field(load=v.want_int, text=v.int_text)
+    amount_due: int = field(load=v.want_int, text=v.int_text)
 
 
 class _State(StateBase):

@@ -26,7 +26,10 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["Agent", "Category", "Comment", "Employee", "ITHelpdesk", "Priority", "Ticket", "TicketStatus", "TicketView"]
+__all__ = [
+    "Agent", "Category", "Comment", "Employee", "ITHelpdesk", "Priority", "Ticket", "TicketStatus",
+    "TicketView",
+]
 
 
 class Category(enum.StrEnum):
@@ -80,146 +83,78 @@ class Employee(Row):
     'A member of staff who reports problems.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
-    department: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 60),
-        text=v.str_text,
-    )
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'),
+        text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    department: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
     email: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text)
 
 
 class Agent(Row):
     'A helpdesk agent.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'),
+        text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     skills: tuple[Category, ...] = field(
-        load=lambda x, p, ep: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Category))),
-        export=lambda value: [x._value_ for x in value],
-    )
-    tier: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 2),
-        text=v.int_text,
-    )
-    active: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: True)
+        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Category))),
+        export=lambda value: [x._value_ for x in value])
+    tier: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 2), text=v.int_text)
+    active: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
 class Ticket(Row):
     'A reported problem.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('ticket_ids', 'TK{:04d}'),
-        text=v.str_text,
-    )
-    reporter: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'),
-        text=v.str_text,
-    )
-    title: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 120),
-        text=v.str_text,
-    )
-    category: Category = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Category),
-        export=enum_value,
-        text=enum_text(Category),
-    )
-    priority: Priority = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Priority),
-        export=enum_value,
-        text=enum_text(Priority),
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('ticket_ids', 'TK{:04d}'),
+        text=v.str_text)
+    reporter: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'), text=v.str_text)
+    title: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+    category: Category = field(load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
+    priority: Priority = field(load=lambda x, p: v.want_enum(x, p, Priority), export=enum_value, text=enum_text(Priority))
     status: TicketStatus = field(
-        load=lambda x, p, ep: v.want_enum(x, p, TicketStatus),
-        fill=lambda ep: _E12_TicketStatus_open_,
-        export=enum_value,
-        text=enum_text(TicketStatus),
-    )
+        load=lambda x, p: v.want_enum(x, p, TicketStatus), fill=lambda ep: _E12_TicketStatus_open_,
+        export=enum_value, text=enum_text(TicketStatus))
     assignee: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
-    escalated: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
+    escalated: bool = field(load=v.want_bool, fill=lambda ep: False)
     resolution_note: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, None, 500),
-        fill=lambda ep: '',
-        text=v.str_text,
-    )
-    opened_at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 500), fill=lambda ep: '',
+        text=v.str_text)
+    opened_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     resolved_at: dt.datetime | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     reopen_count: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        fill=lambda ep: 0,
-        text=v.int_text,
-    )
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
 
 
 class Comment(Row):
     'A note on a ticket by an agent.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('comment_ids', 'CM{:04d}'),
-        text=v.str_text,
-    )
-    ticket: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    author: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'),
-        text=v.str_text,
-    )
-    body: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 1000),
-        text=v.str_text,
-    )
-    internal: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
-    at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('comment_ids', 'CM{:04d}'),
+        text=v.str_text)
+    ticket: str = field(load=v.want_str, text=v.str_text)
+    author: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'), text=v.str_text)
+    body: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text)
+    internal: bool = field(load=v.want_bool, fill=lambda ep: False)
+    at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class TicketView(Record):
     'A ticket with its comments.'
 
-    ticket: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    ticket: str = field(load=v.want_str, text=v.str_text)
     comments: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value),
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value))
 
 
 _C_REOPEN_DAYS: int = 7  # ithelpdesk.world:13

@@ -26,118 +26,106 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["AddedContact", "DeleteResult", "LoginResult", "LoginStatus", "MessageAPI", "MessageId", "MessageStats", "SearchHit", "SearchResults", "SendResult", "SentMessages", "Stats", "UserId", "UserList"]
+__all__ = [
+    "AddedContact", "DeleteResult", "LoginResult", "LoginStatus", "MessageAPI", "MessageId",
+    "MessageStats", "SearchHit", "SearchResults", "SendResult", "SentMessages", "Stats", "UserId",
+    "UserList",
+]
 
 
 class MessageId(Record):
     'BFCL wraps a new message id in an object.'
 
-    new_id: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    new_id: int = field(load=v.want_int, text=v.int_text)
 
 
 class UserList(Record):
     'The UserList record.'
 
     user_list: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value,
-        text=v.str_list_text,
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=v.export_value, text=v.str_list_text)
 
 
 class UserId(Record):
     'The UserId record.'
 
-    user_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    user_id: str = field(load=v.want_str, text=v.str_text)
 
 
 class LoginResult(Record):
     'The LoginResult record.'
 
-    login_status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
-    message: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    login_status: bool = field(load=v.want_bool)
+    message: str = field(load=v.want_str, text=v.str_text)
 
 
 class LoginStatus(Record):
     'The LoginStatus record.'
 
-    login_status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    login_status: bool = field(load=v.want_bool)
 
 
 class SendResult(Record):
     'The SendResult record.'
 
-    sent_status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    sent_status: bool = field(load=v.want_bool)
     message_id: MessageId = field(
-        load=lambda x, p, ep: MessageId.load(x, p, ep),
-        export=v.export_value,
-        text=v.record_text,
-    )
-    message: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+        load_ep=lambda x, p, ep: MessageId.load(x, p, ep), export=v.export_value,
+        text=v.record_text)
+    message: str = field(load=v.want_str, text=v.str_text)
 
 
 class AddedContact(Record):
     'The AddedContact record.'
 
-    added_status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
-    user_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    message: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    added_status: bool = field(load=v.want_bool)
+    user_id: str = field(load=v.want_str, text=v.str_text)
+    message: str = field(load=v.want_str, text=v.str_text)
 
 
 class DeleteResult(Record):
     'The DeleteResult record.'
 
-    deleted_status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
-    receiver_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    message: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    deleted_status: bool = field(load=v.want_bool)
+    receiver_id: str = field(load=v.want_str, text=v.str_text)
+    message: str = field(load=v.want_str, text=v.str_text)
 
 
 class SentMessages(Record):
     'The SentMessages record.'
 
     messages: dict[str, tuple[Any, ...]] = field(
-        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_json(x, p))))),
-        export=v.export_value,
-        keeps_text=False,
-    )
+        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_json(x, p))))),
+        export=v.export_value, keeps_text=False)
 
 
 class SearchHit(Record):
     'The SearchHit record.'
 
-    receiver_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    message: Any = field(
-        load=lambda x, p, ep: v.want_json(x, p),
-        export=lambda value: v.copy_json(value),
-        keeps_text=False,
-    )
+    receiver_id: str = field(load=v.want_str, text=v.str_text)
+    message: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
 
 
 class SearchResults(Record):
     'The SearchResults record.'
 
     results: tuple[SearchHit, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: SearchHit.load(x, p, ep))),
-        export=v.export_value,
-        keeps_text=False,
-    )
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: SearchHit.load(x, p, ep))),
+        export=v.export_value, keeps_text=False)
 
 
 class Stats(Record):
     'The Stats record.'
 
-    received_count: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    total_contacts: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    received_count: int = field(load=v.want_int, text=v.int_text)
+    total_contacts: int = field(load=v.want_int, text=v.int_text)
 
 
 class MessageStats(Record):
     'The MessageStats record.'
 
-    stats: Stats = field(
-        load=lambda x, p, ep: Stats.load(x, p, ep),
-        export=v.export_value,
-        text=v.record_text,
-    )
+    stats: Stats = field(load_ep=lambda x, p, ep: Stats.load(x, p, ep), export=v.export_value, text=v.record_text)
 
 
 class _State(StateBase):

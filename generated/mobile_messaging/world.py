@@ -26,7 +26,10 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["Contact", "ContactCard", "Conversation", "ConversationKind", "ConversationSummary", "Delivery", "Message", "MobileMessaging", "Presence", "Profile", "UnreadSummary", "User"]
+__all__ = [
+    "Contact", "ContactCard", "Conversation", "ConversationKind", "ConversationSummary",
+    "Delivery", "Message", "MobileMessaging", "Presence", "Profile", "UnreadSummary", "User",
+]
 
 
 class Presence(enum.StrEnum):
@@ -64,200 +67,124 @@ _E16_ConversationKind_direct, _E16_ConversationKind_group = ConversationKind.__m
 class User(Row):
     'A registered account.'
 
-    id_: str = field('id', key=True, load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
+    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     phone: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
+        text=v.str_text)
     email: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
-        optional=True,
-        text=optional_text(v.str_text),
-    )
-    password: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 8, 64),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
+        optional=True, text=optional_text(v.str_text))
+    password: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 8, 64), text=v.str_text)
     presence: Presence = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Presence),
-        fill=lambda ep: _E8_Presence_offline,
-        export=enum_value,
-        text=enum_text(Presence),
-    )
+        load=lambda x, p: v.want_enum(x, p, Presence), fill=lambda ep: _E8_Presence_offline,
+        export=enum_value, text=enum_text(Presence))
 
 
 class Contact(Row):
     "An entry in one user's address book."
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('contact_ids', 'CT{:03d}'),
-        text=v.str_text,
-    )
-    owner: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    user: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
-    favorite: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
-    added_at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('contact_ids', 'CT{:03d}'),
+        text=v.str_text)
+    owner: str = field(load=v.want_str, text=v.str_text)
+    user: str = field(load=v.want_str, text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    favorite: bool = field(load=v.want_bool, fill=lambda ep: False)
+    added_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class Conversation(Row):
     'A chat: one-to-one (direct) or a named group.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('conversation_ids', 'CONV{:03d}'),
-        text=v.str_text,
-    )
+        'id', key=True, load=v.want_str,
+        fill=lambda ep: ep._next('conversation_ids', 'CONV{:03d}'), text=v.str_text)
     kind: ConversationKind = field(
-        load=lambda x, p, ep: v.want_enum(x, p, ConversationKind),
-        export=enum_value,
-        text=enum_text(ConversationKind),
-    )
+        load=lambda x, p: v.want_enum(x, p, ConversationKind), export=enum_value,
+        text=enum_text(ConversationKind))
     title: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
     participants: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value),
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value))
     archived_by: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        fill=lambda ep: (),
-        export=lambda value: list(value),
-    )
-    last_activity: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))), fill=lambda ep: (),
+        export=lambda value: list(value))
+    last_activity: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class Message(Row):
     'One message in a conversation.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('message_ids', 'MSG{:03d}'),
-        text=v.str_text,
-    )
-    conversation: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    sender: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    body: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 1000),
-        text=v.str_text,
-    )
-    sent_at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('message_ids', 'MSG{:03d}'),
+        text=v.str_text)
+    conversation: str = field(load=v.want_str, text=v.str_text)
+    sender: str = field(load=v.want_str, text=v.str_text)
+    body: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text)
+    sent_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     delivery: Delivery = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Delivery),
-        fill=lambda ep: _E8_Delivery_sent,
-        export=enum_value,
-        text=enum_text(Delivery),
-    )
+        load=lambda x, p: v.want_enum(x, p, Delivery), fill=lambda ep: _E8_Delivery_sent,
+        export=enum_value, text=enum_text(Delivery))
     read_by: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_set(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value),
-    )
+        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value))
 
 
 class Profile(Record):
     "The signed-in user's own account, without the password."
 
-    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    phone: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    phone: str = field(load=v.want_str, text=v.str_text)
     email: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        optional=True,
-        text=optional_text(v.str_text),
-    )
-    presence: Presence = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Presence),
-        export=enum_value,
-        text=enum_text(Presence),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        text=optional_text(v.str_text))
+    presence: Presence = field(load=lambda x, p: v.want_enum(x, p, Presence), export=enum_value, text=enum_text(Presence))
 
 
 class ContactCard(Record):
     'An address-book entry as the agent sees it.'
 
-    contact_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    user_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    phone: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    favorite: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
-    presence: Presence = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Presence),
-        export=enum_value,
-        text=enum_text(Presence),
-    )
+    contact_id: str = field(load=v.want_str, text=v.str_text)
+    user_id: str = field(load=v.want_str, text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    phone: str = field(load=v.want_str, text=v.str_text)
+    favorite: bool = field(load=v.want_bool)
+    presence: Presence = field(load=lambda x, p: v.want_enum(x, p, Presence), export=enum_value, text=enum_text(Presence))
     last_seen: dt.datetime | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        optional=True,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        optional=True, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
 class ConversationSummary(Record):
     'One line of the conversation list.'
 
-    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    id_: str = field('id', load=v.want_str, text=v.str_text)
     kind: ConversationKind = field(
-        load=lambda x, p, ep: v.want_enum(x, p, ConversationKind),
-        export=enum_value,
-        text=enum_text(ConversationKind),
-    )
-    title: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+        load=lambda x, p: v.want_enum(x, p, ConversationKind), export=enum_value,
+        text=enum_text(ConversationKind))
+    title: str = field(load=v.want_str, text=v.str_text)
     participants: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value),
-        text=v.str_list_text,
-    )
-    unread: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value), text=v.str_list_text)
+    unread: int = field(load=v.want_int, text=v.int_text)
     last_message: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        optional=True,
-        text=optional_text(v.str_text),
-    )
-    last_activity: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        export=lambda value: value.isoformat(),
-    )
-    archived: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        text=optional_text(v.str_text))
+    last_activity: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    archived: bool = field(load=v.want_bool)
 
 
 class UnreadSummary(Record):
     'Unread messages in the conversations that are not archived.'
 
-    total: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    total: int = field(load=v.want_int, text=v.int_text)
     by_conversation: dict[str, int] = field(
-        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_int(x, p))),
-        export=lambda value: {k: x for k, x in value.items()},
-        text=v.map_text,
-    )
+        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_int(x, p))),
+        export=lambda value: {k: x for k, x in value.items()}, text=v.map_text)
 
 
 _GET_id_ = rt.attrgetter('id_')

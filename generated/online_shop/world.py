@@ -26,7 +26,12 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["Address", "CancelReason", "CreditCard", "Customer", "GiftCard", "OnlineShop", "Order", "OrderItem", "OrderStatus", "OrderSummary", "PaymentMethod", "Paypal", "Product", "ProductDetails", "ProductSummary", "ReturnRequest", "ReturnStatus", "Transaction", "TransactionKind", "Variant"]
+__all__ = [
+    "Address", "CancelReason", "CreditCard", "Customer", "GiftCard", "OnlineShop", "Order",
+    "OrderItem", "OrderStatus", "OrderSummary", "PaymentMethod", "Paypal", "Product",
+    "ProductDetails", "ProductSummary", "ReturnRequest", "ReturnStatus", "Transaction",
+    "TransactionKind", "Variant",
+]
 
 
 class OrderStatus(enum.StrEnum):
@@ -83,285 +88,183 @@ _E12_ReturnStatus_requested, _E12_ReturnStatus_refunded = ReturnStatus.__members
 class Address(Record):
     'A postal address in the USA.'
 
-    address1: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 100),
-        text=v.str_text,
-    )
+    address1: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text)
     address2: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, None, 100),
-        fill=lambda ep: '',
-        text=v.str_text,
-    )
-    city: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 60),
-        text=v.str_text,
-    )
-    state_code: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 100), fill=lambda ep: '',
+        text=v.str_text)
+    city: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+    state_code: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}$'), text=v.str_text)
     zip_: str = field(
-        'zip',
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'),
-        text=v.str_text,
-    )
-    country: str = field(
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: 'USA',
-        text=v.str_text,
-    )
+        'zip', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'),
+        text=v.str_text)
+    country: str = field(load=v.want_str, fill=lambda ep: 'USA', text=v.str_text)
 
 
 class CreditCard(Record):
     'A credit card on file.'
 
-    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    brand: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    last_four: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}$'),
-        text=v.str_text,
-    )
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    brand: str = field(load=v.want_str, text=v.str_text)
+    last_four: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}$'), text=v.str_text)
 
 
 class GiftCard(Record):
     'A store gift card; only gift cards hold a balance.'
 
-    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    balance: float = field(
-        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
-        text=v.float_text,
-    )
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    balance: float = field(load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
 
 
 class Paypal(Record):
     'A linked PayPal account.'
 
-    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    id_: str = field('id', load=v.want_str, text=v.str_text)
     email: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
+        text=v.str_text)
 
 
 class Transaction(Record):
     'A charge or refund on an order.'
 
     kind: TransactionKind = field(
-        load=lambda x, p, ep: v.want_enum(x, p, TransactionKind),
-        export=enum_value,
-        text=enum_text(TransactionKind),
-    )
-    amount: float = field(
-        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
-        text=v.float_text,
-    )
-    method_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.want_enum(x, p, TransactionKind), export=enum_value,
+        text=enum_text(TransactionKind))
+    amount: float = field(load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+    method_id: str = field(load=v.want_str, text=v.str_text)
+    at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
 
 
 class OrderItem(Record):
     'One line of an order, with the price paid.'
 
-    variant: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    variant: str = field(load=v.want_str, text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
     options: dict[str, str] = field(
-        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-        export=lambda value: {k: x for k, x in value.items()},
-        text=v.map_text,
-    )
-    price: float = field(
-        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
-        text=v.float_text,
-    )
-    quantity: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 10),
-        text=v.int_text,
-    )
+        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
+        export=lambda value: {k: x for k, x in value.items()}, text=v.map_text)
+    price: float = field(load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+    quantity: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10), text=v.int_text)
 
 
 class Product(Row):
     'A catalogue product; what can be bought are its variants.'
 
-    id_: str = field('id', key=True, load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 120),
-        text=v.str_text,
-    )
-    category: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+    category: str = field(load=v.want_str, text=v.str_text)
 
 
 class Variant(Row):
     'One purchasable option of a product (size, colour, ...).'
 
-    id_: str = field('id', key=True, load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    product: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
+    product: str = field(load=v.want_str, text=v.str_text)
     options: dict[str, str] = field(
-        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-        export=lambda value: {k: x for k, x in value.items()},
-        text=v.map_text,
-    )
-    price: float = field(
-        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
-        text=v.float_text,
-    )
-    stock: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
+        export=lambda value: {k: x for k, x in value.items()}, text=v.map_text)
+    price: float = field(load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+    stock: int = field(load=v.want_int, text=v.int_text)
 
 
 class Customer(Row):
     'A shopper with an account.'
 
-    id_: str = field('id', key=True, load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
+    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     email: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
+        text=v.str_text)
     address: Address = field(
-        load=lambda x, p, ep: Address.load(x, p, ep),
-        export=lambda value: value.export(),
-        text=v.record_text,
-    )
+        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
+        text=v.record_text)
     payment_methods: dict[str, PaymentMethod] = field(
-        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: _load_PaymentMethod(x, p, ep))),
+        load_ep=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: _load_PaymentMethod(x, p, ep))),
         export=lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()},
-        text=lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}',
-    )
+        text=lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}')
 
 
 class Order(Row):
     'A row of Order.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'),
-        fill=lambda ep: ep._next('order_ids', '#W{:07d}'),
-        text=v.str_text,
-    )
-    customer: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'),
+        fill=lambda ep: ep._next('order_ids', '#W{:07d}'), text=v.str_text)
+    customer: str = field(load=v.want_str, text=v.str_text)
     address: Address = field(
-        load=lambda x, p, ep: Address.load(x, p, ep),
-        export=lambda value: value.export(),
-        text=v.record_text,
-    )
+        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
+        text=v.record_text)
     items: tuple[OrderItem, ...] = field(
-        load=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: OrderItem.load(x, p, ep))), p, 1, None),
-        export=lambda value: [x.export() for x in value],
-        text=v.records_text,
-    )
+        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: OrderItem.load(x, p, ep))), p, 1, None),
+        export=lambda value: [x.export() for x in value], text=v.records_text)
     status: OrderStatus = field(
-        load=lambda x, p, ep: v.want_enum(x, p, OrderStatus),
-        fill=lambda ep: _E11_OrderStatus_pending,
-        export=enum_value,
-        text=enum_text(OrderStatus),
-    )
-    payment_method_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+        load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_pending,
+        export=enum_value, text=enum_text(OrderStatus))
+    payment_method_id: str = field(load=v.want_str, text=v.str_text)
     transactions: tuple[Transaction, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: Transaction.load(x, p, ep))),
-        export=lambda value: [x.export() for x in value],
-        text=v.records_text,
-    )
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: Transaction.load(x, p, ep))),
+        export=lambda value: [x.export() for x in value], text=v.records_text)
     tracking: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{12}$'))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{12}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
     cancel_reason: CancelReason | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, CancelReason))),
-        fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x._value_),
-        text=enum_text(CancelReason),
-    )
-    created_at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, CancelReason))),
+        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
+        text=enum_text(CancelReason))
+    created_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class ReturnRequest(Row):
     'Delivered items a customer sends back for a refund.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('return_ids', 'RET{:04d}'),
-        text=v.str_text,
-    )
-    order: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'),
-        text=v.str_text,
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('return_ids', 'RET{:04d}'),
+        text=v.str_text)
+    order: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'), text=v.str_text)
     items: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: v.want_str(x, p))), p, 1, None),
-        export=lambda value: list(value),
-    )
-    refund_method_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    amount: float = field(
-        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
-        text=v.float_text,
-    )
-    reason: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 200),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_length(v.want_list(x, p, (lambda x, p: v.want_str(x, p))), p, 1, None),
+        export=lambda value: list(value))
+    refund_method_id: str = field(load=v.want_str, text=v.str_text)
+    amount: float = field(load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+    reason: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
     status: ReturnStatus = field(
-        load=lambda x, p, ep: v.want_enum(x, p, ReturnStatus),
-        fill=lambda ep: _E12_ReturnStatus_requested,
-        export=enum_value,
-        text=enum_text(ReturnStatus),
-    )
-    created_at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.want_enum(x, p, ReturnStatus),
+        fill=lambda ep: _E12_ReturnStatus_requested, export=enum_value,
+        text=enum_text(ReturnStatus))
+    created_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class ProductSummary(Record):
     'The ProductSummary record.'
 
-    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    category: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    price_from: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
-    in_stock: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    category: str = field(load=v.want_str, text=v.str_text)
+    price_from: float = field(load=v.want_float, text=v.float_text)
+    in_stock: int = field(load=v.want_int, text=v.int_text)
 
 
 class ProductDetails(Record):
     'The ProductDetails record.'
 
-    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    category: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    category: str = field(load=v.want_str, text=v.str_text)
     variants: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value),
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value))
 
 
 class OrderSummary(Record):
     'The OrderSummary record.'
 
-    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    id_: str = field('id', load=v.want_str, text=v.str_text)
     status: OrderStatus = field(
-        load=lambda x, p, ep: v.want_enum(x, p, OrderStatus),
-        export=enum_value,
-        text=enum_text(OrderStatus),
-    )
-    total: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
-    items: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    created_at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.want_enum(x, p, OrderStatus), export=enum_value,
+        text=enum_text(OrderStatus))
+    total: float = field(load=v.want_float, text=v.float_text)
+    items: int = field(load=v.want_int, text=v.int_text)
+    created_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal

@@ -26,7 +26,10 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["Book", "BookInfo", "Copy", "CopyInfo", "CopyStatus", "Genre", "Hold", "HoldLine", "HoldStatus", "Loan", "LoanLine", "Member", "MemberInfo", "PublicLibrary"]
+__all__ = [
+    "Book", "BookInfo", "Copy", "CopyInfo", "CopyStatus", "Genre", "Hold", "HoldLine",
+    "HoldStatus", "Loan", "LoanLine", "Member", "MemberInfo", "PublicLibrary",
+]
 
 
 class Genre(enum.StrEnum):
@@ -77,222 +80,138 @@ class Member(Row):
     'A library card holder.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'),
+        text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     email: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text)
     fees_due: float = field(
-        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
-        fill=lambda ep: 0.0,
-        text=v.float_text,
-    )
-    joined_on: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
+        text=v.float_text)
+    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
 
 
 class Book(Row):
     'A title in the catalogue; what is lent are its copies.'
 
     isbn: str = field(
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text,
-    )
-    title: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 200),
-        text=v.str_text,
-    )
-    author: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 120),
-        text=v.str_text,
-    )
-    genre: Genre = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Genre),
-        export=enum_value,
-        text=enum_text(Genre),
-    )
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text)
+    title: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+    author: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+    genre: Genre = field(load=lambda x, p: v.want_enum(x, p, Genre), export=enum_value, text=enum_text(Genre))
 
 
 class Copy(Row):
     'One physical copy of a book.'
 
     barcode: str = field(
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
-        text=v.str_text,
-    )
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
+        text=v.str_text)
     book: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text)
     status: CopyStatus = field(
-        load=lambda x, p, ep: v.want_enum(x, p, CopyStatus),
-        fill=lambda ep: _E10_CopyStatus_available,
-        export=enum_value,
-        text=enum_text(CopyStatus),
-    )
+        load=lambda x, p: v.want_enum(x, p, CopyStatus), fill=lambda ep: _E10_CopyStatus_available,
+        export=enum_value, text=enum_text(CopyStatus))
 
 
 class Loan(Row):
     'A copy lent to a member.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('loan_ids', 'L{:03d}'),
-        text=v.str_text,
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('loan_ids', 'L{:03d}'),
+        text=v.str_text)
     copy_: str = field(
-        'copy',
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
-        text=v.str_text,
-    )
-    member: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'),
-        text=v.str_text,
-    )
-    borrowed_on: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
-    due_on: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
-    renewed: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+        'copy', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
+        text=v.str_text)
+    member: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
+    borrowed_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    due_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    renewed: bool = field(load=v.want_bool, fill=lambda ep: False)
     returned_on: dt.date | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
-        fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
+        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     late_fee: float = field(
-        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
-        fill=lambda ep: 0.0,
-        text=v.float_text,
-    )
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
+        text=v.float_text)
 
 
 class Hold(Row):
     "A member's place in the queue for a book."
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('hold_ids', 'H{:03d}'),
-        text=v.str_text,
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('hold_ids', 'H{:03d}'),
+        text=v.str_text)
     book: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text,
-    )
-    member: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'),
-        text=v.str_text,
-    )
-    placed_at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text)
+    member: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
+    placed_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     status: HoldStatus = field(
-        load=lambda x, p, ep: v.want_enum(x, p, HoldStatus),
-        fill=lambda ep: _E10_HoldStatus_active,
-        export=enum_value,
-        text=enum_text(HoldStatus),
-    )
+        load=lambda x, p: v.want_enum(x, p, HoldStatus), fill=lambda ep: _E10_HoldStatus_active,
+        export=enum_value, text=enum_text(HoldStatus))
 
 
 class BookInfo(Record):
     'A catalogue entry with its availability.'
 
-    isbn: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    title: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    author: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    genre: Genre = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Genre),
-        export=enum_value,
-        text=enum_text(Genre),
-    )
-    copies: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    isbn: str = field(load=v.want_str, text=v.str_text)
+    title: str = field(load=v.want_str, text=v.str_text)
+    author: str = field(load=v.want_str, text=v.str_text)
+    genre: Genre = field(load=lambda x, p: v.want_enum(x, p, Genre), export=enum_value, text=enum_text(Genre))
+    copies: int = field(load=v.want_int, text=v.int_text)
     available_copies: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value),
-        text=v.str_list_text,
-    )
-    active_holds: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value), text=v.str_list_text)
+    active_holds: int = field(load=v.want_int, text=v.int_text)
 
 
 class LoanLine(Record):
     'A loan with the book whose copy it lends.'
 
-    loan: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    loan: str = field(load=v.want_str, text=v.str_text)
     book: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text)
 
 
 class HoldLine(Record):
     "A hold with the book it waits for and its place in that book's queue."
 
-    hold: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    hold: str = field(load=v.want_str, text=v.str_text)
     book: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text,
-    )
-    position: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text)
+    position: int = field(load=v.want_int, text=v.int_text)
 
 
 class CopyInfo(Record):
     'A physical copy with its book and, while it is lent, its open loan.'
 
     copy_: str = field(
-        'copy',
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
-        text=v.str_text,
-    )
+        'copy', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
+        text=v.str_text)
     book: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text)
     open_loan: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        optional=True,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        text=optional_text(v.str_text))
 
 
 class MemberInfo(Record):
     'A member with their open loans and active holds.'
 
-    member: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'),
-        text=v.str_text,
-    )
-    can_borrow: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    member: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
+    can_borrow: bool = field(load=v.want_bool)
     open_loans: tuple[LoanLine, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: LoanLine.load(x, p, ep))),
-        export=lambda value: [x.export() for x in value],
-        text=v.records_text,
-    )
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: LoanLine.load(x, p, ep))),
+        export=lambda value: [x.export() for x in value], text=v.records_text)
     active_holds: tuple[HoldLine, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: HoldLine.load(x, p, ep))),
-        export=lambda value: [x.export() for x in value],
-        text=v.records_text,
-    )
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: HoldLine.load(x, p, ep))),
+        export=lambda value: [x.export() for x in value], text=v.records_text)
 
 
 _C_LOAN_DAYS: int = 21  # public_library.world:13

@@ -26,7 +26,10 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["Account", "AccountKind", "AccountStatus", "AccountView", "Customer", "CustomerView", "RetailBank", "Teller", "Transaction", "TxKind"]
+__all__ = [
+    "Account", "AccountKind", "AccountStatus", "AccountView", "Customer", "CustomerView",
+    "RetailBank", "Teller", "Transaction", "TxKind",
+]
 
 
 class AccountKind(enum.StrEnum):
@@ -68,155 +71,91 @@ class Teller(Row):
     'A bank employee who signs in to operate the desk.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
-    can_freeze: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'),
+        text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    can_freeze: bool = field(load=v.want_bool)
 
 
 class Customer(Row):
     'A bank customer.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'),
+        text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     email: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text,
-    )
-    since: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text)
+    since: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
 
 
 class Account(Row):
     'A checking or savings account owned by one customer.'
 
     number: str = field(
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('account_numbers', 'AC{:05d}'),
-        text=v.str_text,
-    )
-    owner: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'),
-        text=v.str_text,
-    )
+        key=True, load=v.want_str, fill=lambda ep: ep._next('account_numbers', 'AC{:05d}'),
+        text=v.str_text)
+    owner: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'), text=v.str_text)
     kind: AccountKind = field(
-        load=lambda x, p, ep: v.want_enum(x, p, AccountKind),
-        export=enum_value,
-        text=enum_text(AccountKind),
-    )
+        load=lambda x, p: v.want_enum(x, p, AccountKind), export=enum_value,
+        text=enum_text(AccountKind))
     status: AccountStatus = field(
-        load=lambda x, p, ep: v.want_enum(x, p, AccountStatus),
-        fill=lambda ep: _E13_AccountStatus_active,
-        export=enum_value,
-        text=enum_text(AccountStatus),
-    )
+        load=lambda x, p: v.want_enum(x, p, AccountStatus),
+        fill=lambda ep: _E13_AccountStatus_active, export=enum_value,
+        text=enum_text(AccountStatus))
     balance_cents: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        fill=lambda ep: 0,
-        text=v.int_text,
-    )
-    opened_on: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
+    opened_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     closed_on: dt.date | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
-        fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
+        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     freeze_reason: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, None, 120),
-        fill=lambda ep: '',
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
+        text=v.str_text)
 
 
 class Transaction(Row):
     'An append-only record of one money movement.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('transaction_ids', 'TX{:06d}'),
-        text=v.str_text,
-    )
-    kind: TxKind = field(
-        load=lambda x, p, ep: v.want_enum(x, p, TxKind),
-        export=enum_value,
-        text=enum_text(TxKind),
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('transaction_ids', 'TX{:06d}'),
+        text=v.str_text)
+    kind: TxKind = field(load=lambda x, p: v.want_enum(x, p, TxKind), export=enum_value, text=enum_text(TxKind))
     from_account: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
     to_account: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
-    amount_cents: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, None),
-        text=v.int_text,
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
+    amount_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text)
     memo: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, None, 120),
-        fill=lambda ep: '',
-        text=v.str_text,
-    )
-    teller: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'),
-        text=v.str_text,
-    )
-    at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
+        text=v.str_text)
+    teller: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'), text=v.str_text)
+    at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class CustomerView(Record):
     'A customer with all their accounts.'
 
-    customer: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'),
-        text=v.str_text,
-    )
-    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    email: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    customer: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'), text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    email: str = field(load=v.want_str, text=v.str_text)
     accounts: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value),
-    )
-    total_balance_cents: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value))
+    total_balance_cents: int = field(load=v.want_int, text=v.int_text)
 
 
 class AccountView(Record):
     'An account with its most recent transactions, newest first.'
 
-    account: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    account: str = field(load=v.want_str, text=v.str_text)
     recent_transactions: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value),
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value))
 
 
 _GET_balance_cents = rt.attrgetter('balance_cents')

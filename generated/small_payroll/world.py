@@ -26,7 +26,10 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["Bonus", "Employee", "EmployeeView", "PayPeriod", "PayType", "Payslip", "PeriodStatus", "Role", "SmallPayroll", "TaxCode", "Timesheet", "TimesheetStatus"]
+__all__ = [
+    "Bonus", "Employee", "EmployeeView", "PayPeriod", "PayType", "Payslip", "PeriodStatus", "Role",
+    "SmallPayroll", "TaxCode", "Timesheet", "TimesheetStatus",
+]
 
 
 class Role(enum.StrEnum):
@@ -77,236 +80,127 @@ class TaxCode(Row):
     'A withholding bracket.'
 
     code: str = field(
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'),
-        text=v.str_text,
-    )
-    description: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
-    rate_percent: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, 60),
-        text=v.int_text,
-    )
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'),
+        text=v.str_text)
+    description: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    rate_percent: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 60), text=v.int_text)
 
 
 class Employee(Row):
     'A person on the payroll.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
-    role: Role = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Role),
-        export=enum_value,
-        text=enum_text(Role),
-    )
-    pay_type: PayType = field(
-        load=lambda x, p, ep: v.want_enum(x, p, PayType),
-        export=enum_value,
-        text=enum_text(PayType),
-    )
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
+        text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    role: Role = field(load=lambda x, p: v.want_enum(x, p, Role), export=enum_value, text=enum_text(Role))
+    pay_type: PayType = field(load=lambda x, p: v.want_enum(x, p, PayType), export=enum_value, text=enum_text(PayType))
     annual_salary_cents: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        fill=lambda ep: 0,
-        text=v.int_text,
-    )
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
     hourly_rate_cents: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        fill=lambda ep: 0,
-        text=v.int_text,
-    )
-    tax_code: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'),
-        text=v.str_text,
-    )
-    active: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: True)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
+    tax_code: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'), text=v.str_text)
+    active: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
 class PayPeriod(Row):
     'A monthly pay period.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text,
-    )
-    start: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
-    end: dt.date = field(
-        load=lambda x, p, ep: v.want_date(x, p),
-        export=lambda value: value.isoformat(),
-    )
+        'id', key=True,
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
+        text=v.str_text)
+    start: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    end: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     status: PeriodStatus = field(
-        load=lambda x, p, ep: v.want_enum(x, p, PeriodStatus),
-        fill=lambda ep: _E12_PeriodStatus_open_,
-        export=enum_value,
-        text=enum_text(PeriodStatus),
-    )
+        load=lambda x, p: v.want_enum(x, p, PeriodStatus), fill=lambda ep: _E12_PeriodStatus_open_,
+        export=enum_value, text=enum_text(PeriodStatus))
     paid_on: dt.date | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
-        fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
+        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
 class Timesheet(Row):
     'The hours an hourly employee worked in a period.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('timesheet_ids', 'TS{:03d}'),
-        text=v.str_text,
-    )
-    employee: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
-        text=v.str_text,
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('timesheet_ids', 'TS{:03d}'),
+        text=v.str_text)
+    employee: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
     period: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
+        text=v.str_text)
     hours: float = field(
-        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, 300.0),
-        fill=lambda ep: 0.0,
-        text=v.float_text,
-    )
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 300.0), fill=lambda ep: 0.0,
+        text=v.float_text)
     status: TimesheetStatus = field(
-        load=lambda x, p, ep: v.want_enum(x, p, TimesheetStatus),
-        fill=lambda ep: _E15_TimesheetStatus_draft,
-        export=enum_value,
-        text=enum_text(TimesheetStatus),
-    )
+        load=lambda x, p: v.want_enum(x, p, TimesheetStatus),
+        fill=lambda ep: _E15_TimesheetStatus_draft, export=enum_value,
+        text=enum_text(TimesheetStatus))
     approved_by: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
 
 
 class Bonus(Row):
     "A one-off amount added to an employee's pay in a period."
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('bonus_ids', 'BN{:03d}'),
-        text=v.str_text,
-    )
-    employee: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
-        text=v.str_text,
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('bonus_ids', 'BN{:03d}'),
+        text=v.str_text)
+    employee: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
     period: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text,
-    )
-    amount_cents: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, 10000000),
-        text=v.int_text,
-    )
-    reason: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 200),
-        text=v.str_text,
-    )
-    issued_by: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
+        text=v.str_text)
+    amount_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10000000), text=v.int_text)
+    reason: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+    issued_by: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
 
 
 class Payslip(Row):
     'What an employee was paid for a period.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('payslip_ids', 'PS{:04d}'),
-        text=v.str_text,
-    )
-    employee: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
-        text=v.str_text,
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('payslip_ids', 'PS{:04d}'),
+        text=v.str_text)
+    employee: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
     period: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
+        text=v.str_text)
     timesheet: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
     hours: float = field(
-        load=lambda x, p, ep: v.check_range(v.want_float(x, p), p, 0.0, None),
-        fill=lambda ep: 0.0,
-        text=v.float_text,
-    )
-    gross_cents: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        text=v.int_text,
-    )
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
+        text=v.float_text)
+    gross_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
     bonus_cents: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        fill=lambda ep: 0,
-        text=v.int_text,
-    )
-    tax_cents: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        text=v.int_text,
-    )
-    net_cents: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        text=v.int_text,
-    )
-    corrected: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
+    tax_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    net_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    corrected: bool = field(load=v.want_bool, fill=lambda ep: False)
     correction_note: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, None, 200),
-        fill=lambda ep: '',
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
+        text=v.str_text)
 
 
 class EmployeeView(Record):
     "An employee's pay details and payslips."
 
-    employee: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
-        text=v.str_text,
-    )
-    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    pay_type: PayType = field(
-        load=lambda x, p, ep: v.want_enum(x, p, PayType),
-        export=enum_value,
-        text=enum_text(PayType),
-    )
-    annual_salary_cents: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    hourly_rate_cents: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    tax_code: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'),
-        text=v.str_text,
-    )
-    rate_percent: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    active: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    employee: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    pay_type: PayType = field(load=lambda x, p: v.want_enum(x, p, PayType), export=enum_value, text=enum_text(PayType))
+    annual_salary_cents: int = field(load=v.want_int, text=v.int_text)
+    hourly_rate_cents: int = field(load=v.want_int, text=v.int_text)
+    tax_code: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'), text=v.str_text)
+    rate_percent: int = field(load=v.want_int, text=v.int_text)
+    active: bool = field(load=v.want_bool)
     payslips: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value),
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value))
 
 
 class _State(StateBase):

@@ -26,7 +26,11 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["Address", "CancelReason", "CreditCard", "Fulfillment", "GiftCard", "Order", "OrderItem", "OrderPayment", "OrderStatus", "PaymentMethod", "Paypal", "Product", "Tau2Retail", "TransactionType", "User", "UserName", "Variant"]
+__all__ = [
+    "Address", "CancelReason", "CreditCard", "Fulfillment", "GiftCard", "Order", "OrderItem",
+    "OrderPayment", "OrderStatus", "PaymentMethod", "Paypal", "Product", "Tau2Retail",
+    "TransactionType", "User", "UserName", "Variant",
+]
 
 
 class OrderStatus(enum.StrEnum):
@@ -76,202 +80,153 @@ _E15_TransactionType_payment, _E15_TransactionType_refund = TransactionType.__me
 class Variant(Record):
     'One purchasable option of a product.'
 
-    item_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    item_id: str = field(load=v.want_str, text=v.str_text)
     options: dict[str, str] = field(
-        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-        export=v.export_value,
-        text=v.map_text,
-    )
-    available: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
-    price: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
+        export=v.export_value, text=v.map_text)
+    available: bool = field(load=v.want_bool)
+    price: float = field(load=v.want_float, text=v.float_text)
 
 
 class UserName(Record):
     'The UserName record.'
 
-    first_name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    last_name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    first_name: str = field(load=v.want_str, text=v.str_text)
+    last_name: str = field(load=v.want_str, text=v.str_text)
 
 
 class Address(Record):
     "A postal address (an order's or a user's)."
 
-    address1: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    address2: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    city: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    country: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    state_: str = field('state', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    zip_: str = field('zip', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    address1: str = field(load=v.want_str, text=v.str_text)
+    address2: str = field(load=v.want_str, text=v.str_text)
+    city: str = field(load=v.want_str, text=v.str_text)
+    country: str = field(load=v.want_str, text=v.str_text)
+    state_: str = field('state', load=v.want_str, text=v.str_text)
+    zip_: str = field('zip', load=v.want_str, text=v.str_text)
 
 
 class CreditCard(Record):
     'The CreditCard record.'
 
-    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    brand: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    last_four: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    brand: str = field(load=v.want_str, text=v.str_text)
+    last_four: str = field(load=v.want_str, text=v.str_text)
 
 
 class GiftCard(Record):
     'The GiftCard record.'
 
-    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    balance: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    balance: float = field(load=v.want_float, text=v.float_text)
 
 
 class Paypal(Record):
     'The Paypal record.'
 
-    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    id_: str = field('id', load=v.want_str, text=v.str_text)
 
 
 class OrderItem(Record):
     'One line of an order, with the price paid.'
 
-    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    product_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    item_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    price: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    product_id: str = field(load=v.want_str, text=v.str_text)
+    item_id: str = field(load=v.want_str, text=v.str_text)
+    price: float = field(load=v.want_float, text=v.float_text)
     options: dict[str, str] = field(
-        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-        export=v.export_value,
-        text=v.map_text,
-    )
+        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
+        export=v.export_value, text=v.map_text)
 
 
 class Fulfillment(Record):
     'The Fulfillment record.'
 
     tracking_id: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value,
-        text=v.str_list_text,
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=v.export_value, text=v.str_list_text)
     item_ids: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value,
-        text=v.str_list_text,
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=v.export_value, text=v.str_list_text)
 
 
 class OrderPayment(Record):
     'The OrderPayment record.'
 
     transaction_type: TransactionType = field(
-        load=lambda x, p, ep: v.want_enum(x, p, TransactionType),
-        export=v.export_value,
-        text=enum_text(TransactionType),
-    )
-    amount: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
-    payment_method_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+        load=lambda x, p: v.want_enum(x, p, TransactionType), export=v.export_value,
+        text=enum_text(TransactionType))
+    amount: float = field(load=v.want_float, text=v.float_text)
+    payment_method_id: str = field(load=v.want_str, text=v.str_text)
 
 
 class Product(Row):
     'A row of Product.'
 
-    name: str = field(load=lambda x, p, ep: v.want_str(x, p))
-    product_id: str = field(key=True, load=lambda x, p, ep: v.want_str(x, p))
+    name: str = field(load=v.want_str)
+    product_id: str = field(key=True, load=v.want_str)
     variants: dict[str, Variant] = field(
-        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: Variant.load(x, p, ep))),
-        export=v.export_value,
-        text=v.record_map_text,
-    )
+        load_ep=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: Variant.load(x, p, ep))),
+        export=v.export_value, text=v.record_map_text)
 
 
 class User(Row):
     'A row of User.'
 
-    user_id: str = field(key=True, load=lambda x, p, ep: v.want_str(x, p))
+    user_id: str = field(key=True, load=v.want_str)
     name: UserName = field(
-        load=lambda x, p, ep: UserName.load(x, p, ep),
-        export=v.export_value,
-        text=v.record_text,
-    )
-    address: Address = field(
-        load=lambda x, p, ep: Address.load(x, p, ep),
-        export=v.export_value,
-        text=v.record_text,
-    )
-    email: str = field(load=lambda x, p, ep: v.want_str(x, p))
+        load_ep=lambda x, p, ep: UserName.load(x, p, ep), export=v.export_value,
+        text=v.record_text)
+    address: Address = field(load_ep=lambda x, p, ep: Address.load(x, p, ep), export=v.export_value, text=v.record_text)
+    email: str = field(load=v.want_str)
     payment_methods: dict[str, PaymentMethod] = field(
-        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: _load_PaymentMethod(x, p, ep))),
+        load_ep=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: _load_PaymentMethod(x, p, ep))),
         export=lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()},
-        text=lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _TAGS_PaymentMethod for k0, x0 in value.items()])) else v.json_text({k: _export_PaymentMethod(x) for k, x in value.items()})),
-    )
+        text=lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _TAGS_PaymentMethod for k0, x0 in value.items()])) else v.json_text({k: _export_PaymentMethod(x) for k, x in value.items()})))
     orders: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value,
-        text=v.str_list_text,
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=v.export_value, text=v.str_list_text)
 
 
 class Order(Row):
     'A row of Order.'
 
-    order_id: str = field(key=True, load=lambda x, p, ep: v.want_str(x, p))
-    user_id: str = field(load=lambda x, p, ep: v.want_str(x, p))
-    address: Address = field(
-        load=lambda x, p, ep: Address.load(x, p, ep),
-        export=v.export_value,
-        text=v.record_text,
-    )
+    order_id: str = field(key=True, load=v.want_str)
+    user_id: str = field(load=v.want_str)
+    address: Address = field(load_ep=lambda x, p, ep: Address.load(x, p, ep), export=v.export_value, text=v.record_text)
     items: tuple[OrderItem, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: OrderItem.load(x, p, ep))),
-        export=v.export_value,
-        text=v.records_text,
-    )
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: OrderItem.load(x, p, ep))),
+        export=v.export_value, text=v.records_text)
     status: OrderStatus = field(
-        load=lambda x, p, ep: v.want_enum(x, p, OrderStatus),
-        export=v.export_value,
-        text=enum_text(OrderStatus, loose=True),
-    )
+        load=lambda x, p: v.want_enum(x, p, OrderStatus), export=v.export_value,
+        text=enum_text(OrderStatus, loose=True))
     fulfillments: tuple[Fulfillment, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: Fulfillment.load(x, p, ep))),
-        export=v.export_value,
-        text=v.records_text,
-    )
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: Fulfillment.load(x, p, ep))),
+        export=v.export_value, text=v.records_text)
     payment_history: tuple[OrderPayment, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: OrderPayment.load(x, p, ep))),
-        export=v.export_value,
-        text=v.records_text,
-    )
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: OrderPayment.load(x, p, ep))),
+        export=v.export_value, text=v.records_text)
     cancel_reason: CancelReason | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, CancelReason))),
-        fill=lambda ep: None,
-        export=v.export_value,
-        text=enum_text(CancelReason, loose=True),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, CancelReason))),
+        fill=lambda ep: None, export=v.export_value, text=enum_text(CancelReason, loose=True))
     exchange_items: tuple[str, ...] | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))),
-        fill=lambda ep: None,
-        export=v.export_value,
-        text=v.str_list_text,
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))),
+        fill=lambda ep: None, export=v.export_value, text=v.str_list_text)
     exchange_new_items: tuple[str, ...] | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))),
-        fill=lambda ep: None,
-        export=v.export_value,
-        text=v.str_list_text,
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))),
+        fill=lambda ep: None, export=v.export_value, text=v.str_list_text)
     exchange_payment_method_id: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        fill=lambda ep: None,
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        fill=lambda ep: None)
     exchange_price_difference: int | float | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_number(x, p))),
-        fill=lambda ep: None,
-        text=v.number_text,
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_number(x, p))),
+        fill=lambda ep: None, text=v.number_text)
     return_items: tuple[str, ...] | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))),
-        fill=lambda ep: None,
-        export=v.export_value,
-        text=v.str_list_text,
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))),
+        fill=lambda ep: None, export=v.export_value, text=v.str_list_text)
     return_payment_method_id: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        fill=lambda ep: None,
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
+        fill=lambda ep: None)
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal

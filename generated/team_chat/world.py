@@ -26,7 +26,10 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["Channel", "ChannelSummary", "ChannelView", "Membership", "Message", "TeamChat", "User", "Visibility"]
+__all__ = [
+    "Channel", "ChannelSummary", "ChannelView", "Membership", "Message", "TeamChat", "User",
+    "Visibility",
+]
 
 
 class Visibility(enum.StrEnum):
@@ -43,157 +46,95 @@ class User(Row):
     'A workspace user.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
+        text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     handle: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[a-z][a-z0-9_]{1,19}$'),
-        text=v.str_text,
-    )
-    deactivated: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[a-z][a-z0-9_]{1,19}$'),
+        text=v.str_text)
+    deactivated: bool = field(load=v.want_bool, fill=lambda ep: False)
 
 
 class Channel(Row):
     'A conversation space.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('channel_ids', 'CH{:03d}'),
-        text=v.str_text,
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('channel_ids', 'CH{:03d}'),
+        text=v.str_text)
     name: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[a-z0-9][a-z0-9-]{0,29}$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[a-z0-9][a-z0-9-]{0,29}$'),
+        text=v.str_text)
     visibility: Visibility = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Visibility),
-        export=enum_value,
-        text=enum_text(Visibility),
-    )
-    owner: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.want_enum(x, p, Visibility), export=enum_value,
+        text=enum_text(Visibility))
+    owner: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
     topic: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 0, 200),
-        fill=lambda ep: '',
-        text=v.str_text,
-    )
-    created_at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 200), fill=lambda ep: '',
+        text=v.str_text)
+    created_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class Membership(Row):
     "A user's membership of a channel."
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('membership_ids', 'M{:03d}'),
-        text=v.str_text,
-    )
-    channel: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    user: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
-        text=v.str_text,
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('membership_ids', 'M{:03d}'),
+        text=v.str_text)
+    channel: str = field(load=v.want_str, text=v.str_text)
+    user: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
     invited_by: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
-    joined_at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
+    joined_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class Message(Row):
     'A message posted in a channel.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('message_ids', 'MSG{:03d}'),
-        text=v.str_text,
-    )
-    channel: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    author: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
-        text=v.str_text,
-    )
-    body: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 0, 2000),
-        text=v.str_text,
-    )
-    posted_at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('message_ids', 'MSG{:03d}'),
+        text=v.str_text)
+    channel: str = field(load=v.want_str, text=v.str_text)
+    author: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+    body: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 2000), text=v.str_text)
+    posted_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     edited_at: dt.datetime | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
-    )
-    deleted: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
-    pinned: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
+        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    deleted: bool = field(load=v.want_bool, fill=lambda ep: False)
+    pinned: bool = field(load=v.want_bool, fill=lambda ep: False)
     pinned_by: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
 
 
 class ChannelSummary(Record):
     'A channel as listed.'
 
-    id_: str = field('id', load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
     visibility: Visibility = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Visibility),
-        export=enum_value,
-        text=enum_text(Visibility),
-    )
-    owner: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
-        text=v.str_text,
-    )
-    topic: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    members: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    is_member: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+        load=lambda x, p: v.want_enum(x, p, Visibility), export=enum_value,
+        text=enum_text(Visibility))
+    owner: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+    topic: str = field(load=v.want_str, text=v.str_text)
+    members: int = field(load=v.want_int, text=v.int_text)
+    is_member: bool = field(load=v.want_bool)
 
 
 class ChannelView(Record):
     'A channel with its members and messages.'
 
-    channel: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    channel: str = field(load=v.want_str, text=v.str_text)
     members: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
-        export=lambda value: list(value),
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
+        export=lambda value: list(value))
     pinned: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value),
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value))
     messages: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value),
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value))
 
 
 _C_MAX_PINS: int = 3  # team_chat.world:90

@@ -26,25 +26,27 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["LoginStatus", "Status", "Success", "TicketAPI"]
+__all__ = [
+    "LoginStatus", "Status", "Success", "TicketAPI",
+]
 
 
 class Status(Record):
     'The Status record.'
 
-    status: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    status: str = field(load=v.want_str, text=v.str_text)
 
 
 class Success(Record):
     'The Success record.'
 
-    success: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    success: bool = field(load=v.want_bool)
 
 
 class LoginStatus(Record):
     'The LoginStatus record.'
 
-    login_status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    login_status: bool = field(load=v.want_bool)
 
 
 _C_EDITABLE: tuple[str, ...] = ('title', 'description', 'status', 'priority',)  # ticket_api.world:45

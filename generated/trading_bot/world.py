@@ -26,95 +26,88 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["Balance", "Cancelled", "CurrentTime", "FilteredStocks", "LoginStatus", "Notification", "Placed", "Status", "StockList", "Symbol", "TradingBot", "Watchlist"]
+__all__ = [
+    "Balance", "Cancelled", "CurrentTime", "FilteredStocks", "LoginStatus", "Notification",
+    "Placed", "Status", "StockList", "Symbol", "TradingBot", "Watchlist",
+]
 
 
 class Status(Record):
     'The Status record.'
 
-    status: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    status: str = field(load=v.want_str, text=v.str_text)
 
 
 class LoginStatus(Record):
     'The LoginStatus record.'
 
-    status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    status: bool = field(load=v.want_bool)
 
 
 class CurrentTime(Record):
     'The CurrentTime record.'
 
-    current_time: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    current_time: str = field(load=v.want_str, text=v.str_text)
 
 
 class Symbol(Record):
     'The Symbol record.'
 
-    symbol: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    symbol: str = field(load=v.want_str, text=v.str_text)
 
 
 class Cancelled(Record):
     'The Cancelled record.'
 
-    order_id: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    status: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    order_id: int = field(load=v.want_int, text=v.int_text)
+    status: str = field(load=v.want_str, text=v.str_text)
 
 
 class Placed(Record):
     'The Placed record.'
 
-    order_id: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    order_type: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    status: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    price: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
-    amount: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    order_id: int = field(load=v.want_int, text=v.int_text)
+    order_type: str = field(load=v.want_str, text=v.str_text)
+    status: str = field(load=v.want_str, text=v.str_text)
+    price: float = field(load=v.want_float, text=v.float_text)
+    amount: int = field(load=v.want_int, text=v.int_text)
 
 
 class Balance(Record):
     'The Balance record.'
 
-    status: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    new_balance: Any = field(
-        load=lambda x, p, ep: v.want_json(x, p),
-        export=lambda value: v.copy_json(value),
-        keeps_text=False,
-    )
+    status: str = field(load=v.want_str, text=v.str_text)
+    new_balance: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
 
 
 class StockList(Record):
     'The StockList record.'
 
     stock_list: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value,
-        text=v.str_list_text,
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=v.export_value, text=v.str_list_text)
 
 
 class FilteredStocks(Record):
     'The FilteredStocks record.'
 
     filtered_stocks: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value,
-        text=v.str_list_text,
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=v.export_value, text=v.str_list_text)
 
 
 class Watchlist(Record):
     'The Watchlist record.'
 
     watchlist: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value,
-        text=v.str_list_text,
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=v.export_value, text=v.str_list_text)
 
 
 class Notification(Record):
     'The Notification record.'
 
-    notification: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    notification: str = field(load=v.want_str, text=v.str_text)
 
 
 _C_SYMBOLS: dict[str, str] = {'Apple': 'AAPL', 'Google': 'GOOG', 'Tesla': 'TSLA', 'Microsoft': 'MSFT', 'Nvidia': 'NVDA', 'Zeta Corp': 'ZETA', 'Alpha Tech': 'ALPH', 'Omega Industries': 'OMEG', 'Quasar Ltd.': 'QUAS', 'Neptune Systems': 'NEPT', 'Synex Solutions': 'SYNX', 'Amazon': 'AMZN', 'Gorilla': 'GORI'}  # trading_bot.world:93

@@ -26,216 +26,159 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["Booking", "BookingHistory", "BudgetLimit", "Cancellation", "CardBalance", "CardId", "CostList", "CreditCards", "ExchangedValue", "FiscalYear", "Insurance", "Invoice", "InvoiceResult", "LoginStatus", "NearestAirport", "SupportMessage", "Token", "TravelAPI", "Verification"]
+__all__ = [
+    "Booking", "BookingHistory", "BudgetLimit", "Cancellation", "CardBalance", "CardId",
+    "CostList", "CreditCards", "ExchangedValue", "FiscalYear", "Insurance", "Invoice",
+    "InvoiceResult", "LoginStatus", "NearestAirport", "SupportMessage", "Token", "TravelAPI",
+    "Verification",
+]
 
 
 class Token(Record):
     "authenticate_travel's answer."
 
-    expires_in: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    access_token: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    token_type: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    scope: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    expires_in: int = field(load=v.want_int, text=v.int_text)
+    access_token: str = field(load=v.want_str, text=v.str_text)
+    token_type: str = field(load=v.want_str, text=v.str_text)
+    scope: str = field(load=v.want_str, text=v.str_text)
 
 
 class LoginStatus(Record):
     'The LoginStatus record.'
 
-    status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    status: bool = field(load=v.want_bool)
 
 
 class FiscalYear(Record):
     'The FiscalYear record.'
 
-    budget_fiscal_year: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    budget_fiscal_year: str = field(load=v.want_str, text=v.str_text)
 
 
 class CardId(Record):
     'The CardId record.'
 
-    card_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    card_id: str = field(load=v.want_str, text=v.str_text)
 
 
 class CostList(Record):
     'The CostList record.'
 
     travel_cost_list: tuple[float, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_float(x, p))),
-        export=v.export_value,
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_float(x, p))),
+        export=v.export_value)
 
 
 class CardBalance(Record):
     'The CardBalance record.'
 
-    card_balance: Any = field(
-        load=lambda x, p, ep: v.want_json(x, p),
-        export=lambda value: v.copy_json(value),
-        keeps_text=False,
-    )
+    card_balance: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
 
 
 class Booking(Record):
     'The Booking record.'
 
     booking_id: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        optional=True,
-        omit_none=True,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        omit_none=True, text=optional_text(v.str_text))
     transaction_id: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        optional=True,
-        omit_none=True,
-        text=optional_text(v.str_text),
-    )
-    booking_status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        omit_none=True, text=optional_text(v.str_text))
+    booking_status: bool = field(load=v.want_bool)
     booking_history: dict[str, dict[str, Any]] | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))))),
-        optional=True,
-        export=v.export_value,
-        omit_none=True,
-        keeps_text=False,
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))))),
+        optional=True, export=v.export_value, omit_none=True, keeps_text=False)
     error: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        optional=True,
-        omit_none=True,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        omit_none=True, text=optional_text(v.str_text))
 
 
 class Invoice(Record):
     'The Invoice record.'
 
-    booking_id: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    travel_date: Any = field(
-        load=lambda x, p, ep: v.want_json(x, p),
-        export=lambda value: v.copy_json(value),
-        keeps_text=False,
-    )
-    travel_from: Any = field(
-        load=lambda x, p, ep: v.want_json(x, p),
-        export=lambda value: v.copy_json(value),
-        keeps_text=False,
-    )
-    travel_to: Any = field(
-        load=lambda x, p, ep: v.want_json(x, p),
-        export=lambda value: v.copy_json(value),
-        keeps_text=False,
-    )
-    travel_class: Any = field(
-        load=lambda x, p, ep: v.want_json(x, p),
-        export=lambda value: v.copy_json(value),
-        keeps_text=False,
-    )
-    travel_cost: Any = field(
-        load=lambda x, p, ep: v.want_json(x, p),
-        export=lambda value: v.copy_json(value),
-        keeps_text=False,
-    )
-    transaction_id: Any = field(
-        load=lambda x, p, ep: v.want_json(x, p),
-        export=lambda value: v.copy_json(value),
-        keeps_text=False,
-    )
+    booking_id: str = field(load=v.want_str, text=v.str_text)
+    travel_date: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    travel_from: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    travel_to: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    travel_class: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    travel_cost: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    transaction_id: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
 
 
 class InvoiceResult(Record):
     'The InvoiceResult record.'
 
-    invoice: Invoice = field(
-        load=lambda x, p, ep: Invoice.load(x, p, ep),
-        export=v.export_value,
-        keeps_text=False,
-    )
+    invoice: Invoice = field(load_ep=lambda x, p, ep: Invoice.load(x, p, ep), export=v.export_value, keeps_text=False)
 
 
 class BookingHistory(Record):
     'The BookingHistory record.'
 
     booking_history: dict[str, dict[str, Any]] = field(
-        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))),
-        export=v.export_value,
-        keeps_text=False,
-    )
+        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))),
+        export=v.export_value, keeps_text=False)
 
 
 class Cancellation(Record):
     'The Cancellation record.'
 
-    cancel_status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    cancel_status: bool = field(load=v.want_bool)
     error: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        optional=True,
-        omit_none=True,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        omit_none=True, text=optional_text(v.str_text))
 
 
 class ExchangedValue(Record):
     'The ExchangedValue record.'
 
-    exchanged_value: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    exchanged_value: float = field(load=v.want_float, text=v.float_text)
 
 
 class Verification(Record):
     'The Verification record.'
 
-    verification_status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    verification_status: bool = field(load=v.want_bool)
     verification_failure: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        optional=True,
-        omit_none=True,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        omit_none=True, text=optional_text(v.str_text))
 
 
 class BudgetLimit(Record):
     'The BudgetLimit record.'
 
-    budget_limit: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    budget_limit: float = field(load=v.want_float, text=v.float_text)
 
 
 class NearestAirport(Record):
     'The NearestAirport record.'
 
-    nearest_airport: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    nearest_airport: str = field(load=v.want_str, text=v.str_text)
 
 
 class Insurance(Record):
     'The Insurance record.'
 
     insurance_id: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        optional=True,
-        omit_none=True,
-        text=optional_text(v.str_text),
-    )
-    insurance_status: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        omit_none=True, text=optional_text(v.str_text))
+    insurance_status: bool = field(load=v.want_bool)
     error: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        optional=True,
-        omit_none=True,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        omit_none=True, text=optional_text(v.str_text))
 
 
 class SupportMessage(Record):
     'The SupportMessage record.'
 
-    customer_support_message: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    customer_support_message: str = field(load=v.want_str, text=v.str_text)
 
 
 class CreditCards(Record):
     'The CreditCards record.'
 
     credit_card_list: dict[str, dict[str, Any]] = field(
-        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))),
-        export=v.export_value,
-        keeps_text=False,
-    )
+        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))),
+        export=v.export_value, keeps_text=False)
 
 
 _C_AIRPORTS: tuple[str, ...] = ('RMS', 'SBK', 'MPC', 'SVP', 'SHD', 'CDG', 'LHR', 'SSV', 'OKD', 'WLB', 'PEK', 'HND', 'HKG', 'CIA', 'CRH', 'ATV', 'PHV', 'GFD', 'SFO', 'LAX', 'JFK', 'ORD', 'BOS',)  # travel_api.world:150

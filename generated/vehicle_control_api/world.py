@@ -26,180 +26,146 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["BrakePedal", "Climate", "Cruise", "Distance", "EngineStatus", "Feasibility", "FuelLevel", "Gallons", "Headlights", "Liters", "LockStatus", "Log", "Navigation", "OutsideTemperature", "ParkingBrake", "Speed", "TirePressure", "TireShop", "VehicleControlAPI", "Zipcode"]
+__all__ = [
+    "BrakePedal", "Climate", "Cruise", "Distance", "EngineStatus", "Feasibility", "FuelLevel",
+    "Gallons", "Headlights", "Liters", "LockStatus", "Log", "Navigation", "OutsideTemperature",
+    "ParkingBrake", "Speed", "TirePressure", "TireShop", "VehicleControlAPI", "Zipcode",
+]
 
 
 class EngineStatus(Record):
     'The EngineStatus record.'
 
-    engineState: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    fuelLevel: int | float = field(load=lambda x, p, ep: v.want_number(x, p), text=v.number_text)
-    batteryVoltage: int | float = field(
-        load=lambda x, p, ep: v.want_number(x, p),
-        text=v.number_text,
-    )
+    engineState: str = field(load=v.want_str, text=v.str_text)
+    fuelLevel: int | float = field(load=v.want_number, text=v.number_text)
+    batteryVoltage: int | float = field(load=v.want_number, text=v.number_text)
 
 
 class FuelLevel(Record):
     'The FuelLevel record.'
 
-    fuelLevel: int | float = field(load=lambda x, p, ep: v.want_number(x, p), text=v.number_text)
+    fuelLevel: int | float = field(load=v.want_number, text=v.number_text)
 
 
 class LockStatus(Record):
     'The LockStatus record.'
 
-    lockStatus: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    remainingUnlockedDoors: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+    lockStatus: str = field(load=v.want_str, text=v.str_text)
+    remainingUnlockedDoors: int = field(load=v.want_int, text=v.int_text)
 
 
 class Climate(Record):
     'The Climate record.'
 
-    currentACTemperature: int | float = field(
-        load=lambda x, p, ep: v.want_number(x, p),
-        text=v.number_text,
-    )
+    currentACTemperature: int | float = field(load=v.want_number, text=v.number_text)
     climateMode: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        optional=True,
-        text=optional_text(v.str_text),
-    )
-    humidityLevel: int | float = field(
-        load=lambda x, p, ep: v.want_number(x, p),
-        text=v.number_text,
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        text=optional_text(v.str_text))
+    humidityLevel: int | float = field(load=v.want_number, text=v.number_text)
 
 
 class OutsideTemperature(Record):
     'The OutsideTemperature record.'
 
-    outsideTemperature: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    outsideTemperature: float = field(load=v.want_float, text=v.float_text)
 
 
 class Headlights(Record):
     'The Headlights record.'
 
-    headlightStatus: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    headlightStatus: str = field(load=v.want_str, text=v.str_text)
 
 
 class ParkingBrake(Record):
     'The ParkingBrake record.'
 
-    parkingBrakeStatus: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    x_parkingBrakeForce: float = field(
-        '_parkingBrakeForce',
-        load=lambda x, p, ep: v.want_float(x, p),
-        text=v.float_text,
-    )
-    x_slopeAngle: float = field(
-        '_slopeAngle',
-        load=lambda x, p, ep: v.want_float(x, p),
-        text=v.float_text,
-    )
+    parkingBrakeStatus: str = field(load=v.want_str, text=v.str_text)
+    x_parkingBrakeForce: float = field('_parkingBrakeForce', load=v.want_float, text=v.float_text)
+    x_slopeAngle: float = field('_slopeAngle', load=v.want_float, text=v.float_text)
 
 
 class BrakePedal(Record):
     'The BrakePedal record.'
 
-    brakePedalStatus: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    brakePedalForce: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    brakePedalStatus: str = field(load=v.want_str, text=v.str_text)
+    brakePedalForce: float = field(load=v.want_float, text=v.float_text)
 
 
 class Cruise(Record):
     'The Cruise record.'
 
-    cruiseStatus: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    currentSpeed: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
-    distanceToNextVehicle: float = field(
-        load=lambda x, p, ep: v.want_float(x, p),
-        text=v.float_text,
-    )
+    cruiseStatus: str = field(load=v.want_str, text=v.str_text)
+    currentSpeed: float = field(load=v.want_float, text=v.float_text)
+    distanceToNextVehicle: float = field(load=v.want_float, text=v.float_text)
 
 
 class Speed(Record):
     'The Speed record.'
 
-    currentSpeed: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    currentSpeed: float = field(load=v.want_float, text=v.float_text)
 
 
 class Log(Record):
     'The Log record.'
 
     log: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value,
-        text=v.str_list_text,
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=v.export_value, text=v.str_list_text)
 
 
 class Feasibility(Record):
     'The Feasibility record.'
 
-    canDrive: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    canDrive: bool = field(load=v.want_bool)
 
 
 class Gallons(Record):
     'The Gallons record.'
 
-    gallon: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    gallon: float = field(load=v.want_float, text=v.float_text)
 
 
 class Liters(Record):
     'The Liters record.'
 
-    liter: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    liter: float = field(load=v.want_float, text=v.float_text)
 
 
 class Distance(Record):
     'The Distance record.'
 
-    distance: float = field(load=lambda x, p, ep: v.want_float(x, p), text=v.float_text)
+    distance: float = field(load=v.want_float, text=v.float_text)
 
 
 class Zipcode(Record):
     'The Zipcode record.'
 
-    zipcode: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    zipcode: str = field(load=v.want_str, text=v.str_text)
 
 
 class Navigation(Record):
     'The Navigation record.'
 
-    status: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    status: str = field(load=v.want_str, text=v.str_text)
 
 
 class TirePressure(Record):
     'The TirePressure record.'
 
-    frontLeftTirePressure: int | float = field(
-        load=lambda x, p, ep: v.want_number(x, p),
-        text=v.number_text,
-    )
-    frontRightTirePressure: int | float = field(
-        load=lambda x, p, ep: v.want_number(x, p),
-        text=v.number_text,
-    )
-    rearLeftTirePressure: int | float = field(
-        load=lambda x, p, ep: v.want_number(x, p),
-        text=v.number_text,
-    )
-    rearRightTirePressure: int | float = field(
-        load=lambda x, p, ep: v.want_number(x, p),
-        text=v.number_text,
-    )
-    healthy_tire_pressure: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+    frontLeftTirePressure: int | float = field(load=v.want_number, text=v.number_text)
+    frontRightTirePressure: int | float = field(load=v.want_number, text=v.number_text)
+    rearLeftTirePressure: int | float = field(load=v.want_number, text=v.number_text)
+    rearRightTirePressure: int | float = field(load=v.want_number, text=v.number_text)
+    healthy_tire_pressure: bool = field(load=v.want_bool)
     car_info: dict[str, Any] = field(
-        load=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))),
-        export=v.export_value,
-        keeps_text=False,
-    )
+        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))),
+        export=v.export_value, keeps_text=False)
 
 
 class TireShop(Record):
     'The TireShop record.'
 
-    shopLocation: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
+    shopLocation: str = field(load=v.want_str, text=v.str_text)
 
 
 _C_MAX_FUEL_LEVEL: int = 50  # vehicle_control.world:145

@@ -26,7 +26,10 @@ from worldspec.runtime.episode import (
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
-__all__ = ["Bin", "BinReport", "Clerk", "ClerkRole", "Item", "ItemStock", "Movement", "MovementKind", "ReorderFlag", "StockLevel", "WarehouseInventoryDesk", "Zone"]
+__all__ = [
+    "Bin", "BinReport", "Clerk", "ClerkRole", "Item", "ItemStock", "Movement", "MovementKind",
+    "ReorderFlag", "StockLevel", "WarehouseInventoryDesk", "Zone",
+]
 
 
 class ClerkRole(enum.StrEnum):
@@ -69,39 +72,23 @@ class Clerk(Row):
     'A warehouse employee who can sign in and perform stock operations.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
+        text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     role: ClerkRole = field(
-        load=lambda x, p, ep: v.want_enum(x, p, ClerkRole),
-        export=enum_value,
-        text=enum_text(ClerkRole),
-    )
+        load=lambda x, p: v.want_enum(x, p, ClerkRole), export=enum_value,
+        text=enum_text(ClerkRole))
 
 
 class Item(Row):
     'A stock-keeping unit.'
 
     sku: str = field(
-        key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text,
-    )
-    name: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, 1, 80),
-        text=v.str_text,
-    )
-    reorder_level: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        text=v.int_text,
-    )
-    active: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: True)
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
+        text=v.str_text)
+    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    reorder_level: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    active: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
 class Bin(Row):
@@ -109,148 +96,98 @@ class Bin(Row):
 
     code: str = field(
         key=True,
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
-        text=v.str_text,
-    )
-    zone: Zone = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Zone),
-        export=enum_value,
-        text=enum_text(Zone),
-    )
-    capacity: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 1, None),
-        text=v.int_text,
-    )
-    blocked: bool = field(load=lambda x, p, ep: v.want_bool(x, p), fill=lambda ep: False)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
+        text=v.str_text)
+    zone: Zone = field(load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
+    capacity: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text)
+    blocked: bool = field(load=v.want_bool, fill=lambda ep: False)
 
 
 class StockLevel(Row):
     'The quantity of one item in one bin; at most one row per item and bin.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('stock_ids', 'S{:04d}'),
-        text=v.str_text,
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('stock_ids', 'S{:04d}'),
+        text=v.str_text)
     item: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
+        text=v.str_text)
     bin_: str = field(
-        'bin',
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
-        text=v.str_text,
-    )
-    quantity: int = field(
-        load=lambda x, p, ep: v.check_range(v.want_int(x, p), p, 0, None),
-        text=v.int_text,
-    )
+        'bin', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
+        text=v.str_text)
+    quantity: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
     last_counted: dt.date | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
-        fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
+        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
 class Movement(Row):
     'An append-only log line for every stock change.'
 
     id_: str = field(
-        'id',
-        key=True,
-        load=lambda x, p, ep: v.want_str(x, p),
-        fill=lambda ep: ep._next('movement_ids', 'M{:05d}'),
-        text=v.str_text,
-    )
+        'id', key=True, load=v.want_str, fill=lambda ep: ep._next('movement_ids', 'M{:05d}'),
+        text=v.str_text)
     kind: MovementKind = field(
-        load=lambda x, p, ep: v.want_enum(x, p, MovementKind),
-        export=enum_value,
-        text=enum_text(MovementKind),
-    )
+        load=lambda x, p: v.want_enum(x, p, MovementKind), export=enum_value,
+        text=enum_text(MovementKind))
     item: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text,
-    )
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
+        text=v.str_text)
     from_bin: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
     to_bin: str | None = field(
-        load=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))),
-        fill=lambda ep: None,
-        text=optional_text(v.str_text),
-    )
-    quantity: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
+    quantity: int = field(load=v.want_int, text=v.int_text)
     reference: str = field(
-        load=lambda x, p, ep: v.check_length(v.want_str(x, p), p, None, 40),
-        fill=lambda ep: '',
-        text=v.str_text,
-    )
-    clerk: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
-        text=v.str_text,
-    )
-    at: dt.datetime = field(
-        load=lambda x, p, ep: v.want_datetime(x, p),
-        fill=lambda ep: ep.clock,
-        export=lambda value: value.isoformat(),
-    )
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 40), fill=lambda ep: '',
+        text=v.str_text)
+    clerk: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
+    at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class ItemStock(Record):
     'An item with its stock per bin.'
 
     item: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text,
-    )
-    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    reorder_level: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    total: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    below_reorder: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
+        text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    reorder_level: int = field(load=v.want_int, text=v.int_text)
+    total: int = field(load=v.want_int, text=v.int_text)
+    below_reorder: bool = field(load=v.want_bool)
     levels: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value),
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value))
 
 
 class BinReport(Record):
     'A bin with its contents and free capacity.'
 
     bin_: str = field(
-        'bin',
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
-        text=v.str_text,
-    )
-    zone: Zone = field(
-        load=lambda x, p, ep: v.want_enum(x, p, Zone),
-        export=enum_value,
-        text=enum_text(Zone),
-    )
-    capacity: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    used: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    free: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    blocked: bool = field(load=lambda x, p, ep: v.want_bool(x, p))
+        'bin', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
+        text=v.str_text)
+    zone: Zone = field(load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
+    capacity: int = field(load=v.want_int, text=v.int_text)
+    used: int = field(load=v.want_int, text=v.int_text)
+    free: int = field(load=v.want_int, text=v.int_text)
+    blocked: bool = field(load=v.want_bool)
     levels: tuple[str, ...] = field(
-        load=lambda x, p, ep: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value),
-    )
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
+        export=lambda value: list(value))
 
 
 class ReorderFlag(Record):
     'An active item whose total stock is below its reorder level.'
 
     item: str = field(
-        load=lambda x, p, ep: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text,
-    )
-    name: str = field(load=lambda x, p, ep: v.want_str(x, p), text=v.str_text)
-    on_hand: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    reorder_level: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
-    shortfall: int = field(load=lambda x, p, ep: v.want_int(x, p), text=v.int_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
+        text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    on_hand: int = field(load=v.want_int, text=v.int_text)
+    reorder_level: int = field(load=v.want_int, text=v.int_text)
+    shortfall: int = field(load=v.want_int, text=v.int_text)
 
 
 class _State(StateBase):

@@ -7,9 +7,10 @@ A generated record or entity class is a class line, a docstring and one line per
     class User(Row):
         'A registered account.'
 
-        id_: str = field('id', key=True, load=lambda x, p, ep: v.want_str(x, p))
-        presence: Presence = field(load=..., fill=lambda ep: Presence.offline,
-                                   export=enum_value, text=enum_text(Presence))
+        id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
+        presence: Presence = field(load=lambda x, p: v.want_enum(x, p, Presence),
+                                   fill=lambda ep: Presence.offline, export=enum_value,
+                                   text=enum_text(Presence))
 
 and the class's metaclass (:class:`RowType` for entities, :class:`RecordType` for records)
 turns the :class:`Field` declarations into ``__slots__`` and builds the methods once, when the
@@ -22,7 +23,8 @@ What a :class:`Field` says:
 
 - ``json``: the field's name in JSON, where it differs from the attribute (``id`` for
   ``id_``);
-- ``load``: ``(value, path, episode) -> stored value``, checking plain JSON data;
+- ``load``: ``(value, path) -> stored value``, checking plain JSON data (``load_ep``:
+  ``(value, path, episode) -> stored value``, where loading needs the episode);
 - ``fill``: ``(episode) -> value`` for a field the data leaves out or gives as null (the
   spec's default); ``optional``: a field the data may leave out, then ``None``;
 - ``export``: ``stored value -> plain JSON`` where the stored value is not JSON already;
@@ -62,10 +64,11 @@ Loader = Callable[[Any, str, Any], Any]
 class Field:
     """One declared field of a generated record or entity class (see the module's doc)."""
 
-    __slots__ = ("export", "fill", "from_key", "json", "keeps_text", "key", "load", "name",
-                 "omit_none", "optional", "text")
+    __slots__ = ("export", "fill", "from_key", "json", "keeps_text", "key", "load", "load_ep",
+                 "name", "omit_none", "optional", "text")
 
-    def __init__(self, json: str | None, load: Loader, fill: Callable[[Any], Any] | None,
+    def __init__(self, json: str | None, load: Callable[[Any, str], Any] | None,
+                 load_ep: Loader | None, fill: Callable[[Any], Any] | None,
                  optional: bool, omit_none: bool, export: Callable[[Any], Any] | None,
                  text: Callable[[Any], str] | None, keeps_text: bool, from_key: str | None,
                  key: bool) -> None:
@@ -73,6 +76,7 @@ class Field:
         self.name = ""
         self.json = json or ""
         self.load = load
+        self.load_ep = load_ep
         self.fill = fill
         self.optional = optional
         self.omit_none = omit_none
@@ -88,13 +92,18 @@ class Field:
         return self.fill is None and not self.optional
 
 
-def field(json: str | None = None, /, *, load: Loader,
+def field(json: str | None = None, /, *, load: Callable[[Any, str], Any] | None = None,
+          load_ep: Loader | None = None,
           fill: Callable[[Any], Any] | None = None, optional: bool = False,
           omit_none: bool = False, export: Callable[[Any], Any] | None = None,
           text: Callable[[Any], str] | None = None, keeps_text: bool = True,
           from_key: str | None = None, key: bool = False) -> Any:
-    """Declare a field of a generated record or entity class (see the module's doc)."""
-    return Field(json, load, fill, optional, omit_none, export, text, keeps_text, from_key,
+    """Declare a field of a generated record or entity class (see the module's doc): its
+    loader is ``load(value, path)``, or ``load_ep(value, path, episode)`` where loading
+    needs the episode (a record's or a union's loader takes it)."""
+    if (load is None) == (load_ep is None):
+        raise TypeError("field() needs one loader: load= or load_ep=")
+    return Field(json, load, load_ep, fill, optional, omit_none, export, text, keeps_text, from_key,
                  key)
 
 
@@ -183,21 +192,22 @@ def _loader(fields: tuple[Field, ...]) -> Callable[[object, str, Any], tuple[Any
     """``(data, path, episode) -> values``: the fields' values loaded from a JSON object."""
     required = {f.json: f.required for f in fields}
     aliases = {f.from_key: f.json for f in fields if f.from_key is not None}
-    steps = tuple((f.json, "." + f.json, f.load, f.fill, f.optional) for f in fields)
+    steps = tuple((f.json, "." + f.json, f.load, f.load_ep, f.fill, f.optional)
+                  for f in fields)
 
     def load(data: object, path: str, ep: Any) -> tuple[Any, ...]:
         if aliases:  # the original's keys (`from "..."`) become the field names first
             data = unalias(data, path, aliases)
         d = want_object(data, path, required)
         values = []
-        for name, suffix, load_one, fill, optional in steps:
-            if fill is not None:
-                raw = d.get(name)
-                values.append(fill(ep) if raw is None else load_one(raw, path + suffix, ep))
-            elif optional:
-                values.append(load_one(d[name], path + suffix, ep) if name in d else None)
+        for name, suffix, load_one, load_in_episode, fill, optional in steps:
+            raw = d.get(name)
+            if raw is None and (fill is not None or (optional and name not in d)):
+                values.append(None if fill is None else fill(ep))
+            elif load_one is not None:
+                values.append(load_one(raw, path + suffix))
             else:
-                values.append(load_one(d[name], path + suffix, ep))
+                values.append(load_in_episode(raw, path + suffix, ep))  # type: ignore[misc]
         return tuple(values)
 
     return load

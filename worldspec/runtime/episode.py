@@ -143,10 +143,11 @@ class RowType(type):
             for f in fields:
                 del namespace[f.name]
             namespace["__slots__"] = tuple(f.name for f in fields)
-            namespace["JSON_FIELDS"] = tuple((f.name, f.json, f.export, f.keeps_text)
-                                             for f in fields)
-            if any(f.text is not None for f in fields):
-                namespace["_JSON_TEXT"] = tuple(f.text for f in fields)
+            if not any(f.omit_none for f in fields):  # else the export's text, made anew
+                namespace["JSON_FIELDS"] = tuple((f.name, f.json, f.export, f.keeps_text)
+                                                 for f in fields)
+                if any(f.text is not None for f in fields):
+                    namespace["_JSON_TEXT"] = tuple(f.text for f in fields)
             namespace.setdefault("ENTITY", name)
             namespace["KEY"] = next((f.name for f in fields if f.key), "")
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
