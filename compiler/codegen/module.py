@@ -473,40 +473,25 @@ class WorldGenerator:
     def _uses_given(self, info: ToolInfo) -> bool:
         return not info.is_fn and (self.world.name, info.name) in self.program.uses_given
 
-    def invoker(self, info: ToolInfo) -> str:
+    def _calls_method(self, info: ToolInfo) -> bool:
+        """Whether a call of the tool is its method's call, nothing more: it has no
+        parameters, returns no union (exported with its tag) and its world's arguments are
+        not ``dynamic`` (whose calls turn Python's errors into failures)."""
+        return not info.params and not self._uses_given(info) and \
+            self.world.config.arguments != "dynamic" and \
+            not (info.returns is not None and _has_union(info.returns))
+
+    def invoker(self, info: ToolInfo) -> str | None:
+        """``_invoke_<tool>(ep, args)``: the arguments loaded, the tool's method called
+        (``None`` for a tool whose call is its method's: see :meth:`_calls_method`)."""
+        if self._calls_method(info):
+            return None
         name = py_name(info.name)
-        allowed = [p.name for p in info.params]
-        required = [p.name for p in info.params
-                    if p.default is None and not isinstance(p.type, t.Optional)]
-        # null is a value of a required `json` parameter (its schema allows it), not a gap
-        nullable = [p.name for p in info.params if p.name in required and p.type == t.JSON]
         style = self.world.config.arguments
         python_style = style in ("python", "dynamic")
         dynamic = style == "dynamic"
-        if python_style:
-            function = f"{self.world.config.class_name or self.world.name}.{info.name}"
-            check = (f"rt.check_arguments_python(args, {tuple(allowed)!r}, "
-                     f"{tuple(required)!r}, "
-                     f"{function!r})")
-        else:
-            check = f"rt.check_arguments(args, {tuple(allowed)!r}, {tuple(required)!r}" + (
-                f", nullable={tuple(nullable)!r})" if nullable else ")")
-        # The arguments' names are checked in C against sets made once; only a call whose
-        # names do not fit runs the check that says what is wrong.
-        head: list[str] = []
-        if set(allowed) == set(required):
-            head.append(f"_ARGS_{name}: frozenset[str] = frozenset({_set_literal(allowed)})")
-            fits = f"args.keys() == _ARGS_{name}"
-        else:
-            head += [f"_ARGS_{name}: frozenset[str] = frozenset({_set_literal(allowed)})",
-                     f"_NEEDS_{name}: frozenset[str] = frozenset({_set_literal(required)})"]
-            fits = f"_ARGS_{name} >= args.keys() >= _NEEDS_{name}"
-        if not python_style and required:
-            fits += " and None not in args.values()"  # a null counts as missing there
-        lines = [*head, "", "",
-                 f"def _invoke_{name}(ep: {self.class_name}, args: Mapping[str, Any]) -> Any:",
-                 f"{_INDENT}if not ({fits}):",
-                 f"{_INDENT * 2}{check}"]
+        # the arguments' names are checked by the runtime (``arguments.tool``), before this
+        lines = [f"def _invoke_{name}(ep: {self.class_name}, args: Mapping[str, Any]) -> Any:"]
         call_args = []
         for p in info.params:
             pname = "a_" + p.name
@@ -560,8 +545,8 @@ class WorldGenerator:
         if dynamic:
             # a value of another type than declared reaches Python's own operators: what
             # they raise is a failed call with Python's text, as the original's harness says
-            body = lines[len(head) + 5:]
-            lines[len(head) + 5:] = [f"{_INDENT}try:", *(_INDENT + line for line in body),
+            body = lines[1:]
+            lines[1:] = [f"{_INDENT}try:", *(_INDENT + line for line in body),
                                      f"{_INDENT}except rt.PYTHON_FAILURES as exc:",
                                      f"{_INDENT * 2}raise rt.python_failure(exc) from None"]
         return "\n".join(lines)
@@ -616,31 +601,59 @@ class WorldGenerator:
             return _str_list_argument(pname, src, path, dynamic)
         return None
 
-    def tool_spec(self, info: ToolInfo) -> str:
+    def tool_spec(self, info: ToolInfo) -> list[str]:
+        """The arguments of the tool's ``tool(...)`` declaration in the world's registry,
+        laid out as lines (the closing parenthesis is the template's)."""
         params = []
         for p in info.params:
             schema = self.tables.schema(p.type)
             if p.default is not None and not isinstance(p.type, t.Optional) and \
                     self.world.config.arguments not in ("python", "dynamic"):
                 schema = {"anyOf": [schema, {"type": "null"}]}
+            args = [repr(p.name), _literal(schema)]  # (its doc is its description)
             if p.doc:
-                schema = {**schema, "description": p.doc}
-            required = p.default is None and not isinstance(p.type, t.Optional)
+                args.append(repr(p.doc))
+            if p.default is not None or isinstance(p.type, t.Optional):
+                args.append("optional=True")
             base = t.strip_optional(p.type)
-            table = None
             if isinstance(base, t.Named) and base.kind == "entity":
                 found = self.world.table_of(base.name)
-                table = found.name if found else None
-            params.append(f"ParamSpec({p.name!r}, {_literal(schema)}, {required!r}, "
-                          f"{(p.doc or '')!r}, table={table!r})")
+                if found is not None:
+                    args.append(f"table={found.name!r}")
+            params.append(f"param({', '.join(args)})")
         where = f"{file_label(info.node.span.file)}:{info.node.span.line}"
-        returns = _literal(self.tables.result_schema(info.returns)) if info.returns else "None"
-        shows = self.tables.shows(info.returns) if info.returns else None
-        return (f"{info.name!r}: ToolSpec({info.name!r}, {(info.doc or '')!r}, "
-                f"({''.join(p + ', ' for p in params)}), read_only={info.read_only!r}, "
-                f"{'' if info.read_only or self._checks.get(info.name, True) else 'checks=False, '}"
-                f"invoke=_invoke_{py_name(info.name)}, where={where!r}, "
-                f"returns={returns}{'' if shows is None else f', shows={shows!r}'})")
+        head = [repr(info.name), repr(info.doc or "")]
+        if len(params) <= 1:  # the parameters' tuple with the arguments around it
+            head.append("(" + "".join(p + "," for p in params) + ")")
+            params = []
+        else:  # one parameter a line
+            params = [("(" if i == 0 else "") + p + (")" if i == len(params) - 1 else "")
+                      for i, p in enumerate(params)]
+            head = [", ".join(head)] if len(", ".join(head)) <= _LINE - 9 else head
+        args = [f"read_only={info.read_only!r}"]
+        if not (info.read_only or self._checks.get(info.name, True)):
+            args.append("checks=False")
+        if self._calls_method(info):
+            args.append(f"method={self.class_name}.tool_{py_name(info.name)}")
+        else:
+            args.append(f"invoke=_invoke_{py_name(info.name)}")
+        required_json = tuple(p.name for p in info.params if p.type == t.JSON and
+                              p.default is None)
+        if self.world.config.arguments in ("python", "dynamic"):
+            function = f"{self.world.config.class_name or self.world.name}.{info.name}"
+            args.append(f"python_name={function!r}")
+        elif required_json:
+            # null is a value of a required `json` parameter (its schema allows it), not a gap
+            args.append(f"nullable={required_json!r}")
+        args.append(f"where={where!r}")
+        if info.returns:
+            args.append(f"returns={_literal(self.tables.result_schema(info.returns))}")
+            shows = self.tables.shows(info.returns)
+            if shows is not None:
+                args.append(f"shows={shows!r}")
+        if params:
+            return [*head, *params, *_wrapped(args, _LINE - 2 * len(_INDENT) - 1)]
+        return _wrapped([*head, *args], _LINE - 2 * len(_INDENT) - 1)
 
     # -------------------------------------------------------------- tasks
     def check_fn(self, task: str, check: n.Check) -> str:
@@ -747,7 +760,7 @@ class WorldGenerator:
             anchor = f"{file_label(const.node.span.file)}:{const.node.span.line}"
             consts.append(f"{const_name(const.name)}: {self.tables.annotation(typ, stored=False)} "
                           f"= {value}  # {anchor}")
-        invokers = [self.invoker(tool) for tool in w.tools.values()]
+        invokers = [fn for fn in map(self.invoker, w.tools.values()) if fn is not None]
         tool_specs = [self.tool_spec(tool) for tool in w.tools.values()]
         task_specs = [self.task_spec(task) for task in w.tasks]
         state_defaults, load_lines = self.state_defaults(), self.load_lines()
@@ -799,11 +812,6 @@ def _changed_rows_method() -> str:
         ") -> Any:",
         f"{_INDENT}return rt.changed_rows(self, table, fields)",
     ], 1))
-
-
-def _set_literal(names: list[str]) -> str:
-    """A set display of names in the given order (deterministic text), or ``()``."""
-    return "{" + ", ".join(repr(x) for x in names) + "}" if names else "()"
 
 
 def _plain_str(typ: t.Type) -> bool:

@@ -24,7 +24,8 @@ GENERATED_NAMES = frozenset({
     "rt", "v", "CheckSpec", "Episode", "ParamSpec", "Row", "StateBase", "Table",
     "TaskSpec", "ToolSpec", "InvariantError", "ToolError", "Record",
     # the contract's names a class body's field declarations call (worldspec.runtime.contract)
-    "field", "enum_text", "enum_value", "optional_text",
+    # and the tool registry's (worldspec.runtime.arguments)
+    "field", "enum_text", "enum_value", "optional_text", "param", "tool", "tools",
     # the names tool methods, invokers and check functions bind around spec code
     "self", "ep", "init", "args", "key", "state", "replies",
 })

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -495,13 +495,7 @@ class CarRentalCounter(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_search_cars: frozenset[str] = frozenset({'branch', 'pickup_date', 'return_date', 'category'})
-_NEEDS_search_cars: frozenset[str] = frozenset({'branch', 'pickup_date', 'return_date'})
-
-
 def _invoke_search_cars(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_cars >= args.keys() >= _NEEDS_search_cars and None not in args.values()):
-        rt.check_arguments(args, ('branch', 'pickup_date', 'return_date', 'category'), ('branch', 'pickup_date', 'return_date'))
     a_branch = rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown branch ' + rt.text(key) + '.')))
     a_pickup_date = v.want_date(args['pickup_date'], 'pickup_date')
     a_return_date = v.want_date(args['return_date'], 'return_date')
@@ -509,12 +503,7 @@ def _invoke_search_cars(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     return ep.tool_search_cars(a_branch, a_pickup_date, a_return_date, a_category)
 
 
-_ARGS_register_customer: frozenset[str] = frozenset({'name', 'licence_number', 'licence_expires', 'email'})
-
-
 def _invoke_register_customer(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_register_customer and None not in args.values()):
-        rt.check_arguments(args, ('name', 'licence_number', 'licence_expires', 'email'), ('name', 'licence_number', 'licence_expires', 'email'))
     a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
     a_licence_number = v.check_pattern(v.want_str(args['licence_number'], 'licence_number'), 'licence_number', '^[A-Z0-9]{6,12}$')
     a_licence_expires = v.want_date(args['licence_expires'], 'licence_expires')
@@ -522,12 +511,7 @@ def _invoke_register_customer(ep: CarRentalCounter, args: Mapping[str, Any]) -> 
     return ep.tool_register_customer(a_name, a_licence_number, a_licence_expires, a_email)
 
 
-_ARGS_get_customer_rentals: frozenset[str] = frozenset({'customer'})
-
-
 def _invoke_get_customer_rentals(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_customer_rentals and None not in args.values()):
-        rt.check_arguments(args, ('customer',), ('customer',))
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
@@ -535,12 +519,7 @@ def _invoke_get_customer_rentals(ep: CarRentalCounter, args: Mapping[str, Any]) 
     return ep.tool_get_customer_rentals(a_customer)
 
 
-_ARGS_get_rental: frozenset[str] = frozenset({'rental'})
-
-
 def _invoke_get_rental(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_rental and None not in args.values()):
-        rt.check_arguments(args, ('rental',), ('rental',))
     a_rental = args['rental']
     if type(a_rental) is not str or not a_rental.isascii():
         a_rental = v.want_str(a_rental, 'rental')
@@ -548,63 +527,28 @@ def _invoke_get_rental(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_rental(a_rental)
 
 
-_ARGS_list_branches: frozenset[str] = frozenset(())
-
-
-def _invoke_list_branches(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_branches):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_branches()
-
-
-_ARGS_find_customers: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_find_customers(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_customers and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_find_customers(a_text)
 
 
-_ARGS_get_car: frozenset[str] = frozenset({'car'})
-
-
 def _invoke_get_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_car and None not in args.values()):
-        rt.check_arguments(args, ('car',), ('car',))
     a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown car ' + rt.text(key) + '.')))
     return ep.tool_get_car(a_car)
 
 
-_ARGS_list_cars: frozenset[str] = frozenset({'branch', 'category'})
-_NEEDS_list_cars: frozenset[str] = frozenset(())
-
-
 def _invoke_list_cars(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_cars >= args.keys() >= _NEEDS_list_cars):
-        rt.check_arguments(args, ('branch', 'category'), ())
     a_branch = (rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown branch ' + rt.text(key) + '.'))) if args.get('branch') is not None else None)
     a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, CarCategory))) if args.get('category') is not None else None)
     return ep.tool_list_cars(a_branch, a_category)
 
 
-_ARGS_list_car_rentals: frozenset[str] = frozenset({'car'})
-
-
 def _invoke_list_car_rentals(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_car_rentals and None not in args.values()):
-        rt.check_arguments(args, ('car',), ('car',))
     a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown car ' + rt.text(key) + '.')))
     return ep.tool_list_car_rentals(a_car)
 
 
-_ARGS_reserve_car: frozenset[str] = frozenset({'customer', 'car', 'pickup_date', 'return_date'})
-
-
 def _invoke_reserve_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_reserve_car and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'car', 'pickup_date', 'return_date'), ('customer', 'car', 'pickup_date', 'return_date'))
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
@@ -615,12 +559,7 @@ def _invoke_reserve_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     return ep.tool_reserve_car(a_customer, a_car, a_pickup_date, a_return_date)
 
 
-_ARGS_cancel_reservation: frozenset[str] = frozenset({'rental'})
-
-
 def _invoke_cancel_reservation(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_cancel_reservation and None not in args.values()):
-        rt.check_arguments(args, ('rental',), ('rental',))
     a_rental = args['rental']
     if type(a_rental) is not str or not a_rental.isascii():
         a_rental = v.want_str(a_rental, 'rental')
@@ -628,12 +567,7 @@ def _invoke_cancel_reservation(ep: CarRentalCounter, args: Mapping[str, Any]) ->
     return ep.tool_cancel_reservation(a_rental)
 
 
-_ARGS_pick_up: frozenset[str] = frozenset({'rental'})
-
-
 def _invoke_pick_up(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_pick_up and None not in args.values()):
-        rt.check_arguments(args, ('rental',), ('rental',))
     a_rental = args['rental']
     if type(a_rental) is not str or not a_rental.isascii():
         a_rental = v.want_str(a_rental, 'rental')
@@ -641,12 +575,7 @@ def _invoke_pick_up(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     return ep.tool_pick_up(a_rental)
 
 
-_ARGS_return_car: frozenset[str] = frozenset({'rental', 'branch', 'mileage_km'})
-
-
 def _invoke_return_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_return_car and None not in args.values()):
-        rt.check_arguments(args, ('rental', 'branch', 'mileage_km'), ('rental', 'branch', 'mileage_km'))
     a_rental = args['rental']
     if type(a_rental) is not str or not a_rental.isascii():
         a_rental = v.want_str(a_rental, 'rental')
@@ -656,33 +585,126 @@ def _invoke_return_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     return ep.tool_return_car(a_rental, a_branch, a_mileage_km)
 
 
-_ARGS_set_car_in_service: frozenset[str] = frozenset({'car', 'in_service'})
-
-
 def _invoke_set_car_in_service(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_set_car_in_service and None not in args.values()):
-        rt.check_arguments(args, ('car', 'in_service'), ('car', 'in_service'))
     a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown car ' + rt.text(key) + '.')))
     a_in_service = v.want_bool(args['in_service'], 'in_service')
     return ep.tool_set_car_in_service(a_car, a_in_service)
 
 
-CarRentalCounter.TOOLS = {
-    'search_cars': ToolSpec('search_cars', 'List the in-service cars parked at a branch that are free for the whole stay, cheapest first, with the price.', (ParamSpec('branch', {'type': 'string', 'pattern': '^[A-Z]{3}$', 'description': 'The branch code, e.g. MAD.'}, True, 'The branch code, e.g. MAD.', table='branches'), ParamSpec('pickup_date', {'type': 'string', 'format': 'date', 'description': 'The pick-up day, e.g. 2026-07-15.'}, True, 'The pick-up day, e.g. 2026-07-15.', table=None), ParamSpec('return_date', {'type': 'string', 'format': 'date', 'description': 'The planned return day, after the pick-up day.'}, True, 'The planned return day, after the pick-up day.', table=None), ParamSpec('category', {'anyOf': [{'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, {'type': 'null'}], 'description': 'Only cars of this category; any when omitted.'}, False, 'Only cars of this category; any when omitted.', table=None), ), read_only=True, invoke=_invoke_search_cars, where='car_rental_counter.world:163', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string'}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer'}, 'days': {'type': 'integer'}, 'price_cents': {'type': 'integer'}}, 'required': ['car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents'], 'additionalProperties': False}}),
-    'register_customer': ToolSpec('register_customer', 'Register a new customer with their driving licence.', (ParamSpec('name', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "The customer's full name."}, True, "The customer's full name.", table=None), ParamSpec('licence_number', {'type': 'string', 'pattern': '^[A-Z0-9]{6,12}$', 'description': 'The driving licence number, 6 to 12 capital letters or digits.'}, True, 'The driving licence number, 6 to 12 capital letters or digits.', table=None), ParamSpec('licence_expires', {'type': 'string', 'format': 'date', 'description': "The licence's expiry date, e.g. 2031-02-28."}, True, "The licence's expiry date, e.g. 2031-02-28.", table=None), ParamSpec('email', {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$', 'description': "The customer's email address."}, True, "The customer's email address.", table=None), ), read_only=False, invoke=_invoke_register_customer, where='car_rental_counter.world:178', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'licence_number': {'type': 'string', 'pattern': '^[A-Z0-9]{6,12}$'}, 'licence_expires': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'licence_number', 'licence_expires', 'email'], 'additionalProperties': False}),
-    'get_customer_rentals': ToolSpec('get_customer_rentals', 'Show a customer with all their rentals (car, branch, dates, status and charges), the latest pick-up first.', (ParamSpec('customer', {'type': 'string', 'description': 'The customer id, e.g. CU001.'}, True, 'The customer id, e.g. CU001.', table='customers'), ), read_only=True, invoke=_invoke_get_customer_rentals, where='car_rental_counter.world:198', returns={'type': 'object', 'properties': {'customer': {'type': 'string'}, 'name': {'type': 'string'}, 'licence_expires': {'type': 'string'}, 'rentals': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}}}, 'required': ['customer', 'name', 'licence_expires', 'rentals'], 'additionalProperties': False}, shows=('record', (('rentals', 'rentals', ('list', ('row', 'rentals'))),))),
-    'get_rental': ToolSpec('get_rental', 'Show one rental with its car, dates, mileage and charges.', (ParamSpec('rental', {'type': 'string', 'description': 'The rental id, e.g. R0001.'}, True, 'The rental id, e.g. R0001.', table='rentals'), ), read_only=True, invoke=_invoke_get_rental, where='car_rental_counter.world:211', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
-    'list_branches': ToolSpec('list_branches', 'List the branches with their codes, names and cities.', (), read_only=True, invoke=_invoke_list_branches, where='car_rental_counter.world:219', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}}, 'required': ['code', 'name', 'city'], 'additionalProperties': False}}, shows=('list', ('row', 'branches'))),
-    'find_customers': ToolSpec('find_customers', 'Find registered customers whose name, email or licence number contains the text, with their customer id and licence expiry date.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the customer's name, email or licence number, e.g. Smith; case does not matter."}, True, "Part of the customer's name, email or licence number, e.g. Smith; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_customers, where='car_rental_counter.world:223', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'licence_number': {'type': 'string', 'pattern': '^[A-Z0-9]{6,12}$'}, 'licence_expires': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'licence_number', 'licence_expires', 'email'], 'additionalProperties': False}}, shows=('list', ('row', 'customers'))),
-    'get_car': ToolSpec('get_car', 'Show one car: its model, category, daily rate, mileage, the branch where it is parked and whether it is in service.', (ParamSpec('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$', 'description': "The car's plate, e.g. 1234-XYZ."}, True, "The car's plate, e.g. 1234-XYZ.", table='cars'), ), read_only=True, invoke=_invoke_get_car, where='car_rental_counter.world:232', returns={'type': 'object', 'properties': {'plate': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'mileage_km': {'type': 'integer', 'minimum': 0}, 'branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'in_service': {'type': 'boolean'}}, 'required': ['plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service'], 'additionalProperties': False}),
-    'list_cars': ToolSpec('list_cars', "List the fleet's cars with model, category, daily rate, mileage, branch and whether in service, whatever their bookings; cars out on a rental have no branch.", (ParamSpec('branch', {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}], 'description': 'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.'}, False, 'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.', table='branches'), ParamSpec('category', {'anyOf': [{'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, {'type': 'null'}], 'description': 'Only cars of this category; any when omitted.'}, False, 'Only cars of this category; any when omitted.', table=None), ), read_only=True, invoke=_invoke_list_cars, where='car_rental_counter.world:238', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'plate': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'mileage_km': {'type': 'integer', 'minimum': 0}, 'branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'in_service': {'type': 'boolean'}}, 'required': ['plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service'], 'additionalProperties': False}}, shows=('list', ('row', 'cars'))),
-    'list_car_rentals': ToolSpec('list_car_rentals', 'List the rentals of one car (customer, dates, status and charges), the latest pick-up first.', (ParamSpec('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$', 'description': "The car's plate, e.g. 1234-XYZ."}, True, "The car's plate, e.g. 1234-XYZ.", table='cars'), ), read_only=True, invoke=_invoke_list_car_rentals, where='car_rental_counter.world:247', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}}, shows=('list', ('row', 'rentals'))),
-    'reserve_car': ToolSpec('reserve_car', "Reserve a car at the branch where it is parked. The price is the number of days times the car's daily rate.", (ParamSpec('customer', {'type': 'string', 'description': 'The customer id, e.g. CU001.'}, True, 'The customer id, e.g. CU001.', table='customers'), ParamSpec('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$', 'description': "The car's plate, e.g. 6666-FGH."}, True, "The car's plate, e.g. 6666-FGH.", table='cars'), ParamSpec('pickup_date', {'type': 'string', 'format': 'date', 'description': 'The pick-up day, today or later.'}, True, 'The pick-up day, today or later.', table=None), ParamSpec('return_date', {'type': 'string', 'format': 'date', 'description': 'The planned return day, after the pick-up day.'}, True, 'The planned return day, after the pick-up day.', table=None), ), read_only=False, invoke=_invoke_reserve_car, where='car_rental_counter.world:255', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
-    'cancel_reservation': ToolSpec('cancel_reservation', 'Cancel a reservation that has not been picked up. There is no fee.', (ParamSpec('rental', {'type': 'string', 'description': 'The rental id, e.g. R0003.'}, True, 'The rental id, e.g. R0003.', table='rentals'), ), read_only=False, invoke=_invoke_cancel_reservation, where='car_rental_counter.world:283', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
-    'pick_up': ToolSpec('pick_up', 'Hand the car of a reservation to the customer, from its pick-up day until the day before its planned return. Records the start mileage.', (ParamSpec('rental', {'type': 'string', 'description': 'The rental id, e.g. R0001.'}, True, 'The rental id, e.g. R0001.', table='rentals'), ), read_only=False, invoke=_invoke_pick_up, where='car_rental_counter.world:293', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
-    'return_car': ToolSpec('return_car', 'Take back a picked-up car at any branch. Days past the planned return date are charged at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch differs from\nthe pick-up branch. Returns the rental with its charges.', (ParamSpec('rental', {'type': 'string', 'description': 'The rental id, e.g. R0002.'}, True, 'The rental id, e.g. R0002.', table='rentals'), ParamSpec('branch', {'type': 'string', 'pattern': '^[A-Z]{3}$', 'description': 'The branch where the car is returned, e.g. BCN.'}, True, 'The branch where the car is returned, e.g. BCN.', table='branches'), ParamSpec('mileage_km', {'type': 'integer', 'minimum': 0, 'maximum': 10000000, 'description': 'The odometer reading at return, in km.'}, True, 'The odometer reading at return, in km.', table=None), ), read_only=False, invoke=_invoke_return_car, where='car_rental_counter.world:312', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
-    'set_car_in_service': ToolSpec('set_car_in_service', 'Take a parked car out of service for maintenance, or put it back in service.', (ParamSpec('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$', 'description': "The car's plate, e.g. 4444-DEF."}, True, "The car's plate, e.g. 4444-DEF.", table='cars'), ParamSpec('in_service', {'type': 'boolean', 'description': 'true to put the car back in service, false to take it out for maintenance.'}, True, 'true to put the car back in service, false to take it out for maintenance.', table=None), ), read_only=False, invoke=_invoke_set_car_in_service, where='car_rental_counter.world:344', returns={'type': 'object', 'properties': {'plate': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'mileage_km': {'type': 'integer', 'minimum': 0}, 'branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'in_service': {'type': 'boolean'}}, 'required': ['plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service'], 'additionalProperties': False}),
-}
+CarRentalCounter.TOOLS = tools(
+    tool(
+        'search_cars',
+        'List the in-service cars parked at a branch that are free for the whole stay, cheapest first, with the price.',
+        (param('branch', {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'The branch code, e.g. MAD.', table='branches'),
+        param('pickup_date', {'type': 'string', 'format': 'date'}, 'The pick-up day, e.g. 2026-07-15.'),
+        param('return_date', {'type': 'string', 'format': 'date'}, 'The planned return day, after the pick-up day.'),
+        param('category', {'anyOf': [{'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, {'type': 'null'}]}, 'Only cars of this category; any when omitted.', optional=True)),
+        read_only=True, invoke=_invoke_search_cars, where='car_rental_counter.world:163',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string'}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer'}, 'days': {'type': 'integer'}, 'price_cents': {'type': 'integer'}}, 'required': ['car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents'], 'additionalProperties': False}}
+    ),
+    tool(
+        'register_customer', 'Register a new customer with their driving licence.',
+        (param('name', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "The customer's full name."),
+        param('licence_number', {'type': 'string', 'pattern': '^[A-Z0-9]{6,12}$'}, 'The driving licence number, 6 to 12 capital letters or digits.'),
+        param('licence_expires', {'type': 'string', 'format': 'date'}, "The licence's expiry date, e.g. 2031-02-28."),
+        param('email', {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, "The customer's email address.")),
+        read_only=False, invoke=_invoke_register_customer, where='car_rental_counter.world:178',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'licence_number': {'type': 'string', 'pattern': '^[A-Z0-9]{6,12}$'}, 'licence_expires': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'licence_number', 'licence_expires', 'email'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_customer_rentals',
+        'Show a customer with all their rentals (car, branch, dates, status and charges), the latest pick-up first.',
+        (param('customer', {'type': 'string'}, 'The customer id, e.g. CU001.', table='customers'),),
+        read_only=True, invoke=_invoke_get_customer_rentals, where='car_rental_counter.world:198',
+        returns={'type': 'object', 'properties': {'customer': {'type': 'string'}, 'name': {'type': 'string'}, 'licence_expires': {'type': 'string'}, 'rentals': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}}}, 'required': ['customer', 'name', 'licence_expires', 'rentals'], 'additionalProperties': False},
+        shows=('record', (('rentals', 'rentals', ('list', ('row', 'rentals'))),))
+    ),
+    tool(
+        'get_rental', 'Show one rental with its car, dates, mileage and charges.',
+        (param('rental', {'type': 'string'}, 'The rental id, e.g. R0001.', table='rentals'),),
+        read_only=True, invoke=_invoke_get_rental, where='car_rental_counter.world:211',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_branches', 'List the branches with their codes, names and cities.', (),
+        read_only=True, method=CarRentalCounter.tool_list_branches,
+        where='car_rental_counter.world:219',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}}, 'required': ['code', 'name', 'city'], 'additionalProperties': False}},
+        shows=('list', ('row', 'branches'))
+    ),
+    tool(
+        'find_customers',
+        'Find registered customers whose name, email or licence number contains the text, with their customer id and licence expiry date.',
+        (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the customer's name, email or licence number, e.g. Smith; case does not matter."),),
+        read_only=True, invoke=_invoke_find_customers, where='car_rental_counter.world:223',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'licence_number': {'type': 'string', 'pattern': '^[A-Z0-9]{6,12}$'}, 'licence_expires': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'licence_number', 'licence_expires', 'email'], 'additionalProperties': False}},
+        shows=('list', ('row', 'customers'))
+    ),
+    tool(
+        'get_car',
+        'Show one car: its model, category, daily rate, mileage, the branch where it is parked and whether it is in service.',
+        (param('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, "The car's plate, e.g. 1234-XYZ.", table='cars'),),
+        read_only=True, invoke=_invoke_get_car, where='car_rental_counter.world:232',
+        returns={'type': 'object', 'properties': {'plate': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'mileage_km': {'type': 'integer', 'minimum': 0}, 'branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'in_service': {'type': 'boolean'}}, 'required': ['plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_cars',
+        "List the fleet's cars with model, category, daily rate, mileage, branch and whether in service, whatever their bookings; cars out on a rental have no branch.",
+        (param('branch', {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.', optional=True, table='branches'),
+        param('category', {'anyOf': [{'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, {'type': 'null'}]}, 'Only cars of this category; any when omitted.', optional=True)),
+        read_only=True, invoke=_invoke_list_cars, where='car_rental_counter.world:238',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'plate': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'mileage_km': {'type': 'integer', 'minimum': 0}, 'branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'in_service': {'type': 'boolean'}}, 'required': ['plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service'], 'additionalProperties': False}},
+        shows=('list', ('row', 'cars'))
+    ),
+    tool(
+        'list_car_rentals',
+        'List the rentals of one car (customer, dates, status and charges), the latest pick-up first.',
+        (param('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, "The car's plate, e.g. 1234-XYZ.", table='cars'),),
+        read_only=True, invoke=_invoke_list_car_rentals, where='car_rental_counter.world:247',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}},
+        shows=('list', ('row', 'rentals'))
+    ),
+    tool(
+        'reserve_car',
+        "Reserve a car at the branch where it is parked. The price is the number of days times the car's daily rate.",
+        (param('customer', {'type': 'string'}, 'The customer id, e.g. CU001.', table='customers'),
+        param('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, "The car's plate, e.g. 6666-FGH.", table='cars'),
+        param('pickup_date', {'type': 'string', 'format': 'date'}, 'The pick-up day, today or later.'),
+        param('return_date', {'type': 'string', 'format': 'date'}, 'The planned return day, after the pick-up day.')),
+        read_only=False, invoke=_invoke_reserve_car, where='car_rental_counter.world:255',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}
+    ),
+    tool(
+        'cancel_reservation', 'Cancel a reservation that has not been picked up. There is no fee.',
+        (param('rental', {'type': 'string'}, 'The rental id, e.g. R0003.', table='rentals'),),
+        read_only=False, invoke=_invoke_cancel_reservation, where='car_rental_counter.world:283',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}
+    ),
+    tool(
+        'pick_up',
+        'Hand the car of a reservation to the customer, from its pick-up day until the day before its planned return. Records the start mileage.',
+        (param('rental', {'type': 'string'}, 'The rental id, e.g. R0001.', table='rentals'),),
+        read_only=False, invoke=_invoke_pick_up, where='car_rental_counter.world:293',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}
+    ),
+    tool(
+        'return_car',
+        'Take back a picked-up car at any branch. Days past the planned return date are charged at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch differs from\nthe pick-up branch. Returns the rental with its charges.',
+        (param('rental', {'type': 'string'}, 'The rental id, e.g. R0002.', table='rentals'),
+        param('branch', {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'The branch where the car is returned, e.g. BCN.', table='branches'),
+        param('mileage_km', {'type': 'integer', 'minimum': 0, 'maximum': 10000000}, 'The odometer reading at return, in km.')),
+        read_only=False, invoke=_invoke_return_car, where='car_rental_counter.world:312',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}
+    ),
+    tool(
+        'set_car_in_service',
+        'Take a parked car out of service for maintenance, or put it back in service.',
+        (param('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, "The car's plate, e.g. 4444-DEF.", table='cars'),
+        param('in_service', {'type': 'boolean'}, 'true to put the car back in service, false to take it out for maintenance.')),
+        read_only=False, invoke=_invoke_set_car_in_service, where='car_rental_counter.world:344',
+        returns={'type': 'object', 'properties': {'plate': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'mileage_km': {'type': 'integer', 'minimum': 0}, 'branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'in_service': {'type': 'boolean'}}, 'required': ['plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service'], 'additionalProperties': False}
+    ),
+)
 
 
 def _check_pickup_and_late_return__laura_has_car(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # car_rental_counter.world:500

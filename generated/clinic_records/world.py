@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -422,34 +422,19 @@ class ClinicRecords(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_sign_in: frozenset[str] = frozenset({'doctor'})
-
-
 def _invoke_sign_in(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
-        rt.check_arguments(args, ('doctor',), ('doctor',))
     a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, ('Doctor ' + rt.text(key) + ' not found.')))
     return ep.tool_sign_in(a_doctor)
 
 
-_ARGS_register_patient: frozenset[str] = frozenset({'name', 'birth_date', 'allergies'})
-
-
 def _invoke_register_patient(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_register_patient and None not in args.values()):
-        rt.check_arguments(args, ('name', 'birth_date', 'allergies'), ('name', 'birth_date', 'allergies'))
     a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
     a_birth_date = v.want_date(args['birth_date'], 'birth_date')
     a_allergies = v.want_set(args['allergies'], 'allergies', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$')))
     return ep.tool_register_patient(a_name, a_birth_date, a_allergies)
 
 
-_ARGS_add_allergy: frozenset[str] = frozenset({'patient', 'drug'})
-
-
 def _invoke_add_allergy(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_add_allergy and None not in args.values()):
-        rt.check_arguments(args, ('patient', 'drug'), ('patient', 'drug'))
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
@@ -458,12 +443,7 @@ def _invoke_add_allergy(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     return ep.tool_add_allergy(a_patient, a_drug)
 
 
-_ARGS_record_visit: frozenset[str] = frozenset({'patient', 'diagnosis'})
-
-
 def _invoke_record_visit(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_record_visit and None not in args.values()):
-        rt.check_arguments(args, ('patient', 'diagnosis'), ('patient', 'diagnosis'))
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
@@ -472,12 +452,7 @@ def _invoke_record_visit(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     return ep.tool_record_visit(a_patient, a_diagnosis)
 
 
-_ARGS_prescribe: frozenset[str] = frozenset({'visit', 'drug', 'dose', 'course_days'})
-
-
 def _invoke_prescribe(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_prescribe and None not in args.values()):
-        rt.check_arguments(args, ('visit', 'drug', 'dose', 'course_days'), ('visit', 'drug', 'dose', 'course_days'))
     a_visit = args['visit']
     if type(a_visit) is not str or not a_visit.isascii():
         a_visit = v.want_str(a_visit, 'visit')
@@ -488,12 +463,7 @@ def _invoke_prescribe(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     return ep.tool_prescribe(a_visit, a_drug, a_dose, a_course_days)
 
 
-_ARGS_renew_prescription: frozenset[str] = frozenset({'prescription', 'extra_days'})
-
-
 def _invoke_renew_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_renew_prescription and None not in args.values()):
-        rt.check_arguments(args, ('prescription', 'extra_days'), ('prescription', 'extra_days'))
     a_prescription = args['prescription']
     if type(a_prescription) is not str or not a_prescription.isascii():
         a_prescription = v.want_str(a_prescription, 'prescription')
@@ -502,12 +472,7 @@ def _invoke_renew_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> An
     return ep.tool_renew_prescription(a_prescription, a_extra_days)
 
 
-_ARGS_stop_prescription: frozenset[str] = frozenset({'prescription', 'reason'})
-
-
 def _invoke_stop_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_stop_prescription and None not in args.values()):
-        rt.check_arguments(args, ('prescription', 'reason'), ('prescription', 'reason'))
     a_prescription = args['prescription']
     if type(a_prescription) is not str or not a_prescription.isascii():
         a_prescription = v.want_str(a_prescription, 'prescription')
@@ -516,67 +481,34 @@ def _invoke_stop_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any
     return ep.tool_stop_prescription(a_prescription, a_reason)
 
 
-_ARGS_list_doctors: frozenset[str] = frozenset({'specialty'})
-_NEEDS_list_doctors: frozenset[str] = frozenset(())
-
-
 def _invoke_list_doctors(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_doctors >= args.keys() >= _NEEDS_list_doctors):
-        rt.check_arguments(args, ('specialty',), ())
     a_specialty = (v.want_optional(args['specialty'], 'specialty', (lambda x, p: v.want_enum(x, p, Specialty))) if args.get('specialty') is not None else None)
     return ep.tool_list_doctors(a_specialty)
 
 
-_ARGS_get_doctor: frozenset[str] = frozenset({'doctor'})
-
-
 def _invoke_get_doctor(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_doctor and None not in args.values()):
-        rt.check_arguments(args, ('doctor',), ('doctor',))
     a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, ('Doctor ' + rt.text(key) + ' not found.')))
     return ep.tool_get_doctor(a_doctor)
 
 
-_ARGS_search_drugs: frozenset[str] = frozenset({'name', 'drug_class'})
-_NEEDS_search_drugs: frozenset[str] = frozenset(())
-
-
 def _invoke_search_drugs(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_drugs >= args.keys() >= _NEEDS_search_drugs):
-        rt.check_arguments(args, ('name', 'drug_class'), ())
     a_name = (v.want_str(args['name'], 'name') if args.get('name') is not None else '')
     a_drug_class = (v.want_optional(args['drug_class'], 'drug_class', (lambda x, p: v.want_enum(x, p, DrugClass))) if args.get('drug_class') is not None else None)
     return ep.tool_search_drugs(a_name, a_drug_class)
 
 
-_ARGS_get_drug: frozenset[str] = frozenset({'drug'})
-
-
 def _invoke_get_drug(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_drug and None not in args.values()):
-        rt.check_arguments(args, ('drug',), ('drug',))
     a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, ('Drug ' + rt.text(key) + ' not found.')))
     return ep.tool_get_drug(a_drug)
 
 
-_ARGS_search_patients: frozenset[str] = frozenset({'name', 'birth_date'})
-_NEEDS_search_patients: frozenset[str] = frozenset(())
-
-
 def _invoke_search_patients(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_patients >= args.keys() >= _NEEDS_search_patients):
-        rt.check_arguments(args, ('name', 'birth_date'), ())
     a_name = (v.want_str(args['name'], 'name') if args.get('name') is not None else '')
     a_birth_date = (v.want_optional(args['birth_date'], 'birth_date', (lambda x, p: v.want_date(x, p))) if args.get('birth_date') is not None else None)
     return ep.tool_search_patients(a_name, a_birth_date)
 
 
-_ARGS_get_patient: frozenset[str] = frozenset({'patient'})
-
-
 def _invoke_get_patient(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_patient and None not in args.values()):
-        rt.check_arguments(args, ('patient',), ('patient',))
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
@@ -584,12 +516,7 @@ def _invoke_get_patient(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_patient(a_patient)
 
 
-_ARGS_list_visits: frozenset[str] = frozenset({'patient'})
-
-
 def _invoke_list_visits(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_visits and None not in args.values()):
-        rt.check_arguments(args, ('patient',), ('patient',))
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
@@ -597,12 +524,7 @@ def _invoke_list_visits(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     return ep.tool_list_visits(a_patient)
 
 
-_ARGS_get_visit: frozenset[str] = frozenset({'visit'})
-
-
 def _invoke_get_visit(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_visit and None not in args.values()):
-        rt.check_arguments(args, ('visit',), ('visit',))
     a_visit = args['visit']
     if type(a_visit) is not str or not a_visit.isascii():
         a_visit = v.want_str(a_visit, 'visit')
@@ -610,13 +532,7 @@ def _invoke_get_visit(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_visit(a_visit)
 
 
-_ARGS_list_prescriptions: frozenset[str] = frozenset({'patient', 'active_only'})
-_NEEDS_list_prescriptions: frozenset[str] = frozenset({'patient'})
-
-
 def _invoke_list_prescriptions(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_prescriptions >= args.keys() >= _NEEDS_list_prescriptions and None not in args.values()):
-        rt.check_arguments(args, ('patient', 'active_only'), ('patient',))
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
@@ -625,12 +541,7 @@ def _invoke_list_prescriptions(ep: ClinicRecords, args: Mapping[str, Any]) -> An
     return ep.tool_list_prescriptions(a_patient, a_active_only)
 
 
-_ARGS_get_prescription: frozenset[str] = frozenset({'prescription'})
-
-
 def _invoke_get_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_prescription and None not in args.values()):
-        rt.check_arguments(args, ('prescription',), ('prescription',))
     a_prescription = args['prescription']
     if type(a_prescription) is not str or not a_prescription.isascii():
         a_prescription = v.want_str(a_prescription, 'prescription')
@@ -638,25 +549,141 @@ def _invoke_get_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_prescription(a_prescription)
 
 
-ClinicRecords.TOOLS = {
-    'sign_in': ToolSpec('sign_in', 'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.', (ParamSpec('doctor', {'type': 'string', 'pattern': '^D[0-9]{3}$', 'description': "The doctor's id (D and three digits), as list_doctors shows it."}, True, "The doctor's id (D and three digits), as list_doctors shows it.", table='doctors'), ), read_only=False, invoke=_invoke_sign_in, where='clinic_records.world:115', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}}, 'required': ['id', 'name', 'specialty'], 'additionalProperties': False}),
-    'register_patient': ToolSpec('register_patient', 'Register a new patient with their known drug allergies. The patient is registered today.', (ParamSpec('name', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "The patient's full name."}, True, "The patient's full name.", table=None), ParamSpec('birth_date', {'type': 'string', 'format': 'date', 'description': 'The date of birth, e.g. 1985-04-12.'}, True, 'The date of birth, e.g. 1985-04-12.', table=None), ParamSpec('allergies', {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True, 'description': 'Formulary codes of the drugs the patient is allergic to, as search_drugs shows them; may be empty.'}, True, 'Formulary codes of the drugs the patient is allergic to, as search_drugs shows them; may be empty.', table=None), ), read_only=False, invoke=_invoke_register_patient, where='clinic_records.world:124', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}),
-    'add_allergy': ToolSpec('add_allergy', 'Record that a patient is allergic to a drug. An active prescription of that drug must be stopped first.', (ParamSpec('patient', {'type': 'string', 'description': "The patient's id (P and three digits), as search_patients shows it."}, True, "The patient's id (P and three digits), as search_patients shows it.", table='patients'), ParamSpec('drug', {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$', 'description': "The drug's formulary code (three letters and two digits), as search_drugs shows it."}, True, "The drug's formulary code (three letters and two digits), as search_drugs shows it.", table='drugs'), ), read_only=False, invoke=_invoke_add_allergy, where='clinic_records.world:146', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}),
-    'record_visit': ToolSpec('record_visit', 'Record a visit of a patient with the signed-in doctor, taking place now, with a diagnosis.', (ParamSpec('patient', {'type': 'string', 'description': "The patient's id (P and three digits), as search_patients shows it."}, True, "The patient's id (P and three digits), as search_patients shows it.", table='patients'), ParamSpec('diagnosis', {'type': 'string', 'minLength': 1, 'maxLength': 200, 'description': 'The diagnosis, in a few words.'}, True, 'The diagnosis, in a few words.', table=None), ), read_only=False, invoke=_invoke_record_visit, where='clinic_records.world:159', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string'}, 'doctor': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'at': {'type': 'string'}, 'diagnosis': {'type': 'string', 'minLength': 1, 'maxLength': 200}}, 'required': ['id', 'patient', 'doctor', 'at', 'diagnosis'], 'additionalProperties': False}),
-    'prescribe': ToolSpec('prescribe', 'Prescribe a drug from a visit, for a number of days starting today. Only the doctor who held the visit can prescribe from it.', (ParamSpec('visit', {'type': 'string', 'description': 'The id of the visit the drug is prescribed from (V and three digits), as list_visits shows it.'}, True, 'The id of the visit the drug is prescribed from (V and three digits), as list_visits shows it.', table='visits'), ParamSpec('drug', {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$', 'description': "The drug's formulary code (three letters and two digits), as search_drugs shows it."}, True, "The drug's formulary code (three letters and two digits), as search_drugs shows it.", table='drugs'), ParamSpec('dose', {'type': 'string', 'minLength': 1, 'maxLength': 60, 'description': 'The dose, e.g. "500 mg three times daily".'}, True, 'The dose, e.g. "500 mg three times daily".', table=None), ParamSpec('course_days', {'type': 'integer', 'minimum': 1, 'maximum': 365, 'description': 'How many days the course lasts, starting today.'}, True, 'How many days the course lasts, starting today.', table=None), ), read_only=False, invoke=_invoke_prescribe, where='clinic_records.world:171', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
-    'renew_prescription': ToolSpec('renew_prescription', 'Extend an active prescription by a number of days. Only the prescribing doctor can renew; at most 5 renewals.', (ParamSpec('prescription', {'type': 'string', 'description': 'The prescription id (RX and three digits), as list_prescriptions shows it.'}, True, 'The prescription id (RX and three digits), as list_prescriptions shows it.', table='prescriptions'), ParamSpec('extra_days', {'type': 'integer', 'minimum': 1, 'maximum': 365, 'description': 'How many days to add to the end of the course.'}, True, 'How many days to add to the end of the course.', table=None), ), read_only=False, invoke=_invoke_renew_prescription, where='clinic_records.world:197', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
-    'stop_prescription': ToolSpec('stop_prescription', 'Stop an active prescription with a reason. If it would still run past today, it now ends today.', (ParamSpec('prescription', {'type': 'string', 'description': 'The prescription id (RX and three digits), as list_prescriptions shows it.'}, True, 'The prescription id (RX and three digits), as list_prescriptions shows it.', table='prescriptions'), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200, 'description': 'Why the prescription is stopped, in a few words.'}, True, 'Why the prescription is stopped, in a few words.', table=None), ), read_only=False, invoke=_invoke_stop_prescription, where='clinic_records.world:213', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
-    'list_doctors': ToolSpec('list_doctors', "List the clinic's doctors with their ids, names and specialties.", (ParamSpec('specialty', {'anyOf': [{'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}, {'type': 'null'}], 'description': 'Only doctors of this specialty; leave it out for all.'}, False, 'Only doctors of this specialty; leave it out for all.', table=None), ), read_only=True, invoke=_invoke_list_doctors, where='clinic_records.world:232', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}}, 'required': ['id', 'name', 'specialty'], 'additionalProperties': False}}, shows=('list', ('row', 'doctors'))),
-    'get_doctor': ToolSpec('get_doctor', "Read a doctor's name and specialty.", (ParamSpec('doctor', {'type': 'string', 'pattern': '^D[0-9]{3}$', 'description': "The doctor's id (D and three digits), as list_doctors shows it."}, True, "The doctor's id (D and three digits), as list_doctors shows it.", table='doctors'), ), read_only=True, invoke=_invoke_get_doctor, where='clinic_records.world:240', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}}, 'required': ['id', 'name', 'specialty'], 'additionalProperties': False}),
-    'search_drugs': ToolSpec('search_drugs', 'Find drugs in the formulary by name or class, with their codes, names, classes and the longest course (max days) a prescription may cover.', (ParamSpec('name', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Part of the drug\'s name, any case, e.g. "statin"; leave it out to list the whole formulary.'}, False, 'Part of the drug\'s name, any case, e.g. "statin"; leave it out to list the whole formulary.', table=None), ParamSpec('drug_class', {'anyOf': [{'type': 'string', 'enum': ['antibiotic', 'analgesic', 'antihistamine', 'antihypertensive']}, {'type': 'null'}], 'description': 'Only drugs of this class.'}, False, 'Only drugs of this class.', table=None), ), read_only=True, invoke=_invoke_search_drugs, where='clinic_records.world:248', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'drug_class': {'type': 'string', 'enum': ['antibiotic', 'analgesic', 'antihistamine', 'antihypertensive']}, 'max_days': {'type': 'integer', 'minimum': 1, 'maximum': 365}}, 'required': ['code', 'name', 'drug_class', 'max_days'], 'additionalProperties': False}}, shows=('list', ('row', 'drugs'))),
-    'get_drug': ToolSpec('get_drug', "Read a drug's name, class and the longest course (max days) a prescription may cover.", (ParamSpec('drug', {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$', 'description': "The drug's formulary code (three letters and two digits), as search_drugs shows it."}, True, "The drug's formulary code (three letters and two digits), as search_drugs shows it.", table='drugs'), ), read_only=True, invoke=_invoke_get_drug, where='clinic_records.world:258', returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'drug_class': {'type': 'string', 'enum': ['antibiotic', 'analgesic', 'antihistamine', 'antihypertensive']}, 'max_days': {'type': 'integer', 'minimum': 1, 'maximum': 365}}, 'required': ['code', 'name', 'drug_class', 'max_days'], 'additionalProperties': False}),
-    'search_patients': ToolSpec('search_patients', 'Find patients by name or date of birth, with their ids, birth dates, allergies (drug codes) and registration dates.', (ParamSpec('name', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Part of the patient\'s name, any case, e.g. "smith"; leave it out to list every patient.'}, False, 'Part of the patient\'s name, any case, e.g. "smith"; leave it out to list every patient.', table=None), ParamSpec('birth_date', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}], 'description': 'Only patients born on this date, e.g. 1990-01-31.'}, False, 'Only patients born on this date, e.g. 1990-01-31.', table=None), ), read_only=True, invoke=_invoke_search_patients, where='clinic_records.world:266', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}}, shows=('list', ('row', 'patients'))),
-    'get_patient': ToolSpec('get_patient', "Read a patient's details: name, date of birth, allergies (drug codes) and registration date.", (ParamSpec('patient', {'type': 'string', 'description': "The patient's id (P and three digits), as search_patients shows it."}, True, "The patient's id (P and three digits), as search_patients shows it.", table='patients'), ), read_only=True, invoke=_invoke_get_patient, where='clinic_records.world:276', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}),
-    'list_visits': ToolSpec('list_visits', "List a patient's visits, oldest first, with each visit's doctor, time and diagnosis.", (ParamSpec('patient', {'type': 'string', 'description': "The patient's id (P and three digits), as search_patients shows it."}, True, "The patient's id (P and three digits), as search_patients shows it.", table='patients'), ), read_only=True, invoke=_invoke_list_visits, where='clinic_records.world:284', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string'}, 'doctor': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'at': {'type': 'string'}, 'diagnosis': {'type': 'string', 'minLength': 1, 'maxLength': 200}}, 'required': ['id', 'patient', 'doctor', 'at', 'diagnosis'], 'additionalProperties': False}}, shows=('list', ('row', 'visits'))),
-    'get_visit': ToolSpec('get_visit', 'Read a visit: its patient, doctor, time and diagnosis.', (ParamSpec('visit', {'type': 'string', 'description': 'The visit id (V and three digits), as list_visits shows it.'}, True, 'The visit id (V and three digits), as list_visits shows it.', table='visits'), ), read_only=True, invoke=_invoke_get_visit, where='clinic_records.world:292', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string'}, 'doctor': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'at': {'type': 'string'}, 'diagnosis': {'type': 'string', 'minLength': 1, 'maxLength': 200}}, 'required': ['id', 'patient', 'doctor', 'at', 'diagnosis'], 'additionalProperties': False}),
-    'list_prescriptions': ToolSpec('list_prescriptions', "List a patient's prescriptions, optionally only the active ones, with each one's visit, drug code, dose, start and end dates, renewals and status.", (ParamSpec('patient', {'type': 'string', 'description': "The patient's id (P and three digits), as search_patients shows it."}, True, "The patient's id (P and three digits), as search_patients shows it.", table='patients'), ParamSpec('active_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Only list the active prescriptions.'}, False, 'Only list the active prescriptions.', table=None), ), read_only=True, invoke=_invoke_list_prescriptions, where='clinic_records.world:300', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}}, shows=('list', ('row', 'prescriptions'))),
-    'get_prescription': ToolSpec('get_prescription', 'Read a prescription: its visit, drug code, dose, start and end dates, renewals, status and stop reason.', (ParamSpec('prescription', {'type': 'string', 'description': 'The prescription id (RX and three digits), as list_prescriptions shows it.'}, True, 'The prescription id (RX and three digits), as list_prescriptions shows it.', table='prescriptions'), ), read_only=True, invoke=_invoke_get_prescription, where='clinic_records.world:309', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
-}
+ClinicRecords.TOOLS = tools(
+    tool(
+        'sign_in',
+        'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.',
+        (param('doctor', {'type': 'string', 'pattern': '^D[0-9]{3}$'}, "The doctor's id (D and three digits), as list_doctors shows it.", table='doctors'),),
+        read_only=False, invoke=_invoke_sign_in, where='clinic_records.world:115',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}}, 'required': ['id', 'name', 'specialty'], 'additionalProperties': False}
+    ),
+    tool(
+        'register_patient',
+        'Register a new patient with their known drug allergies. The patient is registered today.',
+        (param('name', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "The patient's full name."),
+        param('birth_date', {'type': 'string', 'format': 'date'}, 'The date of birth, e.g. 1985-04-12.'),
+        param('allergies', {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'Formulary codes of the drugs the patient is allergic to, as search_drugs shows them; may be empty.')),
+        read_only=False, invoke=_invoke_register_patient, where='clinic_records.world:124',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}
+    ),
+    tool(
+        'add_allergy',
+        'Record that a patient is allergic to a drug. An active prescription of that drug must be stopped first.',
+        (param('patient', {'type': 'string'}, "The patient's id (P and three digits), as search_patients shows it.", table='patients'),
+        param('drug', {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, "The drug's formulary code (three letters and two digits), as search_drugs shows it.", table='drugs')),
+        read_only=False, invoke=_invoke_add_allergy, where='clinic_records.world:146',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}
+    ),
+    tool(
+        'record_visit',
+        'Record a visit of a patient with the signed-in doctor, taking place now, with a diagnosis.',
+        (param('patient', {'type': 'string'}, "The patient's id (P and three digits), as search_patients shows it.", table='patients'),
+        param('diagnosis', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'The diagnosis, in a few words.')),
+        read_only=False, invoke=_invoke_record_visit, where='clinic_records.world:159',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string'}, 'doctor': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'at': {'type': 'string'}, 'diagnosis': {'type': 'string', 'minLength': 1, 'maxLength': 200}}, 'required': ['id', 'patient', 'doctor', 'at', 'diagnosis'], 'additionalProperties': False}
+    ),
+    tool(
+        'prescribe',
+        'Prescribe a drug from a visit, for a number of days starting today. Only the doctor who held the visit can prescribe from it.',
+        (param('visit', {'type': 'string'}, 'The id of the visit the drug is prescribed from (V and three digits), as list_visits shows it.', table='visits'),
+        param('drug', {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, "The drug's formulary code (three letters and two digits), as search_drugs shows it.", table='drugs'),
+        param('dose', {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'The dose, e.g. "500 mg three times daily".'),
+        param('course_days', {'type': 'integer', 'minimum': 1, 'maximum': 365}, 'How many days the course lasts, starting today.')),
+        read_only=False, invoke=_invoke_prescribe, where='clinic_records.world:171',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}
+    ),
+    tool(
+        'renew_prescription',
+        'Extend an active prescription by a number of days. Only the prescribing doctor can renew; at most 5 renewals.',
+        (param('prescription', {'type': 'string'}, 'The prescription id (RX and three digits), as list_prescriptions shows it.', table='prescriptions'),
+        param('extra_days', {'type': 'integer', 'minimum': 1, 'maximum': 365}, 'How many days to add to the end of the course.')),
+        read_only=False, invoke=_invoke_renew_prescription, where='clinic_records.world:197',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}
+    ),
+    tool(
+        'stop_prescription',
+        'Stop an active prescription with a reason. If it would still run past today, it now ends today.',
+        (param('prescription', {'type': 'string'}, 'The prescription id (RX and three digits), as list_prescriptions shows it.', table='prescriptions'),
+        param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'Why the prescription is stopped, in a few words.')),
+        read_only=False, invoke=_invoke_stop_prescription, where='clinic_records.world:213',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_doctors', "List the clinic's doctors with their ids, names and specialties.",
+        (param('specialty', {'anyOf': [{'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}, {'type': 'null'}]}, 'Only doctors of this specialty; leave it out for all.', optional=True),),
+        read_only=True, invoke=_invoke_list_doctors, where='clinic_records.world:232',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}}, 'required': ['id', 'name', 'specialty'], 'additionalProperties': False}},
+        shows=('list', ('row', 'doctors'))
+    ),
+    tool(
+        'get_doctor', "Read a doctor's name and specialty.",
+        (param('doctor', {'type': 'string', 'pattern': '^D[0-9]{3}$'}, "The doctor's id (D and three digits), as list_doctors shows it.", table='doctors'),),
+        read_only=True, invoke=_invoke_get_doctor, where='clinic_records.world:240',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}}, 'required': ['id', 'name', 'specialty'], 'additionalProperties': False}
+    ),
+    tool(
+        'search_drugs',
+        'Find drugs in the formulary by name or class, with their codes, names, classes and the longest course (max days) a prescription may cover.',
+        (param('name', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the drug\'s name, any case, e.g. "statin"; leave it out to list the whole formulary.', optional=True),
+        param('drug_class', {'anyOf': [{'type': 'string', 'enum': ['antibiotic', 'analgesic', 'antihistamine', 'antihypertensive']}, {'type': 'null'}]}, 'Only drugs of this class.', optional=True)),
+        read_only=True, invoke=_invoke_search_drugs, where='clinic_records.world:248',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'drug_class': {'type': 'string', 'enum': ['antibiotic', 'analgesic', 'antihistamine', 'antihypertensive']}, 'max_days': {'type': 'integer', 'minimum': 1, 'maximum': 365}}, 'required': ['code', 'name', 'drug_class', 'max_days'], 'additionalProperties': False}},
+        shows=('list', ('row', 'drugs'))
+    ),
+    tool(
+        'get_drug',
+        "Read a drug's name, class and the longest course (max days) a prescription may cover.",
+        (param('drug', {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, "The drug's formulary code (three letters and two digits), as search_drugs shows it.", table='drugs'),),
+        read_only=True, invoke=_invoke_get_drug, where='clinic_records.world:258',
+        returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'drug_class': {'type': 'string', 'enum': ['antibiotic', 'analgesic', 'antihistamine', 'antihypertensive']}, 'max_days': {'type': 'integer', 'minimum': 1, 'maximum': 365}}, 'required': ['code', 'name', 'drug_class', 'max_days'], 'additionalProperties': False}
+    ),
+    tool(
+        'search_patients',
+        'Find patients by name or date of birth, with their ids, birth dates, allergies (drug codes) and registration dates.',
+        (param('name', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the patient\'s name, any case, e.g. "smith"; leave it out to list every patient.', optional=True),
+        param('birth_date', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}]}, 'Only patients born on this date, e.g. 1990-01-31.', optional=True)),
+        read_only=True, invoke=_invoke_search_patients, where='clinic_records.world:266',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}},
+        shows=('list', ('row', 'patients'))
+    ),
+    tool(
+        'get_patient',
+        "Read a patient's details: name, date of birth, allergies (drug codes) and registration date.",
+        (param('patient', {'type': 'string'}, "The patient's id (P and three digits), as search_patients shows it.", table='patients'),),
+        read_only=True, invoke=_invoke_get_patient, where='clinic_records.world:276',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_visits',
+        "List a patient's visits, oldest first, with each visit's doctor, time and diagnosis.",
+        (param('patient', {'type': 'string'}, "The patient's id (P and three digits), as search_patients shows it.", table='patients'),),
+        read_only=True, invoke=_invoke_list_visits, where='clinic_records.world:284',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string'}, 'doctor': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'at': {'type': 'string'}, 'diagnosis': {'type': 'string', 'minLength': 1, 'maxLength': 200}}, 'required': ['id', 'patient', 'doctor', 'at', 'diagnosis'], 'additionalProperties': False}},
+        shows=('list', ('row', 'visits'))
+    ),
+    tool(
+        'get_visit', 'Read a visit: its patient, doctor, time and diagnosis.',
+        (param('visit', {'type': 'string'}, 'The visit id (V and three digits), as list_visits shows it.', table='visits'),),
+        read_only=True, invoke=_invoke_get_visit, where='clinic_records.world:292',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string'}, 'doctor': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'at': {'type': 'string'}, 'diagnosis': {'type': 'string', 'minLength': 1, 'maxLength': 200}}, 'required': ['id', 'patient', 'doctor', 'at', 'diagnosis'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_prescriptions',
+        "List a patient's prescriptions, optionally only the active ones, with each one's visit, drug code, dose, start and end dates, renewals and status.",
+        (param('patient', {'type': 'string'}, "The patient's id (P and three digits), as search_patients shows it.", table='patients'),
+        param('active_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only list the active prescriptions.', optional=True)),
+        read_only=True, invoke=_invoke_list_prescriptions, where='clinic_records.world:300',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}},
+        shows=('list', ('row', 'prescriptions'))
+    ),
+    tool(
+        'get_prescription',
+        'Read a prescription: its visit, drug code, dose, start and end dates, renewals, status and stop reason.',
+        (param('prescription', {'type': 'string'}, 'The prescription id (RX and three digits), as list_prescriptions shows it.', table='prescriptions'),),
+        read_only=True, invoke=_invoke_get_prescription, where='clinic_records.world:309',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}
+    ),
+)
 
 
 def _check_renew_and_add_painkiller__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # clinic_records.world:420

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -648,35 +648,18 @@ class ClinicScheduling(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_list_doctors: frozenset[str] = frozenset({'specialty', 'accepting_only'})
-_NEEDS_list_doctors: frozenset[str] = frozenset(())
-
-
 def _invoke_list_doctors(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_doctors >= args.keys() >= _NEEDS_list_doctors):
-        rt.check_arguments(args, ('specialty', 'accepting_only'), ())
     a_specialty = (v.want_optional(args['specialty'], 'specialty', (lambda x, p: v.want_enum(x, p, Specialty))) if args.get('specialty') is not None else None)
     a_accepting_only = (v.want_bool(args['accepting_only'], 'accepting_only') if args.get('accepting_only') is not None else False)
     return ep.tool_list_doctors(a_specialty, a_accepting_only)
 
 
-_ARGS_find_patients: frozenset[str] = frozenset({'query'})
-
-
 def _invoke_find_patients(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_patients and None not in args.values()):
-        rt.check_arguments(args, ('query',), ('query',))
     a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 2, 80)
     return ep.tool_find_patients(a_query)
 
 
-_ARGS_register_patient: frozenset[str] = frozenset({'name', 'birth_date', 'phone', 'email', 'insurance'})
-_NEEDS_register_patient: frozenset[str] = frozenset({'name', 'birth_date', 'phone'})
-
-
 def _invoke_register_patient(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_register_patient >= args.keys() >= _NEEDS_register_patient and None not in args.values()):
-        rt.check_arguments(args, ('name', 'birth_date', 'phone', 'email', 'insurance'), ('name', 'birth_date', 'phone'))
     a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
     a_birth_date = v.want_date(args['birth_date'], 'birth_date')
     a_phone = v.check_pattern(v.want_str(args['phone'], 'phone'), 'phone', '^\\+[0-9]{7,15}$')
@@ -685,13 +668,7 @@ def _invoke_register_patient(ep: ClinicScheduling, args: Mapping[str, Any]) -> A
     return ep.tool_register_patient(a_name, a_birth_date, a_phone, a_email, a_insurance)
 
 
-_ARGS_find_available_slots: frozenset[str] = frozenset({'on', 'specialty', 'doctor_id', 'kind'})
-_NEEDS_find_available_slots: frozenset[str] = frozenset({'on'})
-
-
 def _invoke_find_available_slots(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_find_available_slots >= args.keys() >= _NEEDS_find_available_slots and None not in args.values()):
-        rt.check_arguments(args, ('on', 'specialty', 'doctor_id', 'kind'), ('on',))
     a_on = v.want_date(args['on'], 'on')
     a_specialty = (v.want_optional(args['specialty'], 'specialty', (lambda x, p: v.want_enum(x, p, Specialty))) if args.get('specialty') is not None else None)
     a_doctor_id = (v.want_optional(args['doctor_id'], 'doctor_id', (lambda x, p: v.want_str(x, p))) if args.get('doctor_id') is not None else None)
@@ -699,12 +676,7 @@ def _invoke_find_available_slots(ep: ClinicScheduling, args: Mapping[str, Any]) 
     return ep.tool_find_available_slots(a_on, a_specialty, a_doctor_id, a_kind)
 
 
-_ARGS_get_doctor_schedule: frozenset[str] = frozenset({'doctor', 'day'})
-
-
 def _invoke_get_doctor_schedule(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_doctor_schedule and None not in args.values()):
-        rt.check_arguments(args, ('doctor', 'day'), ('doctor', 'day'))
     a_doctor = args['doctor']
     if type(a_doctor) is not str or not a_doctor.isascii():
         a_doctor = v.want_str(a_doctor, 'doctor')
@@ -713,13 +685,7 @@ def _invoke_get_doctor_schedule(ep: ClinicScheduling, args: Mapping[str, Any]) -
     return ep.tool_get_doctor_schedule(a_doctor, a_day)
 
 
-_ARGS_list_appointments: frozenset[str] = frozenset({'patient_id', 'doctor_id', 'on', 'status'})
-_NEEDS_list_appointments: frozenset[str] = frozenset(())
-
-
 def _invoke_list_appointments(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_appointments >= args.keys() >= _NEEDS_list_appointments):
-        rt.check_arguments(args, ('patient_id', 'doctor_id', 'on', 'status'), ())
     a_patient_id = (v.want_optional(args['patient_id'], 'patient_id', (lambda x, p: v.want_str(x, p))) if args.get('patient_id') is not None else None)
     a_doctor_id = (v.want_optional(args['doctor_id'], 'doctor_id', (lambda x, p: v.want_str(x, p))) if args.get('doctor_id') is not None else None)
     a_on = (v.want_optional(args['on'], 'on', (lambda x, p: v.want_date(x, p))) if args.get('on') is not None else None)
@@ -727,13 +693,7 @@ def _invoke_list_appointments(ep: ClinicScheduling, args: Mapping[str, Any]) -> 
     return ep.tool_list_appointments(a_patient_id, a_doctor_id, a_on, a_status)
 
 
-_ARGS_book_appointment: frozenset[str] = frozenset({'patient', 'slot', 'reason', 'kind'})
-_NEEDS_book_appointment: frozenset[str] = frozenset({'patient', 'slot', 'reason'})
-
-
 def _invoke_book_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_book_appointment >= args.keys() >= _NEEDS_book_appointment and None not in args.values()):
-        rt.check_arguments(args, ('patient', 'slot', 'reason', 'kind'), ('patient', 'slot', 'reason'))
     a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, ('No patient with id ' + rt.text(key) + '.')))
     a_slot = args['slot']
     if type(a_slot) is not str or not a_slot.isascii():
@@ -744,12 +704,7 @@ def _invoke_book_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> A
     return ep.tool_book_appointment(a_patient, a_slot, a_reason, a_kind)
 
 
-_ARGS_reschedule_appointment: frozenset[str] = frozenset({'appointment', 'new_slot'})
-
-
 def _invoke_reschedule_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_reschedule_appointment and None not in args.values()):
-        rt.check_arguments(args, ('appointment', 'new_slot'), ('appointment', 'new_slot'))
     a_appointment = args['appointment']
     if type(a_appointment) is not str or not a_appointment.isascii():
         a_appointment = v.want_str(a_appointment, 'appointment')
@@ -761,12 +716,7 @@ def _invoke_reschedule_appointment(ep: ClinicScheduling, args: Mapping[str, Any]
     return ep.tool_reschedule_appointment(a_appointment, a_new_slot)
 
 
-_ARGS_cancel_appointment: frozenset[str] = frozenset({'appointment'})
-
-
 def _invoke_cancel_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_cancel_appointment and None not in args.values()):
-        rt.check_arguments(args, ('appointment',), ('appointment',))
     a_appointment = args['appointment']
     if type(a_appointment) is not str or not a_appointment.isascii():
         a_appointment = v.want_str(a_appointment, 'appointment')
@@ -774,12 +724,7 @@ def _invoke_cancel_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) ->
     return ep.tool_cancel_appointment(a_appointment)
 
 
-_ARGS_check_in: frozenset[str] = frozenset({'appointment'})
-
-
 def _invoke_check_in(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_check_in and None not in args.values()):
-        rt.check_arguments(args, ('appointment',), ('appointment',))
     a_appointment = args['appointment']
     if type(a_appointment) is not str or not a_appointment.isascii():
         a_appointment = v.want_str(a_appointment, 'appointment')
@@ -787,12 +732,7 @@ def _invoke_check_in(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     return ep.tool_check_in(a_appointment)
 
 
-_ARGS_complete_appointment: frozenset[str] = frozenset({'appointment', 'notes'})
-
-
 def _invoke_complete_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_complete_appointment and None not in args.values()):
-        rt.check_arguments(args, ('appointment', 'notes'), ('appointment', 'notes'))
     a_appointment = args['appointment']
     if type(a_appointment) is not str or not a_appointment.isascii():
         a_appointment = v.want_str(a_appointment, 'appointment')
@@ -801,12 +741,7 @@ def _invoke_complete_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) 
     return ep.tool_complete_appointment(a_appointment, a_notes)
 
 
-_ARGS_mark_no_show: frozenset[str] = frozenset({'appointment'})
-
-
 def _invoke_mark_no_show(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_mark_no_show and None not in args.values()):
-        rt.check_arguments(args, ('appointment',), ('appointment',))
     a_appointment = args['appointment']
     if type(a_appointment) is not str or not a_appointment.isascii():
         a_appointment = v.want_str(a_appointment, 'appointment')
@@ -814,23 +749,13 @@ def _invoke_mark_no_show(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     return ep.tool_mark_no_show(a_appointment)
 
 
-_ARGS_pay_balance: frozenset[str] = frozenset({'patient', 'amount'})
-
-
 def _invoke_pay_balance(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_pay_balance and None not in args.values()):
-        rt.check_arguments(args, ('patient', 'amount'), ('patient', 'amount'))
     a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, ('No patient with id ' + rt.text(key) + '.')))
     a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 0.01, 10000.0)
     return ep.tool_pay_balance(a_patient, a_amount)
 
 
-_ARGS_join_waitlist: frozenset[str] = frozenset({'patient', 'doctor', 'earliest', 'latest', 'reason'})
-
-
 def _invoke_join_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_join_waitlist and None not in args.values()):
-        rt.check_arguments(args, ('patient', 'doctor', 'earliest', 'latest', 'reason'), ('patient', 'doctor', 'earliest', 'latest', 'reason'))
     a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, ('No patient with id ' + rt.text(key) + '.')))
     a_doctor = args['doctor']
     if type(a_doctor) is not str or not a_doctor.isascii():
@@ -842,23 +767,12 @@ def _invoke_join_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     return ep.tool_join_waitlist(a_patient, a_doctor, a_earliest, a_latest, a_reason)
 
 
-_ARGS_list_waitlist: frozenset[str] = frozenset({'doctor'})
-_NEEDS_list_waitlist: frozenset[str] = frozenset(())
-
-
 def _invoke_list_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_waitlist >= args.keys() >= _NEEDS_list_waitlist):
-        rt.check_arguments(args, ('doctor',), ())
     a_doctor = (rt.lookup(ep.t_doctors, v.want_str(args['doctor'], 'doctor'), lambda key: rt.built(ep, ('No doctor with id ' + rt.text(key) + '.'))) if args.get('doctor') is not None else None)
     return ep.tool_list_waitlist(a_doctor)
 
 
-_ARGS_leave_waitlist: frozenset[str] = frozenset({'entry'})
-
-
 def _invoke_leave_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_leave_waitlist and None not in args.values()):
-        rt.check_arguments(args, ('entry',), ('entry',))
     a_entry = args['entry']
     if type(a_entry) is not str or not a_entry.isascii():
         a_entry = v.want_str(a_entry, 'entry')
@@ -866,13 +780,7 @@ def _invoke_leave_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any
     return ep.tool_leave_waitlist(a_entry)
 
 
-_ARGS_book_from_waitlist: frozenset[str] = frozenset({'entry', 'slot', 'kind'})
-_NEEDS_book_from_waitlist: frozenset[str] = frozenset({'entry', 'slot'})
-
-
 def _invoke_book_from_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_book_from_waitlist >= args.keys() >= _NEEDS_book_from_waitlist and None not in args.values()):
-        rt.check_arguments(args, ('entry', 'slot', 'kind'), ('entry', 'slot'))
     a_entry = args['entry']
     if type(a_entry) is not str or not a_entry.isascii():
         a_entry = v.want_str(a_entry, 'entry')
@@ -885,25 +793,149 @@ def _invoke_book_from_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) ->
     return ep.tool_book_from_waitlist(a_entry, a_slot, a_kind)
 
 
-ClinicScheduling.TOOLS = {
-    'list_doctors': ToolSpec('list_doctors', "List the clinic's doctors with their specialty, room and whether they take new patients.", (ParamSpec('specialty', {'anyOf': [{'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, {'type': 'null'}], 'description': 'Only doctors of this specialty, e.g. "dermatology" or "general practice".'}, False, 'Only doctors of this specialty, e.g. "dermatology" or "general practice".', table=None), ParamSpec('accepting_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Only doctors who take new patients.'}, False, 'Only doctors who take new patients.', table=None), ), read_only=True, invoke=_invoke_list_doctors, where='clinic.world:274', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, 'room': {'type': 'string'}, 'max_daily_appointments': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'accepting_new_patients': {'type': 'boolean'}}, 'required': ['id', 'name', 'specialty', 'room', 'max_daily_appointments', 'accepting_new_patients'], 'additionalProperties': False}}, shows=('list', ('row', 'doctors'))),
-    'find_patients': ToolSpec('find_patients', 'Find registered patients by name or phone number.', (ParamSpec('query', {'type': 'string', 'minLength': 2, 'maxLength': 80, 'description': "Part of the patient's name (any case), or their full phone number such as +15125550111."}, True, "Part of the patient's name (any case), or their full phone number such as +15125550111.", table=None), ), read_only=True, invoke=_invoke_find_patients, where='clinic.world:283', returns={'type': 'array', 'items': {'type': 'string', 'pattern': '^P[0-9]{4}$'}}),
-    'register_patient': ToolSpec('register_patient', 'Register a new patient so that they can be booked.', (ParamSpec('name', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "The patient's full name."}, True, "The patient's full name.", table=None), ParamSpec('birth_date', {'type': 'string', 'format': 'date', 'description': 'Date of birth, YYYY-MM-DD.'}, True, 'Date of birth, YYYY-MM-DD.', table=None), ParamSpec('phone', {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$', 'description': 'A contact phone number in international form, e.g. +15125550190. Family members may share one.'}, True, 'A contact phone number in international form, e.g. +15125550190. Family members may share one.', table=None), ParamSpec('email', {'anyOf': [{'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, {'type': 'null'}], 'description': 'An email address for reminders.'}, False, 'An email address for reminders.', table=None), ParamSpec('insurance', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': "The insurer's name, if any."}, False, "The insurer's name, if any.", table=None), ), read_only=False, invoke=_invoke_register_patient, where='clinic.world:292', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'phone': {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, 'email': {'anyOf': [{'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, {'type': 'null'}]}, 'insurance': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'balance': {'type': 'number', 'minimum': 0.0}, 'no_shows': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'name', 'birth_date', 'phone', 'email', 'insurance', 'balance', 'no_shows'], 'additionalProperties': False}),
-    'find_available_slots': ToolSpec('find_available_slots', 'Find free slots on a day, earliest first. A slot listed here can still be refused for patient-specific reasons when booking.', (ParamSpec('on', {'type': 'string', 'format': 'date', 'description': 'The day to search, YYYY-MM-DD.'}, True, 'The day to search, YYYY-MM-DD.', table=None), ParamSpec('specialty', {'anyOf': [{'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, {'type': 'null'}], 'description': 'Only doctors of this specialty.'}, False, 'Only doctors of this specialty.', table=None), ParamSpec('doctor_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Only this doctor, e.g. D01.'}, False, 'Only this doctor, e.g. D01.', table=None), ParamSpec('kind', {'anyOf': [{'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, {'type': 'null'}], 'description': 'The kind of visit, which decides its length: consultation (30 min), follow-up (15 min) or procedure (60 min).'}, False, 'The kind of visit, which decides its length: consultation (30 min), follow-up (15 min) or procedure (60 min).', table=None), ), read_only=True, invoke=_invoke_find_available_slots, where='clinic.world:315', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'slot_id': {'type': 'string'}, 'doctor_id': {'type': 'string'}, 'doctor': {'type': 'string'}, 'specialty': {'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}}, 'required': ['slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end'], 'additionalProperties': False}}),
-    'get_doctor_schedule': ToolSpec('get_doctor_schedule', "Show a doctor's active appointments and free consultation slots on one day.", (ParamSpec('doctor', {'type': 'string', 'description': "The doctor's id, e.g. D01."}, True, "The doctor's id, e.g. D01.", table='doctors'), ParamSpec('day', {'type': 'string', 'format': 'date', 'description': 'The day, YYYY-MM-DD.'}, True, 'The day, YYYY-MM-DD.', table=None), ), read_only=True, invoke=_invoke_get_doctor_schedule, where='clinic.world:331', returns={'type': 'object', 'properties': {'doctor_id': {'type': 'string'}, 'day': {'type': 'string'}, 'appointments': {'type': 'array', 'items': {'type': 'string'}}, 'free_slots': {'type': 'array', 'items': {'type': 'object', 'properties': {'slot_id': {'type': 'string'}, 'doctor_id': {'type': 'string'}, 'doctor': {'type': 'string'}, 'specialty': {'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}}, 'required': ['slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end'], 'additionalProperties': False}}}, 'required': ['doctor_id', 'day', 'appointments', 'free_slots'], 'additionalProperties': False}),
-    'list_appointments': ToolSpec('list_appointments', 'List appointments, earliest first, filtered by patient, doctor, day and status.', (ParamSpec('patient_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': "Only this patient's appointments, e.g. P1001."}, False, "Only this patient's appointments, e.g. P1001.", table=None), ParamSpec('doctor_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': "Only this doctor's appointments, e.g. D01."}, False, "Only this doctor's appointments, e.g. D01.", table=None), ParamSpec('on', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}], 'description': 'Only appointments on this day.'}, False, 'Only appointments on this day.', table=None), ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, {'type': 'null'}], 'description': 'Only appointments with this status, e.g. "booked".'}, False, 'Only appointments with this status, e.g. "booked".', table=None), ), read_only=True, invoke=_invoke_list_appointments, where='clinic.world:346', returns={'type': 'array', 'items': {'type': 'string'}}),
-    'book_appointment': ToolSpec('book_appointment', "Book a patient into a slot. Refused when the doctor is busy or fully booked that day, the\npatient already has an appointment at that time or the daily maximum, the clinic is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\nBooking removes the patient's waitlist entry for that doctor, if any.", (ParamSpec('patient', {'type': 'string', 'pattern': '^P[0-9]{4}$', 'description': "The patient's id, e.g. P1001."}, True, "The patient's id, e.g. P1001.", table='patients'), ParamSpec('slot', {'type': 'string', 'description': 'The id of a free slot, from find_available_slots.'}, True, 'The id of a free slot, from find_available_slots.', table='slots'), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200, 'description': 'Why the patient wants to be seen, in a few words.'}, True, 'Why the patient wants to be seen, in a few words.', table=None), ParamSpec('kind', {'anyOf': [{'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, {'type': 'null'}], 'description': 'consultation (30 min), follow-up (15 min) or procedure (60 min).'}, False, 'consultation (30 min), follow-up (15 min) or procedure (60 min).', table=None), ), read_only=False, invoke=_invoke_book_appointment, where='clinic.world:360', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-    'reschedule_appointment': ToolSpec('reschedule_appointment', 'Move a booked appointment to another slot. Only possible up to the cancellation notice (24 hours) before it starts.', (ParamSpec('appointment', {'type': 'string', 'description': 'The appointment id, e.g. APT1003.'}, True, 'The appointment id, e.g. APT1003.', table='appointments'), ParamSpec('new_slot', {'type': 'string', 'description': 'The id of the free slot to move to; it must be with a doctor of the same specialty.'}, True, 'The id of the free slot to move to; it must be with a doctor of the same specialty.', table='slots'), ), read_only=False, invoke=_invoke_reschedule_appointment, where='clinic.world:391', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-    'cancel_appointment': ToolSpec('cancel_appointment', "Cancel a booked appointment. Cancelling less than 24 hours before the start is allowed but\ncounts as a late cancellation: the late fee is added to the patient's balance.", (ParamSpec('appointment', {'type': 'string', 'description': 'The appointment id, e.g. APT1001.'}, True, 'The appointment id, e.g. APT1001.', table='appointments'), ), read_only=False, invoke=_invoke_cancel_appointment, where='clinic.world:410', returns={'type': 'object', 'properties': {'appointment_id': {'type': 'string'}, 'late': {'type': 'boolean'}, 'fee': {'type': 'number'}, 'message': {'type': 'string'}}, 'required': ['appointment_id', 'late', 'fee', 'message'], 'additionalProperties': False}),
-    'check_in': ToolSpec('check_in', 'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes after it.', (ParamSpec('appointment', {'type': 'string', 'description': 'The appointment id.'}, True, 'The appointment id.', table='appointments'), ), read_only=False, invoke=_invoke_check_in, where='clinic.world:436', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-    'complete_appointment': ToolSpec('complete_appointment', "Close a visit after the patient was seen, with the doctor's notes.", (ParamSpec('appointment', {'type': 'string', 'description': 'The appointment id.'}, True, 'The appointment id.', table='appointments'), ParamSpec('notes', {'type': 'string', 'minLength': 1, 'maxLength': 2000, 'description': "The doctor's short visit notes."}, True, "The doctor's short visit notes.", table=None), ), read_only=False, invoke=_invoke_complete_appointment, where='clinic.world:448', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-    'mark_no_show': ToolSpec('mark_no_show', 'Record that the patient did not come. Possible from 15 minutes after the start; the late fee is added to their balance.', (ParamSpec('appointment', {'type': 'string', 'description': 'The appointment id.'}, True, 'The appointment id.', table='appointments'), ), read_only=False, invoke=_invoke_mark_no_show, where='clinic.world:460', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-    'pay_balance': ToolSpec('pay_balance', 'Record a payment towards the fees a patient owes.', (ParamSpec('patient', {'type': 'string', 'pattern': '^P[0-9]{4}$', 'description': "The patient's id."}, True, "The patient's id.", table='patients'), ParamSpec('amount', {'type': 'number', 'minimum': 0.01, 'maximum': 10000.0, 'description': 'The amount paid, in dollars.'}, True, 'The amount paid, in dollars.', table=None), ), read_only=False, invoke=_invoke_pay_balance, where='clinic.world:473', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'phone': {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, 'email': {'anyOf': [{'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, {'type': 'null'}]}, 'insurance': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'balance': {'type': 'number', 'minimum': 0.0}, 'no_shows': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'name', 'birth_date', 'phone', 'email', 'insurance', 'balance', 'no_shows'], 'additionalProperties': False}),
-    'join_waitlist': ToolSpec('join_waitlist', "Put a patient on a doctor's waitlist for a range of days, when no suitable slot is free.", (ParamSpec('patient', {'type': 'string', 'pattern': '^P[0-9]{4}$', 'description': "The patient's id."}, True, "The patient's id.", table='patients'), ParamSpec('doctor', {'type': 'string', 'description': "The doctor's id, e.g. D05."}, True, "The doctor's id, e.g. D05.", table='doctors'), ParamSpec('earliest', {'type': 'string', 'format': 'date', 'description': 'The first day that suits the patient, YYYY-MM-DD.'}, True, 'The first day that suits the patient, YYYY-MM-DD.', table=None), ParamSpec('latest', {'type': 'string', 'format': 'date', 'description': 'The last day that suits the patient, YYYY-MM-DD.'}, True, 'The last day that suits the patient, YYYY-MM-DD.', table=None), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200, 'description': 'Why the patient wants to be seen.'}, True, 'Why the patient wants to be seen.', table=None), ), read_only=False, invoke=_invoke_join_waitlist, where='clinic.world:487', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'earliest': {'type': 'string'}, 'latest': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'added_at': {'type': 'string'}}, 'required': ['id', 'patient', 'doctor', 'earliest', 'latest', 'reason', 'added_at'], 'additionalProperties': False}),
-    'list_waitlist': ToolSpec('list_waitlist', 'List the waitlist entries, oldest first: who waits for which doctor, the window of days that suits them and why.', (ParamSpec('doctor', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows it)."}, False, "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows it).", table='doctors'), ), read_only=True, invoke=_invoke_list_waitlist, where='clinic.world:510', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'earliest': {'type': 'string'}, 'latest': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'added_at': {'type': 'string'}}, 'required': ['id', 'patient', 'doctor', 'earliest', 'latest', 'reason', 'added_at'], 'additionalProperties': False}}, shows=('list', ('row', 'waitlist'))),
-    'leave_waitlist': ToolSpec('leave_waitlist', "Take a patient off a doctor's waitlist.", (ParamSpec('entry', {'type': 'string', 'description': 'The waitlist entry id, e.g. WL102.'}, True, 'The waitlist entry id, e.g. WL102.', table='waitlist'), ), read_only=False, invoke=_invoke_leave_waitlist, where='clinic.world:518', returns={'type': 'string'}),
-    'book_from_waitlist': ToolSpec('book_from_waitlist', 'Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist entry is removed.', (ParamSpec('entry', {'type': 'string', 'description': 'The waitlist entry id, e.g. WL101.'}, True, 'The waitlist entry id, e.g. WL101.', table='waitlist'), ParamSpec('slot', {'type': 'string', 'description': "A free slot with the same doctor, inside the entry's window of days."}, True, "A free slot with the same doctor, inside the entry's window of days.", table='slots'), ParamSpec('kind', {'anyOf': [{'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, {'type': 'null'}], 'description': 'consultation (30 min), follow-up (15 min) or procedure (60 min).'}, False, 'consultation (30 min), follow-up (15 min) or procedure (60 min).', table=None), ), read_only=False, invoke=_invoke_book_from_waitlist, where='clinic.world:528', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-}
+ClinicScheduling.TOOLS = tools(
+    tool(
+        'list_doctors',
+        "List the clinic's doctors with their specialty, room and whether they take new patients.",
+        (param('specialty', {'anyOf': [{'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, {'type': 'null'}]}, 'Only doctors of this specialty, e.g. "dermatology" or "general practice".', optional=True),
+        param('accepting_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only doctors who take new patients.', optional=True)),
+        read_only=True, invoke=_invoke_list_doctors, where='clinic.world:274',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, 'room': {'type': 'string'}, 'max_daily_appointments': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'accepting_new_patients': {'type': 'boolean'}}, 'required': ['id', 'name', 'specialty', 'room', 'max_daily_appointments', 'accepting_new_patients'], 'additionalProperties': False}},
+        shows=('list', ('row', 'doctors'))
+    ),
+    tool(
+        'find_patients', 'Find registered patients by name or phone number.',
+        (param('query', {'type': 'string', 'minLength': 2, 'maxLength': 80}, "Part of the patient's name (any case), or their full phone number such as +15125550111."),),
+        read_only=True, invoke=_invoke_find_patients, where='clinic.world:283',
+        returns={'type': 'array', 'items': {'type': 'string', 'pattern': '^P[0-9]{4}$'}}
+    ),
+    tool(
+        'register_patient', 'Register a new patient so that they can be booked.',
+        (param('name', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "The patient's full name."),
+        param('birth_date', {'type': 'string', 'format': 'date'}, 'Date of birth, YYYY-MM-DD.'),
+        param('phone', {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, 'A contact phone number in international form, e.g. +15125550190. Family members may share one.'),
+        param('email', {'anyOf': [{'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, {'type': 'null'}]}, 'An email address for reminders.', optional=True),
+        param('insurance', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "The insurer's name, if any.", optional=True)),
+        read_only=False, invoke=_invoke_register_patient, where='clinic.world:292',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'phone': {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, 'email': {'anyOf': [{'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, {'type': 'null'}]}, 'insurance': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'balance': {'type': 'number', 'minimum': 0.0}, 'no_shows': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'name', 'birth_date', 'phone', 'email', 'insurance', 'balance', 'no_shows'], 'additionalProperties': False}
+    ),
+    tool(
+        'find_available_slots',
+        'Find free slots on a day, earliest first. A slot listed here can still be refused for patient-specific reasons when booking.',
+        (param('on', {'type': 'string', 'format': 'date'}, 'The day to search, YYYY-MM-DD.'),
+        param('specialty', {'anyOf': [{'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, {'type': 'null'}]}, 'Only doctors of this specialty.', optional=True),
+        param('doctor_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Only this doctor, e.g. D01.', optional=True),
+        param('kind', {'anyOf': [{'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, {'type': 'null'}]}, 'The kind of visit, which decides its length: consultation (30 min), follow-up (15 min) or procedure (60 min).', optional=True)),
+        read_only=True, invoke=_invoke_find_available_slots, where='clinic.world:315',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'slot_id': {'type': 'string'}, 'doctor_id': {'type': 'string'}, 'doctor': {'type': 'string'}, 'specialty': {'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}}, 'required': ['slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end'], 'additionalProperties': False}}
+    ),
+    tool(
+        'get_doctor_schedule',
+        "Show a doctor's active appointments and free consultation slots on one day.",
+        (param('doctor', {'type': 'string'}, "The doctor's id, e.g. D01.", table='doctors'),
+        param('day', {'type': 'string', 'format': 'date'}, 'The day, YYYY-MM-DD.')),
+        read_only=True, invoke=_invoke_get_doctor_schedule, where='clinic.world:331',
+        returns={'type': 'object', 'properties': {'doctor_id': {'type': 'string'}, 'day': {'type': 'string'}, 'appointments': {'type': 'array', 'items': {'type': 'string'}}, 'free_slots': {'type': 'array', 'items': {'type': 'object', 'properties': {'slot_id': {'type': 'string'}, 'doctor_id': {'type': 'string'}, 'doctor': {'type': 'string'}, 'specialty': {'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}}, 'required': ['slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end'], 'additionalProperties': False}}}, 'required': ['doctor_id', 'day', 'appointments', 'free_slots'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_appointments',
+        'List appointments, earliest first, filtered by patient, doctor, day and status.',
+        (param('patient_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Only this patient's appointments, e.g. P1001.", optional=True),
+        param('doctor_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Only this doctor's appointments, e.g. D01.", optional=True),
+        param('on', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}]}, 'Only appointments on this day.', optional=True),
+        param('status', {'anyOf': [{'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, {'type': 'null'}]}, 'Only appointments with this status, e.g. "booked".', optional=True)),
+        read_only=True, invoke=_invoke_list_appointments, where='clinic.world:346',
+        returns={'type': 'array', 'items': {'type': 'string'}}
+    ),
+    tool(
+        'book_appointment',
+        "Book a patient into a slot. Refused when the doctor is busy or fully booked that day, the\npatient already has an appointment at that time or the daily maximum, the clinic is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\nBooking removes the patient's waitlist entry for that doctor, if any.",
+        (param('patient', {'type': 'string', 'pattern': '^P[0-9]{4}$'}, "The patient's id, e.g. P1001.", table='patients'),
+        param('slot', {'type': 'string'}, 'The id of a free slot, from find_available_slots.', table='slots'),
+        param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'Why the patient wants to be seen, in a few words.'),
+        param('kind', {'anyOf': [{'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, {'type': 'null'}]}, 'consultation (30 min), follow-up (15 min) or procedure (60 min).', optional=True)),
+        read_only=False, invoke=_invoke_book_appointment, where='clinic.world:360',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}
+    ),
+    tool(
+        'reschedule_appointment',
+        'Move a booked appointment to another slot. Only possible up to the cancellation notice (24 hours) before it starts.',
+        (param('appointment', {'type': 'string'}, 'The appointment id, e.g. APT1003.', table='appointments'),
+        param('new_slot', {'type': 'string'}, 'The id of the free slot to move to; it must be with a doctor of the same specialty.', table='slots')),
+        read_only=False, invoke=_invoke_reschedule_appointment, where='clinic.world:391',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}
+    ),
+    tool(
+        'cancel_appointment',
+        "Cancel a booked appointment. Cancelling less than 24 hours before the start is allowed but\ncounts as a late cancellation: the late fee is added to the patient's balance.",
+        (param('appointment', {'type': 'string'}, 'The appointment id, e.g. APT1001.', table='appointments'),),
+        read_only=False, invoke=_invoke_cancel_appointment, where='clinic.world:410',
+        returns={'type': 'object', 'properties': {'appointment_id': {'type': 'string'}, 'late': {'type': 'boolean'}, 'fee': {'type': 'number'}, 'message': {'type': 'string'}}, 'required': ['appointment_id', 'late', 'fee', 'message'], 'additionalProperties': False}
+    ),
+    tool(
+        'check_in',
+        'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes after it.',
+        (param('appointment', {'type': 'string'}, 'The appointment id.', table='appointments'),),
+        read_only=False, invoke=_invoke_check_in, where='clinic.world:436',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}
+    ),
+    tool(
+        'complete_appointment',
+        "Close a visit after the patient was seen, with the doctor's notes.",
+        (param('appointment', {'type': 'string'}, 'The appointment id.', table='appointments'),
+        param('notes', {'type': 'string', 'minLength': 1, 'maxLength': 2000}, "The doctor's short visit notes.")),
+        read_only=False, invoke=_invoke_complete_appointment, where='clinic.world:448',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}
+    ),
+    tool(
+        'mark_no_show',
+        'Record that the patient did not come. Possible from 15 minutes after the start; the late fee is added to their balance.',
+        (param('appointment', {'type': 'string'}, 'The appointment id.', table='appointments'),),
+        read_only=False, invoke=_invoke_mark_no_show, where='clinic.world:460',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}
+    ),
+    tool(
+        'pay_balance', 'Record a payment towards the fees a patient owes.',
+        (param('patient', {'type': 'string', 'pattern': '^P[0-9]{4}$'}, "The patient's id.", table='patients'),
+        param('amount', {'type': 'number', 'minimum': 0.01, 'maximum': 10000.0}, 'The amount paid, in dollars.')),
+        read_only=False, invoke=_invoke_pay_balance, where='clinic.world:473',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'phone': {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, 'email': {'anyOf': [{'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, {'type': 'null'}]}, 'insurance': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'balance': {'type': 'number', 'minimum': 0.0}, 'no_shows': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'name', 'birth_date', 'phone', 'email', 'insurance', 'balance', 'no_shows'], 'additionalProperties': False}
+    ),
+    tool(
+        'join_waitlist',
+        "Put a patient on a doctor's waitlist for a range of days, when no suitable slot is free.",
+        (param('patient', {'type': 'string', 'pattern': '^P[0-9]{4}$'}, "The patient's id.", table='patients'),
+        param('doctor', {'type': 'string'}, "The doctor's id, e.g. D05.", table='doctors'),
+        param('earliest', {'type': 'string', 'format': 'date'}, 'The first day that suits the patient, YYYY-MM-DD.'),
+        param('latest', {'type': 'string', 'format': 'date'}, 'The last day that suits the patient, YYYY-MM-DD.'),
+        param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'Why the patient wants to be seen.')),
+        read_only=False, invoke=_invoke_join_waitlist, where='clinic.world:487',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'earliest': {'type': 'string'}, 'latest': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'added_at': {'type': 'string'}}, 'required': ['id', 'patient', 'doctor', 'earliest', 'latest', 'reason', 'added_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_waitlist',
+        'List the waitlist entries, oldest first: who waits for which doctor, the window of days that suits them and why.',
+        (param('doctor', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows it).", optional=True, table='doctors'),),
+        read_only=True, invoke=_invoke_list_waitlist, where='clinic.world:510',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'earliest': {'type': 'string'}, 'latest': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'added_at': {'type': 'string'}}, 'required': ['id', 'patient', 'doctor', 'earliest', 'latest', 'reason', 'added_at'], 'additionalProperties': False}},
+        shows=('list', ('row', 'waitlist'))
+    ),
+    tool(
+        'leave_waitlist', "Take a patient off a doctor's waitlist.",
+        (param('entry', {'type': 'string'}, 'The waitlist entry id, e.g. WL102.', table='waitlist'),),
+        read_only=False, invoke=_invoke_leave_waitlist, where='clinic.world:518',
+        returns={'type': 'string'}
+    ),
+    tool(
+        'book_from_waitlist',
+        'Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist entry is removed.',
+        (param('entry', {'type': 'string'}, 'The waitlist entry id, e.g. WL101.', table='waitlist'),
+        param('slot', {'type': 'string'}, "A free slot with the same doctor, inside the entry's window of days.", table='slots'),
+        param('kind', {'anyOf': [{'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, {'type': 'null'}]}, 'consultation (30 min), follow-up (15 min) or procedure (60 min).', optional=True)),
+        read_only=False, invoke=_invoke_book_from_waitlist, where='clinic.world:528',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}
+    ),
+)
 
 
 def _check_late_cancel_fill_from_waitlist__grace_cancelled(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:16

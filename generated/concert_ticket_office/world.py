@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -603,82 +603,33 @@ class ConcertTicketOffice(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_list_events: frozenset[str] = frozenset(())
-
-
-def _invoke_list_events(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_events):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_events()
-
-
-_ARGS_get_event: frozenset[str] = frozenset({'event'})
-
-
 def _invoke_get_event(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_event and None not in args.values()):
-        rt.check_arguments(args, ('event',), ('event',))
     a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, ('No event ' + rt.text(key) + '.')))
     return ep.tool_get_event(a_event)
 
 
-_ARGS_list_venues: frozenset[str] = frozenset(())
-
-
-def _invoke_list_venues(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_venues):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_venues()
-
-
-_ARGS_list_sections: frozenset[str] = frozenset({'venue'})
-_NEEDS_list_sections: frozenset[str] = frozenset(())
-
-
 def _invoke_list_sections(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_sections >= args.keys() >= _NEEDS_list_sections):
-        rt.check_arguments(args, ('venue',), ())
     a_venue = (rt.lookup(ep.t_venues, v.check_pattern(v.want_str(args['venue'], 'venue'), 'venue', '^V[0-9]{2}$'), lambda key: rt.built(ep, ('No venue ' + rt.text(key) + '.'))) if args.get('venue') is not None else None)
     return ep.tool_list_sections(a_venue)
 
 
-_ARGS_find_customers: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_find_customers(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_customers and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_find_customers(a_text)
 
 
-_ARGS_get_customer: frozenset[str] = frozenset({'customer'})
-
-
 def _invoke_get_customer(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_customer and None not in args.values()):
-        rt.check_arguments(args, ('customer',), ('customer',))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, ('No customer ' + rt.text(key) + '.')))
     return ep.tool_get_customer(a_customer)
 
 
-_ARGS_get_available_seats: frozenset[str] = frozenset({'event', 'section'})
-
-
 def _invoke_get_available_seats(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_available_seats and None not in args.values()):
-        rt.check_arguments(args, ('event', 'section'), ('event', 'section'))
     a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, ('No event ' + rt.text(key) + '.')))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, ('No section ' + rt.text(key) + '.')))
     return ep.tool_get_available_seats(a_event, a_section)
 
 
-_ARGS_get_order: frozenset[str] = frozenset({'order'})
-
-
 def _invoke_get_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_order and None not in args.values()):
-        rt.check_arguments(args, ('order',), ('order',))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -686,36 +637,19 @@ def _invoke_get_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_order(a_order)
 
 
-_ARGS_get_customer_tickets: frozenset[str] = frozenset({'customer', 'event'})
-_NEEDS_get_customer_tickets: frozenset[str] = frozenset({'customer'})
-
-
 def _invoke_get_customer_tickets(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_get_customer_tickets >= args.keys() >= _NEEDS_get_customer_tickets and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'event'), ('customer',))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, ('No customer ' + rt.text(key) + '.')))
     a_event = (rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: 'Event' + ' ' + rt.quote(key) + ' not found.') if args.get('event') is not None else None)
     return ep.tool_get_customer_tickets(a_customer, a_event)
 
 
-_ARGS_list_customer_orders: frozenset[str] = frozenset({'customer', 'event'})
-_NEEDS_list_customer_orders: frozenset[str] = frozenset({'customer'})
-
-
 def _invoke_list_customer_orders(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_customer_orders >= args.keys() >= _NEEDS_list_customer_orders and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'event'), ('customer',))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, ('No customer ' + rt.text(key) + '.')))
     a_event = (rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: 'Event' + ' ' + rt.quote(key) + ' not found.') if args.get('event') is not None else None)
     return ep.tool_list_customer_orders(a_customer, a_event)
 
 
-_ARGS_get_ticket: frozenset[str] = frozenset({'ticket'})
-
-
 def _invoke_get_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket',), ('ticket',))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -723,12 +657,7 @@ def _invoke_get_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_ticket(a_ticket)
 
 
-_ARGS_hold_seats: frozenset[str] = frozenset({'customer', 'event', 'section', 'seats'})
-
-
 def _invoke_hold_seats(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_hold_seats and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'event', 'section', 'seats'), ('customer', 'event', 'section', 'seats'))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, ('No customer ' + rt.text(key) + '.')))
     a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, ('No event ' + rt.text(key) + '.')))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, ('No section ' + rt.text(key) + '.')))
@@ -736,12 +665,7 @@ def _invoke_hold_seats(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     return ep.tool_hold_seats(a_customer, a_event, a_section, a_seats)
 
 
-_ARGS_buy_order: frozenset[str] = frozenset({'order', 'payment'})
-
-
 def _invoke_buy_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_buy_order and None not in args.values()):
-        rt.check_arguments(args, ('order', 'payment'), ('order', 'payment'))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -750,12 +674,7 @@ def _invoke_buy_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     return ep.tool_buy_order(a_order, a_payment)
 
 
-_ARGS_release_hold: frozenset[str] = frozenset({'order'})
-
-
 def _invoke_release_hold(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_release_hold and None not in args.values()):
-        rt.check_arguments(args, ('order',), ('order',))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -763,12 +682,7 @@ def _invoke_release_hold(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> An
     return ep.tool_release_hold(a_order)
 
 
-_ARGS_transfer_ticket: frozenset[str] = frozenset({'ticket', 'to_customer'})
-
-
 def _invoke_transfer_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_transfer_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket', 'to_customer'), ('ticket', 'to_customer'))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -777,12 +691,7 @@ def _invoke_transfer_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) ->
     return ep.tool_transfer_ticket(a_ticket, a_to_customer)
 
 
-_ARGS_refund_ticket: frozenset[str] = frozenset({'ticket'})
-
-
 def _invoke_refund_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_refund_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket',), ('ticket',))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -790,12 +699,7 @@ def _invoke_refund_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> A
     return ep.tool_refund_ticket(a_ticket)
 
 
-_ARGS_check_in_ticket: frozenset[str] = frozenset({'ticket'})
-
-
 def _invoke_check_in_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_check_in_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket',), ('ticket',))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -803,25 +707,143 @@ def _invoke_check_in_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) ->
     return ep.tool_check_in_ticket(a_ticket)
 
 
-ConcertTicketOffice.TOOLS = {
-    'list_events': ToolSpec('list_events', 'List the events that have not ended yet, soonest first, with venue, start time, tier prices and whether they are on sale.', (), read_only=True, invoke=_invoke_list_events, where='concert_ticket_office.world:245', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'starts_at': {'type': 'string'}, 'prices': {'type': 'object', 'additionalProperties': {'type': 'integer', 'minimum': 0}}, 'on_sale': {'type': 'boolean'}}, 'required': ['id', 'title', 'venue', 'starts_at', 'prices', 'on_sale'], 'additionalProperties': False}}, shows=('list', ('row', 'events'))),
-    'get_event': ToolSpec('get_event', "Show one event with its venue and every section of the venue: the section id, name, tier, rows and seats per row, the event's price for it and how many of its seats are free.", (ParamSpec('event', {'type': 'string', 'pattern': '^E[0-9]{2}$', 'description': 'The event id, as list_events shows it.'}, True, 'The event id, as list_events shows it.', table='events'), ), read_only=True, invoke=_invoke_get_event, where='concert_ticket_office.world:251', returns={'type': 'object', 'properties': {'event': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'starts_at': {'type': 'string'}, 'prices': {'type': 'object', 'additionalProperties': {'type': 'integer', 'minimum': 0}}, 'on_sale': {'type': 'boolean'}}, 'required': ['id', 'title', 'venue', 'starts_at', 'prices', 'on_sale'], 'additionalProperties': False}, 'venue': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}}, 'required': ['id', 'name', 'city'], 'additionalProperties': False}, 'sections': {'type': 'array', 'items': {'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'tier': {'type': 'string', 'enum': ['standard', 'premium', 'vip']}, 'rows': {'type': 'integer', 'minimum': 1, 'maximum': 26}, 'seats_per_row': {'type': 'integer', 'minimum': 1, 'maximum': 50}}, 'required': ['id', 'venue', 'name', 'tier', 'rows', 'seats_per_row'], 'additionalProperties': False}, 'price_cents': {'anyOf': [{'type': 'integer'}, {'type': 'null'}]}, 'free_count': {'type': 'integer'}}, 'required': ['section', 'price_cents', 'free_count'], 'additionalProperties': False}}}, 'required': ['event', 'venue', 'sections'], 'additionalProperties': False}, shows=('record', (('event', 'event', ('row', 'events')), ('venue', 'venue', ('row', 'venues')), ('sections', 'sections', ('list', ('record', (('section', 'section', ('row', 'sections')),))))))),
-    'list_venues': ToolSpec('list_venues', 'List the concert halls with their ids, names and cities.', (), read_only=True, invoke=_invoke_list_venues, where='concert_ticket_office.world:263', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}}, 'required': ['id', 'name', 'city'], 'additionalProperties': False}}, shows=('list', ('row', 'venues'))),
-    'list_sections': ToolSpec('list_sections', 'List seat sections with their id, venue, name, tier, rows and seats per row.', (ParamSpec('venue', {'anyOf': [{'type': 'string', 'pattern': '^V[0-9]{2}$'}, {'type': 'null'}], 'description': 'Only the sections of this venue (its id, as list_venues shows it); all venues when left out.'}, False, 'Only the sections of this venue (its id, as list_venues shows it); all venues when left out.', table='venues'), ), read_only=True, invoke=_invoke_list_sections, where='concert_ticket_office.world:267', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'tier': {'type': 'string', 'enum': ['standard', 'premium', 'vip']}, 'rows': {'type': 'integer', 'minimum': 1, 'maximum': 26}, 'seats_per_row': {'type': 'integer', 'minimum': 1, 'maximum': 50}}, 'required': ['id', 'venue', 'name', 'tier', 'rows', 'seats_per_row'], 'additionalProperties': False}}, shows=('list', ('row', 'sections'))),
-    'find_customers': ToolSpec('find_customers', 'Find customers whose name or email contains the text, with their customer id.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the customer's name or email; case does not matter."}, True, "Part of the customer's name or email; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_customers, where='concert_ticket_office.world:275', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'email'], 'additionalProperties': False}}, shows=('list', ('row', 'customers'))),
-    'get_customer': ToolSpec('get_customer', 'Show one customer: id, name and email.', (ParamSpec('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$', 'description': 'The customer id.'}, True, 'The customer id.', table='customers'), ), read_only=True, invoke=_invoke_get_customer, where='concert_ticket_office.world:284', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'email'], 'additionalProperties': False}),
-    'get_available_seats': ToolSpec('get_available_seats', "List the free seats of one section for an event (not sold, checked in or under a live hold), with the section's price.", (ParamSpec('event', {'type': 'string', 'pattern': '^E[0-9]{2}$', 'description': 'The event id (E and two digits).'}, True, 'The event id (E and two digits).', table='events'), ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$', 'description': 'The section id (as get_event or list_sections shows it).'}, True, 'The section id (as get_event or list_sections shows it).', table='sections'), ), read_only=True, invoke=_invoke_get_available_seats, where='concert_ticket_office.world:292', returns={'type': 'object', 'properties': {'event': {'type': 'string'}, 'section': {'type': 'string'}, 'tier': {'type': 'string', 'enum': ['standard', 'premium', 'vip']}, 'price_cents': {'anyOf': [{'type': 'integer'}, {'type': 'null'}]}, 'free_seats': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['event', 'section', 'tier', 'price_cents', 'free_seats'], 'additionalProperties': False}),
-    'get_order': ToolSpec('get_order', 'Show an order with its tickets, total, status and hold expiry.', (ParamSpec('order', {'type': 'string', 'description': 'The order id (ORD and three digits).'}, True, 'The order id (ORD and three digits).', table='orders'), ), read_only=True, invoke=_invoke_get_order, where='concert_ticket_office.world:318', returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}, 'tickets': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, 'hold_expired': {'type': 'boolean'}}, 'required': ['order', 'tickets', 'hold_expired'], 'additionalProperties': False}, shows=('record', (('order', 'order', ('row', 'orders')), ('tickets', 'tickets', ('list', ('row', 'tickets')))))),
-    'get_customer_tickets': ToolSpec('get_customer_tickets', 'List the tickets a customer holds, with order, event, section, seat, price and status, optionally for one event.', (ParamSpec('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$', 'description': 'The customer id (C and three digits).'}, True, 'The customer id (C and three digits).', table='customers'), ParamSpec('event', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{2}$'}, {'type': 'null'}], 'description': 'Only tickets for this event; all events when left out.'}, False, 'Only tickets for this event; all events when left out.', table='events'), ), read_only=True, invoke=_invoke_get_customer_tickets, where='concert_ticket_office.world:330', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, shows=('list', ('row', 'tickets'))),
-    'list_customer_orders': ToolSpec('list_customer_orders', 'List the orders a customer placed, newest first, with event, status, total, hold expiry and payment.', (ParamSpec('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$', 'description': 'The customer id.'}, True, 'The customer id.', table='customers'), ParamSpec('event', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{2}$'}, {'type': 'null'}], 'description': 'Only orders for this event; all events when left out.'}, False, 'Only orders for this event; all events when left out.', table='events'), ), read_only=True, invoke=_invoke_list_customer_orders, where='concert_ticket_office.world:339', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}}, shows=('list', ('row', 'orders'))),
-    'get_ticket': ToolSpec('get_ticket', 'Show one ticket: its order, event, section, seat, price, holder, status and check-in time.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id.'}, True, 'The ticket id.', table='tickets'), ), read_only=True, invoke=_invoke_get_ticket, where='concert_ticket_office.world:348', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}),
-    'hold_seats': ToolSpec('hold_seats', 'Hold specific seats of one section for a customer for 15 minutes; the order must be bought before the hold expires.', (ParamSpec('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$', 'description': 'The customer id (C and three digits).'}, True, 'The customer id (C and three digits).', table='customers'), ParamSpec('event', {'type': 'string', 'pattern': '^E[0-9]{2}$', 'description': 'The event id (E and two digits).'}, True, 'The event id (E and two digits).', table='events'), ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$', 'description': 'The section id (as get_event or list_sections shows it).'}, True, 'The section id (as get_event or list_sections shows it).', table='sections'), ParamSpec('seats', {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'uniqueItems': True, 'minItems': 1, 'maxItems': 6, 'description': 'Seat labels in the section, row letter and number, e.g. ["B7", "B8"].'}, True, 'Seat labels in the section, row letter and number, e.g. ["B7", "B8"].', table=None), ), read_only=False, invoke=_invoke_hold_seats, where='concert_ticket_office.world:356', returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}, 'tickets': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, 'hold_expired': {'type': 'boolean'}}, 'required': ['order', 'tickets', 'hold_expired'], 'additionalProperties': False}, shows=('record', (('order', 'order', ('row', 'orders')), ('tickets', 'tickets', ('list', ('row', 'tickets')))))),
-    'buy_order': ToolSpec('buy_order', 'Pay for a held order before its hold expires; its tickets become valid.', (ParamSpec('order', {'type': 'string', 'description': 'The id of a held order (ORD and three digits).'}, True, 'The id of a held order (ORD and three digits).', table='orders'), ParamSpec('payment', {'type': 'string', 'enum': ['card', 'cash', 'voucher'], 'description': 'How the customer pays: card, cash or voucher.'}, True, 'How the customer pays: card, cash or voucher.', table=None), ), read_only=False, invoke=_invoke_buy_order, where='concert_ticket_office.world:400', returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}, 'tickets': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, 'hold_expired': {'type': 'boolean'}}, 'required': ['order', 'tickets', 'hold_expired'], 'additionalProperties': False}, shows=('record', (('order', 'order', ('row', 'orders')), ('tickets', 'tickets', ('list', ('row', 'tickets')))))),
-    'release_hold': ToolSpec('release_hold', 'Give up a held order before paying; its seats are free again.', (ParamSpec('order', {'type': 'string', 'description': 'The id of a held order (ORD and three digits).'}, True, 'The id of a held order (ORD and three digits).', table='orders'), ), read_only=False, invoke=_invoke_release_hold, where='concert_ticket_office.world:426', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}),
-    'transfer_ticket': ToolSpec('transfer_ticket', 'Give a sold ticket to another customer before the event starts; they become its holder.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ParamSpec('to_customer', {'type': 'string', 'pattern': '^C[0-9]{3}$', 'description': 'The id of the customer who receives it (C and three digits).'}, True, 'The id of the customer who receives it (C and three digits).', table='customers'), ), read_only=False, invoke=_invoke_transfer_ticket, where='concert_ticket_office.world:439', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}),
-    'refund_ticket': ToolSpec('refund_ticket', 'Refund a sold ticket before the event starts; the seat becomes free again.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ), read_only=False, invoke=_invoke_refund_ticket, where='concert_ticket_office.world:453', returns={'type': 'object', 'properties': {'ticket': {'type': 'string'}, 'amount_cents': {'type': 'integer'}}, 'required': ['ticket', 'amount_cents'], 'additionalProperties': False}),
-    'check_in_ticket': ToolSpec('check_in_ticket', 'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted until 4 hours after it.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id scanned at the door (TK and four digits).'}, True, 'The ticket id scanned at the door (TK and four digits).', table='tickets'), ), read_only=False, invoke=_invoke_check_in_ticket, where='concert_ticket_office.world:464', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}),
-}
+ConcertTicketOffice.TOOLS = tools(
+    tool(
+        'list_events',
+        'List the events that have not ended yet, soonest first, with venue, start time, tier prices and whether they are on sale.',
+        (), read_only=True, method=ConcertTicketOffice.tool_list_events,
+        where='concert_ticket_office.world:245',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'starts_at': {'type': 'string'}, 'prices': {'type': 'object', 'additionalProperties': {'type': 'integer', 'minimum': 0}}, 'on_sale': {'type': 'boolean'}}, 'required': ['id', 'title', 'venue', 'starts_at', 'prices', 'on_sale'], 'additionalProperties': False}},
+        shows=('list', ('row', 'events'))
+    ),
+    tool(
+        'get_event',
+        "Show one event with its venue and every section of the venue: the section id, name, tier, rows and seats per row, the event's price for it and how many of its seats are free.",
+        (param('event', {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'The event id, as list_events shows it.', table='events'),),
+        read_only=True, invoke=_invoke_get_event, where='concert_ticket_office.world:251',
+        returns={'type': 'object', 'properties': {'event': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'starts_at': {'type': 'string'}, 'prices': {'type': 'object', 'additionalProperties': {'type': 'integer', 'minimum': 0}}, 'on_sale': {'type': 'boolean'}}, 'required': ['id', 'title', 'venue', 'starts_at', 'prices', 'on_sale'], 'additionalProperties': False}, 'venue': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}}, 'required': ['id', 'name', 'city'], 'additionalProperties': False}, 'sections': {'type': 'array', 'items': {'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'tier': {'type': 'string', 'enum': ['standard', 'premium', 'vip']}, 'rows': {'type': 'integer', 'minimum': 1, 'maximum': 26}, 'seats_per_row': {'type': 'integer', 'minimum': 1, 'maximum': 50}}, 'required': ['id', 'venue', 'name', 'tier', 'rows', 'seats_per_row'], 'additionalProperties': False}, 'price_cents': {'anyOf': [{'type': 'integer'}, {'type': 'null'}]}, 'free_count': {'type': 'integer'}}, 'required': ['section', 'price_cents', 'free_count'], 'additionalProperties': False}}}, 'required': ['event', 'venue', 'sections'], 'additionalProperties': False},
+        shows=('record', (('event', 'event', ('row', 'events')), ('venue', 'venue', ('row', 'venues')), ('sections', 'sections', ('list', ('record', (('section', 'section', ('row', 'sections')),))))))
+    ),
+    tool(
+        'list_venues', 'List the concert halls with their ids, names and cities.', (),
+        read_only=True, method=ConcertTicketOffice.tool_list_venues,
+        where='concert_ticket_office.world:263',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}}, 'required': ['id', 'name', 'city'], 'additionalProperties': False}},
+        shows=('list', ('row', 'venues'))
+    ),
+    tool(
+        'list_sections',
+        'List seat sections with their id, venue, name, tier, rows and seats per row.',
+        (param('venue', {'anyOf': [{'type': 'string', 'pattern': '^V[0-9]{2}$'}, {'type': 'null'}]}, 'Only the sections of this venue (its id, as list_venues shows it); all venues when left out.', optional=True, table='venues'),),
+        read_only=True, invoke=_invoke_list_sections, where='concert_ticket_office.world:267',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'tier': {'type': 'string', 'enum': ['standard', 'premium', 'vip']}, 'rows': {'type': 'integer', 'minimum': 1, 'maximum': 26}, 'seats_per_row': {'type': 'integer', 'minimum': 1, 'maximum': 50}}, 'required': ['id', 'venue', 'name', 'tier', 'rows', 'seats_per_row'], 'additionalProperties': False}},
+        shows=('list', ('row', 'sections'))
+    ),
+    tool(
+        'find_customers',
+        'Find customers whose name or email contains the text, with their customer id.',
+        (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the customer's name or email; case does not matter."),),
+        read_only=True, invoke=_invoke_find_customers, where='concert_ticket_office.world:275',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'email'], 'additionalProperties': False}},
+        shows=('list', ('row', 'customers'))
+    ),
+    tool(
+        'get_customer', 'Show one customer: id, name and email.',
+        (param('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The customer id.', table='customers'),),
+        read_only=True, invoke=_invoke_get_customer, where='concert_ticket_office.world:284',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'email'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_available_seats',
+        "List the free seats of one section for an event (not sold, checked in or under a live hold), with the section's price.",
+        (param('event', {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'The event id (E and two digits).', table='events'),
+        param('section', {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'The section id (as get_event or list_sections shows it).', table='sections')),
+        read_only=True, invoke=_invoke_get_available_seats,
+        where='concert_ticket_office.world:292',
+        returns={'type': 'object', 'properties': {'event': {'type': 'string'}, 'section': {'type': 'string'}, 'tier': {'type': 'string', 'enum': ['standard', 'premium', 'vip']}, 'price_cents': {'anyOf': [{'type': 'integer'}, {'type': 'null'}]}, 'free_seats': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['event', 'section', 'tier', 'price_cents', 'free_seats'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_order', 'Show an order with its tickets, total, status and hold expiry.',
+        (param('order', {'type': 'string'}, 'The order id (ORD and three digits).', table='orders'),),
+        read_only=True, invoke=_invoke_get_order, where='concert_ticket_office.world:318',
+        returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}, 'tickets': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, 'hold_expired': {'type': 'boolean'}}, 'required': ['order', 'tickets', 'hold_expired'], 'additionalProperties': False},
+        shows=('record', (('order', 'order', ('row', 'orders')), ('tickets', 'tickets', ('list', ('row', 'tickets')))))
+    ),
+    tool(
+        'get_customer_tickets',
+        'List the tickets a customer holds, with order, event, section, seat, price and status, optionally for one event.',
+        (param('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The customer id (C and three digits).', table='customers'),
+        param('event', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{2}$'}, {'type': 'null'}]}, 'Only tickets for this event; all events when left out.', optional=True, table='events')),
+        read_only=True, invoke=_invoke_get_customer_tickets,
+        where='concert_ticket_office.world:330',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}},
+        shows=('list', ('row', 'tickets'))
+    ),
+    tool(
+        'list_customer_orders',
+        'List the orders a customer placed, newest first, with event, status, total, hold expiry and payment.',
+        (param('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The customer id.', table='customers'),
+        param('event', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{2}$'}, {'type': 'null'}]}, 'Only orders for this event; all events when left out.', optional=True, table='events')),
+        read_only=True, invoke=_invoke_list_customer_orders,
+        where='concert_ticket_office.world:339',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}},
+        shows=('list', ('row', 'orders'))
+    ),
+    tool(
+        'get_ticket',
+        'Show one ticket: its order, event, section, seat, price, holder, status and check-in time.',
+        (param('ticket', {'type': 'string'}, 'The ticket id.', table='tickets'),), read_only=True,
+        invoke=_invoke_get_ticket, where='concert_ticket_office.world:348',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'hold_seats',
+        'Hold specific seats of one section for a customer for 15 minutes; the order must be bought before the hold expires.',
+        (param('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The customer id (C and three digits).', table='customers'),
+        param('event', {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'The event id (E and two digits).', table='events'),
+        param('section', {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'The section id (as get_event or list_sections shows it).', table='sections'),
+        param('seats', {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'uniqueItems': True, 'minItems': 1, 'maxItems': 6}, 'Seat labels in the section, row letter and number, e.g. ["B7", "B8"].')),
+        read_only=False, invoke=_invoke_hold_seats, where='concert_ticket_office.world:356',
+        returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}, 'tickets': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, 'hold_expired': {'type': 'boolean'}}, 'required': ['order', 'tickets', 'hold_expired'], 'additionalProperties': False},
+        shows=('record', (('order', 'order', ('row', 'orders')), ('tickets', 'tickets', ('list', ('row', 'tickets')))))
+    ),
+    tool(
+        'buy_order', 'Pay for a held order before its hold expires; its tickets become valid.',
+        (param('order', {'type': 'string'}, 'The id of a held order (ORD and three digits).', table='orders'),
+        param('payment', {'type': 'string', 'enum': ['card', 'cash', 'voucher']}, 'How the customer pays: card, cash or voucher.')),
+        read_only=False, invoke=_invoke_buy_order, where='concert_ticket_office.world:400',
+        returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}, 'tickets': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, 'hold_expired': {'type': 'boolean'}}, 'required': ['order', 'tickets', 'hold_expired'], 'additionalProperties': False},
+        shows=('record', (('order', 'order', ('row', 'orders')), ('tickets', 'tickets', ('list', ('row', 'tickets')))))
+    ),
+    tool(
+        'release_hold', 'Give up a held order before paying; its seats are free again.',
+        (param('order', {'type': 'string'}, 'The id of a held order (ORD and three digits).', table='orders'),),
+        read_only=False, invoke=_invoke_release_hold, where='concert_ticket_office.world:426',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}
+    ),
+    tool(
+        'transfer_ticket',
+        'Give a sold ticket to another customer before the event starts; they become its holder.',
+        (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
+        param('to_customer', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The id of the customer who receives it (C and three digits).', table='customers')),
+        read_only=False, invoke=_invoke_transfer_ticket, where='concert_ticket_office.world:439',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'refund_ticket',
+        'Refund a sold ticket before the event starts; the seat becomes free again.',
+        (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),),
+        read_only=False, invoke=_invoke_refund_ticket, where='concert_ticket_office.world:453',
+        returns={'type': 'object', 'properties': {'ticket': {'type': 'string'}, 'amount_cents': {'type': 'integer'}}, 'required': ['ticket', 'amount_cents'], 'additionalProperties': False}
+    ),
+    tool(
+        'check_in_ticket',
+        'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted until 4 hours after it.',
+        (param('ticket', {'type': 'string'}, 'The ticket id scanned at the door (TK and four digits).', table='tickets'),),
+        read_only=False, invoke=_invoke_check_in_ticket, where='concert_ticket_office.world:464',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}
+    ),
+)
 
 
 def _check_buy_two_balcony_seats__bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:691

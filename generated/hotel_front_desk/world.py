@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -393,13 +393,7 @@ class HotelFrontDesk(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_search_free_rooms: frozenset[str] = frozenset({'check_in', 'check_out', 'room_type', 'guests_count'})
-_NEEDS_search_free_rooms: frozenset[str] = frozenset({'check_in', 'check_out'})
-
-
 def _invoke_search_free_rooms(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_free_rooms >= args.keys() >= _NEEDS_search_free_rooms and None not in args.values()):
-        rt.check_arguments(args, ('check_in', 'check_out', 'room_type', 'guests_count'), ('check_in', 'check_out'))
     a_check_in = v.want_date(args['check_in'], 'check_in')
     a_check_out = v.want_date(args['check_out'], 'check_out')
     a_room_type = (v.want_optional(args['room_type'], 'room_type', (lambda x, p: v.want_enum(x, p, RoomType))) if args.get('room_type') is not None else None)
@@ -407,22 +401,12 @@ def _invoke_search_free_rooms(ep: HotelFrontDesk, args: Mapping[str, Any]) -> An
     return ep.tool_search_free_rooms(a_check_in, a_check_out, a_room_type, a_guests_count)
 
 
-_ARGS_find_guest: frozenset[str] = frozenset({'query'})
-
-
 def _invoke_find_guest(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_guest and None not in args.values()):
-        rt.check_arguments(args, ('query',), ('query',))
     a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 1, 80)
     return ep.tool_find_guest(a_query)
 
 
-_ARGS_get_booking: frozenset[str] = frozenset({'booking'})
-
-
 def _invoke_get_booking(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_booking and None not in args.values()):
-        rt.check_arguments(args, ('booking',), ('booking',))
     a_booking = args['booking']
     if type(a_booking) is not str or not a_booking.isascii():
         a_booking = v.want_str(a_booking, 'booking')
@@ -430,25 +414,14 @@ def _invoke_get_booking(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_booking(a_booking)
 
 
-_ARGS_list_bookings: frozenset[str] = frozenset({'guest', 'room', 'status'})
-_NEEDS_list_bookings: frozenset[str] = frozenset(())
-
-
 def _invoke_list_bookings(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_bookings >= args.keys() >= _NEEDS_list_bookings):
-        rt.check_arguments(args, ('guest', 'room', 'status'), ())
     a_guest = (rt.lookup(ep.t_guests, v.want_str(args['guest'], 'guest'), lambda key: 'Guest' + ' ' + rt.quote(key) + ' not found.') if args.get('guest') is not None else None)
     a_room = (rt.lookup(ep.t_rooms, v.check_pattern(v.want_str(args['room'], 'room'), 'room', '^[1-9][0-9]{2}$'), lambda key: 'Room' + ' ' + rt.quote(key) + ' not found.') if args.get('room') is not None else None)
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, BookingStatus))) if args.get('status') is not None else None)
     return ep.tool_list_bookings(a_guest, a_room, a_status)
 
 
-_ARGS_get_guest: frozenset[str] = frozenset({'guest'})
-
-
 def _invoke_get_guest(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_guest and None not in args.values()):
-        rt.check_arguments(args, ('guest',), ('guest',))
     a_guest = args['guest']
     if type(a_guest) is not str or not a_guest.isascii():
         a_guest = v.want_str(a_guest, 'guest')
@@ -456,78 +429,34 @@ def _invoke_get_guest(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_guest(a_guest)
 
 
-_ARGS_list_rooms: frozenset[str] = frozenset({'room_type'})
-_NEEDS_list_rooms: frozenset[str] = frozenset(())
-
-
 def _invoke_list_rooms(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_rooms >= args.keys() >= _NEEDS_list_rooms):
-        rt.check_arguments(args, ('room_type',), ())
     a_room_type = (v.want_optional(args['room_type'], 'room_type', (lambda x, p: v.want_enum(x, p, RoomType))) if args.get('room_type') is not None else None)
     return ep.tool_list_rooms(a_room_type)
 
 
-_ARGS_get_room: frozenset[str] = frozenset({'room'})
-
-
 def _invoke_get_room(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_room and None not in args.values()):
-        rt.check_arguments(args, ('room',), ('room',))
     a_room = rt.lookup(ep.t_rooms, v.check_pattern(v.want_str(args['room'], 'room'), 'room', '^[1-9][0-9]{2}$'), lambda key: rt.built(ep, ('No room ' + rt.text(key) + '.')))
     return ep.tool_get_room(a_room)
 
 
-_ARGS_list_arrivals: frozenset[str] = frozenset({'day'})
-_NEEDS_list_arrivals: frozenset[str] = frozenset(())
-
-
 def _invoke_list_arrivals(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_arrivals >= args.keys() >= _NEEDS_list_arrivals):
-        rt.check_arguments(args, ('day',), ())
     a_day = (v.want_optional(args['day'], 'day', (lambda x, p: v.want_date(x, p))) if args.get('day') is not None else None)
     return ep.tool_list_arrivals(a_day)
 
 
-_ARGS_list_departures: frozenset[str] = frozenset({'day'})
-_NEEDS_list_departures: frozenset[str] = frozenset(())
-
-
 def _invoke_list_departures(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_departures >= args.keys() >= _NEEDS_list_departures):
-        rt.check_arguments(args, ('day',), ())
     a_day = (v.want_optional(args['day'], 'day', (lambda x, p: v.want_date(x, p))) if args.get('day') is not None else None)
     return ep.tool_list_departures(a_day)
 
 
-_ARGS_list_in_house: frozenset[str] = frozenset(())
-
-
-def _invoke_list_in_house(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_in_house):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_in_house()
-
-
-_ARGS_register_guest: frozenset[str] = frozenset({'name', 'email', 'phone'})
-_NEEDS_register_guest: frozenset[str] = frozenset({'name', 'email'})
-
-
 def _invoke_register_guest(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_register_guest >= args.keys() >= _NEEDS_register_guest and None not in args.values()):
-        rt.check_arguments(args, ('name', 'email', 'phone'), ('name', 'email'))
     a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
     a_email = v.check_pattern(v.want_str(args['email'], 'email'), 'email', '^[^@ ]+@[^@ ]+\\.[a-z]+$')
     a_phone = (v.want_optional(args['phone'], 'phone', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'))) if args.get('phone') is not None else None)
     return ep.tool_register_guest(a_name, a_email, a_phone)
 
 
-_ARGS_book_room: frozenset[str] = frozenset({'guest', 'room', 'check_in', 'check_out', 'guests_count'})
-_NEEDS_book_room: frozenset[str] = frozenset({'guest', 'room', 'check_in', 'check_out'})
-
-
 def _invoke_book_room(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_book_room >= args.keys() >= _NEEDS_book_room and None not in args.values()):
-        rt.check_arguments(args, ('guest', 'room', 'check_in', 'check_out', 'guests_count'), ('guest', 'room', 'check_in', 'check_out'))
     a_guest = args['guest']
     if type(a_guest) is not str or not a_guest.isascii():
         a_guest = v.want_str(a_guest, 'guest')
@@ -539,12 +468,7 @@ def _invoke_book_room(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_book_room(a_guest, a_room, a_check_in, a_check_out, a_guests_count)
 
 
-_ARGS_change_dates: frozenset[str] = frozenset({'booking', 'check_in', 'check_out'})
-
-
 def _invoke_change_dates(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_change_dates and None not in args.values()):
-        rt.check_arguments(args, ('booking', 'check_in', 'check_out'), ('booking', 'check_in', 'check_out'))
     a_booking = args['booking']
     if type(a_booking) is not str or not a_booking.isascii():
         a_booking = v.want_str(a_booking, 'booking')
@@ -554,12 +478,7 @@ def _invoke_change_dates(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_change_dates(a_booking, a_check_in, a_check_out)
 
 
-_ARGS_cancel_booking: frozenset[str] = frozenset({'booking'})
-
-
 def _invoke_cancel_booking(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_cancel_booking and None not in args.values()):
-        rt.check_arguments(args, ('booking',), ('booking',))
     a_booking = args['booking']
     if type(a_booking) is not str or not a_booking.isascii():
         a_booking = v.want_str(a_booking, 'booking')
@@ -567,12 +486,7 @@ def _invoke_cancel_booking(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_cancel_booking(a_booking)
 
 
-_ARGS_check_in: frozenset[str] = frozenset({'booking'})
-
-
 def _invoke_check_in(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_check_in and None not in args.values()):
-        rt.check_arguments(args, ('booking',), ('booking',))
     a_booking = args['booking']
     if type(a_booking) is not str or not a_booking.isascii():
         a_booking = v.want_str(a_booking, 'booking')
@@ -580,12 +494,7 @@ def _invoke_check_in(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_check_in(a_booking)
 
 
-_ARGS_check_out: frozenset[str] = frozenset({'booking'})
-
-
 def _invoke_check_out(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_check_out and None not in args.values()):
-        rt.check_arguments(args, ('booking',), ('booking',))
     a_booking = args['booking']
     if type(a_booking) is not str or not a_booking.isascii():
         a_booking = v.want_str(a_booking, 'booking')
@@ -593,24 +502,137 @@ def _invoke_check_out(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_check_out(a_booking)
 
 
-HotelFrontDesk.TOOLS = {
-    'search_free_rooms': ToolSpec('search_free_rooms', 'List the rooms in service that are free for every night from check_in to check_out, with the price of the stay.', (ParamSpec('check_in', {'type': 'string', 'format': 'date', 'description': 'The first night, e.g. 2026-06-13.'}, True, 'The first night, e.g. 2026-06-13.', table=None), ParamSpec('check_out', {'type': 'string', 'format': 'date', 'description': 'The departure day, after check_in, e.g. 2026-06-15.'}, True, 'The departure day, after check_in, e.g. 2026-06-15.', table=None), ParamSpec('room_type', {'anyOf': [{'type': 'string', 'enum': ['single', 'double', 'suite']}, {'type': 'null'}], 'description': 'Only rooms of this type (single, double or suite); any type when left out.'}, False, 'Only rooms of this type (single, double or suite); any type when left out.', table=None), ParamSpec('guests_count', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 6}, {'type': 'null'}], 'description': 'How many people will stay; only rooms that hold them are listed.'}, False, 'How many people will stay; only rooms that hold them are listed.', table=None), ), read_only=True, invoke=_invoke_search_free_rooms, where='hotel_front_desk.world:147', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'room_type': {'type': 'string', 'enum': ['single', 'double', 'suite']}, 'nightly_rate': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'nights': {'type': 'integer'}, 'total': {'type': 'integer'}}, 'required': ['number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total'], 'additionalProperties': False}}),
-    'find_guest': ToolSpec('find_guest', 'Look up guests by exact email (case-insensitive) or by part of the name, with their guest id, name, email and phone.', (ParamSpec('query', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "An email address, or part of a guest's name."}, True, "An email address, or part of a guest's name.", table=None), ), read_only=True, invoke=_invoke_find_guest, where='hotel_front_desk.world:161', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'phone': {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}}, 'required': ['id', 'name', 'email', 'phone'], 'additionalProperties': False}}, shows=('list', ('row', 'guests'))),
-    'get_booking': ToolSpec('get_booking', 'Show one booking: guest, room, dates, number of guests, status, total and cancellation fee.', (ParamSpec('booking', {'type': 'string', 'description': 'The booking id (B and three digits).'}, True, 'The booking id (B and three digits).', table='bookings'), ), read_only=True, invoke=_invoke_get_booking, where='hotel_front_desk.world:170', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
-    'list_bookings': ToolSpec('list_bookings', 'List bookings with their guest, room, check-in and check-out dates, number of guests, status and total, optionally of one guest, of one room and with one status.', (ParamSpec('guest', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': "Only this guest's bookings (the guest id, G and three digits)."}, False, "Only this guest's bookings (the guest id, G and three digits).", table='guests'), ParamSpec('room', {'anyOf': [{'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, {'type': 'null'}], 'description': 'Only bookings of this room (the three-digit room number).'}, False, 'Only bookings of this room (the three-digit room number).', table='rooms'), ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, {'type': 'null'}], 'description': 'Only bookings with this status.'}, False, 'Only bookings with this status.', table=None), ), read_only=True, invoke=_invoke_list_bookings, where='hotel_front_desk.world:178', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}}, shows=('list', ('row', 'bookings'))),
-    'get_guest': ToolSpec('get_guest', 'Show one guest profile: name, email and phone.', (ParamSpec('guest', {'type': 'string', 'description': 'The guest id (G and three digits).'}, True, 'The guest id (G and three digits).', table='guests'), ), read_only=True, invoke=_invoke_get_guest, where='hotel_front_desk.world:188', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'phone': {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}}, 'required': ['id', 'name', 'email', 'phone'], 'additionalProperties': False}),
-    'list_rooms': ToolSpec('list_rooms', "List the hotel's rooms with their number, room type, nightly rate, capacity and whether out of service, whatever their bookings.", (ParamSpec('room_type', {'anyOf': [{'type': 'string', 'enum': ['single', 'double', 'suite']}, {'type': 'null'}], 'description': 'Only rooms of this type (single, double or suite); all rooms when left out.'}, False, 'Only rooms of this type (single, double or suite); all rooms when left out.', table=None), ), read_only=True, invoke=_invoke_list_rooms, where='hotel_front_desk.world:196', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'room_type': {'type': 'string', 'enum': ['single', 'double', 'suite']}, 'nightly_rate': {'type': 'integer', 'minimum': 1, 'maximum': 5000}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'out_of_service': {'type': 'boolean'}}, 'required': ['number', 'room_type', 'nightly_rate', 'capacity', 'out_of_service'], 'additionalProperties': False}}, shows=('list', ('row', 'rooms'))),
-    'get_room': ToolSpec('get_room', 'Show one room: its room type, nightly rate, capacity and whether it is out of service.', (ParamSpec('room', {'type': 'string', 'pattern': '^[1-9][0-9]{2}$', 'description': 'The three-digit room number.'}, True, 'The three-digit room number.', table='rooms'), ), read_only=True, invoke=_invoke_get_room, where='hotel_front_desk.world:204', returns={'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'room_type': {'type': 'string', 'enum': ['single', 'double', 'suite']}, 'nightly_rate': {'type': 'integer', 'minimum': 1, 'maximum': 5000}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'out_of_service': {'type': 'boolean'}}, 'required': ['number', 'room_type', 'nightly_rate', 'capacity', 'out_of_service'], 'additionalProperties': False}),
-    'list_arrivals': ToolSpec('list_arrivals', 'List the reserved bookings that check in on a day (today by default), with guest, room, check-out date, number of guests and total.', (ParamSpec('day', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}], 'description': 'The arrival day; today when left out.'}, False, 'The arrival day; today when left out.', table=None), ), read_only=True, invoke=_invoke_list_arrivals, where='hotel_front_desk.world:210', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}}, shows=('list', ('row', 'bookings'))),
-    'list_departures': ToolSpec('list_departures', 'List the checked-in bookings due to check out on a day (today by default), with guest, room, check-in date and total.', (ParamSpec('day', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}], 'description': 'The departure day; today when left out.'}, False, 'The departure day; today when left out.', table=None), ), read_only=True, invoke=_invoke_list_departures, where='hotel_front_desk.world:219', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}}, shows=('list', ('row', 'bookings'))),
-    'list_in_house': ToolSpec('list_in_house', 'List the bookings of the guests staying in the hotel now (checked in), with guest, room, check-in and check-out dates and total.', (), read_only=True, invoke=_invoke_list_in_house, where='hotel_front_desk.world:228', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}}, shows=('list', ('row', 'bookings'))),
-    'register_guest': ToolSpec('register_guest', 'Create a guest profile. Each email address belongs to one guest.', (ParamSpec('name', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "The guest's full name."}, True, "The guest's full name.", table=None), ParamSpec('email', {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$', 'description': "The guest's email address."}, True, "The guest's email address.", table=None), ParamSpec('phone', {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}], 'description': 'A contact phone number with its country code, e.g. +44 20 7946 0000.'}, False, 'A contact phone number with its country code, e.g. +44 20 7946 0000.', table=None), ), read_only=False, invoke=_invoke_register_guest, where='hotel_front_desk.world:236', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'phone': {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}}, 'required': ['id', 'name', 'email', 'phone'], 'additionalProperties': False}),
-    'book_room': ToolSpec('book_room', 'Reserve a room for a guest for the nights from check_in to check_out. The total is the nights times the nightly rate.', (ParamSpec('guest', {'type': 'string', 'description': 'The guest id (G and three digits).'}, True, 'The guest id (G and three digits).', table='guests'), ParamSpec('room', {'type': 'string', 'pattern': '^[1-9][0-9]{2}$', 'description': 'The three-digit room number.'}, True, 'The three-digit room number.', table='rooms'), ParamSpec('check_in', {'type': 'string', 'format': 'date', 'description': 'The first night, e.g. 2026-06-13.'}, True, 'The first night, e.g. 2026-06-13.', table=None), ParamSpec('check_out', {'type': 'string', 'format': 'date', 'description': 'The departure day, after check_in.'}, True, 'The departure day, after check_in.', table=None), ParamSpec('guests_count', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 6}, {'type': 'null'}], 'description': 'How many people will stay.'}, False, 'How many people will stay.', table=None), ), read_only=False, invoke=_invoke_book_room, where='hotel_front_desk.world:249', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
-    'change_dates': ToolSpec('change_dates', 'Move a reserved booking to new dates in the same room; the total is recomputed.', (ParamSpec('booking', {'type': 'string', 'description': 'The booking id (B and three digits).'}, True, 'The booking id (B and three digits).', table='bookings'), ParamSpec('check_in', {'type': 'string', 'format': 'date', 'description': 'The new first night.'}, True, 'The new first night.', table=None), ParamSpec('check_out', {'type': 'string', 'format': 'date', 'description': 'The new departure day, after check_in.'}, True, 'The new departure day, after check_in.', table=None), ), read_only=False, invoke=_invoke_change_dates, where='hotel_front_desk.world:275', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
-    'cancel_booking': ToolSpec('cancel_booking', "Cancel a reserved booking. When the check-in day is two days away or less (inside 48 hours),\na fee of one night's rate is charged; otherwise cancelling is free.", (ParamSpec('booking', {'type': 'string', 'description': 'The booking id (B and three digits).'}, True, 'The booking id (B and three digits).', table='bookings'), ), read_only=False, invoke=_invoke_cancel_booking, where='hotel_front_desk.world:292', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
-    'check_in': ToolSpec('check_in', "Check the guest of a reserved booking in; only possible on the booking's check-in day.", (ParamSpec('booking', {'type': 'string', 'description': 'The booking id (B and three digits).'}, True, 'The booking id (B and three digits).', table='bookings'), ), read_only=False, invoke=_invoke_check_in, where='hotel_front_desk.world:307', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
-    'check_out': ToolSpec('check_out', 'Check out a guest who is checked in; returns the amount due, the booking total.', (ParamSpec('booking', {'type': 'string', 'description': 'The booking id (B and three digits).'}, True, 'The booking id (B and three digits).', table='bookings'), ), read_only=False, invoke=_invoke_check_out, where='hotel_front_desk.world:320', returns={'type': 'object', 'properties': {'booking': {'type': 'string'}, 'nights': {'type': 'integer'}, 'amount_due': {'type': 'integer'}}, 'required': ['booking', 'nights', 'amount_due'], 'additionalProperties': False}),
-}
+HotelFrontDesk.TOOLS = tools(
+    tool(
+        'search_free_rooms',
+        'List the rooms in service that are free for every night from check_in to check_out, with the price of the stay.',
+        (param('check_in', {'type': 'string', 'format': 'date'}, 'The first night, e.g. 2026-06-13.'),
+        param('check_out', {'type': 'string', 'format': 'date'}, 'The departure day, after check_in, e.g. 2026-06-15.'),
+        param('room_type', {'anyOf': [{'type': 'string', 'enum': ['single', 'double', 'suite']}, {'type': 'null'}]}, 'Only rooms of this type (single, double or suite); any type when left out.', optional=True),
+        param('guests_count', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 6}, {'type': 'null'}]}, 'How many people will stay; only rooms that hold them are listed.', optional=True)),
+        read_only=True, invoke=_invoke_search_free_rooms, where='hotel_front_desk.world:147',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'room_type': {'type': 'string', 'enum': ['single', 'double', 'suite']}, 'nightly_rate': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'nights': {'type': 'integer'}, 'total': {'type': 'integer'}}, 'required': ['number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total'], 'additionalProperties': False}}
+    ),
+    tool(
+        'find_guest',
+        'Look up guests by exact email (case-insensitive) or by part of the name, with their guest id, name, email and phone.',
+        (param('query', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "An email address, or part of a guest's name."),),
+        read_only=True, invoke=_invoke_find_guest, where='hotel_front_desk.world:161',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'phone': {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}}, 'required': ['id', 'name', 'email', 'phone'], 'additionalProperties': False}},
+        shows=('list', ('row', 'guests'))
+    ),
+    tool(
+        'get_booking',
+        'Show one booking: guest, room, dates, number of guests, status, total and cancellation fee.',
+        (param('booking', {'type': 'string'}, 'The booking id (B and three digits).', table='bookings'),),
+        read_only=True, invoke=_invoke_get_booking, where='hotel_front_desk.world:170',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_bookings',
+        'List bookings with their guest, room, check-in and check-out dates, number of guests, status and total, optionally of one guest, of one room and with one status.',
+        (param('guest', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Only this guest's bookings (the guest id, G and three digits).", optional=True, table='guests'),
+        param('room', {'anyOf': [{'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, {'type': 'null'}]}, 'Only bookings of this room (the three-digit room number).', optional=True, table='rooms'),
+        param('status', {'anyOf': [{'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, {'type': 'null'}]}, 'Only bookings with this status.', optional=True)),
+        read_only=True, invoke=_invoke_list_bookings, where='hotel_front_desk.world:178',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}},
+        shows=('list', ('row', 'bookings'))
+    ),
+    tool(
+        'get_guest', 'Show one guest profile: name, email and phone.',
+        (param('guest', {'type': 'string'}, 'The guest id (G and three digits).', table='guests'),),
+        read_only=True, invoke=_invoke_get_guest, where='hotel_front_desk.world:188',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'phone': {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}}, 'required': ['id', 'name', 'email', 'phone'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_rooms',
+        "List the hotel's rooms with their number, room type, nightly rate, capacity and whether out of service, whatever their bookings.",
+        (param('room_type', {'anyOf': [{'type': 'string', 'enum': ['single', 'double', 'suite']}, {'type': 'null'}]}, 'Only rooms of this type (single, double or suite); all rooms when left out.', optional=True),),
+        read_only=True, invoke=_invoke_list_rooms, where='hotel_front_desk.world:196',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'room_type': {'type': 'string', 'enum': ['single', 'double', 'suite']}, 'nightly_rate': {'type': 'integer', 'minimum': 1, 'maximum': 5000}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'out_of_service': {'type': 'boolean'}}, 'required': ['number', 'room_type', 'nightly_rate', 'capacity', 'out_of_service'], 'additionalProperties': False}},
+        shows=('list', ('row', 'rooms'))
+    ),
+    tool(
+        'get_room',
+        'Show one room: its room type, nightly rate, capacity and whether it is out of service.',
+        (param('room', {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'The three-digit room number.', table='rooms'),),
+        read_only=True, invoke=_invoke_get_room, where='hotel_front_desk.world:204',
+        returns={'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'room_type': {'type': 'string', 'enum': ['single', 'double', 'suite']}, 'nightly_rate': {'type': 'integer', 'minimum': 1, 'maximum': 5000}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'out_of_service': {'type': 'boolean'}}, 'required': ['number', 'room_type', 'nightly_rate', 'capacity', 'out_of_service'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_arrivals',
+        'List the reserved bookings that check in on a day (today by default), with guest, room, check-out date, number of guests and total.',
+        (param('day', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}]}, 'The arrival day; today when left out.', optional=True),),
+        read_only=True, invoke=_invoke_list_arrivals, where='hotel_front_desk.world:210',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}},
+        shows=('list', ('row', 'bookings'))
+    ),
+    tool(
+        'list_departures',
+        'List the checked-in bookings due to check out on a day (today by default), with guest, room, check-in date and total.',
+        (param('day', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}]}, 'The departure day; today when left out.', optional=True),),
+        read_only=True, invoke=_invoke_list_departures, where='hotel_front_desk.world:219',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}},
+        shows=('list', ('row', 'bookings'))
+    ),
+    tool(
+        'list_in_house',
+        'List the bookings of the guests staying in the hotel now (checked in), with guest, room, check-in and check-out dates and total.',
+        (), read_only=True, method=HotelFrontDesk.tool_list_in_house,
+        where='hotel_front_desk.world:228',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}},
+        shows=('list', ('row', 'bookings'))
+    ),
+    tool(
+        'register_guest', 'Create a guest profile. Each email address belongs to one guest.',
+        (param('name', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "The guest's full name."),
+        param('email', {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, "The guest's email address."),
+        param('phone', {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}, 'A contact phone number with its country code, e.g. +44 20 7946 0000.', optional=True)),
+        read_only=False, invoke=_invoke_register_guest, where='hotel_front_desk.world:236',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'phone': {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}}, 'required': ['id', 'name', 'email', 'phone'], 'additionalProperties': False}
+    ),
+    tool(
+        'book_room',
+        'Reserve a room for a guest for the nights from check_in to check_out. The total is the nights times the nightly rate.',
+        (param('guest', {'type': 'string'}, 'The guest id (G and three digits).', table='guests'),
+        param('room', {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'The three-digit room number.', table='rooms'),
+        param('check_in', {'type': 'string', 'format': 'date'}, 'The first night, e.g. 2026-06-13.'),
+        param('check_out', {'type': 'string', 'format': 'date'}, 'The departure day, after check_in.'),
+        param('guests_count', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 6}, {'type': 'null'}]}, 'How many people will stay.', optional=True)),
+        read_only=False, invoke=_invoke_book_room, where='hotel_front_desk.world:249',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'change_dates',
+        'Move a reserved booking to new dates in the same room; the total is recomputed.',
+        (param('booking', {'type': 'string'}, 'The booking id (B and three digits).', table='bookings'),
+        param('check_in', {'type': 'string', 'format': 'date'}, 'The new first night.'),
+        param('check_out', {'type': 'string', 'format': 'date'}, 'The new departure day, after check_in.')),
+        read_only=False, invoke=_invoke_change_dates, where='hotel_front_desk.world:275',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'cancel_booking',
+        "Cancel a reserved booking. When the check-in day is two days away or less (inside 48 hours),\na fee of one night's rate is charged; otherwise cancelling is free.",
+        (param('booking', {'type': 'string'}, 'The booking id (B and three digits).', table='bookings'),),
+        read_only=False, invoke=_invoke_cancel_booking, where='hotel_front_desk.world:292',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'check_in',
+        "Check the guest of a reserved booking in; only possible on the booking's check-in day.",
+        (param('booking', {'type': 'string'}, 'The booking id (B and three digits).', table='bookings'),),
+        read_only=False, invoke=_invoke_check_in, where='hotel_front_desk.world:307',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'check_out',
+        'Check out a guest who is checked in; returns the amount due, the booking total.',
+        (param('booking', {'type': 'string'}, 'The booking id (B and three digits).', table='bookings'),),
+        read_only=False, invoke=_invoke_check_out, where='hotel_front_desk.world:320',
+        returns={'type': 'object', 'properties': {'booking': {'type': 'string'}, 'nights': {'type': 'integer'}, 'amount_due': {'type': 'integer'}}, 'required': ['booking', 'nights', 'amount_due'], 'additionalProperties': False}
+    ),
+)
 
 
 def _check_arrivals_and_departures__ana_in(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # hotel_front_desk.world:415

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -486,23 +486,12 @@ class ITHelpdesk(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_sign_in: frozenset[str] = frozenset({'agent'})
-
-
 def _invoke_sign_in(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
-        rt.check_arguments(args, ('agent',), ('agent',))
     a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, ('No agent ' + rt.text(key) + '.')))
     return ep.tool_sign_in(a_agent)
 
 
-_ARGS_list_tickets: frozenset[str] = frozenset({'status', 'priority', 'category', 'assignee', 'reporter'})
-_NEEDS_list_tickets: frozenset[str] = frozenset(())
-
-
 def _invoke_list_tickets(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_tickets >= args.keys() >= _NEEDS_list_tickets):
-        rt.check_arguments(args, ('status', 'priority', 'category', 'assignee', 'reporter'), ())
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, TicketStatus))) if args.get('status') is not None else None)
     a_priority = (v.want_optional(args['priority'], 'priority', (lambda x, p: v.want_enum(x, p, Priority))) if args.get('priority') is not None else None)
     a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, Category))) if args.get('category') is not None else None)
@@ -511,22 +500,12 @@ def _invoke_list_tickets(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_list_tickets(a_status, a_priority, a_category, a_assignee, a_reporter)
 
 
-_ARGS_search_tickets: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_search_tickets(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_search_tickets and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_search_tickets(a_text)
 
 
-_ARGS_get_ticket: frozenset[str] = frozenset({'ticket'})
-
-
 def _invoke_get_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket',), ('ticket',))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -534,65 +513,29 @@ def _invoke_get_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_ticket(a_ticket)
 
 
-_ARGS_list_agents: frozenset[str] = frozenset({'skill', 'tier', 'active_only'})
-_NEEDS_list_agents: frozenset[str] = frozenset(())
-
-
 def _invoke_list_agents(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_agents >= args.keys() >= _NEEDS_list_agents):
-        rt.check_arguments(args, ('skill', 'tier', 'active_only'), ())
     a_skill = (v.want_optional(args['skill'], 'skill', (lambda x, p: v.want_enum(x, p, Category))) if args.get('skill') is not None else None)
     a_tier = (v.want_optional(args['tier'], 'tier', (lambda x, p: v.check_range(v.want_int(x, p), p, 1, 2))) if args.get('tier') is not None else None)
     a_active_only = (v.want_bool(args['active_only'], 'active_only') if args.get('active_only') is not None else True)
     return ep.tool_list_agents(a_skill, a_tier, a_active_only)
 
 
-_ARGS_get_agent: frozenset[str] = frozenset({'agent'})
-
-
 def _invoke_get_agent(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_agent and None not in args.values()):
-        rt.check_arguments(args, ('agent',), ('agent',))
     a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, ('No agent ' + rt.text(key) + '.')))
     return ep.tool_get_agent(a_agent)
 
 
-_ARGS_who_am_i: frozenset[str] = frozenset(())
-
-
-def _invoke_who_am_i(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_who_am_i):
-        rt.check_arguments(args, (), ())
-    return ep.tool_who_am_i()
-
-
-_ARGS_find_employees: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_find_employees(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_employees and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_find_employees(a_text)
 
 
-_ARGS_get_employee: frozenset[str] = frozenset({'employee'})
-
-
 def _invoke_get_employee(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_employee and None not in args.values()):
-        rt.check_arguments(args, ('employee',), ('employee',))
     a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{4}$'), lambda key: rt.built(ep, ('No employee ' + rt.text(key) + '.')))
     return ep.tool_get_employee(a_employee)
 
 
-_ARGS_open_ticket: frozenset[str] = frozenset({'reporter', 'title', 'category', 'priority'})
-_NEEDS_open_ticket: frozenset[str] = frozenset({'reporter', 'title', 'category'})
-
-
 def _invoke_open_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_open_ticket >= args.keys() >= _NEEDS_open_ticket and None not in args.values()):
-        rt.check_arguments(args, ('reporter', 'title', 'category', 'priority'), ('reporter', 'title', 'category'))
     a_reporter = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['reporter'], 'reporter'), 'reporter', '^E[0-9]{4}$'), lambda key: rt.built(ep, ('No employee ' + rt.text(key) + '.')))
     a_title = v.check_length(v.want_str(args['title'], 'title'), 'title', 1, 120)
     a_category = v.want_enum(args['category'], 'category', Category)
@@ -600,12 +543,7 @@ def _invoke_open_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_open_ticket(a_reporter, a_title, a_category, a_priority)
 
 
-_ARGS_assign_ticket: frozenset[str] = frozenset({'ticket', 'agent'})
-
-
 def _invoke_assign_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_assign_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket', 'agent'), ('ticket', 'agent'))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -614,13 +552,7 @@ def _invoke_assign_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_assign_ticket(a_ticket, a_agent)
 
 
-_ARGS_add_comment: frozenset[str] = frozenset({'ticket', 'body', 'internal'})
-_NEEDS_add_comment: frozenset[str] = frozenset({'ticket', 'body'})
-
-
 def _invoke_add_comment(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_add_comment >= args.keys() >= _NEEDS_add_comment and None not in args.values()):
-        rt.check_arguments(args, ('ticket', 'body', 'internal'), ('ticket', 'body'))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -630,12 +562,7 @@ def _invoke_add_comment(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_add_comment(a_ticket, a_body, a_internal)
 
 
-_ARGS_escalate_ticket: frozenset[str] = frozenset({'ticket', 'agent', 'reason'})
-
-
 def _invoke_escalate_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_escalate_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket', 'agent', 'reason'), ('ticket', 'agent', 'reason'))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -645,12 +572,7 @@ def _invoke_escalate_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_escalate_ticket(a_ticket, a_agent, a_reason)
 
 
-_ARGS_resolve_ticket: frozenset[str] = frozenset({'ticket', 'resolution_note'})
-
-
 def _invoke_resolve_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_resolve_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket', 'resolution_note'), ('ticket', 'resolution_note'))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -659,12 +581,7 @@ def _invoke_resolve_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_resolve_ticket(a_ticket, a_resolution_note)
 
 
-_ARGS_reopen_ticket: frozenset[str] = frozenset({'ticket', 'reason'})
-
-
 def _invoke_reopen_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_reopen_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket', 'reason'), ('ticket', 'reason'))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -673,12 +590,7 @@ def _invoke_reopen_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_reopen_ticket(a_ticket, a_reason)
 
 
-_ARGS_close_ticket: frozenset[str] = frozenset({'ticket'})
-
-
 def _invoke_close_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_close_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket',), ('ticket',))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -686,24 +598,134 @@ def _invoke_close_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_close_ticket(a_ticket)
 
 
-ITHelpdesk.TOOLS = {
-    'sign_in': ToolSpec('sign_in', 'Sign in as a helpdesk agent; the other actions are taken as this agent.', (ParamSpec('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$', 'description': "The agent's id (A and two digits)."}, True, "The agent's id (A and two digits).", table='agents'), ), read_only=False, invoke=_invoke_sign_in, where='ithelpdesk.world:175', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}),
-    'list_tickets': ToolSpec('list_tickets', 'List tickets with their title, reporter, category, priority, status, assignee and resolution, optionally filtered by status, priority, category, assignee and reporter, the most urgent first.', (ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, {'type': 'null'}], 'description': 'Only tickets with this status.'}, False, 'Only tickets with this status.', table=None), ParamSpec('priority', {'anyOf': [{'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, {'type': 'null'}], 'description': 'Only tickets with this priority.'}, False, 'Only tickets with this priority.', table=None), ParamSpec('category', {'anyOf': [{'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, {'type': 'null'}], 'description': 'Only tickets of this category.'}, False, 'Only tickets of this category.', table=None), ParamSpec('assignee', {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}], 'description': 'Only tickets assigned to this agent (agent id, A and two digits).'}, False, 'Only tickets assigned to this agent (agent id, A and two digits).', table='agents'), ParamSpec('reporter', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{4}$'}, {'type': 'null'}], 'description': 'Only tickets reported by this employee (employee id, E and four digits).'}, False, 'Only tickets reported by this employee (employee id, E and four digits).', table='employees'), ), read_only=True, invoke=_invoke_list_tickets, where='ithelpdesk.world:182', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}}, shows=('list', ('row', 'tickets'))),
-    'search_tickets': ToolSpec('search_tickets', 'Find tickets whose title contains the text, whatever their status, the most urgent first.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "A word or phrase of the ticket's title, e.g. printer; case does not matter."}, True, "A word or phrase of the ticket's title, e.g. printer; case does not matter.", table=None), ), read_only=True, invoke=_invoke_search_tickets, where='ithelpdesk.world:195', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}}, shows=('list', ('row', 'tickets'))),
-    'get_ticket': ToolSpec('get_ticket', 'Show a ticket with its comments, oldest first.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ), read_only=True, invoke=_invoke_get_ticket, where='ithelpdesk.world:204', returns={'type': 'object', 'properties': {'ticket': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}, 'comments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'ticket': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'internal': {'type': 'boolean'}, 'at': {'type': 'string'}}, 'required': ['id', 'ticket', 'author', 'body', 'internal', 'at'], 'additionalProperties': False}}}, 'required': ['ticket', 'comments'], 'additionalProperties': False}, shows=('record', (('ticket', 'ticket', ('row', 'tickets')), ('comments', 'comments', ('list', ('row', 'comments')))))),
-    'list_agents': ToolSpec('list_agents', 'List the helpdesk agents with their id, name, skills, tier and whether they are active.', (ParamSpec('skill', {'anyOf': [{'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, {'type': 'null'}], 'description': 'Only agents with this skill: hardware, software, network or access.'}, False, 'Only agents with this skill: hardware, software, network or access.', table=None), ParamSpec('tier', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 2}, {'type': 'null'}], 'description': 'Only agents of this tier (2 = senior, can take escalated tickets).'}, False, 'Only agents of this tier (2 = senior, can take escalated tickets).', table=None), ParamSpec('active_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Leave out inactive agents.'}, False, 'Leave out inactive agents.', table=None), ), read_only=True, invoke=_invoke_list_agents, where='ithelpdesk.world:215', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}}, shows=('list', ('row', 'agents'))),
-    'get_agent': ToolSpec('get_agent', 'Show one agent: name, skills, tier and whether active.', (ParamSpec('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$', 'description': "The agent's id (A and two digits)."}, True, "The agent's id (A and two digits).", table='agents'), ), read_only=True, invoke=_invoke_get_agent, where='ithelpdesk.world:225', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}),
-    'who_am_i': ToolSpec('who_am_i', 'Show the signed-in agent, or nothing when nobody is signed in.', (), read_only=True, invoke=_invoke_who_am_i, where='ithelpdesk.world:233', returns={'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}, {'type': 'null'}]}),
-    'find_employees': ToolSpec('find_employees', 'Find employees whose name, department or email contains the text, with their employee id.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the employee's name, department or email, e.g. finance; case does not matter."}, True, "Part of the employee's name, department or email, e.g. finance; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_employees, where='ithelpdesk.world:237', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'department': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'department', 'email'], 'additionalProperties': False}}, shows=('list', ('row', 'employees'))),
-    'get_employee': ToolSpec('get_employee', 'Show one employee: name, department and email.', (ParamSpec('employee', {'type': 'string', 'pattern': '^E[0-9]{4}$', 'description': 'The employee id (E and four digits).'}, True, 'The employee id (E and four digits).', table='employees'), ), read_only=True, invoke=_invoke_get_employee, where='ithelpdesk.world:246', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'department': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'department', 'email'], 'additionalProperties': False}),
-    'open_ticket': ToolSpec('open_ticket', 'Open a ticket on behalf of an employee. It starts open and unassigned.', (ParamSpec('reporter', {'type': 'string', 'pattern': '^E[0-9]{4}$', 'description': 'The id of the employee reporting the problem (E and four digits).'}, True, 'The id of the employee reporting the problem (E and four digits).', table='employees'), ParamSpec('title', {'type': 'string', 'minLength': 1, 'maxLength': 120, 'description': 'A short description of the problem.'}, True, 'A short description of the problem.', table=None), ParamSpec('category', {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access'], 'description': 'hardware, software, network or access.'}, True, 'hardware, software, network or access.', table=None), ParamSpec('priority', {'anyOf': [{'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, {'type': 'null'}], 'description': 'low, medium, high or critical.'}, False, 'low, medium, high or critical.', table=None), ), read_only=False, invoke=_invoke_open_ticket, where='ithelpdesk.world:256', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-    'assign_ticket': ToolSpec('assign_ticket', 'Assign (or reassign) a ticket that is not resolved or closed to an active agent with the skill for its category. Escalated tickets need a tier-2 agent.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ParamSpec('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$', 'description': 'The id of the agent to take it (A and two digits).'}, True, 'The id of the agent to take it (A and two digits).', table='agents'), ), read_only=False, invoke=_invoke_assign_ticket, where='ithelpdesk.world:270', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-    'add_comment': ToolSpec('add_comment', 'Add a comment to a ticket as the signed-in agent. When the assignee comments on an assigned ticket, it moves to in progress.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ParamSpec('body', {'type': 'string', 'minLength': 1, 'maxLength': 1000, 'description': 'The text of the comment.'}, True, 'The text of the comment.', table=None), ParamSpec('internal', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'True for a note hidden from the reporter.'}, False, 'True for a note hidden from the reporter.', table=None), ), read_only=False, invoke=_invoke_add_comment, where='ithelpdesk.world:286', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'ticket': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'internal': {'type': 'boolean'}, 'at': {'type': 'string'}}, 'required': ['id', 'ticket', 'author', 'body', 'internal', 'at'], 'additionalProperties': False}),
-    'escalate_ticket': ToolSpec('escalate_ticket', 'Escalate a ticket: raise its priority one step (critical stays critical), mark it escalated and hand it to an active tier-2 agent with the skill.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ParamSpec('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$', 'description': 'The id of the tier-2 agent who takes it over (A and two digits).'}, True, 'The id of the tier-2 agent who takes it over (A and two digits).', table='agents'), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 500, 'description': 'Why the ticket is escalated; recorded as an internal comment.'}, True, 'Why the ticket is escalated; recorded as an internal comment.', table=None), ), read_only=False, invoke=_invoke_escalate_ticket, where='ithelpdesk.world:303', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-    'resolve_ticket': ToolSpec('resolve_ticket', "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's assignee can resolve it.", (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ParamSpec('resolution_note', {'type': 'string', 'minLength': 1, 'maxLength': 500, 'description': 'What was done to fix the problem.'}, True, 'What was done to fix the problem.', table=None), ), read_only=False, invoke=_invoke_resolve_ticket, where='ithelpdesk.world:329', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-    'reopen_ticket': ToolSpec('reopen_ticket', 'Reopen a resolved ticket within 7 days of its resolution. It goes back to its assignee as assigned.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 500, 'description': 'Why the ticket is reopened; recorded as a comment.'}, True, 'Why the ticket is reopened; recorded as a comment.', table=None), ), read_only=False, invoke=_invoke_reopen_ticket, where='ithelpdesk.world:345', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-    'close_ticket': ToolSpec('close_ticket', 'Close a resolved ticket for good once its 7-day reopen window has passed.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ), read_only=False, invoke=_invoke_close_ticket, where='ithelpdesk.world:362', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-}
+ITHelpdesk.TOOLS = tools(
+    tool(
+        'sign_in', 'Sign in as a helpdesk agent; the other actions are taken as this agent.',
+        (param('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$'}, "The agent's id (A and two digits).", table='agents'),),
+        read_only=False, invoke=_invoke_sign_in, where='ithelpdesk.world:175',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_tickets',
+        'List tickets with their title, reporter, category, priority, status, assignee and resolution, optionally filtered by status, priority, category, assignee and reporter, the most urgent first.',
+        (param('status', {'anyOf': [{'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, {'type': 'null'}]}, 'Only tickets with this status.', optional=True),
+        param('priority', {'anyOf': [{'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, {'type': 'null'}]}, 'Only tickets with this priority.', optional=True),
+        param('category', {'anyOf': [{'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, {'type': 'null'}]}, 'Only tickets of this category.', optional=True),
+        param('assignee', {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'Only tickets assigned to this agent (agent id, A and two digits).', optional=True, table='agents'),
+        param('reporter', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{4}$'}, {'type': 'null'}]}, 'Only tickets reported by this employee (employee id, E and four digits).', optional=True, table='employees')),
+        read_only=True, invoke=_invoke_list_tickets, where='ithelpdesk.world:182',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}},
+        shows=('list', ('row', 'tickets'))
+    ),
+    tool(
+        'search_tickets',
+        'Find tickets whose title contains the text, whatever their status, the most urgent first.',
+        (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "A word or phrase of the ticket's title, e.g. printer; case does not matter."),),
+        read_only=True, invoke=_invoke_search_tickets, where='ithelpdesk.world:195',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}},
+        shows=('list', ('row', 'tickets'))
+    ),
+    tool(
+        'get_ticket', 'Show a ticket with its comments, oldest first.',
+        (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),),
+        read_only=True, invoke=_invoke_get_ticket, where='ithelpdesk.world:204',
+        returns={'type': 'object', 'properties': {'ticket': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}, 'comments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'ticket': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'internal': {'type': 'boolean'}, 'at': {'type': 'string'}}, 'required': ['id', 'ticket', 'author', 'body', 'internal', 'at'], 'additionalProperties': False}}}, 'required': ['ticket', 'comments'], 'additionalProperties': False},
+        shows=('record', (('ticket', 'ticket', ('row', 'tickets')), ('comments', 'comments', ('list', ('row', 'comments')))))
+    ),
+    tool(
+        'list_agents',
+        'List the helpdesk agents with their id, name, skills, tier and whether they are active.',
+        (param('skill', {'anyOf': [{'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, {'type': 'null'}]}, 'Only agents with this skill: hardware, software, network or access.', optional=True),
+        param('tier', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 2}, {'type': 'null'}]}, 'Only agents of this tier (2 = senior, can take escalated tickets).', optional=True),
+        param('active_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Leave out inactive agents.', optional=True)),
+        read_only=True, invoke=_invoke_list_agents, where='ithelpdesk.world:215',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}},
+        shows=('list', ('row', 'agents'))
+    ),
+    tool(
+        'get_agent', 'Show one agent: name, skills, tier and whether active.',
+        (param('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$'}, "The agent's id (A and two digits).", table='agents'),),
+        read_only=True, invoke=_invoke_get_agent, where='ithelpdesk.world:225',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}
+    ),
+    tool(
+        'who_am_i', 'Show the signed-in agent, or nothing when nobody is signed in.', (),
+        read_only=True, method=ITHelpdesk.tool_who_am_i, where='ithelpdesk.world:233',
+        returns={'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}, {'type': 'null'}]}
+    ),
+    tool(
+        'find_employees',
+        'Find employees whose name, department or email contains the text, with their employee id.',
+        (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the employee's name, department or email, e.g. finance; case does not matter."),),
+        read_only=True, invoke=_invoke_find_employees, where='ithelpdesk.world:237',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'department': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'department', 'email'], 'additionalProperties': False}},
+        shows=('list', ('row', 'employees'))
+    ),
+    tool(
+        'get_employee', 'Show one employee: name, department and email.',
+        (param('employee', {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'The employee id (E and four digits).', table='employees'),),
+        read_only=True, invoke=_invoke_get_employee, where='ithelpdesk.world:246',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'department': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'department', 'email'], 'additionalProperties': False}
+    ),
+    tool(
+        'open_ticket', 'Open a ticket on behalf of an employee. It starts open and unassigned.',
+        (param('reporter', {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'The id of the employee reporting the problem (E and four digits).', table='employees'),
+        param('title', {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'A short description of the problem.'),
+        param('category', {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'hardware, software, network or access.'),
+        param('priority', {'anyOf': [{'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, {'type': 'null'}]}, 'low, medium, high or critical.', optional=True)),
+        read_only=False, invoke=_invoke_open_ticket, where='ithelpdesk.world:256',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}
+    ),
+    tool(
+        'assign_ticket',
+        'Assign (or reassign) a ticket that is not resolved or closed to an active agent with the skill for its category. Escalated tickets need a tier-2 agent.',
+        (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
+        param('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'The id of the agent to take it (A and two digits).', table='agents')),
+        read_only=False, invoke=_invoke_assign_ticket, where='ithelpdesk.world:270',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}
+    ),
+    tool(
+        'add_comment',
+        'Add a comment to a ticket as the signed-in agent. When the assignee comments on an assigned ticket, it moves to in progress.',
+        (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
+        param('body', {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'The text of the comment.'),
+        param('internal', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'True for a note hidden from the reporter.', optional=True)),
+        read_only=False, invoke=_invoke_add_comment, where='ithelpdesk.world:286',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'ticket': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'internal': {'type': 'boolean'}, 'at': {'type': 'string'}}, 'required': ['id', 'ticket', 'author', 'body', 'internal', 'at'], 'additionalProperties': False}
+    ),
+    tool(
+        'escalate_ticket',
+        'Escalate a ticket: raise its priority one step (critical stays critical), mark it escalated and hand it to an active tier-2 agent with the skill.',
+        (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
+        param('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'The id of the tier-2 agent who takes it over (A and two digits).', table='agents'),
+        param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 500}, 'Why the ticket is escalated; recorded as an internal comment.')),
+        read_only=False, invoke=_invoke_escalate_ticket, where='ithelpdesk.world:303',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}
+    ),
+    tool(
+        'resolve_ticket',
+        "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's assignee can resolve it.",
+        (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
+        param('resolution_note', {'type': 'string', 'minLength': 1, 'maxLength': 500}, 'What was done to fix the problem.')),
+        read_only=False, invoke=_invoke_resolve_ticket, where='ithelpdesk.world:329',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}
+    ),
+    tool(
+        'reopen_ticket',
+        'Reopen a resolved ticket within 7 days of its resolution. It goes back to its assignee as assigned.',
+        (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
+        param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 500}, 'Why the ticket is reopened; recorded as a comment.')),
+        read_only=False, invoke=_invoke_reopen_ticket, where='ithelpdesk.world:345',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}
+    ),
+    tool(
+        'close_ticket',
+        'Close a resolved ticket for good once its 7-day reopen window has passed.',
+        (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),),
+        read_only=False, invoke=_invoke_close_ticket, where='ithelpdesk.world:362',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}
+    ),
+)
 
 
 def _check_take_and_resolve__taken(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # ithelpdesk.world:487

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -337,24 +337,14 @@ class MessageAPI(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_list_users: frozenset[str] = frozenset(())
-
-
 def _invoke_list_users(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_users):
-        rt.check_arguments_python(args, (), (), 'MessageAPI.list_users')
     try:
         return ep.tool_list_users()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_user_id: frozenset[str] = frozenset({'user'})
-
-
 def _invoke_get_user_id(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_user_id):
-        rt.check_arguments_python(args, ('user',), ('user',), 'MessageAPI.get_user_id')
     try:
         a_user = args['user']
         if type(a_user) is not str or not a_user.isascii():
@@ -364,12 +354,7 @@ def _invoke_get_user_id(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_message_login: frozenset[str] = frozenset({'user_id'})
-
-
 def _invoke_message_login(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_message_login):
-        rt.check_arguments_python(args, ('user_id',), ('user_id',), 'MessageAPI.message_login')
     try:
         a_user_id = args['user_id']
         if type(a_user_id) is not str or not a_user_id.isascii():
@@ -379,24 +364,14 @@ def _invoke_message_login(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_message_get_login_status: frozenset[str] = frozenset(())
-
-
 def _invoke_message_get_login_status(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_message_get_login_status):
-        rt.check_arguments_python(args, (), (), 'MessageAPI.message_get_login_status')
     try:
         return ep.tool_message_get_login_status()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_send_message: frozenset[str] = frozenset({'receiver_id', 'message'})
-
-
 def _invoke_send_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_send_message):
-        rt.check_arguments_python(args, ('receiver_id', 'message'), ('receiver_id', 'message'), 'MessageAPI.send_message')
     try:
         a_receiver_id = args['receiver_id']
         if type(a_receiver_id) is not str or not a_receiver_id.isascii():
@@ -409,12 +384,7 @@ def _invoke_send_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_delete_message: frozenset[str] = frozenset({'receiver_id'})
-
-
 def _invoke_delete_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_delete_message):
-        rt.check_arguments_python(args, ('receiver_id',), ('receiver_id',), 'MessageAPI.delete_message')
     try:
         a_receiver_id = args['receiver_id']
         if type(a_receiver_id) is not str or not a_receiver_id.isascii():
@@ -424,24 +394,14 @@ def _invoke_delete_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_view_messages_sent: frozenset[str] = frozenset(())
-
-
 def _invoke_view_messages_sent(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_view_messages_sent):
-        rt.check_arguments_python(args, (), (), 'MessageAPI.view_messages_sent')
     try:
         return ep.tool_view_messages_sent()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_add_contact: frozenset[str] = frozenset({'user_name'})
-
-
 def _invoke_add_contact(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_add_contact):
-        rt.check_arguments_python(args, ('user_name',), ('user_name',), 'MessageAPI.add_contact')
     try:
         a_user_name = args['user_name']
         if type(a_user_name) is not str or not a_user_name.isascii():
@@ -451,12 +411,7 @@ def _invoke_add_contact(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_search_messages: frozenset[str] = frozenset({'keyword'})
-
-
 def _invoke_search_messages(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_search_messages):
-        rt.check_arguments_python(args, ('keyword',), ('keyword',), 'MessageAPI.search_messages')
     try:
         a_keyword = args['keyword']
         if type(a_keyword) is not str or not a_keyword.isascii():
@@ -466,30 +421,82 @@ def _invoke_search_messages(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_message_stats: frozenset[str] = frozenset(())
-
-
 def _invoke_get_message_stats(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_message_stats):
-        rt.check_arguments_python(args, (), (), 'MessageAPI.get_message_stats')
     try:
         return ep.tool_get_message_stats()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-MessageAPI.TOOLS = {
-    'list_users': ToolSpec('list_users', 'List all users in the workspace.', (), read_only=True, invoke=_invoke_list_users, where='message_api.world:130', returns={'type': 'object', 'properties': {'user_list': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_list'], 'additionalProperties': False}),
-    'get_user_id': ToolSpec('get_user_id', 'Get user ID from user name.', (ParamSpec('user', {'type': 'string', 'description': 'User name of the user.'}, True, 'User name of the user.', table=None), ), read_only=True, invoke=_invoke_get_user_id, where='message_api.world:134', returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}}, 'required': ['user_id'], 'additionalProperties': False}),
-    'message_login': ToolSpec('message_login', 'Log in a user with the given user ID to messeage application.', (ParamSpec('user_id', {'type': 'string', 'description': 'User ID of the user to log in.'}, True, 'User ID of the user to log in.', table=None), ), read_only=False, invoke=_invoke_message_login, where='message_api.world:140', returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}, 'message': {'type': 'string'}}, 'required': ['login_status', 'message'], 'additionalProperties': False}),
-    'message_get_login_status': ToolSpec('message_get_login_status', 'Get the login status of the current user.', (), read_only=True, invoke=_invoke_message_get_login_status, where='message_api.world:150', returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}}, 'required': ['login_status'], 'additionalProperties': False}),
-    'send_message': ToolSpec('send_message', 'Send a message to a user.', (ParamSpec('receiver_id', {'type': 'string', 'description': 'User ID of the user to send the message to.'}, True, 'User ID of the user to send the message to.', table=None), ParamSpec('message', {'type': 'string', 'description': 'Message to be sent.'}, True, 'Message to be sent.', table=None), ), read_only=False, invoke=_invoke_send_message, where='message_api.world:154', returns={'type': 'object', 'properties': {'sent_status': {'type': 'boolean'}, 'message_id': {'type': 'object', 'properties': {'new_id': {'type': 'integer'}}, 'required': ['new_id'], 'additionalProperties': False}, 'message': {'type': 'string'}}, 'required': ['sent_status', 'message_id', 'message'], 'additionalProperties': False}),
-    'delete_message': ToolSpec('delete_message', 'Delete the latest message sent to a receiver.', (ParamSpec('receiver_id', {'type': 'string', 'description': 'User ID of the user to send the message to.'}, True, 'User ID of the user to send the message to.', table=None), ), read_only=False, invoke=_invoke_delete_message, where='message_api.world:177', returns={'type': 'object', 'properties': {'deleted_status': {'type': 'boolean'}, 'receiver_id': {'type': 'string'}, 'message': {'type': 'string'}}, 'required': ['deleted_status', 'receiver_id', 'message'], 'additionalProperties': False}),
-    'view_messages_sent': ToolSpec('view_messages_sent', 'View all historical messages sent by the current user.', (), read_only=True, invoke=_invoke_view_messages_sent, where='message_api.world:201', returns={'type': 'object', 'properties': {'messages': {'type': 'object', 'additionalProperties': {'type': 'array', 'items': {}}}}, 'required': ['messages'], 'additionalProperties': False}),
-    'add_contact': ToolSpec('add_contact', 'Add a contact to the workspace.', (ParamSpec('user_name', {'type': 'string', 'description': 'User name of contact to be added.'}, True, 'User name of contact to be added.', table=None), ), read_only=False, invoke=_invoke_add_contact, where='message_api.world:211', returns={'type': 'object', 'properties': {'added_status': {'type': 'boolean'}, 'user_id': {'type': 'string'}, 'message': {'type': 'string'}}, 'required': ['added_status', 'user_id', 'message'], 'additionalProperties': False}),
-    'search_messages': ToolSpec('search_messages', 'Search for messages containing a specific keyword.', (ParamSpec('keyword', {'type': 'string', 'description': 'The keyword to search for in messages.'}, True, 'The keyword to search for in messages.', table=None), ), read_only=True, invoke=_invoke_search_messages, where='message_api.world:230', returns={'type': 'object', 'properties': {'results': {'type': 'array', 'items': {'type': 'object', 'properties': {'receiver_id': {'type': 'string'}, 'message': {}}, 'required': ['receiver_id', 'message'], 'additionalProperties': False}}}, 'required': ['results'], 'additionalProperties': False}),
-    'get_message_stats': ToolSpec('get_message_stats', 'Get statistics about messages for the current user.', (), read_only=True, invoke=_invoke_get_message_stats, where='message_api.world:248', returns={'type': 'object', 'properties': {'stats': {'type': 'object', 'properties': {'received_count': {'type': 'integer'}, 'total_contacts': {'type': 'integer'}}, 'required': ['received_count', 'total_contacts'], 'additionalProperties': False}}, 'required': ['stats'], 'additionalProperties': False}),
-}
+MessageAPI.TOOLS = tools(
+    tool(
+        'list_users', 'List all users in the workspace.', (), read_only=True,
+        invoke=_invoke_list_users, python_name='MessageAPI.list_users',
+        where='message_api.world:130',
+        returns={'type': 'object', 'properties': {'user_list': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_list'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_user_id', 'Get user ID from user name.',
+        (param('user', {'type': 'string'}, 'User name of the user.'),), read_only=True,
+        invoke=_invoke_get_user_id, python_name='MessageAPI.get_user_id',
+        where='message_api.world:134',
+        returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}}, 'required': ['user_id'], 'additionalProperties': False}
+    ),
+    tool(
+        'message_login', 'Log in a user with the given user ID to messeage application.',
+        (param('user_id', {'type': 'string'}, 'User ID of the user to log in.'),), read_only=False,
+        invoke=_invoke_message_login, python_name='MessageAPI.message_login',
+        where='message_api.world:140',
+        returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}, 'message': {'type': 'string'}}, 'required': ['login_status', 'message'], 'additionalProperties': False}
+    ),
+    tool(
+        'message_get_login_status', 'Get the login status of the current user.', (),
+        read_only=True, invoke=_invoke_message_get_login_status,
+        python_name='MessageAPI.message_get_login_status', where='message_api.world:150',
+        returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}}, 'required': ['login_status'], 'additionalProperties': False}
+    ),
+    tool(
+        'send_message', 'Send a message to a user.',
+        (param('receiver_id', {'type': 'string'}, 'User ID of the user to send the message to.'),
+        param('message', {'type': 'string'}, 'Message to be sent.')),
+        read_only=False, invoke=_invoke_send_message, python_name='MessageAPI.send_message',
+        where='message_api.world:154',
+        returns={'type': 'object', 'properties': {'sent_status': {'type': 'boolean'}, 'message_id': {'type': 'object', 'properties': {'new_id': {'type': 'integer'}}, 'required': ['new_id'], 'additionalProperties': False}, 'message': {'type': 'string'}}, 'required': ['sent_status', 'message_id', 'message'], 'additionalProperties': False}
+    ),
+    tool(
+        'delete_message', 'Delete the latest message sent to a receiver.',
+        (param('receiver_id', {'type': 'string'}, 'User ID of the user to send the message to.'),),
+        read_only=False, invoke=_invoke_delete_message, python_name='MessageAPI.delete_message',
+        where='message_api.world:177',
+        returns={'type': 'object', 'properties': {'deleted_status': {'type': 'boolean'}, 'receiver_id': {'type': 'string'}, 'message': {'type': 'string'}}, 'required': ['deleted_status', 'receiver_id', 'message'], 'additionalProperties': False}
+    ),
+    tool(
+        'view_messages_sent', 'View all historical messages sent by the current user.', (),
+        read_only=True, invoke=_invoke_view_messages_sent,
+        python_name='MessageAPI.view_messages_sent', where='message_api.world:201',
+        returns={'type': 'object', 'properties': {'messages': {'type': 'object', 'additionalProperties': {'type': 'array', 'items': {}}}}, 'required': ['messages'], 'additionalProperties': False}
+    ),
+    tool(
+        'add_contact', 'Add a contact to the workspace.',
+        (param('user_name', {'type': 'string'}, 'User name of contact to be added.'),),
+        read_only=False, invoke=_invoke_add_contact, python_name='MessageAPI.add_contact',
+        where='message_api.world:211',
+        returns={'type': 'object', 'properties': {'added_status': {'type': 'boolean'}, 'user_id': {'type': 'string'}, 'message': {'type': 'string'}}, 'required': ['added_status', 'user_id', 'message'], 'additionalProperties': False}
+    ),
+    tool(
+        'search_messages', 'Search for messages containing a specific keyword.',
+        (param('keyword', {'type': 'string'}, 'The keyword to search for in messages.'),),
+        read_only=True, invoke=_invoke_search_messages, python_name='MessageAPI.search_messages',
+        where='message_api.world:230',
+        returns={'type': 'object', 'properties': {'results': {'type': 'array', 'items': {'type': 'object', 'properties': {'receiver_id': {'type': 'string'}, 'message': {}}, 'required': ['receiver_id', 'message'], 'additionalProperties': False}}}, 'required': ['results'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_message_stats', 'Get statistics about messages for the current user.', (),
+        read_only=True, invoke=_invoke_get_message_stats,
+        python_name='MessageAPI.get_message_stats', where='message_api.world:248',
+        returns={'type': 'object', 'properties': {'stats': {'type': 'object', 'properties': {'received_count': {'type': 'integer'}, 'total_contacts': {'type': 'integer'}}, 'required': ['received_count', 'total_contacts'], 'additionalProperties': False}}, 'required': ['stats'], 'additionalProperties': False}
+    ),
+)
 
 
 MessageAPI.TASKS = {

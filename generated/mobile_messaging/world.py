@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -719,75 +719,30 @@ class MobileMessaging(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_login: frozenset[str] = frozenset({'phone', 'password'})
-
-
 def _invoke_login(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_login and None not in args.values()):
-        rt.check_arguments(args, ('phone', 'password'), ('phone', 'password'))
     a_phone = v.check_pattern(v.want_str(args['phone'], 'phone'), 'phone', '^\\+[0-9]{7,15}$')
     a_password = v.check_length(v.want_str(args['password'], 'password'), 'password', 1, 64)
     return ep.tool_login(a_phone, a_password)
 
 
-_ARGS_logout: frozenset[str] = frozenset(())
-
-
-def _invoke_logout(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_logout):
-        rt.check_arguments(args, (), ())
-    return ep.tool_logout()
-
-
-_ARGS_get_current_user: frozenset[str] = frozenset(())
-
-
-def _invoke_get_current_user(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_current_user):
-        rt.check_arguments(args, (), ())
-    return ep.tool_get_current_user()
-
-
-_ARGS_list_contacts: frozenset[str] = frozenset({'favorites_only'})
-_NEEDS_list_contacts: frozenset[str] = frozenset(())
-
-
 def _invoke_list_contacts(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_contacts >= args.keys() >= _NEEDS_list_contacts):
-        rt.check_arguments(args, ('favorites_only',), ())
     a_favorites_only = (v.want_bool(args['favorites_only'], 'favorites_only') if args.get('favorites_only') is not None else False)
     return ep.tool_list_contacts(a_favorites_only)
 
 
-_ARGS_search_contacts: frozenset[str] = frozenset({'query'})
-
-
 def _invoke_search_contacts(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_search_contacts and None not in args.values()):
-        rt.check_arguments(args, ('query',), ('query',))
     a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 1, 80)
     return ep.tool_search_contacts(a_query)
 
 
-_ARGS_add_contact: frozenset[str] = frozenset({'phone', 'name', 'favorite'})
-_NEEDS_add_contact: frozenset[str] = frozenset({'phone'})
-
-
 def _invoke_add_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_add_contact >= args.keys() >= _NEEDS_add_contact and None not in args.values()):
-        rt.check_arguments(args, ('phone', 'name', 'favorite'), ('phone',))
     a_phone = v.check_pattern(v.want_str(args['phone'], 'phone'), 'phone', '^\\+[0-9]{7,15}$')
     a_name = (v.want_optional(args['name'], 'name', (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80))) if args.get('name') is not None else None)
     a_favorite = (v.want_bool(args['favorite'], 'favorite') if args.get('favorite') is not None else False)
     return ep.tool_add_contact(a_phone, a_name, a_favorite)
 
 
-_ARGS_remove_contact: frozenset[str] = frozenset({'contact'})
-
-
 def _invoke_remove_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_remove_contact and None not in args.values()):
-        rt.check_arguments(args, ('contact',), ('contact',))
     a_contact = args['contact']
     if type(a_contact) is not str or not a_contact.isascii():
         a_contact = v.want_str(a_contact, 'contact')
@@ -795,12 +750,7 @@ def _invoke_remove_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     return ep.tool_remove_contact(a_contact)
 
 
-_ARGS_set_favorite_contact: frozenset[str] = frozenset({'contact', 'favorite'})
-
-
 def _invoke_set_favorite_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_set_favorite_contact and None not in args.values()):
-        rt.check_arguments(args, ('contact', 'favorite'), ('contact', 'favorite'))
     a_contact = args['contact']
     if type(a_contact) is not str or not a_contact.isascii():
         a_contact = v.want_str(a_contact, 'contact')
@@ -809,24 +759,12 @@ def _invoke_set_favorite_contact(ep: MobileMessaging, args: Mapping[str, Any]) -
     return ep.tool_set_favorite_contact(a_contact, a_favorite)
 
 
-_ARGS_list_conversations: frozenset[str] = frozenset({'include_archived'})
-_NEEDS_list_conversations: frozenset[str] = frozenset(())
-
-
 def _invoke_list_conversations(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_conversations >= args.keys() >= _NEEDS_list_conversations):
-        rt.check_arguments(args, ('include_archived',), ())
     a_include_archived = (v.want_bool(args['include_archived'], 'include_archived') if args.get('include_archived') is not None else False)
     return ep.tool_list_conversations(a_include_archived)
 
 
-_ARGS_get_conversation_messages: frozenset[str] = frozenset({'conversation', 'limit'})
-_NEEDS_get_conversation_messages: frozenset[str] = frozenset({'conversation'})
-
-
 def _invoke_get_conversation_messages(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_get_conversation_messages >= args.keys() >= _NEEDS_get_conversation_messages and None not in args.values()):
-        rt.check_arguments(args, ('conversation', 'limit'), ('conversation',))
     a_conversation = args['conversation']
     if type(a_conversation) is not str or not a_conversation.isascii():
         a_conversation = v.want_str(a_conversation, 'conversation')
@@ -835,23 +773,13 @@ def _invoke_get_conversation_messages(ep: MobileMessaging, args: Mapping[str, An
     return ep.tool_get_conversation_messages(a_conversation, a_limit)
 
 
-_ARGS_create_group: frozenset[str] = frozenset({'title', 'members'})
-
-
 def _invoke_create_group(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_create_group and None not in args.values()):
-        rt.check_arguments(args, ('title', 'members'), ('title', 'members'))
     a_title = v.check_length(v.want_str(args['title'], 'title'), 'title', 1, 60)
     a_members = v.check_length(v.want_list(args['members'], 'members', (lambda x, p: v.want_str(x, p))), 'members', 2, 20)
     return ep.tool_create_group(a_title, a_members)
 
 
-_ARGS_archive_conversation: frozenset[str] = frozenset({'conversation'})
-
-
 def _invoke_archive_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_archive_conversation and None not in args.values()):
-        rt.check_arguments(args, ('conversation',), ('conversation',))
     a_conversation = args['conversation']
     if type(a_conversation) is not str or not a_conversation.isascii():
         a_conversation = v.want_str(a_conversation, 'conversation')
@@ -859,12 +787,7 @@ def _invoke_archive_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -
     return ep.tool_archive_conversation(a_conversation)
 
 
-_ARGS_unarchive_conversation: frozenset[str] = frozenset({'conversation'})
-
-
 def _invoke_unarchive_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_unarchive_conversation and None not in args.values()):
-        rt.check_arguments(args, ('conversation',), ('conversation',))
     a_conversation = args['conversation']
     if type(a_conversation) is not str or not a_conversation.isascii():
         a_conversation = v.want_str(a_conversation, 'conversation')
@@ -872,12 +795,7 @@ def _invoke_unarchive_conversation(ep: MobileMessaging, args: Mapping[str, Any])
     return ep.tool_unarchive_conversation(a_conversation)
 
 
-_ARGS_send_message: frozenset[str] = frozenset({'recipient', 'body'})
-
-
 def _invoke_send_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_send_message and None not in args.values()):
-        rt.check_arguments(args, ('recipient', 'body'), ('recipient', 'body'))
     a_recipient = args['recipient']
     if type(a_recipient) is not str or not a_recipient.isascii():
         a_recipient = v.want_str(a_recipient, 'recipient')
@@ -886,12 +804,7 @@ def _invoke_send_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     return ep.tool_send_message(a_recipient, a_body)
 
 
-_ARGS_reply_in_conversation: frozenset[str] = frozenset({'conversation', 'body'})
-
-
 def _invoke_reply_in_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_reply_in_conversation and None not in args.values()):
-        rt.check_arguments(args, ('conversation', 'body'), ('conversation', 'body'))
     a_conversation = args['conversation']
     if type(a_conversation) is not str or not a_conversation.isascii():
         a_conversation = v.want_str(a_conversation, 'conversation')
@@ -900,12 +813,7 @@ def _invoke_reply_in_conversation(ep: MobileMessaging, args: Mapping[str, Any]) 
     return ep.tool_reply_in_conversation(a_conversation, a_body)
 
 
-_ARGS_mark_message_read: frozenset[str] = frozenset({'message'})
-
-
 def _invoke_mark_message_read(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_mark_message_read and None not in args.values()):
-        rt.check_arguments(args, ('message',), ('message',))
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
@@ -913,12 +821,7 @@ def _invoke_mark_message_read(ep: MobileMessaging, args: Mapping[str, Any]) -> A
     return ep.tool_mark_message_read(a_message)
 
 
-_ARGS_mark_conversation_read: frozenset[str] = frozenset({'conversation'})
-
-
 def _invoke_mark_conversation_read(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_mark_conversation_read and None not in args.values()):
-        rt.check_arguments(args, ('conversation',), ('conversation',))
     a_conversation = args['conversation']
     if type(a_conversation) is not str or not a_conversation.isascii():
         a_conversation = v.want_str(a_conversation, 'conversation')
@@ -926,21 +829,7 @@ def _invoke_mark_conversation_read(ep: MobileMessaging, args: Mapping[str, Any])
     return ep.tool_mark_conversation_read(a_conversation)
 
 
-_ARGS_get_unread_count: frozenset[str] = frozenset(())
-
-
-def _invoke_get_unread_count(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_unread_count):
-        rt.check_arguments(args, (), ())
-    return ep.tool_get_unread_count()
-
-
-_ARGS_delete_message: frozenset[str] = frozenset({'message'})
-
-
 def _invoke_delete_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_delete_message and None not in args.values()):
-        rt.check_arguments(args, ('message',), ('message',))
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
@@ -948,37 +837,152 @@ def _invoke_delete_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     return ep.tool_delete_message(a_message)
 
 
-_ARGS_retry_failed_messages: frozenset[str] = frozenset(())
-
-
-def _invoke_retry_failed_messages(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_retry_failed_messages):
-        rt.check_arguments(args, (), ())
-    return ep.tool_retry_failed_messages()
-
-
-MobileMessaging.TOOLS = {
-    'login': ToolSpec('login', 'Sign in on this phone. Signing in marks the account online and ends any other session\non the phone.', (ParamSpec('phone', {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$', 'description': "The account's phone number in international form, e.g. +14155550101."}, True, "The account's phone number in international form, e.g. +14155550101.", table=None), ParamSpec('password', {'type': 'string', 'minLength': 1, 'maxLength': 64, 'description': "The account's password."}, True, "The account's password.", table=None), ), read_only=False, invoke=_invoke_login, where='messaging.world:258', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'email': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}}, 'required': ['id', 'name', 'phone', 'email', 'presence'], 'additionalProperties': False}),
-    'logout': ToolSpec('logout', 'Sign out of the app. The account shows as offline until the next login.', (), read_only=False, invoke=_invoke_logout, where='messaging.world:280', returns={'type': 'string'}),
-    'get_current_user': ToolSpec('get_current_user', 'Show the profile (id, name, phone, email, presence) of the signed-in user.', (), read_only=True, invoke=_invoke_get_current_user, where='messaging.world:289', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'email': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}}, 'required': ['id', 'name', 'phone', 'email', 'presence'], 'additionalProperties': False}),
-    'list_contacts': ToolSpec('list_contacts', "List the signed-in user's contacts in alphabetical order, with their user ids and phone numbers.", (ParamSpec('favorites_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Only list the contacts marked as favorite.'}, False, 'Only list the contacts marked as favorite.', table=None), ), read_only=True, invoke=_invoke_list_contacts, where='messaging.world:298', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}}),
-    'search_contacts': ToolSpec('search_contacts', 'Find contacts of the signed-in user whose name or phone number contains the query.', (ParamSpec('query', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of a contact's name (any case) or of their phone number."}, True, "Part of a contact's name (any case) or of their phone number.", table=None), ), read_only=True, invoke=_invoke_search_contacts, where='messaging.world:309', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}}),
-    'add_contact': ToolSpec('add_contact', "Add a person who has an account on the app to the signed-in user's contacts.", (ParamSpec('phone', {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$', 'description': "The new contact's phone number in international form, e.g. +33612345678."}, True, "The new contact's phone number in international form, e.g. +33612345678.", table=None), ParamSpec('name', {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 80}, {'type': 'null'}], 'description': 'The name to save the contact under; defaults to the name on their account.'}, False, 'The name to save the contact under; defaults to the name on their account.', table=None), ParamSpec('favorite', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Mark the new contact as a favorite.'}, False, 'Mark the new contact as a favorite.', table=None), ), read_only=False, invoke=_invoke_add_contact, where='messaging.world:321', returns={'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}),
-    'remove_contact': ToolSpec('remove_contact', "Remove an entry from the signed-in user's contacts. Conversations with the person are kept.", (ParamSpec('contact', {'type': 'string', 'description': 'The contact id, e.g. CT104 (see list_contacts).'}, True, 'The contact id, e.g. CT104 (see list_contacts).', table='contacts'), ), read_only=False, invoke=_invoke_remove_contact, where='messaging.world:340', returns={'type': 'string'}),
-    'set_favorite_contact': ToolSpec('set_favorite_contact', "Mark or unmark one of the signed-in user's contacts as a favorite.", (ParamSpec('contact', {'type': 'string', 'description': 'The contact id, e.g. CT102 (see list_contacts).'}, True, 'The contact id, e.g. CT102 (see list_contacts).', table='contacts'), ParamSpec('favorite', {'type': 'boolean', 'description': 'true to mark the contact as a favorite, false to unmark it.'}, True, 'true to mark the contact as a favorite, false to unmark it.', table=None), ), read_only=False, invoke=_invoke_set_favorite_contact, where='messaging.world:352', returns={'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}),
-    'list_conversations': ToolSpec('list_conversations', "List the signed-in user's conversations, most recent activity first, with unread counts.", (ParamSpec('include_archived', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Also list the conversations the user archived.'}, False, 'Also list the conversations the user archived.', table=None), ), read_only=True, invoke=_invoke_list_conversations, where='messaging.world:366', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}}),
-    'get_conversation_messages': ToolSpec('get_conversation_messages', 'Read the latest messages of a conversation, oldest first. Reading does not mark them as read.', (ParamSpec('conversation', {'type': 'string', 'description': 'The conversation id, e.g. CONV101 (see list_conversations).'}, True, 'The conversation id, e.g. CONV101 (see list_conversations).', table='conversations'), ParamSpec('limit', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 100}, {'type': 'null'}], 'description': 'How many of the latest messages to return (1 to 100).'}, False, 'How many of the latest messages to return (1 to 100).', table=None), ), read_only=True, invoke=_invoke_get_conversation_messages, where='messaging.world:377', returns={'type': 'array', 'items': {'type': 'string'}}),
-    'create_group': ToolSpec('create_group', 'Create a group conversation with the signed-in user and at least two other people.', (ParamSpec('title', {'type': 'string', 'minLength': 1, 'maxLength': 60, 'description': 'The group\'s name, e.g. "Book club".'}, True, 'The group\'s name, e.g. "Book club".', table=None), ParamSpec('members', {'type': 'array', 'items': {'type': 'string'}, 'minItems': 2, 'maxItems': 20, 'description': 'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].'}, True, 'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].', table=None), ), read_only=False, invoke=_invoke_create_group, where='messaging.world:395', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}),
-    'archive_conversation': ToolSpec('archive_conversation', "Move a conversation to the signed-in user's archive. The other participants are not affected.", (ParamSpec('conversation', {'type': 'string', 'description': 'The conversation id, e.g. CONV103.'}, True, 'The conversation id, e.g. CONV103.', table='conversations'), ), read_only=False, invoke=_invoke_archive_conversation, where='messaging.world:417', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}),
-    'unarchive_conversation': ToolSpec('unarchive_conversation', "Bring a conversation back from the signed-in user's archive to the main list.", (ParamSpec('conversation', {'type': 'string', 'description': 'The conversation id, e.g. CONV104.'}, True, 'The conversation id, e.g. CONV104.', table='conversations'), ), read_only=False, invoke=_invoke_unarchive_conversation, where='messaging.world:430', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}),
-    'send_message': ToolSpec('send_message', 'Send a text message to one person. It goes into the direct conversation with them, which\nis created if there is none yet and brought back from the archive if it was archived.\nThe message is delivered at once when the recipient is connected, otherwise it is sent and\nwaits on the server.', (ParamSpec('recipient', {'type': 'string', 'description': 'The user id of the person to write to, e.g. U002 (see list_contacts).'}, True, 'The user id of the person to write to, e.g. U002 (see list_contacts).', table='users'), ParamSpec('body', {'type': 'string', 'minLength': 1, 'maxLength': 1000, 'description': 'The text of the message, 1 to 1000 characters.'}, True, 'The text of the message, 1 to 1000 characters.', table=None), ), read_only=False, invoke=_invoke_send_message, where='messaging.world:445', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'conversation': {'type': 'string'}, 'sender': {'type': 'string'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'sent_at': {'type': 'string'}, 'delivery': {'type': 'string', 'enum': ['sent', 'delivered', 'failed']}, 'read_by': {'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}}, 'required': ['id', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by'], 'additionalProperties': False}),
-    'reply_in_conversation': ToolSpec('reply_in_conversation', 'Post a message in an existing conversation (direct or group). An archived conversation comes back to the main list.', (ParamSpec('conversation', {'type': 'string', 'description': 'The conversation id, e.g. CONV103 (see list_conversations).'}, True, 'The conversation id, e.g. CONV103 (see list_conversations).', table='conversations'), ParamSpec('body', {'type': 'string', 'minLength': 1, 'maxLength': 1000, 'description': 'The text of the message, 1 to 1000 characters.'}, True, 'The text of the message, 1 to 1000 characters.', table=None), ), read_only=False, invoke=_invoke_reply_in_conversation, where='messaging.world:484', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'conversation': {'type': 'string'}, 'sender': {'type': 'string'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'sent_at': {'type': 'string'}, 'delivery': {'type': 'string', 'enum': ['sent', 'delivered', 'failed']}, 'read_by': {'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}}, 'required': ['id', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by'], 'additionalProperties': False}),
-    'mark_message_read': ToolSpec('mark_message_read', 'Mark one received message as read by the signed-in user. Marking it twice is harmless.', (ParamSpec('message', {'type': 'string', 'description': 'The message id, e.g. MSG103.'}, True, 'The message id, e.g. MSG103.', table='messages'), ), read_only=False, invoke=_invoke_mark_message_read, where='messaging.world:508', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'conversation': {'type': 'string'}, 'sender': {'type': 'string'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'sent_at': {'type': 'string'}, 'delivery': {'type': 'string', 'enum': ['sent', 'delivered', 'failed']}, 'read_by': {'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}}, 'required': ['id', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by'], 'additionalProperties': False}),
-    'mark_conversation_read': ToolSpec('mark_conversation_read', 'Mark every message of a conversation as read by the signed-in user. Returns how many were unread.', (ParamSpec('conversation', {'type': 'string', 'description': 'The conversation id, e.g. CONV102.'}, True, 'The conversation id, e.g. CONV102.', table='conversations'), ), read_only=False, invoke=_invoke_mark_conversation_read, where='messaging.world:526', returns={'type': 'integer'}),
-    'get_unread_count': ToolSpec('get_unread_count', "Count the signed-in user's unread messages, in total and per conversation. Archived conversations are not counted.", (), read_only=True, invoke=_invoke_get_unread_count, where='messaging.world:544', returns={'type': 'object', 'properties': {'total': {'type': 'integer'}, 'by_conversation': {'type': 'object', 'additionalProperties': {'type': 'integer'}}}, 'required': ['total', 'by_conversation'], 'additionalProperties': False}),
-    'delete_message': ToolSpec('delete_message', 'Delete a message the signed-in user sent, for everyone in the conversation. Received messages cannot be deleted.', (ParamSpec('message', {'type': 'string', 'description': 'The id of a message you sent, e.g. MSG114.'}, True, 'The id of a message you sent, e.g. MSG114.', table='messages'), ), read_only=False, invoke=_invoke_delete_message, where='messaging.world:560', returns={'type': 'string'}),
-    'retry_failed_messages': ToolSpec('retry_failed_messages', 'Send again every message of the signed-in user whose delivery failed. Returns the messages retried.', (), read_only=False, invoke=_invoke_retry_failed_messages, where='messaging.world:572', returns={'type': 'array', 'items': {'type': 'string'}}),
-}
+MobileMessaging.TOOLS = tools(
+    tool(
+        'login',
+        'Sign in on this phone. Signing in marks the account online and ends any other session\non the phone.',
+        (param('phone', {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, "The account's phone number in international form, e.g. +14155550101."),
+        param('password', {'type': 'string', 'minLength': 1, 'maxLength': 64}, "The account's password.")),
+        read_only=False, invoke=_invoke_login, where='messaging.world:258',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'email': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}}, 'required': ['id', 'name', 'phone', 'email', 'presence'], 'additionalProperties': False}
+    ),
+    tool(
+        'logout', 'Sign out of the app. The account shows as offline until the next login.', (),
+        read_only=False, method=MobileMessaging.tool_logout, where='messaging.world:280',
+        returns={'type': 'string'}
+    ),
+    tool(
+        'get_current_user',
+        'Show the profile (id, name, phone, email, presence) of the signed-in user.', (),
+        read_only=True, method=MobileMessaging.tool_get_current_user, where='messaging.world:289',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'email': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}}, 'required': ['id', 'name', 'phone', 'email', 'presence'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_contacts',
+        "List the signed-in user's contacts in alphabetical order, with their user ids and phone numbers.",
+        (param('favorites_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only list the contacts marked as favorite.', optional=True),),
+        read_only=True, invoke=_invoke_list_contacts, where='messaging.world:298',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}}
+    ),
+    tool(
+        'search_contacts',
+        'Find contacts of the signed-in user whose name or phone number contains the query.',
+        (param('query', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of a contact's name (any case) or of their phone number."),),
+        read_only=True, invoke=_invoke_search_contacts, where='messaging.world:309',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}}
+    ),
+    tool(
+        'add_contact',
+        "Add a person who has an account on the app to the signed-in user's contacts.",
+        (param('phone', {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, "The new contact's phone number in international form, e.g. +33612345678."),
+        param('name', {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 80}, {'type': 'null'}]}, 'The name to save the contact under; defaults to the name on their account.', optional=True),
+        param('favorite', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Mark the new contact as a favorite.', optional=True)),
+        read_only=False, invoke=_invoke_add_contact, where='messaging.world:321',
+        returns={'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}
+    ),
+    tool(
+        'remove_contact',
+        "Remove an entry from the signed-in user's contacts. Conversations with the person are kept.",
+        (param('contact', {'type': 'string'}, 'The contact id, e.g. CT104 (see list_contacts).', table='contacts'),),
+        read_only=False, invoke=_invoke_remove_contact, where='messaging.world:340',
+        returns={'type': 'string'}
+    ),
+    tool(
+        'set_favorite_contact',
+        "Mark or unmark one of the signed-in user's contacts as a favorite.",
+        (param('contact', {'type': 'string'}, 'The contact id, e.g. CT102 (see list_contacts).', table='contacts'),
+        param('favorite', {'type': 'boolean'}, 'true to mark the contact as a favorite, false to unmark it.')),
+        read_only=False, invoke=_invoke_set_favorite_contact, where='messaging.world:352',
+        returns={'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_conversations',
+        "List the signed-in user's conversations, most recent activity first, with unread counts.",
+        (param('include_archived', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Also list the conversations the user archived.', optional=True),),
+        read_only=True, invoke=_invoke_list_conversations, where='messaging.world:366',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}}
+    ),
+    tool(
+        'get_conversation_messages',
+        'Read the latest messages of a conversation, oldest first. Reading does not mark them as read.',
+        (param('conversation', {'type': 'string'}, 'The conversation id, e.g. CONV101 (see list_conversations).', table='conversations'),
+        param('limit', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 100}, {'type': 'null'}]}, 'How many of the latest messages to return (1 to 100).', optional=True)),
+        read_only=True, invoke=_invoke_get_conversation_messages, where='messaging.world:377',
+        returns={'type': 'array', 'items': {'type': 'string'}}
+    ),
+    tool(
+        'create_group',
+        'Create a group conversation with the signed-in user and at least two other people.',
+        (param('title', {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'The group\'s name, e.g. "Book club".'),
+        param('members', {'type': 'array', 'items': {'type': 'string'}, 'minItems': 2, 'maxItems': 20}, 'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].')),
+        read_only=False, invoke=_invoke_create_group, where='messaging.world:395',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}
+    ),
+    tool(
+        'archive_conversation',
+        "Move a conversation to the signed-in user's archive. The other participants are not affected.",
+        (param('conversation', {'type': 'string'}, 'The conversation id, e.g. CONV103.', table='conversations'),),
+        read_only=False, invoke=_invoke_archive_conversation, where='messaging.world:417',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}
+    ),
+    tool(
+        'unarchive_conversation',
+        "Bring a conversation back from the signed-in user's archive to the main list.",
+        (param('conversation', {'type': 'string'}, 'The conversation id, e.g. CONV104.', table='conversations'),),
+        read_only=False, invoke=_invoke_unarchive_conversation, where='messaging.world:430',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}
+    ),
+    tool(
+        'send_message',
+        'Send a text message to one person. It goes into the direct conversation with them, which\nis created if there is none yet and brought back from the archive if it was archived.\nThe message is delivered at once when the recipient is connected, otherwise it is sent and\nwaits on the server.',
+        (param('recipient', {'type': 'string'}, 'The user id of the person to write to, e.g. U002 (see list_contacts).', table='users'),
+        param('body', {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'The text of the message, 1 to 1000 characters.')),
+        read_only=False, invoke=_invoke_send_message, where='messaging.world:445',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'conversation': {'type': 'string'}, 'sender': {'type': 'string'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'sent_at': {'type': 'string'}, 'delivery': {'type': 'string', 'enum': ['sent', 'delivered', 'failed']}, 'read_by': {'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}}, 'required': ['id', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by'], 'additionalProperties': False}
+    ),
+    tool(
+        'reply_in_conversation',
+        'Post a message in an existing conversation (direct or group). An archived conversation comes back to the main list.',
+        (param('conversation', {'type': 'string'}, 'The conversation id, e.g. CONV103 (see list_conversations).', table='conversations'),
+        param('body', {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'The text of the message, 1 to 1000 characters.')),
+        read_only=False, invoke=_invoke_reply_in_conversation, where='messaging.world:484',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'conversation': {'type': 'string'}, 'sender': {'type': 'string'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'sent_at': {'type': 'string'}, 'delivery': {'type': 'string', 'enum': ['sent', 'delivered', 'failed']}, 'read_by': {'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}}, 'required': ['id', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by'], 'additionalProperties': False}
+    ),
+    tool(
+        'mark_message_read',
+        'Mark one received message as read by the signed-in user. Marking it twice is harmless.',
+        (param('message', {'type': 'string'}, 'The message id, e.g. MSG103.', table='messages'),),
+        read_only=False, invoke=_invoke_mark_message_read, where='messaging.world:508',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'conversation': {'type': 'string'}, 'sender': {'type': 'string'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'sent_at': {'type': 'string'}, 'delivery': {'type': 'string', 'enum': ['sent', 'delivered', 'failed']}, 'read_by': {'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}}, 'required': ['id', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by'], 'additionalProperties': False}
+    ),
+    tool(
+        'mark_conversation_read',
+        'Mark every message of a conversation as read by the signed-in user. Returns how many were unread.',
+        (param('conversation', {'type': 'string'}, 'The conversation id, e.g. CONV102.', table='conversations'),),
+        read_only=False, invoke=_invoke_mark_conversation_read, where='messaging.world:526',
+        returns={'type': 'integer'}
+    ),
+    tool(
+        'get_unread_count',
+        "Count the signed-in user's unread messages, in total and per conversation. Archived conversations are not counted.",
+        (), read_only=True, method=MobileMessaging.tool_get_unread_count,
+        where='messaging.world:544',
+        returns={'type': 'object', 'properties': {'total': {'type': 'integer'}, 'by_conversation': {'type': 'object', 'additionalProperties': {'type': 'integer'}}}, 'required': ['total', 'by_conversation'], 'additionalProperties': False}
+    ),
+    tool(
+        'delete_message',
+        'Delete a message the signed-in user sent, for everyone in the conversation. Received messages cannot be deleted.',
+        (param('message', {'type': 'string'}, 'The id of a message you sent, e.g. MSG114.', table='messages'),),
+        read_only=False, invoke=_invoke_delete_message, where='messaging.world:560',
+        returns={'type': 'string'}
+    ),
+    tool(
+        'retry_failed_messages',
+        'Send again every message of the signed-in user whose delivery failed. Returns the messages retried.',
+        (), read_only=False, method=MobileMessaging.tool_retry_failed_messages,
+        where='messaging.world:572', returns={'type': 'array', 'items': {'type': 'string'}}
+    ),
+)
 
 
 def _check_reply_to_priya__priya_read(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:16

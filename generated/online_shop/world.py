@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -782,22 +782,12 @@ class OnlineShop(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_find_customer_by_email: frozenset[str] = frozenset({'email'})
-
-
 def _invoke_find_customer_by_email(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_customer_by_email and None not in args.values()):
-        rt.check_arguments(args, ('email',), ('email',))
     a_email = v.check_length(v.want_str(args['email'], 'email'), 'email', 3, 120)
     return ep.tool_find_customer_by_email(a_email)
 
 
-_ARGS_get_customer_details: frozenset[str] = frozenset({'customer'})
-
-
 def _invoke_get_customer_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_customer_details and None not in args.values()):
-        rt.check_arguments(args, ('customer',), ('customer',))
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
@@ -805,13 +795,7 @@ def _invoke_get_customer_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any
     return ep.tool_get_customer_details(a_customer)
 
 
-_ARGS_list_customer_orders: frozenset[str] = frozenset({'customer', 'status'})
-_NEEDS_list_customer_orders: frozenset[str] = frozenset({'customer'})
-
-
 def _invoke_list_customer_orders(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_customer_orders >= args.keys() >= _NEEDS_list_customer_orders and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'status'), ('customer',))
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
@@ -820,34 +804,18 @@ def _invoke_list_customer_orders(ep: OnlineShop, args: Mapping[str, Any]) -> Any
     return ep.tool_list_customer_orders(a_customer, a_status)
 
 
-_ARGS_get_order_details: frozenset[str] = frozenset({'order'})
-
-
 def _invoke_get_order_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_order_details and None not in args.values()):
-        rt.check_arguments(args, ('order',), ('order',))
     a_order = v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$')
     return ep.tool_get_order_details(a_order)
 
 
-_ARGS_list_products: frozenset[str] = frozenset({'category', 'in_stock_only'})
-_NEEDS_list_products: frozenset[str] = frozenset(())
-
-
 def _invoke_list_products(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_products >= args.keys() >= _NEEDS_list_products):
-        rt.check_arguments(args, ('category', 'in_stock_only'), ())
     a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_str(x, p))) if args.get('category') is not None else None)
     a_in_stock_only = (v.want_bool(args['in_stock_only'], 'in_stock_only') if args.get('in_stock_only') is not None else False)
     return ep.tool_list_products(a_category, a_in_stock_only)
 
 
-_ARGS_get_product_details: frozenset[str] = frozenset({'product'})
-
-
 def _invoke_get_product_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_product_details and None not in args.values()):
-        rt.check_arguments(args, ('product',), ('product',))
     a_product = args['product']
     if type(a_product) is not str or not a_product.isascii():
         a_product = v.want_str(a_product, 'product')
@@ -855,13 +823,7 @@ def _invoke_get_product_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_product_details(a_product)
 
 
-_ARGS_place_order: frozenset[str] = frozenset({'customer', 'items', 'payment_method_id', 'ship_to'})
-_NEEDS_place_order: frozenset[str] = frozenset({'customer', 'items', 'payment_method_id'})
-
-
 def _invoke_place_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_place_order >= args.keys() >= _NEEDS_place_order and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'items', 'payment_method_id', 'ship_to'), ('customer', 'items', 'payment_method_id'))
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
@@ -874,34 +836,19 @@ def _invoke_place_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     return ep.tool_place_order(a_customer, a_items, a_payment_method_id, a_ship_to)
 
 
-_ARGS_cancel_order: frozenset[str] = frozenset({'order', 'reason'})
-
-
 def _invoke_cancel_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_cancel_order and None not in args.values()):
-        rt.check_arguments(args, ('order', 'reason'), ('order', 'reason'))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_reason = v.want_enum(args['reason'], 'reason', CancelReason)
     return ep.tool_cancel_order(a_order, a_reason)
 
 
-_ARGS_modify_order_address: frozenset[str] = frozenset({'order', 'address'})
-
-
 def _invoke_modify_order_address(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_modify_order_address and None not in args.values()):
-        rt.check_arguments(args, ('order', 'address'), ('order', 'address'))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_address = Address.load(args['address'], 'address', ep)
     return ep.tool_modify_order_address(a_order, a_address)
 
 
-_ARGS_swap_order_item: frozenset[str] = frozenset({'order', 'old_item', 'new_item'})
-
-
 def _invoke_swap_order_item(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_swap_order_item and None not in args.values()):
-        rt.check_arguments(args, ('order', 'old_item', 'new_item'), ('order', 'old_item', 'new_item'))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_old_item = args['old_item']
     if type(a_old_item) is not str or not a_old_item.isascii():
@@ -914,33 +861,18 @@ def _invoke_swap_order_item(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     return ep.tool_swap_order_item(a_order, a_old_item, a_new_item)
 
 
-_ARGS_ship_order: frozenset[str] = frozenset({'order', 'tracking_number'})
-
-
 def _invoke_ship_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_ship_order and None not in args.values()):
-        rt.check_arguments(args, ('order', 'tracking_number'), ('order', 'tracking_number'))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_tracking_number = v.check_pattern(v.want_str(args['tracking_number'], 'tracking_number'), 'tracking_number', '^[0-9]{12}$')
     return ep.tool_ship_order(a_order, a_tracking_number)
 
 
-_ARGS_mark_order_delivered: frozenset[str] = frozenset({'order'})
-
-
 def _invoke_mark_order_delivered(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_mark_order_delivered and None not in args.values()):
-        rt.check_arguments(args, ('order',), ('order',))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     return ep.tool_mark_order_delivered(a_order)
 
 
-_ARGS_request_return: frozenset[str] = frozenset({'order', 'item_ids', 'refund_method_id', 'reason'})
-
-
 def _invoke_request_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_request_return and None not in args.values()):
-        rt.check_arguments(args, ('order', 'item_ids', 'refund_method_id', 'reason'), ('order', 'item_ids', 'refund_method_id', 'reason'))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_item_ids = v.check_length(v.want_list(args['item_ids'], 'item_ids', (lambda x, p: v.want_str(x, p))), 'item_ids', 1, 10)
     a_refund_method_id = args['refund_method_id']
@@ -950,12 +882,7 @@ def _invoke_request_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     return ep.tool_request_return(a_order, a_item_ids, a_refund_method_id, a_reason)
 
 
-_ARGS_receive_return: frozenset[str] = frozenset({'return_request'})
-
-
 def _invoke_receive_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_receive_return and None not in args.values()):
-        rt.check_arguments(args, ('return_request',), ('return_request',))
     a_return_request = args['return_request']
     if type(a_return_request) is not str or not a_return_request.isascii():
         a_return_request = v.want_str(a_return_request, 'return_request')
@@ -963,12 +890,7 @@ def _invoke_receive_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     return ep.tool_receive_return(a_return_request)
 
 
-_ARGS_issue_gift_card: frozenset[str] = frozenset({'customer', 'amount'})
-
-
 def _invoke_issue_gift_card(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_issue_gift_card and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'amount'), ('customer', 'amount'))
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
@@ -977,12 +899,7 @@ def _invoke_issue_gift_card(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     return rt.Exported(_export_PaymentMethod(ep.tool_issue_gift_card(a_customer, a_amount)))
 
 
-_ARGS_restock_variant: frozenset[str] = frozenset({'variant', 'quantity'})
-
-
 def _invoke_restock_variant(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_restock_variant and None not in args.values()):
-        rt.check_arguments(args, ('variant', 'quantity'), ('variant', 'quantity'))
     a_variant = args['variant']
     if type(a_variant) is not str or not a_variant.isascii():
         a_variant = v.want_str(a_variant, 'variant')
@@ -991,24 +908,134 @@ def _invoke_restock_variant(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     return ep.tool_restock_variant(a_variant, a_quantity)
 
 
-OnlineShop.TOOLS = {
-    'find_customer_by_email': ToolSpec('find_customer_by_email', "Find a customer's id from their email address. Use it to identify the customer before anything else.", (ParamSpec('email', {'type': 'string', 'minLength': 3, 'maxLength': 120, 'description': "The customer's email address; case does not matter."}, True, "The customer's email address; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_customer_by_email, where='shop.world:279', returns={'type': 'string'}),
-    'get_customer_details': ToolSpec('get_customer_details', "Show a customer's profile: name, email, default address and payment methods (with gift card balances).", (ParamSpec('customer', {'type': 'string', 'description': 'The customer id, e.g. C01.'}, True, 'The customer id, e.g. C01.', table='customers'), ), read_only=True, invoke=_invoke_get_customer_details, where='shop.world:290', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'payment_methods': {'type': 'object', 'additionalProperties': {'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string', 'pattern': '^[0-9]{4}$'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number', 'minimum': 0.0}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}}, 'required': ['source', 'id', 'email'], 'additionalProperties': False}]}}}, 'required': ['id', 'name', 'email', 'address', 'payment_methods'], 'additionalProperties': False}),
-    'list_customer_orders': ToolSpec('list_customer_orders', "List a customer's orders, newest first, with their status and total.", (ParamSpec('customer', {'type': 'string', 'description': 'The customer id, e.g. C01.'}, True, 'The customer id, e.g. C01.', table='customers'), ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, {'type': 'null'}], 'description': 'Only list orders with this status, e.g. "pending".'}, False, 'Only list orders with this status, e.g. "pending".', table=None), ), read_only=True, invoke=_invoke_list_customer_orders, where='shop.world:298', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'total': {'type': 'number'}, 'items': {'type': 'integer'}, 'created_at': {'type': 'string'}}, 'required': ['id', 'status', 'total', 'items', 'created_at'], 'additionalProperties': False}}),
-    'get_order_details': ToolSpec('get_order_details', 'Show an order: items and prices paid, shipping address, status, tracking number and transactions.', (ParamSpec('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$', 'description': 'The order id, with the leading #W, e.g. #W4817420.'}, True, 'The order id, with the leading #W, e.g. #W4817420.', table=None), ), read_only=True, invoke=_invoke_get_order_details, where='shop.world:308', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    'list_products': ToolSpec('list_products', 'Browse the catalogue: each product with its lowest price and the units in stock over all its variants.', (ParamSpec('category', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Only list products of this category, e.g. "Kitchen" (any case).'}, False, 'Only list products of this category, e.g. "Kitchen" (any case).', table=None), ParamSpec('in_stock_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Only list products with at least one variant in stock.'}, False, 'Only list products with at least one variant in stock.', table=None), ), read_only=True, invoke=_invoke_list_products, where='shop.world:318', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'category': {'type': 'string'}, 'price_from': {'type': 'number'}, 'in_stock': {'type': 'integer'}}, 'required': ['id', 'name', 'category', 'price_from', 'in_stock'], 'additionalProperties': False}}),
-    'get_product_details': ToolSpec('get_product_details', 'Show a product with every variant: its item id, options, price and stock.', (ParamSpec('product', {'type': 'string', 'description': 'The product id, e.g. P02.'}, True, 'The product id, e.g. P02.', table='products'), ), read_only=True, invoke=_invoke_get_product_details, where='shop.world:342', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'category': {'type': 'string'}, 'variants': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'product': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'stock': {'type': 'integer'}}, 'required': ['id', 'product', 'options', 'price', 'stock'], 'additionalProperties': False}}}, 'required': ['id', 'name', 'category', 'variants'], 'additionalProperties': False}, shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),))),
-    'place_order': ToolSpec('place_order', 'Place and pay a new order. Every item must be in stock in the quantity asked for; a gift\ncard must hold at least the order total. Stock is reserved at once.', (ParamSpec('customer', {'type': 'string', 'description': 'The id of the customer who buys, e.g. C01.'}, True, 'The id of the customer who buys, e.g. C01.', table='customers'), ParamSpec('items', {'type': 'object', 'additionalProperties': {'type': 'integer', 'minimum': 1, 'maximum': 10}, 'minProperties': 1, 'maxProperties': 10, 'description': 'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.'}, True, 'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.', table=None), ParamSpec('payment_method_id', {'type': 'string', 'description': "One of the customer's payment method ids, e.g. gift_card_7245904."}, True, "One of the customer's payment method ids, e.g. gift_card_7245904.", table=None), ParamSpec('ship_to', {'anyOf': [{'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'anyOf': [{'type': 'string', 'maxLength': 100}, {'type': 'null'}]}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, {'type': 'null'}], 'description': "Where to ship; defaults to the customer's address."}, False, "Where to ship; defaults to the customer's address.", table=None), ), read_only=False, invoke=_invoke_place_order, where='shop.world:357', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    'cancel_order': ToolSpec('cancel_order', 'Cancel a pending order. The amount paid goes back to the payment method it came from and the items return to stock.', (ParamSpec('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$', 'description': 'The id of a pending order, e.g. #W4817420.'}, True, 'The id of a pending order, e.g. #W4817420.', table='orders'), ParamSpec('reason', {'type': 'string', 'enum': ['no longer needed', 'ordered by mistake'], 'description': 'Why: "no longer needed" or "ordered by mistake".'}, True, 'Why: "no longer needed" or "ordered by mistake".', table=None), ), read_only=False, invoke=_invoke_cancel_order, where='shop.world:393', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    'modify_order_address': ToolSpec('modify_order_address', "Change where a pending order ships to. The customer's default address is not changed.", (ParamSpec('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$', 'description': 'The id of a pending order, e.g. #W4817420.'}, True, 'The id of a pending order, e.g. #W4817420.', table='orders'), ParamSpec('address', {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'anyOf': [{'type': 'string', 'maxLength': 100}, {'type': 'null'}]}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False, 'description': 'The new shipping address.'}, True, 'The new shipping address.', table=None), ), read_only=False, invoke=_invoke_modify_order_address, where='shop.world:417', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    'swap_order_item': ToolSpec('swap_order_item', "Switch one item of a pending order to another option (size, colour, ...) of the same\nproduct. The price difference is charged to, or refunded on, the order's payment method.", (ParamSpec('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$', 'description': 'The id of a pending order, e.g. #W3391820.'}, True, 'The id of a pending order, e.g. #W3391820.', table='orders'), ParamSpec('old_item', {'type': 'string', 'description': 'The item id currently in the order.'}, True, 'The item id currently in the order.', table='variants'), ParamSpec('new_item', {'type': 'string', 'description': 'The item id to switch to; it must be another option of the same product.'}, True, 'The item id to switch to; it must be another option of the same product.', table='variants'), ), read_only=False, invoke=_invoke_swap_order_item, where='shop.world:429', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    'ship_order': ToolSpec('ship_order', 'Hand a pending order to the carrier: it becomes processed and gets its tracking number.', (ParamSpec('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$', 'description': 'The id of a pending order, e.g. #W1038846.'}, True, 'The id of a pending order, e.g. #W1038846.', table='orders'), ParamSpec('tracking_number', {'type': 'string', 'pattern': '^[0-9]{12}$', 'description': "The carrier's 12-digit tracking number."}, True, "The carrier's 12-digit tracking number.", table=None), ), read_only=False, invoke=_invoke_ship_order, where='shop.world:486', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    'mark_order_delivered': ToolSpec('mark_order_delivered', 'Record that the carrier delivered a processed order.', (ParamSpec('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$', 'description': 'The id of a processed order, e.g. #W6650318.'}, True, 'The id of a processed order, e.g. #W6650318.', table='orders'), ), read_only=False, invoke=_invoke_mark_order_delivered, where='shop.world:499', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    'request_return': ToolSpec('request_return', 'Open a return for items of a delivered order. The refund is paid when the parcel reaches the warehouse.', (ParamSpec('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$', 'description': 'The id of a delivered order, e.g. #W2290175.'}, True, 'The id of a delivered order, e.g. #W2290175.', table='orders'), ParamSpec('item_ids', {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1, 'maxItems': 10, 'description': 'The item ids to send back; each line is returned in full.'}, True, 'The item ids to send back; each line is returned in full.', table=None), ParamSpec('refund_method_id', {'type': 'string', 'description': "Where the refund goes: the order's own payment method or one of the customer's gift cards."}, True, "Where the refund goes: the order's own payment method or one of the customer's gift cards.", table=None), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200, 'description': "The customer's reason, in a few words."}, True, "The customer's reason, in a few words.", table=None), ), read_only=False, invoke=_invoke_request_return, where='shop.world:511', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'items': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1}, 'refund_method_id': {'type': 'string'}, 'amount': {'type': 'number', 'minimum': 0.0}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['requested', 'refunded']}, 'created_at': {'type': 'string'}}, 'required': ['id', 'order', 'items', 'refund_method_id', 'amount', 'reason', 'status', 'created_at'], 'additionalProperties': False}),
-    'receive_return': ToolSpec('receive_return', 'Record that a returned parcel reached the warehouse: the items go back to stock and the refund is paid.', (ParamSpec('return_request', {'type': 'string', 'description': 'The return id, e.g. RET9001.'}, True, 'The return id, e.g. RET9001.', table='returns'), ), read_only=False, invoke=_invoke_receive_return, where='shop.world:541', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'items': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1}, 'refund_method_id': {'type': 'string'}, 'amount': {'type': 'number', 'minimum': 0.0}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['requested', 'refunded']}, 'created_at': {'type': 'string'}}, 'required': ['id', 'order', 'items', 'refund_method_id', 'amount', 'reason', 'status', 'created_at'], 'additionalProperties': False}),
-    'issue_gift_card': ToolSpec('issue_gift_card', 'Give a customer a new gift card, for instance as a goodwill gesture. It is added to their payment methods.', (ParamSpec('customer', {'type': 'string', 'description': 'The customer id, e.g. C04.'}, True, 'The customer id, e.g. C04.', table='customers'), ParamSpec('amount', {'type': 'number', 'minimum': 1.0, 'maximum': 500.0, 'description': 'The value of the card in dollars, from 1 to 500.'}, True, 'The value of the card in dollars, from 1 to 500.', table=None), ), read_only=False, invoke=_invoke_issue_gift_card, where='shop.world:567', returns={'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string', 'pattern': '^[0-9]{4}$'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number', 'minimum': 0.0}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}}, 'required': ['source', 'id', 'email'], 'additionalProperties': False}]}),
-    'restock_variant': ToolSpec('restock_variant', "Add units that arrived from the supplier to an item's stock.", (ParamSpec('variant', {'type': 'string', 'description': 'The item id, e.g. V4003.'}, True, 'The item id, e.g. V4003.', table='variants'), ParamSpec('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000, 'description': 'How many units arrived.'}, True, 'How many units arrived.', table=None), ), read_only=False, invoke=_invoke_restock_variant, where='shop.world:578', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'product': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'stock': {'type': 'integer'}}, 'required': ['id', 'product', 'options', 'price', 'stock'], 'additionalProperties': False}),
-}
+OnlineShop.TOOLS = tools(
+    tool(
+        'find_customer_by_email',
+        "Find a customer's id from their email address. Use it to identify the customer before anything else.",
+        (param('email', {'type': 'string', 'minLength': 3, 'maxLength': 120}, "The customer's email address; case does not matter."),),
+        read_only=True, invoke=_invoke_find_customer_by_email, where='shop.world:279',
+        returns={'type': 'string'}
+    ),
+    tool(
+        'get_customer_details',
+        "Show a customer's profile: name, email, default address and payment methods (with gift card balances).",
+        (param('customer', {'type': 'string'}, 'The customer id, e.g. C01.', table='customers'),),
+        read_only=True, invoke=_invoke_get_customer_details, where='shop.world:290',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'payment_methods': {'type': 'object', 'additionalProperties': {'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string', 'pattern': '^[0-9]{4}$'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number', 'minimum': 0.0}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}}, 'required': ['source', 'id', 'email'], 'additionalProperties': False}]}}}, 'required': ['id', 'name', 'email', 'address', 'payment_methods'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_customer_orders',
+        "List a customer's orders, newest first, with their status and total.",
+        (param('customer', {'type': 'string'}, 'The customer id, e.g. C01.', table='customers'),
+        param('status', {'anyOf': [{'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, {'type': 'null'}]}, 'Only list orders with this status, e.g. "pending".', optional=True)),
+        read_only=True, invoke=_invoke_list_customer_orders, where='shop.world:298',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'total': {'type': 'number'}, 'items': {'type': 'integer'}, 'created_at': {'type': 'string'}}, 'required': ['id', 'status', 'total', 'items', 'created_at'], 'additionalProperties': False}}
+    ),
+    tool(
+        'get_order_details',
+        'Show an order: items and prices paid, shipping address, status, tracking number and transactions.',
+        (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The order id, with the leading #W, e.g. #W4817420.'),),
+        read_only=True, invoke=_invoke_get_order_details, where='shop.world:308',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_products',
+        'Browse the catalogue: each product with its lowest price and the units in stock over all its variants.',
+        (param('category', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Only list products of this category, e.g. "Kitchen" (any case).', optional=True),
+        param('in_stock_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only list products with at least one variant in stock.', optional=True)),
+        read_only=True, invoke=_invoke_list_products, where='shop.world:318',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'category': {'type': 'string'}, 'price_from': {'type': 'number'}, 'in_stock': {'type': 'integer'}}, 'required': ['id', 'name', 'category', 'price_from', 'in_stock'], 'additionalProperties': False}}
+    ),
+    tool(
+        'get_product_details',
+        'Show a product with every variant: its item id, options, price and stock.',
+        (param('product', {'type': 'string'}, 'The product id, e.g. P02.', table='products'),),
+        read_only=True, invoke=_invoke_get_product_details, where='shop.world:342',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'category': {'type': 'string'}, 'variants': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'product': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'stock': {'type': 'integer'}}, 'required': ['id', 'product', 'options', 'price', 'stock'], 'additionalProperties': False}}}, 'required': ['id', 'name', 'category', 'variants'], 'additionalProperties': False},
+        shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),))
+    ),
+    tool(
+        'place_order',
+        'Place and pay a new order. Every item must be in stock in the quantity asked for; a gift\ncard must hold at least the order total. Stock is reserved at once.',
+        (param('customer', {'type': 'string'}, 'The id of the customer who buys, e.g. C01.', table='customers'),
+        param('items', {'type': 'object', 'additionalProperties': {'type': 'integer', 'minimum': 1, 'maximum': 10}, 'minProperties': 1, 'maxProperties': 10}, 'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.'),
+        param('payment_method_id', {'type': 'string'}, "One of the customer's payment method ids, e.g. gift_card_7245904."),
+        param('ship_to', {'anyOf': [{'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'anyOf': [{'type': 'string', 'maxLength': 100}, {'type': 'null'}]}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, {'type': 'null'}]}, "Where to ship; defaults to the customer's address.", optional=True)),
+        read_only=False, invoke=_invoke_place_order, where='shop.world:357',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'cancel_order',
+        'Cancel a pending order. The amount paid goes back to the payment method it came from and the items return to stock.',
+        (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a pending order, e.g. #W4817420.', table='orders'),
+        param('reason', {'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, 'Why: "no longer needed" or "ordered by mistake".')),
+        read_only=False, invoke=_invoke_cancel_order, where='shop.world:393',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'modify_order_address',
+        "Change where a pending order ships to. The customer's default address is not changed.",
+        (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a pending order, e.g. #W4817420.', table='orders'),
+        param('address', {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'anyOf': [{'type': 'string', 'maxLength': 100}, {'type': 'null'}]}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'The new shipping address.')),
+        read_only=False, invoke=_invoke_modify_order_address, where='shop.world:417',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'swap_order_item',
+        "Switch one item of a pending order to another option (size, colour, ...) of the same\nproduct. The price difference is charged to, or refunded on, the order's payment method.",
+        (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a pending order, e.g. #W3391820.', table='orders'),
+        param('old_item', {'type': 'string'}, 'The item id currently in the order.', table='variants'),
+        param('new_item', {'type': 'string'}, 'The item id to switch to; it must be another option of the same product.', table='variants')),
+        read_only=False, invoke=_invoke_swap_order_item, where='shop.world:429',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'ship_order',
+        'Hand a pending order to the carrier: it becomes processed and gets its tracking number.',
+        (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a pending order, e.g. #W1038846.', table='orders'),
+        param('tracking_number', {'type': 'string', 'pattern': '^[0-9]{12}$'}, "The carrier's 12-digit tracking number.")),
+        read_only=False, invoke=_invoke_ship_order, where='shop.world:486',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'mark_order_delivered', 'Record that the carrier delivered a processed order.',
+        (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a processed order, e.g. #W6650318.', table='orders'),),
+        read_only=False, invoke=_invoke_mark_order_delivered, where='shop.world:499',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'request_return',
+        'Open a return for items of a delivered order. The refund is paid when the parcel reaches the warehouse.',
+        (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a delivered order, e.g. #W2290175.', table='orders'),
+        param('item_ids', {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1, 'maxItems': 10}, 'The item ids to send back; each line is returned in full.'),
+        param('refund_method_id', {'type': 'string'}, "Where the refund goes: the order's own payment method or one of the customer's gift cards."),
+        param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200}, "The customer's reason, in a few words.")),
+        read_only=False, invoke=_invoke_request_return, where='shop.world:511',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'items': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1}, 'refund_method_id': {'type': 'string'}, 'amount': {'type': 'number', 'minimum': 0.0}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['requested', 'refunded']}, 'created_at': {'type': 'string'}}, 'required': ['id', 'order', 'items', 'refund_method_id', 'amount', 'reason', 'status', 'created_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'receive_return',
+        'Record that a returned parcel reached the warehouse: the items go back to stock and the refund is paid.',
+        (param('return_request', {'type': 'string'}, 'The return id, e.g. RET9001.', table='returns'),),
+        read_only=False, invoke=_invoke_receive_return, where='shop.world:541',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'items': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1}, 'refund_method_id': {'type': 'string'}, 'amount': {'type': 'number', 'minimum': 0.0}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['requested', 'refunded']}, 'created_at': {'type': 'string'}}, 'required': ['id', 'order', 'items', 'refund_method_id', 'amount', 'reason', 'status', 'created_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'issue_gift_card',
+        'Give a customer a new gift card, for instance as a goodwill gesture. It is added to their payment methods.',
+        (param('customer', {'type': 'string'}, 'The customer id, e.g. C04.', table='customers'),
+        param('amount', {'type': 'number', 'minimum': 1.0, 'maximum': 500.0}, 'The value of the card in dollars, from 1 to 500.')),
+        read_only=False, invoke=_invoke_issue_gift_card, where='shop.world:567',
+        returns={'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string', 'pattern': '^[0-9]{4}$'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number', 'minimum': 0.0}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}}, 'required': ['source', 'id', 'email'], 'additionalProperties': False}]}
+    ),
+    tool(
+        'restock_variant', "Add units that arrived from the supplier to an item's stock.",
+        (param('variant', {'type': 'string'}, 'The item id, e.g. V4003.', table='variants'),
+        param('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000}, 'How many units arrived.')),
+        read_only=False, invoke=_invoke_restock_variant, where='shop.world:578',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'product': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'stock': {'type': 'integer'}}, 'required': ['id', 'product', 'options', 'price', 'stock'], 'additionalProperties': False}
+    ),
+)
 
 
 def _check_cancel_and_reorder__cancelled(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:20

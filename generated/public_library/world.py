@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -550,95 +550,48 @@ class PublicLibrary(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_search_books: frozenset[str] = frozenset({'query'})
-
-
 def _invoke_search_books(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_search_books and None not in args.values()):
-        rt.check_arguments(args, ('query',), ('query',))
     a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 1, 100)
     return ep.tool_search_books(a_query)
 
 
-_ARGS_get_book: frozenset[str] = frozenset({'book'})
-
-
 def _invoke_get_book(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_book and None not in args.values()):
-        rt.check_arguments(args, ('book',), ('book',))
     a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, ('No book with ISBN ' + rt.text(key) + '.')))
     return ep.tool_get_book(a_book)
 
 
-_ARGS_list_books: frozenset[str] = frozenset({'genre'})
-_NEEDS_list_books: frozenset[str] = frozenset(())
-
-
 def _invoke_list_books(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_books >= args.keys() >= _NEEDS_list_books):
-        rt.check_arguments(args, ('genre',), ())
     a_genre = (v.want_optional(args['genre'], 'genre', (lambda x, p: v.want_enum(x, p, Genre))) if args.get('genre') is not None else None)
     return ep.tool_list_books(a_genre)
 
 
-_ARGS_list_copies: frozenset[str] = frozenset({'book'})
-
-
 def _invoke_list_copies(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_copies and None not in args.values()):
-        rt.check_arguments(args, ('book',), ('book',))
     a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, ('No book with ISBN ' + rt.text(key) + '.')))
     return ep.tool_list_copies(a_book)
 
 
-_ARGS_get_copy: frozenset[str] = frozenset({'copy'})
-
-
 def _invoke_get_copy(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_copy and None not in args.values()):
-        rt.check_arguments(args, ('copy',), ('copy',))
     a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, ('No copy with barcode ' + rt.text(key) + '.')))
     return ep.tool_get_copy(a_copy)
 
 
-_ARGS_find_members: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_find_members(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_members and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_find_members(a_text)
 
 
-_ARGS_get_member: frozenset[str] = frozenset({'member'})
-
-
 def _invoke_get_member(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_member and None not in args.values()):
-        rt.check_arguments(args, ('member',), ('member',))
     a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, ('No member with card number ' + rt.text(key) + '.')))
     return ep.tool_get_member(a_member)
 
 
-_ARGS_list_loans: frozenset[str] = frozenset({'member', 'open_only'})
-_NEEDS_list_loans: frozenset[str] = frozenset({'member'})
-
-
 def _invoke_list_loans(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_loans >= args.keys() >= _NEEDS_list_loans and None not in args.values()):
-        rt.check_arguments(args, ('member', 'open_only'), ('member',))
     a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, ('No member with card number ' + rt.text(key) + '.')))
     a_open_only = (v.want_bool(args['open_only'], 'open_only') if args.get('open_only') is not None else True)
     return ep.tool_list_loans(a_member, a_open_only)
 
 
-_ARGS_get_loan: frozenset[str] = frozenset({'loan'})
-
-
 def _invoke_get_loan(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_loan and None not in args.values()):
-        rt.check_arguments(args, ('loan',), ('loan',))
     a_loan = args['loan']
     if type(a_loan) is not str or not a_loan.isascii():
         a_loan = v.want_str(a_loan, 'loan')
@@ -646,31 +599,12 @@ def _invoke_get_loan(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_loan(a_loan)
 
 
-_ARGS_list_overdue_loans: frozenset[str] = frozenset(())
-
-
-def _invoke_list_overdue_loans(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_overdue_loans):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_overdue_loans()
-
-
-_ARGS_list_holds: frozenset[str] = frozenset({'book'})
-
-
 def _invoke_list_holds(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_holds and None not in args.values()):
-        rt.check_arguments(args, ('book',), ('book',))
     a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, ('No book with ISBN ' + rt.text(key) + '.')))
     return ep.tool_list_holds(a_book)
 
 
-_ARGS_get_hold: frozenset[str] = frozenset({'hold'})
-
-
 def _invoke_get_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_hold and None not in args.values()):
-        rt.check_arguments(args, ('hold',), ('hold',))
     a_hold = args['hold']
     if type(a_hold) is not str or not a_hold.isascii():
         a_hold = v.want_str(a_hold, 'hold')
@@ -678,33 +612,18 @@ def _invoke_get_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_hold(a_hold)
 
 
-_ARGS_borrow_copy: frozenset[str] = frozenset({'member', 'copy'})
-
-
 def _invoke_borrow_copy(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_borrow_copy and None not in args.values()):
-        rt.check_arguments(args, ('member', 'copy'), ('member', 'copy'))
     a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, ('No member with card number ' + rt.text(key) + '.')))
     a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, ('No copy with barcode ' + rt.text(key) + '.')))
     return ep.tool_borrow_copy(a_member, a_copy)
 
 
-_ARGS_return_copy: frozenset[str] = frozenset({'copy'})
-
-
 def _invoke_return_copy(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_return_copy and None not in args.values()):
-        rt.check_arguments(args, ('copy',), ('copy',))
     a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, ('No copy with barcode ' + rt.text(key) + '.')))
     return ep.tool_return_copy(a_copy)
 
 
-_ARGS_renew_loan: frozenset[str] = frozenset({'loan'})
-
-
 def _invoke_renew_loan(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_renew_loan and None not in args.values()):
-        rt.check_arguments(args, ('loan',), ('loan',))
     a_loan = args['loan']
     if type(a_loan) is not str or not a_loan.isascii():
         a_loan = v.want_str(a_loan, 'loan')
@@ -712,23 +631,13 @@ def _invoke_renew_loan(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     return ep.tool_renew_loan(a_loan)
 
 
-_ARGS_place_hold: frozenset[str] = frozenset({'member', 'book'})
-
-
 def _invoke_place_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_place_hold and None not in args.values()):
-        rt.check_arguments(args, ('member', 'book'), ('member', 'book'))
     a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, ('No member with card number ' + rt.text(key) + '.')))
     a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, ('No book with ISBN ' + rt.text(key) + '.')))
     return ep.tool_place_hold(a_member, a_book)
 
 
-_ARGS_cancel_hold: frozenset[str] = frozenset({'hold'})
-
-
 def _invoke_cancel_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_cancel_hold and None not in args.values()):
-        rt.check_arguments(args, ('hold',), ('hold',))
     a_hold = args['hold']
     if type(a_hold) is not str or not a_hold.isascii():
         a_hold = v.want_str(a_hold, 'hold')
@@ -736,37 +645,151 @@ def _invoke_cancel_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     return ep.tool_cancel_hold(a_hold)
 
 
-_ARGS_pay_fees: frozenset[str] = frozenset({'member', 'amount'})
-
-
 def _invoke_pay_fees(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_pay_fees and None not in args.values()):
-        rt.check_arguments(args, ('member', 'amount'), ('member', 'amount'))
     a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, ('No member with card number ' + rt.text(key) + '.')))
     a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 0.01, 500.0)
     return ep.tool_pay_fees(a_member, a_amount)
 
 
-PublicLibrary.TOOLS = {
-    'search_books': ToolSpec('search_books', 'Find books by part of the title or author (case-insensitive), with their available copies and how many active holds they have.', (ParamSpec('query', {'type': 'string', 'minLength': 1, 'maxLength': 100, 'description': 'Part of a title or an author\'s name, e.g. "dune" or "morrison".'}, True, 'Part of a title or an author\'s name, e.g. "dune" or "morrison".', table=None), ), read_only=True, invoke=_invoke_search_books, where='public_library.world:237', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'isbn': {'type': 'string'}, 'title': {'type': 'string'}, 'author': {'type': 'string'}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}, 'copies': {'type': 'integer'}, 'available_copies': {'type': 'array', 'items': {'type': 'string'}}, 'active_holds': {'type': 'integer'}}, 'required': ['isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds'], 'additionalProperties': False}}),
-    'get_book': ToolSpec('get_book', 'Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of the available copies and how many active holds it has.', (ParamSpec('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$', 'description': "The book's ISBN-13 (13 digits starting 978 or 979)."}, True, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'), ), read_only=True, invoke=_invoke_get_book, where='public_library.world:246', returns={'type': 'object', 'properties': {'isbn': {'type': 'string'}, 'title': {'type': 'string'}, 'author': {'type': 'string'}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}, 'copies': {'type': 'integer'}, 'available_copies': {'type': 'array', 'items': {'type': 'string'}}, 'active_holds': {'type': 'integer'}}, 'required': ['isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds'], 'additionalProperties': False}),
-    'list_books': ToolSpec('list_books', "List the catalogue's books with their ISBN, title, author and genre, sorted by title.", (ParamSpec('genre', {'anyOf': [{'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}, {'type': 'null'}], 'description': 'Only books of this genre; the whole catalogue when omitted.'}, False, 'Only books of this genre; the whole catalogue when omitted.', table=None), ), read_only=True, invoke=_invoke_list_books, where='public_library.world:254', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, shows=('list', ('row', 'books'))),
-    'list_copies': ToolSpec('list_copies', 'List every physical copy of a book with its barcode and status (available, on loan or lost).', (ParamSpec('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$', 'description': "The book's ISBN-13 (13 digits starting 978 or 979)."}, True, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'), ), read_only=True, invoke=_invoke_list_copies, where='public_library.world:262', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'barcode': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'status': {'type': 'string', 'enum': ['available', 'on_loan', 'lost']}}, 'required': ['barcode', 'book', 'status'], 'additionalProperties': False}}, shows=('list', ('row', 'copies'))),
-    'get_copy': ToolSpec('get_copy', 'Show one copy by barcode: its status, its book (ISBN, title, author) and, while it is on loan, its open loan with the member and due date.', (ParamSpec('copy', {'type': 'string', 'pattern': '^C[0-9]{4}$', 'description': 'The barcode of the copy (C and four digits).'}, True, 'The barcode of the copy (C and four digits).', table='copies'), ), read_only=True, invoke=_invoke_get_copy, where='public_library.world:270', returns={'type': 'object', 'properties': {'copy': {'type': 'object', 'properties': {'barcode': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'status': {'type': 'string', 'enum': ['available', 'on_loan', 'lost']}}, 'required': ['barcode', 'book', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'open_loan': {'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, {'type': 'null'}]}}, 'required': ['copy', 'book', 'open_loan'], 'additionalProperties': False}, shows=('record', (('copy', 'copy_', ('row', 'copies')), ('book', 'book', ('row', 'books')), ('open_loan', 'open_loan', ('row', 'loans'))))),
-    'find_members': ToolSpec('find_members', 'Find members whose name or email contains the text, with their card number, email, unpaid fees and the day they joined.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the member's name or email address; case does not matter."}, True, "Part of the member's name or email address; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_members, where='public_library.world:279', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'fees_due': {'type': 'number', 'minimum': 0.0}, 'joined_on': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'fees_due', 'joined_on'], 'additionalProperties': False}}, shows=('list', ('row', 'members'))),
-    'get_member': ToolSpec('get_member', "Show a member's details and unpaid fees, whether they may borrow, their open loans (each with the copy, its book and the due date) and their active holds (each with its book and place in the queue).", (ParamSpec('member', {'type': 'string', 'pattern': '^M[0-9]{3}$', 'description': "The member's card number (M and three digits)."}, True, "The member's card number (M and three digits).", table='members'), ), read_only=True, invoke=_invoke_get_member, where='public_library.world:288', returns={'type': 'object', 'properties': {'member': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'fees_due': {'type': 'number', 'minimum': 0.0}, 'joined_on': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'fees_due', 'joined_on'], 'additionalProperties': False}, 'can_borrow': {'type': 'boolean'}, 'open_loans': {'type': 'array', 'items': {'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}}, 'active_holds': {'type': 'array', 'items': {'type': 'object', 'properties': {'hold': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'position': {'type': 'integer'}}, 'required': ['hold', 'book', 'position'], 'additionalProperties': False}}}, 'required': ['member', 'can_borrow', 'open_loans', 'active_holds'], 'additionalProperties': False}, shows=('record', (('member', 'member', ('row', 'members')), ('open_loans', 'open_loans', ('list', ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))))), ('active_holds', 'active_holds', ('list', ('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books'))))))))),
-    'list_loans': ToolSpec('list_loans', "List a member's loans, each with its copy, book, due date, whether renewed, return date and late fee; the open ones only by default.", (ParamSpec('member', {'type': 'string', 'pattern': '^M[0-9]{3}$', 'description': "The member's card number (M and three digits)."}, True, "The member's card number (M and three digits).", table='members'), ParamSpec('open_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Only loans not yet returned; false lists past loans too.'}, False, 'Only loans not yet returned; false lists past loans too.', table=None), ), read_only=True, invoke=_invoke_list_loans, where='public_library.world:301', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}}, shows=('list', ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))))),
-    'get_loan': ToolSpec('get_loan', 'Show one loan with its copy, member, book, borrowing and due dates, whether renewed, return date and late fee.', (ParamSpec('loan', {'type': 'string', 'description': 'The loan id (L and three digits).'}, True, 'The loan id (L and three digits).', table='loans'), ), read_only=True, invoke=_invoke_get_loan, where='public_library.world:310', returns={'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}, shows=('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books'))))),
-    'list_overdue_loans': ToolSpec('list_overdue_loans', 'List every open loan whose due date has passed, the most overdue first, each with its copy, member and book.', (), read_only=True, invoke=_invoke_list_overdue_loans, where='public_library.world:316', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}}, shows=('list', ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))))),
-    'list_holds': ToolSpec('list_holds', 'List the active holds on a book in queue order, first in line first, each with the member and when it was placed.', (ParamSpec('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$', 'description': "The book's ISBN-13 (13 digits starting 978 or 979)."}, True, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'), ), read_only=True, invoke=_invoke_list_holds, where='public_library.world:322', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'hold': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'position': {'type': 'integer'}}, 'required': ['hold', 'book', 'position'], 'additionalProperties': False}}, shows=('list', ('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books')))))),
-    'get_hold': ToolSpec('get_hold', 'Show one hold: its book, member, when it was placed, its status and its place in the queue.', (ParamSpec('hold', {'type': 'string', 'description': 'The hold id (H and three digits).'}, True, 'The hold id (H and three digits).', table='holds'), ), read_only=True, invoke=_invoke_get_hold, where='public_library.world:330', returns={'type': 'object', 'properties': {'hold': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'position': {'type': 'integer'}}, 'required': ['hold', 'book', 'position'], 'additionalProperties': False}, shows=('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books'))))),
-    'borrow_copy': ToolSpec('borrow_copy', 'Lend an available copy to a member for 21 days from today. A member who owes more than\n$10.00 cannot borrow. When the book has active holds, only the member first in line can\nborrow it, and doing so fulfils their hold.', (ParamSpec('member', {'type': 'string', 'pattern': '^M[0-9]{3}$', 'description': "The member's card number (M and three digits)."}, True, "The member's card number (M and three digits).", table='members'), ParamSpec('copy', {'type': 'string', 'pattern': '^C[0-9]{4}$', 'description': 'The barcode of the copy (C and four digits).'}, True, 'The barcode of the copy (C and four digits).', table='copies'), ), read_only=False, invoke=_invoke_borrow_copy, where='public_library.world:338', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}),
-    'return_copy': ToolSpec('return_copy', "Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is added to the member's unpaid fees.", (ParamSpec('copy', {'type': 'string', 'pattern': '^C[0-9]{4}$', 'description': 'The barcode of the copy (C and four digits).'}, True, 'The barcode of the copy (C and four digits).', table='copies'), ), read_only=False, invoke=_invoke_return_copy, where='public_library.world:363', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}),
-    'renew_loan': ToolSpec('renew_loan', 'Extend an open loan by 21 days from its due date. A loan can be renewed once, only before it is overdue, and only if nobody holds the book.', (ParamSpec('loan', {'type': 'string', 'description': 'The loan id (L and three digits).'}, True, 'The loan id (L and three digits).', table='loans'), ), read_only=False, invoke=_invoke_renew_loan, where='public_library.world:382', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}),
-    'place_hold': ToolSpec('place_hold', 'Put a member at the end of the queue for a book.', (ParamSpec('member', {'type': 'string', 'pattern': '^M[0-9]{3}$', 'description': "The member's card number (M and three digits)."}, True, "The member's card number (M and three digits).", table='members'), ParamSpec('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$', 'description': "The book's ISBN-13 (13 digits starting 978 or 979)."}, True, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'), ), read_only=False, invoke=_invoke_place_hold, where='public_library.world:394', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}),
-    'cancel_hold': ToolSpec('cancel_hold', 'Cancel an active hold.', (ParamSpec('hold', {'type': 'string', 'description': 'The hold id (H and three digits).'}, True, 'The hold id (H and three digits).', table='holds'), ), read_only=False, invoke=_invoke_cancel_hold, where='public_library.world:407', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}),
-    'pay_fees': ToolSpec('pay_fees', "Record a payment towards a member's unpaid fees.", (ParamSpec('member', {'type': 'string', 'pattern': '^M[0-9]{3}$', 'description': "The member's card number (M and three digits)."}, True, "The member's card number (M and three digits).", table='members'), ParamSpec('amount', {'type': 'number', 'minimum': 0.01, 'maximum': 500.0, 'description': 'The amount paid in dollars, at most what the member owes.'}, True, 'The amount paid in dollars, at most what the member owes.', table=None), ), read_only=False, invoke=_invoke_pay_fees, where='public_library.world:415', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'fees_due': {'type': 'number', 'minimum': 0.0}, 'joined_on': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'fees_due', 'joined_on'], 'additionalProperties': False}),
-}
+PublicLibrary.TOOLS = tools(
+    tool(
+        'search_books',
+        'Find books by part of the title or author (case-insensitive), with their available copies and how many active holds they have.',
+        (param('query', {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'Part of a title or an author\'s name, e.g. "dune" or "morrison".'),),
+        read_only=True, invoke=_invoke_search_books, where='public_library.world:237',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'isbn': {'type': 'string'}, 'title': {'type': 'string'}, 'author': {'type': 'string'}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}, 'copies': {'type': 'integer'}, 'available_copies': {'type': 'array', 'items': {'type': 'string'}}, 'active_holds': {'type': 'integer'}}, 'required': ['isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds'], 'additionalProperties': False}}
+    ),
+    tool(
+        'get_book',
+        'Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of the available copies and how many active holds it has.',
+        (param('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'),),
+        read_only=True, invoke=_invoke_get_book, where='public_library.world:246',
+        returns={'type': 'object', 'properties': {'isbn': {'type': 'string'}, 'title': {'type': 'string'}, 'author': {'type': 'string'}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}, 'copies': {'type': 'integer'}, 'available_copies': {'type': 'array', 'items': {'type': 'string'}}, 'active_holds': {'type': 'integer'}}, 'required': ['isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_books',
+        "List the catalogue's books with their ISBN, title, author and genre, sorted by title.",
+        (param('genre', {'anyOf': [{'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}, {'type': 'null'}]}, 'Only books of this genre; the whole catalogue when omitted.', optional=True),),
+        read_only=True, invoke=_invoke_list_books, where='public_library.world:254',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}},
+        shows=('list', ('row', 'books'))
+    ),
+    tool(
+        'list_copies',
+        'List every physical copy of a book with its barcode and status (available, on loan or lost).',
+        (param('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'),),
+        read_only=True, invoke=_invoke_list_copies, where='public_library.world:262',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'barcode': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'status': {'type': 'string', 'enum': ['available', 'on_loan', 'lost']}}, 'required': ['barcode', 'book', 'status'], 'additionalProperties': False}},
+        shows=('list', ('row', 'copies'))
+    ),
+    tool(
+        'get_copy',
+        'Show one copy by barcode: its status, its book (ISBN, title, author) and, while it is on loan, its open loan with the member and due date.',
+        (param('copy', {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'The barcode of the copy (C and four digits).', table='copies'),),
+        read_only=True, invoke=_invoke_get_copy, where='public_library.world:270',
+        returns={'type': 'object', 'properties': {'copy': {'type': 'object', 'properties': {'barcode': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'status': {'type': 'string', 'enum': ['available', 'on_loan', 'lost']}}, 'required': ['barcode', 'book', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'open_loan': {'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, {'type': 'null'}]}}, 'required': ['copy', 'book', 'open_loan'], 'additionalProperties': False},
+        shows=('record', (('copy', 'copy_', ('row', 'copies')), ('book', 'book', ('row', 'books')), ('open_loan', 'open_loan', ('row', 'loans'))))
+    ),
+    tool(
+        'find_members',
+        'Find members whose name or email contains the text, with their card number, email, unpaid fees and the day they joined.',
+        (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the member's name or email address; case does not matter."),),
+        read_only=True, invoke=_invoke_find_members, where='public_library.world:279',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'fees_due': {'type': 'number', 'minimum': 0.0}, 'joined_on': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'fees_due', 'joined_on'], 'additionalProperties': False}},
+        shows=('list', ('row', 'members'))
+    ),
+    tool(
+        'get_member',
+        "Show a member's details and unpaid fees, whether they may borrow, their open loans (each with the copy, its book and the due date) and their active holds (each with its book and place in the queue).",
+        (param('member', {'type': 'string', 'pattern': '^M[0-9]{3}$'}, "The member's card number (M and three digits).", table='members'),),
+        read_only=True, invoke=_invoke_get_member, where='public_library.world:288',
+        returns={'type': 'object', 'properties': {'member': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'fees_due': {'type': 'number', 'minimum': 0.0}, 'joined_on': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'fees_due', 'joined_on'], 'additionalProperties': False}, 'can_borrow': {'type': 'boolean'}, 'open_loans': {'type': 'array', 'items': {'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}}, 'active_holds': {'type': 'array', 'items': {'type': 'object', 'properties': {'hold': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'position': {'type': 'integer'}}, 'required': ['hold', 'book', 'position'], 'additionalProperties': False}}}, 'required': ['member', 'can_borrow', 'open_loans', 'active_holds'], 'additionalProperties': False},
+        shows=('record', (('member', 'member', ('row', 'members')), ('open_loans', 'open_loans', ('list', ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))))), ('active_holds', 'active_holds', ('list', ('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books'))))))))
+    ),
+    tool(
+        'list_loans',
+        "List a member's loans, each with its copy, book, due date, whether renewed, return date and late fee; the open ones only by default.",
+        (param('member', {'type': 'string', 'pattern': '^M[0-9]{3}$'}, "The member's card number (M and three digits).", table='members'),
+        param('open_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only loans not yet returned; false lists past loans too.', optional=True)),
+        read_only=True, invoke=_invoke_list_loans, where='public_library.world:301',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}},
+        shows=('list', ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))))
+    ),
+    tool(
+        'get_loan',
+        'Show one loan with its copy, member, book, borrowing and due dates, whether renewed, return date and late fee.',
+        (param('loan', {'type': 'string'}, 'The loan id (L and three digits).', table='loans'),),
+        read_only=True, invoke=_invoke_get_loan, where='public_library.world:310',
+        returns={'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False},
+        shows=('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books'))))
+    ),
+    tool(
+        'list_overdue_loans',
+        'List every open loan whose due date has passed, the most overdue first, each with its copy, member and book.',
+        (), read_only=True, method=PublicLibrary.tool_list_overdue_loans,
+        where='public_library.world:316',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}},
+        shows=('list', ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))))
+    ),
+    tool(
+        'list_holds',
+        'List the active holds on a book in queue order, first in line first, each with the member and when it was placed.',
+        (param('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'),),
+        read_only=True, invoke=_invoke_list_holds, where='public_library.world:322',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'hold': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'position': {'type': 'integer'}}, 'required': ['hold', 'book', 'position'], 'additionalProperties': False}},
+        shows=('list', ('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books')))))
+    ),
+    tool(
+        'get_hold',
+        'Show one hold: its book, member, when it was placed, its status and its place in the queue.',
+        (param('hold', {'type': 'string'}, 'The hold id (H and three digits).', table='holds'),),
+        read_only=True, invoke=_invoke_get_hold, where='public_library.world:330',
+        returns={'type': 'object', 'properties': {'hold': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'position': {'type': 'integer'}}, 'required': ['hold', 'book', 'position'], 'additionalProperties': False},
+        shows=('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books'))))
+    ),
+    tool(
+        'borrow_copy',
+        'Lend an available copy to a member for 21 days from today. A member who owes more than\n$10.00 cannot borrow. When the book has active holds, only the member first in line can\nborrow it, and doing so fulfils their hold.',
+        (param('member', {'type': 'string', 'pattern': '^M[0-9]{3}$'}, "The member's card number (M and three digits).", table='members'),
+        param('copy', {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'The barcode of the copy (C and four digits).', table='copies')),
+        read_only=False, invoke=_invoke_borrow_copy, where='public_library.world:338',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}
+    ),
+    tool(
+        'return_copy',
+        "Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is added to the member's unpaid fees.",
+        (param('copy', {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'The barcode of the copy (C and four digits).', table='copies'),),
+        read_only=False, invoke=_invoke_return_copy, where='public_library.world:363',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}
+    ),
+    tool(
+        'renew_loan',
+        'Extend an open loan by 21 days from its due date. A loan can be renewed once, only before it is overdue, and only if nobody holds the book.',
+        (param('loan', {'type': 'string'}, 'The loan id (L and three digits).', table='loans'),),
+        read_only=False, invoke=_invoke_renew_loan, where='public_library.world:382',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}
+    ),
+    tool(
+        'place_hold', 'Put a member at the end of the queue for a book.',
+        (param('member', {'type': 'string', 'pattern': '^M[0-9]{3}$'}, "The member's card number (M and three digits).", table='members'),
+        param('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books')),
+        read_only=False, invoke=_invoke_place_hold, where='public_library.world:394',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}
+    ),
+    tool(
+        'cancel_hold', 'Cancel an active hold.',
+        (param('hold', {'type': 'string'}, 'The hold id (H and three digits).', table='holds'),),
+        read_only=False, invoke=_invoke_cancel_hold, where='public_library.world:407',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}
+    ),
+    tool(
+        'pay_fees', "Record a payment towards a member's unpaid fees.",
+        (param('member', {'type': 'string', 'pattern': '^M[0-9]{3}$'}, "The member's card number (M and three digits).", table='members'),
+        param('amount', {'type': 'number', 'minimum': 0.01, 'maximum': 500.0}, 'The amount paid in dollars, at most what the member owes.')),
+        read_only=False, invoke=_invoke_pay_fees, where='public_library.world:415',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'fees_due': {'type': 'number', 'minimum': 0.0}, 'joined_on': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'fees_due', 'joined_on'], 'additionalProperties': False}
+    ),
+)
 
 
 def _check_late_return_and_new_loan__returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:536

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -538,98 +538,46 @@ class RestaurantOrders(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_sign_in: frozenset[str] = frozenset({'server'})
-
-
 def _invoke_sign_in(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
-        rt.check_arguments(args, ('server',), ('server',))
     a_server = rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, ('Server ' + rt.text(key) + ' not found.')))
     return ep.tool_sign_in(a_server)
 
 
-_ARGS_list_menu: frozenset[str] = frozenset({'category', 'available_only'})
-_NEEDS_list_menu: frozenset[str] = frozenset(())
-
-
 def _invoke_list_menu(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_menu >= args.keys() >= _NEEDS_list_menu):
-        rt.check_arguments(args, ('category', 'available_only'), ())
     a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, Category))) if args.get('category') is not None else None)
     a_available_only = (v.want_bool(args['available_only'], 'available_only') if args.get('available_only') is not None else True)
     return ep.tool_list_menu(a_category, a_available_only)
 
 
-_ARGS_search_menu: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_search_menu(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_search_menu and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_search_menu(a_text)
 
 
-_ARGS_get_menu_item: frozenset[str] = frozenset({'item'})
-
-
 def _invoke_get_menu_item(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_menu_item and None not in args.values()):
-        rt.check_arguments(args, ('item',), ('item',))
     a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, ('Menu item ' + rt.text(key) + ' not found.')))
     return ep.tool_get_menu_item(a_item)
 
 
-_ARGS_list_tables: frozenset[str] = frozenset({'zone', 'free_only'})
-_NEEDS_list_tables: frozenset[str] = frozenset(())
-
-
 def _invoke_list_tables(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_tables >= args.keys() >= _NEEDS_list_tables):
-        rt.check_arguments(args, ('zone', 'free_only'), ())
     a_zone = (v.want_optional(args['zone'], 'zone', (lambda x, p: v.want_enum(x, p, Zone))) if args.get('zone') is not None else None)
     a_free_only = (v.want_bool(args['free_only'], 'free_only') if args.get('free_only') is not None else False)
     return ep.tool_list_tables(a_zone, a_free_only)
 
 
-_ARGS_get_table: frozenset[str] = frozenset({'table'})
-
-
 def _invoke_get_table(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_table and None not in args.values()):
-        rt.check_arguments(args, ('table',), ('table',))
     a_table = rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, ('Table ' + rt.text(key) + ' not found.')))
     return ep.tool_get_table(a_table)
 
 
-_ARGS_list_orders: frozenset[str] = frozenset({'status', 'table', 'server'})
-_NEEDS_list_orders: frozenset[str] = frozenset(())
-
-
 def _invoke_list_orders(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_orders >= args.keys() >= _NEEDS_list_orders):
-        rt.check_arguments(args, ('status', 'table', 'server'), ())
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, OrderStatus))) if args.get('status') is not None else None)
     a_table = (rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, ('Table ' + rt.text(key) + ' not found.'))) if args.get('table') is not None else None)
     a_server = (rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, ('Server ' + rt.text(key) + ' not found.'))) if args.get('server') is not None else None)
     return ep.tool_list_orders(a_status, a_table, a_server)
 
 
-_ARGS_list_servers: frozenset[str] = frozenset(())
-
-
-def _invoke_list_servers(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_servers):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_servers()
-
-
-_ARGS_get_order: frozenset[str] = frozenset({'order'})
-
-
 def _invoke_get_order(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_order and None not in args.values()):
-        rt.check_arguments(args, ('order',), ('order',))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -637,24 +585,13 @@ def _invoke_get_order(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_order(a_order)
 
 
-_ARGS_open_order: frozenset[str] = frozenset({'table', 'guests'})
-
-
 def _invoke_open_order(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_open_order and None not in args.values()):
-        rt.check_arguments(args, ('table', 'guests'), ('table', 'guests'))
     a_table = rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, ('Table ' + rt.text(key) + ' not found.')))
     a_guests = v.check_range(v.want_int(args['guests'], 'guests'), 'guests', 1, 12)
     return ep.tool_open_order(a_table, a_guests)
 
 
-_ARGS_add_line: frozenset[str] = frozenset({'order', 'item', 'quantity', 'note'})
-_NEEDS_add_line: frozenset[str] = frozenset({'order', 'item'})
-
-
 def _invoke_add_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_add_line >= args.keys() >= _NEEDS_add_line and None not in args.values()):
-        rt.check_arguments(args, ('order', 'item', 'quantity', 'note'), ('order', 'item'))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -665,12 +602,7 @@ def _invoke_add_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     return ep.tool_add_line(a_order, a_item, a_quantity, a_note)
 
 
-_ARGS_remove_line: frozenset[str] = frozenset({'line'})
-
-
 def _invoke_remove_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_remove_line and None not in args.values()):
-        rt.check_arguments(args, ('line',), ('line',))
     a_line = args['line']
     if type(a_line) is not str or not a_line.isascii():
         a_line = v.want_str(a_line, 'line')
@@ -678,12 +610,7 @@ def _invoke_remove_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     return ep.tool_remove_line(a_line)
 
 
-_ARGS_send_to_kitchen: frozenset[str] = frozenset({'order'})
-
-
 def _invoke_send_to_kitchen(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_send_to_kitchen and None not in args.values()):
-        rt.check_arguments(args, ('order',), ('order',))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -691,12 +618,7 @@ def _invoke_send_to_kitchen(ep: RestaurantOrders, args: Mapping[str, Any]) -> An
     return ep.tool_send_to_kitchen(a_order)
 
 
-_ARGS_mark_served: frozenset[str] = frozenset({'order'})
-
-
 def _invoke_mark_served(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_mark_served and None not in args.values()):
-        rt.check_arguments(args, ('order',), ('order',))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -704,12 +626,7 @@ def _invoke_mark_served(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     return ep.tool_mark_served(a_order)
 
 
-_ARGS_split_bill: frozenset[str] = frozenset({'order', 'ways'})
-
-
 def _invoke_split_bill(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_split_bill and None not in args.values()):
-        rt.check_arguments(args, ('order', 'ways'), ('order', 'ways'))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -718,13 +635,7 @@ def _invoke_split_bill(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     return ep.tool_split_bill(a_order, a_ways)
 
 
-_ARGS_settle_share: frozenset[str] = frozenset({'order', 'method', 'tip_cents'})
-_NEEDS_settle_share: frozenset[str] = frozenset({'order', 'method'})
-
-
 def _invoke_settle_share(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_settle_share >= args.keys() >= _NEEDS_settle_share and None not in args.values()):
-        rt.check_arguments(args, ('order', 'method', 'tip_cents'), ('order', 'method'))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -734,36 +645,145 @@ def _invoke_settle_share(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     return ep.tool_settle_share(a_order, a_method, a_tip_cents)
 
 
-_ARGS_set_item_availability: frozenset[str] = frozenset({'item', 'available'})
-
-
 def _invoke_set_item_availability(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_set_item_availability and None not in args.values()):
-        rt.check_arguments(args, ('item', 'available'), ('item', 'available'))
     a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, ('Menu item ' + rt.text(key) + ' not found.')))
     a_available = v.want_bool(args['available'], 'available')
     return ep.tool_set_item_availability(a_item, a_available)
 
 
-RestaurantOrders.TOOLS = {
-    'sign_in': ToolSpec('sign_in', 'Sign in as a server; orders opened afterwards are theirs.', (ParamSpec('server', {'type': 'string', 'pattern': '^S[0-9]{2}$', 'description': "The server's id (S and two digits)."}, True, "The server's id (S and two digits).", table='servers'), ), read_only=False, invoke=_invoke_sign_in, where='restaurant_orders.world:190', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}}, 'required': ['id', 'name'], 'additionalProperties': False}),
-    'list_menu': ToolSpec('list_menu', 'List the menu items with their codes, names, categories, prices in cents and whether they are available.', (ParamSpec('category', {'anyOf': [{'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, {'type': 'null'}], 'description': 'Only items of this category: starter, main, dessert or drink.'}, False, 'Only items of this category: starter, main, dessert or drink.', table=None), ParamSpec('available_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Leave out sold-out items.'}, False, 'Leave out sold-out items.', table=None), ), read_only=True, invoke=_invoke_list_menu, where='restaurant_orders.world:199', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}}, shows=('list', ('row', 'menu'))),
-    'search_menu': ToolSpec('search_menu', 'Find menu items whose name contains the text, sold-out ones included, with their codes, prices in cents and whether they are available.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the dish's or drink's name, e.g. pizza; case does not matter."}, True, "Part of the dish's or drink's name, e.g. pizza; case does not matter.", table=None), ), read_only=True, invoke=_invoke_search_menu, where='restaurant_orders.world:208', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}}, shows=('list', ('row', 'menu'))),
-    'get_menu_item': ToolSpec('get_menu_item', 'Show one menu item: name, category, price in cents and whether it is available.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$', 'description': 'The menu item code (two letters and two digits, as list_menu shows it).'}, True, 'The menu item code (two letters and two digits, as list_menu shows it).', table='menu'), ), read_only=True, invoke=_invoke_get_menu_item, where='restaurant_orders.world:217', returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}),
-    'list_tables': ToolSpec('list_tables', 'List the dining tables with their seats and zone, each with its current order that is not paid yet (none when the table is free).', (ParamSpec('zone', {'anyOf': [{'type': 'string', 'enum': ['indoor', 'terrace', 'bar']}, {'type': 'null'}], 'description': 'Only tables in this zone: indoor, terrace or bar.'}, False, 'Only tables in this zone: indoor, terrace or bar.', table=None), ParamSpec('free_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Only tables with no unpaid order.'}, False, 'Only tables with no unpaid order.', table=None), ), read_only=True, invoke=_invoke_list_tables, where='restaurant_orders.world:225', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'table': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'seats': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'zone': {'type': 'string', 'enum': ['indoor', 'terrace', 'bar']}}, 'required': ['number', 'seats', 'zone'], 'additionalProperties': False}, 'current_order': {'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, {'type': 'null'}]}}, 'required': ['table', 'current_order'], 'additionalProperties': False}}, shows=('list', ('record', (('table', 'table', ('row', 'dining_tables')), ('current_order', 'current_order', ('row', 'orders')))))),
-    'get_table': ToolSpec('get_table', 'Show one dining table with its seats, zone and current order that is not paid yet (none when the table is free).', (ParamSpec('table', {'type': 'string', 'pattern': '^T[0-9]{1,2}$', 'description': 'The table number, as list_tables shows it (T and a number).'}, True, 'The table number, as list_tables shows it (T and a number).', table='dining_tables'), ), read_only=True, invoke=_invoke_get_table, where='restaurant_orders.world:234', returns={'type': 'object', 'properties': {'table': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'seats': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'zone': {'type': 'string', 'enum': ['indoor', 'terrace', 'bar']}}, 'required': ['number', 'seats', 'zone'], 'additionalProperties': False}, 'current_order': {'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, {'type': 'null'}]}}, 'required': ['table', 'current_order'], 'additionalProperties': False}, shows=('record', (('table', 'table', ('row', 'dining_tables')), ('current_order', 'current_order', ('row', 'orders'))))),
-    'list_orders': ToolSpec('list_orders', 'List orders with their table, server, guests, status, split and times, the most recently opened first.', (ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, {'type': 'null'}], 'description': 'Only orders with this status.'}, False, 'Only orders with this status.', table=None), ParamSpec('table', {'anyOf': [{'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, {'type': 'null'}], 'description': 'Only orders at this table (T and a number).'}, False, 'Only orders at this table (T and a number).', table='dining_tables'), ParamSpec('server', {'anyOf': [{'type': 'string', 'pattern': '^S[0-9]{2}$'}, {'type': 'null'}], 'description': 'Only orders opened by this server (S and two digits).'}, False, 'Only orders opened by this server (S and two digits).', table='servers'), ), read_only=True, invoke=_invoke_list_orders, where='restaurant_orders.world:242', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}}, shows=('list', ('row', 'orders'))),
-    'list_servers': ToolSpec('list_servers', 'List the floor staff with their server ids and names.', (), read_only=True, invoke=_invoke_list_servers, where='restaurant_orders.world:252', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}}, 'required': ['id', 'name'], 'additionalProperties': False}}, shows=('list', ('row', 'servers'))),
-    'get_order': ToolSpec('get_order', 'Show an order with its lines, total, split, payments made and the amount still due (all in cents).', (ParamSpec('order', {'type': 'string', 'description': 'The order id (O and three digits).'}, True, 'The order id (O and three digits).', table='orders'), ), read_only=True, invoke=_invoke_get_order, where='restaurant_orders.world:256', returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, 'lines': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'unit_price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'note': {'type': 'string', 'maxLength': 120}}, 'required': ['id', 'order', 'item', 'quantity', 'unit_price_cents', 'note'], 'additionalProperties': False}}, 'total_cents': {'type': 'integer'}, 'split_ways': {'type': 'integer'}, 'share_amounts': {'type': 'array', 'items': {'type': 'integer'}}, 'payments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'share': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'amount_cents': {'type': 'integer', 'minimum': 0}, 'tip_cents': {'type': 'integer', 'minimum': 0}, 'method': {'type': 'string', 'enum': ['cash', 'card']}, 'paid_at': {'type': 'string'}}, 'required': ['id', 'order', 'share', 'amount_cents', 'tip_cents', 'method', 'paid_at'], 'additionalProperties': False}}, 'paid_cents': {'type': 'integer'}, 'due_cents': {'type': 'integer'}}, 'required': ['order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents'], 'additionalProperties': False}, shows=('record', (('order', 'order', ('row', 'orders')), ('lines', 'lines', ('list', ('row', 'order_lines'))), ('payments', 'payments', ('list', ('row', 'payments')))))),
-    'open_order': ToolSpec('open_order', 'Open an order for a free table; the signed-in server takes it.', (ParamSpec('table', {'type': 'string', 'pattern': '^T[0-9]{1,2}$', 'description': 'The table number, as list_tables shows it (T and a number).'}, True, 'The table number, as list_tables shows it (T and a number).', table='dining_tables'), ParamSpec('guests', {'type': 'integer', 'minimum': 1, 'maximum': 12, 'description': 'How many guests sit at the table.'}, True, 'How many guests sit at the table.', table=None), ), read_only=False, invoke=_invoke_open_order, where='restaurant_orders.world:277', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}),
-    'add_line': ToolSpec('add_line', 'Add a menu item to an open order at its current price.', (ParamSpec('order', {'type': 'string', 'description': 'The order id (O and three digits).'}, True, 'The order id (O and three digits).', table='orders'), ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$', 'description': 'The menu item code (two letters and two digits, as list_menu shows it).'}, True, 'The menu item code (two letters and two digits, as list_menu shows it).', table='menu'), ParamSpec('quantity', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 20}, {'type': 'null'}], 'description': 'How many.'}, False, 'How many.', table=None), ParamSpec('note', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}], 'description': "A note for the kitchen, e.g. 'no onions'."}, False, "A note for the kitchen, e.g. 'no onions'.", table=None), ), read_only=False, invoke=_invoke_add_line, where='restaurant_orders.world:291', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'unit_price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'note': {'type': 'string', 'maxLength': 120}}, 'required': ['id', 'order', 'item', 'quantity', 'unit_price_cents', 'note'], 'additionalProperties': False}),
-    'remove_line': ToolSpec('remove_line', 'Remove a line from an open order; returns the order as it is now.', (ParamSpec('line', {'type': 'string', 'description': 'The line id (L and four digits, as get_order shows it).'}, True, 'The line id (L and four digits, as get_order shows it).', table='order_lines'), ), read_only=False, invoke=_invoke_remove_line, where='restaurant_orders.world:313', returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, 'lines': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'unit_price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'note': {'type': 'string', 'maxLength': 120}}, 'required': ['id', 'order', 'item', 'quantity', 'unit_price_cents', 'note'], 'additionalProperties': False}}, 'total_cents': {'type': 'integer'}, 'split_ways': {'type': 'integer'}, 'share_amounts': {'type': 'array', 'items': {'type': 'integer'}}, 'payments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'share': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'amount_cents': {'type': 'integer', 'minimum': 0}, 'tip_cents': {'type': 'integer', 'minimum': 0}, 'method': {'type': 'string', 'enum': ['cash', 'card']}, 'paid_at': {'type': 'string'}}, 'required': ['id', 'order', 'share', 'amount_cents', 'tip_cents', 'method', 'paid_at'], 'additionalProperties': False}}, 'paid_cents': {'type': 'integer'}, 'due_cents': {'type': 'integer'}}, 'required': ['order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents'], 'additionalProperties': False}, shows=('record', (('order', 'order', ('row', 'orders')), ('lines', 'lines', ('list', ('row', 'order_lines'))), ('payments', 'payments', ('list', ('row', 'payments')))))),
-    'send_to_kitchen': ToolSpec('send_to_kitchen', 'Send an open order to the kitchen; its lines can no longer change.', (ParamSpec('order', {'type': 'string', 'description': 'The order id (O and three digits).'}, True, 'The order id (O and three digits).', table='orders'), ), read_only=False, invoke=_invoke_send_to_kitchen, where='restaurant_orders.world:335', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}),
-    'mark_served': ToolSpec('mark_served', 'Mark an order that is in the kitchen as served.', (ParamSpec('order', {'type': 'string', 'description': 'The order id (O and three digits).'}, True, 'The order id (O and three digits).', table='orders'), ), read_only=False, invoke=_invoke_mark_served, where='restaurant_orders.world:348', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}),
-    'split_bill': ToolSpec('split_bill', "Split a served order's bill into equal shares before anything is paid; returns the share amounts in cents (the last share absorbs the rounding remainder).", (ParamSpec('order', {'type': 'string', 'description': 'The order id (O and three digits).'}, True, 'The order id (O and three digits).', table='orders'), ParamSpec('ways', {'type': 'integer', 'minimum': 1, 'maximum': 12, 'description': 'Into how many equal shares; at most the number of guests.'}, True, 'Into how many equal shares; at most the number of guests.', table=None), ), read_only=False, invoke=_invoke_split_bill, where='restaurant_orders.world:362', returns={'type': 'array', 'items': {'type': 'integer'}}),
-    'settle_share': ToolSpec('settle_share', "Pay the next unpaid share of a served order's bill, with a tip. When the last share is paid the order is paid and the table is free.", (ParamSpec('order', {'type': 'string', 'description': 'The order id (O and three digits).'}, True, 'The order id (O and three digits).', table='orders'), ParamSpec('method', {'type': 'string', 'enum': ['cash', 'card'], 'description': 'cash or card.'}, True, 'cash or card.', table=None), ParamSpec('tip_cents', {'anyOf': [{'type': 'integer', 'minimum': 0, 'maximum': 100000}, {'type': 'null'}], 'description': 'The tip in cents, on top of the share.'}, False, 'The tip in cents, on top of the share.', table=None), ), read_only=False, invoke=_invoke_settle_share, where='restaurant_orders.world:377', returns={'type': 'object', 'properties': {'payment': {'type': 'string'}, 'shares_paid': {'type': 'integer'}, 'split_ways': {'type': 'integer'}, 'remaining_cents': {'type': 'integer'}, 'order_status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}}, 'required': ['payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status'], 'additionalProperties': False}),
-    'set_item_availability': ToolSpec('set_item_availability', 'Mark a menu item available or sold out.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$', 'description': 'The menu item code (two letters and two digits, as list_menu shows it).'}, True, 'The menu item code (two letters and two digits, as list_menu shows it).', table='menu'), ParamSpec('available', {'type': 'boolean', 'description': 'true when it can be ordered, false when sold out.'}, True, 'true when it can be ordered, false when sold out.', table=None), ), read_only=False, invoke=_invoke_set_item_availability, where='restaurant_orders.world:410', returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}),
-}
+RestaurantOrders.TOOLS = tools(
+    tool(
+        'sign_in', 'Sign in as a server; orders opened afterwards are theirs.',
+        (param('server', {'type': 'string', 'pattern': '^S[0-9]{2}$'}, "The server's id (S and two digits).", table='servers'),),
+        read_only=False, invoke=_invoke_sign_in, where='restaurant_orders.world:190',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}}, 'required': ['id', 'name'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_menu',
+        'List the menu items with their codes, names, categories, prices in cents and whether they are available.',
+        (param('category', {'anyOf': [{'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, {'type': 'null'}]}, 'Only items of this category: starter, main, dessert or drink.', optional=True),
+        param('available_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Leave out sold-out items.', optional=True)),
+        read_only=True, invoke=_invoke_list_menu, where='restaurant_orders.world:199',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}},
+        shows=('list', ('row', 'menu'))
+    ),
+    tool(
+        'search_menu',
+        'Find menu items whose name contains the text, sold-out ones included, with their codes, prices in cents and whether they are available.',
+        (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the dish's or drink's name, e.g. pizza; case does not matter."),),
+        read_only=True, invoke=_invoke_search_menu, where='restaurant_orders.world:208',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}},
+        shows=('list', ('row', 'menu'))
+    ),
+    tool(
+        'get_menu_item',
+        'Show one menu item: name, category, price in cents and whether it is available.',
+        (param('item', {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'The menu item code (two letters and two digits, as list_menu shows it).', table='menu'),),
+        read_only=True, invoke=_invoke_get_menu_item, where='restaurant_orders.world:217',
+        returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_tables',
+        'List the dining tables with their seats and zone, each with its current order that is not paid yet (none when the table is free).',
+        (param('zone', {'anyOf': [{'type': 'string', 'enum': ['indoor', 'terrace', 'bar']}, {'type': 'null'}]}, 'Only tables in this zone: indoor, terrace or bar.', optional=True),
+        param('free_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only tables with no unpaid order.', optional=True)),
+        read_only=True, invoke=_invoke_list_tables, where='restaurant_orders.world:225',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'table': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'seats': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'zone': {'type': 'string', 'enum': ['indoor', 'terrace', 'bar']}}, 'required': ['number', 'seats', 'zone'], 'additionalProperties': False}, 'current_order': {'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, {'type': 'null'}]}}, 'required': ['table', 'current_order'], 'additionalProperties': False}},
+        shows=('list', ('record', (('table', 'table', ('row', 'dining_tables')), ('current_order', 'current_order', ('row', 'orders')))))
+    ),
+    tool(
+        'get_table',
+        'Show one dining table with its seats, zone and current order that is not paid yet (none when the table is free).',
+        (param('table', {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'The table number, as list_tables shows it (T and a number).', table='dining_tables'),),
+        read_only=True, invoke=_invoke_get_table, where='restaurant_orders.world:234',
+        returns={'type': 'object', 'properties': {'table': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'seats': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'zone': {'type': 'string', 'enum': ['indoor', 'terrace', 'bar']}}, 'required': ['number', 'seats', 'zone'], 'additionalProperties': False}, 'current_order': {'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, {'type': 'null'}]}}, 'required': ['table', 'current_order'], 'additionalProperties': False},
+        shows=('record', (('table', 'table', ('row', 'dining_tables')), ('current_order', 'current_order', ('row', 'orders'))))
+    ),
+    tool(
+        'list_orders',
+        'List orders with their table, server, guests, status, split and times, the most recently opened first.',
+        (param('status', {'anyOf': [{'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, {'type': 'null'}]}, 'Only orders with this status.', optional=True),
+        param('table', {'anyOf': [{'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, {'type': 'null'}]}, 'Only orders at this table (T and a number).', optional=True, table='dining_tables'),
+        param('server', {'anyOf': [{'type': 'string', 'pattern': '^S[0-9]{2}$'}, {'type': 'null'}]}, 'Only orders opened by this server (S and two digits).', optional=True, table='servers')),
+        read_only=True, invoke=_invoke_list_orders, where='restaurant_orders.world:242',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}},
+        shows=('list', ('row', 'orders'))
+    ),
+    tool(
+        'list_servers', 'List the floor staff with their server ids and names.', (),
+        read_only=True, method=RestaurantOrders.tool_list_servers,
+        where='restaurant_orders.world:252',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}}, 'required': ['id', 'name'], 'additionalProperties': False}},
+        shows=('list', ('row', 'servers'))
+    ),
+    tool(
+        'get_order',
+        'Show an order with its lines, total, split, payments made and the amount still due (all in cents).',
+        (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),),
+        read_only=True, invoke=_invoke_get_order, where='restaurant_orders.world:256',
+        returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, 'lines': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'unit_price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'note': {'type': 'string', 'maxLength': 120}}, 'required': ['id', 'order', 'item', 'quantity', 'unit_price_cents', 'note'], 'additionalProperties': False}}, 'total_cents': {'type': 'integer'}, 'split_ways': {'type': 'integer'}, 'share_amounts': {'type': 'array', 'items': {'type': 'integer'}}, 'payments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'share': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'amount_cents': {'type': 'integer', 'minimum': 0}, 'tip_cents': {'type': 'integer', 'minimum': 0}, 'method': {'type': 'string', 'enum': ['cash', 'card']}, 'paid_at': {'type': 'string'}}, 'required': ['id', 'order', 'share', 'amount_cents', 'tip_cents', 'method', 'paid_at'], 'additionalProperties': False}}, 'paid_cents': {'type': 'integer'}, 'due_cents': {'type': 'integer'}}, 'required': ['order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents'], 'additionalProperties': False},
+        shows=('record', (('order', 'order', ('row', 'orders')), ('lines', 'lines', ('list', ('row', 'order_lines'))), ('payments', 'payments', ('list', ('row', 'payments')))))
+    ),
+    tool(
+        'open_order', 'Open an order for a free table; the signed-in server takes it.',
+        (param('table', {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'The table number, as list_tables shows it (T and a number).', table='dining_tables'),
+        param('guests', {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'How many guests sit at the table.')),
+        read_only=False, invoke=_invoke_open_order, where='restaurant_orders.world:277',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'add_line', 'Add a menu item to an open order at its current price.',
+        (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),
+        param('item', {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'The menu item code (two letters and two digits, as list_menu shows it).', table='menu'),
+        param('quantity', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 20}, {'type': 'null'}]}, 'How many.', optional=True),
+        param('note', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}]}, "A note for the kitchen, e.g. 'no onions'.", optional=True)),
+        read_only=False, invoke=_invoke_add_line, where='restaurant_orders.world:291',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'unit_price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'note': {'type': 'string', 'maxLength': 120}}, 'required': ['id', 'order', 'item', 'quantity', 'unit_price_cents', 'note'], 'additionalProperties': False}
+    ),
+    tool(
+        'remove_line', 'Remove a line from an open order; returns the order as it is now.',
+        (param('line', {'type': 'string'}, 'The line id (L and four digits, as get_order shows it).', table='order_lines'),),
+        read_only=False, invoke=_invoke_remove_line, where='restaurant_orders.world:313',
+        returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, 'lines': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'unit_price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'note': {'type': 'string', 'maxLength': 120}}, 'required': ['id', 'order', 'item', 'quantity', 'unit_price_cents', 'note'], 'additionalProperties': False}}, 'total_cents': {'type': 'integer'}, 'split_ways': {'type': 'integer'}, 'share_amounts': {'type': 'array', 'items': {'type': 'integer'}}, 'payments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'share': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'amount_cents': {'type': 'integer', 'minimum': 0}, 'tip_cents': {'type': 'integer', 'minimum': 0}, 'method': {'type': 'string', 'enum': ['cash', 'card']}, 'paid_at': {'type': 'string'}}, 'required': ['id', 'order', 'share', 'amount_cents', 'tip_cents', 'method', 'paid_at'], 'additionalProperties': False}}, 'paid_cents': {'type': 'integer'}, 'due_cents': {'type': 'integer'}}, 'required': ['order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents'], 'additionalProperties': False},
+        shows=('record', (('order', 'order', ('row', 'orders')), ('lines', 'lines', ('list', ('row', 'order_lines'))), ('payments', 'payments', ('list', ('row', 'payments')))))
+    ),
+    tool(
+        'send_to_kitchen', 'Send an open order to the kitchen; its lines can no longer change.',
+        (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),),
+        read_only=False, invoke=_invoke_send_to_kitchen, where='restaurant_orders.world:335',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'mark_served', 'Mark an order that is in the kitchen as served.',
+        (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),),
+        read_only=False, invoke=_invoke_mark_served, where='restaurant_orders.world:348',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'split_bill',
+        "Split a served order's bill into equal shares before anything is paid; returns the share amounts in cents (the last share absorbs the rounding remainder).",
+        (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),
+        param('ways', {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'Into how many equal shares; at most the number of guests.')),
+        read_only=False, invoke=_invoke_split_bill, where='restaurant_orders.world:362',
+        returns={'type': 'array', 'items': {'type': 'integer'}}
+    ),
+    tool(
+        'settle_share',
+        "Pay the next unpaid share of a served order's bill, with a tip. When the last share is paid the order is paid and the table is free.",
+        (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),
+        param('method', {'type': 'string', 'enum': ['cash', 'card']}, 'cash or card.'),
+        param('tip_cents', {'anyOf': [{'type': 'integer', 'minimum': 0, 'maximum': 100000}, {'type': 'null'}]}, 'The tip in cents, on top of the share.', optional=True)),
+        read_only=False, invoke=_invoke_settle_share, where='restaurant_orders.world:377',
+        returns={'type': 'object', 'properties': {'payment': {'type': 'string'}, 'shares_paid': {'type': 'integer'}, 'split_ways': {'type': 'integer'}, 'remaining_cents': {'type': 'integer'}, 'order_status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}}, 'required': ['payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status'], 'additionalProperties': False}
+    ),
+    tool(
+        'set_item_availability', 'Mark a menu item available or sold out.',
+        (param('item', {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'The menu item code (two letters and two digits, as list_menu shows it).', table='menu'),
+        param('available', {'type': 'boolean'}, 'true when it can be ordered, false when sold out.')),
+        read_only=False, invoke=_invoke_set_item_availability, where='restaurant_orders.world:410',
+        returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}
+    ),
+)
 
 
 def _check_new_table_order__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:557

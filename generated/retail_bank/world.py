@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -476,32 +476,17 @@ class RetailBank(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_sign_in: frozenset[str] = frozenset({'teller'})
-
-
 def _invoke_sign_in(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
-        rt.check_arguments(args, ('teller',), ('teller',))
     a_teller = rt.lookup(ep.t_tellers, v.check_pattern(v.want_str(args['teller'], 'teller'), 'teller', '^T[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown teller ' + rt.text(key) + '.')))
     return ep.tool_sign_in(a_teller)
 
 
-_ARGS_get_customer: frozenset[str] = frozenset({'customer'})
-
-
 def _invoke_get_customer(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_customer and None not in args.values()):
-        rt.check_arguments(args, ('customer',), ('customer',))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown customer ' + rt.text(key) + '.')))
     return ep.tool_get_customer(a_customer)
 
 
-_ARGS_get_account: frozenset[str] = frozenset({'account'})
-
-
 def _invoke_get_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_account and None not in args.values()):
-        rt.check_arguments(args, ('account',), ('account',))
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
@@ -509,12 +494,7 @@ def _invoke_get_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_account(a_account)
 
 
-_ARGS_list_transactions: frozenset[str] = frozenset({'account'})
-
-
 def _invoke_list_transactions(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_transactions and None not in args.values()):
-        rt.check_arguments(args, ('account',), ('account',))
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
@@ -522,35 +502,19 @@ def _invoke_list_transactions(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_list_transactions(a_account)
 
 
-_ARGS_find_customers: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_find_customers(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_customers and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_find_customers(a_text)
 
 
-_ARGS_list_accounts: frozenset[str] = frozenset({'customer', 'kind', 'status'})
-_NEEDS_list_accounts: frozenset[str] = frozenset(())
-
-
 def _invoke_list_accounts(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_accounts >= args.keys() >= _NEEDS_list_accounts):
-        rt.check_arguments(args, ('customer', 'kind', 'status'), ())
     a_customer = (rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown customer ' + rt.text(key) + '.'))) if args.get('customer') is not None else None)
     a_kind = (v.want_optional(args['kind'], 'kind', (lambda x, p: v.want_enum(x, p, AccountKind))) if args.get('kind') is not None else None)
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, AccountStatus))) if args.get('status') is not None else None)
     return ep.tool_list_accounts(a_customer, a_kind, a_status)
 
 
-_ARGS_get_transaction: frozenset[str] = frozenset({'transaction'})
-
-
 def _invoke_get_transaction(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_transaction and None not in args.values()):
-        rt.check_arguments(args, ('transaction',), ('transaction',))
     a_transaction = args['transaction']
     if type(a_transaction) is not str or not a_transaction.isascii():
         a_transaction = v.want_str(a_transaction, 'transaction')
@@ -558,43 +522,14 @@ def _invoke_get_transaction(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_transaction(a_transaction)
 
 
-_ARGS_list_tellers: frozenset[str] = frozenset(())
-
-
-def _invoke_list_tellers(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_tellers):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_tellers()
-
-
-_ARGS_get_withdrawal_limit: frozenset[str] = frozenset(())
-
-
-def _invoke_get_withdrawal_limit(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_withdrawal_limit):
-        rt.check_arguments(args, (), ())
-    return ep.tool_get_withdrawal_limit()
-
-
-_ARGS_open_account: frozenset[str] = frozenset({'customer', 'kind', 'initial_deposit_cents'})
-_NEEDS_open_account: frozenset[str] = frozenset({'customer', 'kind'})
-
-
 def _invoke_open_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_open_account >= args.keys() >= _NEEDS_open_account and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'kind', 'initial_deposit_cents'), ('customer', 'kind'))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown customer ' + rt.text(key) + '.')))
     a_kind = v.want_enum(args['kind'], 'kind', AccountKind)
     a_initial_deposit_cents = (v.check_range(v.want_int(args['initial_deposit_cents'], 'initial_deposit_cents'), 'initial_deposit_cents', 0, 100000000) if args.get('initial_deposit_cents') is not None else 0)
     return ep.tool_open_account(a_customer, a_kind, a_initial_deposit_cents)
 
 
-_ARGS_close_account: frozenset[str] = frozenset({'account'})
-
-
 def _invoke_close_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_close_account and None not in args.values()):
-        rt.check_arguments(args, ('account',), ('account',))
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
@@ -602,13 +537,7 @@ def _invoke_close_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_close_account(a_account)
 
 
-_ARGS_deposit: frozenset[str] = frozenset({'account', 'amount_cents', 'memo'})
-_NEEDS_deposit: frozenset[str] = frozenset({'account', 'amount_cents'})
-
-
 def _invoke_deposit(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_deposit >= args.keys() >= _NEEDS_deposit and None not in args.values()):
-        rt.check_arguments(args, ('account', 'amount_cents', 'memo'), ('account', 'amount_cents'))
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
@@ -618,13 +547,7 @@ def _invoke_deposit(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_deposit(a_account, a_amount_cents, a_memo)
 
 
-_ARGS_withdraw: frozenset[str] = frozenset({'account', 'amount_cents', 'memo'})
-_NEEDS_withdraw: frozenset[str] = frozenset({'account', 'amount_cents'})
-
-
 def _invoke_withdraw(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_withdraw >= args.keys() >= _NEEDS_withdraw and None not in args.values()):
-        rt.check_arguments(args, ('account', 'amount_cents', 'memo'), ('account', 'amount_cents'))
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
@@ -634,13 +557,7 @@ def _invoke_withdraw(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_withdraw(a_account, a_amount_cents, a_memo)
 
 
-_ARGS_transfer: frozenset[str] = frozenset({'from_account', 'to_account', 'amount_cents', 'memo'})
-_NEEDS_transfer: frozenset[str] = frozenset({'from_account', 'to_account', 'amount_cents'})
-
-
 def _invoke_transfer(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_transfer >= args.keys() >= _NEEDS_transfer and None not in args.values()):
-        rt.check_arguments(args, ('from_account', 'to_account', 'amount_cents', 'memo'), ('from_account', 'to_account', 'amount_cents'))
     a_from_account = args['from_account']
     if type(a_from_account) is not str or not a_from_account.isascii():
         a_from_account = v.want_str(a_from_account, 'from_account')
@@ -654,12 +571,7 @@ def _invoke_transfer(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_transfer(a_from_account, a_to_account, a_amount_cents, a_memo)
 
 
-_ARGS_freeze_account: frozenset[str] = frozenset({'account', 'reason'})
-
-
 def _invoke_freeze_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_freeze_account and None not in args.values()):
-        rt.check_arguments(args, ('account', 'reason'), ('account', 'reason'))
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
@@ -668,12 +580,7 @@ def _invoke_freeze_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_freeze_account(a_account, a_reason)
 
 
-_ARGS_unfreeze_account: frozenset[str] = frozenset({'account'})
-
-
 def _invoke_unfreeze_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_unfreeze_account and None not in args.values()):
-        rt.check_arguments(args, ('account',), ('account',))
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
@@ -681,24 +588,133 @@ def _invoke_unfreeze_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_unfreeze_account(a_account)
 
 
-RetailBank.TOOLS = {
-    'sign_in': ToolSpec('sign_in', 'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.', (ParamSpec('teller', {'type': 'string', 'pattern': '^T[0-9]{2}$', 'description': 'The teller id, e.g. T01.'}, True, 'The teller id, e.g. T01.', table='tellers'), ), read_only=False, invoke=_invoke_sign_in, where='retail_bank.world:137', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'can_freeze': {'type': 'boolean'}}, 'required': ['id', 'name', 'can_freeze'], 'additionalProperties': False}),
-    'get_customer': ToolSpec('get_customer', 'Show a customer and all their accounts with balances (in cents) and statuses.', (ParamSpec('customer', {'type': 'string', 'pattern': '^CU[0-9]{4}$', 'description': 'The customer id, e.g. CU0001.'}, True, 'The customer id, e.g. CU0001.', table='customers'), ), read_only=True, invoke=_invoke_get_customer, where='retail_bank.world:144', returns={'type': 'object', 'properties': {'customer': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'name': {'type': 'string'}, 'email': {'type': 'string'}, 'accounts': {'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}}, 'total_balance_cents': {'type': 'integer'}}, 'required': ['customer', 'name', 'email', 'accounts', 'total_balance_cents'], 'additionalProperties': False}, shows=('record', (('accounts', 'accounts', ('list', ('row', 'accounts'))),))),
-    'get_account': ToolSpec('get_account', 'Show one account (owner, kind, status, balance in cents) and its five most recent transactions.', (ParamSpec('account', {'type': 'string', 'description': 'The account number, e.g. AC00001.'}, True, 'The account number, e.g. AC00001.', table='accounts'), ), read_only=True, invoke=_invoke_get_account, where='retail_bank.world:159', returns={'type': 'object', 'properties': {'account': {'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}, 'recent_transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}}}, 'required': ['account', 'recent_transactions'], 'additionalProperties': False}, shows=('record', (('account', 'account', ('row', 'accounts')), ('recent_transactions', 'recent_transactions', ('list', ('row', 'transactions')))))),
-    'list_transactions': ToolSpec('list_transactions', 'List all transactions into or out of an account, newest first, with kind, accounts, amount, memo, teller and time.', (ParamSpec('account', {'type': 'string', 'description': 'The account number, e.g. AC00001.'}, True, 'The account number, e.g. AC00001.', table='accounts'), ), read_only=True, invoke=_invoke_list_transactions, where='retail_bank.world:174', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}}, shows=('list', ('row', 'transactions'))),
-    'find_customers': ToolSpec('find_customers', 'Find customers whose name or email contains the text, with their customer id, name, email and since date.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the customer's name or email address, e.g. Smith; case does not matter."}, True, "Part of the customer's name or email address, e.g. Smith; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_customers, where='retail_bank.world:182', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'since': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'since'], 'additionalProperties': False}}, shows=('list', ('row', 'customers'))),
-    'list_accounts': ToolSpec('list_accounts', 'List accounts with their owner, kind, status, balance (in cents) and opening date, optionally of one customer, kind or status.', (ParamSpec('customer', {'anyOf': [{'type': 'string', 'pattern': '^CU[0-9]{4}$'}, {'type': 'null'}], 'description': "Only this customer's accounts (customer id, e.g. CU0001); all when omitted."}, False, "Only this customer's accounts (customer id, e.g. CU0001); all when omitted.", table='customers'), ParamSpec('kind', {'anyOf': [{'type': 'string', 'enum': ['checking', 'savings']}, {'type': 'null'}], 'description': 'Only checking or only savings accounts; both when omitted.'}, False, 'Only checking or only savings accounts; both when omitted.', table=None), ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['active', 'frozen', 'closed']}, {'type': 'null'}], 'description': 'Only accounts with this status; any when omitted.'}, False, 'Only accounts with this status; any when omitted.', table=None), ), read_only=True, invoke=_invoke_list_accounts, where='retail_bank.world:191', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}}, shows=('list', ('row', 'accounts'))),
-    'get_transaction': ToolSpec('get_transaction', 'Show one transaction: its kind, accounts, amount, memo, teller and time.', (ParamSpec('transaction', {'type': 'string', 'description': 'The transaction id, e.g. TX000001.'}, True, 'The transaction id, e.g. TX000001.', table='transactions'), ), read_only=True, invoke=_invoke_get_transaction, where='retail_bank.world:201', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}),
-    'list_tellers': ToolSpec('list_tellers', 'List the tellers with their ids, names and whether they may freeze accounts.', (), read_only=True, invoke=_invoke_list_tellers, where='retail_bank.world:209', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'can_freeze': {'type': 'boolean'}}, 'required': ['id', 'name', 'can_freeze'], 'additionalProperties': False}}, shows=('list', ('row', 'tellers'))),
-    'get_withdrawal_limit': ToolSpec('get_withdrawal_limit', 'The most the desk can pay out in one withdrawal, in cents.', (), read_only=True, invoke=_invoke_get_withdrawal_limit, where='retail_bank.world:215', returns={'type': 'integer'}),
-    'open_account': ToolSpec('open_account', 'Open a new active account for a customer, with an optional opening deposit. A customer may hold one open account of each kind.', (ParamSpec('customer', {'type': 'string', 'pattern': '^CU[0-9]{4}$', 'description': 'The customer id, e.g. CU0003.'}, True, 'The customer id, e.g. CU0003.', table='customers'), ParamSpec('kind', {'type': 'string', 'enum': ['checking', 'savings'], 'description': 'checking or savings.'}, True, 'checking or savings.', table=None), ParamSpec('initial_deposit_cents', {'anyOf': [{'type': 'integer', 'minimum': 0, 'maximum': 100000000}, {'type': 'null'}], 'description': 'An optional opening deposit in cents; 0 for none.'}, False, 'An optional opening deposit in cents; 0 for none.', table=None), ), read_only=False, invoke=_invoke_open_account, where='retail_bank.world:219', returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-    'close_account': ToolSpec('close_account', 'Close an account. Its balance must be zero (withdraw or transfer the money first) and it must not be frozen.', (ParamSpec('account', {'type': 'string', 'description': 'The account number, e.g. AC00006.'}, True, 'The account number, e.g. AC00006.', table='accounts'), ), read_only=False, invoke=_invoke_close_account, where='retail_bank.world:247', returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-    'deposit': ToolSpec('deposit', 'Deposit money into an active account.', (ParamSpec('account', {'type': 'string', 'description': 'The account number, e.g. AC00001.'}, True, 'The account number, e.g. AC00001.', table='accounts'), ParamSpec('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 100000000, 'description': 'The amount in cents, e.g. 15000 for 150.00.'}, True, 'The amount in cents, e.g. 15000 for 150.00.', table=None), ParamSpec('memo', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}], 'description': 'An optional note, in your own words.'}, False, 'An optional note, in your own words.', table=None), ), read_only=False, invoke=_invoke_deposit, where='retail_bank.world:261', returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-    'withdraw': ToolSpec('withdraw', "Withdraw money from an active account, up to its balance and the desk's per-call limit.", (ParamSpec('account', {'type': 'string', 'description': 'The account number, e.g. AC00001.'}, True, 'The account number, e.g. AC00001.', table='accounts'), ParamSpec('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 100000000, 'description': 'The amount in cents, e.g. 15000 for 150.00.'}, True, 'The amount in cents, e.g. 15000 for 150.00.', table=None), ParamSpec('memo', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}], 'description': 'An optional note, in your own words.'}, False, 'An optional note, in your own words.', table=None), ), read_only=False, invoke=_invoke_withdraw, where='retail_bank.world:282', returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-    'transfer': ToolSpec('transfer', 'Move money from one active account to another.', (ParamSpec('from_account', {'type': 'string', 'description': 'The account to debit, e.g. AC00002.'}, True, 'The account to debit, e.g. AC00002.', table='accounts'), ParamSpec('to_account', {'type': 'string', 'description': 'The account to credit, e.g. AC00001.'}, True, 'The account to credit, e.g. AC00001.', table='accounts'), ParamSpec('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 100000000, 'description': 'The amount in cents, e.g. 20000 for 200.00.'}, True, 'The amount in cents, e.g. 20000 for 200.00.', table=None), ParamSpec('memo', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}], 'description': 'An optional note, in your own words.'}, False, 'An optional note, in your own words.', table=None), ), read_only=False, invoke=_invoke_transfer, where='retail_bank.world:305', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}),
-    'freeze_account': ToolSpec('freeze_account', 'Freeze an active account, with a reason. Only tellers with freeze permission may do this.', (ParamSpec('account', {'type': 'string', 'description': 'The account number, e.g. AC00003.'}, True, 'The account number, e.g. AC00003.', table='accounts'), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 120, 'description': 'Why the account is frozen, as the customer or teller gives it.'}, True, 'Why the account is frozen, as the customer or teller gives it.', table=None), ), read_only=False, invoke=_invoke_freeze_account, where='retail_bank.world:334', returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-    'unfreeze_account': ToolSpec('unfreeze_account', 'Return a frozen account to active and clear its freeze reason. Only tellers with freeze permission may do this.', (ParamSpec('account', {'type': 'string', 'description': 'The account number, e.g. AC00004.'}, True, 'The account number, e.g. AC00004.', table='accounts'), ), read_only=False, invoke=_invoke_unfreeze_account, where='retail_bank.world:350', returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-}
+RetailBank.TOOLS = tools(
+    tool(
+        'sign_in',
+        'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.',
+        (param('teller', {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'The teller id, e.g. T01.', table='tellers'),),
+        read_only=False, invoke=_invoke_sign_in, where='retail_bank.world:137',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'can_freeze': {'type': 'boolean'}}, 'required': ['id', 'name', 'can_freeze'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_customer',
+        'Show a customer and all their accounts with balances (in cents) and statuses.',
+        (param('customer', {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'The customer id, e.g. CU0001.', table='customers'),),
+        read_only=True, invoke=_invoke_get_customer, where='retail_bank.world:144',
+        returns={'type': 'object', 'properties': {'customer': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'name': {'type': 'string'}, 'email': {'type': 'string'}, 'accounts': {'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}}, 'total_balance_cents': {'type': 'integer'}}, 'required': ['customer', 'name', 'email', 'accounts', 'total_balance_cents'], 'additionalProperties': False},
+        shows=('record', (('accounts', 'accounts', ('list', ('row', 'accounts'))),))
+    ),
+    tool(
+        'get_account',
+        'Show one account (owner, kind, status, balance in cents) and its five most recent transactions.',
+        (param('account', {'type': 'string'}, 'The account number, e.g. AC00001.', table='accounts'),),
+        read_only=True, invoke=_invoke_get_account, where='retail_bank.world:159',
+        returns={'type': 'object', 'properties': {'account': {'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}, 'recent_transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}}}, 'required': ['account', 'recent_transactions'], 'additionalProperties': False},
+        shows=('record', (('account', 'account', ('row', 'accounts')), ('recent_transactions', 'recent_transactions', ('list', ('row', 'transactions')))))
+    ),
+    tool(
+        'list_transactions',
+        'List all transactions into or out of an account, newest first, with kind, accounts, amount, memo, teller and time.',
+        (param('account', {'type': 'string'}, 'The account number, e.g. AC00001.', table='accounts'),),
+        read_only=True, invoke=_invoke_list_transactions, where='retail_bank.world:174',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}},
+        shows=('list', ('row', 'transactions'))
+    ),
+    tool(
+        'find_customers',
+        'Find customers whose name or email contains the text, with their customer id, name, email and since date.',
+        (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the customer's name or email address, e.g. Smith; case does not matter."),),
+        read_only=True, invoke=_invoke_find_customers, where='retail_bank.world:182',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'since': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'since'], 'additionalProperties': False}},
+        shows=('list', ('row', 'customers'))
+    ),
+    tool(
+        'list_accounts',
+        'List accounts with their owner, kind, status, balance (in cents) and opening date, optionally of one customer, kind or status.',
+        (param('customer', {'anyOf': [{'type': 'string', 'pattern': '^CU[0-9]{4}$'}, {'type': 'null'}]}, "Only this customer's accounts (customer id, e.g. CU0001); all when omitted.", optional=True, table='customers'),
+        param('kind', {'anyOf': [{'type': 'string', 'enum': ['checking', 'savings']}, {'type': 'null'}]}, 'Only checking or only savings accounts; both when omitted.', optional=True),
+        param('status', {'anyOf': [{'type': 'string', 'enum': ['active', 'frozen', 'closed']}, {'type': 'null'}]}, 'Only accounts with this status; any when omitted.', optional=True)),
+        read_only=True, invoke=_invoke_list_accounts, where='retail_bank.world:191',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}},
+        shows=('list', ('row', 'accounts'))
+    ),
+    tool(
+        'get_transaction',
+        'Show one transaction: its kind, accounts, amount, memo, teller and time.',
+        (param('transaction', {'type': 'string'}, 'The transaction id, e.g. TX000001.', table='transactions'),),
+        read_only=True, invoke=_invoke_get_transaction, where='retail_bank.world:201',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_tellers',
+        'List the tellers with their ids, names and whether they may freeze accounts.', (),
+        read_only=True, method=RetailBank.tool_list_tellers, where='retail_bank.world:209',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'can_freeze': {'type': 'boolean'}}, 'required': ['id', 'name', 'can_freeze'], 'additionalProperties': False}},
+        shows=('list', ('row', 'tellers'))
+    ),
+    tool(
+        'get_withdrawal_limit', 'The most the desk can pay out in one withdrawal, in cents.', (),
+        read_only=True, method=RetailBank.tool_get_withdrawal_limit, where='retail_bank.world:215',
+        returns={'type': 'integer'}
+    ),
+    tool(
+        'open_account',
+        'Open a new active account for a customer, with an optional opening deposit. A customer may hold one open account of each kind.',
+        (param('customer', {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'The customer id, e.g. CU0003.', table='customers'),
+        param('kind', {'type': 'string', 'enum': ['checking', 'savings']}, 'checking or savings.'),
+        param('initial_deposit_cents', {'anyOf': [{'type': 'integer', 'minimum': 0, 'maximum': 100000000}, {'type': 'null'}]}, 'An optional opening deposit in cents; 0 for none.', optional=True)),
+        read_only=False, invoke=_invoke_open_account, where='retail_bank.world:219',
+        returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}
+    ),
+    tool(
+        'close_account',
+        'Close an account. Its balance must be zero (withdraw or transfer the money first) and it must not be frozen.',
+        (param('account', {'type': 'string'}, 'The account number, e.g. AC00006.', table='accounts'),),
+        read_only=False, invoke=_invoke_close_account, where='retail_bank.world:247',
+        returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}
+    ),
+    tool(
+        'deposit', 'Deposit money into an active account.',
+        (param('account', {'type': 'string'}, 'The account number, e.g. AC00001.', table='accounts'),
+        param('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 100000000}, 'The amount in cents, e.g. 15000 for 150.00.'),
+        param('memo', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}]}, 'An optional note, in your own words.', optional=True)),
+        read_only=False, invoke=_invoke_deposit, where='retail_bank.world:261',
+        returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}
+    ),
+    tool(
+        'withdraw',
+        "Withdraw money from an active account, up to its balance and the desk's per-call limit.",
+        (param('account', {'type': 'string'}, 'The account number, e.g. AC00001.', table='accounts'),
+        param('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 100000000}, 'The amount in cents, e.g. 15000 for 150.00.'),
+        param('memo', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}]}, 'An optional note, in your own words.', optional=True)),
+        read_only=False, invoke=_invoke_withdraw, where='retail_bank.world:282',
+        returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}
+    ),
+    tool(
+        'transfer', 'Move money from one active account to another.',
+        (param('from_account', {'type': 'string'}, 'The account to debit, e.g. AC00002.', table='accounts'),
+        param('to_account', {'type': 'string'}, 'The account to credit, e.g. AC00001.', table='accounts'),
+        param('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 100000000}, 'The amount in cents, e.g. 20000 for 200.00.'),
+        param('memo', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}]}, 'An optional note, in your own words.', optional=True)),
+        read_only=False, invoke=_invoke_transfer, where='retail_bank.world:305',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}
+    ),
+    tool(
+        'freeze_account',
+        'Freeze an active account, with a reason. Only tellers with freeze permission may do this.',
+        (param('account', {'type': 'string'}, 'The account number, e.g. AC00003.', table='accounts'),
+        param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'Why the account is frozen, as the customer or teller gives it.')),
+        read_only=False, invoke=_invoke_freeze_account, where='retail_bank.world:334',
+        returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}
+    ),
+    tool(
+        'unfreeze_account',
+        'Return a frozen account to active and clear its freeze reason. Only tellers with freeze permission may do this.',
+        (param('account', {'type': 'string'}, 'The account number, e.g. AC00004.', table='accounts'),),
+        read_only=False, invoke=_invoke_unfreeze_account, where='retail_bank.world:350',
+        returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}
+    ),
+)
 
 
 def _check_alice_savings_to_cash__savings_debited(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # retail_bank.world:456

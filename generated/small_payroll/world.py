@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -549,44 +549,23 @@ class SmallPayroll(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_sign_in: frozenset[str] = frozenset({'employee'})
-
-
 def _invoke_sign_in(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
-        rt.check_arguments(args, ('employee',), ('employee',))
     a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.')))
     return ep.tool_sign_in(a_employee)
 
 
-_ARGS_get_employee: frozenset[str] = frozenset({'employee'})
-
-
 def _invoke_get_employee(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_employee and None not in args.values()):
-        rt.check_arguments(args, ('employee',), ('employee',))
     a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.')))
     return ep.tool_get_employee(a_employee)
 
 
-_ARGS_list_timesheets: frozenset[str] = frozenset({'period', 'status'})
-_NEEDS_list_timesheets: frozenset[str] = frozenset({'period'})
-
-
 def _invoke_list_timesheets(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_timesheets >= args.keys() >= _NEEDS_list_timesheets and None not in args.values()):
-        rt.check_arguments(args, ('period', 'status'), ('period',))
     a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.')))
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, TimesheetStatus))) if args.get('status') is not None else None)
     return ep.tool_list_timesheets(a_period, a_status)
 
 
-_ARGS_get_payslip: frozenset[str] = frozenset({'payslip'})
-
-
 def _invoke_get_payslip(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_payslip and None not in args.values()):
-        rt.check_arguments(args, ('payslip',), ('payslip',))
     a_payslip = args['payslip']
     if type(a_payslip) is not str or not a_payslip.isascii():
         a_payslip = v.want_str(a_payslip, 'payslip')
@@ -594,54 +573,23 @@ def _invoke_get_payslip(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_payslip(a_payslip)
 
 
-_ARGS_find_employees: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_find_employees(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_employees and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_find_employees(a_text)
 
 
-_ARGS_list_employees: frozenset[str] = frozenset({'pay_type', 'active_only'})
-_NEEDS_list_employees: frozenset[str] = frozenset(())
-
-
 def _invoke_list_employees(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_employees >= args.keys() >= _NEEDS_list_employees):
-        rt.check_arguments(args, ('pay_type', 'active_only'), ())
     a_pay_type = (v.want_optional(args['pay_type'], 'pay_type', (lambda x, p: v.want_enum(x, p, PayType))) if args.get('pay_type') is not None else None)
     a_active_only = (v.want_bool(args['active_only'], 'active_only') if args.get('active_only') is not None else False)
     return ep.tool_list_employees(a_pay_type, a_active_only)
 
 
-_ARGS_list_tax_codes: frozenset[str] = frozenset(())
-
-
-def _invoke_list_tax_codes(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_tax_codes):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_tax_codes()
-
-
-_ARGS_list_periods: frozenset[str] = frozenset({'status'})
-_NEEDS_list_periods: frozenset[str] = frozenset(())
-
-
 def _invoke_list_periods(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_periods >= args.keys() >= _NEEDS_list_periods):
-        rt.check_arguments(args, ('status',), ())
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, PeriodStatus))) if args.get('status') is not None else None)
     return ep.tool_list_periods(a_status)
 
 
-_ARGS_get_timesheet: frozenset[str] = frozenset({'timesheet'})
-
-
 def _invoke_get_timesheet(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_timesheet and None not in args.values()):
-        rt.check_arguments(args, ('timesheet',), ('timesheet',))
     a_timesheet = args['timesheet']
     if type(a_timesheet) is not str or not a_timesheet.isascii():
         a_timesheet = v.want_str(a_timesheet, 'timesheet')
@@ -649,48 +597,26 @@ def _invoke_get_timesheet(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_timesheet(a_timesheet)
 
 
-_ARGS_list_bonuses: frozenset[str] = frozenset({'period', 'employee'})
-_NEEDS_list_bonuses: frozenset[str] = frozenset(())
-
-
 def _invoke_list_bonuses(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_bonuses >= args.keys() >= _NEEDS_list_bonuses):
-        rt.check_arguments(args, ('period', 'employee'), ())
     a_period = (rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.'))) if args.get('period') is not None else None)
     a_employee = (rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.'))) if args.get('employee') is not None else None)
     return ep.tool_list_bonuses(a_period, a_employee)
 
 
-_ARGS_list_payslips: frozenset[str] = frozenset({'period', 'employee'})
-_NEEDS_list_payslips: frozenset[str] = frozenset(())
-
-
 def _invoke_list_payslips(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_payslips >= args.keys() >= _NEEDS_list_payslips):
-        rt.check_arguments(args, ('period', 'employee'), ())
     a_period = (rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.'))) if args.get('period') is not None else None)
     a_employee = (rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.'))) if args.get('employee') is not None else None)
     return ep.tool_list_payslips(a_period, a_employee)
 
 
-_ARGS_record_hours: frozenset[str] = frozenset({'employee', 'period', 'hours'})
-
-
 def _invoke_record_hours(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_record_hours and None not in args.values()):
-        rt.check_arguments(args, ('employee', 'period', 'hours'), ('employee', 'period', 'hours'))
     a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.')))
     a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.')))
     a_hours = v.check_range(v.want_float(args['hours'], 'hours'), 'hours', 0.5, 300.0)
     return ep.tool_record_hours(a_employee, a_period, a_hours)
 
 
-_ARGS_approve_timesheet: frozenset[str] = frozenset({'timesheet'})
-
-
 def _invoke_approve_timesheet(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_approve_timesheet and None not in args.values()):
-        rt.check_arguments(args, ('timesheet',), ('timesheet',))
     a_timesheet = args['timesheet']
     if type(a_timesheet) is not str or not a_timesheet.isascii():
         a_timesheet = v.want_str(a_timesheet, 'timesheet')
@@ -698,12 +624,7 @@ def _invoke_approve_timesheet(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     return ep.tool_approve_timesheet(a_timesheet)
 
 
-_ARGS_issue_bonus: frozenset[str] = frozenset({'employee', 'period', 'amount_cents', 'reason'})
-
-
 def _invoke_issue_bonus(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_issue_bonus and None not in args.values()):
-        rt.check_arguments(args, ('employee', 'period', 'amount_cents', 'reason'), ('employee', 'period', 'amount_cents', 'reason'))
     a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.')))
     a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.')))
     a_amount_cents = v.check_range(v.want_int(args['amount_cents'], 'amount_cents'), 'amount_cents', 1, 10000000)
@@ -711,22 +632,12 @@ def _invoke_issue_bonus(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     return ep.tool_issue_bonus(a_employee, a_period, a_amount_cents, a_reason)
 
 
-_ARGS_run_payroll: frozenset[str] = frozenset({'period'})
-
-
 def _invoke_run_payroll(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_run_payroll and None not in args.values()):
-        rt.check_arguments(args, ('period',), ('period',))
     a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.')))
     return ep.tool_run_payroll(a_period)
 
 
-_ARGS_correct_payslip: frozenset[str] = frozenset({'payslip', 'gross_cents', 'note'})
-
-
 def _invoke_correct_payslip(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_correct_payslip and None not in args.values()):
-        rt.check_arguments(args, ('payslip', 'gross_cents', 'note'), ('payslip', 'gross_cents', 'note'))
     a_payslip = args['payslip']
     if type(a_payslip) is not str or not a_payslip.isascii():
         a_payslip = v.want_str(a_payslip, 'payslip')
@@ -736,24 +647,136 @@ def _invoke_correct_payslip(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     return ep.tool_correct_payslip(a_payslip, a_gross_cents, a_note)
 
 
-SmallPayroll.TOOLS = {
-    'sign_in': ToolSpec('sign_in', 'Sign in to payroll. Only managers may sign in.', (ParamSpec('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$', 'description': 'Your employee id (E and three digits).'}, True, 'Your employee id (E and three digits).', table='employees'), ), read_only=False, invoke=_invoke_sign_in, where='small_payroll.world:192', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['staff', 'manager']}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer', 'minimum': 0}, 'hourly_rate_cents': {'type': 'integer', 'minimum': 0}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active'], 'additionalProperties': False}),
-    'get_employee': ToolSpec('get_employee', "Show an employee's pay details, tax code and withholding rate, and their payslips (period, hours, gross, bonus, tax, net and any correction).", (ParamSpec('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$', 'description': 'The employee id (E and three digits).'}, True, 'The employee id (E and three digits).', table='employees'), ), read_only=True, invoke=_invoke_get_employee, where='small_payroll.world:202', returns={'type': 'object', 'properties': {'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string'}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer'}, 'hourly_rate_cents': {'type': 'integer'}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'rate_percent': {'type': 'integer'}, 'active': {'type': 'boolean'}, 'payslips': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}}}, 'required': ['employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips'], 'additionalProperties': False}, shows=('record', (('payslips', 'payslips', ('list', ('row', 'payslips'))),))),
-    'list_timesheets': ToolSpec('list_timesheets', 'List the timesheets of a period with their employee, hours, status and approver, optionally of one status.', (ParamSpec('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$', 'description': 'The period id, the year and month as YYYY-MM.'}, True, 'The period id, the year and month as YYYY-MM.', table='periods'), ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['draft', 'approved', 'paid']}, {'type': 'null'}], 'description': 'Only timesheets with this status: draft, approved or paid.'}, False, 'Only timesheets with this status: draft, approved or paid.', table=None), ), read_only=True, invoke=_invoke_list_timesheets, where='small_payroll.world:220', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}}, shows=('list', ('row', 'timesheets'))),
-    'get_payslip': ToolSpec('get_payslip', 'Show one payslip: gross, bonus, tax, net, hours and any correction.', (ParamSpec('payslip', {'type': 'string', 'description': 'The payslip id (PS and four digits).'}, True, 'The payslip id (PS and four digits).', table='payslips'), ), read_only=True, invoke=_invoke_get_payslip, where='small_payroll.world:229', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}),
-    'find_employees': ToolSpec('find_employees', 'Find employees whose name contains the text, with their employee id, role, pay type, salary or hourly rate, tax code and whether active.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the employee's name; case does not matter."}, True, "Part of the employee's name; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_employees, where='small_payroll.world:237', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['staff', 'manager']}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer', 'minimum': 0}, 'hourly_rate_cents': {'type': 'integer', 'minimum': 0}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active'], 'additionalProperties': False}}, shows=('list', ('row', 'employees'))),
-    'list_employees': ToolSpec('list_employees', 'List employees with their employee id, name, role, pay type, salary or hourly rate, tax code and whether active.', (ParamSpec('pay_type', {'anyOf': [{'type': 'string', 'enum': ['salaried', 'hourly']}, {'type': 'null'}], 'description': 'Only salaried or only hourly employees; all when omitted.'}, False, 'Only salaried or only hourly employees; all when omitted.', table=None), ParamSpec('active_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Only active employees.'}, False, 'Only active employees.', table=None), ), read_only=True, invoke=_invoke_list_employees, where='small_payroll.world:246', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['staff', 'manager']}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer', 'minimum': 0}, 'hourly_rate_cents': {'type': 'integer', 'minimum': 0}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active'], 'additionalProperties': False}}, shows=('list', ('row', 'employees'))),
-    'list_tax_codes': ToolSpec('list_tax_codes', 'List the tax codes with their description and flat withholding rate in percent.', (), read_only=True, invoke=_invoke_list_tax_codes, where='small_payroll.world:255', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'description': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'rate_percent': {'type': 'integer', 'minimum': 0, 'maximum': 60}}, 'required': ['code', 'description', 'rate_percent'], 'additionalProperties': False}}, shows=('list', ('row', 'tax_codes'))),
-    'list_periods': ToolSpec('list_periods', 'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end dates, status and the date they were paid.', (ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['open', 'paid']}, {'type': 'null'}], 'description': 'Only open or only paid periods; all when omitted.'}, False, 'Only open or only paid periods; all when omitted.', table=None), ), read_only=True, invoke=_invoke_list_periods, where='small_payroll.world:261', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['open', 'paid']}, 'paid_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'start', 'end', 'status', 'paid_on'], 'additionalProperties': False}}, shows=('list', ('row', 'periods'))),
-    'get_timesheet': ToolSpec('get_timesheet', 'Show one timesheet: its employee, period, hours, status and who approved it.', (ParamSpec('timesheet', {'type': 'string', 'description': 'The timesheet id (TS and three digits).'}, True, 'The timesheet id (TS and three digits).', table='timesheets'), ), read_only=True, invoke=_invoke_get_timesheet, where='small_payroll.world:269', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}),
-    'list_bonuses': ToolSpec('list_bonuses', 'List bonuses with their employee, period, amount in cents, reason and who issued them.', (ParamSpec('period', {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, {'type': 'null'}], 'description': 'Only bonuses paid in this period (YYYY-MM); all when omitted.'}, False, 'Only bonuses paid in this period (YYYY-MM); all when omitted.', table='periods'), ParamSpec('employee', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}], 'description': "Only this employee's bonuses (E and three digits); all when omitted."}, False, "Only this employee's bonuses (E and three digits); all when omitted.", table='employees'), ), read_only=True, invoke=_invoke_list_bonuses, where='small_payroll.world:277', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'amount_cents': {'type': 'integer', 'minimum': 1, 'maximum': 10000000}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'issued_by': {'type': 'string', 'pattern': '^E[0-9]{3}$'}}, 'required': ['id', 'employee', 'period', 'amount_cents', 'reason', 'issued_by'], 'additionalProperties': False}}, shows=('list', ('row', 'bonuses'))),
-    'list_payslips': ToolSpec('list_payslips', 'List payslips with their employee, period, hours, gross, bonus, tax and net in cents, and any correction.', (ParamSpec('period', {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, {'type': 'null'}], 'description': 'Only payslips of this period (YYYY-MM); all when omitted.'}, False, 'Only payslips of this period (YYYY-MM); all when omitted.', table='periods'), ParamSpec('employee', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}], 'description': "Only this employee's payslips (E and three digits); all when omitted."}, False, "Only this employee's payslips (E and three digits); all when omitted.", table='employees'), ), read_only=True, invoke=_invoke_list_payslips, where='small_payroll.world:286', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}}, shows=('list', ('row', 'payslips'))),
-    'record_hours': ToolSpec('record_hours', "Add hours to an hourly employee's draft timesheet for an open period, creating the timesheet if there is none.", (ParamSpec('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$', 'description': "The hourly employee's id (E and three digits)."}, True, "The hourly employee's id (E and three digits).", table='employees'), ParamSpec('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$', 'description': 'The period id, the year and month as YYYY-MM.'}, True, 'The period id, the year and month as YYYY-MM.', table='periods'), ParamSpec('hours', {'type': 'number', 'minimum': 0.5, 'maximum': 300.0, 'description': 'Hours to add, e.g. 7.5.'}, True, 'Hours to add, e.g. 7.5.', table=None), ), read_only=False, invoke=_invoke_record_hours, where='small_payroll.world:295', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}),
-    'approve_timesheet': ToolSpec('approve_timesheet', 'Approve a draft timesheet of an open period as the signed-in manager, so that payroll pays it.', (ParamSpec('timesheet', {'type': 'string', 'description': 'The timesheet id (TS and three digits).'}, True, 'The timesheet id (TS and three digits).', table='timesheets'), ), read_only=False, invoke=_invoke_approve_timesheet, where='small_payroll.world:318', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}),
-    'issue_bonus': ToolSpec('issue_bonus', "Issue a bonus to an active employee in an open period; it is paid with that period's payroll.", (ParamSpec('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$', 'description': 'The employee id (E and three digits).'}, True, 'The employee id (E and three digits).', table='employees'), ParamSpec('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$', 'description': 'The open period it is paid in, as YYYY-MM.'}, True, 'The open period it is paid in, as YYYY-MM.', table='periods'), ParamSpec('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 10000000, 'description': 'The bonus in cents, e.g. 25000 for 250.00.'}, True, 'The bonus in cents, e.g. 25000 for 250.00.', table=None), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200, 'description': 'Why the bonus is given, in a few words.'}, True, 'Why the bonus is given, in a few words.', table=None), ), read_only=False, invoke=_invoke_issue_bonus, where='small_payroll.world:333', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'amount_cents': {'type': 'integer', 'minimum': 1, 'maximum': 10000000}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'issued_by': {'type': 'string', 'pattern': '^E[0-9]{3}$'}}, 'required': ['id', 'employee', 'period', 'amount_cents', 'reason', 'issued_by'], 'additionalProperties': False}),
-    'run_payroll': ToolSpec('run_payroll', 'Pay a period, once. Every active salaried employee gets a twelfth of their annual salary;\nevery hourly employee with an approved timesheet gets its hours at their rate (draft\ntimesheets are not paid); bonuses of the period are added and tax is withheld. Earlier\nperiods must be paid first. Returns the new payslips.', (ParamSpec('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$', 'description': 'The period id, the year and month as YYYY-MM.'}, True, 'The period id, the year and month as YYYY-MM.', table='periods'), ), read_only=False, invoke=_invoke_run_payroll, where='small_payroll.world:355', returns={'type': 'array', 'items': {'type': 'string'}}),
-    'correct_payslip': ToolSpec('correct_payslip', "Correct a payslip's gross pay; tax and net are recomputed and the note is kept.", (ParamSpec('payslip', {'type': 'string', 'description': 'The payslip id (PS and four digits).'}, True, 'The payslip id (PS and four digits).', table='payslips'), ParamSpec('gross_cents', {'type': 'integer', 'minimum': 0, 'maximum': 100000000, 'description': 'The correct gross pay in cents, without bonus.'}, True, 'The correct gross pay in cents, without bonus.', table=None), ParamSpec('note', {'type': 'string', 'minLength': 1, 'maxLength': 200, 'description': 'Why the payslip is corrected, in a few words.'}, True, 'Why the payslip is corrected, in a few words.', table=None), ), read_only=False, invoke=_invoke_correct_payslip, where='small_payroll.world:425', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}),
-}
+SmallPayroll.TOOLS = tools(
+    tool(
+        'sign_in', 'Sign in to payroll. Only managers may sign in.',
+        (param('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'Your employee id (E and three digits).', table='employees'),),
+        read_only=False, invoke=_invoke_sign_in, where='small_payroll.world:192',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['staff', 'manager']}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer', 'minimum': 0}, 'hourly_rate_cents': {'type': 'integer', 'minimum': 0}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_employee',
+        "Show an employee's pay details, tax code and withholding rate, and their payslips (period, hours, gross, bonus, tax, net and any correction).",
+        (param('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'The employee id (E and three digits).', table='employees'),),
+        read_only=True, invoke=_invoke_get_employee, where='small_payroll.world:202',
+        returns={'type': 'object', 'properties': {'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string'}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer'}, 'hourly_rate_cents': {'type': 'integer'}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'rate_percent': {'type': 'integer'}, 'active': {'type': 'boolean'}, 'payslips': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}}}, 'required': ['employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips'], 'additionalProperties': False},
+        shows=('record', (('payslips', 'payslips', ('list', ('row', 'payslips'))),))
+    ),
+    tool(
+        'list_timesheets',
+        'List the timesheets of a period with their employee, hours, status and approver, optionally of one status.',
+        (param('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'The period id, the year and month as YYYY-MM.', table='periods'),
+        param('status', {'anyOf': [{'type': 'string', 'enum': ['draft', 'approved', 'paid']}, {'type': 'null'}]}, 'Only timesheets with this status: draft, approved or paid.', optional=True)),
+        read_only=True, invoke=_invoke_list_timesheets, where='small_payroll.world:220',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}},
+        shows=('list', ('row', 'timesheets'))
+    ),
+    tool(
+        'get_payslip', 'Show one payslip: gross, bonus, tax, net, hours and any correction.',
+        (param('payslip', {'type': 'string'}, 'The payslip id (PS and four digits).', table='payslips'),),
+        read_only=True, invoke=_invoke_get_payslip, where='small_payroll.world:229',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}
+    ),
+    tool(
+        'find_employees',
+        'Find employees whose name contains the text, with their employee id, role, pay type, salary or hourly rate, tax code and whether active.',
+        (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the employee's name; case does not matter."),),
+        read_only=True, invoke=_invoke_find_employees, where='small_payroll.world:237',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['staff', 'manager']}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer', 'minimum': 0}, 'hourly_rate_cents': {'type': 'integer', 'minimum': 0}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active'], 'additionalProperties': False}},
+        shows=('list', ('row', 'employees'))
+    ),
+    tool(
+        'list_employees',
+        'List employees with their employee id, name, role, pay type, salary or hourly rate, tax code and whether active.',
+        (param('pay_type', {'anyOf': [{'type': 'string', 'enum': ['salaried', 'hourly']}, {'type': 'null'}]}, 'Only salaried or only hourly employees; all when omitted.', optional=True),
+        param('active_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only active employees.', optional=True)),
+        read_only=True, invoke=_invoke_list_employees, where='small_payroll.world:246',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['staff', 'manager']}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer', 'minimum': 0}, 'hourly_rate_cents': {'type': 'integer', 'minimum': 0}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active'], 'additionalProperties': False}},
+        shows=('list', ('row', 'employees'))
+    ),
+    tool(
+        'list_tax_codes',
+        'List the tax codes with their description and flat withholding rate in percent.', (),
+        read_only=True, method=SmallPayroll.tool_list_tax_codes, where='small_payroll.world:255',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'description': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'rate_percent': {'type': 'integer', 'minimum': 0, 'maximum': 60}}, 'required': ['code', 'description', 'rate_percent'], 'additionalProperties': False}},
+        shows=('list', ('row', 'tax_codes'))
+    ),
+    tool(
+        'list_periods',
+        'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end dates, status and the date they were paid.',
+        (param('status', {'anyOf': [{'type': 'string', 'enum': ['open', 'paid']}, {'type': 'null'}]}, 'Only open or only paid periods; all when omitted.', optional=True),),
+        read_only=True, invoke=_invoke_list_periods, where='small_payroll.world:261',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['open', 'paid']}, 'paid_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'start', 'end', 'status', 'paid_on'], 'additionalProperties': False}},
+        shows=('list', ('row', 'periods'))
+    ),
+    tool(
+        'get_timesheet',
+        'Show one timesheet: its employee, period, hours, status and who approved it.',
+        (param('timesheet', {'type': 'string'}, 'The timesheet id (TS and three digits).', table='timesheets'),),
+        read_only=True, invoke=_invoke_get_timesheet, where='small_payroll.world:269',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_bonuses',
+        'List bonuses with their employee, period, amount in cents, reason and who issued them.',
+        (param('period', {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, {'type': 'null'}]}, 'Only bonuses paid in this period (YYYY-MM); all when omitted.', optional=True, table='periods'),
+        param('employee', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}, "Only this employee's bonuses (E and three digits); all when omitted.", optional=True, table='employees')),
+        read_only=True, invoke=_invoke_list_bonuses, where='small_payroll.world:277',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'amount_cents': {'type': 'integer', 'minimum': 1, 'maximum': 10000000}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'issued_by': {'type': 'string', 'pattern': '^E[0-9]{3}$'}}, 'required': ['id', 'employee', 'period', 'amount_cents', 'reason', 'issued_by'], 'additionalProperties': False}},
+        shows=('list', ('row', 'bonuses'))
+    ),
+    tool(
+        'list_payslips',
+        'List payslips with their employee, period, hours, gross, bonus, tax and net in cents, and any correction.',
+        (param('period', {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, {'type': 'null'}]}, 'Only payslips of this period (YYYY-MM); all when omitted.', optional=True, table='periods'),
+        param('employee', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}, "Only this employee's payslips (E and three digits); all when omitted.", optional=True, table='employees')),
+        read_only=True, invoke=_invoke_list_payslips, where='small_payroll.world:286',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}},
+        shows=('list', ('row', 'payslips'))
+    ),
+    tool(
+        'record_hours',
+        "Add hours to an hourly employee's draft timesheet for an open period, creating the timesheet if there is none.",
+        (param('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$'}, "The hourly employee's id (E and three digits).", table='employees'),
+        param('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'The period id, the year and month as YYYY-MM.', table='periods'),
+        param('hours', {'type': 'number', 'minimum': 0.5, 'maximum': 300.0}, 'Hours to add, e.g. 7.5.')),
+        read_only=False, invoke=_invoke_record_hours, where='small_payroll.world:295',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}
+    ),
+    tool(
+        'approve_timesheet',
+        'Approve a draft timesheet of an open period as the signed-in manager, so that payroll pays it.',
+        (param('timesheet', {'type': 'string'}, 'The timesheet id (TS and three digits).', table='timesheets'),),
+        read_only=False, invoke=_invoke_approve_timesheet, where='small_payroll.world:318',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}
+    ),
+    tool(
+        'issue_bonus',
+        "Issue a bonus to an active employee in an open period; it is paid with that period's payroll.",
+        (param('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'The employee id (E and three digits).', table='employees'),
+        param('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'The open period it is paid in, as YYYY-MM.', table='periods'),
+        param('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 10000000}, 'The bonus in cents, e.g. 25000 for 250.00.'),
+        param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'Why the bonus is given, in a few words.')),
+        read_only=False, invoke=_invoke_issue_bonus, where='small_payroll.world:333',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'amount_cents': {'type': 'integer', 'minimum': 1, 'maximum': 10000000}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'issued_by': {'type': 'string', 'pattern': '^E[0-9]{3}$'}}, 'required': ['id', 'employee', 'period', 'amount_cents', 'reason', 'issued_by'], 'additionalProperties': False}
+    ),
+    tool(
+        'run_payroll',
+        'Pay a period, once. Every active salaried employee gets a twelfth of their annual salary;\nevery hourly employee with an approved timesheet gets its hours at their rate (draft\ntimesheets are not paid); bonuses of the period are added and tax is withheld. Earlier\nperiods must be paid first. Returns the new payslips.',
+        (param('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'The period id, the year and month as YYYY-MM.', table='periods'),),
+        read_only=False, invoke=_invoke_run_payroll, where='small_payroll.world:355',
+        returns={'type': 'array', 'items': {'type': 'string'}}
+    ),
+    tool(
+        'correct_payslip',
+        "Correct a payslip's gross pay; tax and net are recomputed and the note is kept.",
+        (param('payslip', {'type': 'string'}, 'The payslip id (PS and four digits).', table='payslips'),
+        param('gross_cents', {'type': 'integer', 'minimum': 0, 'maximum': 100000000}, 'The correct gross pay in cents, without bonus.'),
+        param('note', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'Why the payslip is corrected, in a few words.')),
+        read_only=False, invoke=_invoke_correct_payslip, where='small_payroll.world:425',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}
+    ),
+)
 
 
 def _check_run_march_payroll__period_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:596

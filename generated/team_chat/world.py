@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -478,35 +478,19 @@ class TeamChat(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_sign_in: frozenset[str] = frozenset({'user'})
-
-
 def _invoke_sign_in(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
-        rt.check_arguments(args, ('user',), ('user',))
     a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, ('User ' + rt.text(key) + ' not found.')))
     return ep.tool_sign_in(a_user)
 
 
-_ARGS_create_channel: frozenset[str] = frozenset({'name', 'visibility', 'topic'})
-_NEEDS_create_channel: frozenset[str] = frozenset({'name', 'visibility'})
-
-
 def _invoke_create_channel(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_create_channel >= args.keys() >= _NEEDS_create_channel and None not in args.values()):
-        rt.check_arguments(args, ('name', 'visibility', 'topic'), ('name', 'visibility'))
     a_name = v.check_pattern(v.want_str(args['name'], 'name'), 'name', '^[a-z0-9][a-z0-9-]{0,29}$')
     a_visibility = v.want_enum(args['visibility'], 'visibility', Visibility)
     a_topic = (v.check_length(v.want_str(args['topic'], 'topic'), 'topic', 0, 200) if args.get('topic') is not None else '')
     return ep.tool_create_channel(a_name, a_visibility, a_topic)
 
 
-_ARGS_invite_member: frozenset[str] = frozenset({'channel', 'user'})
-
-
 def _invoke_invite_member(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_invite_member and None not in args.values()):
-        rt.check_arguments(args, ('channel', 'user'), ('channel', 'user'))
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
@@ -515,12 +499,7 @@ def _invoke_invite_member(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_invite_member(a_channel, a_user)
 
 
-_ARGS_remove_member: frozenset[str] = frozenset({'channel', 'user'})
-
-
 def _invoke_remove_member(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_remove_member and None not in args.values()):
-        rt.check_arguments(args, ('channel', 'user'), ('channel', 'user'))
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
@@ -529,12 +508,7 @@ def _invoke_remove_member(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_remove_member(a_channel, a_user)
 
 
-_ARGS_post_message: frozenset[str] = frozenset({'channel', 'body'})
-
-
 def _invoke_post_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_post_message and None not in args.values()):
-        rt.check_arguments(args, ('channel', 'body'), ('channel', 'body'))
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
@@ -543,12 +517,7 @@ def _invoke_post_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_post_message(a_channel, a_body)
 
 
-_ARGS_edit_message: frozenset[str] = frozenset({'message', 'body'})
-
-
 def _invoke_edit_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_edit_message and None not in args.values()):
-        rt.check_arguments(args, ('message', 'body'), ('message', 'body'))
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
@@ -557,12 +526,7 @@ def _invoke_edit_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_edit_message(a_message, a_body)
 
 
-_ARGS_delete_message: frozenset[str] = frozenset({'message'})
-
-
 def _invoke_delete_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_delete_message and None not in args.values()):
-        rt.check_arguments(args, ('message',), ('message',))
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
@@ -570,12 +534,7 @@ def _invoke_delete_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_delete_message(a_message)
 
 
-_ARGS_pin_message: frozenset[str] = frozenset({'message'})
-
-
 def _invoke_pin_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_pin_message and None not in args.values()):
-        rt.check_arguments(args, ('message',), ('message',))
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
@@ -583,12 +542,7 @@ def _invoke_pin_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_pin_message(a_message)
 
 
-_ARGS_unpin_message: frozenset[str] = frozenset({'message'})
-
-
 def _invoke_unpin_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_unpin_message and None not in args.values()):
-        rt.check_arguments(args, ('message',), ('message',))
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
@@ -596,21 +550,7 @@ def _invoke_unpin_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_unpin_message(a_message)
 
 
-_ARGS_list_channels: frozenset[str] = frozenset(())
-
-
-def _invoke_list_channels(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_channels):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_channels()
-
-
-_ARGS_get_channel_messages: frozenset[str] = frozenset({'channel'})
-
-
 def _invoke_get_channel_messages(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_channel_messages and None not in args.values()):
-        rt.check_arguments(args, ('channel',), ('channel',))
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
@@ -618,42 +558,17 @@ def _invoke_get_channel_messages(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_channel_messages(a_channel)
 
 
-_ARGS_get_current_user: frozenset[str] = frozenset(())
-
-
-def _invoke_get_current_user(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_current_user):
-        rt.check_arguments(args, (), ())
-    return ep.tool_get_current_user()
-
-
-_ARGS_search_users: frozenset[str] = frozenset({'query'})
-_NEEDS_search_users: frozenset[str] = frozenset(())
-
-
 def _invoke_search_users(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_users >= args.keys() >= _NEEDS_search_users):
-        rt.check_arguments(args, ('query',), ())
     a_query = (v.want_str(args['query'], 'query') if args.get('query') is not None else '')
     return ep.tool_search_users(a_query)
 
 
-_ARGS_get_user: frozenset[str] = frozenset({'user'})
-
-
 def _invoke_get_user(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_user and None not in args.values()):
-        rt.check_arguments(args, ('user',), ('user',))
     a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, ('User ' + rt.text(key) + ' not found.')))
     return ep.tool_get_user(a_user)
 
 
-_ARGS_get_channel: frozenset[str] = frozenset({'channel'})
-
-
 def _invoke_get_channel(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_channel and None not in args.values()):
-        rt.check_arguments(args, ('channel',), ('channel',))
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
@@ -661,24 +576,14 @@ def _invoke_get_channel(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_channel(a_channel)
 
 
-_ARGS_search_channels: frozenset[str] = frozenset({'query'})
-
-
 def _invoke_search_channels(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_search_channels and None not in args.values()):
-        rt.check_arguments(args, ('query',), ('query',))
     a_query = args['query']
     if type(a_query) is not str or not a_query.isascii():
         a_query = v.want_str(a_query, 'query')
     return ep.tool_search_channels(a_query)
 
 
-_ARGS_list_members: frozenset[str] = frozenset({'channel'})
-
-
 def _invoke_list_members(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_members and None not in args.values()):
-        rt.check_arguments(args, ('channel',), ('channel',))
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
@@ -686,12 +591,7 @@ def _invoke_list_members(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_list_members(a_channel)
 
 
-_ARGS_get_message: frozenset[str] = frozenset({'message'})
-
-
 def _invoke_get_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_message and None not in args.values()):
-        rt.check_arguments(args, ('message',), ('message',))
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
@@ -699,40 +599,152 @@ def _invoke_get_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_message(a_message)
 
 
-_ARGS_search_messages: frozenset[str] = frozenset({'query', 'channel', 'author'})
-_NEEDS_search_messages: frozenset[str] = frozenset(())
-
-
 def _invoke_search_messages(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_messages >= args.keys() >= _NEEDS_search_messages):
-        rt.check_arguments(args, ('query', 'channel', 'author'), ())
     a_query = (v.want_str(args['query'], 'query') if args.get('query') is not None else '')
     a_channel = (rt.lookup(ep.t_channels, v.want_str(args['channel'], 'channel'), lambda key: 'Channel' + ' ' + rt.quote(key) + ' not found.') if args.get('channel') is not None else None)
     a_author = (rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['author'], 'author'), 'author', '^U[0-9]{3}$'), lambda key: 'User' + ' ' + rt.quote(key) + ' not found.') if args.get('author') is not None else None)
     return ep.tool_search_messages(a_query, a_channel, a_author)
 
 
-TeamChat.TOOLS = {
-    'sign_in': ToolSpec('sign_in', 'Sign in as a user; every other tool acts as this user.', (ParamSpec('user', {'type': 'string', 'pattern': '^U[0-9]{3}$', 'description': "The user's id (U and three digits), as search_users shows it."}, True, "The user's id (U and three digits), as search_users shows it.", table='users'), ), read_only=False, invoke=_invoke_sign_in, where='team_chat.world:133', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}),
-    'create_channel': ToolSpec('create_channel', 'Create a channel owned by the signed-in user, who becomes its first member.', (ParamSpec('name', {'type': 'string', 'pattern': '^[a-z0-9][a-z0-9-]{0,29}$', 'description': 'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.'}, True, 'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.', table=None), ParamSpec('visibility', {'type': 'string', 'enum': ['public', 'private'], 'description': 'public or private.'}, True, 'public or private.', table=None), ParamSpec('topic', {'anyOf': [{'type': 'string', 'minLength': 0, 'maxLength': 200}, {'type': 'null'}], 'description': 'What the channel is about.'}, False, 'What the channel is about.', table=None), ), read_only=False, invoke=_invoke_create_channel, where='team_chat.world:143', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'pattern': '^[a-z0-9][a-z0-9-]{0,29}$'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string', 'minLength': 0, 'maxLength': 200}, 'created_at': {'type': 'string'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'created_at'], 'additionalProperties': False}),
-    'invite_member': ToolSpec('invite_member', 'Add a user to a channel. Any member may invite to a public channel; only the owner may invite to a private one.', (ParamSpec('channel', {'type': 'string', 'description': 'The channel id (CH and three digits), as list_channels shows it.'}, True, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'), ParamSpec('user', {'type': 'string', 'pattern': '^U[0-9]{3}$', 'description': 'The id of the user to add (U and three digits), as search_users shows it.'}, True, 'The id of the user to add (U and three digits), as search_users shows it.', table='users'), ), read_only=False, invoke=_invoke_invite_member, where='team_chat.world:158', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'user': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'invited_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'channel', 'user', 'invited_by', 'joined_at'], 'additionalProperties': False}),
-    'remove_member': ToolSpec('remove_member', 'Remove a member from a channel; only the channel owner can. Their earlier messages stay. Returns the remaining members.', (ParamSpec('channel', {'type': 'string', 'description': 'The channel id (CH and three digits), as list_channels shows it.'}, True, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'), ParamSpec('user', {'type': 'string', 'pattern': '^U[0-9]{3}$', 'description': 'The id of the member to remove (U and three digits), as list_members shows it.'}, True, 'The id of the member to remove (U and three digits), as list_members shows it.', table='users'), ), read_only=False, invoke=_invoke_remove_member, where='team_chat.world:174', returns={'type': 'array', 'items': {'type': 'string', 'pattern': '^U[0-9]{3}$'}}),
-    'post_message': ToolSpec('post_message', 'Post a message in a channel the signed-in user belongs to.', (ParamSpec('channel', {'type': 'string', 'description': 'The channel id (CH and three digits), as list_channels shows it.'}, True, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'), ParamSpec('body', {'type': 'string', 'minLength': 1, 'maxLength': 2000, 'description': 'The text of the message.'}, True, 'The text of the message.', table=None), ), read_only=False, invoke=_invoke_post_message, where='team_chat.world:189', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    'edit_message': ToolSpec('edit_message', "Replace the text of one of the signed-in user's own messages.", (ParamSpec('message', {'type': 'string', 'description': 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.'}, True, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'), ParamSpec('body', {'type': 'string', 'minLength': 1, 'maxLength': 2000, 'description': 'The new text.'}, True, 'The new text.', table=None), ), read_only=False, invoke=_invoke_edit_message, where='team_chat.world:202', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    'delete_message': ToolSpec('delete_message', "Delete one of the signed-in user's own messages: its text is removed and it is unpinned.", (ParamSpec('message', {'type': 'string', 'description': 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.'}, True, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'), ), read_only=False, invoke=_invoke_delete_message, where='team_chat.world:217', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    'pin_message': ToolSpec('pin_message', 'Pin a message in its channel; a channel holds at most 3 pinned messages.', (ParamSpec('message', {'type': 'string', 'description': 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.'}, True, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'), ), read_only=False, invoke=_invoke_pin_message, where='team_chat.world:232', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    'unpin_message': ToolSpec('unpin_message', 'Unpin a pinned message.', (ParamSpec('message', {'type': 'string', 'description': 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.'}, True, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'), ), read_only=False, invoke=_invoke_unpin_message, where='team_chat.world:247', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    'list_channels': ToolSpec('list_channels', 'List the public channels and the private channels the signed-in user belongs to, with member counts.', (), read_only=True, invoke=_invoke_list_channels, where='team_chat.world:260', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string'}, 'members': {'type': 'integer'}, 'is_member': {'type': 'boolean'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member'], 'additionalProperties': False}}),
-    'get_channel_messages': ToolSpec('get_channel_messages', 'Read a channel: its members, pinned messages and all messages, oldest first. Private channels are visible to members only.', (ParamSpec('channel', {'type': 'string', 'description': 'The channel id (CH and three digits), as list_channels shows it.'}, True, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'), ), read_only=True, invoke=_invoke_get_channel_messages, where='team_chat.world:268', returns={'type': 'object', 'properties': {'channel': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'pattern': '^[a-z0-9][a-z0-9-]{0,29}$'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string', 'minLength': 0, 'maxLength': 200}, 'created_at': {'type': 'string'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'created_at'], 'additionalProperties': False}, 'members': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}}, 'pinned': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}}, 'messages': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}}}, 'required': ['channel', 'members', 'pinned', 'messages'], 'additionalProperties': False}, shows=('record', (('channel', 'channel', ('row', 'channels')), ('members', 'members', ('list', ('row', 'users'))), ('pinned', 'pinned', ('list', ('row', 'messages'))), ('messages', 'messages', ('list', ('row', 'messages')))))),
-    'get_current_user': ToolSpec('get_current_user', 'Show the signed-in user (id, name and handle), or null when nobody is signed in.', (), read_only=True, invoke=_invoke_get_current_user, where='team_chat.world:284', returns={'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}, {'type': 'null'}]}),
-    'search_users': ToolSpec('search_users', 'Find workspace users by name or handle, with their ids and whether they are deactivated.', (ParamSpec('query', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list everyone.'}, False, 'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list everyone.', table=None), ), read_only=True, invoke=_invoke_search_users, where='team_chat.world:290', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}}, shows=('list', ('row', 'users'))),
-    'get_user': ToolSpec('get_user', "Read a user's name, handle and whether they are deactivated.", (ParamSpec('user', {'type': 'string', 'pattern': '^U[0-9]{3}$', 'description': "The user's id (U and three digits), as search_users shows it."}, True, "The user's id (U and three digits), as search_users shows it.", table='users'), ), read_only=True, invoke=_invoke_get_user, where='team_chat.world:299', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}),
-    'get_channel': ToolSpec('get_channel', "Read a channel's name, visibility, owner, topic and member count, and whether the signed-in user is a member. Private channels are visible to members only.", (ParamSpec('channel', {'type': 'string', 'description': 'The channel id (CH and three digits), as list_channels shows it.'}, True, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'), ), read_only=True, invoke=_invoke_get_channel, where='team_chat.world:307', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string'}, 'members': {'type': 'integer'}, 'is_member': {'type': 'boolean'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member'], 'additionalProperties': False}),
-    'search_channels': ToolSpec('search_channels', 'Find the channels the signed-in user can see (public ones and private ones they belong to) by name or topic, with owner, topic and member count.', (ParamSpec('query', {'type': 'string', 'description': 'Part of the channel\'s name or topic, any case, e.g. "marketing".'}, True, 'Part of the channel\'s name or topic, any case, e.g. "marketing".', table=None), ), read_only=True, invoke=_invoke_search_channels, where='team_chat.world:326', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string'}, 'members': {'type': 'integer'}, 'is_member': {'type': 'boolean'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member'], 'additionalProperties': False}}),
-    'list_members': ToolSpec('list_members', "List a channel's memberships, oldest first: each member's user id, who invited them and when they joined. Private channels are visible to members only.", (ParamSpec('channel', {'type': 'string', 'description': 'The channel id (CH and three digits), as list_channels shows it.'}, True, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'), ), read_only=True, invoke=_invoke_list_members, where='team_chat.world:337', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'user': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'invited_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'channel', 'user', 'invited_by', 'joined_at'], 'additionalProperties': False}}, shows=('list', ('row', 'memberships'))),
-    'get_message': ToolSpec('get_message', 'Read one message: its channel, author, text, when it was posted or edited, and whether it is deleted or pinned (and by whom).', (ParamSpec('message', {'type': 'string', 'description': 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.'}, True, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'), ), read_only=True, invoke=_invoke_get_message, where='team_chat.world:347', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    'search_messages': ToolSpec('search_messages', 'Search the messages the signed-in user can read (deleted ones excluded), oldest first, with channel, author, text, posting time and pin.', (ParamSpec('query', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Words the message contains, any case, e.g. "deadline"; leave it out to match every message.'}, False, 'Words the message contains, any case, e.g. "deadline"; leave it out to match every message.', table=None), ParamSpec('channel', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Only messages of this channel (its id, CH and three digits).'}, False, 'Only messages of this channel (its id, CH and three digits).', table='channels'), ParamSpec('author', {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}], 'description': 'Only messages by this user (their id, U and three digits).'}, False, 'Only messages by this user (their id, U and three digits).', table='users'), ), read_only=True, invoke=_invoke_search_messages, where='team_chat.world:357', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}}, shows=('list', ('row', 'messages'))),
-}
+TeamChat.TOOLS = tools(
+    tool(
+        'sign_in', 'Sign in as a user; every other tool acts as this user.',
+        (param('user', {'type': 'string', 'pattern': '^U[0-9]{3}$'}, "The user's id (U and three digits), as search_users shows it.", table='users'),),
+        read_only=False, invoke=_invoke_sign_in, where='team_chat.world:133',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}
+    ),
+    tool(
+        'create_channel',
+        'Create a channel owned by the signed-in user, who becomes its first member.',
+        (param('name', {'type': 'string', 'pattern': '^[a-z0-9][a-z0-9-]{0,29}$'}, 'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.'),
+        param('visibility', {'type': 'string', 'enum': ['public', 'private']}, 'public or private.'),
+        param('topic', {'anyOf': [{'type': 'string', 'minLength': 0, 'maxLength': 200}, {'type': 'null'}]}, 'What the channel is about.', optional=True)),
+        read_only=False, invoke=_invoke_create_channel, where='team_chat.world:143',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'pattern': '^[a-z0-9][a-z0-9-]{0,29}$'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string', 'minLength': 0, 'maxLength': 200}, 'created_at': {'type': 'string'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'created_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'invite_member',
+        'Add a user to a channel. Any member may invite to a public channel; only the owner may invite to a private one.',
+        (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),
+        param('user', {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'The id of the user to add (U and three digits), as search_users shows it.', table='users')),
+        read_only=False, invoke=_invoke_invite_member, where='team_chat.world:158',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'user': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'invited_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'channel', 'user', 'invited_by', 'joined_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'remove_member',
+        'Remove a member from a channel; only the channel owner can. Their earlier messages stay. Returns the remaining members.',
+        (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),
+        param('user', {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'The id of the member to remove (U and three digits), as list_members shows it.', table='users')),
+        read_only=False, invoke=_invoke_remove_member, where='team_chat.world:174',
+        returns={'type': 'array', 'items': {'type': 'string', 'pattern': '^U[0-9]{3}$'}}
+    ),
+    tool(
+        'post_message', 'Post a message in a channel the signed-in user belongs to.',
+        (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),
+        param('body', {'type': 'string', 'minLength': 1, 'maxLength': 2000}, 'The text of the message.')),
+        read_only=False, invoke=_invoke_post_message, where='team_chat.world:189',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}
+    ),
+    tool(
+        'edit_message', "Replace the text of one of the signed-in user's own messages.",
+        (param('message', {'type': 'string'}, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'),
+        param('body', {'type': 'string', 'minLength': 1, 'maxLength': 2000}, 'The new text.')),
+        read_only=False, invoke=_invoke_edit_message, where='team_chat.world:202',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}
+    ),
+    tool(
+        'delete_message',
+        "Delete one of the signed-in user's own messages: its text is removed and it is unpinned.",
+        (param('message', {'type': 'string'}, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'),),
+        read_only=False, invoke=_invoke_delete_message, where='team_chat.world:217',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}
+    ),
+    tool(
+        'pin_message', 'Pin a message in its channel; a channel holds at most 3 pinned messages.',
+        (param('message', {'type': 'string'}, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'),),
+        read_only=False, invoke=_invoke_pin_message, where='team_chat.world:232',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}
+    ),
+    tool(
+        'unpin_message', 'Unpin a pinned message.',
+        (param('message', {'type': 'string'}, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'),),
+        read_only=False, invoke=_invoke_unpin_message, where='team_chat.world:247',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_channels',
+        'List the public channels and the private channels the signed-in user belongs to, with member counts.',
+        (), read_only=True, method=TeamChat.tool_list_channels, where='team_chat.world:260',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string'}, 'members': {'type': 'integer'}, 'is_member': {'type': 'boolean'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member'], 'additionalProperties': False}}
+    ),
+    tool(
+        'get_channel_messages',
+        'Read a channel: its members, pinned messages and all messages, oldest first. Private channels are visible to members only.',
+        (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),),
+        read_only=True, invoke=_invoke_get_channel_messages, where='team_chat.world:268',
+        returns={'type': 'object', 'properties': {'channel': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'pattern': '^[a-z0-9][a-z0-9-]{0,29}$'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string', 'minLength': 0, 'maxLength': 200}, 'created_at': {'type': 'string'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'created_at'], 'additionalProperties': False}, 'members': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}}, 'pinned': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}}, 'messages': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}}}, 'required': ['channel', 'members', 'pinned', 'messages'], 'additionalProperties': False},
+        shows=('record', (('channel', 'channel', ('row', 'channels')), ('members', 'members', ('list', ('row', 'users'))), ('pinned', 'pinned', ('list', ('row', 'messages'))), ('messages', 'messages', ('list', ('row', 'messages')))))
+    ),
+    tool(
+        'get_current_user',
+        'Show the signed-in user (id, name and handle), or null when nobody is signed in.', (),
+        read_only=True, method=TeamChat.tool_get_current_user, where='team_chat.world:284',
+        returns={'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}, {'type': 'null'}]}
+    ),
+    tool(
+        'search_users',
+        'Find workspace users by name or handle, with their ids and whether they are deactivated.',
+        (param('query', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list everyone.', optional=True),),
+        read_only=True, invoke=_invoke_search_users, where='team_chat.world:290',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}},
+        shows=('list', ('row', 'users'))
+    ),
+    tool(
+        'get_user', "Read a user's name, handle and whether they are deactivated.",
+        (param('user', {'type': 'string', 'pattern': '^U[0-9]{3}$'}, "The user's id (U and three digits), as search_users shows it.", table='users'),),
+        read_only=True, invoke=_invoke_get_user, where='team_chat.world:299',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_channel',
+        "Read a channel's name, visibility, owner, topic and member count, and whether the signed-in user is a member. Private channels are visible to members only.",
+        (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),),
+        read_only=True, invoke=_invoke_get_channel, where='team_chat.world:307',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string'}, 'members': {'type': 'integer'}, 'is_member': {'type': 'boolean'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member'], 'additionalProperties': False}
+    ),
+    tool(
+        'search_channels',
+        'Find the channels the signed-in user can see (public ones and private ones they belong to) by name or topic, with owner, topic and member count.',
+        (param('query', {'type': 'string'}, 'Part of the channel\'s name or topic, any case, e.g. "marketing".'),),
+        read_only=True, invoke=_invoke_search_channels, where='team_chat.world:326',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string'}, 'members': {'type': 'integer'}, 'is_member': {'type': 'boolean'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member'], 'additionalProperties': False}}
+    ),
+    tool(
+        'list_members',
+        "List a channel's memberships, oldest first: each member's user id, who invited them and when they joined. Private channels are visible to members only.",
+        (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),),
+        read_only=True, invoke=_invoke_list_members, where='team_chat.world:337',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'user': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'invited_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'channel', 'user', 'invited_by', 'joined_at'], 'additionalProperties': False}},
+        shows=('list', ('row', 'memberships'))
+    ),
+    tool(
+        'get_message',
+        'Read one message: its channel, author, text, when it was posted or edited, and whether it is deleted or pinned (and by whom).',
+        (param('message', {'type': 'string'}, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'),),
+        read_only=True, invoke=_invoke_get_message, where='team_chat.world:347',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}
+    ),
+    tool(
+        'search_messages',
+        'Search the messages the signed-in user can read (deleted ones excluded), oldest first, with channel, author, text, posting time and pin.',
+        (param('query', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Words the message contains, any case, e.g. "deadline"; leave it out to match every message.', optional=True),
+        param('channel', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Only messages of this channel (its id, CH and three digits).', optional=True, table='channels'),
+        param('author', {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}, 'Only messages by this user (their id, U and three digits).', optional=True, table='users')),
+        read_only=True, invoke=_invoke_search_messages, where='team_chat.world:357',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}},
+        shows=('list', ('row', 'messages'))
+    ),
+)
 
 
 def _check_launch_channel__created(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:502

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -260,13 +260,7 @@ class TicketAPI(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_create_ticket: frozenset[str] = frozenset({'title', 'description', 'priority'})
-_NEEDS_create_ticket: frozenset[str] = frozenset({'title'})
-
-
 def _invoke_create_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_create_ticket >= args.keys() >= _NEEDS_create_ticket):
-        rt.check_arguments_python(args, ('title', 'description', 'priority'), ('title',), 'TicketAPI.create_ticket')
     try:
         a_title = args['title']
         if type(a_title) is not str or not a_title.isascii():
@@ -284,12 +278,7 @@ def _invoke_create_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_ticket: frozenset[str] = frozenset({'ticket_id'})
-
-
 def _invoke_get_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_ticket):
-        rt.check_arguments_python(args, ('ticket_id',), ('ticket_id',), 'TicketAPI.get_ticket')
     try:
         try:
             a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
@@ -300,12 +289,7 @@ def _invoke_get_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_close_ticket: frozenset[str] = frozenset({'ticket_id'})
-
-
 def _invoke_close_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_close_ticket):
-        rt.check_arguments_python(args, ('ticket_id',), ('ticket_id',), 'TicketAPI.close_ticket')
     try:
         try:
             a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
@@ -316,12 +300,7 @@ def _invoke_close_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_resolve_ticket: frozenset[str] = frozenset({'ticket_id', 'resolution'})
-
-
 def _invoke_resolve_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_resolve_ticket):
-        rt.check_arguments_python(args, ('ticket_id', 'resolution'), ('ticket_id', 'resolution'), 'TicketAPI.resolve_ticket')
     try:
         try:
             a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
@@ -335,12 +314,7 @@ def _invoke_resolve_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_edit_ticket: frozenset[str] = frozenset({'ticket_id', 'updates'})
-
-
 def _invoke_edit_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_edit_ticket):
-        rt.check_arguments_python(args, ('ticket_id', 'updates'), ('ticket_id', 'updates'), 'TicketAPI.edit_ticket')
     try:
         try:
             a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
@@ -355,12 +329,7 @@ def _invoke_edit_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_ticket_login: frozenset[str] = frozenset({'username', 'password'})
-
-
 def _invoke_ticket_login(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_ticket_login):
-        rt.check_arguments_python(args, ('username', 'password'), ('username', 'password'), 'TicketAPI.ticket_login')
     try:
         a_username = args['username']
         if type(a_username) is not str or not a_username.isascii():
@@ -373,37 +342,21 @@ def _invoke_ticket_login(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_ticket_get_login_status: frozenset[str] = frozenset(())
-
-
 def _invoke_ticket_get_login_status(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_ticket_get_login_status):
-        rt.check_arguments_python(args, (), (), 'TicketAPI.ticket_get_login_status')
     try:
         return ep.tool_ticket_get_login_status()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_logout: frozenset[str] = frozenset(())
-
-
 def _invoke_logout(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_logout):
-        rt.check_arguments_python(args, (), (), 'TicketAPI.logout')
     try:
         return ep.tool_logout()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_user_tickets: frozenset[str] = frozenset({'status'})
-_NEEDS_get_user_tickets: frozenset[str] = frozenset(())
-
-
 def _invoke_get_user_tickets(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_get_user_tickets >= args.keys() >= _NEEDS_get_user_tickets):
-        rt.check_arguments_python(args, ('status',), (), 'TicketAPI.get_user_tickets')
     try:
         try:
             a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_str(x, p))) if 'status' in args else None)
@@ -414,17 +367,72 @@ def _invoke_get_user_tickets(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-TicketAPI.TOOLS = {
-    'create_ticket': ToolSpec('create_ticket', 'Create a ticket in the system and queue it.', (ParamSpec('title', {'type': 'string', 'description': 'Title of the ticket.'}, True, 'Title of the ticket.', table=None), ParamSpec('description', {'type': 'string', 'description': 'Description of the ticket. Defaults to an empty string.'}, False, 'Description of the ticket. Defaults to an empty string.', table=None), ParamSpec('priority', {'type': 'integer', 'description': 'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.'}, False, 'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.', table=None), ), read_only=False, invoke=_invoke_create_ticket, where='ticket_api.world:80', returns={'type': 'object', 'additionalProperties': {}}),
-    'get_ticket': ToolSpec('get_ticket', 'Get a specific ticket by its ID.', (ParamSpec('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'], 'description': 'ID of the ticket to retrieve.'}, True, 'ID of the ticket to retrieve.', table=None), ), read_only=True, invoke=_invoke_get_ticket, where='ticket_api.world:105', returns={'type': 'object', 'additionalProperties': {}}),
-    'close_ticket': ToolSpec('close_ticket', 'Close a ticket.', (ParamSpec('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'], 'description': 'ID of the ticket to be closed.'}, True, 'ID of the ticket to be closed.', table=None), ), read_only=False, invoke=_invoke_close_ticket, where='ticket_api.world:113', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    'resolve_ticket': ToolSpec('resolve_ticket', 'Resolve a ticket with a resolution.', (ParamSpec('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'], 'description': 'ID of the ticket to be resolved.'}, True, 'ID of the ticket to be resolved.', table=None), ParamSpec('resolution', {'type': 'string', 'description': 'Resolution details for the ticket.'}, True, 'Resolution details for the ticket.', table=None), ), read_only=False, invoke=_invoke_resolve_ticket, where='ticket_api.world:125', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    'edit_ticket': ToolSpec('edit_ticket', 'Modify the details of an existing ticket.', (ParamSpec('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'], 'description': 'ID of the ticket to be changed.'}, True, 'ID of the ticket to be changed.', table=None), ParamSpec('updates', {'type': 'object', 'additionalProperties': {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'description': 'Dictionary containing the fields to be updated: title (str), description (str),\nstatus (str) and priority (int), each optional.'}, True, 'Dictionary containing the fields to be updated: title (str), description (str),\nstatus (str) and priority (int), each optional.', table=None), ), read_only=False, invoke=_invoke_edit_ticket, where='ticket_api.world:142', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    'ticket_login': ToolSpec('ticket_login', 'Authenticate a user for ticket system.', (ParamSpec('username', {'type': 'string', 'description': 'Username of the user.'}, True, 'Username of the user.', table=None), ParamSpec('password', {'type': 'string', 'description': 'Password of the user.'}, True, 'Password of the user.', table=None), ), read_only=False, invoke=_invoke_ticket_login, where='ticket_api.world:172', returns={'type': 'object', 'properties': {'success': {'type': 'boolean'}}, 'required': ['success'], 'additionalProperties': False}),
-    'ticket_get_login_status': ToolSpec('ticket_get_login_status', 'Get the login status of the currently authenticated user.', (), read_only=True, invoke=_invoke_ticket_get_login_status, where='ticket_api.world:186', returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}}, 'required': ['login_status'], 'additionalProperties': False}),
-    'logout': ToolSpec('logout', 'Log out the current user.', (), read_only=False, invoke=_invoke_logout, where='ticket_api.world:192', returns={'type': 'object', 'properties': {'success': {'type': 'boolean'}}, 'required': ['success'], 'additionalProperties': False}),
-    'get_user_tickets': ToolSpec('get_user_tickets', 'Get all tickets created by the current user, optionally filtered by status.', (ParamSpec('status', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Status to filter tickets by. If None, return all tickets.'}, False, 'Status to filter tickets by. If None, return all tickets.', table=None), ), read_only=True, invoke=_invoke_get_user_tickets, where='ticket_api.world:200', returns={'type': 'array', 'items': {'type': 'object', 'additionalProperties': {}}}),
-}
+TicketAPI.TOOLS = tools(
+    tool(
+        'create_ticket', 'Create a ticket in the system and queue it.',
+        (param('title', {'type': 'string'}, 'Title of the ticket.'),
+        param('description', {'type': 'string'}, 'Description of the ticket. Defaults to an empty string.', optional=True),
+        param('priority', {'type': 'integer'}, 'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.', optional=True)),
+        read_only=False, invoke=_invoke_create_ticket, python_name='TicketAPI.create_ticket',
+        where='ticket_api.world:80', returns={'type': 'object', 'additionalProperties': {}}
+    ),
+    tool(
+        'get_ticket', 'Get a specific ticket by its ID.',
+        (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to retrieve.'),),
+        read_only=True, invoke=_invoke_get_ticket, python_name='TicketAPI.get_ticket',
+        where='ticket_api.world:105', returns={'type': 'object', 'additionalProperties': {}}
+    ),
+    tool(
+        'close_ticket', 'Close a ticket.',
+        (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to be closed.'),),
+        read_only=False, invoke=_invoke_close_ticket, python_name='TicketAPI.close_ticket',
+        where='ticket_api.world:113',
+        returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}
+    ),
+    tool(
+        'resolve_ticket', 'Resolve a ticket with a resolution.',
+        (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to be resolved.'),
+        param('resolution', {'type': 'string'}, 'Resolution details for the ticket.')),
+        read_only=False, invoke=_invoke_resolve_ticket, python_name='TicketAPI.resolve_ticket',
+        where='ticket_api.world:125',
+        returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}
+    ),
+    tool(
+        'edit_ticket', 'Modify the details of an existing ticket.',
+        (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to be changed.'),
+        param('updates', {'type': 'object', 'additionalProperties': {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}}, 'Dictionary containing the fields to be updated: title (str), description (str),\nstatus (str) and priority (int), each optional.')),
+        read_only=False, invoke=_invoke_edit_ticket, python_name='TicketAPI.edit_ticket',
+        where='ticket_api.world:142',
+        returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}
+    ),
+    tool(
+        'ticket_login', 'Authenticate a user for ticket system.',
+        (param('username', {'type': 'string'}, 'Username of the user.'),
+        param('password', {'type': 'string'}, 'Password of the user.')),
+        read_only=False, invoke=_invoke_ticket_login, python_name='TicketAPI.ticket_login',
+        where='ticket_api.world:172',
+        returns={'type': 'object', 'properties': {'success': {'type': 'boolean'}}, 'required': ['success'], 'additionalProperties': False}
+    ),
+    tool(
+        'ticket_get_login_status', 'Get the login status of the currently authenticated user.', (),
+        read_only=True, invoke=_invoke_ticket_get_login_status,
+        python_name='TicketAPI.ticket_get_login_status', where='ticket_api.world:186',
+        returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}}, 'required': ['login_status'], 'additionalProperties': False}
+    ),
+    tool(
+        'logout', 'Log out the current user.', (), read_only=False, invoke=_invoke_logout,
+        python_name='TicketAPI.logout', where='ticket_api.world:192',
+        returns={'type': 'object', 'properties': {'success': {'type': 'boolean'}}, 'required': ['success'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_user_tickets',
+        'Get all tickets created by the current user, optionally filtered by status.',
+        (param('status', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Status to filter tickets by. If None, return all tickets.', optional=True),),
+        read_only=True, invoke=_invoke_get_user_tickets, python_name='TicketAPI.get_user_tickets',
+        where='ticket_api.world:200',
+        returns={'type': 'array', 'items': {'type': 'object', 'additionalProperties': {}}}
+    ),
+)
 
 
 TicketAPI.TASKS = {

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -407,24 +407,14 @@ class TradingBot(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_get_current_time: frozenset[str] = frozenset(())
-
-
 def _invoke_get_current_time(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_current_time):
-        rt.check_arguments_python(args, (), (), 'TradingBot.get_current_time')
     try:
         return ep.tool_get_current_time()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_symbol_by_name: frozenset[str] = frozenset({'name'})
-
-
 def _invoke_get_symbol_by_name(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_symbol_by_name):
-        rt.check_arguments_python(args, ('name',), ('name',), 'TradingBot.get_symbol_by_name')
     try:
         a_name = args['name']
         if type(a_name) is not str or not a_name.isascii():
@@ -434,12 +424,7 @@ def _invoke_get_symbol_by_name(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_stock_info: frozenset[str] = frozenset({'symbol'})
-
-
 def _invoke_get_stock_info(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_stock_info):
-        rt.check_arguments_python(args, ('symbol',), ('symbol',), 'TradingBot.get_stock_info')
     try:
         a_symbol = args['symbol']
         if type(a_symbol) is not str or not a_symbol.isascii():
@@ -449,12 +434,7 @@ def _invoke_get_stock_info(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_order_details: frozenset[str] = frozenset({'order_id'})
-
-
 def _invoke_get_order_details(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_order_details):
-        rt.check_arguments_python(args, ('order_id',), ('order_id',), 'TradingBot.get_order_details')
     try:
         try:
             a_order_id = v.want_int(args['order_id'], 'order_id')
@@ -465,12 +445,7 @@ def _invoke_get_order_details(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_cancel_order: frozenset[str] = frozenset({'order_id'})
-
-
 def _invoke_cancel_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_cancel_order):
-        rt.check_arguments_python(args, ('order_id',), ('order_id',), 'TradingBot.cancel_order')
     try:
         try:
             a_order_id = v.want_int(args['order_id'], 'order_id')
@@ -481,12 +456,7 @@ def _invoke_cancel_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_place_order: frozenset[str] = frozenset({'order_type', 'symbol', 'price', 'amount'})
-
-
 def _invoke_place_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_place_order):
-        rt.check_arguments_python(args, ('order_type', 'symbol', 'price', 'amount'), ('order_type', 'symbol', 'price', 'amount'), 'TradingBot.place_order')
     try:
         a_order_type = args['order_type']
         if type(a_order_type) is not str or not a_order_type.isascii():
@@ -507,12 +477,7 @@ def _invoke_place_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_withdraw_funds: frozenset[str] = frozenset({'amount'})
-
-
 def _invoke_withdraw_funds(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_withdraw_funds):
-        rt.check_arguments_python(args, ('amount',), ('amount',), 'TradingBot.withdraw_funds')
     try:
         try:
             a_amount = v.want_number(args['amount'], 'amount')
@@ -523,24 +488,14 @@ def _invoke_withdraw_funds(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_account_info: frozenset[str] = frozenset(())
-
-
 def _invoke_get_account_info(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_account_info):
-        rt.check_arguments_python(args, (), (), 'TradingBot.get_account_info')
     try:
         return ep.tool_get_account_info()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_trading_login: frozenset[str] = frozenset({'username', 'password'})
-
-
 def _invoke_trading_login(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_trading_login):
-        rt.check_arguments_python(args, ('username', 'password'), ('username', 'password'), 'TradingBot.trading_login')
     try:
         a_username = args['username']
         if type(a_username) is not str or not a_username.isascii():
@@ -553,36 +508,21 @@ def _invoke_trading_login(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_trading_get_login_status: frozenset[str] = frozenset(())
-
-
 def _invoke_trading_get_login_status(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_trading_get_login_status):
-        rt.check_arguments_python(args, (), (), 'TradingBot.trading_get_login_status')
     try:
         return ep.tool_trading_get_login_status()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_trading_logout: frozenset[str] = frozenset(())
-
-
 def _invoke_trading_logout(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_trading_logout):
-        rt.check_arguments_python(args, (), (), 'TradingBot.trading_logout')
     try:
         return ep.tool_trading_logout()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_fund_account: frozenset[str] = frozenset({'amount'})
-
-
 def _invoke_fund_account(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_fund_account):
-        rt.check_arguments_python(args, ('amount',), ('amount',), 'TradingBot.fund_account')
     try:
         try:
             a_amount = v.want_number(args['amount'], 'amount')
@@ -593,12 +533,7 @@ def _invoke_fund_account(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_remove_stock_from_watchlist: frozenset[str] = frozenset({'symbol'})
-
-
 def _invoke_remove_stock_from_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_remove_stock_from_watchlist):
-        rt.check_arguments_python(args, ('symbol',), ('symbol',), 'TradingBot.remove_stock_from_watchlist')
     try:
         a_symbol = args['symbol']
         if type(a_symbol) is not str or not a_symbol.isascii():
@@ -608,37 +543,21 @@ def _invoke_remove_stock_from_watchlist(ep: TradingBot, args: Mapping[str, Any])
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_watchlist: frozenset[str] = frozenset(())
-
-
 def _invoke_get_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_watchlist):
-        rt.check_arguments_python(args, (), (), 'TradingBot.get_watchlist')
     try:
         return ep.tool_get_watchlist()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_order_history: frozenset[str] = frozenset(())
-
-
 def _invoke_get_order_history(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_order_history):
-        rt.check_arguments_python(args, (), (), 'TradingBot.get_order_history')
     try:
         return ep.tool_get_order_history()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_transaction_history: frozenset[str] = frozenset({'start_date', 'end_date'})
-_NEEDS_get_transaction_history: frozenset[str] = frozenset(())
-
-
 def _invoke_get_transaction_history(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_get_transaction_history >= args.keys() >= _NEEDS_get_transaction_history):
-        rt.check_arguments_python(args, ('start_date', 'end_date'), (), 'TradingBot.get_transaction_history')
     try:
         try:
             a_start_date = (v.want_optional(args['start_date'], 'start_date', (lambda x, p: v.want_str(x, p))) if 'start_date' in args else None)
@@ -653,12 +572,7 @@ def _invoke_get_transaction_history(ep: TradingBot, args: Mapping[str, Any]) -> 
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_available_stocks: frozenset[str] = frozenset({'sector'})
-
-
 def _invoke_get_available_stocks(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_available_stocks):
-        rt.check_arguments_python(args, ('sector',), ('sector',), 'TradingBot.get_available_stocks')
     try:
         a_sector = args['sector']
         if type(a_sector) is not str or not a_sector.isascii():
@@ -668,12 +582,7 @@ def _invoke_get_available_stocks(ep: TradingBot, args: Mapping[str, Any]) -> Any
         raise rt.python_failure(exc) from None
 
 
-_ARGS_filter_stocks_by_price: frozenset[str] = frozenset({'stocks', 'min_price', 'max_price'})
-
-
 def _invoke_filter_stocks_by_price(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_filter_stocks_by_price):
-        rt.check_arguments_python(args, ('stocks', 'min_price', 'max_price'), ('stocks', 'min_price', 'max_price'), 'TradingBot.filter_stocks_by_price')
     try:
         a_stocks = args['stocks']
         try:
@@ -697,12 +606,7 @@ def _invoke_filter_stocks_by_price(ep: TradingBot, args: Mapping[str, Any]) -> A
         raise rt.python_failure(exc) from None
 
 
-_ARGS_add_to_watchlist: frozenset[str] = frozenset({'stock'})
-
-
 def _invoke_add_to_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_add_to_watchlist):
-        rt.check_arguments_python(args, ('stock',), ('stock',), 'TradingBot.add_to_watchlist')
     try:
         a_stock = args['stock']
         if type(a_stock) is not str or not a_stock.isascii():
@@ -712,12 +616,7 @@ def _invoke_add_to_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_notify_price_change: frozenset[str] = frozenset({'stocks', 'threshold'})
-
-
 def _invoke_notify_price_change(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_notify_price_change):
-        rt.check_arguments_python(args, ('stocks', 'threshold'), ('stocks', 'threshold'), 'TradingBot.notify_price_change')
     try:
         a_stocks = args['stocks']
         try:
@@ -737,28 +636,144 @@ def _invoke_notify_price_change(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-TradingBot.TOOLS = {
-    'get_current_time': ToolSpec('get_current_time', 'Get the current time.', (), read_only=True, invoke=_invoke_get_current_time, where='trading_bot.world:252', returns={'type': 'object', 'properties': {'current_time': {'type': 'string'}}, 'required': ['current_time'], 'additionalProperties': False}),
-    'get_symbol_by_name': ToolSpec('get_symbol_by_name', 'Get the symbol of a stock by company name.', (ParamSpec('name', {'type': 'string', 'description': 'Name of the company.'}, True, 'Name of the company.', table=None), ), read_only=True, invoke=_invoke_get_symbol_by_name, where='trading_bot.world:256', returns={'type': 'object', 'properties': {'symbol': {'type': 'string'}}, 'required': ['symbol'], 'additionalProperties': False}),
-    'get_stock_info': ToolSpec('get_stock_info', 'Get the details of a stock.', (ParamSpec('symbol', {'type': 'string', 'description': 'Symbol that uniquely identifies the stock.'}, True, 'Symbol that uniquely identifies the stock.', table=None), ), read_only=True, invoke=_invoke_get_stock_info, where='trading_bot.world:262', returns={'type': 'object', 'additionalProperties': {}}),
-    'get_order_details': ToolSpec('get_order_details', 'Get the details of an order.', (ParamSpec('order_id', {'type': 'integer', 'description': 'ID of the order.'}, True, 'ID of the order.', table=None), ), read_only=True, invoke=_invoke_get_order_details, where='trading_bot.world:269', returns={}),
-    'cancel_order': ToolSpec('cancel_order', 'Cancel an order.', (ParamSpec('order_id', {'type': 'integer', 'description': 'ID of the order to cancel.'}, True, 'ID of the order to cancel.', table=None), ), read_only=False, invoke=_invoke_cancel_order, where='trading_bot.world:275', returns={'type': 'object', 'properties': {'order_id': {'type': 'integer'}, 'status': {'type': 'string'}}, 'required': ['order_id', 'status'], 'additionalProperties': False}),
-    'place_order': ToolSpec('place_order', 'Place an order.', (ParamSpec('order_type', {'type': 'string', 'description': 'Type of the order (Buy/Sell).'}, True, 'Type of the order (Buy/Sell).', table=None), ParamSpec('symbol', {'type': 'string', 'description': 'Symbol of the stock to trade.'}, True, 'Symbol of the stock to trade.', table=None), ParamSpec('price', {'type': 'number', 'description': 'Price at which to place the order.'}, True, 'Price at which to place the order.', table=None), ParamSpec('amount', {'type': 'integer', 'description': 'Number of shares to trade.'}, True, 'Number of shares to trade.', table=None), ), read_only=False, invoke=_invoke_place_order, where='trading_bot.world:285', returns={'type': 'object', 'properties': {'order_id': {'type': 'integer'}, 'order_type': {'type': 'string'}, 'status': {'type': 'string'}, 'price': {'type': 'number'}, 'amount': {'type': 'integer'}}, 'required': ['order_id', 'order_type', 'status', 'price', 'amount'], 'additionalProperties': False}),
-    'withdraw_funds': ToolSpec('withdraw_funds', 'Withdraw funds from the account balance.', (ParamSpec('amount', {'type': 'number', 'description': 'Amount to withdraw from the account.'}, True, 'Amount to withdraw from the account.', table=None), ), read_only=False, invoke=_invoke_withdraw_funds, where='trading_bot.world:324', returns={'type': 'object', 'properties': {'status': {'type': 'string'}, 'new_balance': {}}, 'required': ['status', 'new_balance'], 'additionalProperties': False}),
-    'get_account_info': ToolSpec('get_account_info', 'Get account information.', (), read_only=True, invoke=_invoke_get_account_info, where='trading_bot.world:342', returns={'type': 'object', 'additionalProperties': {}}),
-    'trading_login': ToolSpec('trading_login', 'Handle user login.', (ParamSpec('username', {'type': 'string', 'description': 'Username for authentication.'}, True, 'Username for authentication.', table=None), ParamSpec('password', {'type': 'string', 'description': 'Password for authentication.'}, True, 'Password for authentication.', table=None), ), read_only=False, invoke=_invoke_trading_login, where='trading_bot.world:347', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    'trading_get_login_status': ToolSpec('trading_get_login_status', 'Get the login status.', (), read_only=True, invoke=_invoke_trading_get_login_status, where='trading_bot.world:361', returns={'type': 'object', 'properties': {'status': {'type': 'boolean'}}, 'required': ['status'], 'additionalProperties': False}),
-    'trading_logout': ToolSpec('trading_logout', 'Handle user logout for trading system.', (), read_only=False, invoke=_invoke_trading_logout, where='trading_bot.world:365', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    'fund_account': ToolSpec('fund_account', 'Fund the account with the specified amount.', (ParamSpec('amount', {'type': 'number', 'description': 'Amount to fund the account with.'}, True, 'Amount to fund the account with.', table=None), ), read_only=False, invoke=_invoke_fund_account, where='trading_bot.world:373', returns={'type': 'object', 'properties': {'status': {'type': 'string'}, 'new_balance': {}}, 'required': ['status', 'new_balance'], 'additionalProperties': False}),
-    'remove_stock_from_watchlist': ToolSpec('remove_stock_from_watchlist', 'Remove a stock from the watchlist.', (ParamSpec('symbol', {'type': 'string', 'description': 'Symbol of the stock to remove.'}, True, 'Symbol of the stock to remove.', table=None), ), read_only=False, invoke=_invoke_remove_stock_from_watchlist, where='trading_bot.world:389', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    'get_watchlist': ToolSpec('get_watchlist', 'Get the watchlist.', (), read_only=True, invoke=_invoke_get_watchlist, where='trading_bot.world:398', returns={}),
-    'get_order_history': ToolSpec('get_order_history', 'Get the stock order ID history.', (), read_only=True, invoke=_invoke_get_order_history, where='trading_bot.world:407', returns={}),
-    'get_transaction_history': ToolSpec('get_transaction_history', 'Get the transaction history within a specified date range.', (ParamSpec('start_date', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': "Start date for the history (format: 'YYYY-MM-DD')."}, False, "Start date for the history (format: 'YYYY-MM-DD').", table=None), ParamSpec('end_date', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': "End date for the history (format: 'YYYY-MM-DD')."}, False, "End date for the history (format: 'YYYY-MM-DD').", table=None), ), read_only=True, invoke=_invoke_get_transaction_history, where='trading_bot.world:415', returns={}),
-    'get_available_stocks': ToolSpec('get_available_stocks', 'Get a list of stock symbols in the given sector.', (ParamSpec('sector', {'type': 'string', 'description': "The sector to retrieve stocks from (e.g., 'Technology')."}, True, "The sector to retrieve stocks from (e.g., 'Technology').", table=None), ), read_only=True, invoke=_invoke_get_available_stocks, where='trading_bot.world:444', returns={'type': 'object', 'properties': {'stock_list': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['stock_list'], 'additionalProperties': False}),
-    'filter_stocks_by_price': ToolSpec('filter_stocks_by_price', 'Filter stocks based on a price range.', (ParamSpec('stocks', {'type': 'array', 'items': {'type': 'string'}, 'description': 'List of stock symbols to filter.'}, True, 'List of stock symbols to filter.', table=None), ParamSpec('min_price', {'type': 'number', 'description': 'Minimum stock price.'}, True, 'Minimum stock price.', table=None), ParamSpec('max_price', {'type': 'number', 'description': 'Maximum stock price.'}, True, 'Maximum stock price.', table=None), ), read_only=True, invoke=_invoke_filter_stocks_by_price, where='trading_bot.world:452', returns={'type': 'object', 'properties': {'filtered_stocks': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['filtered_stocks'], 'additionalProperties': False}),
-    'add_to_watchlist': ToolSpec('add_to_watchlist', 'Add a stock to the watchlist.', (ParamSpec('stock', {'type': 'string', 'description': 'the stock symbol to add to the watchlist.'}, True, 'the stock symbol to add to the watchlist.', table=None), ), read_only=False, invoke=_invoke_add_to_watchlist, where='trading_bot.world:465', returns={'type': 'object', 'properties': {'watchlist': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['watchlist'], 'additionalProperties': False}),
-    'notify_price_change': ToolSpec('notify_price_change', 'Notify if there is a significant price change in the stocks.', (ParamSpec('stocks', {'type': 'array', 'items': {'type': 'string'}, 'description': 'List of stock symbols to check.'}, True, 'List of stock symbols to check.', table=None), ParamSpec('threshold', {'type': 'number', 'description': 'Percentage change threshold to trigger a notification.'}, True, 'Percentage change threshold to trigger a notification.', table=None), ), read_only=True, invoke=_invoke_notify_price_change, where='trading_bot.world:475', returns={'type': 'object', 'properties': {'notification': {'type': 'string'}}, 'required': ['notification'], 'additionalProperties': False}),
-}
+TradingBot.TOOLS = tools(
+    tool(
+        'get_current_time', 'Get the current time.', (), read_only=True,
+        invoke=_invoke_get_current_time, python_name='TradingBot.get_current_time',
+        where='trading_bot.world:252',
+        returns={'type': 'object', 'properties': {'current_time': {'type': 'string'}}, 'required': ['current_time'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_symbol_by_name', 'Get the symbol of a stock by company name.',
+        (param('name', {'type': 'string'}, 'Name of the company.'),), read_only=True,
+        invoke=_invoke_get_symbol_by_name, python_name='TradingBot.get_symbol_by_name',
+        where='trading_bot.world:256',
+        returns={'type': 'object', 'properties': {'symbol': {'type': 'string'}}, 'required': ['symbol'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_stock_info', 'Get the details of a stock.',
+        (param('symbol', {'type': 'string'}, 'Symbol that uniquely identifies the stock.'),),
+        read_only=True, invoke=_invoke_get_stock_info, python_name='TradingBot.get_stock_info',
+        where='trading_bot.world:262', returns={'type': 'object', 'additionalProperties': {}}
+    ),
+    tool(
+        'get_order_details', 'Get the details of an order.',
+        (param('order_id', {'type': 'integer'}, 'ID of the order.'),), read_only=True,
+        invoke=_invoke_get_order_details, python_name='TradingBot.get_order_details',
+        where='trading_bot.world:269', returns={}
+    ),
+    tool(
+        'cancel_order', 'Cancel an order.',
+        (param('order_id', {'type': 'integer'}, 'ID of the order to cancel.'),), read_only=False,
+        invoke=_invoke_cancel_order, python_name='TradingBot.cancel_order',
+        where='trading_bot.world:275',
+        returns={'type': 'object', 'properties': {'order_id': {'type': 'integer'}, 'status': {'type': 'string'}}, 'required': ['order_id', 'status'], 'additionalProperties': False}
+    ),
+    tool(
+        'place_order', 'Place an order.',
+        (param('order_type', {'type': 'string'}, 'Type of the order (Buy/Sell).'),
+        param('symbol', {'type': 'string'}, 'Symbol of the stock to trade.'),
+        param('price', {'type': 'number'}, 'Price at which to place the order.'),
+        param('amount', {'type': 'integer'}, 'Number of shares to trade.')),
+        read_only=False, invoke=_invoke_place_order, python_name='TradingBot.place_order',
+        where='trading_bot.world:285',
+        returns={'type': 'object', 'properties': {'order_id': {'type': 'integer'}, 'order_type': {'type': 'string'}, 'status': {'type': 'string'}, 'price': {'type': 'number'}, 'amount': {'type': 'integer'}}, 'required': ['order_id', 'order_type', 'status', 'price', 'amount'], 'additionalProperties': False}
+    ),
+    tool(
+        'withdraw_funds', 'Withdraw funds from the account balance.',
+        (param('amount', {'type': 'number'}, 'Amount to withdraw from the account.'),),
+        read_only=False, invoke=_invoke_withdraw_funds, python_name='TradingBot.withdraw_funds',
+        where='trading_bot.world:324',
+        returns={'type': 'object', 'properties': {'status': {'type': 'string'}, 'new_balance': {}}, 'required': ['status', 'new_balance'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_account_info', 'Get account information.', (), read_only=True,
+        invoke=_invoke_get_account_info, python_name='TradingBot.get_account_info',
+        where='trading_bot.world:342', returns={'type': 'object', 'additionalProperties': {}}
+    ),
+    tool(
+        'trading_login', 'Handle user login.',
+        (param('username', {'type': 'string'}, 'Username for authentication.'),
+        param('password', {'type': 'string'}, 'Password for authentication.')),
+        read_only=False, invoke=_invoke_trading_login, python_name='TradingBot.trading_login',
+        where='trading_bot.world:347',
+        returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}
+    ),
+    tool(
+        'trading_get_login_status', 'Get the login status.', (), read_only=True,
+        invoke=_invoke_trading_get_login_status, python_name='TradingBot.trading_get_login_status',
+        where='trading_bot.world:361',
+        returns={'type': 'object', 'properties': {'status': {'type': 'boolean'}}, 'required': ['status'], 'additionalProperties': False}
+    ),
+    tool(
+        'trading_logout', 'Handle user logout for trading system.', (), read_only=False,
+        invoke=_invoke_trading_logout, python_name='TradingBot.trading_logout',
+        where='trading_bot.world:365',
+        returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}
+    ),
+    tool(
+        'fund_account', 'Fund the account with the specified amount.',
+        (param('amount', {'type': 'number'}, 'Amount to fund the account with.'),),
+        read_only=False, invoke=_invoke_fund_account, python_name='TradingBot.fund_account',
+        where='trading_bot.world:373',
+        returns={'type': 'object', 'properties': {'status': {'type': 'string'}, 'new_balance': {}}, 'required': ['status', 'new_balance'], 'additionalProperties': False}
+    ),
+    tool(
+        'remove_stock_from_watchlist', 'Remove a stock from the watchlist.',
+        (param('symbol', {'type': 'string'}, 'Symbol of the stock to remove.'),), read_only=False,
+        invoke=_invoke_remove_stock_from_watchlist,
+        python_name='TradingBot.remove_stock_from_watchlist', where='trading_bot.world:389',
+        returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_watchlist', 'Get the watchlist.', (), read_only=True, invoke=_invoke_get_watchlist,
+        python_name='TradingBot.get_watchlist', where='trading_bot.world:398', returns={}
+    ),
+    tool(
+        'get_order_history', 'Get the stock order ID history.', (), read_only=True,
+        invoke=_invoke_get_order_history, python_name='TradingBot.get_order_history',
+        where='trading_bot.world:407', returns={}
+    ),
+    tool(
+        'get_transaction_history', 'Get the transaction history within a specified date range.',
+        (param('start_date', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Start date for the history (format: 'YYYY-MM-DD').", optional=True),
+        param('end_date', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "End date for the history (format: 'YYYY-MM-DD').", optional=True)),
+        read_only=True, invoke=_invoke_get_transaction_history,
+        python_name='TradingBot.get_transaction_history', where='trading_bot.world:415',
+        returns={}
+    ),
+    tool(
+        'get_available_stocks', 'Get a list of stock symbols in the given sector.',
+        (param('sector', {'type': 'string'}, "The sector to retrieve stocks from (e.g., 'Technology')."),),
+        read_only=True, invoke=_invoke_get_available_stocks,
+        python_name='TradingBot.get_available_stocks', where='trading_bot.world:444',
+        returns={'type': 'object', 'properties': {'stock_list': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['stock_list'], 'additionalProperties': False}
+    ),
+    tool(
+        'filter_stocks_by_price', 'Filter stocks based on a price range.',
+        (param('stocks', {'type': 'array', 'items': {'type': 'string'}}, 'List of stock symbols to filter.'),
+        param('min_price', {'type': 'number'}, 'Minimum stock price.'),
+        param('max_price', {'type': 'number'}, 'Maximum stock price.')),
+        read_only=True, invoke=_invoke_filter_stocks_by_price,
+        python_name='TradingBot.filter_stocks_by_price', where='trading_bot.world:452',
+        returns={'type': 'object', 'properties': {'filtered_stocks': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['filtered_stocks'], 'additionalProperties': False}
+    ),
+    tool(
+        'add_to_watchlist', 'Add a stock to the watchlist.',
+        (param('stock', {'type': 'string'}, 'the stock symbol to add to the watchlist.'),),
+        read_only=False, invoke=_invoke_add_to_watchlist,
+        python_name='TradingBot.add_to_watchlist', where='trading_bot.world:465',
+        returns={'type': 'object', 'properties': {'watchlist': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['watchlist'], 'additionalProperties': False}
+    ),
+    tool(
+        'notify_price_change', 'Notify if there is a significant price change in the stocks.',
+        (param('stocks', {'type': 'array', 'items': {'type': 'string'}}, 'List of stock symbols to check.'),
+        param('threshold', {'type': 'number'}, 'Percentage change threshold to trigger a notification.')),
+        read_only=True, invoke=_invoke_notify_price_change,
+        python_name='TradingBot.notify_price_change', where='trading_bot.world:475',
+        returns={'type': 'object', 'properties': {'notification': {'type': 'string'}}, 'required': ['notification'], 'additionalProperties': False}
+    ),
+)
 
 
 TradingBot.TASKS = {

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -583,12 +583,7 @@ class TravelAPI(Episode):
                     self._set(self.state, 'booking_record', {**self.state.booking_record, booking_id: _C_BOOKING_RECORD_EXTENSION[booking_id]})  # travel_api.world:689
 
 
-_ARGS_authenticate_travel: frozenset[str] = frozenset({'client_id', 'client_secret', 'refresh_token', 'grant_type', 'user_first_name', 'user_last_name'})
-
-
 def _invoke_authenticate_travel(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_authenticate_travel):
-        rt.check_arguments_python(args, ('client_id', 'client_secret', 'refresh_token', 'grant_type', 'user_first_name', 'user_last_name'), ('client_id', 'client_secret', 'refresh_token', 'grant_type', 'user_first_name', 'user_last_name'), 'TravelAPI.authenticate_travel')
     try:
         a_client_id = args['client_id']
         if type(a_client_id) is not str or not a_client_id.isascii():
@@ -613,25 +608,14 @@ def _invoke_authenticate_travel(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_travel_get_login_status: frozenset[str] = frozenset(())
-
-
 def _invoke_travel_get_login_status(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_travel_get_login_status):
-        rt.check_arguments_python(args, (), (), 'TravelAPI.travel_get_login_status')
     try:
         return ep.tool_travel_get_login_status()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_budget_fiscal_year: frozenset[str] = frozenset({'lastModifiedAfter', 'includeRemoved'})
-_NEEDS_get_budget_fiscal_year: frozenset[str] = frozenset(())
-
-
 def _invoke_get_budget_fiscal_year(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_get_budget_fiscal_year >= args.keys() >= _NEEDS_get_budget_fiscal_year):
-        rt.check_arguments_python(args, ('lastModifiedAfter', 'includeRemoved'), (), 'TravelAPI.get_budget_fiscal_year')
     try:
         try:
             a_lastModifiedAfter = (v.want_optional(args['lastModifiedAfter'], 'lastModifiedAfter', (lambda x, p: v.want_str(x, p))) if 'lastModifiedAfter' in args else None)
@@ -646,12 +630,7 @@ def _invoke_get_budget_fiscal_year(ep: TravelAPI, args: Mapping[str, Any]) -> An
         raise rt.python_failure(exc) from None
 
 
-_ARGS_register_credit_card: frozenset[str] = frozenset({'access_token', 'card_number', 'expiration_date', 'cardholder_name', 'card_verification_number'})
-
-
 def _invoke_register_credit_card(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_register_credit_card):
-        rt.check_arguments_python(args, ('access_token', 'card_number', 'expiration_date', 'cardholder_name', 'card_verification_number'), ('access_token', 'card_number', 'expiration_date', 'cardholder_name', 'card_verification_number'), 'TravelAPI.register_credit_card')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
@@ -674,12 +653,7 @@ def _invoke_register_credit_card(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_flight_cost: frozenset[str] = frozenset({'travel_from', 'travel_to', 'travel_date', 'travel_class'})
-
-
 def _invoke_get_flight_cost(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_flight_cost):
-        rt.check_arguments_python(args, ('travel_from', 'travel_to', 'travel_date', 'travel_class'), ('travel_from', 'travel_to', 'travel_date', 'travel_class'), 'TravelAPI.get_flight_cost')
     try:
         a_travel_from = args['travel_from']
         if type(a_travel_from) is not str or not a_travel_from.isascii():
@@ -698,12 +672,7 @@ def _invoke_get_flight_cost(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_credit_card_balance: frozenset[str] = frozenset({'access_token', 'card_id'})
-
-
 def _invoke_get_credit_card_balance(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_credit_card_balance):
-        rt.check_arguments_python(args, ('access_token', 'card_id'), ('access_token', 'card_id'), 'TravelAPI.get_credit_card_balance')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
@@ -716,12 +685,7 @@ def _invoke_get_credit_card_balance(ep: TravelAPI, args: Mapping[str, Any]) -> A
         raise rt.python_failure(exc) from None
 
 
-_ARGS_book_flight: frozenset[str] = frozenset({'access_token', 'card_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class'})
-
-
 def _invoke_book_flight(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_book_flight):
-        rt.check_arguments_python(args, ('access_token', 'card_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class'), ('access_token', 'card_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class'), 'TravelAPI.book_flight')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
@@ -746,13 +710,7 @@ def _invoke_book_flight(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_retrieve_invoice: frozenset[str] = frozenset({'access_token', 'booking_id', 'insurance_id'})
-_NEEDS_retrieve_invoice: frozenset[str] = frozenset({'access_token'})
-
-
 def _invoke_retrieve_invoice(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_retrieve_invoice >= args.keys() >= _NEEDS_retrieve_invoice):
-        rt.check_arguments_python(args, ('access_token', 'booking_id', 'insurance_id'), ('access_token',), 'TravelAPI.retrieve_invoice')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
@@ -770,12 +728,7 @@ def _invoke_retrieve_invoice(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_booking_history: frozenset[str] = frozenset({'access_token'})
-
-
 def _invoke_get_booking_history(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_booking_history):
-        rt.check_arguments_python(args, ('access_token',), ('access_token',), 'TravelAPI.get_booking_history')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
@@ -785,24 +738,14 @@ def _invoke_get_booking_history(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_list_all_airports: frozenset[str] = frozenset(())
-
-
 def _invoke_list_all_airports(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_all_airports):
-        rt.check_arguments_python(args, (), (), 'TravelAPI.list_all_airports')
     try:
         return ep.tool_list_all_airports()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_cancel_booking: frozenset[str] = frozenset({'access_token', 'booking_id'})
-
-
 def _invoke_cancel_booking(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_cancel_booking):
-        rt.check_arguments_python(args, ('access_token', 'booking_id'), ('access_token', 'booking_id'), 'TravelAPI.cancel_booking')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
@@ -815,12 +758,7 @@ def _invoke_cancel_booking(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_compute_exchange_rate: frozenset[str] = frozenset({'base_currency', 'target_currency', 'value'})
-
-
 def _invoke_compute_exchange_rate(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_compute_exchange_rate):
-        rt.check_arguments_python(args, ('base_currency', 'target_currency', 'value'), ('base_currency', 'target_currency', 'value'), 'TravelAPI.compute_exchange_rate')
     try:
         a_base_currency = args['base_currency']
         if type(a_base_currency) is not str or not a_base_currency.isascii():
@@ -837,12 +775,7 @@ def _invoke_compute_exchange_rate(ep: TravelAPI, args: Mapping[str, Any]) -> Any
         raise rt.python_failure(exc) from None
 
 
-_ARGS_verify_traveler_information: frozenset[str] = frozenset({'first_name', 'last_name', 'date_of_birth', 'passport_number'})
-
-
 def _invoke_verify_traveler_information(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_verify_traveler_information):
-        rt.check_arguments_python(args, ('first_name', 'last_name', 'date_of_birth', 'passport_number'), ('first_name', 'last_name', 'date_of_birth', 'passport_number'), 'TravelAPI.verify_traveler_information')
     try:
         a_first_name = args['first_name']
         if type(a_first_name) is not str or not a_first_name.isascii():
@@ -861,12 +794,7 @@ def _invoke_verify_traveler_information(ep: TravelAPI, args: Mapping[str, Any]) 
         raise rt.python_failure(exc) from None
 
 
-_ARGS_set_budget_limit: frozenset[str] = frozenset({'access_token', 'budget_limit'})
-
-
 def _invoke_set_budget_limit(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_set_budget_limit):
-        rt.check_arguments_python(args, ('access_token', 'budget_limit'), ('access_token', 'budget_limit'), 'TravelAPI.set_budget_limit')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
@@ -880,12 +808,7 @@ def _invoke_set_budget_limit(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_nearest_airport_by_city: frozenset[str] = frozenset({'location'})
-
-
 def _invoke_get_nearest_airport_by_city(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_nearest_airport_by_city):
-        rt.check_arguments_python(args, ('location',), ('location',), 'TravelAPI.get_nearest_airport_by_city')
     try:
         a_location = args['location']
         if type(a_location) is not str or not a_location.isascii():
@@ -895,12 +818,7 @@ def _invoke_get_nearest_airport_by_city(ep: TravelAPI, args: Mapping[str, Any]) 
         raise rt.python_failure(exc) from None
 
 
-_ARGS_purchase_insurance: frozenset[str] = frozenset({'access_token', 'insurance_type', 'booking_id', 'insurance_cost', 'card_id'})
-
-
 def _invoke_purchase_insurance(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_purchase_insurance):
-        rt.check_arguments_python(args, ('access_token', 'insurance_type', 'booking_id', 'insurance_cost', 'card_id'), ('access_token', 'insurance_type', 'booking_id', 'insurance_cost', 'card_id'), 'TravelAPI.purchase_insurance')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
@@ -923,12 +841,7 @@ def _invoke_purchase_insurance(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_contact_customer_support: frozenset[str] = frozenset({'booking_id', 'message'})
-
-
 def _invoke_contact_customer_support(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_contact_customer_support):
-        rt.check_arguments_python(args, ('booking_id', 'message'), ('booking_id', 'message'), 'TravelAPI.contact_customer_support')
     try:
         a_booking_id = args['booking_id']
         if type(a_booking_id) is not str or not a_booking_id.isascii():
@@ -941,38 +854,173 @@ def _invoke_contact_customer_support(ep: TravelAPI, args: Mapping[str, Any]) -> 
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_all_credit_cards: frozenset[str] = frozenset(())
-
-
 def _invoke_get_all_credit_cards(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_all_credit_cards):
-        rt.check_arguments_python(args, (), (), 'TravelAPI.get_all_credit_cards')
     try:
         return ep.tool_get_all_credit_cards()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-TravelAPI.TOOLS = {
-    'authenticate_travel': ToolSpec('authenticate_travel', 'Authenticate the user with the travel API', (ParamSpec('client_id', {'type': 'string', 'description': 'The client applications client_id supplied by App Management'}, True, 'The client applications client_id supplied by App Management', table=None), ParamSpec('client_secret', {'type': 'string', 'description': 'The client applications client_secret supplied by App Management'}, True, 'The client applications client_secret supplied by App Management', table=None), ParamSpec('refresh_token', {'type': 'string', 'description': 'The refresh token obtained from the initial authentication'}, True, 'The refresh token obtained from the initial authentication', table=None), ParamSpec('grant_type', {'type': 'string', 'description': 'The grant type of the authentication request. Here are the options: read_write, read, write'}, True, 'The grant type of the authentication request. Here are the options: read_write, read, write', table=None), ParamSpec('user_first_name', {'type': 'string', 'description': 'The first name of the user'}, True, 'The first name of the user', table=None), ParamSpec('user_last_name', {'type': 'string', 'description': 'The last name of the user'}, True, 'The last name of the user', table=None), ), read_only=False, invoke=_invoke_authenticate_travel, where='travel_api.world:769', returns={'type': 'object', 'properties': {'expires_in': {'type': 'integer'}, 'access_token': {'type': 'string'}, 'token_type': {'type': 'string'}, 'scope': {'type': 'string'}}, 'required': ['expires_in', 'access_token', 'token_type', 'scope'], 'additionalProperties': False}),
-    'travel_get_login_status': ToolSpec('travel_get_login_status', 'Get the status of the login', (), read_only=True, invoke=_invoke_travel_get_login_status, where='travel_api.world:790', returns={'type': 'object', 'properties': {'status': {'type': 'boolean'}}, 'required': ['status'], 'additionalProperties': False}),
-    'get_budget_fiscal_year': ToolSpec('get_budget_fiscal_year', 'Get the budget fiscal year', (ParamSpec('lastModifiedAfter', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': '[Optional] Use this field if you only want Fiscal Years that were changed after the supplied date. The supplied date will be interpreted in the UTC time zone. If lastModifiedAfter is not supplied, the service will return all Fiscal Years, regardless of modified date. Example: 2016-03-29T16:12:20. Return in the format of YYYY-MM-DDTHH:MM:SS.'}, False, '[Optional] Use this field if you only want Fiscal Years that were changed after the supplied date. The supplied date will be interpreted in the UTC time zone. If lastModifiedAfter is not supplied, the service will return all Fiscal Years, regardless of modified date. Example: 2016-03-29T16:12:20. Return in the format of YYYY-MM-DDTHH:MM:SS.', table=None), ParamSpec('includeRemoved', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': '[Optional] If true, the service will return all Fiscal Years, including those that were previously removed. If not supplied, this field defaults to false.'}, False, '[Optional] If true, the service will return all Fiscal Years, including those that were previously removed. If not supplied, this field defaults to false.', table=None), ), read_only=True, invoke=_invoke_get_budget_fiscal_year, where='travel_api.world:794', returns={'type': 'object', 'properties': {'budget_fiscal_year': {'type': 'string'}}, 'required': ['budget_fiscal_year'], 'additionalProperties': False}),
-    'register_credit_card': ToolSpec('register_credit_card', 'Register a credit card', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authenticate method'}, True, 'The access token obtained from the authenticate method', table=None), ParamSpec('card_number', {'type': 'string', 'description': 'The credit card number'}, True, 'The credit card number', table=None), ParamSpec('expiration_date', {'type': 'string', 'description': 'The expiration date of the credit card in the format MM/YYYY'}, True, 'The expiration date of the credit card in the format MM/YYYY', table=None), ParamSpec('cardholder_name', {'type': 'string', 'description': 'The name of the cardholder'}, True, 'The name of the cardholder', table=None), ParamSpec('card_verification_number', {'type': 'integer', 'description': 'The card verification number'}, True, 'The card verification number', table=None), ), read_only=False, invoke=_invoke_register_credit_card, where='travel_api.world:804', returns={'type': 'object', 'properties': {'card_id': {'type': 'string'}}, 'required': ['card_id'], 'additionalProperties': False}),
-    'get_flight_cost': ToolSpec('get_flight_cost', 'Get the list of cost of a flight in USD based on location, date, and class', (ParamSpec('travel_from', {'type': 'string', 'description': 'The 3 letter code of the departing airport'}, True, 'The 3 letter code of the departing airport', table=None), ParamSpec('travel_to', {'type': 'string', 'description': 'The 3 letter code of the arriving airport'}, True, 'The 3 letter code of the arriving airport', table=None), ParamSpec('travel_date', {'type': 'string', 'description': "The date of the travel in the format 'YYYY-MM-DD'"}, True, "The date of the travel in the format 'YYYY-MM-DD'", table=None), ParamSpec('travel_class', {'type': 'string', 'description': 'The class of the travel. Options are: economy, business, first.'}, True, 'The class of the travel. Options are: economy, business, first.', table=None), ), read_only=False, invoke=_invoke_get_flight_cost, where='travel_api.world:832', returns={'type': 'object', 'properties': {'travel_cost_list': {'type': 'array', 'items': {'type': 'number'}}}, 'required': ['travel_cost_list'], 'additionalProperties': False}),
-    'get_credit_card_balance': ToolSpec('get_credit_card_balance', 'Get the balance of a credit card', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authenticate'}, True, 'The access token obtained from the authenticate', table=None), ParamSpec('card_id', {'type': 'string', 'description': 'The ID of the credit card'}, True, 'The ID of the credit card', table=None), ), read_only=True, invoke=_invoke_get_credit_card_balance, where='travel_api.world:845', returns={'type': 'object', 'properties': {'card_balance': {}}, 'required': ['card_balance'], 'additionalProperties': False}),
-    'book_flight': ToolSpec('book_flight', 'Book a flight given the travel information. From and To should be the airport codes in the IATA format.', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authenticate'}, True, 'The access token obtained from the authenticate', table=None), ParamSpec('card_id', {'type': 'string', 'description': 'The ID of the credit card to use for the booking'}, True, 'The ID of the credit card to use for the booking', table=None), ParamSpec('travel_date', {'type': 'string', 'description': 'The date of the travel in the format YYYY-MM-DD'}, True, 'The date of the travel in the format YYYY-MM-DD', table=None), ParamSpec('travel_from', {'type': 'string', 'description': 'The location the travel is from'}, True, 'The location the travel is from', table=None), ParamSpec('travel_to', {'type': 'string', 'description': 'The location the travel is to'}, True, 'The location the travel is to', table=None), ParamSpec('travel_class', {'type': 'string', 'description': 'The class of the travel'}, True, 'The class of the travel', table=None), ), read_only=False, invoke=_invoke_book_flight, where='travel_api.world:858', returns={'type': 'object', 'properties': {'booking_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'transaction_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'booking_status': {'type': 'boolean'}, 'booking_history': {'anyOf': [{'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}, {'type': 'null'}]}, 'error': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['booking_status'], 'additionalProperties': False}),
-    'retrieve_invoice': ToolSpec('retrieve_invoice', 'Retrieve the invoice for a booking.', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authenticate'}, True, 'The access token obtained from the authenticate', table=None), ParamSpec('booking_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': '[Optional] The ID of the booking'}, False, '[Optional] The ID of the booking', table=None), ParamSpec('insurance_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': '[Optional] The ID of the insurance'}, False, '[Optional] The ID of the insurance', table=None), ), read_only=True, invoke=_invoke_retrieve_invoice, where='travel_api.world:937', returns={'type': 'object', 'properties': {'invoice': {'type': 'object', 'properties': {'booking_id': {'type': 'string'}, 'travel_date': {}, 'travel_from': {}, 'travel_to': {}, 'travel_class': {}, 'travel_cost': {}, 'transaction_id': {}}, 'required': ['booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id'], 'additionalProperties': False}}, 'required': ['invoice'], 'additionalProperties': False}),
-    'get_booking_history': ToolSpec('get_booking_history', 'Retrieve all booking history for the user.', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authenticate method.'}, True, 'The access token obtained from the authenticate method.', table=None), ), read_only=True, invoke=_invoke_get_booking_history, where='travel_api.world:966', returns={'type': 'object', 'properties': {'booking_history': {'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}}, 'required': ['booking_history'], 'additionalProperties': False}),
-    'list_all_airports': ToolSpec('list_all_airports', 'List all available airports', (), read_only=True, invoke=_invoke_list_all_airports, where='travel_api.world:976', returns={'type': 'array', 'items': {'type': 'string'}}),
-    'cancel_booking': ToolSpec('cancel_booking', 'Cancel a booking', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authenticate'}, True, 'The access token obtained from the authenticate', table=None), ParamSpec('booking_id', {'type': 'string', 'description': 'The ID of the booking'}, True, 'The ID of the booking', table=None), ), read_only=False, invoke=_invoke_cancel_booking, where='travel_api.world:980', returns={'type': 'object', 'properties': {'cancel_status': {'type': 'boolean'}, 'error': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['cancel_status'], 'additionalProperties': False}),
-    'compute_exchange_rate': ToolSpec('compute_exchange_rate', 'Compute the exchange rate between two currencies', (ParamSpec('base_currency', {'type': 'string', 'description': 'The base currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN'}, True, 'The base currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN', table=None), ParamSpec('target_currency', {'type': 'string', 'description': 'The target currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN'}, True, 'The target currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN', table=None), ParamSpec('value', {'type': 'number', 'description': 'The value to convert'}, True, 'The value to convert', table=None), ), read_only=True, invoke=_invoke_compute_exchange_rate, where='travel_api.world:1010', returns={'type': 'object', 'properties': {'exchanged_value': {'type': 'number'}}, 'required': ['exchanged_value'], 'additionalProperties': False}),
-    'verify_traveler_information': ToolSpec('verify_traveler_information', 'Verify the traveler information', (ParamSpec('first_name', {'type': 'string', 'description': 'The first name of the traveler'}, True, 'The first name of the traveler', table=None), ParamSpec('last_name', {'type': 'string', 'description': 'The last name of the traveler'}, True, 'The last name of the traveler', table=None), ParamSpec('date_of_birth', {'type': 'string', 'description': 'The date of birth of the traveler in the format YYYY-MM-DD'}, True, 'The date of birth of the traveler in the format YYYY-MM-DD', table=None), ParamSpec('passport_number', {'type': 'string', 'description': 'The passport number of the traveler'}, True, 'The passport number of the traveler', table=None), ), read_only=True, invoke=_invoke_verify_traveler_information, where='travel_api.world:1029', returns={'type': 'object', 'properties': {'verification_status': {'type': 'boolean'}, 'verification_failure': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['verification_status'], 'additionalProperties': False}),
-    'set_budget_limit': ToolSpec('set_budget_limit', 'Set the budget limit for the user', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authentication process or initial configuration.'}, True, 'The access token obtained from the authentication process or initial configuration.', table=None), ParamSpec('budget_limit', {'type': 'number', 'description': 'The budget limit to set in USD'}, True, 'The budget limit to set in USD', table=None), ), read_only=False, invoke=_invoke_set_budget_limit, where='travel_api.world:1071', returns={'type': 'object', 'properties': {'budget_limit': {'type': 'number'}}, 'required': ['budget_limit'], 'additionalProperties': False}),
-    'get_nearest_airport_by_city': ToolSpec('get_nearest_airport_by_city', 'Get the nearest airport to the given location', (ParamSpec('location', {'type': 'string', 'description': 'The name of the location. [Enum]: Rivermist, Stonebrook, Maplecrest, Silverpine, Shadowridge, London, Paris, Sunset Valley, Oakendale, Willowbend, Crescent Hollow, Autumnville, Pinehaven, Greenfield, San Francisco, Los Angeles, New York, Chicago, Boston, Beijing, Hong Kong, Rome, Tokyo'}, True, 'The name of the location. [Enum]: Rivermist, Stonebrook, Maplecrest, Silverpine, Shadowridge, London, Paris, Sunset Valley, Oakendale, Willowbend, Crescent Hollow, Autumnville, Pinehaven, Greenfield, San Francisco, Los Angeles, New York, Chicago, Boston, Beijing, Hong Kong, Rome, Tokyo', table=None), ), read_only=True, invoke=_invoke_get_nearest_airport_by_city, where='travel_api.world:1084', returns={'type': 'object', 'properties': {'nearest_airport': {'type': 'string'}}, 'required': ['nearest_airport'], 'additionalProperties': False}),
-    'purchase_insurance': ToolSpec('purchase_insurance', 'Purchase insurance', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authenticate'}, True, 'The access token obtained from the authenticate', table=None), ParamSpec('insurance_type', {'type': 'string', 'description': 'The type of insurance to purchase'}, True, 'The type of insurance to purchase', table=None), ParamSpec('booking_id', {'type': 'string', 'description': 'The ID of the booking'}, True, 'The ID of the booking', table=None), ParamSpec('insurance_cost', {'type': 'number', 'description': 'The cost of the insurance'}, True, 'The cost of the insurance', table=None), ParamSpec('card_id', {'type': 'string', 'description': 'The ID of the credit card to use for the'}, True, 'The ID of the credit card to use for the', table=None), ), read_only=False, invoke=_invoke_purchase_insurance, where='travel_api.world:1092', returns={'type': 'object', 'properties': {'insurance_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'insurance_status': {'type': 'boolean'}, 'error': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['insurance_status'], 'additionalProperties': False}),
-    'contact_customer_support': ToolSpec('contact_customer_support', 'Contact travel booking customer support, get immediate support on an issue with an online call.', (ParamSpec('booking_id', {'type': 'string', 'description': 'The ID of the booking'}, True, 'The ID of the booking', table=None), ParamSpec('message', {'type': 'string', 'description': 'The message to send to customer support'}, True, 'The message to send to customer support', table=None), ), read_only=True, invoke=_invoke_contact_customer_support, where='travel_api.world:1124', returns={'type': 'object', 'properties': {'customer_support_message': {'type': 'string'}}, 'required': ['customer_support_message'], 'additionalProperties': False}),
-    'get_all_credit_cards': ToolSpec('get_all_credit_cards', 'Get all registered credit cards', (), read_only=True, invoke=_invoke_get_all_credit_cards, where='travel_api.world:1136', returns={'type': 'object', 'properties': {'credit_card_list': {'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}}, 'required': ['credit_card_list'], 'additionalProperties': False}),
-}
+TravelAPI.TOOLS = tools(
+    tool(
+        'authenticate_travel', 'Authenticate the user with the travel API',
+        (param('client_id', {'type': 'string'}, 'The client applications client_id supplied by App Management'),
+        param('client_secret', {'type': 'string'}, 'The client applications client_secret supplied by App Management'),
+        param('refresh_token', {'type': 'string'}, 'The refresh token obtained from the initial authentication'),
+        param('grant_type', {'type': 'string'}, 'The grant type of the authentication request. Here are the options: read_write, read, write'),
+        param('user_first_name', {'type': 'string'}, 'The first name of the user'),
+        param('user_last_name', {'type': 'string'}, 'The last name of the user')),
+        read_only=False, invoke=_invoke_authenticate_travel,
+        python_name='TravelAPI.authenticate_travel', where='travel_api.world:769',
+        returns={'type': 'object', 'properties': {'expires_in': {'type': 'integer'}, 'access_token': {'type': 'string'}, 'token_type': {'type': 'string'}, 'scope': {'type': 'string'}}, 'required': ['expires_in', 'access_token', 'token_type', 'scope'], 'additionalProperties': False}
+    ),
+    tool(
+        'travel_get_login_status', 'Get the status of the login', (), read_only=True,
+        invoke=_invoke_travel_get_login_status, python_name='TravelAPI.travel_get_login_status',
+        where='travel_api.world:790',
+        returns={'type': 'object', 'properties': {'status': {'type': 'boolean'}}, 'required': ['status'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_budget_fiscal_year', 'Get the budget fiscal year',
+        (param('lastModifiedAfter', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] Use this field if you only want Fiscal Years that were changed after the supplied date. The supplied date will be interpreted in the UTC time zone. If lastModifiedAfter is not supplied, the service will return all Fiscal Years, regardless of modified date. Example: 2016-03-29T16:12:20. Return in the format of YYYY-MM-DDTHH:MM:SS.', optional=True),
+        param('includeRemoved', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] If true, the service will return all Fiscal Years, including those that were previously removed. If not supplied, this field defaults to false.', optional=True)),
+        read_only=True, invoke=_invoke_get_budget_fiscal_year,
+        python_name='TravelAPI.get_budget_fiscal_year', where='travel_api.world:794',
+        returns={'type': 'object', 'properties': {'budget_fiscal_year': {'type': 'string'}}, 'required': ['budget_fiscal_year'], 'additionalProperties': False}
+    ),
+    tool(
+        'register_credit_card', 'Register a credit card',
+        (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate method'),
+        param('card_number', {'type': 'string'}, 'The credit card number'),
+        param('expiration_date', {'type': 'string'}, 'The expiration date of the credit card in the format MM/YYYY'),
+        param('cardholder_name', {'type': 'string'}, 'The name of the cardholder'),
+        param('card_verification_number', {'type': 'integer'}, 'The card verification number')),
+        read_only=False, invoke=_invoke_register_credit_card,
+        python_name='TravelAPI.register_credit_card', where='travel_api.world:804',
+        returns={'type': 'object', 'properties': {'card_id': {'type': 'string'}}, 'required': ['card_id'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_flight_cost',
+        'Get the list of cost of a flight in USD based on location, date, and class',
+        (param('travel_from', {'type': 'string'}, 'The 3 letter code of the departing airport'),
+        param('travel_to', {'type': 'string'}, 'The 3 letter code of the arriving airport'),
+        param('travel_date', {'type': 'string'}, "The date of the travel in the format 'YYYY-MM-DD'"),
+        param('travel_class', {'type': 'string'}, 'The class of the travel. Options are: economy, business, first.')),
+        read_only=False, invoke=_invoke_get_flight_cost, python_name='TravelAPI.get_flight_cost',
+        where='travel_api.world:832',
+        returns={'type': 'object', 'properties': {'travel_cost_list': {'type': 'array', 'items': {'type': 'number'}}}, 'required': ['travel_cost_list'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_credit_card_balance', 'Get the balance of a credit card',
+        (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate'),
+        param('card_id', {'type': 'string'}, 'The ID of the credit card')),
+        read_only=True, invoke=_invoke_get_credit_card_balance,
+        python_name='TravelAPI.get_credit_card_balance', where='travel_api.world:845',
+        returns={'type': 'object', 'properties': {'card_balance': {}}, 'required': ['card_balance'], 'additionalProperties': False}
+    ),
+    tool(
+        'book_flight',
+        'Book a flight given the travel information. From and To should be the airport codes in the IATA format.',
+        (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate'),
+        param('card_id', {'type': 'string'}, 'The ID of the credit card to use for the booking'),
+        param('travel_date', {'type': 'string'}, 'The date of the travel in the format YYYY-MM-DD'),
+        param('travel_from', {'type': 'string'}, 'The location the travel is from'),
+        param('travel_to', {'type': 'string'}, 'The location the travel is to'),
+        param('travel_class', {'type': 'string'}, 'The class of the travel')),
+        read_only=False, invoke=_invoke_book_flight, python_name='TravelAPI.book_flight',
+        where='travel_api.world:858',
+        returns={'type': 'object', 'properties': {'booking_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'transaction_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'booking_status': {'type': 'boolean'}, 'booking_history': {'anyOf': [{'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}, {'type': 'null'}]}, 'error': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['booking_status'], 'additionalProperties': False}
+    ),
+    tool(
+        'retrieve_invoice', 'Retrieve the invoice for a booking.',
+        (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate'),
+        param('booking_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] The ID of the booking', optional=True),
+        param('insurance_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] The ID of the insurance', optional=True)),
+        read_only=True, invoke=_invoke_retrieve_invoice, python_name='TravelAPI.retrieve_invoice',
+        where='travel_api.world:937',
+        returns={'type': 'object', 'properties': {'invoice': {'type': 'object', 'properties': {'booking_id': {'type': 'string'}, 'travel_date': {}, 'travel_from': {}, 'travel_to': {}, 'travel_class': {}, 'travel_cost': {}, 'transaction_id': {}}, 'required': ['booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id'], 'additionalProperties': False}}, 'required': ['invoice'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_booking_history', 'Retrieve all booking history for the user.',
+        (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate method.'),),
+        read_only=True, invoke=_invoke_get_booking_history,
+        python_name='TravelAPI.get_booking_history', where='travel_api.world:966',
+        returns={'type': 'object', 'properties': {'booking_history': {'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}}, 'required': ['booking_history'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_all_airports', 'List all available airports', (), read_only=True,
+        invoke=_invoke_list_all_airports, python_name='TravelAPI.list_all_airports',
+        where='travel_api.world:976', returns={'type': 'array', 'items': {'type': 'string'}}
+    ),
+    tool(
+        'cancel_booking', 'Cancel a booking',
+        (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate'),
+        param('booking_id', {'type': 'string'}, 'The ID of the booking')),
+        read_only=False, invoke=_invoke_cancel_booking, python_name='TravelAPI.cancel_booking',
+        where='travel_api.world:980',
+        returns={'type': 'object', 'properties': {'cancel_status': {'type': 'boolean'}, 'error': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['cancel_status'], 'additionalProperties': False}
+    ),
+    tool(
+        'compute_exchange_rate', 'Compute the exchange rate between two currencies',
+        (param('base_currency', {'type': 'string'}, 'The base currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN'),
+        param('target_currency', {'type': 'string'}, 'The target currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN'),
+        param('value', {'type': 'number'}, 'The value to convert')),
+        read_only=True, invoke=_invoke_compute_exchange_rate,
+        python_name='TravelAPI.compute_exchange_rate', where='travel_api.world:1010',
+        returns={'type': 'object', 'properties': {'exchanged_value': {'type': 'number'}}, 'required': ['exchanged_value'], 'additionalProperties': False}
+    ),
+    tool(
+        'verify_traveler_information', 'Verify the traveler information',
+        (param('first_name', {'type': 'string'}, 'The first name of the traveler'),
+        param('last_name', {'type': 'string'}, 'The last name of the traveler'),
+        param('date_of_birth', {'type': 'string'}, 'The date of birth of the traveler in the format YYYY-MM-DD'),
+        param('passport_number', {'type': 'string'}, 'The passport number of the traveler')),
+        read_only=True, invoke=_invoke_verify_traveler_information,
+        python_name='TravelAPI.verify_traveler_information', where='travel_api.world:1029',
+        returns={'type': 'object', 'properties': {'verification_status': {'type': 'boolean'}, 'verification_failure': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['verification_status'], 'additionalProperties': False}
+    ),
+    tool(
+        'set_budget_limit', 'Set the budget limit for the user',
+        (param('access_token', {'type': 'string'}, 'The access token obtained from the authentication process or initial configuration.'),
+        param('budget_limit', {'type': 'number'}, 'The budget limit to set in USD')),
+        read_only=False, invoke=_invoke_set_budget_limit, python_name='TravelAPI.set_budget_limit',
+        where='travel_api.world:1071',
+        returns={'type': 'object', 'properties': {'budget_limit': {'type': 'number'}}, 'required': ['budget_limit'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_nearest_airport_by_city', 'Get the nearest airport to the given location',
+        (param('location', {'type': 'string'}, 'The name of the location. [Enum]: Rivermist, Stonebrook, Maplecrest, Silverpine, Shadowridge, London, Paris, Sunset Valley, Oakendale, Willowbend, Crescent Hollow, Autumnville, Pinehaven, Greenfield, San Francisco, Los Angeles, New York, Chicago, Boston, Beijing, Hong Kong, Rome, Tokyo'),),
+        read_only=True, invoke=_invoke_get_nearest_airport_by_city,
+        python_name='TravelAPI.get_nearest_airport_by_city', where='travel_api.world:1084',
+        returns={'type': 'object', 'properties': {'nearest_airport': {'type': 'string'}}, 'required': ['nearest_airport'], 'additionalProperties': False}
+    ),
+    tool(
+        'purchase_insurance', 'Purchase insurance',
+        (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate'),
+        param('insurance_type', {'type': 'string'}, 'The type of insurance to purchase'),
+        param('booking_id', {'type': 'string'}, 'The ID of the booking'),
+        param('insurance_cost', {'type': 'number'}, 'The cost of the insurance'),
+        param('card_id', {'type': 'string'}, 'The ID of the credit card to use for the')),
+        read_only=False, invoke=_invoke_purchase_insurance,
+        python_name='TravelAPI.purchase_insurance', where='travel_api.world:1092',
+        returns={'type': 'object', 'properties': {'insurance_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'insurance_status': {'type': 'boolean'}, 'error': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['insurance_status'], 'additionalProperties': False}
+    ),
+    tool(
+        'contact_customer_support',
+        'Contact travel booking customer support, get immediate support on an issue with an online call.',
+        (param('booking_id', {'type': 'string'}, 'The ID of the booking'),
+        param('message', {'type': 'string'}, 'The message to send to customer support')),
+        read_only=True, invoke=_invoke_contact_customer_support,
+        python_name='TravelAPI.contact_customer_support', where='travel_api.world:1124',
+        returns={'type': 'object', 'properties': {'customer_support_message': {'type': 'string'}}, 'required': ['customer_support_message'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_all_credit_cards', 'Get all registered credit cards', (), read_only=True,
+        invoke=_invoke_get_all_credit_cards, python_name='TravelAPI.get_all_credit_cards',
+        where='travel_api.world:1136',
+        returns={'type': 'object', 'properties': {'credit_card_list': {'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}}, 'required': ['credit_card_list'], 'additionalProperties': False}
+    ),
+)
 
 
 TravelAPI.TASKS = {

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -549,90 +549,46 @@ class UniversityRegistrar(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_find_sections: frozenset[str] = frozenset({'course', 'term'})
-_NEEDS_find_sections: frozenset[str] = frozenset({'course'})
-
-
 def _invoke_find_sections(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_find_sections >= args.keys() >= _NEEDS_find_sections and None not in args.values()):
-        rt.check_arguments(args, ('course', 'term'), ('course',))
     a_course = rt.lookup(ep.t_courses, v.check_pattern(v.want_str(args['course'], 'course'), 'course', '^[A-Z]{2,4}[0-9]{3}$'), lambda key: rt.built(ep, ('Course ' + rt.text(key) + ' not found.')))
     a_term = (v.want_optional(args['term'], 'term', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^20[0-9]{2}-(spring|fall)$'))) if args.get('term') is not None else None)
     return ep.tool_find_sections(a_course, a_term)
 
 
-_ARGS_get_student_record: frozenset[str] = frozenset({'student'})
-
-
 def _invoke_get_student_record(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_student_record and None not in args.values()):
-        rt.check_arguments(args, ('student',), ('student',))
     a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, ('Student ' + rt.text(key) + ' not found.')))
     return ep.tool_get_student_record(a_student)
 
 
-_ARGS_search_students: frozenset[str] = frozenset({'name', 'program'})
-_NEEDS_search_students: frozenset[str] = frozenset(())
-
-
 def _invoke_search_students(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_students >= args.keys() >= _NEEDS_search_students):
-        rt.check_arguments(args, ('name', 'program'), ())
     a_name = (v.want_str(args['name'], 'name') if args.get('name') is not None else '')
     a_program = (v.want_str(args['program'], 'program') if args.get('program') is not None else '')
     return ep.tool_search_students(a_name, a_program)
 
 
-_ARGS_search_courses: frozenset[str] = frozenset({'title'})
-_NEEDS_search_courses: frozenset[str] = frozenset(())
-
-
 def _invoke_search_courses(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_courses >= args.keys() >= _NEEDS_search_courses):
-        rt.check_arguments(args, ('title',), ())
     a_title = (v.want_str(args['title'], 'title') if args.get('title') is not None else '')
     return ep.tool_search_courses(a_title)
 
 
-_ARGS_get_course: frozenset[str] = frozenset({'course'})
-
-
 def _invoke_get_course(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_course and None not in args.values()):
-        rt.check_arguments(args, ('course',), ('course',))
     a_course = rt.lookup(ep.t_courses, v.check_pattern(v.want_str(args['course'], 'course'), 'course', '^[A-Z]{2,4}[0-9]{3}$'), lambda key: rt.built(ep, ('Course ' + rt.text(key) + ' not found.')))
     return ep.tool_get_course(a_course)
 
 
-_ARGS_get_section: frozenset[str] = frozenset({'section'})
-
-
 def _invoke_get_section(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_section and None not in args.values()):
-        rt.check_arguments(args, ('section',), ('section',))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, ('Section ' + rt.text(key) + ' not found.')))
     return ep.tool_get_section(a_section)
 
 
-_ARGS_search_sections: frozenset[str] = frozenset({'term', 'instructor', 'day'})
-_NEEDS_search_sections: frozenset[str] = frozenset(())
-
-
 def _invoke_search_sections(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_sections >= args.keys() >= _NEEDS_search_sections):
-        rt.check_arguments(args, ('term', 'instructor', 'day'), ())
     a_term = (v.want_optional(args['term'], 'term', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^20[0-9]{2}-(spring|fall)$'))) if args.get('term') is not None else None)
     a_instructor = (v.want_str(args['instructor'], 'instructor') if args.get('instructor') is not None else '')
     a_day = (v.want_optional(args['day'], 'day', (lambda x, p: v.want_enum(x, p, Weekday))) if args.get('day') is not None else None)
     return ep.tool_search_sections(a_term, a_instructor, a_day)
 
 
-_ARGS_get_enrolment: frozenset[str] = frozenset({'enrolment'})
-
-
 def _invoke_get_enrolment(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_enrolment and None not in args.values()):
-        rt.check_arguments(args, ('enrolment',), ('enrolment',))
     a_enrolment = args['enrolment']
     if type(a_enrolment) is not str or not a_enrolment.isascii():
         a_enrolment = v.want_str(a_enrolment, 'enrolment')
@@ -640,45 +596,24 @@ def _invoke_get_enrolment(ep: UniversityRegistrar, args: Mapping[str, Any]) -> A
     return ep.tool_get_enrolment(a_enrolment)
 
 
-_ARGS_list_roster: frozenset[str] = frozenset({'section', 'include_dropped'})
-_NEEDS_list_roster: frozenset[str] = frozenset({'section'})
-
-
 def _invoke_list_roster(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_roster >= args.keys() >= _NEEDS_list_roster and None not in args.values()):
-        rt.check_arguments(args, ('section', 'include_dropped'), ('section',))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, ('Section ' + rt.text(key) + ' not found.')))
     a_include_dropped = (v.want_bool(args['include_dropped'], 'include_dropped') if args.get('include_dropped') is not None else False)
     return ep.tool_list_roster(a_section, a_include_dropped)
 
 
-_ARGS_list_waitlist: frozenset[str] = frozenset({'section'})
-
-
 def _invoke_list_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_waitlist and None not in args.values()):
-        rt.check_arguments(args, ('section',), ('section',))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, ('Section ' + rt.text(key) + ' not found.')))
     return ep.tool_list_waitlist(a_section)
 
 
-_ARGS_enrol: frozenset[str] = frozenset({'student', 'section'})
-
-
 def _invoke_enrol(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_enrol and None not in args.values()):
-        rt.check_arguments(args, ('student', 'section'), ('student', 'section'))
     a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, ('Student ' + rt.text(key) + ' not found.')))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, ('Section ' + rt.text(key) + ' not found.')))
     return ep.tool_enrol(a_student, a_section)
 
 
-_ARGS_drop_enrolment: frozenset[str] = frozenset({'enrolment'})
-
-
 def _invoke_drop_enrolment(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_drop_enrolment and None not in args.values()):
-        rt.check_arguments(args, ('enrolment',), ('enrolment',))
     a_enrolment = args['enrolment']
     if type(a_enrolment) is not str or not a_enrolment.isascii():
         a_enrolment = v.want_str(a_enrolment, 'enrolment')
@@ -686,23 +621,13 @@ def _invoke_drop_enrolment(ep: UniversityRegistrar, args: Mapping[str, Any]) -> 
     return ep.tool_drop_enrolment(a_enrolment)
 
 
-_ARGS_join_waitlist: frozenset[str] = frozenset({'student', 'section'})
-
-
 def _invoke_join_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_join_waitlist and None not in args.values()):
-        rt.check_arguments(args, ('student', 'section'), ('student', 'section'))
     a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, ('Student ' + rt.text(key) + ' not found.')))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, ('Section ' + rt.text(key) + ' not found.')))
     return ep.tool_join_waitlist(a_student, a_section)
 
 
-_ARGS_leave_waitlist: frozenset[str] = frozenset({'entry'})
-
-
 def _invoke_leave_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_leave_waitlist and None not in args.values()):
-        rt.check_arguments(args, ('entry',), ('entry',))
     a_entry = args['entry']
     if type(a_entry) is not str or not a_entry.isascii():
         a_entry = v.want_str(a_entry, 'entry')
@@ -710,22 +635,12 @@ def _invoke_leave_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> 
     return ep.tool_leave_waitlist(a_entry)
 
 
-_ARGS_enrol_from_waitlist: frozenset[str] = frozenset({'section'})
-
-
 def _invoke_enrol_from_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_enrol_from_waitlist and None not in args.values()):
-        rt.check_arguments(args, ('section',), ('section',))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, ('Section ' + rt.text(key) + ' not found.')))
     return ep.tool_enrol_from_waitlist(a_section)
 
 
-_ARGS_record_grade: frozenset[str] = frozenset({'enrolment', 'grade'})
-
-
 def _invoke_record_grade(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_record_grade and None not in args.values()):
-        rt.check_arguments(args, ('enrolment', 'grade'), ('enrolment', 'grade'))
     a_enrolment = args['enrolment']
     if type(a_enrolment) is not str or not a_enrolment.isascii():
         a_enrolment = v.want_str(a_enrolment, 'enrolment')
@@ -734,24 +649,135 @@ def _invoke_record_grade(ep: UniversityRegistrar, args: Mapping[str, Any]) -> An
     return ep.tool_record_grade(a_enrolment, a_grade)
 
 
-UniversityRegistrar.TOOLS = {
-    'find_sections': ToolSpec('find_sections', 'List the sections of a course with instructor, meetings, seats taken, capacity and waitlist length.', (ParamSpec('course', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$', 'description': 'The course code (two to four capital letters and three digits), as search_courses shows it.'}, True, 'The course code (two to four capital letters and three digits), as search_courses shows it.', table='courses'), ParamSpec('term', {'anyOf': [{'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, {'type': 'null'}], 'description': 'Only sections of this term: the year and spring or fall, e.g. 2026-fall.'}, False, 'Only sections of this term: the year and spring or fall, e.g. 2026-fall.', table=None), ), read_only=True, invoke=_invoke_find_sections, where='university_registrar.world:223', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}, 'seats_taken': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'waitlisted': {'type': 'integer'}}, 'required': ['section', 'seats_taken', 'capacity', 'waitlisted'], 'additionalProperties': False}}, shows=('list', ('record', (('section', 'section', ('row', 'sections')),)))),
-    'get_student_record': ToolSpec('get_student_record', "Show a student's enrolments with grades, their waitlist entries, the sections of both (course, term, instructor, meetings) and their credit load per term.", (ParamSpec('student', {'type': 'string', 'pattern': '^S[0-9]{5}$', 'description': 'The student id (S and five digits), as search_students shows it.'}, True, 'The student id (S and five digits), as search_students shows it.', table='students'), ), read_only=True, invoke=_invoke_get_student_record, where='university_registrar.world:232', returns={'type': 'object', 'properties': {'student': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'program': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'status': {'type': 'string', 'enum': ['active', 'suspended']}}, 'required': ['id', 'name', 'program', 'status'], 'additionalProperties': False}, 'enrolments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}}, 'waitlist': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'student', 'section', 'joined_at'], 'additionalProperties': False}}, 'sections': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}}, 'credits_by_term': {'type': 'object', 'additionalProperties': {'type': 'integer'}}}, 'required': ['student', 'enrolments', 'waitlist', 'sections', 'credits_by_term'], 'additionalProperties': False}, shows=('record', (('student', 'student', ('row', 'students')), ('enrolments', 'enrolments', ('list', ('row', 'enrolments'))), ('waitlist', 'waitlist', ('list', ('row', 'waitlist'))), ('sections', 'sections', ('list', ('row', 'sections')))))),
-    'search_students': ToolSpec('search_students', 'Find students by name or program, with their ids, names, programs and status (active or suspended).', (ParamSpec('name', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every student.'}, False, 'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every student.', table=None), ParamSpec('program', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Part of the program\'s name, any case, e.g. "biology".'}, False, 'Part of the program\'s name, any case, e.g. "biology".', table=None), ), read_only=True, invoke=_invoke_search_students, where='university_registrar.world:254', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'program': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'status': {'type': 'string', 'enum': ['active', 'suspended']}}, 'required': ['id', 'name', 'program', 'status'], 'additionalProperties': False}}, shows=('list', ('row', 'students'))),
-    'search_courses': ToolSpec('search_courses', 'Find courses in the catalogue by title or code, with their codes, titles, credits and prerequisites (course codes).', (ParamSpec('title', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list the whole catalogue.'}, False, 'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list the whole catalogue.', table=None), ), read_only=True, invoke=_invoke_search_courses, where='university_registrar.world:265', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'credits': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'prerequisites': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'uniqueItems': True}}, 'required': ['code', 'title', 'credits', 'prerequisites'], 'additionalProperties': False}}, shows=('list', ('row', 'courses'))),
-    'get_course': ToolSpec('get_course', 'Read a course: its title, credits and prerequisites (course codes).', (ParamSpec('course', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$', 'description': 'The course code (two to four capital letters and three digits), as search_courses shows it.'}, True, 'The course code (two to four capital letters and three digits), as search_courses shows it.', table='courses'), ), read_only=True, invoke=_invoke_get_course, where='university_registrar.world:274', returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'credits': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'prerequisites': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'uniqueItems': True}}, 'required': ['code', 'title', 'credits', 'prerequisites'], 'additionalProperties': False}),
-    'get_section': ToolSpec('get_section', 'Read one section with its course, term, instructor, meetings, dates and drop deadline, seats taken, capacity and waitlist length.', (ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$', 'description': "The section id (the course code, a dash and the section's code), as find_sections shows it."}, True, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'), ), read_only=True, invoke=_invoke_get_section, where='university_registrar.world:282', returns={'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}, 'seats_taken': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'waitlisted': {'type': 'integer'}}, 'required': ['section', 'seats_taken', 'capacity', 'waitlisted'], 'additionalProperties': False}, shows=('record', (('section', 'section', ('row', 'sections')),))),
-    'search_sections': ToolSpec('search_sections', 'Find sections of any course by term, instructor or meeting day, with course, instructor, meetings, seats taken, capacity and waitlist length.', (ParamSpec('term', {'anyOf': [{'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, {'type': 'null'}], 'description': 'Only sections of this term: the year and spring or fall, e.g. 2026-fall.'}, False, 'Only sections of this term: the year and spring or fall, e.g. 2026-fall.', table=None), ParamSpec('instructor', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Part of the instructor\'s name, any case, e.g. "smith".'}, False, 'Part of the instructor\'s name, any case, e.g. "smith".', table=None), ParamSpec('day', {'anyOf': [{'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, {'type': 'null'}], 'description': 'Only sections meeting on this weekday.'}, False, 'Only sections meeting on this weekday.', table=None), ), read_only=True, invoke=_invoke_search_sections, where='university_registrar.world:295', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}, 'seats_taken': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'waitlisted': {'type': 'integer'}}, 'required': ['section', 'seats_taken', 'capacity', 'waitlisted'], 'additionalProperties': False}}, shows=('list', ('record', (('section', 'section', ('row', 'sections')),)))),
-    'get_enrolment': ToolSpec('get_enrolment', 'Read an enrolment: its student, section, status, grade and when it was made or dropped.', (ParamSpec('enrolment', {'type': 'string', 'description': 'The enrolment id (EN and four digits), as get_student_record shows it.'}, True, 'The enrolment id (EN and four digits), as get_student_record shows it.', table='enrolments'), ), read_only=True, invoke=_invoke_get_enrolment, where='university_registrar.world:306', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
-    'list_roster': ToolSpec('list_roster', "List a section's enrolments (its class roster) with each student, status and grade.", (ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$', 'description': "The section id (the course code, a dash and the section's code), as find_sections shows it."}, True, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'), ParamSpec('include_dropped', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Also list dropped enrolments.'}, False, 'Also list dropped enrolments.', table=None), ), read_only=True, invoke=_invoke_list_roster, where='university_registrar.world:314', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}}, shows=('list', ('row', 'enrolments'))),
-    'list_waitlist': ToolSpec('list_waitlist', "List a section's waitlist in queue order, first in line first, with each entry's student and when they joined.", (ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$', 'description': "The section id (the course code, a dash and the section's code), as find_sections shows it."}, True, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'), ), read_only=True, invoke=_invoke_list_waitlist, where='university_registrar.world:323', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'student', 'section', 'joined_at'], 'additionalProperties': False}}, shows=('list', ('row', 'waitlist'))),
-    'enrol': ToolSpec('enrol', "Enrol a student in a section. The section must have a free seat, the student must have passed\nthe course's prerequisites, must not already take the course this term, must have no time\nclash and stays within 18 credits a term. A waitlist entry for the section is removed.", (ParamSpec('student', {'type': 'string', 'pattern': '^S[0-9]{5}$', 'description': 'The student id (S and five digits), as search_students shows it.'}, True, 'The student id (S and five digits), as search_students shows it.', table='students'), ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$', 'description': "The section id (the course code, a dash and the section's code), as find_sections shows it."}, True, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'), ), read_only=False, invoke=_invoke_enrol, where='university_registrar.world:333', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
-    'drop_enrolment': ToolSpec('drop_enrolment', "Drop an enrolment, on or before the section's drop deadline; the seat is given back.", (ParamSpec('enrolment', {'type': 'string', 'description': 'The enrolment id (EN and four digits), as get_student_record shows it.'}, True, 'The enrolment id (EN and four digits), as get_student_record shows it.', table='enrolments'), ), read_only=False, invoke=_invoke_drop_enrolment, where='university_registrar.world:355', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
-    'join_waitlist': ToolSpec('join_waitlist', 'Put a student on the waitlist of a full section; returns their place in the queue.', (ParamSpec('student', {'type': 'string', 'pattern': '^S[0-9]{5}$', 'description': 'The student id (S and five digits), as search_students shows it.'}, True, 'The student id (S and five digits), as search_students shows it.', table='students'), ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$', 'description': "The id of a full section (the course code, a dash and the section's code), as find_sections shows it."}, True, "The id of a full section (the course code, a dash and the section's code), as find_sections shows it.", table='sections'), ), read_only=False, invoke=_invoke_join_waitlist, where='university_registrar.world:369', returns={'type': 'object', 'properties': {'entry': {'type': 'string'}, 'position': {'type': 'integer'}}, 'required': ['entry', 'position'], 'additionalProperties': False}),
-    'leave_waitlist': ToolSpec('leave_waitlist', 'Take a student off a waitlist.', (ParamSpec('entry', {'type': 'string', 'description': 'The waitlist entry id (W and three digits), as get_student_record or list_waitlist shows it.'}, True, 'The waitlist entry id (W and three digits), as get_student_record or list_waitlist shows it.', table='waitlist'), ), read_only=False, invoke=_invoke_leave_waitlist, where='university_registrar.world:388', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'student', 'section', 'joined_at'], 'additionalProperties': False}),
-    'enrol_from_waitlist': ToolSpec('enrol_from_waitlist', "Enrol the first student on a section's waitlist now that a seat is free (the same checks as enrol); their entry is removed.", (ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$', 'description': "The section id (the course code, a dash and the section's code), as find_sections shows it."}, True, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'), ), read_only=False, invoke=_invoke_enrol_from_waitlist, where='university_registrar.world:397', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
-    'record_grade': ToolSpec('record_grade', 'Record the final grade of an enrolment once its section has ended; the enrolment is then completed.', (ParamSpec('enrolment', {'type': 'string', 'description': 'The enrolment id (EN and four digits), as get_student_record shows it.'}, True, 'The enrolment id (EN and four digits), as get_student_record shows it.', table='enrolments'), ParamSpec('grade', {'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F'], 'description': 'The final grade: A, B, C, D or F.'}, True, 'The final grade: A, B, C, D or F.', table=None), ), read_only=False, invoke=_invoke_record_grade, where='university_registrar.world:416', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
-}
+UniversityRegistrar.TOOLS = tools(
+    tool(
+        'find_sections',
+        'List the sections of a course with instructor, meetings, seats taken, capacity and waitlist length.',
+        (param('course', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'The course code (two to four capital letters and three digits), as search_courses shows it.', table='courses'),
+        param('term', {'anyOf': [{'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, {'type': 'null'}]}, 'Only sections of this term: the year and spring or fall, e.g. 2026-fall.', optional=True)),
+        read_only=True, invoke=_invoke_find_sections, where='university_registrar.world:223',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}, 'seats_taken': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'waitlisted': {'type': 'integer'}}, 'required': ['section', 'seats_taken', 'capacity', 'waitlisted'], 'additionalProperties': False}},
+        shows=('list', ('record', (('section', 'section', ('row', 'sections')),)))
+    ),
+    tool(
+        'get_student_record',
+        "Show a student's enrolments with grades, their waitlist entries, the sections of both (course, term, instructor, meetings) and their credit load per term.",
+        (param('student', {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'The student id (S and five digits), as search_students shows it.', table='students'),),
+        read_only=True, invoke=_invoke_get_student_record, where='university_registrar.world:232',
+        returns={'type': 'object', 'properties': {'student': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'program': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'status': {'type': 'string', 'enum': ['active', 'suspended']}}, 'required': ['id', 'name', 'program', 'status'], 'additionalProperties': False}, 'enrolments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}}, 'waitlist': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'student', 'section', 'joined_at'], 'additionalProperties': False}}, 'sections': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}}, 'credits_by_term': {'type': 'object', 'additionalProperties': {'type': 'integer'}}}, 'required': ['student', 'enrolments', 'waitlist', 'sections', 'credits_by_term'], 'additionalProperties': False},
+        shows=('record', (('student', 'student', ('row', 'students')), ('enrolments', 'enrolments', ('list', ('row', 'enrolments'))), ('waitlist', 'waitlist', ('list', ('row', 'waitlist'))), ('sections', 'sections', ('list', ('row', 'sections')))))
+    ),
+    tool(
+        'search_students',
+        'Find students by name or program, with their ids, names, programs and status (active or suspended).',
+        (param('name', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every student.', optional=True),
+        param('program', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the program\'s name, any case, e.g. "biology".', optional=True)),
+        read_only=True, invoke=_invoke_search_students, where='university_registrar.world:254',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'program': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'status': {'type': 'string', 'enum': ['active', 'suspended']}}, 'required': ['id', 'name', 'program', 'status'], 'additionalProperties': False}},
+        shows=('list', ('row', 'students'))
+    ),
+    tool(
+        'search_courses',
+        'Find courses in the catalogue by title or code, with their codes, titles, credits and prerequisites (course codes).',
+        (param('title', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list the whole catalogue.', optional=True),),
+        read_only=True, invoke=_invoke_search_courses, where='university_registrar.world:265',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'credits': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'prerequisites': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'uniqueItems': True}}, 'required': ['code', 'title', 'credits', 'prerequisites'], 'additionalProperties': False}},
+        shows=('list', ('row', 'courses'))
+    ),
+    tool(
+        'get_course', 'Read a course: its title, credits and prerequisites (course codes).',
+        (param('course', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'The course code (two to four capital letters and three digits), as search_courses shows it.', table='courses'),),
+        read_only=True, invoke=_invoke_get_course, where='university_registrar.world:274',
+        returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'credits': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'prerequisites': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'uniqueItems': True}}, 'required': ['code', 'title', 'credits', 'prerequisites'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_section',
+        'Read one section with its course, term, instructor, meetings, dates and drop deadline, seats taken, capacity and waitlist length.',
+        (param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'),),
+        read_only=True, invoke=_invoke_get_section, where='university_registrar.world:282',
+        returns={'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}, 'seats_taken': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'waitlisted': {'type': 'integer'}}, 'required': ['section', 'seats_taken', 'capacity', 'waitlisted'], 'additionalProperties': False},
+        shows=('record', (('section', 'section', ('row', 'sections')),))
+    ),
+    tool(
+        'search_sections',
+        'Find sections of any course by term, instructor or meeting day, with course, instructor, meetings, seats taken, capacity and waitlist length.',
+        (param('term', {'anyOf': [{'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, {'type': 'null'}]}, 'Only sections of this term: the year and spring or fall, e.g. 2026-fall.', optional=True),
+        param('instructor', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the instructor\'s name, any case, e.g. "smith".', optional=True),
+        param('day', {'anyOf': [{'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, {'type': 'null'}]}, 'Only sections meeting on this weekday.', optional=True)),
+        read_only=True, invoke=_invoke_search_sections, where='university_registrar.world:295',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}, 'seats_taken': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'waitlisted': {'type': 'integer'}}, 'required': ['section', 'seats_taken', 'capacity', 'waitlisted'], 'additionalProperties': False}},
+        shows=('list', ('record', (('section', 'section', ('row', 'sections')),)))
+    ),
+    tool(
+        'get_enrolment',
+        'Read an enrolment: its student, section, status, grade and when it was made or dropped.',
+        (param('enrolment', {'type': 'string'}, 'The enrolment id (EN and four digits), as get_student_record shows it.', table='enrolments'),),
+        read_only=True, invoke=_invoke_get_enrolment, where='university_registrar.world:306',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_roster',
+        "List a section's enrolments (its class roster) with each student, status and grade.",
+        (param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'),
+        param('include_dropped', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Also list dropped enrolments.', optional=True)),
+        read_only=True, invoke=_invoke_list_roster, where='university_registrar.world:314',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}},
+        shows=('list', ('row', 'enrolments'))
+    ),
+    tool(
+        'list_waitlist',
+        "List a section's waitlist in queue order, first in line first, with each entry's student and when they joined.",
+        (param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'),),
+        read_only=True, invoke=_invoke_list_waitlist, where='university_registrar.world:323',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'student', 'section', 'joined_at'], 'additionalProperties': False}},
+        shows=('list', ('row', 'waitlist'))
+    ),
+    tool(
+        'enrol',
+        "Enrol a student in a section. The section must have a free seat, the student must have passed\nthe course's prerequisites, must not already take the course this term, must have no time\nclash and stays within 18 credits a term. A waitlist entry for the section is removed.",
+        (param('student', {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'The student id (S and five digits), as search_students shows it.', table='students'),
+        param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections')),
+        read_only=False, invoke=_invoke_enrol, where='university_registrar.world:333',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'drop_enrolment',
+        "Drop an enrolment, on or before the section's drop deadline; the seat is given back.",
+        (param('enrolment', {'type': 'string'}, 'The enrolment id (EN and four digits), as get_student_record shows it.', table='enrolments'),),
+        read_only=False, invoke=_invoke_drop_enrolment, where='university_registrar.world:355',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'join_waitlist',
+        'Put a student on the waitlist of a full section; returns their place in the queue.',
+        (param('student', {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'The student id (S and five digits), as search_students shows it.', table='students'),
+        param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The id of a full section (the course code, a dash and the section's code), as find_sections shows it.", table='sections')),
+        read_only=False, invoke=_invoke_join_waitlist, where='university_registrar.world:369',
+        returns={'type': 'object', 'properties': {'entry': {'type': 'string'}, 'position': {'type': 'integer'}}, 'required': ['entry', 'position'], 'additionalProperties': False}
+    ),
+    tool(
+        'leave_waitlist', 'Take a student off a waitlist.',
+        (param('entry', {'type': 'string'}, 'The waitlist entry id (W and three digits), as get_student_record or list_waitlist shows it.', table='waitlist'),),
+        read_only=False, invoke=_invoke_leave_waitlist, where='university_registrar.world:388',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'student', 'section', 'joined_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'enrol_from_waitlist',
+        "Enrol the first student on a section's waitlist now that a seat is free (the same checks as enrol); their entry is removed.",
+        (param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'),),
+        read_only=False, invoke=_invoke_enrol_from_waitlist,
+        where='university_registrar.world:397',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}
+    ),
+    tool(
+        'record_grade',
+        'Record the final grade of an enrolment once its section has ended; the enrolment is then completed.',
+        (param('enrolment', {'type': 'string'}, 'The enrolment id (EN and four digits), as get_student_record shows it.', table='enrolments'),
+        param('grade', {'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, 'The final grade: A, B, C, D or F.')),
+        read_only=False, invoke=_invoke_record_grade, where='university_registrar.world:416',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}
+    ),
+)
 
 
 def _check_switch_section__dropped(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> rt.Verdict | bool:  # university_registrar.world:660

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -565,12 +565,7 @@ class VehicleControlAPI(Episode):
         self._set(self.state, 'remainingUnlockedDoors', (4 - len([_d2 for _d2 in rt.each(self, self.state.doorStatus) if (self.state.doorStatus[_d2] == 'locked')])))  # vehicle_control.world:218
 
 
-_ARGS_startEngine: frozenset[str] = frozenset({'ignitionMode'})
-
-
 def _invoke_startEngine(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_startEngine):
-        rt.check_arguments_python(args, ('ignitionMode',), ('ignitionMode',), 'VehicleControlAPI.startEngine')
     try:
         a_ignitionMode = args['ignitionMode']
         if type(a_ignitionMode) is not str or not a_ignitionMode.isascii():
@@ -580,12 +575,7 @@ def _invoke_startEngine(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_fillFuelTank: frozenset[str] = frozenset({'fuelAmount'})
-
-
 def _invoke_fillFuelTank(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_fillFuelTank):
-        rt.check_arguments_python(args, ('fuelAmount',), ('fuelAmount',), 'VehicleControlAPI.fillFuelTank')
     try:
         try:
             a_fuelAmount = v.want_number(args['fuelAmount'], 'fuelAmount')
@@ -596,12 +586,7 @@ def _invoke_fillFuelTank(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_lockDoors: frozenset[str] = frozenset({'unlock', 'door'})
-
-
 def _invoke_lockDoors(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_lockDoors):
-        rt.check_arguments_python(args, ('unlock', 'door'), ('unlock', 'door'), 'VehicleControlAPI.lockDoors')
     try:
         try:
             a_unlock = v.want_bool(args['unlock'], 'unlock')
@@ -621,13 +606,7 @@ def _invoke_lockDoors(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_adjustClimateControl: frozenset[str] = frozenset({'temperature', 'unit', 'fanSpeed', 'mode'})
-_NEEDS_adjustClimateControl: frozenset[str] = frozenset({'temperature'})
-
-
 def _invoke_adjustClimateControl(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_adjustClimateControl >= args.keys() >= _NEEDS_adjustClimateControl):
-        rt.check_arguments_python(args, ('temperature', 'unit', 'fanSpeed', 'mode'), ('temperature',), 'VehicleControlAPI.adjustClimateControl')
     try:
         try:
             a_temperature = v.want_number(args['temperature'], 'temperature')
@@ -650,36 +629,21 @@ def _invoke_adjustClimateControl(ep: VehicleControlAPI, args: Mapping[str, Any])
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_outside_temperature_from_google: frozenset[str] = frozenset(())
-
-
 def _invoke_get_outside_temperature_from_google(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_outside_temperature_from_google):
-        rt.check_arguments_python(args, (), (), 'VehicleControlAPI.get_outside_temperature_from_google')
     try:
         return ep.tool_get_outside_temperature_from_google()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_outside_temperature_from_weather_com: frozenset[str] = frozenset(())
-
-
 def _invoke_get_outside_temperature_from_weather_com(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_outside_temperature_from_weather_com):
-        rt.check_arguments_python(args, (), (), 'VehicleControlAPI.get_outside_temperature_from_weather_com')
     try:
         return ep.tool_get_outside_temperature_from_weather_com()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_setHeadlights: frozenset[str] = frozenset({'mode'})
-
-
 def _invoke_setHeadlights(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_setHeadlights):
-        rt.check_arguments_python(args, ('mode',), ('mode',), 'VehicleControlAPI.setHeadlights')
     try:
         a_mode = args['mode']
         if type(a_mode) is not str or not a_mode.isascii():
@@ -689,12 +653,7 @@ def _invoke_setHeadlights(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any
         raise rt.python_failure(exc) from None
 
 
-_ARGS_displayCarStatus: frozenset[str] = frozenset({'option'})
-
-
 def _invoke_displayCarStatus(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_displayCarStatus):
-        rt.check_arguments_python(args, ('option',), ('option',), 'VehicleControlAPI.displayCarStatus')
     try:
         a_option = args['option']
         if type(a_option) is not str or not a_option.isascii():
@@ -704,12 +663,7 @@ def _invoke_displayCarStatus(ep: VehicleControlAPI, args: Mapping[str, Any]) -> 
         raise rt.python_failure(exc) from None
 
 
-_ARGS_activateParkingBrake: frozenset[str] = frozenset({'mode'})
-
-
 def _invoke_activateParkingBrake(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_activateParkingBrake):
-        rt.check_arguments_python(args, ('mode',), ('mode',), 'VehicleControlAPI.activateParkingBrake')
     try:
         a_mode = args['mode']
         if type(a_mode) is not str or not a_mode.isascii():
@@ -719,12 +673,7 @@ def _invoke_activateParkingBrake(ep: VehicleControlAPI, args: Mapping[str, Any])
         raise rt.python_failure(exc) from None
 
 
-_ARGS_pressBrakePedal: frozenset[str] = frozenset({'pedalPosition'})
-
-
 def _invoke_pressBrakePedal(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_pressBrakePedal):
-        rt.check_arguments_python(args, ('pedalPosition',), ('pedalPosition',), 'VehicleControlAPI.pressBrakePedal')
     try:
         try:
             a_pedalPosition = v.want_number(args['pedalPosition'], 'pedalPosition')
@@ -735,24 +684,14 @@ def _invoke_pressBrakePedal(ep: VehicleControlAPI, args: Mapping[str, Any]) -> A
         raise rt.python_failure(exc) from None
 
 
-_ARGS_releaseBrakePedal: frozenset[str] = frozenset(())
-
-
 def _invoke_releaseBrakePedal(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_releaseBrakePedal):
-        rt.check_arguments_python(args, (), (), 'VehicleControlAPI.releaseBrakePedal')
     try:
         return ep.tool_releaseBrakePedal()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_setCruiseControl: frozenset[str] = frozenset({'speed', 'activate', 'distanceToNextVehicle'})
-
-
 def _invoke_setCruiseControl(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_setCruiseControl):
-        rt.check_arguments_python(args, ('speed', 'activate', 'distanceToNextVehicle'), ('speed', 'activate', 'distanceToNextVehicle'), 'VehicleControlAPI.setCruiseControl')
     try:
         try:
             a_speed = v.want_float(args['speed'], 'speed')
@@ -771,24 +710,14 @@ def _invoke_setCruiseControl(ep: VehicleControlAPI, args: Mapping[str, Any]) -> 
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_current_speed: frozenset[str] = frozenset(())
-
-
 def _invoke_get_current_speed(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_current_speed):
-        rt.check_arguments_python(args, (), (), 'VehicleControlAPI.get_current_speed')
     try:
         return ep.tool_get_current_speed()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_display_log: frozenset[str] = frozenset({'messages'})
-
-
 def _invoke_display_log(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_display_log):
-        rt.check_arguments_python(args, ('messages',), ('messages',), 'VehicleControlAPI.display_log')
     try:
         a_messages = args['messages']
         try:
@@ -804,12 +733,7 @@ def _invoke_display_log(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_estimate_drive_feasibility_by_mileage: frozenset[str] = frozenset({'distance'})
-
-
 def _invoke_estimate_drive_feasibility_by_mileage(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_estimate_drive_feasibility_by_mileage):
-        rt.check_arguments_python(args, ('distance',), ('distance',), 'VehicleControlAPI.estimate_drive_feasibility_by_mileage')
     try:
         try:
             a_distance = v.want_number(args['distance'], 'distance')
@@ -820,12 +744,7 @@ def _invoke_estimate_drive_feasibility_by_mileage(ep: VehicleControlAPI, args: M
         raise rt.python_failure(exc) from None
 
 
-_ARGS_liter_to_gallon: frozenset[str] = frozenset({'liter'})
-
-
 def _invoke_liter_to_gallon(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_liter_to_gallon):
-        rt.check_arguments_python(args, ('liter',), ('liter',), 'VehicleControlAPI.liter_to_gallon')
     try:
         try:
             a_liter = v.want_float(args['liter'], 'liter')
@@ -836,12 +755,7 @@ def _invoke_liter_to_gallon(ep: VehicleControlAPI, args: Mapping[str, Any]) -> A
         raise rt.python_failure(exc) from None
 
 
-_ARGS_gallon_to_liter: frozenset[str] = frozenset({'gallon'})
-
-
 def _invoke_gallon_to_liter(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_gallon_to_liter):
-        rt.check_arguments_python(args, ('gallon',), ('gallon',), 'VehicleControlAPI.gallon_to_liter')
     try:
         try:
             a_gallon = v.want_float(args['gallon'], 'gallon')
@@ -852,12 +766,7 @@ def _invoke_gallon_to_liter(ep: VehicleControlAPI, args: Mapping[str, Any]) -> A
         raise rt.python_failure(exc) from None
 
 
-_ARGS_estimate_distance: frozenset[str] = frozenset({'cityA', 'cityB'})
-
-
 def _invoke_estimate_distance(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_estimate_distance):
-        rt.check_arguments_python(args, ('cityA', 'cityB'), ('cityA', 'cityB'), 'VehicleControlAPI.estimate_distance')
     try:
         try:
             a_cityA = rt.fitting(lambda: v.want_str(args['cityA'], 'cityA'), args['cityA'], lambda key: 'distance not found in database.')
@@ -872,12 +781,7 @@ def _invoke_estimate_distance(ep: VehicleControlAPI, args: Mapping[str, Any]) ->
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_zipcode_based_on_city: frozenset[str] = frozenset({'city'})
-
-
 def _invoke_get_zipcode_based_on_city(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_zipcode_based_on_city):
-        rt.check_arguments_python(args, ('city',), ('city',), 'VehicleControlAPI.get_zipcode_based_on_city')
     try:
         a_city = args['city']
         if type(a_city) is not str or not a_city.isascii():
@@ -887,12 +791,7 @@ def _invoke_get_zipcode_based_on_city(ep: VehicleControlAPI, args: Mapping[str, 
         raise rt.python_failure(exc) from None
 
 
-_ARGS_set_navigation: frozenset[str] = frozenset({'destination'})
-
-
 def _invoke_set_navigation(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_set_navigation):
-        rt.check_arguments_python(args, ('destination',), ('destination',), 'VehicleControlAPI.set_navigation')
     try:
         a_destination = args['destination']
         if type(a_destination) is not str or not a_destination.isascii():
@@ -902,54 +801,184 @@ def _invoke_set_navigation(ep: VehicleControlAPI, args: Mapping[str, Any]) -> An
         raise rt.python_failure(exc) from None
 
 
-_ARGS_check_tire_pressure: frozenset[str] = frozenset(())
-
-
 def _invoke_check_tire_pressure(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_check_tire_pressure):
-        rt.check_arguments_python(args, (), (), 'VehicleControlAPI.check_tire_pressure')
     try:
         return ep.tool_check_tire_pressure()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_find_nearest_tire_shop: frozenset[str] = frozenset(())
-
-
 def _invoke_find_nearest_tire_shop(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_nearest_tire_shop):
-        rt.check_arguments_python(args, (), (), 'VehicleControlAPI.find_nearest_tire_shop')
     try:
         return ep.tool_find_nearest_tire_shop()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-VehicleControlAPI.TOOLS = {
-    'startEngine': ToolSpec('startEngine', 'Starts the engine of the vehicle.', (ParamSpec('ignitionMode', {'type': 'string', 'description': 'The ignition mode of the vehicle. [Enum]: ["START", "STOP"]'}, True, 'The ignition mode of the vehicle. [Enum]: ["START", "STOP"]', table=None), ), read_only=False, invoke=_invoke_startEngine, where='vehicle_control.world:223', returns={'type': 'object', 'properties': {'engineState': {'type': 'string'}, 'fuelLevel': {'type': 'number'}, 'batteryVoltage': {'type': 'number'}}, 'required': ['engineState', 'fuelLevel', 'batteryVoltage'], 'additionalProperties': False}),
-    'fillFuelTank': ToolSpec('fillFuelTank', 'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.', (ParamSpec('fuelAmount', {'type': 'number', 'description': 'The amount of fuel to fill in gallons; this is the additional fuel to add to the tank.'}, True, 'The amount of fuel to fill in gallons; this is the additional fuel to add to the tank.', table=None), ), read_only=False, invoke=_invoke_fillFuelTank, where='vehicle_control.world:258', returns={'type': 'object', 'properties': {'fuelLevel': {'type': 'number'}}, 'required': ['fuelLevel'], 'additionalProperties': False}),
-    'lockDoors': ToolSpec('lockDoors', 'Locks the doors of the vehicle.', (ParamSpec('unlock', {'type': 'boolean', 'description': 'True if the doors are to be unlocked, False otherwise.'}, True, 'True if the doors are to be unlocked, False otherwise.', table=None), ParamSpec('door', {'type': 'array', 'items': {'type': 'string'}, 'description': 'The list of doors to lock or unlock. [Enum]: ["driver", "passenger", "rear_left", "rear_right"]'}, True, 'The list of doors to lock or unlock. [Enum]: ["driver", "passenger", "rear_left", "rear_right"]', table=None), ), read_only=False, invoke=_invoke_lockDoors, where='vehicle_control.world:272', returns={'type': 'object', 'properties': {'lockStatus': {'type': 'string'}, 'remainingUnlockedDoors': {'type': 'integer'}}, 'required': ['lockStatus', 'remainingUnlockedDoors'], 'additionalProperties': False}),
-    'adjustClimateControl': ToolSpec('adjustClimateControl', 'Adjusts the climate control of the vehicle.', (ParamSpec('temperature', {'type': 'number', 'description': 'The temperature to set in degree. Default to be celsius.'}, True, 'The temperature to set in degree. Default to be celsius.', table=None), ParamSpec('unit', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': '[Optional] The unit of temperature. [Enum]: ["celsius", "fahrenheit"]'}, False, '[Optional] The unit of temperature. [Enum]: ["celsius", "fahrenheit"]', table=None), ParamSpec('fanSpeed', {'type': 'integer', 'description': '[Optional] The fan speed to set from 0 to 100. Default is 50.'}, False, '[Optional] The fan speed to set from 0 to 100. Default is 50.', table=None), ParamSpec('mode', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]'}, False, '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]', table=None), ), read_only=False, invoke=_invoke_adjustClimateControl, where='vehicle_control.world:295', returns={'type': 'object', 'properties': {'currentACTemperature': {'type': 'number'}, 'climateMode': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'humidityLevel': {'type': 'number'}}, 'required': ['currentACTemperature', 'climateMode', 'humidityLevel'], 'additionalProperties': False}),
-    'get_outside_temperature_from_google': ToolSpec('get_outside_temperature_from_google', 'Gets the outside temperature.', (), read_only=False, checks=False, invoke=_invoke_get_outside_temperature_from_google, where='vehicle_control.world:321', returns={'type': 'object', 'properties': {'outsideTemperature': {'type': 'number'}}, 'required': ['outsideTemperature'], 'additionalProperties': False}),
-    'get_outside_temperature_from_weather_com': ToolSpec('get_outside_temperature_from_weather_com', 'Gets the outside temperature.', (), read_only=True, invoke=_invoke_get_outside_temperature_from_weather_com, where='vehicle_control.world:325', returns={}),
-    'setHeadlights': ToolSpec('setHeadlights', 'Sets the headlights of the vehicle.', (ParamSpec('mode', {'type': 'string', 'description': 'The mode of the headlights. [Enum]: ["on", "off", "auto"]'}, True, 'The mode of the headlights. [Enum]: ["on", "off", "auto"]', table=None), ), read_only=False, invoke=_invoke_setHeadlights, where='vehicle_control.world:331', returns={'type': 'object', 'properties': {'headlightStatus': {'type': 'string'}}, 'required': ['headlightStatus'], 'additionalProperties': False}),
-    'displayCarStatus': ToolSpec('displayCarStatus', 'Displays the status of the vehicle based on the provided display option.', (ParamSpec('option', {'type': 'string', 'description': 'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", "headlights", "parkingBrake", "brakePedal", "engine"]'}, True, 'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", "headlights", "parkingBrake", "brakePedal", "engine"]', table=None), ), read_only=True, invoke=_invoke_displayCarStatus, where='vehicle_control.world:343', returns={'type': 'object', 'additionalProperties': {}}),
-    'activateParkingBrake': ToolSpec('activateParkingBrake', 'Activates the parking brake of the vehicle.', (ParamSpec('mode', {'type': 'string', 'description': 'The mode to set. [Enum]: ["engage", "release"]'}, True, 'The mode to set. [Enum]: ["engage", "release"]', table=None), ), read_only=False, invoke=_invoke_activateParkingBrake, where='vehicle_control.world:382', returns={'type': 'object', 'properties': {'parkingBrakeStatus': {'type': 'string'}, '_parkingBrakeForce': {'type': 'number'}, '_slopeAngle': {'type': 'number'}}, 'required': ['parkingBrakeStatus', '_parkingBrakeForce', '_slopeAngle'], 'additionalProperties': False}),
-    'pressBrakePedal': ToolSpec('pressBrakePedal', 'Presses the brake pedal based on pedal position. The brake pedal will be kept pressed until released.', (ParamSpec('pedalPosition', {'type': 'number', 'description': 'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).'}, True, 'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).', table=None), ), read_only=False, invoke=_invoke_pressBrakePedal, where='vehicle_control.world:404', returns={'type': 'object', 'properties': {'brakePedalStatus': {'type': 'string'}, 'brakePedalForce': {'type': 'number'}}, 'required': ['brakePedalStatus', 'brakePedalForce'], 'additionalProperties': False}),
-    'releaseBrakePedal': ToolSpec('releaseBrakePedal', 'Releases the brake pedal of the vehicle.', (), read_only=False, invoke=_invoke_releaseBrakePedal, where='vehicle_control.world:423', returns={'type': 'object', 'properties': {'brakePedalStatus': {'type': 'string'}, 'brakePedalForce': {'type': 'number'}}, 'required': ['brakePedalStatus', 'brakePedalForce'], 'additionalProperties': False}),
-    'setCruiseControl': ToolSpec('setCruiseControl', 'Sets the cruise control of the vehicle.', (ParamSpec('speed', {'type': 'number', 'description': 'The speed to set in m/h. The speed should be between 0 and 120 and a multiple of 5.'}, True, 'The speed to set in m/h. The speed should be between 0 and 120 and a multiple of 5.', table=None), ParamSpec('activate', {'type': 'boolean', 'description': 'True to activate the cruise control, False to deactivate.'}, True, 'True to activate the cruise control, False to deactivate.', table=None), ParamSpec('distanceToNextVehicle', {'type': 'number', 'description': 'The distance to the next vehicle in meters.'}, True, 'The distance to the next vehicle in meters.', table=None), ), read_only=False, invoke=_invoke_setCruiseControl, where='vehicle_control.world:429', returns={'type': 'object', 'properties': {'cruiseStatus': {'type': 'string'}, 'currentSpeed': {'type': 'number'}, 'distanceToNextVehicle': {'type': 'number'}}, 'required': ['cruiseStatus', 'currentSpeed', 'distanceToNextVehicle'], 'additionalProperties': False}),
-    'get_current_speed': ToolSpec('get_current_speed', 'Gets the current speed of the vehicle.', (), read_only=False, checks=False, invoke=_invoke_get_current_speed, where='vehicle_control.world:458', returns={'type': 'object', 'properties': {'currentSpeed': {'type': 'number'}}, 'required': ['currentSpeed'], 'additionalProperties': False}),
-    'display_log': ToolSpec('display_log', 'Displays the log messages.', (ParamSpec('messages', {'type': 'array', 'items': {'type': 'string'}, 'description': 'The list of messages to display.'}, True, 'The list of messages to display.', table=None), ), read_only=True, invoke=_invoke_display_log, where='vehicle_control.world:462', returns={'type': 'object', 'properties': {'log': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['log'], 'additionalProperties': False}),
-    'estimate_drive_feasibility_by_mileage': ToolSpec('estimate_drive_feasibility_by_mileage', 'Estimates the milage of the vehicle given the distance needed to drive.', (ParamSpec('distance', {'type': 'number', 'description': 'The distance to travel in miles.'}, True, 'The distance to travel in miles.', table=None), ), read_only=True, invoke=_invoke_estimate_drive_feasibility_by_mileage, where='vehicle_control.world:468', returns={'type': 'object', 'properties': {'canDrive': {'type': 'boolean'}}, 'required': ['canDrive'], 'additionalProperties': False}),
-    'liter_to_gallon': ToolSpec('liter_to_gallon', 'Converts the liter to gallon.', (ParamSpec('liter', {'type': 'number', 'description': 'The amount of liter to convert.'}, True, 'The amount of liter to convert.', table=None), ), read_only=True, invoke=_invoke_liter_to_gallon, where='vehicle_control.world:476', returns={'type': 'object', 'properties': {'gallon': {'type': 'number'}}, 'required': ['gallon'], 'additionalProperties': False}),
-    'gallon_to_liter': ToolSpec('gallon_to_liter', 'Converts the gallon to liter.', (ParamSpec('gallon', {'type': 'number', 'description': 'The amount of gallon to convert.'}, True, 'The amount of gallon to convert.', table=None), ), read_only=True, invoke=_invoke_gallon_to_liter, where='vehicle_control.world:482', returns={'type': 'object', 'properties': {'liter': {'type': 'number'}}, 'required': ['liter'], 'additionalProperties': False}),
-    'estimate_distance': ToolSpec('estimate_distance', 'Estimates the distance between two cities.', (ParamSpec('cityA', {'type': 'string', 'description': 'The zipcode of the first city.'}, True, 'The zipcode of the first city.', table=None), ParamSpec('cityB', {'type': 'string', 'description': 'The zipcode of the second city.'}, True, 'The zipcode of the second city.', table=None), ), read_only=True, invoke=_invoke_estimate_distance, where='vehicle_control.world:488', returns={'type': 'object', 'properties': {'distance': {'type': 'number'}}, 'required': ['distance'], 'additionalProperties': False}),
-    'get_zipcode_based_on_city': ToolSpec('get_zipcode_based_on_city', 'Gets the zipcode based on the city.', (ParamSpec('city', {'type': 'string', 'description': 'The name of the city.'}, True, 'The name of the city.', table=None), ), read_only=True, invoke=_invoke_get_zipcode_based_on_city, where='vehicle_control.world:499', returns={'type': 'object', 'properties': {'zipcode': {'type': 'string'}}, 'required': ['zipcode'], 'additionalProperties': False}),
-    'set_navigation': ToolSpec('set_navigation', 'Navigates to the destination.', (ParamSpec('destination', {'type': 'string', 'description': 'The destination to navigate in the format of street, city, state.'}, True, 'The destination to navigate in the format of street, city, state.', table=None), ), read_only=False, invoke=_invoke_set_navigation, where='vehicle_control.world:511', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    'check_tire_pressure': ToolSpec('check_tire_pressure', 'Checks the tire pressure of the vehicle.', (), read_only=True, invoke=_invoke_check_tire_pressure, where='vehicle_control.world:526', returns={'type': 'object', 'properties': {'frontLeftTirePressure': {'type': 'number'}, 'frontRightTirePressure': {'type': 'number'}, 'rearLeftTirePressure': {'type': 'number'}, 'rearRightTirePressure': {'type': 'number'}, 'healthy_tire_pressure': {'type': 'boolean'}, 'car_info': {'type': 'object', 'additionalProperties': {}}}, 'required': ['frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info'], 'additionalProperties': False}),
-    'find_nearest_tire_shop': ToolSpec('find_nearest_tire_shop', 'Finds the nearest tire shop.', (), read_only=True, invoke=_invoke_find_nearest_tire_shop, where='vehicle_control.world:539', returns={'type': 'object', 'properties': {'shopLocation': {'type': 'string'}}, 'required': ['shopLocation'], 'additionalProperties': False}),
-}
+VehicleControlAPI.TOOLS = tools(
+    tool(
+        'startEngine', 'Starts the engine of the vehicle.',
+        (param('ignitionMode', {'type': 'string'}, 'The ignition mode of the vehicle. [Enum]: ["START", "STOP"]'),),
+        read_only=False, invoke=_invoke_startEngine, python_name='VehicleControlAPI.startEngine',
+        where='vehicle_control.world:223',
+        returns={'type': 'object', 'properties': {'engineState': {'type': 'string'}, 'fuelLevel': {'type': 'number'}, 'batteryVoltage': {'type': 'number'}}, 'required': ['engineState', 'fuelLevel', 'batteryVoltage'], 'additionalProperties': False}
+    ),
+    tool(
+        'fillFuelTank',
+        'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.',
+        (param('fuelAmount', {'type': 'number'}, 'The amount of fuel to fill in gallons; this is the additional fuel to add to the tank.'),),
+        read_only=False, invoke=_invoke_fillFuelTank, python_name='VehicleControlAPI.fillFuelTank',
+        where='vehicle_control.world:258',
+        returns={'type': 'object', 'properties': {'fuelLevel': {'type': 'number'}}, 'required': ['fuelLevel'], 'additionalProperties': False}
+    ),
+    tool(
+        'lockDoors', 'Locks the doors of the vehicle.',
+        (param('unlock', {'type': 'boolean'}, 'True if the doors are to be unlocked, False otherwise.'),
+        param('door', {'type': 'array', 'items': {'type': 'string'}}, 'The list of doors to lock or unlock. [Enum]: ["driver", "passenger", "rear_left", "rear_right"]')),
+        read_only=False, invoke=_invoke_lockDoors, python_name='VehicleControlAPI.lockDoors',
+        where='vehicle_control.world:272',
+        returns={'type': 'object', 'properties': {'lockStatus': {'type': 'string'}, 'remainingUnlockedDoors': {'type': 'integer'}}, 'required': ['lockStatus', 'remainingUnlockedDoors'], 'additionalProperties': False}
+    ),
+    tool(
+        'adjustClimateControl', 'Adjusts the climate control of the vehicle.',
+        (param('temperature', {'type': 'number'}, 'The temperature to set in degree. Default to be celsius.'),
+        param('unit', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] The unit of temperature. [Enum]: ["celsius", "fahrenheit"]', optional=True),
+        param('fanSpeed', {'type': 'integer'}, '[Optional] The fan speed to set from 0 to 100. Default is 50.', optional=True),
+        param('mode', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]', optional=True)),
+        read_only=False, invoke=_invoke_adjustClimateControl,
+        python_name='VehicleControlAPI.adjustClimateControl', where='vehicle_control.world:295',
+        returns={'type': 'object', 'properties': {'currentACTemperature': {'type': 'number'}, 'climateMode': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'humidityLevel': {'type': 'number'}}, 'required': ['currentACTemperature', 'climateMode', 'humidityLevel'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_outside_temperature_from_google', 'Gets the outside temperature.', (),
+        read_only=False, checks=False, invoke=_invoke_get_outside_temperature_from_google,
+        python_name='VehicleControlAPI.get_outside_temperature_from_google',
+        where='vehicle_control.world:321',
+        returns={'type': 'object', 'properties': {'outsideTemperature': {'type': 'number'}}, 'required': ['outsideTemperature'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_outside_temperature_from_weather_com', 'Gets the outside temperature.', (),
+        read_only=True, invoke=_invoke_get_outside_temperature_from_weather_com,
+        python_name='VehicleControlAPI.get_outside_temperature_from_weather_com',
+        where='vehicle_control.world:325', returns={}
+    ),
+    tool(
+        'setHeadlights', 'Sets the headlights of the vehicle.',
+        (param('mode', {'type': 'string'}, 'The mode of the headlights. [Enum]: ["on", "off", "auto"]'),),
+        read_only=False, invoke=_invoke_setHeadlights,
+        python_name='VehicleControlAPI.setHeadlights', where='vehicle_control.world:331',
+        returns={'type': 'object', 'properties': {'headlightStatus': {'type': 'string'}}, 'required': ['headlightStatus'], 'additionalProperties': False}
+    ),
+    tool(
+        'displayCarStatus',
+        'Displays the status of the vehicle based on the provided display option.',
+        (param('option', {'type': 'string'}, 'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", "headlights", "parkingBrake", "brakePedal", "engine"]'),),
+        read_only=True, invoke=_invoke_displayCarStatus,
+        python_name='VehicleControlAPI.displayCarStatus', where='vehicle_control.world:343',
+        returns={'type': 'object', 'additionalProperties': {}}
+    ),
+    tool(
+        'activateParkingBrake', 'Activates the parking brake of the vehicle.',
+        (param('mode', {'type': 'string'}, 'The mode to set. [Enum]: ["engage", "release"]'),),
+        read_only=False, invoke=_invoke_activateParkingBrake,
+        python_name='VehicleControlAPI.activateParkingBrake', where='vehicle_control.world:382',
+        returns={'type': 'object', 'properties': {'parkingBrakeStatus': {'type': 'string'}, '_parkingBrakeForce': {'type': 'number'}, '_slopeAngle': {'type': 'number'}}, 'required': ['parkingBrakeStatus', '_parkingBrakeForce', '_slopeAngle'], 'additionalProperties': False}
+    ),
+    tool(
+        'pressBrakePedal',
+        'Presses the brake pedal based on pedal position. The brake pedal will be kept pressed until released.',
+        (param('pedalPosition', {'type': 'number'}, 'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).'),),
+        read_only=False, invoke=_invoke_pressBrakePedal,
+        python_name='VehicleControlAPI.pressBrakePedal', where='vehicle_control.world:404',
+        returns={'type': 'object', 'properties': {'brakePedalStatus': {'type': 'string'}, 'brakePedalForce': {'type': 'number'}}, 'required': ['brakePedalStatus', 'brakePedalForce'], 'additionalProperties': False}
+    ),
+    tool(
+        'releaseBrakePedal', 'Releases the brake pedal of the vehicle.', (), read_only=False,
+        invoke=_invoke_releaseBrakePedal, python_name='VehicleControlAPI.releaseBrakePedal',
+        where='vehicle_control.world:423',
+        returns={'type': 'object', 'properties': {'brakePedalStatus': {'type': 'string'}, 'brakePedalForce': {'type': 'number'}}, 'required': ['brakePedalStatus', 'brakePedalForce'], 'additionalProperties': False}
+    ),
+    tool(
+        'setCruiseControl', 'Sets the cruise control of the vehicle.',
+        (param('speed', {'type': 'number'}, 'The speed to set in m/h. The speed should be between 0 and 120 and a multiple of 5.'),
+        param('activate', {'type': 'boolean'}, 'True to activate the cruise control, False to deactivate.'),
+        param('distanceToNextVehicle', {'type': 'number'}, 'The distance to the next vehicle in meters.')),
+        read_only=False, invoke=_invoke_setCruiseControl,
+        python_name='VehicleControlAPI.setCruiseControl', where='vehicle_control.world:429',
+        returns={'type': 'object', 'properties': {'cruiseStatus': {'type': 'string'}, 'currentSpeed': {'type': 'number'}, 'distanceToNextVehicle': {'type': 'number'}}, 'required': ['cruiseStatus', 'currentSpeed', 'distanceToNextVehicle'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_current_speed', 'Gets the current speed of the vehicle.', (), read_only=False,
+        checks=False, invoke=_invoke_get_current_speed,
+        python_name='VehicleControlAPI.get_current_speed', where='vehicle_control.world:458',
+        returns={'type': 'object', 'properties': {'currentSpeed': {'type': 'number'}}, 'required': ['currentSpeed'], 'additionalProperties': False}
+    ),
+    tool(
+        'display_log', 'Displays the log messages.',
+        (param('messages', {'type': 'array', 'items': {'type': 'string'}}, 'The list of messages to display.'),),
+        read_only=True, invoke=_invoke_display_log, python_name='VehicleControlAPI.display_log',
+        where='vehicle_control.world:462',
+        returns={'type': 'object', 'properties': {'log': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['log'], 'additionalProperties': False}
+    ),
+    tool(
+        'estimate_drive_feasibility_by_mileage',
+        'Estimates the milage of the vehicle given the distance needed to drive.',
+        (param('distance', {'type': 'number'}, 'The distance to travel in miles.'),),
+        read_only=True, invoke=_invoke_estimate_drive_feasibility_by_mileage,
+        python_name='VehicleControlAPI.estimate_drive_feasibility_by_mileage',
+        where='vehicle_control.world:468',
+        returns={'type': 'object', 'properties': {'canDrive': {'type': 'boolean'}}, 'required': ['canDrive'], 'additionalProperties': False}
+    ),
+    tool(
+        'liter_to_gallon', 'Converts the liter to gallon.',
+        (param('liter', {'type': 'number'}, 'The amount of liter to convert.'),), read_only=True,
+        invoke=_invoke_liter_to_gallon, python_name='VehicleControlAPI.liter_to_gallon',
+        where='vehicle_control.world:476',
+        returns={'type': 'object', 'properties': {'gallon': {'type': 'number'}}, 'required': ['gallon'], 'additionalProperties': False}
+    ),
+    tool(
+        'gallon_to_liter', 'Converts the gallon to liter.',
+        (param('gallon', {'type': 'number'}, 'The amount of gallon to convert.'),), read_only=True,
+        invoke=_invoke_gallon_to_liter, python_name='VehicleControlAPI.gallon_to_liter',
+        where='vehicle_control.world:482',
+        returns={'type': 'object', 'properties': {'liter': {'type': 'number'}}, 'required': ['liter'], 'additionalProperties': False}
+    ),
+    tool(
+        'estimate_distance', 'Estimates the distance between two cities.',
+        (param('cityA', {'type': 'string'}, 'The zipcode of the first city.'),
+        param('cityB', {'type': 'string'}, 'The zipcode of the second city.')),
+        read_only=True, invoke=_invoke_estimate_distance,
+        python_name='VehicleControlAPI.estimate_distance', where='vehicle_control.world:488',
+        returns={'type': 'object', 'properties': {'distance': {'type': 'number'}}, 'required': ['distance'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_zipcode_based_on_city', 'Gets the zipcode based on the city.',
+        (param('city', {'type': 'string'}, 'The name of the city.'),), read_only=True,
+        invoke=_invoke_get_zipcode_based_on_city,
+        python_name='VehicleControlAPI.get_zipcode_based_on_city',
+        where='vehicle_control.world:499',
+        returns={'type': 'object', 'properties': {'zipcode': {'type': 'string'}}, 'required': ['zipcode'], 'additionalProperties': False}
+    ),
+    tool(
+        'set_navigation', 'Navigates to the destination.',
+        (param('destination', {'type': 'string'}, 'The destination to navigate in the format of street, city, state.'),),
+        read_only=False, invoke=_invoke_set_navigation,
+        python_name='VehicleControlAPI.set_navigation', where='vehicle_control.world:511',
+        returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}
+    ),
+    tool(
+        'check_tire_pressure', 'Checks the tire pressure of the vehicle.', (), read_only=True,
+        invoke=_invoke_check_tire_pressure, python_name='VehicleControlAPI.check_tire_pressure',
+        where='vehicle_control.world:526',
+        returns={'type': 'object', 'properties': {'frontLeftTirePressure': {'type': 'number'}, 'frontRightTirePressure': {'type': 'number'}, 'rearLeftTirePressure': {'type': 'number'}, 'rearRightTirePressure': {'type': 'number'}, 'healthy_tire_pressure': {'type': 'boolean'}, 'car_info': {'type': 'object', 'additionalProperties': {}}}, 'required': ['frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info'], 'additionalProperties': False}
+    ),
+    tool(
+        'find_nearest_tire_shop', 'Finds the nearest tire shop.', (), read_only=True,
+        invoke=_invoke_find_nearest_tire_shop,
+        python_name='VehicleControlAPI.find_nearest_tire_shop', where='vehicle_control.world:539',
+        returns={'type': 'object', 'properties': {'shopLocation': {'type': 'string'}}, 'required': ['shopLocation'], 'additionalProperties': False}
+    ),
+)
 
 
 VehicleControlAPI.TASKS = {

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -507,73 +507,33 @@ class WarehouseInventoryDesk(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_sign_in: frozenset[str] = frozenset({'clerk'})
-
-
 def _invoke_sign_in(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
-        rt.check_arguments(args, ('clerk',), ('clerk',))
     a_clerk = rt.lookup(ep.t_clerks, v.check_pattern(v.want_str(args['clerk'], 'clerk'), 'clerk', '^C[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown clerk ' + rt.text(key) + '.')))
     return ep.tool_sign_in(a_clerk)
 
 
-_ARGS_get_item_stock: frozenset[str] = frozenset({'item'})
-
-
 def _invoke_get_item_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_item_stock and None not in args.values()):
-        rt.check_arguments(args, ('item',), ('item',))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
     return ep.tool_get_item_stock(a_item)
 
 
-_ARGS_get_bin: frozenset[str] = frozenset({'bin'})
-
-
 def _invoke_get_bin(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_bin and None not in args.values()):
-        rt.check_arguments(args, ('bin',), ('bin',))
     a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
     return ep.tool_get_bin(a_bin)
 
 
-_ARGS_find_items: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_find_items(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_items and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_find_items(a_text)
 
 
-_ARGS_list_bins: frozenset[str] = frozenset({'zone', 'item'})
-_NEEDS_list_bins: frozenset[str] = frozenset(())
-
-
 def _invoke_list_bins(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_bins >= args.keys() >= _NEEDS_list_bins):
-        rt.check_arguments(args, ('zone', 'item'), ())
     a_zone = (v.want_optional(args['zone'], 'zone', (lambda x, p: v.want_enum(x, p, Zone))) if args.get('zone') is not None else None)
     a_item = (rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.'))) if args.get('item') is not None else None)
     return ep.tool_list_bins(a_zone, a_item)
 
 
-_ARGS_list_clerks: frozenset[str] = frozenset(())
-
-
-def _invoke_list_clerks(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_clerks):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_clerks()
-
-
-_ARGS_get_movement: frozenset[str] = frozenset({'movement'})
-
-
 def _invoke_get_movement(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_movement and None not in args.values()):
-        rt.check_arguments(args, ('movement',), ('movement',))
     a_movement = args['movement']
     if type(a_movement) is not str or not a_movement.isascii():
         a_movement = v.want_str(a_movement, 'movement')
@@ -581,12 +541,7 @@ def _invoke_get_movement(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) ->
     return ep.tool_get_movement(a_movement)
 
 
-_ARGS_receive_delivery: frozenset[str] = frozenset({'item', 'bin', 'quantity', 'delivery_note'})
-
-
 def _invoke_receive_delivery(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_receive_delivery and None not in args.values()):
-        rt.check_arguments(args, ('item', 'bin', 'quantity', 'delivery_note'), ('item', 'bin', 'quantity', 'delivery_note'))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
     a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
     a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
@@ -594,12 +549,7 @@ def _invoke_receive_delivery(ep: WarehouseInventoryDesk, args: Mapping[str, Any]
     return ep.tool_receive_delivery(a_item, a_bin, a_quantity, a_delivery_note)
 
 
-_ARGS_pick_stock: frozenset[str] = frozenset({'item', 'bin', 'quantity', 'order_number'})
-
-
 def _invoke_pick_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_pick_stock and None not in args.values()):
-        rt.check_arguments(args, ('item', 'bin', 'quantity', 'order_number'), ('item', 'bin', 'quantity', 'order_number'))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
     a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
     a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
@@ -607,12 +557,7 @@ def _invoke_pick_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> A
     return ep.tool_pick_stock(a_item, a_bin, a_quantity, a_order_number)
 
 
-_ARGS_move_stock: frozenset[str] = frozenset({'item', 'from_bin', 'to_bin', 'quantity'})
-
-
 def _invoke_move_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_move_stock and None not in args.values()):
-        rt.check_arguments(args, ('item', 'from_bin', 'to_bin', 'quantity'), ('item', 'from_bin', 'to_bin', 'quantity'))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
     a_from_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['from_bin'], 'from_bin'), 'from_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
     a_to_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['to_bin'], 'to_bin'), 'to_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
@@ -620,64 +565,141 @@ def _invoke_move_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> A
     return ep.tool_move_stock(a_item, a_from_bin, a_to_bin, a_quantity)
 
 
-_ARGS_count_bin: frozenset[str] = frozenset({'item', 'bin', 'counted'})
-
-
 def _invoke_count_bin(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_count_bin and None not in args.values()):
-        rt.check_arguments(args, ('item', 'bin', 'counted'), ('item', 'bin', 'counted'))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
     a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
     a_counted = v.check_range(v.want_int(args['counted'], 'counted'), 'counted', 0, 1000)
     return ep.tool_count_bin(a_item, a_bin, a_counted)
 
 
-_ARGS_set_bin_blocked: frozenset[str] = frozenset({'bin', 'blocked'})
-
-
 def _invoke_set_bin_blocked(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_set_bin_blocked and None not in args.values()):
-        rt.check_arguments(args, ('bin', 'blocked'), ('bin', 'blocked'))
     a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
     a_blocked = v.want_bool(args['blocked'], 'blocked')
     return ep.tool_set_bin_blocked(a_bin, a_blocked)
 
 
-_ARGS_list_reorder_flags: frozenset[str] = frozenset(())
-
-
-def _invoke_list_reorder_flags(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_reorder_flags):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_reorder_flags()
-
-
-_ARGS_list_movements: frozenset[str] = frozenset({'item'})
-
-
 def _invoke_list_movements(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_movements and None not in args.values()):
-        rt.check_arguments(args, ('item',), ('item',))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
     return ep.tool_list_movements(a_item)
 
 
-WarehouseInventoryDesk.TOOLS = {
-    'sign_in': ToolSpec('sign_in', 'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.', (ParamSpec('clerk', {'type': 'string', 'pattern': '^C[0-9]{3}$', 'description': 'The clerk id, e.g. C001.'}, True, 'The clerk id, e.g. C001.', table='clerks'), ), read_only=False, invoke=_invoke_sign_in, where='warehouse_inventory_desk.world:168', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['picker', 'supervisor']}}, 'required': ['id', 'name', 'role'], 'additionalProperties': False}),
-    'get_item_stock': ToolSpec('get_item_stock', 'Show an item with its quantity in each bin and its total on hand.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$', 'description': 'The item SKU, e.g. BOL-1001.'}, True, 'The item SKU, e.g. BOL-1001.', table='items'), ), read_only=True, invoke=_invoke_get_item_stock, where='warehouse_inventory_desk.world:175', returns={'type': 'object', 'properties': {'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'name': {'type': 'string'}, 'reorder_level': {'type': 'integer'}, 'total': {'type': 'integer'}, 'below_reorder': {'type': 'boolean'}, 'levels': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}}}, 'required': ['item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels'], 'additionalProperties': False}, shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),))),
-    'get_bin': ToolSpec('get_bin', "Show a bin's contents (each item's stock row with its quantity), used units and free capacity.", (ParamSpec('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$', 'description': 'The bin code, e.g. A01-01.'}, True, 'The bin code, e.g. A01-01.', table='bins'), ), read_only=True, invoke=_invoke_get_bin, where='warehouse_inventory_desk.world:191', returns={'type': 'object', 'properties': {'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'zone': {'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, 'capacity': {'type': 'integer'}, 'used': {'type': 'integer'}, 'free': {'type': 'integer'}, 'blocked': {'type': 'boolean'}, 'levels': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}}}, 'required': ['bin', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels'], 'additionalProperties': False}, shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),))),
-    'find_items': ToolSpec('find_items', 'Find items whose name or SKU contains the text, with their SKU, name, reorder level and whether active.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the item's name or SKU, e.g. washer; case does not matter."}, True, "Part of the item's name or SKU, e.g. washer; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_items, where='warehouse_inventory_desk.world:206', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'sku': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'reorder_level': {'type': 'integer', 'minimum': 0}, 'active': {'type': 'boolean'}}, 'required': ['sku', 'name', 'reorder_level', 'active'], 'additionalProperties': False}}, shows=('list', ('row', 'items'))),
-    'list_bins': ToolSpec('list_bins', 'List bins with their zone, capacity and whether blocked, optionally of one zone or holding one item.', (ParamSpec('zone', {'anyOf': [{'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, {'type': 'null'}], 'description': 'Only bins of this zone (receiving, bulk or pick_face); all when omitted.'}, False, 'Only bins of this zone (receiving, bulk or pick_face); all when omitted.', table=None), ParamSpec('item', {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, {'type': 'null'}], 'description': 'Only bins that hold stock of this SKU; all when omitted.'}, False, 'Only bins that hold stock of this SKU; all when omitted.', table='items'), ), read_only=True, invoke=_invoke_list_bins, where='warehouse_inventory_desk.world:215', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'zone': {'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, 'capacity': {'type': 'integer', 'minimum': 1}, 'blocked': {'type': 'boolean'}}, 'required': ['code', 'zone', 'capacity', 'blocked'], 'additionalProperties': False}}, shows=('list', ('row', 'bins'))),
-    'list_clerks': ToolSpec('list_clerks', 'List the clerks with their ids, names and roles.', (), read_only=True, invoke=_invoke_list_clerks, where='warehouse_inventory_desk.world:224', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['picker', 'supervisor']}}, 'required': ['id', 'name', 'role'], 'additionalProperties': False}}, shows=('list', ('row', 'clerks'))),
-    'get_movement': ToolSpec('get_movement', 'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.', (ParamSpec('movement', {'type': 'string', 'description': 'The movement id, e.g. M00001.'}, True, 'The movement id, e.g. M00001.', table='movements'), ), read_only=True, invoke=_invoke_get_movement, where='warehouse_inventory_desk.world:228', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['receipt', 'pick', 'transfer', 'count_adjustment']}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'from_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'to_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'quantity': {'type': 'integer'}, 'reference': {'type': 'string', 'maxLength': 40}, 'clerk': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'item', 'from_bin', 'to_bin', 'quantity', 'reference', 'clerk', 'at'], 'additionalProperties': False}),
-    'receive_delivery': ToolSpec('receive_delivery', 'Book a delivery of an item into a bin. The bin must be unblocked and have room for the whole delivery.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$', 'description': 'The SKU delivered, e.g. NUT-2001.'}, True, 'The SKU delivered, e.g. NUT-2001.', table='items'), ParamSpec('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$', 'description': 'The bin the delivery is put into, e.g. R00-01.'}, True, 'The bin the delivery is put into, e.g. R00-01.', table='bins'), ParamSpec('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000, 'description': 'Units delivered, from 1 to 1000.'}, True, 'Units delivered, from 1 to 1000.', table=None), ParamSpec('delivery_note', {'type': 'string', 'minLength': 1, 'maxLength': 40, 'description': 'The delivery note number, e.g. DN-8812.'}, True, 'The delivery note number, e.g. DN-8812.', table=None), ), read_only=False, invoke=_invoke_receive_delivery, where='warehouse_inventory_desk.world:236', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}),
-    'pick_stock': ToolSpec('pick_stock', 'Pick units of an item from a bin for a customer order.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$', 'description': 'The SKU to pick, e.g. BOL-1001.'}, True, 'The SKU to pick, e.g. BOL-1001.', table='items'), ParamSpec('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$', 'description': 'The bin to pick from, e.g. A01-01.'}, True, 'The bin to pick from, e.g. A01-01.', table='bins'), ParamSpec('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000, 'description': 'Units to pick, from 1 to 1000.'}, True, 'Units to pick, from 1 to 1000.', table=None), ParamSpec('order_number', {'type': 'string', 'pattern': '^SO-[0-9]{5}$', 'description': 'The customer order, e.g. SO-10452.'}, True, 'The customer order, e.g. SO-10452.', table=None), ), read_only=False, invoke=_invoke_pick_stock, where='warehouse_inventory_desk.world:270', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}),
-    'move_stock': ToolSpec('move_stock', 'Transfer units of an item from one bin to another. Returns the source and destination stock rows.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$', 'description': 'The SKU to move, e.g. BOL-1001.'}, True, 'The SKU to move, e.g. BOL-1001.', table='items'), ParamSpec('from_bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$', 'description': 'The source bin, e.g. B02-01.'}, True, 'The source bin, e.g. B02-01.', table='bins'), ParamSpec('to_bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$', 'description': 'The destination bin, e.g. A01-01.'}, True, 'The destination bin, e.g. A01-01.', table='bins'), ParamSpec('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000, 'description': 'Units to move, from 1 to 1000.'}, True, 'Units to move, from 1 to 1000.', table=None), ), read_only=False, invoke=_invoke_move_stock, where='warehouse_inventory_desk.world:294', returns={'type': 'array', 'items': {'type': 'string'}}),
-    'count_bin': ToolSpec('count_bin', 'Record a physical count of an item in a bin (supervisors only). The stock row is set to the\ncounted quantity and marked counted today; a non-zero difference is logged as a count\nadjustment. Returns the difference, counted minus recorded.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$', 'description': 'The SKU counted, e.g. WSH-3001.'}, True, 'The SKU counted, e.g. WSH-3001.', table='items'), ParamSpec('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$', 'description': 'The bin counted, e.g. A01-01.'}, True, 'The bin counted, e.g. A01-01.', table='bins'), ParamSpec('counted', {'type': 'integer', 'minimum': 0, 'maximum': 1000, 'description': 'The number of units physically found.'}, True, 'The number of units physically found.', table=None), ), read_only=False, invoke=_invoke_count_bin, where='warehouse_inventory_desk.world:332', returns={'type': 'integer'}),
-    'set_bin_blocked': ToolSpec('set_bin_blocked', 'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or transfers.', (ParamSpec('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$', 'description': 'The bin code, e.g. B02-02.'}, True, 'The bin code, e.g. B02-02.', table='bins'), ParamSpec('blocked', {'type': 'boolean', 'description': 'true to block the bin, false to unblock it.'}, True, 'true to block the bin, false to unblock it.', table=None), ), read_only=False, invoke=_invoke_set_bin_blocked, where='warehouse_inventory_desk.world:379', returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'zone': {'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, 'capacity': {'type': 'integer', 'minimum': 1}, 'blocked': {'type': 'boolean'}}, 'required': ['code', 'zone', 'capacity', 'blocked'], 'additionalProperties': False}),
-    'list_reorder_flags': ToolSpec('list_reorder_flags', 'List active items whose total on-hand quantity is below their reorder level, with the shortfall.', (), read_only=True, invoke=_invoke_list_reorder_flags, where='warehouse_inventory_desk.world:391', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'name': {'type': 'string'}, 'on_hand': {'type': 'integer'}, 'reorder_level': {'type': 'integer'}, 'shortfall': {'type': 'integer'}}, 'required': ['item', 'name', 'on_hand', 'reorder_level', 'shortfall'], 'additionalProperties': False}}),
-    'list_movements': ToolSpec('list_movements', 'List the stock movements of an item, newest first, with kind, bins, quantity, reference, clerk and time.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$', 'description': 'The SKU, e.g. BOL-1001.'}, True, 'The SKU, e.g. BOL-1001.', table='items'), ), read_only=True, invoke=_invoke_list_movements, where='warehouse_inventory_desk.world:397', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['receipt', 'pick', 'transfer', 'count_adjustment']}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'from_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'to_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'quantity': {'type': 'integer'}, 'reference': {'type': 'string', 'maxLength': 40}, 'clerk': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'item', 'from_bin', 'to_bin', 'quantity', 'reference', 'clerk', 'at'], 'additionalProperties': False}}, shows=('list', ('row', 'movements'))),
-}
+WarehouseInventoryDesk.TOOLS = tools(
+    tool(
+        'sign_in',
+        'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.',
+        (param('clerk', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The clerk id, e.g. C001.', table='clerks'),),
+        read_only=False, invoke=_invoke_sign_in, where='warehouse_inventory_desk.world:168',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['picker', 'supervisor']}}, 'required': ['id', 'name', 'role'], 'additionalProperties': False}
+    ),
+    tool(
+        'get_item_stock', 'Show an item with its quantity in each bin and its total on hand.',
+        (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The item SKU, e.g. BOL-1001.', table='items'),),
+        read_only=True, invoke=_invoke_get_item_stock, where='warehouse_inventory_desk.world:175',
+        returns={'type': 'object', 'properties': {'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'name': {'type': 'string'}, 'reorder_level': {'type': 'integer'}, 'total': {'type': 'integer'}, 'below_reorder': {'type': 'boolean'}, 'levels': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}}}, 'required': ['item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels'], 'additionalProperties': False},
+        shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),))
+    ),
+    tool(
+        'get_bin',
+        "Show a bin's contents (each item's stock row with its quantity), used units and free capacity.",
+        (param('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The bin code, e.g. A01-01.', table='bins'),),
+        read_only=True, invoke=_invoke_get_bin, where='warehouse_inventory_desk.world:191',
+        returns={'type': 'object', 'properties': {'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'zone': {'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, 'capacity': {'type': 'integer'}, 'used': {'type': 'integer'}, 'free': {'type': 'integer'}, 'blocked': {'type': 'boolean'}, 'levels': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}}}, 'required': ['bin', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels'], 'additionalProperties': False},
+        shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),))
+    ),
+    tool(
+        'find_items',
+        'Find items whose name or SKU contains the text, with their SKU, name, reorder level and whether active.',
+        (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the item's name or SKU, e.g. washer; case does not matter."),),
+        read_only=True, invoke=_invoke_find_items, where='warehouse_inventory_desk.world:206',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'sku': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'reorder_level': {'type': 'integer', 'minimum': 0}, 'active': {'type': 'boolean'}}, 'required': ['sku', 'name', 'reorder_level', 'active'], 'additionalProperties': False}},
+        shows=('list', ('row', 'items'))
+    ),
+    tool(
+        'list_bins',
+        'List bins with their zone, capacity and whether blocked, optionally of one zone or holding one item.',
+        (param('zone', {'anyOf': [{'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, {'type': 'null'}]}, 'Only bins of this zone (receiving, bulk or pick_face); all when omitted.', optional=True),
+        param('item', {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, {'type': 'null'}]}, 'Only bins that hold stock of this SKU; all when omitted.', optional=True, table='items')),
+        read_only=True, invoke=_invoke_list_bins, where='warehouse_inventory_desk.world:215',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'zone': {'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, 'capacity': {'type': 'integer', 'minimum': 1}, 'blocked': {'type': 'boolean'}}, 'required': ['code', 'zone', 'capacity', 'blocked'], 'additionalProperties': False}},
+        shows=('list', ('row', 'bins'))
+    ),
+    tool(
+        'list_clerks', 'List the clerks with their ids, names and roles.', (), read_only=True,
+        method=WarehouseInventoryDesk.tool_list_clerks, where='warehouse_inventory_desk.world:224',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['picker', 'supervisor']}}, 'required': ['id', 'name', 'role'], 'additionalProperties': False}},
+        shows=('list', ('row', 'clerks'))
+    ),
+    tool(
+        'get_movement',
+        'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.',
+        (param('movement', {'type': 'string'}, 'The movement id, e.g. M00001.', table='movements'),),
+        read_only=True, invoke=_invoke_get_movement, where='warehouse_inventory_desk.world:228',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['receipt', 'pick', 'transfer', 'count_adjustment']}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'from_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'to_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'quantity': {'type': 'integer'}, 'reference': {'type': 'string', 'maxLength': 40}, 'clerk': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'item', 'from_bin', 'to_bin', 'quantity', 'reference', 'clerk', 'at'], 'additionalProperties': False}
+    ),
+    tool(
+        'receive_delivery',
+        'Book a delivery of an item into a bin. The bin must be unblocked and have room for the whole delivery.',
+        (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The SKU delivered, e.g. NUT-2001.', table='items'),
+        param('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The bin the delivery is put into, e.g. R00-01.', table='bins'),
+        param('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000}, 'Units delivered, from 1 to 1000.'),
+        param('delivery_note', {'type': 'string', 'minLength': 1, 'maxLength': 40}, 'The delivery note number, e.g. DN-8812.')),
+        read_only=False, invoke=_invoke_receive_delivery,
+        where='warehouse_inventory_desk.world:236',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}
+    ),
+    tool(
+        'pick_stock', 'Pick units of an item from a bin for a customer order.',
+        (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The SKU to pick, e.g. BOL-1001.', table='items'),
+        param('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The bin to pick from, e.g. A01-01.', table='bins'),
+        param('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000}, 'Units to pick, from 1 to 1000.'),
+        param('order_number', {'type': 'string', 'pattern': '^SO-[0-9]{5}$'}, 'The customer order, e.g. SO-10452.')),
+        read_only=False, invoke=_invoke_pick_stock, where='warehouse_inventory_desk.world:270',
+        returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}
+    ),
+    tool(
+        'move_stock',
+        'Transfer units of an item from one bin to another. Returns the source and destination stock rows.',
+        (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The SKU to move, e.g. BOL-1001.', table='items'),
+        param('from_bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The source bin, e.g. B02-01.', table='bins'),
+        param('to_bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The destination bin, e.g. A01-01.', table='bins'),
+        param('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000}, 'Units to move, from 1 to 1000.')),
+        read_only=False, invoke=_invoke_move_stock, where='warehouse_inventory_desk.world:294',
+        returns={'type': 'array', 'items': {'type': 'string'}}
+    ),
+    tool(
+        'count_bin',
+        'Record a physical count of an item in a bin (supervisors only). The stock row is set to the\ncounted quantity and marked counted today; a non-zero difference is logged as a count\nadjustment. Returns the difference, counted minus recorded.',
+        (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The SKU counted, e.g. WSH-3001.', table='items'),
+        param('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The bin counted, e.g. A01-01.', table='bins'),
+        param('counted', {'type': 'integer', 'minimum': 0, 'maximum': 1000}, 'The number of units physically found.')),
+        read_only=False, invoke=_invoke_count_bin, where='warehouse_inventory_desk.world:332',
+        returns={'type': 'integer'}
+    ),
+    tool(
+        'set_bin_blocked',
+        'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or transfers.',
+        (param('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The bin code, e.g. B02-02.', table='bins'),
+        param('blocked', {'type': 'boolean'}, 'true to block the bin, false to unblock it.')),
+        read_only=False, invoke=_invoke_set_bin_blocked,
+        where='warehouse_inventory_desk.world:379',
+        returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'zone': {'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, 'capacity': {'type': 'integer', 'minimum': 1}, 'blocked': {'type': 'boolean'}}, 'required': ['code', 'zone', 'capacity', 'blocked'], 'additionalProperties': False}
+    ),
+    tool(
+        'list_reorder_flags',
+        'List active items whose total on-hand quantity is below their reorder level, with the shortfall.',
+        (), read_only=True, method=WarehouseInventoryDesk.tool_list_reorder_flags,
+        where='warehouse_inventory_desk.world:391',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'name': {'type': 'string'}, 'on_hand': {'type': 'integer'}, 'reorder_level': {'type': 'integer'}, 'shortfall': {'type': 'integer'}}, 'required': ['item', 'name', 'on_hand', 'reorder_level', 'shortfall'], 'additionalProperties': False}}
+    ),
+    tool(
+        'list_movements',
+        'List the stock movements of an item, newest first, with kind, bins, quantity, reference, clerk and time.',
+        (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The SKU, e.g. BOL-1001.', table='items'),),
+        read_only=True, invoke=_invoke_list_movements, where='warehouse_inventory_desk.world:397',
+        returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['receipt', 'pick', 'transfer', 'count_adjustment']}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'from_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'to_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'quantity': {'type': 'integer'}, 'reference': {'type': 'string', 'maxLength': 40}, 'clerk': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'item', 'from_bin', 'to_bin', 'quantity', 'reference', 'clerk', 'at'], 'additionalProperties': False}},
+        shows=('list', ('row', 'movements'))
+    ),
+)
 
 
 def _check_pick_then_replenish__bolts_pick_face(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # warehouse_inventory_desk.world:452
