@@ -27,8 +27,9 @@ from worldspec.runtime.contract import (
     enum_value,
     field,
     optional_text,
+    state_item,
 )
-from worldspec.runtime.episode import Row
+from worldspec.runtime.episode import Row, StateBase
 from worldspec.runtime.errors import ArgumentError
 from worldspec.runtime.records import Record
 
@@ -141,7 +142,7 @@ def test_a_record_loads_its_defaults_and_refuses_bad_data_with_a_path() -> None:
 def test_a_declared_row_has_its_fields_as_slots_and_its_key() -> None:
     assert Parcel.__slots__ == ("id_", "box", "sent", "note", "carrier")
     assert (Parcel.KEY, Parcel.ENTITY) == ("id_", "Parcel")
-    assert Parcel.FIELDS.json_names == ("id", "box", "sent", "note", "carrier")
+    assert Parcel.FIELD_TABLE.json_names == ("id", "box", "sent", "note", "carrier")
     # a field left out of the export when none: the row's text is the export's, made anew
     assert "JSON_FIELDS" not in vars(Parcel)
     assert Shelf.JSON_FIELDS == (("code", "code", None, True), ("boxes", "boxes", None, False))
@@ -187,6 +188,31 @@ def test_a_clone_has_the_same_values_and_caches_but_is_another_row() -> None:
     assert other._cparts is None
     other.carrier = "Other"
     assert row.carrier == "ACME"
+
+
+# --------------------------------------------------------------------------- state
+class State(StateBase):
+    """A world's state other than its tables, declared."""
+
+    counter: int = state_item(0)
+    current: str | None = state_item(None, "current-user")
+    seen: dict[str, dt.date] = state_item({}, export=lambda m: {k: d.isoformat()
+                                                                for k, d in m.items()})
+
+
+def test_a_declared_state_starts_at_its_zeros_and_exports_under_its_names() -> None:
+    state = State()
+    assert vars(State)["__slots__"] == ("counter", "current", "seen")
+    assert vars(State)["FIELDS"] == ("counter", "current-user", "seen")
+    assert state.export() == {"counter": 0, "current-user": None, "seen": {}}
+    state.seen = {"a": dt.date(2024, 1, 2)}
+    state.counter = 3
+    assert state.export() == {"counter": 3, "current-user": None, "seen": {"a": "2024-01-02"}}
+    assert State().seen == {} and State().seen is not State().seen  # a map per state
+    copy_ = state.clone()
+    assert type(copy_) is State and copy_.export() == state.export()
+    copy_.counter = 4
+    assert state.counter == 3
 
 
 # --------------------------------------------------------------------------- enums

@@ -283,18 +283,22 @@ class WorldGenerator:
         ]
 
     # -------------------------------------------------------------- state
-    def state_fields(self) -> list[dict[str, str]]:
+    def state_fields(self) -> list[dict[str, Any]]:
+        """The state items other than tables, declared: ``name: annotation =
+        state_item(zero, json name where it differs, export=...)``."""
         out = []
         for s in self.world.state.values():
             if s.kind == "table":
                 continue
             typ = s.type if s.kind == "value" else t.INT
-            out.append({
-                "name": s.name, "py": py_name(s.name),
-                "annotation": self.tables.annotation(typ),
-                "zero": "0" if s.kind == "sequence" else _zero(typ),
-                "export": self.tables.exporter(typ, "self." + py_name(s.name)),
-            })
+            args = ["0" if s.kind == "sequence" else _zero(typ)]
+            if py_name(s.name) != s.name:
+                args.append(repr(s.name))
+            export = self.exporter_fn(typ)
+            if export is not None:
+                args.append(f"export={export}")
+            out.append({"py": py_name(s.name), "annotation": self.tables.annotation(typ),
+                        "args": args})
         return out
 
     def state_defaults(self) -> list[str]:
@@ -909,7 +913,7 @@ def _zero(typ: t.Type) -> str:
         return {"str": "''", "int": "0", "float": "0.0", "number": "0", "bool": "False",
                 "date": "dt.date(1970, 1, 1)", "datetime": "dt.datetime(1970, 1, 1)",
                 "duration": "dt.timedelta()"}.get(typ.name, "None")
-    return "None  # type: ignore[assignment]"
+    return "None"  # a value of the type is set before it is read (its default, loaded data)
 
 
 def _literal(value: Any) -> str:

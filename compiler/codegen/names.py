@@ -25,7 +25,7 @@ GENERATED_NAMES = frozenset({
     "TaskSpec", "ToolSpec", "InvariantError", "ToolError", "Record",
     # the contract's names a class body's field declarations call (worldspec.runtime.contract)
     # and the tool registry's (worldspec.runtime.arguments)
-    "field", "enum_text", "enum_value", "optional_text", "param", "tool", "tools",
+    "field", "enum_text", "enum_value", "optional_text", "state_item", "param", "tool", "tools",
     # the names tool methods, invokers and check functions bind around spec code
     "self", "ep", "init", "args", "key", "state", "replies",
 })
@@ -35,7 +35,8 @@ GENERATED_NAMES = frozenset({
 #: a class attribute may not hide (``mro``). The runtime is not imported here (the compiler
 #: knows its contract, never loads it); the battery test checks this against ``dir(Row)``.
 RUNTIME_NAMES = frozenset({
-    "ENTITY", "KEY", "JSON_FIELDS", "FIELDS", "key", "export", "clone", "digest", "load",
+    "ENTITY", "KEY", "JSON_FIELDS", "FIELDS", "FIELD_TABLE", "key", "export", "clone", "digest",
+    "load",
     "WORLD", "RESULTS", "CLOCK", "TICK", "SEED", "TABLES", "TOOLS", "TASKS", "TAGS", "mro",
     "PRIVATE",
     # attributes of the episode the generated code reads

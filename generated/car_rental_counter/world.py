@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -179,31 +179,10 @@ _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("customer_ids", "rental_ids", "one_way_fee_cents", "late_surcharge_cents", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("customer_ids", "rental_ids", "one_way_fee_cents", "late_surcharge_cents", )
-
-    def __init__(self) -> None:
-        self.customer_ids: int = 0
-        self.rental_ids: int = 0
-        self.one_way_fee_cents: int = 0
-        self.late_surcharge_cents: int = 0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "customer_ids": self.customer_ids,
-            "rental_ids": self.rental_ids,
-            "one_way_fee_cents": self.one_way_fee_cents,
-            "late_surcharge_cents": self.late_surcharge_cents,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.customer_ids = self.customer_ids
-        other.rental_ids = self.rental_ids
-        other.one_way_fee_cents = self.one_way_fee_cents
-        other.late_surcharge_cents = self.late_surcharge_cents
-        return other
+    customer_ids: int = state_item(0)
+    rental_ids: int = state_item(0)
+    one_way_fee_cents: int = state_item(0)
+    late_surcharge_cents: int = state_item(0)
 
 
 class CarRentalCounter(Episode):

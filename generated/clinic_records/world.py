@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -150,31 +150,10 @@ class Prescription(Row):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("patient_ids", "visit_ids", "rx_ids", "current_doctor", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("patient_ids", "visit_ids", "rx_ids", "current_doctor", )
-
-    def __init__(self) -> None:
-        self.patient_ids: int = 0
-        self.visit_ids: int = 0
-        self.rx_ids: int = 0
-        self.current_doctor: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "patient_ids": self.patient_ids,
-            "visit_ids": self.visit_ids,
-            "rx_ids": self.rx_ids,
-            "current_doctor": self.current_doctor,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.patient_ids = self.patient_ids
-        other.visit_ids = self.visit_ids
-        other.rx_ids = self.rx_ids
-        other.current_doctor = self.current_doctor
-        return other
+    patient_ids: int = state_item(0)
+    visit_ids: int = state_item(0)
+    rx_ids: int = state_item(0)
+    current_doctor: str | None = state_item(None)
 
 
 class ClinicRecords(Episode):

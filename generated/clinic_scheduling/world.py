@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -208,40 +208,13 @@ class DaySchedule(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("patient_ids", "appointment_ids", "waitlist_ids", "closed_days", "max_appointments_per_day", "cancellation_notice_hours", "late_fee", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("patient_ids", "appointment_ids", "waitlist_ids", "closed_days", "max_appointments_per_day", "cancellation_notice_hours", "late_fee", )
-
-    def __init__(self) -> None:
-        self.patient_ids: int = 0
-        self.appointment_ids: int = 0
-        self.waitlist_ids: int = 0
-        self.closed_days: tuple[dt.date, ...] = ()
-        self.max_appointments_per_day: int = 0
-        self.cancellation_notice_hours: int = 0
-        self.late_fee: float = 0.0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "patient_ids": self.patient_ids,
-            "appointment_ids": self.appointment_ids,
-            "waitlist_ids": self.waitlist_ids,
-            "closed_days": [x.isoformat() for x in self.closed_days],
-            "max_appointments_per_day": self.max_appointments_per_day,
-            "cancellation_notice_hours": self.cancellation_notice_hours,
-            "late_fee": self.late_fee,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.patient_ids = self.patient_ids
-        other.appointment_ids = self.appointment_ids
-        other.waitlist_ids = self.waitlist_ids
-        other.closed_days = self.closed_days
-        other.max_appointments_per_day = self.max_appointments_per_day
-        other.cancellation_notice_hours = self.cancellation_notice_hours
-        other.late_fee = self.late_fee
-        return other
+    patient_ids: int = state_item(0)
+    appointment_ids: int = state_item(0)
+    waitlist_ids: int = state_item(0)
+    closed_days: tuple[dt.date, ...] = state_item((), export=lambda value: [x.isoformat() for x in value])
+    max_appointments_per_day: int = state_item(0)
+    cancellation_notice_hours: int = state_item(0)
+    late_fee: float = state_item(0.0)
 
 
 class ClinicScheduling(Episode):

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -246,25 +246,8 @@ _C_ROW_LETTERS: tuple[str, ...] = ('A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("order_ids", "ticket_ids", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("order_ids", "ticket_ids", )
-
-    def __init__(self) -> None:
-        self.order_ids: int = 0
-        self.ticket_ids: int = 0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "order_ids": self.order_ids,
-            "ticket_ids": self.ticket_ids,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.order_ids = self.order_ids
-        other.ticket_ids = self.ticket_ids
-        return other
+    order_ids: int = state_item(0)
+    ticket_ids: int = state_item(0)
 
 
 class ConcertTicketOffice(Episode):

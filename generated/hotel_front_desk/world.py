@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -134,25 +134,8 @@ class CheckoutReceipt(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("guest_ids", "booking_ids", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("guest_ids", "booking_ids", )
-
-    def __init__(self) -> None:
-        self.guest_ids: int = 0
-        self.booking_ids: int = 0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "guest_ids": self.guest_ids,
-            "booking_ids": self.booking_ids,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.guest_ids = self.guest_ids
-        other.booking_ids = self.booking_ids
-        return other
+    guest_ids: int = state_item(0)
+    booking_ids: int = state_item(0)
 
 
 class HotelFrontDesk(Episode):

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -163,28 +163,9 @@ _C_REOPEN_DAYS: int = 7  # ithelpdesk.world:13
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("ticket_ids", "comment_ids", "current_agent", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("ticket_ids", "comment_ids", "current_agent", )
-
-    def __init__(self) -> None:
-        self.ticket_ids: int = 0
-        self.comment_ids: int = 0
-        self.current_agent: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "ticket_ids": self.ticket_ids,
-            "comment_ids": self.comment_ids,
-            "current_agent": self.current_agent,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.ticket_ids = self.ticket_ids
-        other.comment_ids = self.comment_ids
-        other.current_agent = self.current_agent
-        return other
+    ticket_ids: int = state_item(0)
+    comment_ids: int = state_item(0)
+    current_agent: str | None = state_item(None)
 
 
 class ITHelpdesk(Episode):

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -131,37 +131,12 @@ class MessageStats(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("generated_ids", "user_count", "user_map", "inbox", "message_count", "current_user", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("generated_ids", "user_count", "user_map", "inbox", "message_count", "current_user", )
-
-    def __init__(self) -> None:
-        self.generated_ids: tuple[int, ...] = ()
-        self.user_count: int = 0
-        self.user_map: dict[str, str] = {}
-        self.inbox: tuple[dict[str, Any], ...] = ()
-        self.message_count: int = 0
-        self.current_user: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "generated_ids": v.export_value(self.generated_ids),
-            "user_count": self.user_count,
-            "user_map": v.export_value(self.user_map),
-            "inbox": v.export_value(self.inbox),
-            "message_count": self.message_count,
-            "current_user": self.current_user,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.generated_ids = self.generated_ids
-        other.user_count = self.user_count
-        other.user_map = self.user_map
-        other.inbox = self.inbox
-        other.message_count = self.message_count
-        other.current_user = self.current_user
-        return other
+    generated_ids: tuple[int, ...] = state_item((), export=v.export_value)
+    user_count: int = state_item(0)
+    user_map: dict[str, str] = state_item({}, export=v.export_value)
+    inbox: tuple[dict[str, Any], ...] = state_item((), export=v.export_value)
+    message_count: int = state_item(0)
+    current_user: str | None = state_item(None)
 
 
 class MessageAPI(Episode):

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -193,34 +193,11 @@ _GET_id_ = rt.attrgetter('id_')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("contact_ids", "conversation_ids", "message_ids", "current_user", "last_seen", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("contact_ids", "conversation_ids", "message_ids", "current_user", "last_seen", )
-
-    def __init__(self) -> None:
-        self.contact_ids: int = 0
-        self.conversation_ids: int = 0
-        self.message_ids: int = 0
-        self.current_user: str | None = None
-        self.last_seen: dict[str, dt.datetime] = {}
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "contact_ids": self.contact_ids,
-            "conversation_ids": self.conversation_ids,
-            "message_ids": self.message_ids,
-            "current_user": self.current_user,
-            "last_seen": {k: x.isoformat() for k, x in self.last_seen.items()},
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.contact_ids = self.contact_ids
-        other.conversation_ids = self.conversation_ids
-        other.message_ids = self.message_ids
-        other.current_user = self.current_user
-        other.last_seen = self.last_seen
-        return other
+    contact_ids: int = state_item(0)
+    conversation_ids: int = state_item(0)
+    message_ids: int = state_item(0)
+    current_user: str | None = state_item(None)
+    last_seen: dict[str, dt.datetime] = state_item({}, export=lambda value: {k: x.isoformat() for k, x in value.items()})
 
 
 class MobileMessaging(Episode):

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -300,28 +300,9 @@ _GET_variant = rt.attrgetter('variant')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("order_ids", "return_ids", "gift_card_ids", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("order_ids", "return_ids", "gift_card_ids", )
-
-    def __init__(self) -> None:
-        self.order_ids: int = 0
-        self.return_ids: int = 0
-        self.gift_card_ids: int = 0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "order_ids": self.order_ids,
-            "return_ids": self.return_ids,
-            "gift_card_ids": self.gift_card_ids,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.order_ids = self.order_ids
-        other.return_ids = self.return_ids
-        other.gift_card_ids = self.gift_card_ids
-        return other
+    order_ids: int = state_item(0)
+    return_ids: int = state_item(0)
+    gift_card_ids: int = state_item(0)
 
 
 class OnlineShop(Episode):

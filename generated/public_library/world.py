@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -223,25 +223,8 @@ _C_MAX_OPEN_LOANS: int = 5  # public_library.world:19
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("loan_ids", "hold_ids", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("loan_ids", "hold_ids", )
-
-    def __init__(self) -> None:
-        self.loan_ids: int = 0
-        self.hold_ids: int = 0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "loan_ids": self.loan_ids,
-            "hold_ids": self.hold_ids,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.loan_ids = self.loan_ids
-        other.hold_ids = self.hold_ids
-        return other
+    loan_ids: int = state_item(0)
+    hold_ids: int = state_item(0)
 
 
 class PublicLibrary(Episode):

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -217,31 +217,10 @@ class SettleReceipt(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("order_ids", "line_ids", "payment_ids", "current_server", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("order_ids", "line_ids", "payment_ids", "current_server", )
-
-    def __init__(self) -> None:
-        self.order_ids: int = 0
-        self.line_ids: int = 0
-        self.payment_ids: int = 0
-        self.current_server: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "order_ids": self.order_ids,
-            "line_ids": self.line_ids,
-            "payment_ids": self.payment_ids,
-            "current_server": self.current_server,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.order_ids = self.order_ids
-        other.line_ids = self.line_ids
-        other.payment_ids = self.payment_ids
-        other.current_server = self.current_server
-        return other
+    order_ids: int = state_item(0)
+    line_ids: int = state_item(0)
+    payment_ids: int = state_item(0)
+    current_server: str | None = state_item(None)
 
 
 class RestaurantOrders(Episode):

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -164,31 +164,10 @@ _GET_balance_cents = rt.attrgetter('balance_cents')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("account_numbers", "transaction_ids", "current_teller", "max_withdrawal_cents", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("account_numbers", "transaction_ids", "current_teller", "max_withdrawal_cents", )
-
-    def __init__(self) -> None:
-        self.account_numbers: int = 0
-        self.transaction_ids: int = 0
-        self.current_teller: str | None = None
-        self.max_withdrawal_cents: int = 0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "account_numbers": self.account_numbers,
-            "transaction_ids": self.transaction_ids,
-            "current_teller": self.current_teller,
-            "max_withdrawal_cents": self.max_withdrawal_cents,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.account_numbers = self.account_numbers
-        other.transaction_ids = self.transaction_ids
-        other.current_teller = self.current_teller
-        other.max_withdrawal_cents = self.max_withdrawal_cents
-        return other
+    account_numbers: int = state_item(0)
+    transaction_ids: int = state_item(0)
+    current_teller: str | None = state_item(None)
+    max_withdrawal_cents: int = state_item(0)
 
 
 class RetailBank(Episode):

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -206,31 +206,10 @@ class EmployeeView(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("timesheet_ids", "bonus_ids", "payslip_ids", "current_user", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("timesheet_ids", "bonus_ids", "payslip_ids", "current_user", )
-
-    def __init__(self) -> None:
-        self.timesheet_ids: int = 0
-        self.bonus_ids: int = 0
-        self.payslip_ids: int = 0
-        self.current_user: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "timesheet_ids": self.timesheet_ids,
-            "bonus_ids": self.bonus_ids,
-            "payslip_ids": self.payslip_ids,
-            "current_user": self.current_user,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.timesheet_ids = self.timesheet_ids
-        other.bonus_ids = self.bonus_ids
-        other.payslip_ids = self.payslip_ids
-        other.current_user = self.current_user
-        return other
+    timesheet_ids: int = state_item(0)
+    bonus_ids: int = state_item(0)
+    payslip_ids: int = state_item(0)
+    current_user: str | None = state_item(None)
 
 
 class SmallPayroll(Episode):

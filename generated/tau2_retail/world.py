@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -258,20 +258,6 @@ _GET_item_id = rt.attrgetter('item_id')
 
 class _State(StateBase):
     """The world's state other than its tables."""
-
-    __slots__ = ()
-    FIELDS: ClassVar[tuple[str, ...]] = ()
-
-    def __init__(self) -> None:
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        return other
 
 
 class Tau2Retail(Episode):

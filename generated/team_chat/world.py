@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -143,31 +143,10 @@ _C_MAX_PINS: int = 3  # team_chat.world:90
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("channel_ids", "membership_ids", "message_ids", "current_user", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("channel_ids", "membership_ids", "message_ids", "current_user", )
-
-    def __init__(self) -> None:
-        self.channel_ids: int = 0
-        self.membership_ids: int = 0
-        self.message_ids: int = 0
-        self.current_user: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "channel_ids": self.channel_ids,
-            "membership_ids": self.membership_ids,
-            "message_ids": self.message_ids,
-            "current_user": self.current_user,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.channel_ids = self.channel_ids
-        other.membership_ids = self.membership_ids
-        other.message_ids = self.message_ids
-        other.current_user = self.current_user
-        return other
+    channel_ids: int = state_item(0)
+    membership_ids: int = state_item(0)
+    message_ids: int = state_item(0)
+    current_user: str | None = state_item(None)
 
 
 class TeamChat(Episode):

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -55,28 +55,9 @@ _C_EDITABLE: tuple[str, ...] = ('title', 'description', 'status', 'priority',)  
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("ticket_queue", "ticket_counter", "current_user", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("ticket_queue", "ticket_counter", "current_user", )
-
-    def __init__(self) -> None:
-        self.ticket_queue: tuple[dict[str, Any], ...] = ()
-        self.ticket_counter: int = 0
-        self.current_user: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "ticket_queue": v.export_value(self.ticket_queue),
-            "ticket_counter": self.ticket_counter,
-            "current_user": self.current_user,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.ticket_queue = self.ticket_queue
-        other.ticket_counter = self.ticket_counter
-        other.current_user = self.current_user
-        return other
+    ticket_queue: tuple[dict[str, Any], ...] = state_item((), export=v.export_value)
+    ticket_counter: int = state_item(0)
+    current_user: str | None = state_item(None)
 
 
 class TicketAPI(Episode):

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -117,46 +117,15 @@ _C_SECTORS: dict[str, tuple[str, ...]] = {'Technology': ('AAPL', 'GOOG', 'MSFT',
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("orders", "account_info", "authenticated", "market_status", "order_counter", "stocks", "watch_list", "transaction_history", "long_context", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("orders", "account_info", "authenticated", "market_status", "order_counter", "stocks", "watch_list", "transaction_history", "long_context", )
-
-    def __init__(self) -> None:
-        self.orders: dict[Any, Any] = {}
-        self.account_info: dict[str, Any] = {}
-        self.authenticated: bool = False
-        self.market_status: str = ''
-        self.order_counter: int = 0
-        self.stocks: dict[str, dict[str, Any]] = {}
-        self.watch_list: tuple[str, ...] = ()
-        self.transaction_history: tuple[dict[str, Any], ...] = ()
-        self.long_context: bool = False
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "orders": v.export_value(self.orders),
-            "account_info": v.export_value(self.account_info),
-            "authenticated": self.authenticated,
-            "market_status": self.market_status,
-            "order_counter": self.order_counter,
-            "stocks": v.export_value(self.stocks),
-            "watch_list": v.export_value(self.watch_list),
-            "transaction_history": v.export_value(self.transaction_history),
-            "long_context": self.long_context,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.orders = self.orders
-        other.account_info = self.account_info
-        other.authenticated = self.authenticated
-        other.market_status = self.market_status
-        other.order_counter = self.order_counter
-        other.stocks = self.stocks
-        other.watch_list = self.watch_list
-        other.transaction_history = self.transaction_history
-        other.long_context = self.long_context
-        return other
+    orders: dict[Any, Any] = state_item({}, export=v.export_value)
+    account_info: dict[str, Any] = state_item({}, export=v.export_value)
+    authenticated: bool = state_item(False)
+    market_status: str = state_item('')
+    order_counter: int = state_item(0)
+    stocks: dict[str, dict[str, Any]] = state_item({}, export=v.export_value)
+    watch_list: tuple[str, ...] = state_item((), export=v.export_value)
+    transaction_history: tuple[dict[str, Any], ...] = state_item((), export=v.export_value)
+    long_context: bool = state_item(False)
 
 
 class TradingBot(Episode):

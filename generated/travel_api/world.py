@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -192,52 +192,17 @@ _C_BOOKING_RECORD_EXTENSION: dict[str, dict[str, Any]] = {'booking_901': {'card_
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("credit_card_list", "booking_record", "access_token", "token_type", "token_expires_in", "token_scope", "user_first_name", "user_last_name", "budget_limit", "long_context", "flight_cost_lookup", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("credit_card_list", "booking_record", "access_token", "token_type", "token_expires_in", "token_scope", "user_first_name", "user_last_name", "budget_limit", "long_context", "flight_cost_lookup", )
-
-    def __init__(self) -> None:
-        self.credit_card_list: dict[str, dict[str, Any]] = {}
-        self.booking_record: dict[str, dict[str, Any]] = {}
-        self.access_token: str | None = None
-        self.token_type: str | None = None
-        self.token_expires_in: int | None = None
-        self.token_scope: str | None = None
-        self.user_first_name: str | None = None
-        self.user_last_name: str | None = None
-        self.budget_limit: int | float | None = None
-        self.long_context: bool = False
-        self.flight_cost_lookup: dict[str, dict[str, float]] = {}
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "credit_card_list": v.export_value(self.credit_card_list),
-            "booking_record": v.export_value(self.booking_record),
-            "access_token": self.access_token,
-            "token_type": self.token_type,
-            "token_expires_in": self.token_expires_in,
-            "token_scope": self.token_scope,
-            "user_first_name": self.user_first_name,
-            "user_last_name": self.user_last_name,
-            "budget_limit": self.budget_limit,
-            "long_context": self.long_context,
-            "flight_cost_lookup": v.export_value(self.flight_cost_lookup),
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.credit_card_list = self.credit_card_list
-        other.booking_record = self.booking_record
-        other.access_token = self.access_token
-        other.token_type = self.token_type
-        other.token_expires_in = self.token_expires_in
-        other.token_scope = self.token_scope
-        other.user_first_name = self.user_first_name
-        other.user_last_name = self.user_last_name
-        other.budget_limit = self.budget_limit
-        other.long_context = self.long_context
-        other.flight_cost_lookup = self.flight_cost_lookup
-        return other
+    credit_card_list: dict[str, dict[str, Any]] = state_item({}, export=v.export_value)
+    booking_record: dict[str, dict[str, Any]] = state_item({}, export=v.export_value)
+    access_token: str | None = state_item(None)
+    token_type: str | None = state_item(None)
+    token_expires_in: int | None = state_item(None)
+    token_scope: str | None = state_item(None)
+    user_first_name: str | None = state_item(None)
+    user_last_name: str | None = state_item(None)
+    budget_limit: int | float | None = state_item(None)
+    long_context: bool = state_item(False)
+    flight_cost_lookup: dict[str, dict[str, float]] = state_item({}, export=v.export_value)
 
 
 class TravelAPI(Episode):

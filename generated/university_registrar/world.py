@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -230,25 +230,8 @@ _GET_code = rt.attrgetter('code')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("enrolment_ids", "waitlist_ids", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("enrolment_ids", "waitlist_ids", )
-
-    def __init__(self) -> None:
-        self.enrolment_ids: int = 0
-        self.waitlist_ids: int = 0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "enrolment_ids": self.enrolment_ids,
-            "waitlist_ids": self.waitlist_ids,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.enrolment_ids = self.enrolment_ids
-        other.waitlist_ids = self.waitlist_ids
-        return other
+    enrolment_ids: int = state_item(0)
+    waitlist_ids: int = state_item(0)
 
 
 class UniversityRegistrar(Episode):

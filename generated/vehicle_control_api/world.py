@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -178,88 +178,29 @@ _C_ZIPCODES: dict[str, str] = {'Rivermist': '83214', 'Stonebrook': '74532', 'Map
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("fuelLevel", "batteryVoltage", "engine_state", "remainingUnlockedDoors", "doorStatus", "acTemperature", "fanSpeed", "acMode", "humidityLevel", "headLightStatus", "parkingBrakeStatus", "parkingBrakeForce", "slopeAngle", "brakePedalStatus", "brakePedalForce", "distanceToNextVehicle", "cruiseStatus", "destination", "frontLeftTirePressure", "frontRightTirePressure", "rearLeftTirePressure", "rearRightTirePressure", "long_context", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("fuelLevel", "batteryVoltage", "engine_state", "remainingUnlockedDoors", "doorStatus", "acTemperature", "fanSpeed", "acMode", "humidityLevel", "headLightStatus", "parkingBrakeStatus", "parkingBrakeForce", "slopeAngle", "brakePedalStatus", "brakePedalForce", "distanceToNextVehicle", "cruiseStatus", "destination", "frontLeftTirePressure", "frontRightTirePressure", "rearLeftTirePressure", "rearRightTirePressure", "long_context", )
-
-    def __init__(self) -> None:
-        self.fuelLevel: int | float = 0
-        self.batteryVoltage: int | float = 0
-        self.engine_state: str = ''
-        self.remainingUnlockedDoors: int = 0
-        self.doorStatus: dict[str, str] = {}
-        self.acTemperature: int | float = 0
-        self.fanSpeed: int | float = 0
-        self.acMode: str | None = None
-        self.humidityLevel: int | float = 0
-        self.headLightStatus: str = ''
-        self.parkingBrakeStatus: str = ''
-        self.parkingBrakeForce: int | float = 0
-        self.slopeAngle: int | float = 0
-        self.brakePedalStatus: str = ''
-        self.brakePedalForce: int | float = 0
-        self.distanceToNextVehicle: int | float = 0
-        self.cruiseStatus: str = ''
-        self.destination: str = ''
-        self.frontLeftTirePressure: int | float = 0
-        self.frontRightTirePressure: int | float = 0
-        self.rearLeftTirePressure: int | float = 0
-        self.rearRightTirePressure: int | float = 0
-        self.long_context: bool = False
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "fuelLevel": self.fuelLevel,
-            "batteryVoltage": self.batteryVoltage,
-            "engine_state": self.engine_state,
-            "remainingUnlockedDoors": self.remainingUnlockedDoors,
-            "doorStatus": v.export_value(self.doorStatus),
-            "acTemperature": self.acTemperature,
-            "fanSpeed": self.fanSpeed,
-            "acMode": self.acMode,
-            "humidityLevel": self.humidityLevel,
-            "headLightStatus": self.headLightStatus,
-            "parkingBrakeStatus": self.parkingBrakeStatus,
-            "parkingBrakeForce": self.parkingBrakeForce,
-            "slopeAngle": self.slopeAngle,
-            "brakePedalStatus": self.brakePedalStatus,
-            "brakePedalForce": self.brakePedalForce,
-            "distanceToNextVehicle": self.distanceToNextVehicle,
-            "cruiseStatus": self.cruiseStatus,
-            "destination": self.destination,
-            "frontLeftTirePressure": self.frontLeftTirePressure,
-            "frontRightTirePressure": self.frontRightTirePressure,
-            "rearLeftTirePressure": self.rearLeftTirePressure,
-            "rearRightTirePressure": self.rearRightTirePressure,
-            "long_context": self.long_context,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.fuelLevel = self.fuelLevel
-        other.batteryVoltage = self.batteryVoltage
-        other.engine_state = self.engine_state
-        other.remainingUnlockedDoors = self.remainingUnlockedDoors
-        other.doorStatus = self.doorStatus
-        other.acTemperature = self.acTemperature
-        other.fanSpeed = self.fanSpeed
-        other.acMode = self.acMode
-        other.humidityLevel = self.humidityLevel
-        other.headLightStatus = self.headLightStatus
-        other.parkingBrakeStatus = self.parkingBrakeStatus
-        other.parkingBrakeForce = self.parkingBrakeForce
-        other.slopeAngle = self.slopeAngle
-        other.brakePedalStatus = self.brakePedalStatus
-        other.brakePedalForce = self.brakePedalForce
-        other.distanceToNextVehicle = self.distanceToNextVehicle
-        other.cruiseStatus = self.cruiseStatus
-        other.destination = self.destination
-        other.frontLeftTirePressure = self.frontLeftTirePressure
-        other.frontRightTirePressure = self.frontRightTirePressure
-        other.rearLeftTirePressure = self.rearLeftTirePressure
-        other.rearRightTirePressure = self.rearRightTirePressure
-        other.long_context = self.long_context
-        return other
+    fuelLevel: int | float = state_item(0)
+    batteryVoltage: int | float = state_item(0)
+    engine_state: str = state_item('')
+    remainingUnlockedDoors: int = state_item(0)
+    doorStatus: dict[str, str] = state_item({}, export=v.export_value)
+    acTemperature: int | float = state_item(0)
+    fanSpeed: int | float = state_item(0)
+    acMode: str | None = state_item(None)
+    humidityLevel: int | float = state_item(0)
+    headLightStatus: str = state_item('')
+    parkingBrakeStatus: str = state_item('')
+    parkingBrakeForce: int | float = state_item(0)
+    slopeAngle: int | float = state_item(0)
+    brakePedalStatus: str = state_item('')
+    brakePedalForce: int | float = state_item(0)
+    distanceToNextVehicle: int | float = state_item(0)
+    cruiseStatus: str = state_item('')
+    destination: str = state_item('')
+    frontLeftTirePressure: int | float = state_item(0)
+    frontRightTirePressure: int | float = state_item(0)
+    rearLeftTirePressure: int | float = state_item(0)
+    rearRightTirePressure: int | float = state_item(0)
+    long_context: bool = state_item(False)
 
 
 class VehicleControlAPI(Episode):

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
-from worldspec.runtime.contract import enum_text, enum_value, field, optional_text
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
@@ -193,28 +193,9 @@ class ReorderFlag(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("stock_ids", "movement_ids", "current_clerk", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("stock_ids", "movement_ids", "current_clerk", )
-
-    def __init__(self) -> None:
-        self.stock_ids: int = 0
-        self.movement_ids: int = 0
-        self.current_clerk: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "stock_ids": self.stock_ids,
-            "movement_ids": self.movement_ids,
-            "current_clerk": self.current_clerk,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.stock_ids = self.stock_ids
-        other.movement_ids = self.movement_ids
-        other.current_clerk = self.current_clerk
-        return other
+    stock_ids: int = state_item(0)
+    movement_ids: int = state_item(0)
+    current_clerk: str | None = state_item(None)
 
 
 class WarehouseInventoryDesk(Episode):

@@ -52,7 +52,8 @@ from worldspec.runtime.values import export_value, json_text, unalias, want_obje
 
 __all__ = [
     "Field", "field", "FieldTable", "Loader", "declared_fields", "enum_text", "enum_value",
-    "optional_text", "slot_setters", "attribute_copier", "attribute_filler", "record_maker",
+    "optional_text", "slot_setters", "StateItem", "state_item", "declared_items",
+    "attribute_copier", "attribute_filler", "record_maker",
 ]
 
 E = TypeVar("E", bound=enum.Enum)
@@ -105,6 +106,39 @@ def field(json: str | None = None, /, *, load: Callable[[Any, str], Any] | None 
         raise TypeError("field() needs one loader: load= or load_ep=")
     return Field(json, load, load_ep, fill, optional, omit_none, export, text, keeps_text, from_key,
                  key)
+
+
+class StateItem:
+    """One declared item of a world's state other than its tables (see :func:`state_item`)."""
+
+    __slots__ = ("export", "json", "name", "zero")
+
+    def __init__(self, zero: Any, json: str | None, export: Callable[[Any], Any] | None
+                 ) -> None:
+        self.name = ""
+        self.zero = zero
+        self.json = json or ""
+        self.export = export
+
+
+def state_item(zero: Any, json: str | None = None, /, *,
+               export: Callable[[Any], Any] | None = None) -> Any:
+    """Declare a state item of a world's ``_State`` class: its value before any is set
+    (``zero``; a map is copied per state), its name in JSON where it differs from the
+    attribute, and its exporter where its value is not plain JSON."""
+    return StateItem(zero, json, export)
+
+
+def declared_items(namespace: Mapping[str, Any]) -> tuple[StateItem, ...]:
+    """The :class:`StateItem` declarations of a class body, in order, with their names set."""
+    found = []
+    for name in namespace.get("__annotations__", {}):
+        declared = namespace.get(name)
+        if isinstance(declared, StateItem):
+            declared.name = name
+            declared.json = declared.json or name
+            found.append(declared)
+    return tuple(found)
 
 
 # ---------------------------------------------------------------------------- enums

@@ -27,9 +27,11 @@ from worldspec.runtime import budget
 from worldspec.runtime.contract import (
     Field,
     FieldTable,
+    StateItem,
     attribute_copier,
     attribute_filler,
     declared_fields,
+    declared_items,
     field,
 )
 from worldspec.runtime.errors import (
@@ -50,7 +52,7 @@ from worldspec.runtime.verdicts import Verdict, state_difference
 
 __all__ = [
     "Row", "RowType", "Table", "Episode", "ToolSpec", "ParamSpec", "TaskSpec", "CheckSpec",
-    "Snapshot", "StateBase", "Score", "CheckOutcome", "FieldJson", "EpisodeRandom",
+    "Snapshot", "StateBase", "StateType", "Score", "CheckOutcome", "FieldJson", "EpisodeRandom",
     "RUNTIME_FAILURES", "describe_failure",
 ]
 
@@ -182,7 +184,7 @@ class Row(metaclass=RowType):
 
     __slots__ = ("_cparts", "_digest", "_frags", "_stale", "_text")
     #: the fields' declarations, as the runtime uses them
-    FIELDS: ClassVar[FieldTable]
+    FIELD_TABLE: ClassVar[FieldTable]
     ENTITY: ClassVar[str] = ""
     KEY: ClassVar[str] = ""
     JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = ()
@@ -229,7 +231,7 @@ class Row(metaclass=RowType):
 
     def export(self) -> dict[str, Any]:
         """The row as plain JSON data."""
-        return self.FIELDS.export(self)
+        return self.FIELD_TABLE.export(self)
 
     def clone(self) -> Self:
         """A copy of the row, with its digest, text and fragments (built per class)."""
@@ -348,7 +350,7 @@ def _build_row(cls: Any, fields: tuple[Field, ...]) -> None:
     """Give row class ``cls`` its ``__init__`` (keyword arguments, one per field),
     ``clone`` and ``load``, closures over its ``fields``."""
     table = FieldTable(fields)
-    cls.FIELDS = table
+    cls.FIELD_TABLE = table
     names = table.names
     known = frozenset(names)
     title = cls.__qualname__
@@ -467,17 +469,73 @@ class EpisodeRandom(random.Random):
             self._words = 0
 
 
-class StateBase:
+class StateType(type):
+    """The metaclass of a world's ``_State``: turns its :func:`~worldspec.runtime.contract.
+    state_item` declarations into slots and builds ``__init__`` (every item at its zero),
+    ``export`` and ``clone`` once."""
+
+    def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any],
+                **kwargs: Any) -> StateType:
+        if not any(isinstance(base, StateType) for base in bases):
+            return super().__new__(mcls, name, bases, namespace, **kwargs)
+        items = declared_items(namespace)
+        for item in items:
+            del namespace[item.name]
+        namespace["__slots__"] = tuple(item.name for item in items)
+        namespace["FIELDS"] = tuple(item.json for item in items)
+        cls = super().__new__(mcls, name, bases, namespace, **kwargs)
+        _build_state(cls, items)
+        return cls
+
+
+class StateBase(metaclass=StateType):
     """Base of the generated class that holds a world's non-table state."""
 
     __slots__ = ()
+    #: the items' names (in JSON), in declaration order
     FIELDS: ClassVar[tuple[str, ...]] = ()
 
     def export(self) -> dict[str, Any]:
         raise NotImplementedError
 
-    def clone(self) -> StateBase:
+    def clone(self) -> Self:
         raise NotImplementedError
+
+
+def _build_state(cls: Any, items: tuple[StateItem, ...]) -> None:
+    """Give state class ``cls`` its methods, closures over its ``items``."""
+    names = tuple(item.name for item in items)
+    zeros = tuple(item.zero for item in items)
+    # a map zero is copied per state (maps are never changed in place, but no state shares)
+    maps = tuple(i for i, zero in enumerate(zeros) if type(zero) is dict)
+    fill = attribute_filler(names)
+    copy_items = attribute_copier(names)
+    table = [(item.json, item.export) for item in items]
+    get = operator.attrgetter(*names) if len(names) > 1 else (
+        (lambda obj: (getattr(obj, names[0]),)) if names else (lambda obj: ()))
+    new = object.__new__
+
+    def __init__(self: Any) -> None:
+        if maps:
+            values = list(zeros)
+            for i in maps:
+                values[i] = dict(values[i])
+            fill(self, tuple(values))
+        else:
+            fill(self, zeros)
+
+    def export(self: Any) -> dict[str, Any]:
+        return {name: value if export is None else export(value)
+                for (name, export), value in zip(table, get(self), strict=True)}
+
+    def clone(self: Any) -> Any:
+        other = new(type(self))
+        copy_items(self, other)
+        return other
+
+    for attribute, method in (("__init__", __init__), ("export", export), ("clone", clone)):
+        method.__qualname__ = f"{cls.__qualname__}.{attribute}"
+        setattr(cls, attribute, method)
 
 
 #: a row's cached digest (``None`` when it has none yet)

@@ -95,7 +95,7 @@ class Record(metaclass=RecordType):
     #: the names of the fields, in order
     __match_args__: ClassVar[tuple[str, ...]] = ()
     #: the fields' declarations, as the runtime uses them
-    FIELDS: ClassVar[FieldTable]
+    FIELD_TABLE: ClassVar[FieldTable]
     #: the record's JSON text, once made (``None`` before)
     _json: str | None
 
@@ -109,7 +109,7 @@ class Record(metaclass=RecordType):
         return [getattr(self, name) for name in _slots(type(self))]
 
     def __getnewargs__(self) -> tuple[Any, ...]:
-        return self.FIELDS.get(self)
+        return self.FIELD_TABLE.get(self)
 
     def __setstate__(self, state: list[Any]) -> None:
         for name, value in zip(_slots(type(self)), state, strict=False):
@@ -117,7 +117,7 @@ class Record(metaclass=RecordType):
 
     def export(self) -> dict[str, Any]:
         """The record as plain JSON data."""
-        return self.FIELDS.export(self)
+        return self.FIELD_TABLE.export(self)
 
     def _json_text(self) -> str:
         """``json.dumps(self.export())``."""
@@ -137,7 +137,7 @@ def _build_record(cls: Any, slots: type, fields: tuple[Field, ...]) -> None:
     one of ``cls`` (the same layout): that is ``cls.__new__``, so calling the class costs
     about what the statements written out would."""
     table = FieldTable(fields)
-    cls.FIELDS = table
+    cls.FIELD_TABLE = table
     names = table.names
     count = len(names)
     title = cls.__qualname__
