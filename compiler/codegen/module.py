@@ -88,6 +88,7 @@ class FieldView:
 
     head: str
     lines: list[str]
+    same_line: bool
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,10 @@ def _template() -> jinja2.Template:
 def _doc_literal(text: str | None, indent: str) -> str:
     """A docstring statement; ``repr`` keeps any text inert."""
     return f"{indent}{(text or '').strip()!r}" if text else ""
+
+
+#: exporters that are functions of their own, by :meth:`TypeTables.export_kind`
+_EXPORTERS = {"list": "list", "dict": "dict"}
 
 
 def _doc_text(text: str) -> str:
@@ -217,11 +222,11 @@ class WorldGenerator:
             args.append(f"from_key={f.node.alias!r}")
         head = f"{attr}: {self.tables.annotation(f.type)} = field("
         if len(_INDENT + head) + len(", ".join(args)) + 1 <= _LINE:
-            return FieldView(head, [", ".join(args) + ")"])
+            return FieldView(head, [", ".join(args) + ")"], True)
         # the arguments on the lines below, as many on a line as fit
         lines = _wrapped(args, _LINE - 2 * len(_INDENT) - 1)
         return FieldView(head, [line + ("," if i < len(lines) - 1 else ")")
-                                for i, line in enumerate(lines)])
+                                for i, line in enumerate(lines)], False)
 
     def exporter_fn(self, typ: t.Type) -> str | None:
         """A function exporting a stored value of ``typ`` as plain JSON, or ``None`` where
@@ -234,6 +239,9 @@ class WorldGenerator:
             return None
         if self.tables.exports_loosely(typ):
             return "v.export_value"
+        named = _EXPORTERS.get(self.tables.export_kind(typ))
+        if named is not None:  # a function of its own, without a lambda around it
+            return named
         return f"lambda value: {self.tables.exporter(typ, 'value')}"
 
     def union_block(self, name: str) -> str:

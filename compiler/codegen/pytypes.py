@@ -198,6 +198,10 @@ class TypeTables:
 
     def load_fn(self, typ: t.Type) -> str:
         """A ``(value, path) -> stored`` callable for element loaders."""
+        if isinstance(typ, t.Named) and typ.kind == "entity":  # its key
+            return self.load_fn(self.key_type(typ.name))
+        if isinstance(typ, t.Prim) and typ.refinement is None and typ.name != "json":
+            return _PRIM_LOADER[typ.name]  # the loader itself, no lambda around it
         body = self.loader(typ, "x", "p")
         return f"(lambda x, p: {body})" if body != "x" else "(lambda x, p: x)"
 
@@ -261,6 +265,18 @@ class TypeTables:
                 return f"_export_{typ.name}({src})"
             return f"{src}.export()"
         return src
+
+    def export_kind(self, typ: t.Type) -> str | None:
+        """How a stored value of ``typ`` exports where one function does it: ``list`` (a
+        tuple of plain JSON values), ``dict`` (a map of text to plain JSON values); ``None``
+        otherwise."""
+        if self.exports_loosely(typ):
+            return None
+        if isinstance(typ, (t.ListOf, t.SetOf)) and self.exports_as_is(typ.element):
+            return "list"
+        if isinstance(typ, t.MapOf) and typ.key == t.STR and self.exports_as_is(typ.value):
+            return "dict"
+        return None
 
     def exports_loosely(self, typ: t.Type) -> bool:
         """Whether :meth:`exporter` gives the generic exporter's ``v.export_value`` (right

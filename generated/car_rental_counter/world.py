@@ -68,8 +68,10 @@ class Branch(Row):
     code: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
-    city: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    city: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
 
 
 class Car(Row):
@@ -78,12 +80,15 @@ class Car(Row):
     plate: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
         text=v.str_text)
-    model: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+    model: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
     category: CarCategory = field(
         load=lambda x, p: v.want_enum(x, p, CarCategory), export=enum_value,
         text=enum_text(CarCategory))
-    daily_rate_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
-    mileage_km: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    daily_rate_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
+    mileage_km: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
     branch: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
         fill=lambda ep: None, text=optional_text(v.str_text))
@@ -96,7 +101,8 @@ class Customer(Row):
     id_: str = field(
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('customer_ids', 'CU{:03d}'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     licence_number: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{6,12}$'),
         text=v.str_text)
@@ -116,7 +122,8 @@ class Rental(Row):
     car: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
         text=v.str_text)
-    pickup_branch: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text)
+    pickup_branch: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text)
     pickup_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     return_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     status: RentalStatus = field(
@@ -130,12 +137,13 @@ class Rental(Row):
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
         fill=lambda ep: None, text=v.int_text)
     returned_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     return_branch: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
         fill=lambda ep: None, text=optional_text(v.str_text))
-    base_charge_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    base_charge_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
     extra_days_charge_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
         text=v.int_text)
@@ -168,9 +176,7 @@ class CustomerRentals(Record):
     customer: str = field(load=v.want_str, text=v.str_text)
     name: str = field(load=v.want_str, text=v.str_text)
     licence_expires: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    rentals: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+    rentals: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
 _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25

@@ -78,7 +78,8 @@ class Doctor(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     specialty: Specialty = field(
         load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
         text=enum_text(Specialty))
@@ -90,11 +91,13 @@ class Drug(Row):
     code: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     drug_class: DrugClass = field(
         load=lambda x, p: v.want_enum(x, p, DrugClass), export=enum_value,
         text=enum_text(DrugClass))
-    max_days: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 365), text=v.int_text)
+    max_days: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 365), text=v.int_text)
 
 
 class Patient(Row):
@@ -103,11 +106,12 @@ class Patient(Row):
     id_: str = field(
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('patient_ids', 'P{:03d}'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     birth_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     allergies: tuple[str, ...] = field(
         load=lambda x, p: v.want_set(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'))),
-        export=lambda value: list(value))
+        export=list)
     registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
 
 
@@ -118,9 +122,12 @@ class Visit(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('visit_ids', 'V{:03d}'),
         text=v.str_text)
     patient: str = field(load=v.want_str, text=v.str_text)
-    doctor: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'), text=v.str_text)
-    at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    diagnosis: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+    doctor: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'), text=v.str_text)
+    at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    diagnosis: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
 
 
 class Prescription(Row):
@@ -133,7 +140,8 @@ class Prescription(Row):
     drug: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
         text=v.str_text)
-    dose: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+    dose: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
     start: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     end: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     renewals: int = field(
@@ -483,7 +491,7 @@ def _invoke_get_drug(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
 
 def _invoke_search_patients(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_name = (v.want_str(args['name'], 'name') if args.get('name') is not None else '')
-    a_birth_date = (v.want_optional(args['birth_date'], 'birth_date', (lambda x, p: v.want_date(x, p))) if args.get('birth_date') is not None else None)
+    a_birth_date = (v.want_optional(args['birth_date'], 'birth_date', v.want_date) if args.get('birth_date') is not None else None)
     return ep.tool_search_patients(a_name, a_birth_date)
 
 

@@ -84,12 +84,14 @@ class Doctor(Row):
     'A row of Doctor.'
 
     id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     specialty: Specialty = field(
         load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
         text=enum_text(Specialty))
     room: str = field(load=v.want_str, text=v.str_text)
-    max_daily_appointments: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text)
+    max_daily_appointments: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text)
     accepting_new_patients: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -99,7 +101,8 @@ class Patient(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'),
         fill=lambda ep: ep._next('patient_ids', 'P{:04d}'), text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     birth_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     phone: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
@@ -108,8 +111,8 @@ class Patient(Row):
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
         fill=lambda ep: None, text=optional_text(v.str_text))
     insurance: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
+        text=optional_text(v.str_text))
     balance: float = field(
         load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
         text=v.float_text)
@@ -124,7 +127,8 @@ class Slot(Row):
     id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
     doctor: str = field(load=v.want_str, text=v.str_text)
     start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    length_minutes: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 5, 240), text=v.int_text)
+    length_minutes: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 5, 240), text=v.int_text)
 
 
 class Appointment(Row):
@@ -133,7 +137,8 @@ class Appointment(Row):
     id_: str = field(
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('appointment_ids', 'APT{:04d}'),
         text=v.str_text)
-    patient: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text)
+    patient: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text)
     doctor: str = field(load=v.want_str, text=v.str_text)
     slot: str = field(load=v.want_str, text=v.str_text)
     kind: VisitKind = field(
@@ -141,19 +146,21 @@ class Appointment(Row):
         export=enum_value, text=enum_text(VisitKind))
     start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
     end: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    reason: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+    reason: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
     status: AppointmentStatus = field(
         load=lambda x, p: v.want_enum(x, p, AppointmentStatus),
         fill=lambda ep: _E17_AppointmentStatus_booked, export=enum_value,
         text=enum_text(AppointmentStatus))
-    booked_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    booked_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     cancelled_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     late_cancellation: bool = field(load=v.want_bool, fill=lambda ep: False)
     notes: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
+        text=optional_text(v.str_text))
 
 
 class WaitlistEntry(Row):
@@ -162,12 +169,15 @@ class WaitlistEntry(Row):
     id_: str = field(
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('waitlist_ids', 'WL{:03d}'),
         text=v.str_text)
-    patient: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text)
+    patient: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text)
     doctor: str = field(load=v.want_str, text=v.str_text)
     earliest: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     latest: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    reason: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
-    added_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    reason: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+    added_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class SlotView(Record):
@@ -198,8 +208,7 @@ class DaySchedule(Record):
     doctor_id: str = field(load=v.want_str, text=v.str_text)
     day: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     appointments: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
     free_slots: tuple[SlotView, ...] = field(
         load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: SlotView.load(x, p, ep))),
         export=lambda value: [x.export() for x in value], text=v.records_text)
@@ -273,7 +282,7 @@ class ClinicScheduling(Episode):
         if 'waitlist_ids' in data:
             self.state.waitlist_ids = v.want_int(data['waitlist_ids'], '$.waitlist_ids')
         if 'closed_days' in data:
-            self.state.closed_days = v.want_set(data['closed_days'], '$.closed_days', (lambda x, p: v.want_date(x, p)))
+            self.state.closed_days = v.want_set(data['closed_days'], '$.closed_days', v.want_date)
         if 'max_appointments_per_day' in data:
             self.state.max_appointments_per_day = v.check_range(v.want_int(data['max_appointments_per_day'], '$.max_appointments_per_day'), '$.max_appointments_per_day', 1, 5)
         if 'cancellation_notice_hours' in data:
@@ -637,14 +646,14 @@ def _invoke_register_patient(ep: ClinicScheduling, args: Mapping[str, Any]) -> A
     a_birth_date = v.want_date(args['birth_date'], 'birth_date')
     a_phone = v.check_pattern(v.want_str(args['phone'], 'phone'), 'phone', '^\\+[0-9]{7,15}$')
     a_email = (v.want_optional(args['email'], 'email', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))) if args.get('email') is not None else None)
-    a_insurance = (v.want_optional(args['insurance'], 'insurance', (lambda x, p: v.want_str(x, p))) if args.get('insurance') is not None else None)
+    a_insurance = (v.want_optional(args['insurance'], 'insurance', v.want_str) if args.get('insurance') is not None else None)
     return ep.tool_register_patient(a_name, a_birth_date, a_phone, a_email, a_insurance)
 
 
 def _invoke_find_available_slots(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     a_on = v.want_date(args['on'], 'on')
     a_specialty = (v.want_optional(args['specialty'], 'specialty', (lambda x, p: v.want_enum(x, p, Specialty))) if args.get('specialty') is not None else None)
-    a_doctor_id = (v.want_optional(args['doctor_id'], 'doctor_id', (lambda x, p: v.want_str(x, p))) if args.get('doctor_id') is not None else None)
+    a_doctor_id = (v.want_optional(args['doctor_id'], 'doctor_id', v.want_str) if args.get('doctor_id') is not None else None)
     a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else _E9_VisitKind_consultation)
     return ep.tool_find_available_slots(a_on, a_specialty, a_doctor_id, a_kind)
 
@@ -659,9 +668,9 @@ def _invoke_get_doctor_schedule(ep: ClinicScheduling, args: Mapping[str, Any]) -
 
 
 def _invoke_list_appointments(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_patient_id = (v.want_optional(args['patient_id'], 'patient_id', (lambda x, p: v.want_str(x, p))) if args.get('patient_id') is not None else None)
-    a_doctor_id = (v.want_optional(args['doctor_id'], 'doctor_id', (lambda x, p: v.want_str(x, p))) if args.get('doctor_id') is not None else None)
-    a_on = (v.want_optional(args['on'], 'on', (lambda x, p: v.want_date(x, p))) if args.get('on') is not None else None)
+    a_patient_id = (v.want_optional(args['patient_id'], 'patient_id', v.want_str) if args.get('patient_id') is not None else None)
+    a_doctor_id = (v.want_optional(args['doctor_id'], 'doctor_id', v.want_str) if args.get('doctor_id') is not None else None)
+    a_on = (v.want_optional(args['on'], 'on', v.want_date) if args.get('on') is not None else None)
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, AppointmentStatus))) if args.get('status') is not None else None)
     return ep.tool_list_appointments(a_patient_id, a_doctor_id, a_on, a_status)
 

@@ -92,8 +92,10 @@ class Venue(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
-    city: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    city: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
 
 
 class Section(Row):
@@ -102,11 +104,15 @@ class Section(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
         text=v.str_text)
-    venue: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
-    tier: Tier = field(load=lambda x, p: v.want_enum(x, p, Tier), export=enum_value, text=enum_text(Tier))
+    venue: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+    tier: Tier = field(
+        load=lambda x, p: v.want_enum(x, p, Tier), export=enum_value, text=enum_text(Tier))
     rows: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 26), text=v.int_text)
-    seats_per_row: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 50), text=v.int_text)
+    seats_per_row: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 50), text=v.int_text)
 
 
 class Event(Row):
@@ -115,8 +121,10 @@ class Event(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'),
         text=v.str_text)
-    title: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
-    venue: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
+    title: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+    venue: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
     starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
     prices: dict[Tier, int] = field(
         load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_enum(x, p, Tier)), (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
@@ -130,7 +138,8 @@ class Customer(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
         text=v.str_text)
@@ -142,17 +151,22 @@ class Order(Row):
     id_: str = field(
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('order_ids', 'ORD{:03d}'),
         text=v.str_text)
-    customer: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
-    event: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text)
+    customer: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
+    event: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text)
     status: OrderStatus = field(
         load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_held,
         export=enum_value, text=enum_text(OrderStatus))
-    created_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    hold_expires_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    total_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    created_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    hold_expires_at: dt.datetime = field(
+        load=v.want_datetime, export=lambda value: value.isoformat())
+    total_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
     paid_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     payment: PayMethod | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, PayMethod))),
         fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
@@ -166,21 +180,24 @@ class Ticket(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('ticket_ids', 'TK{:04d}'),
         text=v.str_text)
     order: str = field(load=v.want_str, text=v.str_text)
-    event: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text)
+    event: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text)
     section: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
         text=v.str_text)
     seat: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{1,2}$'),
         text=v.str_text)
-    price_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
-    holder: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
+    price_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    holder: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
     status: TicketStatus = field(
         load=lambda x, p: v.want_enum(x, p, TicketStatus), fill=lambda ep: _E12_TicketStatus_held,
         export=enum_value, text=enum_text(TicketStatus))
     checked_in_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
 class SeatAvailability(Record):
@@ -188,22 +205,19 @@ class SeatAvailability(Record):
 
     event: str = field(load=v.want_str, text=v.str_text)
     section: str = field(load=v.want_str, text=v.str_text)
-    tier: Tier = field(load=lambda x, p: v.want_enum(x, p, Tier), export=enum_value, text=enum_text(Tier))
+    tier: Tier = field(
+        load=lambda x, p: v.want_enum(x, p, Tier), export=enum_value, text=enum_text(Tier))
     price_cents: int | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_int(x, p))), optional=True,
-        text=v.int_text)
+        load=lambda x, p: v.want_optional(x, p, v.want_int), optional=True, text=v.int_text)
     free_seats: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value), text=v.str_list_text)
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=list, text=v.str_list_text)
 
 
 class OrderView(Record):
     'An order with its tickets.'
 
     order: str = field(load=v.want_str, text=v.str_text)
-    tickets: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+    tickets: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
     hold_expired: bool = field(load=v.want_bool)
 
 
@@ -214,16 +228,17 @@ class SectionOffer(Record):
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
         text=v.str_text)
     price_cents: int | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_int(x, p))), optional=True,
-        text=v.int_text)
+        load=lambda x, p: v.want_optional(x, p, v.want_int), optional=True, text=v.int_text)
     free_count: int = field(load=v.want_int, text=v.int_text)
 
 
 class EventView(Record):
     'An event with its venue and the sections it sells.'
 
-    event: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text)
-    venue: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
+    event: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text)
+    venue: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
     sections: tuple[SectionOffer, ...] = field(
         load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: SectionOffer.load(x, p, ep))),
         export=lambda value: [x.export() for x in value], text=v.records_text)

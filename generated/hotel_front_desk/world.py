@@ -64,9 +64,12 @@ class Room(Row):
     number: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'),
         text=v.str_text)
-    room_type: RoomType = field(load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
-    nightly_rate: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 5000), text=v.int_text)
-    capacity: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
+    room_type: RoomType = field(
+        load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
+    nightly_rate: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 5000), text=v.int_text)
+    capacity: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
     out_of_service: bool = field(load=v.want_bool, fill=lambda ep: False)
 
 
@@ -76,7 +79,8 @@ class Guest(Row):
     id_: str = field(
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('guest_ids', 'G{:03d}'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
         text=v.str_text)
@@ -92,31 +96,36 @@ class Booking(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('booking_ids', 'B{:03d}'),
         text=v.str_text)
     guest: str = field(load=v.want_str, text=v.str_text)
-    room: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text)
+    room: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text)
     check_in: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     check_out: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    guests_count: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
+    guests_count: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
     status: BookingStatus = field(
         load=lambda x, p: v.want_enum(x, p, BookingStatus),
         fill=lambda ep: _E13_BookingStatus_reserved, export=enum_value,
         text=enum_text(BookingStatus))
-    total: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    total: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
     cancellation_fee: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
         text=v.int_text)
     checked_in_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     checked_out_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
 class RoomOffer(Record):
     'A room free for the whole stay, with its price.'
 
-    number: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text)
-    room_type: RoomType = field(load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
+    number: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text)
+    room_type: RoomType = field(
+        load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
     nightly_rate: int = field(load=v.want_int, text=v.int_text)
     capacity: int = field(load=v.want_int, text=v.int_text)
     nights: int = field(load=v.want_int, text=v.int_text)
@@ -423,12 +432,12 @@ def _invoke_get_room(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
 
 
 def _invoke_list_arrivals(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_day = (v.want_optional(args['day'], 'day', (lambda x, p: v.want_date(x, p))) if args.get('day') is not None else None)
+    a_day = (v.want_optional(args['day'], 'day', v.want_date) if args.get('day') is not None else None)
     return ep.tool_list_arrivals(a_day)
 
 
 def _invoke_list_departures(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_day = (v.want_optional(args['day'], 'day', (lambda x, p: v.want_date(x, p))) if args.get('day') is not None else None)
+    a_day = (v.want_optional(args['day'], 'day', v.want_date) if args.get('day') is not None else None)
     return ep.tool_list_departures(a_day)
 
 

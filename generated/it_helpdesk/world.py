@@ -85,8 +85,10 @@ class Employee(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
-    department: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    department: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
         text=v.str_text)
@@ -98,7 +100,8 @@ class Agent(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     skills: tuple[Category, ...] = field(
         load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Category))),
         export=lambda value: [x._value_ for x in value])
@@ -112,10 +115,14 @@ class Ticket(Row):
     id_: str = field(
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('ticket_ids', 'TK{:04d}'),
         text=v.str_text)
-    reporter: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'), text=v.str_text)
-    title: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
-    category: Category = field(load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
-    priority: Priority = field(load=lambda x, p: v.want_enum(x, p, Priority), export=enum_value, text=enum_text(Priority))
+    reporter: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'), text=v.str_text)
+    title: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+    category: Category = field(
+        load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
+    priority: Priority = field(
+        load=lambda x, p: v.want_enum(x, p, Priority), export=enum_value, text=enum_text(Priority))
     status: TicketStatus = field(
         load=lambda x, p: v.want_enum(x, p, TicketStatus), fill=lambda ep: _E12_TicketStatus_open_,
         export=enum_value, text=enum_text(TicketStatus))
@@ -126,10 +133,11 @@ class Ticket(Row):
     resolution_note: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 500), fill=lambda ep: '',
         text=v.str_text)
-    opened_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    opened_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     resolved_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     reopen_count: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
         text=v.int_text)
@@ -142,19 +150,20 @@ class Comment(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('comment_ids', 'CM{:04d}'),
         text=v.str_text)
     ticket: str = field(load=v.want_str, text=v.str_text)
-    author: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'), text=v.str_text)
-    body: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text)
+    author: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'), text=v.str_text)
+    body: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text)
     internal: bool = field(load=v.want_bool, fill=lambda ep: False)
-    at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class TicketView(Record):
     'A ticket with its comments.'
 
     ticket: str = field(load=v.want_str, text=v.str_text)
-    comments: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+    comments: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
 _C_REOPEN_DAYS: int = 7  # ithelpdesk.world:13

@@ -43,8 +43,8 @@ class UserList(Record):
     'The UserList record.'
 
     user_list: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value, text=v.str_list_text)
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
 
 
 class UserId(Record):
@@ -96,7 +96,7 @@ class SentMessages(Record):
     'The SentMessages record.'
 
     messages: dict[str, tuple[Any, ...]] = field(
-        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_json(x, p))))),
+        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_json(x, p))))),
         export=v.export_value, keeps_text=False)
 
 
@@ -104,7 +104,8 @@ class SearchHit(Record):
     'The SearchHit record.'
 
     receiver_id: str = field(load=v.want_str, text=v.str_text)
-    message: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    message: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
 
 
 class SearchResults(Record):
@@ -125,7 +126,8 @@ class Stats(Record):
 class MessageStats(Record):
     'The MessageStats record.'
 
-    stats: Stats = field(load_ep=lambda x, p, ep: Stats.load(x, p, ep), export=v.export_value, text=v.record_text)
+    stats: Stats = field(
+        load_ep=lambda x, p, ep: Stats.load(x, p, ep), export=v.export_value, text=v.record_text)
 
 
 class _State(StateBase):
@@ -168,17 +170,17 @@ class MessageAPI(Episode):
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
         if 'generated_ids' in data:
-            self.state.generated_ids = v.want_set(data['generated_ids'], '$.generated_ids', (lambda x, p: v.want_int(x, p)))
+            self.state.generated_ids = v.want_set(data['generated_ids'], '$.generated_ids', v.want_int)
         if 'user_count' in data:
             self.state.user_count = v.want_int(data['user_count'], '$.user_count')
         if 'user_map' in data:
-            self.state.user_map = v.want_map(data['user_map'], '$.user_map', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p)))
+            self.state.user_map = v.want_map(data['user_map'], '$.user_map', v.want_str, v.want_str)
         if 'inbox' in data:
-            self.state.inbox = v.want_list(data['inbox'], '$.inbox', (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))))
+            self.state.inbox = v.want_list(data['inbox'], '$.inbox', (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
         if 'message_count' in data:
             self.state.message_count = v.want_int(data['message_count'], '$.message_count')
         if 'current_user' in data:
-            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', (lambda x, p: v.want_str(x, p)))
+            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', v.want_str)
         del ep
 
     def _check_invariants(self) -> None:

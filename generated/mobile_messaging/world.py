@@ -68,14 +68,16 @@ class User(Row):
     'A registered account.'
 
     id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     phone: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
         text=v.str_text)
     email: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
         optional=True, text=optional_text(v.str_text))
-    password: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 8, 64), text=v.str_text)
+    password: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 8, 64), text=v.str_text)
     presence: Presence = field(
         load=lambda x, p: v.want_enum(x, p, Presence), fill=lambda ep: _E8_Presence_offline,
         export=enum_value, text=enum_text(Presence))
@@ -89,9 +91,11 @@ class Contact(Row):
         text=v.str_text)
     owner: str = field(load=v.want_str, text=v.str_text)
     user: str = field(load=v.want_str, text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     favorite: bool = field(load=v.want_bool, fill=lambda ep: False)
-    added_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    added_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class Conversation(Row):
@@ -107,12 +111,11 @@ class Conversation(Row):
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60))),
         fill=lambda ep: None, text=optional_text(v.str_text))
     participants: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
     archived_by: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))), fill=lambda ep: (),
-        export=lambda value: list(value))
-    last_activity: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        load=lambda x, p: v.want_list(x, p, v.want_str), fill=lambda ep: (), export=list)
+    last_activity: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class Message(Row):
@@ -123,14 +126,14 @@ class Message(Row):
         text=v.str_text)
     conversation: str = field(load=v.want_str, text=v.str_text)
     sender: str = field(load=v.want_str, text=v.str_text)
-    body: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text)
-    sent_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    body: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text)
+    sent_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     delivery: Delivery = field(
         load=lambda x, p: v.want_enum(x, p, Delivery), fill=lambda ep: _E8_Delivery_sent,
         export=enum_value, text=enum_text(Delivery))
-    read_by: tuple[str, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+    read_by: tuple[str, ...] = field(load=lambda x, p: v.want_set(x, p, v.want_str), export=list)
 
 
 class Profile(Record):
@@ -140,9 +143,10 @@ class Profile(Record):
     name: str = field(load=v.want_str, text=v.str_text)
     phone: str = field(load=v.want_str, text=v.str_text)
     email: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
         text=optional_text(v.str_text))
-    presence: Presence = field(load=lambda x, p: v.want_enum(x, p, Presence), export=enum_value, text=enum_text(Presence))
+    presence: Presence = field(
+        load=lambda x, p: v.want_enum(x, p, Presence), export=enum_value, text=enum_text(Presence))
 
 
 class ContactCard(Record):
@@ -153,10 +157,11 @@ class ContactCard(Record):
     name: str = field(load=v.want_str, text=v.str_text)
     phone: str = field(load=v.want_str, text=v.str_text)
     favorite: bool = field(load=v.want_bool)
-    presence: Presence = field(load=lambda x, p: v.want_enum(x, p, Presence), export=enum_value, text=enum_text(Presence))
+    presence: Presence = field(
+        load=lambda x, p: v.want_enum(x, p, Presence), export=enum_value, text=enum_text(Presence))
     last_seen: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        optional=True, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), optional=True,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
 class ConversationSummary(Record):
@@ -168,13 +173,13 @@ class ConversationSummary(Record):
         text=enum_text(ConversationKind))
     title: str = field(load=v.want_str, text=v.str_text)
     participants: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value), text=v.str_list_text)
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=list, text=v.str_list_text)
     unread: int = field(load=v.want_int, text=v.int_text)
     last_message: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
         text=optional_text(v.str_text))
-    last_activity: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    last_activity: dt.datetime = field(
+        load=v.want_datetime, export=lambda value: value.isoformat())
     archived: bool = field(load=v.want_bool)
 
 
@@ -183,8 +188,7 @@ class UnreadSummary(Record):
 
     total: int = field(load=v.want_int, text=v.int_text)
     by_conversation: dict[str, int] = field(
-        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_int(x, p))),
-        export=lambda value: {k: x for k, x in value.items()}, text=v.map_text)
+        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_int), export=dict, text=v.map_text)
 
 
 _GET_id_ = rt.attrgetter('id_')
@@ -262,9 +266,9 @@ class MobileMessaging(Episode):
         if 'message_ids' in data:
             self.state.message_ids = v.want_int(data['message_ids'], '$.message_ids')
         if 'current_user' in data:
-            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', (lambda x, p: v.want_str(x, p)))
+            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', v.want_str)
         if 'last_seen' in data:
-            self.state.last_seen = v.want_map(data['last_seen'], '$.last_seen', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_datetime(x, p)))
+            self.state.last_seen = v.want_map(data['last_seen'], '$.last_seen', v.want_str, v.want_datetime)
         del ep
 
     def _check_invariants(self) -> None:
@@ -752,7 +756,7 @@ def _invoke_get_conversation_messages(ep: MobileMessaging, args: Mapping[str, An
 
 def _invoke_create_group(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     a_title = v.check_length(v.want_str(args['title'], 'title'), 'title', 1, 60)
-    a_members = v.check_length(v.want_list(args['members'], 'members', (lambda x, p: v.want_str(x, p))), 'members', 2, 20)
+    a_members = v.check_length(v.want_list(args['members'], 'members', v.want_str), 'members', 2, 20)
     return ep.tool_create_group(a_title, a_members)
 
 

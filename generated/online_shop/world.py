@@ -88,12 +88,15 @@ _E12_ReturnStatus_requested, _E12_ReturnStatus_refunded = ReturnStatus.__members
 class Address(Record):
     'A postal address in the USA.'
 
-    address1: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text)
+    address1: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text)
     address2: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 100), fill=lambda ep: '',
         text=v.str_text)
-    city: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
-    state_code: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}$'), text=v.str_text)
+    city: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+    state_code: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}$'), text=v.str_text)
     zip_: str = field(
         'zip', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'),
         text=v.str_text)
@@ -105,14 +108,16 @@ class CreditCard(Record):
 
     id_: str = field('id', load=v.want_str, text=v.str_text)
     brand: str = field(load=v.want_str, text=v.str_text)
-    last_four: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}$'), text=v.str_text)
+    last_four: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}$'), text=v.str_text)
 
 
 class GiftCard(Record):
     'A store gift card; only gift cards hold a balance.'
 
     id_: str = field('id', load=v.want_str, text=v.str_text)
-    balance: float = field(load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+    balance: float = field(
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
 
 
 class Paypal(Record):
@@ -130,7 +135,8 @@ class Transaction(Record):
     kind: TransactionKind = field(
         load=lambda x, p: v.want_enum(x, p, TransactionKind), export=enum_value,
         text=enum_text(TransactionKind))
-    amount: float = field(load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+    amount: float = field(
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
     method_id: str = field(load=v.want_str, text=v.str_text)
     at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
 
@@ -141,17 +147,19 @@ class OrderItem(Record):
     variant: str = field(load=v.want_str, text=v.str_text)
     name: str = field(load=v.want_str, text=v.str_text)
     options: dict[str, str] = field(
-        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-        export=lambda value: {k: x for k, x in value.items()}, text=v.map_text)
-    price: float = field(load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
-    quantity: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10), text=v.int_text)
+        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=dict, text=v.map_text)
+    price: float = field(
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+    quantity: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10), text=v.int_text)
 
 
 class Product(Row):
     'A catalogue product; what can be bought are its variants.'
 
     id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
     category: str = field(load=v.want_str, text=v.str_text)
 
 
@@ -161,9 +169,9 @@ class Variant(Row):
     id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
     product: str = field(load=v.want_str, text=v.str_text)
     options: dict[str, str] = field(
-        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-        export=lambda value: {k: x for k, x in value.items()}, text=v.map_text)
-    price: float = field(load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=dict, text=v.map_text)
+    price: float = field(
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
     stock: int = field(load=v.want_int, text=v.int_text)
 
 
@@ -171,7 +179,8 @@ class Customer(Row):
     'A shopper with an account.'
 
     id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
         text=v.str_text)
@@ -179,7 +188,7 @@ class Customer(Row):
         load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
         text=v.record_text)
     payment_methods: dict[str, PaymentMethod] = field(
-        load_ep=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: _load_PaymentMethod(x, p, ep))),
+        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _load_PaymentMethod(x, p, ep))),
         export=lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()},
         text=lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}')
 
@@ -211,7 +220,8 @@ class Order(Row):
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, CancelReason))),
         fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
         text=enum_text(CancelReason))
-    created_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    created_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class ReturnRequest(Row):
@@ -220,18 +230,21 @@ class ReturnRequest(Row):
     id_: str = field(
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('return_ids', 'RET{:04d}'),
         text=v.str_text)
-    order: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'), text=v.str_text)
+    order: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'), text=v.str_text)
     items: tuple[str, ...] = field(
-        load=lambda x, p: v.check_length(v.want_list(x, p, (lambda x, p: v.want_str(x, p))), p, 1, None),
-        export=lambda value: list(value))
+        load=lambda x, p: v.check_length(v.want_list(x, p, v.want_str), p, 1, None), export=list)
     refund_method_id: str = field(load=v.want_str, text=v.str_text)
-    amount: float = field(load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
-    reason: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+    amount: float = field(
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+    reason: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
     status: ReturnStatus = field(
         load=lambda x, p: v.want_enum(x, p, ReturnStatus),
         fill=lambda ep: _E12_ReturnStatus_requested, export=enum_value,
         text=enum_text(ReturnStatus))
-    created_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    created_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class ProductSummary(Record):
@@ -250,9 +263,7 @@ class ProductDetails(Record):
     id_: str = field('id', load=v.want_str, text=v.str_text)
     name: str = field(load=v.want_str, text=v.str_text)
     category: str = field(load=v.want_str, text=v.str_text)
-    variants: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+    variants: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
 class OrderSummary(Record):
@@ -791,7 +802,7 @@ def _invoke_get_order_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
 
 
 def _invoke_list_products(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_str(x, p))) if args.get('category') is not None else None)
+    a_category = (v.want_optional(args['category'], 'category', v.want_str) if args.get('category') is not None else None)
     a_in_stock_only = (v.want_bool(args['in_stock_only'], 'in_stock_only') if args.get('in_stock_only') is not None else False)
     return ep.tool_list_products(a_category, a_in_stock_only)
 
@@ -809,7 +820,7 @@ def _invoke_place_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
     a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
-    a_items = v.check_length(v.want_map(args['items'], 'items', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10))), 'items', 1, 10)
+    a_items = v.check_length(v.want_map(args['items'], 'items', v.want_str, (lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10))), 'items', 1, 10)
     a_payment_method_id = args['payment_method_id']
     if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
         a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
@@ -855,7 +866,7 @@ def _invoke_mark_order_delivered(ep: OnlineShop, args: Mapping[str, Any]) -> Any
 
 def _invoke_request_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
-    a_item_ids = v.check_length(v.want_list(args['item_ids'], 'item_ids', (lambda x, p: v.want_str(x, p))), 'item_ids', 1, 10)
+    a_item_ids = v.check_length(v.want_list(args['item_ids'], 'item_ids', v.want_str), 'item_ids', 1, 10)
     a_refund_method_id = args['refund_method_id']
     if type(a_refund_method_id) is not str or not a_refund_method_id.isascii():
         a_refund_method_id = v.want_str(a_refund_method_id, 'refund_method_id')

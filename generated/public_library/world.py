@@ -82,7 +82,8 @@ class Member(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
         text=v.str_text)
@@ -98,9 +99,12 @@ class Book(Row):
     isbn: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
         text=v.str_text)
-    title: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
-    author: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
-    genre: Genre = field(load=lambda x, p: v.want_enum(x, p, Genre), export=enum_value, text=enum_text(Genre))
+    title: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+    author: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+    genre: Genre = field(
+        load=lambda x, p: v.want_enum(x, p, Genre), export=enum_value, text=enum_text(Genre))
 
 
 class Copy(Row):
@@ -126,13 +130,14 @@ class Loan(Row):
     copy_: str = field(
         'copy', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
         text=v.str_text)
-    member: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
+    member: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
     borrowed_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     due_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     renewed: bool = field(load=v.want_bool, fill=lambda ep: False)
     returned_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     late_fee: float = field(
         load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
         text=v.float_text)
@@ -147,8 +152,10 @@ class Hold(Row):
     book: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
         text=v.str_text)
-    member: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
-    placed_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    member: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
+    placed_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     status: HoldStatus = field(
         load=lambda x, p: v.want_enum(x, p, HoldStatus), fill=lambda ep: _E10_HoldStatus_active,
         export=enum_value, text=enum_text(HoldStatus))
@@ -160,11 +167,11 @@ class BookInfo(Record):
     isbn: str = field(load=v.want_str, text=v.str_text)
     title: str = field(load=v.want_str, text=v.str_text)
     author: str = field(load=v.want_str, text=v.str_text)
-    genre: Genre = field(load=lambda x, p: v.want_enum(x, p, Genre), export=enum_value, text=enum_text(Genre))
+    genre: Genre = field(
+        load=lambda x, p: v.want_enum(x, p, Genre), export=enum_value, text=enum_text(Genre))
     copies: int = field(load=v.want_int, text=v.int_text)
     available_copies: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value), text=v.str_list_text)
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=list, text=v.str_list_text)
     active_holds: int = field(load=v.want_int, text=v.int_text)
 
 
@@ -197,14 +204,15 @@ class CopyInfo(Record):
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
         text=v.str_text)
     open_loan: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
         text=optional_text(v.str_text))
 
 
 class MemberInfo(Record):
     'A member with their open loans and active holds.'
 
-    member: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
+    member: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
     can_borrow: bool = field(load=v.want_bool)
     open_loans: tuple[LoanLine, ...] = field(
         load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: LoanLine.load(x, p, ep))),

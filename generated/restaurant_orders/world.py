@@ -89,7 +89,8 @@ class Server(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
 
 
 class DiningTable(Row):
@@ -98,8 +99,10 @@ class DiningTable(Row):
     number: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'),
         text=v.str_text)
-    seats: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text)
-    zone: Zone = field(load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
+    seats: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text)
+    zone: Zone = field(
+        load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
 
 
 class MenuItem(Row):
@@ -108,9 +111,12 @@ class MenuItem(Row):
     code: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}[0-9]{2}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
-    category: Category = field(load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
-    price_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    category: Category = field(
+        load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
+    price_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
     available: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -120,25 +126,29 @@ class Order(Row):
     id_: str = field(
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('order_ids', 'O{:03d}'),
         text=v.str_text)
-    table: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'), text=v.str_text)
-    server: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text)
-    guests: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text)
+    table: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'), text=v.str_text)
+    server: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text)
+    guests: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text)
     status: OrderStatus = field(
         load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_open_,
         export=enum_value, text=enum_text(OrderStatus))
-    opened_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    opened_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     sent_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     served_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     split_ways: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), fill=lambda ep: 1,
         text=v.int_text)
     paid_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
 class OrderLine(Row):
@@ -151,8 +161,10 @@ class OrderLine(Row):
     item: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}[0-9]{2}$'),
         text=v.str_text)
-    quantity: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text)
-    unit_price_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
+    quantity: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text)
+    unit_price_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
     note: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
         text=v.str_text)
@@ -165,30 +177,29 @@ class Payment(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('payment_ids', 'PAY{:03d}'),
         text=v.str_text)
     order: str = field(load=v.want_str, text=v.str_text)
-    share: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text)
-    amount_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
-    tip_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    share: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text)
+    amount_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    tip_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
     method: PayMethod = field(
         load=lambda x, p: v.want_enum(x, p, PayMethod), export=enum_value,
         text=enum_text(PayMethod))
-    paid_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    paid_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class OrderView(Record):
     'An order with its lines and what is still due.'
 
     order: str = field(load=v.want_str, text=v.str_text)
-    lines: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+    lines: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
     total_cents: int = field(load=v.want_int, text=v.int_text)
     split_ways: int = field(load=v.want_int, text=v.int_text)
     share_amounts: tuple[int, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_int(x, p))),
-        export=lambda value: list(value))
-    payments: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+        load=lambda x, p: v.want_list(x, p, v.want_int), export=list)
+    payments: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
     paid_cents: int = field(load=v.want_int, text=v.int_text)
     due_cents: int = field(load=v.want_int, text=v.int_text)
 
@@ -196,9 +207,10 @@ class OrderView(Record):
 class TableStatus(Record):
     'A dining table with the order at it that is not paid yet.'
 
-    table: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'), text=v.str_text)
+    table: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'), text=v.str_text)
     current_order: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
         text=optional_text(v.str_text))
 
 

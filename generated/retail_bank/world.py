@@ -73,7 +73,8 @@ class Teller(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     can_freeze: bool = field(load=v.want_bool)
 
 
@@ -83,7 +84,8 @@ class Customer(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
         text=v.str_text)
@@ -96,7 +98,8 @@ class Account(Row):
     number: str = field(
         key=True, load=v.want_str, fill=lambda ep: ep._next('account_numbers', 'AC{:05d}'),
         text=v.str_text)
-    owner: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'), text=v.str_text)
+    owner: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'), text=v.str_text)
     kind: AccountKind = field(
         load=lambda x, p: v.want_enum(x, p, AccountKind), export=enum_value,
         text=enum_text(AccountKind))
@@ -109,8 +112,8 @@ class Account(Row):
         text=v.int_text)
     opened_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     closed_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     freeze_reason: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
         text=v.str_text)
@@ -122,30 +125,33 @@ class Transaction(Row):
     id_: str = field(
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('transaction_ids', 'TX{:06d}'),
         text=v.str_text)
-    kind: TxKind = field(load=lambda x, p: v.want_enum(x, p, TxKind), export=enum_value, text=enum_text(TxKind))
+    kind: TxKind = field(
+        load=lambda x, p: v.want_enum(x, p, TxKind), export=enum_value, text=enum_text(TxKind))
     from_account: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
+        text=optional_text(v.str_text))
     to_account: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
-    amount_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text)
+        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
+        text=optional_text(v.str_text))
+    amount_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text)
     memo: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
         text=v.str_text)
-    teller: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'), text=v.str_text)
-    at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    teller: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'), text=v.str_text)
+    at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class CustomerView(Record):
     'A customer with all their accounts.'
 
-    customer: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'), text=v.str_text)
+    customer: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'), text=v.str_text)
     name: str = field(load=v.want_str, text=v.str_text)
     email: str = field(load=v.want_str, text=v.str_text)
-    accounts: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+    accounts: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
     total_balance_cents: int = field(load=v.want_int, text=v.int_text)
 
 
@@ -154,8 +160,7 @@ class AccountView(Record):
 
     account: str = field(load=v.want_str, text=v.str_text)
     recent_transactions: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
 _GET_balance_cents = rt.attrgetter('balance_cents')

@@ -82,8 +82,10 @@ class TaxCode(Row):
     code: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'),
         text=v.str_text)
-    description: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
-    rate_percent: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 60), text=v.int_text)
+    description: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    rate_percent: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 60), text=v.int_text)
 
 
 class Employee(Row):
@@ -92,16 +94,20 @@ class Employee(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
-    role: Role = field(load=lambda x, p: v.want_enum(x, p, Role), export=enum_value, text=enum_text(Role))
-    pay_type: PayType = field(load=lambda x, p: v.want_enum(x, p, PayType), export=enum_value, text=enum_text(PayType))
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    role: Role = field(
+        load=lambda x, p: v.want_enum(x, p, Role), export=enum_value, text=enum_text(Role))
+    pay_type: PayType = field(
+        load=lambda x, p: v.want_enum(x, p, PayType), export=enum_value, text=enum_text(PayType))
     annual_salary_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
         text=v.int_text)
     hourly_rate_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
         text=v.int_text)
-    tax_code: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'), text=v.str_text)
+    tax_code: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'), text=v.str_text)
     active: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -118,8 +124,8 @@ class PayPeriod(Row):
         load=lambda x, p: v.want_enum(x, p, PeriodStatus), fill=lambda ep: _E12_PeriodStatus_open_,
         export=enum_value, text=enum_text(PeriodStatus))
     paid_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
 class Timesheet(Row):
@@ -128,7 +134,8 @@ class Timesheet(Row):
     id_: str = field(
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('timesheet_ids', 'TS{:03d}'),
         text=v.str_text)
-    employee: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+    employee: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
     period: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
         text=v.str_text)
@@ -150,13 +157,17 @@ class Bonus(Row):
     id_: str = field(
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('bonus_ids', 'BN{:03d}'),
         text=v.str_text)
-    employee: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+    employee: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
     period: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
         text=v.str_text)
-    amount_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10000000), text=v.int_text)
-    reason: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
-    issued_by: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+    amount_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10000000), text=v.int_text)
+    reason: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+    issued_by: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
 
 
 class Payslip(Row):
@@ -165,22 +176,26 @@ class Payslip(Row):
     id_: str = field(
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('payslip_ids', 'PS{:04d}'),
         text=v.str_text)
-    employee: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+    employee: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
     period: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
         text=v.str_text)
     timesheet: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
+        text=optional_text(v.str_text))
     hours: float = field(
         load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
         text=v.float_text)
-    gross_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    gross_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
     bonus_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
         text=v.int_text)
-    tax_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
-    net_cents: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    tax_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    net_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
     corrected: bool = field(load=v.want_bool, fill=lambda ep: False)
     correction_note: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
@@ -190,17 +205,18 @@ class Payslip(Row):
 class EmployeeView(Record):
     "An employee's pay details and payslips."
 
-    employee: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+    employee: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
     name: str = field(load=v.want_str, text=v.str_text)
-    pay_type: PayType = field(load=lambda x, p: v.want_enum(x, p, PayType), export=enum_value, text=enum_text(PayType))
+    pay_type: PayType = field(
+        load=lambda x, p: v.want_enum(x, p, PayType), export=enum_value, text=enum_text(PayType))
     annual_salary_cents: int = field(load=v.want_int, text=v.int_text)
     hourly_rate_cents: int = field(load=v.want_int, text=v.int_text)
-    tax_code: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'), text=v.str_text)
+    tax_code: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'), text=v.str_text)
     rate_percent: int = field(load=v.want_int, text=v.int_text)
     active: bool = field(load=v.want_bool)
-    payslips: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+    payslips: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
 class _State(StateBase):

@@ -82,8 +82,8 @@ class Variant(Record):
 
     item_id: str = field(load=v.want_str, text=v.str_text)
     options: dict[str, str] = field(
-        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-        export=v.export_value, text=v.map_text)
+        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=v.export_value,
+        text=v.map_text)
     available: bool = field(load=v.want_bool)
     price: float = field(load=v.want_float, text=v.float_text)
 
@@ -135,19 +135,19 @@ class OrderItem(Record):
     item_id: str = field(load=v.want_str, text=v.str_text)
     price: float = field(load=v.want_float, text=v.float_text)
     options: dict[str, str] = field(
-        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-        export=v.export_value, text=v.map_text)
+        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=v.export_value,
+        text=v.map_text)
 
 
 class Fulfillment(Record):
     'The Fulfillment record.'
 
     tracking_id: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value, text=v.str_list_text)
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
     item_ids: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value, text=v.str_list_text)
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
 
 
 class OrderPayment(Record):
@@ -166,7 +166,7 @@ class Product(Row):
     name: str = field(load=v.want_str)
     product_id: str = field(key=True, load=v.want_str)
     variants: dict[str, Variant] = field(
-        load_ep=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: Variant.load(x, p, ep))),
+        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: Variant.load(x, p, ep))),
         export=v.export_value, text=v.record_map_text)
 
 
@@ -177,15 +177,16 @@ class User(Row):
     name: UserName = field(
         load_ep=lambda x, p, ep: UserName.load(x, p, ep), export=v.export_value,
         text=v.record_text)
-    address: Address = field(load_ep=lambda x, p, ep: Address.load(x, p, ep), export=v.export_value, text=v.record_text)
+    address: Address = field(
+        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=v.export_value, text=v.record_text)
     email: str = field(load=v.want_str)
     payment_methods: dict[str, PaymentMethod] = field(
-        load_ep=lambda x, p, ep: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: _load_PaymentMethod(x, p, ep))),
+        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _load_PaymentMethod(x, p, ep))),
         export=lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()},
         text=lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _TAGS_PaymentMethod for k0, x0 in value.items()])) else v.json_text({k: _export_PaymentMethod(x) for k, x in value.items()})))
     orders: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value, text=v.str_list_text)
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
 
 
 class Order(Row):
@@ -193,7 +194,8 @@ class Order(Row):
 
     order_id: str = field(key=True, load=v.want_str)
     user_id: str = field(load=v.want_str)
-    address: Address = field(load_ep=lambda x, p, ep: Address.load(x, p, ep), export=v.export_value, text=v.record_text)
+    address: Address = field(
+        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=v.export_value, text=v.record_text)
     items: tuple[OrderItem, ...] = field(
         load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: OrderItem.load(x, p, ep))),
         export=v.export_value, text=v.records_text)
@@ -210,23 +212,21 @@ class Order(Row):
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, CancelReason))),
         fill=lambda ep: None, export=v.export_value, text=enum_text(CancelReason, loose=True))
     exchange_items: tuple[str, ...] | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))),
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, v.want_str))),
         fill=lambda ep: None, export=v.export_value, text=v.str_list_text)
     exchange_new_items: tuple[str, ...] | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))),
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, v.want_str))),
         fill=lambda ep: None, export=v.export_value, text=v.str_list_text)
     exchange_payment_method_id: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        fill=lambda ep: None)
+        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None)
     exchange_price_difference: int | float | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_number(x, p))),
-        fill=lambda ep: None, text=v.number_text)
+        load=lambda x, p: v.want_optional(x, p, v.want_number), fill=lambda ep: None,
+        text=v.number_text)
     return_items: tuple[str, ...] | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))),
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, v.want_str))),
         fill=lambda ep: None, export=v.export_value, text=v.str_list_text)
     return_payment_method_id: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))),
-        fill=lambda ep: None)
+        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None)
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal

@@ -48,7 +48,8 @@ class User(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     handle: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[a-z][a-z0-9_]{1,19}$'),
         text=v.str_text)
@@ -67,11 +68,13 @@ class Channel(Row):
     visibility: Visibility = field(
         load=lambda x, p: v.want_enum(x, p, Visibility), export=enum_value,
         text=enum_text(Visibility))
-    owner: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+    owner: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
     topic: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 200), fill=lambda ep: '',
         text=v.str_text)
-    created_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    created_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class Membership(Row):
@@ -81,11 +84,13 @@ class Membership(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('membership_ids', 'M{:03d}'),
         text=v.str_text)
     channel: str = field(load=v.want_str, text=v.str_text)
-    user: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+    user: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
     invited_by: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
         fill=lambda ep: None, text=optional_text(v.str_text))
-    joined_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    joined_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class Message(Row):
@@ -95,12 +100,15 @@ class Message(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('message_ids', 'MSG{:03d}'),
         text=v.str_text)
     channel: str = field(load=v.want_str, text=v.str_text)
-    author: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
-    body: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 2000), text=v.str_text)
-    posted_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    author: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+    body: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 2000), text=v.str_text)
+    posted_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     edited_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     deleted: bool = field(load=v.want_bool, fill=lambda ep: False)
     pinned: bool = field(load=v.want_bool, fill=lambda ep: False)
     pinned_by: str | None = field(
@@ -116,7 +124,8 @@ class ChannelSummary(Record):
     visibility: Visibility = field(
         load=lambda x, p: v.want_enum(x, p, Visibility), export=enum_value,
         text=enum_text(Visibility))
-    owner: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+    owner: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
     topic: str = field(load=v.want_str, text=v.str_text)
     members: int = field(load=v.want_int, text=v.int_text)
     is_member: bool = field(load=v.want_bool)
@@ -128,13 +137,9 @@ class ChannelView(Record):
     channel: str = field(load=v.want_str, text=v.str_text)
     members: tuple[str, ...] = field(
         load=lambda x, p: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
-        export=lambda value: list(value))
-    pinned: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
-    messages: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+        export=list)
+    pinned: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    messages: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
 _C_MAX_PINS: int = 3  # team_chat.world:90

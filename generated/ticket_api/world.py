@@ -86,11 +86,11 @@ class TicketAPI(Episode):
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
         if 'ticket_queue' in data:
-            self.state.ticket_queue = v.want_list(data['ticket_queue'], '$.ticket_queue', (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))))
+            self.state.ticket_queue = v.want_list(data['ticket_queue'], '$.ticket_queue', (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
         if 'ticket_counter' in data:
             self.state.ticket_counter = v.want_int(data['ticket_counter'], '$.ticket_counter')
         if 'current_user' in data:
-            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', (lambda x, p: v.want_str(x, p)))
+            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', v.want_str)
         del ep
 
     def _check_invariants(self) -> None:
@@ -302,7 +302,7 @@ def _invoke_edit_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         except ToolError as exc:
             a_ticket_id = rt.foreign(ep, exc, args['ticket_id'], 'ticket_id')
         try:
-            a_updates = v.want_map(args['updates'], 'updates', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))
+            a_updates = v.want_map(args['updates'], 'updates', v.want_str, (lambda x, p: v.want_json(x, p)))
         except ToolError as exc:
             a_updates = rt.foreign(ep, exc, args['updates'], 'updates')
         return ep.tool_edit_ticket(a_ticket_id, a_updates)
@@ -340,7 +340,7 @@ def _invoke_logout(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
 def _invoke_get_user_tickets(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
     try:
         try:
-            a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_str(x, p))) if 'status' in args else None)
+            a_status = (v.want_optional(args['status'], 'status', v.want_str) if 'status' in args else None)
         except ToolError as exc:
             a_status = rt.foreign(ep, exc, args['status'], 'status')
         return ep.tool_get_user_tickets(a_status)

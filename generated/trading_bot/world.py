@@ -77,31 +77,32 @@ class Balance(Record):
     'The Balance record.'
 
     status: str = field(load=v.want_str, text=v.str_text)
-    new_balance: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    new_balance: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
 
 
 class StockList(Record):
     'The StockList record.'
 
     stock_list: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value, text=v.str_list_text)
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
 
 
 class FilteredStocks(Record):
     'The FilteredStocks record.'
 
     filtered_stocks: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value, text=v.str_list_text)
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
 
 
 class Watchlist(Record):
     'The Watchlist record.'
 
     watchlist: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value, text=v.str_list_text)
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
 
 
 class Notification(Record):
@@ -162,7 +163,7 @@ class TradingBot(Episode):
         if 'orders' in data:
             self.state.orders = v.want_map(data['orders'], '$.orders', (lambda x, p: v.want_json(x, p)), (lambda x, p: v.want_json(x, p)), json_keys=True)
         if 'account_info' in data:
-            self.state.account_info = v.want_map(data['account_info'], '$.account_info', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))
+            self.state.account_info = v.want_map(data['account_info'], '$.account_info', v.want_str, (lambda x, p: v.want_json(x, p)))
         if 'authenticated' in data:
             self.state.authenticated = v.want_bool(data['authenticated'], '$.authenticated')
         if 'market_status' in data:
@@ -170,11 +171,11 @@ class TradingBot(Episode):
         if 'order_counter' in data:
             self.state.order_counter = v.want_int(data['order_counter'], '$.order_counter')
         if 'stocks' in data:
-            self.state.stocks = v.want_map(data['stocks'], '$.stocks', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))))
+            self.state.stocks = v.want_map(data['stocks'], '$.stocks', v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
         if 'watch_list' in data:
-            self.state.watch_list = v.want_list(data['watch_list'], '$.watch_list', (lambda x, p: v.want_str(x, p)))
+            self.state.watch_list = v.want_list(data['watch_list'], '$.watch_list', v.want_str)
         if 'transaction_history' in data:
-            self.state.transaction_history = v.want_list(data['transaction_history'], '$.transaction_history', (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))))
+            self.state.transaction_history = v.want_list(data['transaction_history'], '$.transaction_history', (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
         if 'long_context' in data:
             self.state.long_context = v.want_bool(data['long_context'], '$.long_context')
         del ep
@@ -529,11 +530,11 @@ def _invoke_get_order_history(ep: TradingBot, args: Mapping[str, Any]) -> Any:
 def _invoke_get_transaction_history(ep: TradingBot, args: Mapping[str, Any]) -> Any:
     try:
         try:
-            a_start_date = (v.want_optional(args['start_date'], 'start_date', (lambda x, p: v.want_str(x, p))) if 'start_date' in args else None)
+            a_start_date = (v.want_optional(args['start_date'], 'start_date', v.want_str) if 'start_date' in args else None)
         except ToolError as exc:
             a_start_date = rt.foreign(ep, exc, args['start_date'], 'start_date')
         try:
-            a_end_date = (v.want_optional(args['end_date'], 'end_date', (lambda x, p: v.want_str(x, p))) if 'end_date' in args else None)
+            a_end_date = (v.want_optional(args['end_date'], 'end_date', v.want_str) if 'end_date' in args else None)
         except ToolError as exc:
             a_end_date = rt.foreign(ep, exc, args['end_date'], 'end_date')
         return ep.tool_get_transaction_history(a_start_date, a_end_date)

@@ -65,57 +65,64 @@ class CostList(Record):
     'The CostList record.'
 
     travel_cost_list: tuple[float, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_float(x, p))),
-        export=v.export_value)
+        load=lambda x, p: v.want_list(x, p, v.want_float), export=v.export_value)
 
 
 class CardBalance(Record):
     'The CardBalance record.'
 
-    card_balance: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    card_balance: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
 
 
 class Booking(Record):
     'The Booking record.'
 
     booking_id: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
-        omit_none=True, text=optional_text(v.str_text))
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
+        text=optional_text(v.str_text))
     transaction_id: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
-        omit_none=True, text=optional_text(v.str_text))
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
+        text=optional_text(v.str_text))
     booking_status: bool = field(load=v.want_bool)
     booking_history: dict[str, dict[str, Any]] | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))))),
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))))),
         optional=True, export=v.export_value, omit_none=True, keeps_text=False)
     error: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
-        omit_none=True, text=optional_text(v.str_text))
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
+        text=optional_text(v.str_text))
 
 
 class Invoice(Record):
     'The Invoice record.'
 
     booking_id: str = field(load=v.want_str, text=v.str_text)
-    travel_date: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
-    travel_from: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
-    travel_to: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
-    travel_class: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
-    travel_cost: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
-    transaction_id: Any = field(load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    travel_date: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    travel_from: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    travel_to: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    travel_class: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    travel_cost: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    transaction_id: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
 
 
 class InvoiceResult(Record):
     'The InvoiceResult record.'
 
-    invoice: Invoice = field(load_ep=lambda x, p, ep: Invoice.load(x, p, ep), export=v.export_value, keeps_text=False)
+    invoice: Invoice = field(
+        load_ep=lambda x, p, ep: Invoice.load(x, p, ep), export=v.export_value, keeps_text=False)
 
 
 class BookingHistory(Record):
     'The BookingHistory record.'
 
     booking_history: dict[str, dict[str, Any]] = field(
-        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))),
+        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))),
         export=v.export_value, keeps_text=False)
 
 
@@ -124,8 +131,8 @@ class Cancellation(Record):
 
     cancel_status: bool = field(load=v.want_bool)
     error: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
-        omit_none=True, text=optional_text(v.str_text))
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
+        text=optional_text(v.str_text))
 
 
 class ExchangedValue(Record):
@@ -139,8 +146,8 @@ class Verification(Record):
 
     verification_status: bool = field(load=v.want_bool)
     verification_failure: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
-        omit_none=True, text=optional_text(v.str_text))
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
+        text=optional_text(v.str_text))
 
 
 class BudgetLimit(Record):
@@ -159,12 +166,12 @@ class Insurance(Record):
     'The Insurance record.'
 
     insurance_id: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
-        omit_none=True, text=optional_text(v.str_text))
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
+        text=optional_text(v.str_text))
     insurance_status: bool = field(load=v.want_bool)
     error: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
-        omit_none=True, text=optional_text(v.str_text))
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
+        text=optional_text(v.str_text))
 
 
 class SupportMessage(Record):
@@ -177,7 +184,7 @@ class CreditCards(Record):
     'The CreditCards record.'
 
     credit_card_list: dict[str, dict[str, Any]] = field(
-        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))),
+        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))),
         export=v.export_value, keeps_text=False)
 
 
@@ -240,27 +247,27 @@ class TravelAPI(Episode):
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
         if 'credit_card_list' in data:
-            self.state.credit_card_list = v.want_map(data['credit_card_list'], '$.credit_card_list', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))))
+            self.state.credit_card_list = v.want_map(data['credit_card_list'], '$.credit_card_list', v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
         if 'booking_record' in data:
-            self.state.booking_record = v.want_map(data['booking_record'], '$.booking_record', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))))
+            self.state.booking_record = v.want_map(data['booking_record'], '$.booking_record', v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
         if 'access_token' in data:
-            self.state.access_token = v.want_optional(data['access_token'], '$.access_token', (lambda x, p: v.want_str(x, p)))
+            self.state.access_token = v.want_optional(data['access_token'], '$.access_token', v.want_str)
         if 'token_type' in data:
-            self.state.token_type = v.want_optional(data['token_type'], '$.token_type', (lambda x, p: v.want_str(x, p)))
+            self.state.token_type = v.want_optional(data['token_type'], '$.token_type', v.want_str)
         if 'token_expires_in' in data:
-            self.state.token_expires_in = v.want_optional(data['token_expires_in'], '$.token_expires_in', (lambda x, p: v.want_int(x, p)))
+            self.state.token_expires_in = v.want_optional(data['token_expires_in'], '$.token_expires_in', v.want_int)
         if 'token_scope' in data:
-            self.state.token_scope = v.want_optional(data['token_scope'], '$.token_scope', (lambda x, p: v.want_str(x, p)))
+            self.state.token_scope = v.want_optional(data['token_scope'], '$.token_scope', v.want_str)
         if 'user_first_name' in data:
-            self.state.user_first_name = v.want_optional(data['user_first_name'], '$.user_first_name', (lambda x, p: v.want_str(x, p)))
+            self.state.user_first_name = v.want_optional(data['user_first_name'], '$.user_first_name', v.want_str)
         if 'user_last_name' in data:
-            self.state.user_last_name = v.want_optional(data['user_last_name'], '$.user_last_name', (lambda x, p: v.want_str(x, p)))
+            self.state.user_last_name = v.want_optional(data['user_last_name'], '$.user_last_name', v.want_str)
         if 'budget_limit' in data:
-            self.state.budget_limit = v.want_optional(data['budget_limit'], '$.budget_limit', (lambda x, p: v.want_number(x, p)))
+            self.state.budget_limit = v.want_optional(data['budget_limit'], '$.budget_limit', v.want_number)
         if 'long_context' in data:
             self.state.long_context = v.want_bool(data['long_context'], '$.long_context')
         if 'flight_cost_lookup' in data:
-            self.state.flight_cost_lookup = v.want_map(data['flight_cost_lookup'], '$.flight_cost_lookup', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_float(x, p)))))
+            self.state.flight_cost_lookup = v.want_map(data['flight_cost_lookup'], '$.flight_cost_lookup', v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, v.want_float)))
         self._on_load()
         del ep
 
@@ -583,11 +590,11 @@ def _invoke_travel_get_login_status(ep: TravelAPI, args: Mapping[str, Any]) -> A
 def _invoke_get_budget_fiscal_year(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     try:
         try:
-            a_lastModifiedAfter = (v.want_optional(args['lastModifiedAfter'], 'lastModifiedAfter', (lambda x, p: v.want_str(x, p))) if 'lastModifiedAfter' in args else None)
+            a_lastModifiedAfter = (v.want_optional(args['lastModifiedAfter'], 'lastModifiedAfter', v.want_str) if 'lastModifiedAfter' in args else None)
         except ToolError as exc:
             a_lastModifiedAfter = rt.foreign(ep, exc, args['lastModifiedAfter'], 'lastModifiedAfter')
         try:
-            a_includeRemoved = (v.want_optional(args['includeRemoved'], 'includeRemoved', (lambda x, p: v.want_str(x, p))) if 'includeRemoved' in args else None)
+            a_includeRemoved = (v.want_optional(args['includeRemoved'], 'includeRemoved', v.want_str) if 'includeRemoved' in args else None)
         except ToolError as exc:
             a_includeRemoved = rt.foreign(ep, exc, args['includeRemoved'], 'includeRemoved')
         return ep.tool_get_budget_fiscal_year(a_lastModifiedAfter, a_includeRemoved)
@@ -681,11 +688,11 @@ def _invoke_retrieve_invoice(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         if type(a_access_token) is not str or not a_access_token.isascii():
             a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
         try:
-            a_booking_id = (v.want_optional(args['booking_id'], 'booking_id', (lambda x, p: v.want_str(x, p))) if 'booking_id' in args else None)
+            a_booking_id = (v.want_optional(args['booking_id'], 'booking_id', v.want_str) if 'booking_id' in args else None)
         except ToolError as exc:
             a_booking_id = rt.foreign(ep, exc, args['booking_id'], 'booking_id')
         try:
-            a_insurance_id = (v.want_optional(args['insurance_id'], 'insurance_id', (lambda x, p: v.want_str(x, p))) if 'insurance_id' in args else None)
+            a_insurance_id = (v.want_optional(args['insurance_id'], 'insurance_id', v.want_str) if 'insurance_id' in args else None)
         except ToolError as exc:
             a_insurance_id = rt.foreign(ep, exc, args['insurance_id'], 'insurance_id')
         return ep.tool_retrieve_invoice(a_access_token, a_booking_id, a_insurance_id)

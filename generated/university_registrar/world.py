@@ -89,7 +89,8 @@ _E5_Grade_A, _E5_Grade_B, _E5_Grade_C, _E5_Grade_D, _E5_Grade_F = Grade.__member
 class Meeting(Record):
     'A weekly class meeting.'
 
-    day: Weekday = field(load=lambda x, p: v.want_enum(x, p, Weekday), export=enum_value, text=enum_text(Weekday))
+    day: Weekday = field(
+        load=lambda x, p: v.want_enum(x, p, Weekday), export=enum_value, text=enum_text(Weekday))
     start: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
         text=v.str_text)
@@ -104,8 +105,10 @@ class Student(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
-    program: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    program: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     status: StudentStatus = field(
         load=lambda x, p: v.want_enum(x, p, StudentStatus),
         fill=lambda ep: _E13_StudentStatus_active, export=enum_value,
@@ -118,11 +121,13 @@ class Course(Row):
     code: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'),
         text=v.str_text)
-    title: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
-    credits_: int = field('credits', load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
+    title: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+    credits_: int = field(
+        'credits', load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
     prerequisites: tuple[str, ...] = field(
         load=lambda x, p: v.want_set(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'))),
-        export=lambda value: list(value))
+        export=list)
 
 
 class Section(Row):
@@ -138,11 +143,13 @@ class Section(Row):
     term: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^20[0-9]{2}-(spring|fall)$'),
         text=v.str_text)
-    instructor: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    instructor: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     meetings: tuple[Meeting, ...] = field(
         load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: Meeting.load(x, p, ep))), p, 1, 5),
         export=lambda value: [x.export() for x in value], text=v.records_text)
-    capacity: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 300), text=v.int_text)
+    capacity: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 300), text=v.int_text)
     starts_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     ends_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     drop_deadline: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
@@ -154,7 +161,8 @@ class Enrolment(Row):
     id_: str = field(
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('enrolment_ids', 'EN{:04d}'),
         text=v.str_text)
-    student: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text)
+    student: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text)
     section: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
         text=v.str_text)
@@ -166,10 +174,11 @@ class Enrolment(Row):
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, Grade))),
         fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
         text=enum_text(Grade))
-    enrolled_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    enrolled_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     dropped_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_datetime(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
 class WaitlistEntry(Row):
@@ -178,11 +187,13 @@ class WaitlistEntry(Row):
     id_: str = field(
         'id', key=True, load=v.want_str, fill=lambda ep: ep._next('waitlist_ids', 'W{:03d}'),
         text=v.str_text)
-    student: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text)
+    student: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text)
     section: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
         text=v.str_text)
-    joined_at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    joined_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class SectionInfo(Record):
@@ -199,19 +210,16 @@ class SectionInfo(Record):
 class StudentRecord(Record):
     "A student's transcript and current registrations."
 
-    student: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text)
+    student: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text)
     enrolments: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
-    waitlist: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    waitlist: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
     sections: tuple[str, ...] = field(
         load=lambda x, p: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'))),
-        export=lambda value: list(value))
+        export=list)
     credits_by_term: dict[str, int] = field(
-        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_int(x, p))),
-        export=lambda value: {k: x for k, x in value.items()}, text=v.map_text)
+        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_int), export=dict, text=v.map_text)
 
 
 class WaitlistPosition(Record):

@@ -59,7 +59,7 @@ class Climate(Record):
 
     currentACTemperature: int | float = field(load=v.want_number, text=v.number_text)
     climateMode: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_str(x, p))), optional=True,
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
         text=optional_text(v.str_text))
     humidityLevel: int | float = field(load=v.want_number, text=v.number_text)
 
@@ -109,8 +109,8 @@ class Log(Record):
     'The Log record.'
 
     log: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=v.export_value, text=v.str_list_text)
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
 
 
 class Feasibility(Record):
@@ -158,7 +158,7 @@ class TirePressure(Record):
     rearRightTirePressure: int | float = field(load=v.want_number, text=v.number_text)
     healthy_tire_pressure: bool = field(load=v.want_bool)
     car_info: dict[str, Any] = field(
-        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))),
+        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))),
         export=v.export_value, keeps_text=False)
 
 
@@ -259,13 +259,13 @@ class VehicleControlAPI(Episode):
         if 'remainingUnlockedDoors' in data:
             self.state.remainingUnlockedDoors = v.want_int(data['remainingUnlockedDoors'], '$.remainingUnlockedDoors')
         if 'doorStatus' in data:
-            self.state.doorStatus = v.want_map(data['doorStatus'], '$.doorStatus', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p)))
+            self.state.doorStatus = v.want_map(data['doorStatus'], '$.doorStatus', v.want_str, v.want_str)
         if 'acTemperature' in data:
             self.state.acTemperature = v.want_number(data['acTemperature'], '$.acTemperature')
         if 'fanSpeed' in data:
             self.state.fanSpeed = v.want_number(data['fanSpeed'], '$.fanSpeed')
         if 'acMode' in data:
-            self.state.acMode = v.want_optional(data['acMode'], '$.acMode', (lambda x, p: v.want_str(x, p)))
+            self.state.acMode = v.want_optional(data['acMode'], '$.acMode', v.want_str)
         if 'humidityLevel' in data:
             self.state.humidityLevel = v.want_number(data['humidityLevel'], '$.humidityLevel')
         if 'headLightStatus' in data:
@@ -554,7 +554,7 @@ def _invoke_adjustClimateControl(ep: VehicleControlAPI, args: Mapping[str, Any])
         except ToolError as exc:
             a_temperature = rt.foreign(ep, exc, args['temperature'], 'temperature')
         try:
-            a_unit = (v.want_optional(args['unit'], 'unit', (lambda x, p: v.want_str(x, p))) if 'unit' in args else 'celsius')
+            a_unit = (v.want_optional(args['unit'], 'unit', v.want_str) if 'unit' in args else 'celsius')
         except ToolError as exc:
             a_unit = rt.foreign(ep, exc, args['unit'], 'unit')
         try:
@@ -562,7 +562,7 @@ def _invoke_adjustClimateControl(ep: VehicleControlAPI, args: Mapping[str, Any])
         except ToolError as exc:
             a_fanSpeed = rt.foreign(ep, exc, args['fanSpeed'], 'fanSpeed')
         try:
-            a_mode = (v.want_optional(args['mode'], 'mode', (lambda x, p: v.want_str(x, p))) if 'mode' in args else 'auto')
+            a_mode = (v.want_optional(args['mode'], 'mode', v.want_str) if 'mode' in args else 'auto')
         except ToolError as exc:
             a_mode = rt.foreign(ep, exc, args['mode'], 'mode')
         return ep.tool_adjustClimateControl(a_temperature, a_unit, a_fanSpeed, a_mode)

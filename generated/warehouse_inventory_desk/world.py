@@ -74,7 +74,8 @@ class Clerk(Row):
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
     role: ClerkRole = field(
         load=lambda x, p: v.want_enum(x, p, ClerkRole), export=enum_value,
         text=enum_text(ClerkRole))
@@ -86,8 +87,10 @@ class Item(Row):
     sku: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
         text=v.str_text)
-    name: str = field(load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
-    reorder_level: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    reorder_level: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
     active: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -98,8 +101,10 @@ class Bin(Row):
         key=True,
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
         text=v.str_text)
-    zone: Zone = field(load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
-    capacity: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text)
+    zone: Zone = field(
+        load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
+    capacity: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text)
     blocked: bool = field(load=v.want_bool, fill=lambda ep: False)
 
 
@@ -115,10 +120,11 @@ class StockLevel(Row):
     bin_: str = field(
         'bin', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
         text=v.str_text)
-    quantity: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    quantity: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
     last_counted: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_date(x, p))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
 class Movement(Row):
@@ -143,8 +149,10 @@ class Movement(Row):
     reference: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 40), fill=lambda ep: '',
         text=v.str_text)
-    clerk: str = field(load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
-    at: dt.datetime = field(load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    clerk: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
+    at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class ItemStock(Record):
@@ -157,9 +165,7 @@ class ItemStock(Record):
     reorder_level: int = field(load=v.want_int, text=v.int_text)
     total: int = field(load=v.want_int, text=v.int_text)
     below_reorder: bool = field(load=v.want_bool)
-    levels: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+    levels: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
 class BinReport(Record):
@@ -168,14 +174,13 @@ class BinReport(Record):
     bin_: str = field(
         'bin', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
         text=v.str_text)
-    zone: Zone = field(load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
+    zone: Zone = field(
+        load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
     capacity: int = field(load=v.want_int, text=v.int_text)
     used: int = field(load=v.want_int, text=v.int_text)
     free: int = field(load=v.want_int, text=v.int_text)
     blocked: bool = field(load=v.want_bool)
-    levels: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))),
-        export=lambda value: list(value))
+    levels: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
 class ReorderFlag(Record):
