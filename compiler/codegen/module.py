@@ -239,9 +239,9 @@ class WorldGenerator:
             return None
         if self.tables.exports_loosely(typ):
             return "v.export_value"
-        named = _EXPORTERS.get(self.tables.export_kind(typ))
-        if named is not None:  # a function of its own, without a lambda around it
-            return named
+        kind = self.tables.export_kind(typ)
+        if kind is not None:  # a function of its own, without a lambda around it
+            return _EXPORTERS[kind]
         return f"lambda value: {self.tables.exporter(typ, 'value')}"
 
     def union_block(self, name: str) -> str:

@@ -185,7 +185,8 @@ def optional_text(text: Callable[[Any], str]) -> Callable[[Any], str]:
 class FieldTable:
     """What a class's declared fields give its methods, computed once when it is defined."""
 
-    __slots__ = ("exported", "fields", "get", "json_names", "load", "names", "text")
+    __slots__ = ("export_some", "fields", "get", "json_names", "load", "names", "omitted",
+                 "padded", "text")
 
     def __init__(self, fields: tuple[Field, ...]) -> None:
         self.fields = fields
@@ -200,26 +201,77 @@ class FieldTable:
             self.get = lambda obj: (single(obj),)
         else:
             self.get = lambda obj: ()
-        #: the fields whose export is no stored value as it is: (JSON name, position,
-        #: exporter, whether left out when none)
-        self.exported = tuple((f.json, i, f.export, f.omit_none) for i, f in enumerate(fields)
-                              if f.export is not None or f.omit_none)
+        #: exports the fields with an exporter, in place of their stored values
+        some = tuple((f.json, f.export, f.name) for f in fields
+                     if f.export is not None and not f.omit_none)
+        self.export_some = _exporter(some)
+        #: whether ``export_some`` pads its last eight (see :func:`_exporter`)
+        self.padded = len(some) % _CHUNK != 0
+        #: the fields left out of the export while they hold none, with their exporters
+        self.omitted = tuple((f.json, f.export) for f in fields if f.omit_none)
         self.load = _loader(fields)
         self.text = _text_of(fields, self)
 
     def export(self, obj: Any) -> dict[str, Any]:
-        """The object's fields as plain JSON data, under their JSON names (the values as
-        they are, in C; then those with an exporter exported, and those left out when none
-        removed)."""
-        values = self.get(obj)
-        out = dict(zip(self.json_names, values, strict=True))
-        for name, index, export, omit_none in self.exported:
-            value = values[index]
-            if value is None and omit_none:
+        """The object's fields as plain JSON data, under their JSON names: the values as
+        they are (in C), then those with an exporter exported (:func:`_exporter`), and
+        those left out when none removed."""
+        out = dict(zip(self.json_names, self.get(obj), strict=True))
+        if self.export_some is not None:
+            self.export_some(out, obj)
+            if self.padded:
+                del out[""]  # the padding (see _exporter)
+        for name, export in self.omitted:
+            value = out[name]
+            if value is None:
                 del out[name]
             elif export is not None:
                 out[name] = export(value)
         return out
+
+
+def _export_eight(out: dict[str, Any], obj: Any) -> None:
+    """The template of :func:`_exporter`: keys, exporters and attributes are replaced."""
+    out[K0] = E0(obj.a0)  # type: ignore[name-defined]  # noqa: F821
+    out[K1] = E1(obj.a1)  # type: ignore[name-defined]  # noqa: F821
+    out[K2] = E2(obj.a2)  # type: ignore[name-defined]  # noqa: F821
+    out[K3] = E3(obj.a3)  # type: ignore[name-defined]  # noqa: F821
+    out[K4] = E4(obj.a4)  # type: ignore[name-defined]  # noqa: F821
+    out[K5] = E5(obj.a5)  # type: ignore[name-defined]  # noqa: F821
+    out[K6] = E6(obj.a6)  # type: ignore[name-defined]  # noqa: F821
+    out[K7] = E7(obj.a7)  # type: ignore[name-defined]  # noqa: F821
+
+
+def _exporter(exported: tuple[tuple[str, Callable[[Any], Any], str], ...]
+              ) -> Callable[[dict[str, Any], Any], None] | None:
+    """``export_some(out, obj)``: ``out[key] = export(obj.attr)`` for each (key, exporter,
+    attribute) of ``exported``, as the statements written out would (the template
+    :func:`_export_eight` per eight fields, its keys ``K<i>`` and exporters ``E<i>`` its
+    globals, its attributes renamed, the last eight padded with an entry under the empty
+    key, which :meth:`FieldTable.export` removes); ``None`` when there are none."""
+    if not exported:
+        return None
+    template = _export_eight.__code__
+    parts = []
+    for start in range(0, len(exported), _CHUNK):
+        chunk = exported[start:start + _CHUNK]
+        # padding: an entry under the empty key (no field's name), removed by the caller
+        chunk = (*chunk, *(("", id, chunk[0][2]),) * (_CHUNK - len(chunk)))
+        names = list(template.co_names)
+        scope: dict[str, Any] = {}
+        for i, (key, export, attr) in enumerate(chunk):
+            names[names.index(f"a{i}")] = attr
+            scope[f"K{i}"], scope[f"E{i}"] = key, export
+        code = template.replace(co_names=tuple(names), co_name=f"export_{chunk[0][2]}")
+        parts.append(types.FunctionType(code, scope, code.co_name))
+    if len(parts) == 1:
+        return parts[0]
+    chunks = tuple(parts)
+
+    def export_some(out: dict[str, Any], obj: Any) -> None:
+        for part in chunks:
+            part(out, obj)
+    return export_some
 
 
 def _loader(fields: tuple[Field, ...]) -> Callable[[object, str, Any], tuple[Any, ...]]:
