@@ -260,3 +260,21 @@ def test_generated_classes_name_no_runtime_internals() -> None:
     assert {name: found for name, found in offending.items() if found} == {}
     before = "_SET_Box: tuple[Any, ...] = rt.slot_setters(_Slots_Box, ('label',))"
     assert _INTERNALS.findall(before) == ["_SET_Box", "_Slots_Box"]
+
+
+def test_the_contracts_names_generated_code_imports_are_exported_and_reserved() -> None:
+    """What the template imports from the contract's modules is theirs to give, and no spec
+    name can take it (the compiler writes the names without loading the runtime)."""
+    import importlib
+
+    from worldspec.compiler.codegen.names import GENERATED_NAMES
+
+    template = (ROOT / "worldspec" / "codegen_templates" / "world.py.jinja").read_text()
+    imported = re.findall(r"^from (worldspec\.runtime\.(?:contract|arguments|records)) "
+                          r"import (.+)$", template, flags=re.MULTILINE)
+    assert {module for module, _ in imported} == {
+        "worldspec.runtime.contract", "worldspec.runtime.arguments", "worldspec.runtime.records"}
+    for module, names in imported:
+        exported = set(importlib.import_module(module).__all__)
+        listed = {name.strip() for name in names.split(",")}
+        assert listed <= exported and listed <= GENERATED_NAMES, (module, listed)

@@ -1,7 +1,11 @@
 """The contract between generated worlds and the runtime: how a world declares its classes.
 
-This module is the contract: code generation (``worldspec/compiler/codegen``) imports it
-for the names it writes, and the runtime builds from what generated code declares with it.
+This module is the contract (with :mod:`worldspec.runtime.arguments` for the tools, which
+needs the episode's classes): generated code imports its names and declares its classes with
+them, and the runtime builds from what they declare. The compiler never loads the runtime
+(``tests/test_layering.py``), so code generation writes these names as the contract's
+``__all__`` spells them, and ``compiler/codegen/names.py`` (``GENERATED_NAMES``) keeps every
+one of them from being a spec name (``tests/test_generated_names.py``).
 A generated record or entity class is a class line, a docstring and one line per field::
 
     class User(Row):

@@ -162,7 +162,9 @@ class RowType(type):
 class Row(metaclass=RowType):
     """Base of generated entity classes: slotted, mutable, with a cached digest and text.
 
-    A generated class lists its fields in ``JSON_FIELDS``. The row's JSON text (tau2's result
+    A generated class declares its fields (:func:`~worldspec.runtime.contract.field`), from
+    which :class:`RowType` makes its slots, its ``JSON_FIELDS`` and its ``__init__``,
+    ``clone``, ``export`` and ``load``. The row's JSON text (tau2's result
     form) is cached whole (``_text``) and as one fragment per field (``_frags``): every
     change of a field goes through the episode (:meth:`Episode._set_row`, or generated code
     doing the same inline), which marks that field's fragment stale (a bit of ``_stale``)

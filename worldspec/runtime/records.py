@@ -4,10 +4,13 @@ Importing :mod:`dataclasses` loads ``inspect``, ``dis``, ``tokenize`` and ``ast`
 and it makes each class's methods by compiling their source (about 1 ms a class): most of a
 world's import. So:
 
-- a generated record subclasses :class:`Record` and writes out its ``__slots__``,
-  ``__match_args__``, ``__eq__``, ``__hash__`` and ``__repr__`` (what ``@dataclass(frozen=True,
-  slots=True)`` made before); :class:`Record` makes it frozen and lets ``copy`` and ``pickle``
-  rebuild it, as the dataclass's ``__getstate__``/``__setstate__`` did;
+- a generated record subclasses :class:`Record` and declares its fields
+  (:func:`~worldspec.runtime.contract.field`); its metaclass (:class:`RecordType`) makes its
+  slots and builds its ``__init__`` (a ``__new__``), ``__match_args__``, ``__eq__``,
+  ``__hash__``, ``__repr__``, ``export``, ``load`` and kept JSON text once per class (what
+  ``@dataclass(frozen=True, slots=True)`` made before, and what generated code wrote out);
+  :class:`Record` makes it frozen and lets ``copy`` and ``pickle`` rebuild it, as the
+  dataclass's ``__getstate__``/``__setstate__`` did;
 - :func:`replace_fields` is ``dataclasses.replace`` for such a record;
 - :func:`value_class` makes the runtime's own value classes (``ToolSpec``, ``TaskSpec``,
   ``Score``...) as ``@dataclass`` (``frozen=True`` or not) makes them, from the class's
