@@ -92,6 +92,14 @@ class FieldView:
 
 
 @dataclass(frozen=True)
+class TaskView:
+    """A task's registry entry: its key and the arguments of its ``TaskSpec``."""
+
+    key: str
+    args: list[str]
+
+
+@dataclass(frozen=True)
 class ClassView:
     """A record (base ``Record``) or an entity (base ``Row``, with its ``entity`` name
     where it differs from the class's) and its fields."""
@@ -127,6 +135,11 @@ def _doc_literal(text: str | None, indent: str) -> str:
 
 #: exporters that are functions of their own, by :meth:`TypeTables.export_kind`
 _EXPORTERS = {"list": "list", "dict": "dict"}
+
+
+def _tuple_display(items: list[str]) -> str:
+    """A tuple display of ``items`` (expressions): ``()``, ``(a,)``, ``(a, b)``."""
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
 def _doc_text(text: str) -> str:
@@ -681,13 +694,13 @@ class WorldGenerator:
             f"{_INDENT}return {body}",
         ])
 
-    def task_spec(self, name: str) -> str:
+    def task_spec(self, name: str) -> TaskView:
+        """A task's registry entry: its key and the arguments of its ``TaskSpec``, on one
+        line (a task is a line of the registry)."""
         info = self.world.tasks[name]
         node = info.node
-        checks = ", ".join(
-            f"CheckSpec({c.name.name!r}, {float(c.weight or 1)!r}, {(c.doc or '')!r}, "
-            f"{_check_fn_name(name, c.name.name)})" for c in node.checks) + \
-            ("," if node.checks else "")
+        checks = [f"CheckSpec({c.name.name!r}, {float(c.weight or 1)!r}, {(c.doc or '')!r}, "
+                  f"{_check_fn_name(name, c.name.name)})" for c in node.checks]
         frame = node.frame
         frame_src = "None" if frame is None else repr(tuple(
             ".".join(part.name for part in target.path) for target in frame.targets))
@@ -713,14 +726,20 @@ class WorldGenerator:
         tags = next((i for i in node.items if isinstance(i, n.Tags)), None)
         split = next((i for i in node.items if isinstance(i, n.Split)), None)
         seed = next((i for i in node.items if isinstance(i, n.Seed)), None)
-        return (f"{name!r}: TaskSpec({name!r}, {(node.instruction or '')!r}, "
-                f"rt.package_data(__package__, {data_name!r}), ({checks}), "
-                f"{frame_src}, ({''.join(c + ', ' for c in calls)}), "
-                f"seed={seed.value if seed else None!r}, persona={opt(n.Persona)!r}, "
-                f"known={opt(n.Known)!r}, unknown={opt(n.Unknown)!r}, "
-                f"tags={tuple(x.name for x in tags.names) if tags else ()!r}, "
-                f"split={split.name.name if split else None!r}, doc={node.doc!r}"
-                f"{_replies_arg(node.solution)}{_reward_arg(node)})")
+        keywords = {"seed": seed.value if seed else None, "persona": opt(n.Persona),
+                    "known": opt(n.Known), "unknown": opt(n.Unknown),
+                    "tags": tuple(x.name for x in tags.names) if tags else (),
+                    "split": split.name.name if split else None, "doc": node.doc,
+                    "replies": tuple(r.text for r in node.solution.replies)
+                    if node.solution is not None else (),
+                    "reward": next((i.mode.name for i in node.items if isinstance(i, n.Reward)),
+                                   None)}
+        args = [repr(name), repr(node.instruction or ""),
+                f"rt.package_data(__package__, {data_name!r})", _tuple_display(checks),
+                frame_src, _tuple_display(calls)]
+        # the keyword arguments that are not their defaults
+        args += [f"{key}={value!r}" for key, value in keywords.items() if value not in (None, ())]
+        return TaskView(repr(name), args)
 
     def result_methods(self, node: n.ResultsDecl) -> list[str]:
         """A custom result convention: ``_success``, ``_failure`` and ``failed`` built from
@@ -873,20 +892,6 @@ def _check_fn_name(task: str, check: str) -> str:
     if "__" in t_name or "__" in c_name:
         return f"_check_{t_name}__{c_name}_{len(t_name)}"
     return f"_check_{t_name}__{c_name}"
-
-
-def _reward_arg(task: n.TaskDecl) -> str:
-    """``, reward=...`` for a task that declares how its checks combine (nothing otherwise:
-    the world's ``REWARD`` holds)."""
-    declared = next((i for i in task.items if isinstance(i, n.Reward)), None)
-    return f", reward={declared.mode.name!r}" if declared is not None else ""
-
-
-def _replies_arg(solution: n.Solution | None) -> str:
-    """``, replies=(...)`` for a solution with reference replies (nothing otherwise, so
-    that tasks without answer checks generate as before)."""
-    replies = tuple(r.text for r in solution.replies) if solution is not None else ()
-    return f", replies={replies!r}" if replies else ""
 
 
 def _text_literal(text: str, indent: str) -> str:
