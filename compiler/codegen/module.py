@@ -734,12 +734,12 @@ class WorldGenerator:
                     if node.solution is not None else (),
                     "reward": next((i.mode.name for i in node.items if isinstance(i, n.Reward)),
                                    None)}
-        args = [repr(name), repr(node.instruction or ""),
+        spec = [repr(name), repr(node.instruction or ""),
                 f"rt.package_data(__package__, {data_name!r})", _tuple_display(checks),
                 frame_src, _tuple_display(calls)]
         # the keyword arguments that are not their defaults
-        args += [f"{key}={value!r}" for key, value in keywords.items() if value not in (None, ())]
-        return TaskView(repr(name), args)
+        spec += [f"{key}={value!r}" for key, value in keywords.items() if value not in (None, ())]
+        return TaskView(repr(name), spec)
 
     def result_methods(self, node: n.ResultsDecl) -> list[str]:
         """A custom result convention: ``_success``, ``_failure`` and ``failed`` built from
