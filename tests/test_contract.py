@@ -72,6 +72,13 @@ class Wide(Record):
     f9: int = field(load=v.want_int)
 
 
+class Odd(Record):
+    """A record whose fields are named like the locals of the function that makes it."""
+
+    cls: str = field(load=v.want_str, text=v.str_text)
+    record: int = field(load=v.want_int, text=v.int_text)
+
+
 class Parcel(Row):
     """An entity row: a key from the data's ``id``, a default, an optional field left out
     of the export when none, a field loaded from the original's key, a record."""
@@ -109,6 +116,12 @@ def test_a_declared_record_is_made_as_a_frozen_dataclass_would_be() -> None:
     with pytest.raises(TypeError, match=r"Box.__init__\(\) missing 1 required positional "
                                         r"argument: 'weight'"):
         Box("b", Size.large)  # type: ignore[call-arg]
+
+
+def test_a_records_fields_may_be_named_like_the_makers_locals() -> None:
+    odd = Odd(cls="c", record=2)
+    assert (odd.cls, odd.record) == ("c", 2) and odd == Odd("c", 2)
+    assert odd._json_text() == '{"cls": "c", "record": 2}'
 
 
 def test_a_record_keeps_its_text_only_when_every_field_is_immutable() -> None:

@@ -610,8 +610,9 @@ def record_maker(names: tuple[str, ...], made: type, keeps_text: bool, qualname:
     code = _MAKE[len(names) - 1].__code__
     stored = {"_json": "_json" if keeps_text else names[0]}
     stored.update({f"a{i}": name for i, name in enumerate(names)})
+    # the class and the record being made: names no field has (none starts with "_")
     code = code.replace(
         co_names=tuple(stored.get(name, name) for name in code.co_names),
-        co_varnames=("cls", *names, *code.co_varnames[len(names) + 1:]),
+        co_varnames=("_cls", *names, *("_" + name for name in code.co_varnames[len(names) + 1:])),
         co_name="__init__", co_qualname=qualname)
     return types.FunctionType(code, {"NEW": object.__new__, "MADE": made}, "__init__")
