@@ -102,12 +102,6 @@ def member_constant(cls: str, member: str) -> str:
     return f"_E{len(cls)}_{cls}_{member}"
 
 
-def enum_texts(cls: str) -> str:
-    """The module constant mapping each member of enum class ``cls`` (and None) to its JSON
-    text: ``_T<len>_<class>`` (see :func:`member_constant`)."""
-    return f"_T{len(cls)}_{cls}"
-
-
 def snake_case(name: str) -> str:
     """``MobileMessaging`` -> ``mobile_messaging`` (for package names); never the name of
     a standard library module (a world ``Json`` gives ``json_``)."""

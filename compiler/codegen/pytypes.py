@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from worldspec.compiler import types as t
-from worldspec.compiler.codegen.names import CLASS_RESERVED, enum_texts, py_name
+from worldspec.compiler.codegen.names import CLASS_RESERVED, py_name
 from worldspec.compiler.model import WorldModel
 
-__all__ = ["TypeTables"]
+__all__ = ["TextMaker", "TypeTables"]
 
 _PRIM_ANNOTATION = {
     "str": "str", "int": "int", "float": "float", "number": "int | float", "bool": "bool",
@@ -38,13 +38,6 @@ _PRIM_SCHEMA: dict[str, dict[str, Any]] = {
 _NUMERIC = ("int", "float", "number")
 
 
-#: text makers of the runtime (``worldspec/runtime/values.py``) giving ``json.dumps`` of the
-#: export of a value of any type: of their type's values the typed text, of ``None`` and of
-#: a JSON value of another type (``arguments: dynamic``) the JSON text of its export
-ANY_VALUE_TEXTS = ("v.records_text", "v.record_map_text", "v.record_text", "v.str_list_text",
-                   "v.map_text", "v.int_text", "v.float_text", "v.number_text", "v.json_text")
-
-
 @dataclass(frozen=True)
 class TextMaker:
     """A field's text maker (an expression of a function, or None for the export's text)
@@ -55,11 +48,6 @@ class TextMaker:
     any_value_or_raises: bool
     #: whether it gives ``null`` for ``None`` (so an optional value needs no guard)
     takes_none: bool = False
-
-
-def _any_value_text(text: str, src: str) -> bool:
-    """Whether expression ``text`` is one of :data:`ANY_VALUE_TEXTS` called on ``src``."""
-    return any(text == f"{fn}({src})" for fn in ANY_VALUE_TEXTS)
 
 
 def _text_prim(typ: t.Type) -> str | None:
@@ -350,7 +338,7 @@ class TypeTables:
         if not self.dynamic:
             return self._text(typ, src, depth)
         typed = self._text(typ, src, depth)
-        if typed is not None and _any_value_text(typed, src):
+        if typed is not None and self._records_text(t.strip_optional(typ)):
             return typed  # right for a value of any type: no guard
         base = t.strip_optional(typ)
         if isinstance(base, t.Named) and base.kind == "record" and typed is not None:
@@ -386,13 +374,25 @@ class TypeTables:
                 return f"type({src}) in _TAGS_{typ.name}"
         return None
 
+    def _records_text(self, typ: t.Type) -> bool:
+        """Whether :meth:`_text` of a value of ``typ`` is the runtime's text of a list or a
+        map of records (``v.records_text``, ``v.record_map_text``), right for any value."""
+        if isinstance(typ, (t.ListOf, t.SetOf)):
+            element = typ.element
+        elif isinstance(typ, t.MapOf) and typ.key == t.STR:
+            element = typ.value
+        else:
+            return False
+        return isinstance(element, t.Named) and element.kind == "record" and \
+            self.has_text(element.name)
+
     def _text(self, typ: t.Type, src: str, depth: int = 0) -> str | None:
         """:meth:`text` of a value known to have its type's shape."""
         if not self._holds_text(typ):
             return None
         if isinstance(typ, t.Optional):
             inner = self._text(typ.inner, src, depth)
-            if inner is not None and _any_value_text(inner, src):
+            if inner is not None and self._records_text(typ.inner):
                 return inner  # of None too: 'null'
             return None if inner is None else f"('null' if {src} is None else {inner})"
         if isinstance(typ, (t.ListOf, t.SetOf)):
@@ -403,7 +403,7 @@ class TypeTables:
             element = typ.element
             if isinstance(element, t.Named) and element.kind == "union":
                 return f"'[' + ', '.join(map(_text_{element.name}, {src})) + ']'"
-            if isinstance(element, t.Named) and item == f"{x}._json_text()":
+            if isinstance(element, t.Named) and element.kind == "record":
                 # records: their kept texts joined, a call only for one not made yet
                 return f"v.records_text({src})"
             return f"'[' + ', '.join([{item} for {x} in {src}]) + ']'"
@@ -412,7 +412,7 @@ class TypeTables:
             item = self._text(typ.value, x, depth + 1)
             if item is None or typ.key != t.STR:
                 return None
-            if isinstance(typ.value, t.Named) and item == f"{x}._json_text()":
+            if isinstance(typ.value, t.Named) and typ.value.kind == "record":
                 return f"v.record_map_text({src})"
             return (f"'{{' + ', '.join([v.str_text({k}) + ': ' + {item} "
                     f"for {k}, {x} in {src}.items()]) + '}}'")
@@ -423,77 +423,12 @@ class TypeTables:
                 return f"{src}._json_text()"
         return None
 
-    def typed_text(self, typ: t.Type, src: str) -> str:
-        """:meth:`scalar_text` as a world without ``arguments: dynamic`` has it: right for a
-        value of the declared type (what a record's text tries first in that mode)."""
-        saved = self.dynamic
-        self.dynamic = False
-        try:
-            return self.scalar_text(typ, src)
-        finally:
-            self.dynamic = saved
-
-    def scalar_text(self, typ: t.Type, src: str) -> str:
-        """An expression giving ``json.dumps`` of the export of stored value ``src`` of any
-        type: a record's cached text, a direct text for text and numbers, else
-        ``json_text`` of the exported value."""
-        found = self.text(typ, src)
-        if found is not None:
-            return found
-        if self.dynamic:  # json_text of the value, whatever JSON value it is
-            inner_type = t.strip_optional(typ)
-            if isinstance(inner_type, t.Prim) and inner_type.name in ("int", "float", "number"):
-                # any other value (none too): its json_text
-                return f"v.{inner_type.name}_text({src})"
-            if isinstance(typ, t.Prim) and typ.name == "str":
-                return f"(v.str_text({src}) if type({src}) is str else v.json_text({src}))"
-            if isinstance(inner_type, (t.ListOf, t.SetOf)) and \
-                    _text_prim(inner_type.element) == "str":
-                return f"v.str_list_text({src})"  # any other value (none too): its json_text
-            if isinstance(inner_type, t.MapOf) and self._plain(inner_type) and \
-                    self._json_as_stored(inner_type) and self.immutable(inner_type):
-                # a dict's text kept by identity (as below); any other value: its json_text
-                return f"v.map_text({src})"
-            if self._json_as_stored(typ):  # JSON as it is stored, typed or not: no export first
-                return f"v.json_text({src})"
-            if isinstance(inner_type, t.Named) and inner_type.kind == "enum":
-                # a member's text from the enum's table (None's too, when it may be none); a
-                # value of another type its own
-                cls = self.class_name(inner_type.name)
-                member = f"{src} is None or type({src}) is {cls}" if inner_type is not typ \
-                    else f"type({src}) is {cls}"
-                return (f"({enum_texts(cls)}[{src}] if {member} "
-                        f"else v.json_text(v.export_value({src})))")
-            return f"v.json_text({self.exporter(typ, src)})"
-        base = typ
-        inner_type = typ.inner if isinstance(typ, t.Optional) else typ
-        if isinstance(inner_type, t.Named) and inner_type.kind == "enum":
-            return f"{enum_texts(self.class_name(inner_type.name))}[{src}]"  # None: 'null'
-        if isinstance(typ, t.Optional):
-            inner = self.scalar_text(typ.inner, src)
-            if inner.startswith("v.json_text("):
-                return f"v.json_text({self.exporter(typ, src)})"
-            return f"('null' if {src} is None else {inner})"
-        if isinstance(base, t.Named) and base.kind == "entity":
-            base = self.key_type(base.name)
-        if isinstance(base, t.Named) and base.kind == "enum":
-            return f"v.str_text({src}._value_)"
-        if isinstance(base, (t.ListOf, t.SetOf)) and _text_prim(base.element) == "str":
-            return f"v.str_list_text({src})"
-        if isinstance(base, t.Prim) and base.name in ("str", "int", "float", "number"):
-            return f"v.{base.name}_text({src})"
-        if isinstance(base, t.MapOf) and self._plain(base) and self.immutable(base):
-            return f"v.map_text({src})"  # never changed in place: its text kept by identity
-        if isinstance(base, (t.ListOf, t.SetOf, t.MapOf)) and self._plain(base):
-            return f"v.json_text({src})"  # tuples and dicts of plain JSON: as they are
-        return f"v.json_text({self.exporter(typ, src)})"
-
     # ------------------------------------------------------ field text makers
     def text_maker(self, typ: t.Type) -> str | None:
         """A function (an expression) giving ``json.dumps`` of the export of a stored value
         of ``typ``, for a field's declaration (``field(text=...)``), where something is
         quicker than encoding the export; ``None`` where nothing is (the runtime encodes the
-        export then). Decided from the type, as :meth:`scalar_text` decides its expression."""
+        export then). Decided from the type."""
         if self.dynamic:
             return self._loose_text_maker(typ)
         return self._typed_text_maker(typ).code
