@@ -402,8 +402,8 @@ def slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any]
 
 # ------------------------------------------------------------- copying attributes
 
+# the templates of :func:`attribute_copier`: their attribute names are replaced
 def _copy_sixteen(source: Any, target: Any) -> None:
-    """The template of :func:`attribute_copier`: its attribute names are replaced."""
     target.a0 = source.a0
     target.a1 = source.a1
     target.a2 = source.a2
@@ -422,8 +422,36 @@ def _copy_sixteen(source: Any, target: Any) -> None:
     target.a15 = source.a15
 
 
-#: how many attributes :func:`_copy_sixteen` copies
-_COPIED = 16
+def _copy_eight(source: Any, target: Any) -> None:
+    target.a0 = source.a0
+    target.a1 = source.a1
+    target.a2 = source.a2
+    target.a3 = source.a3
+    target.a4 = source.a4
+    target.a5 = source.a5
+    target.a6 = source.a6
+    target.a7 = source.a7
+
+
+def _copy_four(source: Any, target: Any) -> None:
+    target.a0 = source.a0
+    target.a1 = source.a1
+    target.a2 = source.a2
+    target.a3 = source.a3
+
+
+def _copy_two(source: Any, target: Any) -> None:
+    target.a0 = source.a0
+    target.a1 = source.a1
+
+
+def _copy_one(source: Any, target: Any) -> None:
+    target.a0 = source.a0
+
+
+#: the copy templates, largest first, by how many attributes they copy
+_COPY = ((16, _copy_sixteen), (8, _copy_eight), (4, _copy_four), (2, _copy_two),
+         (1, _copy_one))
 
 
 def attribute_copier(names: tuple[str, ...]) -> Callable[[Any, Any], None]:
@@ -432,18 +460,19 @@ def attribute_copier(names: tuple[str, ...]) -> Callable[[Any, Any], None]:
 
     Setting an attribute by a name known only at run time (``setattr``, a slot's setter)
     costs several times a store whose name is in the code, and a row's ``clone`` (every
-    reset by copy, every snapshot) is that and nothing else. So the runtime keeps one
-    template of sixteen such statements (:func:`_copy_sixteen`) and makes a function of it
-    per sixteen names by renaming the attributes in its code object (``CodeType.replace``:
-    no source is compiled); the last sixteen are padded with the last name (copying an
-    attribute twice is harmless)."""
-    template = _copy_sixteen.__code__
+    reset by copy, every snapshot) is that and nothing else. So the runtime keeps templates
+    of 16, 8, 4, 2 and 1 such statements (:data:`_COPY`) and makes functions of them, the
+    largest that fit first, by renaming the attributes in their code objects
+    (``CodeType.replace``: no source is compiled)."""
     parts = []
-    for start in range(0, len(names), _COPIED):
-        chunk = names[start:start + _COPIED]
-        chunk = (*chunk, *(chunk[-1],) * (_COPIED - len(chunk)))
-        code = template.replace(co_names=chunk, co_name=f"copy_{'_'.join(chunk[:1])}")
+    start = 0
+    while start < len(names):  # the largest template that fits, then the next
+        size, template = next((size, template) for size, template in _COPY
+                              if size <= len(names) - start)
+        chunk = names[start:start + size]
+        code = template.__code__.replace(co_names=chunk, co_name=f"copy_{chunk[0]}")
         parts.append(types.FunctionType(code, {}, code.co_name))
+        start += size
     if not parts:
         return lambda source, target: None
     if len(parts) == 1:
