@@ -628,7 +628,8 @@ class WorldGenerator:
 
     def tool_spec(self, info: ToolInfo) -> list[str]:
         """The arguments of the tool's ``tool(...)`` declaration in the world's registry,
-        laid out as lines (the closing parenthesis is the template's)."""
+        laid out as lines (the template puts the first after ``tool(`` and the others below
+        it, aligned)."""
         params = []
         for p in info.params:
             schema = self.tables.schema(p.type)
@@ -647,15 +648,13 @@ class WorldGenerator:
                     args.append(f"table={found.name!r}")
             params.append(f"param({', '.join(args)})")
         where = f"{file_label(info.node.span.file)}:{info.node.span.line}"
-        head = [repr(info.name), repr(info.doc or "")]
-        if len(params) <= 1:  # the parameters' tuple with the arguments around it
-            head.append("(" + "".join(p + "," for p in params) + ")")
-            params = []
-        else:  # one parameter a line
-            params = [("(" if i == 0 else "") + p + (")" if i == len(params) - 1 else "")
-                      for i, p in enumerate(params)]
-            head = [", ".join(head)] if len(", ".join(head)) <= _LINE - 9 else head
-        args = [f"read_only={info.read_only!r}"]
+        args = [repr(info.name), repr(info.doc or "")]
+        if len(params) <= 1:
+            args.append("(" + "".join(p + "," for p in params) + ")")
+        else:  # the parameters' tuple, a parameter an argument to lay out
+            args += [("(" if i == 0 else "") + p + (")" if i == len(params) - 1 else "")
+                     for i, p in enumerate(params)]
+        args.append(f"read_only={info.read_only!r}")
         if not (info.read_only or self._checks.get(info.name, True)):
             args.append("checks=False")
         if self._calls_method(info):
@@ -676,9 +675,7 @@ class WorldGenerator:
             shows = self.tables.shows(info.returns)
             if shows is not None:
                 args.append(f"shows={shows!r}")
-        if params:
-            return [*head, *params, *_wrapped(args, _LINE - 2 * len(_INDENT) - 1)]
-        return _wrapped([*head, *args], _LINE - 2 * len(_INDENT) - 1)
+        return _wrapped(args, _LINE - len(_INDENT + "tool(") - 2)
 
     # -------------------------------------------------------------- tasks
     def check_fn(self, task: str, check: n.Check) -> str:

@@ -406,73 +406,53 @@ def _invoke_get_message_stats(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
 
 
 MessageAPI.TOOLS = tools(
-    tool(
-        'list_users', 'List all users in the workspace.', (), read_only=True,
-        invoke=_invoke_list_users, python_name='MessageAPI.list_users',
-        where='message_api.world:130',
-        returns={'type': 'object', 'properties': {'user_list': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_list'], 'additionalProperties': False}
-    ),
-    tool(
-        'get_user_id', 'Get user ID from user name.',
-        (param('user', {'type': 'string'}, 'User name of the user.'),), read_only=True,
-        invoke=_invoke_get_user_id, python_name='MessageAPI.get_user_id',
-        where='message_api.world:134',
-        returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}}, 'required': ['user_id'], 'additionalProperties': False}
-    ),
-    tool(
-        'message_login', 'Log in a user with the given user ID to messeage application.',
-        (param('user_id', {'type': 'string'}, 'User ID of the user to log in.'),), read_only=False,
-        invoke=_invoke_message_login, python_name='MessageAPI.message_login',
-        where='message_api.world:140',
-        returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}, 'message': {'type': 'string'}}, 'required': ['login_status', 'message'], 'additionalProperties': False}
-    ),
-    tool(
-        'message_get_login_status', 'Get the login status of the current user.', (),
-        read_only=True, invoke=_invoke_message_get_login_status,
-        python_name='MessageAPI.message_get_login_status', where='message_api.world:150',
-        returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}}, 'required': ['login_status'], 'additionalProperties': False}
-    ),
-    tool(
-        'send_message', 'Send a message to a user.',
-        (param('receiver_id', {'type': 'string'}, 'User ID of the user to send the message to.'),
-        param('message', {'type': 'string'}, 'Message to be sent.')),
-        read_only=False, invoke=_invoke_send_message, python_name='MessageAPI.send_message',
-        where='message_api.world:154',
-        returns={'type': 'object', 'properties': {'sent_status': {'type': 'boolean'}, 'message_id': {'type': 'object', 'properties': {'new_id': {'type': 'integer'}}, 'required': ['new_id'], 'additionalProperties': False}, 'message': {'type': 'string'}}, 'required': ['sent_status', 'message_id', 'message'], 'additionalProperties': False}
-    ),
-    tool(
-        'delete_message', 'Delete the latest message sent to a receiver.',
-        (param('receiver_id', {'type': 'string'}, 'User ID of the user to send the message to.'),),
-        read_only=False, invoke=_invoke_delete_message, python_name='MessageAPI.delete_message',
-        where='message_api.world:177',
-        returns={'type': 'object', 'properties': {'deleted_status': {'type': 'boolean'}, 'receiver_id': {'type': 'string'}, 'message': {'type': 'string'}}, 'required': ['deleted_status', 'receiver_id', 'message'], 'additionalProperties': False}
-    ),
-    tool(
-        'view_messages_sent', 'View all historical messages sent by the current user.', (),
-        read_only=True, invoke=_invoke_view_messages_sent,
-        python_name='MessageAPI.view_messages_sent', where='message_api.world:201',
-        returns={'type': 'object', 'properties': {'messages': {'type': 'object', 'additionalProperties': {'type': 'array', 'items': {}}}}, 'required': ['messages'], 'additionalProperties': False}
-    ),
-    tool(
-        'add_contact', 'Add a contact to the workspace.',
-        (param('user_name', {'type': 'string'}, 'User name of contact to be added.'),),
-        read_only=False, invoke=_invoke_add_contact, python_name='MessageAPI.add_contact',
-        where='message_api.world:211',
-        returns={'type': 'object', 'properties': {'added_status': {'type': 'boolean'}, 'user_id': {'type': 'string'}, 'message': {'type': 'string'}}, 'required': ['added_status', 'user_id', 'message'], 'additionalProperties': False}
-    ),
-    tool(
-        'search_messages', 'Search for messages containing a specific keyword.',
-        (param('keyword', {'type': 'string'}, 'The keyword to search for in messages.'),),
-        read_only=True, invoke=_invoke_search_messages, python_name='MessageAPI.search_messages',
-        where='message_api.world:230',
-        returns={'type': 'object', 'properties': {'results': {'type': 'array', 'items': {'type': 'object', 'properties': {'receiver_id': {'type': 'string'}, 'message': {}}, 'required': ['receiver_id', 'message'], 'additionalProperties': False}}}, 'required': ['results'], 'additionalProperties': False}
-    ),
-    tool(
-        'get_message_stats', 'Get statistics about messages for the current user.', (),
-        read_only=True, invoke=_invoke_get_message_stats,
-        python_name='MessageAPI.get_message_stats', where='message_api.world:248',
-        returns={'type': 'object', 'properties': {'stats': {'type': 'object', 'properties': {'received_count': {'type': 'integer'}, 'total_contacts': {'type': 'integer'}}, 'required': ['received_count', 'total_contacts'], 'additionalProperties': False}}, 'required': ['stats'], 'additionalProperties': False}
-    ),
+    tool('list_users', 'List all users in the workspace.', (), read_only=True,
+         invoke=_invoke_list_users, python_name='MessageAPI.list_users',
+         where='message_api.world:130',
+         returns={'type': 'object', 'properties': {'user_list': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_list'], 'additionalProperties': False}),
+    tool('get_user_id', 'Get user ID from user name.',
+         (param('user', {'type': 'string'}, 'User name of the user.'),), read_only=True,
+         invoke=_invoke_get_user_id, python_name='MessageAPI.get_user_id',
+         where='message_api.world:134',
+         returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}}, 'required': ['user_id'], 'additionalProperties': False}),
+    tool('message_login', 'Log in a user with the given user ID to messeage application.',
+         (param('user_id', {'type': 'string'}, 'User ID of the user to log in.'),),
+         read_only=False, invoke=_invoke_message_login, python_name='MessageAPI.message_login',
+         where='message_api.world:140',
+         returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}, 'message': {'type': 'string'}}, 'required': ['login_status', 'message'], 'additionalProperties': False}),
+    tool('message_get_login_status', 'Get the login status of the current user.', (),
+         read_only=True, invoke=_invoke_message_get_login_status,
+         python_name='MessageAPI.message_get_login_status', where='message_api.world:150',
+         returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}}, 'required': ['login_status'], 'additionalProperties': False}),
+    tool('send_message', 'Send a message to a user.',
+         (param('receiver_id', {'type': 'string'}, 'User ID of the user to send the message to.'),
+         param('message', {'type': 'string'}, 'Message to be sent.')), read_only=False,
+         invoke=_invoke_send_message, python_name='MessageAPI.send_message',
+         where='message_api.world:154',
+         returns={'type': 'object', 'properties': {'sent_status': {'type': 'boolean'}, 'message_id': {'type': 'object', 'properties': {'new_id': {'type': 'integer'}}, 'required': ['new_id'], 'additionalProperties': False}, 'message': {'type': 'string'}}, 'required': ['sent_status', 'message_id', 'message'], 'additionalProperties': False}),
+    tool('delete_message', 'Delete the latest message sent to a receiver.',
+         (param('receiver_id', {'type': 'string'}, 'User ID of the user to send the message to.'),),
+         read_only=False, invoke=_invoke_delete_message, python_name='MessageAPI.delete_message',
+         where='message_api.world:177',
+         returns={'type': 'object', 'properties': {'deleted_status': {'type': 'boolean'}, 'receiver_id': {'type': 'string'}, 'message': {'type': 'string'}}, 'required': ['deleted_status', 'receiver_id', 'message'], 'additionalProperties': False}),
+    tool('view_messages_sent', 'View all historical messages sent by the current user.', (),
+         read_only=True, invoke=_invoke_view_messages_sent,
+         python_name='MessageAPI.view_messages_sent', where='message_api.world:201',
+         returns={'type': 'object', 'properties': {'messages': {'type': 'object', 'additionalProperties': {'type': 'array', 'items': {}}}}, 'required': ['messages'], 'additionalProperties': False}),
+    tool('add_contact', 'Add a contact to the workspace.',
+         (param('user_name', {'type': 'string'}, 'User name of contact to be added.'),),
+         read_only=False, invoke=_invoke_add_contact, python_name='MessageAPI.add_contact',
+         where='message_api.world:211',
+         returns={'type': 'object', 'properties': {'added_status': {'type': 'boolean'}, 'user_id': {'type': 'string'}, 'message': {'type': 'string'}}, 'required': ['added_status', 'user_id', 'message'], 'additionalProperties': False}),
+    tool('search_messages', 'Search for messages containing a specific keyword.',
+         (param('keyword', {'type': 'string'}, 'The keyword to search for in messages.'),),
+         read_only=True, invoke=_invoke_search_messages, python_name='MessageAPI.search_messages',
+         where='message_api.world:230',
+         returns={'type': 'object', 'properties': {'results': {'type': 'array', 'items': {'type': 'object', 'properties': {'receiver_id': {'type': 'string'}, 'message': {}}, 'required': ['receiver_id', 'message'], 'additionalProperties': False}}}, 'required': ['results'], 'additionalProperties': False}),
+    tool('get_message_stats', 'Get statistics about messages for the current user.', (),
+         read_only=True, invoke=_invoke_get_message_stats,
+         python_name='MessageAPI.get_message_stats', where='message_api.world:248',
+         returns={'type': 'object', 'properties': {'stats': {'type': 'object', 'properties': {'received_count': {'type': 'integer'}, 'total_contacts': {'type': 'integer'}}, 'required': ['received_count', 'total_contacts'], 'additionalProperties': False}}, 'required': ['stats'], 'additionalProperties': False}),
 )
 
 

@@ -349,70 +349,52 @@ def _invoke_get_user_tickets(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
 
 
 TicketAPI.TOOLS = tools(
-    tool(
-        'create_ticket', 'Create a ticket in the system and queue it.',
-        (param('title', {'type': 'string'}, 'Title of the ticket.'),
-        param('description', {'type': 'string'}, 'Description of the ticket. Defaults to an empty string.', optional=True),
-        param('priority', {'type': 'integer'}, 'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.', optional=True)),
-        read_only=False, invoke=_invoke_create_ticket, python_name='TicketAPI.create_ticket',
-        where='ticket_api.world:80', returns={'type': 'object', 'additionalProperties': {}}
-    ),
-    tool(
-        'get_ticket', 'Get a specific ticket by its ID.',
-        (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to retrieve.'),),
-        read_only=True, invoke=_invoke_get_ticket, python_name='TicketAPI.get_ticket',
-        where='ticket_api.world:105', returns={'type': 'object', 'additionalProperties': {}}
-    ),
-    tool(
-        'close_ticket', 'Close a ticket.',
-        (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to be closed.'),),
-        read_only=False, invoke=_invoke_close_ticket, python_name='TicketAPI.close_ticket',
-        where='ticket_api.world:113',
-        returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}
-    ),
-    tool(
-        'resolve_ticket', 'Resolve a ticket with a resolution.',
-        (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to be resolved.'),
-        param('resolution', {'type': 'string'}, 'Resolution details for the ticket.')),
-        read_only=False, invoke=_invoke_resolve_ticket, python_name='TicketAPI.resolve_ticket',
-        where='ticket_api.world:125',
-        returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}
-    ),
-    tool(
-        'edit_ticket', 'Modify the details of an existing ticket.',
-        (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to be changed.'),
-        param('updates', {'type': 'object', 'additionalProperties': {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}}, 'Dictionary containing the fields to be updated: title (str), description (str),\nstatus (str) and priority (int), each optional.')),
-        read_only=False, invoke=_invoke_edit_ticket, python_name='TicketAPI.edit_ticket',
-        where='ticket_api.world:142',
-        returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}
-    ),
-    tool(
-        'ticket_login', 'Authenticate a user for ticket system.',
-        (param('username', {'type': 'string'}, 'Username of the user.'),
-        param('password', {'type': 'string'}, 'Password of the user.')),
-        read_only=False, invoke=_invoke_ticket_login, python_name='TicketAPI.ticket_login',
-        where='ticket_api.world:172',
-        returns={'type': 'object', 'properties': {'success': {'type': 'boolean'}}, 'required': ['success'], 'additionalProperties': False}
-    ),
-    tool(
-        'ticket_get_login_status', 'Get the login status of the currently authenticated user.', (),
-        read_only=True, invoke=_invoke_ticket_get_login_status,
-        python_name='TicketAPI.ticket_get_login_status', where='ticket_api.world:186',
-        returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}}, 'required': ['login_status'], 'additionalProperties': False}
-    ),
-    tool(
-        'logout', 'Log out the current user.', (), read_only=False, invoke=_invoke_logout,
-        python_name='TicketAPI.logout', where='ticket_api.world:192',
-        returns={'type': 'object', 'properties': {'success': {'type': 'boolean'}}, 'required': ['success'], 'additionalProperties': False}
-    ),
-    tool(
-        'get_user_tickets',
-        'Get all tickets created by the current user, optionally filtered by status.',
-        (param('status', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Status to filter tickets by. If None, return all tickets.', optional=True),),
-        read_only=True, invoke=_invoke_get_user_tickets, python_name='TicketAPI.get_user_tickets',
-        where='ticket_api.world:200',
-        returns={'type': 'array', 'items': {'type': 'object', 'additionalProperties': {}}}
-    ),
+    tool('create_ticket', 'Create a ticket in the system and queue it.',
+         (param('title', {'type': 'string'}, 'Title of the ticket.'),
+         param('description', {'type': 'string'}, 'Description of the ticket. Defaults to an empty string.', optional=True),
+         param('priority', {'type': 'integer'}, 'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.', optional=True)),
+         read_only=False, invoke=_invoke_create_ticket, python_name='TicketAPI.create_ticket',
+         where='ticket_api.world:80', returns={'type': 'object', 'additionalProperties': {}}),
+    tool('get_ticket', 'Get a specific ticket by its ID.',
+         (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to retrieve.'),),
+         read_only=True, invoke=_invoke_get_ticket, python_name='TicketAPI.get_ticket',
+         where='ticket_api.world:105', returns={'type': 'object', 'additionalProperties': {}}),
+    tool('close_ticket', 'Close a ticket.',
+         (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to be closed.'),),
+         read_only=False, invoke=_invoke_close_ticket, python_name='TicketAPI.close_ticket',
+         where='ticket_api.world:113',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('resolve_ticket', 'Resolve a ticket with a resolution.',
+         (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to be resolved.'),
+         param('resolution', {'type': 'string'}, 'Resolution details for the ticket.')),
+         read_only=False, invoke=_invoke_resolve_ticket, python_name='TicketAPI.resolve_ticket',
+         where='ticket_api.world:125',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('edit_ticket', 'Modify the details of an existing ticket.',
+         (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to be changed.'),
+         param('updates', {'type': 'object', 'additionalProperties': {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}}, 'Dictionary containing the fields to be updated: title (str), description (str),\nstatus (str) and priority (int), each optional.')),
+         read_only=False, invoke=_invoke_edit_ticket, python_name='TicketAPI.edit_ticket',
+         where='ticket_api.world:142',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('ticket_login', 'Authenticate a user for ticket system.',
+         (param('username', {'type': 'string'}, 'Username of the user.'),
+         param('password', {'type': 'string'}, 'Password of the user.')), read_only=False,
+         invoke=_invoke_ticket_login, python_name='TicketAPI.ticket_login',
+         where='ticket_api.world:172',
+         returns={'type': 'object', 'properties': {'success': {'type': 'boolean'}}, 'required': ['success'], 'additionalProperties': False}),
+    tool('ticket_get_login_status', 'Get the login status of the currently authenticated user.',
+         (), read_only=True, invoke=_invoke_ticket_get_login_status,
+         python_name='TicketAPI.ticket_get_login_status', where='ticket_api.world:186',
+         returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}}, 'required': ['login_status'], 'additionalProperties': False}),
+    tool('logout', 'Log out the current user.', (), read_only=False, invoke=_invoke_logout,
+         python_name='TicketAPI.logout', where='ticket_api.world:192',
+         returns={'type': 'object', 'properties': {'success': {'type': 'boolean'}}, 'required': ['success'], 'additionalProperties': False}),
+    tool('get_user_tickets',
+         'Get all tickets created by the current user, optionally filtered by status.',
+         (param('status', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Status to filter tickets by. If None, return all tickets.', optional=True),),
+         read_only=True, invoke=_invoke_get_user_tickets,
+         python_name='TicketAPI.get_user_tickets', where='ticket_api.world:200',
+         returns={'type': 'array', 'items': {'type': 'object', 'additionalProperties': {}}}),
 )
 
 

@@ -607,142 +607,102 @@ def _invoke_notify_price_change(ep: TradingBot, args: Mapping[str, Any]) -> Any:
 
 
 TradingBot.TOOLS = tools(
-    tool(
-        'get_current_time', 'Get the current time.', (), read_only=True,
-        invoke=_invoke_get_current_time, python_name='TradingBot.get_current_time',
-        where='trading_bot.world:252',
-        returns={'type': 'object', 'properties': {'current_time': {'type': 'string'}}, 'required': ['current_time'], 'additionalProperties': False}
-    ),
-    tool(
-        'get_symbol_by_name', 'Get the symbol of a stock by company name.',
-        (param('name', {'type': 'string'}, 'Name of the company.'),), read_only=True,
-        invoke=_invoke_get_symbol_by_name, python_name='TradingBot.get_symbol_by_name',
-        where='trading_bot.world:256',
-        returns={'type': 'object', 'properties': {'symbol': {'type': 'string'}}, 'required': ['symbol'], 'additionalProperties': False}
-    ),
-    tool(
-        'get_stock_info', 'Get the details of a stock.',
-        (param('symbol', {'type': 'string'}, 'Symbol that uniquely identifies the stock.'),),
-        read_only=True, invoke=_invoke_get_stock_info, python_name='TradingBot.get_stock_info',
-        where='trading_bot.world:262', returns={'type': 'object', 'additionalProperties': {}}
-    ),
-    tool(
-        'get_order_details', 'Get the details of an order.',
-        (param('order_id', {'type': 'integer'}, 'ID of the order.'),), read_only=True,
-        invoke=_invoke_get_order_details, python_name='TradingBot.get_order_details',
-        where='trading_bot.world:269', returns={}
-    ),
-    tool(
-        'cancel_order', 'Cancel an order.',
-        (param('order_id', {'type': 'integer'}, 'ID of the order to cancel.'),), read_only=False,
-        invoke=_invoke_cancel_order, python_name='TradingBot.cancel_order',
-        where='trading_bot.world:275',
-        returns={'type': 'object', 'properties': {'order_id': {'type': 'integer'}, 'status': {'type': 'string'}}, 'required': ['order_id', 'status'], 'additionalProperties': False}
-    ),
-    tool(
-        'place_order', 'Place an order.',
-        (param('order_type', {'type': 'string'}, 'Type of the order (Buy/Sell).'),
-        param('symbol', {'type': 'string'}, 'Symbol of the stock to trade.'),
-        param('price', {'type': 'number'}, 'Price at which to place the order.'),
-        param('amount', {'type': 'integer'}, 'Number of shares to trade.')),
-        read_only=False, invoke=_invoke_place_order, python_name='TradingBot.place_order',
-        where='trading_bot.world:285',
-        returns={'type': 'object', 'properties': {'order_id': {'type': 'integer'}, 'order_type': {'type': 'string'}, 'status': {'type': 'string'}, 'price': {'type': 'number'}, 'amount': {'type': 'integer'}}, 'required': ['order_id', 'order_type', 'status', 'price', 'amount'], 'additionalProperties': False}
-    ),
-    tool(
-        'withdraw_funds', 'Withdraw funds from the account balance.',
-        (param('amount', {'type': 'number'}, 'Amount to withdraw from the account.'),),
-        read_only=False, invoke=_invoke_withdraw_funds, python_name='TradingBot.withdraw_funds',
-        where='trading_bot.world:324',
-        returns={'type': 'object', 'properties': {'status': {'type': 'string'}, 'new_balance': {}}, 'required': ['status', 'new_balance'], 'additionalProperties': False}
-    ),
-    tool(
-        'get_account_info', 'Get account information.', (), read_only=True,
-        invoke=_invoke_get_account_info, python_name='TradingBot.get_account_info',
-        where='trading_bot.world:342', returns={'type': 'object', 'additionalProperties': {}}
-    ),
-    tool(
-        'trading_login', 'Handle user login.',
-        (param('username', {'type': 'string'}, 'Username for authentication.'),
-        param('password', {'type': 'string'}, 'Password for authentication.')),
-        read_only=False, invoke=_invoke_trading_login, python_name='TradingBot.trading_login',
-        where='trading_bot.world:347',
-        returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}
-    ),
-    tool(
-        'trading_get_login_status', 'Get the login status.', (), read_only=True,
-        invoke=_invoke_trading_get_login_status, python_name='TradingBot.trading_get_login_status',
-        where='trading_bot.world:361',
-        returns={'type': 'object', 'properties': {'status': {'type': 'boolean'}}, 'required': ['status'], 'additionalProperties': False}
-    ),
-    tool(
-        'trading_logout', 'Handle user logout for trading system.', (), read_only=False,
-        invoke=_invoke_trading_logout, python_name='TradingBot.trading_logout',
-        where='trading_bot.world:365',
-        returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}
-    ),
-    tool(
-        'fund_account', 'Fund the account with the specified amount.',
-        (param('amount', {'type': 'number'}, 'Amount to fund the account with.'),),
-        read_only=False, invoke=_invoke_fund_account, python_name='TradingBot.fund_account',
-        where='trading_bot.world:373',
-        returns={'type': 'object', 'properties': {'status': {'type': 'string'}, 'new_balance': {}}, 'required': ['status', 'new_balance'], 'additionalProperties': False}
-    ),
-    tool(
-        'remove_stock_from_watchlist', 'Remove a stock from the watchlist.',
-        (param('symbol', {'type': 'string'}, 'Symbol of the stock to remove.'),), read_only=False,
-        invoke=_invoke_remove_stock_from_watchlist,
-        python_name='TradingBot.remove_stock_from_watchlist', where='trading_bot.world:389',
-        returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}
-    ),
-    tool(
-        'get_watchlist', 'Get the watchlist.', (), read_only=True, invoke=_invoke_get_watchlist,
-        python_name='TradingBot.get_watchlist', where='trading_bot.world:398', returns={}
-    ),
-    tool(
-        'get_order_history', 'Get the stock order ID history.', (), read_only=True,
-        invoke=_invoke_get_order_history, python_name='TradingBot.get_order_history',
-        where='trading_bot.world:407', returns={}
-    ),
-    tool(
-        'get_transaction_history', 'Get the transaction history within a specified date range.',
-        (param('start_date', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Start date for the history (format: 'YYYY-MM-DD').", optional=True),
-        param('end_date', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "End date for the history (format: 'YYYY-MM-DD').", optional=True)),
-        read_only=True, invoke=_invoke_get_transaction_history,
-        python_name='TradingBot.get_transaction_history', where='trading_bot.world:415',
-        returns={}
-    ),
-    tool(
-        'get_available_stocks', 'Get a list of stock symbols in the given sector.',
-        (param('sector', {'type': 'string'}, "The sector to retrieve stocks from (e.g., 'Technology')."),),
-        read_only=True, invoke=_invoke_get_available_stocks,
-        python_name='TradingBot.get_available_stocks', where='trading_bot.world:444',
-        returns={'type': 'object', 'properties': {'stock_list': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['stock_list'], 'additionalProperties': False}
-    ),
-    tool(
-        'filter_stocks_by_price', 'Filter stocks based on a price range.',
-        (param('stocks', {'type': 'array', 'items': {'type': 'string'}}, 'List of stock symbols to filter.'),
-        param('min_price', {'type': 'number'}, 'Minimum stock price.'),
-        param('max_price', {'type': 'number'}, 'Maximum stock price.')),
-        read_only=True, invoke=_invoke_filter_stocks_by_price,
-        python_name='TradingBot.filter_stocks_by_price', where='trading_bot.world:452',
-        returns={'type': 'object', 'properties': {'filtered_stocks': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['filtered_stocks'], 'additionalProperties': False}
-    ),
-    tool(
-        'add_to_watchlist', 'Add a stock to the watchlist.',
-        (param('stock', {'type': 'string'}, 'the stock symbol to add to the watchlist.'),),
-        read_only=False, invoke=_invoke_add_to_watchlist,
-        python_name='TradingBot.add_to_watchlist', where='trading_bot.world:465',
-        returns={'type': 'object', 'properties': {'watchlist': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['watchlist'], 'additionalProperties': False}
-    ),
-    tool(
-        'notify_price_change', 'Notify if there is a significant price change in the stocks.',
-        (param('stocks', {'type': 'array', 'items': {'type': 'string'}}, 'List of stock symbols to check.'),
-        param('threshold', {'type': 'number'}, 'Percentage change threshold to trigger a notification.')),
-        read_only=True, invoke=_invoke_notify_price_change,
-        python_name='TradingBot.notify_price_change', where='trading_bot.world:475',
-        returns={'type': 'object', 'properties': {'notification': {'type': 'string'}}, 'required': ['notification'], 'additionalProperties': False}
-    ),
+    tool('get_current_time', 'Get the current time.', (), read_only=True,
+         invoke=_invoke_get_current_time, python_name='TradingBot.get_current_time',
+         where='trading_bot.world:252',
+         returns={'type': 'object', 'properties': {'current_time': {'type': 'string'}}, 'required': ['current_time'], 'additionalProperties': False}),
+    tool('get_symbol_by_name', 'Get the symbol of a stock by company name.',
+         (param('name', {'type': 'string'}, 'Name of the company.'),), read_only=True,
+         invoke=_invoke_get_symbol_by_name, python_name='TradingBot.get_symbol_by_name',
+         where='trading_bot.world:256',
+         returns={'type': 'object', 'properties': {'symbol': {'type': 'string'}}, 'required': ['symbol'], 'additionalProperties': False}),
+    tool('get_stock_info', 'Get the details of a stock.',
+         (param('symbol', {'type': 'string'}, 'Symbol that uniquely identifies the stock.'),),
+         read_only=True, invoke=_invoke_get_stock_info, python_name='TradingBot.get_stock_info',
+         where='trading_bot.world:262', returns={'type': 'object', 'additionalProperties': {}}),
+    tool('get_order_details', 'Get the details of an order.',
+         (param('order_id', {'type': 'integer'}, 'ID of the order.'),), read_only=True,
+         invoke=_invoke_get_order_details, python_name='TradingBot.get_order_details',
+         where='trading_bot.world:269', returns={}),
+    tool('cancel_order', 'Cancel an order.',
+         (param('order_id', {'type': 'integer'}, 'ID of the order to cancel.'),), read_only=False,
+         invoke=_invoke_cancel_order, python_name='TradingBot.cancel_order',
+         where='trading_bot.world:275',
+         returns={'type': 'object', 'properties': {'order_id': {'type': 'integer'}, 'status': {'type': 'string'}}, 'required': ['order_id', 'status'], 'additionalProperties': False}),
+    tool('place_order', 'Place an order.',
+         (param('order_type', {'type': 'string'}, 'Type of the order (Buy/Sell).'),
+         param('symbol', {'type': 'string'}, 'Symbol of the stock to trade.'),
+         param('price', {'type': 'number'}, 'Price at which to place the order.'),
+         param('amount', {'type': 'integer'}, 'Number of shares to trade.')), read_only=False,
+         invoke=_invoke_place_order, python_name='TradingBot.place_order',
+         where='trading_bot.world:285',
+         returns={'type': 'object', 'properties': {'order_id': {'type': 'integer'}, 'order_type': {'type': 'string'}, 'status': {'type': 'string'}, 'price': {'type': 'number'}, 'amount': {'type': 'integer'}}, 'required': ['order_id', 'order_type', 'status', 'price', 'amount'], 'additionalProperties': False}),
+    tool('withdraw_funds', 'Withdraw funds from the account balance.',
+         (param('amount', {'type': 'number'}, 'Amount to withdraw from the account.'),),
+         read_only=False, invoke=_invoke_withdraw_funds, python_name='TradingBot.withdraw_funds',
+         where='trading_bot.world:324',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}, 'new_balance': {}}, 'required': ['status', 'new_balance'], 'additionalProperties': False}),
+    tool('get_account_info', 'Get account information.', (), read_only=True,
+         invoke=_invoke_get_account_info, python_name='TradingBot.get_account_info',
+         where='trading_bot.world:342', returns={'type': 'object', 'additionalProperties': {}}),
+    tool('trading_login', 'Handle user login.',
+         (param('username', {'type': 'string'}, 'Username for authentication.'),
+         param('password', {'type': 'string'}, 'Password for authentication.')), read_only=False,
+         invoke=_invoke_trading_login, python_name='TradingBot.trading_login',
+         where='trading_bot.world:347',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('trading_get_login_status', 'Get the login status.', (), read_only=True,
+         invoke=_invoke_trading_get_login_status,
+         python_name='TradingBot.trading_get_login_status', where='trading_bot.world:361',
+         returns={'type': 'object', 'properties': {'status': {'type': 'boolean'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('trading_logout', 'Handle user logout for trading system.', (), read_only=False,
+         invoke=_invoke_trading_logout, python_name='TradingBot.trading_logout',
+         where='trading_bot.world:365',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('fund_account', 'Fund the account with the specified amount.',
+         (param('amount', {'type': 'number'}, 'Amount to fund the account with.'),),
+         read_only=False, invoke=_invoke_fund_account, python_name='TradingBot.fund_account',
+         where='trading_bot.world:373',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}, 'new_balance': {}}, 'required': ['status', 'new_balance'], 'additionalProperties': False}),
+    tool('remove_stock_from_watchlist', 'Remove a stock from the watchlist.',
+         (param('symbol', {'type': 'string'}, 'Symbol of the stock to remove.'),),
+         read_only=False, invoke=_invoke_remove_stock_from_watchlist,
+         python_name='TradingBot.remove_stock_from_watchlist', where='trading_bot.world:389',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('get_watchlist', 'Get the watchlist.', (), read_only=True, invoke=_invoke_get_watchlist,
+         python_name='TradingBot.get_watchlist', where='trading_bot.world:398', returns={}),
+    tool('get_order_history', 'Get the stock order ID history.', (), read_only=True,
+         invoke=_invoke_get_order_history, python_name='TradingBot.get_order_history',
+         where='trading_bot.world:407', returns={}),
+    tool('get_transaction_history', 'Get the transaction history within a specified date range.',
+         (param('start_date', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Start date for the history (format: 'YYYY-MM-DD').", optional=True),
+         param('end_date', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "End date for the history (format: 'YYYY-MM-DD').", optional=True)),
+         read_only=True, invoke=_invoke_get_transaction_history,
+         python_name='TradingBot.get_transaction_history', where='trading_bot.world:415',
+         returns={}),
+    tool('get_available_stocks', 'Get a list of stock symbols in the given sector.',
+         (param('sector', {'type': 'string'}, "The sector to retrieve stocks from (e.g., 'Technology')."),),
+         read_only=True, invoke=_invoke_get_available_stocks,
+         python_name='TradingBot.get_available_stocks', where='trading_bot.world:444',
+         returns={'type': 'object', 'properties': {'stock_list': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['stock_list'], 'additionalProperties': False}),
+    tool('filter_stocks_by_price', 'Filter stocks based on a price range.',
+         (param('stocks', {'type': 'array', 'items': {'type': 'string'}}, 'List of stock symbols to filter.'),
+         param('min_price', {'type': 'number'}, 'Minimum stock price.'),
+         param('max_price', {'type': 'number'}, 'Maximum stock price.')), read_only=True,
+         invoke=_invoke_filter_stocks_by_price, python_name='TradingBot.filter_stocks_by_price',
+         where='trading_bot.world:452',
+         returns={'type': 'object', 'properties': {'filtered_stocks': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['filtered_stocks'], 'additionalProperties': False}),
+    tool('add_to_watchlist', 'Add a stock to the watchlist.',
+         (param('stock', {'type': 'string'}, 'the stock symbol to add to the watchlist.'),),
+         read_only=False, invoke=_invoke_add_to_watchlist,
+         python_name='TradingBot.add_to_watchlist', where='trading_bot.world:465',
+         returns={'type': 'object', 'properties': {'watchlist': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['watchlist'], 'additionalProperties': False}),
+    tool('notify_price_change', 'Notify if there is a significant price change in the stocks.',
+         (param('stocks', {'type': 'array', 'items': {'type': 'string'}}, 'List of stock symbols to check.'),
+         param('threshold', {'type': 'number'}, 'Percentage change threshold to trigger a notification.')),
+         read_only=True, invoke=_invoke_notify_price_change,
+         python_name='TradingBot.notify_price_change', where='trading_bot.world:475',
+         returns={'type': 'object', 'properties': {'notification': {'type': 'string'}}, 'required': ['notification'], 'additionalProperties': False}),
 )
 
 
