@@ -341,14 +341,8 @@ class WorldGenerator:
             path = _data_path(s.load_key)  # errors name the key the data gives
             if s.kind == "table":
                 cls = self.tables.class_name(s.entity or "")
-                row = f"row_{s.name}"
-                rows_path = f"f'{path}[{{index}}]'" if s.node.alias is None else \
-                    f"{path!r} + f'[{{index}}]'"
-                lines += [
-                    f"for index, item in enumerate(rt.rows_of(data.get({key}, ()))):",
-                    f"{_INDENT}{row} = {cls}.load(item, {rows_path}, ep)",
-                    f"{_INDENT}self.t_{s.name}.rows[{row}.key()] = {row}",
-                ]
+                lines.append(f"self.t_{s.name}.load_rows({cls}, data.get({key}, ()), "
+                             f"{path!r}, ep)")
             elif s.kind == "sequence":
                 lines += [f"if {key} in data:",
                           f"{_INDENT}self.state.{py_name(s.name)} = "

@@ -223,18 +223,10 @@ class CarRentalCounter(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('branches', ()))):
-            row_branches = Branch.load(item, f'$.branches[{index}]', ep)
-            self.t_branches.rows[row_branches.key()] = row_branches
-        for index, item in enumerate(rt.rows_of(data.get('cars', ()))):
-            row_cars = Car.load(item, f'$.cars[{index}]', ep)
-            self.t_cars.rows[row_cars.key()] = row_cars
-        for index, item in enumerate(rt.rows_of(data.get('customers', ()))):
-            row_customers = Customer.load(item, f'$.customers[{index}]', ep)
-            self.t_customers.rows[row_customers.key()] = row_customers
-        for index, item in enumerate(rt.rows_of(data.get('rentals', ()))):
-            row_rentals = Rental.load(item, f'$.rentals[{index}]', ep)
-            self.t_rentals.rows[row_rentals.key()] = row_rentals
+        self.t_branches.load_rows(Branch, data.get('branches', ()), '$.branches', ep)
+        self.t_cars.load_rows(Car, data.get('cars', ()), '$.cars', ep)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
+        self.t_rentals.load_rows(Rental, data.get('rentals', ()), '$.rentals', ep)
         if 'customer_ids' in data:
             self.state.customer_ids = v.want_int(data['customer_ids'], '$.customer_ids')
         if 'rental_ids' in data:

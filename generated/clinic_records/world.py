@@ -197,21 +197,11 @@ class ClinicRecords(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('doctors', ()))):
-            row_doctors = Doctor.load(item, f'$.doctors[{index}]', ep)
-            self.t_doctors.rows[row_doctors.key()] = row_doctors
-        for index, item in enumerate(rt.rows_of(data.get('drugs', ()))):
-            row_drugs = Drug.load(item, f'$.drugs[{index}]', ep)
-            self.t_drugs.rows[row_drugs.key()] = row_drugs
-        for index, item in enumerate(rt.rows_of(data.get('patients', ()))):
-            row_patients = Patient.load(item, f'$.patients[{index}]', ep)
-            self.t_patients.rows[row_patients.key()] = row_patients
-        for index, item in enumerate(rt.rows_of(data.get('visits', ()))):
-            row_visits = Visit.load(item, f'$.visits[{index}]', ep)
-            self.t_visits.rows[row_visits.key()] = row_visits
-        for index, item in enumerate(rt.rows_of(data.get('prescriptions', ()))):
-            row_prescriptions = Prescription.load(item, f'$.prescriptions[{index}]', ep)
-            self.t_prescriptions.rows[row_prescriptions.key()] = row_prescriptions
+        self.t_doctors.load_rows(Doctor, data.get('doctors', ()), '$.doctors', ep)
+        self.t_drugs.load_rows(Drug, data.get('drugs', ()), '$.drugs', ep)
+        self.t_patients.load_rows(Patient, data.get('patients', ()), '$.patients', ep)
+        self.t_visits.load_rows(Visit, data.get('visits', ()), '$.visits', ep)
+        self.t_prescriptions.load_rows(Prescription, data.get('prescriptions', ()), '$.prescriptions', ep)
         if 'patient_ids' in data:
             self.state.patient_ids = v.want_int(data['patient_ids'], '$.patient_ids')
         if 'visit_ids' in data:

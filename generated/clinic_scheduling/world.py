@@ -260,21 +260,11 @@ class ClinicScheduling(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('doctors', ()))):
-            row_doctors = Doctor.load(item, f'$.doctors[{index}]', ep)
-            self.t_doctors.rows[row_doctors.key()] = row_doctors
-        for index, item in enumerate(rt.rows_of(data.get('patients', ()))):
-            row_patients = Patient.load(item, f'$.patients[{index}]', ep)
-            self.t_patients.rows[row_patients.key()] = row_patients
-        for index, item in enumerate(rt.rows_of(data.get('slots', ()))):
-            row_slots = Slot.load(item, f'$.slots[{index}]', ep)
-            self.t_slots.rows[row_slots.key()] = row_slots
-        for index, item in enumerate(rt.rows_of(data.get('appointments', ()))):
-            row_appointments = Appointment.load(item, f'$.appointments[{index}]', ep)
-            self.t_appointments.rows[row_appointments.key()] = row_appointments
-        for index, item in enumerate(rt.rows_of(data.get('waitlist', ()))):
-            row_waitlist = WaitlistEntry.load(item, f'$.waitlist[{index}]', ep)
-            self.t_waitlist.rows[row_waitlist.key()] = row_waitlist
+        self.t_doctors.load_rows(Doctor, data.get('doctors', ()), '$.doctors', ep)
+        self.t_patients.load_rows(Patient, data.get('patients', ()), '$.patients', ep)
+        self.t_slots.load_rows(Slot, data.get('slots', ()), '$.slots', ep)
+        self.t_appointments.load_rows(Appointment, data.get('appointments', ()), '$.appointments', ep)
+        self.t_waitlist.load_rows(WaitlistEntry, data.get('waitlist', ()), '$.waitlist', ep)
         if 'patient_ids' in data:
             self.state.patient_ids = v.want_int(data['patient_ids'], '$.patient_ids')
         if 'appointment_ids' in data:

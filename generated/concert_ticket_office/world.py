@@ -299,24 +299,12 @@ class ConcertTicketOffice(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('venues', ()))):
-            row_venues = Venue.load(item, f'$.venues[{index}]', ep)
-            self.t_venues.rows[row_venues.key()] = row_venues
-        for index, item in enumerate(rt.rows_of(data.get('sections', ()))):
-            row_sections = Section.load(item, f'$.sections[{index}]', ep)
-            self.t_sections.rows[row_sections.key()] = row_sections
-        for index, item in enumerate(rt.rows_of(data.get('events', ()))):
-            row_events = Event.load(item, f'$.events[{index}]', ep)
-            self.t_events.rows[row_events.key()] = row_events
-        for index, item in enumerate(rt.rows_of(data.get('customers', ()))):
-            row_customers = Customer.load(item, f'$.customers[{index}]', ep)
-            self.t_customers.rows[row_customers.key()] = row_customers
-        for index, item in enumerate(rt.rows_of(data.get('orders', ()))):
-            row_orders = Order.load(item, f'$.orders[{index}]', ep)
-            self.t_orders.rows[row_orders.key()] = row_orders
-        for index, item in enumerate(rt.rows_of(data.get('tickets', ()))):
-            row_tickets = Ticket.load(item, f'$.tickets[{index}]', ep)
-            self.t_tickets.rows[row_tickets.key()] = row_tickets
+        self.t_venues.load_rows(Venue, data.get('venues', ()), '$.venues', ep)
+        self.t_sections.load_rows(Section, data.get('sections', ()), '$.sections', ep)
+        self.t_events.load_rows(Event, data.get('events', ()), '$.events', ep)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
+        self.t_tickets.load_rows(Ticket, data.get('tickets', ()), '$.tickets', ep)
         if 'order_ids' in data:
             self.state.order_ids = v.want_int(data['order_ids'], '$.order_ids')
         if 'ticket_ids' in data:

@@ -174,15 +174,9 @@ class HotelFrontDesk(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('rooms', ()))):
-            row_rooms = Room.load(item, f'$.rooms[{index}]', ep)
-            self.t_rooms.rows[row_rooms.key()] = row_rooms
-        for index, item in enumerate(rt.rows_of(data.get('guests', ()))):
-            row_guests = Guest.load(item, f'$.guests[{index}]', ep)
-            self.t_guests.rows[row_guests.key()] = row_guests
-        for index, item in enumerate(rt.rows_of(data.get('bookings', ()))):
-            row_bookings = Booking.load(item, f'$.bookings[{index}]', ep)
-            self.t_bookings.rows[row_bookings.key()] = row_bookings
+        self.t_rooms.load_rows(Room, data.get('rooms', ()), '$.rooms', ep)
+        self.t_guests.load_rows(Guest, data.get('guests', ()), '$.guests', ep)
+        self.t_bookings.load_rows(Booking, data.get('bookings', ()), '$.bookings', ep)
         if 'guest_ids' in data:
             self.state.guest_ids = v.want_int(data['guest_ids'], '$.guest_ids')
         if 'booking_ids' in data:

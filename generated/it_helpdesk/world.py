@@ -208,18 +208,10 @@ class ITHelpdesk(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('employees', ()))):
-            row_employees = Employee.load(item, f'$.employees[{index}]', ep)
-            self.t_employees.rows[row_employees.key()] = row_employees
-        for index, item in enumerate(rt.rows_of(data.get('agents', ()))):
-            row_agents = Agent.load(item, f'$.agents[{index}]', ep)
-            self.t_agents.rows[row_agents.key()] = row_agents
-        for index, item in enumerate(rt.rows_of(data.get('tickets', ()))):
-            row_tickets = Ticket.load(item, f'$.tickets[{index}]', ep)
-            self.t_tickets.rows[row_tickets.key()] = row_tickets
-        for index, item in enumerate(rt.rows_of(data.get('comments', ()))):
-            row_comments = Comment.load(item, f'$.comments[{index}]', ep)
-            self.t_comments.rows[row_comments.key()] = row_comments
+        self.t_employees.load_rows(Employee, data.get('employees', ()), '$.employees', ep)
+        self.t_agents.load_rows(Agent, data.get('agents', ()), '$.agents', ep)
+        self.t_tickets.load_rows(Ticket, data.get('tickets', ()), '$.tickets', ep)
+        self.t_comments.load_rows(Comment, data.get('comments', ()), '$.comments', ep)
         if 'ticket_ids' in data:
             self.state.ticket_ids = v.want_int(data['ticket_ids'], '$.ticket_ids')
         if 'comment_ids' in data:

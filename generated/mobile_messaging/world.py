@@ -247,18 +247,10 @@ class MobileMessaging(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('users', ()))):
-            row_users = User.load(item, f'$.users[{index}]', ep)
-            self.t_users.rows[row_users.key()] = row_users
-        for index, item in enumerate(rt.rows_of(data.get('contacts', ()))):
-            row_contacts = Contact.load(item, f'$.contacts[{index}]', ep)
-            self.t_contacts.rows[row_contacts.key()] = row_contacts
-        for index, item in enumerate(rt.rows_of(data.get('conversations', ()))):
-            row_conversations = Conversation.load(item, f'$.conversations[{index}]', ep)
-            self.t_conversations.rows[row_conversations.key()] = row_conversations
-        for index, item in enumerate(rt.rows_of(data.get('messages', ()))):
-            row_messages = Message.load(item, f'$.messages[{index}]', ep)
-            self.t_messages.rows[row_messages.key()] = row_messages
+        self.t_users.load_rows(User, data.get('users', ()), '$.users', ep)
+        self.t_contacts.load_rows(Contact, data.get('contacts', ()), '$.contacts', ep)
+        self.t_conversations.load_rows(Conversation, data.get('conversations', ()), '$.conversations', ep)
+        self.t_messages.load_rows(Message, data.get('messages', ()), '$.messages', ep)
         if 'contact_ids' in data:
             self.state.contact_ids = v.want_int(data['contact_ids'], '$.contact_ids')
         if 'conversation_ids' in data:

@@ -347,21 +347,11 @@ class OnlineShop(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('products', ()))):
-            row_products = Product.load(item, f'$.products[{index}]', ep)
-            self.t_products.rows[row_products.key()] = row_products
-        for index, item in enumerate(rt.rows_of(data.get('variants', ()))):
-            row_variants = Variant.load(item, f'$.variants[{index}]', ep)
-            self.t_variants.rows[row_variants.key()] = row_variants
-        for index, item in enumerate(rt.rows_of(data.get('customers', ()))):
-            row_customers = Customer.load(item, f'$.customers[{index}]', ep)
-            self.t_customers.rows[row_customers.key()] = row_customers
-        for index, item in enumerate(rt.rows_of(data.get('orders', ()))):
-            row_orders = Order.load(item, f'$.orders[{index}]', ep)
-            self.t_orders.rows[row_orders.key()] = row_orders
-        for index, item in enumerate(rt.rows_of(data.get('returns', ()))):
-            row_returns = ReturnRequest.load(item, f'$.returns[{index}]', ep)
-            self.t_returns.rows[row_returns.key()] = row_returns
+        self.t_products.load_rows(Product, data.get('products', ()), '$.products', ep)
+        self.t_variants.load_rows(Variant, data.get('variants', ()), '$.variants', ep)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
+        self.t_returns.load_rows(ReturnRequest, data.get('returns', ()), '$.returns', ep)
         if 'order_ids' in data:
             self.state.order_ids = v.want_int(data['order_ids'], '$.order_ids')
         if 'return_ids' in data:

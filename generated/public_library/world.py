@@ -267,21 +267,11 @@ class PublicLibrary(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('members', ()))):
-            row_members = Member.load(item, f'$.members[{index}]', ep)
-            self.t_members.rows[row_members.key()] = row_members
-        for index, item in enumerate(rt.rows_of(data.get('books', ()))):
-            row_books = Book.load(item, f'$.books[{index}]', ep)
-            self.t_books.rows[row_books.key()] = row_books
-        for index, item in enumerate(rt.rows_of(data.get('copies', ()))):
-            row_copies = Copy.load(item, f'$.copies[{index}]', ep)
-            self.t_copies.rows[row_copies.key()] = row_copies
-        for index, item in enumerate(rt.rows_of(data.get('loans', ()))):
-            row_loans = Loan.load(item, f'$.loans[{index}]', ep)
-            self.t_loans.rows[row_loans.key()] = row_loans
-        for index, item in enumerate(rt.rows_of(data.get('holds', ()))):
-            row_holds = Hold.load(item, f'$.holds[{index}]', ep)
-            self.t_holds.rows[row_holds.key()] = row_holds
+        self.t_members.load_rows(Member, data.get('members', ()), '$.members', ep)
+        self.t_books.load_rows(Book, data.get('books', ()), '$.books', ep)
+        self.t_copies.load_rows(Copy, data.get('copies', ()), '$.copies', ep)
+        self.t_loans.load_rows(Loan, data.get('loans', ()), '$.loans', ep)
+        self.t_holds.load_rows(Hold, data.get('holds', ()), '$.holds', ep)
         if 'loan_ids' in data:
             self.state.loan_ids = v.want_int(data['loan_ids'], '$.loan_ids')
         if 'hold_ids' in data:

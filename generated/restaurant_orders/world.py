@@ -270,24 +270,12 @@ class RestaurantOrders(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('servers', ()))):
-            row_servers = Server.load(item, f'$.servers[{index}]', ep)
-            self.t_servers.rows[row_servers.key()] = row_servers
-        for index, item in enumerate(rt.rows_of(data.get('dining_tables', ()))):
-            row_dining_tables = DiningTable.load(item, f'$.dining_tables[{index}]', ep)
-            self.t_dining_tables.rows[row_dining_tables.key()] = row_dining_tables
-        for index, item in enumerate(rt.rows_of(data.get('menu', ()))):
-            row_menu = MenuItem.load(item, f'$.menu[{index}]', ep)
-            self.t_menu.rows[row_menu.key()] = row_menu
-        for index, item in enumerate(rt.rows_of(data.get('orders', ()))):
-            row_orders = Order.load(item, f'$.orders[{index}]', ep)
-            self.t_orders.rows[row_orders.key()] = row_orders
-        for index, item in enumerate(rt.rows_of(data.get('order_lines', ()))):
-            row_order_lines = OrderLine.load(item, f'$.order_lines[{index}]', ep)
-            self.t_order_lines.rows[row_order_lines.key()] = row_order_lines
-        for index, item in enumerate(rt.rows_of(data.get('payments', ()))):
-            row_payments = Payment.load(item, f'$.payments[{index}]', ep)
-            self.t_payments.rows[row_payments.key()] = row_payments
+        self.t_servers.load_rows(Server, data.get('servers', ()), '$.servers', ep)
+        self.t_dining_tables.load_rows(DiningTable, data.get('dining_tables', ()), '$.dining_tables', ep)
+        self.t_menu.load_rows(MenuItem, data.get('menu', ()), '$.menu', ep)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
+        self.t_order_lines.load_rows(OrderLine, data.get('order_lines', ()), '$.order_lines', ep)
+        self.t_payments.load_rows(Payment, data.get('payments', ()), '$.payments', ep)
         if 'order_ids' in data:
             self.state.order_ids = v.want_int(data['order_ids'], '$.order_ids')
         if 'line_ids' in data:

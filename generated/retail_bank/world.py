@@ -207,18 +207,10 @@ class RetailBank(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('tellers', ()))):
-            row_tellers = Teller.load(item, f'$.tellers[{index}]', ep)
-            self.t_tellers.rows[row_tellers.key()] = row_tellers
-        for index, item in enumerate(rt.rows_of(data.get('customers', ()))):
-            row_customers = Customer.load(item, f'$.customers[{index}]', ep)
-            self.t_customers.rows[row_customers.key()] = row_customers
-        for index, item in enumerate(rt.rows_of(data.get('accounts', ()))):
-            row_accounts = Account.load(item, f'$.accounts[{index}]', ep)
-            self.t_accounts.rows[row_accounts.key()] = row_accounts
-        for index, item in enumerate(rt.rows_of(data.get('transactions', ()))):
-            row_transactions = Transaction.load(item, f'$.transactions[{index}]', ep)
-            self.t_transactions.rows[row_transactions.key()] = row_transactions
+        self.t_tellers.load_rows(Teller, data.get('tellers', ()), '$.tellers', ep)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
+        self.t_accounts.load_rows(Account, data.get('accounts', ()), '$.accounts', ep)
+        self.t_transactions.load_rows(Transaction, data.get('transactions', ()), '$.transactions', ep)
         if 'account_numbers' in data:
             self.state.account_numbers = v.want_int(data['account_numbers'], '$.account_numbers')
         if 'transaction_ids' in data:

@@ -263,24 +263,12 @@ class SmallPayroll(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('tax_codes', ()))):
-            row_tax_codes = TaxCode.load(item, f'$.tax_codes[{index}]', ep)
-            self.t_tax_codes.rows[row_tax_codes.key()] = row_tax_codes
-        for index, item in enumerate(rt.rows_of(data.get('employees', ()))):
-            row_employees = Employee.load(item, f'$.employees[{index}]', ep)
-            self.t_employees.rows[row_employees.key()] = row_employees
-        for index, item in enumerate(rt.rows_of(data.get('periods', ()))):
-            row_periods = PayPeriod.load(item, f'$.periods[{index}]', ep)
-            self.t_periods.rows[row_periods.key()] = row_periods
-        for index, item in enumerate(rt.rows_of(data.get('timesheets', ()))):
-            row_timesheets = Timesheet.load(item, f'$.timesheets[{index}]', ep)
-            self.t_timesheets.rows[row_timesheets.key()] = row_timesheets
-        for index, item in enumerate(rt.rows_of(data.get('bonuses', ()))):
-            row_bonuses = Bonus.load(item, f'$.bonuses[{index}]', ep)
-            self.t_bonuses.rows[row_bonuses.key()] = row_bonuses
-        for index, item in enumerate(rt.rows_of(data.get('payslips', ()))):
-            row_payslips = Payslip.load(item, f'$.payslips[{index}]', ep)
-            self.t_payslips.rows[row_payslips.key()] = row_payslips
+        self.t_tax_codes.load_rows(TaxCode, data.get('tax_codes', ()), '$.tax_codes', ep)
+        self.t_employees.load_rows(Employee, data.get('employees', ()), '$.employees', ep)
+        self.t_periods.load_rows(PayPeriod, data.get('periods', ()), '$.periods', ep)
+        self.t_timesheets.load_rows(Timesheet, data.get('timesheets', ()), '$.timesheets', ep)
+        self.t_bonuses.load_rows(Bonus, data.get('bonuses', ()), '$.bonuses', ep)
+        self.t_payslips.load_rows(Payslip, data.get('payslips', ()), '$.payslips', ep)
         if 'timesheet_ids' in data:
             self.state.timesheet_ids = v.want_int(data['timesheet_ids'], '$.timesheet_ids')
         if 'bonus_ids' in data:

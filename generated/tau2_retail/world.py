@@ -374,15 +374,9 @@ class Tau2Retail(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('products', ()))):
-            row_products = Product.load(item, f'$.products[{index}]', ep)
-            self.t_products.rows[row_products.key()] = row_products
-        for index, item in enumerate(rt.rows_of(data.get('users', ()))):
-            row_users = User.load(item, f'$.users[{index}]', ep)
-            self.t_users.rows[row_users.key()] = row_users
-        for index, item in enumerate(rt.rows_of(data.get('orders', ()))):
-            row_orders = Order.load(item, f'$.orders[{index}]', ep)
-            self.t_orders.rows[row_orders.key()] = row_orders
+        self.t_products.load_rows(Product, data.get('products', ()), '$.products', ep)
+        self.t_users.load_rows(User, data.get('users', ()), '$.users', ep)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
         del ep
 
     def _check_invariants(self) -> None:

@@ -185,18 +185,10 @@ class TeamChat(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('users', ()))):
-            row_users = User.load(item, f'$.users[{index}]', ep)
-            self.t_users.rows[row_users.key()] = row_users
-        for index, item in enumerate(rt.rows_of(data.get('channels', ()))):
-            row_channels = Channel.load(item, f'$.channels[{index}]', ep)
-            self.t_channels.rows[row_channels.key()] = row_channels
-        for index, item in enumerate(rt.rows_of(data.get('memberships', ()))):
-            row_memberships = Membership.load(item, f'$.memberships[{index}]', ep)
-            self.t_memberships.rows[row_memberships.key()] = row_memberships
-        for index, item in enumerate(rt.rows_of(data.get('messages', ()))):
-            row_messages = Message.load(item, f'$.messages[{index}]', ep)
-            self.t_messages.rows[row_messages.key()] = row_messages
+        self.t_users.load_rows(User, data.get('users', ()), '$.users', ep)
+        self.t_channels.load_rows(Channel, data.get('channels', ()), '$.channels', ep)
+        self.t_memberships.load_rows(Membership, data.get('memberships', ()), '$.memberships', ep)
+        self.t_messages.load_rows(Message, data.get('messages', ()), '$.messages', ep)
         if 'channel_ids' in data:
             self.state.channel_ids = v.want_int(data['channel_ids'], '$.channel_ids')
         if 'membership_ids' in data:

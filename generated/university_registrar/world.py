@@ -274,21 +274,11 @@ class UniversityRegistrar(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('students', ()))):
-            row_students = Student.load(item, f'$.students[{index}]', ep)
-            self.t_students.rows[row_students.key()] = row_students
-        for index, item in enumerate(rt.rows_of(data.get('courses', ()))):
-            row_courses = Course.load(item, f'$.courses[{index}]', ep)
-            self.t_courses.rows[row_courses.key()] = row_courses
-        for index, item in enumerate(rt.rows_of(data.get('sections', ()))):
-            row_sections = Section.load(item, f'$.sections[{index}]', ep)
-            self.t_sections.rows[row_sections.key()] = row_sections
-        for index, item in enumerate(rt.rows_of(data.get('enrolments', ()))):
-            row_enrolments = Enrolment.load(item, f'$.enrolments[{index}]', ep)
-            self.t_enrolments.rows[row_enrolments.key()] = row_enrolments
-        for index, item in enumerate(rt.rows_of(data.get('waitlist', ()))):
-            row_waitlist = WaitlistEntry.load(item, f'$.waitlist[{index}]', ep)
-            self.t_waitlist.rows[row_waitlist.key()] = row_waitlist
+        self.t_students.load_rows(Student, data.get('students', ()), '$.students', ep)
+        self.t_courses.load_rows(Course, data.get('courses', ()), '$.courses', ep)
+        self.t_sections.load_rows(Section, data.get('sections', ()), '$.sections', ep)
+        self.t_enrolments.load_rows(Enrolment, data.get('enrolments', ()), '$.enrolments', ep)
+        self.t_waitlist.load_rows(WaitlistEntry, data.get('waitlist', ()), '$.waitlist', ep)
         if 'enrolment_ids' in data:
             self.state.enrolment_ids = v.want_int(data['enrolment_ids'], '$.enrolment_ids')
         if 'waitlist_ids' in data:

@@ -236,21 +236,11 @@ class WarehouseInventoryDesk(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('clerks', ()))):
-            row_clerks = Clerk.load(item, f'$.clerks[{index}]', ep)
-            self.t_clerks.rows[row_clerks.key()] = row_clerks
-        for index, item in enumerate(rt.rows_of(data.get('items', ()))):
-            row_items = Item.load(item, f'$.items[{index}]', ep)
-            self.t_items.rows[row_items.key()] = row_items
-        for index, item in enumerate(rt.rows_of(data.get('bins', ()))):
-            row_bins = Bin.load(item, f'$.bins[{index}]', ep)
-            self.t_bins.rows[row_bins.key()] = row_bins
-        for index, item in enumerate(rt.rows_of(data.get('stock', ()))):
-            row_stock = StockLevel.load(item, f'$.stock[{index}]', ep)
-            self.t_stock.rows[row_stock.key()] = row_stock
-        for index, item in enumerate(rt.rows_of(data.get('movements', ()))):
-            row_movements = Movement.load(item, f'$.movements[{index}]', ep)
-            self.t_movements.rows[row_movements.key()] = row_movements
+        self.t_clerks.load_rows(Clerk, data.get('clerks', ()), '$.clerks', ep)
+        self.t_items.load_rows(Item, data.get('items', ()), '$.items', ep)
+        self.t_bins.load_rows(Bin, data.get('bins', ()), '$.bins', ep)
+        self.t_stock.load_rows(StockLevel, data.get('stock', ()), '$.stock', ep)
+        self.t_movements.load_rows(Movement, data.get('movements', ()), '$.movements', ep)
         if 'stock_ids' in data:
             self.state.stock_ids = v.want_int(data['stock_ids'], '$.stock_ids')
         if 'movement_ids' in data:

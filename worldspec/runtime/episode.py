@@ -576,6 +576,17 @@ class Table(Generic[R]):
             self._digest = hashlib.sha256(b"".join(parts)).digest()  # type: ignore[arg-type]
         return self._digest
 
+    def load_rows(self, row_class: type[R], data: object, path: str, ep: Any) -> None:
+        """Load the rows ``data`` gives (a list, or an object keyed by row key) as rows of
+        ``row_class``, each checked at ``path[index]`` (``ep``: the episode, for defaults)."""
+        from worldspec.runtime.helpers import rows_of  # helpers imports this module
+
+        rows = self.rows
+        load = row_class.load
+        for index, item in enumerate(rows_of(data)):
+            row = load(item, f"{path}[{index}]", ep)
+            rows[row.key()] = row
+
     def copy(self) -> Table[R]:
         """An independent table with cloned rows; row and table digests carry over."""
         other = Table(self.name, self.entity, {k: r.clone() for k, r in self.rows.items()})
