@@ -190,7 +190,7 @@ class FieldTable:
     """What a class's declared fields give its methods, computed once when it is defined."""
 
     __slots__ = ("export_some", "fields", "get", "json_names", "load", "names", "omitted",
-                 "padded", "text")
+                 "text")
 
     def __init__(self, fields: tuple[Field, ...]) -> None:
         self.fields = fields
@@ -209,8 +209,6 @@ class FieldTable:
         some = tuple((f.json, f.export, f.name) for f in fields
                      if f.export is not None and not f.omit_none)
         self.export_some = _exporter(some)
-        #: whether ``export_some`` pads its last eight (see :func:`_exporter`)
-        self.padded = len(some) % _CHUNK != 0
         #: the fields left out of the export while they hold none, with their exporters
         self.omitted = tuple((f.json, f.export) for f in fields if f.omit_none)
         self.load = _loader(fields)
@@ -223,8 +221,6 @@ class FieldTable:
         out = dict(zip(self.json_names, self.get(obj), strict=True))
         if self.export_some is not None:
             self.export_some(out, obj)
-            if self.padded:
-                del out[""]  # the padding (see _exporter)
         for name, export in self.omitted:
             value = out[name]
             if value is None:
@@ -234,8 +230,9 @@ class FieldTable:
         return out
 
 
+# the templates of :func:`_exporter`, by how many fields they export: keys ``K<i>``,
+# exporters ``E<i>`` (their globals) and attributes ``a<i>`` are replaced
 def _export_eight(out: dict[str, Any], obj: Any) -> None:
-    """The template of :func:`_exporter`: keys, exporters and attributes are replaced."""
     out[K0] = E0(obj.a0)  # type: ignore[name-defined]  # noqa: F821
     out[K1] = E1(obj.a1)  # type: ignore[name-defined]  # noqa: F821
     out[K2] = E2(obj.a2)  # type: ignore[name-defined]  # noqa: F821
@@ -246,28 +243,50 @@ def _export_eight(out: dict[str, Any], obj: Any) -> None:
     out[K7] = E7(obj.a7)  # type: ignore[name-defined]  # noqa: F821
 
 
+def _export_four(out: dict[str, Any], obj: Any) -> None:
+    out[K0] = E0(obj.a0)  # type: ignore[name-defined]  # noqa: F821
+    out[K1] = E1(obj.a1)  # type: ignore[name-defined]  # noqa: F821
+    out[K2] = E2(obj.a2)  # type: ignore[name-defined]  # noqa: F821
+    out[K3] = E3(obj.a3)  # type: ignore[name-defined]  # noqa: F821
+
+
+def _export_two(out: dict[str, Any], obj: Any) -> None:
+    out[K0] = E0(obj.a0)  # type: ignore[name-defined]  # noqa: F821
+    out[K1] = E1(obj.a1)  # type: ignore[name-defined]  # noqa: F821
+
+
+def _export_one(out: dict[str, Any], obj: Any) -> None:
+    out[K0] = E0(obj.a0)  # type: ignore[name-defined]  # noqa: F821
+
+
+#: the export templates, largest first
+_EXPORT = ((8, _export_eight), (4, _export_four), (2, _export_two), (1, _export_one))
+
+
 def _exporter(exported: tuple[tuple[str, Callable[[Any], Any], str], ...]
               ) -> Callable[[dict[str, Any], Any], None] | None:
     """``export_some(out, obj)``: ``out[key] = export(obj.attr)`` for each (key, exporter,
-    attribute) of ``exported``, as the statements written out would (the template
-    :func:`_export_eight` per eight fields, its keys ``K<i>`` and exporters ``E<i>`` its
-    globals, its attributes renamed, the last eight padded with an entry under the empty
-    key, which :meth:`FieldTable.export` removes); ``None`` when there are none."""
+    attribute) of ``exported``, as the statements written out would: functions made of the
+    templates of :data:`_EXPORT`, the largest that fit first, their keys and exporters their
+    globals, their attributes renamed (see :func:`attribute_copier`); ``None`` when there
+    are none."""
     if not exported:
         return None
-    template = _export_eight.__code__
     parts = []
-    for start in range(0, len(exported), _CHUNK):
-        chunk = exported[start:start + _CHUNK]
-        # padding: an entry under the empty key (no field's name), removed by the caller
-        chunk = (*chunk, *(("", id, chunk[0][2]),) * (_CHUNK - len(chunk)))
-        names = list(template.co_names)
+    start = 0
+    while start < len(exported):
+        size, template = next((size, template) for size, template in _EXPORT
+                              if size <= len(exported) - start)
+        chunk = exported[start:start + size]
+        code = template.__code__
+        names = list(code.co_names)
         scope: dict[str, Any] = {}
         for i, (key, export, attr) in enumerate(chunk):
             names[names.index(f"a{i}")] = attr
             scope[f"K{i}"], scope[f"E{i}"] = key, export
-        code = template.replace(co_names=tuple(names), co_name=f"export_{chunk[0][2]}")
+        code = code.replace(co_names=tuple(names), co_name=f"export_{chunk[0][2]}")
         parts.append(types.FunctionType(code, scope, code.co_name))
+        start += size
     if len(parts) == 1:
         return parts[0]
     chunks = tuple(parts)
@@ -316,53 +335,75 @@ def _text_of(fields: tuple[Field, ...], table: FieldTable
         return None
     pieces = [(("{" if i == 0 else ", ") + json.dumps(f.json) + ": ", f.text or _encoded(f.export),
                f.name) for i, f in enumerate(fields)]
-    pieces.append(("}", _no_text, pieces[-1][2]))  # the closing brace: a piece of its own
     parts = []
-    for start in range(0, len(pieces), _CHUNK):
-        chunk = pieces[start:start + _CHUNK]
-        size = next(size for size in sorted(_JOINED) if size >= len(chunk))
-        padding = (("", _no_text, chunk[-1][2]),) * (size - len(chunk))
-        parts.append(_text_part((*chunk, *padding)))
+    for start in range(0, len(pieces), len(_JOINED)):
+        chunk = pieces[start:start + len(_JOINED)]
+        last = start + len(chunk) == len(pieces)
+        parts.append(_text_part(tuple(chunk), "}" if last else ""))
     if len(parts) == 1:
         return parts[0]
     chunks = tuple(parts)
     return lambda obj: "".join([part(obj) for part in chunks])
 
 
-def _no_text(value: object) -> str:
-    """The text of a padding field: nothing."""
-    return ""
+# the templates of :func:`_text_part`, by the number of fields they join: the heads
+# ``H<i>``, the text makers ``M<i>`` and the tail ``T`` are their globals, the attributes
+# ``a<i>`` are renamed (these are no names of this module: each function made of a
+# template has globals of its own)
+def _joined_one(obj: Any) -> str:
+    return "".join((H0, M0(obj.a0), T))  # type: ignore[name-defined]  # noqa: F821
 
 
-# the templates of :func:`_text_part`: their heads, makers and attributes are replaced
-# (``H<i>``, ``M<i>`` and ``a<i>`` are no names of this module: each function made of a
-# template has its own globals)
 def _joined_two(obj: Any) -> str:
-    return "".join((H0, M0(obj.a0), H1, M1(obj.a1)))  # type: ignore[name-defined]  # noqa: F821
+    return "".join((H0, M0(obj.a0), H1, M1(obj.a1), T))  # type: ignore[name-defined]  # noqa: F821
+
+
+def _joined_three(obj: Any) -> str:
+    return "".join((H0, M0(obj.a0), H1, M1(obj.a1), H2, M2(obj.a2),  # type: ignore[name-defined]  # noqa: F821
+                    T))  # type: ignore[name-defined]  # noqa: F821
 
 
 def _joined_four(obj: Any) -> str:
     return "".join((H0, M0(obj.a0), H1, M1(obj.a1), H2, M2(obj.a2),  # type: ignore[name-defined]  # noqa: F821
-                    H3, M3(obj.a3)))  # type: ignore[name-defined]  # noqa: F821
+                    H3, M3(obj.a3), T))  # type: ignore[name-defined]  # noqa: F821
+
+
+def _joined_five(obj: Any) -> str:
+    return "".join((H0, M0(obj.a0), H1, M1(obj.a1), H2, M2(obj.a2),  # type: ignore[name-defined]  # noqa: F821
+                    H3, M3(obj.a3), H4, M4(obj.a4), T))  # type: ignore[name-defined]  # noqa: F821
+
+
+def _joined_six(obj: Any) -> str:
+    return "".join((H0, M0(obj.a0), H1, M1(obj.a1), H2, M2(obj.a2),  # type: ignore[name-defined]  # noqa: F821
+                    H3, M3(obj.a3), H4, M4(obj.a4), H5, M5(obj.a5), T))  # type: ignore[name-defined]  # noqa: F821
+
+
+def _joined_seven(obj: Any) -> str:
+    return "".join((H0, M0(obj.a0), H1, M1(obj.a1), H2, M2(obj.a2),  # type: ignore[name-defined]  # noqa: F821
+                    H3, M3(obj.a3), H4, M4(obj.a4), H5, M5(obj.a5),  # type: ignore[name-defined]  # noqa: F821
+                    H6, M6(obj.a6), T))  # type: ignore[name-defined]  # noqa: F821
 
 
 def _joined_eight(obj: Any) -> str:
-    return "".join((H0, M0(obj.a0), H1, M1(obj.a1), H2, M2(obj.a2), H3, M3(obj.a3),  # type: ignore[name-defined]  # noqa: F821
-                    H4, M4(obj.a4), H5, M5(obj.a5), H6, M6(obj.a6), H7, M7(obj.a7)))  # type: ignore[name-defined]  # noqa: F821
+    return "".join((H0, M0(obj.a0), H1, M1(obj.a1), H2, M2(obj.a2),  # type: ignore[name-defined]  # noqa: F821
+                    H3, M3(obj.a3), H4, M4(obj.a4), H5, M5(obj.a5),  # type: ignore[name-defined]  # noqa: F821
+                    H6, M6(obj.a6), H7, M7(obj.a7), T))  # type: ignore[name-defined]  # noqa: F821
 
 
-#: the text templates by the number of fields they join
-_JOINED = {2: _joined_two, 4: _joined_four, _CHUNK: _joined_eight}
+#: the text templates, by the number of fields they join less one
+_JOINED = (_joined_one, _joined_two, _joined_three, _joined_four, _joined_five, _joined_six,
+           _joined_seven, _joined_eight)
 
 
-def _text_part(pieces: tuple[tuple[str, Callable[[Any], str], str], ...]) -> Callable[[Any], str]:
-    """Fields' keys and texts joined, as the expression written out would join them: a
-    template (:data:`_JOINED`) with each field's attribute in its code and its key
-    (``H<i>``) and text maker (``M<i>``) as the function's globals (see
-    :func:`attribute_copier`)."""
-    template = _JOINED[len(pieces)].__code__
+def _text_part(pieces: tuple[tuple[str, Callable[[Any], str], str], ...], tail: str
+               ) -> Callable[[Any], str]:
+    """Fields' keys and texts joined, then ``tail``, as the expression written out would
+    join them: the template of :data:`_JOINED` for as many fields, with each field's
+    attribute in its code and its key (``H<i>``), text maker (``M<i>``) and the tail
+    (``T``) as the function's globals (see :func:`attribute_copier`)."""
+    template = _JOINED[len(pieces) - 1].__code__
     names = list(template.co_names)
-    scope: dict[str, Any] = {}
+    scope: dict[str, Any] = {"T": tail}
     for i, (head, make, attr) in enumerate(pieces):
         names[names.index(f"a{i}")] = attr
         scope[f"H{i}"], scope[f"M{i}"] = head, make
