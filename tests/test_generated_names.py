@@ -722,7 +722,7 @@ def test_python_and_module_names_are_escaped() -> None:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 top |= {a.asname or a.name.split(".")[0] for a in node.names}
     names = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins)) | top
-    assert {"rt", "v", "dt", "FieldJson", "InvariantError", "TypeAlias"} <= names
+    assert {"rt", "v", "dt", "field", "Record", "InvariantError", "TypeAlias"} <= names
     assert sorted(n for n in names if py_name(n) == n) == []
 
 

@@ -2,7 +2,8 @@
 
 ``worldspec.runtime.records`` makes them without :mod:`dataclasses` (so that a world imports
 quickly): ``value_class`` is ``@dataclass`` for the runtime's own classes, and a generated
-record writes out what ``@dataclass(frozen=True, slots=True)`` made. Each test builds the
+record declares its fields and the runtime builds what ``@dataclass(frozen=True, slots=True)``
+made. Each test builds the
 same class both ways and compares what each does.
 """
 
@@ -16,14 +17,7 @@ from typing import Any
 
 import pytest
 
-from generated.tau2_retail.world import (
-    Address,
-    UserName,
-    Variant,
-    _Made_Variant,
-    _new_Variant,
-    _Slots_Variant,
-)
+from generated.tau2_retail.world import Address, UserName, Variant
 from worldspec.runtime.episode import Score, TaskSpec, ToolSpec
 from worldspec.runtime.records import Record, replace_fields, value_class
 
@@ -202,26 +196,45 @@ def test_a_generated_record_keeps_its_text_apart_from_its_value() -> None:
     assert text == '{"item_id": "v1", "options": {"color": "red"}, "available": true, ' \
                    '"price": 9.5}'
     assert a._json is text and b._json is None and a == b
-    assert "_json" not in repr(a) and _Slots_Variant.__slots__[-1] == "_json"
+    assert "_json" not in repr(a) and Variant.__mro__[1].__slots__[-1] == "_json"
     assert pickle.loads(pickle.dumps(a))._json == text
     assert copy.deepcopy(a)._json == text
     with pytest.raises(TypeError, match="unhashable type: 'dict'"):
         hash(a)  # a map field, as with the dataclass
 
 
-def test_a_record_made_by_new_is_one_of_its_class() -> None:
-    """``_new_X`` (what generated code calls) fills a maker's slots by plain stores and
-    makes it an ``X``: equal to the one ``X(...)`` makes, with the same hash, repr, text,
-    copies and pickles, and as frozen; the maker class never shows."""
-    made = _new_Variant("v1", {"color": "red"}, True, 9.5)
+def test_a_record_loaded_is_the_one_its_class_makes() -> None:
+    """``load`` (what a world's data goes through) makes the record its class call makes:
+    equal, with the same hash, repr and text, as frozen; bad data is refused with its path."""
+    loaded = Variant.load({"item_id": "v1", "options": {"color": "red"}, "available": True,
+                           "price": 9.5}, "$.v", None)
     built = Variant("v1", {"color": "red"}, True, 9.5)
-    assert type(made) is Variant and not isinstance(made, _Made_Variant)
-    assert isinstance(made, Record) and made == built and repr(made) == repr(built)
-    assert made._json is None and made._json_text() == built._json_text()
-    assert type(copy.deepcopy(made)) is Variant and pickle.loads(pickle.dumps(made)) == built
+    assert type(loaded) is Variant and loaded == built and repr(loaded) == repr(built)
+    assert loaded._json is None and loaded._json_text() == built._json_text()
+    assert type(copy.deepcopy(loaded)) is Variant and pickle.loads(pickle.dumps(loaded)) == built
     with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'price'"):
-        made.price = 1.0
-    assert made.price == 9.5
+        loaded.price = 1.0  # type: ignore[misc]
+    assert loaded.price == 9.5
+    with pytest.raises(Exception, match=r"\$\.v\.price"):
+        Variant.load({"item_id": "v1", "options": {}, "available": True, "price": "x"},
+                     "$.v", None)
+
+
+@pytest.mark.parametrize("call", [
+    lambda cls: cls(*FIELDS[:5]),
+    lambda cls: cls(*FIELDS[:3]),
+    lambda cls: cls(*FIELDS, "extra"),
+    lambda cls: cls(*FIELDS[:5], city="Dallas"),
+    lambda cls: cls(*FIELDS[:5], nope="x"),
+    lambda cls: cls(*FIELDS[:5], zip_="1"),
+    lambda cls: cls(address1="a", address2="", city="c", country="d", state_="e", zip_="f"),
+])
+def test_a_generated_records_arguments_bind_as_the_dataclasss(call: Any) -> None:
+    """Keyword and positional arguments, too few, too many, twice or unknown: what the
+    record's ``__init__`` does is what the dataclass's did (its errors' texts included)."""
+    theirs = _outcome(lambda: call(AddressDC))
+    assert tuple(x.replace("AddressDC", "Address") for x in theirs) == \
+        _outcome(lambda: call(Address))
 
 
 def test_replace_fields_is_dataclasses_replace() -> None:

@@ -465,8 +465,8 @@ def construct(c: ExprCompiler, call_: n.Call, name: str, env: Env) -> Expr:
             value = Const(None)
         parts.append((py_name(f.name), value))
     cls = c.tables.class_name(name)
-    if info.kind == "record":  # see module.record_block: the class call costs several times
+    if info.kind == "record":
         # positional, in declaration order (the order the values are computed in anyway):
         # no keyword matching per call
-        return Call(Name(f"_new_{cls}"), tuple(value for _, value in parts))
+        return Call(Name(cls), tuple(value for _, value in parts))
     return Call(Name(cls), (), tuple(parts))

@@ -11,8 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -28,7 +26,6 @@ from worldspec.compiler.codegen.invariants import local_invariant, pair_invarian
 from worldspec.compiler.codegen.names import (
     const_name,
     enum_member,
-    enum_texts,
     file_label,
     member_constant,
     py_name,
@@ -53,7 +50,7 @@ from worldspec.compiler.codegen.pycode import (
     print_block,
     rt,
 )
-from worldspec.compiler.codegen.pytypes import ANY_VALUE_TEXTS, TypeTables
+from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.codegen.stmts import StatementCompiler, anchor_of
 from worldspec.compiler.model import (
     DEFAULT_REWARD,
@@ -70,6 +67,8 @@ __all__ = ["GeneratedPackage", "generate_world", "GENERATOR_VERSION"]
 
 GENERATOR_VERSION = "0.1.0"
 _INDENT = "    "
+#: the longest line the generator aims at (a longer literal stays whole)
+_LINE = 99
 
 
 @dataclass
@@ -79,6 +78,56 @@ class GeneratedPackage:
     name: str
     world: str
     files: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MemberView:
+    """An enum member: its Python name and its value (a literal)."""
+
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class EnumView:
+    """An enum class, and its members as module constants (``constants``: the names, a
+    line's worth each)."""
+
+    name: str
+    doc: str
+    members: list[MemberView]
+    constants: list[str]
+
+
+@dataclass(frozen=True)
+class FieldView:
+    """A field's declaration: ``head`` (``name: annotation = field(``) and the arguments
+    of ``field`` with the closing parenthesis: on the same line when they fit (one line),
+    else on the lines below."""
+
+    head: str
+    lines: list[str]
+    same_line: bool
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """A task's registry entry: its key and the arguments of its ``TaskSpec``."""
+
+    key: str
+    args: list[str]
+
+
+@dataclass(frozen=True)
+class ClassView:
+    """A record (base ``Record``) or an entity (base ``Row``, with its ``entity`` name
+    where it differs from the class's) and its fields."""
+
+    name: str
+    base: str
+    doc: str
+    entity: str
+    fields: list[FieldView]
 
 
 def _template() -> jinja2.Template:
@@ -101,6 +150,32 @@ def _template() -> jinja2.Template:
 def _doc_literal(text: str | None, indent: str) -> str:
     """A docstring statement; ``repr`` keeps any text inert."""
     return f"{indent}{(text or '').strip()!r}" if text else ""
+
+
+#: exporters that are functions of their own, by :meth:`TypeTables.export_kind`
+_EXPORTERS = {"list": "list", "dict": "dict"}
+
+
+def _tuple_display(items: list[str]) -> str:
+    """A tuple display of ``items`` (expressions): ``()``, ``(a,)``, ``(a, b)``."""
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _doc_text(text: str) -> str:
+    """A docstring's literal; ``repr`` keeps any text inert."""
+    return repr(text.strip())
+
+
+def _wrapped(names: list[str], width: int) -> list[str]:
+    """``names`` joined with commas, as lines of at most ``width`` characters (a line
+    holds one name at least)."""
+    lines: list[str] = []
+    for name in names:
+        if lines and len(lines[-1]) + len(name) + 2 <= width:
+            lines[-1] += ", " + name
+        else:
+            lines.append(name)
+    return lines
 
 
 def _data_path(key: str) -> str:
@@ -131,229 +206,75 @@ class WorldGenerator:
         self._checks: dict[str, bool] = {}
 
     # -------------------------------------------------------------- types
-    def enum_block(self, name: str) -> str:
+    def enum_view(self, name: str) -> EnumView:
         info = self.world.enums[name]
-        lines = [f"class {self.tables.class_name(name)}(enum.StrEnum):"]
-        lines.append(_doc_literal(info.doc or f"The {name} enum.", _INDENT))
-        lines.append("")
-        for m in info.members.values():
-            lines.append(f"{_INDENT}{enum_member(m.name)} = {m.value!r}")
+        cls = self.tables.class_name(name)
+        members = [MemberView(enum_member(m.name), repr(m.value)) for m in info.members.values()]
         # each member as a module constant: reading one is a global lookup, not the enum
         # class's attribute lookup (several times slower)
-        cls = self.tables.class_name(name)
-        if info.members:
-            lines += ["", ""]
-        for m in info.members.values():
-            lines.append(f"{member_constant(cls, enum_member(m.name))}: {cls} = "
-                         f"{cls}.{enum_member(m.name)}")
-        # each member's JSON text (and null's), for the texts of records and rows: a lookup
-        # in C instead of encoding the value every time
-        texts = "".join(f"{member_constant(cls, enum_member(m.name))}: "
-                        f"{json.dumps(m.value)!r}, " for m in info.members.values())
-        lines += ["", f"{enum_texts(cls)}: dict[{cls} | None, str] = {{None: 'null', {texts}}}"]
-        return "\n".join(lines)
+        constants = [member_constant(cls, m.name) for m in members]
+        return EnumView(cls, _doc_text(info.doc or f"The {name} enum."), members,
+                        _wrapped(constants, _LINE - len(f" = {cls}.__members__.values()")))
 
-    def record_block(self, rec: RecordInfo) -> str:
+    def class_view(self, rec: RecordInfo) -> ClassView:
+        """A record or an entity: its fields, declared (the runtime builds the methods)."""
         cls = self.tables.class_name(rec.name)
-        fields = list(rec.fields.values())
-        if rec.kind == "record":
-            # a frozen value with slots, as @dataclass(frozen=True, slots=True) made it, its
-            # methods written out (the dataclass's import and making of each class were most
-            # of a world's import; rt.Record makes it frozen). The slots are a base class's,
-            # shared with a maker class without the frozen __setattr__: _new_X fills one by
-            # plain stores, then makes it an X (the same layout: its class may change), in
-            # half the time of the slots' setters that __init__ calls
-            names = [py_name(f.name) for f in fields]
-            slots = [*names, "_json"] if self.tables.has_text(rec.name) else names
-            lines = [f"class _Slots_{cls}:",
-                     _doc_literal(f"The slots of the {cls} record: its fields"
-                                  + (" and its JSON text." if "_json" in slots else "."),
-                                  _INDENT), "",
-                     f"{_INDENT}__slots__ = {_tuple_literal(slots)}", "", "",
-                     f"class {cls}(_Slots_{cls}, rt.Record):",
-                     _doc_literal(rec.doc or f"The {rec.name} record.", _INDENT), "",
-                     f"{_INDENT}__slots__ = ()",
-                     f"{_INDENT}__match_args__ = {_tuple_literal(names)}", ""]
-            for f in fields:
-                lines.append(f"{_INDENT}{py_name(f.name)}: {self.tables.annotation(f.type)}")
-            if "_json" in slots:
-                lines += [f"{_INDENT}#: the record's JSON text, made once (the record is "
-                          "immutable)",
-                          f"{_INDENT}_json: str | None"]
-            lines += self.record_methods(names)
-            lines += ["", f"{_INDENT}def __init__(self"
-                      + "".join(f", {py_name(f.name)}: {self.tables.annotation(f.type)}"
-                                for f in fields) + ") -> None:"]
-            if slots:
-                lines.append(f"{_INDENT * 2}_set = _SET_{cls}")
-            for i, name in enumerate(slots):
-                lines.append(f"{_INDENT * 2}_set[{i}](self, {'None' if name == '_json' else name})")
-            if not slots:
-                lines.append(f"{_INDENT * 2}pass")
-            # generated code makes records with _new_X(...): calling the class with keywords
-            # goes through type.__call__ and a keyword dict, several times the cost
-            params = ", ".join(f"{py_name(f.name)}: {self.tables.annotation(f.type)}"
-                               for f in fields)
-            after = [f"_SET_{cls}: tuple[Any, ...] = rt.slot_setters(_Slots_{cls}, "
-                     f"{tuple(slots)!r})", "", "",
-                     f"class _Made_{cls}(_Slots_{cls}):",
-                     _doc_literal(f"A {cls} being made by _new_{cls}.", _INDENT), "",
-                     f"{_INDENT}__slots__ = ()", "", "",
-                     f"def _new_{cls}({params}) -> {cls}:",
-                     f"{_INDENT}self: Any = object.__new__(_Made_{cls})"]
-            for name in slots:
-                after.append(f"{_INDENT}self.{name} = {'None' if name == '_json' else name}")
-            # (a field's parameter never starts with "_", nor is it "self")
-            after += [f"{_INDENT}self.__class__ = {cls}", f"{_INDENT}_made: {cls} = self",
-                      f"{_INDENT}return _made"]
+        entity = rec.kind != "record"
+        doc = rec.doc or (f"A row of {rec.name}." if entity else f"The {rec.name} record.")
+        fields = [self.field_view(rec, f) for f in rec.fields.values()]
+        return ClassView(cls, "Row" if entity else "Record", _doc_text(doc),
+                         repr(rec.name) if entity and rec.name != cls else "", fields)
+
+    def field_view(self, rec: RecordInfo, f: FieldInfo) -> FieldView:
+        """One field's declaration: ``name: annotation = field(...)``."""
+        attr = py_name(f.name)
+        args = [repr(f.name)] if attr != f.name else []
+        if rec.key is not None and rec.kind != "record" and rec.key.name == f.name:
+            args.append("key=True")
+        if self.tables.loads_with_episode(f.type):
+            args.append(f"load_ep=lambda x, p, ep: {self.tables.loader(f.type, 'x', 'p')}")
         else:
-            key = rec.key
-            lines = [f"class {cls}(Row):",
-                     _doc_literal(rec.doc or f"A row of {rec.name}.", _INDENT), "",
-                     f"{_INDENT}__slots__ = ("
-                     + "".join(repr(py_name(f.name)) + ", " for f in fields) + ")",
-                     f"{_INDENT}ENTITY: ClassVar[str] = {rec.name!r}",
-                     f"{_INDENT}KEY: ClassVar[str] = {py_name(key.name) if key else ''!r}",
-                     *self.json_fields(fields), "",
-                     f"{_INDENT}def __init__(self, *, "
-                     + ", ".join(f"{py_name(f.name)}: {self.tables.annotation(f.type)}"
-                                 for f in fields) + ") -> None:"]
-            for f in fields:
-                lines.append(f"{_INDENT * 2}self.{py_name(f.name)} = {py_name(f.name)}")
-            lines += [f"{_INDENT * 2}self._digest = self._text = self._frags = self._cparts = None",
-                      f"{_INDENT * 2}self._stale = 0"]
-            lines += ["", f"{_INDENT}def clone(self) -> {cls}:",
-                      f"{_INDENT * 2}other = {cls}.__new__({cls})"]
-            for f in fields:
-                lines.append(f"{_INDENT * 2}other.{py_name(f.name)} = self.{py_name(f.name)}")
-            # the same values: the same digest, text and text fragments (a fragment list is
-            # never changed in place, so the two rows may share it); the canonical text's
-            # cache is not copied, so copies and resets stay cheap
-            lines += [f"{_INDENT * 2}other._digest = self._digest",
-                      f"{_INDENT * 2}other._text = self._text",
-                      f"{_INDENT * 2}other._frags = self._frags",
-                      f"{_INDENT * 2}other._stale = self._stale",
-                      f"{_INDENT * 2}other._cparts = None",
-                      f"{_INDENT * 2}return other"]
-        # export
-        lines += ["", f"{_INDENT}def export(self) -> dict[str, Any]:", f"{_INDENT * 2}return {{"]
-        for f in fields:
-            value = self.tables.exporter(f.type, 'self.' + py_name(f.name))
-            if f.may_be_absent:  # an absent field is left out of the JSON
-                lines.append(f"{_INDENT * 3}**({{{f.name!r}: {value}}} if self."
-                             f"{py_name(f.name)} is not None else {{}}),")
-            else:
-                lines.append(f"{_INDENT * 3}{f.name!r}: {value},")
-        lines.append(f"{_INDENT * 2}}}")
-        if rec.kind == "record" and self.tables.has_text(rec.name):
-            lines += ["", *self.record_text(rec)]
-        # load
-        required = {f.name: f.default is None and not isinstance(f.type, t.Optional)
-                    for f in fields}
-        lines += ["", f"{_INDENT}@classmethod",
-                  f"{_INDENT}def load(cls, data: object, path: str, ep: Any) -> {cls}:"]
-        aliases = {f.node.alias: f.name for f in fields if f.node.alias is not None}
-        if aliases:  # the original's keys (`from "..."`) become the field names first
-            lines.append(f"{_INDENT * 2}data = v.unalias(data, path, {aliases!r})")
-        lines += [f"{_INDENT * 2}d = v.want_object(data, path, {required!r})",
-                  f"{_INDENT * 2}return {'_new_' + cls if rec.kind == 'record' else 'cls'}("]
-        for f in fields:
-            src = f"d[{f.name!r}]"
-            path = f"path + {('.' + f.name)!r}"
-            load = self.tables.loader(f.type, src, path)
-            if f.default is not None:
-                default = self.x.stored(f.default, Env(ep="ep"), f.type)
-                load = f"({load} if d.get({f.name!r}) is not None else {default})"
-            elif isinstance(f.type, t.Optional):
-                load = f"({load} if {f.name!r} in d else None)"
-            lines.append(f"{_INDENT * 3}{py_name(f.name)}={load},")
-        lines.append(f"{_INDENT * 2})")
-        if rec.kind == "record":
-            lines += ["", "", *after]
-        return "\n".join(line for line in lines)
+            args.append(f"load={self.tables.field_loader(f.type)}")
+        if f.default is not None:
+            args.append(f"fill=lambda ep: {self.x.stored(f.default, Env(ep='ep'), f.type)}")
+        elif isinstance(f.type, t.Optional):
+            args.append("optional=True")
+        export = self.exporter_fn(f.type)
+        if export is not None:
+            args.append(f"export={export}")
+        if f.may_be_absent:  # an absent field is left out of the JSON
+            args.append("omit_none=True")
+        text = self.tables.text_maker(f.type) if rec.kind != "record" else \
+            self.tables.record_text_maker(f.type)
+        if text is not None:
+            args.append(f"text={text}")
+        if not self.tables.immutable(f.type):
+            args.append("keeps_text=False")
+        if f.node.alias is not None:  # the original's key (`from "..."`)
+            args.append(f"from_key={f.node.alias!r}")
+        head = f"{attr}: {self.tables.annotation(f.type)} = field("
+        if len(_INDENT + head) + len(", ".join(args)) + 1 <= _LINE:
+            return FieldView(head, [", ".join(args) + ")"], True)
+        # the arguments on the lines below, as many on a line as fit
+        lines = _wrapped(args, _LINE - 2 * len(_INDENT) - 1)
+        return FieldView(head, [line + ("," if i < len(lines) - 1 else ")")
+                                for i, line in enumerate(lines)], False)
 
-    def record_methods(self, names: list[str]) -> list[str]:
-        """A record's ``__eq__`` (same class, equal fields), ``__hash__`` (of the fields)
-        and ``__repr__`` (``Name(field=value, ...)``), as a frozen dataclass makes them; its
-        JSON text is no field of it."""
-        mine = _tuple_literal([f"self.{name}" for name in names], quote=False)
-        other = _tuple_literal([f"other.{name}" for name in names], quote=False)
-        shown = ", ".join(f"{name}={{self.{name}!r}}" for name in names)
-        return ["", f"{_INDENT}def __eq__(self, other: Any) -> bool:",
-                f"{_INDENT * 2}if other.__class__ is self.__class__:",
-                f"{_INDENT * 3}return {mine} == {other}",
-                f"{_INDENT * 2}return NotImplemented",
-                "", f"{_INDENT}def __hash__(self) -> int:",
-                f"{_INDENT * 2}return hash({mine})",
-                "", f"{_INDENT}def __repr__(self) -> str:",
-                f"{_INDENT * 2}return f'{{self.__class__.__qualname__}}({shown})'"]
-
-    def record_text(self, rec: RecordInfo) -> list[str]:
-        """``_json_text()``: ``json.dumps(self.export())``, made once and kept on the record
-        (set through its slot's setter, the record being frozen: see ``record_block``)."""
-        fields = list(rec.fields.values())
-        cls = self.tables.class_name(rec.name)
-        make = ["text = v.json_text(self.export())"]
-        if fields and not any(f.may_be_absent for f in fields):
-            def joined(text_of: Callable[[t.Type, str], str]) -> str:
-                parts = []
-                for i, f in enumerate(fields):
-                    head = ("{" if i == 0 else ", ") + json.dumps(f.name) + ": "
-                    parts += [repr(head), text_of(f.type, "self." + py_name(f.name))]
-                parts.append("'}'")
-                return "''.join((" + ", ".join(parts) + "))"
-
-            make = [f"text = {joined(self.tables.scalar_text)}"]
-            typed = [self.tables.typed_text(f.type, "self." + py_name(f.name)) for f in fields]
-            if self.tables.dynamic and all(map(_typed_or_raises, typed)):
-                # the typed texts, without a guard per field: each is right for a value of
-                # any type or raises for one of another type than declared, and then the
-                # record's text is that of its export (a field holds such a value)
-                make = ["try:", f"{_INDENT}text = {joined(self.tables.typed_text)}",
-                        "except (TypeError, KeyError, AttributeError):",
-                        f"{_INDENT}text = v.json_text(self.export())"]
-        return [f"{_INDENT}def _json_text(self) -> str:",
-                f"{_INDENT * 2}text = self._json",
-                f"{_INDENT * 2}if text is None:",
-                *(_INDENT * 3 + line for line in make),
-                f"{_INDENT * 3}_SET_{cls}[{len(fields)}](self, text)",
-                f"{_INDENT * 2}return text"]
-
-    def json_fields(self, fields: list[FieldInfo]) -> list[str]:
-        """An entity's ``JSON_FIELDS``: per field, in ``export()`` order, the attribute, the
-        JSON name, the exporter of one stored value (``None`` when it is plain JSON already)
-        and whether the value is immutable (its text may be cached by identity)."""
-        lines = [f"{_INDENT}JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = ("]
-        for f in fields:
-            export = self.tables.exporter(f.type, "value")
-            exporter = "None" if export == "value" else f"lambda value: {export}"
-            lines.append(f"{_INDENT * 2}({py_name(f.name)!r}, {f.name!r}, {exporter}, "
-                         f"{self.tables.immutable(f.type)!r}),")
-        lines.append(f"{_INDENT})")
-        texts = [self._field_text(f) for f in fields]
-        if any(text != "None" for text in texts):
-            lines.append(f"{_INDENT}_JSON_TEXT: ClassVar[tuple[Any, ...]] = (")
-            lines += [f"{_INDENT * 2}{text}," for text in texts]
-            lines.append(f"{_INDENT})")
-        return lines
-
-    def _field_text(self, f: FieldInfo) -> str:
-        """A row field's text maker for ``_JSON_TEXT``: a function of the stored value, or
-        ``None`` (``json_text`` of the exported value) where nothing is quicker."""
-        text = self.tables.scalar_text(f.type, "value")
-        if self.tables.dynamic and text in (
-                "v.json_text(value)",
-                "(v.str_text(value) if type(value) is str else v.json_text(value))"):
-            return "v.json_text"  # the stored value as it is (``arguments: dynamic``)
-        if text.startswith("v.json_text("):
-            return "None"
-        if text.endswith("[value]") and _ENUM_TEXTS.fullmatch(text[:-len("[value]")]):
-            return text[:-len("[value]")] + ".__getitem__"  # the dict's own lookup
-        if text == "value._json_text()":  # a record's kept text, without the method's call
-            return "v.record_text"
-        if text.endswith("(value)") and _SIMPLE_CALL.fullmatch(text[:-len("(value)")]):
-            return text[:-len("(value)")]  # the function itself, not a lambda around it
-        return f"lambda value: {text}"
+    def exporter_fn(self, typ: t.Type) -> str | None:
+        """A function exporting a stored value of ``typ`` as plain JSON, or ``None`` where
+        the value is plain JSON already."""
+        base = t.strip_optional(typ)
+        if isinstance(base, t.Named) and base.kind == "enum" and base is typ and \
+                not self.tables.dynamic:
+            return "enum_value"
+        if self.tables.exports_as_is(typ):
+            return None
+        if self.tables.exports_loosely(typ):
+            return "v.export_value"
+        kind = self.tables.export_kind(typ)
+        if kind is not None:  # a function of its own, without a lambda around it
+            return _EXPORTERS[kind]
+        return f"lambda value: {self.tables.exporter(typ, 'value')}"
 
     def union_block(self, name: str) -> str:
         info = self.world.unions[name]
@@ -402,18 +323,22 @@ class WorldGenerator:
         ]
 
     # -------------------------------------------------------------- state
-    def state_fields(self) -> list[dict[str, str]]:
+    def state_fields(self) -> list[dict[str, Any]]:
+        """The state items other than tables, declared: ``name: annotation =
+        state_item(zero, json name where it differs, export=...)``."""
         out = []
         for s in self.world.state.values():
             if s.kind == "table":
                 continue
             typ = s.type if s.kind == "value" else t.INT
-            out.append({
-                "name": s.name, "py": py_name(s.name),
-                "annotation": self.tables.annotation(typ),
-                "zero": "0" if s.kind == "sequence" else _zero(typ),
-                "export": self.tables.exporter(typ, "self." + py_name(s.name)),
-            })
+            args = ["0" if s.kind == "sequence" else _zero(typ)]
+            if py_name(s.name) != s.name:
+                args.append(repr(s.name))
+            export = self.exporter_fn(typ)
+            if export is not None:
+                args.append(f"export={export}")
+            out.append({"py": py_name(s.name), "annotation": self.tables.annotation(typ),
+                        "args": args})
         return out
 
     def state_defaults(self) -> list[str]:
@@ -435,14 +360,8 @@ class WorldGenerator:
             path = _data_path(s.load_key)  # errors name the key the data gives
             if s.kind == "table":
                 cls = self.tables.class_name(s.entity or "")
-                row = f"row_{s.name}"
-                rows_path = f"f'{path}[{{index}}]'" if s.node.alias is None else \
-                    f"{path!r} + f'[{{index}}]'"
-                lines += [
-                    f"for index, item in enumerate(rt.rows_of(data.get({key}, ()))):",
-                    f"{_INDENT}{row} = {cls}.load(item, {rows_path}, ep)",
-                    f"{_INDENT}self.t_{s.name}.rows[{row}.key()] = {row}",
-                ]
+                lines.append(f"self.t_{s.name}.load_rows({cls}, data.get({key}, ()), "
+                             f"{path!r}, ep)")
             elif s.kind == "sequence":
                 lines += [f"if {key} in data:",
                           f"{_INDENT}self.state.{py_name(s.name)} = "
@@ -597,40 +516,25 @@ class WorldGenerator:
     def _uses_given(self, info: ToolInfo) -> bool:
         return not info.is_fn and (self.world.name, info.name) in self.program.uses_given
 
-    def invoker(self, info: ToolInfo) -> str:
+    def _calls_method(self, info: ToolInfo) -> bool:
+        """Whether a call of the tool is its method's call, nothing more: it has no
+        parameters, returns no union (exported with its tag) and its world's arguments are
+        not ``dynamic`` (whose calls turn Python's errors into failures)."""
+        return not info.params and not self._uses_given(info) and \
+            self.world.config.arguments != "dynamic" and \
+            not (info.returns is not None and _has_union(info.returns))
+
+    def invoker(self, info: ToolInfo) -> str | None:
+        """``_invoke_<tool>(ep, args)``: the arguments loaded, the tool's method called
+        (``None`` for a tool whose call is its method's: see :meth:`_calls_method`)."""
+        if self._calls_method(info):
+            return None
         name = py_name(info.name)
-        allowed = [p.name for p in info.params]
-        required = [p.name for p in info.params
-                    if p.default is None and not isinstance(p.type, t.Optional)]
-        # null is a value of a required `json` parameter (its schema allows it), not a gap
-        nullable = [p.name for p in info.params if p.name in required and p.type == t.JSON]
         style = self.world.config.arguments
         python_style = style in ("python", "dynamic")
         dynamic = style == "dynamic"
-        if python_style:
-            function = f"{self.world.config.class_name or self.world.name}.{info.name}"
-            check = (f"rt.check_arguments_python(args, {tuple(allowed)!r}, "
-                     f"{tuple(required)!r}, "
-                     f"{function!r})")
-        else:
-            check = f"rt.check_arguments(args, {tuple(allowed)!r}, {tuple(required)!r}" + (
-                f", nullable={tuple(nullable)!r})" if nullable else ")")
-        # The arguments' names are checked in C against sets made once; only a call whose
-        # names do not fit runs the check that says what is wrong.
-        head: list[str] = []
-        if set(allowed) == set(required):
-            head.append(f"_ARGS_{name}: frozenset[str] = frozenset({_set_literal(allowed)})")
-            fits = f"args.keys() == _ARGS_{name}"
-        else:
-            head += [f"_ARGS_{name}: frozenset[str] = frozenset({_set_literal(allowed)})",
-                     f"_NEEDS_{name}: frozenset[str] = frozenset({_set_literal(required)})"]
-            fits = f"_ARGS_{name} >= args.keys() >= _NEEDS_{name}"
-        if not python_style and required:
-            fits += " and None not in args.values()"  # a null counts as missing there
-        lines = [*head, "", "",
-                 f"def _invoke_{name}(ep: {self.class_name}, args: Mapping[str, Any]) -> Any:",
-                 f"{_INDENT}if not ({fits}):",
-                 f"{_INDENT * 2}{check}"]
+        # the arguments' names are checked by the runtime (``arguments.tool``), before this
+        lines = [f"def _invoke_{name}(ep: {self.class_name}, args: Mapping[str, Any]) -> Any:"]
         call_args = []
         for p in info.params:
             pname = "a_" + p.name
@@ -684,8 +588,8 @@ class WorldGenerator:
         if dynamic:
             # a value of another type than declared reaches Python's own operators: what
             # they raise is a failed call with Python's text, as the original's harness says
-            body = lines[len(head) + 5:]
-            lines[len(head) + 5:] = [f"{_INDENT}try:", *(_INDENT + line for line in body),
+            body = lines[1:]
+            lines[1:] = [f"{_INDENT}try:", *(_INDENT + line for line in body),
                                      f"{_INDENT}except rt.PYTHON_FAILURES as exc:",
                                      f"{_INDENT * 2}raise rt.python_failure(exc) from None"]
         return "\n".join(lines)
@@ -740,31 +644,56 @@ class WorldGenerator:
             return _str_list_argument(pname, src, path, dynamic)
         return None
 
-    def tool_spec(self, info: ToolInfo) -> str:
+    def tool_spec(self, info: ToolInfo) -> list[str]:
+        """The arguments of the tool's ``tool(...)`` declaration in the world's registry,
+        laid out as lines (the template puts the first after ``tool(`` and the others below
+        it, aligned)."""
         params = []
         for p in info.params:
             schema = self.tables.schema(p.type)
             if p.default is not None and not isinstance(p.type, t.Optional) and \
                     self.world.config.arguments not in ("python", "dynamic"):
                 schema = {"anyOf": [schema, {"type": "null"}]}
+            args = [repr(p.name), _literal(schema)]  # (its doc is its description)
             if p.doc:
-                schema = {**schema, "description": p.doc}
-            required = p.default is None and not isinstance(p.type, t.Optional)
+                args.append(repr(p.doc))
+            if p.default is not None or isinstance(p.type, t.Optional):
+                args.append("optional=True")
             base = t.strip_optional(p.type)
-            table = None
             if isinstance(base, t.Named) and base.kind == "entity":
                 found = self.world.table_of(base.name)
-                table = found.name if found else None
-            params.append(f"ParamSpec({p.name!r}, {_literal(schema)}, {required!r}, "
-                          f"{(p.doc or '')!r}, table={table!r})")
+                if found is not None:
+                    args.append(f"table={found.name!r}")
+            params.append(f"param({', '.join(args)})")
         where = f"{file_label(info.node.span.file)}:{info.node.span.line}"
-        returns = _literal(self.tables.result_schema(info.returns)) if info.returns else "None"
-        shows = self.tables.shows(info.returns) if info.returns else None
-        return (f"{info.name!r}: ToolSpec({info.name!r}, {(info.doc or '')!r}, "
-                f"({''.join(p + ', ' for p in params)}), read_only={info.read_only!r}, "
-                f"{'' if info.read_only or self._checks.get(info.name, True) else 'checks=False, '}"
-                f"invoke=_invoke_{py_name(info.name)}, where={where!r}, "
-                f"returns={returns}{'' if shows is None else f', shows={shows!r}'})")
+        args = [repr(info.name), repr(info.doc or "")]
+        if len(params) <= 1:
+            args.append("(" + "".join(p + "," for p in params) + ")")
+        else:  # the parameters' tuple, a parameter an argument to lay out
+            args += [("(" if i == 0 else "") + p + (")" if i == len(params) - 1 else "")
+                     for i, p in enumerate(params)]
+        args.append(f"read_only={info.read_only!r}")
+        if not (info.read_only or self._checks.get(info.name, True)):
+            args.append("checks=False")
+        if self._calls_method(info):
+            args.append(f"method={self.class_name}.tool_{py_name(info.name)}")
+        else:
+            args.append(f"invoke=_invoke_{py_name(info.name)}")
+        required_json = tuple(p.name for p in info.params if p.type == t.JSON and
+                              p.default is None)
+        if self.world.config.arguments in ("python", "dynamic"):
+            function = f"{self.world.config.class_name or self.world.name}.{info.name}"
+            args.append(f"python_name={function!r}")
+        elif required_json:
+            # null is a value of a required `json` parameter (its schema allows it), not a gap
+            args.append(f"nullable={required_json!r}")
+        args.append(f"where={where!r}")
+        if info.returns:
+            args.append(f"returns={_literal(self.tables.result_schema(info.returns))}")
+            shows = self.tables.shows(info.returns)
+            if shows is not None:
+                args.append(f"shows={shows!r}")
+        return _wrapped(args, _LINE - len(_INDENT + "tool(") - 2)
 
     # -------------------------------------------------------------- tasks
     def check_fn(self, task: str, check: n.Check) -> str:
@@ -778,13 +707,13 @@ class WorldGenerator:
                          anchor=anchor_of(check))
         return "\n".join(print_block([fn], 0))
 
-    def task_spec(self, name: str) -> str:
+    def task_spec(self, name: str) -> TaskView:
+        """A task's registry entry: its key and the arguments of its ``TaskSpec``, on one
+        line (a task is a line of the registry)."""
         info = self.world.tasks[name]
         node = info.node
-        checks = ", ".join(
-            f"CheckSpec({c.name.name!r}, {float(c.weight or 1)!r}, {(c.doc or '')!r}, "
-            f"{_check_fn_name(name, c.name.name)})" for c in node.checks) + \
-            ("," if node.checks else "")
+        checks = [f"CheckSpec({c.name.name!r}, {float(c.weight or 1)!r}, {(c.doc or '')!r}, "
+                  f"{_check_fn_name(name, c.name.name)})" for c in node.checks]
         frame = node.frame
         frame_src = "None" if frame is None else repr(tuple(
             ".".join(part.name for part in target.path) for target in frame.targets))
@@ -810,14 +739,20 @@ class WorldGenerator:
         tags = next((i for i in node.items if isinstance(i, n.Tags)), None)
         split = next((i for i in node.items if isinstance(i, n.Split)), None)
         seed = next((i for i in node.items if isinstance(i, n.Seed)), None)
-        return (f"{name!r}: TaskSpec({name!r}, {(node.instruction or '')!r}, "
-                f"rt.package_data(__package__, {data_name!r}), ({checks}), "
-                f"{frame_src}, ({''.join(c + ', ' for c in calls)}), "
-                f"seed={seed.value if seed else None!r}, persona={opt(n.Persona)!r}, "
-                f"known={opt(n.Known)!r}, unknown={opt(n.Unknown)!r}, "
-                f"tags={tuple(x.name for x in tags.names) if tags else ()!r}, "
-                f"split={split.name.name if split else None!r}, doc={node.doc!r}"
-                f"{_replies_arg(node.solution)}{_reward_arg(node)})")
+        keywords = {"seed": seed.value if seed else None, "persona": opt(n.Persona),
+                    "known": opt(n.Known), "unknown": opt(n.Unknown),
+                    "tags": tuple(x.name for x in tags.names) if tags else (),
+                    "split": split.name.name if split else None, "doc": node.doc,
+                    "replies": tuple(r.text for r in node.solution.replies)
+                    if node.solution is not None else (),
+                    "reward": next((i.mode.name for i in node.items if isinstance(i, n.Reward)),
+                                   None)}
+        spec = [repr(name), repr(node.instruction or ""),
+                f"rt.package_data(__package__, {data_name!r})", _tuple_display(checks),
+                frame_src, _tuple_display(calls)]
+        # the keyword arguments that are not their defaults
+        spec += [f"{key}={value!r}" for key, value in keywords.items() if value not in (None, ())]
+        return TaskView(repr(name), spec)
 
     def result_methods(self, node: n.ResultsDecl) -> list[str]:
         """A custom result convention: ``_success``, ``_failure`` and ``failed`` built from
@@ -841,9 +776,9 @@ class WorldGenerator:
     # ------------------------------------------------------------ module
     def render(self) -> str:
         w = self.world
-        type_blocks = [self.enum_block(name) for name in w.enums]
-        type_blocks += [self.record_block(rec) for rec in w.records.values()]
-        type_blocks += [self.union_block(name) for name in w.unions]
+        enums = [self.enum_view(name) for name in w.enums]
+        classes = [self.class_view(rec) for rec in w.records.values()]
+        unions = [self.union_block(name) for name in w.unions]
         methods = [self.tool_method(fn) for fn in w.fns.values()]
         methods += [self.tool_method(tool) for tool in w.tools.values()]
         methods += [_changed_rows_method()]
@@ -871,7 +806,7 @@ class WorldGenerator:
             anchor = f"{file_label(const.node.span.file)}:{const.node.span.line}"
             consts.append(f"{const_name(const.name)}: {self.tables.annotation(typ, stored=False)} "
                           f"= {value}  # {anchor}")
-        invokers = [self.invoker(tool) for tool in w.tools.values()]
+        invokers = [fn for fn in map(self.invoker, w.tools.values()) if fn is not None]
         tool_specs = [self.tool_spec(tool) for tool in w.tools.values()]
         task_specs = [self.task_spec(task) for task in w.tasks]
         state_defaults, load_lines = self.state_defaults(), self.load_lines()
@@ -888,8 +823,11 @@ class WorldGenerator:
             # repr keeps any doc text inert (quotes, backslashes, NUL, line separators)
             module_doc=repr(f"{w.name}: {(w.doc or w.name).strip()}"),
             class_doc=repr((w.doc or w.name).strip()),
-            exports=sorted(set(exports)),
-            type_blocks=type_blocks,
+            exports=[line + "," for line in _wrapped(
+                [json.dumps(name) for name in sorted(set(exports))], _LINE - len(_INDENT) - 1)],
+            enums=enums,
+            classes=classes,
+            unions=unions,
             state_fields=self.state_fields(),
             class_name=self.class_name,
             results=w.config.results, clock=w.config.clock, tick=w.config.tick,
@@ -922,22 +860,6 @@ def _changed_rows_method() -> str:
     ], 1))
 
 
-_SIMPLE_CALL = re.compile(r"v\.[a-z_]+")
-_ENUM_TEXTS = re.compile(r"_T[0-9]+_\w+")
-
-
-def _set_literal(names: list[str]) -> str:
-    """A set display of names in the given order (deterministic text), or ``()``."""
-    return "{" + ", ".join(repr(x) for x in names) + "}" if names else "()"
-
-
-def _tuple_literal(items: list[str], *, quote: bool = True) -> str:
-    """A tuple display of ``items`` (as string literals, or as they are when ``quote`` is
-    false): ``()``, ``('a',)``, ``('a', 'b')``."""
-    shown = [repr(x) if quote else x for x in items]
-    return f"({shown[0]},)" if len(shown) == 1 else "(" + ", ".join(shown) + ")"
-
-
 def _plain_str(typ: t.Type) -> bool:
     """``str`` without a refinement (``Prim`` equality ignores refinements)."""
     return isinstance(typ, t.Prim) and typ.name == "str" and typ.refinement is None
@@ -949,27 +871,6 @@ def _dynamic_load(load: list[str], pname: str, fallback: str) -> list[str]:
     return [f"{_INDENT}try:", *(_INDENT * 2 + line for line in load),
             f"{_INDENT}except ToolError as exc:",
             f"{_INDENT * 2}{pname} = {fallback}"]
-
-
-#: a record field's typed text that is right for a value of any JSON type (the runtime's text
-#: makers test the value)
-_ANY_VALUE_TEXT = re.compile(
-    "(?:" + "|".join(map(re.escape, ANY_VALUE_TEXTS)) + r")\(self\.\w+\)")
-#: a record field's typed text that raises TypeError, KeyError or AttributeError for a value
-#: of another type than declared: a text's quoted form, an enum member's text, a record's text
-_RAISING_TEXT = re.compile(
-    r"v\.str_text\(self\.\w+\)|_T\d+_\w+\[self\.\w+\]|self\.\w+\._json_text\(\)")
-_OPTIONAL_TEXT = re.compile(r"\('null' if (self\.\w+) is None else (.*)\)")
-
-
-def _typed_or_raises(text: str) -> bool:
-    """Whether a record field's typed text (``TypeTables.typed_text``) gives the value's
-    ``json.dumps`` or raises, whatever JSON value the field holds."""
-    optional = _OPTIONAL_TEXT.fullmatch(text)
-    if optional is not None:
-        text = optional.group(2)
-    return _ANY_VALUE_TEXT.fullmatch(text) is not None or \
-        _RAISING_TEXT.fullmatch(text) is not None
 
 
 def _str_argument(pname: str, src: str, path: str, dynamic: bool) -> list[str]:
@@ -1008,20 +909,6 @@ def _check_fn_name(task: str, check: str) -> str:
     return f"_check_{t_name}__{c_name}"
 
 
-def _reward_arg(task: n.TaskDecl) -> str:
-    """``, reward=...`` for a task that declares how its checks combine (nothing otherwise:
-    the world's ``REWARD`` holds)."""
-    declared = next((i for i in task.items if isinstance(i, n.Reward)), None)
-    return f", reward={declared.mode.name!r}" if declared is not None else ""
-
-
-def _replies_arg(solution: n.Solution | None) -> str:
-    """``, replies=(...)`` for a solution with reference replies (nothing otherwise, so
-    that tasks without answer checks generate as before)."""
-    replies = tuple(r.text for r in solution.replies) if solution is not None else ()
-    return f", replies={replies!r}" if replies else ""
-
-
 def _text_literal(text: str, indent: str) -> str:
     """A string literal for ``text``: one line, or one ``repr`` per line in parentheses
     (the closing one at ``indent``), so a long policy reads line by line."""
@@ -1054,7 +941,7 @@ def _zero(typ: t.Type) -> str:
         return {"str": "''", "int": "0", "float": "0.0", "number": "0", "bool": "False",
                 "date": "dt.date(1970, 1, 1)", "datetime": "dt.datetime(1970, 1, 1)",
                 "duration": "dt.timedelta()"}.get(typ.name, "None")
-    return "None  # type: ignore[assignment]"
+    return "None"  # a value of the type is set before it is read (its default, loaded data)
 
 
 def _literal(value: Any) -> str:

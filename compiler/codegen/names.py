@@ -21,8 +21,11 @@ __all__ = ["py_name", "snake_case", "enum_member", "file_label", "const_name", "
 GENERATED_NAMES = frozenset({
     # imports and module-level names of the template
     "annotations", "dt", "enum", "Mapping", "Any", "ClassVar", "TypeAlias",
-    "rt", "v", "CheckSpec", "Episode", "FieldJson", "ParamSpec", "Row", "StateBase", "Table",
-    "TaskSpec", "ToolSpec", "InvariantError", "ToolError",
+    "rt", "v", "CheckSpec", "Episode", "ParamSpec", "Row", "StateBase", "Table",
+    "TaskSpec", "ToolSpec", "InvariantError", "ToolError", "Record",
+    # the contract's names a class body's field declarations call (worldspec.runtime.contract)
+    # and the tool registry's (worldspec.runtime.arguments)
+    "field", "enum_text", "enum_value", "optional_text", "state_item", "param", "tool", "tools",
     # the names tool methods, invokers and check functions bind around spec code
     "self", "ep", "init", "args", "key", "state", "replies",
 })
@@ -32,7 +35,8 @@ GENERATED_NAMES = frozenset({
 #: a class attribute may not hide (``mro``). The runtime is not imported here (the compiler
 #: knows its contract, never loads it); the battery test checks this against ``dir(Row)``.
 RUNTIME_NAMES = frozenset({
-    "ENTITY", "KEY", "JSON_FIELDS", "FIELDS", "key", "export", "clone", "digest", "load",
+    "ENTITY", "KEY", "JSON_FIELDS", "FIELDS", "FIELD_TABLE", "key", "export", "clone", "digest",
+    "load",
     "WORLD", "RESULTS", "CLOCK", "TICK", "SEED", "TABLES", "TOOLS", "TASKS", "TAGS", "mro",
     "PRIVATE",
     # attributes of the episode the generated code reads
@@ -96,12 +100,6 @@ def member_constant(cls: str, member: str) -> str:
     """The module constant holding an enum member: ``_E<len>_<class>_<member>`` (the length
     keeps ``A`` + ``b_c`` and ``A_b`` + ``c`` apart; no spec name starts with ``_``)."""
     return f"_E{len(cls)}_{cls}_{member}"
-
-
-def enum_texts(cls: str) -> str:
-    """The module constant mapping each member of enum class ``cls`` (and None) to its JSON
-    text: ``_T<len>_<class>`` (see :func:`member_constant`)."""
-    return f"_T{len(cls)}_{cls}"
 
 
 def snake_case(name: str) -> str:

@@ -7,13 +7,14 @@ as their keys); "values" are what expressions compute (entities as rows).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from worldspec.compiler import types as t
-from worldspec.compiler.codegen.names import CLASS_RESERVED, enum_texts, py_name
+from worldspec.compiler.codegen.names import CLASS_RESERVED, py_name
 from worldspec.compiler.model import WorldModel
 
-__all__ = ["TypeTables"]
+__all__ = ["TextMaker", "TypeTables"]
 
 _PRIM_ANNOTATION = {
     "str": "str", "int": "int", "float": "float", "number": "int | float", "bool": "bool",
@@ -37,16 +38,16 @@ _PRIM_SCHEMA: dict[str, dict[str, Any]] = {
 _NUMERIC = ("int", "float", "number")
 
 
-#: text makers of the runtime (``worldspec/runtime/values.py``) giving ``json.dumps`` of the
-#: export of a value of any type: of their type's values the typed text, of ``None`` and of
-#: a JSON value of another type (``arguments: dynamic``) the JSON text of its export
-ANY_VALUE_TEXTS = ("v.records_text", "v.record_map_text", "v.record_text", "v.str_list_text",
-                   "v.map_text", "v.int_text", "v.float_text", "v.number_text", "v.json_text")
+@dataclass(frozen=True)
+class TextMaker:
+    """A field's text maker (an expression of a function, or None for the export's text)
+    and whether it is right for a value of any type or raises for one of another type than
+    declared (a record may then take it with ``arguments: dynamic``)."""
 
-
-def _any_value_text(text: str, src: str) -> bool:
-    """Whether expression ``text`` is one of :data:`ANY_VALUE_TEXTS` called on ``src``."""
-    return any(text == f"{fn}({src})" for fn in ANY_VALUE_TEXTS)
+    code: str | None
+    any_value_or_raises: bool
+    #: whether it gives ``null`` for ``None`` (so an optional value needs no guard)
+    takes_none: bool = False
 
 
 def _text_prim(typ: t.Type) -> str | None:
@@ -68,11 +69,11 @@ class TypeTables:
         #: type than declared (an argument taken as it is), so what exports and writes
         #: stored values works for any JSON value
         self.dynamic = world.config.arguments == "dynamic"
-        #: type name -> class name. The fields of a record are names of its class's
-        #: body, where they would hide a class of the same name from the annotations after
-        #: them: such a class steps aside (one more ``_``, until no name is taken).
-        fields = {py_name(f) for rec in world.records.values() if rec.kind == "record"
-                  for f in rec.fields}
+        #: type name -> class name. The fields of a record or an entity are names of its
+        #: class's body, where they would hide a class of the same name from the field
+        #: declarations after them: such a class steps aside (one more ``_``, until no
+        #: name is taken).
+        fields = {py_name(f) for rec in world.records.values() for f in rec.fields}
         self._classes: dict[str, str] = {}
         taken: set[str] = set()
         for name in (*world.enums, *world.records, *world.unions, world.name):
@@ -163,8 +164,32 @@ class TypeTables:
             return f"{self.class_name(typ.name)}.load({src}, {path}, ep)"
         return src
 
+    def field_loader(self, typ: t.Type) -> str:
+        """A ``(value, path) -> stored`` function for a field's declaration: a primitive's
+        loader itself where the type has no refinement, else a lambda of :meth:`loader`."""
+        if isinstance(typ, t.Named) and typ.kind == "entity":  # its key
+            return self.field_loader(self.key_type(typ.name))
+        if isinstance(typ, t.Prim) and typ.refinement is None:
+            return "v.want_json" if typ.name == "json" else _PRIM_LOADER[typ.name]
+        return f"lambda x, p: {self.loader(typ, 'x', 'p')}"
+
+    def loads_with_episode(self, typ: t.Type) -> bool:
+        """Whether loading a value of ``typ`` needs the episode (a record's or a union's
+        loader takes it, for defaults its fields compute)."""
+        if isinstance(typ, t.Optional):
+            return self.loads_with_episode(typ.inner)
+        if isinstance(typ, (t.ListOf, t.SetOf)):
+            return self.loads_with_episode(typ.element)
+        if isinstance(typ, t.MapOf):
+            return self.loads_with_episode(typ.key) or self.loads_with_episode(typ.value)
+        return isinstance(typ, t.Named) and typ.kind in ("record", "union")
+
     def load_fn(self, typ: t.Type) -> str:
         """A ``(value, path) -> stored`` callable for element loaders."""
+        if isinstance(typ, t.Named) and typ.kind == "entity":  # its key
+            return self.load_fn(self.key_type(typ.name))
+        if isinstance(typ, t.Prim) and typ.refinement is None and typ.name != "json":
+            return _PRIM_LOADER[typ.name]  # the loader itself, no lambda around it
         body = self.loader(typ, "x", "p")
         return f"(lambda x, p: {body})" if body != "x" else "(lambda x, p: x)"
 
@@ -229,6 +254,38 @@ class TypeTables:
             return f"{src}.export()"
         return src
 
+    def export_kind(self, typ: t.Type) -> str | None:
+        """How a stored value of ``typ`` exports where one function does it: ``list`` (a
+        tuple of plain JSON values), ``dict`` (a map of text to plain JSON values); ``None``
+        otherwise."""
+        if self.exports_loosely(typ):
+            return None
+        if isinstance(typ, (t.ListOf, t.SetOf)) and self.exports_as_is(typ.element):
+            return "list"
+        if isinstance(typ, t.MapOf) and typ.key == t.STR and self.exports_as_is(typ.value):
+            return "dict"
+        return None
+
+    def exports_loosely(self, typ: t.Type) -> bool:
+        """Whether :meth:`exporter` gives the generic exporter's ``v.export_value`` (right
+        for any JSON value: ``arguments: dynamic``)."""
+        return self.dynamic and self._loose(typ)
+
+    def exports_as_is(self, typ: t.Type) -> bool:
+        """Whether a stored value of ``typ`` is plain JSON as it is (:meth:`exporter` gives
+        the value itself)."""
+        if self.dynamic and self._loose(typ):
+            return False
+        if isinstance(typ, t.Prim):
+            return typ.name not in ("date", "datetime", "duration", "json")
+        if isinstance(typ, t.Optional):
+            return self.exports_as_is(typ.inner)
+        if isinstance(typ, (t.ListOf, t.SetOf, t.MapOf)):
+            return False
+        if isinstance(typ, t.Named):
+            return typ.kind == "entity"
+        return True
+
     def _loose(self, typ: t.Type) -> bool:
         """Whether a stored value of ``typ`` exports other than as itself or by a function
         of its own (a union's tag), so that with ``arguments: dynamic`` the generic exporter
@@ -281,7 +338,7 @@ class TypeTables:
         if not self.dynamic:
             return self._text(typ, src, depth)
         typed = self._text(typ, src, depth)
-        if typed is not None and _any_value_text(typed, src):
+        if typed is not None and self._records_text(t.strip_optional(typ)):
             return typed  # right for a value of any type: no guard
         base = t.strip_optional(typ)
         if isinstance(base, t.Named) and base.kind == "record" and typed is not None:
@@ -317,13 +374,25 @@ class TypeTables:
                 return f"type({src}) in _TAGS_{typ.name}"
         return None
 
+    def _records_text(self, typ: t.Type) -> bool:
+        """Whether :meth:`_text` of a value of ``typ`` is the runtime's text of a list or a
+        map of records (``v.records_text``, ``v.record_map_text``), right for any value."""
+        if isinstance(typ, (t.ListOf, t.SetOf)):
+            element = typ.element
+        elif isinstance(typ, t.MapOf) and typ.key == t.STR:
+            element = typ.value
+        else:
+            return False
+        return isinstance(element, t.Named) and element.kind == "record" and \
+            self.has_text(element.name)
+
     def _text(self, typ: t.Type, src: str, depth: int = 0) -> str | None:
         """:meth:`text` of a value known to have its type's shape."""
         if not self._holds_text(typ):
             return None
         if isinstance(typ, t.Optional):
             inner = self._text(typ.inner, src, depth)
-            if inner is not None and _any_value_text(inner, src):
+            if inner is not None and self._records_text(typ.inner):
                 return inner  # of None too: 'null'
             return None if inner is None else f"('null' if {src} is None else {inner})"
         if isinstance(typ, (t.ListOf, t.SetOf)):
@@ -334,7 +403,7 @@ class TypeTables:
             element = typ.element
             if isinstance(element, t.Named) and element.kind == "union":
                 return f"'[' + ', '.join(map(_text_{element.name}, {src})) + ']'"
-            if isinstance(element, t.Named) and item == f"{x}._json_text()":
+            if isinstance(element, t.Named) and element.kind == "record":
                 # records: their kept texts joined, a call only for one not made yet
                 return f"v.records_text({src})"
             return f"'[' + ', '.join([{item} for {x} in {src}]) + ']'"
@@ -343,7 +412,7 @@ class TypeTables:
             item = self._text(typ.value, x, depth + 1)
             if item is None or typ.key != t.STR:
                 return None
-            if isinstance(typ.value, t.Named) and item == f"{x}._json_text()":
+            if isinstance(typ.value, t.Named) and typ.value.kind == "record":
                 return f"v.record_map_text({src})"
             return (f"'{{' + ', '.join([v.str_text({k}) + ': ' + {item} "
                     f"for {k}, {x} in {src}.items()]) + '}}'")
@@ -354,70 +423,87 @@ class TypeTables:
                 return f"{src}._json_text()"
         return None
 
-    def typed_text(self, typ: t.Type, src: str) -> str:
-        """:meth:`scalar_text` as a world without ``arguments: dynamic`` has it: right for a
-        value of the declared type (what a record's text tries first in that mode)."""
-        saved = self.dynamic
-        self.dynamic = False
-        try:
-            return self.scalar_text(typ, src)
-        finally:
-            self.dynamic = saved
+    # ------------------------------------------------------ field text makers
+    def text_maker(self, typ: t.Type) -> str | None:
+        """A function (an expression) giving ``json.dumps`` of the export of a stored value
+        of ``typ``, for a field's declaration (``field(text=...)``), where something is
+        quicker than encoding the export; ``None`` where nothing is (the runtime encodes the
+        export then). Decided from the type."""
+        if self.dynamic:
+            return self._loose_text_maker(typ)
+        return self._typed_text_maker(typ).code
 
-    def scalar_text(self, typ: t.Type, src: str) -> str:
-        """An expression giving ``json.dumps`` of the export of stored value ``src`` of any
-        type: a record's cached text, a direct text for text and numbers, else
-        ``json_text`` of the exported value."""
-        found = self.text(typ, src)
-        if found is not None:
-            return found
-        if self.dynamic:  # json_text of the value, whatever JSON value it is
-            inner_type = t.strip_optional(typ)
-            if isinstance(inner_type, t.Prim) and inner_type.name in ("int", "float", "number"):
-                # any other value (none too): its json_text
-                return f"v.{inner_type.name}_text({src})"
-            if isinstance(typ, t.Prim) and typ.name == "str":
-                return f"(v.str_text({src}) if type({src}) is str else v.json_text({src}))"
-            if isinstance(inner_type, (t.ListOf, t.SetOf)) and \
-                    _text_prim(inner_type.element) == "str":
-                return f"v.str_list_text({src})"  # any other value (none too): its json_text
-            if isinstance(inner_type, t.MapOf) and self._plain(inner_type) and \
-                    self._json_as_stored(inner_type) and self.immutable(inner_type):
-                # a dict's text kept by identity (as below); any other value: its json_text
-                return f"v.map_text({src})"
-            if self._json_as_stored(typ):  # JSON as it is stored, typed or not: no export first
-                return f"v.json_text({src})"
-            if isinstance(inner_type, t.Named) and inner_type.kind == "enum":
-                # a member's text from the enum's table (None's too, when it may be none); a
-                # value of another type its own
-                cls = self.class_name(inner_type.name)
-                member = f"{src} is None or type({src}) is {cls}" if inner_type is not typ \
-                    else f"type({src}) is {cls}"
-                return (f"({enum_texts(cls)}[{src}] if {member} "
-                        f"else v.json_text(v.export_value({src})))")
-            return f"v.json_text({self.exporter(typ, src)})"
-        base = typ
-        inner_type = typ.inner if isinstance(typ, t.Optional) else typ
-        if isinstance(inner_type, t.Named) and inner_type.kind == "enum":
-            return f"{enum_texts(self.class_name(inner_type.name))}[{src}]"  # None: 'null'
+    def record_text_maker(self, typ: t.Type) -> str | None:
+        """:meth:`text_maker` for a field of a record, whose text is made once and kept:
+        with ``arguments: dynamic``, the typed maker where it is right for a value of any
+        type or raises for one of another type (the record's text is then that of its
+        export), the loose one otherwise."""
+        typed = self._typed_text_maker(typ)
+        if not self.dynamic or (typed.code is not None and typed.any_value_or_raises):
+            return typed.code
+        return self._loose_text_maker(typ)
+
+    def _typed_text_maker(self, typ: t.Type) -> TextMaker:
+        """The text maker of a value known to be of ``typ`` (a world without ``arguments:
+        dynamic``)."""
+        base = typ.inner if isinstance(typ, t.Optional) else typ
+        if isinstance(base, t.Named) and base.kind == "enum":  # None's text too: null
+            return TextMaker(f"enum_text({self.class_name(base.name)})", True, True)
         if isinstance(typ, t.Optional):
-            inner = self.scalar_text(typ.inner, src)
-            if inner.startswith("v.json_text("):
-                return f"v.json_text({self.exporter(typ, src)})"
-            return f"('null' if {src} is None else {inner})"
-        if isinstance(base, t.Named) and base.kind == "entity":
-            base = self.key_type(base.name)
+            inner = self._typed_text_maker(typ.inner)
+            if inner.code is None or inner.takes_none:
+                return inner  # of None too: 'null'
+            return TextMaker(f"optional_text({inner.code})", inner.any_value_or_raises)
+        if self._holds_text(typ):
+            return self._kept_text_maker(typ)
+        if isinstance(typ, t.Named) and typ.kind == "entity":
+            return self._typed_text_maker(self.key_type(typ.name))
+        if isinstance(typ, (t.ListOf, t.SetOf)) and _text_prim(typ.element) == "str":
+            return TextMaker("v.str_list_text", True, True)
+        if isinstance(typ, t.Prim) and typ.name == "str":
+            return TextMaker("v.str_text", True)  # raises TypeError for another value
+        if isinstance(typ, t.Prim) and typ.name in _NUMERIC:
+            return TextMaker(f"v.{typ.name}_text", True, True)
+        if isinstance(typ, t.MapOf) and self._plain(typ) and self.immutable(typ):
+            return TextMaker("v.map_text", True, True)  # never changed in place: kept by identity
+        return TextMaker(None, False)
+
+    def _kept_text_maker(self, typ: t.Type) -> TextMaker:
+        """The text maker of a value holding records that keep their texts."""
+        if isinstance(typ, t.Named) and typ.kind == "record":
+            return TextMaker("v.record_text", True, True)
+        element = typ.element if isinstance(typ, (t.ListOf, t.SetOf)) else None
+        if isinstance(element, t.Named) and element.kind == "record":
+            return TextMaker("v.records_text", True, True)
+        if isinstance(typ, t.MapOf) and isinstance(typ.value, t.Named) and \
+                typ.value.kind == "record":
+            return TextMaker("v.record_map_text", True, True)
+        if isinstance(typ, t.Named) and typ.kind == "union":
+            # a function of the value: the union's functions follow the classes declaring it
+            return TextMaker(f"lambda value: _text_{typ.name}(value)", False)
+        return TextMaker(f"lambda value: {self._text(typ, 'value')}", False)
+
+    def _loose_text_maker(self, typ: t.Type) -> str | None:
+        """The text maker of a stored value that may be a JSON value of another type than
+        declared (``arguments: dynamic``)."""
+        base = t.strip_optional(typ)
+        if self._holds_text(typ):
+            kept = self._kept_text_maker(base)
+            if kept.takes_none:  # right for any value: no guard
+                return kept.code
+            found = self.text(typ, "value")
+            return None if found is None else f"lambda value: {found}"
         if isinstance(base, t.Named) and base.kind == "enum":
-            return f"v.str_text({src}._value_)"
+            # a member's text from the enum's table; any other value's (none too) its own
+            return f"enum_text({self.class_name(base.name)}, loose=True)"
+        if isinstance(base, t.Prim) and base.name in _NUMERIC:
+            return f"v.{base.name}_text"  # any other value (none too): its json_text
         if isinstance(base, (t.ListOf, t.SetOf)) and _text_prim(base.element) == "str":
-            return f"v.str_list_text({src})"
-        if isinstance(base, t.Prim) and base.name in ("str", "int", "float", "number"):
-            return f"v.{base.name}_text({src})"
-        if isinstance(base, t.MapOf) and self._plain(base) and self.immutable(base):
-            return f"v.map_text({src})"  # never changed in place: its text kept by identity
-        if isinstance(base, (t.ListOf, t.SetOf, t.MapOf)) and self._plain(base):
-            return f"v.json_text({src})"  # tuples and dicts of plain JSON: as they are
-        return f"v.json_text({self.exporter(typ, src)})"
+            return "v.str_list_text"
+        if isinstance(base, t.MapOf) and self._plain(base) and self._json_as_stored(base) \
+                and self.immutable(base):
+            return "v.map_text"
+        return None  # the JSON text of the value's export, whatever value it is
 
     def _plain(self, typ: t.Type) -> bool:
         """Whether a stored list or map is plain JSON as it is (its exporter only copies):

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,12 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Branch", "Car", "CarCategory", "CarOffer", "CarRentalCounter", "Customer", "CustomerRentals", "Rental", "RentalStatus"]
+__all__ = [
+    "Branch", "Car", "CarCategory", "CarOffer", "CarRentalCounter", "Customer", "CustomerRentals",
+    "Rental", "RentalStatus",
+]
 
 
 class CarCategory(enum.StrEnum):
@@ -37,12 +41,10 @@ class CarCategory(enum.StrEnum):
     van = 'van'
 
 
-_E11_CarCategory_economy: CarCategory = CarCategory.economy
-_E11_CarCategory_compact: CarCategory = CarCategory.compact
-_E11_CarCategory_suv: CarCategory = CarCategory.suv
-_E11_CarCategory_van: CarCategory = CarCategory.van
-
-_T11_CarCategory: dict[CarCategory | None, str] = {None: 'null', _E11_CarCategory_economy: '"economy"', _E11_CarCategory_compact: '"compact"', _E11_CarCategory_suv: '"suv"', _E11_CarCategory_van: '"van"', }
+(
+    _E11_CarCategory_economy, _E11_CarCategory_compact,
+    _E11_CarCategory_suv, _E11_CarCategory_van,
+) = CarCategory.__members__.values()
 
 
 class RentalStatus(enum.StrEnum):
@@ -54,512 +56,127 @@ class RentalStatus(enum.StrEnum):
     cancelled = 'cancelled'
 
 
-_E12_RentalStatus_reserved: RentalStatus = RentalStatus.reserved
-_E12_RentalStatus_picked_up: RentalStatus = RentalStatus.picked_up
-_E12_RentalStatus_returned: RentalStatus = RentalStatus.returned
-_E12_RentalStatus_cancelled: RentalStatus = RentalStatus.cancelled
-
-_T12_RentalStatus: dict[RentalStatus | None, str] = {None: 'null', _E12_RentalStatus_reserved: '"reserved"', _E12_RentalStatus_picked_up: '"picked_up"', _E12_RentalStatus_returned: '"returned"', _E12_RentalStatus_cancelled: '"cancelled"', }
+(
+    _E12_RentalStatus_reserved, _E12_RentalStatus_picked_up,
+    _E12_RentalStatus_returned, _E12_RentalStatus_cancelled,
+) = RentalStatus.__members__.values()
 
 
 class Branch(Row):
     'A rental location.'
 
-    __slots__ = ('code', 'name', 'city', )
-    ENTITY: ClassVar[str] = 'Branch'
-    KEY: ClassVar[str] = 'code'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('code', 'code', None, True),
-        ('name', 'name', None, True),
-        ('city', 'city', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-    )
-
-    def __init__(self, *, code: str, name: str, city: str) -> None:
-        self.code = code
-        self.name = name
-        self.city = city
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Branch:
-        other = Branch.__new__(Branch)
-        other.code = self.code
-        other.name = self.name
-        other.city = self.city
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'code': self.code,
-            'name': self.name,
-            'city': self.city,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Branch:
-        d = v.want_object(data, path, {'code': True, 'name': True, 'city': True})
-        return cls(
-            code=v.check_pattern(v.want_str(d['code'], path + '.code'), path + '.code', '^[A-Z]{3}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            city=v.check_length(v.want_str(d['city'], path + '.city'), path + '.city', 1, 60),
-        )
+    code: str = field(
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    city: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
 
 
 class Car(Row):
     'A car of the fleet.'
 
-    __slots__ = ('plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service', )
-    ENTITY: ClassVar[str] = 'Car'
-    KEY: ClassVar[str] = 'plate'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('plate', 'plate', None, True),
-        ('model', 'model', None, True),
-        ('category', 'category', lambda value: value._value_, True),
-        ('daily_rate_cents', 'daily_rate_cents', None, True),
-        ('mileage_km', 'mileage_km', None, True),
-        ('branch', 'branch', None, True),
-        ('in_service', 'in_service', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T11_CarCategory.__getitem__,
-        v.int_text,
-        v.int_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        None,
-    )
-
-    def __init__(self, *, plate: str, model: str, category: CarCategory, daily_rate_cents: int, mileage_km: int, branch: str | None, in_service: bool) -> None:
-        self.plate = plate
-        self.model = model
-        self.category = category
-        self.daily_rate_cents = daily_rate_cents
-        self.mileage_km = mileage_km
-        self.branch = branch
-        self.in_service = in_service
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Car:
-        other = Car.__new__(Car)
-        other.plate = self.plate
-        other.model = self.model
-        other.category = self.category
-        other.daily_rate_cents = self.daily_rate_cents
-        other.mileage_km = self.mileage_km
-        other.branch = self.branch
-        other.in_service = self.in_service
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'plate': self.plate,
-            'model': self.model,
-            'category': self.category._value_,
-            'daily_rate_cents': self.daily_rate_cents,
-            'mileage_km': self.mileage_km,
-            'branch': self.branch,
-            'in_service': self.in_service,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Car:
-        d = v.want_object(data, path, {'plate': True, 'model': True, 'category': True, 'daily_rate_cents': True, 'mileage_km': True, 'branch': False, 'in_service': False})
-        return cls(
-            plate=v.check_pattern(v.want_str(d['plate'], path + '.plate'), path + '.plate', '^[0-9]{4}-[A-Z]{3}$'),
-            model=v.check_length(v.want_str(d['model'], path + '.model'), path + '.model', 1, 60),
-            category=v.want_enum(d['category'], path + '.category', CarCategory),
-            daily_rate_cents=v.check_range(v.want_int(d['daily_rate_cents'], path + '.daily_rate_cents'), path + '.daily_rate_cents', 1, 100000),
-            mileage_km=v.check_range(v.want_int(d['mileage_km'], path + '.mileage_km'), path + '.mileage_km', 0, None),
-            branch=(v.want_optional(d['branch'], path + '.branch', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))) if d.get('branch') is not None else None),
-            in_service=(v.want_bool(d['in_service'], path + '.in_service') if d.get('in_service') is not None else True),
-        )
+    plate: str = field(
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
+        text=v.str_text)
+    model: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+    category: CarCategory = field(
+        load=lambda x, p: v.want_enum(x, p, CarCategory), export=enum_value,
+        text=enum_text(CarCategory))
+    daily_rate_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
+    mileage_km: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    branch: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
+    in_service: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
 class Customer(Row):
     'A renter with a driving licence.'
 
-    __slots__ = ('id_', 'name', 'licence_number', 'licence_expires', 'email', )
-    ENTITY: ClassVar[str] = 'Customer'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('licence_number', 'licence_number', None, True),
-        ('licence_expires', 'licence_expires', lambda value: value.isoformat(), True),
-        ('email', 'email', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        v.str_text,
-    )
-
-    def __init__(self, *, id_: str, name: str, licence_number: str, licence_expires: dt.date, email: str) -> None:
-        self.id_ = id_
-        self.name = name
-        self.licence_number = licence_number
-        self.licence_expires = licence_expires
-        self.email = email
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Customer:
-        other = Customer.__new__(Customer)
-        other.id_ = self.id_
-        other.name = self.name
-        other.licence_number = self.licence_number
-        other.licence_expires = self.licence_expires
-        other.email = self.email
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'licence_number': self.licence_number,
-            'licence_expires': self.licence_expires.isoformat(),
-            'email': self.email,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Customer:
-        d = v.want_object(data, path, {'id': False, 'name': True, 'licence_number': True, 'licence_expires': True, 'email': True})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('customer_ids', 'CU{:03d}')),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            licence_number=v.check_pattern(v.want_str(d['licence_number'], path + '.licence_number'), path + '.licence_number', '^[A-Z0-9]{6,12}$'),
-            licence_expires=v.want_date(d['licence_expires'], path + '.licence_expires'),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('customer_ids', 'CU{:03d}'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    licence_number: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{6,12}$'),
+        text=v.str_text)
+    licence_expires: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    email: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text)
 
 
 class Rental(Row):
     'A reservation that becomes a rental at pick-up.'
 
-    __slots__ = ('id_', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents', )
-    ENTITY: ClassVar[str] = 'Rental'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('customer', 'customer', None, True),
-        ('car', 'car', None, True),
-        ('pickup_branch', 'pickup_branch', None, True),
-        ('pickup_date', 'pickup_date', lambda value: value.isoformat(), True),
-        ('return_date', 'return_date', lambda value: value.isoformat(), True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('start_mileage_km', 'start_mileage_km', None, True),
-        ('end_mileage_km', 'end_mileage_km', None, True),
-        ('returned_on', 'returned_on', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('return_branch', 'return_branch', None, True),
-        ('base_charge_cents', 'base_charge_cents', None, True),
-        ('extra_days_charge_cents', 'extra_days_charge_cents', None, True),
-        ('one_way_fee_cents', 'one_way_fee_cents', None, True),
-        ('total_cents', 'total_cents', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        _T12_RentalStatus.__getitem__,
-        lambda value: ('null' if value is None else v.int_text(value)),
-        lambda value: ('null' if value is None else v.int_text(value)),
-        None,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        v.int_text,
-        v.int_text,
-        v.int_text,
-        v.int_text,
-    )
-
-    def __init__(self, *, id_: str, customer: str, car: str, pickup_branch: str, pickup_date: dt.date, return_date: dt.date, status: RentalStatus, start_mileage_km: int | None, end_mileage_km: int | None, returned_on: dt.date | None, return_branch: str | None, base_charge_cents: int, extra_days_charge_cents: int, one_way_fee_cents: int, total_cents: int) -> None:
-        self.id_ = id_
-        self.customer = customer
-        self.car = car
-        self.pickup_branch = pickup_branch
-        self.pickup_date = pickup_date
-        self.return_date = return_date
-        self.status = status
-        self.start_mileage_km = start_mileage_km
-        self.end_mileage_km = end_mileage_km
-        self.returned_on = returned_on
-        self.return_branch = return_branch
-        self.base_charge_cents = base_charge_cents
-        self.extra_days_charge_cents = extra_days_charge_cents
-        self.one_way_fee_cents = one_way_fee_cents
-        self.total_cents = total_cents
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Rental:
-        other = Rental.__new__(Rental)
-        other.id_ = self.id_
-        other.customer = self.customer
-        other.car = self.car
-        other.pickup_branch = self.pickup_branch
-        other.pickup_date = self.pickup_date
-        other.return_date = self.return_date
-        other.status = self.status
-        other.start_mileage_km = self.start_mileage_km
-        other.end_mileage_km = self.end_mileage_km
-        other.returned_on = self.returned_on
-        other.return_branch = self.return_branch
-        other.base_charge_cents = self.base_charge_cents
-        other.extra_days_charge_cents = self.extra_days_charge_cents
-        other.one_way_fee_cents = self.one_way_fee_cents
-        other.total_cents = self.total_cents
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'customer': self.customer,
-            'car': self.car,
-            'pickup_branch': self.pickup_branch,
-            'pickup_date': self.pickup_date.isoformat(),
-            'return_date': self.return_date.isoformat(),
-            'status': self.status._value_,
-            'start_mileage_km': self.start_mileage_km,
-            'end_mileage_km': self.end_mileage_km,
-            'returned_on': rt.if_present(self.returned_on, lambda x: x.isoformat()),
-            'return_branch': self.return_branch,
-            'base_charge_cents': self.base_charge_cents,
-            'extra_days_charge_cents': self.extra_days_charge_cents,
-            'one_way_fee_cents': self.one_way_fee_cents,
-            'total_cents': self.total_cents,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Rental:
-        d = v.want_object(data, path, {'id': False, 'customer': True, 'car': True, 'pickup_branch': True, 'pickup_date': True, 'return_date': True, 'status': False, 'start_mileage_km': False, 'end_mileage_km': False, 'returned_on': False, 'return_branch': False, 'base_charge_cents': True, 'extra_days_charge_cents': False, 'one_way_fee_cents': False, 'total_cents': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('rental_ids', 'R{:04d}')),
-            customer=v.want_str(d['customer'], path + '.customer'),
-            car=v.check_pattern(v.want_str(d['car'], path + '.car'), path + '.car', '^[0-9]{4}-[A-Z]{3}$'),
-            pickup_branch=v.check_pattern(v.want_str(d['pickup_branch'], path + '.pickup_branch'), path + '.pickup_branch', '^[A-Z]{3}$'),
-            pickup_date=v.want_date(d['pickup_date'], path + '.pickup_date'),
-            return_date=v.want_date(d['return_date'], path + '.return_date'),
-            status=(v.want_enum(d['status'], path + '.status', RentalStatus) if d.get('status') is not None else _E12_RentalStatus_reserved),
-            start_mileage_km=(v.want_optional(d['start_mileage_km'], path + '.start_mileage_km', (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))) if d.get('start_mileage_km') is not None else None),
-            end_mileage_km=(v.want_optional(d['end_mileage_km'], path + '.end_mileage_km', (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))) if d.get('end_mileage_km') is not None else None),
-            returned_on=(v.want_optional(d['returned_on'], path + '.returned_on', (lambda x, p: v.want_date(x, p))) if d.get('returned_on') is not None else None),
-            return_branch=(v.want_optional(d['return_branch'], path + '.return_branch', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))) if d.get('return_branch') is not None else None),
-            base_charge_cents=v.check_range(v.want_int(d['base_charge_cents'], path + '.base_charge_cents'), path + '.base_charge_cents', 0, None),
-            extra_days_charge_cents=(v.check_range(v.want_int(d['extra_days_charge_cents'], path + '.extra_days_charge_cents'), path + '.extra_days_charge_cents', 0, None) if d.get('extra_days_charge_cents') is not None else 0),
-            one_way_fee_cents=(v.check_range(v.want_int(d['one_way_fee_cents'], path + '.one_way_fee_cents'), path + '.one_way_fee_cents', 0, None) if d.get('one_way_fee_cents') is not None else 0),
-            total_cents=(v.check_range(v.want_int(d['total_cents'], path + '.total_cents'), path + '.total_cents', 0, None) if d.get('total_cents') is not None else 0),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('rental_ids', 'R{:04d}'),
+        text=v.str_text)
+    customer: str = field(load=v.want_str, text=v.str_text)
+    car: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
+        text=v.str_text)
+    pickup_branch: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text)
+    pickup_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    return_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    status: RentalStatus = field(
+        load=lambda x, p: v.want_enum(x, p, RentalStatus),
+        fill=lambda ep: _E12_RentalStatus_reserved, export=enum_value,
+        text=enum_text(RentalStatus))
+    start_mileage_km: int | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
+        fill=lambda ep: None, text=v.int_text)
+    end_mileage_km: int | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
+        fill=lambda ep: None, text=v.int_text)
+    returned_on: dt.date | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    return_branch: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
+    base_charge_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    extra_days_charge_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
+    one_way_fee_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
+    total_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
 
 
-class _Slots_CarOffer:
-    'The slots of the CarOffer record: its fields and its JSON text.'
-
-    __slots__ = ('car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents', '_json')
-
-
-class CarOffer(_Slots_CarOffer, rt.Record):
+class CarOffer(Record):
     'A car free for the requested days, with its price.'
 
-    __slots__ = ()
-    __match_args__ = ('car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents')
-
-    car: str
-    model: str
-    category: CarCategory
-    daily_rate_cents: int
-    days: int
-    price_cents: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.car, self.model, self.category, self.daily_rate_cents, self.days, self.price_cents) == (other.car, other.model, other.category, other.daily_rate_cents, other.days, other.price_cents)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.car, self.model, self.category, self.daily_rate_cents, self.days, self.price_cents))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(car={self.car!r}, model={self.model!r}, category={self.category!r}, daily_rate_cents={self.daily_rate_cents!r}, days={self.days!r}, price_cents={self.price_cents!r})'
-
-    def __init__(self, car: str, model: str, category: CarCategory, daily_rate_cents: int, days: int, price_cents: int) -> None:
-        _set = _SET_CarOffer
-        _set[0](self, car)
-        _set[1](self, model)
-        _set[2](self, category)
-        _set[3](self, daily_rate_cents)
-        _set[4](self, days)
-        _set[5](self, price_cents)
-        _set[6](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'car': self.car,
-            'model': self.model,
-            'category': self.category._value_,
-            'daily_rate_cents': self.daily_rate_cents,
-            'days': self.days,
-            'price_cents': self.price_cents,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"car": ', v.str_text(self.car), ', "model": ', v.str_text(self.model), ', "category": ', _T11_CarCategory[self.category], ', "daily_rate_cents": ', v.int_text(self.daily_rate_cents), ', "days": ', v.int_text(self.days), ', "price_cents": ', v.int_text(self.price_cents), '}'))
-            _SET_CarOffer[6](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CarOffer:
-        d = v.want_object(data, path, {'car': True, 'model': True, 'category': True, 'daily_rate_cents': True, 'days': True, 'price_cents': True})
-        return _new_CarOffer(
-            car=v.check_pattern(v.want_str(d['car'], path + '.car'), path + '.car', '^[0-9]{4}-[A-Z]{3}$'),
-            model=v.want_str(d['model'], path + '.model'),
-            category=v.want_enum(d['category'], path + '.category', CarCategory),
-            daily_rate_cents=v.want_int(d['daily_rate_cents'], path + '.daily_rate_cents'),
-            days=v.want_int(d['days'], path + '.days'),
-            price_cents=v.want_int(d['price_cents'], path + '.price_cents'),
-        )
+    car: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
+        text=v.str_text)
+    model: str = field(load=v.want_str, text=v.str_text)
+    category: CarCategory = field(
+        load=lambda x, p: v.want_enum(x, p, CarCategory), export=enum_value,
+        text=enum_text(CarCategory))
+    daily_rate_cents: int = field(load=v.want_int, text=v.int_text)
+    days: int = field(load=v.want_int, text=v.int_text)
+    price_cents: int = field(load=v.want_int, text=v.int_text)
 
 
-_SET_CarOffer: tuple[Any, ...] = rt.slot_setters(_Slots_CarOffer, ('car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents', '_json'))
-
-
-class _Made_CarOffer(_Slots_CarOffer):
-    'A CarOffer being made by _new_CarOffer.'
-
-    __slots__ = ()
-
-
-def _new_CarOffer(car: str, model: str, category: CarCategory, daily_rate_cents: int, days: int, price_cents: int) -> CarOffer:
-    self: Any = object.__new__(_Made_CarOffer)
-    self.car = car
-    self.model = model
-    self.category = category
-    self.daily_rate_cents = daily_rate_cents
-    self.days = days
-    self.price_cents = price_cents
-    self._json = None
-    self.__class__ = CarOffer
-    _made: CarOffer = self
-    return _made
-
-
-class _Slots_CustomerRentals:
-    'The slots of the CustomerRentals record: its fields and its JSON text.'
-
-    __slots__ = ('customer', 'name', 'licence_expires', 'rentals', '_json')
-
-
-class CustomerRentals(_Slots_CustomerRentals, rt.Record):
+class CustomerRentals(Record):
     'A customer with all their rentals.'
 
-    __slots__ = ()
-    __match_args__ = ('customer', 'name', 'licence_expires', 'rentals')
-
-    customer: str
-    name: str
-    licence_expires: dt.date
-    rentals: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.customer, self.name, self.licence_expires, self.rentals) == (other.customer, other.name, other.licence_expires, other.rentals)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.customer, self.name, self.licence_expires, self.rentals))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(customer={self.customer!r}, name={self.name!r}, licence_expires={self.licence_expires!r}, rentals={self.rentals!r})'
-
-    def __init__(self, customer: str, name: str, licence_expires: dt.date, rentals: tuple[str, ...]) -> None:
-        _set = _SET_CustomerRentals
-        _set[0](self, customer)
-        _set[1](self, name)
-        _set[2](self, licence_expires)
-        _set[3](self, rentals)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'customer': self.customer,
-            'name': self.name,
-            'licence_expires': self.licence_expires.isoformat(),
-            'rentals': list(self.rentals),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"customer": ', v.str_text(self.customer), ', "name": ', v.str_text(self.name), ', "licence_expires": ', v.json_text(self.licence_expires.isoformat()), ', "rentals": ', v.json_text(self.rentals), '}'))
-            _SET_CustomerRentals[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CustomerRentals:
-        d = v.want_object(data, path, {'customer': True, 'name': True, 'licence_expires': True, 'rentals': True})
-        return _new_CustomerRentals(
-            customer=v.want_str(d['customer'], path + '.customer'),
-            name=v.want_str(d['name'], path + '.name'),
-            licence_expires=v.want_date(d['licence_expires'], path + '.licence_expires'),
-            rentals=v.want_list(d['rentals'], path + '.rentals', (lambda x, p: v.want_str(x, p))),
-        )
-
-
-_SET_CustomerRentals: tuple[Any, ...] = rt.slot_setters(_Slots_CustomerRentals, ('customer', 'name', 'licence_expires', 'rentals', '_json'))
-
-
-class _Made_CustomerRentals(_Slots_CustomerRentals):
-    'A CustomerRentals being made by _new_CustomerRentals.'
-
-    __slots__ = ()
-
-
-def _new_CustomerRentals(customer: str, name: str, licence_expires: dt.date, rentals: tuple[str, ...]) -> CustomerRentals:
-    self: Any = object.__new__(_Made_CustomerRentals)
-    self.customer = customer
-    self.name = name
-    self.licence_expires = licence_expires
-    self.rentals = rentals
-    self._json = None
-    self.__class__ = CustomerRentals
-    _made: CustomerRentals = self
-    return _made
+    customer: str = field(load=v.want_str, text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    licence_expires: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    rentals: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
 _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25
@@ -568,31 +185,10 @@ _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("customer_ids", "rental_ids", "one_way_fee_cents", "late_surcharge_cents", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("customer_ids", "rental_ids", "one_way_fee_cents", "late_surcharge_cents", )
-
-    def __init__(self) -> None:
-        self.customer_ids: int = 0
-        self.rental_ids: int = 0
-        self.one_way_fee_cents: int = 0
-        self.late_surcharge_cents: int = 0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "customer_ids": self.customer_ids,
-            "rental_ids": self.rental_ids,
-            "one_way_fee_cents": self.one_way_fee_cents,
-            "late_surcharge_cents": self.late_surcharge_cents,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.customer_ids = self.customer_ids
-        other.rental_ids = self.rental_ids
-        other.one_way_fee_cents = self.one_way_fee_cents
-        other.late_surcharge_cents = self.late_surcharge_cents
-        return other
+    customer_ids: int = state_item(0)
+    rental_ids: int = state_item(0)
+    one_way_fee_cents: int = state_item(0)
+    late_surcharge_cents: int = state_item(0)
 
 
 class CarRentalCounter(Episode):
@@ -627,18 +223,10 @@ class CarRentalCounter(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('branches', ()))):
-            row_branches = Branch.load(item, f'$.branches[{index}]', ep)
-            self.t_branches.rows[row_branches.key()] = row_branches
-        for index, item in enumerate(rt.rows_of(data.get('cars', ()))):
-            row_cars = Car.load(item, f'$.cars[{index}]', ep)
-            self.t_cars.rows[row_cars.key()] = row_cars
-        for index, item in enumerate(rt.rows_of(data.get('customers', ()))):
-            row_customers = Customer.load(item, f'$.customers[{index}]', ep)
-            self.t_customers.rows[row_customers.key()] = row_customers
-        for index, item in enumerate(rt.rows_of(data.get('rentals', ()))):
-            row_rentals = Rental.load(item, f'$.rentals[{index}]', ep)
-            self.t_rentals.rows[row_rentals.key()] = row_rentals
+        self.t_branches.load_rows(Branch, data.get('branches', ()), '$.branches', ep)
+        self.t_cars.load_rows(Car, data.get('cars', ()), '$.cars', ep)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
+        self.t_rentals.load_rows(Rental, data.get('rentals', ()), '$.rentals', ep)
         if 'customer_ids' in data:
             self.state.customer_ids = v.want_int(data['customer_ids'], '$.customer_ids')
         if 'rental_ids' in data:
@@ -829,7 +417,7 @@ class CarRentalCounter(Episode):
             rt.each(
                 self,
                 tuple([
-                    _new_CarOffer(
+                    CarOffer(
                         _c4.key(),
                         _c4.model,
                         _c4.category,
@@ -871,7 +459,7 @@ class CarRentalCounter(Episode):
             'Show a customer with all their rentals (car, branch, dates, status and charges), the '
             'latest pick-up first.'
         )
-        return _new_CustomerRentals(  # car_rental_counter.world:203
+        return CustomerRentals(  # car_rental_counter.world:203
             customer.key(),
             customer.name,
             customer.licence_expires,
@@ -1211,13 +799,7 @@ class CarRentalCounter(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_search_cars: frozenset[str] = frozenset({'branch', 'pickup_date', 'return_date', 'category'})
-_NEEDS_search_cars: frozenset[str] = frozenset({'branch', 'pickup_date', 'return_date'})
-
-
 def _invoke_search_cars(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_cars >= args.keys() >= _NEEDS_search_cars and None not in args.values()):
-        rt.check_arguments(args, ('branch', 'pickup_date', 'return_date', 'category'), ('branch', 'pickup_date', 'return_date'))
     a_branch = rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown branch ' + rt.text(key) + '.'))
     a_pickup_date = v.want_date(args['pickup_date'], 'pickup_date')
     a_return_date = v.want_date(args['return_date'], 'return_date')
@@ -1225,12 +807,7 @@ def _invoke_search_cars(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     return ep.tool_search_cars(a_branch, a_pickup_date, a_return_date, a_category)
 
 
-_ARGS_register_customer: frozenset[str] = frozenset({'name', 'licence_number', 'licence_expires', 'email'})
-
-
 def _invoke_register_customer(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_register_customer and None not in args.values()):
-        rt.check_arguments(args, ('name', 'licence_number', 'licence_expires', 'email'), ('name', 'licence_number', 'licence_expires', 'email'))
     a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
     a_licence_number = v.check_pattern(v.want_str(args['licence_number'], 'licence_number'), 'licence_number', '^[A-Z0-9]{6,12}$')
     a_licence_expires = v.want_date(args['licence_expires'], 'licence_expires')
@@ -1238,12 +815,7 @@ def _invoke_register_customer(ep: CarRentalCounter, args: Mapping[str, Any]) -> 
     return ep.tool_register_customer(a_name, a_licence_number, a_licence_expires, a_email)
 
 
-_ARGS_get_customer_rentals: frozenset[str] = frozenset({'customer'})
-
-
 def _invoke_get_customer_rentals(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_customer_rentals and None not in args.values()):
-        rt.check_arguments(args, ('customer',), ('customer',))
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
@@ -1251,12 +823,7 @@ def _invoke_get_customer_rentals(ep: CarRentalCounter, args: Mapping[str, Any]) 
     return ep.tool_get_customer_rentals(a_customer)
 
 
-_ARGS_get_rental: frozenset[str] = frozenset({'rental'})
-
-
 def _invoke_get_rental(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_rental and None not in args.values()):
-        rt.check_arguments(args, ('rental',), ('rental',))
     a_rental = args['rental']
     if type(a_rental) is not str or not a_rental.isascii():
         a_rental = v.want_str(a_rental, 'rental')
@@ -1264,63 +831,28 @@ def _invoke_get_rental(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_rental(a_rental)
 
 
-_ARGS_list_branches: frozenset[str] = frozenset(())
-
-
-def _invoke_list_branches(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_branches):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_branches()
-
-
-_ARGS_find_customers: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_find_customers(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_customers and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_find_customers(a_text)
 
 
-_ARGS_get_car: frozenset[str] = frozenset({'car'})
-
-
 def _invoke_get_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_car and None not in args.values()):
-        rt.check_arguments(args, ('car',), ('car',))
     a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'))
     return ep.tool_get_car(a_car)
 
 
-_ARGS_list_cars: frozenset[str] = frozenset({'branch', 'category'})
-_NEEDS_list_cars: frozenset[str] = frozenset(())
-
-
 def _invoke_list_cars(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_cars >= args.keys() >= _NEEDS_list_cars):
-        rt.check_arguments(args, ('branch', 'category'), ())
     a_branch = (rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown branch ' + rt.text(key) + '.')) if args.get('branch') is not None else None)
     a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, CarCategory))) if args.get('category') is not None else None)
     return ep.tool_list_cars(a_branch, a_category)
 
 
-_ARGS_list_car_rentals: frozenset[str] = frozenset({'car'})
-
-
 def _invoke_list_car_rentals(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_car_rentals and None not in args.values()):
-        rt.check_arguments(args, ('car',), ('car',))
     a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'))
     return ep.tool_list_car_rentals(a_car)
 
 
-_ARGS_reserve_car: frozenset[str] = frozenset({'customer', 'car', 'pickup_date', 'return_date'})
-
-
 def _invoke_reserve_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_reserve_car and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'car', 'pickup_date', 'return_date'), ('customer', 'car', 'pickup_date', 'return_date'))
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
@@ -1331,12 +863,7 @@ def _invoke_reserve_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     return ep.tool_reserve_car(a_customer, a_car, a_pickup_date, a_return_date)
 
 
-_ARGS_cancel_reservation: frozenset[str] = frozenset({'rental'})
-
-
 def _invoke_cancel_reservation(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_cancel_reservation and None not in args.values()):
-        rt.check_arguments(args, ('rental',), ('rental',))
     a_rental = args['rental']
     if type(a_rental) is not str or not a_rental.isascii():
         a_rental = v.want_str(a_rental, 'rental')
@@ -1344,12 +871,7 @@ def _invoke_cancel_reservation(ep: CarRentalCounter, args: Mapping[str, Any]) ->
     return ep.tool_cancel_reservation(a_rental)
 
 
-_ARGS_pick_up: frozenset[str] = frozenset({'rental'})
-
-
 def _invoke_pick_up(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_pick_up and None not in args.values()):
-        rt.check_arguments(args, ('rental',), ('rental',))
     a_rental = args['rental']
     if type(a_rental) is not str or not a_rental.isascii():
         a_rental = v.want_str(a_rental, 'rental')
@@ -1357,12 +879,7 @@ def _invoke_pick_up(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     return ep.tool_pick_up(a_rental)
 
 
-_ARGS_return_car: frozenset[str] = frozenset({'rental', 'branch', 'mileage_km'})
-
-
 def _invoke_return_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_return_car and None not in args.values()):
-        rt.check_arguments(args, ('rental', 'branch', 'mileage_km'), ('rental', 'branch', 'mileage_km'))
     a_rental = args['rental']
     if type(a_rental) is not str or not a_rental.isascii():
         a_rental = v.want_str(a_rental, 'rental')
@@ -1372,33 +889,100 @@ def _invoke_return_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     return ep.tool_return_car(a_rental, a_branch, a_mileage_km)
 
 
-_ARGS_set_car_in_service: frozenset[str] = frozenset({'car', 'in_service'})
-
-
 def _invoke_set_car_in_service(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_set_car_in_service and None not in args.values()):
-        rt.check_arguments(args, ('car', 'in_service'), ('car', 'in_service'))
     a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'))
     a_in_service = v.want_bool(args['in_service'], 'in_service')
     return ep.tool_set_car_in_service(a_car, a_in_service)
 
 
-CarRentalCounter.TOOLS = {
-    'search_cars': ToolSpec('search_cars', 'List the in-service cars parked at a branch that are free for the whole stay, cheapest first, with the price.', (ParamSpec('branch', {'type': 'string', 'pattern': '^[A-Z]{3}$', 'description': 'The branch code, e.g. MAD.'}, True, 'The branch code, e.g. MAD.', table='branches'), ParamSpec('pickup_date', {'type': 'string', 'format': 'date', 'description': 'The pick-up day, e.g. 2026-07-15.'}, True, 'The pick-up day, e.g. 2026-07-15.', table=None), ParamSpec('return_date', {'type': 'string', 'format': 'date', 'description': 'The planned return day, after the pick-up day.'}, True, 'The planned return day, after the pick-up day.', table=None), ParamSpec('category', {'anyOf': [{'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, {'type': 'null'}], 'description': 'Only cars of this category; any when omitted.'}, False, 'Only cars of this category; any when omitted.', table=None), ), read_only=True, invoke=_invoke_search_cars, where='car_rental_counter.world:163', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string'}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer'}, 'days': {'type': 'integer'}, 'price_cents': {'type': 'integer'}}, 'required': ['car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents'], 'additionalProperties': False}}),
-    'register_customer': ToolSpec('register_customer', 'Register a new customer with their driving licence.', (ParamSpec('name', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "The customer's full name."}, True, "The customer's full name.", table=None), ParamSpec('licence_number', {'type': 'string', 'pattern': '^[A-Z0-9]{6,12}$', 'description': 'The driving licence number, 6 to 12 capital letters or digits.'}, True, 'The driving licence number, 6 to 12 capital letters or digits.', table=None), ParamSpec('licence_expires', {'type': 'string', 'format': 'date', 'description': "The licence's expiry date, e.g. 2031-02-28."}, True, "The licence's expiry date, e.g. 2031-02-28.", table=None), ParamSpec('email', {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$', 'description': "The customer's email address."}, True, "The customer's email address.", table=None), ), read_only=False, invoke=_invoke_register_customer, where='car_rental_counter.world:178', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'licence_number': {'type': 'string', 'pattern': '^[A-Z0-9]{6,12}$'}, 'licence_expires': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'licence_number', 'licence_expires', 'email'], 'additionalProperties': False}),
-    'get_customer_rentals': ToolSpec('get_customer_rentals', 'Show a customer with all their rentals (car, branch, dates, status and charges), the latest pick-up first.', (ParamSpec('customer', {'type': 'string', 'description': 'The customer id, e.g. CU001.'}, True, 'The customer id, e.g. CU001.', table='customers'), ), read_only=True, invoke=_invoke_get_customer_rentals, where='car_rental_counter.world:198', returns={'type': 'object', 'properties': {'customer': {'type': 'string'}, 'name': {'type': 'string'}, 'licence_expires': {'type': 'string'}, 'rentals': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}}}, 'required': ['customer', 'name', 'licence_expires', 'rentals'], 'additionalProperties': False}, shows=('record', (('rentals', 'rentals', ('list', ('row', 'rentals'))),))),
-    'get_rental': ToolSpec('get_rental', 'Show one rental with its car, dates, mileage and charges.', (ParamSpec('rental', {'type': 'string', 'description': 'The rental id, e.g. R0001.'}, True, 'The rental id, e.g. R0001.', table='rentals'), ), read_only=True, invoke=_invoke_get_rental, where='car_rental_counter.world:211', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
-    'list_branches': ToolSpec('list_branches', 'List the branches with their codes, names and cities.', (), read_only=True, invoke=_invoke_list_branches, where='car_rental_counter.world:219', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}}, 'required': ['code', 'name', 'city'], 'additionalProperties': False}}, shows=('list', ('row', 'branches'))),
-    'find_customers': ToolSpec('find_customers', 'Find registered customers whose name, email or licence number contains the text, with their customer id and licence expiry date.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the customer's name, email or licence number, e.g. Smith; case does not matter."}, True, "Part of the customer's name, email or licence number, e.g. Smith; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_customers, where='car_rental_counter.world:223', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'licence_number': {'type': 'string', 'pattern': '^[A-Z0-9]{6,12}$'}, 'licence_expires': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'licence_number', 'licence_expires', 'email'], 'additionalProperties': False}}, shows=('list', ('row', 'customers'))),
-    'get_car': ToolSpec('get_car', 'Show one car: its model, category, daily rate, mileage, the branch where it is parked and whether it is in service.', (ParamSpec('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$', 'description': "The car's plate, e.g. 1234-XYZ."}, True, "The car's plate, e.g. 1234-XYZ.", table='cars'), ), read_only=True, invoke=_invoke_get_car, where='car_rental_counter.world:232', returns={'type': 'object', 'properties': {'plate': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'mileage_km': {'type': 'integer', 'minimum': 0}, 'branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'in_service': {'type': 'boolean'}}, 'required': ['plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service'], 'additionalProperties': False}),
-    'list_cars': ToolSpec('list_cars', "List the fleet's cars with model, category, daily rate, mileage, branch and whether in service, whatever their bookings; cars out on a rental have no branch.", (ParamSpec('branch', {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}], 'description': 'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.'}, False, 'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.', table='branches'), ParamSpec('category', {'anyOf': [{'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, {'type': 'null'}], 'description': 'Only cars of this category; any when omitted.'}, False, 'Only cars of this category; any when omitted.', table=None), ), read_only=True, invoke=_invoke_list_cars, where='car_rental_counter.world:238', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'plate': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'mileage_km': {'type': 'integer', 'minimum': 0}, 'branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'in_service': {'type': 'boolean'}}, 'required': ['plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service'], 'additionalProperties': False}}, shows=('list', ('row', 'cars'))),
-    'list_car_rentals': ToolSpec('list_car_rentals', 'List the rentals of one car (customer, dates, status and charges), the latest pick-up first.', (ParamSpec('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$', 'description': "The car's plate, e.g. 1234-XYZ."}, True, "The car's plate, e.g. 1234-XYZ.", table='cars'), ), read_only=True, invoke=_invoke_list_car_rentals, where='car_rental_counter.world:247', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}}, shows=('list', ('row', 'rentals'))),
-    'reserve_car': ToolSpec('reserve_car', "Reserve a car at the branch where it is parked. The price is the number of days times the car's daily rate.", (ParamSpec('customer', {'type': 'string', 'description': 'The customer id, e.g. CU001.'}, True, 'The customer id, e.g. CU001.', table='customers'), ParamSpec('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$', 'description': "The car's plate, e.g. 6666-FGH."}, True, "The car's plate, e.g. 6666-FGH.", table='cars'), ParamSpec('pickup_date', {'type': 'string', 'format': 'date', 'description': 'The pick-up day, today or later.'}, True, 'The pick-up day, today or later.', table=None), ParamSpec('return_date', {'type': 'string', 'format': 'date', 'description': 'The planned return day, after the pick-up day.'}, True, 'The planned return day, after the pick-up day.', table=None), ), read_only=False, invoke=_invoke_reserve_car, where='car_rental_counter.world:255', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
-    'cancel_reservation': ToolSpec('cancel_reservation', 'Cancel a reservation that has not been picked up. There is no fee.', (ParamSpec('rental', {'type': 'string', 'description': 'The rental id, e.g. R0003.'}, True, 'The rental id, e.g. R0003.', table='rentals'), ), read_only=False, invoke=_invoke_cancel_reservation, where='car_rental_counter.world:283', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
-    'pick_up': ToolSpec('pick_up', 'Hand the car of a reservation to the customer, from its pick-up day until the day before its planned return. Records the start mileage.', (ParamSpec('rental', {'type': 'string', 'description': 'The rental id, e.g. R0001.'}, True, 'The rental id, e.g. R0001.', table='rentals'), ), read_only=False, invoke=_invoke_pick_up, where='car_rental_counter.world:293', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
-    'return_car': ToolSpec('return_car', 'Take back a picked-up car at any branch. Days past the planned return date are charged at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch differs from\nthe pick-up branch. Returns the rental with its charges.', (ParamSpec('rental', {'type': 'string', 'description': 'The rental id, e.g. R0002.'}, True, 'The rental id, e.g. R0002.', table='rentals'), ParamSpec('branch', {'type': 'string', 'pattern': '^[A-Z]{3}$', 'description': 'The branch where the car is returned, e.g. BCN.'}, True, 'The branch where the car is returned, e.g. BCN.', table='branches'), ParamSpec('mileage_km', {'type': 'integer', 'minimum': 0, 'maximum': 10000000, 'description': 'The odometer reading at return, in km.'}, True, 'The odometer reading at return, in km.', table=None), ), read_only=False, invoke=_invoke_return_car, where='car_rental_counter.world:312', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
-    'set_car_in_service': ToolSpec('set_car_in_service', 'Take a parked car out of service for maintenance, or put it back in service.', (ParamSpec('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$', 'description': "The car's plate, e.g. 4444-DEF."}, True, "The car's plate, e.g. 4444-DEF.", table='cars'), ParamSpec('in_service', {'type': 'boolean', 'description': 'true to put the car back in service, false to take it out for maintenance.'}, True, 'true to put the car back in service, false to take it out for maintenance.', table=None), ), read_only=False, invoke=_invoke_set_car_in_service, where='car_rental_counter.world:344', returns={'type': 'object', 'properties': {'plate': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'mileage_km': {'type': 'integer', 'minimum': 0}, 'branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'in_service': {'type': 'boolean'}}, 'required': ['plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service'], 'additionalProperties': False}),
-}
+CarRentalCounter.TOOLS = tools(
+    tool('search_cars',
+         'List the in-service cars parked at a branch that are free for the whole stay, cheapest first, with the price.',
+         (param('branch', {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'The branch code, e.g. MAD.', table='branches'),
+         param('pickup_date', {'type': 'string', 'format': 'date'}, 'The pick-up day, e.g. 2026-07-15.'),
+         param('return_date', {'type': 'string', 'format': 'date'}, 'The planned return day, after the pick-up day.'),
+         param('category', {'anyOf': [{'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, {'type': 'null'}]}, 'Only cars of this category; any when omitted.', optional=True)),
+         read_only=True, invoke=_invoke_search_cars, where='car_rental_counter.world:163',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string'}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer'}, 'days': {'type': 'integer'}, 'price_cents': {'type': 'integer'}}, 'required': ['car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents'], 'additionalProperties': False}}),
+    tool('register_customer', 'Register a new customer with their driving licence.',
+         (param('name', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "The customer's full name."),
+         param('licence_number', {'type': 'string', 'pattern': '^[A-Z0-9]{6,12}$'}, 'The driving licence number, 6 to 12 capital letters or digits.'),
+         param('licence_expires', {'type': 'string', 'format': 'date'}, "The licence's expiry date, e.g. 2031-02-28."),
+         param('email', {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, "The customer's email address.")),
+         read_only=False, invoke=_invoke_register_customer, where='car_rental_counter.world:178',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'licence_number': {'type': 'string', 'pattern': '^[A-Z0-9]{6,12}$'}, 'licence_expires': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'licence_number', 'licence_expires', 'email'], 'additionalProperties': False}),
+    tool('get_customer_rentals',
+         'Show a customer with all their rentals (car, branch, dates, status and charges), the latest pick-up first.',
+         (param('customer', {'type': 'string'}, 'The customer id, e.g. CU001.', table='customers'),),
+         read_only=True, invoke=_invoke_get_customer_rentals,
+         where='car_rental_counter.world:198',
+         returns={'type': 'object', 'properties': {'customer': {'type': 'string'}, 'name': {'type': 'string'}, 'licence_expires': {'type': 'string'}, 'rentals': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}}}, 'required': ['customer', 'name', 'licence_expires', 'rentals'], 'additionalProperties': False},
+         shows=('record', (('rentals', 'rentals', ('list', ('row', 'rentals'))),))),
+    tool('get_rental', 'Show one rental with its car, dates, mileage and charges.',
+         (param('rental', {'type': 'string'}, 'The rental id, e.g. R0001.', table='rentals'),),
+         read_only=True, invoke=_invoke_get_rental, where='car_rental_counter.world:211',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
+    tool('list_branches', 'List the branches with their codes, names and cities.', (),
+         read_only=True, method=CarRentalCounter.tool_list_branches,
+         where='car_rental_counter.world:219',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}}, 'required': ['code', 'name', 'city'], 'additionalProperties': False}},
+         shows=('list', ('row', 'branches'))),
+    tool('find_customers',
+         'Find registered customers whose name, email or licence number contains the text, with their customer id and licence expiry date.',
+         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the customer's name, email or licence number, e.g. Smith; case does not matter."),),
+         read_only=True, invoke=_invoke_find_customers, where='car_rental_counter.world:223',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'licence_number': {'type': 'string', 'pattern': '^[A-Z0-9]{6,12}$'}, 'licence_expires': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'licence_number', 'licence_expires', 'email'], 'additionalProperties': False}},
+         shows=('list', ('row', 'customers'))),
+    tool('get_car',
+         'Show one car: its model, category, daily rate, mileage, the branch where it is parked and whether it is in service.',
+         (param('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, "The car's plate, e.g. 1234-XYZ.", table='cars'),),
+         read_only=True, invoke=_invoke_get_car, where='car_rental_counter.world:232',
+         returns={'type': 'object', 'properties': {'plate': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'mileage_km': {'type': 'integer', 'minimum': 0}, 'branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'in_service': {'type': 'boolean'}}, 'required': ['plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service'], 'additionalProperties': False}),
+    tool('list_cars',
+         "List the fleet's cars with model, category, daily rate, mileage, branch and whether in service, whatever their bookings; cars out on a rental have no branch.",
+         (param('branch', {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.', optional=True, table='branches'),
+         param('category', {'anyOf': [{'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, {'type': 'null'}]}, 'Only cars of this category; any when omitted.', optional=True)),
+         read_only=True, invoke=_invoke_list_cars, where='car_rental_counter.world:238',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'plate': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'mileage_km': {'type': 'integer', 'minimum': 0}, 'branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'in_service': {'type': 'boolean'}}, 'required': ['plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service'], 'additionalProperties': False}},
+         shows=('list', ('row', 'cars'))),
+    tool('list_car_rentals',
+         'List the rentals of one car (customer, dates, status and charges), the latest pick-up first.',
+         (param('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, "The car's plate, e.g. 1234-XYZ.", table='cars'),),
+         read_only=True, invoke=_invoke_list_car_rentals, where='car_rental_counter.world:247',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}},
+         shows=('list', ('row', 'rentals'))),
+    tool('reserve_car',
+         "Reserve a car at the branch where it is parked. The price is the number of days times the car's daily rate.",
+         (param('customer', {'type': 'string'}, 'The customer id, e.g. CU001.', table='customers'),
+         param('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, "The car's plate, e.g. 6666-FGH.", table='cars'),
+         param('pickup_date', {'type': 'string', 'format': 'date'}, 'The pick-up day, today or later.'),
+         param('return_date', {'type': 'string', 'format': 'date'}, 'The planned return day, after the pick-up day.')),
+         read_only=False, invoke=_invoke_reserve_car, where='car_rental_counter.world:255',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
+    tool('cancel_reservation',
+         'Cancel a reservation that has not been picked up. There is no fee.',
+         (param('rental', {'type': 'string'}, 'The rental id, e.g. R0003.', table='rentals'),),
+         read_only=False, invoke=_invoke_cancel_reservation, where='car_rental_counter.world:283',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
+    tool('pick_up',
+         'Hand the car of a reservation to the customer, from its pick-up day until the day before its planned return. Records the start mileage.',
+         (param('rental', {'type': 'string'}, 'The rental id, e.g. R0001.', table='rentals'),),
+         read_only=False, invoke=_invoke_pick_up, where='car_rental_counter.world:293',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
+    tool('return_car',
+         'Take back a picked-up car at any branch. Days past the planned return date are charged at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch differs from\nthe pick-up branch. Returns the rental with its charges.',
+         (param('rental', {'type': 'string'}, 'The rental id, e.g. R0002.', table='rentals'),
+         param('branch', {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'The branch where the car is returned, e.g. BCN.', table='branches'),
+         param('mileage_km', {'type': 'integer', 'minimum': 0, 'maximum': 10000000}, 'The odometer reading at return, in km.')),
+         read_only=False, invoke=_invoke_return_car, where='car_rental_counter.world:312',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
+    tool('set_car_in_service',
+         'Take a parked car out of service for maintenance, or put it back in service.',
+         (param('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, "The car's plate, e.g. 4444-DEF.", table='cars'),
+         param('in_service', {'type': 'boolean'}, 'true to put the car back in service, false to take it out for maintenance.')),
+         read_only=False, invoke=_invoke_set_car_in_service, where='car_rental_counter.world:344',
+         returns={'type': 'object', 'properties': {'plate': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'mileage_km': {'type': 'integer', 'minimum': 0}, 'branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'in_service': {'type': 'boolean'}}, 'required': ['plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service'], 'additionalProperties': False}),
+)
 
 
 def _check_pickup_and_late_return__laura_has_car(  # car_rental_counter.world:500
@@ -1823,13 +1407,13 @@ def _check_clio_breaks_down_van_instead__told_total(  # tasks.world:934
 
 
 CarRentalCounter.TASKS = {
-    'pickup_and_late_return': TaskSpec('pickup_and_late_return', 'Laura Gomez is at the counter to pick up her reservation R0001. And Aisha Bello has just brought back the Renault Clio of rental R0002 here at Barcelona Sants (BCN), with 27,950 km on the odometer. What does she owe?', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('laura_has_car', 1.0, '', _check_pickup_and_late_return__laura_has_car), CheckSpec('clio_back', 1.0, 'The Clio is parked at BCN with its new reading.', _check_pickup_and_late_return__clio_back), CheckSpec('charged', 1.0, '12300 base + 2 late days x (4100 + 1500) + 7500 one-way = 31000.', _check_pickup_and_late_return__charged), CheckSpec('told_total', 1.0, 'The agent tells the customer the total.', _check_pickup_and_late_return__told_total),), ('rentals', 'cars.branch', 'cars.mileage_km'), (('pick_up', {'rental': 'R0001'}), ('return_car', {'rental': 'R0002', 'branch': 'BCN', 'mileage_km': 27950}), ), seed=None, persona=None, known=None, unknown=None, tags=('pickup', 'return'), split=None, doc='Hand over a reserved car and take back an overdue one at another branch.', replies=("Laura has the VW Golf. Aisha's rental R0002 comes to 310.00 EUR: 123.00 for the planned days, 112.00 for two late days and a 75.00 one-way fee.",)),
-    'new_customer_reservation': TaskSpec('new_customer_reservation', "I'm Tom Weber, new here: licence WEB44321, valid until 2031-02-28, email tom.weber@example.com. I'd like a compact car from Barcelona Sants (BCN), picking it up on July 15th and bringing it back on July 18th.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('registered', 1.0, '', _check_new_customer_reservation__registered), CheckSpec('reserved', 1.0, 'Tom has the Kia Ceed reserved for 3 days at 50.00 a day.', _check_new_customer_reservation__reserved),), ('customers', 'customer_ids', 'rentals', 'rental_ids'), (('register_customer', {'name': 'Tom Weber', 'licence_number': 'WEB44321', 'licence_expires': '2031-02-28', 'email': 'tom.weber@example.com'}), ('search_cars', {'branch': 'BCN', 'pickup_date': '2026-07-15', 'return_date': '2026-07-18', 'category': 'compact'}), ('reserve_car', {'customer': 'CU004', 'car': '6666-FGH', 'pickup_date': '2026-07-15', 'return_date': '2026-07-18'}), ), seed=None, persona=None, known=None, unknown=None, tags=('register', 'reserve'), split=None, doc='Register a walk-in customer and reserve a compact car.'),
-    'swap_suv_for_compact': TaskSpec('swap_suv_for_compact', 'This is Aisha Bello (CU003). Please cancel my SUV reservation in Barcelona for July 20-22 and book me the cheapest car available at the same branch for the same dates instead.', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('suv_cancelled', 1.0, '', _check_swap_suv_for_compact__suv_cancelled), CheckSpec('compact_reserved', 1.0, 'The Kia Ceed is reserved for Aisha, July 20 to 22.', _check_swap_suv_for_compact__compact_reserved),), ('rentals', 'rental_ids'), (('get_customer_rentals', {'customer': 'CU003'}), ('cancel_reservation', {'rental': 'R0003'}), ('search_cars', {'branch': 'BCN', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'}), ('reserve_car', {'customer': 'CU003', 'car': '6666-FGH', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'}), ), seed=None, persona=None, known=None, unknown=None, tags=('cancel', 'reserve'), split=None, doc='Cancel an SUV reservation and reserve a cheaper car for the same days.'),
-    'rav4_to_workshop': TaskSpec('rav4_to_workshop', 'Barcelona Sants here. Our Toyota RAV4, plate 3333-CDE, has to go to the workshop. Please cancel the reservation that is on it (R0003), take the car out of service, and rebook that customer on the cheapest other car we have here for the same dates.', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('cancelled', 1.0, '', _check_rav4_to_workshop__cancelled), CheckSpec('in_workshop', 1.0, 'The RAV4 is out of service.', _check_rav4_to_workshop__in_workshop), CheckSpec('rebooked', 1.0, 'Aisha is rebooked on the Kia Ceed for July 20 to 22 at 2 x 50.00.', _check_rav4_to_workshop__rebooked),), ('rentals', 'rental_ids', 'cars.in_service'), (('get_rental', {'rental': 'R0003'}), ('cancel_reservation', {'rental': 'R0003'}), ('set_car_in_service', {'car': '3333-CDE', 'in_service': False}), ('search_cars', {'branch': 'BCN', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'}), ('reserve_car', {'customer': 'CU003', 'car': '6666-FGH', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Free a car of its reservation, send it to maintenance and rebook the customer on another car.'),
-    'laura_downgrades_at_pickup': TaskSpec('laura_downgrades_at_pickup', "Hi, I'm Laura Gomez, customer CU001, at the Madrid Airport counter (MAD). I have a car reserved from today until July 14, but I'd rather save money: cancel that reservation, book me the cheapest car you have free here for the same dates instead, and I'll take it right now.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('old_cancelled', 1.0, "Laura's VW Golf reservation is cancelled.", _check_laura_downgrades_at_pickup__old_cancelled), CheckSpec('ibiza_picked_up', 1.0, 'Laura has picked up the Seat Ibiza, the cheapest free car, for July 10 to 14.', _check_laura_downgrades_at_pickup__ibiza_picked_up), CheckSpec('car_out', 1.0, 'The Seat Ibiza has left the branch.', _check_laura_downgrades_at_pickup__car_out),), ('rentals', 'rental_ids', 'cars.branch'), (('get_customer_rentals', {'customer': 'CU001'}), ('cancel_reservation', {'rental': 'R0001'}), ('search_cars', {'branch': 'MAD', 'pickup_date': '2026-07-10', 'return_date': '2026-07-14'}), ('reserve_car', {'customer': 'CU001', 'car': '1111-ABC', 'pickup_date': '2026-07-10', 'return_date': '2026-07-14'}), ('pick_up', {'rental': 'R0005'}), ), seed=None, persona=None, known=None, unknown=None, tags=('cancel', 'reserve', 'pickup'), split=None, doc='At pick-up, swap a reservation for the cheapest free car at the branch and hand it over.'),
-    'walk_in_drives_off_today': TaskSpec('walk_in_drives_off_today', "Hello, I'm Sofia Marin and I've never rented from you. My driving licence is MAR77001, valid until 2029-09-30, and my email is sofia.marin@example.com. I need the cheapest car you have here at Madrid Airport (MAD) from today until July 13th, and I'd like to drive it away right now.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('registered', 1.0, 'Sofia is registered with her licence.', _check_walk_in_drives_off_today__registered), CheckSpec('picked_up', 1.0, 'Sofia has the Seat Ibiza out from today until July 13 at 3 x 39.00.', _check_walk_in_drives_off_today__picked_up), CheckSpec('car_out', 1.0, 'The Seat Ibiza has left the branch.', _check_walk_in_drives_off_today__car_out),), ('customers', 'customer_ids', 'rentals', 'rental_ids', 'cars.branch'), (('register_customer', {'name': 'Sofia Marin', 'licence_number': 'MAR77001', 'licence_expires': '2029-09-30', 'email': 'sofia.marin@example.com'}), ('search_cars', {'branch': 'MAD', 'pickup_date': '2026-07-10', 'return_date': '2026-07-13'}), ('reserve_car', {'customer': 'CU004', 'car': '1111-ABC', 'pickup_date': '2026-07-10', 'return_date': '2026-07-13'}), ('pick_up', {'rental': 'R0005'}), ), seed=None, persona=None, known=None, unknown=None, tags=('register', 'reserve', 'pickup'), split=None, doc='Register a walk-in customer, reserve the cheapest free car at the branch and hand it over at once.'),
-    'laura_picks_up_and_books_van': TaskSpec('laura_picks_up_and_books_van', "Hello, Laura Gomez here, customer CU001. I'm here to collect the car I reserved for today. I'm also moving house on August 1st: Valencia Centre tells me their Ford Transit van (4444-DEF) is back from maintenance, so please put it back in service and reserve it for me from August 1 to August 3, 2026.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('golf_handed_over', 1.0, 'Laura has the VW Golf, with its start mileage recorded.', _check_laura_picks_up_and_books_van__golf_handed_over), CheckSpec('van_in_service', 1.0, '', _check_laura_picks_up_and_books_van__van_in_service), CheckSpec('van_reserved', 1.0, 'The van is reserved for Laura at Valencia for two days at 99.00 a day.', _check_laura_picks_up_and_books_van__van_reserved),), ('rentals', 'rental_ids', 'cars.branch', 'cars.in_service'), (('get_customer_rentals', {'customer': 'CU001'}), ('pick_up', {'rental': 'R0001'}), ('set_car_in_service', {'car': '4444-DEF', 'in_service': True}), ('search_cars', {'branch': 'VLC', 'pickup_date': '2026-08-01', 'return_date': '2026-08-03', 'category': 'van'}), ('reserve_car', {'customer': 'CU001', 'car': '4444-DEF', 'pickup_date': '2026-08-01', 'return_date': '2026-08-03'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc="Hand over today's reservation, return a van to service and reserve it for a later trip."),
-    'aisha_returns_and_rents_again': TaskSpec('aisha_returns_and_rents_again', "Hello, Aisha Bello here, customer CU003. I'm bringing back the Renault Clio here at Madrid Airport (MAD); the odometer shows 27,800 km. I also need another car from today until July 12, the cheapest you have free here, and I'll take it straight away.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('clio_returned', 1.0, 'The Clio rental is closed at MAD: two late days, no one-way fee, 235.00 in total.', _check_aisha_returns_and_rents_again__clio_returned), CheckSpec('clio_parked', 1.0, 'The Clio is parked at MAD with its new reading.', _check_aisha_returns_and_rents_again__clio_parked), CheckSpec('new_car_out', 1.0, 'Aisha has picked up the Seat Ibiza, the cheapest free car, for July 10 to 12.', _check_aisha_returns_and_rents_again__new_car_out),), ('rentals', 'rental_ids', 'cars.branch', 'cars.mileage_km'), (('get_customer_rentals', {'customer': 'CU003'}), ('return_car', {'rental': 'R0002', 'branch': 'MAD', 'mileage_km': 27800}), ('search_cars', {'branch': 'MAD', 'pickup_date': '2026-07-10', 'return_date': '2026-07-12'}), ('reserve_car', {'customer': 'CU003', 'car': '1111-ABC', 'pickup_date': '2026-07-10', 'return_date': '2026-07-12'}), ('pick_up', {'rental': 'R0005'}), ), seed=None, persona='Aisha Bello, a consultant between meetings; polite but in a hurry, answers in short sentences and agrees to the price once told.', known='Her customer id is CU003. She is returning the Renault Clio at Madrid Airport (MAD) with 27,800 km on the odometer. She needs another car at Madrid Airport from today, July 10, until July 12, the cheapest one free, and wants to drive it away now.', unknown='Her rental ids, what the late return costs, which car is the cheapest free one and its plate.', tags=('return', 'reserve', 'pickup'), split=None, doc='Take back an overdue car at its own branch, then rent the customer the cheapest free car there.'),
-    'clio_breaks_down_van_instead': TaskSpec('clio_breaks_down_van_instead', 'Valencia Centre desk. Aisha Bello is returning the Renault Clio of rental R0002 here, 28,100 km on the clock, and its engine warning light is on, so take it out of service. She still needs a vehicle until July 12: our Ford Transit van 4444-DEF is back from the workshop, so put it back in service, reserve it for her from today to July 12 and hand it over now. Tell her what she owes for the Clio.', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('clio_returned', 1.0, 'The Clio is back at VLC with its reading and the overdue and one-way charges: 123.00 + 112.00 + 75.00.', _check_clio_breaks_down_van_instead__clio_returned), CheckSpec('clio_in_workshop', 1.0, 'The Clio is out of service.', _check_clio_breaks_down_van_instead__clio_in_workshop), CheckSpec('van_out_with_aisha', 1.0, 'Aisha has the van from today to July 12 at 2 x 99.00.', _check_clio_breaks_down_van_instead__van_out_with_aisha), CheckSpec('told_total', 1.0, 'The agent tells her the Clio comes to 310.00.', _check_clio_breaks_down_van_instead__told_total),), ('rentals', 'rental_ids', 'cars.branch', 'cars.mileage_km', 'cars.in_service'), (('get_rental', {'rental': 'R0002'}), ('return_car', {'rental': 'R0002', 'branch': 'VLC', 'mileage_km': 28100}), ('set_car_in_service', {'car': '5555-EFG', 'in_service': False}), ('set_car_in_service', {'car': '4444-DEF', 'in_service': True}), ('reserve_car', {'customer': 'CU003', 'car': '4444-DEF', 'pickup_date': '2026-07-10', 'return_date': '2026-07-12'}), ('pick_up', {'rental': 'R0005'}), ), seed=None, persona='A counter clerk at the Valencia Centre branch, practical and quick; answers questions about the car and the customer in a few words.', known='The branch is Valencia Centre (VLC). Aisha Bello is returning the Renault Clio of rental R0002 today with 28,100 km on the odometer, and its engine warning light is on, so it must go out of service. The Ford Transit van 4444-DEF is back from the workshop and can go back into service. Aisha needs a vehicle from today until July 12 and will take the van now. The clerk wants to know what Aisha owes for the Clio.', unknown="Aisha's customer id, the Clio's plate, the charges on the Clio rental and the id of the new rental.", tags=(), split=None, doc='Take back an overdue car with a fault, retire it for repair and send the customer off in a repaired van.', replies=('The Clio rental R0002 comes to 310.00: 123.00 for the three planned days, 112.00 for two days late and a 75.00 one-way fee. The van is yours until July 12.',)),
+    'pickup_and_late_return': TaskSpec('pickup_and_late_return', 'Laura Gomez is at the counter to pick up her reservation R0001. And Aisha Bello has just brought back the Renault Clio of rental R0002 here at Barcelona Sants (BCN), with 27,950 km on the odometer. What does she owe?', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('laura_has_car', 1.0, '', _check_pickup_and_late_return__laura_has_car), CheckSpec('clio_back', 1.0, 'The Clio is parked at BCN with its new reading.', _check_pickup_and_late_return__clio_back), CheckSpec('charged', 1.0, '12300 base + 2 late days x (4100 + 1500) + 7500 one-way = 31000.', _check_pickup_and_late_return__charged), CheckSpec('told_total', 1.0, 'The agent tells the customer the total.', _check_pickup_and_late_return__told_total)), ('rentals', 'cars.branch', 'cars.mileage_km'), (('pick_up', {'rental': 'R0001'}), ('return_car', {'rental': 'R0002', 'branch': 'BCN', 'mileage_km': 27950})), tags=('pickup', 'return'), doc='Hand over a reserved car and take back an overdue one at another branch.', replies=("Laura has the VW Golf. Aisha's rental R0002 comes to 310.00 EUR: 123.00 for the planned days, 112.00 for two late days and a 75.00 one-way fee.",)),
+    'new_customer_reservation': TaskSpec('new_customer_reservation', "I'm Tom Weber, new here: licence WEB44321, valid until 2031-02-28, email tom.weber@example.com. I'd like a compact car from Barcelona Sants (BCN), picking it up on July 15th and bringing it back on July 18th.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('registered', 1.0, '', _check_new_customer_reservation__registered), CheckSpec('reserved', 1.0, 'Tom has the Kia Ceed reserved for 3 days at 50.00 a day.', _check_new_customer_reservation__reserved)), ('customers', 'customer_ids', 'rentals', 'rental_ids'), (('register_customer', {'name': 'Tom Weber', 'licence_number': 'WEB44321', 'licence_expires': '2031-02-28', 'email': 'tom.weber@example.com'}), ('search_cars', {'branch': 'BCN', 'pickup_date': '2026-07-15', 'return_date': '2026-07-18', 'category': 'compact'}), ('reserve_car', {'customer': 'CU004', 'car': '6666-FGH', 'pickup_date': '2026-07-15', 'return_date': '2026-07-18'})), tags=('register', 'reserve'), doc='Register a walk-in customer and reserve a compact car.'),
+    'swap_suv_for_compact': TaskSpec('swap_suv_for_compact', 'This is Aisha Bello (CU003). Please cancel my SUV reservation in Barcelona for July 20-22 and book me the cheapest car available at the same branch for the same dates instead.', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('suv_cancelled', 1.0, '', _check_swap_suv_for_compact__suv_cancelled), CheckSpec('compact_reserved', 1.0, 'The Kia Ceed is reserved for Aisha, July 20 to 22.', _check_swap_suv_for_compact__compact_reserved)), ('rentals', 'rental_ids'), (('get_customer_rentals', {'customer': 'CU003'}), ('cancel_reservation', {'rental': 'R0003'}), ('search_cars', {'branch': 'BCN', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'}), ('reserve_car', {'customer': 'CU003', 'car': '6666-FGH', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'})), tags=('cancel', 'reserve'), doc='Cancel an SUV reservation and reserve a cheaper car for the same days.'),
+    'rav4_to_workshop': TaskSpec('rav4_to_workshop', 'Barcelona Sants here. Our Toyota RAV4, plate 3333-CDE, has to go to the workshop. Please cancel the reservation that is on it (R0003), take the car out of service, and rebook that customer on the cheapest other car we have here for the same dates.', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('cancelled', 1.0, '', _check_rav4_to_workshop__cancelled), CheckSpec('in_workshop', 1.0, 'The RAV4 is out of service.', _check_rav4_to_workshop__in_workshop), CheckSpec('rebooked', 1.0, 'Aisha is rebooked on the Kia Ceed for July 20 to 22 at 2 x 50.00.', _check_rav4_to_workshop__rebooked)), ('rentals', 'rental_ids', 'cars.in_service'), (('get_rental', {'rental': 'R0003'}), ('cancel_reservation', {'rental': 'R0003'}), ('set_car_in_service', {'car': '3333-CDE', 'in_service': False}), ('search_cars', {'branch': 'BCN', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'}), ('reserve_car', {'customer': 'CU003', 'car': '6666-FGH', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'})), doc='Free a car of its reservation, send it to maintenance and rebook the customer on another car.'),
+    'laura_downgrades_at_pickup': TaskSpec('laura_downgrades_at_pickup', "Hi, I'm Laura Gomez, customer CU001, at the Madrid Airport counter (MAD). I have a car reserved from today until July 14, but I'd rather save money: cancel that reservation, book me the cheapest car you have free here for the same dates instead, and I'll take it right now.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('old_cancelled', 1.0, "Laura's VW Golf reservation is cancelled.", _check_laura_downgrades_at_pickup__old_cancelled), CheckSpec('ibiza_picked_up', 1.0, 'Laura has picked up the Seat Ibiza, the cheapest free car, for July 10 to 14.', _check_laura_downgrades_at_pickup__ibiza_picked_up), CheckSpec('car_out', 1.0, 'The Seat Ibiza has left the branch.', _check_laura_downgrades_at_pickup__car_out)), ('rentals', 'rental_ids', 'cars.branch'), (('get_customer_rentals', {'customer': 'CU001'}), ('cancel_reservation', {'rental': 'R0001'}), ('search_cars', {'branch': 'MAD', 'pickup_date': '2026-07-10', 'return_date': '2026-07-14'}), ('reserve_car', {'customer': 'CU001', 'car': '1111-ABC', 'pickup_date': '2026-07-10', 'return_date': '2026-07-14'}), ('pick_up', {'rental': 'R0005'})), tags=('cancel', 'reserve', 'pickup'), doc='At pick-up, swap a reservation for the cheapest free car at the branch and hand it over.'),
+    'walk_in_drives_off_today': TaskSpec('walk_in_drives_off_today', "Hello, I'm Sofia Marin and I've never rented from you. My driving licence is MAR77001, valid until 2029-09-30, and my email is sofia.marin@example.com. I need the cheapest car you have here at Madrid Airport (MAD) from today until July 13th, and I'd like to drive it away right now.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('registered', 1.0, 'Sofia is registered with her licence.', _check_walk_in_drives_off_today__registered), CheckSpec('picked_up', 1.0, 'Sofia has the Seat Ibiza out from today until July 13 at 3 x 39.00.', _check_walk_in_drives_off_today__picked_up), CheckSpec('car_out', 1.0, 'The Seat Ibiza has left the branch.', _check_walk_in_drives_off_today__car_out)), ('customers', 'customer_ids', 'rentals', 'rental_ids', 'cars.branch'), (('register_customer', {'name': 'Sofia Marin', 'licence_number': 'MAR77001', 'licence_expires': '2029-09-30', 'email': 'sofia.marin@example.com'}), ('search_cars', {'branch': 'MAD', 'pickup_date': '2026-07-10', 'return_date': '2026-07-13'}), ('reserve_car', {'customer': 'CU004', 'car': '1111-ABC', 'pickup_date': '2026-07-10', 'return_date': '2026-07-13'}), ('pick_up', {'rental': 'R0005'})), tags=('register', 'reserve', 'pickup'), doc='Register a walk-in customer, reserve the cheapest free car at the branch and hand it over at once.'),
+    'laura_picks_up_and_books_van': TaskSpec('laura_picks_up_and_books_van', "Hello, Laura Gomez here, customer CU001. I'm here to collect the car I reserved for today. I'm also moving house on August 1st: Valencia Centre tells me their Ford Transit van (4444-DEF) is back from maintenance, so please put it back in service and reserve it for me from August 1 to August 3, 2026.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('golf_handed_over', 1.0, 'Laura has the VW Golf, with its start mileage recorded.', _check_laura_picks_up_and_books_van__golf_handed_over), CheckSpec('van_in_service', 1.0, '', _check_laura_picks_up_and_books_van__van_in_service), CheckSpec('van_reserved', 1.0, 'The van is reserved for Laura at Valencia for two days at 99.00 a day.', _check_laura_picks_up_and_books_van__van_reserved)), ('rentals', 'rental_ids', 'cars.branch', 'cars.in_service'), (('get_customer_rentals', {'customer': 'CU001'}), ('pick_up', {'rental': 'R0001'}), ('set_car_in_service', {'car': '4444-DEF', 'in_service': True}), ('search_cars', {'branch': 'VLC', 'pickup_date': '2026-08-01', 'return_date': '2026-08-03', 'category': 'van'}), ('reserve_car', {'customer': 'CU001', 'car': '4444-DEF', 'pickup_date': '2026-08-01', 'return_date': '2026-08-03'})), doc="Hand over today's reservation, return a van to service and reserve it for a later trip."),
+    'aisha_returns_and_rents_again': TaskSpec('aisha_returns_and_rents_again', "Hello, Aisha Bello here, customer CU003. I'm bringing back the Renault Clio here at Madrid Airport (MAD); the odometer shows 27,800 km. I also need another car from today until July 12, the cheapest you have free here, and I'll take it straight away.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('clio_returned', 1.0, 'The Clio rental is closed at MAD: two late days, no one-way fee, 235.00 in total.', _check_aisha_returns_and_rents_again__clio_returned), CheckSpec('clio_parked', 1.0, 'The Clio is parked at MAD with its new reading.', _check_aisha_returns_and_rents_again__clio_parked), CheckSpec('new_car_out', 1.0, 'Aisha has picked up the Seat Ibiza, the cheapest free car, for July 10 to 12.', _check_aisha_returns_and_rents_again__new_car_out)), ('rentals', 'rental_ids', 'cars.branch', 'cars.mileage_km'), (('get_customer_rentals', {'customer': 'CU003'}), ('return_car', {'rental': 'R0002', 'branch': 'MAD', 'mileage_km': 27800}), ('search_cars', {'branch': 'MAD', 'pickup_date': '2026-07-10', 'return_date': '2026-07-12'}), ('reserve_car', {'customer': 'CU003', 'car': '1111-ABC', 'pickup_date': '2026-07-10', 'return_date': '2026-07-12'}), ('pick_up', {'rental': 'R0005'})), persona='Aisha Bello, a consultant between meetings; polite but in a hurry, answers in short sentences and agrees to the price once told.', known='Her customer id is CU003. She is returning the Renault Clio at Madrid Airport (MAD) with 27,800 km on the odometer. She needs another car at Madrid Airport from today, July 10, until July 12, the cheapest one free, and wants to drive it away now.', unknown='Her rental ids, what the late return costs, which car is the cheapest free one and its plate.', tags=('return', 'reserve', 'pickup'), doc='Take back an overdue car at its own branch, then rent the customer the cheapest free car there.'),
+    'clio_breaks_down_van_instead': TaskSpec('clio_breaks_down_van_instead', 'Valencia Centre desk. Aisha Bello is returning the Renault Clio of rental R0002 here, 28,100 km on the clock, and its engine warning light is on, so take it out of service. She still needs a vehicle until July 12: our Ford Transit van 4444-DEF is back from the workshop, so put it back in service, reserve it for her from today to July 12 and hand it over now. Tell her what she owes for the Clio.', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('clio_returned', 1.0, 'The Clio is back at VLC with its reading and the overdue and one-way charges: 123.00 + 112.00 + 75.00.', _check_clio_breaks_down_van_instead__clio_returned), CheckSpec('clio_in_workshop', 1.0, 'The Clio is out of service.', _check_clio_breaks_down_van_instead__clio_in_workshop), CheckSpec('van_out_with_aisha', 1.0, 'Aisha has the van from today to July 12 at 2 x 99.00.', _check_clio_breaks_down_van_instead__van_out_with_aisha), CheckSpec('told_total', 1.0, 'The agent tells her the Clio comes to 310.00.', _check_clio_breaks_down_van_instead__told_total)), ('rentals', 'rental_ids', 'cars.branch', 'cars.mileage_km', 'cars.in_service'), (('get_rental', {'rental': 'R0002'}), ('return_car', {'rental': 'R0002', 'branch': 'VLC', 'mileage_km': 28100}), ('set_car_in_service', {'car': '5555-EFG', 'in_service': False}), ('set_car_in_service', {'car': '4444-DEF', 'in_service': True}), ('reserve_car', {'customer': 'CU003', 'car': '4444-DEF', 'pickup_date': '2026-07-10', 'return_date': '2026-07-12'}), ('pick_up', {'rental': 'R0005'})), persona='A counter clerk at the Valencia Centre branch, practical and quick; answers questions about the car and the customer in a few words.', known='The branch is Valencia Centre (VLC). Aisha Bello is returning the Renault Clio of rental R0002 today with 28,100 km on the odometer, and its engine warning light is on, so it must go out of service. The Ford Transit van 4444-DEF is back from the workshop and can go back into service. Aisha needs a vehicle from today until July 12 and will take the van now. The clerk wants to know what Aisha owes for the Clio.', unknown="Aisha's customer id, the Clio's plate, the charges on the Clio rental and the id of the new rental.", doc='Take back an overdue car with a fault, retire it for repair and send the customer off in a repaired van.', replies=('The Clio rental R0002 comes to 310.00: 123.00 for the three planned days, 112.00 for two days late and a 75.00 one-way fee. The van is yours until July 12.',)),
 }

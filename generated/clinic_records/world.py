@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,12 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["ClinicRecords", "Doctor", "Drug", "DrugClass", "Patient", "Prescription", "RxStatus", "Specialty", "Visit"]
+__all__ = [
+    "ClinicRecords", "Doctor", "Drug", "DrugClass", "Patient", "Prescription", "RxStatus",
+    "Specialty", "Visit",
+]
 
 
 class Specialty(enum.StrEnum):
@@ -37,12 +41,10 @@ class Specialty(enum.StrEnum):
     dermatology = 'dermatology'
 
 
-_E9_Specialty_general: Specialty = Specialty.general
-_E9_Specialty_pediatrics: Specialty = Specialty.pediatrics
-_E9_Specialty_cardiology: Specialty = Specialty.cardiology
-_E9_Specialty_dermatology: Specialty = Specialty.dermatology
-
-_T9_Specialty: dict[Specialty | None, str] = {None: 'null', _E9_Specialty_general: '"general"', _E9_Specialty_pediatrics: '"pediatrics"', _E9_Specialty_cardiology: '"cardiology"', _E9_Specialty_dermatology: '"dermatology"', }
+(
+    _E9_Specialty_general, _E9_Specialty_pediatrics,
+    _E9_Specialty_cardiology, _E9_Specialty_dermatology,
+) = Specialty.__members__.values()
 
 
 class DrugClass(enum.StrEnum):
@@ -54,12 +56,10 @@ class DrugClass(enum.StrEnum):
     antihypertensive = 'antihypertensive'
 
 
-_E9_DrugClass_antibiotic: DrugClass = DrugClass.antibiotic
-_E9_DrugClass_analgesic: DrugClass = DrugClass.analgesic
-_E9_DrugClass_antihistamine: DrugClass = DrugClass.antihistamine
-_E9_DrugClass_antihypertensive: DrugClass = DrugClass.antihypertensive
-
-_T9_DrugClass: dict[DrugClass | None, str] = {None: 'null', _E9_DrugClass_antibiotic: '"antibiotic"', _E9_DrugClass_analgesic: '"analgesic"', _E9_DrugClass_antihistamine: '"antihistamine"', _E9_DrugClass_antihypertensive: '"antihypertensive"', }
+(
+    _E9_DrugClass_antibiotic, _E9_DrugClass_analgesic,
+    _E9_DrugClass_antihistamine, _E9_DrugClass_antihypertensive,
+) = DrugClass.__members__.values()
 
 
 class RxStatus(enum.StrEnum):
@@ -69,371 +69,99 @@ class RxStatus(enum.StrEnum):
     stopped = 'stopped'
 
 
-_E8_RxStatus_active: RxStatus = RxStatus.active
-_E8_RxStatus_stopped: RxStatus = RxStatus.stopped
-
-_T8_RxStatus: dict[RxStatus | None, str] = {None: 'null', _E8_RxStatus_active: '"active"', _E8_RxStatus_stopped: '"stopped"', }
+_E8_RxStatus_active, _E8_RxStatus_stopped = RxStatus.__members__.values()
 
 
 class Doctor(Row):
     'A clinician who can sign in and hold visits.'
 
-    __slots__ = ('id_', 'name', 'specialty', )
-    ENTITY: ClassVar[str] = 'Doctor'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('specialty', 'specialty', lambda value: value._value_, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T9_Specialty.__getitem__,
-    )
-
-    def __init__(self, *, id_: str, name: str, specialty: Specialty) -> None:
-        self.id_ = id_
-        self.name = name
-        self.specialty = specialty
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Doctor:
-        other = Doctor.__new__(Doctor)
-        other.id_ = self.id_
-        other.name = self.name
-        other.specialty = self.specialty
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'specialty': self.specialty._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Doctor:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'specialty': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^D[0-9]{3}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            specialty=v.want_enum(d['specialty'], path + '.specialty', Specialty),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    specialty: Specialty = field(
+        load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
+        text=enum_text(Specialty))
 
 
 class Drug(Row):
     "A drug in the clinic's formulary."
 
-    __slots__ = ('code', 'name', 'drug_class', 'max_days', )
-    ENTITY: ClassVar[str] = 'Drug'
-    KEY: ClassVar[str] = 'code'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('code', 'code', None, True),
-        ('name', 'name', None, True),
-        ('drug_class', 'drug_class', lambda value: value._value_, True),
-        ('max_days', 'max_days', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T9_DrugClass.__getitem__,
-        v.int_text,
-    )
-
-    def __init__(self, *, code: str, name: str, drug_class: DrugClass, max_days: int) -> None:
-        self.code = code
-        self.name = name
-        self.drug_class = drug_class
-        self.max_days = max_days
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Drug:
-        other = Drug.__new__(Drug)
-        other.code = self.code
-        other.name = self.name
-        other.drug_class = self.drug_class
-        other.max_days = self.max_days
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'code': self.code,
-            'name': self.name,
-            'drug_class': self.drug_class._value_,
-            'max_days': self.max_days,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Drug:
-        d = v.want_object(data, path, {'code': True, 'name': True, 'drug_class': True, 'max_days': True})
-        return cls(
-            code=v.check_pattern(v.want_str(d['code'], path + '.code'), path + '.code', '^[A-Z]{3}[0-9]{2}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            drug_class=v.want_enum(d['drug_class'], path + '.drug_class', DrugClass),
-            max_days=v.check_range(v.want_int(d['max_days'], path + '.max_days'), path + '.max_days', 1, 365),
-        )
+    code: str = field(
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    drug_class: DrugClass = field(
+        load=lambda x, p: v.want_enum(x, p, DrugClass), export=enum_value,
+        text=enum_text(DrugClass))
+    max_days: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 365), text=v.int_text)
 
 
 class Patient(Row):
     'A registered patient and the drugs they are allergic to.'
 
-    __slots__ = ('id_', 'name', 'birth_date', 'allergies', 'registered_on', )
-    ENTITY: ClassVar[str] = 'Patient'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('birth_date', 'birth_date', lambda value: value.isoformat(), True),
-        ('allergies', 'allergies', lambda value: list(value), True),
-        ('registered_on', 'registered_on', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        None,
-    )
-
-    def __init__(self, *, id_: str, name: str, birth_date: dt.date, allergies: tuple[str, ...], registered_on: dt.date) -> None:
-        self.id_ = id_
-        self.name = name
-        self.birth_date = birth_date
-        self.allergies = allergies
-        self.registered_on = registered_on
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Patient:
-        other = Patient.__new__(Patient)
-        other.id_ = self.id_
-        other.name = self.name
-        other.birth_date = self.birth_date
-        other.allergies = self.allergies
-        other.registered_on = self.registered_on
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'birth_date': self.birth_date.isoformat(),
-            'allergies': list(self.allergies),
-            'registered_on': self.registered_on.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Patient:
-        d = v.want_object(data, path, {'id': False, 'name': True, 'birth_date': True, 'allergies': True, 'registered_on': True})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('patient_ids', 'P{:03d}')),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            birth_date=v.want_date(d['birth_date'], path + '.birth_date'),
-            allergies=v.want_set(d['allergies'], path + '.allergies', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'))),
-            registered_on=v.want_date(d['registered_on'], path + '.registered_on'),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('patient_ids', 'P{:03d}'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    birth_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    allergies: tuple[str, ...] = field(
+        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'))),
+        export=list)
+    registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
 
 
 class Visit(Row):
     'One consultation of a patient with a doctor.'
 
-    __slots__ = ('id_', 'patient', 'doctor', 'at', 'diagnosis', )
-    ENTITY: ClassVar[str] = 'Visit'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('patient', 'patient', None, True),
-        ('doctor', 'doctor', None, True),
-        ('at', 'at', lambda value: value.isoformat(), True),
-        ('diagnosis', 'diagnosis', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        v.str_text,
-    )
-
-    def __init__(self, *, id_: str, patient: str, doctor: str, at: dt.datetime, diagnosis: str) -> None:
-        self.id_ = id_
-        self.patient = patient
-        self.doctor = doctor
-        self.at = at
-        self.diagnosis = diagnosis
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Visit:
-        other = Visit.__new__(Visit)
-        other.id_ = self.id_
-        other.patient = self.patient
-        other.doctor = self.doctor
-        other.at = self.at
-        other.diagnosis = self.diagnosis
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'patient': self.patient,
-            'doctor': self.doctor,
-            'at': self.at.isoformat(),
-            'diagnosis': self.diagnosis,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Visit:
-        d = v.want_object(data, path, {'id': False, 'patient': True, 'doctor': True, 'at': False, 'diagnosis': True})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('visit_ids', 'V{:03d}')),
-            patient=v.want_str(d['patient'], path + '.patient'),
-            doctor=v.check_pattern(v.want_str(d['doctor'], path + '.doctor'), path + '.doctor', '^D[0-9]{3}$'),
-            at=(v.want_datetime(d['at'], path + '.at') if d.get('at') is not None else ep.clock),
-            diagnosis=v.check_length(v.want_str(d['diagnosis'], path + '.diagnosis'), path + '.diagnosis', 1, 200),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('visit_ids', 'V{:03d}'),
+        text=v.str_text)
+    patient: str = field(load=v.want_str, text=v.str_text)
+    doctor: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'), text=v.str_text)
+    at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    diagnosis: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
 
 
 class Prescription(Row):
     "A drug prescribed during a visit; the patient and prescriber are the visit's."
 
-    __slots__ = ('id_', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason', )
-    ENTITY: ClassVar[str] = 'Prescription'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('visit', 'visit', None, True),
-        ('drug', 'drug', None, True),
-        ('dose', 'dose', None, True),
-        ('start', 'start', lambda value: value.isoformat(), True),
-        ('end', 'end', lambda value: value.isoformat(), True),
-        ('renewals', 'renewals', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('stop_reason', 'stop_reason', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        v.int_text,
-        _T8_RxStatus.__getitem__,
-        lambda value: ('null' if value is None else v.str_text(value)),
-    )
-
-    def __init__(self, *, id_: str, visit: str, drug: str, dose: str, start: dt.date, end: dt.date, renewals: int, status: RxStatus, stop_reason: str | None) -> None:
-        self.id_ = id_
-        self.visit = visit
-        self.drug = drug
-        self.dose = dose
-        self.start = start
-        self.end = end
-        self.renewals = renewals
-        self.status = status
-        self.stop_reason = stop_reason
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Prescription:
-        other = Prescription.__new__(Prescription)
-        other.id_ = self.id_
-        other.visit = self.visit
-        other.drug = self.drug
-        other.dose = self.dose
-        other.start = self.start
-        other.end = self.end
-        other.renewals = self.renewals
-        other.status = self.status
-        other.stop_reason = self.stop_reason
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'visit': self.visit,
-            'drug': self.drug,
-            'dose': self.dose,
-            'start': self.start.isoformat(),
-            'end': self.end.isoformat(),
-            'renewals': self.renewals,
-            'status': self.status._value_,
-            'stop_reason': self.stop_reason,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Prescription:
-        d = v.want_object(data, path, {'id': False, 'visit': True, 'drug': True, 'dose': True, 'start': True, 'end': True, 'renewals': False, 'status': False, 'stop_reason': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('rx_ids', 'RX{:03d}')),
-            visit=v.want_str(d['visit'], path + '.visit'),
-            drug=v.check_pattern(v.want_str(d['drug'], path + '.drug'), path + '.drug', '^[A-Z]{3}[0-9]{2}$'),
-            dose=v.check_length(v.want_str(d['dose'], path + '.dose'), path + '.dose', 1, 60),
-            start=v.want_date(d['start'], path + '.start'),
-            end=v.want_date(d['end'], path + '.end'),
-            renewals=(v.check_range(v.want_int(d['renewals'], path + '.renewals'), path + '.renewals', 0, 5) if d.get('renewals') is not None else 0),
-            status=(v.want_enum(d['status'], path + '.status', RxStatus) if d.get('status') is not None else _E8_RxStatus_active),
-            stop_reason=(v.want_optional(d['stop_reason'], path + '.stop_reason', (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))) if d.get('stop_reason') is not None else None),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('rx_ids', 'RX{:03d}'),
+        text=v.str_text)
+    visit: str = field(load=v.want_str, text=v.str_text)
+    drug: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
+        text=v.str_text)
+    dose: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+    start: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    end: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    renewals: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 5), fill=lambda ep: 0,
+        text=v.int_text)
+    status: RxStatus = field(
+        load=lambda x, p: v.want_enum(x, p, RxStatus), fill=lambda ep: _E8_RxStatus_active,
+        export=enum_value, text=enum_text(RxStatus))
+    stop_reason: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
 
 
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("patient_ids", "visit_ids", "rx_ids", "current_doctor", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("patient_ids", "visit_ids", "rx_ids", "current_doctor", )
-
-    def __init__(self) -> None:
-        self.patient_ids: int = 0
-        self.visit_ids: int = 0
-        self.rx_ids: int = 0
-        self.current_doctor: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "patient_ids": self.patient_ids,
-            "visit_ids": self.visit_ids,
-            "rx_ids": self.rx_ids,
-            "current_doctor": self.current_doctor,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.patient_ids = self.patient_ids
-        other.visit_ids = self.visit_ids
-        other.rx_ids = self.rx_ids
-        other.current_doctor = self.current_doctor
-        return other
+    patient_ids: int = state_item(0)
+    visit_ids: int = state_item(0)
+    rx_ids: int = state_item(0)
+    current_doctor: str | None = state_item(None)
 
 
 class ClinicRecords(Episode):
@@ -469,21 +197,11 @@ class ClinicRecords(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('doctors', ()))):
-            row_doctors = Doctor.load(item, f'$.doctors[{index}]', ep)
-            self.t_doctors.rows[row_doctors.key()] = row_doctors
-        for index, item in enumerate(rt.rows_of(data.get('drugs', ()))):
-            row_drugs = Drug.load(item, f'$.drugs[{index}]', ep)
-            self.t_drugs.rows[row_drugs.key()] = row_drugs
-        for index, item in enumerate(rt.rows_of(data.get('patients', ()))):
-            row_patients = Patient.load(item, f'$.patients[{index}]', ep)
-            self.t_patients.rows[row_patients.key()] = row_patients
-        for index, item in enumerate(rt.rows_of(data.get('visits', ()))):
-            row_visits = Visit.load(item, f'$.visits[{index}]', ep)
-            self.t_visits.rows[row_visits.key()] = row_visits
-        for index, item in enumerate(rt.rows_of(data.get('prescriptions', ()))):
-            row_prescriptions = Prescription.load(item, f'$.prescriptions[{index}]', ep)
-            self.t_prescriptions.rows[row_prescriptions.key()] = row_prescriptions
+        self.t_doctors.load_rows(Doctor, data.get('doctors', ()), '$.doctors', ep)
+        self.t_drugs.load_rows(Drug, data.get('drugs', ()), '$.drugs', ep)
+        self.t_patients.load_rows(Patient, data.get('patients', ()), '$.patients', ep)
+        self.t_visits.load_rows(Visit, data.get('visits', ()), '$.visits', ep)
+        self.t_prescriptions.load_rows(Prescription, data.get('prescriptions', ()), '$.prescriptions', ep)
         if 'patient_ids' in data:
             self.state.patient_ids = v.want_int(data['patient_ids'], '$.patient_ids')
         if 'visit_ids' in data:
@@ -925,34 +643,19 @@ class ClinicRecords(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_sign_in: frozenset[str] = frozenset({'doctor'})
-
-
 def _invoke_sign_in(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
-        rt.check_arguments(args, ('doctor',), ('doctor',))
     a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, 'Doctor ' + rt.text(key) + ' not found.'))
     return ep.tool_sign_in(a_doctor)
 
 
-_ARGS_register_patient: frozenset[str] = frozenset({'name', 'birth_date', 'allergies'})
-
-
 def _invoke_register_patient(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_register_patient and None not in args.values()):
-        rt.check_arguments(args, ('name', 'birth_date', 'allergies'), ('name', 'birth_date', 'allergies'))
     a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
     a_birth_date = v.want_date(args['birth_date'], 'birth_date')
     a_allergies = v.want_set(args['allergies'], 'allergies', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$')))
     return ep.tool_register_patient(a_name, a_birth_date, a_allergies)
 
 
-_ARGS_add_allergy: frozenset[str] = frozenset({'patient', 'drug'})
-
-
 def _invoke_add_allergy(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_add_allergy and None not in args.values()):
-        rt.check_arguments(args, ('patient', 'drug'), ('patient', 'drug'))
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
@@ -961,12 +664,7 @@ def _invoke_add_allergy(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     return ep.tool_add_allergy(a_patient, a_drug)
 
 
-_ARGS_record_visit: frozenset[str] = frozenset({'patient', 'diagnosis'})
-
-
 def _invoke_record_visit(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_record_visit and None not in args.values()):
-        rt.check_arguments(args, ('patient', 'diagnosis'), ('patient', 'diagnosis'))
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
@@ -975,12 +673,7 @@ def _invoke_record_visit(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     return ep.tool_record_visit(a_patient, a_diagnosis)
 
 
-_ARGS_prescribe: frozenset[str] = frozenset({'visit', 'drug', 'dose', 'course_days'})
-
-
 def _invoke_prescribe(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_prescribe and None not in args.values()):
-        rt.check_arguments(args, ('visit', 'drug', 'dose', 'course_days'), ('visit', 'drug', 'dose', 'course_days'))
     a_visit = args['visit']
     if type(a_visit) is not str or not a_visit.isascii():
         a_visit = v.want_str(a_visit, 'visit')
@@ -991,12 +684,7 @@ def _invoke_prescribe(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     return ep.tool_prescribe(a_visit, a_drug, a_dose, a_course_days)
 
 
-_ARGS_renew_prescription: frozenset[str] = frozenset({'prescription', 'extra_days'})
-
-
 def _invoke_renew_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_renew_prescription and None not in args.values()):
-        rt.check_arguments(args, ('prescription', 'extra_days'), ('prescription', 'extra_days'))
     a_prescription = args['prescription']
     if type(a_prescription) is not str or not a_prescription.isascii():
         a_prescription = v.want_str(a_prescription, 'prescription')
@@ -1005,12 +693,7 @@ def _invoke_renew_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> An
     return ep.tool_renew_prescription(a_prescription, a_extra_days)
 
 
-_ARGS_stop_prescription: frozenset[str] = frozenset({'prescription', 'reason'})
-
-
 def _invoke_stop_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_stop_prescription and None not in args.values()):
-        rt.check_arguments(args, ('prescription', 'reason'), ('prescription', 'reason'))
     a_prescription = args['prescription']
     if type(a_prescription) is not str or not a_prescription.isascii():
         a_prescription = v.want_str(a_prescription, 'prescription')
@@ -1019,67 +702,34 @@ def _invoke_stop_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any
     return ep.tool_stop_prescription(a_prescription, a_reason)
 
 
-_ARGS_list_doctors: frozenset[str] = frozenset({'specialty'})
-_NEEDS_list_doctors: frozenset[str] = frozenset(())
-
-
 def _invoke_list_doctors(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_doctors >= args.keys() >= _NEEDS_list_doctors):
-        rt.check_arguments(args, ('specialty',), ())
     a_specialty = (v.want_optional(args['specialty'], 'specialty', (lambda x, p: v.want_enum(x, p, Specialty))) if args.get('specialty') is not None else None)
     return ep.tool_list_doctors(a_specialty)
 
 
-_ARGS_get_doctor: frozenset[str] = frozenset({'doctor'})
-
-
 def _invoke_get_doctor(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_doctor and None not in args.values()):
-        rt.check_arguments(args, ('doctor',), ('doctor',))
     a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, 'Doctor ' + rt.text(key) + ' not found.'))
     return ep.tool_get_doctor(a_doctor)
 
 
-_ARGS_search_drugs: frozenset[str] = frozenset({'name', 'drug_class'})
-_NEEDS_search_drugs: frozenset[str] = frozenset(())
-
-
 def _invoke_search_drugs(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_drugs >= args.keys() >= _NEEDS_search_drugs):
-        rt.check_arguments(args, ('name', 'drug_class'), ())
     a_name = (v.want_str(args['name'], 'name') if args.get('name') is not None else '')
     a_drug_class = (v.want_optional(args['drug_class'], 'drug_class', (lambda x, p: v.want_enum(x, p, DrugClass))) if args.get('drug_class') is not None else None)
     return ep.tool_search_drugs(a_name, a_drug_class)
 
 
-_ARGS_get_drug: frozenset[str] = frozenset({'drug'})
-
-
 def _invoke_get_drug(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_drug and None not in args.values()):
-        rt.check_arguments(args, ('drug',), ('drug',))
     a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, 'Drug ' + rt.text(key) + ' not found.'))
     return ep.tool_get_drug(a_drug)
 
 
-_ARGS_search_patients: frozenset[str] = frozenset({'name', 'birth_date'})
-_NEEDS_search_patients: frozenset[str] = frozenset(())
-
-
 def _invoke_search_patients(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_patients >= args.keys() >= _NEEDS_search_patients):
-        rt.check_arguments(args, ('name', 'birth_date'), ())
     a_name = (v.want_str(args['name'], 'name') if args.get('name') is not None else '')
-    a_birth_date = (v.want_optional(args['birth_date'], 'birth_date', (lambda x, p: v.want_date(x, p))) if args.get('birth_date') is not None else None)
+    a_birth_date = (v.want_optional(args['birth_date'], 'birth_date', v.want_date) if args.get('birth_date') is not None else None)
     return ep.tool_search_patients(a_name, a_birth_date)
 
 
-_ARGS_get_patient: frozenset[str] = frozenset({'patient'})
-
-
 def _invoke_get_patient(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_patient and None not in args.values()):
-        rt.check_arguments(args, ('patient',), ('patient',))
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
@@ -1087,12 +737,7 @@ def _invoke_get_patient(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_patient(a_patient)
 
 
-_ARGS_list_visits: frozenset[str] = frozenset({'patient'})
-
-
 def _invoke_list_visits(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_visits and None not in args.values()):
-        rt.check_arguments(args, ('patient',), ('patient',))
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
@@ -1100,12 +745,7 @@ def _invoke_list_visits(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     return ep.tool_list_visits(a_patient)
 
 
-_ARGS_get_visit: frozenset[str] = frozenset({'visit'})
-
-
 def _invoke_get_visit(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_visit and None not in args.values()):
-        rt.check_arguments(args, ('visit',), ('visit',))
     a_visit = args['visit']
     if type(a_visit) is not str or not a_visit.isascii():
         a_visit = v.want_str(a_visit, 'visit')
@@ -1113,13 +753,7 @@ def _invoke_get_visit(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_visit(a_visit)
 
 
-_ARGS_list_prescriptions: frozenset[str] = frozenset({'patient', 'active_only'})
-_NEEDS_list_prescriptions: frozenset[str] = frozenset({'patient'})
-
-
 def _invoke_list_prescriptions(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_prescriptions >= args.keys() >= _NEEDS_list_prescriptions and None not in args.values()):
-        rt.check_arguments(args, ('patient', 'active_only'), ('patient',))
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
@@ -1128,12 +762,7 @@ def _invoke_list_prescriptions(ep: ClinicRecords, args: Mapping[str, Any]) -> An
     return ep.tool_list_prescriptions(a_patient, a_active_only)
 
 
-_ARGS_get_prescription: frozenset[str] = frozenset({'prescription'})
-
-
 def _invoke_get_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_prescription and None not in args.values()):
-        rt.check_arguments(args, ('prescription',), ('prescription',))
     a_prescription = args['prescription']
     if type(a_prescription) is not str or not a_prescription.isascii():
         a_prescription = v.want_str(a_prescription, 'prescription')
@@ -1141,25 +770,107 @@ def _invoke_get_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_prescription(a_prescription)
 
 
-ClinicRecords.TOOLS = {
-    'sign_in': ToolSpec('sign_in', 'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.', (ParamSpec('doctor', {'type': 'string', 'pattern': '^D[0-9]{3}$', 'description': "The doctor's id (D and three digits), as list_doctors shows it."}, True, "The doctor's id (D and three digits), as list_doctors shows it.", table='doctors'), ), read_only=False, invoke=_invoke_sign_in, where='clinic_records.world:115', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}}, 'required': ['id', 'name', 'specialty'], 'additionalProperties': False}),
-    'register_patient': ToolSpec('register_patient', 'Register a new patient with their known drug allergies. The patient is registered today.', (ParamSpec('name', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "The patient's full name."}, True, "The patient's full name.", table=None), ParamSpec('birth_date', {'type': 'string', 'format': 'date', 'description': 'The date of birth, e.g. 1985-04-12.'}, True, 'The date of birth, e.g. 1985-04-12.', table=None), ParamSpec('allergies', {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True, 'description': 'Formulary codes of the drugs the patient is allergic to, as search_drugs shows them; may be empty.'}, True, 'Formulary codes of the drugs the patient is allergic to, as search_drugs shows them; may be empty.', table=None), ), read_only=False, invoke=_invoke_register_patient, where='clinic_records.world:124', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}),
-    'add_allergy': ToolSpec('add_allergy', 'Record that a patient is allergic to a drug. An active prescription of that drug must be stopped first.', (ParamSpec('patient', {'type': 'string', 'description': "The patient's id (P and three digits), as search_patients shows it."}, True, "The patient's id (P and three digits), as search_patients shows it.", table='patients'), ParamSpec('drug', {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$', 'description': "The drug's formulary code (three letters and two digits), as search_drugs shows it."}, True, "The drug's formulary code (three letters and two digits), as search_drugs shows it.", table='drugs'), ), read_only=False, invoke=_invoke_add_allergy, where='clinic_records.world:146', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}),
-    'record_visit': ToolSpec('record_visit', 'Record a visit of a patient with the signed-in doctor, taking place now, with a diagnosis.', (ParamSpec('patient', {'type': 'string', 'description': "The patient's id (P and three digits), as search_patients shows it."}, True, "The patient's id (P and three digits), as search_patients shows it.", table='patients'), ParamSpec('diagnosis', {'type': 'string', 'minLength': 1, 'maxLength': 200, 'description': 'The diagnosis, in a few words.'}, True, 'The diagnosis, in a few words.', table=None), ), read_only=False, invoke=_invoke_record_visit, where='clinic_records.world:159', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string'}, 'doctor': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'at': {'type': 'string'}, 'diagnosis': {'type': 'string', 'minLength': 1, 'maxLength': 200}}, 'required': ['id', 'patient', 'doctor', 'at', 'diagnosis'], 'additionalProperties': False}),
-    'prescribe': ToolSpec('prescribe', 'Prescribe a drug from a visit, for a number of days starting today. Only the doctor who held the visit can prescribe from it.', (ParamSpec('visit', {'type': 'string', 'description': 'The id of the visit the drug is prescribed from (V and three digits), as list_visits shows it.'}, True, 'The id of the visit the drug is prescribed from (V and three digits), as list_visits shows it.', table='visits'), ParamSpec('drug', {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$', 'description': "The drug's formulary code (three letters and two digits), as search_drugs shows it."}, True, "The drug's formulary code (three letters and two digits), as search_drugs shows it.", table='drugs'), ParamSpec('dose', {'type': 'string', 'minLength': 1, 'maxLength': 60, 'description': 'The dose, e.g. "500 mg three times daily".'}, True, 'The dose, e.g. "500 mg three times daily".', table=None), ParamSpec('course_days', {'type': 'integer', 'minimum': 1, 'maximum': 365, 'description': 'How many days the course lasts, starting today.'}, True, 'How many days the course lasts, starting today.', table=None), ), read_only=False, invoke=_invoke_prescribe, where='clinic_records.world:171', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
-    'renew_prescription': ToolSpec('renew_prescription', 'Extend an active prescription by a number of days. Only the prescribing doctor can renew; at most 5 renewals.', (ParamSpec('prescription', {'type': 'string', 'description': 'The prescription id (RX and three digits), as list_prescriptions shows it.'}, True, 'The prescription id (RX and three digits), as list_prescriptions shows it.', table='prescriptions'), ParamSpec('extra_days', {'type': 'integer', 'minimum': 1, 'maximum': 365, 'description': 'How many days to add to the end of the course.'}, True, 'How many days to add to the end of the course.', table=None), ), read_only=False, invoke=_invoke_renew_prescription, where='clinic_records.world:197', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
-    'stop_prescription': ToolSpec('stop_prescription', 'Stop an active prescription with a reason. If it would still run past today, it now ends today.', (ParamSpec('prescription', {'type': 'string', 'description': 'The prescription id (RX and three digits), as list_prescriptions shows it.'}, True, 'The prescription id (RX and three digits), as list_prescriptions shows it.', table='prescriptions'), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200, 'description': 'Why the prescription is stopped, in a few words.'}, True, 'Why the prescription is stopped, in a few words.', table=None), ), read_only=False, invoke=_invoke_stop_prescription, where='clinic_records.world:213', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
-    'list_doctors': ToolSpec('list_doctors', "List the clinic's doctors with their ids, names and specialties.", (ParamSpec('specialty', {'anyOf': [{'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}, {'type': 'null'}], 'description': 'Only doctors of this specialty; leave it out for all.'}, False, 'Only doctors of this specialty; leave it out for all.', table=None), ), read_only=True, invoke=_invoke_list_doctors, where='clinic_records.world:232', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}}, 'required': ['id', 'name', 'specialty'], 'additionalProperties': False}}, shows=('list', ('row', 'doctors'))),
-    'get_doctor': ToolSpec('get_doctor', "Read a doctor's name and specialty.", (ParamSpec('doctor', {'type': 'string', 'pattern': '^D[0-9]{3}$', 'description': "The doctor's id (D and three digits), as list_doctors shows it."}, True, "The doctor's id (D and three digits), as list_doctors shows it.", table='doctors'), ), read_only=True, invoke=_invoke_get_doctor, where='clinic_records.world:240', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}}, 'required': ['id', 'name', 'specialty'], 'additionalProperties': False}),
-    'search_drugs': ToolSpec('search_drugs', 'Find drugs in the formulary by name or class, with their codes, names, classes and the longest course (max days) a prescription may cover.', (ParamSpec('name', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Part of the drug\'s name, any case, e.g. "statin"; leave it out to list the whole formulary.'}, False, 'Part of the drug\'s name, any case, e.g. "statin"; leave it out to list the whole formulary.', table=None), ParamSpec('drug_class', {'anyOf': [{'type': 'string', 'enum': ['antibiotic', 'analgesic', 'antihistamine', 'antihypertensive']}, {'type': 'null'}], 'description': 'Only drugs of this class.'}, False, 'Only drugs of this class.', table=None), ), read_only=True, invoke=_invoke_search_drugs, where='clinic_records.world:248', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'drug_class': {'type': 'string', 'enum': ['antibiotic', 'analgesic', 'antihistamine', 'antihypertensive']}, 'max_days': {'type': 'integer', 'minimum': 1, 'maximum': 365}}, 'required': ['code', 'name', 'drug_class', 'max_days'], 'additionalProperties': False}}, shows=('list', ('row', 'drugs'))),
-    'get_drug': ToolSpec('get_drug', "Read a drug's name, class and the longest course (max days) a prescription may cover.", (ParamSpec('drug', {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$', 'description': "The drug's formulary code (three letters and two digits), as search_drugs shows it."}, True, "The drug's formulary code (three letters and two digits), as search_drugs shows it.", table='drugs'), ), read_only=True, invoke=_invoke_get_drug, where='clinic_records.world:258', returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'drug_class': {'type': 'string', 'enum': ['antibiotic', 'analgesic', 'antihistamine', 'antihypertensive']}, 'max_days': {'type': 'integer', 'minimum': 1, 'maximum': 365}}, 'required': ['code', 'name', 'drug_class', 'max_days'], 'additionalProperties': False}),
-    'search_patients': ToolSpec('search_patients', 'Find patients by name or date of birth, with their ids, birth dates, allergies (drug codes) and registration dates.', (ParamSpec('name', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Part of the patient\'s name, any case, e.g. "smith"; leave it out to list every patient.'}, False, 'Part of the patient\'s name, any case, e.g. "smith"; leave it out to list every patient.', table=None), ParamSpec('birth_date', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}], 'description': 'Only patients born on this date, e.g. 1990-01-31.'}, False, 'Only patients born on this date, e.g. 1990-01-31.', table=None), ), read_only=True, invoke=_invoke_search_patients, where='clinic_records.world:266', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}}, shows=('list', ('row', 'patients'))),
-    'get_patient': ToolSpec('get_patient', "Read a patient's details: name, date of birth, allergies (drug codes) and registration date.", (ParamSpec('patient', {'type': 'string', 'description': "The patient's id (P and three digits), as search_patients shows it."}, True, "The patient's id (P and three digits), as search_patients shows it.", table='patients'), ), read_only=True, invoke=_invoke_get_patient, where='clinic_records.world:276', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}),
-    'list_visits': ToolSpec('list_visits', "List a patient's visits, oldest first, with each visit's doctor, time and diagnosis.", (ParamSpec('patient', {'type': 'string', 'description': "The patient's id (P and three digits), as search_patients shows it."}, True, "The patient's id (P and three digits), as search_patients shows it.", table='patients'), ), read_only=True, invoke=_invoke_list_visits, where='clinic_records.world:284', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string'}, 'doctor': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'at': {'type': 'string'}, 'diagnosis': {'type': 'string', 'minLength': 1, 'maxLength': 200}}, 'required': ['id', 'patient', 'doctor', 'at', 'diagnosis'], 'additionalProperties': False}}, shows=('list', ('row', 'visits'))),
-    'get_visit': ToolSpec('get_visit', 'Read a visit: its patient, doctor, time and diagnosis.', (ParamSpec('visit', {'type': 'string', 'description': 'The visit id (V and three digits), as list_visits shows it.'}, True, 'The visit id (V and three digits), as list_visits shows it.', table='visits'), ), read_only=True, invoke=_invoke_get_visit, where='clinic_records.world:292', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string'}, 'doctor': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'at': {'type': 'string'}, 'diagnosis': {'type': 'string', 'minLength': 1, 'maxLength': 200}}, 'required': ['id', 'patient', 'doctor', 'at', 'diagnosis'], 'additionalProperties': False}),
-    'list_prescriptions': ToolSpec('list_prescriptions', "List a patient's prescriptions, optionally only the active ones, with each one's visit, drug code, dose, start and end dates, renewals and status.", (ParamSpec('patient', {'type': 'string', 'description': "The patient's id (P and three digits), as search_patients shows it."}, True, "The patient's id (P and three digits), as search_patients shows it.", table='patients'), ParamSpec('active_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Only list the active prescriptions.'}, False, 'Only list the active prescriptions.', table=None), ), read_only=True, invoke=_invoke_list_prescriptions, where='clinic_records.world:300', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}}, shows=('list', ('row', 'prescriptions'))),
-    'get_prescription': ToolSpec('get_prescription', 'Read a prescription: its visit, drug code, dose, start and end dates, renewals, status and stop reason.', (ParamSpec('prescription', {'type': 'string', 'description': 'The prescription id (RX and three digits), as list_prescriptions shows it.'}, True, 'The prescription id (RX and three digits), as list_prescriptions shows it.', table='prescriptions'), ), read_only=True, invoke=_invoke_get_prescription, where='clinic_records.world:309', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
-}
+ClinicRecords.TOOLS = tools(
+    tool('sign_in',
+         'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.',
+         (param('doctor', {'type': 'string', 'pattern': '^D[0-9]{3}$'}, "The doctor's id (D and three digits), as list_doctors shows it.", table='doctors'),),
+         read_only=False, invoke=_invoke_sign_in, where='clinic_records.world:115',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}}, 'required': ['id', 'name', 'specialty'], 'additionalProperties': False}),
+    tool('register_patient',
+         'Register a new patient with their known drug allergies. The patient is registered today.',
+         (param('name', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "The patient's full name."),
+         param('birth_date', {'type': 'string', 'format': 'date'}, 'The date of birth, e.g. 1985-04-12.'),
+         param('allergies', {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'Formulary codes of the drugs the patient is allergic to, as search_drugs shows them; may be empty.')),
+         read_only=False, invoke=_invoke_register_patient, where='clinic_records.world:124',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}),
+    tool('add_allergy',
+         'Record that a patient is allergic to a drug. An active prescription of that drug must be stopped first.',
+         (param('patient', {'type': 'string'}, "The patient's id (P and three digits), as search_patients shows it.", table='patients'),
+         param('drug', {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, "The drug's formulary code (three letters and two digits), as search_drugs shows it.", table='drugs')),
+         read_only=False, invoke=_invoke_add_allergy, where='clinic_records.world:146',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}),
+    tool('record_visit',
+         'Record a visit of a patient with the signed-in doctor, taking place now, with a diagnosis.',
+         (param('patient', {'type': 'string'}, "The patient's id (P and three digits), as search_patients shows it.", table='patients'),
+         param('diagnosis', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'The diagnosis, in a few words.')),
+         read_only=False, invoke=_invoke_record_visit, where='clinic_records.world:159',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string'}, 'doctor': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'at': {'type': 'string'}, 'diagnosis': {'type': 'string', 'minLength': 1, 'maxLength': 200}}, 'required': ['id', 'patient', 'doctor', 'at', 'diagnosis'], 'additionalProperties': False}),
+    tool('prescribe',
+         'Prescribe a drug from a visit, for a number of days starting today. Only the doctor who held the visit can prescribe from it.',
+         (param('visit', {'type': 'string'}, 'The id of the visit the drug is prescribed from (V and three digits), as list_visits shows it.', table='visits'),
+         param('drug', {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, "The drug's formulary code (three letters and two digits), as search_drugs shows it.", table='drugs'),
+         param('dose', {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'The dose, e.g. "500 mg three times daily".'),
+         param('course_days', {'type': 'integer', 'minimum': 1, 'maximum': 365}, 'How many days the course lasts, starting today.')),
+         read_only=False, invoke=_invoke_prescribe, where='clinic_records.world:171',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
+    tool('renew_prescription',
+         'Extend an active prescription by a number of days. Only the prescribing doctor can renew; at most 5 renewals.',
+         (param('prescription', {'type': 'string'}, 'The prescription id (RX and three digits), as list_prescriptions shows it.', table='prescriptions'),
+         param('extra_days', {'type': 'integer', 'minimum': 1, 'maximum': 365}, 'How many days to add to the end of the course.')),
+         read_only=False, invoke=_invoke_renew_prescription, where='clinic_records.world:197',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
+    tool('stop_prescription',
+         'Stop an active prescription with a reason. If it would still run past today, it now ends today.',
+         (param('prescription', {'type': 'string'}, 'The prescription id (RX and three digits), as list_prescriptions shows it.', table='prescriptions'),
+         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'Why the prescription is stopped, in a few words.')),
+         read_only=False, invoke=_invoke_stop_prescription, where='clinic_records.world:213',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
+    tool('list_doctors', "List the clinic's doctors with their ids, names and specialties.",
+         (param('specialty', {'anyOf': [{'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}, {'type': 'null'}]}, 'Only doctors of this specialty; leave it out for all.', optional=True),),
+         read_only=True, invoke=_invoke_list_doctors, where='clinic_records.world:232',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}}, 'required': ['id', 'name', 'specialty'], 'additionalProperties': False}},
+         shows=('list', ('row', 'doctors'))),
+    tool('get_doctor', "Read a doctor's name and specialty.",
+         (param('doctor', {'type': 'string', 'pattern': '^D[0-9]{3}$'}, "The doctor's id (D and three digits), as list_doctors shows it.", table='doctors'),),
+         read_only=True, invoke=_invoke_get_doctor, where='clinic_records.world:240',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}}, 'required': ['id', 'name', 'specialty'], 'additionalProperties': False}),
+    tool('search_drugs',
+         'Find drugs in the formulary by name or class, with their codes, names, classes and the longest course (max days) a prescription may cover.',
+         (param('name', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the drug\'s name, any case, e.g. "statin"; leave it out to list the whole formulary.', optional=True),
+         param('drug_class', {'anyOf': [{'type': 'string', 'enum': ['antibiotic', 'analgesic', 'antihistamine', 'antihypertensive']}, {'type': 'null'}]}, 'Only drugs of this class.', optional=True)),
+         read_only=True, invoke=_invoke_search_drugs, where='clinic_records.world:248',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'drug_class': {'type': 'string', 'enum': ['antibiotic', 'analgesic', 'antihistamine', 'antihypertensive']}, 'max_days': {'type': 'integer', 'minimum': 1, 'maximum': 365}}, 'required': ['code', 'name', 'drug_class', 'max_days'], 'additionalProperties': False}},
+         shows=('list', ('row', 'drugs'))),
+    tool('get_drug',
+         "Read a drug's name, class and the longest course (max days) a prescription may cover.",
+         (param('drug', {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, "The drug's formulary code (three letters and two digits), as search_drugs shows it.", table='drugs'),),
+         read_only=True, invoke=_invoke_get_drug, where='clinic_records.world:258',
+         returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'drug_class': {'type': 'string', 'enum': ['antibiotic', 'analgesic', 'antihistamine', 'antihypertensive']}, 'max_days': {'type': 'integer', 'minimum': 1, 'maximum': 365}}, 'required': ['code', 'name', 'drug_class', 'max_days'], 'additionalProperties': False}),
+    tool('search_patients',
+         'Find patients by name or date of birth, with their ids, birth dates, allergies (drug codes) and registration dates.',
+         (param('name', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the patient\'s name, any case, e.g. "smith"; leave it out to list every patient.', optional=True),
+         param('birth_date', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}]}, 'Only patients born on this date, e.g. 1990-01-31.', optional=True)),
+         read_only=True, invoke=_invoke_search_patients, where='clinic_records.world:266',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}},
+         shows=('list', ('row', 'patients'))),
+    tool('get_patient',
+         "Read a patient's details: name, date of birth, allergies (drug codes) and registration date.",
+         (param('patient', {'type': 'string'}, "The patient's id (P and three digits), as search_patients shows it.", table='patients'),),
+         read_only=True, invoke=_invoke_get_patient, where='clinic_records.world:276',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}),
+    tool('list_visits',
+         "List a patient's visits, oldest first, with each visit's doctor, time and diagnosis.",
+         (param('patient', {'type': 'string'}, "The patient's id (P and three digits), as search_patients shows it.", table='patients'),),
+         read_only=True, invoke=_invoke_list_visits, where='clinic_records.world:284',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string'}, 'doctor': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'at': {'type': 'string'}, 'diagnosis': {'type': 'string', 'minLength': 1, 'maxLength': 200}}, 'required': ['id', 'patient', 'doctor', 'at', 'diagnosis'], 'additionalProperties': False}},
+         shows=('list', ('row', 'visits'))),
+    tool('get_visit', 'Read a visit: its patient, doctor, time and diagnosis.',
+         (param('visit', {'type': 'string'}, 'The visit id (V and three digits), as list_visits shows it.', table='visits'),),
+         read_only=True, invoke=_invoke_get_visit, where='clinic_records.world:292',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string'}, 'doctor': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'at': {'type': 'string'}, 'diagnosis': {'type': 'string', 'minLength': 1, 'maxLength': 200}}, 'required': ['id', 'patient', 'doctor', 'at', 'diagnosis'], 'additionalProperties': False}),
+    tool('list_prescriptions',
+         "List a patient's prescriptions, optionally only the active ones, with each one's visit, drug code, dose, start and end dates, renewals and status.",
+         (param('patient', {'type': 'string'}, "The patient's id (P and three digits), as search_patients shows it.", table='patients'),
+         param('active_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only list the active prescriptions.', optional=True)),
+         read_only=True, invoke=_invoke_list_prescriptions, where='clinic_records.world:300',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}},
+         shows=('list', ('row', 'prescriptions'))),
+    tool('get_prescription',
+         'Read a prescription: its visit, drug code, dose, start and end dates, renewals, status and stop reason.',
+         (param('prescription', {'type': 'string'}, 'The prescription id (RX and three digits), as list_prescriptions shows it.', table='prescriptions'),),
+         read_only=True, invoke=_invoke_get_prescription, where='clinic_records.world:309',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
+)
 
 
 def _check_renew_and_add_painkiller__renewed(  # clinic_records.world:420
@@ -1545,13 +1256,13 @@ def _check_painkiller_reaction_and_hay_fever__visit_recorded(  # tasks.world:684
 
 
 ClinicRecords.TASKS = {
-    'renew_and_add_painkiller': TaskSpec('renew_and_add_painkiller', "I'm Dr. Ana Ruiz (D001). Maria Lopez's sinusitis isn't clearing: renew her amoxicillin for 7 more days, and from her visit V001 add ibuprofen, 400 mg three times daily, for 5 days starting today.", rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('renewed', 1.0, 'RX001 now runs to March 18th and counts one renewal.', _check_renew_and_add_painkiller__renewed), CheckSpec('ibuprofen', 1.0, 'Maria has an active 5-day ibuprofen course from V001.', _check_renew_and_add_painkiller__ibuprofen),), ('prescriptions', 'rx_ids', 'current_doctor'), (('sign_in', {'doctor': 'D001'}), ('search_patients', {'name': 'Maria Lopez'}), ('list_prescriptions', {'patient': 'P001', 'active_only': True}), ('renew_prescription', {'prescription': 'RX001', 'extra_days': 7}), ('search_drugs', {'name': 'ibuprofen'}), ('prescribe', {'visit': 'V001', 'drug': 'IBU01', 'dose': '400 mg three times daily', 'course_days': 5}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Dr. Ruiz renews an antibiotic and adds a painkiller from the same visit.'),
-    'new_child_patient': TaskSpec('new_child_patient', "This is Dr. Okafor. Please register Liam Park, born 2019-07-14, who is allergic to ibuprofen. Record today's visit with the diagnosis 'acute otitis media' and prescribe amoxicillin 250 mg three times daily for 7 days.", rt.package_data(__package__, 'data/0552817c7109d8cb.json'), (CheckSpec('registered', 1.0, 'Liam Park is registered with his ibuprofen allergy.', _check_new_child_patient__registered), CheckSpec('visited', 1.0, 'A visit with Dr. Okafor records the diagnosis.', _check_new_child_patient__visited), CheckSpec('prescribed', 1.0, 'Liam has an active 7-day amoxicillin course.', _check_new_child_patient__prescribed),), ('patients', 'patient_ids', 'visits', 'visit_ids', 'prescriptions', 'rx_ids'), (('search_drugs', {'name': 'ibuprofen'}), ('register_patient', {'name': 'Liam Park', 'birth_date': '2019-07-14', 'allergies': ['IBU01']}), ('record_visit', {'patient': 'P004', 'diagnosis': 'acute otitis media'}), ('search_drugs', {'name': 'amoxicillin'}), ('prescribe', {'visit': 'V004', 'drug': 'AMX01', 'dose': '250 mg three times daily', 'course_days': 7}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='A pediatrician registers a new patient, records a visit and prescribes.'),
-    'stop_and_record_allergy': TaskSpec('stop_and_record_allergy', "I'm Dr. Chen Wei (D003). Sara Kim has developed a swollen face on lisinopril. Stop her lisinopril with the reason 'angioedema' and record that she is allergic to it.", rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('stopped', 1.0, 'RX002 is stopped today for angioedema.', _check_stop_and_record_allergy__stopped), CheckSpec('allergy', 1.0, 'Sara Kim is recorded as allergic to lisinopril.', _check_stop_and_record_allergy__allergy),), ('prescriptions.status', 'prescriptions.stop_reason', 'prescriptions.end', 'patients.allergies', 'current_doctor'), (('sign_in', {'doctor': 'D003'}), ('search_patients', {'name': 'Sara Kim'}), ('list_prescriptions', {'patient': 'P003', 'active_only': True}), ('stop_prescription', {'prescription': 'RX002', 'reason': 'angioedema'}), ('add_allergy', {'patient': 'P003', 'drug': 'LIS01'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='A cardiologist stops a drug that caused a reaction and records the allergy.'),
-    'amoxicillin_rash': TaskSpec('amoxicillin_rash', "Dr. Ana Ruiz here, D001. Maria Lopez (patient P001) is back this morning with an itchy rash from the antibiotic I put her on for her sinusitis. Please stop that prescription with the reason 'allergic rash', record that she is allergic to that drug, and record today's visit with the diagnosis 'allergic drug rash'.", rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('stopped', 1.0, "Maria's amoxicillin is stopped today for the rash.", _check_amoxicillin_rash__stopped), CheckSpec('allergy_recorded', 1.0, 'Maria is now recorded as allergic to amoxicillin, and still to penicillin.', _check_amoxicillin_rash__allergy_recorded), CheckSpec('visit_recorded', 1.0, "Today's visit with Dr. Ruiz records the rash.", _check_amoxicillin_rash__visit_recorded),), ('current_doctor', 'prescriptions.status', 'prescriptions.stop_reason', 'prescriptions.end', 'patients.allergies', 'visits', 'visit_ids'), (('sign_in', {'doctor': 'D001'}), ('list_prescriptions', {'patient': 'P001', 'active_only': True}), ('stop_prescription', {'prescription': 'RX001', 'reason': 'allergic rash'}), ('add_allergy', {'patient': 'P001', 'drug': 'AMX01'}), ('record_visit', {'patient': 'P001', 'diagnosis': 'allergic drug rash'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='A doctor stops an antibiotic after a reaction, records the allergy and documents the visit.'),
-    'strep_throat_with_painkiller': TaskSpec('strep_throat_with_painkiller', "Dr. Okafor here, I'm signed in. Tom Baker (P002) is with me with a sore throat. Record today's visit with the diagnosis 'streptococcal pharyngitis', then prescribe amoxicillin (AMX01), 250 mg three times daily for 10 days, and the same painkiller he was given earlier this month, 200 mg as needed, for 5 days, both from today's visit.", rt.package_data(__package__, 'data/0552817c7109d8cb.json'), (CheckSpec('visit_recorded', 1.0, "Today's visit with Dr. Okafor records the diagnosis.", _check_strep_throat_with_painkiller__visit_recorded), CheckSpec('antibiotic', 1.0, 'Tom has an active 10-day amoxicillin course from the new visit.', _check_strep_throat_with_painkiller__antibiotic), CheckSpec('painkiller', 1.0, 'Tom has an active 5-day ibuprofen course from the new visit.', _check_strep_throat_with_painkiller__painkiller), CheckSpec('two_added', 1.0, 'Exactly two prescriptions were added.', _check_strep_throat_with_painkiller__two_added),), ('visits', 'visit_ids', 'prescriptions', 'rx_ids'), (('get_patient', {'patient': 'P002'}), ('record_visit', {'patient': 'P002', 'diagnosis': 'streptococcal pharyngitis'}), ('prescribe', {'visit': 'V004', 'drug': 'AMX01', 'dose': '250 mg three times daily', 'course_days': 10}), ('list_prescriptions', {'patient': 'P002'}), ('prescribe', {'visit': 'V004', 'drug': 'IBU01', 'dose': '200 mg as needed', 'course_days': 5}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='The signed-in pediatrician records a visit and prescribes an antibiotic and a painkiller from it.'),
-    'hypertension_follow_up': TaskSpec('hypertension_follow_up', "This is Dr. Chen Wei, D003. Sara Kim (P003) is here for her blood-pressure check and it looks good. Please record today's visit with the diagnosis 'hypertension follow-up, well controlled', and renew her current blood-pressure medication for another 30 days.", rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('visit_recorded', 1.0, "Today's follow-up visit with Dr. Chen Wei is on file.", _check_hypertension_follow_up__visit_recorded), CheckSpec('one_visit_added', 1.0, '', _check_hypertension_follow_up__one_visit_added), CheckSpec('renewed', 1.0, 'Lisinopril now runs 30 days longer, to June 19th, with a second renewal.', _check_hypertension_follow_up__renewed),), ('current_doctor', 'visits', 'visit_ids', 'prescriptions.end', 'prescriptions.renewals'), (('sign_in', {'doctor': 'D003'}), ('record_visit', {'patient': 'P003', 'diagnosis': 'hypertension follow-up, well controlled'}), ('list_prescriptions', {'patient': 'P003', 'active_only': True}), ('renew_prescription', {'prescription': 'RX002', 'extra_days': 30}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='A cardiologist records a follow-up visit and renews a long-running prescription.'),
-    'new_hypertension_patient': TaskSpec('new_hypertension_patient', "Dr. Chen Wei here. I have a new patient in front of me: Omar Haddad, born 30 August 1979. He's allergic to amoxicillin (AMX01). Please register him, record today's consultation with me with the diagnosis 'newly diagnosed hypertension', and start him on lisinopril (LIS01), 10 mg daily, for 90 days.", rt.package_data(__package__, 'data/9dab05ea4a106c8e.json'), (CheckSpec('registered', 1.0, 'Omar Haddad is registered with his amoxicillin allergy only.', _check_new_hypertension_patient__registered), CheckSpec('visit_recorded', 1.0, 'A visit with Dr. Chen Wei records the diagnosis.', _check_new_hypertension_patient__visit_recorded), CheckSpec('lisinopril_started', 1.0, 'Omar has an active 90-day lisinopril course from that visit.', _check_new_hypertension_patient__lisinopril_started),), ('patients', 'patient_ids', 'visits', 'visit_ids', 'prescriptions', 'rx_ids'), (('register_patient', {'name': 'Omar Haddad', 'birth_date': '1979-08-30', 'allergies': ['AMX01']}), ('record_visit', {'patient': 'P004', 'diagnosis': 'newly diagnosed hypertension'}), ('prescribe', {'visit': 'V004', 'drug': 'LIS01', 'dose': '10 mg daily', 'course_days': 90}), ('list_prescriptions', {'patient': 'P004', 'active_only': True}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='A cardiologist registers a new adult patient, records the consultation and starts a blood-pressure drug.'),
-    'renew_and_register_daughter': TaskSpec('renew_and_register_daughter', 'Dr. Ana Ruiz, D001, speaking. Maria Lopez (P001) called: her sinusitis is better but not gone, so please extend her current antibiotic by 3 more days. She also asked us to register her daughter, Lucia Lopez, born 2012-08-03, as a new patient; Lucia has the same drug allergy as her mother.', rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('renewed', 1.0, "Maria's amoxicillin now ends on March 14th after one renewal.", _check_renew_and_register_daughter__renewed), CheckSpec('lucia_registered', 1.0, 'Lucia is registered today with her birth date.', _check_renew_and_register_daughter__lucia_registered), CheckSpec('lucia_allergy', 1.0, 'Lucia is recorded as allergic to penicillin V only, like her mother.', _check_renew_and_register_daughter__lucia_allergy),), ('current_doctor', 'prescriptions.end', 'prescriptions.renewals', 'patients', 'patient_ids'), (('sign_in', {'doctor': 'D001'}), ('list_prescriptions', {'patient': 'P001', 'active_only': True}), ('renew_prescription', {'prescription': 'RX001', 'extra_days': 3}), ('get_patient', {'patient': 'P001'}), ('register_patient', {'name': 'Lucia Lopez', 'birth_date': '2012-08-03', 'allergies': ['PEN01']}), ), seed=None, persona='Dr. Ana Ruiz, a general practitioner calling the front desk between patients. Courteous and efficient; she speaks in plain terms and does not know prescription numbers or drug codes by heart.', known="She is Dr. Ana Ruiz, doctor id D001, not yet signed in. Maria Lopez is patient P001; her current antibiotic for sinusitis should run 3 more days. Maria's daughter Lucia Lopez was born on 2012-08-03 and has the same drug allergy as Maria.", unknown="Which prescription is Maria's current antibiotic and its id, which drug Maria is allergic to and its code, and Lucia's new patient id.", tags=(), split=None, doc='A doctor extends an antibiotic course and registers a relative with the same allergy.'),
-    'painkiller_reaction_and_hay_fever': TaskSpec('painkiller_reaction_and_hay_fever', "Hi, it's Dr. Ben Okafor, D002. Tom Baker (P002) is back: his mother says the painkiller I gave him at his visit on March 5th brought him out in hives. Please put that drug on his allergy list, and record today's visit with me with the diagnosis 'seasonal allergic rhinitis'.", rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('allergy_recorded', 1.0, 'Tom is recorded as allergic to ibuprofen.', _check_painkiller_reaction_and_hay_fever__allergy_recorded), CheckSpec('only_that_allergy', 1.0, "Ibuprofen is Tom's only recorded allergy.", _check_painkiller_reaction_and_hay_fever__only_that_allergy), CheckSpec('visit_recorded', 1.0, "Today's visit with Dr. Okafor is recorded with the diagnosis.", _check_painkiller_reaction_and_hay_fever__visit_recorded),), ('current_doctor', 'patients.allergies', 'visits', 'visit_ids'), (('sign_in', {'doctor': 'D002'}), ('list_prescriptions', {'patient': 'P002'}), ('add_allergy', {'patient': 'P002', 'drug': 'IBU01'}), ('record_visit', {'patient': 'P002', 'diagnosis': 'seasonal allergic rhinitis'}), ('get_patient', {'patient': 'P002'}), ), seed=None, persona='Dr. Ben Okafor, a pediatrician squeezing this in between two appointments. Friendly but terse; he does not remember drug codes or prescription numbers.', known="He is Dr. Ben Okafor, doctor id D002, and is not signed in yet. Tom Baker is patient P002. The hives came from the painkiller he prescribed at Tom's March 5th visit. Today's diagnosis is 'seasonal allergic rhinitis'. He wants no new prescription today.", unknown='Which drug that painkiller was and its code, and whether Tom already has any allergies on file.', tags=(), split=None, doc="A pediatrician signs in, records a drug allergy found from an earlier prescription and records today's visit."),
+    'renew_and_add_painkiller': TaskSpec('renew_and_add_painkiller', "I'm Dr. Ana Ruiz (D001). Maria Lopez's sinusitis isn't clearing: renew her amoxicillin for 7 more days, and from her visit V001 add ibuprofen, 400 mg three times daily, for 5 days starting today.", rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('renewed', 1.0, 'RX001 now runs to March 18th and counts one renewal.', _check_renew_and_add_painkiller__renewed), CheckSpec('ibuprofen', 1.0, 'Maria has an active 5-day ibuprofen course from V001.', _check_renew_and_add_painkiller__ibuprofen)), ('prescriptions', 'rx_ids', 'current_doctor'), (('sign_in', {'doctor': 'D001'}), ('search_patients', {'name': 'Maria Lopez'}), ('list_prescriptions', {'patient': 'P001', 'active_only': True}), ('renew_prescription', {'prescription': 'RX001', 'extra_days': 7}), ('search_drugs', {'name': 'ibuprofen'}), ('prescribe', {'visit': 'V001', 'drug': 'IBU01', 'dose': '400 mg three times daily', 'course_days': 5})), doc='Dr. Ruiz renews an antibiotic and adds a painkiller from the same visit.'),
+    'new_child_patient': TaskSpec('new_child_patient', "This is Dr. Okafor. Please register Liam Park, born 2019-07-14, who is allergic to ibuprofen. Record today's visit with the diagnosis 'acute otitis media' and prescribe amoxicillin 250 mg three times daily for 7 days.", rt.package_data(__package__, 'data/0552817c7109d8cb.json'), (CheckSpec('registered', 1.0, 'Liam Park is registered with his ibuprofen allergy.', _check_new_child_patient__registered), CheckSpec('visited', 1.0, 'A visit with Dr. Okafor records the diagnosis.', _check_new_child_patient__visited), CheckSpec('prescribed', 1.0, 'Liam has an active 7-day amoxicillin course.', _check_new_child_patient__prescribed)), ('patients', 'patient_ids', 'visits', 'visit_ids', 'prescriptions', 'rx_ids'), (('search_drugs', {'name': 'ibuprofen'}), ('register_patient', {'name': 'Liam Park', 'birth_date': '2019-07-14', 'allergies': ['IBU01']}), ('record_visit', {'patient': 'P004', 'diagnosis': 'acute otitis media'}), ('search_drugs', {'name': 'amoxicillin'}), ('prescribe', {'visit': 'V004', 'drug': 'AMX01', 'dose': '250 mg three times daily', 'course_days': 7})), doc='A pediatrician registers a new patient, records a visit and prescribes.'),
+    'stop_and_record_allergy': TaskSpec('stop_and_record_allergy', "I'm Dr. Chen Wei (D003). Sara Kim has developed a swollen face on lisinopril. Stop her lisinopril with the reason 'angioedema' and record that she is allergic to it.", rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('stopped', 1.0, 'RX002 is stopped today for angioedema.', _check_stop_and_record_allergy__stopped), CheckSpec('allergy', 1.0, 'Sara Kim is recorded as allergic to lisinopril.', _check_stop_and_record_allergy__allergy)), ('prescriptions.status', 'prescriptions.stop_reason', 'prescriptions.end', 'patients.allergies', 'current_doctor'), (('sign_in', {'doctor': 'D003'}), ('search_patients', {'name': 'Sara Kim'}), ('list_prescriptions', {'patient': 'P003', 'active_only': True}), ('stop_prescription', {'prescription': 'RX002', 'reason': 'angioedema'}), ('add_allergy', {'patient': 'P003', 'drug': 'LIS01'})), doc='A cardiologist stops a drug that caused a reaction and records the allergy.'),
+    'amoxicillin_rash': TaskSpec('amoxicillin_rash', "Dr. Ana Ruiz here, D001. Maria Lopez (patient P001) is back this morning with an itchy rash from the antibiotic I put her on for her sinusitis. Please stop that prescription with the reason 'allergic rash', record that she is allergic to that drug, and record today's visit with the diagnosis 'allergic drug rash'.", rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('stopped', 1.0, "Maria's amoxicillin is stopped today for the rash.", _check_amoxicillin_rash__stopped), CheckSpec('allergy_recorded', 1.0, 'Maria is now recorded as allergic to amoxicillin, and still to penicillin.', _check_amoxicillin_rash__allergy_recorded), CheckSpec('visit_recorded', 1.0, "Today's visit with Dr. Ruiz records the rash.", _check_amoxicillin_rash__visit_recorded)), ('current_doctor', 'prescriptions.status', 'prescriptions.stop_reason', 'prescriptions.end', 'patients.allergies', 'visits', 'visit_ids'), (('sign_in', {'doctor': 'D001'}), ('list_prescriptions', {'patient': 'P001', 'active_only': True}), ('stop_prescription', {'prescription': 'RX001', 'reason': 'allergic rash'}), ('add_allergy', {'patient': 'P001', 'drug': 'AMX01'}), ('record_visit', {'patient': 'P001', 'diagnosis': 'allergic drug rash'})), doc='A doctor stops an antibiotic after a reaction, records the allergy and documents the visit.'),
+    'strep_throat_with_painkiller': TaskSpec('strep_throat_with_painkiller', "Dr. Okafor here, I'm signed in. Tom Baker (P002) is with me with a sore throat. Record today's visit with the diagnosis 'streptococcal pharyngitis', then prescribe amoxicillin (AMX01), 250 mg three times daily for 10 days, and the same painkiller he was given earlier this month, 200 mg as needed, for 5 days, both from today's visit.", rt.package_data(__package__, 'data/0552817c7109d8cb.json'), (CheckSpec('visit_recorded', 1.0, "Today's visit with Dr. Okafor records the diagnosis.", _check_strep_throat_with_painkiller__visit_recorded), CheckSpec('antibiotic', 1.0, 'Tom has an active 10-day amoxicillin course from the new visit.', _check_strep_throat_with_painkiller__antibiotic), CheckSpec('painkiller', 1.0, 'Tom has an active 5-day ibuprofen course from the new visit.', _check_strep_throat_with_painkiller__painkiller), CheckSpec('two_added', 1.0, 'Exactly two prescriptions were added.', _check_strep_throat_with_painkiller__two_added)), ('visits', 'visit_ids', 'prescriptions', 'rx_ids'), (('get_patient', {'patient': 'P002'}), ('record_visit', {'patient': 'P002', 'diagnosis': 'streptococcal pharyngitis'}), ('prescribe', {'visit': 'V004', 'drug': 'AMX01', 'dose': '250 mg three times daily', 'course_days': 10}), ('list_prescriptions', {'patient': 'P002'}), ('prescribe', {'visit': 'V004', 'drug': 'IBU01', 'dose': '200 mg as needed', 'course_days': 5})), doc='The signed-in pediatrician records a visit and prescribes an antibiotic and a painkiller from it.'),
+    'hypertension_follow_up': TaskSpec('hypertension_follow_up', "This is Dr. Chen Wei, D003. Sara Kim (P003) is here for her blood-pressure check and it looks good. Please record today's visit with the diagnosis 'hypertension follow-up, well controlled', and renew her current blood-pressure medication for another 30 days.", rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('visit_recorded', 1.0, "Today's follow-up visit with Dr. Chen Wei is on file.", _check_hypertension_follow_up__visit_recorded), CheckSpec('one_visit_added', 1.0, '', _check_hypertension_follow_up__one_visit_added), CheckSpec('renewed', 1.0, 'Lisinopril now runs 30 days longer, to June 19th, with a second renewal.', _check_hypertension_follow_up__renewed)), ('current_doctor', 'visits', 'visit_ids', 'prescriptions.end', 'prescriptions.renewals'), (('sign_in', {'doctor': 'D003'}), ('record_visit', {'patient': 'P003', 'diagnosis': 'hypertension follow-up, well controlled'}), ('list_prescriptions', {'patient': 'P003', 'active_only': True}), ('renew_prescription', {'prescription': 'RX002', 'extra_days': 30})), doc='A cardiologist records a follow-up visit and renews a long-running prescription.'),
+    'new_hypertension_patient': TaskSpec('new_hypertension_patient', "Dr. Chen Wei here. I have a new patient in front of me: Omar Haddad, born 30 August 1979. He's allergic to amoxicillin (AMX01). Please register him, record today's consultation with me with the diagnosis 'newly diagnosed hypertension', and start him on lisinopril (LIS01), 10 mg daily, for 90 days.", rt.package_data(__package__, 'data/9dab05ea4a106c8e.json'), (CheckSpec('registered', 1.0, 'Omar Haddad is registered with his amoxicillin allergy only.', _check_new_hypertension_patient__registered), CheckSpec('visit_recorded', 1.0, 'A visit with Dr. Chen Wei records the diagnosis.', _check_new_hypertension_patient__visit_recorded), CheckSpec('lisinopril_started', 1.0, 'Omar has an active 90-day lisinopril course from that visit.', _check_new_hypertension_patient__lisinopril_started)), ('patients', 'patient_ids', 'visits', 'visit_ids', 'prescriptions', 'rx_ids'), (('register_patient', {'name': 'Omar Haddad', 'birth_date': '1979-08-30', 'allergies': ['AMX01']}), ('record_visit', {'patient': 'P004', 'diagnosis': 'newly diagnosed hypertension'}), ('prescribe', {'visit': 'V004', 'drug': 'LIS01', 'dose': '10 mg daily', 'course_days': 90}), ('list_prescriptions', {'patient': 'P004', 'active_only': True})), doc='A cardiologist registers a new adult patient, records the consultation and starts a blood-pressure drug.'),
+    'renew_and_register_daughter': TaskSpec('renew_and_register_daughter', 'Dr. Ana Ruiz, D001, speaking. Maria Lopez (P001) called: her sinusitis is better but not gone, so please extend her current antibiotic by 3 more days. She also asked us to register her daughter, Lucia Lopez, born 2012-08-03, as a new patient; Lucia has the same drug allergy as her mother.', rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('renewed', 1.0, "Maria's amoxicillin now ends on March 14th after one renewal.", _check_renew_and_register_daughter__renewed), CheckSpec('lucia_registered', 1.0, 'Lucia is registered today with her birth date.', _check_renew_and_register_daughter__lucia_registered), CheckSpec('lucia_allergy', 1.0, 'Lucia is recorded as allergic to penicillin V only, like her mother.', _check_renew_and_register_daughter__lucia_allergy)), ('current_doctor', 'prescriptions.end', 'prescriptions.renewals', 'patients', 'patient_ids'), (('sign_in', {'doctor': 'D001'}), ('list_prescriptions', {'patient': 'P001', 'active_only': True}), ('renew_prescription', {'prescription': 'RX001', 'extra_days': 3}), ('get_patient', {'patient': 'P001'}), ('register_patient', {'name': 'Lucia Lopez', 'birth_date': '2012-08-03', 'allergies': ['PEN01']})), persona='Dr. Ana Ruiz, a general practitioner calling the front desk between patients. Courteous and efficient; she speaks in plain terms and does not know prescription numbers or drug codes by heart.', known="She is Dr. Ana Ruiz, doctor id D001, not yet signed in. Maria Lopez is patient P001; her current antibiotic for sinusitis should run 3 more days. Maria's daughter Lucia Lopez was born on 2012-08-03 and has the same drug allergy as Maria.", unknown="Which prescription is Maria's current antibiotic and its id, which drug Maria is allergic to and its code, and Lucia's new patient id.", doc='A doctor extends an antibiotic course and registers a relative with the same allergy.'),
+    'painkiller_reaction_and_hay_fever': TaskSpec('painkiller_reaction_and_hay_fever', "Hi, it's Dr. Ben Okafor, D002. Tom Baker (P002) is back: his mother says the painkiller I gave him at his visit on March 5th brought him out in hives. Please put that drug on his allergy list, and record today's visit with me with the diagnosis 'seasonal allergic rhinitis'.", rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('allergy_recorded', 1.0, 'Tom is recorded as allergic to ibuprofen.', _check_painkiller_reaction_and_hay_fever__allergy_recorded), CheckSpec('only_that_allergy', 1.0, "Ibuprofen is Tom's only recorded allergy.", _check_painkiller_reaction_and_hay_fever__only_that_allergy), CheckSpec('visit_recorded', 1.0, "Today's visit with Dr. Okafor is recorded with the diagnosis.", _check_painkiller_reaction_and_hay_fever__visit_recorded)), ('current_doctor', 'patients.allergies', 'visits', 'visit_ids'), (('sign_in', {'doctor': 'D002'}), ('list_prescriptions', {'patient': 'P002'}), ('add_allergy', {'patient': 'P002', 'drug': 'IBU01'}), ('record_visit', {'patient': 'P002', 'diagnosis': 'seasonal allergic rhinitis'}), ('get_patient', {'patient': 'P002'})), persona='Dr. Ben Okafor, a pediatrician squeezing this in between two appointments. Friendly but terse; he does not remember drug codes or prescription numbers.', known="He is Dr. Ben Okafor, doctor id D002, and is not signed in yet. Tom Baker is patient P002. The hives came from the painkiller he prescribed at Tom's March 5th visit. Today's diagnosis is 'seasonal allergic rhinitis'. He wants no new prescription today.", unknown='Which drug that painkiller was and its code, and whether Tom already has any allergies on file.', doc="A pediatrician signs in, records a drug allergy found from an earlier prescription and records today's visit."),
 }

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,12 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Appointment", "AppointmentStatus", "Cancellation", "ClinicScheduling", "DaySchedule", "Doctor", "Patient", "Slot", "SlotView", "Specialty", "VisitKind", "WaitlistEntry"]
+__all__ = [
+    "Appointment", "AppointmentStatus", "Cancellation", "ClinicScheduling", "DaySchedule",
+    "Doctor", "Patient", "Slot", "SlotView", "Specialty", "VisitKind", "WaitlistEntry",
+]
 
 
 class Specialty(enum.StrEnum):
@@ -37,12 +41,10 @@ class Specialty(enum.StrEnum):
     pediatrics = 'pediatrics'
 
 
-_E9_Specialty_general_practice: Specialty = Specialty.general_practice
-_E9_Specialty_cardiology: Specialty = Specialty.cardiology
-_E9_Specialty_dermatology: Specialty = Specialty.dermatology
-_E9_Specialty_pediatrics: Specialty = Specialty.pediatrics
-
-_T9_Specialty: dict[Specialty | None, str] = {None: 'null', _E9_Specialty_general_practice: '"general practice"', _E9_Specialty_cardiology: '"cardiology"', _E9_Specialty_dermatology: '"dermatology"', _E9_Specialty_pediatrics: '"pediatrics"', }
+(
+    _E9_Specialty_general_practice, _E9_Specialty_cardiology,
+    _E9_Specialty_dermatology, _E9_Specialty_pediatrics,
+) = Specialty.__members__.values()
 
 
 class VisitKind(enum.StrEnum):
@@ -53,11 +55,10 @@ class VisitKind(enum.StrEnum):
     procedure = 'procedure'
 
 
-_E9_VisitKind_consultation: VisitKind = VisitKind.consultation
-_E9_VisitKind_follow_up: VisitKind = VisitKind.follow_up
-_E9_VisitKind_procedure: VisitKind = VisitKind.procedure
-
-_T9_VisitKind: dict[VisitKind | None, str] = {None: 'null', _E9_VisitKind_consultation: '"consultation"', _E9_VisitKind_follow_up: '"follow-up"', _E9_VisitKind_procedure: '"procedure"', }
+(
+    _E9_VisitKind_consultation, _E9_VisitKind_follow_up,
+    _E9_VisitKind_procedure,
+) = VisitKind.__members__.values()
 
 
 class AppointmentStatus(enum.StrEnum):
@@ -70,720 +71,159 @@ class AppointmentStatus(enum.StrEnum):
     no_show = 'no show'
 
 
-_E17_AppointmentStatus_booked: AppointmentStatus = AppointmentStatus.booked
-_E17_AppointmentStatus_checked_in: AppointmentStatus = AppointmentStatus.checked_in
-_E17_AppointmentStatus_completed: AppointmentStatus = AppointmentStatus.completed
-_E17_AppointmentStatus_cancelled: AppointmentStatus = AppointmentStatus.cancelled
-_E17_AppointmentStatus_no_show: AppointmentStatus = AppointmentStatus.no_show
-
-_T17_AppointmentStatus: dict[AppointmentStatus | None, str] = {None: 'null', _E17_AppointmentStatus_booked: '"booked"', _E17_AppointmentStatus_checked_in: '"checked in"', _E17_AppointmentStatus_completed: '"completed"', _E17_AppointmentStatus_cancelled: '"cancelled"', _E17_AppointmentStatus_no_show: '"no show"', }
+(
+    _E17_AppointmentStatus_booked,
+    _E17_AppointmentStatus_checked_in,
+    _E17_AppointmentStatus_completed,
+    _E17_AppointmentStatus_cancelled,
+    _E17_AppointmentStatus_no_show,
+) = AppointmentStatus.__members__.values()
 
 
 class Doctor(Row):
     'A row of Doctor.'
 
-    __slots__ = ('id_', 'name', 'specialty', 'room', 'max_daily_appointments', 'accepting_new_patients', )
-    ENTITY: ClassVar[str] = 'Doctor'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('specialty', 'specialty', lambda value: value._value_, True),
-        ('room', 'room', None, True),
-        ('max_daily_appointments', 'max_daily_appointments', None, True),
-        ('accepting_new_patients', 'accepting_new_patients', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T9_Specialty.__getitem__,
-        v.str_text,
-        v.int_text,
-        None,
-    )
-
-    def __init__(self, *, id_: str, name: str, specialty: Specialty, room: str, max_daily_appointments: int, accepting_new_patients: bool) -> None:
-        self.id_ = id_
-        self.name = name
-        self.specialty = specialty
-        self.room = room
-        self.max_daily_appointments = max_daily_appointments
-        self.accepting_new_patients = accepting_new_patients
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Doctor:
-        other = Doctor.__new__(Doctor)
-        other.id_ = self.id_
-        other.name = self.name
-        other.specialty = self.specialty
-        other.room = self.room
-        other.max_daily_appointments = self.max_daily_appointments
-        other.accepting_new_patients = self.accepting_new_patients
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'specialty': self.specialty._value_,
-            'room': self.room,
-            'max_daily_appointments': self.max_daily_appointments,
-            'accepting_new_patients': self.accepting_new_patients,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Doctor:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'specialty': True, 'room': True, 'max_daily_appointments': True, 'accepting_new_patients': False})
-        return cls(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            specialty=v.want_enum(d['specialty'], path + '.specialty', Specialty),
-            room=v.want_str(d['room'], path + '.room'),
-            max_daily_appointments=v.check_range(v.want_int(d['max_daily_appointments'], path + '.max_daily_appointments'), path + '.max_daily_appointments', 1, 20),
-            accepting_new_patients=(v.want_bool(d['accepting_new_patients'], path + '.accepting_new_patients') if d.get('accepting_new_patients') is not None else True),
-        )
+    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    specialty: Specialty = field(
+        load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
+        text=enum_text(Specialty))
+    room: str = field(load=v.want_str, text=v.str_text)
+    max_daily_appointments: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text)
+    accepting_new_patients: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
 class Patient(Row):
     'A row of Patient.'
 
-    __slots__ = ('id_', 'name', 'birth_date', 'phone', 'email', 'insurance', 'balance', 'no_shows', )
-    ENTITY: ClassVar[str] = 'Patient'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('birth_date', 'birth_date', lambda value: value.isoformat(), True),
-        ('phone', 'phone', None, True),
-        ('email', 'email', None, True),
-        ('insurance', 'insurance', None, True),
-        ('balance', 'balance', None, True),
-        ('no_shows', 'no_shows', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        None,
-        v.str_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        lambda value: ('null' if value is None else v.str_text(value)),
-        v.float_text,
-        v.int_text,
-    )
-
-    def __init__(self, *, id_: str, name: str, birth_date: dt.date, phone: str, email: str | None, insurance: str | None, balance: float, no_shows: int) -> None:
-        self.id_ = id_
-        self.name = name
-        self.birth_date = birth_date
-        self.phone = phone
-        self.email = email
-        self.insurance = insurance
-        self.balance = balance
-        self.no_shows = no_shows
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Patient:
-        other = Patient.__new__(Patient)
-        other.id_ = self.id_
-        other.name = self.name
-        other.birth_date = self.birth_date
-        other.phone = self.phone
-        other.email = self.email
-        other.insurance = self.insurance
-        other.balance = self.balance
-        other.no_shows = self.no_shows
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'birth_date': self.birth_date.isoformat(),
-            'phone': self.phone,
-            'email': self.email,
-            'insurance': self.insurance,
-            'balance': self.balance,
-            'no_shows': self.no_shows,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Patient:
-        d = v.want_object(data, path, {'id': False, 'name': True, 'birth_date': True, 'phone': True, 'email': False, 'insurance': False, 'balance': False, 'no_shows': False})
-        return cls(
-            id_=(v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^P[0-9]{4}$') if d.get('id') is not None else ep.next_id('patient_ids', 'P{:04d}')),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            birth_date=v.want_date(d['birth_date'], path + '.birth_date'),
-            phone=v.check_pattern(v.want_str(d['phone'], path + '.phone'), path + '.phone', '^\\+[0-9]{7,15}$'),
-            email=(v.want_optional(d['email'], path + '.email', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))) if d.get('email') is not None else None),
-            insurance=(v.want_optional(d['insurance'], path + '.insurance', (lambda x, p: v.want_str(x, p))) if d.get('insurance') is not None else None),
-            balance=(v.check_range(v.want_float(d['balance'], path + '.balance'), path + '.balance', 0.0, None) if d.get('balance') is not None else 0.0),
-            no_shows=(v.check_range(v.want_int(d['no_shows'], path + '.no_shows'), path + '.no_shows', 0, None) if d.get('no_shows') is not None else 0),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'),
+        fill=lambda ep: ep.next_id('patient_ids', 'P{:04d}'), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    birth_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    phone: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
+        text=v.str_text)
+    email: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
+    insurance: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
+        text=optional_text(v.str_text))
+    balance: float = field(
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
+        text=v.float_text)
+    no_shows: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
 
 
 class Slot(Row):
     "A block of a doctor's time that one appointment can use."
 
-    __slots__ = ('id_', 'doctor', 'start', 'length_minutes', )
-    ENTITY: ClassVar[str] = 'Slot'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('doctor', 'doctor', None, True),
-        ('start', 'start', lambda value: value.isoformat(), True),
-        ('length_minutes', 'length_minutes', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        None,
-        v.int_text,
-    )
-
-    def __init__(self, *, id_: str, doctor: str, start: dt.datetime, length_minutes: int) -> None:
-        self.id_ = id_
-        self.doctor = doctor
-        self.start = start
-        self.length_minutes = length_minutes
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Slot:
-        other = Slot.__new__(Slot)
-        other.id_ = self.id_
-        other.doctor = self.doctor
-        other.start = self.start
-        other.length_minutes = self.length_minutes
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'doctor': self.doctor,
-            'start': self.start.isoformat(),
-            'length_minutes': self.length_minutes,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Slot:
-        d = v.want_object(data, path, {'id': True, 'doctor': True, 'start': True, 'length_minutes': True})
-        return cls(
-            id_=v.want_str(d['id'], path + '.id'),
-            doctor=v.want_str(d['doctor'], path + '.doctor'),
-            start=v.want_datetime(d['start'], path + '.start'),
-            length_minutes=v.check_range(v.want_int(d['length_minutes'], path + '.length_minutes'), path + '.length_minutes', 5, 240),
-        )
+    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
+    doctor: str = field(load=v.want_str, text=v.str_text)
+    start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    length_minutes: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 5, 240), text=v.int_text)
 
 
 class Appointment(Row):
     'A row of Appointment.'
 
-    __slots__ = ('id_', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes', )
-    ENTITY: ClassVar[str] = 'Appointment'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('patient', 'patient', None, True),
-        ('doctor', 'doctor', None, True),
-        ('slot', 'slot', None, True),
-        ('kind', 'kind', lambda value: value._value_, True),
-        ('start', 'start', lambda value: value.isoformat(), True),
-        ('end', 'end', lambda value: value.isoformat(), True),
-        ('reason', 'reason', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('booked_at', 'booked_at', lambda value: value.isoformat(), True),
-        ('cancelled_at', 'cancelled_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('late_cancellation', 'late_cancellation', None, True),
-        ('notes', 'notes', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        _T9_VisitKind.__getitem__,
-        None,
-        None,
-        v.str_text,
-        _T17_AppointmentStatus.__getitem__,
-        None,
-        None,
-        None,
-        lambda value: ('null' if value is None else v.str_text(value)),
-    )
-
-    def __init__(self, *, id_: str, patient: str, doctor: str, slot: str, kind: VisitKind, start: dt.datetime, end: dt.datetime, reason: str, status: AppointmentStatus, booked_at: dt.datetime, cancelled_at: dt.datetime | None, late_cancellation: bool, notes: str | None) -> None:
-        self.id_ = id_
-        self.patient = patient
-        self.doctor = doctor
-        self.slot = slot
-        self.kind = kind
-        self.start = start
-        self.end = end
-        self.reason = reason
-        self.status = status
-        self.booked_at = booked_at
-        self.cancelled_at = cancelled_at
-        self.late_cancellation = late_cancellation
-        self.notes = notes
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Appointment:
-        other = Appointment.__new__(Appointment)
-        other.id_ = self.id_
-        other.patient = self.patient
-        other.doctor = self.doctor
-        other.slot = self.slot
-        other.kind = self.kind
-        other.start = self.start
-        other.end = self.end
-        other.reason = self.reason
-        other.status = self.status
-        other.booked_at = self.booked_at
-        other.cancelled_at = self.cancelled_at
-        other.late_cancellation = self.late_cancellation
-        other.notes = self.notes
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'patient': self.patient,
-            'doctor': self.doctor,
-            'slot': self.slot,
-            'kind': self.kind._value_,
-            'start': self.start.isoformat(),
-            'end': self.end.isoformat(),
-            'reason': self.reason,
-            'status': self.status._value_,
-            'booked_at': self.booked_at.isoformat(),
-            'cancelled_at': rt.if_present(self.cancelled_at, lambda x: x.isoformat()),
-            'late_cancellation': self.late_cancellation,
-            'notes': self.notes,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Appointment:
-        d = v.want_object(data, path, {'id': False, 'patient': True, 'doctor': True, 'slot': True, 'kind': False, 'start': True, 'end': True, 'reason': True, 'status': False, 'booked_at': False, 'cancelled_at': False, 'late_cancellation': False, 'notes': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('appointment_ids', 'APT{:04d}')),
-            patient=v.check_pattern(v.want_str(d['patient'], path + '.patient'), path + '.patient', '^P[0-9]{4}$'),
-            doctor=v.want_str(d['doctor'], path + '.doctor'),
-            slot=v.want_str(d['slot'], path + '.slot'),
-            kind=(v.want_enum(d['kind'], path + '.kind', VisitKind) if d.get('kind') is not None else _E9_VisitKind_consultation),
-            start=v.want_datetime(d['start'], path + '.start'),
-            end=v.want_datetime(d['end'], path + '.end'),
-            reason=v.check_length(v.want_str(d['reason'], path + '.reason'), path + '.reason', 1, 200),
-            status=(v.want_enum(d['status'], path + '.status', AppointmentStatus) if d.get('status') is not None else _E17_AppointmentStatus_booked),
-            booked_at=(v.want_datetime(d['booked_at'], path + '.booked_at') if d.get('booked_at') is not None else ep.clock),
-            cancelled_at=(v.want_optional(d['cancelled_at'], path + '.cancelled_at', (lambda x, p: v.want_datetime(x, p))) if d.get('cancelled_at') is not None else None),
-            late_cancellation=(v.want_bool(d['late_cancellation'], path + '.late_cancellation') if d.get('late_cancellation') is not None else False),
-            notes=(v.want_optional(d['notes'], path + '.notes', (lambda x, p: v.want_str(x, p))) if d.get('notes') is not None else None),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str,
+        fill=lambda ep: ep.next_id('appointment_ids', 'APT{:04d}'), text=v.str_text)
+    patient: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text)
+    doctor: str = field(load=v.want_str, text=v.str_text)
+    slot: str = field(load=v.want_str, text=v.str_text)
+    kind: VisitKind = field(
+        load=lambda x, p: v.want_enum(x, p, VisitKind), fill=lambda ep: _E9_VisitKind_consultation,
+        export=enum_value, text=enum_text(VisitKind))
+    start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    end: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    reason: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+    status: AppointmentStatus = field(
+        load=lambda x, p: v.want_enum(x, p, AppointmentStatus),
+        fill=lambda ep: _E17_AppointmentStatus_booked, export=enum_value,
+        text=enum_text(AppointmentStatus))
+    booked_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    cancelled_at: dt.datetime | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    late_cancellation: bool = field(load=v.want_bool, fill=lambda ep: False)
+    notes: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
+        text=optional_text(v.str_text))
 
 
 class WaitlistEntry(Row):
     'A patient waiting for a free slot with a doctor between two dates.'
 
-    __slots__ = ('id_', 'patient', 'doctor', 'earliest', 'latest', 'reason', 'added_at', )
-    ENTITY: ClassVar[str] = 'WaitlistEntry'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('patient', 'patient', None, True),
-        ('doctor', 'doctor', None, True),
-        ('earliest', 'earliest', lambda value: value.isoformat(), True),
-        ('latest', 'latest', lambda value: value.isoformat(), True),
-        ('reason', 'reason', None, True),
-        ('added_at', 'added_at', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        v.str_text,
-        None,
-    )
-
-    def __init__(self, *, id_: str, patient: str, doctor: str, earliest: dt.date, latest: dt.date, reason: str, added_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.patient = patient
-        self.doctor = doctor
-        self.earliest = earliest
-        self.latest = latest
-        self.reason = reason
-        self.added_at = added_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> WaitlistEntry:
-        other = WaitlistEntry.__new__(WaitlistEntry)
-        other.id_ = self.id_
-        other.patient = self.patient
-        other.doctor = self.doctor
-        other.earliest = self.earliest
-        other.latest = self.latest
-        other.reason = self.reason
-        other.added_at = self.added_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'patient': self.patient,
-            'doctor': self.doctor,
-            'earliest': self.earliest.isoformat(),
-            'latest': self.latest.isoformat(),
-            'reason': self.reason,
-            'added_at': self.added_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> WaitlistEntry:
-        d = v.want_object(data, path, {'id': False, 'patient': True, 'doctor': True, 'earliest': True, 'latest': True, 'reason': True, 'added_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('waitlist_ids', 'WL{:03d}')),
-            patient=v.check_pattern(v.want_str(d['patient'], path + '.patient'), path + '.patient', '^P[0-9]{4}$'),
-            doctor=v.want_str(d['doctor'], path + '.doctor'),
-            earliest=v.want_date(d['earliest'], path + '.earliest'),
-            latest=v.want_date(d['latest'], path + '.latest'),
-            reason=v.check_length(v.want_str(d['reason'], path + '.reason'), path + '.reason', 1, 200),
-            added_at=(v.want_datetime(d['added_at'], path + '.added_at') if d.get('added_at') is not None else ep.clock),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('waitlist_ids', 'WL{:03d}'),
+        text=v.str_text)
+    patient: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text)
+    doctor: str = field(load=v.want_str, text=v.str_text)
+    earliest: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    latest: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    reason: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+    added_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
-class _Slots_SlotView:
-    'The slots of the SlotView record: its fields and its JSON text.'
-
-    __slots__ = ('slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end', '_json')
-
-
-class SlotView(_Slots_SlotView, rt.Record):
+class SlotView(Record):
     'A free slot as offered to the agent.'
 
-    __slots__ = ()
-    __match_args__ = ('slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end')
-
-    slot_id: str
-    doctor_id: str
-    doctor: str
-    specialty: Specialty
-    start: dt.datetime
-    end: dt.datetime
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.slot_id, self.doctor_id, self.doctor, self.specialty, self.start, self.end) == (other.slot_id, other.doctor_id, other.doctor, other.specialty, other.start, other.end)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.slot_id, self.doctor_id, self.doctor, self.specialty, self.start, self.end))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(slot_id={self.slot_id!r}, doctor_id={self.doctor_id!r}, doctor={self.doctor!r}, specialty={self.specialty!r}, start={self.start!r}, end={self.end!r})'
-
-    def __init__(self, slot_id: str, doctor_id: str, doctor: str, specialty: Specialty, start: dt.datetime, end: dt.datetime) -> None:
-        _set = _SET_SlotView
-        _set[0](self, slot_id)
-        _set[1](self, doctor_id)
-        _set[2](self, doctor)
-        _set[3](self, specialty)
-        _set[4](self, start)
-        _set[5](self, end)
-        _set[6](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'slot_id': self.slot_id,
-            'doctor_id': self.doctor_id,
-            'doctor': self.doctor,
-            'specialty': self.specialty._value_,
-            'start': self.start.isoformat(),
-            'end': self.end.isoformat(),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"slot_id": ', v.str_text(self.slot_id), ', "doctor_id": ', v.str_text(self.doctor_id), ', "doctor": ', v.str_text(self.doctor), ', "specialty": ', _T9_Specialty[self.specialty], ', "start": ', v.json_text(self.start.isoformat()), ', "end": ', v.json_text(self.end.isoformat()), '}'))
-            _SET_SlotView[6](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SlotView:
-        d = v.want_object(data, path, {'slot_id': True, 'doctor_id': True, 'doctor': True, 'specialty': True, 'start': True, 'end': True})
-        return _new_SlotView(
-            slot_id=v.want_str(d['slot_id'], path + '.slot_id'),
-            doctor_id=v.want_str(d['doctor_id'], path + '.doctor_id'),
-            doctor=v.want_str(d['doctor'], path + '.doctor'),
-            specialty=v.want_enum(d['specialty'], path + '.specialty', Specialty),
-            start=v.want_datetime(d['start'], path + '.start'),
-            end=v.want_datetime(d['end'], path + '.end'),
-        )
+    slot_id: str = field(load=v.want_str, text=v.str_text)
+    doctor_id: str = field(load=v.want_str, text=v.str_text)
+    doctor: str = field(load=v.want_str, text=v.str_text)
+    specialty: Specialty = field(
+        load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
+        text=enum_text(Specialty))
+    start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    end: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
 
 
-_SET_SlotView: tuple[Any, ...] = rt.slot_setters(_Slots_SlotView, ('slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end', '_json'))
-
-
-class _Made_SlotView(_Slots_SlotView):
-    'A SlotView being made by _new_SlotView.'
-
-    __slots__ = ()
-
-
-def _new_SlotView(slot_id: str, doctor_id: str, doctor: str, specialty: Specialty, start: dt.datetime, end: dt.datetime) -> SlotView:
-    self: Any = object.__new__(_Made_SlotView)
-    self.slot_id = slot_id
-    self.doctor_id = doctor_id
-    self.doctor = doctor
-    self.specialty = specialty
-    self.start = start
-    self.end = end
-    self._json = None
-    self.__class__ = SlotView
-    _made: SlotView = self
-    return _made
-
-
-class _Slots_Cancellation:
-    'The slots of the Cancellation record: its fields and its JSON text.'
-
-    __slots__ = ('appointment_id', 'late', 'fee', 'message', '_json')
-
-
-class Cancellation(_Slots_Cancellation, rt.Record):
+class Cancellation(Record):
     'The Cancellation record.'
 
-    __slots__ = ()
-    __match_args__ = ('appointment_id', 'late', 'fee', 'message')
-
-    appointment_id: str
-    late: bool
-    fee: float
-    message: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.appointment_id, self.late, self.fee, self.message) == (other.appointment_id, other.late, other.fee, other.message)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.appointment_id, self.late, self.fee, self.message))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(appointment_id={self.appointment_id!r}, late={self.late!r}, fee={self.fee!r}, message={self.message!r})'
-
-    def __init__(self, appointment_id: str, late: bool, fee: float, message: str) -> None:
-        _set = _SET_Cancellation
-        _set[0](self, appointment_id)
-        _set[1](self, late)
-        _set[2](self, fee)
-        _set[3](self, message)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'appointment_id': self.appointment_id,
-            'late': self.late,
-            'fee': self.fee,
-            'message': self.message,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"appointment_id": ', v.str_text(self.appointment_id), ', "late": ', v.json_text(self.late), ', "fee": ', v.float_text(self.fee), ', "message": ', v.str_text(self.message), '}'))
-            _SET_Cancellation[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Cancellation:
-        d = v.want_object(data, path, {'appointment_id': True, 'late': True, 'fee': True, 'message': True})
-        return _new_Cancellation(
-            appointment_id=v.want_str(d['appointment_id'], path + '.appointment_id'),
-            late=v.want_bool(d['late'], path + '.late'),
-            fee=v.want_float(d['fee'], path + '.fee'),
-            message=v.want_str(d['message'], path + '.message'),
-        )
+    appointment_id: str = field(load=v.want_str, text=v.str_text)
+    late: bool = field(load=v.want_bool)
+    fee: float = field(load=v.want_float, text=v.float_text)
+    message: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_Cancellation: tuple[Any, ...] = rt.slot_setters(_Slots_Cancellation, ('appointment_id', 'late', 'fee', 'message', '_json'))
-
-
-class _Made_Cancellation(_Slots_Cancellation):
-    'A Cancellation being made by _new_Cancellation.'
-
-    __slots__ = ()
-
-
-def _new_Cancellation(appointment_id: str, late: bool, fee: float, message: str) -> Cancellation:
-    self: Any = object.__new__(_Made_Cancellation)
-    self.appointment_id = appointment_id
-    self.late = late
-    self.fee = fee
-    self.message = message
-    self._json = None
-    self.__class__ = Cancellation
-    _made: Cancellation = self
-    return _made
-
-
-class _Slots_DaySchedule:
-    'The slots of the DaySchedule record: its fields and its JSON text.'
-
-    __slots__ = ('doctor_id', 'day', 'appointments', 'free_slots', '_json')
-
-
-class DaySchedule(_Slots_DaySchedule, rt.Record):
+class DaySchedule(Record):
     'The DaySchedule record.'
 
-    __slots__ = ()
-    __match_args__ = ('doctor_id', 'day', 'appointments', 'free_slots')
-
-    doctor_id: str
-    day: dt.date
-    appointments: tuple[str, ...]
-    free_slots: tuple[SlotView, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.doctor_id, self.day, self.appointments, self.free_slots) == (other.doctor_id, other.day, other.appointments, other.free_slots)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.doctor_id, self.day, self.appointments, self.free_slots))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(doctor_id={self.doctor_id!r}, day={self.day!r}, appointments={self.appointments!r}, free_slots={self.free_slots!r})'
-
-    def __init__(self, doctor_id: str, day: dt.date, appointments: tuple[str, ...], free_slots: tuple[SlotView, ...]) -> None:
-        _set = _SET_DaySchedule
-        _set[0](self, doctor_id)
-        _set[1](self, day)
-        _set[2](self, appointments)
-        _set[3](self, free_slots)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'doctor_id': self.doctor_id,
-            'day': self.day.isoformat(),
-            'appointments': list(self.appointments),
-            'free_slots': [x.export() for x in self.free_slots],
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"doctor_id": ', v.str_text(self.doctor_id), ', "day": ', v.json_text(self.day.isoformat()), ', "appointments": ', v.json_text(self.appointments), ', "free_slots": ', v.records_text(self.free_slots), '}'))
-            _SET_DaySchedule[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> DaySchedule:
-        d = v.want_object(data, path, {'doctor_id': True, 'day': True, 'appointments': True, 'free_slots': True})
-        return _new_DaySchedule(
-            doctor_id=v.want_str(d['doctor_id'], path + '.doctor_id'),
-            day=v.want_date(d['day'], path + '.day'),
-            appointments=v.want_list(d['appointments'], path + '.appointments', (lambda x, p: v.want_str(x, p))),
-            free_slots=v.want_list(d['free_slots'], path + '.free_slots', (lambda x, p: SlotView.load(x, p, ep))),
-        )
-
-
-_SET_DaySchedule: tuple[Any, ...] = rt.slot_setters(_Slots_DaySchedule, ('doctor_id', 'day', 'appointments', 'free_slots', '_json'))
-
-
-class _Made_DaySchedule(_Slots_DaySchedule):
-    'A DaySchedule being made by _new_DaySchedule.'
-
-    __slots__ = ()
-
-
-def _new_DaySchedule(doctor_id: str, day: dt.date, appointments: tuple[str, ...], free_slots: tuple[SlotView, ...]) -> DaySchedule:
-    self: Any = object.__new__(_Made_DaySchedule)
-    self.doctor_id = doctor_id
-    self.day = day
-    self.appointments = appointments
-    self.free_slots = free_slots
-    self._json = None
-    self.__class__ = DaySchedule
-    _made: DaySchedule = self
-    return _made
+    doctor_id: str = field(load=v.want_str, text=v.str_text)
+    day: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    appointments: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    free_slots: tuple[SlotView, ...] = field(
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: SlotView.load(x, p, ep))),
+        export=lambda value: [x.export() for x in value], text=v.records_text)
 
 
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("patient_ids", "appointment_ids", "waitlist_ids", "closed_days", "max_appointments_per_day", "cancellation_notice_hours", "late_fee", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("patient_ids", "appointment_ids", "waitlist_ids", "closed_days", "max_appointments_per_day", "cancellation_notice_hours", "late_fee", )
-
-    def __init__(self) -> None:
-        self.patient_ids: int = 0
-        self.appointment_ids: int = 0
-        self.waitlist_ids: int = 0
-        self.closed_days: tuple[dt.date, ...] = ()
-        self.max_appointments_per_day: int = 0
-        self.cancellation_notice_hours: int = 0
-        self.late_fee: float = 0.0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "patient_ids": self.patient_ids,
-            "appointment_ids": self.appointment_ids,
-            "waitlist_ids": self.waitlist_ids,
-            "closed_days": [x.isoformat() for x in self.closed_days],
-            "max_appointments_per_day": self.max_appointments_per_day,
-            "cancellation_notice_hours": self.cancellation_notice_hours,
-            "late_fee": self.late_fee,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.patient_ids = self.patient_ids
-        other.appointment_ids = self.appointment_ids
-        other.waitlist_ids = self.waitlist_ids
-        other.closed_days = self.closed_days
-        other.max_appointments_per_day = self.max_appointments_per_day
-        other.cancellation_notice_hours = self.cancellation_notice_hours
-        other.late_fee = self.late_fee
-        return other
+    patient_ids: int = state_item(0)
+    appointment_ids: int = state_item(0)
+    waitlist_ids: int = state_item(0)
+    closed_days: tuple[dt.date, ...] = state_item((), export=lambda value: [x.isoformat() for x in value])
+    max_appointments_per_day: int = state_item(0)
+    cancellation_notice_hours: int = state_item(0)
+    late_fee: float = state_item(0.0)
 
 
 class ClinicScheduling(Episode):
@@ -820,21 +260,11 @@ class ClinicScheduling(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('doctors', ()))):
-            row_doctors = Doctor.load(item, f'$.doctors[{index}]', ep)
-            self.t_doctors.rows[row_doctors.key()] = row_doctors
-        for index, item in enumerate(rt.rows_of(data.get('patients', ()))):
-            row_patients = Patient.load(item, f'$.patients[{index}]', ep)
-            self.t_patients.rows[row_patients.key()] = row_patients
-        for index, item in enumerate(rt.rows_of(data.get('slots', ()))):
-            row_slots = Slot.load(item, f'$.slots[{index}]', ep)
-            self.t_slots.rows[row_slots.key()] = row_slots
-        for index, item in enumerate(rt.rows_of(data.get('appointments', ()))):
-            row_appointments = Appointment.load(item, f'$.appointments[{index}]', ep)
-            self.t_appointments.rows[row_appointments.key()] = row_appointments
-        for index, item in enumerate(rt.rows_of(data.get('waitlist', ()))):
-            row_waitlist = WaitlistEntry.load(item, f'$.waitlist[{index}]', ep)
-            self.t_waitlist.rows[row_waitlist.key()] = row_waitlist
+        self.t_doctors.load_rows(Doctor, data.get('doctors', ()), '$.doctors', ep)
+        self.t_patients.load_rows(Patient, data.get('patients', ()), '$.patients', ep)
+        self.t_slots.load_rows(Slot, data.get('slots', ()), '$.slots', ep)
+        self.t_appointments.load_rows(Appointment, data.get('appointments', ()), '$.appointments', ep)
+        self.t_waitlist.load_rows(WaitlistEntry, data.get('waitlist', ()), '$.waitlist', ep)
         if 'patient_ids' in data:
             self.state.patient_ids = v.want_int(data['patient_ids'], '$.patient_ids')
         if 'appointment_ids' in data:
@@ -842,7 +272,7 @@ class ClinicScheduling(Episode):
         if 'waitlist_ids' in data:
             self.state.waitlist_ids = v.want_int(data['waitlist_ids'], '$.waitlist_ids')
         if 'closed_days' in data:
-            self.state.closed_days = v.want_set(data['closed_days'], '$.closed_days', (lambda x, p: v.want_date(x, p)))
+            self.state.closed_days = v.want_set(data['closed_days'], '$.closed_days', v.want_date)
         if 'max_appointments_per_day' in data:
             self.state.max_appointments_per_day = v.check_range(v.want_int(data['max_appointments_per_day'], '$.max_appointments_per_day'), '$.max_appointments_per_day', 1, 5)
         if 'cancellation_notice_hours' in data:
@@ -1046,7 +476,7 @@ class ClinicScheduling(Episode):
         )
 
     def fn_slot_view(self, slot: Slot, kind: VisitKind) -> SlotView:  # clinic.world:183
-        return _new_SlotView(  # clinic.world:184
+        return SlotView(  # clinic.world:184
             slot.id_,
             (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).id_,
             (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).name,
@@ -1346,7 +776,7 @@ class ClinicScheduling(Episode):
             for _a20 in rt.each(self, self.t_appointments)
             if _a20.doctor == doctor.key() and _a20.start.date() == day and self.fn_active(_a20)
         ])
-        return _new_DaySchedule(  # clinic.world:338
+        return DaySchedule(  # clinic.world:338
             doctor.id_,
             day,
             tuple(
@@ -1583,7 +1013,7 @@ class ClinicScheduling(Episode):
                 )
                 + "'s balance.",
             )
-        return _new_Cancellation(appointment.id_, late, fee, message)  # clinic.world:431
+        return Cancellation(appointment.id_, late, fee, message)  # clinic.world:431
 
     def tool_check_in(self, appointment: Appointment) -> Appointment:  # clinic.world:436
         (
@@ -1835,63 +1265,35 @@ class ClinicScheduling(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_list_doctors: frozenset[str] = frozenset({'specialty', 'accepting_only'})
-_NEEDS_list_doctors: frozenset[str] = frozenset(())
-
-
 def _invoke_list_doctors(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_doctors >= args.keys() >= _NEEDS_list_doctors):
-        rt.check_arguments(args, ('specialty', 'accepting_only'), ())
     a_specialty = (v.want_optional(args['specialty'], 'specialty', (lambda x, p: v.want_enum(x, p, Specialty))) if args.get('specialty') is not None else None)
     a_accepting_only = (v.want_bool(args['accepting_only'], 'accepting_only') if args.get('accepting_only') is not None else False)
     return ep.tool_list_doctors(a_specialty, a_accepting_only)
 
 
-_ARGS_find_patients: frozenset[str] = frozenset({'query'})
-
-
 def _invoke_find_patients(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_patients and None not in args.values()):
-        rt.check_arguments(args, ('query',), ('query',))
     a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 2, 80)
     return ep.tool_find_patients(a_query)
 
 
-_ARGS_register_patient: frozenset[str] = frozenset({'name', 'birth_date', 'phone', 'email', 'insurance'})
-_NEEDS_register_patient: frozenset[str] = frozenset({'name', 'birth_date', 'phone'})
-
-
 def _invoke_register_patient(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_register_patient >= args.keys() >= _NEEDS_register_patient and None not in args.values()):
-        rt.check_arguments(args, ('name', 'birth_date', 'phone', 'email', 'insurance'), ('name', 'birth_date', 'phone'))
     a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
     a_birth_date = v.want_date(args['birth_date'], 'birth_date')
     a_phone = v.check_pattern(v.want_str(args['phone'], 'phone'), 'phone', '^\\+[0-9]{7,15}$')
     a_email = (v.want_optional(args['email'], 'email', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))) if args.get('email') is not None else None)
-    a_insurance = (v.want_optional(args['insurance'], 'insurance', (lambda x, p: v.want_str(x, p))) if args.get('insurance') is not None else None)
+    a_insurance = (v.want_optional(args['insurance'], 'insurance', v.want_str) if args.get('insurance') is not None else None)
     return ep.tool_register_patient(a_name, a_birth_date, a_phone, a_email, a_insurance)
 
 
-_ARGS_find_available_slots: frozenset[str] = frozenset({'on', 'specialty', 'doctor_id', 'kind'})
-_NEEDS_find_available_slots: frozenset[str] = frozenset({'on'})
-
-
 def _invoke_find_available_slots(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_find_available_slots >= args.keys() >= _NEEDS_find_available_slots and None not in args.values()):
-        rt.check_arguments(args, ('on', 'specialty', 'doctor_id', 'kind'), ('on',))
     a_on = v.want_date(args['on'], 'on')
     a_specialty = (v.want_optional(args['specialty'], 'specialty', (lambda x, p: v.want_enum(x, p, Specialty))) if args.get('specialty') is not None else None)
-    a_doctor_id = (v.want_optional(args['doctor_id'], 'doctor_id', (lambda x, p: v.want_str(x, p))) if args.get('doctor_id') is not None else None)
+    a_doctor_id = (v.want_optional(args['doctor_id'], 'doctor_id', v.want_str) if args.get('doctor_id') is not None else None)
     a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else _E9_VisitKind_consultation)
     return ep.tool_find_available_slots(a_on, a_specialty, a_doctor_id, a_kind)
 
 
-_ARGS_get_doctor_schedule: frozenset[str] = frozenset({'doctor', 'day'})
-
-
 def _invoke_get_doctor_schedule(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_doctor_schedule and None not in args.values()):
-        rt.check_arguments(args, ('doctor', 'day'), ('doctor', 'day'))
     a_doctor = args['doctor']
     if type(a_doctor) is not str or not a_doctor.isascii():
         a_doctor = v.want_str(a_doctor, 'doctor')
@@ -1900,27 +1302,15 @@ def _invoke_get_doctor_schedule(ep: ClinicScheduling, args: Mapping[str, Any]) -
     return ep.tool_get_doctor_schedule(a_doctor, a_day)
 
 
-_ARGS_list_appointments: frozenset[str] = frozenset({'patient_id', 'doctor_id', 'on', 'status'})
-_NEEDS_list_appointments: frozenset[str] = frozenset(())
-
-
 def _invoke_list_appointments(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_appointments >= args.keys() >= _NEEDS_list_appointments):
-        rt.check_arguments(args, ('patient_id', 'doctor_id', 'on', 'status'), ())
-    a_patient_id = (v.want_optional(args['patient_id'], 'patient_id', (lambda x, p: v.want_str(x, p))) if args.get('patient_id') is not None else None)
-    a_doctor_id = (v.want_optional(args['doctor_id'], 'doctor_id', (lambda x, p: v.want_str(x, p))) if args.get('doctor_id') is not None else None)
-    a_on = (v.want_optional(args['on'], 'on', (lambda x, p: v.want_date(x, p))) if args.get('on') is not None else None)
+    a_patient_id = (v.want_optional(args['patient_id'], 'patient_id', v.want_str) if args.get('patient_id') is not None else None)
+    a_doctor_id = (v.want_optional(args['doctor_id'], 'doctor_id', v.want_str) if args.get('doctor_id') is not None else None)
+    a_on = (v.want_optional(args['on'], 'on', v.want_date) if args.get('on') is not None else None)
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, AppointmentStatus))) if args.get('status') is not None else None)
     return ep.tool_list_appointments(a_patient_id, a_doctor_id, a_on, a_status)
 
 
-_ARGS_book_appointment: frozenset[str] = frozenset({'patient', 'slot', 'reason', 'kind'})
-_NEEDS_book_appointment: frozenset[str] = frozenset({'patient', 'slot', 'reason'})
-
-
 def _invoke_book_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_book_appointment >= args.keys() >= _NEEDS_book_appointment and None not in args.values()):
-        rt.check_arguments(args, ('patient', 'slot', 'reason', 'kind'), ('patient', 'slot', 'reason'))
     a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, 'No patient with id ' + rt.text(key) + '.'))
     a_slot = args['slot']
     if type(a_slot) is not str or not a_slot.isascii():
@@ -1931,12 +1321,7 @@ def _invoke_book_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> A
     return ep.tool_book_appointment(a_patient, a_slot, a_reason, a_kind)
 
 
-_ARGS_reschedule_appointment: frozenset[str] = frozenset({'appointment', 'new_slot'})
-
-
 def _invoke_reschedule_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_reschedule_appointment and None not in args.values()):
-        rt.check_arguments(args, ('appointment', 'new_slot'), ('appointment', 'new_slot'))
     a_appointment = args['appointment']
     if type(a_appointment) is not str or not a_appointment.isascii():
         a_appointment = v.want_str(a_appointment, 'appointment')
@@ -1948,12 +1333,7 @@ def _invoke_reschedule_appointment(ep: ClinicScheduling, args: Mapping[str, Any]
     return ep.tool_reschedule_appointment(a_appointment, a_new_slot)
 
 
-_ARGS_cancel_appointment: frozenset[str] = frozenset({'appointment'})
-
-
 def _invoke_cancel_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_cancel_appointment and None not in args.values()):
-        rt.check_arguments(args, ('appointment',), ('appointment',))
     a_appointment = args['appointment']
     if type(a_appointment) is not str or not a_appointment.isascii():
         a_appointment = v.want_str(a_appointment, 'appointment')
@@ -1961,12 +1341,7 @@ def _invoke_cancel_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) ->
     return ep.tool_cancel_appointment(a_appointment)
 
 
-_ARGS_check_in: frozenset[str] = frozenset({'appointment'})
-
-
 def _invoke_check_in(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_check_in and None not in args.values()):
-        rt.check_arguments(args, ('appointment',), ('appointment',))
     a_appointment = args['appointment']
     if type(a_appointment) is not str or not a_appointment.isascii():
         a_appointment = v.want_str(a_appointment, 'appointment')
@@ -1974,12 +1349,7 @@ def _invoke_check_in(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     return ep.tool_check_in(a_appointment)
 
 
-_ARGS_complete_appointment: frozenset[str] = frozenset({'appointment', 'notes'})
-
-
 def _invoke_complete_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_complete_appointment and None not in args.values()):
-        rt.check_arguments(args, ('appointment', 'notes'), ('appointment', 'notes'))
     a_appointment = args['appointment']
     if type(a_appointment) is not str or not a_appointment.isascii():
         a_appointment = v.want_str(a_appointment, 'appointment')
@@ -1988,12 +1358,7 @@ def _invoke_complete_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) 
     return ep.tool_complete_appointment(a_appointment, a_notes)
 
 
-_ARGS_mark_no_show: frozenset[str] = frozenset({'appointment'})
-
-
 def _invoke_mark_no_show(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_mark_no_show and None not in args.values()):
-        rt.check_arguments(args, ('appointment',), ('appointment',))
     a_appointment = args['appointment']
     if type(a_appointment) is not str or not a_appointment.isascii():
         a_appointment = v.want_str(a_appointment, 'appointment')
@@ -2001,23 +1366,13 @@ def _invoke_mark_no_show(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     return ep.tool_mark_no_show(a_appointment)
 
 
-_ARGS_pay_balance: frozenset[str] = frozenset({'patient', 'amount'})
-
-
 def _invoke_pay_balance(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_pay_balance and None not in args.values()):
-        rt.check_arguments(args, ('patient', 'amount'), ('patient', 'amount'))
     a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, 'No patient with id ' + rt.text(key) + '.'))
     a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 0.01, 10000.0)
     return ep.tool_pay_balance(a_patient, a_amount)
 
 
-_ARGS_join_waitlist: frozenset[str] = frozenset({'patient', 'doctor', 'earliest', 'latest', 'reason'})
-
-
 def _invoke_join_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_join_waitlist and None not in args.values()):
-        rt.check_arguments(args, ('patient', 'doctor', 'earliest', 'latest', 'reason'), ('patient', 'doctor', 'earliest', 'latest', 'reason'))
     a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, 'No patient with id ' + rt.text(key) + '.'))
     a_doctor = args['doctor']
     if type(a_doctor) is not str or not a_doctor.isascii():
@@ -2029,23 +1384,12 @@ def _invoke_join_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     return ep.tool_join_waitlist(a_patient, a_doctor, a_earliest, a_latest, a_reason)
 
 
-_ARGS_list_waitlist: frozenset[str] = frozenset({'doctor'})
-_NEEDS_list_waitlist: frozenset[str] = frozenset(())
-
-
 def _invoke_list_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_waitlist >= args.keys() >= _NEEDS_list_waitlist):
-        rt.check_arguments(args, ('doctor',), ())
     a_doctor = (rt.lookup(ep.t_doctors, v.want_str(args['doctor'], 'doctor'), lambda key: rt.built(ep, 'No doctor with id ' + rt.text(key) + '.')) if args.get('doctor') is not None else None)
     return ep.tool_list_waitlist(a_doctor)
 
 
-_ARGS_leave_waitlist: frozenset[str] = frozenset({'entry'})
-
-
 def _invoke_leave_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_leave_waitlist and None not in args.values()):
-        rt.check_arguments(args, ('entry',), ('entry',))
     a_entry = args['entry']
     if type(a_entry) is not str or not a_entry.isascii():
         a_entry = v.want_str(a_entry, 'entry')
@@ -2053,13 +1397,7 @@ def _invoke_leave_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any
     return ep.tool_leave_waitlist(a_entry)
 
 
-_ARGS_book_from_waitlist: frozenset[str] = frozenset({'entry', 'slot', 'kind'})
-_NEEDS_book_from_waitlist: frozenset[str] = frozenset({'entry', 'slot'})
-
-
 def _invoke_book_from_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_book_from_waitlist >= args.keys() >= _NEEDS_book_from_waitlist and None not in args.values()):
-        rt.check_arguments(args, ('entry', 'slot', 'kind'), ('entry', 'slot'))
     a_entry = args['entry']
     if type(a_entry) is not str or not a_entry.isascii():
         a_entry = v.want_str(a_entry, 'entry')
@@ -2072,25 +1410,115 @@ def _invoke_book_from_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) ->
     return ep.tool_book_from_waitlist(a_entry, a_slot, a_kind)
 
 
-ClinicScheduling.TOOLS = {
-    'list_doctors': ToolSpec('list_doctors', "List the clinic's doctors with their specialty, room and whether they take new patients.", (ParamSpec('specialty', {'anyOf': [{'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, {'type': 'null'}], 'description': 'Only doctors of this specialty, e.g. "dermatology" or "general practice".'}, False, 'Only doctors of this specialty, e.g. "dermatology" or "general practice".', table=None), ParamSpec('accepting_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Only doctors who take new patients.'}, False, 'Only doctors who take new patients.', table=None), ), read_only=True, invoke=_invoke_list_doctors, where='clinic.world:274', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, 'room': {'type': 'string'}, 'max_daily_appointments': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'accepting_new_patients': {'type': 'boolean'}}, 'required': ['id', 'name', 'specialty', 'room', 'max_daily_appointments', 'accepting_new_patients'], 'additionalProperties': False}}, shows=('list', ('row', 'doctors'))),
-    'find_patients': ToolSpec('find_patients', 'Find registered patients by name or phone number.', (ParamSpec('query', {'type': 'string', 'minLength': 2, 'maxLength': 80, 'description': "Part of the patient's name (any case), or their full phone number such as +15125550111."}, True, "Part of the patient's name (any case), or their full phone number such as +15125550111.", table=None), ), read_only=True, invoke=_invoke_find_patients, where='clinic.world:283', returns={'type': 'array', 'items': {'type': 'string', 'pattern': '^P[0-9]{4}$'}}),
-    'register_patient': ToolSpec('register_patient', 'Register a new patient so that they can be booked.', (ParamSpec('name', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "The patient's full name."}, True, "The patient's full name.", table=None), ParamSpec('birth_date', {'type': 'string', 'format': 'date', 'description': 'Date of birth, YYYY-MM-DD.'}, True, 'Date of birth, YYYY-MM-DD.', table=None), ParamSpec('phone', {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$', 'description': 'A contact phone number in international form, e.g. +15125550190. Family members may share one.'}, True, 'A contact phone number in international form, e.g. +15125550190. Family members may share one.', table=None), ParamSpec('email', {'anyOf': [{'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, {'type': 'null'}], 'description': 'An email address for reminders.'}, False, 'An email address for reminders.', table=None), ParamSpec('insurance', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': "The insurer's name, if any."}, False, "The insurer's name, if any.", table=None), ), read_only=False, invoke=_invoke_register_patient, where='clinic.world:292', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'phone': {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, 'email': {'anyOf': [{'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, {'type': 'null'}]}, 'insurance': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'balance': {'type': 'number', 'minimum': 0.0}, 'no_shows': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'name', 'birth_date', 'phone', 'email', 'insurance', 'balance', 'no_shows'], 'additionalProperties': False}),
-    'find_available_slots': ToolSpec('find_available_slots', 'Find free slots on a day, earliest first. A slot listed here can still be refused for patient-specific reasons when booking.', (ParamSpec('on', {'type': 'string', 'format': 'date', 'description': 'The day to search, YYYY-MM-DD.'}, True, 'The day to search, YYYY-MM-DD.', table=None), ParamSpec('specialty', {'anyOf': [{'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, {'type': 'null'}], 'description': 'Only doctors of this specialty.'}, False, 'Only doctors of this specialty.', table=None), ParamSpec('doctor_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Only this doctor, e.g. D01.'}, False, 'Only this doctor, e.g. D01.', table=None), ParamSpec('kind', {'anyOf': [{'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, {'type': 'null'}], 'description': 'The kind of visit, which decides its length: consultation (30 min), follow-up (15 min) or procedure (60 min).'}, False, 'The kind of visit, which decides its length: consultation (30 min), follow-up (15 min) or procedure (60 min).', table=None), ), read_only=True, invoke=_invoke_find_available_slots, where='clinic.world:315', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'slot_id': {'type': 'string'}, 'doctor_id': {'type': 'string'}, 'doctor': {'type': 'string'}, 'specialty': {'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}}, 'required': ['slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end'], 'additionalProperties': False}}),
-    'get_doctor_schedule': ToolSpec('get_doctor_schedule', "Show a doctor's active appointments and free consultation slots on one day.", (ParamSpec('doctor', {'type': 'string', 'description': "The doctor's id, e.g. D01."}, True, "The doctor's id, e.g. D01.", table='doctors'), ParamSpec('day', {'type': 'string', 'format': 'date', 'description': 'The day, YYYY-MM-DD.'}, True, 'The day, YYYY-MM-DD.', table=None), ), read_only=True, invoke=_invoke_get_doctor_schedule, where='clinic.world:331', returns={'type': 'object', 'properties': {'doctor_id': {'type': 'string'}, 'day': {'type': 'string'}, 'appointments': {'type': 'array', 'items': {'type': 'string'}}, 'free_slots': {'type': 'array', 'items': {'type': 'object', 'properties': {'slot_id': {'type': 'string'}, 'doctor_id': {'type': 'string'}, 'doctor': {'type': 'string'}, 'specialty': {'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}}, 'required': ['slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end'], 'additionalProperties': False}}}, 'required': ['doctor_id', 'day', 'appointments', 'free_slots'], 'additionalProperties': False}),
-    'list_appointments': ToolSpec('list_appointments', 'List appointments, earliest first, filtered by patient, doctor, day and status.', (ParamSpec('patient_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': "Only this patient's appointments, e.g. P1001."}, False, "Only this patient's appointments, e.g. P1001.", table=None), ParamSpec('doctor_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': "Only this doctor's appointments, e.g. D01."}, False, "Only this doctor's appointments, e.g. D01.", table=None), ParamSpec('on', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}], 'description': 'Only appointments on this day.'}, False, 'Only appointments on this day.', table=None), ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, {'type': 'null'}], 'description': 'Only appointments with this status, e.g. "booked".'}, False, 'Only appointments with this status, e.g. "booked".', table=None), ), read_only=True, invoke=_invoke_list_appointments, where='clinic.world:346', returns={'type': 'array', 'items': {'type': 'string'}}),
-    'book_appointment': ToolSpec('book_appointment', "Book a patient into a slot. Refused when the doctor is busy or fully booked that day, the\npatient already has an appointment at that time or the daily maximum, the clinic is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\nBooking removes the patient's waitlist entry for that doctor, if any.", (ParamSpec('patient', {'type': 'string', 'pattern': '^P[0-9]{4}$', 'description': "The patient's id, e.g. P1001."}, True, "The patient's id, e.g. P1001.", table='patients'), ParamSpec('slot', {'type': 'string', 'description': 'The id of a free slot, from find_available_slots.'}, True, 'The id of a free slot, from find_available_slots.', table='slots'), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200, 'description': 'Why the patient wants to be seen, in a few words.'}, True, 'Why the patient wants to be seen, in a few words.', table=None), ParamSpec('kind', {'anyOf': [{'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, {'type': 'null'}], 'description': 'consultation (30 min), follow-up (15 min) or procedure (60 min).'}, False, 'consultation (30 min), follow-up (15 min) or procedure (60 min).', table=None), ), read_only=False, invoke=_invoke_book_appointment, where='clinic.world:360', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-    'reschedule_appointment': ToolSpec('reschedule_appointment', 'Move a booked appointment to another slot. Only possible up to the cancellation notice (24 hours) before it starts.', (ParamSpec('appointment', {'type': 'string', 'description': 'The appointment id, e.g. APT1003.'}, True, 'The appointment id, e.g. APT1003.', table='appointments'), ParamSpec('new_slot', {'type': 'string', 'description': 'The id of the free slot to move to; it must be with a doctor of the same specialty.'}, True, 'The id of the free slot to move to; it must be with a doctor of the same specialty.', table='slots'), ), read_only=False, invoke=_invoke_reschedule_appointment, where='clinic.world:391', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-    'cancel_appointment': ToolSpec('cancel_appointment', "Cancel a booked appointment. Cancelling less than 24 hours before the start is allowed but\ncounts as a late cancellation: the late fee is added to the patient's balance.", (ParamSpec('appointment', {'type': 'string', 'description': 'The appointment id, e.g. APT1001.'}, True, 'The appointment id, e.g. APT1001.', table='appointments'), ), read_only=False, invoke=_invoke_cancel_appointment, where='clinic.world:410', returns={'type': 'object', 'properties': {'appointment_id': {'type': 'string'}, 'late': {'type': 'boolean'}, 'fee': {'type': 'number'}, 'message': {'type': 'string'}}, 'required': ['appointment_id', 'late', 'fee', 'message'], 'additionalProperties': False}),
-    'check_in': ToolSpec('check_in', 'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes after it.', (ParamSpec('appointment', {'type': 'string', 'description': 'The appointment id.'}, True, 'The appointment id.', table='appointments'), ), read_only=False, invoke=_invoke_check_in, where='clinic.world:436', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-    'complete_appointment': ToolSpec('complete_appointment', "Close a visit after the patient was seen, with the doctor's notes.", (ParamSpec('appointment', {'type': 'string', 'description': 'The appointment id.'}, True, 'The appointment id.', table='appointments'), ParamSpec('notes', {'type': 'string', 'minLength': 1, 'maxLength': 2000, 'description': "The doctor's short visit notes."}, True, "The doctor's short visit notes.", table=None), ), read_only=False, invoke=_invoke_complete_appointment, where='clinic.world:448', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-    'mark_no_show': ToolSpec('mark_no_show', 'Record that the patient did not come. Possible from 15 minutes after the start; the late fee is added to their balance.', (ParamSpec('appointment', {'type': 'string', 'description': 'The appointment id.'}, True, 'The appointment id.', table='appointments'), ), read_only=False, invoke=_invoke_mark_no_show, where='clinic.world:460', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-    'pay_balance': ToolSpec('pay_balance', 'Record a payment towards the fees a patient owes.', (ParamSpec('patient', {'type': 'string', 'pattern': '^P[0-9]{4}$', 'description': "The patient's id."}, True, "The patient's id.", table='patients'), ParamSpec('amount', {'type': 'number', 'minimum': 0.01, 'maximum': 10000.0, 'description': 'The amount paid, in dollars.'}, True, 'The amount paid, in dollars.', table=None), ), read_only=False, invoke=_invoke_pay_balance, where='clinic.world:473', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'phone': {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, 'email': {'anyOf': [{'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, {'type': 'null'}]}, 'insurance': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'balance': {'type': 'number', 'minimum': 0.0}, 'no_shows': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'name', 'birth_date', 'phone', 'email', 'insurance', 'balance', 'no_shows'], 'additionalProperties': False}),
-    'join_waitlist': ToolSpec('join_waitlist', "Put a patient on a doctor's waitlist for a range of days, when no suitable slot is free.", (ParamSpec('patient', {'type': 'string', 'pattern': '^P[0-9]{4}$', 'description': "The patient's id."}, True, "The patient's id.", table='patients'), ParamSpec('doctor', {'type': 'string', 'description': "The doctor's id, e.g. D05."}, True, "The doctor's id, e.g. D05.", table='doctors'), ParamSpec('earliest', {'type': 'string', 'format': 'date', 'description': 'The first day that suits the patient, YYYY-MM-DD.'}, True, 'The first day that suits the patient, YYYY-MM-DD.', table=None), ParamSpec('latest', {'type': 'string', 'format': 'date', 'description': 'The last day that suits the patient, YYYY-MM-DD.'}, True, 'The last day that suits the patient, YYYY-MM-DD.', table=None), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200, 'description': 'Why the patient wants to be seen.'}, True, 'Why the patient wants to be seen.', table=None), ), read_only=False, invoke=_invoke_join_waitlist, where='clinic.world:487', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'earliest': {'type': 'string'}, 'latest': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'added_at': {'type': 'string'}}, 'required': ['id', 'patient', 'doctor', 'earliest', 'latest', 'reason', 'added_at'], 'additionalProperties': False}),
-    'list_waitlist': ToolSpec('list_waitlist', 'List the waitlist entries, oldest first: who waits for which doctor, the window of days that suits them and why.', (ParamSpec('doctor', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows it)."}, False, "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows it).", table='doctors'), ), read_only=True, invoke=_invoke_list_waitlist, where='clinic.world:510', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'earliest': {'type': 'string'}, 'latest': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'added_at': {'type': 'string'}}, 'required': ['id', 'patient', 'doctor', 'earliest', 'latest', 'reason', 'added_at'], 'additionalProperties': False}}, shows=('list', ('row', 'waitlist'))),
-    'leave_waitlist': ToolSpec('leave_waitlist', "Take a patient off a doctor's waitlist.", (ParamSpec('entry', {'type': 'string', 'description': 'The waitlist entry id, e.g. WL102.'}, True, 'The waitlist entry id, e.g. WL102.', table='waitlist'), ), read_only=False, invoke=_invoke_leave_waitlist, where='clinic.world:518', returns={'type': 'string'}),
-    'book_from_waitlist': ToolSpec('book_from_waitlist', 'Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist entry is removed.', (ParamSpec('entry', {'type': 'string', 'description': 'The waitlist entry id, e.g. WL101.'}, True, 'The waitlist entry id, e.g. WL101.', table='waitlist'), ParamSpec('slot', {'type': 'string', 'description': "A free slot with the same doctor, inside the entry's window of days."}, True, "A free slot with the same doctor, inside the entry's window of days.", table='slots'), ParamSpec('kind', {'anyOf': [{'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, {'type': 'null'}], 'description': 'consultation (30 min), follow-up (15 min) or procedure (60 min).'}, False, 'consultation (30 min), follow-up (15 min) or procedure (60 min).', table=None), ), read_only=False, invoke=_invoke_book_from_waitlist, where='clinic.world:528', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-}
+ClinicScheduling.TOOLS = tools(
+    tool('list_doctors',
+         "List the clinic's doctors with their specialty, room and whether they take new patients.",
+         (param('specialty', {'anyOf': [{'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, {'type': 'null'}]}, 'Only doctors of this specialty, e.g. "dermatology" or "general practice".', optional=True),
+         param('accepting_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only doctors who take new patients.', optional=True)),
+         read_only=True, invoke=_invoke_list_doctors, where='clinic.world:274',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, 'room': {'type': 'string'}, 'max_daily_appointments': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'accepting_new_patients': {'type': 'boolean'}}, 'required': ['id', 'name', 'specialty', 'room', 'max_daily_appointments', 'accepting_new_patients'], 'additionalProperties': False}},
+         shows=('list', ('row', 'doctors'))),
+    tool('find_patients', 'Find registered patients by name or phone number.',
+         (param('query', {'type': 'string', 'minLength': 2, 'maxLength': 80}, "Part of the patient's name (any case), or their full phone number such as +15125550111."),),
+         read_only=True, invoke=_invoke_find_patients, where='clinic.world:283',
+         returns={'type': 'array', 'items': {'type': 'string', 'pattern': '^P[0-9]{4}$'}}),
+    tool('register_patient', 'Register a new patient so that they can be booked.',
+         (param('name', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "The patient's full name."),
+         param('birth_date', {'type': 'string', 'format': 'date'}, 'Date of birth, YYYY-MM-DD.'),
+         param('phone', {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, 'A contact phone number in international form, e.g. +15125550190. Family members may share one.'),
+         param('email', {'anyOf': [{'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, {'type': 'null'}]}, 'An email address for reminders.', optional=True),
+         param('insurance', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "The insurer's name, if any.", optional=True)),
+         read_only=False, invoke=_invoke_register_patient, where='clinic.world:292',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'phone': {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, 'email': {'anyOf': [{'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, {'type': 'null'}]}, 'insurance': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'balance': {'type': 'number', 'minimum': 0.0}, 'no_shows': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'name', 'birth_date', 'phone', 'email', 'insurance', 'balance', 'no_shows'], 'additionalProperties': False}),
+    tool('find_available_slots',
+         'Find free slots on a day, earliest first. A slot listed here can still be refused for patient-specific reasons when booking.',
+         (param('on', {'type': 'string', 'format': 'date'}, 'The day to search, YYYY-MM-DD.'),
+         param('specialty', {'anyOf': [{'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, {'type': 'null'}]}, 'Only doctors of this specialty.', optional=True),
+         param('doctor_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Only this doctor, e.g. D01.', optional=True),
+         param('kind', {'anyOf': [{'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, {'type': 'null'}]}, 'The kind of visit, which decides its length: consultation (30 min), follow-up (15 min) or procedure (60 min).', optional=True)),
+         read_only=True, invoke=_invoke_find_available_slots, where='clinic.world:315',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'slot_id': {'type': 'string'}, 'doctor_id': {'type': 'string'}, 'doctor': {'type': 'string'}, 'specialty': {'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}}, 'required': ['slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end'], 'additionalProperties': False}}),
+    tool('get_doctor_schedule',
+         "Show a doctor's active appointments and free consultation slots on one day.",
+         (param('doctor', {'type': 'string'}, "The doctor's id, e.g. D01.", table='doctors'),
+         param('day', {'type': 'string', 'format': 'date'}, 'The day, YYYY-MM-DD.')),
+         read_only=True, invoke=_invoke_get_doctor_schedule, where='clinic.world:331',
+         returns={'type': 'object', 'properties': {'doctor_id': {'type': 'string'}, 'day': {'type': 'string'}, 'appointments': {'type': 'array', 'items': {'type': 'string'}}, 'free_slots': {'type': 'array', 'items': {'type': 'object', 'properties': {'slot_id': {'type': 'string'}, 'doctor_id': {'type': 'string'}, 'doctor': {'type': 'string'}, 'specialty': {'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}}, 'required': ['slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end'], 'additionalProperties': False}}}, 'required': ['doctor_id', 'day', 'appointments', 'free_slots'], 'additionalProperties': False}),
+    tool('list_appointments',
+         'List appointments, earliest first, filtered by patient, doctor, day and status.',
+         (param('patient_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Only this patient's appointments, e.g. P1001.", optional=True),
+         param('doctor_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Only this doctor's appointments, e.g. D01.", optional=True),
+         param('on', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}]}, 'Only appointments on this day.', optional=True),
+         param('status', {'anyOf': [{'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, {'type': 'null'}]}, 'Only appointments with this status, e.g. "booked".', optional=True)),
+         read_only=True, invoke=_invoke_list_appointments, where='clinic.world:346',
+         returns={'type': 'array', 'items': {'type': 'string'}}),
+    tool('book_appointment',
+         "Book a patient into a slot. Refused when the doctor is busy or fully booked that day, the\npatient already has an appointment at that time or the daily maximum, the clinic is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\nBooking removes the patient's waitlist entry for that doctor, if any.",
+         (param('patient', {'type': 'string', 'pattern': '^P[0-9]{4}$'}, "The patient's id, e.g. P1001.", table='patients'),
+         param('slot', {'type': 'string'}, 'The id of a free slot, from find_available_slots.', table='slots'),
+         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'Why the patient wants to be seen, in a few words.'),
+         param('kind', {'anyOf': [{'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, {'type': 'null'}]}, 'consultation (30 min), follow-up (15 min) or procedure (60 min).', optional=True)),
+         read_only=False, invoke=_invoke_book_appointment, where='clinic.world:360',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
+    tool('reschedule_appointment',
+         'Move a booked appointment to another slot. Only possible up to the cancellation notice (24 hours) before it starts.',
+         (param('appointment', {'type': 'string'}, 'The appointment id, e.g. APT1003.', table='appointments'),
+         param('new_slot', {'type': 'string'}, 'The id of the free slot to move to; it must be with a doctor of the same specialty.', table='slots')),
+         read_only=False, invoke=_invoke_reschedule_appointment, where='clinic.world:391',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
+    tool('cancel_appointment',
+         "Cancel a booked appointment. Cancelling less than 24 hours before the start is allowed but\ncounts as a late cancellation: the late fee is added to the patient's balance.",
+         (param('appointment', {'type': 'string'}, 'The appointment id, e.g. APT1001.', table='appointments'),),
+         read_only=False, invoke=_invoke_cancel_appointment, where='clinic.world:410',
+         returns={'type': 'object', 'properties': {'appointment_id': {'type': 'string'}, 'late': {'type': 'boolean'}, 'fee': {'type': 'number'}, 'message': {'type': 'string'}}, 'required': ['appointment_id', 'late', 'fee', 'message'], 'additionalProperties': False}),
+    tool('check_in',
+         'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes after it.',
+         (param('appointment', {'type': 'string'}, 'The appointment id.', table='appointments'),),
+         read_only=False, invoke=_invoke_check_in, where='clinic.world:436',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
+    tool('complete_appointment',
+         "Close a visit after the patient was seen, with the doctor's notes.",
+         (param('appointment', {'type': 'string'}, 'The appointment id.', table='appointments'),
+         param('notes', {'type': 'string', 'minLength': 1, 'maxLength': 2000}, "The doctor's short visit notes.")),
+         read_only=False, invoke=_invoke_complete_appointment, where='clinic.world:448',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
+    tool('mark_no_show',
+         'Record that the patient did not come. Possible from 15 minutes after the start; the late fee is added to their balance.',
+         (param('appointment', {'type': 'string'}, 'The appointment id.', table='appointments'),),
+         read_only=False, invoke=_invoke_mark_no_show, where='clinic.world:460',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
+    tool('pay_balance', 'Record a payment towards the fees a patient owes.',
+         (param('patient', {'type': 'string', 'pattern': '^P[0-9]{4}$'}, "The patient's id.", table='patients'),
+         param('amount', {'type': 'number', 'minimum': 0.01, 'maximum': 10000.0}, 'The amount paid, in dollars.')),
+         read_only=False, invoke=_invoke_pay_balance, where='clinic.world:473',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'phone': {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, 'email': {'anyOf': [{'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, {'type': 'null'}]}, 'insurance': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'balance': {'type': 'number', 'minimum': 0.0}, 'no_shows': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'name', 'birth_date', 'phone', 'email', 'insurance', 'balance', 'no_shows'], 'additionalProperties': False}),
+    tool('join_waitlist',
+         "Put a patient on a doctor's waitlist for a range of days, when no suitable slot is free.",
+         (param('patient', {'type': 'string', 'pattern': '^P[0-9]{4}$'}, "The patient's id.", table='patients'),
+         param('doctor', {'type': 'string'}, "The doctor's id, e.g. D05.", table='doctors'),
+         param('earliest', {'type': 'string', 'format': 'date'}, 'The first day that suits the patient, YYYY-MM-DD.'),
+         param('latest', {'type': 'string', 'format': 'date'}, 'The last day that suits the patient, YYYY-MM-DD.'),
+         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'Why the patient wants to be seen.')),
+         read_only=False, invoke=_invoke_join_waitlist, where='clinic.world:487',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'earliest': {'type': 'string'}, 'latest': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'added_at': {'type': 'string'}}, 'required': ['id', 'patient', 'doctor', 'earliest', 'latest', 'reason', 'added_at'], 'additionalProperties': False}),
+    tool('list_waitlist',
+         'List the waitlist entries, oldest first: who waits for which doctor, the window of days that suits them and why.',
+         (param('doctor', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows it).", optional=True, table='doctors'),),
+         read_only=True, invoke=_invoke_list_waitlist, where='clinic.world:510',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'earliest': {'type': 'string'}, 'latest': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'added_at': {'type': 'string'}}, 'required': ['id', 'patient', 'doctor', 'earliest', 'latest', 'reason', 'added_at'], 'additionalProperties': False}},
+         shows=('list', ('row', 'waitlist'))),
+    tool('leave_waitlist', "Take a patient off a doctor's waitlist.",
+         (param('entry', {'type': 'string'}, 'The waitlist entry id, e.g. WL102.', table='waitlist'),),
+         read_only=False, invoke=_invoke_leave_waitlist, where='clinic.world:518',
+         returns={'type': 'string'}),
+    tool('book_from_waitlist',
+         'Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist entry is removed.',
+         (param('entry', {'type': 'string'}, 'The waitlist entry id, e.g. WL101.', table='waitlist'),
+         param('slot', {'type': 'string'}, "A free slot with the same doctor, inside the entry's window of days.", table='slots'),
+         param('kind', {'anyOf': [{'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, {'type': 'null'}]}, 'consultation (30 min), follow-up (15 min) or procedure (60 min).', optional=True)),
+         read_only=False, invoke=_invoke_book_from_waitlist, where='clinic.world:528',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
+)
 
 
 def _check_late_cancel_fill_from_waitlist__grace_cancelled(  # tasks.world:16
@@ -2449,12 +1877,12 @@ def _check_new_patient_rivera__waitlisted(  # tasks.world:249
 
 
 ClinicScheduling.TASKS = {
-    'late_cancel_fill_from_waitlist': TaskSpec('late_cancel_fill_from_waitlist', "Grace Liu just called: she can't make her 9:00 appointment with Dr. Osei this morning.\nCancel it, then give that slot to the patient on Dr. Osei's waitlist.", rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('grace_cancelled', 1.0, "Grace's appointment is cancelled, as a late cancellation.", _check_late_cancel_fill_from_waitlist__grace_cancelled), CheckSpec('late_fee', 1.0, 'Grace owes the $25 late fee.', _check_late_cancel_fill_from_waitlist__late_fee), CheckSpec('marcus_in_slot', 2.0, 'Marcus Hill now has the 9:00 slot.', _check_late_cancel_fill_from_waitlist__marcus_in_slot), CheckSpec('waitlist_done', 1.0, 'Marcus left the waitlist and nobody else did.', _check_late_cancel_fill_from_waitlist__waitlist_done),), ('appointments', 'appointment_ids', 'patients.balance', 'waitlist'), (('find_patients', {'query': 'Grace Liu'}), ('list_appointments', {'patient_id': 'P1001', 'on': '2024-06-10'}), ('cancel_appointment', {'appointment': 'APT1001'}), ('list_doctors', {}), ('get_doctor_schedule', {'doctor': 'D01', 'day': '2024-06-10'}), ('list_waitlist', {'doctor': 'D01'}), ('book_from_waitlist', {'entry': 'WL102', 'slot': 'S101'}), ), seed=None, persona=None, known=None, unknown=None, tags=('cancellation', 'waitlist'), split='train', doc='Cancel a same-day appointment and give the slot to the waitlist.'),
-    'julia_reschedule': TaskSpec('julia_reschedule', "I'm Julia Costa. Please move my mole check on Wednesday to the later slot that same\nafternoon, and book me a general check-up with whichever GP is free on Tuesday at 11.", rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('moved', 1.0, 'The mole check is at 13:30 in slot S303.', _check_julia_reschedule__moved), CheckSpec('checkup_booked', 1.0, 'A new GP appointment for Julia on Tuesday at 11:00.', _check_julia_reschedule__checkup_booked), CheckSpec('one_new_appointment', 1.0, '', _check_julia_reschedule__one_new_appointment),), ('appointments', 'appointment_ids'), (('find_patients', {'query': 'Julia Costa'}), ('list_appointments', {'patient_id': 'P1005'}), ('find_available_slots', {'on': '2024-06-12', 'specialty': 'dermatology'}), ('reschedule_appointment', {'appointment': 'APT1003', 'new_slot': 'S303'}), ('find_available_slots', {'on': '2024-06-11', 'specialty': 'general practice'}), ('book_appointment', {'patient': 'P1005', 'slot': 'S501', 'reason': 'General check-up'}), ), seed=None, persona='Julia Costa, a teacher who plans her week carefully; she answers questions but does not know any ids.', known='Her name; the mole check is on Wednesday 12 June at 13:00 with Dr. Park; she wants a GP check-up on Tuesday 11 June at 11:00.', unknown='Her patient id, the appointment id and the slot ids.', tags=('reschedule', 'booking'), split='train', doc='Move an appointment within the notice period and book a second one.'),
-    'front_desk_morning': TaskSpec('front_desk_morning', "Front desk, Monday morning. Grace Liu has arrived for her 9:00 with Dr. Osei: check her\nin. Ahmed Karim never showed up for his 8:00 blood pressure check with Dr. Duarte: record\nthe no-show, then put him on Dr. Duarte's waitlist for the rest of this week (June 10 to\nJune 14) for the same reason.", rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('grace_checked_in', 1.0, '', _check_front_desk_morning__grace_checked_in), CheckSpec('ahmed_no_show', 1.0, 'The no-show is recorded and the fee added.', _check_front_desk_morning__ahmed_no_show), CheckSpec('ahmed_waitlisted', 1.0, 'Ahmed waits for Dr. Duarte until the end of the week.', _check_front_desk_morning__ahmed_waitlisted),), ('appointments.status', 'patients.no_shows', 'patients.balance', 'waitlist', 'waitlist_ids'), (('list_appointments', {'on': '2024-06-10', 'status': 'booked'}), ('check_in', {'appointment': 'APT1001'}), ('mark_no_show', {'appointment': 'APT1009'}), ('find_patients', {'query': 'Ahmed Karim'}), ('join_waitlist', {'patient': 'P1004', 'doctor': 'D05', 'earliest': '2024-06-10', 'latest': '2024-06-14', 'reason': 'Blood pressure check'}), ), seed=None, persona=None, known=None, unknown=None, tags=('check_in', 'no_show', 'waitlist'), split='test', doc='Check one patient in, record a no-show and waitlist the absentee.'),
-    'family_booking': TaskSpec('family_booking', "I'm Hannah Fischer. My son Leo Fischer (born 2 April 2019) isn't registered with you yet:\nplease register him with my phone number and book his vaccination with the pediatrician\non Tuesday at 15:00. Then book me a consultation with the GP right after, at 15:30, for\nmy back pain.", rt.package_data(__package__, 'data/ef3949b10f84a87f.json'), (CheckSpec('leo_registered', 1.0, '', _check_family_booking__leo_registered), CheckSpec('leo_with_pediatrician', 1.0, '', _check_family_booking__leo_with_pediatrician), CheckSpec('hannah_after', 1.0, '', _check_family_booking__hannah_after), CheckSpec('two_bookings', 1.0, '', _check_family_booking__two_bookings),), ('patients', 'patient_ids', 'appointments', 'appointment_ids'), (('find_patients', {'query': 'Fischer'}), ('register_patient', {'name': 'Leo Fischer', 'birth_date': '2019-04-02', 'phone': '+15125550190'}), ('find_available_slots', {'on': '2024-06-11', 'specialty': 'pediatrics'}), ('book_appointment', {'patient': 'P0001', 'slot': 'S11', 'reason': 'Vaccination'}), ('find_available_slots', {'on': '2024-06-11', 'specialty': 'general practice'}), ('book_appointment', {'patient': 'P2001', 'slot': 'S21', 'reason': 'Back pain'}), ), seed=None, persona='Hannah Fischer, a busy parent calling from work; she gives details when asked.', known="Leo's full name and birth date (2019-04-02), her phone number +15125550190, the times she wants.", unknown='Her patient id and the slot ids.', tags=('registration', 'booking', 'pediatrics'), split='train', doc='Register a child and book the child and the parent back to back.'),
-    'waitlist_sweep': TaskSpec('waitlist_sweep', "Work through the waitlist: book Ben Carter (entry WL101) into the earliest free pediatric\nslot in his window, and Olivia Brandt (entry WL103) into Dr. Park's 13:30 slot on June 12.\nMarcus Hill (entry WL102) called to say he no longer needs his spot, so take him off the\nwaitlist.", rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('ben_booked', 1.0, 'Ben has the earliest free pediatric slot, Tuesday 15:30.', _check_waitlist_sweep__ben_booked), CheckSpec('olivia_booked', 1.0, '', _check_waitlist_sweep__olivia_booked), CheckSpec('waitlist_empty', 1.0, 'Nobody is left on the waitlist.', _check_waitlist_sweep__waitlist_empty),), ('appointments', 'appointment_ids', 'waitlist'), (('find_available_slots', {'on': '2024-06-11', 'specialty': 'pediatrics'}), ('book_from_waitlist', {'entry': 'WL101', 'slot': 'S402'}), ('list_doctors', {'specialty': 'dermatology'}), ('find_available_slots', {'on': '2024-06-12', 'doctor_id': 'D03'}), ('book_from_waitlist', {'entry': 'WL103', 'slot': 'S303'}), ('leave_waitlist', {'entry': 'WL102'}), ), seed=None, persona=None, known=None, unknown=None, tags=('waitlist', 'booking'), split='test', doc='Serve two waitlist entries and drop a third.'),
-    'grace_visit_and_follow_up': TaskSpec('grace_visit_and_follow_up', 'Grace Liu is at the desk for her 9:00 with Dr. Osei: check her in. After the visit,\nDr. Osei\'s notes are: "Persistent cough: chest clear, likely post-viral. Review tomorrow\nif not improving." Close the visit with those notes, then book Grace a 15-minute\nfollow-up with Dr. Osei tomorrow (Tuesday) at the first free time.', rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('visit_closed', 1.0, "Grace's visit is completed with the doctor's notes.", _check_grace_visit_and_follow_up__visit_closed), CheckSpec('follow_up_booked', 2.0, 'A follow-up with Dr. Osei on Tuesday at 9:30, the first free time.', _check_grace_visit_and_follow_up__follow_up_booked), CheckSpec('one_new_appointment', 1.0, '', _check_grace_visit_and_follow_up__one_new_appointment),), ('appointments', 'appointment_ids'), (('find_patients', {'query': 'Grace Liu'}), ('list_appointments', {'patient_id': 'P1001', 'on': '2024-06-10'}), ('check_in', {'appointment': 'APT1001'}), ('complete_appointment', {'appointment': 'APT1001', 'notes': 'Persistent cough: chest clear, likely post-viral. Review tomorrow if not improving.'}), ('find_available_slots', {'on': '2024-06-11', 'doctor_id': 'D01', 'kind': 'follow-up'}), ('book_appointment', {'patient': 'P1001', 'slot': 'S105', 'reason': 'Cough follow-up', 'kind': 'follow-up'}), ), seed=None, persona=None, known=None, unknown=None, tags=('check_in', 'notes', 'booking'), split='train', doc='Check a patient in, close the visit with notes and book a short follow-up.'),
-    'ahmed_settles_up': TaskSpec('ahmed_settles_up', "This is Ahmed Karim. I overslept and missed my 8:00 blood pressure check with Dr. Duarte\nthis morning, so go ahead and record it as missed. Please rebook it with Dr. Duarte on\nWednesday at 11, and cancel my follow-up with Dr. Osei on Tuesday morning: I'll go over\nmy blood test results on Wednesday instead. And I'd like to pay everything I owe now.", rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('no_show_recorded', 1.0, 'The missed visit is a no-show on his record.', _check_ahmed_settles_up__no_show_recorded), CheckSpec('rebooked', 2.0, 'Ahmed is booked with Dr. Duarte on Wednesday at 11:00.', _check_ahmed_settles_up__rebooked), CheckSpec('follow_up_cancelled', 1.0, 'The Tuesday follow-up is cancelled in time, without a fee.', _check_ahmed_settles_up__follow_up_cancelled), CheckSpec('paid_up', 1.0, 'Ahmed owes nothing.', _check_ahmed_settles_up__paid_up),), ('appointments', 'appointment_ids', 'patients.balance', 'patients.no_shows'), (('find_patients', {'query': 'Ahmed Karim'}), ('list_appointments', {'patient_id': 'P1004', 'status': 'booked'}), ('mark_no_show', {'appointment': 'APT1009'}), ('find_available_slots', {'on': '2024-06-12', 'doctor_id': 'D05'}), ('book_appointment', {'patient': 'P1004', 'slot': 'S502', 'reason': 'Blood pressure check'}), ('cancel_appointment', {'appointment': 'APT1004'}), ('pay_balance', {'patient': 'P1004', 'amount': 50.0}), ), seed=None, persona='Ahmed Karim, embarrassed about missing another appointment and keen to clear his\naccount. He knows his appointments by day, time and doctor, not by id.', known='His name; the missed 8:00 with Dr. Duarte today; the Tuesday 9:00 follow-up with Dr. Osei; that he wants Wednesday 11:00 with Dr. Duarte.', unknown='His patient id, the appointment and slot ids, and how much he owes ($50 once the no-show fee is added).', tags=('no_show', 'booking', 'cancellation', 'billing'), split='test', doc='Record a missed visit, rebook it, cancel another in time and settle the balance.'),
-    'new_patient_rivera': TaskSpec('new_patient_rivera', 'A new patient, Tomas Rivera (born 15 August 1980, phone +15125550199, insured with\nAetna), wants to register with us. Book him the earliest dermatology consultation this\nweek for a skin rash. He also needs a 60-minute procedure with Dr. Osei to remove a\ncyst: if she has nothing long enough on Tuesday, put him on her waitlist for June 17 to\nJune 21 instead.', rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('registered', 1.0, 'Tomas Rivera is registered with his details.', _check_new_patient_rivera__registered), CheckSpec('dermatology_booked', 2.0, 'He has the earliest free dermatology slot, Wednesday 13:30.', _check_new_patient_rivera__dermatology_booked), CheckSpec('waitlisted', 1.0, 'He waits for Dr. Osei from June 17 to June 21.', _check_new_patient_rivera__waitlisted),), ('patients', 'patient_ids', 'appointments', 'appointment_ids', 'waitlist', 'waitlist_ids'), (('find_patients', {'query': 'Rivera'}), ('register_patient', {'name': 'Tomas Rivera', 'birth_date': '1980-08-15', 'phone': '+15125550199', 'insurance': 'Aetna'}), ('find_available_slots', {'on': '2024-06-11', 'specialty': 'dermatology'}), ('find_available_slots', {'on': '2024-06-12', 'specialty': 'dermatology'}), ('book_appointment', {'patient': 'P0001', 'slot': 'S303', 'reason': 'Skin rash'}), ('list_doctors', {}), ('find_available_slots', {'on': '2024-06-11', 'doctor_id': 'D01', 'kind': 'procedure'}), ('join_waitlist', {'patient': 'P0001', 'doctor': 'D01', 'earliest': '2024-06-17', 'latest': '2024-06-21', 'reason': 'Cyst removal'}), ), seed=None, persona=None, known=None, unknown=None, tags=('registration', 'booking', 'waitlist'), split='train', doc='Register a new patient, find the earliest dermatology slot and waitlist a procedure.'),
+    'late_cancel_fill_from_waitlist': TaskSpec('late_cancel_fill_from_waitlist', "Grace Liu just called: she can't make her 9:00 appointment with Dr. Osei this morning.\nCancel it, then give that slot to the patient on Dr. Osei's waitlist.", rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('grace_cancelled', 1.0, "Grace's appointment is cancelled, as a late cancellation.", _check_late_cancel_fill_from_waitlist__grace_cancelled), CheckSpec('late_fee', 1.0, 'Grace owes the $25 late fee.', _check_late_cancel_fill_from_waitlist__late_fee), CheckSpec('marcus_in_slot', 2.0, 'Marcus Hill now has the 9:00 slot.', _check_late_cancel_fill_from_waitlist__marcus_in_slot), CheckSpec('waitlist_done', 1.0, 'Marcus left the waitlist and nobody else did.', _check_late_cancel_fill_from_waitlist__waitlist_done)), ('appointments', 'appointment_ids', 'patients.balance', 'waitlist'), (('find_patients', {'query': 'Grace Liu'}), ('list_appointments', {'patient_id': 'P1001', 'on': '2024-06-10'}), ('cancel_appointment', {'appointment': 'APT1001'}), ('list_doctors', {}), ('get_doctor_schedule', {'doctor': 'D01', 'day': '2024-06-10'}), ('list_waitlist', {'doctor': 'D01'}), ('book_from_waitlist', {'entry': 'WL102', 'slot': 'S101'})), tags=('cancellation', 'waitlist'), split='train', doc='Cancel a same-day appointment and give the slot to the waitlist.'),
+    'julia_reschedule': TaskSpec('julia_reschedule', "I'm Julia Costa. Please move my mole check on Wednesday to the later slot that same\nafternoon, and book me a general check-up with whichever GP is free on Tuesday at 11.", rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('moved', 1.0, 'The mole check is at 13:30 in slot S303.', _check_julia_reschedule__moved), CheckSpec('checkup_booked', 1.0, 'A new GP appointment for Julia on Tuesday at 11:00.', _check_julia_reschedule__checkup_booked), CheckSpec('one_new_appointment', 1.0, '', _check_julia_reschedule__one_new_appointment)), ('appointments', 'appointment_ids'), (('find_patients', {'query': 'Julia Costa'}), ('list_appointments', {'patient_id': 'P1005'}), ('find_available_slots', {'on': '2024-06-12', 'specialty': 'dermatology'}), ('reschedule_appointment', {'appointment': 'APT1003', 'new_slot': 'S303'}), ('find_available_slots', {'on': '2024-06-11', 'specialty': 'general practice'}), ('book_appointment', {'patient': 'P1005', 'slot': 'S501', 'reason': 'General check-up'})), persona='Julia Costa, a teacher who plans her week carefully; she answers questions but does not know any ids.', known='Her name; the mole check is on Wednesday 12 June at 13:00 with Dr. Park; she wants a GP check-up on Tuesday 11 June at 11:00.', unknown='Her patient id, the appointment id and the slot ids.', tags=('reschedule', 'booking'), split='train', doc='Move an appointment within the notice period and book a second one.'),
+    'front_desk_morning': TaskSpec('front_desk_morning', "Front desk, Monday morning. Grace Liu has arrived for her 9:00 with Dr. Osei: check her\nin. Ahmed Karim never showed up for his 8:00 blood pressure check with Dr. Duarte: record\nthe no-show, then put him on Dr. Duarte's waitlist for the rest of this week (June 10 to\nJune 14) for the same reason.", rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('grace_checked_in', 1.0, '', _check_front_desk_morning__grace_checked_in), CheckSpec('ahmed_no_show', 1.0, 'The no-show is recorded and the fee added.', _check_front_desk_morning__ahmed_no_show), CheckSpec('ahmed_waitlisted', 1.0, 'Ahmed waits for Dr. Duarte until the end of the week.', _check_front_desk_morning__ahmed_waitlisted)), ('appointments.status', 'patients.no_shows', 'patients.balance', 'waitlist', 'waitlist_ids'), (('list_appointments', {'on': '2024-06-10', 'status': 'booked'}), ('check_in', {'appointment': 'APT1001'}), ('mark_no_show', {'appointment': 'APT1009'}), ('find_patients', {'query': 'Ahmed Karim'}), ('join_waitlist', {'patient': 'P1004', 'doctor': 'D05', 'earliest': '2024-06-10', 'latest': '2024-06-14', 'reason': 'Blood pressure check'})), tags=('check_in', 'no_show', 'waitlist'), split='test', doc='Check one patient in, record a no-show and waitlist the absentee.'),
+    'family_booking': TaskSpec('family_booking', "I'm Hannah Fischer. My son Leo Fischer (born 2 April 2019) isn't registered with you yet:\nplease register him with my phone number and book his vaccination with the pediatrician\non Tuesday at 15:00. Then book me a consultation with the GP right after, at 15:30, for\nmy back pain.", rt.package_data(__package__, 'data/ef3949b10f84a87f.json'), (CheckSpec('leo_registered', 1.0, '', _check_family_booking__leo_registered), CheckSpec('leo_with_pediatrician', 1.0, '', _check_family_booking__leo_with_pediatrician), CheckSpec('hannah_after', 1.0, '', _check_family_booking__hannah_after), CheckSpec('two_bookings', 1.0, '', _check_family_booking__two_bookings)), ('patients', 'patient_ids', 'appointments', 'appointment_ids'), (('find_patients', {'query': 'Fischer'}), ('register_patient', {'name': 'Leo Fischer', 'birth_date': '2019-04-02', 'phone': '+15125550190'}), ('find_available_slots', {'on': '2024-06-11', 'specialty': 'pediatrics'}), ('book_appointment', {'patient': 'P0001', 'slot': 'S11', 'reason': 'Vaccination'}), ('find_available_slots', {'on': '2024-06-11', 'specialty': 'general practice'}), ('book_appointment', {'patient': 'P2001', 'slot': 'S21', 'reason': 'Back pain'})), persona='Hannah Fischer, a busy parent calling from work; she gives details when asked.', known="Leo's full name and birth date (2019-04-02), her phone number +15125550190, the times she wants.", unknown='Her patient id and the slot ids.', tags=('registration', 'booking', 'pediatrics'), split='train', doc='Register a child and book the child and the parent back to back.'),
+    'waitlist_sweep': TaskSpec('waitlist_sweep', "Work through the waitlist: book Ben Carter (entry WL101) into the earliest free pediatric\nslot in his window, and Olivia Brandt (entry WL103) into Dr. Park's 13:30 slot on June 12.\nMarcus Hill (entry WL102) called to say he no longer needs his spot, so take him off the\nwaitlist.", rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('ben_booked', 1.0, 'Ben has the earliest free pediatric slot, Tuesday 15:30.', _check_waitlist_sweep__ben_booked), CheckSpec('olivia_booked', 1.0, '', _check_waitlist_sweep__olivia_booked), CheckSpec('waitlist_empty', 1.0, 'Nobody is left on the waitlist.', _check_waitlist_sweep__waitlist_empty)), ('appointments', 'appointment_ids', 'waitlist'), (('find_available_slots', {'on': '2024-06-11', 'specialty': 'pediatrics'}), ('book_from_waitlist', {'entry': 'WL101', 'slot': 'S402'}), ('list_doctors', {'specialty': 'dermatology'}), ('find_available_slots', {'on': '2024-06-12', 'doctor_id': 'D03'}), ('book_from_waitlist', {'entry': 'WL103', 'slot': 'S303'}), ('leave_waitlist', {'entry': 'WL102'})), tags=('waitlist', 'booking'), split='test', doc='Serve two waitlist entries and drop a third.'),
+    'grace_visit_and_follow_up': TaskSpec('grace_visit_and_follow_up', 'Grace Liu is at the desk for her 9:00 with Dr. Osei: check her in. After the visit,\nDr. Osei\'s notes are: "Persistent cough: chest clear, likely post-viral. Review tomorrow\nif not improving." Close the visit with those notes, then book Grace a 15-minute\nfollow-up with Dr. Osei tomorrow (Tuesday) at the first free time.', rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('visit_closed', 1.0, "Grace's visit is completed with the doctor's notes.", _check_grace_visit_and_follow_up__visit_closed), CheckSpec('follow_up_booked', 2.0, 'A follow-up with Dr. Osei on Tuesday at 9:30, the first free time.', _check_grace_visit_and_follow_up__follow_up_booked), CheckSpec('one_new_appointment', 1.0, '', _check_grace_visit_and_follow_up__one_new_appointment)), ('appointments', 'appointment_ids'), (('find_patients', {'query': 'Grace Liu'}), ('list_appointments', {'patient_id': 'P1001', 'on': '2024-06-10'}), ('check_in', {'appointment': 'APT1001'}), ('complete_appointment', {'appointment': 'APT1001', 'notes': 'Persistent cough: chest clear, likely post-viral. Review tomorrow if not improving.'}), ('find_available_slots', {'on': '2024-06-11', 'doctor_id': 'D01', 'kind': 'follow-up'}), ('book_appointment', {'patient': 'P1001', 'slot': 'S105', 'reason': 'Cough follow-up', 'kind': 'follow-up'})), tags=('check_in', 'notes', 'booking'), split='train', doc='Check a patient in, close the visit with notes and book a short follow-up.'),
+    'ahmed_settles_up': TaskSpec('ahmed_settles_up', "This is Ahmed Karim. I overslept and missed my 8:00 blood pressure check with Dr. Duarte\nthis morning, so go ahead and record it as missed. Please rebook it with Dr. Duarte on\nWednesday at 11, and cancel my follow-up with Dr. Osei on Tuesday morning: I'll go over\nmy blood test results on Wednesday instead. And I'd like to pay everything I owe now.", rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('no_show_recorded', 1.0, 'The missed visit is a no-show on his record.', _check_ahmed_settles_up__no_show_recorded), CheckSpec('rebooked', 2.0, 'Ahmed is booked with Dr. Duarte on Wednesday at 11:00.', _check_ahmed_settles_up__rebooked), CheckSpec('follow_up_cancelled', 1.0, 'The Tuesday follow-up is cancelled in time, without a fee.', _check_ahmed_settles_up__follow_up_cancelled), CheckSpec('paid_up', 1.0, 'Ahmed owes nothing.', _check_ahmed_settles_up__paid_up)), ('appointments', 'appointment_ids', 'patients.balance', 'patients.no_shows'), (('find_patients', {'query': 'Ahmed Karim'}), ('list_appointments', {'patient_id': 'P1004', 'status': 'booked'}), ('mark_no_show', {'appointment': 'APT1009'}), ('find_available_slots', {'on': '2024-06-12', 'doctor_id': 'D05'}), ('book_appointment', {'patient': 'P1004', 'slot': 'S502', 'reason': 'Blood pressure check'}), ('cancel_appointment', {'appointment': 'APT1004'}), ('pay_balance', {'patient': 'P1004', 'amount': 50.0})), persona='Ahmed Karim, embarrassed about missing another appointment and keen to clear his\naccount. He knows his appointments by day, time and doctor, not by id.', known='His name; the missed 8:00 with Dr. Duarte today; the Tuesday 9:00 follow-up with Dr. Osei; that he wants Wednesday 11:00 with Dr. Duarte.', unknown='His patient id, the appointment and slot ids, and how much he owes ($50 once the no-show fee is added).', tags=('no_show', 'booking', 'cancellation', 'billing'), split='test', doc='Record a missed visit, rebook it, cancel another in time and settle the balance.'),
+    'new_patient_rivera': TaskSpec('new_patient_rivera', 'A new patient, Tomas Rivera (born 15 August 1980, phone +15125550199, insured with\nAetna), wants to register with us. Book him the earliest dermatology consultation this\nweek for a skin rash. He also needs a 60-minute procedure with Dr. Osei to remove a\ncyst: if she has nothing long enough on Tuesday, put him on her waitlist for June 17 to\nJune 21 instead.', rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('registered', 1.0, 'Tomas Rivera is registered with his details.', _check_new_patient_rivera__registered), CheckSpec('dermatology_booked', 2.0, 'He has the earliest free dermatology slot, Wednesday 13:30.', _check_new_patient_rivera__dermatology_booked), CheckSpec('waitlisted', 1.0, 'He waits for Dr. Osei from June 17 to June 21.', _check_new_patient_rivera__waitlisted)), ('patients', 'patient_ids', 'appointments', 'appointment_ids', 'waitlist', 'waitlist_ids'), (('find_patients', {'query': 'Rivera'}), ('register_patient', {'name': 'Tomas Rivera', 'birth_date': '1980-08-15', 'phone': '+15125550199', 'insurance': 'Aetna'}), ('find_available_slots', {'on': '2024-06-11', 'specialty': 'dermatology'}), ('find_available_slots', {'on': '2024-06-12', 'specialty': 'dermatology'}), ('book_appointment', {'patient': 'P0001', 'slot': 'S303', 'reason': 'Skin rash'}), ('list_doctors', {}), ('find_available_slots', {'on': '2024-06-11', 'doctor_id': 'D01', 'kind': 'procedure'}), ('join_waitlist', {'patient': 'P0001', 'doctor': 'D01', 'earliest': '2024-06-17', 'latest': '2024-06-21', 'reason': 'Cyst removal'})), tags=('registration', 'booking', 'waitlist'), split='train', doc='Register a new patient, find the earliest dermatology slot and waitlist a procedure.'),
 }

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,13 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["ConcertTicketOffice", "Customer", "Event", "EventView", "Order", "OrderStatus", "OrderView", "PayMethod", "Refund", "SeatAvailability", "Section", "SectionOffer", "Ticket", "TicketStatus", "Tier", "Venue"]
+__all__ = [
+    "ConcertTicketOffice", "Customer", "Event", "EventView", "Order", "OrderStatus", "OrderView",
+    "PayMethod", "Refund", "SeatAvailability", "Section", "SectionOffer", "Ticket", "TicketStatus",
+    "Tier", "Venue",
+]
 
 
 class Tier(enum.StrEnum):
@@ -36,11 +41,7 @@ class Tier(enum.StrEnum):
     vip = 'vip'
 
 
-_E4_Tier_standard: Tier = Tier.standard
-_E4_Tier_premium: Tier = Tier.premium
-_E4_Tier_vip: Tier = Tier.vip
-
-_T4_Tier: dict[Tier | None, str] = {None: 'null', _E4_Tier_standard: '"standard"', _E4_Tier_premium: '"premium"', _E4_Tier_vip: '"vip"', }
+_E4_Tier_standard, _E4_Tier_premium, _E4_Tier_vip = Tier.__members__.values()
 
 
 class PayMethod(enum.StrEnum):
@@ -51,11 +52,7 @@ class PayMethod(enum.StrEnum):
     voucher = 'voucher'
 
 
-_E9_PayMethod_card: PayMethod = PayMethod.card
-_E9_PayMethod_cash: PayMethod = PayMethod.cash
-_E9_PayMethod_voucher: PayMethod = PayMethod.voucher
-
-_T9_PayMethod: dict[PayMethod | None, str] = {None: 'null', _E9_PayMethod_card: '"card"', _E9_PayMethod_cash: '"cash"', _E9_PayMethod_voucher: '"voucher"', }
+_E9_PayMethod_card, _E9_PayMethod_cash, _E9_PayMethod_voucher = PayMethod.__members__.values()
 
 
 class OrderStatus(enum.StrEnum):
@@ -66,11 +63,10 @@ class OrderStatus(enum.StrEnum):
     released = 'released'
 
 
-_E11_OrderStatus_held: OrderStatus = OrderStatus.held
-_E11_OrderStatus_paid: OrderStatus = OrderStatus.paid
-_E11_OrderStatus_released: OrderStatus = OrderStatus.released
-
-_T11_OrderStatus: dict[OrderStatus | None, str] = {None: 'null', _E11_OrderStatus_held: '"held"', _E11_OrderStatus_paid: '"paid"', _E11_OrderStatus_released: '"released"', }
+(
+    _E11_OrderStatus_held, _E11_OrderStatus_paid,
+    _E11_OrderStatus_released,
+) = OrderStatus.__members__.values()
 
 
 class TicketStatus(enum.StrEnum):
@@ -83,844 +79,176 @@ class TicketStatus(enum.StrEnum):
     released = 'released'
 
 
-_E12_TicketStatus_held: TicketStatus = TicketStatus.held
-_E12_TicketStatus_sold: TicketStatus = TicketStatus.sold
-_E12_TicketStatus_checked_in: TicketStatus = TicketStatus.checked_in
-_E12_TicketStatus_refunded: TicketStatus = TicketStatus.refunded
-_E12_TicketStatus_released: TicketStatus = TicketStatus.released
-
-_T12_TicketStatus: dict[TicketStatus | None, str] = {None: 'null', _E12_TicketStatus_held: '"held"', _E12_TicketStatus_sold: '"sold"', _E12_TicketStatus_checked_in: '"checked_in"', _E12_TicketStatus_refunded: '"refunded"', _E12_TicketStatus_released: '"released"', }
+(
+    _E12_TicketStatus_held, _E12_TicketStatus_sold,
+    _E12_TicketStatus_checked_in, _E12_TicketStatus_refunded,
+    _E12_TicketStatus_released,
+) = TicketStatus.__members__.values()
 
 
 class Venue(Row):
     'A concert hall.'
 
-    __slots__ = ('id_', 'name', 'city', )
-    ENTITY: ClassVar[str] = 'Venue'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('city', 'city', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-    )
-
-    def __init__(self, *, id_: str, name: str, city: str) -> None:
-        self.id_ = id_
-        self.name = name
-        self.city = city
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Venue:
-        other = Venue.__new__(Venue)
-        other.id_ = self.id_
-        other.name = self.name
-        other.city = self.city
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'city': self.city,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Venue:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'city': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^V[0-9]{2}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            city=v.check_length(v.want_str(d['city'], path + '.city'), path + '.city', 1, 60),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    city: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
 
 
 class Section(Row):
     'A block of seats in a venue, in lettered rows (A, B, ...) of numbered seats (1, 2, ...).'
 
-    __slots__ = ('id_', 'venue', 'name', 'tier', 'rows', 'seats_per_row', )
-    ENTITY: ClassVar[str] = 'Section'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('venue', 'venue', None, True),
-        ('name', 'name', None, True),
-        ('tier', 'tier', lambda value: value._value_, True),
-        ('rows', 'rows', None, True),
-        ('seats_per_row', 'seats_per_row', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        _T4_Tier.__getitem__,
-        v.int_text,
-        v.int_text,
-    )
-
-    def __init__(self, *, id_: str, venue: str, name: str, tier: Tier, rows: int, seats_per_row: int) -> None:
-        self.id_ = id_
-        self.venue = venue
-        self.name = name
-        self.tier = tier
-        self.rows = rows
-        self.seats_per_row = seats_per_row
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Section:
-        other = Section.__new__(Section)
-        other.id_ = self.id_
-        other.venue = self.venue
-        other.name = self.name
-        other.tier = self.tier
-        other.rows = self.rows
-        other.seats_per_row = self.seats_per_row
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'venue': self.venue,
-            'name': self.name,
-            'tier': self.tier._value_,
-            'rows': self.rows,
-            'seats_per_row': self.seats_per_row,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Section:
-        d = v.want_object(data, path, {'id': True, 'venue': True, 'name': True, 'tier': True, 'rows': True, 'seats_per_row': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^[A-Z0-9]{2,10}$'),
-            venue=v.check_pattern(v.want_str(d['venue'], path + '.venue'), path + '.venue', '^V[0-9]{2}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 60),
-            tier=v.want_enum(d['tier'], path + '.tier', Tier),
-            rows=v.check_range(v.want_int(d['rows'], path + '.rows'), path + '.rows', 1, 26),
-            seats_per_row=v.check_range(v.want_int(d['seats_per_row'], path + '.seats_per_row'), path + '.seats_per_row', 1, 50),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
+        text=v.str_text)
+    venue: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+    tier: Tier = field(
+        load=lambda x, p: v.want_enum(x, p, Tier), export=enum_value, text=enum_text(Tier))
+    rows: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 26), text=v.int_text)
+    seats_per_row: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 50), text=v.int_text)
 
 
 class Event(Row):
     'A concert at a venue.'
 
-    __slots__ = ('id_', 'title', 'venue', 'starts_at', 'prices', 'on_sale', )
-    ENTITY: ClassVar[str] = 'Event'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('title', 'title', None, True),
-        ('venue', 'venue', None, True),
-        ('starts_at', 'starts_at', lambda value: value.isoformat(), True),
-        ('prices', 'prices', lambda value: {k._value_: x for k, x in value.items()}, True),
-        ('on_sale', 'on_sale', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        None,
-    )
-
-    def __init__(self, *, id_: str, title: str, venue: str, starts_at: dt.datetime, prices: dict[Tier, int], on_sale: bool) -> None:
-        self.id_ = id_
-        self.title = title
-        self.venue = venue
-        self.starts_at = starts_at
-        self.prices = prices
-        self.on_sale = on_sale
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Event:
-        other = Event.__new__(Event)
-        other.id_ = self.id_
-        other.title = self.title
-        other.venue = self.venue
-        other.starts_at = self.starts_at
-        other.prices = self.prices
-        other.on_sale = self.on_sale
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'title': self.title,
-            'venue': self.venue,
-            'starts_at': self.starts_at.isoformat(),
-            'prices': {k._value_: x for k, x in self.prices.items()},
-            'on_sale': self.on_sale,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Event:
-        d = v.want_object(data, path, {'id': True, 'title': True, 'venue': True, 'starts_at': True, 'prices': True, 'on_sale': False})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^E[0-9]{2}$'),
-            title=v.check_length(v.want_str(d['title'], path + '.title'), path + '.title', 1, 120),
-            venue=v.check_pattern(v.want_str(d['venue'], path + '.venue'), path + '.venue', '^V[0-9]{2}$'),
-            starts_at=v.want_datetime(d['starts_at'], path + '.starts_at'),
-            prices=v.want_map(d['prices'], path + '.prices', (lambda x, p: v.want_enum(x, p, Tier)), (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
-            on_sale=(v.want_bool(d['on_sale'], path + '.on_sale') if d.get('on_sale') is not None else True),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'),
+        text=v.str_text)
+    title: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+    venue: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
+    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    prices: dict[Tier, int] = field(
+        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_enum(x, p, Tier)), (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
+        export=lambda value: {k._value_: x for k, x in value.items()})
+    on_sale: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
 class Customer(Row):
     'A ticket buyer.'
 
-    __slots__ = ('id_', 'name', 'email', )
-    ENTITY: ClassVar[str] = 'Customer'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('email', 'email', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-    )
-
-    def __init__(self, *, id_: str, name: str, email: str) -> None:
-        self.id_ = id_
-        self.name = name
-        self.email = email
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Customer:
-        other = Customer.__new__(Customer)
-        other.id_ = self.id_
-        other.name = self.name
-        other.email = self.email
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'email': self.email,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Customer:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'email': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^C[0-9]{3}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    email: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text)
 
 
 class Order(Row):
     "A customer's purchase of seats for one event."
 
-    __slots__ = ('id_', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment', )
-    ENTITY: ClassVar[str] = 'Order'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('customer', 'customer', None, True),
-        ('event', 'event', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('created_at', 'created_at', lambda value: value.isoformat(), True),
-        ('hold_expires_at', 'hold_expires_at', lambda value: value.isoformat(), True),
-        ('total_cents', 'total_cents', None, True),
-        ('paid_at', 'paid_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('payment', 'payment', lambda value: rt.if_present(value, lambda x: x._value_), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        _T11_OrderStatus.__getitem__,
-        None,
-        None,
-        v.int_text,
-        None,
-        _T9_PayMethod.__getitem__,
-    )
-
-    def __init__(self, *, id_: str, customer: str, event: str, status: OrderStatus, created_at: dt.datetime, hold_expires_at: dt.datetime, total_cents: int, paid_at: dt.datetime | None, payment: PayMethod | None) -> None:
-        self.id_ = id_
-        self.customer = customer
-        self.event = event
-        self.status = status
-        self.created_at = created_at
-        self.hold_expires_at = hold_expires_at
-        self.total_cents = total_cents
-        self.paid_at = paid_at
-        self.payment = payment
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Order:
-        other = Order.__new__(Order)
-        other.id_ = self.id_
-        other.customer = self.customer
-        other.event = self.event
-        other.status = self.status
-        other.created_at = self.created_at
-        other.hold_expires_at = self.hold_expires_at
-        other.total_cents = self.total_cents
-        other.paid_at = self.paid_at
-        other.payment = self.payment
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'customer': self.customer,
-            'event': self.event,
-            'status': self.status._value_,
-            'created_at': self.created_at.isoformat(),
-            'hold_expires_at': self.hold_expires_at.isoformat(),
-            'total_cents': self.total_cents,
-            'paid_at': rt.if_present(self.paid_at, lambda x: x.isoformat()),
-            'payment': rt.if_present(self.payment, lambda x: x._value_),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Order:
-        d = v.want_object(data, path, {'id': False, 'customer': True, 'event': True, 'status': False, 'created_at': False, 'hold_expires_at': True, 'total_cents': True, 'paid_at': False, 'payment': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('order_ids', 'ORD{:03d}')),
-            customer=v.check_pattern(v.want_str(d['customer'], path + '.customer'), path + '.customer', '^C[0-9]{3}$'),
-            event=v.check_pattern(v.want_str(d['event'], path + '.event'), path + '.event', '^E[0-9]{2}$'),
-            status=(v.want_enum(d['status'], path + '.status', OrderStatus) if d.get('status') is not None else _E11_OrderStatus_held),
-            created_at=(v.want_datetime(d['created_at'], path + '.created_at') if d.get('created_at') is not None else ep.clock),
-            hold_expires_at=v.want_datetime(d['hold_expires_at'], path + '.hold_expires_at'),
-            total_cents=v.check_range(v.want_int(d['total_cents'], path + '.total_cents'), path + '.total_cents', 0, None),
-            paid_at=(v.want_optional(d['paid_at'], path + '.paid_at', (lambda x, p: v.want_datetime(x, p))) if d.get('paid_at') is not None else None),
-            payment=(v.want_optional(d['payment'], path + '.payment', (lambda x, p: v.want_enum(x, p, PayMethod))) if d.get('payment') is not None else None),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('order_ids', 'ORD{:03d}'),
+        text=v.str_text)
+    customer: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
+    event: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text)
+    status: OrderStatus = field(
+        load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_held,
+        export=enum_value, text=enum_text(OrderStatus))
+    created_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    hold_expires_at: dt.datetime = field(
+        load=v.want_datetime, export=lambda value: value.isoformat())
+    total_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    paid_at: dt.datetime | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    payment: PayMethod | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, PayMethod))),
+        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
+        text=enum_text(PayMethod))
 
 
 class Ticket(Row):
     'One seat of an order.'
 
-    __slots__ = ('id_', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at', )
-    ENTITY: ClassVar[str] = 'Ticket'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('order', 'order', None, True),
-        ('event', 'event', None, True),
-        ('section', 'section', None, True),
-        ('seat', 'seat', None, True),
-        ('price_cents', 'price_cents', None, True),
-        ('holder', 'holder', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('checked_in_at', 'checked_in_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        v.str_text,
-        _T12_TicketStatus.__getitem__,
-        None,
-    )
-
-    def __init__(self, *, id_: str, order: str, event: str, section: str, seat: str, price_cents: int, holder: str, status: TicketStatus, checked_in_at: dt.datetime | None) -> None:
-        self.id_ = id_
-        self.order = order
-        self.event = event
-        self.section = section
-        self.seat = seat
-        self.price_cents = price_cents
-        self.holder = holder
-        self.status = status
-        self.checked_in_at = checked_in_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Ticket:
-        other = Ticket.__new__(Ticket)
-        other.id_ = self.id_
-        other.order = self.order
-        other.event = self.event
-        other.section = self.section
-        other.seat = self.seat
-        other.price_cents = self.price_cents
-        other.holder = self.holder
-        other.status = self.status
-        other.checked_in_at = self.checked_in_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'order': self.order,
-            'event': self.event,
-            'section': self.section,
-            'seat': self.seat,
-            'price_cents': self.price_cents,
-            'holder': self.holder,
-            'status': self.status._value_,
-            'checked_in_at': rt.if_present(self.checked_in_at, lambda x: x.isoformat()),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Ticket:
-        d = v.want_object(data, path, {'id': False, 'order': True, 'event': True, 'section': True, 'seat': True, 'price_cents': True, 'holder': True, 'status': False, 'checked_in_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('ticket_ids', 'TK{:04d}')),
-            order=v.want_str(d['order'], path + '.order'),
-            event=v.check_pattern(v.want_str(d['event'], path + '.event'), path + '.event', '^E[0-9]{2}$'),
-            section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z0-9]{2,10}$'),
-            seat=v.check_pattern(v.want_str(d['seat'], path + '.seat'), path + '.seat', '^[A-Z][0-9]{1,2}$'),
-            price_cents=v.check_range(v.want_int(d['price_cents'], path + '.price_cents'), path + '.price_cents', 0, None),
-            holder=v.check_pattern(v.want_str(d['holder'], path + '.holder'), path + '.holder', '^C[0-9]{3}$'),
-            status=(v.want_enum(d['status'], path + '.status', TicketStatus) if d.get('status') is not None else _E12_TicketStatus_held),
-            checked_in_at=(v.want_optional(d['checked_in_at'], path + '.checked_in_at', (lambda x, p: v.want_datetime(x, p))) if d.get('checked_in_at') is not None else None),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('ticket_ids', 'TK{:04d}'),
+        text=v.str_text)
+    order: str = field(load=v.want_str, text=v.str_text)
+    event: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text)
+    section: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
+        text=v.str_text)
+    seat: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{1,2}$'),
+        text=v.str_text)
+    price_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    holder: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
+    status: TicketStatus = field(
+        load=lambda x, p: v.want_enum(x, p, TicketStatus), fill=lambda ep: _E12_TicketStatus_held,
+        export=enum_value, text=enum_text(TicketStatus))
+    checked_in_at: dt.datetime | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
-class _Slots_SeatAvailability:
-    'The slots of the SeatAvailability record: its fields and its JSON text.'
-
-    __slots__ = ('event', 'section', 'tier', 'price_cents', 'free_seats', '_json')
-
-
-class SeatAvailability(_Slots_SeatAvailability, rt.Record):
+class SeatAvailability(Record):
     'The free seats of a section for an event.'
 
-    __slots__ = ()
-    __match_args__ = ('event', 'section', 'tier', 'price_cents', 'free_seats')
-
-    event: str
-    section: str
-    tier: Tier
-    price_cents: int | None
-    free_seats: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.event, self.section, self.tier, self.price_cents, self.free_seats) == (other.event, other.section, other.tier, other.price_cents, other.free_seats)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.event, self.section, self.tier, self.price_cents, self.free_seats))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(event={self.event!r}, section={self.section!r}, tier={self.tier!r}, price_cents={self.price_cents!r}, free_seats={self.free_seats!r})'
-
-    def __init__(self, event: str, section: str, tier: Tier, price_cents: int | None, free_seats: tuple[str, ...]) -> None:
-        _set = _SET_SeatAvailability
-        _set[0](self, event)
-        _set[1](self, section)
-        _set[2](self, tier)
-        _set[3](self, price_cents)
-        _set[4](self, free_seats)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'event': self.event,
-            'section': self.section,
-            'tier': self.tier._value_,
-            'price_cents': self.price_cents,
-            'free_seats': list(self.free_seats),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"event": ', v.str_text(self.event), ', "section": ', v.str_text(self.section), ', "tier": ', _T4_Tier[self.tier], ', "price_cents": ', ('null' if self.price_cents is None else v.int_text(self.price_cents)), ', "free_seats": ', v.str_list_text(self.free_seats), '}'))
-            _SET_SeatAvailability[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SeatAvailability:
-        d = v.want_object(data, path, {'event': True, 'section': True, 'tier': True, 'price_cents': False, 'free_seats': True})
-        return _new_SeatAvailability(
-            event=v.want_str(d['event'], path + '.event'),
-            section=v.want_str(d['section'], path + '.section'),
-            tier=v.want_enum(d['tier'], path + '.tier', Tier),
-            price_cents=(v.want_optional(d['price_cents'], path + '.price_cents', (lambda x, p: v.want_int(x, p))) if 'price_cents' in d else None),
-            free_seats=v.want_list(d['free_seats'], path + '.free_seats', (lambda x, p: v.want_str(x, p))),
-        )
+    event: str = field(load=v.want_str, text=v.str_text)
+    section: str = field(load=v.want_str, text=v.str_text)
+    tier: Tier = field(
+        load=lambda x, p: v.want_enum(x, p, Tier), export=enum_value, text=enum_text(Tier))
+    price_cents: int | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_int), optional=True, text=v.int_text)
+    free_seats: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=list, text=v.str_list_text)
 
 
-_SET_SeatAvailability: tuple[Any, ...] = rt.slot_setters(_Slots_SeatAvailability, ('event', 'section', 'tier', 'price_cents', 'free_seats', '_json'))
-
-
-class _Made_SeatAvailability(_Slots_SeatAvailability):
-    'A SeatAvailability being made by _new_SeatAvailability.'
-
-    __slots__ = ()
-
-
-def _new_SeatAvailability(event: str, section: str, tier: Tier, price_cents: int | None, free_seats: tuple[str, ...]) -> SeatAvailability:
-    self: Any = object.__new__(_Made_SeatAvailability)
-    self.event = event
-    self.section = section
-    self.tier = tier
-    self.price_cents = price_cents
-    self.free_seats = free_seats
-    self._json = None
-    self.__class__ = SeatAvailability
-    _made: SeatAvailability = self
-    return _made
-
-
-class _Slots_OrderView:
-    'The slots of the OrderView record: its fields and its JSON text.'
-
-    __slots__ = ('order', 'tickets', 'hold_expired', '_json')
-
-
-class OrderView(_Slots_OrderView, rt.Record):
+class OrderView(Record):
     'An order with its tickets.'
 
-    __slots__ = ()
-    __match_args__ = ('order', 'tickets', 'hold_expired')
-
-    order: str
-    tickets: tuple[str, ...]
-    hold_expired: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.order, self.tickets, self.hold_expired) == (other.order, other.tickets, other.hold_expired)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.order, self.tickets, self.hold_expired))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(order={self.order!r}, tickets={self.tickets!r}, hold_expired={self.hold_expired!r})'
-
-    def __init__(self, order: str, tickets: tuple[str, ...], hold_expired: bool) -> None:
-        _set = _SET_OrderView
-        _set[0](self, order)
-        _set[1](self, tickets)
-        _set[2](self, hold_expired)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'order': self.order,
-            'tickets': list(self.tickets),
-            'hold_expired': self.hold_expired,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"order": ', v.str_text(self.order), ', "tickets": ', v.json_text(self.tickets), ', "hold_expired": ', v.json_text(self.hold_expired), '}'))
-            _SET_OrderView[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OrderView:
-        d = v.want_object(data, path, {'order': True, 'tickets': True, 'hold_expired': True})
-        return _new_OrderView(
-            order=v.want_str(d['order'], path + '.order'),
-            tickets=v.want_list(d['tickets'], path + '.tickets', (lambda x, p: v.want_str(x, p))),
-            hold_expired=v.want_bool(d['hold_expired'], path + '.hold_expired'),
-        )
+    order: str = field(load=v.want_str, text=v.str_text)
+    tickets: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    hold_expired: bool = field(load=v.want_bool)
 
 
-_SET_OrderView: tuple[Any, ...] = rt.slot_setters(_Slots_OrderView, ('order', 'tickets', 'hold_expired', '_json'))
-
-
-class _Made_OrderView(_Slots_OrderView):
-    'A OrderView being made by _new_OrderView.'
-
-    __slots__ = ()
-
-
-def _new_OrderView(order: str, tickets: tuple[str, ...], hold_expired: bool) -> OrderView:
-    self: Any = object.__new__(_Made_OrderView)
-    self.order = order
-    self.tickets = tickets
-    self.hold_expired = hold_expired
-    self._json = None
-    self.__class__ = OrderView
-    _made: OrderView = self
-    return _made
-
-
-class _Slots_SectionOffer:
-    'The slots of the SectionOffer record: its fields and its JSON text.'
-
-    __slots__ = ('section', 'price_cents', 'free_count', '_json')
-
-
-class SectionOffer(_Slots_SectionOffer, rt.Record):
+class SectionOffer(Record):
     "A section of an event's venue with its price and free seats for the event."
 
-    __slots__ = ()
-    __match_args__ = ('section', 'price_cents', 'free_count')
-
-    section: str
-    price_cents: int | None
-    free_count: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.section, self.price_cents, self.free_count) == (other.section, other.price_cents, other.free_count)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.section, self.price_cents, self.free_count))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(section={self.section!r}, price_cents={self.price_cents!r}, free_count={self.free_count!r})'
-
-    def __init__(self, section: str, price_cents: int | None, free_count: int) -> None:
-        _set = _SET_SectionOffer
-        _set[0](self, section)
-        _set[1](self, price_cents)
-        _set[2](self, free_count)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'section': self.section,
-            'price_cents': self.price_cents,
-            'free_count': self.free_count,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"section": ', v.str_text(self.section), ', "price_cents": ', ('null' if self.price_cents is None else v.int_text(self.price_cents)), ', "free_count": ', v.int_text(self.free_count), '}'))
-            _SET_SectionOffer[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SectionOffer:
-        d = v.want_object(data, path, {'section': True, 'price_cents': False, 'free_count': True})
-        return _new_SectionOffer(
-            section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z0-9]{2,10}$'),
-            price_cents=(v.want_optional(d['price_cents'], path + '.price_cents', (lambda x, p: v.want_int(x, p))) if 'price_cents' in d else None),
-            free_count=v.want_int(d['free_count'], path + '.free_count'),
-        )
+    section: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
+        text=v.str_text)
+    price_cents: int | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_int), optional=True, text=v.int_text)
+    free_count: int = field(load=v.want_int, text=v.int_text)
 
 
-_SET_SectionOffer: tuple[Any, ...] = rt.slot_setters(_Slots_SectionOffer, ('section', 'price_cents', 'free_count', '_json'))
-
-
-class _Made_SectionOffer(_Slots_SectionOffer):
-    'A SectionOffer being made by _new_SectionOffer.'
-
-    __slots__ = ()
-
-
-def _new_SectionOffer(section: str, price_cents: int | None, free_count: int) -> SectionOffer:
-    self: Any = object.__new__(_Made_SectionOffer)
-    self.section = section
-    self.price_cents = price_cents
-    self.free_count = free_count
-    self._json = None
-    self.__class__ = SectionOffer
-    _made: SectionOffer = self
-    return _made
-
-
-class _Slots_EventView:
-    'The slots of the EventView record: its fields and its JSON text.'
-
-    __slots__ = ('event', 'venue', 'sections', '_json')
-
-
-class EventView(_Slots_EventView, rt.Record):
+class EventView(Record):
     'An event with its venue and the sections it sells.'
 
-    __slots__ = ()
-    __match_args__ = ('event', 'venue', 'sections')
-
-    event: str
-    venue: str
-    sections: tuple[SectionOffer, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.event, self.venue, self.sections) == (other.event, other.venue, other.sections)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.event, self.venue, self.sections))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(event={self.event!r}, venue={self.venue!r}, sections={self.sections!r})'
-
-    def __init__(self, event: str, venue: str, sections: tuple[SectionOffer, ...]) -> None:
-        _set = _SET_EventView
-        _set[0](self, event)
-        _set[1](self, venue)
-        _set[2](self, sections)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'event': self.event,
-            'venue': self.venue,
-            'sections': [x.export() for x in self.sections],
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"event": ', v.str_text(self.event), ', "venue": ', v.str_text(self.venue), ', "sections": ', v.records_text(self.sections), '}'))
-            _SET_EventView[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> EventView:
-        d = v.want_object(data, path, {'event': True, 'venue': True, 'sections': True})
-        return _new_EventView(
-            event=v.check_pattern(v.want_str(d['event'], path + '.event'), path + '.event', '^E[0-9]{2}$'),
-            venue=v.check_pattern(v.want_str(d['venue'], path + '.venue'), path + '.venue', '^V[0-9]{2}$'),
-            sections=v.want_list(d['sections'], path + '.sections', (lambda x, p: SectionOffer.load(x, p, ep))),
-        )
+    event: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text)
+    venue: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
+    sections: tuple[SectionOffer, ...] = field(
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: SectionOffer.load(x, p, ep))),
+        export=lambda value: [x.export() for x in value], text=v.records_text)
 
 
-_SET_EventView: tuple[Any, ...] = rt.slot_setters(_Slots_EventView, ('event', 'venue', 'sections', '_json'))
-
-
-class _Made_EventView(_Slots_EventView):
-    'A EventView being made by _new_EventView.'
-
-    __slots__ = ()
-
-
-def _new_EventView(event: str, venue: str, sections: tuple[SectionOffer, ...]) -> EventView:
-    self: Any = object.__new__(_Made_EventView)
-    self.event = event
-    self.venue = venue
-    self.sections = sections
-    self._json = None
-    self.__class__ = EventView
-    _made: EventView = self
-    return _made
-
-
-class _Slots_Refund:
-    'The slots of the Refund record: its fields and its JSON text.'
-
-    __slots__ = ('ticket', 'amount_cents', '_json')
-
-
-class Refund(_Slots_Refund, rt.Record):
+class Refund(Record):
     'A refunded ticket and the amount paid back.'
 
-    __slots__ = ()
-    __match_args__ = ('ticket', 'amount_cents')
-
-    ticket: str
-    amount_cents: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.ticket, self.amount_cents) == (other.ticket, other.amount_cents)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.ticket, self.amount_cents))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(ticket={self.ticket!r}, amount_cents={self.amount_cents!r})'
-
-    def __init__(self, ticket: str, amount_cents: int) -> None:
-        _set = _SET_Refund
-        _set[0](self, ticket)
-        _set[1](self, amount_cents)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'ticket': self.ticket,
-            'amount_cents': self.amount_cents,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"ticket": ', v.str_text(self.ticket), ', "amount_cents": ', v.int_text(self.amount_cents), '}'))
-            _SET_Refund[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Refund:
-        d = v.want_object(data, path, {'ticket': True, 'amount_cents': True})
-        return _new_Refund(
-            ticket=v.want_str(d['ticket'], path + '.ticket'),
-            amount_cents=v.want_int(d['amount_cents'], path + '.amount_cents'),
-        )
-
-
-_SET_Refund: tuple[Any, ...] = rt.slot_setters(_Slots_Refund, ('ticket', 'amount_cents', '_json'))
-
-
-class _Made_Refund(_Slots_Refund):
-    'A Refund being made by _new_Refund.'
-
-    __slots__ = ()
-
-
-def _new_Refund(ticket: str, amount_cents: int) -> Refund:
-    self: Any = object.__new__(_Made_Refund)
-    self.ticket = ticket
-    self.amount_cents = amount_cents
-    self._json = None
-    self.__class__ = Refund
-    _made: Refund = self
-    return _made
+    ticket: str = field(load=v.want_str, text=v.str_text)
+    amount_cents: int = field(load=v.want_int, text=v.int_text)
 
 
 _C_MAX_PER_EVENT: int = 6  # concert_ticket_office.world:13
@@ -933,25 +261,8 @@ _C_ROW_LETTERS: tuple[str, ...] = ('A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("order_ids", "ticket_ids", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("order_ids", "ticket_ids", )
-
-    def __init__(self) -> None:
-        self.order_ids: int = 0
-        self.ticket_ids: int = 0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "order_ids": self.order_ids,
-            "ticket_ids": self.ticket_ids,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.order_ids = self.order_ids
-        other.ticket_ids = self.ticket_ids
-        return other
+    order_ids: int = state_item(0)
+    ticket_ids: int = state_item(0)
 
 
 class ConcertTicketOffice(Episode):
@@ -988,24 +299,12 @@ class ConcertTicketOffice(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('venues', ()))):
-            row_venues = Venue.load(item, f'$.venues[{index}]', ep)
-            self.t_venues.rows[row_venues.key()] = row_venues
-        for index, item in enumerate(rt.rows_of(data.get('sections', ()))):
-            row_sections = Section.load(item, f'$.sections[{index}]', ep)
-            self.t_sections.rows[row_sections.key()] = row_sections
-        for index, item in enumerate(rt.rows_of(data.get('events', ()))):
-            row_events = Event.load(item, f'$.events[{index}]', ep)
-            self.t_events.rows[row_events.key()] = row_events
-        for index, item in enumerate(rt.rows_of(data.get('customers', ()))):
-            row_customers = Customer.load(item, f'$.customers[{index}]', ep)
-            self.t_customers.rows[row_customers.key()] = row_customers
-        for index, item in enumerate(rt.rows_of(data.get('orders', ()))):
-            row_orders = Order.load(item, f'$.orders[{index}]', ep)
-            self.t_orders.rows[row_orders.key()] = row_orders
-        for index, item in enumerate(rt.rows_of(data.get('tickets', ()))):
-            row_tickets = Ticket.load(item, f'$.tickets[{index}]', ep)
-            self.t_tickets.rows[row_tickets.key()] = row_tickets
+        self.t_venues.load_rows(Venue, data.get('venues', ()), '$.venues', ep)
+        self.t_sections.load_rows(Section, data.get('sections', ()), '$.sections', ep)
+        self.t_events.load_rows(Event, data.get('events', ()), '$.events', ep)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
+        self.t_tickets.load_rows(Ticket, data.get('tickets', ()), '$.tickets', ep)
         if 'order_ids' in data:
             self.state.order_ids = v.want_int(data['order_ids'], '$.order_ids')
         if 'ticket_ids' in data:
@@ -1230,7 +529,7 @@ class ConcertTicketOffice(Episode):
             "A section with the event's price for its tier and how many of its seats are free for "
             'the event.'
         )
-        return _new_SectionOffer(  # concert_ticket_office.world:206
+        return SectionOffer(  # concert_ticket_office.world:206
             section.key(),
             event.prices.get(section.tier),
             rt.bounded(
@@ -1272,7 +571,7 @@ class ConcertTicketOffice(Episode):
             "tier, rows and seats per row, the event's price for it and how many of its seats are "
             'free.'
         )
-        return _new_EventView(  # concert_ticket_office.world:256
+        return EventView(  # concert_ticket_office.world:256
             event.key(),
             event.venue,
             tuple([
@@ -1347,13 +646,13 @@ class ConcertTicketOffice(Episode):
                 )
                 if label not in rt.each(self, taken):  # concert_ticket_office.world:304
                     free = rt.each(self, free) + (label,)  # concert_ticket_office.world:305
-        return _new_SeatAvailability(  # concert_ticket_office.world:309
+        return SeatAvailability(  # concert_ticket_office.world:309
             event.id_, section.id_, section.tier, event.prices.get(section.tier), free
         )
 
     def tool_get_order(self, order: Order) -> OrderView:  # concert_ticket_office.world:318
         'Show an order with its tickets, total, status and hold expiry.'
-        return _new_OrderView(  # concert_ticket_office.world:323
+        return OrderView(  # concert_ticket_office.world:323
             order.key(),
             tuple([
                 _t10.key() for _t10 in rt.each(self, self.t_tickets) if _t10.order == order.key()
@@ -1506,7 +805,7 @@ class ConcertTicketOffice(Episode):
                     checked_in_at=None,
                 ),
             )
-        return _new_OrderView(  # concert_ticket_office.world:393
+        return OrderView(  # concert_ticket_office.world:393
             order.key(),
             tuple([
                 _t15.key() for _t15 in rt.each(self, self.t_tickets) if _t15.order == order.key()
@@ -1580,7 +879,7 @@ class ConcertTicketOffice(Episode):
             self.set_field(  # concert_ticket_office.world:417
                 self.t_tickets.row(_t18.id_), 'status', _E12_TicketStatus_sold
             )
-        return _new_OrderView(  # concert_ticket_office.world:419
+        return OrderView(  # concert_ticket_office.world:419
             order.key(),
             tuple([
                 _t19.key() for _t19 in rt.each(self, self.t_tickets) if _t19.order == order.key()
@@ -1684,7 +983,7 @@ class ConcertTicketOffice(Episode):
         self.set_field(  # concert_ticket_office.world:460
             ticket, 'status', _E12_TicketStatus_refunded
         )
-        return _new_Refund(ticket.key(), ticket.price_cents)  # concert_ticket_office.world:461
+        return Refund(ticket.key(), ticket.price_cents)  # concert_ticket_office.world:461
 
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:464
         (
@@ -1748,82 +1047,33 @@ class ConcertTicketOffice(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_list_events: frozenset[str] = frozenset(())
-
-
-def _invoke_list_events(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_events):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_events()
-
-
-_ARGS_get_event: frozenset[str] = frozenset({'event'})
-
-
 def _invoke_get_event(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_event and None not in args.values()):
-        rt.check_arguments(args, ('event',), ('event',))
     a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, 'No event ' + rt.text(key) + '.'))
     return ep.tool_get_event(a_event)
 
 
-_ARGS_list_venues: frozenset[str] = frozenset(())
-
-
-def _invoke_list_venues(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_venues):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_venues()
-
-
-_ARGS_list_sections: frozenset[str] = frozenset({'venue'})
-_NEEDS_list_sections: frozenset[str] = frozenset(())
-
-
 def _invoke_list_sections(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_sections >= args.keys() >= _NEEDS_list_sections):
-        rt.check_arguments(args, ('venue',), ())
     a_venue = (rt.lookup(ep.t_venues, v.check_pattern(v.want_str(args['venue'], 'venue'), 'venue', '^V[0-9]{2}$'), lambda key: rt.built(ep, 'No venue ' + rt.text(key) + '.')) if args.get('venue') is not None else None)
     return ep.tool_list_sections(a_venue)
 
 
-_ARGS_find_customers: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_find_customers(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_customers and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_find_customers(a_text)
 
 
-_ARGS_get_customer: frozenset[str] = frozenset({'customer'})
-
-
 def _invoke_get_customer(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_customer and None not in args.values()):
-        rt.check_arguments(args, ('customer',), ('customer',))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
     return ep.tool_get_customer(a_customer)
 
 
-_ARGS_get_available_seats: frozenset[str] = frozenset({'event', 'section'})
-
-
 def _invoke_get_available_seats(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_available_seats and None not in args.values()):
-        rt.check_arguments(args, ('event', 'section'), ('event', 'section'))
     a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, 'No event ' + rt.text(key) + '.'))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, 'No section ' + rt.text(key) + '.'))
     return ep.tool_get_available_seats(a_event, a_section)
 
 
-_ARGS_get_order: frozenset[str] = frozenset({'order'})
-
-
 def _invoke_get_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_order and None not in args.values()):
-        rt.check_arguments(args, ('order',), ('order',))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -1831,36 +1081,19 @@ def _invoke_get_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_order(a_order)
 
 
-_ARGS_get_customer_tickets: frozenset[str] = frozenset({'customer', 'event'})
-_NEEDS_get_customer_tickets: frozenset[str] = frozenset({'customer'})
-
-
 def _invoke_get_customer_tickets(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_get_customer_tickets >= args.keys() >= _NEEDS_get_customer_tickets and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'event'), ('customer',))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
     a_event = (rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: 'Event' + ' ' + rt.quote(key) + ' not found.') if args.get('event') is not None else None)
     return ep.tool_get_customer_tickets(a_customer, a_event)
 
 
-_ARGS_list_customer_orders: frozenset[str] = frozenset({'customer', 'event'})
-_NEEDS_list_customer_orders: frozenset[str] = frozenset({'customer'})
-
-
 def _invoke_list_customer_orders(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_customer_orders >= args.keys() >= _NEEDS_list_customer_orders and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'event'), ('customer',))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
     a_event = (rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: 'Event' + ' ' + rt.quote(key) + ' not found.') if args.get('event') is not None else None)
     return ep.tool_list_customer_orders(a_customer, a_event)
 
 
-_ARGS_get_ticket: frozenset[str] = frozenset({'ticket'})
-
-
 def _invoke_get_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket',), ('ticket',))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -1868,12 +1101,7 @@ def _invoke_get_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_ticket(a_ticket)
 
 
-_ARGS_hold_seats: frozenset[str] = frozenset({'customer', 'event', 'section', 'seats'})
-
-
 def _invoke_hold_seats(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_hold_seats and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'event', 'section', 'seats'), ('customer', 'event', 'section', 'seats'))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
     a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, 'No event ' + rt.text(key) + '.'))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, 'No section ' + rt.text(key) + '.'))
@@ -1881,12 +1109,7 @@ def _invoke_hold_seats(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     return ep.tool_hold_seats(a_customer, a_event, a_section, a_seats)
 
 
-_ARGS_buy_order: frozenset[str] = frozenset({'order', 'payment'})
-
-
 def _invoke_buy_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_buy_order and None not in args.values()):
-        rt.check_arguments(args, ('order', 'payment'), ('order', 'payment'))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -1895,12 +1118,7 @@ def _invoke_buy_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     return ep.tool_buy_order(a_order, a_payment)
 
 
-_ARGS_release_hold: frozenset[str] = frozenset({'order'})
-
-
 def _invoke_release_hold(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_release_hold and None not in args.values()):
-        rt.check_arguments(args, ('order',), ('order',))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -1908,12 +1126,7 @@ def _invoke_release_hold(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> An
     return ep.tool_release_hold(a_order)
 
 
-_ARGS_transfer_ticket: frozenset[str] = frozenset({'ticket', 'to_customer'})
-
-
 def _invoke_transfer_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_transfer_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket', 'to_customer'), ('ticket', 'to_customer'))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -1922,12 +1135,7 @@ def _invoke_transfer_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) ->
     return ep.tool_transfer_ticket(a_ticket, a_to_customer)
 
 
-_ARGS_refund_ticket: frozenset[str] = frozenset({'ticket'})
-
-
 def _invoke_refund_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_refund_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket',), ('ticket',))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -1935,12 +1143,7 @@ def _invoke_refund_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> A
     return ep.tool_refund_ticket(a_ticket)
 
 
-_ARGS_check_in_ticket: frozenset[str] = frozenset({'ticket'})
-
-
 def _invoke_check_in_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_check_in_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket',), ('ticket',))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -1948,25 +1151,109 @@ def _invoke_check_in_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) ->
     return ep.tool_check_in_ticket(a_ticket)
 
 
-ConcertTicketOffice.TOOLS = {
-    'list_events': ToolSpec('list_events', 'List the events that have not ended yet, soonest first, with venue, start time, tier prices and whether they are on sale.', (), read_only=True, invoke=_invoke_list_events, where='concert_ticket_office.world:245', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'starts_at': {'type': 'string'}, 'prices': {'type': 'object', 'additionalProperties': {'type': 'integer', 'minimum': 0}}, 'on_sale': {'type': 'boolean'}}, 'required': ['id', 'title', 'venue', 'starts_at', 'prices', 'on_sale'], 'additionalProperties': False}}, shows=('list', ('row', 'events'))),
-    'get_event': ToolSpec('get_event', "Show one event with its venue and every section of the venue: the section id, name, tier, rows and seats per row, the event's price for it and how many of its seats are free.", (ParamSpec('event', {'type': 'string', 'pattern': '^E[0-9]{2}$', 'description': 'The event id, as list_events shows it.'}, True, 'The event id, as list_events shows it.', table='events'), ), read_only=True, invoke=_invoke_get_event, where='concert_ticket_office.world:251', returns={'type': 'object', 'properties': {'event': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'starts_at': {'type': 'string'}, 'prices': {'type': 'object', 'additionalProperties': {'type': 'integer', 'minimum': 0}}, 'on_sale': {'type': 'boolean'}}, 'required': ['id', 'title', 'venue', 'starts_at', 'prices', 'on_sale'], 'additionalProperties': False}, 'venue': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}}, 'required': ['id', 'name', 'city'], 'additionalProperties': False}, 'sections': {'type': 'array', 'items': {'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'tier': {'type': 'string', 'enum': ['standard', 'premium', 'vip']}, 'rows': {'type': 'integer', 'minimum': 1, 'maximum': 26}, 'seats_per_row': {'type': 'integer', 'minimum': 1, 'maximum': 50}}, 'required': ['id', 'venue', 'name', 'tier', 'rows', 'seats_per_row'], 'additionalProperties': False}, 'price_cents': {'anyOf': [{'type': 'integer'}, {'type': 'null'}]}, 'free_count': {'type': 'integer'}}, 'required': ['section', 'price_cents', 'free_count'], 'additionalProperties': False}}}, 'required': ['event', 'venue', 'sections'], 'additionalProperties': False}, shows=('record', (('event', 'event', ('row', 'events')), ('venue', 'venue', ('row', 'venues')), ('sections', 'sections', ('list', ('record', (('section', 'section', ('row', 'sections')),))))))),
-    'list_venues': ToolSpec('list_venues', 'List the concert halls with their ids, names and cities.', (), read_only=True, invoke=_invoke_list_venues, where='concert_ticket_office.world:263', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}}, 'required': ['id', 'name', 'city'], 'additionalProperties': False}}, shows=('list', ('row', 'venues'))),
-    'list_sections': ToolSpec('list_sections', 'List seat sections with their id, venue, name, tier, rows and seats per row.', (ParamSpec('venue', {'anyOf': [{'type': 'string', 'pattern': '^V[0-9]{2}$'}, {'type': 'null'}], 'description': 'Only the sections of this venue (its id, as list_venues shows it); all venues when left out.'}, False, 'Only the sections of this venue (its id, as list_venues shows it); all venues when left out.', table='venues'), ), read_only=True, invoke=_invoke_list_sections, where='concert_ticket_office.world:267', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'tier': {'type': 'string', 'enum': ['standard', 'premium', 'vip']}, 'rows': {'type': 'integer', 'minimum': 1, 'maximum': 26}, 'seats_per_row': {'type': 'integer', 'minimum': 1, 'maximum': 50}}, 'required': ['id', 'venue', 'name', 'tier', 'rows', 'seats_per_row'], 'additionalProperties': False}}, shows=('list', ('row', 'sections'))),
-    'find_customers': ToolSpec('find_customers', 'Find customers whose name or email contains the text, with their customer id.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the customer's name or email; case does not matter."}, True, "Part of the customer's name or email; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_customers, where='concert_ticket_office.world:275', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'email'], 'additionalProperties': False}}, shows=('list', ('row', 'customers'))),
-    'get_customer': ToolSpec('get_customer', 'Show one customer: id, name and email.', (ParamSpec('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$', 'description': 'The customer id.'}, True, 'The customer id.', table='customers'), ), read_only=True, invoke=_invoke_get_customer, where='concert_ticket_office.world:284', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'email'], 'additionalProperties': False}),
-    'get_available_seats': ToolSpec('get_available_seats', "List the free seats of one section for an event (not sold, checked in or under a live hold), with the section's price.", (ParamSpec('event', {'type': 'string', 'pattern': '^E[0-9]{2}$', 'description': 'The event id (E and two digits).'}, True, 'The event id (E and two digits).', table='events'), ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$', 'description': 'The section id (as get_event or list_sections shows it).'}, True, 'The section id (as get_event or list_sections shows it).', table='sections'), ), read_only=True, invoke=_invoke_get_available_seats, where='concert_ticket_office.world:292', returns={'type': 'object', 'properties': {'event': {'type': 'string'}, 'section': {'type': 'string'}, 'tier': {'type': 'string', 'enum': ['standard', 'premium', 'vip']}, 'price_cents': {'anyOf': [{'type': 'integer'}, {'type': 'null'}]}, 'free_seats': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['event', 'section', 'tier', 'price_cents', 'free_seats'], 'additionalProperties': False}),
-    'get_order': ToolSpec('get_order', 'Show an order with its tickets, total, status and hold expiry.', (ParamSpec('order', {'type': 'string', 'description': 'The order id (ORD and three digits).'}, True, 'The order id (ORD and three digits).', table='orders'), ), read_only=True, invoke=_invoke_get_order, where='concert_ticket_office.world:318', returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}, 'tickets': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, 'hold_expired': {'type': 'boolean'}}, 'required': ['order', 'tickets', 'hold_expired'], 'additionalProperties': False}, shows=('record', (('order', 'order', ('row', 'orders')), ('tickets', 'tickets', ('list', ('row', 'tickets')))))),
-    'get_customer_tickets': ToolSpec('get_customer_tickets', 'List the tickets a customer holds, with order, event, section, seat, price and status, optionally for one event.', (ParamSpec('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$', 'description': 'The customer id (C and three digits).'}, True, 'The customer id (C and three digits).', table='customers'), ParamSpec('event', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{2}$'}, {'type': 'null'}], 'description': 'Only tickets for this event; all events when left out.'}, False, 'Only tickets for this event; all events when left out.', table='events'), ), read_only=True, invoke=_invoke_get_customer_tickets, where='concert_ticket_office.world:330', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, shows=('list', ('row', 'tickets'))),
-    'list_customer_orders': ToolSpec('list_customer_orders', 'List the orders a customer placed, newest first, with event, status, total, hold expiry and payment.', (ParamSpec('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$', 'description': 'The customer id.'}, True, 'The customer id.', table='customers'), ParamSpec('event', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{2}$'}, {'type': 'null'}], 'description': 'Only orders for this event; all events when left out.'}, False, 'Only orders for this event; all events when left out.', table='events'), ), read_only=True, invoke=_invoke_list_customer_orders, where='concert_ticket_office.world:339', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}}, shows=('list', ('row', 'orders'))),
-    'get_ticket': ToolSpec('get_ticket', 'Show one ticket: its order, event, section, seat, price, holder, status and check-in time.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id.'}, True, 'The ticket id.', table='tickets'), ), read_only=True, invoke=_invoke_get_ticket, where='concert_ticket_office.world:348', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}),
-    'hold_seats': ToolSpec('hold_seats', 'Hold specific seats of one section for a customer for 15 minutes; the order must be bought before the hold expires.', (ParamSpec('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$', 'description': 'The customer id (C and three digits).'}, True, 'The customer id (C and three digits).', table='customers'), ParamSpec('event', {'type': 'string', 'pattern': '^E[0-9]{2}$', 'description': 'The event id (E and two digits).'}, True, 'The event id (E and two digits).', table='events'), ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$', 'description': 'The section id (as get_event or list_sections shows it).'}, True, 'The section id (as get_event or list_sections shows it).', table='sections'), ParamSpec('seats', {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'uniqueItems': True, 'minItems': 1, 'maxItems': 6, 'description': 'Seat labels in the section, row letter and number, e.g. ["B7", "B8"].'}, True, 'Seat labels in the section, row letter and number, e.g. ["B7", "B8"].', table=None), ), read_only=False, invoke=_invoke_hold_seats, where='concert_ticket_office.world:356', returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}, 'tickets': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, 'hold_expired': {'type': 'boolean'}}, 'required': ['order', 'tickets', 'hold_expired'], 'additionalProperties': False}, shows=('record', (('order', 'order', ('row', 'orders')), ('tickets', 'tickets', ('list', ('row', 'tickets')))))),
-    'buy_order': ToolSpec('buy_order', 'Pay for a held order before its hold expires; its tickets become valid.', (ParamSpec('order', {'type': 'string', 'description': 'The id of a held order (ORD and three digits).'}, True, 'The id of a held order (ORD and three digits).', table='orders'), ParamSpec('payment', {'type': 'string', 'enum': ['card', 'cash', 'voucher'], 'description': 'How the customer pays: card, cash or voucher.'}, True, 'How the customer pays: card, cash or voucher.', table=None), ), read_only=False, invoke=_invoke_buy_order, where='concert_ticket_office.world:400', returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}, 'tickets': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, 'hold_expired': {'type': 'boolean'}}, 'required': ['order', 'tickets', 'hold_expired'], 'additionalProperties': False}, shows=('record', (('order', 'order', ('row', 'orders')), ('tickets', 'tickets', ('list', ('row', 'tickets')))))),
-    'release_hold': ToolSpec('release_hold', 'Give up a held order before paying; its seats are free again.', (ParamSpec('order', {'type': 'string', 'description': 'The id of a held order (ORD and three digits).'}, True, 'The id of a held order (ORD and three digits).', table='orders'), ), read_only=False, invoke=_invoke_release_hold, where='concert_ticket_office.world:426', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}),
-    'transfer_ticket': ToolSpec('transfer_ticket', 'Give a sold ticket to another customer before the event starts; they become its holder.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ParamSpec('to_customer', {'type': 'string', 'pattern': '^C[0-9]{3}$', 'description': 'The id of the customer who receives it (C and three digits).'}, True, 'The id of the customer who receives it (C and three digits).', table='customers'), ), read_only=False, invoke=_invoke_transfer_ticket, where='concert_ticket_office.world:439', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}),
-    'refund_ticket': ToolSpec('refund_ticket', 'Refund a sold ticket before the event starts; the seat becomes free again.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ), read_only=False, invoke=_invoke_refund_ticket, where='concert_ticket_office.world:453', returns={'type': 'object', 'properties': {'ticket': {'type': 'string'}, 'amount_cents': {'type': 'integer'}}, 'required': ['ticket', 'amount_cents'], 'additionalProperties': False}),
-    'check_in_ticket': ToolSpec('check_in_ticket', 'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted until 4 hours after it.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id scanned at the door (TK and four digits).'}, True, 'The ticket id scanned at the door (TK and four digits).', table='tickets'), ), read_only=False, invoke=_invoke_check_in_ticket, where='concert_ticket_office.world:464', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}),
-}
+ConcertTicketOffice.TOOLS = tools(
+    tool('list_events',
+         'List the events that have not ended yet, soonest first, with venue, start time, tier prices and whether they are on sale.',
+         (), read_only=True, method=ConcertTicketOffice.tool_list_events,
+         where='concert_ticket_office.world:245',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'starts_at': {'type': 'string'}, 'prices': {'type': 'object', 'additionalProperties': {'type': 'integer', 'minimum': 0}}, 'on_sale': {'type': 'boolean'}}, 'required': ['id', 'title', 'venue', 'starts_at', 'prices', 'on_sale'], 'additionalProperties': False}},
+         shows=('list', ('row', 'events'))),
+    tool('get_event',
+         "Show one event with its venue and every section of the venue: the section id, name, tier, rows and seats per row, the event's price for it and how many of its seats are free.",
+         (param('event', {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'The event id, as list_events shows it.', table='events'),),
+         read_only=True, invoke=_invoke_get_event, where='concert_ticket_office.world:251',
+         returns={'type': 'object', 'properties': {'event': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'starts_at': {'type': 'string'}, 'prices': {'type': 'object', 'additionalProperties': {'type': 'integer', 'minimum': 0}}, 'on_sale': {'type': 'boolean'}}, 'required': ['id', 'title', 'venue', 'starts_at', 'prices', 'on_sale'], 'additionalProperties': False}, 'venue': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}}, 'required': ['id', 'name', 'city'], 'additionalProperties': False}, 'sections': {'type': 'array', 'items': {'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'tier': {'type': 'string', 'enum': ['standard', 'premium', 'vip']}, 'rows': {'type': 'integer', 'minimum': 1, 'maximum': 26}, 'seats_per_row': {'type': 'integer', 'minimum': 1, 'maximum': 50}}, 'required': ['id', 'venue', 'name', 'tier', 'rows', 'seats_per_row'], 'additionalProperties': False}, 'price_cents': {'anyOf': [{'type': 'integer'}, {'type': 'null'}]}, 'free_count': {'type': 'integer'}}, 'required': ['section', 'price_cents', 'free_count'], 'additionalProperties': False}}}, 'required': ['event', 'venue', 'sections'], 'additionalProperties': False},
+         shows=('record', (('event', 'event', ('row', 'events')), ('venue', 'venue', ('row', 'venues')), ('sections', 'sections', ('list', ('record', (('section', 'section', ('row', 'sections')),))))))),
+    tool('list_venues', 'List the concert halls with their ids, names and cities.', (),
+         read_only=True, method=ConcertTicketOffice.tool_list_venues,
+         where='concert_ticket_office.world:263',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}}, 'required': ['id', 'name', 'city'], 'additionalProperties': False}},
+         shows=('list', ('row', 'venues'))),
+    tool('list_sections',
+         'List seat sections with their id, venue, name, tier, rows and seats per row.',
+         (param('venue', {'anyOf': [{'type': 'string', 'pattern': '^V[0-9]{2}$'}, {'type': 'null'}]}, 'Only the sections of this venue (its id, as list_venues shows it); all venues when left out.', optional=True, table='venues'),),
+         read_only=True, invoke=_invoke_list_sections, where='concert_ticket_office.world:267',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'tier': {'type': 'string', 'enum': ['standard', 'premium', 'vip']}, 'rows': {'type': 'integer', 'minimum': 1, 'maximum': 26}, 'seats_per_row': {'type': 'integer', 'minimum': 1, 'maximum': 50}}, 'required': ['id', 'venue', 'name', 'tier', 'rows', 'seats_per_row'], 'additionalProperties': False}},
+         shows=('list', ('row', 'sections'))),
+    tool('find_customers',
+         'Find customers whose name or email contains the text, with their customer id.',
+         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the customer's name or email; case does not matter."),),
+         read_only=True, invoke=_invoke_find_customers, where='concert_ticket_office.world:275',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'email'], 'additionalProperties': False}},
+         shows=('list', ('row', 'customers'))),
+    tool('get_customer', 'Show one customer: id, name and email.',
+         (param('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The customer id.', table='customers'),),
+         read_only=True, invoke=_invoke_get_customer, where='concert_ticket_office.world:284',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'email'], 'additionalProperties': False}),
+    tool('get_available_seats',
+         "List the free seats of one section for an event (not sold, checked in or under a live hold), with the section's price.",
+         (param('event', {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'The event id (E and two digits).', table='events'),
+         param('section', {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'The section id (as get_event or list_sections shows it).', table='sections')),
+         read_only=True, invoke=_invoke_get_available_seats,
+         where='concert_ticket_office.world:292',
+         returns={'type': 'object', 'properties': {'event': {'type': 'string'}, 'section': {'type': 'string'}, 'tier': {'type': 'string', 'enum': ['standard', 'premium', 'vip']}, 'price_cents': {'anyOf': [{'type': 'integer'}, {'type': 'null'}]}, 'free_seats': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['event', 'section', 'tier', 'price_cents', 'free_seats'], 'additionalProperties': False}),
+    tool('get_order', 'Show an order with its tickets, total, status and hold expiry.',
+         (param('order', {'type': 'string'}, 'The order id (ORD and three digits).', table='orders'),),
+         read_only=True, invoke=_invoke_get_order, where='concert_ticket_office.world:318',
+         returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}, 'tickets': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, 'hold_expired': {'type': 'boolean'}}, 'required': ['order', 'tickets', 'hold_expired'], 'additionalProperties': False},
+         shows=('record', (('order', 'order', ('row', 'orders')), ('tickets', 'tickets', ('list', ('row', 'tickets')))))),
+    tool('get_customer_tickets',
+         'List the tickets a customer holds, with order, event, section, seat, price and status, optionally for one event.',
+         (param('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The customer id (C and three digits).', table='customers'),
+         param('event', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{2}$'}, {'type': 'null'}]}, 'Only tickets for this event; all events when left out.', optional=True, table='events')),
+         read_only=True, invoke=_invoke_get_customer_tickets,
+         where='concert_ticket_office.world:330',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}},
+         shows=('list', ('row', 'tickets'))),
+    tool('list_customer_orders',
+         'List the orders a customer placed, newest first, with event, status, total, hold expiry and payment.',
+         (param('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The customer id.', table='customers'),
+         param('event', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{2}$'}, {'type': 'null'}]}, 'Only orders for this event; all events when left out.', optional=True, table='events')),
+         read_only=True, invoke=_invoke_list_customer_orders,
+         where='concert_ticket_office.world:339',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}},
+         shows=('list', ('row', 'orders'))),
+    tool('get_ticket',
+         'Show one ticket: its order, event, section, seat, price, holder, status and check-in time.',
+         (param('ticket', {'type': 'string'}, 'The ticket id.', table='tickets'),),
+         read_only=True, invoke=_invoke_get_ticket, where='concert_ticket_office.world:348',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}),
+    tool('hold_seats',
+         'Hold specific seats of one section for a customer for 15 minutes; the order must be bought before the hold expires.',
+         (param('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The customer id (C and three digits).', table='customers'),
+         param('event', {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'The event id (E and two digits).', table='events'),
+         param('section', {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'The section id (as get_event or list_sections shows it).', table='sections'),
+         param('seats', {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'uniqueItems': True, 'minItems': 1, 'maxItems': 6}, 'Seat labels in the section, row letter and number, e.g. ["B7", "B8"].')),
+         read_only=False, invoke=_invoke_hold_seats, where='concert_ticket_office.world:356',
+         returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}, 'tickets': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, 'hold_expired': {'type': 'boolean'}}, 'required': ['order', 'tickets', 'hold_expired'], 'additionalProperties': False},
+         shows=('record', (('order', 'order', ('row', 'orders')), ('tickets', 'tickets', ('list', ('row', 'tickets')))))),
+    tool('buy_order', 'Pay for a held order before its hold expires; its tickets become valid.',
+         (param('order', {'type': 'string'}, 'The id of a held order (ORD and three digits).', table='orders'),
+         param('payment', {'type': 'string', 'enum': ['card', 'cash', 'voucher']}, 'How the customer pays: card, cash or voucher.')),
+         read_only=False, invoke=_invoke_buy_order, where='concert_ticket_office.world:400',
+         returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}, 'tickets': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, 'hold_expired': {'type': 'boolean'}}, 'required': ['order', 'tickets', 'hold_expired'], 'additionalProperties': False},
+         shows=('record', (('order', 'order', ('row', 'orders')), ('tickets', 'tickets', ('list', ('row', 'tickets')))))),
+    tool('release_hold', 'Give up a held order before paying; its seats are free again.',
+         (param('order', {'type': 'string'}, 'The id of a held order (ORD and three digits).', table='orders'),),
+         read_only=False, invoke=_invoke_release_hold, where='concert_ticket_office.world:426',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}),
+    tool('transfer_ticket',
+         'Give a sold ticket to another customer before the event starts; they become its holder.',
+         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
+         param('to_customer', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The id of the customer who receives it (C and three digits).', table='customers')),
+         read_only=False, invoke=_invoke_transfer_ticket, where='concert_ticket_office.world:439',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}),
+    tool('refund_ticket',
+         'Refund a sold ticket before the event starts; the seat becomes free again.',
+         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),),
+         read_only=False, invoke=_invoke_refund_ticket, where='concert_ticket_office.world:453',
+         returns={'type': 'object', 'properties': {'ticket': {'type': 'string'}, 'amount_cents': {'type': 'integer'}}, 'required': ['ticket', 'amount_cents'], 'additionalProperties': False}),
+    tool('check_in_ticket',
+         'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted until 4 hours after it.',
+         (param('ticket', {'type': 'string'}, 'The ticket id scanned at the door (TK and four digits).', table='tickets'),),
+         read_only=False, invoke=_invoke_check_in_ticket, where='concert_ticket_office.world:464',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}),
+)
 
 
 def _check_buy_two_balcony_seats__bought(  # concert_ticket_office.world:691
@@ -2421,13 +1708,13 @@ def _check_bruno_shares_with_duarte__b6_bought(  # tasks.world:1364
 
 
 ConcertTicketOffice.TASKS = {
-    'buy_two_balcony_seats': TaskSpec('buy_two_balcony_seats', "I'm Duarte Melo (C004). I'd like balcony seats A1 and A2 for Lisbon Strings (E02), paid by card.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('bought', 1.0, 'Duarte has a paid card order for E02 of two balcony seats.', _check_buy_two_balcony_seats__bought), CheckSpec('seats', 1.0, 'Both seats are sold to Duarte.', _check_buy_two_balcony_seats__seats),), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('get_event', {'event': 'E02'}), ('get_available_seats', {'event': 'E02', 'section': 'BALC'}), ('hold_seats', {'customer': 'C004', 'event': 'E02', 'section': 'BALC', 'seats': ['A1', 'A2']}), ('buy_order', {'order': 'ORD006', 'payment': 'card'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Hold two free balcony seats and pay for them.'),
-    'transfer_and_enter': TaskSpec('transfer_and_enter', "I'm Ana Sousa (C001). Please give my ticket for seat A2 tonight (TK0002) to Clara Reis (C003), and check me in with my own ticket TK0001.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('transferred', 1.0, 'Clara now holds TK0002, still valid.', _check_transfer_and_enter__transferred), CheckSpec('entered', 1.0, 'TK0001 is checked in.', _check_transfer_and_enter__entered),), ('tickets.holder', 'tickets.status', 'tickets.checked_in_at'), (('list_events', {}), ('get_customer_tickets', {'customer': 'C001', 'event': 'E01'}), ('transfer_ticket', {'ticket': 'TK0002', 'to_customer': 'C003'}), ('check_in_ticket', {'ticket': 'TK0001'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Give one ticket to a friend and check the other in at the door.'),
-    'pay_hold_and_refund': TaskSpec('pay_hold_and_refund', "Clara Reis (C003) wants to pay for her held order ORD003 with a voucher. Bruno Lima (C002) can't make it with one friend: refund his ticket TK0003.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('paid', 1.0, 'ORD003 is paid by voucher and its ticket sold.', _check_pay_hold_and_refund__paid), CheckSpec('refunded', 1.0, 'TK0003 is refunded.', _check_pay_hold_and_refund__refunded), CheckSpec('others_kept', 1.0, "Bruno's other tickets are still valid.", _check_pay_hold_and_refund__others_kept),), ('orders.status', 'orders.paid_at', 'orders.payment', 'tickets.status'), (('get_order', {'order': 'ORD003'}), ('buy_order', {'order': 'ORD003', 'payment': 'voucher'}), ('refund_ticket', {'ticket': 'TK0003'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc="Pay one customer's live hold and refund another customer's ticket."),
-    'bruno_sixth_seat': TaskSpec('bruno_sixth_seat', "Hi, Bruno Lima here, customer C002. My hold ORD004 for Lisbon Strings ran out before I could pay, so please let it go. I'd rather sit with my friends anyway: hold the balcony seat right after the five we already have in row B and I'll pay for it in cash.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('old_hold_released', 1.0, 'ORD004 and its seat are released.', _check_bruno_sixth_seat__old_hold_released), CheckSpec('b6_bought', 1.0, 'Bruno bought balcony seat B6 for Lisbon Strings in cash for 25.00.', _check_bruno_sixth_seat__b6_bought), CheckSpec('six_seats', 1.0, 'Bruno now holds six valid tickets for the event, the maximum.', _check_bruno_sixth_seat__six_seats),), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('get_order', {'order': 'ORD004'}), ('get_customer_tickets', {'customer': 'C002', 'event': 'E02'}), ('release_hold', {'order': 'ORD004'}), ('get_available_seats', {'event': 'E02', 'section': 'BALC'}), ('hold_seats', {'customer': 'C002', 'event': 'E02', 'section': 'BALC', 'seats': ['B6']}), ('buy_order', {'order': 'ORD006', 'payment': 'cash'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc="Release an expired hold and buy the seat next to the customer's group instead."),
-    'last_minute_boxes_tonight': TaskSpec('last_minute_boxes_tonight', "Hi, I'm Bruno Lima, customer C002. My partner and I want to see The Night Owls tonight after all: two seats side by side in the Boxes (section BOX), paid by card. We're standing at the door, so please check both tickets in straight away.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('bought', 1.0, 'Bruno has a paid card order for two box seats tonight, 240.00 in all.', _check_last_minute_boxes_tonight__bought), CheckSpec('both_in', 1.0, "Both of Bruno's box tickets for tonight are checked in.", _check_last_minute_boxes_tonight__both_in),), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('list_events', {}), ('get_available_seats', {'event': 'E01', 'section': 'BOX'}), ('hold_seats', {'customer': 'C002', 'event': 'E01', 'section': 'BOX', 'seats': ['A1', 'A2']}), ('buy_order', {'order': 'ORD006', 'payment': 'card'}), ('check_in_ticket', {'ticket': 'TK0011'}), ('check_in_ticket', {'ticket': 'TK0012'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc="Sell two box seats for tonight's concert at the door and check both tickets in."),
-    'clara_pair_and_porto': TaskSpec('clara_pair_and_porto', "Clara Reis here, customer C003. I'm holding one orchestra seat for Lisbon Strings in order ORD003: please also hold the seat right next to it, on the higher-numbered side, and pay for both by card. And while you're at it, I'd like floor seats A1 and A2 for Porto Jazz Night, also by card.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('first_hold_paid', 1.0, 'ORD003 is paid by card.', _check_clara_pair_and_porto__first_hold_paid), CheckSpec('neighbour_bought', 1.0, 'Clara owns orchestra seat C5 for Lisbon Strings at the premium price.', _check_clara_pair_and_porto__neighbour_bought), CheckSpec('porto_bought', 1.0, 'Clara bought floor seats A1 and A2 for Porto Jazz Night by card, 60.00 in all.', _check_clara_pair_and_porto__porto_bought),), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('get_order', {'order': 'ORD003'}), ('get_available_seats', {'event': 'E02', 'section': 'ORCH'}), ('hold_seats', {'customer': 'C003', 'event': 'E02', 'section': 'ORCH', 'seats': ['C5']}), ('buy_order', {'order': 'ORD003', 'payment': 'card'}), ('buy_order', {'order': 'ORD006', 'payment': 'card'}), ('list_events', {}), ('get_available_seats', {'event': 'E04', 'section': 'FLOOR'}), ('hold_seats', {'customer': 'C003', 'event': 'E04', 'section': 'FLOOR', 'seats': ['A1', 'A2']}), ('buy_order', {'order': 'ORD007', 'payment': 'card'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Add a seat next to a live hold, pay both, then hold and buy seats for another event.'),
-    'ana_swaps_tonight_for_strings': TaskSpec('ana_swaps_tonight_for_strings', "Hi, this is Ana Sousa, customer C001. I can't make The Night Owls tonight, so please refund both of my tickets for it. Instead, I'd like the first two seats of the front row of the Orchestra (section ORCH) for Lisbon Strings, paid by card.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('refunded', 1.0, "Both of Ana's tickets for tonight are refunded.", _check_ana_swaps_tonight_for_strings__refunded), CheckSpec('rebooked', 1.0, 'Ana has a paid card order for Lisbon Strings of two orchestra seats, 90.00 in all.', _check_ana_swaps_tonight_for_strings__rebooked), CheckSpec('front_row', 1.0, 'She holds orchestra seats A1 and A2 for Lisbon Strings.', _check_ana_swaps_tonight_for_strings__front_row),), ('tickets', 'ticket_ids', 'orders', 'order_ids'), (('get_customer_tickets', {'customer': 'C001'}), ('refund_ticket', {'ticket': 'TK0001'}), ('refund_ticket', {'ticket': 'TK0002'}), ('list_events', {}), ('get_available_seats', {'event': 'E02', 'section': 'ORCH'}), ('hold_seats', {'customer': 'C001', 'event': 'E02', 'section': 'ORCH', 'seats': ['A1', 'A2']}), ('buy_order', {'order': 'ORD006', 'payment': 'card'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc="Refund a customer's tickets for tonight and buy her seats for a later concert instead."),
-    'clara_swaps_to_balcony': TaskSpec('clara_swaps_to_balcony', "Hi, this is Clara Reis, customer C003. I'm holding an orchestra seat for Lisbon Strings, but I'd rather go with a friend: please let that seat go, and get me seats A5 and A6 in the balcony (section BALC) for the same concert instead. I'll pay by card.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('orchestra_released', 1.0, "Clara's orchestra hold is released.", _check_clara_swaps_to_balcony__orchestra_released), CheckSpec('balcony_bought', 1.0, 'Clara has a paid card order of 50.00 for Lisbon Strings.', _check_clara_swaps_to_balcony__balcony_bought), CheckSpec('seats_sold', 1.0, 'Balcony seats A5 and A6 are sold to Clara.', _check_clara_swaps_to_balcony__seats_sold),), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('get_customer_tickets', {'customer': 'C003'}), ('release_hold', {'order': 'ORD003'}), ('get_available_seats', {'event': 'E02', 'section': 'BALC'}), ('hold_seats', {'customer': 'C003', 'event': 'E02', 'section': 'BALC', 'seats': ['A5', 'A6']}), ('buy_order', {'order': 'ORD006', 'payment': 'card'}), ), seed=None, persona='Clara Reis, a music student booking for herself and a friend; cheerful, decisive, and happy to confirm a price when asked.', known='Her customer id is C003. She holds one orchestra seat for Lisbon Strings that she no longer wants. She wants balcony seats A5 and A6 (section BALC) for the same concert and pays by card once told the total.', unknown='The ids of her held order and of the event, and the price of the balcony seats.', tags=(), split=None, doc="Release a customer's held orchestra seat and buy her two balcony seats side by side instead."),
-    'bruno_shares_with_duarte': TaskSpec('bruno_shares_with_duarte', "Bruno Lima (customer C002) and Duarte Melo (customer C004) are both at the counter. Bruno is giving Duarte his two Lisbon Strings tickets for balcony seats B4 and B5. Duarte's sister is coming too, so hold the balcony seat next to those two (B6) for Duarte and he'll pay cash for it.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('transferred', 1.0, 'Duarte now holds the B4 and B5 tickets, still valid.', _check_bruno_shares_with_duarte__transferred), CheckSpec('bruno_keeps_three', 1.0, 'Bruno keeps his other three tickets.', _check_bruno_shares_with_duarte__bruno_keeps_three), CheckSpec('b6_bought', 1.0, 'Duarte bought balcony seat B6 for Lisbon Strings in cash.', _check_bruno_shares_with_duarte__b6_bought),), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('list_events', {}), ('get_customer_tickets', {'customer': 'C002', 'event': 'E02'}), ('transfer_ticket', {'ticket': 'TK0006', 'to_customer': 'C004'}), ('transfer_ticket', {'ticket': 'TK0007', 'to_customer': 'C004'}), ('get_available_seats', {'event': 'E02', 'section': 'BALC'}), ('hold_seats', {'customer': 'C004', 'event': 'E02', 'section': 'BALC', 'seats': ['B6']}), ('buy_order', {'order': 'ORD006', 'payment': 'cash'}), ), seed=None, persona='Bruno Lima, a cheerful regular at the box office counter with his friend Duarte beside him. Talks for both of them and answers questions quickly.', known='Bruno is customer C002 and Duarte is customer C004. Bruno gives Duarte his two Lisbon Strings tickets for balcony seats B4 and B5. Duarte wants balcony seat B6 next to them for his sister and pays cash.', unknown="The ticket ids of seats B4 and B5, the balcony section's id and price, and whether B6 is still free.", tags=(), split=None, doc='Transfer two tickets to a friend, who then buys the seat next to them.'),
+    'buy_two_balcony_seats': TaskSpec('buy_two_balcony_seats', "I'm Duarte Melo (C004). I'd like balcony seats A1 and A2 for Lisbon Strings (E02), paid by card.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('bought', 1.0, 'Duarte has a paid card order for E02 of two balcony seats.', _check_buy_two_balcony_seats__bought), CheckSpec('seats', 1.0, 'Both seats are sold to Duarte.', _check_buy_two_balcony_seats__seats)), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('get_event', {'event': 'E02'}), ('get_available_seats', {'event': 'E02', 'section': 'BALC'}), ('hold_seats', {'customer': 'C004', 'event': 'E02', 'section': 'BALC', 'seats': ['A1', 'A2']}), ('buy_order', {'order': 'ORD006', 'payment': 'card'})), doc='Hold two free balcony seats and pay for them.'),
+    'transfer_and_enter': TaskSpec('transfer_and_enter', "I'm Ana Sousa (C001). Please give my ticket for seat A2 tonight (TK0002) to Clara Reis (C003), and check me in with my own ticket TK0001.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('transferred', 1.0, 'Clara now holds TK0002, still valid.', _check_transfer_and_enter__transferred), CheckSpec('entered', 1.0, 'TK0001 is checked in.', _check_transfer_and_enter__entered)), ('tickets.holder', 'tickets.status', 'tickets.checked_in_at'), (('list_events', {}), ('get_customer_tickets', {'customer': 'C001', 'event': 'E01'}), ('transfer_ticket', {'ticket': 'TK0002', 'to_customer': 'C003'}), ('check_in_ticket', {'ticket': 'TK0001'})), doc='Give one ticket to a friend and check the other in at the door.'),
+    'pay_hold_and_refund': TaskSpec('pay_hold_and_refund', "Clara Reis (C003) wants to pay for her held order ORD003 with a voucher. Bruno Lima (C002) can't make it with one friend: refund his ticket TK0003.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('paid', 1.0, 'ORD003 is paid by voucher and its ticket sold.', _check_pay_hold_and_refund__paid), CheckSpec('refunded', 1.0, 'TK0003 is refunded.', _check_pay_hold_and_refund__refunded), CheckSpec('others_kept', 1.0, "Bruno's other tickets are still valid.", _check_pay_hold_and_refund__others_kept)), ('orders.status', 'orders.paid_at', 'orders.payment', 'tickets.status'), (('get_order', {'order': 'ORD003'}), ('buy_order', {'order': 'ORD003', 'payment': 'voucher'}), ('refund_ticket', {'ticket': 'TK0003'})), doc="Pay one customer's live hold and refund another customer's ticket."),
+    'bruno_sixth_seat': TaskSpec('bruno_sixth_seat', "Hi, Bruno Lima here, customer C002. My hold ORD004 for Lisbon Strings ran out before I could pay, so please let it go. I'd rather sit with my friends anyway: hold the balcony seat right after the five we already have in row B and I'll pay for it in cash.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('old_hold_released', 1.0, 'ORD004 and its seat are released.', _check_bruno_sixth_seat__old_hold_released), CheckSpec('b6_bought', 1.0, 'Bruno bought balcony seat B6 for Lisbon Strings in cash for 25.00.', _check_bruno_sixth_seat__b6_bought), CheckSpec('six_seats', 1.0, 'Bruno now holds six valid tickets for the event, the maximum.', _check_bruno_sixth_seat__six_seats)), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('get_order', {'order': 'ORD004'}), ('get_customer_tickets', {'customer': 'C002', 'event': 'E02'}), ('release_hold', {'order': 'ORD004'}), ('get_available_seats', {'event': 'E02', 'section': 'BALC'}), ('hold_seats', {'customer': 'C002', 'event': 'E02', 'section': 'BALC', 'seats': ['B6']}), ('buy_order', {'order': 'ORD006', 'payment': 'cash'})), doc="Release an expired hold and buy the seat next to the customer's group instead."),
+    'last_minute_boxes_tonight': TaskSpec('last_minute_boxes_tonight', "Hi, I'm Bruno Lima, customer C002. My partner and I want to see The Night Owls tonight after all: two seats side by side in the Boxes (section BOX), paid by card. We're standing at the door, so please check both tickets in straight away.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('bought', 1.0, 'Bruno has a paid card order for two box seats tonight, 240.00 in all.', _check_last_minute_boxes_tonight__bought), CheckSpec('both_in', 1.0, "Both of Bruno's box tickets for tonight are checked in.", _check_last_minute_boxes_tonight__both_in)), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('list_events', {}), ('get_available_seats', {'event': 'E01', 'section': 'BOX'}), ('hold_seats', {'customer': 'C002', 'event': 'E01', 'section': 'BOX', 'seats': ['A1', 'A2']}), ('buy_order', {'order': 'ORD006', 'payment': 'card'}), ('check_in_ticket', {'ticket': 'TK0011'}), ('check_in_ticket', {'ticket': 'TK0012'})), doc="Sell two box seats for tonight's concert at the door and check both tickets in."),
+    'clara_pair_and_porto': TaskSpec('clara_pair_and_porto', "Clara Reis here, customer C003. I'm holding one orchestra seat for Lisbon Strings in order ORD003: please also hold the seat right next to it, on the higher-numbered side, and pay for both by card. And while you're at it, I'd like floor seats A1 and A2 for Porto Jazz Night, also by card.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('first_hold_paid', 1.0, 'ORD003 is paid by card.', _check_clara_pair_and_porto__first_hold_paid), CheckSpec('neighbour_bought', 1.0, 'Clara owns orchestra seat C5 for Lisbon Strings at the premium price.', _check_clara_pair_and_porto__neighbour_bought), CheckSpec('porto_bought', 1.0, 'Clara bought floor seats A1 and A2 for Porto Jazz Night by card, 60.00 in all.', _check_clara_pair_and_porto__porto_bought)), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('get_order', {'order': 'ORD003'}), ('get_available_seats', {'event': 'E02', 'section': 'ORCH'}), ('hold_seats', {'customer': 'C003', 'event': 'E02', 'section': 'ORCH', 'seats': ['C5']}), ('buy_order', {'order': 'ORD003', 'payment': 'card'}), ('buy_order', {'order': 'ORD006', 'payment': 'card'}), ('list_events', {}), ('get_available_seats', {'event': 'E04', 'section': 'FLOOR'}), ('hold_seats', {'customer': 'C003', 'event': 'E04', 'section': 'FLOOR', 'seats': ['A1', 'A2']}), ('buy_order', {'order': 'ORD007', 'payment': 'card'})), doc='Add a seat next to a live hold, pay both, then hold and buy seats for another event.'),
+    'ana_swaps_tonight_for_strings': TaskSpec('ana_swaps_tonight_for_strings', "Hi, this is Ana Sousa, customer C001. I can't make The Night Owls tonight, so please refund both of my tickets for it. Instead, I'd like the first two seats of the front row of the Orchestra (section ORCH) for Lisbon Strings, paid by card.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('refunded', 1.0, "Both of Ana's tickets for tonight are refunded.", _check_ana_swaps_tonight_for_strings__refunded), CheckSpec('rebooked', 1.0, 'Ana has a paid card order for Lisbon Strings of two orchestra seats, 90.00 in all.', _check_ana_swaps_tonight_for_strings__rebooked), CheckSpec('front_row', 1.0, 'She holds orchestra seats A1 and A2 for Lisbon Strings.', _check_ana_swaps_tonight_for_strings__front_row)), ('tickets', 'ticket_ids', 'orders', 'order_ids'), (('get_customer_tickets', {'customer': 'C001'}), ('refund_ticket', {'ticket': 'TK0001'}), ('refund_ticket', {'ticket': 'TK0002'}), ('list_events', {}), ('get_available_seats', {'event': 'E02', 'section': 'ORCH'}), ('hold_seats', {'customer': 'C001', 'event': 'E02', 'section': 'ORCH', 'seats': ['A1', 'A2']}), ('buy_order', {'order': 'ORD006', 'payment': 'card'})), doc="Refund a customer's tickets for tonight and buy her seats for a later concert instead."),
+    'clara_swaps_to_balcony': TaskSpec('clara_swaps_to_balcony', "Hi, this is Clara Reis, customer C003. I'm holding an orchestra seat for Lisbon Strings, but I'd rather go with a friend: please let that seat go, and get me seats A5 and A6 in the balcony (section BALC) for the same concert instead. I'll pay by card.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('orchestra_released', 1.0, "Clara's orchestra hold is released.", _check_clara_swaps_to_balcony__orchestra_released), CheckSpec('balcony_bought', 1.0, 'Clara has a paid card order of 50.00 for Lisbon Strings.', _check_clara_swaps_to_balcony__balcony_bought), CheckSpec('seats_sold', 1.0, 'Balcony seats A5 and A6 are sold to Clara.', _check_clara_swaps_to_balcony__seats_sold)), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('get_customer_tickets', {'customer': 'C003'}), ('release_hold', {'order': 'ORD003'}), ('get_available_seats', {'event': 'E02', 'section': 'BALC'}), ('hold_seats', {'customer': 'C003', 'event': 'E02', 'section': 'BALC', 'seats': ['A5', 'A6']}), ('buy_order', {'order': 'ORD006', 'payment': 'card'})), persona='Clara Reis, a music student booking for herself and a friend; cheerful, decisive, and happy to confirm a price when asked.', known='Her customer id is C003. She holds one orchestra seat for Lisbon Strings that she no longer wants. She wants balcony seats A5 and A6 (section BALC) for the same concert and pays by card once told the total.', unknown='The ids of her held order and of the event, and the price of the balcony seats.', doc="Release a customer's held orchestra seat and buy her two balcony seats side by side instead."),
+    'bruno_shares_with_duarte': TaskSpec('bruno_shares_with_duarte', "Bruno Lima (customer C002) and Duarte Melo (customer C004) are both at the counter. Bruno is giving Duarte his two Lisbon Strings tickets for balcony seats B4 and B5. Duarte's sister is coming too, so hold the balcony seat next to those two (B6) for Duarte and he'll pay cash for it.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('transferred', 1.0, 'Duarte now holds the B4 and B5 tickets, still valid.', _check_bruno_shares_with_duarte__transferred), CheckSpec('bruno_keeps_three', 1.0, 'Bruno keeps his other three tickets.', _check_bruno_shares_with_duarte__bruno_keeps_three), CheckSpec('b6_bought', 1.0, 'Duarte bought balcony seat B6 for Lisbon Strings in cash.', _check_bruno_shares_with_duarte__b6_bought)), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('list_events', {}), ('get_customer_tickets', {'customer': 'C002', 'event': 'E02'}), ('transfer_ticket', {'ticket': 'TK0006', 'to_customer': 'C004'}), ('transfer_ticket', {'ticket': 'TK0007', 'to_customer': 'C004'}), ('get_available_seats', {'event': 'E02', 'section': 'BALC'}), ('hold_seats', {'customer': 'C004', 'event': 'E02', 'section': 'BALC', 'seats': ['B6']}), ('buy_order', {'order': 'ORD006', 'payment': 'cash'})), persona='Bruno Lima, a cheerful regular at the box office counter with his friend Duarte beside him. Talks for both of them and answers questions quickly.', known='Bruno is customer C002 and Duarte is customer C004. Bruno gives Duarte his two Lisbon Strings tickets for balcony seats B4 and B5. Duarte wants balcony seat B6 next to them for his sister and pays cash.', unknown="The ticket ids of seats B4 and B5, the balcony section's id and price, and whether B6 is still free.", doc='Transfer two tickets to a friend, who then buys the seat next to them.'),
 }

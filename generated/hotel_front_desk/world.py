@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,12 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Booking", "BookingStatus", "CheckoutReceipt", "Guest", "HotelFrontDesk", "Room", "RoomOffer", "RoomType"]
+__all__ = [
+    "Booking", "BookingStatus", "CheckoutReceipt", "Guest", "HotelFrontDesk", "Room", "RoomOffer",
+    "RoomType",
+]
 
 
 class RoomType(enum.StrEnum):
@@ -36,11 +40,7 @@ class RoomType(enum.StrEnum):
     suite = 'suite'
 
 
-_E8_RoomType_single: RoomType = RoomType.single
-_E8_RoomType_double: RoomType = RoomType.double
-_E8_RoomType_suite: RoomType = RoomType.suite
-
-_T8_RoomType: dict[RoomType | None, str] = {None: 'null', _E8_RoomType_single: '"single"', _E8_RoomType_double: '"double"', _E8_RoomType_suite: '"suite"', }
+_E8_RoomType_single, _E8_RoomType_double, _E8_RoomType_suite = RoomType.__members__.values()
 
 
 class BookingStatus(enum.StrEnum):
@@ -52,436 +52,99 @@ class BookingStatus(enum.StrEnum):
     cancelled = 'cancelled'
 
 
-_E13_BookingStatus_reserved: BookingStatus = BookingStatus.reserved
-_E13_BookingStatus_checked_in: BookingStatus = BookingStatus.checked_in
-_E13_BookingStatus_checked_out: BookingStatus = BookingStatus.checked_out
-_E13_BookingStatus_cancelled: BookingStatus = BookingStatus.cancelled
-
-_T13_BookingStatus: dict[BookingStatus | None, str] = {None: 'null', _E13_BookingStatus_reserved: '"reserved"', _E13_BookingStatus_checked_in: '"checked_in"', _E13_BookingStatus_checked_out: '"checked_out"', _E13_BookingStatus_cancelled: '"cancelled"', }
+(
+    _E13_BookingStatus_reserved, _E13_BookingStatus_checked_in,
+    _E13_BookingStatus_checked_out, _E13_BookingStatus_cancelled,
+) = BookingStatus.__members__.values()
 
 
 class Room(Row):
     'A bookable hotel room.'
 
-    __slots__ = ('number', 'room_type', 'nightly_rate', 'capacity', 'out_of_service', )
-    ENTITY: ClassVar[str] = 'Room'
-    KEY: ClassVar[str] = 'number'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('number', 'number', None, True),
-        ('room_type', 'room_type', lambda value: value._value_, True),
-        ('nightly_rate', 'nightly_rate', None, True),
-        ('capacity', 'capacity', None, True),
-        ('out_of_service', 'out_of_service', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        _T8_RoomType.__getitem__,
-        v.int_text,
-        v.int_text,
-        None,
-    )
-
-    def __init__(self, *, number: str, room_type: RoomType, nightly_rate: int, capacity: int, out_of_service: bool) -> None:
-        self.number = number
-        self.room_type = room_type
-        self.nightly_rate = nightly_rate
-        self.capacity = capacity
-        self.out_of_service = out_of_service
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Room:
-        other = Room.__new__(Room)
-        other.number = self.number
-        other.room_type = self.room_type
-        other.nightly_rate = self.nightly_rate
-        other.capacity = self.capacity
-        other.out_of_service = self.out_of_service
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'number': self.number,
-            'room_type': self.room_type._value_,
-            'nightly_rate': self.nightly_rate,
-            'capacity': self.capacity,
-            'out_of_service': self.out_of_service,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Room:
-        d = v.want_object(data, path, {'number': True, 'room_type': True, 'nightly_rate': True, 'capacity': True, 'out_of_service': False})
-        return cls(
-            number=v.check_pattern(v.want_str(d['number'], path + '.number'), path + '.number', '^[1-9][0-9]{2}$'),
-            room_type=v.want_enum(d['room_type'], path + '.room_type', RoomType),
-            nightly_rate=v.check_range(v.want_int(d['nightly_rate'], path + '.nightly_rate'), path + '.nightly_rate', 1, 5000),
-            capacity=v.check_range(v.want_int(d['capacity'], path + '.capacity'), path + '.capacity', 1, 6),
-            out_of_service=(v.want_bool(d['out_of_service'], path + '.out_of_service') if d.get('out_of_service') is not None else False),
-        )
+    number: str = field(
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'),
+        text=v.str_text)
+    room_type: RoomType = field(
+        load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
+    nightly_rate: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 5000), text=v.int_text)
+    capacity: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
+    out_of_service: bool = field(load=v.want_bool, fill=lambda ep: False)
 
 
 class Guest(Row):
     'A person who stays at the hotel.'
 
-    __slots__ = ('id_', 'name', 'email', 'phone', )
-    ENTITY: ClassVar[str] = 'Guest'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('email', 'email', None, True),
-        ('phone', 'phone', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
-    )
-
-    def __init__(self, *, id_: str, name: str, email: str, phone: str | None) -> None:
-        self.id_ = id_
-        self.name = name
-        self.email = email
-        self.phone = phone
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Guest:
-        other = Guest.__new__(Guest)
-        other.id_ = self.id_
-        other.name = self.name
-        other.email = self.email
-        other.phone = self.phone
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'email': self.email,
-            'phone': self.phone,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Guest:
-        d = v.want_object(data, path, {'id': False, 'name': True, 'email': True, 'phone': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('guest_ids', 'G{:03d}')),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            phone=(v.want_optional(d['phone'], path + '.phone', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'))) if d.get('phone') is not None else None),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('guest_ids', 'G{:03d}'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    email: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text)
+    phone: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
 
 
 class Booking(Row):
     'A reservation of one room by one guest for the nights from check_in to check_out.'
 
-    __slots__ = ('id_', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at', )
-    ENTITY: ClassVar[str] = 'Booking'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('guest', 'guest', None, True),
-        ('room', 'room', None, True),
-        ('check_in', 'check_in', lambda value: value.isoformat(), True),
-        ('check_out', 'check_out', lambda value: value.isoformat(), True),
-        ('guests_count', 'guests_count', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('total', 'total', None, True),
-        ('cancellation_fee', 'cancellation_fee', None, True),
-        ('checked_in_at', 'checked_in_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('checked_out_at', 'checked_out_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        v.int_text,
-        _T13_BookingStatus.__getitem__,
-        v.int_text,
-        v.int_text,
-        None,
-        None,
-    )
-
-    def __init__(self, *, id_: str, guest: str, room: str, check_in: dt.date, check_out: dt.date, guests_count: int, status: BookingStatus, total: int, cancellation_fee: int, checked_in_at: dt.datetime | None, checked_out_at: dt.datetime | None) -> None:
-        self.id_ = id_
-        self.guest = guest
-        self.room = room
-        self.check_in = check_in
-        self.check_out = check_out
-        self.guests_count = guests_count
-        self.status = status
-        self.total = total
-        self.cancellation_fee = cancellation_fee
-        self.checked_in_at = checked_in_at
-        self.checked_out_at = checked_out_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Booking:
-        other = Booking.__new__(Booking)
-        other.id_ = self.id_
-        other.guest = self.guest
-        other.room = self.room
-        other.check_in = self.check_in
-        other.check_out = self.check_out
-        other.guests_count = self.guests_count
-        other.status = self.status
-        other.total = self.total
-        other.cancellation_fee = self.cancellation_fee
-        other.checked_in_at = self.checked_in_at
-        other.checked_out_at = self.checked_out_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'guest': self.guest,
-            'room': self.room,
-            'check_in': self.check_in.isoformat(),
-            'check_out': self.check_out.isoformat(),
-            'guests_count': self.guests_count,
-            'status': self.status._value_,
-            'total': self.total,
-            'cancellation_fee': self.cancellation_fee,
-            'checked_in_at': rt.if_present(self.checked_in_at, lambda x: x.isoformat()),
-            'checked_out_at': rt.if_present(self.checked_out_at, lambda x: x.isoformat()),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Booking:
-        d = v.want_object(data, path, {'id': False, 'guest': True, 'room': True, 'check_in': True, 'check_out': True, 'guests_count': True, 'status': False, 'total': True, 'cancellation_fee': False, 'checked_in_at': False, 'checked_out_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('booking_ids', 'B{:03d}')),
-            guest=v.want_str(d['guest'], path + '.guest'),
-            room=v.check_pattern(v.want_str(d['room'], path + '.room'), path + '.room', '^[1-9][0-9]{2}$'),
-            check_in=v.want_date(d['check_in'], path + '.check_in'),
-            check_out=v.want_date(d['check_out'], path + '.check_out'),
-            guests_count=v.check_range(v.want_int(d['guests_count'], path + '.guests_count'), path + '.guests_count', 1, 6),
-            status=(v.want_enum(d['status'], path + '.status', BookingStatus) if d.get('status') is not None else _E13_BookingStatus_reserved),
-            total=v.check_range(v.want_int(d['total'], path + '.total'), path + '.total', 0, None),
-            cancellation_fee=(v.check_range(v.want_int(d['cancellation_fee'], path + '.cancellation_fee'), path + '.cancellation_fee', 0, None) if d.get('cancellation_fee') is not None else 0),
-            checked_in_at=(v.want_optional(d['checked_in_at'], path + '.checked_in_at', (lambda x, p: v.want_datetime(x, p))) if d.get('checked_in_at') is not None else None),
-            checked_out_at=(v.want_optional(d['checked_out_at'], path + '.checked_out_at', (lambda x, p: v.want_datetime(x, p))) if d.get('checked_out_at') is not None else None),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('booking_ids', 'B{:03d}'),
+        text=v.str_text)
+    guest: str = field(load=v.want_str, text=v.str_text)
+    room: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text)
+    check_in: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    check_out: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    guests_count: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
+    status: BookingStatus = field(
+        load=lambda x, p: v.want_enum(x, p, BookingStatus),
+        fill=lambda ep: _E13_BookingStatus_reserved, export=enum_value,
+        text=enum_text(BookingStatus))
+    total: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    cancellation_fee: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
+    checked_in_at: dt.datetime | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    checked_out_at: dt.datetime | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
-class _Slots_RoomOffer:
-    'The slots of the RoomOffer record: its fields and its JSON text.'
-
-    __slots__ = ('number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total', '_json')
-
-
-class RoomOffer(_Slots_RoomOffer, rt.Record):
+class RoomOffer(Record):
     'A room free for the whole stay, with its price.'
 
-    __slots__ = ()
-    __match_args__ = ('number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total')
-
-    number: str
-    room_type: RoomType
-    nightly_rate: int
-    capacity: int
-    nights: int
-    total: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.number, self.room_type, self.nightly_rate, self.capacity, self.nights, self.total) == (other.number, other.room_type, other.nightly_rate, other.capacity, other.nights, other.total)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.number, self.room_type, self.nightly_rate, self.capacity, self.nights, self.total))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(number={self.number!r}, room_type={self.room_type!r}, nightly_rate={self.nightly_rate!r}, capacity={self.capacity!r}, nights={self.nights!r}, total={self.total!r})'
-
-    def __init__(self, number: str, room_type: RoomType, nightly_rate: int, capacity: int, nights: int, total: int) -> None:
-        _set = _SET_RoomOffer
-        _set[0](self, number)
-        _set[1](self, room_type)
-        _set[2](self, nightly_rate)
-        _set[3](self, capacity)
-        _set[4](self, nights)
-        _set[5](self, total)
-        _set[6](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'number': self.number,
-            'room_type': self.room_type._value_,
-            'nightly_rate': self.nightly_rate,
-            'capacity': self.capacity,
-            'nights': self.nights,
-            'total': self.total,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"number": ', v.str_text(self.number), ', "room_type": ', _T8_RoomType[self.room_type], ', "nightly_rate": ', v.int_text(self.nightly_rate), ', "capacity": ', v.int_text(self.capacity), ', "nights": ', v.int_text(self.nights), ', "total": ', v.int_text(self.total), '}'))
-            _SET_RoomOffer[6](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> RoomOffer:
-        d = v.want_object(data, path, {'number': True, 'room_type': True, 'nightly_rate': True, 'capacity': True, 'nights': True, 'total': True})
-        return _new_RoomOffer(
-            number=v.check_pattern(v.want_str(d['number'], path + '.number'), path + '.number', '^[1-9][0-9]{2}$'),
-            room_type=v.want_enum(d['room_type'], path + '.room_type', RoomType),
-            nightly_rate=v.want_int(d['nightly_rate'], path + '.nightly_rate'),
-            capacity=v.want_int(d['capacity'], path + '.capacity'),
-            nights=v.want_int(d['nights'], path + '.nights'),
-            total=v.want_int(d['total'], path + '.total'),
-        )
+    number: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text)
+    room_type: RoomType = field(
+        load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
+    nightly_rate: int = field(load=v.want_int, text=v.int_text)
+    capacity: int = field(load=v.want_int, text=v.int_text)
+    nights: int = field(load=v.want_int, text=v.int_text)
+    total: int = field(load=v.want_int, text=v.int_text)
 
 
-_SET_RoomOffer: tuple[Any, ...] = rt.slot_setters(_Slots_RoomOffer, ('number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total', '_json'))
-
-
-class _Made_RoomOffer(_Slots_RoomOffer):
-    'A RoomOffer being made by _new_RoomOffer.'
-
-    __slots__ = ()
-
-
-def _new_RoomOffer(number: str, room_type: RoomType, nightly_rate: int, capacity: int, nights: int, total: int) -> RoomOffer:
-    self: Any = object.__new__(_Made_RoomOffer)
-    self.number = number
-    self.room_type = room_type
-    self.nightly_rate = nightly_rate
-    self.capacity = capacity
-    self.nights = nights
-    self.total = total
-    self._json = None
-    self.__class__ = RoomOffer
-    _made: RoomOffer = self
-    return _made
-
-
-class _Slots_CheckoutReceipt:
-    'The slots of the CheckoutReceipt record: its fields and its JSON text.'
-
-    __slots__ = ('booking', 'nights', 'amount_due', '_json')
-
-
-class CheckoutReceipt(_Slots_CheckoutReceipt, rt.Record):
+class CheckoutReceipt(Record):
     'What the guest pays when leaving.'
 
-    __slots__ = ()
-    __match_args__ = ('booking', 'nights', 'amount_due')
-
-    booking: str
-    nights: int
-    amount_due: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.booking, self.nights, self.amount_due) == (other.booking, other.nights, other.amount_due)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.booking, self.nights, self.amount_due))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(booking={self.booking!r}, nights={self.nights!r}, amount_due={self.amount_due!r})'
-
-    def __init__(self, booking: str, nights: int, amount_due: int) -> None:
-        _set = _SET_CheckoutReceipt
-        _set[0](self, booking)
-        _set[1](self, nights)
-        _set[2](self, amount_due)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'booking': self.booking,
-            'nights': self.nights,
-            'amount_due': self.amount_due,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"booking": ', v.str_text(self.booking), ', "nights": ', v.int_text(self.nights), ', "amount_due": ', v.int_text(self.amount_due), '}'))
-            _SET_CheckoutReceipt[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CheckoutReceipt:
-        d = v.want_object(data, path, {'booking': True, 'nights': True, 'amount_due': True})
-        return _new_CheckoutReceipt(
-            booking=v.want_str(d['booking'], path + '.booking'),
-            nights=v.want_int(d['nights'], path + '.nights'),
-            amount_due=v.want_int(d['amount_due'], path + '.amount_due'),
-        )
-
-
-_SET_CheckoutReceipt: tuple[Any, ...] = rt.slot_setters(_Slots_CheckoutReceipt, ('booking', 'nights', 'amount_due', '_json'))
-
-
-class _Made_CheckoutReceipt(_Slots_CheckoutReceipt):
-    'A CheckoutReceipt being made by _new_CheckoutReceipt.'
-
-    __slots__ = ()
-
-
-def _new_CheckoutReceipt(booking: str, nights: int, amount_due: int) -> CheckoutReceipt:
-    self: Any = object.__new__(_Made_CheckoutReceipt)
-    self.booking = booking
-    self.nights = nights
-    self.amount_due = amount_due
-    self._json = None
-    self.__class__ = CheckoutReceipt
-    _made: CheckoutReceipt = self
-    return _made
+    booking: str = field(load=v.want_str, text=v.str_text)
+    nights: int = field(load=v.want_int, text=v.int_text)
+    amount_due: int = field(load=v.want_int, text=v.int_text)
 
 
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("guest_ids", "booking_ids", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("guest_ids", "booking_ids", )
-
-    def __init__(self) -> None:
-        self.guest_ids: int = 0
-        self.booking_ids: int = 0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "guest_ids": self.guest_ids,
-            "booking_ids": self.booking_ids,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.guest_ids = self.guest_ids
-        other.booking_ids = self.booking_ids
-        return other
+    guest_ids: int = state_item(0)
+    booking_ids: int = state_item(0)
 
 
 class HotelFrontDesk(Episode):
@@ -511,15 +174,9 @@ class HotelFrontDesk(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('rooms', ()))):
-            row_rooms = Room.load(item, f'$.rooms[{index}]', ep)
-            self.t_rooms.rows[row_rooms.key()] = row_rooms
-        for index, item in enumerate(rt.rows_of(data.get('guests', ()))):
-            row_guests = Guest.load(item, f'$.guests[{index}]', ep)
-            self.t_guests.rows[row_guests.key()] = row_guests
-        for index, item in enumerate(rt.rows_of(data.get('bookings', ()))):
-            row_bookings = Booking.load(item, f'$.bookings[{index}]', ep)
-            self.t_bookings.rows[row_bookings.key()] = row_bookings
+        self.t_rooms.load_rows(Room, data.get('rooms', ()), '$.rooms', ep)
+        self.t_guests.load_rows(Guest, data.get('guests', ()), '$.guests', ep)
+        self.t_bookings.load_rows(Booking, data.get('bookings', ()), '$.bookings', ep)
         if 'guest_ids' in data:
             self.state.guest_ids = v.want_int(data['guest_ids'], '$.guest_ids')
         if 'booking_ids' in data:
@@ -697,7 +354,7 @@ class HotelFrontDesk(Episode):
             )
         n: int = self.fn_nights(check_in, check_out)  # hotel_front_desk.world:157
         return tuple([  # hotel_front_desk.world:158
-            _new_RoomOffer(
+            RoomOffer(
                 v.check_pattern(_r2.number, 'RoomOffer.number', '^[1-9][0-9]{2}$'),
                 _r2.room_type,
                 _r2.nightly_rate,
@@ -1023,7 +680,7 @@ class HotelFrontDesk(Episode):
         self.set_fields(  # hotel_front_desk.world:326
             booking, status=_E13_BookingStatus_checked_out, checked_out_at=self.clock
         )
-        return _new_CheckoutReceipt(  # hotel_front_desk.world:328
+        return CheckoutReceipt(  # hotel_front_desk.world:328
             booking.key(), self.fn_nights(booking.check_in, booking.check_out), booking.total
         )
 
@@ -1031,13 +688,7 @@ class HotelFrontDesk(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_search_free_rooms: frozenset[str] = frozenset({'check_in', 'check_out', 'room_type', 'guests_count'})
-_NEEDS_search_free_rooms: frozenset[str] = frozenset({'check_in', 'check_out'})
-
-
 def _invoke_search_free_rooms(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_free_rooms >= args.keys() >= _NEEDS_search_free_rooms and None not in args.values()):
-        rt.check_arguments(args, ('check_in', 'check_out', 'room_type', 'guests_count'), ('check_in', 'check_out'))
     a_check_in = v.want_date(args['check_in'], 'check_in')
     a_check_out = v.want_date(args['check_out'], 'check_out')
     a_room_type = (v.want_optional(args['room_type'], 'room_type', (lambda x, p: v.want_enum(x, p, RoomType))) if args.get('room_type') is not None else None)
@@ -1045,22 +696,12 @@ def _invoke_search_free_rooms(ep: HotelFrontDesk, args: Mapping[str, Any]) -> An
     return ep.tool_search_free_rooms(a_check_in, a_check_out, a_room_type, a_guests_count)
 
 
-_ARGS_find_guest: frozenset[str] = frozenset({'query'})
-
-
 def _invoke_find_guest(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_guest and None not in args.values()):
-        rt.check_arguments(args, ('query',), ('query',))
     a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 1, 80)
     return ep.tool_find_guest(a_query)
 
 
-_ARGS_get_booking: frozenset[str] = frozenset({'booking'})
-
-
 def _invoke_get_booking(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_booking and None not in args.values()):
-        rt.check_arguments(args, ('booking',), ('booking',))
     a_booking = args['booking']
     if type(a_booking) is not str or not a_booking.isascii():
         a_booking = v.want_str(a_booking, 'booking')
@@ -1068,25 +709,14 @@ def _invoke_get_booking(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_booking(a_booking)
 
 
-_ARGS_list_bookings: frozenset[str] = frozenset({'guest', 'room', 'status'})
-_NEEDS_list_bookings: frozenset[str] = frozenset(())
-
-
 def _invoke_list_bookings(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_bookings >= args.keys() >= _NEEDS_list_bookings):
-        rt.check_arguments(args, ('guest', 'room', 'status'), ())
     a_guest = (rt.lookup(ep.t_guests, v.want_str(args['guest'], 'guest'), lambda key: 'Guest' + ' ' + rt.quote(key) + ' not found.') if args.get('guest') is not None else None)
     a_room = (rt.lookup(ep.t_rooms, v.check_pattern(v.want_str(args['room'], 'room'), 'room', '^[1-9][0-9]{2}$'), lambda key: 'Room' + ' ' + rt.quote(key) + ' not found.') if args.get('room') is not None else None)
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, BookingStatus))) if args.get('status') is not None else None)
     return ep.tool_list_bookings(a_guest, a_room, a_status)
 
 
-_ARGS_get_guest: frozenset[str] = frozenset({'guest'})
-
-
 def _invoke_get_guest(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_guest and None not in args.values()):
-        rt.check_arguments(args, ('guest',), ('guest',))
     a_guest = args['guest']
     if type(a_guest) is not str or not a_guest.isascii():
         a_guest = v.want_str(a_guest, 'guest')
@@ -1094,78 +724,34 @@ def _invoke_get_guest(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_guest(a_guest)
 
 
-_ARGS_list_rooms: frozenset[str] = frozenset({'room_type'})
-_NEEDS_list_rooms: frozenset[str] = frozenset(())
-
-
 def _invoke_list_rooms(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_rooms >= args.keys() >= _NEEDS_list_rooms):
-        rt.check_arguments(args, ('room_type',), ())
     a_room_type = (v.want_optional(args['room_type'], 'room_type', (lambda x, p: v.want_enum(x, p, RoomType))) if args.get('room_type') is not None else None)
     return ep.tool_list_rooms(a_room_type)
 
 
-_ARGS_get_room: frozenset[str] = frozenset({'room'})
-
-
 def _invoke_get_room(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_room and None not in args.values()):
-        rt.check_arguments(args, ('room',), ('room',))
     a_room = rt.lookup(ep.t_rooms, v.check_pattern(v.want_str(args['room'], 'room'), 'room', '^[1-9][0-9]{2}$'), lambda key: rt.built(ep, 'No room ' + rt.text(key) + '.'))
     return ep.tool_get_room(a_room)
 
 
-_ARGS_list_arrivals: frozenset[str] = frozenset({'day'})
-_NEEDS_list_arrivals: frozenset[str] = frozenset(())
-
-
 def _invoke_list_arrivals(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_arrivals >= args.keys() >= _NEEDS_list_arrivals):
-        rt.check_arguments(args, ('day',), ())
-    a_day = (v.want_optional(args['day'], 'day', (lambda x, p: v.want_date(x, p))) if args.get('day') is not None else None)
+    a_day = (v.want_optional(args['day'], 'day', v.want_date) if args.get('day') is not None else None)
     return ep.tool_list_arrivals(a_day)
 
 
-_ARGS_list_departures: frozenset[str] = frozenset({'day'})
-_NEEDS_list_departures: frozenset[str] = frozenset(())
-
-
 def _invoke_list_departures(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_departures >= args.keys() >= _NEEDS_list_departures):
-        rt.check_arguments(args, ('day',), ())
-    a_day = (v.want_optional(args['day'], 'day', (lambda x, p: v.want_date(x, p))) if args.get('day') is not None else None)
+    a_day = (v.want_optional(args['day'], 'day', v.want_date) if args.get('day') is not None else None)
     return ep.tool_list_departures(a_day)
 
 
-_ARGS_list_in_house: frozenset[str] = frozenset(())
-
-
-def _invoke_list_in_house(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_in_house):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_in_house()
-
-
-_ARGS_register_guest: frozenset[str] = frozenset({'name', 'email', 'phone'})
-_NEEDS_register_guest: frozenset[str] = frozenset({'name', 'email'})
-
-
 def _invoke_register_guest(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_register_guest >= args.keys() >= _NEEDS_register_guest and None not in args.values()):
-        rt.check_arguments(args, ('name', 'email', 'phone'), ('name', 'email'))
     a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
     a_email = v.check_pattern(v.want_str(args['email'], 'email'), 'email', '^[^@ ]+@[^@ ]+\\.[a-z]+$')
     a_phone = (v.want_optional(args['phone'], 'phone', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'))) if args.get('phone') is not None else None)
     return ep.tool_register_guest(a_name, a_email, a_phone)
 
 
-_ARGS_book_room: frozenset[str] = frozenset({'guest', 'room', 'check_in', 'check_out', 'guests_count'})
-_NEEDS_book_room: frozenset[str] = frozenset({'guest', 'room', 'check_in', 'check_out'})
-
-
 def _invoke_book_room(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_book_room >= args.keys() >= _NEEDS_book_room and None not in args.values()):
-        rt.check_arguments(args, ('guest', 'room', 'check_in', 'check_out', 'guests_count'), ('guest', 'room', 'check_in', 'check_out'))
     a_guest = args['guest']
     if type(a_guest) is not str or not a_guest.isascii():
         a_guest = v.want_str(a_guest, 'guest')
@@ -1177,12 +763,7 @@ def _invoke_book_room(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_book_room(a_guest, a_room, a_check_in, a_check_out, a_guests_count)
 
 
-_ARGS_change_dates: frozenset[str] = frozenset({'booking', 'check_in', 'check_out'})
-
-
 def _invoke_change_dates(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_change_dates and None not in args.values()):
-        rt.check_arguments(args, ('booking', 'check_in', 'check_out'), ('booking', 'check_in', 'check_out'))
     a_booking = args['booking']
     if type(a_booking) is not str or not a_booking.isascii():
         a_booking = v.want_str(a_booking, 'booking')
@@ -1192,12 +773,7 @@ def _invoke_change_dates(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_change_dates(a_booking, a_check_in, a_check_out)
 
 
-_ARGS_cancel_booking: frozenset[str] = frozenset({'booking'})
-
-
 def _invoke_cancel_booking(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_cancel_booking and None not in args.values()):
-        rt.check_arguments(args, ('booking',), ('booking',))
     a_booking = args['booking']
     if type(a_booking) is not str or not a_booking.isascii():
         a_booking = v.want_str(a_booking, 'booking')
@@ -1205,12 +781,7 @@ def _invoke_cancel_booking(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_cancel_booking(a_booking)
 
 
-_ARGS_check_in: frozenset[str] = frozenset({'booking'})
-
-
 def _invoke_check_in(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_check_in and None not in args.values()):
-        rt.check_arguments(args, ('booking',), ('booking',))
     a_booking = args['booking']
     if type(a_booking) is not str or not a_booking.isascii():
         a_booking = v.want_str(a_booking, 'booking')
@@ -1218,12 +789,7 @@ def _invoke_check_in(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_check_in(a_booking)
 
 
-_ARGS_check_out: frozenset[str] = frozenset({'booking'})
-
-
 def _invoke_check_out(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_check_out and None not in args.values()):
-        rt.check_arguments(args, ('booking',), ('booking',))
     a_booking = args['booking']
     if type(a_booking) is not str or not a_booking.isascii():
         a_booking = v.want_str(a_booking, 'booking')
@@ -1231,24 +797,105 @@ def _invoke_check_out(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_check_out(a_booking)
 
 
-HotelFrontDesk.TOOLS = {
-    'search_free_rooms': ToolSpec('search_free_rooms', 'List the rooms in service that are free for every night from check_in to check_out, with the price of the stay.', (ParamSpec('check_in', {'type': 'string', 'format': 'date', 'description': 'The first night, e.g. 2026-06-13.'}, True, 'The first night, e.g. 2026-06-13.', table=None), ParamSpec('check_out', {'type': 'string', 'format': 'date', 'description': 'The departure day, after check_in, e.g. 2026-06-15.'}, True, 'The departure day, after check_in, e.g. 2026-06-15.', table=None), ParamSpec('room_type', {'anyOf': [{'type': 'string', 'enum': ['single', 'double', 'suite']}, {'type': 'null'}], 'description': 'Only rooms of this type (single, double or suite); any type when left out.'}, False, 'Only rooms of this type (single, double or suite); any type when left out.', table=None), ParamSpec('guests_count', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 6}, {'type': 'null'}], 'description': 'How many people will stay; only rooms that hold them are listed.'}, False, 'How many people will stay; only rooms that hold them are listed.', table=None), ), read_only=True, invoke=_invoke_search_free_rooms, where='hotel_front_desk.world:147', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'room_type': {'type': 'string', 'enum': ['single', 'double', 'suite']}, 'nightly_rate': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'nights': {'type': 'integer'}, 'total': {'type': 'integer'}}, 'required': ['number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total'], 'additionalProperties': False}}),
-    'find_guest': ToolSpec('find_guest', 'Look up guests by exact email (case-insensitive) or by part of the name, with their guest id, name, email and phone.', (ParamSpec('query', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "An email address, or part of a guest's name."}, True, "An email address, or part of a guest's name.", table=None), ), read_only=True, invoke=_invoke_find_guest, where='hotel_front_desk.world:161', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'phone': {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}}, 'required': ['id', 'name', 'email', 'phone'], 'additionalProperties': False}}, shows=('list', ('row', 'guests'))),
-    'get_booking': ToolSpec('get_booking', 'Show one booking: guest, room, dates, number of guests, status, total and cancellation fee.', (ParamSpec('booking', {'type': 'string', 'description': 'The booking id (B and three digits).'}, True, 'The booking id (B and three digits).', table='bookings'), ), read_only=True, invoke=_invoke_get_booking, where='hotel_front_desk.world:170', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
-    'list_bookings': ToolSpec('list_bookings', 'List bookings with their guest, room, check-in and check-out dates, number of guests, status and total, optionally of one guest, of one room and with one status.', (ParamSpec('guest', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': "Only this guest's bookings (the guest id, G and three digits)."}, False, "Only this guest's bookings (the guest id, G and three digits).", table='guests'), ParamSpec('room', {'anyOf': [{'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, {'type': 'null'}], 'description': 'Only bookings of this room (the three-digit room number).'}, False, 'Only bookings of this room (the three-digit room number).', table='rooms'), ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, {'type': 'null'}], 'description': 'Only bookings with this status.'}, False, 'Only bookings with this status.', table=None), ), read_only=True, invoke=_invoke_list_bookings, where='hotel_front_desk.world:178', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}}, shows=('list', ('row', 'bookings'))),
-    'get_guest': ToolSpec('get_guest', 'Show one guest profile: name, email and phone.', (ParamSpec('guest', {'type': 'string', 'description': 'The guest id (G and three digits).'}, True, 'The guest id (G and three digits).', table='guests'), ), read_only=True, invoke=_invoke_get_guest, where='hotel_front_desk.world:188', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'phone': {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}}, 'required': ['id', 'name', 'email', 'phone'], 'additionalProperties': False}),
-    'list_rooms': ToolSpec('list_rooms', "List the hotel's rooms with their number, room type, nightly rate, capacity and whether out of service, whatever their bookings.", (ParamSpec('room_type', {'anyOf': [{'type': 'string', 'enum': ['single', 'double', 'suite']}, {'type': 'null'}], 'description': 'Only rooms of this type (single, double or suite); all rooms when left out.'}, False, 'Only rooms of this type (single, double or suite); all rooms when left out.', table=None), ), read_only=True, invoke=_invoke_list_rooms, where='hotel_front_desk.world:196', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'room_type': {'type': 'string', 'enum': ['single', 'double', 'suite']}, 'nightly_rate': {'type': 'integer', 'minimum': 1, 'maximum': 5000}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'out_of_service': {'type': 'boolean'}}, 'required': ['number', 'room_type', 'nightly_rate', 'capacity', 'out_of_service'], 'additionalProperties': False}}, shows=('list', ('row', 'rooms'))),
-    'get_room': ToolSpec('get_room', 'Show one room: its room type, nightly rate, capacity and whether it is out of service.', (ParamSpec('room', {'type': 'string', 'pattern': '^[1-9][0-9]{2}$', 'description': 'The three-digit room number.'}, True, 'The three-digit room number.', table='rooms'), ), read_only=True, invoke=_invoke_get_room, where='hotel_front_desk.world:204', returns={'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'room_type': {'type': 'string', 'enum': ['single', 'double', 'suite']}, 'nightly_rate': {'type': 'integer', 'minimum': 1, 'maximum': 5000}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'out_of_service': {'type': 'boolean'}}, 'required': ['number', 'room_type', 'nightly_rate', 'capacity', 'out_of_service'], 'additionalProperties': False}),
-    'list_arrivals': ToolSpec('list_arrivals', 'List the reserved bookings that check in on a day (today by default), with guest, room, check-out date, number of guests and total.', (ParamSpec('day', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}], 'description': 'The arrival day; today when left out.'}, False, 'The arrival day; today when left out.', table=None), ), read_only=True, invoke=_invoke_list_arrivals, where='hotel_front_desk.world:210', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}}, shows=('list', ('row', 'bookings'))),
-    'list_departures': ToolSpec('list_departures', 'List the checked-in bookings due to check out on a day (today by default), with guest, room, check-in date and total.', (ParamSpec('day', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}], 'description': 'The departure day; today when left out.'}, False, 'The departure day; today when left out.', table=None), ), read_only=True, invoke=_invoke_list_departures, where='hotel_front_desk.world:219', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}}, shows=('list', ('row', 'bookings'))),
-    'list_in_house': ToolSpec('list_in_house', 'List the bookings of the guests staying in the hotel now (checked in), with guest, room, check-in and check-out dates and total.', (), read_only=True, invoke=_invoke_list_in_house, where='hotel_front_desk.world:228', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}}, shows=('list', ('row', 'bookings'))),
-    'register_guest': ToolSpec('register_guest', 'Create a guest profile. Each email address belongs to one guest.', (ParamSpec('name', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "The guest's full name."}, True, "The guest's full name.", table=None), ParamSpec('email', {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$', 'description': "The guest's email address."}, True, "The guest's email address.", table=None), ParamSpec('phone', {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}], 'description': 'A contact phone number with its country code, e.g. +44 20 7946 0000.'}, False, 'A contact phone number with its country code, e.g. +44 20 7946 0000.', table=None), ), read_only=False, invoke=_invoke_register_guest, where='hotel_front_desk.world:236', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'phone': {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}}, 'required': ['id', 'name', 'email', 'phone'], 'additionalProperties': False}),
-    'book_room': ToolSpec('book_room', 'Reserve a room for a guest for the nights from check_in to check_out. The total is the nights times the nightly rate.', (ParamSpec('guest', {'type': 'string', 'description': 'The guest id (G and three digits).'}, True, 'The guest id (G and three digits).', table='guests'), ParamSpec('room', {'type': 'string', 'pattern': '^[1-9][0-9]{2}$', 'description': 'The three-digit room number.'}, True, 'The three-digit room number.', table='rooms'), ParamSpec('check_in', {'type': 'string', 'format': 'date', 'description': 'The first night, e.g. 2026-06-13.'}, True, 'The first night, e.g. 2026-06-13.', table=None), ParamSpec('check_out', {'type': 'string', 'format': 'date', 'description': 'The departure day, after check_in.'}, True, 'The departure day, after check_in.', table=None), ParamSpec('guests_count', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 6}, {'type': 'null'}], 'description': 'How many people will stay.'}, False, 'How many people will stay.', table=None), ), read_only=False, invoke=_invoke_book_room, where='hotel_front_desk.world:249', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
-    'change_dates': ToolSpec('change_dates', 'Move a reserved booking to new dates in the same room; the total is recomputed.', (ParamSpec('booking', {'type': 'string', 'description': 'The booking id (B and three digits).'}, True, 'The booking id (B and three digits).', table='bookings'), ParamSpec('check_in', {'type': 'string', 'format': 'date', 'description': 'The new first night.'}, True, 'The new first night.', table=None), ParamSpec('check_out', {'type': 'string', 'format': 'date', 'description': 'The new departure day, after check_in.'}, True, 'The new departure day, after check_in.', table=None), ), read_only=False, invoke=_invoke_change_dates, where='hotel_front_desk.world:275', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
-    'cancel_booking': ToolSpec('cancel_booking', "Cancel a reserved booking. When the check-in day is two days away or less (inside 48 hours),\na fee of one night's rate is charged; otherwise cancelling is free.", (ParamSpec('booking', {'type': 'string', 'description': 'The booking id (B and three digits).'}, True, 'The booking id (B and three digits).', table='bookings'), ), read_only=False, invoke=_invoke_cancel_booking, where='hotel_front_desk.world:292', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
-    'check_in': ToolSpec('check_in', "Check the guest of a reserved booking in; only possible on the booking's check-in day.", (ParamSpec('booking', {'type': 'string', 'description': 'The booking id (B and three digits).'}, True, 'The booking id (B and three digits).', table='bookings'), ), read_only=False, invoke=_invoke_check_in, where='hotel_front_desk.world:307', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
-    'check_out': ToolSpec('check_out', 'Check out a guest who is checked in; returns the amount due, the booking total.', (ParamSpec('booking', {'type': 'string', 'description': 'The booking id (B and three digits).'}, True, 'The booking id (B and three digits).', table='bookings'), ), read_only=False, invoke=_invoke_check_out, where='hotel_front_desk.world:320', returns={'type': 'object', 'properties': {'booking': {'type': 'string'}, 'nights': {'type': 'integer'}, 'amount_due': {'type': 'integer'}}, 'required': ['booking', 'nights', 'amount_due'], 'additionalProperties': False}),
-}
+HotelFrontDesk.TOOLS = tools(
+    tool('search_free_rooms',
+         'List the rooms in service that are free for every night from check_in to check_out, with the price of the stay.',
+         (param('check_in', {'type': 'string', 'format': 'date'}, 'The first night, e.g. 2026-06-13.'),
+         param('check_out', {'type': 'string', 'format': 'date'}, 'The departure day, after check_in, e.g. 2026-06-15.'),
+         param('room_type', {'anyOf': [{'type': 'string', 'enum': ['single', 'double', 'suite']}, {'type': 'null'}]}, 'Only rooms of this type (single, double or suite); any type when left out.', optional=True),
+         param('guests_count', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 6}, {'type': 'null'}]}, 'How many people will stay; only rooms that hold them are listed.', optional=True)),
+         read_only=True, invoke=_invoke_search_free_rooms, where='hotel_front_desk.world:147',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'room_type': {'type': 'string', 'enum': ['single', 'double', 'suite']}, 'nightly_rate': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'nights': {'type': 'integer'}, 'total': {'type': 'integer'}}, 'required': ['number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total'], 'additionalProperties': False}}),
+    tool('find_guest',
+         'Look up guests by exact email (case-insensitive) or by part of the name, with their guest id, name, email and phone.',
+         (param('query', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "An email address, or part of a guest's name."),),
+         read_only=True, invoke=_invoke_find_guest, where='hotel_front_desk.world:161',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'phone': {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}}, 'required': ['id', 'name', 'email', 'phone'], 'additionalProperties': False}},
+         shows=('list', ('row', 'guests'))),
+    tool('get_booking',
+         'Show one booking: guest, room, dates, number of guests, status, total and cancellation fee.',
+         (param('booking', {'type': 'string'}, 'The booking id (B and three digits).', table='bookings'),),
+         read_only=True, invoke=_invoke_get_booking, where='hotel_front_desk.world:170',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
+    tool('list_bookings',
+         'List bookings with their guest, room, check-in and check-out dates, number of guests, status and total, optionally of one guest, of one room and with one status.',
+         (param('guest', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Only this guest's bookings (the guest id, G and three digits).", optional=True, table='guests'),
+         param('room', {'anyOf': [{'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, {'type': 'null'}]}, 'Only bookings of this room (the three-digit room number).', optional=True, table='rooms'),
+         param('status', {'anyOf': [{'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, {'type': 'null'}]}, 'Only bookings with this status.', optional=True)),
+         read_only=True, invoke=_invoke_list_bookings, where='hotel_front_desk.world:178',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}},
+         shows=('list', ('row', 'bookings'))),
+    tool('get_guest', 'Show one guest profile: name, email and phone.',
+         (param('guest', {'type': 'string'}, 'The guest id (G and three digits).', table='guests'),),
+         read_only=True, invoke=_invoke_get_guest, where='hotel_front_desk.world:188',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'phone': {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}}, 'required': ['id', 'name', 'email', 'phone'], 'additionalProperties': False}),
+    tool('list_rooms',
+         "List the hotel's rooms with their number, room type, nightly rate, capacity and whether out of service, whatever their bookings.",
+         (param('room_type', {'anyOf': [{'type': 'string', 'enum': ['single', 'double', 'suite']}, {'type': 'null'}]}, 'Only rooms of this type (single, double or suite); all rooms when left out.', optional=True),),
+         read_only=True, invoke=_invoke_list_rooms, where='hotel_front_desk.world:196',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'room_type': {'type': 'string', 'enum': ['single', 'double', 'suite']}, 'nightly_rate': {'type': 'integer', 'minimum': 1, 'maximum': 5000}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'out_of_service': {'type': 'boolean'}}, 'required': ['number', 'room_type', 'nightly_rate', 'capacity', 'out_of_service'], 'additionalProperties': False}},
+         shows=('list', ('row', 'rooms'))),
+    tool('get_room',
+         'Show one room: its room type, nightly rate, capacity and whether it is out of service.',
+         (param('room', {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'The three-digit room number.', table='rooms'),),
+         read_only=True, invoke=_invoke_get_room, where='hotel_front_desk.world:204',
+         returns={'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'room_type': {'type': 'string', 'enum': ['single', 'double', 'suite']}, 'nightly_rate': {'type': 'integer', 'minimum': 1, 'maximum': 5000}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'out_of_service': {'type': 'boolean'}}, 'required': ['number', 'room_type', 'nightly_rate', 'capacity', 'out_of_service'], 'additionalProperties': False}),
+    tool('list_arrivals',
+         'List the reserved bookings that check in on a day (today by default), with guest, room, check-out date, number of guests and total.',
+         (param('day', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}]}, 'The arrival day; today when left out.', optional=True),),
+         read_only=True, invoke=_invoke_list_arrivals, where='hotel_front_desk.world:210',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}},
+         shows=('list', ('row', 'bookings'))),
+    tool('list_departures',
+         'List the checked-in bookings due to check out on a day (today by default), with guest, room, check-in date and total.',
+         (param('day', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}]}, 'The departure day; today when left out.', optional=True),),
+         read_only=True, invoke=_invoke_list_departures, where='hotel_front_desk.world:219',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}},
+         shows=('list', ('row', 'bookings'))),
+    tool('list_in_house',
+         'List the bookings of the guests staying in the hotel now (checked in), with guest, room, check-in and check-out dates and total.',
+         (), read_only=True, method=HotelFrontDesk.tool_list_in_house,
+         where='hotel_front_desk.world:228',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}},
+         shows=('list', ('row', 'bookings'))),
+    tool('register_guest', 'Create a guest profile. Each email address belongs to one guest.',
+         (param('name', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "The guest's full name."),
+         param('email', {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, "The guest's email address."),
+         param('phone', {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}, 'A contact phone number with its country code, e.g. +44 20 7946 0000.', optional=True)),
+         read_only=False, invoke=_invoke_register_guest, where='hotel_front_desk.world:236',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'phone': {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}}, 'required': ['id', 'name', 'email', 'phone'], 'additionalProperties': False}),
+    tool('book_room',
+         'Reserve a room for a guest for the nights from check_in to check_out. The total is the nights times the nightly rate.',
+         (param('guest', {'type': 'string'}, 'The guest id (G and three digits).', table='guests'),
+         param('room', {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'The three-digit room number.', table='rooms'),
+         param('check_in', {'type': 'string', 'format': 'date'}, 'The first night, e.g. 2026-06-13.'),
+         param('check_out', {'type': 'string', 'format': 'date'}, 'The departure day, after check_in.'),
+         param('guests_count', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 6}, {'type': 'null'}]}, 'How many people will stay.', optional=True)),
+         read_only=False, invoke=_invoke_book_room, where='hotel_front_desk.world:249',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
+    tool('change_dates',
+         'Move a reserved booking to new dates in the same room; the total is recomputed.',
+         (param('booking', {'type': 'string'}, 'The booking id (B and three digits).', table='bookings'),
+         param('check_in', {'type': 'string', 'format': 'date'}, 'The new first night.'),
+         param('check_out', {'type': 'string', 'format': 'date'}, 'The new departure day, after check_in.')),
+         read_only=False, invoke=_invoke_change_dates, where='hotel_front_desk.world:275',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
+    tool('cancel_booking',
+         "Cancel a reserved booking. When the check-in day is two days away or less (inside 48 hours),\na fee of one night's rate is charged; otherwise cancelling is free.",
+         (param('booking', {'type': 'string'}, 'The booking id (B and three digits).', table='bookings'),),
+         read_only=False, invoke=_invoke_cancel_booking, where='hotel_front_desk.world:292',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
+    tool('check_in',
+         "Check the guest of a reserved booking in; only possible on the booking's check-in day.",
+         (param('booking', {'type': 'string'}, 'The booking id (B and three digits).', table='bookings'),),
+         read_only=False, invoke=_invoke_check_in, where='hotel_front_desk.world:307',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
+    tool('check_out',
+         'Check out a guest who is checked in; returns the amount due, the booking total.',
+         (param('booking', {'type': 'string'}, 'The booking id (B and three digits).', table='bookings'),),
+         read_only=False, invoke=_invoke_check_out, where='hotel_front_desk.world:320',
+         returns={'type': 'object', 'properties': {'booking': {'type': 'string'}, 'nights': {'type': 'integer'}, 'amount_due': {'type': 'integer'}}, 'required': ['booking', 'nights', 'amount_due'], 'additionalProperties': False}),
+)
 
 
 def _check_arrivals_and_departures__ana_in(  # hotel_front_desk.world:415
@@ -1734,13 +1381,13 @@ def _check_rossi_family_arrival__single_booked(  # tasks.world:576
 
 
 HotelFrontDesk.TASKS = {
-    'arrivals_and_departures': TaskSpec('arrivals_and_departures', 'Ana Silva has just arrived for her booking B001; check her in. Chloe Martin is leaving room 101 early today; check her out.', rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('ana_in', 1.0, "Ana's booking is checked in.", _check_arrivals_and_departures__ana_in), CheckSpec('chloe_out', 1.0, "Chloe's booking is checked out.", _check_arrivals_and_departures__chloe_out), CheckSpec('others_untouched', 1.0, 'No other booking changed.', _check_arrivals_and_departures__others_untouched),), ('bookings.status', 'bookings.checked_in_at', 'bookings.checked_out_at'), (('check_in', {'booking': 'B001'}), ('list_bookings', {'room': '101', 'status': 'checked_in'}), ('check_out', {'booking': 'B003'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Check one guest in and another out.'),
-    'new_guest_double_room': TaskSpec('new_guest_double_room', 'A new guest, Dana Lee (dana.lee@example.com), wants a double room for two people from June 13 to June 15, 2026. Register her and book it.', rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('registered', 1.0, 'Dana has a guest profile.', _check_new_guest_double_room__registered), CheckSpec('booked', 1.0, 'Dana holds a reserved double room for two from June 13 to 15.', _check_new_guest_double_room__booked), CheckSpec('one_booking', 1.0, 'Exactly one booking was added.', _check_new_guest_double_room__one_booking),), ('guests', 'guest_ids', 'bookings', 'booking_ids'), (('search_free_rooms', {'check_in': '2026-06-13', 'check_out': '2026-06-15', 'room_type': 'double', 'guests_count': 2}), ('register_guest', {'name': 'Dana Lee', 'email': 'dana.lee@example.com'}), ('book_room', {'guest': 'G004', 'room': '102', 'check_in': '2026-06-13', 'check_out': '2026-06-15', 'guests_count': 2}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Register a new guest and book a free double room.'),
-    'move_and_cancel': TaskSpec('move_and_cancel', "Ben Okafor wants his suite stay moved to June 21 to June 25, 2026. Ana Silva can't come after all: cancel her booking that starts today.", rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('moved', 1.0, "Ben's suite booking runs June 21 to 25 at the new total.", _check_move_and_cancel__moved), CheckSpec('cancelled_with_fee', 1.0, "Ana's booking is cancelled with one night's fee.", _check_move_and_cancel__cancelled_with_fee),), ('bookings.check_in', 'bookings.check_out', 'bookings.total', 'bookings.status', 'bookings.cancellation_fee'), (('find_guest', {'query': 'Ben Okafor'}), ('list_bookings', {'guest': 'G002', 'status': 'reserved'}), ('change_dates', {'booking': 'B002', 'check_in': '2026-06-21', 'check_out': '2026-06-25'}), ('find_guest', {'query': 'Ana Silva'}), ('list_bookings', {'guest': 'G001', 'status': 'reserved'}), ('cancel_booking', {'booking': 'B001'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc="Move one booking's dates and cancel another inside the fee window."),
-    'chloe_adds_a_single': TaskSpec('chloe_adds_a_single', "Hello, this is Chloe Martin (chloe.martin@example.com). Please book me the cheapest single room that's free from June 24 to June 27, 2026, just for me. And my double-room booking for June 15 to 17 needs to move: make it June 16 to June 19 instead.", rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('single_booked', 1.0, 'Chloe holds the cheaper single, room 101, for June 24 to 27.', _check_chloe_adds_a_single__single_booked), CheckSpec('double_moved', 1.0, 'Her double-room booking now runs June 16 to 19 at the new total.', _check_chloe_adds_a_single__double_moved), CheckSpec('one_new_booking', 1.0, 'Exactly one booking was added.', _check_chloe_adds_a_single__one_new_booking),), ('bookings', 'booking_ids'), (('find_guest', {'query': 'chloe.martin@example.com'}), ('search_free_rooms', {'check_in': '2026-06-24', 'check_out': '2026-06-27', 'room_type': 'single', 'guests_count': 1}), ('book_room', {'guest': 'G003', 'room': '101', 'check_in': '2026-06-24', 'check_out': '2026-06-27', 'guests_count': 1}), ('list_bookings', {'guest': 'G003', 'status': 'reserved'}), ('change_dates', {'booking': 'B005', 'check_in': '2026-06-16', 'check_out': '2026-06-19'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='A guest books the cheapest free single room and moves her other booking.'),
-    'chloe_leaves_early_and_rebooks': TaskSpec('chloe_leaves_early_and_rebooks', "Hello, this is Chloe Martin (chloe.martin@example.com). I'm leaving today, so please check me out now. My plans have changed for next week too: cancel my double-room booking that starts on June 15, and instead book me the cheapest single room for just me from June 16 to June 18, 2026.", rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('checked_out', 1.0, "Chloe's current stay is checked out.", _check_chloe_leaves_early_and_rebooks__checked_out), CheckSpec('cancelled_free', 1.0, 'The June 15 booking is cancelled without a fee (more than 48 hours ahead).', _check_chloe_leaves_early_and_rebooks__cancelled_free), CheckSpec('rebooked', 1.0, 'Chloe holds single room 101 (the cheapest) from June 16 to 18 for 2 x 90.', _check_chloe_leaves_early_and_rebooks__rebooked), CheckSpec('one_booking_added', 1.0, '', _check_chloe_leaves_early_and_rebooks__one_booking_added),), ('bookings', 'booking_ids'), (('find_guest', {'query': 'chloe.martin@example.com'}), ('list_bookings', {'guest': 'G003'}), ('check_out', {'booking': 'B003'}), ('cancel_booking', {'booking': 'B005'}), ('search_free_rooms', {'check_in': '2026-06-16', 'check_out': '2026-06-18', 'room_type': 'single', 'guests_count': 1}), ('book_room', {'guest': 'G003', 'room': '101', 'check_in': '2026-06-16', 'check_out': '2026-06-18', 'guests_count': 1}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Check a guest out early, cancel her next stay free of charge and book her a cheaper room instead.'),
-    'ben_shortens_and_brings_colleague': TaskSpec('ben_shortens_and_brings_colleague', "Hi, Ben Okafor here (ben.okafor@example.com). I have to leave a day early: my suite stay starting June 20 should end on June 22 instead of June 23. Also my colleague Priya Nair (priya.nair@example.com) is joining me; she's never stayed with you. Please set her up and book her the cheapest free single room for June 20 to June 22.", rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('shortened', 1.0, "Ben's suite booking ends on June 22 at the new total.", _check_ben_shortens_and_brings_colleague__shortened), CheckSpec('priya_registered', 1.0, 'Priya has a guest profile.', _check_ben_shortens_and_brings_colleague__priya_registered), CheckSpec('priya_booked', 1.0, 'Priya holds the cheaper single, room 101, for June 20 to 22.', _check_ben_shortens_and_brings_colleague__priya_booked),), ('bookings', 'booking_ids', 'guests', 'guest_ids'), (('find_guest', {'query': 'ben.okafor@example.com'}), ('list_bookings', {'guest': 'G002', 'status': 'reserved'}), ('change_dates', {'booking': 'B002', 'check_in': '2026-06-20', 'check_out': '2026-06-22'}), ('register_guest', {'name': 'Priya Nair', 'email': 'priya.nair@example.com'}), ('search_free_rooms', {'check_in': '2026-06-20', 'check_out': '2026-06-22', 'room_type': 'single', 'guests_count': 1}), ('book_room', {'guest': 'G004', 'room': '101', 'check_in': '2026-06-20', 'check_out': '2026-06-22', 'guests_count': 1}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Shorten a suite stay and book a single room for a new guest on the same nights.'),
-    'late_checkout_then_arrival': TaskSpec('late_checkout_then_arrival', "Good morning! Chloe Martin is handing back the key to her single room right now, and Ben Okafor has just arrived for that same room tonight. Ben would like to stay one night longer than booked, until June 13, 2026. Please check Chloe out, sort out Ben's dates and check him in.", rt.package_data(__package__, 'data/b91e881f6fe2eb2f.json'), (CheckSpec('chloe_out', 1.0, "Chloe's stay in room 101 is checked out.", _check_late_checkout_then_arrival__chloe_out), CheckSpec('ben_extended', 1.0, "Ben's room 101 booking now ends on June 13 at three nights' price.", _check_late_checkout_then_arrival__ben_extended), CheckSpec('ben_in', 1.0, 'Ben is checked in to room 101.', _check_late_checkout_then_arrival__ben_in),), ('bookings.status', 'bookings.checked_in_at', 'bookings.checked_out_at', 'bookings.check_in', 'bookings.check_out', 'bookings.total'), (('find_guest', {'query': 'Chloe Martin'}), ('list_bookings', {'guest': 'G003', 'status': 'checked_in'}), ('check_out', {'booking': 'B003'}), ('find_guest', {'query': 'Ben Okafor'}), ('list_bookings', {'guest': 'G002', 'status': 'reserved'}), ('change_dates', {'booking': 'B006', 'check_in': '2026-06-10', 'check_out': '2026-06-13'}), ('check_in', {'booking': 'B006'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Check a departing guest out so the next guest can take the room, extend his stay and check him in.'),
-    'walk_in_takes_room_101': TaskSpec('walk_in_takes_room_101', 'The guest in room 101 is leaving early this morning, please check them out. Right after that, a walk-in guest wants that same room for tonight only: he is Marco Rossi, email marco.rossi@example.com, phone +39 333 1234567, travelling alone. Register him, book room 101 for tonight and check him in straight away.', rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('previous_guest_out', 1.0, "Chloe's stay in room 101 is checked out.", _check_walk_in_takes_room_101__previous_guest_out), CheckSpec('marco_registered', 1.0, 'Marco has a guest profile with his phone number.', _check_walk_in_takes_room_101__marco_registered), CheckSpec('marco_in_101', 1.0, 'Marco is checked in to room 101 for one night, June 10 to 11, at 90.', _check_walk_in_takes_room_101__marco_in_101), CheckSpec('one_booking_added', 1.0, '', _check_walk_in_takes_room_101__one_booking_added),), ('guests', 'guest_ids', 'bookings', 'booking_ids'), (('list_bookings', {'room': '101', 'status': 'checked_in'}), ('check_out', {'booking': 'B003'}), ('register_guest', {'name': 'Marco Rossi', 'email': 'marco.rossi@example.com', 'phone': '+39 333 1234567'}), ('book_room', {'guest': 'G004', 'room': '101', 'check_in': '2026-06-10', 'check_out': '2026-06-11', 'guests_count': 1}), ('check_in', {'booking': 'B006'}), ), seed=None, persona='The front-desk manager on the morning shift, busy and to the point; answers questions briefly and expects the desk to handle the details.', known='The guest in room 101 is leaving early this morning. The walk-in is Marco Rossi, email marco.rossi@example.com, phone +39 333 1234567, travelling alone, and wants room 101 for tonight only (June 10 to June 11, 2026), checked in right away.', unknown="The name of the guest in room 101 and the id of their booking, Marco's new guest id and the id of his new booking.", tags=(), split=None, doc='Check the current guest of a room out, then register a walk-in guest, book the room for tonight and check him in.'),
-    'rossi_family_arrival': TaskSpec('rossi_family_arrival', 'Good morning, my name is Marco Rossi (marco.rossi@example.com, phone +39 347 123 4567). We have never stayed with you. I need a suite for the four of us from June 13 to June 16, 2026, and my mother Lucia Rossi (lucia.rossi@example.com) would like the cheapest single room for the same nights, in her own name.', rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('marco_registered', 1.0, 'Marco has a guest profile with his phone number.', _check_rossi_family_arrival__marco_registered), CheckSpec('lucia_registered', 1.0, 'Lucia has her own guest profile.', _check_rossi_family_arrival__lucia_registered), CheckSpec('suite_booked', 1.0, 'Marco holds the suite for four from June 13 to 16.', _check_rossi_family_arrival__suite_booked), CheckSpec('single_booked', 1.0, 'Lucia holds the cheaper single, room 101, for the same nights.', _check_rossi_family_arrival__single_booked),), ('guests', 'guest_ids', 'bookings', 'booking_ids'), (('find_guest', {'query': 'marco.rossi@example.com'}), ('register_guest', {'name': 'Marco Rossi', 'email': 'marco.rossi@example.com', 'phone': '+39 347 123 4567'}), ('register_guest', {'name': 'Lucia Rossi', 'email': 'lucia.rossi@example.com'}), ('search_free_rooms', {'check_in': '2026-06-13', 'check_out': '2026-06-16', 'room_type': 'suite', 'guests_count': 4}), ('book_room', {'guest': 'G004', 'room': '201', 'check_in': '2026-06-13', 'check_out': '2026-06-16', 'guests_count': 4}), ('search_free_rooms', {'check_in': '2026-06-13', 'check_out': '2026-06-16', 'room_type': 'single', 'guests_count': 1}), ('book_room', {'guest': 'G005', 'room': '101', 'check_in': '2026-06-13', 'check_out': '2026-06-16', 'guests_count': 1}), ), seed=None, persona='Marco Rossi, arriving with his family on a first visit. Polite and a little hurried; he gives details when asked and lets the desk pick the rooms.', known="His name, email marco.rossi@example.com and phone +39 347 123 4567; his mother Lucia Rossi's email lucia.rossi@example.com (she gives no phone). They need a suite for four and the cheapest single for Lucia, both from June 13 to June 16, 2026. Neither has stayed at the hotel before.", unknown='Which rooms are free for those nights, which single is the cheapest, the room numbers and the prices of the stays.', tags=(), split=None, doc='Register two new guests and book a suite and a single for the same nights.'),
+    'arrivals_and_departures': TaskSpec('arrivals_and_departures', 'Ana Silva has just arrived for her booking B001; check her in. Chloe Martin is leaving room 101 early today; check her out.', rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('ana_in', 1.0, "Ana's booking is checked in.", _check_arrivals_and_departures__ana_in), CheckSpec('chloe_out', 1.0, "Chloe's booking is checked out.", _check_arrivals_and_departures__chloe_out), CheckSpec('others_untouched', 1.0, 'No other booking changed.', _check_arrivals_and_departures__others_untouched)), ('bookings.status', 'bookings.checked_in_at', 'bookings.checked_out_at'), (('check_in', {'booking': 'B001'}), ('list_bookings', {'room': '101', 'status': 'checked_in'}), ('check_out', {'booking': 'B003'})), doc='Check one guest in and another out.'),
+    'new_guest_double_room': TaskSpec('new_guest_double_room', 'A new guest, Dana Lee (dana.lee@example.com), wants a double room for two people from June 13 to June 15, 2026. Register her and book it.', rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('registered', 1.0, 'Dana has a guest profile.', _check_new_guest_double_room__registered), CheckSpec('booked', 1.0, 'Dana holds a reserved double room for two from June 13 to 15.', _check_new_guest_double_room__booked), CheckSpec('one_booking', 1.0, 'Exactly one booking was added.', _check_new_guest_double_room__one_booking)), ('guests', 'guest_ids', 'bookings', 'booking_ids'), (('search_free_rooms', {'check_in': '2026-06-13', 'check_out': '2026-06-15', 'room_type': 'double', 'guests_count': 2}), ('register_guest', {'name': 'Dana Lee', 'email': 'dana.lee@example.com'}), ('book_room', {'guest': 'G004', 'room': '102', 'check_in': '2026-06-13', 'check_out': '2026-06-15', 'guests_count': 2})), doc='Register a new guest and book a free double room.'),
+    'move_and_cancel': TaskSpec('move_and_cancel', "Ben Okafor wants his suite stay moved to June 21 to June 25, 2026. Ana Silva can't come after all: cancel her booking that starts today.", rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('moved', 1.0, "Ben's suite booking runs June 21 to 25 at the new total.", _check_move_and_cancel__moved), CheckSpec('cancelled_with_fee', 1.0, "Ana's booking is cancelled with one night's fee.", _check_move_and_cancel__cancelled_with_fee)), ('bookings.check_in', 'bookings.check_out', 'bookings.total', 'bookings.status', 'bookings.cancellation_fee'), (('find_guest', {'query': 'Ben Okafor'}), ('list_bookings', {'guest': 'G002', 'status': 'reserved'}), ('change_dates', {'booking': 'B002', 'check_in': '2026-06-21', 'check_out': '2026-06-25'}), ('find_guest', {'query': 'Ana Silva'}), ('list_bookings', {'guest': 'G001', 'status': 'reserved'}), ('cancel_booking', {'booking': 'B001'})), doc="Move one booking's dates and cancel another inside the fee window."),
+    'chloe_adds_a_single': TaskSpec('chloe_adds_a_single', "Hello, this is Chloe Martin (chloe.martin@example.com). Please book me the cheapest single room that's free from June 24 to June 27, 2026, just for me. And my double-room booking for June 15 to 17 needs to move: make it June 16 to June 19 instead.", rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('single_booked', 1.0, 'Chloe holds the cheaper single, room 101, for June 24 to 27.', _check_chloe_adds_a_single__single_booked), CheckSpec('double_moved', 1.0, 'Her double-room booking now runs June 16 to 19 at the new total.', _check_chloe_adds_a_single__double_moved), CheckSpec('one_new_booking', 1.0, 'Exactly one booking was added.', _check_chloe_adds_a_single__one_new_booking)), ('bookings', 'booking_ids'), (('find_guest', {'query': 'chloe.martin@example.com'}), ('search_free_rooms', {'check_in': '2026-06-24', 'check_out': '2026-06-27', 'room_type': 'single', 'guests_count': 1}), ('book_room', {'guest': 'G003', 'room': '101', 'check_in': '2026-06-24', 'check_out': '2026-06-27', 'guests_count': 1}), ('list_bookings', {'guest': 'G003', 'status': 'reserved'}), ('change_dates', {'booking': 'B005', 'check_in': '2026-06-16', 'check_out': '2026-06-19'})), doc='A guest books the cheapest free single room and moves her other booking.'),
+    'chloe_leaves_early_and_rebooks': TaskSpec('chloe_leaves_early_and_rebooks', "Hello, this is Chloe Martin (chloe.martin@example.com). I'm leaving today, so please check me out now. My plans have changed for next week too: cancel my double-room booking that starts on June 15, and instead book me the cheapest single room for just me from June 16 to June 18, 2026.", rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('checked_out', 1.0, "Chloe's current stay is checked out.", _check_chloe_leaves_early_and_rebooks__checked_out), CheckSpec('cancelled_free', 1.0, 'The June 15 booking is cancelled without a fee (more than 48 hours ahead).', _check_chloe_leaves_early_and_rebooks__cancelled_free), CheckSpec('rebooked', 1.0, 'Chloe holds single room 101 (the cheapest) from June 16 to 18 for 2 x 90.', _check_chloe_leaves_early_and_rebooks__rebooked), CheckSpec('one_booking_added', 1.0, '', _check_chloe_leaves_early_and_rebooks__one_booking_added)), ('bookings', 'booking_ids'), (('find_guest', {'query': 'chloe.martin@example.com'}), ('list_bookings', {'guest': 'G003'}), ('check_out', {'booking': 'B003'}), ('cancel_booking', {'booking': 'B005'}), ('search_free_rooms', {'check_in': '2026-06-16', 'check_out': '2026-06-18', 'room_type': 'single', 'guests_count': 1}), ('book_room', {'guest': 'G003', 'room': '101', 'check_in': '2026-06-16', 'check_out': '2026-06-18', 'guests_count': 1})), doc='Check a guest out early, cancel her next stay free of charge and book her a cheaper room instead.'),
+    'ben_shortens_and_brings_colleague': TaskSpec('ben_shortens_and_brings_colleague', "Hi, Ben Okafor here (ben.okafor@example.com). I have to leave a day early: my suite stay starting June 20 should end on June 22 instead of June 23. Also my colleague Priya Nair (priya.nair@example.com) is joining me; she's never stayed with you. Please set her up and book her the cheapest free single room for June 20 to June 22.", rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('shortened', 1.0, "Ben's suite booking ends on June 22 at the new total.", _check_ben_shortens_and_brings_colleague__shortened), CheckSpec('priya_registered', 1.0, 'Priya has a guest profile.', _check_ben_shortens_and_brings_colleague__priya_registered), CheckSpec('priya_booked', 1.0, 'Priya holds the cheaper single, room 101, for June 20 to 22.', _check_ben_shortens_and_brings_colleague__priya_booked)), ('bookings', 'booking_ids', 'guests', 'guest_ids'), (('find_guest', {'query': 'ben.okafor@example.com'}), ('list_bookings', {'guest': 'G002', 'status': 'reserved'}), ('change_dates', {'booking': 'B002', 'check_in': '2026-06-20', 'check_out': '2026-06-22'}), ('register_guest', {'name': 'Priya Nair', 'email': 'priya.nair@example.com'}), ('search_free_rooms', {'check_in': '2026-06-20', 'check_out': '2026-06-22', 'room_type': 'single', 'guests_count': 1}), ('book_room', {'guest': 'G004', 'room': '101', 'check_in': '2026-06-20', 'check_out': '2026-06-22', 'guests_count': 1})), doc='Shorten a suite stay and book a single room for a new guest on the same nights.'),
+    'late_checkout_then_arrival': TaskSpec('late_checkout_then_arrival', "Good morning! Chloe Martin is handing back the key to her single room right now, and Ben Okafor has just arrived for that same room tonight. Ben would like to stay one night longer than booked, until June 13, 2026. Please check Chloe out, sort out Ben's dates and check him in.", rt.package_data(__package__, 'data/b91e881f6fe2eb2f.json'), (CheckSpec('chloe_out', 1.0, "Chloe's stay in room 101 is checked out.", _check_late_checkout_then_arrival__chloe_out), CheckSpec('ben_extended', 1.0, "Ben's room 101 booking now ends on June 13 at three nights' price.", _check_late_checkout_then_arrival__ben_extended), CheckSpec('ben_in', 1.0, 'Ben is checked in to room 101.', _check_late_checkout_then_arrival__ben_in)), ('bookings.status', 'bookings.checked_in_at', 'bookings.checked_out_at', 'bookings.check_in', 'bookings.check_out', 'bookings.total'), (('find_guest', {'query': 'Chloe Martin'}), ('list_bookings', {'guest': 'G003', 'status': 'checked_in'}), ('check_out', {'booking': 'B003'}), ('find_guest', {'query': 'Ben Okafor'}), ('list_bookings', {'guest': 'G002', 'status': 'reserved'}), ('change_dates', {'booking': 'B006', 'check_in': '2026-06-10', 'check_out': '2026-06-13'}), ('check_in', {'booking': 'B006'})), doc='Check a departing guest out so the next guest can take the room, extend his stay and check him in.'),
+    'walk_in_takes_room_101': TaskSpec('walk_in_takes_room_101', 'The guest in room 101 is leaving early this morning, please check them out. Right after that, a walk-in guest wants that same room for tonight only: he is Marco Rossi, email marco.rossi@example.com, phone +39 333 1234567, travelling alone. Register him, book room 101 for tonight and check him in straight away.', rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('previous_guest_out', 1.0, "Chloe's stay in room 101 is checked out.", _check_walk_in_takes_room_101__previous_guest_out), CheckSpec('marco_registered', 1.0, 'Marco has a guest profile with his phone number.', _check_walk_in_takes_room_101__marco_registered), CheckSpec('marco_in_101', 1.0, 'Marco is checked in to room 101 for one night, June 10 to 11, at 90.', _check_walk_in_takes_room_101__marco_in_101), CheckSpec('one_booking_added', 1.0, '', _check_walk_in_takes_room_101__one_booking_added)), ('guests', 'guest_ids', 'bookings', 'booking_ids'), (('list_bookings', {'room': '101', 'status': 'checked_in'}), ('check_out', {'booking': 'B003'}), ('register_guest', {'name': 'Marco Rossi', 'email': 'marco.rossi@example.com', 'phone': '+39 333 1234567'}), ('book_room', {'guest': 'G004', 'room': '101', 'check_in': '2026-06-10', 'check_out': '2026-06-11', 'guests_count': 1}), ('check_in', {'booking': 'B006'})), persona='The front-desk manager on the morning shift, busy and to the point; answers questions briefly and expects the desk to handle the details.', known='The guest in room 101 is leaving early this morning. The walk-in is Marco Rossi, email marco.rossi@example.com, phone +39 333 1234567, travelling alone, and wants room 101 for tonight only (June 10 to June 11, 2026), checked in right away.', unknown="The name of the guest in room 101 and the id of their booking, Marco's new guest id and the id of his new booking.", doc='Check the current guest of a room out, then register a walk-in guest, book the room for tonight and check him in.'),
+    'rossi_family_arrival': TaskSpec('rossi_family_arrival', 'Good morning, my name is Marco Rossi (marco.rossi@example.com, phone +39 347 123 4567). We have never stayed with you. I need a suite for the four of us from June 13 to June 16, 2026, and my mother Lucia Rossi (lucia.rossi@example.com) would like the cheapest single room for the same nights, in her own name.', rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('marco_registered', 1.0, 'Marco has a guest profile with his phone number.', _check_rossi_family_arrival__marco_registered), CheckSpec('lucia_registered', 1.0, 'Lucia has her own guest profile.', _check_rossi_family_arrival__lucia_registered), CheckSpec('suite_booked', 1.0, 'Marco holds the suite for four from June 13 to 16.', _check_rossi_family_arrival__suite_booked), CheckSpec('single_booked', 1.0, 'Lucia holds the cheaper single, room 101, for the same nights.', _check_rossi_family_arrival__single_booked)), ('guests', 'guest_ids', 'bookings', 'booking_ids'), (('find_guest', {'query': 'marco.rossi@example.com'}), ('register_guest', {'name': 'Marco Rossi', 'email': 'marco.rossi@example.com', 'phone': '+39 347 123 4567'}), ('register_guest', {'name': 'Lucia Rossi', 'email': 'lucia.rossi@example.com'}), ('search_free_rooms', {'check_in': '2026-06-13', 'check_out': '2026-06-16', 'room_type': 'suite', 'guests_count': 4}), ('book_room', {'guest': 'G004', 'room': '201', 'check_in': '2026-06-13', 'check_out': '2026-06-16', 'guests_count': 4}), ('search_free_rooms', {'check_in': '2026-06-13', 'check_out': '2026-06-16', 'room_type': 'single', 'guests_count': 1}), ('book_room', {'guest': 'G005', 'room': '101', 'check_in': '2026-06-13', 'check_out': '2026-06-16', 'guests_count': 1})), persona='Marco Rossi, arriving with his family on a first visit. Polite and a little hurried; he gives details when asked and lets the desk pick the rooms.', known="His name, email marco.rossi@example.com and phone +39 347 123 4567; his mother Lucia Rossi's email lucia.rossi@example.com (she gives no phone). They need a suite for four and the cheapest single for Lucia, both from June 13 to June 16, 2026. Neither has stayed at the hotel before.", unknown='Which rooms are free for those nights, which single is the cheapest, the room numbers and the prices of the stays.', doc='Register two new guests and book a suite and a single for the same nights.'),
 }

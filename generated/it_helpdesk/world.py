@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,12 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Agent", "Category", "Comment", "Employee", "ITHelpdesk", "Priority", "Ticket", "TicketStatus", "TicketView"]
+__all__ = [
+    "Agent", "Category", "Comment", "Employee", "ITHelpdesk", "Priority", "Ticket", "TicketStatus",
+    "TicketView",
+]
 
 
 class Category(enum.StrEnum):
@@ -37,12 +41,10 @@ class Category(enum.StrEnum):
     access = 'access'
 
 
-_E8_Category_hardware: Category = Category.hardware
-_E8_Category_software: Category = Category.software
-_E8_Category_network: Category = Category.network
-_E8_Category_access: Category = Category.access
-
-_T8_Category: dict[Category | None, str] = {None: 'null', _E8_Category_hardware: '"hardware"', _E8_Category_software: '"software"', _E8_Category_network: '"network"', _E8_Category_access: '"access"', }
+(
+    _E8_Category_hardware, _E8_Category_software, _E8_Category_network,
+    _E8_Category_access,
+) = Category.__members__.values()
 
 
 class Priority(enum.StrEnum):
@@ -54,12 +56,10 @@ class Priority(enum.StrEnum):
     critical = 'critical'
 
 
-_E8_Priority_low: Priority = Priority.low
-_E8_Priority_medium: Priority = Priority.medium
-_E8_Priority_high: Priority = Priority.high
-_E8_Priority_critical: Priority = Priority.critical
-
-_T8_Priority: dict[Priority | None, str] = {None: 'null', _E8_Priority_low: '"low"', _E8_Priority_medium: '"medium"', _E8_Priority_high: '"high"', _E8_Priority_critical: '"critical"', }
+(
+    _E8_Priority_low, _E8_Priority_medium, _E8_Priority_high,
+    _E8_Priority_critical,
+) = Priority.__members__.values()
 
 
 class TicketStatus(enum.StrEnum):
@@ -72,390 +72,98 @@ class TicketStatus(enum.StrEnum):
     closed = 'closed'
 
 
-_E12_TicketStatus_open_: TicketStatus = TicketStatus.open_
-_E12_TicketStatus_assigned: TicketStatus = TicketStatus.assigned
-_E12_TicketStatus_in_progress: TicketStatus = TicketStatus.in_progress
-_E12_TicketStatus_resolved: TicketStatus = TicketStatus.resolved
-_E12_TicketStatus_closed: TicketStatus = TicketStatus.closed
-
-_T12_TicketStatus: dict[TicketStatus | None, str] = {None: 'null', _E12_TicketStatus_open_: '"open"', _E12_TicketStatus_assigned: '"assigned"', _E12_TicketStatus_in_progress: '"in_progress"', _E12_TicketStatus_resolved: '"resolved"', _E12_TicketStatus_closed: '"closed"', }
+(
+    _E12_TicketStatus_open_, _E12_TicketStatus_assigned,
+    _E12_TicketStatus_in_progress, _E12_TicketStatus_resolved,
+    _E12_TicketStatus_closed,
+) = TicketStatus.__members__.values()
 
 
 class Employee(Row):
     'A member of staff who reports problems.'
 
-    __slots__ = ('id_', 'name', 'department', 'email', )
-    ENTITY: ClassVar[str] = 'Employee'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('department', 'department', None, True),
-        ('email', 'email', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-    )
-
-    def __init__(self, *, id_: str, name: str, department: str, email: str) -> None:
-        self.id_ = id_
-        self.name = name
-        self.department = department
-        self.email = email
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Employee:
-        other = Employee.__new__(Employee)
-        other.id_ = self.id_
-        other.name = self.name
-        other.department = self.department
-        other.email = self.email
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'department': self.department,
-            'email': self.email,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Employee:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'department': True, 'email': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^E[0-9]{4}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            department=v.check_length(v.want_str(d['department'], path + '.department'), path + '.department', 1, 60),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    department: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+    email: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text)
 
 
 class Agent(Row):
     'A helpdesk agent.'
 
-    __slots__ = ('id_', 'name', 'skills', 'tier', 'active', )
-    ENTITY: ClassVar[str] = 'Agent'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('skills', 'skills', lambda value: [x._value_ for x in value], True),
-        ('tier', 'tier', None, True),
-        ('active', 'active', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        None,
-        v.int_text,
-        None,
-    )
-
-    def __init__(self, *, id_: str, name: str, skills: tuple[Category, ...], tier: int, active: bool) -> None:
-        self.id_ = id_
-        self.name = name
-        self.skills = skills
-        self.tier = tier
-        self.active = active
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Agent:
-        other = Agent.__new__(Agent)
-        other.id_ = self.id_
-        other.name = self.name
-        other.skills = self.skills
-        other.tier = self.tier
-        other.active = self.active
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'skills': [x._value_ for x in self.skills],
-            'tier': self.tier,
-            'active': self.active,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Agent:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'skills': True, 'tier': True, 'active': False})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^A[0-9]{2}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            skills=v.want_set(d['skills'], path + '.skills', (lambda x, p: v.want_enum(x, p, Category))),
-            tier=v.check_range(v.want_int(d['tier'], path + '.tier'), path + '.tier', 1, 2),
-            active=(v.want_bool(d['active'], path + '.active') if d.get('active') is not None else True),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    skills: tuple[Category, ...] = field(
+        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Category))),
+        export=lambda value: [x._value_ for x in value])
+    tier: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 2), text=v.int_text)
+    active: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
 class Ticket(Row):
     'A reported problem.'
 
-    __slots__ = ('id_', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count', )
-    ENTITY: ClassVar[str] = 'Ticket'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('reporter', 'reporter', None, True),
-        ('title', 'title', None, True),
-        ('category', 'category', lambda value: value._value_, True),
-        ('priority', 'priority', lambda value: value._value_, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('assignee', 'assignee', None, True),
-        ('escalated', 'escalated', None, True),
-        ('resolution_note', 'resolution_note', None, True),
-        ('opened_at', 'opened_at', lambda value: value.isoformat(), True),
-        ('resolved_at', 'resolved_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('reopen_count', 'reopen_count', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        _T8_Category.__getitem__,
-        _T8_Priority.__getitem__,
-        _T12_TicketStatus.__getitem__,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        None,
-        v.str_text,
-        None,
-        None,
-        v.int_text,
-    )
-
-    def __init__(self, *, id_: str, reporter: str, title: str, category: Category, priority: Priority, status: TicketStatus, assignee: str | None, escalated: bool, resolution_note: str, opened_at: dt.datetime, resolved_at: dt.datetime | None, reopen_count: int) -> None:
-        self.id_ = id_
-        self.reporter = reporter
-        self.title = title
-        self.category = category
-        self.priority = priority
-        self.status = status
-        self.assignee = assignee
-        self.escalated = escalated
-        self.resolution_note = resolution_note
-        self.opened_at = opened_at
-        self.resolved_at = resolved_at
-        self.reopen_count = reopen_count
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Ticket:
-        other = Ticket.__new__(Ticket)
-        other.id_ = self.id_
-        other.reporter = self.reporter
-        other.title = self.title
-        other.category = self.category
-        other.priority = self.priority
-        other.status = self.status
-        other.assignee = self.assignee
-        other.escalated = self.escalated
-        other.resolution_note = self.resolution_note
-        other.opened_at = self.opened_at
-        other.resolved_at = self.resolved_at
-        other.reopen_count = self.reopen_count
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'reporter': self.reporter,
-            'title': self.title,
-            'category': self.category._value_,
-            'priority': self.priority._value_,
-            'status': self.status._value_,
-            'assignee': self.assignee,
-            'escalated': self.escalated,
-            'resolution_note': self.resolution_note,
-            'opened_at': self.opened_at.isoformat(),
-            'resolved_at': rt.if_present(self.resolved_at, lambda x: x.isoformat()),
-            'reopen_count': self.reopen_count,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Ticket:
-        d = v.want_object(data, path, {'id': False, 'reporter': True, 'title': True, 'category': True, 'priority': True, 'status': False, 'assignee': False, 'escalated': False, 'resolution_note': False, 'opened_at': False, 'resolved_at': False, 'reopen_count': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('ticket_ids', 'TK{:04d}')),
-            reporter=v.check_pattern(v.want_str(d['reporter'], path + '.reporter'), path + '.reporter', '^E[0-9]{4}$'),
-            title=v.check_length(v.want_str(d['title'], path + '.title'), path + '.title', 1, 120),
-            category=v.want_enum(d['category'], path + '.category', Category),
-            priority=v.want_enum(d['priority'], path + '.priority', Priority),
-            status=(v.want_enum(d['status'], path + '.status', TicketStatus) if d.get('status') is not None else _E12_TicketStatus_open_),
-            assignee=(v.want_optional(d['assignee'], path + '.assignee', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'))) if d.get('assignee') is not None else None),
-            escalated=(v.want_bool(d['escalated'], path + '.escalated') if d.get('escalated') is not None else False),
-            resolution_note=(v.check_length(v.want_str(d['resolution_note'], path + '.resolution_note'), path + '.resolution_note', None, 500) if d.get('resolution_note') is not None else ''),
-            opened_at=(v.want_datetime(d['opened_at'], path + '.opened_at') if d.get('opened_at') is not None else ep.clock),
-            resolved_at=(v.want_optional(d['resolved_at'], path + '.resolved_at', (lambda x, p: v.want_datetime(x, p))) if d.get('resolved_at') is not None else None),
-            reopen_count=(v.check_range(v.want_int(d['reopen_count'], path + '.reopen_count'), path + '.reopen_count', 0, None) if d.get('reopen_count') is not None else 0),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('ticket_ids', 'TK{:04d}'),
+        text=v.str_text)
+    reporter: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'), text=v.str_text)
+    title: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+    category: Category = field(
+        load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
+    priority: Priority = field(
+        load=lambda x, p: v.want_enum(x, p, Priority), export=enum_value, text=enum_text(Priority))
+    status: TicketStatus = field(
+        load=lambda x, p: v.want_enum(x, p, TicketStatus), fill=lambda ep: _E12_TicketStatus_open_,
+        export=enum_value, text=enum_text(TicketStatus))
+    assignee: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
+    escalated: bool = field(load=v.want_bool, fill=lambda ep: False)
+    resolution_note: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 500), fill=lambda ep: '',
+        text=v.str_text)
+    opened_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    resolved_at: dt.datetime | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    reopen_count: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
 
 
 class Comment(Row):
     'A note on a ticket by an agent.'
 
-    __slots__ = ('id_', 'ticket', 'author', 'body', 'internal', 'at', )
-    ENTITY: ClassVar[str] = 'Comment'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('ticket', 'ticket', None, True),
-        ('author', 'author', None, True),
-        ('body', 'body', None, True),
-        ('internal', 'internal', None, True),
-        ('at', 'at', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-    )
-
-    def __init__(self, *, id_: str, ticket: str, author: str, body: str, internal: bool, at: dt.datetime) -> None:
-        self.id_ = id_
-        self.ticket = ticket
-        self.author = author
-        self.body = body
-        self.internal = internal
-        self.at = at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Comment:
-        other = Comment.__new__(Comment)
-        other.id_ = self.id_
-        other.ticket = self.ticket
-        other.author = self.author
-        other.body = self.body
-        other.internal = self.internal
-        other.at = self.at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'ticket': self.ticket,
-            'author': self.author,
-            'body': self.body,
-            'internal': self.internal,
-            'at': self.at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Comment:
-        d = v.want_object(data, path, {'id': False, 'ticket': True, 'author': True, 'body': True, 'internal': False, 'at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('comment_ids', 'CM{:04d}')),
-            ticket=v.want_str(d['ticket'], path + '.ticket'),
-            author=v.check_pattern(v.want_str(d['author'], path + '.author'), path + '.author', '^A[0-9]{2}$'),
-            body=v.check_length(v.want_str(d['body'], path + '.body'), path + '.body', 1, 1000),
-            internal=(v.want_bool(d['internal'], path + '.internal') if d.get('internal') is not None else False),
-            at=(v.want_datetime(d['at'], path + '.at') if d.get('at') is not None else ep.clock),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('comment_ids', 'CM{:04d}'),
+        text=v.str_text)
+    ticket: str = field(load=v.want_str, text=v.str_text)
+    author: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'), text=v.str_text)
+    body: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text)
+    internal: bool = field(load=v.want_bool, fill=lambda ep: False)
+    at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
-class _Slots_TicketView:
-    'The slots of the TicketView record: its fields and its JSON text.'
-
-    __slots__ = ('ticket', 'comments', '_json')
-
-
-class TicketView(_Slots_TicketView, rt.Record):
+class TicketView(Record):
     'A ticket with its comments.'
 
-    __slots__ = ()
-    __match_args__ = ('ticket', 'comments')
-
-    ticket: str
-    comments: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.ticket, self.comments) == (other.ticket, other.comments)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.ticket, self.comments))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(ticket={self.ticket!r}, comments={self.comments!r})'
-
-    def __init__(self, ticket: str, comments: tuple[str, ...]) -> None:
-        _set = _SET_TicketView
-        _set[0](self, ticket)
-        _set[1](self, comments)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'ticket': self.ticket,
-            'comments': list(self.comments),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"ticket": ', v.str_text(self.ticket), ', "comments": ', v.json_text(self.comments), '}'))
-            _SET_TicketView[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> TicketView:
-        d = v.want_object(data, path, {'ticket': True, 'comments': True})
-        return _new_TicketView(
-            ticket=v.want_str(d['ticket'], path + '.ticket'),
-            comments=v.want_list(d['comments'], path + '.comments', (lambda x, p: v.want_str(x, p))),
-        )
-
-
-_SET_TicketView: tuple[Any, ...] = rt.slot_setters(_Slots_TicketView, ('ticket', 'comments', '_json'))
-
-
-class _Made_TicketView(_Slots_TicketView):
-    'A TicketView being made by _new_TicketView.'
-
-    __slots__ = ()
-
-
-def _new_TicketView(ticket: str, comments: tuple[str, ...]) -> TicketView:
-    self: Any = object.__new__(_Made_TicketView)
-    self.ticket = ticket
-    self.comments = comments
-    self._json = None
-    self.__class__ = TicketView
-    _made: TicketView = self
-    return _made
+    ticket: str = field(load=v.want_str, text=v.str_text)
+    comments: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
 _C_REOPEN_DAYS: int = 7  # ithelpdesk.world:13
@@ -464,28 +172,9 @@ _C_REOPEN_DAYS: int = 7  # ithelpdesk.world:13
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("ticket_ids", "comment_ids", "current_agent", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("ticket_ids", "comment_ids", "current_agent", )
-
-    def __init__(self) -> None:
-        self.ticket_ids: int = 0
-        self.comment_ids: int = 0
-        self.current_agent: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "ticket_ids": self.ticket_ids,
-            "comment_ids": self.comment_ids,
-            "current_agent": self.current_agent,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.ticket_ids = self.ticket_ids
-        other.comment_ids = self.comment_ids
-        other.current_agent = self.current_agent
-        return other
+    ticket_ids: int = state_item(0)
+    comment_ids: int = state_item(0)
+    current_agent: str | None = state_item(None)
 
 
 class ITHelpdesk(Episode):
@@ -519,18 +208,10 @@ class ITHelpdesk(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('employees', ()))):
-            row_employees = Employee.load(item, f'$.employees[{index}]', ep)
-            self.t_employees.rows[row_employees.key()] = row_employees
-        for index, item in enumerate(rt.rows_of(data.get('agents', ()))):
-            row_agents = Agent.load(item, f'$.agents[{index}]', ep)
-            self.t_agents.rows[row_agents.key()] = row_agents
-        for index, item in enumerate(rt.rows_of(data.get('tickets', ()))):
-            row_tickets = Ticket.load(item, f'$.tickets[{index}]', ep)
-            self.t_tickets.rows[row_tickets.key()] = row_tickets
-        for index, item in enumerate(rt.rows_of(data.get('comments', ()))):
-            row_comments = Comment.load(item, f'$.comments[{index}]', ep)
-            self.t_comments.rows[row_comments.key()] = row_comments
+        self.t_employees.load_rows(Employee, data.get('employees', ()), '$.employees', ep)
+        self.t_agents.load_rows(Agent, data.get('agents', ()), '$.agents', ep)
+        self.t_tickets.load_rows(Ticket, data.get('tickets', ()), '$.tickets', ep)
+        self.t_comments.load_rows(Comment, data.get('comments', ()), '$.comments', ep)
         if 'ticket_ids' in data:
             self.state.ticket_ids = v.want_int(data['ticket_ids'], '$.ticket_ids')
         if 'comment_ids' in data:
@@ -725,7 +406,7 @@ class ITHelpdesk(Episode):
 
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:204
         'Show a ticket with its comments, oldest first.'
-        return _new_TicketView(  # ithelpdesk.world:209
+        return TicketView(  # ithelpdesk.world:209
             ticket.key(),
             tuple(
                 rt.key_of(x)
@@ -1050,23 +731,12 @@ class ITHelpdesk(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_sign_in: frozenset[str] = frozenset({'agent'})
-
-
 def _invoke_sign_in(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
-        rt.check_arguments(args, ('agent',), ('agent',))
     a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, 'No agent ' + rt.text(key) + '.'))
     return ep.tool_sign_in(a_agent)
 
 
-_ARGS_list_tickets: frozenset[str] = frozenset({'status', 'priority', 'category', 'assignee', 'reporter'})
-_NEEDS_list_tickets: frozenset[str] = frozenset(())
-
-
 def _invoke_list_tickets(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_tickets >= args.keys() >= _NEEDS_list_tickets):
-        rt.check_arguments(args, ('status', 'priority', 'category', 'assignee', 'reporter'), ())
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, TicketStatus))) if args.get('status') is not None else None)
     a_priority = (v.want_optional(args['priority'], 'priority', (lambda x, p: v.want_enum(x, p, Priority))) if args.get('priority') is not None else None)
     a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, Category))) if args.get('category') is not None else None)
@@ -1075,22 +745,12 @@ def _invoke_list_tickets(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_list_tickets(a_status, a_priority, a_category, a_assignee, a_reporter)
 
 
-_ARGS_search_tickets: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_search_tickets(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_search_tickets and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_search_tickets(a_text)
 
 
-_ARGS_get_ticket: frozenset[str] = frozenset({'ticket'})
-
-
 def _invoke_get_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket',), ('ticket',))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -1098,65 +758,29 @@ def _invoke_get_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_ticket(a_ticket)
 
 
-_ARGS_list_agents: frozenset[str] = frozenset({'skill', 'tier', 'active_only'})
-_NEEDS_list_agents: frozenset[str] = frozenset(())
-
-
 def _invoke_list_agents(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_agents >= args.keys() >= _NEEDS_list_agents):
-        rt.check_arguments(args, ('skill', 'tier', 'active_only'), ())
     a_skill = (v.want_optional(args['skill'], 'skill', (lambda x, p: v.want_enum(x, p, Category))) if args.get('skill') is not None else None)
     a_tier = (v.want_optional(args['tier'], 'tier', (lambda x, p: v.check_range(v.want_int(x, p), p, 1, 2))) if args.get('tier') is not None else None)
     a_active_only = (v.want_bool(args['active_only'], 'active_only') if args.get('active_only') is not None else True)
     return ep.tool_list_agents(a_skill, a_tier, a_active_only)
 
 
-_ARGS_get_agent: frozenset[str] = frozenset({'agent'})
-
-
 def _invoke_get_agent(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_agent and None not in args.values()):
-        rt.check_arguments(args, ('agent',), ('agent',))
     a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, 'No agent ' + rt.text(key) + '.'))
     return ep.tool_get_agent(a_agent)
 
 
-_ARGS_who_am_i: frozenset[str] = frozenset(())
-
-
-def _invoke_who_am_i(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_who_am_i):
-        rt.check_arguments(args, (), ())
-    return ep.tool_who_am_i()
-
-
-_ARGS_find_employees: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_find_employees(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_employees and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_find_employees(a_text)
 
 
-_ARGS_get_employee: frozenset[str] = frozenset({'employee'})
-
-
 def _invoke_get_employee(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_employee and None not in args.values()):
-        rt.check_arguments(args, ('employee',), ('employee',))
     a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{4}$'), lambda key: rt.built(ep, 'No employee ' + rt.text(key) + '.'))
     return ep.tool_get_employee(a_employee)
 
 
-_ARGS_open_ticket: frozenset[str] = frozenset({'reporter', 'title', 'category', 'priority'})
-_NEEDS_open_ticket: frozenset[str] = frozenset({'reporter', 'title', 'category'})
-
-
 def _invoke_open_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_open_ticket >= args.keys() >= _NEEDS_open_ticket and None not in args.values()):
-        rt.check_arguments(args, ('reporter', 'title', 'category', 'priority'), ('reporter', 'title', 'category'))
     a_reporter = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['reporter'], 'reporter'), 'reporter', '^E[0-9]{4}$'), lambda key: rt.built(ep, 'No employee ' + rt.text(key) + '.'))
     a_title = v.check_length(v.want_str(args['title'], 'title'), 'title', 1, 120)
     a_category = v.want_enum(args['category'], 'category', Category)
@@ -1164,12 +788,7 @@ def _invoke_open_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_open_ticket(a_reporter, a_title, a_category, a_priority)
 
 
-_ARGS_assign_ticket: frozenset[str] = frozenset({'ticket', 'agent'})
-
-
 def _invoke_assign_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_assign_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket', 'agent'), ('ticket', 'agent'))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -1178,13 +797,7 @@ def _invoke_assign_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_assign_ticket(a_ticket, a_agent)
 
 
-_ARGS_add_comment: frozenset[str] = frozenset({'ticket', 'body', 'internal'})
-_NEEDS_add_comment: frozenset[str] = frozenset({'ticket', 'body'})
-
-
 def _invoke_add_comment(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_add_comment >= args.keys() >= _NEEDS_add_comment and None not in args.values()):
-        rt.check_arguments(args, ('ticket', 'body', 'internal'), ('ticket', 'body'))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -1194,12 +807,7 @@ def _invoke_add_comment(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_add_comment(a_ticket, a_body, a_internal)
 
 
-_ARGS_escalate_ticket: frozenset[str] = frozenset({'ticket', 'agent', 'reason'})
-
-
 def _invoke_escalate_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_escalate_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket', 'agent', 'reason'), ('ticket', 'agent', 'reason'))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -1209,12 +817,7 @@ def _invoke_escalate_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_escalate_ticket(a_ticket, a_agent, a_reason)
 
 
-_ARGS_resolve_ticket: frozenset[str] = frozenset({'ticket', 'resolution_note'})
-
-
 def _invoke_resolve_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_resolve_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket', 'resolution_note'), ('ticket', 'resolution_note'))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -1223,12 +826,7 @@ def _invoke_resolve_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_resolve_ticket(a_ticket, a_resolution_note)
 
 
-_ARGS_reopen_ticket: frozenset[str] = frozenset({'ticket', 'reason'})
-
-
 def _invoke_reopen_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_reopen_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket', 'reason'), ('ticket', 'reason'))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -1237,12 +835,7 @@ def _invoke_reopen_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_reopen_ticket(a_ticket, a_reason)
 
 
-_ARGS_close_ticket: frozenset[str] = frozenset({'ticket'})
-
-
 def _invoke_close_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_close_ticket and None not in args.values()):
-        rt.check_arguments(args, ('ticket',), ('ticket',))
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
@@ -1250,24 +843,102 @@ def _invoke_close_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_close_ticket(a_ticket)
 
 
-ITHelpdesk.TOOLS = {
-    'sign_in': ToolSpec('sign_in', 'Sign in as a helpdesk agent; the other actions are taken as this agent.', (ParamSpec('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$', 'description': "The agent's id (A and two digits)."}, True, "The agent's id (A and two digits).", table='agents'), ), read_only=False, invoke=_invoke_sign_in, where='ithelpdesk.world:175', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}),
-    'list_tickets': ToolSpec('list_tickets', 'List tickets with their title, reporter, category, priority, status, assignee and resolution, optionally filtered by status, priority, category, assignee and reporter, the most urgent first.', (ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, {'type': 'null'}], 'description': 'Only tickets with this status.'}, False, 'Only tickets with this status.', table=None), ParamSpec('priority', {'anyOf': [{'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, {'type': 'null'}], 'description': 'Only tickets with this priority.'}, False, 'Only tickets with this priority.', table=None), ParamSpec('category', {'anyOf': [{'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, {'type': 'null'}], 'description': 'Only tickets of this category.'}, False, 'Only tickets of this category.', table=None), ParamSpec('assignee', {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}], 'description': 'Only tickets assigned to this agent (agent id, A and two digits).'}, False, 'Only tickets assigned to this agent (agent id, A and two digits).', table='agents'), ParamSpec('reporter', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{4}$'}, {'type': 'null'}], 'description': 'Only tickets reported by this employee (employee id, E and four digits).'}, False, 'Only tickets reported by this employee (employee id, E and four digits).', table='employees'), ), read_only=True, invoke=_invoke_list_tickets, where='ithelpdesk.world:182', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}}, shows=('list', ('row', 'tickets'))),
-    'search_tickets': ToolSpec('search_tickets', 'Find tickets whose title contains the text, whatever their status, the most urgent first.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "A word or phrase of the ticket's title, e.g. printer; case does not matter."}, True, "A word or phrase of the ticket's title, e.g. printer; case does not matter.", table=None), ), read_only=True, invoke=_invoke_search_tickets, where='ithelpdesk.world:195', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}}, shows=('list', ('row', 'tickets'))),
-    'get_ticket': ToolSpec('get_ticket', 'Show a ticket with its comments, oldest first.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ), read_only=True, invoke=_invoke_get_ticket, where='ithelpdesk.world:204', returns={'type': 'object', 'properties': {'ticket': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}, 'comments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'ticket': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'internal': {'type': 'boolean'}, 'at': {'type': 'string'}}, 'required': ['id', 'ticket', 'author', 'body', 'internal', 'at'], 'additionalProperties': False}}}, 'required': ['ticket', 'comments'], 'additionalProperties': False}, shows=('record', (('ticket', 'ticket', ('row', 'tickets')), ('comments', 'comments', ('list', ('row', 'comments')))))),
-    'list_agents': ToolSpec('list_agents', 'List the helpdesk agents with their id, name, skills, tier and whether they are active.', (ParamSpec('skill', {'anyOf': [{'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, {'type': 'null'}], 'description': 'Only agents with this skill: hardware, software, network or access.'}, False, 'Only agents with this skill: hardware, software, network or access.', table=None), ParamSpec('tier', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 2}, {'type': 'null'}], 'description': 'Only agents of this tier (2 = senior, can take escalated tickets).'}, False, 'Only agents of this tier (2 = senior, can take escalated tickets).', table=None), ParamSpec('active_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Leave out inactive agents.'}, False, 'Leave out inactive agents.', table=None), ), read_only=True, invoke=_invoke_list_agents, where='ithelpdesk.world:215', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}}, shows=('list', ('row', 'agents'))),
-    'get_agent': ToolSpec('get_agent', 'Show one agent: name, skills, tier and whether active.', (ParamSpec('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$', 'description': "The agent's id (A and two digits)."}, True, "The agent's id (A and two digits).", table='agents'), ), read_only=True, invoke=_invoke_get_agent, where='ithelpdesk.world:225', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}),
-    'who_am_i': ToolSpec('who_am_i', 'Show the signed-in agent, or nothing when nobody is signed in.', (), read_only=True, invoke=_invoke_who_am_i, where='ithelpdesk.world:233', returns={'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}, {'type': 'null'}]}),
-    'find_employees': ToolSpec('find_employees', 'Find employees whose name, department or email contains the text, with their employee id.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the employee's name, department or email, e.g. finance; case does not matter."}, True, "Part of the employee's name, department or email, e.g. finance; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_employees, where='ithelpdesk.world:237', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'department': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'department', 'email'], 'additionalProperties': False}}, shows=('list', ('row', 'employees'))),
-    'get_employee': ToolSpec('get_employee', 'Show one employee: name, department and email.', (ParamSpec('employee', {'type': 'string', 'pattern': '^E[0-9]{4}$', 'description': 'The employee id (E and four digits).'}, True, 'The employee id (E and four digits).', table='employees'), ), read_only=True, invoke=_invoke_get_employee, where='ithelpdesk.world:246', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'department': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'department', 'email'], 'additionalProperties': False}),
-    'open_ticket': ToolSpec('open_ticket', 'Open a ticket on behalf of an employee. It starts open and unassigned.', (ParamSpec('reporter', {'type': 'string', 'pattern': '^E[0-9]{4}$', 'description': 'The id of the employee reporting the problem (E and four digits).'}, True, 'The id of the employee reporting the problem (E and four digits).', table='employees'), ParamSpec('title', {'type': 'string', 'minLength': 1, 'maxLength': 120, 'description': 'A short description of the problem.'}, True, 'A short description of the problem.', table=None), ParamSpec('category', {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access'], 'description': 'hardware, software, network or access.'}, True, 'hardware, software, network or access.', table=None), ParamSpec('priority', {'anyOf': [{'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, {'type': 'null'}], 'description': 'low, medium, high or critical.'}, False, 'low, medium, high or critical.', table=None), ), read_only=False, invoke=_invoke_open_ticket, where='ithelpdesk.world:256', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-    'assign_ticket': ToolSpec('assign_ticket', 'Assign (or reassign) a ticket that is not resolved or closed to an active agent with the skill for its category. Escalated tickets need a tier-2 agent.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ParamSpec('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$', 'description': 'The id of the agent to take it (A and two digits).'}, True, 'The id of the agent to take it (A and two digits).', table='agents'), ), read_only=False, invoke=_invoke_assign_ticket, where='ithelpdesk.world:270', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-    'add_comment': ToolSpec('add_comment', 'Add a comment to a ticket as the signed-in agent. When the assignee comments on an assigned ticket, it moves to in progress.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ParamSpec('body', {'type': 'string', 'minLength': 1, 'maxLength': 1000, 'description': 'The text of the comment.'}, True, 'The text of the comment.', table=None), ParamSpec('internal', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'True for a note hidden from the reporter.'}, False, 'True for a note hidden from the reporter.', table=None), ), read_only=False, invoke=_invoke_add_comment, where='ithelpdesk.world:286', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'ticket': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'internal': {'type': 'boolean'}, 'at': {'type': 'string'}}, 'required': ['id', 'ticket', 'author', 'body', 'internal', 'at'], 'additionalProperties': False}),
-    'escalate_ticket': ToolSpec('escalate_ticket', 'Escalate a ticket: raise its priority one step (critical stays critical), mark it escalated and hand it to an active tier-2 agent with the skill.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ParamSpec('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$', 'description': 'The id of the tier-2 agent who takes it over (A and two digits).'}, True, 'The id of the tier-2 agent who takes it over (A and two digits).', table='agents'), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 500, 'description': 'Why the ticket is escalated; recorded as an internal comment.'}, True, 'Why the ticket is escalated; recorded as an internal comment.', table=None), ), read_only=False, invoke=_invoke_escalate_ticket, where='ithelpdesk.world:303', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-    'resolve_ticket': ToolSpec('resolve_ticket', "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's assignee can resolve it.", (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ParamSpec('resolution_note', {'type': 'string', 'minLength': 1, 'maxLength': 500, 'description': 'What was done to fix the problem.'}, True, 'What was done to fix the problem.', table=None), ), read_only=False, invoke=_invoke_resolve_ticket, where='ithelpdesk.world:329', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-    'reopen_ticket': ToolSpec('reopen_ticket', 'Reopen a resolved ticket within 7 days of its resolution. It goes back to its assignee as assigned.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 500, 'description': 'Why the ticket is reopened; recorded as a comment.'}, True, 'Why the ticket is reopened; recorded as a comment.', table=None), ), read_only=False, invoke=_invoke_reopen_ticket, where='ithelpdesk.world:345', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-    'close_ticket': ToolSpec('close_ticket', 'Close a resolved ticket for good once its 7-day reopen window has passed.', (ParamSpec('ticket', {'type': 'string', 'description': 'The ticket id (TK and four digits).'}, True, 'The ticket id (TK and four digits).', table='tickets'), ), read_only=False, invoke=_invoke_close_ticket, where='ithelpdesk.world:362', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-}
+ITHelpdesk.TOOLS = tools(
+    tool('sign_in', 'Sign in as a helpdesk agent; the other actions are taken as this agent.',
+         (param('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$'}, "The agent's id (A and two digits).", table='agents'),),
+         read_only=False, invoke=_invoke_sign_in, where='ithelpdesk.world:175',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}),
+    tool('list_tickets',
+         'List tickets with their title, reporter, category, priority, status, assignee and resolution, optionally filtered by status, priority, category, assignee and reporter, the most urgent first.',
+         (param('status', {'anyOf': [{'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, {'type': 'null'}]}, 'Only tickets with this status.', optional=True),
+         param('priority', {'anyOf': [{'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, {'type': 'null'}]}, 'Only tickets with this priority.', optional=True),
+         param('category', {'anyOf': [{'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, {'type': 'null'}]}, 'Only tickets of this category.', optional=True),
+         param('assignee', {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'Only tickets assigned to this agent (agent id, A and two digits).', optional=True, table='agents'),
+         param('reporter', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{4}$'}, {'type': 'null'}]}, 'Only tickets reported by this employee (employee id, E and four digits).', optional=True, table='employees')),
+         read_only=True, invoke=_invoke_list_tickets, where='ithelpdesk.world:182',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}},
+         shows=('list', ('row', 'tickets'))),
+    tool('search_tickets',
+         'Find tickets whose title contains the text, whatever their status, the most urgent first.',
+         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "A word or phrase of the ticket's title, e.g. printer; case does not matter."),),
+         read_only=True, invoke=_invoke_search_tickets, where='ithelpdesk.world:195',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}},
+         shows=('list', ('row', 'tickets'))),
+    tool('get_ticket', 'Show a ticket with its comments, oldest first.',
+         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),),
+         read_only=True, invoke=_invoke_get_ticket, where='ithelpdesk.world:204',
+         returns={'type': 'object', 'properties': {'ticket': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}, 'comments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'ticket': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'internal': {'type': 'boolean'}, 'at': {'type': 'string'}}, 'required': ['id', 'ticket', 'author', 'body', 'internal', 'at'], 'additionalProperties': False}}}, 'required': ['ticket', 'comments'], 'additionalProperties': False},
+         shows=('record', (('ticket', 'ticket', ('row', 'tickets')), ('comments', 'comments', ('list', ('row', 'comments')))))),
+    tool('list_agents',
+         'List the helpdesk agents with their id, name, skills, tier and whether they are active.',
+         (param('skill', {'anyOf': [{'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, {'type': 'null'}]}, 'Only agents with this skill: hardware, software, network or access.', optional=True),
+         param('tier', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 2}, {'type': 'null'}]}, 'Only agents of this tier (2 = senior, can take escalated tickets).', optional=True),
+         param('active_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Leave out inactive agents.', optional=True)),
+         read_only=True, invoke=_invoke_list_agents, where='ithelpdesk.world:215',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}},
+         shows=('list', ('row', 'agents'))),
+    tool('get_agent', 'Show one agent: name, skills, tier and whether active.',
+         (param('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$'}, "The agent's id (A and two digits).", table='agents'),),
+         read_only=True, invoke=_invoke_get_agent, where='ithelpdesk.world:225',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}),
+    tool('who_am_i', 'Show the signed-in agent, or nothing when nobody is signed in.', (),
+         read_only=True, method=ITHelpdesk.tool_who_am_i, where='ithelpdesk.world:233',
+         returns={'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}, {'type': 'null'}]}),
+    tool('find_employees',
+         'Find employees whose name, department or email contains the text, with their employee id.',
+         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the employee's name, department or email, e.g. finance; case does not matter."),),
+         read_only=True, invoke=_invoke_find_employees, where='ithelpdesk.world:237',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'department': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'department', 'email'], 'additionalProperties': False}},
+         shows=('list', ('row', 'employees'))),
+    tool('get_employee', 'Show one employee: name, department and email.',
+         (param('employee', {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'The employee id (E and four digits).', table='employees'),),
+         read_only=True, invoke=_invoke_get_employee, where='ithelpdesk.world:246',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'department': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'department', 'email'], 'additionalProperties': False}),
+    tool('open_ticket', 'Open a ticket on behalf of an employee. It starts open and unassigned.',
+         (param('reporter', {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'The id of the employee reporting the problem (E and four digits).', table='employees'),
+         param('title', {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'A short description of the problem.'),
+         param('category', {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'hardware, software, network or access.'),
+         param('priority', {'anyOf': [{'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, {'type': 'null'}]}, 'low, medium, high or critical.', optional=True)),
+         read_only=False, invoke=_invoke_open_ticket, where='ithelpdesk.world:256',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
+    tool('assign_ticket',
+         'Assign (or reassign) a ticket that is not resolved or closed to an active agent with the skill for its category. Escalated tickets need a tier-2 agent.',
+         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
+         param('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'The id of the agent to take it (A and two digits).', table='agents')),
+         read_only=False, invoke=_invoke_assign_ticket, where='ithelpdesk.world:270',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
+    tool('add_comment',
+         'Add a comment to a ticket as the signed-in agent. When the assignee comments on an assigned ticket, it moves to in progress.',
+         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
+         param('body', {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'The text of the comment.'),
+         param('internal', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'True for a note hidden from the reporter.', optional=True)),
+         read_only=False, invoke=_invoke_add_comment, where='ithelpdesk.world:286',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'ticket': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'internal': {'type': 'boolean'}, 'at': {'type': 'string'}}, 'required': ['id', 'ticket', 'author', 'body', 'internal', 'at'], 'additionalProperties': False}),
+    tool('escalate_ticket',
+         'Escalate a ticket: raise its priority one step (critical stays critical), mark it escalated and hand it to an active tier-2 agent with the skill.',
+         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
+         param('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'The id of the tier-2 agent who takes it over (A and two digits).', table='agents'),
+         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 500}, 'Why the ticket is escalated; recorded as an internal comment.')),
+         read_only=False, invoke=_invoke_escalate_ticket, where='ithelpdesk.world:303',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
+    tool('resolve_ticket',
+         "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's assignee can resolve it.",
+         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
+         param('resolution_note', {'type': 'string', 'minLength': 1, 'maxLength': 500}, 'What was done to fix the problem.')),
+         read_only=False, invoke=_invoke_resolve_ticket, where='ithelpdesk.world:329',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
+    tool('reopen_ticket',
+         'Reopen a resolved ticket within 7 days of its resolution. It goes back to its assignee as assigned.',
+         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
+         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 500}, 'Why the ticket is reopened; recorded as a comment.')),
+         read_only=False, invoke=_invoke_reopen_ticket, where='ithelpdesk.world:345',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
+    tool('close_ticket',
+         'Close a resolved ticket for good once its 7-day reopen window has passed.',
+         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),),
+         read_only=False, invoke=_invoke_close_ticket, where='ithelpdesk.world:362',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
+)
 
 
 def _check_take_and_resolve__taken(  # ithelpdesk.world:487
@@ -1678,13 +1349,13 @@ def _check_meeting_room_wifi_again__plan_noted(  # tasks.world:768
 
 
 ITHelpdesk.TASKS = {
-    'take_and_resolve': TaskSpec('take_and_resolve', "I'm Sam Lee (A01). Put the unassigned laptop ticket TK0001 on my queue, and resolve my Excel ticket TK0003 with the note 'Repaired the Office installation; saving works again'.", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('taken', 1.0, 'TK0001 is assigned to Sam.', _check_take_and_resolve__taken), CheckSpec('resolved_excel', 1.0, 'TK0003 is resolved with the note.', _check_take_and_resolve__resolved_excel),), ('tickets.assignee', 'tickets.status', 'tickets.resolution_note', 'tickets.resolved_at', 'current_agent'), (('sign_in', {'agent': 'A01'}), ('list_tickets', {'status': 'open'}), ('assign_ticket', {'ticket': 'TK0001', 'agent': 'A01'}), ('resolve_ticket', {'ticket': 'TK0003', 'resolution_note': 'Repaired the Office installation; saving works again'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='An agent takes a new hardware ticket and resolves the one in progress.'),
-    'escalate_vpn': TaskSpec('escalate_vpn', 'This is Rita Gomez (A02). The VPN problem on TK0002 now affects the whole sales floor. Escalate it to Kenji Sato with that as the reason.', rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('escalated', 1.0, 'TK0002 is escalated to Kenji with a raised priority.', _check_escalate_vpn__escalated), CheckSpec('noted', 1.0, 'An internal comment records the escalation.', _check_escalate_vpn__noted),), ('tickets.escalated', 'tickets.assignee', 'tickets.priority', 'tickets.status', 'comments', 'comment_ids', 'current_agent'), (('sign_in', {'agent': 'A02'}), ('get_ticket', {'ticket': 'TK0002'}), ('list_agents', {'skill': 'network', 'tier': 2}), ('escalate_ticket', {'ticket': 'TK0002', 'agent': 'A03', 'reason': 'Affects the whole sales floor'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='A tier-1 agent escalates a network ticket to a tier-2 colleague.'),
-    'reopen_and_close': TaskSpec('reopen_and_close', "I'm Sam Lee (A01). Nora says the floor 3 printer (TK0004) is jamming again: reopen it with that reason. Also close the old password reset ticket TK0005.", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('reopened', 1.0, 'TK0004 is back with Sam, reopened once.', _check_reopen_and_close__reopened), CheckSpec('reason_logged', 1.0, 'The reopening is explained in a comment.', _check_reopen_and_close__reason_logged), CheckSpec('closed_old', 1.0, 'TK0005 is closed.', _check_reopen_and_close__closed_old),), ('tickets.status', 'tickets.resolution_note', 'tickets.resolved_at', 'tickets.reopen_count', 'comments', 'comment_ids', 'current_agent'), (('sign_in', {'agent': 'A01'}), ('reopen_ticket', {'ticket': 'TK0004', 'reason': 'The printer is jamming again'}), ('close_ticket', {'ticket': 'TK0005'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Reopen a recently resolved ticket and close an old one.'),
-    'kenji_fixes_the_laptop': TaskSpec('kenji_fixes_the_laptop', "Kenji Sato here, agent A03. I'm taking Nora's laptop ticket TK0001 myself. Leave a note on it that she can see: 'Diagnosed a failed SSD; replacing it today.' Once that's logged, resolve it with the note 'Replaced the SSD and restored her files from backup'.", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('diagnosis_logged', 1.0, "Kenji's visible diagnosis comment is on the ticket.", _check_kenji_fixes_the_laptop__diagnosis_logged), CheckSpec('resolved_by_kenji', 1.0, 'TK0001 is resolved by Kenji with the note.', _check_kenji_fixes_the_laptop__resolved_by_kenji),), ('current_agent', 'tickets.assignee', 'tickets.status', 'tickets.resolution_note', 'tickets.resolved_at', 'comments', 'comment_ids'), (('sign_in', {'agent': 'A03'}), ('get_ticket', {'ticket': 'TK0001'}), ('assign_ticket', {'ticket': 'TK0001', 'agent': 'A03'}), ('add_comment', {'ticket': 'TK0001', 'body': 'Diagnosed a failed SSD; replacing it today.', 'internal': False}), ('resolve_ticket', {'ticket': 'TK0001', 'resolution_note': 'Replaced the SSD and restored her files from backup'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='A tier-2 agent takes an open hardware ticket, logs his diagnosis for the reporter and resolves it.'),
-    'cover_for_sam': TaskSpec('cover_for_sam', "Rita Gomez here, agent A02. Sam is off sick today, so please move his ticket about Excel crashing on save over to Kenji Sato (A03), and give Kenji the unassigned ticket about the laptop that won't boot as well. Then leave a comment on the Excel ticket saying 'Handed over to Kenji while Sam is off'.", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('excel_moved', 1.0, "The Excel ticket is now Kenji's.", _check_cover_for_sam__excel_moved), CheckSpec('laptop_assigned', 1.0, 'The laptop ticket is assigned to Kenji.', _check_cover_for_sam__laptop_assigned), CheckSpec('handover_noted', 1.0, "Rita's handover comment is on the Excel ticket.", _check_cover_for_sam__handover_noted),), ('tickets.assignee', 'tickets.status', 'comments', 'comment_ids', 'current_agent'), (('sign_in', {'agent': 'A02'}), ('list_tickets', {'category': 'software'}), ('assign_ticket', {'ticket': 'TK0003', 'agent': 'A03'}), ('list_tickets', {'status': 'open'}), ('assign_ticket', {'ticket': 'TK0001', 'agent': 'A03'}), ('add_comment', {'ticket': 'TK0003', 'body': 'Handed over to Kenji while Sam is off'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc="A dispatcher hands an absent agent's ticket and an unassigned one to a colleague and notes the handover."),
-    'rita_closes_old_and_fixes_vpn': TaskSpec('rita_closes_old_and_fixes_vpn', "Rita Gomez here, agent A02. Please close every resolved ticket whose 7-day reopen window is over, but leave the recently resolved ones open to reopening. Then resolve my VPN ticket TK0002 with the note 'Updated the router firmware; the connection has held for 24 hours'.", rt.package_data(__package__, 'data/1030e67ffe8623ff.json'), (CheckSpec('old_closed', 1.0, 'Both tickets resolved more than 7 days ago are closed, the recent one is still resolved.', _check_rita_closes_old_and_fixes_vpn__old_closed), CheckSpec('vpn_resolved', 1.0, "The VPN ticket is resolved with Rita's note.", _check_rita_closes_old_and_fixes_vpn__vpn_resolved),), ('current_agent', 'tickets.status', 'tickets.resolution_note', 'tickets.resolved_at'), (('sign_in', {'agent': 'A02'}), ('list_tickets', {'status': 'resolved'}), ('close_ticket', {'ticket': 'TK0005'}), ('close_ticket', {'ticket': 'TK0007'}), ('resolve_ticket', {'ticket': 'TK0002', 'resolution_note': 'Updated the router firmware; the connection has held for 24 hours'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='An agent closes the resolved tickets whose reopen window has passed, leaves recent ones alone and resolves her VPN ticket.'),
-    'sam_hands_excel_to_senior': TaskSpec('sam_hands_excel_to_senior', "Sam Lee here, agent A01. I'm stuck on my Excel crash ticket. Add an internal note to it saying 'Crash persists after reinstall; dump points to a corrupted user profile', then escalate it to Kenji Sato (A03) because it needs a senior look. The same employee also just told me her keyboard keys are sticking: open a low-priority hardware ticket for her titled 'Keyboard keys sticking' and put it on my queue.", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('internal_note', 1.0, "Sam's internal note is on the Excel ticket.", _check_sam_hands_excel_to_senior__internal_note), CheckSpec('escalated', 1.0, 'TK0003 is escalated to Kenji and raised from low to medium.', _check_sam_hands_excel_to_senior__escalated), CheckSpec('keyboard_ticket', 1.0, "Priya's keyboard ticket exists and is assigned to Sam.", _check_sam_hands_excel_to_senior__keyboard_ticket),), ('current_agent', 'comments', 'comment_ids', 'tickets', 'ticket_ids'), (('sign_in', {'agent': 'A01'}), ('list_tickets', {'assignee': 'A01'}), ('add_comment', {'ticket': 'TK0003', 'body': 'Crash persists after reinstall; dump points to a corrupted user profile', 'internal': True}), ('escalate_ticket', {'ticket': 'TK0003', 'agent': 'A03', 'reason': 'Needs a senior look'}), ('open_ticket', {'reporter': 'E1003', 'title': 'Keyboard keys sticking', 'category': 'hardware', 'priority': 'low'}), ('assign_ticket', {'ticket': 'TK0007', 'agent': 'A01'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='A tier-1 agent documents and escalates his stuck ticket, then logs and takes a new one for the same employee.'),
-    'sam_logs_omars_dock': TaskSpec('sam_logs_omars_dock', "Hi, Sam Lee here, agent A01. Omar Haddad (employee E1002) just called: his docking station doesn't detect his monitors any more. Please open a medium-priority hardware ticket for him titled 'Docking station does not detect monitors', put it on my queue, and add a note Omar can see: 'Replacement dock ordered, arriving tomorrow morning.'", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('opened', 1.0, "Omar's dock ticket exists as requested.", _check_sam_logs_omars_dock__opened), CheckSpec('on_sams_queue', 1.0, "The ticket is Sam's and in progress.", _check_sam_logs_omars_dock__on_sams_queue), CheckSpec('note_posted', 1.0, "Sam's visible update is on the ticket.", _check_sam_logs_omars_dock__note_posted),), ('current_agent', 'tickets', 'ticket_ids', 'comments', 'comment_ids'), (('sign_in', {'agent': 'A01'}), ('open_ticket', {'reporter': 'E1002', 'title': 'Docking station does not detect monitors', 'category': 'hardware', 'priority': 'medium'}), ('assign_ticket', {'ticket': 'TK0007', 'agent': 'A01'}), ('add_comment', {'ticket': 'TK0007', 'body': 'Replacement dock ordered, arriving tomorrow morning.', 'internal': False}), ), seed=None, persona="Sam Lee, a tier-1 helpdesk agent, still holding the phone after Omar's call. Relaxed and chatty, but precise about wording he dictates.", known="He is agent A01 and has not signed in yet. The caller is Omar Haddad, employee E1002. The ticket is hardware, medium priority, titled 'Docking station does not detect monitors'. Sam takes it himself and wants the visible note 'Replacement dock ordered, arriving tomorrow morning.'", unknown='The id the new ticket gets.', tags=(), split=None, doc='An agent opens a ticket for a caller, takes it himself and posts a visible update.'),
-    'meeting_room_wifi_again': TaskSpec('meeting_room_wifi_again', "Kenji Sato here, agent A03. Omar just told me the Wi-Fi in meeting room B keeps dropping again, even though I closed that ticket off two days ago. Reopen it with the reason 'Wi-Fi dropping again in meeting room B', escalate it because it affects every meeting in that room, and leave an internal note on it: 'Will swap the access point tomorrow morning'.", rt.package_data(__package__, 'data/2ee4f170fc002416.json'), (CheckSpec('reopened', 1.0, 'The Wi-Fi ticket is reopened once and no longer carries its old resolution.', _check_meeting_room_wifi_again__reopened), CheckSpec('escalated', 1.0, 'The ticket is escalated and its priority raised to high.', _check_meeting_room_wifi_again__escalated), CheckSpec('plan_noted', 1.0, "Kenji's internal note is on the ticket and he is working on it.", _check_meeting_room_wifi_again__plan_noted),), ('tickets.status', 'tickets.resolution_note', 'tickets.resolved_at', 'tickets.reopen_count', 'tickets.escalated', 'tickets.priority', 'tickets.assignee', 'comments', 'comment_ids', 'current_agent'), (('sign_in', {'agent': 'A03'}), ('list_tickets', {'status': 'resolved', 'category': 'network'}), ('reopen_ticket', {'ticket': 'TK0007', 'reason': 'Wi-Fi dropping again in meeting room B'}), ('escalate_ticket', {'ticket': 'TK0007', 'agent': 'A03', 'reason': 'Affects every meeting in room B'}), ('add_comment', {'ticket': 'TK0007', 'body': 'Will swap the access point tomorrow morning', 'internal': True}), ), seed=None, persona='Kenji Sato, a senior network engineer on the helpdesk; terse and technical, answers questions in a few words.', known="His agent id is A03. The problem is Omar Haddad's Wi-Fi ticket for meeting room B, which Kenji resolved two days ago. The reopen reason is 'Wi-Fi dropping again in meeting room B'. It should be escalated because it affects every meeting in the room, and he keeps it himself. The internal note text is exactly 'Will swap the access point tomorrow morning'.", unknown='The ticket id.', tags=(), split=None, doc='A senior agent reopens his own network ticket, escalates it and notes the plan.'),
+    'take_and_resolve': TaskSpec('take_and_resolve', "I'm Sam Lee (A01). Put the unassigned laptop ticket TK0001 on my queue, and resolve my Excel ticket TK0003 with the note 'Repaired the Office installation; saving works again'.", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('taken', 1.0, 'TK0001 is assigned to Sam.', _check_take_and_resolve__taken), CheckSpec('resolved_excel', 1.0, 'TK0003 is resolved with the note.', _check_take_and_resolve__resolved_excel)), ('tickets.assignee', 'tickets.status', 'tickets.resolution_note', 'tickets.resolved_at', 'current_agent'), (('sign_in', {'agent': 'A01'}), ('list_tickets', {'status': 'open'}), ('assign_ticket', {'ticket': 'TK0001', 'agent': 'A01'}), ('resolve_ticket', {'ticket': 'TK0003', 'resolution_note': 'Repaired the Office installation; saving works again'})), doc='An agent takes a new hardware ticket and resolves the one in progress.'),
+    'escalate_vpn': TaskSpec('escalate_vpn', 'This is Rita Gomez (A02). The VPN problem on TK0002 now affects the whole sales floor. Escalate it to Kenji Sato with that as the reason.', rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('escalated', 1.0, 'TK0002 is escalated to Kenji with a raised priority.', _check_escalate_vpn__escalated), CheckSpec('noted', 1.0, 'An internal comment records the escalation.', _check_escalate_vpn__noted)), ('tickets.escalated', 'tickets.assignee', 'tickets.priority', 'tickets.status', 'comments', 'comment_ids', 'current_agent'), (('sign_in', {'agent': 'A02'}), ('get_ticket', {'ticket': 'TK0002'}), ('list_agents', {'skill': 'network', 'tier': 2}), ('escalate_ticket', {'ticket': 'TK0002', 'agent': 'A03', 'reason': 'Affects the whole sales floor'})), doc='A tier-1 agent escalates a network ticket to a tier-2 colleague.'),
+    'reopen_and_close': TaskSpec('reopen_and_close', "I'm Sam Lee (A01). Nora says the floor 3 printer (TK0004) is jamming again: reopen it with that reason. Also close the old password reset ticket TK0005.", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('reopened', 1.0, 'TK0004 is back with Sam, reopened once.', _check_reopen_and_close__reopened), CheckSpec('reason_logged', 1.0, 'The reopening is explained in a comment.', _check_reopen_and_close__reason_logged), CheckSpec('closed_old', 1.0, 'TK0005 is closed.', _check_reopen_and_close__closed_old)), ('tickets.status', 'tickets.resolution_note', 'tickets.resolved_at', 'tickets.reopen_count', 'comments', 'comment_ids', 'current_agent'), (('sign_in', {'agent': 'A01'}), ('reopen_ticket', {'ticket': 'TK0004', 'reason': 'The printer is jamming again'}), ('close_ticket', {'ticket': 'TK0005'})), doc='Reopen a recently resolved ticket and close an old one.'),
+    'kenji_fixes_the_laptop': TaskSpec('kenji_fixes_the_laptop', "Kenji Sato here, agent A03. I'm taking Nora's laptop ticket TK0001 myself. Leave a note on it that she can see: 'Diagnosed a failed SSD; replacing it today.' Once that's logged, resolve it with the note 'Replaced the SSD and restored her files from backup'.", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('diagnosis_logged', 1.0, "Kenji's visible diagnosis comment is on the ticket.", _check_kenji_fixes_the_laptop__diagnosis_logged), CheckSpec('resolved_by_kenji', 1.0, 'TK0001 is resolved by Kenji with the note.', _check_kenji_fixes_the_laptop__resolved_by_kenji)), ('current_agent', 'tickets.assignee', 'tickets.status', 'tickets.resolution_note', 'tickets.resolved_at', 'comments', 'comment_ids'), (('sign_in', {'agent': 'A03'}), ('get_ticket', {'ticket': 'TK0001'}), ('assign_ticket', {'ticket': 'TK0001', 'agent': 'A03'}), ('add_comment', {'ticket': 'TK0001', 'body': 'Diagnosed a failed SSD; replacing it today.', 'internal': False}), ('resolve_ticket', {'ticket': 'TK0001', 'resolution_note': 'Replaced the SSD and restored her files from backup'})), doc='A tier-2 agent takes an open hardware ticket, logs his diagnosis for the reporter and resolves it.'),
+    'cover_for_sam': TaskSpec('cover_for_sam', "Rita Gomez here, agent A02. Sam is off sick today, so please move his ticket about Excel crashing on save over to Kenji Sato (A03), and give Kenji the unassigned ticket about the laptop that won't boot as well. Then leave a comment on the Excel ticket saying 'Handed over to Kenji while Sam is off'.", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('excel_moved', 1.0, "The Excel ticket is now Kenji's.", _check_cover_for_sam__excel_moved), CheckSpec('laptop_assigned', 1.0, 'The laptop ticket is assigned to Kenji.', _check_cover_for_sam__laptop_assigned), CheckSpec('handover_noted', 1.0, "Rita's handover comment is on the Excel ticket.", _check_cover_for_sam__handover_noted)), ('tickets.assignee', 'tickets.status', 'comments', 'comment_ids', 'current_agent'), (('sign_in', {'agent': 'A02'}), ('list_tickets', {'category': 'software'}), ('assign_ticket', {'ticket': 'TK0003', 'agent': 'A03'}), ('list_tickets', {'status': 'open'}), ('assign_ticket', {'ticket': 'TK0001', 'agent': 'A03'}), ('add_comment', {'ticket': 'TK0003', 'body': 'Handed over to Kenji while Sam is off'})), doc="A dispatcher hands an absent agent's ticket and an unassigned one to a colleague and notes the handover."),
+    'rita_closes_old_and_fixes_vpn': TaskSpec('rita_closes_old_and_fixes_vpn', "Rita Gomez here, agent A02. Please close every resolved ticket whose 7-day reopen window is over, but leave the recently resolved ones open to reopening. Then resolve my VPN ticket TK0002 with the note 'Updated the router firmware; the connection has held for 24 hours'.", rt.package_data(__package__, 'data/1030e67ffe8623ff.json'), (CheckSpec('old_closed', 1.0, 'Both tickets resolved more than 7 days ago are closed, the recent one is still resolved.', _check_rita_closes_old_and_fixes_vpn__old_closed), CheckSpec('vpn_resolved', 1.0, "The VPN ticket is resolved with Rita's note.", _check_rita_closes_old_and_fixes_vpn__vpn_resolved)), ('current_agent', 'tickets.status', 'tickets.resolution_note', 'tickets.resolved_at'), (('sign_in', {'agent': 'A02'}), ('list_tickets', {'status': 'resolved'}), ('close_ticket', {'ticket': 'TK0005'}), ('close_ticket', {'ticket': 'TK0007'}), ('resolve_ticket', {'ticket': 'TK0002', 'resolution_note': 'Updated the router firmware; the connection has held for 24 hours'})), doc='An agent closes the resolved tickets whose reopen window has passed, leaves recent ones alone and resolves her VPN ticket.'),
+    'sam_hands_excel_to_senior': TaskSpec('sam_hands_excel_to_senior', "Sam Lee here, agent A01. I'm stuck on my Excel crash ticket. Add an internal note to it saying 'Crash persists after reinstall; dump points to a corrupted user profile', then escalate it to Kenji Sato (A03) because it needs a senior look. The same employee also just told me her keyboard keys are sticking: open a low-priority hardware ticket for her titled 'Keyboard keys sticking' and put it on my queue.", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('internal_note', 1.0, "Sam's internal note is on the Excel ticket.", _check_sam_hands_excel_to_senior__internal_note), CheckSpec('escalated', 1.0, 'TK0003 is escalated to Kenji and raised from low to medium.', _check_sam_hands_excel_to_senior__escalated), CheckSpec('keyboard_ticket', 1.0, "Priya's keyboard ticket exists and is assigned to Sam.", _check_sam_hands_excel_to_senior__keyboard_ticket)), ('current_agent', 'comments', 'comment_ids', 'tickets', 'ticket_ids'), (('sign_in', {'agent': 'A01'}), ('list_tickets', {'assignee': 'A01'}), ('add_comment', {'ticket': 'TK0003', 'body': 'Crash persists after reinstall; dump points to a corrupted user profile', 'internal': True}), ('escalate_ticket', {'ticket': 'TK0003', 'agent': 'A03', 'reason': 'Needs a senior look'}), ('open_ticket', {'reporter': 'E1003', 'title': 'Keyboard keys sticking', 'category': 'hardware', 'priority': 'low'}), ('assign_ticket', {'ticket': 'TK0007', 'agent': 'A01'})), doc='A tier-1 agent documents and escalates his stuck ticket, then logs and takes a new one for the same employee.'),
+    'sam_logs_omars_dock': TaskSpec('sam_logs_omars_dock', "Hi, Sam Lee here, agent A01. Omar Haddad (employee E1002) just called: his docking station doesn't detect his monitors any more. Please open a medium-priority hardware ticket for him titled 'Docking station does not detect monitors', put it on my queue, and add a note Omar can see: 'Replacement dock ordered, arriving tomorrow morning.'", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('opened', 1.0, "Omar's dock ticket exists as requested.", _check_sam_logs_omars_dock__opened), CheckSpec('on_sams_queue', 1.0, "The ticket is Sam's and in progress.", _check_sam_logs_omars_dock__on_sams_queue), CheckSpec('note_posted', 1.0, "Sam's visible update is on the ticket.", _check_sam_logs_omars_dock__note_posted)), ('current_agent', 'tickets', 'ticket_ids', 'comments', 'comment_ids'), (('sign_in', {'agent': 'A01'}), ('open_ticket', {'reporter': 'E1002', 'title': 'Docking station does not detect monitors', 'category': 'hardware', 'priority': 'medium'}), ('assign_ticket', {'ticket': 'TK0007', 'agent': 'A01'}), ('add_comment', {'ticket': 'TK0007', 'body': 'Replacement dock ordered, arriving tomorrow morning.', 'internal': False})), persona="Sam Lee, a tier-1 helpdesk agent, still holding the phone after Omar's call. Relaxed and chatty, but precise about wording he dictates.", known="He is agent A01 and has not signed in yet. The caller is Omar Haddad, employee E1002. The ticket is hardware, medium priority, titled 'Docking station does not detect monitors'. Sam takes it himself and wants the visible note 'Replacement dock ordered, arriving tomorrow morning.'", unknown='The id the new ticket gets.', doc='An agent opens a ticket for a caller, takes it himself and posts a visible update.'),
+    'meeting_room_wifi_again': TaskSpec('meeting_room_wifi_again', "Kenji Sato here, agent A03. Omar just told me the Wi-Fi in meeting room B keeps dropping again, even though I closed that ticket off two days ago. Reopen it with the reason 'Wi-Fi dropping again in meeting room B', escalate it because it affects every meeting in that room, and leave an internal note on it: 'Will swap the access point tomorrow morning'.", rt.package_data(__package__, 'data/2ee4f170fc002416.json'), (CheckSpec('reopened', 1.0, 'The Wi-Fi ticket is reopened once and no longer carries its old resolution.', _check_meeting_room_wifi_again__reopened), CheckSpec('escalated', 1.0, 'The ticket is escalated and its priority raised to high.', _check_meeting_room_wifi_again__escalated), CheckSpec('plan_noted', 1.0, "Kenji's internal note is on the ticket and he is working on it.", _check_meeting_room_wifi_again__plan_noted)), ('tickets.status', 'tickets.resolution_note', 'tickets.resolved_at', 'tickets.reopen_count', 'tickets.escalated', 'tickets.priority', 'tickets.assignee', 'comments', 'comment_ids', 'current_agent'), (('sign_in', {'agent': 'A03'}), ('list_tickets', {'status': 'resolved', 'category': 'network'}), ('reopen_ticket', {'ticket': 'TK0007', 'reason': 'Wi-Fi dropping again in meeting room B'}), ('escalate_ticket', {'ticket': 'TK0007', 'agent': 'A03', 'reason': 'Affects every meeting in room B'}), ('add_comment', {'ticket': 'TK0007', 'body': 'Will swap the access point tomorrow morning', 'internal': True})), persona='Kenji Sato, a senior network engineer on the helpdesk; terse and technical, answers questions in a few words.', known="His agent id is A03. The problem is Omar Haddad's Wi-Fi ticket for meeting room B, which Kenji resolved two days ago. The reopen reason is 'Wi-Fi dropping again in meeting room B'. It should be escalated because it affects every meeting in the room, and he keeps it himself. The internal note text is exactly 'Will swap the access point tomorrow morning'.", unknown='The ticket id.', doc='A senior agent reopens his own network ticket, escalates it and notes the plan.'),
 }

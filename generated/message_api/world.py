@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,996 +24,121 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["AddedContact", "DeleteResult", "LoginResult", "LoginStatus", "MessageAPI", "MessageId", "MessageStats", "SearchHit", "SearchResults", "SendResult", "SentMessages", "Stats", "UserId", "UserList"]
+__all__ = [
+    "AddedContact", "DeleteResult", "LoginResult", "LoginStatus", "MessageAPI", "MessageId",
+    "MessageStats", "SearchHit", "SearchResults", "SendResult", "SentMessages", "Stats", "UserId",
+    "UserList",
+]
 
 
-class _Slots_MessageId:
-    'The slots of the MessageId record: its fields and its JSON text.'
-
-    __slots__ = ('new_id', '_json')
-
-
-class MessageId(_Slots_MessageId, rt.Record):
+class MessageId(Record):
     'BFCL wraps a new message id in an object.'
 
-    __slots__ = ()
-    __match_args__ = ('new_id',)
-
-    new_id: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.new_id,) == (other.new_id,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.new_id,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(new_id={self.new_id!r})'
-
-    def __init__(self, new_id: int) -> None:
-        _set = _SET_MessageId
-        _set[0](self, new_id)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'new_id': self.new_id,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"new_id": ', v.int_text(self.new_id), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_MessageId[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> MessageId:
-        d = v.want_object(data, path, {'new_id': True})
-        return _new_MessageId(
-            new_id=v.want_int(d['new_id'], path + '.new_id'),
-        )
+    new_id: int = field(load=v.want_int, text=v.int_text)
 
 
-_SET_MessageId: tuple[Any, ...] = rt.slot_setters(_Slots_MessageId, ('new_id', '_json'))
-
-
-class _Made_MessageId(_Slots_MessageId):
-    'A MessageId being made by _new_MessageId.'
-
-    __slots__ = ()
-
-
-def _new_MessageId(new_id: int) -> MessageId:
-    self: Any = object.__new__(_Made_MessageId)
-    self.new_id = new_id
-    self._json = None
-    self.__class__ = MessageId
-    _made: MessageId = self
-    return _made
-
-
-class _Slots_UserList:
-    'The slots of the UserList record: its fields and its JSON text.'
-
-    __slots__ = ('user_list', '_json')
-
-
-class UserList(_Slots_UserList, rt.Record):
+class UserList(Record):
     'The UserList record.'
 
-    __slots__ = ()
-    __match_args__ = ('user_list',)
-
-    user_list: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.user_list,) == (other.user_list,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.user_list,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(user_list={self.user_list!r})'
-
-    def __init__(self, user_list: tuple[str, ...]) -> None:
-        _set = _SET_UserList
-        _set[0](self, user_list)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'user_list': v.export_value(self.user_list),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"user_list": ', v.str_list_text(self.user_list), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_UserList[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> UserList:
-        d = v.want_object(data, path, {'user_list': True})
-        return _new_UserList(
-            user_list=v.want_list(d['user_list'], path + '.user_list', (lambda x, p: v.want_str(x, p))),
-        )
+    user_list: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
 
 
-_SET_UserList: tuple[Any, ...] = rt.slot_setters(_Slots_UserList, ('user_list', '_json'))
-
-
-class _Made_UserList(_Slots_UserList):
-    'A UserList being made by _new_UserList.'
-
-    __slots__ = ()
-
-
-def _new_UserList(user_list: tuple[str, ...]) -> UserList:
-    self: Any = object.__new__(_Made_UserList)
-    self.user_list = user_list
-    self._json = None
-    self.__class__ = UserList
-    _made: UserList = self
-    return _made
-
-
-class _Slots_UserId:
-    'The slots of the UserId record: its fields and its JSON text.'
-
-    __slots__ = ('user_id', '_json')
-
-
-class UserId(_Slots_UserId, rt.Record):
+class UserId(Record):
     'The UserId record.'
 
-    __slots__ = ()
-    __match_args__ = ('user_id',)
-
-    user_id: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.user_id,) == (other.user_id,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.user_id,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(user_id={self.user_id!r})'
-
-    def __init__(self, user_id: str) -> None:
-        _set = _SET_UserId
-        _set[0](self, user_id)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'user_id': self.user_id,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"user_id": ', v.str_text(self.user_id), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_UserId[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> UserId:
-        d = v.want_object(data, path, {'user_id': True})
-        return _new_UserId(
-            user_id=v.want_str(d['user_id'], path + '.user_id'),
-        )
+    user_id: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_UserId: tuple[Any, ...] = rt.slot_setters(_Slots_UserId, ('user_id', '_json'))
-
-
-class _Made_UserId(_Slots_UserId):
-    'A UserId being made by _new_UserId.'
-
-    __slots__ = ()
-
-
-def _new_UserId(user_id: str) -> UserId:
-    self: Any = object.__new__(_Made_UserId)
-    self.user_id = user_id
-    self._json = None
-    self.__class__ = UserId
-    _made: UserId = self
-    return _made
-
-
-class _Slots_LoginResult:
-    'The slots of the LoginResult record: its fields and its JSON text.'
-
-    __slots__ = ('login_status', 'message', '_json')
-
-
-class LoginResult(_Slots_LoginResult, rt.Record):
+class LoginResult(Record):
     'The LoginResult record.'
 
-    __slots__ = ()
-    __match_args__ = ('login_status', 'message')
-
-    login_status: bool
-    message: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.login_status, self.message) == (other.login_status, other.message)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.login_status, self.message))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(login_status={self.login_status!r}, message={self.message!r})'
-
-    def __init__(self, login_status: bool, message: str) -> None:
-        _set = _SET_LoginResult
-        _set[0](self, login_status)
-        _set[1](self, message)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'login_status': self.login_status,
-            'message': self.message,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"login_status": ', v.json_text(self.login_status), ', "message": ', v.str_text(self.message), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_LoginResult[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> LoginResult:
-        d = v.want_object(data, path, {'login_status': True, 'message': True})
-        return _new_LoginResult(
-            login_status=v.want_bool(d['login_status'], path + '.login_status'),
-            message=v.want_str(d['message'], path + '.message'),
-        )
+    login_status: bool = field(load=v.want_bool)
+    message: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_LoginResult: tuple[Any, ...] = rt.slot_setters(_Slots_LoginResult, ('login_status', 'message', '_json'))
-
-
-class _Made_LoginResult(_Slots_LoginResult):
-    'A LoginResult being made by _new_LoginResult.'
-
-    __slots__ = ()
-
-
-def _new_LoginResult(login_status: bool, message: str) -> LoginResult:
-    self: Any = object.__new__(_Made_LoginResult)
-    self.login_status = login_status
-    self.message = message
-    self._json = None
-    self.__class__ = LoginResult
-    _made: LoginResult = self
-    return _made
-
-
-class _Slots_LoginStatus:
-    'The slots of the LoginStatus record: its fields and its JSON text.'
-
-    __slots__ = ('login_status', '_json')
-
-
-class LoginStatus(_Slots_LoginStatus, rt.Record):
+class LoginStatus(Record):
     'The LoginStatus record.'
 
-    __slots__ = ()
-    __match_args__ = ('login_status',)
-
-    login_status: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.login_status,) == (other.login_status,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.login_status,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(login_status={self.login_status!r})'
-
-    def __init__(self, login_status: bool) -> None:
-        _set = _SET_LoginStatus
-        _set[0](self, login_status)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'login_status': self.login_status,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"login_status": ', v.json_text(self.login_status), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_LoginStatus[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> LoginStatus:
-        d = v.want_object(data, path, {'login_status': True})
-        return _new_LoginStatus(
-            login_status=v.want_bool(d['login_status'], path + '.login_status'),
-        )
+    login_status: bool = field(load=v.want_bool)
 
 
-_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(_Slots_LoginStatus, ('login_status', '_json'))
-
-
-class _Made_LoginStatus(_Slots_LoginStatus):
-    'A LoginStatus being made by _new_LoginStatus.'
-
-    __slots__ = ()
-
-
-def _new_LoginStatus(login_status: bool) -> LoginStatus:
-    self: Any = object.__new__(_Made_LoginStatus)
-    self.login_status = login_status
-    self._json = None
-    self.__class__ = LoginStatus
-    _made: LoginStatus = self
-    return _made
-
-
-class _Slots_SendResult:
-    'The slots of the SendResult record: its fields and its JSON text.'
-
-    __slots__ = ('sent_status', 'message_id', 'message', '_json')
-
-
-class SendResult(_Slots_SendResult, rt.Record):
+class SendResult(Record):
     'The SendResult record.'
 
-    __slots__ = ()
-    __match_args__ = ('sent_status', 'message_id', 'message')
-
-    sent_status: bool
-    message_id: MessageId
-    message: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.sent_status, self.message_id, self.message) == (other.sent_status, other.message_id, other.message)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.sent_status, self.message_id, self.message))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(sent_status={self.sent_status!r}, message_id={self.message_id!r}, message={self.message!r})'
-
-    def __init__(self, sent_status: bool, message_id: MessageId, message: str) -> None:
-        _set = _SET_SendResult
-        _set[0](self, sent_status)
-        _set[1](self, message_id)
-        _set[2](self, message)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'sent_status': self.sent_status,
-            'message_id': v.export_value(self.message_id),
-            'message': self.message,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"sent_status": ', v.json_text(self.sent_status), ', "message_id": ', self.message_id._json_text(), ', "message": ', v.str_text(self.message), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_SendResult[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SendResult:
-        d = v.want_object(data, path, {'sent_status': True, 'message_id': True, 'message': True})
-        return _new_SendResult(
-            sent_status=v.want_bool(d['sent_status'], path + '.sent_status'),
-            message_id=MessageId.load(d['message_id'], path + '.message_id', ep),
-            message=v.want_str(d['message'], path + '.message'),
-        )
+    sent_status: bool = field(load=v.want_bool)
+    message_id: MessageId = field(
+        load_ep=lambda x, p, ep: MessageId.load(x, p, ep), export=v.export_value,
+        text=v.record_text)
+    message: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_SendResult: tuple[Any, ...] = rt.slot_setters(_Slots_SendResult, ('sent_status', 'message_id', 'message', '_json'))
-
-
-class _Made_SendResult(_Slots_SendResult):
-    'A SendResult being made by _new_SendResult.'
-
-    __slots__ = ()
-
-
-def _new_SendResult(sent_status: bool, message_id: MessageId, message: str) -> SendResult:
-    self: Any = object.__new__(_Made_SendResult)
-    self.sent_status = sent_status
-    self.message_id = message_id
-    self.message = message
-    self._json = None
-    self.__class__ = SendResult
-    _made: SendResult = self
-    return _made
-
-
-class _Slots_AddedContact:
-    'The slots of the AddedContact record: its fields and its JSON text.'
-
-    __slots__ = ('added_status', 'user_id', 'message', '_json')
-
-
-class AddedContact(_Slots_AddedContact, rt.Record):
+class AddedContact(Record):
     'The AddedContact record.'
 
-    __slots__ = ()
-    __match_args__ = ('added_status', 'user_id', 'message')
-
-    added_status: bool
-    user_id: str
-    message: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.added_status, self.user_id, self.message) == (other.added_status, other.user_id, other.message)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.added_status, self.user_id, self.message))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(added_status={self.added_status!r}, user_id={self.user_id!r}, message={self.message!r})'
-
-    def __init__(self, added_status: bool, user_id: str, message: str) -> None:
-        _set = _SET_AddedContact
-        _set[0](self, added_status)
-        _set[1](self, user_id)
-        _set[2](self, message)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'added_status': self.added_status,
-            'user_id': self.user_id,
-            'message': self.message,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"added_status": ', v.json_text(self.added_status), ', "user_id": ', v.str_text(self.user_id), ', "message": ', v.str_text(self.message), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_AddedContact[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> AddedContact:
-        d = v.want_object(data, path, {'added_status': True, 'user_id': True, 'message': True})
-        return _new_AddedContact(
-            added_status=v.want_bool(d['added_status'], path + '.added_status'),
-            user_id=v.want_str(d['user_id'], path + '.user_id'),
-            message=v.want_str(d['message'], path + '.message'),
-        )
+    added_status: bool = field(load=v.want_bool)
+    user_id: str = field(load=v.want_str, text=v.str_text)
+    message: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_AddedContact: tuple[Any, ...] = rt.slot_setters(_Slots_AddedContact, ('added_status', 'user_id', 'message', '_json'))
-
-
-class _Made_AddedContact(_Slots_AddedContact):
-    'A AddedContact being made by _new_AddedContact.'
-
-    __slots__ = ()
-
-
-def _new_AddedContact(added_status: bool, user_id: str, message: str) -> AddedContact:
-    self: Any = object.__new__(_Made_AddedContact)
-    self.added_status = added_status
-    self.user_id = user_id
-    self.message = message
-    self._json = None
-    self.__class__ = AddedContact
-    _made: AddedContact = self
-    return _made
-
-
-class _Slots_DeleteResult:
-    'The slots of the DeleteResult record: its fields and its JSON text.'
-
-    __slots__ = ('deleted_status', 'receiver_id', 'message', '_json')
-
-
-class DeleteResult(_Slots_DeleteResult, rt.Record):
+class DeleteResult(Record):
     'The DeleteResult record.'
 
-    __slots__ = ()
-    __match_args__ = ('deleted_status', 'receiver_id', 'message')
-
-    deleted_status: bool
-    receiver_id: str
-    message: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.deleted_status, self.receiver_id, self.message) == (other.deleted_status, other.receiver_id, other.message)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.deleted_status, self.receiver_id, self.message))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(deleted_status={self.deleted_status!r}, receiver_id={self.receiver_id!r}, message={self.message!r})'
-
-    def __init__(self, deleted_status: bool, receiver_id: str, message: str) -> None:
-        _set = _SET_DeleteResult
-        _set[0](self, deleted_status)
-        _set[1](self, receiver_id)
-        _set[2](self, message)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'deleted_status': self.deleted_status,
-            'receiver_id': self.receiver_id,
-            'message': self.message,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"deleted_status": ', v.json_text(self.deleted_status), ', "receiver_id": ', v.str_text(self.receiver_id), ', "message": ', v.str_text(self.message), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_DeleteResult[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> DeleteResult:
-        d = v.want_object(data, path, {'deleted_status': True, 'receiver_id': True, 'message': True})
-        return _new_DeleteResult(
-            deleted_status=v.want_bool(d['deleted_status'], path + '.deleted_status'),
-            receiver_id=v.want_str(d['receiver_id'], path + '.receiver_id'),
-            message=v.want_str(d['message'], path + '.message'),
-        )
+    deleted_status: bool = field(load=v.want_bool)
+    receiver_id: str = field(load=v.want_str, text=v.str_text)
+    message: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_DeleteResult: tuple[Any, ...] = rt.slot_setters(_Slots_DeleteResult, ('deleted_status', 'receiver_id', 'message', '_json'))
-
-
-class _Made_DeleteResult(_Slots_DeleteResult):
-    'A DeleteResult being made by _new_DeleteResult.'
-
-    __slots__ = ()
-
-
-def _new_DeleteResult(deleted_status: bool, receiver_id: str, message: str) -> DeleteResult:
-    self: Any = object.__new__(_Made_DeleteResult)
-    self.deleted_status = deleted_status
-    self.receiver_id = receiver_id
-    self.message = message
-    self._json = None
-    self.__class__ = DeleteResult
-    _made: DeleteResult = self
-    return _made
-
-
-class _Slots_SentMessages:
-    'The slots of the SentMessages record: its fields.'
-
-    __slots__ = ('messages',)
-
-
-class SentMessages(_Slots_SentMessages, rt.Record):
+class SentMessages(Record):
     'The SentMessages record.'
 
-    __slots__ = ()
-    __match_args__ = ('messages',)
-
-    messages: dict[str, tuple[Any, ...]]
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.messages,) == (other.messages,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.messages,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(messages={self.messages!r})'
-
-    def __init__(self, messages: dict[str, tuple[Any, ...]]) -> None:
-        _set = _SET_SentMessages
-        _set[0](self, messages)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'messages': v.export_value(self.messages),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SentMessages:
-        d = v.want_object(data, path, {'messages': True})
-        return _new_SentMessages(
-            messages=v.want_map(d['messages'], path + '.messages', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_json(x, p))))),
-        )
+    messages: dict[str, tuple[Any, ...]] = field(
+        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_json(x, p))))),
+        export=v.export_value, keeps_text=False)
 
 
-_SET_SentMessages: tuple[Any, ...] = rt.slot_setters(_Slots_SentMessages, ('messages',))
-
-
-class _Made_SentMessages(_Slots_SentMessages):
-    'A SentMessages being made by _new_SentMessages.'
-
-    __slots__ = ()
-
-
-def _new_SentMessages(messages: dict[str, tuple[Any, ...]]) -> SentMessages:
-    self: Any = object.__new__(_Made_SentMessages)
-    self.messages = messages
-    self.__class__ = SentMessages
-    _made: SentMessages = self
-    return _made
-
-
-class _Slots_SearchHit:
-    'The slots of the SearchHit record: its fields.'
-
-    __slots__ = ('receiver_id', 'message')
-
-
-class SearchHit(_Slots_SearchHit, rt.Record):
+class SearchHit(Record):
     'The SearchHit record.'
 
-    __slots__ = ()
-    __match_args__ = ('receiver_id', 'message')
-
-    receiver_id: str
-    message: Any
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.receiver_id, self.message) == (other.receiver_id, other.message)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.receiver_id, self.message))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(receiver_id={self.receiver_id!r}, message={self.message!r})'
-
-    def __init__(self, receiver_id: str, message: Any) -> None:
-        _set = _SET_SearchHit
-        _set[0](self, receiver_id)
-        _set[1](self, message)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'receiver_id': self.receiver_id,
-            'message': v.copy_json(self.message),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SearchHit:
-        d = v.want_object(data, path, {'receiver_id': True, 'message': True})
-        return _new_SearchHit(
-            receiver_id=v.want_str(d['receiver_id'], path + '.receiver_id'),
-            message=v.want_json(d['message'], path + '.message'),
-        )
+    receiver_id: str = field(load=v.want_str, text=v.str_text)
+    message: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
 
 
-_SET_SearchHit: tuple[Any, ...] = rt.slot_setters(_Slots_SearchHit, ('receiver_id', 'message'))
-
-
-class _Made_SearchHit(_Slots_SearchHit):
-    'A SearchHit being made by _new_SearchHit.'
-
-    __slots__ = ()
-
-
-def _new_SearchHit(receiver_id: str, message: Any) -> SearchHit:
-    self: Any = object.__new__(_Made_SearchHit)
-    self.receiver_id = receiver_id
-    self.message = message
-    self.__class__ = SearchHit
-    _made: SearchHit = self
-    return _made
-
-
-class _Slots_SearchResults:
-    'The slots of the SearchResults record: its fields.'
-
-    __slots__ = ('results',)
-
-
-class SearchResults(_Slots_SearchResults, rt.Record):
+class SearchResults(Record):
     'The SearchResults record.'
 
-    __slots__ = ()
-    __match_args__ = ('results',)
-
-    results: tuple[SearchHit, ...]
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.results,) == (other.results,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.results,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(results={self.results!r})'
-
-    def __init__(self, results: tuple[SearchHit, ...]) -> None:
-        _set = _SET_SearchResults
-        _set[0](self, results)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'results': v.export_value(self.results),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SearchResults:
-        d = v.want_object(data, path, {'results': True})
-        return _new_SearchResults(
-            results=v.want_list(d['results'], path + '.results', (lambda x, p: SearchHit.load(x, p, ep))),
-        )
+    results: tuple[SearchHit, ...] = field(
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: SearchHit.load(x, p, ep))),
+        export=v.export_value, keeps_text=False)
 
 
-_SET_SearchResults: tuple[Any, ...] = rt.slot_setters(_Slots_SearchResults, ('results',))
-
-
-class _Made_SearchResults(_Slots_SearchResults):
-    'A SearchResults being made by _new_SearchResults.'
-
-    __slots__ = ()
-
-
-def _new_SearchResults(results: tuple[SearchHit, ...]) -> SearchResults:
-    self: Any = object.__new__(_Made_SearchResults)
-    self.results = results
-    self.__class__ = SearchResults
-    _made: SearchResults = self
-    return _made
-
-
-class _Slots_Stats:
-    'The slots of the Stats record: its fields and its JSON text.'
-
-    __slots__ = ('received_count', 'total_contacts', '_json')
-
-
-class Stats(_Slots_Stats, rt.Record):
+class Stats(Record):
     'The Stats record.'
 
-    __slots__ = ()
-    __match_args__ = ('received_count', 'total_contacts')
-
-    received_count: int
-    total_contacts: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.received_count, self.total_contacts) == (other.received_count, other.total_contacts)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.received_count, self.total_contacts))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(received_count={self.received_count!r}, total_contacts={self.total_contacts!r})'
-
-    def __init__(self, received_count: int, total_contacts: int) -> None:
-        _set = _SET_Stats
-        _set[0](self, received_count)
-        _set[1](self, total_contacts)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'received_count': self.received_count,
-            'total_contacts': self.total_contacts,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"received_count": ', v.int_text(self.received_count), ', "total_contacts": ', v.int_text(self.total_contacts), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Stats[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Stats:
-        d = v.want_object(data, path, {'received_count': True, 'total_contacts': True})
-        return _new_Stats(
-            received_count=v.want_int(d['received_count'], path + '.received_count'),
-            total_contacts=v.want_int(d['total_contacts'], path + '.total_contacts'),
-        )
+    received_count: int = field(load=v.want_int, text=v.int_text)
+    total_contacts: int = field(load=v.want_int, text=v.int_text)
 
 
-_SET_Stats: tuple[Any, ...] = rt.slot_setters(_Slots_Stats, ('received_count', 'total_contacts', '_json'))
-
-
-class _Made_Stats(_Slots_Stats):
-    'A Stats being made by _new_Stats.'
-
-    __slots__ = ()
-
-
-def _new_Stats(received_count: int, total_contacts: int) -> Stats:
-    self: Any = object.__new__(_Made_Stats)
-    self.received_count = received_count
-    self.total_contacts = total_contacts
-    self._json = None
-    self.__class__ = Stats
-    _made: Stats = self
-    return _made
-
-
-class _Slots_MessageStats:
-    'The slots of the MessageStats record: its fields and its JSON text.'
-
-    __slots__ = ('stats', '_json')
-
-
-class MessageStats(_Slots_MessageStats, rt.Record):
+class MessageStats(Record):
     'The MessageStats record.'
 
-    __slots__ = ()
-    __match_args__ = ('stats',)
-
-    stats: Stats
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.stats,) == (other.stats,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.stats,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(stats={self.stats!r})'
-
-    def __init__(self, stats: Stats) -> None:
-        _set = _SET_MessageStats
-        _set[0](self, stats)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'stats': v.export_value(self.stats),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"stats": ', self.stats._json_text(), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_MessageStats[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> MessageStats:
-        d = v.want_object(data, path, {'stats': True})
-        return _new_MessageStats(
-            stats=Stats.load(d['stats'], path + '.stats', ep),
-        )
-
-
-_SET_MessageStats: tuple[Any, ...] = rt.slot_setters(_Slots_MessageStats, ('stats', '_json'))
-
-
-class _Made_MessageStats(_Slots_MessageStats):
-    'A MessageStats being made by _new_MessageStats.'
-
-    __slots__ = ()
-
-
-def _new_MessageStats(stats: Stats) -> MessageStats:
-    self: Any = object.__new__(_Made_MessageStats)
-    self.stats = stats
-    self._json = None
-    self.__class__ = MessageStats
-    _made: MessageStats = self
-    return _made
+    stats: Stats = field(
+        load_ep=lambda x, p, ep: Stats.load(x, p, ep), export=v.export_value, text=v.record_text)
 
 
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("generated_ids", "user_count", "user_map", "inbox", "message_count", "current_user", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("generated_ids", "user_count", "user_map", "inbox", "message_count", "current_user", )
-
-    def __init__(self) -> None:
-        self.generated_ids: tuple[int, ...] = ()
-        self.user_count: int = 0
-        self.user_map: dict[str, str] = {}
-        self.inbox: tuple[dict[str, Any], ...] = ()
-        self.message_count: int = 0
-        self.current_user: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "generated_ids": v.export_value(self.generated_ids),
-            "user_count": self.user_count,
-            "user_map": v.export_value(self.user_map),
-            "inbox": v.export_value(self.inbox),
-            "message_count": self.message_count,
-            "current_user": self.current_user,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.generated_ids = self.generated_ids
-        other.user_count = self.user_count
-        other.user_map = self.user_map
-        other.inbox = self.inbox
-        other.message_count = self.message_count
-        other.current_user = self.current_user
-        return other
+    generated_ids: tuple[int, ...] = state_item((), export=v.export_value)
+    user_count: int = state_item(0)
+    user_map: dict[str, str] = state_item({}, export=v.export_value)
+    inbox: tuple[dict[str, Any], ...] = state_item((), export=v.export_value)
+    message_count: int = state_item(0)
+    current_user: str | None = state_item(None)
 
 
 class MessageAPI(Episode):
@@ -1045,17 +170,17 @@ class MessageAPI(Episode):
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
         if 'generated_ids' in data:
-            self.state.generated_ids = v.want_set(data['generated_ids'], '$.generated_ids', (lambda x, p: v.want_int(x, p)))
+            self.state.generated_ids = v.want_set(data['generated_ids'], '$.generated_ids', v.want_int)
         if 'user_count' in data:
             self.state.user_count = v.want_int(data['user_count'], '$.user_count')
         if 'user_map' in data:
-            self.state.user_map = v.want_map(data['user_map'], '$.user_map', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p)))
+            self.state.user_map = v.want_map(data['user_map'], '$.user_map', v.want_str, v.want_str)
         if 'inbox' in data:
-            self.state.inbox = v.want_list(data['inbox'], '$.inbox', (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))))
+            self.state.inbox = v.want_list(data['inbox'], '$.inbox', (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
         if 'message_count' in data:
             self.state.message_count = v.want_int(data['message_count'], '$.message_count')
         if 'current_user' in data:
-            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', (lambda x, p: v.want_str(x, p)))
+            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', v.want_str)
         del ep
 
     def _check_invariants(self) -> None:
@@ -1076,8 +201,7 @@ class MessageAPI(Episode):
 
     def tool_list_users(self) -> UserList:  # message_api.world:130
         'List all users in the workspace.'
-        return _new_UserList(tuple(rt.each(self, self.state.user_map).keys(  # message_api.world:131
-        )))
+        return UserList(tuple(rt.each(self, self.state.user_map).keys()))  # message_api.world:131
 
     def tool_get_user_id(self, user: str) -> UserId:  # message_api.world:134
         'Get user ID from user name.'
@@ -1086,24 +210,24 @@ class MessageAPI(Episode):
             raise ToolError(rt.built(
                 self, "User '" + rt.text(user) + "' not found in the workspace."
             ))
-        return _new_UserId(id_)  # message_api.world:137
+        return UserId(id_)  # message_api.world:137
 
     def tool_message_login(self, user_id: str) -> LoginResult:  # message_api.world:140
         'Log in a user with the given user ID to messeage application.'
         if (  # message_api.world:143
             user_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))
         ):
-            return _new_LoginResult(  # message_api.world:144
+            return LoginResult(  # message_api.world:144
                 False, rt.built(self, "User ID '" + rt.text(user_id) + "' not found.")
             )
         self.set_state('current_user', user_id)  # message_api.world:146
-        return _new_LoginResult(  # message_api.world:147
+        return LoginResult(  # message_api.world:147
             True, rt.built(self, "User '" + rt.text(user_id) + "' logged in successfully.")
         )
 
     def tool_message_get_login_status(self) -> LoginStatus:  # message_api.world:150
         'Get the login status of the current user.'
-        return _new_LoginStatus(self.fn_logged_in())  # message_api.world:151
+        return LoginStatus(self.fn_logged_in())  # message_api.world:151
 
     def tool_send_message(  # message_api.world:154
         self, receiver_id: str, message: str
@@ -1130,9 +254,9 @@ class MessageAPI(Episode):
         self.set_state(  # message_api.world:169
             'message_count', rt.python_augmented(self, '+', self.state.message_count, 1)
         )
-        return _new_SendResult(  # message_api.world:170
+        return SendResult(  # message_api.world:170
             True,
-            _new_MessageId(new_id),
+            MessageId(new_id),
             rt.built(self, "Message sent to '" + rt.text(receiver_id) + "' successfully."),
         )
 
@@ -1147,7 +271,7 @@ class MessageAPI(Episode):
         if not (latest is not None):  # message_api.world:189
             raise ToolError(rt.built(self, 'Receiver ID ' + rt.text(receiver_id) + ' not found.'))
         self.set_state('inbox', rt.without(self.state.inbox, latest))  # message_api.world:193
-        return _new_DeleteResult(  # message_api.world:194
+        return DeleteResult(  # message_api.world:194
             True,
             receiver_id,
             rt.built(
@@ -1172,7 +296,7 @@ class MessageAPI(Episode):
                     ),
                 ),
             }
-        return _new_SentMessages(sent)  # message_api.world:208
+        return SentMessages(sent)  # message_api.world:208
 
     def tool_add_contact(self, user_name: str) -> AddedContact:  # message_api.world:211
         'Add a contact to the workspace.'
@@ -1195,7 +319,7 @@ class MessageAPI(Episode):
         self.set_state(  # message_api.world:222
             'user_map', {**self.state.user_map, user_name: user_id}
         )
-        return _new_AddedContact(  # message_api.world:223
+        return AddedContact(  # message_api.world:223
             True,
             user_id,
             rt.built(self, "Contact '" + rt.text(user_name) + "' added successfully."),
@@ -1218,9 +342,9 @@ class MessageAPI(Episode):
                 in rt.built(self, rt.built(self, rt.text(content)).lower())
             ):
                 hits = (  # message_api.world:242
-                    rt.each(self, hits) + (_new_SearchHit(self.fn_receiver_of(entry), content),)
+                    rt.each(self, hits) + (SearchHit(self.fn_receiver_of(entry), content),)
                 )
-        return _new_SearchResults(hits)  # message_api.world:245
+        return SearchResults(hits)  # message_api.world:245
 
     def tool_get_message_stats(self) -> MessageStats:  # message_api.world:248
         'Get statistics about messages for the current user.'
@@ -1231,32 +355,20 @@ class MessageAPI(Episode):
             receivers = rt.add(  # message_api.world:252
                 rt.each(self, receivers), self.fn_receiver_of(entry)
             )
-        return _new_MessageStats(_new_Stats(  # message_api.world:254
-            len(self.state.inbox), len(receivers)
-        ))
+        return MessageStats(Stats(len(self.state.inbox), len(receivers)))  # message_api.world:254
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_list_users: frozenset[str] = frozenset(())
-
-
 def _invoke_list_users(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_users):
-        rt.check_arguments_python(args, (), (), 'MessageAPI.list_users')
     try:
         return ep.tool_list_users()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_user_id: frozenset[str] = frozenset({'user'})
-
-
 def _invoke_get_user_id(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_user_id):
-        rt.check_arguments_python(args, ('user',), ('user',), 'MessageAPI.get_user_id')
     try:
         a_user = args['user']
         if type(a_user) is not str or not a_user.isascii():
@@ -1266,12 +378,7 @@ def _invoke_get_user_id(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_message_login: frozenset[str] = frozenset({'user_id'})
-
-
 def _invoke_message_login(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_message_login):
-        rt.check_arguments_python(args, ('user_id',), ('user_id',), 'MessageAPI.message_login')
     try:
         a_user_id = args['user_id']
         if type(a_user_id) is not str or not a_user_id.isascii():
@@ -1281,24 +388,14 @@ def _invoke_message_login(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_message_get_login_status: frozenset[str] = frozenset(())
-
-
 def _invoke_message_get_login_status(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_message_get_login_status):
-        rt.check_arguments_python(args, (), (), 'MessageAPI.message_get_login_status')
     try:
         return ep.tool_message_get_login_status()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_send_message: frozenset[str] = frozenset({'receiver_id', 'message'})
-
-
 def _invoke_send_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_send_message):
-        rt.check_arguments_python(args, ('receiver_id', 'message'), ('receiver_id', 'message'), 'MessageAPI.send_message')
     try:
         a_receiver_id = args['receiver_id']
         if type(a_receiver_id) is not str or not a_receiver_id.isascii():
@@ -1311,12 +408,7 @@ def _invoke_send_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_delete_message: frozenset[str] = frozenset({'receiver_id'})
-
-
 def _invoke_delete_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_delete_message):
-        rt.check_arguments_python(args, ('receiver_id',), ('receiver_id',), 'MessageAPI.delete_message')
     try:
         a_receiver_id = args['receiver_id']
         if type(a_receiver_id) is not str or not a_receiver_id.isascii():
@@ -1326,24 +418,14 @@ def _invoke_delete_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_view_messages_sent: frozenset[str] = frozenset(())
-
-
 def _invoke_view_messages_sent(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_view_messages_sent):
-        rt.check_arguments_python(args, (), (), 'MessageAPI.view_messages_sent')
     try:
         return ep.tool_view_messages_sent()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_add_contact: frozenset[str] = frozenset({'user_name'})
-
-
 def _invoke_add_contact(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_add_contact):
-        rt.check_arguments_python(args, ('user_name',), ('user_name',), 'MessageAPI.add_contact')
     try:
         a_user_name = args['user_name']
         if type(a_user_name) is not str or not a_user_name.isascii():
@@ -1353,12 +435,7 @@ def _invoke_add_contact(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_search_messages: frozenset[str] = frozenset({'keyword'})
-
-
 def _invoke_search_messages(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_search_messages):
-        rt.check_arguments_python(args, ('keyword',), ('keyword',), 'MessageAPI.search_messages')
     try:
         a_keyword = args['keyword']
         if type(a_keyword) is not str or not a_keyword.isascii():
@@ -1368,30 +445,62 @@ def _invoke_search_messages(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_message_stats: frozenset[str] = frozenset(())
-
-
 def _invoke_get_message_stats(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_message_stats):
-        rt.check_arguments_python(args, (), (), 'MessageAPI.get_message_stats')
     try:
         return ep.tool_get_message_stats()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-MessageAPI.TOOLS = {
-    'list_users': ToolSpec('list_users', 'List all users in the workspace.', (), read_only=True, invoke=_invoke_list_users, where='message_api.world:130', returns={'type': 'object', 'properties': {'user_list': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_list'], 'additionalProperties': False}),
-    'get_user_id': ToolSpec('get_user_id', 'Get user ID from user name.', (ParamSpec('user', {'type': 'string', 'description': 'User name of the user.'}, True, 'User name of the user.', table=None), ), read_only=True, invoke=_invoke_get_user_id, where='message_api.world:134', returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}}, 'required': ['user_id'], 'additionalProperties': False}),
-    'message_login': ToolSpec('message_login', 'Log in a user with the given user ID to messeage application.', (ParamSpec('user_id', {'type': 'string', 'description': 'User ID of the user to log in.'}, True, 'User ID of the user to log in.', table=None), ), read_only=False, invoke=_invoke_message_login, where='message_api.world:140', returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}, 'message': {'type': 'string'}}, 'required': ['login_status', 'message'], 'additionalProperties': False}),
-    'message_get_login_status': ToolSpec('message_get_login_status', 'Get the login status of the current user.', (), read_only=True, invoke=_invoke_message_get_login_status, where='message_api.world:150', returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}}, 'required': ['login_status'], 'additionalProperties': False}),
-    'send_message': ToolSpec('send_message', 'Send a message to a user.', (ParamSpec('receiver_id', {'type': 'string', 'description': 'User ID of the user to send the message to.'}, True, 'User ID of the user to send the message to.', table=None), ParamSpec('message', {'type': 'string', 'description': 'Message to be sent.'}, True, 'Message to be sent.', table=None), ), read_only=False, invoke=_invoke_send_message, where='message_api.world:154', returns={'type': 'object', 'properties': {'sent_status': {'type': 'boolean'}, 'message_id': {'type': 'object', 'properties': {'new_id': {'type': 'integer'}}, 'required': ['new_id'], 'additionalProperties': False}, 'message': {'type': 'string'}}, 'required': ['sent_status', 'message_id', 'message'], 'additionalProperties': False}),
-    'delete_message': ToolSpec('delete_message', 'Delete the latest message sent to a receiver.', (ParamSpec('receiver_id', {'type': 'string', 'description': 'User ID of the user to send the message to.'}, True, 'User ID of the user to send the message to.', table=None), ), read_only=False, invoke=_invoke_delete_message, where='message_api.world:177', returns={'type': 'object', 'properties': {'deleted_status': {'type': 'boolean'}, 'receiver_id': {'type': 'string'}, 'message': {'type': 'string'}}, 'required': ['deleted_status', 'receiver_id', 'message'], 'additionalProperties': False}),
-    'view_messages_sent': ToolSpec('view_messages_sent', 'View all historical messages sent by the current user.', (), read_only=True, invoke=_invoke_view_messages_sent, where='message_api.world:201', returns={'type': 'object', 'properties': {'messages': {'type': 'object', 'additionalProperties': {'type': 'array', 'items': {}}}}, 'required': ['messages'], 'additionalProperties': False}),
-    'add_contact': ToolSpec('add_contact', 'Add a contact to the workspace.', (ParamSpec('user_name', {'type': 'string', 'description': 'User name of contact to be added.'}, True, 'User name of contact to be added.', table=None), ), read_only=False, invoke=_invoke_add_contact, where='message_api.world:211', returns={'type': 'object', 'properties': {'added_status': {'type': 'boolean'}, 'user_id': {'type': 'string'}, 'message': {'type': 'string'}}, 'required': ['added_status', 'user_id', 'message'], 'additionalProperties': False}),
-    'search_messages': ToolSpec('search_messages', 'Search for messages containing a specific keyword.', (ParamSpec('keyword', {'type': 'string', 'description': 'The keyword to search for in messages.'}, True, 'The keyword to search for in messages.', table=None), ), read_only=True, invoke=_invoke_search_messages, where='message_api.world:230', returns={'type': 'object', 'properties': {'results': {'type': 'array', 'items': {'type': 'object', 'properties': {'receiver_id': {'type': 'string'}, 'message': {}}, 'required': ['receiver_id', 'message'], 'additionalProperties': False}}}, 'required': ['results'], 'additionalProperties': False}),
-    'get_message_stats': ToolSpec('get_message_stats', 'Get statistics about messages for the current user.', (), read_only=True, invoke=_invoke_get_message_stats, where='message_api.world:248', returns={'type': 'object', 'properties': {'stats': {'type': 'object', 'properties': {'received_count': {'type': 'integer'}, 'total_contacts': {'type': 'integer'}}, 'required': ['received_count', 'total_contacts'], 'additionalProperties': False}}, 'required': ['stats'], 'additionalProperties': False}),
-}
+MessageAPI.TOOLS = tools(
+    tool('list_users', 'List all users in the workspace.', (), read_only=True,
+         invoke=_invoke_list_users, python_name='MessageAPI.list_users',
+         where='message_api.world:130',
+         returns={'type': 'object', 'properties': {'user_list': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_list'], 'additionalProperties': False}),
+    tool('get_user_id', 'Get user ID from user name.',
+         (param('user', {'type': 'string'}, 'User name of the user.'),), read_only=True,
+         invoke=_invoke_get_user_id, python_name='MessageAPI.get_user_id',
+         where='message_api.world:134',
+         returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}}, 'required': ['user_id'], 'additionalProperties': False}),
+    tool('message_login', 'Log in a user with the given user ID to messeage application.',
+         (param('user_id', {'type': 'string'}, 'User ID of the user to log in.'),),
+         read_only=False, invoke=_invoke_message_login, python_name='MessageAPI.message_login',
+         where='message_api.world:140',
+         returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}, 'message': {'type': 'string'}}, 'required': ['login_status', 'message'], 'additionalProperties': False}),
+    tool('message_get_login_status', 'Get the login status of the current user.', (),
+         read_only=True, invoke=_invoke_message_get_login_status,
+         python_name='MessageAPI.message_get_login_status', where='message_api.world:150',
+         returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}}, 'required': ['login_status'], 'additionalProperties': False}),
+    tool('send_message', 'Send a message to a user.',
+         (param('receiver_id', {'type': 'string'}, 'User ID of the user to send the message to.'),
+         param('message', {'type': 'string'}, 'Message to be sent.')), read_only=False,
+         invoke=_invoke_send_message, python_name='MessageAPI.send_message',
+         where='message_api.world:154',
+         returns={'type': 'object', 'properties': {'sent_status': {'type': 'boolean'}, 'message_id': {'type': 'object', 'properties': {'new_id': {'type': 'integer'}}, 'required': ['new_id'], 'additionalProperties': False}, 'message': {'type': 'string'}}, 'required': ['sent_status', 'message_id', 'message'], 'additionalProperties': False}),
+    tool('delete_message', 'Delete the latest message sent to a receiver.',
+         (param('receiver_id', {'type': 'string'}, 'User ID of the user to send the message to.'),),
+         read_only=False, invoke=_invoke_delete_message, python_name='MessageAPI.delete_message',
+         where='message_api.world:177',
+         returns={'type': 'object', 'properties': {'deleted_status': {'type': 'boolean'}, 'receiver_id': {'type': 'string'}, 'message': {'type': 'string'}}, 'required': ['deleted_status', 'receiver_id', 'message'], 'additionalProperties': False}),
+    tool('view_messages_sent', 'View all historical messages sent by the current user.', (),
+         read_only=True, invoke=_invoke_view_messages_sent,
+         python_name='MessageAPI.view_messages_sent', where='message_api.world:201',
+         returns={'type': 'object', 'properties': {'messages': {'type': 'object', 'additionalProperties': {'type': 'array', 'items': {}}}}, 'required': ['messages'], 'additionalProperties': False}),
+    tool('add_contact', 'Add a contact to the workspace.',
+         (param('user_name', {'type': 'string'}, 'User name of contact to be added.'),),
+         read_only=False, invoke=_invoke_add_contact, python_name='MessageAPI.add_contact',
+         where='message_api.world:211',
+         returns={'type': 'object', 'properties': {'added_status': {'type': 'boolean'}, 'user_id': {'type': 'string'}, 'message': {'type': 'string'}}, 'required': ['added_status', 'user_id', 'message'], 'additionalProperties': False}),
+    tool('search_messages', 'Search for messages containing a specific keyword.',
+         (param('keyword', {'type': 'string'}, 'The keyword to search for in messages.'),),
+         read_only=True, invoke=_invoke_search_messages, python_name='MessageAPI.search_messages',
+         where='message_api.world:230',
+         returns={'type': 'object', 'properties': {'results': {'type': 'array', 'items': {'type': 'object', 'properties': {'receiver_id': {'type': 'string'}, 'message': {}}, 'required': ['receiver_id', 'message'], 'additionalProperties': False}}}, 'required': ['results'], 'additionalProperties': False}),
+    tool('get_message_stats', 'Get statistics about messages for the current user.', (),
+         read_only=True, invoke=_invoke_get_message_stats,
+         python_name='MessageAPI.get_message_stats', where='message_api.world:248',
+         returns={'type': 'object', 'properties': {'stats': {'type': 'object', 'properties': {'received_count': {'type': 'integer'}, 'total_contacts': {'type': 'integer'}}, 'required': ['received_count', 'total_contacts'], 'additionalProperties': False}}, 'required': ['stats'], 'additionalProperties': False}),
+)
 
 
 MessageAPI.TASKS = {

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,12 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Contact", "ContactCard", "Conversation", "ConversationKind", "ConversationSummary", "Delivery", "Message", "MobileMessaging", "Presence", "Profile", "UnreadSummary", "User"]
+__all__ = [
+    "Contact", "ContactCard", "Conversation", "ConversationKind", "ConversationSummary",
+    "Delivery", "Message", "MobileMessaging", "Presence", "Profile", "UnreadSummary", "User",
+]
 
 
 class Presence(enum.StrEnum):
@@ -36,11 +40,7 @@ class Presence(enum.StrEnum):
     offline = 'offline'
 
 
-_E8_Presence_online: Presence = Presence.online
-_E8_Presence_away: Presence = Presence.away
-_E8_Presence_offline: Presence = Presence.offline
-
-_T8_Presence: dict[Presence | None, str] = {None: 'null', _E8_Presence_online: '"online"', _E8_Presence_away: '"away"', _E8_Presence_offline: '"offline"', }
+_E8_Presence_online, _E8_Presence_away, _E8_Presence_offline = Presence.__members__.values()
 
 
 class Delivery(enum.StrEnum):
@@ -51,11 +51,7 @@ class Delivery(enum.StrEnum):
     failed = 'failed'
 
 
-_E8_Delivery_sent: Delivery = Delivery.sent
-_E8_Delivery_delivered: Delivery = Delivery.delivered
-_E8_Delivery_failed: Delivery = Delivery.failed
-
-_T8_Delivery: dict[Delivery | None, str] = {None: 'null', _E8_Delivery_sent: '"sent"', _E8_Delivery_delivered: '"delivered"', _E8_Delivery_failed: '"failed"', }
+_E8_Delivery_sent, _E8_Delivery_delivered, _E8_Delivery_failed = Delivery.__members__.values()
 
 
 class ConversationKind(enum.StrEnum):
@@ -65,670 +61,134 @@ class ConversationKind(enum.StrEnum):
     group = 'group'
 
 
-_E16_ConversationKind_direct: ConversationKind = ConversationKind.direct
-_E16_ConversationKind_group: ConversationKind = ConversationKind.group
-
-_T16_ConversationKind: dict[ConversationKind | None, str] = {None: 'null', _E16_ConversationKind_direct: '"direct"', _E16_ConversationKind_group: '"group"', }
+_E16_ConversationKind_direct, _E16_ConversationKind_group = ConversationKind.__members__.values()
 
 
 class User(Row):
     'A registered account.'
 
-    __slots__ = ('id_', 'name', 'phone', 'email', 'password', 'presence', )
-    ENTITY: ClassVar[str] = 'User'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('phone', 'phone', None, True),
-        ('email', 'email', None, True),
-        ('password', 'password', None, True),
-        ('presence', 'presence', lambda value: value._value_, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        v.str_text,
-        _T8_Presence.__getitem__,
-    )
-
-    def __init__(self, *, id_: str, name: str, phone: str, email: str | None, password: str, presence: Presence) -> None:
-        self.id_ = id_
-        self.name = name
-        self.phone = phone
-        self.email = email
-        self.password = password
-        self.presence = presence
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> User:
-        other = User.__new__(User)
-        other.id_ = self.id_
-        other.name = self.name
-        other.phone = self.phone
-        other.email = self.email
-        other.password = self.password
-        other.presence = self.presence
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'phone': self.phone,
-            'email': self.email,
-            'password': self.password,
-            'presence': self.presence._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> User:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'phone': True, 'email': False, 'password': True, 'presence': False})
-        return cls(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            phone=v.check_pattern(v.want_str(d['phone'], path + '.phone'), path + '.phone', '^\\+[0-9]{7,15}$'),
-            email=(v.want_optional(d['email'], path + '.email', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))) if 'email' in d else None),
-            password=v.check_length(v.want_str(d['password'], path + '.password'), path + '.password', 8, 64),
-            presence=(v.want_enum(d['presence'], path + '.presence', Presence) if d.get('presence') is not None else _E8_Presence_offline),
-        )
+    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    phone: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
+        text=v.str_text)
+    email: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
+        optional=True, text=optional_text(v.str_text))
+    password: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 8, 64), text=v.str_text)
+    presence: Presence = field(
+        load=lambda x, p: v.want_enum(x, p, Presence), fill=lambda ep: _E8_Presence_offline,
+        export=enum_value, text=enum_text(Presence))
 
 
 class Contact(Row):
     "An entry in one user's address book."
 
-    __slots__ = ('id_', 'owner', 'user', 'name', 'favorite', 'added_at', )
-    ENTITY: ClassVar[str] = 'Contact'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('owner', 'owner', None, True),
-        ('user', 'user', None, True),
-        ('name', 'name', None, True),
-        ('favorite', 'favorite', None, True),
-        ('added_at', 'added_at', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-    )
-
-    def __init__(self, *, id_: str, owner: str, user: str, name: str, favorite: bool, added_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.owner = owner
-        self.user = user
-        self.name = name
-        self.favorite = favorite
-        self.added_at = added_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Contact:
-        other = Contact.__new__(Contact)
-        other.id_ = self.id_
-        other.owner = self.owner
-        other.user = self.user
-        other.name = self.name
-        other.favorite = self.favorite
-        other.added_at = self.added_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'owner': self.owner,
-            'user': self.user,
-            'name': self.name,
-            'favorite': self.favorite,
-            'added_at': self.added_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Contact:
-        d = v.want_object(data, path, {'id': False, 'owner': True, 'user': True, 'name': True, 'favorite': False, 'added_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('contact_ids', 'CT{:03d}')),
-            owner=v.want_str(d['owner'], path + '.owner'),
-            user=v.want_str(d['user'], path + '.user'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            favorite=(v.want_bool(d['favorite'], path + '.favorite') if d.get('favorite') is not None else False),
-            added_at=(v.want_datetime(d['added_at'], path + '.added_at') if d.get('added_at') is not None else ep.clock),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('contact_ids', 'CT{:03d}'),
+        text=v.str_text)
+    owner: str = field(load=v.want_str, text=v.str_text)
+    user: str = field(load=v.want_str, text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    favorite: bool = field(load=v.want_bool, fill=lambda ep: False)
+    added_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class Conversation(Row):
     'A chat: one-to-one (direct) or a named group.'
 
-    __slots__ = ('id_', 'kind', 'title', 'participants', 'archived_by', 'last_activity', )
-    ENTITY: ClassVar[str] = 'Conversation'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('kind', 'kind', lambda value: value._value_, True),
-        ('title', 'title', None, True),
-        ('participants', 'participants', lambda value: list(value), True),
-        ('archived_by', 'archived_by', lambda value: list(value), True),
-        ('last_activity', 'last_activity', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        _T16_ConversationKind.__getitem__,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        None,
-        None,
-        None,
-    )
-
-    def __init__(self, *, id_: str, kind: ConversationKind, title: str | None, participants: tuple[str, ...], archived_by: tuple[str, ...], last_activity: dt.datetime) -> None:
-        self.id_ = id_
-        self.kind = kind
-        self.title = title
-        self.participants = participants
-        self.archived_by = archived_by
-        self.last_activity = last_activity
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Conversation:
-        other = Conversation.__new__(Conversation)
-        other.id_ = self.id_
-        other.kind = self.kind
-        other.title = self.title
-        other.participants = self.participants
-        other.archived_by = self.archived_by
-        other.last_activity = self.last_activity
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'kind': self.kind._value_,
-            'title': self.title,
-            'participants': list(self.participants),
-            'archived_by': list(self.archived_by),
-            'last_activity': self.last_activity.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Conversation:
-        d = v.want_object(data, path, {'id': False, 'kind': True, 'title': False, 'participants': True, 'archived_by': False, 'last_activity': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('conversation_ids', 'CONV{:03d}')),
-            kind=v.want_enum(d['kind'], path + '.kind', ConversationKind),
-            title=(v.want_optional(d['title'], path + '.title', (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60))) if d.get('title') is not None else None),
-            participants=v.want_list(d['participants'], path + '.participants', (lambda x, p: v.want_str(x, p))),
-            archived_by=(v.want_list(d['archived_by'], path + '.archived_by', (lambda x, p: v.want_str(x, p))) if d.get('archived_by') is not None else ()),
-            last_activity=(v.want_datetime(d['last_activity'], path + '.last_activity') if d.get('last_activity') is not None else ep.clock),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str,
+        fill=lambda ep: ep.next_id('conversation_ids', 'CONV{:03d}'), text=v.str_text)
+    kind: ConversationKind = field(
+        load=lambda x, p: v.want_enum(x, p, ConversationKind), export=enum_value,
+        text=enum_text(ConversationKind))
+    title: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
+    participants: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    archived_by: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), fill=lambda ep: (), export=list)
+    last_activity: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class Message(Row):
     'One message in a conversation.'
 
-    __slots__ = ('id_', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by', )
-    ENTITY: ClassVar[str] = 'Message'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('conversation', 'conversation', None, True),
-        ('sender', 'sender', None, True),
-        ('body', 'body', None, True),
-        ('sent_at', 'sent_at', lambda value: value.isoformat(), True),
-        ('delivery', 'delivery', lambda value: value._value_, True),
-        ('read_by', 'read_by', lambda value: list(value), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        _T8_Delivery.__getitem__,
-        None,
-    )
-
-    def __init__(self, *, id_: str, conversation: str, sender: str, body: str, sent_at: dt.datetime, delivery: Delivery, read_by: tuple[str, ...]) -> None:
-        self.id_ = id_
-        self.conversation = conversation
-        self.sender = sender
-        self.body = body
-        self.sent_at = sent_at
-        self.delivery = delivery
-        self.read_by = read_by
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Message:
-        other = Message.__new__(Message)
-        other.id_ = self.id_
-        other.conversation = self.conversation
-        other.sender = self.sender
-        other.body = self.body
-        other.sent_at = self.sent_at
-        other.delivery = self.delivery
-        other.read_by = self.read_by
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'conversation': self.conversation,
-            'sender': self.sender,
-            'body': self.body,
-            'sent_at': self.sent_at.isoformat(),
-            'delivery': self.delivery._value_,
-            'read_by': list(self.read_by),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Message:
-        d = v.want_object(data, path, {'id': False, 'conversation': True, 'sender': True, 'body': True, 'sent_at': False, 'delivery': False, 'read_by': True})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('message_ids', 'MSG{:03d}')),
-            conversation=v.want_str(d['conversation'], path + '.conversation'),
-            sender=v.want_str(d['sender'], path + '.sender'),
-            body=v.check_length(v.want_str(d['body'], path + '.body'), path + '.body', 1, 1000),
-            sent_at=(v.want_datetime(d['sent_at'], path + '.sent_at') if d.get('sent_at') is not None else ep.clock),
-            delivery=(v.want_enum(d['delivery'], path + '.delivery', Delivery) if d.get('delivery') is not None else _E8_Delivery_sent),
-            read_by=v.want_set(d['read_by'], path + '.read_by', (lambda x, p: v.want_str(x, p))),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('message_ids', 'MSG{:03d}'),
+        text=v.str_text)
+    conversation: str = field(load=v.want_str, text=v.str_text)
+    sender: str = field(load=v.want_str, text=v.str_text)
+    body: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text)
+    sent_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    delivery: Delivery = field(
+        load=lambda x, p: v.want_enum(x, p, Delivery), fill=lambda ep: _E8_Delivery_sent,
+        export=enum_value, text=enum_text(Delivery))
+    read_by: tuple[str, ...] = field(load=lambda x, p: v.want_set(x, p, v.want_str), export=list)
 
 
-class _Slots_Profile:
-    'The slots of the Profile record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'name', 'phone', 'email', 'presence', '_json')
-
-
-class Profile(_Slots_Profile, rt.Record):
+class Profile(Record):
     "The signed-in user's own account, without the password."
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'name', 'phone', 'email', 'presence')
-
-    id_: str
-    name: str
-    phone: str
-    email: str | None
-    presence: Presence
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.name, self.phone, self.email, self.presence) == (other.id_, other.name, other.phone, other.email, other.presence)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.name, self.phone, self.email, self.presence))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, name={self.name!r}, phone={self.phone!r}, email={self.email!r}, presence={self.presence!r})'
-
-    def __init__(self, id_: str, name: str, phone: str, email: str | None, presence: Presence) -> None:
-        _set = _SET_Profile
-        _set[0](self, id_)
-        _set[1](self, name)
-        _set[2](self, phone)
-        _set[3](self, email)
-        _set[4](self, presence)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'phone': self.phone,
-            'email': self.email,
-            'presence': self.presence._value_,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "phone": ', v.str_text(self.phone), ', "email": ', ('null' if self.email is None else v.str_text(self.email)), ', "presence": ', _T8_Presence[self.presence], '}'))
-            _SET_Profile[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Profile:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'phone': True, 'email': False, 'presence': True})
-        return _new_Profile(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.want_str(d['name'], path + '.name'),
-            phone=v.want_str(d['phone'], path + '.phone'),
-            email=(v.want_optional(d['email'], path + '.email', (lambda x, p: v.want_str(x, p))) if 'email' in d else None),
-            presence=v.want_enum(d['presence'], path + '.presence', Presence),
-        )
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    phone: str = field(load=v.want_str, text=v.str_text)
+    email: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
+        text=optional_text(v.str_text))
+    presence: Presence = field(
+        load=lambda x, p: v.want_enum(x, p, Presence), export=enum_value, text=enum_text(Presence))
 
 
-_SET_Profile: tuple[Any, ...] = rt.slot_setters(_Slots_Profile, ('id_', 'name', 'phone', 'email', 'presence', '_json'))
-
-
-class _Made_Profile(_Slots_Profile):
-    'A Profile being made by _new_Profile.'
-
-    __slots__ = ()
-
-
-def _new_Profile(id_: str, name: str, phone: str, email: str | None, presence: Presence) -> Profile:
-    self: Any = object.__new__(_Made_Profile)
-    self.id_ = id_
-    self.name = name
-    self.phone = phone
-    self.email = email
-    self.presence = presence
-    self._json = None
-    self.__class__ = Profile
-    _made: Profile = self
-    return _made
-
-
-class _Slots_ContactCard:
-    'The slots of the ContactCard record: its fields and its JSON text.'
-
-    __slots__ = ('contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen', '_json')
-
-
-class ContactCard(_Slots_ContactCard, rt.Record):
+class ContactCard(Record):
     'An address-book entry as the agent sees it.'
 
-    __slots__ = ()
-    __match_args__ = ('contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen')
-
-    contact_id: str
-    user_id: str
-    name: str
-    phone: str
-    favorite: bool
-    presence: Presence
-    last_seen: dt.datetime | None
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.contact_id, self.user_id, self.name, self.phone, self.favorite, self.presence, self.last_seen) == (other.contact_id, other.user_id, other.name, other.phone, other.favorite, other.presence, other.last_seen)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.contact_id, self.user_id, self.name, self.phone, self.favorite, self.presence, self.last_seen))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(contact_id={self.contact_id!r}, user_id={self.user_id!r}, name={self.name!r}, phone={self.phone!r}, favorite={self.favorite!r}, presence={self.presence!r}, last_seen={self.last_seen!r})'
-
-    def __init__(self, contact_id: str, user_id: str, name: str, phone: str, favorite: bool, presence: Presence, last_seen: dt.datetime | None) -> None:
-        _set = _SET_ContactCard
-        _set[0](self, contact_id)
-        _set[1](self, user_id)
-        _set[2](self, name)
-        _set[3](self, phone)
-        _set[4](self, favorite)
-        _set[5](self, presence)
-        _set[6](self, last_seen)
-        _set[7](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'contact_id': self.contact_id,
-            'user_id': self.user_id,
-            'name': self.name,
-            'phone': self.phone,
-            'favorite': self.favorite,
-            'presence': self.presence._value_,
-            'last_seen': rt.if_present(self.last_seen, lambda x: x.isoformat()),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"contact_id": ', v.str_text(self.contact_id), ', "user_id": ', v.str_text(self.user_id), ', "name": ', v.str_text(self.name), ', "phone": ', v.str_text(self.phone), ', "favorite": ', v.json_text(self.favorite), ', "presence": ', _T8_Presence[self.presence], ', "last_seen": ', v.json_text(rt.if_present(self.last_seen, lambda x: x.isoformat())), '}'))
-            _SET_ContactCard[7](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ContactCard:
-        d = v.want_object(data, path, {'contact_id': True, 'user_id': True, 'name': True, 'phone': True, 'favorite': True, 'presence': True, 'last_seen': False})
-        return _new_ContactCard(
-            contact_id=v.want_str(d['contact_id'], path + '.contact_id'),
-            user_id=v.want_str(d['user_id'], path + '.user_id'),
-            name=v.want_str(d['name'], path + '.name'),
-            phone=v.want_str(d['phone'], path + '.phone'),
-            favorite=v.want_bool(d['favorite'], path + '.favorite'),
-            presence=v.want_enum(d['presence'], path + '.presence', Presence),
-            last_seen=(v.want_optional(d['last_seen'], path + '.last_seen', (lambda x, p: v.want_datetime(x, p))) if 'last_seen' in d else None),
-        )
+    contact_id: str = field(load=v.want_str, text=v.str_text)
+    user_id: str = field(load=v.want_str, text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    phone: str = field(load=v.want_str, text=v.str_text)
+    favorite: bool = field(load=v.want_bool)
+    presence: Presence = field(
+        load=lambda x, p: v.want_enum(x, p, Presence), export=enum_value, text=enum_text(Presence))
+    last_seen: dt.datetime | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), optional=True,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
-_SET_ContactCard: tuple[Any, ...] = rt.slot_setters(_Slots_ContactCard, ('contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen', '_json'))
-
-
-class _Made_ContactCard(_Slots_ContactCard):
-    'A ContactCard being made by _new_ContactCard.'
-
-    __slots__ = ()
-
-
-def _new_ContactCard(contact_id: str, user_id: str, name: str, phone: str, favorite: bool, presence: Presence, last_seen: dt.datetime | None) -> ContactCard:
-    self: Any = object.__new__(_Made_ContactCard)
-    self.contact_id = contact_id
-    self.user_id = user_id
-    self.name = name
-    self.phone = phone
-    self.favorite = favorite
-    self.presence = presence
-    self.last_seen = last_seen
-    self._json = None
-    self.__class__ = ContactCard
-    _made: ContactCard = self
-    return _made
-
-
-class _Slots_ConversationSummary:
-    'The slots of the ConversationSummary record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived', '_json')
-
-
-class ConversationSummary(_Slots_ConversationSummary, rt.Record):
+class ConversationSummary(Record):
     'One line of the conversation list.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived')
-
-    id_: str
-    kind: ConversationKind
-    title: str
-    participants: tuple[str, ...]
-    unread: int
-    last_message: str | None
-    last_activity: dt.datetime
-    archived: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.kind, self.title, self.participants, self.unread, self.last_message, self.last_activity, self.archived) == (other.id_, other.kind, other.title, other.participants, other.unread, other.last_message, other.last_activity, other.archived)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.kind, self.title, self.participants, self.unread, self.last_message, self.last_activity, self.archived))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, kind={self.kind!r}, title={self.title!r}, participants={self.participants!r}, unread={self.unread!r}, last_message={self.last_message!r}, last_activity={self.last_activity!r}, archived={self.archived!r})'
-
-    def __init__(self, id_: str, kind: ConversationKind, title: str, participants: tuple[str, ...], unread: int, last_message: str | None, last_activity: dt.datetime, archived: bool) -> None:
-        _set = _SET_ConversationSummary
-        _set[0](self, id_)
-        _set[1](self, kind)
-        _set[2](self, title)
-        _set[3](self, participants)
-        _set[4](self, unread)
-        _set[5](self, last_message)
-        _set[6](self, last_activity)
-        _set[7](self, archived)
-        _set[8](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'kind': self.kind._value_,
-            'title': self.title,
-            'participants': list(self.participants),
-            'unread': self.unread,
-            'last_message': self.last_message,
-            'last_activity': self.last_activity.isoformat(),
-            'archived': self.archived,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "kind": ', _T16_ConversationKind[self.kind], ', "title": ', v.str_text(self.title), ', "participants": ', v.str_list_text(self.participants), ', "unread": ', v.int_text(self.unread), ', "last_message": ', ('null' if self.last_message is None else v.str_text(self.last_message)), ', "last_activity": ', v.json_text(self.last_activity.isoformat()), ', "archived": ', v.json_text(self.archived), '}'))
-            _SET_ConversationSummary[8](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ConversationSummary:
-        d = v.want_object(data, path, {'id': True, 'kind': True, 'title': True, 'participants': True, 'unread': True, 'last_message': False, 'last_activity': True, 'archived': True})
-        return _new_ConversationSummary(
-            id_=v.want_str(d['id'], path + '.id'),
-            kind=v.want_enum(d['kind'], path + '.kind', ConversationKind),
-            title=v.want_str(d['title'], path + '.title'),
-            participants=v.want_list(d['participants'], path + '.participants', (lambda x, p: v.want_str(x, p))),
-            unread=v.want_int(d['unread'], path + '.unread'),
-            last_message=(v.want_optional(d['last_message'], path + '.last_message', (lambda x, p: v.want_str(x, p))) if 'last_message' in d else None),
-            last_activity=v.want_datetime(d['last_activity'], path + '.last_activity'),
-            archived=v.want_bool(d['archived'], path + '.archived'),
-        )
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    kind: ConversationKind = field(
+        load=lambda x, p: v.want_enum(x, p, ConversationKind), export=enum_value,
+        text=enum_text(ConversationKind))
+    title: str = field(load=v.want_str, text=v.str_text)
+    participants: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=list, text=v.str_list_text)
+    unread: int = field(load=v.want_int, text=v.int_text)
+    last_message: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
+        text=optional_text(v.str_text))
+    last_activity: dt.datetime = field(
+        load=v.want_datetime, export=lambda value: value.isoformat())
+    archived: bool = field(load=v.want_bool)
 
 
-_SET_ConversationSummary: tuple[Any, ...] = rt.slot_setters(_Slots_ConversationSummary, ('id_', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived', '_json'))
-
-
-class _Made_ConversationSummary(_Slots_ConversationSummary):
-    'A ConversationSummary being made by _new_ConversationSummary.'
-
-    __slots__ = ()
-
-
-def _new_ConversationSummary(id_: str, kind: ConversationKind, title: str, participants: tuple[str, ...], unread: int, last_message: str | None, last_activity: dt.datetime, archived: bool) -> ConversationSummary:
-    self: Any = object.__new__(_Made_ConversationSummary)
-    self.id_ = id_
-    self.kind = kind
-    self.title = title
-    self.participants = participants
-    self.unread = unread
-    self.last_message = last_message
-    self.last_activity = last_activity
-    self.archived = archived
-    self._json = None
-    self.__class__ = ConversationSummary
-    _made: ConversationSummary = self
-    return _made
-
-
-class _Slots_UnreadSummary:
-    'The slots of the UnreadSummary record: its fields and its JSON text.'
-
-    __slots__ = ('total', 'by_conversation', '_json')
-
-
-class UnreadSummary(_Slots_UnreadSummary, rt.Record):
+class UnreadSummary(Record):
     'Unread messages in the conversations that are not archived.'
 
-    __slots__ = ()
-    __match_args__ = ('total', 'by_conversation')
-
-    total: int
-    by_conversation: dict[str, int]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.total, self.by_conversation) == (other.total, other.by_conversation)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.total, self.by_conversation))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(total={self.total!r}, by_conversation={self.by_conversation!r})'
-
-    def __init__(self, total: int, by_conversation: dict[str, int]) -> None:
-        _set = _SET_UnreadSummary
-        _set[0](self, total)
-        _set[1](self, by_conversation)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'total': self.total,
-            'by_conversation': {k: x for k, x in self.by_conversation.items()},
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"total": ', v.int_text(self.total), ', "by_conversation": ', v.map_text(self.by_conversation), '}'))
-            _SET_UnreadSummary[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> UnreadSummary:
-        d = v.want_object(data, path, {'total': True, 'by_conversation': True})
-        return _new_UnreadSummary(
-            total=v.want_int(d['total'], path + '.total'),
-            by_conversation=v.want_map(d['by_conversation'], path + '.by_conversation', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_int(x, p))),
-        )
-
-
-_SET_UnreadSummary: tuple[Any, ...] = rt.slot_setters(_Slots_UnreadSummary, ('total', 'by_conversation', '_json'))
-
-
-class _Made_UnreadSummary(_Slots_UnreadSummary):
-    'A UnreadSummary being made by _new_UnreadSummary.'
-
-    __slots__ = ()
-
-
-def _new_UnreadSummary(total: int, by_conversation: dict[str, int]) -> UnreadSummary:
-    self: Any = object.__new__(_Made_UnreadSummary)
-    self.total = total
-    self.by_conversation = by_conversation
-    self._json = None
-    self.__class__ = UnreadSummary
-    _made: UnreadSummary = self
-    return _made
+    total: int = field(load=v.want_int, text=v.int_text)
+    by_conversation: dict[str, int] = field(
+        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_int), export=dict, text=v.map_text)
 
 
 _GET_id_ = rt.attrgetter('id_')
@@ -737,34 +197,11 @@ _GET_id_ = rt.attrgetter('id_')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("contact_ids", "conversation_ids", "message_ids", "current_user", "last_seen", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("contact_ids", "conversation_ids", "message_ids", "current_user", "last_seen", )
-
-    def __init__(self) -> None:
-        self.contact_ids: int = 0
-        self.conversation_ids: int = 0
-        self.message_ids: int = 0
-        self.current_user: str | None = None
-        self.last_seen: dict[str, dt.datetime] = {}
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "contact_ids": self.contact_ids,
-            "conversation_ids": self.conversation_ids,
-            "message_ids": self.message_ids,
-            "current_user": self.current_user,
-            "last_seen": {k: x.isoformat() for k, x in self.last_seen.items()},
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.contact_ids = self.contact_ids
-        other.conversation_ids = self.conversation_ids
-        other.message_ids = self.message_ids
-        other.current_user = self.current_user
-        other.last_seen = self.last_seen
-        return other
+    contact_ids: int = state_item(0)
+    conversation_ids: int = state_item(0)
+    message_ids: int = state_item(0)
+    current_user: str | None = state_item(None)
+    last_seen: dict[str, dt.datetime] = state_item({}, export=lambda value: {k: x.isoformat() for k, x in value.items()})
 
 
 class MobileMessaging(Episode):
@@ -810,18 +247,10 @@ class MobileMessaging(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('users', ()))):
-            row_users = User.load(item, f'$.users[{index}]', ep)
-            self.t_users.rows[row_users.key()] = row_users
-        for index, item in enumerate(rt.rows_of(data.get('contacts', ()))):
-            row_contacts = Contact.load(item, f'$.contacts[{index}]', ep)
-            self.t_contacts.rows[row_contacts.key()] = row_contacts
-        for index, item in enumerate(rt.rows_of(data.get('conversations', ()))):
-            row_conversations = Conversation.load(item, f'$.conversations[{index}]', ep)
-            self.t_conversations.rows[row_conversations.key()] = row_conversations
-        for index, item in enumerate(rt.rows_of(data.get('messages', ()))):
-            row_messages = Message.load(item, f'$.messages[{index}]', ep)
-            self.t_messages.rows[row_messages.key()] = row_messages
+        self.t_users.load_rows(User, data.get('users', ()), '$.users', ep)
+        self.t_contacts.load_rows(Contact, data.get('contacts', ()), '$.contacts', ep)
+        self.t_conversations.load_rows(Conversation, data.get('conversations', ()), '$.conversations', ep)
+        self.t_messages.load_rows(Message, data.get('messages', ()), '$.messages', ep)
         if 'contact_ids' in data:
             self.state.contact_ids = v.want_int(data['contact_ids'], '$.contact_ids')
         if 'conversation_ids' in data:
@@ -829,9 +258,9 @@ class MobileMessaging(Episode):
         if 'message_ids' in data:
             self.state.message_ids = v.want_int(data['message_ids'], '$.message_ids')
         if 'current_user' in data:
-            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', (lambda x, p: v.want_str(x, p)))
+            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', v.want_str)
         if 'last_seen' in data:
-            self.state.last_seen = v.want_map(data['last_seen'], '$.last_seen', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_datetime(x, p)))
+            self.state.last_seen = v.want_map(data['last_seen'], '$.last_seen', v.want_str, v.want_datetime)
         del ep
 
     def _check_invariants(self) -> None:
@@ -961,12 +390,12 @@ class MobileMessaging(Episode):
         pass
 
     def fn_profile(self, user: User) -> Profile:  # messaging.world:181
-        return _new_Profile(  # messaging.world:182
+        return Profile(  # messaging.world:182
             user.id_, user.name, user.phone, user.email, user.presence
         )
 
     def fn_card(self, contact: Contact) -> ContactCard:  # messaging.world:191
-        return _new_ContactCard(  # messaging.world:192
+        return ContactCard(  # messaging.world:192
             contact.id_,
             (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_,
             contact.name,
@@ -1061,7 +490,7 @@ class MobileMessaging(Episode):
         last: str | None = None  # messaging.world:240
         if len(history) > 0:  # messaging.world:241
             last = self.t_messages.row(history[len(history) - 1]).body  # messaging.world:242
-        return _new_ConversationSummary(  # messaging.world:244
+        return ConversationSummary(  # messaging.world:244
             conversation.id_,
             conversation.kind,
             title,
@@ -1585,7 +1014,7 @@ class MobileMessaging(Episode):
             unread: int = self.fn_unread_in(c, me)  # messaging.world:552
             if unread > 0:  # messaging.world:553
                 counts = {**rt.each(self, counts), c.id_: unread}  # messaging.world:554
-        return _new_UnreadSummary(  # messaging.world:557
+        return UnreadSummary(  # messaging.world:557
             sum(rt.each(self, tuple(rt.each(self, counts).values()))), counts
         )
 
@@ -1654,75 +1083,30 @@ class MobileMessaging(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_login: frozenset[str] = frozenset({'phone', 'password'})
-
-
 def _invoke_login(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_login and None not in args.values()):
-        rt.check_arguments(args, ('phone', 'password'), ('phone', 'password'))
     a_phone = v.check_pattern(v.want_str(args['phone'], 'phone'), 'phone', '^\\+[0-9]{7,15}$')
     a_password = v.check_length(v.want_str(args['password'], 'password'), 'password', 1, 64)
     return ep.tool_login(a_phone, a_password)
 
 
-_ARGS_logout: frozenset[str] = frozenset(())
-
-
-def _invoke_logout(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_logout):
-        rt.check_arguments(args, (), ())
-    return ep.tool_logout()
-
-
-_ARGS_get_current_user: frozenset[str] = frozenset(())
-
-
-def _invoke_get_current_user(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_current_user):
-        rt.check_arguments(args, (), ())
-    return ep.tool_get_current_user()
-
-
-_ARGS_list_contacts: frozenset[str] = frozenset({'favorites_only'})
-_NEEDS_list_contacts: frozenset[str] = frozenset(())
-
-
 def _invoke_list_contacts(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_contacts >= args.keys() >= _NEEDS_list_contacts):
-        rt.check_arguments(args, ('favorites_only',), ())
     a_favorites_only = (v.want_bool(args['favorites_only'], 'favorites_only') if args.get('favorites_only') is not None else False)
     return ep.tool_list_contacts(a_favorites_only)
 
 
-_ARGS_search_contacts: frozenset[str] = frozenset({'query'})
-
-
 def _invoke_search_contacts(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_search_contacts and None not in args.values()):
-        rt.check_arguments(args, ('query',), ('query',))
     a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 1, 80)
     return ep.tool_search_contacts(a_query)
 
 
-_ARGS_add_contact: frozenset[str] = frozenset({'phone', 'name', 'favorite'})
-_NEEDS_add_contact: frozenset[str] = frozenset({'phone'})
-
-
 def _invoke_add_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_add_contact >= args.keys() >= _NEEDS_add_contact and None not in args.values()):
-        rt.check_arguments(args, ('phone', 'name', 'favorite'), ('phone',))
     a_phone = v.check_pattern(v.want_str(args['phone'], 'phone'), 'phone', '^\\+[0-9]{7,15}$')
     a_name = (v.want_optional(args['name'], 'name', (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80))) if args.get('name') is not None else None)
     a_favorite = (v.want_bool(args['favorite'], 'favorite') if args.get('favorite') is not None else False)
     return ep.tool_add_contact(a_phone, a_name, a_favorite)
 
 
-_ARGS_remove_contact: frozenset[str] = frozenset({'contact'})
-
-
 def _invoke_remove_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_remove_contact and None not in args.values()):
-        rt.check_arguments(args, ('contact',), ('contact',))
     a_contact = args['contact']
     if type(a_contact) is not str or not a_contact.isascii():
         a_contact = v.want_str(a_contact, 'contact')
@@ -1730,12 +1114,7 @@ def _invoke_remove_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     return ep.tool_remove_contact(a_contact)
 
 
-_ARGS_set_favorite_contact: frozenset[str] = frozenset({'contact', 'favorite'})
-
-
 def _invoke_set_favorite_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_set_favorite_contact and None not in args.values()):
-        rt.check_arguments(args, ('contact', 'favorite'), ('contact', 'favorite'))
     a_contact = args['contact']
     if type(a_contact) is not str or not a_contact.isascii():
         a_contact = v.want_str(a_contact, 'contact')
@@ -1744,24 +1123,12 @@ def _invoke_set_favorite_contact(ep: MobileMessaging, args: Mapping[str, Any]) -
     return ep.tool_set_favorite_contact(a_contact, a_favorite)
 
 
-_ARGS_list_conversations: frozenset[str] = frozenset({'include_archived'})
-_NEEDS_list_conversations: frozenset[str] = frozenset(())
-
-
 def _invoke_list_conversations(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_conversations >= args.keys() >= _NEEDS_list_conversations):
-        rt.check_arguments(args, ('include_archived',), ())
     a_include_archived = (v.want_bool(args['include_archived'], 'include_archived') if args.get('include_archived') is not None else False)
     return ep.tool_list_conversations(a_include_archived)
 
 
-_ARGS_get_conversation_messages: frozenset[str] = frozenset({'conversation', 'limit'})
-_NEEDS_get_conversation_messages: frozenset[str] = frozenset({'conversation'})
-
-
 def _invoke_get_conversation_messages(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_get_conversation_messages >= args.keys() >= _NEEDS_get_conversation_messages and None not in args.values()):
-        rt.check_arguments(args, ('conversation', 'limit'), ('conversation',))
     a_conversation = args['conversation']
     if type(a_conversation) is not str or not a_conversation.isascii():
         a_conversation = v.want_str(a_conversation, 'conversation')
@@ -1770,23 +1137,13 @@ def _invoke_get_conversation_messages(ep: MobileMessaging, args: Mapping[str, An
     return ep.tool_get_conversation_messages(a_conversation, a_limit)
 
 
-_ARGS_create_group: frozenset[str] = frozenset({'title', 'members'})
-
-
 def _invoke_create_group(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_create_group and None not in args.values()):
-        rt.check_arguments(args, ('title', 'members'), ('title', 'members'))
     a_title = v.check_length(v.want_str(args['title'], 'title'), 'title', 1, 60)
-    a_members = v.check_length(v.want_list(args['members'], 'members', (lambda x, p: v.want_str(x, p))), 'members', 2, 20)
+    a_members = v.check_length(v.want_list(args['members'], 'members', v.want_str), 'members', 2, 20)
     return ep.tool_create_group(a_title, a_members)
 
 
-_ARGS_archive_conversation: frozenset[str] = frozenset({'conversation'})
-
-
 def _invoke_archive_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_archive_conversation and None not in args.values()):
-        rt.check_arguments(args, ('conversation',), ('conversation',))
     a_conversation = args['conversation']
     if type(a_conversation) is not str or not a_conversation.isascii():
         a_conversation = v.want_str(a_conversation, 'conversation')
@@ -1794,12 +1151,7 @@ def _invoke_archive_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -
     return ep.tool_archive_conversation(a_conversation)
 
 
-_ARGS_unarchive_conversation: frozenset[str] = frozenset({'conversation'})
-
-
 def _invoke_unarchive_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_unarchive_conversation and None not in args.values()):
-        rt.check_arguments(args, ('conversation',), ('conversation',))
     a_conversation = args['conversation']
     if type(a_conversation) is not str or not a_conversation.isascii():
         a_conversation = v.want_str(a_conversation, 'conversation')
@@ -1807,12 +1159,7 @@ def _invoke_unarchive_conversation(ep: MobileMessaging, args: Mapping[str, Any])
     return ep.tool_unarchive_conversation(a_conversation)
 
 
-_ARGS_send_message: frozenset[str] = frozenset({'recipient', 'body'})
-
-
 def _invoke_send_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_send_message and None not in args.values()):
-        rt.check_arguments(args, ('recipient', 'body'), ('recipient', 'body'))
     a_recipient = args['recipient']
     if type(a_recipient) is not str or not a_recipient.isascii():
         a_recipient = v.want_str(a_recipient, 'recipient')
@@ -1821,12 +1168,7 @@ def _invoke_send_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     return ep.tool_send_message(a_recipient, a_body)
 
 
-_ARGS_reply_in_conversation: frozenset[str] = frozenset({'conversation', 'body'})
-
-
 def _invoke_reply_in_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_reply_in_conversation and None not in args.values()):
-        rt.check_arguments(args, ('conversation', 'body'), ('conversation', 'body'))
     a_conversation = args['conversation']
     if type(a_conversation) is not str or not a_conversation.isascii():
         a_conversation = v.want_str(a_conversation, 'conversation')
@@ -1835,12 +1177,7 @@ def _invoke_reply_in_conversation(ep: MobileMessaging, args: Mapping[str, Any]) 
     return ep.tool_reply_in_conversation(a_conversation, a_body)
 
 
-_ARGS_mark_message_read: frozenset[str] = frozenset({'message'})
-
-
 def _invoke_mark_message_read(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_mark_message_read and None not in args.values()):
-        rt.check_arguments(args, ('message',), ('message',))
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
@@ -1848,12 +1185,7 @@ def _invoke_mark_message_read(ep: MobileMessaging, args: Mapping[str, Any]) -> A
     return ep.tool_mark_message_read(a_message)
 
 
-_ARGS_mark_conversation_read: frozenset[str] = frozenset({'conversation'})
-
-
 def _invoke_mark_conversation_read(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_mark_conversation_read and None not in args.values()):
-        rt.check_arguments(args, ('conversation',), ('conversation',))
     a_conversation = args['conversation']
     if type(a_conversation) is not str or not a_conversation.isascii():
         a_conversation = v.want_str(a_conversation, 'conversation')
@@ -1861,21 +1193,7 @@ def _invoke_mark_conversation_read(ep: MobileMessaging, args: Mapping[str, Any])
     return ep.tool_mark_conversation_read(a_conversation)
 
 
-_ARGS_get_unread_count: frozenset[str] = frozenset(())
-
-
-def _invoke_get_unread_count(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_unread_count):
-        rt.check_arguments(args, (), ())
-    return ep.tool_get_unread_count()
-
-
-_ARGS_delete_message: frozenset[str] = frozenset({'message'})
-
-
 def _invoke_delete_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_delete_message and None not in args.values()):
-        rt.check_arguments(args, ('message',), ('message',))
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
@@ -1883,37 +1201,113 @@ def _invoke_delete_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     return ep.tool_delete_message(a_message)
 
 
-_ARGS_retry_failed_messages: frozenset[str] = frozenset(())
-
-
-def _invoke_retry_failed_messages(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_retry_failed_messages):
-        rt.check_arguments(args, (), ())
-    return ep.tool_retry_failed_messages()
-
-
-MobileMessaging.TOOLS = {
-    'login': ToolSpec('login', 'Sign in on this phone. Signing in marks the account online and ends any other session\non the phone.', (ParamSpec('phone', {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$', 'description': "The account's phone number in international form, e.g. +14155550101."}, True, "The account's phone number in international form, e.g. +14155550101.", table=None), ParamSpec('password', {'type': 'string', 'minLength': 1, 'maxLength': 64, 'description': "The account's password."}, True, "The account's password.", table=None), ), read_only=False, invoke=_invoke_login, where='messaging.world:258', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'email': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}}, 'required': ['id', 'name', 'phone', 'email', 'presence'], 'additionalProperties': False}),
-    'logout': ToolSpec('logout', 'Sign out of the app. The account shows as offline until the next login.', (), read_only=False, invoke=_invoke_logout, where='messaging.world:280', returns={'type': 'string'}),
-    'get_current_user': ToolSpec('get_current_user', 'Show the profile (id, name, phone, email, presence) of the signed-in user.', (), read_only=True, invoke=_invoke_get_current_user, where='messaging.world:289', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'email': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}}, 'required': ['id', 'name', 'phone', 'email', 'presence'], 'additionalProperties': False}),
-    'list_contacts': ToolSpec('list_contacts', "List the signed-in user's contacts in alphabetical order, with their user ids and phone numbers.", (ParamSpec('favorites_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Only list the contacts marked as favorite.'}, False, 'Only list the contacts marked as favorite.', table=None), ), read_only=True, invoke=_invoke_list_contacts, where='messaging.world:298', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}}),
-    'search_contacts': ToolSpec('search_contacts', 'Find contacts of the signed-in user whose name or phone number contains the query.', (ParamSpec('query', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of a contact's name (any case) or of their phone number."}, True, "Part of a contact's name (any case) or of their phone number.", table=None), ), read_only=True, invoke=_invoke_search_contacts, where='messaging.world:309', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}}),
-    'add_contact': ToolSpec('add_contact', "Add a person who has an account on the app to the signed-in user's contacts.", (ParamSpec('phone', {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$', 'description': "The new contact's phone number in international form, e.g. +33612345678."}, True, "The new contact's phone number in international form, e.g. +33612345678.", table=None), ParamSpec('name', {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 80}, {'type': 'null'}], 'description': 'The name to save the contact under; defaults to the name on their account.'}, False, 'The name to save the contact under; defaults to the name on their account.', table=None), ParamSpec('favorite', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Mark the new contact as a favorite.'}, False, 'Mark the new contact as a favorite.', table=None), ), read_only=False, invoke=_invoke_add_contact, where='messaging.world:321', returns={'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}),
-    'remove_contact': ToolSpec('remove_contact', "Remove an entry from the signed-in user's contacts. Conversations with the person are kept.", (ParamSpec('contact', {'type': 'string', 'description': 'The contact id, e.g. CT104 (see list_contacts).'}, True, 'The contact id, e.g. CT104 (see list_contacts).', table='contacts'), ), read_only=False, invoke=_invoke_remove_contact, where='messaging.world:340', returns={'type': 'string'}),
-    'set_favorite_contact': ToolSpec('set_favorite_contact', "Mark or unmark one of the signed-in user's contacts as a favorite.", (ParamSpec('contact', {'type': 'string', 'description': 'The contact id, e.g. CT102 (see list_contacts).'}, True, 'The contact id, e.g. CT102 (see list_contacts).', table='contacts'), ParamSpec('favorite', {'type': 'boolean', 'description': 'true to mark the contact as a favorite, false to unmark it.'}, True, 'true to mark the contact as a favorite, false to unmark it.', table=None), ), read_only=False, invoke=_invoke_set_favorite_contact, where='messaging.world:352', returns={'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}),
-    'list_conversations': ToolSpec('list_conversations', "List the signed-in user's conversations, most recent activity first, with unread counts.", (ParamSpec('include_archived', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Also list the conversations the user archived.'}, False, 'Also list the conversations the user archived.', table=None), ), read_only=True, invoke=_invoke_list_conversations, where='messaging.world:366', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}}),
-    'get_conversation_messages': ToolSpec('get_conversation_messages', 'Read the latest messages of a conversation, oldest first. Reading does not mark them as read.', (ParamSpec('conversation', {'type': 'string', 'description': 'The conversation id, e.g. CONV101 (see list_conversations).'}, True, 'The conversation id, e.g. CONV101 (see list_conversations).', table='conversations'), ParamSpec('limit', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 100}, {'type': 'null'}], 'description': 'How many of the latest messages to return (1 to 100).'}, False, 'How many of the latest messages to return (1 to 100).', table=None), ), read_only=True, invoke=_invoke_get_conversation_messages, where='messaging.world:377', returns={'type': 'array', 'items': {'type': 'string'}}),
-    'create_group': ToolSpec('create_group', 'Create a group conversation with the signed-in user and at least two other people.', (ParamSpec('title', {'type': 'string', 'minLength': 1, 'maxLength': 60, 'description': 'The group\'s name, e.g. "Book club".'}, True, 'The group\'s name, e.g. "Book club".', table=None), ParamSpec('members', {'type': 'array', 'items': {'type': 'string'}, 'minItems': 2, 'maxItems': 20, 'description': 'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].'}, True, 'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].', table=None), ), read_only=False, invoke=_invoke_create_group, where='messaging.world:395', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}),
-    'archive_conversation': ToolSpec('archive_conversation', "Move a conversation to the signed-in user's archive. The other participants are not affected.", (ParamSpec('conversation', {'type': 'string', 'description': 'The conversation id, e.g. CONV103.'}, True, 'The conversation id, e.g. CONV103.', table='conversations'), ), read_only=False, invoke=_invoke_archive_conversation, where='messaging.world:417', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}),
-    'unarchive_conversation': ToolSpec('unarchive_conversation', "Bring a conversation back from the signed-in user's archive to the main list.", (ParamSpec('conversation', {'type': 'string', 'description': 'The conversation id, e.g. CONV104.'}, True, 'The conversation id, e.g. CONV104.', table='conversations'), ), read_only=False, invoke=_invoke_unarchive_conversation, where='messaging.world:430', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}),
-    'send_message': ToolSpec('send_message', 'Send a text message to one person. It goes into the direct conversation with them, which\nis created if there is none yet and brought back from the archive if it was archived.\nThe message is delivered at once when the recipient is connected, otherwise it is sent and\nwaits on the server.', (ParamSpec('recipient', {'type': 'string', 'description': 'The user id of the person to write to, e.g. U002 (see list_contacts).'}, True, 'The user id of the person to write to, e.g. U002 (see list_contacts).', table='users'), ParamSpec('body', {'type': 'string', 'minLength': 1, 'maxLength': 1000, 'description': 'The text of the message, 1 to 1000 characters.'}, True, 'The text of the message, 1 to 1000 characters.', table=None), ), read_only=False, invoke=_invoke_send_message, where='messaging.world:445', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'conversation': {'type': 'string'}, 'sender': {'type': 'string'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'sent_at': {'type': 'string'}, 'delivery': {'type': 'string', 'enum': ['sent', 'delivered', 'failed']}, 'read_by': {'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}}, 'required': ['id', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by'], 'additionalProperties': False}),
-    'reply_in_conversation': ToolSpec('reply_in_conversation', 'Post a message in an existing conversation (direct or group). An archived conversation comes back to the main list.', (ParamSpec('conversation', {'type': 'string', 'description': 'The conversation id, e.g. CONV103 (see list_conversations).'}, True, 'The conversation id, e.g. CONV103 (see list_conversations).', table='conversations'), ParamSpec('body', {'type': 'string', 'minLength': 1, 'maxLength': 1000, 'description': 'The text of the message, 1 to 1000 characters.'}, True, 'The text of the message, 1 to 1000 characters.', table=None), ), read_only=False, invoke=_invoke_reply_in_conversation, where='messaging.world:484', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'conversation': {'type': 'string'}, 'sender': {'type': 'string'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'sent_at': {'type': 'string'}, 'delivery': {'type': 'string', 'enum': ['sent', 'delivered', 'failed']}, 'read_by': {'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}}, 'required': ['id', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by'], 'additionalProperties': False}),
-    'mark_message_read': ToolSpec('mark_message_read', 'Mark one received message as read by the signed-in user. Marking it twice is harmless.', (ParamSpec('message', {'type': 'string', 'description': 'The message id, e.g. MSG103.'}, True, 'The message id, e.g. MSG103.', table='messages'), ), read_only=False, invoke=_invoke_mark_message_read, where='messaging.world:508', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'conversation': {'type': 'string'}, 'sender': {'type': 'string'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'sent_at': {'type': 'string'}, 'delivery': {'type': 'string', 'enum': ['sent', 'delivered', 'failed']}, 'read_by': {'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}}, 'required': ['id', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by'], 'additionalProperties': False}),
-    'mark_conversation_read': ToolSpec('mark_conversation_read', 'Mark every message of a conversation as read by the signed-in user. Returns how many were unread.', (ParamSpec('conversation', {'type': 'string', 'description': 'The conversation id, e.g. CONV102.'}, True, 'The conversation id, e.g. CONV102.', table='conversations'), ), read_only=False, invoke=_invoke_mark_conversation_read, where='messaging.world:526', returns={'type': 'integer'}),
-    'get_unread_count': ToolSpec('get_unread_count', "Count the signed-in user's unread messages, in total and per conversation. Archived conversations are not counted.", (), read_only=True, invoke=_invoke_get_unread_count, where='messaging.world:544', returns={'type': 'object', 'properties': {'total': {'type': 'integer'}, 'by_conversation': {'type': 'object', 'additionalProperties': {'type': 'integer'}}}, 'required': ['total', 'by_conversation'], 'additionalProperties': False}),
-    'delete_message': ToolSpec('delete_message', 'Delete a message the signed-in user sent, for everyone in the conversation. Received messages cannot be deleted.', (ParamSpec('message', {'type': 'string', 'description': 'The id of a message you sent, e.g. MSG114.'}, True, 'The id of a message you sent, e.g. MSG114.', table='messages'), ), read_only=False, invoke=_invoke_delete_message, where='messaging.world:560', returns={'type': 'string'}),
-    'retry_failed_messages': ToolSpec('retry_failed_messages', 'Send again every message of the signed-in user whose delivery failed. Returns the messages retried.', (), read_only=False, invoke=_invoke_retry_failed_messages, where='messaging.world:572', returns={'type': 'array', 'items': {'type': 'string'}}),
-}
+MobileMessaging.TOOLS = tools(
+    tool('login',
+         'Sign in on this phone. Signing in marks the account online and ends any other session\non the phone.',
+         (param('phone', {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, "The account's phone number in international form, e.g. +14155550101."),
+         param('password', {'type': 'string', 'minLength': 1, 'maxLength': 64}, "The account's password.")),
+         read_only=False, invoke=_invoke_login, where='messaging.world:258',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'email': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}}, 'required': ['id', 'name', 'phone', 'email', 'presence'], 'additionalProperties': False}),
+    tool('logout', 'Sign out of the app. The account shows as offline until the next login.', (),
+         read_only=False, method=MobileMessaging.tool_logout, where='messaging.world:280',
+         returns={'type': 'string'}),
+    tool('get_current_user',
+         'Show the profile (id, name, phone, email, presence) of the signed-in user.', (),
+         read_only=True, method=MobileMessaging.tool_get_current_user,
+         where='messaging.world:289',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'email': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}}, 'required': ['id', 'name', 'phone', 'email', 'presence'], 'additionalProperties': False}),
+    tool('list_contacts',
+         "List the signed-in user's contacts in alphabetical order, with their user ids and phone numbers.",
+         (param('favorites_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only list the contacts marked as favorite.', optional=True),),
+         read_only=True, invoke=_invoke_list_contacts, where='messaging.world:298',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}}),
+    tool('search_contacts',
+         'Find contacts of the signed-in user whose name or phone number contains the query.',
+         (param('query', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of a contact's name (any case) or of their phone number."),),
+         read_only=True, invoke=_invoke_search_contacts, where='messaging.world:309',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}}),
+    tool('add_contact',
+         "Add a person who has an account on the app to the signed-in user's contacts.",
+         (param('phone', {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, "The new contact's phone number in international form, e.g. +33612345678."),
+         param('name', {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 80}, {'type': 'null'}]}, 'The name to save the contact under; defaults to the name on their account.', optional=True),
+         param('favorite', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Mark the new contact as a favorite.', optional=True)),
+         read_only=False, invoke=_invoke_add_contact, where='messaging.world:321',
+         returns={'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}),
+    tool('remove_contact',
+         "Remove an entry from the signed-in user's contacts. Conversations with the person are kept.",
+         (param('contact', {'type': 'string'}, 'The contact id, e.g. CT104 (see list_contacts).', table='contacts'),),
+         read_only=False, invoke=_invoke_remove_contact, where='messaging.world:340',
+         returns={'type': 'string'}),
+    tool('set_favorite_contact',
+         "Mark or unmark one of the signed-in user's contacts as a favorite.",
+         (param('contact', {'type': 'string'}, 'The contact id, e.g. CT102 (see list_contacts).', table='contacts'),
+         param('favorite', {'type': 'boolean'}, 'true to mark the contact as a favorite, false to unmark it.')),
+         read_only=False, invoke=_invoke_set_favorite_contact, where='messaging.world:352',
+         returns={'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}),
+    tool('list_conversations',
+         "List the signed-in user's conversations, most recent activity first, with unread counts.",
+         (param('include_archived', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Also list the conversations the user archived.', optional=True),),
+         read_only=True, invoke=_invoke_list_conversations, where='messaging.world:366',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}}),
+    tool('get_conversation_messages',
+         'Read the latest messages of a conversation, oldest first. Reading does not mark them as read.',
+         (param('conversation', {'type': 'string'}, 'The conversation id, e.g. CONV101 (see list_conversations).', table='conversations'),
+         param('limit', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 100}, {'type': 'null'}]}, 'How many of the latest messages to return (1 to 100).', optional=True)),
+         read_only=True, invoke=_invoke_get_conversation_messages, where='messaging.world:377',
+         returns={'type': 'array', 'items': {'type': 'string'}}),
+    tool('create_group',
+         'Create a group conversation with the signed-in user and at least two other people.',
+         (param('title', {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'The group\'s name, e.g. "Book club".'),
+         param('members', {'type': 'array', 'items': {'type': 'string'}, 'minItems': 2, 'maxItems': 20}, 'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].')),
+         read_only=False, invoke=_invoke_create_group, where='messaging.world:395',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}),
+    tool('archive_conversation',
+         "Move a conversation to the signed-in user's archive. The other participants are not affected.",
+         (param('conversation', {'type': 'string'}, 'The conversation id, e.g. CONV103.', table='conversations'),),
+         read_only=False, invoke=_invoke_archive_conversation, where='messaging.world:417',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}),
+    tool('unarchive_conversation',
+         "Bring a conversation back from the signed-in user's archive to the main list.",
+         (param('conversation', {'type': 'string'}, 'The conversation id, e.g. CONV104.', table='conversations'),),
+         read_only=False, invoke=_invoke_unarchive_conversation, where='messaging.world:430',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}),
+    tool('send_message',
+         'Send a text message to one person. It goes into the direct conversation with them, which\nis created if there is none yet and brought back from the archive if it was archived.\nThe message is delivered at once when the recipient is connected, otherwise it is sent and\nwaits on the server.',
+         (param('recipient', {'type': 'string'}, 'The user id of the person to write to, e.g. U002 (see list_contacts).', table='users'),
+         param('body', {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'The text of the message, 1 to 1000 characters.')),
+         read_only=False, invoke=_invoke_send_message, where='messaging.world:445',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'conversation': {'type': 'string'}, 'sender': {'type': 'string'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'sent_at': {'type': 'string'}, 'delivery': {'type': 'string', 'enum': ['sent', 'delivered', 'failed']}, 'read_by': {'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}}, 'required': ['id', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by'], 'additionalProperties': False}),
+    tool('reply_in_conversation',
+         'Post a message in an existing conversation (direct or group). An archived conversation comes back to the main list.',
+         (param('conversation', {'type': 'string'}, 'The conversation id, e.g. CONV103 (see list_conversations).', table='conversations'),
+         param('body', {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'The text of the message, 1 to 1000 characters.')),
+         read_only=False, invoke=_invoke_reply_in_conversation, where='messaging.world:484',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'conversation': {'type': 'string'}, 'sender': {'type': 'string'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'sent_at': {'type': 'string'}, 'delivery': {'type': 'string', 'enum': ['sent', 'delivered', 'failed']}, 'read_by': {'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}}, 'required': ['id', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by'], 'additionalProperties': False}),
+    tool('mark_message_read',
+         'Mark one received message as read by the signed-in user. Marking it twice is harmless.',
+         (param('message', {'type': 'string'}, 'The message id, e.g. MSG103.', table='messages'),),
+         read_only=False, invoke=_invoke_mark_message_read, where='messaging.world:508',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'conversation': {'type': 'string'}, 'sender': {'type': 'string'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'sent_at': {'type': 'string'}, 'delivery': {'type': 'string', 'enum': ['sent', 'delivered', 'failed']}, 'read_by': {'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}}, 'required': ['id', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by'], 'additionalProperties': False}),
+    tool('mark_conversation_read',
+         'Mark every message of a conversation as read by the signed-in user. Returns how many were unread.',
+         (param('conversation', {'type': 'string'}, 'The conversation id, e.g. CONV102.', table='conversations'),),
+         read_only=False, invoke=_invoke_mark_conversation_read, where='messaging.world:526',
+         returns={'type': 'integer'}),
+    tool('get_unread_count',
+         "Count the signed-in user's unread messages, in total and per conversation. Archived conversations are not counted.",
+         (), read_only=True, method=MobileMessaging.tool_get_unread_count,
+         where='messaging.world:544',
+         returns={'type': 'object', 'properties': {'total': {'type': 'integer'}, 'by_conversation': {'type': 'object', 'additionalProperties': {'type': 'integer'}}}, 'required': ['total', 'by_conversation'], 'additionalProperties': False}),
+    tool('delete_message',
+         'Delete a message the signed-in user sent, for everyone in the conversation. Received messages cannot be deleted.',
+         (param('message', {'type': 'string'}, 'The id of a message you sent, e.g. MSG114.', table='messages'),),
+         read_only=False, invoke=_invoke_delete_message, where='messaging.world:560',
+         returns={'type': 'string'}),
+    tool('retry_failed_messages',
+         'Send again every message of the signed-in user whose delivery failed. Returns the messages retried.',
+         (), read_only=False, method=MobileMessaging.tool_retry_failed_messages,
+         where='messaging.world:572', returns={'type': 'array', 'items': {'type': 'string'}}),
+)
 
 
 def _check_reply_to_priya__priya_read(  # tasks.world:16
@@ -2260,12 +1654,12 @@ def _check_phone_handoff_to_sofia__both_signed_out(  # tasks.world:217
 
 
 MobileMessaging.TASKS = {
-    'reply_to_priya': TaskSpec('reply_to_priya', 'I\'m Maya, my number is +14155550101 and my password is sunflower42. Read Priya\'s\nmessages, resend whatever of mine failed to go out, and then tell Priya:\n"Slides attached tonight, budget sheet tomorrow morning."', rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('priya_read', 1.0, 'Every message in the chat with Priya is read by Maya.', _check_reply_to_priya__priya_read), CheckSpec('nothing_failed', 1.0, "None of Maya's messages is left failed.", _check_reply_to_priya__nothing_failed), CheckSpec('replied', 1.0, 'A new message from Maya to Priya mentions the budget sheet.', _check_reply_to_priya__replied), CheckSpec('one_message_sent', 1.0, '', _check_reply_to_priya__one_message_sent),), ('messages', 'message_ids', 'conversations.last_activity', 'users.presence', 'current_user'), (('login', {'phone': '+14155550101', 'password': 'sunflower42'}), ('list_conversations', {}), ('get_conversation_messages', {'conversation': 'CONV102'}), ('mark_conversation_read', {'conversation': 'CONV102'}), ('retry_failed_messages', {}), ('send_message', {'recipient': 'U003', 'body': 'Slides attached tonight, budget sheet tomorrow morning.'}), ), seed=None, persona=None, known=None, unknown=None, tags=('login', 'read_status', 'delivery'), split='train', doc='Sign in, catch up with Priya, resend failed messages and answer her.'),
-    'tidy_archive': TaskSpec('tidy_archive', 'Archive the spam chat from the unknown number +14155550108 and the Climbing crew group.\nThen bring my chat with Hana back from the archive and mark everything in it as read.', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('archived', 1.0, 'The spam chat and the group are archived for Maya.', _check_tidy_archive__archived), CheckSpec('hana_restored', 1.0, "The chat with Hana is back in Maya's main list.", _check_tidy_archive__hana_restored), CheckSpec('hana_read', 1.0, "Both of Hana's messages are read by Maya.", _check_tidy_archive__hana_read),), ('conversations.archived_by', 'messages.read_by', 'messages.delivery'), (('list_conversations', {'include_archived': True}), ('archive_conversation', {'conversation': 'CONV106'}), ('archive_conversation', {'conversation': 'CONV103'}), ('unarchive_conversation', {'conversation': 'CONV104'}), ('mark_conversation_read', {'conversation': 'CONV104'}), ), seed=None, persona=None, known=None, unknown=None, tags=('archive', 'read_status'), split='train', doc='Archive two chats, restore one and read it.'),
-    'paris_trip_group': TaskSpec('paris_trip_group', 'Add Lucas Moreau to my contacts as a favorite, then start a group called "Paris trip"\nwith Daniel and Lucas and ask in it: "Who\'s in for Paris in May?" Then send Daniel a\ndirect message so he doesn\'t miss it: "Added you to the Paris trip group!"', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('lucas_favorite', 1.0, 'Lucas is a favorite contact of Maya.', _check_paris_trip_group__lucas_favorite), CheckSpec('group_created', 2.0, 'A group titled Paris trip holds exactly Maya, Daniel and Lucas.', _check_paris_trip_group__group_created), CheckSpec('question_posted', 1.0, 'Maya asked about Paris in May in the new group.', _check_paris_trip_group__question_posted), CheckSpec('daniel_told', 1.0, 'Maya told Daniel about the group in their direct chat.', _check_paris_trip_group__daniel_told),), ('contacts', 'contact_ids', 'conversations', 'conversation_ids', 'messages', 'message_ids'), (('list_contacts', {}), ('add_contact', {'phone': '+33612345678', 'favorite': True}), ('create_group', {'title': 'Paris trip', 'members': ['U002', 'U004']}), ('reply_in_conversation', {'conversation': 'CONV001', 'body': "Who's in for Paris in May?"}), ('send_message', {'recipient': 'U002', 'body': 'Added you to the Paris trip group!'}), ), seed=None, persona='Maya Chen, a product designer planning a long weekend in Paris with friends. Friendly,\nanswers in short messages, and gives details only when asked.', known="Lucas's phone number is +33612345678. Daniel Okafor is already in her contacts.", unknown="Lucas's user id on the app.", tags=('contacts', 'groups'), split='train', doc='Add a new contact, start a group with them and post in it.'),
-    'clean_up_contacts': TaskSpec('clean_up_contacts', 'Delete the failed "See you all there!" message I posted in the Climbing crew, remove\nHana from my contacts, make Priya a favorite and take Daniel off my favorites.', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('failed_post_deleted', 1.0, 'Only the failed group message is gone.', _check_clean_up_contacts__failed_post_deleted), CheckSpec('hana_removed', 1.0, "Hana is no longer in Maya's contacts.", _check_clean_up_contacts__hana_removed), CheckSpec('favorites', 1.0, "Maya's favorites are exactly Priya and Sofia.", _check_clean_up_contacts__favorites),), ('messages', 'contacts'), (('list_contacts', {}), ('list_conversations', {}), ('get_conversation_messages', {'conversation': 'CONV103'}), ('delete_message', {'message': 'MSG110'}), ('remove_contact', {'contact': 'CT104'}), ('set_favorite_contact', {'contact': 'CT102', 'favorite': True}), ('set_favorite_contact', {'contact': 'CT101', 'favorite': False}), ), seed=None, persona=None, known=None, unknown=None, tags=('contacts', 'delete'), split='test', doc='Delete a failed post and reorganise the address book.'),
-    'weekend_catch_up': TaskSpec('weekend_catch_up', "Log me in (+14155550101, password sunflower42). Reply to Daniel that I'll see him on\nFriday at 7, let the Climbing crew know I'll bring the rope, and mark both chats as read.", rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('daniel_answered', 1.0, 'Maya wrote to Daniel about Friday.', _check_weekend_catch_up__daniel_answered), CheckSpec('crew_answered', 1.0, 'Maya told the group about the rope.', _check_weekend_catch_up__crew_answered), CheckSpec('both_read', 1.0, 'Maya has read everything in both chats.', _check_weekend_catch_up__both_read), CheckSpec('signed_in', 1.0, '', _check_weekend_catch_up__signed_in),), ('messages', 'message_ids', 'conversations.last_activity', 'users.presence', 'current_user'), (('login', {'phone': '+14155550101', 'password': 'sunflower42'}), ('list_conversations', {}), ('mark_conversation_read', {'conversation': 'CONV101'}), ('send_message', {'recipient': 'U002', 'body': 'Great, see you on Friday at 7!'}), ('mark_conversation_read', {'conversation': 'CONV103'}), ('reply_in_conversation', {'conversation': 'CONV103', 'body': "I'll bring the rope."}), ), seed=None, persona='Maya Chen on a Friday morning, in a hurry; she expects the agent to find the chats itself.', known='Her phone number and password. Daniel Okafor and the Climbing crew group.', unknown='Conversation ids.', tags=('login', 'groups', 'read_status'), split='test', doc='Sign in, answer Daniel and the group, and read both chats.'),
-    'daniel_catches_up': TaskSpec('daniel_catches_up', 'Hi, it\'s Daniel Okafor: my number is +14155550102 and my password is climb4ever. Please\nadd Sofia (+14155550105) and Tom (+4915112345678) from the climbing group to my contacts,\nSofia as a favorite, and make Lucas a favorite too. Then catch up on the Climbing crew\nchat and tell them: "Count me in next Saturday!" Log me out when you\'re done.', rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('new_contacts', 1.0, "Sofia (favorite) and Tom are in Daniel's contacts.", _check_daniel_catches_up__new_contacts), CheckSpec('lucas_favorite', 1.0, '', _check_daniel_catches_up__lucas_favorite), CheckSpec('group_caught_up', 2.0, 'Daniel read the whole group chat and said he is in for Saturday.', _check_daniel_catches_up__group_caught_up), CheckSpec('signed_out', 1.0, 'Daniel is signed out and shows as offline.', _check_daniel_catches_up__signed_out),), ('contacts', 'contact_ids', 'messages', 'message_ids', 'conversations.last_activity', 'users.presence', 'current_user', 'last_seen'), (('login', {'phone': '+14155550102', 'password': 'climb4ever'}), ('list_contacts', {}), ('add_contact', {'phone': '+14155550105', 'favorite': True}), ('add_contact', {'phone': '+4915112345678'}), ('set_favorite_contact', {'contact': 'CT107', 'favorite': True}), ('list_conversations', {}), ('mark_conversation_read', {'conversation': 'CONV103'}), ('reply_in_conversation', {'conversation': 'CONV103', 'body': 'Count me in next Saturday!'}), ('logout', {}), ), seed=None, persona='Daniel Okafor, a software engineer who climbs every weekend. Relaxed and chatty, but he\nonly knows phone numbers and names, never ids.', known="His phone number and password, Sofia's and Tom's phone numbers, the text of the reply.", unknown='Contact ids, user ids and the id of the Climbing crew conversation.', tags=('login', 'contacts', 'groups', 'logout'), split='test', doc='Sign in as another user, grow his address book, answer the group and sign out.'),
-    'hana_q4_follow_up': TaskSpec('hana_q4_follow_up', 'My colleague Hana wrote to me about the quarterly review, but her chat is in my archive.\nRead what she sent, mark it all as read and answer her: "Got it, I\'ll bring the Q4\nnumbers to the review on March 4." Also, she\'s still saved as "Hana (work)" in my\ncontacts: replace that entry with one saved as "Hana Sato", marked as a favorite.', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('replied', 1.0, 'Maya answered Hana about the Q4 numbers.', _check_hana_q4_follow_up__replied), CheckSpec('chat_back_and_read', 1.0, 'The chat with Hana is out of the archive and fully read.', _check_hana_q4_follow_up__chat_back_and_read), CheckSpec('renamed', 2.0, 'Hana is saved once, as a favorite named Hana Sato.', _check_hana_q4_follow_up__renamed),), ('messages', 'message_ids', 'conversations.last_activity', 'conversations.archived_by', 'contacts', 'contact_ids'), (('list_conversations', {'include_archived': True}), ('get_conversation_messages', {'conversation': 'CONV104'}), ('mark_conversation_read', {'conversation': 'CONV104'}), ('reply_in_conversation', {'conversation': 'CONV104', 'body': "Got it, I'll bring the Q4 numbers to the review on March 4."}), ('search_contacts', {'query': 'Hana'}), ('remove_contact', {'contact': 'CT104'}), ('add_contact', {'phone': '+819012345678', 'name': 'Hana Sato', 'favorite': True}), ), seed=None, persona=None, known=None, unknown=None, tags=('archive', 'read_status', 'contacts'), split='train', doc='Answer an archived chat and replace a contact entry under a new name.'),
-    'phone_handoff_to_sofia': TaskSpec('phone_handoff_to_sofia', 'Sofia and I are sharing my phone this morning. First sign me in (Maya, +14155550101,\npassword sunflower42) and tell Daniel I\'m running 10 minutes late for dinner. Then sign\nme out and sign Sofia in (+14155550105, password bluejay2024): as Sofia, read the\nClimbing crew chat, answer "Saturday at 10 works, I\'ll book the wall." and add Tom\n(+4915112345678) to her contacts. Sign her out at the end.', rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('maya_told_daniel', 1.0, 'Maya told Daniel she is running late.', _check_phone_handoff_to_sofia__maya_told_daniel), CheckSpec('sofia_caught_up', 2.0, 'Sofia read the group chat and answered it.', _check_phone_handoff_to_sofia__sofia_caught_up), CheckSpec('tom_added', 1.0, "Tom is in Sofia's contacts.", _check_phone_handoff_to_sofia__tom_added), CheckSpec('both_signed_out', 1.0, 'Nobody is left signed in, and both accounts were signed out.', _check_phone_handoff_to_sofia__both_signed_out),), ('messages', 'message_ids', 'conversations.last_activity', 'contacts', 'contact_ids', 'users.presence', 'current_user', 'last_seen'), (('login', {'phone': '+14155550101', 'password': 'sunflower42'}), ('list_contacts', {}), ('send_message', {'recipient': 'U002', 'body': 'Running 10 minutes late for dinner, sorry!'}), ('logout', {}), ('login', {'phone': '+14155550105', 'password': 'bluejay2024'}), ('list_conversations', {}), ('get_conversation_messages', {'conversation': 'CONV103'}), ('mark_conversation_read', {'conversation': 'CONV103'}), ('reply_in_conversation', {'conversation': 'CONV103', 'body': "Saturday at 10 works, I'll book the wall."}), ('add_contact', {'phone': '+4915112345678'}), ('logout', {}), ), seed=None, persona=None, known=None, unknown=None, tags=('login', 'logout', 'groups', 'contacts'), split='train', doc='Act for two accounts in turn on one phone, signing each in and out.'),
+    'reply_to_priya': TaskSpec('reply_to_priya', 'I\'m Maya, my number is +14155550101 and my password is sunflower42. Read Priya\'s\nmessages, resend whatever of mine failed to go out, and then tell Priya:\n"Slides attached tonight, budget sheet tomorrow morning."', rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('priya_read', 1.0, 'Every message in the chat with Priya is read by Maya.', _check_reply_to_priya__priya_read), CheckSpec('nothing_failed', 1.0, "None of Maya's messages is left failed.", _check_reply_to_priya__nothing_failed), CheckSpec('replied', 1.0, 'A new message from Maya to Priya mentions the budget sheet.', _check_reply_to_priya__replied), CheckSpec('one_message_sent', 1.0, '', _check_reply_to_priya__one_message_sent)), ('messages', 'message_ids', 'conversations.last_activity', 'users.presence', 'current_user'), (('login', {'phone': '+14155550101', 'password': 'sunflower42'}), ('list_conversations', {}), ('get_conversation_messages', {'conversation': 'CONV102'}), ('mark_conversation_read', {'conversation': 'CONV102'}), ('retry_failed_messages', {}), ('send_message', {'recipient': 'U003', 'body': 'Slides attached tonight, budget sheet tomorrow morning.'})), tags=('login', 'read_status', 'delivery'), split='train', doc='Sign in, catch up with Priya, resend failed messages and answer her.'),
+    'tidy_archive': TaskSpec('tidy_archive', 'Archive the spam chat from the unknown number +14155550108 and the Climbing crew group.\nThen bring my chat with Hana back from the archive and mark everything in it as read.', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('archived', 1.0, 'The spam chat and the group are archived for Maya.', _check_tidy_archive__archived), CheckSpec('hana_restored', 1.0, "The chat with Hana is back in Maya's main list.", _check_tidy_archive__hana_restored), CheckSpec('hana_read', 1.0, "Both of Hana's messages are read by Maya.", _check_tidy_archive__hana_read)), ('conversations.archived_by', 'messages.read_by', 'messages.delivery'), (('list_conversations', {'include_archived': True}), ('archive_conversation', {'conversation': 'CONV106'}), ('archive_conversation', {'conversation': 'CONV103'}), ('unarchive_conversation', {'conversation': 'CONV104'}), ('mark_conversation_read', {'conversation': 'CONV104'})), tags=('archive', 'read_status'), split='train', doc='Archive two chats, restore one and read it.'),
+    'paris_trip_group': TaskSpec('paris_trip_group', 'Add Lucas Moreau to my contacts as a favorite, then start a group called "Paris trip"\nwith Daniel and Lucas and ask in it: "Who\'s in for Paris in May?" Then send Daniel a\ndirect message so he doesn\'t miss it: "Added you to the Paris trip group!"', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('lucas_favorite', 1.0, 'Lucas is a favorite contact of Maya.', _check_paris_trip_group__lucas_favorite), CheckSpec('group_created', 2.0, 'A group titled Paris trip holds exactly Maya, Daniel and Lucas.', _check_paris_trip_group__group_created), CheckSpec('question_posted', 1.0, 'Maya asked about Paris in May in the new group.', _check_paris_trip_group__question_posted), CheckSpec('daniel_told', 1.0, 'Maya told Daniel about the group in their direct chat.', _check_paris_trip_group__daniel_told)), ('contacts', 'contact_ids', 'conversations', 'conversation_ids', 'messages', 'message_ids'), (('list_contacts', {}), ('add_contact', {'phone': '+33612345678', 'favorite': True}), ('create_group', {'title': 'Paris trip', 'members': ['U002', 'U004']}), ('reply_in_conversation', {'conversation': 'CONV001', 'body': "Who's in for Paris in May?"}), ('send_message', {'recipient': 'U002', 'body': 'Added you to the Paris trip group!'})), persona='Maya Chen, a product designer planning a long weekend in Paris with friends. Friendly,\nanswers in short messages, and gives details only when asked.', known="Lucas's phone number is +33612345678. Daniel Okafor is already in her contacts.", unknown="Lucas's user id on the app.", tags=('contacts', 'groups'), split='train', doc='Add a new contact, start a group with them and post in it.'),
+    'clean_up_contacts': TaskSpec('clean_up_contacts', 'Delete the failed "See you all there!" message I posted in the Climbing crew, remove\nHana from my contacts, make Priya a favorite and take Daniel off my favorites.', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('failed_post_deleted', 1.0, 'Only the failed group message is gone.', _check_clean_up_contacts__failed_post_deleted), CheckSpec('hana_removed', 1.0, "Hana is no longer in Maya's contacts.", _check_clean_up_contacts__hana_removed), CheckSpec('favorites', 1.0, "Maya's favorites are exactly Priya and Sofia.", _check_clean_up_contacts__favorites)), ('messages', 'contacts'), (('list_contacts', {}), ('list_conversations', {}), ('get_conversation_messages', {'conversation': 'CONV103'}), ('delete_message', {'message': 'MSG110'}), ('remove_contact', {'contact': 'CT104'}), ('set_favorite_contact', {'contact': 'CT102', 'favorite': True}), ('set_favorite_contact', {'contact': 'CT101', 'favorite': False})), tags=('contacts', 'delete'), split='test', doc='Delete a failed post and reorganise the address book.'),
+    'weekend_catch_up': TaskSpec('weekend_catch_up', "Log me in (+14155550101, password sunflower42). Reply to Daniel that I'll see him on\nFriday at 7, let the Climbing crew know I'll bring the rope, and mark both chats as read.", rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('daniel_answered', 1.0, 'Maya wrote to Daniel about Friday.', _check_weekend_catch_up__daniel_answered), CheckSpec('crew_answered', 1.0, 'Maya told the group about the rope.', _check_weekend_catch_up__crew_answered), CheckSpec('both_read', 1.0, 'Maya has read everything in both chats.', _check_weekend_catch_up__both_read), CheckSpec('signed_in', 1.0, '', _check_weekend_catch_up__signed_in)), ('messages', 'message_ids', 'conversations.last_activity', 'users.presence', 'current_user'), (('login', {'phone': '+14155550101', 'password': 'sunflower42'}), ('list_conversations', {}), ('mark_conversation_read', {'conversation': 'CONV101'}), ('send_message', {'recipient': 'U002', 'body': 'Great, see you on Friday at 7!'}), ('mark_conversation_read', {'conversation': 'CONV103'}), ('reply_in_conversation', {'conversation': 'CONV103', 'body': "I'll bring the rope."})), persona='Maya Chen on a Friday morning, in a hurry; she expects the agent to find the chats itself.', known='Her phone number and password. Daniel Okafor and the Climbing crew group.', unknown='Conversation ids.', tags=('login', 'groups', 'read_status'), split='test', doc='Sign in, answer Daniel and the group, and read both chats.'),
+    'daniel_catches_up': TaskSpec('daniel_catches_up', 'Hi, it\'s Daniel Okafor: my number is +14155550102 and my password is climb4ever. Please\nadd Sofia (+14155550105) and Tom (+4915112345678) from the climbing group to my contacts,\nSofia as a favorite, and make Lucas a favorite too. Then catch up on the Climbing crew\nchat and tell them: "Count me in next Saturday!" Log me out when you\'re done.', rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('new_contacts', 1.0, "Sofia (favorite) and Tom are in Daniel's contacts.", _check_daniel_catches_up__new_contacts), CheckSpec('lucas_favorite', 1.0, '', _check_daniel_catches_up__lucas_favorite), CheckSpec('group_caught_up', 2.0, 'Daniel read the whole group chat and said he is in for Saturday.', _check_daniel_catches_up__group_caught_up), CheckSpec('signed_out', 1.0, 'Daniel is signed out and shows as offline.', _check_daniel_catches_up__signed_out)), ('contacts', 'contact_ids', 'messages', 'message_ids', 'conversations.last_activity', 'users.presence', 'current_user', 'last_seen'), (('login', {'phone': '+14155550102', 'password': 'climb4ever'}), ('list_contacts', {}), ('add_contact', {'phone': '+14155550105', 'favorite': True}), ('add_contact', {'phone': '+4915112345678'}), ('set_favorite_contact', {'contact': 'CT107', 'favorite': True}), ('list_conversations', {}), ('mark_conversation_read', {'conversation': 'CONV103'}), ('reply_in_conversation', {'conversation': 'CONV103', 'body': 'Count me in next Saturday!'}), ('logout', {})), persona='Daniel Okafor, a software engineer who climbs every weekend. Relaxed and chatty, but he\nonly knows phone numbers and names, never ids.', known="His phone number and password, Sofia's and Tom's phone numbers, the text of the reply.", unknown='Contact ids, user ids and the id of the Climbing crew conversation.', tags=('login', 'contacts', 'groups', 'logout'), split='test', doc='Sign in as another user, grow his address book, answer the group and sign out.'),
+    'hana_q4_follow_up': TaskSpec('hana_q4_follow_up', 'My colleague Hana wrote to me about the quarterly review, but her chat is in my archive.\nRead what she sent, mark it all as read and answer her: "Got it, I\'ll bring the Q4\nnumbers to the review on March 4." Also, she\'s still saved as "Hana (work)" in my\ncontacts: replace that entry with one saved as "Hana Sato", marked as a favorite.', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('replied', 1.0, 'Maya answered Hana about the Q4 numbers.', _check_hana_q4_follow_up__replied), CheckSpec('chat_back_and_read', 1.0, 'The chat with Hana is out of the archive and fully read.', _check_hana_q4_follow_up__chat_back_and_read), CheckSpec('renamed', 2.0, 'Hana is saved once, as a favorite named Hana Sato.', _check_hana_q4_follow_up__renamed)), ('messages', 'message_ids', 'conversations.last_activity', 'conversations.archived_by', 'contacts', 'contact_ids'), (('list_conversations', {'include_archived': True}), ('get_conversation_messages', {'conversation': 'CONV104'}), ('mark_conversation_read', {'conversation': 'CONV104'}), ('reply_in_conversation', {'conversation': 'CONV104', 'body': "Got it, I'll bring the Q4 numbers to the review on March 4."}), ('search_contacts', {'query': 'Hana'}), ('remove_contact', {'contact': 'CT104'}), ('add_contact', {'phone': '+819012345678', 'name': 'Hana Sato', 'favorite': True})), tags=('archive', 'read_status', 'contacts'), split='train', doc='Answer an archived chat and replace a contact entry under a new name.'),
+    'phone_handoff_to_sofia': TaskSpec('phone_handoff_to_sofia', 'Sofia and I are sharing my phone this morning. First sign me in (Maya, +14155550101,\npassword sunflower42) and tell Daniel I\'m running 10 minutes late for dinner. Then sign\nme out and sign Sofia in (+14155550105, password bluejay2024): as Sofia, read the\nClimbing crew chat, answer "Saturday at 10 works, I\'ll book the wall." and add Tom\n(+4915112345678) to her contacts. Sign her out at the end.', rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('maya_told_daniel', 1.0, 'Maya told Daniel she is running late.', _check_phone_handoff_to_sofia__maya_told_daniel), CheckSpec('sofia_caught_up', 2.0, 'Sofia read the group chat and answered it.', _check_phone_handoff_to_sofia__sofia_caught_up), CheckSpec('tom_added', 1.0, "Tom is in Sofia's contacts.", _check_phone_handoff_to_sofia__tom_added), CheckSpec('both_signed_out', 1.0, 'Nobody is left signed in, and both accounts were signed out.', _check_phone_handoff_to_sofia__both_signed_out)), ('messages', 'message_ids', 'conversations.last_activity', 'contacts', 'contact_ids', 'users.presence', 'current_user', 'last_seen'), (('login', {'phone': '+14155550101', 'password': 'sunflower42'}), ('list_contacts', {}), ('send_message', {'recipient': 'U002', 'body': 'Running 10 minutes late for dinner, sorry!'}), ('logout', {}), ('login', {'phone': '+14155550105', 'password': 'bluejay2024'}), ('list_conversations', {}), ('get_conversation_messages', {'conversation': 'CONV103'}), ('mark_conversation_read', {'conversation': 'CONV103'}), ('reply_in_conversation', {'conversation': 'CONV103', 'body': "Saturday at 10 works, I'll book the wall."}), ('add_contact', {'phone': '+4915112345678'}), ('logout', {})), tags=('login', 'logout', 'groups', 'contacts'), split='train', doc='Act for two accounts in turn on one phone, signing each in and out.'),
 }

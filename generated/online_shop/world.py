@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,14 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Address", "CancelReason", "CreditCard", "Customer", "GiftCard", "OnlineShop", "Order", "OrderItem", "OrderStatus", "OrderSummary", "PaymentMethod", "Paypal", "Product", "ProductDetails", "ProductSummary", "ReturnRequest", "ReturnStatus", "Transaction", "TransactionKind", "Variant"]
+__all__ = [
+    "Address", "CancelReason", "CreditCard", "Customer", "GiftCard", "OnlineShop", "Order",
+    "OrderItem", "OrderStatus", "OrderSummary", "PaymentMethod", "Paypal", "Product",
+    "ProductDetails", "ProductSummary", "ReturnRequest", "ReturnStatus", "Transaction",
+    "TransactionKind", "Variant",
+]
 
 
 class OrderStatus(enum.StrEnum):
@@ -39,14 +45,11 @@ class OrderStatus(enum.StrEnum):
     returned = 'returned'
 
 
-_E11_OrderStatus_pending: OrderStatus = OrderStatus.pending
-_E11_OrderStatus_processed: OrderStatus = OrderStatus.processed
-_E11_OrderStatus_delivered: OrderStatus = OrderStatus.delivered
-_E11_OrderStatus_cancelled: OrderStatus = OrderStatus.cancelled
-_E11_OrderStatus_return_requested: OrderStatus = OrderStatus.return_requested
-_E11_OrderStatus_returned: OrderStatus = OrderStatus.returned
-
-_T11_OrderStatus: dict[OrderStatus | None, str] = {None: 'null', _E11_OrderStatus_pending: '"pending"', _E11_OrderStatus_processed: '"processed"', _E11_OrderStatus_delivered: '"delivered"', _E11_OrderStatus_cancelled: '"cancelled"', _E11_OrderStatus_return_requested: '"return requested"', _E11_OrderStatus_returned: '"returned"', }
+(
+    _E11_OrderStatus_pending, _E11_OrderStatus_processed,
+    _E11_OrderStatus_delivered, _E11_OrderStatus_cancelled,
+    _E11_OrderStatus_return_requested, _E11_OrderStatus_returned,
+) = OrderStatus.__members__.values()
 
 
 class CancelReason(enum.StrEnum):
@@ -56,10 +59,10 @@ class CancelReason(enum.StrEnum):
     ordered_by_mistake = 'ordered by mistake'
 
 
-_E12_CancelReason_no_longer_needed: CancelReason = CancelReason.no_longer_needed
-_E12_CancelReason_ordered_by_mistake: CancelReason = CancelReason.ordered_by_mistake
-
-_T12_CancelReason: dict[CancelReason | None, str] = {None: 'null', _E12_CancelReason_no_longer_needed: '"no longer needed"', _E12_CancelReason_ordered_by_mistake: '"ordered by mistake"', }
+(
+    _E12_CancelReason_no_longer_needed,
+    _E12_CancelReason_ordered_by_mistake,
+) = CancelReason.__members__.values()
 
 
 class TransactionKind(enum.StrEnum):
@@ -69,10 +72,7 @@ class TransactionKind(enum.StrEnum):
     refund = 'refund'
 
 
-_E15_TransactionKind_charge: TransactionKind = TransactionKind.charge
-_E15_TransactionKind_refund: TransactionKind = TransactionKind.refund
-
-_T15_TransactionKind: dict[TransactionKind | None, str] = {None: 'null', _E15_TransactionKind_charge: '"charge"', _E15_TransactionKind_refund: '"refund"', }
+_E15_TransactionKind_charge, _E15_TransactionKind_refund = TransactionKind.__members__.values()
 
 
 class ReturnStatus(enum.StrEnum):
@@ -82,1136 +82,200 @@ class ReturnStatus(enum.StrEnum):
     refunded = 'refunded'
 
 
-_E12_ReturnStatus_requested: ReturnStatus = ReturnStatus.requested
-_E12_ReturnStatus_refunded: ReturnStatus = ReturnStatus.refunded
-
-_T12_ReturnStatus: dict[ReturnStatus | None, str] = {None: 'null', _E12_ReturnStatus_requested: '"requested"', _E12_ReturnStatus_refunded: '"refunded"', }
+_E12_ReturnStatus_requested, _E12_ReturnStatus_refunded = ReturnStatus.__members__.values()
 
 
-class _Slots_Address:
-    'The slots of the Address record: its fields and its JSON text.'
-
-    __slots__ = ('address1', 'address2', 'city', 'state_code', 'zip_', 'country', '_json')
-
-
-class Address(_Slots_Address, rt.Record):
+class Address(Record):
     'A postal address in the USA.'
 
-    __slots__ = ()
-    __match_args__ = ('address1', 'address2', 'city', 'state_code', 'zip_', 'country')
-
-    address1: str
-    address2: str
-    city: str
-    state_code: str
-    zip_: str
-    country: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.address1, self.address2, self.city, self.state_code, self.zip_, self.country) == (other.address1, other.address2, other.city, other.state_code, other.zip_, other.country)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.address1, self.address2, self.city, self.state_code, self.zip_, self.country))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(address1={self.address1!r}, address2={self.address2!r}, city={self.city!r}, state_code={self.state_code!r}, zip_={self.zip_!r}, country={self.country!r})'
-
-    def __init__(self, address1: str, address2: str, city: str, state_code: str, zip_: str, country: str) -> None:
-        _set = _SET_Address
-        _set[0](self, address1)
-        _set[1](self, address2)
-        _set[2](self, city)
-        _set[3](self, state_code)
-        _set[4](self, zip_)
-        _set[5](self, country)
-        _set[6](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'address1': self.address1,
-            'address2': self.address2,
-            'city': self.city,
-            'state_code': self.state_code,
-            'zip': self.zip_,
-            'country': self.country,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"address1": ', v.str_text(self.address1), ', "address2": ', v.str_text(self.address2), ', "city": ', v.str_text(self.city), ', "state_code": ', v.str_text(self.state_code), ', "zip": ', v.str_text(self.zip_), ', "country": ', v.str_text(self.country), '}'))
-            _SET_Address[6](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Address:
-        d = v.want_object(data, path, {'address1': True, 'address2': False, 'city': True, 'state_code': True, 'zip': True, 'country': False})
-        return _new_Address(
-            address1=v.check_length(v.want_str(d['address1'], path + '.address1'), path + '.address1', 1, 100),
-            address2=(v.check_length(v.want_str(d['address2'], path + '.address2'), path + '.address2', None, 100) if d.get('address2') is not None else ''),
-            city=v.check_length(v.want_str(d['city'], path + '.city'), path + '.city', 1, 60),
-            state_code=v.check_pattern(v.want_str(d['state_code'], path + '.state_code'), path + '.state_code', '^[A-Z]{2}$'),
-            zip_=v.check_pattern(v.want_str(d['zip'], path + '.zip'), path + '.zip', '^[0-9]{5}$'),
-            country=(v.want_str(d['country'], path + '.country') if d.get('country') is not None else 'USA'),
-        )
+    address1: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text)
+    address2: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 100), fill=lambda ep: '',
+        text=v.str_text)
+    city: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+    state_code: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}$'), text=v.str_text)
+    zip_: str = field(
+        'zip', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'),
+        text=v.str_text)
+    country: str = field(load=v.want_str, fill=lambda ep: 'USA', text=v.str_text)
 
 
-_SET_Address: tuple[Any, ...] = rt.slot_setters(_Slots_Address, ('address1', 'address2', 'city', 'state_code', 'zip_', 'country', '_json'))
-
-
-class _Made_Address(_Slots_Address):
-    'A Address being made by _new_Address.'
-
-    __slots__ = ()
-
-
-def _new_Address(address1: str, address2: str, city: str, state_code: str, zip_: str, country: str) -> Address:
-    self: Any = object.__new__(_Made_Address)
-    self.address1 = address1
-    self.address2 = address2
-    self.city = city
-    self.state_code = state_code
-    self.zip_ = zip_
-    self.country = country
-    self._json = None
-    self.__class__ = Address
-    _made: Address = self
-    return _made
-
-
-class _Slots_CreditCard:
-    'The slots of the CreditCard record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'brand', 'last_four', '_json')
-
-
-class CreditCard(_Slots_CreditCard, rt.Record):
+class CreditCard(Record):
     'A credit card on file.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'brand', 'last_four')
-
-    id_: str
-    brand: str
-    last_four: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.brand, self.last_four) == (other.id_, other.brand, other.last_four)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.brand, self.last_four))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, brand={self.brand!r}, last_four={self.last_four!r})'
-
-    def __init__(self, id_: str, brand: str, last_four: str) -> None:
-        _set = _SET_CreditCard
-        _set[0](self, id_)
-        _set[1](self, brand)
-        _set[2](self, last_four)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'brand': self.brand,
-            'last_four': self.last_four,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "brand": ', v.str_text(self.brand), ', "last_four": ', v.str_text(self.last_four), '}'))
-            _SET_CreditCard[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CreditCard:
-        d = v.want_object(data, path, {'id': True, 'brand': True, 'last_four': True})
-        return _new_CreditCard(
-            id_=v.want_str(d['id'], path + '.id'),
-            brand=v.want_str(d['brand'], path + '.brand'),
-            last_four=v.check_pattern(v.want_str(d['last_four'], path + '.last_four'), path + '.last_four', '^[0-9]{4}$'),
-        )
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    brand: str = field(load=v.want_str, text=v.str_text)
+    last_four: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}$'), text=v.str_text)
 
 
-_SET_CreditCard: tuple[Any, ...] = rt.slot_setters(_Slots_CreditCard, ('id_', 'brand', 'last_four', '_json'))
-
-
-class _Made_CreditCard(_Slots_CreditCard):
-    'A CreditCard being made by _new_CreditCard.'
-
-    __slots__ = ()
-
-
-def _new_CreditCard(id_: str, brand: str, last_four: str) -> CreditCard:
-    self: Any = object.__new__(_Made_CreditCard)
-    self.id_ = id_
-    self.brand = brand
-    self.last_four = last_four
-    self._json = None
-    self.__class__ = CreditCard
-    _made: CreditCard = self
-    return _made
-
-
-class _Slots_GiftCard:
-    'The slots of the GiftCard record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'balance', '_json')
-
-
-class GiftCard(_Slots_GiftCard, rt.Record):
+class GiftCard(Record):
     'A store gift card; only gift cards hold a balance.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'balance')
-
-    id_: str
-    balance: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.balance) == (other.id_, other.balance)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.balance))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, balance={self.balance!r})'
-
-    def __init__(self, id_: str, balance: float) -> None:
-        _set = _SET_GiftCard
-        _set[0](self, id_)
-        _set[1](self, balance)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'balance': self.balance,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "balance": ', v.float_text(self.balance), '}'))
-            _SET_GiftCard[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> GiftCard:
-        d = v.want_object(data, path, {'id': True, 'balance': True})
-        return _new_GiftCard(
-            id_=v.want_str(d['id'], path + '.id'),
-            balance=v.check_range(v.want_float(d['balance'], path + '.balance'), path + '.balance', 0.0, None),
-        )
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    balance: float = field(
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
 
 
-_SET_GiftCard: tuple[Any, ...] = rt.slot_setters(_Slots_GiftCard, ('id_', 'balance', '_json'))
-
-
-class _Made_GiftCard(_Slots_GiftCard):
-    'A GiftCard being made by _new_GiftCard.'
-
-    __slots__ = ()
-
-
-def _new_GiftCard(id_: str, balance: float) -> GiftCard:
-    self: Any = object.__new__(_Made_GiftCard)
-    self.id_ = id_
-    self.balance = balance
-    self._json = None
-    self.__class__ = GiftCard
-    _made: GiftCard = self
-    return _made
-
-
-class _Slots_Paypal:
-    'The slots of the Paypal record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'email', '_json')
-
-
-class Paypal(_Slots_Paypal, rt.Record):
+class Paypal(Record):
     'A linked PayPal account.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'email')
-
-    id_: str
-    email: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.email) == (other.id_, other.email)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.email))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, email={self.email!r})'
-
-    def __init__(self, id_: str, email: str) -> None:
-        _set = _SET_Paypal
-        _set[0](self, id_)
-        _set[1](self, email)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'email': self.email,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "email": ', v.str_text(self.email), '}'))
-            _SET_Paypal[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Paypal:
-        d = v.want_object(data, path, {'id': True, 'email': True})
-        return _new_Paypal(
-            id_=v.want_str(d['id'], path + '.id'),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-        )
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    email: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
+        text=v.str_text)
 
 
-_SET_Paypal: tuple[Any, ...] = rt.slot_setters(_Slots_Paypal, ('id_', 'email', '_json'))
-
-
-class _Made_Paypal(_Slots_Paypal):
-    'A Paypal being made by _new_Paypal.'
-
-    __slots__ = ()
-
-
-def _new_Paypal(id_: str, email: str) -> Paypal:
-    self: Any = object.__new__(_Made_Paypal)
-    self.id_ = id_
-    self.email = email
-    self._json = None
-    self.__class__ = Paypal
-    _made: Paypal = self
-    return _made
-
-
-class _Slots_Transaction:
-    'The slots of the Transaction record: its fields and its JSON text.'
-
-    __slots__ = ('kind', 'amount', 'method_id', 'at', '_json')
-
-
-class Transaction(_Slots_Transaction, rt.Record):
+class Transaction(Record):
     'A charge or refund on an order.'
 
-    __slots__ = ()
-    __match_args__ = ('kind', 'amount', 'method_id', 'at')
-
-    kind: TransactionKind
-    amount: float
-    method_id: str
-    at: dt.datetime
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.kind, self.amount, self.method_id, self.at) == (other.kind, other.amount, other.method_id, other.at)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.amount, self.method_id, self.at))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(kind={self.kind!r}, amount={self.amount!r}, method_id={self.method_id!r}, at={self.at!r})'
-
-    def __init__(self, kind: TransactionKind, amount: float, method_id: str, at: dt.datetime) -> None:
-        _set = _SET_Transaction
-        _set[0](self, kind)
-        _set[1](self, amount)
-        _set[2](self, method_id)
-        _set[3](self, at)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'kind': self.kind._value_,
-            'amount': self.amount,
-            'method_id': self.method_id,
-            'at': self.at.isoformat(),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"kind": ', _T15_TransactionKind[self.kind], ', "amount": ', v.float_text(self.amount), ', "method_id": ', v.str_text(self.method_id), ', "at": ', v.json_text(self.at.isoformat()), '}'))
-            _SET_Transaction[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Transaction:
-        d = v.want_object(data, path, {'kind': True, 'amount': True, 'method_id': True, 'at': True})
-        return _new_Transaction(
-            kind=v.want_enum(d['kind'], path + '.kind', TransactionKind),
-            amount=v.check_range(v.want_float(d['amount'], path + '.amount'), path + '.amount', 0.0, None),
-            method_id=v.want_str(d['method_id'], path + '.method_id'),
-            at=v.want_datetime(d['at'], path + '.at'),
-        )
+    kind: TransactionKind = field(
+        load=lambda x, p: v.want_enum(x, p, TransactionKind), export=enum_value,
+        text=enum_text(TransactionKind))
+    amount: float = field(
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+    method_id: str = field(load=v.want_str, text=v.str_text)
+    at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
 
 
-_SET_Transaction: tuple[Any, ...] = rt.slot_setters(_Slots_Transaction, ('kind', 'amount', 'method_id', 'at', '_json'))
-
-
-class _Made_Transaction(_Slots_Transaction):
-    'A Transaction being made by _new_Transaction.'
-
-    __slots__ = ()
-
-
-def _new_Transaction(kind: TransactionKind, amount: float, method_id: str, at: dt.datetime) -> Transaction:
-    self: Any = object.__new__(_Made_Transaction)
-    self.kind = kind
-    self.amount = amount
-    self.method_id = method_id
-    self.at = at
-    self._json = None
-    self.__class__ = Transaction
-    _made: Transaction = self
-    return _made
-
-
-class _Slots_OrderItem:
-    'The slots of the OrderItem record: its fields and its JSON text.'
-
-    __slots__ = ('variant', 'name', 'options', 'price', 'quantity', '_json')
-
-
-class OrderItem(_Slots_OrderItem, rt.Record):
+class OrderItem(Record):
     'One line of an order, with the price paid.'
 
-    __slots__ = ()
-    __match_args__ = ('variant', 'name', 'options', 'price', 'quantity')
-
-    variant: str
-    name: str
-    options: dict[str, str]
-    price: float
-    quantity: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.variant, self.name, self.options, self.price, self.quantity) == (other.variant, other.name, other.options, other.price, other.quantity)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.variant, self.name, self.options, self.price, self.quantity))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(variant={self.variant!r}, name={self.name!r}, options={self.options!r}, price={self.price!r}, quantity={self.quantity!r})'
-
-    def __init__(self, variant: str, name: str, options: dict[str, str], price: float, quantity: int) -> None:
-        _set = _SET_OrderItem
-        _set[0](self, variant)
-        _set[1](self, name)
-        _set[2](self, options)
-        _set[3](self, price)
-        _set[4](self, quantity)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'variant': self.variant,
-            'name': self.name,
-            'options': {k: x for k, x in self.options.items()},
-            'price': self.price,
-            'quantity': self.quantity,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"variant": ', v.str_text(self.variant), ', "name": ', v.str_text(self.name), ', "options": ', v.map_text(self.options), ', "price": ', v.float_text(self.price), ', "quantity": ', v.int_text(self.quantity), '}'))
-            _SET_OrderItem[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OrderItem:
-        d = v.want_object(data, path, {'variant': True, 'name': True, 'options': True, 'price': True, 'quantity': True})
-        return _new_OrderItem(
-            variant=v.want_str(d['variant'], path + '.variant'),
-            name=v.want_str(d['name'], path + '.name'),
-            options=v.want_map(d['options'], path + '.options', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-            price=v.check_range(v.want_float(d['price'], path + '.price'), path + '.price', 0.0, None),
-            quantity=v.check_range(v.want_int(d['quantity'], path + '.quantity'), path + '.quantity', 1, 10),
-        )
-
-
-_SET_OrderItem: tuple[Any, ...] = rt.slot_setters(_Slots_OrderItem, ('variant', 'name', 'options', 'price', 'quantity', '_json'))
-
-
-class _Made_OrderItem(_Slots_OrderItem):
-    'A OrderItem being made by _new_OrderItem.'
-
-    __slots__ = ()
-
-
-def _new_OrderItem(variant: str, name: str, options: dict[str, str], price: float, quantity: int) -> OrderItem:
-    self: Any = object.__new__(_Made_OrderItem)
-    self.variant = variant
-    self.name = name
-    self.options = options
-    self.price = price
-    self.quantity = quantity
-    self._json = None
-    self.__class__ = OrderItem
-    _made: OrderItem = self
-    return _made
+    variant: str = field(load=v.want_str, text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    options: dict[str, str] = field(
+        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=dict, text=v.map_text)
+    price: float = field(
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+    quantity: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10), text=v.int_text)
 
 
 class Product(Row):
     'A catalogue product; what can be bought are its variants.'
 
-    __slots__ = ('id_', 'name', 'category', )
-    ENTITY: ClassVar[str] = 'Product'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('category', 'category', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-    )
-
-    def __init__(self, *, id_: str, name: str, category: str) -> None:
-        self.id_ = id_
-        self.name = name
-        self.category = category
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Product:
-        other = Product.__new__(Product)
-        other.id_ = self.id_
-        other.name = self.name
-        other.category = self.category
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'category': self.category,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Product:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'category': True})
-        return cls(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 120),
-            category=v.want_str(d['category'], path + '.category'),
-        )
+    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+    category: str = field(load=v.want_str, text=v.str_text)
 
 
 class Variant(Row):
     'One purchasable option of a product (size, colour, ...).'
 
-    __slots__ = ('id_', 'product', 'options', 'price', 'stock', )
-    ENTITY: ClassVar[str] = 'Variant'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('product', 'product', None, True),
-        ('options', 'options', lambda value: {k: x for k, x in value.items()}, True),
-        ('price', 'price', None, True),
-        ('stock', 'stock', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.map_text,
-        v.float_text,
-        v.int_text,
-    )
-
-    def __init__(self, *, id_: str, product: str, options: dict[str, str], price: float, stock: int) -> None:
-        self.id_ = id_
-        self.product = product
-        self.options = options
-        self.price = price
-        self.stock = stock
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Variant:
-        other = Variant.__new__(Variant)
-        other.id_ = self.id_
-        other.product = self.product
-        other.options = self.options
-        other.price = self.price
-        other.stock = self.stock
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'product': self.product,
-            'options': {k: x for k, x in self.options.items()},
-            'price': self.price,
-            'stock': self.stock,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Variant:
-        d = v.want_object(data, path, {'id': True, 'product': True, 'options': True, 'price': True, 'stock': True})
-        return cls(
-            id_=v.want_str(d['id'], path + '.id'),
-            product=v.want_str(d['product'], path + '.product'),
-            options=v.want_map(d['options'], path + '.options', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-            price=v.check_range(v.want_float(d['price'], path + '.price'), path + '.price', 0.0, None),
-            stock=v.want_int(d['stock'], path + '.stock'),
-        )
+    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
+    product: str = field(load=v.want_str, text=v.str_text)
+    options: dict[str, str] = field(
+        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=dict, text=v.map_text)
+    price: float = field(
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+    stock: int = field(load=v.want_int, text=v.int_text)
 
 
 class Customer(Row):
     'A shopper with an account.'
 
-    __slots__ = ('id_', 'name', 'email', 'address', 'payment_methods', )
-    ENTITY: ClassVar[str] = 'Customer'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('email', 'email', None, True),
-        ('address', 'address', lambda value: value.export(), True),
-        ('payment_methods', 'payment_methods', lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()}, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.record_text,
-        lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}',
-    )
-
-    def __init__(self, *, id_: str, name: str, email: str, address: Address, payment_methods: dict[str, PaymentMethod]) -> None:
-        self.id_ = id_
-        self.name = name
-        self.email = email
-        self.address = address
-        self.payment_methods = payment_methods
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Customer:
-        other = Customer.__new__(Customer)
-        other.id_ = self.id_
-        other.name = self.name
-        other.email = self.email
-        other.address = self.address
-        other.payment_methods = self.payment_methods
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'email': self.email,
-            'address': self.address.export(),
-            'payment_methods': {k: _export_PaymentMethod(x) for k, x in self.payment_methods.items()},
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Customer:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'email': True, 'address': True, 'payment_methods': True})
-        return cls(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-            address=Address.load(d['address'], path + '.address', ep),
-            payment_methods=v.want_map(d['payment_methods'], path + '.payment_methods', (lambda x, p: v.want_str(x, p)), (lambda x, p: _load_PaymentMethod(x, p, ep))),
-        )
+    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    email: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
+        text=v.str_text)
+    address: Address = field(
+        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
+        text=v.record_text)
+    payment_methods: dict[str, PaymentMethod] = field(
+        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _load_PaymentMethod(x, p, ep))),
+        export=lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()},
+        text=lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}')
 
 
 class Order(Row):
     'A row of Order.'
 
-    __slots__ = ('id_', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at', )
-    ENTITY: ClassVar[str] = 'Order'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('customer', 'customer', None, True),
-        ('address', 'address', lambda value: value.export(), True),
-        ('items', 'items', lambda value: [x.export() for x in value], True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('payment_method_id', 'payment_method_id', None, True),
-        ('transactions', 'transactions', lambda value: [x.export() for x in value], True),
-        ('tracking', 'tracking', None, True),
-        ('cancel_reason', 'cancel_reason', lambda value: rt.if_present(value, lambda x: x._value_), True),
-        ('created_at', 'created_at', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.record_text,
-        v.records_text,
-        _T11_OrderStatus.__getitem__,
-        v.str_text,
-        v.records_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        _T12_CancelReason.__getitem__,
-        None,
-    )
-
-    def __init__(self, *, id_: str, customer: str, address: Address, items: tuple[OrderItem, ...], status: OrderStatus, payment_method_id: str, transactions: tuple[Transaction, ...], tracking: str | None, cancel_reason: CancelReason | None, created_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.customer = customer
-        self.address = address
-        self.items = items
-        self.status = status
-        self.payment_method_id = payment_method_id
-        self.transactions = transactions
-        self.tracking = tracking
-        self.cancel_reason = cancel_reason
-        self.created_at = created_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Order:
-        other = Order.__new__(Order)
-        other.id_ = self.id_
-        other.customer = self.customer
-        other.address = self.address
-        other.items = self.items
-        other.status = self.status
-        other.payment_method_id = self.payment_method_id
-        other.transactions = self.transactions
-        other.tracking = self.tracking
-        other.cancel_reason = self.cancel_reason
-        other.created_at = self.created_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'customer': self.customer,
-            'address': self.address.export(),
-            'items': [x.export() for x in self.items],
-            'status': self.status._value_,
-            'payment_method_id': self.payment_method_id,
-            'transactions': [x.export() for x in self.transactions],
-            'tracking': self.tracking,
-            'cancel_reason': rt.if_present(self.cancel_reason, lambda x: x._value_),
-            'created_at': self.created_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Order:
-        d = v.want_object(data, path, {'id': False, 'customer': True, 'address': True, 'items': True, 'status': False, 'payment_method_id': True, 'transactions': True, 'tracking': False, 'cancel_reason': False, 'created_at': False})
-        return cls(
-            id_=(v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^#W[0-9]{7}$') if d.get('id') is not None else ep.next_id('order_ids', '#W{:07d}')),
-            customer=v.want_str(d['customer'], path + '.customer'),
-            address=Address.load(d['address'], path + '.address', ep),
-            items=v.check_length(v.want_list(d['items'], path + '.items', (lambda x, p: OrderItem.load(x, p, ep))), path + '.items', 1, None),
-            status=(v.want_enum(d['status'], path + '.status', OrderStatus) if d.get('status') is not None else _E11_OrderStatus_pending),
-            payment_method_id=v.want_str(d['payment_method_id'], path + '.payment_method_id'),
-            transactions=v.want_list(d['transactions'], path + '.transactions', (lambda x, p: Transaction.load(x, p, ep))),
-            tracking=(v.want_optional(d['tracking'], path + '.tracking', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{12}$'))) if d.get('tracking') is not None else None),
-            cancel_reason=(v.want_optional(d['cancel_reason'], path + '.cancel_reason', (lambda x, p: v.want_enum(x, p, CancelReason))) if d.get('cancel_reason') is not None else None),
-            created_at=(v.want_datetime(d['created_at'], path + '.created_at') if d.get('created_at') is not None else ep.clock),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'),
+        fill=lambda ep: ep.next_id('order_ids', '#W{:07d}'), text=v.str_text)
+    customer: str = field(load=v.want_str, text=v.str_text)
+    address: Address = field(
+        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
+        text=v.record_text)
+    items: tuple[OrderItem, ...] = field(
+        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: OrderItem.load(x, p, ep))), p, 1, None),
+        export=lambda value: [x.export() for x in value], text=v.records_text)
+    status: OrderStatus = field(
+        load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_pending,
+        export=enum_value, text=enum_text(OrderStatus))
+    payment_method_id: str = field(load=v.want_str, text=v.str_text)
+    transactions: tuple[Transaction, ...] = field(
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: Transaction.load(x, p, ep))),
+        export=lambda value: [x.export() for x in value], text=v.records_text)
+    tracking: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{12}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
+    cancel_reason: CancelReason | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, CancelReason))),
+        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
+        text=enum_text(CancelReason))
+    created_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class ReturnRequest(Row):
     'Delivered items a customer sends back for a refund.'
 
-    __slots__ = ('id_', 'order', 'items', 'refund_method_id', 'amount', 'reason', 'status', 'created_at', )
-    ENTITY: ClassVar[str] = 'ReturnRequest'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('order', 'order', None, True),
-        ('items', 'items', lambda value: list(value), True),
-        ('refund_method_id', 'refund_method_id', None, True),
-        ('amount', 'amount', None, True),
-        ('reason', 'reason', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('created_at', 'created_at', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        None,
-        v.str_text,
-        v.float_text,
-        v.str_text,
-        _T12_ReturnStatus.__getitem__,
-        None,
-    )
-
-    def __init__(self, *, id_: str, order: str, items: tuple[str, ...], refund_method_id: str, amount: float, reason: str, status: ReturnStatus, created_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.order = order
-        self.items = items
-        self.refund_method_id = refund_method_id
-        self.amount = amount
-        self.reason = reason
-        self.status = status
-        self.created_at = created_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> ReturnRequest:
-        other = ReturnRequest.__new__(ReturnRequest)
-        other.id_ = self.id_
-        other.order = self.order
-        other.items = self.items
-        other.refund_method_id = self.refund_method_id
-        other.amount = self.amount
-        other.reason = self.reason
-        other.status = self.status
-        other.created_at = self.created_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'order': self.order,
-            'items': list(self.items),
-            'refund_method_id': self.refund_method_id,
-            'amount': self.amount,
-            'reason': self.reason,
-            'status': self.status._value_,
-            'created_at': self.created_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ReturnRequest:
-        d = v.want_object(data, path, {'id': False, 'order': True, 'items': True, 'refund_method_id': True, 'amount': True, 'reason': True, 'status': False, 'created_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('return_ids', 'RET{:04d}')),
-            order=v.check_pattern(v.want_str(d['order'], path + '.order'), path + '.order', '^#W[0-9]{7}$'),
-            items=v.check_length(v.want_list(d['items'], path + '.items', (lambda x, p: v.want_str(x, p))), path + '.items', 1, None),
-            refund_method_id=v.want_str(d['refund_method_id'], path + '.refund_method_id'),
-            amount=v.check_range(v.want_float(d['amount'], path + '.amount'), path + '.amount', 0.0, None),
-            reason=v.check_length(v.want_str(d['reason'], path + '.reason'), path + '.reason', 1, 200),
-            status=(v.want_enum(d['status'], path + '.status', ReturnStatus) if d.get('status') is not None else _E12_ReturnStatus_requested),
-            created_at=(v.want_datetime(d['created_at'], path + '.created_at') if d.get('created_at') is not None else ep.clock),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('return_ids', 'RET{:04d}'),
+        text=v.str_text)
+    order: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'), text=v.str_text)
+    items: tuple[str, ...] = field(
+        load=lambda x, p: v.check_length(v.want_list(x, p, v.want_str), p, 1, None), export=list)
+    refund_method_id: str = field(load=v.want_str, text=v.str_text)
+    amount: float = field(
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+    reason: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+    status: ReturnStatus = field(
+        load=lambda x, p: v.want_enum(x, p, ReturnStatus),
+        fill=lambda ep: _E12_ReturnStatus_requested, export=enum_value,
+        text=enum_text(ReturnStatus))
+    created_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
-class _Slots_ProductSummary:
-    'The slots of the ProductSummary record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'name', 'category', 'price_from', 'in_stock', '_json')
-
-
-class ProductSummary(_Slots_ProductSummary, rt.Record):
+class ProductSummary(Record):
     'The ProductSummary record.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'name', 'category', 'price_from', 'in_stock')
-
-    id_: str
-    name: str
-    category: str
-    price_from: float
-    in_stock: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.name, self.category, self.price_from, self.in_stock) == (other.id_, other.name, other.category, other.price_from, other.in_stock)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.name, self.category, self.price_from, self.in_stock))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, name={self.name!r}, category={self.category!r}, price_from={self.price_from!r}, in_stock={self.in_stock!r})'
-
-    def __init__(self, id_: str, name: str, category: str, price_from: float, in_stock: int) -> None:
-        _set = _SET_ProductSummary
-        _set[0](self, id_)
-        _set[1](self, name)
-        _set[2](self, category)
-        _set[3](self, price_from)
-        _set[4](self, in_stock)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'category': self.category,
-            'price_from': self.price_from,
-            'in_stock': self.in_stock,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "category": ', v.str_text(self.category), ', "price_from": ', v.float_text(self.price_from), ', "in_stock": ', v.int_text(self.in_stock), '}'))
-            _SET_ProductSummary[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ProductSummary:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'category': True, 'price_from': True, 'in_stock': True})
-        return _new_ProductSummary(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.want_str(d['name'], path + '.name'),
-            category=v.want_str(d['category'], path + '.category'),
-            price_from=v.want_float(d['price_from'], path + '.price_from'),
-            in_stock=v.want_int(d['in_stock'], path + '.in_stock'),
-        )
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    category: str = field(load=v.want_str, text=v.str_text)
+    price_from: float = field(load=v.want_float, text=v.float_text)
+    in_stock: int = field(load=v.want_int, text=v.int_text)
 
 
-_SET_ProductSummary: tuple[Any, ...] = rt.slot_setters(_Slots_ProductSummary, ('id_', 'name', 'category', 'price_from', 'in_stock', '_json'))
-
-
-class _Made_ProductSummary(_Slots_ProductSummary):
-    'A ProductSummary being made by _new_ProductSummary.'
-
-    __slots__ = ()
-
-
-def _new_ProductSummary(id_: str, name: str, category: str, price_from: float, in_stock: int) -> ProductSummary:
-    self: Any = object.__new__(_Made_ProductSummary)
-    self.id_ = id_
-    self.name = name
-    self.category = category
-    self.price_from = price_from
-    self.in_stock = in_stock
-    self._json = None
-    self.__class__ = ProductSummary
-    _made: ProductSummary = self
-    return _made
-
-
-class _Slots_ProductDetails:
-    'The slots of the ProductDetails record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'name', 'category', 'variants', '_json')
-
-
-class ProductDetails(_Slots_ProductDetails, rt.Record):
+class ProductDetails(Record):
     'The ProductDetails record.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'name', 'category', 'variants')
-
-    id_: str
-    name: str
-    category: str
-    variants: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.name, self.category, self.variants) == (other.id_, other.name, other.category, other.variants)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.name, self.category, self.variants))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, name={self.name!r}, category={self.category!r}, variants={self.variants!r})'
-
-    def __init__(self, id_: str, name: str, category: str, variants: tuple[str, ...]) -> None:
-        _set = _SET_ProductDetails
-        _set[0](self, id_)
-        _set[1](self, name)
-        _set[2](self, category)
-        _set[3](self, variants)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'category': self.category,
-            'variants': list(self.variants),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "category": ', v.str_text(self.category), ', "variants": ', v.json_text(self.variants), '}'))
-            _SET_ProductDetails[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ProductDetails:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'category': True, 'variants': True})
-        return _new_ProductDetails(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.want_str(d['name'], path + '.name'),
-            category=v.want_str(d['category'], path + '.category'),
-            variants=v.want_list(d['variants'], path + '.variants', (lambda x, p: v.want_str(x, p))),
-        )
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    category: str = field(load=v.want_str, text=v.str_text)
+    variants: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
-_SET_ProductDetails: tuple[Any, ...] = rt.slot_setters(_Slots_ProductDetails, ('id_', 'name', 'category', 'variants', '_json'))
-
-
-class _Made_ProductDetails(_Slots_ProductDetails):
-    'A ProductDetails being made by _new_ProductDetails.'
-
-    __slots__ = ()
-
-
-def _new_ProductDetails(id_: str, name: str, category: str, variants: tuple[str, ...]) -> ProductDetails:
-    self: Any = object.__new__(_Made_ProductDetails)
-    self.id_ = id_
-    self.name = name
-    self.category = category
-    self.variants = variants
-    self._json = None
-    self.__class__ = ProductDetails
-    _made: ProductDetails = self
-    return _made
-
-
-class _Slots_OrderSummary:
-    'The slots of the OrderSummary record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'status', 'total', 'items', 'created_at', '_json')
-
-
-class OrderSummary(_Slots_OrderSummary, rt.Record):
+class OrderSummary(Record):
     'The OrderSummary record.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'status', 'total', 'items', 'created_at')
-
-    id_: str
-    status: OrderStatus
-    total: float
-    items: int
-    created_at: dt.datetime
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.status, self.total, self.items, self.created_at) == (other.id_, other.status, other.total, other.items, other.created_at)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.status, self.total, self.items, self.created_at))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, status={self.status!r}, total={self.total!r}, items={self.items!r}, created_at={self.created_at!r})'
-
-    def __init__(self, id_: str, status: OrderStatus, total: float, items: int, created_at: dt.datetime) -> None:
-        _set = _SET_OrderSummary
-        _set[0](self, id_)
-        _set[1](self, status)
-        _set[2](self, total)
-        _set[3](self, items)
-        _set[4](self, created_at)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'status': self.status._value_,
-            'total': self.total,
-            'items': self.items,
-            'created_at': self.created_at.isoformat(),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "status": ', _T11_OrderStatus[self.status], ', "total": ', v.float_text(self.total), ', "items": ', v.int_text(self.items), ', "created_at": ', v.json_text(self.created_at.isoformat()), '}'))
-            _SET_OrderSummary[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OrderSummary:
-        d = v.want_object(data, path, {'id': True, 'status': True, 'total': True, 'items': True, 'created_at': True})
-        return _new_OrderSummary(
-            id_=v.want_str(d['id'], path + '.id'),
-            status=v.want_enum(d['status'], path + '.status', OrderStatus),
-            total=v.want_float(d['total'], path + '.total'),
-            items=v.want_int(d['items'], path + '.items'),
-            created_at=v.want_datetime(d['created_at'], path + '.created_at'),
-        )
-
-
-_SET_OrderSummary: tuple[Any, ...] = rt.slot_setters(_Slots_OrderSummary, ('id_', 'status', 'total', 'items', 'created_at', '_json'))
-
-
-class _Made_OrderSummary(_Slots_OrderSummary):
-    'A OrderSummary being made by _new_OrderSummary.'
-
-    __slots__ = ()
-
-
-def _new_OrderSummary(id_: str, status: OrderStatus, total: float, items: int, created_at: dt.datetime) -> OrderSummary:
-    self: Any = object.__new__(_Made_OrderSummary)
-    self.id_ = id_
-    self.status = status
-    self.total = total
-    self.items = items
-    self.created_at = created_at
-    self._json = None
-    self.__class__ = OrderSummary
-    _made: OrderSummary = self
-    return _made
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    status: OrderStatus = field(
+        load=lambda x, p: v.want_enum(x, p, OrderStatus), export=enum_value,
+        text=enum_text(OrderStatus))
+    total: float = field(load=v.want_float, text=v.float_text)
+    items: int = field(load=v.want_int, text=v.int_text)
+    created_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
@@ -1247,28 +311,9 @@ _GET_variant = rt.attrgetter('variant')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("order_ids", "return_ids", "gift_card_ids", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("order_ids", "return_ids", "gift_card_ids", )
-
-    def __init__(self) -> None:
-        self.order_ids: int = 0
-        self.return_ids: int = 0
-        self.gift_card_ids: int = 0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "order_ids": self.order_ids,
-            "return_ids": self.return_ids,
-            "gift_card_ids": self.gift_card_ids,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.order_ids = self.order_ids
-        other.return_ids = self.return_ids
-        other.gift_card_ids = self.gift_card_ids
-        return other
+    order_ids: int = state_item(0)
+    return_ids: int = state_item(0)
+    gift_card_ids: int = state_item(0)
 
 
 class OnlineShop(Episode):
@@ -1302,21 +347,11 @@ class OnlineShop(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('products', ()))):
-            row_products = Product.load(item, f'$.products[{index}]', ep)
-            self.t_products.rows[row_products.key()] = row_products
-        for index, item in enumerate(rt.rows_of(data.get('variants', ()))):
-            row_variants = Variant.load(item, f'$.variants[{index}]', ep)
-            self.t_variants.rows[row_variants.key()] = row_variants
-        for index, item in enumerate(rt.rows_of(data.get('customers', ()))):
-            row_customers = Customer.load(item, f'$.customers[{index}]', ep)
-            self.t_customers.rows[row_customers.key()] = row_customers
-        for index, item in enumerate(rt.rows_of(data.get('orders', ()))):
-            row_orders = Order.load(item, f'$.orders[{index}]', ep)
-            self.t_orders.rows[row_orders.key()] = row_orders
-        for index, item in enumerate(rt.rows_of(data.get('returns', ()))):
-            row_returns = ReturnRequest.load(item, f'$.returns[{index}]', ep)
-            self.t_returns.rows[row_returns.key()] = row_returns
+        self.t_products.load_rows(Product, data.get('products', ()), '$.products', ep)
+        self.t_variants.load_rows(Variant, data.get('variants', ()), '$.variants', ep)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
+        self.t_returns.load_rows(ReturnRequest, data.get('returns', ()), '$.returns', ep)
         if 'order_ids' in data:
             self.state.order_ids = v.want_int(data['order_ids'], '$.order_ids')
         if 'return_ids' in data:
@@ -1462,7 +497,7 @@ class OnlineShop(Episode):
         _subject5 = method  # shop.world:211
         if isinstance(_subject5, GiftCard):  # shop.world:212
             card = _subject5
-            result = _new_GiftCard(  # shop.world:213
+            result = GiftCard(  # shop.world:213
                 card.id_,
                 v.check_range(round(card.balance + delta, 2), 'GiftCard.balance', 0.0, None),
             )
@@ -1484,7 +519,7 @@ class OnlineShop(Episode):
         return balance  # shop.world:238
 
     def fn_summarize(self, order: Order) -> OrderSummary:  # shop.world:241
-        return _new_OrderSummary(  # shop.world:242
+        return OrderSummary(  # shop.world:242
             order.id_,
             order.status,
             self.fn_order_total(order),
@@ -1604,7 +639,7 @@ class OnlineShop(Episode):
                 listed = (  # shop.world:330
                     rt.each(self, listed)
                     + (
-                        _new_ProductSummary(
+                        ProductSummary(
                             product.id_,
                             product.name,
                             product.category,
@@ -1622,7 +657,7 @@ class OnlineShop(Episode):
 
     def tool_get_product_details(self, product: Product) -> ProductDetails:  # shop.world:342
         'Show a product with every variant: its item id, options, price and stock.'
-        return _new_ProductDetails(  # shop.world:347
+        return ProductDetails(  # shop.world:347
             product.id_,
             product.name,
             product.category,
@@ -1679,7 +714,7 @@ class OnlineShop(Episode):
                 + '.',
             ))
         lines: tuple[OrderItem, ...] = tuple([  # shop.world:375
-            _new_OrderItem(
+            OrderItem(
                 _id18,
                 self.t_products.row(self.t_variants.row(_id18).product).name,
                 self.t_variants.row(_id18).options,
@@ -1727,7 +762,7 @@ class OnlineShop(Episode):
             status=_E11_OrderStatus_pending,
             payment_method_id=payment_method_id,
             transactions=(
-                _new_Transaction(
+                Transaction(
                     _E15_TransactionKind_charge,
                     v.check_range(total, 'Transaction.amount', 0.0, None),
                     payment_method_id,
@@ -1774,7 +809,7 @@ class OnlineShop(Episode):
             'transactions',
             order.transactions
             + (
-                _new_Transaction(
+                Transaction(
                     _E15_TransactionKind_refund,
                     v.check_range(amount, 'Transaction.amount', 0.0, None),
                     order.payment_method_id,
@@ -1899,7 +934,7 @@ class OnlineShop(Episode):
                 'transactions',
                 order.transactions
                 + (
-                    _new_Transaction(
+                    Transaction(
                         _E15_TransactionKind_charge,
                         v.check_range(difference, 'Transaction.amount', 0.0, None),
                         order.payment_method_id,
@@ -1913,7 +948,7 @@ class OnlineShop(Episode):
                 'transactions',
                 order.transactions
                 + (
-                    _new_Transaction(
+                    Transaction(
                         _E15_TransactionKind_refund,
                         v.check_range(-difference, 'Transaction.amount', 0.0, None),
                         order.payment_method_id,
@@ -1935,7 +970,7 @@ class OnlineShop(Episode):
                 updated = (  # shop.world:469
                     rt.each(self, updated)
                     + (
-                        _new_OrderItem(
+                        OrderItem(
                             new_item.key(),
                             line.name,
                             new_item.options,
@@ -2112,7 +1147,7 @@ class OnlineShop(Episode):
             'transactions',
             order.transactions
             + (
-                _new_Transaction(
+                Transaction(
                     _E15_TransactionKind_refund,
                     v.check_range(return_request.amount, 'Transaction.amount', 0.0, None),
                     method_id,
@@ -2131,7 +1166,7 @@ class OnlineShop(Episode):
             'Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
             'their payment methods.'
         )
-        card: GiftCard = _new_GiftCard(  # shop.world:573
+        card: GiftCard = GiftCard(  # shop.world:573
             self.next_id('gift_card_ids', 'gift_card_{:07d}'),
             v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None),
         )
@@ -2149,22 +1184,12 @@ class OnlineShop(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_find_customer_by_email: frozenset[str] = frozenset({'email'})
-
-
 def _invoke_find_customer_by_email(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_customer_by_email and None not in args.values()):
-        rt.check_arguments(args, ('email',), ('email',))
     a_email = v.check_length(v.want_str(args['email'], 'email'), 'email', 3, 120)
     return ep.tool_find_customer_by_email(a_email)
 
 
-_ARGS_get_customer_details: frozenset[str] = frozenset({'customer'})
-
-
 def _invoke_get_customer_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_customer_details and None not in args.values()):
-        rt.check_arguments(args, ('customer',), ('customer',))
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
@@ -2172,13 +1197,7 @@ def _invoke_get_customer_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any
     return ep.tool_get_customer_details(a_customer)
 
 
-_ARGS_list_customer_orders: frozenset[str] = frozenset({'customer', 'status'})
-_NEEDS_list_customer_orders: frozenset[str] = frozenset({'customer'})
-
-
 def _invoke_list_customer_orders(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_customer_orders >= args.keys() >= _NEEDS_list_customer_orders and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'status'), ('customer',))
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
@@ -2187,34 +1206,18 @@ def _invoke_list_customer_orders(ep: OnlineShop, args: Mapping[str, Any]) -> Any
     return ep.tool_list_customer_orders(a_customer, a_status)
 
 
-_ARGS_get_order_details: frozenset[str] = frozenset({'order'})
-
-
 def _invoke_get_order_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_order_details and None not in args.values()):
-        rt.check_arguments(args, ('order',), ('order',))
     a_order = v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$')
     return ep.tool_get_order_details(a_order)
 
 
-_ARGS_list_products: frozenset[str] = frozenset({'category', 'in_stock_only'})
-_NEEDS_list_products: frozenset[str] = frozenset(())
-
-
 def _invoke_list_products(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_products >= args.keys() >= _NEEDS_list_products):
-        rt.check_arguments(args, ('category', 'in_stock_only'), ())
-    a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_str(x, p))) if args.get('category') is not None else None)
+    a_category = (v.want_optional(args['category'], 'category', v.want_str) if args.get('category') is not None else None)
     a_in_stock_only = (v.want_bool(args['in_stock_only'], 'in_stock_only') if args.get('in_stock_only') is not None else False)
     return ep.tool_list_products(a_category, a_in_stock_only)
 
 
-_ARGS_get_product_details: frozenset[str] = frozenset({'product'})
-
-
 def _invoke_get_product_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_product_details and None not in args.values()):
-        rt.check_arguments(args, ('product',), ('product',))
     a_product = args['product']
     if type(a_product) is not str or not a_product.isascii():
         a_product = v.want_str(a_product, 'product')
@@ -2222,18 +1225,12 @@ def _invoke_get_product_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_product_details(a_product)
 
 
-_ARGS_place_order: frozenset[str] = frozenset({'customer', 'items', 'payment_method_id', 'ship_to'})
-_NEEDS_place_order: frozenset[str] = frozenset({'customer', 'items', 'payment_method_id'})
-
-
 def _invoke_place_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_place_order >= args.keys() >= _NEEDS_place_order and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'items', 'payment_method_id', 'ship_to'), ('customer', 'items', 'payment_method_id'))
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
     a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'))
-    a_items = v.check_length(v.want_map(args['items'], 'items', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10))), 'items', 1, 10)
+    a_items = v.check_length(v.want_map(args['items'], 'items', v.want_str, (lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10))), 'items', 1, 10)
     a_payment_method_id = args['payment_method_id']
     if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
         a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
@@ -2241,34 +1238,19 @@ def _invoke_place_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     return ep.tool_place_order(a_customer, a_items, a_payment_method_id, a_ship_to)
 
 
-_ARGS_cancel_order: frozenset[str] = frozenset({'order', 'reason'})
-
-
 def _invoke_cancel_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_cancel_order and None not in args.values()):
-        rt.check_arguments(args, ('order', 'reason'), ('order', 'reason'))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     a_reason = v.want_enum(args['reason'], 'reason', CancelReason)
     return ep.tool_cancel_order(a_order, a_reason)
 
 
-_ARGS_modify_order_address: frozenset[str] = frozenset({'order', 'address'})
-
-
 def _invoke_modify_order_address(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_modify_order_address and None not in args.values()):
-        rt.check_arguments(args, ('order', 'address'), ('order', 'address'))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     a_address = Address.load(args['address'], 'address', ep)
     return ep.tool_modify_order_address(a_order, a_address)
 
 
-_ARGS_swap_order_item: frozenset[str] = frozenset({'order', 'old_item', 'new_item'})
-
-
 def _invoke_swap_order_item(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_swap_order_item and None not in args.values()):
-        rt.check_arguments(args, ('order', 'old_item', 'new_item'), ('order', 'old_item', 'new_item'))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     a_old_item = args['old_item']
     if type(a_old_item) is not str or not a_old_item.isascii():
@@ -2281,35 +1263,20 @@ def _invoke_swap_order_item(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     return ep.tool_swap_order_item(a_order, a_old_item, a_new_item)
 
 
-_ARGS_ship_order: frozenset[str] = frozenset({'order', 'tracking_number'})
-
-
 def _invoke_ship_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_ship_order and None not in args.values()):
-        rt.check_arguments(args, ('order', 'tracking_number'), ('order', 'tracking_number'))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     a_tracking_number = v.check_pattern(v.want_str(args['tracking_number'], 'tracking_number'), 'tracking_number', '^[0-9]{12}$')
     return ep.tool_ship_order(a_order, a_tracking_number)
 
 
-_ARGS_mark_order_delivered: frozenset[str] = frozenset({'order'})
-
-
 def _invoke_mark_order_delivered(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_mark_order_delivered and None not in args.values()):
-        rt.check_arguments(args, ('order',), ('order',))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
     return ep.tool_mark_order_delivered(a_order)
 
 
-_ARGS_request_return: frozenset[str] = frozenset({'order', 'item_ids', 'refund_method_id', 'reason'})
-
-
 def _invoke_request_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_request_return and None not in args.values()):
-        rt.check_arguments(args, ('order', 'item_ids', 'refund_method_id', 'reason'), ('order', 'item_ids', 'refund_method_id', 'reason'))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
-    a_item_ids = v.check_length(v.want_list(args['item_ids'], 'item_ids', (lambda x, p: v.want_str(x, p))), 'item_ids', 1, 10)
+    a_item_ids = v.check_length(v.want_list(args['item_ids'], 'item_ids', v.want_str), 'item_ids', 1, 10)
     a_refund_method_id = args['refund_method_id']
     if type(a_refund_method_id) is not str or not a_refund_method_id.isascii():
         a_refund_method_id = v.want_str(a_refund_method_id, 'refund_method_id')
@@ -2317,12 +1284,7 @@ def _invoke_request_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     return ep.tool_request_return(a_order, a_item_ids, a_refund_method_id, a_reason)
 
 
-_ARGS_receive_return: frozenset[str] = frozenset({'return_request'})
-
-
 def _invoke_receive_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_receive_return and None not in args.values()):
-        rt.check_arguments(args, ('return_request',), ('return_request',))
     a_return_request = args['return_request']
     if type(a_return_request) is not str or not a_return_request.isascii():
         a_return_request = v.want_str(a_return_request, 'return_request')
@@ -2330,12 +1292,7 @@ def _invoke_receive_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     return ep.tool_receive_return(a_return_request)
 
 
-_ARGS_issue_gift_card: frozenset[str] = frozenset({'customer', 'amount'})
-
-
 def _invoke_issue_gift_card(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_issue_gift_card and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'amount'), ('customer', 'amount'))
     a_customer = args['customer']
     if type(a_customer) is not str or not a_customer.isascii():
         a_customer = v.want_str(a_customer, 'customer')
@@ -2344,12 +1301,7 @@ def _invoke_issue_gift_card(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     return rt.Exported(_export_PaymentMethod(ep.tool_issue_gift_card(a_customer, a_amount)))
 
 
-_ARGS_restock_variant: frozenset[str] = frozenset({'variant', 'quantity'})
-
-
 def _invoke_restock_variant(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_restock_variant and None not in args.values()):
-        rt.check_arguments(args, ('variant', 'quantity'), ('variant', 'quantity'))
     a_variant = args['variant']
     if type(a_variant) is not str or not a_variant.isascii():
         a_variant = v.want_str(a_variant, 'variant')
@@ -2358,24 +1310,102 @@ def _invoke_restock_variant(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     return ep.tool_restock_variant(a_variant, a_quantity)
 
 
-OnlineShop.TOOLS = {
-    'find_customer_by_email': ToolSpec('find_customer_by_email', "Find a customer's id from their email address. Use it to identify the customer before anything else.", (ParamSpec('email', {'type': 'string', 'minLength': 3, 'maxLength': 120, 'description': "The customer's email address; case does not matter."}, True, "The customer's email address; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_customer_by_email, where='shop.world:279', returns={'type': 'string'}),
-    'get_customer_details': ToolSpec('get_customer_details', "Show a customer's profile: name, email, default address and payment methods (with gift card balances).", (ParamSpec('customer', {'type': 'string', 'description': 'The customer id, e.g. C01.'}, True, 'The customer id, e.g. C01.', table='customers'), ), read_only=True, invoke=_invoke_get_customer_details, where='shop.world:290', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'payment_methods': {'type': 'object', 'additionalProperties': {'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string', 'pattern': '^[0-9]{4}$'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number', 'minimum': 0.0}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}}, 'required': ['source', 'id', 'email'], 'additionalProperties': False}]}}}, 'required': ['id', 'name', 'email', 'address', 'payment_methods'], 'additionalProperties': False}),
-    'list_customer_orders': ToolSpec('list_customer_orders', "List a customer's orders, newest first, with their status and total.", (ParamSpec('customer', {'type': 'string', 'description': 'The customer id, e.g. C01.'}, True, 'The customer id, e.g. C01.', table='customers'), ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, {'type': 'null'}], 'description': 'Only list orders with this status, e.g. "pending".'}, False, 'Only list orders with this status, e.g. "pending".', table=None), ), read_only=True, invoke=_invoke_list_customer_orders, where='shop.world:298', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'total': {'type': 'number'}, 'items': {'type': 'integer'}, 'created_at': {'type': 'string'}}, 'required': ['id', 'status', 'total', 'items', 'created_at'], 'additionalProperties': False}}),
-    'get_order_details': ToolSpec('get_order_details', 'Show an order: items and prices paid, shipping address, status, tracking number and transactions.', (ParamSpec('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$', 'description': 'The order id, with the leading #W, e.g. #W4817420.'}, True, 'The order id, with the leading #W, e.g. #W4817420.', table=None), ), read_only=True, invoke=_invoke_get_order_details, where='shop.world:308', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    'list_products': ToolSpec('list_products', 'Browse the catalogue: each product with its lowest price and the units in stock over all its variants.', (ParamSpec('category', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Only list products of this category, e.g. "Kitchen" (any case).'}, False, 'Only list products of this category, e.g. "Kitchen" (any case).', table=None), ParamSpec('in_stock_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Only list products with at least one variant in stock.'}, False, 'Only list products with at least one variant in stock.', table=None), ), read_only=True, invoke=_invoke_list_products, where='shop.world:318', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'category': {'type': 'string'}, 'price_from': {'type': 'number'}, 'in_stock': {'type': 'integer'}}, 'required': ['id', 'name', 'category', 'price_from', 'in_stock'], 'additionalProperties': False}}),
-    'get_product_details': ToolSpec('get_product_details', 'Show a product with every variant: its item id, options, price and stock.', (ParamSpec('product', {'type': 'string', 'description': 'The product id, e.g. P02.'}, True, 'The product id, e.g. P02.', table='products'), ), read_only=True, invoke=_invoke_get_product_details, where='shop.world:342', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'category': {'type': 'string'}, 'variants': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'product': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'stock': {'type': 'integer'}}, 'required': ['id', 'product', 'options', 'price', 'stock'], 'additionalProperties': False}}}, 'required': ['id', 'name', 'category', 'variants'], 'additionalProperties': False}, shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),))),
-    'place_order': ToolSpec('place_order', 'Place and pay a new order. Every item must be in stock in the quantity asked for; a gift\ncard must hold at least the order total. Stock is reserved at once.', (ParamSpec('customer', {'type': 'string', 'description': 'The id of the customer who buys, e.g. C01.'}, True, 'The id of the customer who buys, e.g. C01.', table='customers'), ParamSpec('items', {'type': 'object', 'additionalProperties': {'type': 'integer', 'minimum': 1, 'maximum': 10}, 'minProperties': 1, 'maxProperties': 10, 'description': 'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.'}, True, 'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.', table=None), ParamSpec('payment_method_id', {'type': 'string', 'description': "One of the customer's payment method ids, e.g. gift_card_7245904."}, True, "One of the customer's payment method ids, e.g. gift_card_7245904.", table=None), ParamSpec('ship_to', {'anyOf': [{'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'anyOf': [{'type': 'string', 'maxLength': 100}, {'type': 'null'}]}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, {'type': 'null'}], 'description': "Where to ship; defaults to the customer's address."}, False, "Where to ship; defaults to the customer's address.", table=None), ), read_only=False, invoke=_invoke_place_order, where='shop.world:357', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    'cancel_order': ToolSpec('cancel_order', 'Cancel a pending order. The amount paid goes back to the payment method it came from and the items return to stock.', (ParamSpec('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$', 'description': 'The id of a pending order, e.g. #W4817420.'}, True, 'The id of a pending order, e.g. #W4817420.', table='orders'), ParamSpec('reason', {'type': 'string', 'enum': ['no longer needed', 'ordered by mistake'], 'description': 'Why: "no longer needed" or "ordered by mistake".'}, True, 'Why: "no longer needed" or "ordered by mistake".', table=None), ), read_only=False, invoke=_invoke_cancel_order, where='shop.world:393', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    'modify_order_address': ToolSpec('modify_order_address', "Change where a pending order ships to. The customer's default address is not changed.", (ParamSpec('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$', 'description': 'The id of a pending order, e.g. #W4817420.'}, True, 'The id of a pending order, e.g. #W4817420.', table='orders'), ParamSpec('address', {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'anyOf': [{'type': 'string', 'maxLength': 100}, {'type': 'null'}]}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False, 'description': 'The new shipping address.'}, True, 'The new shipping address.', table=None), ), read_only=False, invoke=_invoke_modify_order_address, where='shop.world:417', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    'swap_order_item': ToolSpec('swap_order_item', "Switch one item of a pending order to another option (size, colour, ...) of the same\nproduct. The price difference is charged to, or refunded on, the order's payment method.", (ParamSpec('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$', 'description': 'The id of a pending order, e.g. #W3391820.'}, True, 'The id of a pending order, e.g. #W3391820.', table='orders'), ParamSpec('old_item', {'type': 'string', 'description': 'The item id currently in the order.'}, True, 'The item id currently in the order.', table='variants'), ParamSpec('new_item', {'type': 'string', 'description': 'The item id to switch to; it must be another option of the same product.'}, True, 'The item id to switch to; it must be another option of the same product.', table='variants'), ), read_only=False, invoke=_invoke_swap_order_item, where='shop.world:429', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    'ship_order': ToolSpec('ship_order', 'Hand a pending order to the carrier: it becomes processed and gets its tracking number.', (ParamSpec('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$', 'description': 'The id of a pending order, e.g. #W1038846.'}, True, 'The id of a pending order, e.g. #W1038846.', table='orders'), ParamSpec('tracking_number', {'type': 'string', 'pattern': '^[0-9]{12}$', 'description': "The carrier's 12-digit tracking number."}, True, "The carrier's 12-digit tracking number.", table=None), ), read_only=False, invoke=_invoke_ship_order, where='shop.world:486', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    'mark_order_delivered': ToolSpec('mark_order_delivered', 'Record that the carrier delivered a processed order.', (ParamSpec('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$', 'description': 'The id of a processed order, e.g. #W6650318.'}, True, 'The id of a processed order, e.g. #W6650318.', table='orders'), ), read_only=False, invoke=_invoke_mark_order_delivered, where='shop.world:499', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    'request_return': ToolSpec('request_return', 'Open a return for items of a delivered order. The refund is paid when the parcel reaches the warehouse.', (ParamSpec('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$', 'description': 'The id of a delivered order, e.g. #W2290175.'}, True, 'The id of a delivered order, e.g. #W2290175.', table='orders'), ParamSpec('item_ids', {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1, 'maxItems': 10, 'description': 'The item ids to send back; each line is returned in full.'}, True, 'The item ids to send back; each line is returned in full.', table=None), ParamSpec('refund_method_id', {'type': 'string', 'description': "Where the refund goes: the order's own payment method or one of the customer's gift cards."}, True, "Where the refund goes: the order's own payment method or one of the customer's gift cards.", table=None), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200, 'description': "The customer's reason, in a few words."}, True, "The customer's reason, in a few words.", table=None), ), read_only=False, invoke=_invoke_request_return, where='shop.world:511', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'items': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1}, 'refund_method_id': {'type': 'string'}, 'amount': {'type': 'number', 'minimum': 0.0}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['requested', 'refunded']}, 'created_at': {'type': 'string'}}, 'required': ['id', 'order', 'items', 'refund_method_id', 'amount', 'reason', 'status', 'created_at'], 'additionalProperties': False}),
-    'receive_return': ToolSpec('receive_return', 'Record that a returned parcel reached the warehouse: the items go back to stock and the refund is paid.', (ParamSpec('return_request', {'type': 'string', 'description': 'The return id, e.g. RET9001.'}, True, 'The return id, e.g. RET9001.', table='returns'), ), read_only=False, invoke=_invoke_receive_return, where='shop.world:541', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'items': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1}, 'refund_method_id': {'type': 'string'}, 'amount': {'type': 'number', 'minimum': 0.0}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['requested', 'refunded']}, 'created_at': {'type': 'string'}}, 'required': ['id', 'order', 'items', 'refund_method_id', 'amount', 'reason', 'status', 'created_at'], 'additionalProperties': False}),
-    'issue_gift_card': ToolSpec('issue_gift_card', 'Give a customer a new gift card, for instance as a goodwill gesture. It is added to their payment methods.', (ParamSpec('customer', {'type': 'string', 'description': 'The customer id, e.g. C04.'}, True, 'The customer id, e.g. C04.', table='customers'), ParamSpec('amount', {'type': 'number', 'minimum': 1.0, 'maximum': 500.0, 'description': 'The value of the card in dollars, from 1 to 500.'}, True, 'The value of the card in dollars, from 1 to 500.', table=None), ), read_only=False, invoke=_invoke_issue_gift_card, where='shop.world:567', returns={'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string', 'pattern': '^[0-9]{4}$'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number', 'minimum': 0.0}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}}, 'required': ['source', 'id', 'email'], 'additionalProperties': False}]}),
-    'restock_variant': ToolSpec('restock_variant', "Add units that arrived from the supplier to an item's stock.", (ParamSpec('variant', {'type': 'string', 'description': 'The item id, e.g. V4003.'}, True, 'The item id, e.g. V4003.', table='variants'), ParamSpec('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000, 'description': 'How many units arrived.'}, True, 'How many units arrived.', table=None), ), read_only=False, invoke=_invoke_restock_variant, where='shop.world:578', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'product': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'stock': {'type': 'integer'}}, 'required': ['id', 'product', 'options', 'price', 'stock'], 'additionalProperties': False}),
-}
+OnlineShop.TOOLS = tools(
+    tool('find_customer_by_email',
+         "Find a customer's id from their email address. Use it to identify the customer before anything else.",
+         (param('email', {'type': 'string', 'minLength': 3, 'maxLength': 120}, "The customer's email address; case does not matter."),),
+         read_only=True, invoke=_invoke_find_customer_by_email, where='shop.world:279',
+         returns={'type': 'string'}),
+    tool('get_customer_details',
+         "Show a customer's profile: name, email, default address and payment methods (with gift card balances).",
+         (param('customer', {'type': 'string'}, 'The customer id, e.g. C01.', table='customers'),),
+         read_only=True, invoke=_invoke_get_customer_details, where='shop.world:290',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'payment_methods': {'type': 'object', 'additionalProperties': {'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string', 'pattern': '^[0-9]{4}$'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number', 'minimum': 0.0}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}}, 'required': ['source', 'id', 'email'], 'additionalProperties': False}]}}}, 'required': ['id', 'name', 'email', 'address', 'payment_methods'], 'additionalProperties': False}),
+    tool('list_customer_orders',
+         "List a customer's orders, newest first, with their status and total.",
+         (param('customer', {'type': 'string'}, 'The customer id, e.g. C01.', table='customers'),
+         param('status', {'anyOf': [{'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, {'type': 'null'}]}, 'Only list orders with this status, e.g. "pending".', optional=True)),
+         read_only=True, invoke=_invoke_list_customer_orders, where='shop.world:298',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'total': {'type': 'number'}, 'items': {'type': 'integer'}, 'created_at': {'type': 'string'}}, 'required': ['id', 'status', 'total', 'items', 'created_at'], 'additionalProperties': False}}),
+    tool('get_order_details',
+         'Show an order: items and prices paid, shipping address, status, tracking number and transactions.',
+         (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The order id, with the leading #W, e.g. #W4817420.'),),
+         read_only=True, invoke=_invoke_get_order_details, where='shop.world:308',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
+    tool('list_products',
+         'Browse the catalogue: each product with its lowest price and the units in stock over all its variants.',
+         (param('category', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Only list products of this category, e.g. "Kitchen" (any case).', optional=True),
+         param('in_stock_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only list products with at least one variant in stock.', optional=True)),
+         read_only=True, invoke=_invoke_list_products, where='shop.world:318',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'category': {'type': 'string'}, 'price_from': {'type': 'number'}, 'in_stock': {'type': 'integer'}}, 'required': ['id', 'name', 'category', 'price_from', 'in_stock'], 'additionalProperties': False}}),
+    tool('get_product_details',
+         'Show a product with every variant: its item id, options, price and stock.',
+         (param('product', {'type': 'string'}, 'The product id, e.g. P02.', table='products'),),
+         read_only=True, invoke=_invoke_get_product_details, where='shop.world:342',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'category': {'type': 'string'}, 'variants': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'product': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'stock': {'type': 'integer'}}, 'required': ['id', 'product', 'options', 'price', 'stock'], 'additionalProperties': False}}}, 'required': ['id', 'name', 'category', 'variants'], 'additionalProperties': False},
+         shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),))),
+    tool('place_order',
+         'Place and pay a new order. Every item must be in stock in the quantity asked for; a gift\ncard must hold at least the order total. Stock is reserved at once.',
+         (param('customer', {'type': 'string'}, 'The id of the customer who buys, e.g. C01.', table='customers'),
+         param('items', {'type': 'object', 'additionalProperties': {'type': 'integer', 'minimum': 1, 'maximum': 10}, 'minProperties': 1, 'maxProperties': 10}, 'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.'),
+         param('payment_method_id', {'type': 'string'}, "One of the customer's payment method ids, e.g. gift_card_7245904."),
+         param('ship_to', {'anyOf': [{'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'anyOf': [{'type': 'string', 'maxLength': 100}, {'type': 'null'}]}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, {'type': 'null'}]}, "Where to ship; defaults to the customer's address.", optional=True)),
+         read_only=False, invoke=_invoke_place_order, where='shop.world:357',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
+    tool('cancel_order',
+         'Cancel a pending order. The amount paid goes back to the payment method it came from and the items return to stock.',
+         (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a pending order, e.g. #W4817420.', table='orders'),
+         param('reason', {'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, 'Why: "no longer needed" or "ordered by mistake".')),
+         read_only=False, invoke=_invoke_cancel_order, where='shop.world:393',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
+    tool('modify_order_address',
+         "Change where a pending order ships to. The customer's default address is not changed.",
+         (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a pending order, e.g. #W4817420.', table='orders'),
+         param('address', {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'anyOf': [{'type': 'string', 'maxLength': 100}, {'type': 'null'}]}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'The new shipping address.')),
+         read_only=False, invoke=_invoke_modify_order_address, where='shop.world:417',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
+    tool('swap_order_item',
+         "Switch one item of a pending order to another option (size, colour, ...) of the same\nproduct. The price difference is charged to, or refunded on, the order's payment method.",
+         (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a pending order, e.g. #W3391820.', table='orders'),
+         param('old_item', {'type': 'string'}, 'The item id currently in the order.', table='variants'),
+         param('new_item', {'type': 'string'}, 'The item id to switch to; it must be another option of the same product.', table='variants')),
+         read_only=False, invoke=_invoke_swap_order_item, where='shop.world:429',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
+    tool('ship_order',
+         'Hand a pending order to the carrier: it becomes processed and gets its tracking number.',
+         (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a pending order, e.g. #W1038846.', table='orders'),
+         param('tracking_number', {'type': 'string', 'pattern': '^[0-9]{12}$'}, "The carrier's 12-digit tracking number.")),
+         read_only=False, invoke=_invoke_ship_order, where='shop.world:486',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
+    tool('mark_order_delivered', 'Record that the carrier delivered a processed order.',
+         (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a processed order, e.g. #W6650318.', table='orders'),),
+         read_only=False, invoke=_invoke_mark_order_delivered, where='shop.world:499',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
+    tool('request_return',
+         'Open a return for items of a delivered order. The refund is paid when the parcel reaches the warehouse.',
+         (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a delivered order, e.g. #W2290175.', table='orders'),
+         param('item_ids', {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1, 'maxItems': 10}, 'The item ids to send back; each line is returned in full.'),
+         param('refund_method_id', {'type': 'string'}, "Where the refund goes: the order's own payment method or one of the customer's gift cards."),
+         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200}, "The customer's reason, in a few words.")),
+         read_only=False, invoke=_invoke_request_return, where='shop.world:511',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'items': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1}, 'refund_method_id': {'type': 'string'}, 'amount': {'type': 'number', 'minimum': 0.0}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['requested', 'refunded']}, 'created_at': {'type': 'string'}}, 'required': ['id', 'order', 'items', 'refund_method_id', 'amount', 'reason', 'status', 'created_at'], 'additionalProperties': False}),
+    tool('receive_return',
+         'Record that a returned parcel reached the warehouse: the items go back to stock and the refund is paid.',
+         (param('return_request', {'type': 'string'}, 'The return id, e.g. RET9001.', table='returns'),),
+         read_only=False, invoke=_invoke_receive_return, where='shop.world:541',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'items': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1}, 'refund_method_id': {'type': 'string'}, 'amount': {'type': 'number', 'minimum': 0.0}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['requested', 'refunded']}, 'created_at': {'type': 'string'}}, 'required': ['id', 'order', 'items', 'refund_method_id', 'amount', 'reason', 'status', 'created_at'], 'additionalProperties': False}),
+    tool('issue_gift_card',
+         'Give a customer a new gift card, for instance as a goodwill gesture. It is added to their payment methods.',
+         (param('customer', {'type': 'string'}, 'The customer id, e.g. C04.', table='customers'),
+         param('amount', {'type': 'number', 'minimum': 1.0, 'maximum': 500.0}, 'The value of the card in dollars, from 1 to 500.')),
+         read_only=False, invoke=_invoke_issue_gift_card, where='shop.world:567',
+         returns={'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string', 'pattern': '^[0-9]{4}$'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number', 'minimum': 0.0}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}}, 'required': ['source', 'id', 'email'], 'additionalProperties': False}]}),
+    tool('restock_variant', "Add units that arrived from the supplier to an item's stock.",
+         (param('variant', {'type': 'string'}, 'The item id, e.g. V4003.', table='variants'),
+         param('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000}, 'How many units arrived.')),
+         read_only=False, invoke=_invoke_restock_variant, where='shop.world:578',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'product': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'stock': {'type': 'integer'}}, 'required': ['id', 'product', 'options', 'price', 'stock'], 'additionalProperties': False}),
+)
 
 
 def _check_cancel_and_reorder__cancelled(  # tasks.world:20
@@ -2862,12 +1892,12 @@ def _check_raj_order_overhaul__headphones_to_office(  # tasks.world:223
 
 
 OnlineShop.TASKS = {
-    'cancel_and_reorder': TaskSpec('cancel_and_reorder', "I'm Emma Johnson (emma.johnson@example.com). Please cancel my order #W4817420, I ordered\nit by mistake. Instead I'd like just one 750 ml green Insulated Water Bottle, paid with my\ngift card and shipped to my usual address.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('cancelled', 2.0, 'The mistaken order is cancelled for the right reason.', _check_cancel_and_reorder__cancelled), CheckSpec('restocked', 1.0, 'The cancelled items are back in stock.', _check_cancel_and_reorder__restocked), CheckSpec('bottle_ordered', 1.0, 'A new order holds only the 750 ml bottle, paid by gift card.', _check_cancel_and_reorder__bottle_ordered), CheckSpec('gift_card_charged', 1.0, 'The gift card paid $29.95.', _check_cancel_and_reorder__gift_card_charged),), ('orders', 'order_ids', 'variants.stock', 'customers.payment_methods'), (('find_customer_by_email', {'email': 'emma.johnson@example.com'}), ('get_order_details', {'order': '#W4817420'}), ('cancel_order', {'order': '#W4817420', 'reason': 'ordered by mistake'}), ('list_products', {}), ('get_product_details', {'product': 'P02'}), ('place_order', {'customer': 'C01', 'items': {'V2002': 1}, 'payment_method_id': 'gift_card_7245904'}), ), seed=None, persona='Emma Johnson, polite and precise; she confirms each step with a short yes.', known='Her email, the order id #W4817420, and that she wants the 750 ml green bottle on her gift card.', unknown='Her customer id, the item id of the bottle and the id of her gift card.', tags=('cancel', 'gift_card', 'place_order'), split='train', doc='Cancel a pending order and place a smaller one on a gift card.'),
-    'grey_sweater_swap': TaskSpec('grey_sweater_swap', "Five L grey Merino Wool Sweaters (item V4003) just arrived from the supplier: add them to\nstock, together with the ten 750 ml green Insulated Water Bottles that came in the same\ndelivery. Then switch Chloe Martin's pending order #W3391820 from the L navy sweater to\nthe L grey one; the price difference goes on the order's card.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('swapped', 1.0, 'The order now holds the grey sweater at its price.', _check_grey_sweater_swap__swapped), CheckSpec('difference_charged', 1.0, 'Exactly one more transaction, and $79.00 charged in all.', _check_grey_sweater_swap__difference_charged), CheckSpec('stock_moved', 1.0, 'Four grey sweaters left; the navy one is back in stock.', _check_grey_sweater_swap__stock_moved), CheckSpec('bottles_restocked', 1.0, 'Ten more 750 ml green bottles in stock.', _check_grey_sweater_swap__bottles_restocked),), ('variants.stock', 'orders.items', 'orders.transactions'), (('list_products', {}), ('get_product_details', {'product': 'P04'}), ('restock_variant', {'variant': 'V4003', 'quantity': 5}), ('get_product_details', {'product': 'P02'}), ('restock_variant', {'variant': 'V2002', 'quantity': 10}), ('get_order_details', {'order': '#W3391820'}), ('swap_order_item', {'order': '#W3391820', 'old_item': 'V4002', 'new_item': 'V4003'}), ), seed=None, persona=None, known=None, unknown=None, tags=('exchange', 'stock'), split='train', doc='Restock an item and swap a pending order to it, charging the difference.'),
-    'return_headphones': TaskSpec('return_headphones', "Emma Johnson's headphones from order #W2290175 came back to the warehouse today: the left\near cup crackles. Open the return with the refund going to her gift card, then record\nthat the parcel arrived so she gets her money. She also asked whether any of her other\norders is still waiting to ship.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('returned', 1.0, 'The order is marked returned.', _check_return_headphones__returned), CheckSpec('refund_paid', 1.0, 'A new, refunded return of $199.00 went to the gift card.', _check_return_headphones__refund_paid), CheckSpec('gift_card_credited', 1.0, '', _check_return_headphones__gift_card_credited), CheckSpec('restocked', 1.0, '', _check_return_headphones__restocked),), ('orders.status', 'orders.transactions', 'returns', 'return_ids', 'variants.stock', 'customers.payment_methods'), (('get_order_details', {'order': '#W2290175'}), ('get_customer_details', {'customer': 'C01'}), ('request_return', {'order': '#W2290175', 'item_ids': ['V3001'], 'refund_method_id': 'gift_card_7245904', 'reason': 'Left ear cup crackles.'}), ('receive_return', {'return_request': 'RET0001'}), ('list_customer_orders', {'customer': 'C01', 'status': 'pending'}), ), seed=None, persona=None, known=None, unknown=None, tags=('return', 'refund', 'gift_card'), split='test', doc='Open and complete a return refunded to a gift card.'),
-    'dispatch_day': TaskSpec('dispatch_day', "End-of-day desk work: ship Raj Patel's espresso machine order #W1038846 with tracking\nnumber 449201778310, record that his order #W6650318 was delivered, and record that\nreturn RET9001 reached the warehouse. Also, Emma Johnson wants her pending order\n#W4817420 sent to her office instead: 500 Congress Avenue, Suite 300, Austin, TX 78701.\nDo not change her profile address.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('shipped', 1.0, '', _check_dispatch_day__shipped), CheckSpec('delivered', 1.0, '', _check_dispatch_day__delivered), CheckSpec('return_refunded', 1.0, "RET9001 is refunded to Aisha's gift card.", _check_dispatch_day__return_refunded), CheckSpec('office_address', 1.0, 'The order ships to the office; the profile keeps the home address.', _check_dispatch_day__office_address),), ('orders.status', 'orders.tracking', 'orders.transactions', 'orders.address', 'returns.status', 'variants.stock', 'customers.payment_methods'), (('get_order_details', {'order': '#W1038846'}), ('ship_order', {'order': '#W1038846', 'tracking_number': '449201778310'}), ('mark_order_delivered', {'order': '#W6650318'}), ('receive_return', {'return_request': 'RET9001'}), ('get_order_details', {'order': '#W4817420'}), ('modify_order_address', {'order': '#W4817420', 'address': {'address1': '500 Congress Avenue', 'address2': 'Suite 300', 'city': 'Austin', 'state_code': 'TX', 'zip': '78701'}}), ), seed=None, persona=None, known=None, unknown=None, tags=('fulfilment', 'return', 'address'), split='test', doc='Ship, deliver, receive a return and redirect an order.'),
-    'goodwill_gift_card': TaskSpec('goodwill_gift_card', 'Diego Ramirez (diego.r@example.com) had a rough time with his cancelled headphones order.\nGive him a $25 goodwill gift card and use it to order him one 500 ml Insulated Water\nBottle, shipped to his address on file.', rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('card_issued', 1.0, 'Diego now has exactly one gift card.', _check_goodwill_gift_card__card_issued), CheckSpec('bottle_ordered', 1.0, 'A new order for the 500 ml bottle is paid with a gift card.', _check_goodwill_gift_card__bottle_ordered), CheckSpec('one_order', 1.0, '', _check_goodwill_gift_card__one_order), CheckSpec('stock_taken', 1.0, '', _check_goodwill_gift_card__stock_taken),), ('customers.payment_methods', 'orders', 'order_ids', 'gift_card_ids', 'variants.stock'), (('find_customer_by_email', {'email': 'diego.r@example.com'}), ('list_customer_orders', {'customer': 'C04'}), ('issue_gift_card', {'customer': 'C04', 'amount': 25.0}), ('list_products', {'category': 'Kitchen'}), ('get_product_details', {'product': 'P02'}), ('place_order', {'customer': 'C04', 'items': {'V2001': 1}, 'payment_method_id': 'gift_card_0000001'}), ), seed=None, persona='Diego Ramirez, a little annoyed but happy to accept a goodwill gesture; he does not know any ids.', known='His email address; he wants the 500 ml steel water bottle.', unknown='His customer id and the item id of the bottle.', tags=('goodwill', 'gift_card', 'place_order'), split='train', doc='Issue a goodwill gift card and spend it on a new order.'),
-    'chloe_return_and_change': TaskSpec('chloe_return_and_change', "Hi, this is Chloe Martin (chloe.martin@example.com). The green water bottle I got earlier\nthis month leaks, so I'd like to send it back, with the refund going to the gift card I\npaid with. And on my sweater order that hasn't shipped yet: please switch it to a size M\nin the same navy, and send it to my new place instead: 1200 Market Street, Apt 5B,\nDenver, CO 80204.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('bottle_return', 2.0, 'A return of the bottle is open, refunding $29.95 to her gift card.', _check_chloe_return_and_change__bottle_return), CheckSpec('size_m', 1.0, 'The sweater order holds the M navy sweater; same price, so no new transaction.', _check_chloe_return_and_change__size_m), CheckSpec('new_address', 1.0, 'The sweater ships to the new flat; the profile address is unchanged.', _check_chloe_return_and_change__new_address),), ('returns', 'return_ids', 'orders.status', 'orders.items', 'orders.address', 'variants.stock'), (('find_customer_by_email', {'email': 'chloe.martin@example.com'}), ('list_customer_orders', {'customer': 'C03'}), ('get_order_details', {'order': '#W5573012'}), ('request_return', {'order': '#W5573012', 'item_ids': ['V2002'], 'refund_method_id': 'gift_card_3318420', 'reason': 'The bottle leaks.'}), ('get_order_details', {'order': '#W3391820'}), ('list_products', {}), ('get_product_details', {'product': 'P04'}), ('swap_order_item', {'order': '#W3391820', 'old_item': 'V4002', 'new_item': 'V4001'}), ('modify_order_address', {'order': '#W3391820', 'address': {'address1': '1200 Market Street', 'address2': 'Apt 5B', 'city': 'Denver', 'state_code': 'CO', 'zip': '80204'}}), ), seed=None, persona='Chloe Martin, who just moved flats and is a bit rushed. She describes her orders by what\nis in them, not by their ids, and confirms changes with a quick "yes, please".', known='Her email, the new address, that the leaking bottle was paid with a gift card and that she wants the M navy sweater.', unknown='Her customer id, the order ids, the item ids and the gift card id.', tags=('return', 'exchange', 'address'), split='test', doc='Open a return on one order and change the size and address of another.'),
-    'store_credit_shopping': TaskSpec('store_credit_shopping', 'Two things came in at the warehouse this morning: the parcel for return RET9001, and\n4 pairs of size 10 black Trail Running Shoes from the supplier. Record both. Then Aisha\nBello (aisha.bello@example.com) wants to spend her store credit: one pair of those size 10\nblack Trail Running Shoes and one Yoga Mat, paid with her gift card and shipped to her\naddress on file.', rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('return_done', 1.0, 'RET9001 is refunded and its order returned.', _check_store_credit_shopping__return_done), CheckSpec('shoes_restocked', 1.0, 'Four pairs came in and one was sold.', _check_store_credit_shopping__shoes_restocked), CheckSpec('order_on_store_credit', 2.0, "A new order of the shoes and the mat is paid with Aisha's gift card.", _check_store_credit_shopping__order_on_store_credit), CheckSpec('credit_left', 1.0, '$194.00 of credit minus the $122.49 order leaves $71.51.', _check_store_credit_shopping__credit_left),), ('returns.status', 'orders', 'order_ids', 'variants.stock', 'customers.payment_methods'), (('receive_return', {'return_request': 'RET9001'}), ('list_products', {}), ('get_product_details', {'product': 'P01'}), ('restock_variant', {'variant': 'V1002', 'quantity': 4}), ('find_customer_by_email', {'email': 'aisha.bello@example.com'}), ('get_customer_details', {'customer': 'C05'}), ('list_products', {'category': 'Fitness'}), ('get_product_details', {'product': 'P05'}), ('place_order', {'customer': 'C05', 'items': {'V1002': 1, 'V5001': 1}, 'payment_method_id': 'gift_card_9904711'}), ), seed=None, persona=None, known=None, unknown=None, tags=('return', 'stock', 'gift_card', 'place_order'), split='train', doc='Receive a return and a delivery, then spend the store credit on a two-item order.'),
-    'raj_order_overhaul': TaskSpec('raj_order_overhaul', "I'm Raj Patel (raj.patel@example.com). Please cancel the espresso machine I ordered this\nmorning, I no longer need it. My other order, the sweater and yoga mat, arrived today\n(the carrier confirmed it): I'd like to return just the yoga mat, refunded to the\nPayPal account I paid with, because I changed my mind. And please order me the silver\nNoise-Cancelling Headphones on my Mastercard, shipped to my office: 2001 Western Avenue,\nFloor 3, Seattle, WA 98121.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('espresso_cancelled', 1.0, 'The espresso order is cancelled as no longer needed and the machine is back in stock.', _check_raj_order_overhaul__espresso_cancelled), CheckSpec('mat_return_open', 1.0, 'A return of the yoga mat alone, $32.50 to PayPal, is open.', _check_raj_order_overhaul__mat_return_open), CheckSpec('headphones_to_office', 2.0, 'A new order of the silver headphones, on the Mastercard, ships to the office.', _check_raj_order_overhaul__headphones_to_office),), ('orders', 'order_ids', 'returns', 'return_ids', 'variants.stock'), (('find_customer_by_email', {'email': 'raj.patel@example.com'}), ('list_customer_orders', {'customer': 'C02'}), ('get_order_details', {'order': '#W1038846'}), ('cancel_order', {'order': '#W1038846', 'reason': 'no longer needed'}), ('get_order_details', {'order': '#W6650318'}), ('mark_order_delivered', {'order': '#W6650318'}), ('request_return', {'order': '#W6650318', 'item_ids': ['V5001'], 'refund_method_id': 'paypal_3391027', 'reason': 'Changed my mind.'}), ('get_customer_details', {'customer': 'C02'}), ('list_products', {}), ('get_product_details', {'product': 'P03'}), ('place_order', {'customer': 'C02', 'items': {'V3002': 1}, 'payment_method_id': 'credit_card_9034112', 'ship_to': {'address1': '2001 Western Avenue', 'address2': 'Floor 3', 'city': 'Seattle', 'state_code': 'WA', 'zip': '98121'}}), ), seed=None, persona=None, known=None, unknown=None, tags=('cancel', 'return', 'place_order', 'address'), split='test', doc='Cancel one order, return part of another and place a new one to a work address.'),
+    'cancel_and_reorder': TaskSpec('cancel_and_reorder', "I'm Emma Johnson (emma.johnson@example.com). Please cancel my order #W4817420, I ordered\nit by mistake. Instead I'd like just one 750 ml green Insulated Water Bottle, paid with my\ngift card and shipped to my usual address.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('cancelled', 2.0, 'The mistaken order is cancelled for the right reason.', _check_cancel_and_reorder__cancelled), CheckSpec('restocked', 1.0, 'The cancelled items are back in stock.', _check_cancel_and_reorder__restocked), CheckSpec('bottle_ordered', 1.0, 'A new order holds only the 750 ml bottle, paid by gift card.', _check_cancel_and_reorder__bottle_ordered), CheckSpec('gift_card_charged', 1.0, 'The gift card paid $29.95.', _check_cancel_and_reorder__gift_card_charged)), ('orders', 'order_ids', 'variants.stock', 'customers.payment_methods'), (('find_customer_by_email', {'email': 'emma.johnson@example.com'}), ('get_order_details', {'order': '#W4817420'}), ('cancel_order', {'order': '#W4817420', 'reason': 'ordered by mistake'}), ('list_products', {}), ('get_product_details', {'product': 'P02'}), ('place_order', {'customer': 'C01', 'items': {'V2002': 1}, 'payment_method_id': 'gift_card_7245904'})), persona='Emma Johnson, polite and precise; she confirms each step with a short yes.', known='Her email, the order id #W4817420, and that she wants the 750 ml green bottle on her gift card.', unknown='Her customer id, the item id of the bottle and the id of her gift card.', tags=('cancel', 'gift_card', 'place_order'), split='train', doc='Cancel a pending order and place a smaller one on a gift card.'),
+    'grey_sweater_swap': TaskSpec('grey_sweater_swap', "Five L grey Merino Wool Sweaters (item V4003) just arrived from the supplier: add them to\nstock, together with the ten 750 ml green Insulated Water Bottles that came in the same\ndelivery. Then switch Chloe Martin's pending order #W3391820 from the L navy sweater to\nthe L grey one; the price difference goes on the order's card.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('swapped', 1.0, 'The order now holds the grey sweater at its price.', _check_grey_sweater_swap__swapped), CheckSpec('difference_charged', 1.0, 'Exactly one more transaction, and $79.00 charged in all.', _check_grey_sweater_swap__difference_charged), CheckSpec('stock_moved', 1.0, 'Four grey sweaters left; the navy one is back in stock.', _check_grey_sweater_swap__stock_moved), CheckSpec('bottles_restocked', 1.0, 'Ten more 750 ml green bottles in stock.', _check_grey_sweater_swap__bottles_restocked)), ('variants.stock', 'orders.items', 'orders.transactions'), (('list_products', {}), ('get_product_details', {'product': 'P04'}), ('restock_variant', {'variant': 'V4003', 'quantity': 5}), ('get_product_details', {'product': 'P02'}), ('restock_variant', {'variant': 'V2002', 'quantity': 10}), ('get_order_details', {'order': '#W3391820'}), ('swap_order_item', {'order': '#W3391820', 'old_item': 'V4002', 'new_item': 'V4003'})), tags=('exchange', 'stock'), split='train', doc='Restock an item and swap a pending order to it, charging the difference.'),
+    'return_headphones': TaskSpec('return_headphones', "Emma Johnson's headphones from order #W2290175 came back to the warehouse today: the left\near cup crackles. Open the return with the refund going to her gift card, then record\nthat the parcel arrived so she gets her money. She also asked whether any of her other\norders is still waiting to ship.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('returned', 1.0, 'The order is marked returned.', _check_return_headphones__returned), CheckSpec('refund_paid', 1.0, 'A new, refunded return of $199.00 went to the gift card.', _check_return_headphones__refund_paid), CheckSpec('gift_card_credited', 1.0, '', _check_return_headphones__gift_card_credited), CheckSpec('restocked', 1.0, '', _check_return_headphones__restocked)), ('orders.status', 'orders.transactions', 'returns', 'return_ids', 'variants.stock', 'customers.payment_methods'), (('get_order_details', {'order': '#W2290175'}), ('get_customer_details', {'customer': 'C01'}), ('request_return', {'order': '#W2290175', 'item_ids': ['V3001'], 'refund_method_id': 'gift_card_7245904', 'reason': 'Left ear cup crackles.'}), ('receive_return', {'return_request': 'RET0001'}), ('list_customer_orders', {'customer': 'C01', 'status': 'pending'})), tags=('return', 'refund', 'gift_card'), split='test', doc='Open and complete a return refunded to a gift card.'),
+    'dispatch_day': TaskSpec('dispatch_day', "End-of-day desk work: ship Raj Patel's espresso machine order #W1038846 with tracking\nnumber 449201778310, record that his order #W6650318 was delivered, and record that\nreturn RET9001 reached the warehouse. Also, Emma Johnson wants her pending order\n#W4817420 sent to her office instead: 500 Congress Avenue, Suite 300, Austin, TX 78701.\nDo not change her profile address.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('shipped', 1.0, '', _check_dispatch_day__shipped), CheckSpec('delivered', 1.0, '', _check_dispatch_day__delivered), CheckSpec('return_refunded', 1.0, "RET9001 is refunded to Aisha's gift card.", _check_dispatch_day__return_refunded), CheckSpec('office_address', 1.0, 'The order ships to the office; the profile keeps the home address.', _check_dispatch_day__office_address)), ('orders.status', 'orders.tracking', 'orders.transactions', 'orders.address', 'returns.status', 'variants.stock', 'customers.payment_methods'), (('get_order_details', {'order': '#W1038846'}), ('ship_order', {'order': '#W1038846', 'tracking_number': '449201778310'}), ('mark_order_delivered', {'order': '#W6650318'}), ('receive_return', {'return_request': 'RET9001'}), ('get_order_details', {'order': '#W4817420'}), ('modify_order_address', {'order': '#W4817420', 'address': {'address1': '500 Congress Avenue', 'address2': 'Suite 300', 'city': 'Austin', 'state_code': 'TX', 'zip': '78701'}})), tags=('fulfilment', 'return', 'address'), split='test', doc='Ship, deliver, receive a return and redirect an order.'),
+    'goodwill_gift_card': TaskSpec('goodwill_gift_card', 'Diego Ramirez (diego.r@example.com) had a rough time with his cancelled headphones order.\nGive him a $25 goodwill gift card and use it to order him one 500 ml Insulated Water\nBottle, shipped to his address on file.', rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('card_issued', 1.0, 'Diego now has exactly one gift card.', _check_goodwill_gift_card__card_issued), CheckSpec('bottle_ordered', 1.0, 'A new order for the 500 ml bottle is paid with a gift card.', _check_goodwill_gift_card__bottle_ordered), CheckSpec('one_order', 1.0, '', _check_goodwill_gift_card__one_order), CheckSpec('stock_taken', 1.0, '', _check_goodwill_gift_card__stock_taken)), ('customers.payment_methods', 'orders', 'order_ids', 'gift_card_ids', 'variants.stock'), (('find_customer_by_email', {'email': 'diego.r@example.com'}), ('list_customer_orders', {'customer': 'C04'}), ('issue_gift_card', {'customer': 'C04', 'amount': 25.0}), ('list_products', {'category': 'Kitchen'}), ('get_product_details', {'product': 'P02'}), ('place_order', {'customer': 'C04', 'items': {'V2001': 1}, 'payment_method_id': 'gift_card_0000001'})), persona='Diego Ramirez, a little annoyed but happy to accept a goodwill gesture; he does not know any ids.', known='His email address; he wants the 500 ml steel water bottle.', unknown='His customer id and the item id of the bottle.', tags=('goodwill', 'gift_card', 'place_order'), split='train', doc='Issue a goodwill gift card and spend it on a new order.'),
+    'chloe_return_and_change': TaskSpec('chloe_return_and_change', "Hi, this is Chloe Martin (chloe.martin@example.com). The green water bottle I got earlier\nthis month leaks, so I'd like to send it back, with the refund going to the gift card I\npaid with. And on my sweater order that hasn't shipped yet: please switch it to a size M\nin the same navy, and send it to my new place instead: 1200 Market Street, Apt 5B,\nDenver, CO 80204.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('bottle_return', 2.0, 'A return of the bottle is open, refunding $29.95 to her gift card.', _check_chloe_return_and_change__bottle_return), CheckSpec('size_m', 1.0, 'The sweater order holds the M navy sweater; same price, so no new transaction.', _check_chloe_return_and_change__size_m), CheckSpec('new_address', 1.0, 'The sweater ships to the new flat; the profile address is unchanged.', _check_chloe_return_and_change__new_address)), ('returns', 'return_ids', 'orders.status', 'orders.items', 'orders.address', 'variants.stock'), (('find_customer_by_email', {'email': 'chloe.martin@example.com'}), ('list_customer_orders', {'customer': 'C03'}), ('get_order_details', {'order': '#W5573012'}), ('request_return', {'order': '#W5573012', 'item_ids': ['V2002'], 'refund_method_id': 'gift_card_3318420', 'reason': 'The bottle leaks.'}), ('get_order_details', {'order': '#W3391820'}), ('list_products', {}), ('get_product_details', {'product': 'P04'}), ('swap_order_item', {'order': '#W3391820', 'old_item': 'V4002', 'new_item': 'V4001'}), ('modify_order_address', {'order': '#W3391820', 'address': {'address1': '1200 Market Street', 'address2': 'Apt 5B', 'city': 'Denver', 'state_code': 'CO', 'zip': '80204'}})), persona='Chloe Martin, who just moved flats and is a bit rushed. She describes her orders by what\nis in them, not by their ids, and confirms changes with a quick "yes, please".', known='Her email, the new address, that the leaking bottle was paid with a gift card and that she wants the M navy sweater.', unknown='Her customer id, the order ids, the item ids and the gift card id.', tags=('return', 'exchange', 'address'), split='test', doc='Open a return on one order and change the size and address of another.'),
+    'store_credit_shopping': TaskSpec('store_credit_shopping', 'Two things came in at the warehouse this morning: the parcel for return RET9001, and\n4 pairs of size 10 black Trail Running Shoes from the supplier. Record both. Then Aisha\nBello (aisha.bello@example.com) wants to spend her store credit: one pair of those size 10\nblack Trail Running Shoes and one Yoga Mat, paid with her gift card and shipped to her\naddress on file.', rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('return_done', 1.0, 'RET9001 is refunded and its order returned.', _check_store_credit_shopping__return_done), CheckSpec('shoes_restocked', 1.0, 'Four pairs came in and one was sold.', _check_store_credit_shopping__shoes_restocked), CheckSpec('order_on_store_credit', 2.0, "A new order of the shoes and the mat is paid with Aisha's gift card.", _check_store_credit_shopping__order_on_store_credit), CheckSpec('credit_left', 1.0, '$194.00 of credit minus the $122.49 order leaves $71.51.', _check_store_credit_shopping__credit_left)), ('returns.status', 'orders', 'order_ids', 'variants.stock', 'customers.payment_methods'), (('receive_return', {'return_request': 'RET9001'}), ('list_products', {}), ('get_product_details', {'product': 'P01'}), ('restock_variant', {'variant': 'V1002', 'quantity': 4}), ('find_customer_by_email', {'email': 'aisha.bello@example.com'}), ('get_customer_details', {'customer': 'C05'}), ('list_products', {'category': 'Fitness'}), ('get_product_details', {'product': 'P05'}), ('place_order', {'customer': 'C05', 'items': {'V1002': 1, 'V5001': 1}, 'payment_method_id': 'gift_card_9904711'})), tags=('return', 'stock', 'gift_card', 'place_order'), split='train', doc='Receive a return and a delivery, then spend the store credit on a two-item order.'),
+    'raj_order_overhaul': TaskSpec('raj_order_overhaul', "I'm Raj Patel (raj.patel@example.com). Please cancel the espresso machine I ordered this\nmorning, I no longer need it. My other order, the sweater and yoga mat, arrived today\n(the carrier confirmed it): I'd like to return just the yoga mat, refunded to the\nPayPal account I paid with, because I changed my mind. And please order me the silver\nNoise-Cancelling Headphones on my Mastercard, shipped to my office: 2001 Western Avenue,\nFloor 3, Seattle, WA 98121.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('espresso_cancelled', 1.0, 'The espresso order is cancelled as no longer needed and the machine is back in stock.', _check_raj_order_overhaul__espresso_cancelled), CheckSpec('mat_return_open', 1.0, 'A return of the yoga mat alone, $32.50 to PayPal, is open.', _check_raj_order_overhaul__mat_return_open), CheckSpec('headphones_to_office', 2.0, 'A new order of the silver headphones, on the Mastercard, ships to the office.', _check_raj_order_overhaul__headphones_to_office)), ('orders', 'order_ids', 'returns', 'return_ids', 'variants.stock'), (('find_customer_by_email', {'email': 'raj.patel@example.com'}), ('list_customer_orders', {'customer': 'C02'}), ('get_order_details', {'order': '#W1038846'}), ('cancel_order', {'order': '#W1038846', 'reason': 'no longer needed'}), ('get_order_details', {'order': '#W6650318'}), ('mark_order_delivered', {'order': '#W6650318'}), ('request_return', {'order': '#W6650318', 'item_ids': ['V5001'], 'refund_method_id': 'paypal_3391027', 'reason': 'Changed my mind.'}), ('get_customer_details', {'customer': 'C02'}), ('list_products', {}), ('get_product_details', {'product': 'P03'}), ('place_order', {'customer': 'C02', 'items': {'V3002': 1}, 'payment_method_id': 'credit_card_9034112', 'ship_to': {'address1': '2001 Western Avenue', 'address2': 'Floor 3', 'city': 'Seattle', 'state_code': 'WA', 'zip': '98121'}})), tags=('cancel', 'return', 'place_order', 'address'), split='test', doc='Cancel one order, return part of another and place a new one to a work address.'),
 }

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,12 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Book", "BookInfo", "Copy", "CopyInfo", "CopyStatus", "Genre", "Hold", "HoldLine", "HoldStatus", "Loan", "LoanLine", "Member", "MemberInfo", "PublicLibrary"]
+__all__ = [
+    "Book", "BookInfo", "Copy", "CopyInfo", "CopyStatus", "Genre", "Hold", "HoldLine",
+    "HoldStatus", "Loan", "LoanLine", "Member", "MemberInfo", "PublicLibrary",
+]
 
 
 class Genre(enum.StrEnum):
@@ -38,13 +42,10 @@ class Genre(enum.StrEnum):
     children = 'children'
 
 
-_E5_Genre_fiction: Genre = Genre.fiction
-_E5_Genre_science_fiction: Genre = Genre.science_fiction
-_E5_Genre_history: Genre = Genre.history
-_E5_Genre_science: Genre = Genre.science
-_E5_Genre_children: Genre = Genre.children
-
-_T5_Genre: dict[Genre | None, str] = {None: 'null', _E5_Genre_fiction: '"fiction"', _E5_Genre_science_fiction: '"science_fiction"', _E5_Genre_history: '"history"', _E5_Genre_science: '"science"', _E5_Genre_children: '"children"', }
+(
+    _E5_Genre_fiction, _E5_Genre_science_fiction, _E5_Genre_history,
+    _E5_Genre_science, _E5_Genre_children,
+) = Genre.__members__.values()
 
 
 class CopyStatus(enum.StrEnum):
@@ -55,11 +56,10 @@ class CopyStatus(enum.StrEnum):
     lost = 'lost'
 
 
-_E10_CopyStatus_available: CopyStatus = CopyStatus.available
-_E10_CopyStatus_on_loan: CopyStatus = CopyStatus.on_loan
-_E10_CopyStatus_lost: CopyStatus = CopyStatus.lost
-
-_T10_CopyStatus: dict[CopyStatus | None, str] = {None: 'null', _E10_CopyStatus_available: '"available"', _E10_CopyStatus_on_loan: '"on_loan"', _E10_CopyStatus_lost: '"lost"', }
+(
+    _E10_CopyStatus_available, _E10_CopyStatus_on_loan,
+    _E10_CopyStatus_lost,
+) = CopyStatus.__members__.values()
 
 
 class HoldStatus(enum.StrEnum):
@@ -70,756 +70,156 @@ class HoldStatus(enum.StrEnum):
     cancelled = 'cancelled'
 
 
-_E10_HoldStatus_active: HoldStatus = HoldStatus.active
-_E10_HoldStatus_fulfilled: HoldStatus = HoldStatus.fulfilled
-_E10_HoldStatus_cancelled: HoldStatus = HoldStatus.cancelled
-
-_T10_HoldStatus: dict[HoldStatus | None, str] = {None: 'null', _E10_HoldStatus_active: '"active"', _E10_HoldStatus_fulfilled: '"fulfilled"', _E10_HoldStatus_cancelled: '"cancelled"', }
+(
+    _E10_HoldStatus_active, _E10_HoldStatus_fulfilled,
+    _E10_HoldStatus_cancelled,
+) = HoldStatus.__members__.values()
 
 
 class Member(Row):
     'A library card holder.'
 
-    __slots__ = ('id_', 'name', 'email', 'fees_due', 'joined_on', )
-    ENTITY: ClassVar[str] = 'Member'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('email', 'email', None, True),
-        ('fees_due', 'fees_due', None, True),
-        ('joined_on', 'joined_on', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.float_text,
-        None,
-    )
-
-    def __init__(self, *, id_: str, name: str, email: str, fees_due: float, joined_on: dt.date) -> None:
-        self.id_ = id_
-        self.name = name
-        self.email = email
-        self.fees_due = fees_due
-        self.joined_on = joined_on
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Member:
-        other = Member.__new__(Member)
-        other.id_ = self.id_
-        other.name = self.name
-        other.email = self.email
-        other.fees_due = self.fees_due
-        other.joined_on = self.joined_on
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'email': self.email,
-            'fees_due': self.fees_due,
-            'joined_on': self.joined_on.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Member:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'email': True, 'fees_due': False, 'joined_on': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^M[0-9]{3}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            fees_due=(v.check_range(v.want_float(d['fees_due'], path + '.fees_due'), path + '.fees_due', 0.0, None) if d.get('fees_due') is not None else 0.0),
-            joined_on=v.want_date(d['joined_on'], path + '.joined_on'),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    email: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text)
+    fees_due: float = field(
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
+        text=v.float_text)
+    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
 
 
 class Book(Row):
     'A title in the catalogue; what is lent are its copies.'
 
-    __slots__ = ('isbn', 'title', 'author', 'genre', )
-    ENTITY: ClassVar[str] = 'Book'
-    KEY: ClassVar[str] = 'isbn'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('isbn', 'isbn', None, True),
-        ('title', 'title', None, True),
-        ('author', 'author', None, True),
-        ('genre', 'genre', lambda value: value._value_, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        _T5_Genre.__getitem__,
-    )
-
-    def __init__(self, *, isbn: str, title: str, author: str, genre: Genre) -> None:
-        self.isbn = isbn
-        self.title = title
-        self.author = author
-        self.genre = genre
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Book:
-        other = Book.__new__(Book)
-        other.isbn = self.isbn
-        other.title = self.title
-        other.author = self.author
-        other.genre = self.genre
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'isbn': self.isbn,
-            'title': self.title,
-            'author': self.author,
-            'genre': self.genre._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Book:
-        d = v.want_object(data, path, {'isbn': True, 'title': True, 'author': True, 'genre': True})
-        return cls(
-            isbn=v.check_pattern(v.want_str(d['isbn'], path + '.isbn'), path + '.isbn', '^97[89][0-9]{10}$'),
-            title=v.check_length(v.want_str(d['title'], path + '.title'), path + '.title', 1, 200),
-            author=v.check_length(v.want_str(d['author'], path + '.author'), path + '.author', 1, 120),
-            genre=v.want_enum(d['genre'], path + '.genre', Genre),
-        )
+    isbn: str = field(
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text)
+    title: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+    author: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+    genre: Genre = field(
+        load=lambda x, p: v.want_enum(x, p, Genre), export=enum_value, text=enum_text(Genre))
 
 
 class Copy(Row):
     'One physical copy of a book.'
 
-    __slots__ = ('barcode', 'book', 'status', )
-    ENTITY: ClassVar[str] = 'Copy'
-    KEY: ClassVar[str] = 'barcode'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('barcode', 'barcode', None, True),
-        ('book', 'book', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T10_CopyStatus.__getitem__,
-    )
-
-    def __init__(self, *, barcode: str, book: str, status: CopyStatus) -> None:
-        self.barcode = barcode
-        self.book = book
-        self.status = status
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Copy:
-        other = Copy.__new__(Copy)
-        other.barcode = self.barcode
-        other.book = self.book
-        other.status = self.status
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'barcode': self.barcode,
-            'book': self.book,
-            'status': self.status._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Copy:
-        d = v.want_object(data, path, {'barcode': True, 'book': True, 'status': False})
-        return cls(
-            barcode=v.check_pattern(v.want_str(d['barcode'], path + '.barcode'), path + '.barcode', '^C[0-9]{4}$'),
-            book=v.check_pattern(v.want_str(d['book'], path + '.book'), path + '.book', '^97[89][0-9]{10}$'),
-            status=(v.want_enum(d['status'], path + '.status', CopyStatus) if d.get('status') is not None else _E10_CopyStatus_available),
-        )
+    barcode: str = field(
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
+        text=v.str_text)
+    book: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text)
+    status: CopyStatus = field(
+        load=lambda x, p: v.want_enum(x, p, CopyStatus), fill=lambda ep: _E10_CopyStatus_available,
+        export=enum_value, text=enum_text(CopyStatus))
 
 
 class Loan(Row):
     'A copy lent to a member.'
 
-    __slots__ = ('id_', 'copy_', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee', )
-    ENTITY: ClassVar[str] = 'Loan'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('copy_', 'copy', None, True),
-        ('member', 'member', None, True),
-        ('borrowed_on', 'borrowed_on', lambda value: value.isoformat(), True),
-        ('due_on', 'due_on', lambda value: value.isoformat(), True),
-        ('renewed', 'renewed', None, True),
-        ('returned_on', 'returned_on', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('late_fee', 'late_fee', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        None,
-        None,
-        v.float_text,
-    )
-
-    def __init__(self, *, id_: str, copy_: str, member: str, borrowed_on: dt.date, due_on: dt.date, renewed: bool, returned_on: dt.date | None, late_fee: float) -> None:
-        self.id_ = id_
-        self.copy_ = copy_
-        self.member = member
-        self.borrowed_on = borrowed_on
-        self.due_on = due_on
-        self.renewed = renewed
-        self.returned_on = returned_on
-        self.late_fee = late_fee
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Loan:
-        other = Loan.__new__(Loan)
-        other.id_ = self.id_
-        other.copy_ = self.copy_
-        other.member = self.member
-        other.borrowed_on = self.borrowed_on
-        other.due_on = self.due_on
-        other.renewed = self.renewed
-        other.returned_on = self.returned_on
-        other.late_fee = self.late_fee
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'copy': self.copy_,
-            'member': self.member,
-            'borrowed_on': self.borrowed_on.isoformat(),
-            'due_on': self.due_on.isoformat(),
-            'renewed': self.renewed,
-            'returned_on': rt.if_present(self.returned_on, lambda x: x.isoformat()),
-            'late_fee': self.late_fee,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Loan:
-        d = v.want_object(data, path, {'id': False, 'copy': True, 'member': True, 'borrowed_on': True, 'due_on': True, 'renewed': False, 'returned_on': False, 'late_fee': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('loan_ids', 'L{:03d}')),
-            copy_=v.check_pattern(v.want_str(d['copy'], path + '.copy'), path + '.copy', '^C[0-9]{4}$'),
-            member=v.check_pattern(v.want_str(d['member'], path + '.member'), path + '.member', '^M[0-9]{3}$'),
-            borrowed_on=v.want_date(d['borrowed_on'], path + '.borrowed_on'),
-            due_on=v.want_date(d['due_on'], path + '.due_on'),
-            renewed=(v.want_bool(d['renewed'], path + '.renewed') if d.get('renewed') is not None else False),
-            returned_on=(v.want_optional(d['returned_on'], path + '.returned_on', (lambda x, p: v.want_date(x, p))) if d.get('returned_on') is not None else None),
-            late_fee=(v.check_range(v.want_float(d['late_fee'], path + '.late_fee'), path + '.late_fee', 0.0, None) if d.get('late_fee') is not None else 0.0),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('loan_ids', 'L{:03d}'),
+        text=v.str_text)
+    copy_: str = field(
+        'copy', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
+        text=v.str_text)
+    member: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
+    borrowed_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    due_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    renewed: bool = field(load=v.want_bool, fill=lambda ep: False)
+    returned_on: dt.date | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    late_fee: float = field(
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
+        text=v.float_text)
 
 
 class Hold(Row):
     "A member's place in the queue for a book."
 
-    __slots__ = ('id_', 'book', 'member', 'placed_at', 'status', )
-    ENTITY: ClassVar[str] = 'Hold'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('book', 'book', None, True),
-        ('member', 'member', None, True),
-        ('placed_at', 'placed_at', lambda value: value.isoformat(), True),
-        ('status', 'status', lambda value: value._value_, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        _T10_HoldStatus.__getitem__,
-    )
-
-    def __init__(self, *, id_: str, book: str, member: str, placed_at: dt.datetime, status: HoldStatus) -> None:
-        self.id_ = id_
-        self.book = book
-        self.member = member
-        self.placed_at = placed_at
-        self.status = status
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Hold:
-        other = Hold.__new__(Hold)
-        other.id_ = self.id_
-        other.book = self.book
-        other.member = self.member
-        other.placed_at = self.placed_at
-        other.status = self.status
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'book': self.book,
-            'member': self.member,
-            'placed_at': self.placed_at.isoformat(),
-            'status': self.status._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Hold:
-        d = v.want_object(data, path, {'id': False, 'book': True, 'member': True, 'placed_at': False, 'status': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('hold_ids', 'H{:03d}')),
-            book=v.check_pattern(v.want_str(d['book'], path + '.book'), path + '.book', '^97[89][0-9]{10}$'),
-            member=v.check_pattern(v.want_str(d['member'], path + '.member'), path + '.member', '^M[0-9]{3}$'),
-            placed_at=(v.want_datetime(d['placed_at'], path + '.placed_at') if d.get('placed_at') is not None else ep.clock),
-            status=(v.want_enum(d['status'], path + '.status', HoldStatus) if d.get('status') is not None else _E10_HoldStatus_active),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('hold_ids', 'H{:03d}'),
+        text=v.str_text)
+    book: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text)
+    member: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
+    placed_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    status: HoldStatus = field(
+        load=lambda x, p: v.want_enum(x, p, HoldStatus), fill=lambda ep: _E10_HoldStatus_active,
+        export=enum_value, text=enum_text(HoldStatus))
 
 
-class _Slots_BookInfo:
-    'The slots of the BookInfo record: its fields and its JSON text.'
-
-    __slots__ = ('isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds', '_json')
-
-
-class BookInfo(_Slots_BookInfo, rt.Record):
+class BookInfo(Record):
     'A catalogue entry with its availability.'
 
-    __slots__ = ()
-    __match_args__ = ('isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds')
-
-    isbn: str
-    title: str
-    author: str
-    genre: Genre
-    copies: int
-    available_copies: tuple[str, ...]
-    active_holds: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.isbn, self.title, self.author, self.genre, self.copies, self.available_copies, self.active_holds) == (other.isbn, other.title, other.author, other.genre, other.copies, other.available_copies, other.active_holds)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.isbn, self.title, self.author, self.genre, self.copies, self.available_copies, self.active_holds))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(isbn={self.isbn!r}, title={self.title!r}, author={self.author!r}, genre={self.genre!r}, copies={self.copies!r}, available_copies={self.available_copies!r}, active_holds={self.active_holds!r})'
-
-    def __init__(self, isbn: str, title: str, author: str, genre: Genre, copies: int, available_copies: tuple[str, ...], active_holds: int) -> None:
-        _set = _SET_BookInfo
-        _set[0](self, isbn)
-        _set[1](self, title)
-        _set[2](self, author)
-        _set[3](self, genre)
-        _set[4](self, copies)
-        _set[5](self, available_copies)
-        _set[6](self, active_holds)
-        _set[7](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'isbn': self.isbn,
-            'title': self.title,
-            'author': self.author,
-            'genre': self.genre._value_,
-            'copies': self.copies,
-            'available_copies': list(self.available_copies),
-            'active_holds': self.active_holds,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"isbn": ', v.str_text(self.isbn), ', "title": ', v.str_text(self.title), ', "author": ', v.str_text(self.author), ', "genre": ', _T5_Genre[self.genre], ', "copies": ', v.int_text(self.copies), ', "available_copies": ', v.str_list_text(self.available_copies), ', "active_holds": ', v.int_text(self.active_holds), '}'))
-            _SET_BookInfo[7](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> BookInfo:
-        d = v.want_object(data, path, {'isbn': True, 'title': True, 'author': True, 'genre': True, 'copies': True, 'available_copies': True, 'active_holds': True})
-        return _new_BookInfo(
-            isbn=v.want_str(d['isbn'], path + '.isbn'),
-            title=v.want_str(d['title'], path + '.title'),
-            author=v.want_str(d['author'], path + '.author'),
-            genre=v.want_enum(d['genre'], path + '.genre', Genre),
-            copies=v.want_int(d['copies'], path + '.copies'),
-            available_copies=v.want_list(d['available_copies'], path + '.available_copies', (lambda x, p: v.want_str(x, p))),
-            active_holds=v.want_int(d['active_holds'], path + '.active_holds'),
-        )
+    isbn: str = field(load=v.want_str, text=v.str_text)
+    title: str = field(load=v.want_str, text=v.str_text)
+    author: str = field(load=v.want_str, text=v.str_text)
+    genre: Genre = field(
+        load=lambda x, p: v.want_enum(x, p, Genre), export=enum_value, text=enum_text(Genre))
+    copies: int = field(load=v.want_int, text=v.int_text)
+    available_copies: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=list, text=v.str_list_text)
+    active_holds: int = field(load=v.want_int, text=v.int_text)
 
 
-_SET_BookInfo: tuple[Any, ...] = rt.slot_setters(_Slots_BookInfo, ('isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds', '_json'))
-
-
-class _Made_BookInfo(_Slots_BookInfo):
-    'A BookInfo being made by _new_BookInfo.'
-
-    __slots__ = ()
-
-
-def _new_BookInfo(isbn: str, title: str, author: str, genre: Genre, copies: int, available_copies: tuple[str, ...], active_holds: int) -> BookInfo:
-    self: Any = object.__new__(_Made_BookInfo)
-    self.isbn = isbn
-    self.title = title
-    self.author = author
-    self.genre = genre
-    self.copies = copies
-    self.available_copies = available_copies
-    self.active_holds = active_holds
-    self._json = None
-    self.__class__ = BookInfo
-    _made: BookInfo = self
-    return _made
-
-
-class _Slots_LoanLine:
-    'The slots of the LoanLine record: its fields and its JSON text.'
-
-    __slots__ = ('loan', 'book', '_json')
-
-
-class LoanLine(_Slots_LoanLine, rt.Record):
+class LoanLine(Record):
     'A loan with the book whose copy it lends.'
 
-    __slots__ = ()
-    __match_args__ = ('loan', 'book')
-
-    loan: str
-    book: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.loan, self.book) == (other.loan, other.book)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.loan, self.book))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(loan={self.loan!r}, book={self.book!r})'
-
-    def __init__(self, loan: str, book: str) -> None:
-        _set = _SET_LoanLine
-        _set[0](self, loan)
-        _set[1](self, book)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'loan': self.loan,
-            'book': self.book,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"loan": ', v.str_text(self.loan), ', "book": ', v.str_text(self.book), '}'))
-            _SET_LoanLine[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> LoanLine:
-        d = v.want_object(data, path, {'loan': True, 'book': True})
-        return _new_LoanLine(
-            loan=v.want_str(d['loan'], path + '.loan'),
-            book=v.check_pattern(v.want_str(d['book'], path + '.book'), path + '.book', '^97[89][0-9]{10}$'),
-        )
+    loan: str = field(load=v.want_str, text=v.str_text)
+    book: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text)
 
 
-_SET_LoanLine: tuple[Any, ...] = rt.slot_setters(_Slots_LoanLine, ('loan', 'book', '_json'))
-
-
-class _Made_LoanLine(_Slots_LoanLine):
-    'A LoanLine being made by _new_LoanLine.'
-
-    __slots__ = ()
-
-
-def _new_LoanLine(loan: str, book: str) -> LoanLine:
-    self: Any = object.__new__(_Made_LoanLine)
-    self.loan = loan
-    self.book = book
-    self._json = None
-    self.__class__ = LoanLine
-    _made: LoanLine = self
-    return _made
-
-
-class _Slots_HoldLine:
-    'The slots of the HoldLine record: its fields and its JSON text.'
-
-    __slots__ = ('hold', 'book', 'position', '_json')
-
-
-class HoldLine(_Slots_HoldLine, rt.Record):
+class HoldLine(Record):
     "A hold with the book it waits for and its place in that book's queue."
 
-    __slots__ = ()
-    __match_args__ = ('hold', 'book', 'position')
-
-    hold: str
-    book: str
-    position: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.hold, self.book, self.position) == (other.hold, other.book, other.position)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.hold, self.book, self.position))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(hold={self.hold!r}, book={self.book!r}, position={self.position!r})'
-
-    def __init__(self, hold: str, book: str, position: int) -> None:
-        _set = _SET_HoldLine
-        _set[0](self, hold)
-        _set[1](self, book)
-        _set[2](self, position)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'hold': self.hold,
-            'book': self.book,
-            'position': self.position,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"hold": ', v.str_text(self.hold), ', "book": ', v.str_text(self.book), ', "position": ', v.int_text(self.position), '}'))
-            _SET_HoldLine[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> HoldLine:
-        d = v.want_object(data, path, {'hold': True, 'book': True, 'position': True})
-        return _new_HoldLine(
-            hold=v.want_str(d['hold'], path + '.hold'),
-            book=v.check_pattern(v.want_str(d['book'], path + '.book'), path + '.book', '^97[89][0-9]{10}$'),
-            position=v.want_int(d['position'], path + '.position'),
-        )
+    hold: str = field(load=v.want_str, text=v.str_text)
+    book: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text)
+    position: int = field(load=v.want_int, text=v.int_text)
 
 
-_SET_HoldLine: tuple[Any, ...] = rt.slot_setters(_Slots_HoldLine, ('hold', 'book', 'position', '_json'))
-
-
-class _Made_HoldLine(_Slots_HoldLine):
-    'A HoldLine being made by _new_HoldLine.'
-
-    __slots__ = ()
-
-
-def _new_HoldLine(hold: str, book: str, position: int) -> HoldLine:
-    self: Any = object.__new__(_Made_HoldLine)
-    self.hold = hold
-    self.book = book
-    self.position = position
-    self._json = None
-    self.__class__ = HoldLine
-    _made: HoldLine = self
-    return _made
-
-
-class _Slots_CopyInfo:
-    'The slots of the CopyInfo record: its fields and its JSON text.'
-
-    __slots__ = ('copy_', 'book', 'open_loan', '_json')
-
-
-class CopyInfo(_Slots_CopyInfo, rt.Record):
+class CopyInfo(Record):
     'A physical copy with its book and, while it is lent, its open loan.'
 
-    __slots__ = ()
-    __match_args__ = ('copy_', 'book', 'open_loan')
-
-    copy_: str
-    book: str
-    open_loan: str | None
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.copy_, self.book, self.open_loan) == (other.copy_, other.book, other.open_loan)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.copy_, self.book, self.open_loan))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(copy_={self.copy_!r}, book={self.book!r}, open_loan={self.open_loan!r})'
-
-    def __init__(self, copy_: str, book: str, open_loan: str | None) -> None:
-        _set = _SET_CopyInfo
-        _set[0](self, copy_)
-        _set[1](self, book)
-        _set[2](self, open_loan)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'copy': self.copy_,
-            'book': self.book,
-            'open_loan': self.open_loan,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"copy": ', v.str_text(self.copy_), ', "book": ', v.str_text(self.book), ', "open_loan": ', ('null' if self.open_loan is None else v.str_text(self.open_loan)), '}'))
-            _SET_CopyInfo[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CopyInfo:
-        d = v.want_object(data, path, {'copy': True, 'book': True, 'open_loan': False})
-        return _new_CopyInfo(
-            copy_=v.check_pattern(v.want_str(d['copy'], path + '.copy'), path + '.copy', '^C[0-9]{4}$'),
-            book=v.check_pattern(v.want_str(d['book'], path + '.book'), path + '.book', '^97[89][0-9]{10}$'),
-            open_loan=(v.want_optional(d['open_loan'], path + '.open_loan', (lambda x, p: v.want_str(x, p))) if 'open_loan' in d else None),
-        )
+    copy_: str = field(
+        'copy', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
+        text=v.str_text)
+    book: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
+        text=v.str_text)
+    open_loan: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
+        text=optional_text(v.str_text))
 
 
-_SET_CopyInfo: tuple[Any, ...] = rt.slot_setters(_Slots_CopyInfo, ('copy_', 'book', 'open_loan', '_json'))
-
-
-class _Made_CopyInfo(_Slots_CopyInfo):
-    'A CopyInfo being made by _new_CopyInfo.'
-
-    __slots__ = ()
-
-
-def _new_CopyInfo(copy_: str, book: str, open_loan: str | None) -> CopyInfo:
-    self: Any = object.__new__(_Made_CopyInfo)
-    self.copy_ = copy_
-    self.book = book
-    self.open_loan = open_loan
-    self._json = None
-    self.__class__ = CopyInfo
-    _made: CopyInfo = self
-    return _made
-
-
-class _Slots_MemberInfo:
-    'The slots of the MemberInfo record: its fields and its JSON text.'
-
-    __slots__ = ('member', 'can_borrow', 'open_loans', 'active_holds', '_json')
-
-
-class MemberInfo(_Slots_MemberInfo, rt.Record):
+class MemberInfo(Record):
     'A member with their open loans and active holds.'
 
-    __slots__ = ()
-    __match_args__ = ('member', 'can_borrow', 'open_loans', 'active_holds')
-
-    member: str
-    can_borrow: bool
-    open_loans: tuple[LoanLine, ...]
-    active_holds: tuple[HoldLine, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.member, self.can_borrow, self.open_loans, self.active_holds) == (other.member, other.can_borrow, other.open_loans, other.active_holds)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.member, self.can_borrow, self.open_loans, self.active_holds))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(member={self.member!r}, can_borrow={self.can_borrow!r}, open_loans={self.open_loans!r}, active_holds={self.active_holds!r})'
-
-    def __init__(self, member: str, can_borrow: bool, open_loans: tuple[LoanLine, ...], active_holds: tuple[HoldLine, ...]) -> None:
-        _set = _SET_MemberInfo
-        _set[0](self, member)
-        _set[1](self, can_borrow)
-        _set[2](self, open_loans)
-        _set[3](self, active_holds)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'member': self.member,
-            'can_borrow': self.can_borrow,
-            'open_loans': [x.export() for x in self.open_loans],
-            'active_holds': [x.export() for x in self.active_holds],
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"member": ', v.str_text(self.member), ', "can_borrow": ', v.json_text(self.can_borrow), ', "open_loans": ', v.records_text(self.open_loans), ', "active_holds": ', v.records_text(self.active_holds), '}'))
-            _SET_MemberInfo[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> MemberInfo:
-        d = v.want_object(data, path, {'member': True, 'can_borrow': True, 'open_loans': True, 'active_holds': True})
-        return _new_MemberInfo(
-            member=v.check_pattern(v.want_str(d['member'], path + '.member'), path + '.member', '^M[0-9]{3}$'),
-            can_borrow=v.want_bool(d['can_borrow'], path + '.can_borrow'),
-            open_loans=v.want_list(d['open_loans'], path + '.open_loans', (lambda x, p: LoanLine.load(x, p, ep))),
-            active_holds=v.want_list(d['active_holds'], path + '.active_holds', (lambda x, p: HoldLine.load(x, p, ep))),
-        )
-
-
-_SET_MemberInfo: tuple[Any, ...] = rt.slot_setters(_Slots_MemberInfo, ('member', 'can_borrow', 'open_loans', 'active_holds', '_json'))
-
-
-class _Made_MemberInfo(_Slots_MemberInfo):
-    'A MemberInfo being made by _new_MemberInfo.'
-
-    __slots__ = ()
-
-
-def _new_MemberInfo(member: str, can_borrow: bool, open_loans: tuple[LoanLine, ...], active_holds: tuple[HoldLine, ...]) -> MemberInfo:
-    self: Any = object.__new__(_Made_MemberInfo)
-    self.member = member
-    self.can_borrow = can_borrow
-    self.open_loans = open_loans
-    self.active_holds = active_holds
-    self._json = None
-    self.__class__ = MemberInfo
-    _made: MemberInfo = self
-    return _made
+    member: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
+    can_borrow: bool = field(load=v.want_bool)
+    open_loans: tuple[LoanLine, ...] = field(
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: LoanLine.load(x, p, ep))),
+        export=lambda value: [x.export() for x in value], text=v.records_text)
+    active_holds: tuple[HoldLine, ...] = field(
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: HoldLine.load(x, p, ep))),
+        export=lambda value: [x.export() for x in value], text=v.records_text)
 
 
 _C_LOAN_DAYS: int = 21  # public_library.world:13
@@ -831,25 +231,8 @@ _C_MAX_OPEN_LOANS: int = 5  # public_library.world:19
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("loan_ids", "hold_ids", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("loan_ids", "hold_ids", )
-
-    def __init__(self) -> None:
-        self.loan_ids: int = 0
-        self.hold_ids: int = 0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "loan_ids": self.loan_ids,
-            "hold_ids": self.hold_ids,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.loan_ids = self.loan_ids
-        other.hold_ids = self.hold_ids
-        return other
+    loan_ids: int = state_item(0)
+    hold_ids: int = state_item(0)
 
 
 class PublicLibrary(Episode):
@@ -884,21 +267,11 @@ class PublicLibrary(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('members', ()))):
-            row_members = Member.load(item, f'$.members[{index}]', ep)
-            self.t_members.rows[row_members.key()] = row_members
-        for index, item in enumerate(rt.rows_of(data.get('books', ()))):
-            row_books = Book.load(item, f'$.books[{index}]', ep)
-            self.t_books.rows[row_books.key()] = row_books
-        for index, item in enumerate(rt.rows_of(data.get('copies', ()))):
-            row_copies = Copy.load(item, f'$.copies[{index}]', ep)
-            self.t_copies.rows[row_copies.key()] = row_copies
-        for index, item in enumerate(rt.rows_of(data.get('loans', ()))):
-            row_loans = Loan.load(item, f'$.loans[{index}]', ep)
-            self.t_loans.rows[row_loans.key()] = row_loans
-        for index, item in enumerate(rt.rows_of(data.get('holds', ()))):
-            row_holds = Hold.load(item, f'$.holds[{index}]', ep)
-            self.t_holds.rows[row_holds.key()] = row_holds
+        self.t_members.load_rows(Member, data.get('members', ()), '$.members', ep)
+        self.t_books.load_rows(Book, data.get('books', ()), '$.books', ep)
+        self.t_copies.load_rows(Copy, data.get('copies', ()), '$.copies', ep)
+        self.t_loans.load_rows(Loan, data.get('loans', ()), '$.loans', ep)
+        self.t_holds.load_rows(Hold, data.get('holds', ()), '$.holds', ep)
         if 'loan_ids' in data:
             self.state.loan_ids = v.want_int(data['loan_ids'], '$.loan_ids')
         if 'hold_ids' in data:
@@ -1074,7 +447,7 @@ class PublicLibrary(Episode):
 
     def fn_book_info(self, b: Book) -> BookInfo:  # public_library.world:179
         'A book with its copies and holds counted.'
-        return _new_BookInfo(  # public_library.world:180
+        return BookInfo(  # public_library.world:180
             b.isbn,
             b.title,
             b.author,
@@ -1090,7 +463,7 @@ class PublicLibrary(Episode):
 
     def fn_loan_line(self, loan: Loan) -> LoanLine:  # public_library.world:191
         'A loan shown with its book.'
-        return _new_LoanLine(  # public_library.world:192
+        return LoanLine(  # public_library.world:192
             loan.key(), (self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book
         )
 
@@ -1112,7 +485,7 @@ class PublicLibrary(Episode):
 
     def fn_hold_line(self, hold: Hold) -> HoldLine:  # public_library.world:205
         'A hold shown with its book and queue position.'
-        return _new_HoldLine(  # public_library.world:206
+        return HoldLine(  # public_library.world:206
             hold.key(), hold.book, self.fn_queue_position(hold)
         )
 
@@ -1190,7 +563,7 @@ class PublicLibrary(Episode):
             for _l13 in rt.each(self, self.t_loans)
             if _l13.copy_ == copy_.key() and _l13.returned_on is None
         ])
-        return _new_CopyInfo(  # public_library.world:276
+        return CopyInfo(  # public_library.world:276
             copy_.key(),
             copy_.book,
             rt.key_of(self.t_loans.row(open_[0]) if len(open_) > 0 else None),
@@ -1217,7 +590,7 @@ class PublicLibrary(Episode):
             '(each with the copy, its book and the due date) and their active holds (each with '
             'its book and place in the queue).'
         )
-        return _new_MemberInfo(  # public_library.world:293
+        return MemberInfo(  # public_library.world:293
             member.key(),
             member.fees_due <= _C_FEE_LIMIT,
             tuple([
@@ -1503,95 +876,48 @@ class PublicLibrary(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_search_books: frozenset[str] = frozenset({'query'})
-
-
 def _invoke_search_books(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_search_books and None not in args.values()):
-        rt.check_arguments(args, ('query',), ('query',))
     a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 1, 100)
     return ep.tool_search_books(a_query)
 
 
-_ARGS_get_book: frozenset[str] = frozenset({'book'})
-
-
 def _invoke_get_book(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_book and None not in args.values()):
-        rt.check_arguments(args, ('book',), ('book',))
     a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, 'No book with ISBN ' + rt.text(key) + '.'))
     return ep.tool_get_book(a_book)
 
 
-_ARGS_list_books: frozenset[str] = frozenset({'genre'})
-_NEEDS_list_books: frozenset[str] = frozenset(())
-
-
 def _invoke_list_books(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_books >= args.keys() >= _NEEDS_list_books):
-        rt.check_arguments(args, ('genre',), ())
     a_genre = (v.want_optional(args['genre'], 'genre', (lambda x, p: v.want_enum(x, p, Genre))) if args.get('genre') is not None else None)
     return ep.tool_list_books(a_genre)
 
 
-_ARGS_list_copies: frozenset[str] = frozenset({'book'})
-
-
 def _invoke_list_copies(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_copies and None not in args.values()):
-        rt.check_arguments(args, ('book',), ('book',))
     a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, 'No book with ISBN ' + rt.text(key) + '.'))
     return ep.tool_list_copies(a_book)
 
 
-_ARGS_get_copy: frozenset[str] = frozenset({'copy'})
-
-
 def _invoke_get_copy(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_copy and None not in args.values()):
-        rt.check_arguments(args, ('copy',), ('copy',))
     a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, 'No copy with barcode ' + rt.text(key) + '.'))
     return ep.tool_get_copy(a_copy)
 
 
-_ARGS_find_members: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_find_members(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_members and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_find_members(a_text)
 
 
-_ARGS_get_member: frozenset[str] = frozenset({'member'})
-
-
 def _invoke_get_member(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_member and None not in args.values()):
-        rt.check_arguments(args, ('member',), ('member',))
     a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'))
     return ep.tool_get_member(a_member)
 
 
-_ARGS_list_loans: frozenset[str] = frozenset({'member', 'open_only'})
-_NEEDS_list_loans: frozenset[str] = frozenset({'member'})
-
-
 def _invoke_list_loans(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_loans >= args.keys() >= _NEEDS_list_loans and None not in args.values()):
-        rt.check_arguments(args, ('member', 'open_only'), ('member',))
     a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'))
     a_open_only = (v.want_bool(args['open_only'], 'open_only') if args.get('open_only') is not None else True)
     return ep.tool_list_loans(a_member, a_open_only)
 
 
-_ARGS_get_loan: frozenset[str] = frozenset({'loan'})
-
-
 def _invoke_get_loan(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_loan and None not in args.values()):
-        rt.check_arguments(args, ('loan',), ('loan',))
     a_loan = args['loan']
     if type(a_loan) is not str or not a_loan.isascii():
         a_loan = v.want_str(a_loan, 'loan')
@@ -1599,31 +925,12 @@ def _invoke_get_loan(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_loan(a_loan)
 
 
-_ARGS_list_overdue_loans: frozenset[str] = frozenset(())
-
-
-def _invoke_list_overdue_loans(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_overdue_loans):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_overdue_loans()
-
-
-_ARGS_list_holds: frozenset[str] = frozenset({'book'})
-
-
 def _invoke_list_holds(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_holds and None not in args.values()):
-        rt.check_arguments(args, ('book',), ('book',))
     a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, 'No book with ISBN ' + rt.text(key) + '.'))
     return ep.tool_list_holds(a_book)
 
 
-_ARGS_get_hold: frozenset[str] = frozenset({'hold'})
-
-
 def _invoke_get_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_hold and None not in args.values()):
-        rt.check_arguments(args, ('hold',), ('hold',))
     a_hold = args['hold']
     if type(a_hold) is not str or not a_hold.isascii():
         a_hold = v.want_str(a_hold, 'hold')
@@ -1631,33 +938,18 @@ def _invoke_get_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_hold(a_hold)
 
 
-_ARGS_borrow_copy: frozenset[str] = frozenset({'member', 'copy'})
-
-
 def _invoke_borrow_copy(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_borrow_copy and None not in args.values()):
-        rt.check_arguments(args, ('member', 'copy'), ('member', 'copy'))
     a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'))
     a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, 'No copy with barcode ' + rt.text(key) + '.'))
     return ep.tool_borrow_copy(a_member, a_copy)
 
 
-_ARGS_return_copy: frozenset[str] = frozenset({'copy'})
-
-
 def _invoke_return_copy(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_return_copy and None not in args.values()):
-        rt.check_arguments(args, ('copy',), ('copy',))
     a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, 'No copy with barcode ' + rt.text(key) + '.'))
     return ep.tool_return_copy(a_copy)
 
 
-_ARGS_renew_loan: frozenset[str] = frozenset({'loan'})
-
-
 def _invoke_renew_loan(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_renew_loan and None not in args.values()):
-        rt.check_arguments(args, ('loan',), ('loan',))
     a_loan = args['loan']
     if type(a_loan) is not str or not a_loan.isascii():
         a_loan = v.want_str(a_loan, 'loan')
@@ -1665,23 +957,13 @@ def _invoke_renew_loan(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     return ep.tool_renew_loan(a_loan)
 
 
-_ARGS_place_hold: frozenset[str] = frozenset({'member', 'book'})
-
-
 def _invoke_place_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_place_hold and None not in args.values()):
-        rt.check_arguments(args, ('member', 'book'), ('member', 'book'))
     a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'))
     a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, 'No book with ISBN ' + rt.text(key) + '.'))
     return ep.tool_place_hold(a_member, a_book)
 
 
-_ARGS_cancel_hold: frozenset[str] = frozenset({'hold'})
-
-
 def _invoke_cancel_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_cancel_hold and None not in args.values()):
-        rt.check_arguments(args, ('hold',), ('hold',))
     a_hold = args['hold']
     if type(a_hold) is not str or not a_hold.isascii():
         a_hold = v.want_str(a_hold, 'hold')
@@ -1689,37 +971,115 @@ def _invoke_cancel_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     return ep.tool_cancel_hold(a_hold)
 
 
-_ARGS_pay_fees: frozenset[str] = frozenset({'member', 'amount'})
-
-
 def _invoke_pay_fees(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_pay_fees and None not in args.values()):
-        rt.check_arguments(args, ('member', 'amount'), ('member', 'amount'))
     a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'))
     a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 0.01, 500.0)
     return ep.tool_pay_fees(a_member, a_amount)
 
 
-PublicLibrary.TOOLS = {
-    'search_books': ToolSpec('search_books', 'Find books by part of the title or author (case-insensitive), with their available copies and how many active holds they have.', (ParamSpec('query', {'type': 'string', 'minLength': 1, 'maxLength': 100, 'description': 'Part of a title or an author\'s name, e.g. "dune" or "morrison".'}, True, 'Part of a title or an author\'s name, e.g. "dune" or "morrison".', table=None), ), read_only=True, invoke=_invoke_search_books, where='public_library.world:237', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'isbn': {'type': 'string'}, 'title': {'type': 'string'}, 'author': {'type': 'string'}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}, 'copies': {'type': 'integer'}, 'available_copies': {'type': 'array', 'items': {'type': 'string'}}, 'active_holds': {'type': 'integer'}}, 'required': ['isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds'], 'additionalProperties': False}}),
-    'get_book': ToolSpec('get_book', 'Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of the available copies and how many active holds it has.', (ParamSpec('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$', 'description': "The book's ISBN-13 (13 digits starting 978 or 979)."}, True, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'), ), read_only=True, invoke=_invoke_get_book, where='public_library.world:246', returns={'type': 'object', 'properties': {'isbn': {'type': 'string'}, 'title': {'type': 'string'}, 'author': {'type': 'string'}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}, 'copies': {'type': 'integer'}, 'available_copies': {'type': 'array', 'items': {'type': 'string'}}, 'active_holds': {'type': 'integer'}}, 'required': ['isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds'], 'additionalProperties': False}),
-    'list_books': ToolSpec('list_books', "List the catalogue's books with their ISBN, title, author and genre, sorted by title.", (ParamSpec('genre', {'anyOf': [{'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}, {'type': 'null'}], 'description': 'Only books of this genre; the whole catalogue when omitted.'}, False, 'Only books of this genre; the whole catalogue when omitted.', table=None), ), read_only=True, invoke=_invoke_list_books, where='public_library.world:254', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, shows=('list', ('row', 'books'))),
-    'list_copies': ToolSpec('list_copies', 'List every physical copy of a book with its barcode and status (available, on loan or lost).', (ParamSpec('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$', 'description': "The book's ISBN-13 (13 digits starting 978 or 979)."}, True, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'), ), read_only=True, invoke=_invoke_list_copies, where='public_library.world:262', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'barcode': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'status': {'type': 'string', 'enum': ['available', 'on_loan', 'lost']}}, 'required': ['barcode', 'book', 'status'], 'additionalProperties': False}}, shows=('list', ('row', 'copies'))),
-    'get_copy': ToolSpec('get_copy', 'Show one copy by barcode: its status, its book (ISBN, title, author) and, while it is on loan, its open loan with the member and due date.', (ParamSpec('copy', {'type': 'string', 'pattern': '^C[0-9]{4}$', 'description': 'The barcode of the copy (C and four digits).'}, True, 'The barcode of the copy (C and four digits).', table='copies'), ), read_only=True, invoke=_invoke_get_copy, where='public_library.world:270', returns={'type': 'object', 'properties': {'copy': {'type': 'object', 'properties': {'barcode': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'status': {'type': 'string', 'enum': ['available', 'on_loan', 'lost']}}, 'required': ['barcode', 'book', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'open_loan': {'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, {'type': 'null'}]}}, 'required': ['copy', 'book', 'open_loan'], 'additionalProperties': False}, shows=('record', (('copy', 'copy_', ('row', 'copies')), ('book', 'book', ('row', 'books')), ('open_loan', 'open_loan', ('row', 'loans'))))),
-    'find_members': ToolSpec('find_members', 'Find members whose name or email contains the text, with their card number, email, unpaid fees and the day they joined.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the member's name or email address; case does not matter."}, True, "Part of the member's name or email address; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_members, where='public_library.world:279', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'fees_due': {'type': 'number', 'minimum': 0.0}, 'joined_on': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'fees_due', 'joined_on'], 'additionalProperties': False}}, shows=('list', ('row', 'members'))),
-    'get_member': ToolSpec('get_member', "Show a member's details and unpaid fees, whether they may borrow, their open loans (each with the copy, its book and the due date) and their active holds (each with its book and place in the queue).", (ParamSpec('member', {'type': 'string', 'pattern': '^M[0-9]{3}$', 'description': "The member's card number (M and three digits)."}, True, "The member's card number (M and three digits).", table='members'), ), read_only=True, invoke=_invoke_get_member, where='public_library.world:288', returns={'type': 'object', 'properties': {'member': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'fees_due': {'type': 'number', 'minimum': 0.0}, 'joined_on': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'fees_due', 'joined_on'], 'additionalProperties': False}, 'can_borrow': {'type': 'boolean'}, 'open_loans': {'type': 'array', 'items': {'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}}, 'active_holds': {'type': 'array', 'items': {'type': 'object', 'properties': {'hold': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'position': {'type': 'integer'}}, 'required': ['hold', 'book', 'position'], 'additionalProperties': False}}}, 'required': ['member', 'can_borrow', 'open_loans', 'active_holds'], 'additionalProperties': False}, shows=('record', (('member', 'member', ('row', 'members')), ('open_loans', 'open_loans', ('list', ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))))), ('active_holds', 'active_holds', ('list', ('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books'))))))))),
-    'list_loans': ToolSpec('list_loans', "List a member's loans, each with its copy, book, due date, whether renewed, return date and late fee; the open ones only by default.", (ParamSpec('member', {'type': 'string', 'pattern': '^M[0-9]{3}$', 'description': "The member's card number (M and three digits)."}, True, "The member's card number (M and three digits).", table='members'), ParamSpec('open_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Only loans not yet returned; false lists past loans too.'}, False, 'Only loans not yet returned; false lists past loans too.', table=None), ), read_only=True, invoke=_invoke_list_loans, where='public_library.world:301', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}}, shows=('list', ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))))),
-    'get_loan': ToolSpec('get_loan', 'Show one loan with its copy, member, book, borrowing and due dates, whether renewed, return date and late fee.', (ParamSpec('loan', {'type': 'string', 'description': 'The loan id (L and three digits).'}, True, 'The loan id (L and three digits).', table='loans'), ), read_only=True, invoke=_invoke_get_loan, where='public_library.world:310', returns={'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}, shows=('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books'))))),
-    'list_overdue_loans': ToolSpec('list_overdue_loans', 'List every open loan whose due date has passed, the most overdue first, each with its copy, member and book.', (), read_only=True, invoke=_invoke_list_overdue_loans, where='public_library.world:316', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}}, shows=('list', ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))))),
-    'list_holds': ToolSpec('list_holds', 'List the active holds on a book in queue order, first in line first, each with the member and when it was placed.', (ParamSpec('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$', 'description': "The book's ISBN-13 (13 digits starting 978 or 979)."}, True, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'), ), read_only=True, invoke=_invoke_list_holds, where='public_library.world:322', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'hold': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'position': {'type': 'integer'}}, 'required': ['hold', 'book', 'position'], 'additionalProperties': False}}, shows=('list', ('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books')))))),
-    'get_hold': ToolSpec('get_hold', 'Show one hold: its book, member, when it was placed, its status and its place in the queue.', (ParamSpec('hold', {'type': 'string', 'description': 'The hold id (H and three digits).'}, True, 'The hold id (H and three digits).', table='holds'), ), read_only=True, invoke=_invoke_get_hold, where='public_library.world:330', returns={'type': 'object', 'properties': {'hold': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'position': {'type': 'integer'}}, 'required': ['hold', 'book', 'position'], 'additionalProperties': False}, shows=('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books'))))),
-    'borrow_copy': ToolSpec('borrow_copy', 'Lend an available copy to a member for 21 days from today. A member who owes more than\n$10.00 cannot borrow. When the book has active holds, only the member first in line can\nborrow it, and doing so fulfils their hold.', (ParamSpec('member', {'type': 'string', 'pattern': '^M[0-9]{3}$', 'description': "The member's card number (M and three digits)."}, True, "The member's card number (M and three digits).", table='members'), ParamSpec('copy', {'type': 'string', 'pattern': '^C[0-9]{4}$', 'description': 'The barcode of the copy (C and four digits).'}, True, 'The barcode of the copy (C and four digits).', table='copies'), ), read_only=False, invoke=_invoke_borrow_copy, where='public_library.world:338', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}),
-    'return_copy': ToolSpec('return_copy', "Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is added to the member's unpaid fees.", (ParamSpec('copy', {'type': 'string', 'pattern': '^C[0-9]{4}$', 'description': 'The barcode of the copy (C and four digits).'}, True, 'The barcode of the copy (C and four digits).', table='copies'), ), read_only=False, invoke=_invoke_return_copy, where='public_library.world:363', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}),
-    'renew_loan': ToolSpec('renew_loan', 'Extend an open loan by 21 days from its due date. A loan can be renewed once, only before it is overdue, and only if nobody holds the book.', (ParamSpec('loan', {'type': 'string', 'description': 'The loan id (L and three digits).'}, True, 'The loan id (L and three digits).', table='loans'), ), read_only=False, invoke=_invoke_renew_loan, where='public_library.world:382', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}),
-    'place_hold': ToolSpec('place_hold', 'Put a member at the end of the queue for a book.', (ParamSpec('member', {'type': 'string', 'pattern': '^M[0-9]{3}$', 'description': "The member's card number (M and three digits)."}, True, "The member's card number (M and three digits).", table='members'), ParamSpec('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$', 'description': "The book's ISBN-13 (13 digits starting 978 or 979)."}, True, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'), ), read_only=False, invoke=_invoke_place_hold, where='public_library.world:394', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}),
-    'cancel_hold': ToolSpec('cancel_hold', 'Cancel an active hold.', (ParamSpec('hold', {'type': 'string', 'description': 'The hold id (H and three digits).'}, True, 'The hold id (H and three digits).', table='holds'), ), read_only=False, invoke=_invoke_cancel_hold, where='public_library.world:407', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}),
-    'pay_fees': ToolSpec('pay_fees', "Record a payment towards a member's unpaid fees.", (ParamSpec('member', {'type': 'string', 'pattern': '^M[0-9]{3}$', 'description': "The member's card number (M and three digits)."}, True, "The member's card number (M and three digits).", table='members'), ParamSpec('amount', {'type': 'number', 'minimum': 0.01, 'maximum': 500.0, 'description': 'The amount paid in dollars, at most what the member owes.'}, True, 'The amount paid in dollars, at most what the member owes.', table=None), ), read_only=False, invoke=_invoke_pay_fees, where='public_library.world:415', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'fees_due': {'type': 'number', 'minimum': 0.0}, 'joined_on': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'fees_due', 'joined_on'], 'additionalProperties': False}),
-}
+PublicLibrary.TOOLS = tools(
+    tool('search_books',
+         'Find books by part of the title or author (case-insensitive), with their available copies and how many active holds they have.',
+         (param('query', {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'Part of a title or an author\'s name, e.g. "dune" or "morrison".'),),
+         read_only=True, invoke=_invoke_search_books, where='public_library.world:237',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'isbn': {'type': 'string'}, 'title': {'type': 'string'}, 'author': {'type': 'string'}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}, 'copies': {'type': 'integer'}, 'available_copies': {'type': 'array', 'items': {'type': 'string'}}, 'active_holds': {'type': 'integer'}}, 'required': ['isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds'], 'additionalProperties': False}}),
+    tool('get_book',
+         'Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of the available copies and how many active holds it has.',
+         (param('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'),),
+         read_only=True, invoke=_invoke_get_book, where='public_library.world:246',
+         returns={'type': 'object', 'properties': {'isbn': {'type': 'string'}, 'title': {'type': 'string'}, 'author': {'type': 'string'}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}, 'copies': {'type': 'integer'}, 'available_copies': {'type': 'array', 'items': {'type': 'string'}}, 'active_holds': {'type': 'integer'}}, 'required': ['isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds'], 'additionalProperties': False}),
+    tool('list_books',
+         "List the catalogue's books with their ISBN, title, author and genre, sorted by title.",
+         (param('genre', {'anyOf': [{'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}, {'type': 'null'}]}, 'Only books of this genre; the whole catalogue when omitted.', optional=True),),
+         read_only=True, invoke=_invoke_list_books, where='public_library.world:254',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}},
+         shows=('list', ('row', 'books'))),
+    tool('list_copies',
+         'List every physical copy of a book with its barcode and status (available, on loan or lost).',
+         (param('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'),),
+         read_only=True, invoke=_invoke_list_copies, where='public_library.world:262',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'barcode': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'status': {'type': 'string', 'enum': ['available', 'on_loan', 'lost']}}, 'required': ['barcode', 'book', 'status'], 'additionalProperties': False}},
+         shows=('list', ('row', 'copies'))),
+    tool('get_copy',
+         'Show one copy by barcode: its status, its book (ISBN, title, author) and, while it is on loan, its open loan with the member and due date.',
+         (param('copy', {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'The barcode of the copy (C and four digits).', table='copies'),),
+         read_only=True, invoke=_invoke_get_copy, where='public_library.world:270',
+         returns={'type': 'object', 'properties': {'copy': {'type': 'object', 'properties': {'barcode': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'status': {'type': 'string', 'enum': ['available', 'on_loan', 'lost']}}, 'required': ['barcode', 'book', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'open_loan': {'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, {'type': 'null'}]}}, 'required': ['copy', 'book', 'open_loan'], 'additionalProperties': False},
+         shows=('record', (('copy', 'copy_', ('row', 'copies')), ('book', 'book', ('row', 'books')), ('open_loan', 'open_loan', ('row', 'loans'))))),
+    tool('find_members',
+         'Find members whose name or email contains the text, with their card number, email, unpaid fees and the day they joined.',
+         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the member's name or email address; case does not matter."),),
+         read_only=True, invoke=_invoke_find_members, where='public_library.world:279',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'fees_due': {'type': 'number', 'minimum': 0.0}, 'joined_on': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'fees_due', 'joined_on'], 'additionalProperties': False}},
+         shows=('list', ('row', 'members'))),
+    tool('get_member',
+         "Show a member's details and unpaid fees, whether they may borrow, their open loans (each with the copy, its book and the due date) and their active holds (each with its book and place in the queue).",
+         (param('member', {'type': 'string', 'pattern': '^M[0-9]{3}$'}, "The member's card number (M and three digits).", table='members'),),
+         read_only=True, invoke=_invoke_get_member, where='public_library.world:288',
+         returns={'type': 'object', 'properties': {'member': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'fees_due': {'type': 'number', 'minimum': 0.0}, 'joined_on': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'fees_due', 'joined_on'], 'additionalProperties': False}, 'can_borrow': {'type': 'boolean'}, 'open_loans': {'type': 'array', 'items': {'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}}, 'active_holds': {'type': 'array', 'items': {'type': 'object', 'properties': {'hold': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'position': {'type': 'integer'}}, 'required': ['hold', 'book', 'position'], 'additionalProperties': False}}}, 'required': ['member', 'can_borrow', 'open_loans', 'active_holds'], 'additionalProperties': False},
+         shows=('record', (('member', 'member', ('row', 'members')), ('open_loans', 'open_loans', ('list', ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))))), ('active_holds', 'active_holds', ('list', ('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books'))))))))),
+    tool('list_loans',
+         "List a member's loans, each with its copy, book, due date, whether renewed, return date and late fee; the open ones only by default.",
+         (param('member', {'type': 'string', 'pattern': '^M[0-9]{3}$'}, "The member's card number (M and three digits).", table='members'),
+         param('open_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only loans not yet returned; false lists past loans too.', optional=True)),
+         read_only=True, invoke=_invoke_list_loans, where='public_library.world:301',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}},
+         shows=('list', ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))))),
+    tool('get_loan',
+         'Show one loan with its copy, member, book, borrowing and due dates, whether renewed, return date and late fee.',
+         (param('loan', {'type': 'string'}, 'The loan id (L and three digits).', table='loans'),),
+         read_only=True, invoke=_invoke_get_loan, where='public_library.world:310',
+         returns={'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False},
+         shows=('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books'))))),
+    tool('list_overdue_loans',
+         'List every open loan whose due date has passed, the most overdue first, each with its copy, member and book.',
+         (), read_only=True, method=PublicLibrary.tool_list_overdue_loans,
+         where='public_library.world:316',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}},
+         shows=('list', ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))))),
+    tool('list_holds',
+         'List the active holds on a book in queue order, first in line first, each with the member and when it was placed.',
+         (param('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'),),
+         read_only=True, invoke=_invoke_list_holds, where='public_library.world:322',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'hold': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'position': {'type': 'integer'}}, 'required': ['hold', 'book', 'position'], 'additionalProperties': False}},
+         shows=('list', ('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books')))))),
+    tool('get_hold',
+         'Show one hold: its book, member, when it was placed, its status and its place in the queue.',
+         (param('hold', {'type': 'string'}, 'The hold id (H and three digits).', table='holds'),),
+         read_only=True, invoke=_invoke_get_hold, where='public_library.world:330',
+         returns={'type': 'object', 'properties': {'hold': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'position': {'type': 'integer'}}, 'required': ['hold', 'book', 'position'], 'additionalProperties': False},
+         shows=('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books'))))),
+    tool('borrow_copy',
+         'Lend an available copy to a member for 21 days from today. A member who owes more than\n$10.00 cannot borrow. When the book has active holds, only the member first in line can\nborrow it, and doing so fulfils their hold.',
+         (param('member', {'type': 'string', 'pattern': '^M[0-9]{3}$'}, "The member's card number (M and three digits).", table='members'),
+         param('copy', {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'The barcode of the copy (C and four digits).', table='copies')),
+         read_only=False, invoke=_invoke_borrow_copy, where='public_library.world:338',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}),
+    tool('return_copy',
+         "Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is added to the member's unpaid fees.",
+         (param('copy', {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'The barcode of the copy (C and four digits).', table='copies'),),
+         read_only=False, invoke=_invoke_return_copy, where='public_library.world:363',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}),
+    tool('renew_loan',
+         'Extend an open loan by 21 days from its due date. A loan can be renewed once, only before it is overdue, and only if nobody holds the book.',
+         (param('loan', {'type': 'string'}, 'The loan id (L and three digits).', table='loans'),),
+         read_only=False, invoke=_invoke_renew_loan, where='public_library.world:382',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}),
+    tool('place_hold', 'Put a member at the end of the queue for a book.',
+         (param('member', {'type': 'string', 'pattern': '^M[0-9]{3}$'}, "The member's card number (M and three digits).", table='members'),
+         param('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books')),
+         read_only=False, invoke=_invoke_place_hold, where='public_library.world:394',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}),
+    tool('cancel_hold', 'Cancel an active hold.',
+         (param('hold', {'type': 'string'}, 'The hold id (H and three digits).', table='holds'),),
+         read_only=False, invoke=_invoke_cancel_hold, where='public_library.world:407',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}),
+    tool('pay_fees', "Record a payment towards a member's unpaid fees.",
+         (param('member', {'type': 'string', 'pattern': '^M[0-9]{3}$'}, "The member's card number (M and three digits).", table='members'),
+         param('amount', {'type': 'number', 'minimum': 0.01, 'maximum': 500.0}, 'The amount paid in dollars, at most what the member owes.')),
+         read_only=False, invoke=_invoke_pay_fees, where='public_library.world:415',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'fees_due': {'type': 'number', 'minimum': 0.0}, 'joined_on': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'fees_due', 'joined_on'], 'additionalProperties': False}),
+)
 
 
 def _check_late_return_and_new_loan__returned(  # public_library.world:536
@@ -2106,13 +1466,13 @@ def _check_ana_returns_everything__new_loan(  # tasks.world:729
 
 
 PublicLibrary.TASKS = {
-    'late_return_and_new_loan': TaskSpec('late_return_and_new_loan', 'Ana Silva (M001) is bringing back Dune, copy C0003, and would like to take out A Brief History of Time.', rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('returned', 1.0, "Dune's loan is closed today with a $1.25 late fee.", _check_late_return_and_new_loan__returned), CheckSpec('charged', 1.0, 'Ana owes the late fee.', _check_late_return_and_new_loan__charged), CheckSpec('borrowed', 1.0, 'Ana has the Brief History copy, due in 21 days.', _check_late_return_and_new_loan__borrowed),), ('loans', 'loan_ids', 'copies.status', 'members.fees_due'), (('return_copy', {'copy': 'C0003'}), ('search_books', {'query': 'brief history'}), ('borrow_copy', {'member': 'M001', 'copy': 'C0006'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Return an overdue copy, charging the fee, and lend another book.'),
-    'pay_then_borrow_and_renew': TaskSpec('pay_then_borrow_and_renew', 'Ben Okafor (M002) pays $5.00 of his fees and wants to borrow The Left Hand of Darkness. Ana Silva (M001) also asks to renew her loan of Beloved.', rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('paid', 1.0, 'Ben now owes $7.50.', _check_pay_then_borrow_and_renew__paid), CheckSpec('ben_borrowed', 1.0, 'Ben has copy C0001 on loan.', _check_pay_then_borrow_and_renew__ben_borrowed), CheckSpec('renewed', 1.0, "Ana's Beloved loan is renewed to June 22.", _check_pay_then_borrow_and_renew__renewed),), ('members.fees_due', 'loans', 'loan_ids', 'copies.status'), (('get_member', {'member': 'M002'}), ('pay_fees', {'member': 'M002', 'amount': 5.0}), ('search_books', {'query': 'left hand of darkness'}), ('borrow_copy', {'member': 'M002', 'copy': 'C0001'}), ('list_loans', {'member': 'M001'}), ('renew_loan', {'loan': 'L003'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='A blocked member pays part of his fees and borrows; another member renews.'),
-    'swap_holds': TaskSpec('swap_holds', 'Chloe Martin (M003) no longer wants Dune; cancel her hold on it and put her on the list for Beloved instead.', rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('dune_cancelled', 1.0, "Chloe's Dune hold is cancelled.", _check_swap_holds__dune_cancelled), CheckSpec('beloved_held', 1.0, 'Chloe has an active hold on Beloved.', _check_swap_holds__beloved_held),), ('holds', 'hold_ids'), (('get_member', {'member': 'M003'}), ('cancel_hold', {'hold': 'H001'}), ('search_books', {'query': 'beloved'}), ('place_hold', {'member': 'M003', 'book': '9781400033416'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='A member gives up one hold and queues for another book.'),
-    'dune_passes_to_next_in_line': TaskSpec('dune_passes_to_next_in_line', 'Ana Silva (card M001) is at the desk returning her copy of Dune. Chloe Martin (card M003) has been waiting for that book and is here too: lend the returned copy to her straight away, and she would like to pay off everything she owes.', rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('dune_returned', 1.0, "Ana's Dune loan is closed today with the $1.25 late fee charged to her.", _check_dune_passes_to_next_in_line__dune_returned), CheckSpec('chloe_borrowed', 1.0, 'Chloe has the same Dune copy on loan, due in 21 days.', _check_dune_passes_to_next_in_line__chloe_borrowed), CheckSpec('hold_fulfilled', 1.0, "Chloe's hold on Dune is fulfilled.", _check_dune_passes_to_next_in_line__hold_fulfilled), CheckSpec('fees_paid', 1.0, 'Chloe owes nothing.', _check_dune_passes_to_next_in_line__fees_paid),), ('loans', 'loan_ids', 'copies.status', 'members.fees_due', 'holds.status'), (('list_loans', {'member': 'M001'}), ('return_copy', {'copy': 'C0003'}), ('get_member', {'member': 'M003'}), ('borrow_copy', {'member': 'M003', 'copy': 'C0003'}), ('pay_fees', {'member': 'M003', 'amount': 3.0}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='An overdue copy comes back and goes straight to the member whose hold is first in line, who also settles her fees.'),
-    'chloe_swaps_hold_and_books': TaskSpec('chloe_swaps_hold_and_books', "Chloe Martin (card M003) is at the desk. She bought her own copy of A Brief History of Time, so cancel her hold on it, but keep her waiting for Dune. She's also handing back The Left Hand of Darkness and would like to take Beloved home today.", rt.package_data(__package__, 'data/d866e195f3280631.json'), (CheckSpec('right_hold_cancelled', 1.0, 'The Brief History hold is cancelled and the Dune hold still waits.', _check_chloe_swaps_hold_and_books__right_hold_cancelled), CheckSpec('le_guin_returned', 1.0, 'The Left Hand of Darkness is checked in today, on time, with no fee.', _check_chloe_swaps_hold_and_books__le_guin_returned), CheckSpec('beloved_borrowed', 1.0, 'Chloe has the available copy of Beloved, due in 21 days.', _check_chloe_swaps_hold_and_books__beloved_borrowed),), ('holds.status', 'loans', 'loan_ids', 'copies.status', 'members.fees_due'), (('get_member', {'member': 'M003'}), ('cancel_hold', {'hold': 'H003'}), ('return_copy', {'copy': 'C0002'}), ('search_books', {'query': 'beloved'}), ('borrow_copy', {'member': 'M003', 'copy': 'C0004'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc="Cancel one of a member's two holds, check in her book and lend her another."),
-    'chloe_settles_up': TaskSpec('chloe_settles_up', "Hi, I'm Chloe Martin, card M003. I'm returning The Left Hand of Darkness, and I'd like to pay off everything I owe today. Then I'd like to borrow Beloved by Toni Morrison.", rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('returned_on_time', 1.0, 'The Left Hand of Darkness is back today, with no late fee.', _check_chloe_settles_up__returned_on_time), CheckSpec('fees_cleared', 1.0, 'Chloe owes nothing.', _check_chloe_settles_up__fees_cleared), CheckSpec('beloved_borrowed', 1.0, 'Chloe has the shelf copy of Beloved, due in 21 days.', _check_chloe_settles_up__beloved_borrowed),), ('loans', 'loan_ids', 'copies.status', 'members.fees_due'), (('get_member', {'member': 'M003'}), ('return_copy', {'copy': 'C0002'}), ('pay_fees', {'member': 'M003', 'amount': 3.0}), ('search_books', {'query': 'beloved'}), ('borrow_copy', {'member': 'M003', 'copy': 'C0004'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='A member returns a book on time, clears her fees and borrows another title.'),
-    'ben_pays_borrows_and_queues': TaskSpec('ben_pays_borrows_and_queues', "Ben Okafor (card M002) wants to take out Beloved today. He'll pay only as much of his fines as he has to in order to be allowed to borrow. He'd also like to join the waiting list for Dune.", rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('paid_just_enough', 1.0, 'Ben paid down to the $10.00 borrowing limit.', _check_ben_pays_borrows_and_queues__paid_just_enough), CheckSpec('beloved_borrowed', 1.0, 'Ben has a copy of Beloved on loan, due in 21 days.', _check_ben_pays_borrows_and_queues__beloved_borrowed), CheckSpec('dune_queued', 1.0, 'Ben has an active hold on Dune.', _check_ben_pays_borrows_and_queues__dune_queued),), ('members.fees_due', 'loans', 'loan_ids', 'copies.status', 'holds', 'hold_ids'), (('get_member', {'member': 'M002'}), ('search_books', {'query': 'beloved'}), ('pay_fees', {'member': 'M002', 'amount': 2.5}), ('borrow_copy', {'member': 'M002', 'copy': 'C0004'}), ('search_books', {'query': 'dune'}), ('place_hold', {'member': 'M002', 'book': '9780441172719'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='A member with too many fees pays just enough to borrow a book, then joins the queue for another.'),
-    'ana_renews_what_she_can': TaskSpec('ana_renews_what_she_can', "Hi, it's Ana Silva, card M001. I'd like to renew both books I have out at the moment. If one of them can't be renewed, I'll just hand it back now and pay whatever I owe for it straight away.", rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('beloved_renewed', 1.0, "Ana's Beloved loan is renewed to June 22.", _check_ana_renews_what_she_can__beloved_renewed), CheckSpec('dune_returned_and_paid', 1.0, 'Dune, too late to renew, is checked in today with a $1.25 fee that Ana has paid.', _check_ana_renews_what_she_can__dune_returned_and_paid),), ('loans.due_on', 'loans.renewed', 'loans.returned_on', 'loans.late_fee', 'copies.status', 'members.fees_due'), (('get_member', {'member': 'M001'}), ('renew_loan', {'loan': 'L003'}), ('return_copy', {'copy': 'C0003'}), ('pay_fees', {'member': 'M001', 'amount': 1.25}), ), seed=None, persona='Ana Silva, a regular at the library; friendly and a little chatty, happy to pay small fees on the spot once she is told the amount.', known='Her card number is M001. She has two books out: Dune and Beloved. She wants to keep both longer if possible; any book that cannot be renewed she returns right now, and she pays the resulting fee in full immediately.', unknown='The loan ids and copy barcodes, which loan can be renewed, the new due date and the amount of any late fee.', tags=(), split=None, doc='A member asks to renew both loans; the overdue one is returned instead and its fee paid.'),
-    'ana_returns_everything': TaskSpec('ana_returns_everything', "Ana Silva here, card M001. I'm handing back both books I have out, and if anything is overdue I'll pay the late fee right away. Then I'd like to take out The Left Hand of Darkness.", rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('dune_back_late', 1.0, 'Dune is back today with a $1.25 fee for five days late.', _check_ana_returns_everything__dune_back_late), CheckSpec('beloved_back', 1.0, 'Beloved is back today, on time.', _check_ana_returns_everything__beloved_back), CheckSpec('fee_paid', 1.0, 'The late fee was charged and paid: Ana owes nothing.', _check_ana_returns_everything__fee_paid), CheckSpec('new_loan', 1.0, 'Ana has the shelf copy of The Left Hand of Darkness, due in 21 days.', _check_ana_returns_everything__new_loan),), ('loans', 'loan_ids', 'copies.status', 'members.fees_due'), (('list_loans', {'member': 'M001'}), ('return_copy', {'copy': 'C0003'}), ('return_copy', {'copy': 'C0005'}), ('pay_fees', {'member': 'M001', 'amount': 1.25}), ('search_books', {'query': 'left hand'}), ('borrow_copy', {'member': 'M001', 'copy': 'C0001'}), ), seed=None, persona='Ana Silva, a regular library member; friendly and brief, and happy to pay a small late fee on the spot once she is told the amount.', known='Her card number is M001. She is returning both books she has out, Dune and Beloved. She will pay any late fee in full right away. She wants to borrow The Left Hand of Darkness afterwards.', unknown='The loan ids and copy barcodes, which book is overdue, the amount of the late fee and which copy of The Left Hand of Darkness is on the shelf.', tags=(), split=None, doc='A member returns all her loans, one of them late, pays the fee and borrows a new title.'),
+    'late_return_and_new_loan': TaskSpec('late_return_and_new_loan', 'Ana Silva (M001) is bringing back Dune, copy C0003, and would like to take out A Brief History of Time.', rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('returned', 1.0, "Dune's loan is closed today with a $1.25 late fee.", _check_late_return_and_new_loan__returned), CheckSpec('charged', 1.0, 'Ana owes the late fee.', _check_late_return_and_new_loan__charged), CheckSpec('borrowed', 1.0, 'Ana has the Brief History copy, due in 21 days.', _check_late_return_and_new_loan__borrowed)), ('loans', 'loan_ids', 'copies.status', 'members.fees_due'), (('return_copy', {'copy': 'C0003'}), ('search_books', {'query': 'brief history'}), ('borrow_copy', {'member': 'M001', 'copy': 'C0006'})), doc='Return an overdue copy, charging the fee, and lend another book.'),
+    'pay_then_borrow_and_renew': TaskSpec('pay_then_borrow_and_renew', 'Ben Okafor (M002) pays $5.00 of his fees and wants to borrow The Left Hand of Darkness. Ana Silva (M001) also asks to renew her loan of Beloved.', rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('paid', 1.0, 'Ben now owes $7.50.', _check_pay_then_borrow_and_renew__paid), CheckSpec('ben_borrowed', 1.0, 'Ben has copy C0001 on loan.', _check_pay_then_borrow_and_renew__ben_borrowed), CheckSpec('renewed', 1.0, "Ana's Beloved loan is renewed to June 22.", _check_pay_then_borrow_and_renew__renewed)), ('members.fees_due', 'loans', 'loan_ids', 'copies.status'), (('get_member', {'member': 'M002'}), ('pay_fees', {'member': 'M002', 'amount': 5.0}), ('search_books', {'query': 'left hand of darkness'}), ('borrow_copy', {'member': 'M002', 'copy': 'C0001'}), ('list_loans', {'member': 'M001'}), ('renew_loan', {'loan': 'L003'})), doc='A blocked member pays part of his fees and borrows; another member renews.'),
+    'swap_holds': TaskSpec('swap_holds', 'Chloe Martin (M003) no longer wants Dune; cancel her hold on it and put her on the list for Beloved instead.', rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('dune_cancelled', 1.0, "Chloe's Dune hold is cancelled.", _check_swap_holds__dune_cancelled), CheckSpec('beloved_held', 1.0, 'Chloe has an active hold on Beloved.', _check_swap_holds__beloved_held)), ('holds', 'hold_ids'), (('get_member', {'member': 'M003'}), ('cancel_hold', {'hold': 'H001'}), ('search_books', {'query': 'beloved'}), ('place_hold', {'member': 'M003', 'book': '9781400033416'})), doc='A member gives up one hold and queues for another book.'),
+    'dune_passes_to_next_in_line': TaskSpec('dune_passes_to_next_in_line', 'Ana Silva (card M001) is at the desk returning her copy of Dune. Chloe Martin (card M003) has been waiting for that book and is here too: lend the returned copy to her straight away, and she would like to pay off everything she owes.', rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('dune_returned', 1.0, "Ana's Dune loan is closed today with the $1.25 late fee charged to her.", _check_dune_passes_to_next_in_line__dune_returned), CheckSpec('chloe_borrowed', 1.0, 'Chloe has the same Dune copy on loan, due in 21 days.', _check_dune_passes_to_next_in_line__chloe_borrowed), CheckSpec('hold_fulfilled', 1.0, "Chloe's hold on Dune is fulfilled.", _check_dune_passes_to_next_in_line__hold_fulfilled), CheckSpec('fees_paid', 1.0, 'Chloe owes nothing.', _check_dune_passes_to_next_in_line__fees_paid)), ('loans', 'loan_ids', 'copies.status', 'members.fees_due', 'holds.status'), (('list_loans', {'member': 'M001'}), ('return_copy', {'copy': 'C0003'}), ('get_member', {'member': 'M003'}), ('borrow_copy', {'member': 'M003', 'copy': 'C0003'}), ('pay_fees', {'member': 'M003', 'amount': 3.0})), doc='An overdue copy comes back and goes straight to the member whose hold is first in line, who also settles her fees.'),
+    'chloe_swaps_hold_and_books': TaskSpec('chloe_swaps_hold_and_books', "Chloe Martin (card M003) is at the desk. She bought her own copy of A Brief History of Time, so cancel her hold on it, but keep her waiting for Dune. She's also handing back The Left Hand of Darkness and would like to take Beloved home today.", rt.package_data(__package__, 'data/d866e195f3280631.json'), (CheckSpec('right_hold_cancelled', 1.0, 'The Brief History hold is cancelled and the Dune hold still waits.', _check_chloe_swaps_hold_and_books__right_hold_cancelled), CheckSpec('le_guin_returned', 1.0, 'The Left Hand of Darkness is checked in today, on time, with no fee.', _check_chloe_swaps_hold_and_books__le_guin_returned), CheckSpec('beloved_borrowed', 1.0, 'Chloe has the available copy of Beloved, due in 21 days.', _check_chloe_swaps_hold_and_books__beloved_borrowed)), ('holds.status', 'loans', 'loan_ids', 'copies.status', 'members.fees_due'), (('get_member', {'member': 'M003'}), ('cancel_hold', {'hold': 'H003'}), ('return_copy', {'copy': 'C0002'}), ('search_books', {'query': 'beloved'}), ('borrow_copy', {'member': 'M003', 'copy': 'C0004'})), doc="Cancel one of a member's two holds, check in her book and lend her another."),
+    'chloe_settles_up': TaskSpec('chloe_settles_up', "Hi, I'm Chloe Martin, card M003. I'm returning The Left Hand of Darkness, and I'd like to pay off everything I owe today. Then I'd like to borrow Beloved by Toni Morrison.", rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('returned_on_time', 1.0, 'The Left Hand of Darkness is back today, with no late fee.', _check_chloe_settles_up__returned_on_time), CheckSpec('fees_cleared', 1.0, 'Chloe owes nothing.', _check_chloe_settles_up__fees_cleared), CheckSpec('beloved_borrowed', 1.0, 'Chloe has the shelf copy of Beloved, due in 21 days.', _check_chloe_settles_up__beloved_borrowed)), ('loans', 'loan_ids', 'copies.status', 'members.fees_due'), (('get_member', {'member': 'M003'}), ('return_copy', {'copy': 'C0002'}), ('pay_fees', {'member': 'M003', 'amount': 3.0}), ('search_books', {'query': 'beloved'}), ('borrow_copy', {'member': 'M003', 'copy': 'C0004'})), doc='A member returns a book on time, clears her fees and borrows another title.'),
+    'ben_pays_borrows_and_queues': TaskSpec('ben_pays_borrows_and_queues', "Ben Okafor (card M002) wants to take out Beloved today. He'll pay only as much of his fines as he has to in order to be allowed to borrow. He'd also like to join the waiting list for Dune.", rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('paid_just_enough', 1.0, 'Ben paid down to the $10.00 borrowing limit.', _check_ben_pays_borrows_and_queues__paid_just_enough), CheckSpec('beloved_borrowed', 1.0, 'Ben has a copy of Beloved on loan, due in 21 days.', _check_ben_pays_borrows_and_queues__beloved_borrowed), CheckSpec('dune_queued', 1.0, 'Ben has an active hold on Dune.', _check_ben_pays_borrows_and_queues__dune_queued)), ('members.fees_due', 'loans', 'loan_ids', 'copies.status', 'holds', 'hold_ids'), (('get_member', {'member': 'M002'}), ('search_books', {'query': 'beloved'}), ('pay_fees', {'member': 'M002', 'amount': 2.5}), ('borrow_copy', {'member': 'M002', 'copy': 'C0004'}), ('search_books', {'query': 'dune'}), ('place_hold', {'member': 'M002', 'book': '9780441172719'})), doc='A member with too many fees pays just enough to borrow a book, then joins the queue for another.'),
+    'ana_renews_what_she_can': TaskSpec('ana_renews_what_she_can', "Hi, it's Ana Silva, card M001. I'd like to renew both books I have out at the moment. If one of them can't be renewed, I'll just hand it back now and pay whatever I owe for it straight away.", rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('beloved_renewed', 1.0, "Ana's Beloved loan is renewed to June 22.", _check_ana_renews_what_she_can__beloved_renewed), CheckSpec('dune_returned_and_paid', 1.0, 'Dune, too late to renew, is checked in today with a $1.25 fee that Ana has paid.', _check_ana_renews_what_she_can__dune_returned_and_paid)), ('loans.due_on', 'loans.renewed', 'loans.returned_on', 'loans.late_fee', 'copies.status', 'members.fees_due'), (('get_member', {'member': 'M001'}), ('renew_loan', {'loan': 'L003'}), ('return_copy', {'copy': 'C0003'}), ('pay_fees', {'member': 'M001', 'amount': 1.25})), persona='Ana Silva, a regular at the library; friendly and a little chatty, happy to pay small fees on the spot once she is told the amount.', known='Her card number is M001. She has two books out: Dune and Beloved. She wants to keep both longer if possible; any book that cannot be renewed she returns right now, and she pays the resulting fee in full immediately.', unknown='The loan ids and copy barcodes, which loan can be renewed, the new due date and the amount of any late fee.', doc='A member asks to renew both loans; the overdue one is returned instead and its fee paid.'),
+    'ana_returns_everything': TaskSpec('ana_returns_everything', "Ana Silva here, card M001. I'm handing back both books I have out, and if anything is overdue I'll pay the late fee right away. Then I'd like to take out The Left Hand of Darkness.", rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('dune_back_late', 1.0, 'Dune is back today with a $1.25 fee for five days late.', _check_ana_returns_everything__dune_back_late), CheckSpec('beloved_back', 1.0, 'Beloved is back today, on time.', _check_ana_returns_everything__beloved_back), CheckSpec('fee_paid', 1.0, 'The late fee was charged and paid: Ana owes nothing.', _check_ana_returns_everything__fee_paid), CheckSpec('new_loan', 1.0, 'Ana has the shelf copy of The Left Hand of Darkness, due in 21 days.', _check_ana_returns_everything__new_loan)), ('loans', 'loan_ids', 'copies.status', 'members.fees_due'), (('list_loans', {'member': 'M001'}), ('return_copy', {'copy': 'C0003'}), ('return_copy', {'copy': 'C0005'}), ('pay_fees', {'member': 'M001', 'amount': 1.25}), ('search_books', {'query': 'left hand'}), ('borrow_copy', {'member': 'M001', 'copy': 'C0001'})), persona='Ana Silva, a regular library member; friendly and brief, and happy to pay a small late fee on the spot once she is told the amount.', known='Her card number is M001. She is returning both books she has out, Dune and Beloved. She will pay any late fee in full right away. She wants to borrow The Left Hand of Darkness afterwards.', unknown='The loan ids and copy barcodes, which book is overdue, the amount of the late fee and which copy of The Left Hand of Darkness is on the shelf.', doc='A member returns all her loans, one of them late, pays the fee and borrows a new title.'),
 }

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,12 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Category", "DiningTable", "MenuItem", "Order", "OrderLine", "OrderStatus", "OrderView", "PayMethod", "Payment", "RestaurantOrders", "Server", "SettleReceipt", "TableStatus", "Zone"]
+__all__ = [
+    "Category", "DiningTable", "MenuItem", "Order", "OrderLine", "OrderStatus", "OrderView",
+    "PayMethod", "Payment", "RestaurantOrders", "Server", "SettleReceipt", "TableStatus", "Zone",
+]
 
 
 class Zone(enum.StrEnum):
@@ -36,11 +40,7 @@ class Zone(enum.StrEnum):
     bar = 'bar'
 
 
-_E4_Zone_indoor: Zone = Zone.indoor
-_E4_Zone_terrace: Zone = Zone.terrace
-_E4_Zone_bar: Zone = Zone.bar
-
-_T4_Zone: dict[Zone | None, str] = {None: 'null', _E4_Zone_indoor: '"indoor"', _E4_Zone_terrace: '"terrace"', _E4_Zone_bar: '"bar"', }
+_E4_Zone_indoor, _E4_Zone_terrace, _E4_Zone_bar = Zone.__members__.values()
 
 
 class Category(enum.StrEnum):
@@ -52,12 +52,10 @@ class Category(enum.StrEnum):
     drink = 'drink'
 
 
-_E8_Category_starter: Category = Category.starter
-_E8_Category_main: Category = Category.main
-_E8_Category_dessert: Category = Category.dessert
-_E8_Category_drink: Category = Category.drink
-
-_T8_Category: dict[Category | None, str] = {None: 'null', _E8_Category_starter: '"starter"', _E8_Category_main: '"main"', _E8_Category_dessert: '"dessert"', _E8_Category_drink: '"drink"', }
+(
+    _E8_Category_starter, _E8_Category_main, _E8_Category_dessert,
+    _E8_Category_drink,
+) = Category.__members__.values()
 
 
 class OrderStatus(enum.StrEnum):
@@ -69,12 +67,10 @@ class OrderStatus(enum.StrEnum):
     paid = 'paid'
 
 
-_E11_OrderStatus_open_: OrderStatus = OrderStatus.open_
-_E11_OrderStatus_sent_to_kitchen: OrderStatus = OrderStatus.sent_to_kitchen
-_E11_OrderStatus_served: OrderStatus = OrderStatus.served
-_E11_OrderStatus_paid: OrderStatus = OrderStatus.paid
-
-_T11_OrderStatus: dict[OrderStatus | None, str] = {None: 'null', _E11_OrderStatus_open_: '"open"', _E11_OrderStatus_sent_to_kitchen: '"sent to kitchen"', _E11_OrderStatus_served: '"served"', _E11_OrderStatus_paid: '"paid"', }
+(
+    _E11_OrderStatus_open_, _E11_OrderStatus_sent_to_kitchen,
+    _E11_OrderStatus_served, _E11_OrderStatus_paid,
+) = OrderStatus.__members__.values()
 
 
 class PayMethod(enum.StrEnum):
@@ -84,718 +80,159 @@ class PayMethod(enum.StrEnum):
     card = 'card'
 
 
-_E9_PayMethod_cash: PayMethod = PayMethod.cash
-_E9_PayMethod_card: PayMethod = PayMethod.card
-
-_T9_PayMethod: dict[PayMethod | None, str] = {None: 'null', _E9_PayMethod_cash: '"cash"', _E9_PayMethod_card: '"card"', }
+_E9_PayMethod_cash, _E9_PayMethod_card = PayMethod.__members__.values()
 
 
 class Server(Row):
     'A member of the floor staff who signs in and takes orders.'
 
-    __slots__ = ('id_', 'name', )
-    ENTITY: ClassVar[str] = 'Server'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-    )
-
-    def __init__(self, *, id_: str, name: str) -> None:
-        self.id_ = id_
-        self.name = name
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Server:
-        other = Server.__new__(Server)
-        other.id_ = self.id_
-        other.name = self.name
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Server:
-        d = v.want_object(data, path, {'id': True, 'name': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^S[0-9]{2}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
 
 
 class DiningTable(Row):
     'A table in the dining room.'
 
-    __slots__ = ('number', 'seats', 'zone', )
-    ENTITY: ClassVar[str] = 'DiningTable'
-    KEY: ClassVar[str] = 'number'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('number', 'number', None, True),
-        ('seats', 'seats', None, True),
-        ('zone', 'zone', lambda value: value._value_, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.int_text,
-        _T4_Zone.__getitem__,
-    )
-
-    def __init__(self, *, number: str, seats: int, zone: Zone) -> None:
-        self.number = number
-        self.seats = seats
-        self.zone = zone
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> DiningTable:
-        other = DiningTable.__new__(DiningTable)
-        other.number = self.number
-        other.seats = self.seats
-        other.zone = self.zone
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'number': self.number,
-            'seats': self.seats,
-            'zone': self.zone._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> DiningTable:
-        d = v.want_object(data, path, {'number': True, 'seats': True, 'zone': True})
-        return cls(
-            number=v.check_pattern(v.want_str(d['number'], path + '.number'), path + '.number', '^T[0-9]{1,2}$'),
-            seats=v.check_range(v.want_int(d['seats'], path + '.seats'), path + '.seats', 1, 12),
-            zone=v.want_enum(d['zone'], path + '.zone', Zone),
-        )
+    number: str = field(
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'),
+        text=v.str_text)
+    seats: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text)
+    zone: Zone = field(
+        load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
 
 
 class MenuItem(Row):
     'A dish or drink on the menu.'
 
-    __slots__ = ('code', 'name', 'category', 'price_cents', 'available', )
-    ENTITY: ClassVar[str] = 'MenuItem'
-    KEY: ClassVar[str] = 'code'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('code', 'code', None, True),
-        ('name', 'name', None, True),
-        ('category', 'category', lambda value: value._value_, True),
-        ('price_cents', 'price_cents', None, True),
-        ('available', 'available', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T8_Category.__getitem__,
-        v.int_text,
-        None,
-    )
-
-    def __init__(self, *, code: str, name: str, category: Category, price_cents: int, available: bool) -> None:
-        self.code = code
-        self.name = name
-        self.category = category
-        self.price_cents = price_cents
-        self.available = available
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> MenuItem:
-        other = MenuItem.__new__(MenuItem)
-        other.code = self.code
-        other.name = self.name
-        other.category = self.category
-        other.price_cents = self.price_cents
-        other.available = self.available
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'code': self.code,
-            'name': self.name,
-            'category': self.category._value_,
-            'price_cents': self.price_cents,
-            'available': self.available,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> MenuItem:
-        d = v.want_object(data, path, {'code': True, 'name': True, 'category': True, 'price_cents': True, 'available': False})
-        return cls(
-            code=v.check_pattern(v.want_str(d['code'], path + '.code'), path + '.code', '^[A-Z]{2}[0-9]{2}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            category=v.want_enum(d['category'], path + '.category', Category),
-            price_cents=v.check_range(v.want_int(d['price_cents'], path + '.price_cents'), path + '.price_cents', 1, 100000),
-            available=(v.want_bool(d['available'], path + '.available') if d.get('available') is not None else True),
-        )
+    code: str = field(
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}[0-9]{2}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    category: Category = field(
+        load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
+    price_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
+    available: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
 class Order(Row):
     "One party's order at one table."
 
-    __slots__ = ('id_', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at', )
-    ENTITY: ClassVar[str] = 'Order'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('table', 'table', None, True),
-        ('server', 'server', None, True),
-        ('guests', 'guests', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('opened_at', 'opened_at', lambda value: value.isoformat(), True),
-        ('sent_at', 'sent_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('served_at', 'served_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('split_ways', 'split_ways', None, True),
-        ('paid_at', 'paid_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        _T11_OrderStatus.__getitem__,
-        None,
-        None,
-        None,
-        v.int_text,
-        None,
-    )
-
-    def __init__(self, *, id_: str, table: str, server: str, guests: int, status: OrderStatus, opened_at: dt.datetime, sent_at: dt.datetime | None, served_at: dt.datetime | None, split_ways: int, paid_at: dt.datetime | None) -> None:
-        self.id_ = id_
-        self.table = table
-        self.server = server
-        self.guests = guests
-        self.status = status
-        self.opened_at = opened_at
-        self.sent_at = sent_at
-        self.served_at = served_at
-        self.split_ways = split_ways
-        self.paid_at = paid_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Order:
-        other = Order.__new__(Order)
-        other.id_ = self.id_
-        other.table = self.table
-        other.server = self.server
-        other.guests = self.guests
-        other.status = self.status
-        other.opened_at = self.opened_at
-        other.sent_at = self.sent_at
-        other.served_at = self.served_at
-        other.split_ways = self.split_ways
-        other.paid_at = self.paid_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'table': self.table,
-            'server': self.server,
-            'guests': self.guests,
-            'status': self.status._value_,
-            'opened_at': self.opened_at.isoformat(),
-            'sent_at': rt.if_present(self.sent_at, lambda x: x.isoformat()),
-            'served_at': rt.if_present(self.served_at, lambda x: x.isoformat()),
-            'split_ways': self.split_ways,
-            'paid_at': rt.if_present(self.paid_at, lambda x: x.isoformat()),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Order:
-        d = v.want_object(data, path, {'id': False, 'table': True, 'server': True, 'guests': True, 'status': False, 'opened_at': False, 'sent_at': False, 'served_at': False, 'split_ways': False, 'paid_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('order_ids', 'O{:03d}')),
-            table=v.check_pattern(v.want_str(d['table'], path + '.table'), path + '.table', '^T[0-9]{1,2}$'),
-            server=v.check_pattern(v.want_str(d['server'], path + '.server'), path + '.server', '^S[0-9]{2}$'),
-            guests=v.check_range(v.want_int(d['guests'], path + '.guests'), path + '.guests', 1, 12),
-            status=(v.want_enum(d['status'], path + '.status', OrderStatus) if d.get('status') is not None else _E11_OrderStatus_open_),
-            opened_at=(v.want_datetime(d['opened_at'], path + '.opened_at') if d.get('opened_at') is not None else ep.clock),
-            sent_at=(v.want_optional(d['sent_at'], path + '.sent_at', (lambda x, p: v.want_datetime(x, p))) if d.get('sent_at') is not None else None),
-            served_at=(v.want_optional(d['served_at'], path + '.served_at', (lambda x, p: v.want_datetime(x, p))) if d.get('served_at') is not None else None),
-            split_ways=(v.check_range(v.want_int(d['split_ways'], path + '.split_ways'), path + '.split_ways', 1, 12) if d.get('split_ways') is not None else 1),
-            paid_at=(v.want_optional(d['paid_at'], path + '.paid_at', (lambda x, p: v.want_datetime(x, p))) if d.get('paid_at') is not None else None),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('order_ids', 'O{:03d}'),
+        text=v.str_text)
+    table: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'), text=v.str_text)
+    server: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text)
+    guests: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text)
+    status: OrderStatus = field(
+        load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_open_,
+        export=enum_value, text=enum_text(OrderStatus))
+    opened_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    sent_at: dt.datetime | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    served_at: dt.datetime | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    split_ways: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), fill=lambda ep: 1,
+        text=v.int_text)
+    paid_at: dt.datetime | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
 class OrderLine(Row):
     'One menu item in an order, with the price at the time it was ordered.'
 
-    __slots__ = ('id_', 'order', 'item', 'quantity', 'unit_price_cents', 'note', )
-    ENTITY: ClassVar[str] = 'OrderLine'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('order', 'order', None, True),
-        ('item', 'item', None, True),
-        ('quantity', 'quantity', None, True),
-        ('unit_price_cents', 'unit_price_cents', None, True),
-        ('note', 'note', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        v.int_text,
-        v.str_text,
-    )
-
-    def __init__(self, *, id_: str, order: str, item: str, quantity: int, unit_price_cents: int, note: str) -> None:
-        self.id_ = id_
-        self.order = order
-        self.item = item
-        self.quantity = quantity
-        self.unit_price_cents = unit_price_cents
-        self.note = note
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> OrderLine:
-        other = OrderLine.__new__(OrderLine)
-        other.id_ = self.id_
-        other.order = self.order
-        other.item = self.item
-        other.quantity = self.quantity
-        other.unit_price_cents = self.unit_price_cents
-        other.note = self.note
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'order': self.order,
-            'item': self.item,
-            'quantity': self.quantity,
-            'unit_price_cents': self.unit_price_cents,
-            'note': self.note,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OrderLine:
-        d = v.want_object(data, path, {'id': False, 'order': True, 'item': True, 'quantity': True, 'unit_price_cents': True, 'note': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('line_ids', 'L{:04d}')),
-            order=v.want_str(d['order'], path + '.order'),
-            item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{2}[0-9]{2}$'),
-            quantity=v.check_range(v.want_int(d['quantity'], path + '.quantity'), path + '.quantity', 1, 20),
-            unit_price_cents=v.check_range(v.want_int(d['unit_price_cents'], path + '.unit_price_cents'), path + '.unit_price_cents', 1, 100000),
-            note=(v.check_length(v.want_str(d['note'], path + '.note'), path + '.note', None, 120) if d.get('note') is not None else ''),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('line_ids', 'L{:04d}'),
+        text=v.str_text)
+    order: str = field(load=v.want_str, text=v.str_text)
+    item: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}[0-9]{2}$'),
+        text=v.str_text)
+    quantity: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text)
+    unit_price_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
+    note: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
+        text=v.str_text)
 
 
 class Payment(Row):
     'One settled share of a bill.'
 
-    __slots__ = ('id_', 'order', 'share', 'amount_cents', 'tip_cents', 'method', 'paid_at', )
-    ENTITY: ClassVar[str] = 'Payment'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('order', 'order', None, True),
-        ('share', 'share', None, True),
-        ('amount_cents', 'amount_cents', None, True),
-        ('tip_cents', 'tip_cents', None, True),
-        ('method', 'method', lambda value: value._value_, True),
-        ('paid_at', 'paid_at', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        v.int_text,
-        v.int_text,
-        _T9_PayMethod.__getitem__,
-        None,
-    )
-
-    def __init__(self, *, id_: str, order: str, share: int, amount_cents: int, tip_cents: int, method: PayMethod, paid_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.order = order
-        self.share = share
-        self.amount_cents = amount_cents
-        self.tip_cents = tip_cents
-        self.method = method
-        self.paid_at = paid_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Payment:
-        other = Payment.__new__(Payment)
-        other.id_ = self.id_
-        other.order = self.order
-        other.share = self.share
-        other.amount_cents = self.amount_cents
-        other.tip_cents = self.tip_cents
-        other.method = self.method
-        other.paid_at = self.paid_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'order': self.order,
-            'share': self.share,
-            'amount_cents': self.amount_cents,
-            'tip_cents': self.tip_cents,
-            'method': self.method._value_,
-            'paid_at': self.paid_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Payment:
-        d = v.want_object(data, path, {'id': False, 'order': True, 'share': True, 'amount_cents': True, 'tip_cents': True, 'method': True, 'paid_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('payment_ids', 'PAY{:03d}')),
-            order=v.want_str(d['order'], path + '.order'),
-            share=v.check_range(v.want_int(d['share'], path + '.share'), path + '.share', 1, 12),
-            amount_cents=v.check_range(v.want_int(d['amount_cents'], path + '.amount_cents'), path + '.amount_cents', 0, None),
-            tip_cents=v.check_range(v.want_int(d['tip_cents'], path + '.tip_cents'), path + '.tip_cents', 0, None),
-            method=v.want_enum(d['method'], path + '.method', PayMethod),
-            paid_at=(v.want_datetime(d['paid_at'], path + '.paid_at') if d.get('paid_at') is not None else ep.clock),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('payment_ids', 'PAY{:03d}'),
+        text=v.str_text)
+    order: str = field(load=v.want_str, text=v.str_text)
+    share: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text)
+    amount_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    tip_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    method: PayMethod = field(
+        load=lambda x, p: v.want_enum(x, p, PayMethod), export=enum_value,
+        text=enum_text(PayMethod))
+    paid_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
-class _Slots_OrderView:
-    'The slots of the OrderView record: its fields and its JSON text.'
-
-    __slots__ = ('order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents', '_json')
-
-
-class OrderView(_Slots_OrderView, rt.Record):
+class OrderView(Record):
     'An order with its lines and what is still due.'
 
-    __slots__ = ()
-    __match_args__ = ('order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents')
-
-    order: str
-    lines: tuple[str, ...]
-    total_cents: int
-    split_ways: int
-    share_amounts: tuple[int, ...]
-    payments: tuple[str, ...]
-    paid_cents: int
-    due_cents: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.order, self.lines, self.total_cents, self.split_ways, self.share_amounts, self.payments, self.paid_cents, self.due_cents) == (other.order, other.lines, other.total_cents, other.split_ways, other.share_amounts, other.payments, other.paid_cents, other.due_cents)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.order, self.lines, self.total_cents, self.split_ways, self.share_amounts, self.payments, self.paid_cents, self.due_cents))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(order={self.order!r}, lines={self.lines!r}, total_cents={self.total_cents!r}, split_ways={self.split_ways!r}, share_amounts={self.share_amounts!r}, payments={self.payments!r}, paid_cents={self.paid_cents!r}, due_cents={self.due_cents!r})'
-
-    def __init__(self, order: str, lines: tuple[str, ...], total_cents: int, split_ways: int, share_amounts: tuple[int, ...], payments: tuple[str, ...], paid_cents: int, due_cents: int) -> None:
-        _set = _SET_OrderView
-        _set[0](self, order)
-        _set[1](self, lines)
-        _set[2](self, total_cents)
-        _set[3](self, split_ways)
-        _set[4](self, share_amounts)
-        _set[5](self, payments)
-        _set[6](self, paid_cents)
-        _set[7](self, due_cents)
-        _set[8](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'order': self.order,
-            'lines': list(self.lines),
-            'total_cents': self.total_cents,
-            'split_ways': self.split_ways,
-            'share_amounts': list(self.share_amounts),
-            'payments': list(self.payments),
-            'paid_cents': self.paid_cents,
-            'due_cents': self.due_cents,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"order": ', v.str_text(self.order), ', "lines": ', v.json_text(self.lines), ', "total_cents": ', v.int_text(self.total_cents), ', "split_ways": ', v.int_text(self.split_ways), ', "share_amounts": ', v.json_text(self.share_amounts), ', "payments": ', v.json_text(self.payments), ', "paid_cents": ', v.int_text(self.paid_cents), ', "due_cents": ', v.int_text(self.due_cents), '}'))
-            _SET_OrderView[8](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OrderView:
-        d = v.want_object(data, path, {'order': True, 'lines': True, 'total_cents': True, 'split_ways': True, 'share_amounts': True, 'payments': True, 'paid_cents': True, 'due_cents': True})
-        return _new_OrderView(
-            order=v.want_str(d['order'], path + '.order'),
-            lines=v.want_list(d['lines'], path + '.lines', (lambda x, p: v.want_str(x, p))),
-            total_cents=v.want_int(d['total_cents'], path + '.total_cents'),
-            split_ways=v.want_int(d['split_ways'], path + '.split_ways'),
-            share_amounts=v.want_list(d['share_amounts'], path + '.share_amounts', (lambda x, p: v.want_int(x, p))),
-            payments=v.want_list(d['payments'], path + '.payments', (lambda x, p: v.want_str(x, p))),
-            paid_cents=v.want_int(d['paid_cents'], path + '.paid_cents'),
-            due_cents=v.want_int(d['due_cents'], path + '.due_cents'),
-        )
+    order: str = field(load=v.want_str, text=v.str_text)
+    lines: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    total_cents: int = field(load=v.want_int, text=v.int_text)
+    split_ways: int = field(load=v.want_int, text=v.int_text)
+    share_amounts: tuple[int, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_int), export=list)
+    payments: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    paid_cents: int = field(load=v.want_int, text=v.int_text)
+    due_cents: int = field(load=v.want_int, text=v.int_text)
 
 
-_SET_OrderView: tuple[Any, ...] = rt.slot_setters(_Slots_OrderView, ('order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents', '_json'))
-
-
-class _Made_OrderView(_Slots_OrderView):
-    'A OrderView being made by _new_OrderView.'
-
-    __slots__ = ()
-
-
-def _new_OrderView(order: str, lines: tuple[str, ...], total_cents: int, split_ways: int, share_amounts: tuple[int, ...], payments: tuple[str, ...], paid_cents: int, due_cents: int) -> OrderView:
-    self: Any = object.__new__(_Made_OrderView)
-    self.order = order
-    self.lines = lines
-    self.total_cents = total_cents
-    self.split_ways = split_ways
-    self.share_amounts = share_amounts
-    self.payments = payments
-    self.paid_cents = paid_cents
-    self.due_cents = due_cents
-    self._json = None
-    self.__class__ = OrderView
-    _made: OrderView = self
-    return _made
-
-
-class _Slots_TableStatus:
-    'The slots of the TableStatus record: its fields and its JSON text.'
-
-    __slots__ = ('table', 'current_order', '_json')
-
-
-class TableStatus(_Slots_TableStatus, rt.Record):
+class TableStatus(Record):
     'A dining table with the order at it that is not paid yet.'
 
-    __slots__ = ()
-    __match_args__ = ('table', 'current_order')
-
-    table: str
-    current_order: str | None
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.table, self.current_order) == (other.table, other.current_order)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.table, self.current_order))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(table={self.table!r}, current_order={self.current_order!r})'
-
-    def __init__(self, table: str, current_order: str | None) -> None:
-        _set = _SET_TableStatus
-        _set[0](self, table)
-        _set[1](self, current_order)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'table': self.table,
-            'current_order': self.current_order,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"table": ', v.str_text(self.table), ', "current_order": ', ('null' if self.current_order is None else v.str_text(self.current_order)), '}'))
-            _SET_TableStatus[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> TableStatus:
-        d = v.want_object(data, path, {'table': True, 'current_order': False})
-        return _new_TableStatus(
-            table=v.check_pattern(v.want_str(d['table'], path + '.table'), path + '.table', '^T[0-9]{1,2}$'),
-            current_order=(v.want_optional(d['current_order'], path + '.current_order', (lambda x, p: v.want_str(x, p))) if 'current_order' in d else None),
-        )
+    table: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'), text=v.str_text)
+    current_order: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
+        text=optional_text(v.str_text))
 
 
-_SET_TableStatus: tuple[Any, ...] = rt.slot_setters(_Slots_TableStatus, ('table', 'current_order', '_json'))
-
-
-class _Made_TableStatus(_Slots_TableStatus):
-    'A TableStatus being made by _new_TableStatus.'
-
-    __slots__ = ()
-
-
-def _new_TableStatus(table: str, current_order: str | None) -> TableStatus:
-    self: Any = object.__new__(_Made_TableStatus)
-    self.table = table
-    self.current_order = current_order
-    self._json = None
-    self.__class__ = TableStatus
-    _made: TableStatus = self
-    return _made
-
-
-class _Slots_SettleReceipt:
-    'The slots of the SettleReceipt record: its fields and its JSON text.'
-
-    __slots__ = ('payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status', '_json')
-
-
-class SettleReceipt(_Slots_SettleReceipt, rt.Record):
+class SettleReceipt(Record):
     'A settled share and what remains.'
 
-    __slots__ = ()
-    __match_args__ = ('payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status')
-
-    payment: str
-    shares_paid: int
-    split_ways: int
-    remaining_cents: int
-    order_status: OrderStatus
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.payment, self.shares_paid, self.split_ways, self.remaining_cents, self.order_status) == (other.payment, other.shares_paid, other.split_ways, other.remaining_cents, other.order_status)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.payment, self.shares_paid, self.split_ways, self.remaining_cents, self.order_status))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(payment={self.payment!r}, shares_paid={self.shares_paid!r}, split_ways={self.split_ways!r}, remaining_cents={self.remaining_cents!r}, order_status={self.order_status!r})'
-
-    def __init__(self, payment: str, shares_paid: int, split_ways: int, remaining_cents: int, order_status: OrderStatus) -> None:
-        _set = _SET_SettleReceipt
-        _set[0](self, payment)
-        _set[1](self, shares_paid)
-        _set[2](self, split_ways)
-        _set[3](self, remaining_cents)
-        _set[4](self, order_status)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'payment': self.payment,
-            'shares_paid': self.shares_paid,
-            'split_ways': self.split_ways,
-            'remaining_cents': self.remaining_cents,
-            'order_status': self.order_status._value_,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"payment": ', v.str_text(self.payment), ', "shares_paid": ', v.int_text(self.shares_paid), ', "split_ways": ', v.int_text(self.split_ways), ', "remaining_cents": ', v.int_text(self.remaining_cents), ', "order_status": ', _T11_OrderStatus[self.order_status], '}'))
-            _SET_SettleReceipt[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SettleReceipt:
-        d = v.want_object(data, path, {'payment': True, 'shares_paid': True, 'split_ways': True, 'remaining_cents': True, 'order_status': True})
-        return _new_SettleReceipt(
-            payment=v.want_str(d['payment'], path + '.payment'),
-            shares_paid=v.want_int(d['shares_paid'], path + '.shares_paid'),
-            split_ways=v.want_int(d['split_ways'], path + '.split_ways'),
-            remaining_cents=v.want_int(d['remaining_cents'], path + '.remaining_cents'),
-            order_status=v.want_enum(d['order_status'], path + '.order_status', OrderStatus),
-        )
-
-
-_SET_SettleReceipt: tuple[Any, ...] = rt.slot_setters(_Slots_SettleReceipt, ('payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status', '_json'))
-
-
-class _Made_SettleReceipt(_Slots_SettleReceipt):
-    'A SettleReceipt being made by _new_SettleReceipt.'
-
-    __slots__ = ()
-
-
-def _new_SettleReceipt(payment: str, shares_paid: int, split_ways: int, remaining_cents: int, order_status: OrderStatus) -> SettleReceipt:
-    self: Any = object.__new__(_Made_SettleReceipt)
-    self.payment = payment
-    self.shares_paid = shares_paid
-    self.split_ways = split_ways
-    self.remaining_cents = remaining_cents
-    self.order_status = order_status
-    self._json = None
-    self.__class__ = SettleReceipt
-    _made: SettleReceipt = self
-    return _made
+    payment: str = field(load=v.want_str, text=v.str_text)
+    shares_paid: int = field(load=v.want_int, text=v.int_text)
+    split_ways: int = field(load=v.want_int, text=v.int_text)
+    remaining_cents: int = field(load=v.want_int, text=v.int_text)
+    order_status: OrderStatus = field(
+        load=lambda x, p: v.want_enum(x, p, OrderStatus), export=enum_value,
+        text=enum_text(OrderStatus))
 
 
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("order_ids", "line_ids", "payment_ids", "current_server", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("order_ids", "line_ids", "payment_ids", "current_server", )
-
-    def __init__(self) -> None:
-        self.order_ids: int = 0
-        self.line_ids: int = 0
-        self.payment_ids: int = 0
-        self.current_server: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "order_ids": self.order_ids,
-            "line_ids": self.line_ids,
-            "payment_ids": self.payment_ids,
-            "current_server": self.current_server,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.order_ids = self.order_ids
-        other.line_ids = self.line_ids
-        other.payment_ids = self.payment_ids
-        other.current_server = self.current_server
-        return other
+    order_ids: int = state_item(0)
+    line_ids: int = state_item(0)
+    payment_ids: int = state_item(0)
+    current_server: str | None = state_item(None)
 
 
 class RestaurantOrders(Episode):
@@ -833,24 +270,12 @@ class RestaurantOrders(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('servers', ()))):
-            row_servers = Server.load(item, f'$.servers[{index}]', ep)
-            self.t_servers.rows[row_servers.key()] = row_servers
-        for index, item in enumerate(rt.rows_of(data.get('dining_tables', ()))):
-            row_dining_tables = DiningTable.load(item, f'$.dining_tables[{index}]', ep)
-            self.t_dining_tables.rows[row_dining_tables.key()] = row_dining_tables
-        for index, item in enumerate(rt.rows_of(data.get('menu', ()))):
-            row_menu = MenuItem.load(item, f'$.menu[{index}]', ep)
-            self.t_menu.rows[row_menu.key()] = row_menu
-        for index, item in enumerate(rt.rows_of(data.get('orders', ()))):
-            row_orders = Order.load(item, f'$.orders[{index}]', ep)
-            self.t_orders.rows[row_orders.key()] = row_orders
-        for index, item in enumerate(rt.rows_of(data.get('order_lines', ()))):
-            row_order_lines = OrderLine.load(item, f'$.order_lines[{index}]', ep)
-            self.t_order_lines.rows[row_order_lines.key()] = row_order_lines
-        for index, item in enumerate(rt.rows_of(data.get('payments', ()))):
-            row_payments = Payment.load(item, f'$.payments[{index}]', ep)
-            self.t_payments.rows[row_payments.key()] = row_payments
+        self.t_servers.load_rows(Server, data.get('servers', ()), '$.servers', ep)
+        self.t_dining_tables.load_rows(DiningTable, data.get('dining_tables', ()), '$.dining_tables', ep)
+        self.t_menu.load_rows(MenuItem, data.get('menu', ()), '$.menu', ep)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
+        self.t_order_lines.load_rows(OrderLine, data.get('order_lines', ()), '$.order_lines', ep)
+        self.t_payments.load_rows(Payment, data.get('payments', ()), '$.payments', ep)
         if 'order_ids' in data:
             self.state.order_ids = v.want_int(data['order_ids'], '$.order_ids')
         if 'line_ids' in data:
@@ -1023,7 +448,7 @@ class RestaurantOrders(Episode):
 
     def fn_table_status(self, table: DiningTable) -> TableStatus:  # restaurant_orders.world:155
         'A table with its unpaid order.'
-        return _new_TableStatus(  # restaurant_orders.world:156
+        return TableStatus(  # restaurant_orders.world:156
             table.key(), rt.key_of(self.fn_unpaid_order(table))
         )
 
@@ -1130,7 +555,7 @@ class RestaurantOrders(Episode):
         )
         total: int = self.fn_order_total(order)  # restaurant_orders.world:261
         paid_amount: int = self.fn_paid_so_far(order)  # restaurant_orders.world:262
-        return _new_OrderView(  # restaurant_orders.world:263
+        return OrderView(  # restaurant_orders.world:263
             order.key(),
             tuple([
                 _l10.key()
@@ -1230,7 +655,7 @@ class RestaurantOrders(Episode):
             ))
         self.delete(self.t_order_lines, line.key())  # restaurant_orders.world:321
         total: int = self.fn_order_total(order)  # restaurant_orders.world:322
-        return _new_OrderView(  # restaurant_orders.world:323
+        return OrderView(  # restaurant_orders.world:323
             order.key(),
             tuple([
                 _l13.key()
@@ -1364,7 +789,7 @@ class RestaurantOrders(Episode):
             self.set_fields(  # restaurant_orders.world:398
                 order, status=_E11_OrderStatus_paid, paid_at=self.clock
             )
-        return _new_SettleReceipt(  # restaurant_orders.world:401
+        return SettleReceipt(  # restaurant_orders.world:401
             payment.key(),
             share,
             order.split_ways,
@@ -1385,98 +810,46 @@ class RestaurantOrders(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_sign_in: frozenset[str] = frozenset({'server'})
-
-
 def _invoke_sign_in(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
-        rt.check_arguments(args, ('server',), ('server',))
     a_server = rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, 'Server ' + rt.text(key) + ' not found.'))
     return ep.tool_sign_in(a_server)
 
 
-_ARGS_list_menu: frozenset[str] = frozenset({'category', 'available_only'})
-_NEEDS_list_menu: frozenset[str] = frozenset(())
-
-
 def _invoke_list_menu(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_menu >= args.keys() >= _NEEDS_list_menu):
-        rt.check_arguments(args, ('category', 'available_only'), ())
     a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, Category))) if args.get('category') is not None else None)
     a_available_only = (v.want_bool(args['available_only'], 'available_only') if args.get('available_only') is not None else True)
     return ep.tool_list_menu(a_category, a_available_only)
 
 
-_ARGS_search_menu: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_search_menu(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_search_menu and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_search_menu(a_text)
 
 
-_ARGS_get_menu_item: frozenset[str] = frozenset({'item'})
-
-
 def _invoke_get_menu_item(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_menu_item and None not in args.values()):
-        rt.check_arguments(args, ('item',), ('item',))
     a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, 'Menu item ' + rt.text(key) + ' not found.'))
     return ep.tool_get_menu_item(a_item)
 
 
-_ARGS_list_tables: frozenset[str] = frozenset({'zone', 'free_only'})
-_NEEDS_list_tables: frozenset[str] = frozenset(())
-
-
 def _invoke_list_tables(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_tables >= args.keys() >= _NEEDS_list_tables):
-        rt.check_arguments(args, ('zone', 'free_only'), ())
     a_zone = (v.want_optional(args['zone'], 'zone', (lambda x, p: v.want_enum(x, p, Zone))) if args.get('zone') is not None else None)
     a_free_only = (v.want_bool(args['free_only'], 'free_only') if args.get('free_only') is not None else False)
     return ep.tool_list_tables(a_zone, a_free_only)
 
 
-_ARGS_get_table: frozenset[str] = frozenset({'table'})
-
-
 def _invoke_get_table(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_table and None not in args.values()):
-        rt.check_arguments(args, ('table',), ('table',))
     a_table = rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.'))
     return ep.tool_get_table(a_table)
 
 
-_ARGS_list_orders: frozenset[str] = frozenset({'status', 'table', 'server'})
-_NEEDS_list_orders: frozenset[str] = frozenset(())
-
-
 def _invoke_list_orders(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_orders >= args.keys() >= _NEEDS_list_orders):
-        rt.check_arguments(args, ('status', 'table', 'server'), ())
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, OrderStatus))) if args.get('status') is not None else None)
     a_table = (rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.')) if args.get('table') is not None else None)
     a_server = (rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, 'Server ' + rt.text(key) + ' not found.')) if args.get('server') is not None else None)
     return ep.tool_list_orders(a_status, a_table, a_server)
 
 
-_ARGS_list_servers: frozenset[str] = frozenset(())
-
-
-def _invoke_list_servers(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_servers):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_servers()
-
-
-_ARGS_get_order: frozenset[str] = frozenset({'order'})
-
-
 def _invoke_get_order(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_order and None not in args.values()):
-        rt.check_arguments(args, ('order',), ('order',))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -1484,24 +857,13 @@ def _invoke_get_order(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_order(a_order)
 
 
-_ARGS_open_order: frozenset[str] = frozenset({'table', 'guests'})
-
-
 def _invoke_open_order(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_open_order and None not in args.values()):
-        rt.check_arguments(args, ('table', 'guests'), ('table', 'guests'))
     a_table = rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.'))
     a_guests = v.check_range(v.want_int(args['guests'], 'guests'), 'guests', 1, 12)
     return ep.tool_open_order(a_table, a_guests)
 
 
-_ARGS_add_line: frozenset[str] = frozenset({'order', 'item', 'quantity', 'note'})
-_NEEDS_add_line: frozenset[str] = frozenset({'order', 'item'})
-
-
 def _invoke_add_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_add_line >= args.keys() >= _NEEDS_add_line and None not in args.values()):
-        rt.check_arguments(args, ('order', 'item', 'quantity', 'note'), ('order', 'item'))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -1512,12 +874,7 @@ def _invoke_add_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     return ep.tool_add_line(a_order, a_item, a_quantity, a_note)
 
 
-_ARGS_remove_line: frozenset[str] = frozenset({'line'})
-
-
 def _invoke_remove_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_remove_line and None not in args.values()):
-        rt.check_arguments(args, ('line',), ('line',))
     a_line = args['line']
     if type(a_line) is not str or not a_line.isascii():
         a_line = v.want_str(a_line, 'line')
@@ -1525,12 +882,7 @@ def _invoke_remove_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     return ep.tool_remove_line(a_line)
 
 
-_ARGS_send_to_kitchen: frozenset[str] = frozenset({'order'})
-
-
 def _invoke_send_to_kitchen(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_send_to_kitchen and None not in args.values()):
-        rt.check_arguments(args, ('order',), ('order',))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -1538,12 +890,7 @@ def _invoke_send_to_kitchen(ep: RestaurantOrders, args: Mapping[str, Any]) -> An
     return ep.tool_send_to_kitchen(a_order)
 
 
-_ARGS_mark_served: frozenset[str] = frozenset({'order'})
-
-
 def _invoke_mark_served(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_mark_served and None not in args.values()):
-        rt.check_arguments(args, ('order',), ('order',))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -1551,12 +898,7 @@ def _invoke_mark_served(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     return ep.tool_mark_served(a_order)
 
 
-_ARGS_split_bill: frozenset[str] = frozenset({'order', 'ways'})
-
-
 def _invoke_split_bill(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_split_bill and None not in args.values()):
-        rt.check_arguments(args, ('order', 'ways'), ('order', 'ways'))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -1565,13 +907,7 @@ def _invoke_split_bill(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     return ep.tool_split_bill(a_order, a_ways)
 
 
-_ARGS_settle_share: frozenset[str] = frozenset({'order', 'method', 'tip_cents'})
-_NEEDS_settle_share: frozenset[str] = frozenset({'order', 'method'})
-
-
 def _invoke_settle_share(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_settle_share >= args.keys() >= _NEEDS_settle_share and None not in args.values()):
-        rt.check_arguments(args, ('order', 'method', 'tip_cents'), ('order', 'method'))
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
@@ -1581,36 +917,112 @@ def _invoke_settle_share(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     return ep.tool_settle_share(a_order, a_method, a_tip_cents)
 
 
-_ARGS_set_item_availability: frozenset[str] = frozenset({'item', 'available'})
-
-
 def _invoke_set_item_availability(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_set_item_availability and None not in args.values()):
-        rt.check_arguments(args, ('item', 'available'), ('item', 'available'))
     a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, 'Menu item ' + rt.text(key) + ' not found.'))
     a_available = v.want_bool(args['available'], 'available')
     return ep.tool_set_item_availability(a_item, a_available)
 
 
-RestaurantOrders.TOOLS = {
-    'sign_in': ToolSpec('sign_in', 'Sign in as a server; orders opened afterwards are theirs.', (ParamSpec('server', {'type': 'string', 'pattern': '^S[0-9]{2}$', 'description': "The server's id (S and two digits)."}, True, "The server's id (S and two digits).", table='servers'), ), read_only=False, invoke=_invoke_sign_in, where='restaurant_orders.world:190', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}}, 'required': ['id', 'name'], 'additionalProperties': False}),
-    'list_menu': ToolSpec('list_menu', 'List the menu items with their codes, names, categories, prices in cents and whether they are available.', (ParamSpec('category', {'anyOf': [{'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, {'type': 'null'}], 'description': 'Only items of this category: starter, main, dessert or drink.'}, False, 'Only items of this category: starter, main, dessert or drink.', table=None), ParamSpec('available_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Leave out sold-out items.'}, False, 'Leave out sold-out items.', table=None), ), read_only=True, invoke=_invoke_list_menu, where='restaurant_orders.world:199', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}}, shows=('list', ('row', 'menu'))),
-    'search_menu': ToolSpec('search_menu', 'Find menu items whose name contains the text, sold-out ones included, with their codes, prices in cents and whether they are available.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the dish's or drink's name, e.g. pizza; case does not matter."}, True, "Part of the dish's or drink's name, e.g. pizza; case does not matter.", table=None), ), read_only=True, invoke=_invoke_search_menu, where='restaurant_orders.world:208', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}}, shows=('list', ('row', 'menu'))),
-    'get_menu_item': ToolSpec('get_menu_item', 'Show one menu item: name, category, price in cents and whether it is available.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$', 'description': 'The menu item code (two letters and two digits, as list_menu shows it).'}, True, 'The menu item code (two letters and two digits, as list_menu shows it).', table='menu'), ), read_only=True, invoke=_invoke_get_menu_item, where='restaurant_orders.world:217', returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}),
-    'list_tables': ToolSpec('list_tables', 'List the dining tables with their seats and zone, each with its current order that is not paid yet (none when the table is free).', (ParamSpec('zone', {'anyOf': [{'type': 'string', 'enum': ['indoor', 'terrace', 'bar']}, {'type': 'null'}], 'description': 'Only tables in this zone: indoor, terrace or bar.'}, False, 'Only tables in this zone: indoor, terrace or bar.', table=None), ParamSpec('free_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Only tables with no unpaid order.'}, False, 'Only tables with no unpaid order.', table=None), ), read_only=True, invoke=_invoke_list_tables, where='restaurant_orders.world:225', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'table': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'seats': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'zone': {'type': 'string', 'enum': ['indoor', 'terrace', 'bar']}}, 'required': ['number', 'seats', 'zone'], 'additionalProperties': False}, 'current_order': {'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, {'type': 'null'}]}}, 'required': ['table', 'current_order'], 'additionalProperties': False}}, shows=('list', ('record', (('table', 'table', ('row', 'dining_tables')), ('current_order', 'current_order', ('row', 'orders')))))),
-    'get_table': ToolSpec('get_table', 'Show one dining table with its seats, zone and current order that is not paid yet (none when the table is free).', (ParamSpec('table', {'type': 'string', 'pattern': '^T[0-9]{1,2}$', 'description': 'The table number, as list_tables shows it (T and a number).'}, True, 'The table number, as list_tables shows it (T and a number).', table='dining_tables'), ), read_only=True, invoke=_invoke_get_table, where='restaurant_orders.world:234', returns={'type': 'object', 'properties': {'table': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'seats': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'zone': {'type': 'string', 'enum': ['indoor', 'terrace', 'bar']}}, 'required': ['number', 'seats', 'zone'], 'additionalProperties': False}, 'current_order': {'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, {'type': 'null'}]}}, 'required': ['table', 'current_order'], 'additionalProperties': False}, shows=('record', (('table', 'table', ('row', 'dining_tables')), ('current_order', 'current_order', ('row', 'orders'))))),
-    'list_orders': ToolSpec('list_orders', 'List orders with their table, server, guests, status, split and times, the most recently opened first.', (ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, {'type': 'null'}], 'description': 'Only orders with this status.'}, False, 'Only orders with this status.', table=None), ParamSpec('table', {'anyOf': [{'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, {'type': 'null'}], 'description': 'Only orders at this table (T and a number).'}, False, 'Only orders at this table (T and a number).', table='dining_tables'), ParamSpec('server', {'anyOf': [{'type': 'string', 'pattern': '^S[0-9]{2}$'}, {'type': 'null'}], 'description': 'Only orders opened by this server (S and two digits).'}, False, 'Only orders opened by this server (S and two digits).', table='servers'), ), read_only=True, invoke=_invoke_list_orders, where='restaurant_orders.world:242', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}}, shows=('list', ('row', 'orders'))),
-    'list_servers': ToolSpec('list_servers', 'List the floor staff with their server ids and names.', (), read_only=True, invoke=_invoke_list_servers, where='restaurant_orders.world:252', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}}, 'required': ['id', 'name'], 'additionalProperties': False}}, shows=('list', ('row', 'servers'))),
-    'get_order': ToolSpec('get_order', 'Show an order with its lines, total, split, payments made and the amount still due (all in cents).', (ParamSpec('order', {'type': 'string', 'description': 'The order id (O and three digits).'}, True, 'The order id (O and three digits).', table='orders'), ), read_only=True, invoke=_invoke_get_order, where='restaurant_orders.world:256', returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, 'lines': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'unit_price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'note': {'type': 'string', 'maxLength': 120}}, 'required': ['id', 'order', 'item', 'quantity', 'unit_price_cents', 'note'], 'additionalProperties': False}}, 'total_cents': {'type': 'integer'}, 'split_ways': {'type': 'integer'}, 'share_amounts': {'type': 'array', 'items': {'type': 'integer'}}, 'payments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'share': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'amount_cents': {'type': 'integer', 'minimum': 0}, 'tip_cents': {'type': 'integer', 'minimum': 0}, 'method': {'type': 'string', 'enum': ['cash', 'card']}, 'paid_at': {'type': 'string'}}, 'required': ['id', 'order', 'share', 'amount_cents', 'tip_cents', 'method', 'paid_at'], 'additionalProperties': False}}, 'paid_cents': {'type': 'integer'}, 'due_cents': {'type': 'integer'}}, 'required': ['order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents'], 'additionalProperties': False}, shows=('record', (('order', 'order', ('row', 'orders')), ('lines', 'lines', ('list', ('row', 'order_lines'))), ('payments', 'payments', ('list', ('row', 'payments')))))),
-    'open_order': ToolSpec('open_order', 'Open an order for a free table; the signed-in server takes it.', (ParamSpec('table', {'type': 'string', 'pattern': '^T[0-9]{1,2}$', 'description': 'The table number, as list_tables shows it (T and a number).'}, True, 'The table number, as list_tables shows it (T and a number).', table='dining_tables'), ParamSpec('guests', {'type': 'integer', 'minimum': 1, 'maximum': 12, 'description': 'How many guests sit at the table.'}, True, 'How many guests sit at the table.', table=None), ), read_only=False, invoke=_invoke_open_order, where='restaurant_orders.world:277', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}),
-    'add_line': ToolSpec('add_line', 'Add a menu item to an open order at its current price.', (ParamSpec('order', {'type': 'string', 'description': 'The order id (O and three digits).'}, True, 'The order id (O and three digits).', table='orders'), ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$', 'description': 'The menu item code (two letters and two digits, as list_menu shows it).'}, True, 'The menu item code (two letters and two digits, as list_menu shows it).', table='menu'), ParamSpec('quantity', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 20}, {'type': 'null'}], 'description': 'How many.'}, False, 'How many.', table=None), ParamSpec('note', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}], 'description': "A note for the kitchen, e.g. 'no onions'."}, False, "A note for the kitchen, e.g. 'no onions'.", table=None), ), read_only=False, invoke=_invoke_add_line, where='restaurant_orders.world:291', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'unit_price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'note': {'type': 'string', 'maxLength': 120}}, 'required': ['id', 'order', 'item', 'quantity', 'unit_price_cents', 'note'], 'additionalProperties': False}),
-    'remove_line': ToolSpec('remove_line', 'Remove a line from an open order; returns the order as it is now.', (ParamSpec('line', {'type': 'string', 'description': 'The line id (L and four digits, as get_order shows it).'}, True, 'The line id (L and four digits, as get_order shows it).', table='order_lines'), ), read_only=False, invoke=_invoke_remove_line, where='restaurant_orders.world:313', returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, 'lines': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'unit_price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'note': {'type': 'string', 'maxLength': 120}}, 'required': ['id', 'order', 'item', 'quantity', 'unit_price_cents', 'note'], 'additionalProperties': False}}, 'total_cents': {'type': 'integer'}, 'split_ways': {'type': 'integer'}, 'share_amounts': {'type': 'array', 'items': {'type': 'integer'}}, 'payments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'share': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'amount_cents': {'type': 'integer', 'minimum': 0}, 'tip_cents': {'type': 'integer', 'minimum': 0}, 'method': {'type': 'string', 'enum': ['cash', 'card']}, 'paid_at': {'type': 'string'}}, 'required': ['id', 'order', 'share', 'amount_cents', 'tip_cents', 'method', 'paid_at'], 'additionalProperties': False}}, 'paid_cents': {'type': 'integer'}, 'due_cents': {'type': 'integer'}}, 'required': ['order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents'], 'additionalProperties': False}, shows=('record', (('order', 'order', ('row', 'orders')), ('lines', 'lines', ('list', ('row', 'order_lines'))), ('payments', 'payments', ('list', ('row', 'payments')))))),
-    'send_to_kitchen': ToolSpec('send_to_kitchen', 'Send an open order to the kitchen; its lines can no longer change.', (ParamSpec('order', {'type': 'string', 'description': 'The order id (O and three digits).'}, True, 'The order id (O and three digits).', table='orders'), ), read_only=False, invoke=_invoke_send_to_kitchen, where='restaurant_orders.world:335', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}),
-    'mark_served': ToolSpec('mark_served', 'Mark an order that is in the kitchen as served.', (ParamSpec('order', {'type': 'string', 'description': 'The order id (O and three digits).'}, True, 'The order id (O and three digits).', table='orders'), ), read_only=False, invoke=_invoke_mark_served, where='restaurant_orders.world:348', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}),
-    'split_bill': ToolSpec('split_bill', "Split a served order's bill into equal shares before anything is paid; returns the share amounts in cents (the last share absorbs the rounding remainder).", (ParamSpec('order', {'type': 'string', 'description': 'The order id (O and three digits).'}, True, 'The order id (O and three digits).', table='orders'), ParamSpec('ways', {'type': 'integer', 'minimum': 1, 'maximum': 12, 'description': 'Into how many equal shares; at most the number of guests.'}, True, 'Into how many equal shares; at most the number of guests.', table=None), ), read_only=False, invoke=_invoke_split_bill, where='restaurant_orders.world:362', returns={'type': 'array', 'items': {'type': 'integer'}}),
-    'settle_share': ToolSpec('settle_share', "Pay the next unpaid share of a served order's bill, with a tip. When the last share is paid the order is paid and the table is free.", (ParamSpec('order', {'type': 'string', 'description': 'The order id (O and three digits).'}, True, 'The order id (O and three digits).', table='orders'), ParamSpec('method', {'type': 'string', 'enum': ['cash', 'card'], 'description': 'cash or card.'}, True, 'cash or card.', table=None), ParamSpec('tip_cents', {'anyOf': [{'type': 'integer', 'minimum': 0, 'maximum': 100000}, {'type': 'null'}], 'description': 'The tip in cents, on top of the share.'}, False, 'The tip in cents, on top of the share.', table=None), ), read_only=False, invoke=_invoke_settle_share, where='restaurant_orders.world:377', returns={'type': 'object', 'properties': {'payment': {'type': 'string'}, 'shares_paid': {'type': 'integer'}, 'split_ways': {'type': 'integer'}, 'remaining_cents': {'type': 'integer'}, 'order_status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}}, 'required': ['payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status'], 'additionalProperties': False}),
-    'set_item_availability': ToolSpec('set_item_availability', 'Mark a menu item available or sold out.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$', 'description': 'The menu item code (two letters and two digits, as list_menu shows it).'}, True, 'The menu item code (two letters and two digits, as list_menu shows it).', table='menu'), ParamSpec('available', {'type': 'boolean', 'description': 'true when it can be ordered, false when sold out.'}, True, 'true when it can be ordered, false when sold out.', table=None), ), read_only=False, invoke=_invoke_set_item_availability, where='restaurant_orders.world:410', returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}),
-}
+RestaurantOrders.TOOLS = tools(
+    tool('sign_in', 'Sign in as a server; orders opened afterwards are theirs.',
+         (param('server', {'type': 'string', 'pattern': '^S[0-9]{2}$'}, "The server's id (S and two digits).", table='servers'),),
+         read_only=False, invoke=_invoke_sign_in, where='restaurant_orders.world:190',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}}, 'required': ['id', 'name'], 'additionalProperties': False}),
+    tool('list_menu',
+         'List the menu items with their codes, names, categories, prices in cents and whether they are available.',
+         (param('category', {'anyOf': [{'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, {'type': 'null'}]}, 'Only items of this category: starter, main, dessert or drink.', optional=True),
+         param('available_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Leave out sold-out items.', optional=True)),
+         read_only=True, invoke=_invoke_list_menu, where='restaurant_orders.world:199',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}},
+         shows=('list', ('row', 'menu'))),
+    tool('search_menu',
+         'Find menu items whose name contains the text, sold-out ones included, with their codes, prices in cents and whether they are available.',
+         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the dish's or drink's name, e.g. pizza; case does not matter."),),
+         read_only=True, invoke=_invoke_search_menu, where='restaurant_orders.world:208',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}},
+         shows=('list', ('row', 'menu'))),
+    tool('get_menu_item',
+         'Show one menu item: name, category, price in cents and whether it is available.',
+         (param('item', {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'The menu item code (two letters and two digits, as list_menu shows it).', table='menu'),),
+         read_only=True, invoke=_invoke_get_menu_item, where='restaurant_orders.world:217',
+         returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}),
+    tool('list_tables',
+         'List the dining tables with their seats and zone, each with its current order that is not paid yet (none when the table is free).',
+         (param('zone', {'anyOf': [{'type': 'string', 'enum': ['indoor', 'terrace', 'bar']}, {'type': 'null'}]}, 'Only tables in this zone: indoor, terrace or bar.', optional=True),
+         param('free_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only tables with no unpaid order.', optional=True)),
+         read_only=True, invoke=_invoke_list_tables, where='restaurant_orders.world:225',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'table': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'seats': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'zone': {'type': 'string', 'enum': ['indoor', 'terrace', 'bar']}}, 'required': ['number', 'seats', 'zone'], 'additionalProperties': False}, 'current_order': {'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, {'type': 'null'}]}}, 'required': ['table', 'current_order'], 'additionalProperties': False}},
+         shows=('list', ('record', (('table', 'table', ('row', 'dining_tables')), ('current_order', 'current_order', ('row', 'orders')))))),
+    tool('get_table',
+         'Show one dining table with its seats, zone and current order that is not paid yet (none when the table is free).',
+         (param('table', {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'The table number, as list_tables shows it (T and a number).', table='dining_tables'),),
+         read_only=True, invoke=_invoke_get_table, where='restaurant_orders.world:234',
+         returns={'type': 'object', 'properties': {'table': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'seats': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'zone': {'type': 'string', 'enum': ['indoor', 'terrace', 'bar']}}, 'required': ['number', 'seats', 'zone'], 'additionalProperties': False}, 'current_order': {'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, {'type': 'null'}]}}, 'required': ['table', 'current_order'], 'additionalProperties': False},
+         shows=('record', (('table', 'table', ('row', 'dining_tables')), ('current_order', 'current_order', ('row', 'orders'))))),
+    tool('list_orders',
+         'List orders with their table, server, guests, status, split and times, the most recently opened first.',
+         (param('status', {'anyOf': [{'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, {'type': 'null'}]}, 'Only orders with this status.', optional=True),
+         param('table', {'anyOf': [{'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, {'type': 'null'}]}, 'Only orders at this table (T and a number).', optional=True, table='dining_tables'),
+         param('server', {'anyOf': [{'type': 'string', 'pattern': '^S[0-9]{2}$'}, {'type': 'null'}]}, 'Only orders opened by this server (S and two digits).', optional=True, table='servers')),
+         read_only=True, invoke=_invoke_list_orders, where='restaurant_orders.world:242',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}},
+         shows=('list', ('row', 'orders'))),
+    tool('list_servers', 'List the floor staff with their server ids and names.', (),
+         read_only=True, method=RestaurantOrders.tool_list_servers,
+         where='restaurant_orders.world:252',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}}, 'required': ['id', 'name'], 'additionalProperties': False}},
+         shows=('list', ('row', 'servers'))),
+    tool('get_order',
+         'Show an order with its lines, total, split, payments made and the amount still due (all in cents).',
+         (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),),
+         read_only=True, invoke=_invoke_get_order, where='restaurant_orders.world:256',
+         returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, 'lines': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'unit_price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'note': {'type': 'string', 'maxLength': 120}}, 'required': ['id', 'order', 'item', 'quantity', 'unit_price_cents', 'note'], 'additionalProperties': False}}, 'total_cents': {'type': 'integer'}, 'split_ways': {'type': 'integer'}, 'share_amounts': {'type': 'array', 'items': {'type': 'integer'}}, 'payments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'share': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'amount_cents': {'type': 'integer', 'minimum': 0}, 'tip_cents': {'type': 'integer', 'minimum': 0}, 'method': {'type': 'string', 'enum': ['cash', 'card']}, 'paid_at': {'type': 'string'}}, 'required': ['id', 'order', 'share', 'amount_cents', 'tip_cents', 'method', 'paid_at'], 'additionalProperties': False}}, 'paid_cents': {'type': 'integer'}, 'due_cents': {'type': 'integer'}}, 'required': ['order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents'], 'additionalProperties': False},
+         shows=('record', (('order', 'order', ('row', 'orders')), ('lines', 'lines', ('list', ('row', 'order_lines'))), ('payments', 'payments', ('list', ('row', 'payments')))))),
+    tool('open_order', 'Open an order for a free table; the signed-in server takes it.',
+         (param('table', {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'The table number, as list_tables shows it (T and a number).', table='dining_tables'),
+         param('guests', {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'How many guests sit at the table.')),
+         read_only=False, invoke=_invoke_open_order, where='restaurant_orders.world:277',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}),
+    tool('add_line', 'Add a menu item to an open order at its current price.',
+         (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),
+         param('item', {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'The menu item code (two letters and two digits, as list_menu shows it).', table='menu'),
+         param('quantity', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 20}, {'type': 'null'}]}, 'How many.', optional=True),
+         param('note', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}]}, "A note for the kitchen, e.g. 'no onions'.", optional=True)),
+         read_only=False, invoke=_invoke_add_line, where='restaurant_orders.world:291',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'unit_price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'note': {'type': 'string', 'maxLength': 120}}, 'required': ['id', 'order', 'item', 'quantity', 'unit_price_cents', 'note'], 'additionalProperties': False}),
+    tool('remove_line', 'Remove a line from an open order; returns the order as it is now.',
+         (param('line', {'type': 'string'}, 'The line id (L and four digits, as get_order shows it).', table='order_lines'),),
+         read_only=False, invoke=_invoke_remove_line, where='restaurant_orders.world:313',
+         returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, 'lines': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'unit_price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'note': {'type': 'string', 'maxLength': 120}}, 'required': ['id', 'order', 'item', 'quantity', 'unit_price_cents', 'note'], 'additionalProperties': False}}, 'total_cents': {'type': 'integer'}, 'split_ways': {'type': 'integer'}, 'share_amounts': {'type': 'array', 'items': {'type': 'integer'}}, 'payments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'share': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'amount_cents': {'type': 'integer', 'minimum': 0}, 'tip_cents': {'type': 'integer', 'minimum': 0}, 'method': {'type': 'string', 'enum': ['cash', 'card']}, 'paid_at': {'type': 'string'}}, 'required': ['id', 'order', 'share', 'amount_cents', 'tip_cents', 'method', 'paid_at'], 'additionalProperties': False}}, 'paid_cents': {'type': 'integer'}, 'due_cents': {'type': 'integer'}}, 'required': ['order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents'], 'additionalProperties': False},
+         shows=('record', (('order', 'order', ('row', 'orders')), ('lines', 'lines', ('list', ('row', 'order_lines'))), ('payments', 'payments', ('list', ('row', 'payments')))))),
+    tool('send_to_kitchen', 'Send an open order to the kitchen; its lines can no longer change.',
+         (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),),
+         read_only=False, invoke=_invoke_send_to_kitchen, where='restaurant_orders.world:335',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}),
+    tool('mark_served', 'Mark an order that is in the kitchen as served.',
+         (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),),
+         read_only=False, invoke=_invoke_mark_served, where='restaurant_orders.world:348',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}),
+    tool('split_bill',
+         "Split a served order's bill into equal shares before anything is paid; returns the share amounts in cents (the last share absorbs the rounding remainder).",
+         (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),
+         param('ways', {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'Into how many equal shares; at most the number of guests.')),
+         read_only=False, invoke=_invoke_split_bill, where='restaurant_orders.world:362',
+         returns={'type': 'array', 'items': {'type': 'integer'}}),
+    tool('settle_share',
+         "Pay the next unpaid share of a served order's bill, with a tip. When the last share is paid the order is paid and the table is free.",
+         (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),
+         param('method', {'type': 'string', 'enum': ['cash', 'card']}, 'cash or card.'),
+         param('tip_cents', {'anyOf': [{'type': 'integer', 'minimum': 0, 'maximum': 100000}, {'type': 'null'}]}, 'The tip in cents, on top of the share.', optional=True)),
+         read_only=False, invoke=_invoke_settle_share, where='restaurant_orders.world:377',
+         returns={'type': 'object', 'properties': {'payment': {'type': 'string'}, 'shares_paid': {'type': 'integer'}, 'split_ways': {'type': 'integer'}, 'remaining_cents': {'type': 'integer'}, 'order_status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}}, 'required': ['payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status'], 'additionalProperties': False}),
+    tool('set_item_availability', 'Mark a menu item available or sold out.',
+         (param('item', {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'The menu item code (two letters and two digits, as list_menu shows it).', table='menu'),
+         param('available', {'type': 'boolean'}, 'true when it can be ordered, false when sold out.')),
+         read_only=False, invoke=_invoke_set_item_availability,
+         where='restaurant_orders.world:410',
+         returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}),
+)
 
 
 def _check_new_table_order__sent(  # restaurant_orders.world:557
@@ -2074,13 +1486,13 @@ def _check_tiramisu_out_and_terrace_split__told_share(  # tasks.world:913
 
 
 RestaurantOrders.TASKS = {
-    'new_table_order': TaskSpec('new_table_order', "Two guests just sat at table T1. They'd like one Margherita pizza with extra basil, one Carbonara and two sparkling waters. Open their order and send it to the kitchen.", rt.package_data(__package__, 'data/51c6decf5f4512e8.json'), (CheckSpec('sent', 1.0, 'T1 has an order for two in the kitchen.', _check_new_table_order__sent), CheckSpec('lines', 1.0, 'The order holds exactly the requested items.', _check_new_table_order__lines), CheckSpec('total', 1.0, 'The bill comes to 33.50.', _check_new_table_order__total),), ('orders', 'order_ids', 'order_lines', 'line_ids'), (('list_menu', {'category': 'main'}), ('list_menu', {'category': 'drink'}), ('open_order', {'table': 'T1', 'guests': 2}), ('add_line', {'order': 'O006', 'item': 'PZ01', 'quantity': 1, 'note': 'extra basil'}), ('add_line', {'order': 'O006', 'item': 'PS01', 'quantity': 1}), ('add_line', {'order': 'O006', 'item': 'DR01', 'quantity': 2}), ('send_to_kitchen', {'order': 'O006'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Open an order for two at T1, add the dishes and send it to the kitchen.'),
-    'close_out_tables': TaskSpec('close_out_tables', 'This is Ana (S01). Table T4 is paying the second half of their bill by card with a 1.50 tip. The food for T3 has just gone out, mark it served. And the sea bass is back in stock.', rt.package_data(__package__, 'data/e0bbce2485c0b720.json'), (CheckSpec('t4_paid', 1.0, "T4's order is fully paid, the second share by card with a 150-cent tip.", _check_close_out_tables__t4_paid), CheckSpec('t3_served', 1.0, "T3's order is served.", _check_close_out_tables__t3_served), CheckSpec('sea_bass', 1.0, 'The sea bass is available again.', _check_close_out_tables__sea_bass),), ('current_server', 'payments', 'payment_ids', 'orders.status', 'orders.served_at', 'orders.paid_at', 'menu.available'), (('sign_in', {'server': 'S01'}), ('get_table', {'table': 'T4'}), ('get_order', {'order': 'O003'}), ('settle_share', {'order': 'O003', 'method': 'card', 'tip_cents': 150}), ('get_table', {'table': 'T3'}), ('mark_served', {'order': 'O002'}), ('search_menu', {'text': 'sea bass'}), ('set_item_availability', {'item': 'FS01', 'available': True}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc="Settle the rest of T4's bill, serve T3 and put the sea bass back on."),
-    'split_at_the_bar': TaskSpec('split_at_the_bar', 'The couple at the bar (table T5) want to split their bill in two. The first pays cash with a 1.00 tip, the second by card with a 2.00 tip.', rt.package_data(__package__, 'data/73a58205c45f6c60.json'), (CheckSpec('split', 1.0, "T5's order was split two ways.", _check_split_at_the_bar__split), CheckSpec('settled', 1.0, 'Both shares are paid as asked and the order is paid.', _check_split_at_the_bar__settled),), ('payments', 'payment_ids', 'orders.split_ways', 'orders.status', 'orders.paid_at'), (('get_table', {'table': 'T5'}), ('get_order', {'order': 'O005'}), ('split_bill', {'order': 'O005', 'ways': 2}), ('settle_share', {'order': 'O005', 'method': 'cash', 'tip_cents': 100}), ('settle_share', {'order': 'O005', 'method': 'card', 'tip_cents': 200}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc="Split the bar's bill in two and settle both shares."),
-    'sea_bass_back_for_o001': TaskSpec('sea_bass_back_for_o001', "Ana here, about the open order O001. The kitchen just told me the grilled sea bass is back, so put it back on the menu and add one sea bass to that order. They also want two tiramisus, and they've changed their minds about the sparkling waters: take those off the order. Then send it to the kitchen.", rt.package_data(__package__, 'data/51c6decf5f4512e8.json'), (CheckSpec('sea_bass_available', 1.0, 'The grilled sea bass can be ordered again.', _check_sea_bass_back_for_o001__sea_bass_available), CheckSpec('lines_changed', 1.0, 'O001 holds the pizza, one sea bass and two tiramisus, and no sparkling water.', _check_sea_bass_back_for_o001__lines_changed), CheckSpec('total', 1.0, 'The bill comes to 12.00 + 24.00 + 13.00 = 49.00.', _check_sea_bass_back_for_o001__total), CheckSpec('sent', 1.0, 'O001 is in the kitchen.', _check_sea_bass_back_for_o001__sent),), ('menu.available', 'order_lines', 'line_ids', 'orders.status', 'orders.sent_at'), (('get_order', {'order': 'O001'}), ('list_menu', {'available_only': False}), ('set_item_availability', {'item': 'FS01', 'available': True}), ('add_line', {'order': 'O001', 'item': 'FS01', 'quantity': 1}), ('add_line', {'order': 'O001', 'item': 'DS01', 'quantity': 2}), ('remove_line', {'line': 'L0002'}), ('send_to_kitchen', {'order': 'O001'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc="Put a dish back on the menu, change an open order's lines and send it to the kitchen."),
-    't2_dessert_to_bill': TaskSpec('t2_dessert_to_bill', "Table T2 (their order is O001) would like two tiramisu added before everything goes to the kitchen. Send the order off, and once it's on the table mark it served. They'll then pay the whole bill in one go by card, with a 3.00 tip.", rt.package_data(__package__, 'data/51c6decf5f4512e8.json'), (CheckSpec('dessert_added', 1.0, 'Two tiramisu at the menu price are on O001.', _check_t2_dessert_to_bill__dessert_added), CheckSpec('through_kitchen', 1.0, 'O001 went to the kitchen and was served.', _check_t2_dessert_to_bill__through_kitchen), CheckSpec('paid_in_full', 1.0, 'O001 is paid in a single card payment of 32.00 with a 3.00 tip.', _check_t2_dessert_to_bill__paid_in_full),), ('order_lines', 'line_ids', 'orders.status', 'orders.sent_at', 'orders.served_at', 'orders.paid_at', 'payments', 'payment_ids'), (('get_order', {'order': 'O001'}), ('list_menu', {'category': 'dessert'}), ('add_line', {'order': 'O001', 'item': 'DS01', 'quantity': 2}), ('send_to_kitchen', {'order': 'O001'}), ('mark_served', {'order': 'O001'}), ('settle_share', {'order': 'O001', 'method': 'card', 'tip_cents': 300}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Add desserts to an open order, send it, serve it and settle the bill in one payment.'),
-    'free_t4_for_terrace_party': TaskSpec('free_t4_for_terrace_party', "Ana here. A party of four wants the terrace table T4, where the previous guests (order O003) are paying their second half now, in cash with no tip. Once that's settled, open an order for the four of them at T4: four glasses of house red and one bruschetta to start, and send it to the kitchen.", rt.package_data(__package__, 'data/51c6decf5f4512e8.json'), (CheckSpec('t4_settled', 1.0, 'O003 is fully paid.', _check_free_t4_for_terrace_party__t4_settled), CheckSpec('party_seated', 1.0, 'A new order for four at T4 is in the kitchen, taken by Ana.', _check_free_t4_for_terrace_party__party_seated), CheckSpec('party_lines', 1.0, 'The new order holds exactly four house reds and one bruschetta, 31.50 in all.', _check_free_t4_for_terrace_party__party_lines),), ('payments', 'payment_ids', 'orders', 'order_ids', 'order_lines', 'line_ids'), (('get_order', {'order': 'O003'}), ('settle_share', {'order': 'O003', 'method': 'cash', 'tip_cents': 0}), ('open_order', {'table': 'T4', 'guests': 4}), ('list_menu', {}), ('add_line', {'order': 'O006', 'item': 'DR02', 'quantity': 4}), ('add_line', {'order': 'O006', 'item': 'ST01', 'quantity': 1}), ('send_to_kitchen', {'order': 'O006'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc="Settle a table's last share so it is free, then open and send a new order there for a party of four."),
-    't1_changes_their_mind': TaskSpec('t1_changes_their_mind', "Ben here. The couple at table T1 have changed their order O006: only one of them still wants the Carbonara, the other now wants a Margherita pizza instead. They also don't want the tiramisus any more. Keep the glass of wine as it is, and then send the order to the kitchen.", rt.package_data(__package__, 'data/fda732514e3a3d25.json'), (CheckSpec('sent', 1.0, 'Order O006 has gone to the kitchen.', _check_t1_changes_their_mind__sent), CheckSpec('lines', 1.0, 'The order now holds one Carbonara, one Margherita and the glass of wine, and no tiramisu.', _check_t1_changes_their_mind__lines), CheckSpec('total', 1.0, 'The bill comes to 14.50 + 12.00 + 6.00 = 32.50.', _check_t1_changes_their_mind__total),), ('order_lines', 'line_ids', 'orders.status', 'orders.sent_at'), (('get_order', {'order': 'O006'}), ('remove_line', {'line': 'L0010'}), ('remove_line', {'line': 'L0011'}), ('list_menu', {'category': 'main'}), ('add_line', {'order': 'O006', 'item': 'PS01', 'quantity': 1}), ('add_line', {'order': 'O006', 'item': 'PZ01', 'quantity': 1}), ('send_to_kitchen', {'order': 'O006'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Rework an open order before it goes to the kitchen: change a quantity, swap a dish and drop the desserts.'),
-    'turn_table_t4': TaskSpec('turn_table_t4', "The party at table T4 (order O003) is paying their remaining share in cash, no tip. As soon as they're settled, seat the three guests waiting for T4: they want one bruschetta to share, three carbonaras and three sparkling waters. Open their order and send it to the kitchen.", rt.package_data(__package__, 'data/51c6decf5f4512e8.json'), (CheckSpec('t4_settled', 1.0, 'O003 is paid; its second share was cash without a tip.', _check_turn_table_t4__t4_settled), CheckSpec('new_party_sent', 1.0, 'A new order for three at T4 is in the kitchen.', _check_turn_table_t4__new_party_sent), CheckSpec('new_party_lines', 1.0, 'It holds exactly the bruschetta, three carbonaras and three waters, 61.50 in all.', _check_turn_table_t4__new_party_lines),), ('orders', 'order_ids', 'order_lines', 'line_ids', 'payments', 'payment_ids'), (('get_order', {'order': 'O003'}), ('settle_share', {'order': 'O003', 'method': 'cash', 'tip_cents': 0}), ('list_menu', {}), ('open_order', {'table': 'T4', 'guests': 3}), ('add_line', {'order': 'O006', 'item': 'ST01', 'quantity': 1}), ('add_line', {'order': 'O006', 'item': 'PS01', 'quantity': 3}), ('add_line', {'order': 'O006', 'item': 'DR01', 'quantity': 3}), ('send_to_kitchen', {'order': 'O006'}), ), seed=None, persona='Ana Costa, the server on the terrace, already signed in at the till. Busy and to the point; she names dishes the way guests order them and does not know menu codes.', known="Table T4's current party (order O003) pays its remaining share in cash with no tip. Three guests are waiting for T4 and want one bruschetta to share, three carbonaras and three sparkling waters, sent to the kitchen as soon as they are seated.", unknown='How much is still due on O003, the menu codes of the dishes, and the id of the new order.', tags=(), split=None, doc="Settle a table's last share, then seat the next party there and send their order."),
-    'tiramisu_out_and_terrace_split': TaskSpec('tiramisu_out_and_terrace_split', "Hi, Ben here, server S02, just starting my shift. The kitchen says we've run out of tiramisu, so mark it as sold out. Also, the food for the big terrace party (order O002) has just gone out: mark it served, and they want the bill split evenly between all five of them.", rt.package_data(__package__, 'data/e0bbce2485c0b720.json'), (CheckSpec('tiramisu_sold_out', 1.0, 'Tiramisu can no longer be ordered.', _check_tiramisu_out_and_terrace_split__tiramisu_sold_out), CheckSpec('served', 1.0, 'O002 is served.', _check_tiramisu_out_and_terrace_split__served), CheckSpec('split_five', 1.0, "O002's bill is split five ways.", _check_tiramisu_out_and_terrace_split__split_five), CheckSpec('told_share', 1.0, 'Ben hears what each of the five shares comes to.', _check_tiramisu_out_and_terrace_split__told_share),), ('current_server', 'menu.available', 'orders.status', 'orders.served_at', 'orders.split_ways'), (('sign_in', {'server': 'S02'}), ('list_menu', {'category': 'dessert'}), ('set_item_availability', {'item': 'DS01', 'available': False}), ('mark_served', {'order': 'O002'}), ('split_bill', {'order': 'O002', 'ways': 5}), ), seed=None, persona='Ben Hale, a server at the start of a busy Saturday evening shift. Quick and friendly, talks in short bursts between tables; he knows dish names, not menu codes.', known='He is server S02 and not signed in yet. The tiramisu is sold out for tonight. Order O002 is the terrace party of five; its food just went out and they want the bill split five ways, equally.', unknown='The menu code of the tiramisu, the total of order O002 and what each of the five shares comes to.', tags=(), split=None, doc='A server signs in, marks a dessert sold out, serves a kitchen order and splits its bill.', replies=('Tiramisu is marked sold out, O002 is served, and its 55.50 bill is split into five shares of 11.10.',)),
+    'new_table_order': TaskSpec('new_table_order', "Two guests just sat at table T1. They'd like one Margherita pizza with extra basil, one Carbonara and two sparkling waters. Open their order and send it to the kitchen.", rt.package_data(__package__, 'data/51c6decf5f4512e8.json'), (CheckSpec('sent', 1.0, 'T1 has an order for two in the kitchen.', _check_new_table_order__sent), CheckSpec('lines', 1.0, 'The order holds exactly the requested items.', _check_new_table_order__lines), CheckSpec('total', 1.0, 'The bill comes to 33.50.', _check_new_table_order__total)), ('orders', 'order_ids', 'order_lines', 'line_ids'), (('list_menu', {'category': 'main'}), ('list_menu', {'category': 'drink'}), ('open_order', {'table': 'T1', 'guests': 2}), ('add_line', {'order': 'O006', 'item': 'PZ01', 'quantity': 1, 'note': 'extra basil'}), ('add_line', {'order': 'O006', 'item': 'PS01', 'quantity': 1}), ('add_line', {'order': 'O006', 'item': 'DR01', 'quantity': 2}), ('send_to_kitchen', {'order': 'O006'})), doc='Open an order for two at T1, add the dishes and send it to the kitchen.'),
+    'close_out_tables': TaskSpec('close_out_tables', 'This is Ana (S01). Table T4 is paying the second half of their bill by card with a 1.50 tip. The food for T3 has just gone out, mark it served. And the sea bass is back in stock.', rt.package_data(__package__, 'data/e0bbce2485c0b720.json'), (CheckSpec('t4_paid', 1.0, "T4's order is fully paid, the second share by card with a 150-cent tip.", _check_close_out_tables__t4_paid), CheckSpec('t3_served', 1.0, "T3's order is served.", _check_close_out_tables__t3_served), CheckSpec('sea_bass', 1.0, 'The sea bass is available again.', _check_close_out_tables__sea_bass)), ('current_server', 'payments', 'payment_ids', 'orders.status', 'orders.served_at', 'orders.paid_at', 'menu.available'), (('sign_in', {'server': 'S01'}), ('get_table', {'table': 'T4'}), ('get_order', {'order': 'O003'}), ('settle_share', {'order': 'O003', 'method': 'card', 'tip_cents': 150}), ('get_table', {'table': 'T3'}), ('mark_served', {'order': 'O002'}), ('search_menu', {'text': 'sea bass'}), ('set_item_availability', {'item': 'FS01', 'available': True})), doc="Settle the rest of T4's bill, serve T3 and put the sea bass back on."),
+    'split_at_the_bar': TaskSpec('split_at_the_bar', 'The couple at the bar (table T5) want to split their bill in two. The first pays cash with a 1.00 tip, the second by card with a 2.00 tip.', rt.package_data(__package__, 'data/73a58205c45f6c60.json'), (CheckSpec('split', 1.0, "T5's order was split two ways.", _check_split_at_the_bar__split), CheckSpec('settled', 1.0, 'Both shares are paid as asked and the order is paid.', _check_split_at_the_bar__settled)), ('payments', 'payment_ids', 'orders.split_ways', 'orders.status', 'orders.paid_at'), (('get_table', {'table': 'T5'}), ('get_order', {'order': 'O005'}), ('split_bill', {'order': 'O005', 'ways': 2}), ('settle_share', {'order': 'O005', 'method': 'cash', 'tip_cents': 100}), ('settle_share', {'order': 'O005', 'method': 'card', 'tip_cents': 200})), doc="Split the bar's bill in two and settle both shares."),
+    'sea_bass_back_for_o001': TaskSpec('sea_bass_back_for_o001', "Ana here, about the open order O001. The kitchen just told me the grilled sea bass is back, so put it back on the menu and add one sea bass to that order. They also want two tiramisus, and they've changed their minds about the sparkling waters: take those off the order. Then send it to the kitchen.", rt.package_data(__package__, 'data/51c6decf5f4512e8.json'), (CheckSpec('sea_bass_available', 1.0, 'The grilled sea bass can be ordered again.', _check_sea_bass_back_for_o001__sea_bass_available), CheckSpec('lines_changed', 1.0, 'O001 holds the pizza, one sea bass and two tiramisus, and no sparkling water.', _check_sea_bass_back_for_o001__lines_changed), CheckSpec('total', 1.0, 'The bill comes to 12.00 + 24.00 + 13.00 = 49.00.', _check_sea_bass_back_for_o001__total), CheckSpec('sent', 1.0, 'O001 is in the kitchen.', _check_sea_bass_back_for_o001__sent)), ('menu.available', 'order_lines', 'line_ids', 'orders.status', 'orders.sent_at'), (('get_order', {'order': 'O001'}), ('list_menu', {'available_only': False}), ('set_item_availability', {'item': 'FS01', 'available': True}), ('add_line', {'order': 'O001', 'item': 'FS01', 'quantity': 1}), ('add_line', {'order': 'O001', 'item': 'DS01', 'quantity': 2}), ('remove_line', {'line': 'L0002'}), ('send_to_kitchen', {'order': 'O001'})), doc="Put a dish back on the menu, change an open order's lines and send it to the kitchen."),
+    't2_dessert_to_bill': TaskSpec('t2_dessert_to_bill', "Table T2 (their order is O001) would like two tiramisu added before everything goes to the kitchen. Send the order off, and once it's on the table mark it served. They'll then pay the whole bill in one go by card, with a 3.00 tip.", rt.package_data(__package__, 'data/51c6decf5f4512e8.json'), (CheckSpec('dessert_added', 1.0, 'Two tiramisu at the menu price are on O001.', _check_t2_dessert_to_bill__dessert_added), CheckSpec('through_kitchen', 1.0, 'O001 went to the kitchen and was served.', _check_t2_dessert_to_bill__through_kitchen), CheckSpec('paid_in_full', 1.0, 'O001 is paid in a single card payment of 32.00 with a 3.00 tip.', _check_t2_dessert_to_bill__paid_in_full)), ('order_lines', 'line_ids', 'orders.status', 'orders.sent_at', 'orders.served_at', 'orders.paid_at', 'payments', 'payment_ids'), (('get_order', {'order': 'O001'}), ('list_menu', {'category': 'dessert'}), ('add_line', {'order': 'O001', 'item': 'DS01', 'quantity': 2}), ('send_to_kitchen', {'order': 'O001'}), ('mark_served', {'order': 'O001'}), ('settle_share', {'order': 'O001', 'method': 'card', 'tip_cents': 300})), doc='Add desserts to an open order, send it, serve it and settle the bill in one payment.'),
+    'free_t4_for_terrace_party': TaskSpec('free_t4_for_terrace_party', "Ana here. A party of four wants the terrace table T4, where the previous guests (order O003) are paying their second half now, in cash with no tip. Once that's settled, open an order for the four of them at T4: four glasses of house red and one bruschetta to start, and send it to the kitchen.", rt.package_data(__package__, 'data/51c6decf5f4512e8.json'), (CheckSpec('t4_settled', 1.0, 'O003 is fully paid.', _check_free_t4_for_terrace_party__t4_settled), CheckSpec('party_seated', 1.0, 'A new order for four at T4 is in the kitchen, taken by Ana.', _check_free_t4_for_terrace_party__party_seated), CheckSpec('party_lines', 1.0, 'The new order holds exactly four house reds and one bruschetta, 31.50 in all.', _check_free_t4_for_terrace_party__party_lines)), ('payments', 'payment_ids', 'orders', 'order_ids', 'order_lines', 'line_ids'), (('get_order', {'order': 'O003'}), ('settle_share', {'order': 'O003', 'method': 'cash', 'tip_cents': 0}), ('open_order', {'table': 'T4', 'guests': 4}), ('list_menu', {}), ('add_line', {'order': 'O006', 'item': 'DR02', 'quantity': 4}), ('add_line', {'order': 'O006', 'item': 'ST01', 'quantity': 1}), ('send_to_kitchen', {'order': 'O006'})), doc="Settle a table's last share so it is free, then open and send a new order there for a party of four."),
+    't1_changes_their_mind': TaskSpec('t1_changes_their_mind', "Ben here. The couple at table T1 have changed their order O006: only one of them still wants the Carbonara, the other now wants a Margherita pizza instead. They also don't want the tiramisus any more. Keep the glass of wine as it is, and then send the order to the kitchen.", rt.package_data(__package__, 'data/fda732514e3a3d25.json'), (CheckSpec('sent', 1.0, 'Order O006 has gone to the kitchen.', _check_t1_changes_their_mind__sent), CheckSpec('lines', 1.0, 'The order now holds one Carbonara, one Margherita and the glass of wine, and no tiramisu.', _check_t1_changes_their_mind__lines), CheckSpec('total', 1.0, 'The bill comes to 14.50 + 12.00 + 6.00 = 32.50.', _check_t1_changes_their_mind__total)), ('order_lines', 'line_ids', 'orders.status', 'orders.sent_at'), (('get_order', {'order': 'O006'}), ('remove_line', {'line': 'L0010'}), ('remove_line', {'line': 'L0011'}), ('list_menu', {'category': 'main'}), ('add_line', {'order': 'O006', 'item': 'PS01', 'quantity': 1}), ('add_line', {'order': 'O006', 'item': 'PZ01', 'quantity': 1}), ('send_to_kitchen', {'order': 'O006'})), doc='Rework an open order before it goes to the kitchen: change a quantity, swap a dish and drop the desserts.'),
+    'turn_table_t4': TaskSpec('turn_table_t4', "The party at table T4 (order O003) is paying their remaining share in cash, no tip. As soon as they're settled, seat the three guests waiting for T4: they want one bruschetta to share, three carbonaras and three sparkling waters. Open their order and send it to the kitchen.", rt.package_data(__package__, 'data/51c6decf5f4512e8.json'), (CheckSpec('t4_settled', 1.0, 'O003 is paid; its second share was cash without a tip.', _check_turn_table_t4__t4_settled), CheckSpec('new_party_sent', 1.0, 'A new order for three at T4 is in the kitchen.', _check_turn_table_t4__new_party_sent), CheckSpec('new_party_lines', 1.0, 'It holds exactly the bruschetta, three carbonaras and three waters, 61.50 in all.', _check_turn_table_t4__new_party_lines)), ('orders', 'order_ids', 'order_lines', 'line_ids', 'payments', 'payment_ids'), (('get_order', {'order': 'O003'}), ('settle_share', {'order': 'O003', 'method': 'cash', 'tip_cents': 0}), ('list_menu', {}), ('open_order', {'table': 'T4', 'guests': 3}), ('add_line', {'order': 'O006', 'item': 'ST01', 'quantity': 1}), ('add_line', {'order': 'O006', 'item': 'PS01', 'quantity': 3}), ('add_line', {'order': 'O006', 'item': 'DR01', 'quantity': 3}), ('send_to_kitchen', {'order': 'O006'})), persona='Ana Costa, the server on the terrace, already signed in at the till. Busy and to the point; she names dishes the way guests order them and does not know menu codes.', known="Table T4's current party (order O003) pays its remaining share in cash with no tip. Three guests are waiting for T4 and want one bruschetta to share, three carbonaras and three sparkling waters, sent to the kitchen as soon as they are seated.", unknown='How much is still due on O003, the menu codes of the dishes, and the id of the new order.', doc="Settle a table's last share, then seat the next party there and send their order."),
+    'tiramisu_out_and_terrace_split': TaskSpec('tiramisu_out_and_terrace_split', "Hi, Ben here, server S02, just starting my shift. The kitchen says we've run out of tiramisu, so mark it as sold out. Also, the food for the big terrace party (order O002) has just gone out: mark it served, and they want the bill split evenly between all five of them.", rt.package_data(__package__, 'data/e0bbce2485c0b720.json'), (CheckSpec('tiramisu_sold_out', 1.0, 'Tiramisu can no longer be ordered.', _check_tiramisu_out_and_terrace_split__tiramisu_sold_out), CheckSpec('served', 1.0, 'O002 is served.', _check_tiramisu_out_and_terrace_split__served), CheckSpec('split_five', 1.0, "O002's bill is split five ways.", _check_tiramisu_out_and_terrace_split__split_five), CheckSpec('told_share', 1.0, 'Ben hears what each of the five shares comes to.', _check_tiramisu_out_and_terrace_split__told_share)), ('current_server', 'menu.available', 'orders.status', 'orders.served_at', 'orders.split_ways'), (('sign_in', {'server': 'S02'}), ('list_menu', {'category': 'dessert'}), ('set_item_availability', {'item': 'DS01', 'available': False}), ('mark_served', {'order': 'O002'}), ('split_bill', {'order': 'O002', 'ways': 5})), persona='Ben Hale, a server at the start of a busy Saturday evening shift. Quick and friendly, talks in short bursts between tables; he knows dish names, not menu codes.', known='He is server S02 and not signed in yet. The tiramisu is sold out for tonight. Order O002 is the terrace party of five; its food just went out and they want the bill split five ways, equally.', unknown='The menu code of the tiramisu, the total of order O002 and what each of the five shares comes to.', doc='A server signs in, marks a dessert sold out, serves a kitchen order and splits its bill.', replies=('Tiramisu is marked sold out, O002 is served, and its 55.50 bill is split into five shares of 11.10.',)),
 }

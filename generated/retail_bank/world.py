@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,12 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Account", "AccountKind", "AccountStatus", "AccountView", "Customer", "CustomerView", "RetailBank", "Teller", "Transaction", "TxKind"]
+__all__ = [
+    "Account", "AccountKind", "AccountStatus", "AccountView", "Customer", "CustomerView",
+    "RetailBank", "Teller", "Transaction", "TxKind",
+]
 
 
 class AccountKind(enum.StrEnum):
@@ -35,10 +39,7 @@ class AccountKind(enum.StrEnum):
     savings = 'savings'
 
 
-_E11_AccountKind_checking: AccountKind = AccountKind.checking
-_E11_AccountKind_savings: AccountKind = AccountKind.savings
-
-_T11_AccountKind: dict[AccountKind | None, str] = {None: 'null', _E11_AccountKind_checking: '"checking"', _E11_AccountKind_savings: '"savings"', }
+_E11_AccountKind_checking, _E11_AccountKind_savings = AccountKind.__members__.values()
 
 
 class AccountStatus(enum.StrEnum):
@@ -49,11 +50,10 @@ class AccountStatus(enum.StrEnum):
     closed = 'closed'
 
 
-_E13_AccountStatus_active: AccountStatus = AccountStatus.active
-_E13_AccountStatus_frozen: AccountStatus = AccountStatus.frozen
-_E13_AccountStatus_closed: AccountStatus = AccountStatus.closed
-
-_T13_AccountStatus: dict[AccountStatus | None, str] = {None: 'null', _E13_AccountStatus_active: '"active"', _E13_AccountStatus_frozen: '"frozen"', _E13_AccountStatus_closed: '"closed"', }
+(
+    _E13_AccountStatus_active, _E13_AccountStatus_frozen,
+    _E13_AccountStatus_closed,
+) = AccountStatus.__members__.values()
 
 
 class TxKind(enum.StrEnum):
@@ -64,454 +64,103 @@ class TxKind(enum.StrEnum):
     transfer = 'transfer'
 
 
-_E6_TxKind_deposit: TxKind = TxKind.deposit
-_E6_TxKind_withdrawal: TxKind = TxKind.withdrawal
-_E6_TxKind_transfer: TxKind = TxKind.transfer
-
-_T6_TxKind: dict[TxKind | None, str] = {None: 'null', _E6_TxKind_deposit: '"deposit"', _E6_TxKind_withdrawal: '"withdrawal"', _E6_TxKind_transfer: '"transfer"', }
+_E6_TxKind_deposit, _E6_TxKind_withdrawal, _E6_TxKind_transfer = TxKind.__members__.values()
 
 
 class Teller(Row):
     'A bank employee who signs in to operate the desk.'
 
-    __slots__ = ('id_', 'name', 'can_freeze', )
-    ENTITY: ClassVar[str] = 'Teller'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('can_freeze', 'can_freeze', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        None,
-    )
-
-    def __init__(self, *, id_: str, name: str, can_freeze: bool) -> None:
-        self.id_ = id_
-        self.name = name
-        self.can_freeze = can_freeze
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Teller:
-        other = Teller.__new__(Teller)
-        other.id_ = self.id_
-        other.name = self.name
-        other.can_freeze = self.can_freeze
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'can_freeze': self.can_freeze,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Teller:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'can_freeze': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^T[0-9]{2}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            can_freeze=v.want_bool(d['can_freeze'], path + '.can_freeze'),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    can_freeze: bool = field(load=v.want_bool)
 
 
 class Customer(Row):
     'A bank customer.'
 
-    __slots__ = ('id_', 'name', 'email', 'since', )
-    ENTITY: ClassVar[str] = 'Customer'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('email', 'email', None, True),
-        ('since', 'since', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-    )
-
-    def __init__(self, *, id_: str, name: str, email: str, since: dt.date) -> None:
-        self.id_ = id_
-        self.name = name
-        self.email = email
-        self.since = since
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Customer:
-        other = Customer.__new__(Customer)
-        other.id_ = self.id_
-        other.name = self.name
-        other.email = self.email
-        other.since = self.since
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'email': self.email,
-            'since': self.since.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Customer:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'email': True, 'since': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^CU[0-9]{4}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            since=v.want_date(d['since'], path + '.since'),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    email: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+        text=v.str_text)
+    since: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
 
 
 class Account(Row):
     'A checking or savings account owned by one customer.'
 
-    __slots__ = ('number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason', )
-    ENTITY: ClassVar[str] = 'Account'
-    KEY: ClassVar[str] = 'number'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('number', 'number', None, True),
-        ('owner', 'owner', None, True),
-        ('kind', 'kind', lambda value: value._value_, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('balance_cents', 'balance_cents', None, True),
-        ('opened_on', 'opened_on', lambda value: value.isoformat(), True),
-        ('closed_on', 'closed_on', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('freeze_reason', 'freeze_reason', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T11_AccountKind.__getitem__,
-        _T13_AccountStatus.__getitem__,
-        v.int_text,
-        None,
-        None,
-        v.str_text,
-    )
-
-    def __init__(self, *, number: str, owner: str, kind: AccountKind, status: AccountStatus, balance_cents: int, opened_on: dt.date, closed_on: dt.date | None, freeze_reason: str) -> None:
-        self.number = number
-        self.owner = owner
-        self.kind = kind
-        self.status = status
-        self.balance_cents = balance_cents
-        self.opened_on = opened_on
-        self.closed_on = closed_on
-        self.freeze_reason = freeze_reason
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Account:
-        other = Account.__new__(Account)
-        other.number = self.number
-        other.owner = self.owner
-        other.kind = self.kind
-        other.status = self.status
-        other.balance_cents = self.balance_cents
-        other.opened_on = self.opened_on
-        other.closed_on = self.closed_on
-        other.freeze_reason = self.freeze_reason
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'number': self.number,
-            'owner': self.owner,
-            'kind': self.kind._value_,
-            'status': self.status._value_,
-            'balance_cents': self.balance_cents,
-            'opened_on': self.opened_on.isoformat(),
-            'closed_on': rt.if_present(self.closed_on, lambda x: x.isoformat()),
-            'freeze_reason': self.freeze_reason,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Account:
-        d = v.want_object(data, path, {'number': False, 'owner': True, 'kind': True, 'status': False, 'balance_cents': False, 'opened_on': True, 'closed_on': False, 'freeze_reason': False})
-        return cls(
-            number=(v.want_str(d['number'], path + '.number') if d.get('number') is not None else ep.next_id('account_numbers', 'AC{:05d}')),
-            owner=v.check_pattern(v.want_str(d['owner'], path + '.owner'), path + '.owner', '^CU[0-9]{4}$'),
-            kind=v.want_enum(d['kind'], path + '.kind', AccountKind),
-            status=(v.want_enum(d['status'], path + '.status', AccountStatus) if d.get('status') is not None else _E13_AccountStatus_active),
-            balance_cents=(v.check_range(v.want_int(d['balance_cents'], path + '.balance_cents'), path + '.balance_cents', 0, None) if d.get('balance_cents') is not None else 0),
-            opened_on=v.want_date(d['opened_on'], path + '.opened_on'),
-            closed_on=(v.want_optional(d['closed_on'], path + '.closed_on', (lambda x, p: v.want_date(x, p))) if d.get('closed_on') is not None else None),
-            freeze_reason=(v.check_length(v.want_str(d['freeze_reason'], path + '.freeze_reason'), path + '.freeze_reason', None, 120) if d.get('freeze_reason') is not None else ''),
-        )
+    number: str = field(
+        key=True, load=v.want_str, fill=lambda ep: ep.next_id('account_numbers', 'AC{:05d}'),
+        text=v.str_text)
+    owner: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'), text=v.str_text)
+    kind: AccountKind = field(
+        load=lambda x, p: v.want_enum(x, p, AccountKind), export=enum_value,
+        text=enum_text(AccountKind))
+    status: AccountStatus = field(
+        load=lambda x, p: v.want_enum(x, p, AccountStatus),
+        fill=lambda ep: _E13_AccountStatus_active, export=enum_value,
+        text=enum_text(AccountStatus))
+    balance_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
+    opened_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    closed_on: dt.date | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    freeze_reason: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
+        text=v.str_text)
 
 
 class Transaction(Row):
     'An append-only record of one money movement.'
 
-    __slots__ = ('id_', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at', )
-    ENTITY: ClassVar[str] = 'Transaction'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('kind', 'kind', lambda value: value._value_, True),
-        ('from_account', 'from_account', None, True),
-        ('to_account', 'to_account', None, True),
-        ('amount_cents', 'amount_cents', None, True),
-        ('memo', 'memo', None, True),
-        ('teller', 'teller', None, True),
-        ('at', 'at', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        _T6_TxKind.__getitem__,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        lambda value: ('null' if value is None else v.str_text(value)),
-        v.int_text,
-        v.str_text,
-        v.str_text,
-        None,
-    )
-
-    def __init__(self, *, id_: str, kind: TxKind, from_account: str | None, to_account: str | None, amount_cents: int, memo: str, teller: str, at: dt.datetime) -> None:
-        self.id_ = id_
-        self.kind = kind
-        self.from_account = from_account
-        self.to_account = to_account
-        self.amount_cents = amount_cents
-        self.memo = memo
-        self.teller = teller
-        self.at = at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Transaction:
-        other = Transaction.__new__(Transaction)
-        other.id_ = self.id_
-        other.kind = self.kind
-        other.from_account = self.from_account
-        other.to_account = self.to_account
-        other.amount_cents = self.amount_cents
-        other.memo = self.memo
-        other.teller = self.teller
-        other.at = self.at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'kind': self.kind._value_,
-            'from_account': self.from_account,
-            'to_account': self.to_account,
-            'amount_cents': self.amount_cents,
-            'memo': self.memo,
-            'teller': self.teller,
-            'at': self.at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Transaction:
-        d = v.want_object(data, path, {'id': False, 'kind': True, 'from_account': False, 'to_account': False, 'amount_cents': True, 'memo': False, 'teller': True, 'at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('transaction_ids', 'TX{:06d}')),
-            kind=v.want_enum(d['kind'], path + '.kind', TxKind),
-            from_account=(v.want_optional(d['from_account'], path + '.from_account', (lambda x, p: v.want_str(x, p))) if d.get('from_account') is not None else None),
-            to_account=(v.want_optional(d['to_account'], path + '.to_account', (lambda x, p: v.want_str(x, p))) if d.get('to_account') is not None else None),
-            amount_cents=v.check_range(v.want_int(d['amount_cents'], path + '.amount_cents'), path + '.amount_cents', 1, None),
-            memo=(v.check_length(v.want_str(d['memo'], path + '.memo'), path + '.memo', None, 120) if d.get('memo') is not None else ''),
-            teller=v.check_pattern(v.want_str(d['teller'], path + '.teller'), path + '.teller', '^T[0-9]{2}$'),
-            at=(v.want_datetime(d['at'], path + '.at') if d.get('at') is not None else ep.clock),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('transaction_ids', 'TX{:06d}'),
+        text=v.str_text)
+    kind: TxKind = field(
+        load=lambda x, p: v.want_enum(x, p, TxKind), export=enum_value, text=enum_text(TxKind))
+    from_account: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
+        text=optional_text(v.str_text))
+    to_account: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
+        text=optional_text(v.str_text))
+    amount_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text)
+    memo: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
+        text=v.str_text)
+    teller: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'), text=v.str_text)
+    at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
-class _Slots_CustomerView:
-    'The slots of the CustomerView record: its fields and its JSON text.'
-
-    __slots__ = ('customer', 'name', 'email', 'accounts', 'total_balance_cents', '_json')
-
-
-class CustomerView(_Slots_CustomerView, rt.Record):
+class CustomerView(Record):
     'A customer with all their accounts.'
 
-    __slots__ = ()
-    __match_args__ = ('customer', 'name', 'email', 'accounts', 'total_balance_cents')
-
-    customer: str
-    name: str
-    email: str
-    accounts: tuple[str, ...]
-    total_balance_cents: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.customer, self.name, self.email, self.accounts, self.total_balance_cents) == (other.customer, other.name, other.email, other.accounts, other.total_balance_cents)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.customer, self.name, self.email, self.accounts, self.total_balance_cents))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(customer={self.customer!r}, name={self.name!r}, email={self.email!r}, accounts={self.accounts!r}, total_balance_cents={self.total_balance_cents!r})'
-
-    def __init__(self, customer: str, name: str, email: str, accounts: tuple[str, ...], total_balance_cents: int) -> None:
-        _set = _SET_CustomerView
-        _set[0](self, customer)
-        _set[1](self, name)
-        _set[2](self, email)
-        _set[3](self, accounts)
-        _set[4](self, total_balance_cents)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'customer': self.customer,
-            'name': self.name,
-            'email': self.email,
-            'accounts': list(self.accounts),
-            'total_balance_cents': self.total_balance_cents,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"customer": ', v.str_text(self.customer), ', "name": ', v.str_text(self.name), ', "email": ', v.str_text(self.email), ', "accounts": ', v.json_text(self.accounts), ', "total_balance_cents": ', v.int_text(self.total_balance_cents), '}'))
-            _SET_CustomerView[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CustomerView:
-        d = v.want_object(data, path, {'customer': True, 'name': True, 'email': True, 'accounts': True, 'total_balance_cents': True})
-        return _new_CustomerView(
-            customer=v.check_pattern(v.want_str(d['customer'], path + '.customer'), path + '.customer', '^CU[0-9]{4}$'),
-            name=v.want_str(d['name'], path + '.name'),
-            email=v.want_str(d['email'], path + '.email'),
-            accounts=v.want_list(d['accounts'], path + '.accounts', (lambda x, p: v.want_str(x, p))),
-            total_balance_cents=v.want_int(d['total_balance_cents'], path + '.total_balance_cents'),
-        )
+    customer: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'), text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    email: str = field(load=v.want_str, text=v.str_text)
+    accounts: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    total_balance_cents: int = field(load=v.want_int, text=v.int_text)
 
 
-_SET_CustomerView: tuple[Any, ...] = rt.slot_setters(_Slots_CustomerView, ('customer', 'name', 'email', 'accounts', 'total_balance_cents', '_json'))
-
-
-class _Made_CustomerView(_Slots_CustomerView):
-    'A CustomerView being made by _new_CustomerView.'
-
-    __slots__ = ()
-
-
-def _new_CustomerView(customer: str, name: str, email: str, accounts: tuple[str, ...], total_balance_cents: int) -> CustomerView:
-    self: Any = object.__new__(_Made_CustomerView)
-    self.customer = customer
-    self.name = name
-    self.email = email
-    self.accounts = accounts
-    self.total_balance_cents = total_balance_cents
-    self._json = None
-    self.__class__ = CustomerView
-    _made: CustomerView = self
-    return _made
-
-
-class _Slots_AccountView:
-    'The slots of the AccountView record: its fields and its JSON text.'
-
-    __slots__ = ('account', 'recent_transactions', '_json')
-
-
-class AccountView(_Slots_AccountView, rt.Record):
+class AccountView(Record):
     'An account with its most recent transactions, newest first.'
 
-    __slots__ = ()
-    __match_args__ = ('account', 'recent_transactions')
-
-    account: str
-    recent_transactions: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.account, self.recent_transactions) == (other.account, other.recent_transactions)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.account, self.recent_transactions))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(account={self.account!r}, recent_transactions={self.recent_transactions!r})'
-
-    def __init__(self, account: str, recent_transactions: tuple[str, ...]) -> None:
-        _set = _SET_AccountView
-        _set[0](self, account)
-        _set[1](self, recent_transactions)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'account': self.account,
-            'recent_transactions': list(self.recent_transactions),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"account": ', v.str_text(self.account), ', "recent_transactions": ', v.json_text(self.recent_transactions), '}'))
-            _SET_AccountView[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> AccountView:
-        d = v.want_object(data, path, {'account': True, 'recent_transactions': True})
-        return _new_AccountView(
-            account=v.want_str(d['account'], path + '.account'),
-            recent_transactions=v.want_list(d['recent_transactions'], path + '.recent_transactions', (lambda x, p: v.want_str(x, p))),
-        )
-
-
-_SET_AccountView: tuple[Any, ...] = rt.slot_setters(_Slots_AccountView, ('account', 'recent_transactions', '_json'))
-
-
-class _Made_AccountView(_Slots_AccountView):
-    'A AccountView being made by _new_AccountView.'
-
-    __slots__ = ()
-
-
-def _new_AccountView(account: str, recent_transactions: tuple[str, ...]) -> AccountView:
-    self: Any = object.__new__(_Made_AccountView)
-    self.account = account
-    self.recent_transactions = recent_transactions
-    self._json = None
-    self.__class__ = AccountView
-    _made: AccountView = self
-    return _made
+    account: str = field(load=v.want_str, text=v.str_text)
+    recent_transactions: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
 _GET_balance_cents = rt.attrgetter('balance_cents')
@@ -520,31 +169,10 @@ _GET_balance_cents = rt.attrgetter('balance_cents')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("account_numbers", "transaction_ids", "current_teller", "max_withdrawal_cents", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("account_numbers", "transaction_ids", "current_teller", "max_withdrawal_cents", )
-
-    def __init__(self) -> None:
-        self.account_numbers: int = 0
-        self.transaction_ids: int = 0
-        self.current_teller: str | None = None
-        self.max_withdrawal_cents: int = 0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "account_numbers": self.account_numbers,
-            "transaction_ids": self.transaction_ids,
-            "current_teller": self.current_teller,
-            "max_withdrawal_cents": self.max_withdrawal_cents,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.account_numbers = self.account_numbers
-        other.transaction_ids = self.transaction_ids
-        other.current_teller = self.current_teller
-        other.max_withdrawal_cents = self.max_withdrawal_cents
-        return other
+    account_numbers: int = state_item(0)
+    transaction_ids: int = state_item(0)
+    current_teller: str | None = state_item(None)
+    max_withdrawal_cents: int = state_item(0)
 
 
 class RetailBank(Episode):
@@ -579,18 +207,10 @@ class RetailBank(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('tellers', ()))):
-            row_tellers = Teller.load(item, f'$.tellers[{index}]', ep)
-            self.t_tellers.rows[row_tellers.key()] = row_tellers
-        for index, item in enumerate(rt.rows_of(data.get('customers', ()))):
-            row_customers = Customer.load(item, f'$.customers[{index}]', ep)
-            self.t_customers.rows[row_customers.key()] = row_customers
-        for index, item in enumerate(rt.rows_of(data.get('accounts', ()))):
-            row_accounts = Account.load(item, f'$.accounts[{index}]', ep)
-            self.t_accounts.rows[row_accounts.key()] = row_accounts
-        for index, item in enumerate(rt.rows_of(data.get('transactions', ()))):
-            row_transactions = Transaction.load(item, f'$.transactions[{index}]', ep)
-            self.t_transactions.rows[row_transactions.key()] = row_transactions
+        self.t_tellers.load_rows(Teller, data.get('tellers', ()), '$.tellers', ep)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
+        self.t_accounts.load_rows(Account, data.get('accounts', ()), '$.accounts', ep)
+        self.t_transactions.load_rows(Transaction, data.get('transactions', ()), '$.transactions', ep)
         if 'account_numbers' in data:
             self.state.account_numbers = v.want_int(data['account_numbers'], '$.account_numbers')
         if 'transaction_ids' in data:
@@ -725,7 +345,7 @@ class RetailBank(Episode):
         owned: tuple[str, ...] = tuple([  # retail_bank.world:149
             _a3.key() for _a3 in rt.each(self, self.t_accounts) if _a3.owner == customer.key()
         ])
-        return _new_CustomerView(  # retail_bank.world:150
+        return CustomerView(  # retail_bank.world:150
             customer.key(),
             customer.name,
             customer.email,
@@ -748,7 +368,7 @@ class RetailBank(Episode):
             if len(recent) >= 5:  # retail_bank.world:166
                 break  # retail_bank.world:167
             recent = rt.each(self, recent) + (t.key(),)  # retail_bank.world:169
-        return _new_AccountView(account.key(), recent)  # retail_bank.world:171
+        return AccountView(account.key(), recent)  # retail_bank.world:171
 
     def tool_list_transactions(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:174
         (
@@ -1069,32 +689,17 @@ class RetailBank(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_sign_in: frozenset[str] = frozenset({'teller'})
-
-
 def _invoke_sign_in(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
-        rt.check_arguments(args, ('teller',), ('teller',))
     a_teller = rt.lookup(ep.t_tellers, v.check_pattern(v.want_str(args['teller'], 'teller'), 'teller', '^T[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown teller ' + rt.text(key) + '.'))
     return ep.tool_sign_in(a_teller)
 
 
-_ARGS_get_customer: frozenset[str] = frozenset({'customer'})
-
-
 def _invoke_get_customer(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_customer and None not in args.values()):
-        rt.check_arguments(args, ('customer',), ('customer',))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'))
     return ep.tool_get_customer(a_customer)
 
 
-_ARGS_get_account: frozenset[str] = frozenset({'account'})
-
-
 def _invoke_get_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_account and None not in args.values()):
-        rt.check_arguments(args, ('account',), ('account',))
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
@@ -1102,12 +707,7 @@ def _invoke_get_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_account(a_account)
 
 
-_ARGS_list_transactions: frozenset[str] = frozenset({'account'})
-
-
 def _invoke_list_transactions(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_transactions and None not in args.values()):
-        rt.check_arguments(args, ('account',), ('account',))
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
@@ -1115,35 +715,19 @@ def _invoke_list_transactions(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_list_transactions(a_account)
 
 
-_ARGS_find_customers: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_find_customers(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_customers and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_find_customers(a_text)
 
 
-_ARGS_list_accounts: frozenset[str] = frozenset({'customer', 'kind', 'status'})
-_NEEDS_list_accounts: frozenset[str] = frozenset(())
-
-
 def _invoke_list_accounts(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_accounts >= args.keys() >= _NEEDS_list_accounts):
-        rt.check_arguments(args, ('customer', 'kind', 'status'), ())
     a_customer = (rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.')) if args.get('customer') is not None else None)
     a_kind = (v.want_optional(args['kind'], 'kind', (lambda x, p: v.want_enum(x, p, AccountKind))) if args.get('kind') is not None else None)
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, AccountStatus))) if args.get('status') is not None else None)
     return ep.tool_list_accounts(a_customer, a_kind, a_status)
 
 
-_ARGS_get_transaction: frozenset[str] = frozenset({'transaction'})
-
-
 def _invoke_get_transaction(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_transaction and None not in args.values()):
-        rt.check_arguments(args, ('transaction',), ('transaction',))
     a_transaction = args['transaction']
     if type(a_transaction) is not str or not a_transaction.isascii():
         a_transaction = v.want_str(a_transaction, 'transaction')
@@ -1151,43 +735,14 @@ def _invoke_get_transaction(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_transaction(a_transaction)
 
 
-_ARGS_list_tellers: frozenset[str] = frozenset(())
-
-
-def _invoke_list_tellers(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_tellers):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_tellers()
-
-
-_ARGS_get_withdrawal_limit: frozenset[str] = frozenset(())
-
-
-def _invoke_get_withdrawal_limit(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_withdrawal_limit):
-        rt.check_arguments(args, (), ())
-    return ep.tool_get_withdrawal_limit()
-
-
-_ARGS_open_account: frozenset[str] = frozenset({'customer', 'kind', 'initial_deposit_cents'})
-_NEEDS_open_account: frozenset[str] = frozenset({'customer', 'kind'})
-
-
 def _invoke_open_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_open_account >= args.keys() >= _NEEDS_open_account and None not in args.values()):
-        rt.check_arguments(args, ('customer', 'kind', 'initial_deposit_cents'), ('customer', 'kind'))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'))
     a_kind = v.want_enum(args['kind'], 'kind', AccountKind)
     a_initial_deposit_cents = (v.check_range(v.want_int(args['initial_deposit_cents'], 'initial_deposit_cents'), 'initial_deposit_cents', 0, 100000000) if args.get('initial_deposit_cents') is not None else 0)
     return ep.tool_open_account(a_customer, a_kind, a_initial_deposit_cents)
 
 
-_ARGS_close_account: frozenset[str] = frozenset({'account'})
-
-
 def _invoke_close_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_close_account and None not in args.values()):
-        rt.check_arguments(args, ('account',), ('account',))
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
@@ -1195,13 +750,7 @@ def _invoke_close_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_close_account(a_account)
 
 
-_ARGS_deposit: frozenset[str] = frozenset({'account', 'amount_cents', 'memo'})
-_NEEDS_deposit: frozenset[str] = frozenset({'account', 'amount_cents'})
-
-
 def _invoke_deposit(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_deposit >= args.keys() >= _NEEDS_deposit and None not in args.values()):
-        rt.check_arguments(args, ('account', 'amount_cents', 'memo'), ('account', 'amount_cents'))
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
@@ -1211,13 +760,7 @@ def _invoke_deposit(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_deposit(a_account, a_amount_cents, a_memo)
 
 
-_ARGS_withdraw: frozenset[str] = frozenset({'account', 'amount_cents', 'memo'})
-_NEEDS_withdraw: frozenset[str] = frozenset({'account', 'amount_cents'})
-
-
 def _invoke_withdraw(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_withdraw >= args.keys() >= _NEEDS_withdraw and None not in args.values()):
-        rt.check_arguments(args, ('account', 'amount_cents', 'memo'), ('account', 'amount_cents'))
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
@@ -1227,13 +770,7 @@ def _invoke_withdraw(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_withdraw(a_account, a_amount_cents, a_memo)
 
 
-_ARGS_transfer: frozenset[str] = frozenset({'from_account', 'to_account', 'amount_cents', 'memo'})
-_NEEDS_transfer: frozenset[str] = frozenset({'from_account', 'to_account', 'amount_cents'})
-
-
 def _invoke_transfer(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_transfer >= args.keys() >= _NEEDS_transfer and None not in args.values()):
-        rt.check_arguments(args, ('from_account', 'to_account', 'amount_cents', 'memo'), ('from_account', 'to_account', 'amount_cents'))
     a_from_account = args['from_account']
     if type(a_from_account) is not str or not a_from_account.isascii():
         a_from_account = v.want_str(a_from_account, 'from_account')
@@ -1247,12 +784,7 @@ def _invoke_transfer(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_transfer(a_from_account, a_to_account, a_amount_cents, a_memo)
 
 
-_ARGS_freeze_account: frozenset[str] = frozenset({'account', 'reason'})
-
-
 def _invoke_freeze_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_freeze_account and None not in args.values()):
-        rt.check_arguments(args, ('account', 'reason'), ('account', 'reason'))
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
@@ -1261,12 +793,7 @@ def _invoke_freeze_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_freeze_account(a_account, a_reason)
 
 
-_ARGS_unfreeze_account: frozenset[str] = frozenset({'account'})
-
-
 def _invoke_unfreeze_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_unfreeze_account and None not in args.values()):
-        rt.check_arguments(args, ('account',), ('account',))
     a_account = args['account']
     if type(a_account) is not str or not a_account.isascii():
         a_account = v.want_str(a_account, 'account')
@@ -1274,24 +801,101 @@ def _invoke_unfreeze_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     return ep.tool_unfreeze_account(a_account)
 
 
-RetailBank.TOOLS = {
-    'sign_in': ToolSpec('sign_in', 'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.', (ParamSpec('teller', {'type': 'string', 'pattern': '^T[0-9]{2}$', 'description': 'The teller id, e.g. T01.'}, True, 'The teller id, e.g. T01.', table='tellers'), ), read_only=False, invoke=_invoke_sign_in, where='retail_bank.world:137', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'can_freeze': {'type': 'boolean'}}, 'required': ['id', 'name', 'can_freeze'], 'additionalProperties': False}),
-    'get_customer': ToolSpec('get_customer', 'Show a customer and all their accounts with balances (in cents) and statuses.', (ParamSpec('customer', {'type': 'string', 'pattern': '^CU[0-9]{4}$', 'description': 'The customer id, e.g. CU0001.'}, True, 'The customer id, e.g. CU0001.', table='customers'), ), read_only=True, invoke=_invoke_get_customer, where='retail_bank.world:144', returns={'type': 'object', 'properties': {'customer': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'name': {'type': 'string'}, 'email': {'type': 'string'}, 'accounts': {'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}}, 'total_balance_cents': {'type': 'integer'}}, 'required': ['customer', 'name', 'email', 'accounts', 'total_balance_cents'], 'additionalProperties': False}, shows=('record', (('accounts', 'accounts', ('list', ('row', 'accounts'))),))),
-    'get_account': ToolSpec('get_account', 'Show one account (owner, kind, status, balance in cents) and its five most recent transactions.', (ParamSpec('account', {'type': 'string', 'description': 'The account number, e.g. AC00001.'}, True, 'The account number, e.g. AC00001.', table='accounts'), ), read_only=True, invoke=_invoke_get_account, where='retail_bank.world:159', returns={'type': 'object', 'properties': {'account': {'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}, 'recent_transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}}}, 'required': ['account', 'recent_transactions'], 'additionalProperties': False}, shows=('record', (('account', 'account', ('row', 'accounts')), ('recent_transactions', 'recent_transactions', ('list', ('row', 'transactions')))))),
-    'list_transactions': ToolSpec('list_transactions', 'List all transactions into or out of an account, newest first, with kind, accounts, amount, memo, teller and time.', (ParamSpec('account', {'type': 'string', 'description': 'The account number, e.g. AC00001.'}, True, 'The account number, e.g. AC00001.', table='accounts'), ), read_only=True, invoke=_invoke_list_transactions, where='retail_bank.world:174', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}}, shows=('list', ('row', 'transactions'))),
-    'find_customers': ToolSpec('find_customers', 'Find customers whose name or email contains the text, with their customer id, name, email and since date.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the customer's name or email address, e.g. Smith; case does not matter."}, True, "Part of the customer's name or email address, e.g. Smith; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_customers, where='retail_bank.world:182', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'since': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'since'], 'additionalProperties': False}}, shows=('list', ('row', 'customers'))),
-    'list_accounts': ToolSpec('list_accounts', 'List accounts with their owner, kind, status, balance (in cents) and opening date, optionally of one customer, kind or status.', (ParamSpec('customer', {'anyOf': [{'type': 'string', 'pattern': '^CU[0-9]{4}$'}, {'type': 'null'}], 'description': "Only this customer's accounts (customer id, e.g. CU0001); all when omitted."}, False, "Only this customer's accounts (customer id, e.g. CU0001); all when omitted.", table='customers'), ParamSpec('kind', {'anyOf': [{'type': 'string', 'enum': ['checking', 'savings']}, {'type': 'null'}], 'description': 'Only checking or only savings accounts; both when omitted.'}, False, 'Only checking or only savings accounts; both when omitted.', table=None), ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['active', 'frozen', 'closed']}, {'type': 'null'}], 'description': 'Only accounts with this status; any when omitted.'}, False, 'Only accounts with this status; any when omitted.', table=None), ), read_only=True, invoke=_invoke_list_accounts, where='retail_bank.world:191', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}}, shows=('list', ('row', 'accounts'))),
-    'get_transaction': ToolSpec('get_transaction', 'Show one transaction: its kind, accounts, amount, memo, teller and time.', (ParamSpec('transaction', {'type': 'string', 'description': 'The transaction id, e.g. TX000001.'}, True, 'The transaction id, e.g. TX000001.', table='transactions'), ), read_only=True, invoke=_invoke_get_transaction, where='retail_bank.world:201', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}),
-    'list_tellers': ToolSpec('list_tellers', 'List the tellers with their ids, names and whether they may freeze accounts.', (), read_only=True, invoke=_invoke_list_tellers, where='retail_bank.world:209', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'can_freeze': {'type': 'boolean'}}, 'required': ['id', 'name', 'can_freeze'], 'additionalProperties': False}}, shows=('list', ('row', 'tellers'))),
-    'get_withdrawal_limit': ToolSpec('get_withdrawal_limit', 'The most the desk can pay out in one withdrawal, in cents.', (), read_only=True, invoke=_invoke_get_withdrawal_limit, where='retail_bank.world:215', returns={'type': 'integer'}),
-    'open_account': ToolSpec('open_account', 'Open a new active account for a customer, with an optional opening deposit. A customer may hold one open account of each kind.', (ParamSpec('customer', {'type': 'string', 'pattern': '^CU[0-9]{4}$', 'description': 'The customer id, e.g. CU0003.'}, True, 'The customer id, e.g. CU0003.', table='customers'), ParamSpec('kind', {'type': 'string', 'enum': ['checking', 'savings'], 'description': 'checking or savings.'}, True, 'checking or savings.', table=None), ParamSpec('initial_deposit_cents', {'anyOf': [{'type': 'integer', 'minimum': 0, 'maximum': 100000000}, {'type': 'null'}], 'description': 'An optional opening deposit in cents; 0 for none.'}, False, 'An optional opening deposit in cents; 0 for none.', table=None), ), read_only=False, invoke=_invoke_open_account, where='retail_bank.world:219', returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-    'close_account': ToolSpec('close_account', 'Close an account. Its balance must be zero (withdraw or transfer the money first) and it must not be frozen.', (ParamSpec('account', {'type': 'string', 'description': 'The account number, e.g. AC00006.'}, True, 'The account number, e.g. AC00006.', table='accounts'), ), read_only=False, invoke=_invoke_close_account, where='retail_bank.world:247', returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-    'deposit': ToolSpec('deposit', 'Deposit money into an active account.', (ParamSpec('account', {'type': 'string', 'description': 'The account number, e.g. AC00001.'}, True, 'The account number, e.g. AC00001.', table='accounts'), ParamSpec('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 100000000, 'description': 'The amount in cents, e.g. 15000 for 150.00.'}, True, 'The amount in cents, e.g. 15000 for 150.00.', table=None), ParamSpec('memo', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}], 'description': 'An optional note, in your own words.'}, False, 'An optional note, in your own words.', table=None), ), read_only=False, invoke=_invoke_deposit, where='retail_bank.world:261', returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-    'withdraw': ToolSpec('withdraw', "Withdraw money from an active account, up to its balance and the desk's per-call limit.", (ParamSpec('account', {'type': 'string', 'description': 'The account number, e.g. AC00001.'}, True, 'The account number, e.g. AC00001.', table='accounts'), ParamSpec('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 100000000, 'description': 'The amount in cents, e.g. 15000 for 150.00.'}, True, 'The amount in cents, e.g. 15000 for 150.00.', table=None), ParamSpec('memo', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}], 'description': 'An optional note, in your own words.'}, False, 'An optional note, in your own words.', table=None), ), read_only=False, invoke=_invoke_withdraw, where='retail_bank.world:282', returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-    'transfer': ToolSpec('transfer', 'Move money from one active account to another.', (ParamSpec('from_account', {'type': 'string', 'description': 'The account to debit, e.g. AC00002.'}, True, 'The account to debit, e.g. AC00002.', table='accounts'), ParamSpec('to_account', {'type': 'string', 'description': 'The account to credit, e.g. AC00001.'}, True, 'The account to credit, e.g. AC00001.', table='accounts'), ParamSpec('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 100000000, 'description': 'The amount in cents, e.g. 20000 for 200.00.'}, True, 'The amount in cents, e.g. 20000 for 200.00.', table=None), ParamSpec('memo', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}], 'description': 'An optional note, in your own words.'}, False, 'An optional note, in your own words.', table=None), ), read_only=False, invoke=_invoke_transfer, where='retail_bank.world:305', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}),
-    'freeze_account': ToolSpec('freeze_account', 'Freeze an active account, with a reason. Only tellers with freeze permission may do this.', (ParamSpec('account', {'type': 'string', 'description': 'The account number, e.g. AC00003.'}, True, 'The account number, e.g. AC00003.', table='accounts'), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 120, 'description': 'Why the account is frozen, as the customer or teller gives it.'}, True, 'Why the account is frozen, as the customer or teller gives it.', table=None), ), read_only=False, invoke=_invoke_freeze_account, where='retail_bank.world:334', returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-    'unfreeze_account': ToolSpec('unfreeze_account', 'Return a frozen account to active and clear its freeze reason. Only tellers with freeze permission may do this.', (ParamSpec('account', {'type': 'string', 'description': 'The account number, e.g. AC00004.'}, True, 'The account number, e.g. AC00004.', table='accounts'), ), read_only=False, invoke=_invoke_unfreeze_account, where='retail_bank.world:350', returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-}
+RetailBank.TOOLS = tools(
+    tool('sign_in',
+         'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.',
+         (param('teller', {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'The teller id, e.g. T01.', table='tellers'),),
+         read_only=False, invoke=_invoke_sign_in, where='retail_bank.world:137',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'can_freeze': {'type': 'boolean'}}, 'required': ['id', 'name', 'can_freeze'], 'additionalProperties': False}),
+    tool('get_customer',
+         'Show a customer and all their accounts with balances (in cents) and statuses.',
+         (param('customer', {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'The customer id, e.g. CU0001.', table='customers'),),
+         read_only=True, invoke=_invoke_get_customer, where='retail_bank.world:144',
+         returns={'type': 'object', 'properties': {'customer': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'name': {'type': 'string'}, 'email': {'type': 'string'}, 'accounts': {'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}}, 'total_balance_cents': {'type': 'integer'}}, 'required': ['customer', 'name', 'email', 'accounts', 'total_balance_cents'], 'additionalProperties': False},
+         shows=('record', (('accounts', 'accounts', ('list', ('row', 'accounts'))),))),
+    tool('get_account',
+         'Show one account (owner, kind, status, balance in cents) and its five most recent transactions.',
+         (param('account', {'type': 'string'}, 'The account number, e.g. AC00001.', table='accounts'),),
+         read_only=True, invoke=_invoke_get_account, where='retail_bank.world:159',
+         returns={'type': 'object', 'properties': {'account': {'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}, 'recent_transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}}}, 'required': ['account', 'recent_transactions'], 'additionalProperties': False},
+         shows=('record', (('account', 'account', ('row', 'accounts')), ('recent_transactions', 'recent_transactions', ('list', ('row', 'transactions')))))),
+    tool('list_transactions',
+         'List all transactions into or out of an account, newest first, with kind, accounts, amount, memo, teller and time.',
+         (param('account', {'type': 'string'}, 'The account number, e.g. AC00001.', table='accounts'),),
+         read_only=True, invoke=_invoke_list_transactions, where='retail_bank.world:174',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}},
+         shows=('list', ('row', 'transactions'))),
+    tool('find_customers',
+         'Find customers whose name or email contains the text, with their customer id, name, email and since date.',
+         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the customer's name or email address, e.g. Smith; case does not matter."),),
+         read_only=True, invoke=_invoke_find_customers, where='retail_bank.world:182',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'since': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'since'], 'additionalProperties': False}},
+         shows=('list', ('row', 'customers'))),
+    tool('list_accounts',
+         'List accounts with their owner, kind, status, balance (in cents) and opening date, optionally of one customer, kind or status.',
+         (param('customer', {'anyOf': [{'type': 'string', 'pattern': '^CU[0-9]{4}$'}, {'type': 'null'}]}, "Only this customer's accounts (customer id, e.g. CU0001); all when omitted.", optional=True, table='customers'),
+         param('kind', {'anyOf': [{'type': 'string', 'enum': ['checking', 'savings']}, {'type': 'null'}]}, 'Only checking or only savings accounts; both when omitted.', optional=True),
+         param('status', {'anyOf': [{'type': 'string', 'enum': ['active', 'frozen', 'closed']}, {'type': 'null'}]}, 'Only accounts with this status; any when omitted.', optional=True)),
+         read_only=True, invoke=_invoke_list_accounts, where='retail_bank.world:191',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}},
+         shows=('list', ('row', 'accounts'))),
+    tool('get_transaction',
+         'Show one transaction: its kind, accounts, amount, memo, teller and time.',
+         (param('transaction', {'type': 'string'}, 'The transaction id, e.g. TX000001.', table='transactions'),),
+         read_only=True, invoke=_invoke_get_transaction, where='retail_bank.world:201',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}),
+    tool('list_tellers',
+         'List the tellers with their ids, names and whether they may freeze accounts.', (),
+         read_only=True, method=RetailBank.tool_list_tellers, where='retail_bank.world:209',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'can_freeze': {'type': 'boolean'}}, 'required': ['id', 'name', 'can_freeze'], 'additionalProperties': False}},
+         shows=('list', ('row', 'tellers'))),
+    tool('get_withdrawal_limit', 'The most the desk can pay out in one withdrawal, in cents.', (),
+         read_only=True, method=RetailBank.tool_get_withdrawal_limit,
+         where='retail_bank.world:215', returns={'type': 'integer'}),
+    tool('open_account',
+         'Open a new active account for a customer, with an optional opening deposit. A customer may hold one open account of each kind.',
+         (param('customer', {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'The customer id, e.g. CU0003.', table='customers'),
+         param('kind', {'type': 'string', 'enum': ['checking', 'savings']}, 'checking or savings.'),
+         param('initial_deposit_cents', {'anyOf': [{'type': 'integer', 'minimum': 0, 'maximum': 100000000}, {'type': 'null'}]}, 'An optional opening deposit in cents; 0 for none.', optional=True)),
+         read_only=False, invoke=_invoke_open_account, where='retail_bank.world:219',
+         returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
+    tool('close_account',
+         'Close an account. Its balance must be zero (withdraw or transfer the money first) and it must not be frozen.',
+         (param('account', {'type': 'string'}, 'The account number, e.g. AC00006.', table='accounts'),),
+         read_only=False, invoke=_invoke_close_account, where='retail_bank.world:247',
+         returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
+    tool('deposit', 'Deposit money into an active account.',
+         (param('account', {'type': 'string'}, 'The account number, e.g. AC00001.', table='accounts'),
+         param('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 100000000}, 'The amount in cents, e.g. 15000 for 150.00.'),
+         param('memo', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}]}, 'An optional note, in your own words.', optional=True)),
+         read_only=False, invoke=_invoke_deposit, where='retail_bank.world:261',
+         returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
+    tool('withdraw',
+         "Withdraw money from an active account, up to its balance and the desk's per-call limit.",
+         (param('account', {'type': 'string'}, 'The account number, e.g. AC00001.', table='accounts'),
+         param('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 100000000}, 'The amount in cents, e.g. 15000 for 150.00.'),
+         param('memo', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}]}, 'An optional note, in your own words.', optional=True)),
+         read_only=False, invoke=_invoke_withdraw, where='retail_bank.world:282',
+         returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
+    tool('transfer', 'Move money from one active account to another.',
+         (param('from_account', {'type': 'string'}, 'The account to debit, e.g. AC00002.', table='accounts'),
+         param('to_account', {'type': 'string'}, 'The account to credit, e.g. AC00001.', table='accounts'),
+         param('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 100000000}, 'The amount in cents, e.g. 20000 for 200.00.'),
+         param('memo', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}]}, 'An optional note, in your own words.', optional=True)),
+         read_only=False, invoke=_invoke_transfer, where='retail_bank.world:305',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}),
+    tool('freeze_account',
+         'Freeze an active account, with a reason. Only tellers with freeze permission may do this.',
+         (param('account', {'type': 'string'}, 'The account number, e.g. AC00003.', table='accounts'),
+         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'Why the account is frozen, as the customer or teller gives it.')),
+         read_only=False, invoke=_invoke_freeze_account, where='retail_bank.world:334',
+         returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
+    tool('unfreeze_account',
+         'Return a frozen account to active and clear its freeze reason. Only tellers with freeze permission may do this.',
+         (param('account', {'type': 'string'}, 'The account number, e.g. AC00004.', table='accounts'),),
+         read_only=False, invoke=_invoke_unfreeze_account, where='retail_bank.world:350',
+         returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
+)
 
 
 def _check_alice_savings_to_cash__savings_debited(  # retail_bank.world:456
@@ -1729,13 +1333,13 @@ def _check_alice_car_cash__cash_paid(  # tasks.world:633
 
 
 RetailBank.TASKS = {
-    'alice_savings_to_cash': TaskSpec('alice_savings_to_cash', 'You are teller T02 (Sam Patel). Alice Moreau (CU0001) wants 200.00 moved from her savings to her checking account, and then 150.00 in cash from her checking account.', rt.package_data(__package__, 'data/c2995ac79181e4bf.json'), (CheckSpec('savings_debited', 1.0, '', _check_alice_savings_to_cash__savings_debited), CheckSpec('checking_after_cash', 1.0, '250000 + 20000 - 15000.', _check_alice_savings_to_cash__checking_after_cash), CheckSpec('transfer_logged', 1.0, '', _check_alice_savings_to_cash__transfer_logged), CheckSpec('cash_logged', 1.0, '', _check_alice_savings_to_cash__cash_logged),), ('current_teller', 'accounts.balance_cents', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T02'}), ('get_customer', {'customer': 'CU0001'}), ('transfer', {'from_account': 'AC00002', 'to_account': 'AC00001', 'amount_cents': 20000, 'memo': 'to checking'}), ('withdraw', {'account': 'AC00001', 'amount_cents': 15000, 'memo': 'cash'}), ), seed=None, persona=None, known=None, unknown=None, tags=('transfer', 'withdrawal'), split=None, doc='Sign in, move money from savings to checking, then pay out cash.'),
-    'chen_switch_accounts': TaskSpec('chen_switch_accounts', 'Chen Yu (CU0003) no longer wants his empty savings account AC00006: close it, and open a new checking account for him with an opening deposit of 500.00.', rt.package_data(__package__, 'data/21d22cc73fc241fd.json'), (CheckSpec('savings_closed', 1.0, '', _check_chen_switch_accounts__savings_closed), CheckSpec('new_checking', 1.0, 'Chen has an active checking account holding 500.00.', _check_chen_switch_accounts__new_checking), CheckSpec('opening_deposit', 1.0, '', _check_chen_switch_accounts__opening_deposit),), ('accounts', 'account_numbers', 'transactions', 'transaction_ids'), (('close_account', {'account': 'AC00006'}), ('open_account', {'customer': 'CU0003', 'kind': 'checking', 'initial_deposit_cents': 50000}), ), seed=None, persona=None, known=None, unknown=None, tags=('open', 'close'), split=None, doc='Close an empty savings account and open a checking account with a deposit.'),
-    'ben_review_cleared': TaskSpec('ben_review_cleared', "The fraud review on Ben Carter's savings account AC00004 is over and it was a false alarm. Unfreeze it, then transfer 300.00 from it to his checking account AC00003.", rt.package_data(__package__, 'data/21d22cc73fc241fd.json'), (CheckSpec('unfrozen', 1.0, '', _check_ben_review_cleared__unfrozen), CheckSpec('savings_after', 1.0, '', _check_ben_review_cleared__savings_after), CheckSpec('checking_after', 1.0, '4550 + 30000.', _check_ben_review_cleared__checking_after),), ('accounts.status', 'accounts.freeze_reason', 'accounts.balance_cents', 'transactions', 'transaction_ids'), (('unfreeze_account', {'account': 'AC00004'}), ('transfer', {'from_account': 'AC00004', 'to_account': 'AC00003', 'amount_cents': 30000, 'memo': 'after review'}), ), seed=None, persona=None, known=None, unknown=None, tags=('freeze', 'transfer'), split=None, doc='Unfreeze an account after a review and move money out of it.'),
-    'alice_closes_savings': TaskSpec('alice_closes_savings', "You're signed in as teller T02 today, Sam Patel. Alice Moreau (customer CU0001) wants to close her savings account: move everything in it to her checking account first, then close the savings account. After that she'd like 300.00 in cash from her checking account.", rt.package_data(__package__, 'data/c2995ac79181e4bf.json'), (CheckSpec('savings_closed', 1.0, "Alice's savings account is closed today with nothing left in it.", _check_alice_closes_savings__savings_closed), CheckSpec('balance_moved', 1.0, 'The whole 12,000.00 went to checking in one transfer.', _check_alice_closes_savings__balance_moved), CheckSpec('cash_paid', 1.0, '300.00 was paid out from checking by Sam Patel.', _check_alice_closes_savings__cash_paid), CheckSpec('checking_balance', 1.0, '2,500.00 + 12,000.00 - 300.00.', _check_alice_closes_savings__checking_balance),), ('current_teller', 'accounts.balance_cents', 'accounts.status', 'accounts.closed_on', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T02'}), ('get_customer', {'customer': 'CU0001'}), ('transfer', {'from_account': 'AC00002', 'to_account': 'AC00001', 'amount_cents': 1200000, 'memo': 'closing savings'}), ('close_account', {'account': 'AC00002'}), ('withdraw', {'account': 'AC00001', 'amount_cents': 30000, 'memo': 'cash'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Empty a savings account into checking, close it and pay out some cash.'),
-    'chen_cash_and_new_checking': TaskSpec('chen_cash_and_new_checking', "You're working as teller T02 today. Chen Yu (customer CU0003) has brought 800.00 in cash to pay into his savings account. He also wants a checking account again: open one for him with no opening deposit, then move 300.00 from his savings into it.", rt.package_data(__package__, 'data/09f15a4865f314d4.json'), (CheckSpec('cash_deposited', 1.0, "The 800.00 cash deposit into Chen's savings is recorded by T02.", _check_chen_cash_and_new_checking__cash_deposited), CheckSpec('savings_balance', 1.0, "Chen's savings hold 800.00 - 300.00 = 500.00.", _check_chen_cash_and_new_checking__savings_balance), CheckSpec('new_checking', 1.0, 'Chen has a new active checking account holding 300.00.', _check_chen_cash_and_new_checking__new_checking), CheckSpec('funded_by_transfer', 1.0, 'The 300.00 came from his savings by transfer.', _check_chen_cash_and_new_checking__funded_by_transfer),), ('current_teller', 'accounts', 'account_numbers', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T02'}), ('get_customer', {'customer': 'CU0003'}), ('deposit', {'account': 'AC00006', 'amount_cents': 80000, 'memo': 'cash deposit'}), ('open_account', {'customer': 'CU0003', 'kind': 'checking', 'initial_deposit_cents': 0}), ('transfer', {'from_account': 'AC00006', 'to_account': 'AC00007', 'amount_cents': 30000, 'memo': 'fund new checking'}), ), seed=None, persona=None, known=None, unknown=None, tags=('deposit', 'open', 'transfer'), split=None, doc='Sign in, deposit cash into savings, reopen a checking account and fund it from savings.'),
-    'stolen_card_secure_and_freeze': TaskSpec('stolen_card_secure_and_freeze', "This is Maria Okafor, teller T01. Alice Moreau (CU0001) just called: her debit card was stolen. Before anything else, move 1,000.00 from her checking account into her savings account, then freeze the checking account with the reason 'card reported stolen'.", rt.package_data(__package__, 'data/c2995ac79181e4bf.json'), (CheckSpec('checking_frozen', 1.0, "Alice's checking account is frozen with the reason.", _check_stolen_card_secure_and_freeze__checking_frozen), CheckSpec('money_moved', 1.0, '1,000.00 went from checking to savings: 250000 - 100000 and 1200000 + 100000.', _check_stolen_card_secure_and_freeze__money_moved), CheckSpec('transfer_logged', 1.0, 'The transfer is recorded by Maria.', _check_stolen_card_secure_and_freeze__transfer_logged),), ('current_teller', 'accounts.balance_cents', 'accounts.status', 'accounts.freeze_reason', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T01'}), ('get_customer', {'customer': 'CU0001'}), ('transfer', {'from_account': 'AC00001', 'to_account': 'AC00002', 'amount_cents': 100000, 'memo': 'moved to safety: card stolen'}), ('freeze_account', {'account': 'AC00001', 'reason': 'card reported stolen'}), ), seed=None, persona=None, known=None, unknown=None, tags=('freeze', 'transfer'), split=None, doc='Move money to safety, then freeze the account whose card was stolen.'),
-    'new_customer_two_accounts': TaskSpec('new_customer_two_accounts', 'Hi, teller T01 (Maria Okafor) here. Our new customer Dana White (CU0004) has no accounts yet. Please open a checking account for her with an opening deposit of 1,000.00 and a savings account with no opening deposit, then transfer 400.00 from the new checking account into the new savings account.', rt.package_data(__package__, 'data/9b4c59cab686667f.json'), (CheckSpec('checking_opened', 1.0, 'Dana has an active checking account left with 600.00.', _check_new_customer_two_accounts__checking_opened), CheckSpec('savings_opened', 1.0, 'Dana has an active savings account holding 400.00.', _check_new_customer_two_accounts__savings_opened), CheckSpec('opening_deposit', 1.0, 'The 1,000.00 opening deposit is recorded.', _check_new_customer_two_accounts__opening_deposit), CheckSpec('funded_savings', 1.0, "400.00 moved from Dana's checking to her savings.", _check_new_customer_two_accounts__funded_savings),), ('current_teller', 'accounts', 'account_numbers', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T01'}), ('get_customer', {'customer': 'CU0004'}), ('open_account', {'customer': 'CU0004', 'kind': 'checking', 'initial_deposit_cents': 100000}), ('open_account', {'customer': 'CU0004', 'kind': 'savings'}), ('transfer', {'from_account': 'AC00007', 'to_account': 'AC00008', 'amount_cents': 40000, 'memo': 'to savings'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Open both kinds of account for a new customer and fund the savings from the checking.'),
-    'alice_lost_card': TaskSpec('alice_lost_card', "Maria Okafor here, teller T01; the desk is logged out, so sign me in first. Alice Moreau (customer CU0001) is at my counter: she lost her debit card. She wants 200.00 in cash from her checking account, and after that the checking account frozen with the reason 'debit card lost'.", rt.package_data(__package__, 'data/09f15a4865f314d4.json'), (CheckSpec('cash_paid', 1.0, "The 200.00 withdrawal from Alice's checking is recorded by T01.", _check_alice_lost_card__cash_paid), CheckSpec('balance_after', 1.0, "Alice's checking holds 2,500.00 - 200.00 = 2,300.00.", _check_alice_lost_card__balance_after), CheckSpec('frozen', 1.0, "Alice's checking account is frozen for the lost card.", _check_alice_lost_card__frozen),), ('current_teller', 'accounts.balance_cents', 'accounts.status', 'accounts.freeze_reason', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T01'}), ('get_customer', {'customer': 'CU0001'}), ('withdraw', {'account': 'AC00001', 'amount_cents': 20000, 'memo': 'cash before card freeze'}), ('freeze_account', {'account': 'AC00001', 'reason': 'debit card lost'}), ), seed=None, persona='Maria Okafor, an experienced teller working the morning counter; polite, brief, and she answers questions about the customer straight away.', known="Her teller id is T01. The customer is Alice Moreau, customer id CU0001. Alice wants 200.00 in cash from her checking account first, then that checking account frozen with the reason 'debit card lost'. Her savings account stays as it is.", unknown="Alice's account numbers and balances.", tags=('sign_in', 'withdrawal', 'freeze'), split=None, doc='Sign the teller in, pay out cash and then freeze the checking account of a customer who lost her card.'),
-    'alice_car_cash': TaskSpec('alice_car_cash', "Sam Patel here, teller T02, not signed in yet. Alice Moreau (CU0001) is at my counter: she is buying a used car and needs 6,000.00 in cash from her checking account today. Her checking doesn't hold that much, so top it up from her savings with exactly the amount that's missing, then pay her the 6,000.00.", rt.package_data(__package__, 'data/c2995ac79181e4bf.json'), (CheckSpec('checking_emptied', 1.0, 'Checking ends at 250000 + 350000 - 600000 = 0.', _check_alice_car_cash__checking_emptied), CheckSpec('savings_debited', 1.0, 'Savings gave exactly the 3,500.00 shortfall.', _check_alice_car_cash__savings_debited), CheckSpec('transfer_logged', 1.0, 'The top-up is a transfer from savings to checking.', _check_alice_car_cash__transfer_logged), CheckSpec('cash_paid', 1.0, '6,000.00 in cash was paid out of checking.', _check_alice_car_cash__cash_paid),), ('current_teller', 'accounts.balance_cents', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T02'}), ('get_customer', {'customer': 'CU0001'}), ('get_withdrawal_limit', {}), ('transfer', {'from_account': 'AC00002', 'to_account': 'AC00001', 'amount_cents': 350000, 'memo': 'top-up for car purchase'}), ('withdraw', {'account': 'AC00001', 'amount_cents': 500000, 'memo': 'car purchase cash 1/2'}), ('withdraw', {'account': 'AC00001', 'amount_cents': 100000, 'memo': 'car purchase cash 2/2'}), ), seed=None, persona="Sam Patel, a junior teller relaying a customer's request from the counter. Polite, a bit nervous about getting the numbers right; he answers questions about what Alice wants but leaves the bookkeeping to the agent.", known='He is teller T02 and has not signed in. The customer is Alice Moreau, CU0001. She wants 6,000.00 in cash out of her checking account, with the shortfall moved over from her savings account and nothing more.', unknown="Alice's account numbers and balances, how much is missing from checking, and that the desk pays out at most 5,000.00 per withdrawal, so the cash has to be paid in two withdrawals.", tags=('transfer', 'withdrawal', 'limit'), split=None, doc='Top up checking from savings by exactly the shortfall, then pay out a large sum in cash within the per-withdrawal limit.'),
+    'alice_savings_to_cash': TaskSpec('alice_savings_to_cash', 'You are teller T02 (Sam Patel). Alice Moreau (CU0001) wants 200.00 moved from her savings to her checking account, and then 150.00 in cash from her checking account.', rt.package_data(__package__, 'data/c2995ac79181e4bf.json'), (CheckSpec('savings_debited', 1.0, '', _check_alice_savings_to_cash__savings_debited), CheckSpec('checking_after_cash', 1.0, '250000 + 20000 - 15000.', _check_alice_savings_to_cash__checking_after_cash), CheckSpec('transfer_logged', 1.0, '', _check_alice_savings_to_cash__transfer_logged), CheckSpec('cash_logged', 1.0, '', _check_alice_savings_to_cash__cash_logged)), ('current_teller', 'accounts.balance_cents', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T02'}), ('get_customer', {'customer': 'CU0001'}), ('transfer', {'from_account': 'AC00002', 'to_account': 'AC00001', 'amount_cents': 20000, 'memo': 'to checking'}), ('withdraw', {'account': 'AC00001', 'amount_cents': 15000, 'memo': 'cash'})), tags=('transfer', 'withdrawal'), doc='Sign in, move money from savings to checking, then pay out cash.'),
+    'chen_switch_accounts': TaskSpec('chen_switch_accounts', 'Chen Yu (CU0003) no longer wants his empty savings account AC00006: close it, and open a new checking account for him with an opening deposit of 500.00.', rt.package_data(__package__, 'data/21d22cc73fc241fd.json'), (CheckSpec('savings_closed', 1.0, '', _check_chen_switch_accounts__savings_closed), CheckSpec('new_checking', 1.0, 'Chen has an active checking account holding 500.00.', _check_chen_switch_accounts__new_checking), CheckSpec('opening_deposit', 1.0, '', _check_chen_switch_accounts__opening_deposit)), ('accounts', 'account_numbers', 'transactions', 'transaction_ids'), (('close_account', {'account': 'AC00006'}), ('open_account', {'customer': 'CU0003', 'kind': 'checking', 'initial_deposit_cents': 50000})), tags=('open', 'close'), doc='Close an empty savings account and open a checking account with a deposit.'),
+    'ben_review_cleared': TaskSpec('ben_review_cleared', "The fraud review on Ben Carter's savings account AC00004 is over and it was a false alarm. Unfreeze it, then transfer 300.00 from it to his checking account AC00003.", rt.package_data(__package__, 'data/21d22cc73fc241fd.json'), (CheckSpec('unfrozen', 1.0, '', _check_ben_review_cleared__unfrozen), CheckSpec('savings_after', 1.0, '', _check_ben_review_cleared__savings_after), CheckSpec('checking_after', 1.0, '4550 + 30000.', _check_ben_review_cleared__checking_after)), ('accounts.status', 'accounts.freeze_reason', 'accounts.balance_cents', 'transactions', 'transaction_ids'), (('unfreeze_account', {'account': 'AC00004'}), ('transfer', {'from_account': 'AC00004', 'to_account': 'AC00003', 'amount_cents': 30000, 'memo': 'after review'})), tags=('freeze', 'transfer'), doc='Unfreeze an account after a review and move money out of it.'),
+    'alice_closes_savings': TaskSpec('alice_closes_savings', "You're signed in as teller T02 today, Sam Patel. Alice Moreau (customer CU0001) wants to close her savings account: move everything in it to her checking account first, then close the savings account. After that she'd like 300.00 in cash from her checking account.", rt.package_data(__package__, 'data/c2995ac79181e4bf.json'), (CheckSpec('savings_closed', 1.0, "Alice's savings account is closed today with nothing left in it.", _check_alice_closes_savings__savings_closed), CheckSpec('balance_moved', 1.0, 'The whole 12,000.00 went to checking in one transfer.', _check_alice_closes_savings__balance_moved), CheckSpec('cash_paid', 1.0, '300.00 was paid out from checking by Sam Patel.', _check_alice_closes_savings__cash_paid), CheckSpec('checking_balance', 1.0, '2,500.00 + 12,000.00 - 300.00.', _check_alice_closes_savings__checking_balance)), ('current_teller', 'accounts.balance_cents', 'accounts.status', 'accounts.closed_on', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T02'}), ('get_customer', {'customer': 'CU0001'}), ('transfer', {'from_account': 'AC00002', 'to_account': 'AC00001', 'amount_cents': 1200000, 'memo': 'closing savings'}), ('close_account', {'account': 'AC00002'}), ('withdraw', {'account': 'AC00001', 'amount_cents': 30000, 'memo': 'cash'})), doc='Empty a savings account into checking, close it and pay out some cash.'),
+    'chen_cash_and_new_checking': TaskSpec('chen_cash_and_new_checking', "You're working as teller T02 today. Chen Yu (customer CU0003) has brought 800.00 in cash to pay into his savings account. He also wants a checking account again: open one for him with no opening deposit, then move 300.00 from his savings into it.", rt.package_data(__package__, 'data/09f15a4865f314d4.json'), (CheckSpec('cash_deposited', 1.0, "The 800.00 cash deposit into Chen's savings is recorded by T02.", _check_chen_cash_and_new_checking__cash_deposited), CheckSpec('savings_balance', 1.0, "Chen's savings hold 800.00 - 300.00 = 500.00.", _check_chen_cash_and_new_checking__savings_balance), CheckSpec('new_checking', 1.0, 'Chen has a new active checking account holding 300.00.', _check_chen_cash_and_new_checking__new_checking), CheckSpec('funded_by_transfer', 1.0, 'The 300.00 came from his savings by transfer.', _check_chen_cash_and_new_checking__funded_by_transfer)), ('current_teller', 'accounts', 'account_numbers', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T02'}), ('get_customer', {'customer': 'CU0003'}), ('deposit', {'account': 'AC00006', 'amount_cents': 80000, 'memo': 'cash deposit'}), ('open_account', {'customer': 'CU0003', 'kind': 'checking', 'initial_deposit_cents': 0}), ('transfer', {'from_account': 'AC00006', 'to_account': 'AC00007', 'amount_cents': 30000, 'memo': 'fund new checking'})), tags=('deposit', 'open', 'transfer'), doc='Sign in, deposit cash into savings, reopen a checking account and fund it from savings.'),
+    'stolen_card_secure_and_freeze': TaskSpec('stolen_card_secure_and_freeze', "This is Maria Okafor, teller T01. Alice Moreau (CU0001) just called: her debit card was stolen. Before anything else, move 1,000.00 from her checking account into her savings account, then freeze the checking account with the reason 'card reported stolen'.", rt.package_data(__package__, 'data/c2995ac79181e4bf.json'), (CheckSpec('checking_frozen', 1.0, "Alice's checking account is frozen with the reason.", _check_stolen_card_secure_and_freeze__checking_frozen), CheckSpec('money_moved', 1.0, '1,000.00 went from checking to savings: 250000 - 100000 and 1200000 + 100000.', _check_stolen_card_secure_and_freeze__money_moved), CheckSpec('transfer_logged', 1.0, 'The transfer is recorded by Maria.', _check_stolen_card_secure_and_freeze__transfer_logged)), ('current_teller', 'accounts.balance_cents', 'accounts.status', 'accounts.freeze_reason', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T01'}), ('get_customer', {'customer': 'CU0001'}), ('transfer', {'from_account': 'AC00001', 'to_account': 'AC00002', 'amount_cents': 100000, 'memo': 'moved to safety: card stolen'}), ('freeze_account', {'account': 'AC00001', 'reason': 'card reported stolen'})), tags=('freeze', 'transfer'), doc='Move money to safety, then freeze the account whose card was stolen.'),
+    'new_customer_two_accounts': TaskSpec('new_customer_two_accounts', 'Hi, teller T01 (Maria Okafor) here. Our new customer Dana White (CU0004) has no accounts yet. Please open a checking account for her with an opening deposit of 1,000.00 and a savings account with no opening deposit, then transfer 400.00 from the new checking account into the new savings account.', rt.package_data(__package__, 'data/9b4c59cab686667f.json'), (CheckSpec('checking_opened', 1.0, 'Dana has an active checking account left with 600.00.', _check_new_customer_two_accounts__checking_opened), CheckSpec('savings_opened', 1.0, 'Dana has an active savings account holding 400.00.', _check_new_customer_two_accounts__savings_opened), CheckSpec('opening_deposit', 1.0, 'The 1,000.00 opening deposit is recorded.', _check_new_customer_two_accounts__opening_deposit), CheckSpec('funded_savings', 1.0, "400.00 moved from Dana's checking to her savings.", _check_new_customer_two_accounts__funded_savings)), ('current_teller', 'accounts', 'account_numbers', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T01'}), ('get_customer', {'customer': 'CU0004'}), ('open_account', {'customer': 'CU0004', 'kind': 'checking', 'initial_deposit_cents': 100000}), ('open_account', {'customer': 'CU0004', 'kind': 'savings'}), ('transfer', {'from_account': 'AC00007', 'to_account': 'AC00008', 'amount_cents': 40000, 'memo': 'to savings'})), doc='Open both kinds of account for a new customer and fund the savings from the checking.'),
+    'alice_lost_card': TaskSpec('alice_lost_card', "Maria Okafor here, teller T01; the desk is logged out, so sign me in first. Alice Moreau (customer CU0001) is at my counter: she lost her debit card. She wants 200.00 in cash from her checking account, and after that the checking account frozen with the reason 'debit card lost'.", rt.package_data(__package__, 'data/09f15a4865f314d4.json'), (CheckSpec('cash_paid', 1.0, "The 200.00 withdrawal from Alice's checking is recorded by T01.", _check_alice_lost_card__cash_paid), CheckSpec('balance_after', 1.0, "Alice's checking holds 2,500.00 - 200.00 = 2,300.00.", _check_alice_lost_card__balance_after), CheckSpec('frozen', 1.0, "Alice's checking account is frozen for the lost card.", _check_alice_lost_card__frozen)), ('current_teller', 'accounts.balance_cents', 'accounts.status', 'accounts.freeze_reason', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T01'}), ('get_customer', {'customer': 'CU0001'}), ('withdraw', {'account': 'AC00001', 'amount_cents': 20000, 'memo': 'cash before card freeze'}), ('freeze_account', {'account': 'AC00001', 'reason': 'debit card lost'})), persona='Maria Okafor, an experienced teller working the morning counter; polite, brief, and she answers questions about the customer straight away.', known="Her teller id is T01. The customer is Alice Moreau, customer id CU0001. Alice wants 200.00 in cash from her checking account first, then that checking account frozen with the reason 'debit card lost'. Her savings account stays as it is.", unknown="Alice's account numbers and balances.", tags=('sign_in', 'withdrawal', 'freeze'), doc='Sign the teller in, pay out cash and then freeze the checking account of a customer who lost her card.'),
+    'alice_car_cash': TaskSpec('alice_car_cash', "Sam Patel here, teller T02, not signed in yet. Alice Moreau (CU0001) is at my counter: she is buying a used car and needs 6,000.00 in cash from her checking account today. Her checking doesn't hold that much, so top it up from her savings with exactly the amount that's missing, then pay her the 6,000.00.", rt.package_data(__package__, 'data/c2995ac79181e4bf.json'), (CheckSpec('checking_emptied', 1.0, 'Checking ends at 250000 + 350000 - 600000 = 0.', _check_alice_car_cash__checking_emptied), CheckSpec('savings_debited', 1.0, 'Savings gave exactly the 3,500.00 shortfall.', _check_alice_car_cash__savings_debited), CheckSpec('transfer_logged', 1.0, 'The top-up is a transfer from savings to checking.', _check_alice_car_cash__transfer_logged), CheckSpec('cash_paid', 1.0, '6,000.00 in cash was paid out of checking.', _check_alice_car_cash__cash_paid)), ('current_teller', 'accounts.balance_cents', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T02'}), ('get_customer', {'customer': 'CU0001'}), ('get_withdrawal_limit', {}), ('transfer', {'from_account': 'AC00002', 'to_account': 'AC00001', 'amount_cents': 350000, 'memo': 'top-up for car purchase'}), ('withdraw', {'account': 'AC00001', 'amount_cents': 500000, 'memo': 'car purchase cash 1/2'}), ('withdraw', {'account': 'AC00001', 'amount_cents': 100000, 'memo': 'car purchase cash 2/2'})), persona="Sam Patel, a junior teller relaying a customer's request from the counter. Polite, a bit nervous about getting the numbers right; he answers questions about what Alice wants but leaves the bookkeeping to the agent.", known='He is teller T02 and has not signed in. The customer is Alice Moreau, CU0001. She wants 6,000.00 in cash out of her checking account, with the shortfall moved over from her savings account and nothing more.', unknown="Alice's account numbers and balances, how much is missing from checking, and that the desk pays out at most 5,000.00 per withdrawal, so the cash has to be paid in two withdrawals.", tags=('transfer', 'withdrawal', 'limit'), doc='Top up checking from savings by exactly the shortfall, then pay out a large sum in cash within the per-withdrawal limit.'),
 }

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,12 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Bonus", "Employee", "EmployeeView", "PayPeriod", "PayType", "Payslip", "PeriodStatus", "Role", "SmallPayroll", "TaxCode", "Timesheet", "TimesheetStatus"]
+__all__ = [
+    "Bonus", "Employee", "EmployeeView", "PayPeriod", "PayType", "Payslip", "PeriodStatus", "Role",
+    "SmallPayroll", "TaxCode", "Timesheet", "TimesheetStatus",
+]
 
 
 class Role(enum.StrEnum):
@@ -35,10 +39,7 @@ class Role(enum.StrEnum):
     manager = 'manager'
 
 
-_E4_Role_staff: Role = Role.staff
-_E4_Role_manager: Role = Role.manager
-
-_T4_Role: dict[Role | None, str] = {None: 'null', _E4_Role_staff: '"staff"', _E4_Role_manager: '"manager"', }
+_E4_Role_staff, _E4_Role_manager = Role.__members__.values()
 
 
 class PayType(enum.StrEnum):
@@ -48,10 +49,7 @@ class PayType(enum.StrEnum):
     hourly = 'hourly'
 
 
-_E7_PayType_salaried: PayType = PayType.salaried
-_E7_PayType_hourly: PayType = PayType.hourly
-
-_T7_PayType: dict[PayType | None, str] = {None: 'null', _E7_PayType_salaried: '"salaried"', _E7_PayType_hourly: '"hourly"', }
+_E7_PayType_salaried, _E7_PayType_hourly = PayType.__members__.values()
 
 
 class PeriodStatus(enum.StrEnum):
@@ -61,10 +59,7 @@ class PeriodStatus(enum.StrEnum):
     paid = 'paid'
 
 
-_E12_PeriodStatus_open_: PeriodStatus = PeriodStatus.open_
-_E12_PeriodStatus_paid: PeriodStatus = PeriodStatus.paid
-
-_T12_PeriodStatus: dict[PeriodStatus | None, str] = {None: 'null', _E12_PeriodStatus_open_: '"open"', _E12_PeriodStatus_paid: '"paid"', }
+_E12_PeriodStatus_open_, _E12_PeriodStatus_paid = PeriodStatus.__members__.values()
 
 
 class TimesheetStatus(enum.StrEnum):
@@ -75,595 +70,162 @@ class TimesheetStatus(enum.StrEnum):
     paid = 'paid'
 
 
-_E15_TimesheetStatus_draft: TimesheetStatus = TimesheetStatus.draft
-_E15_TimesheetStatus_approved: TimesheetStatus = TimesheetStatus.approved
-_E15_TimesheetStatus_paid: TimesheetStatus = TimesheetStatus.paid
-
-_T15_TimesheetStatus: dict[TimesheetStatus | None, str] = {None: 'null', _E15_TimesheetStatus_draft: '"draft"', _E15_TimesheetStatus_approved: '"approved"', _E15_TimesheetStatus_paid: '"paid"', }
+(
+    _E15_TimesheetStatus_draft, _E15_TimesheetStatus_approved,
+    _E15_TimesheetStatus_paid,
+) = TimesheetStatus.__members__.values()
 
 
 class TaxCode(Row):
     'A withholding bracket.'
 
-    __slots__ = ('code', 'description', 'rate_percent', )
-    ENTITY: ClassVar[str] = 'TaxCode'
-    KEY: ClassVar[str] = 'code'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('code', 'code', None, True),
-        ('description', 'description', None, True),
-        ('rate_percent', 'rate_percent', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.int_text,
-    )
-
-    def __init__(self, *, code: str, description: str, rate_percent: int) -> None:
-        self.code = code
-        self.description = description
-        self.rate_percent = rate_percent
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> TaxCode:
-        other = TaxCode.__new__(TaxCode)
-        other.code = self.code
-        other.description = self.description
-        other.rate_percent = self.rate_percent
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'code': self.code,
-            'description': self.description,
-            'rate_percent': self.rate_percent,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> TaxCode:
-        d = v.want_object(data, path, {'code': True, 'description': True, 'rate_percent': True})
-        return cls(
-            code=v.check_pattern(v.want_str(d['code'], path + '.code'), path + '.code', '^[A-Z][0-9]$'),
-            description=v.check_length(v.want_str(d['description'], path + '.description'), path + '.description', 1, 80),
-            rate_percent=v.check_range(v.want_int(d['rate_percent'], path + '.rate_percent'), path + '.rate_percent', 0, 60),
-        )
+    code: str = field(
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'),
+        text=v.str_text)
+    description: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    rate_percent: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 60), text=v.int_text)
 
 
 class Employee(Row):
     'A person on the payroll.'
 
-    __slots__ = ('id_', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active', )
-    ENTITY: ClassVar[str] = 'Employee'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('role', 'role', lambda value: value._value_, True),
-        ('pay_type', 'pay_type', lambda value: value._value_, True),
-        ('annual_salary_cents', 'annual_salary_cents', None, True),
-        ('hourly_rate_cents', 'hourly_rate_cents', None, True),
-        ('tax_code', 'tax_code', None, True),
-        ('active', 'active', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T4_Role.__getitem__,
-        _T7_PayType.__getitem__,
-        v.int_text,
-        v.int_text,
-        v.str_text,
-        None,
-    )
-
-    def __init__(self, *, id_: str, name: str, role: Role, pay_type: PayType, annual_salary_cents: int, hourly_rate_cents: int, tax_code: str, active: bool) -> None:
-        self.id_ = id_
-        self.name = name
-        self.role = role
-        self.pay_type = pay_type
-        self.annual_salary_cents = annual_salary_cents
-        self.hourly_rate_cents = hourly_rate_cents
-        self.tax_code = tax_code
-        self.active = active
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Employee:
-        other = Employee.__new__(Employee)
-        other.id_ = self.id_
-        other.name = self.name
-        other.role = self.role
-        other.pay_type = self.pay_type
-        other.annual_salary_cents = self.annual_salary_cents
-        other.hourly_rate_cents = self.hourly_rate_cents
-        other.tax_code = self.tax_code
-        other.active = self.active
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'role': self.role._value_,
-            'pay_type': self.pay_type._value_,
-            'annual_salary_cents': self.annual_salary_cents,
-            'hourly_rate_cents': self.hourly_rate_cents,
-            'tax_code': self.tax_code,
-            'active': self.active,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Employee:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'role': True, 'pay_type': True, 'annual_salary_cents': False, 'hourly_rate_cents': False, 'tax_code': True, 'active': False})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^E[0-9]{3}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            role=v.want_enum(d['role'], path + '.role', Role),
-            pay_type=v.want_enum(d['pay_type'], path + '.pay_type', PayType),
-            annual_salary_cents=(v.check_range(v.want_int(d['annual_salary_cents'], path + '.annual_salary_cents'), path + '.annual_salary_cents', 0, None) if d.get('annual_salary_cents') is not None else 0),
-            hourly_rate_cents=(v.check_range(v.want_int(d['hourly_rate_cents'], path + '.hourly_rate_cents'), path + '.hourly_rate_cents', 0, None) if d.get('hourly_rate_cents') is not None else 0),
-            tax_code=v.check_pattern(v.want_str(d['tax_code'], path + '.tax_code'), path + '.tax_code', '^[A-Z][0-9]$'),
-            active=(v.want_bool(d['active'], path + '.active') if d.get('active') is not None else True),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    role: Role = field(
+        load=lambda x, p: v.want_enum(x, p, Role), export=enum_value, text=enum_text(Role))
+    pay_type: PayType = field(
+        load=lambda x, p: v.want_enum(x, p, PayType), export=enum_value, text=enum_text(PayType))
+    annual_salary_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
+    hourly_rate_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
+    tax_code: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'), text=v.str_text)
+    active: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
 class PayPeriod(Row):
     'A monthly pay period.'
 
-    __slots__ = ('id_', 'start', 'end', 'status', 'paid_on', )
-    ENTITY: ClassVar[str] = 'PayPeriod'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('start', 'start', lambda value: value.isoformat(), True),
-        ('end', 'end', lambda value: value.isoformat(), True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('paid_on', 'paid_on', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        None,
-        None,
-        _T12_PeriodStatus.__getitem__,
-        None,
-    )
-
-    def __init__(self, *, id_: str, start: dt.date, end: dt.date, status: PeriodStatus, paid_on: dt.date | None) -> None:
-        self.id_ = id_
-        self.start = start
-        self.end = end
-        self.status = status
-        self.paid_on = paid_on
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> PayPeriod:
-        other = PayPeriod.__new__(PayPeriod)
-        other.id_ = self.id_
-        other.start = self.start
-        other.end = self.end
-        other.status = self.status
-        other.paid_on = self.paid_on
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'start': self.start.isoformat(),
-            'end': self.end.isoformat(),
-            'status': self.status._value_,
-            'paid_on': rt.if_present(self.paid_on, lambda x: x.isoformat()),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> PayPeriod:
-        d = v.want_object(data, path, {'id': True, 'start': True, 'end': True, 'status': False, 'paid_on': False})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^[0-9]{4}-[0-9]{2}$'),
-            start=v.want_date(d['start'], path + '.start'),
-            end=v.want_date(d['end'], path + '.end'),
-            status=(v.want_enum(d['status'], path + '.status', PeriodStatus) if d.get('status') is not None else _E12_PeriodStatus_open_),
-            paid_on=(v.want_optional(d['paid_on'], path + '.paid_on', (lambda x, p: v.want_date(x, p))) if d.get('paid_on') is not None else None),
-        )
+    id_: str = field(
+        'id', key=True,
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
+        text=v.str_text)
+    start: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    end: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    status: PeriodStatus = field(
+        load=lambda x, p: v.want_enum(x, p, PeriodStatus), fill=lambda ep: _E12_PeriodStatus_open_,
+        export=enum_value, text=enum_text(PeriodStatus))
+    paid_on: dt.date | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
 class Timesheet(Row):
     'The hours an hourly employee worked in a period.'
 
-    __slots__ = ('id_', 'employee', 'period', 'hours', 'status', 'approved_by', )
-    ENTITY: ClassVar[str] = 'Timesheet'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('employee', 'employee', None, True),
-        ('period', 'period', None, True),
-        ('hours', 'hours', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('approved_by', 'approved_by', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.float_text,
-        _T15_TimesheetStatus.__getitem__,
-        lambda value: ('null' if value is None else v.str_text(value)),
-    )
-
-    def __init__(self, *, id_: str, employee: str, period: str, hours: float, status: TimesheetStatus, approved_by: str | None) -> None:
-        self.id_ = id_
-        self.employee = employee
-        self.period = period
-        self.hours = hours
-        self.status = status
-        self.approved_by = approved_by
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Timesheet:
-        other = Timesheet.__new__(Timesheet)
-        other.id_ = self.id_
-        other.employee = self.employee
-        other.period = self.period
-        other.hours = self.hours
-        other.status = self.status
-        other.approved_by = self.approved_by
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'employee': self.employee,
-            'period': self.period,
-            'hours': self.hours,
-            'status': self.status._value_,
-            'approved_by': self.approved_by,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Timesheet:
-        d = v.want_object(data, path, {'id': False, 'employee': True, 'period': True, 'hours': False, 'status': False, 'approved_by': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('timesheet_ids', 'TS{:03d}')),
-            employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
-            period=v.check_pattern(v.want_str(d['period'], path + '.period'), path + '.period', '^[0-9]{4}-[0-9]{2}$'),
-            hours=(v.check_range(v.want_float(d['hours'], path + '.hours'), path + '.hours', 0.0, 300.0) if d.get('hours') is not None else 0.0),
-            status=(v.want_enum(d['status'], path + '.status', TimesheetStatus) if d.get('status') is not None else _E15_TimesheetStatus_draft),
-            approved_by=(v.want_optional(d['approved_by'], path + '.approved_by', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))) if d.get('approved_by') is not None else None),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('timesheet_ids', 'TS{:03d}'),
+        text=v.str_text)
+    employee: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+    period: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
+        text=v.str_text)
+    hours: float = field(
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 300.0), fill=lambda ep: 0.0,
+        text=v.float_text)
+    status: TimesheetStatus = field(
+        load=lambda x, p: v.want_enum(x, p, TimesheetStatus),
+        fill=lambda ep: _E15_TimesheetStatus_draft, export=enum_value,
+        text=enum_text(TimesheetStatus))
+    approved_by: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
 
 
 class Bonus(Row):
     "A one-off amount added to an employee's pay in a period."
 
-    __slots__ = ('id_', 'employee', 'period', 'amount_cents', 'reason', 'issued_by', )
-    ENTITY: ClassVar[str] = 'Bonus'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('employee', 'employee', None, True),
-        ('period', 'period', None, True),
-        ('amount_cents', 'amount_cents', None, True),
-        ('reason', 'reason', None, True),
-        ('issued_by', 'issued_by', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        v.str_text,
-        v.str_text,
-    )
-
-    def __init__(self, *, id_: str, employee: str, period: str, amount_cents: int, reason: str, issued_by: str) -> None:
-        self.id_ = id_
-        self.employee = employee
-        self.period = period
-        self.amount_cents = amount_cents
-        self.reason = reason
-        self.issued_by = issued_by
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Bonus:
-        other = Bonus.__new__(Bonus)
-        other.id_ = self.id_
-        other.employee = self.employee
-        other.period = self.period
-        other.amount_cents = self.amount_cents
-        other.reason = self.reason
-        other.issued_by = self.issued_by
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'employee': self.employee,
-            'period': self.period,
-            'amount_cents': self.amount_cents,
-            'reason': self.reason,
-            'issued_by': self.issued_by,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Bonus:
-        d = v.want_object(data, path, {'id': False, 'employee': True, 'period': True, 'amount_cents': True, 'reason': True, 'issued_by': True})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('bonus_ids', 'BN{:03d}')),
-            employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
-            period=v.check_pattern(v.want_str(d['period'], path + '.period'), path + '.period', '^[0-9]{4}-[0-9]{2}$'),
-            amount_cents=v.check_range(v.want_int(d['amount_cents'], path + '.amount_cents'), path + '.amount_cents', 1, 10000000),
-            reason=v.check_length(v.want_str(d['reason'], path + '.reason'), path + '.reason', 1, 200),
-            issued_by=v.check_pattern(v.want_str(d['issued_by'], path + '.issued_by'), path + '.issued_by', '^E[0-9]{3}$'),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('bonus_ids', 'BN{:03d}'),
+        text=v.str_text)
+    employee: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+    period: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
+        text=v.str_text)
+    amount_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10000000), text=v.int_text)
+    reason: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+    issued_by: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
 
 
 class Payslip(Row):
     'What an employee was paid for a period.'
 
-    __slots__ = ('id_', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note', )
-    ENTITY: ClassVar[str] = 'Payslip'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('employee', 'employee', None, True),
-        ('period', 'period', None, True),
-        ('timesheet', 'timesheet', None, True),
-        ('hours', 'hours', None, True),
-        ('gross_cents', 'gross_cents', None, True),
-        ('bonus_cents', 'bonus_cents', None, True),
-        ('tax_cents', 'tax_cents', None, True),
-        ('net_cents', 'net_cents', None, True),
-        ('corrected', 'corrected', None, True),
-        ('correction_note', 'correction_note', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        v.float_text,
-        v.int_text,
-        v.int_text,
-        v.int_text,
-        v.int_text,
-        None,
-        v.str_text,
-    )
-
-    def __init__(self, *, id_: str, employee: str, period: str, timesheet: str | None, hours: float, gross_cents: int, bonus_cents: int, tax_cents: int, net_cents: int, corrected: bool, correction_note: str) -> None:
-        self.id_ = id_
-        self.employee = employee
-        self.period = period
-        self.timesheet = timesheet
-        self.hours = hours
-        self.gross_cents = gross_cents
-        self.bonus_cents = bonus_cents
-        self.tax_cents = tax_cents
-        self.net_cents = net_cents
-        self.corrected = corrected
-        self.correction_note = correction_note
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Payslip:
-        other = Payslip.__new__(Payslip)
-        other.id_ = self.id_
-        other.employee = self.employee
-        other.period = self.period
-        other.timesheet = self.timesheet
-        other.hours = self.hours
-        other.gross_cents = self.gross_cents
-        other.bonus_cents = self.bonus_cents
-        other.tax_cents = self.tax_cents
-        other.net_cents = self.net_cents
-        other.corrected = self.corrected
-        other.correction_note = self.correction_note
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'employee': self.employee,
-            'period': self.period,
-            'timesheet': self.timesheet,
-            'hours': self.hours,
-            'gross_cents': self.gross_cents,
-            'bonus_cents': self.bonus_cents,
-            'tax_cents': self.tax_cents,
-            'net_cents': self.net_cents,
-            'corrected': self.corrected,
-            'correction_note': self.correction_note,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Payslip:
-        d = v.want_object(data, path, {'id': False, 'employee': True, 'period': True, 'timesheet': False, 'hours': False, 'gross_cents': True, 'bonus_cents': False, 'tax_cents': True, 'net_cents': True, 'corrected': False, 'correction_note': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('payslip_ids', 'PS{:04d}')),
-            employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
-            period=v.check_pattern(v.want_str(d['period'], path + '.period'), path + '.period', '^[0-9]{4}-[0-9]{2}$'),
-            timesheet=(v.want_optional(d['timesheet'], path + '.timesheet', (lambda x, p: v.want_str(x, p))) if d.get('timesheet') is not None else None),
-            hours=(v.check_range(v.want_float(d['hours'], path + '.hours'), path + '.hours', 0.0, None) if d.get('hours') is not None else 0.0),
-            gross_cents=v.check_range(v.want_int(d['gross_cents'], path + '.gross_cents'), path + '.gross_cents', 0, None),
-            bonus_cents=(v.check_range(v.want_int(d['bonus_cents'], path + '.bonus_cents'), path + '.bonus_cents', 0, None) if d.get('bonus_cents') is not None else 0),
-            tax_cents=v.check_range(v.want_int(d['tax_cents'], path + '.tax_cents'), path + '.tax_cents', 0, None),
-            net_cents=v.check_range(v.want_int(d['net_cents'], path + '.net_cents'), path + '.net_cents', 0, None),
-            corrected=(v.want_bool(d['corrected'], path + '.corrected') if d.get('corrected') is not None else False),
-            correction_note=(v.check_length(v.want_str(d['correction_note'], path + '.correction_note'), path + '.correction_note', None, 200) if d.get('correction_note') is not None else ''),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('payslip_ids', 'PS{:04d}'),
+        text=v.str_text)
+    employee: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+    period: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
+        text=v.str_text)
+    timesheet: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
+        text=optional_text(v.str_text))
+    hours: float = field(
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
+        text=v.float_text)
+    gross_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    bonus_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
+        text=v.int_text)
+    tax_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    net_cents: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    corrected: bool = field(load=v.want_bool, fill=lambda ep: False)
+    correction_note: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
+        text=v.str_text)
 
 
-class _Slots_EmployeeView:
-    'The slots of the EmployeeView record: its fields and its JSON text.'
-
-    __slots__ = ('employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips', '_json')
-
-
-class EmployeeView(_Slots_EmployeeView, rt.Record):
+class EmployeeView(Record):
     "An employee's pay details and payslips."
 
-    __slots__ = ()
-    __match_args__ = ('employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips')
-
-    employee: str
-    name: str
-    pay_type: PayType
-    annual_salary_cents: int
-    hourly_rate_cents: int
-    tax_code: str
-    rate_percent: int
-    active: bool
-    payslips: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.employee, self.name, self.pay_type, self.annual_salary_cents, self.hourly_rate_cents, self.tax_code, self.rate_percent, self.active, self.payslips) == (other.employee, other.name, other.pay_type, other.annual_salary_cents, other.hourly_rate_cents, other.tax_code, other.rate_percent, other.active, other.payslips)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.employee, self.name, self.pay_type, self.annual_salary_cents, self.hourly_rate_cents, self.tax_code, self.rate_percent, self.active, self.payslips))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(employee={self.employee!r}, name={self.name!r}, pay_type={self.pay_type!r}, annual_salary_cents={self.annual_salary_cents!r}, hourly_rate_cents={self.hourly_rate_cents!r}, tax_code={self.tax_code!r}, rate_percent={self.rate_percent!r}, active={self.active!r}, payslips={self.payslips!r})'
-
-    def __init__(self, employee: str, name: str, pay_type: PayType, annual_salary_cents: int, hourly_rate_cents: int, tax_code: str, rate_percent: int, active: bool, payslips: tuple[str, ...]) -> None:
-        _set = _SET_EmployeeView
-        _set[0](self, employee)
-        _set[1](self, name)
-        _set[2](self, pay_type)
-        _set[3](self, annual_salary_cents)
-        _set[4](self, hourly_rate_cents)
-        _set[5](self, tax_code)
-        _set[6](self, rate_percent)
-        _set[7](self, active)
-        _set[8](self, payslips)
-        _set[9](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'employee': self.employee,
-            'name': self.name,
-            'pay_type': self.pay_type._value_,
-            'annual_salary_cents': self.annual_salary_cents,
-            'hourly_rate_cents': self.hourly_rate_cents,
-            'tax_code': self.tax_code,
-            'rate_percent': self.rate_percent,
-            'active': self.active,
-            'payslips': list(self.payslips),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"employee": ', v.str_text(self.employee), ', "name": ', v.str_text(self.name), ', "pay_type": ', _T7_PayType[self.pay_type], ', "annual_salary_cents": ', v.int_text(self.annual_salary_cents), ', "hourly_rate_cents": ', v.int_text(self.hourly_rate_cents), ', "tax_code": ', v.str_text(self.tax_code), ', "rate_percent": ', v.int_text(self.rate_percent), ', "active": ', v.json_text(self.active), ', "payslips": ', v.json_text(self.payslips), '}'))
-            _SET_EmployeeView[9](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> EmployeeView:
-        d = v.want_object(data, path, {'employee': True, 'name': True, 'pay_type': True, 'annual_salary_cents': True, 'hourly_rate_cents': True, 'tax_code': True, 'rate_percent': True, 'active': True, 'payslips': True})
-        return _new_EmployeeView(
-            employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
-            name=v.want_str(d['name'], path + '.name'),
-            pay_type=v.want_enum(d['pay_type'], path + '.pay_type', PayType),
-            annual_salary_cents=v.want_int(d['annual_salary_cents'], path + '.annual_salary_cents'),
-            hourly_rate_cents=v.want_int(d['hourly_rate_cents'], path + '.hourly_rate_cents'),
-            tax_code=v.check_pattern(v.want_str(d['tax_code'], path + '.tax_code'), path + '.tax_code', '^[A-Z][0-9]$'),
-            rate_percent=v.want_int(d['rate_percent'], path + '.rate_percent'),
-            active=v.want_bool(d['active'], path + '.active'),
-            payslips=v.want_list(d['payslips'], path + '.payslips', (lambda x, p: v.want_str(x, p))),
-        )
-
-
-_SET_EmployeeView: tuple[Any, ...] = rt.slot_setters(_Slots_EmployeeView, ('employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips', '_json'))
-
-
-class _Made_EmployeeView(_Slots_EmployeeView):
-    'A EmployeeView being made by _new_EmployeeView.'
-
-    __slots__ = ()
-
-
-def _new_EmployeeView(employee: str, name: str, pay_type: PayType, annual_salary_cents: int, hourly_rate_cents: int, tax_code: str, rate_percent: int, active: bool, payslips: tuple[str, ...]) -> EmployeeView:
-    self: Any = object.__new__(_Made_EmployeeView)
-    self.employee = employee
-    self.name = name
-    self.pay_type = pay_type
-    self.annual_salary_cents = annual_salary_cents
-    self.hourly_rate_cents = hourly_rate_cents
-    self.tax_code = tax_code
-    self.rate_percent = rate_percent
-    self.active = active
-    self.payslips = payslips
-    self._json = None
-    self.__class__ = EmployeeView
-    _made: EmployeeView = self
-    return _made
+    employee: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    pay_type: PayType = field(
+        load=lambda x, p: v.want_enum(x, p, PayType), export=enum_value, text=enum_text(PayType))
+    annual_salary_cents: int = field(load=v.want_int, text=v.int_text)
+    hourly_rate_cents: int = field(load=v.want_int, text=v.int_text)
+    tax_code: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'), text=v.str_text)
+    rate_percent: int = field(load=v.want_int, text=v.int_text)
+    active: bool = field(load=v.want_bool)
+    payslips: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("timesheet_ids", "bonus_ids", "payslip_ids", "current_user", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("timesheet_ids", "bonus_ids", "payslip_ids", "current_user", )
-
-    def __init__(self) -> None:
-        self.timesheet_ids: int = 0
-        self.bonus_ids: int = 0
-        self.payslip_ids: int = 0
-        self.current_user: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "timesheet_ids": self.timesheet_ids,
-            "bonus_ids": self.bonus_ids,
-            "payslip_ids": self.payslip_ids,
-            "current_user": self.current_user,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.timesheet_ids = self.timesheet_ids
-        other.bonus_ids = self.bonus_ids
-        other.payslip_ids = self.payslip_ids
-        other.current_user = self.current_user
-        return other
+    timesheet_ids: int = state_item(0)
+    bonus_ids: int = state_item(0)
+    payslip_ids: int = state_item(0)
+    current_user: str | None = state_item(None)
 
 
 class SmallPayroll(Episode):
@@ -701,24 +263,12 @@ class SmallPayroll(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('tax_codes', ()))):
-            row_tax_codes = TaxCode.load(item, f'$.tax_codes[{index}]', ep)
-            self.t_tax_codes.rows[row_tax_codes.key()] = row_tax_codes
-        for index, item in enumerate(rt.rows_of(data.get('employees', ()))):
-            row_employees = Employee.load(item, f'$.employees[{index}]', ep)
-            self.t_employees.rows[row_employees.key()] = row_employees
-        for index, item in enumerate(rt.rows_of(data.get('periods', ()))):
-            row_periods = PayPeriod.load(item, f'$.periods[{index}]', ep)
-            self.t_periods.rows[row_periods.key()] = row_periods
-        for index, item in enumerate(rt.rows_of(data.get('timesheets', ()))):
-            row_timesheets = Timesheet.load(item, f'$.timesheets[{index}]', ep)
-            self.t_timesheets.rows[row_timesheets.key()] = row_timesheets
-        for index, item in enumerate(rt.rows_of(data.get('bonuses', ()))):
-            row_bonuses = Bonus.load(item, f'$.bonuses[{index}]', ep)
-            self.t_bonuses.rows[row_bonuses.key()] = row_bonuses
-        for index, item in enumerate(rt.rows_of(data.get('payslips', ()))):
-            row_payslips = Payslip.load(item, f'$.payslips[{index}]', ep)
-            self.t_payslips.rows[row_payslips.key()] = row_payslips
+        self.t_tax_codes.load_rows(TaxCode, data.get('tax_codes', ()), '$.tax_codes', ep)
+        self.t_employees.load_rows(Employee, data.get('employees', ()), '$.employees', ep)
+        self.t_periods.load_rows(PayPeriod, data.get('periods', ()), '$.periods', ep)
+        self.t_timesheets.load_rows(Timesheet, data.get('timesheets', ()), '$.timesheets', ep)
+        self.t_bonuses.load_rows(Bonus, data.get('bonuses', ()), '$.bonuses', ep)
+        self.t_payslips.load_rows(Payslip, data.get('payslips', ()), '$.payslips', ep)
         if 'timesheet_ids' in data:
             self.state.timesheet_ids = v.want_int(data['timesheet_ids'], '$.timesheet_ids')
         if 'bonus_ids' in data:
@@ -934,7 +484,7 @@ class SmallPayroll(Episode):
             "Show an employee's pay details, tax code and withholding rate, and their payslips "
             '(period, hours, gross, bonus, tax, net and any correction).'
         )
-        return _new_EmployeeView(  # small_payroll.world:207
+        return EmployeeView(  # small_payroll.world:207
             employee.key(),
             employee.name,
             employee.pay_type,
@@ -1341,44 +891,23 @@ class SmallPayroll(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_sign_in: frozenset[str] = frozenset({'employee'})
-
-
 def _invoke_sign_in(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
-        rt.check_arguments(args, ('employee',), ('employee',))
     a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'))
     return ep.tool_sign_in(a_employee)
 
 
-_ARGS_get_employee: frozenset[str] = frozenset({'employee'})
-
-
 def _invoke_get_employee(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_employee and None not in args.values()):
-        rt.check_arguments(args, ('employee',), ('employee',))
     a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'))
     return ep.tool_get_employee(a_employee)
 
 
-_ARGS_list_timesheets: frozenset[str] = frozenset({'period', 'status'})
-_NEEDS_list_timesheets: frozenset[str] = frozenset({'period'})
-
-
 def _invoke_list_timesheets(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_timesheets >= args.keys() >= _NEEDS_list_timesheets and None not in args.values()):
-        rt.check_arguments(args, ('period', 'status'), ('period',))
     a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'))
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, TimesheetStatus))) if args.get('status') is not None else None)
     return ep.tool_list_timesheets(a_period, a_status)
 
 
-_ARGS_get_payslip: frozenset[str] = frozenset({'payslip'})
-
-
 def _invoke_get_payslip(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_payslip and None not in args.values()):
-        rt.check_arguments(args, ('payslip',), ('payslip',))
     a_payslip = args['payslip']
     if type(a_payslip) is not str or not a_payslip.isascii():
         a_payslip = v.want_str(a_payslip, 'payslip')
@@ -1386,54 +915,23 @@ def _invoke_get_payslip(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_payslip(a_payslip)
 
 
-_ARGS_find_employees: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_find_employees(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_employees and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_find_employees(a_text)
 
 
-_ARGS_list_employees: frozenset[str] = frozenset({'pay_type', 'active_only'})
-_NEEDS_list_employees: frozenset[str] = frozenset(())
-
-
 def _invoke_list_employees(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_employees >= args.keys() >= _NEEDS_list_employees):
-        rt.check_arguments(args, ('pay_type', 'active_only'), ())
     a_pay_type = (v.want_optional(args['pay_type'], 'pay_type', (lambda x, p: v.want_enum(x, p, PayType))) if args.get('pay_type') is not None else None)
     a_active_only = (v.want_bool(args['active_only'], 'active_only') if args.get('active_only') is not None else False)
     return ep.tool_list_employees(a_pay_type, a_active_only)
 
 
-_ARGS_list_tax_codes: frozenset[str] = frozenset(())
-
-
-def _invoke_list_tax_codes(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_tax_codes):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_tax_codes()
-
-
-_ARGS_list_periods: frozenset[str] = frozenset({'status'})
-_NEEDS_list_periods: frozenset[str] = frozenset(())
-
-
 def _invoke_list_periods(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_periods >= args.keys() >= _NEEDS_list_periods):
-        rt.check_arguments(args, ('status',), ())
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, PeriodStatus))) if args.get('status') is not None else None)
     return ep.tool_list_periods(a_status)
 
 
-_ARGS_get_timesheet: frozenset[str] = frozenset({'timesheet'})
-
-
 def _invoke_get_timesheet(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_timesheet and None not in args.values()):
-        rt.check_arguments(args, ('timesheet',), ('timesheet',))
     a_timesheet = args['timesheet']
     if type(a_timesheet) is not str or not a_timesheet.isascii():
         a_timesheet = v.want_str(a_timesheet, 'timesheet')
@@ -1441,48 +939,26 @@ def _invoke_get_timesheet(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_timesheet(a_timesheet)
 
 
-_ARGS_list_bonuses: frozenset[str] = frozenset({'period', 'employee'})
-_NEEDS_list_bonuses: frozenset[str] = frozenset(())
-
-
 def _invoke_list_bonuses(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_bonuses >= args.keys() >= _NEEDS_list_bonuses):
-        rt.check_arguments(args, ('period', 'employee'), ())
     a_period = (rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.')) if args.get('period') is not None else None)
     a_employee = (rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.')) if args.get('employee') is not None else None)
     return ep.tool_list_bonuses(a_period, a_employee)
 
 
-_ARGS_list_payslips: frozenset[str] = frozenset({'period', 'employee'})
-_NEEDS_list_payslips: frozenset[str] = frozenset(())
-
-
 def _invoke_list_payslips(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_payslips >= args.keys() >= _NEEDS_list_payslips):
-        rt.check_arguments(args, ('period', 'employee'), ())
     a_period = (rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.')) if args.get('period') is not None else None)
     a_employee = (rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.')) if args.get('employee') is not None else None)
     return ep.tool_list_payslips(a_period, a_employee)
 
 
-_ARGS_record_hours: frozenset[str] = frozenset({'employee', 'period', 'hours'})
-
-
 def _invoke_record_hours(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_record_hours and None not in args.values()):
-        rt.check_arguments(args, ('employee', 'period', 'hours'), ('employee', 'period', 'hours'))
     a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'))
     a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'))
     a_hours = v.check_range(v.want_float(args['hours'], 'hours'), 'hours', 0.5, 300.0)
     return ep.tool_record_hours(a_employee, a_period, a_hours)
 
 
-_ARGS_approve_timesheet: frozenset[str] = frozenset({'timesheet'})
-
-
 def _invoke_approve_timesheet(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_approve_timesheet and None not in args.values()):
-        rt.check_arguments(args, ('timesheet',), ('timesheet',))
     a_timesheet = args['timesheet']
     if type(a_timesheet) is not str or not a_timesheet.isascii():
         a_timesheet = v.want_str(a_timesheet, 'timesheet')
@@ -1490,12 +966,7 @@ def _invoke_approve_timesheet(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     return ep.tool_approve_timesheet(a_timesheet)
 
 
-_ARGS_issue_bonus: frozenset[str] = frozenset({'employee', 'period', 'amount_cents', 'reason'})
-
-
 def _invoke_issue_bonus(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_issue_bonus and None not in args.values()):
-        rt.check_arguments(args, ('employee', 'period', 'amount_cents', 'reason'), ('employee', 'period', 'amount_cents', 'reason'))
     a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'))
     a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'))
     a_amount_cents = v.check_range(v.want_int(args['amount_cents'], 'amount_cents'), 'amount_cents', 1, 10000000)
@@ -1503,22 +974,12 @@ def _invoke_issue_bonus(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     return ep.tool_issue_bonus(a_employee, a_period, a_amount_cents, a_reason)
 
 
-_ARGS_run_payroll: frozenset[str] = frozenset({'period'})
-
-
 def _invoke_run_payroll(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_run_payroll and None not in args.values()):
-        rt.check_arguments(args, ('period',), ('period',))
     a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'))
     return ep.tool_run_payroll(a_period)
 
 
-_ARGS_correct_payslip: frozenset[str] = frozenset({'payslip', 'gross_cents', 'note'})
-
-
 def _invoke_correct_payslip(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_correct_payslip and None not in args.values()):
-        rt.check_arguments(args, ('payslip', 'gross_cents', 'note'), ('payslip', 'gross_cents', 'note'))
     a_payslip = args['payslip']
     if type(a_payslip) is not str or not a_payslip.isascii():
         a_payslip = v.want_str(a_payslip, 'payslip')
@@ -1528,24 +989,104 @@ def _invoke_correct_payslip(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     return ep.tool_correct_payslip(a_payslip, a_gross_cents, a_note)
 
 
-SmallPayroll.TOOLS = {
-    'sign_in': ToolSpec('sign_in', 'Sign in to payroll. Only managers may sign in.', (ParamSpec('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$', 'description': 'Your employee id (E and three digits).'}, True, 'Your employee id (E and three digits).', table='employees'), ), read_only=False, invoke=_invoke_sign_in, where='small_payroll.world:192', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['staff', 'manager']}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer', 'minimum': 0}, 'hourly_rate_cents': {'type': 'integer', 'minimum': 0}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active'], 'additionalProperties': False}),
-    'get_employee': ToolSpec('get_employee', "Show an employee's pay details, tax code and withholding rate, and their payslips (period, hours, gross, bonus, tax, net and any correction).", (ParamSpec('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$', 'description': 'The employee id (E and three digits).'}, True, 'The employee id (E and three digits).', table='employees'), ), read_only=True, invoke=_invoke_get_employee, where='small_payroll.world:202', returns={'type': 'object', 'properties': {'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string'}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer'}, 'hourly_rate_cents': {'type': 'integer'}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'rate_percent': {'type': 'integer'}, 'active': {'type': 'boolean'}, 'payslips': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}}}, 'required': ['employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips'], 'additionalProperties': False}, shows=('record', (('payslips', 'payslips', ('list', ('row', 'payslips'))),))),
-    'list_timesheets': ToolSpec('list_timesheets', 'List the timesheets of a period with their employee, hours, status and approver, optionally of one status.', (ParamSpec('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$', 'description': 'The period id, the year and month as YYYY-MM.'}, True, 'The period id, the year and month as YYYY-MM.', table='periods'), ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['draft', 'approved', 'paid']}, {'type': 'null'}], 'description': 'Only timesheets with this status: draft, approved or paid.'}, False, 'Only timesheets with this status: draft, approved or paid.', table=None), ), read_only=True, invoke=_invoke_list_timesheets, where='small_payroll.world:220', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}}, shows=('list', ('row', 'timesheets'))),
-    'get_payslip': ToolSpec('get_payslip', 'Show one payslip: gross, bonus, tax, net, hours and any correction.', (ParamSpec('payslip', {'type': 'string', 'description': 'The payslip id (PS and four digits).'}, True, 'The payslip id (PS and four digits).', table='payslips'), ), read_only=True, invoke=_invoke_get_payslip, where='small_payroll.world:229', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}),
-    'find_employees': ToolSpec('find_employees', 'Find employees whose name contains the text, with their employee id, role, pay type, salary or hourly rate, tax code and whether active.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the employee's name; case does not matter."}, True, "Part of the employee's name; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_employees, where='small_payroll.world:237', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['staff', 'manager']}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer', 'minimum': 0}, 'hourly_rate_cents': {'type': 'integer', 'minimum': 0}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active'], 'additionalProperties': False}}, shows=('list', ('row', 'employees'))),
-    'list_employees': ToolSpec('list_employees', 'List employees with their employee id, name, role, pay type, salary or hourly rate, tax code and whether active.', (ParamSpec('pay_type', {'anyOf': [{'type': 'string', 'enum': ['salaried', 'hourly']}, {'type': 'null'}], 'description': 'Only salaried or only hourly employees; all when omitted.'}, False, 'Only salaried or only hourly employees; all when omitted.', table=None), ParamSpec('active_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Only active employees.'}, False, 'Only active employees.', table=None), ), read_only=True, invoke=_invoke_list_employees, where='small_payroll.world:246', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['staff', 'manager']}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer', 'minimum': 0}, 'hourly_rate_cents': {'type': 'integer', 'minimum': 0}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active'], 'additionalProperties': False}}, shows=('list', ('row', 'employees'))),
-    'list_tax_codes': ToolSpec('list_tax_codes', 'List the tax codes with their description and flat withholding rate in percent.', (), read_only=True, invoke=_invoke_list_tax_codes, where='small_payroll.world:255', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'description': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'rate_percent': {'type': 'integer', 'minimum': 0, 'maximum': 60}}, 'required': ['code', 'description', 'rate_percent'], 'additionalProperties': False}}, shows=('list', ('row', 'tax_codes'))),
-    'list_periods': ToolSpec('list_periods', 'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end dates, status and the date they were paid.', (ParamSpec('status', {'anyOf': [{'type': 'string', 'enum': ['open', 'paid']}, {'type': 'null'}], 'description': 'Only open or only paid periods; all when omitted.'}, False, 'Only open or only paid periods; all when omitted.', table=None), ), read_only=True, invoke=_invoke_list_periods, where='small_payroll.world:261', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['open', 'paid']}, 'paid_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'start', 'end', 'status', 'paid_on'], 'additionalProperties': False}}, shows=('list', ('row', 'periods'))),
-    'get_timesheet': ToolSpec('get_timesheet', 'Show one timesheet: its employee, period, hours, status and who approved it.', (ParamSpec('timesheet', {'type': 'string', 'description': 'The timesheet id (TS and three digits).'}, True, 'The timesheet id (TS and three digits).', table='timesheets'), ), read_only=True, invoke=_invoke_get_timesheet, where='small_payroll.world:269', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}),
-    'list_bonuses': ToolSpec('list_bonuses', 'List bonuses with their employee, period, amount in cents, reason and who issued them.', (ParamSpec('period', {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, {'type': 'null'}], 'description': 'Only bonuses paid in this period (YYYY-MM); all when omitted.'}, False, 'Only bonuses paid in this period (YYYY-MM); all when omitted.', table='periods'), ParamSpec('employee', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}], 'description': "Only this employee's bonuses (E and three digits); all when omitted."}, False, "Only this employee's bonuses (E and three digits); all when omitted.", table='employees'), ), read_only=True, invoke=_invoke_list_bonuses, where='small_payroll.world:277', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'amount_cents': {'type': 'integer', 'minimum': 1, 'maximum': 10000000}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'issued_by': {'type': 'string', 'pattern': '^E[0-9]{3}$'}}, 'required': ['id', 'employee', 'period', 'amount_cents', 'reason', 'issued_by'], 'additionalProperties': False}}, shows=('list', ('row', 'bonuses'))),
-    'list_payslips': ToolSpec('list_payslips', 'List payslips with their employee, period, hours, gross, bonus, tax and net in cents, and any correction.', (ParamSpec('period', {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, {'type': 'null'}], 'description': 'Only payslips of this period (YYYY-MM); all when omitted.'}, False, 'Only payslips of this period (YYYY-MM); all when omitted.', table='periods'), ParamSpec('employee', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}], 'description': "Only this employee's payslips (E and three digits); all when omitted."}, False, "Only this employee's payslips (E and three digits); all when omitted.", table='employees'), ), read_only=True, invoke=_invoke_list_payslips, where='small_payroll.world:286', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}}, shows=('list', ('row', 'payslips'))),
-    'record_hours': ToolSpec('record_hours', "Add hours to an hourly employee's draft timesheet for an open period, creating the timesheet if there is none.", (ParamSpec('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$', 'description': "The hourly employee's id (E and three digits)."}, True, "The hourly employee's id (E and three digits).", table='employees'), ParamSpec('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$', 'description': 'The period id, the year and month as YYYY-MM.'}, True, 'The period id, the year and month as YYYY-MM.', table='periods'), ParamSpec('hours', {'type': 'number', 'minimum': 0.5, 'maximum': 300.0, 'description': 'Hours to add, e.g. 7.5.'}, True, 'Hours to add, e.g. 7.5.', table=None), ), read_only=False, invoke=_invoke_record_hours, where='small_payroll.world:295', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}),
-    'approve_timesheet': ToolSpec('approve_timesheet', 'Approve a draft timesheet of an open period as the signed-in manager, so that payroll pays it.', (ParamSpec('timesheet', {'type': 'string', 'description': 'The timesheet id (TS and three digits).'}, True, 'The timesheet id (TS and three digits).', table='timesheets'), ), read_only=False, invoke=_invoke_approve_timesheet, where='small_payroll.world:318', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}),
-    'issue_bonus': ToolSpec('issue_bonus', "Issue a bonus to an active employee in an open period; it is paid with that period's payroll.", (ParamSpec('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$', 'description': 'The employee id (E and three digits).'}, True, 'The employee id (E and three digits).', table='employees'), ParamSpec('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$', 'description': 'The open period it is paid in, as YYYY-MM.'}, True, 'The open period it is paid in, as YYYY-MM.', table='periods'), ParamSpec('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 10000000, 'description': 'The bonus in cents, e.g. 25000 for 250.00.'}, True, 'The bonus in cents, e.g. 25000 for 250.00.', table=None), ParamSpec('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200, 'description': 'Why the bonus is given, in a few words.'}, True, 'Why the bonus is given, in a few words.', table=None), ), read_only=False, invoke=_invoke_issue_bonus, where='small_payroll.world:333', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'amount_cents': {'type': 'integer', 'minimum': 1, 'maximum': 10000000}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'issued_by': {'type': 'string', 'pattern': '^E[0-9]{3}$'}}, 'required': ['id', 'employee', 'period', 'amount_cents', 'reason', 'issued_by'], 'additionalProperties': False}),
-    'run_payroll': ToolSpec('run_payroll', 'Pay a period, once. Every active salaried employee gets a twelfth of their annual salary;\nevery hourly employee with an approved timesheet gets its hours at their rate (draft\ntimesheets are not paid); bonuses of the period are added and tax is withheld. Earlier\nperiods must be paid first. Returns the new payslips.', (ParamSpec('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$', 'description': 'The period id, the year and month as YYYY-MM.'}, True, 'The period id, the year and month as YYYY-MM.', table='periods'), ), read_only=False, invoke=_invoke_run_payroll, where='small_payroll.world:355', returns={'type': 'array', 'items': {'type': 'string'}}),
-    'correct_payslip': ToolSpec('correct_payslip', "Correct a payslip's gross pay; tax and net are recomputed and the note is kept.", (ParamSpec('payslip', {'type': 'string', 'description': 'The payslip id (PS and four digits).'}, True, 'The payslip id (PS and four digits).', table='payslips'), ParamSpec('gross_cents', {'type': 'integer', 'minimum': 0, 'maximum': 100000000, 'description': 'The correct gross pay in cents, without bonus.'}, True, 'The correct gross pay in cents, without bonus.', table=None), ParamSpec('note', {'type': 'string', 'minLength': 1, 'maxLength': 200, 'description': 'Why the payslip is corrected, in a few words.'}, True, 'Why the payslip is corrected, in a few words.', table=None), ), read_only=False, invoke=_invoke_correct_payslip, where='small_payroll.world:425', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}),
-}
+SmallPayroll.TOOLS = tools(
+    tool('sign_in', 'Sign in to payroll. Only managers may sign in.',
+         (param('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'Your employee id (E and three digits).', table='employees'),),
+         read_only=False, invoke=_invoke_sign_in, where='small_payroll.world:192',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['staff', 'manager']}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer', 'minimum': 0}, 'hourly_rate_cents': {'type': 'integer', 'minimum': 0}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active'], 'additionalProperties': False}),
+    tool('get_employee',
+         "Show an employee's pay details, tax code and withholding rate, and their payslips (period, hours, gross, bonus, tax, net and any correction).",
+         (param('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'The employee id (E and three digits).', table='employees'),),
+         read_only=True, invoke=_invoke_get_employee, where='small_payroll.world:202',
+         returns={'type': 'object', 'properties': {'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string'}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer'}, 'hourly_rate_cents': {'type': 'integer'}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'rate_percent': {'type': 'integer'}, 'active': {'type': 'boolean'}, 'payslips': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}}}, 'required': ['employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips'], 'additionalProperties': False},
+         shows=('record', (('payslips', 'payslips', ('list', ('row', 'payslips'))),))),
+    tool('list_timesheets',
+         'List the timesheets of a period with their employee, hours, status and approver, optionally of one status.',
+         (param('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'The period id, the year and month as YYYY-MM.', table='periods'),
+         param('status', {'anyOf': [{'type': 'string', 'enum': ['draft', 'approved', 'paid']}, {'type': 'null'}]}, 'Only timesheets with this status: draft, approved or paid.', optional=True)),
+         read_only=True, invoke=_invoke_list_timesheets, where='small_payroll.world:220',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}},
+         shows=('list', ('row', 'timesheets'))),
+    tool('get_payslip', 'Show one payslip: gross, bonus, tax, net, hours and any correction.',
+         (param('payslip', {'type': 'string'}, 'The payslip id (PS and four digits).', table='payslips'),),
+         read_only=True, invoke=_invoke_get_payslip, where='small_payroll.world:229',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}),
+    tool('find_employees',
+         'Find employees whose name contains the text, with their employee id, role, pay type, salary or hourly rate, tax code and whether active.',
+         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the employee's name; case does not matter."),),
+         read_only=True, invoke=_invoke_find_employees, where='small_payroll.world:237',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['staff', 'manager']}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer', 'minimum': 0}, 'hourly_rate_cents': {'type': 'integer', 'minimum': 0}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active'], 'additionalProperties': False}},
+         shows=('list', ('row', 'employees'))),
+    tool('list_employees',
+         'List employees with their employee id, name, role, pay type, salary or hourly rate, tax code and whether active.',
+         (param('pay_type', {'anyOf': [{'type': 'string', 'enum': ['salaried', 'hourly']}, {'type': 'null'}]}, 'Only salaried or only hourly employees; all when omitted.', optional=True),
+         param('active_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only active employees.', optional=True)),
+         read_only=True, invoke=_invoke_list_employees, where='small_payroll.world:246',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['staff', 'manager']}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer', 'minimum': 0}, 'hourly_rate_cents': {'type': 'integer', 'minimum': 0}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active'], 'additionalProperties': False}},
+         shows=('list', ('row', 'employees'))),
+    tool('list_tax_codes',
+         'List the tax codes with their description and flat withholding rate in percent.', (),
+         read_only=True, method=SmallPayroll.tool_list_tax_codes, where='small_payroll.world:255',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'description': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'rate_percent': {'type': 'integer', 'minimum': 0, 'maximum': 60}}, 'required': ['code', 'description', 'rate_percent'], 'additionalProperties': False}},
+         shows=('list', ('row', 'tax_codes'))),
+    tool('list_periods',
+         'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end dates, status and the date they were paid.',
+         (param('status', {'anyOf': [{'type': 'string', 'enum': ['open', 'paid']}, {'type': 'null'}]}, 'Only open or only paid periods; all when omitted.', optional=True),),
+         read_only=True, invoke=_invoke_list_periods, where='small_payroll.world:261',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['open', 'paid']}, 'paid_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'start', 'end', 'status', 'paid_on'], 'additionalProperties': False}},
+         shows=('list', ('row', 'periods'))),
+    tool('get_timesheet',
+         'Show one timesheet: its employee, period, hours, status and who approved it.',
+         (param('timesheet', {'type': 'string'}, 'The timesheet id (TS and three digits).', table='timesheets'),),
+         read_only=True, invoke=_invoke_get_timesheet, where='small_payroll.world:269',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}),
+    tool('list_bonuses',
+         'List bonuses with their employee, period, amount in cents, reason and who issued them.',
+         (param('period', {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, {'type': 'null'}]}, 'Only bonuses paid in this period (YYYY-MM); all when omitted.', optional=True, table='periods'),
+         param('employee', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}, "Only this employee's bonuses (E and three digits); all when omitted.", optional=True, table='employees')),
+         read_only=True, invoke=_invoke_list_bonuses, where='small_payroll.world:277',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'amount_cents': {'type': 'integer', 'minimum': 1, 'maximum': 10000000}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'issued_by': {'type': 'string', 'pattern': '^E[0-9]{3}$'}}, 'required': ['id', 'employee', 'period', 'amount_cents', 'reason', 'issued_by'], 'additionalProperties': False}},
+         shows=('list', ('row', 'bonuses'))),
+    tool('list_payslips',
+         'List payslips with their employee, period, hours, gross, bonus, tax and net in cents, and any correction.',
+         (param('period', {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, {'type': 'null'}]}, 'Only payslips of this period (YYYY-MM); all when omitted.', optional=True, table='periods'),
+         param('employee', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}, "Only this employee's payslips (E and three digits); all when omitted.", optional=True, table='employees')),
+         read_only=True, invoke=_invoke_list_payslips, where='small_payroll.world:286',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}},
+         shows=('list', ('row', 'payslips'))),
+    tool('record_hours',
+         "Add hours to an hourly employee's draft timesheet for an open period, creating the timesheet if there is none.",
+         (param('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$'}, "The hourly employee's id (E and three digits).", table='employees'),
+         param('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'The period id, the year and month as YYYY-MM.', table='periods'),
+         param('hours', {'type': 'number', 'minimum': 0.5, 'maximum': 300.0}, 'Hours to add, e.g. 7.5.')),
+         read_only=False, invoke=_invoke_record_hours, where='small_payroll.world:295',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}),
+    tool('approve_timesheet',
+         'Approve a draft timesheet of an open period as the signed-in manager, so that payroll pays it.',
+         (param('timesheet', {'type': 'string'}, 'The timesheet id (TS and three digits).', table='timesheets'),),
+         read_only=False, invoke=_invoke_approve_timesheet, where='small_payroll.world:318',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}),
+    tool('issue_bonus',
+         "Issue a bonus to an active employee in an open period; it is paid with that period's payroll.",
+         (param('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'The employee id (E and three digits).', table='employees'),
+         param('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'The open period it is paid in, as YYYY-MM.', table='periods'),
+         param('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 10000000}, 'The bonus in cents, e.g. 25000 for 250.00.'),
+         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'Why the bonus is given, in a few words.')),
+         read_only=False, invoke=_invoke_issue_bonus, where='small_payroll.world:333',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'amount_cents': {'type': 'integer', 'minimum': 1, 'maximum': 10000000}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'issued_by': {'type': 'string', 'pattern': '^E[0-9]{3}$'}}, 'required': ['id', 'employee', 'period', 'amount_cents', 'reason', 'issued_by'], 'additionalProperties': False}),
+    tool('run_payroll',
+         'Pay a period, once. Every active salaried employee gets a twelfth of their annual salary;\nevery hourly employee with an approved timesheet gets its hours at their rate (draft\ntimesheets are not paid); bonuses of the period are added and tax is withheld. Earlier\nperiods must be paid first. Returns the new payslips.',
+         (param('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'The period id, the year and month as YYYY-MM.', table='periods'),),
+         read_only=False, invoke=_invoke_run_payroll, where='small_payroll.world:355',
+         returns={'type': 'array', 'items': {'type': 'string'}}),
+    tool('correct_payslip',
+         "Correct a payslip's gross pay; tax and net are recomputed and the note is kept.",
+         (param('payslip', {'type': 'string'}, 'The payslip id (PS and four digits).', table='payslips'),
+         param('gross_cents', {'type': 'integer', 'minimum': 0, 'maximum': 100000000}, 'The correct gross pay in cents, without bonus.'),
+         param('note', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'Why the payslip is corrected, in a few words.')),
+         read_only=False, invoke=_invoke_correct_payslip, where='small_payroll.world:425',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}),
+)
 
 
 def _check_run_march_payroll__period_paid(  # small_payroll.world:596
@@ -2000,12 +1541,12 @@ def _check_pay_march_then_fix_ada__ada_corrected(  # tasks.world:1020
 
 
 SmallPayroll.TASKS = {
-    'run_march_payroll': TaskSpec('run_march_payroll', "This is Grace Hopper (E001). Linus's March timesheet is fine, approve it, and then run the March 2026 payroll.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('period_paid', 1.0, '', _check_run_march_payroll__period_paid), CheckSpec('four_slips', 1.0, 'Grace, Alan, Ada and Linus are paid; Ken is inactive.', _check_run_march_payroll__four_slips), CheckSpec('alan_bonus', 1.0, 'Alan: 500000 + 50000 bonus, 20% tax.', _check_run_march_payroll__alan_bonus), CheckSpec('linus_paid', 1.0, 'Linus: 96 h at 22.00, tax exempt.', _check_run_march_payroll__linus_paid), CheckSpec('timesheets_paid', 1.0, '', _check_run_march_payroll__timesheets_paid),), ('current_user', 'timesheets.status', 'timesheets.approved_by', 'payslips', 'payslip_ids', 'periods.status', 'periods.paid_on'), (('sign_in', {'employee': 'E001'}), ('list_periods', {'status': 'open'}), ('find_employees', {'text': 'Linus'}), ('list_timesheets', {'period': '2026-03', 'status': 'draft'}), ('approve_timesheet', {'timesheet': 'TS004'}), ('run_payroll', {'period': '2026-03'}), ), seed=None, persona=None, known=None, unknown=None, tags=('payroll', 'approval'), split=None, doc='Approve the last draft timesheet and pay March.'),
-    'hours_bonus_and_correction': TaskSpec('hours_bonus_and_correction', "Three things for payroll: Linus Moore (E004) worked another 8.5 hours in March that are missing from his timesheet; Ada Lovelace (E003) gets a 250.00 bonus in March for covering the helpdesk; and Alan Turing's February payslip PS0002 should have had a gross of 5,200.00 because his raise was missed.", rt.package_data(__package__, 'data/aa5462ba97ea890a.json'), (CheckSpec('hours_added', 1.0, '', _check_hours_bonus_and_correction__hours_added), CheckSpec('bonus_issued', 1.0, '', _check_hours_bonus_and_correction__bonus_issued), CheckSpec('corrected', 1.0, '520000 gross, 20% tax.', _check_hours_bonus_and_correction__corrected),), ('timesheets.hours', 'bonuses', 'bonus_ids', 'payslips.gross_cents', 'payslips.tax_cents', 'payslips.net_cents', 'payslips.corrected', 'payslips.correction_note'), (('list_periods', {'status': 'open'}), ('record_hours', {'employee': 'E004', 'period': '2026-03', 'hours': 8.5}), ('issue_bonus', {'employee': 'E003', 'period': '2026-03', 'amount_cents': 25000, 'reason': 'Covering the helpdesk'}), ('correct_payslip', {'payslip': 'PS0002', 'gross_cents': 520000, 'note': 'Missed pay rise'}), ), seed=None, persona=None, known=None, unknown=None, tags=('hours', 'bonus', 'correction'), split=None, doc='Add hours, issue a bonus and correct a past payslip.'),
-    'approve_march_and_april_hours': TaskSpec('approve_march_and_april_hours', "Grace Hopper here, E001. Linus Moore (E004) forgot to log 4 hours in March: add them to his March timesheet and approve it. Ada Lovelace has already worked 32 hours in the first week of April; record those on her April timesheet and approve that one as well. Don't run any payroll yet.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('linus_march', 1.0, "Linus's March timesheet has 100 hours and is approved by Grace.", _check_approve_march_and_april_hours__linus_march), CheckSpec('ada_april', 1.0, 'Ada has an approved April timesheet of 32 hours.', _check_approve_march_and_april_hours__ada_april), CheckSpec('nothing_paid', 1.0, 'No payroll was run: March and April are still open.', _check_approve_march_and_april_hours__nothing_paid),), ('current_user', 'timesheets', 'timesheet_ids'), (('sign_in', {'employee': 'E001'}), ('list_periods', {'status': 'open'}), ('list_timesheets', {'period': '2026-03'}), ('record_hours', {'employee': 'E004', 'period': '2026-03', 'hours': 4.0}), ('approve_timesheet', {'timesheet': 'TS004'}), ('find_employees', {'text': 'Ada Lovelace'}), ('get_employee', {'employee': 'E003'}), ('record_hours', {'employee': 'E003', 'period': '2026-04', 'hours': 32.0}), ('approve_timesheet', {'timesheet': 'TS005'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Complete and approve one timesheet, and record and approve a new one for the next period.'),
-    'linus_rate_fix': TaskSpec('linus_rate_fix', "Grace Hopper here, E001. Linus Moore (E004) was promised 23.00 an hour from February on, but his February payslip still paid his hours at 22.00. Correct that payslip's gross to his February hours at 23.00, and give him a 50.00 bonus in March as an apology for the mistake.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('payslip_corrected', 1.0, "Linus's February payslip pays 100 hours at 23.00, tax exempt.", _check_linus_rate_fix__payslip_corrected), CheckSpec('apology_bonus', 1.0, 'Linus gets a 50.00 bonus in March, issued by Grace.', _check_linus_rate_fix__apology_bonus),), ('current_user', 'payslips.gross_cents', 'payslips.tax_cents', 'payslips.net_cents', 'payslips.corrected', 'payslips.correction_note', 'bonuses', 'bonus_ids'), (('sign_in', {'employee': 'E001'}), ('get_employee', {'employee': 'E004'}), ('get_payslip', {'payslip': 'PS0004'}), ('correct_payslip', {'payslip': 'PS0004', 'gross_cents': 230000, 'note': 'Rate should have been 23.00/h from February'}), ('list_periods', {'status': 'open'}), ('issue_bonus', {'employee': 'E004', 'period': '2026-03', 'amount_cents': 5000, 'reason': 'Apology for the February underpayment'}), ), seed=None, persona=None, known=None, unknown=None, tags=('correction', 'bonus'), split=None, doc="Correct an hourly employee's underpaid payslip and add an apology bonus to the open period."),
-    'inventory_weekend_bonuses': TaskSpec('inventory_weekend_bonuses', "Grace Hopper, E001. Our two hourly staff, Ada Lovelace and Linus Moore, covered the inventory weekend: give Ada a 150.00 bonus and Linus a 200.00 bonus, both in the March 2026 period. Linus's March hours are correct, so approve his timesheet, and then run the March payroll.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('bonuses_issued', 1.0, 'Both bonuses are on file for March, issued by Grace.', _check_inventory_weekend_bonuses__bonuses_issued), CheckSpec('ada_paid', 1.0, 'Ada: 120 h x 25.00 + 150.00 bonus, 20% tax.', _check_inventory_weekend_bonuses__ada_paid), CheckSpec('linus_paid', 1.0, 'Linus: 96 h x 22.00 + 200.00 bonus, tax exempt.', _check_inventory_weekend_bonuses__linus_paid), CheckSpec('march_paid', 1.0, '', _check_inventory_weekend_bonuses__march_paid),), ('current_user', 'bonuses', 'bonus_ids', 'timesheets.status', 'timesheets.approved_by', 'payslips', 'payslip_ids', 'periods.status', 'periods.paid_on'), (('sign_in', {'employee': 'E001'}), ('list_employees', {'pay_type': 'hourly', 'active_only': True}), ('list_periods', {'status': 'open'}), ('list_timesheets', {'period': '2026-03'}), ('issue_bonus', {'employee': 'E003', 'period': '2026-03', 'amount_cents': 15000, 'reason': 'Inventory weekend'}), ('issue_bonus', {'employee': 'E004', 'period': '2026-03', 'amount_cents': 20000, 'reason': 'Inventory weekend'}), ('approve_timesheet', {'timesheet': 'TS004'}), ('run_payroll', {'period': '2026-03'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Issue bonuses to the hourly staff, approve the pending timesheet and pay March with the bonuses included.'),
-    'march_hours_and_overtime_fix': TaskSpec('march_hours_and_overtime_fix', "Grace Hopper here, E001. Before we pay March 2026: Linus Moore still has 8 hours missing from his March timesheet, so add them and approve it. Then run the March payroll. Ada Lovelace also worked 6 overtime hours in March that never made it onto her timesheet; make sure her March pay includes them, with the note 'March overtime: 6 hours'.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('linus_timesheet', 1.0, "Linus's March timesheet has 96 + 8 hours, approved by Grace and paid.", _check_march_hours_and_overtime_fix__linus_timesheet), CheckSpec('linus_paid', 1.0, "Linus's March payslip pays 104 hours at 22.00.", _check_march_hours_and_overtime_fix__linus_paid), CheckSpec('ada_overtime', 1.0, "Ada's March payslip is corrected to 126 hours at 25.00, with tax and net recomputed.", _check_march_hours_and_overtime_fix__ada_overtime), CheckSpec('march_paid', 1.0, 'March 2026 is paid.', _check_march_hours_and_overtime_fix__march_paid),), ('current_user', 'timesheets.hours', 'timesheets.status', 'timesheets.approved_by', 'periods.status', 'periods.paid_on', 'payslips', 'payslip_ids'), (('sign_in', {'employee': 'E001'}), ('list_periods', {'status': 'open'}), ('list_timesheets', {'period': '2026-03'}), ('find_employees', {'text': 'Linus Moore'}), ('get_employee', {'employee': 'E004'}), ('record_hours', {'employee': 'E004', 'period': '2026-03', 'hours': 8.0}), ('approve_timesheet', {'timesheet': 'TS004'}), ('run_payroll', {'period': '2026-03'}), ('find_employees', {'text': 'Ada Lovelace'}), ('get_employee', {'employee': 'E003'}), ('correct_payslip', {'payslip': 'PS0007', 'gross_cents': 315000, 'note': 'March overtime: 6 hours'}), ), seed=None, persona=None, known=None, unknown=None, tags=('hours', 'payroll', 'correction'), split=None, doc='Add missing hours to a draft timesheet, approve it, run payroll, and pay overtime left off an approved timesheet by correcting the payslip.'),
-    'linus_bonus_then_march_payroll': TaskSpec('linus_bonus_then_march_payroll', 'Hi, Grace Hopper here, E001. Before March payroll runs: Linus Moore gets a 300.00 bonus for doing the stock count, and his March timesheet is fine, so approve it. Then run the March payroll and tell me what Linus takes home.', rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('bonus_issued', 1.0, 'Linus has a 300.00 March bonus issued by Grace.', _check_linus_bonus_then_march_payroll__bonus_issued), CheckSpec('march_paid', 1.0, 'March 2026 is paid today.', _check_linus_bonus_then_march_payroll__march_paid), CheckSpec('linus_slip', 1.0, 'Linus: 96 h at 22.00 plus the 300.00 bonus, tax exempt.', _check_linus_bonus_then_march_payroll__linus_slip), CheckSpec('told_net', 1.0, "The agent tells Grace Linus's net pay of 2,412.00.", _check_linus_bonus_then_march_payroll__told_net),), ('current_user', 'timesheets.status', 'timesheets.approved_by', 'bonuses', 'bonus_ids', 'payslips', 'payslip_ids', 'periods.status', 'periods.paid_on'), (('sign_in', {'employee': 'E001'}), ('list_periods', {'status': 'open'}), ('list_timesheets', {'period': '2026-03', 'status': 'draft'}), ('find_employees', {'text': 'Linus Moore'}), ('get_employee', {'employee': 'E004'}), ('issue_bonus', {'employee': 'E004', 'period': '2026-03', 'amount_cents': 30000, 'reason': 'Stock count'}), ('approve_timesheet', {'timesheet': 'TS004'}), ('run_payroll', {'period': '2026-03'}), ), seed=None, persona='Grace Hopper, the payroll manager; precise and businesslike, answers questions quickly and expects exact amounts.', known="Her employee id is E001. Linus Moore gets a 300.00 bonus in March, reason: the stock count. His March timesheet is correct and can be approved. After that the March 2026 payroll should be run. She wants to hear Linus's net pay for March.", unknown="Linus's employee id, his timesheet id and hours, and the payslip amounts.", tags=('bonus', 'approval', 'payroll'), split=None, doc='Issue a bonus, approve the last draft timesheet and run March payroll.', replies=('March payroll has run. Linus Moore takes home 2,412.00: 96 hours at 22.00 (2,112.00) plus the 300.00 bonus, with no tax withheld on his exempt code.',)),
-    'pay_march_then_fix_ada': TaskSpec('pay_march_then_fix_ada', "This is Grace Hopper, employee E001. Please approve Linus Moore's March timesheet and run the March 2026 payroll. One problem: Ada Lovelace's March timesheet was approved with 120 hours, but she actually worked 124. Once payroll has run, correct her new March payslip so that its gross pays all 124 hours, with the note '4 hours missing from timesheet'.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('march_paid', 1.0, 'March is paid, with one payslip per paid employee.', _check_pay_march_then_fix_ada__march_paid), CheckSpec('linus_paid', 1.0, "Linus's approved 96 hours were paid.", _check_pay_march_then_fix_ada__linus_paid), CheckSpec('ada_corrected', 1.0, "Ada's March payslip pays 124 h x 25.00, with tax and net recomputed.", _check_pay_march_then_fix_ada__ada_corrected),), ('current_user', 'timesheets.status', 'timesheets.approved_by', 'payslips', 'payslip_ids', 'periods.status', 'periods.paid_on'), (('sign_in', {'employee': 'E001'}), ('list_periods', {'status': 'open'}), ('find_employees', {'text': 'Linus Moore'}), ('list_timesheets', {'period': '2026-03', 'status': 'draft'}), ('approve_timesheet', {'timesheet': 'TS004'}), ('run_payroll', {'period': '2026-03'}), ('find_employees', {'text': 'Ada Lovelace'}), ('get_employee', {'employee': 'E003'}), ('correct_payslip', {'payslip': 'PS0007', 'gross_cents': 310000, 'note': '4 hours missing from timesheet'}), ), seed=None, persona='Grace Hopper, the payroll manager: brisk and precise, answers in short sentences and expects the numbers to be right.', known="She is employee E001. Linus Moore's March timesheet can be approved. Ada Lovelace worked 124 hours in March although her approved timesheet says 120. The correction note is '4 hours missing from timesheet'.", unknown="The ids of the timesheets and of the new payslips, Ada's hourly rate and the corrected gross, tax and net amounts.", tags=(), split=None, doc='Sign in, approve the last timesheet, pay March and correct one new payslip for missing hours.'),
+    'run_march_payroll': TaskSpec('run_march_payroll', "This is Grace Hopper (E001). Linus's March timesheet is fine, approve it, and then run the March 2026 payroll.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('period_paid', 1.0, '', _check_run_march_payroll__period_paid), CheckSpec('four_slips', 1.0, 'Grace, Alan, Ada and Linus are paid; Ken is inactive.', _check_run_march_payroll__four_slips), CheckSpec('alan_bonus', 1.0, 'Alan: 500000 + 50000 bonus, 20% tax.', _check_run_march_payroll__alan_bonus), CheckSpec('linus_paid', 1.0, 'Linus: 96 h at 22.00, tax exempt.', _check_run_march_payroll__linus_paid), CheckSpec('timesheets_paid', 1.0, '', _check_run_march_payroll__timesheets_paid)), ('current_user', 'timesheets.status', 'timesheets.approved_by', 'payslips', 'payslip_ids', 'periods.status', 'periods.paid_on'), (('sign_in', {'employee': 'E001'}), ('list_periods', {'status': 'open'}), ('find_employees', {'text': 'Linus'}), ('list_timesheets', {'period': '2026-03', 'status': 'draft'}), ('approve_timesheet', {'timesheet': 'TS004'}), ('run_payroll', {'period': '2026-03'})), tags=('payroll', 'approval'), doc='Approve the last draft timesheet and pay March.'),
+    'hours_bonus_and_correction': TaskSpec('hours_bonus_and_correction', "Three things for payroll: Linus Moore (E004) worked another 8.5 hours in March that are missing from his timesheet; Ada Lovelace (E003) gets a 250.00 bonus in March for covering the helpdesk; and Alan Turing's February payslip PS0002 should have had a gross of 5,200.00 because his raise was missed.", rt.package_data(__package__, 'data/aa5462ba97ea890a.json'), (CheckSpec('hours_added', 1.0, '', _check_hours_bonus_and_correction__hours_added), CheckSpec('bonus_issued', 1.0, '', _check_hours_bonus_and_correction__bonus_issued), CheckSpec('corrected', 1.0, '520000 gross, 20% tax.', _check_hours_bonus_and_correction__corrected)), ('timesheets.hours', 'bonuses', 'bonus_ids', 'payslips.gross_cents', 'payslips.tax_cents', 'payslips.net_cents', 'payslips.corrected', 'payslips.correction_note'), (('list_periods', {'status': 'open'}), ('record_hours', {'employee': 'E004', 'period': '2026-03', 'hours': 8.5}), ('issue_bonus', {'employee': 'E003', 'period': '2026-03', 'amount_cents': 25000, 'reason': 'Covering the helpdesk'}), ('correct_payslip', {'payslip': 'PS0002', 'gross_cents': 520000, 'note': 'Missed pay rise'})), tags=('hours', 'bonus', 'correction'), doc='Add hours, issue a bonus and correct a past payslip.'),
+    'approve_march_and_april_hours': TaskSpec('approve_march_and_april_hours', "Grace Hopper here, E001. Linus Moore (E004) forgot to log 4 hours in March: add them to his March timesheet and approve it. Ada Lovelace has already worked 32 hours in the first week of April; record those on her April timesheet and approve that one as well. Don't run any payroll yet.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('linus_march', 1.0, "Linus's March timesheet has 100 hours and is approved by Grace.", _check_approve_march_and_april_hours__linus_march), CheckSpec('ada_april', 1.0, 'Ada has an approved April timesheet of 32 hours.', _check_approve_march_and_april_hours__ada_april), CheckSpec('nothing_paid', 1.0, 'No payroll was run: March and April are still open.', _check_approve_march_and_april_hours__nothing_paid)), ('current_user', 'timesheets', 'timesheet_ids'), (('sign_in', {'employee': 'E001'}), ('list_periods', {'status': 'open'}), ('list_timesheets', {'period': '2026-03'}), ('record_hours', {'employee': 'E004', 'period': '2026-03', 'hours': 4.0}), ('approve_timesheet', {'timesheet': 'TS004'}), ('find_employees', {'text': 'Ada Lovelace'}), ('get_employee', {'employee': 'E003'}), ('record_hours', {'employee': 'E003', 'period': '2026-04', 'hours': 32.0}), ('approve_timesheet', {'timesheet': 'TS005'})), doc='Complete and approve one timesheet, and record and approve a new one for the next period.'),
+    'linus_rate_fix': TaskSpec('linus_rate_fix', "Grace Hopper here, E001. Linus Moore (E004) was promised 23.00 an hour from February on, but his February payslip still paid his hours at 22.00. Correct that payslip's gross to his February hours at 23.00, and give him a 50.00 bonus in March as an apology for the mistake.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('payslip_corrected', 1.0, "Linus's February payslip pays 100 hours at 23.00, tax exempt.", _check_linus_rate_fix__payslip_corrected), CheckSpec('apology_bonus', 1.0, 'Linus gets a 50.00 bonus in March, issued by Grace.', _check_linus_rate_fix__apology_bonus)), ('current_user', 'payslips.gross_cents', 'payslips.tax_cents', 'payslips.net_cents', 'payslips.corrected', 'payslips.correction_note', 'bonuses', 'bonus_ids'), (('sign_in', {'employee': 'E001'}), ('get_employee', {'employee': 'E004'}), ('get_payslip', {'payslip': 'PS0004'}), ('correct_payslip', {'payslip': 'PS0004', 'gross_cents': 230000, 'note': 'Rate should have been 23.00/h from February'}), ('list_periods', {'status': 'open'}), ('issue_bonus', {'employee': 'E004', 'period': '2026-03', 'amount_cents': 5000, 'reason': 'Apology for the February underpayment'})), tags=('correction', 'bonus'), doc="Correct an hourly employee's underpaid payslip and add an apology bonus to the open period."),
+    'inventory_weekend_bonuses': TaskSpec('inventory_weekend_bonuses', "Grace Hopper, E001. Our two hourly staff, Ada Lovelace and Linus Moore, covered the inventory weekend: give Ada a 150.00 bonus and Linus a 200.00 bonus, both in the March 2026 period. Linus's March hours are correct, so approve his timesheet, and then run the March payroll.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('bonuses_issued', 1.0, 'Both bonuses are on file for March, issued by Grace.', _check_inventory_weekend_bonuses__bonuses_issued), CheckSpec('ada_paid', 1.0, 'Ada: 120 h x 25.00 + 150.00 bonus, 20% tax.', _check_inventory_weekend_bonuses__ada_paid), CheckSpec('linus_paid', 1.0, 'Linus: 96 h x 22.00 + 200.00 bonus, tax exempt.', _check_inventory_weekend_bonuses__linus_paid), CheckSpec('march_paid', 1.0, '', _check_inventory_weekend_bonuses__march_paid)), ('current_user', 'bonuses', 'bonus_ids', 'timesheets.status', 'timesheets.approved_by', 'payslips', 'payslip_ids', 'periods.status', 'periods.paid_on'), (('sign_in', {'employee': 'E001'}), ('list_employees', {'pay_type': 'hourly', 'active_only': True}), ('list_periods', {'status': 'open'}), ('list_timesheets', {'period': '2026-03'}), ('issue_bonus', {'employee': 'E003', 'period': '2026-03', 'amount_cents': 15000, 'reason': 'Inventory weekend'}), ('issue_bonus', {'employee': 'E004', 'period': '2026-03', 'amount_cents': 20000, 'reason': 'Inventory weekend'}), ('approve_timesheet', {'timesheet': 'TS004'}), ('run_payroll', {'period': '2026-03'})), doc='Issue bonuses to the hourly staff, approve the pending timesheet and pay March with the bonuses included.'),
+    'march_hours_and_overtime_fix': TaskSpec('march_hours_and_overtime_fix', "Grace Hopper here, E001. Before we pay March 2026: Linus Moore still has 8 hours missing from his March timesheet, so add them and approve it. Then run the March payroll. Ada Lovelace also worked 6 overtime hours in March that never made it onto her timesheet; make sure her March pay includes them, with the note 'March overtime: 6 hours'.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('linus_timesheet', 1.0, "Linus's March timesheet has 96 + 8 hours, approved by Grace and paid.", _check_march_hours_and_overtime_fix__linus_timesheet), CheckSpec('linus_paid', 1.0, "Linus's March payslip pays 104 hours at 22.00.", _check_march_hours_and_overtime_fix__linus_paid), CheckSpec('ada_overtime', 1.0, "Ada's March payslip is corrected to 126 hours at 25.00, with tax and net recomputed.", _check_march_hours_and_overtime_fix__ada_overtime), CheckSpec('march_paid', 1.0, 'March 2026 is paid.', _check_march_hours_and_overtime_fix__march_paid)), ('current_user', 'timesheets.hours', 'timesheets.status', 'timesheets.approved_by', 'periods.status', 'periods.paid_on', 'payslips', 'payslip_ids'), (('sign_in', {'employee': 'E001'}), ('list_periods', {'status': 'open'}), ('list_timesheets', {'period': '2026-03'}), ('find_employees', {'text': 'Linus Moore'}), ('get_employee', {'employee': 'E004'}), ('record_hours', {'employee': 'E004', 'period': '2026-03', 'hours': 8.0}), ('approve_timesheet', {'timesheet': 'TS004'}), ('run_payroll', {'period': '2026-03'}), ('find_employees', {'text': 'Ada Lovelace'}), ('get_employee', {'employee': 'E003'}), ('correct_payslip', {'payslip': 'PS0007', 'gross_cents': 315000, 'note': 'March overtime: 6 hours'})), tags=('hours', 'payroll', 'correction'), doc='Add missing hours to a draft timesheet, approve it, run payroll, and pay overtime left off an approved timesheet by correcting the payslip.'),
+    'linus_bonus_then_march_payroll': TaskSpec('linus_bonus_then_march_payroll', 'Hi, Grace Hopper here, E001. Before March payroll runs: Linus Moore gets a 300.00 bonus for doing the stock count, and his March timesheet is fine, so approve it. Then run the March payroll and tell me what Linus takes home.', rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('bonus_issued', 1.0, 'Linus has a 300.00 March bonus issued by Grace.', _check_linus_bonus_then_march_payroll__bonus_issued), CheckSpec('march_paid', 1.0, 'March 2026 is paid today.', _check_linus_bonus_then_march_payroll__march_paid), CheckSpec('linus_slip', 1.0, 'Linus: 96 h at 22.00 plus the 300.00 bonus, tax exempt.', _check_linus_bonus_then_march_payroll__linus_slip), CheckSpec('told_net', 1.0, "The agent tells Grace Linus's net pay of 2,412.00.", _check_linus_bonus_then_march_payroll__told_net)), ('current_user', 'timesheets.status', 'timesheets.approved_by', 'bonuses', 'bonus_ids', 'payslips', 'payslip_ids', 'periods.status', 'periods.paid_on'), (('sign_in', {'employee': 'E001'}), ('list_periods', {'status': 'open'}), ('list_timesheets', {'period': '2026-03', 'status': 'draft'}), ('find_employees', {'text': 'Linus Moore'}), ('get_employee', {'employee': 'E004'}), ('issue_bonus', {'employee': 'E004', 'period': '2026-03', 'amount_cents': 30000, 'reason': 'Stock count'}), ('approve_timesheet', {'timesheet': 'TS004'}), ('run_payroll', {'period': '2026-03'})), persona='Grace Hopper, the payroll manager; precise and businesslike, answers questions quickly and expects exact amounts.', known="Her employee id is E001. Linus Moore gets a 300.00 bonus in March, reason: the stock count. His March timesheet is correct and can be approved. After that the March 2026 payroll should be run. She wants to hear Linus's net pay for March.", unknown="Linus's employee id, his timesheet id and hours, and the payslip amounts.", tags=('bonus', 'approval', 'payroll'), doc='Issue a bonus, approve the last draft timesheet and run March payroll.', replies=('March payroll has run. Linus Moore takes home 2,412.00: 96 hours at 22.00 (2,112.00) plus the 300.00 bonus, with no tax withheld on his exempt code.',)),
+    'pay_march_then_fix_ada': TaskSpec('pay_march_then_fix_ada', "This is Grace Hopper, employee E001. Please approve Linus Moore's March timesheet and run the March 2026 payroll. One problem: Ada Lovelace's March timesheet was approved with 120 hours, but she actually worked 124. Once payroll has run, correct her new March payslip so that its gross pays all 124 hours, with the note '4 hours missing from timesheet'.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('march_paid', 1.0, 'March is paid, with one payslip per paid employee.', _check_pay_march_then_fix_ada__march_paid), CheckSpec('linus_paid', 1.0, "Linus's approved 96 hours were paid.", _check_pay_march_then_fix_ada__linus_paid), CheckSpec('ada_corrected', 1.0, "Ada's March payslip pays 124 h x 25.00, with tax and net recomputed.", _check_pay_march_then_fix_ada__ada_corrected)), ('current_user', 'timesheets.status', 'timesheets.approved_by', 'payslips', 'payslip_ids', 'periods.status', 'periods.paid_on'), (('sign_in', {'employee': 'E001'}), ('list_periods', {'status': 'open'}), ('find_employees', {'text': 'Linus Moore'}), ('list_timesheets', {'period': '2026-03', 'status': 'draft'}), ('approve_timesheet', {'timesheet': 'TS004'}), ('run_payroll', {'period': '2026-03'}), ('find_employees', {'text': 'Ada Lovelace'}), ('get_employee', {'employee': 'E003'}), ('correct_payslip', {'payslip': 'PS0007', 'gross_cents': 310000, 'note': '4 hours missing from timesheet'})), persona='Grace Hopper, the payroll manager: brisk and precise, answers in short sentences and expects the numbers to be right.', known="She is employee E001. Linus Moore's March timesheet can be approved. Ada Lovelace worked 124 hours in March although her approved timesheet says 120. The correction note is '4 hours missing from timesheet'.", unknown="The ids of the timesheets and of the new payslips, Ada's hourly rate and the corrected gross, tax and net amounts.", doc='Sign in, approve the last timesheet, pay March and correct one new payslip for missing hours.'),
 }

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,13 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Address", "CancelReason", "CreditCard", "Fulfillment", "GiftCard", "Order", "OrderItem", "OrderPayment", "OrderStatus", "PaymentMethod", "Paypal", "Product", "Tau2Retail", "TransactionType", "User", "UserName", "Variant"]
+__all__ = [
+    "Address", "CancelReason", "CreditCard", "Fulfillment", "GiftCard", "Order", "OrderItem",
+    "OrderPayment", "OrderStatus", "PaymentMethod", "Paypal", "Product", "Tau2Retail",
+    "TransactionType", "User", "UserName", "Variant",
+]
 
 
 class OrderStatus(enum.StrEnum):
@@ -40,15 +45,13 @@ class OrderStatus(enum.StrEnum):
     return_requested = 'return requested'
 
 
-_E11_OrderStatus_processed: OrderStatus = OrderStatus.processed
-_E11_OrderStatus_pending: OrderStatus = OrderStatus.pending
-_E11_OrderStatus_pending_item_modified: OrderStatus = OrderStatus.pending_item_modified
-_E11_OrderStatus_delivered: OrderStatus = OrderStatus.delivered
-_E11_OrderStatus_cancelled: OrderStatus = OrderStatus.cancelled
-_E11_OrderStatus_exchange_requested: OrderStatus = OrderStatus.exchange_requested
-_E11_OrderStatus_return_requested: OrderStatus = OrderStatus.return_requested
-
-_T11_OrderStatus: dict[OrderStatus | None, str] = {None: 'null', _E11_OrderStatus_processed: '"processed"', _E11_OrderStatus_pending: '"pending"', _E11_OrderStatus_pending_item_modified: '"pending (item modified)"', _E11_OrderStatus_delivered: '"delivered"', _E11_OrderStatus_cancelled: '"cancelled"', _E11_OrderStatus_exchange_requested: '"exchange requested"', _E11_OrderStatus_return_requested: '"return requested"', }
+(
+    _E11_OrderStatus_processed, _E11_OrderStatus_pending,
+    _E11_OrderStatus_pending_item_modified,
+    _E11_OrderStatus_delivered, _E11_OrderStatus_cancelled,
+    _E11_OrderStatus_exchange_requested,
+    _E11_OrderStatus_return_requested,
+) = OrderStatus.__members__.values()
 
 
 class CancelReason(enum.StrEnum):
@@ -58,10 +61,10 @@ class CancelReason(enum.StrEnum):
     ordered_by_mistake = 'ordered by mistake'
 
 
-_E12_CancelReason_no_longer_needed: CancelReason = CancelReason.no_longer_needed
-_E12_CancelReason_ordered_by_mistake: CancelReason = CancelReason.ordered_by_mistake
-
-_T12_CancelReason: dict[CancelReason | None, str] = {None: 'null', _E12_CancelReason_no_longer_needed: '"no longer needed"', _E12_CancelReason_ordered_by_mistake: '"ordered by mistake"', }
+(
+    _E12_CancelReason_no_longer_needed,
+    _E12_CancelReason_ordered_by_mistake,
+) = CancelReason.__members__.values()
 
 
 class TransactionType(enum.StrEnum):
@@ -71,1005 +74,159 @@ class TransactionType(enum.StrEnum):
     refund = 'refund'
 
 
-_E15_TransactionType_payment: TransactionType = TransactionType.payment
-_E15_TransactionType_refund: TransactionType = TransactionType.refund
-
-_T15_TransactionType: dict[TransactionType | None, str] = {None: 'null', _E15_TransactionType_payment: '"payment"', _E15_TransactionType_refund: '"refund"', }
+_E15_TransactionType_payment, _E15_TransactionType_refund = TransactionType.__members__.values()
 
 
-class _Slots_Variant:
-    'The slots of the Variant record: its fields and its JSON text.'
-
-    __slots__ = ('item_id', 'options', 'available', 'price', '_json')
-
-
-class Variant(_Slots_Variant, rt.Record):
+class Variant(Record):
     'One purchasable option of a product.'
 
-    __slots__ = ()
-    __match_args__ = ('item_id', 'options', 'available', 'price')
-
-    item_id: str
-    options: dict[str, str]
-    available: bool
-    price: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.item_id, self.options, self.available, self.price) == (other.item_id, other.options, other.available, other.price)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.item_id, self.options, self.available, self.price))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(item_id={self.item_id!r}, options={self.options!r}, available={self.available!r}, price={self.price!r})'
-
-    def __init__(self, item_id: str, options: dict[str, str], available: bool, price: float) -> None:
-        _set = _SET_Variant
-        _set[0](self, item_id)
-        _set[1](self, options)
-        _set[2](self, available)
-        _set[3](self, price)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'item_id': self.item_id,
-            'options': v.export_value(self.options),
-            'available': self.available,
-            'price': self.price,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"item_id": ', v.str_text(self.item_id), ', "options": ', v.map_text(self.options), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Variant[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Variant:
-        d = v.want_object(data, path, {'item_id': True, 'options': True, 'available': True, 'price': True})
-        return _new_Variant(
-            item_id=v.want_str(d['item_id'], path + '.item_id'),
-            options=v.want_map(d['options'], path + '.options', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-            available=v.want_bool(d['available'], path + '.available'),
-            price=v.want_float(d['price'], path + '.price'),
-        )
+    item_id: str = field(load=v.want_str, text=v.str_text)
+    options: dict[str, str] = field(
+        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=v.export_value,
+        text=v.map_text)
+    available: bool = field(load=v.want_bool)
+    price: float = field(load=v.want_float, text=v.float_text)
 
 
-_SET_Variant: tuple[Any, ...] = rt.slot_setters(_Slots_Variant, ('item_id', 'options', 'available', 'price', '_json'))
-
-
-class _Made_Variant(_Slots_Variant):
-    'A Variant being made by _new_Variant.'
-
-    __slots__ = ()
-
-
-def _new_Variant(item_id: str, options: dict[str, str], available: bool, price: float) -> Variant:
-    self: Any = object.__new__(_Made_Variant)
-    self.item_id = item_id
-    self.options = options
-    self.available = available
-    self.price = price
-    self._json = None
-    self.__class__ = Variant
-    _made: Variant = self
-    return _made
-
-
-class _Slots_UserName:
-    'The slots of the UserName record: its fields and its JSON text.'
-
-    __slots__ = ('first_name', 'last_name', '_json')
-
-
-class UserName(_Slots_UserName, rt.Record):
+class UserName(Record):
     'The UserName record.'
 
-    __slots__ = ()
-    __match_args__ = ('first_name', 'last_name')
-
-    first_name: str
-    last_name: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.first_name, self.last_name) == (other.first_name, other.last_name)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.first_name, self.last_name))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(first_name={self.first_name!r}, last_name={self.last_name!r})'
-
-    def __init__(self, first_name: str, last_name: str) -> None:
-        _set = _SET_UserName
-        _set[0](self, first_name)
-        _set[1](self, last_name)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'first_name': self.first_name,
-            'last_name': self.last_name,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"first_name": ', v.str_text(self.first_name), ', "last_name": ', v.str_text(self.last_name), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_UserName[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> UserName:
-        d = v.want_object(data, path, {'first_name': True, 'last_name': True})
-        return _new_UserName(
-            first_name=v.want_str(d['first_name'], path + '.first_name'),
-            last_name=v.want_str(d['last_name'], path + '.last_name'),
-        )
+    first_name: str = field(load=v.want_str, text=v.str_text)
+    last_name: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_UserName: tuple[Any, ...] = rt.slot_setters(_Slots_UserName, ('first_name', 'last_name', '_json'))
-
-
-class _Made_UserName(_Slots_UserName):
-    'A UserName being made by _new_UserName.'
-
-    __slots__ = ()
-
-
-def _new_UserName(first_name: str, last_name: str) -> UserName:
-    self: Any = object.__new__(_Made_UserName)
-    self.first_name = first_name
-    self.last_name = last_name
-    self._json = None
-    self.__class__ = UserName
-    _made: UserName = self
-    return _made
-
-
-class _Slots_Address:
-    'The slots of the Address record: its fields and its JSON text.'
-
-    __slots__ = ('address1', 'address2', 'city', 'country', 'state_', 'zip_', '_json')
-
-
-class Address(_Slots_Address, rt.Record):
+class Address(Record):
     "A postal address (an order's or a user's)."
 
-    __slots__ = ()
-    __match_args__ = ('address1', 'address2', 'city', 'country', 'state_', 'zip_')
-
-    address1: str
-    address2: str
-    city: str
-    country: str
-    state_: str
-    zip_: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.address1, self.address2, self.city, self.country, self.state_, self.zip_) == (other.address1, other.address2, other.city, other.country, other.state_, other.zip_)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.address1, self.address2, self.city, self.country, self.state_, self.zip_))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(address1={self.address1!r}, address2={self.address2!r}, city={self.city!r}, country={self.country!r}, state_={self.state_!r}, zip_={self.zip_!r})'
-
-    def __init__(self, address1: str, address2: str, city: str, country: str, state_: str, zip_: str) -> None:
-        _set = _SET_Address
-        _set[0](self, address1)
-        _set[1](self, address2)
-        _set[2](self, city)
-        _set[3](self, country)
-        _set[4](self, state_)
-        _set[5](self, zip_)
-        _set[6](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'address1': self.address1,
-            'address2': self.address2,
-            'city': self.city,
-            'country': self.country,
-            'state': self.state_,
-            'zip': self.zip_,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"address1": ', v.str_text(self.address1), ', "address2": ', v.str_text(self.address2), ', "city": ', v.str_text(self.city), ', "country": ', v.str_text(self.country), ', "state": ', v.str_text(self.state_), ', "zip": ', v.str_text(self.zip_), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Address[6](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Address:
-        d = v.want_object(data, path, {'address1': True, 'address2': True, 'city': True, 'country': True, 'state': True, 'zip': True})
-        return _new_Address(
-            address1=v.want_str(d['address1'], path + '.address1'),
-            address2=v.want_str(d['address2'], path + '.address2'),
-            city=v.want_str(d['city'], path + '.city'),
-            country=v.want_str(d['country'], path + '.country'),
-            state_=v.want_str(d['state'], path + '.state'),
-            zip_=v.want_str(d['zip'], path + '.zip'),
-        )
+    address1: str = field(load=v.want_str, text=v.str_text)
+    address2: str = field(load=v.want_str, text=v.str_text)
+    city: str = field(load=v.want_str, text=v.str_text)
+    country: str = field(load=v.want_str, text=v.str_text)
+    state_: str = field('state', load=v.want_str, text=v.str_text)
+    zip_: str = field('zip', load=v.want_str, text=v.str_text)
 
 
-_SET_Address: tuple[Any, ...] = rt.slot_setters(_Slots_Address, ('address1', 'address2', 'city', 'country', 'state_', 'zip_', '_json'))
-
-
-class _Made_Address(_Slots_Address):
-    'A Address being made by _new_Address.'
-
-    __slots__ = ()
-
-
-def _new_Address(address1: str, address2: str, city: str, country: str, state_: str, zip_: str) -> Address:
-    self: Any = object.__new__(_Made_Address)
-    self.address1 = address1
-    self.address2 = address2
-    self.city = city
-    self.country = country
-    self.state_ = state_
-    self.zip_ = zip_
-    self._json = None
-    self.__class__ = Address
-    _made: Address = self
-    return _made
-
-
-class _Slots_CreditCard:
-    'The slots of the CreditCard record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'brand', 'last_four', '_json')
-
-
-class CreditCard(_Slots_CreditCard, rt.Record):
+class CreditCard(Record):
     'The CreditCard record.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'brand', 'last_four')
-
-    id_: str
-    brand: str
-    last_four: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.brand, self.last_four) == (other.id_, other.brand, other.last_four)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.brand, self.last_four))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, brand={self.brand!r}, last_four={self.last_four!r})'
-
-    def __init__(self, id_: str, brand: str, last_four: str) -> None:
-        _set = _SET_CreditCard
-        _set[0](self, id_)
-        _set[1](self, brand)
-        _set[2](self, last_four)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'brand': self.brand,
-            'last_four': self.last_four,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"id": ', v.str_text(self.id_), ', "brand": ', v.str_text(self.brand), ', "last_four": ', v.str_text(self.last_four), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_CreditCard[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CreditCard:
-        d = v.want_object(data, path, {'id': True, 'brand': True, 'last_four': True})
-        return _new_CreditCard(
-            id_=v.want_str(d['id'], path + '.id'),
-            brand=v.want_str(d['brand'], path + '.brand'),
-            last_four=v.want_str(d['last_four'], path + '.last_four'),
-        )
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    brand: str = field(load=v.want_str, text=v.str_text)
+    last_four: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_CreditCard: tuple[Any, ...] = rt.slot_setters(_Slots_CreditCard, ('id_', 'brand', 'last_four', '_json'))
-
-
-class _Made_CreditCard(_Slots_CreditCard):
-    'A CreditCard being made by _new_CreditCard.'
-
-    __slots__ = ()
-
-
-def _new_CreditCard(id_: str, brand: str, last_four: str) -> CreditCard:
-    self: Any = object.__new__(_Made_CreditCard)
-    self.id_ = id_
-    self.brand = brand
-    self.last_four = last_four
-    self._json = None
-    self.__class__ = CreditCard
-    _made: CreditCard = self
-    return _made
-
-
-class _Slots_GiftCard:
-    'The slots of the GiftCard record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'balance', '_json')
-
-
-class GiftCard(_Slots_GiftCard, rt.Record):
+class GiftCard(Record):
     'The GiftCard record.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'balance')
-
-    id_: str
-    balance: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.balance) == (other.id_, other.balance)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.balance))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, balance={self.balance!r})'
-
-    def __init__(self, id_: str, balance: float) -> None:
-        _set = _SET_GiftCard
-        _set[0](self, id_)
-        _set[1](self, balance)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'balance': self.balance,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"id": ', v.str_text(self.id_), ', "balance": ', v.float_text(self.balance), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_GiftCard[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> GiftCard:
-        d = v.want_object(data, path, {'id': True, 'balance': True})
-        return _new_GiftCard(
-            id_=v.want_str(d['id'], path + '.id'),
-            balance=v.want_float(d['balance'], path + '.balance'),
-        )
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    balance: float = field(load=v.want_float, text=v.float_text)
 
 
-_SET_GiftCard: tuple[Any, ...] = rt.slot_setters(_Slots_GiftCard, ('id_', 'balance', '_json'))
-
-
-class _Made_GiftCard(_Slots_GiftCard):
-    'A GiftCard being made by _new_GiftCard.'
-
-    __slots__ = ()
-
-
-def _new_GiftCard(id_: str, balance: float) -> GiftCard:
-    self: Any = object.__new__(_Made_GiftCard)
-    self.id_ = id_
-    self.balance = balance
-    self._json = None
-    self.__class__ = GiftCard
-    _made: GiftCard = self
-    return _made
-
-
-class _Slots_Paypal:
-    'The slots of the Paypal record: its fields and its JSON text.'
-
-    __slots__ = ('id_', '_json')
-
-
-class Paypal(_Slots_Paypal, rt.Record):
+class Paypal(Record):
     'The Paypal record.'
 
-    __slots__ = ()
-    __match_args__ = ('id_',)
-
-    id_: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_,) == (other.id_,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r})'
-
-    def __init__(self, id_: str) -> None:
-        _set = _SET_Paypal
-        _set[0](self, id_)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"id": ', v.str_text(self.id_), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Paypal[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Paypal:
-        d = v.want_object(data, path, {'id': True})
-        return _new_Paypal(
-            id_=v.want_str(d['id'], path + '.id'),
-        )
+    id_: str = field('id', load=v.want_str, text=v.str_text)
 
 
-_SET_Paypal: tuple[Any, ...] = rt.slot_setters(_Slots_Paypal, ('id_', '_json'))
-
-
-class _Made_Paypal(_Slots_Paypal):
-    'A Paypal being made by _new_Paypal.'
-
-    __slots__ = ()
-
-
-def _new_Paypal(id_: str) -> Paypal:
-    self: Any = object.__new__(_Made_Paypal)
-    self.id_ = id_
-    self._json = None
-    self.__class__ = Paypal
-    _made: Paypal = self
-    return _made
-
-
-class _Slots_OrderItem:
-    'The slots of the OrderItem record: its fields and its JSON text.'
-
-    __slots__ = ('name', 'product_id', 'item_id', 'price', 'options', '_json')
-
-
-class OrderItem(_Slots_OrderItem, rt.Record):
+class OrderItem(Record):
     'One line of an order, with the price paid.'
 
-    __slots__ = ()
-    __match_args__ = ('name', 'product_id', 'item_id', 'price', 'options')
-
-    name: str
-    product_id: str
-    item_id: str
-    price: float
-    options: dict[str, str]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.product_id, self.item_id, self.price, self.options) == (other.name, other.product_id, other.item_id, other.price, other.options)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.product_id, self.item_id, self.price, self.options))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(name={self.name!r}, product_id={self.product_id!r}, item_id={self.item_id!r}, price={self.price!r}, options={self.options!r})'
-
-    def __init__(self, name: str, product_id: str, item_id: str, price: float, options: dict[str, str]) -> None:
-        _set = _SET_OrderItem
-        _set[0](self, name)
-        _set[1](self, product_id)
-        _set[2](self, item_id)
-        _set[3](self, price)
-        _set[4](self, options)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'name': self.name,
-            'product_id': self.product_id,
-            'item_id': self.item_id,
-            'price': self.price,
-            'options': v.export_value(self.options),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"name": ', v.str_text(self.name), ', "product_id": ', v.str_text(self.product_id), ', "item_id": ', v.str_text(self.item_id), ', "price": ', v.float_text(self.price), ', "options": ', v.map_text(self.options), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_OrderItem[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OrderItem:
-        d = v.want_object(data, path, {'name': True, 'product_id': True, 'item_id': True, 'price': True, 'options': True})
-        return _new_OrderItem(
-            name=v.want_str(d['name'], path + '.name'),
-            product_id=v.want_str(d['product_id'], path + '.product_id'),
-            item_id=v.want_str(d['item_id'], path + '.item_id'),
-            price=v.want_float(d['price'], path + '.price'),
-            options=v.want_map(d['options'], path + '.options', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
-        )
+    name: str = field(load=v.want_str, text=v.str_text)
+    product_id: str = field(load=v.want_str, text=v.str_text)
+    item_id: str = field(load=v.want_str, text=v.str_text)
+    price: float = field(load=v.want_float, text=v.float_text)
+    options: dict[str, str] = field(
+        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=v.export_value,
+        text=v.map_text)
 
 
-_SET_OrderItem: tuple[Any, ...] = rt.slot_setters(_Slots_OrderItem, ('name', 'product_id', 'item_id', 'price', 'options', '_json'))
-
-
-class _Made_OrderItem(_Slots_OrderItem):
-    'A OrderItem being made by _new_OrderItem.'
-
-    __slots__ = ()
-
-
-def _new_OrderItem(name: str, product_id: str, item_id: str, price: float, options: dict[str, str]) -> OrderItem:
-    self: Any = object.__new__(_Made_OrderItem)
-    self.name = name
-    self.product_id = product_id
-    self.item_id = item_id
-    self.price = price
-    self.options = options
-    self._json = None
-    self.__class__ = OrderItem
-    _made: OrderItem = self
-    return _made
-
-
-class _Slots_Fulfillment:
-    'The slots of the Fulfillment record: its fields and its JSON text.'
-
-    __slots__ = ('tracking_id', 'item_ids', '_json')
-
-
-class Fulfillment(_Slots_Fulfillment, rt.Record):
+class Fulfillment(Record):
     'The Fulfillment record.'
 
-    __slots__ = ()
-    __match_args__ = ('tracking_id', 'item_ids')
-
-    tracking_id: tuple[str, ...]
-    item_ids: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.tracking_id, self.item_ids) == (other.tracking_id, other.item_ids)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.tracking_id, self.item_ids))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(tracking_id={self.tracking_id!r}, item_ids={self.item_ids!r})'
-
-    def __init__(self, tracking_id: tuple[str, ...], item_ids: tuple[str, ...]) -> None:
-        _set = _SET_Fulfillment
-        _set[0](self, tracking_id)
-        _set[1](self, item_ids)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'tracking_id': v.export_value(self.tracking_id),
-            'item_ids': v.export_value(self.item_ids),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"tracking_id": ', v.str_list_text(self.tracking_id), ', "item_ids": ', v.str_list_text(self.item_ids), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Fulfillment[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Fulfillment:
-        d = v.want_object(data, path, {'tracking_id': True, 'item_ids': True})
-        return _new_Fulfillment(
-            tracking_id=v.want_list(d['tracking_id'], path + '.tracking_id', (lambda x, p: v.want_str(x, p))),
-            item_ids=v.want_list(d['item_ids'], path + '.item_ids', (lambda x, p: v.want_str(x, p))),
-        )
+    tracking_id: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
+    item_ids: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
 
 
-_SET_Fulfillment: tuple[Any, ...] = rt.slot_setters(_Slots_Fulfillment, ('tracking_id', 'item_ids', '_json'))
-
-
-class _Made_Fulfillment(_Slots_Fulfillment):
-    'A Fulfillment being made by _new_Fulfillment.'
-
-    __slots__ = ()
-
-
-def _new_Fulfillment(tracking_id: tuple[str, ...], item_ids: tuple[str, ...]) -> Fulfillment:
-    self: Any = object.__new__(_Made_Fulfillment)
-    self.tracking_id = tracking_id
-    self.item_ids = item_ids
-    self._json = None
-    self.__class__ = Fulfillment
-    _made: Fulfillment = self
-    return _made
-
-
-class _Slots_OrderPayment:
-    'The slots of the OrderPayment record: its fields and its JSON text.'
-
-    __slots__ = ('transaction_type', 'amount', 'payment_method_id', '_json')
-
-
-class OrderPayment(_Slots_OrderPayment, rt.Record):
+class OrderPayment(Record):
     'The OrderPayment record.'
 
-    __slots__ = ()
-    __match_args__ = ('transaction_type', 'amount', 'payment_method_id')
-
-    transaction_type: TransactionType
-    amount: float
-    payment_method_id: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.transaction_type, self.amount, self.payment_method_id) == (other.transaction_type, other.amount, other.payment_method_id)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.transaction_type, self.amount, self.payment_method_id))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(transaction_type={self.transaction_type!r}, amount={self.amount!r}, payment_method_id={self.payment_method_id!r})'
-
-    def __init__(self, transaction_type: TransactionType, amount: float, payment_method_id: str) -> None:
-        _set = _SET_OrderPayment
-        _set[0](self, transaction_type)
-        _set[1](self, amount)
-        _set[2](self, payment_method_id)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'transaction_type': v.export_value(self.transaction_type),
-            'amount': self.amount,
-            'payment_method_id': self.payment_method_id,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"transaction_type": ', _T15_TransactionType[self.transaction_type], ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', v.str_text(self.payment_method_id), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_OrderPayment[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OrderPayment:
-        d = v.want_object(data, path, {'transaction_type': True, 'amount': True, 'payment_method_id': True})
-        return _new_OrderPayment(
-            transaction_type=v.want_enum(d['transaction_type'], path + '.transaction_type', TransactionType),
-            amount=v.want_float(d['amount'], path + '.amount'),
-            payment_method_id=v.want_str(d['payment_method_id'], path + '.payment_method_id'),
-        )
-
-
-_SET_OrderPayment: tuple[Any, ...] = rt.slot_setters(_Slots_OrderPayment, ('transaction_type', 'amount', 'payment_method_id', '_json'))
-
-
-class _Made_OrderPayment(_Slots_OrderPayment):
-    'A OrderPayment being made by _new_OrderPayment.'
-
-    __slots__ = ()
-
-
-def _new_OrderPayment(transaction_type: TransactionType, amount: float, payment_method_id: str) -> OrderPayment:
-    self: Any = object.__new__(_Made_OrderPayment)
-    self.transaction_type = transaction_type
-    self.amount = amount
-    self.payment_method_id = payment_method_id
-    self._json = None
-    self.__class__ = OrderPayment
-    _made: OrderPayment = self
-    return _made
+    transaction_type: TransactionType = field(
+        load=lambda x, p: v.want_enum(x, p, TransactionType), export=v.export_value,
+        text=enum_text(TransactionType))
+    amount: float = field(load=v.want_float, text=v.float_text)
+    payment_method_id: str = field(load=v.want_str, text=v.str_text)
 
 
 class Product(Row):
     'A row of Product.'
 
-    __slots__ = ('name', 'product_id', 'variants', )
-    ENTITY: ClassVar[str] = 'Product'
-    KEY: ClassVar[str] = 'product_id'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('name', 'name', None, True),
-        ('product_id', 'product_id', None, True),
-        ('variants', 'variants', lambda value: v.export_value(value), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.json_text,
-        v.json_text,
-        v.record_map_text,
-    )
-
-    def __init__(self, *, name: str, product_id: str, variants: dict[str, Variant]) -> None:
-        self.name = name
-        self.product_id = product_id
-        self.variants = variants
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Product:
-        other = Product.__new__(Product)
-        other.name = self.name
-        other.product_id = self.product_id
-        other.variants = self.variants
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'name': self.name,
-            'product_id': self.product_id,
-            'variants': v.export_value(self.variants),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Product:
-        d = v.want_object(data, path, {'name': True, 'product_id': True, 'variants': True})
-        return cls(
-            name=v.want_str(d['name'], path + '.name'),
-            product_id=v.want_str(d['product_id'], path + '.product_id'),
-            variants=v.want_map(d['variants'], path + '.variants', (lambda x, p: v.want_str(x, p)), (lambda x, p: Variant.load(x, p, ep))),
-        )
+    name: str = field(load=v.want_str)
+    product_id: str = field(key=True, load=v.want_str)
+    variants: dict[str, Variant] = field(
+        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: Variant.load(x, p, ep))),
+        export=v.export_value, text=v.record_map_text)
 
 
 class User(Row):
     'A row of User.'
 
-    __slots__ = ('user_id', 'name', 'address', 'email', 'payment_methods', 'orders', )
-    ENTITY: ClassVar[str] = 'User'
-    KEY: ClassVar[str] = 'user_id'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('user_id', 'user_id', None, True),
-        ('name', 'name', lambda value: v.export_value(value), True),
-        ('address', 'address', lambda value: v.export_value(value), True),
-        ('email', 'email', None, True),
-        ('payment_methods', 'payment_methods', lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()}, True),
-        ('orders', 'orders', lambda value: v.export_value(value), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.json_text,
-        v.record_text,
-        v.record_text,
-        v.json_text,
-        lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _TAGS_PaymentMethod for k0, x0 in value.items()])) else v.json_text({k: _export_PaymentMethod(x) for k, x in value.items()})),
-        v.str_list_text,
-    )
-
-    def __init__(self, *, user_id: str, name: UserName, address: Address, email: str, payment_methods: dict[str, PaymentMethod], orders: tuple[str, ...]) -> None:
-        self.user_id = user_id
-        self.name = name
-        self.address = address
-        self.email = email
-        self.payment_methods = payment_methods
-        self.orders = orders
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> User:
-        other = User.__new__(User)
-        other.user_id = self.user_id
-        other.name = self.name
-        other.address = self.address
-        other.email = self.email
-        other.payment_methods = self.payment_methods
-        other.orders = self.orders
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'user_id': self.user_id,
-            'name': v.export_value(self.name),
-            'address': v.export_value(self.address),
-            'email': self.email,
-            'payment_methods': {k: _export_PaymentMethod(x) for k, x in self.payment_methods.items()},
-            'orders': v.export_value(self.orders),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> User:
-        d = v.want_object(data, path, {'user_id': True, 'name': True, 'address': True, 'email': True, 'payment_methods': True, 'orders': True})
-        return cls(
-            user_id=v.want_str(d['user_id'], path + '.user_id'),
-            name=UserName.load(d['name'], path + '.name', ep),
-            address=Address.load(d['address'], path + '.address', ep),
-            email=v.want_str(d['email'], path + '.email'),
-            payment_methods=v.want_map(d['payment_methods'], path + '.payment_methods', (lambda x, p: v.want_str(x, p)), (lambda x, p: _load_PaymentMethod(x, p, ep))),
-            orders=v.want_list(d['orders'], path + '.orders', (lambda x, p: v.want_str(x, p))),
-        )
+    user_id: str = field(key=True, load=v.want_str)
+    name: UserName = field(
+        load_ep=lambda x, p, ep: UserName.load(x, p, ep), export=v.export_value,
+        text=v.record_text)
+    address: Address = field(
+        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=v.export_value, text=v.record_text)
+    email: str = field(load=v.want_str)
+    payment_methods: dict[str, PaymentMethod] = field(
+        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _load_PaymentMethod(x, p, ep))),
+        export=lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()},
+        text=lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _TAGS_PaymentMethod for k0, x0 in value.items()])) else v.json_text({k: _export_PaymentMethod(x) for k, x in value.items()})))
+    orders: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
 
 
 class Order(Row):
     'A row of Order.'
 
-    __slots__ = ('order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id', )
-    ENTITY: ClassVar[str] = 'Order'
-    KEY: ClassVar[str] = 'order_id'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('order_id', 'order_id', None, True),
-        ('user_id', 'user_id', None, True),
-        ('address', 'address', lambda value: v.export_value(value), True),
-        ('items', 'items', lambda value: v.export_value(value), True),
-        ('status', 'status', lambda value: v.export_value(value), True),
-        ('fulfillments', 'fulfillments', lambda value: v.export_value(value), True),
-        ('payment_history', 'payment_history', lambda value: v.export_value(value), True),
-        ('cancel_reason', 'cancel_reason', lambda value: v.export_value(value), True),
-        ('exchange_items', 'exchange_items', lambda value: v.export_value(value), True),
-        ('exchange_new_items', 'exchange_new_items', lambda value: v.export_value(value), True),
-        ('exchange_payment_method_id', 'exchange_payment_method_id', None, True),
-        ('exchange_price_difference', 'exchange_price_difference', None, True),
-        ('return_items', 'return_items', lambda value: v.export_value(value), True),
-        ('return_payment_method_id', 'return_payment_method_id', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.json_text,
-        v.json_text,
-        v.record_text,
-        v.records_text,
-        lambda value: (_T11_OrderStatus[value] if type(value) is OrderStatus else v.json_text(v.export_value(value))),
-        v.records_text,
-        v.records_text,
-        lambda value: (_T12_CancelReason[value] if value is None or type(value) is CancelReason else v.json_text(v.export_value(value))),
-        v.str_list_text,
-        v.str_list_text,
-        v.json_text,
-        v.number_text,
-        v.str_list_text,
-        v.json_text,
-    )
-
-    def __init__(self, *, order_id: str, user_id: str, address: Address, items: tuple[OrderItem, ...], status: OrderStatus, fulfillments: tuple[Fulfillment, ...], payment_history: tuple[OrderPayment, ...], cancel_reason: CancelReason | None, exchange_items: tuple[str, ...] | None, exchange_new_items: tuple[str, ...] | None, exchange_payment_method_id: str | None, exchange_price_difference: int | float | None, return_items: tuple[str, ...] | None, return_payment_method_id: str | None) -> None:
-        self.order_id = order_id
-        self.user_id = user_id
-        self.address = address
-        self.items = items
-        self.status = status
-        self.fulfillments = fulfillments
-        self.payment_history = payment_history
-        self.cancel_reason = cancel_reason
-        self.exchange_items = exchange_items
-        self.exchange_new_items = exchange_new_items
-        self.exchange_payment_method_id = exchange_payment_method_id
-        self.exchange_price_difference = exchange_price_difference
-        self.return_items = return_items
-        self.return_payment_method_id = return_payment_method_id
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Order:
-        other = Order.__new__(Order)
-        other.order_id = self.order_id
-        other.user_id = self.user_id
-        other.address = self.address
-        other.items = self.items
-        other.status = self.status
-        other.fulfillments = self.fulfillments
-        other.payment_history = self.payment_history
-        other.cancel_reason = self.cancel_reason
-        other.exchange_items = self.exchange_items
-        other.exchange_new_items = self.exchange_new_items
-        other.exchange_payment_method_id = self.exchange_payment_method_id
-        other.exchange_price_difference = self.exchange_price_difference
-        other.return_items = self.return_items
-        other.return_payment_method_id = self.return_payment_method_id
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'order_id': self.order_id,
-            'user_id': self.user_id,
-            'address': v.export_value(self.address),
-            'items': v.export_value(self.items),
-            'status': v.export_value(self.status),
-            'fulfillments': v.export_value(self.fulfillments),
-            'payment_history': v.export_value(self.payment_history),
-            'cancel_reason': v.export_value(self.cancel_reason),
-            'exchange_items': v.export_value(self.exchange_items),
-            'exchange_new_items': v.export_value(self.exchange_new_items),
-            'exchange_payment_method_id': self.exchange_payment_method_id,
-            'exchange_price_difference': self.exchange_price_difference,
-            'return_items': v.export_value(self.return_items),
-            'return_payment_method_id': self.return_payment_method_id,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Order:
-        d = v.want_object(data, path, {'order_id': True, 'user_id': True, 'address': True, 'items': True, 'status': True, 'fulfillments': True, 'payment_history': True, 'cancel_reason': False, 'exchange_items': False, 'exchange_new_items': False, 'exchange_payment_method_id': False, 'exchange_price_difference': False, 'return_items': False, 'return_payment_method_id': False})
-        return cls(
-            order_id=v.want_str(d['order_id'], path + '.order_id'),
-            user_id=v.want_str(d['user_id'], path + '.user_id'),
-            address=Address.load(d['address'], path + '.address', ep),
-            items=v.want_list(d['items'], path + '.items', (lambda x, p: OrderItem.load(x, p, ep))),
-            status=v.want_enum(d['status'], path + '.status', OrderStatus),
-            fulfillments=v.want_list(d['fulfillments'], path + '.fulfillments', (lambda x, p: Fulfillment.load(x, p, ep))),
-            payment_history=v.want_list(d['payment_history'], path + '.payment_history', (lambda x, p: OrderPayment.load(x, p, ep))),
-            cancel_reason=(v.want_optional(d['cancel_reason'], path + '.cancel_reason', (lambda x, p: v.want_enum(x, p, CancelReason))) if d.get('cancel_reason') is not None else None),
-            exchange_items=(v.want_optional(d['exchange_items'], path + '.exchange_items', (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))) if d.get('exchange_items') is not None else None),
-            exchange_new_items=(v.want_optional(d['exchange_new_items'], path + '.exchange_new_items', (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))) if d.get('exchange_new_items') is not None else None),
-            exchange_payment_method_id=(v.want_optional(d['exchange_payment_method_id'], path + '.exchange_payment_method_id', (lambda x, p: v.want_str(x, p))) if d.get('exchange_payment_method_id') is not None else None),
-            exchange_price_difference=(v.want_optional(d['exchange_price_difference'], path + '.exchange_price_difference', (lambda x, p: v.want_number(x, p))) if d.get('exchange_price_difference') is not None else None),
-            return_items=(v.want_optional(d['return_items'], path + '.return_items', (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_str(x, p))))) if d.get('return_items') is not None else None),
-            return_payment_method_id=(v.want_optional(d['return_payment_method_id'], path + '.return_payment_method_id', (lambda x, p: v.want_str(x, p))) if d.get('return_payment_method_id') is not None else None),
-        )
+    order_id: str = field(key=True, load=v.want_str)
+    user_id: str = field(load=v.want_str)
+    address: Address = field(
+        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=v.export_value, text=v.record_text)
+    items: tuple[OrderItem, ...] = field(
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: OrderItem.load(x, p, ep))),
+        export=v.export_value, text=v.records_text)
+    status: OrderStatus = field(
+        load=lambda x, p: v.want_enum(x, p, OrderStatus), export=v.export_value,
+        text=enum_text(OrderStatus, loose=True))
+    fulfillments: tuple[Fulfillment, ...] = field(
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: Fulfillment.load(x, p, ep))),
+        export=v.export_value, text=v.records_text)
+    payment_history: tuple[OrderPayment, ...] = field(
+        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: OrderPayment.load(x, p, ep))),
+        export=v.export_value, text=v.records_text)
+    cancel_reason: CancelReason | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, CancelReason))),
+        fill=lambda ep: None, export=v.export_value, text=enum_text(CancelReason, loose=True))
+    exchange_items: tuple[str, ...] | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, v.want_str))),
+        fill=lambda ep: None, export=v.export_value, text=v.str_list_text)
+    exchange_new_items: tuple[str, ...] | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, v.want_str))),
+        fill=lambda ep: None, export=v.export_value, text=v.str_list_text)
+    exchange_payment_method_id: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None)
+    exchange_price_difference: int | float | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_number), fill=lambda ep: None,
+        text=v.number_text)
+    return_items: tuple[str, ...] | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, v.want_str))),
+        fill=lambda ep: None, export=v.export_value, text=v.str_list_text)
+    return_payment_method_id: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None)
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
@@ -1101,20 +258,6 @@ _GET_item_id = rt.attrgetter('item_id')
 
 class _State(StateBase):
     """The world's state other than its tables."""
-
-    __slots__ = ()
-    FIELDS: ClassVar[tuple[str, ...]] = ()
-
-    def __init__(self) -> None:
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        return other
 
 
 class Tau2Retail(Episode):
@@ -1231,15 +374,9 @@ class Tau2Retail(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('products', ()))):
-            row_products = Product.load(item, f'$.products[{index}]', ep)
-            self.t_products.rows[row_products.key()] = row_products
-        for index, item in enumerate(rt.rows_of(data.get('users', ()))):
-            row_users = User.load(item, f'$.users[{index}]', ep)
-            self.t_users.rows[row_users.key()] = row_users
-        for index, item in enumerate(rt.rows_of(data.get('orders', ()))):
-            row_orders = Order.load(item, f'$.orders[{index}]', ep)
-            self.t_orders.rows[row_orders.key()] = row_orders
+        self.t_products.load_rows(Product, data.get('products', ()), '$.products', ep)
+        self.t_users.load_rows(User, data.get('users', ()), '$.users', ep)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
         del ep
 
     def _check_invariants(self) -> None:
@@ -1270,7 +407,7 @@ class Tau2Retail(Episode):
             i = rt.python_augmented(self, '+', i, 1)  # retail.world:183
         return -1  # retail.world:185
 
-    def fn_string_error(self, field: str, value: str) -> tuple[str, ...]:  # retail.world:194
+    def fn_string_error(self, field_: str, value: str) -> tuple[str, ...]:  # retail.world:194
         if rt.python_type(value) == 'str':  # retail.world:195
             return ()  # retail.world:196
         shown: str = rt.built(self, rt.python_repr(value))  # retail.world:198
@@ -1281,7 +418,7 @@ class Tau2Retail(Episode):
         return (  # retail.world:202
             rt.built(
                 self,
-                rt.text(field)
+                rt.text(field_)
                 + '\n  Input should be a valid string [type=string_type, input_value='
                 + rt.text(shown)
                 + ', input_type='
@@ -1439,7 +576,7 @@ class Tau2Retail(Episode):
             self.t_users.rows.get(order_id.user_id) or self.t_users.row(order_id.user_id)
         )
         refunds: tuple[OrderPayment, ...] = tuple([  # retail.world:345
-            _new_OrderPayment(_E15_TransactionType_refund, _p3.amount, _p3.payment_method_id)
+            OrderPayment(_E15_TransactionType_refund, _p3.amount, _p3.payment_method_id)
             for _p3 in rt.each(self, order_id.payment_history)
         ])
         for p in rt.each(self, refunds):  # retail.world:346
@@ -1456,9 +593,7 @@ class Tau2Retail(Episode):
                     'payment_methods',
                     {
                         **rt.each(self, user.payment_methods),
-                        p.payment_method_id: _new_GiftCard(
-                            card.id_, round(card.balance + p.amount, 2)
-                        ),
+                        p.payment_method_id: GiftCard(card.id_, round(card.balance + p.amount, 2)),
                     },
                 )
         self.set_field(order_id, 'status', _E11_OrderStatus_cancelled)  # retail.world:359
@@ -1564,7 +699,7 @@ class Tau2Retail(Episode):
         if invalid is not None:  # retail.world:432
             raise ToolError(invalid if invalid is not None else rt.absent())  # retail.world:433
         self.set_field(  # retail.world:435
-            order_id, 'address', _new_Address(address1, address2, city, country, state_, zip_)
+            order_id, 'address', Address(address1, address2, city, country, state_, zip_)
         )
         return order_id  # retail.world:443
 
@@ -1637,7 +772,7 @@ class Tau2Retail(Episode):
                 self,
                 rt.python_concat(
                     order.payment_history,
-                    (_new_OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),),
+                    (OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),),
                 ),
             ),
         )
@@ -1649,7 +784,7 @@ class Tau2Retail(Episode):
                 'payment_methods',
                 {
                     **user.payment_methods,
-                    payment_method_id: _new_GiftCard(_card8.id_, round(_card8.balance - diff_, 2)),
+                    payment_method_id: GiftCard(_card8.id_, round(_card8.balance - diff_, 2)),
                 },
             )
         j: int = 0  # retail.world:504
@@ -1664,7 +799,7 @@ class Tau2Retail(Episode):
                 rt.set_at(
                     rt.each(self, order.items),
                     k,
-                    _new_OrderItem(_it11.name, _it11.product_id, _new10, last_price, last_options),
+                    OrderItem(_it11.name, _it11.product_id, _new10, last_price, last_options),
                 ),
             )
         self.set_field(order, 'status', _E11_OrderStatus_pending_item_modified)  # retail.world:518
@@ -1713,8 +848,8 @@ class Tau2Retail(Episode):
                 rt.python_concat(
                     history,
                     (
-                        _new_OrderPayment(_E15_TransactionType_payment, amount, payment_method_id),
-                        _new_OrderPayment(_E15_TransactionType_refund, amount, old_id),
+                        OrderPayment(_E15_TransactionType_payment, amount, payment_method_id),
+                        OrderPayment(_E15_TransactionType_refund, amount, old_id),
                     ),
                 ),
             ),
@@ -1727,9 +862,7 @@ class Tau2Retail(Episode):
                 'payment_methods',
                 {
                     **user.payment_methods,
-                    payment_method_id: _new_GiftCard(
-                        _card14.id_, round(_card14.balance - amount, 2)
-                    ),
+                    payment_method_id: GiftCard(_card14.id_, round(_card14.balance - amount, 2)),
                 },
             )
         old_method: PaymentMethod | None = user.payment_methods.get(old_id)  # retail.world:554
@@ -1743,7 +876,7 @@ class Tau2Retail(Episode):
                 'payment_methods',
                 {
                     **user.payment_methods,
-                    old_id: _new_GiftCard(_card16.id_, round(_card16.balance + amount, 2)),
+                    old_id: GiftCard(_card16.id_, round(_card16.balance + amount, 2)),
                 },
             )
         return order  # retail.world:562
@@ -1768,7 +901,7 @@ class Tau2Retail(Episode):
         if invalid is not None:  # retail.world:577
             raise ToolError(invalid if invalid is not None else rt.absent())  # retail.world:578
         self.set_field(  # retail.world:580
-            user_id, 'address', _new_Address(address1, address2, city, country, state_, zip_)
+            user_id, 'address', Address(address1, address2, city, country, state_, zip_)
         )
         return user_id  # retail.world:588
 
@@ -1808,12 +941,7 @@ class Tau2Retail(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_calculate: frozenset[str] = frozenset({'expression'})
-
-
 def _invoke_calculate(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_calculate):
-        rt.check_arguments_python(args, ('expression',), ('expression',), 'RetailTools.calculate')
     try:
         a_expression = args['expression']
         if type(a_expression) is not str or not a_expression.isascii():
@@ -1823,12 +951,7 @@ def _invoke_calculate(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_transfer_to_human_agents: frozenset[str] = frozenset({'summary'})
-
-
 def _invoke_transfer_to_human_agents(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_transfer_to_human_agents):
-        rt.check_arguments_python(args, ('summary',), ('summary',), 'RetailTools.transfer_to_human_agents')
     try:
         a_summary = args['summary']
         if type(a_summary) is not str or not a_summary.isascii():
@@ -1838,12 +961,7 @@ def _invoke_transfer_to_human_agents(ep: Tau2Retail, args: Mapping[str, Any]) ->
         raise rt.python_failure(exc) from None
 
 
-_ARGS_find_user_id_by_email: frozenset[str] = frozenset({'email'})
-
-
 def _invoke_find_user_id_by_email(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_user_id_by_email):
-        rt.check_arguments_python(args, ('email',), ('email',), 'RetailTools.find_user_id_by_email')
     try:
         a_email = args['email']
         if type(a_email) is not str or not a_email.isascii():
@@ -1853,12 +971,7 @@ def _invoke_find_user_id_by_email(ep: Tau2Retail, args: Mapping[str, Any]) -> An
         raise rt.python_failure(exc) from None
 
 
-_ARGS_find_user_id_by_name_zip: frozenset[str] = frozenset({'first_name', 'last_name', 'zip'})
-
-
 def _invoke_find_user_id_by_name_zip(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_user_id_by_name_zip):
-        rt.check_arguments_python(args, ('first_name', 'last_name', 'zip'), ('first_name', 'last_name', 'zip'), 'RetailTools.find_user_id_by_name_zip')
     try:
         a_first_name = args['first_name']
         if type(a_first_name) is not str or not a_first_name.isascii():
@@ -1874,12 +987,7 @@ def _invoke_find_user_id_by_name_zip(ep: Tau2Retail, args: Mapping[str, Any]) ->
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_order_details: frozenset[str] = frozenset({'order_id'})
-
-
 def _invoke_get_order_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_order_details):
-        rt.check_arguments_python(args, ('order_id',), ('order_id',), 'RetailTools.get_order_details')
     try:
         a_order_id = args['order_id']
         if type(a_order_id) is not str or not a_order_id.isascii():
@@ -1890,12 +998,7 @@ def _invoke_get_order_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_product_details: frozenset[str] = frozenset({'product_id'})
-
-
 def _invoke_get_product_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_product_details):
-        rt.check_arguments_python(args, ('product_id',), ('product_id',), 'RetailTools.get_product_details')
     try:
         a_product_id = args['product_id']
         if type(a_product_id) is not str or not a_product_id.isascii():
@@ -1906,12 +1009,7 @@ def _invoke_get_product_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_item_details: frozenset[str] = frozenset({'item_id'})
-
-
 def _invoke_get_item_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_item_details):
-        rt.check_arguments_python(args, ('item_id',), ('item_id',), 'RetailTools.get_item_details')
     try:
         a_item_id = args['item_id']
         if type(a_item_id) is not str or not a_item_id.isascii():
@@ -1921,12 +1019,7 @@ def _invoke_get_item_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_user_details: frozenset[str] = frozenset({'user_id'})
-
-
 def _invoke_get_user_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_user_details):
-        rt.check_arguments_python(args, ('user_id',), ('user_id',), 'RetailTools.get_user_details')
     try:
         a_user_id = args['user_id']
         if type(a_user_id) is not str or not a_user_id.isascii():
@@ -1937,24 +1030,14 @@ def _invoke_get_user_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_list_all_product_types: frozenset[str] = frozenset(())
-
-
 def _invoke_list_all_product_types(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_all_product_types):
-        rt.check_arguments_python(args, (), (), 'RetailTools.list_all_product_types')
     try:
         return ep.tool_list_all_product_types()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_cancel_pending_order: frozenset[str] = frozenset({'order_id', 'reason'})
-
-
 def _invoke_cancel_pending_order(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_cancel_pending_order):
-        rt.check_arguments_python(args, ('order_id', 'reason'), ('order_id', 'reason'), 'RetailTools.cancel_pending_order')
     try:
         a_order_id = args['order_id']
         if type(a_order_id) is not str or not a_order_id.isascii():
@@ -1968,12 +1051,7 @@ def _invoke_cancel_pending_order(ep: Tau2Retail, args: Mapping[str, Any]) -> Any
         raise rt.python_failure(exc) from None
 
 
-_ARGS_exchange_delivered_order_items: frozenset[str] = frozenset({'order_id', 'item_ids', 'new_item_ids', 'payment_method_id'})
-
-
 def _invoke_exchange_delivered_order_items(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_exchange_delivered_order_items):
-        rt.check_arguments_python(args, ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), 'RetailTools.exchange_delivered_order_items')
     try:
         a_order_id = args['order_id']
         if type(a_order_id) is not str or not a_order_id.isascii():
@@ -2005,12 +1083,7 @@ def _invoke_exchange_delivered_order_items(ep: Tau2Retail, args: Mapping[str, An
         raise rt.python_failure(exc) from None
 
 
-_ARGS_modify_pending_order_address: frozenset[str] = frozenset({'order_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'})
-
-
 def _invoke_modify_pending_order_address(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_modify_pending_order_address):
-        rt.check_arguments_python(args, ('order_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), ('order_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), 'RetailTools.modify_pending_order_address')
     try:
         a_order_id = args['order_id']
         if type(a_order_id) is not str or not a_order_id.isascii():
@@ -2039,12 +1112,7 @@ def _invoke_modify_pending_order_address(ep: Tau2Retail, args: Mapping[str, Any]
         raise rt.python_failure(exc) from None
 
 
-_ARGS_modify_pending_order_items: frozenset[str] = frozenset({'order_id', 'item_ids', 'new_item_ids', 'payment_method_id'})
-
-
 def _invoke_modify_pending_order_items(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_modify_pending_order_items):
-        rt.check_arguments_python(args, ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), 'RetailTools.modify_pending_order_items')
     try:
         a_order_id = args['order_id']
         if type(a_order_id) is not str or not a_order_id.isascii():
@@ -2076,12 +1144,7 @@ def _invoke_modify_pending_order_items(ep: Tau2Retail, args: Mapping[str, Any]) 
         raise rt.python_failure(exc) from None
 
 
-_ARGS_modify_pending_order_payment: frozenset[str] = frozenset({'order_id', 'payment_method_id'})
-
-
 def _invoke_modify_pending_order_payment(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_modify_pending_order_payment):
-        rt.check_arguments_python(args, ('order_id', 'payment_method_id'), ('order_id', 'payment_method_id'), 'RetailTools.modify_pending_order_payment')
     try:
         a_order_id = args['order_id']
         if type(a_order_id) is not str or not a_order_id.isascii():
@@ -2095,12 +1158,7 @@ def _invoke_modify_pending_order_payment(ep: Tau2Retail, args: Mapping[str, Any]
         raise rt.python_failure(exc) from None
 
 
-_ARGS_modify_user_address: frozenset[str] = frozenset({'user_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'})
-
-
 def _invoke_modify_user_address(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_modify_user_address):
-        rt.check_arguments_python(args, ('user_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), ('user_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), 'RetailTools.modify_user_address')
     try:
         a_user_id = args['user_id']
         if type(a_user_id) is not str or not a_user_id.isascii():
@@ -2129,12 +1187,7 @@ def _invoke_modify_user_address(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_return_delivered_order_items: frozenset[str] = frozenset({'order_id', 'item_ids', 'payment_method_id'})
-
-
 def _invoke_return_delivered_order_items(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_return_delivered_order_items):
-        rt.check_arguments_python(args, ('order_id', 'item_ids', 'payment_method_id'), ('order_id', 'item_ids', 'payment_method_id'), 'RetailTools.return_delivered_order_items')
     try:
         a_order_id = args['order_id']
         if type(a_order_id) is not str or not a_order_id.isascii():
@@ -2157,24 +1210,121 @@ def _invoke_return_delivered_order_items(ep: Tau2Retail, args: Mapping[str, Any]
         raise rt.python_failure(exc) from None
 
 
-Tau2Retail.TOOLS = {
-    'calculate': ToolSpec('calculate', 'Calculate the result of a mathematical expression.', (ParamSpec('expression', {'type': 'string', 'description': "The mathematical expression to calculate, such as '2 + 2'. The expression can contain numbers, operators (+, -, *, /), parentheses, and spaces."}, True, "The mathematical expression to calculate, such as '2 + 2'. The expression can contain numbers, operators (+, -, *, /), parentheses, and spaces.", table=None), ), read_only=True, invoke=_invoke_calculate, where='retail.world:229', returns={'type': 'string'}),
-    'transfer_to_human_agents': ToolSpec('transfer_to_human_agents', "Transfer the user to a human agent, with a summary of the user's issue. Only transfer if the user explicitly asks for a human agent, or the issue cannot be solved with the available tools.", (ParamSpec('summary', {'type': 'string', 'description': "A summary of the user's issue."}, True, "A summary of the user's issue.", table=None), ), read_only=True, invoke=_invoke_transfer_to_human_agents, where='retail.world:244', returns={'type': 'string'}),
-    'find_user_id_by_email': ToolSpec('find_user_id_by_email', 'Find user id by email. If the user is not found, the function will return an error message.', (ParamSpec('email', {'type': 'string', 'description': "The email of the user, such as 'something@example.com'."}, True, "The email of the user, such as 'something@example.com'.", table=None), ), read_only=True, invoke=_invoke_find_user_id_by_email, where='retail.world:252', returns={'type': 'string'}),
-    'find_user_id_by_name_zip': ToolSpec('find_user_id_by_name_zip', 'Find user id by first name, last name, and zip code. If the user is not found, the function will return an error message. By default, find user id by email, and only call this function if the user is not found by email or cannot remember email.', (ParamSpec('first_name', {'type': 'string', 'description': "The first name of the customer, such as 'John'."}, True, "The first name of the customer, such as 'John'.", table=None), ParamSpec('last_name', {'type': 'string', 'description': "The last name of the customer, such as 'Doe'."}, True, "The last name of the customer, such as 'Doe'.", table=None), ParamSpec('zip', {'type': 'string', 'description': "The zip code of the customer, such as '12345'."}, True, "The zip code of the customer, such as '12345'.", table=None), ), read_only=True, invoke=_invoke_find_user_id_by_name_zip, where='retail.world:265', returns={'type': 'string'}),
-    'get_order_details': ToolSpec('get_order_details', 'Get the status and details of an order.', (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ), read_only=True, invoke=_invoke_get_order_details, where='retail.world:280', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    'get_product_details': ToolSpec('get_product_details', 'Get the inventory details of a product.', (ParamSpec('product_id', {'type': 'string', 'description': "The product id, such as '6086499569'. Be careful the product id is different from the item id."}, True, "The product id, such as '6086499569'. Be careful the product id is different from the item id.", table='products'), ), read_only=True, invoke=_invoke_get_product_details, where='retail.world:288', returns={'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'variants': {'type': 'object', 'additionalProperties': {'type': 'object', 'properties': {'item_id': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'available': {'type': 'boolean'}, 'price': {'type': 'number'}}, 'required': ['item_id', 'options', 'available', 'price'], 'additionalProperties': False}}}, 'required': ['name', 'product_id', 'variants'], 'additionalProperties': False}),
-    'get_item_details': ToolSpec('get_item_details', 'Get the inventory details of an item.', (ParamSpec('item_id', {'type': 'string', 'description': "The item id, such as '6086499569'."}, True, "The item id, such as '6086499569'.", table=None), ), read_only=True, invoke=_invoke_get_item_details, where='retail.world:296', returns={'type': 'object', 'properties': {'item_id': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'available': {'type': 'boolean'}, 'price': {'type': 'number'}}, 'required': ['item_id', 'options', 'available', 'price'], 'additionalProperties': False}),
-    'get_user_details': ToolSpec('get_user_details', 'Get the details of a user, including their orders.', (ParamSpec('user_id', {'type': 'string', 'description': "The user id, such as 'sara_doe_496'."}, True, "The user id, such as 'sara_doe_496'.", table='users'), ), read_only=True, invoke=_invoke_get_user_details, where='retail.world:308', returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}, 'name': {'type': 'object', 'properties': {'first_name': {'type': 'string'}, 'last_name': {'type': 'string'}}, 'required': ['first_name', 'last_name'], 'additionalProperties': False}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'email': {'type': 'string'}, 'payment_methods': {'type': 'object', 'additionalProperties': {'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number'}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}}, 'required': ['source', 'id'], 'additionalProperties': False}]}}, 'orders': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_id', 'name', 'address', 'email', 'payment_methods', 'orders'], 'additionalProperties': False}),
-    'list_all_product_types': ToolSpec('list_all_product_types', 'List the name and product id of all product types. Each product type has a variety of different items with unique item ids and options. There are only 50 product types in the store.', (), read_only=True, invoke=_invoke_list_all_product_types, where='retail.world:316', returns={'type': 'object', 'additionalProperties': {'type': 'string'}}),
-    'cancel_pending_order': ToolSpec('cancel_pending_order', "Cancel a pending order. If the order is already processed or delivered, it cannot be cancelled. The agent needs to explain the cancellation detail and ask for explicit user confirmation (yes) to proceed. If the user confirms, the order status will be changed to 'cancelled' and the payment will be refunded. The refund will be added to the user's gift card balance immediately if the payment was made using a gift card, otherwise the refund would take 5-7 business days to process. The function returns the order details after the cancellation.", (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('reason', {'type': 'string', 'description': "The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'."}, True, "The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'.", table=None), ), read_only=False, checks=False, invoke=_invoke_cancel_pending_order, where='retail.world:334', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    'exchange_delivered_order_items': ToolSpec('exchange_delivered_order_items', 'Exchange items in a delivered order to new items of the same product type. For a delivered order, return or exchange can be only done once by the agent. The agent needs to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.', (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('item_ids', {'type': 'array', 'items': {'type': 'string'}, 'description': "The item ids to be exchanged, each such as '1008292230'. There could be duplicate items in the list."}, True, "The item ids to be exchanged, each such as '1008292230'. There could be duplicate items in the list.", table=None), ParamSpec('new_item_ids', {'type': 'array', 'items': {'type': 'string'}, 'description': "The item ids to be exchanged for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product."}, True, "The item ids to be exchanged for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product.", table=None), ParamSpec('payment_method_id', {'type': 'string', 'description': "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details."}, True, "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.", table=None), ), read_only=False, checks=False, invoke=_invoke_exchange_delivered_order_items, where='retail.world:369', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    'modify_pending_order_address': ToolSpec('modify_pending_order_address', 'Modify the shipping address of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.', (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('address1', {'type': 'string', 'description': "The first line of the address, such as '123 Main St'."}, True, "The first line of the address, such as '123 Main St'.", table=None), ParamSpec('address2', {'type': 'string', 'description': "The second line of the address, such as 'Apt 1' or ''."}, True, "The second line of the address, such as 'Apt 1' or ''.", table=None), ParamSpec('city', {'type': 'string', 'description': "The city, such as 'San Francisco'."}, True, "The city, such as 'San Francisco'.", table=None), ParamSpec('state', {'type': 'string', 'description': "The state, such as 'CA'."}, True, "The state, such as 'CA'.", table=None), ParamSpec('country', {'type': 'string', 'description': "The country, such as 'USA'."}, True, "The country, such as 'USA'.", table=None), ParamSpec('zip', {'type': 'string', 'description': "The zip code, such as '12345'."}, True, "The zip code, such as '12345'.", table=None), ), read_only=False, checks=False, invoke=_invoke_modify_pending_order_address, where='retail.world:419', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    'modify_pending_order_items': ToolSpec('modify_pending_order_items', 'Modify items in a pending order to new items of the same product type. For a pending order, this function can only be called once. The agent needs to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.', (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('item_ids', {'type': 'array', 'items': {'type': 'string'}, 'description': "The item ids to be modified, each such as '1008292230'. There could be duplicate items in the list."}, True, "The item ids to be modified, each such as '1008292230'. There could be duplicate items in the list.", table=None), ParamSpec('new_item_ids', {'type': 'array', 'items': {'type': 'string'}, 'description': "The item ids to be modified for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product."}, True, "The item ids to be modified for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product.", table=None), ParamSpec('payment_method_id', {'type': 'string', 'description': "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details."}, True, "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.", table=None), ), read_only=False, checks=False, invoke=_invoke_modify_pending_order_items, where='retail.world:446', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    'modify_pending_order_payment': ToolSpec('modify_pending_order_payment', 'Modify the payment method of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.', (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('payment_method_id', {'type': 'string', 'description': "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details."}, True, "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.", table=None), ), read_only=False, checks=False, invoke=_invoke_modify_pending_order_payment, where='retail.world:522', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    'modify_user_address': ToolSpec('modify_user_address', 'Modify the default address of a user. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.', (ParamSpec('user_id', {'type': 'string', 'description': "The user id, such as 'sara_doe_496'."}, True, "The user id, such as 'sara_doe_496'.", table='users'), ParamSpec('address1', {'type': 'string', 'description': "The first line of the address, such as '123 Main St'."}, True, "The first line of the address, such as '123 Main St'.", table=None), ParamSpec('address2', {'type': 'string', 'description': "The second line of the address, such as 'Apt 1' or ''."}, True, "The second line of the address, such as 'Apt 1' or ''.", table=None), ParamSpec('city', {'type': 'string', 'description': "The city, such as 'San Francisco'."}, True, "The city, such as 'San Francisco'.", table=None), ParamSpec('state', {'type': 'string', 'description': "The state, such as 'CA'."}, True, "The state, such as 'CA'.", table=None), ParamSpec('country', {'type': 'string', 'description': "The country, such as 'USA'."}, True, "The country, such as 'USA'.", table=None), ParamSpec('zip', {'type': 'string', 'description': "The zip code, such as '12345'."}, True, "The zip code, such as '12345'.", table=None), ), read_only=False, checks=False, invoke=_invoke_modify_user_address, where='retail.world:565', returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}, 'name': {'type': 'object', 'properties': {'first_name': {'type': 'string'}, 'last_name': {'type': 'string'}}, 'required': ['first_name', 'last_name'], 'additionalProperties': False}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'email': {'type': 'string'}, 'payment_methods': {'type': 'object', 'additionalProperties': {'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number'}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}}, 'required': ['source', 'id'], 'additionalProperties': False}]}}, 'orders': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_id', 'name', 'address', 'email', 'payment_methods', 'orders'], 'additionalProperties': False}),
-    'return_delivered_order_items': ToolSpec('return_delivered_order_items', "Return some items of a delivered order. The order status will be changed to 'return requested'. The agent needs to explain the return detail and ask for explicit user confirmation (yes) to proceed. The user will receive follow-up email for how and where to return the item.", (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('item_ids', {'type': 'array', 'items': {'type': 'string'}, 'description': "The item ids to be returned, each such as '1008292230'. There could be duplicate items in the list."}, True, "The item ids to be returned, each such as '1008292230'. There could be duplicate items in the list.", table=None), ParamSpec('payment_method_id', {'type': 'string', 'description': "The payment method id to receive the refund, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details."}, True, "The payment method id to receive the refund, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.", table=None), ), read_only=False, checks=False, invoke=_invoke_return_delivered_order_items, where='retail.world:591', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-}
+Tau2Retail.TOOLS = tools(
+    tool('calculate', 'Calculate the result of a mathematical expression.',
+         (param('expression', {'type': 'string'}, "The mathematical expression to calculate, such as '2 + 2'. The expression can contain numbers, operators (+, -, *, /), parentheses, and spaces."),),
+         read_only=True, invoke=_invoke_calculate, python_name='RetailTools.calculate',
+         where='retail.world:229', returns={'type': 'string'}),
+    tool('transfer_to_human_agents',
+         "Transfer the user to a human agent, with a summary of the user's issue. Only transfer if the user explicitly asks for a human agent, or the issue cannot be solved with the available tools.",
+         (param('summary', {'type': 'string'}, "A summary of the user's issue."),),
+         read_only=True, invoke=_invoke_transfer_to_human_agents,
+         python_name='RetailTools.transfer_to_human_agents', where='retail.world:244',
+         returns={'type': 'string'}),
+    tool('find_user_id_by_email',
+         'Find user id by email. If the user is not found, the function will return an error message.',
+         (param('email', {'type': 'string'}, "The email of the user, such as 'something@example.com'."),),
+         read_only=True, invoke=_invoke_find_user_id_by_email,
+         python_name='RetailTools.find_user_id_by_email', where='retail.world:252',
+         returns={'type': 'string'}),
+    tool('find_user_id_by_name_zip',
+         'Find user id by first name, last name, and zip code. If the user is not found, the function will return an error message. By default, find user id by email, and only call this function if the user is not found by email or cannot remember email.',
+         (param('first_name', {'type': 'string'}, "The first name of the customer, such as 'John'."),
+         param('last_name', {'type': 'string'}, "The last name of the customer, such as 'Doe'."),
+         param('zip', {'type': 'string'}, "The zip code of the customer, such as '12345'.")),
+         read_only=True, invoke=_invoke_find_user_id_by_name_zip,
+         python_name='RetailTools.find_user_id_by_name_zip', where='retail.world:265',
+         returns={'type': 'string'}),
+    tool('get_order_details', 'Get the status and details of an order.',
+         (param('order_id', {'type': 'string'}, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'),),
+         read_only=True, invoke=_invoke_get_order_details,
+         python_name='RetailTools.get_order_details', where='retail.world:280',
+         returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
+    tool('get_product_details', 'Get the inventory details of a product.',
+         (param('product_id', {'type': 'string'}, "The product id, such as '6086499569'. Be careful the product id is different from the item id.", table='products'),),
+         read_only=True, invoke=_invoke_get_product_details,
+         python_name='RetailTools.get_product_details', where='retail.world:288',
+         returns={'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'variants': {'type': 'object', 'additionalProperties': {'type': 'object', 'properties': {'item_id': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'available': {'type': 'boolean'}, 'price': {'type': 'number'}}, 'required': ['item_id', 'options', 'available', 'price'], 'additionalProperties': False}}}, 'required': ['name', 'product_id', 'variants'], 'additionalProperties': False}),
+    tool('get_item_details', 'Get the inventory details of an item.',
+         (param('item_id', {'type': 'string'}, "The item id, such as '6086499569'."),),
+         read_only=True, invoke=_invoke_get_item_details,
+         python_name='RetailTools.get_item_details', where='retail.world:296',
+         returns={'type': 'object', 'properties': {'item_id': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'available': {'type': 'boolean'}, 'price': {'type': 'number'}}, 'required': ['item_id', 'options', 'available', 'price'], 'additionalProperties': False}),
+    tool('get_user_details', 'Get the details of a user, including their orders.',
+         (param('user_id', {'type': 'string'}, "The user id, such as 'sara_doe_496'.", table='users'),),
+         read_only=True, invoke=_invoke_get_user_details,
+         python_name='RetailTools.get_user_details', where='retail.world:308',
+         returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}, 'name': {'type': 'object', 'properties': {'first_name': {'type': 'string'}, 'last_name': {'type': 'string'}}, 'required': ['first_name', 'last_name'], 'additionalProperties': False}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'email': {'type': 'string'}, 'payment_methods': {'type': 'object', 'additionalProperties': {'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number'}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}}, 'required': ['source', 'id'], 'additionalProperties': False}]}}, 'orders': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_id', 'name', 'address', 'email', 'payment_methods', 'orders'], 'additionalProperties': False}),
+    tool('list_all_product_types',
+         'List the name and product id of all product types. Each product type has a variety of different items with unique item ids and options. There are only 50 product types in the store.',
+         (), read_only=True, invoke=_invoke_list_all_product_types,
+         python_name='RetailTools.list_all_product_types', where='retail.world:316',
+         returns={'type': 'object', 'additionalProperties': {'type': 'string'}}),
+    tool('cancel_pending_order',
+         "Cancel a pending order. If the order is already processed or delivered, it cannot be cancelled. The agent needs to explain the cancellation detail and ask for explicit user confirmation (yes) to proceed. If the user confirms, the order status will be changed to 'cancelled' and the payment will be refunded. The refund will be added to the user's gift card balance immediately if the payment was made using a gift card, otherwise the refund would take 5-7 business days to process. The function returns the order details after the cancellation.",
+         (param('order_id', {'type': 'string'}, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'),
+         param('reason', {'type': 'string'}, "The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'.")),
+         read_only=False, checks=False, invoke=_invoke_cancel_pending_order,
+         python_name='RetailTools.cancel_pending_order', where='retail.world:334',
+         returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
+    tool('exchange_delivered_order_items',
+         'Exchange items in a delivered order to new items of the same product type. For a delivered order, return or exchange can be only done once by the agent. The agent needs to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.',
+         (param('order_id', {'type': 'string'}, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'),
+         param('item_ids', {'type': 'array', 'items': {'type': 'string'}}, "The item ids to be exchanged, each such as '1008292230'. There could be duplicate items in the list."),
+         param('new_item_ids', {'type': 'array', 'items': {'type': 'string'}}, "The item ids to be exchanged for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product."),
+         param('payment_method_id', {'type': 'string'}, "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.")),
+         read_only=False, checks=False, invoke=_invoke_exchange_delivered_order_items,
+         python_name='RetailTools.exchange_delivered_order_items', where='retail.world:369',
+         returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
+    tool('modify_pending_order_address',
+         'Modify the shipping address of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.',
+         (param('order_id', {'type': 'string'}, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'),
+         param('address1', {'type': 'string'}, "The first line of the address, such as '123 Main St'."),
+         param('address2', {'type': 'string'}, "The second line of the address, such as 'Apt 1' or ''."),
+         param('city', {'type': 'string'}, "The city, such as 'San Francisco'."),
+         param('state', {'type': 'string'}, "The state, such as 'CA'."),
+         param('country', {'type': 'string'}, "The country, such as 'USA'."),
+         param('zip', {'type': 'string'}, "The zip code, such as '12345'.")), read_only=False,
+         checks=False, invoke=_invoke_modify_pending_order_address,
+         python_name='RetailTools.modify_pending_order_address', where='retail.world:419',
+         returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
+    tool('modify_pending_order_items',
+         'Modify items in a pending order to new items of the same product type. For a pending order, this function can only be called once. The agent needs to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.',
+         (param('order_id', {'type': 'string'}, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'),
+         param('item_ids', {'type': 'array', 'items': {'type': 'string'}}, "The item ids to be modified, each such as '1008292230'. There could be duplicate items in the list."),
+         param('new_item_ids', {'type': 'array', 'items': {'type': 'string'}}, "The item ids to be modified for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product."),
+         param('payment_method_id', {'type': 'string'}, "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.")),
+         read_only=False, checks=False, invoke=_invoke_modify_pending_order_items,
+         python_name='RetailTools.modify_pending_order_items', where='retail.world:446',
+         returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
+    tool('modify_pending_order_payment',
+         'Modify the payment method of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.',
+         (param('order_id', {'type': 'string'}, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'),
+         param('payment_method_id', {'type': 'string'}, "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.")),
+         read_only=False, checks=False, invoke=_invoke_modify_pending_order_payment,
+         python_name='RetailTools.modify_pending_order_payment', where='retail.world:522',
+         returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
+    tool('modify_user_address',
+         'Modify the default address of a user. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.',
+         (param('user_id', {'type': 'string'}, "The user id, such as 'sara_doe_496'.", table='users'),
+         param('address1', {'type': 'string'}, "The first line of the address, such as '123 Main St'."),
+         param('address2', {'type': 'string'}, "The second line of the address, such as 'Apt 1' or ''."),
+         param('city', {'type': 'string'}, "The city, such as 'San Francisco'."),
+         param('state', {'type': 'string'}, "The state, such as 'CA'."),
+         param('country', {'type': 'string'}, "The country, such as 'USA'."),
+         param('zip', {'type': 'string'}, "The zip code, such as '12345'.")), read_only=False,
+         checks=False, invoke=_invoke_modify_user_address,
+         python_name='RetailTools.modify_user_address', where='retail.world:565',
+         returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}, 'name': {'type': 'object', 'properties': {'first_name': {'type': 'string'}, 'last_name': {'type': 'string'}}, 'required': ['first_name', 'last_name'], 'additionalProperties': False}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'email': {'type': 'string'}, 'payment_methods': {'type': 'object', 'additionalProperties': {'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number'}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}}, 'required': ['source', 'id'], 'additionalProperties': False}]}}, 'orders': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_id', 'name', 'address', 'email', 'payment_methods', 'orders'], 'additionalProperties': False}),
+    tool('return_delivered_order_items',
+         "Return some items of a delivered order. The order status will be changed to 'return requested'. The agent needs to explain the return detail and ask for explicit user confirmation (yes) to proceed. The user will receive follow-up email for how and where to return the item.",
+         (param('order_id', {'type': 'string'}, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'),
+         param('item_ids', {'type': 'array', 'items': {'type': 'string'}}, "The item ids to be returned, each such as '1008292230'. There could be duplicate items in the list."),
+         param('payment_method_id', {'type': 'string'}, "The payment method id to receive the refund, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.")),
+         read_only=False, checks=False, invoke=_invoke_return_delivered_order_items,
+         python_name='RetailTools.return_delivered_order_items', where='retail.world:591',
+         returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
+)
 
 
 Tau2Retail.TASKS = {

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,12 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Channel", "ChannelSummary", "ChannelView", "Membership", "Message", "TeamChat", "User", "Visibility"]
+__all__ = [
+    "Channel", "ChannelSummary", "ChannelView", "Membership", "Message", "TeamChat", "User",
+    "Visibility",
+]
 
 
 class Visibility(enum.StrEnum):
@@ -35,479 +39,107 @@ class Visibility(enum.StrEnum):
     private = 'private'
 
 
-_E10_Visibility_public: Visibility = Visibility.public
-_E10_Visibility_private: Visibility = Visibility.private
-
-_T10_Visibility: dict[Visibility | None, str] = {None: 'null', _E10_Visibility_public: '"public"', _E10_Visibility_private: '"private"', }
+_E10_Visibility_public, _E10_Visibility_private = Visibility.__members__.values()
 
 
 class User(Row):
     'A workspace user.'
 
-    __slots__ = ('id_', 'name', 'handle', 'deactivated', )
-    ENTITY: ClassVar[str] = 'User'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('handle', 'handle', None, True),
-        ('deactivated', 'deactivated', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-    )
-
-    def __init__(self, *, id_: str, name: str, handle: str, deactivated: bool) -> None:
-        self.id_ = id_
-        self.name = name
-        self.handle = handle
-        self.deactivated = deactivated
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> User:
-        other = User.__new__(User)
-        other.id_ = self.id_
-        other.name = self.name
-        other.handle = self.handle
-        other.deactivated = self.deactivated
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'handle': self.handle,
-            'deactivated': self.deactivated,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> User:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'handle': True, 'deactivated': False})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^U[0-9]{3}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            handle=v.check_pattern(v.want_str(d['handle'], path + '.handle'), path + '.handle', '^[a-z][a-z0-9_]{1,19}$'),
-            deactivated=(v.want_bool(d['deactivated'], path + '.deactivated') if d.get('deactivated') is not None else False),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    handle: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[a-z][a-z0-9_]{1,19}$'),
+        text=v.str_text)
+    deactivated: bool = field(load=v.want_bool, fill=lambda ep: False)
 
 
 class Channel(Row):
     'A conversation space.'
 
-    __slots__ = ('id_', 'name', 'visibility', 'owner', 'topic', 'created_at', )
-    ENTITY: ClassVar[str] = 'Channel'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('visibility', 'visibility', lambda value: value._value_, True),
-        ('owner', 'owner', None, True),
-        ('topic', 'topic', None, True),
-        ('created_at', 'created_at', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T10_Visibility.__getitem__,
-        v.str_text,
-        v.str_text,
-        None,
-    )
-
-    def __init__(self, *, id_: str, name: str, visibility: Visibility, owner: str, topic: str, created_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.name = name
-        self.visibility = visibility
-        self.owner = owner
-        self.topic = topic
-        self.created_at = created_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Channel:
-        other = Channel.__new__(Channel)
-        other.id_ = self.id_
-        other.name = self.name
-        other.visibility = self.visibility
-        other.owner = self.owner
-        other.topic = self.topic
-        other.created_at = self.created_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'visibility': self.visibility._value_,
-            'owner': self.owner,
-            'topic': self.topic,
-            'created_at': self.created_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Channel:
-        d = v.want_object(data, path, {'id': False, 'name': True, 'visibility': True, 'owner': True, 'topic': False, 'created_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('channel_ids', 'CH{:03d}')),
-            name=v.check_pattern(v.want_str(d['name'], path + '.name'), path + '.name', '^[a-z0-9][a-z0-9-]{0,29}$'),
-            visibility=v.want_enum(d['visibility'], path + '.visibility', Visibility),
-            owner=v.check_pattern(v.want_str(d['owner'], path + '.owner'), path + '.owner', '^U[0-9]{3}$'),
-            topic=(v.check_length(v.want_str(d['topic'], path + '.topic'), path + '.topic', 0, 200) if d.get('topic') is not None else ''),
-            created_at=(v.want_datetime(d['created_at'], path + '.created_at') if d.get('created_at') is not None else ep.clock),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('channel_ids', 'CH{:03d}'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[a-z0-9][a-z0-9-]{0,29}$'),
+        text=v.str_text)
+    visibility: Visibility = field(
+        load=lambda x, p: v.want_enum(x, p, Visibility), export=enum_value,
+        text=enum_text(Visibility))
+    owner: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+    topic: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 200), fill=lambda ep: '',
+        text=v.str_text)
+    created_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class Membership(Row):
     "A user's membership of a channel."
 
-    __slots__ = ('id_', 'channel', 'user', 'invited_by', 'joined_at', )
-    ENTITY: ClassVar[str] = 'Membership'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('channel', 'channel', None, True),
-        ('user', 'user', None, True),
-        ('invited_by', 'invited_by', None, True),
-        ('joined_at', 'joined_at', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        None,
-    )
-
-    def __init__(self, *, id_: str, channel: str, user: str, invited_by: str | None, joined_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.channel = channel
-        self.user = user
-        self.invited_by = invited_by
-        self.joined_at = joined_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Membership:
-        other = Membership.__new__(Membership)
-        other.id_ = self.id_
-        other.channel = self.channel
-        other.user = self.user
-        other.invited_by = self.invited_by
-        other.joined_at = self.joined_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'channel': self.channel,
-            'user': self.user,
-            'invited_by': self.invited_by,
-            'joined_at': self.joined_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Membership:
-        d = v.want_object(data, path, {'id': False, 'channel': True, 'user': True, 'invited_by': False, 'joined_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('membership_ids', 'M{:03d}')),
-            channel=v.want_str(d['channel'], path + '.channel'),
-            user=v.check_pattern(v.want_str(d['user'], path + '.user'), path + '.user', '^U[0-9]{3}$'),
-            invited_by=(v.want_optional(d['invited_by'], path + '.invited_by', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))) if d.get('invited_by') is not None else None),
-            joined_at=(v.want_datetime(d['joined_at'], path + '.joined_at') if d.get('joined_at') is not None else ep.clock),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('membership_ids', 'M{:03d}'),
+        text=v.str_text)
+    channel: str = field(load=v.want_str, text=v.str_text)
+    user: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+    invited_by: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
+    joined_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
 class Message(Row):
     'A message posted in a channel.'
 
-    __slots__ = ('id_', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by', )
-    ENTITY: ClassVar[str] = 'Message'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('channel', 'channel', None, True),
-        ('author', 'author', None, True),
-        ('body', 'body', None, True),
-        ('posted_at', 'posted_at', lambda value: value.isoformat(), True),
-        ('edited_at', 'edited_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-        ('deleted', 'deleted', None, True),
-        ('pinned', 'pinned', None, True),
-        ('pinned_by', 'pinned_by', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-        None,
-        None,
-        None,
-        lambda value: ('null' if value is None else v.str_text(value)),
-    )
-
-    def __init__(self, *, id_: str, channel: str, author: str, body: str, posted_at: dt.datetime, edited_at: dt.datetime | None, deleted: bool, pinned: bool, pinned_by: str | None) -> None:
-        self.id_ = id_
-        self.channel = channel
-        self.author = author
-        self.body = body
-        self.posted_at = posted_at
-        self.edited_at = edited_at
-        self.deleted = deleted
-        self.pinned = pinned
-        self.pinned_by = pinned_by
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Message:
-        other = Message.__new__(Message)
-        other.id_ = self.id_
-        other.channel = self.channel
-        other.author = self.author
-        other.body = self.body
-        other.posted_at = self.posted_at
-        other.edited_at = self.edited_at
-        other.deleted = self.deleted
-        other.pinned = self.pinned
-        other.pinned_by = self.pinned_by
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'channel': self.channel,
-            'author': self.author,
-            'body': self.body,
-            'posted_at': self.posted_at.isoformat(),
-            'edited_at': rt.if_present(self.edited_at, lambda x: x.isoformat()),
-            'deleted': self.deleted,
-            'pinned': self.pinned,
-            'pinned_by': self.pinned_by,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Message:
-        d = v.want_object(data, path, {'id': False, 'channel': True, 'author': True, 'body': True, 'posted_at': False, 'edited_at': False, 'deleted': False, 'pinned': False, 'pinned_by': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('message_ids', 'MSG{:03d}')),
-            channel=v.want_str(d['channel'], path + '.channel'),
-            author=v.check_pattern(v.want_str(d['author'], path + '.author'), path + '.author', '^U[0-9]{3}$'),
-            body=v.check_length(v.want_str(d['body'], path + '.body'), path + '.body', 0, 2000),
-            posted_at=(v.want_datetime(d['posted_at'], path + '.posted_at') if d.get('posted_at') is not None else ep.clock),
-            edited_at=(v.want_optional(d['edited_at'], path + '.edited_at', (lambda x, p: v.want_datetime(x, p))) if d.get('edited_at') is not None else None),
-            deleted=(v.want_bool(d['deleted'], path + '.deleted') if d.get('deleted') is not None else False),
-            pinned=(v.want_bool(d['pinned'], path + '.pinned') if d.get('pinned') is not None else False),
-            pinned_by=(v.want_optional(d['pinned_by'], path + '.pinned_by', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))) if d.get('pinned_by') is not None else None),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('message_ids', 'MSG{:03d}'),
+        text=v.str_text)
+    channel: str = field(load=v.want_str, text=v.str_text)
+    author: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+    body: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 2000), text=v.str_text)
+    posted_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    edited_at: dt.datetime | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    deleted: bool = field(load=v.want_bool, fill=lambda ep: False)
+    pinned: bool = field(load=v.want_bool, fill=lambda ep: False)
+    pinned_by: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
 
 
-class _Slots_ChannelSummary:
-    'The slots of the ChannelSummary record: its fields and its JSON text.'
-
-    __slots__ = ('id_', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member', '_json')
-
-
-class ChannelSummary(_Slots_ChannelSummary, rt.Record):
+class ChannelSummary(Record):
     'A channel as listed.'
 
-    __slots__ = ()
-    __match_args__ = ('id_', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member')
-
-    id_: str
-    name: str
-    visibility: Visibility
-    owner: str
-    topic: str
-    members: int
-    is_member: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.id_, self.name, self.visibility, self.owner, self.topic, self.members, self.is_member) == (other.id_, other.name, other.visibility, other.owner, other.topic, other.members, other.is_member)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id_, self.name, self.visibility, self.owner, self.topic, self.members, self.is_member))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(id_={self.id_!r}, name={self.name!r}, visibility={self.visibility!r}, owner={self.owner!r}, topic={self.topic!r}, members={self.members!r}, is_member={self.is_member!r})'
-
-    def __init__(self, id_: str, name: str, visibility: Visibility, owner: str, topic: str, members: int, is_member: bool) -> None:
-        _set = _SET_ChannelSummary
-        _set[0](self, id_)
-        _set[1](self, name)
-        _set[2](self, visibility)
-        _set[3](self, owner)
-        _set[4](self, topic)
-        _set[5](self, members)
-        _set[6](self, is_member)
-        _set[7](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'visibility': self.visibility._value_,
-            'owner': self.owner,
-            'topic': self.topic,
-            'members': self.members,
-            'is_member': self.is_member,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "visibility": ', _T10_Visibility[self.visibility], ', "owner": ', v.str_text(self.owner), ', "topic": ', v.str_text(self.topic), ', "members": ', v.int_text(self.members), ', "is_member": ', v.json_text(self.is_member), '}'))
-            _SET_ChannelSummary[7](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ChannelSummary:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'visibility': True, 'owner': True, 'topic': True, 'members': True, 'is_member': True})
-        return _new_ChannelSummary(
-            id_=v.want_str(d['id'], path + '.id'),
-            name=v.want_str(d['name'], path + '.name'),
-            visibility=v.want_enum(d['visibility'], path + '.visibility', Visibility),
-            owner=v.check_pattern(v.want_str(d['owner'], path + '.owner'), path + '.owner', '^U[0-9]{3}$'),
-            topic=v.want_str(d['topic'], path + '.topic'),
-            members=v.want_int(d['members'], path + '.members'),
-            is_member=v.want_bool(d['is_member'], path + '.is_member'),
-        )
+    id_: str = field('id', load=v.want_str, text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    visibility: Visibility = field(
+        load=lambda x, p: v.want_enum(x, p, Visibility), export=enum_value,
+        text=enum_text(Visibility))
+    owner: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+    topic: str = field(load=v.want_str, text=v.str_text)
+    members: int = field(load=v.want_int, text=v.int_text)
+    is_member: bool = field(load=v.want_bool)
 
 
-_SET_ChannelSummary: tuple[Any, ...] = rt.slot_setters(_Slots_ChannelSummary, ('id_', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member', '_json'))
-
-
-class _Made_ChannelSummary(_Slots_ChannelSummary):
-    'A ChannelSummary being made by _new_ChannelSummary.'
-
-    __slots__ = ()
-
-
-def _new_ChannelSummary(id_: str, name: str, visibility: Visibility, owner: str, topic: str, members: int, is_member: bool) -> ChannelSummary:
-    self: Any = object.__new__(_Made_ChannelSummary)
-    self.id_ = id_
-    self.name = name
-    self.visibility = visibility
-    self.owner = owner
-    self.topic = topic
-    self.members = members
-    self.is_member = is_member
-    self._json = None
-    self.__class__ = ChannelSummary
-    _made: ChannelSummary = self
-    return _made
-
-
-class _Slots_ChannelView:
-    'The slots of the ChannelView record: its fields and its JSON text.'
-
-    __slots__ = ('channel', 'members', 'pinned', 'messages', '_json')
-
-
-class ChannelView(_Slots_ChannelView, rt.Record):
+class ChannelView(Record):
     'A channel with its members and messages.'
 
-    __slots__ = ()
-    __match_args__ = ('channel', 'members', 'pinned', 'messages')
-
-    channel: str
-    members: tuple[str, ...]
-    pinned: tuple[str, ...]
-    messages: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.channel, self.members, self.pinned, self.messages) == (other.channel, other.members, other.pinned, other.messages)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.channel, self.members, self.pinned, self.messages))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(channel={self.channel!r}, members={self.members!r}, pinned={self.pinned!r}, messages={self.messages!r})'
-
-    def __init__(self, channel: str, members: tuple[str, ...], pinned: tuple[str, ...], messages: tuple[str, ...]) -> None:
-        _set = _SET_ChannelView
-        _set[0](self, channel)
-        _set[1](self, members)
-        _set[2](self, pinned)
-        _set[3](self, messages)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'channel': self.channel,
-            'members': list(self.members),
-            'pinned': list(self.pinned),
-            'messages': list(self.messages),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"channel": ', v.str_text(self.channel), ', "members": ', v.json_text(self.members), ', "pinned": ', v.json_text(self.pinned), ', "messages": ', v.json_text(self.messages), '}'))
-            _SET_ChannelView[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ChannelView:
-        d = v.want_object(data, path, {'channel': True, 'members': True, 'pinned': True, 'messages': True})
-        return _new_ChannelView(
-            channel=v.want_str(d['channel'], path + '.channel'),
-            members=v.want_list(d['members'], path + '.members', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
-            pinned=v.want_list(d['pinned'], path + '.pinned', (lambda x, p: v.want_str(x, p))),
-            messages=v.want_list(d['messages'], path + '.messages', (lambda x, p: v.want_str(x, p))),
-        )
-
-
-_SET_ChannelView: tuple[Any, ...] = rt.slot_setters(_Slots_ChannelView, ('channel', 'members', 'pinned', 'messages', '_json'))
-
-
-class _Made_ChannelView(_Slots_ChannelView):
-    'A ChannelView being made by _new_ChannelView.'
-
-    __slots__ = ()
-
-
-def _new_ChannelView(channel: str, members: tuple[str, ...], pinned: tuple[str, ...], messages: tuple[str, ...]) -> ChannelView:
-    self: Any = object.__new__(_Made_ChannelView)
-    self.channel = channel
-    self.members = members
-    self.pinned = pinned
-    self.messages = messages
-    self._json = None
-    self.__class__ = ChannelView
-    _made: ChannelView = self
-    return _made
+    channel: str = field(load=v.want_str, text=v.str_text)
+    members: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
+        export=list)
+    pinned: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    messages: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
 _C_MAX_PINS: int = 3  # team_chat.world:90
@@ -516,31 +148,10 @@ _C_MAX_PINS: int = 3  # team_chat.world:90
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("channel_ids", "membership_ids", "message_ids", "current_user", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("channel_ids", "membership_ids", "message_ids", "current_user", )
-
-    def __init__(self) -> None:
-        self.channel_ids: int = 0
-        self.membership_ids: int = 0
-        self.message_ids: int = 0
-        self.current_user: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "channel_ids": self.channel_ids,
-            "membership_ids": self.membership_ids,
-            "message_ids": self.message_ids,
-            "current_user": self.current_user,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.channel_ids = self.channel_ids
-        other.membership_ids = self.membership_ids
-        other.message_ids = self.message_ids
-        other.current_user = self.current_user
-        return other
+    channel_ids: int = state_item(0)
+    membership_ids: int = state_item(0)
+    message_ids: int = state_item(0)
+    current_user: str | None = state_item(None)
 
 
 class TeamChat(Episode):
@@ -574,18 +185,10 @@ class TeamChat(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('users', ()))):
-            row_users = User.load(item, f'$.users[{index}]', ep)
-            self.t_users.rows[row_users.key()] = row_users
-        for index, item in enumerate(rt.rows_of(data.get('channels', ()))):
-            row_channels = Channel.load(item, f'$.channels[{index}]', ep)
-            self.t_channels.rows[row_channels.key()] = row_channels
-        for index, item in enumerate(rt.rows_of(data.get('memberships', ()))):
-            row_memberships = Membership.load(item, f'$.memberships[{index}]', ep)
-            self.t_memberships.rows[row_memberships.key()] = row_memberships
-        for index, item in enumerate(rt.rows_of(data.get('messages', ()))):
-            row_messages = Message.load(item, f'$.messages[{index}]', ep)
-            self.t_messages.rows[row_messages.key()] = row_messages
+        self.t_users.load_rows(User, data.get('users', ()), '$.users', ep)
+        self.t_channels.load_rows(Channel, data.get('channels', ()), '$.channels', ep)
+        self.t_memberships.load_rows(Membership, data.get('memberships', ()), '$.memberships', ep)
+        self.t_messages.load_rows(Message, data.get('messages', ()), '$.messages', ep)
         if 'channel_ids' in data:
             self.state.channel_ids = v.want_int(data['channel_ids'], '$.channel_ids')
         if 'membership_ids' in data:
@@ -954,7 +557,7 @@ class TeamChat(Episode):
             raise ToolError('Not signed in.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:264
         return tuple([  # team_chat.world:265
-            _new_ChannelSummary(
+            ChannelSummary(
                 _c6.id_,
                 _c6.name,
                 _c6.visibility,
@@ -1002,7 +605,7 @@ class TeamChat(Episode):
                 key=lambda _m8: _m8.posted_at,
             )
         )
-        return _new_ChannelView(  # team_chat.world:276
+        return ChannelView(  # team_chat.world:276
             channel.key(),
             tuple([
                 _m10.user
@@ -1047,7 +650,7 @@ class TeamChat(Episode):
             raise ToolError(rt.built(
                 self, '#' + rt.text(channel.name) + ' is private and only visible to its members.'
             ))
-        return _new_ChannelSummary(  # team_chat.world:315
+        return ChannelSummary(  # team_chat.world:315
             channel.id_,
             channel.name,
             channel.visibility,
@@ -1073,7 +676,7 @@ class TeamChat(Episode):
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:332
         wanted: str = rt.built(self, query.lower())  # team_chat.world:333
         return tuple([  # team_chat.world:334
-            _new_ChannelSummary(
+            ChannelSummary(
                 _c14.id_,
                 _c14.name,
                 _c14.visibility,
@@ -1179,35 +782,19 @@ class TeamChat(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_sign_in: frozenset[str] = frozenset({'user'})
-
-
 def _invoke_sign_in(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
-        rt.check_arguments(args, ('user',), ('user',))
     a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'))
     return ep.tool_sign_in(a_user)
 
 
-_ARGS_create_channel: frozenset[str] = frozenset({'name', 'visibility', 'topic'})
-_NEEDS_create_channel: frozenset[str] = frozenset({'name', 'visibility'})
-
-
 def _invoke_create_channel(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_create_channel >= args.keys() >= _NEEDS_create_channel and None not in args.values()):
-        rt.check_arguments(args, ('name', 'visibility', 'topic'), ('name', 'visibility'))
     a_name = v.check_pattern(v.want_str(args['name'], 'name'), 'name', '^[a-z0-9][a-z0-9-]{0,29}$')
     a_visibility = v.want_enum(args['visibility'], 'visibility', Visibility)
     a_topic = (v.check_length(v.want_str(args['topic'], 'topic'), 'topic', 0, 200) if args.get('topic') is not None else '')
     return ep.tool_create_channel(a_name, a_visibility, a_topic)
 
 
-_ARGS_invite_member: frozenset[str] = frozenset({'channel', 'user'})
-
-
 def _invoke_invite_member(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_invite_member and None not in args.values()):
-        rt.check_arguments(args, ('channel', 'user'), ('channel', 'user'))
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
@@ -1216,12 +803,7 @@ def _invoke_invite_member(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_invite_member(a_channel, a_user)
 
 
-_ARGS_remove_member: frozenset[str] = frozenset({'channel', 'user'})
-
-
 def _invoke_remove_member(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_remove_member and None not in args.values()):
-        rt.check_arguments(args, ('channel', 'user'), ('channel', 'user'))
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
@@ -1230,12 +812,7 @@ def _invoke_remove_member(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_remove_member(a_channel, a_user)
 
 
-_ARGS_post_message: frozenset[str] = frozenset({'channel', 'body'})
-
-
 def _invoke_post_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_post_message and None not in args.values()):
-        rt.check_arguments(args, ('channel', 'body'), ('channel', 'body'))
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
@@ -1244,12 +821,7 @@ def _invoke_post_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_post_message(a_channel, a_body)
 
 
-_ARGS_edit_message: frozenset[str] = frozenset({'message', 'body'})
-
-
 def _invoke_edit_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_edit_message and None not in args.values()):
-        rt.check_arguments(args, ('message', 'body'), ('message', 'body'))
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
@@ -1258,12 +830,7 @@ def _invoke_edit_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_edit_message(a_message, a_body)
 
 
-_ARGS_delete_message: frozenset[str] = frozenset({'message'})
-
-
 def _invoke_delete_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_delete_message and None not in args.values()):
-        rt.check_arguments(args, ('message',), ('message',))
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
@@ -1271,12 +838,7 @@ def _invoke_delete_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_delete_message(a_message)
 
 
-_ARGS_pin_message: frozenset[str] = frozenset({'message'})
-
-
 def _invoke_pin_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_pin_message and None not in args.values()):
-        rt.check_arguments(args, ('message',), ('message',))
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
@@ -1284,12 +846,7 @@ def _invoke_pin_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_pin_message(a_message)
 
 
-_ARGS_unpin_message: frozenset[str] = frozenset({'message'})
-
-
 def _invoke_unpin_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_unpin_message and None not in args.values()):
-        rt.check_arguments(args, ('message',), ('message',))
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
@@ -1297,21 +854,7 @@ def _invoke_unpin_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_unpin_message(a_message)
 
 
-_ARGS_list_channels: frozenset[str] = frozenset(())
-
-
-def _invoke_list_channels(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_channels):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_channels()
-
-
-_ARGS_get_channel_messages: frozenset[str] = frozenset({'channel'})
-
-
 def _invoke_get_channel_messages(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_channel_messages and None not in args.values()):
-        rt.check_arguments(args, ('channel',), ('channel',))
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
@@ -1319,42 +862,17 @@ def _invoke_get_channel_messages(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_channel_messages(a_channel)
 
 
-_ARGS_get_current_user: frozenset[str] = frozenset(())
-
-
-def _invoke_get_current_user(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_current_user):
-        rt.check_arguments(args, (), ())
-    return ep.tool_get_current_user()
-
-
-_ARGS_search_users: frozenset[str] = frozenset({'query'})
-_NEEDS_search_users: frozenset[str] = frozenset(())
-
-
 def _invoke_search_users(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_users >= args.keys() >= _NEEDS_search_users):
-        rt.check_arguments(args, ('query',), ())
     a_query = (v.want_str(args['query'], 'query') if args.get('query') is not None else '')
     return ep.tool_search_users(a_query)
 
 
-_ARGS_get_user: frozenset[str] = frozenset({'user'})
-
-
 def _invoke_get_user(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_user and None not in args.values()):
-        rt.check_arguments(args, ('user',), ('user',))
     a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'))
     return ep.tool_get_user(a_user)
 
 
-_ARGS_get_channel: frozenset[str] = frozenset({'channel'})
-
-
 def _invoke_get_channel(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_channel and None not in args.values()):
-        rt.check_arguments(args, ('channel',), ('channel',))
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
@@ -1362,24 +880,14 @@ def _invoke_get_channel(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_channel(a_channel)
 
 
-_ARGS_search_channels: frozenset[str] = frozenset({'query'})
-
-
 def _invoke_search_channels(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_search_channels and None not in args.values()):
-        rt.check_arguments(args, ('query',), ('query',))
     a_query = args['query']
     if type(a_query) is not str or not a_query.isascii():
         a_query = v.want_str(a_query, 'query')
     return ep.tool_search_channels(a_query)
 
 
-_ARGS_list_members: frozenset[str] = frozenset({'channel'})
-
-
 def _invoke_list_members(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_members and None not in args.values()):
-        rt.check_arguments(args, ('channel',), ('channel',))
     a_channel = args['channel']
     if type(a_channel) is not str or not a_channel.isascii():
         a_channel = v.want_str(a_channel, 'channel')
@@ -1387,12 +895,7 @@ def _invoke_list_members(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_list_members(a_channel)
 
 
-_ARGS_get_message: frozenset[str] = frozenset({'message'})
-
-
 def _invoke_get_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_message and None not in args.values()):
-        rt.check_arguments(args, ('message',), ('message',))
     a_message = args['message']
     if type(a_message) is not str or not a_message.isascii():
         a_message = v.want_str(a_message, 'message')
@@ -1400,40 +903,115 @@ def _invoke_get_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     return ep.tool_get_message(a_message)
 
 
-_ARGS_search_messages: frozenset[str] = frozenset({'query', 'channel', 'author'})
-_NEEDS_search_messages: frozenset[str] = frozenset(())
-
-
 def _invoke_search_messages(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_messages >= args.keys() >= _NEEDS_search_messages):
-        rt.check_arguments(args, ('query', 'channel', 'author'), ())
     a_query = (v.want_str(args['query'], 'query') if args.get('query') is not None else '')
     a_channel = (rt.lookup(ep.t_channels, v.want_str(args['channel'], 'channel'), lambda key: 'Channel' + ' ' + rt.quote(key) + ' not found.') if args.get('channel') is not None else None)
     a_author = (rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['author'], 'author'), 'author', '^U[0-9]{3}$'), lambda key: 'User' + ' ' + rt.quote(key) + ' not found.') if args.get('author') is not None else None)
     return ep.tool_search_messages(a_query, a_channel, a_author)
 
 
-TeamChat.TOOLS = {
-    'sign_in': ToolSpec('sign_in', 'Sign in as a user; every other tool acts as this user.', (ParamSpec('user', {'type': 'string', 'pattern': '^U[0-9]{3}$', 'description': "The user's id (U and three digits), as search_users shows it."}, True, "The user's id (U and three digits), as search_users shows it.", table='users'), ), read_only=False, invoke=_invoke_sign_in, where='team_chat.world:133', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}),
-    'create_channel': ToolSpec('create_channel', 'Create a channel owned by the signed-in user, who becomes its first member.', (ParamSpec('name', {'type': 'string', 'pattern': '^[a-z0-9][a-z0-9-]{0,29}$', 'description': 'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.'}, True, 'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.', table=None), ParamSpec('visibility', {'type': 'string', 'enum': ['public', 'private'], 'description': 'public or private.'}, True, 'public or private.', table=None), ParamSpec('topic', {'anyOf': [{'type': 'string', 'minLength': 0, 'maxLength': 200}, {'type': 'null'}], 'description': 'What the channel is about.'}, False, 'What the channel is about.', table=None), ), read_only=False, invoke=_invoke_create_channel, where='team_chat.world:143', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'pattern': '^[a-z0-9][a-z0-9-]{0,29}$'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string', 'minLength': 0, 'maxLength': 200}, 'created_at': {'type': 'string'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'created_at'], 'additionalProperties': False}),
-    'invite_member': ToolSpec('invite_member', 'Add a user to a channel. Any member may invite to a public channel; only the owner may invite to a private one.', (ParamSpec('channel', {'type': 'string', 'description': 'The channel id (CH and three digits), as list_channels shows it.'}, True, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'), ParamSpec('user', {'type': 'string', 'pattern': '^U[0-9]{3}$', 'description': 'The id of the user to add (U and three digits), as search_users shows it.'}, True, 'The id of the user to add (U and three digits), as search_users shows it.', table='users'), ), read_only=False, invoke=_invoke_invite_member, where='team_chat.world:158', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'user': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'invited_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'channel', 'user', 'invited_by', 'joined_at'], 'additionalProperties': False}),
-    'remove_member': ToolSpec('remove_member', 'Remove a member from a channel; only the channel owner can. Their earlier messages stay. Returns the remaining members.', (ParamSpec('channel', {'type': 'string', 'description': 'The channel id (CH and three digits), as list_channels shows it.'}, True, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'), ParamSpec('user', {'type': 'string', 'pattern': '^U[0-9]{3}$', 'description': 'The id of the member to remove (U and three digits), as list_members shows it.'}, True, 'The id of the member to remove (U and three digits), as list_members shows it.', table='users'), ), read_only=False, invoke=_invoke_remove_member, where='team_chat.world:174', returns={'type': 'array', 'items': {'type': 'string', 'pattern': '^U[0-9]{3}$'}}),
-    'post_message': ToolSpec('post_message', 'Post a message in a channel the signed-in user belongs to.', (ParamSpec('channel', {'type': 'string', 'description': 'The channel id (CH and three digits), as list_channels shows it.'}, True, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'), ParamSpec('body', {'type': 'string', 'minLength': 1, 'maxLength': 2000, 'description': 'The text of the message.'}, True, 'The text of the message.', table=None), ), read_only=False, invoke=_invoke_post_message, where='team_chat.world:189', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    'edit_message': ToolSpec('edit_message', "Replace the text of one of the signed-in user's own messages.", (ParamSpec('message', {'type': 'string', 'description': 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.'}, True, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'), ParamSpec('body', {'type': 'string', 'minLength': 1, 'maxLength': 2000, 'description': 'The new text.'}, True, 'The new text.', table=None), ), read_only=False, invoke=_invoke_edit_message, where='team_chat.world:202', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    'delete_message': ToolSpec('delete_message', "Delete one of the signed-in user's own messages: its text is removed and it is unpinned.", (ParamSpec('message', {'type': 'string', 'description': 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.'}, True, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'), ), read_only=False, invoke=_invoke_delete_message, where='team_chat.world:217', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    'pin_message': ToolSpec('pin_message', 'Pin a message in its channel; a channel holds at most 3 pinned messages.', (ParamSpec('message', {'type': 'string', 'description': 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.'}, True, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'), ), read_only=False, invoke=_invoke_pin_message, where='team_chat.world:232', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    'unpin_message': ToolSpec('unpin_message', 'Unpin a pinned message.', (ParamSpec('message', {'type': 'string', 'description': 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.'}, True, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'), ), read_only=False, invoke=_invoke_unpin_message, where='team_chat.world:247', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    'list_channels': ToolSpec('list_channels', 'List the public channels and the private channels the signed-in user belongs to, with member counts.', (), read_only=True, invoke=_invoke_list_channels, where='team_chat.world:260', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string'}, 'members': {'type': 'integer'}, 'is_member': {'type': 'boolean'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member'], 'additionalProperties': False}}),
-    'get_channel_messages': ToolSpec('get_channel_messages', 'Read a channel: its members, pinned messages and all messages, oldest first. Private channels are visible to members only.', (ParamSpec('channel', {'type': 'string', 'description': 'The channel id (CH and three digits), as list_channels shows it.'}, True, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'), ), read_only=True, invoke=_invoke_get_channel_messages, where='team_chat.world:268', returns={'type': 'object', 'properties': {'channel': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'pattern': '^[a-z0-9][a-z0-9-]{0,29}$'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string', 'minLength': 0, 'maxLength': 200}, 'created_at': {'type': 'string'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'created_at'], 'additionalProperties': False}, 'members': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}}, 'pinned': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}}, 'messages': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}}}, 'required': ['channel', 'members', 'pinned', 'messages'], 'additionalProperties': False}, shows=('record', (('channel', 'channel', ('row', 'channels')), ('members', 'members', ('list', ('row', 'users'))), ('pinned', 'pinned', ('list', ('row', 'messages'))), ('messages', 'messages', ('list', ('row', 'messages')))))),
-    'get_current_user': ToolSpec('get_current_user', 'Show the signed-in user (id, name and handle), or null when nobody is signed in.', (), read_only=True, invoke=_invoke_get_current_user, where='team_chat.world:284', returns={'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}, {'type': 'null'}]}),
-    'search_users': ToolSpec('search_users', 'Find workspace users by name or handle, with their ids and whether they are deactivated.', (ParamSpec('query', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list everyone.'}, False, 'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list everyone.', table=None), ), read_only=True, invoke=_invoke_search_users, where='team_chat.world:290', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}}, shows=('list', ('row', 'users'))),
-    'get_user': ToolSpec('get_user', "Read a user's name, handle and whether they are deactivated.", (ParamSpec('user', {'type': 'string', 'pattern': '^U[0-9]{3}$', 'description': "The user's id (U and three digits), as search_users shows it."}, True, "The user's id (U and three digits), as search_users shows it.", table='users'), ), read_only=True, invoke=_invoke_get_user, where='team_chat.world:299', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}),
-    'get_channel': ToolSpec('get_channel', "Read a channel's name, visibility, owner, topic and member count, and whether the signed-in user is a member. Private channels are visible to members only.", (ParamSpec('channel', {'type': 'string', 'description': 'The channel id (CH and three digits), as list_channels shows it.'}, True, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'), ), read_only=True, invoke=_invoke_get_channel, where='team_chat.world:307', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string'}, 'members': {'type': 'integer'}, 'is_member': {'type': 'boolean'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member'], 'additionalProperties': False}),
-    'search_channels': ToolSpec('search_channels', 'Find the channels the signed-in user can see (public ones and private ones they belong to) by name or topic, with owner, topic and member count.', (ParamSpec('query', {'type': 'string', 'description': 'Part of the channel\'s name or topic, any case, e.g. "marketing".'}, True, 'Part of the channel\'s name or topic, any case, e.g. "marketing".', table=None), ), read_only=True, invoke=_invoke_search_channels, where='team_chat.world:326', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string'}, 'members': {'type': 'integer'}, 'is_member': {'type': 'boolean'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member'], 'additionalProperties': False}}),
-    'list_members': ToolSpec('list_members', "List a channel's memberships, oldest first: each member's user id, who invited them and when they joined. Private channels are visible to members only.", (ParamSpec('channel', {'type': 'string', 'description': 'The channel id (CH and three digits), as list_channels shows it.'}, True, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'), ), read_only=True, invoke=_invoke_list_members, where='team_chat.world:337', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'user': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'invited_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'channel', 'user', 'invited_by', 'joined_at'], 'additionalProperties': False}}, shows=('list', ('row', 'memberships'))),
-    'get_message': ToolSpec('get_message', 'Read one message: its channel, author, text, when it was posted or edited, and whether it is deleted or pinned (and by whom).', (ParamSpec('message', {'type': 'string', 'description': 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.'}, True, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'), ), read_only=True, invoke=_invoke_get_message, where='team_chat.world:347', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    'search_messages': ToolSpec('search_messages', 'Search the messages the signed-in user can read (deleted ones excluded), oldest first, with channel, author, text, posting time and pin.', (ParamSpec('query', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Words the message contains, any case, e.g. "deadline"; leave it out to match every message.'}, False, 'Words the message contains, any case, e.g. "deadline"; leave it out to match every message.', table=None), ParamSpec('channel', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Only messages of this channel (its id, CH and three digits).'}, False, 'Only messages of this channel (its id, CH and three digits).', table='channels'), ParamSpec('author', {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}], 'description': 'Only messages by this user (their id, U and three digits).'}, False, 'Only messages by this user (their id, U and three digits).', table='users'), ), read_only=True, invoke=_invoke_search_messages, where='team_chat.world:357', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}}, shows=('list', ('row', 'messages'))),
-}
+TeamChat.TOOLS = tools(
+    tool('sign_in', 'Sign in as a user; every other tool acts as this user.',
+         (param('user', {'type': 'string', 'pattern': '^U[0-9]{3}$'}, "The user's id (U and three digits), as search_users shows it.", table='users'),),
+         read_only=False, invoke=_invoke_sign_in, where='team_chat.world:133',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}),
+    tool('create_channel',
+         'Create a channel owned by the signed-in user, who becomes its first member.',
+         (param('name', {'type': 'string', 'pattern': '^[a-z0-9][a-z0-9-]{0,29}$'}, 'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.'),
+         param('visibility', {'type': 'string', 'enum': ['public', 'private']}, 'public or private.'),
+         param('topic', {'anyOf': [{'type': 'string', 'minLength': 0, 'maxLength': 200}, {'type': 'null'}]}, 'What the channel is about.', optional=True)),
+         read_only=False, invoke=_invoke_create_channel, where='team_chat.world:143',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'pattern': '^[a-z0-9][a-z0-9-]{0,29}$'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string', 'minLength': 0, 'maxLength': 200}, 'created_at': {'type': 'string'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'created_at'], 'additionalProperties': False}),
+    tool('invite_member',
+         'Add a user to a channel. Any member may invite to a public channel; only the owner may invite to a private one.',
+         (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),
+         param('user', {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'The id of the user to add (U and three digits), as search_users shows it.', table='users')),
+         read_only=False, invoke=_invoke_invite_member, where='team_chat.world:158',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'user': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'invited_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'channel', 'user', 'invited_by', 'joined_at'], 'additionalProperties': False}),
+    tool('remove_member',
+         'Remove a member from a channel; only the channel owner can. Their earlier messages stay. Returns the remaining members.',
+         (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),
+         param('user', {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'The id of the member to remove (U and three digits), as list_members shows it.', table='users')),
+         read_only=False, invoke=_invoke_remove_member, where='team_chat.world:174',
+         returns={'type': 'array', 'items': {'type': 'string', 'pattern': '^U[0-9]{3}$'}}),
+    tool('post_message', 'Post a message in a channel the signed-in user belongs to.',
+         (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),
+         param('body', {'type': 'string', 'minLength': 1, 'maxLength': 2000}, 'The text of the message.')),
+         read_only=False, invoke=_invoke_post_message, where='team_chat.world:189',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
+    tool('edit_message', "Replace the text of one of the signed-in user's own messages.",
+         (param('message', {'type': 'string'}, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'),
+         param('body', {'type': 'string', 'minLength': 1, 'maxLength': 2000}, 'The new text.')),
+         read_only=False, invoke=_invoke_edit_message, where='team_chat.world:202',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
+    tool('delete_message',
+         "Delete one of the signed-in user's own messages: its text is removed and it is unpinned.",
+         (param('message', {'type': 'string'}, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'),),
+         read_only=False, invoke=_invoke_delete_message, where='team_chat.world:217',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
+    tool('pin_message',
+         'Pin a message in its channel; a channel holds at most 3 pinned messages.',
+         (param('message', {'type': 'string'}, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'),),
+         read_only=False, invoke=_invoke_pin_message, where='team_chat.world:232',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
+    tool('unpin_message', 'Unpin a pinned message.',
+         (param('message', {'type': 'string'}, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'),),
+         read_only=False, invoke=_invoke_unpin_message, where='team_chat.world:247',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
+    tool('list_channels',
+         'List the public channels and the private channels the signed-in user belongs to, with member counts.',
+         (), read_only=True, method=TeamChat.tool_list_channels, where='team_chat.world:260',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string'}, 'members': {'type': 'integer'}, 'is_member': {'type': 'boolean'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member'], 'additionalProperties': False}}),
+    tool('get_channel_messages',
+         'Read a channel: its members, pinned messages and all messages, oldest first. Private channels are visible to members only.',
+         (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),),
+         read_only=True, invoke=_invoke_get_channel_messages, where='team_chat.world:268',
+         returns={'type': 'object', 'properties': {'channel': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'pattern': '^[a-z0-9][a-z0-9-]{0,29}$'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string', 'minLength': 0, 'maxLength': 200}, 'created_at': {'type': 'string'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'created_at'], 'additionalProperties': False}, 'members': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}}, 'pinned': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}}, 'messages': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}}}, 'required': ['channel', 'members', 'pinned', 'messages'], 'additionalProperties': False},
+         shows=('record', (('channel', 'channel', ('row', 'channels')), ('members', 'members', ('list', ('row', 'users'))), ('pinned', 'pinned', ('list', ('row', 'messages'))), ('messages', 'messages', ('list', ('row', 'messages')))))),
+    tool('get_current_user',
+         'Show the signed-in user (id, name and handle), or null when nobody is signed in.', (),
+         read_only=True, method=TeamChat.tool_get_current_user, where='team_chat.world:284',
+         returns={'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}, {'type': 'null'}]}),
+    tool('search_users',
+         'Find workspace users by name or handle, with their ids and whether they are deactivated.',
+         (param('query', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list everyone.', optional=True),),
+         read_only=True, invoke=_invoke_search_users, where='team_chat.world:290',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}},
+         shows=('list', ('row', 'users'))),
+    tool('get_user', "Read a user's name, handle and whether they are deactivated.",
+         (param('user', {'type': 'string', 'pattern': '^U[0-9]{3}$'}, "The user's id (U and three digits), as search_users shows it.", table='users'),),
+         read_only=True, invoke=_invoke_get_user, where='team_chat.world:299',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}),
+    tool('get_channel',
+         "Read a channel's name, visibility, owner, topic and member count, and whether the signed-in user is a member. Private channels are visible to members only.",
+         (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),),
+         read_only=True, invoke=_invoke_get_channel, where='team_chat.world:307',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string'}, 'members': {'type': 'integer'}, 'is_member': {'type': 'boolean'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member'], 'additionalProperties': False}),
+    tool('search_channels',
+         'Find the channels the signed-in user can see (public ones and private ones they belong to) by name or topic, with owner, topic and member count.',
+         (param('query', {'type': 'string'}, 'Part of the channel\'s name or topic, any case, e.g. "marketing".'),),
+         read_only=True, invoke=_invoke_search_channels, where='team_chat.world:326',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string'}, 'members': {'type': 'integer'}, 'is_member': {'type': 'boolean'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member'], 'additionalProperties': False}}),
+    tool('list_members',
+         "List a channel's memberships, oldest first: each member's user id, who invited them and when they joined. Private channels are visible to members only.",
+         (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),),
+         read_only=True, invoke=_invoke_list_members, where='team_chat.world:337',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'user': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'invited_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'channel', 'user', 'invited_by', 'joined_at'], 'additionalProperties': False}},
+         shows=('list', ('row', 'memberships'))),
+    tool('get_message',
+         'Read one message: its channel, author, text, when it was posted or edited, and whether it is deleted or pinned (and by whom).',
+         (param('message', {'type': 'string'}, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'),),
+         read_only=True, invoke=_invoke_get_message, where='team_chat.world:347',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
+    tool('search_messages',
+         'Search the messages the signed-in user can read (deleted ones excluded), oldest first, with channel, author, text, posting time and pin.',
+         (param('query', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Words the message contains, any case, e.g. "deadline"; leave it out to match every message.', optional=True),
+         param('channel', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Only messages of this channel (its id, CH and three digits).', optional=True, table='channels'),
+         param('author', {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}, 'Only messages by this user (their id, U and three digits).', optional=True, table='users')),
+         read_only=True, invoke=_invoke_search_messages, where='team_chat.world:357',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}},
+         shows=('list', ('row', 'messages'))),
+)
 
 
 def _check_launch_channel__created(  # team_chat.world:502
@@ -1766,12 +1344,12 @@ def _check_chen_welcomes_ben_to_random__two_posts(  # tasks.world:862
 
 
 TeamChat.TASKS = {
-    'launch_channel': TaskSpec('launch_channel', "Create a private channel called launch-plan with the topic 'Q2 launch', add Ben Cole and Dara Obi to it, then post 'Kickoff Thursday at 10:00' there and pin it.", rt.package_data(__package__, 'data/9bec2187423ae6b3.json'), (CheckSpec('created', 1.0, 'A private launch-plan channel owned by Ana exists.', _check_launch_channel__created), CheckSpec('members', 1.0, 'Ana, Ben and Dara are its only members.', _check_launch_channel__members), CheckSpec('pinned_kickoff', 1.0, 'The kickoff note is posted and pinned in launch-plan.', _check_launch_channel__pinned_kickoff),), ('channels', 'channel_ids', 'memberships', 'membership_ids', 'messages', 'message_ids'), (('create_channel', {'name': 'launch-plan', 'visibility': 'private', 'topic': 'Q2 launch'}), ('search_users', {'query': 'Ben Cole'}), ('invite_member', {'channel': 'CH004', 'user': 'U002'}), ('search_users', {'query': 'Dara Obi'}), ('invite_member', {'channel': 'CH004', 'user': 'U004'}), ('post_message', {'channel': 'CH004', 'body': 'Kickoff Thursday at 10:00'}), ('pin_message', {'message': 'MSG007'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Create a private channel, invite two people, post and pin the kickoff note.'),
-    'chen_tidies_up': TaskSpec('chen_tidies_up', "I'm Chen Li (U003). In #general, fix my handbook message to read 'Please read the new handbook before Friday'. Ana asked to leave #random, so take her out of it, and delete my lunch message there.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('fixed', 1.0, 'The handbook message is corrected and marked edited.', _check_chen_tidies_up__fixed), CheckSpec('ana_left', 1.0, 'Ana is no longer in #random.', _check_chen_tidies_up__ana_left), CheckSpec('lunch_deleted', 1.0, 'The lunch message is deleted.', _check_chen_tidies_up__lunch_deleted), CheckSpec('others_kept', 1.0, 'Ana is still in #general.', _check_chen_tidies_up__others_kept),), ('current_user', 'messages.body', 'messages.edited_at', 'messages.deleted', 'memberships'), (('sign_in', {'user': 'U003'}), ('list_channels', {}), ('get_channel_messages', {'channel': 'CH001'}), ('edit_message', {'message': 'MSG006', 'body': 'Please read the new handbook before Friday'}), ('get_channel_messages', {'channel': 'CH003'}), ('remove_member', {'channel': 'CH003', 'user': 'U001'}), ('delete_message', {'message': 'MSG005'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Chen fixes a typo, removes a member from his channel and deletes an old message.'),
-    'dara_starts_design_system': TaskSpec('dara_starts_design_system', "Hi, I'm Dara Obi, user U004. Please create a public channel called design-system with the topic 'Shared UI components', add Chen Li to it, and then post 'New channel #design-system for shared UI components, come join!' in our design-review channel.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('created', 1.0, 'A public design-system channel owned by Dara exists with the topic.', _check_dara_starts_design_system__created), CheckSpec('chen_added', 1.0, 'Chen Li was invited by Dara; the channel has exactly Dara and Chen.', _check_dara_starts_design_system__chen_added), CheckSpec('announced', 1.0, 'Dara announced the channel in design-review.', _check_dara_starts_design_system__announced),), ('current_user', 'channels', 'channel_ids', 'memberships', 'membership_ids', 'messages', 'message_ids'), (('sign_in', {'user': 'U004'}), ('create_channel', {'name': 'design-system', 'visibility': 'public', 'topic': 'Shared UI components'}), ('search_users', {'query': 'Chen Li'}), ('invite_member', {'channel': 'CH004', 'user': 'U003'}), ('list_channels', {}), ('post_message', {'channel': 'CH002', 'body': 'New channel #design-system for shared UI components, come join!'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Sign in, create a public channel, invite a colleague found in #general and announce it in another channel.'),
-    'refresh_general_welcome': TaskSpec('refresh_general_welcome', "The pinned welcome post I wrote in #general is out of date. Please delete it, post a new one there saying 'Welcome aboard! Standup is at 10:30 on weekdays.' and pin the new one. And Dara Obi isn't in #general yet: add her.", rt.package_data(__package__, 'data/9bec2187423ae6b3.json'), (CheckSpec('old_deleted', 1.0, 'The old welcome post is deleted and no longer pinned.', _check_refresh_general_welcome__old_deleted), CheckSpec('new_pinned', 1.0, 'The new welcome post is in #general, by Ana, and pinned.', _check_refresh_general_welcome__new_pinned), CheckSpec('dara_joined', 1.0, 'Dara is a member of #general, invited by Ana.', _check_refresh_general_welcome__dara_joined),), ('messages', 'message_ids', 'memberships', 'membership_ids'), (('list_channels', {}), ('get_channel_messages', {'channel': 'CH001'}), ('delete_message', {'message': 'MSG001'}), ('post_message', {'channel': 'CH001', 'body': 'Welcome aboard! Standup is at 10:30 on weekdays.'}), ('pin_message', {'message': 'MSG007'}), ('get_channel_messages', {'channel': 'CH002'}), ('invite_member', {'channel': 'CH001', 'user': 'U004'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Replace an outdated pinned welcome post and invite a colleague to the channel.'),
-    'ben_moves_standup': TaskSpec('ben_moves_standup', "Ben Cole here, my user id is U002. My standup message in #general has the wrong time: change it to 'Standup moved to 11:00 tomorrow' and pin it there so nobody misses it. Also add Chen Li to my private design-review channel.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('corrected', 1.0, 'The standup message has the new time and is marked edited.', _check_ben_moves_standup__corrected), CheckSpec('pinned', 1.0, 'Ben pinned the corrected message.', _check_ben_moves_standup__pinned), CheckSpec('chen_in_design_review', 1.0, "Chen Li joined design-review on Ben's invitation.", _check_ben_moves_standup__chen_in_design_review),), ('current_user', 'messages.body', 'messages.edited_at', 'messages.pinned', 'messages.pinned_by', 'memberships', 'membership_ids'), (('sign_in', {'user': 'U002'}), ('list_channels', {}), ('get_channel_messages', {'channel': 'CH001'}), ('edit_message', {'message': 'MSG002', 'body': 'Standup moved to 11:00 tomorrow'}), ('pin_message', {'message': 'MSG002'}), ('invite_member', {'channel': 'CH002', 'user': 'U003'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Correct an announcement, pin it, and bring a colleague into a private channel.'),
-    'ben_welcomes_chen_to_design': TaskSpec('ben_welcomes_chen_to_design', "Hi, Ben Cole here (U002). Chen Li is joining our design critiques: please add him to my private design-review channel, pin my message there asking for a review of the onboarding mockups, and then post 'Welcome Chen! Start with the pinned mockups.' in that channel.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('chen_invited', 1.0, 'Chen is a member of design-review, invited by Ben.', _check_ben_welcomes_chen_to_design__chen_invited), CheckSpec('mockups_pinned', 1.0, "Ben's mockups message is pinned by Ben.", _check_ben_welcomes_chen_to_design__mockups_pinned), CheckSpec('welcome_posted', 1.0, 'The welcome note is posted in design-review by Ben.', _check_ben_welcomes_chen_to_design__welcome_posted),), ('current_user', 'memberships', 'membership_ids', 'messages', 'message_ids'), (('sign_in', {'user': 'U002'}), ('list_channels', {}), ('get_channel_messages', {'channel': 'CH001'}), ('invite_member', {'channel': 'CH002', 'user': 'U003'}), ('get_channel_messages', {'channel': 'CH002'}), ('pin_message', {'message': 'MSG003'}), ('post_message', {'channel': 'CH002', 'body': 'Welcome Chen! Start with the pinned mockups.'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='The owner of a private channel invites a colleague, pins a key message and posts a welcome.'),
-    'ben_curates_design_review': TaskSpec('ben_curates_design_review', "Hey, Ben Cole here, my user id is U002. In my design-review channel, please pin my post asking people to review the onboarding mockups and Dara's reply about her comments on screen 3. Ana Ruiz has moved to another team, so take her out of design-review. Then post 'Reminder: critique is Thursday at 15:00' there.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('both_pinned', 1.0, 'Both posts are pinned by Ben.', _check_ben_curates_design_review__both_pinned), CheckSpec('ana_removed', 1.0, 'Ana is no longer a member of design-review.', _check_ben_curates_design_review__ana_removed), CheckSpec('reminder_posted', 1.0, "Ben's reminder is posted in design-review.", _check_ben_curates_design_review__reminder_posted),), ('current_user', 'messages', 'message_ids', 'memberships'), (('sign_in', {'user': 'U002'}), ('list_channels', {}), ('get_channel_messages', {'channel': 'CH002'}), ('pin_message', {'message': 'MSG003'}), ('pin_message', {'message': 'MSG004'}), ('remove_member', {'channel': 'CH002', 'user': 'U001'}), ('post_message', {'channel': 'CH002', 'body': 'Reminder: critique is Thursday at 15:00'}), ), seed=None, persona='Ben Cole, the design lead who owns the design-review channel; relaxed and brief, answers questions in a few words.', known="His user id is U002. The channel is design-review. The posts to pin are his own request to review the new onboarding mockups and Dara Obi's reply that she left comments on screen 3. Ana Ruiz should be removed from design-review because she changed teams. The reminder text is exactly 'Reminder: critique is Thursday at 15:00'.", unknown="The channel id, the message ids and Ana Ruiz's user id.", tags=(), split=None, doc='The owner of a private channel pins two key messages, removes a member who left the team and posts a reminder.'),
-    'chen_welcomes_ben_to_random': TaskSpec('chen_welcomes_ben_to_random', "It's Chen Li, user U003. Please add Ben Cole to my #random channel and post there: 'Welcome Ben! Friday lunch at 12:30, who is in?'. Then post 'Handbook questions go to #random' in #general and pin that message.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('ben_in_random', 1.0, "Ben joined #random on Chen's invitation.", _check_chen_welcomes_ben_to_random__ben_in_random), CheckSpec('welcome_posted', 1.0, "Chen's welcome is posted in #random.", _check_chen_welcomes_ben_to_random__welcome_posted), CheckSpec('pointer_pinned', 1.0, "Chen's pointer is posted and pinned in #general.", _check_chen_welcomes_ben_to_random__pointer_pinned), CheckSpec('two_posts', 1.0, '', _check_chen_welcomes_ben_to_random__two_posts),), ('current_user', 'memberships', 'membership_ids', 'messages', 'message_ids'), (('sign_in', {'user': 'U003'}), ('list_channels', {}), ('get_channel_messages', {'channel': 'CH001'}), ('invite_member', {'channel': 'CH003', 'user': 'U002'}), ('post_message', {'channel': 'CH003', 'body': 'Welcome Ben! Friday lunch at 12:30, who is in?'}), ('post_message', {'channel': 'CH001', 'body': 'Handbook questions go to #random'}), ('pin_message', {'message': 'MSG008'}), ), seed=None, persona='Chen Li, a developer who runs the #random channel. Casual and upbeat, types short messages and expects the agent to find ids on its own.', known="He is Chen Li, user U003, not signed in yet. He owns #random. He wants Ben Cole added to #random, the exact message 'Welcome Ben! Friday lunch at 12:30, who is in?' posted there, and the exact message 'Handbook questions go to #random' posted and pinned in #general.", unknown="Ben Cole's user id, the channel ids of #random and #general, and the id of the new #general message to pin.", tags=(), split=None, doc='Invite a colleague to a channel, greet him there, and post and pin a pointer in #general.'),
+    'launch_channel': TaskSpec('launch_channel', "Create a private channel called launch-plan with the topic 'Q2 launch', add Ben Cole and Dara Obi to it, then post 'Kickoff Thursday at 10:00' there and pin it.", rt.package_data(__package__, 'data/9bec2187423ae6b3.json'), (CheckSpec('created', 1.0, 'A private launch-plan channel owned by Ana exists.', _check_launch_channel__created), CheckSpec('members', 1.0, 'Ana, Ben and Dara are its only members.', _check_launch_channel__members), CheckSpec('pinned_kickoff', 1.0, 'The kickoff note is posted and pinned in launch-plan.', _check_launch_channel__pinned_kickoff)), ('channels', 'channel_ids', 'memberships', 'membership_ids', 'messages', 'message_ids'), (('create_channel', {'name': 'launch-plan', 'visibility': 'private', 'topic': 'Q2 launch'}), ('search_users', {'query': 'Ben Cole'}), ('invite_member', {'channel': 'CH004', 'user': 'U002'}), ('search_users', {'query': 'Dara Obi'}), ('invite_member', {'channel': 'CH004', 'user': 'U004'}), ('post_message', {'channel': 'CH004', 'body': 'Kickoff Thursday at 10:00'}), ('pin_message', {'message': 'MSG007'})), doc='Create a private channel, invite two people, post and pin the kickoff note.'),
+    'chen_tidies_up': TaskSpec('chen_tidies_up', "I'm Chen Li (U003). In #general, fix my handbook message to read 'Please read the new handbook before Friday'. Ana asked to leave #random, so take her out of it, and delete my lunch message there.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('fixed', 1.0, 'The handbook message is corrected and marked edited.', _check_chen_tidies_up__fixed), CheckSpec('ana_left', 1.0, 'Ana is no longer in #random.', _check_chen_tidies_up__ana_left), CheckSpec('lunch_deleted', 1.0, 'The lunch message is deleted.', _check_chen_tidies_up__lunch_deleted), CheckSpec('others_kept', 1.0, 'Ana is still in #general.', _check_chen_tidies_up__others_kept)), ('current_user', 'messages.body', 'messages.edited_at', 'messages.deleted', 'memberships'), (('sign_in', {'user': 'U003'}), ('list_channels', {}), ('get_channel_messages', {'channel': 'CH001'}), ('edit_message', {'message': 'MSG006', 'body': 'Please read the new handbook before Friday'}), ('get_channel_messages', {'channel': 'CH003'}), ('remove_member', {'channel': 'CH003', 'user': 'U001'}), ('delete_message', {'message': 'MSG005'})), doc='Chen fixes a typo, removes a member from his channel and deletes an old message.'),
+    'dara_starts_design_system': TaskSpec('dara_starts_design_system', "Hi, I'm Dara Obi, user U004. Please create a public channel called design-system with the topic 'Shared UI components', add Chen Li to it, and then post 'New channel #design-system for shared UI components, come join!' in our design-review channel.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('created', 1.0, 'A public design-system channel owned by Dara exists with the topic.', _check_dara_starts_design_system__created), CheckSpec('chen_added', 1.0, 'Chen Li was invited by Dara; the channel has exactly Dara and Chen.', _check_dara_starts_design_system__chen_added), CheckSpec('announced', 1.0, 'Dara announced the channel in design-review.', _check_dara_starts_design_system__announced)), ('current_user', 'channels', 'channel_ids', 'memberships', 'membership_ids', 'messages', 'message_ids'), (('sign_in', {'user': 'U004'}), ('create_channel', {'name': 'design-system', 'visibility': 'public', 'topic': 'Shared UI components'}), ('search_users', {'query': 'Chen Li'}), ('invite_member', {'channel': 'CH004', 'user': 'U003'}), ('list_channels', {}), ('post_message', {'channel': 'CH002', 'body': 'New channel #design-system for shared UI components, come join!'})), doc='Sign in, create a public channel, invite a colleague found in #general and announce it in another channel.'),
+    'refresh_general_welcome': TaskSpec('refresh_general_welcome', "The pinned welcome post I wrote in #general is out of date. Please delete it, post a new one there saying 'Welcome aboard! Standup is at 10:30 on weekdays.' and pin the new one. And Dara Obi isn't in #general yet: add her.", rt.package_data(__package__, 'data/9bec2187423ae6b3.json'), (CheckSpec('old_deleted', 1.0, 'The old welcome post is deleted and no longer pinned.', _check_refresh_general_welcome__old_deleted), CheckSpec('new_pinned', 1.0, 'The new welcome post is in #general, by Ana, and pinned.', _check_refresh_general_welcome__new_pinned), CheckSpec('dara_joined', 1.0, 'Dara is a member of #general, invited by Ana.', _check_refresh_general_welcome__dara_joined)), ('messages', 'message_ids', 'memberships', 'membership_ids'), (('list_channels', {}), ('get_channel_messages', {'channel': 'CH001'}), ('delete_message', {'message': 'MSG001'}), ('post_message', {'channel': 'CH001', 'body': 'Welcome aboard! Standup is at 10:30 on weekdays.'}), ('pin_message', {'message': 'MSG007'}), ('get_channel_messages', {'channel': 'CH002'}), ('invite_member', {'channel': 'CH001', 'user': 'U004'})), doc='Replace an outdated pinned welcome post and invite a colleague to the channel.'),
+    'ben_moves_standup': TaskSpec('ben_moves_standup', "Ben Cole here, my user id is U002. My standup message in #general has the wrong time: change it to 'Standup moved to 11:00 tomorrow' and pin it there so nobody misses it. Also add Chen Li to my private design-review channel.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('corrected', 1.0, 'The standup message has the new time and is marked edited.', _check_ben_moves_standup__corrected), CheckSpec('pinned', 1.0, 'Ben pinned the corrected message.', _check_ben_moves_standup__pinned), CheckSpec('chen_in_design_review', 1.0, "Chen Li joined design-review on Ben's invitation.", _check_ben_moves_standup__chen_in_design_review)), ('current_user', 'messages.body', 'messages.edited_at', 'messages.pinned', 'messages.pinned_by', 'memberships', 'membership_ids'), (('sign_in', {'user': 'U002'}), ('list_channels', {}), ('get_channel_messages', {'channel': 'CH001'}), ('edit_message', {'message': 'MSG002', 'body': 'Standup moved to 11:00 tomorrow'}), ('pin_message', {'message': 'MSG002'}), ('invite_member', {'channel': 'CH002', 'user': 'U003'})), doc='Correct an announcement, pin it, and bring a colleague into a private channel.'),
+    'ben_welcomes_chen_to_design': TaskSpec('ben_welcomes_chen_to_design', "Hi, Ben Cole here (U002). Chen Li is joining our design critiques: please add him to my private design-review channel, pin my message there asking for a review of the onboarding mockups, and then post 'Welcome Chen! Start with the pinned mockups.' in that channel.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('chen_invited', 1.0, 'Chen is a member of design-review, invited by Ben.', _check_ben_welcomes_chen_to_design__chen_invited), CheckSpec('mockups_pinned', 1.0, "Ben's mockups message is pinned by Ben.", _check_ben_welcomes_chen_to_design__mockups_pinned), CheckSpec('welcome_posted', 1.0, 'The welcome note is posted in design-review by Ben.', _check_ben_welcomes_chen_to_design__welcome_posted)), ('current_user', 'memberships', 'membership_ids', 'messages', 'message_ids'), (('sign_in', {'user': 'U002'}), ('list_channels', {}), ('get_channel_messages', {'channel': 'CH001'}), ('invite_member', {'channel': 'CH002', 'user': 'U003'}), ('get_channel_messages', {'channel': 'CH002'}), ('pin_message', {'message': 'MSG003'}), ('post_message', {'channel': 'CH002', 'body': 'Welcome Chen! Start with the pinned mockups.'})), doc='The owner of a private channel invites a colleague, pins a key message and posts a welcome.'),
+    'ben_curates_design_review': TaskSpec('ben_curates_design_review', "Hey, Ben Cole here, my user id is U002. In my design-review channel, please pin my post asking people to review the onboarding mockups and Dara's reply about her comments on screen 3. Ana Ruiz has moved to another team, so take her out of design-review. Then post 'Reminder: critique is Thursday at 15:00' there.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('both_pinned', 1.0, 'Both posts are pinned by Ben.', _check_ben_curates_design_review__both_pinned), CheckSpec('ana_removed', 1.0, 'Ana is no longer a member of design-review.', _check_ben_curates_design_review__ana_removed), CheckSpec('reminder_posted', 1.0, "Ben's reminder is posted in design-review.", _check_ben_curates_design_review__reminder_posted)), ('current_user', 'messages', 'message_ids', 'memberships'), (('sign_in', {'user': 'U002'}), ('list_channels', {}), ('get_channel_messages', {'channel': 'CH002'}), ('pin_message', {'message': 'MSG003'}), ('pin_message', {'message': 'MSG004'}), ('remove_member', {'channel': 'CH002', 'user': 'U001'}), ('post_message', {'channel': 'CH002', 'body': 'Reminder: critique is Thursday at 15:00'})), persona='Ben Cole, the design lead who owns the design-review channel; relaxed and brief, answers questions in a few words.', known="His user id is U002. The channel is design-review. The posts to pin are his own request to review the new onboarding mockups and Dara Obi's reply that she left comments on screen 3. Ana Ruiz should be removed from design-review because she changed teams. The reminder text is exactly 'Reminder: critique is Thursday at 15:00'.", unknown="The channel id, the message ids and Ana Ruiz's user id.", doc='The owner of a private channel pins two key messages, removes a member who left the team and posts a reminder.'),
+    'chen_welcomes_ben_to_random': TaskSpec('chen_welcomes_ben_to_random', "It's Chen Li, user U003. Please add Ben Cole to my #random channel and post there: 'Welcome Ben! Friday lunch at 12:30, who is in?'. Then post 'Handbook questions go to #random' in #general and pin that message.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('ben_in_random', 1.0, "Ben joined #random on Chen's invitation.", _check_chen_welcomes_ben_to_random__ben_in_random), CheckSpec('welcome_posted', 1.0, "Chen's welcome is posted in #random.", _check_chen_welcomes_ben_to_random__welcome_posted), CheckSpec('pointer_pinned', 1.0, "Chen's pointer is posted and pinned in #general.", _check_chen_welcomes_ben_to_random__pointer_pinned), CheckSpec('two_posts', 1.0, '', _check_chen_welcomes_ben_to_random__two_posts)), ('current_user', 'memberships', 'membership_ids', 'messages', 'message_ids'), (('sign_in', {'user': 'U003'}), ('list_channels', {}), ('get_channel_messages', {'channel': 'CH001'}), ('invite_member', {'channel': 'CH003', 'user': 'U002'}), ('post_message', {'channel': 'CH003', 'body': 'Welcome Ben! Friday lunch at 12:30, who is in?'}), ('post_message', {'channel': 'CH001', 'body': 'Handbook questions go to #random'}), ('pin_message', {'message': 'MSG008'})), persona='Chen Li, a developer who runs the #random channel. Casual and upbeat, types short messages and expects the agent to find ids on its own.', known="He is Chen Li, user U003, not signed in yet. He owns #random. He wants Ben Cole added to #random, the exact message 'Welcome Ben! Friday lunch at 12:30, who is in?' posted there, and the exact message 'Handbook questions go to #random' posted and pinned in #general.", unknown="Ben Cole's user id, the channel ids of #random and #general, and the id of the new #general message to pin.", doc='Invite a colleague to a channel, greet him there, and post and pin a pointer in #general.'),
 }

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,227 +24,29 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["LoginStatus", "Status", "Success", "TicketAPI"]
-
-
-class _Slots_Status:
-    'The slots of the Status record: its fields and its JSON text.'
-
-    __slots__ = ('status', '_json')
+__all__ = [
+    "LoginStatus", "Status", "Success", "TicketAPI",
+]
 
 
-class Status(_Slots_Status, rt.Record):
+class Status(Record):
     'The Status record.'
 
-    __slots__ = ()
-    __match_args__ = ('status',)
-
-    status: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.status,) == (other.status,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.status,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(status={self.status!r})'
-
-    def __init__(self, status: str) -> None:
-        _set = _SET_Status
-        _set[0](self, status)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'status': self.status,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"status": ', v.str_text(self.status), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Status[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Status:
-        d = v.want_object(data, path, {'status': True})
-        return _new_Status(
-            status=v.want_str(d['status'], path + '.status'),
-        )
+    status: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_Status: tuple[Any, ...] = rt.slot_setters(_Slots_Status, ('status', '_json'))
-
-
-class _Made_Status(_Slots_Status):
-    'A Status being made by _new_Status.'
-
-    __slots__ = ()
-
-
-def _new_Status(status: str) -> Status:
-    self: Any = object.__new__(_Made_Status)
-    self.status = status
-    self._json = None
-    self.__class__ = Status
-    _made: Status = self
-    return _made
-
-
-class _Slots_Success:
-    'The slots of the Success record: its fields and its JSON text.'
-
-    __slots__ = ('success', '_json')
-
-
-class Success(_Slots_Success, rt.Record):
+class Success(Record):
     'The Success record.'
 
-    __slots__ = ()
-    __match_args__ = ('success',)
-
-    success: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.success,) == (other.success,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.success,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(success={self.success!r})'
-
-    def __init__(self, success: bool) -> None:
-        _set = _SET_Success
-        _set[0](self, success)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'success': self.success,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"success": ', v.json_text(self.success), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Success[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Success:
-        d = v.want_object(data, path, {'success': True})
-        return _new_Success(
-            success=v.want_bool(d['success'], path + '.success'),
-        )
+    success: bool = field(load=v.want_bool)
 
 
-_SET_Success: tuple[Any, ...] = rt.slot_setters(_Slots_Success, ('success', '_json'))
-
-
-class _Made_Success(_Slots_Success):
-    'A Success being made by _new_Success.'
-
-    __slots__ = ()
-
-
-def _new_Success(success: bool) -> Success:
-    self: Any = object.__new__(_Made_Success)
-    self.success = success
-    self._json = None
-    self.__class__ = Success
-    _made: Success = self
-    return _made
-
-
-class _Slots_LoginStatus:
-    'The slots of the LoginStatus record: its fields and its JSON text.'
-
-    __slots__ = ('login_status', '_json')
-
-
-class LoginStatus(_Slots_LoginStatus, rt.Record):
+class LoginStatus(Record):
     'The LoginStatus record.'
 
-    __slots__ = ()
-    __match_args__ = ('login_status',)
-
-    login_status: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.login_status,) == (other.login_status,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.login_status,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(login_status={self.login_status!r})'
-
-    def __init__(self, login_status: bool) -> None:
-        _set = _SET_LoginStatus
-        _set[0](self, login_status)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'login_status': self.login_status,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"login_status": ', v.json_text(self.login_status), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_LoginStatus[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> LoginStatus:
-        d = v.want_object(data, path, {'login_status': True})
-        return _new_LoginStatus(
-            login_status=v.want_bool(d['login_status'], path + '.login_status'),
-        )
-
-
-_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(_Slots_LoginStatus, ('login_status', '_json'))
-
-
-class _Made_LoginStatus(_Slots_LoginStatus):
-    'A LoginStatus being made by _new_LoginStatus.'
-
-    __slots__ = ()
-
-
-def _new_LoginStatus(login_status: bool) -> LoginStatus:
-    self: Any = object.__new__(_Made_LoginStatus)
-    self.login_status = login_status
-    self._json = None
-    self.__class__ = LoginStatus
-    _made: LoginStatus = self
-    return _made
+    login_status: bool = field(load=v.want_bool)
 
 
 _C_EDITABLE: tuple[str, ...] = ('title', 'description', 'status', 'priority')  # ticket_api.world:45
@@ -253,28 +55,9 @@ _C_EDITABLE: tuple[str, ...] = ('title', 'description', 'status', 'priority')  #
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("ticket_queue", "ticket_counter", "current_user", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("ticket_queue", "ticket_counter", "current_user", )
-
-    def __init__(self) -> None:
-        self.ticket_queue: tuple[dict[str, Any], ...] = ()
-        self.ticket_counter: int = 0
-        self.current_user: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "ticket_queue": v.export_value(self.ticket_queue),
-            "ticket_counter": self.ticket_counter,
-            "current_user": self.current_user,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.ticket_queue = self.ticket_queue
-        other.ticket_counter = self.ticket_counter
-        other.current_user = self.current_user
-        return other
+    ticket_queue: tuple[dict[str, Any], ...] = state_item((), export=v.export_value)
+    ticket_counter: int = state_item(0)
+    current_user: str | None = state_item(None)
 
 
 class TicketAPI(Episode):
@@ -303,11 +86,11 @@ class TicketAPI(Episode):
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
         if 'ticket_queue' in data:
-            self.state.ticket_queue = v.want_list(data['ticket_queue'], '$.ticket_queue', (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))))
+            self.state.ticket_queue = v.want_list(data['ticket_queue'], '$.ticket_queue', (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
         if 'ticket_counter' in data:
             self.state.ticket_counter = v.want_int(data['ticket_counter'], '$.ticket_counter')
         if 'current_user' in data:
-            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', (lambda x, p: v.want_str(x, p)))
+            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', v.want_str)
         del ep
 
     def _check_invariants(self) -> None:
@@ -393,7 +176,7 @@ class TicketAPI(Episode):
         self.set_state(  # ticket_api.world:121
             'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket)
         )
-        return _new_Status(rt.built(  # ticket_api.world:122
+        return Status(rt.built(  # ticket_api.world:122
             self, 'Ticket ' + rt.text(ticket_id) + ' has been closed successfully.'
         ))
 
@@ -416,7 +199,7 @@ class TicketAPI(Episode):
         self.set_state(  # ticket_api.world:138
             'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket)
         )
-        return _new_Status(rt.built(  # ticket_api.world:139
+        return Status(rt.built(  # ticket_api.world:139
             self, 'Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.'
         ))
 
@@ -445,27 +228,27 @@ class TicketAPI(Episode):
         self.set_state(  # ticket_api.world:168
             'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket)
         )
-        return _new_Status(rt.built(  # ticket_api.world:169
+        return Status(rt.built(  # ticket_api.world:169
             self, 'Ticket ' + rt.text(ticket_id) + ' has been updated successfully.'
         ))
 
     def tool_ticket_login(self, username: str, password: str) -> Success:  # ticket_api.world:172
         'Authenticate a user for ticket system.'
         if not self.fn_truthy(username) or not self.fn_truthy(password):  # ticket_api.world:179
-            return _new_Success(False)  # ticket_api.world:180
+            return Success(False)  # ticket_api.world:180
         self.set_state('current_user', username)  # ticket_api.world:182
-        return _new_Success(True)  # ticket_api.world:183
+        return Success(True)  # ticket_api.world:183
 
     def tool_ticket_get_login_status(self) -> LoginStatus:  # ticket_api.world:186
         'Get the login status of the currently authenticated user.'
-        return _new_LoginStatus(self.fn_logged_in())  # ticket_api.world:189
+        return LoginStatus(self.fn_logged_in())  # ticket_api.world:189
 
     def tool_logout(self) -> Success:  # ticket_api.world:192
         'Log out the current user.'
         if not self.fn_logged_in():  # ticket_api.world:193
-            return _new_Success(False)  # ticket_api.world:194
+            return Success(False)  # ticket_api.world:194
         self.set_state('current_user', None)  # ticket_api.world:196
-        return _new_Success(True)  # ticket_api.world:197
+        return Success(True)  # ticket_api.world:197
 
     def tool_get_user_tickets(  # ticket_api.world:200
         self, status: str | None
@@ -506,13 +289,7 @@ class TicketAPI(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_create_ticket: frozenset[str] = frozenset({'title', 'description', 'priority'})
-_NEEDS_create_ticket: frozenset[str] = frozenset({'title'})
-
-
 def _invoke_create_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_create_ticket >= args.keys() >= _NEEDS_create_ticket):
-        rt.check_arguments_python(args, ('title', 'description', 'priority'), ('title',), 'TicketAPI.create_ticket')
     try:
         a_title = args['title']
         if type(a_title) is not str or not a_title.isascii():
@@ -530,12 +307,7 @@ def _invoke_create_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_ticket: frozenset[str] = frozenset({'ticket_id'})
-
-
 def _invoke_get_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_ticket):
-        rt.check_arguments_python(args, ('ticket_id',), ('ticket_id',), 'TicketAPI.get_ticket')
     try:
         try:
             a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
@@ -546,12 +318,7 @@ def _invoke_get_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_close_ticket: frozenset[str] = frozenset({'ticket_id'})
-
-
 def _invoke_close_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_close_ticket):
-        rt.check_arguments_python(args, ('ticket_id',), ('ticket_id',), 'TicketAPI.close_ticket')
     try:
         try:
             a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
@@ -562,12 +329,7 @@ def _invoke_close_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_resolve_ticket: frozenset[str] = frozenset({'ticket_id', 'resolution'})
-
-
 def _invoke_resolve_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_resolve_ticket):
-        rt.check_arguments_python(args, ('ticket_id', 'resolution'), ('ticket_id', 'resolution'), 'TicketAPI.resolve_ticket')
     try:
         try:
             a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
@@ -581,19 +343,14 @@ def _invoke_resolve_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_edit_ticket: frozenset[str] = frozenset({'ticket_id', 'updates'})
-
-
 def _invoke_edit_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_edit_ticket):
-        rt.check_arguments_python(args, ('ticket_id', 'updates'), ('ticket_id', 'updates'), 'TicketAPI.edit_ticket')
     try:
         try:
             a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
         except ToolError as exc:
             a_ticket_id = rt.foreign(ep, exc, args['ticket_id'], 'ticket_id')
         try:
-            a_updates = v.want_map(args['updates'], 'updates', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))
+            a_updates = v.want_map(args['updates'], 'updates', v.want_str, (lambda x, p: v.want_json(x, p)))
         except ToolError as exc:
             a_updates = rt.foreign(ep, exc, args['updates'], 'updates')
         return ep.tool_edit_ticket(a_ticket_id, a_updates)
@@ -601,12 +358,7 @@ def _invoke_edit_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_ticket_login: frozenset[str] = frozenset({'username', 'password'})
-
-
 def _invoke_ticket_login(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_ticket_login):
-        rt.check_arguments_python(args, ('username', 'password'), ('username', 'password'), 'TicketAPI.ticket_login')
     try:
         a_username = args['username']
         if type(a_username) is not str or not a_username.isascii():
@@ -619,40 +371,24 @@ def _invoke_ticket_login(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_ticket_get_login_status: frozenset[str] = frozenset(())
-
-
 def _invoke_ticket_get_login_status(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_ticket_get_login_status):
-        rt.check_arguments_python(args, (), (), 'TicketAPI.ticket_get_login_status')
     try:
         return ep.tool_ticket_get_login_status()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_logout: frozenset[str] = frozenset(())
-
-
 def _invoke_logout(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_logout):
-        rt.check_arguments_python(args, (), (), 'TicketAPI.logout')
     try:
         return ep.tool_logout()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_user_tickets: frozenset[str] = frozenset({'status'})
-_NEEDS_get_user_tickets: frozenset[str] = frozenset(())
-
-
 def _invoke_get_user_tickets(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_get_user_tickets >= args.keys() >= _NEEDS_get_user_tickets):
-        rt.check_arguments_python(args, ('status',), (), 'TicketAPI.get_user_tickets')
     try:
         try:
-            a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_str(x, p))) if 'status' in args else None)
+            a_status = (v.want_optional(args['status'], 'status', v.want_str) if 'status' in args else None)
         except ToolError as exc:
             a_status = rt.foreign(ep, exc, args['status'], 'status')
         return ep.tool_get_user_tickets(a_status)
@@ -660,17 +396,54 @@ def _invoke_get_user_tickets(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-TicketAPI.TOOLS = {
-    'create_ticket': ToolSpec('create_ticket', 'Create a ticket in the system and queue it.', (ParamSpec('title', {'type': 'string', 'description': 'Title of the ticket.'}, True, 'Title of the ticket.', table=None), ParamSpec('description', {'type': 'string', 'description': 'Description of the ticket. Defaults to an empty string.'}, False, 'Description of the ticket. Defaults to an empty string.', table=None), ParamSpec('priority', {'type': 'integer', 'description': 'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.'}, False, 'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.', table=None), ), read_only=False, invoke=_invoke_create_ticket, where='ticket_api.world:80', returns={'type': 'object', 'additionalProperties': {}}),
-    'get_ticket': ToolSpec('get_ticket', 'Get a specific ticket by its ID.', (ParamSpec('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'], 'description': 'ID of the ticket to retrieve.'}, True, 'ID of the ticket to retrieve.', table=None), ), read_only=True, invoke=_invoke_get_ticket, where='ticket_api.world:105', returns={'type': 'object', 'additionalProperties': {}}),
-    'close_ticket': ToolSpec('close_ticket', 'Close a ticket.', (ParamSpec('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'], 'description': 'ID of the ticket to be closed.'}, True, 'ID of the ticket to be closed.', table=None), ), read_only=False, invoke=_invoke_close_ticket, where='ticket_api.world:113', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    'resolve_ticket': ToolSpec('resolve_ticket', 'Resolve a ticket with a resolution.', (ParamSpec('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'], 'description': 'ID of the ticket to be resolved.'}, True, 'ID of the ticket to be resolved.', table=None), ParamSpec('resolution', {'type': 'string', 'description': 'Resolution details for the ticket.'}, True, 'Resolution details for the ticket.', table=None), ), read_only=False, invoke=_invoke_resolve_ticket, where='ticket_api.world:125', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    'edit_ticket': ToolSpec('edit_ticket', 'Modify the details of an existing ticket.', (ParamSpec('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'], 'description': 'ID of the ticket to be changed.'}, True, 'ID of the ticket to be changed.', table=None), ParamSpec('updates', {'type': 'object', 'additionalProperties': {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'description': 'Dictionary containing the fields to be updated: title (str), description (str),\nstatus (str) and priority (int), each optional.'}, True, 'Dictionary containing the fields to be updated: title (str), description (str),\nstatus (str) and priority (int), each optional.', table=None), ), read_only=False, invoke=_invoke_edit_ticket, where='ticket_api.world:142', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    'ticket_login': ToolSpec('ticket_login', 'Authenticate a user for ticket system.', (ParamSpec('username', {'type': 'string', 'description': 'Username of the user.'}, True, 'Username of the user.', table=None), ParamSpec('password', {'type': 'string', 'description': 'Password of the user.'}, True, 'Password of the user.', table=None), ), read_only=False, invoke=_invoke_ticket_login, where='ticket_api.world:172', returns={'type': 'object', 'properties': {'success': {'type': 'boolean'}}, 'required': ['success'], 'additionalProperties': False}),
-    'ticket_get_login_status': ToolSpec('ticket_get_login_status', 'Get the login status of the currently authenticated user.', (), read_only=True, invoke=_invoke_ticket_get_login_status, where='ticket_api.world:186', returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}}, 'required': ['login_status'], 'additionalProperties': False}),
-    'logout': ToolSpec('logout', 'Log out the current user.', (), read_only=False, invoke=_invoke_logout, where='ticket_api.world:192', returns={'type': 'object', 'properties': {'success': {'type': 'boolean'}}, 'required': ['success'], 'additionalProperties': False}),
-    'get_user_tickets': ToolSpec('get_user_tickets', 'Get all tickets created by the current user, optionally filtered by status.', (ParamSpec('status', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Status to filter tickets by. If None, return all tickets.'}, False, 'Status to filter tickets by. If None, return all tickets.', table=None), ), read_only=True, invoke=_invoke_get_user_tickets, where='ticket_api.world:200', returns={'type': 'array', 'items': {'type': 'object', 'additionalProperties': {}}}),
-}
+TicketAPI.TOOLS = tools(
+    tool('create_ticket', 'Create a ticket in the system and queue it.',
+         (param('title', {'type': 'string'}, 'Title of the ticket.'),
+         param('description', {'type': 'string'}, 'Description of the ticket. Defaults to an empty string.', optional=True),
+         param('priority', {'type': 'integer'}, 'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.', optional=True)),
+         read_only=False, invoke=_invoke_create_ticket, python_name='TicketAPI.create_ticket',
+         where='ticket_api.world:80', returns={'type': 'object', 'additionalProperties': {}}),
+    tool('get_ticket', 'Get a specific ticket by its ID.',
+         (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to retrieve.'),),
+         read_only=True, invoke=_invoke_get_ticket, python_name='TicketAPI.get_ticket',
+         where='ticket_api.world:105', returns={'type': 'object', 'additionalProperties': {}}),
+    tool('close_ticket', 'Close a ticket.',
+         (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to be closed.'),),
+         read_only=False, invoke=_invoke_close_ticket, python_name='TicketAPI.close_ticket',
+         where='ticket_api.world:113',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('resolve_ticket', 'Resolve a ticket with a resolution.',
+         (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to be resolved.'),
+         param('resolution', {'type': 'string'}, 'Resolution details for the ticket.')),
+         read_only=False, invoke=_invoke_resolve_ticket, python_name='TicketAPI.resolve_ticket',
+         where='ticket_api.world:125',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('edit_ticket', 'Modify the details of an existing ticket.',
+         (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to be changed.'),
+         param('updates', {'type': 'object', 'additionalProperties': {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}}, 'Dictionary containing the fields to be updated: title (str), description (str),\nstatus (str) and priority (int), each optional.')),
+         read_only=False, invoke=_invoke_edit_ticket, python_name='TicketAPI.edit_ticket',
+         where='ticket_api.world:142',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('ticket_login', 'Authenticate a user for ticket system.',
+         (param('username', {'type': 'string'}, 'Username of the user.'),
+         param('password', {'type': 'string'}, 'Password of the user.')), read_only=False,
+         invoke=_invoke_ticket_login, python_name='TicketAPI.ticket_login',
+         where='ticket_api.world:172',
+         returns={'type': 'object', 'properties': {'success': {'type': 'boolean'}}, 'required': ['success'], 'additionalProperties': False}),
+    tool('ticket_get_login_status', 'Get the login status of the currently authenticated user.',
+         (), read_only=True, invoke=_invoke_ticket_get_login_status,
+         python_name='TicketAPI.ticket_get_login_status', where='ticket_api.world:186',
+         returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}}, 'required': ['login_status'], 'additionalProperties': False}),
+    tool('logout', 'Log out the current user.', (), read_only=False, invoke=_invoke_logout,
+         python_name='TicketAPI.logout', where='ticket_api.world:192',
+         returns={'type': 'object', 'properties': {'success': {'type': 'boolean'}}, 'required': ['success'], 'additionalProperties': False}),
+    tool('get_user_tickets',
+         'Get all tickets created by the current user, optionally filtered by status.',
+         (param('status', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Status to filter tickets by. If None, return all tickets.', optional=True),),
+         read_only=True, invoke=_invoke_get_user_tickets,
+         python_name='TicketAPI.get_user_tickets', where='ticket_api.world:200',
+         returns={'type': 'array', 'items': {'type': 'object', 'additionalProperties': {}}}),
+)
 
 
 TicketAPI.TASKS = {

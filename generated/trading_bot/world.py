@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,827 +24,91 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Balance", "Cancelled", "CurrentTime", "FilteredStocks", "LoginStatus", "Notification", "Placed", "Status", "StockList", "Symbol", "TradingBot", "Watchlist"]
-
-
-class _Slots_Status:
-    'The slots of the Status record: its fields and its JSON text.'
-
-    __slots__ = ('status', '_json')
+__all__ = [
+    "Balance", "Cancelled", "CurrentTime", "FilteredStocks", "LoginStatus", "Notification",
+    "Placed", "Status", "StockList", "Symbol", "TradingBot", "Watchlist",
+]
 
 
-class Status(_Slots_Status, rt.Record):
+class Status(Record):
     'The Status record.'
 
-    __slots__ = ()
-    __match_args__ = ('status',)
-
-    status: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.status,) == (other.status,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.status,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(status={self.status!r})'
-
-    def __init__(self, status: str) -> None:
-        _set = _SET_Status
-        _set[0](self, status)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'status': self.status,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"status": ', v.str_text(self.status), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Status[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Status:
-        d = v.want_object(data, path, {'status': True})
-        return _new_Status(
-            status=v.want_str(d['status'], path + '.status'),
-        )
+    status: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_Status: tuple[Any, ...] = rt.slot_setters(_Slots_Status, ('status', '_json'))
-
-
-class _Made_Status(_Slots_Status):
-    'A Status being made by _new_Status.'
-
-    __slots__ = ()
-
-
-def _new_Status(status: str) -> Status:
-    self: Any = object.__new__(_Made_Status)
-    self.status = status
-    self._json = None
-    self.__class__ = Status
-    _made: Status = self
-    return _made
-
-
-class _Slots_LoginStatus:
-    'The slots of the LoginStatus record: its fields and its JSON text.'
-
-    __slots__ = ('status', '_json')
-
-
-class LoginStatus(_Slots_LoginStatus, rt.Record):
+class LoginStatus(Record):
     'The LoginStatus record.'
 
-    __slots__ = ()
-    __match_args__ = ('status',)
-
-    status: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.status,) == (other.status,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.status,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(status={self.status!r})'
-
-    def __init__(self, status: bool) -> None:
-        _set = _SET_LoginStatus
-        _set[0](self, status)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'status': self.status,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"status": ', v.json_text(self.status), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_LoginStatus[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> LoginStatus:
-        d = v.want_object(data, path, {'status': True})
-        return _new_LoginStatus(
-            status=v.want_bool(d['status'], path + '.status'),
-        )
+    status: bool = field(load=v.want_bool)
 
 
-_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(_Slots_LoginStatus, ('status', '_json'))
-
-
-class _Made_LoginStatus(_Slots_LoginStatus):
-    'A LoginStatus being made by _new_LoginStatus.'
-
-    __slots__ = ()
-
-
-def _new_LoginStatus(status: bool) -> LoginStatus:
-    self: Any = object.__new__(_Made_LoginStatus)
-    self.status = status
-    self._json = None
-    self.__class__ = LoginStatus
-    _made: LoginStatus = self
-    return _made
-
-
-class _Slots_CurrentTime:
-    'The slots of the CurrentTime record: its fields and its JSON text.'
-
-    __slots__ = ('current_time', '_json')
-
-
-class CurrentTime(_Slots_CurrentTime, rt.Record):
+class CurrentTime(Record):
     'The CurrentTime record.'
 
-    __slots__ = ()
-    __match_args__ = ('current_time',)
-
-    current_time: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.current_time,) == (other.current_time,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.current_time,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(current_time={self.current_time!r})'
-
-    def __init__(self, current_time: str) -> None:
-        _set = _SET_CurrentTime
-        _set[0](self, current_time)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'current_time': self.current_time,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"current_time": ', v.str_text(self.current_time), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_CurrentTime[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CurrentTime:
-        d = v.want_object(data, path, {'current_time': True})
-        return _new_CurrentTime(
-            current_time=v.want_str(d['current_time'], path + '.current_time'),
-        )
+    current_time: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_CurrentTime: tuple[Any, ...] = rt.slot_setters(_Slots_CurrentTime, ('current_time', '_json'))
-
-
-class _Made_CurrentTime(_Slots_CurrentTime):
-    'A CurrentTime being made by _new_CurrentTime.'
-
-    __slots__ = ()
-
-
-def _new_CurrentTime(current_time: str) -> CurrentTime:
-    self: Any = object.__new__(_Made_CurrentTime)
-    self.current_time = current_time
-    self._json = None
-    self.__class__ = CurrentTime
-    _made: CurrentTime = self
-    return _made
-
-
-class _Slots_Symbol:
-    'The slots of the Symbol record: its fields and its JSON text.'
-
-    __slots__ = ('symbol', '_json')
-
-
-class Symbol(_Slots_Symbol, rt.Record):
+class Symbol(Record):
     'The Symbol record.'
 
-    __slots__ = ()
-    __match_args__ = ('symbol',)
-
-    symbol: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.symbol,) == (other.symbol,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.symbol,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(symbol={self.symbol!r})'
-
-    def __init__(self, symbol: str) -> None:
-        _set = _SET_Symbol
-        _set[0](self, symbol)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'symbol': self.symbol,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"symbol": ', v.str_text(self.symbol), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Symbol[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Symbol:
-        d = v.want_object(data, path, {'symbol': True})
-        return _new_Symbol(
-            symbol=v.want_str(d['symbol'], path + '.symbol'),
-        )
+    symbol: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_Symbol: tuple[Any, ...] = rt.slot_setters(_Slots_Symbol, ('symbol', '_json'))
-
-
-class _Made_Symbol(_Slots_Symbol):
-    'A Symbol being made by _new_Symbol.'
-
-    __slots__ = ()
-
-
-def _new_Symbol(symbol: str) -> Symbol:
-    self: Any = object.__new__(_Made_Symbol)
-    self.symbol = symbol
-    self._json = None
-    self.__class__ = Symbol
-    _made: Symbol = self
-    return _made
-
-
-class _Slots_Cancelled:
-    'The slots of the Cancelled record: its fields and its JSON text.'
-
-    __slots__ = ('order_id', 'status', '_json')
-
-
-class Cancelled(_Slots_Cancelled, rt.Record):
+class Cancelled(Record):
     'The Cancelled record.'
 
-    __slots__ = ()
-    __match_args__ = ('order_id', 'status')
-
-    order_id: int
-    status: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.order_id, self.status) == (other.order_id, other.status)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.order_id, self.status))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(order_id={self.order_id!r}, status={self.status!r})'
-
-    def __init__(self, order_id: int, status: str) -> None:
-        _set = _SET_Cancelled
-        _set[0](self, order_id)
-        _set[1](self, status)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'order_id': self.order_id,
-            'status': self.status,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "status": ', v.str_text(self.status), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Cancelled[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Cancelled:
-        d = v.want_object(data, path, {'order_id': True, 'status': True})
-        return _new_Cancelled(
-            order_id=v.want_int(d['order_id'], path + '.order_id'),
-            status=v.want_str(d['status'], path + '.status'),
-        )
+    order_id: int = field(load=v.want_int, text=v.int_text)
+    status: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_Cancelled: tuple[Any, ...] = rt.slot_setters(_Slots_Cancelled, ('order_id', 'status', '_json'))
-
-
-class _Made_Cancelled(_Slots_Cancelled):
-    'A Cancelled being made by _new_Cancelled.'
-
-    __slots__ = ()
-
-
-def _new_Cancelled(order_id: int, status: str) -> Cancelled:
-    self: Any = object.__new__(_Made_Cancelled)
-    self.order_id = order_id
-    self.status = status
-    self._json = None
-    self.__class__ = Cancelled
-    _made: Cancelled = self
-    return _made
-
-
-class _Slots_Placed:
-    'The slots of the Placed record: its fields and its JSON text.'
-
-    __slots__ = ('order_id', 'order_type', 'status', 'price', 'amount', '_json')
-
-
-class Placed(_Slots_Placed, rt.Record):
+class Placed(Record):
     'The Placed record.'
 
-    __slots__ = ()
-    __match_args__ = ('order_id', 'order_type', 'status', 'price', 'amount')
-
-    order_id: int
-    order_type: str
-    status: str
-    price: float
-    amount: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.order_id, self.order_type, self.status, self.price, self.amount) == (other.order_id, other.order_type, other.status, other.price, other.amount)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.order_id, self.order_type, self.status, self.price, self.amount))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(order_id={self.order_id!r}, order_type={self.order_type!r}, status={self.status!r}, price={self.price!r}, amount={self.amount!r})'
-
-    def __init__(self, order_id: int, order_type: str, status: str, price: float, amount: int) -> None:
-        _set = _SET_Placed
-        _set[0](self, order_id)
-        _set[1](self, order_type)
-        _set[2](self, status)
-        _set[3](self, price)
-        _set[4](self, amount)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'order_id': self.order_id,
-            'order_type': self.order_type,
-            'status': self.status,
-            'price': self.price,
-            'amount': self.amount,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "order_type": ', v.str_text(self.order_type), ', "status": ', v.str_text(self.status), ', "price": ', v.float_text(self.price), ', "amount": ', v.int_text(self.amount), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Placed[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Placed:
-        d = v.want_object(data, path, {'order_id': True, 'order_type': True, 'status': True, 'price': True, 'amount': True})
-        return _new_Placed(
-            order_id=v.want_int(d['order_id'], path + '.order_id'),
-            order_type=v.want_str(d['order_type'], path + '.order_type'),
-            status=v.want_str(d['status'], path + '.status'),
-            price=v.want_float(d['price'], path + '.price'),
-            amount=v.want_int(d['amount'], path + '.amount'),
-        )
+    order_id: int = field(load=v.want_int, text=v.int_text)
+    order_type: str = field(load=v.want_str, text=v.str_text)
+    status: str = field(load=v.want_str, text=v.str_text)
+    price: float = field(load=v.want_float, text=v.float_text)
+    amount: int = field(load=v.want_int, text=v.int_text)
 
 
-_SET_Placed: tuple[Any, ...] = rt.slot_setters(_Slots_Placed, ('order_id', 'order_type', 'status', 'price', 'amount', '_json'))
-
-
-class _Made_Placed(_Slots_Placed):
-    'A Placed being made by _new_Placed.'
-
-    __slots__ = ()
-
-
-def _new_Placed(order_id: int, order_type: str, status: str, price: float, amount: int) -> Placed:
-    self: Any = object.__new__(_Made_Placed)
-    self.order_id = order_id
-    self.order_type = order_type
-    self.status = status
-    self.price = price
-    self.amount = amount
-    self._json = None
-    self.__class__ = Placed
-    _made: Placed = self
-    return _made
-
-
-class _Slots_Balance:
-    'The slots of the Balance record: its fields.'
-
-    __slots__ = ('status', 'new_balance')
-
-
-class Balance(_Slots_Balance, rt.Record):
+class Balance(Record):
     'The Balance record.'
 
-    __slots__ = ()
-    __match_args__ = ('status', 'new_balance')
-
-    status: str
-    new_balance: Any
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.status, self.new_balance) == (other.status, other.new_balance)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.status, self.new_balance))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(status={self.status!r}, new_balance={self.new_balance!r})'
-
-    def __init__(self, status: str, new_balance: Any) -> None:
-        _set = _SET_Balance
-        _set[0](self, status)
-        _set[1](self, new_balance)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'status': self.status,
-            'new_balance': v.copy_json(self.new_balance),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Balance:
-        d = v.want_object(data, path, {'status': True, 'new_balance': True})
-        return _new_Balance(
-            status=v.want_str(d['status'], path + '.status'),
-            new_balance=v.want_json(d['new_balance'], path + '.new_balance'),
-        )
+    status: str = field(load=v.want_str, text=v.str_text)
+    new_balance: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
 
 
-_SET_Balance: tuple[Any, ...] = rt.slot_setters(_Slots_Balance, ('status', 'new_balance'))
-
-
-class _Made_Balance(_Slots_Balance):
-    'A Balance being made by _new_Balance.'
-
-    __slots__ = ()
-
-
-def _new_Balance(status: str, new_balance: Any) -> Balance:
-    self: Any = object.__new__(_Made_Balance)
-    self.status = status
-    self.new_balance = new_balance
-    self.__class__ = Balance
-    _made: Balance = self
-    return _made
-
-
-class _Slots_StockList:
-    'The slots of the StockList record: its fields and its JSON text.'
-
-    __slots__ = ('stock_list', '_json')
-
-
-class StockList(_Slots_StockList, rt.Record):
+class StockList(Record):
     'The StockList record.'
 
-    __slots__ = ()
-    __match_args__ = ('stock_list',)
-
-    stock_list: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.stock_list,) == (other.stock_list,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.stock_list,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(stock_list={self.stock_list!r})'
-
-    def __init__(self, stock_list: tuple[str, ...]) -> None:
-        _set = _SET_StockList
-        _set[0](self, stock_list)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'stock_list': v.export_value(self.stock_list),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"stock_list": ', v.str_list_text(self.stock_list), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_StockList[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> StockList:
-        d = v.want_object(data, path, {'stock_list': True})
-        return _new_StockList(
-            stock_list=v.want_list(d['stock_list'], path + '.stock_list', (lambda x, p: v.want_str(x, p))),
-        )
+    stock_list: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
 
 
-_SET_StockList: tuple[Any, ...] = rt.slot_setters(_Slots_StockList, ('stock_list', '_json'))
-
-
-class _Made_StockList(_Slots_StockList):
-    'A StockList being made by _new_StockList.'
-
-    __slots__ = ()
-
-
-def _new_StockList(stock_list: tuple[str, ...]) -> StockList:
-    self: Any = object.__new__(_Made_StockList)
-    self.stock_list = stock_list
-    self._json = None
-    self.__class__ = StockList
-    _made: StockList = self
-    return _made
-
-
-class _Slots_FilteredStocks:
-    'The slots of the FilteredStocks record: its fields and its JSON text.'
-
-    __slots__ = ('filtered_stocks', '_json')
-
-
-class FilteredStocks(_Slots_FilteredStocks, rt.Record):
+class FilteredStocks(Record):
     'The FilteredStocks record.'
 
-    __slots__ = ()
-    __match_args__ = ('filtered_stocks',)
-
-    filtered_stocks: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.filtered_stocks,) == (other.filtered_stocks,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.filtered_stocks,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(filtered_stocks={self.filtered_stocks!r})'
-
-    def __init__(self, filtered_stocks: tuple[str, ...]) -> None:
-        _set = _SET_FilteredStocks
-        _set[0](self, filtered_stocks)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'filtered_stocks': v.export_value(self.filtered_stocks),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"filtered_stocks": ', v.str_list_text(self.filtered_stocks), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_FilteredStocks[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> FilteredStocks:
-        d = v.want_object(data, path, {'filtered_stocks': True})
-        return _new_FilteredStocks(
-            filtered_stocks=v.want_list(d['filtered_stocks'], path + '.filtered_stocks', (lambda x, p: v.want_str(x, p))),
-        )
+    filtered_stocks: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
 
 
-_SET_FilteredStocks: tuple[Any, ...] = rt.slot_setters(_Slots_FilteredStocks, ('filtered_stocks', '_json'))
-
-
-class _Made_FilteredStocks(_Slots_FilteredStocks):
-    'A FilteredStocks being made by _new_FilteredStocks.'
-
-    __slots__ = ()
-
-
-def _new_FilteredStocks(filtered_stocks: tuple[str, ...]) -> FilteredStocks:
-    self: Any = object.__new__(_Made_FilteredStocks)
-    self.filtered_stocks = filtered_stocks
-    self._json = None
-    self.__class__ = FilteredStocks
-    _made: FilteredStocks = self
-    return _made
-
-
-class _Slots_Watchlist:
-    'The slots of the Watchlist record: its fields and its JSON text.'
-
-    __slots__ = ('watchlist', '_json')
-
-
-class Watchlist(_Slots_Watchlist, rt.Record):
+class Watchlist(Record):
     'The Watchlist record.'
 
-    __slots__ = ()
-    __match_args__ = ('watchlist',)
-
-    watchlist: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.watchlist,) == (other.watchlist,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.watchlist,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(watchlist={self.watchlist!r})'
-
-    def __init__(self, watchlist: tuple[str, ...]) -> None:
-        _set = _SET_Watchlist
-        _set[0](self, watchlist)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'watchlist': v.export_value(self.watchlist),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"watchlist": ', v.str_list_text(self.watchlist), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Watchlist[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Watchlist:
-        d = v.want_object(data, path, {'watchlist': True})
-        return _new_Watchlist(
-            watchlist=v.want_list(d['watchlist'], path + '.watchlist', (lambda x, p: v.want_str(x, p))),
-        )
+    watchlist: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
 
 
-_SET_Watchlist: tuple[Any, ...] = rt.slot_setters(_Slots_Watchlist, ('watchlist', '_json'))
-
-
-class _Made_Watchlist(_Slots_Watchlist):
-    'A Watchlist being made by _new_Watchlist.'
-
-    __slots__ = ()
-
-
-def _new_Watchlist(watchlist: tuple[str, ...]) -> Watchlist:
-    self: Any = object.__new__(_Made_Watchlist)
-    self.watchlist = watchlist
-    self._json = None
-    self.__class__ = Watchlist
-    _made: Watchlist = self
-    return _made
-
-
-class _Slots_Notification:
-    'The slots of the Notification record: its fields and its JSON text.'
-
-    __slots__ = ('notification', '_json')
-
-
-class Notification(_Slots_Notification, rt.Record):
+class Notification(Record):
     'The Notification record.'
 
-    __slots__ = ()
-    __match_args__ = ('notification',)
-
-    notification: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.notification,) == (other.notification,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.notification,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(notification={self.notification!r})'
-
-    def __init__(self, notification: str) -> None:
-        _set = _SET_Notification
-        _set[0](self, notification)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'notification': self.notification,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"notification": ', v.str_text(self.notification), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Notification[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Notification:
-        d = v.want_object(data, path, {'notification': True})
-        return _new_Notification(
-            notification=v.want_str(d['notification'], path + '.notification'),
-        )
-
-
-_SET_Notification: tuple[Any, ...] = rt.slot_setters(_Slots_Notification, ('notification', '_json'))
-
-
-class _Made_Notification(_Slots_Notification):
-    'A Notification being made by _new_Notification.'
-
-    __slots__ = ()
-
-
-def _new_Notification(notification: str) -> Notification:
-    self: Any = object.__new__(_Made_Notification)
-    self.notification = notification
-    self._json = None
-    self.__class__ = Notification
-    _made: Notification = self
-    return _made
+    notification: str = field(load=v.want_str, text=v.str_text)
 
 
 _C_SYMBOLS: dict[str, str] = {'Apple': 'AAPL', 'Google': 'GOOG', 'Tesla': 'TSLA', 'Microsoft': 'MSFT', 'Nvidia': 'NVDA', 'Zeta Corp': 'ZETA', 'Alpha Tech': 'ALPH', 'Omega Industries': 'OMEG', 'Quasar Ltd.': 'QUAS', 'Neptune Systems': 'NEPT', 'Synex Solutions': 'SYNX', 'Amazon': 'AMZN', 'Gorilla': 'GORI'}  # trading_bot.world:93
@@ -854,46 +118,15 @@ _C_SECTORS: dict[str, tuple[str, ...]] = {'Technology': ('AAPL', 'GOOG', 'MSFT',
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("orders", "account_info", "authenticated", "market_status", "order_counter", "stocks", "watch_list", "transaction_history", "long_context", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("orders", "account_info", "authenticated", "market_status", "order_counter", "stocks", "watch_list", "transaction_history", "long_context", )
-
-    def __init__(self) -> None:
-        self.orders: dict[Any, Any] = {}
-        self.account_info: dict[str, Any] = {}
-        self.authenticated: bool = False
-        self.market_status: str = ''
-        self.order_counter: int = 0
-        self.stocks: dict[str, dict[str, Any]] = {}
-        self.watch_list: tuple[str, ...] = ()
-        self.transaction_history: tuple[dict[str, Any], ...] = ()
-        self.long_context: bool = False
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "orders": v.export_value(self.orders),
-            "account_info": v.export_value(self.account_info),
-            "authenticated": self.authenticated,
-            "market_status": self.market_status,
-            "order_counter": self.order_counter,
-            "stocks": v.export_value(self.stocks),
-            "watch_list": v.export_value(self.watch_list),
-            "transaction_history": v.export_value(self.transaction_history),
-            "long_context": self.long_context,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.orders = self.orders
-        other.account_info = self.account_info
-        other.authenticated = self.authenticated
-        other.market_status = self.market_status
-        other.order_counter = self.order_counter
-        other.stocks = self.stocks
-        other.watch_list = self.watch_list
-        other.transaction_history = self.transaction_history
-        other.long_context = self.long_context
-        return other
+    orders: dict[Any, Any] = state_item({}, export=v.export_value)
+    account_info: dict[str, Any] = state_item({}, export=v.export_value)
+    authenticated: bool = state_item(False)
+    market_status: str = state_item('')
+    order_counter: int = state_item(0)
+    stocks: dict[str, dict[str, Any]] = state_item({}, export=v.export_value)
+    watch_list: tuple[str, ...] = state_item((), export=v.export_value)
+    transaction_history: tuple[dict[str, Any], ...] = state_item((), export=v.export_value)
+    long_context: bool = state_item(False)
 
 
 class TradingBot(Episode):
@@ -930,7 +163,7 @@ class TradingBot(Episode):
         if 'orders' in data:
             self.state.orders = v.want_map(data['orders'], '$.orders', (lambda x, p: v.want_json(x, p)), (lambda x, p: v.want_json(x, p)), json_keys=True)
         if 'account_info' in data:
-            self.state.account_info = v.want_map(data['account_info'], '$.account_info', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))
+            self.state.account_info = v.want_map(data['account_info'], '$.account_info', v.want_str, (lambda x, p: v.want_json(x, p)))
         if 'authenticated' in data:
             self.state.authenticated = v.want_bool(data['authenticated'], '$.authenticated')
         if 'market_status' in data:
@@ -938,11 +171,11 @@ class TradingBot(Episode):
         if 'order_counter' in data:
             self.state.order_counter = v.want_int(data['order_counter'], '$.order_counter')
         if 'stocks' in data:
-            self.state.stocks = v.want_map(data['stocks'], '$.stocks', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))))
+            self.state.stocks = v.want_map(data['stocks'], '$.stocks', v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
         if 'watch_list' in data:
-            self.state.watch_list = v.want_list(data['watch_list'], '$.watch_list', (lambda x, p: v.want_str(x, p)))
+            self.state.watch_list = v.want_list(data['watch_list'], '$.watch_list', v.want_str)
         if 'transaction_history' in data:
-            self.state.transaction_history = v.want_list(data['transaction_history'], '$.transaction_history', (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))))
+            self.state.transaction_history = v.want_list(data['transaction_history'], '$.transaction_history', (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
         if 'long_context' in data:
             self.state.long_context = v.want_bool(data['long_context'], '$.long_context')
         del ep
@@ -979,13 +212,13 @@ class TradingBot(Episode):
 
     def tool_get_current_time(self) -> CurrentTime:  # trading_bot.world:252
         'Get the current time.'
-        return _new_CurrentTime(format(  # trading_bot.world:253
+        return CurrentTime(format(  # trading_bot.world:253
             rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'
         ))
 
     def tool_get_symbol_by_name(self, name: str) -> Symbol:  # trading_bot.world:256
         'Get the symbol of a stock by company name.'
-        return _new_Symbol(rt.coalesce(  # trading_bot.world:259
+        return Symbol(rt.coalesce(  # trading_bot.world:259
             _C_SYMBOLS.get(name), lambda: 'Stock not found'
         ))
 
@@ -1025,7 +258,7 @@ class TradingBot(Episode):
             )
         order = rt.json_set(order, 'status', 'Cancelled')  # trading_bot.world:280
         self.set_state('orders', {**self.state.orders, order_id: order})  # trading_bot.world:281
-        return _new_Cancelled(order_id, 'Cancelled')  # trading_bot.world:282
+        return Cancelled(order_id, 'Cancelled')  # trading_bot.world:282
 
     def tool_place_order(  # trading_bot.world:285
         self, order_type: str, symbol: str, price: float, amount: int
@@ -1065,7 +298,7 @@ class TradingBot(Episode):
         self.set_state(  # trading_bot.world:313
             'order_counter', rt.python_augmented(self, '+', self.state.order_counter, 1)
         )
-        return _new_Placed(order_id, order_type, 'Pending', price, amount)  # trading_bot.world:315
+        return Placed(order_id, order_type, 'Pending', price, amount)  # trading_bot.world:315
 
     def tool_withdraw_funds(self, amount: int | float) -> Balance:  # trading_bot.world:324
         'Withdraw funds from the account balance.'
@@ -1096,7 +329,7 @@ class TradingBot(Episode):
         self.set_state(  # trading_bot.world:338
             'transaction_history', self.state.transaction_history + (entry,)
         )
-        return _new_Balance(  # trading_bot.world:339
+        return Balance(  # trading_bot.world:339
             'Withdrawal successful', self.state.account_info['balance']
         )
 
@@ -1109,20 +342,20 @@ class TradingBot(Episode):
     def tool_trading_login(self, username: str, password: str) -> Status:  # trading_bot.world:347
         'Handle user login.'
         if self.state.authenticated:  # trading_bot.world:354
-            return _new_Status('Already logged in')  # trading_bot.world:355
+            return Status('Already logged in')  # trading_bot.world:355
         self.set_state('authenticated', True)  # trading_bot.world:357
-        return _new_Status('Logged in successfully')  # trading_bot.world:358
+        return Status('Logged in successfully')  # trading_bot.world:358
 
     def tool_trading_get_login_status(self) -> LoginStatus:  # trading_bot.world:361
         'Get the login status.'
-        return _new_LoginStatus(self.state.authenticated)  # trading_bot.world:362
+        return LoginStatus(self.state.authenticated)  # trading_bot.world:362
 
     def tool_trading_logout(self) -> Status:  # trading_bot.world:365
         'Handle user logout for trading system.'
         if not self.state.authenticated:  # trading_bot.world:366
-            return _new_Status('No user is currently logged in')  # trading_bot.world:367
+            return Status('No user is currently logged in')  # trading_bot.world:367
         self.set_state('authenticated', False)  # trading_bot.world:369
-        return _new_Status('Logged out successfully')  # trading_bot.world:370
+        return Status('Logged out successfully')  # trading_bot.world:370
 
     def tool_fund_account(self, amount: int | float) -> Balance:  # trading_bot.world:373
         'Fund the account with the specified amount.'
@@ -1149,7 +382,7 @@ class TradingBot(Episode):
         self.set_state(  # trading_bot.world:385
             'transaction_history', self.state.transaction_history + (entry,)
         )
-        return _new_Balance(  # trading_bot.world:386
+        return Balance(  # trading_bot.world:386
             'Account funded successfully', self.state.account_info['balance']
         )
 
@@ -1164,7 +397,7 @@ class TradingBot(Episode):
         self.set_state(  # trading_bot.world:394
             'watch_list', rt.without(self.state.watch_list, symbol)
         )
-        return _new_Status(rt.built(  # trading_bot.world:395
+        return Status(rt.built(  # trading_bot.world:395
             self, 'Stock ' + rt.text(symbol) + ' removed from watchlist successfully.'
         ))
 
@@ -1223,15 +456,13 @@ class TradingBot(Episode):
 
     def tool_get_available_stocks(self, sector: str) -> StockList:  # trading_bot.world:444
         'Get a list of stock symbols in the given sector.'
-        return _new_StockList(rt.coalesce(  # trading_bot.world:449
-            _C_SECTORS.get(sector), lambda: ()
-        ))
+        return StockList(rt.coalesce(_C_SECTORS.get(sector), lambda: ()))  # trading_bot.world:449
 
     def tool_filter_stocks_by_price(  # trading_bot.world:452
         self, stocks: tuple[str, ...], min_price: float, max_price: float
     ) -> FilteredStocks:
         'Filter stocks based on a price range.'
-        return _new_FilteredStocks(tuple([  # trading_bot.world:460
+        return FilteredStocks(tuple([  # trading_bot.world:460
             _symbol1
             for _symbol1 in rt.each(self, stocks)
             if rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1))))
@@ -1246,7 +477,7 @@ class TradingBot(Episode):
             stock not in rt.each(self, self.state.watch_list) and stock in self.state.stocks
         ):
             self.set_state('watch_list', self.state.watch_list + (stock,))  # trading_bot.world:470
-        return _new_Watchlist(self.state.watch_list)  # trading_bot.world:472
+        return Watchlist(self.state.watch_list)  # trading_bot.world:472
 
     def tool_notify_price_change(  # trading_bot.world:475
         self, stocks: tuple[str, ...], threshold: float
@@ -1259,13 +490,13 @@ class TradingBot(Episode):
             and self.fn_price_changed(self.state.stocks[_symbol2], threshold)
         ])
         if len(changed) > 0:  # trading_bot.world:482
-            return _new_Notification(rt.python_grown(  # trading_bot.world:483
+            return Notification(rt.python_grown(  # trading_bot.world:483
                 self,
                 'Stocks '
                 + rt.built(self, rt.join(', ', rt.each(self, changed)))
                 + ' have significant price changes.',
             ))
-        return _new_Notification(  # trading_bot.world:487
+        return Notification(  # trading_bot.world:487
             'No significant price changes in the selected stocks.'
         )
 
@@ -1273,24 +504,14 @@ class TradingBot(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_get_current_time: frozenset[str] = frozenset(())
-
-
 def _invoke_get_current_time(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_current_time):
-        rt.check_arguments_python(args, (), (), 'TradingBot.get_current_time')
     try:
         return ep.tool_get_current_time()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_symbol_by_name: frozenset[str] = frozenset({'name'})
-
-
 def _invoke_get_symbol_by_name(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_symbol_by_name):
-        rt.check_arguments_python(args, ('name',), ('name',), 'TradingBot.get_symbol_by_name')
     try:
         a_name = args['name']
         if type(a_name) is not str or not a_name.isascii():
@@ -1300,12 +521,7 @@ def _invoke_get_symbol_by_name(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_stock_info: frozenset[str] = frozenset({'symbol'})
-
-
 def _invoke_get_stock_info(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_stock_info):
-        rt.check_arguments_python(args, ('symbol',), ('symbol',), 'TradingBot.get_stock_info')
     try:
         a_symbol = args['symbol']
         if type(a_symbol) is not str or not a_symbol.isascii():
@@ -1315,12 +531,7 @@ def _invoke_get_stock_info(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_order_details: frozenset[str] = frozenset({'order_id'})
-
-
 def _invoke_get_order_details(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_order_details):
-        rt.check_arguments_python(args, ('order_id',), ('order_id',), 'TradingBot.get_order_details')
     try:
         try:
             a_order_id = v.want_int(args['order_id'], 'order_id')
@@ -1331,12 +542,7 @@ def _invoke_get_order_details(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_cancel_order: frozenset[str] = frozenset({'order_id'})
-
-
 def _invoke_cancel_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_cancel_order):
-        rt.check_arguments_python(args, ('order_id',), ('order_id',), 'TradingBot.cancel_order')
     try:
         try:
             a_order_id = v.want_int(args['order_id'], 'order_id')
@@ -1347,12 +553,7 @@ def _invoke_cancel_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_place_order: frozenset[str] = frozenset({'order_type', 'symbol', 'price', 'amount'})
-
-
 def _invoke_place_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_place_order):
-        rt.check_arguments_python(args, ('order_type', 'symbol', 'price', 'amount'), ('order_type', 'symbol', 'price', 'amount'), 'TradingBot.place_order')
     try:
         a_order_type = args['order_type']
         if type(a_order_type) is not str or not a_order_type.isascii():
@@ -1373,12 +574,7 @@ def _invoke_place_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_withdraw_funds: frozenset[str] = frozenset({'amount'})
-
-
 def _invoke_withdraw_funds(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_withdraw_funds):
-        rt.check_arguments_python(args, ('amount',), ('amount',), 'TradingBot.withdraw_funds')
     try:
         try:
             a_amount = v.want_number(args['amount'], 'amount')
@@ -1389,24 +585,14 @@ def _invoke_withdraw_funds(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_account_info: frozenset[str] = frozenset(())
-
-
 def _invoke_get_account_info(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_account_info):
-        rt.check_arguments_python(args, (), (), 'TradingBot.get_account_info')
     try:
         return ep.tool_get_account_info()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_trading_login: frozenset[str] = frozenset({'username', 'password'})
-
-
 def _invoke_trading_login(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_trading_login):
-        rt.check_arguments_python(args, ('username', 'password'), ('username', 'password'), 'TradingBot.trading_login')
     try:
         a_username = args['username']
         if type(a_username) is not str or not a_username.isascii():
@@ -1419,36 +605,21 @@ def _invoke_trading_login(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_trading_get_login_status: frozenset[str] = frozenset(())
-
-
 def _invoke_trading_get_login_status(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_trading_get_login_status):
-        rt.check_arguments_python(args, (), (), 'TradingBot.trading_get_login_status')
     try:
         return ep.tool_trading_get_login_status()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_trading_logout: frozenset[str] = frozenset(())
-
-
 def _invoke_trading_logout(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_trading_logout):
-        rt.check_arguments_python(args, (), (), 'TradingBot.trading_logout')
     try:
         return ep.tool_trading_logout()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_fund_account: frozenset[str] = frozenset({'amount'})
-
-
 def _invoke_fund_account(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_fund_account):
-        rt.check_arguments_python(args, ('amount',), ('amount',), 'TradingBot.fund_account')
     try:
         try:
             a_amount = v.want_number(args['amount'], 'amount')
@@ -1459,12 +630,7 @@ def _invoke_fund_account(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_remove_stock_from_watchlist: frozenset[str] = frozenset({'symbol'})
-
-
 def _invoke_remove_stock_from_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_remove_stock_from_watchlist):
-        rt.check_arguments_python(args, ('symbol',), ('symbol',), 'TradingBot.remove_stock_from_watchlist')
     try:
         a_symbol = args['symbol']
         if type(a_symbol) is not str or not a_symbol.isascii():
@@ -1474,44 +640,28 @@ def _invoke_remove_stock_from_watchlist(ep: TradingBot, args: Mapping[str, Any])
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_watchlist: frozenset[str] = frozenset(())
-
-
 def _invoke_get_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_watchlist):
-        rt.check_arguments_python(args, (), (), 'TradingBot.get_watchlist')
     try:
         return ep.tool_get_watchlist()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_order_history: frozenset[str] = frozenset(())
-
-
 def _invoke_get_order_history(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_order_history):
-        rt.check_arguments_python(args, (), (), 'TradingBot.get_order_history')
     try:
         return ep.tool_get_order_history()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_transaction_history: frozenset[str] = frozenset({'start_date', 'end_date'})
-_NEEDS_get_transaction_history: frozenset[str] = frozenset(())
-
-
 def _invoke_get_transaction_history(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_get_transaction_history >= args.keys() >= _NEEDS_get_transaction_history):
-        rt.check_arguments_python(args, ('start_date', 'end_date'), (), 'TradingBot.get_transaction_history')
     try:
         try:
-            a_start_date = (v.want_optional(args['start_date'], 'start_date', (lambda x, p: v.want_str(x, p))) if 'start_date' in args else None)
+            a_start_date = (v.want_optional(args['start_date'], 'start_date', v.want_str) if 'start_date' in args else None)
         except ToolError as exc:
             a_start_date = rt.foreign(ep, exc, args['start_date'], 'start_date')
         try:
-            a_end_date = (v.want_optional(args['end_date'], 'end_date', (lambda x, p: v.want_str(x, p))) if 'end_date' in args else None)
+            a_end_date = (v.want_optional(args['end_date'], 'end_date', v.want_str) if 'end_date' in args else None)
         except ToolError as exc:
             a_end_date = rt.foreign(ep, exc, args['end_date'], 'end_date')
         return ep.tool_get_transaction_history(a_start_date, a_end_date)
@@ -1519,12 +669,7 @@ def _invoke_get_transaction_history(ep: TradingBot, args: Mapping[str, Any]) -> 
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_available_stocks: frozenset[str] = frozenset({'sector'})
-
-
 def _invoke_get_available_stocks(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_available_stocks):
-        rt.check_arguments_python(args, ('sector',), ('sector',), 'TradingBot.get_available_stocks')
     try:
         a_sector = args['sector']
         if type(a_sector) is not str or not a_sector.isascii():
@@ -1534,12 +679,7 @@ def _invoke_get_available_stocks(ep: TradingBot, args: Mapping[str, Any]) -> Any
         raise rt.python_failure(exc) from None
 
 
-_ARGS_filter_stocks_by_price: frozenset[str] = frozenset({'stocks', 'min_price', 'max_price'})
-
-
 def _invoke_filter_stocks_by_price(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_filter_stocks_by_price):
-        rt.check_arguments_python(args, ('stocks', 'min_price', 'max_price'), ('stocks', 'min_price', 'max_price'), 'TradingBot.filter_stocks_by_price')
     try:
         a_stocks = args['stocks']
         try:
@@ -1563,12 +703,7 @@ def _invoke_filter_stocks_by_price(ep: TradingBot, args: Mapping[str, Any]) -> A
         raise rt.python_failure(exc) from None
 
 
-_ARGS_add_to_watchlist: frozenset[str] = frozenset({'stock'})
-
-
 def _invoke_add_to_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_add_to_watchlist):
-        rt.check_arguments_python(args, ('stock',), ('stock',), 'TradingBot.add_to_watchlist')
     try:
         a_stock = args['stock']
         if type(a_stock) is not str or not a_stock.isascii():
@@ -1578,12 +713,7 @@ def _invoke_add_to_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_notify_price_change: frozenset[str] = frozenset({'stocks', 'threshold'})
-
-
 def _invoke_notify_price_change(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_notify_price_change):
-        rt.check_arguments_python(args, ('stocks', 'threshold'), ('stocks', 'threshold'), 'TradingBot.notify_price_change')
     try:
         a_stocks = args['stocks']
         try:
@@ -1603,28 +733,104 @@ def _invoke_notify_price_change(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-TradingBot.TOOLS = {
-    'get_current_time': ToolSpec('get_current_time', 'Get the current time.', (), read_only=True, invoke=_invoke_get_current_time, where='trading_bot.world:252', returns={'type': 'object', 'properties': {'current_time': {'type': 'string'}}, 'required': ['current_time'], 'additionalProperties': False}),
-    'get_symbol_by_name': ToolSpec('get_symbol_by_name', 'Get the symbol of a stock by company name.', (ParamSpec('name', {'type': 'string', 'description': 'Name of the company.'}, True, 'Name of the company.', table=None), ), read_only=True, invoke=_invoke_get_symbol_by_name, where='trading_bot.world:256', returns={'type': 'object', 'properties': {'symbol': {'type': 'string'}}, 'required': ['symbol'], 'additionalProperties': False}),
-    'get_stock_info': ToolSpec('get_stock_info', 'Get the details of a stock.', (ParamSpec('symbol', {'type': 'string', 'description': 'Symbol that uniquely identifies the stock.'}, True, 'Symbol that uniquely identifies the stock.', table=None), ), read_only=True, invoke=_invoke_get_stock_info, where='trading_bot.world:262', returns={'type': 'object', 'additionalProperties': {}}),
-    'get_order_details': ToolSpec('get_order_details', 'Get the details of an order.', (ParamSpec('order_id', {'type': 'integer', 'description': 'ID of the order.'}, True, 'ID of the order.', table=None), ), read_only=True, invoke=_invoke_get_order_details, where='trading_bot.world:269', returns={}),
-    'cancel_order': ToolSpec('cancel_order', 'Cancel an order.', (ParamSpec('order_id', {'type': 'integer', 'description': 'ID of the order to cancel.'}, True, 'ID of the order to cancel.', table=None), ), read_only=False, invoke=_invoke_cancel_order, where='trading_bot.world:275', returns={'type': 'object', 'properties': {'order_id': {'type': 'integer'}, 'status': {'type': 'string'}}, 'required': ['order_id', 'status'], 'additionalProperties': False}),
-    'place_order': ToolSpec('place_order', 'Place an order.', (ParamSpec('order_type', {'type': 'string', 'description': 'Type of the order (Buy/Sell).'}, True, 'Type of the order (Buy/Sell).', table=None), ParamSpec('symbol', {'type': 'string', 'description': 'Symbol of the stock to trade.'}, True, 'Symbol of the stock to trade.', table=None), ParamSpec('price', {'type': 'number', 'description': 'Price at which to place the order.'}, True, 'Price at which to place the order.', table=None), ParamSpec('amount', {'type': 'integer', 'description': 'Number of shares to trade.'}, True, 'Number of shares to trade.', table=None), ), read_only=False, invoke=_invoke_place_order, where='trading_bot.world:285', returns={'type': 'object', 'properties': {'order_id': {'type': 'integer'}, 'order_type': {'type': 'string'}, 'status': {'type': 'string'}, 'price': {'type': 'number'}, 'amount': {'type': 'integer'}}, 'required': ['order_id', 'order_type', 'status', 'price', 'amount'], 'additionalProperties': False}),
-    'withdraw_funds': ToolSpec('withdraw_funds', 'Withdraw funds from the account balance.', (ParamSpec('amount', {'type': 'number', 'description': 'Amount to withdraw from the account.'}, True, 'Amount to withdraw from the account.', table=None), ), read_only=False, invoke=_invoke_withdraw_funds, where='trading_bot.world:324', returns={'type': 'object', 'properties': {'status': {'type': 'string'}, 'new_balance': {}}, 'required': ['status', 'new_balance'], 'additionalProperties': False}),
-    'get_account_info': ToolSpec('get_account_info', 'Get account information.', (), read_only=True, invoke=_invoke_get_account_info, where='trading_bot.world:342', returns={'type': 'object', 'additionalProperties': {}}),
-    'trading_login': ToolSpec('trading_login', 'Handle user login.', (ParamSpec('username', {'type': 'string', 'description': 'Username for authentication.'}, True, 'Username for authentication.', table=None), ParamSpec('password', {'type': 'string', 'description': 'Password for authentication.'}, True, 'Password for authentication.', table=None), ), read_only=False, invoke=_invoke_trading_login, where='trading_bot.world:347', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    'trading_get_login_status': ToolSpec('trading_get_login_status', 'Get the login status.', (), read_only=True, invoke=_invoke_trading_get_login_status, where='trading_bot.world:361', returns={'type': 'object', 'properties': {'status': {'type': 'boolean'}}, 'required': ['status'], 'additionalProperties': False}),
-    'trading_logout': ToolSpec('trading_logout', 'Handle user logout for trading system.', (), read_only=False, invoke=_invoke_trading_logout, where='trading_bot.world:365', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    'fund_account': ToolSpec('fund_account', 'Fund the account with the specified amount.', (ParamSpec('amount', {'type': 'number', 'description': 'Amount to fund the account with.'}, True, 'Amount to fund the account with.', table=None), ), read_only=False, invoke=_invoke_fund_account, where='trading_bot.world:373', returns={'type': 'object', 'properties': {'status': {'type': 'string'}, 'new_balance': {}}, 'required': ['status', 'new_balance'], 'additionalProperties': False}),
-    'remove_stock_from_watchlist': ToolSpec('remove_stock_from_watchlist', 'Remove a stock from the watchlist.', (ParamSpec('symbol', {'type': 'string', 'description': 'Symbol of the stock to remove.'}, True, 'Symbol of the stock to remove.', table=None), ), read_only=False, invoke=_invoke_remove_stock_from_watchlist, where='trading_bot.world:389', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    'get_watchlist': ToolSpec('get_watchlist', 'Get the watchlist.', (), read_only=True, invoke=_invoke_get_watchlist, where='trading_bot.world:398', returns={}),
-    'get_order_history': ToolSpec('get_order_history', 'Get the stock order ID history.', (), read_only=True, invoke=_invoke_get_order_history, where='trading_bot.world:407', returns={}),
-    'get_transaction_history': ToolSpec('get_transaction_history', 'Get the transaction history within a specified date range.', (ParamSpec('start_date', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': "Start date for the history (format: 'YYYY-MM-DD')."}, False, "Start date for the history (format: 'YYYY-MM-DD').", table=None), ParamSpec('end_date', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': "End date for the history (format: 'YYYY-MM-DD')."}, False, "End date for the history (format: 'YYYY-MM-DD').", table=None), ), read_only=True, invoke=_invoke_get_transaction_history, where='trading_bot.world:415', returns={}),
-    'get_available_stocks': ToolSpec('get_available_stocks', 'Get a list of stock symbols in the given sector.', (ParamSpec('sector', {'type': 'string', 'description': "The sector to retrieve stocks from (e.g., 'Technology')."}, True, "The sector to retrieve stocks from (e.g., 'Technology').", table=None), ), read_only=True, invoke=_invoke_get_available_stocks, where='trading_bot.world:444', returns={'type': 'object', 'properties': {'stock_list': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['stock_list'], 'additionalProperties': False}),
-    'filter_stocks_by_price': ToolSpec('filter_stocks_by_price', 'Filter stocks based on a price range.', (ParamSpec('stocks', {'type': 'array', 'items': {'type': 'string'}, 'description': 'List of stock symbols to filter.'}, True, 'List of stock symbols to filter.', table=None), ParamSpec('min_price', {'type': 'number', 'description': 'Minimum stock price.'}, True, 'Minimum stock price.', table=None), ParamSpec('max_price', {'type': 'number', 'description': 'Maximum stock price.'}, True, 'Maximum stock price.', table=None), ), read_only=True, invoke=_invoke_filter_stocks_by_price, where='trading_bot.world:452', returns={'type': 'object', 'properties': {'filtered_stocks': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['filtered_stocks'], 'additionalProperties': False}),
-    'add_to_watchlist': ToolSpec('add_to_watchlist', 'Add a stock to the watchlist.', (ParamSpec('stock', {'type': 'string', 'description': 'the stock symbol to add to the watchlist.'}, True, 'the stock symbol to add to the watchlist.', table=None), ), read_only=False, invoke=_invoke_add_to_watchlist, where='trading_bot.world:465', returns={'type': 'object', 'properties': {'watchlist': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['watchlist'], 'additionalProperties': False}),
-    'notify_price_change': ToolSpec('notify_price_change', 'Notify if there is a significant price change in the stocks.', (ParamSpec('stocks', {'type': 'array', 'items': {'type': 'string'}, 'description': 'List of stock symbols to check.'}, True, 'List of stock symbols to check.', table=None), ParamSpec('threshold', {'type': 'number', 'description': 'Percentage change threshold to trigger a notification.'}, True, 'Percentage change threshold to trigger a notification.', table=None), ), read_only=True, invoke=_invoke_notify_price_change, where='trading_bot.world:475', returns={'type': 'object', 'properties': {'notification': {'type': 'string'}}, 'required': ['notification'], 'additionalProperties': False}),
-}
+TradingBot.TOOLS = tools(
+    tool('get_current_time', 'Get the current time.', (), read_only=True,
+         invoke=_invoke_get_current_time, python_name='TradingBot.get_current_time',
+         where='trading_bot.world:252',
+         returns={'type': 'object', 'properties': {'current_time': {'type': 'string'}}, 'required': ['current_time'], 'additionalProperties': False}),
+    tool('get_symbol_by_name', 'Get the symbol of a stock by company name.',
+         (param('name', {'type': 'string'}, 'Name of the company.'),), read_only=True,
+         invoke=_invoke_get_symbol_by_name, python_name='TradingBot.get_symbol_by_name',
+         where='trading_bot.world:256',
+         returns={'type': 'object', 'properties': {'symbol': {'type': 'string'}}, 'required': ['symbol'], 'additionalProperties': False}),
+    tool('get_stock_info', 'Get the details of a stock.',
+         (param('symbol', {'type': 'string'}, 'Symbol that uniquely identifies the stock.'),),
+         read_only=True, invoke=_invoke_get_stock_info, python_name='TradingBot.get_stock_info',
+         where='trading_bot.world:262', returns={'type': 'object', 'additionalProperties': {}}),
+    tool('get_order_details', 'Get the details of an order.',
+         (param('order_id', {'type': 'integer'}, 'ID of the order.'),), read_only=True,
+         invoke=_invoke_get_order_details, python_name='TradingBot.get_order_details',
+         where='trading_bot.world:269', returns={}),
+    tool('cancel_order', 'Cancel an order.',
+         (param('order_id', {'type': 'integer'}, 'ID of the order to cancel.'),), read_only=False,
+         invoke=_invoke_cancel_order, python_name='TradingBot.cancel_order',
+         where='trading_bot.world:275',
+         returns={'type': 'object', 'properties': {'order_id': {'type': 'integer'}, 'status': {'type': 'string'}}, 'required': ['order_id', 'status'], 'additionalProperties': False}),
+    tool('place_order', 'Place an order.',
+         (param('order_type', {'type': 'string'}, 'Type of the order (Buy/Sell).'),
+         param('symbol', {'type': 'string'}, 'Symbol of the stock to trade.'),
+         param('price', {'type': 'number'}, 'Price at which to place the order.'),
+         param('amount', {'type': 'integer'}, 'Number of shares to trade.')), read_only=False,
+         invoke=_invoke_place_order, python_name='TradingBot.place_order',
+         where='trading_bot.world:285',
+         returns={'type': 'object', 'properties': {'order_id': {'type': 'integer'}, 'order_type': {'type': 'string'}, 'status': {'type': 'string'}, 'price': {'type': 'number'}, 'amount': {'type': 'integer'}}, 'required': ['order_id', 'order_type', 'status', 'price', 'amount'], 'additionalProperties': False}),
+    tool('withdraw_funds', 'Withdraw funds from the account balance.',
+         (param('amount', {'type': 'number'}, 'Amount to withdraw from the account.'),),
+         read_only=False, invoke=_invoke_withdraw_funds, python_name='TradingBot.withdraw_funds',
+         where='trading_bot.world:324',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}, 'new_balance': {}}, 'required': ['status', 'new_balance'], 'additionalProperties': False}),
+    tool('get_account_info', 'Get account information.', (), read_only=True,
+         invoke=_invoke_get_account_info, python_name='TradingBot.get_account_info',
+         where='trading_bot.world:342', returns={'type': 'object', 'additionalProperties': {}}),
+    tool('trading_login', 'Handle user login.',
+         (param('username', {'type': 'string'}, 'Username for authentication.'),
+         param('password', {'type': 'string'}, 'Password for authentication.')), read_only=False,
+         invoke=_invoke_trading_login, python_name='TradingBot.trading_login',
+         where='trading_bot.world:347',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('trading_get_login_status', 'Get the login status.', (), read_only=True,
+         invoke=_invoke_trading_get_login_status,
+         python_name='TradingBot.trading_get_login_status', where='trading_bot.world:361',
+         returns={'type': 'object', 'properties': {'status': {'type': 'boolean'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('trading_logout', 'Handle user logout for trading system.', (), read_only=False,
+         invoke=_invoke_trading_logout, python_name='TradingBot.trading_logout',
+         where='trading_bot.world:365',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('fund_account', 'Fund the account with the specified amount.',
+         (param('amount', {'type': 'number'}, 'Amount to fund the account with.'),),
+         read_only=False, invoke=_invoke_fund_account, python_name='TradingBot.fund_account',
+         where='trading_bot.world:373',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}, 'new_balance': {}}, 'required': ['status', 'new_balance'], 'additionalProperties': False}),
+    tool('remove_stock_from_watchlist', 'Remove a stock from the watchlist.',
+         (param('symbol', {'type': 'string'}, 'Symbol of the stock to remove.'),),
+         read_only=False, invoke=_invoke_remove_stock_from_watchlist,
+         python_name='TradingBot.remove_stock_from_watchlist', where='trading_bot.world:389',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('get_watchlist', 'Get the watchlist.', (), read_only=True, invoke=_invoke_get_watchlist,
+         python_name='TradingBot.get_watchlist', where='trading_bot.world:398', returns={}),
+    tool('get_order_history', 'Get the stock order ID history.', (), read_only=True,
+         invoke=_invoke_get_order_history, python_name='TradingBot.get_order_history',
+         where='trading_bot.world:407', returns={}),
+    tool('get_transaction_history', 'Get the transaction history within a specified date range.',
+         (param('start_date', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Start date for the history (format: 'YYYY-MM-DD').", optional=True),
+         param('end_date', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "End date for the history (format: 'YYYY-MM-DD').", optional=True)),
+         read_only=True, invoke=_invoke_get_transaction_history,
+         python_name='TradingBot.get_transaction_history', where='trading_bot.world:415',
+         returns={}),
+    tool('get_available_stocks', 'Get a list of stock symbols in the given sector.',
+         (param('sector', {'type': 'string'}, "The sector to retrieve stocks from (e.g., 'Technology')."),),
+         read_only=True, invoke=_invoke_get_available_stocks,
+         python_name='TradingBot.get_available_stocks', where='trading_bot.world:444',
+         returns={'type': 'object', 'properties': {'stock_list': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['stock_list'], 'additionalProperties': False}),
+    tool('filter_stocks_by_price', 'Filter stocks based on a price range.',
+         (param('stocks', {'type': 'array', 'items': {'type': 'string'}}, 'List of stock symbols to filter.'),
+         param('min_price', {'type': 'number'}, 'Minimum stock price.'),
+         param('max_price', {'type': 'number'}, 'Maximum stock price.')), read_only=True,
+         invoke=_invoke_filter_stocks_by_price, python_name='TradingBot.filter_stocks_by_price',
+         where='trading_bot.world:452',
+         returns={'type': 'object', 'properties': {'filtered_stocks': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['filtered_stocks'], 'additionalProperties': False}),
+    tool('add_to_watchlist', 'Add a stock to the watchlist.',
+         (param('stock', {'type': 'string'}, 'the stock symbol to add to the watchlist.'),),
+         read_only=False, invoke=_invoke_add_to_watchlist,
+         python_name='TradingBot.add_to_watchlist', where='trading_bot.world:465',
+         returns={'type': 'object', 'properties': {'watchlist': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['watchlist'], 'additionalProperties': False}),
+    tool('notify_price_change', 'Notify if there is a significant price change in the stocks.',
+         (param('stocks', {'type': 'array', 'items': {'type': 'string'}}, 'List of stock symbols to check.'),
+         param('threshold', {'type': 'number'}, 'Percentage change threshold to trigger a notification.')),
+         read_only=True, invoke=_invoke_notify_price_change,
+         python_name='TradingBot.notify_price_change', where='trading_bot.world:475',
+         returns={'type': 'object', 'properties': {'notification': {'type': 'string'}}, 'required': ['notification'], 'additionalProperties': False}),
+)
 
 
 TradingBot.TASKS = {

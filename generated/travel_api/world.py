@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,1314 +24,168 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Booking", "BookingHistory", "BudgetLimit", "Cancellation", "CardBalance", "CardId", "CostList", "CreditCards", "ExchangedValue", "FiscalYear", "Insurance", "Invoice", "InvoiceResult", "LoginStatus", "NearestAirport", "SupportMessage", "Token", "TravelAPI", "Verification"]
+__all__ = [
+    "Booking", "BookingHistory", "BudgetLimit", "Cancellation", "CardBalance", "CardId",
+    "CostList", "CreditCards", "ExchangedValue", "FiscalYear", "Insurance", "Invoice",
+    "InvoiceResult", "LoginStatus", "NearestAirport", "SupportMessage", "Token", "TravelAPI",
+    "Verification",
+]
 
 
-class _Slots_Token:
-    'The slots of the Token record: its fields and its JSON text.'
-
-    __slots__ = ('expires_in', 'access_token', 'token_type', 'scope', '_json')
-
-
-class Token(_Slots_Token, rt.Record):
+class Token(Record):
     "authenticate_travel's answer."
 
-    __slots__ = ()
-    __match_args__ = ('expires_in', 'access_token', 'token_type', 'scope')
-
-    expires_in: int
-    access_token: str
-    token_type: str
-    scope: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.expires_in, self.access_token, self.token_type, self.scope) == (other.expires_in, other.access_token, other.token_type, other.scope)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.expires_in, self.access_token, self.token_type, self.scope))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(expires_in={self.expires_in!r}, access_token={self.access_token!r}, token_type={self.token_type!r}, scope={self.scope!r})'
-
-    def __init__(self, expires_in: int, access_token: str, token_type: str, scope: str) -> None:
-        _set = _SET_Token
-        _set[0](self, expires_in)
-        _set[1](self, access_token)
-        _set[2](self, token_type)
-        _set[3](self, scope)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'expires_in': self.expires_in,
-            'access_token': self.access_token,
-            'token_type': self.token_type,
-            'scope': self.scope,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"expires_in": ', v.int_text(self.expires_in), ', "access_token": ', v.str_text(self.access_token), ', "token_type": ', v.str_text(self.token_type), ', "scope": ', v.str_text(self.scope), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Token[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Token:
-        d = v.want_object(data, path, {'expires_in': True, 'access_token': True, 'token_type': True, 'scope': True})
-        return _new_Token(
-            expires_in=v.want_int(d['expires_in'], path + '.expires_in'),
-            access_token=v.want_str(d['access_token'], path + '.access_token'),
-            token_type=v.want_str(d['token_type'], path + '.token_type'),
-            scope=v.want_str(d['scope'], path + '.scope'),
-        )
+    expires_in: int = field(load=v.want_int, text=v.int_text)
+    access_token: str = field(load=v.want_str, text=v.str_text)
+    token_type: str = field(load=v.want_str, text=v.str_text)
+    scope: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_Token: tuple[Any, ...] = rt.slot_setters(_Slots_Token, ('expires_in', 'access_token', 'token_type', 'scope', '_json'))
-
-
-class _Made_Token(_Slots_Token):
-    'A Token being made by _new_Token.'
-
-    __slots__ = ()
-
-
-def _new_Token(expires_in: int, access_token: str, token_type: str, scope: str) -> Token:
-    self: Any = object.__new__(_Made_Token)
-    self.expires_in = expires_in
-    self.access_token = access_token
-    self.token_type = token_type
-    self.scope = scope
-    self._json = None
-    self.__class__ = Token
-    _made: Token = self
-    return _made
-
-
-class _Slots_LoginStatus:
-    'The slots of the LoginStatus record: its fields and its JSON text.'
-
-    __slots__ = ('status', '_json')
-
-
-class LoginStatus(_Slots_LoginStatus, rt.Record):
+class LoginStatus(Record):
     'The LoginStatus record.'
 
-    __slots__ = ()
-    __match_args__ = ('status',)
-
-    status: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.status,) == (other.status,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.status,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(status={self.status!r})'
-
-    def __init__(self, status: bool) -> None:
-        _set = _SET_LoginStatus
-        _set[0](self, status)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'status': self.status,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"status": ', v.json_text(self.status), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_LoginStatus[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> LoginStatus:
-        d = v.want_object(data, path, {'status': True})
-        return _new_LoginStatus(
-            status=v.want_bool(d['status'], path + '.status'),
-        )
+    status: bool = field(load=v.want_bool)
 
 
-_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(_Slots_LoginStatus, ('status', '_json'))
-
-
-class _Made_LoginStatus(_Slots_LoginStatus):
-    'A LoginStatus being made by _new_LoginStatus.'
-
-    __slots__ = ()
-
-
-def _new_LoginStatus(status: bool) -> LoginStatus:
-    self: Any = object.__new__(_Made_LoginStatus)
-    self.status = status
-    self._json = None
-    self.__class__ = LoginStatus
-    _made: LoginStatus = self
-    return _made
-
-
-class _Slots_FiscalYear:
-    'The slots of the FiscalYear record: its fields and its JSON text.'
-
-    __slots__ = ('budget_fiscal_year', '_json')
-
-
-class FiscalYear(_Slots_FiscalYear, rt.Record):
+class FiscalYear(Record):
     'The FiscalYear record.'
 
-    __slots__ = ()
-    __match_args__ = ('budget_fiscal_year',)
-
-    budget_fiscal_year: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.budget_fiscal_year,) == (other.budget_fiscal_year,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.budget_fiscal_year,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(budget_fiscal_year={self.budget_fiscal_year!r})'
-
-    def __init__(self, budget_fiscal_year: str) -> None:
-        _set = _SET_FiscalYear
-        _set[0](self, budget_fiscal_year)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'budget_fiscal_year': self.budget_fiscal_year,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"budget_fiscal_year": ', v.str_text(self.budget_fiscal_year), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_FiscalYear[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> FiscalYear:
-        d = v.want_object(data, path, {'budget_fiscal_year': True})
-        return _new_FiscalYear(
-            budget_fiscal_year=v.want_str(d['budget_fiscal_year'], path + '.budget_fiscal_year'),
-        )
+    budget_fiscal_year: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_FiscalYear: tuple[Any, ...] = rt.slot_setters(_Slots_FiscalYear, ('budget_fiscal_year', '_json'))
-
-
-class _Made_FiscalYear(_Slots_FiscalYear):
-    'A FiscalYear being made by _new_FiscalYear.'
-
-    __slots__ = ()
-
-
-def _new_FiscalYear(budget_fiscal_year: str) -> FiscalYear:
-    self: Any = object.__new__(_Made_FiscalYear)
-    self.budget_fiscal_year = budget_fiscal_year
-    self._json = None
-    self.__class__ = FiscalYear
-    _made: FiscalYear = self
-    return _made
-
-
-class _Slots_CardId:
-    'The slots of the CardId record: its fields and its JSON text.'
-
-    __slots__ = ('card_id', '_json')
-
-
-class CardId(_Slots_CardId, rt.Record):
+class CardId(Record):
     'The CardId record.'
 
-    __slots__ = ()
-    __match_args__ = ('card_id',)
-
-    card_id: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.card_id,) == (other.card_id,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.card_id,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(card_id={self.card_id!r})'
-
-    def __init__(self, card_id: str) -> None:
-        _set = _SET_CardId
-        _set[0](self, card_id)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'card_id': self.card_id,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"card_id": ', v.str_text(self.card_id), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_CardId[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CardId:
-        d = v.want_object(data, path, {'card_id': True})
-        return _new_CardId(
-            card_id=v.want_str(d['card_id'], path + '.card_id'),
-        )
+    card_id: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_CardId: tuple[Any, ...] = rt.slot_setters(_Slots_CardId, ('card_id', '_json'))
-
-
-class _Made_CardId(_Slots_CardId):
-    'A CardId being made by _new_CardId.'
-
-    __slots__ = ()
-
-
-def _new_CardId(card_id: str) -> CardId:
-    self: Any = object.__new__(_Made_CardId)
-    self.card_id = card_id
-    self._json = None
-    self.__class__ = CardId
-    _made: CardId = self
-    return _made
-
-
-class _Slots_CostList:
-    'The slots of the CostList record: its fields and its JSON text.'
-
-    __slots__ = ('travel_cost_list', '_json')
-
-
-class CostList(_Slots_CostList, rt.Record):
+class CostList(Record):
     'The CostList record.'
 
-    __slots__ = ()
-    __match_args__ = ('travel_cost_list',)
-
-    travel_cost_list: tuple[float, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.travel_cost_list,) == (other.travel_cost_list,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.travel_cost_list,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(travel_cost_list={self.travel_cost_list!r})'
-
-    def __init__(self, travel_cost_list: tuple[float, ...]) -> None:
-        _set = _SET_CostList
-        _set[0](self, travel_cost_list)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'travel_cost_list': v.export_value(self.travel_cost_list),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"travel_cost_list": ', v.json_text(self.travel_cost_list), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_CostList[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CostList:
-        d = v.want_object(data, path, {'travel_cost_list': True})
-        return _new_CostList(
-            travel_cost_list=v.want_list(d['travel_cost_list'], path + '.travel_cost_list', (lambda x, p: v.want_float(x, p))),
-        )
+    travel_cost_list: tuple[float, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_float), export=v.export_value)
 
 
-_SET_CostList: tuple[Any, ...] = rt.slot_setters(_Slots_CostList, ('travel_cost_list', '_json'))
-
-
-class _Made_CostList(_Slots_CostList):
-    'A CostList being made by _new_CostList.'
-
-    __slots__ = ()
-
-
-def _new_CostList(travel_cost_list: tuple[float, ...]) -> CostList:
-    self: Any = object.__new__(_Made_CostList)
-    self.travel_cost_list = travel_cost_list
-    self._json = None
-    self.__class__ = CostList
-    _made: CostList = self
-    return _made
-
-
-class _Slots_CardBalance:
-    'The slots of the CardBalance record: its fields.'
-
-    __slots__ = ('card_balance',)
-
-
-class CardBalance(_Slots_CardBalance, rt.Record):
+class CardBalance(Record):
     'The CardBalance record.'
 
-    __slots__ = ()
-    __match_args__ = ('card_balance',)
-
-    card_balance: Any
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.card_balance,) == (other.card_balance,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.card_balance,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(card_balance={self.card_balance!r})'
-
-    def __init__(self, card_balance: Any) -> None:
-        _set = _SET_CardBalance
-        _set[0](self, card_balance)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'card_balance': v.copy_json(self.card_balance),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CardBalance:
-        d = v.want_object(data, path, {'card_balance': True})
-        return _new_CardBalance(
-            card_balance=v.want_json(d['card_balance'], path + '.card_balance'),
-        )
+    card_balance: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
 
 
-_SET_CardBalance: tuple[Any, ...] = rt.slot_setters(_Slots_CardBalance, ('card_balance',))
-
-
-class _Made_CardBalance(_Slots_CardBalance):
-    'A CardBalance being made by _new_CardBalance.'
-
-    __slots__ = ()
-
-
-def _new_CardBalance(card_balance: Any) -> CardBalance:
-    self: Any = object.__new__(_Made_CardBalance)
-    self.card_balance = card_balance
-    self.__class__ = CardBalance
-    _made: CardBalance = self
-    return _made
-
-
-class _Slots_Booking:
-    'The slots of the Booking record: its fields.'
-
-    __slots__ = ('booking_id', 'transaction_id', 'booking_status', 'booking_history', 'error')
-
-
-class Booking(_Slots_Booking, rt.Record):
+class Booking(Record):
     'The Booking record.'
 
-    __slots__ = ()
-    __match_args__ = ('booking_id', 'transaction_id', 'booking_status', 'booking_history', 'error')
-
-    booking_id: str | None
-    transaction_id: str | None
-    booking_status: bool
-    booking_history: dict[str, dict[str, Any]] | None
-    error: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.booking_id, self.transaction_id, self.booking_status, self.booking_history, self.error) == (other.booking_id, other.transaction_id, other.booking_status, other.booking_history, other.error)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.booking_id, self.transaction_id, self.booking_status, self.booking_history, self.error))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(booking_id={self.booking_id!r}, transaction_id={self.transaction_id!r}, booking_status={self.booking_status!r}, booking_history={self.booking_history!r}, error={self.error!r})'
-
-    def __init__(self, booking_id: str | None, transaction_id: str | None, booking_status: bool, booking_history: dict[str, dict[str, Any]] | None, error: str | None) -> None:
-        _set = _SET_Booking
-        _set[0](self, booking_id)
-        _set[1](self, transaction_id)
-        _set[2](self, booking_status)
-        _set[3](self, booking_history)
-        _set[4](self, error)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            **({'booking_id': self.booking_id} if self.booking_id is not None else {}),
-            **({'transaction_id': self.transaction_id} if self.transaction_id is not None else {}),
-            'booking_status': self.booking_status,
-            **({'booking_history': v.export_value(self.booking_history)} if self.booking_history is not None else {}),
-            **({'error': self.error} if self.error is not None else {}),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Booking:
-        d = v.want_object(data, path, {'booking_id': False, 'transaction_id': False, 'booking_status': True, 'booking_history': False, 'error': False})
-        return _new_Booking(
-            booking_id=(v.want_optional(d['booking_id'], path + '.booking_id', (lambda x, p: v.want_str(x, p))) if 'booking_id' in d else None),
-            transaction_id=(v.want_optional(d['transaction_id'], path + '.transaction_id', (lambda x, p: v.want_str(x, p))) if 'transaction_id' in d else None),
-            booking_status=v.want_bool(d['booking_status'], path + '.booking_status'),
-            booking_history=(v.want_optional(d['booking_history'], path + '.booking_history', (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))))) if 'booking_history' in d else None),
-            error=(v.want_optional(d['error'], path + '.error', (lambda x, p: v.want_str(x, p))) if 'error' in d else None),
-        )
+    booking_id: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
+        text=optional_text(v.str_text))
+    transaction_id: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
+        text=optional_text(v.str_text))
+    booking_status: bool = field(load=v.want_bool)
+    booking_history: dict[str, dict[str, Any]] | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))))),
+        optional=True, export=v.export_value, omit_none=True, keeps_text=False)
+    error: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
+        text=optional_text(v.str_text))
 
 
-_SET_Booking: tuple[Any, ...] = rt.slot_setters(_Slots_Booking, ('booking_id', 'transaction_id', 'booking_status', 'booking_history', 'error'))
-
-
-class _Made_Booking(_Slots_Booking):
-    'A Booking being made by _new_Booking.'
-
-    __slots__ = ()
-
-
-def _new_Booking(booking_id: str | None, transaction_id: str | None, booking_status: bool, booking_history: dict[str, dict[str, Any]] | None, error: str | None) -> Booking:
-    self: Any = object.__new__(_Made_Booking)
-    self.booking_id = booking_id
-    self.transaction_id = transaction_id
-    self.booking_status = booking_status
-    self.booking_history = booking_history
-    self.error = error
-    self.__class__ = Booking
-    _made: Booking = self
-    return _made
-
-
-class _Slots_Invoice:
-    'The slots of the Invoice record: its fields.'
-
-    __slots__ = ('booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id')
-
-
-class Invoice(_Slots_Invoice, rt.Record):
+class Invoice(Record):
     'The Invoice record.'
 
-    __slots__ = ()
-    __match_args__ = ('booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id')
-
-    booking_id: str
-    travel_date: Any
-    travel_from: Any
-    travel_to: Any
-    travel_class: Any
-    travel_cost: Any
-    transaction_id: Any
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.booking_id, self.travel_date, self.travel_from, self.travel_to, self.travel_class, self.travel_cost, self.transaction_id) == (other.booking_id, other.travel_date, other.travel_from, other.travel_to, other.travel_class, other.travel_cost, other.transaction_id)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.booking_id, self.travel_date, self.travel_from, self.travel_to, self.travel_class, self.travel_cost, self.transaction_id))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(booking_id={self.booking_id!r}, travel_date={self.travel_date!r}, travel_from={self.travel_from!r}, travel_to={self.travel_to!r}, travel_class={self.travel_class!r}, travel_cost={self.travel_cost!r}, transaction_id={self.transaction_id!r})'
-
-    def __init__(self, booking_id: str, travel_date: Any, travel_from: Any, travel_to: Any, travel_class: Any, travel_cost: Any, transaction_id: Any) -> None:
-        _set = _SET_Invoice
-        _set[0](self, booking_id)
-        _set[1](self, travel_date)
-        _set[2](self, travel_from)
-        _set[3](self, travel_to)
-        _set[4](self, travel_class)
-        _set[5](self, travel_cost)
-        _set[6](self, transaction_id)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'booking_id': self.booking_id,
-            'travel_date': v.copy_json(self.travel_date),
-            'travel_from': v.copy_json(self.travel_from),
-            'travel_to': v.copy_json(self.travel_to),
-            'travel_class': v.copy_json(self.travel_class),
-            'travel_cost': v.copy_json(self.travel_cost),
-            'transaction_id': v.copy_json(self.transaction_id),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Invoice:
-        d = v.want_object(data, path, {'booking_id': True, 'travel_date': True, 'travel_from': True, 'travel_to': True, 'travel_class': True, 'travel_cost': True, 'transaction_id': True})
-        return _new_Invoice(
-            booking_id=v.want_str(d['booking_id'], path + '.booking_id'),
-            travel_date=v.want_json(d['travel_date'], path + '.travel_date'),
-            travel_from=v.want_json(d['travel_from'], path + '.travel_from'),
-            travel_to=v.want_json(d['travel_to'], path + '.travel_to'),
-            travel_class=v.want_json(d['travel_class'], path + '.travel_class'),
-            travel_cost=v.want_json(d['travel_cost'], path + '.travel_cost'),
-            transaction_id=v.want_json(d['transaction_id'], path + '.transaction_id'),
-        )
+    booking_id: str = field(load=v.want_str, text=v.str_text)
+    travel_date: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    travel_from: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    travel_to: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    travel_class: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    travel_cost: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+    transaction_id: Any = field(
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
 
 
-_SET_Invoice: tuple[Any, ...] = rt.slot_setters(_Slots_Invoice, ('booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id'))
-
-
-class _Made_Invoice(_Slots_Invoice):
-    'A Invoice being made by _new_Invoice.'
-
-    __slots__ = ()
-
-
-def _new_Invoice(booking_id: str, travel_date: Any, travel_from: Any, travel_to: Any, travel_class: Any, travel_cost: Any, transaction_id: Any) -> Invoice:
-    self: Any = object.__new__(_Made_Invoice)
-    self.booking_id = booking_id
-    self.travel_date = travel_date
-    self.travel_from = travel_from
-    self.travel_to = travel_to
-    self.travel_class = travel_class
-    self.travel_cost = travel_cost
-    self.transaction_id = transaction_id
-    self.__class__ = Invoice
-    _made: Invoice = self
-    return _made
-
-
-class _Slots_InvoiceResult:
-    'The slots of the InvoiceResult record: its fields.'
-
-    __slots__ = ('invoice',)
-
-
-class InvoiceResult(_Slots_InvoiceResult, rt.Record):
+class InvoiceResult(Record):
     'The InvoiceResult record.'
 
-    __slots__ = ()
-    __match_args__ = ('invoice',)
-
-    invoice: Invoice
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.invoice,) == (other.invoice,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.invoice,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(invoice={self.invoice!r})'
-
-    def __init__(self, invoice: Invoice) -> None:
-        _set = _SET_InvoiceResult
-        _set[0](self, invoice)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'invoice': v.export_value(self.invoice),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> InvoiceResult:
-        d = v.want_object(data, path, {'invoice': True})
-        return _new_InvoiceResult(
-            invoice=Invoice.load(d['invoice'], path + '.invoice', ep),
-        )
+    invoice: Invoice = field(
+        load_ep=lambda x, p, ep: Invoice.load(x, p, ep), export=v.export_value, keeps_text=False)
 
 
-_SET_InvoiceResult: tuple[Any, ...] = rt.slot_setters(_Slots_InvoiceResult, ('invoice',))
-
-
-class _Made_InvoiceResult(_Slots_InvoiceResult):
-    'A InvoiceResult being made by _new_InvoiceResult.'
-
-    __slots__ = ()
-
-
-def _new_InvoiceResult(invoice: Invoice) -> InvoiceResult:
-    self: Any = object.__new__(_Made_InvoiceResult)
-    self.invoice = invoice
-    self.__class__ = InvoiceResult
-    _made: InvoiceResult = self
-    return _made
-
-
-class _Slots_BookingHistory:
-    'The slots of the BookingHistory record: its fields.'
-
-    __slots__ = ('booking_history',)
-
-
-class BookingHistory(_Slots_BookingHistory, rt.Record):
+class BookingHistory(Record):
     'The BookingHistory record.'
 
-    __slots__ = ()
-    __match_args__ = ('booking_history',)
-
-    booking_history: dict[str, dict[str, Any]]
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.booking_history,) == (other.booking_history,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.booking_history,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(booking_history={self.booking_history!r})'
-
-    def __init__(self, booking_history: dict[str, dict[str, Any]]) -> None:
-        _set = _SET_BookingHistory
-        _set[0](self, booking_history)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'booking_history': v.export_value(self.booking_history),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> BookingHistory:
-        d = v.want_object(data, path, {'booking_history': True})
-        return _new_BookingHistory(
-            booking_history=v.want_map(d['booking_history'], path + '.booking_history', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))),
-        )
+    booking_history: dict[str, dict[str, Any]] = field(
+        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))),
+        export=v.export_value, keeps_text=False)
 
 
-_SET_BookingHistory: tuple[Any, ...] = rt.slot_setters(_Slots_BookingHistory, ('booking_history',))
-
-
-class _Made_BookingHistory(_Slots_BookingHistory):
-    'A BookingHistory being made by _new_BookingHistory.'
-
-    __slots__ = ()
-
-
-def _new_BookingHistory(booking_history: dict[str, dict[str, Any]]) -> BookingHistory:
-    self: Any = object.__new__(_Made_BookingHistory)
-    self.booking_history = booking_history
-    self.__class__ = BookingHistory
-    _made: BookingHistory = self
-    return _made
-
-
-class _Slots_Cancellation:
-    'The slots of the Cancellation record: its fields and its JSON text.'
-
-    __slots__ = ('cancel_status', 'error', '_json')
-
-
-class Cancellation(_Slots_Cancellation, rt.Record):
+class Cancellation(Record):
     'The Cancellation record.'
 
-    __slots__ = ()
-    __match_args__ = ('cancel_status', 'error')
-
-    cancel_status: bool
-    error: str | None
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.cancel_status, self.error) == (other.cancel_status, other.error)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.cancel_status, self.error))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(cancel_status={self.cancel_status!r}, error={self.error!r})'
-
-    def __init__(self, cancel_status: bool, error: str | None) -> None:
-        _set = _SET_Cancellation
-        _set[0](self, cancel_status)
-        _set[1](self, error)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'cancel_status': self.cancel_status,
-            **({'error': self.error} if self.error is not None else {}),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = v.json_text(self.export())
-            _SET_Cancellation[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Cancellation:
-        d = v.want_object(data, path, {'cancel_status': True, 'error': False})
-        return _new_Cancellation(
-            cancel_status=v.want_bool(d['cancel_status'], path + '.cancel_status'),
-            error=(v.want_optional(d['error'], path + '.error', (lambda x, p: v.want_str(x, p))) if 'error' in d else None),
-        )
+    cancel_status: bool = field(load=v.want_bool)
+    error: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
+        text=optional_text(v.str_text))
 
 
-_SET_Cancellation: tuple[Any, ...] = rt.slot_setters(_Slots_Cancellation, ('cancel_status', 'error', '_json'))
-
-
-class _Made_Cancellation(_Slots_Cancellation):
-    'A Cancellation being made by _new_Cancellation.'
-
-    __slots__ = ()
-
-
-def _new_Cancellation(cancel_status: bool, error: str | None) -> Cancellation:
-    self: Any = object.__new__(_Made_Cancellation)
-    self.cancel_status = cancel_status
-    self.error = error
-    self._json = None
-    self.__class__ = Cancellation
-    _made: Cancellation = self
-    return _made
-
-
-class _Slots_ExchangedValue:
-    'The slots of the ExchangedValue record: its fields and its JSON text.'
-
-    __slots__ = ('exchanged_value', '_json')
-
-
-class ExchangedValue(_Slots_ExchangedValue, rt.Record):
+class ExchangedValue(Record):
     'The ExchangedValue record.'
 
-    __slots__ = ()
-    __match_args__ = ('exchanged_value',)
-
-    exchanged_value: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.exchanged_value,) == (other.exchanged_value,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.exchanged_value,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(exchanged_value={self.exchanged_value!r})'
-
-    def __init__(self, exchanged_value: float) -> None:
-        _set = _SET_ExchangedValue
-        _set[0](self, exchanged_value)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'exchanged_value': self.exchanged_value,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"exchanged_value": ', v.float_text(self.exchanged_value), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_ExchangedValue[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ExchangedValue:
-        d = v.want_object(data, path, {'exchanged_value': True})
-        return _new_ExchangedValue(
-            exchanged_value=v.want_float(d['exchanged_value'], path + '.exchanged_value'),
-        )
+    exchanged_value: float = field(load=v.want_float, text=v.float_text)
 
 
-_SET_ExchangedValue: tuple[Any, ...] = rt.slot_setters(_Slots_ExchangedValue, ('exchanged_value', '_json'))
-
-
-class _Made_ExchangedValue(_Slots_ExchangedValue):
-    'A ExchangedValue being made by _new_ExchangedValue.'
-
-    __slots__ = ()
-
-
-def _new_ExchangedValue(exchanged_value: float) -> ExchangedValue:
-    self: Any = object.__new__(_Made_ExchangedValue)
-    self.exchanged_value = exchanged_value
-    self._json = None
-    self.__class__ = ExchangedValue
-    _made: ExchangedValue = self
-    return _made
-
-
-class _Slots_Verification:
-    'The slots of the Verification record: its fields and its JSON text.'
-
-    __slots__ = ('verification_status', 'verification_failure', '_json')
-
-
-class Verification(_Slots_Verification, rt.Record):
+class Verification(Record):
     'The Verification record.'
 
-    __slots__ = ()
-    __match_args__ = ('verification_status', 'verification_failure')
-
-    verification_status: bool
-    verification_failure: str | None
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.verification_status, self.verification_failure) == (other.verification_status, other.verification_failure)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.verification_status, self.verification_failure))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(verification_status={self.verification_status!r}, verification_failure={self.verification_failure!r})'
-
-    def __init__(self, verification_status: bool, verification_failure: str | None) -> None:
-        _set = _SET_Verification
-        _set[0](self, verification_status)
-        _set[1](self, verification_failure)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'verification_status': self.verification_status,
-            **({'verification_failure': self.verification_failure} if self.verification_failure is not None else {}),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = v.json_text(self.export())
-            _SET_Verification[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Verification:
-        d = v.want_object(data, path, {'verification_status': True, 'verification_failure': False})
-        return _new_Verification(
-            verification_status=v.want_bool(d['verification_status'], path + '.verification_status'),
-            verification_failure=(v.want_optional(d['verification_failure'], path + '.verification_failure', (lambda x, p: v.want_str(x, p))) if 'verification_failure' in d else None),
-        )
+    verification_status: bool = field(load=v.want_bool)
+    verification_failure: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
+        text=optional_text(v.str_text))
 
 
-_SET_Verification: tuple[Any, ...] = rt.slot_setters(_Slots_Verification, ('verification_status', 'verification_failure', '_json'))
-
-
-class _Made_Verification(_Slots_Verification):
-    'A Verification being made by _new_Verification.'
-
-    __slots__ = ()
-
-
-def _new_Verification(verification_status: bool, verification_failure: str | None) -> Verification:
-    self: Any = object.__new__(_Made_Verification)
-    self.verification_status = verification_status
-    self.verification_failure = verification_failure
-    self._json = None
-    self.__class__ = Verification
-    _made: Verification = self
-    return _made
-
-
-class _Slots_BudgetLimit:
-    'The slots of the BudgetLimit record: its fields and its JSON text.'
-
-    __slots__ = ('budget_limit', '_json')
-
-
-class BudgetLimit(_Slots_BudgetLimit, rt.Record):
+class BudgetLimit(Record):
     'The BudgetLimit record.'
 
-    __slots__ = ()
-    __match_args__ = ('budget_limit',)
-
-    budget_limit: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.budget_limit,) == (other.budget_limit,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.budget_limit,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(budget_limit={self.budget_limit!r})'
-
-    def __init__(self, budget_limit: float) -> None:
-        _set = _SET_BudgetLimit
-        _set[0](self, budget_limit)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'budget_limit': self.budget_limit,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"budget_limit": ', v.float_text(self.budget_limit), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_BudgetLimit[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> BudgetLimit:
-        d = v.want_object(data, path, {'budget_limit': True})
-        return _new_BudgetLimit(
-            budget_limit=v.want_float(d['budget_limit'], path + '.budget_limit'),
-        )
+    budget_limit: float = field(load=v.want_float, text=v.float_text)
 
 
-_SET_BudgetLimit: tuple[Any, ...] = rt.slot_setters(_Slots_BudgetLimit, ('budget_limit', '_json'))
-
-
-class _Made_BudgetLimit(_Slots_BudgetLimit):
-    'A BudgetLimit being made by _new_BudgetLimit.'
-
-    __slots__ = ()
-
-
-def _new_BudgetLimit(budget_limit: float) -> BudgetLimit:
-    self: Any = object.__new__(_Made_BudgetLimit)
-    self.budget_limit = budget_limit
-    self._json = None
-    self.__class__ = BudgetLimit
-    _made: BudgetLimit = self
-    return _made
-
-
-class _Slots_NearestAirport:
-    'The slots of the NearestAirport record: its fields and its JSON text.'
-
-    __slots__ = ('nearest_airport', '_json')
-
-
-class NearestAirport(_Slots_NearestAirport, rt.Record):
+class NearestAirport(Record):
     'The NearestAirport record.'
 
-    __slots__ = ()
-    __match_args__ = ('nearest_airport',)
-
-    nearest_airport: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.nearest_airport,) == (other.nearest_airport,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.nearest_airport,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(nearest_airport={self.nearest_airport!r})'
-
-    def __init__(self, nearest_airport: str) -> None:
-        _set = _SET_NearestAirport
-        _set[0](self, nearest_airport)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'nearest_airport': self.nearest_airport,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"nearest_airport": ', v.str_text(self.nearest_airport), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_NearestAirport[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> NearestAirport:
-        d = v.want_object(data, path, {'nearest_airport': True})
-        return _new_NearestAirport(
-            nearest_airport=v.want_str(d['nearest_airport'], path + '.nearest_airport'),
-        )
+    nearest_airport: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_NearestAirport: tuple[Any, ...] = rt.slot_setters(_Slots_NearestAirport, ('nearest_airport', '_json'))
-
-
-class _Made_NearestAirport(_Slots_NearestAirport):
-    'A NearestAirport being made by _new_NearestAirport.'
-
-    __slots__ = ()
-
-
-def _new_NearestAirport(nearest_airport: str) -> NearestAirport:
-    self: Any = object.__new__(_Made_NearestAirport)
-    self.nearest_airport = nearest_airport
-    self._json = None
-    self.__class__ = NearestAirport
-    _made: NearestAirport = self
-    return _made
-
-
-class _Slots_Insurance:
-    'The slots of the Insurance record: its fields and its JSON text.'
-
-    __slots__ = ('insurance_id', 'insurance_status', 'error', '_json')
-
-
-class Insurance(_Slots_Insurance, rt.Record):
+class Insurance(Record):
     'The Insurance record.'
 
-    __slots__ = ()
-    __match_args__ = ('insurance_id', 'insurance_status', 'error')
-
-    insurance_id: str | None
-    insurance_status: bool
-    error: str | None
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.insurance_id, self.insurance_status, self.error) == (other.insurance_id, other.insurance_status, other.error)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.insurance_id, self.insurance_status, self.error))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(insurance_id={self.insurance_id!r}, insurance_status={self.insurance_status!r}, error={self.error!r})'
-
-    def __init__(self, insurance_id: str | None, insurance_status: bool, error: str | None) -> None:
-        _set = _SET_Insurance
-        _set[0](self, insurance_id)
-        _set[1](self, insurance_status)
-        _set[2](self, error)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            **({'insurance_id': self.insurance_id} if self.insurance_id is not None else {}),
-            'insurance_status': self.insurance_status,
-            **({'error': self.error} if self.error is not None else {}),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = v.json_text(self.export())
-            _SET_Insurance[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Insurance:
-        d = v.want_object(data, path, {'insurance_id': False, 'insurance_status': True, 'error': False})
-        return _new_Insurance(
-            insurance_id=(v.want_optional(d['insurance_id'], path + '.insurance_id', (lambda x, p: v.want_str(x, p))) if 'insurance_id' in d else None),
-            insurance_status=v.want_bool(d['insurance_status'], path + '.insurance_status'),
-            error=(v.want_optional(d['error'], path + '.error', (lambda x, p: v.want_str(x, p))) if 'error' in d else None),
-        )
+    insurance_id: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
+        text=optional_text(v.str_text))
+    insurance_status: bool = field(load=v.want_bool)
+    error: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
+        text=optional_text(v.str_text))
 
 
-_SET_Insurance: tuple[Any, ...] = rt.slot_setters(_Slots_Insurance, ('insurance_id', 'insurance_status', 'error', '_json'))
-
-
-class _Made_Insurance(_Slots_Insurance):
-    'A Insurance being made by _new_Insurance.'
-
-    __slots__ = ()
-
-
-def _new_Insurance(insurance_id: str | None, insurance_status: bool, error: str | None) -> Insurance:
-    self: Any = object.__new__(_Made_Insurance)
-    self.insurance_id = insurance_id
-    self.insurance_status = insurance_status
-    self.error = error
-    self._json = None
-    self.__class__ = Insurance
-    _made: Insurance = self
-    return _made
-
-
-class _Slots_SupportMessage:
-    'The slots of the SupportMessage record: its fields and its JSON text.'
-
-    __slots__ = ('customer_support_message', '_json')
-
-
-class SupportMessage(_Slots_SupportMessage, rt.Record):
+class SupportMessage(Record):
     'The SupportMessage record.'
 
-    __slots__ = ()
-    __match_args__ = ('customer_support_message',)
-
-    customer_support_message: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.customer_support_message,) == (other.customer_support_message,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.customer_support_message,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(customer_support_message={self.customer_support_message!r})'
-
-    def __init__(self, customer_support_message: str) -> None:
-        _set = _SET_SupportMessage
-        _set[0](self, customer_support_message)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'customer_support_message': self.customer_support_message,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"customer_support_message": ', v.str_text(self.customer_support_message), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_SupportMessage[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SupportMessage:
-        d = v.want_object(data, path, {'customer_support_message': True})
-        return _new_SupportMessage(
-            customer_support_message=v.want_str(d['customer_support_message'], path + '.customer_support_message'),
-        )
+    customer_support_message: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_SupportMessage: tuple[Any, ...] = rt.slot_setters(_Slots_SupportMessage, ('customer_support_message', '_json'))
-
-
-class _Made_SupportMessage(_Slots_SupportMessage):
-    'A SupportMessage being made by _new_SupportMessage.'
-
-    __slots__ = ()
-
-
-def _new_SupportMessage(customer_support_message: str) -> SupportMessage:
-    self: Any = object.__new__(_Made_SupportMessage)
-    self.customer_support_message = customer_support_message
-    self._json = None
-    self.__class__ = SupportMessage
-    _made: SupportMessage = self
-    return _made
-
-
-class _Slots_CreditCards:
-    'The slots of the CreditCards record: its fields.'
-
-    __slots__ = ('credit_card_list',)
-
-
-class CreditCards(_Slots_CreditCards, rt.Record):
+class CreditCards(Record):
     'The CreditCards record.'
 
-    __slots__ = ()
-    __match_args__ = ('credit_card_list',)
-
-    credit_card_list: dict[str, dict[str, Any]]
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.credit_card_list,) == (other.credit_card_list,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.credit_card_list,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(credit_card_list={self.credit_card_list!r})'
-
-    def __init__(self, credit_card_list: dict[str, dict[str, Any]]) -> None:
-        _set = _SET_CreditCards
-        _set[0](self, credit_card_list)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'credit_card_list': v.export_value(self.credit_card_list),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> CreditCards:
-        d = v.want_object(data, path, {'credit_card_list': True})
-        return _new_CreditCards(
-            credit_card_list=v.want_map(d['credit_card_list'], path + '.credit_card_list', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))))),
-        )
-
-
-_SET_CreditCards: tuple[Any, ...] = rt.slot_setters(_Slots_CreditCards, ('credit_card_list',))
-
-
-class _Made_CreditCards(_Slots_CreditCards):
-    'A CreditCards being made by _new_CreditCards.'
-
-    __slots__ = ()
-
-
-def _new_CreditCards(credit_card_list: dict[str, dict[str, Any]]) -> CreditCards:
-    self: Any = object.__new__(_Made_CreditCards)
-    self.credit_card_list = credit_card_list
-    self.__class__ = CreditCards
-    _made: CreditCards = self
-    return _made
+    credit_card_list: dict[str, dict[str, Any]] = field(
+        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))),
+        export=v.export_value, keeps_text=False)
 
 
 _C_AIRPORTS: tuple[str, ...] = ('RMS', 'SBK', 'MPC', 'SVP', 'SHD', 'CDG', 'LHR', 'SSV', 'OKD', 'WLB', 'PEK', 'HND', 'HKG', 'CIA', 'CRH', 'ATV', 'PHV', 'GFD', 'SFO', 'LAX', 'JFK', 'ORD', 'BOS')  # travel_api.world:150
@@ -1345,52 +199,17 @@ _C_BOOKING_RECORD_EXTENSION: dict[str, dict[str, Any]] = {'booking_901': {'card_
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("credit_card_list", "booking_record", "access_token", "token_type", "token_expires_in", "token_scope", "user_first_name", "user_last_name", "budget_limit", "long_context", "flight_cost_lookup", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("credit_card_list", "booking_record", "access_token", "token_type", "token_expires_in", "token_scope", "user_first_name", "user_last_name", "budget_limit", "long_context", "flight_cost_lookup", )
-
-    def __init__(self) -> None:
-        self.credit_card_list: dict[str, dict[str, Any]] = {}
-        self.booking_record: dict[str, dict[str, Any]] = {}
-        self.access_token: str | None = None
-        self.token_type: str | None = None
-        self.token_expires_in: int | None = None
-        self.token_scope: str | None = None
-        self.user_first_name: str | None = None
-        self.user_last_name: str | None = None
-        self.budget_limit: int | float | None = None
-        self.long_context: bool = False
-        self.flight_cost_lookup: dict[str, dict[str, float]] = {}
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "credit_card_list": v.export_value(self.credit_card_list),
-            "booking_record": v.export_value(self.booking_record),
-            "access_token": self.access_token,
-            "token_type": self.token_type,
-            "token_expires_in": self.token_expires_in,
-            "token_scope": self.token_scope,
-            "user_first_name": self.user_first_name,
-            "user_last_name": self.user_last_name,
-            "budget_limit": self.budget_limit,
-            "long_context": self.long_context,
-            "flight_cost_lookup": v.export_value(self.flight_cost_lookup),
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.credit_card_list = self.credit_card_list
-        other.booking_record = self.booking_record
-        other.access_token = self.access_token
-        other.token_type = self.token_type
-        other.token_expires_in = self.token_expires_in
-        other.token_scope = self.token_scope
-        other.user_first_name = self.user_first_name
-        other.user_last_name = self.user_last_name
-        other.budget_limit = self.budget_limit
-        other.long_context = self.long_context
-        other.flight_cost_lookup = self.flight_cost_lookup
-        return other
+    credit_card_list: dict[str, dict[str, Any]] = state_item({}, export=v.export_value)
+    booking_record: dict[str, dict[str, Any]] = state_item({}, export=v.export_value)
+    access_token: str | None = state_item(None)
+    token_type: str | None = state_item(None)
+    token_expires_in: int | None = state_item(None)
+    token_scope: str | None = state_item(None)
+    user_first_name: str | None = state_item(None)
+    user_last_name: str | None = state_item(None)
+    budget_limit: int | float | None = state_item(None)
+    long_context: bool = state_item(False)
+    flight_cost_lookup: dict[str, dict[str, float]] = state_item({}, export=v.export_value)
 
 
 class TravelAPI(Episode):
@@ -1428,27 +247,27 @@ class TravelAPI(Episode):
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
         if 'credit_card_list' in data:
-            self.state.credit_card_list = v.want_map(data['credit_card_list'], '$.credit_card_list', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))))
+            self.state.credit_card_list = v.want_map(data['credit_card_list'], '$.credit_card_list', v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
         if 'booking_record' in data:
-            self.state.booking_record = v.want_map(data['booking_record'], '$.booking_record', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))))
+            self.state.booking_record = v.want_map(data['booking_record'], '$.booking_record', v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
         if 'access_token' in data:
-            self.state.access_token = v.want_optional(data['access_token'], '$.access_token', (lambda x, p: v.want_str(x, p)))
+            self.state.access_token = v.want_optional(data['access_token'], '$.access_token', v.want_str)
         if 'token_type' in data:
-            self.state.token_type = v.want_optional(data['token_type'], '$.token_type', (lambda x, p: v.want_str(x, p)))
+            self.state.token_type = v.want_optional(data['token_type'], '$.token_type', v.want_str)
         if 'token_expires_in' in data:
-            self.state.token_expires_in = v.want_optional(data['token_expires_in'], '$.token_expires_in', (lambda x, p: v.want_int(x, p)))
+            self.state.token_expires_in = v.want_optional(data['token_expires_in'], '$.token_expires_in', v.want_int)
         if 'token_scope' in data:
-            self.state.token_scope = v.want_optional(data['token_scope'], '$.token_scope', (lambda x, p: v.want_str(x, p)))
+            self.state.token_scope = v.want_optional(data['token_scope'], '$.token_scope', v.want_str)
         if 'user_first_name' in data:
-            self.state.user_first_name = v.want_optional(data['user_first_name'], '$.user_first_name', (lambda x, p: v.want_str(x, p)))
+            self.state.user_first_name = v.want_optional(data['user_first_name'], '$.user_first_name', v.want_str)
         if 'user_last_name' in data:
-            self.state.user_last_name = v.want_optional(data['user_last_name'], '$.user_last_name', (lambda x, p: v.want_str(x, p)))
+            self.state.user_last_name = v.want_optional(data['user_last_name'], '$.user_last_name', v.want_str)
         if 'budget_limit' in data:
-            self.state.budget_limit = v.want_optional(data['budget_limit'], '$.budget_limit', (lambda x, p: v.want_number(x, p)))
+            self.state.budget_limit = v.want_optional(data['budget_limit'], '$.budget_limit', v.want_number)
         if 'long_context' in data:
             self.state.long_context = v.want_bool(data['long_context'], '$.long_context')
         if 'flight_cost_lookup' in data:
-            self.state.flight_cost_lookup = v.want_map(data['flight_cost_lookup'], '$.flight_cost_lookup', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_map(x, p, (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_float(x, p)))))
+            self.state.flight_cost_lookup = v.want_map(data['flight_cost_lookup'], '$.flight_cost_lookup', v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, v.want_float)))
         self._on_load()
         del ep
 
@@ -1545,10 +364,10 @@ class TravelAPI(Episode):
         return costs  # travel_api.world:756
 
     def fn_booking_refused(self, error: str) -> Booking:  # travel_api.world:759
-        return _new_Booking(None, None, False, None, error)  # travel_api.world:760
+        return Booking(None, None, False, None, error)  # travel_api.world:760
 
     def fn_insurance_refused(self, error: str) -> Insurance:  # travel_api.world:763
-        return _new_Insurance(None, False, error)  # travel_api.world:764
+        return Insurance(None, False, error)  # travel_api.world:764
 
     def tool_authenticate_travel(  # travel_api.world:769
         self,
@@ -1567,11 +386,11 @@ class TravelAPI(Episode):
         self.set_state('token_scope', grant_type)  # travel_api.world:784
         self.set_state('user_first_name', user_first_name)  # travel_api.world:785
         self.set_state('user_last_name', user_last_name)  # travel_api.world:786
-        return _new_Token(2, token, 'Bearer', grant_type)  # travel_api.world:787
+        return Token(2, token, 'Bearer', grant_type)  # travel_api.world:787
 
     def tool_travel_get_login_status(self) -> LoginStatus:  # travel_api.world:790
         'Get the status of the login'
-        return _new_LoginStatus(  # travel_api.world:791
+        return LoginStatus(  # travel_api.world:791
             not (
                 self.state.token_expires_in is None or rt.present(self.state.token_expires_in) == 0
             ),
@@ -1581,7 +400,7 @@ class TravelAPI(Episode):
         self, lastModifiedAfter: str | None, includeRemoved: str | None
     ) -> FiscalYear:
         'Get the budget fiscal year'
-        return _new_FiscalYear('2018')  # travel_api.world:801
+        return FiscalYear('2018')  # travel_api.world:801
 
     def tool_register_credit_card(  # travel_api.world:804
         self,
@@ -1616,7 +435,7 @@ class TravelAPI(Episode):
                 },
             },
         )
-        return _new_CardId(card_id)  # travel_api.world:829
+        return CardId(card_id)  # travel_api.world:829
 
     def tool_get_flight_cost(  # travel_api.world:832
         self, travel_from: str, travel_to: str, travel_date: str, travel_class: str
@@ -1626,7 +445,7 @@ class TravelAPI(Episode):
             'flight_cost_lookup',
             self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class),
         )
-        return _new_CostList(tuple([  # travel_api.world:842
+        return CostList(tuple([  # travel_api.world:842
             _entry1['cost']
             for _entry1 in rt.each(
                 self, tuple(rt.each(self, self.state.flight_cost_lookup).values())
@@ -1652,7 +471,7 @@ class TravelAPI(Episode):
                     )),
                 ),
             ))
-        return _new_CardBalance(self.fn_key_of(  # travel_api.world:855
+        return CardBalance(self.fn_key_of(  # travel_api.world:855
             self.state.credit_card_list[card_id], 'balance'
         ))
 
@@ -1768,7 +587,7 @@ class TravelAPI(Episode):
                 },
             },
         )
-        return _new_Booking(  # travel_api.world:929
+        return Booking(  # travel_api.world:929
             booking_id,
             transaction_id,
             True,
@@ -1793,7 +612,7 @@ class TravelAPI(Episode):
         booking: dict[str, Any] = self.state.booking_record[  # travel_api.world:950
             booking_id if booking_id is not None else rt.absent()
         ]
-        return _new_InvoiceResult(_new_Invoice(  # travel_api.world:953
+        return InvoiceResult(Invoice(  # travel_api.world:953
             booking_id if booking_id is not None else rt.absent(),
             self.fn_key_of(booking, 'travel_date'),
             self.fn_key_of(booking, 'travel_from'),
@@ -1811,7 +630,7 @@ class TravelAPI(Episode):
             raise ToolError('Token expired')
         if not (access_token == self.state.access_token):  # travel_api.world:972
             raise ToolError('Invalid access token')
-        return _new_BookingHistory(self.state.booking_record)  # travel_api.world:973
+        return BookingHistory(self.state.booking_record)  # travel_api.world:973
 
     def tool_list_all_airports(self) -> tuple[str, ...]:  # travel_api.world:976
         'List all available airports'
@@ -1822,11 +641,11 @@ class TravelAPI(Episode):
     ) -> Cancellation:
         'Cancel a booking'
         if self.state.token_expires_in == 0:  # travel_api.world:986
-            return _new_Cancellation(False, 'Token expired')  # travel_api.world:987
+            return Cancellation(False, 'Token expired')  # travel_api.world:987
         if access_token != self.state.access_token:  # travel_api.world:989
-            return _new_Cancellation(False, 'Invalid access token')  # travel_api.world:990
+            return Cancellation(False, 'Invalid access token')  # travel_api.world:990
         if booking_id not in self.state.booking_record:  # travel_api.world:992
-            return _new_Cancellation(False, 'Booking not found')  # travel_api.world:993
+            return Cancellation(False, 'Booking not found')  # travel_api.world:993
         booking: dict[str, Any] = self.state.booking_record[booking_id]  # travel_api.world:995
         card_id: Any = self.fn_key_of(booking, 'card_id')  # travel_api.world:996
         travel_cost: Any = self.fn_key_of(booking, 'travel_cost')  # travel_api.world:997
@@ -1859,18 +678,18 @@ class TravelAPI(Episode):
         self.set_state(  # travel_api.world:1006
             'booking_record', rt.without_key(self.state.booking_record, booking_id)
         )
-        return _new_Cancellation(True, None)  # travel_api.world:1007
+        return Cancellation(True, None)  # travel_api.world:1007
 
     def tool_compute_exchange_rate(  # travel_api.world:1010
         self, base_currency: str, target_currency: str, value: int | float
     ) -> ExchangedValue:
         'Compute the exchange rate between two currencies'
         if base_currency == 'USD' and target_currency in _C_USD_RATES:  # travel_api.world:1019
-            return _new_ExchangedValue(rt.to_float(rt.python_times(  # travel_api.world:1020
+            return ExchangedValue(rt.to_float(rt.python_times(  # travel_api.world:1020
                 value, _C_USD_RATES[target_currency]
             )))
         if target_currency == 'USD' and base_currency in _C_USD_RATES:  # travel_api.world:1022
-            return _new_ExchangedValue(round(  # travel_api.world:1024
+            return ExchangedValue(round(  # travel_api.world:1024
                 value / _C_USD_RATES[base_currency], 2
             ))
         raise ToolError(  # travel_api.world:1026
@@ -1884,7 +703,7 @@ class TravelAPI(Episode):
         if (  # travel_api.world:1037
             self.state.user_first_name != first_name or self.state.user_last_name != last_name
         ):
-            return _new_Verification(  # travel_api.world:1039
+            return Verification(  # travel_api.world:1039
                 False,
                 rt.python_grown(
                     self,
@@ -1905,7 +724,7 @@ class TravelAPI(Episode):
         if (  # travel_api.world:1044
             rt.attempt(lambda: rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')) is None
         ):
-            return _new_Verification(  # travel_api.world:1045
+            return Verification(  # travel_api.world:1045
                 False, 'Invalid date of birth format. Please use YYYY-MM-DD.'
             )
         born: dt.datetime = rt.strptime(  # travel_api.world:1051
@@ -1918,14 +737,14 @@ class TravelAPI(Episode):
         ):
             age = rt.python_augmented(self, '-', age, 1)  # travel_api.world:1054
         if age < 18:  # travel_api.world:1056
-            return _new_Verification(  # travel_api.world:1057
+            return Verification(  # travel_api.world:1057
                 False, 'Traveler must be at least 18 years old.'
             )
         if not passport_number.startswith('US'):  # travel_api.world:1062
-            return _new_Verification(  # travel_api.world:1063
+            return Verification(  # travel_api.world:1063
                 False, 'Passport must be issued by the United States.'
             )
-        return _new_Verification(True, None)  # travel_api.world:1068
+        return Verification(True, None)  # travel_api.world:1068
 
     def tool_set_budget_limit(  # travel_api.world:1071
         self, access_token: str, budget_limit: float
@@ -1936,13 +755,13 @@ class TravelAPI(Episode):
         if not (access_token == self.state.access_token):  # travel_api.world:1078
             raise ToolError('Invalid access token')
         self.set_state('budget_limit', budget_limit)  # travel_api.world:1080
-        return _new_BudgetLimit(budget_limit)  # travel_api.world:1081
+        return BudgetLimit(budget_limit)  # travel_api.world:1081
 
     def tool_get_nearest_airport_by_city(  # travel_api.world:1084
         self, location: str
     ) -> NearestAirport:
         'Get the nearest airport to the given location'
-        return _new_NearestAirport(rt.coalesce(  # travel_api.world:1089
+        return NearestAirport(rt.coalesce(  # travel_api.world:1089
             _C_CITY_AIRPORTS.get(location), lambda: 'Unknown'
         ))
 
@@ -1982,7 +801,7 @@ class TravelAPI(Episode):
                 },
             },
         )
-        return _new_Insurance(  # travel_api.world:1121
+        return Insurance(  # travel_api.world:1121
             rt.text(self.random_source().randint(100000000, 999999999)), True, None
         )
 
@@ -1995,13 +814,13 @@ class TravelAPI(Episode):
         )
         if not (booking_id in self.state.booking_record):  # travel_api.world:1130
             raise ToolError('Booking not found')
-        return _new_SupportMessage(  # travel_api.world:1131
+        return SupportMessage(  # travel_api.world:1131
             'Thank you for contacting customer support. Your message has been received and we will get back to you shortly.',
         )
 
     def tool_get_all_credit_cards(self) -> CreditCards:  # travel_api.world:1136
         'Get all registered credit cards'
-        return _new_CreditCards(self.state.credit_card_list)  # travel_api.world:1137
+        return CreditCards(self.state.credit_card_list)  # travel_api.world:1137
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)
@@ -2029,12 +848,7 @@ class TravelAPI(Episode):
                     )
 
 
-_ARGS_authenticate_travel: frozenset[str] = frozenset({'client_id', 'client_secret', 'refresh_token', 'grant_type', 'user_first_name', 'user_last_name'})
-
-
 def _invoke_authenticate_travel(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_authenticate_travel):
-        rt.check_arguments_python(args, ('client_id', 'client_secret', 'refresh_token', 'grant_type', 'user_first_name', 'user_last_name'), ('client_id', 'client_secret', 'refresh_token', 'grant_type', 'user_first_name', 'user_last_name'), 'TravelAPI.authenticate_travel')
     try:
         a_client_id = args['client_id']
         if type(a_client_id) is not str or not a_client_id.isascii():
@@ -2059,32 +873,21 @@ def _invoke_authenticate_travel(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_travel_get_login_status: frozenset[str] = frozenset(())
-
-
 def _invoke_travel_get_login_status(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_travel_get_login_status):
-        rt.check_arguments_python(args, (), (), 'TravelAPI.travel_get_login_status')
     try:
         return ep.tool_travel_get_login_status()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_budget_fiscal_year: frozenset[str] = frozenset({'lastModifiedAfter', 'includeRemoved'})
-_NEEDS_get_budget_fiscal_year: frozenset[str] = frozenset(())
-
-
 def _invoke_get_budget_fiscal_year(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_get_budget_fiscal_year >= args.keys() >= _NEEDS_get_budget_fiscal_year):
-        rt.check_arguments_python(args, ('lastModifiedAfter', 'includeRemoved'), (), 'TravelAPI.get_budget_fiscal_year')
     try:
         try:
-            a_lastModifiedAfter = (v.want_optional(args['lastModifiedAfter'], 'lastModifiedAfter', (lambda x, p: v.want_str(x, p))) if 'lastModifiedAfter' in args else None)
+            a_lastModifiedAfter = (v.want_optional(args['lastModifiedAfter'], 'lastModifiedAfter', v.want_str) if 'lastModifiedAfter' in args else None)
         except ToolError as exc:
             a_lastModifiedAfter = rt.foreign(ep, exc, args['lastModifiedAfter'], 'lastModifiedAfter')
         try:
-            a_includeRemoved = (v.want_optional(args['includeRemoved'], 'includeRemoved', (lambda x, p: v.want_str(x, p))) if 'includeRemoved' in args else None)
+            a_includeRemoved = (v.want_optional(args['includeRemoved'], 'includeRemoved', v.want_str) if 'includeRemoved' in args else None)
         except ToolError as exc:
             a_includeRemoved = rt.foreign(ep, exc, args['includeRemoved'], 'includeRemoved')
         return ep.tool_get_budget_fiscal_year(a_lastModifiedAfter, a_includeRemoved)
@@ -2092,12 +895,7 @@ def _invoke_get_budget_fiscal_year(ep: TravelAPI, args: Mapping[str, Any]) -> An
         raise rt.python_failure(exc) from None
 
 
-_ARGS_register_credit_card: frozenset[str] = frozenset({'access_token', 'card_number', 'expiration_date', 'cardholder_name', 'card_verification_number'})
-
-
 def _invoke_register_credit_card(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_register_credit_card):
-        rt.check_arguments_python(args, ('access_token', 'card_number', 'expiration_date', 'cardholder_name', 'card_verification_number'), ('access_token', 'card_number', 'expiration_date', 'cardholder_name', 'card_verification_number'), 'TravelAPI.register_credit_card')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
@@ -2120,12 +918,7 @@ def _invoke_register_credit_card(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_flight_cost: frozenset[str] = frozenset({'travel_from', 'travel_to', 'travel_date', 'travel_class'})
-
-
 def _invoke_get_flight_cost(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_flight_cost):
-        rt.check_arguments_python(args, ('travel_from', 'travel_to', 'travel_date', 'travel_class'), ('travel_from', 'travel_to', 'travel_date', 'travel_class'), 'TravelAPI.get_flight_cost')
     try:
         a_travel_from = args['travel_from']
         if type(a_travel_from) is not str or not a_travel_from.isascii():
@@ -2144,12 +937,7 @@ def _invoke_get_flight_cost(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_credit_card_balance: frozenset[str] = frozenset({'access_token', 'card_id'})
-
-
 def _invoke_get_credit_card_balance(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_credit_card_balance):
-        rt.check_arguments_python(args, ('access_token', 'card_id'), ('access_token', 'card_id'), 'TravelAPI.get_credit_card_balance')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
@@ -2162,12 +950,7 @@ def _invoke_get_credit_card_balance(ep: TravelAPI, args: Mapping[str, Any]) -> A
         raise rt.python_failure(exc) from None
 
 
-_ARGS_book_flight: frozenset[str] = frozenset({'access_token', 'card_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class'})
-
-
 def _invoke_book_flight(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_book_flight):
-        rt.check_arguments_python(args, ('access_token', 'card_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class'), ('access_token', 'card_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class'), 'TravelAPI.book_flight')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
@@ -2192,23 +975,17 @@ def _invoke_book_flight(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_retrieve_invoice: frozenset[str] = frozenset({'access_token', 'booking_id', 'insurance_id'})
-_NEEDS_retrieve_invoice: frozenset[str] = frozenset({'access_token'})
-
-
 def _invoke_retrieve_invoice(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_retrieve_invoice >= args.keys() >= _NEEDS_retrieve_invoice):
-        rt.check_arguments_python(args, ('access_token', 'booking_id', 'insurance_id'), ('access_token',), 'TravelAPI.retrieve_invoice')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
             a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
         try:
-            a_booking_id = (v.want_optional(args['booking_id'], 'booking_id', (lambda x, p: v.want_str(x, p))) if 'booking_id' in args else None)
+            a_booking_id = (v.want_optional(args['booking_id'], 'booking_id', v.want_str) if 'booking_id' in args else None)
         except ToolError as exc:
             a_booking_id = rt.foreign(ep, exc, args['booking_id'], 'booking_id')
         try:
-            a_insurance_id = (v.want_optional(args['insurance_id'], 'insurance_id', (lambda x, p: v.want_str(x, p))) if 'insurance_id' in args else None)
+            a_insurance_id = (v.want_optional(args['insurance_id'], 'insurance_id', v.want_str) if 'insurance_id' in args else None)
         except ToolError as exc:
             a_insurance_id = rt.foreign(ep, exc, args['insurance_id'], 'insurance_id')
         return ep.tool_retrieve_invoice(a_access_token, a_booking_id, a_insurance_id)
@@ -2216,12 +993,7 @@ def _invoke_retrieve_invoice(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_booking_history: frozenset[str] = frozenset({'access_token'})
-
-
 def _invoke_get_booking_history(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_booking_history):
-        rt.check_arguments_python(args, ('access_token',), ('access_token',), 'TravelAPI.get_booking_history')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
@@ -2231,24 +1003,14 @@ def _invoke_get_booking_history(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_list_all_airports: frozenset[str] = frozenset(())
-
-
 def _invoke_list_all_airports(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_all_airports):
-        rt.check_arguments_python(args, (), (), 'TravelAPI.list_all_airports')
     try:
         return ep.tool_list_all_airports()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_cancel_booking: frozenset[str] = frozenset({'access_token', 'booking_id'})
-
-
 def _invoke_cancel_booking(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_cancel_booking):
-        rt.check_arguments_python(args, ('access_token', 'booking_id'), ('access_token', 'booking_id'), 'TravelAPI.cancel_booking')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
@@ -2261,12 +1023,7 @@ def _invoke_cancel_booking(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_compute_exchange_rate: frozenset[str] = frozenset({'base_currency', 'target_currency', 'value'})
-
-
 def _invoke_compute_exchange_rate(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_compute_exchange_rate):
-        rt.check_arguments_python(args, ('base_currency', 'target_currency', 'value'), ('base_currency', 'target_currency', 'value'), 'TravelAPI.compute_exchange_rate')
     try:
         a_base_currency = args['base_currency']
         if type(a_base_currency) is not str or not a_base_currency.isascii():
@@ -2283,12 +1040,7 @@ def _invoke_compute_exchange_rate(ep: TravelAPI, args: Mapping[str, Any]) -> Any
         raise rt.python_failure(exc) from None
 
 
-_ARGS_verify_traveler_information: frozenset[str] = frozenset({'first_name', 'last_name', 'date_of_birth', 'passport_number'})
-
-
 def _invoke_verify_traveler_information(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_verify_traveler_information):
-        rt.check_arguments_python(args, ('first_name', 'last_name', 'date_of_birth', 'passport_number'), ('first_name', 'last_name', 'date_of_birth', 'passport_number'), 'TravelAPI.verify_traveler_information')
     try:
         a_first_name = args['first_name']
         if type(a_first_name) is not str or not a_first_name.isascii():
@@ -2307,12 +1059,7 @@ def _invoke_verify_traveler_information(ep: TravelAPI, args: Mapping[str, Any]) 
         raise rt.python_failure(exc) from None
 
 
-_ARGS_set_budget_limit: frozenset[str] = frozenset({'access_token', 'budget_limit'})
-
-
 def _invoke_set_budget_limit(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_set_budget_limit):
-        rt.check_arguments_python(args, ('access_token', 'budget_limit'), ('access_token', 'budget_limit'), 'TravelAPI.set_budget_limit')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
@@ -2326,12 +1073,7 @@ def _invoke_set_budget_limit(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_nearest_airport_by_city: frozenset[str] = frozenset({'location'})
-
-
 def _invoke_get_nearest_airport_by_city(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_nearest_airport_by_city):
-        rt.check_arguments_python(args, ('location',), ('location',), 'TravelAPI.get_nearest_airport_by_city')
     try:
         a_location = args['location']
         if type(a_location) is not str or not a_location.isascii():
@@ -2341,12 +1083,7 @@ def _invoke_get_nearest_airport_by_city(ep: TravelAPI, args: Mapping[str, Any]) 
         raise rt.python_failure(exc) from None
 
 
-_ARGS_purchase_insurance: frozenset[str] = frozenset({'access_token', 'insurance_type', 'booking_id', 'insurance_cost', 'card_id'})
-
-
 def _invoke_purchase_insurance(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_purchase_insurance):
-        rt.check_arguments_python(args, ('access_token', 'insurance_type', 'booking_id', 'insurance_cost', 'card_id'), ('access_token', 'insurance_type', 'booking_id', 'insurance_cost', 'card_id'), 'TravelAPI.purchase_insurance')
     try:
         a_access_token = args['access_token']
         if type(a_access_token) is not str or not a_access_token.isascii():
@@ -2369,12 +1106,7 @@ def _invoke_purchase_insurance(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_contact_customer_support: frozenset[str] = frozenset({'booking_id', 'message'})
-
-
 def _invoke_contact_customer_support(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_contact_customer_support):
-        rt.check_arguments_python(args, ('booking_id', 'message'), ('booking_id', 'message'), 'TravelAPI.contact_customer_support')
     try:
         a_booking_id = args['booking_id']
         if type(a_booking_id) is not str or not a_booking_id.isascii():
@@ -2387,38 +1119,137 @@ def _invoke_contact_customer_support(ep: TravelAPI, args: Mapping[str, Any]) -> 
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_all_credit_cards: frozenset[str] = frozenset(())
-
-
 def _invoke_get_all_credit_cards(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_all_credit_cards):
-        rt.check_arguments_python(args, (), (), 'TravelAPI.get_all_credit_cards')
     try:
         return ep.tool_get_all_credit_cards()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-TravelAPI.TOOLS = {
-    'authenticate_travel': ToolSpec('authenticate_travel', 'Authenticate the user with the travel API', (ParamSpec('client_id', {'type': 'string', 'description': 'The client applications client_id supplied by App Management'}, True, 'The client applications client_id supplied by App Management', table=None), ParamSpec('client_secret', {'type': 'string', 'description': 'The client applications client_secret supplied by App Management'}, True, 'The client applications client_secret supplied by App Management', table=None), ParamSpec('refresh_token', {'type': 'string', 'description': 'The refresh token obtained from the initial authentication'}, True, 'The refresh token obtained from the initial authentication', table=None), ParamSpec('grant_type', {'type': 'string', 'description': 'The grant type of the authentication request. Here are the options: read_write, read, write'}, True, 'The grant type of the authentication request. Here are the options: read_write, read, write', table=None), ParamSpec('user_first_name', {'type': 'string', 'description': 'The first name of the user'}, True, 'The first name of the user', table=None), ParamSpec('user_last_name', {'type': 'string', 'description': 'The last name of the user'}, True, 'The last name of the user', table=None), ), read_only=False, invoke=_invoke_authenticate_travel, where='travel_api.world:769', returns={'type': 'object', 'properties': {'expires_in': {'type': 'integer'}, 'access_token': {'type': 'string'}, 'token_type': {'type': 'string'}, 'scope': {'type': 'string'}}, 'required': ['expires_in', 'access_token', 'token_type', 'scope'], 'additionalProperties': False}),
-    'travel_get_login_status': ToolSpec('travel_get_login_status', 'Get the status of the login', (), read_only=True, invoke=_invoke_travel_get_login_status, where='travel_api.world:790', returns={'type': 'object', 'properties': {'status': {'type': 'boolean'}}, 'required': ['status'], 'additionalProperties': False}),
-    'get_budget_fiscal_year': ToolSpec('get_budget_fiscal_year', 'Get the budget fiscal year', (ParamSpec('lastModifiedAfter', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': '[Optional] Use this field if you only want Fiscal Years that were changed after the supplied date. The supplied date will be interpreted in the UTC time zone. If lastModifiedAfter is not supplied, the service will return all Fiscal Years, regardless of modified date. Example: 2016-03-29T16:12:20. Return in the format of YYYY-MM-DDTHH:MM:SS.'}, False, '[Optional] Use this field if you only want Fiscal Years that were changed after the supplied date. The supplied date will be interpreted in the UTC time zone. If lastModifiedAfter is not supplied, the service will return all Fiscal Years, regardless of modified date. Example: 2016-03-29T16:12:20. Return in the format of YYYY-MM-DDTHH:MM:SS.', table=None), ParamSpec('includeRemoved', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': '[Optional] If true, the service will return all Fiscal Years, including those that were previously removed. If not supplied, this field defaults to false.'}, False, '[Optional] If true, the service will return all Fiscal Years, including those that were previously removed. If not supplied, this field defaults to false.', table=None), ), read_only=True, invoke=_invoke_get_budget_fiscal_year, where='travel_api.world:794', returns={'type': 'object', 'properties': {'budget_fiscal_year': {'type': 'string'}}, 'required': ['budget_fiscal_year'], 'additionalProperties': False}),
-    'register_credit_card': ToolSpec('register_credit_card', 'Register a credit card', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authenticate method'}, True, 'The access token obtained from the authenticate method', table=None), ParamSpec('card_number', {'type': 'string', 'description': 'The credit card number'}, True, 'The credit card number', table=None), ParamSpec('expiration_date', {'type': 'string', 'description': 'The expiration date of the credit card in the format MM/YYYY'}, True, 'The expiration date of the credit card in the format MM/YYYY', table=None), ParamSpec('cardholder_name', {'type': 'string', 'description': 'The name of the cardholder'}, True, 'The name of the cardholder', table=None), ParamSpec('card_verification_number', {'type': 'integer', 'description': 'The card verification number'}, True, 'The card verification number', table=None), ), read_only=False, invoke=_invoke_register_credit_card, where='travel_api.world:804', returns={'type': 'object', 'properties': {'card_id': {'type': 'string'}}, 'required': ['card_id'], 'additionalProperties': False}),
-    'get_flight_cost': ToolSpec('get_flight_cost', 'Get the list of cost of a flight in USD based on location, date, and class', (ParamSpec('travel_from', {'type': 'string', 'description': 'The 3 letter code of the departing airport'}, True, 'The 3 letter code of the departing airport', table=None), ParamSpec('travel_to', {'type': 'string', 'description': 'The 3 letter code of the arriving airport'}, True, 'The 3 letter code of the arriving airport', table=None), ParamSpec('travel_date', {'type': 'string', 'description': "The date of the travel in the format 'YYYY-MM-DD'"}, True, "The date of the travel in the format 'YYYY-MM-DD'", table=None), ParamSpec('travel_class', {'type': 'string', 'description': 'The class of the travel. Options are: economy, business, first.'}, True, 'The class of the travel. Options are: economy, business, first.', table=None), ), read_only=False, invoke=_invoke_get_flight_cost, where='travel_api.world:832', returns={'type': 'object', 'properties': {'travel_cost_list': {'type': 'array', 'items': {'type': 'number'}}}, 'required': ['travel_cost_list'], 'additionalProperties': False}),
-    'get_credit_card_balance': ToolSpec('get_credit_card_balance', 'Get the balance of a credit card', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authenticate'}, True, 'The access token obtained from the authenticate', table=None), ParamSpec('card_id', {'type': 'string', 'description': 'The ID of the credit card'}, True, 'The ID of the credit card', table=None), ), read_only=True, invoke=_invoke_get_credit_card_balance, where='travel_api.world:845', returns={'type': 'object', 'properties': {'card_balance': {}}, 'required': ['card_balance'], 'additionalProperties': False}),
-    'book_flight': ToolSpec('book_flight', 'Book a flight given the travel information. From and To should be the airport codes in the IATA format.', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authenticate'}, True, 'The access token obtained from the authenticate', table=None), ParamSpec('card_id', {'type': 'string', 'description': 'The ID of the credit card to use for the booking'}, True, 'The ID of the credit card to use for the booking', table=None), ParamSpec('travel_date', {'type': 'string', 'description': 'The date of the travel in the format YYYY-MM-DD'}, True, 'The date of the travel in the format YYYY-MM-DD', table=None), ParamSpec('travel_from', {'type': 'string', 'description': 'The location the travel is from'}, True, 'The location the travel is from', table=None), ParamSpec('travel_to', {'type': 'string', 'description': 'The location the travel is to'}, True, 'The location the travel is to', table=None), ParamSpec('travel_class', {'type': 'string', 'description': 'The class of the travel'}, True, 'The class of the travel', table=None), ), read_only=False, invoke=_invoke_book_flight, where='travel_api.world:858', returns={'type': 'object', 'properties': {'booking_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'transaction_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'booking_status': {'type': 'boolean'}, 'booking_history': {'anyOf': [{'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}, {'type': 'null'}]}, 'error': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['booking_status'], 'additionalProperties': False}),
-    'retrieve_invoice': ToolSpec('retrieve_invoice', 'Retrieve the invoice for a booking.', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authenticate'}, True, 'The access token obtained from the authenticate', table=None), ParamSpec('booking_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': '[Optional] The ID of the booking'}, False, '[Optional] The ID of the booking', table=None), ParamSpec('insurance_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': '[Optional] The ID of the insurance'}, False, '[Optional] The ID of the insurance', table=None), ), read_only=True, invoke=_invoke_retrieve_invoice, where='travel_api.world:937', returns={'type': 'object', 'properties': {'invoice': {'type': 'object', 'properties': {'booking_id': {'type': 'string'}, 'travel_date': {}, 'travel_from': {}, 'travel_to': {}, 'travel_class': {}, 'travel_cost': {}, 'transaction_id': {}}, 'required': ['booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id'], 'additionalProperties': False}}, 'required': ['invoice'], 'additionalProperties': False}),
-    'get_booking_history': ToolSpec('get_booking_history', 'Retrieve all booking history for the user.', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authenticate method.'}, True, 'The access token obtained from the authenticate method.', table=None), ), read_only=True, invoke=_invoke_get_booking_history, where='travel_api.world:966', returns={'type': 'object', 'properties': {'booking_history': {'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}}, 'required': ['booking_history'], 'additionalProperties': False}),
-    'list_all_airports': ToolSpec('list_all_airports', 'List all available airports', (), read_only=True, invoke=_invoke_list_all_airports, where='travel_api.world:976', returns={'type': 'array', 'items': {'type': 'string'}}),
-    'cancel_booking': ToolSpec('cancel_booking', 'Cancel a booking', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authenticate'}, True, 'The access token obtained from the authenticate', table=None), ParamSpec('booking_id', {'type': 'string', 'description': 'The ID of the booking'}, True, 'The ID of the booking', table=None), ), read_only=False, invoke=_invoke_cancel_booking, where='travel_api.world:980', returns={'type': 'object', 'properties': {'cancel_status': {'type': 'boolean'}, 'error': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['cancel_status'], 'additionalProperties': False}),
-    'compute_exchange_rate': ToolSpec('compute_exchange_rate', 'Compute the exchange rate between two currencies', (ParamSpec('base_currency', {'type': 'string', 'description': 'The base currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN'}, True, 'The base currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN', table=None), ParamSpec('target_currency', {'type': 'string', 'description': 'The target currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN'}, True, 'The target currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN', table=None), ParamSpec('value', {'type': 'number', 'description': 'The value to convert'}, True, 'The value to convert', table=None), ), read_only=True, invoke=_invoke_compute_exchange_rate, where='travel_api.world:1010', returns={'type': 'object', 'properties': {'exchanged_value': {'type': 'number'}}, 'required': ['exchanged_value'], 'additionalProperties': False}),
-    'verify_traveler_information': ToolSpec('verify_traveler_information', 'Verify the traveler information', (ParamSpec('first_name', {'type': 'string', 'description': 'The first name of the traveler'}, True, 'The first name of the traveler', table=None), ParamSpec('last_name', {'type': 'string', 'description': 'The last name of the traveler'}, True, 'The last name of the traveler', table=None), ParamSpec('date_of_birth', {'type': 'string', 'description': 'The date of birth of the traveler in the format YYYY-MM-DD'}, True, 'The date of birth of the traveler in the format YYYY-MM-DD', table=None), ParamSpec('passport_number', {'type': 'string', 'description': 'The passport number of the traveler'}, True, 'The passport number of the traveler', table=None), ), read_only=True, invoke=_invoke_verify_traveler_information, where='travel_api.world:1029', returns={'type': 'object', 'properties': {'verification_status': {'type': 'boolean'}, 'verification_failure': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['verification_status'], 'additionalProperties': False}),
-    'set_budget_limit': ToolSpec('set_budget_limit', 'Set the budget limit for the user', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authentication process or initial configuration.'}, True, 'The access token obtained from the authentication process or initial configuration.', table=None), ParamSpec('budget_limit', {'type': 'number', 'description': 'The budget limit to set in USD'}, True, 'The budget limit to set in USD', table=None), ), read_only=False, invoke=_invoke_set_budget_limit, where='travel_api.world:1071', returns={'type': 'object', 'properties': {'budget_limit': {'type': 'number'}}, 'required': ['budget_limit'], 'additionalProperties': False}),
-    'get_nearest_airport_by_city': ToolSpec('get_nearest_airport_by_city', 'Get the nearest airport to the given location', (ParamSpec('location', {'type': 'string', 'description': 'The name of the location. [Enum]: Rivermist, Stonebrook, Maplecrest, Silverpine, Shadowridge, London, Paris, Sunset Valley, Oakendale, Willowbend, Crescent Hollow, Autumnville, Pinehaven, Greenfield, San Francisco, Los Angeles, New York, Chicago, Boston, Beijing, Hong Kong, Rome, Tokyo'}, True, 'The name of the location. [Enum]: Rivermist, Stonebrook, Maplecrest, Silverpine, Shadowridge, London, Paris, Sunset Valley, Oakendale, Willowbend, Crescent Hollow, Autumnville, Pinehaven, Greenfield, San Francisco, Los Angeles, New York, Chicago, Boston, Beijing, Hong Kong, Rome, Tokyo', table=None), ), read_only=True, invoke=_invoke_get_nearest_airport_by_city, where='travel_api.world:1084', returns={'type': 'object', 'properties': {'nearest_airport': {'type': 'string'}}, 'required': ['nearest_airport'], 'additionalProperties': False}),
-    'purchase_insurance': ToolSpec('purchase_insurance', 'Purchase insurance', (ParamSpec('access_token', {'type': 'string', 'description': 'The access token obtained from the authenticate'}, True, 'The access token obtained from the authenticate', table=None), ParamSpec('insurance_type', {'type': 'string', 'description': 'The type of insurance to purchase'}, True, 'The type of insurance to purchase', table=None), ParamSpec('booking_id', {'type': 'string', 'description': 'The ID of the booking'}, True, 'The ID of the booking', table=None), ParamSpec('insurance_cost', {'type': 'number', 'description': 'The cost of the insurance'}, True, 'The cost of the insurance', table=None), ParamSpec('card_id', {'type': 'string', 'description': 'The ID of the credit card to use for the'}, True, 'The ID of the credit card to use for the', table=None), ), read_only=False, invoke=_invoke_purchase_insurance, where='travel_api.world:1092', returns={'type': 'object', 'properties': {'insurance_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'insurance_status': {'type': 'boolean'}, 'error': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['insurance_status'], 'additionalProperties': False}),
-    'contact_customer_support': ToolSpec('contact_customer_support', 'Contact travel booking customer support, get immediate support on an issue with an online call.', (ParamSpec('booking_id', {'type': 'string', 'description': 'The ID of the booking'}, True, 'The ID of the booking', table=None), ParamSpec('message', {'type': 'string', 'description': 'The message to send to customer support'}, True, 'The message to send to customer support', table=None), ), read_only=True, invoke=_invoke_contact_customer_support, where='travel_api.world:1124', returns={'type': 'object', 'properties': {'customer_support_message': {'type': 'string'}}, 'required': ['customer_support_message'], 'additionalProperties': False}),
-    'get_all_credit_cards': ToolSpec('get_all_credit_cards', 'Get all registered credit cards', (), read_only=True, invoke=_invoke_get_all_credit_cards, where='travel_api.world:1136', returns={'type': 'object', 'properties': {'credit_card_list': {'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}}, 'required': ['credit_card_list'], 'additionalProperties': False}),
-}
+TravelAPI.TOOLS = tools(
+    tool('authenticate_travel', 'Authenticate the user with the travel API',
+         (param('client_id', {'type': 'string'}, 'The client applications client_id supplied by App Management'),
+         param('client_secret', {'type': 'string'}, 'The client applications client_secret supplied by App Management'),
+         param('refresh_token', {'type': 'string'}, 'The refresh token obtained from the initial authentication'),
+         param('grant_type', {'type': 'string'}, 'The grant type of the authentication request. Here are the options: read_write, read, write'),
+         param('user_first_name', {'type': 'string'}, 'The first name of the user'),
+         param('user_last_name', {'type': 'string'}, 'The last name of the user')),
+         read_only=False, invoke=_invoke_authenticate_travel,
+         python_name='TravelAPI.authenticate_travel', where='travel_api.world:769',
+         returns={'type': 'object', 'properties': {'expires_in': {'type': 'integer'}, 'access_token': {'type': 'string'}, 'token_type': {'type': 'string'}, 'scope': {'type': 'string'}}, 'required': ['expires_in', 'access_token', 'token_type', 'scope'], 'additionalProperties': False}),
+    tool('travel_get_login_status', 'Get the status of the login', (), read_only=True,
+         invoke=_invoke_travel_get_login_status, python_name='TravelAPI.travel_get_login_status',
+         where='travel_api.world:790',
+         returns={'type': 'object', 'properties': {'status': {'type': 'boolean'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('get_budget_fiscal_year', 'Get the budget fiscal year',
+         (param('lastModifiedAfter', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] Use this field if you only want Fiscal Years that were changed after the supplied date. The supplied date will be interpreted in the UTC time zone. If lastModifiedAfter is not supplied, the service will return all Fiscal Years, regardless of modified date. Example: 2016-03-29T16:12:20. Return in the format of YYYY-MM-DDTHH:MM:SS.', optional=True),
+         param('includeRemoved', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] If true, the service will return all Fiscal Years, including those that were previously removed. If not supplied, this field defaults to false.', optional=True)),
+         read_only=True, invoke=_invoke_get_budget_fiscal_year,
+         python_name='TravelAPI.get_budget_fiscal_year', where='travel_api.world:794',
+         returns={'type': 'object', 'properties': {'budget_fiscal_year': {'type': 'string'}}, 'required': ['budget_fiscal_year'], 'additionalProperties': False}),
+    tool('register_credit_card', 'Register a credit card',
+         (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate method'),
+         param('card_number', {'type': 'string'}, 'The credit card number'),
+         param('expiration_date', {'type': 'string'}, 'The expiration date of the credit card in the format MM/YYYY'),
+         param('cardholder_name', {'type': 'string'}, 'The name of the cardholder'),
+         param('card_verification_number', {'type': 'integer'}, 'The card verification number')),
+         read_only=False, invoke=_invoke_register_credit_card,
+         python_name='TravelAPI.register_credit_card', where='travel_api.world:804',
+         returns={'type': 'object', 'properties': {'card_id': {'type': 'string'}}, 'required': ['card_id'], 'additionalProperties': False}),
+    tool('get_flight_cost',
+         'Get the list of cost of a flight in USD based on location, date, and class',
+         (param('travel_from', {'type': 'string'}, 'The 3 letter code of the departing airport'),
+         param('travel_to', {'type': 'string'}, 'The 3 letter code of the arriving airport'),
+         param('travel_date', {'type': 'string'}, "The date of the travel in the format 'YYYY-MM-DD'"),
+         param('travel_class', {'type': 'string'}, 'The class of the travel. Options are: economy, business, first.')),
+         read_only=False, invoke=_invoke_get_flight_cost, python_name='TravelAPI.get_flight_cost',
+         where='travel_api.world:832',
+         returns={'type': 'object', 'properties': {'travel_cost_list': {'type': 'array', 'items': {'type': 'number'}}}, 'required': ['travel_cost_list'], 'additionalProperties': False}),
+    tool('get_credit_card_balance', 'Get the balance of a credit card',
+         (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate'),
+         param('card_id', {'type': 'string'}, 'The ID of the credit card')), read_only=True,
+         invoke=_invoke_get_credit_card_balance, python_name='TravelAPI.get_credit_card_balance',
+         where='travel_api.world:845',
+         returns={'type': 'object', 'properties': {'card_balance': {}}, 'required': ['card_balance'], 'additionalProperties': False}),
+    tool('book_flight',
+         'Book a flight given the travel information. From and To should be the airport codes in the IATA format.',
+         (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate'),
+         param('card_id', {'type': 'string'}, 'The ID of the credit card to use for the booking'),
+         param('travel_date', {'type': 'string'}, 'The date of the travel in the format YYYY-MM-DD'),
+         param('travel_from', {'type': 'string'}, 'The location the travel is from'),
+         param('travel_to', {'type': 'string'}, 'The location the travel is to'),
+         param('travel_class', {'type': 'string'}, 'The class of the travel')), read_only=False,
+         invoke=_invoke_book_flight, python_name='TravelAPI.book_flight',
+         where='travel_api.world:858',
+         returns={'type': 'object', 'properties': {'booking_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'transaction_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'booking_status': {'type': 'boolean'}, 'booking_history': {'anyOf': [{'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}, {'type': 'null'}]}, 'error': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['booking_status'], 'additionalProperties': False}),
+    tool('retrieve_invoice', 'Retrieve the invoice for a booking.',
+         (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate'),
+         param('booking_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] The ID of the booking', optional=True),
+         param('insurance_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] The ID of the insurance', optional=True)),
+         read_only=True, invoke=_invoke_retrieve_invoice,
+         python_name='TravelAPI.retrieve_invoice', where='travel_api.world:937',
+         returns={'type': 'object', 'properties': {'invoice': {'type': 'object', 'properties': {'booking_id': {'type': 'string'}, 'travel_date': {}, 'travel_from': {}, 'travel_to': {}, 'travel_class': {}, 'travel_cost': {}, 'transaction_id': {}}, 'required': ['booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id'], 'additionalProperties': False}}, 'required': ['invoice'], 'additionalProperties': False}),
+    tool('get_booking_history', 'Retrieve all booking history for the user.',
+         (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate method.'),),
+         read_only=True, invoke=_invoke_get_booking_history,
+         python_name='TravelAPI.get_booking_history', where='travel_api.world:966',
+         returns={'type': 'object', 'properties': {'booking_history': {'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}}, 'required': ['booking_history'], 'additionalProperties': False}),
+    tool('list_all_airports', 'List all available airports', (), read_only=True,
+         invoke=_invoke_list_all_airports, python_name='TravelAPI.list_all_airports',
+         where='travel_api.world:976', returns={'type': 'array', 'items': {'type': 'string'}}),
+    tool('cancel_booking', 'Cancel a booking',
+         (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate'),
+         param('booking_id', {'type': 'string'}, 'The ID of the booking')), read_only=False,
+         invoke=_invoke_cancel_booking, python_name='TravelAPI.cancel_booking',
+         where='travel_api.world:980',
+         returns={'type': 'object', 'properties': {'cancel_status': {'type': 'boolean'}, 'error': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['cancel_status'], 'additionalProperties': False}),
+    tool('compute_exchange_rate', 'Compute the exchange rate between two currencies',
+         (param('base_currency', {'type': 'string'}, 'The base currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN'),
+         param('target_currency', {'type': 'string'}, 'The target currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN'),
+         param('value', {'type': 'number'}, 'The value to convert')), read_only=True,
+         invoke=_invoke_compute_exchange_rate, python_name='TravelAPI.compute_exchange_rate',
+         where='travel_api.world:1010',
+         returns={'type': 'object', 'properties': {'exchanged_value': {'type': 'number'}}, 'required': ['exchanged_value'], 'additionalProperties': False}),
+    tool('verify_traveler_information', 'Verify the traveler information',
+         (param('first_name', {'type': 'string'}, 'The first name of the traveler'),
+         param('last_name', {'type': 'string'}, 'The last name of the traveler'),
+         param('date_of_birth', {'type': 'string'}, 'The date of birth of the traveler in the format YYYY-MM-DD'),
+         param('passport_number', {'type': 'string'}, 'The passport number of the traveler')),
+         read_only=True, invoke=_invoke_verify_traveler_information,
+         python_name='TravelAPI.verify_traveler_information', where='travel_api.world:1029',
+         returns={'type': 'object', 'properties': {'verification_status': {'type': 'boolean'}, 'verification_failure': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['verification_status'], 'additionalProperties': False}),
+    tool('set_budget_limit', 'Set the budget limit for the user',
+         (param('access_token', {'type': 'string'}, 'The access token obtained from the authentication process or initial configuration.'),
+         param('budget_limit', {'type': 'number'}, 'The budget limit to set in USD')),
+         read_only=False, invoke=_invoke_set_budget_limit,
+         python_name='TravelAPI.set_budget_limit', where='travel_api.world:1071',
+         returns={'type': 'object', 'properties': {'budget_limit': {'type': 'number'}}, 'required': ['budget_limit'], 'additionalProperties': False}),
+    tool('get_nearest_airport_by_city', 'Get the nearest airport to the given location',
+         (param('location', {'type': 'string'}, 'The name of the location. [Enum]: Rivermist, Stonebrook, Maplecrest, Silverpine, Shadowridge, London, Paris, Sunset Valley, Oakendale, Willowbend, Crescent Hollow, Autumnville, Pinehaven, Greenfield, San Francisco, Los Angeles, New York, Chicago, Boston, Beijing, Hong Kong, Rome, Tokyo'),),
+         read_only=True, invoke=_invoke_get_nearest_airport_by_city,
+         python_name='TravelAPI.get_nearest_airport_by_city', where='travel_api.world:1084',
+         returns={'type': 'object', 'properties': {'nearest_airport': {'type': 'string'}}, 'required': ['nearest_airport'], 'additionalProperties': False}),
+    tool('purchase_insurance', 'Purchase insurance',
+         (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate'),
+         param('insurance_type', {'type': 'string'}, 'The type of insurance to purchase'),
+         param('booking_id', {'type': 'string'}, 'The ID of the booking'),
+         param('insurance_cost', {'type': 'number'}, 'The cost of the insurance'),
+         param('card_id', {'type': 'string'}, 'The ID of the credit card to use for the')),
+         read_only=False, invoke=_invoke_purchase_insurance,
+         python_name='TravelAPI.purchase_insurance', where='travel_api.world:1092',
+         returns={'type': 'object', 'properties': {'insurance_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'insurance_status': {'type': 'boolean'}, 'error': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['insurance_status'], 'additionalProperties': False}),
+    tool('contact_customer_support',
+         'Contact travel booking customer support, get immediate support on an issue with an online call.',
+         (param('booking_id', {'type': 'string'}, 'The ID of the booking'),
+         param('message', {'type': 'string'}, 'The message to send to customer support')),
+         read_only=True, invoke=_invoke_contact_customer_support,
+         python_name='TravelAPI.contact_customer_support', where='travel_api.world:1124',
+         returns={'type': 'object', 'properties': {'customer_support_message': {'type': 'string'}}, 'required': ['customer_support_message'], 'additionalProperties': False}),
+    tool('get_all_credit_cards', 'Get all registered credit cards', (), read_only=True,
+         invoke=_invoke_get_all_credit_cards, python_name='TravelAPI.get_all_credit_cards',
+         where='travel_api.world:1136',
+         returns={'type': 'object', 'properties': {'credit_card_list': {'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}}, 'required': ['credit_card_list'], 'additionalProperties': False}),
+)
 
 
 TravelAPI.TASKS = {

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,13 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Course", "Enrolment", "EnrolmentStatus", "Grade", "Meeting", "Section", "SectionInfo", "Student", "StudentRecord", "StudentStatus", "UniversityRegistrar", "WaitlistEntry", "WaitlistPosition", "Weekday"]
+__all__ = [
+    "Course", "Enrolment", "EnrolmentStatus", "Grade", "Meeting", "Section", "SectionInfo",
+    "Student", "StudentRecord", "StudentStatus", "UniversityRegistrar", "WaitlistEntry",
+    "WaitlistPosition", "Weekday",
+]
 
 
 class StudentStatus(enum.StrEnum):
@@ -35,10 +40,7 @@ class StudentStatus(enum.StrEnum):
     suspended = 'suspended'
 
 
-_E13_StudentStatus_active: StudentStatus = StudentStatus.active
-_E13_StudentStatus_suspended: StudentStatus = StudentStatus.suspended
-
-_T13_StudentStatus: dict[StudentStatus | None, str] = {None: 'null', _E13_StudentStatus_active: '"active"', _E13_StudentStatus_suspended: '"suspended"', }
+_E13_StudentStatus_active, _E13_StudentStatus_suspended = StudentStatus.__members__.values()
 
 
 class Weekday(enum.StrEnum):
@@ -51,13 +53,10 @@ class Weekday(enum.StrEnum):
     fri = 'fri'
 
 
-_E7_Weekday_mon: Weekday = Weekday.mon
-_E7_Weekday_tue: Weekday = Weekday.tue
-_E7_Weekday_wed: Weekday = Weekday.wed
-_E7_Weekday_thu: Weekday = Weekday.thu
-_E7_Weekday_fri: Weekday = Weekday.fri
-
-_T7_Weekday: dict[Weekday | None, str] = {None: 'null', _E7_Weekday_mon: '"mon"', _E7_Weekday_tue: '"tue"', _E7_Weekday_wed: '"wed"', _E7_Weekday_thu: '"thu"', _E7_Weekday_fri: '"fri"', }
+(
+    _E7_Weekday_mon, _E7_Weekday_tue, _E7_Weekday_wed, _E7_Weekday_thu,
+    _E7_Weekday_fri,
+) = Weekday.__members__.values()
 
 
 class EnrolmentStatus(enum.StrEnum):
@@ -68,11 +67,10 @@ class EnrolmentStatus(enum.StrEnum):
     completed = 'completed'
 
 
-_E15_EnrolmentStatus_enrolled: EnrolmentStatus = EnrolmentStatus.enrolled
-_E15_EnrolmentStatus_dropped: EnrolmentStatus = EnrolmentStatus.dropped
-_E15_EnrolmentStatus_completed: EnrolmentStatus = EnrolmentStatus.completed
-
-_T15_EnrolmentStatus: dict[EnrolmentStatus | None, str] = {None: 'null', _E15_EnrolmentStatus_enrolled: '"enrolled"', _E15_EnrolmentStatus_dropped: '"dropped"', _E15_EnrolmentStatus_completed: '"completed"', }
+(
+    _E15_EnrolmentStatus_enrolled, _E15_EnrolmentStatus_dropped,
+    _E15_EnrolmentStatus_completed,
+) = EnrolmentStatus.__members__.values()
 
 
 class Grade(enum.StrEnum):
@@ -85,686 +83,150 @@ class Grade(enum.StrEnum):
     F = 'F'
 
 
-_E5_Grade_A: Grade = Grade.A
-_E5_Grade_B: Grade = Grade.B
-_E5_Grade_C: Grade = Grade.C
-_E5_Grade_D: Grade = Grade.D
-_E5_Grade_F: Grade = Grade.F
-
-_T5_Grade: dict[Grade | None, str] = {None: 'null', _E5_Grade_A: '"A"', _E5_Grade_B: '"B"', _E5_Grade_C: '"C"', _E5_Grade_D: '"D"', _E5_Grade_F: '"F"', }
+_E5_Grade_A, _E5_Grade_B, _E5_Grade_C, _E5_Grade_D, _E5_Grade_F = Grade.__members__.values()
 
 
-class _Slots_Meeting:
-    'The slots of the Meeting record: its fields and its JSON text.'
-
-    __slots__ = ('day', 'start', 'end', '_json')
-
-
-class Meeting(_Slots_Meeting, rt.Record):
+class Meeting(Record):
     'A weekly class meeting.'
 
-    __slots__ = ()
-    __match_args__ = ('day', 'start', 'end')
-
-    day: Weekday
-    start: str
-    end: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.day, self.start, self.end) == (other.day, other.start, other.end)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.day, self.start, self.end))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(day={self.day!r}, start={self.start!r}, end={self.end!r})'
-
-    def __init__(self, day: Weekday, start: str, end: str) -> None:
-        _set = _SET_Meeting
-        _set[0](self, day)
-        _set[1](self, start)
-        _set[2](self, end)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'day': self.day._value_,
-            'start': self.start,
-            'end': self.end,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"day": ', _T7_Weekday[self.day], ', "start": ', v.str_text(self.start), ', "end": ', v.str_text(self.end), '}'))
-            _SET_Meeting[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Meeting:
-        d = v.want_object(data, path, {'day': True, 'start': True, 'end': True})
-        return _new_Meeting(
-            day=v.want_enum(d['day'], path + '.day', Weekday),
-            start=v.check_pattern(v.want_str(d['start'], path + '.start'), path + '.start', '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
-            end=v.check_pattern(v.want_str(d['end'], path + '.end'), path + '.end', '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
-        )
-
-
-_SET_Meeting: tuple[Any, ...] = rt.slot_setters(_Slots_Meeting, ('day', 'start', 'end', '_json'))
-
-
-class _Made_Meeting(_Slots_Meeting):
-    'A Meeting being made by _new_Meeting.'
-
-    __slots__ = ()
-
-
-def _new_Meeting(day: Weekday, start: str, end: str) -> Meeting:
-    self: Any = object.__new__(_Made_Meeting)
-    self.day = day
-    self.start = start
-    self.end = end
-    self._json = None
-    self.__class__ = Meeting
-    _made: Meeting = self
-    return _made
+    day: Weekday = field(
+        load=lambda x, p: v.want_enum(x, p, Weekday), export=enum_value, text=enum_text(Weekday))
+    start: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
+        text=v.str_text)
+    end: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
+        text=v.str_text)
 
 
 class Student(Row):
     'An enrolled university student.'
 
-    __slots__ = ('id_', 'name', 'program', 'status', )
-    ENTITY: ClassVar[str] = 'Student'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('program', 'program', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        _T13_StudentStatus.__getitem__,
-    )
-
-    def __init__(self, *, id_: str, name: str, program: str, status: StudentStatus) -> None:
-        self.id_ = id_
-        self.name = name
-        self.program = program
-        self.status = status
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Student:
-        other = Student.__new__(Student)
-        other.id_ = self.id_
-        other.name = self.name
-        other.program = self.program
-        other.status = self.status
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'program': self.program,
-            'status': self.status._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Student:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'program': True, 'status': False})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^S[0-9]{5}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            program=v.check_length(v.want_str(d['program'], path + '.program'), path + '.program', 1, 80),
-            status=(v.want_enum(d['status'], path + '.status', StudentStatus) if d.get('status') is not None else _E13_StudentStatus_active),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    program: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    status: StudentStatus = field(
+        load=lambda x, p: v.want_enum(x, p, StudentStatus),
+        fill=lambda ep: _E13_StudentStatus_active, export=enum_value,
+        text=enum_text(StudentStatus))
 
 
 class Course(Row):
     'A course in the catalogue.'
 
-    __slots__ = ('code', 'title', 'credits_', 'prerequisites', )
-    ENTITY: ClassVar[str] = 'Course'
-    KEY: ClassVar[str] = 'code'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('code', 'code', None, True),
-        ('title', 'title', None, True),
-        ('credits_', 'credits', None, True),
-        ('prerequisites', 'prerequisites', lambda value: list(value), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        None,
-    )
-
-    def __init__(self, *, code: str, title: str, credits_: int, prerequisites: tuple[str, ...]) -> None:
-        self.code = code
-        self.title = title
-        self.credits_ = credits_
-        self.prerequisites = prerequisites
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Course:
-        other = Course.__new__(Course)
-        other.code = self.code
-        other.title = self.title
-        other.credits_ = self.credits_
-        other.prerequisites = self.prerequisites
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'code': self.code,
-            'title': self.title,
-            'credits': self.credits_,
-            'prerequisites': list(self.prerequisites),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Course:
-        d = v.want_object(data, path, {'code': True, 'title': True, 'credits': True, 'prerequisites': True})
-        return cls(
-            code=v.check_pattern(v.want_str(d['code'], path + '.code'), path + '.code', '^[A-Z]{2,4}[0-9]{3}$'),
-            title=v.check_length(v.want_str(d['title'], path + '.title'), path + '.title', 1, 120),
-            credits_=v.check_range(v.want_int(d['credits'], path + '.credits'), path + '.credits', 1, 6),
-            prerequisites=v.want_set(d['prerequisites'], path + '.prerequisites', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'))),
-        )
+    code: str = field(
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'),
+        text=v.str_text)
+    title: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+    credits_: int = field(
+        'credits', load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
+    prerequisites: tuple[str, ...] = field(
+        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'))),
+        export=list)
 
 
 class Section(Row):
     'One offering of a course in a term.'
 
-    __slots__ = ('id_', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline', )
-    ENTITY: ClassVar[str] = 'Section'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('course', 'course', None, True),
-        ('term', 'term', None, True),
-        ('instructor', 'instructor', None, True),
-        ('meetings', 'meetings', lambda value: [x.export() for x in value], True),
-        ('capacity', 'capacity', None, True),
-        ('starts_on', 'starts_on', lambda value: value.isoformat(), True),
-        ('ends_on', 'ends_on', lambda value: value.isoformat(), True),
-        ('drop_deadline', 'drop_deadline', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.records_text,
-        v.int_text,
-        None,
-        None,
-        None,
-    )
-
-    def __init__(self, *, id_: str, course: str, term: str, instructor: str, meetings: tuple[Meeting, ...], capacity: int, starts_on: dt.date, ends_on: dt.date, drop_deadline: dt.date) -> None:
-        self.id_ = id_
-        self.course = course
-        self.term = term
-        self.instructor = instructor
-        self.meetings = meetings
-        self.capacity = capacity
-        self.starts_on = starts_on
-        self.ends_on = ends_on
-        self.drop_deadline = drop_deadline
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Section:
-        other = Section.__new__(Section)
-        other.id_ = self.id_
-        other.course = self.course
-        other.term = self.term
-        other.instructor = self.instructor
-        other.meetings = self.meetings
-        other.capacity = self.capacity
-        other.starts_on = self.starts_on
-        other.ends_on = self.ends_on
-        other.drop_deadline = self.drop_deadline
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'course': self.course,
-            'term': self.term,
-            'instructor': self.instructor,
-            'meetings': [x.export() for x in self.meetings],
-            'capacity': self.capacity,
-            'starts_on': self.starts_on.isoformat(),
-            'ends_on': self.ends_on.isoformat(),
-            'drop_deadline': self.drop_deadline.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Section:
-        d = v.want_object(data, path, {'id': True, 'course': True, 'term': True, 'instructor': True, 'meetings': True, 'capacity': True, 'starts_on': True, 'ends_on': True, 'drop_deadline': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-            course=v.check_pattern(v.want_str(d['course'], path + '.course'), path + '.course', '^[A-Z]{2,4}[0-9]{3}$'),
-            term=v.check_pattern(v.want_str(d['term'], path + '.term'), path + '.term', '^20[0-9]{2}-(spring|fall)$'),
-            instructor=v.check_length(v.want_str(d['instructor'], path + '.instructor'), path + '.instructor', 1, 80),
-            meetings=v.check_length(v.want_list(d['meetings'], path + '.meetings', (lambda x, p: Meeting.load(x, p, ep))), path + '.meetings', 1, 5),
-            capacity=v.check_range(v.want_int(d['capacity'], path + '.capacity'), path + '.capacity', 1, 300),
-            starts_on=v.want_date(d['starts_on'], path + '.starts_on'),
-            ends_on=v.want_date(d['ends_on'], path + '.ends_on'),
-            drop_deadline=v.want_date(d['drop_deadline'], path + '.drop_deadline'),
-        )
+    id_: str = field(
+        'id', key=True,
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+        text=v.str_text)
+    course: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'),
+        text=v.str_text)
+    term: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^20[0-9]{2}-(spring|fall)$'),
+        text=v.str_text)
+    instructor: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    meetings: tuple[Meeting, ...] = field(
+        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: Meeting.load(x, p, ep))), p, 1, 5),
+        export=lambda value: [x.export() for x in value], text=v.records_text)
+    capacity: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 300), text=v.int_text)
+    starts_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    ends_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    drop_deadline: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
 
 
 class Enrolment(Row):
     "A student's place in a section."
 
-    __slots__ = ('id_', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at', )
-    ENTITY: ClassVar[str] = 'Enrolment'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('student', 'student', None, True),
-        ('section', 'section', None, True),
-        ('status', 'status', lambda value: value._value_, True),
-        ('grade', 'grade', lambda value: rt.if_present(value, lambda x: x._value_), True),
-        ('enrolled_at', 'enrolled_at', lambda value: value.isoformat(), True),
-        ('dropped_at', 'dropped_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        _T15_EnrolmentStatus.__getitem__,
-        _T5_Grade.__getitem__,
-        None,
-        None,
-    )
-
-    def __init__(self, *, id_: str, student: str, section: str, status: EnrolmentStatus, grade: Grade | None, enrolled_at: dt.datetime, dropped_at: dt.datetime | None) -> None:
-        self.id_ = id_
-        self.student = student
-        self.section = section
-        self.status = status
-        self.grade = grade
-        self.enrolled_at = enrolled_at
-        self.dropped_at = dropped_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Enrolment:
-        other = Enrolment.__new__(Enrolment)
-        other.id_ = self.id_
-        other.student = self.student
-        other.section = self.section
-        other.status = self.status
-        other.grade = self.grade
-        other.enrolled_at = self.enrolled_at
-        other.dropped_at = self.dropped_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'student': self.student,
-            'section': self.section,
-            'status': self.status._value_,
-            'grade': rt.if_present(self.grade, lambda x: x._value_),
-            'enrolled_at': self.enrolled_at.isoformat(),
-            'dropped_at': rt.if_present(self.dropped_at, lambda x: x.isoformat()),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Enrolment:
-        d = v.want_object(data, path, {'id': False, 'student': True, 'section': True, 'status': False, 'grade': False, 'enrolled_at': False, 'dropped_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('enrolment_ids', 'EN{:04d}')),
-            student=v.check_pattern(v.want_str(d['student'], path + '.student'), path + '.student', '^S[0-9]{5}$'),
-            section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-            status=(v.want_enum(d['status'], path + '.status', EnrolmentStatus) if d.get('status') is not None else _E15_EnrolmentStatus_enrolled),
-            grade=(v.want_optional(d['grade'], path + '.grade', (lambda x, p: v.want_enum(x, p, Grade))) if d.get('grade') is not None else None),
-            enrolled_at=(v.want_datetime(d['enrolled_at'], path + '.enrolled_at') if d.get('enrolled_at') is not None else ep.clock),
-            dropped_at=(v.want_optional(d['dropped_at'], path + '.dropped_at', (lambda x, p: v.want_datetime(x, p))) if d.get('dropped_at') is not None else None),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('enrolment_ids', 'EN{:04d}'),
+        text=v.str_text)
+    student: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text)
+    section: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+        text=v.str_text)
+    status: EnrolmentStatus = field(
+        load=lambda x, p: v.want_enum(x, p, EnrolmentStatus),
+        fill=lambda ep: _E15_EnrolmentStatus_enrolled, export=enum_value,
+        text=enum_text(EnrolmentStatus))
+    grade: Grade | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, Grade))),
+        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
+        text=enum_text(Grade))
+    enrolled_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    dropped_at: dt.datetime | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
 class WaitlistEntry(Row):
     'A student waiting for a seat in a full section; first come, first served.'
 
-    __slots__ = ('id_', 'student', 'section', 'joined_at', )
-    ENTITY: ClassVar[str] = 'WaitlistEntry'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('student', 'student', None, True),
-        ('section', 'section', None, True),
-        ('joined_at', 'joined_at', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        None,
-    )
-
-    def __init__(self, *, id_: str, student: str, section: str, joined_at: dt.datetime) -> None:
-        self.id_ = id_
-        self.student = student
-        self.section = section
-        self.joined_at = joined_at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> WaitlistEntry:
-        other = WaitlistEntry.__new__(WaitlistEntry)
-        other.id_ = self.id_
-        other.student = self.student
-        other.section = self.section
-        other.joined_at = self.joined_at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'student': self.student,
-            'section': self.section,
-            'joined_at': self.joined_at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> WaitlistEntry:
-        d = v.want_object(data, path, {'id': False, 'student': True, 'section': True, 'joined_at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('waitlist_ids', 'W{:03d}')),
-            student=v.check_pattern(v.want_str(d['student'], path + '.student'), path + '.student', '^S[0-9]{5}$'),
-            section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-            joined_at=(v.want_datetime(d['joined_at'], path + '.joined_at') if d.get('joined_at') is not None else ep.clock),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('waitlist_ids', 'W{:03d}'),
+        text=v.str_text)
+    student: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text)
+    section: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+        text=v.str_text)
+    joined_at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
-class _Slots_SectionInfo:
-    'The slots of the SectionInfo record: its fields and its JSON text.'
-
-    __slots__ = ('section', 'seats_taken', 'capacity', 'waitlisted', '_json')
-
-
-class SectionInfo(_Slots_SectionInfo, rt.Record):
+class SectionInfo(Record):
     'A section in full (course, term, instructor, meetings, dates) with its seats.'
 
-    __slots__ = ()
-    __match_args__ = ('section', 'seats_taken', 'capacity', 'waitlisted')
-
-    section: str
-    seats_taken: int
-    capacity: int
-    waitlisted: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.section, self.seats_taken, self.capacity, self.waitlisted) == (other.section, other.seats_taken, other.capacity, other.waitlisted)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.section, self.seats_taken, self.capacity, self.waitlisted))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(section={self.section!r}, seats_taken={self.seats_taken!r}, capacity={self.capacity!r}, waitlisted={self.waitlisted!r})'
-
-    def __init__(self, section: str, seats_taken: int, capacity: int, waitlisted: int) -> None:
-        _set = _SET_SectionInfo
-        _set[0](self, section)
-        _set[1](self, seats_taken)
-        _set[2](self, capacity)
-        _set[3](self, waitlisted)
-        _set[4](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'section': self.section,
-            'seats_taken': self.seats_taken,
-            'capacity': self.capacity,
-            'waitlisted': self.waitlisted,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"section": ', v.str_text(self.section), ', "seats_taken": ', v.int_text(self.seats_taken), ', "capacity": ', v.int_text(self.capacity), ', "waitlisted": ', v.int_text(self.waitlisted), '}'))
-            _SET_SectionInfo[4](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> SectionInfo:
-        d = v.want_object(data, path, {'section': True, 'seats_taken': True, 'capacity': True, 'waitlisted': True})
-        return _new_SectionInfo(
-            section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-            seats_taken=v.want_int(d['seats_taken'], path + '.seats_taken'),
-            capacity=v.want_int(d['capacity'], path + '.capacity'),
-            waitlisted=v.want_int(d['waitlisted'], path + '.waitlisted'),
-        )
+    section: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+        text=v.str_text)
+    seats_taken: int = field(load=v.want_int, text=v.int_text)
+    capacity: int = field(load=v.want_int, text=v.int_text)
+    waitlisted: int = field(load=v.want_int, text=v.int_text)
 
 
-_SET_SectionInfo: tuple[Any, ...] = rt.slot_setters(_Slots_SectionInfo, ('section', 'seats_taken', 'capacity', 'waitlisted', '_json'))
-
-
-class _Made_SectionInfo(_Slots_SectionInfo):
-    'A SectionInfo being made by _new_SectionInfo.'
-
-    __slots__ = ()
-
-
-def _new_SectionInfo(section: str, seats_taken: int, capacity: int, waitlisted: int) -> SectionInfo:
-    self: Any = object.__new__(_Made_SectionInfo)
-    self.section = section
-    self.seats_taken = seats_taken
-    self.capacity = capacity
-    self.waitlisted = waitlisted
-    self._json = None
-    self.__class__ = SectionInfo
-    _made: SectionInfo = self
-    return _made
-
-
-class _Slots_StudentRecord:
-    'The slots of the StudentRecord record: its fields and its JSON text.'
-
-    __slots__ = ('student', 'enrolments', 'waitlist', 'sections', 'credits_by_term', '_json')
-
-
-class StudentRecord(_Slots_StudentRecord, rt.Record):
+class StudentRecord(Record):
     "A student's transcript and current registrations."
 
-    __slots__ = ()
-    __match_args__ = ('student', 'enrolments', 'waitlist', 'sections', 'credits_by_term')
-
-    student: str
-    enrolments: tuple[str, ...]
-    waitlist: tuple[str, ...]
-    sections: tuple[str, ...]
-    credits_by_term: dict[str, int]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.student, self.enrolments, self.waitlist, self.sections, self.credits_by_term) == (other.student, other.enrolments, other.waitlist, other.sections, other.credits_by_term)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.student, self.enrolments, self.waitlist, self.sections, self.credits_by_term))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(student={self.student!r}, enrolments={self.enrolments!r}, waitlist={self.waitlist!r}, sections={self.sections!r}, credits_by_term={self.credits_by_term!r})'
-
-    def __init__(self, student: str, enrolments: tuple[str, ...], waitlist: tuple[str, ...], sections: tuple[str, ...], credits_by_term: dict[str, int]) -> None:
-        _set = _SET_StudentRecord
-        _set[0](self, student)
-        _set[1](self, enrolments)
-        _set[2](self, waitlist)
-        _set[3](self, sections)
-        _set[4](self, credits_by_term)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'student': self.student,
-            'enrolments': list(self.enrolments),
-            'waitlist': list(self.waitlist),
-            'sections': list(self.sections),
-            'credits_by_term': {k: x for k, x in self.credits_by_term.items()},
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"student": ', v.str_text(self.student), ', "enrolments": ', v.json_text(self.enrolments), ', "waitlist": ', v.json_text(self.waitlist), ', "sections": ', v.json_text(self.sections), ', "credits_by_term": ', v.map_text(self.credits_by_term), '}'))
-            _SET_StudentRecord[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> StudentRecord:
-        d = v.want_object(data, path, {'student': True, 'enrolments': True, 'waitlist': True, 'sections': True, 'credits_by_term': True})
-        return _new_StudentRecord(
-            student=v.check_pattern(v.want_str(d['student'], path + '.student'), path + '.student', '^S[0-9]{5}$'),
-            enrolments=v.want_list(d['enrolments'], path + '.enrolments', (lambda x, p: v.want_str(x, p))),
-            waitlist=v.want_list(d['waitlist'], path + '.waitlist', (lambda x, p: v.want_str(x, p))),
-            sections=v.want_list(d['sections'], path + '.sections', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'))),
-            credits_by_term=v.want_map(d['credits_by_term'], path + '.credits_by_term', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_int(x, p))),
-        )
+    student: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text)
+    enrolments: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    waitlist: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    sections: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'))),
+        export=list)
+    credits_by_term: dict[str, int] = field(
+        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_int), export=dict, text=v.map_text)
 
 
-_SET_StudentRecord: tuple[Any, ...] = rt.slot_setters(_Slots_StudentRecord, ('student', 'enrolments', 'waitlist', 'sections', 'credits_by_term', '_json'))
-
-
-class _Made_StudentRecord(_Slots_StudentRecord):
-    'A StudentRecord being made by _new_StudentRecord.'
-
-    __slots__ = ()
-
-
-def _new_StudentRecord(student: str, enrolments: tuple[str, ...], waitlist: tuple[str, ...], sections: tuple[str, ...], credits_by_term: dict[str, int]) -> StudentRecord:
-    self: Any = object.__new__(_Made_StudentRecord)
-    self.student = student
-    self.enrolments = enrolments
-    self.waitlist = waitlist
-    self.sections = sections
-    self.credits_by_term = credits_by_term
-    self._json = None
-    self.__class__ = StudentRecord
-    _made: StudentRecord = self
-    return _made
-
-
-class _Slots_WaitlistPosition:
-    'The slots of the WaitlistPosition record: its fields and its JSON text.'
-
-    __slots__ = ('entry', 'position', '_json')
-
-
-class WaitlistPosition(_Slots_WaitlistPosition, rt.Record):
+class WaitlistPosition(Record):
     'A waitlist entry and its place in the queue.'
 
-    __slots__ = ()
-    __match_args__ = ('entry', 'position')
-
-    entry: str
-    position: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.entry, self.position) == (other.entry, other.position)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.entry, self.position))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(entry={self.entry!r}, position={self.position!r})'
-
-    def __init__(self, entry: str, position: int) -> None:
-        _set = _SET_WaitlistPosition
-        _set[0](self, entry)
-        _set[1](self, position)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'entry': self.entry,
-            'position': self.position,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"entry": ', v.str_text(self.entry), ', "position": ', v.int_text(self.position), '}'))
-            _SET_WaitlistPosition[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> WaitlistPosition:
-        d = v.want_object(data, path, {'entry': True, 'position': True})
-        return _new_WaitlistPosition(
-            entry=v.want_str(d['entry'], path + '.entry'),
-            position=v.want_int(d['position'], path + '.position'),
-        )
-
-
-_SET_WaitlistPosition: tuple[Any, ...] = rt.slot_setters(_Slots_WaitlistPosition, ('entry', 'position', '_json'))
-
-
-class _Made_WaitlistPosition(_Slots_WaitlistPosition):
-    'A WaitlistPosition being made by _new_WaitlistPosition.'
-
-    __slots__ = ()
-
-
-def _new_WaitlistPosition(entry: str, position: int) -> WaitlistPosition:
-    self: Any = object.__new__(_Made_WaitlistPosition)
-    self.entry = entry
-    self.position = position
-    self._json = None
-    self.__class__ = WaitlistPosition
-    _made: WaitlistPosition = self
-    return _made
+    entry: str = field(load=v.want_str, text=v.str_text)
+    position: int = field(load=v.want_int, text=v.int_text)
 
 
 _C_MAX_CREDITS: int = 18  # university_registrar.world:114
@@ -776,25 +238,8 @@ _GET_code = rt.attrgetter('code')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("enrolment_ids", "waitlist_ids", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("enrolment_ids", "waitlist_ids", )
-
-    def __init__(self) -> None:
-        self.enrolment_ids: int = 0
-        self.waitlist_ids: int = 0
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "enrolment_ids": self.enrolment_ids,
-            "waitlist_ids": self.waitlist_ids,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.enrolment_ids = self.enrolment_ids
-        other.waitlist_ids = self.waitlist_ids
-        return other
+    enrolment_ids: int = state_item(0)
+    waitlist_ids: int = state_item(0)
 
 
 class UniversityRegistrar(Episode):
@@ -829,21 +274,11 @@ class UniversityRegistrar(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('students', ()))):
-            row_students = Student.load(item, f'$.students[{index}]', ep)
-            self.t_students.rows[row_students.key()] = row_students
-        for index, item in enumerate(rt.rows_of(data.get('courses', ()))):
-            row_courses = Course.load(item, f'$.courses[{index}]', ep)
-            self.t_courses.rows[row_courses.key()] = row_courses
-        for index, item in enumerate(rt.rows_of(data.get('sections', ()))):
-            row_sections = Section.load(item, f'$.sections[{index}]', ep)
-            self.t_sections.rows[row_sections.key()] = row_sections
-        for index, item in enumerate(rt.rows_of(data.get('enrolments', ()))):
-            row_enrolments = Enrolment.load(item, f'$.enrolments[{index}]', ep)
-            self.t_enrolments.rows[row_enrolments.key()] = row_enrolments
-        for index, item in enumerate(rt.rows_of(data.get('waitlist', ()))):
-            row_waitlist = WaitlistEntry.load(item, f'$.waitlist[{index}]', ep)
-            self.t_waitlist.rows[row_waitlist.key()] = row_waitlist
+        self.t_students.load_rows(Student, data.get('students', ()), '$.students', ep)
+        self.t_courses.load_rows(Course, data.get('courses', ()), '$.courses', ep)
+        self.t_sections.load_rows(Section, data.get('sections', ()), '$.sections', ep)
+        self.t_enrolments.load_rows(Enrolment, data.get('enrolments', ()), '$.enrolments', ep)
+        self.t_waitlist.load_rows(WaitlistEntry, data.get('waitlist', ()), '$.waitlist', ep)
         if 'enrolment_ids' in data:
             self.state.enrolment_ids = v.want_int(data['enrolment_ids'], '$.enrolment_ids')
         if 'waitlist_ids' in data:
@@ -1192,7 +627,7 @@ class UniversityRegistrar(Episode):
             'waitlist length.'
         )
         return tuple([  # university_registrar.world:229
-            _new_SectionInfo(
+            SectionInfo(
                 _s11.key(), self.fn_seats_taken(_s11), _s11.capacity, self.fn_waiting_count(_s11)
             )
             for _s11 in rt.each(self, self.t_sections)
@@ -1230,7 +665,7 @@ class UniversityRegistrar(Episode):
         waiting: tuple[str, ...] = tuple([  # university_registrar.world:244
             _w13.key() for _w13 in rt.each(self, self.t_waitlist) if _w13.student == student.key()
         ])
-        return _new_StudentRecord(  # university_registrar.world:245
+        return StudentRecord(  # university_registrar.world:245
             student.key(),
             mine,
             waiting,
@@ -1288,7 +723,7 @@ class UniversityRegistrar(Episode):
             'Read one section with its course, term, instructor, meetings, dates and drop '
             'deadline, seats taken, capacity and waitlist length.'
         )
-        return _new_SectionInfo(  # university_registrar.world:287
+        return SectionInfo(  # university_registrar.world:287
             section.key(),
             self.fn_seats_taken(section),
             section.capacity,
@@ -1304,7 +739,7 @@ class UniversityRegistrar(Episode):
         )
         wanted: str = rt.built(self, instructor.lower())  # university_registrar.world:302
         return tuple([  # university_registrar.world:303
-            _new_SectionInfo(
+            SectionInfo(
                 _s19.key(), self.fn_seats_taken(_s19), _s19.capacity, self.fn_waiting_count(_s19)
             )
             for _s19 in rt.each(self, self.t_sections)
@@ -1483,7 +918,7 @@ class UniversityRegistrar(Episode):
             joined_at=self.clock,
         )
         self.insert(self.t_waitlist, entry)  # university_registrar.world:384
-        return _new_WaitlistPosition(  # university_registrar.world:385
+        return WaitlistPosition(  # university_registrar.world:385
             entry.key(), self.fn_waiting_count(section)
         )
 
@@ -1594,90 +1029,46 @@ class UniversityRegistrar(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_find_sections: frozenset[str] = frozenset({'course', 'term'})
-_NEEDS_find_sections: frozenset[str] = frozenset({'course'})
-
-
 def _invoke_find_sections(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_find_sections >= args.keys() >= _NEEDS_find_sections and None not in args.values()):
-        rt.check_arguments(args, ('course', 'term'), ('course',))
     a_course = rt.lookup(ep.t_courses, v.check_pattern(v.want_str(args['course'], 'course'), 'course', '^[A-Z]{2,4}[0-9]{3}$'), lambda key: rt.built(ep, 'Course ' + rt.text(key) + ' not found.'))
     a_term = (v.want_optional(args['term'], 'term', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^20[0-9]{2}-(spring|fall)$'))) if args.get('term') is not None else None)
     return ep.tool_find_sections(a_course, a_term)
 
 
-_ARGS_get_student_record: frozenset[str] = frozenset({'student'})
-
-
 def _invoke_get_student_record(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_student_record and None not in args.values()):
-        rt.check_arguments(args, ('student',), ('student',))
     a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, 'Student ' + rt.text(key) + ' not found.'))
     return ep.tool_get_student_record(a_student)
 
 
-_ARGS_search_students: frozenset[str] = frozenset({'name', 'program'})
-_NEEDS_search_students: frozenset[str] = frozenset(())
-
-
 def _invoke_search_students(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_students >= args.keys() >= _NEEDS_search_students):
-        rt.check_arguments(args, ('name', 'program'), ())
     a_name = (v.want_str(args['name'], 'name') if args.get('name') is not None else '')
     a_program = (v.want_str(args['program'], 'program') if args.get('program') is not None else '')
     return ep.tool_search_students(a_name, a_program)
 
 
-_ARGS_search_courses: frozenset[str] = frozenset({'title'})
-_NEEDS_search_courses: frozenset[str] = frozenset(())
-
-
 def _invoke_search_courses(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_courses >= args.keys() >= _NEEDS_search_courses):
-        rt.check_arguments(args, ('title',), ())
     a_title = (v.want_str(args['title'], 'title') if args.get('title') is not None else '')
     return ep.tool_search_courses(a_title)
 
 
-_ARGS_get_course: frozenset[str] = frozenset({'course'})
-
-
 def _invoke_get_course(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_course and None not in args.values()):
-        rt.check_arguments(args, ('course',), ('course',))
     a_course = rt.lookup(ep.t_courses, v.check_pattern(v.want_str(args['course'], 'course'), 'course', '^[A-Z]{2,4}[0-9]{3}$'), lambda key: rt.built(ep, 'Course ' + rt.text(key) + ' not found.'))
     return ep.tool_get_course(a_course)
 
 
-_ARGS_get_section: frozenset[str] = frozenset({'section'})
-
-
 def _invoke_get_section(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_section and None not in args.values()):
-        rt.check_arguments(args, ('section',), ('section',))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
     return ep.tool_get_section(a_section)
 
 
-_ARGS_search_sections: frozenset[str] = frozenset({'term', 'instructor', 'day'})
-_NEEDS_search_sections: frozenset[str] = frozenset(())
-
-
 def _invoke_search_sections(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_search_sections >= args.keys() >= _NEEDS_search_sections):
-        rt.check_arguments(args, ('term', 'instructor', 'day'), ())
     a_term = (v.want_optional(args['term'], 'term', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^20[0-9]{2}-(spring|fall)$'))) if args.get('term') is not None else None)
     a_instructor = (v.want_str(args['instructor'], 'instructor') if args.get('instructor') is not None else '')
     a_day = (v.want_optional(args['day'], 'day', (lambda x, p: v.want_enum(x, p, Weekday))) if args.get('day') is not None else None)
     return ep.tool_search_sections(a_term, a_instructor, a_day)
 
 
-_ARGS_get_enrolment: frozenset[str] = frozenset({'enrolment'})
-
-
 def _invoke_get_enrolment(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_enrolment and None not in args.values()):
-        rt.check_arguments(args, ('enrolment',), ('enrolment',))
     a_enrolment = args['enrolment']
     if type(a_enrolment) is not str or not a_enrolment.isascii():
         a_enrolment = v.want_str(a_enrolment, 'enrolment')
@@ -1685,45 +1076,24 @@ def _invoke_get_enrolment(ep: UniversityRegistrar, args: Mapping[str, Any]) -> A
     return ep.tool_get_enrolment(a_enrolment)
 
 
-_ARGS_list_roster: frozenset[str] = frozenset({'section', 'include_dropped'})
-_NEEDS_list_roster: frozenset[str] = frozenset({'section'})
-
-
 def _invoke_list_roster(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_roster >= args.keys() >= _NEEDS_list_roster and None not in args.values()):
-        rt.check_arguments(args, ('section', 'include_dropped'), ('section',))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
     a_include_dropped = (v.want_bool(args['include_dropped'], 'include_dropped') if args.get('include_dropped') is not None else False)
     return ep.tool_list_roster(a_section, a_include_dropped)
 
 
-_ARGS_list_waitlist: frozenset[str] = frozenset({'section'})
-
-
 def _invoke_list_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_waitlist and None not in args.values()):
-        rt.check_arguments(args, ('section',), ('section',))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
     return ep.tool_list_waitlist(a_section)
 
 
-_ARGS_enrol: frozenset[str] = frozenset({'student', 'section'})
-
-
 def _invoke_enrol(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_enrol and None not in args.values()):
-        rt.check_arguments(args, ('student', 'section'), ('student', 'section'))
     a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, 'Student ' + rt.text(key) + ' not found.'))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
     return ep.tool_enrol(a_student, a_section)
 
 
-_ARGS_drop_enrolment: frozenset[str] = frozenset({'enrolment'})
-
-
 def _invoke_drop_enrolment(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_drop_enrolment and None not in args.values()):
-        rt.check_arguments(args, ('enrolment',), ('enrolment',))
     a_enrolment = args['enrolment']
     if type(a_enrolment) is not str or not a_enrolment.isascii():
         a_enrolment = v.want_str(a_enrolment, 'enrolment')
@@ -1731,23 +1101,13 @@ def _invoke_drop_enrolment(ep: UniversityRegistrar, args: Mapping[str, Any]) -> 
     return ep.tool_drop_enrolment(a_enrolment)
 
 
-_ARGS_join_waitlist: frozenset[str] = frozenset({'student', 'section'})
-
-
 def _invoke_join_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_join_waitlist and None not in args.values()):
-        rt.check_arguments(args, ('student', 'section'), ('student', 'section'))
     a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, 'Student ' + rt.text(key) + ' not found.'))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
     return ep.tool_join_waitlist(a_student, a_section)
 
 
-_ARGS_leave_waitlist: frozenset[str] = frozenset({'entry'})
-
-
 def _invoke_leave_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_leave_waitlist and None not in args.values()):
-        rt.check_arguments(args, ('entry',), ('entry',))
     a_entry = args['entry']
     if type(a_entry) is not str or not a_entry.isascii():
         a_entry = v.want_str(a_entry, 'entry')
@@ -1755,22 +1115,12 @@ def _invoke_leave_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> 
     return ep.tool_leave_waitlist(a_entry)
 
 
-_ARGS_enrol_from_waitlist: frozenset[str] = frozenset({'section'})
-
-
 def _invoke_enrol_from_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_enrol_from_waitlist and None not in args.values()):
-        rt.check_arguments(args, ('section',), ('section',))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
     return ep.tool_enrol_from_waitlist(a_section)
 
 
-_ARGS_record_grade: frozenset[str] = frozenset({'enrolment', 'grade'})
-
-
 def _invoke_record_grade(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_record_grade and None not in args.values()):
-        rt.check_arguments(args, ('enrolment', 'grade'), ('enrolment', 'grade'))
     a_enrolment = args['enrolment']
     if type(a_enrolment) is not str or not a_enrolment.isascii():
         a_enrolment = v.want_str(a_enrolment, 'enrolment')
@@ -1779,24 +1129,104 @@ def _invoke_record_grade(ep: UniversityRegistrar, args: Mapping[str, Any]) -> An
     return ep.tool_record_grade(a_enrolment, a_grade)
 
 
-UniversityRegistrar.TOOLS = {
-    'find_sections': ToolSpec('find_sections', 'List the sections of a course with instructor, meetings, seats taken, capacity and waitlist length.', (ParamSpec('course', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$', 'description': 'The course code (two to four capital letters and three digits), as search_courses shows it.'}, True, 'The course code (two to four capital letters and three digits), as search_courses shows it.', table='courses'), ParamSpec('term', {'anyOf': [{'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, {'type': 'null'}], 'description': 'Only sections of this term: the year and spring or fall, e.g. 2026-fall.'}, False, 'Only sections of this term: the year and spring or fall, e.g. 2026-fall.', table=None), ), read_only=True, invoke=_invoke_find_sections, where='university_registrar.world:223', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}, 'seats_taken': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'waitlisted': {'type': 'integer'}}, 'required': ['section', 'seats_taken', 'capacity', 'waitlisted'], 'additionalProperties': False}}, shows=('list', ('record', (('section', 'section', ('row', 'sections')),)))),
-    'get_student_record': ToolSpec('get_student_record', "Show a student's enrolments with grades, their waitlist entries, the sections of both (course, term, instructor, meetings) and their credit load per term.", (ParamSpec('student', {'type': 'string', 'pattern': '^S[0-9]{5}$', 'description': 'The student id (S and five digits), as search_students shows it.'}, True, 'The student id (S and five digits), as search_students shows it.', table='students'), ), read_only=True, invoke=_invoke_get_student_record, where='university_registrar.world:232', returns={'type': 'object', 'properties': {'student': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'program': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'status': {'type': 'string', 'enum': ['active', 'suspended']}}, 'required': ['id', 'name', 'program', 'status'], 'additionalProperties': False}, 'enrolments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}}, 'waitlist': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'student', 'section', 'joined_at'], 'additionalProperties': False}}, 'sections': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}}, 'credits_by_term': {'type': 'object', 'additionalProperties': {'type': 'integer'}}}, 'required': ['student', 'enrolments', 'waitlist', 'sections', 'credits_by_term'], 'additionalProperties': False}, shows=('record', (('student', 'student', ('row', 'students')), ('enrolments', 'enrolments', ('list', ('row', 'enrolments'))), ('waitlist', 'waitlist', ('list', ('row', 'waitlist'))), ('sections', 'sections', ('list', ('row', 'sections')))))),
-    'search_students': ToolSpec('search_students', 'Find students by name or program, with their ids, names, programs and status (active or suspended).', (ParamSpec('name', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every student.'}, False, 'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every student.', table=None), ParamSpec('program', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Part of the program\'s name, any case, e.g. "biology".'}, False, 'Part of the program\'s name, any case, e.g. "biology".', table=None), ), read_only=True, invoke=_invoke_search_students, where='university_registrar.world:254', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'program': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'status': {'type': 'string', 'enum': ['active', 'suspended']}}, 'required': ['id', 'name', 'program', 'status'], 'additionalProperties': False}}, shows=('list', ('row', 'students'))),
-    'search_courses': ToolSpec('search_courses', 'Find courses in the catalogue by title or code, with their codes, titles, credits and prerequisites (course codes).', (ParamSpec('title', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list the whole catalogue.'}, False, 'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list the whole catalogue.', table=None), ), read_only=True, invoke=_invoke_search_courses, where='university_registrar.world:265', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'credits': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'prerequisites': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'uniqueItems': True}}, 'required': ['code', 'title', 'credits', 'prerequisites'], 'additionalProperties': False}}, shows=('list', ('row', 'courses'))),
-    'get_course': ToolSpec('get_course', 'Read a course: its title, credits and prerequisites (course codes).', (ParamSpec('course', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$', 'description': 'The course code (two to four capital letters and three digits), as search_courses shows it.'}, True, 'The course code (two to four capital letters and three digits), as search_courses shows it.', table='courses'), ), read_only=True, invoke=_invoke_get_course, where='university_registrar.world:274', returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'credits': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'prerequisites': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'uniqueItems': True}}, 'required': ['code', 'title', 'credits', 'prerequisites'], 'additionalProperties': False}),
-    'get_section': ToolSpec('get_section', 'Read one section with its course, term, instructor, meetings, dates and drop deadline, seats taken, capacity and waitlist length.', (ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$', 'description': "The section id (the course code, a dash and the section's code), as find_sections shows it."}, True, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'), ), read_only=True, invoke=_invoke_get_section, where='university_registrar.world:282', returns={'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}, 'seats_taken': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'waitlisted': {'type': 'integer'}}, 'required': ['section', 'seats_taken', 'capacity', 'waitlisted'], 'additionalProperties': False}, shows=('record', (('section', 'section', ('row', 'sections')),))),
-    'search_sections': ToolSpec('search_sections', 'Find sections of any course by term, instructor or meeting day, with course, instructor, meetings, seats taken, capacity and waitlist length.', (ParamSpec('term', {'anyOf': [{'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, {'type': 'null'}], 'description': 'Only sections of this term: the year and spring or fall, e.g. 2026-fall.'}, False, 'Only sections of this term: the year and spring or fall, e.g. 2026-fall.', table=None), ParamSpec('instructor', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Part of the instructor\'s name, any case, e.g. "smith".'}, False, 'Part of the instructor\'s name, any case, e.g. "smith".', table=None), ParamSpec('day', {'anyOf': [{'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, {'type': 'null'}], 'description': 'Only sections meeting on this weekday.'}, False, 'Only sections meeting on this weekday.', table=None), ), read_only=True, invoke=_invoke_search_sections, where='university_registrar.world:295', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}, 'seats_taken': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'waitlisted': {'type': 'integer'}}, 'required': ['section', 'seats_taken', 'capacity', 'waitlisted'], 'additionalProperties': False}}, shows=('list', ('record', (('section', 'section', ('row', 'sections')),)))),
-    'get_enrolment': ToolSpec('get_enrolment', 'Read an enrolment: its student, section, status, grade and when it was made or dropped.', (ParamSpec('enrolment', {'type': 'string', 'description': 'The enrolment id (EN and four digits), as get_student_record shows it.'}, True, 'The enrolment id (EN and four digits), as get_student_record shows it.', table='enrolments'), ), read_only=True, invoke=_invoke_get_enrolment, where='university_registrar.world:306', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
-    'list_roster': ToolSpec('list_roster', "List a section's enrolments (its class roster) with each student, status and grade.", (ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$', 'description': "The section id (the course code, a dash and the section's code), as find_sections shows it."}, True, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'), ParamSpec('include_dropped', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}], 'description': 'Also list dropped enrolments.'}, False, 'Also list dropped enrolments.', table=None), ), read_only=True, invoke=_invoke_list_roster, where='university_registrar.world:314', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}}, shows=('list', ('row', 'enrolments'))),
-    'list_waitlist': ToolSpec('list_waitlist', "List a section's waitlist in queue order, first in line first, with each entry's student and when they joined.", (ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$', 'description': "The section id (the course code, a dash and the section's code), as find_sections shows it."}, True, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'), ), read_only=True, invoke=_invoke_list_waitlist, where='university_registrar.world:323', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'student', 'section', 'joined_at'], 'additionalProperties': False}}, shows=('list', ('row', 'waitlist'))),
-    'enrol': ToolSpec('enrol', "Enrol a student in a section. The section must have a free seat, the student must have passed\nthe course's prerequisites, must not already take the course this term, must have no time\nclash and stays within 18 credits a term. A waitlist entry for the section is removed.", (ParamSpec('student', {'type': 'string', 'pattern': '^S[0-9]{5}$', 'description': 'The student id (S and five digits), as search_students shows it.'}, True, 'The student id (S and five digits), as search_students shows it.', table='students'), ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$', 'description': "The section id (the course code, a dash and the section's code), as find_sections shows it."}, True, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'), ), read_only=False, invoke=_invoke_enrol, where='university_registrar.world:333', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
-    'drop_enrolment': ToolSpec('drop_enrolment', "Drop an enrolment, on or before the section's drop deadline; the seat is given back.", (ParamSpec('enrolment', {'type': 'string', 'description': 'The enrolment id (EN and four digits), as get_student_record shows it.'}, True, 'The enrolment id (EN and four digits), as get_student_record shows it.', table='enrolments'), ), read_only=False, invoke=_invoke_drop_enrolment, where='university_registrar.world:355', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
-    'join_waitlist': ToolSpec('join_waitlist', 'Put a student on the waitlist of a full section; returns their place in the queue.', (ParamSpec('student', {'type': 'string', 'pattern': '^S[0-9]{5}$', 'description': 'The student id (S and five digits), as search_students shows it.'}, True, 'The student id (S and five digits), as search_students shows it.', table='students'), ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$', 'description': "The id of a full section (the course code, a dash and the section's code), as find_sections shows it."}, True, "The id of a full section (the course code, a dash and the section's code), as find_sections shows it.", table='sections'), ), read_only=False, invoke=_invoke_join_waitlist, where='university_registrar.world:369', returns={'type': 'object', 'properties': {'entry': {'type': 'string'}, 'position': {'type': 'integer'}}, 'required': ['entry', 'position'], 'additionalProperties': False}),
-    'leave_waitlist': ToolSpec('leave_waitlist', 'Take a student off a waitlist.', (ParamSpec('entry', {'type': 'string', 'description': 'The waitlist entry id (W and three digits), as get_student_record or list_waitlist shows it.'}, True, 'The waitlist entry id (W and three digits), as get_student_record or list_waitlist shows it.', table='waitlist'), ), read_only=False, invoke=_invoke_leave_waitlist, where='university_registrar.world:388', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'student', 'section', 'joined_at'], 'additionalProperties': False}),
-    'enrol_from_waitlist': ToolSpec('enrol_from_waitlist', "Enrol the first student on a section's waitlist now that a seat is free (the same checks as enrol); their entry is removed.", (ParamSpec('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$', 'description': "The section id (the course code, a dash and the section's code), as find_sections shows it."}, True, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'), ), read_only=False, invoke=_invoke_enrol_from_waitlist, where='university_registrar.world:397', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
-    'record_grade': ToolSpec('record_grade', 'Record the final grade of an enrolment once its section has ended; the enrolment is then completed.', (ParamSpec('enrolment', {'type': 'string', 'description': 'The enrolment id (EN and four digits), as get_student_record shows it.'}, True, 'The enrolment id (EN and four digits), as get_student_record shows it.', table='enrolments'), ParamSpec('grade', {'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F'], 'description': 'The final grade: A, B, C, D or F.'}, True, 'The final grade: A, B, C, D or F.', table=None), ), read_only=False, invoke=_invoke_record_grade, where='university_registrar.world:416', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
-}
+UniversityRegistrar.TOOLS = tools(
+    tool('find_sections',
+         'List the sections of a course with instructor, meetings, seats taken, capacity and waitlist length.',
+         (param('course', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'The course code (two to four capital letters and three digits), as search_courses shows it.', table='courses'),
+         param('term', {'anyOf': [{'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, {'type': 'null'}]}, 'Only sections of this term: the year and spring or fall, e.g. 2026-fall.', optional=True)),
+         read_only=True, invoke=_invoke_find_sections, where='university_registrar.world:223',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}, 'seats_taken': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'waitlisted': {'type': 'integer'}}, 'required': ['section', 'seats_taken', 'capacity', 'waitlisted'], 'additionalProperties': False}},
+         shows=('list', ('record', (('section', 'section', ('row', 'sections')),)))),
+    tool('get_student_record',
+         "Show a student's enrolments with grades, their waitlist entries, the sections of both (course, term, instructor, meetings) and their credit load per term.",
+         (param('student', {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'The student id (S and five digits), as search_students shows it.', table='students'),),
+         read_only=True, invoke=_invoke_get_student_record,
+         where='university_registrar.world:232',
+         returns={'type': 'object', 'properties': {'student': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'program': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'status': {'type': 'string', 'enum': ['active', 'suspended']}}, 'required': ['id', 'name', 'program', 'status'], 'additionalProperties': False}, 'enrolments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}}, 'waitlist': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'student', 'section', 'joined_at'], 'additionalProperties': False}}, 'sections': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}}, 'credits_by_term': {'type': 'object', 'additionalProperties': {'type': 'integer'}}}, 'required': ['student', 'enrolments', 'waitlist', 'sections', 'credits_by_term'], 'additionalProperties': False},
+         shows=('record', (('student', 'student', ('row', 'students')), ('enrolments', 'enrolments', ('list', ('row', 'enrolments'))), ('waitlist', 'waitlist', ('list', ('row', 'waitlist'))), ('sections', 'sections', ('list', ('row', 'sections')))))),
+    tool('search_students',
+         'Find students by name or program, with their ids, names, programs and status (active or suspended).',
+         (param('name', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every student.', optional=True),
+         param('program', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the program\'s name, any case, e.g. "biology".', optional=True)),
+         read_only=True, invoke=_invoke_search_students, where='university_registrar.world:254',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'program': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'status': {'type': 'string', 'enum': ['active', 'suspended']}}, 'required': ['id', 'name', 'program', 'status'], 'additionalProperties': False}},
+         shows=('list', ('row', 'students'))),
+    tool('search_courses',
+         'Find courses in the catalogue by title or code, with their codes, titles, credits and prerequisites (course codes).',
+         (param('title', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list the whole catalogue.', optional=True),),
+         read_only=True, invoke=_invoke_search_courses, where='university_registrar.world:265',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'credits': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'prerequisites': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'uniqueItems': True}}, 'required': ['code', 'title', 'credits', 'prerequisites'], 'additionalProperties': False}},
+         shows=('list', ('row', 'courses'))),
+    tool('get_course', 'Read a course: its title, credits and prerequisites (course codes).',
+         (param('course', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'The course code (two to four capital letters and three digits), as search_courses shows it.', table='courses'),),
+         read_only=True, invoke=_invoke_get_course, where='university_registrar.world:274',
+         returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'credits': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'prerequisites': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'uniqueItems': True}}, 'required': ['code', 'title', 'credits', 'prerequisites'], 'additionalProperties': False}),
+    tool('get_section',
+         'Read one section with its course, term, instructor, meetings, dates and drop deadline, seats taken, capacity and waitlist length.',
+         (param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'),),
+         read_only=True, invoke=_invoke_get_section, where='university_registrar.world:282',
+         returns={'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}, 'seats_taken': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'waitlisted': {'type': 'integer'}}, 'required': ['section', 'seats_taken', 'capacity', 'waitlisted'], 'additionalProperties': False},
+         shows=('record', (('section', 'section', ('row', 'sections')),))),
+    tool('search_sections',
+         'Find sections of any course by term, instructor or meeting day, with course, instructor, meetings, seats taken, capacity and waitlist length.',
+         (param('term', {'anyOf': [{'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, {'type': 'null'}]}, 'Only sections of this term: the year and spring or fall, e.g. 2026-fall.', optional=True),
+         param('instructor', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the instructor\'s name, any case, e.g. "smith".', optional=True),
+         param('day', {'anyOf': [{'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, {'type': 'null'}]}, 'Only sections meeting on this weekday.', optional=True)),
+         read_only=True, invoke=_invoke_search_sections, where='university_registrar.world:295',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}, 'seats_taken': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'waitlisted': {'type': 'integer'}}, 'required': ['section', 'seats_taken', 'capacity', 'waitlisted'], 'additionalProperties': False}},
+         shows=('list', ('record', (('section', 'section', ('row', 'sections')),)))),
+    tool('get_enrolment',
+         'Read an enrolment: its student, section, status, grade and when it was made or dropped.',
+         (param('enrolment', {'type': 'string'}, 'The enrolment id (EN and four digits), as get_student_record shows it.', table='enrolments'),),
+         read_only=True, invoke=_invoke_get_enrolment, where='university_registrar.world:306',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
+    tool('list_roster',
+         "List a section's enrolments (its class roster) with each student, status and grade.",
+         (param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'),
+         param('include_dropped', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Also list dropped enrolments.', optional=True)),
+         read_only=True, invoke=_invoke_list_roster, where='university_registrar.world:314',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}},
+         shows=('list', ('row', 'enrolments'))),
+    tool('list_waitlist',
+         "List a section's waitlist in queue order, first in line first, with each entry's student and when they joined.",
+         (param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'),),
+         read_only=True, invoke=_invoke_list_waitlist, where='university_registrar.world:323',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'student', 'section', 'joined_at'], 'additionalProperties': False}},
+         shows=('list', ('row', 'waitlist'))),
+    tool('enrol',
+         "Enrol a student in a section. The section must have a free seat, the student must have passed\nthe course's prerequisites, must not already take the course this term, must have no time\nclash and stays within 18 credits a term. A waitlist entry for the section is removed.",
+         (param('student', {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'The student id (S and five digits), as search_students shows it.', table='students'),
+         param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections')),
+         read_only=False, invoke=_invoke_enrol, where='university_registrar.world:333',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
+    tool('drop_enrolment',
+         "Drop an enrolment, on or before the section's drop deadline; the seat is given back.",
+         (param('enrolment', {'type': 'string'}, 'The enrolment id (EN and four digits), as get_student_record shows it.', table='enrolments'),),
+         read_only=False, invoke=_invoke_drop_enrolment, where='university_registrar.world:355',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
+    tool('join_waitlist',
+         'Put a student on the waitlist of a full section; returns their place in the queue.',
+         (param('student', {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'The student id (S and five digits), as search_students shows it.', table='students'),
+         param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The id of a full section (the course code, a dash and the section's code), as find_sections shows it.", table='sections')),
+         read_only=False, invoke=_invoke_join_waitlist, where='university_registrar.world:369',
+         returns={'type': 'object', 'properties': {'entry': {'type': 'string'}, 'position': {'type': 'integer'}}, 'required': ['entry', 'position'], 'additionalProperties': False}),
+    tool('leave_waitlist', 'Take a student off a waitlist.',
+         (param('entry', {'type': 'string'}, 'The waitlist entry id (W and three digits), as get_student_record or list_waitlist shows it.', table='waitlist'),),
+         read_only=False, invoke=_invoke_leave_waitlist, where='university_registrar.world:388',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'student', 'section', 'joined_at'], 'additionalProperties': False}),
+    tool('enrol_from_waitlist',
+         "Enrol the first student on a section's waitlist now that a seat is free (the same checks as enrol); their entry is removed.",
+         (param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'),),
+         read_only=False, invoke=_invoke_enrol_from_waitlist,
+         where='university_registrar.world:397',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
+    tool('record_grade',
+         'Record the final grade of an enrolment once its section has ended; the enrolment is then completed.',
+         (param('enrolment', {'type': 'string'}, 'The enrolment id (EN and four digits), as get_student_record shows it.', table='enrolments'),
+         param('grade', {'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, 'The final grade: A, B, C, D or F.')),
+         read_only=False, invoke=_invoke_record_grade, where='university_registrar.world:416',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
+)
 
 
 def _check_switch_section__dropped(  # university_registrar.world:660
@@ -2069,12 +1499,12 @@ def _check_late_calculus_grades__eva_in_linear_algebra(  # tasks.world:1462
 
 
 UniversityRegistrar.TASKS = {
-    'switch_section': TaskSpec('switch_section', 'Ben Carter (S10002) can no longer make the Monday/Wednesday CS201 section F1. Drop him from it, enrol him in CS201-F2 instead, and give his freed seat in F1 to the first student on its waitlist.', rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('dropped', 1.0, "Ben's F1 enrolment is dropped.", _check_switch_section__dropped), CheckSpec('in_f2', 1.0, 'Ben is enrolled in CS201-F2.', _check_switch_section__in_f2), CheckSpec('eva_in', 1.0, 'Eva, first on the waitlist, now sits in CS201-F1.', _check_switch_section__eva_in), CheckSpec('off_waitlist', 1.0, "Eva's waitlist entry is gone.", _check_switch_section__off_waitlist),), ('enrolments', 'enrolment_ids', 'waitlist'), (('get_student_record', {'student': 'S10002'}), ('drop_enrolment', {'enrolment': 'EN0006'}), ('enrol', {'student': 'S10002', 'section': 'CS201-F2'}), ('enrol_from_waitlist', {'section': 'CS201-F1'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Move a student to another section and give the freed seat to the waitlist.'),
-    'grade_and_waitlist': TaskSpec('grade_and_waitlist', "Dr. Novak reports a B for Ben Carter (S10002) in last spring's Calculus I. Also, Farah Haddad (S10006) wants the Monday/Wednesday CS201 section F1; if it is full, put her on its waitlist.", rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('graded', 1.0, "Ben's Calculus I is completed with a B.", _check_grade_and_waitlist__graded), CheckSpec('farah_waiting', 1.0, 'Farah waits for CS201-F1.', _check_grade_and_waitlist__farah_waiting),), ('enrolments.status', 'enrolments.grade', 'waitlist', 'waitlist_ids'), (('get_student_record', {'student': 'S10002'}), ('record_grade', {'enrolment': 'EN0004', 'grade': 'B'}), ('find_sections', {'course': 'CS201', 'term': '2026-fall'}), ('join_waitlist', {'student': 'S10006', 'section': 'CS201-F1'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc="Record a late grade and put a student on a full section's waitlist."),
-    'ana_swaps_cs_for_linear_algebra': TaskSpec('ana_swaps_cs_for_linear_algebra', 'Ana Pereira (S10001) wants to drop Data Structures this term and take Linear Algebra instead, in its Monday/Wednesday section. Once her Data Structures seat is free, give it to the next student waiting for that section.', rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('cs_dropped', 1.0, "Ana's Data Structures enrolment is dropped.", _check_ana_swaps_cs_for_linear_algebra__cs_dropped), CheckSpec('ana_in_math', 1.0, 'Ana is enrolled in the Monday/Wednesday Linear Algebra section.', _check_ana_swaps_cs_for_linear_algebra__ana_in_math), CheckSpec('seat_passed_on', 1.0, "Eva, first on the waitlist, has Ana's old seat and is off the waitlist.", _check_ana_swaps_cs_for_linear_algebra__seat_passed_on),), ('enrolments', 'enrolment_ids', 'waitlist'), (('get_student_record', {'student': 'S10001'}), ('drop_enrolment', {'enrolment': 'EN0007'}), ('search_courses', {'title': 'Linear Algebra'}), ('find_sections', {'course': 'MATH201', 'term': '2026-fall'}), ('enrol', {'student': 'S10001', 'section': 'MATH201-F1'}), ('enrol_from_waitlist', {'section': 'CS201-F1'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Drop a course to make room for a clashing one, and pass the freed seat to the waitlist.'),
-    'farah_fills_her_fall_timetable': TaskSpec('farah_fills_her_fall_timetable', 'Farah Haddad (S10006) wants to take CS201 this fall, in whichever section still has room. She has also been waiting for a seat in the Tuesday/Thursday Linear Algebra section, and one has opened up: please enrol her there as well.', rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('data_structures', 1.0, 'Farah is enrolled in the CS201 section with room.', _check_farah_fills_her_fall_timetable__data_structures), CheckSpec('linear_algebra', 1.0, 'Farah is enrolled in MATH201-F2.', _check_farah_fills_her_fall_timetable__linear_algebra), CheckSpec('off_waitlist', 1.0, "Farah's waitlist entry for MATH201-F2 is gone.", _check_farah_fills_her_fall_timetable__off_waitlist),), ('enrolments', 'enrolment_ids', 'waitlist'), (('get_student_record', {'student': 'S10006'}), ('find_sections', {'course': 'CS201', 'term': '2026-fall'}), ('enrol', {'student': 'S10006', 'section': 'CS201-F2'}), ('enrol', {'student': 'S10006', 'section': 'MATH201-F2'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Enrol a student in the open section of a course and in the waitlisted section that now has a seat.'),
-    'farah_gets_her_seats': TaskSpec('farah_gets_her_seats', 'Farah Haddad (S10006) heard that a seat has opened up in the Linear Algebra section she has been waiting for. Please enrol her from the waitlist, and then also enrol her in the Tuesday/Thursday section of Data Structures.', rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('math_from_waitlist', 1.0, 'Farah sits in the Tuesday/Thursday Linear Algebra section and no longer waits for it.', _check_farah_gets_her_seats__math_from_waitlist), CheckSpec('cs_enrolled', 1.0, 'Farah is enrolled in the Tuesday/Thursday Data Structures section.', _check_farah_gets_her_seats__cs_enrolled),), ('enrolments', 'enrolment_ids', 'waitlist'), (('get_student_record', {'student': 'S10006'}), ('find_sections', {'course': 'MATH201', 'term': '2026-fall'}), ('enrol_from_waitlist', {'section': 'MATH201-F2'}), ('search_courses', {'title': 'Data Structures'}), ('find_sections', {'course': 'CS201', 'term': '2026-fall'}), ('enrol', {'student': 'S10006', 'section': 'CS201-F2'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Enrol a waitlisted student into a seat that opened up, then add a second course.'),
-    'ben_passes_calculus_and_waits_for_algebra': TaskSpec('ben_passes_calculus_and_waits_for_algebra', "Dr. Novak has reported that Ben Carter (S10002) passed Calculus I last spring with a C; please record it. Ben then wants Linear Algebra (MATH201) this fall, in a section that doesn't clash with his Data Structures classes. If that section is full, put him on its waitlist.", rt.package_data(__package__, 'data/7155ff26b37bd23d.json'), (CheckSpec('calculus_graded', 1.0, "Ben's Calculus I enrolment is completed with a C.", _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded), CheckSpec('waitlisted', 1.0, 'Ben waits for the Tuesday/Thursday Linear Algebra section.', _check_ben_passes_calculus_and_waits_for_algebra__waitlisted),), ('enrolments.status', 'enrolments.grade', 'waitlist', 'waitlist_ids'), (('get_student_record', {'student': 'S10002'}), ('record_grade', {'enrolment': 'EN0004', 'grade': 'C'}), ('find_sections', {'course': 'MATH201', 'term': '2026-fall'}), ('join_waitlist', {'student': 'S10002', 'section': 'MATH201-F2'}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Record a reported grade that unlocks a prerequisite, then waitlist the student for the only section that fits his timetable.'),
-    'eva_stops_waiting': TaskSpec('eva_stops_waiting', "Hi, this is Eva Marsh, student S10005. I've been on the waiting list for the Monday/Wednesday Data Structures section for weeks and I give up. Please take me off that waiting list and put me in any other Data Structures section this fall that still has room.", rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('off_waitlist', 1.0, 'Eva no longer waits for the Monday/Wednesday section.', _check_eva_stops_waiting__off_waitlist), CheckSpec('enrolled_elsewhere', 1.0, 'Eva is enrolled in the Tuesday/Thursday Data Structures section.', _check_eva_stops_waiting__enrolled_elsewhere),), ('enrolments', 'enrolment_ids', 'waitlist'), (('get_student_record', {'student': 'S10005'}), ('leave_waitlist', {'entry': 'W001'}), ('find_sections', {'course': 'CS201', 'term': '2026-fall'}), ('enrol', {'student': 'S10005', 'section': 'CS201-F2'}), ), seed=None, persona='Eva Marsh, a second-year computer science student; polite, a bit anxious about her timetable, and happy with any section that fits.', known='Her student id is S10005. She is on the waitlist for the Monday/Wednesday Data Structures (CS201) section. She wants to leave that waitlist and be enrolled in another CS201 section of the 2026 fall term that has free seats; any day and time is fine.', unknown='Her waitlist entry id and which other Data Structures sections exist and have room.', tags=(), split=None, doc='A student gives up waiting for a full section, leaves its waitlist and enrols in another section of the course.'),
-    'late_calculus_grades': TaskSpec('late_calculus_grades', "Hello, this is Dr. Novak's office. Two Calculus I grades from last spring never got entered: Ben Carter (S10002) gets an A and Eva Marsh (S10005) gets a C. Now that Eva has passed Calculus I, she would like to take Linear Algebra this fall in the Monday/Wednesday section; please enrol her.", rt.package_data(__package__, 'data/8abc42fbd0fdcf75.json'), (CheckSpec('ben_graded', 1.0, "Ben's Calculus I is completed with an A.", _check_late_calculus_grades__ben_graded), CheckSpec('eva_graded', 1.0, "Eva's Calculus I is completed with a C.", _check_late_calculus_grades__eva_graded), CheckSpec('eva_in_linear_algebra', 1.0, 'Eva is enrolled in the Monday/Wednesday Linear Algebra section.', _check_late_calculus_grades__eva_in_linear_algebra),), ('enrolments', 'enrolment_ids'), (('get_student_record', {'student': 'S10002'}), ('record_grade', {'enrolment': 'EN0004', 'grade': 'A'}), ('get_student_record', {'student': 'S10005'}), ('record_grade', {'enrolment': 'EN0013', 'grade': 'C'}), ('search_courses', {'title': 'Linear Algebra'}), ('find_sections', {'course': 'MATH201', 'term': '2026-fall'}), ('enrol', {'student': 'S10005', 'section': 'MATH201-F1'}), ), seed=None, persona="An administrative assistant in Dr. Novak's office: polite, organised, and gives the grades exactly as the professor reported them.", known='Ben Carter is S10002 and earned an A in Calculus I (spring 2026); Eva Marsh is S10005 and earned a C. Eva wants the Monday/Wednesday Linear Algebra section in fall 2026.', unknown='The enrolment ids of the two spring Calculus I enrolments and the id of the Monday/Wednesday Linear Algebra section.', tags=(), split=None, doc='Record two late spring grades, then enrol one of the students in the follow-on course.'),
+    'switch_section': TaskSpec('switch_section', 'Ben Carter (S10002) can no longer make the Monday/Wednesday CS201 section F1. Drop him from it, enrol him in CS201-F2 instead, and give his freed seat in F1 to the first student on its waitlist.', rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('dropped', 1.0, "Ben's F1 enrolment is dropped.", _check_switch_section__dropped), CheckSpec('in_f2', 1.0, 'Ben is enrolled in CS201-F2.', _check_switch_section__in_f2), CheckSpec('eva_in', 1.0, 'Eva, first on the waitlist, now sits in CS201-F1.', _check_switch_section__eva_in), CheckSpec('off_waitlist', 1.0, "Eva's waitlist entry is gone.", _check_switch_section__off_waitlist)), ('enrolments', 'enrolment_ids', 'waitlist'), (('get_student_record', {'student': 'S10002'}), ('drop_enrolment', {'enrolment': 'EN0006'}), ('enrol', {'student': 'S10002', 'section': 'CS201-F2'}), ('enrol_from_waitlist', {'section': 'CS201-F1'})), doc='Move a student to another section and give the freed seat to the waitlist.'),
+    'grade_and_waitlist': TaskSpec('grade_and_waitlist', "Dr. Novak reports a B for Ben Carter (S10002) in last spring's Calculus I. Also, Farah Haddad (S10006) wants the Monday/Wednesday CS201 section F1; if it is full, put her on its waitlist.", rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('graded', 1.0, "Ben's Calculus I is completed with a B.", _check_grade_and_waitlist__graded), CheckSpec('farah_waiting', 1.0, 'Farah waits for CS201-F1.', _check_grade_and_waitlist__farah_waiting)), ('enrolments.status', 'enrolments.grade', 'waitlist', 'waitlist_ids'), (('get_student_record', {'student': 'S10002'}), ('record_grade', {'enrolment': 'EN0004', 'grade': 'B'}), ('find_sections', {'course': 'CS201', 'term': '2026-fall'}), ('join_waitlist', {'student': 'S10006', 'section': 'CS201-F1'})), doc="Record a late grade and put a student on a full section's waitlist."),
+    'ana_swaps_cs_for_linear_algebra': TaskSpec('ana_swaps_cs_for_linear_algebra', 'Ana Pereira (S10001) wants to drop Data Structures this term and take Linear Algebra instead, in its Monday/Wednesday section. Once her Data Structures seat is free, give it to the next student waiting for that section.', rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('cs_dropped', 1.0, "Ana's Data Structures enrolment is dropped.", _check_ana_swaps_cs_for_linear_algebra__cs_dropped), CheckSpec('ana_in_math', 1.0, 'Ana is enrolled in the Monday/Wednesday Linear Algebra section.', _check_ana_swaps_cs_for_linear_algebra__ana_in_math), CheckSpec('seat_passed_on', 1.0, "Eva, first on the waitlist, has Ana's old seat and is off the waitlist.", _check_ana_swaps_cs_for_linear_algebra__seat_passed_on)), ('enrolments', 'enrolment_ids', 'waitlist'), (('get_student_record', {'student': 'S10001'}), ('drop_enrolment', {'enrolment': 'EN0007'}), ('search_courses', {'title': 'Linear Algebra'}), ('find_sections', {'course': 'MATH201', 'term': '2026-fall'}), ('enrol', {'student': 'S10001', 'section': 'MATH201-F1'}), ('enrol_from_waitlist', {'section': 'CS201-F1'})), doc='Drop a course to make room for a clashing one, and pass the freed seat to the waitlist.'),
+    'farah_fills_her_fall_timetable': TaskSpec('farah_fills_her_fall_timetable', 'Farah Haddad (S10006) wants to take CS201 this fall, in whichever section still has room. She has also been waiting for a seat in the Tuesday/Thursday Linear Algebra section, and one has opened up: please enrol her there as well.', rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('data_structures', 1.0, 'Farah is enrolled in the CS201 section with room.', _check_farah_fills_her_fall_timetable__data_structures), CheckSpec('linear_algebra', 1.0, 'Farah is enrolled in MATH201-F2.', _check_farah_fills_her_fall_timetable__linear_algebra), CheckSpec('off_waitlist', 1.0, "Farah's waitlist entry for MATH201-F2 is gone.", _check_farah_fills_her_fall_timetable__off_waitlist)), ('enrolments', 'enrolment_ids', 'waitlist'), (('get_student_record', {'student': 'S10006'}), ('find_sections', {'course': 'CS201', 'term': '2026-fall'}), ('enrol', {'student': 'S10006', 'section': 'CS201-F2'}), ('enrol', {'student': 'S10006', 'section': 'MATH201-F2'})), doc='Enrol a student in the open section of a course and in the waitlisted section that now has a seat.'),
+    'farah_gets_her_seats': TaskSpec('farah_gets_her_seats', 'Farah Haddad (S10006) heard that a seat has opened up in the Linear Algebra section she has been waiting for. Please enrol her from the waitlist, and then also enrol her in the Tuesday/Thursday section of Data Structures.', rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('math_from_waitlist', 1.0, 'Farah sits in the Tuesday/Thursday Linear Algebra section and no longer waits for it.', _check_farah_gets_her_seats__math_from_waitlist), CheckSpec('cs_enrolled', 1.0, 'Farah is enrolled in the Tuesday/Thursday Data Structures section.', _check_farah_gets_her_seats__cs_enrolled)), ('enrolments', 'enrolment_ids', 'waitlist'), (('get_student_record', {'student': 'S10006'}), ('find_sections', {'course': 'MATH201', 'term': '2026-fall'}), ('enrol_from_waitlist', {'section': 'MATH201-F2'}), ('search_courses', {'title': 'Data Structures'}), ('find_sections', {'course': 'CS201', 'term': '2026-fall'}), ('enrol', {'student': 'S10006', 'section': 'CS201-F2'})), doc='Enrol a waitlisted student into a seat that opened up, then add a second course.'),
+    'ben_passes_calculus_and_waits_for_algebra': TaskSpec('ben_passes_calculus_and_waits_for_algebra', "Dr. Novak has reported that Ben Carter (S10002) passed Calculus I last spring with a C; please record it. Ben then wants Linear Algebra (MATH201) this fall, in a section that doesn't clash with his Data Structures classes. If that section is full, put him on its waitlist.", rt.package_data(__package__, 'data/7155ff26b37bd23d.json'), (CheckSpec('calculus_graded', 1.0, "Ben's Calculus I enrolment is completed with a C.", _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded), CheckSpec('waitlisted', 1.0, 'Ben waits for the Tuesday/Thursday Linear Algebra section.', _check_ben_passes_calculus_and_waits_for_algebra__waitlisted)), ('enrolments.status', 'enrolments.grade', 'waitlist', 'waitlist_ids'), (('get_student_record', {'student': 'S10002'}), ('record_grade', {'enrolment': 'EN0004', 'grade': 'C'}), ('find_sections', {'course': 'MATH201', 'term': '2026-fall'}), ('join_waitlist', {'student': 'S10002', 'section': 'MATH201-F2'})), doc='Record a reported grade that unlocks a prerequisite, then waitlist the student for the only section that fits his timetable.'),
+    'eva_stops_waiting': TaskSpec('eva_stops_waiting', "Hi, this is Eva Marsh, student S10005. I've been on the waiting list for the Monday/Wednesday Data Structures section for weeks and I give up. Please take me off that waiting list and put me in any other Data Structures section this fall that still has room.", rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('off_waitlist', 1.0, 'Eva no longer waits for the Monday/Wednesday section.', _check_eva_stops_waiting__off_waitlist), CheckSpec('enrolled_elsewhere', 1.0, 'Eva is enrolled in the Tuesday/Thursday Data Structures section.', _check_eva_stops_waiting__enrolled_elsewhere)), ('enrolments', 'enrolment_ids', 'waitlist'), (('get_student_record', {'student': 'S10005'}), ('leave_waitlist', {'entry': 'W001'}), ('find_sections', {'course': 'CS201', 'term': '2026-fall'}), ('enrol', {'student': 'S10005', 'section': 'CS201-F2'})), persona='Eva Marsh, a second-year computer science student; polite, a bit anxious about her timetable, and happy with any section that fits.', known='Her student id is S10005. She is on the waitlist for the Monday/Wednesday Data Structures (CS201) section. She wants to leave that waitlist and be enrolled in another CS201 section of the 2026 fall term that has free seats; any day and time is fine.', unknown='Her waitlist entry id and which other Data Structures sections exist and have room.', doc='A student gives up waiting for a full section, leaves its waitlist and enrols in another section of the course.'),
+    'late_calculus_grades': TaskSpec('late_calculus_grades', "Hello, this is Dr. Novak's office. Two Calculus I grades from last spring never got entered: Ben Carter (S10002) gets an A and Eva Marsh (S10005) gets a C. Now that Eva has passed Calculus I, she would like to take Linear Algebra this fall in the Monday/Wednesday section; please enrol her.", rt.package_data(__package__, 'data/8abc42fbd0fdcf75.json'), (CheckSpec('ben_graded', 1.0, "Ben's Calculus I is completed with an A.", _check_late_calculus_grades__ben_graded), CheckSpec('eva_graded', 1.0, "Eva's Calculus I is completed with a C.", _check_late_calculus_grades__eva_graded), CheckSpec('eva_in_linear_algebra', 1.0, 'Eva is enrolled in the Monday/Wednesday Linear Algebra section.', _check_late_calculus_grades__eva_in_linear_algebra)), ('enrolments', 'enrolment_ids'), (('get_student_record', {'student': 'S10002'}), ('record_grade', {'enrolment': 'EN0004', 'grade': 'A'}), ('get_student_record', {'student': 'S10005'}), ('record_grade', {'enrolment': 'EN0013', 'grade': 'C'}), ('search_courses', {'title': 'Linear Algebra'}), ('find_sections', {'course': 'MATH201', 'term': '2026-fall'}), ('enrol', {'student': 'S10005', 'section': 'MATH201-F1'})), persona="An administrative assistant in Dr. Novak's office: polite, organised, and gives the grades exactly as the professor reported them.", known='Ben Carter is S10002 and earned an A in Calculus I (spring 2026); Eva Marsh is S10005 and earned a C. Eva wants the Monday/Wednesday Linear Algebra section in fall 2026.', unknown='The enrolment ids of the two spring Calculus I enrolments and the id of the Monday/Wednesday Linear Algebra section.', doc='Record two late spring grades, then enrol one of the students in the follow-on course.'),
 }

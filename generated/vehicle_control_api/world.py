@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,1456 +24,148 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["BrakePedal", "Climate", "Cruise", "Distance", "EngineStatus", "Feasibility", "FuelLevel", "Gallons", "Headlights", "Liters", "LockStatus", "Log", "Navigation", "OutsideTemperature", "ParkingBrake", "Speed", "TirePressure", "TireShop", "VehicleControlAPI", "Zipcode"]
+__all__ = [
+    "BrakePedal", "Climate", "Cruise", "Distance", "EngineStatus", "Feasibility", "FuelLevel",
+    "Gallons", "Headlights", "Liters", "LockStatus", "Log", "Navigation", "OutsideTemperature",
+    "ParkingBrake", "Speed", "TirePressure", "TireShop", "VehicleControlAPI", "Zipcode",
+]
 
 
-class _Slots_EngineStatus:
-    'The slots of the EngineStatus record: its fields and its JSON text.'
-
-    __slots__ = ('engineState', 'fuelLevel', 'batteryVoltage', '_json')
-
-
-class EngineStatus(_Slots_EngineStatus, rt.Record):
+class EngineStatus(Record):
     'The EngineStatus record.'
 
-    __slots__ = ()
-    __match_args__ = ('engineState', 'fuelLevel', 'batteryVoltage')
-
-    engineState: str
-    fuelLevel: int | float
-    batteryVoltage: int | float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.engineState, self.fuelLevel, self.batteryVoltage) == (other.engineState, other.fuelLevel, other.batteryVoltage)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.engineState, self.fuelLevel, self.batteryVoltage))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(engineState={self.engineState!r}, fuelLevel={self.fuelLevel!r}, batteryVoltage={self.batteryVoltage!r})'
-
-    def __init__(self, engineState: str, fuelLevel: int | float, batteryVoltage: int | float) -> None:
-        _set = _SET_EngineStatus
-        _set[0](self, engineState)
-        _set[1](self, fuelLevel)
-        _set[2](self, batteryVoltage)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'engineState': self.engineState,
-            'fuelLevel': self.fuelLevel,
-            'batteryVoltage': self.batteryVoltage,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"engineState": ', v.str_text(self.engineState), ', "fuelLevel": ', v.number_text(self.fuelLevel), ', "batteryVoltage": ', v.number_text(self.batteryVoltage), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_EngineStatus[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> EngineStatus:
-        d = v.want_object(data, path, {'engineState': True, 'fuelLevel': True, 'batteryVoltage': True})
-        return _new_EngineStatus(
-            engineState=v.want_str(d['engineState'], path + '.engineState'),
-            fuelLevel=v.want_number(d['fuelLevel'], path + '.fuelLevel'),
-            batteryVoltage=v.want_number(d['batteryVoltage'], path + '.batteryVoltage'),
-        )
+    engineState: str = field(load=v.want_str, text=v.str_text)
+    fuelLevel: int | float = field(load=v.want_number, text=v.number_text)
+    batteryVoltage: int | float = field(load=v.want_number, text=v.number_text)
 
 
-_SET_EngineStatus: tuple[Any, ...] = rt.slot_setters(_Slots_EngineStatus, ('engineState', 'fuelLevel', 'batteryVoltage', '_json'))
-
-
-class _Made_EngineStatus(_Slots_EngineStatus):
-    'A EngineStatus being made by _new_EngineStatus.'
-
-    __slots__ = ()
-
-
-def _new_EngineStatus(engineState: str, fuelLevel: int | float, batteryVoltage: int | float) -> EngineStatus:
-    self: Any = object.__new__(_Made_EngineStatus)
-    self.engineState = engineState
-    self.fuelLevel = fuelLevel
-    self.batteryVoltage = batteryVoltage
-    self._json = None
-    self.__class__ = EngineStatus
-    _made: EngineStatus = self
-    return _made
-
-
-class _Slots_FuelLevel:
-    'The slots of the FuelLevel record: its fields and its JSON text.'
-
-    __slots__ = ('fuelLevel', '_json')
-
-
-class FuelLevel(_Slots_FuelLevel, rt.Record):
+class FuelLevel(Record):
     'The FuelLevel record.'
 
-    __slots__ = ()
-    __match_args__ = ('fuelLevel',)
-
-    fuelLevel: int | float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.fuelLevel,) == (other.fuelLevel,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.fuelLevel,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(fuelLevel={self.fuelLevel!r})'
-
-    def __init__(self, fuelLevel: int | float) -> None:
-        _set = _SET_FuelLevel
-        _set[0](self, fuelLevel)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'fuelLevel': self.fuelLevel,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"fuelLevel": ', v.number_text(self.fuelLevel), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_FuelLevel[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> FuelLevel:
-        d = v.want_object(data, path, {'fuelLevel': True})
-        return _new_FuelLevel(
-            fuelLevel=v.want_number(d['fuelLevel'], path + '.fuelLevel'),
-        )
+    fuelLevel: int | float = field(load=v.want_number, text=v.number_text)
 
 
-_SET_FuelLevel: tuple[Any, ...] = rt.slot_setters(_Slots_FuelLevel, ('fuelLevel', '_json'))
-
-
-class _Made_FuelLevel(_Slots_FuelLevel):
-    'A FuelLevel being made by _new_FuelLevel.'
-
-    __slots__ = ()
-
-
-def _new_FuelLevel(fuelLevel: int | float) -> FuelLevel:
-    self: Any = object.__new__(_Made_FuelLevel)
-    self.fuelLevel = fuelLevel
-    self._json = None
-    self.__class__ = FuelLevel
-    _made: FuelLevel = self
-    return _made
-
-
-class _Slots_LockStatus:
-    'The slots of the LockStatus record: its fields and its JSON text.'
-
-    __slots__ = ('lockStatus', 'remainingUnlockedDoors', '_json')
-
-
-class LockStatus(_Slots_LockStatus, rt.Record):
+class LockStatus(Record):
     'The LockStatus record.'
 
-    __slots__ = ()
-    __match_args__ = ('lockStatus', 'remainingUnlockedDoors')
-
-    lockStatus: str
-    remainingUnlockedDoors: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.lockStatus, self.remainingUnlockedDoors) == (other.lockStatus, other.remainingUnlockedDoors)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.lockStatus, self.remainingUnlockedDoors))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(lockStatus={self.lockStatus!r}, remainingUnlockedDoors={self.remainingUnlockedDoors!r})'
-
-    def __init__(self, lockStatus: str, remainingUnlockedDoors: int) -> None:
-        _set = _SET_LockStatus
-        _set[0](self, lockStatus)
-        _set[1](self, remainingUnlockedDoors)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'lockStatus': self.lockStatus,
-            'remainingUnlockedDoors': self.remainingUnlockedDoors,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"lockStatus": ', v.str_text(self.lockStatus), ', "remainingUnlockedDoors": ', v.int_text(self.remainingUnlockedDoors), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_LockStatus[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> LockStatus:
-        d = v.want_object(data, path, {'lockStatus': True, 'remainingUnlockedDoors': True})
-        return _new_LockStatus(
-            lockStatus=v.want_str(d['lockStatus'], path + '.lockStatus'),
-            remainingUnlockedDoors=v.want_int(d['remainingUnlockedDoors'], path + '.remainingUnlockedDoors'),
-        )
+    lockStatus: str = field(load=v.want_str, text=v.str_text)
+    remainingUnlockedDoors: int = field(load=v.want_int, text=v.int_text)
 
 
-_SET_LockStatus: tuple[Any, ...] = rt.slot_setters(_Slots_LockStatus, ('lockStatus', 'remainingUnlockedDoors', '_json'))
-
-
-class _Made_LockStatus(_Slots_LockStatus):
-    'A LockStatus being made by _new_LockStatus.'
-
-    __slots__ = ()
-
-
-def _new_LockStatus(lockStatus: str, remainingUnlockedDoors: int) -> LockStatus:
-    self: Any = object.__new__(_Made_LockStatus)
-    self.lockStatus = lockStatus
-    self.remainingUnlockedDoors = remainingUnlockedDoors
-    self._json = None
-    self.__class__ = LockStatus
-    _made: LockStatus = self
-    return _made
-
-
-class _Slots_Climate:
-    'The slots of the Climate record: its fields and its JSON text.'
-
-    __slots__ = ('currentACTemperature', 'climateMode', 'humidityLevel', '_json')
-
-
-class Climate(_Slots_Climate, rt.Record):
+class Climate(Record):
     'The Climate record.'
 
-    __slots__ = ()
-    __match_args__ = ('currentACTemperature', 'climateMode', 'humidityLevel')
-
-    currentACTemperature: int | float
-    climateMode: str | None
-    humidityLevel: int | float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.currentACTemperature, self.climateMode, self.humidityLevel) == (other.currentACTemperature, other.climateMode, other.humidityLevel)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.currentACTemperature, self.climateMode, self.humidityLevel))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(currentACTemperature={self.currentACTemperature!r}, climateMode={self.climateMode!r}, humidityLevel={self.humidityLevel!r})'
-
-    def __init__(self, currentACTemperature: int | float, climateMode: str | None, humidityLevel: int | float) -> None:
-        _set = _SET_Climate
-        _set[0](self, currentACTemperature)
-        _set[1](self, climateMode)
-        _set[2](self, humidityLevel)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'currentACTemperature': self.currentACTemperature,
-            'climateMode': self.climateMode,
-            'humidityLevel': self.humidityLevel,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"currentACTemperature": ', v.number_text(self.currentACTemperature), ', "climateMode": ', ('null' if self.climateMode is None else v.str_text(self.climateMode)), ', "humidityLevel": ', v.number_text(self.humidityLevel), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Climate[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Climate:
-        d = v.want_object(data, path, {'currentACTemperature': True, 'climateMode': False, 'humidityLevel': True})
-        return _new_Climate(
-            currentACTemperature=v.want_number(d['currentACTemperature'], path + '.currentACTemperature'),
-            climateMode=(v.want_optional(d['climateMode'], path + '.climateMode', (lambda x, p: v.want_str(x, p))) if 'climateMode' in d else None),
-            humidityLevel=v.want_number(d['humidityLevel'], path + '.humidityLevel'),
-        )
+    currentACTemperature: int | float = field(load=v.want_number, text=v.number_text)
+    climateMode: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
+        text=optional_text(v.str_text))
+    humidityLevel: int | float = field(load=v.want_number, text=v.number_text)
 
 
-_SET_Climate: tuple[Any, ...] = rt.slot_setters(_Slots_Climate, ('currentACTemperature', 'climateMode', 'humidityLevel', '_json'))
-
-
-class _Made_Climate(_Slots_Climate):
-    'A Climate being made by _new_Climate.'
-
-    __slots__ = ()
-
-
-def _new_Climate(currentACTemperature: int | float, climateMode: str | None, humidityLevel: int | float) -> Climate:
-    self: Any = object.__new__(_Made_Climate)
-    self.currentACTemperature = currentACTemperature
-    self.climateMode = climateMode
-    self.humidityLevel = humidityLevel
-    self._json = None
-    self.__class__ = Climate
-    _made: Climate = self
-    return _made
-
-
-class _Slots_OutsideTemperature:
-    'The slots of the OutsideTemperature record: its fields and its JSON text.'
-
-    __slots__ = ('outsideTemperature', '_json')
-
-
-class OutsideTemperature(_Slots_OutsideTemperature, rt.Record):
+class OutsideTemperature(Record):
     'The OutsideTemperature record.'
 
-    __slots__ = ()
-    __match_args__ = ('outsideTemperature',)
-
-    outsideTemperature: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.outsideTemperature,) == (other.outsideTemperature,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.outsideTemperature,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(outsideTemperature={self.outsideTemperature!r})'
-
-    def __init__(self, outsideTemperature: float) -> None:
-        _set = _SET_OutsideTemperature
-        _set[0](self, outsideTemperature)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'outsideTemperature': self.outsideTemperature,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"outsideTemperature": ', v.float_text(self.outsideTemperature), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_OutsideTemperature[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> OutsideTemperature:
-        d = v.want_object(data, path, {'outsideTemperature': True})
-        return _new_OutsideTemperature(
-            outsideTemperature=v.want_float(d['outsideTemperature'], path + '.outsideTemperature'),
-        )
+    outsideTemperature: float = field(load=v.want_float, text=v.float_text)
 
 
-_SET_OutsideTemperature: tuple[Any, ...] = rt.slot_setters(_Slots_OutsideTemperature, ('outsideTemperature', '_json'))
-
-
-class _Made_OutsideTemperature(_Slots_OutsideTemperature):
-    'A OutsideTemperature being made by _new_OutsideTemperature.'
-
-    __slots__ = ()
-
-
-def _new_OutsideTemperature(outsideTemperature: float) -> OutsideTemperature:
-    self: Any = object.__new__(_Made_OutsideTemperature)
-    self.outsideTemperature = outsideTemperature
-    self._json = None
-    self.__class__ = OutsideTemperature
-    _made: OutsideTemperature = self
-    return _made
-
-
-class _Slots_Headlights:
-    'The slots of the Headlights record: its fields and its JSON text.'
-
-    __slots__ = ('headlightStatus', '_json')
-
-
-class Headlights(_Slots_Headlights, rt.Record):
+class Headlights(Record):
     'The Headlights record.'
 
-    __slots__ = ()
-    __match_args__ = ('headlightStatus',)
-
-    headlightStatus: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.headlightStatus,) == (other.headlightStatus,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.headlightStatus,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(headlightStatus={self.headlightStatus!r})'
-
-    def __init__(self, headlightStatus: str) -> None:
-        _set = _SET_Headlights
-        _set[0](self, headlightStatus)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'headlightStatus': self.headlightStatus,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"headlightStatus": ', v.str_text(self.headlightStatus), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Headlights[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Headlights:
-        d = v.want_object(data, path, {'headlightStatus': True})
-        return _new_Headlights(
-            headlightStatus=v.want_str(d['headlightStatus'], path + '.headlightStatus'),
-        )
+    headlightStatus: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_Headlights: tuple[Any, ...] = rt.slot_setters(_Slots_Headlights, ('headlightStatus', '_json'))
-
-
-class _Made_Headlights(_Slots_Headlights):
-    'A Headlights being made by _new_Headlights.'
-
-    __slots__ = ()
-
-
-def _new_Headlights(headlightStatus: str) -> Headlights:
-    self: Any = object.__new__(_Made_Headlights)
-    self.headlightStatus = headlightStatus
-    self._json = None
-    self.__class__ = Headlights
-    _made: Headlights = self
-    return _made
-
-
-class _Slots_ParkingBrake:
-    'The slots of the ParkingBrake record: its fields and its JSON text.'
-
-    __slots__ = ('parkingBrakeStatus', 'x_parkingBrakeForce', 'x_slopeAngle', '_json')
-
-
-class ParkingBrake(_Slots_ParkingBrake, rt.Record):
+class ParkingBrake(Record):
     'The ParkingBrake record.'
 
-    __slots__ = ()
-    __match_args__ = ('parkingBrakeStatus', 'x_parkingBrakeForce', 'x_slopeAngle')
-
-    parkingBrakeStatus: str
-    x_parkingBrakeForce: float
-    x_slopeAngle: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.parkingBrakeStatus, self.x_parkingBrakeForce, self.x_slopeAngle) == (other.parkingBrakeStatus, other.x_parkingBrakeForce, other.x_slopeAngle)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.parkingBrakeStatus, self.x_parkingBrakeForce, self.x_slopeAngle))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(parkingBrakeStatus={self.parkingBrakeStatus!r}, x_parkingBrakeForce={self.x_parkingBrakeForce!r}, x_slopeAngle={self.x_slopeAngle!r})'
-
-    def __init__(self, parkingBrakeStatus: str, x_parkingBrakeForce: float, x_slopeAngle: float) -> None:
-        _set = _SET_ParkingBrake
-        _set[0](self, parkingBrakeStatus)
-        _set[1](self, x_parkingBrakeForce)
-        _set[2](self, x_slopeAngle)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'parkingBrakeStatus': self.parkingBrakeStatus,
-            '_parkingBrakeForce': self.x_parkingBrakeForce,
-            '_slopeAngle': self.x_slopeAngle,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"parkingBrakeStatus": ', v.str_text(self.parkingBrakeStatus), ', "_parkingBrakeForce": ', v.float_text(self.x_parkingBrakeForce), ', "_slopeAngle": ', v.float_text(self.x_slopeAngle), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_ParkingBrake[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ParkingBrake:
-        d = v.want_object(data, path, {'parkingBrakeStatus': True, '_parkingBrakeForce': True, '_slopeAngle': True})
-        return _new_ParkingBrake(
-            parkingBrakeStatus=v.want_str(d['parkingBrakeStatus'], path + '.parkingBrakeStatus'),
-            x_parkingBrakeForce=v.want_float(d['_parkingBrakeForce'], path + '._parkingBrakeForce'),
-            x_slopeAngle=v.want_float(d['_slopeAngle'], path + '._slopeAngle'),
-        )
+    parkingBrakeStatus: str = field(load=v.want_str, text=v.str_text)
+    x_parkingBrakeForce: float = field('_parkingBrakeForce', load=v.want_float, text=v.float_text)
+    x_slopeAngle: float = field('_slopeAngle', load=v.want_float, text=v.float_text)
 
 
-_SET_ParkingBrake: tuple[Any, ...] = rt.slot_setters(_Slots_ParkingBrake, ('parkingBrakeStatus', 'x_parkingBrakeForce', 'x_slopeAngle', '_json'))
-
-
-class _Made_ParkingBrake(_Slots_ParkingBrake):
-    'A ParkingBrake being made by _new_ParkingBrake.'
-
-    __slots__ = ()
-
-
-def _new_ParkingBrake(parkingBrakeStatus: str, x_parkingBrakeForce: float, x_slopeAngle: float) -> ParkingBrake:
-    self: Any = object.__new__(_Made_ParkingBrake)
-    self.parkingBrakeStatus = parkingBrakeStatus
-    self.x_parkingBrakeForce = x_parkingBrakeForce
-    self.x_slopeAngle = x_slopeAngle
-    self._json = None
-    self.__class__ = ParkingBrake
-    _made: ParkingBrake = self
-    return _made
-
-
-class _Slots_BrakePedal:
-    'The slots of the BrakePedal record: its fields and its JSON text.'
-
-    __slots__ = ('brakePedalStatus', 'brakePedalForce', '_json')
-
-
-class BrakePedal(_Slots_BrakePedal, rt.Record):
+class BrakePedal(Record):
     'The BrakePedal record.'
 
-    __slots__ = ()
-    __match_args__ = ('brakePedalStatus', 'brakePedalForce')
-
-    brakePedalStatus: str
-    brakePedalForce: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.brakePedalStatus, self.brakePedalForce) == (other.brakePedalStatus, other.brakePedalForce)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.brakePedalStatus, self.brakePedalForce))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(brakePedalStatus={self.brakePedalStatus!r}, brakePedalForce={self.brakePedalForce!r})'
-
-    def __init__(self, brakePedalStatus: str, brakePedalForce: float) -> None:
-        _set = _SET_BrakePedal
-        _set[0](self, brakePedalStatus)
-        _set[1](self, brakePedalForce)
-        _set[2](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'brakePedalStatus': self.brakePedalStatus,
-            'brakePedalForce': self.brakePedalForce,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"brakePedalStatus": ', v.str_text(self.brakePedalStatus), ', "brakePedalForce": ', v.float_text(self.brakePedalForce), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_BrakePedal[2](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> BrakePedal:
-        d = v.want_object(data, path, {'brakePedalStatus': True, 'brakePedalForce': True})
-        return _new_BrakePedal(
-            brakePedalStatus=v.want_str(d['brakePedalStatus'], path + '.brakePedalStatus'),
-            brakePedalForce=v.want_float(d['brakePedalForce'], path + '.brakePedalForce'),
-        )
+    brakePedalStatus: str = field(load=v.want_str, text=v.str_text)
+    brakePedalForce: float = field(load=v.want_float, text=v.float_text)
 
 
-_SET_BrakePedal: tuple[Any, ...] = rt.slot_setters(_Slots_BrakePedal, ('brakePedalStatus', 'brakePedalForce', '_json'))
-
-
-class _Made_BrakePedal(_Slots_BrakePedal):
-    'A BrakePedal being made by _new_BrakePedal.'
-
-    __slots__ = ()
-
-
-def _new_BrakePedal(brakePedalStatus: str, brakePedalForce: float) -> BrakePedal:
-    self: Any = object.__new__(_Made_BrakePedal)
-    self.brakePedalStatus = brakePedalStatus
-    self.brakePedalForce = brakePedalForce
-    self._json = None
-    self.__class__ = BrakePedal
-    _made: BrakePedal = self
-    return _made
-
-
-class _Slots_Cruise:
-    'The slots of the Cruise record: its fields and its JSON text.'
-
-    __slots__ = ('cruiseStatus', 'currentSpeed', 'distanceToNextVehicle', '_json')
-
-
-class Cruise(_Slots_Cruise, rt.Record):
+class Cruise(Record):
     'The Cruise record.'
 
-    __slots__ = ()
-    __match_args__ = ('cruiseStatus', 'currentSpeed', 'distanceToNextVehicle')
-
-    cruiseStatus: str
-    currentSpeed: float
-    distanceToNextVehicle: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.cruiseStatus, self.currentSpeed, self.distanceToNextVehicle) == (other.cruiseStatus, other.currentSpeed, other.distanceToNextVehicle)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.cruiseStatus, self.currentSpeed, self.distanceToNextVehicle))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(cruiseStatus={self.cruiseStatus!r}, currentSpeed={self.currentSpeed!r}, distanceToNextVehicle={self.distanceToNextVehicle!r})'
-
-    def __init__(self, cruiseStatus: str, currentSpeed: float, distanceToNextVehicle: float) -> None:
-        _set = _SET_Cruise
-        _set[0](self, cruiseStatus)
-        _set[1](self, currentSpeed)
-        _set[2](self, distanceToNextVehicle)
-        _set[3](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'cruiseStatus': self.cruiseStatus,
-            'currentSpeed': self.currentSpeed,
-            'distanceToNextVehicle': self.distanceToNextVehicle,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"cruiseStatus": ', v.str_text(self.cruiseStatus), ', "currentSpeed": ', v.float_text(self.currentSpeed), ', "distanceToNextVehicle": ', v.float_text(self.distanceToNextVehicle), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Cruise[3](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Cruise:
-        d = v.want_object(data, path, {'cruiseStatus': True, 'currentSpeed': True, 'distanceToNextVehicle': True})
-        return _new_Cruise(
-            cruiseStatus=v.want_str(d['cruiseStatus'], path + '.cruiseStatus'),
-            currentSpeed=v.want_float(d['currentSpeed'], path + '.currentSpeed'),
-            distanceToNextVehicle=v.want_float(d['distanceToNextVehicle'], path + '.distanceToNextVehicle'),
-        )
+    cruiseStatus: str = field(load=v.want_str, text=v.str_text)
+    currentSpeed: float = field(load=v.want_float, text=v.float_text)
+    distanceToNextVehicle: float = field(load=v.want_float, text=v.float_text)
 
 
-_SET_Cruise: tuple[Any, ...] = rt.slot_setters(_Slots_Cruise, ('cruiseStatus', 'currentSpeed', 'distanceToNextVehicle', '_json'))
-
-
-class _Made_Cruise(_Slots_Cruise):
-    'A Cruise being made by _new_Cruise.'
-
-    __slots__ = ()
-
-
-def _new_Cruise(cruiseStatus: str, currentSpeed: float, distanceToNextVehicle: float) -> Cruise:
-    self: Any = object.__new__(_Made_Cruise)
-    self.cruiseStatus = cruiseStatus
-    self.currentSpeed = currentSpeed
-    self.distanceToNextVehicle = distanceToNextVehicle
-    self._json = None
-    self.__class__ = Cruise
-    _made: Cruise = self
-    return _made
-
-
-class _Slots_Speed:
-    'The slots of the Speed record: its fields and its JSON text.'
-
-    __slots__ = ('currentSpeed', '_json')
-
-
-class Speed(_Slots_Speed, rt.Record):
+class Speed(Record):
     'The Speed record.'
 
-    __slots__ = ()
-    __match_args__ = ('currentSpeed',)
-
-    currentSpeed: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.currentSpeed,) == (other.currentSpeed,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.currentSpeed,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(currentSpeed={self.currentSpeed!r})'
-
-    def __init__(self, currentSpeed: float) -> None:
-        _set = _SET_Speed
-        _set[0](self, currentSpeed)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'currentSpeed': self.currentSpeed,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"currentSpeed": ', v.float_text(self.currentSpeed), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Speed[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Speed:
-        d = v.want_object(data, path, {'currentSpeed': True})
-        return _new_Speed(
-            currentSpeed=v.want_float(d['currentSpeed'], path + '.currentSpeed'),
-        )
+    currentSpeed: float = field(load=v.want_float, text=v.float_text)
 
 
-_SET_Speed: tuple[Any, ...] = rt.slot_setters(_Slots_Speed, ('currentSpeed', '_json'))
-
-
-class _Made_Speed(_Slots_Speed):
-    'A Speed being made by _new_Speed.'
-
-    __slots__ = ()
-
-
-def _new_Speed(currentSpeed: float) -> Speed:
-    self: Any = object.__new__(_Made_Speed)
-    self.currentSpeed = currentSpeed
-    self._json = None
-    self.__class__ = Speed
-    _made: Speed = self
-    return _made
-
-
-class _Slots_Log:
-    'The slots of the Log record: its fields and its JSON text.'
-
-    __slots__ = ('log', '_json')
-
-
-class Log(_Slots_Log, rt.Record):
+class Log(Record):
     'The Log record.'
 
-    __slots__ = ()
-    __match_args__ = ('log',)
-
-    log: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.log,) == (other.log,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.log,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(log={self.log!r})'
-
-    def __init__(self, log: tuple[str, ...]) -> None:
-        _set = _SET_Log
-        _set[0](self, log)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'log': v.export_value(self.log),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"log": ', v.str_list_text(self.log), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Log[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Log:
-        d = v.want_object(data, path, {'log': True})
-        return _new_Log(
-            log=v.want_list(d['log'], path + '.log', (lambda x, p: v.want_str(x, p))),
-        )
+    log: tuple[str, ...] = field(
+        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
+        text=v.str_list_text)
 
 
-_SET_Log: tuple[Any, ...] = rt.slot_setters(_Slots_Log, ('log', '_json'))
-
-
-class _Made_Log(_Slots_Log):
-    'A Log being made by _new_Log.'
-
-    __slots__ = ()
-
-
-def _new_Log(log: tuple[str, ...]) -> Log:
-    self: Any = object.__new__(_Made_Log)
-    self.log = log
-    self._json = None
-    self.__class__ = Log
-    _made: Log = self
-    return _made
-
-
-class _Slots_Feasibility:
-    'The slots of the Feasibility record: its fields and its JSON text.'
-
-    __slots__ = ('canDrive', '_json')
-
-
-class Feasibility(_Slots_Feasibility, rt.Record):
+class Feasibility(Record):
     'The Feasibility record.'
 
-    __slots__ = ()
-    __match_args__ = ('canDrive',)
-
-    canDrive: bool
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.canDrive,) == (other.canDrive,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.canDrive,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(canDrive={self.canDrive!r})'
-
-    def __init__(self, canDrive: bool) -> None:
-        _set = _SET_Feasibility
-        _set[0](self, canDrive)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'canDrive': self.canDrive,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"canDrive": ', v.json_text(self.canDrive), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Feasibility[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Feasibility:
-        d = v.want_object(data, path, {'canDrive': True})
-        return _new_Feasibility(
-            canDrive=v.want_bool(d['canDrive'], path + '.canDrive'),
-        )
+    canDrive: bool = field(load=v.want_bool)
 
 
-_SET_Feasibility: tuple[Any, ...] = rt.slot_setters(_Slots_Feasibility, ('canDrive', '_json'))
-
-
-class _Made_Feasibility(_Slots_Feasibility):
-    'A Feasibility being made by _new_Feasibility.'
-
-    __slots__ = ()
-
-
-def _new_Feasibility(canDrive: bool) -> Feasibility:
-    self: Any = object.__new__(_Made_Feasibility)
-    self.canDrive = canDrive
-    self._json = None
-    self.__class__ = Feasibility
-    _made: Feasibility = self
-    return _made
-
-
-class _Slots_Gallons:
-    'The slots of the Gallons record: its fields and its JSON text.'
-
-    __slots__ = ('gallon', '_json')
-
-
-class Gallons(_Slots_Gallons, rt.Record):
+class Gallons(Record):
     'The Gallons record.'
 
-    __slots__ = ()
-    __match_args__ = ('gallon',)
-
-    gallon: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.gallon,) == (other.gallon,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.gallon,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(gallon={self.gallon!r})'
-
-    def __init__(self, gallon: float) -> None:
-        _set = _SET_Gallons
-        _set[0](self, gallon)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'gallon': self.gallon,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"gallon": ', v.float_text(self.gallon), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Gallons[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Gallons:
-        d = v.want_object(data, path, {'gallon': True})
-        return _new_Gallons(
-            gallon=v.want_float(d['gallon'], path + '.gallon'),
-        )
+    gallon: float = field(load=v.want_float, text=v.float_text)
 
 
-_SET_Gallons: tuple[Any, ...] = rt.slot_setters(_Slots_Gallons, ('gallon', '_json'))
-
-
-class _Made_Gallons(_Slots_Gallons):
-    'A Gallons being made by _new_Gallons.'
-
-    __slots__ = ()
-
-
-def _new_Gallons(gallon: float) -> Gallons:
-    self: Any = object.__new__(_Made_Gallons)
-    self.gallon = gallon
-    self._json = None
-    self.__class__ = Gallons
-    _made: Gallons = self
-    return _made
-
-
-class _Slots_Liters:
-    'The slots of the Liters record: its fields and its JSON text.'
-
-    __slots__ = ('liter', '_json')
-
-
-class Liters(_Slots_Liters, rt.Record):
+class Liters(Record):
     'The Liters record.'
 
-    __slots__ = ()
-    __match_args__ = ('liter',)
-
-    liter: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.liter,) == (other.liter,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.liter,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(liter={self.liter!r})'
-
-    def __init__(self, liter: float) -> None:
-        _set = _SET_Liters
-        _set[0](self, liter)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'liter': self.liter,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"liter": ', v.float_text(self.liter), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Liters[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Liters:
-        d = v.want_object(data, path, {'liter': True})
-        return _new_Liters(
-            liter=v.want_float(d['liter'], path + '.liter'),
-        )
+    liter: float = field(load=v.want_float, text=v.float_text)
 
 
-_SET_Liters: tuple[Any, ...] = rt.slot_setters(_Slots_Liters, ('liter', '_json'))
-
-
-class _Made_Liters(_Slots_Liters):
-    'A Liters being made by _new_Liters.'
-
-    __slots__ = ()
-
-
-def _new_Liters(liter: float) -> Liters:
-    self: Any = object.__new__(_Made_Liters)
-    self.liter = liter
-    self._json = None
-    self.__class__ = Liters
-    _made: Liters = self
-    return _made
-
-
-class _Slots_Distance:
-    'The slots of the Distance record: its fields and its JSON text.'
-
-    __slots__ = ('distance', '_json')
-
-
-class Distance(_Slots_Distance, rt.Record):
+class Distance(Record):
     'The Distance record.'
 
-    __slots__ = ()
-    __match_args__ = ('distance',)
-
-    distance: float
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.distance,) == (other.distance,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.distance,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(distance={self.distance!r})'
-
-    def __init__(self, distance: float) -> None:
-        _set = _SET_Distance
-        _set[0](self, distance)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'distance': self.distance,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"distance": ', v.float_text(self.distance), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Distance[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Distance:
-        d = v.want_object(data, path, {'distance': True})
-        return _new_Distance(
-            distance=v.want_float(d['distance'], path + '.distance'),
-        )
+    distance: float = field(load=v.want_float, text=v.float_text)
 
 
-_SET_Distance: tuple[Any, ...] = rt.slot_setters(_Slots_Distance, ('distance', '_json'))
-
-
-class _Made_Distance(_Slots_Distance):
-    'A Distance being made by _new_Distance.'
-
-    __slots__ = ()
-
-
-def _new_Distance(distance: float) -> Distance:
-    self: Any = object.__new__(_Made_Distance)
-    self.distance = distance
-    self._json = None
-    self.__class__ = Distance
-    _made: Distance = self
-    return _made
-
-
-class _Slots_Zipcode:
-    'The slots of the Zipcode record: its fields and its JSON text.'
-
-    __slots__ = ('zipcode', '_json')
-
-
-class Zipcode(_Slots_Zipcode, rt.Record):
+class Zipcode(Record):
     'The Zipcode record.'
 
-    __slots__ = ()
-    __match_args__ = ('zipcode',)
-
-    zipcode: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.zipcode,) == (other.zipcode,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.zipcode,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(zipcode={self.zipcode!r})'
-
-    def __init__(self, zipcode: str) -> None:
-        _set = _SET_Zipcode
-        _set[0](self, zipcode)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'zipcode': self.zipcode,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"zipcode": ', v.str_text(self.zipcode), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Zipcode[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Zipcode:
-        d = v.want_object(data, path, {'zipcode': True})
-        return _new_Zipcode(
-            zipcode=v.want_str(d['zipcode'], path + '.zipcode'),
-        )
+    zipcode: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_Zipcode: tuple[Any, ...] = rt.slot_setters(_Slots_Zipcode, ('zipcode', '_json'))
-
-
-class _Made_Zipcode(_Slots_Zipcode):
-    'A Zipcode being made by _new_Zipcode.'
-
-    __slots__ = ()
-
-
-def _new_Zipcode(zipcode: str) -> Zipcode:
-    self: Any = object.__new__(_Made_Zipcode)
-    self.zipcode = zipcode
-    self._json = None
-    self.__class__ = Zipcode
-    _made: Zipcode = self
-    return _made
-
-
-class _Slots_Navigation:
-    'The slots of the Navigation record: its fields and its JSON text.'
-
-    __slots__ = ('status', '_json')
-
-
-class Navigation(_Slots_Navigation, rt.Record):
+class Navigation(Record):
     'The Navigation record.'
 
-    __slots__ = ()
-    __match_args__ = ('status',)
-
-    status: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.status,) == (other.status,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.status,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(status={self.status!r})'
-
-    def __init__(self, status: str) -> None:
-        _set = _SET_Navigation
-        _set[0](self, status)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'status': self.status,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"status": ', v.str_text(self.status), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_Navigation[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Navigation:
-        d = v.want_object(data, path, {'status': True})
-        return _new_Navigation(
-            status=v.want_str(d['status'], path + '.status'),
-        )
+    status: str = field(load=v.want_str, text=v.str_text)
 
 
-_SET_Navigation: tuple[Any, ...] = rt.slot_setters(_Slots_Navigation, ('status', '_json'))
-
-
-class _Made_Navigation(_Slots_Navigation):
-    'A Navigation being made by _new_Navigation.'
-
-    __slots__ = ()
-
-
-def _new_Navigation(status: str) -> Navigation:
-    self: Any = object.__new__(_Made_Navigation)
-    self.status = status
-    self._json = None
-    self.__class__ = Navigation
-    _made: Navigation = self
-    return _made
-
-
-class _Slots_TirePressure:
-    'The slots of the TirePressure record: its fields.'
-
-    __slots__ = ('frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info')
-
-
-class TirePressure(_Slots_TirePressure, rt.Record):
+class TirePressure(Record):
     'The TirePressure record.'
 
-    __slots__ = ()
-    __match_args__ = ('frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info')
-
-    frontLeftTirePressure: int | float
-    frontRightTirePressure: int | float
-    rearLeftTirePressure: int | float
-    rearRightTirePressure: int | float
-    healthy_tire_pressure: bool
-    car_info: dict[str, Any]
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.frontLeftTirePressure, self.frontRightTirePressure, self.rearLeftTirePressure, self.rearRightTirePressure, self.healthy_tire_pressure, self.car_info) == (other.frontLeftTirePressure, other.frontRightTirePressure, other.rearLeftTirePressure, other.rearRightTirePressure, other.healthy_tire_pressure, other.car_info)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.frontLeftTirePressure, self.frontRightTirePressure, self.rearLeftTirePressure, self.rearRightTirePressure, self.healthy_tire_pressure, self.car_info))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(frontLeftTirePressure={self.frontLeftTirePressure!r}, frontRightTirePressure={self.frontRightTirePressure!r}, rearLeftTirePressure={self.rearLeftTirePressure!r}, rearRightTirePressure={self.rearRightTirePressure!r}, healthy_tire_pressure={self.healthy_tire_pressure!r}, car_info={self.car_info!r})'
-
-    def __init__(self, frontLeftTirePressure: int | float, frontRightTirePressure: int | float, rearLeftTirePressure: int | float, rearRightTirePressure: int | float, healthy_tire_pressure: bool, car_info: dict[str, Any]) -> None:
-        _set = _SET_TirePressure
-        _set[0](self, frontLeftTirePressure)
-        _set[1](self, frontRightTirePressure)
-        _set[2](self, rearLeftTirePressure)
-        _set[3](self, rearRightTirePressure)
-        _set[4](self, healthy_tire_pressure)
-        _set[5](self, car_info)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'frontLeftTirePressure': self.frontLeftTirePressure,
-            'frontRightTirePressure': self.frontRightTirePressure,
-            'rearLeftTirePressure': self.rearLeftTirePressure,
-            'rearRightTirePressure': self.rearRightTirePressure,
-            'healthy_tire_pressure': self.healthy_tire_pressure,
-            'car_info': v.export_value(self.car_info),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> TirePressure:
-        d = v.want_object(data, path, {'frontLeftTirePressure': True, 'frontRightTirePressure': True, 'rearLeftTirePressure': True, 'rearRightTirePressure': True, 'healthy_tire_pressure': True, 'car_info': True})
-        return _new_TirePressure(
-            frontLeftTirePressure=v.want_number(d['frontLeftTirePressure'], path + '.frontLeftTirePressure'),
-            frontRightTirePressure=v.want_number(d['frontRightTirePressure'], path + '.frontRightTirePressure'),
-            rearLeftTirePressure=v.want_number(d['rearLeftTirePressure'], path + '.rearLeftTirePressure'),
-            rearRightTirePressure=v.want_number(d['rearRightTirePressure'], path + '.rearRightTirePressure'),
-            healthy_tire_pressure=v.want_bool(d['healthy_tire_pressure'], path + '.healthy_tire_pressure'),
-            car_info=v.want_map(d['car_info'], path + '.car_info', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p))),
-        )
+    frontLeftTirePressure: int | float = field(load=v.want_number, text=v.number_text)
+    frontRightTirePressure: int | float = field(load=v.want_number, text=v.number_text)
+    rearLeftTirePressure: int | float = field(load=v.want_number, text=v.number_text)
+    rearRightTirePressure: int | float = field(load=v.want_number, text=v.number_text)
+    healthy_tire_pressure: bool = field(load=v.want_bool)
+    car_info: dict[str, Any] = field(
+        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))),
+        export=v.export_value, keeps_text=False)
 
 
-_SET_TirePressure: tuple[Any, ...] = rt.slot_setters(_Slots_TirePressure, ('frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info'))
-
-
-class _Made_TirePressure(_Slots_TirePressure):
-    'A TirePressure being made by _new_TirePressure.'
-
-    __slots__ = ()
-
-
-def _new_TirePressure(frontLeftTirePressure: int | float, frontRightTirePressure: int | float, rearLeftTirePressure: int | float, rearRightTirePressure: int | float, healthy_tire_pressure: bool, car_info: dict[str, Any]) -> TirePressure:
-    self: Any = object.__new__(_Made_TirePressure)
-    self.frontLeftTirePressure = frontLeftTirePressure
-    self.frontRightTirePressure = frontRightTirePressure
-    self.rearLeftTirePressure = rearLeftTirePressure
-    self.rearRightTirePressure = rearRightTirePressure
-    self.healthy_tire_pressure = healthy_tire_pressure
-    self.car_info = car_info
-    self.__class__ = TirePressure
-    _made: TirePressure = self
-    return _made
-
-
-class _Slots_TireShop:
-    'The slots of the TireShop record: its fields and its JSON text.'
-
-    __slots__ = ('shopLocation', '_json')
-
-
-class TireShop(_Slots_TireShop, rt.Record):
+class TireShop(Record):
     'The TireShop record.'
 
-    __slots__ = ()
-    __match_args__ = ('shopLocation',)
-
-    shopLocation: str
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.shopLocation,) == (other.shopLocation,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.shopLocation,))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(shopLocation={self.shopLocation!r})'
-
-    def __init__(self, shopLocation: str) -> None:
-        _set = _SET_TireShop
-        _set[0](self, shopLocation)
-        _set[1](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'shopLocation': self.shopLocation,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            try:
-                text = ''.join(('{"shopLocation": ', v.str_text(self.shopLocation), '}'))
-            except (TypeError, KeyError, AttributeError):
-                text = v.json_text(self.export())
-            _SET_TireShop[1](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> TireShop:
-        d = v.want_object(data, path, {'shopLocation': True})
-        return _new_TireShop(
-            shopLocation=v.want_str(d['shopLocation'], path + '.shopLocation'),
-        )
-
-
-_SET_TireShop: tuple[Any, ...] = rt.slot_setters(_Slots_TireShop, ('shopLocation', '_json'))
-
-
-class _Made_TireShop(_Slots_TireShop):
-    'A TireShop being made by _new_TireShop.'
-
-    __slots__ = ()
-
-
-def _new_TireShop(shopLocation: str) -> TireShop:
-    self: Any = object.__new__(_Made_TireShop)
-    self.shopLocation = shopLocation
-    self._json = None
-    self.__class__ = TireShop
-    _made: TireShop = self
-    return _made
+    shopLocation: str = field(load=v.want_str, text=v.str_text)
 
 
 _C_MAX_FUEL_LEVEL: int = 50  # vehicle_control.world:145
@@ -1486,88 +178,29 @@ _C_ZIPCODES: dict[str, str] = {'Rivermist': '83214', 'Stonebrook': '74532', 'Map
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("fuelLevel", "batteryVoltage", "engine_state", "remainingUnlockedDoors", "doorStatus", "acTemperature", "fanSpeed", "acMode", "humidityLevel", "headLightStatus", "parkingBrakeStatus", "parkingBrakeForce", "slopeAngle", "brakePedalStatus", "brakePedalForce", "distanceToNextVehicle", "cruiseStatus", "destination", "frontLeftTirePressure", "frontRightTirePressure", "rearLeftTirePressure", "rearRightTirePressure", "long_context", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("fuelLevel", "batteryVoltage", "engine_state", "remainingUnlockedDoors", "doorStatus", "acTemperature", "fanSpeed", "acMode", "humidityLevel", "headLightStatus", "parkingBrakeStatus", "parkingBrakeForce", "slopeAngle", "brakePedalStatus", "brakePedalForce", "distanceToNextVehicle", "cruiseStatus", "destination", "frontLeftTirePressure", "frontRightTirePressure", "rearLeftTirePressure", "rearRightTirePressure", "long_context", )
-
-    def __init__(self) -> None:
-        self.fuelLevel: int | float = 0
-        self.batteryVoltage: int | float = 0
-        self.engine_state: str = ''
-        self.remainingUnlockedDoors: int = 0
-        self.doorStatus: dict[str, str] = {}
-        self.acTemperature: int | float = 0
-        self.fanSpeed: int | float = 0
-        self.acMode: str | None = None
-        self.humidityLevel: int | float = 0
-        self.headLightStatus: str = ''
-        self.parkingBrakeStatus: str = ''
-        self.parkingBrakeForce: int | float = 0
-        self.slopeAngle: int | float = 0
-        self.brakePedalStatus: str = ''
-        self.brakePedalForce: int | float = 0
-        self.distanceToNextVehicle: int | float = 0
-        self.cruiseStatus: str = ''
-        self.destination: str = ''
-        self.frontLeftTirePressure: int | float = 0
-        self.frontRightTirePressure: int | float = 0
-        self.rearLeftTirePressure: int | float = 0
-        self.rearRightTirePressure: int | float = 0
-        self.long_context: bool = False
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "fuelLevel": self.fuelLevel,
-            "batteryVoltage": self.batteryVoltage,
-            "engine_state": self.engine_state,
-            "remainingUnlockedDoors": self.remainingUnlockedDoors,
-            "doorStatus": v.export_value(self.doorStatus),
-            "acTemperature": self.acTemperature,
-            "fanSpeed": self.fanSpeed,
-            "acMode": self.acMode,
-            "humidityLevel": self.humidityLevel,
-            "headLightStatus": self.headLightStatus,
-            "parkingBrakeStatus": self.parkingBrakeStatus,
-            "parkingBrakeForce": self.parkingBrakeForce,
-            "slopeAngle": self.slopeAngle,
-            "brakePedalStatus": self.brakePedalStatus,
-            "brakePedalForce": self.brakePedalForce,
-            "distanceToNextVehicle": self.distanceToNextVehicle,
-            "cruiseStatus": self.cruiseStatus,
-            "destination": self.destination,
-            "frontLeftTirePressure": self.frontLeftTirePressure,
-            "frontRightTirePressure": self.frontRightTirePressure,
-            "rearLeftTirePressure": self.rearLeftTirePressure,
-            "rearRightTirePressure": self.rearRightTirePressure,
-            "long_context": self.long_context,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.fuelLevel = self.fuelLevel
-        other.batteryVoltage = self.batteryVoltage
-        other.engine_state = self.engine_state
-        other.remainingUnlockedDoors = self.remainingUnlockedDoors
-        other.doorStatus = self.doorStatus
-        other.acTemperature = self.acTemperature
-        other.fanSpeed = self.fanSpeed
-        other.acMode = self.acMode
-        other.humidityLevel = self.humidityLevel
-        other.headLightStatus = self.headLightStatus
-        other.parkingBrakeStatus = self.parkingBrakeStatus
-        other.parkingBrakeForce = self.parkingBrakeForce
-        other.slopeAngle = self.slopeAngle
-        other.brakePedalStatus = self.brakePedalStatus
-        other.brakePedalForce = self.brakePedalForce
-        other.distanceToNextVehicle = self.distanceToNextVehicle
-        other.cruiseStatus = self.cruiseStatus
-        other.destination = self.destination
-        other.frontLeftTirePressure = self.frontLeftTirePressure
-        other.frontRightTirePressure = self.frontRightTirePressure
-        other.rearLeftTirePressure = self.rearLeftTirePressure
-        other.rearRightTirePressure = self.rearRightTirePressure
-        other.long_context = self.long_context
-        return other
+    fuelLevel: int | float = state_item(0)
+    batteryVoltage: int | float = state_item(0)
+    engine_state: str = state_item('')
+    remainingUnlockedDoors: int = state_item(0)
+    doorStatus: dict[str, str] = state_item({}, export=v.export_value)
+    acTemperature: int | float = state_item(0)
+    fanSpeed: int | float = state_item(0)
+    acMode: str | None = state_item(None)
+    humidityLevel: int | float = state_item(0)
+    headLightStatus: str = state_item('')
+    parkingBrakeStatus: str = state_item('')
+    parkingBrakeForce: int | float = state_item(0)
+    slopeAngle: int | float = state_item(0)
+    brakePedalStatus: str = state_item('')
+    brakePedalForce: int | float = state_item(0)
+    distanceToNextVehicle: int | float = state_item(0)
+    cruiseStatus: str = state_item('')
+    destination: str = state_item('')
+    frontLeftTirePressure: int | float = state_item(0)
+    frontRightTirePressure: int | float = state_item(0)
+    rearLeftTirePressure: int | float = state_item(0)
+    rearRightTirePressure: int | float = state_item(0)
+    long_context: bool = state_item(False)
 
 
 class VehicleControlAPI(Episode):
@@ -1626,13 +259,13 @@ class VehicleControlAPI(Episode):
         if 'remainingUnlockedDoors' in data:
             self.state.remainingUnlockedDoors = v.want_int(data['remainingUnlockedDoors'], '$.remainingUnlockedDoors')
         if 'doorStatus' in data:
-            self.state.doorStatus = v.want_map(data['doorStatus'], '$.doorStatus', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p)))
+            self.state.doorStatus = v.want_map(data['doorStatus'], '$.doorStatus', v.want_str, v.want_str)
         if 'acTemperature' in data:
             self.state.acTemperature = v.want_number(data['acTemperature'], '$.acTemperature')
         if 'fanSpeed' in data:
             self.state.fanSpeed = v.want_number(data['fanSpeed'], '$.fanSpeed')
         if 'acMode' in data:
-            self.state.acMode = v.want_optional(data['acMode'], '$.acMode', (lambda x, p: v.want_str(x, p)))
+            self.state.acMode = v.want_optional(data['acMode'], '$.acMode', v.want_str)
         if 'humidityLevel' in data:
             self.state.humidityLevel = v.want_number(data['humidityLevel'], '$.humidityLevel')
         if 'headLightStatus' in data:
@@ -1705,7 +338,7 @@ class VehicleControlAPI(Episode):
         if ignitionMode != 'START':  # vehicle_control.world:247
             raise rt.KeptError('Invalid ignition mode.')  # vehicle_control.world:248
         self.set_state('engine_state', 'running')  # vehicle_control.world:250
-        return _new_EngineStatus(  # vehicle_control.world:251
+        return EngineStatus(  # vehicle_control.world:251
             self.state.engine_state, self.state.fuelLevel, self.state.batteryVoltage
         )
 
@@ -1720,7 +353,7 @@ class VehicleControlAPI(Episode):
         self.set_state(  # vehicle_control.world:268
             'fuelLevel', rt.python_augmented(self, '+', self.state.fuelLevel, fuelAmount)
         )
-        return _new_FuelLevel(self.state.fuelLevel)  # vehicle_control.world:269
+        return FuelLevel(self.state.fuelLevel)  # vehicle_control.world:269
 
     def tool_lockDoors(  # vehicle_control.world:272
         self, unlock: bool, door: tuple[str, ...]
@@ -1741,9 +374,7 @@ class VehicleControlAPI(Episode):
                     self, '+', self.state.remainingUnlockedDoors, 1 if unlock else -1
                 ),
             )
-        return _new_LockStatus(  # vehicle_control.world:292
-            wanted, self.state.remainingUnlockedDoors
-        )
+        return LockStatus(wanted, self.state.remainingUnlockedDoors)  # vehicle_control.world:292
 
     def tool_adjustClimateControl(  # vehicle_control.world:295
         self, temperature: int | float, unit: str | None, fanSpeed: int, mode: str | None
@@ -1765,15 +396,13 @@ class VehicleControlAPI(Episode):
             )
         self.set_state('fanSpeed', fanSpeed)  # vehicle_control.world:315
         self.set_state('acMode', mode)  # vehicle_control.world:316
-        return _new_Climate(  # vehicle_control.world:318
-            temperature, mode, self.state.humidityLevel
-        )
+        return Climate(temperature, mode, self.state.humidityLevel)  # vehicle_control.world:318
 
     def tool_get_outside_temperature_from_google(  # vehicle_control.world:321
         self
     ) -> OutsideTemperature:
         'Gets the outside temperature.'
-        return _new_OutsideTemperature(self.random_source().uniform(  # vehicle_control.world:322
+        return OutsideTemperature(self.random_source().uniform(  # vehicle_control.world:322
             -10.0, 40.0
         ))
 
@@ -1788,7 +417,7 @@ class VehicleControlAPI(Episode):
         self.set_state(  # vehicle_control.world:339
             'headLightStatus', 'on' if mode == 'on' else 'off'
         )
-        return _new_Headlights(self.state.headLightStatus)  # vehicle_control.world:340
+        return Headlights(self.state.headLightStatus)  # vehicle_control.world:340
 
     def tool_displayCarStatus(self, option: str) -> dict[str, Any]:  # vehicle_control.world:343
         'Displays the status of the vehicle based on the provided display option.'
@@ -1844,7 +473,7 @@ class VehicleControlAPI(Episode):
             self.set_state('parkingBrakeStatus', 'released')  # vehicle_control.world:392
             self.set_state('parkingBrakeForce', 0.0)  # vehicle_control.world:393
         self.set_state('slopeAngle', 10.0)  # vehicle_control.world:396
-        return _new_ParkingBrake(  # vehicle_control.world:397
+        return ParkingBrake(  # vehicle_control.world:397
             self.state.parkingBrakeStatus,
             rt.as_float(self.state.parkingBrakeForce),
             rt.as_float(self.state.slopeAngle),
@@ -1862,17 +491,17 @@ class VehicleControlAPI(Episode):
         if pedalPosition == 0:  # vehicle_control.world:410
             self.set_state('brakePedalStatus', 'released')  # vehicle_control.world:411
             self.set_state('brakePedalForce', 0.0)  # vehicle_control.world:412
-            return _new_BrakePedal('released', 0.0)  # vehicle_control.world:413
+            return BrakePedal('released', 0.0)  # vehicle_control.world:413
         force: int | float = rt.python_times(pedalPosition, 1000)  # vehicle_control.world:417
         self.set_state('brakePedalStatus', 'pressed')  # vehicle_control.world:418
         self.set_state('brakePedalForce', force)  # vehicle_control.world:419
-        return _new_BrakePedal('pressed', rt.to_float(force))  # vehicle_control.world:420
+        return BrakePedal('pressed', rt.to_float(force))  # vehicle_control.world:420
 
     def tool_releaseBrakePedal(self) -> BrakePedal:  # vehicle_control.world:423
         'Releases the brake pedal of the vehicle.'
         self.set_state('brakePedalStatus', 'released')  # vehicle_control.world:424
         self.set_state('brakePedalForce', 0.0)  # vehicle_control.world:425
-        return _new_BrakePedal('released', 0.0)  # vehicle_control.world:426
+        return BrakePedal('released', 0.0)  # vehicle_control.world:426
 
     def tool_setCruiseControl(  # vehicle_control.world:429
         self, speed: float, activate: bool, distanceToNextVehicle: float
@@ -1891,31 +520,31 @@ class VehicleControlAPI(Episode):
             self.set_state('cruiseStatus', 'active')  # vehicle_control.world:451
         else:
             self.set_state('cruiseStatus', 'inactive')  # vehicle_control.world:453
-        return _new_Cruise(self.state.cruiseStatus, current, distance)  # vehicle_control.world:455
+        return Cruise(self.state.cruiseStatus, current, distance)  # vehicle_control.world:455
 
     def tool_get_current_speed(self) -> Speed:  # vehicle_control.world:458
         'Gets the current speed of the vehicle.'
-        return _new_Speed(self.random_source().uniform(0.0, 120.0))  # vehicle_control.world:459
+        return Speed(self.random_source().uniform(0.0, 120.0))  # vehicle_control.world:459
 
     def tool_display_log(self, messages: tuple[str, ...]) -> Log:  # vehicle_control.world:462
         'Displays the log messages.'
-        return _new_Log(messages)  # vehicle_control.world:465
+        return Log(messages)  # vehicle_control.world:465
 
     def tool_estimate_drive_feasibility_by_mileage(  # vehicle_control.world:468
         self, distance: int | float
     ) -> Feasibility:
         'Estimates the milage of the vehicle given the distance needed to drive.'
-        return _new_Feasibility(  # vehicle_control.world:473
+        return Feasibility(  # vehicle_control.world:473
             not (rt.python_times(self.state.fuelLevel, _C_MILE_PER_GALLON) < distance)
         )
 
     def tool_liter_to_gallon(self, liter: float) -> Gallons:  # vehicle_control.world:476
         'Converts the liter to gallon.'
-        return _new_Gallons(rt.python_times(liter, 0.264172))  # vehicle_control.world:479
+        return Gallons(rt.python_times(liter, 0.264172))  # vehicle_control.world:479
 
     def tool_gallon_to_liter(self, gallon: float) -> Liters:  # vehicle_control.world:482
         'Converts the gallon to liter.'
-        return _new_Liters(rt.python_times(gallon, 3.78541))  # vehicle_control.world:485
+        return Liters(rt.python_times(gallon, 3.78541))  # vehicle_control.world:485
 
     def tool_estimate_distance(  # vehicle_control.world:488
         self, cityA: str, cityB: str
@@ -1927,14 +556,14 @@ class VehicleControlAPI(Episode):
         )
         if not (found is not None):  # vehicle_control.world:495
             raise ToolError('distance not found in database.')
-        return _new_Distance(found)  # vehicle_control.world:496
+        return Distance(found)  # vehicle_control.world:496
 
     def tool_get_zipcode_based_on_city(self, city: str) -> Zipcode:  # vehicle_control.world:499
         'Gets the zipcode based on the city.'
         for name in rt.each(self, _C_ZIPCODES):  # vehicle_control.world:503
             if name == city:  # vehicle_control.world:504
-                return _new_Zipcode(_C_ZIPCODES[name])  # vehicle_control.world:505
-        return _new_Zipcode('00000')  # vehicle_control.world:508
+                return Zipcode(_C_ZIPCODES[name])  # vehicle_control.world:505
+        return Zipcode('00000')  # vehicle_control.world:508
 
     def tool_set_navigation(self, destination: str) -> Navigation:  # vehicle_control.world:511
         'Navigates to the destination.'
@@ -1946,7 +575,7 @@ class VehicleControlAPI(Episode):
             raise rt.KeptError(  # vehicle_control.world:521
                 failure if failure is not None else rt.absent()
             )
-        return _new_Navigation(rt.python_grown(  # vehicle_control.world:523
+        return Navigation(rt.python_grown(  # vehicle_control.world:523
             self, 'Navigating to ' + destination
         ))
 
@@ -1964,7 +593,7 @@ class VehicleControlAPI(Episode):
             )
             / 4
         )
-        return _new_TirePressure(  # vehicle_control.world:529
+        return TirePressure(  # vehicle_control.world:529
             self.state.frontLeftTirePressure,
             self.state.frontRightTirePressure,
             self.state.rearLeftTirePressure,
@@ -1975,7 +604,7 @@ class VehicleControlAPI(Episode):
 
     def tool_find_nearest_tire_shop(self) -> TireShop:  # vehicle_control.world:539
         'Finds the nearest tire shop.'
-        return _new_TireShop('456 Oakwood Avenue, Rivermist, 83214')  # vehicle_control.world:540
+        return TireShop('456 Oakwood Avenue, Rivermist, 83214')  # vehicle_control.world:540
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)
@@ -1993,12 +622,7 @@ class VehicleControlAPI(Episode):
         )
 
 
-_ARGS_startEngine: frozenset[str] = frozenset({'ignitionMode'})
-
-
 def _invoke_startEngine(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_startEngine):
-        rt.check_arguments_python(args, ('ignitionMode',), ('ignitionMode',), 'VehicleControlAPI.startEngine')
     try:
         a_ignitionMode = args['ignitionMode']
         if type(a_ignitionMode) is not str or not a_ignitionMode.isascii():
@@ -2008,12 +632,7 @@ def _invoke_startEngine(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_fillFuelTank: frozenset[str] = frozenset({'fuelAmount'})
-
-
 def _invoke_fillFuelTank(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_fillFuelTank):
-        rt.check_arguments_python(args, ('fuelAmount',), ('fuelAmount',), 'VehicleControlAPI.fillFuelTank')
     try:
         try:
             a_fuelAmount = v.want_number(args['fuelAmount'], 'fuelAmount')
@@ -2024,12 +643,7 @@ def _invoke_fillFuelTank(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_lockDoors: frozenset[str] = frozenset({'unlock', 'door'})
-
-
 def _invoke_lockDoors(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_lockDoors):
-        rt.check_arguments_python(args, ('unlock', 'door'), ('unlock', 'door'), 'VehicleControlAPI.lockDoors')
     try:
         try:
             a_unlock = v.want_bool(args['unlock'], 'unlock')
@@ -2049,20 +663,14 @@ def _invoke_lockDoors(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_adjustClimateControl: frozenset[str] = frozenset({'temperature', 'unit', 'fanSpeed', 'mode'})
-_NEEDS_adjustClimateControl: frozenset[str] = frozenset({'temperature'})
-
-
 def _invoke_adjustClimateControl(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_adjustClimateControl >= args.keys() >= _NEEDS_adjustClimateControl):
-        rt.check_arguments_python(args, ('temperature', 'unit', 'fanSpeed', 'mode'), ('temperature',), 'VehicleControlAPI.adjustClimateControl')
     try:
         try:
             a_temperature = v.want_number(args['temperature'], 'temperature')
         except ToolError as exc:
             a_temperature = rt.foreign(ep, exc, args['temperature'], 'temperature')
         try:
-            a_unit = (v.want_optional(args['unit'], 'unit', (lambda x, p: v.want_str(x, p))) if 'unit' in args else 'celsius')
+            a_unit = (v.want_optional(args['unit'], 'unit', v.want_str) if 'unit' in args else 'celsius')
         except ToolError as exc:
             a_unit = rt.foreign(ep, exc, args['unit'], 'unit')
         try:
@@ -2070,7 +678,7 @@ def _invoke_adjustClimateControl(ep: VehicleControlAPI, args: Mapping[str, Any])
         except ToolError as exc:
             a_fanSpeed = rt.foreign(ep, exc, args['fanSpeed'], 'fanSpeed')
         try:
-            a_mode = (v.want_optional(args['mode'], 'mode', (lambda x, p: v.want_str(x, p))) if 'mode' in args else 'auto')
+            a_mode = (v.want_optional(args['mode'], 'mode', v.want_str) if 'mode' in args else 'auto')
         except ToolError as exc:
             a_mode = rt.foreign(ep, exc, args['mode'], 'mode')
         return ep.tool_adjustClimateControl(a_temperature, a_unit, a_fanSpeed, a_mode)
@@ -2078,36 +686,21 @@ def _invoke_adjustClimateControl(ep: VehicleControlAPI, args: Mapping[str, Any])
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_outside_temperature_from_google: frozenset[str] = frozenset(())
-
-
 def _invoke_get_outside_temperature_from_google(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_outside_temperature_from_google):
-        rt.check_arguments_python(args, (), (), 'VehicleControlAPI.get_outside_temperature_from_google')
     try:
         return ep.tool_get_outside_temperature_from_google()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_outside_temperature_from_weather_com: frozenset[str] = frozenset(())
-
-
 def _invoke_get_outside_temperature_from_weather_com(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_outside_temperature_from_weather_com):
-        rt.check_arguments_python(args, (), (), 'VehicleControlAPI.get_outside_temperature_from_weather_com')
     try:
         return ep.tool_get_outside_temperature_from_weather_com()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_setHeadlights: frozenset[str] = frozenset({'mode'})
-
-
 def _invoke_setHeadlights(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_setHeadlights):
-        rt.check_arguments_python(args, ('mode',), ('mode',), 'VehicleControlAPI.setHeadlights')
     try:
         a_mode = args['mode']
         if type(a_mode) is not str or not a_mode.isascii():
@@ -2117,12 +710,7 @@ def _invoke_setHeadlights(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any
         raise rt.python_failure(exc) from None
 
 
-_ARGS_displayCarStatus: frozenset[str] = frozenset({'option'})
-
-
 def _invoke_displayCarStatus(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_displayCarStatus):
-        rt.check_arguments_python(args, ('option',), ('option',), 'VehicleControlAPI.displayCarStatus')
     try:
         a_option = args['option']
         if type(a_option) is not str or not a_option.isascii():
@@ -2132,12 +720,7 @@ def _invoke_displayCarStatus(ep: VehicleControlAPI, args: Mapping[str, Any]) -> 
         raise rt.python_failure(exc) from None
 
 
-_ARGS_activateParkingBrake: frozenset[str] = frozenset({'mode'})
-
-
 def _invoke_activateParkingBrake(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_activateParkingBrake):
-        rt.check_arguments_python(args, ('mode',), ('mode',), 'VehicleControlAPI.activateParkingBrake')
     try:
         a_mode = args['mode']
         if type(a_mode) is not str or not a_mode.isascii():
@@ -2147,12 +730,7 @@ def _invoke_activateParkingBrake(ep: VehicleControlAPI, args: Mapping[str, Any])
         raise rt.python_failure(exc) from None
 
 
-_ARGS_pressBrakePedal: frozenset[str] = frozenset({'pedalPosition'})
-
-
 def _invoke_pressBrakePedal(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_pressBrakePedal):
-        rt.check_arguments_python(args, ('pedalPosition',), ('pedalPosition',), 'VehicleControlAPI.pressBrakePedal')
     try:
         try:
             a_pedalPosition = v.want_number(args['pedalPosition'], 'pedalPosition')
@@ -2163,24 +741,14 @@ def _invoke_pressBrakePedal(ep: VehicleControlAPI, args: Mapping[str, Any]) -> A
         raise rt.python_failure(exc) from None
 
 
-_ARGS_releaseBrakePedal: frozenset[str] = frozenset(())
-
-
 def _invoke_releaseBrakePedal(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_releaseBrakePedal):
-        rt.check_arguments_python(args, (), (), 'VehicleControlAPI.releaseBrakePedal')
     try:
         return ep.tool_releaseBrakePedal()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_setCruiseControl: frozenset[str] = frozenset({'speed', 'activate', 'distanceToNextVehicle'})
-
-
 def _invoke_setCruiseControl(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_setCruiseControl):
-        rt.check_arguments_python(args, ('speed', 'activate', 'distanceToNextVehicle'), ('speed', 'activate', 'distanceToNextVehicle'), 'VehicleControlAPI.setCruiseControl')
     try:
         try:
             a_speed = v.want_float(args['speed'], 'speed')
@@ -2199,24 +767,14 @@ def _invoke_setCruiseControl(ep: VehicleControlAPI, args: Mapping[str, Any]) -> 
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_current_speed: frozenset[str] = frozenset(())
-
-
 def _invoke_get_current_speed(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_current_speed):
-        rt.check_arguments_python(args, (), (), 'VehicleControlAPI.get_current_speed')
     try:
         return ep.tool_get_current_speed()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_display_log: frozenset[str] = frozenset({'messages'})
-
-
 def _invoke_display_log(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_display_log):
-        rt.check_arguments_python(args, ('messages',), ('messages',), 'VehicleControlAPI.display_log')
     try:
         a_messages = args['messages']
         try:
@@ -2232,12 +790,7 @@ def _invoke_display_log(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_estimate_drive_feasibility_by_mileage: frozenset[str] = frozenset({'distance'})
-
-
 def _invoke_estimate_drive_feasibility_by_mileage(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_estimate_drive_feasibility_by_mileage):
-        rt.check_arguments_python(args, ('distance',), ('distance',), 'VehicleControlAPI.estimate_drive_feasibility_by_mileage')
     try:
         try:
             a_distance = v.want_number(args['distance'], 'distance')
@@ -2248,12 +801,7 @@ def _invoke_estimate_drive_feasibility_by_mileage(ep: VehicleControlAPI, args: M
         raise rt.python_failure(exc) from None
 
 
-_ARGS_liter_to_gallon: frozenset[str] = frozenset({'liter'})
-
-
 def _invoke_liter_to_gallon(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_liter_to_gallon):
-        rt.check_arguments_python(args, ('liter',), ('liter',), 'VehicleControlAPI.liter_to_gallon')
     try:
         try:
             a_liter = v.want_float(args['liter'], 'liter')
@@ -2264,12 +812,7 @@ def _invoke_liter_to_gallon(ep: VehicleControlAPI, args: Mapping[str, Any]) -> A
         raise rt.python_failure(exc) from None
 
 
-_ARGS_gallon_to_liter: frozenset[str] = frozenset({'gallon'})
-
-
 def _invoke_gallon_to_liter(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_gallon_to_liter):
-        rt.check_arguments_python(args, ('gallon',), ('gallon',), 'VehicleControlAPI.gallon_to_liter')
     try:
         try:
             a_gallon = v.want_float(args['gallon'], 'gallon')
@@ -2280,12 +823,7 @@ def _invoke_gallon_to_liter(ep: VehicleControlAPI, args: Mapping[str, Any]) -> A
         raise rt.python_failure(exc) from None
 
 
-_ARGS_estimate_distance: frozenset[str] = frozenset({'cityA', 'cityB'})
-
-
 def _invoke_estimate_distance(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_estimate_distance):
-        rt.check_arguments_python(args, ('cityA', 'cityB'), ('cityA', 'cityB'), 'VehicleControlAPI.estimate_distance')
     try:
         try:
             a_cityA = rt.fitting(lambda: v.want_str(args['cityA'], 'cityA'), args['cityA'], lambda key: 'distance not found in database.')
@@ -2300,12 +838,7 @@ def _invoke_estimate_distance(ep: VehicleControlAPI, args: Mapping[str, Any]) ->
         raise rt.python_failure(exc) from None
 
 
-_ARGS_get_zipcode_based_on_city: frozenset[str] = frozenset({'city'})
-
-
 def _invoke_get_zipcode_based_on_city(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_zipcode_based_on_city):
-        rt.check_arguments_python(args, ('city',), ('city',), 'VehicleControlAPI.get_zipcode_based_on_city')
     try:
         a_city = args['city']
         if type(a_city) is not str or not a_city.isascii():
@@ -2315,12 +848,7 @@ def _invoke_get_zipcode_based_on_city(ep: VehicleControlAPI, args: Mapping[str, 
         raise rt.python_failure(exc) from None
 
 
-_ARGS_set_navigation: frozenset[str] = frozenset({'destination'})
-
-
 def _invoke_set_navigation(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_set_navigation):
-        rt.check_arguments_python(args, ('destination',), ('destination',), 'VehicleControlAPI.set_navigation')
     try:
         a_destination = args['destination']
         if type(a_destination) is not str or not a_destination.isascii():
@@ -2330,54 +858,141 @@ def _invoke_set_navigation(ep: VehicleControlAPI, args: Mapping[str, Any]) -> An
         raise rt.python_failure(exc) from None
 
 
-_ARGS_check_tire_pressure: frozenset[str] = frozenset(())
-
-
 def _invoke_check_tire_pressure(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_check_tire_pressure):
-        rt.check_arguments_python(args, (), (), 'VehicleControlAPI.check_tire_pressure')
     try:
         return ep.tool_check_tire_pressure()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-_ARGS_find_nearest_tire_shop: frozenset[str] = frozenset(())
-
-
 def _invoke_find_nearest_tire_shop(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_nearest_tire_shop):
-        rt.check_arguments_python(args, (), (), 'VehicleControlAPI.find_nearest_tire_shop')
     try:
         return ep.tool_find_nearest_tire_shop()
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
 
 
-VehicleControlAPI.TOOLS = {
-    'startEngine': ToolSpec('startEngine', 'Starts the engine of the vehicle.', (ParamSpec('ignitionMode', {'type': 'string', 'description': 'The ignition mode of the vehicle. [Enum]: ["START", "STOP"]'}, True, 'The ignition mode of the vehicle. [Enum]: ["START", "STOP"]', table=None), ), read_only=False, invoke=_invoke_startEngine, where='vehicle_control.world:223', returns={'type': 'object', 'properties': {'engineState': {'type': 'string'}, 'fuelLevel': {'type': 'number'}, 'batteryVoltage': {'type': 'number'}}, 'required': ['engineState', 'fuelLevel', 'batteryVoltage'], 'additionalProperties': False}),
-    'fillFuelTank': ToolSpec('fillFuelTank', 'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.', (ParamSpec('fuelAmount', {'type': 'number', 'description': 'The amount of fuel to fill in gallons; this is the additional fuel to add to the tank.'}, True, 'The amount of fuel to fill in gallons; this is the additional fuel to add to the tank.', table=None), ), read_only=False, invoke=_invoke_fillFuelTank, where='vehicle_control.world:258', returns={'type': 'object', 'properties': {'fuelLevel': {'type': 'number'}}, 'required': ['fuelLevel'], 'additionalProperties': False}),
-    'lockDoors': ToolSpec('lockDoors', 'Locks the doors of the vehicle.', (ParamSpec('unlock', {'type': 'boolean', 'description': 'True if the doors are to be unlocked, False otherwise.'}, True, 'True if the doors are to be unlocked, False otherwise.', table=None), ParamSpec('door', {'type': 'array', 'items': {'type': 'string'}, 'description': 'The list of doors to lock or unlock. [Enum]: ["driver", "passenger", "rear_left", "rear_right"]'}, True, 'The list of doors to lock or unlock. [Enum]: ["driver", "passenger", "rear_left", "rear_right"]', table=None), ), read_only=False, invoke=_invoke_lockDoors, where='vehicle_control.world:272', returns={'type': 'object', 'properties': {'lockStatus': {'type': 'string'}, 'remainingUnlockedDoors': {'type': 'integer'}}, 'required': ['lockStatus', 'remainingUnlockedDoors'], 'additionalProperties': False}),
-    'adjustClimateControl': ToolSpec('adjustClimateControl', 'Adjusts the climate control of the vehicle.', (ParamSpec('temperature', {'type': 'number', 'description': 'The temperature to set in degree. Default to be celsius.'}, True, 'The temperature to set in degree. Default to be celsius.', table=None), ParamSpec('unit', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': '[Optional] The unit of temperature. [Enum]: ["celsius", "fahrenheit"]'}, False, '[Optional] The unit of temperature. [Enum]: ["celsius", "fahrenheit"]', table=None), ParamSpec('fanSpeed', {'type': 'integer', 'description': '[Optional] The fan speed to set from 0 to 100. Default is 50.'}, False, '[Optional] The fan speed to set from 0 to 100. Default is 50.', table=None), ParamSpec('mode', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]'}, False, '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]', table=None), ), read_only=False, invoke=_invoke_adjustClimateControl, where='vehicle_control.world:295', returns={'type': 'object', 'properties': {'currentACTemperature': {'type': 'number'}, 'climateMode': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'humidityLevel': {'type': 'number'}}, 'required': ['currentACTemperature', 'climateMode', 'humidityLevel'], 'additionalProperties': False}),
-    'get_outside_temperature_from_google': ToolSpec('get_outside_temperature_from_google', 'Gets the outside temperature.', (), read_only=False, checks=False, invoke=_invoke_get_outside_temperature_from_google, where='vehicle_control.world:321', returns={'type': 'object', 'properties': {'outsideTemperature': {'type': 'number'}}, 'required': ['outsideTemperature'], 'additionalProperties': False}),
-    'get_outside_temperature_from_weather_com': ToolSpec('get_outside_temperature_from_weather_com', 'Gets the outside temperature.', (), read_only=True, invoke=_invoke_get_outside_temperature_from_weather_com, where='vehicle_control.world:325', returns={}),
-    'setHeadlights': ToolSpec('setHeadlights', 'Sets the headlights of the vehicle.', (ParamSpec('mode', {'type': 'string', 'description': 'The mode of the headlights. [Enum]: ["on", "off", "auto"]'}, True, 'The mode of the headlights. [Enum]: ["on", "off", "auto"]', table=None), ), read_only=False, invoke=_invoke_setHeadlights, where='vehicle_control.world:331', returns={'type': 'object', 'properties': {'headlightStatus': {'type': 'string'}}, 'required': ['headlightStatus'], 'additionalProperties': False}),
-    'displayCarStatus': ToolSpec('displayCarStatus', 'Displays the status of the vehicle based on the provided display option.', (ParamSpec('option', {'type': 'string', 'description': 'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", "headlights", "parkingBrake", "brakePedal", "engine"]'}, True, 'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", "headlights", "parkingBrake", "brakePedal", "engine"]', table=None), ), read_only=True, invoke=_invoke_displayCarStatus, where='vehicle_control.world:343', returns={'type': 'object', 'additionalProperties': {}}),
-    'activateParkingBrake': ToolSpec('activateParkingBrake', 'Activates the parking brake of the vehicle.', (ParamSpec('mode', {'type': 'string', 'description': 'The mode to set. [Enum]: ["engage", "release"]'}, True, 'The mode to set. [Enum]: ["engage", "release"]', table=None), ), read_only=False, invoke=_invoke_activateParkingBrake, where='vehicle_control.world:382', returns={'type': 'object', 'properties': {'parkingBrakeStatus': {'type': 'string'}, '_parkingBrakeForce': {'type': 'number'}, '_slopeAngle': {'type': 'number'}}, 'required': ['parkingBrakeStatus', '_parkingBrakeForce', '_slopeAngle'], 'additionalProperties': False}),
-    'pressBrakePedal': ToolSpec('pressBrakePedal', 'Presses the brake pedal based on pedal position. The brake pedal will be kept pressed until released.', (ParamSpec('pedalPosition', {'type': 'number', 'description': 'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).'}, True, 'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).', table=None), ), read_only=False, invoke=_invoke_pressBrakePedal, where='vehicle_control.world:404', returns={'type': 'object', 'properties': {'brakePedalStatus': {'type': 'string'}, 'brakePedalForce': {'type': 'number'}}, 'required': ['brakePedalStatus', 'brakePedalForce'], 'additionalProperties': False}),
-    'releaseBrakePedal': ToolSpec('releaseBrakePedal', 'Releases the brake pedal of the vehicle.', (), read_only=False, invoke=_invoke_releaseBrakePedal, where='vehicle_control.world:423', returns={'type': 'object', 'properties': {'brakePedalStatus': {'type': 'string'}, 'brakePedalForce': {'type': 'number'}}, 'required': ['brakePedalStatus', 'brakePedalForce'], 'additionalProperties': False}),
-    'setCruiseControl': ToolSpec('setCruiseControl', 'Sets the cruise control of the vehicle.', (ParamSpec('speed', {'type': 'number', 'description': 'The speed to set in m/h. The speed should be between 0 and 120 and a multiple of 5.'}, True, 'The speed to set in m/h. The speed should be between 0 and 120 and a multiple of 5.', table=None), ParamSpec('activate', {'type': 'boolean', 'description': 'True to activate the cruise control, False to deactivate.'}, True, 'True to activate the cruise control, False to deactivate.', table=None), ParamSpec('distanceToNextVehicle', {'type': 'number', 'description': 'The distance to the next vehicle in meters.'}, True, 'The distance to the next vehicle in meters.', table=None), ), read_only=False, invoke=_invoke_setCruiseControl, where='vehicle_control.world:429', returns={'type': 'object', 'properties': {'cruiseStatus': {'type': 'string'}, 'currentSpeed': {'type': 'number'}, 'distanceToNextVehicle': {'type': 'number'}}, 'required': ['cruiseStatus', 'currentSpeed', 'distanceToNextVehicle'], 'additionalProperties': False}),
-    'get_current_speed': ToolSpec('get_current_speed', 'Gets the current speed of the vehicle.', (), read_only=False, checks=False, invoke=_invoke_get_current_speed, where='vehicle_control.world:458', returns={'type': 'object', 'properties': {'currentSpeed': {'type': 'number'}}, 'required': ['currentSpeed'], 'additionalProperties': False}),
-    'display_log': ToolSpec('display_log', 'Displays the log messages.', (ParamSpec('messages', {'type': 'array', 'items': {'type': 'string'}, 'description': 'The list of messages to display.'}, True, 'The list of messages to display.', table=None), ), read_only=True, invoke=_invoke_display_log, where='vehicle_control.world:462', returns={'type': 'object', 'properties': {'log': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['log'], 'additionalProperties': False}),
-    'estimate_drive_feasibility_by_mileage': ToolSpec('estimate_drive_feasibility_by_mileage', 'Estimates the milage of the vehicle given the distance needed to drive.', (ParamSpec('distance', {'type': 'number', 'description': 'The distance to travel in miles.'}, True, 'The distance to travel in miles.', table=None), ), read_only=True, invoke=_invoke_estimate_drive_feasibility_by_mileage, where='vehicle_control.world:468', returns={'type': 'object', 'properties': {'canDrive': {'type': 'boolean'}}, 'required': ['canDrive'], 'additionalProperties': False}),
-    'liter_to_gallon': ToolSpec('liter_to_gallon', 'Converts the liter to gallon.', (ParamSpec('liter', {'type': 'number', 'description': 'The amount of liter to convert.'}, True, 'The amount of liter to convert.', table=None), ), read_only=True, invoke=_invoke_liter_to_gallon, where='vehicle_control.world:476', returns={'type': 'object', 'properties': {'gallon': {'type': 'number'}}, 'required': ['gallon'], 'additionalProperties': False}),
-    'gallon_to_liter': ToolSpec('gallon_to_liter', 'Converts the gallon to liter.', (ParamSpec('gallon', {'type': 'number', 'description': 'The amount of gallon to convert.'}, True, 'The amount of gallon to convert.', table=None), ), read_only=True, invoke=_invoke_gallon_to_liter, where='vehicle_control.world:482', returns={'type': 'object', 'properties': {'liter': {'type': 'number'}}, 'required': ['liter'], 'additionalProperties': False}),
-    'estimate_distance': ToolSpec('estimate_distance', 'Estimates the distance between two cities.', (ParamSpec('cityA', {'type': 'string', 'description': 'The zipcode of the first city.'}, True, 'The zipcode of the first city.', table=None), ParamSpec('cityB', {'type': 'string', 'description': 'The zipcode of the second city.'}, True, 'The zipcode of the second city.', table=None), ), read_only=True, invoke=_invoke_estimate_distance, where='vehicle_control.world:488', returns={'type': 'object', 'properties': {'distance': {'type': 'number'}}, 'required': ['distance'], 'additionalProperties': False}),
-    'get_zipcode_based_on_city': ToolSpec('get_zipcode_based_on_city', 'Gets the zipcode based on the city.', (ParamSpec('city', {'type': 'string', 'description': 'The name of the city.'}, True, 'The name of the city.', table=None), ), read_only=True, invoke=_invoke_get_zipcode_based_on_city, where='vehicle_control.world:499', returns={'type': 'object', 'properties': {'zipcode': {'type': 'string'}}, 'required': ['zipcode'], 'additionalProperties': False}),
-    'set_navigation': ToolSpec('set_navigation', 'Navigates to the destination.', (ParamSpec('destination', {'type': 'string', 'description': 'The destination to navigate in the format of street, city, state.'}, True, 'The destination to navigate in the format of street, city, state.', table=None), ), read_only=False, invoke=_invoke_set_navigation, where='vehicle_control.world:511', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    'check_tire_pressure': ToolSpec('check_tire_pressure', 'Checks the tire pressure of the vehicle.', (), read_only=True, invoke=_invoke_check_tire_pressure, where='vehicle_control.world:526', returns={'type': 'object', 'properties': {'frontLeftTirePressure': {'type': 'number'}, 'frontRightTirePressure': {'type': 'number'}, 'rearLeftTirePressure': {'type': 'number'}, 'rearRightTirePressure': {'type': 'number'}, 'healthy_tire_pressure': {'type': 'boolean'}, 'car_info': {'type': 'object', 'additionalProperties': {}}}, 'required': ['frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info'], 'additionalProperties': False}),
-    'find_nearest_tire_shop': ToolSpec('find_nearest_tire_shop', 'Finds the nearest tire shop.', (), read_only=True, invoke=_invoke_find_nearest_tire_shop, where='vehicle_control.world:539', returns={'type': 'object', 'properties': {'shopLocation': {'type': 'string'}}, 'required': ['shopLocation'], 'additionalProperties': False}),
-}
+VehicleControlAPI.TOOLS = tools(
+    tool('startEngine', 'Starts the engine of the vehicle.',
+         (param('ignitionMode', {'type': 'string'}, 'The ignition mode of the vehicle. [Enum]: ["START", "STOP"]'),),
+         read_only=False, invoke=_invoke_startEngine, python_name='VehicleControlAPI.startEngine',
+         where='vehicle_control.world:223',
+         returns={'type': 'object', 'properties': {'engineState': {'type': 'string'}, 'fuelLevel': {'type': 'number'}, 'batteryVoltage': {'type': 'number'}}, 'required': ['engineState', 'fuelLevel', 'batteryVoltage'], 'additionalProperties': False}),
+    tool('fillFuelTank',
+         'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.',
+         (param('fuelAmount', {'type': 'number'}, 'The amount of fuel to fill in gallons; this is the additional fuel to add to the tank.'),),
+         read_only=False, invoke=_invoke_fillFuelTank,
+         python_name='VehicleControlAPI.fillFuelTank', where='vehicle_control.world:258',
+         returns={'type': 'object', 'properties': {'fuelLevel': {'type': 'number'}}, 'required': ['fuelLevel'], 'additionalProperties': False}),
+    tool('lockDoors', 'Locks the doors of the vehicle.',
+         (param('unlock', {'type': 'boolean'}, 'True if the doors are to be unlocked, False otherwise.'),
+         param('door', {'type': 'array', 'items': {'type': 'string'}}, 'The list of doors to lock or unlock. [Enum]: ["driver", "passenger", "rear_left", "rear_right"]')),
+         read_only=False, invoke=_invoke_lockDoors, python_name='VehicleControlAPI.lockDoors',
+         where='vehicle_control.world:272',
+         returns={'type': 'object', 'properties': {'lockStatus': {'type': 'string'}, 'remainingUnlockedDoors': {'type': 'integer'}}, 'required': ['lockStatus', 'remainingUnlockedDoors'], 'additionalProperties': False}),
+    tool('adjustClimateControl', 'Adjusts the climate control of the vehicle.',
+         (param('temperature', {'type': 'number'}, 'The temperature to set in degree. Default to be celsius.'),
+         param('unit', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] The unit of temperature. [Enum]: ["celsius", "fahrenheit"]', optional=True),
+         param('fanSpeed', {'type': 'integer'}, '[Optional] The fan speed to set from 0 to 100. Default is 50.', optional=True),
+         param('mode', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]', optional=True)),
+         read_only=False, invoke=_invoke_adjustClimateControl,
+         python_name='VehicleControlAPI.adjustClimateControl', where='vehicle_control.world:295',
+         returns={'type': 'object', 'properties': {'currentACTemperature': {'type': 'number'}, 'climateMode': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'humidityLevel': {'type': 'number'}}, 'required': ['currentACTemperature', 'climateMode', 'humidityLevel'], 'additionalProperties': False}),
+    tool('get_outside_temperature_from_google', 'Gets the outside temperature.', (),
+         read_only=False, checks=False, invoke=_invoke_get_outside_temperature_from_google,
+         python_name='VehicleControlAPI.get_outside_temperature_from_google',
+         where='vehicle_control.world:321',
+         returns={'type': 'object', 'properties': {'outsideTemperature': {'type': 'number'}}, 'required': ['outsideTemperature'], 'additionalProperties': False}),
+    tool('get_outside_temperature_from_weather_com', 'Gets the outside temperature.', (),
+         read_only=True, invoke=_invoke_get_outside_temperature_from_weather_com,
+         python_name='VehicleControlAPI.get_outside_temperature_from_weather_com',
+         where='vehicle_control.world:325', returns={}),
+    tool('setHeadlights', 'Sets the headlights of the vehicle.',
+         (param('mode', {'type': 'string'}, 'The mode of the headlights. [Enum]: ["on", "off", "auto"]'),),
+         read_only=False, invoke=_invoke_setHeadlights,
+         python_name='VehicleControlAPI.setHeadlights', where='vehicle_control.world:331',
+         returns={'type': 'object', 'properties': {'headlightStatus': {'type': 'string'}}, 'required': ['headlightStatus'], 'additionalProperties': False}),
+    tool('displayCarStatus',
+         'Displays the status of the vehicle based on the provided display option.',
+         (param('option', {'type': 'string'}, 'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", "headlights", "parkingBrake", "brakePedal", "engine"]'),),
+         read_only=True, invoke=_invoke_displayCarStatus,
+         python_name='VehicleControlAPI.displayCarStatus', where='vehicle_control.world:343',
+         returns={'type': 'object', 'additionalProperties': {}}),
+    tool('activateParkingBrake', 'Activates the parking brake of the vehicle.',
+         (param('mode', {'type': 'string'}, 'The mode to set. [Enum]: ["engage", "release"]'),),
+         read_only=False, invoke=_invoke_activateParkingBrake,
+         python_name='VehicleControlAPI.activateParkingBrake', where='vehicle_control.world:382',
+         returns={'type': 'object', 'properties': {'parkingBrakeStatus': {'type': 'string'}, '_parkingBrakeForce': {'type': 'number'}, '_slopeAngle': {'type': 'number'}}, 'required': ['parkingBrakeStatus', '_parkingBrakeForce', '_slopeAngle'], 'additionalProperties': False}),
+    tool('pressBrakePedal',
+         'Presses the brake pedal based on pedal position. The brake pedal will be kept pressed until released.',
+         (param('pedalPosition', {'type': 'number'}, 'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).'),),
+         read_only=False, invoke=_invoke_pressBrakePedal,
+         python_name='VehicleControlAPI.pressBrakePedal', where='vehicle_control.world:404',
+         returns={'type': 'object', 'properties': {'brakePedalStatus': {'type': 'string'}, 'brakePedalForce': {'type': 'number'}}, 'required': ['brakePedalStatus', 'brakePedalForce'], 'additionalProperties': False}),
+    tool('releaseBrakePedal', 'Releases the brake pedal of the vehicle.', (), read_only=False,
+         invoke=_invoke_releaseBrakePedal, python_name='VehicleControlAPI.releaseBrakePedal',
+         where='vehicle_control.world:423',
+         returns={'type': 'object', 'properties': {'brakePedalStatus': {'type': 'string'}, 'brakePedalForce': {'type': 'number'}}, 'required': ['brakePedalStatus', 'brakePedalForce'], 'additionalProperties': False}),
+    tool('setCruiseControl', 'Sets the cruise control of the vehicle.',
+         (param('speed', {'type': 'number'}, 'The speed to set in m/h. The speed should be between 0 and 120 and a multiple of 5.'),
+         param('activate', {'type': 'boolean'}, 'True to activate the cruise control, False to deactivate.'),
+         param('distanceToNextVehicle', {'type': 'number'}, 'The distance to the next vehicle in meters.')),
+         read_only=False, invoke=_invoke_setCruiseControl,
+         python_name='VehicleControlAPI.setCruiseControl', where='vehicle_control.world:429',
+         returns={'type': 'object', 'properties': {'cruiseStatus': {'type': 'string'}, 'currentSpeed': {'type': 'number'}, 'distanceToNextVehicle': {'type': 'number'}}, 'required': ['cruiseStatus', 'currentSpeed', 'distanceToNextVehicle'], 'additionalProperties': False}),
+    tool('get_current_speed', 'Gets the current speed of the vehicle.', (), read_only=False,
+         checks=False, invoke=_invoke_get_current_speed,
+         python_name='VehicleControlAPI.get_current_speed', where='vehicle_control.world:458',
+         returns={'type': 'object', 'properties': {'currentSpeed': {'type': 'number'}}, 'required': ['currentSpeed'], 'additionalProperties': False}),
+    tool('display_log', 'Displays the log messages.',
+         (param('messages', {'type': 'array', 'items': {'type': 'string'}}, 'The list of messages to display.'),),
+         read_only=True, invoke=_invoke_display_log, python_name='VehicleControlAPI.display_log',
+         where='vehicle_control.world:462',
+         returns={'type': 'object', 'properties': {'log': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['log'], 'additionalProperties': False}),
+    tool('estimate_drive_feasibility_by_mileage',
+         'Estimates the milage of the vehicle given the distance needed to drive.',
+         (param('distance', {'type': 'number'}, 'The distance to travel in miles.'),),
+         read_only=True, invoke=_invoke_estimate_drive_feasibility_by_mileage,
+         python_name='VehicleControlAPI.estimate_drive_feasibility_by_mileage',
+         where='vehicle_control.world:468',
+         returns={'type': 'object', 'properties': {'canDrive': {'type': 'boolean'}}, 'required': ['canDrive'], 'additionalProperties': False}),
+    tool('liter_to_gallon', 'Converts the liter to gallon.',
+         (param('liter', {'type': 'number'}, 'The amount of liter to convert.'),), read_only=True,
+         invoke=_invoke_liter_to_gallon, python_name='VehicleControlAPI.liter_to_gallon',
+         where='vehicle_control.world:476',
+         returns={'type': 'object', 'properties': {'gallon': {'type': 'number'}}, 'required': ['gallon'], 'additionalProperties': False}),
+    tool('gallon_to_liter', 'Converts the gallon to liter.',
+         (param('gallon', {'type': 'number'}, 'The amount of gallon to convert.'),),
+         read_only=True, invoke=_invoke_gallon_to_liter,
+         python_name='VehicleControlAPI.gallon_to_liter', where='vehicle_control.world:482',
+         returns={'type': 'object', 'properties': {'liter': {'type': 'number'}}, 'required': ['liter'], 'additionalProperties': False}),
+    tool('estimate_distance', 'Estimates the distance between two cities.',
+         (param('cityA', {'type': 'string'}, 'The zipcode of the first city.'),
+         param('cityB', {'type': 'string'}, 'The zipcode of the second city.')), read_only=True,
+         invoke=_invoke_estimate_distance, python_name='VehicleControlAPI.estimate_distance',
+         where='vehicle_control.world:488',
+         returns={'type': 'object', 'properties': {'distance': {'type': 'number'}}, 'required': ['distance'], 'additionalProperties': False}),
+    tool('get_zipcode_based_on_city', 'Gets the zipcode based on the city.',
+         (param('city', {'type': 'string'}, 'The name of the city.'),), read_only=True,
+         invoke=_invoke_get_zipcode_based_on_city,
+         python_name='VehicleControlAPI.get_zipcode_based_on_city',
+         where='vehicle_control.world:499',
+         returns={'type': 'object', 'properties': {'zipcode': {'type': 'string'}}, 'required': ['zipcode'], 'additionalProperties': False}),
+    tool('set_navigation', 'Navigates to the destination.',
+         (param('destination', {'type': 'string'}, 'The destination to navigate in the format of street, city, state.'),),
+         read_only=False, invoke=_invoke_set_navigation,
+         python_name='VehicleControlAPI.set_navigation', where='vehicle_control.world:511',
+         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
+    tool('check_tire_pressure', 'Checks the tire pressure of the vehicle.', (), read_only=True,
+         invoke=_invoke_check_tire_pressure, python_name='VehicleControlAPI.check_tire_pressure',
+         where='vehicle_control.world:526',
+         returns={'type': 'object', 'properties': {'frontLeftTirePressure': {'type': 'number'}, 'frontRightTirePressure': {'type': 'number'}, 'rearLeftTirePressure': {'type': 'number'}, 'rearRightTirePressure': {'type': 'number'}, 'healthy_tire_pressure': {'type': 'boolean'}, 'car_info': {'type': 'object', 'additionalProperties': {}}}, 'required': ['frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info'], 'additionalProperties': False}),
+    tool('find_nearest_tire_shop', 'Finds the nearest tire shop.', (), read_only=True,
+         invoke=_invoke_find_nearest_tire_shop,
+         python_name='VehicleControlAPI.find_nearest_tire_shop',
+         where='vehicle_control.world:539',
+         returns={'type': 'object', 'properties': {'shopLocation': {'type': 'string'}}, 'required': ['shopLocation'], 'additionalProperties': False}),
+)
 
 
 VehicleControlAPI.TASKS = {

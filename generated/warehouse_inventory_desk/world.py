@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeAlias
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
+from worldspec.runtime.arguments import param, tool, tools
+from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
-    FieldJson,
-    ParamSpec,
     Row,
     StateBase,
     Table,
@@ -24,8 +24,12 @@ from worldspec.runtime.episode import (
     ToolSpec,
 )
 from worldspec.runtime.errors import InvariantError, ToolError
+from worldspec.runtime.records import Record
 
-__all__ = ["Bin", "BinReport", "Clerk", "ClerkRole", "Item", "ItemStock", "Movement", "MovementKind", "ReorderFlag", "StockLevel", "WarehouseInventoryDesk", "Zone"]
+__all__ = [
+    "Bin", "BinReport", "Clerk", "ClerkRole", "Item", "ItemStock", "Movement", "MovementKind",
+    "ReorderFlag", "StockLevel", "WarehouseInventoryDesk", "Zone",
+]
 
 
 class ClerkRole(enum.StrEnum):
@@ -35,10 +39,7 @@ class ClerkRole(enum.StrEnum):
     supervisor = 'supervisor'
 
 
-_E9_ClerkRole_picker: ClerkRole = ClerkRole.picker
-_E9_ClerkRole_supervisor: ClerkRole = ClerkRole.supervisor
-
-_T9_ClerkRole: dict[ClerkRole | None, str] = {None: 'null', _E9_ClerkRole_picker: '"picker"', _E9_ClerkRole_supervisor: '"supervisor"', }
+_E9_ClerkRole_picker, _E9_ClerkRole_supervisor = ClerkRole.__members__.values()
 
 
 class Zone(enum.StrEnum):
@@ -49,11 +50,7 @@ class Zone(enum.StrEnum):
     pick_face = 'pick_face'
 
 
-_E4_Zone_receiving: Zone = Zone.receiving
-_E4_Zone_bulk: Zone = Zone.bulk
-_E4_Zone_pick_face: Zone = Zone.pick_face
-
-_T4_Zone: dict[Zone | None, str] = {None: 'null', _E4_Zone_receiving: '"receiving"', _E4_Zone_bulk: '"bulk"', _E4_Zone_pick_face: '"pick_face"', }
+_E4_Zone_receiving, _E4_Zone_bulk, _E4_Zone_pick_face = Zone.__members__.values()
 
 
 class MovementKind(enum.StrEnum):
@@ -65,649 +62,145 @@ class MovementKind(enum.StrEnum):
     count_adjustment = 'count_adjustment'
 
 
-_E12_MovementKind_receipt: MovementKind = MovementKind.receipt
-_E12_MovementKind_pick: MovementKind = MovementKind.pick
-_E12_MovementKind_transfer: MovementKind = MovementKind.transfer
-_E12_MovementKind_count_adjustment: MovementKind = MovementKind.count_adjustment
-
-_T12_MovementKind: dict[MovementKind | None, str] = {None: 'null', _E12_MovementKind_receipt: '"receipt"', _E12_MovementKind_pick: '"pick"', _E12_MovementKind_transfer: '"transfer"', _E12_MovementKind_count_adjustment: '"count_adjustment"', }
+(
+    _E12_MovementKind_receipt, _E12_MovementKind_pick,
+    _E12_MovementKind_transfer, _E12_MovementKind_count_adjustment,
+) = MovementKind.__members__.values()
 
 
 class Clerk(Row):
     'A warehouse employee who can sign in and perform stock operations.'
 
-    __slots__ = ('id_', 'name', 'role', )
-    ENTITY: ClassVar[str] = 'Clerk'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('name', 'name', None, True),
-        ('role', 'role', lambda value: value._value_, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        _T9_ClerkRole.__getitem__,
-    )
-
-    def __init__(self, *, id_: str, name: str, role: ClerkRole) -> None:
-        self.id_ = id_
-        self.name = name
-        self.role = role
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Clerk:
-        other = Clerk.__new__(Clerk)
-        other.id_ = self.id_
-        other.name = self.name
-        other.role = self.role
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'name': self.name,
-            'role': self.role._value_,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Clerk:
-        d = v.want_object(data, path, {'id': True, 'name': True, 'role': True})
-        return cls(
-            id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^C[0-9]{3}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            role=v.want_enum(d['role'], path + '.role', ClerkRole),
-        )
+    id_: str = field(
+        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    role: ClerkRole = field(
+        load=lambda x, p: v.want_enum(x, p, ClerkRole), export=enum_value,
+        text=enum_text(ClerkRole))
 
 
 class Item(Row):
     'A stock-keeping unit.'
 
-    __slots__ = ('sku', 'name', 'reorder_level', 'active', )
-    ENTITY: ClassVar[str] = 'Item'
-    KEY: ClassVar[str] = 'sku'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('sku', 'sku', None, True),
-        ('name', 'name', None, True),
-        ('reorder_level', 'reorder_level', None, True),
-        ('active', 'active', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        None,
-    )
-
-    def __init__(self, *, sku: str, name: str, reorder_level: int, active: bool) -> None:
-        self.sku = sku
-        self.name = name
-        self.reorder_level = reorder_level
-        self.active = active
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Item:
-        other = Item.__new__(Item)
-        other.sku = self.sku
-        other.name = self.name
-        other.reorder_level = self.reorder_level
-        other.active = self.active
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'sku': self.sku,
-            'name': self.name,
-            'reorder_level': self.reorder_level,
-            'active': self.active,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Item:
-        d = v.want_object(data, path, {'sku': True, 'name': True, 'reorder_level': True, 'active': False})
-        return cls(
-            sku=v.check_pattern(v.want_str(d['sku'], path + '.sku'), path + '.sku', '^[A-Z]{3}-[0-9]{4}$'),
-            name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
-            reorder_level=v.check_range(v.want_int(d['reorder_level'], path + '.reorder_level'), path + '.reorder_level', 0, None),
-            active=(v.want_bool(d['active'], path + '.active') if d.get('active') is not None else True),
-        )
+    sku: str = field(
+        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
+        text=v.str_text)
+    name: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+    reorder_level: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    active: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
 class Bin(Row):
     'A storage location with a capacity in units.'
 
-    __slots__ = ('code', 'zone', 'capacity', 'blocked', )
-    ENTITY: ClassVar[str] = 'Bin'
-    KEY: ClassVar[str] = 'code'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('code', 'code', None, True),
-        ('zone', 'zone', lambda value: value._value_, True),
-        ('capacity', 'capacity', None, True),
-        ('blocked', 'blocked', None, True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        _T4_Zone.__getitem__,
-        v.int_text,
-        None,
-    )
-
-    def __init__(self, *, code: str, zone: Zone, capacity: int, blocked: bool) -> None:
-        self.code = code
-        self.zone = zone
-        self.capacity = capacity
-        self.blocked = blocked
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Bin:
-        other = Bin.__new__(Bin)
-        other.code = self.code
-        other.zone = self.zone
-        other.capacity = self.capacity
-        other.blocked = self.blocked
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'code': self.code,
-            'zone': self.zone._value_,
-            'capacity': self.capacity,
-            'blocked': self.blocked,
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Bin:
-        d = v.want_object(data, path, {'code': True, 'zone': True, 'capacity': True, 'blocked': False})
-        return cls(
-            code=v.check_pattern(v.want_str(d['code'], path + '.code'), path + '.code', '^[A-Z][0-9]{2}-[0-9]{2}$'),
-            zone=v.want_enum(d['zone'], path + '.zone', Zone),
-            capacity=v.check_range(v.want_int(d['capacity'], path + '.capacity'), path + '.capacity', 1, None),
-            blocked=(v.want_bool(d['blocked'], path + '.blocked') if d.get('blocked') is not None else False),
-        )
+    code: str = field(
+        key=True,
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
+        text=v.str_text)
+    zone: Zone = field(
+        load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
+    capacity: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text)
+    blocked: bool = field(load=v.want_bool, fill=lambda ep: False)
 
 
 class StockLevel(Row):
     'The quantity of one item in one bin; at most one row per item and bin.'
 
-    __slots__ = ('id_', 'item', 'bin_', 'quantity', 'last_counted', )
-    ENTITY: ClassVar[str] = 'StockLevel'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('item', 'item', None, True),
-        ('bin_', 'bin', None, True),
-        ('quantity', 'quantity', None, True),
-        ('last_counted', 'last_counted', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        v.str_text,
-        v.str_text,
-        v.int_text,
-        None,
-    )
-
-    def __init__(self, *, id_: str, item: str, bin_: str, quantity: int, last_counted: dt.date | None) -> None:
-        self.id_ = id_
-        self.item = item
-        self.bin_ = bin_
-        self.quantity = quantity
-        self.last_counted = last_counted
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> StockLevel:
-        other = StockLevel.__new__(StockLevel)
-        other.id_ = self.id_
-        other.item = self.item
-        other.bin_ = self.bin_
-        other.quantity = self.quantity
-        other.last_counted = self.last_counted
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'item': self.item,
-            'bin': self.bin_,
-            'quantity': self.quantity,
-            'last_counted': rt.if_present(self.last_counted, lambda x: x.isoformat()),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> StockLevel:
-        d = v.want_object(data, path, {'id': False, 'item': True, 'bin': True, 'quantity': True, 'last_counted': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('stock_ids', 'S{:04d}')),
-            item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{3}-[0-9]{4}$'),
-            bin_=v.check_pattern(v.want_str(d['bin'], path + '.bin'), path + '.bin', '^[A-Z][0-9]{2}-[0-9]{2}$'),
-            quantity=v.check_range(v.want_int(d['quantity'], path + '.quantity'), path + '.quantity', 0, None),
-            last_counted=(v.want_optional(d['last_counted'], path + '.last_counted', (lambda x, p: v.want_date(x, p))) if d.get('last_counted') is not None else None),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('stock_ids', 'S{:04d}'),
+        text=v.str_text)
+    item: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
+        text=v.str_text)
+    bin_: str = field(
+        'bin', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
+        text=v.str_text)
+    quantity: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+    last_counted: dt.date | None = field(
+        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
+        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
 
 
 class Movement(Row):
     'An append-only log line for every stock change.'
 
-    __slots__ = ('id_', 'kind', 'item', 'from_bin', 'to_bin', 'quantity', 'reference', 'clerk', 'at', )
-    ENTITY: ClassVar[str] = 'Movement'
-    KEY: ClassVar[str] = 'id_'
-    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
-        ('id_', 'id', None, True),
-        ('kind', 'kind', lambda value: value._value_, True),
-        ('item', 'item', None, True),
-        ('from_bin', 'from_bin', None, True),
-        ('to_bin', 'to_bin', None, True),
-        ('quantity', 'quantity', None, True),
-        ('reference', 'reference', None, True),
-        ('clerk', 'clerk', None, True),
-        ('at', 'at', lambda value: value.isoformat(), True),
-    )
-    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        v.str_text,
-        _T12_MovementKind.__getitem__,
-        v.str_text,
-        lambda value: ('null' if value is None else v.str_text(value)),
-        lambda value: ('null' if value is None else v.str_text(value)),
-        v.int_text,
-        v.str_text,
-        v.str_text,
-        None,
-    )
-
-    def __init__(self, *, id_: str, kind: MovementKind, item: str, from_bin: str | None, to_bin: str | None, quantity: int, reference: str, clerk: str, at: dt.datetime) -> None:
-        self.id_ = id_
-        self.kind = kind
-        self.item = item
-        self.from_bin = from_bin
-        self.to_bin = to_bin
-        self.quantity = quantity
-        self.reference = reference
-        self.clerk = clerk
-        self.at = at
-        self._digest = self._text = self._frags = self._cparts = None
-        self._stale = 0
-
-    def clone(self) -> Movement:
-        other = Movement.__new__(Movement)
-        other.id_ = self.id_
-        other.kind = self.kind
-        other.item = self.item
-        other.from_bin = self.from_bin
-        other.to_bin = self.to_bin
-        other.quantity = self.quantity
-        other.reference = self.reference
-        other.clerk = self.clerk
-        other.at = self.at
-        other._digest = self._digest
-        other._text = self._text
-        other._frags = self._frags
-        other._stale = self._stale
-        other._cparts = None
-        return other
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'id': self.id_,
-            'kind': self.kind._value_,
-            'item': self.item,
-            'from_bin': self.from_bin,
-            'to_bin': self.to_bin,
-            'quantity': self.quantity,
-            'reference': self.reference,
-            'clerk': self.clerk,
-            'at': self.at.isoformat(),
-        }
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> Movement:
-        d = v.want_object(data, path, {'id': False, 'kind': True, 'item': True, 'from_bin': False, 'to_bin': False, 'quantity': True, 'reference': False, 'clerk': True, 'at': False})
-        return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('movement_ids', 'M{:05d}')),
-            kind=v.want_enum(d['kind'], path + '.kind', MovementKind),
-            item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{3}-[0-9]{4}$'),
-            from_bin=(v.want_optional(d['from_bin'], path + '.from_bin', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))) if d.get('from_bin') is not None else None),
-            to_bin=(v.want_optional(d['to_bin'], path + '.to_bin', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))) if d.get('to_bin') is not None else None),
-            quantity=v.want_int(d['quantity'], path + '.quantity'),
-            reference=(v.check_length(v.want_str(d['reference'], path + '.reference'), path + '.reference', None, 40) if d.get('reference') is not None else ''),
-            clerk=v.check_pattern(v.want_str(d['clerk'], path + '.clerk'), path + '.clerk', '^C[0-9]{3}$'),
-            at=(v.want_datetime(d['at'], path + '.at') if d.get('at') is not None else ep.clock),
-        )
+    id_: str = field(
+        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('movement_ids', 'M{:05d}'),
+        text=v.str_text)
+    kind: MovementKind = field(
+        load=lambda x, p: v.want_enum(x, p, MovementKind), export=enum_value,
+        text=enum_text(MovementKind))
+    item: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
+        text=v.str_text)
+    from_bin: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
+    to_bin: str | None = field(
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))),
+        fill=lambda ep: None, text=optional_text(v.str_text))
+    quantity: int = field(load=v.want_int, text=v.int_text)
+    reference: str = field(
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 40), fill=lambda ep: '',
+        text=v.str_text)
+    clerk: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
+    at: dt.datetime = field(
+        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
 
-class _Slots_ItemStock:
-    'The slots of the ItemStock record: its fields and its JSON text.'
-
-    __slots__ = ('item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels', '_json')
-
-
-class ItemStock(_Slots_ItemStock, rt.Record):
+class ItemStock(Record):
     'An item with its stock per bin.'
 
-    __slots__ = ()
-    __match_args__ = ('item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels')
-
-    item: str
-    name: str
-    reorder_level: int
-    total: int
-    below_reorder: bool
-    levels: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.item, self.name, self.reorder_level, self.total, self.below_reorder, self.levels) == (other.item, other.name, other.reorder_level, other.total, other.below_reorder, other.levels)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.item, self.name, self.reorder_level, self.total, self.below_reorder, self.levels))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(item={self.item!r}, name={self.name!r}, reorder_level={self.reorder_level!r}, total={self.total!r}, below_reorder={self.below_reorder!r}, levels={self.levels!r})'
-
-    def __init__(self, item: str, name: str, reorder_level: int, total: int, below_reorder: bool, levels: tuple[str, ...]) -> None:
-        _set = _SET_ItemStock
-        _set[0](self, item)
-        _set[1](self, name)
-        _set[2](self, reorder_level)
-        _set[3](self, total)
-        _set[4](self, below_reorder)
-        _set[5](self, levels)
-        _set[6](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'item': self.item,
-            'name': self.name,
-            'reorder_level': self.reorder_level,
-            'total': self.total,
-            'below_reorder': self.below_reorder,
-            'levels': list(self.levels),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"item": ', v.str_text(self.item), ', "name": ', v.str_text(self.name), ', "reorder_level": ', v.int_text(self.reorder_level), ', "total": ', v.int_text(self.total), ', "below_reorder": ', v.json_text(self.below_reorder), ', "levels": ', v.json_text(self.levels), '}'))
-            _SET_ItemStock[6](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ItemStock:
-        d = v.want_object(data, path, {'item': True, 'name': True, 'reorder_level': True, 'total': True, 'below_reorder': True, 'levels': True})
-        return _new_ItemStock(
-            item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{3}-[0-9]{4}$'),
-            name=v.want_str(d['name'], path + '.name'),
-            reorder_level=v.want_int(d['reorder_level'], path + '.reorder_level'),
-            total=v.want_int(d['total'], path + '.total'),
-            below_reorder=v.want_bool(d['below_reorder'], path + '.below_reorder'),
-            levels=v.want_list(d['levels'], path + '.levels', (lambda x, p: v.want_str(x, p))),
-        )
+    item: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
+        text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    reorder_level: int = field(load=v.want_int, text=v.int_text)
+    total: int = field(load=v.want_int, text=v.int_text)
+    below_reorder: bool = field(load=v.want_bool)
+    levels: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
-_SET_ItemStock: tuple[Any, ...] = rt.slot_setters(_Slots_ItemStock, ('item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels', '_json'))
-
-
-class _Made_ItemStock(_Slots_ItemStock):
-    'A ItemStock being made by _new_ItemStock.'
-
-    __slots__ = ()
-
-
-def _new_ItemStock(item: str, name: str, reorder_level: int, total: int, below_reorder: bool, levels: tuple[str, ...]) -> ItemStock:
-    self: Any = object.__new__(_Made_ItemStock)
-    self.item = item
-    self.name = name
-    self.reorder_level = reorder_level
-    self.total = total
-    self.below_reorder = below_reorder
-    self.levels = levels
-    self._json = None
-    self.__class__ = ItemStock
-    _made: ItemStock = self
-    return _made
-
-
-class _Slots_BinReport:
-    'The slots of the BinReport record: its fields and its JSON text.'
-
-    __slots__ = ('bin_', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels', '_json')
-
-
-class BinReport(_Slots_BinReport, rt.Record):
+class BinReport(Record):
     'A bin with its contents and free capacity.'
 
-    __slots__ = ()
-    __match_args__ = ('bin_', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels')
-
-    bin_: str
-    zone: Zone
-    capacity: int
-    used: int
-    free: int
-    blocked: bool
-    levels: tuple[str, ...]
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.bin_, self.zone, self.capacity, self.used, self.free, self.blocked, self.levels) == (other.bin_, other.zone, other.capacity, other.used, other.free, other.blocked, other.levels)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.bin_, self.zone, self.capacity, self.used, self.free, self.blocked, self.levels))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(bin_={self.bin_!r}, zone={self.zone!r}, capacity={self.capacity!r}, used={self.used!r}, free={self.free!r}, blocked={self.blocked!r}, levels={self.levels!r})'
-
-    def __init__(self, bin_: str, zone: Zone, capacity: int, used: int, free: int, blocked: bool, levels: tuple[str, ...]) -> None:
-        _set = _SET_BinReport
-        _set[0](self, bin_)
-        _set[1](self, zone)
-        _set[2](self, capacity)
-        _set[3](self, used)
-        _set[4](self, free)
-        _set[5](self, blocked)
-        _set[6](self, levels)
-        _set[7](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'bin': self.bin_,
-            'zone': self.zone._value_,
-            'capacity': self.capacity,
-            'used': self.used,
-            'free': self.free,
-            'blocked': self.blocked,
-            'levels': list(self.levels),
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"bin": ', v.str_text(self.bin_), ', "zone": ', _T4_Zone[self.zone], ', "capacity": ', v.int_text(self.capacity), ', "used": ', v.int_text(self.used), ', "free": ', v.int_text(self.free), ', "blocked": ', v.json_text(self.blocked), ', "levels": ', v.json_text(self.levels), '}'))
-            _SET_BinReport[7](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> BinReport:
-        d = v.want_object(data, path, {'bin': True, 'zone': True, 'capacity': True, 'used': True, 'free': True, 'blocked': True, 'levels': True})
-        return _new_BinReport(
-            bin_=v.check_pattern(v.want_str(d['bin'], path + '.bin'), path + '.bin', '^[A-Z][0-9]{2}-[0-9]{2}$'),
-            zone=v.want_enum(d['zone'], path + '.zone', Zone),
-            capacity=v.want_int(d['capacity'], path + '.capacity'),
-            used=v.want_int(d['used'], path + '.used'),
-            free=v.want_int(d['free'], path + '.free'),
-            blocked=v.want_bool(d['blocked'], path + '.blocked'),
-            levels=v.want_list(d['levels'], path + '.levels', (lambda x, p: v.want_str(x, p))),
-        )
+    bin_: str = field(
+        'bin', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
+        text=v.str_text)
+    zone: Zone = field(
+        load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
+    capacity: int = field(load=v.want_int, text=v.int_text)
+    used: int = field(load=v.want_int, text=v.int_text)
+    free: int = field(load=v.want_int, text=v.int_text)
+    blocked: bool = field(load=v.want_bool)
+    levels: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
-_SET_BinReport: tuple[Any, ...] = rt.slot_setters(_Slots_BinReport, ('bin_', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels', '_json'))
-
-
-class _Made_BinReport(_Slots_BinReport):
-    'A BinReport being made by _new_BinReport.'
-
-    __slots__ = ()
-
-
-def _new_BinReport(bin_: str, zone: Zone, capacity: int, used: int, free: int, blocked: bool, levels: tuple[str, ...]) -> BinReport:
-    self: Any = object.__new__(_Made_BinReport)
-    self.bin_ = bin_
-    self.zone = zone
-    self.capacity = capacity
-    self.used = used
-    self.free = free
-    self.blocked = blocked
-    self.levels = levels
-    self._json = None
-    self.__class__ = BinReport
-    _made: BinReport = self
-    return _made
-
-
-class _Slots_ReorderFlag:
-    'The slots of the ReorderFlag record: its fields and its JSON text.'
-
-    __slots__ = ('item', 'name', 'on_hand', 'reorder_level', 'shortfall', '_json')
-
-
-class ReorderFlag(_Slots_ReorderFlag, rt.Record):
+class ReorderFlag(Record):
     'An active item whose total stock is below its reorder level.'
 
-    __slots__ = ()
-    __match_args__ = ('item', 'name', 'on_hand', 'reorder_level', 'shortfall')
-
-    item: str
-    name: str
-    on_hand: int
-    reorder_level: int
-    shortfall: int
-    #: the record's JSON text, made once (the record is immutable)
-    _json: str | None
-
-    def __eq__(self, other: Any) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.item, self.name, self.on_hand, self.reorder_level, self.shortfall) == (other.item, other.name, other.on_hand, other.reorder_level, other.shortfall)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.item, self.name, self.on_hand, self.reorder_level, self.shortfall))
-
-    def __repr__(self) -> str:
-        return f'{self.__class__.__qualname__}(item={self.item!r}, name={self.name!r}, on_hand={self.on_hand!r}, reorder_level={self.reorder_level!r}, shortfall={self.shortfall!r})'
-
-    def __init__(self, item: str, name: str, on_hand: int, reorder_level: int, shortfall: int) -> None:
-        _set = _SET_ReorderFlag
-        _set[0](self, item)
-        _set[1](self, name)
-        _set[2](self, on_hand)
-        _set[3](self, reorder_level)
-        _set[4](self, shortfall)
-        _set[5](self, None)
-
-    def export(self) -> dict[str, Any]:
-        return {
-            'item': self.item,
-            'name': self.name,
-            'on_hand': self.on_hand,
-            'reorder_level': self.reorder_level,
-            'shortfall': self.shortfall,
-        }
-
-    def _json_text(self) -> str:
-        text = self._json
-        if text is None:
-            text = ''.join(('{"item": ', v.str_text(self.item), ', "name": ', v.str_text(self.name), ', "on_hand": ', v.int_text(self.on_hand), ', "reorder_level": ', v.int_text(self.reorder_level), ', "shortfall": ', v.int_text(self.shortfall), '}'))
-            _SET_ReorderFlag[5](self, text)
-        return text
-
-    @classmethod
-    def load(cls, data: object, path: str, ep: Any) -> ReorderFlag:
-        d = v.want_object(data, path, {'item': True, 'name': True, 'on_hand': True, 'reorder_level': True, 'shortfall': True})
-        return _new_ReorderFlag(
-            item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{3}-[0-9]{4}$'),
-            name=v.want_str(d['name'], path + '.name'),
-            on_hand=v.want_int(d['on_hand'], path + '.on_hand'),
-            reorder_level=v.want_int(d['reorder_level'], path + '.reorder_level'),
-            shortfall=v.want_int(d['shortfall'], path + '.shortfall'),
-        )
-
-
-_SET_ReorderFlag: tuple[Any, ...] = rt.slot_setters(_Slots_ReorderFlag, ('item', 'name', 'on_hand', 'reorder_level', 'shortfall', '_json'))
-
-
-class _Made_ReorderFlag(_Slots_ReorderFlag):
-    'A ReorderFlag being made by _new_ReorderFlag.'
-
-    __slots__ = ()
-
-
-def _new_ReorderFlag(item: str, name: str, on_hand: int, reorder_level: int, shortfall: int) -> ReorderFlag:
-    self: Any = object.__new__(_Made_ReorderFlag)
-    self.item = item
-    self.name = name
-    self.on_hand = on_hand
-    self.reorder_level = reorder_level
-    self.shortfall = shortfall
-    self._json = None
-    self.__class__ = ReorderFlag
-    _made: ReorderFlag = self
-    return _made
+    item: str = field(
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
+        text=v.str_text)
+    name: str = field(load=v.want_str, text=v.str_text)
+    on_hand: int = field(load=v.want_int, text=v.int_text)
+    reorder_level: int = field(load=v.want_int, text=v.int_text)
+    shortfall: int = field(load=v.want_int, text=v.int_text)
 
 
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    __slots__ = ("stock_ids", "movement_ids", "current_clerk", )
-    FIELDS: ClassVar[tuple[str, ...]] = ("stock_ids", "movement_ids", "current_clerk", )
-
-    def __init__(self) -> None:
-        self.stock_ids: int = 0
-        self.movement_ids: int = 0
-        self.current_clerk: str | None = None
-        pass
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "stock_ids": self.stock_ids,
-            "movement_ids": self.movement_ids,
-            "current_clerk": self.current_clerk,
-        }
-
-    def clone(self) -> _State:
-        other = _State.__new__(_State)
-        other.stock_ids = self.stock_ids
-        other.movement_ids = self.movement_ids
-        other.current_clerk = self.current_clerk
-        return other
+    stock_ids: int = state_item(0)
+    movement_ids: int = state_item(0)
+    current_clerk: str | None = state_item(None)
 
 
 class WarehouseInventoryDesk(Episode):
@@ -743,21 +236,11 @@ class WarehouseInventoryDesk(Episode):
 
     def _load(self, data: Mapping[str, Any]) -> None:
         ep = self
-        for index, item in enumerate(rt.rows_of(data.get('clerks', ()))):
-            row_clerks = Clerk.load(item, f'$.clerks[{index}]', ep)
-            self.t_clerks.rows[row_clerks.key()] = row_clerks
-        for index, item in enumerate(rt.rows_of(data.get('items', ()))):
-            row_items = Item.load(item, f'$.items[{index}]', ep)
-            self.t_items.rows[row_items.key()] = row_items
-        for index, item in enumerate(rt.rows_of(data.get('bins', ()))):
-            row_bins = Bin.load(item, f'$.bins[{index}]', ep)
-            self.t_bins.rows[row_bins.key()] = row_bins
-        for index, item in enumerate(rt.rows_of(data.get('stock', ()))):
-            row_stock = StockLevel.load(item, f'$.stock[{index}]', ep)
-            self.t_stock.rows[row_stock.key()] = row_stock
-        for index, item in enumerate(rt.rows_of(data.get('movements', ()))):
-            row_movements = Movement.load(item, f'$.movements[{index}]', ep)
-            self.t_movements.rows[row_movements.key()] = row_movements
+        self.t_clerks.load_rows(Clerk, data.get('clerks', ()), '$.clerks', ep)
+        self.t_items.load_rows(Item, data.get('items', ()), '$.items', ep)
+        self.t_bins.load_rows(Bin, data.get('bins', ()), '$.bins', ep)
+        self.t_stock.load_rows(StockLevel, data.get('stock', ()), '$.stock', ep)
+        self.t_movements.load_rows(Movement, data.get('movements', ()), '$.movements', ep)
         if 'stock_ids' in data:
             self.state.stock_ids = v.want_int(data['stock_ids'], '$.stock_ids')
         if 'movement_ids' in data:
@@ -905,7 +388,7 @@ class WarehouseInventoryDesk(Episode):
     def tool_get_item_stock(self, item: Item) -> ItemStock:  # warehouse_inventory_desk.world:175
         'Show an item with its quantity in each bin and its total on hand.'
         total: int = self.fn_on_hand(item)  # warehouse_inventory_desk.world:180
-        return _new_ItemStock(  # warehouse_inventory_desk.world:181
+        return ItemStock(  # warehouse_inventory_desk.world:181
             item.key(),
             item.name,
             item.reorder_level,
@@ -920,7 +403,7 @@ class WarehouseInventoryDesk(Episode):
             'capacity.'
         )
         used: int = self.fn_bin_used(bin_)  # warehouse_inventory_desk.world:194
-        return _new_BinReport(  # warehouse_inventory_desk.world:195
+        return BinReport(  # warehouse_inventory_desk.world:195
             bin_.key(),
             bin_.zone,
             bin_.capacity,
@@ -1310,7 +793,7 @@ class WarehouseInventoryDesk(Episode):
             'the shortfall.'
         )
         return tuple([  # warehouse_inventory_desk.world:394
-            _new_ReorderFlag(
+            ReorderFlag(
                 _i9.key(),
                 _i9.name,
                 self.fn_on_hand(_i9),
@@ -1351,73 +834,33 @@ class WarehouseInventoryDesk(Episode):
         return rt.changed_rows(self, table, fields)
 
 
-_ARGS_sign_in: frozenset[str] = frozenset({'clerk'})
-
-
 def _invoke_sign_in(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
-        rt.check_arguments(args, ('clerk',), ('clerk',))
     a_clerk = rt.lookup(ep.t_clerks, v.check_pattern(v.want_str(args['clerk'], 'clerk'), 'clerk', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown clerk ' + rt.text(key) + '.'))
     return ep.tool_sign_in(a_clerk)
 
 
-_ARGS_get_item_stock: frozenset[str] = frozenset({'item'})
-
-
 def _invoke_get_item_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_item_stock and None not in args.values()):
-        rt.check_arguments(args, ('item',), ('item',))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
     return ep.tool_get_item_stock(a_item)
 
 
-_ARGS_get_bin: frozenset[str] = frozenset({'bin'})
-
-
 def _invoke_get_bin(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_bin and None not in args.values()):
-        rt.check_arguments(args, ('bin',), ('bin',))
     a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
     return ep.tool_get_bin(a_bin)
 
 
-_ARGS_find_items: frozenset[str] = frozenset({'text'})
-
-
 def _invoke_find_items(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_find_items and None not in args.values()):
-        rt.check_arguments(args, ('text',), ('text',))
     a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
     return ep.tool_find_items(a_text)
 
 
-_ARGS_list_bins: frozenset[str] = frozenset({'zone', 'item'})
-_NEEDS_list_bins: frozenset[str] = frozenset(())
-
-
 def _invoke_list_bins(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (_ARGS_list_bins >= args.keys() >= _NEEDS_list_bins):
-        rt.check_arguments(args, ('zone', 'item'), ())
     a_zone = (v.want_optional(args['zone'], 'zone', (lambda x, p: v.want_enum(x, p, Zone))) if args.get('zone') is not None else None)
     a_item = (rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.')) if args.get('item') is not None else None)
     return ep.tool_list_bins(a_zone, a_item)
 
 
-_ARGS_list_clerks: frozenset[str] = frozenset(())
-
-
-def _invoke_list_clerks(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_clerks):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_clerks()
-
-
-_ARGS_get_movement: frozenset[str] = frozenset({'movement'})
-
-
 def _invoke_get_movement(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_get_movement and None not in args.values()):
-        rt.check_arguments(args, ('movement',), ('movement',))
     a_movement = args['movement']
     if type(a_movement) is not str or not a_movement.isascii():
         a_movement = v.want_str(a_movement, 'movement')
@@ -1425,12 +868,7 @@ def _invoke_get_movement(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) ->
     return ep.tool_get_movement(a_movement)
 
 
-_ARGS_receive_delivery: frozenset[str] = frozenset({'item', 'bin', 'quantity', 'delivery_note'})
-
-
 def _invoke_receive_delivery(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_receive_delivery and None not in args.values()):
-        rt.check_arguments(args, ('item', 'bin', 'quantity', 'delivery_note'), ('item', 'bin', 'quantity', 'delivery_note'))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
     a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
     a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
@@ -1438,12 +876,7 @@ def _invoke_receive_delivery(ep: WarehouseInventoryDesk, args: Mapping[str, Any]
     return ep.tool_receive_delivery(a_item, a_bin, a_quantity, a_delivery_note)
 
 
-_ARGS_pick_stock: frozenset[str] = frozenset({'item', 'bin', 'quantity', 'order_number'})
-
-
 def _invoke_pick_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_pick_stock and None not in args.values()):
-        rt.check_arguments(args, ('item', 'bin', 'quantity', 'order_number'), ('item', 'bin', 'quantity', 'order_number'))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
     a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
     a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
@@ -1451,12 +884,7 @@ def _invoke_pick_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> A
     return ep.tool_pick_stock(a_item, a_bin, a_quantity, a_order_number)
 
 
-_ARGS_move_stock: frozenset[str] = frozenset({'item', 'from_bin', 'to_bin', 'quantity'})
-
-
 def _invoke_move_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_move_stock and None not in args.values()):
-        rt.check_arguments(args, ('item', 'from_bin', 'to_bin', 'quantity'), ('item', 'from_bin', 'to_bin', 'quantity'))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
     a_from_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['from_bin'], 'from_bin'), 'from_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
     a_to_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['to_bin'], 'to_bin'), 'to_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
@@ -1464,64 +892,116 @@ def _invoke_move_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> A
     return ep.tool_move_stock(a_item, a_from_bin, a_to_bin, a_quantity)
 
 
-_ARGS_count_bin: frozenset[str] = frozenset({'item', 'bin', 'counted'})
-
-
 def _invoke_count_bin(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_count_bin and None not in args.values()):
-        rt.check_arguments(args, ('item', 'bin', 'counted'), ('item', 'bin', 'counted'))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
     a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
     a_counted = v.check_range(v.want_int(args['counted'], 'counted'), 'counted', 0, 1000)
     return ep.tool_count_bin(a_item, a_bin, a_counted)
 
 
-_ARGS_set_bin_blocked: frozenset[str] = frozenset({'bin', 'blocked'})
-
-
 def _invoke_set_bin_blocked(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_set_bin_blocked and None not in args.values()):
-        rt.check_arguments(args, ('bin', 'blocked'), ('bin', 'blocked'))
     a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
     a_blocked = v.want_bool(args['blocked'], 'blocked')
     return ep.tool_set_bin_blocked(a_bin, a_blocked)
 
 
-_ARGS_list_reorder_flags: frozenset[str] = frozenset(())
-
-
-def _invoke_list_reorder_flags(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_reorder_flags):
-        rt.check_arguments(args, (), ())
-    return ep.tool_list_reorder_flags()
-
-
-_ARGS_list_movements: frozenset[str] = frozenset({'item'})
-
-
 def _invoke_list_movements(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    if not (args.keys() == _ARGS_list_movements and None not in args.values()):
-        rt.check_arguments(args, ('item',), ('item',))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
     return ep.tool_list_movements(a_item)
 
 
-WarehouseInventoryDesk.TOOLS = {
-    'sign_in': ToolSpec('sign_in', 'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.', (ParamSpec('clerk', {'type': 'string', 'pattern': '^C[0-9]{3}$', 'description': 'The clerk id, e.g. C001.'}, True, 'The clerk id, e.g. C001.', table='clerks'), ), read_only=False, invoke=_invoke_sign_in, where='warehouse_inventory_desk.world:168', returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['picker', 'supervisor']}}, 'required': ['id', 'name', 'role'], 'additionalProperties': False}),
-    'get_item_stock': ToolSpec('get_item_stock', 'Show an item with its quantity in each bin and its total on hand.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$', 'description': 'The item SKU, e.g. BOL-1001.'}, True, 'The item SKU, e.g. BOL-1001.', table='items'), ), read_only=True, invoke=_invoke_get_item_stock, where='warehouse_inventory_desk.world:175', returns={'type': 'object', 'properties': {'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'name': {'type': 'string'}, 'reorder_level': {'type': 'integer'}, 'total': {'type': 'integer'}, 'below_reorder': {'type': 'boolean'}, 'levels': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}}}, 'required': ['item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels'], 'additionalProperties': False}, shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),))),
-    'get_bin': ToolSpec('get_bin', "Show a bin's contents (each item's stock row with its quantity), used units and free capacity.", (ParamSpec('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$', 'description': 'The bin code, e.g. A01-01.'}, True, 'The bin code, e.g. A01-01.', table='bins'), ), read_only=True, invoke=_invoke_get_bin, where='warehouse_inventory_desk.world:191', returns={'type': 'object', 'properties': {'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'zone': {'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, 'capacity': {'type': 'integer'}, 'used': {'type': 'integer'}, 'free': {'type': 'integer'}, 'blocked': {'type': 'boolean'}, 'levels': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}}}, 'required': ['bin', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels'], 'additionalProperties': False}, shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),))),
-    'find_items': ToolSpec('find_items', 'Find items whose name or SKU contains the text, with their SKU, name, reorder level and whether active.', (ParamSpec('text', {'type': 'string', 'minLength': 1, 'maxLength': 80, 'description': "Part of the item's name or SKU, e.g. washer; case does not matter."}, True, "Part of the item's name or SKU, e.g. washer; case does not matter.", table=None), ), read_only=True, invoke=_invoke_find_items, where='warehouse_inventory_desk.world:206', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'sku': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'reorder_level': {'type': 'integer', 'minimum': 0}, 'active': {'type': 'boolean'}}, 'required': ['sku', 'name', 'reorder_level', 'active'], 'additionalProperties': False}}, shows=('list', ('row', 'items'))),
-    'list_bins': ToolSpec('list_bins', 'List bins with their zone, capacity and whether blocked, optionally of one zone or holding one item.', (ParamSpec('zone', {'anyOf': [{'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, {'type': 'null'}], 'description': 'Only bins of this zone (receiving, bulk or pick_face); all when omitted.'}, False, 'Only bins of this zone (receiving, bulk or pick_face); all when omitted.', table=None), ParamSpec('item', {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, {'type': 'null'}], 'description': 'Only bins that hold stock of this SKU; all when omitted.'}, False, 'Only bins that hold stock of this SKU; all when omitted.', table='items'), ), read_only=True, invoke=_invoke_list_bins, where='warehouse_inventory_desk.world:215', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'zone': {'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, 'capacity': {'type': 'integer', 'minimum': 1}, 'blocked': {'type': 'boolean'}}, 'required': ['code', 'zone', 'capacity', 'blocked'], 'additionalProperties': False}}, shows=('list', ('row', 'bins'))),
-    'list_clerks': ToolSpec('list_clerks', 'List the clerks with their ids, names and roles.', (), read_only=True, invoke=_invoke_list_clerks, where='warehouse_inventory_desk.world:224', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['picker', 'supervisor']}}, 'required': ['id', 'name', 'role'], 'additionalProperties': False}}, shows=('list', ('row', 'clerks'))),
-    'get_movement': ToolSpec('get_movement', 'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.', (ParamSpec('movement', {'type': 'string', 'description': 'The movement id, e.g. M00001.'}, True, 'The movement id, e.g. M00001.', table='movements'), ), read_only=True, invoke=_invoke_get_movement, where='warehouse_inventory_desk.world:228', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['receipt', 'pick', 'transfer', 'count_adjustment']}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'from_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'to_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'quantity': {'type': 'integer'}, 'reference': {'type': 'string', 'maxLength': 40}, 'clerk': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'item', 'from_bin', 'to_bin', 'quantity', 'reference', 'clerk', 'at'], 'additionalProperties': False}),
-    'receive_delivery': ToolSpec('receive_delivery', 'Book a delivery of an item into a bin. The bin must be unblocked and have room for the whole delivery.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$', 'description': 'The SKU delivered, e.g. NUT-2001.'}, True, 'The SKU delivered, e.g. NUT-2001.', table='items'), ParamSpec('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$', 'description': 'The bin the delivery is put into, e.g. R00-01.'}, True, 'The bin the delivery is put into, e.g. R00-01.', table='bins'), ParamSpec('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000, 'description': 'Units delivered, from 1 to 1000.'}, True, 'Units delivered, from 1 to 1000.', table=None), ParamSpec('delivery_note', {'type': 'string', 'minLength': 1, 'maxLength': 40, 'description': 'The delivery note number, e.g. DN-8812.'}, True, 'The delivery note number, e.g. DN-8812.', table=None), ), read_only=False, invoke=_invoke_receive_delivery, where='warehouse_inventory_desk.world:236', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}),
-    'pick_stock': ToolSpec('pick_stock', 'Pick units of an item from a bin for a customer order.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$', 'description': 'The SKU to pick, e.g. BOL-1001.'}, True, 'The SKU to pick, e.g. BOL-1001.', table='items'), ParamSpec('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$', 'description': 'The bin to pick from, e.g. A01-01.'}, True, 'The bin to pick from, e.g. A01-01.', table='bins'), ParamSpec('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000, 'description': 'Units to pick, from 1 to 1000.'}, True, 'Units to pick, from 1 to 1000.', table=None), ParamSpec('order_number', {'type': 'string', 'pattern': '^SO-[0-9]{5}$', 'description': 'The customer order, e.g. SO-10452.'}, True, 'The customer order, e.g. SO-10452.', table=None), ), read_only=False, invoke=_invoke_pick_stock, where='warehouse_inventory_desk.world:270', returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}),
-    'move_stock': ToolSpec('move_stock', 'Transfer units of an item from one bin to another. Returns the source and destination stock rows.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$', 'description': 'The SKU to move, e.g. BOL-1001.'}, True, 'The SKU to move, e.g. BOL-1001.', table='items'), ParamSpec('from_bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$', 'description': 'The source bin, e.g. B02-01.'}, True, 'The source bin, e.g. B02-01.', table='bins'), ParamSpec('to_bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$', 'description': 'The destination bin, e.g. A01-01.'}, True, 'The destination bin, e.g. A01-01.', table='bins'), ParamSpec('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000, 'description': 'Units to move, from 1 to 1000.'}, True, 'Units to move, from 1 to 1000.', table=None), ), read_only=False, invoke=_invoke_move_stock, where='warehouse_inventory_desk.world:294', returns={'type': 'array', 'items': {'type': 'string'}}),
-    'count_bin': ToolSpec('count_bin', 'Record a physical count of an item in a bin (supervisors only). The stock row is set to the\ncounted quantity and marked counted today; a non-zero difference is logged as a count\nadjustment. Returns the difference, counted minus recorded.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$', 'description': 'The SKU counted, e.g. WSH-3001.'}, True, 'The SKU counted, e.g. WSH-3001.', table='items'), ParamSpec('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$', 'description': 'The bin counted, e.g. A01-01.'}, True, 'The bin counted, e.g. A01-01.', table='bins'), ParamSpec('counted', {'type': 'integer', 'minimum': 0, 'maximum': 1000, 'description': 'The number of units physically found.'}, True, 'The number of units physically found.', table=None), ), read_only=False, invoke=_invoke_count_bin, where='warehouse_inventory_desk.world:332', returns={'type': 'integer'}),
-    'set_bin_blocked': ToolSpec('set_bin_blocked', 'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or transfers.', (ParamSpec('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$', 'description': 'The bin code, e.g. B02-02.'}, True, 'The bin code, e.g. B02-02.', table='bins'), ParamSpec('blocked', {'type': 'boolean', 'description': 'true to block the bin, false to unblock it.'}, True, 'true to block the bin, false to unblock it.', table=None), ), read_only=False, invoke=_invoke_set_bin_blocked, where='warehouse_inventory_desk.world:379', returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'zone': {'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, 'capacity': {'type': 'integer', 'minimum': 1}, 'blocked': {'type': 'boolean'}}, 'required': ['code', 'zone', 'capacity', 'blocked'], 'additionalProperties': False}),
-    'list_reorder_flags': ToolSpec('list_reorder_flags', 'List active items whose total on-hand quantity is below their reorder level, with the shortfall.', (), read_only=True, invoke=_invoke_list_reorder_flags, where='warehouse_inventory_desk.world:391', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'name': {'type': 'string'}, 'on_hand': {'type': 'integer'}, 'reorder_level': {'type': 'integer'}, 'shortfall': {'type': 'integer'}}, 'required': ['item', 'name', 'on_hand', 'reorder_level', 'shortfall'], 'additionalProperties': False}}),
-    'list_movements': ToolSpec('list_movements', 'List the stock movements of an item, newest first, with kind, bins, quantity, reference, clerk and time.', (ParamSpec('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$', 'description': 'The SKU, e.g. BOL-1001.'}, True, 'The SKU, e.g. BOL-1001.', table='items'), ), read_only=True, invoke=_invoke_list_movements, where='warehouse_inventory_desk.world:397', returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['receipt', 'pick', 'transfer', 'count_adjustment']}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'from_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'to_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'quantity': {'type': 'integer'}, 'reference': {'type': 'string', 'maxLength': 40}, 'clerk': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'item', 'from_bin', 'to_bin', 'quantity', 'reference', 'clerk', 'at'], 'additionalProperties': False}}, shows=('list', ('row', 'movements'))),
-}
+WarehouseInventoryDesk.TOOLS = tools(
+    tool('sign_in',
+         'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.',
+         (param('clerk', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The clerk id, e.g. C001.', table='clerks'),),
+         read_only=False, invoke=_invoke_sign_in, where='warehouse_inventory_desk.world:168',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['picker', 'supervisor']}}, 'required': ['id', 'name', 'role'], 'additionalProperties': False}),
+    tool('get_item_stock', 'Show an item with its quantity in each bin and its total on hand.',
+         (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The item SKU, e.g. BOL-1001.', table='items'),),
+         read_only=True, invoke=_invoke_get_item_stock,
+         where='warehouse_inventory_desk.world:175',
+         returns={'type': 'object', 'properties': {'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'name': {'type': 'string'}, 'reorder_level': {'type': 'integer'}, 'total': {'type': 'integer'}, 'below_reorder': {'type': 'boolean'}, 'levels': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}}}, 'required': ['item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels'], 'additionalProperties': False},
+         shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),))),
+    tool('get_bin',
+         "Show a bin's contents (each item's stock row with its quantity), used units and free capacity.",
+         (param('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The bin code, e.g. A01-01.', table='bins'),),
+         read_only=True, invoke=_invoke_get_bin, where='warehouse_inventory_desk.world:191',
+         returns={'type': 'object', 'properties': {'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'zone': {'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, 'capacity': {'type': 'integer'}, 'used': {'type': 'integer'}, 'free': {'type': 'integer'}, 'blocked': {'type': 'boolean'}, 'levels': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}}}, 'required': ['bin', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels'], 'additionalProperties': False},
+         shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),))),
+    tool('find_items',
+         'Find items whose name or SKU contains the text, with their SKU, name, reorder level and whether active.',
+         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the item's name or SKU, e.g. washer; case does not matter."),),
+         read_only=True, invoke=_invoke_find_items, where='warehouse_inventory_desk.world:206',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'sku': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'reorder_level': {'type': 'integer', 'minimum': 0}, 'active': {'type': 'boolean'}}, 'required': ['sku', 'name', 'reorder_level', 'active'], 'additionalProperties': False}},
+         shows=('list', ('row', 'items'))),
+    tool('list_bins',
+         'List bins with their zone, capacity and whether blocked, optionally of one zone or holding one item.',
+         (param('zone', {'anyOf': [{'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, {'type': 'null'}]}, 'Only bins of this zone (receiving, bulk or pick_face); all when omitted.', optional=True),
+         param('item', {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, {'type': 'null'}]}, 'Only bins that hold stock of this SKU; all when omitted.', optional=True, table='items')),
+         read_only=True, invoke=_invoke_list_bins, where='warehouse_inventory_desk.world:215',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'zone': {'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, 'capacity': {'type': 'integer', 'minimum': 1}, 'blocked': {'type': 'boolean'}}, 'required': ['code', 'zone', 'capacity', 'blocked'], 'additionalProperties': False}},
+         shows=('list', ('row', 'bins'))),
+    tool('list_clerks', 'List the clerks with their ids, names and roles.', (), read_only=True,
+         method=WarehouseInventoryDesk.tool_list_clerks,
+         where='warehouse_inventory_desk.world:224',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['picker', 'supervisor']}}, 'required': ['id', 'name', 'role'], 'additionalProperties': False}},
+         shows=('list', ('row', 'clerks'))),
+    tool('get_movement',
+         'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.',
+         (param('movement', {'type': 'string'}, 'The movement id, e.g. M00001.', table='movements'),),
+         read_only=True, invoke=_invoke_get_movement, where='warehouse_inventory_desk.world:228',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['receipt', 'pick', 'transfer', 'count_adjustment']}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'from_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'to_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'quantity': {'type': 'integer'}, 'reference': {'type': 'string', 'maxLength': 40}, 'clerk': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'item', 'from_bin', 'to_bin', 'quantity', 'reference', 'clerk', 'at'], 'additionalProperties': False}),
+    tool('receive_delivery',
+         'Book a delivery of an item into a bin. The bin must be unblocked and have room for the whole delivery.',
+         (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The SKU delivered, e.g. NUT-2001.', table='items'),
+         param('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The bin the delivery is put into, e.g. R00-01.', table='bins'),
+         param('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000}, 'Units delivered, from 1 to 1000.'),
+         param('delivery_note', {'type': 'string', 'minLength': 1, 'maxLength': 40}, 'The delivery note number, e.g. DN-8812.')),
+         read_only=False, invoke=_invoke_receive_delivery,
+         where='warehouse_inventory_desk.world:236',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}),
+    tool('pick_stock', 'Pick units of an item from a bin for a customer order.',
+         (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The SKU to pick, e.g. BOL-1001.', table='items'),
+         param('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The bin to pick from, e.g. A01-01.', table='bins'),
+         param('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000}, 'Units to pick, from 1 to 1000.'),
+         param('order_number', {'type': 'string', 'pattern': '^SO-[0-9]{5}$'}, 'The customer order, e.g. SO-10452.')),
+         read_only=False, invoke=_invoke_pick_stock, where='warehouse_inventory_desk.world:270',
+         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}),
+    tool('move_stock',
+         'Transfer units of an item from one bin to another. Returns the source and destination stock rows.',
+         (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The SKU to move, e.g. BOL-1001.', table='items'),
+         param('from_bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The source bin, e.g. B02-01.', table='bins'),
+         param('to_bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The destination bin, e.g. A01-01.', table='bins'),
+         param('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000}, 'Units to move, from 1 to 1000.')),
+         read_only=False, invoke=_invoke_move_stock, where='warehouse_inventory_desk.world:294',
+         returns={'type': 'array', 'items': {'type': 'string'}}),
+    tool('count_bin',
+         'Record a physical count of an item in a bin (supervisors only). The stock row is set to the\ncounted quantity and marked counted today; a non-zero difference is logged as a count\nadjustment. Returns the difference, counted minus recorded.',
+         (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The SKU counted, e.g. WSH-3001.', table='items'),
+         param('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The bin counted, e.g. A01-01.', table='bins'),
+         param('counted', {'type': 'integer', 'minimum': 0, 'maximum': 1000}, 'The number of units physically found.')),
+         read_only=False, invoke=_invoke_count_bin, where='warehouse_inventory_desk.world:332',
+         returns={'type': 'integer'}),
+    tool('set_bin_blocked',
+         'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or transfers.',
+         (param('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The bin code, e.g. B02-02.', table='bins'),
+         param('blocked', {'type': 'boolean'}, 'true to block the bin, false to unblock it.')),
+         read_only=False, invoke=_invoke_set_bin_blocked,
+         where='warehouse_inventory_desk.world:379',
+         returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'zone': {'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, 'capacity': {'type': 'integer', 'minimum': 1}, 'blocked': {'type': 'boolean'}}, 'required': ['code', 'zone', 'capacity', 'blocked'], 'additionalProperties': False}),
+    tool('list_reorder_flags',
+         'List active items whose total on-hand quantity is below their reorder level, with the shortfall.',
+         (), read_only=True, method=WarehouseInventoryDesk.tool_list_reorder_flags,
+         where='warehouse_inventory_desk.world:391',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'name': {'type': 'string'}, 'on_hand': {'type': 'integer'}, 'reorder_level': {'type': 'integer'}, 'shortfall': {'type': 'integer'}}, 'required': ['item', 'name', 'on_hand', 'reorder_level', 'shortfall'], 'additionalProperties': False}}),
+    tool('list_movements',
+         'List the stock movements of an item, newest first, with kind, bins, quantity, reference, clerk and time.',
+         (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The SKU, e.g. BOL-1001.', table='items'),),
+         read_only=True, invoke=_invoke_list_movements,
+         where='warehouse_inventory_desk.world:397',
+         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['receipt', 'pick', 'transfer', 'count_adjustment']}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'from_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'to_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'quantity': {'type': 'integer'}, 'reference': {'type': 'string', 'maxLength': 40}, 'clerk': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'item', 'from_bin', 'to_bin', 'quantity', 'reference', 'clerk', 'at'], 'additionalProperties': False}},
+         shows=('list', ('row', 'movements'))),
+)
 
 
 def _check_pick_then_replenish__bolts_pick_face(  # warehouse_inventory_desk.world:452
@@ -1953,13 +1433,13 @@ def _check_recount_bolts_and_replenish__four_movements(  # tasks.world:362
 
 
 WarehouseInventoryDesk.TASKS = {
-    'pick_then_replenish': TaskSpec('pick_then_replenish', 'Pick 10 hex bolt boxes (BOL-1001) from A01-01 for order SO-10452, then top up A01-01 with 20 bolt boxes from bulk bin B02-01. Also, delivery DN-8812 just brought 30 boxes of hex nuts (NUT-2001): put them into A01-02.', rt.package_data(__package__, 'data/ab4292c6d9103355.json'), (CheckSpec('bolts_pick_face', 1.0, 'A01-01 holds 25 - 10 + 20 = 35 bolt boxes.', _check_pick_then_replenish__bolts_pick_face), CheckSpec('bolts_bulk', 1.0, 'B02-01 holds 100 bolt boxes.', _check_pick_then_replenish__bolts_bulk), CheckSpec('nuts_received', 1.0, 'A01-02 holds 60 nut boxes.', _check_pick_then_replenish__nuts_received), CheckSpec('pick_logged', 1.0, 'The pick is logged against the order.', _check_pick_then_replenish__pick_logged), CheckSpec('receipt_logged', 1.0, 'The receipt is logged with its delivery note.', _check_pick_then_replenish__receipt_logged), CheckSpec('three_movements', 1.0, '', _check_pick_then_replenish__three_movements),), ('stock.quantity', 'movements', 'movement_ids'), (('pick_stock', {'item': 'BOL-1001', 'bin': 'A01-01', 'quantity': 10, 'order_number': 'SO-10452'}), ('move_stock', {'item': 'BOL-1001', 'from_bin': 'B02-01', 'to_bin': 'A01-01', 'quantity': 20}), ('receive_delivery', {'item': 'NUT-2001', 'bin': 'A01-02', 'quantity': 30, 'delivery_note': 'DN-8812'}), ), seed=None, persona=None, known=None, unknown=None, tags=('pick', 'transfer', 'receipt'), split=None, doc='Pick for an order, replenish the pick face and book a delivery.'),
-    'count_washers': TaskSpec('count_washers', 'This is Dana Ruiz, clerk C001. I counted the flat washers (WSH-3001) in bin A01-01 and found 52 boxes. Record the count, and unblock bin B02-02: the rack has been repaired.', rt.package_data(__package__, 'data/55ea5ba40b8cdb4f.json'), (CheckSpec('counted', 1.0, 'The washer row shows the count.', _check_count_washers__counted), CheckSpec('marked_today', 1.0, '', _check_count_washers__marked_today), CheckSpec('adjustment_logged', 1.0, 'The difference of -8 is logged.', _check_count_washers__adjustment_logged), CheckSpec('unblocked', 1.0, '', _check_count_washers__unblocked),), ('current_clerk', 'stock.quantity', 'stock.last_counted', 'movements', 'movement_ids', 'bins.blocked'), (('sign_in', {'clerk': 'C001'}), ('count_bin', {'item': 'WSH-3001', 'bin': 'A01-01', 'counted': 52}), ('set_bin_blocked', {'bin': 'B02-02', 'blocked': False}), ), seed=None, persona=None, known=None, unknown=None, tags=('count', 'supervisor'), split=None, doc='Sign in as a supervisor and record a count difference.'),
-    'report_reorder_flags': TaskSpec('report_reorder_flags', 'Which active items are below their reorder level, and by how many units?', rt.package_data(__package__, 'data/ab4292c6d9103355.json'), (CheckSpec('names_nuts', 1.0, 'The reply names the hex nuts.', _check_report_reorder_flags__names_nuts), CheckSpec('names_shortfall', 1.0, 'The reply gives the shortfall of 20.', _check_report_reorder_flags__names_shortfall), CheckSpec('no_bolts', 1.0, 'Bolts are not below their level.', _check_report_reorder_flags__no_bolts),), (), (('list_reorder_flags', {}), ), seed=None, persona=None, known=None, unknown=None, tags=('report',), split=None, doc='Tell the user which items must be reordered.', replies=('Only NUT-2001 (Hex nut M8 box) is below its reorder level: 30 on hand against a level of 50, so it is 20 units short.',)),
-    'recount_nuts_then_receive': TaskSpec('recount_nuts_then_receive', "Hi, Dana Ruiz here, clerk C001. Before putting away this morning's delivery I counted the hex nut boxes in pick-face bin A01-02 and found only 27. Please record that count first, then book delivery note DN-9040, which brought 40 more boxes of the same hex nuts, into that bin.", rt.package_data(__package__, 'data/55ea5ba40b8cdb4f.json'), (CheckSpec('count_logged', 1.0, 'The short count of 3 nut boxes is logged by Dana against A01-02.', _check_recount_nuts_then_receive__count_logged), CheckSpec('delivery_logged', 1.0, 'The delivery is booked into A01-02 with its note.', _check_recount_nuts_then_receive__delivery_logged), CheckSpec('final_quantity', 1.0, 'A01-02 holds 27 + 40 = 67 nut boxes, counted today.', _check_recount_nuts_then_receive__final_quantity), CheckSpec('others_untouched', 1.0, 'No other stock row changed.', _check_recount_nuts_then_receive__others_untouched),), ('current_clerk', 'stock.quantity', 'stock.last_counted', 'movements', 'movement_ids'), (('sign_in', {'clerk': 'C001'}), ('get_bin', {'bin': 'A01-02'}), ('count_bin', {'item': 'NUT-2001', 'bin': 'A01-02', 'counted': 27}), ('receive_delivery', {'item': 'NUT-2001', 'bin': 'A01-02', 'quantity': 40, 'delivery_note': 'DN-9040'}), ('get_item_stock', {'item': 'NUT-2001'}), ), seed=None, persona=None, known=None, unknown=None, tags=('count', 'receipt', 'supervisor'), split=None, doc='A supervisor records a short count on a pick face, then books a delivery into the same bin.'),
-    'top_up_pick_face_then_pick': TaskSpec('top_up_pick_face_then_pick', 'Hi, Li Wei here. Order SO-10460 needs 30 boxes of hex bolts (BOL-1001), but the pick-face bin only has 25. First bring down from the bulk bin that holds the bolts as many boxes as the pick-face bin still has room for, then pick the 30 boxes for the order from the pick face. After that, book delivery note DN-8815, 40 more bolt boxes, into that same bulk bin.', rt.package_data(__package__, 'data/ab4292c6d9103355.json'), (CheckSpec('pick_face_level', 1.0, 'The pick face ends with 25 + 15 - 30 = 10 bolt boxes.', _check_top_up_pick_face_then_pick__pick_face_level), CheckSpec('bulk_level', 1.0, 'The bulk bin ends with 120 - 15 + 40 = 145 bolt boxes.', _check_top_up_pick_face_then_pick__bulk_level), CheckSpec('transfer_logged', 1.0, 'A transfer of 15 bolt boxes from bulk to the pick face is logged.', _check_top_up_pick_face_then_pick__transfer_logged), CheckSpec('pick_logged', 1.0, 'The pick of 30 is logged against the order.', _check_top_up_pick_face_then_pick__pick_logged), CheckSpec('receipt_logged', 1.0, 'The delivery is booked into the bulk bin with its note.', _check_top_up_pick_face_then_pick__receipt_logged),), ('stock.quantity', 'movements', 'movement_ids'), (('get_item_stock', {'item': 'BOL-1001'}), ('get_bin', {'bin': 'A01-01'}), ('move_stock', {'item': 'BOL-1001', 'from_bin': 'B02-01', 'to_bin': 'A01-01', 'quantity': 15}), ('pick_stock', {'item': 'BOL-1001', 'bin': 'A01-01', 'quantity': 30, 'order_number': 'SO-10460'}), ('receive_delivery', {'item': 'BOL-1001', 'bin': 'B02-01', 'quantity': 40, 'delivery_note': 'DN-8815'}), ), seed=None, persona=None, known=None, unknown=None, tags=('transfer', 'pick', 'receipt', 'capacity'), split=None, doc='Fill the pick face from bulk up to its capacity, pick an order and book a delivery into bulk.'),
-    'pick_order_and_top_up_pick_face': TaskSpec('pick_order_and_top_up_pick_face', 'Hi, this is Li Wei, clerk C002. For customer order SO-20417 please pick 12 boxes of the flat washers and 5 boxes of the hex bolts from pick-face bin A01-01. After that the bolts there are running low, so top A01-01 up with 30 bolt boxes from the bulk bin where the bolts are stored.', rt.package_data(__package__, 'data/55ea5ba40b8cdb4f.json'), (CheckSpec('washers_picked', 1.0, '12 washer boxes were picked from A01-01 for SO-20417 by Li Wei.', _check_pick_order_and_top_up_pick_face__washers_picked), CheckSpec('bolts_picked', 1.0, '5 bolt boxes were picked from A01-01 for SO-20417.', _check_pick_order_and_top_up_pick_face__bolts_picked), CheckSpec('pick_face_topped_up', 1.0, 'A01-01 holds 25 - 5 + 30 = 50 bolt boxes.', _check_pick_order_and_top_up_pick_face__pick_face_topped_up), CheckSpec('bulk_reduced', 1.0, 'The 30 boxes came from bulk bin B02-01.', _check_pick_order_and_top_up_pick_face__bulk_reduced),), ('current_clerk', 'stock.quantity', 'movements', 'movement_ids'), (('sign_in', {'clerk': 'C002'}), ('get_bin', {'bin': 'A01-01'}), ('pick_stock', {'item': 'WSH-3001', 'bin': 'A01-01', 'quantity': 12, 'order_number': 'SO-20417'}), ('pick_stock', {'item': 'BOL-1001', 'bin': 'A01-01', 'quantity': 5, 'order_number': 'SO-20417'}), ('get_item_stock', {'item': 'BOL-1001'}), ('move_stock', {'item': 'BOL-1001', 'from_bin': 'B02-01', 'to_bin': 'A01-01', 'quantity': 30}), ), seed=None, persona=None, known=None, unknown=None, tags=(), split=None, doc='Sign in, pick two lines of an order from a pick face, then replenish it from bulk.'),
-    'washer_delivery_to_pick_face': TaskSpec('washer_delivery_to_pick_face', "Li Wei here. Delivery note DN-9117 just brought 120 boxes of flat washers (WSH-3001): book them into the receiving bay R00-01. Then move as many of those boxes as the washers' pick-face bin can still hold up to it, and pick 10 washer boxes from that pick face for order SO-20331.", rt.package_data(__package__, 'data/ab4292c6d9103355.json'), (CheckSpec('received', 1.0, 'The delivery is booked into receiving with its note.', _check_washer_delivery_to_pick_face__received), CheckSpec('topped_up', 1.0, '15 boxes, all that fit, moved from receiving to the pick face A01-01.', _check_washer_delivery_to_pick_face__topped_up), CheckSpec('receiving_left', 1.0, '105 washer boxes remain in receiving.', _check_washer_delivery_to_pick_face__receiving_left), CheckSpec('picked', 1.0, 'The order is picked from the pick face.', _check_washer_delivery_to_pick_face__picked), CheckSpec('pick_face_level', 1.0, 'The pick face holds 60 + 15 - 10 = 65 washer boxes.', _check_washer_delivery_to_pick_face__pick_face_level),), ('stock', 'stock_ids', 'movements', 'movement_ids'), (('receive_delivery', {'item': 'WSH-3001', 'bin': 'R00-01', 'quantity': 120, 'delivery_note': 'DN-9117'}), ('get_item_stock', {'item': 'WSH-3001'}), ('get_bin', {'bin': 'A01-01'}), ('move_stock', {'item': 'WSH-3001', 'from_bin': 'R00-01', 'to_bin': 'A01-01', 'quantity': 15}), ('pick_stock', {'item': 'WSH-3001', 'bin': 'A01-01', 'quantity': 10, 'order_number': 'SO-20331'}), ), seed=None, persona=None, known=None, unknown=None, tags=('receipt', 'transfer', 'pick'), split=None, doc='Book a delivery into receiving, top up the pick face as far as it fits and pick an order.'),
-    'empty_rack_for_inspection': TaskSpec('empty_rack_for_inspection', "Dana here. The rack of bin B02-02 has been repaired, and now the rack of bin B02-01 needs an inspection. Move everything that is stored in B02-01 over to B02-02, and make sure B02-01 can't take any new stock until the inspectors are done.", rt.package_data(__package__, 'data/62aba9c714e77648.json'), (CheckSpec('repaired_open', 1.0, 'B02-02 accepts stock again.', _check_empty_rack_for_inspection__repaired_open), CheckSpec('inspection_blocked', 1.0, 'B02-01 is blocked.', _check_empty_rack_for_inspection__inspection_blocked), CheckSpec('bolts_moved', 1.0, 'All 120 bolt boxes are now in B02-02.', _check_empty_rack_for_inspection__bolts_moved), CheckSpec('old_bin_empty', 1.0, 'Nothing is left in B02-01.', _check_empty_rack_for_inspection__old_bin_empty), CheckSpec('transfer_logged', 1.0, 'The move is logged as a transfer by Dana.', _check_empty_rack_for_inspection__transfer_logged),), ('bins.blocked', 'stock', 'stock_ids', 'movements', 'movement_ids'), (('get_bin', {'bin': 'B02-01'}), ('set_bin_blocked', {'bin': 'B02-02', 'blocked': False}), ('move_stock', {'item': 'BOL-1001', 'from_bin': 'B02-01', 'to_bin': 'B02-02', 'quantity': 120}), ('set_bin_blocked', {'bin': 'B02-01', 'blocked': True}), ), seed=None, persona='Dana Ruiz, the warehouse shift supervisor, already signed in at the desk terminal. Brisk and practical; answers in short sentences and expects the agent to work out the details itself.', known='B02-02 was blocked because of a damaged rack and is repaired now. B02-01 has to be emptied completely into B02-02 and then blocked for the inspection. She is a supervisor.', unknown='What is stored in B02-01 and how many units; whether B02-02 has room for it; that B02-02 must be unblocked before anything can be moved into it.', tags=('transfer', 'supervisor', 'blocking'), split=None, doc='Unblock a repaired bulk bin, move everything out of another bulk bin into it, then block the emptied bin.'),
-    'recount_bolts_and_replenish': TaskSpec('recount_bolts_and_replenish', 'Dana Ruiz here, supervisor, clerk C001. I just counted the hex bolts (BOL-1001) in both places we keep them: the pick-face bin has 22 boxes and the bulk bin has 118. Please record both counts, and then move 10 boxes from the bulk bin down to the pick face.', rt.package_data(__package__, 'data/55ea5ba40b8cdb4f.json'), (CheckSpec('pick_face_count', 1.0, 'The pick-face count of 22 (3 short) is recorded today by Dana.', _check_recount_bolts_and_replenish__pick_face_count), CheckSpec('bulk_count', 1.0, 'The bulk count of 118 (2 short) is recorded today.', _check_recount_bolts_and_replenish__bulk_count), CheckSpec('replenished', 1.0, '10 boxes went from bulk to the pick face after the counts: 22 + 10 and 118 - 10.', _check_recount_bolts_and_replenish__replenished), CheckSpec('four_movements', 1.0, 'Two adjustments and one transfer were logged.', _check_recount_bolts_and_replenish__four_movements),), ('current_clerk', 'stock.quantity', 'stock.last_counted', 'movements', 'movement_ids'), (('sign_in', {'clerk': 'C001'}), ('get_item_stock', {'item': 'BOL-1001'}), ('list_bins', {'item': 'BOL-1001'}), ('count_bin', {'item': 'BOL-1001', 'bin': 'A01-01', 'counted': 22}), ('count_bin', {'item': 'BOL-1001', 'bin': 'B02-01', 'counted': 118}), ('move_stock', {'item': 'BOL-1001', 'from_bin': 'B02-01', 'to_bin': 'A01-01', 'quantity': 10}), ), seed=None, persona='Dana Ruiz, the shift supervisor, standing at the desk with her count sheet. Matter-of-fact and brief; gives numbers exactly as counted and does not remember bin codes.', known='She is Dana Ruiz, clerk C001, a supervisor, not yet signed in. Hex bolts are BOL-1001. She counted 22 boxes in the pick-face bin and 118 in the bulk bin, and wants 10 boxes moved from bulk to the pick face after the counts are recorded.', unknown='The codes of the pick-face and bulk bins that hold the bolts, and how many boxes the system recorded there before the counts.', tags=(), split=None, doc='A supervisor signs in, records two counts of one item and replenishes its pick face.'),
+    'pick_then_replenish': TaskSpec('pick_then_replenish', 'Pick 10 hex bolt boxes (BOL-1001) from A01-01 for order SO-10452, then top up A01-01 with 20 bolt boxes from bulk bin B02-01. Also, delivery DN-8812 just brought 30 boxes of hex nuts (NUT-2001): put them into A01-02.', rt.package_data(__package__, 'data/ab4292c6d9103355.json'), (CheckSpec('bolts_pick_face', 1.0, 'A01-01 holds 25 - 10 + 20 = 35 bolt boxes.', _check_pick_then_replenish__bolts_pick_face), CheckSpec('bolts_bulk', 1.0, 'B02-01 holds 100 bolt boxes.', _check_pick_then_replenish__bolts_bulk), CheckSpec('nuts_received', 1.0, 'A01-02 holds 60 nut boxes.', _check_pick_then_replenish__nuts_received), CheckSpec('pick_logged', 1.0, 'The pick is logged against the order.', _check_pick_then_replenish__pick_logged), CheckSpec('receipt_logged', 1.0, 'The receipt is logged with its delivery note.', _check_pick_then_replenish__receipt_logged), CheckSpec('three_movements', 1.0, '', _check_pick_then_replenish__three_movements)), ('stock.quantity', 'movements', 'movement_ids'), (('pick_stock', {'item': 'BOL-1001', 'bin': 'A01-01', 'quantity': 10, 'order_number': 'SO-10452'}), ('move_stock', {'item': 'BOL-1001', 'from_bin': 'B02-01', 'to_bin': 'A01-01', 'quantity': 20}), ('receive_delivery', {'item': 'NUT-2001', 'bin': 'A01-02', 'quantity': 30, 'delivery_note': 'DN-8812'})), tags=('pick', 'transfer', 'receipt'), doc='Pick for an order, replenish the pick face and book a delivery.'),
+    'count_washers': TaskSpec('count_washers', 'This is Dana Ruiz, clerk C001. I counted the flat washers (WSH-3001) in bin A01-01 and found 52 boxes. Record the count, and unblock bin B02-02: the rack has been repaired.', rt.package_data(__package__, 'data/55ea5ba40b8cdb4f.json'), (CheckSpec('counted', 1.0, 'The washer row shows the count.', _check_count_washers__counted), CheckSpec('marked_today', 1.0, '', _check_count_washers__marked_today), CheckSpec('adjustment_logged', 1.0, 'The difference of -8 is logged.', _check_count_washers__adjustment_logged), CheckSpec('unblocked', 1.0, '', _check_count_washers__unblocked)), ('current_clerk', 'stock.quantity', 'stock.last_counted', 'movements', 'movement_ids', 'bins.blocked'), (('sign_in', {'clerk': 'C001'}), ('count_bin', {'item': 'WSH-3001', 'bin': 'A01-01', 'counted': 52}), ('set_bin_blocked', {'bin': 'B02-02', 'blocked': False})), tags=('count', 'supervisor'), doc='Sign in as a supervisor and record a count difference.'),
+    'report_reorder_flags': TaskSpec('report_reorder_flags', 'Which active items are below their reorder level, and by how many units?', rt.package_data(__package__, 'data/ab4292c6d9103355.json'), (CheckSpec('names_nuts', 1.0, 'The reply names the hex nuts.', _check_report_reorder_flags__names_nuts), CheckSpec('names_shortfall', 1.0, 'The reply gives the shortfall of 20.', _check_report_reorder_flags__names_shortfall), CheckSpec('no_bolts', 1.0, 'Bolts are not below their level.', _check_report_reorder_flags__no_bolts)), (), (('list_reorder_flags', {}),), tags=('report',), doc='Tell the user which items must be reordered.', replies=('Only NUT-2001 (Hex nut M8 box) is below its reorder level: 30 on hand against a level of 50, so it is 20 units short.',)),
+    'recount_nuts_then_receive': TaskSpec('recount_nuts_then_receive', "Hi, Dana Ruiz here, clerk C001. Before putting away this morning's delivery I counted the hex nut boxes in pick-face bin A01-02 and found only 27. Please record that count first, then book delivery note DN-9040, which brought 40 more boxes of the same hex nuts, into that bin.", rt.package_data(__package__, 'data/55ea5ba40b8cdb4f.json'), (CheckSpec('count_logged', 1.0, 'The short count of 3 nut boxes is logged by Dana against A01-02.', _check_recount_nuts_then_receive__count_logged), CheckSpec('delivery_logged', 1.0, 'The delivery is booked into A01-02 with its note.', _check_recount_nuts_then_receive__delivery_logged), CheckSpec('final_quantity', 1.0, 'A01-02 holds 27 + 40 = 67 nut boxes, counted today.', _check_recount_nuts_then_receive__final_quantity), CheckSpec('others_untouched', 1.0, 'No other stock row changed.', _check_recount_nuts_then_receive__others_untouched)), ('current_clerk', 'stock.quantity', 'stock.last_counted', 'movements', 'movement_ids'), (('sign_in', {'clerk': 'C001'}), ('get_bin', {'bin': 'A01-02'}), ('count_bin', {'item': 'NUT-2001', 'bin': 'A01-02', 'counted': 27}), ('receive_delivery', {'item': 'NUT-2001', 'bin': 'A01-02', 'quantity': 40, 'delivery_note': 'DN-9040'}), ('get_item_stock', {'item': 'NUT-2001'})), tags=('count', 'receipt', 'supervisor'), doc='A supervisor records a short count on a pick face, then books a delivery into the same bin.'),
+    'top_up_pick_face_then_pick': TaskSpec('top_up_pick_face_then_pick', 'Hi, Li Wei here. Order SO-10460 needs 30 boxes of hex bolts (BOL-1001), but the pick-face bin only has 25. First bring down from the bulk bin that holds the bolts as many boxes as the pick-face bin still has room for, then pick the 30 boxes for the order from the pick face. After that, book delivery note DN-8815, 40 more bolt boxes, into that same bulk bin.', rt.package_data(__package__, 'data/ab4292c6d9103355.json'), (CheckSpec('pick_face_level', 1.0, 'The pick face ends with 25 + 15 - 30 = 10 bolt boxes.', _check_top_up_pick_face_then_pick__pick_face_level), CheckSpec('bulk_level', 1.0, 'The bulk bin ends with 120 - 15 + 40 = 145 bolt boxes.', _check_top_up_pick_face_then_pick__bulk_level), CheckSpec('transfer_logged', 1.0, 'A transfer of 15 bolt boxes from bulk to the pick face is logged.', _check_top_up_pick_face_then_pick__transfer_logged), CheckSpec('pick_logged', 1.0, 'The pick of 30 is logged against the order.', _check_top_up_pick_face_then_pick__pick_logged), CheckSpec('receipt_logged', 1.0, 'The delivery is booked into the bulk bin with its note.', _check_top_up_pick_face_then_pick__receipt_logged)), ('stock.quantity', 'movements', 'movement_ids'), (('get_item_stock', {'item': 'BOL-1001'}), ('get_bin', {'bin': 'A01-01'}), ('move_stock', {'item': 'BOL-1001', 'from_bin': 'B02-01', 'to_bin': 'A01-01', 'quantity': 15}), ('pick_stock', {'item': 'BOL-1001', 'bin': 'A01-01', 'quantity': 30, 'order_number': 'SO-10460'}), ('receive_delivery', {'item': 'BOL-1001', 'bin': 'B02-01', 'quantity': 40, 'delivery_note': 'DN-8815'})), tags=('transfer', 'pick', 'receipt', 'capacity'), doc='Fill the pick face from bulk up to its capacity, pick an order and book a delivery into bulk.'),
+    'pick_order_and_top_up_pick_face': TaskSpec('pick_order_and_top_up_pick_face', 'Hi, this is Li Wei, clerk C002. For customer order SO-20417 please pick 12 boxes of the flat washers and 5 boxes of the hex bolts from pick-face bin A01-01. After that the bolts there are running low, so top A01-01 up with 30 bolt boxes from the bulk bin where the bolts are stored.', rt.package_data(__package__, 'data/55ea5ba40b8cdb4f.json'), (CheckSpec('washers_picked', 1.0, '12 washer boxes were picked from A01-01 for SO-20417 by Li Wei.', _check_pick_order_and_top_up_pick_face__washers_picked), CheckSpec('bolts_picked', 1.0, '5 bolt boxes were picked from A01-01 for SO-20417.', _check_pick_order_and_top_up_pick_face__bolts_picked), CheckSpec('pick_face_topped_up', 1.0, 'A01-01 holds 25 - 5 + 30 = 50 bolt boxes.', _check_pick_order_and_top_up_pick_face__pick_face_topped_up), CheckSpec('bulk_reduced', 1.0, 'The 30 boxes came from bulk bin B02-01.', _check_pick_order_and_top_up_pick_face__bulk_reduced)), ('current_clerk', 'stock.quantity', 'movements', 'movement_ids'), (('sign_in', {'clerk': 'C002'}), ('get_bin', {'bin': 'A01-01'}), ('pick_stock', {'item': 'WSH-3001', 'bin': 'A01-01', 'quantity': 12, 'order_number': 'SO-20417'}), ('pick_stock', {'item': 'BOL-1001', 'bin': 'A01-01', 'quantity': 5, 'order_number': 'SO-20417'}), ('get_item_stock', {'item': 'BOL-1001'}), ('move_stock', {'item': 'BOL-1001', 'from_bin': 'B02-01', 'to_bin': 'A01-01', 'quantity': 30})), doc='Sign in, pick two lines of an order from a pick face, then replenish it from bulk.'),
+    'washer_delivery_to_pick_face': TaskSpec('washer_delivery_to_pick_face', "Li Wei here. Delivery note DN-9117 just brought 120 boxes of flat washers (WSH-3001): book them into the receiving bay R00-01. Then move as many of those boxes as the washers' pick-face bin can still hold up to it, and pick 10 washer boxes from that pick face for order SO-20331.", rt.package_data(__package__, 'data/ab4292c6d9103355.json'), (CheckSpec('received', 1.0, 'The delivery is booked into receiving with its note.', _check_washer_delivery_to_pick_face__received), CheckSpec('topped_up', 1.0, '15 boxes, all that fit, moved from receiving to the pick face A01-01.', _check_washer_delivery_to_pick_face__topped_up), CheckSpec('receiving_left', 1.0, '105 washer boxes remain in receiving.', _check_washer_delivery_to_pick_face__receiving_left), CheckSpec('picked', 1.0, 'The order is picked from the pick face.', _check_washer_delivery_to_pick_face__picked), CheckSpec('pick_face_level', 1.0, 'The pick face holds 60 + 15 - 10 = 65 washer boxes.', _check_washer_delivery_to_pick_face__pick_face_level)), ('stock', 'stock_ids', 'movements', 'movement_ids'), (('receive_delivery', {'item': 'WSH-3001', 'bin': 'R00-01', 'quantity': 120, 'delivery_note': 'DN-9117'}), ('get_item_stock', {'item': 'WSH-3001'}), ('get_bin', {'bin': 'A01-01'}), ('move_stock', {'item': 'WSH-3001', 'from_bin': 'R00-01', 'to_bin': 'A01-01', 'quantity': 15}), ('pick_stock', {'item': 'WSH-3001', 'bin': 'A01-01', 'quantity': 10, 'order_number': 'SO-20331'})), tags=('receipt', 'transfer', 'pick'), doc='Book a delivery into receiving, top up the pick face as far as it fits and pick an order.'),
+    'empty_rack_for_inspection': TaskSpec('empty_rack_for_inspection', "Dana here. The rack of bin B02-02 has been repaired, and now the rack of bin B02-01 needs an inspection. Move everything that is stored in B02-01 over to B02-02, and make sure B02-01 can't take any new stock until the inspectors are done.", rt.package_data(__package__, 'data/62aba9c714e77648.json'), (CheckSpec('repaired_open', 1.0, 'B02-02 accepts stock again.', _check_empty_rack_for_inspection__repaired_open), CheckSpec('inspection_blocked', 1.0, 'B02-01 is blocked.', _check_empty_rack_for_inspection__inspection_blocked), CheckSpec('bolts_moved', 1.0, 'All 120 bolt boxes are now in B02-02.', _check_empty_rack_for_inspection__bolts_moved), CheckSpec('old_bin_empty', 1.0, 'Nothing is left in B02-01.', _check_empty_rack_for_inspection__old_bin_empty), CheckSpec('transfer_logged', 1.0, 'The move is logged as a transfer by Dana.', _check_empty_rack_for_inspection__transfer_logged)), ('bins.blocked', 'stock', 'stock_ids', 'movements', 'movement_ids'), (('get_bin', {'bin': 'B02-01'}), ('set_bin_blocked', {'bin': 'B02-02', 'blocked': False}), ('move_stock', {'item': 'BOL-1001', 'from_bin': 'B02-01', 'to_bin': 'B02-02', 'quantity': 120}), ('set_bin_blocked', {'bin': 'B02-01', 'blocked': True})), persona='Dana Ruiz, the warehouse shift supervisor, already signed in at the desk terminal. Brisk and practical; answers in short sentences and expects the agent to work out the details itself.', known='B02-02 was blocked because of a damaged rack and is repaired now. B02-01 has to be emptied completely into B02-02 and then blocked for the inspection. She is a supervisor.', unknown='What is stored in B02-01 and how many units; whether B02-02 has room for it; that B02-02 must be unblocked before anything can be moved into it.', tags=('transfer', 'supervisor', 'blocking'), doc='Unblock a repaired bulk bin, move everything out of another bulk bin into it, then block the emptied bin.'),
+    'recount_bolts_and_replenish': TaskSpec('recount_bolts_and_replenish', 'Dana Ruiz here, supervisor, clerk C001. I just counted the hex bolts (BOL-1001) in both places we keep them: the pick-face bin has 22 boxes and the bulk bin has 118. Please record both counts, and then move 10 boxes from the bulk bin down to the pick face.', rt.package_data(__package__, 'data/55ea5ba40b8cdb4f.json'), (CheckSpec('pick_face_count', 1.0, 'The pick-face count of 22 (3 short) is recorded today by Dana.', _check_recount_bolts_and_replenish__pick_face_count), CheckSpec('bulk_count', 1.0, 'The bulk count of 118 (2 short) is recorded today.', _check_recount_bolts_and_replenish__bulk_count), CheckSpec('replenished', 1.0, '10 boxes went from bulk to the pick face after the counts: 22 + 10 and 118 - 10.', _check_recount_bolts_and_replenish__replenished), CheckSpec('four_movements', 1.0, 'Two adjustments and one transfer were logged.', _check_recount_bolts_and_replenish__four_movements)), ('current_clerk', 'stock.quantity', 'stock.last_counted', 'movements', 'movement_ids'), (('sign_in', {'clerk': 'C001'}), ('get_item_stock', {'item': 'BOL-1001'}), ('list_bins', {'item': 'BOL-1001'}), ('count_bin', {'item': 'BOL-1001', 'bin': 'A01-01', 'counted': 22}), ('count_bin', {'item': 'BOL-1001', 'bin': 'B02-01', 'counted': 118}), ('move_stock', {'item': 'BOL-1001', 'from_bin': 'B02-01', 'to_bin': 'A01-01', 'quantity': 10})), persona='Dana Ruiz, the shift supervisor, standing at the desk with her count sheet. Matter-of-fact and brief; gives numbers exactly as counted and does not remember bin codes.', known='She is Dana Ruiz, clerk C001, a supervisor, not yet signed in. Hex bolts are BOL-1001. She counted 22 boxes in the pick-face bin and 118 in the bulk bin, and wants 10 boxes moved from bulk to the pick face after the counts are recorded.', unknown='The codes of the pick-face and bulk bins that hold the bolts, and how many boxes the system recorded there before the counts.', doc='A supervisor signs in, records two counts of one item and replenishes its pick face.'),
 }

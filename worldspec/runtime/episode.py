@@ -22,9 +22,19 @@ import operator
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import compress
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeVar, dataclass_transform
 
 from worldspec.runtime import budget
+from worldspec.runtime.contract import (
+    Field,
+    FieldTable,
+    StateItem,
+    attribute_copier,
+    attribute_filler,
+    declared_fields,
+    declared_items,
+    field,
+)
 from worldspec.runtime.errors import (
     ArgumentError,
     InternalError,
@@ -35,16 +45,16 @@ from worldspec.runtime.errors import (
 
 # the value classes below are made by value_class, not dataclasses: importing dataclasses
 # costs a world's import about 8 ms (see records.py)
-from worldspec.runtime.records import value_class
+from worldspec.runtime.records import listed_names, value_class
 from worldspec.runtime.rewards import DEFAULT_REWARD, REWARD_MODES, combine_checks
 from worldspec.runtime.values import canonical_json, export_value, json_text, key_text
 from worldspec.runtime.values import quote as _quote
 from worldspec.runtime.verdicts import Verdict, state_difference
 
 __all__ = [
-    "Row", "Table", "Episode", "ToolSpec", "ParamSpec", "TaskSpec", "CheckSpec", "Snapshot",
-    "StateBase", "Score", "CheckOutcome", "FieldJson", "EpisodeRandom", "RUNTIME_FAILURES",
-    "describe_failure",
+    "Row", "RowType", "Table", "Episode", "ToolSpec", "ParamSpec", "TaskSpec", "CheckSpec",
+    "Snapshot", "StateBase", "StateType", "Score", "CheckOutcome", "FieldJson", "EpisodeRandom",
+    "RUNTIME_FAILURES", "describe_failure",
 ]
 
 K = Any
@@ -123,10 +133,39 @@ class _Layout:
                                                                  strict=True)]
 
 
-class Row:
+class RowType(type):
+    """The metaclass of generated entity classes: turns a row class's :class:`~worldspec.
+    runtime.contract.Field` declarations into its slots and ``JSON_FIELDS`` before the class
+    is made (so :meth:`Row.__init_subclass__` lays out its texts), then builds its methods
+    once (:func:`_build_row`)."""
+
+    def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any],
+                **kwargs: Any) -> RowType:
+        fields = declared_fields(namespace)
+        if fields:
+            for f in fields:
+                del namespace[f.name]
+            namespace["__slots__"] = tuple(f.name for f in fields)
+            if not any(f.omit_none for f in fields):  # else the export's text, made anew
+                namespace["JSON_FIELDS"] = tuple((f.name, f.json, f.export, f.keeps_text)
+                                                 for f in fields)
+                if any(f.text is not None for f in fields):
+                    namespace["_JSON_TEXT"] = tuple(f.text for f in fields)
+            namespace.setdefault("ENTITY", name)
+            namespace["KEY"] = next((f.name for f in fields if f.key), "")
+        cls = super().__new__(mcls, name, bases, namespace, **kwargs)
+        if fields:
+            _build_row(cls, fields)
+        return cls
+
+
+@dataclass_transform(kw_only_default=True, field_specifiers=(field,))
+class Row(metaclass=RowType):
     """Base of generated entity classes: slotted, mutable, with a cached digest and text.
 
-    A generated class lists its fields in ``JSON_FIELDS``. The row's JSON text (tau2's result
+    A generated class declares its fields (:func:`~worldspec.runtime.contract.field`), from
+    which :class:`RowType` makes its slots, its ``JSON_FIELDS`` and its ``__init__``,
+    ``clone``, ``export`` and ``load``. The row's JSON text (tau2's result
     form) is cached whole (``_text``) and as one fragment per field (``_frags``): every
     change of a field goes through the episode (:meth:`Episode.set_field`), which marks
     that field's fragment stale (a bit of ``_stale``) and keeps the text, the fragment list
@@ -147,6 +186,8 @@ class Row:
     """
 
     __slots__ = ("_cparts", "_digest", "_frags", "_stale", "_text")
+    #: the fields' declarations, as the runtime uses them
+    FIELD_TABLE: ClassVar[FieldTable]
     ENTITY: ClassVar[str] = ""
     KEY: ClassVar[str] = ""
     JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = ()
@@ -192,9 +233,16 @@ class Row:
         return getattr(self, self.KEY)
 
     def export(self) -> dict[str, Any]:
+        """The row as plain JSON data."""
+        return self.FIELD_TABLE.export(self)
+
+    def clone(self) -> Self:
+        """A copy of the row, with its digest, text and fragments (built per class)."""
         raise NotImplementedError
 
-    def clone(self: R) -> R:
+    @classmethod
+    def load(cls, data: object, path: str, ep: Any) -> Self:
+        """The row from plain JSON data, checked (``ep``: the episode, for defaults)."""
         raise NotImplementedError
 
     def _result_text(self) -> str:
@@ -301,6 +349,64 @@ class Row:
         return frags
 
 
+def _build_row(cls: Any, fields: tuple[Field, ...]) -> None:
+    """Give row class ``cls`` its ``__init__`` (keyword arguments, one per field),
+    ``clone`` and ``load``, closures over its ``fields``."""
+    table = FieldTable(fields)
+    cls.FIELD_TABLE = table
+    names = table.names
+    known = frozenset(names)
+    title = cls.__qualname__
+    new = object.__new__
+    fill = attribute_filler(names)
+    #: the arguments' values in field order, as a tuple
+    ordered = operator.itemgetter(*names) if len(names) > 1 else \
+        (lambda values: (values[names[0]],))
+    #: copies the fields, then the caches a clone keeps
+    copy_kept = attribute_copier((*names, "_digest", "_text", "_frags", "_stale"))
+
+    def __init__(self: Any, **values: Any) -> None:
+        if values.keys() != known:
+            _unbound(title, names, values)
+        fill(self, ordered(values))
+        self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
+
+    def clone(self: Any) -> Any:
+        # the same values: the same digest, text and text fragments (a fragment list is
+        # never changed in place, so the two rows may share it); the canonical text's
+        # cache is not copied, so copies and resets stay cheap
+        other = new(cls)
+        copy_kept(self, other)
+        other._cparts = None
+        return other
+
+    load_values = table.load
+
+    def load(klass: Any, data: object, path: str, ep: Any) -> Any:
+        row = new(cls)
+        fill(row, load_values(data, path, ep))
+        row._digest = row._text = row._frags = row._cparts = None
+        row._stale = 0
+        return row
+
+    for attribute, method in (("__init__", __init__), ("clone", clone), ("load", load)):
+        method.__qualname__ = f"{title}.{attribute}"
+        setattr(cls, attribute, classmethod(method) if attribute == "load" else method)
+
+
+def _unbound(title: str, names: tuple[str, ...], values: Mapping[str, Any]) -> None:
+    """Raise what a generated row's ``__init__`` raised for keyword arguments that are not
+    its fields, one each."""
+    for name in values:
+        if name not in names:
+            raise TypeError(f"{title}.__init__() got an unexpected keyword argument {name!r}")
+    missing = [repr(name) for name in names if name not in values]
+    listed = listed_names(missing)
+    raise TypeError(f"{title}.__init__() missing {len(missing)} required keyword-only "
+                    f"argument{'s' if len(missing) > 1 else ''}: {listed}")
+
+
 class EpisodeRandom(random.Random):
     """The episode's generator: ``random.Random`` (the same draws) that counts the 32-bit
     words it draws, so that a failed call can put it back without a copy of its state.
@@ -366,17 +472,73 @@ class EpisodeRandom(random.Random):
             self._words = 0
 
 
-class StateBase:
+class StateType(type):
+    """The metaclass of a world's ``_State``: turns its :func:`~worldspec.runtime.contract.
+    state_item` declarations into slots and builds ``__init__`` (every item at its zero),
+    ``export`` and ``clone`` once."""
+
+    def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any],
+                **kwargs: Any) -> StateType:
+        if not any(isinstance(base, StateType) for base in bases):
+            return super().__new__(mcls, name, bases, namespace, **kwargs)
+        items = declared_items(namespace)
+        for item in items:
+            del namespace[item.name]
+        namespace["__slots__"] = tuple(item.name for item in items)
+        namespace["FIELDS"] = tuple(item.json for item in items)
+        cls = super().__new__(mcls, name, bases, namespace, **kwargs)
+        _build_state(cls, items)
+        return cls
+
+
+class StateBase(metaclass=StateType):
     """Base of the generated class that holds a world's non-table state."""
 
     __slots__ = ()
+    #: the items' names (in JSON), in declaration order
     FIELDS: ClassVar[tuple[str, ...]] = ()
 
     def export(self) -> dict[str, Any]:
         raise NotImplementedError
 
-    def clone(self) -> StateBase:
+    def clone(self) -> Self:
         raise NotImplementedError
+
+
+def _build_state(cls: Any, items: tuple[StateItem, ...]) -> None:
+    """Give state class ``cls`` its methods, closures over its ``items``."""
+    names = tuple(item.name for item in items)
+    zeros = tuple(item.zero for item in items)
+    # a map zero is copied per state (maps are never changed in place, but no state shares)
+    maps = tuple(i for i, zero in enumerate(zeros) if type(zero) is dict)
+    fill = attribute_filler(names)
+    copy_items = attribute_copier(names)
+    table = [(item.json, item.export) for item in items]
+    get = operator.attrgetter(*names) if len(names) > 1 else (
+        (lambda obj: (getattr(obj, names[0]),)) if names else (lambda obj: ()))
+    new = object.__new__
+
+    def __init__(self: Any) -> None:
+        if maps:
+            values = list(zeros)
+            for i in maps:
+                values[i] = dict(values[i])
+            fill(self, tuple(values))
+        else:
+            fill(self, zeros)
+
+    def export(self: Any) -> dict[str, Any]:
+        return {name: value if export is None else export(value)
+                for (name, export), value in zip(table, get(self), strict=True)}
+
+    def clone(self: Any) -> Any:
+        other = new(type(self))
+        copy_items(self, other)
+        return other
+
+    for attribute, method in (("__init__", __init__), ("export", export), ("clone", clone)):
+        method.__qualname__ = f"{cls.__qualname__}.{attribute}"
+        setattr(cls, attribute, method)
 
 
 #: a row's cached digest (``None`` when it has none yet)
@@ -414,6 +576,17 @@ class Table(Generic[R]):
 
             self._digest = hashlib.sha256(b"".join(parts)).digest()  # type: ignore[arg-type]
         return self._digest
+
+    def load_rows(self, row_class: type[R], data: object, path: str, ep: Any) -> None:
+        """Load the rows ``data`` gives (a list, or an object keyed by row key) as rows of
+        ``row_class``, each checked at ``path[index]`` (``ep``: the episode, for defaults)."""
+        from worldspec.runtime.helpers import rows_of  # helpers imports this module
+
+        rows = self.rows
+        load = row_class.load
+        for index, item in enumerate(rows_of(data)):
+            row = load(item, f"{path}[{index}]", ep)
+            rows[row.key()] = row
 
     def copy(self) -> Table[R]:
         """An independent table with cloned rows; row and table digests carry over."""

@@ -4,10 +4,13 @@ Importing :mod:`dataclasses` loads ``inspect``, ``dis``, ``tokenize`` and ``ast`
 and it makes each class's methods by compiling their source (about 1 ms a class): most of a
 world's import. So:
 
-- a generated record subclasses :class:`Record` and writes out its ``__slots__``,
-  ``__match_args__``, ``__eq__``, ``__hash__`` and ``__repr__`` (what ``@dataclass(frozen=True,
-  slots=True)`` made before); :class:`Record` makes it frozen and lets ``copy`` and ``pickle``
-  rebuild it, as the dataclass's ``__getstate__``/``__setstate__`` did;
+- a generated record subclasses :class:`Record` and declares its fields
+  (:func:`~worldspec.runtime.contract.field`); its metaclass (:class:`RecordType`) makes its
+  slots and builds its ``__init__`` (a ``__new__``), ``__match_args__``, ``__eq__``,
+  ``__hash__``, ``__repr__``, ``export``, ``load`` and kept JSON text once per class (what
+  ``@dataclass(frozen=True, slots=True)`` made before, and what generated code wrote out);
+  :class:`Record` makes it frozen and lets ``copy`` and ``pickle`` rebuild it, as the
+  dataclass's ``__getstate__``/``__setstate__`` did;
 - :func:`replace_fields` is ``dataclasses.replace`` for such a record;
 - :func:`value_class` makes the runtime's own value classes (``ToolSpec``, ``TaskSpec``,
   ``Score``...) as ``@dataclass`` (``frozen=True`` or not) makes them, from the class's
@@ -25,9 +28,20 @@ import _thread
 from collections.abc import Callable
 from itertools import pairwise
 from operator import attrgetter
-from typing import Any, ClassVar, NoReturn, TypeVar, dataclass_transform, overload
+from typing import Any, ClassVar, NoReturn, Self, TypeVar, dataclass_transform, overload
 
-__all__ = ["Record", "replace_fields", "value_class"]
+from worldspec.runtime.contract import (
+    Field,
+    FieldTable,
+    attribute_filler,
+    declared_fields,
+    field,
+    record_maker,
+    slot_setters,
+)
+from worldspec.runtime.values import json_text
+
+__all__ = ["Record", "RecordType", "listed_names", "replace_fields", "value_class"]
 
 T = TypeVar("T")
 
@@ -39,17 +53,54 @@ def _frozen(verb: str, name: str) -> NoReturn:
     raise FrozenInstanceError(f"cannot {verb} field {name!r}")
 
 
-class Record:
+class RecordType(type):
+    """The metaclass of generated records: turns a record's :class:`~worldspec.runtime.
+    contract.Field` declarations into its slots (the fields and ``_json``, its kept JSON
+    text) and builds its methods once (:func:`_build_record`)."""
+
+    def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any],
+                **kwargs: Any) -> RecordType:
+        if not any(isinstance(base, RecordType) for base in bases):
+            return super().__new__(mcls, name, bases, namespace, **kwargs)
+        fields = declared_fields(namespace)
+        for f in fields:
+            del namespace[f.name]
+        # a record whose fields are all immutable keeps its JSON text; no other value has a
+        # ``_json`` attribute (``values.record_text`` relies on it). The slots are a base
+        # class's, shared with the class a record is made as (see ``_build_record``)
+        keeps = all(f.keeps_text for f in fields)
+        slots = type(f"{name}Slots", (), {
+            "__slots__": (*(f.name for f in fields), *(("_json",) if keeps else ())),
+            "__qualname__": f"{namespace.get('__qualname__', name)}.Slots",
+            "__module__": namespace.get("__module__")})
+        namespace["__slots__"] = ()
+        namespace["__match_args__"] = tuple(f.name for f in fields)
+        cls = super().__new__(mcls, name, (slots, *bases), namespace, **kwargs)
+        _build_record(cls, slots, fields)
+        return cls
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+class Record(metaclass=RecordType):
     """The base of a generated record: an immutable value with slots.
 
-    Its fields are set once, by its ``__init__`` (or ``_new_X``) through the slots' own
-    setters; assigning or deleting an attribute afterwards fails as on a frozen dataclass.
-    ``copy``, ``deepcopy`` and ``pickle`` get and restore the slots' values in order.
+    A record declares its fields (:func:`~worldspec.runtime.contract.field`); its class
+    gets, as ``@dataclass(frozen=True, slots=True)`` gave it, ``__init__`` (positional or
+    keyword arguments), ``__eq__`` (same class, equal fields), ``__hash__``, ``__repr__``
+    and ``__match_args__``, and besides ``export()``, ``load()`` and ``_json_text()`` (its
+    JSON text, made once when every field is immutable all the way down). Its fields are
+    set once, through the slots' own setters; assigning or deleting an attribute afterwards
+    fails as on a frozen dataclass. ``copy``, ``deepcopy`` and ``pickle`` get and restore
+    the slots' values in order.
     """
 
     __slots__ = ()
-    #: the names of the fields, in order (a generated record sets its own)
+    #: the names of the fields, in order
     __match_args__: ClassVar[tuple[str, ...]] = ()
+    #: the fields' declarations, as the runtime uses them
+    FIELD_TABLE: ClassVar[FieldTable]
+    #: the record's JSON text, once made (``None`` before)
+    _json: str | None
 
     def __setattr__(self, name: str, value: object) -> None:
         _frozen("assign to", name)
@@ -60,9 +111,152 @@ class Record:
     def __getstate__(self) -> list[Any]:
         return [getattr(self, name) for name in _slots(type(self))]
 
+    def __getnewargs__(self) -> tuple[Any, ...]:
+        return self.FIELD_TABLE.get(self)
+
     def __setstate__(self, state: list[Any]) -> None:
         for name, value in zip(_slots(type(self)), state, strict=False):
             object.__setattr__(self, name, value)
+
+    def export(self) -> dict[str, Any]:
+        """The record as plain JSON data."""
+        return self.FIELD_TABLE.export(self)
+
+    def _json_text(self) -> str:
+        """``json.dumps(self.export())``."""
+        return json_text(self.export())
+
+    @classmethod
+    def load(cls, data: object, path: str, ep: Any) -> Self:
+        """The record from plain JSON data, checked (``ep``: the episode, for defaults)."""
+        raise NotImplementedError
+
+
+def _build_record(cls: Any, slots: type, fields: tuple[Field, ...]) -> None:
+    """Give record class ``cls`` its methods, closures over its ``fields``.
+
+    A record is made as an instance of a class without the frozen ``__setattr__``
+    (``Made``, of the same ``slots``: its slots' stores are plain stores), filled, then made
+    one of ``cls`` (the same layout): that is ``cls.__new__``, so calling the class costs
+    about what the statements written out would."""
+    table = FieldTable(fields)
+    cls.FIELD_TABLE = table
+    names = table.names
+    count = len(names)
+    title = cls.__qualname__
+    keeps = all(f.keeps_text for f in fields)
+    set_json = slot_setters(cls, ("_json",))[0] if keeps else None
+    fill = attribute_filler(names)
+    made_class: Any = type(f"{cls.__name__}Made", (slots,), {
+        "__slots__": (), "__qualname__": f"{title}.Made", "__module__": cls.__module__})
+    get = table.get
+    new = object.__new__
+
+    def __new__(klass: Any, *args: Any, **kwargs: Any) -> Any:
+        if kwargs or len(args) != count:
+            args = _bound(title, names, args, kwargs)
+        record = new(made_class)
+        fill(record, args)
+        if keeps:
+            record._json = None
+        record.__class__ = klass
+        return record
+
+    fast_new = record_maker(names, made_class, keeps, f"{title}.__init__")
+    if fast_new is not None:
+        __new__ = fast_new
+
+    def made(values: tuple[Any, ...]) -> Any:
+        record = new(made_class)
+        fill(record, values)
+        if keeps:
+            record._json = None
+        record.__class__ = cls
+        return record
+
+    def __eq__(self: Any, other: Any) -> Any:
+        if other.__class__ is self.__class__:
+            return get(self) == get(other)
+        return NotImplemented
+
+    def __hash__(self: Any) -> int:
+        return hash(get(self))
+
+    def __repr__(self: Any) -> str:
+        shown = ", ".join(f"{name}={value!r}"
+                          for name, value in zip(names, get(self), strict=True))
+        return f"{self.__class__.__qualname__}({shown})"
+
+    load_values = table.load
+
+    def load(klass: Any, data: object, path: str, ep: Any) -> Any:
+        return made(load_values(data, path, ep))
+
+    methods: dict[str, Any] = {"__new__": __new__, "__eq__": __eq__, "__hash__": __hash__,
+                               "__repr__": __repr__, "load": classmethod(load)}
+    make_text = table.text
+    if make_text is not None and keeps:
+        export = table.export
+
+        def _json_text(self: Any) -> str:
+            text: str | None = self._json
+            if text is None:
+                try:
+                    text = make_text(self)
+                except (TypeError, KeyError, AttributeError):
+                    # a field holds a value of another type than declared (``arguments:
+                    # dynamic``): the text of the export
+                    text = json_text(export(self))
+                set_json(self, text)  # type: ignore[misc]
+            return text
+
+        methods["_json_text"] = _json_text
+    elif not keeps:
+        pass  # Record's: the export's text, made every time
+    else:  # a field left out when none: the export's text, kept
+        def _kept_export_text(self: Any) -> str:
+            text: str | None = self._json
+            if text is None:
+                text = json_text(self.export())
+                set_json(self, text)  # type: ignore[misc]
+            return text
+
+        methods["_json_text"] = _kept_export_text
+    for attribute, method in methods.items():
+        function = method.__func__ if isinstance(method, (classmethod, staticmethod)) \
+            else method
+        # (``__new__`` binds the arguments as the dataclass's ``__init__`` did, and says so)
+        function.__qualname__ = f"{title}.{'__init__' if attribute == '__new__' else attribute}"
+        setattr(cls, attribute, method)
+
+
+def listed_names(quoted: list[str]) -> str:
+    """Names as Python's own argument errors list them: ``'a'``, ``'a' and 'b'``,
+    ``'a', 'b', and 'c'``."""
+    if len(quoted) <= 2:
+        return " and ".join(quoted)
+    return ", ".join(quoted[:-1]) + ", and " + quoted[-1]
+
+
+def _bound(title: str, names: tuple[str, ...], args: tuple[Any, ...],
+           kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """The values of a record's fields from the arguments of its ``__init__``, bound as a
+    dataclass's ``__init__`` binds them (with its errors)."""
+    count = len(args)
+    if count > len(names):
+        raise TypeError(f"{title}.__init__() takes {len(names) + 1} positional arguments but "
+                        f"{count + 1} were given")
+    for name in kwargs:
+        if name not in names:
+            raise TypeError(f"{title}.__init__() got an unexpected keyword argument {name!r}")
+        if names.index(name) < count:
+            raise TypeError(f"{title}.__init__() got multiple values for argument {name!r}")
+    missing = [name for name in names[count:] if name not in kwargs]
+    if missing:
+        listed = listed_names([repr(name) for name in missing])
+        raise TypeError(f"{title}.__init__() missing {len(missing)} required positional "
+                        f"argument{'s' if len(missing) > 1 else ''}: {listed}")
+    return (*args, *(kwargs[name] for name in names[count:]))
 
 
 #: per record class, its slots in layout order (a generated record's are its base class's)
