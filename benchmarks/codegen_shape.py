@@ -62,7 +62,7 @@ def _private(line: str) -> bool:
 
 
 def measure(paths: Sequence[str]) -> list[Shape]:
-    sys.path.insert(0, str(ROOT))
+    sys.path.append(str(ROOT))  # after $PYTHONPATH: a checkout on it measures itself
     from worldspec.compiler.build import generate_all
     from worldspec.services.validation import check_paths
 
