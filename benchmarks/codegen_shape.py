@@ -30,8 +30,9 @@ LINES_PER_SPEC_LINE = 1.4
 LONG_LINE = 100
 LONG_SHARE = 0.02
 
-#: an attribute read or written whose name starts with one underscore (not a dunder)
-_PRIVATE_ATTRIBUTE = re.compile(r"\.(_[A-Za-z0-9][A-Za-z0-9_]*)\b(?<!__)")
+#: an attribute read or written whose name starts with one underscore; dunders and the enum
+#: module's documented sunder names (``_value_``) are Python's, not the runtime's
+_PRIVATE_ATTRIBUTE = re.compile(r"\.(_[A-Za-z0-9][A-Za-z0-9_]*)\b")
 
 
 @dataclass(frozen=True)
@@ -58,11 +59,11 @@ class Shape:
 
 def _private(line: str) -> bool:
     code = line.split("  # ", 1)[0]
-    return any(not name.endswith("__") for name in _PRIVATE_ATTRIBUTE.findall(code))
+    return any(not name.endswith("_") for name in _PRIVATE_ATTRIBUTE.findall(code))
 
 
 def measure(paths: Sequence[str]) -> list[Shape]:
-    sys.path.insert(0, str(ROOT))
+    sys.path.append(str(ROOT))  # after $PYTHONPATH: a checkout on it measures itself
     from worldspec.compiler.build import generate_all
     from worldspec.services.validation import check_paths
 
