@@ -1,0 +1,46 @@
+"""benchmarks/codegen_shape.py: the counts it reports are the generated code's, and its reading of
+a private runtime attribute says yes and no where it must."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "codegen_shape.py"
+
+
+def _module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("codegen_shape", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["codegen_shape"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_private_runtime_attribute_is_told_from_pythons_own_names() -> None:
+    private = _module()._private
+    assert private("        self._undo.append((0, row, 'presence'))")
+    assert private("        row._stale |= 32  # messaging.world:283")
+    assert not private("        self.set_field(row, 'presence', Presence.offline)")
+    assert not private("        return value._value_")  # the enum module's own name
+    assert not private("        cls.__slots__ = ()")
+    assert not private("        x = 1  # see self._undo")  # a comment is no code
+
+
+def test_the_counts_are_those_of_the_generated_file() -> None:
+    done = subprocess.run([sys.executable, str(SCRIPT), "--json", "examples/messaging"],
+                          cwd=ROOT, capture_output=True, text=True, check=True, timeout=300)
+    (row,) = json.loads(done.stdout)
+    generated = (ROOT / "generated" / row["world"] / "world.py").read_text().splitlines()
+    spec = sum(len(p.read_text().splitlines())
+               for p in (ROOT / "examples" / "messaging").glob("*.world"))
+    assert row["generated_lines"] == len(generated)
+    assert row["spec_lines"] == spec
+    assert row["long_lines"] == sum(len(line) > 100 for line in generated)
+    assert row["ratio"] == round(len(generated) / spec, 3)
