@@ -177,3 +177,21 @@ tool roll(fail: bool) -> int "Roll; fail afterwards when asked." {
     assert ep.call("roll", {"fail": True})["success"] is False
     assert ep.call("roll", {"fail": False}) == other.call("roll", {"fail": False})
     assert "self.random_source()" in generated_source(world)
+
+
+def test_set_fields_takes_one_value_per_name(shelf: type[Episode]) -> None:
+    """``set_fields`` gets the names as one tuple and a value for each, by position: as many
+    values as names set them all; a count that differs is a ``TypeError`` that changes
+    nothing, whether or not a write of those names was made before."""
+    ep = shelf()
+    ep.call("add", {"title": "Dune", "copies": 2})
+    book = ep.tables["books"].row("B001")
+    mark = len(ep._undo)
+    with pytest.raises(TypeError, match="1 values for 2 fields"):
+        ep.set_fields(book, ("copies", "title"), 5)
+    assert (book.title, book.copies) == ("Dune", 2) and len(ep._undo) == mark
+    ep.set_fields(book, ("copies", "title"), 5, "Emma")
+    assert (book.title, book.copies) == ("Emma", 5) and len(ep._undo) == mark + 2
+    with pytest.raises(TypeError):
+        ep.set_fields(book, ("copies", "title"), 6, "Emma", "extra")
+    assert (book.title, book.copies) == ("Emma", 5) and len(ep._undo) == mark + 2
