@@ -1178,7 +1178,7 @@ class Episode:
             if kind == _SET:
                 obj, name = entry[1], entry[2]
                 setattr(obj, name, entry[3])
-                if isinstance(obj, Row):
+                if isinstance(type(obj), RowType):  # a row (see _call)
                     obj._put_back((name,), *entry[4:])
                     self._touch(obj.ENTITY)
                 else:
@@ -1250,7 +1250,9 @@ class Episode:
             clock = self._ticked() if self.TICK else self.clock
             if spec.shows is not None:
                 value = self.shown(spec.shows, value)
-            if self._ROW_TEXT and isinstance(value, Row):  # _success's own first case, inline
+            # _success's own first case, inline; a row's class is one of RowType, which
+            # isinstance answers at once (isinstance(value, Row) asks the metaclass)
+            if self._ROW_TEXT and isinstance(type(value), RowType):
                 result = value._text or value._result_text()
             else:
                 result = self._success(value)
