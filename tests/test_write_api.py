@@ -72,7 +72,7 @@ def test_each_statement_is_one_call_of_the_write_api(shelf: type[Episode]) -> No
     assert "self.insert(self.t_books, book)" in source
     assert "self.set_state('last_title', title)" in source
     assert "self.next_id('book_ids', 'B{:03d}')" in source
-    assert "self.set_fields(book, title=title, copies=copies)" in source
+    assert "self.set_fields(book, ('title', 'copies'), title, copies)" in source
     grow = source[source.index("def tool_grow"):source.index("def tool_remove")]
     assert "set_fields" not in grow and grow.count("self.set_field(") == 2
     assert "self.delete(self.t_books, book.key())" in source or \
@@ -119,7 +119,7 @@ def test_set_fields_is_undone_whole(shelf: type[Episode]) -> None:
     book = ep.tables["books"].row("B001")
     text, digest, state = book._result_text(), book.digest(), ep.state_hash()
     mark = len(ep._undo)
-    ep.set_fields(book, title="Emma", copies=9)
+    ep.set_fields(book, ("title", "copies"), "Emma", 9)
     assert (book.title, book.copies) == ("Emma", 9) and book.digest() != digest
     assert '"Emma"' in book._result_text() and ep.state_hash() != state
     assert ep._rebuild_initial().export_state()["books"] == []
@@ -177,3 +177,21 @@ tool roll(fail: bool) -> int "Roll; fail afterwards when asked." {
     assert ep.call("roll", {"fail": True})["success"] is False
     assert ep.call("roll", {"fail": False}) == other.call("roll", {"fail": False})
     assert "self.random_source()" in generated_source(world)
+
+
+def test_set_fields_takes_one_value_per_name(shelf: type[Episode]) -> None:
+    """``set_fields`` gets the names as one tuple and a value for each, by position: as many
+    values as names set them all; a count that differs is a ``TypeError`` that changes
+    nothing, whether or not a write of those names was made before."""
+    ep = shelf()
+    ep.call("add", {"title": "Dune", "copies": 2})
+    book = ep.tables["books"].row("B001")
+    mark = len(ep._undo)
+    with pytest.raises(TypeError, match="1 values for 2 fields"):
+        ep.set_fields(book, ("copies", "title"), 5)
+    assert (book.title, book.copies) == ("Dune", 2) and len(ep._undo) == mark
+    ep.set_fields(book, ("copies", "title"), 5, "Emma")
+    assert (book.title, book.copies) == ("Emma", 5) and len(ep._undo) == mark + 2
+    with pytest.raises(TypeError):
+        ep.set_fields(book, ("copies", "title"), 6, "Emma", "extra")
+    assert (book.title, book.copies) == ("Emma", 5) and len(ep._undo) == mark + 2

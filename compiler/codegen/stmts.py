@@ -171,7 +171,7 @@ class StatementCompiler:
 
     def set_fields(self, run: tuple[n.Stmt, ...]) -> None:
         """Statements setting fields of one row one after the other: one call
-        (``ep.set_fields(row, field=value, ...)``), the caches cleared once."""
+        (``ep.set_fields(row, (field, ...), value, ...)``), the caches cleared once."""
         values: list[tuple[str, Expr]] = []
         row: Expr | None = None
         for stmt in run:
@@ -185,7 +185,9 @@ class StatementCompiler:
                                                          f"{entity.name}.{name}")))
             row = self.x.value(stmt.target.obj, self.env)
         assert row is not None
-        self.emit(ExprStmt(Call(Attr(self.ep, "set_fields"), (row,), tuple(values))), run[0])
+        names = Const(tuple(name for name, _ in values))
+        self.emit(ExprStmt(Call(Attr(self.ep, "set_fields"),
+                                (row, names, *(value for _, value in values)))), run[0])
 
     def nested(self, body: tuple[n.Stmt, ...], first: list[Stmt] | None = None) -> list[Stmt]:
         """The statements of block ``body`` (after ``first``)."""

@@ -756,12 +756,13 @@ class CarRentalCounter(Episode):
             )
         self.set_fields(  # car_rental_counter.world:334
             rental,
-            total_cents=v.check_range(rt.bounded(rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents) + rental.one_way_fee_cents), 'Rental.total_cents', 0, None),
-            end_mileage_km=rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None)),
-            returned_on=today,
+            ('total_cents', 'end_mileage_km', 'returned_on'),
+            v.check_range(rt.bounded(rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents) + rental.one_way_fee_cents), 'Rental.total_cents', 0, None),
+            rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None)),
+            today,
         )
         self.set_fields(  # car_rental_counter.world:337
-            rental, return_branch=branch.key(), status=_E12_RentalStatus_returned
+            rental, ('return_branch', 'status'), branch.key(), _E12_RentalStatus_returned
         )
         self.set_field(  # car_rental_counter.world:339
             self.t_cars.row(car.plate),

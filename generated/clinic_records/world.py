@@ -528,8 +528,9 @@ class ClinicRecords(Episode):
             self.set_field(prescription, 'end', today)  # clinic_records.world:223
         self.set_fields(  # clinic_records.world:225
             prescription,
-            status=_E8_RxStatus_stopped,
-            stop_reason=rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.stop_reason', 1, 200)),
+            ('status', 'stop_reason'),
+            _E8_RxStatus_stopped,
+            rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.stop_reason', 1, 200)),
         )
         return prescription  # clinic_records.world:227
 

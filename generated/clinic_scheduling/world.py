@@ -976,9 +976,10 @@ class ClinicScheduling(Episode):
         )
         self.set_fields(  # clinic.world:421
             appointment,
-            status=_E17_AppointmentStatus_cancelled,
-            cancelled_at=self.clock,
-            late_cancellation=late,
+            ('status', 'cancelled_at', 'late_cancellation'),
+            _E17_AppointmentStatus_cancelled,
+            self.clock,
+            late,
         )
         fee: float = 0.0  # clinic.world:424
         message: str = rt.built(  # clinic.world:425
@@ -1066,7 +1067,7 @@ class ClinicScheduling(Episode):
                 + ', and only checked-in patients can be seen.',
             ))
         self.set_fields(  # clinic.world:455
-            appointment, status=_E17_AppointmentStatus_completed, notes=notes
+            appointment, ('status', 'notes'), _E17_AppointmentStatus_completed, notes
         )
         return appointment  # clinic.world:457
 

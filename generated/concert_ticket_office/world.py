@@ -871,7 +871,7 @@ class ConcertTicketOffice(Episode):
                     + ' has been sold in the meantime.',
                 ))
         self.set_fields(  # concert_ticket_office.world:413
-            order, status=_E11_OrderStatus_paid, paid_at=self.clock, payment=payment
+            order, ('status', 'paid_at', 'payment'), _E11_OrderStatus_paid, self.clock, payment
         )
         for _t18 in rt.rows(  # concert_ticket_office.world:416
             self.t_tickets, rt.each(self, mine)
@@ -1039,7 +1039,7 @@ class ConcertTicketOffice(Episode):
                 + ' has ended.',
             ))
         self.set_fields(  # concert_ticket_office.world:473
-            ticket, status=_E12_TicketStatus_checked_in, checked_in_at=self.clock
+            ticket, ('status', 'checked_in_at'), _E12_TicketStatus_checked_in, self.clock
         )
         return ticket  # concert_ticket_office.world:475
 

@@ -593,7 +593,7 @@ class HotelFrontDesk(Episode):
                 + '.',
             ))
         self.set_fields(  # hotel_front_desk.world:286
-            booking, check_in=check_in, check_out=check_out
+            booking, ('check_in', 'check_out'), check_in, check_out
         )
         self.set_field(  # hotel_front_desk.world:288
             booking,
@@ -662,7 +662,7 @@ class HotelFrontDesk(Episode):
                 + ' is still occupied by another guest.',
             ))
         self.set_fields(  # hotel_front_desk.world:315
-            booking, status=_E13_BookingStatus_checked_in, checked_in_at=self.clock
+            booking, ('status', 'checked_in_at'), _E13_BookingStatus_checked_in, self.clock
         )
         return booking  # hotel_front_desk.world:317
 
@@ -678,7 +678,7 @@ class HotelFrontDesk(Episode):
                 + '; only checked-in bookings can be checked out.',
             ))
         self.set_fields(  # hotel_front_desk.world:326
-            booking, status=_E13_BookingStatus_checked_out, checked_out_at=self.clock
+            booking, ('status', 'checked_out_at'), _E13_BookingStatus_checked_out, self.clock
         )
         return CheckoutReceipt(  # hotel_front_desk.world:328
             booking.key(), self.fn_nights(booking.check_in, booking.check_out), booking.total

@@ -528,7 +528,7 @@ class ITHelpdesk(Episode):
                 + '.',
             ))
         self.set_fields(  # ithelpdesk.world:281
-            ticket, assignee=agent.key(), status=_E12_TicketStatus_assigned
+            ticket, ('assignee', 'status'), agent.key(), _E12_TicketStatus_assigned
         )
         return ticket  # ithelpdesk.world:283
 
@@ -604,10 +604,10 @@ class ITHelpdesk(Episode):
                 self, rt.text(agent.name) + ' is inactive and cannot take new tickets.'
             ))
         self.set_fields(  # ithelpdesk.world:316
-            ticket, priority=self.fn_raised(ticket.priority), escalated=True
+            ticket, ('priority', 'escalated'), self.fn_raised(ticket.priority), True
         )
         self.set_fields(  # ithelpdesk.world:318
-            ticket, assignee=agent.key(), status=_E12_TicketStatus_assigned
+            ticket, ('assignee', 'status'), agent.key(), _E12_TicketStatus_assigned
         )
         self.insert(  # ithelpdesk.world:320
             self.t_comments,
@@ -651,9 +651,10 @@ class ITHelpdesk(Episode):
             raise ToolError('The resolution note cannot be blank.')
         self.set_fields(  # ithelpdesk.world:339
             ticket,
-            status=_E12_TicketStatus_resolved,
-            resolution_note=v.check_length(resolution_note, 'Ticket.resolution_note', None, 500),
-            resolved_at=self.clock,
+            ('status', 'resolution_note', 'resolved_at'),
+            _E12_TicketStatus_resolved,
+            v.check_length(resolution_note, 'Ticket.resolution_note', None, 500),
+            self.clock,
         )
         return ticket  # ithelpdesk.world:342
 
@@ -682,9 +683,10 @@ class ITHelpdesk(Episode):
             ))
         self.set_fields(  # ithelpdesk.world:354
             ticket,
-            status=_E12_TicketStatus_assigned,
-            resolution_note=v.check_length('', 'Ticket.resolution_note', None, 500),
-            resolved_at=None,
+            ('status', 'resolution_note', 'resolved_at'),
+            _E12_TicketStatus_assigned,
+            v.check_length('', 'Ticket.resolution_note', None, 500),
+            None,
         )
         self.set_field(  # ithelpdesk.world:357
             ticket,

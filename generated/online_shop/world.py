@@ -829,7 +829,7 @@ class OnlineShop(Episode):
                 ),
             )
         self.set_fields(  # shop.world:412
-            order, status=_E11_OrderStatus_cancelled, cancel_reason=reason
+            order, ('status', 'cancel_reason'), _E11_OrderStatus_cancelled, reason
         )
         return order  # shop.world:414
 
@@ -1008,8 +1008,9 @@ class OnlineShop(Episode):
             ))
         self.set_fields(  # shop.world:494
             order,
-            status=_E11_OrderStatus_processed,
-            tracking=rt.if_present(tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$')),
+            ('status', 'tracking'),
+            _E11_OrderStatus_processed,
+            rt.if_present(tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$')),
         )
         return order  # shop.world:496
 

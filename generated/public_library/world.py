@@ -761,7 +761,10 @@ class PublicLibrary(Episode):
         today: dt.date = self.clock.date()  # public_library.world:372
         fee: float = self.fn_late_fee_for(loan.due_on, today)  # public_library.world:373
         self.set_fields(  # public_library.world:374
-            loan, returned_on=today, late_fee=v.check_range(fee, 'Loan.late_fee', 0.0, None)
+            loan,
+            ('returned_on', 'late_fee'),
+            today,
+            v.check_range(fee, 'Loan.late_fee', 0.0, None),
         )
         member: Member = (  # public_library.world:376
             self.t_members.rows.get(loan.member) or self.t_members.row(loan.member)
@@ -810,7 +813,7 @@ class PublicLibrary(Episode):
                 + ' is on hold for another member, so the loan cannot be renewed.',
             ))
         self.set_fields(  # public_library.world:389
-            loan, due_on=loan.due_on + dt.timedelta(days=_C_LOAN_DAYS), renewed=True
+            loan, ('due_on', 'renewed'), loan.due_on + dt.timedelta(days=_C_LOAN_DAYS), True
         )
         return loan  # public_library.world:391
 

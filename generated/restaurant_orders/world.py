@@ -687,7 +687,7 @@ class RestaurantOrders(Episode):
         ):
             raise ToolError(rt.built(self, 'Order ' + rt.text(order.id_) + ' has no lines.'))
         self.set_fields(  # restaurant_orders.world:343
-            order, status=_E11_OrderStatus_sent_to_kitchen, sent_at=self.clock
+            order, ('status', 'sent_at'), _E11_OrderStatus_sent_to_kitchen, self.clock
         )
         return order  # restaurant_orders.world:345
 
@@ -705,7 +705,7 @@ class RestaurantOrders(Episode):
                 + '; it has not been sent to the kitchen.',
             ))
         self.set_fields(  # restaurant_orders.world:355
-            order, status=_E11_OrderStatus_served, served_at=self.clock
+            order, ('status', 'served_at'), _E11_OrderStatus_served, self.clock
         )
         return order  # restaurant_orders.world:357
 
@@ -787,7 +787,7 @@ class RestaurantOrders(Episode):
         self.insert(self.t_payments, payment)  # restaurant_orders.world:396
         if share == order.split_ways:  # restaurant_orders.world:397
             self.set_fields(  # restaurant_orders.world:398
-                order, status=_E11_OrderStatus_paid, paid_at=self.clock
+                order, ('status', 'paid_at'), _E11_OrderStatus_paid, self.clock
             )
         return SettleReceipt(  # restaurant_orders.world:401
             payment.key(),

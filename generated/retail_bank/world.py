@@ -490,7 +490,7 @@ class RetailBank(Episode):
                 + '; the balance must be zero before closing.',
             ))
         self.set_fields(  # retail_bank.world:256
-            account, status=_E13_AccountStatus_closed, closed_on=self.clock.date()
+            account, ('status', 'closed_on'), _E13_AccountStatus_closed, self.clock.date()
         )
         return account  # retail_bank.world:258
 
@@ -655,8 +655,9 @@ class RetailBank(Episode):
             raise ToolError('A freeze needs a reason.')
         self.set_fields(  # retail_bank.world:345
             account,
-            status=_E13_AccountStatus_frozen,
-            freeze_reason=v.check_length(reason, 'Account.freeze_reason', None, 120),
+            ('status', 'freeze_reason'),
+            _E13_AccountStatus_frozen,
+            v.check_length(reason, 'Account.freeze_reason', None, 120),
         )
         return account  # retail_bank.world:347
 
@@ -680,8 +681,9 @@ class RetailBank(Episode):
             ))
         self.set_fields(  # retail_bank.world:358
             account,
-            status=_E13_AccountStatus_active,
-            freeze_reason=v.check_length('', 'Account.freeze_reason', None, 120),
+            ('status', 'freeze_reason'),
+            _E13_AccountStatus_active,
+            v.check_length('', 'Account.freeze_reason', None, 120),
         )
         return account  # retail_bank.world:360
 

@@ -851,7 +851,7 @@ class SmallPayroll(Episode):
                     self.insert(self.t_payslips, _slip16)  # small_payroll.world:415
                     created = rt.each(self, created) + (_slip16.key(),)  # small_payroll.world:416
         self.set_fields(  # small_payroll.world:420
-            period, status=_E12_PeriodStatus_paid, paid_on=self.clock.date()
+            period, ('status', 'paid_on'), _E12_PeriodStatus_paid, self.clock.date()
         )
         return created  # small_payroll.world:422
 
@@ -876,14 +876,16 @@ class SmallPayroll(Episode):
         )
         self.set_fields(  # small_payroll.world:435
             payslip,
-            gross_cents=v.check_range(gross_cents, 'Payslip.gross_cents', 0, None),
-            tax_cents=v.check_range(tax, 'Payslip.tax_cents', 0, None),
+            ('gross_cents', 'tax_cents'),
+            v.check_range(gross_cents, 'Payslip.gross_cents', 0, None),
+            v.check_range(tax, 'Payslip.tax_cents', 0, None),
         )
         self.set_fields(  # small_payroll.world:437
             payslip,
-            net_cents=v.check_range(rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax), 'Payslip.net_cents', 0, None),
-            corrected=True,
-            correction_note=v.check_length(note, 'Payslip.correction_note', None, 200),
+            ('net_cents', 'corrected', 'correction_note'),
+            v.check_range(rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax), 'Payslip.net_cents', 0, None),
+            True,
+            v.check_length(note, 'Payslip.correction_note', None, 200),
         )
         return payslip  # small_payroll.world:440
 

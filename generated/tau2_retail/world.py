@@ -666,11 +666,12 @@ class Tau2Retail(Episode):
                 raise ToolError('Insufficient gift card balance to pay for the price difference')
         self.set_fields(  # retail.world:411
             order,
-            status=_E11_OrderStatus_exchange_requested,
-            exchange_items=tuple(sorted(rt.each(self, item_ids))),
-            exchange_new_items=tuple(sorted(rt.each(self, new_item_ids))),
-            exchange_payment_method_id=payment_method_id,
-            exchange_price_difference=diff_,
+            ('status', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference'),
+            _E11_OrderStatus_exchange_requested,
+            tuple(sorted(rt.each(self, item_ids))),
+            tuple(sorted(rt.each(self, new_item_ids))),
+            payment_method_id,
+            diff_,
         )
         return order  # retail.world:416
 
@@ -931,9 +932,10 @@ class Tau2Retail(Episode):
             raise ToolError('Some item not found')
         self.set_fields(  # retail.world:604
             order,
-            status=_E11_OrderStatus_return_requested,
-            return_items=tuple(sorted(rt.each(self, item_ids))),
-            return_payment_method_id=payment_method_id,
+            ('status', 'return_items', 'return_payment_method_id'),
+            _E11_OrderStatus_return_requested,
+            tuple(sorted(rt.each(self, item_ids))),
+            payment_method_id,
         )
         return order  # retail.world:607
 

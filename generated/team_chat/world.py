@@ -462,7 +462,10 @@ class TeamChat(Episode):
                 + '.',
             ))
         self.set_fields(  # team_chat.world:212
-            message, body=v.check_length(body, 'Message.body', 0, 2000), edited_at=self.clock
+            message,
+            ('body', 'edited_at'),
+            v.check_length(body, 'Message.body', 0, 2000),
+            self.clock,
         )
         return message  # team_chat.world:214
 
@@ -478,10 +481,11 @@ class TeamChat(Episode):
             ))
         self.set_fields(  # team_chat.world:225
             message,
-            deleted=True,
-            body=v.check_length('', 'Message.body', 0, 2000),
-            pinned=False,
-            pinned_by=None,
+            ('deleted', 'body', 'pinned', 'pinned_by'),
+            True,
+            v.check_length('', 'Message.body', 0, 2000),
+            False,
+            None,
         )
         return message  # team_chat.world:229
 
@@ -545,7 +549,7 @@ class TeamChat(Episode):
             ))
         if not message.pinned:  # team_chat.world:254
             raise ToolError(rt.built(self, 'Message ' + rt.text(message.id_) + ' is not pinned.'))
-        self.set_fields(message, pinned=False, pinned_by=None)  # team_chat.world:255
+        self.set_fields(message, ('pinned', 'pinned_by'), False, None)  # team_chat.world:255
         return message  # team_chat.world:257
 
     def tool_list_channels(self) -> tuple[ChannelSummary, ...]:  # team_chat.world:260

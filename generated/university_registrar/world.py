@@ -857,7 +857,7 @@ class UniversityRegistrar(Episode):
                 + '.',
             ))
         self.set_fields(  # university_registrar.world:362
-            enrolment, status=_E15_EnrolmentStatus_dropped, dropped_at=self.clock
+            enrolment, ('status', 'dropped_at'), _E15_EnrolmentStatus_dropped, self.clock
         )
         return enrolment  # university_registrar.world:364
 
@@ -1021,7 +1021,7 @@ class UniversityRegistrar(Episode):
                 + '; grades can be recorded from then.',
             ))
         self.set_fields(  # university_registrar.world:424
-            enrolment, grade=grade, status=_E15_EnrolmentStatus_completed
+            enrolment, ('grade', 'status'), grade, _E15_EnrolmentStatus_completed
         )
         return enrolment  # university_registrar.world:426
 

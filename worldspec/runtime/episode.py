@@ -1081,32 +1081,38 @@ class Episode:
         tables holding rows of its entity. The undo entry keeps the caches of before,
         which an undo puts back (:meth:`Row._put_back`)."""
         frags = row._frags
-        self._undo.append((_SET, row, name, getattr(row, name), row._digest, row._text,
-                           frags, row._stale))
+        stale = row._stale
+        self._undo.append((0, row, name, getattr(row, name), row._digest, row._text,
+                           frags, stale))  # 0: _SET, a literal (no global read)
         setattr(row, name, value)
         if frags is not None:  # Row._stale_field, inline: the hot path of every write
             found = row._AT.get(name)
             if found is not None:
-                row._stale |= found[1]
+                row._stale = stale | found[1]
             else:
                 row._frags = None
         row._digest = row._text = None
         for table in self._tables_of.get(row.ENTITY, ()):
             table._digest = None
 
-    def set_fields(self, row: Row, /, **values: Any) -> None:
-        """Set several fields of ``row`` (``name=value``, in order), as :meth:`set_field` of
+    def set_fields(self, row: Row, names: tuple[str, ...], /, *values: Any) -> None:
+        """Set fields ``names`` of ``row`` to ``values`` (in order), as :meth:`set_field` of
         each but with the caches cleared once: what statements setting fields of one row one
         after the other do (the compiler groups them only where no value reads the row).
         Each field's undo entry keeps the caches of before the group, which hold once every
         field of the group is put back (an undo always takes the whole call). The work is
         done by a function made once per row class and field names (:func:`_fields_setter`),
-        which reads and sets the fields as attributes, not by name."""
-        key = (type(row), tuple(values))
+        which reads and sets the fields as attributes, not by name; the names come as one
+        tuple and the values by position, since keyword arguments (a dict per call, a key
+        made of its names) cost more than the fields' writes."""
+        key = (type(row), names)
         setter = _SETTERS.get(key)
         if setter is None:
-            setter = _SETTERS[key] = _fields_setter(type(row), key[1])
-        setter(self, row, *values.values())
+            if len(names) != len(values):
+                raise TypeError(f"set_fields() got {len(values)} values for "
+                                f"{len(names)} fields {names!r}")
+            setter = _SETTERS[key] = _fields_setter(type(row), tuple(names))
+        setter(self, row, *values)
 
     def set_state(self, name: str, value: Any) -> None:
         """Set the world's state item ``name`` (a value or a sequence) to ``value``."""
@@ -1172,7 +1178,7 @@ class Episode:
             if kind == _SET:
                 obj, name = entry[1], entry[2]
                 setattr(obj, name, entry[3])
-                if isinstance(obj, Row):
+                if isinstance(type(obj), RowType):  # a row (see _call)
                     obj._put_back((name,), *entry[4:])
                     self._touch(obj.ENTITY)
                 else:
@@ -1244,7 +1250,9 @@ class Episode:
             clock = self._ticked() if self.TICK else self.clock
             if spec.shows is not None:
                 value = self.shown(spec.shows, value)
-            if self._ROW_TEXT and isinstance(value, Row):  # _success's own first case, inline
+            # _success's own first case, inline; a row's class is one of RowType, which
+            # isinstance answers at once (isinstance(value, Row) asks the metaclass)
+            if self._ROW_TEXT and isinstance(type(value), RowType):
                 result = value._text or value._result_text()
             else:
                 result = self._success(value)
