@@ -147,11 +147,6 @@ def _template() -> jinja2.Template:
     return env.from_string(text)
 
 
-def _doc_literal(text: str | None, indent: str) -> str:
-    """A docstring statement; ``repr`` keeps any text inert."""
-    return f"{indent}{(text or '').strip()!r}" if text else ""
-
-
 #: exporters that are functions of their own, by :meth:`TypeTables.export_kind`
 _EXPORTERS = {"list": "list", "dict": "dict"}
 
@@ -781,7 +776,6 @@ class WorldGenerator:
         unions = [self.union_block(name) for name in w.unions]
         methods = [self.tool_method(fn) for fn in w.fns.values()]
         methods += [self.tool_method(tool) for tool in w.tools.values()]
-        methods += [_changed_rows_method()]
         if w.load_node is not None:
             methods.append(self.on_load_method(w.load_node))
         if w.config.results == "custom" and w.results_node is not None:
@@ -850,14 +844,6 @@ class WorldGenerator:
             check_fns=check_fns,
             task_specs=task_specs,
         )
-
-
-def _changed_rows_method() -> str:
-    return "\n".join(_indent([
-        "def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None"
-        ") -> Any:",
-        f"{_INDENT}return rt.changed_rows(self, table, fields)",
-    ], 1))
 
 
 def _plain_str(typ: t.Type) -> bool:

@@ -796,9 +796,6 @@ class CarRentalCounter(Episode):
         self.set_field(car, 'in_service', in_service)  # car_rental_counter.world:352
         return car  # car_rental_counter.world:353
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_search_cars(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     a_branch = rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown branch ' + rt.text(key) + '.'))

@@ -640,9 +640,6 @@ class ClinicRecords(Episode):
         )
         return prescription  # clinic_records.world:314
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_sign_in(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, 'Doctor ' + rt.text(key) + ' not found.'))

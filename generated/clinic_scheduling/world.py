@@ -1262,9 +1262,6 @@ class ClinicScheduling(Episode):
         self.delete(self.t_waitlist, entry.key())  # clinic.world:550
         return appointment  # clinic.world:551
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_list_doctors(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     a_specialty = (v.want_optional(args['specialty'], 'specialty', (lambda x, p: v.want_enum(x, p, Specialty))) if args.get('specialty') is not None else None)

@@ -1043,9 +1043,6 @@ class ConcertTicketOffice(Episode):
         )
         return ticket  # concert_ticket_office.world:475
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_get_event(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, 'No event ' + rt.text(key) + '.'))

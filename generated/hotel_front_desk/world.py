@@ -684,9 +684,6 @@ class HotelFrontDesk(Episode):
             booking.key(), self.fn_nights(booking.check_in, booking.check_out), booking.total
         )
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_search_free_rooms(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     a_check_in = v.want_date(args['check_in'], 'check_in')

@@ -729,9 +729,6 @@ class ITHelpdesk(Episode):
         self.set_field(ticket, 'status', _E12_TicketStatus_closed)  # ithelpdesk.world:370
         return ticket  # ithelpdesk.world:371
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_sign_in(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, 'No agent ' + rt.text(key) + '.'))

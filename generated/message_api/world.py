@@ -357,9 +357,6 @@ class MessageAPI(Episode):
             )
         return MessageStats(Stats(len(self.state.inbox), len(receivers)))  # message_api.world:254
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_list_users(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
     try:

@@ -1079,9 +1079,6 @@ class MobileMessaging(Episode):
             )
         return stuck  # messaging.world:582
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_login(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     a_phone = v.check_pattern(v.want_str(args['phone'], 'phone'), 'phone', '^\\+[0-9]{7,15}$')

@@ -1181,9 +1181,6 @@ class OnlineShop(Episode):
         self.set_field(variant, 'stock', rt.bounded(variant.stock + quantity))  # shop.world:584
         return variant  # shop.world:585
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_find_customer_by_email(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     a_email = v.check_length(v.want_str(args['email'], 'email'), 'email', 3, 120)

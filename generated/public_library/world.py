@@ -875,9 +875,6 @@ class PublicLibrary(Episode):
         )
         return member  # public_library.world:424
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_search_books(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
     a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 1, 100)

@@ -806,9 +806,6 @@ class RestaurantOrders(Episode):
         self.set_field(item, 'available', available)  # restaurant_orders.world:417
         return item  # restaurant_orders.world:418
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_sign_in(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     a_server = rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, 'Server ' + rt.text(key) + ' not found.'))

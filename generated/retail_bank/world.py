@@ -687,9 +687,6 @@ class RetailBank(Episode):
         )
         return account  # retail_bank.world:360
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_sign_in(ep: RetailBank, args: Mapping[str, Any]) -> Any:
     a_teller = rt.lookup(ep.t_tellers, v.check_pattern(v.want_str(args['teller'], 'teller'), 'teller', '^T[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown teller ' + rt.text(key) + '.'))

@@ -889,9 +889,6 @@ class SmallPayroll(Episode):
         )
         return payslip  # small_payroll.world:440
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_sign_in(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'))

@@ -939,9 +939,6 @@ class Tau2Retail(Episode):
         )
         return order  # retail.world:607
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_calculate(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
     try:

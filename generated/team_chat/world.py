@@ -782,9 +782,6 @@ class TeamChat(Episode):
             )
         )
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_sign_in(ep: TeamChat, args: Mapping[str, Any]) -> Any:
     a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'))

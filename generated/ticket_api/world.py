@@ -285,9 +285,6 @@ class TicketAPI(Episode):
             == rt.built(self, (status if status is not None else rt.absent()).lower())
         ])
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_create_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
     try:

@@ -500,9 +500,6 @@ class TradingBot(Episode):
             'No significant price changes in the selected stocks.'
         )
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_get_current_time(ep: TradingBot, args: Mapping[str, Any]) -> Any:
     try:

@@ -822,9 +822,6 @@ class TravelAPI(Episode):
         'Get all registered credit cards'
         return CreditCards(self.state.credit_card_list)  # travel_api.world:1137
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
     def _on_load(self) -> None:  # travel_api.world:678
         rt.refill(self)
         if self.state.long_context:  # travel_api.world:681

@@ -1025,9 +1025,6 @@ class UniversityRegistrar(Episode):
         )
         return enrolment  # university_registrar.world:426
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_find_sections(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
     a_course = rt.lookup(ep.t_courses, v.check_pattern(v.want_str(args['course'], 'course'), 'course', '^[A-Z]{2,4}[0-9]{3}$'), lambda key: rt.built(ep, 'Course ' + rt.text(key) + ' not found.'))

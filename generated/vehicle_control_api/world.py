@@ -606,9 +606,6 @@ class VehicleControlAPI(Episode):
         'Finds the nearest tire shop.'
         return TireShop('456 Oakwood Avenue, Rivermist, 83214')  # vehicle_control.world:540
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
     def _on_load(self) -> None:  # vehicle_control.world:215
         rt.refill(self)
         self.set_state(  # vehicle_control.world:218

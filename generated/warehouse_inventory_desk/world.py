@@ -830,9 +830,6 @@ class WarehouseInventoryDesk(Episode):
             )
         )
 
-    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
-        return rt.changed_rows(self, table, fields)
-
 
 def _invoke_sign_in(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
     a_clerk = rt.lookup(ep.t_clerks, v.check_pattern(v.want_str(args['clerk'], 'clerk'), 'clerk', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown clerk ' + rt.text(key) + '.'))

@@ -87,7 +87,7 @@ __all__ = [
     "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
     "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
-    "slot_setters", "arithmetic", "arithmetic_float",
+    "arithmetic", "arithmetic_float",
     # generated records (worldspec.runtime.records)
     "Record", "replace_fields",
     # checks that say what they compared (worldspec.runtime.verdicts)
@@ -874,12 +874,6 @@ def _data(package: str, name: str) -> Any:
 def package_data(package: str | None, name: str) -> Any:
     """A JSON data file shipped in a generated package (parsed once, shared)."""
     return _data(package or "", name)
-
-
-def slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], None], ...]:
-    """The setters of a slotted class's slots, in ``names`` order: a frozen record's
-    ``__init__`` fills its fields through them (``object.__setattr__`` costs twice as much)."""
-    return tuple(vars(cls)[name].__set__ for name in names)
 
 
 # ------------------------------------------------ attempt() and error_of(): try/except
