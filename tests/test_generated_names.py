@@ -93,9 +93,10 @@ def _ast_names(text: str) -> set[str]:
 
 
 _STRINGS_AND_COMMENTS = re.compile(r'"""(?:.|\n)*?"""|"(?:\\.|[^"\\\n])*"|#[^\n]*')
-#: Python names the generator makes from a spec name: ``_invoke_<tool>``, ``t_<table>``...
-_DERIVED = re.compile(r"^(?:_invoke_|_check_|_load_|_export_|_some_|_TAGS_|t_|tool_|fn_|a_|"
-                      r"row_)?(?P<core>.*?)\d*$")
+#: Python names the generator makes from a spec name: ``_check_<task>``, ``t_<table>``,
+#: ``_RESULT_<Record>`` (a schema the registry names), ``_PARAM_<param>``...
+_DERIVED = re.compile(r"^(?:_check_|_load_|_export_|_some_|_TAGS_|_SCHEMA_|_RESULT_|_PARAM_|"
+                      r"t_|tool_|fn_|a_|row_)?(?P<core>.*?)\d*$")
 
 
 def _spec_identifiers() -> set[str]:
@@ -107,7 +108,7 @@ def _spec_identifiers() -> set[str]:
 def generator_vocabulary() -> set[str]:
     """The names the code generator itself emits: identifiers of the committed generated
     modules that are neither an example spec's name nor made from one (so ``rt``, ``ep``,
-    ``isoformat``, ``FieldJson``, ``_State``... but not ``_invoke_login``)."""
+    ``isoformat``, ``FieldJson``, ``_State``... but not ``_check_login``)."""
     spec = _spec_identifiers()
 
     def derived(name: str) -> bool:
@@ -754,7 +755,7 @@ def test_package_names_never_shadow_a_module() -> None:
 
 def test_underscore_names_are_never_private() -> None:
     """Every ``_``-name becomes an ``x_``-name: nothing the generator names ``_...`` (the
-    ``_State`` class, ``_invoke_<tool>``, a row's ``_digest``) is reachable."""
+    ``_State`` class, ``_PARAM_<param>``, a row's ``_digest``) is reachable."""
     names = [n for n in dangerous_names() if n.startswith("_")]
     assert len(names) > 50
     assert [n for n in names if not py_name(n).startswith("x_")] == []

@@ -51,11 +51,11 @@ from worldspec.compiler.codegen.pycode import (
     rt,
 )
 from worldspec.compiler.codegen.pytypes import TypeTables
+from worldspec.compiler.codegen.registry import RegistryWriter
 from worldspec.compiler.codegen.stmts import StatementCompiler, anchor_of
 from worldspec.compiler.model import (
     DEFAULT_REWARD,
     FieldInfo,
-    ParamInfo,
     ProgramModel,
     RecordInfo,
     ToolInfo,
@@ -511,185 +511,6 @@ class WorldGenerator:
     def _uses_given(self, info: ToolInfo) -> bool:
         return not info.is_fn and (self.world.name, info.name) in self.program.uses_given
 
-    def _calls_method(self, info: ToolInfo) -> bool:
-        """Whether a call of the tool is its method's call, nothing more: it has no
-        parameters, returns no union (exported with its tag) and its world's arguments are
-        not ``dynamic`` (whose calls turn Python's errors into failures)."""
-        return not info.params and not self._uses_given(info) and \
-            self.world.config.arguments != "dynamic" and \
-            not (info.returns is not None and _has_union(info.returns))
-
-    def invoker(self, info: ToolInfo) -> str | None:
-        """``_invoke_<tool>(ep, args)``: the arguments loaded, the tool's method called
-        (``None`` for a tool whose call is its method's: see :meth:`_calls_method`)."""
-        if self._calls_method(info):
-            return None
-        name = py_name(info.name)
-        style = self.world.config.arguments
-        python_style = style in ("python", "dynamic")
-        dynamic = style == "dynamic"
-        # the arguments' names are checked by the runtime (``arguments.tool``), before this
-        lines = [f"def _invoke_{name}(ep: {self.class_name}, args: Mapping[str, Any]) -> Any:"]
-        call_args = []
-        for p in info.params:
-            pname = "a_" + p.name
-            src = f"args[{p.name!r}]"
-            path = repr(p.name)
-            base = t.strip_optional(p.type)
-            fast = self._fast_argument(p, pname, src, path, dynamic)
-            if fast is not None:  # in `arguments: dynamic` too: its slow path passes others on
-                lines += [_INDENT + line for line in fast]
-                call_args.append(pname)
-                continue
-            if isinstance(base, t.Named) and base.kind == "entity":
-                key = self.tables.loader(self.tables.key_type(base.name), src, path)
-                table = self.world.table_of(base.name)
-                tname = table.name if table else base.name.lower()
-                if p.not_found is not None:
-                    env = Env(ep="ep", locals={p.name: "key"})
-                    message = str(self.x.value(p.not_found, env))
-                else:
-                    message = (f"{base.name!r} + ' ' + rt.quote(key) + ' not found.'")
-                load = f"rt.lookup(ep.t_{tname}, {key}, lambda key: {message})"
-            else:
-                load = self.tables.loader(p.type, src, path)
-                if p.not_found is not None:
-                    # the parameter's own message for a value that does not fit its type
-                    env = Env(ep="ep", locals={p.name: "key"})
-                    load = (f"rt.fitting(lambda: {load}, {src}, "
-                            f"lambda key: {self.x.value(p.not_found, env)})")
-            if p.default is not None:
-                default = self.x.value(p.default, Env(ep="ep"))
-                # with Python's argument rules an explicit null is a value, as in Python;
-                # otherwise it means the default
-                given = (f"{p.name!r} in args" if python_style
-                         else f"args.get({p.name!r}) is not None")
-                load = f"({load} if {given} else {default})"
-            elif isinstance(p.type, t.Optional):
-                load = f"({load} if args.get({p.name!r}) is not None else None)"
-            if dynamic:
-                fallback = self._dynamic_fallback(p, pname, src, path)
-                lines += _dynamic_load([f"{pname} = {load}"], pname, fallback)
-            else:
-                lines.append(f"{_INDENT}{pname} = {load}")
-            call_args.append(pname)
-        if self._uses_given(info):
-            call_args.append("frozenset(args)")
-        call = f"ep.tool_{name}({', '.join(call_args)})"
-        if info.returns is not None and _has_union(info.returns):
-            # a union value exports with its tag, which only the static type knows
-            call = f"rt.Exported({self.tables.exporter(info.returns, call)})"
-        lines.append(f"{_INDENT}return {call}")
-        if dynamic:
-            # a value of another type than declared reaches Python's own operators: what
-            # they raise is a failed call with Python's text, as the original's harness says
-            body = lines[1:]
-            lines[1:] = [f"{_INDENT}try:", *(_INDENT + line for line in body),
-                                     f"{_INDENT}except rt.PYTHON_FAILURES as exc:",
-                                     f"{_INDENT * 2}raise rt.python_failure(exc) from None"]
-        return "\n".join(lines)
-
-    def _dynamic_fallback(self, p: ParamInfo, pname: str, src: str, path: str) -> str:
-        """``arguments: dynamic``: the value of an argument its loader refused (``exc``) for
-        its JSON type: the JSON value itself, or for an entity the row of that key (a key
-        no row has fails with the not-found message, an unhashable one with Python's text)."""
-        raw = f"rt.foreign(ep, exc, {src}, {path})"
-        base = t.strip_optional(p.type)
-        if isinstance(base, (t.ListOf, t.SetOf)):
-            # a list stays the world's list (a tuple), so that list operations work on it
-            return f"rt.foreign_list(ep, exc, {src}, {path})"
-        if not (isinstance(base, t.Named) and base.kind == "entity"):
-            return raw
-        table = self.world.table_of(base.name)
-        tname = table.name if table else base.name.lower()
-        if p.not_found is not None:
-            message = str(self.x.value(p.not_found, Env(ep="ep", locals={p.name: "key"})))
-        else:
-            message = f"{base.name!r} + ' ' + rt.quote(key) + ' not found.'"
-        return f"rt.lookup(ep.t_{tname}, {raw}, lambda key: {message})"
-
-    def _fast_argument(self, p: ParamInfo, pname: str, src: str, path: str,
-                       dynamic: bool) -> list[str] | None:
-        """Statements loading a required argument of the common kinds (text, a list of
-        text, a row by a text key) with the type checks inline, or None for the general
-        loader. They accept and refuse exactly what the loader does, with its messages; in
-        ``arguments: dynamic`` the slow path passes a value of another JSON type on
-        (``rt.str_or_foreign``; a key of another type finds no row, an unhashable one fails
-        with Python's text)."""
-        typ = p.type
-        entity = isinstance(typ, t.Named) and typ.kind == "entity"
-        if p.default is not None or isinstance(typ, t.Optional) or \
-                (p.not_found is not None and not entity):
-            return None
-        if isinstance(typ, t.Named) and entity:
-            key_type = self.tables.key_type(typ.name)
-            table = self.world.table_of(typ.name)
-            if not _plain_str(key_type) or table is None:
-                return None
-            if p.not_found is not None:
-                message = str(self.x.value(p.not_found, Env(ep="ep", locals={p.name: "key"})))
-            else:
-                message = f"{typ.name!r} + ' ' + rt.quote(key) + ' not found.'"
-            return [*_str_argument(pname, src, path, dynamic),
-                    f"{pname} = ep.t_{table.name}.rows.get({pname}) or "
-                    f"rt.lookup(ep.t_{table.name}, {pname}, lambda key: {message})"]
-        if _plain_str(typ):
-            return _str_argument(pname, src, path, dynamic)
-        if isinstance(typ, t.ListOf) and _plain_str(typ.element) and typ.refinement is None:
-            return _str_list_argument(pname, src, path, dynamic)
-        return None
-
-    def tool_spec(self, info: ToolInfo) -> list[str]:
-        """The arguments of the tool's ``tool(...)`` declaration in the world's registry,
-        laid out as lines (the template puts the first after ``tool(`` and the others below
-        it, aligned)."""
-        params = []
-        for p in info.params:
-            schema = self.tables.schema(p.type)
-            if p.default is not None and not isinstance(p.type, t.Optional) and \
-                    self.world.config.arguments not in ("python", "dynamic"):
-                schema = {"anyOf": [schema, {"type": "null"}]}
-            args = [repr(p.name), _literal(schema)]  # (its doc is its description)
-            if p.doc:
-                args.append(repr(p.doc))
-            if p.default is not None or isinstance(p.type, t.Optional):
-                args.append("optional=True")
-            base = t.strip_optional(p.type)
-            if isinstance(base, t.Named) and base.kind == "entity":
-                found = self.world.table_of(base.name)
-                if found is not None:
-                    args.append(f"table={found.name!r}")
-            params.append(f"param({', '.join(args)})")
-        where = f"{file_label(info.node.span.file)}:{info.node.span.line}"
-        args = [repr(info.name), repr(info.doc or "")]
-        if len(params) <= 1:
-            args.append("(" + "".join(p + "," for p in params) + ")")
-        else:  # the parameters' tuple, a parameter an argument to lay out
-            args += [("(" if i == 0 else "") + p + (")" if i == len(params) - 1 else "")
-                     for i, p in enumerate(params)]
-        args.append(f"read_only={info.read_only!r}")
-        if not (info.read_only or self._checks.get(info.name, True)):
-            args.append("checks=False")
-        if self._calls_method(info):
-            args.append(f"method={self.class_name}.tool_{py_name(info.name)}")
-        else:
-            args.append(f"invoke=_invoke_{py_name(info.name)}")
-        required_json = tuple(p.name for p in info.params if p.type == t.JSON and
-                              p.default is None)
-        if self.world.config.arguments in ("python", "dynamic"):
-            function = f"{self.world.config.class_name or self.world.name}.{info.name}"
-            args.append(f"python_name={function!r}")
-        elif required_json:
-            # null is a value of a required `json` parameter (its schema allows it), not a gap
-            args.append(f"nullable={required_json!r}")
-        args.append(f"where={where!r}")
-        if info.returns:
-            args.append(f"returns={_literal(self.tables.result_schema(info.returns))}")
-            shows = self.tables.shows(info.returns)
-            if shows is not None:
-                args.append(f"shows={shows!r}")
-        return _wrapped(args, _LINE - len(_INDENT + "tool(") - 2)
-
     # -------------------------------------------------------------- tasks
     def check_fn(self, task: str, check: n.Check) -> str:
         env = Env(ep="ep", init="init", task=task)
@@ -800,8 +621,8 @@ class WorldGenerator:
             anchor = f"{file_label(const.node.span.file)}:{const.node.span.line}"
             consts.append(f"{const_name(const.name)}: {self.tables.annotation(typ, stored=False)} "
                           f"= {value}  # {anchor}")
-        invokers = [fn for fn in map(self.invoker, w.tools.values()) if fn is not None]
-        tool_specs = [self.tool_spec(tool) for tool in w.tools.values()]
+        registry = RegistryWriter(w, self.tables, self.x, self.class_name).registry(
+            self._checks, {name for name, info in w.tools.items() if self._uses_given(info)})
         task_specs = [self.task_spec(task) for task in w.tasks]
         state_defaults, load_lines = self.state_defaults(), self.load_lines()
         invariant_lines = self.invariant_lines()
@@ -839,51 +660,10 @@ class WorldGenerator:
             load_lines=load_lines,
             invariant_lines=invariant_lines,
             methods=methods,
-            invokers=invokers,
-            tool_specs=tool_specs,
+            registry=registry,
             check_fns=check_fns,
             task_specs=task_specs,
         )
-
-
-def _plain_str(typ: t.Type) -> bool:
-    """``str`` without a refinement (``Prim`` equality ignores refinements)."""
-    return isinstance(typ, t.Prim) and typ.name == "str" and typ.refinement is None
-
-
-def _dynamic_load(load: list[str], pname: str, fallback: str) -> list[str]:
-    """``arguments: dynamic``: the statements ``load`` loading an argument, and for a value
-    they refuse for its JSON type, ``fallback`` (the value as it is)."""
-    return [f"{_INDENT}try:", *(_INDENT * 2 + line for line in load),
-            f"{_INDENT}except ToolError as exc:",
-            f"{_INDENT * 2}{pname} = {fallback}"]
-
-
-def _str_argument(pname: str, src: str, path: str, dynamic: bool) -> list[str]:
-    """A text argument: ASCII text as it is, anything else through ``v.want_str`` (in
-    ``arguments: dynamic``, ``rt.str_or_foreign``)."""
-    slow = f"rt.str_or_foreign(ep, {pname}, {path})" if dynamic else \
-        f"v.want_str({pname}, {path})"
-    return [f"{pname} = {src}",
-            f"if type({pname}) is not str or not {pname}.isascii():",
-            f"{_INDENT}{pname} = {slow}"]
-
-
-def _str_list_argument(pname: str, src: str, path: str, dynamic: bool) -> list[str]:
-    """A list of text: a list of ASCII text as a tuple at once (the test ``v.want_str_list``
-    makes first, inline: ``''.join`` checks in C that every element is a ``str``, without a
-    call), anything else through it (in ``arguments: dynamic``, ``rt.str_list_or_foreign``)."""
-    slow = f"rt.str_list_or_foreign(ep, {pname}, {path})" if dynamic else \
-        f"v.want_str_list({pname}, {path})"
-    return [f"{pname} = {src}",
-            "try:",
-            f"{_INDENT}_ascii = type({pname}) is list and ''.join({pname}).isascii()",
-            "except TypeError:  # an element that is no str",
-            f"{_INDENT}_ascii = False",
-            "if _ascii:",
-            f"{_INDENT}{pname} = tuple({pname})",
-            "else:",
-            f"{_INDENT}{pname} = {slow}"]
 
 
 def _check_fn_name(task: str, check: str) -> str:
@@ -902,15 +682,6 @@ def _text_literal(text: str, indent: str) -> str:
     if len(lines) <= 1:
         return repr(text)
     return "(\n" + "".join(f"{indent}{_INDENT}{line!r}\n" for line in lines) + f"{indent})"
-
-
-def _has_union(typ: t.Type) -> bool:
-    base = t.strip_optional(typ)
-    if isinstance(base, (t.ListOf, t.SetOf)):
-        return _has_union(base.element)
-    if isinstance(base, t.MapOf):
-        return _has_union(base.value)
-    return isinstance(base, t.Named) and base.kind == "union"
 
 
 _entity_in = t.referenced_entity

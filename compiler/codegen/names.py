@@ -26,6 +26,8 @@ GENERATED_NAMES = frozenset({
     # the contract's names a class body's field declarations call (worldspec.runtime.contract)
     # and the tool registry's (worldspec.runtime.arguments)
     "field", "enum_text", "enum_value", "optional_text", "state_item", "param", "tool", "tools",
+    # and the modules of its argument types and schemas
+    "arg", "js",
     # the names tool methods, invokers and check functions bind around spec code
     "self", "ep", "init", "args", "key", "state", "replies",
 })

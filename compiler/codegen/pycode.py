@@ -604,6 +604,20 @@ def _wrapped(expr: Expr, indent: str, head: str, tail: str, nested: bool,
         return [indent + head + "(", *(line for operand in operands
                                         for line in _split_item(operand, inner, "")),
                 indent + ")" + tail]
+    if isinstance(expr, Const) and isinstance(expr.value, str):
+        # long text: literals split after spaces, one a line (Python joins them), in
+        # parentheses unless brackets hold them already
+        if nested and not head:
+            pieces = _text_pieces(expr.value, indent, len(tail))
+            return [*(indent + repr(piece) for piece in pieces[:-1]),
+                    indent + repr(pieces[-1]) + tail]
+        pieces = _text_pieces(expr.value, inner, 0)
+        return [indent + head + "(", *(inner + repr(piece) for piece in pieces),
+                indent + ")" + tail]
+    if isinstance(expr, Lambda) and expr.params:
+        # the body split as it would be alone (inside brackets, a line may break in it)
+        return _wrapped(expr.body, indent, f"{head}lambda {', '.join(expr.params)}: ", tail,
+                        nested, reserve)
     return [line]
 
 
@@ -694,10 +708,17 @@ def _docstring(text: str, indent: str) -> list[str]:
     if len(whole) <= WIDTH:
         return [whole]
     inner = indent + _INDENT
+    return [indent + "(", *(inner + repr(piece) for piece in _text_pieces(text, inner, 0)),
+            indent + ")"]
+
+
+def _text_pieces(text: str, indent: str, tail: int) -> list[str]:
+    """``text`` split after spaces and line breaks into pieces whose literals fit a line at
+    ``indent`` (the last one with ``tail`` characters after it, where it can)."""
     pieces: list[str] = []
     current = ""
     for token in re.findall(r"[^ \n]*[ \n]|[^ \n]+$", text):
-        if current and len(inner + repr(current + token)) > WIDTH:
+        if current and len(indent + repr(current + token)) > WIDTH:
             pieces.append(current)
             current = ""
         current += token
@@ -706,7 +727,12 @@ def _docstring(text: str, indent: str) -> list[str]:
             current = ""
     if current:
         pieces.append(current)
-    return [indent + "(", *(inner + repr(piece) for piece in pieces), indent + ")"]
+    if len(pieces) > 1 or len(indent + repr(text)) + tail <= WIDTH:
+        return pieces or [""]
+    # it fits alone but not with what follows it: its last word on a line of its own
+    head, _, _ = text.rstrip(" ").rpartition(" ")
+    rest = text[len(head):]
+    return [head, rest] if head else [text]
 
 
 def print_block(body: Sequence[Stmt] | Iterable[Stmt], depth: int) -> list[str]:

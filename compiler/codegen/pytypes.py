@@ -13,6 +13,7 @@ from typing import Any
 from worldspec.compiler import types as t
 from worldspec.compiler.codegen.names import CLASS_RESERVED, py_name
 from worldspec.compiler.model import WorldModel
+from worldspec.runtime import schema as js
 
 __all__ = ["TextMaker", "TypeTables"]
 
@@ -26,14 +27,6 @@ _PRIM_LOADER = {
     "number": "v.want_number", "bool": "v.want_bool",
     "date": "v.want_date", "datetime": "v.want_datetime", "duration": "v.want_duration",
 }
-_PRIM_SCHEMA: dict[str, dict[str, Any]] = {
-    "str": {"type": "string"}, "int": {"type": "integer"}, "float": {"type": "number"},
-    "number": {"type": "number"},
-    "bool": {"type": "boolean"}, "date": {"type": "string", "format": "date"},
-    "datetime": {"type": "string", "format": "date-time"},
-    "duration": {"type": "number", "description": "seconds"},
-}
-
 #: the primitive types whose refinement is a range of values (not a length)
 _NUMERIC = ("int", "float", "number")
 
@@ -582,59 +575,33 @@ class TypeTables:
 
     # --------------------------------------------------------------- schemas
     def schema(self, typ: t.Type) -> dict[str, Any]:
-        """The strict-mode JSON schema of what the agent sends for ``typ``."""
+        """The strict-mode JSON schema of what the agent sends for ``typ`` (made by the
+        runtime's schema functions, which the runtime's argument types use too)."""
+        ref = getattr(typ, "refinement", None)
+        low, high = (ref.low, ref.high) if ref is not None else (None, None)
         if isinstance(typ, t.Prim):
             if typ.name == "json":
-                return {"type": ["string", "number", "integer", "boolean", "object", "array",
-                                 "null"]}
-            out = dict(_PRIM_SCHEMA[typ.name])
-            ref = typ.refinement
-            if ref is not None:
-                if typ.name in _NUMERIC:
-                    if ref.low is not None:
-                        out["minimum"] = ref.low
-                    if ref.high is not None:
-                        out["maximum"] = ref.high
-                else:
-                    if ref.low is not None:
-                        out["minLength"] = ref.low
-                    if ref.high is not None:
-                        out["maxLength"] = ref.high
-                if ref.pattern is not None:
-                    out["pattern"] = ref.pattern
-            return out
+                return dict(js.JSON_ANY)
+            return js.scalar(typ.name, low, high, ref.pattern if ref is not None else None)
         if isinstance(typ, t.Optional):
-            return {"anyOf": [self.schema(typ.inner), {"type": "null"}]}
+            return js.nullable(self.schema(typ.inner))
         if isinstance(typ, (t.ListOf, t.SetOf)):
-            out = {"type": "array", "items": self.schema(typ.element)}
-            if isinstance(typ, t.SetOf):
-                out["uniqueItems"] = True
-            ref = typ.refinement
-            if ref is not None and ref.low is not None:
-                out["minItems"] = ref.low
-            if ref is not None and ref.high is not None:
-                out["maxItems"] = ref.high
-            return out
+            return js.array(self.schema(typ.element), unique=isinstance(typ, t.SetOf),
+                            min_items=low, max_items=high)
         if isinstance(typ, t.MapOf):
-            out = {"type": "object", "additionalProperties": self.schema(typ.value)}
-            ref = typ.refinement
-            if ref is not None and ref.low is not None:
-                out["minProperties"] = ref.low
-            if ref is not None and ref.high is not None:
-                out["maxProperties"] = ref.high
-            return out
+            return js.mapping(self.schema(typ.value), min_properties=low, max_properties=high)
         if isinstance(typ, t.Named):
             if typ.kind == "enum":
                 members = self.world.enums[typ.name].members.values()
-                return {"type": "string", "enum": [m.value for m in members]}
+                return js.text_in(*(m.value for m in members))
             if typ.kind == "entity":
                 return self.schema(self.key_type(typ.name))
             if typ.kind == "record":
                 return self.record_schema(typ.name, None)
             if typ.kind == "union":
                 union = self.world.unions[typ.name]
-                return {"anyOf": [self.record_schema(rec, (union.tag_field, tag))
-                                  for tag, rec in union.variants.items()]}
+                return js.any_of(*(self.record_schema(rec, (union.tag_field, tag))
+                                   for tag, rec in union.variants.items()))
         return {}
 
     def result_schema(self, typ: t.Type) -> dict[str, Any]:

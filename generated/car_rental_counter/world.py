@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -797,189 +799,249 @@ class CarRentalCounter(Episode):
         return car  # car_rental_counter.world:353
 
 
-def _invoke_search_cars(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    a_branch = rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown branch ' + rt.text(key) + '.'))
-    a_pickup_date = v.want_date(args['pickup_date'], 'pickup_date')
-    a_return_date = v.want_date(args['return_date'], 'return_date')
-    a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, CarCategory))) if args.get('category') is not None else None)
-    return ep.tool_search_cars(a_branch, a_pickup_date, a_return_date, a_category)
-
-
-def _invoke_register_customer(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
-    a_licence_number = v.check_pattern(v.want_str(args['licence_number'], 'licence_number'), 'licence_number', '^[A-Z0-9]{6,12}$')
-    a_licence_expires = v.want_date(args['licence_expires'], 'licence_expires')
-    a_email = v.check_pattern(v.want_str(args['email'], 'email'), 'email', '^[^@ ]+@[^@ ]+\\.[a-z]+$')
-    return ep.tool_register_customer(a_name, a_licence_number, a_licence_expires, a_email)
-
-
-def _invoke_get_customer_rentals(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    a_customer = args['customer']
-    if type(a_customer) is not str or not a_customer.isascii():
-        a_customer = v.want_str(a_customer, 'customer')
-    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'))
-    return ep.tool_get_customer_rentals(a_customer)
-
-
-def _invoke_get_rental(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    a_rental = args['rental']
-    if type(a_rental) is not str or not a_rental.isascii():
-        a_rental = v.want_str(a_rental, 'rental')
-    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, 'Unknown rental ' + rt.text(key) + '.'))
-    return ep.tool_get_rental(a_rental)
-
-
-def _invoke_find_customers(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
-    return ep.tool_find_customers(a_text)
-
-
-def _invoke_get_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'))
-    return ep.tool_get_car(a_car)
-
-
-def _invoke_list_cars(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    a_branch = (rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown branch ' + rt.text(key) + '.')) if args.get('branch') is not None else None)
-    a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, CarCategory))) if args.get('category') is not None else None)
-    return ep.tool_list_cars(a_branch, a_category)
-
-
-def _invoke_list_car_rentals(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'))
-    return ep.tool_list_car_rentals(a_car)
-
-
-def _invoke_reserve_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    a_customer = args['customer']
-    if type(a_customer) is not str or not a_customer.isascii():
-        a_customer = v.want_str(a_customer, 'customer')
-    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'))
-    a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'))
-    a_pickup_date = v.want_date(args['pickup_date'], 'pickup_date')
-    a_return_date = v.want_date(args['return_date'], 'return_date')
-    return ep.tool_reserve_car(a_customer, a_car, a_pickup_date, a_return_date)
-
-
-def _invoke_cancel_reservation(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    a_rental = args['rental']
-    if type(a_rental) is not str or not a_rental.isascii():
-        a_rental = v.want_str(a_rental, 'rental')
-    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, 'Unknown rental ' + rt.text(key) + '.'))
-    return ep.tool_cancel_reservation(a_rental)
-
-
-def _invoke_pick_up(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    a_rental = args['rental']
-    if type(a_rental) is not str or not a_rental.isascii():
-        a_rental = v.want_str(a_rental, 'rental')
-    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, 'Unknown rental ' + rt.text(key) + '.'))
-    return ep.tool_pick_up(a_rental)
-
-
-def _invoke_return_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    a_rental = args['rental']
-    if type(a_rental) is not str or not a_rental.isascii():
-        a_rental = v.want_str(a_rental, 'rental')
-    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, 'Unknown rental ' + rt.text(key) + '.'))
-    a_branch = rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown branch ' + rt.text(key) + '.'))
-    a_mileage_km = v.check_range(v.want_int(args['mileage_km'], 'mileage_km'), 'mileage_km', 0, 10000000)
-    return ep.tool_return_car(a_rental, a_branch, a_mileage_km)
-
-
-def _invoke_set_car_in_service(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'))
-    a_in_service = v.want_bool(args['in_service'], 'in_service')
-    return ep.tool_set_car_in_service(a_car, a_in_service)
+_RESULT_Customer = js.closed({
+    'id': js.STRING,
+    'name': js.scalar('str', 1, 80),
+    'licence_number': js.scalar('str', pattern='^[A-Z0-9]{6,12}$'),
+    'licence_expires': js.STRING,
+    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+})
+_RESULT_Rental = js.closed({
+    'id': js.STRING,
+    'customer': js.STRING,
+    'car': js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'),
+    'pickup_branch': js.scalar('str', pattern='^[A-Z]{3}$'),
+    'pickup_date': js.STRING,
+    'return_date': js.STRING,
+    'status': js.members(RentalStatus),
+    'start_mileage_km': js.nullable(js.scalar('int', 0)),
+    'end_mileage_km': js.nullable(js.scalar('int', 0)),
+    'returned_on': js.nullable(js.STRING),
+    'return_branch': js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')),
+    'base_charge_cents': js.scalar('int', 0),
+    'extra_days_charge_cents': js.scalar('int', 0),
+    'one_way_fee_cents': js.scalar('int', 0),
+    'total_cents': js.scalar('int', 0),
+})
+_RESULT_Car = js.closed({
+    'plate': js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'),
+    'model': js.scalar('str', 1, 60),
+    'category': js.members(CarCategory),
+    'daily_rate_cents': js.scalar('int', 1, 100000),
+    'mileage_km': js.scalar('int', 0),
+    'branch': js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')),
+    'in_service': js.BOOLEAN,
+})
+_PARAM_return_date = param(
+    'return_date', arg.DATE, 'The planned return day, after the pick-up day.'
+)
+_PARAM_category = param(
+    'category',
+    arg.optional(arg.enum_of(CarCategory)),
+    'Only cars of this category; any when omitted.',
+)
+_PARAM_customer = param(
+    'customer',
+    arg.row('customers'),
+    'The customer id, e.g. CU001.',
+    not_found=lambda ep, key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'),
+)
+_PARAM_rental = param(
+    'rental',
+    arg.row('rentals'),
+    'The rental id, e.g. R0001.',
+    not_found=lambda ep, key: rt.built(ep, 'Unknown rental ' + rt.text(key) + '.'),
+)
+_PARAM_car = param(
+    'car',
+    arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
+    "The car's plate, e.g. 1234-XYZ.",
+    not_found=lambda ep, key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'),
+)
 
 
 CarRentalCounter.TOOLS = tools(
-    tool('search_cars',
-         'List the in-service cars parked at a branch that are free for the whole stay, cheapest first, with the price.',
-         (param('branch', {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'The branch code, e.g. MAD.', table='branches'),
-         param('pickup_date', {'type': 'string', 'format': 'date'}, 'The pick-up day, e.g. 2026-07-15.'),
-         param('return_date', {'type': 'string', 'format': 'date'}, 'The planned return day, after the pick-up day.'),
-         param('category', {'anyOf': [{'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, {'type': 'null'}]}, 'Only cars of this category; any when omitted.', optional=True)),
-         read_only=True, invoke=_invoke_search_cars, where='car_rental_counter.world:163',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string'}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer'}, 'days': {'type': 'integer'}, 'price_cents': {'type': 'integer'}}, 'required': ['car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents'], 'additionalProperties': False}}),
-    tool('register_customer', 'Register a new customer with their driving licence.',
-         (param('name', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "The customer's full name."),
-         param('licence_number', {'type': 'string', 'pattern': '^[A-Z0-9]{6,12}$'}, 'The driving licence number, 6 to 12 capital letters or digits.'),
-         param('licence_expires', {'type': 'string', 'format': 'date'}, "The licence's expiry date, e.g. 2031-02-28."),
-         param('email', {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, "The customer's email address.")),
-         read_only=False, invoke=_invoke_register_customer, where='car_rental_counter.world:178',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'licence_number': {'type': 'string', 'pattern': '^[A-Z0-9]{6,12}$'}, 'licence_expires': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'licence_number', 'licence_expires', 'email'], 'additionalProperties': False}),
-    tool('get_customer_rentals',
-         'Show a customer with all their rentals (car, branch, dates, status and charges), the latest pick-up first.',
-         (param('customer', {'type': 'string'}, 'The customer id, e.g. CU001.', table='customers'),),
-         read_only=True, invoke=_invoke_get_customer_rentals,
-         where='car_rental_counter.world:198',
-         returns={'type': 'object', 'properties': {'customer': {'type': 'string'}, 'name': {'type': 'string'}, 'licence_expires': {'type': 'string'}, 'rentals': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}}}, 'required': ['customer', 'name', 'licence_expires', 'rentals'], 'additionalProperties': False},
-         shows=('record', (('rentals', 'rentals', ('list', ('row', 'rentals'))),))),
-    tool('get_rental', 'Show one rental with its car, dates, mileage and charges.',
-         (param('rental', {'type': 'string'}, 'The rental id, e.g. R0001.', table='rentals'),),
-         read_only=True, invoke=_invoke_get_rental, where='car_rental_counter.world:211',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
-    tool('list_branches', 'List the branches with their codes, names and cities.', (),
-         read_only=True, method=CarRentalCounter.tool_list_branches,
-         where='car_rental_counter.world:219',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}}, 'required': ['code', 'name', 'city'], 'additionalProperties': False}},
-         shows=('list', ('row', 'branches'))),
-    tool('find_customers',
-         'Find registered customers whose name, email or licence number contains the text, with their customer id and licence expiry date.',
-         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the customer's name, email or licence number, e.g. Smith; case does not matter."),),
-         read_only=True, invoke=_invoke_find_customers, where='car_rental_counter.world:223',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'licence_number': {'type': 'string', 'pattern': '^[A-Z0-9]{6,12}$'}, 'licence_expires': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'licence_number', 'licence_expires', 'email'], 'additionalProperties': False}},
-         shows=('list', ('row', 'customers'))),
-    tool('get_car',
-         'Show one car: its model, category, daily rate, mileage, the branch where it is parked and whether it is in service.',
-         (param('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, "The car's plate, e.g. 1234-XYZ.", table='cars'),),
-         read_only=True, invoke=_invoke_get_car, where='car_rental_counter.world:232',
-         returns={'type': 'object', 'properties': {'plate': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'mileage_km': {'type': 'integer', 'minimum': 0}, 'branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'in_service': {'type': 'boolean'}}, 'required': ['plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service'], 'additionalProperties': False}),
-    tool('list_cars',
-         "List the fleet's cars with model, category, daily rate, mileage, branch and whether in service, whatever their bookings; cars out on a rental have no branch.",
-         (param('branch', {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.', optional=True, table='branches'),
-         param('category', {'anyOf': [{'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, {'type': 'null'}]}, 'Only cars of this category; any when omitted.', optional=True)),
-         read_only=True, invoke=_invoke_list_cars, where='car_rental_counter.world:238',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'plate': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'mileage_km': {'type': 'integer', 'minimum': 0}, 'branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'in_service': {'type': 'boolean'}}, 'required': ['plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service'], 'additionalProperties': False}},
-         shows=('list', ('row', 'cars'))),
-    tool('list_car_rentals',
-         'List the rentals of one car (customer, dates, status and charges), the latest pick-up first.',
-         (param('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, "The car's plate, e.g. 1234-XYZ.", table='cars'),),
-         read_only=True, invoke=_invoke_list_car_rentals, where='car_rental_counter.world:247',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}},
-         shows=('list', ('row', 'rentals'))),
-    tool('reserve_car',
-         "Reserve a car at the branch where it is parked. The price is the number of days times the car's daily rate.",
-         (param('customer', {'type': 'string'}, 'The customer id, e.g. CU001.', table='customers'),
-         param('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, "The car's plate, e.g. 6666-FGH.", table='cars'),
-         param('pickup_date', {'type': 'string', 'format': 'date'}, 'The pick-up day, today or later.'),
-         param('return_date', {'type': 'string', 'format': 'date'}, 'The planned return day, after the pick-up day.')),
-         read_only=False, invoke=_invoke_reserve_car, where='car_rental_counter.world:255',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
-    tool('cancel_reservation',
-         'Cancel a reservation that has not been picked up. There is no fee.',
-         (param('rental', {'type': 'string'}, 'The rental id, e.g. R0003.', table='rentals'),),
-         read_only=False, invoke=_invoke_cancel_reservation, where='car_rental_counter.world:283',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
-    tool('pick_up',
-         'Hand the car of a reservation to the customer, from its pick-up day until the day before its planned return. Records the start mileage.',
-         (param('rental', {'type': 'string'}, 'The rental id, e.g. R0001.', table='rentals'),),
-         read_only=False, invoke=_invoke_pick_up, where='car_rental_counter.world:293',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
-    tool('return_car',
-         'Take back a picked-up car at any branch. Days past the planned return date are charged at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch differs from\nthe pick-up branch. Returns the rental with its charges.',
-         (param('rental', {'type': 'string'}, 'The rental id, e.g. R0002.', table='rentals'),
-         param('branch', {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'The branch where the car is returned, e.g. BCN.', table='branches'),
-         param('mileage_km', {'type': 'integer', 'minimum': 0, 'maximum': 10000000}, 'The odometer reading at return, in km.')),
-         read_only=False, invoke=_invoke_return_car, where='car_rental_counter.world:312',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string'}, 'car': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'pickup_branch': {'type': 'string', 'pattern': '^[A-Z]{3}$'}, 'pickup_date': {'type': 'string'}, 'return_date': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['reserved', 'picked_up', 'returned', 'cancelled']}, 'start_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'end_mileage_km': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'return_branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'base_charge_cents': {'type': 'integer', 'minimum': 0}, 'extra_days_charge_cents': {'type': 'integer', 'minimum': 0}, 'one_way_fee_cents': {'type': 'integer', 'minimum': 0}, 'total_cents': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'customer', 'car', 'pickup_branch', 'pickup_date', 'return_date', 'status', 'start_mileage_km', 'end_mileage_km', 'returned_on', 'return_branch', 'base_charge_cents', 'extra_days_charge_cents', 'one_way_fee_cents', 'total_cents'], 'additionalProperties': False}),
-    tool('set_car_in_service',
-         'Take a parked car out of service for maintenance, or put it back in service.',
-         (param('car', {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, "The car's plate, e.g. 4444-DEF.", table='cars'),
-         param('in_service', {'type': 'boolean'}, 'true to put the car back in service, false to take it out for maintenance.')),
-         read_only=False, invoke=_invoke_set_car_in_service, where='car_rental_counter.world:344',
-         returns={'type': 'object', 'properties': {'plate': {'type': 'string', 'pattern': '^[0-9]{4}-[A-Z]{3}$'}, 'model': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'category': {'type': 'string', 'enum': ['economy', 'compact', 'suv', 'van']}, 'daily_rate_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'mileage_km': {'type': 'integer', 'minimum': 0}, 'branch': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}$'}, {'type': 'null'}]}, 'in_service': {'type': 'boolean'}}, 'required': ['plate', 'model', 'category', 'daily_rate_cents', 'mileage_km', 'branch', 'in_service'], 'additionalProperties': False}),
+    tool(
+        CarRentalCounter.tool_search_cars,
+        param(
+            'branch',
+            arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
+            'The branch code, e.g. MAD.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown branch ' + rt.text(key) + '.'),
+        ),
+        param('pickup_date', arg.DATE, 'The pick-up day, e.g. 2026-07-15.'),
+        _PARAM_return_date,
+        _PARAM_category,
+        read_only=True,
+        where='car_rental_counter.world:163',
+        returns=js.array(js.closed({
+            'car': js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'),
+            'model': js.STRING,
+            'category': js.members(CarCategory),
+            'daily_rate_cents': js.INTEGER,
+            'days': js.INTEGER,
+            'price_cents': js.INTEGER,
+        })),
+    ),
+    tool(
+        CarRentalCounter.tool_register_customer,
+        param('name', arg.refined(arg.TEXT, 1, 80), "The customer's full name."),
+        param(
+            'licence_number',
+            arg.refined(arg.TEXT, pattern='^[A-Z0-9]{6,12}$'),
+            'The driving licence number, 6 to 12 capital letters or digits.',
+        ),
+        param('licence_expires', arg.DATE, "The licence's expiry date, e.g. 2031-02-28."),
+        param(
+            'email',
+            arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+            "The customer's email address.",
+        ),
+        where='car_rental_counter.world:178',
+        returns=_RESULT_Customer,
+    ),
+    tool(
+        CarRentalCounter.tool_get_customer_rentals,
+        _PARAM_customer,
+        read_only=True,
+        where='car_rental_counter.world:198',
+        returns=js.closed({
+            'customer': js.STRING,
+            'name': js.STRING,
+            'licence_expires': js.STRING,
+            'rentals': js.array(_RESULT_Rental),
+        }),
+        shows=('record', (('rentals', 'rentals', ('list', ('row', 'rentals'))),)),
+    ),
+    tool(
+        CarRentalCounter.tool_get_rental,
+        _PARAM_rental,
+        read_only=True,
+        where='car_rental_counter.world:211',
+        returns=_RESULT_Rental,
+    ),
+    tool(
+        CarRentalCounter.tool_list_branches,
+        read_only=True,
+        where='car_rental_counter.world:219',
+        returns=js.array(js.closed({
+            'code': js.scalar('str', pattern='^[A-Z]{3}$'),
+            'name': js.scalar('str', 1, 80),
+            'city': js.scalar('str', 1, 60),
+        })),
+        shows=('list', ('row', 'branches')),
+    ),
+    tool(
+        CarRentalCounter.tool_find_customers,
+        param(
+            'text',
+            arg.refined(arg.TEXT, 1, 80),
+            "Part of the customer's name, email or licence number, e.g. Smith; case does not "
+            'matter.',
+        ),
+        read_only=True,
+        where='car_rental_counter.world:223',
+        returns=js.array(_RESULT_Customer),
+        shows=('list', ('row', 'customers')),
+    ),
+    tool(
+        CarRentalCounter.tool_get_car,
+        _PARAM_car,
+        read_only=True,
+        where='car_rental_counter.world:232',
+        returns=_RESULT_Car,
+    ),
+    tool(
+        CarRentalCounter.tool_list_cars,
+        param(
+            'branch',
+            arg.optional(arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+            'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown branch ' + rt.text(key) + '.'),
+        ),
+        _PARAM_category,
+        read_only=True,
+        where='car_rental_counter.world:238',
+        returns=js.array(_RESULT_Car),
+        shows=('list', ('row', 'cars')),
+    ),
+    tool(
+        CarRentalCounter.tool_list_car_rentals,
+        _PARAM_car,
+        read_only=True,
+        where='car_rental_counter.world:247',
+        returns=js.array(_RESULT_Rental),
+        shows=('list', ('row', 'rentals')),
+    ),
+    tool(
+        CarRentalCounter.tool_reserve_car,
+        _PARAM_customer,
+        param(
+            'car',
+            arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
+            "The car's plate, e.g. 6666-FGH.",
+            not_found=lambda ep, key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'),
+        ),
+        param('pickup_date', arg.DATE, 'The pick-up day, today or later.'),
+        _PARAM_return_date,
+        where='car_rental_counter.world:255',
+        returns=_RESULT_Rental,
+    ),
+    tool(
+        CarRentalCounter.tool_cancel_reservation,
+        param(
+            'rental',
+            arg.row('rentals'),
+            'The rental id, e.g. R0003.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown rental ' + rt.text(key) + '.'),
+        ),
+        where='car_rental_counter.world:283',
+        returns=_RESULT_Rental,
+    ),
+    tool(
+        CarRentalCounter.tool_pick_up,
+        _PARAM_rental,
+        where='car_rental_counter.world:293',
+        returns=_RESULT_Rental,
+    ),
+    tool(
+        CarRentalCounter.tool_return_car,
+        param(
+            'rental',
+            arg.row('rentals'),
+            'The rental id, e.g. R0002.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown rental ' + rt.text(key) + '.'),
+        ),
+        param(
+            'branch',
+            arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
+            'The branch where the car is returned, e.g. BCN.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown branch ' + rt.text(key) + '.'),
+        ),
+        param(
+            'mileage_km',
+            arg.refined(arg.INT, 0, 10000000),
+            'The odometer reading at return, in km.',
+        ),
+        where='car_rental_counter.world:312',
+        returns=_RESULT_Rental,
+    ),
+    tool(
+        CarRentalCounter.tool_set_car_in_service,
+        param(
+            'car',
+            arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
+            "The car's plate, e.g. 4444-DEF.",
+            not_found=lambda ep, key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'),
+        ),
+        param(
+            'in_service',
+            arg.BOOL,
+            'true to put the car back in service, false to take it out for maintenance.',
+        ),
+        where='car_rental_counter.world:344',
+        returns=_RESULT_Car,
+    ),
 )
 
 

@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -641,233 +643,251 @@ class ClinicRecords(Episode):
         return prescription  # clinic_records.world:314
 
 
-def _invoke_sign_in(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, 'Doctor ' + rt.text(key) + ' not found.'))
-    return ep.tool_sign_in(a_doctor)
-
-
-def _invoke_register_patient(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
-    a_birth_date = v.want_date(args['birth_date'], 'birth_date')
-    a_allergies = v.want_set(args['allergies'], 'allergies', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$')))
-    return ep.tool_register_patient(a_name, a_birth_date, a_allergies)
-
-
-def _invoke_add_allergy(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_patient = args['patient']
-    if type(a_patient) is not str or not a_patient.isascii():
-        a_patient = v.want_str(a_patient, 'patient')
-    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'))
-    a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, 'Drug ' + rt.text(key) + ' not found.'))
-    return ep.tool_add_allergy(a_patient, a_drug)
-
-
-def _invoke_record_visit(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_patient = args['patient']
-    if type(a_patient) is not str or not a_patient.isascii():
-        a_patient = v.want_str(a_patient, 'patient')
-    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'))
-    a_diagnosis = v.check_length(v.want_str(args['diagnosis'], 'diagnosis'), 'diagnosis', 1, 200)
-    return ep.tool_record_visit(a_patient, a_diagnosis)
-
-
-def _invoke_prescribe(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_visit = args['visit']
-    if type(a_visit) is not str or not a_visit.isascii():
-        a_visit = v.want_str(a_visit, 'visit')
-    a_visit = ep.t_visits.rows.get(a_visit) or rt.lookup(ep.t_visits, a_visit, lambda key: rt.built(ep, 'Visit ' + rt.text(key) + ' not found.'))
-    a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, 'Drug ' + rt.text(key) + ' not found.'))
-    a_dose = v.check_length(v.want_str(args['dose'], 'dose'), 'dose', 1, 60)
-    a_course_days = v.check_range(v.want_int(args['course_days'], 'course_days'), 'course_days', 1, 365)
-    return ep.tool_prescribe(a_visit, a_drug, a_dose, a_course_days)
-
-
-def _invoke_renew_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_prescription = args['prescription']
-    if type(a_prescription) is not str or not a_prescription.isascii():
-        a_prescription = v.want_str(a_prescription, 'prescription')
-    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, 'Prescription ' + rt.text(key) + ' not found.'))
-    a_extra_days = v.check_range(v.want_int(args['extra_days'], 'extra_days'), 'extra_days', 1, 365)
-    return ep.tool_renew_prescription(a_prescription, a_extra_days)
-
-
-def _invoke_stop_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_prescription = args['prescription']
-    if type(a_prescription) is not str or not a_prescription.isascii():
-        a_prescription = v.want_str(a_prescription, 'prescription')
-    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, 'Prescription ' + rt.text(key) + ' not found.'))
-    a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
-    return ep.tool_stop_prescription(a_prescription, a_reason)
-
-
-def _invoke_list_doctors(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_specialty = (v.want_optional(args['specialty'], 'specialty', (lambda x, p: v.want_enum(x, p, Specialty))) if args.get('specialty') is not None else None)
-    return ep.tool_list_doctors(a_specialty)
-
-
-def _invoke_get_doctor(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, 'Doctor ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_doctor(a_doctor)
-
-
-def _invoke_search_drugs(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_name = (v.want_str(args['name'], 'name') if args.get('name') is not None else '')
-    a_drug_class = (v.want_optional(args['drug_class'], 'drug_class', (lambda x, p: v.want_enum(x, p, DrugClass))) if args.get('drug_class') is not None else None)
-    return ep.tool_search_drugs(a_name, a_drug_class)
-
-
-def _invoke_get_drug(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, 'Drug ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_drug(a_drug)
-
-
-def _invoke_search_patients(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_name = (v.want_str(args['name'], 'name') if args.get('name') is not None else '')
-    a_birth_date = (v.want_optional(args['birth_date'], 'birth_date', v.want_date) if args.get('birth_date') is not None else None)
-    return ep.tool_search_patients(a_name, a_birth_date)
-
-
-def _invoke_get_patient(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_patient = args['patient']
-    if type(a_patient) is not str or not a_patient.isascii():
-        a_patient = v.want_str(a_patient, 'patient')
-    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_patient(a_patient)
-
-
-def _invoke_list_visits(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_patient = args['patient']
-    if type(a_patient) is not str or not a_patient.isascii():
-        a_patient = v.want_str(a_patient, 'patient')
-    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'))
-    return ep.tool_list_visits(a_patient)
-
-
-def _invoke_get_visit(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_visit = args['visit']
-    if type(a_visit) is not str or not a_visit.isascii():
-        a_visit = v.want_str(a_visit, 'visit')
-    a_visit = ep.t_visits.rows.get(a_visit) or rt.lookup(ep.t_visits, a_visit, lambda key: rt.built(ep, 'Visit ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_visit(a_visit)
-
-
-def _invoke_list_prescriptions(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_patient = args['patient']
-    if type(a_patient) is not str or not a_patient.isascii():
-        a_patient = v.want_str(a_patient, 'patient')
-    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'))
-    a_active_only = (v.want_bool(args['active_only'], 'active_only') if args.get('active_only') is not None else False)
-    return ep.tool_list_prescriptions(a_patient, a_active_only)
-
-
-def _invoke_get_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_prescription = args['prescription']
-    if type(a_prescription) is not str or not a_prescription.isascii():
-        a_prescription = v.want_str(a_prescription, 'prescription')
-    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, 'Prescription ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_prescription(a_prescription)
+_RESULT_Doctor = js.closed({
+    'id': js.scalar('str', pattern='^D[0-9]{3}$'),
+    'name': js.scalar('str', 1, 80),
+    'specialty': js.members(Specialty),
+})
+_RESULT_Patient = js.closed({
+    'id': js.STRING,
+    'name': js.scalar('str', 1, 80),
+    'birth_date': js.STRING,
+    'allergies': js.array(js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'), unique=True),
+    'registered_on': js.STRING,
+})
+_RESULT_Visit = js.closed({
+    'id': js.STRING,
+    'patient': js.STRING,
+    'doctor': js.scalar('str', pattern='^D[0-9]{3}$'),
+    'at': js.STRING,
+    'diagnosis': js.scalar('str', 1, 200),
+})
+_RESULT_Prescription = js.closed({
+    'id': js.STRING,
+    'visit': js.STRING,
+    'drug': js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'),
+    'dose': js.scalar('str', 1, 60),
+    'start': js.STRING,
+    'end': js.STRING,
+    'renewals': js.scalar('int', 0, 5),
+    'status': js.members(RxStatus),
+    'stop_reason': js.nullable(js.scalar('str', 1, 200)),
+})
+_RESULT_Drug = js.closed({
+    'code': js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'),
+    'name': js.scalar('str', 1, 80),
+    'drug_class': js.members(DrugClass),
+    'max_days': js.scalar('int', 1, 365),
+})
+_PARAM_doctor = param(
+    'doctor',
+    arg.row('doctors', arg.refined(arg.TEXT, pattern='^D[0-9]{3}$')),
+    "The doctor's id (D and three digits), as list_doctors shows it.",
+    not_found=lambda ep, key: rt.built(ep, 'Doctor ' + rt.text(key) + ' not found.'),
+)
+_PARAM_patient = param(
+    'patient',
+    arg.row('patients'),
+    "The patient's id (P and three digits), as search_patients shows it.",
+    not_found=lambda ep, key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'),
+)
+_PARAM_drug = param(
+    'drug',
+    arg.row('drugs', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$')),
+    "The drug's formulary code (three letters and two digits), as search_drugs shows it.",
+    not_found=lambda ep, key: rt.built(ep, 'Drug ' + rt.text(key) + ' not found.'),
+)
+_PARAM_prescription = param(
+    'prescription',
+    arg.row('prescriptions'),
+    'The prescription id (RX and three digits), as list_prescriptions shows it.',
+    not_found=lambda ep, key: rt.built(ep, 'Prescription ' + rt.text(key) + ' not found.'),
+)
 
 
 ClinicRecords.TOOLS = tools(
-    tool('sign_in',
-         'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.',
-         (param('doctor', {'type': 'string', 'pattern': '^D[0-9]{3}$'}, "The doctor's id (D and three digits), as list_doctors shows it.", table='doctors'),),
-         read_only=False, invoke=_invoke_sign_in, where='clinic_records.world:115',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}}, 'required': ['id', 'name', 'specialty'], 'additionalProperties': False}),
-    tool('register_patient',
-         'Register a new patient with their known drug allergies. The patient is registered today.',
-         (param('name', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "The patient's full name."),
-         param('birth_date', {'type': 'string', 'format': 'date'}, 'The date of birth, e.g. 1985-04-12.'),
-         param('allergies', {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'Formulary codes of the drugs the patient is allergic to, as search_drugs shows them; may be empty.')),
-         read_only=False, invoke=_invoke_register_patient, where='clinic_records.world:124',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}),
-    tool('add_allergy',
-         'Record that a patient is allergic to a drug. An active prescription of that drug must be stopped first.',
-         (param('patient', {'type': 'string'}, "The patient's id (P and three digits), as search_patients shows it.", table='patients'),
-         param('drug', {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, "The drug's formulary code (three letters and two digits), as search_drugs shows it.", table='drugs')),
-         read_only=False, invoke=_invoke_add_allergy, where='clinic_records.world:146',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}),
-    tool('record_visit',
-         'Record a visit of a patient with the signed-in doctor, taking place now, with a diagnosis.',
-         (param('patient', {'type': 'string'}, "The patient's id (P and three digits), as search_patients shows it.", table='patients'),
-         param('diagnosis', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'The diagnosis, in a few words.')),
-         read_only=False, invoke=_invoke_record_visit, where='clinic_records.world:159',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string'}, 'doctor': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'at': {'type': 'string'}, 'diagnosis': {'type': 'string', 'minLength': 1, 'maxLength': 200}}, 'required': ['id', 'patient', 'doctor', 'at', 'diagnosis'], 'additionalProperties': False}),
-    tool('prescribe',
-         'Prescribe a drug from a visit, for a number of days starting today. Only the doctor who held the visit can prescribe from it.',
-         (param('visit', {'type': 'string'}, 'The id of the visit the drug is prescribed from (V and three digits), as list_visits shows it.', table='visits'),
-         param('drug', {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, "The drug's formulary code (three letters and two digits), as search_drugs shows it.", table='drugs'),
-         param('dose', {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'The dose, e.g. "500 mg three times daily".'),
-         param('course_days', {'type': 'integer', 'minimum': 1, 'maximum': 365}, 'How many days the course lasts, starting today.')),
-         read_only=False, invoke=_invoke_prescribe, where='clinic_records.world:171',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
-    tool('renew_prescription',
-         'Extend an active prescription by a number of days. Only the prescribing doctor can renew; at most 5 renewals.',
-         (param('prescription', {'type': 'string'}, 'The prescription id (RX and three digits), as list_prescriptions shows it.', table='prescriptions'),
-         param('extra_days', {'type': 'integer', 'minimum': 1, 'maximum': 365}, 'How many days to add to the end of the course.')),
-         read_only=False, invoke=_invoke_renew_prescription, where='clinic_records.world:197',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
-    tool('stop_prescription',
-         'Stop an active prescription with a reason. If it would still run past today, it now ends today.',
-         (param('prescription', {'type': 'string'}, 'The prescription id (RX and three digits), as list_prescriptions shows it.', table='prescriptions'),
-         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'Why the prescription is stopped, in a few words.')),
-         read_only=False, invoke=_invoke_stop_prescription, where='clinic_records.world:213',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
-    tool('list_doctors', "List the clinic's doctors with their ids, names and specialties.",
-         (param('specialty', {'anyOf': [{'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}, {'type': 'null'}]}, 'Only doctors of this specialty; leave it out for all.', optional=True),),
-         read_only=True, invoke=_invoke_list_doctors, where='clinic_records.world:232',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}}, 'required': ['id', 'name', 'specialty'], 'additionalProperties': False}},
-         shows=('list', ('row', 'doctors'))),
-    tool('get_doctor', "Read a doctor's name and specialty.",
-         (param('doctor', {'type': 'string', 'pattern': '^D[0-9]{3}$'}, "The doctor's id (D and three digits), as list_doctors shows it.", table='doctors'),),
-         read_only=True, invoke=_invoke_get_doctor, where='clinic_records.world:240',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general', 'pediatrics', 'cardiology', 'dermatology']}}, 'required': ['id', 'name', 'specialty'], 'additionalProperties': False}),
-    tool('search_drugs',
-         'Find drugs in the formulary by name or class, with their codes, names, classes and the longest course (max days) a prescription may cover.',
-         (param('name', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the drug\'s name, any case, e.g. "statin"; leave it out to list the whole formulary.', optional=True),
-         param('drug_class', {'anyOf': [{'type': 'string', 'enum': ['antibiotic', 'analgesic', 'antihistamine', 'antihypertensive']}, {'type': 'null'}]}, 'Only drugs of this class.', optional=True)),
-         read_only=True, invoke=_invoke_search_drugs, where='clinic_records.world:248',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'drug_class': {'type': 'string', 'enum': ['antibiotic', 'analgesic', 'antihistamine', 'antihypertensive']}, 'max_days': {'type': 'integer', 'minimum': 1, 'maximum': 365}}, 'required': ['code', 'name', 'drug_class', 'max_days'], 'additionalProperties': False}},
-         shows=('list', ('row', 'drugs'))),
-    tool('get_drug',
-         "Read a drug's name, class and the longest course (max days) a prescription may cover.",
-         (param('drug', {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, "The drug's formulary code (three letters and two digits), as search_drugs shows it.", table='drugs'),),
-         read_only=True, invoke=_invoke_get_drug, where='clinic_records.world:258',
-         returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'drug_class': {'type': 'string', 'enum': ['antibiotic', 'analgesic', 'antihistamine', 'antihypertensive']}, 'max_days': {'type': 'integer', 'minimum': 1, 'maximum': 365}}, 'required': ['code', 'name', 'drug_class', 'max_days'], 'additionalProperties': False}),
-    tool('search_patients',
-         'Find patients by name or date of birth, with their ids, birth dates, allergies (drug codes) and registration dates.',
-         (param('name', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the patient\'s name, any case, e.g. "smith"; leave it out to list every patient.', optional=True),
-         param('birth_date', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}]}, 'Only patients born on this date, e.g. 1990-01-31.', optional=True)),
-         read_only=True, invoke=_invoke_search_patients, where='clinic_records.world:266',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}},
-         shows=('list', ('row', 'patients'))),
-    tool('get_patient',
-         "Read a patient's details: name, date of birth, allergies (drug codes) and registration date.",
-         (param('patient', {'type': 'string'}, "The patient's id (P and three digits), as search_patients shows it.", table='patients'),),
-         read_only=True, invoke=_invoke_get_patient, where='clinic_records.world:276',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'allergies': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'uniqueItems': True}, 'registered_on': {'type': 'string'}}, 'required': ['id', 'name', 'birth_date', 'allergies', 'registered_on'], 'additionalProperties': False}),
-    tool('list_visits',
-         "List a patient's visits, oldest first, with each visit's doctor, time and diagnosis.",
-         (param('patient', {'type': 'string'}, "The patient's id (P and three digits), as search_patients shows it.", table='patients'),),
-         read_only=True, invoke=_invoke_list_visits, where='clinic_records.world:284',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string'}, 'doctor': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'at': {'type': 'string'}, 'diagnosis': {'type': 'string', 'minLength': 1, 'maxLength': 200}}, 'required': ['id', 'patient', 'doctor', 'at', 'diagnosis'], 'additionalProperties': False}},
-         shows=('list', ('row', 'visits'))),
-    tool('get_visit', 'Read a visit: its patient, doctor, time and diagnosis.',
-         (param('visit', {'type': 'string'}, 'The visit id (V and three digits), as list_visits shows it.', table='visits'),),
-         read_only=True, invoke=_invoke_get_visit, where='clinic_records.world:292',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string'}, 'doctor': {'type': 'string', 'pattern': '^D[0-9]{3}$'}, 'at': {'type': 'string'}, 'diagnosis': {'type': 'string', 'minLength': 1, 'maxLength': 200}}, 'required': ['id', 'patient', 'doctor', 'at', 'diagnosis'], 'additionalProperties': False}),
-    tool('list_prescriptions',
-         "List a patient's prescriptions, optionally only the active ones, with each one's visit, drug code, dose, start and end dates, renewals and status.",
-         (param('patient', {'type': 'string'}, "The patient's id (P and three digits), as search_patients shows it.", table='patients'),
-         param('active_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only list the active prescriptions.', optional=True)),
-         read_only=True, invoke=_invoke_list_prescriptions, where='clinic_records.world:300',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}},
-         shows=('list', ('row', 'prescriptions'))),
-    tool('get_prescription',
-         'Read a prescription: its visit, drug code, dose, start and end dates, renewals, status and stop reason.',
-         (param('prescription', {'type': 'string'}, 'The prescription id (RX and three digits), as list_prescriptions shows it.', table='prescriptions'),),
-         read_only=True, invoke=_invoke_get_prescription, where='clinic_records.world:309',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'visit': {'type': 'string'}, 'drug': {'type': 'string', 'pattern': '^[A-Z]{3}[0-9]{2}$'}, 'dose': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'renewals': {'type': 'integer', 'minimum': 0, 'maximum': 5}, 'status': {'type': 'string', 'enum': ['active', 'stopped']}, 'stop_reason': {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 200}, {'type': 'null'}]}}, 'required': ['id', 'visit', 'drug', 'dose', 'start', 'end', 'renewals', 'status', 'stop_reason'], 'additionalProperties': False}),
+    tool(
+        ClinicRecords.tool_sign_in,
+        _PARAM_doctor,
+        where='clinic_records.world:115',
+        returns=_RESULT_Doctor,
+    ),
+    tool(
+        ClinicRecords.tool_register_patient,
+        param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
+        param('birth_date', arg.DATE, 'The date of birth, e.g. 1985-04-12.'),
+        param(
+            'allergies',
+            arg.set_of(arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$')),
+            'Formulary codes of the drugs the patient is allergic to, as search_drugs shows them; '
+            'may be empty.',
+        ),
+        where='clinic_records.world:124',
+        returns=_RESULT_Patient,
+    ),
+    tool(
+        ClinicRecords.tool_add_allergy,
+        _PARAM_patient,
+        _PARAM_drug,
+        where='clinic_records.world:146',
+        returns=_RESULT_Patient,
+    ),
+    tool(
+        ClinicRecords.tool_record_visit,
+        _PARAM_patient,
+        param('diagnosis', arg.refined(arg.TEXT, 1, 200), 'The diagnosis, in a few words.'),
+        where='clinic_records.world:159',
+        returns=_RESULT_Visit,
+    ),
+    tool(
+        ClinicRecords.tool_prescribe,
+        param(
+            'visit',
+            arg.row('visits'),
+            'The id of the visit the drug is prescribed from (V and three digits), as list_visits '
+            'shows it.',
+            not_found=lambda ep, key: rt.built(ep, 'Visit ' + rt.text(key) + ' not found.'),
+        ),
+        _PARAM_drug,
+        param('dose', arg.refined(arg.TEXT, 1, 60), 'The dose, e.g. "500 mg three times daily".'),
+        param(
+            'course_days',
+            arg.refined(arg.INT, 1, 365),
+            'How many days the course lasts, starting today.',
+        ),
+        where='clinic_records.world:171',
+        returns=_RESULT_Prescription,
+    ),
+    tool(
+        ClinicRecords.tool_renew_prescription,
+        _PARAM_prescription,
+        param(
+            'extra_days',
+            arg.refined(arg.INT, 1, 365),
+            'How many days to add to the end of the course.',
+        ),
+        where='clinic_records.world:197',
+        returns=_RESULT_Prescription,
+    ),
+    tool(
+        ClinicRecords.tool_stop_prescription,
+        _PARAM_prescription,
+        param(
+            'reason',
+            arg.refined(arg.TEXT, 1, 200),
+            'Why the prescription is stopped, in a few words.',
+        ),
+        where='clinic_records.world:213',
+        returns=_RESULT_Prescription,
+    ),
+    tool(
+        ClinicRecords.tool_list_doctors,
+        param(
+            'specialty',
+            arg.optional(arg.enum_of(Specialty)),
+            'Only doctors of this specialty; leave it out for all.',
+        ),
+        read_only=True,
+        where='clinic_records.world:232',
+        returns=js.array(_RESULT_Doctor),
+        shows=('list', ('row', 'doctors')),
+    ),
+    tool(
+        ClinicRecords.tool_get_doctor,
+        _PARAM_doctor,
+        read_only=True,
+        where='clinic_records.world:240',
+        returns=_RESULT_Doctor,
+    ),
+    tool(
+        ClinicRecords.tool_search_drugs,
+        param(
+            'name',
+            arg.TEXT,
+            'Part of the drug\'s name, any case, e.g. "statin"; leave it out to list the whole '
+            'formulary.',
+            default=lambda ep: '',
+        ),
+        param('drug_class', arg.optional(arg.enum_of(DrugClass)), 'Only drugs of this class.'),
+        read_only=True,
+        where='clinic_records.world:248',
+        returns=js.array(_RESULT_Drug),
+        shows=('list', ('row', 'drugs')),
+    ),
+    tool(
+        ClinicRecords.tool_get_drug,
+        _PARAM_drug,
+        read_only=True,
+        where='clinic_records.world:258',
+        returns=_RESULT_Drug,
+    ),
+    tool(
+        ClinicRecords.tool_search_patients,
+        param(
+            'name',
+            arg.TEXT,
+            'Part of the patient\'s name, any case, e.g. "smith"; leave it out to list every '
+            'patient.',
+            default=lambda ep: '',
+        ),
+        param(
+            'birth_date',
+            arg.optional(arg.DATE),
+            'Only patients born on this date, e.g. 1990-01-31.',
+        ),
+        read_only=True,
+        where='clinic_records.world:266',
+        returns=js.array(_RESULT_Patient),
+        shows=('list', ('row', 'patients')),
+    ),
+    tool(
+        ClinicRecords.tool_get_patient,
+        _PARAM_patient,
+        read_only=True,
+        where='clinic_records.world:276',
+        returns=_RESULT_Patient,
+    ),
+    tool(
+        ClinicRecords.tool_list_visits,
+        _PARAM_patient,
+        read_only=True,
+        where='clinic_records.world:284',
+        returns=js.array(_RESULT_Visit),
+        shows=('list', ('row', 'visits')),
+    ),
+    tool(
+        ClinicRecords.tool_get_visit,
+        param(
+            'visit',
+            arg.row('visits'),
+            'The visit id (V and three digits), as list_visits shows it.',
+            not_found=lambda ep, key: rt.built(ep, 'Visit ' + rt.text(key) + ' not found.'),
+        ),
+        read_only=True,
+        where='clinic_records.world:292',
+        returns=_RESULT_Visit,
+    ),
+    tool(
+        ClinicRecords.tool_list_prescriptions,
+        _PARAM_patient,
+        param(
+            'active_only',
+            arg.BOOL,
+            'Only list the active prescriptions.',
+            default=lambda ep: False,
+        ),
+        read_only=True,
+        where='clinic_records.world:300',
+        returns=js.array(_RESULT_Prescription),
+        shows=('list', ('row', 'prescriptions')),
+    ),
+    tool(
+        ClinicRecords.tool_get_prescription,
+        _PARAM_prescription,
+        read_only=True,
+        where='clinic_records.world:309',
+        returns=_RESULT_Prescription,
+    ),
 )
 
 

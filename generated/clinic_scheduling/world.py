@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -379,7 +381,8 @@ class ClinicScheduling(Episode):
             for _a49 in rt.each(self, self.t_appointments)
         ):
             raise InvariantError(
-                "An appointment starts with its slot, ends within it, and is with the slot's doctor.",
+                "An appointment starts with its slot, ends within it, and is with the slot's "
+                'doctor.',
                 'clinic.world:260',
             )
         for _row50 in rt.changed_rows(self, self.t_appointments):  # clinic.world:263
@@ -1263,259 +1266,318 @@ class ClinicScheduling(Episode):
         return appointment  # clinic.world:551
 
 
-def _invoke_list_doctors(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_specialty = (v.want_optional(args['specialty'], 'specialty', (lambda x, p: v.want_enum(x, p, Specialty))) if args.get('specialty') is not None else None)
-    a_accepting_only = (v.want_bool(args['accepting_only'], 'accepting_only') if args.get('accepting_only') is not None else False)
-    return ep.tool_list_doctors(a_specialty, a_accepting_only)
-
-
-def _invoke_find_patients(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 2, 80)
-    return ep.tool_find_patients(a_query)
-
-
-def _invoke_register_patient(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
-    a_birth_date = v.want_date(args['birth_date'], 'birth_date')
-    a_phone = v.check_pattern(v.want_str(args['phone'], 'phone'), 'phone', '^\\+[0-9]{7,15}$')
-    a_email = (v.want_optional(args['email'], 'email', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))) if args.get('email') is not None else None)
-    a_insurance = (v.want_optional(args['insurance'], 'insurance', v.want_str) if args.get('insurance') is not None else None)
-    return ep.tool_register_patient(a_name, a_birth_date, a_phone, a_email, a_insurance)
-
-
-def _invoke_find_available_slots(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_on = v.want_date(args['on'], 'on')
-    a_specialty = (v.want_optional(args['specialty'], 'specialty', (lambda x, p: v.want_enum(x, p, Specialty))) if args.get('specialty') is not None else None)
-    a_doctor_id = (v.want_optional(args['doctor_id'], 'doctor_id', v.want_str) if args.get('doctor_id') is not None else None)
-    a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else _E9_VisitKind_consultation)
-    return ep.tool_find_available_slots(a_on, a_specialty, a_doctor_id, a_kind)
-
-
-def _invoke_get_doctor_schedule(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_doctor = args['doctor']
-    if type(a_doctor) is not str or not a_doctor.isascii():
-        a_doctor = v.want_str(a_doctor, 'doctor')
-    a_doctor = ep.t_doctors.rows.get(a_doctor) or rt.lookup(ep.t_doctors, a_doctor, lambda key: rt.built(ep, 'No doctor with id ' + rt.text(key) + '.'))
-    a_day = v.want_date(args['day'], 'day')
-    return ep.tool_get_doctor_schedule(a_doctor, a_day)
-
-
-def _invoke_list_appointments(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_patient_id = (v.want_optional(args['patient_id'], 'patient_id', v.want_str) if args.get('patient_id') is not None else None)
-    a_doctor_id = (v.want_optional(args['doctor_id'], 'doctor_id', v.want_str) if args.get('doctor_id') is not None else None)
-    a_on = (v.want_optional(args['on'], 'on', v.want_date) if args.get('on') is not None else None)
-    a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, AppointmentStatus))) if args.get('status') is not None else None)
-    return ep.tool_list_appointments(a_patient_id, a_doctor_id, a_on, a_status)
-
-
-def _invoke_book_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, 'No patient with id ' + rt.text(key) + '.'))
-    a_slot = args['slot']
-    if type(a_slot) is not str or not a_slot.isascii():
-        a_slot = v.want_str(a_slot, 'slot')
-    a_slot = ep.t_slots.rows.get(a_slot) or rt.lookup(ep.t_slots, a_slot, lambda key: rt.built(ep, 'No slot with id ' + rt.text(key) + '.'))
-    a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
-    a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else _E9_VisitKind_consultation)
-    return ep.tool_book_appointment(a_patient, a_slot, a_reason, a_kind)
-
-
-def _invoke_reschedule_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_appointment = args['appointment']
-    if type(a_appointment) is not str or not a_appointment.isascii():
-        a_appointment = v.want_str(a_appointment, 'appointment')
-    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'))
-    a_new_slot = args['new_slot']
-    if type(a_new_slot) is not str or not a_new_slot.isascii():
-        a_new_slot = v.want_str(a_new_slot, 'new_slot')
-    a_new_slot = ep.t_slots.rows.get(a_new_slot) or rt.lookup(ep.t_slots, a_new_slot, lambda key: rt.built(ep, 'No slot with id ' + rt.text(key) + '.'))
-    return ep.tool_reschedule_appointment(a_appointment, a_new_slot)
-
-
-def _invoke_cancel_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_appointment = args['appointment']
-    if type(a_appointment) is not str or not a_appointment.isascii():
-        a_appointment = v.want_str(a_appointment, 'appointment')
-    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'))
-    return ep.tool_cancel_appointment(a_appointment)
-
-
-def _invoke_check_in(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_appointment = args['appointment']
-    if type(a_appointment) is not str or not a_appointment.isascii():
-        a_appointment = v.want_str(a_appointment, 'appointment')
-    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'))
-    return ep.tool_check_in(a_appointment)
-
-
-def _invoke_complete_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_appointment = args['appointment']
-    if type(a_appointment) is not str or not a_appointment.isascii():
-        a_appointment = v.want_str(a_appointment, 'appointment')
-    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'))
-    a_notes = v.check_length(v.want_str(args['notes'], 'notes'), 'notes', 1, 2000)
-    return ep.tool_complete_appointment(a_appointment, a_notes)
-
-
-def _invoke_mark_no_show(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_appointment = args['appointment']
-    if type(a_appointment) is not str or not a_appointment.isascii():
-        a_appointment = v.want_str(a_appointment, 'appointment')
-    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'))
-    return ep.tool_mark_no_show(a_appointment)
-
-
-def _invoke_pay_balance(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, 'No patient with id ' + rt.text(key) + '.'))
-    a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 0.01, 10000.0)
-    return ep.tool_pay_balance(a_patient, a_amount)
-
-
-def _invoke_join_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, 'No patient with id ' + rt.text(key) + '.'))
-    a_doctor = args['doctor']
-    if type(a_doctor) is not str or not a_doctor.isascii():
-        a_doctor = v.want_str(a_doctor, 'doctor')
-    a_doctor = ep.t_doctors.rows.get(a_doctor) or rt.lookup(ep.t_doctors, a_doctor, lambda key: rt.built(ep, 'No doctor with id ' + rt.text(key) + '.'))
-    a_earliest = v.want_date(args['earliest'], 'earliest')
-    a_latest = v.want_date(args['latest'], 'latest')
-    a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
-    return ep.tool_join_waitlist(a_patient, a_doctor, a_earliest, a_latest, a_reason)
-
-
-def _invoke_list_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_doctor = (rt.lookup(ep.t_doctors, v.want_str(args['doctor'], 'doctor'), lambda key: rt.built(ep, 'No doctor with id ' + rt.text(key) + '.')) if args.get('doctor') is not None else None)
-    return ep.tool_list_waitlist(a_doctor)
-
-
-def _invoke_leave_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_entry = args['entry']
-    if type(a_entry) is not str or not a_entry.isascii():
-        a_entry = v.want_str(a_entry, 'entry')
-    a_entry = ep.t_waitlist.rows.get(a_entry) or rt.lookup(ep.t_waitlist, a_entry, lambda key: rt.built(ep, 'No waitlist entry with id ' + rt.text(key) + '.'))
-    return ep.tool_leave_waitlist(a_entry)
-
-
-def _invoke_book_from_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    a_entry = args['entry']
-    if type(a_entry) is not str or not a_entry.isascii():
-        a_entry = v.want_str(a_entry, 'entry')
-    a_entry = ep.t_waitlist.rows.get(a_entry) or rt.lookup(ep.t_waitlist, a_entry, lambda key: rt.built(ep, 'No waitlist entry with id ' + rt.text(key) + '.'))
-    a_slot = args['slot']
-    if type(a_slot) is not str or not a_slot.isascii():
-        a_slot = v.want_str(a_slot, 'slot')
-    a_slot = ep.t_slots.rows.get(a_slot) or rt.lookup(ep.t_slots, a_slot, lambda key: rt.built(ep, 'No slot with id ' + rt.text(key) + '.'))
-    a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else _E9_VisitKind_consultation)
-    return ep.tool_book_from_waitlist(a_entry, a_slot, a_kind)
+_RESULT_Patient = js.closed({
+    'id': js.scalar('str', pattern='^P[0-9]{4}$'),
+    'name': js.scalar('str', 1, 80),
+    'birth_date': js.STRING,
+    'phone': js.scalar('str', pattern='^\\+[0-9]{7,15}$'),
+    'email': js.nullable(js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')),
+    'insurance': js.nullable(js.STRING),
+    'balance': js.scalar('float', 0.0),
+    'no_shows': js.scalar('int', 0),
+})
+_RESULT_SlotView = js.closed({
+    'slot_id': js.STRING,
+    'doctor_id': js.STRING,
+    'doctor': js.STRING,
+    'specialty': js.members(Specialty),
+    'start': js.STRING,
+    'end': js.STRING,
+})
+_RESULT_Appointment = js.closed({
+    'id': js.STRING,
+    'patient': js.scalar('str', pattern='^P[0-9]{4}$'),
+    'doctor': js.STRING,
+    'slot': js.STRING,
+    'kind': js.members(VisitKind),
+    'start': js.STRING,
+    'end': js.STRING,
+    'reason': js.scalar('str', 1, 200),
+    'status': js.members(AppointmentStatus),
+    'booked_at': js.STRING,
+    'cancelled_at': js.nullable(js.STRING),
+    'late_cancellation': js.BOOLEAN,
+    'notes': js.nullable(js.STRING),
+})
+_RESULT_WaitlistEntry = js.closed({
+    'id': js.STRING,
+    'patient': js.scalar('str', pattern='^P[0-9]{4}$'),
+    'doctor': js.STRING,
+    'earliest': js.STRING,
+    'latest': js.STRING,
+    'reason': js.scalar('str', 1, 200),
+    'added_at': js.STRING,
+})
+_PARAM_kind = param(
+    'kind',
+    arg.enum_of(VisitKind),
+    'consultation (30 min), follow-up (15 min) or procedure (60 min).',
+    default=lambda ep: _E9_VisitKind_consultation,
+)
+_PARAM_appointment = param(
+    'appointment',
+    arg.row('appointments'),
+    'The appointment id.',
+    not_found=lambda ep, key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'),
+)
+_PARAM_patient = param(
+    'patient',
+    arg.row('patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$')),
+    "The patient's id.",
+    not_found=lambda ep, key: rt.built(ep, 'No patient with id ' + rt.text(key) + '.'),
+)
 
 
 ClinicScheduling.TOOLS = tools(
-    tool('list_doctors',
-         "List the clinic's doctors with their specialty, room and whether they take new patients.",
-         (param('specialty', {'anyOf': [{'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, {'type': 'null'}]}, 'Only doctors of this specialty, e.g. "dermatology" or "general practice".', optional=True),
-         param('accepting_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only doctors who take new patients.', optional=True)),
-         read_only=True, invoke=_invoke_list_doctors, where='clinic.world:274',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'specialty': {'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, 'room': {'type': 'string'}, 'max_daily_appointments': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'accepting_new_patients': {'type': 'boolean'}}, 'required': ['id', 'name', 'specialty', 'room', 'max_daily_appointments', 'accepting_new_patients'], 'additionalProperties': False}},
-         shows=('list', ('row', 'doctors'))),
-    tool('find_patients', 'Find registered patients by name or phone number.',
-         (param('query', {'type': 'string', 'minLength': 2, 'maxLength': 80}, "Part of the patient's name (any case), or their full phone number such as +15125550111."),),
-         read_only=True, invoke=_invoke_find_patients, where='clinic.world:283',
-         returns={'type': 'array', 'items': {'type': 'string', 'pattern': '^P[0-9]{4}$'}}),
-    tool('register_patient', 'Register a new patient so that they can be booked.',
-         (param('name', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "The patient's full name."),
-         param('birth_date', {'type': 'string', 'format': 'date'}, 'Date of birth, YYYY-MM-DD.'),
-         param('phone', {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, 'A contact phone number in international form, e.g. +15125550190. Family members may share one.'),
-         param('email', {'anyOf': [{'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, {'type': 'null'}]}, 'An email address for reminders.', optional=True),
-         param('insurance', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "The insurer's name, if any.", optional=True)),
-         read_only=False, invoke=_invoke_register_patient, where='clinic.world:292',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'phone': {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, 'email': {'anyOf': [{'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, {'type': 'null'}]}, 'insurance': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'balance': {'type': 'number', 'minimum': 0.0}, 'no_shows': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'name', 'birth_date', 'phone', 'email', 'insurance', 'balance', 'no_shows'], 'additionalProperties': False}),
-    tool('find_available_slots',
-         'Find free slots on a day, earliest first. A slot listed here can still be refused for patient-specific reasons when booking.',
-         (param('on', {'type': 'string', 'format': 'date'}, 'The day to search, YYYY-MM-DD.'),
-         param('specialty', {'anyOf': [{'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, {'type': 'null'}]}, 'Only doctors of this specialty.', optional=True),
-         param('doctor_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Only this doctor, e.g. D01.', optional=True),
-         param('kind', {'anyOf': [{'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, {'type': 'null'}]}, 'The kind of visit, which decides its length: consultation (30 min), follow-up (15 min) or procedure (60 min).', optional=True)),
-         read_only=True, invoke=_invoke_find_available_slots, where='clinic.world:315',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'slot_id': {'type': 'string'}, 'doctor_id': {'type': 'string'}, 'doctor': {'type': 'string'}, 'specialty': {'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}}, 'required': ['slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end'], 'additionalProperties': False}}),
-    tool('get_doctor_schedule',
-         "Show a doctor's active appointments and free consultation slots on one day.",
-         (param('doctor', {'type': 'string'}, "The doctor's id, e.g. D01.", table='doctors'),
-         param('day', {'type': 'string', 'format': 'date'}, 'The day, YYYY-MM-DD.')),
-         read_only=True, invoke=_invoke_get_doctor_schedule, where='clinic.world:331',
-         returns={'type': 'object', 'properties': {'doctor_id': {'type': 'string'}, 'day': {'type': 'string'}, 'appointments': {'type': 'array', 'items': {'type': 'string'}}, 'free_slots': {'type': 'array', 'items': {'type': 'object', 'properties': {'slot_id': {'type': 'string'}, 'doctor_id': {'type': 'string'}, 'doctor': {'type': 'string'}, 'specialty': {'type': 'string', 'enum': ['general practice', 'cardiology', 'dermatology', 'pediatrics']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}}, 'required': ['slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end'], 'additionalProperties': False}}}, 'required': ['doctor_id', 'day', 'appointments', 'free_slots'], 'additionalProperties': False}),
-    tool('list_appointments',
-         'List appointments, earliest first, filtered by patient, doctor, day and status.',
-         (param('patient_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Only this patient's appointments, e.g. P1001.", optional=True),
-         param('doctor_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Only this doctor's appointments, e.g. D01.", optional=True),
-         param('on', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}]}, 'Only appointments on this day.', optional=True),
-         param('status', {'anyOf': [{'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, {'type': 'null'}]}, 'Only appointments with this status, e.g. "booked".', optional=True)),
-         read_only=True, invoke=_invoke_list_appointments, where='clinic.world:346',
-         returns={'type': 'array', 'items': {'type': 'string'}}),
-    tool('book_appointment',
-         "Book a patient into a slot. Refused when the doctor is busy or fully booked that day, the\npatient already has an appointment at that time or the daily maximum, the clinic is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\nBooking removes the patient's waitlist entry for that doctor, if any.",
-         (param('patient', {'type': 'string', 'pattern': '^P[0-9]{4}$'}, "The patient's id, e.g. P1001.", table='patients'),
-         param('slot', {'type': 'string'}, 'The id of a free slot, from find_available_slots.', table='slots'),
-         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'Why the patient wants to be seen, in a few words.'),
-         param('kind', {'anyOf': [{'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, {'type': 'null'}]}, 'consultation (30 min), follow-up (15 min) or procedure (60 min).', optional=True)),
-         read_only=False, invoke=_invoke_book_appointment, where='clinic.world:360',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-    tool('reschedule_appointment',
-         'Move a booked appointment to another slot. Only possible up to the cancellation notice (24 hours) before it starts.',
-         (param('appointment', {'type': 'string'}, 'The appointment id, e.g. APT1003.', table='appointments'),
-         param('new_slot', {'type': 'string'}, 'The id of the free slot to move to; it must be with a doctor of the same specialty.', table='slots')),
-         read_only=False, invoke=_invoke_reschedule_appointment, where='clinic.world:391',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-    tool('cancel_appointment',
-         "Cancel a booked appointment. Cancelling less than 24 hours before the start is allowed but\ncounts as a late cancellation: the late fee is added to the patient's balance.",
-         (param('appointment', {'type': 'string'}, 'The appointment id, e.g. APT1001.', table='appointments'),),
-         read_only=False, invoke=_invoke_cancel_appointment, where='clinic.world:410',
-         returns={'type': 'object', 'properties': {'appointment_id': {'type': 'string'}, 'late': {'type': 'boolean'}, 'fee': {'type': 'number'}, 'message': {'type': 'string'}}, 'required': ['appointment_id', 'late', 'fee', 'message'], 'additionalProperties': False}),
-    tool('check_in',
-         'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes after it.',
-         (param('appointment', {'type': 'string'}, 'The appointment id.', table='appointments'),),
-         read_only=False, invoke=_invoke_check_in, where='clinic.world:436',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-    tool('complete_appointment',
-         "Close a visit after the patient was seen, with the doctor's notes.",
-         (param('appointment', {'type': 'string'}, 'The appointment id.', table='appointments'),
-         param('notes', {'type': 'string', 'minLength': 1, 'maxLength': 2000}, "The doctor's short visit notes.")),
-         read_only=False, invoke=_invoke_complete_appointment, where='clinic.world:448',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-    tool('mark_no_show',
-         'Record that the patient did not come. Possible from 15 minutes after the start; the late fee is added to their balance.',
-         (param('appointment', {'type': 'string'}, 'The appointment id.', table='appointments'),),
-         read_only=False, invoke=_invoke_mark_no_show, where='clinic.world:460',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
-    tool('pay_balance', 'Record a payment towards the fees a patient owes.',
-         (param('patient', {'type': 'string', 'pattern': '^P[0-9]{4}$'}, "The patient's id.", table='patients'),
-         param('amount', {'type': 'number', 'minimum': 0.01, 'maximum': 10000.0}, 'The amount paid, in dollars.')),
-         read_only=False, invoke=_invoke_pay_balance, where='clinic.world:473',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'birth_date': {'type': 'string'}, 'phone': {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, 'email': {'anyOf': [{'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, {'type': 'null'}]}, 'insurance': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'balance': {'type': 'number', 'minimum': 0.0}, 'no_shows': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'name', 'birth_date', 'phone', 'email', 'insurance', 'balance', 'no_shows'], 'additionalProperties': False}),
-    tool('join_waitlist',
-         "Put a patient on a doctor's waitlist for a range of days, when no suitable slot is free.",
-         (param('patient', {'type': 'string', 'pattern': '^P[0-9]{4}$'}, "The patient's id.", table='patients'),
-         param('doctor', {'type': 'string'}, "The doctor's id, e.g. D05.", table='doctors'),
-         param('earliest', {'type': 'string', 'format': 'date'}, 'The first day that suits the patient, YYYY-MM-DD.'),
-         param('latest', {'type': 'string', 'format': 'date'}, 'The last day that suits the patient, YYYY-MM-DD.'),
-         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'Why the patient wants to be seen.')),
-         read_only=False, invoke=_invoke_join_waitlist, where='clinic.world:487',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'earliest': {'type': 'string'}, 'latest': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'added_at': {'type': 'string'}}, 'required': ['id', 'patient', 'doctor', 'earliest', 'latest', 'reason', 'added_at'], 'additionalProperties': False}),
-    tool('list_waitlist',
-         'List the waitlist entries, oldest first: who waits for which doctor, the window of days that suits them and why.',
-         (param('doctor', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows it).", optional=True, table='doctors'),),
-         read_only=True, invoke=_invoke_list_waitlist, where='clinic.world:510',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'earliest': {'type': 'string'}, 'latest': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'added_at': {'type': 'string'}}, 'required': ['id', 'patient', 'doctor', 'earliest', 'latest', 'reason', 'added_at'], 'additionalProperties': False}},
-         shows=('list', ('row', 'waitlist'))),
-    tool('leave_waitlist', "Take a patient off a doctor's waitlist.",
-         (param('entry', {'type': 'string'}, 'The waitlist entry id, e.g. WL102.', table='waitlist'),),
-         read_only=False, invoke=_invoke_leave_waitlist, where='clinic.world:518',
-         returns={'type': 'string'}),
-    tool('book_from_waitlist',
-         'Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist entry is removed.',
-         (param('entry', {'type': 'string'}, 'The waitlist entry id, e.g. WL101.', table='waitlist'),
-         param('slot', {'type': 'string'}, "A free slot with the same doctor, inside the entry's window of days.", table='slots'),
-         param('kind', {'anyOf': [{'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, {'type': 'null'}]}, 'consultation (30 min), follow-up (15 min) or procedure (60 min).', optional=True)),
-         read_only=False, invoke=_invoke_book_from_waitlist, where='clinic.world:528',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'patient': {'type': 'string', 'pattern': '^P[0-9]{4}$'}, 'doctor': {'type': 'string'}, 'slot': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['consultation', 'follow-up', 'procedure']}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['booked', 'checked in', 'completed', 'cancelled', 'no show']}, 'booked_at': {'type': 'string'}, 'cancelled_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_cancellation': {'type': 'boolean'}, 'notes': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes'], 'additionalProperties': False}),
+    tool(
+        ClinicScheduling.tool_list_doctors,
+        param(
+            'specialty',
+            arg.optional(arg.enum_of(Specialty)),
+            'Only doctors of this specialty, e.g. "dermatology" or "general practice".',
+        ),
+        param(
+            'accepting_only',
+            arg.BOOL,
+            'Only doctors who take new patients.',
+            default=lambda ep: False,
+        ),
+        read_only=True,
+        where='clinic.world:274',
+        returns=js.array(js.closed({
+            'id': js.STRING,
+            'name': js.scalar('str', 1, 80),
+            'specialty': js.members(Specialty),
+            'room': js.STRING,
+            'max_daily_appointments': js.scalar('int', 1, 20),
+            'accepting_new_patients': js.BOOLEAN,
+        })),
+        shows=('list', ('row', 'doctors')),
+    ),
+    tool(
+        ClinicScheduling.tool_find_patients,
+        param(
+            'query',
+            arg.refined(arg.TEXT, 2, 80),
+            "Part of the patient's name (any case), or their full phone number such as "
+            '+15125550111.',
+        ),
+        read_only=True,
+        where='clinic.world:283',
+        returns=js.array(js.scalar('str', pattern='^P[0-9]{4}$')),
+    ),
+    tool(
+        ClinicScheduling.tool_register_patient,
+        param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
+        param('birth_date', arg.DATE, 'Date of birth, YYYY-MM-DD.'),
+        param(
+            'phone',
+            arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            'A contact phone number in international form, e.g. +15125550190. Family members may '
+            'share one.',
+        ),
+        param(
+            'email',
+            arg.optional(arg.refined(arg.TEXT, pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')),
+            'An email address for reminders.',
+        ),
+        param('insurance', arg.optional(arg.TEXT), "The insurer's name, if any."),
+        where='clinic.world:292',
+        returns=_RESULT_Patient,
+    ),
+    tool(
+        ClinicScheduling.tool_find_available_slots,
+        param('on', arg.DATE, 'The day to search, YYYY-MM-DD.'),
+        param(
+            'specialty', arg.optional(arg.enum_of(Specialty)), 'Only doctors of this specialty.'
+        ),
+        param('doctor_id', arg.optional(arg.TEXT), 'Only this doctor, e.g. D01.'),
+        param(
+            'kind',
+            arg.enum_of(VisitKind),
+            'The kind of visit, which decides its length: consultation (30 min), follow-up (15 '
+            'min) or procedure (60 min).',
+            default=lambda ep: _E9_VisitKind_consultation,
+        ),
+        read_only=True,
+        where='clinic.world:315',
+        returns=js.array(_RESULT_SlotView),
+    ),
+    tool(
+        ClinicScheduling.tool_get_doctor_schedule,
+        param(
+            'doctor',
+            arg.row('doctors'),
+            "The doctor's id, e.g. D01.",
+            not_found=lambda ep, key: rt.built(ep, 'No doctor with id ' + rt.text(key) + '.'),
+        ),
+        param('day', arg.DATE, 'The day, YYYY-MM-DD.'),
+        read_only=True,
+        where='clinic.world:331',
+        returns=js.closed({
+            'doctor_id': js.STRING,
+            'day': js.STRING,
+            'appointments': js.array(js.STRING),
+            'free_slots': js.array(_RESULT_SlotView),
+        }),
+    ),
+    tool(
+        ClinicScheduling.tool_list_appointments,
+        param(
+            'patient_id', arg.optional(arg.TEXT), "Only this patient's appointments, e.g. P1001."
+        ),
+        param('doctor_id', arg.optional(arg.TEXT), "Only this doctor's appointments, e.g. D01."),
+        param('on', arg.optional(arg.DATE), 'Only appointments on this day.'),
+        param(
+            'status',
+            arg.optional(arg.enum_of(AppointmentStatus)),
+            'Only appointments with this status, e.g. "booked".',
+        ),
+        read_only=True,
+        where='clinic.world:346',
+        returns=js.array(js.STRING),
+    ),
+    tool(
+        ClinicScheduling.tool_book_appointment,
+        param(
+            'patient',
+            arg.row('patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$')),
+            "The patient's id, e.g. P1001.",
+            not_found=lambda ep, key: rt.built(ep, 'No patient with id ' + rt.text(key) + '.'),
+        ),
+        param(
+            'slot',
+            arg.row('slots'),
+            'The id of a free slot, from find_available_slots.',
+            not_found=lambda ep, key: rt.built(ep, 'No slot with id ' + rt.text(key) + '.'),
+        ),
+        param(
+            'reason',
+            arg.refined(arg.TEXT, 1, 200),
+            'Why the patient wants to be seen, in a few words.',
+        ),
+        _PARAM_kind,
+        where='clinic.world:360',
+        returns=_RESULT_Appointment,
+    ),
+    tool(
+        ClinicScheduling.tool_reschedule_appointment,
+        param(
+            'appointment',
+            arg.row('appointments'),
+            'The appointment id, e.g. APT1003.',
+            not_found=lambda ep, key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'),
+        ),
+        param(
+            'new_slot',
+            arg.row('slots'),
+            'The id of the free slot to move to; it must be with a doctor of the same specialty.',
+            not_found=lambda ep, key: rt.built(ep, 'No slot with id ' + rt.text(key) + '.'),
+        ),
+        where='clinic.world:391',
+        returns=_RESULT_Appointment,
+    ),
+    tool(
+        ClinicScheduling.tool_cancel_appointment,
+        param(
+            'appointment',
+            arg.row('appointments'),
+            'The appointment id, e.g. APT1001.',
+            not_found=lambda ep, key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'),
+        ),
+        where='clinic.world:410',
+        returns=js.closed({
+            'appointment_id': js.STRING, 'late': js.BOOLEAN, 'fee': js.NUMBER, 'message': js.STRING
+        }),
+    ),
+    tool(
+        ClinicScheduling.tool_check_in,
+        _PARAM_appointment,
+        where='clinic.world:436',
+        returns=_RESULT_Appointment,
+    ),
+    tool(
+        ClinicScheduling.tool_complete_appointment,
+        _PARAM_appointment,
+        param('notes', arg.refined(arg.TEXT, 1, 2000), "The doctor's short visit notes."),
+        where='clinic.world:448',
+        returns=_RESULT_Appointment,
+    ),
+    tool(
+        ClinicScheduling.tool_mark_no_show,
+        _PARAM_appointment,
+        where='clinic.world:460',
+        returns=_RESULT_Appointment,
+    ),
+    tool(
+        ClinicScheduling.tool_pay_balance,
+        _PARAM_patient,
+        param('amount', arg.refined(arg.FLOAT, 0.01, 10000.0), 'The amount paid, in dollars.'),
+        where='clinic.world:473',
+        returns=_RESULT_Patient,
+    ),
+    tool(
+        ClinicScheduling.tool_join_waitlist,
+        _PARAM_patient,
+        param(
+            'doctor',
+            arg.row('doctors'),
+            "The doctor's id, e.g. D05.",
+            not_found=lambda ep, key: rt.built(ep, 'No doctor with id ' + rt.text(key) + '.'),
+        ),
+        param('earliest', arg.DATE, 'The first day that suits the patient, YYYY-MM-DD.'),
+        param('latest', arg.DATE, 'The last day that suits the patient, YYYY-MM-DD.'),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the patient wants to be seen.'),
+        where='clinic.world:487',
+        returns=_RESULT_WaitlistEntry,
+    ),
+    tool(
+        ClinicScheduling.tool_list_waitlist,
+        param(
+            'doctor',
+            arg.optional(arg.row('doctors')),
+            "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows"
+            ' it).',
+            not_found=lambda ep, key: rt.built(ep, 'No doctor with id ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='clinic.world:510',
+        returns=js.array(_RESULT_WaitlistEntry),
+        shows=('list', ('row', 'waitlist')),
+    ),
+    tool(
+        ClinicScheduling.tool_leave_waitlist,
+        param(
+            'entry',
+            arg.row('waitlist'),
+            'The waitlist entry id, e.g. WL102.',
+            not_found=lambda ep, key: rt.built(
+                ep, 'No waitlist entry with id ' + rt.text(key) + '.'
+            ),
+        ),
+        where='clinic.world:518',
+        returns=js.STRING,
+    ),
+    tool(
+        ClinicScheduling.tool_book_from_waitlist,
+        param(
+            'entry',
+            arg.row('waitlist'),
+            'The waitlist entry id, e.g. WL101.',
+            not_found=lambda ep, key: rt.built(
+                ep, 'No waitlist entry with id ' + rt.text(key) + '.'
+            ),
+        ),
+        param(
+            'slot',
+            arg.row('slots'),
+            "A free slot with the same doctor, inside the entry's window of days.",
+            not_found=lambda ep, key: rt.built(ep, 'No slot with id ' + rt.text(key) + '.'),
+        ),
+        _PARAM_kind,
+        where='clinic.world:528',
+        returns=_RESULT_Appointment,
+    ),
 )
 
 

@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -1044,212 +1046,315 @@ class ConcertTicketOffice(Episode):
         return ticket  # concert_ticket_office.world:475
 
 
-def _invoke_get_event(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, 'No event ' + rt.text(key) + '.'))
-    return ep.tool_get_event(a_event)
-
-
-def _invoke_list_sections(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_venue = (rt.lookup(ep.t_venues, v.check_pattern(v.want_str(args['venue'], 'venue'), 'venue', '^V[0-9]{2}$'), lambda key: rt.built(ep, 'No venue ' + rt.text(key) + '.')) if args.get('venue') is not None else None)
-    return ep.tool_list_sections(a_venue)
-
-
-def _invoke_find_customers(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
-    return ep.tool_find_customers(a_text)
-
-
-def _invoke_get_customer(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
-    return ep.tool_get_customer(a_customer)
-
-
-def _invoke_get_available_seats(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, 'No event ' + rt.text(key) + '.'))
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, 'No section ' + rt.text(key) + '.'))
-    return ep.tool_get_available_seats(a_event, a_section)
-
-
-def _invoke_get_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_order = args['order']
-    if type(a_order) is not str or not a_order.isascii():
-        a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'No order ' + rt.text(key) + '.'))
-    return ep.tool_get_order(a_order)
-
-
-def _invoke_get_customer_tickets(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
-    a_event = (rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: 'Event' + ' ' + rt.quote(key) + ' not found.') if args.get('event') is not None else None)
-    return ep.tool_get_customer_tickets(a_customer, a_event)
-
-
-def _invoke_list_customer_orders(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
-    a_event = (rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: 'Event' + ' ' + rt.quote(key) + ' not found.') if args.get('event') is not None else None)
-    return ep.tool_list_customer_orders(a_customer, a_event)
-
-
-def _invoke_get_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_ticket = args['ticket']
-    if type(a_ticket) is not str or not a_ticket.isascii():
-        a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
-    return ep.tool_get_ticket(a_ticket)
-
-
-def _invoke_hold_seats(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
-    a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, 'No event ' + rt.text(key) + '.'))
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, 'No section ' + rt.text(key) + '.'))
-    a_seats = v.check_length(v.want_set(args['seats'], 'seats', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{1,2}$'))), 'seats', 1, 6)
-    return ep.tool_hold_seats(a_customer, a_event, a_section, a_seats)
-
-
-def _invoke_buy_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_order = args['order']
-    if type(a_order) is not str or not a_order.isascii():
-        a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'No order ' + rt.text(key) + '.'))
-    a_payment = v.want_enum(args['payment'], 'payment', PayMethod)
-    return ep.tool_buy_order(a_order, a_payment)
-
-
-def _invoke_release_hold(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_order = args['order']
-    if type(a_order) is not str or not a_order.isascii():
-        a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'No order ' + rt.text(key) + '.'))
-    return ep.tool_release_hold(a_order)
-
-
-def _invoke_transfer_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_ticket = args['ticket']
-    if type(a_ticket) is not str or not a_ticket.isascii():
-        a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
-    a_to_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['to_customer'], 'to_customer'), 'to_customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
-    return ep.tool_transfer_ticket(a_ticket, a_to_customer)
-
-
-def _invoke_refund_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_ticket = args['ticket']
-    if type(a_ticket) is not str or not a_ticket.isascii():
-        a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
-    return ep.tool_refund_ticket(a_ticket)
-
-
-def _invoke_check_in_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_ticket = args['ticket']
-    if type(a_ticket) is not str or not a_ticket.isascii():
-        a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
-    return ep.tool_check_in_ticket(a_ticket)
+_RESULT_Event = js.closed({
+    'id': js.scalar('str', pattern='^E[0-9]{2}$'),
+    'title': js.scalar('str', 1, 120),
+    'venue': js.scalar('str', pattern='^V[0-9]{2}$'),
+    'starts_at': js.STRING,
+    'prices': js.mapping(js.scalar('int', 0)),
+    'on_sale': js.BOOLEAN,
+})
+_RESULT_Venue = js.closed({
+    'id': js.scalar('str', pattern='^V[0-9]{2}$'),
+    'name': js.scalar('str', 1, 80),
+    'city': js.scalar('str', 1, 60),
+})
+_RESULT_Section = js.closed({
+    'id': js.scalar('str', pattern='^[A-Z0-9]{2,10}$'),
+    'venue': js.scalar('str', pattern='^V[0-9]{2}$'),
+    'name': js.scalar('str', 1, 60),
+    'tier': js.members(Tier),
+    'rows': js.scalar('int', 1, 26),
+    'seats_per_row': js.scalar('int', 1, 50),
+})
+_RESULT_Customer = js.closed({
+    'id': js.scalar('str', pattern='^C[0-9]{3}$'),
+    'name': js.scalar('str', 1, 80),
+    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+})
+_RESULT_Order = js.closed({
+    'id': js.STRING,
+    'customer': js.scalar('str', pattern='^C[0-9]{3}$'),
+    'event': js.scalar('str', pattern='^E[0-9]{2}$'),
+    'status': js.members(OrderStatus),
+    'created_at': js.STRING,
+    'hold_expires_at': js.STRING,
+    'total_cents': js.scalar('int', 0),
+    'paid_at': js.nullable(js.STRING),
+    'payment': js.nullable(js.members(PayMethod)),
+})
+_RESULT_Ticket = js.closed({
+    'id': js.STRING,
+    'order': js.STRING,
+    'event': js.scalar('str', pattern='^E[0-9]{2}$'),
+    'section': js.scalar('str', pattern='^[A-Z0-9]{2,10}$'),
+    'seat': js.scalar('str', pattern='^[A-Z][0-9]{1,2}$'),
+    'price_cents': js.scalar('int', 0),
+    'holder': js.scalar('str', pattern='^C[0-9]{3}$'),
+    'status': js.members(TicketStatus),
+    'checked_in_at': js.nullable(js.STRING),
+})
+_RESULT_OrderView = js.closed({
+    'order': _RESULT_Order, 'tickets': js.array(_RESULT_Ticket), 'hold_expired': js.BOOLEAN
+})
+_PARAM_customer = param(
+    'customer',
+    arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
+    'The customer id.',
+    not_found=lambda ep, key: rt.built(ep, 'No customer ' + rt.text(key) + '.'),
+)
+_PARAM_event = param(
+    'event',
+    arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$')),
+    'The event id (E and two digits).',
+    not_found=lambda ep, key: rt.built(ep, 'No event ' + rt.text(key) + '.'),
+)
+_PARAM_section = param(
+    'section',
+    arg.row('sections', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,10}$')),
+    'The section id (as get_event or list_sections shows it).',
+    not_found=lambda ep, key: rt.built(ep, 'No section ' + rt.text(key) + '.'),
+)
+_PARAM_customer_ = param(
+    'customer',
+    arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
+    'The customer id (C and three digits).',
+    not_found=lambda ep, key: rt.built(ep, 'No customer ' + rt.text(key) + '.'),
+)
+_PARAM_order = param(
+    'order',
+    arg.row('orders'),
+    'The id of a held order (ORD and three digits).',
+    not_found=lambda ep, key: rt.built(ep, 'No order ' + rt.text(key) + '.'),
+)
+_PARAM_ticket = param(
+    'ticket',
+    arg.row('tickets'),
+    'The ticket id (TK and four digits).',
+    not_found=lambda ep, key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'),
+)
 
 
 ConcertTicketOffice.TOOLS = tools(
-    tool('list_events',
-         'List the events that have not ended yet, soonest first, with venue, start time, tier prices and whether they are on sale.',
-         (), read_only=True, method=ConcertTicketOffice.tool_list_events,
-         where='concert_ticket_office.world:245',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'starts_at': {'type': 'string'}, 'prices': {'type': 'object', 'additionalProperties': {'type': 'integer', 'minimum': 0}}, 'on_sale': {'type': 'boolean'}}, 'required': ['id', 'title', 'venue', 'starts_at', 'prices', 'on_sale'], 'additionalProperties': False}},
-         shows=('list', ('row', 'events'))),
-    tool('get_event',
-         "Show one event with its venue and every section of the venue: the section id, name, tier, rows and seats per row, the event's price for it and how many of its seats are free.",
-         (param('event', {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'The event id, as list_events shows it.', table='events'),),
-         read_only=True, invoke=_invoke_get_event, where='concert_ticket_office.world:251',
-         returns={'type': 'object', 'properties': {'event': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'starts_at': {'type': 'string'}, 'prices': {'type': 'object', 'additionalProperties': {'type': 'integer', 'minimum': 0}}, 'on_sale': {'type': 'boolean'}}, 'required': ['id', 'title', 'venue', 'starts_at', 'prices', 'on_sale'], 'additionalProperties': False}, 'venue': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}}, 'required': ['id', 'name', 'city'], 'additionalProperties': False}, 'sections': {'type': 'array', 'items': {'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'tier': {'type': 'string', 'enum': ['standard', 'premium', 'vip']}, 'rows': {'type': 'integer', 'minimum': 1, 'maximum': 26}, 'seats_per_row': {'type': 'integer', 'minimum': 1, 'maximum': 50}}, 'required': ['id', 'venue', 'name', 'tier', 'rows', 'seats_per_row'], 'additionalProperties': False}, 'price_cents': {'anyOf': [{'type': 'integer'}, {'type': 'null'}]}, 'free_count': {'type': 'integer'}}, 'required': ['section', 'price_cents', 'free_count'], 'additionalProperties': False}}}, 'required': ['event', 'venue', 'sections'], 'additionalProperties': False},
-         shows=('record', (('event', 'event', ('row', 'events')), ('venue', 'venue', ('row', 'venues')), ('sections', 'sections', ('list', ('record', (('section', 'section', ('row', 'sections')),))))))),
-    tool('list_venues', 'List the concert halls with their ids, names and cities.', (),
-         read_only=True, method=ConcertTicketOffice.tool_list_venues,
-         where='concert_ticket_office.world:263',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}}, 'required': ['id', 'name', 'city'], 'additionalProperties': False}},
-         shows=('list', ('row', 'venues'))),
-    tool('list_sections',
-         'List seat sections with their id, venue, name, tier, rows and seats per row.',
-         (param('venue', {'anyOf': [{'type': 'string', 'pattern': '^V[0-9]{2}$'}, {'type': 'null'}]}, 'Only the sections of this venue (its id, as list_venues shows it); all venues when left out.', optional=True, table='venues'),),
-         read_only=True, invoke=_invoke_list_sections, where='concert_ticket_office.world:267',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'venue': {'type': 'string', 'pattern': '^V[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'tier': {'type': 'string', 'enum': ['standard', 'premium', 'vip']}, 'rows': {'type': 'integer', 'minimum': 1, 'maximum': 26}, 'seats_per_row': {'type': 'integer', 'minimum': 1, 'maximum': 50}}, 'required': ['id', 'venue', 'name', 'tier', 'rows', 'seats_per_row'], 'additionalProperties': False}},
-         shows=('list', ('row', 'sections'))),
-    tool('find_customers',
-         'Find customers whose name or email contains the text, with their customer id.',
-         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the customer's name or email; case does not matter."),),
-         read_only=True, invoke=_invoke_find_customers, where='concert_ticket_office.world:275',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'email'], 'additionalProperties': False}},
-         shows=('list', ('row', 'customers'))),
-    tool('get_customer', 'Show one customer: id, name and email.',
-         (param('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The customer id.', table='customers'),),
-         read_only=True, invoke=_invoke_get_customer, where='concert_ticket_office.world:284',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'email'], 'additionalProperties': False}),
-    tool('get_available_seats',
-         "List the free seats of one section for an event (not sold, checked in or under a live hold), with the section's price.",
-         (param('event', {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'The event id (E and two digits).', table='events'),
-         param('section', {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'The section id (as get_event or list_sections shows it).', table='sections')),
-         read_only=True, invoke=_invoke_get_available_seats,
-         where='concert_ticket_office.world:292',
-         returns={'type': 'object', 'properties': {'event': {'type': 'string'}, 'section': {'type': 'string'}, 'tier': {'type': 'string', 'enum': ['standard', 'premium', 'vip']}, 'price_cents': {'anyOf': [{'type': 'integer'}, {'type': 'null'}]}, 'free_seats': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['event', 'section', 'tier', 'price_cents', 'free_seats'], 'additionalProperties': False}),
-    tool('get_order', 'Show an order with its tickets, total, status and hold expiry.',
-         (param('order', {'type': 'string'}, 'The order id (ORD and three digits).', table='orders'),),
-         read_only=True, invoke=_invoke_get_order, where='concert_ticket_office.world:318',
-         returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}, 'tickets': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, 'hold_expired': {'type': 'boolean'}}, 'required': ['order', 'tickets', 'hold_expired'], 'additionalProperties': False},
-         shows=('record', (('order', 'order', ('row', 'orders')), ('tickets', 'tickets', ('list', ('row', 'tickets')))))),
-    tool('get_customer_tickets',
-         'List the tickets a customer holds, with order, event, section, seat, price and status, optionally for one event.',
-         (param('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The customer id (C and three digits).', table='customers'),
-         param('event', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{2}$'}, {'type': 'null'}]}, 'Only tickets for this event; all events when left out.', optional=True, table='events')),
-         read_only=True, invoke=_invoke_get_customer_tickets,
-         where='concert_ticket_office.world:330',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}},
-         shows=('list', ('row', 'tickets'))),
-    tool('list_customer_orders',
-         'List the orders a customer placed, newest first, with event, status, total, hold expiry and payment.',
-         (param('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The customer id.', table='customers'),
-         param('event', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{2}$'}, {'type': 'null'}]}, 'Only orders for this event; all events when left out.', optional=True, table='events')),
-         read_only=True, invoke=_invoke_list_customer_orders,
-         where='concert_ticket_office.world:339',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}},
-         shows=('list', ('row', 'orders'))),
-    tool('get_ticket',
-         'Show one ticket: its order, event, section, seat, price, holder, status and check-in time.',
-         (param('ticket', {'type': 'string'}, 'The ticket id.', table='tickets'),),
-         read_only=True, invoke=_invoke_get_ticket, where='concert_ticket_office.world:348',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}),
-    tool('hold_seats',
-         'Hold specific seats of one section for a customer for 15 minutes; the order must be bought before the hold expires.',
-         (param('customer', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The customer id (C and three digits).', table='customers'),
-         param('event', {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'The event id (E and two digits).', table='events'),
-         param('section', {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'The section id (as get_event or list_sections shows it).', table='sections'),
-         param('seats', {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'uniqueItems': True, 'minItems': 1, 'maxItems': 6}, 'Seat labels in the section, row letter and number, e.g. ["B7", "B8"].')),
-         read_only=False, invoke=_invoke_hold_seats, where='concert_ticket_office.world:356',
-         returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}, 'tickets': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, 'hold_expired': {'type': 'boolean'}}, 'required': ['order', 'tickets', 'hold_expired'], 'additionalProperties': False},
-         shows=('record', (('order', 'order', ('row', 'orders')), ('tickets', 'tickets', ('list', ('row', 'tickets')))))),
-    tool('buy_order', 'Pay for a held order before its hold expires; its tickets become valid.',
-         (param('order', {'type': 'string'}, 'The id of a held order (ORD and three digits).', table='orders'),
-         param('payment', {'type': 'string', 'enum': ['card', 'cash', 'voucher']}, 'How the customer pays: card, cash or voucher.')),
-         read_only=False, invoke=_invoke_buy_order, where='concert_ticket_office.world:400',
-         returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}, 'tickets': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}}, 'hold_expired': {'type': 'boolean'}}, 'required': ['order', 'tickets', 'hold_expired'], 'additionalProperties': False},
-         shows=('record', (('order', 'order', ('row', 'orders')), ('tickets', 'tickets', ('list', ('row', 'tickets')))))),
-    tool('release_hold', 'Give up a held order before paying; its seats are free again.',
-         (param('order', {'type': 'string'}, 'The id of a held order (ORD and three digits).', table='orders'),),
-         read_only=False, invoke=_invoke_release_hold, where='concert_ticket_office.world:426',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'customer': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'status': {'type': 'string', 'enum': ['held', 'paid', 'released']}, 'created_at': {'type': 'string'}, 'hold_expires_at': {'type': 'string'}, 'total_cents': {'type': 'integer', 'minimum': 0}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'payment': {'anyOf': [{'type': 'string', 'enum': ['card', 'cash', 'voucher']}, {'type': 'null'}]}}, 'required': ['id', 'customer', 'event', 'status', 'created_at', 'hold_expires_at', 'total_cents', 'paid_at', 'payment'], 'additionalProperties': False}),
-    tool('transfer_ticket',
-         'Give a sold ticket to another customer before the event starts; they become its holder.',
-         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
-         param('to_customer', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The id of the customer who receives it (C and three digits).', table='customers')),
-         read_only=False, invoke=_invoke_transfer_ticket, where='concert_ticket_office.world:439',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}),
-    tool('refund_ticket',
-         'Refund a sold ticket before the event starts; the seat becomes free again.',
-         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),),
-         read_only=False, invoke=_invoke_refund_ticket, where='concert_ticket_office.world:453',
-         returns={'type': 'object', 'properties': {'ticket': {'type': 'string'}, 'amount_cents': {'type': 'integer'}}, 'required': ['ticket', 'amount_cents'], 'additionalProperties': False}),
-    tool('check_in_ticket',
-         'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted until 4 hours after it.',
-         (param('ticket', {'type': 'string'}, 'The ticket id scanned at the door (TK and four digits).', table='tickets'),),
-         read_only=False, invoke=_invoke_check_in_ticket, where='concert_ticket_office.world:464',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'event': {'type': 'string', 'pattern': '^E[0-9]{2}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z0-9]{2,10}$'}, 'seat': {'type': 'string', 'pattern': '^[A-Z][0-9]{1,2}$'}, 'price_cents': {'type': 'integer', 'minimum': 0}, 'holder': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'status': {'type': 'string', 'enum': ['held', 'sold', 'checked_in', 'refunded', 'released']}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'order', 'event', 'section', 'seat', 'price_cents', 'holder', 'status', 'checked_in_at'], 'additionalProperties': False}),
+    tool(
+        ConcertTicketOffice.tool_list_events,
+        read_only=True,
+        where='concert_ticket_office.world:245',
+        returns=js.array(_RESULT_Event),
+        shows=('list', ('row', 'events')),
+    ),
+    tool(
+        ConcertTicketOffice.tool_get_event,
+        param(
+            'event',
+            arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$')),
+            'The event id, as list_events shows it.',
+            not_found=lambda ep, key: rt.built(ep, 'No event ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='concert_ticket_office.world:251',
+        returns=js.closed({
+            'event': _RESULT_Event,
+            'venue': _RESULT_Venue,
+            'sections': js.array(js.closed({
+                'section': _RESULT_Section,
+                'price_cents': js.nullable(js.INTEGER),
+                'free_count': js.INTEGER,
+            })),
+        }),
+        shows=(
+            'record',
+            (
+                ('event', 'event', ('row', 'events')),
+                ('venue', 'venue', ('row', 'venues')),
+                (
+                    'sections',
+                    'sections',
+                    ('list', ('record', (('section', 'section', ('row', 'sections')),))),
+                ),
+            ),
+        ),
+    ),
+    tool(
+        ConcertTicketOffice.tool_list_venues,
+        read_only=True,
+        where='concert_ticket_office.world:263',
+        returns=js.array(_RESULT_Venue),
+        shows=('list', ('row', 'venues')),
+    ),
+    tool(
+        ConcertTicketOffice.tool_list_sections,
+        param(
+            'venue',
+            arg.optional(arg.row('venues', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
+            'Only the sections of this venue (its id, as list_venues shows it); all venues when '
+            'left out.',
+            not_found=lambda ep, key: rt.built(ep, 'No venue ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='concert_ticket_office.world:267',
+        returns=js.array(_RESULT_Section),
+        shows=('list', ('row', 'sections')),
+    ),
+    tool(
+        ConcertTicketOffice.tool_find_customers,
+        param(
+            'text',
+            arg.refined(arg.TEXT, 1, 80),
+            "Part of the customer's name or email; case does not matter.",
+        ),
+        read_only=True,
+        where='concert_ticket_office.world:275',
+        returns=js.array(_RESULT_Customer),
+        shows=('list', ('row', 'customers')),
+    ),
+    tool(
+        ConcertTicketOffice.tool_get_customer,
+        _PARAM_customer,
+        read_only=True,
+        where='concert_ticket_office.world:284',
+        returns=_RESULT_Customer,
+    ),
+    tool(
+        ConcertTicketOffice.tool_get_available_seats,
+        _PARAM_event,
+        _PARAM_section,
+        read_only=True,
+        where='concert_ticket_office.world:292',
+        returns=js.closed({
+            'event': js.STRING,
+            'section': js.STRING,
+            'tier': js.members(Tier),
+            'price_cents': js.nullable(js.INTEGER),
+            'free_seats': js.array(js.STRING),
+        }),
+    ),
+    tool(
+        ConcertTicketOffice.tool_get_order,
+        param(
+            'order',
+            arg.row('orders'),
+            'The order id (ORD and three digits).',
+            not_found=lambda ep, key: rt.built(ep, 'No order ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='concert_ticket_office.world:318',
+        returns=_RESULT_OrderView,
+        shows=(
+            'record',
+            (
+                ('order', 'order', ('row', 'orders')),
+                ('tickets', 'tickets', ('list', ('row', 'tickets'))),
+            ),
+        ),
+    ),
+    tool(
+        ConcertTicketOffice.tool_get_customer_tickets,
+        _PARAM_customer_,
+        param(
+            'event',
+            arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'), 'Event')),
+            'Only tickets for this event; all events when left out.',
+        ),
+        read_only=True,
+        where='concert_ticket_office.world:330',
+        returns=js.array(_RESULT_Ticket),
+        shows=('list', ('row', 'tickets')),
+    ),
+    tool(
+        ConcertTicketOffice.tool_list_customer_orders,
+        _PARAM_customer,
+        param(
+            'event',
+            arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'), 'Event')),
+            'Only orders for this event; all events when left out.',
+        ),
+        read_only=True,
+        where='concert_ticket_office.world:339',
+        returns=js.array(_RESULT_Order),
+        shows=('list', ('row', 'orders')),
+    ),
+    tool(
+        ConcertTicketOffice.tool_get_ticket,
+        param(
+            'ticket',
+            arg.row('tickets'),
+            'The ticket id.',
+            not_found=lambda ep, key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='concert_ticket_office.world:348',
+        returns=_RESULT_Ticket,
+    ),
+    tool(
+        ConcertTicketOffice.tool_hold_seats,
+        _PARAM_customer_,
+        _PARAM_event,
+        _PARAM_section,
+        param(
+            'seats',
+            arg.refined(arg.set_of(arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{1,2}$')), 1, 6),
+            'Seat labels in the section, row letter and number, e.g. ["B7", "B8"].',
+        ),
+        where='concert_ticket_office.world:356',
+        returns=_RESULT_OrderView,
+        shows=(
+            'record',
+            (
+                ('order', 'order', ('row', 'orders')),
+                ('tickets', 'tickets', ('list', ('row', 'tickets'))),
+            ),
+        ),
+    ),
+    tool(
+        ConcertTicketOffice.tool_buy_order,
+        _PARAM_order,
+        param('payment', arg.enum_of(PayMethod), 'How the customer pays: card, cash or voucher.'),
+        where='concert_ticket_office.world:400',
+        returns=_RESULT_OrderView,
+        shows=(
+            'record',
+            (
+                ('order', 'order', ('row', 'orders')),
+                ('tickets', 'tickets', ('list', ('row', 'tickets'))),
+            ),
+        ),
+    ),
+    tool(
+        ConcertTicketOffice.tool_release_hold,
+        _PARAM_order,
+        where='concert_ticket_office.world:426',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        ConcertTicketOffice.tool_transfer_ticket,
+        _PARAM_ticket,
+        param(
+            'to_customer',
+            arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
+            'The id of the customer who receives it (C and three digits).',
+            not_found=lambda ep, key: rt.built(ep, 'No customer ' + rt.text(key) + '.'),
+        ),
+        where='concert_ticket_office.world:439',
+        returns=_RESULT_Ticket,
+    ),
+    tool(
+        ConcertTicketOffice.tool_refund_ticket,
+        _PARAM_ticket,
+        where='concert_ticket_office.world:453',
+        returns=js.closed({'ticket': js.STRING, 'amount_cents': js.INTEGER}),
+    ),
+    tool(
+        ConcertTicketOffice.tool_check_in_ticket,
+        param(
+            'ticket',
+            arg.row('tickets'),
+            'The ticket id scanned at the door (TK and four digits).',
+            not_found=lambda ep, key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'),
+        ),
+        where='concert_ticket_office.world:464',
+        returns=_RESULT_Ticket,
+    ),
 )
 
 
@@ -1432,7 +1537,8 @@ def _check_bruno_sixth_seat__six_seats(  # tasks.world:221
         ])),
         '==',
         6,
-        'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 6',
+        'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == '
+        'sold]) == 6',
     )
 
 
@@ -1464,7 +1570,8 @@ def _check_last_minute_boxes_tonight__both_in(  # tasks.world:447
         ])),
         '==',
         2,
-        'count([t for t in tickets if t.holder == "C002" and t.event == "E01" and t.section == "BOX" and t.status == checked_in and t.checked_in_at != none]) == 2',
+        'count([t for t in tickets if t.holder == "C002" and t.event == "E01" and t.section == '
+        '"BOX" and t.status == checked_in and t.checked_in_at != none]) == 2',
     )
 
 
@@ -1684,7 +1791,8 @@ def _check_bruno_shares_with_duarte__bruno_keeps_three(  # tasks.world:1363
         ])),
         '==',
         3,
-        'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 3',
+        'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == '
+        'sold]) == 3',
     )
 
 

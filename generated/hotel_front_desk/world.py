@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -685,213 +687,225 @@ class HotelFrontDesk(Episode):
         )
 
 
-def _invoke_search_free_rooms(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_check_in = v.want_date(args['check_in'], 'check_in')
-    a_check_out = v.want_date(args['check_out'], 'check_out')
-    a_room_type = (v.want_optional(args['room_type'], 'room_type', (lambda x, p: v.want_enum(x, p, RoomType))) if args.get('room_type') is not None else None)
-    a_guests_count = (v.check_range(v.want_int(args['guests_count'], 'guests_count'), 'guests_count', 1, 6) if args.get('guests_count') is not None else 1)
-    return ep.tool_search_free_rooms(a_check_in, a_check_out, a_room_type, a_guests_count)
-
-
-def _invoke_find_guest(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 1, 80)
-    return ep.tool_find_guest(a_query)
-
-
-def _invoke_get_booking(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_booking = args['booking']
-    if type(a_booking) is not str or not a_booking.isascii():
-        a_booking = v.want_str(a_booking, 'booking')
-    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, 'No booking ' + rt.text(key) + '.'))
-    return ep.tool_get_booking(a_booking)
-
-
-def _invoke_list_bookings(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_guest = (rt.lookup(ep.t_guests, v.want_str(args['guest'], 'guest'), lambda key: 'Guest' + ' ' + rt.quote(key) + ' not found.') if args.get('guest') is not None else None)
-    a_room = (rt.lookup(ep.t_rooms, v.check_pattern(v.want_str(args['room'], 'room'), 'room', '^[1-9][0-9]{2}$'), lambda key: 'Room' + ' ' + rt.quote(key) + ' not found.') if args.get('room') is not None else None)
-    a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, BookingStatus))) if args.get('status') is not None else None)
-    return ep.tool_list_bookings(a_guest, a_room, a_status)
-
-
-def _invoke_get_guest(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_guest = args['guest']
-    if type(a_guest) is not str or not a_guest.isascii():
-        a_guest = v.want_str(a_guest, 'guest')
-    a_guest = ep.t_guests.rows.get(a_guest) or rt.lookup(ep.t_guests, a_guest, lambda key: rt.built(ep, 'No guest ' + rt.text(key) + '.'))
-    return ep.tool_get_guest(a_guest)
-
-
-def _invoke_list_rooms(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_room_type = (v.want_optional(args['room_type'], 'room_type', (lambda x, p: v.want_enum(x, p, RoomType))) if args.get('room_type') is not None else None)
-    return ep.tool_list_rooms(a_room_type)
-
-
-def _invoke_get_room(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_room = rt.lookup(ep.t_rooms, v.check_pattern(v.want_str(args['room'], 'room'), 'room', '^[1-9][0-9]{2}$'), lambda key: rt.built(ep, 'No room ' + rt.text(key) + '.'))
-    return ep.tool_get_room(a_room)
-
-
-def _invoke_list_arrivals(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_day = (v.want_optional(args['day'], 'day', v.want_date) if args.get('day') is not None else None)
-    return ep.tool_list_arrivals(a_day)
-
-
-def _invoke_list_departures(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_day = (v.want_optional(args['day'], 'day', v.want_date) if args.get('day') is not None else None)
-    return ep.tool_list_departures(a_day)
-
-
-def _invoke_register_guest(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
-    a_email = v.check_pattern(v.want_str(args['email'], 'email'), 'email', '^[^@ ]+@[^@ ]+\\.[a-z]+$')
-    a_phone = (v.want_optional(args['phone'], 'phone', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'))) if args.get('phone') is not None else None)
-    return ep.tool_register_guest(a_name, a_email, a_phone)
-
-
-def _invoke_book_room(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_guest = args['guest']
-    if type(a_guest) is not str or not a_guest.isascii():
-        a_guest = v.want_str(a_guest, 'guest')
-    a_guest = ep.t_guests.rows.get(a_guest) or rt.lookup(ep.t_guests, a_guest, lambda key: rt.built(ep, 'No guest ' + rt.text(key) + '.'))
-    a_room = rt.lookup(ep.t_rooms, v.check_pattern(v.want_str(args['room'], 'room'), 'room', '^[1-9][0-9]{2}$'), lambda key: rt.built(ep, 'No room ' + rt.text(key) + '.'))
-    a_check_in = v.want_date(args['check_in'], 'check_in')
-    a_check_out = v.want_date(args['check_out'], 'check_out')
-    a_guests_count = (v.check_range(v.want_int(args['guests_count'], 'guests_count'), 'guests_count', 1, 6) if args.get('guests_count') is not None else 1)
-    return ep.tool_book_room(a_guest, a_room, a_check_in, a_check_out, a_guests_count)
-
-
-def _invoke_change_dates(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_booking = args['booking']
-    if type(a_booking) is not str or not a_booking.isascii():
-        a_booking = v.want_str(a_booking, 'booking')
-    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, 'No booking ' + rt.text(key) + '.'))
-    a_check_in = v.want_date(args['check_in'], 'check_in')
-    a_check_out = v.want_date(args['check_out'], 'check_out')
-    return ep.tool_change_dates(a_booking, a_check_in, a_check_out)
-
-
-def _invoke_cancel_booking(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_booking = args['booking']
-    if type(a_booking) is not str or not a_booking.isascii():
-        a_booking = v.want_str(a_booking, 'booking')
-    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, 'No booking ' + rt.text(key) + '.'))
-    return ep.tool_cancel_booking(a_booking)
-
-
-def _invoke_check_in(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_booking = args['booking']
-    if type(a_booking) is not str or not a_booking.isascii():
-        a_booking = v.want_str(a_booking, 'booking')
-    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, 'No booking ' + rt.text(key) + '.'))
-    return ep.tool_check_in(a_booking)
-
-
-def _invoke_check_out(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    a_booking = args['booking']
-    if type(a_booking) is not str or not a_booking.isascii():
-        a_booking = v.want_str(a_booking, 'booking')
-    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, 'No booking ' + rt.text(key) + '.'))
-    return ep.tool_check_out(a_booking)
+_RESULT_Guest = js.closed({
+    'id': js.STRING,
+    'name': js.scalar('str', 1, 80),
+    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+    'phone': js.nullable(js.scalar('str', pattern='^\\+?[0-9 -]{7,20}$')),
+})
+_RESULT_Booking = js.closed({
+    'id': js.STRING,
+    'guest': js.STRING,
+    'room': js.scalar('str', pattern='^[1-9][0-9]{2}$'),
+    'check_in': js.STRING,
+    'check_out': js.STRING,
+    'guests_count': js.scalar('int', 1, 6),
+    'status': js.members(BookingStatus),
+    'total': js.scalar('int', 0),
+    'cancellation_fee': js.scalar('int', 0),
+    'checked_in_at': js.nullable(js.STRING),
+    'checked_out_at': js.nullable(js.STRING),
+})
+_RESULT_Room = js.closed({
+    'number': js.scalar('str', pattern='^[1-9][0-9]{2}$'),
+    'room_type': js.members(RoomType),
+    'nightly_rate': js.scalar('int', 1, 5000),
+    'capacity': js.scalar('int', 1, 6),
+    'out_of_service': js.BOOLEAN,
+})
+_PARAM_check_in = param('check_in', arg.DATE, 'The first night, e.g. 2026-06-13.')
+_PARAM_booking = param(
+    'booking',
+    arg.row('bookings'),
+    'The booking id (B and three digits).',
+    not_found=lambda ep, key: rt.built(ep, 'No booking ' + rt.text(key) + '.'),
+)
+_PARAM_guest = param(
+    'guest',
+    arg.row('guests'),
+    'The guest id (G and three digits).',
+    not_found=lambda ep, key: rt.built(ep, 'No guest ' + rt.text(key) + '.'),
+)
+_PARAM_room = param(
+    'room',
+    arg.row('rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$')),
+    'The three-digit room number.',
+    not_found=lambda ep, key: rt.built(ep, 'No room ' + rt.text(key) + '.'),
+)
 
 
 HotelFrontDesk.TOOLS = tools(
-    tool('search_free_rooms',
-         'List the rooms in service that are free for every night from check_in to check_out, with the price of the stay.',
-         (param('check_in', {'type': 'string', 'format': 'date'}, 'The first night, e.g. 2026-06-13.'),
-         param('check_out', {'type': 'string', 'format': 'date'}, 'The departure day, after check_in, e.g. 2026-06-15.'),
-         param('room_type', {'anyOf': [{'type': 'string', 'enum': ['single', 'double', 'suite']}, {'type': 'null'}]}, 'Only rooms of this type (single, double or suite); any type when left out.', optional=True),
-         param('guests_count', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 6}, {'type': 'null'}]}, 'How many people will stay; only rooms that hold them are listed.', optional=True)),
-         read_only=True, invoke=_invoke_search_free_rooms, where='hotel_front_desk.world:147',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'room_type': {'type': 'string', 'enum': ['single', 'double', 'suite']}, 'nightly_rate': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'nights': {'type': 'integer'}, 'total': {'type': 'integer'}}, 'required': ['number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total'], 'additionalProperties': False}}),
-    tool('find_guest',
-         'Look up guests by exact email (case-insensitive) or by part of the name, with their guest id, name, email and phone.',
-         (param('query', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "An email address, or part of a guest's name."),),
-         read_only=True, invoke=_invoke_find_guest, where='hotel_front_desk.world:161',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'phone': {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}}, 'required': ['id', 'name', 'email', 'phone'], 'additionalProperties': False}},
-         shows=('list', ('row', 'guests'))),
-    tool('get_booking',
-         'Show one booking: guest, room, dates, number of guests, status, total and cancellation fee.',
-         (param('booking', {'type': 'string'}, 'The booking id (B and three digits).', table='bookings'),),
-         read_only=True, invoke=_invoke_get_booking, where='hotel_front_desk.world:170',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
-    tool('list_bookings',
-         'List bookings with their guest, room, check-in and check-out dates, number of guests, status and total, optionally of one guest, of one room and with one status.',
-         (param('guest', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Only this guest's bookings (the guest id, G and three digits).", optional=True, table='guests'),
-         param('room', {'anyOf': [{'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, {'type': 'null'}]}, 'Only bookings of this room (the three-digit room number).', optional=True, table='rooms'),
-         param('status', {'anyOf': [{'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, {'type': 'null'}]}, 'Only bookings with this status.', optional=True)),
-         read_only=True, invoke=_invoke_list_bookings, where='hotel_front_desk.world:178',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}},
-         shows=('list', ('row', 'bookings'))),
-    tool('get_guest', 'Show one guest profile: name, email and phone.',
-         (param('guest', {'type': 'string'}, 'The guest id (G and three digits).', table='guests'),),
-         read_only=True, invoke=_invoke_get_guest, where='hotel_front_desk.world:188',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'phone': {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}}, 'required': ['id', 'name', 'email', 'phone'], 'additionalProperties': False}),
-    tool('list_rooms',
-         "List the hotel's rooms with their number, room type, nightly rate, capacity and whether out of service, whatever their bookings.",
-         (param('room_type', {'anyOf': [{'type': 'string', 'enum': ['single', 'double', 'suite']}, {'type': 'null'}]}, 'Only rooms of this type (single, double or suite); all rooms when left out.', optional=True),),
-         read_only=True, invoke=_invoke_list_rooms, where='hotel_front_desk.world:196',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'room_type': {'type': 'string', 'enum': ['single', 'double', 'suite']}, 'nightly_rate': {'type': 'integer', 'minimum': 1, 'maximum': 5000}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'out_of_service': {'type': 'boolean'}}, 'required': ['number', 'room_type', 'nightly_rate', 'capacity', 'out_of_service'], 'additionalProperties': False}},
-         shows=('list', ('row', 'rooms'))),
-    tool('get_room',
-         'Show one room: its room type, nightly rate, capacity and whether it is out of service.',
-         (param('room', {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'The three-digit room number.', table='rooms'),),
-         read_only=True, invoke=_invoke_get_room, where='hotel_front_desk.world:204',
-         returns={'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'room_type': {'type': 'string', 'enum': ['single', 'double', 'suite']}, 'nightly_rate': {'type': 'integer', 'minimum': 1, 'maximum': 5000}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'out_of_service': {'type': 'boolean'}}, 'required': ['number', 'room_type', 'nightly_rate', 'capacity', 'out_of_service'], 'additionalProperties': False}),
-    tool('list_arrivals',
-         'List the reserved bookings that check in on a day (today by default), with guest, room, check-out date, number of guests and total.',
-         (param('day', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}]}, 'The arrival day; today when left out.', optional=True),),
-         read_only=True, invoke=_invoke_list_arrivals, where='hotel_front_desk.world:210',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}},
-         shows=('list', ('row', 'bookings'))),
-    tool('list_departures',
-         'List the checked-in bookings due to check out on a day (today by default), with guest, room, check-in date and total.',
-         (param('day', {'anyOf': [{'type': 'string', 'format': 'date'}, {'type': 'null'}]}, 'The departure day; today when left out.', optional=True),),
-         read_only=True, invoke=_invoke_list_departures, where='hotel_front_desk.world:219',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}},
-         shows=('list', ('row', 'bookings'))),
-    tool('list_in_house',
-         'List the bookings of the guests staying in the hotel now (checked in), with guest, room, check-in and check-out dates and total.',
-         (), read_only=True, method=HotelFrontDesk.tool_list_in_house,
-         where='hotel_front_desk.world:228',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}},
-         shows=('list', ('row', 'bookings'))),
-    tool('register_guest', 'Create a guest profile. Each email address belongs to one guest.',
-         (param('name', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "The guest's full name."),
-         param('email', {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, "The guest's email address."),
-         param('phone', {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}, 'A contact phone number with its country code, e.g. +44 20 7946 0000.', optional=True)),
-         read_only=False, invoke=_invoke_register_guest, where='hotel_front_desk.world:236',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'phone': {'anyOf': [{'type': 'string', 'pattern': '^\\+?[0-9 -]{7,20}$'}, {'type': 'null'}]}}, 'required': ['id', 'name', 'email', 'phone'], 'additionalProperties': False}),
-    tool('book_room',
-         'Reserve a room for a guest for the nights from check_in to check_out. The total is the nights times the nightly rate.',
-         (param('guest', {'type': 'string'}, 'The guest id (G and three digits).', table='guests'),
-         param('room', {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'The three-digit room number.', table='rooms'),
-         param('check_in', {'type': 'string', 'format': 'date'}, 'The first night, e.g. 2026-06-13.'),
-         param('check_out', {'type': 'string', 'format': 'date'}, 'The departure day, after check_in.'),
-         param('guests_count', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 6}, {'type': 'null'}]}, 'How many people will stay.', optional=True)),
-         read_only=False, invoke=_invoke_book_room, where='hotel_front_desk.world:249',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
-    tool('change_dates',
-         'Move a reserved booking to new dates in the same room; the total is recomputed.',
-         (param('booking', {'type': 'string'}, 'The booking id (B and three digits).', table='bookings'),
-         param('check_in', {'type': 'string', 'format': 'date'}, 'The new first night.'),
-         param('check_out', {'type': 'string', 'format': 'date'}, 'The new departure day, after check_in.')),
-         read_only=False, invoke=_invoke_change_dates, where='hotel_front_desk.world:275',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
-    tool('cancel_booking',
-         "Cancel a reserved booking. When the check-in day is two days away or less (inside 48 hours),\na fee of one night's rate is charged; otherwise cancelling is free.",
-         (param('booking', {'type': 'string'}, 'The booking id (B and three digits).', table='bookings'),),
-         read_only=False, invoke=_invoke_cancel_booking, where='hotel_front_desk.world:292',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
-    tool('check_in',
-         "Check the guest of a reserved booking in; only possible on the booking's check-in day.",
-         (param('booking', {'type': 'string'}, 'The booking id (B and three digits).', table='bookings'),),
-         read_only=False, invoke=_invoke_check_in, where='hotel_front_desk.world:307',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'guest': {'type': 'string'}, 'room': {'type': 'string', 'pattern': '^[1-9][0-9]{2}$'}, 'check_in': {'type': 'string'}, 'check_out': {'type': 'string'}, 'guests_count': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'status': {'type': 'string', 'enum': ['reserved', 'checked_in', 'checked_out', 'cancelled']}, 'total': {'type': 'integer', 'minimum': 0}, 'cancellation_fee': {'type': 'integer', 'minimum': 0}, 'checked_in_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'checked_out_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'guest', 'room', 'check_in', 'check_out', 'guests_count', 'status', 'total', 'cancellation_fee', 'checked_in_at', 'checked_out_at'], 'additionalProperties': False}),
-    tool('check_out',
-         'Check out a guest who is checked in; returns the amount due, the booking total.',
-         (param('booking', {'type': 'string'}, 'The booking id (B and three digits).', table='bookings'),),
-         read_only=False, invoke=_invoke_check_out, where='hotel_front_desk.world:320',
-         returns={'type': 'object', 'properties': {'booking': {'type': 'string'}, 'nights': {'type': 'integer'}, 'amount_due': {'type': 'integer'}}, 'required': ['booking', 'nights', 'amount_due'], 'additionalProperties': False}),
+    tool(
+        HotelFrontDesk.tool_search_free_rooms,
+        _PARAM_check_in,
+        param('check_out', arg.DATE, 'The departure day, after check_in, e.g. 2026-06-15.'),
+        param(
+            'room_type',
+            arg.optional(arg.enum_of(RoomType)),
+            'Only rooms of this type (single, double or suite); any type when left out.',
+        ),
+        param(
+            'guests_count',
+            arg.refined(arg.INT, 1, 6),
+            'How many people will stay; only rooms that hold them are listed.',
+            default=lambda ep: 1,
+        ),
+        read_only=True,
+        where='hotel_front_desk.world:147',
+        returns=js.array(js.closed({
+            'number': js.scalar('str', pattern='^[1-9][0-9]{2}$'),
+            'room_type': js.members(RoomType),
+            'nightly_rate': js.INTEGER,
+            'capacity': js.INTEGER,
+            'nights': js.INTEGER,
+            'total': js.INTEGER,
+        })),
+    ),
+    tool(
+        HotelFrontDesk.tool_find_guest,
+        param(
+            'query', arg.refined(arg.TEXT, 1, 80), "An email address, or part of a guest's name."
+        ),
+        read_only=True,
+        where='hotel_front_desk.world:161',
+        returns=js.array(_RESULT_Guest),
+        shows=('list', ('row', 'guests')),
+    ),
+    tool(
+        HotelFrontDesk.tool_get_booking,
+        _PARAM_booking,
+        read_only=True,
+        where='hotel_front_desk.world:170',
+        returns=_RESULT_Booking,
+    ),
+    tool(
+        HotelFrontDesk.tool_list_bookings,
+        param(
+            'guest',
+            arg.optional(arg.row('guests', arg.TEXT, 'Guest')),
+            "Only this guest's bookings (the guest id, G and three digits).",
+        ),
+        param(
+            'room',
+            arg.optional(arg.row(
+                'rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$'), 'Room'
+            )),
+            'Only bookings of this room (the three-digit room number).',
+        ),
+        param(
+            'status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings with this status.'
+        ),
+        read_only=True,
+        where='hotel_front_desk.world:178',
+        returns=js.array(_RESULT_Booking),
+        shows=('list', ('row', 'bookings')),
+    ),
+    tool(
+        HotelFrontDesk.tool_get_guest,
+        _PARAM_guest,
+        read_only=True,
+        where='hotel_front_desk.world:188',
+        returns=_RESULT_Guest,
+    ),
+    tool(
+        HotelFrontDesk.tool_list_rooms,
+        param(
+            'room_type',
+            arg.optional(arg.enum_of(RoomType)),
+            'Only rooms of this type (single, double or suite); all rooms when left out.',
+        ),
+        read_only=True,
+        where='hotel_front_desk.world:196',
+        returns=js.array(_RESULT_Room),
+        shows=('list', ('row', 'rooms')),
+    ),
+    tool(
+        HotelFrontDesk.tool_get_room,
+        _PARAM_room,
+        read_only=True,
+        where='hotel_front_desk.world:204',
+        returns=_RESULT_Room,
+    ),
+    tool(
+        HotelFrontDesk.tool_list_arrivals,
+        param('day', arg.optional(arg.DATE), 'The arrival day; today when left out.'),
+        read_only=True,
+        where='hotel_front_desk.world:210',
+        returns=js.array(_RESULT_Booking),
+        shows=('list', ('row', 'bookings')),
+    ),
+    tool(
+        HotelFrontDesk.tool_list_departures,
+        param('day', arg.optional(arg.DATE), 'The departure day; today when left out.'),
+        read_only=True,
+        where='hotel_front_desk.world:219',
+        returns=js.array(_RESULT_Booking),
+        shows=('list', ('row', 'bookings')),
+    ),
+    tool(
+        HotelFrontDesk.tool_list_in_house,
+        read_only=True,
+        where='hotel_front_desk.world:228',
+        returns=js.array(_RESULT_Booking),
+        shows=('list', ('row', 'bookings')),
+    ),
+    tool(
+        HotelFrontDesk.tool_register_guest,
+        param('name', arg.refined(arg.TEXT, 1, 80), "The guest's full name."),
+        param(
+            'email',
+            arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+            "The guest's email address.",
+        ),
+        param(
+            'phone',
+            arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 -]{7,20}$')),
+            'A contact phone number with its country code, e.g. +44 20 7946 0000.',
+        ),
+        where='hotel_front_desk.world:236',
+        returns=_RESULT_Guest,
+    ),
+    tool(
+        HotelFrontDesk.tool_book_room,
+        _PARAM_guest,
+        _PARAM_room,
+        _PARAM_check_in,
+        param('check_out', arg.DATE, 'The departure day, after check_in.'),
+        param(
+            'guests_count',
+            arg.refined(arg.INT, 1, 6),
+            'How many people will stay.',
+            default=lambda ep: 1,
+        ),
+        where='hotel_front_desk.world:249',
+        returns=_RESULT_Booking,
+    ),
+    tool(
+        HotelFrontDesk.tool_change_dates,
+        _PARAM_booking,
+        param('check_in', arg.DATE, 'The new first night.'),
+        param('check_out', arg.DATE, 'The new departure day, after check_in.'),
+        where='hotel_front_desk.world:275',
+        returns=_RESULT_Booking,
+    ),
+    tool(
+        HotelFrontDesk.tool_cancel_booking,
+        _PARAM_booking,
+        where='hotel_front_desk.world:292',
+        returns=_RESULT_Booking,
+    ),
+    tool(
+        HotelFrontDesk.tool_check_in,
+        _PARAM_booking,
+        where='hotel_front_desk.world:307',
+        returns=_RESULT_Booking,
+    ),
+    tool(
+        HotelFrontDesk.tool_check_out,
+        _PARAM_booking,
+        where='hotel_front_desk.world:320',
+        returns=js.closed({'booking': js.STRING, 'nights': js.INTEGER, 'amount_due': js.INTEGER}),
+    ),
 )
 
 

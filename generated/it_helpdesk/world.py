@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -245,7 +247,8 @@ class ITHelpdesk(Episode):
                 and (_row22.resolved_at is not None) == self.fn_is_done(_row22)
             ):
                 raise InvariantError(
-                    'A ticket has a resolution note and time exactly when it is resolved or closed.',
+                    'A ticket has a resolution note and time exactly when it is resolved or '
+                    'closed.',
                     'ithelpdesk.world:167',
                 )
         if not all(  # ithelpdesk.world:170
@@ -724,219 +727,258 @@ class ITHelpdesk(Episode):
                 self,
                 'Ticket '
                 + rt.text(ticket.id_)
-                + ' can still be reopened; it can be closed once 7 days have passed since it was resolved.',
+                + (
+                    ' can still be reopened; it can be closed once 7 days have passed since it '
+                    'was resolved.'
+                ),
             ))
         self.set_field(ticket, 'status', _E12_TicketStatus_closed)  # ithelpdesk.world:370
         return ticket  # ithelpdesk.world:371
 
 
-def _invoke_sign_in(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, 'No agent ' + rt.text(key) + '.'))
-    return ep.tool_sign_in(a_agent)
-
-
-def _invoke_list_tickets(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, TicketStatus))) if args.get('status') is not None else None)
-    a_priority = (v.want_optional(args['priority'], 'priority', (lambda x, p: v.want_enum(x, p, Priority))) if args.get('priority') is not None else None)
-    a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, Category))) if args.get('category') is not None else None)
-    a_assignee = (rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['assignee'], 'assignee'), 'assignee', '^A[0-9]{2}$'), lambda key: 'Agent' + ' ' + rt.quote(key) + ' not found.') if args.get('assignee') is not None else None)
-    a_reporter = (rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['reporter'], 'reporter'), 'reporter', '^E[0-9]{4}$'), lambda key: rt.built(ep, 'No employee ' + rt.text(key) + '.')) if args.get('reporter') is not None else None)
-    return ep.tool_list_tickets(a_status, a_priority, a_category, a_assignee, a_reporter)
-
-
-def _invoke_search_tickets(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
-    return ep.tool_search_tickets(a_text)
-
-
-def _invoke_get_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_ticket = args['ticket']
-    if type(a_ticket) is not str or not a_ticket.isascii():
-        a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
-    return ep.tool_get_ticket(a_ticket)
-
-
-def _invoke_list_agents(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_skill = (v.want_optional(args['skill'], 'skill', (lambda x, p: v.want_enum(x, p, Category))) if args.get('skill') is not None else None)
-    a_tier = (v.want_optional(args['tier'], 'tier', (lambda x, p: v.check_range(v.want_int(x, p), p, 1, 2))) if args.get('tier') is not None else None)
-    a_active_only = (v.want_bool(args['active_only'], 'active_only') if args.get('active_only') is not None else True)
-    return ep.tool_list_agents(a_skill, a_tier, a_active_only)
-
-
-def _invoke_get_agent(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, 'No agent ' + rt.text(key) + '.'))
-    return ep.tool_get_agent(a_agent)
-
-
-def _invoke_find_employees(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
-    return ep.tool_find_employees(a_text)
-
-
-def _invoke_get_employee(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{4}$'), lambda key: rt.built(ep, 'No employee ' + rt.text(key) + '.'))
-    return ep.tool_get_employee(a_employee)
-
-
-def _invoke_open_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_reporter = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['reporter'], 'reporter'), 'reporter', '^E[0-9]{4}$'), lambda key: rt.built(ep, 'No employee ' + rt.text(key) + '.'))
-    a_title = v.check_length(v.want_str(args['title'], 'title'), 'title', 1, 120)
-    a_category = v.want_enum(args['category'], 'category', Category)
-    a_priority = (v.want_enum(args['priority'], 'priority', Priority) if args.get('priority') is not None else _E8_Priority_medium)
-    return ep.tool_open_ticket(a_reporter, a_title, a_category, a_priority)
-
-
-def _invoke_assign_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_ticket = args['ticket']
-    if type(a_ticket) is not str or not a_ticket.isascii():
-        a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
-    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, 'No agent ' + rt.text(key) + '.'))
-    return ep.tool_assign_ticket(a_ticket, a_agent)
-
-
-def _invoke_add_comment(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_ticket = args['ticket']
-    if type(a_ticket) is not str or not a_ticket.isascii():
-        a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
-    a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 1000)
-    a_internal = (v.want_bool(args['internal'], 'internal') if args.get('internal') is not None else False)
-    return ep.tool_add_comment(a_ticket, a_body, a_internal)
-
-
-def _invoke_escalate_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_ticket = args['ticket']
-    if type(a_ticket) is not str or not a_ticket.isascii():
-        a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
-    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, 'No agent ' + rt.text(key) + '.'))
-    a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 500)
-    return ep.tool_escalate_ticket(a_ticket, a_agent, a_reason)
-
-
-def _invoke_resolve_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_ticket = args['ticket']
-    if type(a_ticket) is not str or not a_ticket.isascii():
-        a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
-    a_resolution_note = v.check_length(v.want_str(args['resolution_note'], 'resolution_note'), 'resolution_note', 1, 500)
-    return ep.tool_resolve_ticket(a_ticket, a_resolution_note)
-
-
-def _invoke_reopen_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_ticket = args['ticket']
-    if type(a_ticket) is not str or not a_ticket.isascii():
-        a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
-    a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 500)
-    return ep.tool_reopen_ticket(a_ticket, a_reason)
-
-
-def _invoke_close_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_ticket = args['ticket']
-    if type(a_ticket) is not str or not a_ticket.isascii():
-        a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
-    return ep.tool_close_ticket(a_ticket)
+_RESULT_Agent = js.closed({
+    'id': js.scalar('str', pattern='^A[0-9]{2}$'),
+    'name': js.scalar('str', 1, 80),
+    'skills': js.array(js.members(Category), unique=True),
+    'tier': js.scalar('int', 1, 2),
+    'active': js.BOOLEAN,
+})
+_RESULT_Ticket = js.closed({
+    'id': js.STRING,
+    'reporter': js.scalar('str', pattern='^E[0-9]{4}$'),
+    'title': js.scalar('str', 1, 120),
+    'category': js.members(Category),
+    'priority': js.members(Priority),
+    'status': js.members(TicketStatus),
+    'assignee': js.nullable(js.scalar('str', pattern='^A[0-9]{2}$')),
+    'escalated': js.BOOLEAN,
+    'resolution_note': js.scalar('str', None, 500),
+    'opened_at': js.STRING,
+    'resolved_at': js.nullable(js.STRING),
+    'reopen_count': js.scalar('int', 0),
+})
+_RESULT_Comment = js.closed({
+    'id': js.STRING,
+    'ticket': js.STRING,
+    'author': js.scalar('str', pattern='^A[0-9]{2}$'),
+    'body': js.scalar('str', 1, 1000),
+    'internal': js.BOOLEAN,
+    'at': js.STRING,
+})
+_RESULT_Employee = js.closed({
+    'id': js.scalar('str', pattern='^E[0-9]{4}$'),
+    'name': js.scalar('str', 1, 80),
+    'department': js.scalar('str', 1, 60),
+    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+})
+_PARAM_agent = param(
+    'agent',
+    arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
+    "The agent's id (A and two digits).",
+    not_found=lambda ep, key: rt.built(ep, 'No agent ' + rt.text(key) + '.'),
+)
+_PARAM_ticket = param(
+    'ticket',
+    arg.row('tickets'),
+    'The ticket id (TK and four digits).',
+    not_found=lambda ep, key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'),
+)
 
 
 ITHelpdesk.TOOLS = tools(
-    tool('sign_in', 'Sign in as a helpdesk agent; the other actions are taken as this agent.',
-         (param('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$'}, "The agent's id (A and two digits).", table='agents'),),
-         read_only=False, invoke=_invoke_sign_in, where='ithelpdesk.world:175',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}),
-    tool('list_tickets',
-         'List tickets with their title, reporter, category, priority, status, assignee and resolution, optionally filtered by status, priority, category, assignee and reporter, the most urgent first.',
-         (param('status', {'anyOf': [{'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, {'type': 'null'}]}, 'Only tickets with this status.', optional=True),
-         param('priority', {'anyOf': [{'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, {'type': 'null'}]}, 'Only tickets with this priority.', optional=True),
-         param('category', {'anyOf': [{'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, {'type': 'null'}]}, 'Only tickets of this category.', optional=True),
-         param('assignee', {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'Only tickets assigned to this agent (agent id, A and two digits).', optional=True, table='agents'),
-         param('reporter', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{4}$'}, {'type': 'null'}]}, 'Only tickets reported by this employee (employee id, E and four digits).', optional=True, table='employees')),
-         read_only=True, invoke=_invoke_list_tickets, where='ithelpdesk.world:182',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}},
-         shows=('list', ('row', 'tickets'))),
-    tool('search_tickets',
-         'Find tickets whose title contains the text, whatever their status, the most urgent first.',
-         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "A word or phrase of the ticket's title, e.g. printer; case does not matter."),),
-         read_only=True, invoke=_invoke_search_tickets, where='ithelpdesk.world:195',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}},
-         shows=('list', ('row', 'tickets'))),
-    tool('get_ticket', 'Show a ticket with its comments, oldest first.',
-         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),),
-         read_only=True, invoke=_invoke_get_ticket, where='ithelpdesk.world:204',
-         returns={'type': 'object', 'properties': {'ticket': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}, 'comments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'ticket': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'internal': {'type': 'boolean'}, 'at': {'type': 'string'}}, 'required': ['id', 'ticket', 'author', 'body', 'internal', 'at'], 'additionalProperties': False}}}, 'required': ['ticket', 'comments'], 'additionalProperties': False},
-         shows=('record', (('ticket', 'ticket', ('row', 'tickets')), ('comments', 'comments', ('list', ('row', 'comments')))))),
-    tool('list_agents',
-         'List the helpdesk agents with their id, name, skills, tier and whether they are active.',
-         (param('skill', {'anyOf': [{'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, {'type': 'null'}]}, 'Only agents with this skill: hardware, software, network or access.', optional=True),
-         param('tier', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 2}, {'type': 'null'}]}, 'Only agents of this tier (2 = senior, can take escalated tickets).', optional=True),
-         param('active_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Leave out inactive agents.', optional=True)),
-         read_only=True, invoke=_invoke_list_agents, where='ithelpdesk.world:215',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}},
-         shows=('list', ('row', 'agents'))),
-    tool('get_agent', 'Show one agent: name, skills, tier and whether active.',
-         (param('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$'}, "The agent's id (A and two digits).", table='agents'),),
-         read_only=True, invoke=_invoke_get_agent, where='ithelpdesk.world:225',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}),
-    tool('who_am_i', 'Show the signed-in agent, or nothing when nobody is signed in.', (),
-         read_only=True, method=ITHelpdesk.tool_who_am_i, where='ithelpdesk.world:233',
-         returns={'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'skills': {'type': 'array', 'items': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'uniqueItems': True}, 'tier': {'type': 'integer', 'minimum': 1, 'maximum': 2}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'skills', 'tier', 'active'], 'additionalProperties': False}, {'type': 'null'}]}),
-    tool('find_employees',
-         'Find employees whose name, department or email contains the text, with their employee id.',
-         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the employee's name, department or email, e.g. finance; case does not matter."),),
-         read_only=True, invoke=_invoke_find_employees, where='ithelpdesk.world:237',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'department': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'department', 'email'], 'additionalProperties': False}},
-         shows=('list', ('row', 'employees'))),
-    tool('get_employee', 'Show one employee: name, department and email.',
-         (param('employee', {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'The employee id (E and four digits).', table='employees'),),
-         read_only=True, invoke=_invoke_get_employee, where='ithelpdesk.world:246',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'department': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}}, 'required': ['id', 'name', 'department', 'email'], 'additionalProperties': False}),
-    tool('open_ticket', 'Open a ticket on behalf of an employee. It starts open and unassigned.',
-         (param('reporter', {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'The id of the employee reporting the problem (E and four digits).', table='employees'),
-         param('title', {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'A short description of the problem.'),
-         param('category', {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'hardware, software, network or access.'),
-         param('priority', {'anyOf': [{'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, {'type': 'null'}]}, 'low, medium, high or critical.', optional=True)),
-         read_only=False, invoke=_invoke_open_ticket, where='ithelpdesk.world:256',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-    tool('assign_ticket',
-         'Assign (or reassign) a ticket that is not resolved or closed to an active agent with the skill for its category. Escalated tickets need a tier-2 agent.',
-         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
-         param('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'The id of the agent to take it (A and two digits).', table='agents')),
-         read_only=False, invoke=_invoke_assign_ticket, where='ithelpdesk.world:270',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-    tool('add_comment',
-         'Add a comment to a ticket as the signed-in agent. When the assignee comments on an assigned ticket, it moves to in progress.',
-         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
-         param('body', {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'The text of the comment.'),
-         param('internal', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'True for a note hidden from the reporter.', optional=True)),
-         read_only=False, invoke=_invoke_add_comment, where='ithelpdesk.world:286',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'ticket': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'internal': {'type': 'boolean'}, 'at': {'type': 'string'}}, 'required': ['id', 'ticket', 'author', 'body', 'internal', 'at'], 'additionalProperties': False}),
-    tool('escalate_ticket',
-         'Escalate a ticket: raise its priority one step (critical stays critical), mark it escalated and hand it to an active tier-2 agent with the skill.',
-         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
-         param('agent', {'type': 'string', 'pattern': '^A[0-9]{2}$'}, 'The id of the tier-2 agent who takes it over (A and two digits).', table='agents'),
-         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 500}, 'Why the ticket is escalated; recorded as an internal comment.')),
-         read_only=False, invoke=_invoke_escalate_ticket, where='ithelpdesk.world:303',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-    tool('resolve_ticket',
-         "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's assignee can resolve it.",
-         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
-         param('resolution_note', {'type': 'string', 'minLength': 1, 'maxLength': 500}, 'What was done to fix the problem.')),
-         read_only=False, invoke=_invoke_resolve_ticket, where='ithelpdesk.world:329',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-    tool('reopen_ticket',
-         'Reopen a resolved ticket within 7 days of its resolution. It goes back to its assignee as assigned.',
-         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),
-         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 500}, 'Why the ticket is reopened; recorded as a comment.')),
-         read_only=False, invoke=_invoke_reopen_ticket, where='ithelpdesk.world:345',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
-    tool('close_ticket',
-         'Close a resolved ticket for good once its 7-day reopen window has passed.',
-         (param('ticket', {'type': 'string'}, 'The ticket id (TK and four digits).', table='tickets'),),
-         read_only=False, invoke=_invoke_close_ticket, where='ithelpdesk.world:362',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'reporter': {'type': 'string', 'pattern': '^E[0-9]{4}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'category': {'type': 'string', 'enum': ['hardware', 'software', 'network', 'access']}, 'priority': {'type': 'string', 'enum': ['low', 'medium', 'high', 'critical']}, 'status': {'type': 'string', 'enum': ['open', 'assigned', 'in_progress', 'resolved', 'closed']}, 'assignee': {'anyOf': [{'type': 'string', 'pattern': '^A[0-9]{2}$'}, {'type': 'null'}]}, 'escalated': {'type': 'boolean'}, 'resolution_note': {'type': 'string', 'maxLength': 500}, 'opened_at': {'type': 'string'}, 'resolved_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'reopen_count': {'type': 'integer', 'minimum': 0}}, 'required': ['id', 'reporter', 'title', 'category', 'priority', 'status', 'assignee', 'escalated', 'resolution_note', 'opened_at', 'resolved_at', 'reopen_count'], 'additionalProperties': False}),
+    tool(
+        ITHelpdesk.tool_sign_in, _PARAM_agent, where='ithelpdesk.world:175', returns=_RESULT_Agent
+    ),
+    tool(
+        ITHelpdesk.tool_list_tickets,
+        param('status', arg.optional(arg.enum_of(TicketStatus)), 'Only tickets with this status.'),
+        param('priority', arg.optional(arg.enum_of(Priority)), 'Only tickets with this priority.'),
+        param('category', arg.optional(arg.enum_of(Category)), 'Only tickets of this category.'),
+        param(
+            'assignee',
+            arg.optional(arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'), 'Agent')),
+            'Only tickets assigned to this agent (agent id, A and two digits).',
+        ),
+        param(
+            'reporter',
+            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$'))),
+            'Only tickets reported by this employee (employee id, E and four digits).',
+            not_found=lambda ep, key: rt.built(ep, 'No employee ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='ithelpdesk.world:182',
+        returns=js.array(_RESULT_Ticket),
+        shows=('list', ('row', 'tickets')),
+    ),
+    tool(
+        ITHelpdesk.tool_search_tickets,
+        param(
+            'text',
+            arg.refined(arg.TEXT, 1, 80),
+            "A word or phrase of the ticket's title, e.g. printer; case does not matter.",
+        ),
+        read_only=True,
+        where='ithelpdesk.world:195',
+        returns=js.array(_RESULT_Ticket),
+        shows=('list', ('row', 'tickets')),
+    ),
+    tool(
+        ITHelpdesk.tool_get_ticket,
+        _PARAM_ticket,
+        read_only=True,
+        where='ithelpdesk.world:204',
+        returns=js.closed({'ticket': _RESULT_Ticket, 'comments': js.array(_RESULT_Comment)}),
+        shows=(
+            'record',
+            (
+                ('ticket', 'ticket', ('row', 'tickets')),
+                ('comments', 'comments', ('list', ('row', 'comments'))),
+            ),
+        ),
+    ),
+    tool(
+        ITHelpdesk.tool_list_agents,
+        param(
+            'skill',
+            arg.optional(arg.enum_of(Category)),
+            'Only agents with this skill: hardware, software, network or access.',
+        ),
+        param(
+            'tier',
+            arg.optional(arg.refined(arg.INT, 1, 2)),
+            'Only agents of this tier (2 = senior, can take escalated tickets).',
+        ),
+        param('active_only', arg.BOOL, 'Leave out inactive agents.', default=lambda ep: True),
+        read_only=True,
+        where='ithelpdesk.world:215',
+        returns=js.array(_RESULT_Agent),
+        shows=('list', ('row', 'agents')),
+    ),
+    tool(
+        ITHelpdesk.tool_get_agent,
+        _PARAM_agent,
+        read_only=True,
+        where='ithelpdesk.world:225',
+        returns=_RESULT_Agent,
+    ),
+    tool(
+        ITHelpdesk.tool_who_am_i,
+        read_only=True,
+        where='ithelpdesk.world:233',
+        returns=js.nullable(_RESULT_Agent),
+    ),
+    tool(
+        ITHelpdesk.tool_find_employees,
+        param(
+            'text',
+            arg.refined(arg.TEXT, 1, 80),
+            "Part of the employee's name, department or email, e.g. finance; case does not"
+            ' matter.',
+        ),
+        read_only=True,
+        where='ithelpdesk.world:237',
+        returns=js.array(_RESULT_Employee),
+        shows=('list', ('row', 'employees')),
+    ),
+    tool(
+        ITHelpdesk.tool_get_employee,
+        param(
+            'employee',
+            arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
+            'The employee id (E and four digits).',
+            not_found=lambda ep, key: rt.built(ep, 'No employee ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='ithelpdesk.world:246',
+        returns=_RESULT_Employee,
+    ),
+    tool(
+        ITHelpdesk.tool_open_ticket,
+        param(
+            'reporter',
+            arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
+            'The id of the employee reporting the problem (E and four digits).',
+            not_found=lambda ep, key: rt.built(ep, 'No employee ' + rt.text(key) + '.'),
+        ),
+        param('title', arg.refined(arg.TEXT, 1, 120), 'A short description of the problem.'),
+        param('category', arg.enum_of(Category), 'hardware, software, network or access.'),
+        param(
+            'priority',
+            arg.enum_of(Priority),
+            'low, medium, high or critical.',
+            default=lambda ep: _E8_Priority_medium,
+        ),
+        where='ithelpdesk.world:256',
+        returns=_RESULT_Ticket,
+    ),
+    tool(
+        ITHelpdesk.tool_assign_ticket,
+        _PARAM_ticket,
+        param(
+            'agent',
+            arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
+            'The id of the agent to take it (A and two digits).',
+            not_found=lambda ep, key: rt.built(ep, 'No agent ' + rt.text(key) + '.'),
+        ),
+        where='ithelpdesk.world:270',
+        returns=_RESULT_Ticket,
+    ),
+    tool(
+        ITHelpdesk.tool_add_comment,
+        _PARAM_ticket,
+        param('body', arg.refined(arg.TEXT, 1, 1000), 'The text of the comment.'),
+        param(
+            'internal',
+            arg.BOOL,
+            'True for a note hidden from the reporter.',
+            default=lambda ep: False,
+        ),
+        where='ithelpdesk.world:286',
+        returns=_RESULT_Comment,
+    ),
+    tool(
+        ITHelpdesk.tool_escalate_ticket,
+        _PARAM_ticket,
+        param(
+            'agent',
+            arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
+            'The id of the tier-2 agent who takes it over (A and two digits).',
+            not_found=lambda ep, key: rt.built(ep, 'No agent ' + rt.text(key) + '.'),
+        ),
+        param(
+            'reason',
+            arg.refined(arg.TEXT, 1, 500),
+            'Why the ticket is escalated; recorded as an internal comment.',
+        ),
+        where='ithelpdesk.world:303',
+        returns=_RESULT_Ticket,
+    ),
+    tool(
+        ITHelpdesk.tool_resolve_ticket,
+        _PARAM_ticket,
+        param(
+            'resolution_note', arg.refined(arg.TEXT, 1, 500), 'What was done to fix the problem.'
+        ),
+        where='ithelpdesk.world:329',
+        returns=_RESULT_Ticket,
+    ),
+    tool(
+        ITHelpdesk.tool_reopen_ticket,
+        _PARAM_ticket,
+        param(
+            'reason',
+            arg.refined(arg.TEXT, 1, 500),
+            'Why the ticket is reopened; recorded as a comment.',
+        ),
+        where='ithelpdesk.world:345',
+        returns=_RESULT_Ticket,
+    ),
+    tool(
+        ITHelpdesk.tool_close_ticket,
+        _PARAM_ticket,
+        where='ithelpdesk.world:362',
+        returns=_RESULT_Ticket,
+    ),
 )
 
 
@@ -970,7 +1012,8 @@ def _check_take_and_resolve__resolved_excel(  # ithelpdesk.world:488
             ep.t_tickets.row('TK0003').resolution_note,
             '==',
             'Repaired the Office installation; saving works again',
-            'tickets["TK0003"].resolution_note == "Repaired the Office installation; saving works again"',
+            'tickets["TK0003"].resolution_note == "Repaired the Office installation; saving works '
+            'again"',
         )
         and rt.compared(
             ep.t_tickets.row('TK0003').resolved_at,
@@ -1096,7 +1139,8 @@ def _check_kenji_fixes_the_laptop__resolved_by_kenji(  # tasks.world:118
             ep.t_tickets.row('TK0001').resolution_note,
             '==',
             'Replaced the SSD and restored her files from backup',
-            'tickets["TK0001"].resolution_note == "Replaced the SSD and restored her files from backup"',
+            'tickets["TK0001"].resolution_note == "Replaced the SSD and restored her files from '
+            'backup"',
         )
         and rt.compared(
             ep.t_tickets.row('TK0001').resolved_at,
@@ -1192,7 +1236,8 @@ def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(  # tasks.world:378
             ep.t_tickets.row('TK0002').resolution_note,
             '==',
             'Updated the router firmware; the connection has held for 24 hours',
-            'tickets["TK0002"].resolution_note == "Updated the router firmware; the connection has held for 24 hours"',
+            'tickets["TK0002"].resolution_note == "Updated the router firmware; the connection '
+            'has held for 24 hours"',
         )
         and rt.compared(
             ep.t_tickets.row('TK0002').resolved_at,

@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -358,145 +360,87 @@ class MessageAPI(Episode):
         return MessageStats(Stats(len(self.state.inbox), len(receivers)))  # message_api.world:254
 
 
-def _invoke_list_users(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_list_users()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_user_id(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_user = args['user']
-        if type(a_user) is not str or not a_user.isascii():
-            a_user = rt.str_or_foreign(ep, a_user, 'user')
-        return ep.tool_get_user_id(a_user)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_message_login(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_user_id = args['user_id']
-        if type(a_user_id) is not str or not a_user_id.isascii():
-            a_user_id = rt.str_or_foreign(ep, a_user_id, 'user_id')
-        return ep.tool_message_login(a_user_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_message_get_login_status(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_message_get_login_status()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_send_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_receiver_id = args['receiver_id']
-        if type(a_receiver_id) is not str or not a_receiver_id.isascii():
-            a_receiver_id = rt.str_or_foreign(ep, a_receiver_id, 'receiver_id')
-        a_message = args['message']
-        if type(a_message) is not str or not a_message.isascii():
-            a_message = rt.str_or_foreign(ep, a_message, 'message')
-        return ep.tool_send_message(a_receiver_id, a_message)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_delete_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_receiver_id = args['receiver_id']
-        if type(a_receiver_id) is not str or not a_receiver_id.isascii():
-            a_receiver_id = rt.str_or_foreign(ep, a_receiver_id, 'receiver_id')
-        return ep.tool_delete_message(a_receiver_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_view_messages_sent(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_view_messages_sent()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_add_contact(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_user_name = args['user_name']
-        if type(a_user_name) is not str or not a_user_name.isascii():
-            a_user_name = rt.str_or_foreign(ep, a_user_name, 'user_name')
-        return ep.tool_add_contact(a_user_name)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_search_messages(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_keyword = args['keyword']
-        if type(a_keyword) is not str or not a_keyword.isascii():
-            a_keyword = rt.str_or_foreign(ep, a_keyword, 'keyword')
-        return ep.tool_search_messages(a_keyword)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_message_stats(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_get_message_stats()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
+_PARAM_receiver_id = param('receiver_id', arg.TEXT, 'User ID of the user to send the message to.')
 
 
 MessageAPI.TOOLS = tools(
-    tool('list_users', 'List all users in the workspace.', (), read_only=True,
-         invoke=_invoke_list_users, python_name='MessageAPI.list_users',
-         where='message_api.world:130',
-         returns={'type': 'object', 'properties': {'user_list': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_list'], 'additionalProperties': False}),
-    tool('get_user_id', 'Get user ID from user name.',
-         (param('user', {'type': 'string'}, 'User name of the user.'),), read_only=True,
-         invoke=_invoke_get_user_id, python_name='MessageAPI.get_user_id',
-         where='message_api.world:134',
-         returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}}, 'required': ['user_id'], 'additionalProperties': False}),
-    tool('message_login', 'Log in a user with the given user ID to messeage application.',
-         (param('user_id', {'type': 'string'}, 'User ID of the user to log in.'),),
-         read_only=False, invoke=_invoke_message_login, python_name='MessageAPI.message_login',
-         where='message_api.world:140',
-         returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}, 'message': {'type': 'string'}}, 'required': ['login_status', 'message'], 'additionalProperties': False}),
-    tool('message_get_login_status', 'Get the login status of the current user.', (),
-         read_only=True, invoke=_invoke_message_get_login_status,
-         python_name='MessageAPI.message_get_login_status', where='message_api.world:150',
-         returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}}, 'required': ['login_status'], 'additionalProperties': False}),
-    tool('send_message', 'Send a message to a user.',
-         (param('receiver_id', {'type': 'string'}, 'User ID of the user to send the message to.'),
-         param('message', {'type': 'string'}, 'Message to be sent.')), read_only=False,
-         invoke=_invoke_send_message, python_name='MessageAPI.send_message',
-         where='message_api.world:154',
-         returns={'type': 'object', 'properties': {'sent_status': {'type': 'boolean'}, 'message_id': {'type': 'object', 'properties': {'new_id': {'type': 'integer'}}, 'required': ['new_id'], 'additionalProperties': False}, 'message': {'type': 'string'}}, 'required': ['sent_status', 'message_id', 'message'], 'additionalProperties': False}),
-    tool('delete_message', 'Delete the latest message sent to a receiver.',
-         (param('receiver_id', {'type': 'string'}, 'User ID of the user to send the message to.'),),
-         read_only=False, invoke=_invoke_delete_message, python_name='MessageAPI.delete_message',
-         where='message_api.world:177',
-         returns={'type': 'object', 'properties': {'deleted_status': {'type': 'boolean'}, 'receiver_id': {'type': 'string'}, 'message': {'type': 'string'}}, 'required': ['deleted_status', 'receiver_id', 'message'], 'additionalProperties': False}),
-    tool('view_messages_sent', 'View all historical messages sent by the current user.', (),
-         read_only=True, invoke=_invoke_view_messages_sent,
-         python_name='MessageAPI.view_messages_sent', where='message_api.world:201',
-         returns={'type': 'object', 'properties': {'messages': {'type': 'object', 'additionalProperties': {'type': 'array', 'items': {}}}}, 'required': ['messages'], 'additionalProperties': False}),
-    tool('add_contact', 'Add a contact to the workspace.',
-         (param('user_name', {'type': 'string'}, 'User name of contact to be added.'),),
-         read_only=False, invoke=_invoke_add_contact, python_name='MessageAPI.add_contact',
-         where='message_api.world:211',
-         returns={'type': 'object', 'properties': {'added_status': {'type': 'boolean'}, 'user_id': {'type': 'string'}, 'message': {'type': 'string'}}, 'required': ['added_status', 'user_id', 'message'], 'additionalProperties': False}),
-    tool('search_messages', 'Search for messages containing a specific keyword.',
-         (param('keyword', {'type': 'string'}, 'The keyword to search for in messages.'),),
-         read_only=True, invoke=_invoke_search_messages, python_name='MessageAPI.search_messages',
-         where='message_api.world:230',
-         returns={'type': 'object', 'properties': {'results': {'type': 'array', 'items': {'type': 'object', 'properties': {'receiver_id': {'type': 'string'}, 'message': {}}, 'required': ['receiver_id', 'message'], 'additionalProperties': False}}}, 'required': ['results'], 'additionalProperties': False}),
-    tool('get_message_stats', 'Get statistics about messages for the current user.', (),
-         read_only=True, invoke=_invoke_get_message_stats,
-         python_name='MessageAPI.get_message_stats', where='message_api.world:248',
-         returns={'type': 'object', 'properties': {'stats': {'type': 'object', 'properties': {'received_count': {'type': 'integer'}, 'total_contacts': {'type': 'integer'}}, 'required': ['received_count', 'total_contacts'], 'additionalProperties': False}}, 'required': ['stats'], 'additionalProperties': False}),
+    tool(
+        MessageAPI.tool_list_users,
+        read_only=True,
+        where='message_api.world:130',
+        returns=js.closed({'user_list': js.array(js.STRING)}),
+    ),
+    tool(
+        MessageAPI.tool_get_user_id,
+        param('user', arg.TEXT, 'User name of the user.'),
+        read_only=True,
+        where='message_api.world:134',
+        returns=js.closed({'user_id': js.STRING}),
+    ),
+    tool(
+        MessageAPI.tool_message_login,
+        param('user_id', arg.TEXT, 'User ID of the user to log in.'),
+        where='message_api.world:140',
+        returns=js.closed({'login_status': js.BOOLEAN, 'message': js.STRING}),
+    ),
+    tool(
+        MessageAPI.tool_message_get_login_status,
+        read_only=True,
+        where='message_api.world:150',
+        returns=js.closed({'login_status': js.BOOLEAN}),
+    ),
+    tool(
+        MessageAPI.tool_send_message,
+        _PARAM_receiver_id,
+        param('message', arg.TEXT, 'Message to be sent.'),
+        where='message_api.world:154',
+        returns=js.closed({
+            'sent_status': js.BOOLEAN,
+            'message_id': js.closed({'new_id': js.INTEGER}),
+            'message': js.STRING,
+        }),
+    ),
+    tool(
+        MessageAPI.tool_delete_message,
+        _PARAM_receiver_id,
+        where='message_api.world:177',
+        returns=js.closed({
+            'deleted_status': js.BOOLEAN, 'receiver_id': js.STRING, 'message': js.STRING
+        }),
+    ),
+    tool(
+        MessageAPI.tool_view_messages_sent,
+        read_only=True,
+        where='message_api.world:201',
+        returns=js.closed({'messages': js.mapping(js.array({}))}),
+    ),
+    tool(
+        MessageAPI.tool_add_contact,
+        param('user_name', arg.TEXT, 'User name of contact to be added.'),
+        where='message_api.world:211',
+        returns=js.closed({
+            'added_status': js.BOOLEAN, 'user_id': js.STRING, 'message': js.STRING
+        }),
+    ),
+    tool(
+        MessageAPI.tool_search_messages,
+        param('keyword', arg.TEXT, 'The keyword to search for in messages.'),
+        read_only=True,
+        where='message_api.world:230',
+        returns=js.closed({
+            'results': js.array(js.closed({'receiver_id': js.STRING, 'message': {}}))
+        }),
+    ),
+    tool(
+        MessageAPI.tool_get_message_stats,
+        read_only=True,
+        where='message_api.world:248',
+        returns=js.closed({
+            'stats': js.closed({'received_count': js.INTEGER, 'total_contacts': js.INTEGER})
+        }),
+    ),
+    arguments='dynamic',
+    python_class='MessageAPI',
 )
 
 

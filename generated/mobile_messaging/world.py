@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -1080,230 +1082,270 @@ class MobileMessaging(Episode):
         return stuck  # messaging.world:582
 
 
-def _invoke_login(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_phone = v.check_pattern(v.want_str(args['phone'], 'phone'), 'phone', '^\\+[0-9]{7,15}$')
-    a_password = v.check_length(v.want_str(args['password'], 'password'), 'password', 1, 64)
-    return ep.tool_login(a_phone, a_password)
-
-
-def _invoke_list_contacts(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_favorites_only = (v.want_bool(args['favorites_only'], 'favorites_only') if args.get('favorites_only') is not None else False)
-    return ep.tool_list_contacts(a_favorites_only)
-
-
-def _invoke_search_contacts(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 1, 80)
-    return ep.tool_search_contacts(a_query)
-
-
-def _invoke_add_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_phone = v.check_pattern(v.want_str(args['phone'], 'phone'), 'phone', '^\\+[0-9]{7,15}$')
-    a_name = (v.want_optional(args['name'], 'name', (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80))) if args.get('name') is not None else None)
-    a_favorite = (v.want_bool(args['favorite'], 'favorite') if args.get('favorite') is not None else False)
-    return ep.tool_add_contact(a_phone, a_name, a_favorite)
-
-
-def _invoke_remove_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_contact = args['contact']
-    if type(a_contact) is not str or not a_contact.isascii():
-        a_contact = v.want_str(a_contact, 'contact')
-    a_contact = ep.t_contacts.rows.get(a_contact) or rt.lookup(ep.t_contacts, a_contact, lambda key: rt.built(ep, 'No contact with id ' + rt.text(key) + '.'))
-    return ep.tool_remove_contact(a_contact)
-
-
-def _invoke_set_favorite_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_contact = args['contact']
-    if type(a_contact) is not str or not a_contact.isascii():
-        a_contact = v.want_str(a_contact, 'contact')
-    a_contact = ep.t_contacts.rows.get(a_contact) or rt.lookup(ep.t_contacts, a_contact, lambda key: rt.built(ep, 'No contact with id ' + rt.text(key) + '.'))
-    a_favorite = v.want_bool(args['favorite'], 'favorite')
-    return ep.tool_set_favorite_contact(a_contact, a_favorite)
-
-
-def _invoke_list_conversations(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_include_archived = (v.want_bool(args['include_archived'], 'include_archived') if args.get('include_archived') is not None else False)
-    return ep.tool_list_conversations(a_include_archived)
-
-
-def _invoke_get_conversation_messages(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_conversation = args['conversation']
-    if type(a_conversation) is not str or not a_conversation.isascii():
-        a_conversation = v.want_str(a_conversation, 'conversation')
-    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, 'No conversation with id ' + rt.text(key) + '.'))
-    a_limit = (v.check_range(v.want_int(args['limit'], 'limit'), 'limit', 1, 100) if args.get('limit') is not None else 20)
-    return ep.tool_get_conversation_messages(a_conversation, a_limit)
-
-
-def _invoke_create_group(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_title = v.check_length(v.want_str(args['title'], 'title'), 'title', 1, 60)
-    a_members = v.check_length(v.want_list(args['members'], 'members', v.want_str), 'members', 2, 20)
-    return ep.tool_create_group(a_title, a_members)
-
-
-def _invoke_archive_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_conversation = args['conversation']
-    if type(a_conversation) is not str or not a_conversation.isascii():
-        a_conversation = v.want_str(a_conversation, 'conversation')
-    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, 'No conversation with id ' + rt.text(key) + '.'))
-    return ep.tool_archive_conversation(a_conversation)
-
-
-def _invoke_unarchive_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_conversation = args['conversation']
-    if type(a_conversation) is not str or not a_conversation.isascii():
-        a_conversation = v.want_str(a_conversation, 'conversation')
-    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, 'No conversation with id ' + rt.text(key) + '.'))
-    return ep.tool_unarchive_conversation(a_conversation)
-
-
-def _invoke_send_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_recipient = args['recipient']
-    if type(a_recipient) is not str or not a_recipient.isascii():
-        a_recipient = v.want_str(a_recipient, 'recipient')
-    a_recipient = ep.t_users.rows.get(a_recipient) or rt.lookup(ep.t_users, a_recipient, lambda key: rt.built(ep, 'No user with id ' + rt.text(key) + '.'))
-    a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 1000)
-    return ep.tool_send_message(a_recipient, a_body)
-
-
-def _invoke_reply_in_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_conversation = args['conversation']
-    if type(a_conversation) is not str or not a_conversation.isascii():
-        a_conversation = v.want_str(a_conversation, 'conversation')
-    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, 'No conversation with id ' + rt.text(key) + '.'))
-    a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 1000)
-    return ep.tool_reply_in_conversation(a_conversation, a_body)
-
-
-def _invoke_mark_message_read(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_message = args['message']
-    if type(a_message) is not str or not a_message.isascii():
-        a_message = v.want_str(a_message, 'message')
-    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, 'No message with id ' + rt.text(key) + '.'))
-    return ep.tool_mark_message_read(a_message)
-
-
-def _invoke_mark_conversation_read(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_conversation = args['conversation']
-    if type(a_conversation) is not str or not a_conversation.isascii():
-        a_conversation = v.want_str(a_conversation, 'conversation')
-    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, 'No conversation with id ' + rt.text(key) + '.'))
-    return ep.tool_mark_conversation_read(a_conversation)
-
-
-def _invoke_delete_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    a_message = args['message']
-    if type(a_message) is not str or not a_message.isascii():
-        a_message = v.want_str(a_message, 'message')
-    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, 'No message with id ' + rt.text(key) + '.'))
-    return ep.tool_delete_message(a_message)
+_RESULT_Profile = js.closed({
+    'id': js.STRING,
+    'name': js.STRING,
+    'phone': js.STRING,
+    'email': js.nullable(js.STRING),
+    'presence': js.members(Presence),
+})
+_RESULT_ContactCard = js.closed({
+    'contact_id': js.STRING,
+    'user_id': js.STRING,
+    'name': js.STRING,
+    'phone': js.STRING,
+    'favorite': js.BOOLEAN,
+    'presence': js.members(Presence),
+    'last_seen': js.nullable(js.STRING),
+})
+_RESULT_ConversationSummary = js.closed({
+    'id': js.STRING,
+    'kind': js.members(ConversationKind),
+    'title': js.STRING,
+    'participants': js.array(js.STRING),
+    'unread': js.INTEGER,
+    'last_message': js.nullable(js.STRING),
+    'last_activity': js.STRING,
+    'archived': js.BOOLEAN,
+})
+_RESULT_Message = js.closed({
+    'id': js.STRING,
+    'conversation': js.STRING,
+    'sender': js.STRING,
+    'body': js.scalar('str', 1, 1000),
+    'sent_at': js.STRING,
+    'delivery': js.members(Delivery),
+    'read_by': js.array(js.STRING, unique=True),
+})
+_PARAM_body = param(
+    'body', arg.refined(arg.TEXT, 1, 1000), 'The text of the message, 1 to 1000 characters.'
+)
 
 
 MobileMessaging.TOOLS = tools(
-    tool('login',
-         'Sign in on this phone. Signing in marks the account online and ends any other session\non the phone.',
-         (param('phone', {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, "The account's phone number in international form, e.g. +14155550101."),
-         param('password', {'type': 'string', 'minLength': 1, 'maxLength': 64}, "The account's password.")),
-         read_only=False, invoke=_invoke_login, where='messaging.world:258',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'email': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}}, 'required': ['id', 'name', 'phone', 'email', 'presence'], 'additionalProperties': False}),
-    tool('logout', 'Sign out of the app. The account shows as offline until the next login.', (),
-         read_only=False, method=MobileMessaging.tool_logout, where='messaging.world:280',
-         returns={'type': 'string'}),
-    tool('get_current_user',
-         'Show the profile (id, name, phone, email, presence) of the signed-in user.', (),
-         read_only=True, method=MobileMessaging.tool_get_current_user,
-         where='messaging.world:289',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'email': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}}, 'required': ['id', 'name', 'phone', 'email', 'presence'], 'additionalProperties': False}),
-    tool('list_contacts',
-         "List the signed-in user's contacts in alphabetical order, with their user ids and phone numbers.",
-         (param('favorites_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only list the contacts marked as favorite.', optional=True),),
-         read_only=True, invoke=_invoke_list_contacts, where='messaging.world:298',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}}),
-    tool('search_contacts',
-         'Find contacts of the signed-in user whose name or phone number contains the query.',
-         (param('query', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of a contact's name (any case) or of their phone number."),),
-         read_only=True, invoke=_invoke_search_contacts, where='messaging.world:309',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}}),
-    tool('add_contact',
-         "Add a person who has an account on the app to the signed-in user's contacts.",
-         (param('phone', {'type': 'string', 'pattern': '^\\+[0-9]{7,15}$'}, "The new contact's phone number in international form, e.g. +33612345678."),
-         param('name', {'anyOf': [{'type': 'string', 'minLength': 1, 'maxLength': 80}, {'type': 'null'}]}, 'The name to save the contact under; defaults to the name on their account.', optional=True),
-         param('favorite', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Mark the new contact as a favorite.', optional=True)),
-         read_only=False, invoke=_invoke_add_contact, where='messaging.world:321',
-         returns={'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}),
-    tool('remove_contact',
-         "Remove an entry from the signed-in user's contacts. Conversations with the person are kept.",
-         (param('contact', {'type': 'string'}, 'The contact id, e.g. CT104 (see list_contacts).', table='contacts'),),
-         read_only=False, invoke=_invoke_remove_contact, where='messaging.world:340',
-         returns={'type': 'string'}),
-    tool('set_favorite_contact',
-         "Mark or unmark one of the signed-in user's contacts as a favorite.",
-         (param('contact', {'type': 'string'}, 'The contact id, e.g. CT102 (see list_contacts).', table='contacts'),
-         param('favorite', {'type': 'boolean'}, 'true to mark the contact as a favorite, false to unmark it.')),
-         read_only=False, invoke=_invoke_set_favorite_contact, where='messaging.world:352',
-         returns={'type': 'object', 'properties': {'contact_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'name': {'type': 'string'}, 'phone': {'type': 'string'}, 'favorite': {'type': 'boolean'}, 'presence': {'type': 'string', 'enum': ['online', 'away', 'offline']}, 'last_seen': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen'], 'additionalProperties': False}),
-    tool('list_conversations',
-         "List the signed-in user's conversations, most recent activity first, with unread counts.",
-         (param('include_archived', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Also list the conversations the user archived.', optional=True),),
-         read_only=True, invoke=_invoke_list_conversations, where='messaging.world:366',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}}),
-    tool('get_conversation_messages',
-         'Read the latest messages of a conversation, oldest first. Reading does not mark them as read.',
-         (param('conversation', {'type': 'string'}, 'The conversation id, e.g. CONV101 (see list_conversations).', table='conversations'),
-         param('limit', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 100}, {'type': 'null'}]}, 'How many of the latest messages to return (1 to 100).', optional=True)),
-         read_only=True, invoke=_invoke_get_conversation_messages, where='messaging.world:377',
-         returns={'type': 'array', 'items': {'type': 'string'}}),
-    tool('create_group',
-         'Create a group conversation with the signed-in user and at least two other people.',
-         (param('title', {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'The group\'s name, e.g. "Book club".'),
-         param('members', {'type': 'array', 'items': {'type': 'string'}, 'minItems': 2, 'maxItems': 20}, 'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].')),
-         read_only=False, invoke=_invoke_create_group, where='messaging.world:395',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}),
-    tool('archive_conversation',
-         "Move a conversation to the signed-in user's archive. The other participants are not affected.",
-         (param('conversation', {'type': 'string'}, 'The conversation id, e.g. CONV103.', table='conversations'),),
-         read_only=False, invoke=_invoke_archive_conversation, where='messaging.world:417',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}),
-    tool('unarchive_conversation',
-         "Bring a conversation back from the signed-in user's archive to the main list.",
-         (param('conversation', {'type': 'string'}, 'The conversation id, e.g. CONV104.', table='conversations'),),
-         read_only=False, invoke=_invoke_unarchive_conversation, where='messaging.world:430',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['direct', 'group']}, 'title': {'type': 'string'}, 'participants': {'type': 'array', 'items': {'type': 'string'}}, 'unread': {'type': 'integer'}, 'last_message': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'last_activity': {'type': 'string'}, 'archived': {'type': 'boolean'}}, 'required': ['id', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived'], 'additionalProperties': False}),
-    tool('send_message',
-         'Send a text message to one person. It goes into the direct conversation with them, which\nis created if there is none yet and brought back from the archive if it was archived.\nThe message is delivered at once when the recipient is connected, otherwise it is sent and\nwaits on the server.',
-         (param('recipient', {'type': 'string'}, 'The user id of the person to write to, e.g. U002 (see list_contacts).', table='users'),
-         param('body', {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'The text of the message, 1 to 1000 characters.')),
-         read_only=False, invoke=_invoke_send_message, where='messaging.world:445',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'conversation': {'type': 'string'}, 'sender': {'type': 'string'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'sent_at': {'type': 'string'}, 'delivery': {'type': 'string', 'enum': ['sent', 'delivered', 'failed']}, 'read_by': {'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}}, 'required': ['id', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by'], 'additionalProperties': False}),
-    tool('reply_in_conversation',
-         'Post a message in an existing conversation (direct or group). An archived conversation comes back to the main list.',
-         (param('conversation', {'type': 'string'}, 'The conversation id, e.g. CONV103 (see list_conversations).', table='conversations'),
-         param('body', {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'The text of the message, 1 to 1000 characters.')),
-         read_only=False, invoke=_invoke_reply_in_conversation, where='messaging.world:484',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'conversation': {'type': 'string'}, 'sender': {'type': 'string'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'sent_at': {'type': 'string'}, 'delivery': {'type': 'string', 'enum': ['sent', 'delivered', 'failed']}, 'read_by': {'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}}, 'required': ['id', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by'], 'additionalProperties': False}),
-    tool('mark_message_read',
-         'Mark one received message as read by the signed-in user. Marking it twice is harmless.',
-         (param('message', {'type': 'string'}, 'The message id, e.g. MSG103.', table='messages'),),
-         read_only=False, invoke=_invoke_mark_message_read, where='messaging.world:508',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'conversation': {'type': 'string'}, 'sender': {'type': 'string'}, 'body': {'type': 'string', 'minLength': 1, 'maxLength': 1000}, 'sent_at': {'type': 'string'}, 'delivery': {'type': 'string', 'enum': ['sent', 'delivered', 'failed']}, 'read_by': {'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}}, 'required': ['id', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by'], 'additionalProperties': False}),
-    tool('mark_conversation_read',
-         'Mark every message of a conversation as read by the signed-in user. Returns how many were unread.',
-         (param('conversation', {'type': 'string'}, 'The conversation id, e.g. CONV102.', table='conversations'),),
-         read_only=False, invoke=_invoke_mark_conversation_read, where='messaging.world:526',
-         returns={'type': 'integer'}),
-    tool('get_unread_count',
-         "Count the signed-in user's unread messages, in total and per conversation. Archived conversations are not counted.",
-         (), read_only=True, method=MobileMessaging.tool_get_unread_count,
-         where='messaging.world:544',
-         returns={'type': 'object', 'properties': {'total': {'type': 'integer'}, 'by_conversation': {'type': 'object', 'additionalProperties': {'type': 'integer'}}}, 'required': ['total', 'by_conversation'], 'additionalProperties': False}),
-    tool('delete_message',
-         'Delete a message the signed-in user sent, for everyone in the conversation. Received messages cannot be deleted.',
-         (param('message', {'type': 'string'}, 'The id of a message you sent, e.g. MSG114.', table='messages'),),
-         read_only=False, invoke=_invoke_delete_message, where='messaging.world:560',
-         returns={'type': 'string'}),
-    tool('retry_failed_messages',
-         'Send again every message of the signed-in user whose delivery failed. Returns the messages retried.',
-         (), read_only=False, method=MobileMessaging.tool_retry_failed_messages,
-         where='messaging.world:572', returns={'type': 'array', 'items': {'type': 'string'}}),
+    tool(
+        MobileMessaging.tool_login,
+        param(
+            'phone',
+            arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            "The account's phone number in international form, e.g. +14155550101.",
+        ),
+        param('password', arg.refined(arg.TEXT, 1, 64), "The account's password."),
+        where='messaging.world:258',
+        returns=_RESULT_Profile,
+    ),
+    tool(MobileMessaging.tool_logout, where='messaging.world:280', returns=js.STRING),
+    tool(
+        MobileMessaging.tool_get_current_user,
+        read_only=True,
+        where='messaging.world:289',
+        returns=_RESULT_Profile,
+    ),
+    tool(
+        MobileMessaging.tool_list_contacts,
+        param(
+            'favorites_only',
+            arg.BOOL,
+            'Only list the contacts marked as favorite.',
+            default=lambda ep: False,
+        ),
+        read_only=True,
+        where='messaging.world:298',
+        returns=js.array(_RESULT_ContactCard),
+    ),
+    tool(
+        MobileMessaging.tool_search_contacts,
+        param(
+            'query',
+            arg.refined(arg.TEXT, 1, 80),
+            "Part of a contact's name (any case) or of their phone number.",
+        ),
+        read_only=True,
+        where='messaging.world:309',
+        returns=js.array(_RESULT_ContactCard),
+    ),
+    tool(
+        MobileMessaging.tool_add_contact,
+        param(
+            'phone',
+            arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            "The new contact's phone number in international form, e.g. +33612345678.",
+        ),
+        param(
+            'name',
+            arg.optional(arg.refined(arg.TEXT, 1, 80)),
+            'The name to save the contact under; defaults to the name on their account.',
+        ),
+        param(
+            'favorite', arg.BOOL, 'Mark the new contact as a favorite.', default=lambda ep: False
+        ),
+        where='messaging.world:321',
+        returns=_RESULT_ContactCard,
+    ),
+    tool(
+        MobileMessaging.tool_remove_contact,
+        param(
+            'contact',
+            arg.row('contacts'),
+            'The contact id, e.g. CT104 (see list_contacts).',
+            not_found=lambda ep, key: rt.built(ep, 'No contact with id ' + rt.text(key) + '.'),
+        ),
+        where='messaging.world:340',
+        returns=js.STRING,
+    ),
+    tool(
+        MobileMessaging.tool_set_favorite_contact,
+        param(
+            'contact',
+            arg.row('contacts'),
+            'The contact id, e.g. CT102 (see list_contacts).',
+            not_found=lambda ep, key: rt.built(ep, 'No contact with id ' + rt.text(key) + '.'),
+        ),
+        param('favorite', arg.BOOL, 'true to mark the contact as a favorite, false to unmark it.'),
+        where='messaging.world:352',
+        returns=_RESULT_ContactCard,
+    ),
+    tool(
+        MobileMessaging.tool_list_conversations,
+        param(
+            'include_archived',
+            arg.BOOL,
+            'Also list the conversations the user archived.',
+            default=lambda ep: False,
+        ),
+        read_only=True,
+        where='messaging.world:366',
+        returns=js.array(_RESULT_ConversationSummary),
+    ),
+    tool(
+        MobileMessaging.tool_get_conversation_messages,
+        param(
+            'conversation',
+            arg.row('conversations'),
+            'The conversation id, e.g. CONV101 (see list_conversations).',
+            not_found=lambda ep, key: rt.built(
+                ep, 'No conversation with id ' + rt.text(key) + '.'
+            ),
+        ),
+        param(
+            'limit',
+            arg.refined(arg.INT, 1, 100),
+            'How many of the latest messages to return (1 to 100).',
+            default=lambda ep: 20,
+        ),
+        read_only=True,
+        where='messaging.world:377',
+        returns=js.array(js.STRING),
+    ),
+    tool(
+        MobileMessaging.tool_create_group,
+        param('title', arg.refined(arg.TEXT, 1, 60), 'The group\'s name, e.g. "Book club".'),
+        param(
+            'members',
+            arg.refined(arg.TEXT_LIST, 2, 20),
+            'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].',
+        ),
+        where='messaging.world:395',
+        returns=_RESULT_ConversationSummary,
+    ),
+    tool(
+        MobileMessaging.tool_archive_conversation,
+        param(
+            'conversation',
+            arg.row('conversations'),
+            'The conversation id, e.g. CONV103.',
+            not_found=lambda ep, key: rt.built(
+                ep, 'No conversation with id ' + rt.text(key) + '.'
+            ),
+        ),
+        where='messaging.world:417',
+        returns=_RESULT_ConversationSummary,
+    ),
+    tool(
+        MobileMessaging.tool_unarchive_conversation,
+        param(
+            'conversation',
+            arg.row('conversations'),
+            'The conversation id, e.g. CONV104.',
+            not_found=lambda ep, key: rt.built(
+                ep, 'No conversation with id ' + rt.text(key) + '.'
+            ),
+        ),
+        where='messaging.world:430',
+        returns=_RESULT_ConversationSummary,
+    ),
+    tool(
+        MobileMessaging.tool_send_message,
+        param(
+            'recipient',
+            arg.row('users'),
+            'The user id of the person to write to, e.g. U002 (see list_contacts).',
+            not_found=lambda ep, key: rt.built(ep, 'No user with id ' + rt.text(key) + '.'),
+        ),
+        _PARAM_body,
+        where='messaging.world:445',
+        returns=_RESULT_Message,
+    ),
+    tool(
+        MobileMessaging.tool_reply_in_conversation,
+        param(
+            'conversation',
+            arg.row('conversations'),
+            'The conversation id, e.g. CONV103 (see list_conversations).',
+            not_found=lambda ep, key: rt.built(
+                ep, 'No conversation with id ' + rt.text(key) + '.'
+            ),
+        ),
+        _PARAM_body,
+        where='messaging.world:484',
+        returns=_RESULT_Message,
+    ),
+    tool(
+        MobileMessaging.tool_mark_message_read,
+        param(
+            'message',
+            arg.row('messages'),
+            'The message id, e.g. MSG103.',
+            not_found=lambda ep, key: rt.built(ep, 'No message with id ' + rt.text(key) + '.'),
+        ),
+        where='messaging.world:508',
+        returns=_RESULT_Message,
+    ),
+    tool(
+        MobileMessaging.tool_mark_conversation_read,
+        param(
+            'conversation',
+            arg.row('conversations'),
+            'The conversation id, e.g. CONV102.',
+            not_found=lambda ep, key: rt.built(
+                ep, 'No conversation with id ' + rt.text(key) + '.'
+            ),
+        ),
+        where='messaging.world:526',
+        returns=js.INTEGER,
+    ),
+    tool(
+        MobileMessaging.tool_get_unread_count,
+        read_only=True,
+        where='messaging.world:544',
+        returns=js.closed({'total': js.INTEGER, 'by_conversation': js.mapping(js.INTEGER)}),
+    ),
+    tool(
+        MobileMessaging.tool_delete_message,
+        param(
+            'message',
+            arg.row('messages'),
+            'The id of a message you sent, e.g. MSG114.',
+            not_found=lambda ep, key: rt.built(ep, 'No message with id ' + rt.text(key) + '.'),
+        ),
+        where='messaging.world:560',
+        returns=js.STRING,
+    ),
+    tool(
+        MobileMessaging.tool_retry_failed_messages,
+        where='messaging.world:572',
+        returns=js.array(js.STRING),
+    ),
 )
 
 
@@ -1459,7 +1501,8 @@ def _check_clean_up_contacts__favorites(  # tasks.world:96
         ))),
         '==',
         v.unique(tuple(rt.each(ep, ('U003', 'U005')))),
-        'set([c.user.id for c in contacts if c.owner == "U001" and c.favorite]) == set(["U003", "U005"])',
+        'set([c.user.id for c in contacts if c.owner == "U001" and c.favorite]) == set(["U003", '
+        '"U005"])',
     )
 
 

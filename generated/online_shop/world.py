@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -1182,227 +1184,344 @@ class OnlineShop(Episode):
         return variant  # shop.world:585
 
 
-def _invoke_find_customer_by_email(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_email = v.check_length(v.want_str(args['email'], 'email'), 'email', 3, 120)
-    return ep.tool_find_customer_by_email(a_email)
-
-
-def _invoke_get_customer_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_customer = args['customer']
-    if type(a_customer) is not str or not a_customer.isascii():
-        a_customer = v.want_str(a_customer, 'customer')
-    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_customer_details(a_customer)
-
-
-def _invoke_list_customer_orders(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_customer = args['customer']
-    if type(a_customer) is not str or not a_customer.isascii():
-        a_customer = v.want_str(a_customer, 'customer')
-    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'))
-    a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, OrderStatus))) if args.get('status') is not None else None)
-    return ep.tool_list_customer_orders(a_customer, a_status)
-
-
-def _invoke_get_order_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_order = v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$')
-    return ep.tool_get_order_details(a_order)
-
-
-def _invoke_list_products(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_category = (v.want_optional(args['category'], 'category', v.want_str) if args.get('category') is not None else None)
-    a_in_stock_only = (v.want_bool(args['in_stock_only'], 'in_stock_only') if args.get('in_stock_only') is not None else False)
-    return ep.tool_list_products(a_category, a_in_stock_only)
-
-
-def _invoke_get_product_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_product = args['product']
-    if type(a_product) is not str or not a_product.isascii():
-        a_product = v.want_str(a_product, 'product')
-    a_product = ep.t_products.rows.get(a_product) or rt.lookup(ep.t_products, a_product, lambda key: rt.built(ep, 'Product ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_product_details(a_product)
-
-
-def _invoke_place_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_customer = args['customer']
-    if type(a_customer) is not str or not a_customer.isascii():
-        a_customer = v.want_str(a_customer, 'customer')
-    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'))
-    a_items = v.check_length(v.want_map(args['items'], 'items', v.want_str, (lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10))), 'items', 1, 10)
-    a_payment_method_id = args['payment_method_id']
-    if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
-        a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
-    a_ship_to = (v.want_optional(args['ship_to'], 'ship_to', (lambda x, p: Address.load(x, p, ep))) if args.get('ship_to') is not None else None)
-    return ep.tool_place_order(a_customer, a_items, a_payment_method_id, a_ship_to)
-
-
-def _invoke_cancel_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
-    a_reason = v.want_enum(args['reason'], 'reason', CancelReason)
-    return ep.tool_cancel_order(a_order, a_reason)
-
-
-def _invoke_modify_order_address(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
-    a_address = Address.load(args['address'], 'address', ep)
-    return ep.tool_modify_order_address(a_order, a_address)
-
-
-def _invoke_swap_order_item(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
-    a_old_item = args['old_item']
-    if type(a_old_item) is not str or not a_old_item.isascii():
-        a_old_item = v.want_str(a_old_item, 'old_item')
-    a_old_item = ep.t_variants.rows.get(a_old_item) or rt.lookup(ep.t_variants, a_old_item, lambda key: rt.built(ep, 'Item ' + rt.text(key) + ' not found.'))
-    a_new_item = args['new_item']
-    if type(a_new_item) is not str or not a_new_item.isascii():
-        a_new_item = v.want_str(a_new_item, 'new_item')
-    a_new_item = ep.t_variants.rows.get(a_new_item) or rt.lookup(ep.t_variants, a_new_item, lambda key: rt.built(ep, 'Item ' + rt.text(key) + ' not found.'))
-    return ep.tool_swap_order_item(a_order, a_old_item, a_new_item)
-
-
-def _invoke_ship_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
-    a_tracking_number = v.check_pattern(v.want_str(args['tracking_number'], 'tracking_number'), 'tracking_number', '^[0-9]{12}$')
-    return ep.tool_ship_order(a_order, a_tracking_number)
-
-
-def _invoke_mark_order_delivered(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
-    return ep.tool_mark_order_delivered(a_order)
-
-
-def _invoke_request_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
-    a_item_ids = v.check_length(v.want_list(args['item_ids'], 'item_ids', v.want_str), 'item_ids', 1, 10)
-    a_refund_method_id = args['refund_method_id']
-    if type(a_refund_method_id) is not str or not a_refund_method_id.isascii():
-        a_refund_method_id = v.want_str(a_refund_method_id, 'refund_method_id')
-    a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
-    return ep.tool_request_return(a_order, a_item_ids, a_refund_method_id, a_reason)
-
-
-def _invoke_receive_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_return_request = args['return_request']
-    if type(a_return_request) is not str or not a_return_request.isascii():
-        a_return_request = v.want_str(a_return_request, 'return_request')
-    a_return_request = ep.t_returns.rows.get(a_return_request) or rt.lookup(ep.t_returns, a_return_request, lambda key: rt.built(ep, 'Return ' + rt.text(key) + ' not found.'))
-    return ep.tool_receive_return(a_return_request)
-
-
-def _invoke_issue_gift_card(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_customer = args['customer']
-    if type(a_customer) is not str or not a_customer.isascii():
-        a_customer = v.want_str(a_customer, 'customer')
-    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'))
-    a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 1.0, 500.0)
-    return rt.Exported(_export_PaymentMethod(ep.tool_issue_gift_card(a_customer, a_amount)))
-
-
-def _invoke_restock_variant(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    a_variant = args['variant']
-    if type(a_variant) is not str or not a_variant.isascii():
-        a_variant = v.want_str(a_variant, 'variant')
-    a_variant = ep.t_variants.rows.get(a_variant) or rt.lookup(ep.t_variants, a_variant, lambda key: rt.built(ep, 'Item ' + rt.text(key) + ' not found.'))
-    a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
-    return ep.tool_restock_variant(a_variant, a_quantity)
+_SCHEMA_Address = js.closed({
+    'address1': js.scalar('str', 1, 100),
+    'address2': js.nullable(js.scalar('str', None, 100)),
+    'city': js.scalar('str', 1, 60),
+    'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
+    'zip': js.scalar('str', pattern='^[0-9]{5}$'),
+    'country': js.nullable(js.STRING),
+})
+_RESULT_Address = js.closed({
+    'address1': js.scalar('str', 1, 100),
+    'address2': js.scalar('str', None, 100),
+    'city': js.scalar('str', 1, 60),
+    'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
+    'zip': js.scalar('str', pattern='^[0-9]{5}$'),
+    'country': js.STRING,
+})
+_RESULT_PaymentMethod = js.any_of(
+    js.closed({
+        'source': js.text_in('credit_card'),
+        'id': js.STRING,
+        'brand': js.STRING,
+        'last_four': js.scalar('str', pattern='^[0-9]{4}$'),
+    }),
+    js.closed({
+        'source': js.text_in('gift_card'), 'id': js.STRING, 'balance': js.scalar('float', 0.0)
+    }),
+    js.closed({
+        'source': js.text_in('paypal'),
+        'id': js.STRING,
+        'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
+    }),
+)
+_RESULT_OrderItem = js.closed({
+    'variant': js.STRING,
+    'name': js.STRING,
+    'options': js.mapping(js.STRING),
+    'price': js.scalar('float', 0.0),
+    'quantity': js.scalar('int', 1, 10),
+})
+_RESULT_Transaction = js.closed({
+    'kind': js.members(TransactionKind),
+    'amount': js.scalar('float', 0.0),
+    'method_id': js.STRING,
+    'at': js.STRING,
+})
+_RESULT_Order = js.closed({
+    'id': js.scalar('str', pattern='^#W[0-9]{7}$'),
+    'customer': js.STRING,
+    'address': _RESULT_Address,
+    'items': js.array(_RESULT_OrderItem, min_items=1),
+    'status': js.members(OrderStatus),
+    'payment_method_id': js.STRING,
+    'transactions': js.array(_RESULT_Transaction),
+    'tracking': js.nullable(js.scalar('str', pattern='^[0-9]{12}$')),
+    'cancel_reason': js.nullable(js.members(CancelReason)),
+    'created_at': js.STRING,
+})
+_RESULT_Variant = js.closed({
+    'id': js.STRING,
+    'product': js.STRING,
+    'options': js.mapping(js.STRING),
+    'price': js.scalar('float', 0.0),
+    'stock': js.INTEGER,
+})
+_RESULT_ReturnRequest = js.closed({
+    'id': js.STRING,
+    'order': js.scalar('str', pattern='^#W[0-9]{7}$'),
+    'items': js.array(js.STRING, min_items=1),
+    'refund_method_id': js.STRING,
+    'amount': js.scalar('float', 0.0),
+    'reason': js.scalar('str', 1, 200),
+    'status': js.members(ReturnStatus),
+    'created_at': js.STRING,
+})
+_PARAM_customer = param(
+    'customer',
+    arg.row('customers'),
+    'The customer id, e.g. C01.',
+    not_found=lambda ep, key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'),
+)
+_PARAM_order = param(
+    'order',
+    arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
+    'The id of a pending order, e.g. #W4817420.',
+    not_found=lambda ep, key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'),
+)
 
 
 OnlineShop.TOOLS = tools(
-    tool('find_customer_by_email',
-         "Find a customer's id from their email address. Use it to identify the customer before anything else.",
-         (param('email', {'type': 'string', 'minLength': 3, 'maxLength': 120}, "The customer's email address; case does not matter."),),
-         read_only=True, invoke=_invoke_find_customer_by_email, where='shop.world:279',
-         returns={'type': 'string'}),
-    tool('get_customer_details',
-         "Show a customer's profile: name, email, default address and payment methods (with gift card balances).",
-         (param('customer', {'type': 'string'}, 'The customer id, e.g. C01.', table='customers'),),
-         read_only=True, invoke=_invoke_get_customer_details, where='shop.world:290',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'payment_methods': {'type': 'object', 'additionalProperties': {'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string', 'pattern': '^[0-9]{4}$'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number', 'minimum': 0.0}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}}, 'required': ['source', 'id', 'email'], 'additionalProperties': False}]}}}, 'required': ['id', 'name', 'email', 'address', 'payment_methods'], 'additionalProperties': False}),
-    tool('list_customer_orders',
-         "List a customer's orders, newest first, with their status and total.",
-         (param('customer', {'type': 'string'}, 'The customer id, e.g. C01.', table='customers'),
-         param('status', {'anyOf': [{'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, {'type': 'null'}]}, 'Only list orders with this status, e.g. "pending".', optional=True)),
-         read_only=True, invoke=_invoke_list_customer_orders, where='shop.world:298',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'total': {'type': 'number'}, 'items': {'type': 'integer'}, 'created_at': {'type': 'string'}}, 'required': ['id', 'status', 'total', 'items', 'created_at'], 'additionalProperties': False}}),
-    tool('get_order_details',
-         'Show an order: items and prices paid, shipping address, status, tracking number and transactions.',
-         (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The order id, with the leading #W, e.g. #W4817420.'),),
-         read_only=True, invoke=_invoke_get_order_details, where='shop.world:308',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    tool('list_products',
-         'Browse the catalogue: each product with its lowest price and the units in stock over all its variants.',
-         (param('category', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Only list products of this category, e.g. "Kitchen" (any case).', optional=True),
-         param('in_stock_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only list products with at least one variant in stock.', optional=True)),
-         read_only=True, invoke=_invoke_list_products, where='shop.world:318',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'category': {'type': 'string'}, 'price_from': {'type': 'number'}, 'in_stock': {'type': 'integer'}}, 'required': ['id', 'name', 'category', 'price_from', 'in_stock'], 'additionalProperties': False}}),
-    tool('get_product_details',
-         'Show a product with every variant: its item id, options, price and stock.',
-         (param('product', {'type': 'string'}, 'The product id, e.g. P02.', table='products'),),
-         read_only=True, invoke=_invoke_get_product_details, where='shop.world:342',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'category': {'type': 'string'}, 'variants': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'product': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'stock': {'type': 'integer'}}, 'required': ['id', 'product', 'options', 'price', 'stock'], 'additionalProperties': False}}}, 'required': ['id', 'name', 'category', 'variants'], 'additionalProperties': False},
-         shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),))),
-    tool('place_order',
-         'Place and pay a new order. Every item must be in stock in the quantity asked for; a gift\ncard must hold at least the order total. Stock is reserved at once.',
-         (param('customer', {'type': 'string'}, 'The id of the customer who buys, e.g. C01.', table='customers'),
-         param('items', {'type': 'object', 'additionalProperties': {'type': 'integer', 'minimum': 1, 'maximum': 10}, 'minProperties': 1, 'maxProperties': 10}, 'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.'),
-         param('payment_method_id', {'type': 'string'}, "One of the customer's payment method ids, e.g. gift_card_7245904."),
-         param('ship_to', {'anyOf': [{'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'anyOf': [{'type': 'string', 'maxLength': 100}, {'type': 'null'}]}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, {'type': 'null'}]}, "Where to ship; defaults to the customer's address.", optional=True)),
-         read_only=False, invoke=_invoke_place_order, where='shop.world:357',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    tool('cancel_order',
-         'Cancel a pending order. The amount paid goes back to the payment method it came from and the items return to stock.',
-         (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a pending order, e.g. #W4817420.', table='orders'),
-         param('reason', {'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, 'Why: "no longer needed" or "ordered by mistake".')),
-         read_only=False, invoke=_invoke_cancel_order, where='shop.world:393',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    tool('modify_order_address',
-         "Change where a pending order ships to. The customer's default address is not changed.",
-         (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a pending order, e.g. #W4817420.', table='orders'),
-         param('address', {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'anyOf': [{'type': 'string', 'maxLength': 100}, {'type': 'null'}]}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'The new shipping address.')),
-         read_only=False, invoke=_invoke_modify_order_address, where='shop.world:417',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    tool('swap_order_item',
-         "Switch one item of a pending order to another option (size, colour, ...) of the same\nproduct. The price difference is charged to, or refunded on, the order's payment method.",
-         (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a pending order, e.g. #W3391820.', table='orders'),
-         param('old_item', {'type': 'string'}, 'The item id currently in the order.', table='variants'),
-         param('new_item', {'type': 'string'}, 'The item id to switch to; it must be another option of the same product.', table='variants')),
-         read_only=False, invoke=_invoke_swap_order_item, where='shop.world:429',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    tool('ship_order',
-         'Hand a pending order to the carrier: it becomes processed and gets its tracking number.',
-         (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a pending order, e.g. #W1038846.', table='orders'),
-         param('tracking_number', {'type': 'string', 'pattern': '^[0-9]{12}$'}, "The carrier's 12-digit tracking number.")),
-         read_only=False, invoke=_invoke_ship_order, where='shop.world:486',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    tool('mark_order_delivered', 'Record that the carrier delivered a processed order.',
-         (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a processed order, e.g. #W6650318.', table='orders'),),
-         read_only=False, invoke=_invoke_mark_order_delivered, where='shop.world:499',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'customer': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'address2': {'type': 'string', 'maxLength': 100}, 'city': {'type': 'string', 'minLength': 1, 'maxLength': 60}, 'state_code': {'type': 'string', 'pattern': '^[A-Z]{2}$'}, 'zip': {'type': 'string', 'pattern': '^[0-9]{5}$'}, 'country': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'state_code', 'zip', 'country'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'variant': {'type': 'string'}, 'name': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 10}}, 'required': ['variant', 'name', 'options', 'price', 'quantity'], 'additionalProperties': False}, 'minItems': 1}, 'status': {'type': 'string', 'enum': ['pending', 'processed', 'delivered', 'cancelled', 'return requested', 'returned']}, 'payment_method_id': {'type': 'string'}, 'transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'kind': {'type': 'string', 'enum': ['charge', 'refund']}, 'amount': {'type': 'number', 'minimum': 0.0}, 'method_id': {'type': 'string'}, 'at': {'type': 'string'}}, 'required': ['kind', 'amount', 'method_id', 'at'], 'additionalProperties': False}}, 'tracking': {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{12}$'}, {'type': 'null'}]}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'created_at': {'type': 'string'}}, 'required': ['id', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at'], 'additionalProperties': False}),
-    tool('request_return',
-         'Open a return for items of a delivered order. The refund is paid when the parcel reaches the warehouse.',
-         (param('order', {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'The id of a delivered order, e.g. #W2290175.', table='orders'),
-         param('item_ids', {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1, 'maxItems': 10}, 'The item ids to send back; each line is returned in full.'),
-         param('refund_method_id', {'type': 'string'}, "Where the refund goes: the order's own payment method or one of the customer's gift cards."),
-         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200}, "The customer's reason, in a few words.")),
-         read_only=False, invoke=_invoke_request_return, where='shop.world:511',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'items': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1}, 'refund_method_id': {'type': 'string'}, 'amount': {'type': 'number', 'minimum': 0.0}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['requested', 'refunded']}, 'created_at': {'type': 'string'}}, 'required': ['id', 'order', 'items', 'refund_method_id', 'amount', 'reason', 'status', 'created_at'], 'additionalProperties': False}),
-    tool('receive_return',
-         'Record that a returned parcel reached the warehouse: the items go back to stock and the refund is paid.',
-         (param('return_request', {'type': 'string'}, 'The return id, e.g. RET9001.', table='returns'),),
-         read_only=False, invoke=_invoke_receive_return, where='shop.world:541',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string', 'pattern': '^#W[0-9]{7}$'}, 'items': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1}, 'refund_method_id': {'type': 'string'}, 'amount': {'type': 'number', 'minimum': 0.0}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'status': {'type': 'string', 'enum': ['requested', 'refunded']}, 'created_at': {'type': 'string'}}, 'required': ['id', 'order', 'items', 'refund_method_id', 'amount', 'reason', 'status', 'created_at'], 'additionalProperties': False}),
-    tool('issue_gift_card',
-         'Give a customer a new gift card, for instance as a goodwill gesture. It is added to their payment methods.',
-         (param('customer', {'type': 'string'}, 'The customer id, e.g. C04.', table='customers'),
-         param('amount', {'type': 'number', 'minimum': 1.0, 'maximum': 500.0}, 'The value of the card in dollars, from 1 to 500.')),
-         read_only=False, invoke=_invoke_issue_gift_card, where='shop.world:567',
-         returns={'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string', 'pattern': '^[0-9]{4}$'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number', 'minimum': 0.0}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}, 'email': {'type': 'string', 'pattern': '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'}}, 'required': ['source', 'id', 'email'], 'additionalProperties': False}]}),
-    tool('restock_variant', "Add units that arrived from the supplier to an item's stock.",
-         (param('variant', {'type': 'string'}, 'The item id, e.g. V4003.', table='variants'),
-         param('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000}, 'How many units arrived.')),
-         read_only=False, invoke=_invoke_restock_variant, where='shop.world:578',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'product': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'price': {'type': 'number', 'minimum': 0.0}, 'stock': {'type': 'integer'}}, 'required': ['id', 'product', 'options', 'price', 'stock'], 'additionalProperties': False}),
+    tool(
+        OnlineShop.tool_find_customer_by_email,
+        param(
+            'email',
+            arg.refined(arg.TEXT, 3, 120),
+            "The customer's email address; case does not matter.",
+        ),
+        read_only=True,
+        where='shop.world:279',
+        returns=js.STRING,
+    ),
+    tool(
+        OnlineShop.tool_get_customer_details,
+        _PARAM_customer,
+        read_only=True,
+        where='shop.world:290',
+        returns=js.closed({
+            'id': js.STRING,
+            'name': js.scalar('str', 1, 80),
+            'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
+            'address': _RESULT_Address,
+            'payment_methods': js.mapping(_RESULT_PaymentMethod),
+        }),
+    ),
+    tool(
+        OnlineShop.tool_list_customer_orders,
+        _PARAM_customer,
+        param(
+            'status',
+            arg.optional(arg.enum_of(OrderStatus)),
+            'Only list orders with this status, e.g. "pending".',
+        ),
+        read_only=True,
+        where='shop.world:298',
+        returns=js.array(js.closed({
+            'id': js.STRING,
+            'status': js.members(OrderStatus),
+            'total': js.NUMBER,
+            'items': js.INTEGER,
+            'created_at': js.STRING,
+        })),
+    ),
+    tool(
+        OnlineShop.tool_get_order_details,
+        param(
+            'order',
+            arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
+            'The order id, with the leading #W, e.g. #W4817420.',
+        ),
+        read_only=True,
+        where='shop.world:308',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        OnlineShop.tool_list_products,
+        param(
+            'category',
+            arg.optional(arg.TEXT),
+            'Only list products of this category, e.g. "Kitchen" (any case).',
+        ),
+        param(
+            'in_stock_only',
+            arg.BOOL,
+            'Only list products with at least one variant in stock.',
+            default=lambda ep: False,
+        ),
+        read_only=True,
+        where='shop.world:318',
+        returns=js.array(js.closed({
+            'id': js.STRING,
+            'name': js.STRING,
+            'category': js.STRING,
+            'price_from': js.NUMBER,
+            'in_stock': js.INTEGER,
+        })),
+    ),
+    tool(
+        OnlineShop.tool_get_product_details,
+        param(
+            'product',
+            arg.row('products'),
+            'The product id, e.g. P02.',
+            not_found=lambda ep, key: rt.built(ep, 'Product ' + rt.text(key) + ' not found.'),
+        ),
+        read_only=True,
+        where='shop.world:342',
+        returns=js.closed({
+            'id': js.STRING,
+            'name': js.STRING,
+            'category': js.STRING,
+            'variants': js.array(_RESULT_Variant),
+        }),
+        shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),)),
+    ),
+    tool(
+        OnlineShop.tool_place_order,
+        param(
+            'customer',
+            arg.row('customers'),
+            'The id of the customer who buys, e.g. C01.',
+            not_found=lambda ep, key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'),
+        ),
+        param(
+            'items',
+            arg.refined(arg.map_of(arg.TEXT, arg.refined(arg.INT, 1, 10)), 1, 10),
+            'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.',
+        ),
+        param(
+            'payment_method_id',
+            arg.TEXT,
+            "One of the customer's payment method ids, e.g. gift_card_7245904.",
+        ),
+        param(
+            'ship_to',
+            arg.optional(arg.record(Address.load, _SCHEMA_Address)),
+            "Where to ship; defaults to the customer's address.",
+        ),
+        where='shop.world:357',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        OnlineShop.tool_cancel_order,
+        _PARAM_order,
+        param(
+            'reason', arg.enum_of(CancelReason), 'Why: "no longer needed" or "ordered by mistake".'
+        ),
+        where='shop.world:393',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        OnlineShop.tool_modify_order_address,
+        _PARAM_order,
+        param('address', arg.record(Address.load, _SCHEMA_Address), 'The new shipping address.'),
+        where='shop.world:417',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        OnlineShop.tool_swap_order_item,
+        param(
+            'order',
+            arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
+            'The id of a pending order, e.g. #W3391820.',
+            not_found=lambda ep, key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'),
+        ),
+        param(
+            'old_item',
+            arg.row('variants'),
+            'The item id currently in the order.',
+            not_found=lambda ep, key: rt.built(ep, 'Item ' + rt.text(key) + ' not found.'),
+        ),
+        param(
+            'new_item',
+            arg.row('variants'),
+            'The item id to switch to; it must be another option of the same product.',
+            not_found=lambda ep, key: rt.built(ep, 'Item ' + rt.text(key) + ' not found.'),
+        ),
+        where='shop.world:429',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        OnlineShop.tool_ship_order,
+        param(
+            'order',
+            arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
+            'The id of a pending order, e.g. #W1038846.',
+            not_found=lambda ep, key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'),
+        ),
+        param(
+            'tracking_number',
+            arg.refined(arg.TEXT, pattern='^[0-9]{12}$'),
+            "The carrier's 12-digit tracking number.",
+        ),
+        where='shop.world:486',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        OnlineShop.tool_mark_order_delivered,
+        param(
+            'order',
+            arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
+            'The id of a processed order, e.g. #W6650318.',
+            not_found=lambda ep, key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'),
+        ),
+        where='shop.world:499',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        OnlineShop.tool_request_return,
+        param(
+            'order',
+            arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
+            'The id of a delivered order, e.g. #W2290175.',
+            not_found=lambda ep, key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'),
+        ),
+        param(
+            'item_ids',
+            arg.refined(arg.TEXT_LIST, 1, 10),
+            'The item ids to send back; each line is returned in full.',
+        ),
+        param(
+            'refund_method_id',
+            arg.TEXT,
+            "Where the refund goes: the order's own payment method or one of the customer's gift "
+            'cards.',
+        ),
+        param('reason', arg.refined(arg.TEXT, 1, 200), "The customer's reason, in a few words."),
+        where='shop.world:511',
+        returns=_RESULT_ReturnRequest,
+    ),
+    tool(
+        OnlineShop.tool_receive_return,
+        param(
+            'return_request',
+            arg.row('returns'),
+            'The return id, e.g. RET9001.',
+            not_found=lambda ep, key: rt.built(ep, 'Return ' + rt.text(key) + ' not found.'),
+        ),
+        where='shop.world:541',
+        returns=_RESULT_ReturnRequest,
+    ),
+    tool(
+        OnlineShop.tool_issue_gift_card,
+        param(
+            'customer',
+            arg.row('customers'),
+            'The customer id, e.g. C04.',
+            not_found=lambda ep, key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'),
+        ),
+        param(
+            'amount',
+            arg.refined(arg.FLOAT, 1.0, 500.0),
+            'The value of the card in dollars, from 1 to 500.',
+        ),
+        where='shop.world:567',
+        returns=_RESULT_PaymentMethod,
+        export=lambda value: _export_PaymentMethod(value),
+    ),
+    tool(
+        OnlineShop.tool_restock_variant,
+        param(
+            'variant',
+            arg.row('variants'),
+            'The item id, e.g. V4003.',
+            not_found=lambda ep, key: rt.built(ep, 'Item ' + rt.text(key) + ' not found.'),
+        ),
+        param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
+        where='shop.world:578',
+        returns=_RESULT_Variant,
+    ),
 )
 
 
@@ -1495,7 +1614,8 @@ def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
             len(ep.t_orders.row('#W3391820').transactions),
             '==',
             len(init.t_orders.row('#W3391820').transactions) + 1,
-            'len(orders["#W3391820"].transactions) == len(initial.orders["#W3391820"].transactions) + 1',
+            'len(orders["#W3391820"].transactions) == '
+            'len(initial.orders["#W3391820"].transactions) + 1',
         )
         and rt.compared(
             sum(rt.each(
@@ -1508,7 +1628,8 @@ def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
             )),
             '==',
             79.0,
-            'sum([t.amount for t in orders["#W3391820"].transactions if t.kind == charge]) == 79.0',
+            'sum([t.amount for t in orders["#W3391820"].transactions if t.kind == charge]) =='
+            ' 79.0',
         )
     )
 
@@ -1672,7 +1793,8 @@ def _check_goodwill_gift_card__card_issued(  # tasks.world:125
         ]),
         '==',
         1,
-        'len([k for k in customers["C04"].payment_methods.keys() if customers["C04"].payment_methods[k].source == "gift_card"]) == 1',
+        'len([k for k in customers["C04"].payment_methods.keys() if '
+        'customers["C04"].payment_methods[k].source == "gift_card"]) == 1',
     )
 
 
@@ -1742,7 +1864,8 @@ def _check_chloe_return_and_change__size_m(  # tasks.world:160
             len(ep.t_orders.row('#W3391820').transactions),
             '==',
             len(init.t_orders.row('#W3391820').transactions),
-            'len(orders["#W3391820"].transactions) == len(initial.orders["#W3391820"].transactions)',
+            'len(orders["#W3391820"].transactions) == '
+            'len(initial.orders["#W3391820"].transactions)',
         )
     )
 

@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -299,7 +301,8 @@ class PublicLibrary(Episode):
                 >= _row35.borrowed_on
             ):
                 raise InvariantError(
-                    'A loan is due after it was borrowed and is not returned before it was borrowed.',
+                    'A loan is due after it was borrowed and is not returned before it was '
+                    'borrowed.',
                     'public_library.world:214',
                 )
         if not all(  # public_library.world:217
@@ -876,209 +879,295 @@ class PublicLibrary(Episode):
         return member  # public_library.world:424
 
 
-def _invoke_search_books(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 1, 100)
-    return ep.tool_search_books(a_query)
-
-
-def _invoke_get_book(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, 'No book with ISBN ' + rt.text(key) + '.'))
-    return ep.tool_get_book(a_book)
-
-
-def _invoke_list_books(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_genre = (v.want_optional(args['genre'], 'genre', (lambda x, p: v.want_enum(x, p, Genre))) if args.get('genre') is not None else None)
-    return ep.tool_list_books(a_genre)
-
-
-def _invoke_list_copies(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, 'No book with ISBN ' + rt.text(key) + '.'))
-    return ep.tool_list_copies(a_book)
-
-
-def _invoke_get_copy(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, 'No copy with barcode ' + rt.text(key) + '.'))
-    return ep.tool_get_copy(a_copy)
-
-
-def _invoke_find_members(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
-    return ep.tool_find_members(a_text)
-
-
-def _invoke_get_member(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'))
-    return ep.tool_get_member(a_member)
-
-
-def _invoke_list_loans(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'))
-    a_open_only = (v.want_bool(args['open_only'], 'open_only') if args.get('open_only') is not None else True)
-    return ep.tool_list_loans(a_member, a_open_only)
-
-
-def _invoke_get_loan(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_loan = args['loan']
-    if type(a_loan) is not str or not a_loan.isascii():
-        a_loan = v.want_str(a_loan, 'loan')
-    a_loan = ep.t_loans.rows.get(a_loan) or rt.lookup(ep.t_loans, a_loan, lambda key: rt.built(ep, 'No loan ' + rt.text(key) + '.'))
-    return ep.tool_get_loan(a_loan)
-
-
-def _invoke_list_holds(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, 'No book with ISBN ' + rt.text(key) + '.'))
-    return ep.tool_list_holds(a_book)
-
-
-def _invoke_get_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_hold = args['hold']
-    if type(a_hold) is not str or not a_hold.isascii():
-        a_hold = v.want_str(a_hold, 'hold')
-    a_hold = ep.t_holds.rows.get(a_hold) or rt.lookup(ep.t_holds, a_hold, lambda key: rt.built(ep, 'No hold ' + rt.text(key) + '.'))
-    return ep.tool_get_hold(a_hold)
-
-
-def _invoke_borrow_copy(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'))
-    a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, 'No copy with barcode ' + rt.text(key) + '.'))
-    return ep.tool_borrow_copy(a_member, a_copy)
-
-
-def _invoke_return_copy(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, 'No copy with barcode ' + rt.text(key) + '.'))
-    return ep.tool_return_copy(a_copy)
-
-
-def _invoke_renew_loan(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_loan = args['loan']
-    if type(a_loan) is not str or not a_loan.isascii():
-        a_loan = v.want_str(a_loan, 'loan')
-    a_loan = ep.t_loans.rows.get(a_loan) or rt.lookup(ep.t_loans, a_loan, lambda key: rt.built(ep, 'No loan ' + rt.text(key) + '.'))
-    return ep.tool_renew_loan(a_loan)
-
-
-def _invoke_place_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'))
-    a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, 'No book with ISBN ' + rt.text(key) + '.'))
-    return ep.tool_place_hold(a_member, a_book)
-
-
-def _invoke_cancel_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_hold = args['hold']
-    if type(a_hold) is not str or not a_hold.isascii():
-        a_hold = v.want_str(a_hold, 'hold')
-    a_hold = ep.t_holds.rows.get(a_hold) or rt.lookup(ep.t_holds, a_hold, lambda key: rt.built(ep, 'No hold ' + rt.text(key) + '.'))
-    return ep.tool_cancel_hold(a_hold)
-
-
-def _invoke_pay_fees(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'))
-    a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 0.01, 500.0)
-    return ep.tool_pay_fees(a_member, a_amount)
+_RESULT_BookInfo = js.closed({
+    'isbn': js.STRING,
+    'title': js.STRING,
+    'author': js.STRING,
+    'genre': js.members(Genre),
+    'copies': js.INTEGER,
+    'available_copies': js.array(js.STRING),
+    'active_holds': js.INTEGER,
+})
+_RESULT_Book = js.closed({
+    'isbn': js.scalar('str', pattern='^97[89][0-9]{10}$'),
+    'title': js.scalar('str', 1, 200),
+    'author': js.scalar('str', 1, 120),
+    'genre': js.members(Genre),
+})
+_RESULT_Copy = js.closed({
+    'barcode': js.scalar('str', pattern='^C[0-9]{4}$'),
+    'book': js.scalar('str', pattern='^97[89][0-9]{10}$'),
+    'status': js.members(CopyStatus),
+})
+_RESULT_Loan = js.closed({
+    'id': js.STRING,
+    'copy': js.scalar('str', pattern='^C[0-9]{4}$'),
+    'member': js.scalar('str', pattern='^M[0-9]{3}$'),
+    'borrowed_on': js.STRING,
+    'due_on': js.STRING,
+    'renewed': js.BOOLEAN,
+    'returned_on': js.nullable(js.STRING),
+    'late_fee': js.scalar('float', 0.0),
+})
+_RESULT_Member = js.closed({
+    'id': js.scalar('str', pattern='^M[0-9]{3}$'),
+    'name': js.scalar('str', 1, 80),
+    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+    'fees_due': js.scalar('float', 0.0),
+    'joined_on': js.STRING,
+})
+_RESULT_LoanLine = js.closed({'loan': _RESULT_Loan, 'book': _RESULT_Book})
+_RESULT_Hold = js.closed({
+    'id': js.STRING,
+    'book': js.scalar('str', pattern='^97[89][0-9]{10}$'),
+    'member': js.scalar('str', pattern='^M[0-9]{3}$'),
+    'placed_at': js.STRING,
+    'status': js.members(HoldStatus),
+})
+_RESULT_HoldLine = js.closed({'hold': _RESULT_Hold, 'book': _RESULT_Book, 'position': js.INTEGER})
+_PARAM_book = param(
+    'book',
+    arg.row('books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$')),
+    "The book's ISBN-13 (13 digits starting 978 or 979).",
+    not_found=lambda ep, key: rt.built(ep, 'No book with ISBN ' + rt.text(key) + '.'),
+)
+_PARAM_copy_ = param(
+    'copy',
+    arg.row('copies', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
+    'The barcode of the copy (C and four digits).',
+    not_found=lambda ep, key: rt.built(ep, 'No copy with barcode ' + rt.text(key) + '.'),
+)
+_PARAM_member = param(
+    'member',
+    arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+    "The member's card number (M and three digits).",
+    not_found=lambda ep, key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'),
+)
+_PARAM_loan = param(
+    'loan',
+    arg.row('loans'),
+    'The loan id (L and three digits).',
+    not_found=lambda ep, key: rt.built(ep, 'No loan ' + rt.text(key) + '.'),
+)
+_PARAM_hold = param(
+    'hold',
+    arg.row('holds'),
+    'The hold id (H and three digits).',
+    not_found=lambda ep, key: rt.built(ep, 'No hold ' + rt.text(key) + '.'),
+)
 
 
 PublicLibrary.TOOLS = tools(
-    tool('search_books',
-         'Find books by part of the title or author (case-insensitive), with their available copies and how many active holds they have.',
-         (param('query', {'type': 'string', 'minLength': 1, 'maxLength': 100}, 'Part of a title or an author\'s name, e.g. "dune" or "morrison".'),),
-         read_only=True, invoke=_invoke_search_books, where='public_library.world:237',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'isbn': {'type': 'string'}, 'title': {'type': 'string'}, 'author': {'type': 'string'}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}, 'copies': {'type': 'integer'}, 'available_copies': {'type': 'array', 'items': {'type': 'string'}}, 'active_holds': {'type': 'integer'}}, 'required': ['isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds'], 'additionalProperties': False}}),
-    tool('get_book',
-         'Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of the available copies and how many active holds it has.',
-         (param('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'),),
-         read_only=True, invoke=_invoke_get_book, where='public_library.world:246',
-         returns={'type': 'object', 'properties': {'isbn': {'type': 'string'}, 'title': {'type': 'string'}, 'author': {'type': 'string'}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}, 'copies': {'type': 'integer'}, 'available_copies': {'type': 'array', 'items': {'type': 'string'}}, 'active_holds': {'type': 'integer'}}, 'required': ['isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds'], 'additionalProperties': False}),
-    tool('list_books',
-         "List the catalogue's books with their ISBN, title, author and genre, sorted by title.",
-         (param('genre', {'anyOf': [{'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}, {'type': 'null'}]}, 'Only books of this genre; the whole catalogue when omitted.', optional=True),),
-         read_only=True, invoke=_invoke_list_books, where='public_library.world:254',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}},
-         shows=('list', ('row', 'books'))),
-    tool('list_copies',
-         'List every physical copy of a book with its barcode and status (available, on loan or lost).',
-         (param('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'),),
-         read_only=True, invoke=_invoke_list_copies, where='public_library.world:262',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'barcode': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'status': {'type': 'string', 'enum': ['available', 'on_loan', 'lost']}}, 'required': ['barcode', 'book', 'status'], 'additionalProperties': False}},
-         shows=('list', ('row', 'copies'))),
-    tool('get_copy',
-         'Show one copy by barcode: its status, its book (ISBN, title, author) and, while it is on loan, its open loan with the member and due date.',
-         (param('copy', {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'The barcode of the copy (C and four digits).', table='copies'),),
-         read_only=True, invoke=_invoke_get_copy, where='public_library.world:270',
-         returns={'type': 'object', 'properties': {'copy': {'type': 'object', 'properties': {'barcode': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'status': {'type': 'string', 'enum': ['available', 'on_loan', 'lost']}}, 'required': ['barcode', 'book', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'open_loan': {'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, {'type': 'null'}]}}, 'required': ['copy', 'book', 'open_loan'], 'additionalProperties': False},
-         shows=('record', (('copy', 'copy_', ('row', 'copies')), ('book', 'book', ('row', 'books')), ('open_loan', 'open_loan', ('row', 'loans'))))),
-    tool('find_members',
-         'Find members whose name or email contains the text, with their card number, email, unpaid fees and the day they joined.',
-         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the member's name or email address; case does not matter."),),
-         read_only=True, invoke=_invoke_find_members, where='public_library.world:279',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'fees_due': {'type': 'number', 'minimum': 0.0}, 'joined_on': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'fees_due', 'joined_on'], 'additionalProperties': False}},
-         shows=('list', ('row', 'members'))),
-    tool('get_member',
-         "Show a member's details and unpaid fees, whether they may borrow, their open loans (each with the copy, its book and the due date) and their active holds (each with its book and place in the queue).",
-         (param('member', {'type': 'string', 'pattern': '^M[0-9]{3}$'}, "The member's card number (M and three digits).", table='members'),),
-         read_only=True, invoke=_invoke_get_member, where='public_library.world:288',
-         returns={'type': 'object', 'properties': {'member': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'fees_due': {'type': 'number', 'minimum': 0.0}, 'joined_on': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'fees_due', 'joined_on'], 'additionalProperties': False}, 'can_borrow': {'type': 'boolean'}, 'open_loans': {'type': 'array', 'items': {'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}}, 'active_holds': {'type': 'array', 'items': {'type': 'object', 'properties': {'hold': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'position': {'type': 'integer'}}, 'required': ['hold', 'book', 'position'], 'additionalProperties': False}}}, 'required': ['member', 'can_borrow', 'open_loans', 'active_holds'], 'additionalProperties': False},
-         shows=('record', (('member', 'member', ('row', 'members')), ('open_loans', 'open_loans', ('list', ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))))), ('active_holds', 'active_holds', ('list', ('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books'))))))))),
-    tool('list_loans',
-         "List a member's loans, each with its copy, book, due date, whether renewed, return date and late fee; the open ones only by default.",
-         (param('member', {'type': 'string', 'pattern': '^M[0-9]{3}$'}, "The member's card number (M and three digits).", table='members'),
-         param('open_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only loans not yet returned; false lists past loans too.', optional=True)),
-         read_only=True, invoke=_invoke_list_loans, where='public_library.world:301',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}},
-         shows=('list', ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))))),
-    tool('get_loan',
-         'Show one loan with its copy, member, book, borrowing and due dates, whether renewed, return date and late fee.',
-         (param('loan', {'type': 'string'}, 'The loan id (L and three digits).', table='loans'),),
-         read_only=True, invoke=_invoke_get_loan, where='public_library.world:310',
-         returns={'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False},
-         shows=('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books'))))),
-    tool('list_overdue_loans',
-         'List every open loan whose due date has passed, the most overdue first, each with its copy, member and book.',
-         (), read_only=True, method=PublicLibrary.tool_list_overdue_loans,
-         where='public_library.world:316',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'loan': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}}, 'required': ['loan', 'book'], 'additionalProperties': False}},
-         shows=('list', ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))))),
-    tool('list_holds',
-         'List the active holds on a book in queue order, first in line first, each with the member and when it was placed.',
-         (param('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books'),),
-         read_only=True, invoke=_invoke_list_holds, where='public_library.world:322',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'hold': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'position': {'type': 'integer'}}, 'required': ['hold', 'book', 'position'], 'additionalProperties': False}},
-         shows=('list', ('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books')))))),
-    tool('get_hold',
-         'Show one hold: its book, member, when it was placed, its status and its place in the queue.',
-         (param('hold', {'type': 'string'}, 'The hold id (H and three digits).', table='holds'),),
-         read_only=True, invoke=_invoke_get_hold, where='public_library.world:330',
-         returns={'type': 'object', 'properties': {'hold': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}, 'book': {'type': 'object', 'properties': {'isbn': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'author': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'genre': {'type': 'string', 'enum': ['fiction', 'science_fiction', 'history', 'science', 'children']}}, 'required': ['isbn', 'title', 'author', 'genre'], 'additionalProperties': False}, 'position': {'type': 'integer'}}, 'required': ['hold', 'book', 'position'], 'additionalProperties': False},
-         shows=('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books'))))),
-    tool('borrow_copy',
-         'Lend an available copy to a member for 21 days from today. A member who owes more than\n$10.00 cannot borrow. When the book has active holds, only the member first in line can\nborrow it, and doing so fulfils their hold.',
-         (param('member', {'type': 'string', 'pattern': '^M[0-9]{3}$'}, "The member's card number (M and three digits).", table='members'),
-         param('copy', {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'The barcode of the copy (C and four digits).', table='copies')),
-         read_only=False, invoke=_invoke_borrow_copy, where='public_library.world:338',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}),
-    tool('return_copy',
-         "Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is added to the member's unpaid fees.",
-         (param('copy', {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'The barcode of the copy (C and four digits).', table='copies'),),
-         read_only=False, invoke=_invoke_return_copy, where='public_library.world:363',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}),
-    tool('renew_loan',
-         'Extend an open loan by 21 days from its due date. A loan can be renewed once, only before it is overdue, and only if nobody holds the book.',
-         (param('loan', {'type': 'string'}, 'The loan id (L and three digits).', table='loans'),),
-         read_only=False, invoke=_invoke_renew_loan, where='public_library.world:382',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'copy': {'type': 'string', 'pattern': '^C[0-9]{4}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'borrowed_on': {'type': 'string'}, 'due_on': {'type': 'string'}, 'renewed': {'type': 'boolean'}, 'returned_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'late_fee': {'type': 'number', 'minimum': 0.0}}, 'required': ['id', 'copy', 'member', 'borrowed_on', 'due_on', 'renewed', 'returned_on', 'late_fee'], 'additionalProperties': False}),
-    tool('place_hold', 'Put a member at the end of the queue for a book.',
-         (param('member', {'type': 'string', 'pattern': '^M[0-9]{3}$'}, "The member's card number (M and three digits).", table='members'),
-         param('book', {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, "The book's ISBN-13 (13 digits starting 978 or 979).", table='books')),
-         read_only=False, invoke=_invoke_place_hold, where='public_library.world:394',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}),
-    tool('cancel_hold', 'Cancel an active hold.',
-         (param('hold', {'type': 'string'}, 'The hold id (H and three digits).', table='holds'),),
-         read_only=False, invoke=_invoke_cancel_hold, where='public_library.world:407',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'book': {'type': 'string', 'pattern': '^97[89][0-9]{10}$'}, 'member': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'placed_at': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['active', 'fulfilled', 'cancelled']}}, 'required': ['id', 'book', 'member', 'placed_at', 'status'], 'additionalProperties': False}),
-    tool('pay_fees', "Record a payment towards a member's unpaid fees.",
-         (param('member', {'type': 'string', 'pattern': '^M[0-9]{3}$'}, "The member's card number (M and three digits).", table='members'),
-         param('amount', {'type': 'number', 'minimum': 0.01, 'maximum': 500.0}, 'The amount paid in dollars, at most what the member owes.')),
-         read_only=False, invoke=_invoke_pay_fees, where='public_library.world:415',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^M[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'fees_due': {'type': 'number', 'minimum': 0.0}, 'joined_on': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'fees_due', 'joined_on'], 'additionalProperties': False}),
+    tool(
+        PublicLibrary.tool_search_books,
+        param(
+            'query',
+            arg.refined(arg.TEXT, 1, 100),
+            'Part of a title or an author\'s name, e.g. "dune" or "morrison".',
+        ),
+        read_only=True,
+        where='public_library.world:237',
+        returns=js.array(_RESULT_BookInfo),
+    ),
+    tool(
+        PublicLibrary.tool_get_book,
+        _PARAM_book,
+        read_only=True,
+        where='public_library.world:246',
+        returns=_RESULT_BookInfo,
+    ),
+    tool(
+        PublicLibrary.tool_list_books,
+        param(
+            'genre',
+            arg.optional(arg.enum_of(Genre)),
+            'Only books of this genre; the whole catalogue when omitted.',
+        ),
+        read_only=True,
+        where='public_library.world:254',
+        returns=js.array(_RESULT_Book),
+        shows=('list', ('row', 'books')),
+    ),
+    tool(
+        PublicLibrary.tool_list_copies,
+        _PARAM_book,
+        read_only=True,
+        where='public_library.world:262',
+        returns=js.array(_RESULT_Copy),
+        shows=('list', ('row', 'copies')),
+    ),
+    tool(
+        PublicLibrary.tool_get_copy,
+        _PARAM_copy_,
+        read_only=True,
+        where='public_library.world:270',
+        returns=js.closed({
+            'copy': _RESULT_Copy, 'book': _RESULT_Book, 'open_loan': js.nullable(_RESULT_Loan)
+        }),
+        shows=(
+            'record',
+            (
+                ('copy', 'copy_', ('row', 'copies')),
+                ('book', 'book', ('row', 'books')),
+                ('open_loan', 'open_loan', ('row', 'loans')),
+            ),
+        ),
+    ),
+    tool(
+        PublicLibrary.tool_find_members,
+        param(
+            'text',
+            arg.refined(arg.TEXT, 1, 80),
+            "Part of the member's name or email address; case does not matter.",
+        ),
+        read_only=True,
+        where='public_library.world:279',
+        returns=js.array(_RESULT_Member),
+        shows=('list', ('row', 'members')),
+    ),
+    tool(
+        PublicLibrary.tool_get_member,
+        _PARAM_member,
+        read_only=True,
+        where='public_library.world:288',
+        returns=js.closed({
+            'member': _RESULT_Member,
+            'can_borrow': js.BOOLEAN,
+            'open_loans': js.array(_RESULT_LoanLine),
+            'active_holds': js.array(_RESULT_HoldLine),
+        }),
+        shows=(
+            'record',
+            (
+                ('member', 'member', ('row', 'members')),
+                (
+                    'open_loans',
+                    'open_loans',
+                    (
+                        'list',
+                        (
+                            'record',
+                            (
+                                ('loan', 'loan', ('row', 'loans')),
+                                ('book', 'book', ('row', 'books')),
+                            ),
+                        ),
+                    ),
+                ),
+                (
+                    'active_holds',
+                    'active_holds',
+                    (
+                        'list',
+                        (
+                            'record',
+                            (
+                                ('hold', 'hold', ('row', 'holds')),
+                                ('book', 'book', ('row', 'books')),
+                            ),
+                        ),
+                    ),
+                ),
+            ),
+        ),
+    ),
+    tool(
+        PublicLibrary.tool_list_loans,
+        _PARAM_member,
+        param(
+            'open_only',
+            arg.BOOL,
+            'Only loans not yet returned; false lists past loans too.',
+            default=lambda ep: True,
+        ),
+        read_only=True,
+        where='public_library.world:301',
+        returns=js.array(_RESULT_LoanLine),
+        shows=(
+            'list',
+            ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))),
+        ),
+    ),
+    tool(
+        PublicLibrary.tool_get_loan,
+        _PARAM_loan,
+        read_only=True,
+        where='public_library.world:310',
+        returns=_RESULT_LoanLine,
+        shows=('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))),
+    ),
+    tool(
+        PublicLibrary.tool_list_overdue_loans,
+        read_only=True,
+        where='public_library.world:316',
+        returns=js.array(_RESULT_LoanLine),
+        shows=(
+            'list',
+            ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))),
+        ),
+    ),
+    tool(
+        PublicLibrary.tool_list_holds,
+        _PARAM_book,
+        read_only=True,
+        where='public_library.world:322',
+        returns=js.array(_RESULT_HoldLine),
+        shows=(
+            'list',
+            ('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books')))),
+        ),
+    ),
+    tool(
+        PublicLibrary.tool_get_hold,
+        _PARAM_hold,
+        read_only=True,
+        where='public_library.world:330',
+        returns=_RESULT_HoldLine,
+        shows=('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books')))),
+    ),
+    tool(
+        PublicLibrary.tool_borrow_copy,
+        _PARAM_member,
+        _PARAM_copy_,
+        where='public_library.world:338',
+        returns=_RESULT_Loan,
+    ),
+    tool(
+        PublicLibrary.tool_return_copy,
+        _PARAM_copy_,
+        where='public_library.world:363',
+        returns=_RESULT_Loan,
+    ),
+    tool(
+        PublicLibrary.tool_renew_loan,
+        _PARAM_loan,
+        where='public_library.world:382',
+        returns=_RESULT_Loan,
+    ),
+    tool(
+        PublicLibrary.tool_place_hold,
+        _PARAM_member,
+        _PARAM_book,
+        where='public_library.world:394',
+        returns=_RESULT_Hold,
+    ),
+    tool(
+        PublicLibrary.tool_cancel_hold,
+        _PARAM_hold,
+        where='public_library.world:407',
+        returns=_RESULT_Hold,
+    ),
+    tool(
+        PublicLibrary.tool_pay_fees,
+        _PARAM_member,
+        param(
+            'amount',
+            arg.refined(arg.FLOAT, 0.01, 500.0),
+            'The amount paid in dollars, at most what the member owes.',
+        ),
+        where='public_library.world:415',
+        returns=_RESULT_Member,
+    ),
 )
 
 

@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -341,7 +343,8 @@ class RestaurantOrders(Episode):
             for _o59 in rt.each(self, self.t_orders)
         ):
             raise InvariantError(
-                'An order is paid exactly when all its shares are paid, and they add up to its total.',
+                'An order is paid exactly when all its shares are paid, and they add up to its '
+                'total.',
                 'restaurant_orders.world:173',
             )
         for _row60 in rt.changed_rows(self, self.t_orders):  # restaurant_orders.world:176
@@ -807,218 +810,296 @@ class RestaurantOrders(Episode):
         return item  # restaurant_orders.world:418
 
 
-def _invoke_sign_in(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_server = rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, 'Server ' + rt.text(key) + ' not found.'))
-    return ep.tool_sign_in(a_server)
-
-
-def _invoke_list_menu(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, Category))) if args.get('category') is not None else None)
-    a_available_only = (v.want_bool(args['available_only'], 'available_only') if args.get('available_only') is not None else True)
-    return ep.tool_list_menu(a_category, a_available_only)
-
-
-def _invoke_search_menu(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
-    return ep.tool_search_menu(a_text)
-
-
-def _invoke_get_menu_item(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, 'Menu item ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_menu_item(a_item)
-
-
-def _invoke_list_tables(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_zone = (v.want_optional(args['zone'], 'zone', (lambda x, p: v.want_enum(x, p, Zone))) if args.get('zone') is not None else None)
-    a_free_only = (v.want_bool(args['free_only'], 'free_only') if args.get('free_only') is not None else False)
-    return ep.tool_list_tables(a_zone, a_free_only)
-
-
-def _invoke_get_table(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_table = rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_table(a_table)
-
-
-def _invoke_list_orders(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, OrderStatus))) if args.get('status') is not None else None)
-    a_table = (rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.')) if args.get('table') is not None else None)
-    a_server = (rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, 'Server ' + rt.text(key) + ' not found.')) if args.get('server') is not None else None)
-    return ep.tool_list_orders(a_status, a_table, a_server)
-
-
-def _invoke_get_order(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_order = args['order']
-    if type(a_order) is not str or not a_order.isascii():
-        a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_order(a_order)
-
-
-def _invoke_open_order(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_table = rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.'))
-    a_guests = v.check_range(v.want_int(args['guests'], 'guests'), 'guests', 1, 12)
-    return ep.tool_open_order(a_table, a_guests)
-
-
-def _invoke_add_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_order = args['order']
-    if type(a_order) is not str or not a_order.isascii():
-        a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
-    a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, 'Menu item ' + rt.text(key) + ' not found.'))
-    a_quantity = (v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 20) if args.get('quantity') is not None else 1)
-    a_note = (v.check_length(v.want_str(args['note'], 'note'), 'note', None, 120) if args.get('note') is not None else '')
-    return ep.tool_add_line(a_order, a_item, a_quantity, a_note)
-
-
-def _invoke_remove_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_line = args['line']
-    if type(a_line) is not str or not a_line.isascii():
-        a_line = v.want_str(a_line, 'line')
-    a_line = ep.t_order_lines.rows.get(a_line) or rt.lookup(ep.t_order_lines, a_line, lambda key: rt.built(ep, 'Order line ' + rt.text(key) + ' not found.'))
-    return ep.tool_remove_line(a_line)
-
-
-def _invoke_send_to_kitchen(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_order = args['order']
-    if type(a_order) is not str or not a_order.isascii():
-        a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
-    return ep.tool_send_to_kitchen(a_order)
-
-
-def _invoke_mark_served(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_order = args['order']
-    if type(a_order) is not str or not a_order.isascii():
-        a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
-    return ep.tool_mark_served(a_order)
-
-
-def _invoke_split_bill(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_order = args['order']
-    if type(a_order) is not str or not a_order.isascii():
-        a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
-    a_ways = v.check_range(v.want_int(args['ways'], 'ways'), 'ways', 1, 12)
-    return ep.tool_split_bill(a_order, a_ways)
-
-
-def _invoke_settle_share(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_order = args['order']
-    if type(a_order) is not str or not a_order.isascii():
-        a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
-    a_method = v.want_enum(args['method'], 'method', PayMethod)
-    a_tip_cents = (v.check_range(v.want_int(args['tip_cents'], 'tip_cents'), 'tip_cents', 0, 100000) if args.get('tip_cents') is not None else 0)
-    return ep.tool_settle_share(a_order, a_method, a_tip_cents)
-
-
-def _invoke_set_item_availability(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, 'Menu item ' + rt.text(key) + ' not found.'))
-    a_available = v.want_bool(args['available'], 'available')
-    return ep.tool_set_item_availability(a_item, a_available)
+_RESULT_Server = js.closed({
+    'id': js.scalar('str', pattern='^S[0-9]{2}$'), 'name': js.scalar('str', 1, 80)
+})
+_RESULT_MenuItem = js.closed({
+    'code': js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'),
+    'name': js.scalar('str', 1, 80),
+    'category': js.members(Category),
+    'price_cents': js.scalar('int', 1, 100000),
+    'available': js.BOOLEAN,
+})
+_RESULT_DiningTable = js.closed({
+    'number': js.scalar('str', pattern='^T[0-9]{1,2}$'),
+    'seats': js.scalar('int', 1, 12),
+    'zone': js.members(Zone),
+})
+_RESULT_Order = js.closed({
+    'id': js.STRING,
+    'table': js.scalar('str', pattern='^T[0-9]{1,2}$'),
+    'server': js.scalar('str', pattern='^S[0-9]{2}$'),
+    'guests': js.scalar('int', 1, 12),
+    'status': js.members(OrderStatus),
+    'opened_at': js.STRING,
+    'sent_at': js.nullable(js.STRING),
+    'served_at': js.nullable(js.STRING),
+    'split_ways': js.scalar('int', 1, 12),
+    'paid_at': js.nullable(js.STRING),
+})
+_RESULT_TableStatus = js.closed({
+    'table': _RESULT_DiningTable, 'current_order': js.nullable(_RESULT_Order)
+})
+_RESULT_OrderLine = js.closed({
+    'id': js.STRING,
+    'order': js.STRING,
+    'item': js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'),
+    'quantity': js.scalar('int', 1, 20),
+    'unit_price_cents': js.scalar('int', 1, 100000),
+    'note': js.scalar('str', None, 120),
+})
+_RESULT_Payment = js.closed({
+    'id': js.STRING,
+    'order': js.STRING,
+    'share': js.scalar('int', 1, 12),
+    'amount_cents': js.scalar('int', 0),
+    'tip_cents': js.scalar('int', 0),
+    'method': js.members(PayMethod),
+    'paid_at': js.STRING,
+})
+_RESULT_OrderView = js.closed({
+    'order': _RESULT_Order,
+    'lines': js.array(_RESULT_OrderLine),
+    'total_cents': js.INTEGER,
+    'split_ways': js.INTEGER,
+    'share_amounts': js.array(js.INTEGER),
+    'payments': js.array(_RESULT_Payment),
+    'paid_cents': js.INTEGER,
+    'due_cents': js.INTEGER,
+})
+_PARAM_item = param(
+    'item',
+    arg.row('menu', arg.refined(arg.TEXT, pattern='^[A-Z]{2}[0-9]{2}$')),
+    'The menu item code (two letters and two digits, as list_menu shows it).',
+    not_found=lambda ep, key: rt.built(ep, 'Menu item ' + rt.text(key) + ' not found.'),
+)
+_PARAM_table = param(
+    'table',
+    arg.row('dining_tables', arg.refined(arg.TEXT, pattern='^T[0-9]{1,2}$')),
+    'The table number, as list_tables shows it (T and a number).',
+    not_found=lambda ep, key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.'),
+)
+_PARAM_order = param(
+    'order',
+    arg.row('orders'),
+    'The order id (O and three digits).',
+    not_found=lambda ep, key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'),
+)
 
 
 RestaurantOrders.TOOLS = tools(
-    tool('sign_in', 'Sign in as a server; orders opened afterwards are theirs.',
-         (param('server', {'type': 'string', 'pattern': '^S[0-9]{2}$'}, "The server's id (S and two digits).", table='servers'),),
-         read_only=False, invoke=_invoke_sign_in, where='restaurant_orders.world:190',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}}, 'required': ['id', 'name'], 'additionalProperties': False}),
-    tool('list_menu',
-         'List the menu items with their codes, names, categories, prices in cents and whether they are available.',
-         (param('category', {'anyOf': [{'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, {'type': 'null'}]}, 'Only items of this category: starter, main, dessert or drink.', optional=True),
-         param('available_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Leave out sold-out items.', optional=True)),
-         read_only=True, invoke=_invoke_list_menu, where='restaurant_orders.world:199',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}},
-         shows=('list', ('row', 'menu'))),
-    tool('search_menu',
-         'Find menu items whose name contains the text, sold-out ones included, with their codes, prices in cents and whether they are available.',
-         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the dish's or drink's name, e.g. pizza; case does not matter."),),
-         read_only=True, invoke=_invoke_search_menu, where='restaurant_orders.world:208',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}},
-         shows=('list', ('row', 'menu'))),
-    tool('get_menu_item',
-         'Show one menu item: name, category, price in cents and whether it is available.',
-         (param('item', {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'The menu item code (two letters and two digits, as list_menu shows it).', table='menu'),),
-         read_only=True, invoke=_invoke_get_menu_item, where='restaurant_orders.world:217',
-         returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}),
-    tool('list_tables',
-         'List the dining tables with their seats and zone, each with its current order that is not paid yet (none when the table is free).',
-         (param('zone', {'anyOf': [{'type': 'string', 'enum': ['indoor', 'terrace', 'bar']}, {'type': 'null'}]}, 'Only tables in this zone: indoor, terrace or bar.', optional=True),
-         param('free_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only tables with no unpaid order.', optional=True)),
-         read_only=True, invoke=_invoke_list_tables, where='restaurant_orders.world:225',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'table': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'seats': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'zone': {'type': 'string', 'enum': ['indoor', 'terrace', 'bar']}}, 'required': ['number', 'seats', 'zone'], 'additionalProperties': False}, 'current_order': {'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, {'type': 'null'}]}}, 'required': ['table', 'current_order'], 'additionalProperties': False}},
-         shows=('list', ('record', (('table', 'table', ('row', 'dining_tables')), ('current_order', 'current_order', ('row', 'orders')))))),
-    tool('get_table',
-         'Show one dining table with its seats, zone and current order that is not paid yet (none when the table is free).',
-         (param('table', {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'The table number, as list_tables shows it (T and a number).', table='dining_tables'),),
-         read_only=True, invoke=_invoke_get_table, where='restaurant_orders.world:234',
-         returns={'type': 'object', 'properties': {'table': {'type': 'object', 'properties': {'number': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'seats': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'zone': {'type': 'string', 'enum': ['indoor', 'terrace', 'bar']}}, 'required': ['number', 'seats', 'zone'], 'additionalProperties': False}, 'current_order': {'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, {'type': 'null'}]}}, 'required': ['table', 'current_order'], 'additionalProperties': False},
-         shows=('record', (('table', 'table', ('row', 'dining_tables')), ('current_order', 'current_order', ('row', 'orders'))))),
-    tool('list_orders',
-         'List orders with their table, server, guests, status, split and times, the most recently opened first.',
-         (param('status', {'anyOf': [{'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, {'type': 'null'}]}, 'Only orders with this status.', optional=True),
-         param('table', {'anyOf': [{'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, {'type': 'null'}]}, 'Only orders at this table (T and a number).', optional=True, table='dining_tables'),
-         param('server', {'anyOf': [{'type': 'string', 'pattern': '^S[0-9]{2}$'}, {'type': 'null'}]}, 'Only orders opened by this server (S and two digits).', optional=True, table='servers')),
-         read_only=True, invoke=_invoke_list_orders, where='restaurant_orders.world:242',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}},
-         shows=('list', ('row', 'orders'))),
-    tool('list_servers', 'List the floor staff with their server ids and names.', (),
-         read_only=True, method=RestaurantOrders.tool_list_servers,
-         where='restaurant_orders.world:252',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}}, 'required': ['id', 'name'], 'additionalProperties': False}},
-         shows=('list', ('row', 'servers'))),
-    tool('get_order',
-         'Show an order with its lines, total, split, payments made and the amount still due (all in cents).',
-         (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),),
-         read_only=True, invoke=_invoke_get_order, where='restaurant_orders.world:256',
-         returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, 'lines': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'unit_price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'note': {'type': 'string', 'maxLength': 120}}, 'required': ['id', 'order', 'item', 'quantity', 'unit_price_cents', 'note'], 'additionalProperties': False}}, 'total_cents': {'type': 'integer'}, 'split_ways': {'type': 'integer'}, 'share_amounts': {'type': 'array', 'items': {'type': 'integer'}}, 'payments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'share': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'amount_cents': {'type': 'integer', 'minimum': 0}, 'tip_cents': {'type': 'integer', 'minimum': 0}, 'method': {'type': 'string', 'enum': ['cash', 'card']}, 'paid_at': {'type': 'string'}}, 'required': ['id', 'order', 'share', 'amount_cents', 'tip_cents', 'method', 'paid_at'], 'additionalProperties': False}}, 'paid_cents': {'type': 'integer'}, 'due_cents': {'type': 'integer'}}, 'required': ['order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents'], 'additionalProperties': False},
-         shows=('record', (('order', 'order', ('row', 'orders')), ('lines', 'lines', ('list', ('row', 'order_lines'))), ('payments', 'payments', ('list', ('row', 'payments')))))),
-    tool('open_order', 'Open an order for a free table; the signed-in server takes it.',
-         (param('table', {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'The table number, as list_tables shows it (T and a number).', table='dining_tables'),
-         param('guests', {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'How many guests sit at the table.')),
-         read_only=False, invoke=_invoke_open_order, where='restaurant_orders.world:277',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}),
-    tool('add_line', 'Add a menu item to an open order at its current price.',
-         (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),
-         param('item', {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'The menu item code (two letters and two digits, as list_menu shows it).', table='menu'),
-         param('quantity', {'anyOf': [{'type': 'integer', 'minimum': 1, 'maximum': 20}, {'type': 'null'}]}, 'How many.', optional=True),
-         param('note', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}]}, "A note for the kitchen, e.g. 'no onions'.", optional=True)),
-         read_only=False, invoke=_invoke_add_line, where='restaurant_orders.world:291',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'unit_price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'note': {'type': 'string', 'maxLength': 120}}, 'required': ['id', 'order', 'item', 'quantity', 'unit_price_cents', 'note'], 'additionalProperties': False}),
-    tool('remove_line', 'Remove a line from an open order; returns the order as it is now.',
-         (param('line', {'type': 'string'}, 'The line id (L and four digits, as get_order shows it).', table='order_lines'),),
-         read_only=False, invoke=_invoke_remove_line, where='restaurant_orders.world:313',
-         returns={'type': 'object', 'properties': {'order': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}, 'lines': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 1, 'maximum': 20}, 'unit_price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'note': {'type': 'string', 'maxLength': 120}}, 'required': ['id', 'order', 'item', 'quantity', 'unit_price_cents', 'note'], 'additionalProperties': False}}, 'total_cents': {'type': 'integer'}, 'split_ways': {'type': 'integer'}, 'share_amounts': {'type': 'array', 'items': {'type': 'integer'}}, 'payments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'order': {'type': 'string'}, 'share': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'amount_cents': {'type': 'integer', 'minimum': 0}, 'tip_cents': {'type': 'integer', 'minimum': 0}, 'method': {'type': 'string', 'enum': ['cash', 'card']}, 'paid_at': {'type': 'string'}}, 'required': ['id', 'order', 'share', 'amount_cents', 'tip_cents', 'method', 'paid_at'], 'additionalProperties': False}}, 'paid_cents': {'type': 'integer'}, 'due_cents': {'type': 'integer'}}, 'required': ['order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents'], 'additionalProperties': False},
-         shows=('record', (('order', 'order', ('row', 'orders')), ('lines', 'lines', ('list', ('row', 'order_lines'))), ('payments', 'payments', ('list', ('row', 'payments')))))),
-    tool('send_to_kitchen', 'Send an open order to the kitchen; its lines can no longer change.',
-         (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),),
-         read_only=False, invoke=_invoke_send_to_kitchen, where='restaurant_orders.world:335',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}),
-    tool('mark_served', 'Mark an order that is in the kitchen as served.',
-         (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),),
-         read_only=False, invoke=_invoke_mark_served, where='restaurant_orders.world:348',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'table': {'type': 'string', 'pattern': '^T[0-9]{1,2}$'}, 'server': {'type': 'string', 'pattern': '^S[0-9]{2}$'}, 'guests': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}, 'opened_at': {'type': 'string'}, 'sent_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'served_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'split_ways': {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'paid_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'table', 'server', 'guests', 'status', 'opened_at', 'sent_at', 'served_at', 'split_ways', 'paid_at'], 'additionalProperties': False}),
-    tool('split_bill',
-         "Split a served order's bill into equal shares before anything is paid; returns the share amounts in cents (the last share absorbs the rounding remainder).",
-         (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),
-         param('ways', {'type': 'integer', 'minimum': 1, 'maximum': 12}, 'Into how many equal shares; at most the number of guests.')),
-         read_only=False, invoke=_invoke_split_bill, where='restaurant_orders.world:362',
-         returns={'type': 'array', 'items': {'type': 'integer'}}),
-    tool('settle_share',
-         "Pay the next unpaid share of a served order's bill, with a tip. When the last share is paid the order is paid and the table is free.",
-         (param('order', {'type': 'string'}, 'The order id (O and three digits).', table='orders'),
-         param('method', {'type': 'string', 'enum': ['cash', 'card']}, 'cash or card.'),
-         param('tip_cents', {'anyOf': [{'type': 'integer', 'minimum': 0, 'maximum': 100000}, {'type': 'null'}]}, 'The tip in cents, on top of the share.', optional=True)),
-         read_only=False, invoke=_invoke_settle_share, where='restaurant_orders.world:377',
-         returns={'type': 'object', 'properties': {'payment': {'type': 'string'}, 'shares_paid': {'type': 'integer'}, 'split_ways': {'type': 'integer'}, 'remaining_cents': {'type': 'integer'}, 'order_status': {'type': 'string', 'enum': ['open', 'sent to kitchen', 'served', 'paid']}}, 'required': ['payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status'], 'additionalProperties': False}),
-    tool('set_item_availability', 'Mark a menu item available or sold out.',
-         (param('item', {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'The menu item code (two letters and two digits, as list_menu shows it).', table='menu'),
-         param('available', {'type': 'boolean'}, 'true when it can be ordered, false when sold out.')),
-         read_only=False, invoke=_invoke_set_item_availability,
-         where='restaurant_orders.world:410',
-         returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2}[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'category': {'type': 'string', 'enum': ['starter', 'main', 'dessert', 'drink']}, 'price_cents': {'type': 'integer', 'minimum': 1, 'maximum': 100000}, 'available': {'type': 'boolean'}}, 'required': ['code', 'name', 'category', 'price_cents', 'available'], 'additionalProperties': False}),
+    tool(
+        RestaurantOrders.tool_sign_in,
+        param(
+            'server',
+            arg.row('servers', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
+            "The server's id (S and two digits).",
+            not_found=lambda ep, key: rt.built(ep, 'Server ' + rt.text(key) + ' not found.'),
+        ),
+        where='restaurant_orders.world:190',
+        returns=_RESULT_Server,
+    ),
+    tool(
+        RestaurantOrders.tool_list_menu,
+        param(
+            'category',
+            arg.optional(arg.enum_of(Category)),
+            'Only items of this category: starter, main, dessert or drink.',
+        ),
+        param('available_only', arg.BOOL, 'Leave out sold-out items.', default=lambda ep: True),
+        read_only=True,
+        where='restaurant_orders.world:199',
+        returns=js.array(_RESULT_MenuItem),
+        shows=('list', ('row', 'menu')),
+    ),
+    tool(
+        RestaurantOrders.tool_search_menu,
+        param(
+            'text',
+            arg.refined(arg.TEXT, 1, 80),
+            "Part of the dish's or drink's name, e.g. pizza; case does not matter.",
+        ),
+        read_only=True,
+        where='restaurant_orders.world:208',
+        returns=js.array(_RESULT_MenuItem),
+        shows=('list', ('row', 'menu')),
+    ),
+    tool(
+        RestaurantOrders.tool_get_menu_item,
+        _PARAM_item,
+        read_only=True,
+        where='restaurant_orders.world:217',
+        returns=_RESULT_MenuItem,
+    ),
+    tool(
+        RestaurantOrders.tool_list_tables,
+        param(
+            'zone',
+            arg.optional(arg.enum_of(Zone)),
+            'Only tables in this zone: indoor, terrace or bar.',
+        ),
+        param(
+            'free_only', arg.BOOL, 'Only tables with no unpaid order.', default=lambda ep: False
+        ),
+        read_only=True,
+        where='restaurant_orders.world:225',
+        returns=js.array(_RESULT_TableStatus),
+        shows=(
+            'list',
+            (
+                'record',
+                (
+                    ('table', 'table', ('row', 'dining_tables')),
+                    ('current_order', 'current_order', ('row', 'orders')),
+                ),
+            ),
+        ),
+    ),
+    tool(
+        RestaurantOrders.tool_get_table,
+        _PARAM_table,
+        read_only=True,
+        where='restaurant_orders.world:234',
+        returns=_RESULT_TableStatus,
+        shows=(
+            'record',
+            (
+                ('table', 'table', ('row', 'dining_tables')),
+                ('current_order', 'current_order', ('row', 'orders')),
+            ),
+        ),
+    ),
+    tool(
+        RestaurantOrders.tool_list_orders,
+        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
+        param(
+            'table',
+            arg.optional(arg.row('dining_tables', arg.refined(arg.TEXT, pattern='^T[0-9]{1,2}$'))),
+            'Only orders at this table (T and a number).',
+            not_found=lambda ep, key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.'),
+        ),
+        param(
+            'server',
+            arg.optional(arg.row('servers', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'))),
+            'Only orders opened by this server (S and two digits).',
+            not_found=lambda ep, key: rt.built(ep, 'Server ' + rt.text(key) + ' not found.'),
+        ),
+        read_only=True,
+        where='restaurant_orders.world:242',
+        returns=js.array(_RESULT_Order),
+        shows=('list', ('row', 'orders')),
+    ),
+    tool(
+        RestaurantOrders.tool_list_servers,
+        read_only=True,
+        where='restaurant_orders.world:252',
+        returns=js.array(_RESULT_Server),
+        shows=('list', ('row', 'servers')),
+    ),
+    tool(
+        RestaurantOrders.tool_get_order,
+        _PARAM_order,
+        read_only=True,
+        where='restaurant_orders.world:256',
+        returns=_RESULT_OrderView,
+        shows=(
+            'record',
+            (
+                ('order', 'order', ('row', 'orders')),
+                ('lines', 'lines', ('list', ('row', 'order_lines'))),
+                ('payments', 'payments', ('list', ('row', 'payments'))),
+            ),
+        ),
+    ),
+    tool(
+        RestaurantOrders.tool_open_order,
+        _PARAM_table,
+        param('guests', arg.refined(arg.INT, 1, 12), 'How many guests sit at the table.'),
+        where='restaurant_orders.world:277',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        RestaurantOrders.tool_add_line,
+        _PARAM_order,
+        _PARAM_item,
+        param('quantity', arg.refined(arg.INT, 1, 20), 'How many.', default=lambda ep: 1),
+        param(
+            'note',
+            arg.refined(arg.TEXT, None, 120),
+            "A note for the kitchen, e.g. 'no onions'.",
+            default=lambda ep: '',
+        ),
+        where='restaurant_orders.world:291',
+        returns=_RESULT_OrderLine,
+    ),
+    tool(
+        RestaurantOrders.tool_remove_line,
+        param(
+            'line',
+            arg.row('order_lines'),
+            'The line id (L and four digits, as get_order shows it).',
+            not_found=lambda ep, key: rt.built(ep, 'Order line ' + rt.text(key) + ' not found.'),
+        ),
+        where='restaurant_orders.world:313',
+        returns=_RESULT_OrderView,
+        shows=(
+            'record',
+            (
+                ('order', 'order', ('row', 'orders')),
+                ('lines', 'lines', ('list', ('row', 'order_lines'))),
+                ('payments', 'payments', ('list', ('row', 'payments'))),
+            ),
+        ),
+    ),
+    tool(
+        RestaurantOrders.tool_send_to_kitchen,
+        _PARAM_order,
+        where='restaurant_orders.world:335',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        RestaurantOrders.tool_mark_served,
+        _PARAM_order,
+        where='restaurant_orders.world:348',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        RestaurantOrders.tool_split_bill,
+        _PARAM_order,
+        param(
+            'ways',
+            arg.refined(arg.INT, 1, 12),
+            'Into how many equal shares; at most the number of guests.',
+        ),
+        where='restaurant_orders.world:362',
+        returns=js.array(js.INTEGER),
+    ),
+    tool(
+        RestaurantOrders.tool_settle_share,
+        _PARAM_order,
+        param('method', arg.enum_of(PayMethod), 'cash or card.'),
+        param(
+            'tip_cents',
+            arg.refined(arg.INT, 0, 100000),
+            'The tip in cents, on top of the share.',
+            default=lambda ep: 0,
+        ),
+        where='restaurant_orders.world:377',
+        returns=js.closed({
+            'payment': js.STRING,
+            'shares_paid': js.INTEGER,
+            'split_ways': js.INTEGER,
+            'remaining_cents': js.INTEGER,
+            'order_status': js.members(OrderStatus),
+        }),
+    ),
+    tool(
+        RestaurantOrders.tool_set_item_availability,
+        _PARAM_item,
+        param('available', arg.BOOL, 'true when it can be ordered, false when sold out.'),
+        where='restaurant_orders.world:410',
+        returns=_RESULT_MenuItem,
+    ),
 )
 
 

@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -688,212 +690,265 @@ class RetailBank(Episode):
         return account  # retail_bank.world:360
 
 
-def _invoke_sign_in(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    a_teller = rt.lookup(ep.t_tellers, v.check_pattern(v.want_str(args['teller'], 'teller'), 'teller', '^T[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown teller ' + rt.text(key) + '.'))
-    return ep.tool_sign_in(a_teller)
-
-
-def _invoke_get_customer(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'))
-    return ep.tool_get_customer(a_customer)
-
-
-def _invoke_get_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    a_account = args['account']
-    if type(a_account) is not str or not a_account.isascii():
-        a_account = v.want_str(a_account, 'account')
-    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
-    return ep.tool_get_account(a_account)
-
-
-def _invoke_list_transactions(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    a_account = args['account']
-    if type(a_account) is not str or not a_account.isascii():
-        a_account = v.want_str(a_account, 'account')
-    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
-    return ep.tool_list_transactions(a_account)
-
-
-def _invoke_find_customers(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
-    return ep.tool_find_customers(a_text)
-
-
-def _invoke_list_accounts(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    a_customer = (rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.')) if args.get('customer') is not None else None)
-    a_kind = (v.want_optional(args['kind'], 'kind', (lambda x, p: v.want_enum(x, p, AccountKind))) if args.get('kind') is not None else None)
-    a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, AccountStatus))) if args.get('status') is not None else None)
-    return ep.tool_list_accounts(a_customer, a_kind, a_status)
-
-
-def _invoke_get_transaction(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    a_transaction = args['transaction']
-    if type(a_transaction) is not str or not a_transaction.isascii():
-        a_transaction = v.want_str(a_transaction, 'transaction')
-    a_transaction = ep.t_transactions.rows.get(a_transaction) or rt.lookup(ep.t_transactions, a_transaction, lambda key: rt.built(ep, 'Unknown transaction ' + rt.text(key) + '.'))
-    return ep.tool_get_transaction(a_transaction)
-
-
-def _invoke_open_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'))
-    a_kind = v.want_enum(args['kind'], 'kind', AccountKind)
-    a_initial_deposit_cents = (v.check_range(v.want_int(args['initial_deposit_cents'], 'initial_deposit_cents'), 'initial_deposit_cents', 0, 100000000) if args.get('initial_deposit_cents') is not None else 0)
-    return ep.tool_open_account(a_customer, a_kind, a_initial_deposit_cents)
-
-
-def _invoke_close_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    a_account = args['account']
-    if type(a_account) is not str or not a_account.isascii():
-        a_account = v.want_str(a_account, 'account')
-    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
-    return ep.tool_close_account(a_account)
-
-
-def _invoke_deposit(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    a_account = args['account']
-    if type(a_account) is not str or not a_account.isascii():
-        a_account = v.want_str(a_account, 'account')
-    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
-    a_amount_cents = v.check_range(v.want_int(args['amount_cents'], 'amount_cents'), 'amount_cents', 1, 100000000)
-    a_memo = (v.check_length(v.want_str(args['memo'], 'memo'), 'memo', None, 120) if args.get('memo') is not None else '')
-    return ep.tool_deposit(a_account, a_amount_cents, a_memo)
-
-
-def _invoke_withdraw(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    a_account = args['account']
-    if type(a_account) is not str or not a_account.isascii():
-        a_account = v.want_str(a_account, 'account')
-    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
-    a_amount_cents = v.check_range(v.want_int(args['amount_cents'], 'amount_cents'), 'amount_cents', 1, 100000000)
-    a_memo = (v.check_length(v.want_str(args['memo'], 'memo'), 'memo', None, 120) if args.get('memo') is not None else '')
-    return ep.tool_withdraw(a_account, a_amount_cents, a_memo)
-
-
-def _invoke_transfer(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    a_from_account = args['from_account']
-    if type(a_from_account) is not str or not a_from_account.isascii():
-        a_from_account = v.want_str(a_from_account, 'from_account')
-    a_from_account = ep.t_accounts.rows.get(a_from_account) or rt.lookup(ep.t_accounts, a_from_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
-    a_to_account = args['to_account']
-    if type(a_to_account) is not str or not a_to_account.isascii():
-        a_to_account = v.want_str(a_to_account, 'to_account')
-    a_to_account = ep.t_accounts.rows.get(a_to_account) or rt.lookup(ep.t_accounts, a_to_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
-    a_amount_cents = v.check_range(v.want_int(args['amount_cents'], 'amount_cents'), 'amount_cents', 1, 100000000)
-    a_memo = (v.check_length(v.want_str(args['memo'], 'memo'), 'memo', None, 120) if args.get('memo') is not None else '')
-    return ep.tool_transfer(a_from_account, a_to_account, a_amount_cents, a_memo)
-
-
-def _invoke_freeze_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    a_account = args['account']
-    if type(a_account) is not str or not a_account.isascii():
-        a_account = v.want_str(a_account, 'account')
-    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
-    a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 120)
-    return ep.tool_freeze_account(a_account, a_reason)
-
-
-def _invoke_unfreeze_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    a_account = args['account']
-    if type(a_account) is not str or not a_account.isascii():
-        a_account = v.want_str(a_account, 'account')
-    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'))
-    return ep.tool_unfreeze_account(a_account)
+_RESULT_Teller = js.closed({
+    'id': js.scalar('str', pattern='^T[0-9]{2}$'),
+    'name': js.scalar('str', 1, 80),
+    'can_freeze': js.BOOLEAN,
+})
+_RESULT_Account = js.closed({
+    'number': js.STRING,
+    'owner': js.scalar('str', pattern='^CU[0-9]{4}$'),
+    'kind': js.members(AccountKind),
+    'status': js.members(AccountStatus),
+    'balance_cents': js.scalar('int', 0),
+    'opened_on': js.STRING,
+    'closed_on': js.nullable(js.STRING),
+    'freeze_reason': js.scalar('str', None, 120),
+})
+_RESULT_Transaction = js.closed({
+    'id': js.STRING,
+    'kind': js.members(TxKind),
+    'from_account': js.nullable(js.STRING),
+    'to_account': js.nullable(js.STRING),
+    'amount_cents': js.scalar('int', 1),
+    'memo': js.scalar('str', None, 120),
+    'teller': js.scalar('str', pattern='^T[0-9]{2}$'),
+    'at': js.STRING,
+})
+_PARAM_account = param(
+    'account',
+    arg.row('accounts'),
+    'The account number, e.g. AC00001.',
+    not_found=lambda ep, key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'),
+)
+_PARAM_amount_cents = param(
+    'amount_cents',
+    arg.refined(arg.INT, 1, 100000000),
+    'The amount in cents, e.g. 15000 for 150.00.',
+)
+_PARAM_memo = param(
+    'memo',
+    arg.refined(arg.TEXT, None, 120),
+    'An optional note, in your own words.',
+    default=lambda ep: '',
+)
 
 
 RetailBank.TOOLS = tools(
-    tool('sign_in',
-         'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.',
-         (param('teller', {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'The teller id, e.g. T01.', table='tellers'),),
-         read_only=False, invoke=_invoke_sign_in, where='retail_bank.world:137',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'can_freeze': {'type': 'boolean'}}, 'required': ['id', 'name', 'can_freeze'], 'additionalProperties': False}),
-    tool('get_customer',
-         'Show a customer and all their accounts with balances (in cents) and statuses.',
-         (param('customer', {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'The customer id, e.g. CU0001.', table='customers'),),
-         read_only=True, invoke=_invoke_get_customer, where='retail_bank.world:144',
-         returns={'type': 'object', 'properties': {'customer': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'name': {'type': 'string'}, 'email': {'type': 'string'}, 'accounts': {'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}}, 'total_balance_cents': {'type': 'integer'}}, 'required': ['customer', 'name', 'email', 'accounts', 'total_balance_cents'], 'additionalProperties': False},
-         shows=('record', (('accounts', 'accounts', ('list', ('row', 'accounts'))),))),
-    tool('get_account',
-         'Show one account (owner, kind, status, balance in cents) and its five most recent transactions.',
-         (param('account', {'type': 'string'}, 'The account number, e.g. AC00001.', table='accounts'),),
-         read_only=True, invoke=_invoke_get_account, where='retail_bank.world:159',
-         returns={'type': 'object', 'properties': {'account': {'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}, 'recent_transactions': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}}}, 'required': ['account', 'recent_transactions'], 'additionalProperties': False},
-         shows=('record', (('account', 'account', ('row', 'accounts')), ('recent_transactions', 'recent_transactions', ('list', ('row', 'transactions')))))),
-    tool('list_transactions',
-         'List all transactions into or out of an account, newest first, with kind, accounts, amount, memo, teller and time.',
-         (param('account', {'type': 'string'}, 'The account number, e.g. AC00001.', table='accounts'),),
-         read_only=True, invoke=_invoke_list_transactions, where='retail_bank.world:174',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}},
-         shows=('list', ('row', 'transactions'))),
-    tool('find_customers',
-         'Find customers whose name or email contains the text, with their customer id, name, email and since date.',
-         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the customer's name or email address, e.g. Smith; case does not matter."),),
-         read_only=True, invoke=_invoke_find_customers, where='retail_bank.world:182',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'email': {'type': 'string', 'pattern': '^[^@ ]+@[^@ ]+\\.[a-z]+$'}, 'since': {'type': 'string'}}, 'required': ['id', 'name', 'email', 'since'], 'additionalProperties': False}},
-         shows=('list', ('row', 'customers'))),
-    tool('list_accounts',
-         'List accounts with their owner, kind, status, balance (in cents) and opening date, optionally of one customer, kind or status.',
-         (param('customer', {'anyOf': [{'type': 'string', 'pattern': '^CU[0-9]{4}$'}, {'type': 'null'}]}, "Only this customer's accounts (customer id, e.g. CU0001); all when omitted.", optional=True, table='customers'),
-         param('kind', {'anyOf': [{'type': 'string', 'enum': ['checking', 'savings']}, {'type': 'null'}]}, 'Only checking or only savings accounts; both when omitted.', optional=True),
-         param('status', {'anyOf': [{'type': 'string', 'enum': ['active', 'frozen', 'closed']}, {'type': 'null'}]}, 'Only accounts with this status; any when omitted.', optional=True)),
-         read_only=True, invoke=_invoke_list_accounts, where='retail_bank.world:191',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}},
-         shows=('list', ('row', 'accounts'))),
-    tool('get_transaction',
-         'Show one transaction: its kind, accounts, amount, memo, teller and time.',
-         (param('transaction', {'type': 'string'}, 'The transaction id, e.g. TX000001.', table='transactions'),),
-         read_only=True, invoke=_invoke_get_transaction, where='retail_bank.world:201',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}),
-    tool('list_tellers',
-         'List the tellers with their ids, names and whether they may freeze accounts.', (),
-         read_only=True, method=RetailBank.tool_list_tellers, where='retail_bank.world:209',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'can_freeze': {'type': 'boolean'}}, 'required': ['id', 'name', 'can_freeze'], 'additionalProperties': False}},
-         shows=('list', ('row', 'tellers'))),
-    tool('get_withdrawal_limit', 'The most the desk can pay out in one withdrawal, in cents.', (),
-         read_only=True, method=RetailBank.tool_get_withdrawal_limit,
-         where='retail_bank.world:215', returns={'type': 'integer'}),
-    tool('open_account',
-         'Open a new active account for a customer, with an optional opening deposit. A customer may hold one open account of each kind.',
-         (param('customer', {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'The customer id, e.g. CU0003.', table='customers'),
-         param('kind', {'type': 'string', 'enum': ['checking', 'savings']}, 'checking or savings.'),
-         param('initial_deposit_cents', {'anyOf': [{'type': 'integer', 'minimum': 0, 'maximum': 100000000}, {'type': 'null'}]}, 'An optional opening deposit in cents; 0 for none.', optional=True)),
-         read_only=False, invoke=_invoke_open_account, where='retail_bank.world:219',
-         returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-    tool('close_account',
-         'Close an account. Its balance must be zero (withdraw or transfer the money first) and it must not be frozen.',
-         (param('account', {'type': 'string'}, 'The account number, e.g. AC00006.', table='accounts'),),
-         read_only=False, invoke=_invoke_close_account, where='retail_bank.world:247',
-         returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-    tool('deposit', 'Deposit money into an active account.',
-         (param('account', {'type': 'string'}, 'The account number, e.g. AC00001.', table='accounts'),
-         param('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 100000000}, 'The amount in cents, e.g. 15000 for 150.00.'),
-         param('memo', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}]}, 'An optional note, in your own words.', optional=True)),
-         read_only=False, invoke=_invoke_deposit, where='retail_bank.world:261',
-         returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-    tool('withdraw',
-         "Withdraw money from an active account, up to its balance and the desk's per-call limit.",
-         (param('account', {'type': 'string'}, 'The account number, e.g. AC00001.', table='accounts'),
-         param('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 100000000}, 'The amount in cents, e.g. 15000 for 150.00.'),
-         param('memo', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}]}, 'An optional note, in your own words.', optional=True)),
-         read_only=False, invoke=_invoke_withdraw, where='retail_bank.world:282',
-         returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-    tool('transfer', 'Move money from one active account to another.',
-         (param('from_account', {'type': 'string'}, 'The account to debit, e.g. AC00002.', table='accounts'),
-         param('to_account', {'type': 'string'}, 'The account to credit, e.g. AC00001.', table='accounts'),
-         param('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 100000000}, 'The amount in cents, e.g. 20000 for 200.00.'),
-         param('memo', {'anyOf': [{'type': 'string', 'maxLength': 120}, {'type': 'null'}]}, 'An optional note, in your own words.', optional=True)),
-         read_only=False, invoke=_invoke_transfer, where='retail_bank.world:305',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['deposit', 'withdrawal', 'transfer']}, 'from_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'to_account': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'amount_cents': {'type': 'integer', 'minimum': 1}, 'memo': {'type': 'string', 'maxLength': 120}, 'teller': {'type': 'string', 'pattern': '^T[0-9]{2}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'from_account', 'to_account', 'amount_cents', 'memo', 'teller', 'at'], 'additionalProperties': False}),
-    tool('freeze_account',
-         'Freeze an active account, with a reason. Only tellers with freeze permission may do this.',
-         (param('account', {'type': 'string'}, 'The account number, e.g. AC00003.', table='accounts'),
-         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'Why the account is frozen, as the customer or teller gives it.')),
-         read_only=False, invoke=_invoke_freeze_account, where='retail_bank.world:334',
-         returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
-    tool('unfreeze_account',
-         'Return a frozen account to active and clear its freeze reason. Only tellers with freeze permission may do this.',
-         (param('account', {'type': 'string'}, 'The account number, e.g. AC00004.', table='accounts'),),
-         read_only=False, invoke=_invoke_unfreeze_account, where='retail_bank.world:350',
-         returns={'type': 'object', 'properties': {'number': {'type': 'string'}, 'owner': {'type': 'string', 'pattern': '^CU[0-9]{4}$'}, 'kind': {'type': 'string', 'enum': ['checking', 'savings']}, 'status': {'type': 'string', 'enum': ['active', 'frozen', 'closed']}, 'balance_cents': {'type': 'integer', 'minimum': 0}, 'opened_on': {'type': 'string'}, 'closed_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'freeze_reason': {'type': 'string', 'maxLength': 120}}, 'required': ['number', 'owner', 'kind', 'status', 'balance_cents', 'opened_on', 'closed_on', 'freeze_reason'], 'additionalProperties': False}),
+    tool(
+        RetailBank.tool_sign_in,
+        param(
+            'teller',
+            arg.row('tellers', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$')),
+            'The teller id, e.g. T01.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown teller ' + rt.text(key) + '.'),
+        ),
+        where='retail_bank.world:137',
+        returns=_RESULT_Teller,
+    ),
+    tool(
+        RetailBank.tool_get_customer,
+        param(
+            'customer',
+            arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
+            'The customer id, e.g. CU0001.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='retail_bank.world:144',
+        returns=js.closed({
+            'customer': js.scalar('str', pattern='^CU[0-9]{4}$'),
+            'name': js.STRING,
+            'email': js.STRING,
+            'accounts': js.array(_RESULT_Account),
+            'total_balance_cents': js.INTEGER,
+        }),
+        shows=('record', (('accounts', 'accounts', ('list', ('row', 'accounts'))),)),
+    ),
+    tool(
+        RetailBank.tool_get_account,
+        _PARAM_account,
+        read_only=True,
+        where='retail_bank.world:159',
+        returns=js.closed({
+            'account': _RESULT_Account, 'recent_transactions': js.array(_RESULT_Transaction)
+        }),
+        shows=(
+            'record',
+            (
+                ('account', 'account', ('row', 'accounts')),
+                ('recent_transactions', 'recent_transactions', ('list', ('row', 'transactions'))),
+            ),
+        ),
+    ),
+    tool(
+        RetailBank.tool_list_transactions,
+        _PARAM_account,
+        read_only=True,
+        where='retail_bank.world:174',
+        returns=js.array(_RESULT_Transaction),
+        shows=('list', ('row', 'transactions')),
+    ),
+    tool(
+        RetailBank.tool_find_customers,
+        param(
+            'text',
+            arg.refined(arg.TEXT, 1, 80),
+            "Part of the customer's name or email address, e.g. Smith; case does not matter.",
+        ),
+        read_only=True,
+        where='retail_bank.world:182',
+        returns=js.array(js.closed({
+            'id': js.scalar('str', pattern='^CU[0-9]{4}$'),
+            'name': js.scalar('str', 1, 80),
+            'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+            'since': js.STRING,
+        })),
+        shows=('list', ('row', 'customers')),
+    ),
+    tool(
+        RetailBank.tool_list_accounts,
+        param(
+            'customer',
+            arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$'))),
+            "Only this customer's accounts (customer id, e.g. CU0001); all when omitted.",
+            not_found=lambda ep, key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'),
+        ),
+        param(
+            'kind',
+            arg.optional(arg.enum_of(AccountKind)),
+            'Only checking or only savings accounts; both when omitted.',
+        ),
+        param(
+            'status',
+            arg.optional(arg.enum_of(AccountStatus)),
+            'Only accounts with this status; any when omitted.',
+        ),
+        read_only=True,
+        where='retail_bank.world:191',
+        returns=js.array(_RESULT_Account),
+        shows=('list', ('row', 'accounts')),
+    ),
+    tool(
+        RetailBank.tool_get_transaction,
+        param(
+            'transaction',
+            arg.row('transactions'),
+            'The transaction id, e.g. TX000001.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown transaction ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='retail_bank.world:201',
+        returns=_RESULT_Transaction,
+    ),
+    tool(
+        RetailBank.tool_list_tellers,
+        read_only=True,
+        where='retail_bank.world:209',
+        returns=js.array(_RESULT_Teller),
+        shows=('list', ('row', 'tellers')),
+    ),
+    tool(
+        RetailBank.tool_get_withdrawal_limit,
+        read_only=True,
+        where='retail_bank.world:215',
+        returns=js.INTEGER,
+    ),
+    tool(
+        RetailBank.tool_open_account,
+        param(
+            'customer',
+            arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
+            'The customer id, e.g. CU0003.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'),
+        ),
+        param('kind', arg.enum_of(AccountKind), 'checking or savings.'),
+        param(
+            'initial_deposit_cents',
+            arg.refined(arg.INT, 0, 100000000),
+            'An optional opening deposit in cents; 0 for none.',
+            default=lambda ep: 0,
+        ),
+        where='retail_bank.world:219',
+        returns=_RESULT_Account,
+    ),
+    tool(
+        RetailBank.tool_close_account,
+        param(
+            'account',
+            arg.row('accounts'),
+            'The account number, e.g. AC00006.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'),
+        ),
+        where='retail_bank.world:247',
+        returns=_RESULT_Account,
+    ),
+    tool(
+        RetailBank.tool_deposit,
+        _PARAM_account,
+        _PARAM_amount_cents,
+        _PARAM_memo,
+        where='retail_bank.world:261',
+        returns=_RESULT_Account,
+    ),
+    tool(
+        RetailBank.tool_withdraw,
+        _PARAM_account,
+        _PARAM_amount_cents,
+        _PARAM_memo,
+        where='retail_bank.world:282',
+        returns=_RESULT_Account,
+    ),
+    tool(
+        RetailBank.tool_transfer,
+        param(
+            'from_account',
+            arg.row('accounts'),
+            'The account to debit, e.g. AC00002.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'),
+        ),
+        param(
+            'to_account',
+            arg.row('accounts'),
+            'The account to credit, e.g. AC00001.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'),
+        ),
+        param(
+            'amount_cents',
+            arg.refined(arg.INT, 1, 100000000),
+            'The amount in cents, e.g. 20000 for 200.00.',
+        ),
+        _PARAM_memo,
+        where='retail_bank.world:305',
+        returns=_RESULT_Transaction,
+    ),
+    tool(
+        RetailBank.tool_freeze_account,
+        param(
+            'account',
+            arg.row('accounts'),
+            'The account number, e.g. AC00003.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'),
+        ),
+        param(
+            'reason',
+            arg.refined(arg.TEXT, 1, 120),
+            'Why the account is frozen, as the customer or teller gives it.',
+        ),
+        where='retail_bank.world:334',
+        returns=_RESULT_Account,
+    ),
+    tool(
+        RetailBank.tool_unfreeze_account,
+        param(
+            'account',
+            arg.row('accounts'),
+            'The account number, e.g. AC00004.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'),
+        ),
+        where='retail_bank.world:350',
+        returns=_RESULT_Account,
+    ),
 )
 
 
@@ -1327,7 +1382,8 @@ def _check_alice_car_cash__cash_paid(  # tasks.world:633
         )),
         '==',
         600000,
-        'sum([t.amount_cents for t in transactions if t.kind == TxKind.withdrawal and t.from_account == "AC00001"]) == 600000',
+        'sum([t.amount_cents for t in transactions if t.kind == TxKind.withdrawal and '
+        't.from_account == "AC00001"]) == 600000',
     )
 
 

@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -334,7 +336,8 @@ class SmallPayroll(Episode):
                 or _row40.approved_by is not None and _row40.approved_by != _row40.employee
             ):
                 raise InvariantError(
-                    'An approved or paid timesheet was approved by someone other than its employee.',
+                    'An approved or paid timesheet was approved by someone other than its '
+                    'employee.',
                     'small_payroll.world:175',
                 )
         if not all(  # small_payroll.world:178
@@ -890,201 +893,277 @@ class SmallPayroll(Episode):
         return payslip  # small_payroll.world:440
 
 
-def _invoke_sign_in(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'))
-    return ep.tool_sign_in(a_employee)
-
-
-def _invoke_get_employee(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'))
-    return ep.tool_get_employee(a_employee)
-
-
-def _invoke_list_timesheets(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'))
-    a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, TimesheetStatus))) if args.get('status') is not None else None)
-    return ep.tool_list_timesheets(a_period, a_status)
-
-
-def _invoke_get_payslip(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    a_payslip = args['payslip']
-    if type(a_payslip) is not str or not a_payslip.isascii():
-        a_payslip = v.want_str(a_payslip, 'payslip')
-    a_payslip = ep.t_payslips.rows.get(a_payslip) or rt.lookup(ep.t_payslips, a_payslip, lambda key: rt.built(ep, 'Unknown payslip ' + rt.text(key) + '.'))
-    return ep.tool_get_payslip(a_payslip)
-
-
-def _invoke_find_employees(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
-    return ep.tool_find_employees(a_text)
-
-
-def _invoke_list_employees(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    a_pay_type = (v.want_optional(args['pay_type'], 'pay_type', (lambda x, p: v.want_enum(x, p, PayType))) if args.get('pay_type') is not None else None)
-    a_active_only = (v.want_bool(args['active_only'], 'active_only') if args.get('active_only') is not None else False)
-    return ep.tool_list_employees(a_pay_type, a_active_only)
-
-
-def _invoke_list_periods(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, PeriodStatus))) if args.get('status') is not None else None)
-    return ep.tool_list_periods(a_status)
-
-
-def _invoke_get_timesheet(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    a_timesheet = args['timesheet']
-    if type(a_timesheet) is not str or not a_timesheet.isascii():
-        a_timesheet = v.want_str(a_timesheet, 'timesheet')
-    a_timesheet = ep.t_timesheets.rows.get(a_timesheet) or rt.lookup(ep.t_timesheets, a_timesheet, lambda key: rt.built(ep, 'Unknown timesheet ' + rt.text(key) + '.'))
-    return ep.tool_get_timesheet(a_timesheet)
-
-
-def _invoke_list_bonuses(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    a_period = (rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.')) if args.get('period') is not None else None)
-    a_employee = (rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.')) if args.get('employee') is not None else None)
-    return ep.tool_list_bonuses(a_period, a_employee)
-
-
-def _invoke_list_payslips(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    a_period = (rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.')) if args.get('period') is not None else None)
-    a_employee = (rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.')) if args.get('employee') is not None else None)
-    return ep.tool_list_payslips(a_period, a_employee)
-
-
-def _invoke_record_hours(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'))
-    a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'))
-    a_hours = v.check_range(v.want_float(args['hours'], 'hours'), 'hours', 0.5, 300.0)
-    return ep.tool_record_hours(a_employee, a_period, a_hours)
-
-
-def _invoke_approve_timesheet(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    a_timesheet = args['timesheet']
-    if type(a_timesheet) is not str or not a_timesheet.isascii():
-        a_timesheet = v.want_str(a_timesheet, 'timesheet')
-    a_timesheet = ep.t_timesheets.rows.get(a_timesheet) or rt.lookup(ep.t_timesheets, a_timesheet, lambda key: rt.built(ep, 'Unknown timesheet ' + rt.text(key) + '.'))
-    return ep.tool_approve_timesheet(a_timesheet)
-
-
-def _invoke_issue_bonus(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'))
-    a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'))
-    a_amount_cents = v.check_range(v.want_int(args['amount_cents'], 'amount_cents'), 'amount_cents', 1, 10000000)
-    a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
-    return ep.tool_issue_bonus(a_employee, a_period, a_amount_cents, a_reason)
-
-
-def _invoke_run_payroll(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'))
-    return ep.tool_run_payroll(a_period)
-
-
-def _invoke_correct_payslip(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    a_payslip = args['payslip']
-    if type(a_payslip) is not str or not a_payslip.isascii():
-        a_payslip = v.want_str(a_payslip, 'payslip')
-    a_payslip = ep.t_payslips.rows.get(a_payslip) or rt.lookup(ep.t_payslips, a_payslip, lambda key: rt.built(ep, 'Unknown payslip ' + rt.text(key) + '.'))
-    a_gross_cents = v.check_range(v.want_int(args['gross_cents'], 'gross_cents'), 'gross_cents', 0, 100000000)
-    a_note = v.check_length(v.want_str(args['note'], 'note'), 'note', 1, 200)
-    return ep.tool_correct_payslip(a_payslip, a_gross_cents, a_note)
+_RESULT_Employee = js.closed({
+    'id': js.scalar('str', pattern='^E[0-9]{3}$'),
+    'name': js.scalar('str', 1, 80),
+    'role': js.members(Role),
+    'pay_type': js.members(PayType),
+    'annual_salary_cents': js.scalar('int', 0),
+    'hourly_rate_cents': js.scalar('int', 0),
+    'tax_code': js.scalar('str', pattern='^[A-Z][0-9]$'),
+    'active': js.BOOLEAN,
+})
+_RESULT_Payslip = js.closed({
+    'id': js.STRING,
+    'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
+    'period': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
+    'timesheet': js.nullable(js.STRING),
+    'hours': js.scalar('float', 0.0),
+    'gross_cents': js.scalar('int', 0),
+    'bonus_cents': js.scalar('int', 0),
+    'tax_cents': js.scalar('int', 0),
+    'net_cents': js.scalar('int', 0),
+    'corrected': js.BOOLEAN,
+    'correction_note': js.scalar('str', None, 200),
+})
+_RESULT_Timesheet = js.closed({
+    'id': js.STRING,
+    'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
+    'period': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
+    'hours': js.scalar('float', 0.0, 300.0),
+    'status': js.members(TimesheetStatus),
+    'approved_by': js.nullable(js.scalar('str', pattern='^E[0-9]{3}$')),
+})
+_RESULT_Bonus = js.closed({
+    'id': js.STRING,
+    'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
+    'period': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
+    'amount_cents': js.scalar('int', 1, 10000000),
+    'reason': js.scalar('str', 1, 200),
+    'issued_by': js.scalar('str', pattern='^E[0-9]{3}$'),
+})
+_PARAM_employee = param(
+    'employee',
+    arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
+    'The employee id (E and three digits).',
+    not_found=lambda ep, key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'),
+)
+_PARAM_period = param(
+    'period',
+    arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$')),
+    'The period id, the year and month as YYYY-MM.',
+    not_found=lambda ep, key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'),
+)
+_PARAM_payslip = param(
+    'payslip',
+    arg.row('payslips'),
+    'The payslip id (PS and four digits).',
+    not_found=lambda ep, key: rt.built(ep, 'Unknown payslip ' + rt.text(key) + '.'),
+)
+_PARAM_timesheet = param(
+    'timesheet',
+    arg.row('timesheets'),
+    'The timesheet id (TS and three digits).',
+    not_found=lambda ep, key: rt.built(ep, 'Unknown timesheet ' + rt.text(key) + '.'),
+)
 
 
 SmallPayroll.TOOLS = tools(
-    tool('sign_in', 'Sign in to payroll. Only managers may sign in.',
-         (param('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'Your employee id (E and three digits).', table='employees'),),
-         read_only=False, invoke=_invoke_sign_in, where='small_payroll.world:192',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['staff', 'manager']}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer', 'minimum': 0}, 'hourly_rate_cents': {'type': 'integer', 'minimum': 0}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active'], 'additionalProperties': False}),
-    tool('get_employee',
-         "Show an employee's pay details, tax code and withholding rate, and their payslips (period, hours, gross, bonus, tax, net and any correction).",
-         (param('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'The employee id (E and three digits).', table='employees'),),
-         read_only=True, invoke=_invoke_get_employee, where='small_payroll.world:202',
-         returns={'type': 'object', 'properties': {'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string'}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer'}, 'hourly_rate_cents': {'type': 'integer'}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'rate_percent': {'type': 'integer'}, 'active': {'type': 'boolean'}, 'payslips': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}}}, 'required': ['employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips'], 'additionalProperties': False},
-         shows=('record', (('payslips', 'payslips', ('list', ('row', 'payslips'))),))),
-    tool('list_timesheets',
-         'List the timesheets of a period with their employee, hours, status and approver, optionally of one status.',
-         (param('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'The period id, the year and month as YYYY-MM.', table='periods'),
-         param('status', {'anyOf': [{'type': 'string', 'enum': ['draft', 'approved', 'paid']}, {'type': 'null'}]}, 'Only timesheets with this status: draft, approved or paid.', optional=True)),
-         read_only=True, invoke=_invoke_list_timesheets, where='small_payroll.world:220',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}},
-         shows=('list', ('row', 'timesheets'))),
-    tool('get_payslip', 'Show one payslip: gross, bonus, tax, net, hours and any correction.',
-         (param('payslip', {'type': 'string'}, 'The payslip id (PS and four digits).', table='payslips'),),
-         read_only=True, invoke=_invoke_get_payslip, where='small_payroll.world:229',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}),
-    tool('find_employees',
-         'Find employees whose name contains the text, with their employee id, role, pay type, salary or hourly rate, tax code and whether active.',
-         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the employee's name; case does not matter."),),
-         read_only=True, invoke=_invoke_find_employees, where='small_payroll.world:237',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['staff', 'manager']}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer', 'minimum': 0}, 'hourly_rate_cents': {'type': 'integer', 'minimum': 0}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active'], 'additionalProperties': False}},
-         shows=('list', ('row', 'employees'))),
-    tool('list_employees',
-         'List employees with their employee id, name, role, pay type, salary or hourly rate, tax code and whether active.',
-         (param('pay_type', {'anyOf': [{'type': 'string', 'enum': ['salaried', 'hourly']}, {'type': 'null'}]}, 'Only salaried or only hourly employees; all when omitted.', optional=True),
-         param('active_only', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Only active employees.', optional=True)),
-         read_only=True, invoke=_invoke_list_employees, where='small_payroll.world:246',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['staff', 'manager']}, 'pay_type': {'type': 'string', 'enum': ['salaried', 'hourly']}, 'annual_salary_cents': {'type': 'integer', 'minimum': 0}, 'hourly_rate_cents': {'type': 'integer', 'minimum': 0}, 'tax_code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'active': {'type': 'boolean'}}, 'required': ['id', 'name', 'role', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'active'], 'additionalProperties': False}},
-         shows=('list', ('row', 'employees'))),
-    tool('list_tax_codes',
-         'List the tax codes with their description and flat withholding rate in percent.', (),
-         read_only=True, method=SmallPayroll.tool_list_tax_codes, where='small_payroll.world:255',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z][0-9]$'}, 'description': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'rate_percent': {'type': 'integer', 'minimum': 0, 'maximum': 60}}, 'required': ['code', 'description', 'rate_percent'], 'additionalProperties': False}},
-         shows=('list', ('row', 'tax_codes'))),
-    tool('list_periods',
-         'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end dates, status and the date they were paid.',
-         (param('status', {'anyOf': [{'type': 'string', 'enum': ['open', 'paid']}, {'type': 'null'}]}, 'Only open or only paid periods; all when omitted.', optional=True),),
-         read_only=True, invoke=_invoke_list_periods, where='small_payroll.world:261',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'start': {'type': 'string'}, 'end': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['open', 'paid']}, 'paid_on': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'start', 'end', 'status', 'paid_on'], 'additionalProperties': False}},
-         shows=('list', ('row', 'periods'))),
-    tool('get_timesheet',
-         'Show one timesheet: its employee, period, hours, status and who approved it.',
-         (param('timesheet', {'type': 'string'}, 'The timesheet id (TS and three digits).', table='timesheets'),),
-         read_only=True, invoke=_invoke_get_timesheet, where='small_payroll.world:269',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}),
-    tool('list_bonuses',
-         'List bonuses with their employee, period, amount in cents, reason and who issued them.',
-         (param('period', {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, {'type': 'null'}]}, 'Only bonuses paid in this period (YYYY-MM); all when omitted.', optional=True, table='periods'),
-         param('employee', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}, "Only this employee's bonuses (E and three digits); all when omitted.", optional=True, table='employees')),
-         read_only=True, invoke=_invoke_list_bonuses, where='small_payroll.world:277',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'amount_cents': {'type': 'integer', 'minimum': 1, 'maximum': 10000000}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'issued_by': {'type': 'string', 'pattern': '^E[0-9]{3}$'}}, 'required': ['id', 'employee', 'period', 'amount_cents', 'reason', 'issued_by'], 'additionalProperties': False}},
-         shows=('list', ('row', 'bonuses'))),
-    tool('list_payslips',
-         'List payslips with their employee, period, hours, gross, bonus, tax and net in cents, and any correction.',
-         (param('period', {'anyOf': [{'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, {'type': 'null'}]}, 'Only payslips of this period (YYYY-MM); all when omitted.', optional=True, table='periods'),
-         param('employee', {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}, "Only this employee's payslips (E and three digits); all when omitted.", optional=True, table='employees')),
-         read_only=True, invoke=_invoke_list_payslips, where='small_payroll.world:286',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}},
-         shows=('list', ('row', 'payslips'))),
-    tool('record_hours',
-         "Add hours to an hourly employee's draft timesheet for an open period, creating the timesheet if there is none.",
-         (param('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$'}, "The hourly employee's id (E and three digits).", table='employees'),
-         param('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'The period id, the year and month as YYYY-MM.', table='periods'),
-         param('hours', {'type': 'number', 'minimum': 0.5, 'maximum': 300.0}, 'Hours to add, e.g. 7.5.')),
-         read_only=False, invoke=_invoke_record_hours, where='small_payroll.world:295',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}),
-    tool('approve_timesheet',
-         'Approve a draft timesheet of an open period as the signed-in manager, so that payroll pays it.',
-         (param('timesheet', {'type': 'string'}, 'The timesheet id (TS and three digits).', table='timesheets'),),
-         read_only=False, invoke=_invoke_approve_timesheet, where='small_payroll.world:318',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'hours': {'type': 'number', 'minimum': 0.0, 'maximum': 300.0}, 'status': {'type': 'string', 'enum': ['draft', 'approved', 'paid']}, 'approved_by': {'anyOf': [{'type': 'string', 'pattern': '^E[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'employee', 'period', 'hours', 'status', 'approved_by'], 'additionalProperties': False}),
-    tool('issue_bonus',
-         "Issue a bonus to an active employee in an open period; it is paid with that period's payroll.",
-         (param('employee', {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'The employee id (E and three digits).', table='employees'),
-         param('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'The open period it is paid in, as YYYY-MM.', table='periods'),
-         param('amount_cents', {'type': 'integer', 'minimum': 1, 'maximum': 10000000}, 'The bonus in cents, e.g. 25000 for 250.00.'),
-         param('reason', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'Why the bonus is given, in a few words.')),
-         read_only=False, invoke=_invoke_issue_bonus, where='small_payroll.world:333',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'amount_cents': {'type': 'integer', 'minimum': 1, 'maximum': 10000000}, 'reason': {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'issued_by': {'type': 'string', 'pattern': '^E[0-9]{3}$'}}, 'required': ['id', 'employee', 'period', 'amount_cents', 'reason', 'issued_by'], 'additionalProperties': False}),
-    tool('run_payroll',
-         'Pay a period, once. Every active salaried employee gets a twelfth of their annual salary;\nevery hourly employee with an approved timesheet gets its hours at their rate (draft\ntimesheets are not paid); bonuses of the period are added and tax is withheld. Earlier\nperiods must be paid first. Returns the new payslips.',
-         (param('period', {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'The period id, the year and month as YYYY-MM.', table='periods'),),
-         read_only=False, invoke=_invoke_run_payroll, where='small_payroll.world:355',
-         returns={'type': 'array', 'items': {'type': 'string'}}),
-    tool('correct_payslip',
-         "Correct a payslip's gross pay; tax and net are recomputed and the note is kept.",
-         (param('payslip', {'type': 'string'}, 'The payslip id (PS and four digits).', table='payslips'),
-         param('gross_cents', {'type': 'integer', 'minimum': 0, 'maximum': 100000000}, 'The correct gross pay in cents, without bonus.'),
-         param('note', {'type': 'string', 'minLength': 1, 'maxLength': 200}, 'Why the payslip is corrected, in a few words.')),
-         read_only=False, invoke=_invoke_correct_payslip, where='small_payroll.world:425',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'employee': {'type': 'string', 'pattern': '^E[0-9]{3}$'}, 'period': {'type': 'string', 'pattern': '^[0-9]{4}-[0-9]{2}$'}, 'timesheet': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'hours': {'type': 'number', 'minimum': 0.0}, 'gross_cents': {'type': 'integer', 'minimum': 0}, 'bonus_cents': {'type': 'integer', 'minimum': 0}, 'tax_cents': {'type': 'integer', 'minimum': 0}, 'net_cents': {'type': 'integer', 'minimum': 0}, 'corrected': {'type': 'boolean'}, 'correction_note': {'type': 'string', 'maxLength': 200}}, 'required': ['id', 'employee', 'period', 'timesheet', 'hours', 'gross_cents', 'bonus_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'], 'additionalProperties': False}),
+    tool(
+        SmallPayroll.tool_sign_in,
+        param(
+            'employee',
+            arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
+            'Your employee id (E and three digits).',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'),
+        ),
+        where='small_payroll.world:192',
+        returns=_RESULT_Employee,
+    ),
+    tool(
+        SmallPayroll.tool_get_employee,
+        _PARAM_employee,
+        read_only=True,
+        where='small_payroll.world:202',
+        returns=js.closed({
+            'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
+            'name': js.STRING,
+            'pay_type': js.members(PayType),
+            'annual_salary_cents': js.INTEGER,
+            'hourly_rate_cents': js.INTEGER,
+            'tax_code': js.scalar('str', pattern='^[A-Z][0-9]$'),
+            'rate_percent': js.INTEGER,
+            'active': js.BOOLEAN,
+            'payslips': js.array(_RESULT_Payslip),
+        }),
+        shows=('record', (('payslips', 'payslips', ('list', ('row', 'payslips'))),)),
+    ),
+    tool(
+        SmallPayroll.tool_list_timesheets,
+        _PARAM_period,
+        param(
+            'status',
+            arg.optional(arg.enum_of(TimesheetStatus)),
+            'Only timesheets with this status: draft, approved or paid.',
+        ),
+        read_only=True,
+        where='small_payroll.world:220',
+        returns=js.array(_RESULT_Timesheet),
+        shows=('list', ('row', 'timesheets')),
+    ),
+    tool(
+        SmallPayroll.tool_get_payslip,
+        _PARAM_payslip,
+        read_only=True,
+        where='small_payroll.world:229',
+        returns=_RESULT_Payslip,
+    ),
+    tool(
+        SmallPayroll.tool_find_employees,
+        param(
+            'text',
+            arg.refined(arg.TEXT, 1, 80),
+            "Part of the employee's name; case does not matter.",
+        ),
+        read_only=True,
+        where='small_payroll.world:237',
+        returns=js.array(_RESULT_Employee),
+        shows=('list', ('row', 'employees')),
+    ),
+    tool(
+        SmallPayroll.tool_list_employees,
+        param(
+            'pay_type',
+            arg.optional(arg.enum_of(PayType)),
+            'Only salaried or only hourly employees; all when omitted.',
+        ),
+        param('active_only', arg.BOOL, 'Only active employees.', default=lambda ep: False),
+        read_only=True,
+        where='small_payroll.world:246',
+        returns=js.array(_RESULT_Employee),
+        shows=('list', ('row', 'employees')),
+    ),
+    tool(
+        SmallPayroll.tool_list_tax_codes,
+        read_only=True,
+        where='small_payroll.world:255',
+        returns=js.array(js.closed({
+            'code': js.scalar('str', pattern='^[A-Z][0-9]$'),
+            'description': js.scalar('str', 1, 80),
+            'rate_percent': js.scalar('int', 0, 60),
+        })),
+        shows=('list', ('row', 'tax_codes')),
+    ),
+    tool(
+        SmallPayroll.tool_list_periods,
+        param(
+            'status',
+            arg.optional(arg.enum_of(PeriodStatus)),
+            'Only open or only paid periods; all when omitted.',
+        ),
+        read_only=True,
+        where='small_payroll.world:261',
+        returns=js.array(js.closed({
+            'id': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
+            'start': js.STRING,
+            'end': js.STRING,
+            'status': js.members(PeriodStatus),
+            'paid_on': js.nullable(js.STRING),
+        })),
+        shows=('list', ('row', 'periods')),
+    ),
+    tool(
+        SmallPayroll.tool_get_timesheet,
+        _PARAM_timesheet,
+        read_only=True,
+        where='small_payroll.world:269',
+        returns=_RESULT_Timesheet,
+    ),
+    tool(
+        SmallPayroll.tool_list_bonuses,
+        param(
+            'period',
+            arg.optional(arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))),
+            'Only bonuses paid in this period (YYYY-MM); all when omitted.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'),
+        ),
+        param(
+            'employee',
+            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+            "Only this employee's bonuses (E and three digits); all when omitted.",
+            not_found=lambda ep, key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='small_payroll.world:277',
+        returns=js.array(_RESULT_Bonus),
+        shows=('list', ('row', 'bonuses')),
+    ),
+    tool(
+        SmallPayroll.tool_list_payslips,
+        param(
+            'period',
+            arg.optional(arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))),
+            'Only payslips of this period (YYYY-MM); all when omitted.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'),
+        ),
+        param(
+            'employee',
+            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+            "Only this employee's payslips (E and three digits); all when omitted.",
+            not_found=lambda ep, key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='small_payroll.world:286',
+        returns=js.array(_RESULT_Payslip),
+        shows=('list', ('row', 'payslips')),
+    ),
+    tool(
+        SmallPayroll.tool_record_hours,
+        param(
+            'employee',
+            arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
+            "The hourly employee's id (E and three digits).",
+            not_found=lambda ep, key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'),
+        ),
+        _PARAM_period,
+        param('hours', arg.refined(arg.FLOAT, 0.5, 300.0), 'Hours to add, e.g. 7.5.'),
+        where='small_payroll.world:295',
+        returns=_RESULT_Timesheet,
+    ),
+    tool(
+        SmallPayroll.tool_approve_timesheet,
+        _PARAM_timesheet,
+        where='small_payroll.world:318',
+        returns=_RESULT_Timesheet,
+    ),
+    tool(
+        SmallPayroll.tool_issue_bonus,
+        _PARAM_employee,
+        param(
+            'period',
+            arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$')),
+            'The open period it is paid in, as YYYY-MM.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'),
+        ),
+        param(
+            'amount_cents',
+            arg.refined(arg.INT, 1, 10000000),
+            'The bonus in cents, e.g. 25000 for 250.00.',
+        ),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the bonus is given, in a few words.'),
+        where='small_payroll.world:333',
+        returns=_RESULT_Bonus,
+    ),
+    tool(
+        SmallPayroll.tool_run_payroll,
+        _PARAM_period,
+        where='small_payroll.world:355',
+        returns=js.array(js.STRING),
+    ),
+    tool(
+        SmallPayroll.tool_correct_payslip,
+        _PARAM_payslip,
+        param(
+            'gross_cents',
+            arg.refined(arg.INT, 0, 100000000),
+            'The correct gross pay in cents, without bonus.',
+        ),
+        param(
+            'note', arg.refined(arg.TEXT, 1, 200), 'Why the payslip is corrected, in a few words.'
+        ),
+        where='small_payroll.world:425',
+        returns=_RESULT_Payslip,
+    ),
 )
 
 

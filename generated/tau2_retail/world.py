@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -423,7 +425,11 @@ class Tau2Retail(Episode):
                 + rt.text(shown)
                 + ', input_type='
                 + rt.text(rt.python_type(value))
-                + ']\n    For further information visit https://errors.pydantic.dev/2.12/v/string_type',
+                + (
+                    ']\n'
+                    '    For further information visit '
+                    'https://errors.pydantic.dev/2.12/v/string_type'
+                ),
             ),
         )
 
@@ -940,389 +946,290 @@ class Tau2Retail(Episode):
         return order  # retail.world:607
 
 
-def _invoke_calculate(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        a_expression = args['expression']
-        if type(a_expression) is not str or not a_expression.isascii():
-            a_expression = rt.str_or_foreign(ep, a_expression, 'expression')
-        return ep.tool_calculate(a_expression)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_transfer_to_human_agents(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        a_summary = args['summary']
-        if type(a_summary) is not str or not a_summary.isascii():
-            a_summary = rt.str_or_foreign(ep, a_summary, 'summary')
-        return ep.tool_transfer_to_human_agents(a_summary)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_find_user_id_by_email(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        a_email = args['email']
-        if type(a_email) is not str or not a_email.isascii():
-            a_email = rt.str_or_foreign(ep, a_email, 'email')
-        return ep.tool_find_user_id_by_email(a_email)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_find_user_id_by_name_zip(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        a_first_name = args['first_name']
-        if type(a_first_name) is not str or not a_first_name.isascii():
-            a_first_name = rt.str_or_foreign(ep, a_first_name, 'first_name')
-        a_last_name = args['last_name']
-        if type(a_last_name) is not str or not a_last_name.isascii():
-            a_last_name = rt.str_or_foreign(ep, a_last_name, 'last_name')
-        a_zip = args['zip']
-        if type(a_zip) is not str or not a_zip.isascii():
-            a_zip = rt.str_or_foreign(ep, a_zip, 'zip')
-        return ep.tool_find_user_id_by_name_zip(a_first_name, a_last_name, a_zip)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_order_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        a_order_id = args['order_id']
-        if type(a_order_id) is not str or not a_order_id.isascii():
-            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
-        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        return ep.tool_get_order_details(a_order_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_product_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        a_product_id = args['product_id']
-        if type(a_product_id) is not str or not a_product_id.isascii():
-            a_product_id = rt.str_or_foreign(ep, a_product_id, 'product_id')
-        a_product_id = ep.t_products.rows.get(a_product_id) or rt.lookup(ep.t_products, a_product_id, lambda key: 'Product not found')
-        return ep.tool_get_product_details(a_product_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_item_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        a_item_id = args['item_id']
-        if type(a_item_id) is not str or not a_item_id.isascii():
-            a_item_id = rt.str_or_foreign(ep, a_item_id, 'item_id')
-        return ep.tool_get_item_details(a_item_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_user_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        a_user_id = args['user_id']
-        if type(a_user_id) is not str or not a_user_id.isascii():
-            a_user_id = rt.str_or_foreign(ep, a_user_id, 'user_id')
-        a_user_id = ep.t_users.rows.get(a_user_id) or rt.lookup(ep.t_users, a_user_id, lambda key: 'User not found')
-        return ep.tool_get_user_details(a_user_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_list_all_product_types(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_list_all_product_types()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_cancel_pending_order(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        a_order_id = args['order_id']
-        if type(a_order_id) is not str or not a_order_id.isascii():
-            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
-        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        a_reason = args['reason']
-        if type(a_reason) is not str or not a_reason.isascii():
-            a_reason = rt.str_or_foreign(ep, a_reason, 'reason')
-        return ep.tool_cancel_pending_order(a_order_id, a_reason)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_exchange_delivered_order_items(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        a_order_id = args['order_id']
-        if type(a_order_id) is not str or not a_order_id.isascii():
-            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
-        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        a_item_ids = args['item_ids']
-        try:
-            _ascii = type(a_item_ids) is list and ''.join(a_item_ids).isascii()
-        except TypeError:  # an element that is no str
-            _ascii = False
-        if _ascii:
-            a_item_ids = tuple(a_item_ids)
-        else:
-            a_item_ids = rt.str_list_or_foreign(ep, a_item_ids, 'item_ids')
-        a_new_item_ids = args['new_item_ids']
-        try:
-            _ascii = type(a_new_item_ids) is list and ''.join(a_new_item_ids).isascii()
-        except TypeError:  # an element that is no str
-            _ascii = False
-        if _ascii:
-            a_new_item_ids = tuple(a_new_item_ids)
-        else:
-            a_new_item_ids = rt.str_list_or_foreign(ep, a_new_item_ids, 'new_item_ids')
-        a_payment_method_id = args['payment_method_id']
-        if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
-            a_payment_method_id = rt.str_or_foreign(ep, a_payment_method_id, 'payment_method_id')
-        return ep.tool_exchange_delivered_order_items(a_order_id, a_item_ids, a_new_item_ids, a_payment_method_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_modify_pending_order_address(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        a_order_id = args['order_id']
-        if type(a_order_id) is not str or not a_order_id.isascii():
-            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
-        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        a_address1 = args['address1']
-        if type(a_address1) is not str or not a_address1.isascii():
-            a_address1 = rt.str_or_foreign(ep, a_address1, 'address1')
-        a_address2 = args['address2']
-        if type(a_address2) is not str or not a_address2.isascii():
-            a_address2 = rt.str_or_foreign(ep, a_address2, 'address2')
-        a_city = args['city']
-        if type(a_city) is not str or not a_city.isascii():
-            a_city = rt.str_or_foreign(ep, a_city, 'city')
-        a_state = args['state']
-        if type(a_state) is not str or not a_state.isascii():
-            a_state = rt.str_or_foreign(ep, a_state, 'state')
-        a_country = args['country']
-        if type(a_country) is not str or not a_country.isascii():
-            a_country = rt.str_or_foreign(ep, a_country, 'country')
-        a_zip = args['zip']
-        if type(a_zip) is not str or not a_zip.isascii():
-            a_zip = rt.str_or_foreign(ep, a_zip, 'zip')
-        return ep.tool_modify_pending_order_address(a_order_id, a_address1, a_address2, a_city, a_state, a_country, a_zip)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_modify_pending_order_items(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        a_order_id = args['order_id']
-        if type(a_order_id) is not str or not a_order_id.isascii():
-            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
-        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        a_item_ids = args['item_ids']
-        try:
-            _ascii = type(a_item_ids) is list and ''.join(a_item_ids).isascii()
-        except TypeError:  # an element that is no str
-            _ascii = False
-        if _ascii:
-            a_item_ids = tuple(a_item_ids)
-        else:
-            a_item_ids = rt.str_list_or_foreign(ep, a_item_ids, 'item_ids')
-        a_new_item_ids = args['new_item_ids']
-        try:
-            _ascii = type(a_new_item_ids) is list and ''.join(a_new_item_ids).isascii()
-        except TypeError:  # an element that is no str
-            _ascii = False
-        if _ascii:
-            a_new_item_ids = tuple(a_new_item_ids)
-        else:
-            a_new_item_ids = rt.str_list_or_foreign(ep, a_new_item_ids, 'new_item_ids')
-        a_payment_method_id = args['payment_method_id']
-        if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
-            a_payment_method_id = rt.str_or_foreign(ep, a_payment_method_id, 'payment_method_id')
-        return ep.tool_modify_pending_order_items(a_order_id, a_item_ids, a_new_item_ids, a_payment_method_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_modify_pending_order_payment(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        a_order_id = args['order_id']
-        if type(a_order_id) is not str or not a_order_id.isascii():
-            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
-        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        a_payment_method_id = args['payment_method_id']
-        if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
-            a_payment_method_id = rt.str_or_foreign(ep, a_payment_method_id, 'payment_method_id')
-        return ep.tool_modify_pending_order_payment(a_order_id, a_payment_method_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_modify_user_address(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        a_user_id = args['user_id']
-        if type(a_user_id) is not str or not a_user_id.isascii():
-            a_user_id = rt.str_or_foreign(ep, a_user_id, 'user_id')
-        a_user_id = ep.t_users.rows.get(a_user_id) or rt.lookup(ep.t_users, a_user_id, lambda key: 'User not found')
-        a_address1 = args['address1']
-        if type(a_address1) is not str or not a_address1.isascii():
-            a_address1 = rt.str_or_foreign(ep, a_address1, 'address1')
-        a_address2 = args['address2']
-        if type(a_address2) is not str or not a_address2.isascii():
-            a_address2 = rt.str_or_foreign(ep, a_address2, 'address2')
-        a_city = args['city']
-        if type(a_city) is not str or not a_city.isascii():
-            a_city = rt.str_or_foreign(ep, a_city, 'city')
-        a_state = args['state']
-        if type(a_state) is not str or not a_state.isascii():
-            a_state = rt.str_or_foreign(ep, a_state, 'state')
-        a_country = args['country']
-        if type(a_country) is not str or not a_country.isascii():
-            a_country = rt.str_or_foreign(ep, a_country, 'country')
-        a_zip = args['zip']
-        if type(a_zip) is not str or not a_zip.isascii():
-            a_zip = rt.str_or_foreign(ep, a_zip, 'zip')
-        return ep.tool_modify_user_address(a_user_id, a_address1, a_address2, a_city, a_state, a_country, a_zip)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_return_delivered_order_items(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    try:
-        a_order_id = args['order_id']
-        if type(a_order_id) is not str or not a_order_id.isascii():
-            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
-        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        a_item_ids = args['item_ids']
-        try:
-            _ascii = type(a_item_ids) is list and ''.join(a_item_ids).isascii()
-        except TypeError:  # an element that is no str
-            _ascii = False
-        if _ascii:
-            a_item_ids = tuple(a_item_ids)
-        else:
-            a_item_ids = rt.str_list_or_foreign(ep, a_item_ids, 'item_ids')
-        a_payment_method_id = args['payment_method_id']
-        if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
-            a_payment_method_id = rt.str_or_foreign(ep, a_payment_method_id, 'payment_method_id')
-        return ep.tool_return_delivered_order_items(a_order_id, a_item_ids, a_payment_method_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
+_RESULT_Address = js.closed({
+    'address1': js.STRING,
+    'address2': js.STRING,
+    'city': js.STRING,
+    'country': js.STRING,
+    'state': js.STRING,
+    'zip': js.STRING,
+})
+_RESULT_OrderItem = js.closed({
+    'name': js.STRING,
+    'product_id': js.STRING,
+    'item_id': js.STRING,
+    'price': js.NUMBER,
+    'options': js.mapping(js.STRING),
+})
+_RESULT_Fulfillment = js.closed({
+    'tracking_id': js.array(js.STRING), 'item_ids': js.array(js.STRING)
+})
+_RESULT_OrderPayment = js.closed({
+    'transaction_type': js.members(TransactionType),
+    'amount': js.NUMBER,
+    'payment_method_id': js.STRING,
+})
+_RESULT_Order = js.closed({
+    'order_id': js.STRING,
+    'user_id': js.STRING,
+    'address': _RESULT_Address,
+    'items': js.array(_RESULT_OrderItem),
+    'status': js.members(OrderStatus),
+    'fulfillments': js.array(_RESULT_Fulfillment),
+    'payment_history': js.array(_RESULT_OrderPayment),
+    'cancel_reason': js.nullable(js.members(CancelReason)),
+    'exchange_items': js.nullable(js.array(js.STRING)),
+    'exchange_new_items': js.nullable(js.array(js.STRING)),
+    'exchange_payment_method_id': js.nullable(js.STRING),
+    'exchange_price_difference': js.nullable(js.NUMBER),
+    'return_items': js.nullable(js.array(js.STRING)),
+    'return_payment_method_id': js.nullable(js.STRING),
+})
+_RESULT_Variant = js.closed({
+    'item_id': js.STRING,
+    'options': js.mapping(js.STRING),
+    'available': js.BOOLEAN,
+    'price': js.NUMBER,
+})
+_RESULT_UserName = js.closed({'first_name': js.STRING, 'last_name': js.STRING})
+_RESULT_PaymentMethod = js.any_of(
+    js.closed({
+        'source': js.text_in('credit_card'),
+        'id': js.STRING,
+        'brand': js.STRING,
+        'last_four': js.STRING,
+    }),
+    js.closed({'source': js.text_in('gift_card'), 'id': js.STRING, 'balance': js.NUMBER}),
+    js.closed({'source': js.text_in('paypal'), 'id': js.STRING}),
+)
+_RESULT_User = js.closed({
+    'user_id': js.STRING,
+    'name': _RESULT_UserName,
+    'address': _RESULT_Address,
+    'email': js.STRING,
+    'payment_methods': js.mapping(_RESULT_PaymentMethod),
+    'orders': js.array(js.STRING),
+})
+_PARAM_order_id = param(
+    'order_id',
+    arg.row('orders'),
+    "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the "
+    'order id.',
+    not_found=lambda ep, key: 'Order not found',
+)
+_PARAM_user_id = param(
+    'user_id',
+    arg.row('users'),
+    "The user id, such as 'sara_doe_496'.",
+    not_found=lambda ep, key: 'User not found',
+)
+_PARAM_payment_method_id = param(
+    'payment_method_id',
+    arg.TEXT,
+    'The payment method id to pay or receive refund for the item price difference, such as '
+    "'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order "
+    'details.',
+)
+_PARAM_address1 = param(
+    'address1', arg.TEXT, "The first line of the address, such as '123 Main St'."
+)
+_PARAM_address2 = param(
+    'address2', arg.TEXT, "The second line of the address, such as 'Apt 1' or ''."
+)
+_PARAM_city = param('city', arg.TEXT, "The city, such as 'San Francisco'.")
+_PARAM_state_ = param('state', arg.TEXT, "The state, such as 'CA'.")
+_PARAM_country = param('country', arg.TEXT, "The country, such as 'USA'.")
+_PARAM_zip_ = param('zip', arg.TEXT, "The zip code, such as '12345'.")
 
 
 Tau2Retail.TOOLS = tools(
-    tool('calculate', 'Calculate the result of a mathematical expression.',
-         (param('expression', {'type': 'string'}, "The mathematical expression to calculate, such as '2 + 2'. The expression can contain numbers, operators (+, -, *, /), parentheses, and spaces."),),
-         read_only=True, invoke=_invoke_calculate, python_name='RetailTools.calculate',
-         where='retail.world:229', returns={'type': 'string'}),
-    tool('transfer_to_human_agents',
-         "Transfer the user to a human agent, with a summary of the user's issue. Only transfer if the user explicitly asks for a human agent, or the issue cannot be solved with the available tools.",
-         (param('summary', {'type': 'string'}, "A summary of the user's issue."),),
-         read_only=True, invoke=_invoke_transfer_to_human_agents,
-         python_name='RetailTools.transfer_to_human_agents', where='retail.world:244',
-         returns={'type': 'string'}),
-    tool('find_user_id_by_email',
-         'Find user id by email. If the user is not found, the function will return an error message.',
-         (param('email', {'type': 'string'}, "The email of the user, such as 'something@example.com'."),),
-         read_only=True, invoke=_invoke_find_user_id_by_email,
-         python_name='RetailTools.find_user_id_by_email', where='retail.world:252',
-         returns={'type': 'string'}),
-    tool('find_user_id_by_name_zip',
-         'Find user id by first name, last name, and zip code. If the user is not found, the function will return an error message. By default, find user id by email, and only call this function if the user is not found by email or cannot remember email.',
-         (param('first_name', {'type': 'string'}, "The first name of the customer, such as 'John'."),
-         param('last_name', {'type': 'string'}, "The last name of the customer, such as 'Doe'."),
-         param('zip', {'type': 'string'}, "The zip code of the customer, such as '12345'.")),
-         read_only=True, invoke=_invoke_find_user_id_by_name_zip,
-         python_name='RetailTools.find_user_id_by_name_zip', where='retail.world:265',
-         returns={'type': 'string'}),
-    tool('get_order_details', 'Get the status and details of an order.',
-         (param('order_id', {'type': 'string'}, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'),),
-         read_only=True, invoke=_invoke_get_order_details,
-         python_name='RetailTools.get_order_details', where='retail.world:280',
-         returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    tool('get_product_details', 'Get the inventory details of a product.',
-         (param('product_id', {'type': 'string'}, "The product id, such as '6086499569'. Be careful the product id is different from the item id.", table='products'),),
-         read_only=True, invoke=_invoke_get_product_details,
-         python_name='RetailTools.get_product_details', where='retail.world:288',
-         returns={'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'variants': {'type': 'object', 'additionalProperties': {'type': 'object', 'properties': {'item_id': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'available': {'type': 'boolean'}, 'price': {'type': 'number'}}, 'required': ['item_id', 'options', 'available', 'price'], 'additionalProperties': False}}}, 'required': ['name', 'product_id', 'variants'], 'additionalProperties': False}),
-    tool('get_item_details', 'Get the inventory details of an item.',
-         (param('item_id', {'type': 'string'}, "The item id, such as '6086499569'."),),
-         read_only=True, invoke=_invoke_get_item_details,
-         python_name='RetailTools.get_item_details', where='retail.world:296',
-         returns={'type': 'object', 'properties': {'item_id': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'available': {'type': 'boolean'}, 'price': {'type': 'number'}}, 'required': ['item_id', 'options', 'available', 'price'], 'additionalProperties': False}),
-    tool('get_user_details', 'Get the details of a user, including their orders.',
-         (param('user_id', {'type': 'string'}, "The user id, such as 'sara_doe_496'.", table='users'),),
-         read_only=True, invoke=_invoke_get_user_details,
-         python_name='RetailTools.get_user_details', where='retail.world:308',
-         returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}, 'name': {'type': 'object', 'properties': {'first_name': {'type': 'string'}, 'last_name': {'type': 'string'}}, 'required': ['first_name', 'last_name'], 'additionalProperties': False}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'email': {'type': 'string'}, 'payment_methods': {'type': 'object', 'additionalProperties': {'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number'}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}}, 'required': ['source', 'id'], 'additionalProperties': False}]}}, 'orders': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_id', 'name', 'address', 'email', 'payment_methods', 'orders'], 'additionalProperties': False}),
-    tool('list_all_product_types',
-         'List the name and product id of all product types. Each product type has a variety of different items with unique item ids and options. There are only 50 product types in the store.',
-         (), read_only=True, invoke=_invoke_list_all_product_types,
-         python_name='RetailTools.list_all_product_types', where='retail.world:316',
-         returns={'type': 'object', 'additionalProperties': {'type': 'string'}}),
-    tool('cancel_pending_order',
-         "Cancel a pending order. If the order is already processed or delivered, it cannot be cancelled. The agent needs to explain the cancellation detail and ask for explicit user confirmation (yes) to proceed. If the user confirms, the order status will be changed to 'cancelled' and the payment will be refunded. The refund will be added to the user's gift card balance immediately if the payment was made using a gift card, otherwise the refund would take 5-7 business days to process. The function returns the order details after the cancellation.",
-         (param('order_id', {'type': 'string'}, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'),
-         param('reason', {'type': 'string'}, "The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'.")),
-         read_only=False, checks=False, invoke=_invoke_cancel_pending_order,
-         python_name='RetailTools.cancel_pending_order', where='retail.world:334',
-         returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    tool('exchange_delivered_order_items',
-         'Exchange items in a delivered order to new items of the same product type. For a delivered order, return or exchange can be only done once by the agent. The agent needs to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.',
-         (param('order_id', {'type': 'string'}, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'),
-         param('item_ids', {'type': 'array', 'items': {'type': 'string'}}, "The item ids to be exchanged, each such as '1008292230'. There could be duplicate items in the list."),
-         param('new_item_ids', {'type': 'array', 'items': {'type': 'string'}}, "The item ids to be exchanged for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product."),
-         param('payment_method_id', {'type': 'string'}, "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.")),
-         read_only=False, checks=False, invoke=_invoke_exchange_delivered_order_items,
-         python_name='RetailTools.exchange_delivered_order_items', where='retail.world:369',
-         returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    tool('modify_pending_order_address',
-         'Modify the shipping address of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.',
-         (param('order_id', {'type': 'string'}, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'),
-         param('address1', {'type': 'string'}, "The first line of the address, such as '123 Main St'."),
-         param('address2', {'type': 'string'}, "The second line of the address, such as 'Apt 1' or ''."),
-         param('city', {'type': 'string'}, "The city, such as 'San Francisco'."),
-         param('state', {'type': 'string'}, "The state, such as 'CA'."),
-         param('country', {'type': 'string'}, "The country, such as 'USA'."),
-         param('zip', {'type': 'string'}, "The zip code, such as '12345'.")), read_only=False,
-         checks=False, invoke=_invoke_modify_pending_order_address,
-         python_name='RetailTools.modify_pending_order_address', where='retail.world:419',
-         returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    tool('modify_pending_order_items',
-         'Modify items in a pending order to new items of the same product type. For a pending order, this function can only be called once. The agent needs to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.',
-         (param('order_id', {'type': 'string'}, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'),
-         param('item_ids', {'type': 'array', 'items': {'type': 'string'}}, "The item ids to be modified, each such as '1008292230'. There could be duplicate items in the list."),
-         param('new_item_ids', {'type': 'array', 'items': {'type': 'string'}}, "The item ids to be modified for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product."),
-         param('payment_method_id', {'type': 'string'}, "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.")),
-         read_only=False, checks=False, invoke=_invoke_modify_pending_order_items,
-         python_name='RetailTools.modify_pending_order_items', where='retail.world:446',
-         returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    tool('modify_pending_order_payment',
-         'Modify the payment method of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.',
-         (param('order_id', {'type': 'string'}, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'),
-         param('payment_method_id', {'type': 'string'}, "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.")),
-         read_only=False, checks=False, invoke=_invoke_modify_pending_order_payment,
-         python_name='RetailTools.modify_pending_order_payment', where='retail.world:522',
-         returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    tool('modify_user_address',
-         'Modify the default address of a user. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.',
-         (param('user_id', {'type': 'string'}, "The user id, such as 'sara_doe_496'.", table='users'),
-         param('address1', {'type': 'string'}, "The first line of the address, such as '123 Main St'."),
-         param('address2', {'type': 'string'}, "The second line of the address, such as 'Apt 1' or ''."),
-         param('city', {'type': 'string'}, "The city, such as 'San Francisco'."),
-         param('state', {'type': 'string'}, "The state, such as 'CA'."),
-         param('country', {'type': 'string'}, "The country, such as 'USA'."),
-         param('zip', {'type': 'string'}, "The zip code, such as '12345'.")), read_only=False,
-         checks=False, invoke=_invoke_modify_user_address,
-         python_name='RetailTools.modify_user_address', where='retail.world:565',
-         returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}, 'name': {'type': 'object', 'properties': {'first_name': {'type': 'string'}, 'last_name': {'type': 'string'}}, 'required': ['first_name', 'last_name'], 'additionalProperties': False}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'email': {'type': 'string'}, 'payment_methods': {'type': 'object', 'additionalProperties': {'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number'}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}}, 'required': ['source', 'id'], 'additionalProperties': False}]}}, 'orders': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_id', 'name', 'address', 'email', 'payment_methods', 'orders'], 'additionalProperties': False}),
-    tool('return_delivered_order_items',
-         "Return some items of a delivered order. The order status will be changed to 'return requested'. The agent needs to explain the return detail and ask for explicit user confirmation (yes) to proceed. The user will receive follow-up email for how and where to return the item.",
-         (param('order_id', {'type': 'string'}, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'),
-         param('item_ids', {'type': 'array', 'items': {'type': 'string'}}, "The item ids to be returned, each such as '1008292230'. There could be duplicate items in the list."),
-         param('payment_method_id', {'type': 'string'}, "The payment method id to receive the refund, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.")),
-         read_only=False, checks=False, invoke=_invoke_return_delivered_order_items,
-         python_name='RetailTools.return_delivered_order_items', where='retail.world:591',
-         returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
+    tool(
+        Tau2Retail.tool_calculate,
+        param(
+            'expression',
+            arg.TEXT,
+            "The mathematical expression to calculate, such as '2 + 2'. The expression can "
+            'contain numbers, operators (+, -, *, /), parentheses, and spaces.',
+        ),
+        read_only=True,
+        where='retail.world:229',
+        returns=js.STRING,
+    ),
+    tool(
+        Tau2Retail.tool_transfer_to_human_agents,
+        param('summary', arg.TEXT, "A summary of the user's issue."),
+        read_only=True,
+        where='retail.world:244',
+        returns=js.STRING,
+    ),
+    tool(
+        Tau2Retail.tool_find_user_id_by_email,
+        param('email', arg.TEXT, "The email of the user, such as 'something@example.com'."),
+        read_only=True,
+        where='retail.world:252',
+        returns=js.STRING,
+    ),
+    tool(
+        Tau2Retail.tool_find_user_id_by_name_zip,
+        param('first_name', arg.TEXT, "The first name of the customer, such as 'John'."),
+        param('last_name', arg.TEXT, "The last name of the customer, such as 'Doe'."),
+        param('zip', arg.TEXT, "The zip code of the customer, such as '12345'."),
+        read_only=True,
+        where='retail.world:265',
+        returns=js.STRING,
+    ),
+    tool(
+        Tau2Retail.tool_get_order_details,
+        _PARAM_order_id,
+        read_only=True,
+        where='retail.world:280',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        Tau2Retail.tool_get_product_details,
+        param(
+            'product_id',
+            arg.row('products'),
+            "The product id, such as '6086499569'. Be careful the product id is different from "
+            'the item id.',
+            not_found=lambda ep, key: 'Product not found',
+        ),
+        read_only=True,
+        where='retail.world:288',
+        returns=js.closed({
+            'name': js.STRING, 'product_id': js.STRING, 'variants': js.mapping(_RESULT_Variant)
+        }),
+    ),
+    tool(
+        Tau2Retail.tool_get_item_details,
+        param('item_id', arg.TEXT, "The item id, such as '6086499569'."),
+        read_only=True,
+        where='retail.world:296',
+        returns=_RESULT_Variant,
+    ),
+    tool(
+        Tau2Retail.tool_get_user_details,
+        _PARAM_user_id,
+        read_only=True,
+        where='retail.world:308',
+        returns=_RESULT_User,
+    ),
+    tool(
+        Tau2Retail.tool_list_all_product_types,
+        read_only=True,
+        where='retail.world:316',
+        returns=js.mapping(js.STRING),
+    ),
+    tool(
+        Tau2Retail.tool_cancel_pending_order,
+        _PARAM_order_id,
+        param(
+            'reason',
+            arg.TEXT,
+            "The reason for cancellation, which should be either 'no longer needed' or 'ordered "
+            "by mistake'.",
+        ),
+        checks=False,
+        where='retail.world:334',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        Tau2Retail.tool_exchange_delivered_order_items,
+        _PARAM_order_id,
+        param(
+            'item_ids',
+            arg.TEXT_LIST,
+            "The item ids to be exchanged, each such as '1008292230'. There could be duplicate "
+            'items in the list.',
+        ),
+        param(
+            'new_item_ids',
+            arg.TEXT_LIST,
+            "The item ids to be exchanged for, each such as '1008292230'. There could be "
+            'duplicate items in the list. Each new item id should match the item id in the same '
+            'position and be of the same product.',
+        ),
+        _PARAM_payment_method_id,
+        checks=False,
+        where='retail.world:369',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        Tau2Retail.tool_modify_pending_order_address,
+        _PARAM_order_id,
+        _PARAM_address1,
+        _PARAM_address2,
+        _PARAM_city,
+        _PARAM_state_,
+        _PARAM_country,
+        _PARAM_zip_,
+        checks=False,
+        where='retail.world:419',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        Tau2Retail.tool_modify_pending_order_items,
+        _PARAM_order_id,
+        param(
+            'item_ids',
+            arg.TEXT_LIST,
+            "The item ids to be modified, each such as '1008292230'. There could be duplicate "
+            'items in the list.',
+        ),
+        param(
+            'new_item_ids',
+            arg.TEXT_LIST,
+            "The item ids to be modified for, each such as '1008292230'. There could be duplicate "
+            'items in the list. Each new item id should match the item id in the same position '
+            'and be of the same product.',
+        ),
+        _PARAM_payment_method_id,
+        checks=False,
+        where='retail.world:446',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        Tau2Retail.tool_modify_pending_order_payment,
+        _PARAM_order_id,
+        _PARAM_payment_method_id,
+        checks=False,
+        where='retail.world:522',
+        returns=_RESULT_Order,
+    ),
+    tool(
+        Tau2Retail.tool_modify_user_address,
+        _PARAM_user_id,
+        _PARAM_address1,
+        _PARAM_address2,
+        _PARAM_city,
+        _PARAM_state_,
+        _PARAM_country,
+        _PARAM_zip_,
+        checks=False,
+        where='retail.world:565',
+        returns=_RESULT_User,
+    ),
+    tool(
+        Tau2Retail.tool_return_delivered_order_items,
+        _PARAM_order_id,
+        param(
+            'item_ids',
+            arg.TEXT_LIST,
+            "The item ids to be returned, each such as '1008292230'. There could be duplicate "
+            'items in the list.',
+        ),
+        param(
+            'payment_method_id',
+            arg.TEXT,
+            "The payment method id to receive the refund, such as 'gift_card_0000000' or "
+            "'credit_card_0000000'. These can be looked up from the user or order details.",
+        ),
+        checks=False,
+        where='retail.world:591',
+        returns=_RESULT_Order,
+    ),
+    arguments='dynamic',
+    python_class='RetailTools',
 )
 
 

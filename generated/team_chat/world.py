@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -783,235 +785,251 @@ class TeamChat(Episode):
         )
 
 
-def _invoke_sign_in(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'))
-    return ep.tool_sign_in(a_user)
-
-
-def _invoke_create_channel(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_name = v.check_pattern(v.want_str(args['name'], 'name'), 'name', '^[a-z0-9][a-z0-9-]{0,29}$')
-    a_visibility = v.want_enum(args['visibility'], 'visibility', Visibility)
-    a_topic = (v.check_length(v.want_str(args['topic'], 'topic'), 'topic', 0, 200) if args.get('topic') is not None else '')
-    return ep.tool_create_channel(a_name, a_visibility, a_topic)
-
-
-def _invoke_invite_member(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_channel = args['channel']
-    if type(a_channel) is not str or not a_channel.isascii():
-        a_channel = v.want_str(a_channel, 'channel')
-    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, 'Channel ' + rt.text(key) + ' not found.'))
-    a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'))
-    return ep.tool_invite_member(a_channel, a_user)
-
-
-def _invoke_remove_member(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_channel = args['channel']
-    if type(a_channel) is not str or not a_channel.isascii():
-        a_channel = v.want_str(a_channel, 'channel')
-    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, 'Channel ' + rt.text(key) + ' not found.'))
-    a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'))
-    return ep.tool_remove_member(a_channel, a_user)
-
-
-def _invoke_post_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_channel = args['channel']
-    if type(a_channel) is not str or not a_channel.isascii():
-        a_channel = v.want_str(a_channel, 'channel')
-    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, 'Channel ' + rt.text(key) + ' not found.'))
-    a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 2000)
-    return ep.tool_post_message(a_channel, a_body)
-
-
-def _invoke_edit_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_message = args['message']
-    if type(a_message) is not str or not a_message.isascii():
-        a_message = v.want_str(a_message, 'message')
-    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, 'Message ' + rt.text(key) + ' not found.'))
-    a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 2000)
-    return ep.tool_edit_message(a_message, a_body)
-
-
-def _invoke_delete_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_message = args['message']
-    if type(a_message) is not str or not a_message.isascii():
-        a_message = v.want_str(a_message, 'message')
-    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, 'Message ' + rt.text(key) + ' not found.'))
-    return ep.tool_delete_message(a_message)
-
-
-def _invoke_pin_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_message = args['message']
-    if type(a_message) is not str or not a_message.isascii():
-        a_message = v.want_str(a_message, 'message')
-    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, 'Message ' + rt.text(key) + ' not found.'))
-    return ep.tool_pin_message(a_message)
-
-
-def _invoke_unpin_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_message = args['message']
-    if type(a_message) is not str or not a_message.isascii():
-        a_message = v.want_str(a_message, 'message')
-    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, 'Message ' + rt.text(key) + ' not found.'))
-    return ep.tool_unpin_message(a_message)
-
-
-def _invoke_get_channel_messages(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_channel = args['channel']
-    if type(a_channel) is not str or not a_channel.isascii():
-        a_channel = v.want_str(a_channel, 'channel')
-    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, 'Channel ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_channel_messages(a_channel)
-
-
-def _invoke_search_users(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_query = (v.want_str(args['query'], 'query') if args.get('query') is not None else '')
-    return ep.tool_search_users(a_query)
-
-
-def _invoke_get_user(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_user(a_user)
-
-
-def _invoke_get_channel(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_channel = args['channel']
-    if type(a_channel) is not str or not a_channel.isascii():
-        a_channel = v.want_str(a_channel, 'channel')
-    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, 'Channel ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_channel(a_channel)
-
-
-def _invoke_search_channels(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_query = args['query']
-    if type(a_query) is not str or not a_query.isascii():
-        a_query = v.want_str(a_query, 'query')
-    return ep.tool_search_channels(a_query)
-
-
-def _invoke_list_members(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_channel = args['channel']
-    if type(a_channel) is not str or not a_channel.isascii():
-        a_channel = v.want_str(a_channel, 'channel')
-    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, 'Channel ' + rt.text(key) + ' not found.'))
-    return ep.tool_list_members(a_channel)
-
-
-def _invoke_get_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_message = args['message']
-    if type(a_message) is not str or not a_message.isascii():
-        a_message = v.want_str(a_message, 'message')
-    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, 'Message ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_message(a_message)
-
-
-def _invoke_search_messages(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    a_query = (v.want_str(args['query'], 'query') if args.get('query') is not None else '')
-    a_channel = (rt.lookup(ep.t_channels, v.want_str(args['channel'], 'channel'), lambda key: 'Channel' + ' ' + rt.quote(key) + ' not found.') if args.get('channel') is not None else None)
-    a_author = (rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['author'], 'author'), 'author', '^U[0-9]{3}$'), lambda key: 'User' + ' ' + rt.quote(key) + ' not found.') if args.get('author') is not None else None)
-    return ep.tool_search_messages(a_query, a_channel, a_author)
+_RESULT_User = js.closed({
+    'id': js.scalar('str', pattern='^U[0-9]{3}$'),
+    'name': js.scalar('str', 1, 80),
+    'handle': js.scalar('str', pattern='^[a-z][a-z0-9_]{1,19}$'),
+    'deactivated': js.BOOLEAN,
+})
+_RESULT_Channel = js.closed({
+    'id': js.STRING,
+    'name': js.scalar('str', pattern='^[a-z0-9][a-z0-9-]{0,29}$'),
+    'visibility': js.members(Visibility),
+    'owner': js.scalar('str', pattern='^U[0-9]{3}$'),
+    'topic': js.scalar('str', 0, 200),
+    'created_at': js.STRING,
+})
+_RESULT_Membership = js.closed({
+    'id': js.STRING,
+    'channel': js.STRING,
+    'user': js.scalar('str', pattern='^U[0-9]{3}$'),
+    'invited_by': js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')),
+    'joined_at': js.STRING,
+})
+_RESULT_Message = js.closed({
+    'id': js.STRING,
+    'channel': js.STRING,
+    'author': js.scalar('str', pattern='^U[0-9]{3}$'),
+    'body': js.scalar('str', 0, 2000),
+    'posted_at': js.STRING,
+    'edited_at': js.nullable(js.STRING),
+    'deleted': js.BOOLEAN,
+    'pinned': js.BOOLEAN,
+    'pinned_by': js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')),
+})
+_RESULT_ChannelSummary = js.closed({
+    'id': js.STRING,
+    'name': js.STRING,
+    'visibility': js.members(Visibility),
+    'owner': js.scalar('str', pattern='^U[0-9]{3}$'),
+    'topic': js.STRING,
+    'members': js.INTEGER,
+    'is_member': js.BOOLEAN,
+})
+_PARAM_user = param(
+    'user',
+    arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
+    "The user's id (U and three digits), as search_users shows it.",
+    not_found=lambda ep, key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'),
+)
+_PARAM_channel = param(
+    'channel',
+    arg.row('channels'),
+    'The channel id (CH and three digits), as list_channels shows it.',
+    not_found=lambda ep, key: rt.built(ep, 'Channel ' + rt.text(key) + ' not found.'),
+)
+_PARAM_message = param(
+    'message',
+    arg.row('messages'),
+    'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.',
+    not_found=lambda ep, key: rt.built(ep, 'Message ' + rt.text(key) + ' not found.'),
+)
 
 
 TeamChat.TOOLS = tools(
-    tool('sign_in', 'Sign in as a user; every other tool acts as this user.',
-         (param('user', {'type': 'string', 'pattern': '^U[0-9]{3}$'}, "The user's id (U and three digits), as search_users shows it.", table='users'),),
-         read_only=False, invoke=_invoke_sign_in, where='team_chat.world:133',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}),
-    tool('create_channel',
-         'Create a channel owned by the signed-in user, who becomes its first member.',
-         (param('name', {'type': 'string', 'pattern': '^[a-z0-9][a-z0-9-]{0,29}$'}, 'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.'),
-         param('visibility', {'type': 'string', 'enum': ['public', 'private']}, 'public or private.'),
-         param('topic', {'anyOf': [{'type': 'string', 'minLength': 0, 'maxLength': 200}, {'type': 'null'}]}, 'What the channel is about.', optional=True)),
-         read_only=False, invoke=_invoke_create_channel, where='team_chat.world:143',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'pattern': '^[a-z0-9][a-z0-9-]{0,29}$'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string', 'minLength': 0, 'maxLength': 200}, 'created_at': {'type': 'string'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'created_at'], 'additionalProperties': False}),
-    tool('invite_member',
-         'Add a user to a channel. Any member may invite to a public channel; only the owner may invite to a private one.',
-         (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),
-         param('user', {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'The id of the user to add (U and three digits), as search_users shows it.', table='users')),
-         read_only=False, invoke=_invoke_invite_member, where='team_chat.world:158',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'user': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'invited_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'channel', 'user', 'invited_by', 'joined_at'], 'additionalProperties': False}),
-    tool('remove_member',
-         'Remove a member from a channel; only the channel owner can. Their earlier messages stay. Returns the remaining members.',
-         (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),
-         param('user', {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'The id of the member to remove (U and three digits), as list_members shows it.', table='users')),
-         read_only=False, invoke=_invoke_remove_member, where='team_chat.world:174',
-         returns={'type': 'array', 'items': {'type': 'string', 'pattern': '^U[0-9]{3}$'}}),
-    tool('post_message', 'Post a message in a channel the signed-in user belongs to.',
-         (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),
-         param('body', {'type': 'string', 'minLength': 1, 'maxLength': 2000}, 'The text of the message.')),
-         read_only=False, invoke=_invoke_post_message, where='team_chat.world:189',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    tool('edit_message', "Replace the text of one of the signed-in user's own messages.",
-         (param('message', {'type': 'string'}, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'),
-         param('body', {'type': 'string', 'minLength': 1, 'maxLength': 2000}, 'The new text.')),
-         read_only=False, invoke=_invoke_edit_message, where='team_chat.world:202',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    tool('delete_message',
-         "Delete one of the signed-in user's own messages: its text is removed and it is unpinned.",
-         (param('message', {'type': 'string'}, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'),),
-         read_only=False, invoke=_invoke_delete_message, where='team_chat.world:217',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    tool('pin_message',
-         'Pin a message in its channel; a channel holds at most 3 pinned messages.',
-         (param('message', {'type': 'string'}, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'),),
-         read_only=False, invoke=_invoke_pin_message, where='team_chat.world:232',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    tool('unpin_message', 'Unpin a pinned message.',
-         (param('message', {'type': 'string'}, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'),),
-         read_only=False, invoke=_invoke_unpin_message, where='team_chat.world:247',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    tool('list_channels',
-         'List the public channels and the private channels the signed-in user belongs to, with member counts.',
-         (), read_only=True, method=TeamChat.tool_list_channels, where='team_chat.world:260',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string'}, 'members': {'type': 'integer'}, 'is_member': {'type': 'boolean'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member'], 'additionalProperties': False}}),
-    tool('get_channel_messages',
-         'Read a channel: its members, pinned messages and all messages, oldest first. Private channels are visible to members only.',
-         (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),),
-         read_only=True, invoke=_invoke_get_channel_messages, where='team_chat.world:268',
-         returns={'type': 'object', 'properties': {'channel': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string', 'pattern': '^[a-z0-9][a-z0-9-]{0,29}$'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string', 'minLength': 0, 'maxLength': 200}, 'created_at': {'type': 'string'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'created_at'], 'additionalProperties': False}, 'members': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}}, 'pinned': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}}, 'messages': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}}}, 'required': ['channel', 'members', 'pinned', 'messages'], 'additionalProperties': False},
-         shows=('record', (('channel', 'channel', ('row', 'channels')), ('members', 'members', ('list', ('row', 'users'))), ('pinned', 'pinned', ('list', ('row', 'messages'))), ('messages', 'messages', ('list', ('row', 'messages')))))),
-    tool('get_current_user',
-         'Show the signed-in user (id, name and handle), or null when nobody is signed in.', (),
-         read_only=True, method=TeamChat.tool_get_current_user, where='team_chat.world:284',
-         returns={'anyOf': [{'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}, {'type': 'null'}]}),
-    tool('search_users',
-         'Find workspace users by name or handle, with their ids and whether they are deactivated.',
-         (param('query', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list everyone.', optional=True),),
-         read_only=True, invoke=_invoke_search_users, where='team_chat.world:290',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}},
-         shows=('list', ('row', 'users'))),
-    tool('get_user', "Read a user's name, handle and whether they are deactivated.",
-         (param('user', {'type': 'string', 'pattern': '^U[0-9]{3}$'}, "The user's id (U and three digits), as search_users shows it.", table='users'),),
-         read_only=True, invoke=_invoke_get_user, where='team_chat.world:299',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'handle': {'type': 'string', 'pattern': '^[a-z][a-z0-9_]{1,19}$'}, 'deactivated': {'type': 'boolean'}}, 'required': ['id', 'name', 'handle', 'deactivated'], 'additionalProperties': False}),
-    tool('get_channel',
-         "Read a channel's name, visibility, owner, topic and member count, and whether the signed-in user is a member. Private channels are visible to members only.",
-         (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),),
-         read_only=True, invoke=_invoke_get_channel, where='team_chat.world:307',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string'}, 'members': {'type': 'integer'}, 'is_member': {'type': 'boolean'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member'], 'additionalProperties': False}),
-    tool('search_channels',
-         'Find the channels the signed-in user can see (public ones and private ones they belong to) by name or topic, with owner, topic and member count.',
-         (param('query', {'type': 'string'}, 'Part of the channel\'s name or topic, any case, e.g. "marketing".'),),
-         read_only=True, invoke=_invoke_search_channels, where='team_chat.world:326',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'name': {'type': 'string'}, 'visibility': {'type': 'string', 'enum': ['public', 'private']}, 'owner': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'topic': {'type': 'string'}, 'members': {'type': 'integer'}, 'is_member': {'type': 'boolean'}}, 'required': ['id', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member'], 'additionalProperties': False}}),
-    tool('list_members',
-         "List a channel's memberships, oldest first: each member's user id, who invited them and when they joined. Private channels are visible to members only.",
-         (param('channel', {'type': 'string'}, 'The channel id (CH and three digits), as list_channels shows it.', table='channels'),),
-         read_only=True, invoke=_invoke_list_members, where='team_chat.world:337',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'user': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'invited_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'channel', 'user', 'invited_by', 'joined_at'], 'additionalProperties': False}},
-         shows=('list', ('row', 'memberships'))),
-    tool('get_message',
-         'Read one message: its channel, author, text, when it was posted or edited, and whether it is deleted or pinned (and by whom).',
-         (param('message', {'type': 'string'}, 'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.', table='messages'),),
-         read_only=True, invoke=_invoke_get_message, where='team_chat.world:347',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}),
-    tool('search_messages',
-         'Search the messages the signed-in user can read (deleted ones excluded), oldest first, with channel, author, text, posting time and pin.',
-         (param('query', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Words the message contains, any case, e.g. "deadline"; leave it out to match every message.', optional=True),
-         param('channel', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Only messages of this channel (its id, CH and three digits).', optional=True, table='channels'),
-         param('author', {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}, 'Only messages by this user (their id, U and three digits).', optional=True, table='users')),
-         read_only=True, invoke=_invoke_search_messages, where='team_chat.world:357',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'channel': {'type': 'string'}, 'author': {'type': 'string', 'pattern': '^U[0-9]{3}$'}, 'body': {'type': 'string', 'minLength': 0, 'maxLength': 2000}, 'posted_at': {'type': 'string'}, 'edited_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'deleted': {'type': 'boolean'}, 'pinned': {'type': 'boolean'}, 'pinned_by': {'anyOf': [{'type': 'string', 'pattern': '^U[0-9]{3}$'}, {'type': 'null'}]}}, 'required': ['id', 'channel', 'author', 'body', 'posted_at', 'edited_at', 'deleted', 'pinned', 'pinned_by'], 'additionalProperties': False}},
-         shows=('list', ('row', 'messages'))),
+    tool(TeamChat.tool_sign_in, _PARAM_user, where='team_chat.world:133', returns=_RESULT_User),
+    tool(
+        TeamChat.tool_create_channel,
+        param(
+            'name',
+            arg.refined(arg.TEXT, pattern='^[a-z0-9][a-z0-9-]{0,29}$'),
+            'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.',
+        ),
+        param('visibility', arg.enum_of(Visibility), 'public or private.'),
+        param(
+            'topic',
+            arg.refined(arg.TEXT, 0, 200),
+            'What the channel is about.',
+            default=lambda ep: '',
+        ),
+        where='team_chat.world:143',
+        returns=_RESULT_Channel,
+    ),
+    tool(
+        TeamChat.tool_invite_member,
+        _PARAM_channel,
+        param(
+            'user',
+            arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
+            'The id of the user to add (U and three digits), as search_users shows it.',
+            not_found=lambda ep, key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'),
+        ),
+        where='team_chat.world:158',
+        returns=_RESULT_Membership,
+    ),
+    tool(
+        TeamChat.tool_remove_member,
+        _PARAM_channel,
+        param(
+            'user',
+            arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
+            'The id of the member to remove (U and three digits), as list_members shows it.',
+            not_found=lambda ep, key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'),
+        ),
+        where='team_chat.world:174',
+        returns=js.array(js.scalar('str', pattern='^U[0-9]{3}$')),
+    ),
+    tool(
+        TeamChat.tool_post_message,
+        _PARAM_channel,
+        param('body', arg.refined(arg.TEXT, 1, 2000), 'The text of the message.'),
+        where='team_chat.world:189',
+        returns=_RESULT_Message,
+    ),
+    tool(
+        TeamChat.tool_edit_message,
+        _PARAM_message,
+        param('body', arg.refined(arg.TEXT, 1, 2000), 'The new text.'),
+        where='team_chat.world:202',
+        returns=_RESULT_Message,
+    ),
+    tool(
+        TeamChat.tool_delete_message,
+        _PARAM_message,
+        where='team_chat.world:217',
+        returns=_RESULT_Message,
+    ),
+    tool(
+        TeamChat.tool_pin_message,
+        _PARAM_message,
+        where='team_chat.world:232',
+        returns=_RESULT_Message,
+    ),
+    tool(
+        TeamChat.tool_unpin_message,
+        _PARAM_message,
+        where='team_chat.world:247',
+        returns=_RESULT_Message,
+    ),
+    tool(
+        TeamChat.tool_list_channels,
+        read_only=True,
+        where='team_chat.world:260',
+        returns=js.array(_RESULT_ChannelSummary),
+    ),
+    tool(
+        TeamChat.tool_get_channel_messages,
+        _PARAM_channel,
+        read_only=True,
+        where='team_chat.world:268',
+        returns=js.closed({
+            'channel': _RESULT_Channel,
+            'members': js.array(_RESULT_User),
+            'pinned': js.array(_RESULT_Message),
+            'messages': js.array(_RESULT_Message),
+        }),
+        shows=(
+            'record',
+            (
+                ('channel', 'channel', ('row', 'channels')),
+                ('members', 'members', ('list', ('row', 'users'))),
+                ('pinned', 'pinned', ('list', ('row', 'messages'))),
+                ('messages', 'messages', ('list', ('row', 'messages'))),
+            ),
+        ),
+    ),
+    tool(
+        TeamChat.tool_get_current_user,
+        read_only=True,
+        where='team_chat.world:284',
+        returns=js.nullable(_RESULT_User),
+    ),
+    tool(
+        TeamChat.tool_search_users,
+        param(
+            'query',
+            arg.TEXT,
+            'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list '
+            'everyone.',
+            default=lambda ep: '',
+        ),
+        read_only=True,
+        where='team_chat.world:290',
+        returns=js.array(_RESULT_User),
+        shows=('list', ('row', 'users')),
+    ),
+    tool(
+        TeamChat.tool_get_user,
+        _PARAM_user,
+        read_only=True,
+        where='team_chat.world:299',
+        returns=_RESULT_User,
+    ),
+    tool(
+        TeamChat.tool_get_channel,
+        _PARAM_channel,
+        read_only=True,
+        where='team_chat.world:307',
+        returns=_RESULT_ChannelSummary,
+    ),
+    tool(
+        TeamChat.tool_search_channels,
+        param(
+            'query', arg.TEXT, 'Part of the channel\'s name or topic, any case, e.g. "marketing".'
+        ),
+        read_only=True,
+        where='team_chat.world:326',
+        returns=js.array(_RESULT_ChannelSummary),
+    ),
+    tool(
+        TeamChat.tool_list_members,
+        _PARAM_channel,
+        read_only=True,
+        where='team_chat.world:337',
+        returns=js.array(_RESULT_Membership),
+        shows=('list', ('row', 'memberships')),
+    ),
+    tool(
+        TeamChat.tool_get_message,
+        _PARAM_message,
+        read_only=True,
+        where='team_chat.world:347',
+        returns=_RESULT_Message,
+    ),
+    tool(
+        TeamChat.tool_search_messages,
+        param(
+            'query',
+            arg.TEXT,
+            'Words the message contains, any case, e.g. "deadline"; leave it out to match every '
+            'message.',
+            default=lambda ep: '',
+        ),
+        param(
+            'channel',
+            arg.optional(arg.row('channels', arg.TEXT, 'Channel')),
+            'Only messages of this channel (its id, CH and three digits).',
+        ),
+        param(
+            'author',
+            arg.optional(arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$'), 'User')),
+            'Only messages by this user (their id, U and three digits).',
+        ),
+        read_only=True,
+        where='team_chat.world:357',
+        returns=js.array(_RESULT_Message),
+        shows=('list', ('row', 'messages')),
+    ),
 )
 
 

@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -286,160 +288,88 @@ class TicketAPI(Episode):
         ])
 
 
-def _invoke_create_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_title = args['title']
-        if type(a_title) is not str or not a_title.isascii():
-            a_title = rt.str_or_foreign(ep, a_title, 'title')
-        try:
-            a_description = (v.want_str(args['description'], 'description') if 'description' in args else '')
-        except ToolError as exc:
-            a_description = rt.foreign(ep, exc, args['description'], 'description')
-        try:
-            a_priority = (v.want_int(args['priority'], 'priority') if 'priority' in args else 1)
-        except ToolError as exc:
-            a_priority = rt.foreign(ep, exc, args['priority'], 'priority')
-        return ep.tool_create_ticket(a_title, a_description, a_priority)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
-        except ToolError as exc:
-            a_ticket_id = rt.foreign(ep, exc, args['ticket_id'], 'ticket_id')
-        return ep.tool_get_ticket(a_ticket_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_close_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
-        except ToolError as exc:
-            a_ticket_id = rt.foreign(ep, exc, args['ticket_id'], 'ticket_id')
-        return ep.tool_close_ticket(a_ticket_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_resolve_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
-        except ToolError as exc:
-            a_ticket_id = rt.foreign(ep, exc, args['ticket_id'], 'ticket_id')
-        a_resolution = args['resolution']
-        if type(a_resolution) is not str or not a_resolution.isascii():
-            a_resolution = rt.str_or_foreign(ep, a_resolution, 'resolution')
-        return ep.tool_resolve_ticket(a_ticket_id, a_resolution)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_edit_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
-        except ToolError as exc:
-            a_ticket_id = rt.foreign(ep, exc, args['ticket_id'], 'ticket_id')
-        try:
-            a_updates = v.want_map(args['updates'], 'updates', v.want_str, (lambda x, p: v.want_json(x, p)))
-        except ToolError as exc:
-            a_updates = rt.foreign(ep, exc, args['updates'], 'updates')
-        return ep.tool_edit_ticket(a_ticket_id, a_updates)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_ticket_login(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_username = args['username']
-        if type(a_username) is not str or not a_username.isascii():
-            a_username = rt.str_or_foreign(ep, a_username, 'username')
-        a_password = args['password']
-        if type(a_password) is not str or not a_password.isascii():
-            a_password = rt.str_or_foreign(ep, a_password, 'password')
-        return ep.tool_ticket_login(a_username, a_password)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_ticket_get_login_status(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_ticket_get_login_status()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_logout(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_logout()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_user_tickets(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_status = (v.want_optional(args['status'], 'status', v.want_str) if 'status' in args else None)
-        except ToolError as exc:
-            a_status = rt.foreign(ep, exc, args['status'], 'status')
-        return ep.tool_get_user_tickets(a_status)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
+_RESULT_Status = js.closed({'status': js.STRING})
+_RESULT_Success = js.closed({'success': js.BOOLEAN})
 
 
 TicketAPI.TOOLS = tools(
-    tool('create_ticket', 'Create a ticket in the system and queue it.',
-         (param('title', {'type': 'string'}, 'Title of the ticket.'),
-         param('description', {'type': 'string'}, 'Description of the ticket. Defaults to an empty string.', optional=True),
-         param('priority', {'type': 'integer'}, 'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.', optional=True)),
-         read_only=False, invoke=_invoke_create_ticket, python_name='TicketAPI.create_ticket',
-         where='ticket_api.world:80', returns={'type': 'object', 'additionalProperties': {}}),
-    tool('get_ticket', 'Get a specific ticket by its ID.',
-         (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to retrieve.'),),
-         read_only=True, invoke=_invoke_get_ticket, python_name='TicketAPI.get_ticket',
-         where='ticket_api.world:105', returns={'type': 'object', 'additionalProperties': {}}),
-    tool('close_ticket', 'Close a ticket.',
-         (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to be closed.'),),
-         read_only=False, invoke=_invoke_close_ticket, python_name='TicketAPI.close_ticket',
-         where='ticket_api.world:113',
-         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    tool('resolve_ticket', 'Resolve a ticket with a resolution.',
-         (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to be resolved.'),
-         param('resolution', {'type': 'string'}, 'Resolution details for the ticket.')),
-         read_only=False, invoke=_invoke_resolve_ticket, python_name='TicketAPI.resolve_ticket',
-         where='ticket_api.world:125',
-         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    tool('edit_ticket', 'Modify the details of an existing ticket.',
-         (param('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}, 'ID of the ticket to be changed.'),
-         param('updates', {'type': 'object', 'additionalProperties': {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']}}, 'Dictionary containing the fields to be updated: title (str), description (str),\nstatus (str) and priority (int), each optional.')),
-         read_only=False, invoke=_invoke_edit_ticket, python_name='TicketAPI.edit_ticket',
-         where='ticket_api.world:142',
-         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    tool('ticket_login', 'Authenticate a user for ticket system.',
-         (param('username', {'type': 'string'}, 'Username of the user.'),
-         param('password', {'type': 'string'}, 'Password of the user.')), read_only=False,
-         invoke=_invoke_ticket_login, python_name='TicketAPI.ticket_login',
-         where='ticket_api.world:172',
-         returns={'type': 'object', 'properties': {'success': {'type': 'boolean'}}, 'required': ['success'], 'additionalProperties': False}),
-    tool('ticket_get_login_status', 'Get the login status of the currently authenticated user.',
-         (), read_only=True, invoke=_invoke_ticket_get_login_status,
-         python_name='TicketAPI.ticket_get_login_status', where='ticket_api.world:186',
-         returns={'type': 'object', 'properties': {'login_status': {'type': 'boolean'}}, 'required': ['login_status'], 'additionalProperties': False}),
-    tool('logout', 'Log out the current user.', (), read_only=False, invoke=_invoke_logout,
-         python_name='TicketAPI.logout', where='ticket_api.world:192',
-         returns={'type': 'object', 'properties': {'success': {'type': 'boolean'}}, 'required': ['success'], 'additionalProperties': False}),
-    tool('get_user_tickets',
-         'Get all tickets created by the current user, optionally filtered by status.',
-         (param('status', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Status to filter tickets by. If None, return all tickets.', optional=True),),
-         read_only=True, invoke=_invoke_get_user_tickets,
-         python_name='TicketAPI.get_user_tickets', where='ticket_api.world:200',
-         returns={'type': 'array', 'items': {'type': 'object', 'additionalProperties': {}}}),
+    tool(
+        TicketAPI.tool_create_ticket,
+        param('title', arg.TEXT, 'Title of the ticket.'),
+        param(
+            'description',
+            arg.TEXT,
+            'Description of the ticket. Defaults to an empty string.',
+            default=lambda ep: '',
+        ),
+        param(
+            'priority',
+            arg.INT,
+            'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.',
+            default=lambda ep: 1,
+        ),
+        where='ticket_api.world:80',
+        returns=js.mapping({}),
+    ),
+    tool(
+        TicketAPI.tool_get_ticket,
+        param('ticket_id', arg.JSON, 'ID of the ticket to retrieve.'),
+        read_only=True,
+        where='ticket_api.world:105',
+        returns=js.mapping({}),
+    ),
+    tool(
+        TicketAPI.tool_close_ticket,
+        param('ticket_id', arg.JSON, 'ID of the ticket to be closed.'),
+        where='ticket_api.world:113',
+        returns=_RESULT_Status,
+    ),
+    tool(
+        TicketAPI.tool_resolve_ticket,
+        param('ticket_id', arg.JSON, 'ID of the ticket to be resolved.'),
+        param('resolution', arg.TEXT, 'Resolution details for the ticket.'),
+        where='ticket_api.world:125',
+        returns=_RESULT_Status,
+    ),
+    tool(
+        TicketAPI.tool_edit_ticket,
+        param('ticket_id', arg.JSON, 'ID of the ticket to be changed.'),
+        param(
+            'updates',
+            arg.map_of(arg.TEXT, arg.JSON),
+            'Dictionary containing the fields to be updated: title (str), description (str),\n'
+            'status (str) and priority (int), each optional.',
+        ),
+        where='ticket_api.world:142',
+        returns=_RESULT_Status,
+    ),
+    tool(
+        TicketAPI.tool_ticket_login,
+        param('username', arg.TEXT, 'Username of the user.'),
+        param('password', arg.TEXT, 'Password of the user.'),
+        where='ticket_api.world:172',
+        returns=_RESULT_Success,
+    ),
+    tool(
+        TicketAPI.tool_ticket_get_login_status,
+        read_only=True,
+        where='ticket_api.world:186',
+        returns=js.closed({'login_status': js.BOOLEAN}),
+    ),
+    tool(TicketAPI.tool_logout, where='ticket_api.world:192', returns=_RESULT_Success),
+    tool(
+        TicketAPI.tool_get_user_tickets,
+        param(
+            'status',
+            arg.optional(arg.TEXT),
+            'Status to filter tickets by. If None, return all tickets.',
+        ),
+        read_only=True,
+        where='ticket_api.world:200',
+        returns=js.array(js.mapping({})),
+    ),
+    arguments='dynamic',
+    python_class='TicketAPI',
 )
 
 

@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -501,332 +503,150 @@ class TradingBot(Episode):
         )
 
 
-def _invoke_get_current_time(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_get_current_time()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_symbol_by_name(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        a_name = args['name']
-        if type(a_name) is not str or not a_name.isascii():
-            a_name = rt.str_or_foreign(ep, a_name, 'name')
-        return ep.tool_get_symbol_by_name(a_name)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_stock_info(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        a_symbol = args['symbol']
-        if type(a_symbol) is not str or not a_symbol.isascii():
-            a_symbol = rt.str_or_foreign(ep, a_symbol, 'symbol')
-        return ep.tool_get_stock_info(a_symbol)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_order_details(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_order_id = v.want_int(args['order_id'], 'order_id')
-        except ToolError as exc:
-            a_order_id = rt.foreign(ep, exc, args['order_id'], 'order_id')
-        return ep.tool_get_order_details(a_order_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_cancel_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_order_id = v.want_int(args['order_id'], 'order_id')
-        except ToolError as exc:
-            a_order_id = rt.foreign(ep, exc, args['order_id'], 'order_id')
-        return ep.tool_cancel_order(a_order_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_place_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        a_order_type = args['order_type']
-        if type(a_order_type) is not str or not a_order_type.isascii():
-            a_order_type = rt.str_or_foreign(ep, a_order_type, 'order_type')
-        a_symbol = args['symbol']
-        if type(a_symbol) is not str or not a_symbol.isascii():
-            a_symbol = rt.str_or_foreign(ep, a_symbol, 'symbol')
-        try:
-            a_price = v.want_float(args['price'], 'price')
-        except ToolError as exc:
-            a_price = rt.foreign(ep, exc, args['price'], 'price')
-        try:
-            a_amount = v.want_int(args['amount'], 'amount')
-        except ToolError as exc:
-            a_amount = rt.foreign(ep, exc, args['amount'], 'amount')
-        return ep.tool_place_order(a_order_type, a_symbol, a_price, a_amount)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_withdraw_funds(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_amount = v.want_number(args['amount'], 'amount')
-        except ToolError as exc:
-            a_amount = rt.foreign(ep, exc, args['amount'], 'amount')
-        return ep.tool_withdraw_funds(a_amount)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_account_info(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_get_account_info()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_trading_login(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        a_username = args['username']
-        if type(a_username) is not str or not a_username.isascii():
-            a_username = rt.str_or_foreign(ep, a_username, 'username')
-        a_password = args['password']
-        if type(a_password) is not str or not a_password.isascii():
-            a_password = rt.str_or_foreign(ep, a_password, 'password')
-        return ep.tool_trading_login(a_username, a_password)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_trading_get_login_status(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_trading_get_login_status()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_trading_logout(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_trading_logout()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_fund_account(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_amount = v.want_number(args['amount'], 'amount')
-        except ToolError as exc:
-            a_amount = rt.foreign(ep, exc, args['amount'], 'amount')
-        return ep.tool_fund_account(a_amount)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_remove_stock_from_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        a_symbol = args['symbol']
-        if type(a_symbol) is not str or not a_symbol.isascii():
-            a_symbol = rt.str_or_foreign(ep, a_symbol, 'symbol')
-        return ep.tool_remove_stock_from_watchlist(a_symbol)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_get_watchlist()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_order_history(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_get_order_history()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_transaction_history(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_start_date = (v.want_optional(args['start_date'], 'start_date', v.want_str) if 'start_date' in args else None)
-        except ToolError as exc:
-            a_start_date = rt.foreign(ep, exc, args['start_date'], 'start_date')
-        try:
-            a_end_date = (v.want_optional(args['end_date'], 'end_date', v.want_str) if 'end_date' in args else None)
-        except ToolError as exc:
-            a_end_date = rt.foreign(ep, exc, args['end_date'], 'end_date')
-        return ep.tool_get_transaction_history(a_start_date, a_end_date)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_available_stocks(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        a_sector = args['sector']
-        if type(a_sector) is not str or not a_sector.isascii():
-            a_sector = rt.str_or_foreign(ep, a_sector, 'sector')
-        return ep.tool_get_available_stocks(a_sector)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_filter_stocks_by_price(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        a_stocks = args['stocks']
-        try:
-            _ascii = type(a_stocks) is list and ''.join(a_stocks).isascii()
-        except TypeError:  # an element that is no str
-            _ascii = False
-        if _ascii:
-            a_stocks = tuple(a_stocks)
-        else:
-            a_stocks = rt.str_list_or_foreign(ep, a_stocks, 'stocks')
-        try:
-            a_min_price = v.want_float(args['min_price'], 'min_price')
-        except ToolError as exc:
-            a_min_price = rt.foreign(ep, exc, args['min_price'], 'min_price')
-        try:
-            a_max_price = v.want_float(args['max_price'], 'max_price')
-        except ToolError as exc:
-            a_max_price = rt.foreign(ep, exc, args['max_price'], 'max_price')
-        return ep.tool_filter_stocks_by_price(a_stocks, a_min_price, a_max_price)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_add_to_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        a_stock = args['stock']
-        if type(a_stock) is not str or not a_stock.isascii():
-            a_stock = rt.str_or_foreign(ep, a_stock, 'stock')
-        return ep.tool_add_to_watchlist(a_stock)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_notify_price_change(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    try:
-        a_stocks = args['stocks']
-        try:
-            _ascii = type(a_stocks) is list and ''.join(a_stocks).isascii()
-        except TypeError:  # an element that is no str
-            _ascii = False
-        if _ascii:
-            a_stocks = tuple(a_stocks)
-        else:
-            a_stocks = rt.str_list_or_foreign(ep, a_stocks, 'stocks')
-        try:
-            a_threshold = v.want_float(args['threshold'], 'threshold')
-        except ToolError as exc:
-            a_threshold = rt.foreign(ep, exc, args['threshold'], 'threshold')
-        return ep.tool_notify_price_change(a_stocks, a_threshold)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
+_RESULT_Balance = js.closed({'status': js.STRING, 'new_balance': {}})
+_RESULT_Status = js.closed({'status': js.STRING})
 
 
 TradingBot.TOOLS = tools(
-    tool('get_current_time', 'Get the current time.', (), read_only=True,
-         invoke=_invoke_get_current_time, python_name='TradingBot.get_current_time',
-         where='trading_bot.world:252',
-         returns={'type': 'object', 'properties': {'current_time': {'type': 'string'}}, 'required': ['current_time'], 'additionalProperties': False}),
-    tool('get_symbol_by_name', 'Get the symbol of a stock by company name.',
-         (param('name', {'type': 'string'}, 'Name of the company.'),), read_only=True,
-         invoke=_invoke_get_symbol_by_name, python_name='TradingBot.get_symbol_by_name',
-         where='trading_bot.world:256',
-         returns={'type': 'object', 'properties': {'symbol': {'type': 'string'}}, 'required': ['symbol'], 'additionalProperties': False}),
-    tool('get_stock_info', 'Get the details of a stock.',
-         (param('symbol', {'type': 'string'}, 'Symbol that uniquely identifies the stock.'),),
-         read_only=True, invoke=_invoke_get_stock_info, python_name='TradingBot.get_stock_info',
-         where='trading_bot.world:262', returns={'type': 'object', 'additionalProperties': {}}),
-    tool('get_order_details', 'Get the details of an order.',
-         (param('order_id', {'type': 'integer'}, 'ID of the order.'),), read_only=True,
-         invoke=_invoke_get_order_details, python_name='TradingBot.get_order_details',
-         where='trading_bot.world:269', returns={}),
-    tool('cancel_order', 'Cancel an order.',
-         (param('order_id', {'type': 'integer'}, 'ID of the order to cancel.'),), read_only=False,
-         invoke=_invoke_cancel_order, python_name='TradingBot.cancel_order',
-         where='trading_bot.world:275',
-         returns={'type': 'object', 'properties': {'order_id': {'type': 'integer'}, 'status': {'type': 'string'}}, 'required': ['order_id', 'status'], 'additionalProperties': False}),
-    tool('place_order', 'Place an order.',
-         (param('order_type', {'type': 'string'}, 'Type of the order (Buy/Sell).'),
-         param('symbol', {'type': 'string'}, 'Symbol of the stock to trade.'),
-         param('price', {'type': 'number'}, 'Price at which to place the order.'),
-         param('amount', {'type': 'integer'}, 'Number of shares to trade.')), read_only=False,
-         invoke=_invoke_place_order, python_name='TradingBot.place_order',
-         where='trading_bot.world:285',
-         returns={'type': 'object', 'properties': {'order_id': {'type': 'integer'}, 'order_type': {'type': 'string'}, 'status': {'type': 'string'}, 'price': {'type': 'number'}, 'amount': {'type': 'integer'}}, 'required': ['order_id', 'order_type', 'status', 'price', 'amount'], 'additionalProperties': False}),
-    tool('withdraw_funds', 'Withdraw funds from the account balance.',
-         (param('amount', {'type': 'number'}, 'Amount to withdraw from the account.'),),
-         read_only=False, invoke=_invoke_withdraw_funds, python_name='TradingBot.withdraw_funds',
-         where='trading_bot.world:324',
-         returns={'type': 'object', 'properties': {'status': {'type': 'string'}, 'new_balance': {}}, 'required': ['status', 'new_balance'], 'additionalProperties': False}),
-    tool('get_account_info', 'Get account information.', (), read_only=True,
-         invoke=_invoke_get_account_info, python_name='TradingBot.get_account_info',
-         where='trading_bot.world:342', returns={'type': 'object', 'additionalProperties': {}}),
-    tool('trading_login', 'Handle user login.',
-         (param('username', {'type': 'string'}, 'Username for authentication.'),
-         param('password', {'type': 'string'}, 'Password for authentication.')), read_only=False,
-         invoke=_invoke_trading_login, python_name='TradingBot.trading_login',
-         where='trading_bot.world:347',
-         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    tool('trading_get_login_status', 'Get the login status.', (), read_only=True,
-         invoke=_invoke_trading_get_login_status,
-         python_name='TradingBot.trading_get_login_status', where='trading_bot.world:361',
-         returns={'type': 'object', 'properties': {'status': {'type': 'boolean'}}, 'required': ['status'], 'additionalProperties': False}),
-    tool('trading_logout', 'Handle user logout for trading system.', (), read_only=False,
-         invoke=_invoke_trading_logout, python_name='TradingBot.trading_logout',
-         where='trading_bot.world:365',
-         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    tool('fund_account', 'Fund the account with the specified amount.',
-         (param('amount', {'type': 'number'}, 'Amount to fund the account with.'),),
-         read_only=False, invoke=_invoke_fund_account, python_name='TradingBot.fund_account',
-         where='trading_bot.world:373',
-         returns={'type': 'object', 'properties': {'status': {'type': 'string'}, 'new_balance': {}}, 'required': ['status', 'new_balance'], 'additionalProperties': False}),
-    tool('remove_stock_from_watchlist', 'Remove a stock from the watchlist.',
-         (param('symbol', {'type': 'string'}, 'Symbol of the stock to remove.'),),
-         read_only=False, invoke=_invoke_remove_stock_from_watchlist,
-         python_name='TradingBot.remove_stock_from_watchlist', where='trading_bot.world:389',
-         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    tool('get_watchlist', 'Get the watchlist.', (), read_only=True, invoke=_invoke_get_watchlist,
-         python_name='TradingBot.get_watchlist', where='trading_bot.world:398', returns={}),
-    tool('get_order_history', 'Get the stock order ID history.', (), read_only=True,
-         invoke=_invoke_get_order_history, python_name='TradingBot.get_order_history',
-         where='trading_bot.world:407', returns={}),
-    tool('get_transaction_history', 'Get the transaction history within a specified date range.',
-         (param('start_date', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "Start date for the history (format: 'YYYY-MM-DD').", optional=True),
-         param('end_date', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, "End date for the history (format: 'YYYY-MM-DD').", optional=True)),
-         read_only=True, invoke=_invoke_get_transaction_history,
-         python_name='TradingBot.get_transaction_history', where='trading_bot.world:415',
-         returns={}),
-    tool('get_available_stocks', 'Get a list of stock symbols in the given sector.',
-         (param('sector', {'type': 'string'}, "The sector to retrieve stocks from (e.g., 'Technology')."),),
-         read_only=True, invoke=_invoke_get_available_stocks,
-         python_name='TradingBot.get_available_stocks', where='trading_bot.world:444',
-         returns={'type': 'object', 'properties': {'stock_list': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['stock_list'], 'additionalProperties': False}),
-    tool('filter_stocks_by_price', 'Filter stocks based on a price range.',
-         (param('stocks', {'type': 'array', 'items': {'type': 'string'}}, 'List of stock symbols to filter.'),
-         param('min_price', {'type': 'number'}, 'Minimum stock price.'),
-         param('max_price', {'type': 'number'}, 'Maximum stock price.')), read_only=True,
-         invoke=_invoke_filter_stocks_by_price, python_name='TradingBot.filter_stocks_by_price',
-         where='trading_bot.world:452',
-         returns={'type': 'object', 'properties': {'filtered_stocks': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['filtered_stocks'], 'additionalProperties': False}),
-    tool('add_to_watchlist', 'Add a stock to the watchlist.',
-         (param('stock', {'type': 'string'}, 'the stock symbol to add to the watchlist.'),),
-         read_only=False, invoke=_invoke_add_to_watchlist,
-         python_name='TradingBot.add_to_watchlist', where='trading_bot.world:465',
-         returns={'type': 'object', 'properties': {'watchlist': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['watchlist'], 'additionalProperties': False}),
-    tool('notify_price_change', 'Notify if there is a significant price change in the stocks.',
-         (param('stocks', {'type': 'array', 'items': {'type': 'string'}}, 'List of stock symbols to check.'),
-         param('threshold', {'type': 'number'}, 'Percentage change threshold to trigger a notification.')),
-         read_only=True, invoke=_invoke_notify_price_change,
-         python_name='TradingBot.notify_price_change', where='trading_bot.world:475',
-         returns={'type': 'object', 'properties': {'notification': {'type': 'string'}}, 'required': ['notification'], 'additionalProperties': False}),
+    tool(
+        TradingBot.tool_get_current_time,
+        read_only=True,
+        where='trading_bot.world:252',
+        returns=js.closed({'current_time': js.STRING}),
+    ),
+    tool(
+        TradingBot.tool_get_symbol_by_name,
+        param('name', arg.TEXT, 'Name of the company.'),
+        read_only=True,
+        where='trading_bot.world:256',
+        returns=js.closed({'symbol': js.STRING}),
+    ),
+    tool(
+        TradingBot.tool_get_stock_info,
+        param('symbol', arg.TEXT, 'Symbol that uniquely identifies the stock.'),
+        read_only=True,
+        where='trading_bot.world:262',
+        returns=js.mapping({}),
+    ),
+    tool(
+        TradingBot.tool_get_order_details,
+        param('order_id', arg.INT, 'ID of the order.'),
+        read_only=True,
+        where='trading_bot.world:269',
+        returns={},
+    ),
+    tool(
+        TradingBot.tool_cancel_order,
+        param('order_id', arg.INT, 'ID of the order to cancel.'),
+        where='trading_bot.world:275',
+        returns=js.closed({'order_id': js.INTEGER, 'status': js.STRING}),
+    ),
+    tool(
+        TradingBot.tool_place_order,
+        param('order_type', arg.TEXT, 'Type of the order (Buy/Sell).'),
+        param('symbol', arg.TEXT, 'Symbol of the stock to trade.'),
+        param('price', arg.FLOAT, 'Price at which to place the order.'),
+        param('amount', arg.INT, 'Number of shares to trade.'),
+        where='trading_bot.world:285',
+        returns=js.closed({
+            'order_id': js.INTEGER,
+            'order_type': js.STRING,
+            'status': js.STRING,
+            'price': js.NUMBER,
+            'amount': js.INTEGER,
+        }),
+    ),
+    tool(
+        TradingBot.tool_withdraw_funds,
+        param('amount', arg.NUMBER, 'Amount to withdraw from the account.'),
+        where='trading_bot.world:324',
+        returns=_RESULT_Balance,
+    ),
+    tool(
+        TradingBot.tool_get_account_info,
+        read_only=True,
+        where='trading_bot.world:342',
+        returns=js.mapping({}),
+    ),
+    tool(
+        TradingBot.tool_trading_login,
+        param('username', arg.TEXT, 'Username for authentication.'),
+        param('password', arg.TEXT, 'Password for authentication.'),
+        where='trading_bot.world:347',
+        returns=_RESULT_Status,
+    ),
+    tool(
+        TradingBot.tool_trading_get_login_status,
+        read_only=True,
+        where='trading_bot.world:361',
+        returns=js.closed({'status': js.BOOLEAN}),
+    ),
+    tool(TradingBot.tool_trading_logout, where='trading_bot.world:365', returns=_RESULT_Status),
+    tool(
+        TradingBot.tool_fund_account,
+        param('amount', arg.NUMBER, 'Amount to fund the account with.'),
+        where='trading_bot.world:373',
+        returns=_RESULT_Balance,
+    ),
+    tool(
+        TradingBot.tool_remove_stock_from_watchlist,
+        param('symbol', arg.TEXT, 'Symbol of the stock to remove.'),
+        where='trading_bot.world:389',
+        returns=_RESULT_Status,
+    ),
+    tool(TradingBot.tool_get_watchlist, read_only=True, where='trading_bot.world:398', returns={}),
+    tool(
+        TradingBot.tool_get_order_history,
+        read_only=True,
+        where='trading_bot.world:407',
+        returns={},
+    ),
+    tool(
+        TradingBot.tool_get_transaction_history,
+        param(
+            'start_date',
+            arg.optional(arg.TEXT),
+            "Start date for the history (format: 'YYYY-MM-DD').",
+        ),
+        param(
+            'end_date', arg.optional(arg.TEXT), "End date for the history (format: 'YYYY-MM-DD')."
+        ),
+        read_only=True,
+        where='trading_bot.world:415',
+        returns={},
+    ),
+    tool(
+        TradingBot.tool_get_available_stocks,
+        param('sector', arg.TEXT, "The sector to retrieve stocks from (e.g., 'Technology')."),
+        read_only=True,
+        where='trading_bot.world:444',
+        returns=js.closed({'stock_list': js.array(js.STRING)}),
+    ),
+    tool(
+        TradingBot.tool_filter_stocks_by_price,
+        param('stocks', arg.TEXT_LIST, 'List of stock symbols to filter.'),
+        param('min_price', arg.FLOAT, 'Minimum stock price.'),
+        param('max_price', arg.FLOAT, 'Maximum stock price.'),
+        read_only=True,
+        where='trading_bot.world:452',
+        returns=js.closed({'filtered_stocks': js.array(js.STRING)}),
+    ),
+    tool(
+        TradingBot.tool_add_to_watchlist,
+        param('stock', arg.TEXT, 'the stock symbol to add to the watchlist.'),
+        where='trading_bot.world:465',
+        returns=js.closed({'watchlist': js.array(js.STRING)}),
+    ),
+    tool(
+        TradingBot.tool_notify_price_change,
+        param('stocks', arg.TEXT_LIST, 'List of stock symbols to check.'),
+        param('threshold', arg.FLOAT, 'Percentage change threshold to trigger a notification.'),
+        read_only=True,
+        where='trading_bot.world:475',
+        returns=js.closed({'notification': js.STRING}),
+    ),
+    arguments='dynamic',
+    python_class='TradingBot',
 )
 
 

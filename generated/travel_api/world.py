@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -815,7 +817,8 @@ class TravelAPI(Episode):
         if not (booking_id in self.state.booking_record):  # travel_api.world:1130
             raise ToolError('Booking not found')
         return SupportMessage(  # travel_api.world:1131
-            'Thank you for contacting customer support. Your message has been received and we will get back to you shortly.',
+            'Thank you for contacting customer support. Your message has been received and we '
+            'will get back to you shortly.',
         )
 
     def tool_get_all_credit_cards(self) -> CreditCards:  # travel_api.world:1136
@@ -845,407 +848,255 @@ class TravelAPI(Episode):
                     )
 
 
-def _invoke_authenticate_travel(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_client_id = args['client_id']
-        if type(a_client_id) is not str or not a_client_id.isascii():
-            a_client_id = rt.str_or_foreign(ep, a_client_id, 'client_id')
-        a_client_secret = args['client_secret']
-        if type(a_client_secret) is not str or not a_client_secret.isascii():
-            a_client_secret = rt.str_or_foreign(ep, a_client_secret, 'client_secret')
-        a_refresh_token = args['refresh_token']
-        if type(a_refresh_token) is not str or not a_refresh_token.isascii():
-            a_refresh_token = rt.str_or_foreign(ep, a_refresh_token, 'refresh_token')
-        a_grant_type = args['grant_type']
-        if type(a_grant_type) is not str or not a_grant_type.isascii():
-            a_grant_type = rt.str_or_foreign(ep, a_grant_type, 'grant_type')
-        a_user_first_name = args['user_first_name']
-        if type(a_user_first_name) is not str or not a_user_first_name.isascii():
-            a_user_first_name = rt.str_or_foreign(ep, a_user_first_name, 'user_first_name')
-        a_user_last_name = args['user_last_name']
-        if type(a_user_last_name) is not str or not a_user_last_name.isascii():
-            a_user_last_name = rt.str_or_foreign(ep, a_user_last_name, 'user_last_name')
-        return ep.tool_authenticate_travel(a_client_id, a_client_secret, a_refresh_token, a_grant_type, a_user_first_name, a_user_last_name)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_travel_get_login_status(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_travel_get_login_status()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_budget_fiscal_year(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_lastModifiedAfter = (v.want_optional(args['lastModifiedAfter'], 'lastModifiedAfter', v.want_str) if 'lastModifiedAfter' in args else None)
-        except ToolError as exc:
-            a_lastModifiedAfter = rt.foreign(ep, exc, args['lastModifiedAfter'], 'lastModifiedAfter')
-        try:
-            a_includeRemoved = (v.want_optional(args['includeRemoved'], 'includeRemoved', v.want_str) if 'includeRemoved' in args else None)
-        except ToolError as exc:
-            a_includeRemoved = rt.foreign(ep, exc, args['includeRemoved'], 'includeRemoved')
-        return ep.tool_get_budget_fiscal_year(a_lastModifiedAfter, a_includeRemoved)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_register_credit_card(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_access_token = args['access_token']
-        if type(a_access_token) is not str or not a_access_token.isascii():
-            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
-        a_card_number = args['card_number']
-        if type(a_card_number) is not str or not a_card_number.isascii():
-            a_card_number = rt.str_or_foreign(ep, a_card_number, 'card_number')
-        a_expiration_date = args['expiration_date']
-        if type(a_expiration_date) is not str or not a_expiration_date.isascii():
-            a_expiration_date = rt.str_or_foreign(ep, a_expiration_date, 'expiration_date')
-        a_cardholder_name = args['cardholder_name']
-        if type(a_cardholder_name) is not str or not a_cardholder_name.isascii():
-            a_cardholder_name = rt.str_or_foreign(ep, a_cardholder_name, 'cardholder_name')
-        try:
-            a_card_verification_number = v.want_int(args['card_verification_number'], 'card_verification_number')
-        except ToolError as exc:
-            a_card_verification_number = rt.foreign(ep, exc, args['card_verification_number'], 'card_verification_number')
-        return ep.tool_register_credit_card(a_access_token, a_card_number, a_expiration_date, a_cardholder_name, a_card_verification_number)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_flight_cost(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_travel_from = args['travel_from']
-        if type(a_travel_from) is not str or not a_travel_from.isascii():
-            a_travel_from = rt.str_or_foreign(ep, a_travel_from, 'travel_from')
-        a_travel_to = args['travel_to']
-        if type(a_travel_to) is not str or not a_travel_to.isascii():
-            a_travel_to = rt.str_or_foreign(ep, a_travel_to, 'travel_to')
-        a_travel_date = args['travel_date']
-        if type(a_travel_date) is not str or not a_travel_date.isascii():
-            a_travel_date = rt.str_or_foreign(ep, a_travel_date, 'travel_date')
-        a_travel_class = args['travel_class']
-        if type(a_travel_class) is not str or not a_travel_class.isascii():
-            a_travel_class = rt.str_or_foreign(ep, a_travel_class, 'travel_class')
-        return ep.tool_get_flight_cost(a_travel_from, a_travel_to, a_travel_date, a_travel_class)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_credit_card_balance(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_access_token = args['access_token']
-        if type(a_access_token) is not str or not a_access_token.isascii():
-            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
-        a_card_id = args['card_id']
-        if type(a_card_id) is not str or not a_card_id.isascii():
-            a_card_id = rt.str_or_foreign(ep, a_card_id, 'card_id')
-        return ep.tool_get_credit_card_balance(a_access_token, a_card_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_book_flight(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_access_token = args['access_token']
-        if type(a_access_token) is not str or not a_access_token.isascii():
-            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
-        a_card_id = args['card_id']
-        if type(a_card_id) is not str or not a_card_id.isascii():
-            a_card_id = rt.str_or_foreign(ep, a_card_id, 'card_id')
-        a_travel_date = args['travel_date']
-        if type(a_travel_date) is not str or not a_travel_date.isascii():
-            a_travel_date = rt.str_or_foreign(ep, a_travel_date, 'travel_date')
-        a_travel_from = args['travel_from']
-        if type(a_travel_from) is not str or not a_travel_from.isascii():
-            a_travel_from = rt.str_or_foreign(ep, a_travel_from, 'travel_from')
-        a_travel_to = args['travel_to']
-        if type(a_travel_to) is not str or not a_travel_to.isascii():
-            a_travel_to = rt.str_or_foreign(ep, a_travel_to, 'travel_to')
-        a_travel_class = args['travel_class']
-        if type(a_travel_class) is not str or not a_travel_class.isascii():
-            a_travel_class = rt.str_or_foreign(ep, a_travel_class, 'travel_class')
-        return ep.tool_book_flight(a_access_token, a_card_id, a_travel_date, a_travel_from, a_travel_to, a_travel_class)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_retrieve_invoice(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_access_token = args['access_token']
-        if type(a_access_token) is not str or not a_access_token.isascii():
-            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
-        try:
-            a_booking_id = (v.want_optional(args['booking_id'], 'booking_id', v.want_str) if 'booking_id' in args else None)
-        except ToolError as exc:
-            a_booking_id = rt.foreign(ep, exc, args['booking_id'], 'booking_id')
-        try:
-            a_insurance_id = (v.want_optional(args['insurance_id'], 'insurance_id', v.want_str) if 'insurance_id' in args else None)
-        except ToolError as exc:
-            a_insurance_id = rt.foreign(ep, exc, args['insurance_id'], 'insurance_id')
-        return ep.tool_retrieve_invoice(a_access_token, a_booking_id, a_insurance_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_booking_history(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_access_token = args['access_token']
-        if type(a_access_token) is not str or not a_access_token.isascii():
-            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
-        return ep.tool_get_booking_history(a_access_token)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_list_all_airports(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_list_all_airports()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_cancel_booking(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_access_token = args['access_token']
-        if type(a_access_token) is not str or not a_access_token.isascii():
-            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
-        a_booking_id = args['booking_id']
-        if type(a_booking_id) is not str or not a_booking_id.isascii():
-            a_booking_id = rt.str_or_foreign(ep, a_booking_id, 'booking_id')
-        return ep.tool_cancel_booking(a_access_token, a_booking_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_compute_exchange_rate(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_base_currency = args['base_currency']
-        if type(a_base_currency) is not str or not a_base_currency.isascii():
-            a_base_currency = rt.str_or_foreign(ep, a_base_currency, 'base_currency')
-        a_target_currency = args['target_currency']
-        if type(a_target_currency) is not str or not a_target_currency.isascii():
-            a_target_currency = rt.str_or_foreign(ep, a_target_currency, 'target_currency')
-        try:
-            a_value = v.want_number(args['value'], 'value')
-        except ToolError as exc:
-            a_value = rt.foreign(ep, exc, args['value'], 'value')
-        return ep.tool_compute_exchange_rate(a_base_currency, a_target_currency, a_value)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_verify_traveler_information(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_first_name = args['first_name']
-        if type(a_first_name) is not str or not a_first_name.isascii():
-            a_first_name = rt.str_or_foreign(ep, a_first_name, 'first_name')
-        a_last_name = args['last_name']
-        if type(a_last_name) is not str or not a_last_name.isascii():
-            a_last_name = rt.str_or_foreign(ep, a_last_name, 'last_name')
-        a_date_of_birth = args['date_of_birth']
-        if type(a_date_of_birth) is not str or not a_date_of_birth.isascii():
-            a_date_of_birth = rt.str_or_foreign(ep, a_date_of_birth, 'date_of_birth')
-        a_passport_number = args['passport_number']
-        if type(a_passport_number) is not str or not a_passport_number.isascii():
-            a_passport_number = rt.str_or_foreign(ep, a_passport_number, 'passport_number')
-        return ep.tool_verify_traveler_information(a_first_name, a_last_name, a_date_of_birth, a_passport_number)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_set_budget_limit(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_access_token = args['access_token']
-        if type(a_access_token) is not str or not a_access_token.isascii():
-            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
-        try:
-            a_budget_limit = v.want_float(args['budget_limit'], 'budget_limit')
-        except ToolError as exc:
-            a_budget_limit = rt.foreign(ep, exc, args['budget_limit'], 'budget_limit')
-        return ep.tool_set_budget_limit(a_access_token, a_budget_limit)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_nearest_airport_by_city(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_location = args['location']
-        if type(a_location) is not str or not a_location.isascii():
-            a_location = rt.str_or_foreign(ep, a_location, 'location')
-        return ep.tool_get_nearest_airport_by_city(a_location)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_purchase_insurance(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_access_token = args['access_token']
-        if type(a_access_token) is not str or not a_access_token.isascii():
-            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
-        a_insurance_type = args['insurance_type']
-        if type(a_insurance_type) is not str or not a_insurance_type.isascii():
-            a_insurance_type = rt.str_or_foreign(ep, a_insurance_type, 'insurance_type')
-        a_booking_id = args['booking_id']
-        if type(a_booking_id) is not str or not a_booking_id.isascii():
-            a_booking_id = rt.str_or_foreign(ep, a_booking_id, 'booking_id')
-        try:
-            a_insurance_cost = v.want_number(args['insurance_cost'], 'insurance_cost')
-        except ToolError as exc:
-            a_insurance_cost = rt.foreign(ep, exc, args['insurance_cost'], 'insurance_cost')
-        a_card_id = args['card_id']
-        if type(a_card_id) is not str or not a_card_id.isascii():
-            a_card_id = rt.str_or_foreign(ep, a_card_id, 'card_id')
-        return ep.tool_purchase_insurance(a_access_token, a_insurance_type, a_booking_id, a_insurance_cost, a_card_id)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_contact_customer_support(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_booking_id = args['booking_id']
-        if type(a_booking_id) is not str or not a_booking_id.isascii():
-            a_booking_id = rt.str_or_foreign(ep, a_booking_id, 'booking_id')
-        a_message = args['message']
-        if type(a_message) is not str or not a_message.isascii():
-            a_message = rt.str_or_foreign(ep, a_message, 'message')
-        return ep.tool_contact_customer_support(a_booking_id, a_message)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_all_credit_cards(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_get_all_credit_cards()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
+_PARAM_access_token = param(
+    'access_token', arg.TEXT, 'The access token obtained from the authenticate'
+)
+_PARAM_booking_id = param('booking_id', arg.TEXT, 'The ID of the booking')
 
 
 TravelAPI.TOOLS = tools(
-    tool('authenticate_travel', 'Authenticate the user with the travel API',
-         (param('client_id', {'type': 'string'}, 'The client applications client_id supplied by App Management'),
-         param('client_secret', {'type': 'string'}, 'The client applications client_secret supplied by App Management'),
-         param('refresh_token', {'type': 'string'}, 'The refresh token obtained from the initial authentication'),
-         param('grant_type', {'type': 'string'}, 'The grant type of the authentication request. Here are the options: read_write, read, write'),
-         param('user_first_name', {'type': 'string'}, 'The first name of the user'),
-         param('user_last_name', {'type': 'string'}, 'The last name of the user')),
-         read_only=False, invoke=_invoke_authenticate_travel,
-         python_name='TravelAPI.authenticate_travel', where='travel_api.world:769',
-         returns={'type': 'object', 'properties': {'expires_in': {'type': 'integer'}, 'access_token': {'type': 'string'}, 'token_type': {'type': 'string'}, 'scope': {'type': 'string'}}, 'required': ['expires_in', 'access_token', 'token_type', 'scope'], 'additionalProperties': False}),
-    tool('travel_get_login_status', 'Get the status of the login', (), read_only=True,
-         invoke=_invoke_travel_get_login_status, python_name='TravelAPI.travel_get_login_status',
-         where='travel_api.world:790',
-         returns={'type': 'object', 'properties': {'status': {'type': 'boolean'}}, 'required': ['status'], 'additionalProperties': False}),
-    tool('get_budget_fiscal_year', 'Get the budget fiscal year',
-         (param('lastModifiedAfter', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] Use this field if you only want Fiscal Years that were changed after the supplied date. The supplied date will be interpreted in the UTC time zone. If lastModifiedAfter is not supplied, the service will return all Fiscal Years, regardless of modified date. Example: 2016-03-29T16:12:20. Return in the format of YYYY-MM-DDTHH:MM:SS.', optional=True),
-         param('includeRemoved', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] If true, the service will return all Fiscal Years, including those that were previously removed. If not supplied, this field defaults to false.', optional=True)),
-         read_only=True, invoke=_invoke_get_budget_fiscal_year,
-         python_name='TravelAPI.get_budget_fiscal_year', where='travel_api.world:794',
-         returns={'type': 'object', 'properties': {'budget_fiscal_year': {'type': 'string'}}, 'required': ['budget_fiscal_year'], 'additionalProperties': False}),
-    tool('register_credit_card', 'Register a credit card',
-         (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate method'),
-         param('card_number', {'type': 'string'}, 'The credit card number'),
-         param('expiration_date', {'type': 'string'}, 'The expiration date of the credit card in the format MM/YYYY'),
-         param('cardholder_name', {'type': 'string'}, 'The name of the cardholder'),
-         param('card_verification_number', {'type': 'integer'}, 'The card verification number')),
-         read_only=False, invoke=_invoke_register_credit_card,
-         python_name='TravelAPI.register_credit_card', where='travel_api.world:804',
-         returns={'type': 'object', 'properties': {'card_id': {'type': 'string'}}, 'required': ['card_id'], 'additionalProperties': False}),
-    tool('get_flight_cost',
-         'Get the list of cost of a flight in USD based on location, date, and class',
-         (param('travel_from', {'type': 'string'}, 'The 3 letter code of the departing airport'),
-         param('travel_to', {'type': 'string'}, 'The 3 letter code of the arriving airport'),
-         param('travel_date', {'type': 'string'}, "The date of the travel in the format 'YYYY-MM-DD'"),
-         param('travel_class', {'type': 'string'}, 'The class of the travel. Options are: economy, business, first.')),
-         read_only=False, invoke=_invoke_get_flight_cost, python_name='TravelAPI.get_flight_cost',
-         where='travel_api.world:832',
-         returns={'type': 'object', 'properties': {'travel_cost_list': {'type': 'array', 'items': {'type': 'number'}}}, 'required': ['travel_cost_list'], 'additionalProperties': False}),
-    tool('get_credit_card_balance', 'Get the balance of a credit card',
-         (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate'),
-         param('card_id', {'type': 'string'}, 'The ID of the credit card')), read_only=True,
-         invoke=_invoke_get_credit_card_balance, python_name='TravelAPI.get_credit_card_balance',
-         where='travel_api.world:845',
-         returns={'type': 'object', 'properties': {'card_balance': {}}, 'required': ['card_balance'], 'additionalProperties': False}),
-    tool('book_flight',
-         'Book a flight given the travel information. From and To should be the airport codes in the IATA format.',
-         (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate'),
-         param('card_id', {'type': 'string'}, 'The ID of the credit card to use for the booking'),
-         param('travel_date', {'type': 'string'}, 'The date of the travel in the format YYYY-MM-DD'),
-         param('travel_from', {'type': 'string'}, 'The location the travel is from'),
-         param('travel_to', {'type': 'string'}, 'The location the travel is to'),
-         param('travel_class', {'type': 'string'}, 'The class of the travel')), read_only=False,
-         invoke=_invoke_book_flight, python_name='TravelAPI.book_flight',
-         where='travel_api.world:858',
-         returns={'type': 'object', 'properties': {'booking_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'transaction_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'booking_status': {'type': 'boolean'}, 'booking_history': {'anyOf': [{'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}, {'type': 'null'}]}, 'error': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['booking_status'], 'additionalProperties': False}),
-    tool('retrieve_invoice', 'Retrieve the invoice for a booking.',
-         (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate'),
-         param('booking_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] The ID of the booking', optional=True),
-         param('insurance_id', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] The ID of the insurance', optional=True)),
-         read_only=True, invoke=_invoke_retrieve_invoice,
-         python_name='TravelAPI.retrieve_invoice', where='travel_api.world:937',
-         returns={'type': 'object', 'properties': {'invoice': {'type': 'object', 'properties': {'booking_id': {'type': 'string'}, 'travel_date': {}, 'travel_from': {}, 'travel_to': {}, 'travel_class': {}, 'travel_cost': {}, 'transaction_id': {}}, 'required': ['booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id'], 'additionalProperties': False}}, 'required': ['invoice'], 'additionalProperties': False}),
-    tool('get_booking_history', 'Retrieve all booking history for the user.',
-         (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate method.'),),
-         read_only=True, invoke=_invoke_get_booking_history,
-         python_name='TravelAPI.get_booking_history', where='travel_api.world:966',
-         returns={'type': 'object', 'properties': {'booking_history': {'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}}, 'required': ['booking_history'], 'additionalProperties': False}),
-    tool('list_all_airports', 'List all available airports', (), read_only=True,
-         invoke=_invoke_list_all_airports, python_name='TravelAPI.list_all_airports',
-         where='travel_api.world:976', returns={'type': 'array', 'items': {'type': 'string'}}),
-    tool('cancel_booking', 'Cancel a booking',
-         (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate'),
-         param('booking_id', {'type': 'string'}, 'The ID of the booking')), read_only=False,
-         invoke=_invoke_cancel_booking, python_name='TravelAPI.cancel_booking',
-         where='travel_api.world:980',
-         returns={'type': 'object', 'properties': {'cancel_status': {'type': 'boolean'}, 'error': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['cancel_status'], 'additionalProperties': False}),
-    tool('compute_exchange_rate', 'Compute the exchange rate between two currencies',
-         (param('base_currency', {'type': 'string'}, 'The base currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN'),
-         param('target_currency', {'type': 'string'}, 'The target currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN'),
-         param('value', {'type': 'number'}, 'The value to convert')), read_only=True,
-         invoke=_invoke_compute_exchange_rate, python_name='TravelAPI.compute_exchange_rate',
-         where='travel_api.world:1010',
-         returns={'type': 'object', 'properties': {'exchanged_value': {'type': 'number'}}, 'required': ['exchanged_value'], 'additionalProperties': False}),
-    tool('verify_traveler_information', 'Verify the traveler information',
-         (param('first_name', {'type': 'string'}, 'The first name of the traveler'),
-         param('last_name', {'type': 'string'}, 'The last name of the traveler'),
-         param('date_of_birth', {'type': 'string'}, 'The date of birth of the traveler in the format YYYY-MM-DD'),
-         param('passport_number', {'type': 'string'}, 'The passport number of the traveler')),
-         read_only=True, invoke=_invoke_verify_traveler_information,
-         python_name='TravelAPI.verify_traveler_information', where='travel_api.world:1029',
-         returns={'type': 'object', 'properties': {'verification_status': {'type': 'boolean'}, 'verification_failure': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['verification_status'], 'additionalProperties': False}),
-    tool('set_budget_limit', 'Set the budget limit for the user',
-         (param('access_token', {'type': 'string'}, 'The access token obtained from the authentication process or initial configuration.'),
-         param('budget_limit', {'type': 'number'}, 'The budget limit to set in USD')),
-         read_only=False, invoke=_invoke_set_budget_limit,
-         python_name='TravelAPI.set_budget_limit', where='travel_api.world:1071',
-         returns={'type': 'object', 'properties': {'budget_limit': {'type': 'number'}}, 'required': ['budget_limit'], 'additionalProperties': False}),
-    tool('get_nearest_airport_by_city', 'Get the nearest airport to the given location',
-         (param('location', {'type': 'string'}, 'The name of the location. [Enum]: Rivermist, Stonebrook, Maplecrest, Silverpine, Shadowridge, London, Paris, Sunset Valley, Oakendale, Willowbend, Crescent Hollow, Autumnville, Pinehaven, Greenfield, San Francisco, Los Angeles, New York, Chicago, Boston, Beijing, Hong Kong, Rome, Tokyo'),),
-         read_only=True, invoke=_invoke_get_nearest_airport_by_city,
-         python_name='TravelAPI.get_nearest_airport_by_city', where='travel_api.world:1084',
-         returns={'type': 'object', 'properties': {'nearest_airport': {'type': 'string'}}, 'required': ['nearest_airport'], 'additionalProperties': False}),
-    tool('purchase_insurance', 'Purchase insurance',
-         (param('access_token', {'type': 'string'}, 'The access token obtained from the authenticate'),
-         param('insurance_type', {'type': 'string'}, 'The type of insurance to purchase'),
-         param('booking_id', {'type': 'string'}, 'The ID of the booking'),
-         param('insurance_cost', {'type': 'number'}, 'The cost of the insurance'),
-         param('card_id', {'type': 'string'}, 'The ID of the credit card to use for the')),
-         read_only=False, invoke=_invoke_purchase_insurance,
-         python_name='TravelAPI.purchase_insurance', where='travel_api.world:1092',
-         returns={'type': 'object', 'properties': {'insurance_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'insurance_status': {'type': 'boolean'}, 'error': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['insurance_status'], 'additionalProperties': False}),
-    tool('contact_customer_support',
-         'Contact travel booking customer support, get immediate support on an issue with an online call.',
-         (param('booking_id', {'type': 'string'}, 'The ID of the booking'),
-         param('message', {'type': 'string'}, 'The message to send to customer support')),
-         read_only=True, invoke=_invoke_contact_customer_support,
-         python_name='TravelAPI.contact_customer_support', where='travel_api.world:1124',
-         returns={'type': 'object', 'properties': {'customer_support_message': {'type': 'string'}}, 'required': ['customer_support_message'], 'additionalProperties': False}),
-    tool('get_all_credit_cards', 'Get all registered credit cards', (), read_only=True,
-         invoke=_invoke_get_all_credit_cards, python_name='TravelAPI.get_all_credit_cards',
-         where='travel_api.world:1136',
-         returns={'type': 'object', 'properties': {'credit_card_list': {'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}}, 'required': ['credit_card_list'], 'additionalProperties': False}),
+    tool(
+        TravelAPI.tool_authenticate_travel,
+        param(
+            'client_id', arg.TEXT, 'The client applications client_id supplied by App Management'
+        ),
+        param(
+            'client_secret',
+            arg.TEXT,
+            'The client applications client_secret supplied by App Management',
+        ),
+        param(
+            'refresh_token', arg.TEXT, 'The refresh token obtained from the initial authentication'
+        ),
+        param(
+            'grant_type',
+            arg.TEXT,
+            'The grant type of the authentication request. Here are the options: read_write, '
+            'read, write',
+        ),
+        param('user_first_name', arg.TEXT, 'The first name of the user'),
+        param('user_last_name', arg.TEXT, 'The last name of the user'),
+        where='travel_api.world:769',
+        returns=js.closed({
+            'expires_in': js.INTEGER,
+            'access_token': js.STRING,
+            'token_type': js.STRING,
+            'scope': js.STRING,
+        }),
+    ),
+    tool(
+        TravelAPI.tool_travel_get_login_status,
+        read_only=True,
+        where='travel_api.world:790',
+        returns=js.closed({'status': js.BOOLEAN}),
+    ),
+    tool(
+        TravelAPI.tool_get_budget_fiscal_year,
+        param(
+            'lastModifiedAfter',
+            arg.optional(arg.TEXT),
+            '[Optional] Use this field if you only want Fiscal Years that were changed after the '
+            'supplied date. The supplied date will be interpreted in the UTC time zone. If '
+            'lastModifiedAfter is not supplied, the service will return all Fiscal Years, '
+            'regardless of modified date. Example: 2016-03-29T16:12:20. Return in the format of '
+            'YYYY-MM-DDTHH:MM:SS.',
+        ),
+        param(
+            'includeRemoved',
+            arg.optional(arg.TEXT),
+            '[Optional] If true, the service will return all Fiscal Years, including those that '
+            'were previously removed. If not supplied, this field defaults to false.',
+        ),
+        read_only=True,
+        where='travel_api.world:794',
+        returns=js.closed({'budget_fiscal_year': js.STRING}),
+    ),
+    tool(
+        TravelAPI.tool_register_credit_card,
+        param('access_token', arg.TEXT, 'The access token obtained from the authenticate method'),
+        param('card_number', arg.TEXT, 'The credit card number'),
+        param(
+            'expiration_date',
+            arg.TEXT,
+            'The expiration date of the credit card in the format MM/YYYY',
+        ),
+        param('cardholder_name', arg.TEXT, 'The name of the cardholder'),
+        param('card_verification_number', arg.INT, 'The card verification number'),
+        where='travel_api.world:804',
+        returns=js.closed({'card_id': js.STRING}),
+    ),
+    tool(
+        TravelAPI.tool_get_flight_cost,
+        param('travel_from', arg.TEXT, 'The 3 letter code of the departing airport'),
+        param('travel_to', arg.TEXT, 'The 3 letter code of the arriving airport'),
+        param('travel_date', arg.TEXT, "The date of the travel in the format 'YYYY-MM-DD'"),
+        param(
+            'travel_class',
+            arg.TEXT,
+            'The class of the travel. Options are: economy, business, first.',
+        ),
+        where='travel_api.world:832',
+        returns=js.closed({'travel_cost_list': js.array(js.NUMBER)}),
+    ),
+    tool(
+        TravelAPI.tool_get_credit_card_balance,
+        _PARAM_access_token,
+        param('card_id', arg.TEXT, 'The ID of the credit card'),
+        read_only=True,
+        where='travel_api.world:845',
+        returns=js.closed({'card_balance': {}}),
+    ),
+    tool(
+        TravelAPI.tool_book_flight,
+        _PARAM_access_token,
+        param('card_id', arg.TEXT, 'The ID of the credit card to use for the booking'),
+        param('travel_date', arg.TEXT, 'The date of the travel in the format YYYY-MM-DD'),
+        param('travel_from', arg.TEXT, 'The location the travel is from'),
+        param('travel_to', arg.TEXT, 'The location the travel is to'),
+        param('travel_class', arg.TEXT, 'The class of the travel'),
+        where='travel_api.world:858',
+        returns=js.closed(
+            {
+                'booking_id': js.nullable(js.STRING),
+                'transaction_id': js.nullable(js.STRING),
+                'booking_status': js.BOOLEAN,
+                'booking_history': js.nullable(js.mapping(js.mapping({}))),
+                'error': js.nullable(js.STRING),
+            },
+            optional=('booking_id', 'transaction_id', 'booking_history', 'error'),
+        ),
+    ),
+    tool(
+        TravelAPI.tool_retrieve_invoice,
+        _PARAM_access_token,
+        param('booking_id', arg.optional(arg.TEXT), '[Optional] The ID of the booking'),
+        param('insurance_id', arg.optional(arg.TEXT), '[Optional] The ID of the insurance'),
+        read_only=True,
+        where='travel_api.world:937',
+        returns=js.closed({
+            'invoice': js.closed({
+                'booking_id': js.STRING,
+                'travel_date': {},
+                'travel_from': {},
+                'travel_to': {},
+                'travel_class': {},
+                'travel_cost': {},
+                'transaction_id': {},
+            }),
+        }),
+    ),
+    tool(
+        TravelAPI.tool_get_booking_history,
+        param('access_token', arg.TEXT, 'The access token obtained from the authenticate method.'),
+        read_only=True,
+        where='travel_api.world:966',
+        returns=js.closed({'booking_history': js.mapping(js.mapping({}))}),
+    ),
+    tool(
+        TravelAPI.tool_list_all_airports,
+        read_only=True,
+        where='travel_api.world:976',
+        returns=js.array(js.STRING),
+    ),
+    tool(
+        TravelAPI.tool_cancel_booking,
+        _PARAM_access_token,
+        _PARAM_booking_id,
+        where='travel_api.world:980',
+        returns=js.closed(
+            {'cancel_status': js.BOOLEAN, 'error': js.nullable(js.STRING)}, optional=('error',)
+        ),
+    ),
+    tool(
+        TravelAPI.tool_compute_exchange_rate,
+        param(
+            'base_currency',
+            arg.TEXT,
+            'The base currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN',
+        ),
+        param(
+            'target_currency',
+            arg.TEXT,
+            'The target currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN',
+        ),
+        param('value', arg.NUMBER, 'The value to convert'),
+        read_only=True,
+        where='travel_api.world:1010',
+        returns=js.closed({'exchanged_value': js.NUMBER}),
+    ),
+    tool(
+        TravelAPI.tool_verify_traveler_information,
+        param('first_name', arg.TEXT, 'The first name of the traveler'),
+        param('last_name', arg.TEXT, 'The last name of the traveler'),
+        param(
+            'date_of_birth', arg.TEXT, 'The date of birth of the traveler in the format YYYY-MM-DD'
+        ),
+        param('passport_number', arg.TEXT, 'The passport number of the traveler'),
+        read_only=True,
+        where='travel_api.world:1029',
+        returns=js.closed(
+            {'verification_status': js.BOOLEAN, 'verification_failure': js.nullable(js.STRING)},
+            optional=('verification_failure',),
+        ),
+    ),
+    tool(
+        TravelAPI.tool_set_budget_limit,
+        param(
+            'access_token',
+            arg.TEXT,
+            'The access token obtained from the authentication process or initial configuration.',
+        ),
+        param('budget_limit', arg.FLOAT, 'The budget limit to set in USD'),
+        where='travel_api.world:1071',
+        returns=js.closed({'budget_limit': js.NUMBER}),
+    ),
+    tool(
+        TravelAPI.tool_get_nearest_airport_by_city,
+        param(
+            'location',
+            arg.TEXT,
+            'The name of the location. [Enum]: Rivermist, Stonebrook, Maplecrest, Silverpine, '
+            'Shadowridge, London, Paris, Sunset Valley, Oakendale, Willowbend, Crescent Hollow, '
+            'Autumnville, Pinehaven, Greenfield, San Francisco, Los Angeles, New York, Chicago, '
+            'Boston, Beijing, Hong Kong, Rome, Tokyo',
+        ),
+        read_only=True,
+        where='travel_api.world:1084',
+        returns=js.closed({'nearest_airport': js.STRING}),
+    ),
+    tool(
+        TravelAPI.tool_purchase_insurance,
+        _PARAM_access_token,
+        param('insurance_type', arg.TEXT, 'The type of insurance to purchase'),
+        _PARAM_booking_id,
+        param('insurance_cost', arg.NUMBER, 'The cost of the insurance'),
+        param('card_id', arg.TEXT, 'The ID of the credit card to use for the'),
+        where='travel_api.world:1092',
+        returns=js.closed(
+            {
+                'insurance_id': js.nullable(js.STRING),
+                'insurance_status': js.BOOLEAN,
+                'error': js.nullable(js.STRING),
+            },
+            optional=('insurance_id', 'error'),
+        ),
+    ),
+    tool(
+        TravelAPI.tool_contact_customer_support,
+        _PARAM_booking_id,
+        param('message', arg.TEXT, 'The message to send to customer support'),
+        read_only=True,
+        where='travel_api.world:1124',
+        returns=js.closed({'customer_support_message': js.STRING}),
+    ),
+    tool(
+        TravelAPI.tool_get_all_credit_cards,
+        read_only=True,
+        where='travel_api.world:1136',
+        returns=js.closed({'credit_card_list': js.mapping(js.mapping({}))}),
+    ),
+    arguments='dynamic',
+    python_class='TravelAPI',
 )
 
 

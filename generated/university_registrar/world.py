@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -1026,203 +1028,263 @@ class UniversityRegistrar(Episode):
         return enrolment  # university_registrar.world:426
 
 
-def _invoke_find_sections(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_course = rt.lookup(ep.t_courses, v.check_pattern(v.want_str(args['course'], 'course'), 'course', '^[A-Z]{2,4}[0-9]{3}$'), lambda key: rt.built(ep, 'Course ' + rt.text(key) + ' not found.'))
-    a_term = (v.want_optional(args['term'], 'term', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^20[0-9]{2}-(spring|fall)$'))) if args.get('term') is not None else None)
-    return ep.tool_find_sections(a_course, a_term)
-
-
-def _invoke_get_student_record(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, 'Student ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_student_record(a_student)
-
-
-def _invoke_search_students(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_name = (v.want_str(args['name'], 'name') if args.get('name') is not None else '')
-    a_program = (v.want_str(args['program'], 'program') if args.get('program') is not None else '')
-    return ep.tool_search_students(a_name, a_program)
-
-
-def _invoke_search_courses(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_title = (v.want_str(args['title'], 'title') if args.get('title') is not None else '')
-    return ep.tool_search_courses(a_title)
-
-
-def _invoke_get_course(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_course = rt.lookup(ep.t_courses, v.check_pattern(v.want_str(args['course'], 'course'), 'course', '^[A-Z]{2,4}[0-9]{3}$'), lambda key: rt.built(ep, 'Course ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_course(a_course)
-
-
-def _invoke_get_section(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_section(a_section)
-
-
-def _invoke_search_sections(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_term = (v.want_optional(args['term'], 'term', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^20[0-9]{2}-(spring|fall)$'))) if args.get('term') is not None else None)
-    a_instructor = (v.want_str(args['instructor'], 'instructor') if args.get('instructor') is not None else '')
-    a_day = (v.want_optional(args['day'], 'day', (lambda x, p: v.want_enum(x, p, Weekday))) if args.get('day') is not None else None)
-    return ep.tool_search_sections(a_term, a_instructor, a_day)
-
-
-def _invoke_get_enrolment(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_enrolment = args['enrolment']
-    if type(a_enrolment) is not str or not a_enrolment.isascii():
-        a_enrolment = v.want_str(a_enrolment, 'enrolment')
-    a_enrolment = ep.t_enrolments.rows.get(a_enrolment) or rt.lookup(ep.t_enrolments, a_enrolment, lambda key: rt.built(ep, 'Enrolment ' + rt.text(key) + ' not found.'))
-    return ep.tool_get_enrolment(a_enrolment)
-
-
-def _invoke_list_roster(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
-    a_include_dropped = (v.want_bool(args['include_dropped'], 'include_dropped') if args.get('include_dropped') is not None else False)
-    return ep.tool_list_roster(a_section, a_include_dropped)
-
-
-def _invoke_list_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
-    return ep.tool_list_waitlist(a_section)
-
-
-def _invoke_enrol(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, 'Student ' + rt.text(key) + ' not found.'))
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
-    return ep.tool_enrol(a_student, a_section)
-
-
-def _invoke_drop_enrolment(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_enrolment = args['enrolment']
-    if type(a_enrolment) is not str or not a_enrolment.isascii():
-        a_enrolment = v.want_str(a_enrolment, 'enrolment')
-    a_enrolment = ep.t_enrolments.rows.get(a_enrolment) or rt.lookup(ep.t_enrolments, a_enrolment, lambda key: rt.built(ep, 'Enrolment ' + rt.text(key) + ' not found.'))
-    return ep.tool_drop_enrolment(a_enrolment)
-
-
-def _invoke_join_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, 'Student ' + rt.text(key) + ' not found.'))
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
-    return ep.tool_join_waitlist(a_student, a_section)
-
-
-def _invoke_leave_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_entry = args['entry']
-    if type(a_entry) is not str or not a_entry.isascii():
-        a_entry = v.want_str(a_entry, 'entry')
-    a_entry = ep.t_waitlist.rows.get(a_entry) or rt.lookup(ep.t_waitlist, a_entry, lambda key: rt.built(ep, 'Waitlist entry ' + rt.text(key) + ' not found.'))
-    return ep.tool_leave_waitlist(a_entry)
-
-
-def _invoke_enrol_from_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'))
-    return ep.tool_enrol_from_waitlist(a_section)
-
-
-def _invoke_record_grade(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    a_enrolment = args['enrolment']
-    if type(a_enrolment) is not str or not a_enrolment.isascii():
-        a_enrolment = v.want_str(a_enrolment, 'enrolment')
-    a_enrolment = ep.t_enrolments.rows.get(a_enrolment) or rt.lookup(ep.t_enrolments, a_enrolment, lambda key: rt.built(ep, 'Enrolment ' + rt.text(key) + ' not found.'))
-    a_grade = v.want_enum(args['grade'], 'grade', Grade)
-    return ep.tool_record_grade(a_enrolment, a_grade)
+_RESULT_Meeting = js.closed({
+    'day': js.members(Weekday),
+    'start': js.scalar('str', pattern='^([01][0-9]|2[0-3]):[0-5][0-9]$'),
+    'end': js.scalar('str', pattern='^([01][0-9]|2[0-3]):[0-5][0-9]$'),
+})
+_RESULT_Section = js.closed({
+    'id': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+    'course': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'),
+    'term': js.scalar('str', pattern='^20[0-9]{2}-(spring|fall)$'),
+    'instructor': js.scalar('str', 1, 80),
+    'meetings': js.array(_RESULT_Meeting, min_items=1, max_items=5),
+    'capacity': js.scalar('int', 1, 300),
+    'starts_on': js.STRING,
+    'ends_on': js.STRING,
+    'drop_deadline': js.STRING,
+})
+_RESULT_SectionInfo = js.closed({
+    'section': _RESULT_Section,
+    'seats_taken': js.INTEGER,
+    'capacity': js.INTEGER,
+    'waitlisted': js.INTEGER,
+})
+_RESULT_Student = js.closed({
+    'id': js.scalar('str', pattern='^S[0-9]{5}$'),
+    'name': js.scalar('str', 1, 80),
+    'program': js.scalar('str', 1, 80),
+    'status': js.members(StudentStatus),
+})
+_RESULT_Enrolment = js.closed({
+    'id': js.STRING,
+    'student': js.scalar('str', pattern='^S[0-9]{5}$'),
+    'section': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+    'status': js.members(EnrolmentStatus),
+    'grade': js.nullable(js.members(Grade)),
+    'enrolled_at': js.STRING,
+    'dropped_at': js.nullable(js.STRING),
+})
+_RESULT_WaitlistEntry = js.closed({
+    'id': js.STRING,
+    'student': js.scalar('str', pattern='^S[0-9]{5}$'),
+    'section': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+    'joined_at': js.STRING,
+})
+_RESULT_Course = js.closed({
+    'code': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'),
+    'title': js.scalar('str', 1, 120),
+    'credits': js.scalar('int', 1, 6),
+    'prerequisites': js.array(js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'), unique=True),
+})
+_PARAM_course = param(
+    'course',
+    arg.row('courses', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$')),
+    'The course code (two to four capital letters and three digits), as search_courses shows it.',
+    not_found=lambda ep, key: rt.built(ep, 'Course ' + rt.text(key) + ' not found.'),
+)
+_PARAM_term = param(
+    'term',
+    arg.optional(arg.refined(arg.TEXT, pattern='^20[0-9]{2}-(spring|fall)$')),
+    'Only sections of this term: the year and spring or fall, e.g. 2026-fall.',
+)
+_PARAM_student = param(
+    'student',
+    arg.row('students', arg.refined(arg.TEXT, pattern='^S[0-9]{5}$')),
+    'The student id (S and five digits), as search_students shows it.',
+    not_found=lambda ep, key: rt.built(ep, 'Student ' + rt.text(key) + ' not found.'),
+)
+_PARAM_section = param(
+    'section',
+    arg.row('sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$')),
+    "The section id (the course code, a dash and the section's code), as find_sections shows it.",
+    not_found=lambda ep, key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'),
+)
+_PARAM_enrolment = param(
+    'enrolment',
+    arg.row('enrolments'),
+    'The enrolment id (EN and four digits), as get_student_record shows it.',
+    not_found=lambda ep, key: rt.built(ep, 'Enrolment ' + rt.text(key) + ' not found.'),
+)
 
 
 UniversityRegistrar.TOOLS = tools(
-    tool('find_sections',
-         'List the sections of a course with instructor, meetings, seats taken, capacity and waitlist length.',
-         (param('course', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'The course code (two to four capital letters and three digits), as search_courses shows it.', table='courses'),
-         param('term', {'anyOf': [{'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, {'type': 'null'}]}, 'Only sections of this term: the year and spring or fall, e.g. 2026-fall.', optional=True)),
-         read_only=True, invoke=_invoke_find_sections, where='university_registrar.world:223',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}, 'seats_taken': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'waitlisted': {'type': 'integer'}}, 'required': ['section', 'seats_taken', 'capacity', 'waitlisted'], 'additionalProperties': False}},
-         shows=('list', ('record', (('section', 'section', ('row', 'sections')),)))),
-    tool('get_student_record',
-         "Show a student's enrolments with grades, their waitlist entries, the sections of both (course, term, instructor, meetings) and their credit load per term.",
-         (param('student', {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'The student id (S and five digits), as search_students shows it.', table='students'),),
-         read_only=True, invoke=_invoke_get_student_record,
-         where='university_registrar.world:232',
-         returns={'type': 'object', 'properties': {'student': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'program': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'status': {'type': 'string', 'enum': ['active', 'suspended']}}, 'required': ['id', 'name', 'program', 'status'], 'additionalProperties': False}, 'enrolments': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}}, 'waitlist': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'student', 'section', 'joined_at'], 'additionalProperties': False}}, 'sections': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}}, 'credits_by_term': {'type': 'object', 'additionalProperties': {'type': 'integer'}}}, 'required': ['student', 'enrolments', 'waitlist', 'sections', 'credits_by_term'], 'additionalProperties': False},
-         shows=('record', (('student', 'student', ('row', 'students')), ('enrolments', 'enrolments', ('list', ('row', 'enrolments'))), ('waitlist', 'waitlist', ('list', ('row', 'waitlist'))), ('sections', 'sections', ('list', ('row', 'sections')))))),
-    tool('search_students',
-         'Find students by name or program, with their ids, names, programs and status (active or suspended).',
-         (param('name', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every student.', optional=True),
-         param('program', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the program\'s name, any case, e.g. "biology".', optional=True)),
-         read_only=True, invoke=_invoke_search_students, where='university_registrar.world:254',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'program': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'status': {'type': 'string', 'enum': ['active', 'suspended']}}, 'required': ['id', 'name', 'program', 'status'], 'additionalProperties': False}},
-         shows=('list', ('row', 'students'))),
-    tool('search_courses',
-         'Find courses in the catalogue by title or code, with their codes, titles, credits and prerequisites (course codes).',
-         (param('title', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list the whole catalogue.', optional=True),),
-         read_only=True, invoke=_invoke_search_courses, where='university_registrar.world:265',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'credits': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'prerequisites': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'uniqueItems': True}}, 'required': ['code', 'title', 'credits', 'prerequisites'], 'additionalProperties': False}},
-         shows=('list', ('row', 'courses'))),
-    tool('get_course', 'Read a course: its title, credits and prerequisites (course codes).',
-         (param('course', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'The course code (two to four capital letters and three digits), as search_courses shows it.', table='courses'),),
-         read_only=True, invoke=_invoke_get_course, where='university_registrar.world:274',
-         returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'title': {'type': 'string', 'minLength': 1, 'maxLength': 120}, 'credits': {'type': 'integer', 'minimum': 1, 'maximum': 6}, 'prerequisites': {'type': 'array', 'items': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'uniqueItems': True}}, 'required': ['code', 'title', 'credits', 'prerequisites'], 'additionalProperties': False}),
-    tool('get_section',
-         'Read one section with its course, term, instructor, meetings, dates and drop deadline, seats taken, capacity and waitlist length.',
-         (param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'),),
-         read_only=True, invoke=_invoke_get_section, where='university_registrar.world:282',
-         returns={'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}, 'seats_taken': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'waitlisted': {'type': 'integer'}}, 'required': ['section', 'seats_taken', 'capacity', 'waitlisted'], 'additionalProperties': False},
-         shows=('record', (('section', 'section', ('row', 'sections')),))),
-    tool('search_sections',
-         'Find sections of any course by term, instructor or meeting day, with course, instructor, meetings, seats taken, capacity and waitlist length.',
-         (param('term', {'anyOf': [{'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, {'type': 'null'}]}, 'Only sections of this term: the year and spring or fall, e.g. 2026-fall.', optional=True),
-         param('instructor', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'Part of the instructor\'s name, any case, e.g. "smith".', optional=True),
-         param('day', {'anyOf': [{'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, {'type': 'null'}]}, 'Only sections meeting on this weekday.', optional=True)),
-         read_only=True, invoke=_invoke_search_sections, where='university_registrar.world:295',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'section': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'course': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}$'}, 'term': {'type': 'string', 'pattern': '^20[0-9]{2}-(spring|fall)$'}, 'instructor': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'meetings': {'type': 'array', 'items': {'type': 'object', 'properties': {'day': {'type': 'string', 'enum': ['mon', 'tue', 'wed', 'thu', 'fri']}, 'start': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}, 'end': {'type': 'string', 'pattern': '^([01][0-9]|2[0-3]):[0-5][0-9]$'}}, 'required': ['day', 'start', 'end'], 'additionalProperties': False}, 'minItems': 1, 'maxItems': 5}, 'capacity': {'type': 'integer', 'minimum': 1, 'maximum': 300}, 'starts_on': {'type': 'string'}, 'ends_on': {'type': 'string'}, 'drop_deadline': {'type': 'string'}}, 'required': ['id', 'course', 'term', 'instructor', 'meetings', 'capacity', 'starts_on', 'ends_on', 'drop_deadline'], 'additionalProperties': False}, 'seats_taken': {'type': 'integer'}, 'capacity': {'type': 'integer'}, 'waitlisted': {'type': 'integer'}}, 'required': ['section', 'seats_taken', 'capacity', 'waitlisted'], 'additionalProperties': False}},
-         shows=('list', ('record', (('section', 'section', ('row', 'sections')),)))),
-    tool('get_enrolment',
-         'Read an enrolment: its student, section, status, grade and when it was made or dropped.',
-         (param('enrolment', {'type': 'string'}, 'The enrolment id (EN and four digits), as get_student_record shows it.', table='enrolments'),),
-         read_only=True, invoke=_invoke_get_enrolment, where='university_registrar.world:306',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
-    tool('list_roster',
-         "List a section's enrolments (its class roster) with each student, status and grade.",
-         (param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'),
-         param('include_dropped', {'anyOf': [{'type': 'boolean'}, {'type': 'null'}]}, 'Also list dropped enrolments.', optional=True)),
-         read_only=True, invoke=_invoke_list_roster, where='university_registrar.world:314',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}},
-         shows=('list', ('row', 'enrolments'))),
-    tool('list_waitlist',
-         "List a section's waitlist in queue order, first in line first, with each entry's student and when they joined.",
-         (param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'),),
-         read_only=True, invoke=_invoke_list_waitlist, where='university_registrar.world:323',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'student', 'section', 'joined_at'], 'additionalProperties': False}},
-         shows=('list', ('row', 'waitlist'))),
-    tool('enrol',
-         "Enrol a student in a section. The section must have a free seat, the student must have passed\nthe course's prerequisites, must not already take the course this term, must have no time\nclash and stays within 18 credits a term. A waitlist entry for the section is removed.",
-         (param('student', {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'The student id (S and five digits), as search_students shows it.', table='students'),
-         param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections')),
-         read_only=False, invoke=_invoke_enrol, where='university_registrar.world:333',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
-    tool('drop_enrolment',
-         "Drop an enrolment, on or before the section's drop deadline; the seat is given back.",
-         (param('enrolment', {'type': 'string'}, 'The enrolment id (EN and four digits), as get_student_record shows it.', table='enrolments'),),
-         read_only=False, invoke=_invoke_drop_enrolment, where='university_registrar.world:355',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
-    tool('join_waitlist',
-         'Put a student on the waitlist of a full section; returns their place in the queue.',
-         (param('student', {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'The student id (S and five digits), as search_students shows it.', table='students'),
-         param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The id of a full section (the course code, a dash and the section's code), as find_sections shows it.", table='sections')),
-         read_only=False, invoke=_invoke_join_waitlist, where='university_registrar.world:369',
-         returns={'type': 'object', 'properties': {'entry': {'type': 'string'}, 'position': {'type': 'integer'}}, 'required': ['entry', 'position'], 'additionalProperties': False}),
-    tool('leave_waitlist', 'Take a student off a waitlist.',
-         (param('entry', {'type': 'string'}, 'The waitlist entry id (W and three digits), as get_student_record or list_waitlist shows it.', table='waitlist'),),
-         read_only=False, invoke=_invoke_leave_waitlist, where='university_registrar.world:388',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'joined_at': {'type': 'string'}}, 'required': ['id', 'student', 'section', 'joined_at'], 'additionalProperties': False}),
-    tool('enrol_from_waitlist',
-         "Enrol the first student on a section's waitlist now that a seat is free (the same checks as enrol); their entry is removed.",
-         (param('section', {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, "The section id (the course code, a dash and the section's code), as find_sections shows it.", table='sections'),),
-         read_only=False, invoke=_invoke_enrol_from_waitlist,
-         where='university_registrar.world:397',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
-    tool('record_grade',
-         'Record the final grade of an enrolment once its section has ended; the enrolment is then completed.',
-         (param('enrolment', {'type': 'string'}, 'The enrolment id (EN and four digits), as get_student_record shows it.', table='enrolments'),
-         param('grade', {'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, 'The final grade: A, B, C, D or F.')),
-         read_only=False, invoke=_invoke_record_grade, where='university_registrar.world:416',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'student': {'type': 'string', 'pattern': '^S[0-9]{5}$'}, 'section': {'type': 'string', 'pattern': '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'}, 'status': {'type': 'string', 'enum': ['enrolled', 'dropped', 'completed']}, 'grade': {'anyOf': [{'type': 'string', 'enum': ['A', 'B', 'C', 'D', 'F']}, {'type': 'null'}]}, 'enrolled_at': {'type': 'string'}, 'dropped_at': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'student', 'section', 'status', 'grade', 'enrolled_at', 'dropped_at'], 'additionalProperties': False}),
+    tool(
+        UniversityRegistrar.tool_find_sections,
+        _PARAM_course,
+        _PARAM_term,
+        read_only=True,
+        where='university_registrar.world:223',
+        returns=js.array(_RESULT_SectionInfo),
+        shows=('list', ('record', (('section', 'section', ('row', 'sections')),))),
+    ),
+    tool(
+        UniversityRegistrar.tool_get_student_record,
+        _PARAM_student,
+        read_only=True,
+        where='university_registrar.world:232',
+        returns=js.closed({
+            'student': _RESULT_Student,
+            'enrolments': js.array(_RESULT_Enrolment),
+            'waitlist': js.array(_RESULT_WaitlistEntry),
+            'sections': js.array(_RESULT_Section),
+            'credits_by_term': js.mapping(js.INTEGER),
+        }),
+        shows=(
+            'record',
+            (
+                ('student', 'student', ('row', 'students')),
+                ('enrolments', 'enrolments', ('list', ('row', 'enrolments'))),
+                ('waitlist', 'waitlist', ('list', ('row', 'waitlist'))),
+                ('sections', 'sections', ('list', ('row', 'sections'))),
+            ),
+        ),
+    ),
+    tool(
+        UniversityRegistrar.tool_search_students,
+        param(
+            'name',
+            arg.TEXT,
+            'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every '
+            'student.',
+            default=lambda ep: '',
+        ),
+        param(
+            'program',
+            arg.TEXT,
+            'Part of the program\'s name, any case, e.g. "biology".',
+            default=lambda ep: '',
+        ),
+        read_only=True,
+        where='university_registrar.world:254',
+        returns=js.array(_RESULT_Student),
+        shows=('list', ('row', 'students')),
+    ),
+    tool(
+        UniversityRegistrar.tool_search_courses,
+        param(
+            'title',
+            arg.TEXT,
+            'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list '
+            'the whole catalogue.',
+            default=lambda ep: '',
+        ),
+        read_only=True,
+        where='university_registrar.world:265',
+        returns=js.array(_RESULT_Course),
+        shows=('list', ('row', 'courses')),
+    ),
+    tool(
+        UniversityRegistrar.tool_get_course,
+        _PARAM_course,
+        read_only=True,
+        where='university_registrar.world:274',
+        returns=_RESULT_Course,
+    ),
+    tool(
+        UniversityRegistrar.tool_get_section,
+        _PARAM_section,
+        read_only=True,
+        where='university_registrar.world:282',
+        returns=_RESULT_SectionInfo,
+        shows=('record', (('section', 'section', ('row', 'sections')),)),
+    ),
+    tool(
+        UniversityRegistrar.tool_search_sections,
+        _PARAM_term,
+        param(
+            'instructor',
+            arg.TEXT,
+            'Part of the instructor\'s name, any case, e.g. "smith".',
+            default=lambda ep: '',
+        ),
+        param('day', arg.optional(arg.enum_of(Weekday)), 'Only sections meeting on this weekday.'),
+        read_only=True,
+        where='university_registrar.world:295',
+        returns=js.array(_RESULT_SectionInfo),
+        shows=('list', ('record', (('section', 'section', ('row', 'sections')),))),
+    ),
+    tool(
+        UniversityRegistrar.tool_get_enrolment,
+        _PARAM_enrolment,
+        read_only=True,
+        where='university_registrar.world:306',
+        returns=_RESULT_Enrolment,
+    ),
+    tool(
+        UniversityRegistrar.tool_list_roster,
+        _PARAM_section,
+        param(
+            'include_dropped', arg.BOOL, 'Also list dropped enrolments.', default=lambda ep: False
+        ),
+        read_only=True,
+        where='university_registrar.world:314',
+        returns=js.array(_RESULT_Enrolment),
+        shows=('list', ('row', 'enrolments')),
+    ),
+    tool(
+        UniversityRegistrar.tool_list_waitlist,
+        _PARAM_section,
+        read_only=True,
+        where='university_registrar.world:323',
+        returns=js.array(_RESULT_WaitlistEntry),
+        shows=('list', ('row', 'waitlist')),
+    ),
+    tool(
+        UniversityRegistrar.tool_enrol,
+        _PARAM_student,
+        _PARAM_section,
+        where='university_registrar.world:333',
+        returns=_RESULT_Enrolment,
+    ),
+    tool(
+        UniversityRegistrar.tool_drop_enrolment,
+        _PARAM_enrolment,
+        where='university_registrar.world:355',
+        returns=_RESULT_Enrolment,
+    ),
+    tool(
+        UniversityRegistrar.tool_join_waitlist,
+        _PARAM_student,
+        param(
+            'section',
+            arg.row(
+                'sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$')
+            ),
+            "The id of a full section (the course code, a dash and the section's code), as "
+            'find_sections shows it.',
+            not_found=lambda ep, key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'),
+        ),
+        where='university_registrar.world:369',
+        returns=js.closed({'entry': js.STRING, 'position': js.INTEGER}),
+    ),
+    tool(
+        UniversityRegistrar.tool_leave_waitlist,
+        param(
+            'entry',
+            arg.row('waitlist'),
+            'The waitlist entry id (W and three digits), as get_student_record or list_waitlist '
+            'shows it.',
+            not_found=lambda ep, key: rt.built(
+                ep, 'Waitlist entry ' + rt.text(key) + ' not found.'
+            ),
+        ),
+        where='university_registrar.world:388',
+        returns=_RESULT_WaitlistEntry,
+    ),
+    tool(
+        UniversityRegistrar.tool_enrol_from_waitlist,
+        _PARAM_section,
+        where='university_registrar.world:397',
+        returns=_RESULT_Enrolment,
+    ),
+    tool(
+        UniversityRegistrar.tool_record_grade,
+        _PARAM_enrolment,
+        param('grade', arg.enum_of(Grade), 'The final grade: A, B, C, D or F.'),
+        where='university_registrar.world:416',
+        returns=_RESULT_Enrolment,
+    ),
 )
 
 

@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -309,7 +311,8 @@ class VehicleControlAPI(Episode):
         if self.state.remainingUnlockedDoors > 0:  # vehicle_control.world:234
             raise rt.KeptError(rt.python_grown(  # vehicle_control.world:235
                 self,
-                'All doors must be locked before starting the engine. Here are the unlocked doors: '
+                'All doors must be locked before starting the engine. Here are the unlocked '
+                'doors: '
                 + rt.built(
                     self,
                     rt.join(
@@ -619,376 +622,234 @@ class VehicleControlAPI(Episode):
         )
 
 
-def _invoke_startEngine(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_ignitionMode = args['ignitionMode']
-        if type(a_ignitionMode) is not str or not a_ignitionMode.isascii():
-            a_ignitionMode = rt.str_or_foreign(ep, a_ignitionMode, 'ignitionMode')
-        return ep.tool_startEngine(a_ignitionMode)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_fillFuelTank(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_fuelAmount = v.want_number(args['fuelAmount'], 'fuelAmount')
-        except ToolError as exc:
-            a_fuelAmount = rt.foreign(ep, exc, args['fuelAmount'], 'fuelAmount')
-        return ep.tool_fillFuelTank(a_fuelAmount)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_lockDoors(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_unlock = v.want_bool(args['unlock'], 'unlock')
-        except ToolError as exc:
-            a_unlock = rt.foreign(ep, exc, args['unlock'], 'unlock')
-        a_door = args['door']
-        try:
-            _ascii = type(a_door) is list and ''.join(a_door).isascii()
-        except TypeError:  # an element that is no str
-            _ascii = False
-        if _ascii:
-            a_door = tuple(a_door)
-        else:
-            a_door = rt.str_list_or_foreign(ep, a_door, 'door')
-        return ep.tool_lockDoors(a_unlock, a_door)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_adjustClimateControl(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_temperature = v.want_number(args['temperature'], 'temperature')
-        except ToolError as exc:
-            a_temperature = rt.foreign(ep, exc, args['temperature'], 'temperature')
-        try:
-            a_unit = (v.want_optional(args['unit'], 'unit', v.want_str) if 'unit' in args else 'celsius')
-        except ToolError as exc:
-            a_unit = rt.foreign(ep, exc, args['unit'], 'unit')
-        try:
-            a_fanSpeed = (v.want_int(args['fanSpeed'], 'fanSpeed') if 'fanSpeed' in args else 50)
-        except ToolError as exc:
-            a_fanSpeed = rt.foreign(ep, exc, args['fanSpeed'], 'fanSpeed')
-        try:
-            a_mode = (v.want_optional(args['mode'], 'mode', v.want_str) if 'mode' in args else 'auto')
-        except ToolError as exc:
-            a_mode = rt.foreign(ep, exc, args['mode'], 'mode')
-        return ep.tool_adjustClimateControl(a_temperature, a_unit, a_fanSpeed, a_mode)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_outside_temperature_from_google(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_get_outside_temperature_from_google()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_outside_temperature_from_weather_com(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_get_outside_temperature_from_weather_com()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_setHeadlights(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_mode = args['mode']
-        if type(a_mode) is not str or not a_mode.isascii():
-            a_mode = rt.str_or_foreign(ep, a_mode, 'mode')
-        return ep.tool_setHeadlights(a_mode)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_displayCarStatus(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_option = args['option']
-        if type(a_option) is not str or not a_option.isascii():
-            a_option = rt.str_or_foreign(ep, a_option, 'option')
-        return ep.tool_displayCarStatus(a_option)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_activateParkingBrake(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_mode = args['mode']
-        if type(a_mode) is not str or not a_mode.isascii():
-            a_mode = rt.str_or_foreign(ep, a_mode, 'mode')
-        return ep.tool_activateParkingBrake(a_mode)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_pressBrakePedal(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_pedalPosition = v.want_number(args['pedalPosition'], 'pedalPosition')
-        except ToolError as exc:
-            a_pedalPosition = rt.foreign(ep, exc, args['pedalPosition'], 'pedalPosition')
-        return ep.tool_pressBrakePedal(a_pedalPosition)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_releaseBrakePedal(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_releaseBrakePedal()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_setCruiseControl(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_speed = v.want_float(args['speed'], 'speed')
-        except ToolError as exc:
-            a_speed = rt.foreign(ep, exc, args['speed'], 'speed')
-        try:
-            a_activate = v.want_bool(args['activate'], 'activate')
-        except ToolError as exc:
-            a_activate = rt.foreign(ep, exc, args['activate'], 'activate')
-        try:
-            a_distanceToNextVehicle = v.want_float(args['distanceToNextVehicle'], 'distanceToNextVehicle')
-        except ToolError as exc:
-            a_distanceToNextVehicle = rt.foreign(ep, exc, args['distanceToNextVehicle'], 'distanceToNextVehicle')
-        return ep.tool_setCruiseControl(a_speed, a_activate, a_distanceToNextVehicle)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_current_speed(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_get_current_speed()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_display_log(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_messages = args['messages']
-        try:
-            _ascii = type(a_messages) is list and ''.join(a_messages).isascii()
-        except TypeError:  # an element that is no str
-            _ascii = False
-        if _ascii:
-            a_messages = tuple(a_messages)
-        else:
-            a_messages = rt.str_list_or_foreign(ep, a_messages, 'messages')
-        return ep.tool_display_log(a_messages)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_estimate_drive_feasibility_by_mileage(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_distance = v.want_number(args['distance'], 'distance')
-        except ToolError as exc:
-            a_distance = rt.foreign(ep, exc, args['distance'], 'distance')
-        return ep.tool_estimate_drive_feasibility_by_mileage(a_distance)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_liter_to_gallon(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_liter = v.want_float(args['liter'], 'liter')
-        except ToolError as exc:
-            a_liter = rt.foreign(ep, exc, args['liter'], 'liter')
-        return ep.tool_liter_to_gallon(a_liter)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_gallon_to_liter(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_gallon = v.want_float(args['gallon'], 'gallon')
-        except ToolError as exc:
-            a_gallon = rt.foreign(ep, exc, args['gallon'], 'gallon')
-        return ep.tool_gallon_to_liter(a_gallon)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_estimate_distance(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        try:
-            a_cityA = rt.fitting(lambda: v.want_str(args['cityA'], 'cityA'), args['cityA'], lambda key: 'distance not found in database.')
-        except ToolError as exc:
-            a_cityA = rt.foreign(ep, exc, args['cityA'], 'cityA')
-        try:
-            a_cityB = rt.fitting(lambda: v.want_str(args['cityB'], 'cityB'), args['cityB'], lambda key: 'distance not found in database.')
-        except ToolError as exc:
-            a_cityB = rt.foreign(ep, exc, args['cityB'], 'cityB')
-        return ep.tool_estimate_distance(a_cityA, a_cityB)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_get_zipcode_based_on_city(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_city = args['city']
-        if type(a_city) is not str or not a_city.isascii():
-            a_city = rt.str_or_foreign(ep, a_city, 'city')
-        return ep.tool_get_zipcode_based_on_city(a_city)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_set_navigation(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        a_destination = args['destination']
-        if type(a_destination) is not str or not a_destination.isascii():
-            a_destination = rt.str_or_foreign(ep, a_destination, 'destination')
-        return ep.tool_set_navigation(a_destination)
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_check_tire_pressure(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_check_tire_pressure()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
-
-
-def _invoke_find_nearest_tire_shop(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
-    try:
-        return ep.tool_find_nearest_tire_shop()
-    except rt.PYTHON_FAILURES as exc:
-        raise rt.python_failure(exc) from None
+_RESULT_BrakePedal = js.closed({'brakePedalStatus': js.STRING, 'brakePedalForce': js.NUMBER})
 
 
 VehicleControlAPI.TOOLS = tools(
-    tool('startEngine', 'Starts the engine of the vehicle.',
-         (param('ignitionMode', {'type': 'string'}, 'The ignition mode of the vehicle. [Enum]: ["START", "STOP"]'),),
-         read_only=False, invoke=_invoke_startEngine, python_name='VehicleControlAPI.startEngine',
-         where='vehicle_control.world:223',
-         returns={'type': 'object', 'properties': {'engineState': {'type': 'string'}, 'fuelLevel': {'type': 'number'}, 'batteryVoltage': {'type': 'number'}}, 'required': ['engineState', 'fuelLevel', 'batteryVoltage'], 'additionalProperties': False}),
-    tool('fillFuelTank',
-         'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.',
-         (param('fuelAmount', {'type': 'number'}, 'The amount of fuel to fill in gallons; this is the additional fuel to add to the tank.'),),
-         read_only=False, invoke=_invoke_fillFuelTank,
-         python_name='VehicleControlAPI.fillFuelTank', where='vehicle_control.world:258',
-         returns={'type': 'object', 'properties': {'fuelLevel': {'type': 'number'}}, 'required': ['fuelLevel'], 'additionalProperties': False}),
-    tool('lockDoors', 'Locks the doors of the vehicle.',
-         (param('unlock', {'type': 'boolean'}, 'True if the doors are to be unlocked, False otherwise.'),
-         param('door', {'type': 'array', 'items': {'type': 'string'}}, 'The list of doors to lock or unlock. [Enum]: ["driver", "passenger", "rear_left", "rear_right"]')),
-         read_only=False, invoke=_invoke_lockDoors, python_name='VehicleControlAPI.lockDoors',
-         where='vehicle_control.world:272',
-         returns={'type': 'object', 'properties': {'lockStatus': {'type': 'string'}, 'remainingUnlockedDoors': {'type': 'integer'}}, 'required': ['lockStatus', 'remainingUnlockedDoors'], 'additionalProperties': False}),
-    tool('adjustClimateControl', 'Adjusts the climate control of the vehicle.',
-         (param('temperature', {'type': 'number'}, 'The temperature to set in degree. Default to be celsius.'),
-         param('unit', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] The unit of temperature. [Enum]: ["celsius", "fahrenheit"]', optional=True),
-         param('fanSpeed', {'type': 'integer'}, '[Optional] The fan speed to set from 0 to 100. Default is 50.', optional=True),
-         param('mode', {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]', optional=True)),
-         read_only=False, invoke=_invoke_adjustClimateControl,
-         python_name='VehicleControlAPI.adjustClimateControl', where='vehicle_control.world:295',
-         returns={'type': 'object', 'properties': {'currentACTemperature': {'type': 'number'}, 'climateMode': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'humidityLevel': {'type': 'number'}}, 'required': ['currentACTemperature', 'climateMode', 'humidityLevel'], 'additionalProperties': False}),
-    tool('get_outside_temperature_from_google', 'Gets the outside temperature.', (),
-         read_only=False, checks=False, invoke=_invoke_get_outside_temperature_from_google,
-         python_name='VehicleControlAPI.get_outside_temperature_from_google',
-         where='vehicle_control.world:321',
-         returns={'type': 'object', 'properties': {'outsideTemperature': {'type': 'number'}}, 'required': ['outsideTemperature'], 'additionalProperties': False}),
-    tool('get_outside_temperature_from_weather_com', 'Gets the outside temperature.', (),
-         read_only=True, invoke=_invoke_get_outside_temperature_from_weather_com,
-         python_name='VehicleControlAPI.get_outside_temperature_from_weather_com',
-         where='vehicle_control.world:325', returns={}),
-    tool('setHeadlights', 'Sets the headlights of the vehicle.',
-         (param('mode', {'type': 'string'}, 'The mode of the headlights. [Enum]: ["on", "off", "auto"]'),),
-         read_only=False, invoke=_invoke_setHeadlights,
-         python_name='VehicleControlAPI.setHeadlights', where='vehicle_control.world:331',
-         returns={'type': 'object', 'properties': {'headlightStatus': {'type': 'string'}}, 'required': ['headlightStatus'], 'additionalProperties': False}),
-    tool('displayCarStatus',
-         'Displays the status of the vehicle based on the provided display option.',
-         (param('option', {'type': 'string'}, 'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", "headlights", "parkingBrake", "brakePedal", "engine"]'),),
-         read_only=True, invoke=_invoke_displayCarStatus,
-         python_name='VehicleControlAPI.displayCarStatus', where='vehicle_control.world:343',
-         returns={'type': 'object', 'additionalProperties': {}}),
-    tool('activateParkingBrake', 'Activates the parking brake of the vehicle.',
-         (param('mode', {'type': 'string'}, 'The mode to set. [Enum]: ["engage", "release"]'),),
-         read_only=False, invoke=_invoke_activateParkingBrake,
-         python_name='VehicleControlAPI.activateParkingBrake', where='vehicle_control.world:382',
-         returns={'type': 'object', 'properties': {'parkingBrakeStatus': {'type': 'string'}, '_parkingBrakeForce': {'type': 'number'}, '_slopeAngle': {'type': 'number'}}, 'required': ['parkingBrakeStatus', '_parkingBrakeForce', '_slopeAngle'], 'additionalProperties': False}),
-    tool('pressBrakePedal',
-         'Presses the brake pedal based on pedal position. The brake pedal will be kept pressed until released.',
-         (param('pedalPosition', {'type': 'number'}, 'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).'),),
-         read_only=False, invoke=_invoke_pressBrakePedal,
-         python_name='VehicleControlAPI.pressBrakePedal', where='vehicle_control.world:404',
-         returns={'type': 'object', 'properties': {'brakePedalStatus': {'type': 'string'}, 'brakePedalForce': {'type': 'number'}}, 'required': ['brakePedalStatus', 'brakePedalForce'], 'additionalProperties': False}),
-    tool('releaseBrakePedal', 'Releases the brake pedal of the vehicle.', (), read_only=False,
-         invoke=_invoke_releaseBrakePedal, python_name='VehicleControlAPI.releaseBrakePedal',
-         where='vehicle_control.world:423',
-         returns={'type': 'object', 'properties': {'brakePedalStatus': {'type': 'string'}, 'brakePedalForce': {'type': 'number'}}, 'required': ['brakePedalStatus', 'brakePedalForce'], 'additionalProperties': False}),
-    tool('setCruiseControl', 'Sets the cruise control of the vehicle.',
-         (param('speed', {'type': 'number'}, 'The speed to set in m/h. The speed should be between 0 and 120 and a multiple of 5.'),
-         param('activate', {'type': 'boolean'}, 'True to activate the cruise control, False to deactivate.'),
-         param('distanceToNextVehicle', {'type': 'number'}, 'The distance to the next vehicle in meters.')),
-         read_only=False, invoke=_invoke_setCruiseControl,
-         python_name='VehicleControlAPI.setCruiseControl', where='vehicle_control.world:429',
-         returns={'type': 'object', 'properties': {'cruiseStatus': {'type': 'string'}, 'currentSpeed': {'type': 'number'}, 'distanceToNextVehicle': {'type': 'number'}}, 'required': ['cruiseStatus', 'currentSpeed', 'distanceToNextVehicle'], 'additionalProperties': False}),
-    tool('get_current_speed', 'Gets the current speed of the vehicle.', (), read_only=False,
-         checks=False, invoke=_invoke_get_current_speed,
-         python_name='VehicleControlAPI.get_current_speed', where='vehicle_control.world:458',
-         returns={'type': 'object', 'properties': {'currentSpeed': {'type': 'number'}}, 'required': ['currentSpeed'], 'additionalProperties': False}),
-    tool('display_log', 'Displays the log messages.',
-         (param('messages', {'type': 'array', 'items': {'type': 'string'}}, 'The list of messages to display.'),),
-         read_only=True, invoke=_invoke_display_log, python_name='VehicleControlAPI.display_log',
-         where='vehicle_control.world:462',
-         returns={'type': 'object', 'properties': {'log': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['log'], 'additionalProperties': False}),
-    tool('estimate_drive_feasibility_by_mileage',
-         'Estimates the milage of the vehicle given the distance needed to drive.',
-         (param('distance', {'type': 'number'}, 'The distance to travel in miles.'),),
-         read_only=True, invoke=_invoke_estimate_drive_feasibility_by_mileage,
-         python_name='VehicleControlAPI.estimate_drive_feasibility_by_mileage',
-         where='vehicle_control.world:468',
-         returns={'type': 'object', 'properties': {'canDrive': {'type': 'boolean'}}, 'required': ['canDrive'], 'additionalProperties': False}),
-    tool('liter_to_gallon', 'Converts the liter to gallon.',
-         (param('liter', {'type': 'number'}, 'The amount of liter to convert.'),), read_only=True,
-         invoke=_invoke_liter_to_gallon, python_name='VehicleControlAPI.liter_to_gallon',
-         where='vehicle_control.world:476',
-         returns={'type': 'object', 'properties': {'gallon': {'type': 'number'}}, 'required': ['gallon'], 'additionalProperties': False}),
-    tool('gallon_to_liter', 'Converts the gallon to liter.',
-         (param('gallon', {'type': 'number'}, 'The amount of gallon to convert.'),),
-         read_only=True, invoke=_invoke_gallon_to_liter,
-         python_name='VehicleControlAPI.gallon_to_liter', where='vehicle_control.world:482',
-         returns={'type': 'object', 'properties': {'liter': {'type': 'number'}}, 'required': ['liter'], 'additionalProperties': False}),
-    tool('estimate_distance', 'Estimates the distance between two cities.',
-         (param('cityA', {'type': 'string'}, 'The zipcode of the first city.'),
-         param('cityB', {'type': 'string'}, 'The zipcode of the second city.')), read_only=True,
-         invoke=_invoke_estimate_distance, python_name='VehicleControlAPI.estimate_distance',
-         where='vehicle_control.world:488',
-         returns={'type': 'object', 'properties': {'distance': {'type': 'number'}}, 'required': ['distance'], 'additionalProperties': False}),
-    tool('get_zipcode_based_on_city', 'Gets the zipcode based on the city.',
-         (param('city', {'type': 'string'}, 'The name of the city.'),), read_only=True,
-         invoke=_invoke_get_zipcode_based_on_city,
-         python_name='VehicleControlAPI.get_zipcode_based_on_city',
-         where='vehicle_control.world:499',
-         returns={'type': 'object', 'properties': {'zipcode': {'type': 'string'}}, 'required': ['zipcode'], 'additionalProperties': False}),
-    tool('set_navigation', 'Navigates to the destination.',
-         (param('destination', {'type': 'string'}, 'The destination to navigate in the format of street, city, state.'),),
-         read_only=False, invoke=_invoke_set_navigation,
-         python_name='VehicleControlAPI.set_navigation', where='vehicle_control.world:511',
-         returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
-    tool('check_tire_pressure', 'Checks the tire pressure of the vehicle.', (), read_only=True,
-         invoke=_invoke_check_tire_pressure, python_name='VehicleControlAPI.check_tire_pressure',
-         where='vehicle_control.world:526',
-         returns={'type': 'object', 'properties': {'frontLeftTirePressure': {'type': 'number'}, 'frontRightTirePressure': {'type': 'number'}, 'rearLeftTirePressure': {'type': 'number'}, 'rearRightTirePressure': {'type': 'number'}, 'healthy_tire_pressure': {'type': 'boolean'}, 'car_info': {'type': 'object', 'additionalProperties': {}}}, 'required': ['frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info'], 'additionalProperties': False}),
-    tool('find_nearest_tire_shop', 'Finds the nearest tire shop.', (), read_only=True,
-         invoke=_invoke_find_nearest_tire_shop,
-         python_name='VehicleControlAPI.find_nearest_tire_shop',
-         where='vehicle_control.world:539',
-         returns={'type': 'object', 'properties': {'shopLocation': {'type': 'string'}}, 'required': ['shopLocation'], 'additionalProperties': False}),
+    tool(
+        VehicleControlAPI.tool_startEngine,
+        param(
+            'ignitionMode', arg.TEXT, 'The ignition mode of the vehicle. [Enum]: ["START", "STOP"]'
+        ),
+        where='vehicle_control.world:223',
+        returns=js.closed({
+            'engineState': js.STRING, 'fuelLevel': js.NUMBER, 'batteryVoltage': js.NUMBER
+        }),
+    ),
+    tool(
+        VehicleControlAPI.tool_fillFuelTank,
+        param(
+            'fuelAmount',
+            arg.NUMBER,
+            'The amount of fuel to fill in gallons; this is the additional fuel to add to the '
+            'tank.',
+        ),
+        where='vehicle_control.world:258',
+        returns=js.closed({'fuelLevel': js.NUMBER}),
+    ),
+    tool(
+        VehicleControlAPI.tool_lockDoors,
+        param('unlock', arg.BOOL, 'True if the doors are to be unlocked, False otherwise.'),
+        param(
+            'door',
+            arg.TEXT_LIST,
+            'The list of doors to lock or unlock. [Enum]: ["driver", "passenger", "rear_left", '
+            '"rear_right"]',
+        ),
+        where='vehicle_control.world:272',
+        returns=js.closed({'lockStatus': js.STRING, 'remainingUnlockedDoors': js.INTEGER}),
+    ),
+    tool(
+        VehicleControlAPI.tool_adjustClimateControl,
+        param(
+            'temperature', arg.NUMBER, 'The temperature to set in degree. Default to be celsius.'
+        ),
+        param(
+            'unit',
+            arg.optional(arg.TEXT),
+            '[Optional] The unit of temperature. [Enum]: ["celsius", "fahrenheit"]',
+            default=lambda ep: 'celsius',
+        ),
+        param(
+            'fanSpeed',
+            arg.INT,
+            '[Optional] The fan speed to set from 0 to 100. Default is 50.',
+            default=lambda ep: 50,
+        ),
+        param(
+            'mode',
+            arg.optional(arg.TEXT),
+            '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]',
+            default=lambda ep: 'auto',
+        ),
+        where='vehicle_control.world:295',
+        returns=js.closed({
+            'currentACTemperature': js.NUMBER,
+            'climateMode': js.nullable(js.STRING),
+            'humidityLevel': js.NUMBER,
+        }),
+    ),
+    tool(
+        VehicleControlAPI.tool_get_outside_temperature_from_google,
+        checks=False,
+        where='vehicle_control.world:321',
+        returns=js.closed({'outsideTemperature': js.NUMBER}),
+    ),
+    tool(
+        VehicleControlAPI.tool_get_outside_temperature_from_weather_com,
+        read_only=True,
+        where='vehicle_control.world:325',
+        returns={},
+    ),
+    tool(
+        VehicleControlAPI.tool_setHeadlights,
+        param('mode', arg.TEXT, 'The mode of the headlights. [Enum]: ["on", "off", "auto"]'),
+        where='vehicle_control.world:331',
+        returns=js.closed({'headlightStatus': js.STRING}),
+    ),
+    tool(
+        VehicleControlAPI.tool_displayCarStatus,
+        param(
+            'option',
+            arg.TEXT,
+            'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", "headlights", '
+            '"parkingBrake", "brakePedal", "engine"]',
+        ),
+        read_only=True,
+        where='vehicle_control.world:343',
+        returns=js.mapping({}),
+    ),
+    tool(
+        VehicleControlAPI.tool_activateParkingBrake,
+        param('mode', arg.TEXT, 'The mode to set. [Enum]: ["engage", "release"]'),
+        where='vehicle_control.world:382',
+        returns=js.closed({
+            'parkingBrakeStatus': js.STRING,
+            '_parkingBrakeForce': js.NUMBER,
+            '_slopeAngle': js.NUMBER,
+        }),
+    ),
+    tool(
+        VehicleControlAPI.tool_pressBrakePedal,
+        param(
+            'pedalPosition',
+            arg.NUMBER,
+            'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).',
+        ),
+        where='vehicle_control.world:404',
+        returns=_RESULT_BrakePedal,
+    ),
+    tool(
+        VehicleControlAPI.tool_releaseBrakePedal,
+        where='vehicle_control.world:423',
+        returns=_RESULT_BrakePedal,
+    ),
+    tool(
+        VehicleControlAPI.tool_setCruiseControl,
+        param(
+            'speed',
+            arg.FLOAT,
+            'The speed to set in m/h. The speed should be between 0 and 120 and a multiple of 5.',
+        ),
+        param('activate', arg.BOOL, 'True to activate the cruise control, False to deactivate.'),
+        param('distanceToNextVehicle', arg.FLOAT, 'The distance to the next vehicle in meters.'),
+        where='vehicle_control.world:429',
+        returns=js.closed({
+            'cruiseStatus': js.STRING,
+            'currentSpeed': js.NUMBER,
+            'distanceToNextVehicle': js.NUMBER,
+        }),
+    ),
+    tool(
+        VehicleControlAPI.tool_get_current_speed,
+        checks=False,
+        where='vehicle_control.world:458',
+        returns=js.closed({'currentSpeed': js.NUMBER}),
+    ),
+    tool(
+        VehicleControlAPI.tool_display_log,
+        param('messages', arg.TEXT_LIST, 'The list of messages to display.'),
+        read_only=True,
+        where='vehicle_control.world:462',
+        returns=js.closed({'log': js.array(js.STRING)}),
+    ),
+    tool(
+        VehicleControlAPI.tool_estimate_drive_feasibility_by_mileage,
+        param('distance', arg.NUMBER, 'The distance to travel in miles.'),
+        read_only=True,
+        where='vehicle_control.world:468',
+        returns=js.closed({'canDrive': js.BOOLEAN}),
+    ),
+    tool(
+        VehicleControlAPI.tool_liter_to_gallon,
+        param('liter', arg.FLOAT, 'The amount of liter to convert.'),
+        read_only=True,
+        where='vehicle_control.world:476',
+        returns=js.closed({'gallon': js.NUMBER}),
+    ),
+    tool(
+        VehicleControlAPI.tool_gallon_to_liter,
+        param('gallon', arg.FLOAT, 'The amount of gallon to convert.'),
+        read_only=True,
+        where='vehicle_control.world:482',
+        returns=js.closed({'liter': js.NUMBER}),
+    ),
+    tool(
+        VehicleControlAPI.tool_estimate_distance,
+        param(
+            'cityA',
+            arg.TEXT,
+            'The zipcode of the first city.',
+            not_found=lambda ep, key: 'distance not found in database.',
+        ),
+        param(
+            'cityB',
+            arg.TEXT,
+            'The zipcode of the second city.',
+            not_found=lambda ep, key: 'distance not found in database.',
+        ),
+        read_only=True,
+        where='vehicle_control.world:488',
+        returns=js.closed({'distance': js.NUMBER}),
+    ),
+    tool(
+        VehicleControlAPI.tool_get_zipcode_based_on_city,
+        param('city', arg.TEXT, 'The name of the city.'),
+        read_only=True,
+        where='vehicle_control.world:499',
+        returns=js.closed({'zipcode': js.STRING}),
+    ),
+    tool(
+        VehicleControlAPI.tool_set_navigation,
+        param(
+            'destination',
+            arg.TEXT,
+            'The destination to navigate in the format of street, city, state.',
+        ),
+        where='vehicle_control.world:511',
+        returns=js.closed({'status': js.STRING}),
+    ),
+    tool(
+        VehicleControlAPI.tool_check_tire_pressure,
+        read_only=True,
+        where='vehicle_control.world:526',
+        returns=js.closed({
+            'frontLeftTirePressure': js.NUMBER,
+            'frontRightTirePressure': js.NUMBER,
+            'rearLeftTirePressure': js.NUMBER,
+            'rearRightTirePressure': js.NUMBER,
+            'healthy_tire_pressure': js.BOOLEAN,
+            'car_info': js.mapping({}),
+        }),
+    ),
+    tool(
+        VehicleControlAPI.tool_find_nearest_tire_shop,
+        read_only=True,
+        where='vehicle_control.world:539',
+        returns=js.closed({'shopLocation': js.STRING}),
+    ),
+    arguments='dynamic',
+    python_class='VehicleControlAPI',
 )
 
 

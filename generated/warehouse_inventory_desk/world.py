@@ -10,7 +10,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeAlias
 
+from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
+from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -831,173 +833,269 @@ class WarehouseInventoryDesk(Episode):
         )
 
 
-def _invoke_sign_in(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_clerk = rt.lookup(ep.t_clerks, v.check_pattern(v.want_str(args['clerk'], 'clerk'), 'clerk', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown clerk ' + rt.text(key) + '.'))
-    return ep.tool_sign_in(a_clerk)
-
-
-def _invoke_get_item_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
-    return ep.tool_get_item_stock(a_item)
-
-
-def _invoke_get_bin(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
-    return ep.tool_get_bin(a_bin)
-
-
-def _invoke_find_items(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_text = v.check_length(v.want_str(args['text'], 'text'), 'text', 1, 80)
-    return ep.tool_find_items(a_text)
-
-
-def _invoke_list_bins(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_zone = (v.want_optional(args['zone'], 'zone', (lambda x, p: v.want_enum(x, p, Zone))) if args.get('zone') is not None else None)
-    a_item = (rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.')) if args.get('item') is not None else None)
-    return ep.tool_list_bins(a_zone, a_item)
-
-
-def _invoke_get_movement(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_movement = args['movement']
-    if type(a_movement) is not str or not a_movement.isascii():
-        a_movement = v.want_str(a_movement, 'movement')
-    a_movement = ep.t_movements.rows.get(a_movement) or rt.lookup(ep.t_movements, a_movement, lambda key: rt.built(ep, 'Unknown movement ' + rt.text(key) + '.'))
-    return ep.tool_get_movement(a_movement)
-
-
-def _invoke_receive_delivery(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
-    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
-    a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
-    a_delivery_note = v.check_length(v.want_str(args['delivery_note'], 'delivery_note'), 'delivery_note', 1, 40)
-    return ep.tool_receive_delivery(a_item, a_bin, a_quantity, a_delivery_note)
-
-
-def _invoke_pick_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
-    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
-    a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
-    a_order_number = v.check_pattern(v.want_str(args['order_number'], 'order_number'), 'order_number', '^SO-[0-9]{5}$')
-    return ep.tool_pick_stock(a_item, a_bin, a_quantity, a_order_number)
-
-
-def _invoke_move_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
-    a_from_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['from_bin'], 'from_bin'), 'from_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
-    a_to_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['to_bin'], 'to_bin'), 'to_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
-    a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
-    return ep.tool_move_stock(a_item, a_from_bin, a_to_bin, a_quantity)
-
-
-def _invoke_count_bin(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
-    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
-    a_counted = v.check_range(v.want_int(args['counted'], 'counted'), 'counted', 0, 1000)
-    return ep.tool_count_bin(a_item, a_bin, a_counted)
-
-
-def _invoke_set_bin_blocked(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
-    a_blocked = v.want_bool(args['blocked'], 'blocked')
-    return ep.tool_set_bin_blocked(a_bin, a_blocked)
-
-
-def _invoke_list_movements(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
-    return ep.tool_list_movements(a_item)
+_RESULT_Clerk = js.closed({
+    'id': js.scalar('str', pattern='^C[0-9]{3}$'),
+    'name': js.scalar('str', 1, 80),
+    'role': js.members(ClerkRole),
+})
+_RESULT_StockLevel = js.closed({
+    'id': js.STRING,
+    'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
+    'bin': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'),
+    'quantity': js.scalar('int', 0),
+    'last_counted': js.nullable(js.STRING),
+})
+_RESULT_Bin = js.closed({
+    'code': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'),
+    'zone': js.members(Zone),
+    'capacity': js.scalar('int', 1),
+    'blocked': js.BOOLEAN,
+})
+_RESULT_Movement = js.closed({
+    'id': js.STRING,
+    'kind': js.members(MovementKind),
+    'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
+    'from_bin': js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+    'to_bin': js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+    'quantity': js.INTEGER,
+    'reference': js.scalar('str', None, 40),
+    'clerk': js.scalar('str', pattern='^C[0-9]{3}$'),
+    'at': js.STRING,
+})
 
 
 WarehouseInventoryDesk.TOOLS = tools(
-    tool('sign_in',
-         'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.',
-         (param('clerk', {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'The clerk id, e.g. C001.', table='clerks'),),
-         read_only=False, invoke=_invoke_sign_in, where='warehouse_inventory_desk.world:168',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['picker', 'supervisor']}}, 'required': ['id', 'name', 'role'], 'additionalProperties': False}),
-    tool('get_item_stock', 'Show an item with its quantity in each bin and its total on hand.',
-         (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The item SKU, e.g. BOL-1001.', table='items'),),
-         read_only=True, invoke=_invoke_get_item_stock,
-         where='warehouse_inventory_desk.world:175',
-         returns={'type': 'object', 'properties': {'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'name': {'type': 'string'}, 'reorder_level': {'type': 'integer'}, 'total': {'type': 'integer'}, 'below_reorder': {'type': 'boolean'}, 'levels': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}}}, 'required': ['item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels'], 'additionalProperties': False},
-         shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),))),
-    tool('get_bin',
-         "Show a bin's contents (each item's stock row with its quantity), used units and free capacity.",
-         (param('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The bin code, e.g. A01-01.', table='bins'),),
-         read_only=True, invoke=_invoke_get_bin, where='warehouse_inventory_desk.world:191',
-         returns={'type': 'object', 'properties': {'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'zone': {'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, 'capacity': {'type': 'integer'}, 'used': {'type': 'integer'}, 'free': {'type': 'integer'}, 'blocked': {'type': 'boolean'}, 'levels': {'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}}}, 'required': ['bin', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels'], 'additionalProperties': False},
-         shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),))),
-    tool('find_items',
-         'Find items whose name or SKU contains the text, with their SKU, name, reorder level and whether active.',
-         (param('text', {'type': 'string', 'minLength': 1, 'maxLength': 80}, "Part of the item's name or SKU, e.g. washer; case does not matter."),),
-         read_only=True, invoke=_invoke_find_items, where='warehouse_inventory_desk.world:206',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'sku': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'reorder_level': {'type': 'integer', 'minimum': 0}, 'active': {'type': 'boolean'}}, 'required': ['sku', 'name', 'reorder_level', 'active'], 'additionalProperties': False}},
-         shows=('list', ('row', 'items'))),
-    tool('list_bins',
-         'List bins with their zone, capacity and whether blocked, optionally of one zone or holding one item.',
-         (param('zone', {'anyOf': [{'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, {'type': 'null'}]}, 'Only bins of this zone (receiving, bulk or pick_face); all when omitted.', optional=True),
-         param('item', {'anyOf': [{'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, {'type': 'null'}]}, 'Only bins that hold stock of this SKU; all when omitted.', optional=True, table='items')),
-         read_only=True, invoke=_invoke_list_bins, where='warehouse_inventory_desk.world:215',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'zone': {'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, 'capacity': {'type': 'integer', 'minimum': 1}, 'blocked': {'type': 'boolean'}}, 'required': ['code', 'zone', 'capacity', 'blocked'], 'additionalProperties': False}},
-         shows=('list', ('row', 'bins'))),
-    tool('list_clerks', 'List the clerks with their ids, names and roles.', (), read_only=True,
-         method=WarehouseInventoryDesk.tool_list_clerks,
-         where='warehouse_inventory_desk.world:224',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'name': {'type': 'string', 'minLength': 1, 'maxLength': 80}, 'role': {'type': 'string', 'enum': ['picker', 'supervisor']}}, 'required': ['id', 'name', 'role'], 'additionalProperties': False}},
-         shows=('list', ('row', 'clerks'))),
-    tool('get_movement',
-         'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.',
-         (param('movement', {'type': 'string'}, 'The movement id, e.g. M00001.', table='movements'),),
-         read_only=True, invoke=_invoke_get_movement, where='warehouse_inventory_desk.world:228',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['receipt', 'pick', 'transfer', 'count_adjustment']}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'from_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'to_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'quantity': {'type': 'integer'}, 'reference': {'type': 'string', 'maxLength': 40}, 'clerk': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'item', 'from_bin', 'to_bin', 'quantity', 'reference', 'clerk', 'at'], 'additionalProperties': False}),
-    tool('receive_delivery',
-         'Book a delivery of an item into a bin. The bin must be unblocked and have room for the whole delivery.',
-         (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The SKU delivered, e.g. NUT-2001.', table='items'),
-         param('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The bin the delivery is put into, e.g. R00-01.', table='bins'),
-         param('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000}, 'Units delivered, from 1 to 1000.'),
-         param('delivery_note', {'type': 'string', 'minLength': 1, 'maxLength': 40}, 'The delivery note number, e.g. DN-8812.')),
-         read_only=False, invoke=_invoke_receive_delivery,
-         where='warehouse_inventory_desk.world:236',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}),
-    tool('pick_stock', 'Pick units of an item from a bin for a customer order.',
-         (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The SKU to pick, e.g. BOL-1001.', table='items'),
-         param('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The bin to pick from, e.g. A01-01.', table='bins'),
-         param('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000}, 'Units to pick, from 1 to 1000.'),
-         param('order_number', {'type': 'string', 'pattern': '^SO-[0-9]{5}$'}, 'The customer order, e.g. SO-10452.')),
-         read_only=False, invoke=_invoke_pick_stock, where='warehouse_inventory_desk.world:270',
-         returns={'type': 'object', 'properties': {'id': {'type': 'string'}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'bin': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'quantity': {'type': 'integer', 'minimum': 0}, 'last_counted': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['id', 'item', 'bin', 'quantity', 'last_counted'], 'additionalProperties': False}),
-    tool('move_stock',
-         'Transfer units of an item from one bin to another. Returns the source and destination stock rows.',
-         (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The SKU to move, e.g. BOL-1001.', table='items'),
-         param('from_bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The source bin, e.g. B02-01.', table='bins'),
-         param('to_bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The destination bin, e.g. A01-01.', table='bins'),
-         param('quantity', {'type': 'integer', 'minimum': 1, 'maximum': 1000}, 'Units to move, from 1 to 1000.')),
-         read_only=False, invoke=_invoke_move_stock, where='warehouse_inventory_desk.world:294',
-         returns={'type': 'array', 'items': {'type': 'string'}}),
-    tool('count_bin',
-         'Record a physical count of an item in a bin (supervisors only). The stock row is set to the\ncounted quantity and marked counted today; a non-zero difference is logged as a count\nadjustment. Returns the difference, counted minus recorded.',
-         (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The SKU counted, e.g. WSH-3001.', table='items'),
-         param('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The bin counted, e.g. A01-01.', table='bins'),
-         param('counted', {'type': 'integer', 'minimum': 0, 'maximum': 1000}, 'The number of units physically found.')),
-         read_only=False, invoke=_invoke_count_bin, where='warehouse_inventory_desk.world:332',
-         returns={'type': 'integer'}),
-    tool('set_bin_blocked',
-         'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or transfers.',
-         (param('bin', {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'The bin code, e.g. B02-02.', table='bins'),
-         param('blocked', {'type': 'boolean'}, 'true to block the bin, false to unblock it.')),
-         read_only=False, invoke=_invoke_set_bin_blocked,
-         where='warehouse_inventory_desk.world:379',
-         returns={'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, 'zone': {'type': 'string', 'enum': ['receiving', 'bulk', 'pick_face']}, 'capacity': {'type': 'integer', 'minimum': 1}, 'blocked': {'type': 'boolean'}}, 'required': ['code', 'zone', 'capacity', 'blocked'], 'additionalProperties': False}),
-    tool('list_reorder_flags',
-         'List active items whose total on-hand quantity is below their reorder level, with the shortfall.',
-         (), read_only=True, method=WarehouseInventoryDesk.tool_list_reorder_flags,
-         where='warehouse_inventory_desk.world:391',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'name': {'type': 'string'}, 'on_hand': {'type': 'integer'}, 'reorder_level': {'type': 'integer'}, 'shortfall': {'type': 'integer'}}, 'required': ['item', 'name', 'on_hand', 'reorder_level', 'shortfall'], 'additionalProperties': False}}),
-    tool('list_movements',
-         'List the stock movements of an item, newest first, with kind, bins, quantity, reference, clerk and time.',
-         (param('item', {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'The SKU, e.g. BOL-1001.', table='items'),),
-         read_only=True, invoke=_invoke_list_movements,
-         where='warehouse_inventory_desk.world:397',
-         returns={'type': 'array', 'items': {'type': 'object', 'properties': {'id': {'type': 'string'}, 'kind': {'type': 'string', 'enum': ['receipt', 'pick', 'transfer', 'count_adjustment']}, 'item': {'type': 'string', 'pattern': '^[A-Z]{3}-[0-9]{4}$'}, 'from_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'to_bin': {'anyOf': [{'type': 'string', 'pattern': '^[A-Z][0-9]{2}-[0-9]{2}$'}, {'type': 'null'}]}, 'quantity': {'type': 'integer'}, 'reference': {'type': 'string', 'maxLength': 40}, 'clerk': {'type': 'string', 'pattern': '^C[0-9]{3}$'}, 'at': {'type': 'string'}}, 'required': ['id', 'kind', 'item', 'from_bin', 'to_bin', 'quantity', 'reference', 'clerk', 'at'], 'additionalProperties': False}},
-         shows=('list', ('row', 'movements'))),
+    tool(
+        WarehouseInventoryDesk.tool_sign_in,
+        param(
+            'clerk',
+            arg.row('clerks', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
+            'The clerk id, e.g. C001.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown clerk ' + rt.text(key) + '.'),
+        ),
+        where='warehouse_inventory_desk.world:168',
+        returns=_RESULT_Clerk,
+    ),
+    tool(
+        WarehouseInventoryDesk.tool_get_item_stock,
+        param(
+            'item',
+            arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
+            'The item SKU, e.g. BOL-1001.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='warehouse_inventory_desk.world:175',
+        returns=js.closed({
+            'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
+            'name': js.STRING,
+            'reorder_level': js.INTEGER,
+            'total': js.INTEGER,
+            'below_reorder': js.BOOLEAN,
+            'levels': js.array(_RESULT_StockLevel),
+        }),
+        shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)),
+    ),
+    tool(
+        WarehouseInventoryDesk.tool_get_bin,
+        param(
+            'bin',
+            arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+            'The bin code, e.g. A01-01.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='warehouse_inventory_desk.world:191',
+        returns=js.closed({
+            'bin': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'),
+            'zone': js.members(Zone),
+            'capacity': js.INTEGER,
+            'used': js.INTEGER,
+            'free': js.INTEGER,
+            'blocked': js.BOOLEAN,
+            'levels': js.array(_RESULT_StockLevel),
+        }),
+        shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)),
+    ),
+    tool(
+        WarehouseInventoryDesk.tool_find_items,
+        param(
+            'text',
+            arg.refined(arg.TEXT, 1, 80),
+            "Part of the item's name or SKU, e.g. washer; case does not matter.",
+        ),
+        read_only=True,
+        where='warehouse_inventory_desk.world:206',
+        returns=js.array(js.closed({
+            'sku': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
+            'name': js.scalar('str', 1, 80),
+            'reorder_level': js.scalar('int', 0),
+            'active': js.BOOLEAN,
+        })),
+        shows=('list', ('row', 'items')),
+    ),
+    tool(
+        WarehouseInventoryDesk.tool_list_bins,
+        param(
+            'zone',
+            arg.optional(arg.enum_of(Zone)),
+            'Only bins of this zone (receiving, bulk or pick_face); all when omitted.',
+        ),
+        param(
+            'item',
+            arg.optional(arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$'))),
+            'Only bins that hold stock of this SKU; all when omitted.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='warehouse_inventory_desk.world:215',
+        returns=js.array(_RESULT_Bin),
+        shows=('list', ('row', 'bins')),
+    ),
+    tool(
+        WarehouseInventoryDesk.tool_list_clerks,
+        read_only=True,
+        where='warehouse_inventory_desk.world:224',
+        returns=js.array(_RESULT_Clerk),
+        shows=('list', ('row', 'clerks')),
+    ),
+    tool(
+        WarehouseInventoryDesk.tool_get_movement,
+        param(
+            'movement',
+            arg.row('movements'),
+            'The movement id, e.g. M00001.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown movement ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='warehouse_inventory_desk.world:228',
+        returns=_RESULT_Movement,
+    ),
+    tool(
+        WarehouseInventoryDesk.tool_receive_delivery,
+        param(
+            'item',
+            arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
+            'The SKU delivered, e.g. NUT-2001.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'),
+        ),
+        param(
+            'bin',
+            arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+            'The bin the delivery is put into, e.g. R00-01.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'),
+        ),
+        param('quantity', arg.refined(arg.INT, 1, 1000), 'Units delivered, from 1 to 1000.'),
+        param(
+            'delivery_note',
+            arg.refined(arg.TEXT, 1, 40),
+            'The delivery note number, e.g. DN-8812.',
+        ),
+        where='warehouse_inventory_desk.world:236',
+        returns=_RESULT_StockLevel,
+    ),
+    tool(
+        WarehouseInventoryDesk.tool_pick_stock,
+        param(
+            'item',
+            arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
+            'The SKU to pick, e.g. BOL-1001.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'),
+        ),
+        param(
+            'bin',
+            arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+            'The bin to pick from, e.g. A01-01.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'),
+        ),
+        param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to pick, from 1 to 1000.'),
+        param(
+            'order_number',
+            arg.refined(arg.TEXT, pattern='^SO-[0-9]{5}$'),
+            'The customer order, e.g. SO-10452.',
+        ),
+        where='warehouse_inventory_desk.world:270',
+        returns=_RESULT_StockLevel,
+    ),
+    tool(
+        WarehouseInventoryDesk.tool_move_stock,
+        param(
+            'item',
+            arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
+            'The SKU to move, e.g. BOL-1001.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'),
+        ),
+        param(
+            'from_bin',
+            arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+            'The source bin, e.g. B02-01.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'),
+        ),
+        param(
+            'to_bin',
+            arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+            'The destination bin, e.g. A01-01.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'),
+        ),
+        param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to move, from 1 to 1000.'),
+        where='warehouse_inventory_desk.world:294',
+        returns=js.array(js.STRING),
+    ),
+    tool(
+        WarehouseInventoryDesk.tool_count_bin,
+        param(
+            'item',
+            arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
+            'The SKU counted, e.g. WSH-3001.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'),
+        ),
+        param(
+            'bin',
+            arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+            'The bin counted, e.g. A01-01.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'),
+        ),
+        param('counted', arg.refined(arg.INT, 0, 1000), 'The number of units physically found.'),
+        where='warehouse_inventory_desk.world:332',
+        returns=js.INTEGER,
+    ),
+    tool(
+        WarehouseInventoryDesk.tool_set_bin_blocked,
+        param(
+            'bin',
+            arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+            'The bin code, e.g. B02-02.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'),
+        ),
+        param('blocked', arg.BOOL, 'true to block the bin, false to unblock it.'),
+        where='warehouse_inventory_desk.world:379',
+        returns=_RESULT_Bin,
+    ),
+    tool(
+        WarehouseInventoryDesk.tool_list_reorder_flags,
+        read_only=True,
+        where='warehouse_inventory_desk.world:391',
+        returns=js.array(js.closed({
+            'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
+            'name': js.STRING,
+            'on_hand': js.INTEGER,
+            'reorder_level': js.INTEGER,
+            'shortfall': js.INTEGER,
+        })),
+    ),
+    tool(
+        WarehouseInventoryDesk.tool_list_movements,
+        param(
+            'item',
+            arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
+            'The SKU, e.g. BOL-1001.',
+            not_found=lambda ep, key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'),
+        ),
+        read_only=True,
+        where='warehouse_inventory_desk.world:397',
+        returns=js.array(_RESULT_Movement),
+        shows=('list', ('row', 'movements')),
+    ),
 )
 
 

@@ -1,103 +1,572 @@
-"""A generated world's tools, declared: the runtime checks each call's argument names.
+"""A generated world's tools, declared: the runtime loads each call's arguments and calls.
 
 Part of the contract between generated code and the runtime (see
 :mod:`worldspec.runtime.contract`, which this module completes: it needs the episode's
-``ToolSpec``, which needs the contract's classes). A generated world declares each tool
-with :func:`tool` (in :func:`tools`, its registry): its parameters (:func:`param`, which
-say which are required) and the function loading the arguments and calling the tool's
-method (``invoke``), or, for a tool without parameters, the method itself. :func:`tool`
-builds the check of the arguments' names once: a call whose names fit exactly (all the
-required ones, no unknown one, no null for a required one) costs one set comparison; any
-other call gets the check that says what is wrong.
+``ToolSpec``, which needs the contract's classes). A generated world declares its tools in
+one registry, :func:`tools`, each with :func:`tool`: the tool's method (whose docstring is
+the tool's description), its name, and its parameters, each a :func:`param` saying how its
+argument loads (:class:`Loads`)::
+
+    Shop.TOOLS = tools(
+        tool(Shop.tool_cancel_order, 'cancel_order', (
+            param('order_id', row_of('orders', TEXT, 'Order'), 'The order to cancel.'),
+            param('reason', TEXT, 'Why.', default=lambda ep: 'no reason'),
+        ), read_only=False, where='shop.world:40', returns=ORDER_RESULT),
+    )
+
+How an argument loads (a :class:`Loads`, made once per parameter):
+
+- :data:`TEXT`, :data:`TEXT_LIST`, :data:`JSON_VALUE`: text, a list of text, any JSON value;
+- :func:`row_of`: the row of a table by its key (the key loaded as its ``Loads`` says), or
+  the spec's not-found message (``not_found(ep, key)``), else ``Order "x" not found.``;
+- :func:`loaded_by`: any other type, by a ``(value, path)`` loader (``episode=True``:
+  ``(value, path, episode)``, for a record or union whose fields compute defaults).
+
+A :func:`param` may say ``default=`` (``default(ep)``, for a call that leaves the argument
+out or gives null), ``optional=True`` (none when left out) and ``not_found=`` (the spec's
+message for a value that does not fit the type). Each ``Loads`` carries its JSON schema,
+which the parameter's schema is (see :mod:`worldspec.runtime.schema`).
+
+The world's argument rules (``config { arguments: python | dynamic }``) are
+:func:`tools`'s ``arguments``: with Python's rules an explicit null is a value and errors
+name ``<python_class>.<tool>``; with ``dynamic`` a value of another JSON type than declared
+is passed on as it is and what Python raises on it is the call's failure.
+
+:func:`tools` builds each tool's invoker once (:func:`invoker`): the check of the
+arguments' names (one set comparison when they fit; the check that says what is wrong
+otherwise), one loader per parameter taking the fast path for text, a list of text and a
+row by a text key without a further call, and the method's call, by a closure made for
+the tool's number of parameters. No generated function loads arguments.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
+from worldspec.runtime import schema as js
 from worldspec.runtime.episode import ParamSpec, ToolSpec
-from worldspec.runtime.helpers import check_arguments, check_arguments_python
+from worldspec.runtime.errors import ToolError
+from worldspec.runtime.helpers import (
+    PYTHON_FAILURES,
+    Exported,
+    fitting,
+    foreign,
+    foreign_list,
+    lookup,
+    str_list_or_foreign,
+    str_or_foreign,
+)
+from worldspec.runtime.invokers import (
+    MOST_SLOTS,
+    Getter,
+    Invoke,
+    SlotLoad,
+    checked_arguments,
+    getter_invoker,
+    slot_invoker,
+)
+from worldspec.runtime.records import value_class
+from worldspec.runtime.values import (
+    check_length,
+    check_pattern,
+    check_range,
+    quote,
+    want_bool,
+    want_date,
+    want_datetime,
+    want_duration,
+    want_enum,
+    want_float,
+    want_int,
+    want_json,
+    want_list,
+    want_map,
+    want_number,
+    want_optional,
+    want_set,
+    want_str,
+    want_str_list,
+)
 
-__all__ = ["param", "tool", "tools", "checked_arguments"]
+__all__ = [
+    "Loads", "TEXT", "TEXT_LIST", "INT", "FLOAT", "NUMBER", "BOOL", "DATE", "DATETIME",
+    "DURATION", "JSON", "refined", "optional", "list_of", "set_of", "map_of", "enum_of",
+    "record", "row", "param", "tool", "tools", "tool_spec", "ParamDeclaration",
+    "ToolDeclaration", "invoker", "ARGUMENT_RULES",
+]
 
-#: ``invoke(episode, arguments) -> result``
-Invoke = Callable[[Any, Mapping[str, Any]], Any]
+#: ``message(episode, key) -> text``: the spec's message for a key or value that fits not
+Message = Callable[[Any, Any], "str | None"]
 
-
-def param(name: str, schema: dict[str, Any], doc: str = "", *, optional: bool = False,
-          table: str | None = None) -> ParamSpec:
-    """A tool's parameter: its JSON schema (with ``doc`` as its description), whether a call
-    may leave it out (``optional``: it has a default or may be none), and the table whose
-    row it names by key (``table``, for an entity)."""
-    if doc:
-        schema = {**schema, "description": doc}
-    return ParamSpec(name, schema, not optional, doc, table=table)
+#: ``config { arguments: ... }``: the world's argument rules
+ARGUMENT_RULES: Final = ("worldspec", "python", "dynamic")
 
 
-def tool(name: str, doc: str, params: tuple[ParamSpec, ...], *, read_only: bool,
-         invoke: Invoke | None = None, method: Callable[[Any], Any] | None = None,
-         nullable: tuple[str, ...] = (), python_name: str | None = None,
-         **details: Any) -> ToolSpec:
-    """The ``ToolSpec`` of a tool whose calls run ``invoke`` (or, for a tool without
-    parameters, ``method`` of the episode) once their names are checked.
+@value_class(frozen=True)
+class Loads:
+    """How an argument of one type loads: ``load(value, path, episode)`` checks and converts
+    the JSON value (``plain(value, path)`` where it needs no episode); ``schema`` is the
+    type's JSON schema. Made by the argument types below, never by hand."""
 
-    ``nullable``: required parameters for which null is a value (``json``), not a gap;
-    ``python_name``: with Python's argument rules (``config { arguments: python }``), the
-    function name its errors name, and an explicit null is a value."""
-    if invoke is None:
-        if method is None or params:
-            raise TypeError(f"tool {name!r}: give invoke=, or method= for a tool without "
-                            "parameters")
-        bound = method
-        invoke = lambda ep, args: bound(ep)  # noqa: E731
-    checked = checked_arguments(invoke, tuple(p.name for p in params),
-                                tuple(p.name for p in params if p.required),
-                                nullable=nullable, python_name=python_name)
-    return ToolSpec(name, doc, params, read_only, checked, **details)
+    #: what it is: a scalar's name (``str``, ``int``...), ``list``, ``set``, ``map``,
+    #: ``optional``, ``enum``, ``record``, ``union``, ``row``; ``text_list`` for a list of
+    #: plain text
+    kind: str
+    schema: dict[str, Any]
+    load: Callable[[Any, str, Any], Any]
+    plain: Callable[[Any, str], Any] | None = None
+    #: a list or set (or an optional one): in ``arguments: dynamic``, a JSON array of other
+    #: elements stays a list
+    is_list: bool = False
+    #: whether null is a value of the type (``json``), not a missing argument
+    takes_null: bool = False
+    #: an optional type: the type it makes optional
+    inner: Loads | None = None
+    #: a row: its table, its key's type, its entity, the spec's not-found message
+    table: str | None = None
+    key: Loads | None = None
+    entity: str = ""
+    not_found: Message | None = None
+
+    def value(self, ep: Any, given: Any, path: str) -> Any:
+        """The value of JSON ``given`` (every check the type makes)."""
+        return self.load(given, path, ep)
+
+    def item(self, ep: Any) -> Callable[[Any, str], Any]:
+        """``load(value, path)`` for an element, a key or a value inside a container."""
+        if self.plain is not None:
+            return self.plain
+        load = self.load
+        return lambda value, path: load(value, path, ep)
+
+    def lookup(self, ep: Any, key: Any) -> Any:
+        """The row of ``key`` in the table, or the parameter's not-found failure."""
+        return lookup(getattr(ep, f"t_{self.table}"), key, self.message(ep))
+
+    def message(self, ep: Any) -> Callable[[Any], Any]:
+        """``message(key)``: the not-found text of a key (the spec's, or the runtime's)."""
+        own = self.not_found
+        if own is not None:
+            return lambda key: own(ep, key)
+        entity = self.entity
+        return lambda key: f"{entity} {quote(key)} not found."
 
 
-def tools(*specs: ToolSpec) -> dict[str, ToolSpec]:
-    """A world's tool registry: its tools by name, in declaration order."""
-    return {spec.name: spec for spec in specs}
+def _plain(kind: str, schema: dict[str, Any], load: Callable[[Any, str], Any], *,
+           is_list: bool = False, takes_null: bool = False) -> Loads:
+    """A type whose loader needs no episode."""
+    return Loads(kind, schema, lambda value, path, ep: load(value, path), load,
+                 is_list=is_list, takes_null=takes_null)
 
 
-def checked_arguments(invoke: Invoke, allowed: tuple[str, ...], required: tuple[str, ...], *,
-                      nullable: tuple[str, ...] = (), python_name: str | None = None
-                      ) -> Invoke:
-    """``invoke`` behind the check of the arguments' names (see the module's doc)."""
-    if python_name is not None:
-        function = python_name
+#: text (``str``)
+TEXT: Final = _plain("str", js.STRING, want_str)
+#: a list of text (``list[str]``)
+TEXT_LIST: Final = _plain("list", js.array(js.STRING), want_str_list, is_list=True)
+INT: Final = _plain("int", js.INTEGER, want_int)
+FLOAT: Final = _plain("float", js.NUMBER, want_float)
+NUMBER: Final = _plain("number", js.NUMBER, want_number)
+BOOL: Final = _plain("bool", js.BOOLEAN, want_bool)
+DATE: Final = _plain("date", js.SCALARS["date"], want_date)
+DATETIME: Final = _plain("datetime", js.SCALARS["datetime"], want_datetime)
+DURATION: Final = _plain("duration", js.SCALARS["duration"], want_duration)
+#: any JSON value (``json``): null is one
+JSON: Final = _plain("json", js.JSON_ANY, want_json, takes_null=True)
 
-        def slow(args: Mapping[str, Any]) -> None:
-            check_arguments_python(args, allowed, required, function)
+#: the schema's names of a refinement's limits, by what is refined
+_LIMITS = {"int": ("minimum", "maximum"), "float": ("minimum", "maximum"),
+           "number": ("minimum", "maximum"), "list": ("minItems", "maxItems"),
+           "set": ("minItems", "maxItems"), "map": ("minProperties", "maxProperties")}
+
+
+def refined(how: Loads, low: float | None = None, high: float | None = None,
+            pattern: str | None = None) -> Loads:
+    """``how`` refined: values (numbers) or lengths (text, lists, maps) from ``low`` to
+    ``high``, text matching ``pattern``."""
+    lowest, highest = _LIMITS.get(how.kind, ("minLength", "maxLength"))
+    schema = js.refined(how.schema, **{lowest: low, highest: high, "pattern": pattern})
+    inner = how.load
+    check: Callable[[Any, str, Any, Any], Any] = \
+        check_range if how.kind in ("int", "float", "number") else check_length
+    load = inner
+    if low is not None or high is not None:
+        def load(value: Any, path: str, ep: Any) -> Any:
+            return check(inner(value, path, ep), path, low, high)
+    if pattern is not None:
+        within = load
+
+        def load(value: Any, path: str, ep: Any) -> Any:
+            return check_pattern(within(value, path, ep), path, pattern)
+    return _made_of(how, how.kind, schema, load)
+
+
+def _made_of(how: Loads, kind: str, schema: dict[str, Any],
+             load: Callable[[Any, str, Any], Any], *, is_list: bool | None = None,
+             inner: Loads | None = None) -> Loads:
+    """A type made of ``how``, loaded by ``load``: with a plain loader where ``how`` needs
+    no episode; a list where ``how`` is one, or where ``is_list`` says so."""
+    plain = None if how.plain is None else (lambda value, path: load(value, path, None))
+    return Loads(kind, schema, load, plain, is_list=how.is_list if is_list is None else is_list,
+                 inner=inner)
+
+
+def optional(how: Loads) -> Loads:
+    """``T?``: none (null) or a ``how``."""
+    def load(value: Any, path: str, ep: Any) -> Any:
+        return want_optional(value, path, how.item(ep))
+    return _made_of(how, "optional", js.nullable(how.schema), load, inner=how)
+
+
+def list_of(how: Loads) -> Loads:
+    """``list[T]``."""
+    def load(value: Any, path: str, ep: Any) -> Any:
+        return want_list(value, path, how.item(ep))
+    return _made_of(how, "list", js.array(how.schema), load, is_list=True)
+
+
+def set_of(how: Loads) -> Loads:
+    """``set[T]``: a JSON array without repeats."""
+    def load(value: Any, path: str, ep: Any) -> Any:
+        return want_set(value, path, how.item(ep))
+    return _made_of(how, "set", js.array(how.schema, unique=True), load, is_list=True)
+
+
+def map_of(key: Loads, value: Loads) -> Loads:
+    """``map[K, V]``: a JSON object (an ``int`` key is decimal text, a ``json`` one text or
+    an integer)."""
+    int_keys, json_keys = key.kind == "int", key.kind == "json"
+
+    def load(given: Any, path: str, ep: Any) -> Any:
+        return want_map(given, path, key.item(ep), value.item(ep), int_keys=int_keys,
+                        json_keys=json_keys)
+    plain = None if key.plain is None or value.plain is None else \
+        (lambda given, path: load(given, path, None))
+    return Loads("map", js.mapping(value.schema), load, plain)
+
+
+def enum_of(enum_class: type[enum.Enum]) -> Loads:
+    """A member of ``enum_class``, by its text."""
+    return _plain("enum", js.members(enum_class),
+                  lambda value, path: want_enum(value, path, enum_class))
+
+
+def record(load: Callable[[Any, str, Any], Any], schema: dict[str, Any]) -> Loads:
+    """A record (or a union of records): ``load(value, path, episode)``, its class's (the
+    episode computes its fields' defaults), and its schema."""
+    return Loads("record", schema, load)
+
+
+def row(table: str, key: Loads = TEXT, entity: str = "", not_found: Message | None = None
+        ) -> Loads:
+    """An entity: the row of ``table`` whose key the agent gives (loaded as ``key`` says),
+    or the failure ``not_found(ep, key)`` (by default ``<entity> <key> not found.``; a
+    parameter's ``not_found`` is its row's)."""
+    def load(value: Any, path: str, ep: Any) -> Any:
+        return found.lookup(ep, key.load(value, path, ep))
+    found = Loads("row", key.schema, load, table=table, key=key, entity=entity,
+                  not_found=not_found)
+    return found
+
+
+def _row_of(how: Loads) -> Loads | None:
+    """The row type ``how`` is, or makes optional; None for another type."""
+    if how.kind == "optional" and how.inner is not None:
+        how = how.inner
+    return how if how.kind == "row" else None
+
+
+@value_class(frozen=True)
+class ParamDeclaration:
+    """A tool's parameter as a world declares it (see :func:`param`)."""
+
+    name: str
+    loads: Loads
+    doc: str = ""
+    default: Callable[[Any], Any] | None = None
+    optional: bool = False
+    not_found: Message | None = None
+
+
+def param(name: str, how: Loads, doc: str = "", *, default: Callable[[Any], Any] | None = None,
+          not_found: Message | None = None) -> ParamDeclaration:
+    """A tool's parameter: its name, how its argument loads (an optional type: a call may
+    leave it out), its description; ``default(ep)`` for a call that leaves it out;
+    ``not_found(ep, value)`` the spec's message for a value that does not fit its type (for
+    a row, for a key no row has)."""
+    found = _row_of(how)
+    if not_found is not None and found is not None:
+        assert found.key is not None
+        made = row(found.table or "", found.key, found.entity, not_found)
+        how, not_found = (made if how is found else optional(made)), None
+    return ParamDeclaration(name, how, doc, default, how.kind == "optional", not_found)
+
+
+@value_class(frozen=True)
+class ToolDeclaration:
+    """A tool as a world declares it (see :func:`tool`)."""
+
+    method: Callable[..., Any]
+    name: str
+    params: tuple[ParamDeclaration, ...]
+    read_only: bool
+    doc: str | None = None
+    where: str = ""
+    returns: dict[str, Any] | None = None
+    checks: bool | None = None
+    shows: tuple[Any, ...] | None = None
+    export: Callable[[Any], Any] | None = None
+    given: bool = False
+
+
+def tool(method: Callable[..., Any], *params: ParamDeclaration, read_only: bool = False,
+         name: str | None = None, doc: str | None = None, where: str = "",
+         returns: dict[str, Any] | None = None, checks: bool | None = None,
+         shows: tuple[Any, ...] | None = None, export: Callable[[Any], Any] | None = None,
+         given: bool = False) -> ToolDeclaration:
+    """A tool: its method (``method(episode, *arguments)``, named ``tool_<name>``: ``name``
+    where the tool's name is no Python name), whose docstring is the tool's description
+    unless ``doc`` says otherwise, and its parameters; ``read_only`` where it changes
+    nothing; ``returns`` the JSON schema of its result; ``export`` the function writing a
+    result as JSON where the result's class cannot (a union, whose tag only the declared
+    type knows); ``given``: the method also takes the names of the arguments the call
+    gave."""
+    if name is None:
+        name = method.__name__.removeprefix("tool_")
+    return ToolDeclaration(method, name, tuple(params), read_only, doc, where, returns, checks,
+                           shows, export, given)
+
+
+def tools(*declared: ToolDeclaration, arguments: str = "worldspec",
+          python_class: str = "") -> dict[str, ToolSpec]:
+    """A world's tool registry: its tools by name, in declaration order, each with its
+    invoker built (``arguments``: the world's argument rules; ``python_class``: with
+    Python's, the class its errors name)."""
+    if arguments not in ARGUMENT_RULES:
+        raise ValueError(f"unknown argument rules {arguments!r}: use one of "
+                         f"{', '.join(ARGUMENT_RULES)}")
+    return {decl.name: tool_spec(decl, arguments, python_class) for decl in declared}
+
+
+def tool_spec(decl: ToolDeclaration, arguments: str, python_class: str) -> ToolSpec:
+    """The ``ToolSpec`` of a declared tool."""
+    python = arguments != "worldspec"
+    params = tuple(_param_spec(p, python) for p in decl.params)
+    doc = decl.doc if decl.doc is not None else (decl.method.__doc__ or "")
+    checked = checked_arguments(
+        invoker(decl, arguments), tuple(p.name for p in params),
+        tuple(p.name for p in params if p.required),
+        nullable=tuple(p.name for p in decl.params if p.loads.takes_null and _required(p)),
+        python_name=f"{python_class}.{decl.name}" if python else None)
+    return ToolSpec(decl.name, doc, params, decl.read_only, checked, where=decl.where,
+                    returns=decl.returns, checks=decl.checks, shows=decl.shows)
+
+
+def _param_spec(p: ParamDeclaration, python: bool) -> ParamSpec:
+    """What the agent sees of a parameter: its JSON schema (the type's; or null where the
+    type is optional, or where null means the default but with Python's rules), its
+    description, whether it is required."""
+    schema = p.loads.schema
+    if p.default is not None and not p.optional and not python:
+        schema = js.nullable(schema)  # null means the default
+    if p.doc:
+        schema = {**schema, "description": p.doc}
+    found = _row_of(p.loads)
+    return ParamSpec(p.name, schema, _required(p), p.doc,
+                     table=found.table if found is not None else None)
+
+
+def _required(p: ParamDeclaration) -> bool:
+    return p.default is None and not p.optional
+
+
+# ------------------------------------------------------------------------- loaders
+def _getter(p: ParamDeclaration, python: bool, dynamic: bool) -> Getter:
+    """``get(ep, args)``: parameter ``p``'s argument loaded (its names are checked)."""
+    how = p.loads
+    if p.default is None and not p.optional and p.not_found is None:
+        fast = _fast_getter(p.name, how, dynamic)
+        if fast is not None:
+            return fast
+    return _general_getter(p, python, dynamic)
+
+
+def _fast_getter(name: str, how: Loads, dynamic: bool) -> Getter | None:
+    """The loader of a required text, list of text or row by a text key: the common case
+    checked inline (ASCII text as it is), anything else through the value checks (in
+    ``arguments: dynamic``, a value of another JSON type passed on)."""
+    if how is TEXT:
+        slow_text = _slow_text(name, dynamic)
+
+        def get_text(ep: Any, args: Mapping[str, Any]) -> Any:
+            given = args[name]
+            if type(given) is str and given.isascii():
+                return given
+            return slow_text(ep, given)
+        return get_text
+    if how is TEXT_LIST:
+        load_list = _text_list(name, dynamic)
+        return lambda ep, args: load_list(ep, args[name])
+    if how.kind == "row" and how.key is TEXT:
+        load_row = _row_by_text(name, how, dynamic)
+        return lambda ep, args: load_row(ep, args[name])
+    return None
+
+
+def _slow_text(name: str, dynamic: bool) -> Callable[[Any, Any], Any]:
+    if dynamic:
+        return lambda ep, given: str_or_foreign(ep, given, name)
+    return lambda ep, given: want_str(given, name)
+
+
+def _general_getter(p: ParamDeclaration, python: bool, dynamic: bool) -> Getter:
+    """The loader of any parameter: the value's checks, the spec's message for a value that
+    fits not, the default for a missing argument (or null, but with Python's rules), and in
+    ``arguments: dynamic`` a value of another JSON type passed on."""
+    name, how, default, not_found = p.name, p.loads, p.default, p.not_found
+    plain, with_episode = how.plain, how.load
+    if plain is not None:
+        def load(ep: Any, args: Mapping[str, Any]) -> Any:
+            return plain(args[name], name)
     else:
-        def slow(args: Mapping[str, Any]) -> None:
-            check_arguments(args, allowed, required, nullable)
-    names, needed = frozenset(allowed), frozenset(required)
-    # a null counts as missing unless Python's rules hold
-    nulls = python_name is None and bool(required)
-    if names == needed and nulls:
-        def exact_no_null(ep: Any, args: Mapping[str, Any]) -> Any:
-            if not (args.keys() == names and None not in args.values()):
-                slow(args)
-            return invoke(ep, args)
-        return exact_no_null
-    if names == needed:
-        def exact(ep: Any, args: Mapping[str, Any]) -> Any:
-            if not args.keys() == names:
-                slow(args)
-            return invoke(ep, args)
-        return exact
-    if nulls:
-        def within_no_null(ep: Any, args: Mapping[str, Any]) -> Any:
-            if not (names >= args.keys() >= needed and None not in args.values()):
-                slow(args)
-            return invoke(ep, args)
-        return within_no_null
+        def load(ep: Any, args: Mapping[str, Any]) -> Any:
+            return with_episode(args[name], name, ep)
+    if not_found is not None:
+        unfitting = load
 
-    def within(ep: Any, args: Mapping[str, Any]) -> Any:
-        if not names >= args.keys() >= needed:
-            slow(args)
-        return invoke(ep, args)
-    return within
+        def load(ep: Any, args: Mapping[str, Any]) -> Any:
+            return fitting(lambda: unfitting(ep, args), args[name],
+                           lambda key: not_found(ep, key))
+    if default is not None or p.optional:
+        required = load
+        fill: Callable[[Any], Any] = default if default is not None else (lambda ep: None)
+        # with Python's argument rules an explicit null is a value, as in Python (but none
+        # for an optional parameter); otherwise it means the default
+        given: Callable[[Mapping[str, Any]], bool] = \
+            (lambda args: name in args) if python and default is not None else \
+            (lambda args: args.get(name) is not None)
+
+        def load(ep: Any, args: Mapping[str, Any]) -> Any:
+            return required(ep, args) if given(args) else fill(ep)
+    if not dynamic:
+        return load
+    loaded = load
+    fallback = _pass_on(name, how)
+
+    def load_or_pass_on(ep: Any, args: Mapping[str, Any]) -> Any:
+        try:
+            return loaded(ep, args)
+        except ToolError as exc:
+            return fallback(ep, exc, args[name])
+    return load_or_pass_on
+
+
+# ------------------------------------------------------------------------- invokers
+def invoker(decl: ToolDeclaration, arguments: str = "worldspec") -> Invoke:
+    """``invoke(ep, args)``: the arguments loaded (their names are checked before), the
+    tool's method called, its result exported where the tool says how; in ``arguments:
+    dynamic``, what Python raises on a value of another type than declared is a failed call
+    with Python's text, as the original's harness says (see :mod:`worldspec.runtime.invokers`)."""
+    python, dynamic = arguments != "worldspec", arguments == "dynamic"
+    failures = PYTHON_FAILURES if dynamic else ()
+    method = decl.method
+    export = decl.export
+    if export is not None:
+        plain = method
+
+        def method(ep: Any, *values: Any) -> Any:
+            return Exported(export(plain(ep, *values)))
+    params = decl.params
+    if params and len(params) <= MOST_SLOTS and not decl.given and \
+            all(_required(p) and p.not_found is None for p in params):
+        slots = [_slot(p, dynamic) for p in params]
+        return slot_invoker(method, tuple(p.name for p in params),
+                            tuple(text for text, _, _ in slots),
+                            tuple(table for _, table, _ in slots),
+                            tuple(load for _, _, load in slots), failures)
+    getters = [_getter(p, python, dynamic) for p in params]
+    if decl.given:
+        getters.append(lambda ep, args: frozenset(args))
+    return getter_invoker(method, tuple(getters), failures)
+
+
+def _slot(p: ParamDeclaration, dynamic: bool) -> tuple[bool, str | None, SlotLoad]:
+    """A required parameter's slot (see :func:`~worldspec.runtime.invokers.slot_invoker`):
+    whether its value is checked inline as text, the table of its row by that text, and
+    its loader of any other value."""
+    name, how = p.name, p.loads
+    if how is TEXT:
+        return True, None, _slow_text(name, dynamic)
+    if how.kind == "row" and how.key is TEXT:
+        return True, how.table, _row_by_text(name, how, dynamic)
+    if how is TEXT_LIST:
+        return False, None, _text_list(name, dynamic)
+    return False, None, _value(p, dynamic)
+
+
+def _row_by_text(name: str, how: Loads, dynamic: bool) -> SlotLoad:
+    """The row of a key that is no ASCII text (or that no row has: the failure)."""
+    slow_key = _slow_text(name, dynamic)
+    table = how.table
+    row_lookup = how.lookup
+
+    def load_row(ep: Any, key: Any) -> Any:
+        if type(key) is not str or not key.isascii():
+            key = slow_key(ep, key)
+        found = ep.tables[table].rows.get(key)
+        if found is not None:
+            return found
+        return row_lookup(ep, key)
+    return load_row
+
+
+def _text_list(name: str, dynamic: bool) -> SlotLoad:
+    """A list of text: a list of ASCII text as a tuple at once, anything else through the
+    value checks (in ``arguments: dynamic``, a value of another JSON type passed on)."""
+    slow: SlotLoad = (lambda ep, given: str_list_or_foreign(ep, given, name)) if dynamic \
+        else (lambda ep, given: want_str_list(given, name))
+
+    def load_text_list(ep: Any, given: Any) -> Any:
+        try:  # ''.join checks in C that every element is a str
+            if type(given) is list and "".join(given).isascii():
+                return tuple(given)
+        except TypeError:  # an element that is no str
+            pass
+        return slow(ep, given)
+    return load_text_list
+
+
+def _value(p: ParamDeclaration, dynamic: bool) -> SlotLoad:
+    """A required argument of any type: every check its type makes; in ``arguments:
+    dynamic``, a value of another JSON type passed on."""
+    name, how = p.name, p.loads
+    plain, with_episode = how.plain, how.load
+    if plain is not None:
+        def load(ep: Any, given: Any) -> Any:
+            return plain(given, name)
+    else:
+        def load(ep: Any, given: Any) -> Any:
+            return with_episode(given, name, ep)
+    if not dynamic:
+        return load
+    fallback = _pass_on(name, how)
+
+    def load_or_pass_on(ep: Any, given: Any) -> Any:
+        try:
+            return load(ep, given)
+        except ToolError as exc:
+            return fallback(ep, exc, given)
+    return load_or_pass_on
+
+
+def _pass_on(name: str, how: Loads) -> Callable[[Any, ToolError, Any], Any]:
+    """``arguments: dynamic``: the value of an argument its type refused (``exc``) for its
+    JSON type: the JSON value itself (a list as the world keeps lists), or for a row the
+    row of that key (a key no row has fails with the not-found message)."""
+    found = _row_of(how)
+    if found is not None:
+        return lambda ep, exc, given: found.lookup(ep, foreign(ep, exc, given, name))
+    if how.is_list:
+        return lambda ep, exc, given: foreign_list(ep, exc, given, name)
+    return lambda ep, exc, given: foreign(ep, exc, given, name)

@@ -1,0 +1,401 @@
+"""A world's tool registry as code: each tool's ``tool(...)`` declaration and its schemas.
+
+The runtime (:mod:`worldspec.runtime.arguments`) loads each call's arguments from what the
+declaration says, so no function of the generated module loads them: a parameter says how
+its argument loads (``TEXT``, ``TEXT_LIST``, ``JSON_VALUE``, ``row_of(table, key, entity,
+not_found)``, ``loaded_by(load, schema)``), its default, its own message; a tool names its
+method (whose docstring is its description), its result's schema, how a union result
+exports.
+
+Schemas are what :class:`~worldspec.compiler.codegen.pytypes.TypeTables` decides, written
+with the runtime's schema vocabulary (:mod:`worldspec.runtime.schema`, imported as ``js``):
+``js.closed({...})``, ``js.array(js.STRING)``, ``js.members(OrderStatus)``... A named
+type's schema that the registry shows more than once is written once, as a module constant
+(``_SCHEMA_<Class>`` for what an agent sends, ``_RESULT_<Class>`` for what a tool returns),
+and named wherever it appears.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from worldspec.compiler import types as t
+from worldspec.compiler.codegen.exprs import Env, ExprCompiler
+from worldspec.compiler.codegen.names import file_label, py_name
+from worldspec.compiler.codegen.pycode import (
+    Assign,
+    Attr,
+    Call,
+    Const,
+    DictOf,
+    Expr,
+    Lambda,
+    ListOf,
+    Name,
+    Raw,
+    TupleOf,
+    call,
+    print_block,
+)
+from worldspec.compiler.codegen.pytypes import TypeTables
+from worldspec.compiler.model import ParamInfo, ToolInfo, WorldModel
+
+__all__ = ["RegistryWriter", "SchemaWriter"]
+
+#: the scalar schemas the runtime names (``js.STRING``...), by their JSON text
+_SCALARS = {
+    json.dumps(schema): name for name, schema in (
+        ("STRING", {"type": "string"}), ("INTEGER", {"type": "integer"}),
+        ("NUMBER", {"type": "number"}), ("BOOLEAN", {"type": "boolean"}),
+        ("NULL", {"type": "null"}),
+        ("JSON_ANY", {"type": ["string", "number", "integer", "boolean", "object", "array",
+                               "null"]}))
+}
+#: the limits of an array's and an object's schema: the schema functions' keywords
+_ARRAY_LIMITS = {"uniqueItems": "unique", "minItems": "min_items", "maxItems": "max_items"}
+_MAP_LIMITS = {"minProperties": "min_properties", "maxProperties": "max_properties"}
+#: a scalar's schema and its refinement's keys, by the scalar's name, for ``js.scalar``
+_SCALAR_SCHEMAS = (
+    ("str", {"type": "string"}, ("minLength", "maxLength")),
+    ("int", {"type": "integer"}, ("minimum", "maximum")),
+    ("float", {"type": "number"}, ("minimum", "maximum")),
+    ("date", {"type": "string", "format": "date"}, ("minLength", "maxLength")),
+    ("datetime", {"type": "string", "format": "date-time"}, ("minLength", "maxLength")),
+    ("duration", {"type": "number", "description": "seconds"}, ("minimum", "maximum")),
+)
+_CLOSED_KEYS = ["type", "properties", "required", "additionalProperties"]
+
+
+def _js(name: str) -> Expr:
+    return Attr(Name("js"), name)
+
+
+def _refined_scalar(schema: dict[str, Any]) -> Expr | None:
+    """``js.scalar(name, low, high, pattern=...)`` where it writes ``schema`` exactly."""
+    for name, base, (low_key, high_key) in _SCALAR_SCHEMAS:
+        keys = list(schema)
+        if keys[:len(base)] != list(base) or any(schema[k] != v for k, v in base.items()):
+            continue
+        limits = keys[len(base):]
+        order = [k for k in (low_key, high_key, "pattern") if k in limits]
+        if not limits or limits != order:
+            continue
+        args: list[Expr] = [Const(name)]
+        if high_key in schema:
+            args += [Const(schema.get(low_key)), Const(schema[high_key])]
+        elif low_key in schema:
+            args.append(Const(schema[low_key]))
+        keywords = (("pattern", Const(schema["pattern"])),) if "pattern" in schema else ()
+        return Call(_js("scalar"), tuple(args), keywords)
+    return None
+
+
+def _subtrees(schema: Any) -> Iterator[str]:
+    """The JSON text of every object inside ``schema``, itself included."""
+    if isinstance(schema, dict):
+        yield json.dumps(schema)
+        for value in schema.values():
+            yield from _subtrees(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from _subtrees(value)
+
+
+class SchemaWriter:
+    """Schemas as calls of the runtime's vocabulary, a named type's that recurs as a module
+    constant (see the module's doc)."""
+
+    def __init__(self, world: WorldModel, tables: TypeTables, schemas: list[Any]) -> None:
+        self.world = world
+        self.tables = tables
+        #: enum values (JSON text) -> the enum's class, for ``js.members``
+        self._enums: dict[str, str] = {}
+        for name, info in world.enums.items():
+            values = json.dumps([m.value for m in info.members.values()])
+            self._enums.setdefault(values, tables.class_name(name))
+        uses = Counter(text for schema in schemas for text in _subtrees(schema))
+        #: a recurring named type's schema (JSON text) -> (constant, schema)
+        self._named: dict[str, tuple[str, Any]] = {}
+        for name, schema, prefix in self._named_schemas():
+            text = json.dumps(schema)
+            if uses[text] > 1 and text not in self._named:
+                self._named[text] = (f"{prefix}{self.tables.class_name(name)}", schema)
+        #: the constants' definitions, each after those it names
+        self.definitions: list[Assign] = []
+        self._defined: set[str] = set()
+
+    def _named_schemas(self) -> Iterator[tuple[str, Any, str]]:
+        w, tables = self.world, self.tables
+        for name, rec in w.records.items():
+            kind = "entity" if rec.key is not None else "record"
+            yield name, tables.result_schema(t.Named(kind, name)), "_RESULT_"
+            yield name, tables.schema(t.Named("record", name)), "_SCHEMA_"
+        for name in w.unions:
+            yield name, tables.result_schema(t.Named("union", name)), "_RESULT_"
+            yield name, tables.schema(t.Named("union", name)), "_SCHEMA_"
+
+    def lines(self) -> list[str]:
+        """The constants, one statement each (after every :meth:`expr`)."""
+        return print_block(self.definitions, 0) if self.definitions else []
+
+    def expr(self, schema: Any, inline: bool = False) -> Expr:
+        """``schema`` as code (``inline``: itself, not its constant)."""
+        if not isinstance(schema, dict):
+            if isinstance(schema, list):
+                return ListOf(tuple(self.expr(x) for x in schema))
+            return Const(schema)
+        text = json.dumps(schema)
+        if text in _SCALARS:
+            return _js(_SCALARS[text])
+        named = self._named.get(text)
+        if named is not None and not inline:
+            return self._constant(*named)
+        keys = list(schema)
+        if keys == ["anyOf"] and isinstance(schema["anyOf"], list):
+            options = schema["anyOf"]
+            if len(options) == 2 and options[1] == {"type": "null"}:
+                return call(_js("nullable"), self.expr(options[0]))
+            return call(_js("any_of"), *(self.expr(x) for x in options))
+        if keys[:2] == ["type", "items"] and schema["type"] == "array" and \
+                set(keys[2:]) <= set(_ARRAY_LIMITS):
+            return Call(_js("array"), (self.expr(schema["items"]),),
+                        tuple((_ARRAY_LIMITS[k], Const(schema[k])) for k in keys[2:]))
+        if keys[:2] == ["type", "additionalProperties"] and schema["type"] == "object" and \
+                isinstance(schema["additionalProperties"], dict) and \
+                set(keys[2:]) <= set(_MAP_LIMITS):
+            return Call(_js("mapping"), (self.expr(schema["additionalProperties"]),),
+                        tuple((_MAP_LIMITS[k], Const(schema[k])) for k in keys[2:]))
+        refined = _refined_scalar(schema)
+        if refined is not None:
+            return refined
+        if keys == ["type", "enum"] and schema["type"] == "string" and \
+                all(isinstance(x, str) for x in schema["enum"]):
+            cls = self._enums.get(json.dumps(schema["enum"]))
+            if cls is not None:
+                return call(_js("members"), Name(cls))
+            return call(_js("text_in"), *(Const(x) for x in schema["enum"]))
+        closed = self._closed(schema)
+        if closed is not None:
+            return closed
+        return DictOf(tuple((Const(k), self.expr(v)) for k, v in schema.items()))
+
+    def _closed(self, schema: dict[str, Any]) -> Expr | None:
+        """``js.closed(properties, optional=...)`` where it writes ``schema`` exactly."""
+        if list(schema) != _CLOSED_KEYS or schema["type"] != "object" or \
+                schema["additionalProperties"] is not False or \
+                not isinstance(schema["properties"], dict):
+            return None
+        names = list(schema["properties"])
+        optional = tuple(name for name in names if name not in schema["required"])
+        if [name for name in names if name not in optional] != schema["required"]:
+            return None
+        properties = DictOf(tuple((Const(k), self.expr(v))
+                                  for k, v in schema["properties"].items()))
+        if not optional:
+            return call(_js("closed"), properties)
+        return Call(_js("closed"), (properties,),
+                    (("optional", TupleOf(tuple(Const(x) for x in optional))),))
+
+    def _constant(self, name: str, schema: Any) -> Expr:
+        if name not in self._defined:
+            self._defined.add(name)
+            value = self.expr(schema, inline=True)  # defines the constants it names first
+            self.definitions.append(Assign(Name(name), value))
+        return Name(name)
+
+
+#: the runtime's argument type of each builtin scalar (``arg.TEXT``...), by its name
+_SCALAR_ARGUMENTS = {"str": "TEXT", "int": "INT", "float": "FLOAT", "number": "NUMBER",
+                     "bool": "BOOL", "date": "DATE", "datetime": "DATETIME",
+                     "duration": "DURATION", "json": "JSON"}
+
+
+def _arg(name: str) -> Expr:
+    return Attr(Name("arg"), name)
+
+
+class RegistryWriter:
+    """The ``tools(...)`` registry of a world (see the module's doc)."""
+
+    def __init__(self, world: WorldModel, tables: TypeTables, x: ExprCompiler,
+                 class_name: str) -> None:
+        self.world = world
+        self.tables = tables
+        self.x = x
+        self.class_name = class_name
+        schemas: list[Any] = []
+        for info in world.tools.values():
+            schemas += [tables.schema(p.type) for p in info.params]
+            if info.returns is not None:
+                schemas.append(tables.result_schema(info.returns))
+        self.schemas = SchemaWriter(world, tables, schemas)
+        self._param_constants: list[Assign] = []
+
+    def registry(self, checks: dict[str, bool], given: set[str]) -> list[str]:
+        """``<World>.TOOLS = tools(...)``, after the constants it names: the schemas and the
+        parameters that several tools share. ``checks``: whether a call of each tool must
+        check the invariants; ``given``: the tools whose method takes the names of the
+        arguments given."""
+        tools = list(self.world.tools.values())
+        params = {(info.name, p.name): self.param(p) for info in tools for p in info.params}
+        shared = self._shared(params)
+        declared = [self.tool(info, [shared.get(params[info.name, p.name].flat(),
+                                                params[info.name, p.name])
+                                     for p in info.params],
+                              checks.get(info.name, True), info.name in given)
+                    for info in tools]
+        rules = self.world.config.arguments
+        keywords: list[tuple[str, Expr]] = []
+        if rules in ("python", "dynamic"):
+            keywords += [("arguments", Const(rules)), ("python_class", Const(
+                self.world.config.class_name or self.world.name))]
+        registry = Call(Name("tools"), tuple(declared), tuple(keywords))
+        statement = Assign(Attr(Name(self.class_name), "TOOLS"), registry)
+        constants = self.schemas.lines()
+        if self._param_constants:
+            constants += print_block(self._param_constants, 0)
+        return [*constants, *([""] * 2 if constants else []), *print_block([statement], 0)]
+
+    def _shared(self, params: dict[tuple[str, str], Expr]) -> dict[str, Expr]:
+        """The parameters declared alike by several tools (by their code), each a constant
+        ``_PARAM_<name>`` named wherever it appears."""
+        uses = Counter(expr.flat() for expr in params.values())
+        shared: dict[str, Expr] = {}
+        taken: set[str] = set()
+        for (_, pname), expr in params.items():
+            text = expr.flat()
+            if uses[text] < 2 or text in shared:
+                continue
+            name = f"_PARAM_{py_name(pname)}"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            shared[text] = Name(name)
+            self._param_constants.append(Assign(Name(name), expr))
+        return shared
+
+    def tool(self, info: ToolInfo, params: list[Expr], checks: bool, given: bool) -> Expr:
+        """The ``tool(...)`` declaration of a tool."""
+        method = Attr(Name(self.class_name), f"tool_{py_name(info.name)}")
+        args: list[Expr] = [method, *params]
+        keywords: list[tuple[str, Expr]] = []
+        if info.read_only:
+            keywords.append(("read_only", Const(True)))
+        if py_name(info.name) != info.name:
+            keywords.append(("name", Const(info.name)))
+        doc = info.doc or ""
+        if doc != doc.strip():  # the method's docstring is the stripped text
+            keywords.append(("doc", Const(doc)))
+        if not (info.read_only or checks):
+            keywords.append(("checks", Const(False)))
+        keywords.append(("where", Const(f"{file_label(info.node.span.file)}:"
+                                        f"{info.node.span.line}")))
+        if info.returns is not None:
+            keywords.append(("returns", self.schemas.expr(
+                self.tables.result_schema(info.returns))))
+            shows = self.tables.shows(info.returns)
+            if shows is not None:
+                keywords.append(("shows", _data(shows)))
+            if _has_union(info.returns):
+                # a union value exports with its tag, which only the static type knows
+                keywords.append(("export", Lambda(("value",), Raw(
+                    self.tables.exporter(info.returns, "value"), atomic=False))))
+        if given:
+            keywords.append(("given", Const(True)))
+        return Call(Name("tool"), tuple(args), tuple(keywords))
+
+    def param(self, p: ParamInfo) -> Expr:
+        """The ``param(...)`` declaration of a tool's parameter."""
+        args: list[Expr] = [Const(p.name), self.argument(p)]
+        if p.doc:
+            args.append(Const(p.doc))
+        keywords: list[tuple[str, Expr]] = []
+        optional = isinstance(p.type, t.Optional)
+        if p.default is not None:
+            default = self.x.value(p.default, Env(ep="ep"))
+            # an optional parameter's default none is what it is without one
+            if not (optional and isinstance(default, Const) and default.value is None):
+                keywords.append(("default", Lambda(("ep",), default)))
+        if p.not_found is not None:
+            keywords.append(("not_found", self._message(p)))
+        return Call(Name("param"), tuple(args), tuple(keywords))
+
+    def _message(self, p: ParamInfo) -> Expr:
+        """``lambda ep, key: <the parameter's own message>``."""
+        assert p.not_found is not None
+        return Lambda(("ep", "key"), self.x.value(p.not_found,
+                                                  Env(ep="ep", locals={p.name: "key"})))
+
+    def argument(self, p: ParamInfo) -> Expr:
+        """The argument type of ``p``: how its argument loads (an entity: its row; the
+        parameter's not-found message is the row's)."""
+        base = t.strip_optional(p.type)
+        if not (isinstance(base, t.Named) and base.kind == "entity"):
+            return self.argument_type(p.type)
+        table = self.world.table_of(base.name)
+        key = self.argument_type(self.tables.key_type(base.name))
+        args: list[Expr] = [Const(table.name if table else base.name.lower())]
+        if p.not_found is None:  # the runtime's message names the entity
+            args += [key, Const(base.name)]
+        elif key != _arg("TEXT"):
+            args.append(key)
+        found = Call(_arg("row"), tuple(args))
+        return call(_arg("optional"), found) if isinstance(p.type, t.Optional) else found
+
+    def argument_type(self, typ: t.Type) -> Expr:
+        """The runtime's argument type for ``typ`` (a table over the types, as the type
+        tables' loader is)."""
+        ref = getattr(typ, "refinement", None)
+        if isinstance(typ, t.Prim):
+            out: Expr = _arg(_SCALAR_ARGUMENTS[typ.name])
+        elif isinstance(typ, t.Optional):
+            return call(_arg("optional"), self.argument_type(typ.inner))
+        elif isinstance(typ, t.ListOf) and _plain_str(typ.element):
+            out = _arg("TEXT_LIST")
+        elif isinstance(typ, t.ListOf):
+            out = call(_arg("list_of"), self.argument_type(typ.element))
+        elif isinstance(typ, t.SetOf):
+            out = call(_arg("set_of"), self.argument_type(typ.element))
+        elif isinstance(typ, t.MapOf):
+            out = call(_arg("map_of"), self.argument_type(typ.key),
+                       self.argument_type(typ.value))
+        elif isinstance(typ, t.Named) and typ.kind == "enum":
+            return call(_arg("enum_of"), Name(self.tables.class_name(typ.name)))
+        elif isinstance(typ, t.Named) and typ.kind == "entity":  # its key
+            return self.argument_type(self.tables.key_type(typ.name))
+        elif isinstance(typ, t.Named) and typ.kind in ("record", "union"):
+            load = Name(f"_load_{typ.name}") if typ.kind == "union" else \
+                Attr(Name(self.tables.class_name(typ.name)), "load")
+            return call(_arg("record"), load, self.schemas.expr(self.tables.schema(typ)))
+        else:
+            raise AssertionError(f"no argument type for {typ}")
+        if ref is None or (ref.low is None and ref.high is None and ref.pattern is None):
+            return out
+        limits = [Const(ref.low), Const(ref.high)] if ref.high is not None else \
+            [Const(ref.low)] if ref.low is not None else []
+        pattern = (("pattern", Const(ref.pattern)),) if ref.pattern is not None else ()
+        return Call(_arg("refined"), (out, *limits), pattern)
+
+
+def _data(value: Any) -> Expr:
+    """Tuples of literals as code the printer may split."""
+    if isinstance(value, tuple):
+        return TupleOf(tuple(_data(x) for x in value))
+    return Const(value)
+
+
+def _plain_str(typ: t.Type) -> bool:
+    """``str`` without a refinement (``Prim`` equality ignores refinements)."""
+    return isinstance(typ, t.Prim) and typ.name == "str" and typ.refinement is None
+
+
+def _has_union(typ: t.Type) -> bool:
+    base = t.strip_optional(typ)
+    if isinstance(base, (t.ListOf, t.SetOf)):
+        return _has_union(base.element)
+    if isinstance(base, t.MapOf):
+        return _has_union(base.value)
+    return isinstance(base, t.Named) and base.kind == "union"
