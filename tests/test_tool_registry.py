@@ -1,0 +1,222 @@
+"""The tool registry a world declares: the runtime loads each call's arguments from what its
+``param(...)`` declarations say (no generated function loads them), and derives each tool's
+JSON schemas with the functions the compiler's type tables use.
+
+Both ways throughout: good arguments reach the tool as the types say, and bad ones (missing,
+unknown, null, of the wrong type, out of range, a key no row has) fail with the message the
+value checks give; in ``arguments: dynamic`` a value of another JSON type reaches the tool.
+The two invokers the runtime builds (one for a tool whose parameters are all required, one
+for any tool) must agree on every argument."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from spec_support import compile_text, generated_source
+
+from worldspec.compiler.api import check_specs
+from worldspec.compiler.codegen.pytypes import TypeTables
+from worldspec.compiler.model import WorldModel
+from worldspec.runtime import arguments as arg
+from worldspec.runtime import schema as js
+from worldspec.runtime.episode import Episode, ToolSpec
+from worldspec.runtime.errors import ToolError
+from worldspec.runtime.values import want_int, want_str
+from worldspec.services.loading import load_result
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SPEC = """\
+world Reg "Arguments as the registry loads them."
+
+config { results: bfcl  arguments: ARGS }
+
+enum Color { red, green }
+
+entity Order "An order." {
+  key id: str
+  total: int
+}
+
+state {
+  orders: table Order
+}
+
+tool all_required(
+  name: str "A name.",
+  tags: list[str] "Some tags.",
+  order: Order "An order id." else f"No order {order}.",
+  count: int(1..5) "How many.",
+  color: Color "A colour.",
+) -> str "Every parameter required." {
+  return f"{name}|{len(tags)}|{order.id}|{count}|{color}"
+}
+
+tool one_optional(
+  name: str "A name.",
+  tags: list[str] "Some tags.",
+  order: Order "An order id." else f"No order {order}.",
+  count: int(1..5) "How many.",
+  color: Color "A colour.",
+  note: str? = none "Not used.",
+) -> str "The same, and one optional parameter." {
+  return f"{name}|{len(tags)}|{order.id}|{count}|{color}"
+}
+"""
+
+DATA = {"orders": [{"id": "W1", "total": 3}]}
+GOOD = {"name": "Ann", "tags": ["a", "b"], "order": "W1", "count": 2, "color": "red"}
+
+#: one argument changed from GOOD: what each case gives the tool
+VARIANTS: list[tuple[str, Any]] = [
+    ("name", "Zoë"), ("name", "\ud800"), ("name", 5), ("name", None), ("name", ["x"]),
+    ("tags", []), ("tags", ["a", 1]), ("tags", "ab"), ("tags", ["ü"]), ("tags", None),
+    ("order", "W9"), ("order", 7), ("order", ["W1"]), ("order", "Wü"),
+    ("count", 0), ("count", 6), ("count", "2"), ("count", 2.0), ("count", True),
+    ("color", "blue"), ("color", 1), ("color", "green"),
+]
+
+
+def _world(tmp_path: Path, rules: str) -> type[Episode]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    return compile_text(tmp_path, "reg.world", SPEC.replace("ARGS", rules), "Reg")
+
+
+def _cases() -> list[dict[str, Any]]:
+    return [GOOD] + [{**GOOD, name: value} for name, value in VARIANTS] + \
+        [{k: v for k, v in GOOD.items() if k != "color"}, {**GOOD, "colour": "red"}]
+
+
+@pytest.mark.parametrize("rules", ["worldspec", "python", "dynamic"])
+def test_both_invokers_load_every_argument_alike(tmp_path: Path, rules: str) -> None:
+    """The invoker of a tool whose parameters are all required (which checks text inline)
+    and the general one (a tool with an optional parameter) give the same result or the
+    same failure for every argument, good and bad, in each argument mode."""
+    world = _world(tmp_path, rules)
+    ep = world(data=DATA)
+    differ = []
+    for args in _cases():
+        first, second = ep.call("all_required", args), ep.call("one_optional", args)
+        if isinstance(first, dict) and "error" in first and ("colour" in args or
+                                                              "color" not in args):
+            # the names' check lists each tool's own parameters
+            assert "error" in second, (rules, args)
+            continue
+        if first != second:
+            differ.append((args, first, second))
+    assert differ == []
+
+
+def test_good_arguments_reach_the_tool_as_their_types_say(tmp_path: Path) -> None:
+    ep = _world(tmp_path, "worldspec")(data=DATA)
+    assert ep.call("all_required", GOOD) == "Ann|2|W1|2|red"
+    assert ep.call("all_required", {**GOOD, "name": "Zoë", "color": "green"}) == \
+        "Zoë|2|W1|2|green"
+    assert ep.call("one_optional", {**GOOD, "note": None}) == "Ann|2|W1|2|red"
+
+
+def test_bad_arguments_fail_with_the_value_checks_messages(tmp_path: Path) -> None:
+    ep = _world(tmp_path, "worldspec")(data=DATA)
+
+    def refusal(check: Any, value: Any, path: str) -> str:
+        with pytest.raises(ToolError) as refused:
+            check(value, path)
+        return str(refused.value)
+
+    assert ep.call("all_required", {**GOOD, "name": 5}) == {"error": refusal(want_str, 5,
+                                                                              "name")}
+    assert ep.call("all_required", {**GOOD, "count": "2"}) == \
+        {"error": refusal(want_int, "2", "count")}
+    # the spec's own message for a key no row has
+    assert ep.call("all_required", {**GOOD, "order": "W9"}) == {"error": "No order W9."}
+    out = ep.call("all_required", {**GOOD, "count": 9})
+    assert "count" in out["error"] and "5" in out["error"]
+    # a null for a required parameter is a missing argument; an unknown name is refused
+    assert "name" in ep.call("all_required", {**GOOD, "name": None})["error"]
+    assert "colour" in ep.call("all_required", {**GOOD, "colour": "red"})["error"]
+
+
+def test_dynamic_arguments_pass_other_json_types_on(tmp_path: Path) -> None:
+    """``arguments: dynamic``: text of another JSON type reaches the tool as it is; a key of
+    another type finds no row (the spec's message), an unhashable one fails with Python's
+    text; a world without the mode refuses the same values."""
+    dynamic = _world(tmp_path / "d", "dynamic")(data=DATA)
+    assert dynamic.call("all_required", {**GOOD, "name": 5}) == "5|2|W1|2|red"
+    assert dynamic.took_other_types
+    assert dynamic.call("all_required", {**GOOD, "order": 7}) == {"error": "No order 7."}
+    assert dynamic.call("all_required", {**GOOD, "order": ["W1"]}) == \
+        {"error": "unhashable type: 'list'"}
+    plain = _world(tmp_path / "p", "worldspec")(data=DATA)
+    assert "error" in plain.call("all_required", {**GOOD, "name": 5})
+    assert not plain.took_other_types
+
+
+def test_the_registry_is_declared_not_written_out(tmp_path: Path) -> None:
+    """No generated function loads arguments; each description is written once (the
+    method's docstring, which the registry reads)."""
+    world = _world(tmp_path, "worldspec")
+    source = generated_source(world)
+    assert "_invoke_" not in source and "def _invoke" not in source
+    assert source.count("Every parameter required.") == 1
+    assert world.TOOLS["all_required"].doc == "Every parameter required."
+    assert source.count("'An order id.'") == 1  # the parameter both tools share, once
+
+
+# ------------------------------------------------------------------------------ schemas
+def _examples() -> tuple[dict[str, WorldModel], dict[str, type[Episode]]]:
+    files = sorted(str(p) for p in (ROOT / "examples").rglob("*.world"))
+    result = check_specs(files)
+    assert result.ok
+    return result.model.worlds, load_result(result).worlds
+
+
+def _expected_params(world: WorldModel, tables: TypeTables, tool: str) -> list[Any]:
+    python = world.config.arguments in ("python", "dynamic")
+    out = []
+    for p in world.tools[tool].params:
+        schema = tables.schema(p.type)
+        if p.default is not None and not python and schema.get("anyOf", [{}])[-1] != js.NULL:
+            schema = js.nullable(schema)  # null means the default
+        if p.doc:
+            schema = {**schema, "description": p.doc}
+        out.append(schema)
+    return out
+
+
+def test_every_examples_schemas_are_the_type_tables() -> None:
+    """For every example world, each parameter's and each result's schema, as the runtime
+    derives it from the declarations, is (byte for byte, key order included) what the
+    compiler's type tables decide for the same type."""
+    models, worlds = _examples()
+    assert len(worlds) > 15
+    compared = 0
+    for name, model in models.items():
+        tables = TypeTables(model)
+        specs: dict[str, ToolSpec] = worlds[name].TOOLS
+        assert list(specs) == list(model.tools)
+        for tool, spec in specs.items():
+            info = model.tools[tool]
+            got = [p.schema for p in spec.params]
+            assert json.dumps(got) == json.dumps(_expected_params(model, tables, tool)), tool
+            expected = tables.result_schema(info.returns) if info.returns else None
+            assert json.dumps(spec.returns) == json.dumps(expected), (name, tool)
+            assert spec.doc == (info.doc or "")
+            compared += 1
+    assert compared > 200
+
+
+def test_a_parameters_schema_is_its_argument_types() -> None:
+    assert arg.refined(arg.TEXT, 1, 80).schema == \
+        {"type": "string", "minLength": 1, "maxLength": 80}
+    assert arg.set_of(arg.refined(arg.INT, 0)).schema == \
+        {"type": "array", "items": {"type": "integer", "minimum": 0}, "uniqueItems": True}
+    assert arg.optional(arg.map_of(arg.TEXT, arg.DATE)).schema == {"anyOf": [
+        {"type": "object", "additionalProperties": {"type": "string", "format": "date"}},
+        {"type": "null"}]}
+    # and what it loads: a refinement refuses, a good value passes
+    assert arg.refined(arg.INT, 1, 5).load(3, "n", None) == 3
+    with pytest.raises(ToolError):
+        arg.refined(arg.INT, 1, 5).load(6, "n", None)
