@@ -1,14 +1,15 @@
 """A world's tool registry as code: each tool's ``tool(...)`` declaration and its schemas.
 
-The runtime (:mod:`worldspec.runtime.arguments`) loads each call's arguments from what the
-declaration says, so no function of the generated module loads them: a parameter says how
-its argument loads (``TEXT``, ``TEXT_LIST``, ``JSON_VALUE``, ``row_of(table, key, entity,
-not_found)``, ``loaded_by(load, schema)``), its default, its own message; a tool names its
-method (whose docstring is its description), its result's schema, how a union result
-exports.
+The runtime (:mod:`worldspec.runtime.arguments`, imported as ``arg``) loads each call's
+arguments from what the declaration says, so no function of the generated module loads them:
+a parameter says how its argument loads (``arg.TEXT``, ``arg.row('orders')``,
+``arg.optional(arg.enum_of(Color))``, ``arg.refined(arg.INT, 1, 5)``: a table over the types,
+as the type tables' loader is), its default, its own message; a tool names its method (whose
+docstring is its description), its result's schema, how a union result exports. A parameter
+several tools declare alike is written once, as a module constant ``_PARAM_<name>``.
 
 Schemas are what :class:`~worldspec.compiler.codegen.pytypes.TypeTables` decides, written
-with the runtime's schema vocabulary (:mod:`worldspec.runtime.schema`, imported as ``js``):
+with the runtime's schema functions (:mod:`worldspec.runtime.schema`, imported as ``js``):
 ``js.closed({...})``, ``js.array(js.STRING)``, ``js.members(OrderStatus)``... A named
 type's schema that the registry shows more than once is written once, as a module constant
 (``_SCHEMA_<Class>`` for what an agent sends, ``_RESULT_<Class>`` for what a tool returns),
@@ -338,9 +339,7 @@ class RegistryWriter:
         table = self.world.table_of(base.name)
         key = self.argument_type(self.tables.key_type(base.name))
         args: list[Expr] = [Const(table.name if table else base.name.lower())]
-        if p.not_found is None:  # the runtime's message names the entity
-            args += [key, Const(base.name)]
-        elif key != _arg("TEXT"):
+        if key != _arg("TEXT"):
             args.append(key)
         found = Call(_arg("row"), tuple(args))
         return call(_arg("optional"), found) if isinstance(p.type, t.Optional) else found

@@ -1253,7 +1253,7 @@ ConcertTicketOffice.TOOLS = tools(
         _PARAM_customer_,
         param(
             'event',
-            arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'), 'Event')),
+            arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
             'Only tickets for this event; all events when left out.',
         ),
         read_only=True,
@@ -1266,7 +1266,7 @@ ConcertTicketOffice.TOOLS = tools(
         _PARAM_customer,
         param(
             'event',
-            arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'), 'Event')),
+            arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
             'Only orders for this event; all events when left out.',
         ),
         read_only=True,

@@ -782,14 +782,12 @@ HotelFrontDesk.TOOLS = tools(
         HotelFrontDesk.tool_list_bookings,
         param(
             'guest',
-            arg.optional(arg.row('guests', arg.TEXT, 'Guest')),
+            arg.optional(arg.row('guests')),
             "Only this guest's bookings (the guest id, G and three digits).",
         ),
         param(
             'room',
-            arg.optional(arg.row(
-                'rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$'), 'Room'
-            )),
+            arg.optional(arg.row('rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$'))),
             'Only bookings of this room (the three-digit room number).',
         ),
         param(

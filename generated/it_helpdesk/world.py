@@ -796,7 +796,7 @@ ITHelpdesk.TOOLS = tools(
         param('category', arg.optional(arg.enum_of(Category)), 'Only tickets of this category.'),
         param(
             'assignee',
-            arg.optional(arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'), 'Agent')),
+            arg.optional(arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
             'Only tickets assigned to this agent (agent id, A and two digits).',
         ),
         param(

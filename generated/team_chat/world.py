@@ -1017,12 +1017,12 @@ TeamChat.TOOLS = tools(
         ),
         param(
             'channel',
-            arg.optional(arg.row('channels', arg.TEXT, 'Channel')),
+            arg.optional(arg.row('channels')),
             'Only messages of this channel (its id, CH and three digits).',
         ),
         param(
             'author',
-            arg.optional(arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$'), 'User')),
+            arg.optional(arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$'))),
             'Only messages by this user (their id, U and three digits).',
         ),
         read_only=True,

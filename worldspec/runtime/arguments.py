@@ -1,42 +1,43 @@
-"""A generated world's tools, declared: the runtime loads each call's arguments and calls.
+"""A generated world's tools, declared: how each argument loads, and the registry.
 
 Part of the contract between generated code and the runtime (see
 :mod:`worldspec.runtime.contract`, which this module completes: it needs the episode's
-``ToolSpec``, which needs the contract's classes). A generated world declares its tools in
-one registry, :func:`tools`, each with :func:`tool`: the tool's method (whose docstring is
-the tool's description), its name, and its parameters, each a :func:`param` saying how its
-argument loads (:class:`Loads`)::
+``ToolSpec``, which needs the contract's classes). A generated world imports this module as
+``arg`` (its argument types) and declares its tools in one registry, :func:`tools`, each with
+:func:`tool`: the tool's method (whose docstring is the tool's description) and its
+parameters, each a :func:`param` saying how its argument loads::
 
     Shop.TOOLS = tools(
-        tool(Shop.tool_cancel_order, 'cancel_order', (
-            param('order_id', row_of('orders', TEXT, 'Order'), 'The order to cancel.'),
-            param('reason', TEXT, 'Why.', default=lambda ep: 'no reason'),
-        ), read_only=False, where='shop.world:40', returns=ORDER_RESULT),
+        tool(
+            Shop.tool_cancel_order,
+            param('order', arg.row('orders'), 'The order to cancel.'),
+            param('reason', arg.optional(arg.enum_of(Reason)), 'Why.'),
+            param('count', arg.refined(arg.INT, 1, 5), 'How many.', default=lambda ep: 1),
+            where='shop.world:40',
+            returns=_RESULT_Order,
+        ),
     )
 
-How an argument loads (a :class:`Loads`, made once per parameter):
-
-- :data:`TEXT`, :data:`TEXT_LIST`, :data:`JSON_VALUE`: text, a list of text, any JSON value;
-- :func:`row_of`: the row of a table by its key (the key loaded as its ``Loads`` says), or
-  the spec's not-found message (``not_found(ep, key)``), else ``Order "x" not found.``;
-- :func:`loaded_by`: any other type, by a ``(value, path)`` loader (``episode=True``:
-  ``(value, path, episode)``, for a record or union whose fields compute defaults).
+An argument type (a :class:`Loads`, made once per parameter) is a builtin scalar
+(:data:`TEXT`, :data:`INT`, :data:`FLOAT`, :data:`NUMBER`, :data:`BOOL`, :data:`DATE`,
+:data:`DATETIME`, :data:`DURATION`, :data:`JSON`), :data:`TEXT_LIST`, or made of others:
+:func:`refined`, :func:`optional`, :func:`list_of`, :func:`set_of`, :func:`map_of`,
+:func:`enum_of`, :func:`record` (a record or a union: its loader and schema) and :func:`row`
+(the row of a table by its key). Each loads as the type tables' loader of the same type does
+(the value checks of :mod:`worldspec.runtime.values`), and carries its JSON schema, made by the
+functions of :mod:`worldspec.runtime.schema` that the compiler's type tables use too.
 
 A :func:`param` may say ``default=`` (``default(ep)``, for a call that leaves the argument
-out or gives null), ``optional=True`` (none when left out) and ``not_found=`` (the spec's
-message for a value that does not fit the type). Each ``Loads`` carries its JSON schema,
-which the parameter's schema is (see :mod:`worldspec.runtime.schema`).
+out or gives null) and ``not_found=`` (the spec's message for a value that does not fit the
+type, or for a row, a key no row has).
 
 The world's argument rules (``config { arguments: python | dynamic }``) are
 :func:`tools`'s ``arguments``: with Python's rules an explicit null is a value and errors
 name ``<python_class>.<tool>``; with ``dynamic`` a value of another JSON type than declared
 is passed on as it is and what Python raises on it is the call's failure.
 
-:func:`tools` builds each tool's invoker once (:func:`invoker`): the check of the
-arguments' names (one set comparison when they fit; the check that says what is wrong
-otherwise), one loader per parameter taking the fast path for text, a list of text and a
-row by a text key without a further call, and the method's call, by a closure made for
-the tool's number of parameters. No generated function loads arguments.
+:func:`tools` builds each tool's invoker once (:func:`invoker`, with
+:mod:`worldspec.runtime.invokers`): no generated function loads arguments.
 """
 
 from __future__ import annotations
@@ -124,10 +125,9 @@ class Loads:
     takes_null: bool = False
     #: an optional type: the type it makes optional
     inner: Loads | None = None
-    #: a row: its table, its key's type, its entity, the spec's not-found message
+    #: a row: its table, its key's type, the spec's not-found message
     table: str | None = None
     key: Loads | None = None
-    entity: str = ""
     not_found: Message | None = None
 
     def value(self, ep: Any, given: Any, path: str) -> Any:
@@ -142,16 +142,13 @@ class Loads:
         return lambda value, path: load(value, path, ep)
 
     def lookup(self, ep: Any, key: Any) -> Any:
-        """The row of ``key`` in the table, or the parameter's not-found failure."""
-        return lookup(getattr(ep, f"t_{self.table}"), key, self.message(ep))
-
-    def message(self, ep: Any) -> Callable[[Any], Any]:
-        """``message(key)``: the not-found text of a key (the spec's, or the runtime's)."""
+        """The row of ``key`` in the table, or the parameter's not-found failure (the
+        spec's message, or ``<the table's entity> <key> not found.``)."""
+        table = getattr(ep, f"t_{self.table}")
         own = self.not_found
         if own is not None:
-            return lambda key: own(ep, key)
-        entity = self.entity
-        return lambda key: f"{entity} {quote(key)} not found."
+            return lookup(table, key, lambda key: own(ep, key))
+        return lookup(table, key, lambda key: f"{table.entity} {quote(key)} not found.")
 
 
 def _plain(kind: str, schema: dict[str, Any], load: Callable[[Any, str], Any], *,
@@ -258,15 +255,13 @@ def record(load: Callable[[Any, str, Any], Any], schema: dict[str, Any]) -> Load
     return Loads("record", schema, load)
 
 
-def row(table: str, key: Loads = TEXT, entity: str = "", not_found: Message | None = None
-        ) -> Loads:
+def row(table: str, key: Loads = TEXT, not_found: Message | None = None) -> Loads:
     """An entity: the row of ``table`` whose key the agent gives (loaded as ``key`` says),
     or the failure ``not_found(ep, key)`` (by default ``<entity> <key> not found.``; a
     parameter's ``not_found`` is its row's)."""
     def load(value: Any, path: str, ep: Any) -> Any:
         return found.lookup(ep, key.load(value, path, ep))
-    found = Loads("row", key.schema, load, table=table, key=key, entity=entity,
-                  not_found=not_found)
+    found = Loads("row", key.schema, load, table=table, key=key, not_found=not_found)
     return found
 
 
@@ -298,7 +293,7 @@ def param(name: str, how: Loads, doc: str = "", *, default: Callable[[Any], Any]
     found = _row_of(how)
     if not_found is not None and found is not None:
         assert found.key is not None
-        made = row(found.table or "", found.key, found.entity, not_found)
+        made = row(found.table or "", found.key, not_found)
         how, not_found = (made if how is found else optional(made)), None
     return ParamDeclaration(name, how, doc, default, how.kind == "optional", not_found)
 
