@@ -147,7 +147,9 @@ class Loads:
         table = getattr(ep, f"t_{self.table}")
         own = self.not_found
         if own is not None:
-            return lookup(table, key, lambda key: own(ep, key))
+            def message(key: Any) -> Any:
+                return own(ep, key)
+            return lookup(table, key, message)
         return lookup(table, key, lambda key: f"{table.entity} {quote(key)} not found.")
 
 
