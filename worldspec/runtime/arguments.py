@@ -66,6 +66,7 @@ from worldspec.runtime.invokers import (
     SlotLoad,
     checked_arguments,
     getter_invoker,
+    names_check,
     slot_invoker,
 )
 from worldspec.runtime.records import value_class
@@ -351,12 +352,8 @@ def tool_spec(decl: ToolDeclaration, arguments: str, python_class: str) -> ToolS
     python = arguments != "worldspec"
     params = tuple(_param_spec(p, python) for p in decl.params)
     doc = decl.doc if decl.doc is not None else (decl.method.__doc__ or "")
-    checked = checked_arguments(
-        invoker(decl, arguments), tuple(p.name for p in params),
-        tuple(p.name for p in params if p.required),
-        nullable=tuple(p.name for p in decl.params if p.loads.takes_null and _required(p)),
-        python_name=f"{python_class}.{decl.name}" if python else None)
-    return ToolSpec(decl.name, doc, params, decl.read_only, checked, where=decl.where,
+    return ToolSpec(decl.name, doc, params, decl.read_only,
+                    invoker(decl, arguments, python_class), where=decl.where,
                     returns=decl.returns, checks=decl.checks, shows=decl.shows)
 
 
@@ -460,11 +457,12 @@ def _general_getter(p: ParamDeclaration, python: bool, dynamic: bool) -> Getter:
 
 
 # ------------------------------------------------------------------------- invokers
-def invoker(decl: ToolDeclaration, arguments: str = "worldspec") -> Invoke:
-    """``invoke(ep, args)``: the arguments loaded (their names are checked before), the
-    tool's method called, its result exported where the tool says how; in ``arguments:
-    dynamic``, what Python raises on a value of another type than declared is a failed call
-    with Python's text, as the original's harness says (see :mod:`worldspec.runtime.invokers`)."""
+def invoker(decl: ToolDeclaration, arguments: str = "worldspec", python_class: str = ""
+            ) -> Invoke:
+    """``invoke(ep, args)``: the arguments' names checked, the arguments loaded, the tool's
+    method called, its result exported where the tool says how; in ``arguments: dynamic``,
+    what Python raises on a value of another type than declared is a failed call with
+    Python's text, as the original's harness says (see :mod:`worldspec.runtime.invokers`)."""
     python, dynamic = arguments != "worldspec", arguments == "dynamic"
     failures = PYTHON_FAILURES if dynamic else ()
     method = decl.method
@@ -475,17 +473,23 @@ def invoker(decl: ToolDeclaration, arguments: str = "worldspec") -> Invoke:
         def method(ep: Any, *values: Any) -> Any:
             return Exported(export(plain(ep, *values)))
     params = decl.params
+    allowed = tuple(p.name for p in params)
+    required = tuple(p.name for p in params if _required(p))
+    nullable = tuple(p.name for p in params if p.loads.takes_null and _required(p))
+    python_name = f"{python_class}.{decl.name}" if python else None
     if params and len(params) <= MOST_SLOTS and not decl.given and \
             all(_required(p) and p.not_found is None for p in params):
         slots = [_slot(p, dynamic) for p in params]
-        return slot_invoker(method, tuple(p.name for p in params),
-                            tuple(text for text, _, _ in slots),
+        check, nulls = names_check(allowed, required, nullable=nullable,
+                                   python_name=python_name)
+        return slot_invoker(method, allowed, tuple(text for text, _, _ in slots),
                             tuple(table for _, table, _ in slots),
-                            tuple(load for _, _, load in slots), failures)
+                            tuple(load for _, _, load in slots), check, nulls, failures)
     getters = [_getter(p, python, dynamic) for p in params]
     if decl.given:
         getters.append(lambda ep, args: frozenset(args))
-    return getter_invoker(method, tuple(getters), failures)
+    return checked_arguments(getter_invoker(method, tuple(getters), failures), allowed,
+                             required, nullable=nullable, python_name=python_name)
 
 
 def _slot(p: ParamDeclaration, dynamic: bool) -> tuple[bool, str | None, SlotLoad]:

@@ -17,7 +17,8 @@ a value of another type than declared (:data:`~worldspec.runtime.helpers.PYTHON_
 becomes the call's failure with Python's text; otherwise ``()``, which catches nothing (a
 ``try`` costs nothing where nothing is raised).
 
-:func:`checked_arguments` puts the check of the arguments' names before an invoker.
+:func:`slot_invoker` checks the arguments' names itself (one set comparison where they
+fit: one call less); :func:`checked_arguments` puts that check before a getter invoker.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from typing import Any, Final
 
 from worldspec.runtime.helpers import check_arguments, check_arguments_python, python_failure
 
-__all__ = ["Invoke", "Getter", "SlotLoad", "slot_invoker", "getter_invoker",
-           "checked_arguments", "MOST_SLOTS"]
+__all__ = ["Invoke", "Getter", "SlotLoad", "Check", "slot_invoker", "getter_invoker",
+           "names_check", "checked_arguments", "MOST_SLOTS"]
 
 #: ``invoke(episode, arguments) -> result``
 Invoke = Callable[[Any, Mapping[str, Any]], Any]
@@ -36,17 +37,21 @@ Invoke = Callable[[Any, Mapping[str, Any]], Any]
 Getter = Callable[[Any, Mapping[str, Any]], Any]
 #: ``load(episode, value) -> the argument's value``, a required parameter's loader
 SlotLoad = Callable[[Any, Any], Any]
+#: ``check(arguments)``: raises the failure that says what is wrong with their names
+Check = Callable[[Mapping[str, Any]], None]
 Failures = tuple[type[BaseException], ...]
 
 
 def slot_invoker(method: Callable[..., Any], names: tuple[str, ...], texts: tuple[bool, ...],
-                 tables: tuple[str | None, ...], loads: tuple[SlotLoad, ...],
-                 failures: Failures) -> Invoke:
-    """``invoke`` for a tool whose ``names`` are all required: slot ``i`` takes
+                 tables: tuple[str | None, ...], loads: tuple[SlotLoad, ...], check: Check,
+                 nulls: bool, failures: Failures) -> Invoke:
+    """``invoke`` for a tool whose ``names`` are all required, with the check of the
+    arguments' names (a call of exactly ``names``, none null where ``nulls``, costs one set
+    comparison; any other goes through ``check``, which says what is wrong). Slot ``i`` takes
     ``arguments[names[i]]`` as it is where ``texts[i]`` and it is ASCII text, or the row of
     ``tables[i]`` of that key where a table is named and it has one; otherwise (another
     value, no such row) ``loads[i](episode, value)`` (at most :data:`MOST_SLOTS` slots)."""
-    return _SLOTS[len(names) - 1](method, names, texts, tables, loads, failures)
+    return _SLOTS[len(names) - 1](method, names, texts, tables, loads, check, nulls, failures)
 
 
 def getter_invoker(method: Callable[..., Any], getters: tuple[Getter, ...],
@@ -68,13 +73,17 @@ def getter_invoker(method: Callable[..., Any], getters: tuple[Getter, ...],
 # (``t<i>``), looks a row up by it (``r<i>``: the table), and calls its loader otherwise.
 def _slots_one(method: Callable[..., Any], names: tuple[str, ...],
                texts: tuple[bool, ...], tables: tuple[str | None, ...],
-               loads: tuple[SlotLoad, ...], failures: Failures) -> Invoke:
+               loads: tuple[SlotLoad, ...], check: Check, nulls: bool,
+               failures: Failures) -> Invoke:
     (n0,) = names
     (t0,) = texts
     (r0,) = tables
     (g0,) = loads
+    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
+        if not (args.keys() == expected and (not nulls or None not in args.values())):
+            check(args)
         try:
             a0 = args[n0]
             if not t0 or type(a0) is not str or not a0.isascii():
@@ -89,13 +98,17 @@ def _slots_one(method: Callable[..., Any], names: tuple[str, ...],
 
 def _slots_two(method: Callable[..., Any], names: tuple[str, ...],
                texts: tuple[bool, ...], tables: tuple[str | None, ...],
-               loads: tuple[SlotLoad, ...], failures: Failures) -> Invoke:
+               loads: tuple[SlotLoad, ...], check: Check, nulls: bool,
+               failures: Failures) -> Invoke:
     n0, n1 = names
     t0, t1 = texts
     r0, r1 = tables
     g0, g1 = loads
+    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
+        if not (args.keys() == expected and (not nulls or None not in args.values())):
+            check(args)
         try:
             a0 = args[n0]
             if not t0 or type(a0) is not str or not a0.isascii():
@@ -115,13 +128,17 @@ def _slots_two(method: Callable[..., Any], names: tuple[str, ...],
 
 def _slots_three(method: Callable[..., Any], names: tuple[str, ...],
                  texts: tuple[bool, ...], tables: tuple[str | None, ...],
-                 loads: tuple[SlotLoad, ...], failures: Failures) -> Invoke:
+                 loads: tuple[SlotLoad, ...], check: Check, nulls: bool,
+                 failures: Failures) -> Invoke:
     n0, n1, n2 = names
     t0, t1, t2 = texts
     r0, r1, r2 = tables
     g0, g1, g2 = loads
+    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
+        if not (args.keys() == expected and (not nulls or None not in args.values())):
+            check(args)
         try:
             a0 = args[n0]
             if not t0 or type(a0) is not str or not a0.isascii():
@@ -146,13 +163,17 @@ def _slots_three(method: Callable[..., Any], names: tuple[str, ...],
 
 def _slots_four(method: Callable[..., Any], names: tuple[str, ...],
                 texts: tuple[bool, ...], tables: tuple[str | None, ...],
-                loads: tuple[SlotLoad, ...], failures: Failures) -> Invoke:
+                loads: tuple[SlotLoad, ...], check: Check, nulls: bool,
+                failures: Failures) -> Invoke:
     n0, n1, n2, n3 = names
     t0, t1, t2, t3 = texts
     r0, r1, r2, r3 = tables
     g0, g1, g2, g3 = loads
+    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
+        if not (args.keys() == expected and (not nulls or None not in args.values())):
+            check(args)
         try:
             a0 = args[n0]
             if not t0 or type(a0) is not str or not a0.isascii():
@@ -182,13 +203,17 @@ def _slots_four(method: Callable[..., Any], names: tuple[str, ...],
 
 def _slots_five(method: Callable[..., Any], names: tuple[str, ...],
                 texts: tuple[bool, ...], tables: tuple[str | None, ...],
-                loads: tuple[SlotLoad, ...], failures: Failures) -> Invoke:
+                loads: tuple[SlotLoad, ...], check: Check, nulls: bool,
+                failures: Failures) -> Invoke:
     n0, n1, n2, n3, n4 = names
     t0, t1, t2, t3, t4 = texts
     r0, r1, r2, r3, r4 = tables
     g0, g1, g2, g3, g4 = loads
+    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
+        if not (args.keys() == expected and (not nulls or None not in args.values())):
+            check(args)
         try:
             a0 = args[n0]
             if not t0 or type(a0) is not str or not a0.isascii():
@@ -223,13 +248,17 @@ def _slots_five(method: Callable[..., Any], names: tuple[str, ...],
 
 def _slots_six(method: Callable[..., Any], names: tuple[str, ...],
                texts: tuple[bool, ...], tables: tuple[str | None, ...],
-               loads: tuple[SlotLoad, ...], failures: Failures) -> Invoke:
+               loads: tuple[SlotLoad, ...], check: Check, nulls: bool,
+               failures: Failures) -> Invoke:
     n0, n1, n2, n3, n4, n5 = names
     t0, t1, t2, t3, t4, t5 = texts
     r0, r1, r2, r3, r4, r5 = tables
     g0, g1, g2, g3, g4, g5 = loads
+    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
+        if not (args.keys() == expected and (not nulls or None not in args.values())):
+            check(args)
         try:
             a0 = args[n0]
             if not t0 or type(a0) is not str or not a0.isascii():
@@ -269,13 +298,17 @@ def _slots_six(method: Callable[..., Any], names: tuple[str, ...],
 
 def _slots_seven(method: Callable[..., Any], names: tuple[str, ...],
                  texts: tuple[bool, ...], tables: tuple[str | None, ...],
-                 loads: tuple[SlotLoad, ...], failures: Failures) -> Invoke:
+                 loads: tuple[SlotLoad, ...], check: Check, nulls: bool,
+                 failures: Failures) -> Invoke:
     n0, n1, n2, n3, n4, n5, n6 = names
     t0, t1, t2, t3, t4, t5, t6 = texts
     r0, r1, r2, r3, r4, r5, r6 = tables
     g0, g1, g2, g3, g4, g5, g6 = loads
+    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
+        if not (args.keys() == expected and (not nulls or None not in args.values())):
+            check(args)
         try:
             a0 = args[n0]
             if not t0 or type(a0) is not str or not a0.isascii():
@@ -320,13 +353,17 @@ def _slots_seven(method: Callable[..., Any], names: tuple[str, ...],
 
 def _slots_eight(method: Callable[..., Any], names: tuple[str, ...],
                  texts: tuple[bool, ...], tables: tuple[str | None, ...],
-                 loads: tuple[SlotLoad, ...], failures: Failures) -> Invoke:
+                 loads: tuple[SlotLoad, ...], check: Check, nulls: bool,
+                 failures: Failures) -> Invoke:
     n0, n1, n2, n3, n4, n5, n6, n7 = names
     t0, t1, t2, t3, t4, t5, t6, t7 = texts
     r0, r1, r2, r3, r4, r5, r6, r7 = tables
     g0, g1, g2, g3, g4, g5, g6, g7 = loads
+    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
+        if not (args.keys() == expected and (not nulls or None not in args.values())):
+            check(args)
         try:
             a0 = args[n0]
             if not t0 or type(a0) is not str or not a0.isascii():
@@ -496,24 +533,32 @@ _GETTERS: Final[tuple[Callable[..., Invoke], ...]] = (
     _get_eight)
 
 
-def checked_arguments(invoke: Invoke, allowed: tuple[str, ...], required: tuple[str, ...], *,
-                      nullable: tuple[str, ...] = (), python_name: str | None = None
-                      ) -> Invoke:
-    """``invoke`` behind the check of the arguments' names: a call whose names fit exactly
-    (all the required ones, no unknown one, no null for a required one but with Python's
-    rules or for a ``nullable`` one) costs one set comparison; any other call gets the
-    check that says what is wrong."""
+def names_check(allowed: tuple[str, ...], required: tuple[str, ...], *,
+                nullable: tuple[str, ...] = (), python_name: str | None = None
+                ) -> tuple[Check, bool]:
+    """The check that says what is wrong with a call's argument names (only ``allowed``
+    ones, every ``required`` one, and but with Python's rules, no null for a required one
+    but ``nullable`` ones; errors naming ``python_name`` with Python's rules), and whether a
+    null counts as missing (so that a call with a null must go through the check)."""
     if python_name is not None:
         function = python_name
 
-        def slow(args: Mapping[str, Any]) -> None:
+        def check(args: Mapping[str, Any]) -> None:
             check_arguments_python(args, allowed, required, function)
     else:
-        def slow(args: Mapping[str, Any]) -> None:
+        def check(args: Mapping[str, Any]) -> None:
             check_arguments(args, allowed, required, nullable)
+    return check, python_name is None and bool(required)
+
+
+def checked_arguments(invoke: Invoke, allowed: tuple[str, ...], required: tuple[str, ...], *,
+                      nullable: tuple[str, ...] = (), python_name: str | None = None
+                      ) -> Invoke:
+    """``invoke`` behind the check of the arguments' names (see :func:`names_check`): a call
+    whose names fit exactly costs one set comparison; any other call gets the check that
+    says what is wrong."""
+    slow, nulls = names_check(allowed, required, nullable=nullable, python_name=python_name)
     names, needed = frozenset(allowed), frozenset(required)
-    # a null counts as missing unless Python's rules hold
-    nulls = python_name is None and bool(required)
     if names == needed and nulls:
         def exact_no_null(ep: Any, args: Mapping[str, Any]) -> Any:
             if not (args.keys() == names and None not in args.values()):
