@@ -150,10 +150,9 @@ def _sorted(a: Args) -> Expr:
     elem = typ.element if isinstance(typ, (t.ListOf, t.SetOf)) else (
         t.Named("entity", typ.entity) if isinstance(typ, t.Table) else
         typ.key if isinstance(typ, t.MapOf) else t.UNKNOWN)
-    src = call("sorted", a.elements("xs"), **keywords)
-    if a.c.is_entity(elem):
-        return call("tuple", Comprehension("gen", rt("key_of", Name("x")), "x", src))
-    return call("tuple", src)
+    if a.c.is_entity(elem):  # the rows sorted, their keys kept
+        return call("rt.sorted_keys", a.elements("xs"), **keywords)
+    return call("tuple", call("sorted", a.elements("xs"), **keywords))
 
 
 def _random_choice(a: Args) -> Expr:

@@ -16,10 +16,10 @@ from worldspec.compiler.codegen.names import enum_member, file_label, py_name
 from worldspec.compiler.codegen.pycode import (
     Assign,
     Attr,
+    AugAssign,
     BinOp,
     Break,
     Call,
-    Compare,
     Const,
     Continue,
     DictOf,
@@ -27,8 +27,9 @@ from worldspec.compiler.codegen.pycode import (
     ExprStmt,
     For,
     If,
+    Match,
+    MatchCase,
     Name,
-    Not,
     Raise,
     Return,
     Stmt,
@@ -39,6 +40,7 @@ from worldspec.compiler.codegen.pycode import (
     rt,
 )
 from worldspec.dsl import nodes as n
+from worldspec.runtime.budget import MAX_INT_BITS, MAX_STEPS
 
 __all__ = ["StatementCompiler", "anchor_of"]
 
@@ -52,6 +54,49 @@ def _assigned(body: tuple[n.Stmt, ...]) -> set[str]:
     """The spec names of the locals and parameters assigned anywhere in ``body``."""
     return {node.target.name for stmt in body for node in n.walk(stmt)
             if isinstance(node, (n.Assign, n.AugAssign)) and isinstance(node.target, n.NameRef)}
+
+
+#: a counter's literals have at most this many bits (see :func:`_counters`)
+_COUNTER_LITERAL_BITS = MAX_INT_BITS - 64
+
+
+def _int_literal(value: n.Expr) -> bool:
+    """Whether ``value`` is an int literal (maybe negated) well inside the int bound."""
+    if isinstance(value, n.Unary) and value.op == "-":
+        value = value.operand
+    return isinstance(value, n.IntLit) and not isinstance(value.value, bool) and \
+        value.value.bit_length() <= _COUNTER_LITERAL_BITS
+
+
+def _counters(body: tuple[n.Stmt, ...]) -> set[str]:
+    """The spec names of the locals of a function ``body`` that only ever hold an int: each
+    is bound only by ``let`` of an int literal and changed only by ``+=`` / ``-=`` of int
+    literals (no other binding of the name anywhere in the body).
+
+    Such a counter is ``i += 1`` even with ``arguments: dynamic`` (Python's ``+=`` on two
+    ints is the language's), with no bound check: it cannot pass ``MAX_INT_BITS``. A local
+    lives in one call of its function, where a statement runs once plus once per round of
+    the loops around it, each round a step of the tool call's budget (``MAX_STEPS``): after
+    ``N`` statements of the body each ran that often, ``|i| <= |start| + N * (MAX_STEPS +
+    1) * max|literal|``, under ``2 ** (MAX_INT_BITS - 64 + 21 + log2 N)``: within the bound
+    for any body of fewer than ``2 ** 40`` statements."""
+    counters: set[str] = set()
+    others: set[str] = set()
+    for stmt in body:
+        for node in n.walk(stmt):
+            if isinstance(node, n.Let):
+                (counters if _int_literal(node.value) else others).add(node.name.name)
+            elif isinstance(node, (n.Assign, n.AugAssign)) and \
+                    isinstance(node.target, n.NameRef):
+                if not (isinstance(node, n.AugAssign) and node.op in ("+", "-") and
+                        _int_literal(node.value)):
+                    others.add(node.target.name)
+            elif isinstance(node, n.For):
+                others.add(node.var.name)
+            elif isinstance(node, n.MatchCase) and node.binding is not None:
+                others.add(node.binding.name)
+    assert MAX_STEPS < 2 ** 21  # the bound above
+    return counters - others
 
 
 def _conjuncts(cond: n.Expr) -> list[n.Expr]:
@@ -88,6 +133,9 @@ class StatementCompiler:
         self.other_writes = False
         #: sequences advanced (``next()``) by expressions compiled before the body
         self._sequences_before = exprs.sequences_advanced
+        #: the spec names of the body's int counters (:func:`_counters`), found when the
+        #: body's first block is compiled
+        self.counters: set[str] | None = None
 
     @property
     def sequences_advanced(self) -> bool:
@@ -109,6 +157,8 @@ class StatementCompiler:
         self.open.append(stmt)
 
     def block(self, body: tuple[n.Stmt, ...]) -> None:
+        if self.counters is None:  # the function's whole body
+            self.counters = _counters(body)
         saved = dict(self.env.locals)
         present = set(self.env.present)
         i = 0
@@ -230,13 +280,22 @@ class StatementCompiler:
 
     def s_AugAssign(self, s: n.AugAssign) -> None:
         current = self.x.value(s.target, self.env)
+        if isinstance(s.target, n.NameRef) and isinstance(current, Name) and \
+                self.is_local(s.target) and s.target.name in (self.counters or set()):
+            self.emit(AugAssign(current, s.op[0], self.x.value(s.value, self.env)), s)
+            return
         if self.x.tables.dynamic:  # Python's `op=` on whatever the target and value hold
             self.assign(s.target, rt("python_augmented", self.ep, Const(s.op[0]), current,
                                      self.x.value(s.value, self.env)), s)
             return
-        value = self.x.arithmetic(s.op, current, self.x.value(s.value, self.env),
-                                  self.x.type_of(s.target), isinstance(s.value, n.IntLit),
-                                  self.env)
+        typ = self.x.type_of(s.target)
+        value = self.x.arithmetic(s.op, current, self.x.value(s.value, self.env), typ,
+                                  isinstance(s.value, n.IntLit), self.env)
+        if isinstance(value, BinOp) and value.left == current and isinstance(current, Name) \
+                and self.is_local(s.target) and typ in (t.INT, t.FLOAT, t.NUMBER):
+            # a number is immutable: `x op= y` is `x = x op y`
+            self.emit(AugAssign(current, value.op, value.right), s)
+            return
         self.assign(s.target, value, s)
 
     def assign(self, target: n.Expr, value: Expr, node: n.Node) -> None:
@@ -342,43 +401,39 @@ class StatementCompiler:
         self.emit(While(test, body), s)
 
     def s_Match(self, s: n.Match) -> None:
-        subject = self.x.fresh("subject")
-        self.emit(Assign(Name(subject), self.x.value(s.subject, self.env)), s)
+        """Python's ``match``: a variant of a union is a class pattern (``case GiftCard() as
+        card:``), an enum member a value pattern (``case OrderStatus.pending:``, the class
+        attribute: mypy narrows on it and knows a match over every member returns), the
+        ``else`` the wildcard ``case _:``."""
         typ = t.strip_optional(self.x.type_of(s.subject))
-        chain: list[If] = []
-        for case in s.cases:
-            test: Expr
-            if isinstance(typ, t.Named) and typ.kind == "union":
-                record = self.x.world.unions[typ.name].variants.get(case.tag.name, "")
-                test = call("isinstance", Name(subject),
-                            Name(self.x.tables.class_name(record)))
-            elif isinstance(typ, t.Named):
-                # the class attribute, not the module constant: mypy narrows on it, and
-                # knows a match over every member returns
-                test = Compare(Name(subject), "==",
-                               Attr(Name(self.x.tables.class_name(typ.name)),
-                                    enum_member(case.tag.name)))
-            else:
-                test = Const(False)
-            saved = dict(self.env.locals)
-            first: list[Stmt] = []
-            if case.binding is not None:
-                first.append(Assign(Name(self.local(case.binding)), Name(subject)))
-            branch = If(test, self.nested(case.body.body, first), anchor=anchor_of(case))
-            self.env.locals = saved
-            if chain:
-                chain[-1].orelse = [branch]
-            chain.append(branch)
-        if s.orelse is not None:
-            if chain:
-                chain[-1].orelse = self.nested(s.orelse.body)
-            else:
+        if not isinstance(typ, t.Named):  # no case can match: only the `else` runs
+            self.emit(Assign(Name(self.x.fresh("subject")), self.x.value(s.subject, self.env)), s)
+            if s.orelse is not None:
                 self.block(s.orelse.body)
-        if chain:
-            self.emit(chain[0])
+            return
+        subject = self.x.value(s.subject, self.env)
+        cases: list[MatchCase] = []
+        for case in s.cases:
+            if typ.kind == "union":
+                record = self.x.world.unions[typ.name].variants.get(case.tag.name, "")
+                pattern = f"{self.x.tables.class_name(record)}()"
+            else:
+                pattern = f"{self.x.tables.class_name(typ.name)}.{enum_member(case.tag.name)}"
+            saved = dict(self.env.locals)
+            binding = self.local(case.binding) if case.binding is not None else None
+            cases.append(MatchCase(pattern, self.nested(case.body.body), binding,
+                                   anchor=anchor_of(case)))
+            self.env.locals = saved
+        orelse = self.nested(s.orelse.body) if s.orelse is not None else []
+        if orelse:  # an empty `else {}` is no case at all
+            cases.append(MatchCase("_", orelse))
+        if cases:
+            self.emit(Match(subject, cases), s)
+        else:
+            self.emit(ExprStmt(subject), s)
 
     def s_Require(self, s: n.Require) -> None:
-        test = Not(self.x.value(s.condition, self.env))
+        test = self.x.negation(s.condition, self.env)
         self.emit(If(test, [Raise(call("ToolError", self.x.value(s.message, self.env)))]), s)
         for part in _conjuncts(s.condition):  # mypy narrows `x` after `if not (x is not None)`
             if isinstance(part, n.Compare) and part.op == "!=" and \

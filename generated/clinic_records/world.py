@@ -215,10 +215,8 @@ class ClinicRecords(Episode):
     def _check_invariants(self) -> None:
         if not all(  # clinic_records.world:95
             _p30.status != _E8_RxStatus_active
-            or _p30.drug
-            not in rt.each(
-                self,
-                self.t_patients.row((self.t_visits.rows.get(_p30.visit) or self.t_visits.row(_p30.visit)).patient).allergies,
+            or _p30.drug not in rt.each(
+                self, self.t_patients[self.t_visits[_p30.visit].patient].allergies
             )
             for _p30 in rt.each(self, self.t_prescriptions)
         ):
@@ -232,8 +230,7 @@ class ClinicRecords(Episode):
                     'A prescription ends on or after its start.', 'clinic_records.world:98'
                 )
         if not all(  # clinic_records.world:101
-            _p32.start
-            >= (self.t_visits.rows.get(_p32.visit) or self.t_visits.row(_p32.visit)).at.date()
+            _p32.start >= self.t_visits[_p32.visit].at.date()
             for _p32 in rt.each(self, self.t_prescriptions)
         ):
             raise InvariantError(
@@ -255,8 +252,7 @@ class ClinicRecords(Episode):
                 for _q35 in rt.each(self, self.t_prescriptions)
                 if _q35.status == _E8_RxStatus_active
                 and _q35.drug == _p34.drug
-                and (self.t_visits.rows.get(_q35.visit) or self.t_visits.row(_q35.visit)).patient
-                == (self.t_visits.rows.get(_p34.visit) or self.t_visits.row(_p34.visit)).patient
+                and self.t_visits[_q35.visit].patient == self.t_visits[_p34.visit].patient
             ]))
             == 1
             for _p34 in rt.each(self, self.t_prescriptions)
@@ -301,8 +297,7 @@ class ClinicRecords(Episode):
         return any(  # clinic_records.world:90
             _q1.status == _E8_RxStatus_active
             and _q1.drug == drug.key()
-            and (self.t_visits.rows.get(_q1.visit) or self.t_visits.row(_q1.visit)).patient
-            == patient.key()
+            and self.t_visits[_q1.visit].patient == patient.key()
             for _q1 in rt.each(self, self.t_prescriptions)
         )
 
@@ -315,17 +310,16 @@ class ClinicRecords(Episode):
         self, name: str, birth_date: dt.date, allergies: tuple[str, ...]
     ) -> Patient:
         'Register a new patient with their known drug allergies. The patient is registered today.'
-        if not (self.state.current_doctor is not None):  # clinic_records.world:131
+        if self.state.current_doctor is None:  # clinic_records.world:131
             raise ToolError('No doctor is signed in.')
-        if not (birth_date <= self.clock.date()):  # clinic_records.world:132
-            raise ToolError('Birth date ' + rt.text(birth_date) + ' is in the future.')
+        if birth_date > self.clock.date():  # clinic_records.world:132
+            raise ToolError(f'Birth date {birth_date} is in the future.')
         for d in rt.rows(self.t_drugs, rt.each(self, allergies)):  # clinic_records.world:133
-            if not (rt.built(self, rt.text(d)) in self.t_drugs):  # clinic_records.world:134
+            if rt.built(self, rt.text(d)) not in self.t_drugs:  # clinic_records.world:134
                 raise ToolError(rt.built(
                     self,
-                    'Drug '
-                    + rt.text(d)
-                    + ' not found: allergies must be codes of drugs in the formulary, e.g. PEN01.',
+                    f'Drug {rt.text(d)} not found: allergies must be codes of drugs in the '
+                    'formulary, e.g. PEN01.',
                 ))
         patient: Patient = Patient(  # clinic_records.world:136
             id_=self.next_id('patient_ids', 'P{:03d}'),
@@ -344,23 +338,15 @@ class ClinicRecords(Episode):
             'Record that a patient is allergic to a drug. An active prescription of that drug '
             'must be stopped first.'
         )
-        if not (self.state.current_doctor is not None):  # clinic_records.world:152
+        if self.state.current_doctor is None:  # clinic_records.world:152
             raise ToolError('No doctor is signed in.')
-        if not (drug.key() not in rt.each(self, patient.allergies)):  # clinic_records.world:153
+        if drug.key() in rt.each(self, patient.allergies):  # clinic_records.world:153
             raise ToolError(rt.built(
-                self,
-                rt.text(patient.name)
-                + ' is already recorded as allergic to '
-                + rt.text(drug.name)
-                + '.',
+                self, f'{patient.name} is already recorded as allergic to {drug.name}.'
             ))
-        if not (not self.fn_has_active(patient, drug)):  # clinic_records.world:154
+        if self.fn_has_active(patient, drug):  # clinic_records.world:154
             raise ToolError(rt.built(
-                self,
-                rt.text(patient.name)
-                + ' has an active prescription of '
-                + rt.text(drug.name)
-                + '; stop it first.',
+                self, f'{patient.name} has an active prescription of {drug.name}; stop it first.'
             ))
         self.set_field(  # clinic_records.world:155
             patient, 'allergies', rt.add(patient.allergies, drug.key())
@@ -374,7 +360,7 @@ class ClinicRecords(Episode):
             'Record a visit of a patient with the signed-in doctor, taking place now, with a '
             'diagnosis.'
         )
-        if not (self.state.current_doctor is not None):  # clinic_records.world:165
+        if self.state.current_doctor is None:  # clinic_records.world:165
             raise ToolError('No doctor is signed in.')
         visit: Visit = Visit(  # clinic_records.world:166
             id_=self.next_id('visit_ids', 'V{:03d}'),
@@ -393,44 +379,26 @@ class ClinicRecords(Episode):
             'Prescribe a drug from a visit, for a number of days starting today. Only the doctor '
             'who held the visit can prescribe from it.'
         )
-        if not (self.state.current_doctor is not None):  # clinic_records.world:179
+        if self.state.current_doctor is None:  # clinic_records.world:179
             raise ToolError('No doctor is signed in.')
-        if not (visit.doctor == self.state.current_doctor):  # clinic_records.world:180
+        if visit.doctor != self.state.current_doctor:  # clinic_records.world:180
             raise ToolError(rt.built(
                 self,
-                "Only the visit's doctor ("
-                + rt.text(
-                    (self.t_doctors.rows.get(visit.doctor) or self.t_doctors.row(visit.doctor)).name,
-                )
-                + ') can prescribe from visit '
-                + rt.text(visit.id_)
-                + '.',
+                f'Only the visit\'s doctor ({self.t_doctors[visit.doctor].name}) can prescribe '
+                f'from visit {visit.id_}.',
             ))
-        patient: Patient = (  # clinic_records.world:181
-            self.t_patients.rows.get(visit.patient) or self.t_patients.row(visit.patient)
-        )
-        if not (drug.key() not in rt.each(self, patient.allergies)):  # clinic_records.world:182
-            raise ToolError(rt.built(
-                self, rt.text(patient.name) + ' is allergic to ' + rt.text(drug.name) + '.'
-            ))
-        if not (course_days <= drug.max_days):  # clinic_records.world:183
+        patient: Patient = self.t_patients[visit.patient]  # clinic_records.world:181
+        if drug.key() in rt.each(self, patient.allergies):  # clinic_records.world:182
+            raise ToolError(rt.built(self, f'{patient.name} is allergic to {drug.name}.'))
+        if course_days > drug.max_days:  # clinic_records.world:183
             raise ToolError(rt.built(
                 self,
-                'A course of '
-                + rt.text(drug.name)
-                + ' can last at most '
-                + rt.text(drug.max_days)
-                + ' days; '
-                + rt.text(course_days)
-                + ' requested.',
+                f'A course of {drug.name} can last at most {drug.max_days} days; {course_days} '
+                'requested.',
             ))
-        if not (not self.fn_has_active(patient, drug)):  # clinic_records.world:184
+        if self.fn_has_active(patient, drug):  # clinic_records.world:184
             raise ToolError(rt.built(
-                self,
-                rt.text(patient.name)
-                + ' already has an active prescription of '
-                + rt.text(drug.name)
-                + '.',
+                self, f'{patient.name} already has an active prescription of {drug.name}.'
             ))
         today: dt.date = self.clock.date()  # clinic_records.world:185
         rx: Prescription = Prescription(  # clinic_records.world:186
@@ -454,51 +422,30 @@ class ClinicRecords(Episode):
             'Extend an active prescription by a number of days. Only the prescribing doctor can '
             'renew; at most 5 renewals.'
         )
-        if not (self.state.current_doctor is not None):  # clinic_records.world:203
+        if self.state.current_doctor is None:  # clinic_records.world:203
             raise ToolError('No doctor is signed in.')
-        if not (  # clinic_records.world:204
-            (self.t_visits.rows.get(prescription.visit) or self.t_visits.row(prescription.visit)).doctor
-            == self.state.current_doctor
+        if (  # clinic_records.world:204
+            self.t_visits[prescription.visit].doctor != self.state.current_doctor
         ):
             raise ToolError(rt.built(
                 self,
                 'Only the prescribing doctor ('
-                + rt.text(
-                    self.t_doctors.row((self.t_visits.rows.get(prescription.visit) or self.t_visits.row(prescription.visit)).doctor).name,
-                )
-                + ') can renew '
-                + rt.text(prescription.id_)
-                + '.',
+                f'{self.t_doctors[self.t_visits[prescription.visit].doctor].name}) can renew '
+                f'{prescription.id_}.',
             ))
-        if not (prescription.status == _E8_RxStatus_active):  # clinic_records.world:205
+        if prescription.status != _E8_RxStatus_active:  # clinic_records.world:205
+            raise ToolError(rt.built(
+                self, f'Prescription {prescription.id_} is stopped and cannot be renewed.'
+            ))
+        if extra_days > self.t_drugs[prescription.drug].max_days:  # clinic_records.world:206
             raise ToolError(rt.built(
                 self,
-                'Prescription ' + rt.text(prescription.id_) + ' is stopped and cannot be renewed.',
+                f'A renewal of {self.t_drugs[prescription.drug].name} can cover at most '
+                f'{self.t_drugs[prescription.drug].max_days} days; {extra_days} requested.',
             ))
-        if not (  # clinic_records.world:206
-            extra_days
-            <= (self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).max_days
-        ):
+        if prescription.renewals >= 5:  # clinic_records.world:207
             raise ToolError(rt.built(
-                self,
-                'A renewal of '
-                + rt.text(
-                    (self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).name,
-                )
-                + ' can cover at most '
-                + rt.text(
-                    (self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).max_days,
-                )
-                + ' days; '
-                + rt.text(extra_days)
-                + ' requested.',
-            ))
-        if not (prescription.renewals < 5):  # clinic_records.world:207
-            raise ToolError(rt.built(
-                self,
-                'Prescription '
-                + rt.text(prescription.id_)
-                + ' has reached the maximum of 5 renewals.',
+                self, f'Prescription {prescription.id_} has reached the maximum of 5 renewals.'
             ))
         self.set_field(  # clinic_records.world:208
             prescription, 'end', prescription.end + dt.timedelta(days=extra_days)
@@ -517,12 +464,10 @@ class ClinicRecords(Episode):
             'Stop an active prescription with a reason. If it would still run past today, it now '
             'ends today.'
         )
-        if not (self.state.current_doctor is not None):  # clinic_records.world:219
+        if self.state.current_doctor is None:  # clinic_records.world:219
             raise ToolError('No doctor is signed in.')
-        if not (prescription.status == _E8_RxStatus_active):  # clinic_records.world:220
-            raise ToolError(rt.built(
-                self, 'Prescription ' + rt.text(prescription.id_) + ' is already stopped.'
-            ))
+        if prescription.status != _E8_RxStatus_active:  # clinic_records.world:220
+            raise ToolError(rt.built(self, f'Prescription {prescription.id_} is already stopped.'))
         today: dt.date = self.clock.date()  # clinic_records.world:221
         if today < prescription.end and today >= prescription.start:  # clinic_records.world:222
             self.set_field(prescription, 'end', today)  # clinic_records.world:223
@@ -541,8 +486,7 @@ class ClinicRecords(Episode):
         return tuple([  # clinic_records.world:237
             _d2.key()
             for _d2 in rt.each(self, self.t_doctors)
-            if specialty is None
-            or _d2.specialty == (specialty if specialty is not None else rt.absent())
+            if specialty is None or _d2.specialty == specialty
         ])
 
     def tool_get_doctor(self, doctor: Doctor) -> Doctor:  # clinic_records.world:240
@@ -561,8 +505,7 @@ class ClinicRecords(Episode):
             _d3.key()
             for _d3 in rt.each(self, self.t_drugs)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _d3.name.lower()))
-            and (drug_class is None
-            or _d3.drug_class == (drug_class if drug_class is not None else rt.absent()))
+            and (drug_class is None or _d3.drug_class == drug_class)
         ])
 
     def tool_get_drug(self, drug: Drug) -> Drug:  # clinic_records.world:258
@@ -581,8 +524,7 @@ class ClinicRecords(Episode):
             _p4.key()
             for _p4 in rt.each(self, self.t_patients)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _p4.name.lower()))
-            and (birth_date is None
-            or _p4.birth_date == (birth_date if birth_date is not None else rt.absent()))
+            and (birth_date is None or _p4.birth_date == birth_date)
         ])
 
     def tool_get_patient(self, patient: Patient) -> Patient:  # clinic_records.world:276
@@ -594,22 +536,11 @@ class ClinicRecords(Episode):
 
     def tool_list_visits(self, patient: Patient) -> tuple[str, ...]:  # clinic_records.world:284
         "List a patient's visits, oldest first, with each visit's doctor, time and diagnosis."
-        return tuple(  # clinic_records.world:289
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_visits,
-                    rt.each(
-                        self,
-                        tuple([
-                            _v6.key()
-                            for _v6 in rt.each(self, self.t_visits)
-                            if _v6.patient == patient.key()
-                        ]),
-                    ),
-                ),
-                key=lambda _v5: _v5.at,
-            )
+        return rt.sorted_keys(  # clinic_records.world:289
+            rt.each(
+                self, [_v6 for _v6 in rt.each(self, self.t_visits) if _v6.patient == patient.key()]
+            ),
+            key=lambda _v5: _v5.at,
         )
 
     def tool_get_visit(self, visit: Visit) -> Visit:  # clinic_records.world:292
@@ -626,8 +557,7 @@ class ClinicRecords(Episode):
         return tuple([  # clinic_records.world:306
             _p7.key()
             for _p7 in rt.each(self, self.t_prescriptions)
-            if (self.t_visits.rows.get(_p7.visit) or self.t_visits.row(_p7.visit)).patient
-            == patient.key()
+            if self.t_visits[_p7.visit].patient == patient.key()
             and (not active_only or _p7.status == _E8_RxStatus_active)
         ])
 
@@ -642,7 +572,7 @@ class ClinicRecords(Episode):
 
 
 def _invoke_sign_in(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, 'Doctor ' + rt.text(key) + ' not found.'))
+    a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, f'Doctor {key} not found.'))
     return ep.tool_sign_in(a_doctor)
 
 
@@ -657,8 +587,8 @@ def _invoke_add_allergy(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
-    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'))
-    a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, 'Drug ' + rt.text(key) + ' not found.'))
+    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, f'Patient {key} not found.'))
+    a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, f'Drug {key} not found.'))
     return ep.tool_add_allergy(a_patient, a_drug)
 
 
@@ -666,7 +596,7 @@ def _invoke_record_visit(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
-    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'))
+    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, f'Patient {key} not found.'))
     a_diagnosis = v.check_length(v.want_str(args['diagnosis'], 'diagnosis'), 'diagnosis', 1, 200)
     return ep.tool_record_visit(a_patient, a_diagnosis)
 
@@ -675,8 +605,8 @@ def _invoke_prescribe(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_visit = args['visit']
     if type(a_visit) is not str or not a_visit.isascii():
         a_visit = v.want_str(a_visit, 'visit')
-    a_visit = ep.t_visits.rows.get(a_visit) or rt.lookup(ep.t_visits, a_visit, lambda key: rt.built(ep, 'Visit ' + rt.text(key) + ' not found.'))
-    a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, 'Drug ' + rt.text(key) + ' not found.'))
+    a_visit = ep.t_visits.rows.get(a_visit) or rt.lookup(ep.t_visits, a_visit, lambda key: rt.built(ep, f'Visit {key} not found.'))
+    a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, f'Drug {key} not found.'))
     a_dose = v.check_length(v.want_str(args['dose'], 'dose'), 'dose', 1, 60)
     a_course_days = v.check_range(v.want_int(args['course_days'], 'course_days'), 'course_days', 1, 365)
     return ep.tool_prescribe(a_visit, a_drug, a_dose, a_course_days)
@@ -686,7 +616,7 @@ def _invoke_renew_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> An
     a_prescription = args['prescription']
     if type(a_prescription) is not str or not a_prescription.isascii():
         a_prescription = v.want_str(a_prescription, 'prescription')
-    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, 'Prescription ' + rt.text(key) + ' not found.'))
+    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, f'Prescription {key} not found.'))
     a_extra_days = v.check_range(v.want_int(args['extra_days'], 'extra_days'), 'extra_days', 1, 365)
     return ep.tool_renew_prescription(a_prescription, a_extra_days)
 
@@ -695,7 +625,7 @@ def _invoke_stop_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any
     a_prescription = args['prescription']
     if type(a_prescription) is not str or not a_prescription.isascii():
         a_prescription = v.want_str(a_prescription, 'prescription')
-    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, 'Prescription ' + rt.text(key) + ' not found.'))
+    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, f'Prescription {key} not found.'))
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
     return ep.tool_stop_prescription(a_prescription, a_reason)
 
@@ -706,7 +636,7 @@ def _invoke_list_doctors(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
 
 
 def _invoke_get_doctor(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, 'Doctor ' + rt.text(key) + ' not found.'))
+    a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, f'Doctor {key} not found.'))
     return ep.tool_get_doctor(a_doctor)
 
 
@@ -717,7 +647,7 @@ def _invoke_search_drugs(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
 
 
 def _invoke_get_drug(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, 'Drug ' + rt.text(key) + ' not found.'))
+    a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, f'Drug {key} not found.'))
     return ep.tool_get_drug(a_drug)
 
 
@@ -731,7 +661,7 @@ def _invoke_get_patient(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
-    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'))
+    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, f'Patient {key} not found.'))
     return ep.tool_get_patient(a_patient)
 
 
@@ -739,7 +669,7 @@ def _invoke_list_visits(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
-    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'))
+    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, f'Patient {key} not found.'))
     return ep.tool_list_visits(a_patient)
 
 
@@ -747,7 +677,7 @@ def _invoke_get_visit(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_visit = args['visit']
     if type(a_visit) is not str or not a_visit.isascii():
         a_visit = v.want_str(a_visit, 'visit')
-    a_visit = ep.t_visits.rows.get(a_visit) or rt.lookup(ep.t_visits, a_visit, lambda key: rt.built(ep, 'Visit ' + rt.text(key) + ' not found.'))
+    a_visit = ep.t_visits.rows.get(a_visit) or rt.lookup(ep.t_visits, a_visit, lambda key: rt.built(ep, f'Visit {key} not found.'))
     return ep.tool_get_visit(a_visit)
 
 
@@ -755,7 +685,7 @@ def _invoke_list_prescriptions(ep: ClinicRecords, args: Mapping[str, Any]) -> An
     a_patient = args['patient']
     if type(a_patient) is not str or not a_patient.isascii():
         a_patient = v.want_str(a_patient, 'patient')
-    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'))
+    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, f'Patient {key} not found.'))
     a_active_only = (v.want_bool(args['active_only'], 'active_only') if args.get('active_only') is not None else False)
     return ep.tool_list_prescriptions(a_patient, a_active_only)
 
@@ -764,7 +694,7 @@ def _invoke_get_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
     a_prescription = args['prescription']
     if type(a_prescription) is not str or not a_prescription.isascii():
         a_prescription = v.want_str(a_prescription, 'prescription')
-    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, 'Prescription ' + rt.text(key) + ' not found.'))
+    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, f'Prescription {key} not found.'))
     return ep.tool_get_prescription(a_prescription)
 
 
@@ -876,19 +806,16 @@ def _check_renew_and_add_painkiller__renewed(  # clinic_records.world:420
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_prescriptions.row('RX001').end,
+            ep.t_prescriptions['RX001'].end,
             '==',
             rt.parse_date('2026-03-18'),
             'prescriptions["RX001"].end == date("2026-03-18")',
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX001').renewals,
-            '==',
-            1,
-            'prescriptions["RX001"].renewals == 1',
+            ep.t_prescriptions['RX001'].renewals, '==', 1, 'prescriptions["RX001"].renewals == 1'
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX001').status,
+            ep.t_prescriptions['RX001'].status,
             '==',
             _E8_RxStatus_active,
             'prescriptions["RX001"].status == active',
@@ -926,8 +853,7 @@ def _check_new_child_patient__visited(  # clinic_records.world:535
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_patients.rows.get(_v11.patient) or ep.t_patients.row(_v11.patient)).name
-        == 'Liam Park'
+        ep.t_patients[_v11.patient].name == 'Liam Park'
         and _v11.doctor == 'D002'
         and _v11.diagnosis == 'acute otitis media'
         for _v11 in rt.each(ep, ep.t_visits)
@@ -938,8 +864,7 @@ def _check_new_child_patient__prescribed(  # clinic_records.world:536
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        ep.t_patients.row((ep.t_visits.rows.get(_p12.visit) or ep.t_visits.row(_p12.visit)).patient).name
-        == 'Liam Park'
+        ep.t_patients[ep.t_visits[_p12.visit].patient].name == 'Liam Park'
         and _p12.drug == 'AMX01'
         and _p12.status == _E8_RxStatus_active
         and _p12.end == rt.parse_date('2026-03-17')
@@ -952,19 +877,19 @@ def _check_stop_and_record_allergy__stopped(  # clinic_records.world:648
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_prescriptions.row('RX002').status,
+            ep.t_prescriptions['RX002'].status,
             '==',
             _E8_RxStatus_stopped,
             'prescriptions["RX002"].status == stopped',
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX002').stop_reason,
+            ep.t_prescriptions['RX002'].stop_reason,
             '==',
             'angioedema',
             'prescriptions["RX002"].stop_reason == "angioedema"',
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX002').end,
+            ep.t_prescriptions['RX002'].end,
             '==',
             rt.parse_date('2026-03-10'),
             'prescriptions["RX002"].end == date("2026-03-10")',
@@ -977,7 +902,7 @@ def _check_stop_and_record_allergy__allergy(  # clinic_records.world:649
 ) -> bool:
     return bool(any(
         _d13.key() == 'LIS01'
-        for _d13 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P003').allergies))
+        for _d13 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P003'].allergies))
     ))
 
 
@@ -986,19 +911,19 @@ def _check_amoxicillin_rash__stopped(  # tasks.world:107
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_prescriptions.row('RX001').status,
+            ep.t_prescriptions['RX001'].status,
             '==',
             _E8_RxStatus_stopped,
             'prescriptions["RX001"].status == stopped',
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX001').stop_reason,
+            ep.t_prescriptions['RX001'].stop_reason,
             '==',
             'allergic rash',
             'prescriptions["RX001"].stop_reason == "allergic rash"',
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX001').end,
+            ep.t_prescriptions['RX001'].end,
             '==',
             rt.parse_date('2026-03-10'),
             'prescriptions["RX001"].end == date("2026-03-10")',
@@ -1012,11 +937,11 @@ def _check_amoxicillin_rash__allergy_recorded(  # tasks.world:108
     return bool(
         any(
             _d14.key() == 'AMX01'
-            for _d14 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P001').allergies))
+            for _d14 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P001'].allergies))
         )
         and any(
             _d15.key() == 'PEN01'
-            for _d15 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P001').allergies))
+            for _d15 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P001'].allergies))
         ),
     )
 
@@ -1049,9 +974,8 @@ def _check_strep_throat_with_painkiller__antibiotic(  # tasks.world:222
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_visits.rows.get(_p18.visit) or ep.t_visits.row(_p18.visit)).patient == 'P002'
-        and (ep.t_visits.rows.get(_p18.visit) or ep.t_visits.row(_p18.visit)).diagnosis
-        == 'streptococcal pharyngitis'
+        ep.t_visits[_p18.visit].patient == 'P002'
+        and ep.t_visits[_p18.visit].diagnosis == 'streptococcal pharyngitis'
         and _p18.drug == 'AMX01'
         and _p18.status == _E8_RxStatus_active
         and _p18.dose == '250 mg three times daily'
@@ -1065,9 +989,8 @@ def _check_strep_throat_with_painkiller__painkiller(  # tasks.world:223
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_visits.rows.get(_p19.visit) or ep.t_visits.row(_p19.visit)).patient == 'P002'
-        and (ep.t_visits.rows.get(_p19.visit) or ep.t_visits.row(_p19.visit)).diagnosis
-        == 'streptococcal pharyngitis'
+        ep.t_visits[_p19.visit].patient == 'P002'
+        and ep.t_visits[_p19.visit].diagnosis == 'streptococcal pharyngitis'
         and _p19.drug == 'IBU01'
         and _p19.status == _E8_RxStatus_active
         and _p19.dose == '200 mg as needed'
@@ -1112,19 +1035,16 @@ def _check_hypertension_follow_up__renewed(  # tasks.world:338
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_prescriptions.row('RX002').end,
+            ep.t_prescriptions['RX002'].end,
             '==',
             rt.parse_date('2026-06-19'),
             'prescriptions["RX002"].end == date("2026-06-19")',
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX002').renewals,
-            '==',
-            2,
-            'prescriptions["RX002"].renewals == 2',
+            ep.t_prescriptions['RX002'].renewals, '==', 2, 'prescriptions["RX002"].renewals == 2'
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX002').status,
+            ep.t_prescriptions['RX002'].status,
             '==',
             _E8_RxStatus_active,
             'prescriptions["RX002"].status == active',
@@ -1151,8 +1071,7 @@ def _check_new_hypertension_patient__visit_recorded(  # tasks.world:450
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_patients.rows.get(_v23.patient) or ep.t_patients.row(_v23.patient)).name
-        == 'Omar Haddad'
+        ep.t_patients[_v23.patient].name == 'Omar Haddad'
         and _v23.doctor == 'D003'
         and _v23.diagnosis == 'newly diagnosed hypertension'
         for _v23 in rt.each(ep, ep.t_visits)
@@ -1163,9 +1082,8 @@ def _check_new_hypertension_patient__lisinopril_started(  # tasks.world:451
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        ep.t_patients.row((ep.t_visits.rows.get(_p24.visit) or ep.t_visits.row(_p24.visit)).patient).name
-        == 'Omar Haddad'
-        and (ep.t_visits.rows.get(_p24.visit) or ep.t_visits.row(_p24.visit)).doctor == 'D003'
+        ep.t_patients[ep.t_visits[_p24.visit].patient].name == 'Omar Haddad'
+        and ep.t_visits[_p24.visit].doctor == 'D003'
         and _p24.drug == 'LIS01'
         and _p24.dose == '10 mg daily'
         and _p24.status == _E8_RxStatus_active
@@ -1180,19 +1098,16 @@ def _check_renew_and_register_daughter__renewed(  # tasks.world:565
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_prescriptions.row('RX001').end,
+            ep.t_prescriptions['RX001'].end,
             '==',
             rt.parse_date('2026-03-14'),
             'prescriptions["RX001"].end == date("2026-03-14")',
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX001').renewals,
-            '==',
-            1,
-            'prescriptions["RX001"].renewals == 1',
+            ep.t_prescriptions['RX001'].renewals, '==', 1, 'prescriptions["RX001"].renewals == 1'
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX001').status,
+            ep.t_prescriptions['RX001'].status,
             '==',
             _E8_RxStatus_active,
             'prescriptions["RX001"].status == active',
@@ -1215,9 +1130,7 @@ def _check_renew_and_register_daughter__lucia_allergy(  # tasks.world:567
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _pt26.name == 'Lucia Lopez'
-        and len(_pt26.allergies) == 1
-        and any(
+        _pt26.name == 'Lucia Lopez' and len(_pt26.allergies) == 1 and any(
             _d27.key() == 'PEN01' for _d27 in rt.rows(ep.t_drugs, rt.each(ep, _pt26.allergies))
         )
         for _pt26 in rt.each(ep, ep.t_patients)
@@ -1229,7 +1142,7 @@ def _check_painkiller_reaction_and_hay_fever__allergy_recorded(  # tasks.world:6
 ) -> bool:
     return bool(any(
         _d28.key() == 'IBU01'
-        for _d28 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P002').allergies))
+        for _d28 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P002'].allergies))
     ))
 
 
@@ -1237,7 +1150,7 @@ def _check_painkiller_reaction_and_hay_fever__only_that_allergy(  # tasks.world:
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        len(ep.t_patients.row('P002').allergies), '==', 1, 'len(patients["P002"].allergies) == 1'
+        len(ep.t_patients['P002'].allergies), '==', 1, 'len(patients["P002"].allergies) == 1'
     )
 
 

@@ -330,10 +330,7 @@ class ConcertTicketOffice(Episode):
             )
         if not all(  # concert_ticket_office.world:222
             not self.fn_owned(_t43)
-            or self.fn_owned_count(
-                self.t_customers.rows.get(_t43.holder) or self.t_customers.row(_t43.holder),
-                self.t_events.rows.get(_t43.event) or self.t_events.row(_t43.event),
-            )
+            or self.fn_owned_count(self.t_customers[_t43.holder], self.t_events[_t43.event])
             <= _C_MAX_PER_EVENT
             for _t43 in rt.each(self, self.t_tickets)
         ):
@@ -342,10 +339,8 @@ class ConcertTicketOffice(Episode):
                 'concert_ticket_office.world:222',
             )
         if not all(  # concert_ticket_office.world:225
-            _t44.event
-            == (self.t_orders.rows.get(_t44.order) or self.t_orders.row(_t44.order)).event
-            and (self.t_sections.rows.get(_t44.section) or self.t_sections.row(_t44.section)).venue
-            == (self.t_events.rows.get(_t44.event) or self.t_events.row(_t44.event)).venue
+            _t44.event == self.t_orders[_t44.order].event
+            and self.t_sections[_t44.section].venue == self.t_events[_t44.event].venue
             for _t44 in rt.each(self, self.t_tickets)
         ):
             raise InvariantError(
@@ -353,10 +348,7 @@ class ConcertTicketOffice(Episode):
                 'concert_ticket_office.world:225',
             )
         if not all(  # concert_ticket_office.world:228
-            self.fn_seat_in_section(
-                _t45.seat,
-                self.t_sections.rows.get(_t45.section) or self.t_sections.row(_t45.section),
-            )
+            self.fn_seat_in_section(_t45.seat, self.t_sections[_t45.section])
             for _t45 in rt.each(self, self.t_tickets)
         ):
             raise InvariantError(
@@ -372,11 +364,9 @@ class ConcertTicketOffice(Episode):
                     'concert_ticket_office.world:231',
                 )
         if not all(  # concert_ticket_office.world:234
-            ((self.t_orders.rows.get(_t47.order) or self.t_orders.row(_t47.order)).status
-            == _E11_OrderStatus_held)
+            (self.t_orders[_t47.order].status == _E11_OrderStatus_held)
             == (_t47.status == _E12_TicketStatus_held)
-            and ((self.t_orders.rows.get(_t47.order) or self.t_orders.row(_t47.order)).status
-            == _E11_OrderStatus_released)
+            and (self.t_orders[_t47.order].status == _E11_OrderStatus_released)
             == (_t47.status == _E12_TicketStatus_released)
             for _t47 in rt.each(self, self.t_tickets)
         ):
@@ -394,8 +384,7 @@ class ConcertTicketOffice(Episode):
                     'concert_ticket_office.world:237',
                 )
         if not all(  # concert_ticket_office.world:240
-            _o49.total_cents
-            == sum(rt.each(
+            _o49.total_cents == sum(rt.each(
                 self,
                 tuple([
                     _t50.price_cents
@@ -477,8 +466,7 @@ class ConcertTicketOffice(Episode):
         'Whether a ticket keeps its seat from being held by someone else.'
         return (  # concert_ticket_office.world:182
             self.fn_owned(t)
-            or t.status == _E12_TicketStatus_held
-            and self.fn_hold_live(self.t_orders.rows.get(t.order) or self.t_orders.row(t.order))
+            or t.status == _E12_TicketStatus_held and self.fn_hold_live(self.t_orders[t.order])
         )
 
     def fn_taken_seats(  # concert_ticket_office.world:185
@@ -513,13 +501,10 @@ class ConcertTicketOffice(Episode):
         return len(tuple([  # concert_ticket_office.world:200
             _t3.key()
             for _t3 in rt.each(self, self.t_tickets)
-            if (self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order)).customer
-            == customer.key()
+            if self.t_orders[_t3.order].customer == customer.key()
             and _t3.event == event.key()
             and _t3.status == _E12_TicketStatus_held
-            and self.fn_hold_live(
-                self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order)
-            )
+            and self.fn_hold_live(self.t_orders[_t3.order])
         ]))
 
     def fn_section_offer(  # concert_ticket_office.world:203
@@ -533,8 +518,9 @@ class ConcertTicketOffice(Episode):
             section.key(),
             event.prices.get(section.tier),
             rt.bounded(
-                rt.bounded(section.rows * section.seats_per_row)
-                - len(self.fn_taken_seats(event, section)),
+                rt.bounded(section.rows * section.seats_per_row) - len(self.fn_taken_seats(
+                    event, section
+                )),
             ),
         )
 
@@ -547,22 +533,16 @@ class ConcertTicketOffice(Episode):
             'List the events that have not ended yet, soonest first, with venue, start time, tier '
             'prices and whether they are on sale.'
         )
-        return tuple(  # concert_ticket_office.world:248
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_events,
-                    rt.each(
-                        self,
-                        tuple([
-                            _e5.key()
-                            for _e5 in rt.each(self, self.t_events)
-                            if _e5.starts_at + dt.timedelta(hours=_C_EVENT_HOURS) > self.clock
-                        ]),
-                    ),
-                ),
-                key=lambda _e4: _e4.starts_at,
-            )
+        return rt.sorted_keys(  # concert_ticket_office.world:248
+            rt.each(
+                self,
+                [
+                    _e5
+                    for _e5 in rt.each(self, self.t_events)
+                    if _e5.starts_at + dt.timedelta(hours=_C_EVENT_HOURS) > self.clock
+                ],
+            ),
+            key=lambda _e4: _e4.starts_at,
         )
 
     def tool_get_event(self, event: Event) -> EventView:  # concert_ticket_office.world:251
@@ -594,7 +574,7 @@ class ConcertTicketOffice(Episode):
         return tuple([  # concert_ticket_office.world:272
             _s8.key()
             for _s8 in rt.each(self, self.t_sections)
-            if venue is None or _s8.venue == (venue if venue is not None else rt.absent()).key()
+            if venue is None or _s8.venue == venue.key()
         ])
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # concert_ticket_office.world:275
@@ -620,18 +600,11 @@ class ConcertTicketOffice(Episode):
             'List the free seats of one section for an event (not sold, checked in or under a '
             "live hold), with the section's price."
         )
-        if not (section.venue == event.venue):  # concert_ticket_office.world:298
+        if section.venue != event.venue:  # concert_ticket_office.world:298
             raise ToolError(rt.built(
                 self,
-                'Section '
-                + rt.text(section.id_)
-                + ' is not in '
-                + rt.text(
-                    (self.t_venues.rows.get(event.venue) or self.t_venues.row(event.venue)).name
-                )
-                + ', where '
-                + rt.text(event.title)
-                + ' takes place.',
+                f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
+                f'{event.title} takes place.',
             ))
         taken: tuple[str, ...] = self.fn_taken_seats(  # concert_ticket_office.world:299
             event, section
@@ -670,9 +643,7 @@ class ConcertTicketOffice(Episode):
         return tuple([  # concert_ticket_office.world:336
             _t11.key()
             for _t11 in rt.each(self, self.t_tickets)
-            if _t11.holder == customer.key()
-            and (event is None
-            or _t11.event == (event if event is not None else rt.absent()).key())
+            if _t11.holder == customer.key() and (event is None or _t11.event == event.key())
         ])
 
     def tool_list_customer_orders(  # concert_ticket_office.world:339
@@ -682,25 +653,18 @@ class ConcertTicketOffice(Episode):
             'List the orders a customer placed, newest first, with event, status, total, hold '
             'expiry and payment.'
         )
-        return tuple(  # concert_ticket_office.world:345
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_orders,
-                    rt.each(
-                        self,
-                        tuple([
-                            _o13.key()
-                            for _o13 in rt.each(self, self.t_orders)
-                            if _o13.customer == customer.key()
-                            and (event is None
-                            or _o13.event == (event if event is not None else rt.absent()).key())
-                        ]),
-                    ),
-                ),
-                key=lambda _o12: _o12.created_at,
-                reverse=True,
-            )
+        return rt.sorted_keys(  # concert_ticket_office.world:345
+            rt.each(
+                self,
+                [
+                    _o13
+                    for _o13 in rt.each(self, self.t_orders)
+                    if _o13.customer == customer.key()
+                    and (event is None or _o13.event == event.key())
+                ],
+            ),
+            key=lambda _o12: _o12.created_at,
+            reverse=True,
         )
 
     def tool_get_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:348
@@ -718,65 +682,38 @@ class ConcertTicketOffice(Episode):
             'bought before the hold expires.'
         )
         if not event.on_sale:  # concert_ticket_office.world:364
-            raise ToolError(rt.built(self, rt.text(event.title) + ' is not on sale.'))
-        if not (not self.fn_started(event)):  # concert_ticket_office.world:365
-            raise ToolError(rt.built(self, rt.text(event.title) + ' has already started.'))
-        if not (section.venue == event.venue):  # concert_ticket_office.world:366
+            raise ToolError(rt.built(self, f'{event.title} is not on sale.'))
+        if self.fn_started(event):  # concert_ticket_office.world:365
+            raise ToolError(rt.built(self, f'{event.title} has already started.'))
+        if section.venue != event.venue:  # concert_ticket_office.world:366
             raise ToolError(rt.built(
                 self,
-                'Section '
-                + rt.text(section.id_)
-                + ' is not in '
-                + rt.text(
-                    (self.t_venues.rows.get(event.venue) or self.t_venues.row(event.venue)).name
-                )
-                + ', where '
-                + rt.text(event.title)
-                + ' takes place.',
+                f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
+                f'{event.title} takes place.',
             ))
         price: int | None = event.prices.get(section.tier)  # concert_ticket_office.world:367
-        if not (price is not None):  # concert_ticket_office.world:368
-            raise ToolError(rt.built(
-                self, rt.text(event.title) + ' does not sell ' + rt.text(section.tier) + ' seats.'
-            ))
+        if price is None:  # concert_ticket_office.world:368
+            raise ToolError(rt.built(self, f'{event.title} does not sell {section.tier} seats.'))
         taken: tuple[str, ...] = self.fn_taken_seats(  # concert_ticket_office.world:369
             event, section
         )
         for seat in rt.each(self, seats):  # concert_ticket_office.world:370
             if not self.fn_seat_in_section(seat, section):  # concert_ticket_office.world:371
                 raise ToolError(rt.built(
-                    self,
-                    'Seat '
-                    + rt.text(seat)
-                    + ' does not exist in section '
-                    + rt.text(section.id_)
-                    + '.',
+                    self, f'Seat {seat} does not exist in section {section.id_}.'
                 ))
-            if not (seat not in rt.each(self, taken)):  # concert_ticket_office.world:372
+            if seat in rt.each(self, taken):  # concert_ticket_office.world:372
                 raise ToolError(rt.built(
-                    self,
-                    'Seat '
-                    + rt.text(seat)
-                    + ' in section '
-                    + rt.text(section.id_)
-                    + ' is already taken.',
+                    self, f'Seat {seat} in section {section.id_} is already taken.'
                 ))
         already: int = rt.bounded(  # concert_ticket_office.world:374
             self.fn_owned_count(customer, event) + self.fn_live_held_count(customer, event)
         )
-        if not (  # concert_ticket_office.world:375
-            rt.bounded(already + len(seats)) <= _C_MAX_PER_EVENT
-        ):
+        if rt.bounded(already + len(seats)) > _C_MAX_PER_EVENT:  # concert_ticket_office.world:375
             raise ToolError(rt.built(
                 self,
-                rt.text(customer.name)
-                + ' already has '
-                + rt.text(already)
-                + ' tickets or held seats for '
-                + rt.text(event.title)
-                + '; at most '
-                + rt.text(_C_MAX_PER_EVENT)
-                + ' per event.',
+                f'{customer.name} already has {already} tickets or held seats for {event.title}; '
+                f'at most {_C_MAX_PER_EVENT} per event.',
             ))
         order: Order = Order(  # concert_ticket_office.world:376
             id_=self.next_id('order_ids', 'ORD{:03d}'),
@@ -817,58 +754,41 @@ class ConcertTicketOffice(Episode):
         self, order: Order, payment: PayMethod
     ) -> OrderView:
         'Pay for a held order before its hold expires; its tickets become valid.'
-        if not (order.status == _E11_OrderStatus_held):  # concert_ticket_office.world:406
+        if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:406
+            raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
+        if order.hold_expires_at <= self.clock:  # concert_ticket_office.world:407
             raise ToolError(rt.built(
                 self,
-                'Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.',
-            ))
-        if not (order.hold_expires_at > self.clock):  # concert_ticket_office.world:407
-            raise ToolError(rt.built(
-                self,
-                'The hold on order '
-                + rt.text(order.id_)
-                + ' expired at '
-                + rt.text(order.hold_expires_at)
-                + '; hold the seats again.',
+                f'The hold on order {order.id_} expired at {order.hold_expires_at}; hold the '
+                'seats again.',
             ))
         mine: tuple[str, ...] = tuple([  # concert_ticket_office.world:408
             _t16.key() for _t16 in rt.each(self, self.t_tickets) if _t16.order == order.key()
         ])
-        if not (  # concert_ticket_office.world:409
+        if (  # concert_ticket_office.world:409
             rt.bounded(
-                self.fn_owned_count(
-                    self.t_customers.rows.get(order.customer)
-                    or self.t_customers.row(order.customer),
-                    self.t_events.rows.get(order.event) or self.t_events.row(order.event),
-                )
+                self.fn_owned_count(self.t_customers[order.customer], self.t_events[order.event])
                 + len(mine),
             )
-            <= _C_MAX_PER_EVENT
+            > _C_MAX_PER_EVENT
         ):
             raise ToolError(rt.built(
                 self,
-                rt.text(
-                    (self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)).name,
-                )
-                + ' would have more than '
-                + rt.text(_C_MAX_PER_EVENT)
-                + ' tickets for '
-                + rt.text(
-                    (self.t_events.rows.get(order.event) or self.t_events.row(order.event)).title
-                )
-                + '.',
+                f'{self.t_customers[order.customer].name} would have more than {_C_MAX_PER_EVENT}'
+                f' tickets for {self.t_events[order.event].title}.',
             ))
         for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:410
-            if not (not any(_o17.event == t.event and _o17.section == t.section and _o17.seat == t.seat and self.fn_owned(_o17) for _o17 in rt.each(self, self.t_tickets))):  # concert_ticket_office.world:411
+            if any(  # concert_ticket_office.world:411
+                _o17.event == t.event
+                and _o17.section == t.section
+                and _o17.seat == t.seat
+                and self.fn_owned(_o17)
+                for _o17 in rt.each(self, self.t_tickets)
+            ):
                 raise ToolError(rt.built(
                     self,
-                    'Seat '
-                    + rt.text(t.seat)
-                    + ' in section '
-                    + rt.text(
-                        (self.t_sections.rows.get(t.section) or self.t_sections.row(t.section)).id_
-                    )
-                    + ' has been sold in the meantime.',
+                    f'Seat {t.seat} in section {self.t_sections[t.section].id_} has been sold in '
+                    'the meantime.',
                 ))
         self.set_fields(  # concert_ticket_office.world:413
             order, ('status', 'paid_at', 'payment'), _E11_OrderStatus_paid, self.clock, payment
@@ -877,7 +797,7 @@ class ConcertTicketOffice(Episode):
             self.t_tickets, rt.each(self, mine)
         ):
             self.set_field(  # concert_ticket_office.world:417
-                self.t_tickets.row(_t18.id_), 'status', _E12_TicketStatus_sold
+                self.t_tickets[_t18.id_], 'status', _E12_TicketStatus_sold
             )
         return OrderView(  # concert_ticket_office.world:419
             order.key(),
@@ -889,27 +809,16 @@ class ConcertTicketOffice(Episode):
 
     def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:426
         'Give up a held order before paying; its seats are free again.'
-        if not (order.status == _E11_OrderStatus_held):  # concert_ticket_office.world:431
-            raise ToolError(rt.built(
-                self,
-                'Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.',
-            ))
+        if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:431
+            raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
         self.set_field(  # concert_ticket_office.world:432
             order, 'status', _E11_OrderStatus_released
         )
-        for t in rt.rows(  # concert_ticket_office.world:433
-            self.t_tickets,
-            rt.each(
-                self,
-                tuple([
-                    _t20.key()
-                    for _t20 in rt.each(self, self.t_tickets)
-                    if _t20.order == order.key()
-                ]),
-            ),
+        for t in rt.each(  # concert_ticket_office.world:433
+            self, [_t20 for _t20 in rt.each(self, self.t_tickets) if _t20.order == order.key()]
         ):
             self.set_field(  # concert_ticket_office.world:434
-                self.t_tickets.row(t.id_), 'status', _E12_TicketStatus_released
+                self.t_tickets[t.id_], 'status', _E12_TicketStatus_released
             )
         return order  # concert_ticket_office.world:436
 
@@ -917,68 +826,41 @@ class ConcertTicketOffice(Episode):
         self, ticket: Ticket, to_customer: Customer
     ) -> Ticket:
         'Give a sold ticket to another customer before the event starts; they become its holder.'
-        if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:445
+        if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:445
             raise ToolError(rt.built(
                 self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + '; only sold tickets can be transferred.',
+                f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be transferred.',
             ))
-        if not (not self.fn_started(self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event))):  # concert_ticket_office.world:446
+        if self.fn_started(self.t_events[ticket.event]):  # concert_ticket_office.world:446
             raise ToolError(rt.built(
-                self,
-                rt.text(
-                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title
-                )
-                + ' has already started.',
+                self, f'{self.t_events[ticket.event].title} has already started.'
             ))
-        if not (ticket.holder != to_customer.key()):  # concert_ticket_office.world:447
+        if ticket.holder == to_customer.key():  # concert_ticket_office.world:447
             raise ToolError(rt.built(
-                self,
-                rt.text(to_customer.name) + ' already holds ticket ' + rt.text(ticket.id_) + '.',
+                self, f'{to_customer.name} already holds ticket {ticket.id_}.'
             ))
-        if not (  # concert_ticket_office.world:448
-            self.fn_owned_count(
-                to_customer,
-                self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event),
-            )
-            + 1
-            <= _C_MAX_PER_EVENT
+        if (  # concert_ticket_office.world:448
+            self.fn_owned_count(to_customer, self.t_events[ticket.event]) + 1 > _C_MAX_PER_EVENT
         ):
             raise ToolError(rt.built(
                 self,
-                rt.text(to_customer.name)
-                + ' already has '
-                + rt.text(_C_MAX_PER_EVENT)
-                + ' tickets for '
-                + rt.text(
-                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title
-                )
-                + '.',
+                f'{to_customer.name} already has {_C_MAX_PER_EVENT} tickets for '
+                f'{self.t_events[ticket.event].title}.',
             ))
         self.set_field(ticket, 'holder', to_customer.key())  # concert_ticket_office.world:449
         return ticket  # concert_ticket_office.world:450
 
     def tool_refund_ticket(self, ticket: Ticket) -> Refund:  # concert_ticket_office.world:453
         'Refund a sold ticket before the event starts; the seat becomes free again.'
-        if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:458
+        if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:458
             raise ToolError(rt.built(
-                self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + '; only sold tickets can be refunded.',
+                self, f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be refunded.'
             ))
-        if not (not self.fn_started(self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event))):  # concert_ticket_office.world:459
+        if self.fn_started(self.t_events[ticket.event]):  # concert_ticket_office.world:459
             raise ToolError(rt.built(
                 self,
-                rt.text(
-                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title
-                )
-                + ' has already started; tickets cannot be refunded.',
+                f'{self.t_events[ticket.event].title} has already started; tickets cannot be '
+                'refunded.',
             ))
         self.set_field(  # concert_ticket_office.world:460
             ticket, 'status', _E12_TicketStatus_refunded
@@ -990,54 +872,28 @@ class ConcertTicketOffice(Episode):
             'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted '
             'until 4 hours after it.'
         )
-        if not (ticket.status != _E12_TicketStatus_checked_in):  # concert_ticket_office.world:469
+        if ticket.status == _E12_TicketStatus_checked_in:  # concert_ticket_office.world:469
             raise ToolError(rt.built(
-                self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' was already checked in at '
-                + rt.text(ticket.checked_in_at)
-                + '.',
+                self, f'Ticket {ticket.id_} was already checked in at {ticket.checked_in_at}.'
             ))
-        if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:470
+        if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:470
             raise ToolError(rt.built(
-                self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + ' and not valid for entry.',
+                self, f'Ticket {ticket.id_} is {ticket.status} and not valid for entry.'
             ))
-        if not (  # concert_ticket_office.world:471
+        if (  # concert_ticket_office.world:471
             self.clock
-            >= (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at
-            - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)
+            < self.t_events[ticket.event].starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)
         ):
             raise ToolError(rt.built(
                 self,
-                'Doors for '
-                + rt.text(
-                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title
-                )
-                + ' open at '
-                + rt.text(
-                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at
-                    - dt.timedelta(hours=_C_DOORS_OPEN_HOURS),
-                )
-                + '.',
+                f'Doors for {self.t_events[ticket.event].title} open at '
+                f'{self.t_events[ticket.event].starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)}'
+                '.',
             ))
-        if not (  # concert_ticket_office.world:472
-            self.clock
-            <= (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at
-            + dt.timedelta(hours=_C_EVENT_HOURS)
+        if (  # concert_ticket_office.world:472
+            self.clock > self.t_events[ticket.event].starts_at + dt.timedelta(hours=_C_EVENT_HOURS)
         ):
-            raise ToolError(rt.built(
-                self,
-                rt.text(
-                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title
-                )
-                + ' has ended.',
-            ))
+            raise ToolError(rt.built(self, f'{self.t_events[ticket.event].title} has ended.'))
         self.set_fields(  # concert_ticket_office.world:473
             ticket, ('status', 'checked_in_at'), _E12_TicketStatus_checked_in, self.clock
         )
@@ -1045,12 +901,12 @@ class ConcertTicketOffice(Episode):
 
 
 def _invoke_get_event(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, 'No event ' + rt.text(key) + '.'))
+    a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, f'No event {key}.'))
     return ep.tool_get_event(a_event)
 
 
 def _invoke_list_sections(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_venue = (rt.lookup(ep.t_venues, v.check_pattern(v.want_str(args['venue'], 'venue'), 'venue', '^V[0-9]{2}$'), lambda key: rt.built(ep, 'No venue ' + rt.text(key) + '.')) if args.get('venue') is not None else None)
+    a_venue = (rt.lookup(ep.t_venues, v.check_pattern(v.want_str(args['venue'], 'venue'), 'venue', '^V[0-9]{2}$'), lambda key: rt.built(ep, f'No venue {key}.')) if args.get('venue') is not None else None)
     return ep.tool_list_sections(a_venue)
 
 
@@ -1060,13 +916,13 @@ def _invoke_find_customers(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> 
 
 
 def _invoke_get_customer(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
+    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, f'No customer {key}.'))
     return ep.tool_get_customer(a_customer)
 
 
 def _invoke_get_available_seats(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, 'No event ' + rt.text(key) + '.'))
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, 'No section ' + rt.text(key) + '.'))
+    a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, f'No event {key}.'))
+    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, f'No section {key}.'))
     return ep.tool_get_available_seats(a_event, a_section)
 
 
@@ -1074,18 +930,18 @@ def _invoke_get_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'No order ' + rt.text(key) + '.'))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, f'No order {key}.'))
     return ep.tool_get_order(a_order)
 
 
 def _invoke_get_customer_tickets(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
+    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, f'No customer {key}.'))
     a_event = (rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: 'Event' + ' ' + rt.quote(key) + ' not found.') if args.get('event') is not None else None)
     return ep.tool_get_customer_tickets(a_customer, a_event)
 
 
 def _invoke_list_customer_orders(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
+    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, f'No customer {key}.'))
     a_event = (rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: 'Event' + ' ' + rt.quote(key) + ' not found.') if args.get('event') is not None else None)
     return ep.tool_list_customer_orders(a_customer, a_event)
 
@@ -1094,14 +950,14 @@ def _invoke_get_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, f'No ticket {key}.'))
     return ep.tool_get_ticket(a_ticket)
 
 
 def _invoke_hold_seats(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
-    a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, 'No event ' + rt.text(key) + '.'))
-    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, 'No section ' + rt.text(key) + '.'))
+    a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, f'No customer {key}.'))
+    a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, f'No event {key}.'))
+    a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, f'No section {key}.'))
     a_seats = v.check_length(v.want_set(args['seats'], 'seats', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{1,2}$'))), 'seats', 1, 6)
     return ep.tool_hold_seats(a_customer, a_event, a_section, a_seats)
 
@@ -1110,7 +966,7 @@ def _invoke_buy_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'No order ' + rt.text(key) + '.'))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, f'No order {key}.'))
     a_payment = v.want_enum(args['payment'], 'payment', PayMethod)
     return ep.tool_buy_order(a_order, a_payment)
 
@@ -1119,7 +975,7 @@ def _invoke_release_hold(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> An
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'No order ' + rt.text(key) + '.'))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, f'No order {key}.'))
     return ep.tool_release_hold(a_order)
 
 
@@ -1127,8 +983,8 @@ def _invoke_transfer_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) ->
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
-    a_to_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['to_customer'], 'to_customer'), 'to_customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'No customer ' + rt.text(key) + '.'))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, f'No ticket {key}.'))
+    a_to_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['to_customer'], 'to_customer'), 'to_customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, f'No customer {key}.'))
     return ep.tool_transfer_ticket(a_ticket, a_to_customer)
 
 
@@ -1136,7 +992,7 @@ def _invoke_refund_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> A
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, f'No ticket {key}.'))
     return ep.tool_refund_ticket(a_ticket)
 
 
@@ -1144,7 +1000,7 @@ def _invoke_check_in_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) ->
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, f'No ticket {key}.'))
     return ep.tool_check_in_ticket(a_ticket)
 
 
@@ -1294,10 +1150,10 @@ def _check_transfer_and_enter__transferred(  # concert_ticket_office.world:915
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0002').holder, '==', 'C003', 'tickets["TK0002"].holder == "C003"'
+            ep.t_tickets['TK0002'].holder, '==', 'C003', 'tickets["TK0002"].holder == "C003"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0002').status,
+            ep.t_tickets['TK0002'].status,
             '==',
             _E12_TicketStatus_sold,
             'tickets["TK0002"].status == sold',
@@ -1310,13 +1166,13 @@ def _check_transfer_and_enter__entered(  # concert_ticket_office.world:916
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0001').status,
+            ep.t_tickets['TK0001'].status,
             '==',
             _E12_TicketStatus_checked_in,
             'tickets["TK0001"].status == checked_in',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0001').checked_in_at,
+            ep.t_tickets['TK0001'].checked_in_at,
             'is not',
             None,
             'tickets["TK0001"].checked_in_at != none',
@@ -1329,19 +1185,19 @@ def _check_pay_hold_and_refund__paid(  # concert_ticket_office.world:1139
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('ORD003').status,
+            ep.t_orders['ORD003'].status,
             '==',
             _E11_OrderStatus_paid,
             'orders["ORD003"].status == paid',
         )
         and rt.compared(
-            ep.t_orders.row('ORD003').payment,
+            ep.t_orders['ORD003'].payment,
             '==',
             _E9_PayMethod_voucher,
             'orders["ORD003"].payment == voucher',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0008').status,
+            ep.t_tickets['TK0008'].status,
             '==',
             _E12_TicketStatus_sold,
             'tickets["TK0008"].status == sold',
@@ -1353,7 +1209,7 @@ def _check_pay_hold_and_refund__refunded(  # concert_ticket_office.world:1140
     ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_tickets.row('TK0003').status,
+        ep.t_tickets['TK0003'].status,
         '==',
         _E12_TicketStatus_refunded,
         'tickets["TK0003"].status == refunded',
@@ -1365,13 +1221,13 @@ def _check_pay_hold_and_refund__others_kept(  # concert_ticket_office.world:1141
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0004').status,
+            ep.t_tickets['TK0004'].status,
             '==',
             _E12_TicketStatus_sold,
             'tickets["TK0004"].status == sold',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0007').status,
+            ep.t_tickets['TK0007'].status,
             '==',
             _E12_TicketStatus_sold,
             'tickets["TK0007"].status == sold',
@@ -1384,13 +1240,13 @@ def _check_bruno_sixth_seat__old_hold_released(  # tasks.world:219
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('ORD004').status,
+            ep.t_orders['ORD004'].status,
             '==',
             _E11_OrderStatus_released,
             'orders["ORD004"].status == released',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0009').status,
+            ep.t_tickets['TK0009'].status,
             '==',
             _E12_TicketStatus_released,
             'tickets["TK0009"].status == released',
@@ -1473,19 +1329,19 @@ def _check_clara_pair_and_porto__first_hold_paid(  # tasks.world:672
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('ORD003').status,
+            ep.t_orders['ORD003'].status,
             '==',
             _E11_OrderStatus_paid,
             'orders["ORD003"].status == paid',
         )
         and rt.compared(
-            ep.t_orders.row('ORD003').payment,
+            ep.t_orders['ORD003'].payment,
             '==',
             _E9_PayMethod_card,
             'orders["ORD003"].payment == card',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0008').status,
+            ep.t_tickets['TK0008'].status,
             '==',
             _E12_TicketStatus_sold,
             'tickets["TK0008"].status == sold',
@@ -1503,8 +1359,7 @@ def _check_clara_pair_and_porto__neighbour_bought(  # tasks.world:673
         and _t29.seat == 'C5'
         and _t29.status == _E12_TicketStatus_sold
         and _t29.price_cents == 4500
-        and (ep.t_orders.rows.get(_t29.order) or ep.t_orders.row(_t29.order)).payment
-        == _E9_PayMethod_card
+        and ep.t_orders[_t29.order].payment == _E9_PayMethod_card
         for _t29 in rt.each(ep, ep.t_tickets)
     ))
 
@@ -1541,13 +1396,13 @@ def _check_ana_swaps_tonight_for_strings__refunded(  # tasks.world:902
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0001').status,
+            ep.t_tickets['TK0001'].status,
             '==',
             _E12_TicketStatus_refunded,
             'tickets["TK0001"].status == refunded',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0002').status,
+            ep.t_tickets['TK0002'].status,
             '==',
             _E12_TicketStatus_refunded,
             'tickets["TK0002"].status == refunded',
@@ -1596,13 +1451,13 @@ def _check_clara_swaps_to_balcony__orchestra_released(  # tasks.world:1133
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('ORD003').status,
+            ep.t_orders['ORD003'].status,
             '==',
             _E11_OrderStatus_released,
             'orders["ORD003"].status == released',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0008').status,
+            ep.t_tickets['TK0008'].status,
             '==',
             _E12_TicketStatus_released,
             'tickets["TK0008"].status == released',
@@ -1651,19 +1506,19 @@ def _check_bruno_shares_with_duarte__transferred(  # tasks.world:1362
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0006').holder, '==', 'C004', 'tickets["TK0006"].holder == "C004"'
+            ep.t_tickets['TK0006'].holder, '==', 'C004', 'tickets["TK0006"].holder == "C004"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0006').status,
+            ep.t_tickets['TK0006'].status,
             '==',
             _E12_TicketStatus_sold,
             'tickets["TK0006"].status == sold',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0007').holder, '==', 'C004', 'tickets["TK0007"].holder == "C004"'
+            ep.t_tickets['TK0007'].holder, '==', 'C004', 'tickets["TK0007"].holder == "C004"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0007').status,
+            ep.t_tickets['TK0007'].status,
             '==',
             _E12_TicketStatus_sold,
             'tickets["TK0007"].status == sold',
@@ -1697,9 +1552,8 @@ def _check_bruno_shares_with_duarte__b6_bought(  # tasks.world:1364
         and _t40.section == 'BALC'
         and _t40.seat == 'B6'
         and _t40.status == _E12_TicketStatus_sold
-        and (ep.t_orders.rows.get(_t40.order) or ep.t_orders.row(_t40.order)).payment
-        == _E9_PayMethod_cash
-        and (ep.t_orders.rows.get(_t40.order) or ep.t_orders.row(_t40.order)).customer == 'C004'
+        and ep.t_orders[_t40.order].payment == _E9_PayMethod_cash
+        and ep.t_orders[_t40.order].customer == 'C004'
         for _t40 in rt.each(ep, ep.t_tickets)
     ))
 

@@ -311,8 +311,8 @@ class ITHelpdesk(Episode):
         ok: bool = True  # ithelpdesk.world:126
         a: Agent | None = self.t_agents.ref(t.assignee)  # ithelpdesk.world:127
         if a is not None:  # ithelpdesk.world:128
-            ok = (  # ithelpdesk.world:129
-                t.category in rt.each(self, (a if a is not None else rt.absent()).skills)
+            ok = t.category in rt.each(  # ithelpdesk.world:129
+                self, (a if a is not None else rt.absent()).skills
             )
         return ok  # ithelpdesk.world:131
 
@@ -362,68 +362,44 @@ class ITHelpdesk(Episode):
         found: tuple[str, ...] = tuple([  # ithelpdesk.world:191
             _t1.key()
             for _t1 in rt.each(self, self.t_tickets)
-            if (status is None or _t1.status == (status if status is not None else rt.absent()))
-            and (priority is None
-            or _t1.priority == (priority if priority is not None else rt.absent()))
-            and (category is None
-            or _t1.category == (category if category is not None else rt.absent()))
-            and (assignee is None
-            or _t1.assignee == (assignee if assignee is not None else rt.absent()).key())
-            and (reporter is None
-            or _t1.reporter == (reporter if reporter is not None else rt.absent()).key())
+            if (status is None or _t1.status == status)
+            and (priority is None or _t1.priority == priority)
+            and (category is None or _t1.category == category)
+            and (assignee is None or _t1.assignee == assignee.key())
+            and (reporter is None or _t1.reporter == reporter.key())
         ])
-        return tuple(  # ithelpdesk.world:192
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(self.t_tickets, rt.each(self, found)),
-                key=lambda _t2: self.fn_rank(_t2.priority),
-                reverse=True,
-            )
+        return rt.sorted_keys(  # ithelpdesk.world:192
+            rt.rows(self.t_tickets, rt.each(self, found)),
+            key=lambda _t2: self.fn_rank(_t2.priority),
+            reverse=True,
         )
 
     def tool_search_tickets(self, text: str) -> tuple[str, ...]:  # ithelpdesk.world:195
         'Find tickets whose title contains the text, whatever their status, the most urgent first.'
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:200
-        return tuple(  # ithelpdesk.world:201
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_tickets,
-                    rt.each(
-                        self,
-                        tuple([
-                            _t4.key()
-                            for _t4 in rt.each(self, self.t_tickets)
-                            if rt.read(self, wanted)
-                            in rt.read(self, rt.built(self, _t4.title.lower()))
-                        ]),
-                    ),
-                ),
-                key=lambda _t3: self.fn_rank(_t3.priority),
-                reverse=True,
-            )
+        return rt.sorted_keys(  # ithelpdesk.world:201
+            rt.each(
+                self,
+                [
+                    _t4
+                    for _t4 in rt.each(self, self.t_tickets)
+                    if rt.read(self, wanted) in rt.read(self, rt.built(self, _t4.title.lower()))
+                ],
+            ),
+            key=lambda _t3: self.fn_rank(_t3.priority),
+            reverse=True,
         )
 
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:204
         'Show a ticket with its comments, oldest first.'
         return TicketView(  # ithelpdesk.world:209
             ticket.key(),
-            tuple(
-                rt.key_of(x)
-                for x in sorted(
-                    rt.rows(
-                        self.t_comments,
-                        rt.each(
-                            self,
-                            tuple([
-                                _c6.key()
-                                for _c6 in rt.each(self, self.t_comments)
-                                if _c6.ticket == ticket.key()
-                            ]),
-                        ),
-                    ),
-                    key=lambda _c5: _c5.at,
-                )
+            rt.sorted_keys(
+                rt.each(
+                    self,
+                    [_c6 for _c6 in rt.each(self, self.t_comments) if _c6.ticket == ticket.key()],
+                ),
+                key=lambda _c5: _c5.at,
             ),
         )
 
@@ -434,9 +410,8 @@ class ITHelpdesk(Episode):
         return tuple([  # ithelpdesk.world:222
             _a7.key()
             for _a7 in rt.each(self, self.t_agents)
-            if (skill is None
-            or (skill if skill is not None else rt.absent()) in rt.each(self, _a7.skills))
-            and (tier is None or _a7.tier == (tier if tier is not None else rt.absent()))
+            if (skill is None or skill in rt.each(self, _a7.skills))
+            and (tier is None or _a7.tier == tier)
             and (not active_only or _a7.active)
         ])
 
@@ -467,7 +442,7 @@ class ITHelpdesk(Episode):
         self, reporter: Employee, title: str, category: Category, priority: Priority
     ) -> Ticket:
         'Open a ticket on behalf of an employee. It starts open and unassigned.'
-        if not (self.state.current_agent is not None):  # ithelpdesk.world:264
+        if self.state.current_agent is None:  # ithelpdesk.world:264
             raise ToolError('Not signed in.')
         ticket: Ticket = Ticket(  # ithelpdesk.world:265
             id_=self.next_id('ticket_ids', 'TK{:04d}'),
@@ -491,41 +466,29 @@ class ITHelpdesk(Episode):
             'Assign (or reassign) a ticket that is not resolved or closed to an active agent with '
             'the skill for its category. Escalated tickets need a tier-2 agent.'
         )
-        if not (self.state.current_agent is not None):  # ithelpdesk.world:276
+        if self.state.current_agent is None:  # ithelpdesk.world:276
             raise ToolError('Not signed in.')
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:277
             raise ToolError(rt.built(
                 self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + '; resolved or closed tickets cannot be assigned.',
+                f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets cannot be '
+                'assigned.',
             ))
         if not agent.active:  # ithelpdesk.world:278
             raise ToolError(rt.built(
-                self, rt.text(agent.name) + ' is inactive and cannot take new tickets.'
+                self, f'{agent.name} is inactive and cannot take new tickets.'
             ))
-        if not (ticket.category in rt.each(self, agent.skills)):  # ithelpdesk.world:279
+        if ticket.category not in rt.each(self, agent.skills):  # ithelpdesk.world:279
             raise ToolError(rt.built(
                 self,
-                rt.text(agent.name)
-                + ' does not have the '
-                + rt.text(ticket.category)
-                + ' skill needed for ticket '
-                + rt.text(ticket.id_)
-                + '.',
+                f'{agent.name} does not have the {ticket.category} skill needed for ticket '
+                f'{ticket.id_}.',
             ))
         if not (not ticket.escalated or agent.tier == 2):  # ithelpdesk.world:280
             raise ToolError(rt.built(
                 self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is escalated and needs a tier-2 agent; '
-                + rt.text(agent.name)
-                + ' is tier '
-                + rt.text(agent.tier)
-                + '.',
+                f'Ticket {ticket.id_} is escalated and needs a tier-2 agent; {agent.name} is '
+                f'tier {agent.tier}.',
             ))
         self.set_fields(  # ithelpdesk.world:281
             ticket, ('assignee', 'status'), agent.key(), _E12_TicketStatus_assigned
@@ -539,10 +502,10 @@ class ITHelpdesk(Episode):
             'Add a comment to a ticket as the signed-in agent. When the assignee comments on an '
             'assigned ticket, it moves to in progress.'
         )
-        if not (self.state.current_agent is not None):  # ithelpdesk.world:293
+        if self.state.current_agent is None:  # ithelpdesk.world:293
             raise ToolError('Not signed in.')
-        if not (ticket.status != _E12_TicketStatus_closed):  # ithelpdesk.world:294
-            raise ToolError(rt.built(self, 'Ticket ' + rt.text(ticket.id_) + ' is closed.'))
+        if ticket.status == _E12_TicketStatus_closed:  # ithelpdesk.world:294
+            raise ToolError(rt.built(self, f'Ticket {ticket.id_} is closed.'))
         comment: Comment = Comment(  # ithelpdesk.world:295
             id_=self.next_id('comment_ids', 'CM{:04d}'),
             ticket=ticket.key(),
@@ -566,42 +529,29 @@ class ITHelpdesk(Episode):
             'Escalate a ticket: raise its priority one step (critical stays critical), mark it '
             'escalated and hand it to an active tier-2 agent with the skill.'
         )
-        if not (self.state.current_agent is not None):  # ithelpdesk.world:310
+        if self.state.current_agent is None:  # ithelpdesk.world:310
             raise ToolError('Not signed in.')
-        if not (not ticket.escalated):  # ithelpdesk.world:311
-            raise ToolError(rt.built(
-                self, 'Ticket ' + rt.text(ticket.id_) + ' is already escalated.'
-            ))
+        if ticket.escalated:  # ithelpdesk.world:311
+            raise ToolError(rt.built(self, f'Ticket {ticket.id_} is already escalated.'))
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:312
             raise ToolError(rt.built(
                 self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + '; resolved or closed tickets cannot be escalated.',
+                f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets cannot be '
+                'escalated.',
             ))
-        if not (agent.tier == 2):  # ithelpdesk.world:313
+        if agent.tier != 2:  # ithelpdesk.world:313
+            raise ToolError(rt.built(
+                self, f'{agent.name} is tier {agent.tier}; escalated tickets go to tier-2 agents.'
+            ))
+        if ticket.category not in rt.each(self, agent.skills):  # ithelpdesk.world:314
             raise ToolError(rt.built(
                 self,
-                rt.text(agent.name)
-                + ' is tier '
-                + rt.text(agent.tier)
-                + '; escalated tickets go to tier-2 agents.',
-            ))
-        if not (ticket.category in rt.each(self, agent.skills)):  # ithelpdesk.world:314
-            raise ToolError(rt.built(
-                self,
-                rt.text(agent.name)
-                + ' does not have the '
-                + rt.text(ticket.category)
-                + ' skill needed for ticket '
-                + rt.text(ticket.id_)
-                + '.',
+                f'{agent.name} does not have the {ticket.category} skill needed for ticket '
+                f'{ticket.id_}.',
             ))
         if not agent.active:  # ithelpdesk.world:315
             raise ToolError(rt.built(
-                self, rt.text(agent.name) + ' is inactive and cannot take new tickets.'
+                self, f'{agent.name} is inactive and cannot take new tickets.'
             ))
         self.set_fields(  # ithelpdesk.world:316
             ticket, ('priority', 'escalated'), self.fn_raised(ticket.priority), True
@@ -615,7 +565,7 @@ class ITHelpdesk(Episode):
                 id_=self.next_id('comment_ids', 'CM{:04d}'),
                 ticket=ticket.key(),
                 author=self.state.current_agent,
-                body=v.check_length(rt.built(self, 'Escalated: ' + rt.text(reason)), 'Comment.body', 1, 1000),
+                body=v.check_length(rt.built(self, f'Escalated: {reason}'), 'Comment.body', 1, 1000),
                 internal=True,
                 at=self.clock,
             ),
@@ -629,7 +579,7 @@ class ITHelpdesk(Episode):
             "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's "
             'assignee can resolve it.'
         )
-        if not (self.state.current_agent is not None):  # ithelpdesk.world:335
+        if self.state.current_agent is None:  # ithelpdesk.world:335
             raise ToolError('Not signed in.')
         if not (  # ithelpdesk.world:336
             ticket.status == _E12_TicketStatus_assigned
@@ -637,17 +587,14 @@ class ITHelpdesk(Episode):
         ):
             raise ToolError(rt.built(
                 self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + '; only assigned or in-progress tickets can be resolved.',
+                f'Ticket {ticket.id_} is {ticket.status}; only assigned or in-progress tickets '
+                'can be resolved.',
             ))
-        if not (ticket.assignee == self.state.current_agent):  # ithelpdesk.world:337
+        if ticket.assignee != self.state.current_agent:  # ithelpdesk.world:337
             raise ToolError(rt.built(
-                self, "Only the ticket's assignee can resolve ticket " + rt.text(ticket.id_) + '.'
+                self, f'Only the ticket\'s assignee can resolve ticket {ticket.id_}.'
             ))
-        if not (rt.built(self, resolution_note.strip()) != ''):  # ithelpdesk.world:338
+        if rt.built(self, resolution_note.strip()) == '':  # ithelpdesk.world:338
             raise ToolError('The resolution note cannot be blank.')
         self.set_fields(  # ithelpdesk.world:339
             ticket,
@@ -663,23 +610,17 @@ class ITHelpdesk(Episode):
             'Reopen a resolved ticket within 7 days of its resolution. It goes back to its '
             'assignee as assigned.'
         )
-        if not (self.state.current_agent is not None):  # ithelpdesk.world:351
+        if self.state.current_agent is None:  # ithelpdesk.world:351
             raise ToolError('Not signed in.')
-        if not (ticket.status == _E12_TicketStatus_resolved):  # ithelpdesk.world:352
+        if ticket.status != _E12_TicketStatus_resolved:  # ithelpdesk.world:352
             raise ToolError(rt.built(
-                self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + ', not resolved.',
+                self, f'Ticket {ticket.id_} is {ticket.status}, not resolved.'
             ))
-        if not (not self.fn_window_passed(ticket)):  # ithelpdesk.world:353
+        if self.fn_window_passed(ticket):  # ithelpdesk.world:353
             raise ToolError(rt.built(
                 self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' was resolved more than 7 days ago and can no longer be reopened.',
+                f'Ticket {ticket.id_} was resolved more than 7 days ago and can no longer be '
+                'reopened.',
             ))
         self.set_fields(  # ithelpdesk.world:354
             ticket,
@@ -699,7 +640,7 @@ class ITHelpdesk(Episode):
                 id_=self.next_id('comment_ids', 'CM{:04d}'),
                 ticket=ticket.key(),
                 author=self.state.current_agent,
-                body=v.check_length(rt.built(self, 'Reopened: ' + rt.text(reason)), 'Comment.body', 1, 1000),
+                body=v.check_length(rt.built(self, f'Reopened: {reason}'), 'Comment.body', 1, 1000),
                 internal=False,
                 at=self.clock,
             ),
@@ -708,30 +649,24 @@ class ITHelpdesk(Episode):
 
     def tool_close_ticket(self, ticket: Ticket) -> Ticket:  # ithelpdesk.world:362
         'Close a resolved ticket for good once its 7-day reopen window has passed.'
-        if not (self.state.current_agent is not None):  # ithelpdesk.world:367
+        if self.state.current_agent is None:  # ithelpdesk.world:367
             raise ToolError('Not signed in.')
-        if not (ticket.status == _E12_TicketStatus_resolved):  # ithelpdesk.world:368
+        if ticket.status != _E12_TicketStatus_resolved:  # ithelpdesk.world:368
             raise ToolError(rt.built(
-                self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + ', not resolved.',
+                self, f'Ticket {ticket.id_} is {ticket.status}, not resolved.'
             ))
         if not self.fn_window_passed(ticket):  # ithelpdesk.world:369
             raise ToolError(rt.built(
                 self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' can still be reopened; it can be closed once 7 days have passed since it was resolved.',
+                f'Ticket {ticket.id_} can still be reopened; it can be closed once 7 days have '
+                'passed since it was resolved.',
             ))
         self.set_field(ticket, 'status', _E12_TicketStatus_closed)  # ithelpdesk.world:370
         return ticket  # ithelpdesk.world:371
 
 
 def _invoke_sign_in(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, 'No agent ' + rt.text(key) + '.'))
+    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, f'No agent {key}.'))
     return ep.tool_sign_in(a_agent)
 
 
@@ -740,7 +675,7 @@ def _invoke_list_tickets(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_priority = (v.want_optional(args['priority'], 'priority', (lambda x, p: v.want_enum(x, p, Priority))) if args.get('priority') is not None else None)
     a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, Category))) if args.get('category') is not None else None)
     a_assignee = (rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['assignee'], 'assignee'), 'assignee', '^A[0-9]{2}$'), lambda key: 'Agent' + ' ' + rt.quote(key) + ' not found.') if args.get('assignee') is not None else None)
-    a_reporter = (rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['reporter'], 'reporter'), 'reporter', '^E[0-9]{4}$'), lambda key: rt.built(ep, 'No employee ' + rt.text(key) + '.')) if args.get('reporter') is not None else None)
+    a_reporter = (rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['reporter'], 'reporter'), 'reporter', '^E[0-9]{4}$'), lambda key: rt.built(ep, f'No employee {key}.')) if args.get('reporter') is not None else None)
     return ep.tool_list_tickets(a_status, a_priority, a_category, a_assignee, a_reporter)
 
 
@@ -753,7 +688,7 @@ def _invoke_get_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, f'No ticket {key}.'))
     return ep.tool_get_ticket(a_ticket)
 
 
@@ -765,7 +700,7 @@ def _invoke_list_agents(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
 
 
 def _invoke_get_agent(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, 'No agent ' + rt.text(key) + '.'))
+    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, f'No agent {key}.'))
     return ep.tool_get_agent(a_agent)
 
 
@@ -775,12 +710,12 @@ def _invoke_find_employees(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
 
 
 def _invoke_get_employee(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{4}$'), lambda key: rt.built(ep, 'No employee ' + rt.text(key) + '.'))
+    a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{4}$'), lambda key: rt.built(ep, f'No employee {key}.'))
     return ep.tool_get_employee(a_employee)
 
 
 def _invoke_open_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    a_reporter = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['reporter'], 'reporter'), 'reporter', '^E[0-9]{4}$'), lambda key: rt.built(ep, 'No employee ' + rt.text(key) + '.'))
+    a_reporter = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['reporter'], 'reporter'), 'reporter', '^E[0-9]{4}$'), lambda key: rt.built(ep, f'No employee {key}.'))
     a_title = v.check_length(v.want_str(args['title'], 'title'), 'title', 1, 120)
     a_category = v.want_enum(args['category'], 'category', Category)
     a_priority = (v.want_enum(args['priority'], 'priority', Priority) if args.get('priority') is not None else _E8_Priority_medium)
@@ -791,8 +726,8 @@ def _invoke_assign_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
-    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, 'No agent ' + rt.text(key) + '.'))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, f'No ticket {key}.'))
+    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, f'No agent {key}.'))
     return ep.tool_assign_ticket(a_ticket, a_agent)
 
 
@@ -800,7 +735,7 @@ def _invoke_add_comment(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, f'No ticket {key}.'))
     a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 1000)
     a_internal = (v.want_bool(args['internal'], 'internal') if args.get('internal') is not None else False)
     return ep.tool_add_comment(a_ticket, a_body, a_internal)
@@ -810,8 +745,8 @@ def _invoke_escalate_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
-    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, 'No agent ' + rt.text(key) + '.'))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, f'No ticket {key}.'))
+    a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, f'No agent {key}.'))
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 500)
     return ep.tool_escalate_ticket(a_ticket, a_agent, a_reason)
 
@@ -820,7 +755,7 @@ def _invoke_resolve_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, f'No ticket {key}.'))
     a_resolution_note = v.check_length(v.want_str(args['resolution_note'], 'resolution_note'), 'resolution_note', 1, 500)
     return ep.tool_resolve_ticket(a_ticket, a_resolution_note)
 
@@ -829,7 +764,7 @@ def _invoke_reopen_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, f'No ticket {key}.'))
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 500)
     return ep.tool_reopen_ticket(a_ticket, a_reason)
 
@@ -838,7 +773,7 @@ def _invoke_close_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_ticket = args['ticket']
     if type(a_ticket) is not str or not a_ticket.isascii():
         a_ticket = v.want_str(a_ticket, 'ticket')
-    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'))
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, f'No ticket {key}.'))
     return ep.tool_close_ticket(a_ticket)
 
 
@@ -945,10 +880,10 @@ def _check_take_and_resolve__taken(  # ithelpdesk.world:487
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0001').assignee, '==', 'A01', 'tickets["TK0001"].assignee == "A01"'
+            ep.t_tickets['TK0001'].assignee, '==', 'A01', 'tickets["TK0001"].assignee == "A01"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0001').status,
+            ep.t_tickets['TK0001'].status,
             '==',
             _E12_TicketStatus_assigned,
             'tickets["TK0001"].status == assigned',
@@ -961,19 +896,19 @@ def _check_take_and_resolve__resolved_excel(  # ithelpdesk.world:488
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0003').status,
+            ep.t_tickets['TK0003'].status,
             '==',
             _E12_TicketStatus_resolved,
             'tickets["TK0003"].status == resolved',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0003').resolution_note,
+            ep.t_tickets['TK0003'].resolution_note,
             '==',
             'Repaired the Office installation; saving works again',
             'tickets["TK0003"].resolution_note == "Repaired the Office installation; saving works again"',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0003').resolved_at,
+            ep.t_tickets['TK0003'].resolved_at,
             'is not',
             None,
             'tickets["TK0003"].resolved_at != none',
@@ -985,18 +920,18 @@ def _check_escalate_vpn__escalated(  # ithelpdesk.world:607
     ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        ep.t_tickets.row('TK0002').escalated
+        ep.t_tickets['TK0002'].escalated
         and rt.compared(
-            ep.t_tickets.row('TK0002').assignee, '==', 'A03', 'tickets["TK0002"].assignee == "A03"'
+            ep.t_tickets['TK0002'].assignee, '==', 'A03', 'tickets["TK0002"].assignee == "A03"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0002').priority,
+            ep.t_tickets['TK0002'].priority,
             '==',
             _E8_Priority_high,
             'tickets["TK0002"].priority == high',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0002').status,
+            ep.t_tickets['TK0002'].status,
             '==',
             _E12_TicketStatus_assigned,
             'tickets["TK0002"].status == assigned',
@@ -1021,28 +956,25 @@ def _check_reopen_and_close__reopened(  # ithelpdesk.world:727
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0004').status,
+            ep.t_tickets['TK0004'].status,
             '==',
             _E12_TicketStatus_assigned,
             'tickets["TK0004"].status == assigned',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0004').assignee, '==', 'A01', 'tickets["TK0004"].assignee == "A01"'
+            ep.t_tickets['TK0004'].assignee, '==', 'A01', 'tickets["TK0004"].assignee == "A01"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0004').reopen_count, '==', 1, 'tickets["TK0004"].reopen_count == 1'
+            ep.t_tickets['TK0004'].reopen_count, '==', 1, 'tickets["TK0004"].reopen_count == 1'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0004').resolution_note,
+            ep.t_tickets['TK0004'].resolution_note,
             '==',
             '',
             'tickets["TK0004"].resolution_note == ""',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0004').resolved_at,
-            'is',
-            None,
-            'tickets["TK0004"].resolved_at == none',
+            ep.t_tickets['TK0004'].resolved_at, 'is', None, 'tickets["TK0004"].resolved_at == none'
         )
     )
 
@@ -1060,7 +992,7 @@ def _check_reopen_and_close__closed_old(  # ithelpdesk.world:729
     ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_tickets.row('TK0005').status,
+        ep.t_tickets['TK0005'].status,
         '==',
         _E12_TicketStatus_closed,
         'tickets["TK0005"].status == closed',
@@ -1084,22 +1016,22 @@ def _check_kenji_fixes_the_laptop__resolved_by_kenji(  # tasks.world:118
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0001').status,
+            ep.t_tickets['TK0001'].status,
             '==',
             _E12_TicketStatus_resolved,
             'tickets["TK0001"].status == resolved',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0001').assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"'
+            ep.t_tickets['TK0001'].assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0001').resolution_note,
+            ep.t_tickets['TK0001'].resolution_note,
             '==',
             'Replaced the SSD and restored her files from backup',
             'tickets["TK0001"].resolution_note == "Replaced the SSD and restored her files from backup"',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0001').resolved_at,
+            ep.t_tickets['TK0001'].resolved_at,
             'is not',
             None,
             'tickets["TK0001"].resolved_at != none',
@@ -1112,10 +1044,10 @@ def _check_cover_for_sam__excel_moved(  # tasks.world:240
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0003').assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"'
+            ep.t_tickets['TK0003'].assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0003').status,
+            ep.t_tickets['TK0003'].status,
             '==',
             _E12_TicketStatus_assigned,
             'tickets["TK0003"].status == assigned',
@@ -1128,10 +1060,10 @@ def _check_cover_for_sam__laptop_assigned(  # tasks.world:241
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0001').assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"'
+            ep.t_tickets['TK0001'].assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0001').status,
+            ep.t_tickets['TK0001'].status,
             '==',
             _E12_TicketStatus_assigned,
             'tickets["TK0001"].status == assigned',
@@ -1155,19 +1087,19 @@ def _check_rita_closes_old_and_fixes_vpn__old_closed(  # tasks.world:377
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0005').status,
+            ep.t_tickets['TK0005'].status,
             '==',
             _E12_TicketStatus_closed,
             'tickets["TK0005"].status == closed',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0007').status,
+            ep.t_tickets['TK0007'].status,
             '==',
             _E12_TicketStatus_closed,
             'tickets["TK0007"].status == closed',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0004').status,
+            ep.t_tickets['TK0004'].status,
             '==',
             _E12_TicketStatus_resolved,
             'tickets["TK0004"].status == resolved',
@@ -1180,22 +1112,22 @@ def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(  # tasks.world:378
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0002').status,
+            ep.t_tickets['TK0002'].status,
             '==',
             _E12_TicketStatus_resolved,
             'tickets["TK0002"].status == resolved',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0002').assignee, '==', 'A02', 'tickets["TK0002"].assignee == "A02"'
+            ep.t_tickets['TK0002'].assignee, '==', 'A02', 'tickets["TK0002"].assignee == "A02"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0002').resolution_note,
+            ep.t_tickets['TK0002'].resolution_note,
             '==',
             'Updated the router firmware; the connection has held for 24 hours',
             'tickets["TK0002"].resolution_note == "Updated the router firmware; the connection has held for 24 hours"',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0002').resolved_at,
+            ep.t_tickets['TK0002'].resolved_at,
             'is not',
             None,
             'tickets["TK0002"].resolved_at != none',
@@ -1219,18 +1151,18 @@ def _check_sam_hands_excel_to_senior__escalated(  # tasks.world:501
     ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        ep.t_tickets.row('TK0003').escalated
+        ep.t_tickets['TK0003'].escalated
         and rt.compared(
-            ep.t_tickets.row('TK0003').assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"'
+            ep.t_tickets['TK0003'].assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0003').priority,
+            ep.t_tickets['TK0003'].priority,
             '==',
             _E8_Priority_medium,
             'tickets["TK0003"].priority == medium',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0003').status,
+            ep.t_tickets['TK0003'].status,
             '==',
             _E12_TicketStatus_assigned,
             'tickets["TK0003"].status == assigned',
@@ -1279,8 +1211,7 @@ def _check_sam_logs_omars_dock__note_posted(  # tasks.world:630
     ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_tickets.rows.get(_c17.ticket) or ep.t_tickets.row(_c17.ticket)).title
-        == 'Docking station does not detect monitors'
+        ep.t_tickets[_c17.ticket].title == 'Docking station does not detect monitors'
         and _c17.author == 'A01'
         and not _c17.internal
         and _c17.body == 'Replacement dock ordered, arriving tomorrow morning.'
@@ -1293,22 +1224,19 @@ def _check_meeting_room_wifi_again__reopened(  # tasks.world:766
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0007').reopen_count, '==', 1, 'tickets["TK0007"].reopen_count == 1'
+            ep.t_tickets['TK0007'].reopen_count, '==', 1, 'tickets["TK0007"].reopen_count == 1'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0007').resolution_note,
+            ep.t_tickets['TK0007'].resolution_note,
             '==',
             '',
             'tickets["TK0007"].resolution_note == ""',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0007').resolved_at,
-            'is',
-            None,
-            'tickets["TK0007"].resolved_at == none',
+            ep.t_tickets['TK0007'].resolved_at, 'is', None, 'tickets["TK0007"].resolved_at == none'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0007').assignee, '==', 'A03', 'tickets["TK0007"].assignee == "A03"'
+            ep.t_tickets['TK0007'].assignee, '==', 'A03', 'tickets["TK0007"].assignee == "A03"'
         )
     )
 
@@ -1316,14 +1244,11 @@ def _check_meeting_room_wifi_again__reopened(  # tasks.world:766
 def _check_meeting_room_wifi_again__escalated(  # tasks.world:767
     ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return (
-        ep.t_tickets.row('TK0007').escalated
-        and rt.compared(
-            ep.t_tickets.row('TK0007').priority,
-            '==',
-            _E8_Priority_high,
-            'tickets["TK0007"].priority == high',
-        )
+    return ep.t_tickets['TK0007'].escalated and rt.compared(
+        ep.t_tickets['TK0007'].priority,
+        '==',
+        _E8_Priority_high,
+        'tickets["TK0007"].priority == high',
     )
 
 
@@ -1332,7 +1257,7 @@ def _check_meeting_room_wifi_again__plan_noted(  # tasks.world:768
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0007').status,
+            ep.t_tickets['TK0007'].status,
             '==',
             _E12_TicketStatus_in_progress,
             'tickets["TK0007"].status == in_progress',

@@ -302,16 +302,16 @@ class RestaurantOrders(Episode):
                 'restaurant_orders.world:161',
             )
         if not all(  # restaurant_orders.world:164
-            _o54.guests
-            <= (self.t_dining_tables.rows.get(_o54.table) or self.t_dining_tables.row(_o54.table)).seats
+            _o54.guests <= self.t_dining_tables[_o54.table].seats
             for _o54 in rt.each(self, self.t_orders)
         ):
             raise InvariantError(
                 "An order's guests never exceed its table's seats.", 'restaurant_orders.world:164'
             )
         if not all(  # restaurant_orders.world:167
-            _o55.status == _E11_OrderStatus_open_
-            or any(_l56.order == _o55.key() for _l56 in rt.each(self, self.t_order_lines))
+            _o55.status == _E11_OrderStatus_open_ or any(
+                _l56.order == _o55.key() for _l56 in rt.each(self, self.t_order_lines)
+            )
             for _o55 in rt.each(self, self.t_orders)
         ):
             raise InvariantError(
@@ -319,8 +319,7 @@ class RestaurantOrders(Episode):
                 'restaurant_orders.world:167',
             )
         if not all(  # restaurant_orders.world:170
-            _p57.share
-            <= (self.t_orders.rows.get(_p57.order) or self.t_orders.row(_p57.order)).split_ways
+            _p57.share <= self.t_orders[_p57.order].split_ways
             and len(tuple([
                 _q58.key()
                 for _q58 in rt.each(self, self.t_payments)
@@ -367,10 +366,8 @@ class RestaurantOrders(Episode):
                     'restaurant_orders.world:182',
                 )
         if not all(  # restaurant_orders.world:185
-            (self.t_orders.rows.get(_p63.order) or self.t_orders.row(_p63.order)).status
-            == _E11_OrderStatus_served
-            or (self.t_orders.rows.get(_p63.order) or self.t_orders.row(_p63.order)).status
-            == _E11_OrderStatus_paid
+            self.t_orders[_p63.order].status == _E11_OrderStatus_served
+            or self.t_orders[_p63.order].status == _E11_OrderStatus_paid
             for _p63 in rt.each(self, self.t_payments)
         ):
             raise InvariantError(
@@ -467,8 +464,7 @@ class RestaurantOrders(Episode):
         return tuple([  # restaurant_orders.world:205
             _m4.key()
             for _m4 in rt.each(self, self.t_menu)
-            if (category is None
-            or _m4.category == (category if category is not None else rt.absent()))
+            if (category is None or _m4.category == category)
             and (not available_only or _m4.available)
         ])
 
@@ -500,7 +496,7 @@ class RestaurantOrders(Episode):
         return tuple([  # restaurant_orders.world:231
             self.fn_table_status(_t6)
             for _t6 in rt.each(self, self.t_dining_tables)
-            if (zone is None or _t6.zone == (zone if zone is not None else rt.absent()))
+            if (zone is None or _t6.zone == zone)
             and (not free_only or rt.key_of(self.fn_unpaid_order(_t6)) is None)
         ])
 
@@ -518,28 +514,19 @@ class RestaurantOrders(Episode):
             'List orders with their table, server, guests, status, split and times, the most '
             'recently opened first.'
         )
-        return tuple(  # restaurant_orders.world:249
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_orders,
-                    rt.each(
-                        self,
-                        tuple([
-                            _o8.key()
-                            for _o8 in rt.each(self, self.t_orders)
-                            if (status is None
-                            or _o8.status == (status if status is not None else rt.absent()))
-                            and (table is None
-                            or _o8.table == (table if table is not None else rt.absent()).key())
-                            and (server is None
-                            or _o8.server == (server if server is not None else rt.absent()).key())
-                        ]),
-                    ),
-                ),
-                key=lambda _o7: _o7.opened_at,
-                reverse=True,
-            )
+        return rt.sorted_keys(  # restaurant_orders.world:249
+            rt.each(
+                self,
+                [
+                    _o8
+                    for _o8 in rt.each(self, self.t_orders)
+                    if (status is None or _o8.status == status)
+                    and (table is None or _o8.table == table.key())
+                    and (server is None or _o8.server == server.key())
+                ],
+            ),
+            key=lambda _o7: _o7.opened_at,
+            reverse=True,
         )
 
     def tool_list_servers(self) -> tuple[str, ...]:  # restaurant_orders.world:252
@@ -577,22 +564,16 @@ class RestaurantOrders(Episode):
         self, table: DiningTable, guests: int
     ) -> Order:
         'Open an order for a free table; the signed-in server takes it.'
-        if not (self.state.current_server is not None):  # restaurant_orders.world:283
+        if self.state.current_server is None:  # restaurant_orders.world:283
             raise ToolError('Not signed in.')
-        if not (not any(_o12.table == table.key() and _o12.status != _E11_OrderStatus_paid for _o12 in rt.each(self, self.t_orders))):  # restaurant_orders.world:284
+        if any(  # restaurant_orders.world:284
+            _o12.table == table.key() and _o12.status != _E11_OrderStatus_paid
+            for _o12 in rt.each(self, self.t_orders)
+        ):
+            raise ToolError(rt.built(self, f'Table {table.number} already has an unpaid order.'))
+        if guests > table.seats:  # restaurant_orders.world:285
             raise ToolError(rt.built(
-                self, 'Table ' + rt.text(table.number) + ' already has an unpaid order.'
-            ))
-        if not (guests <= table.seats):  # restaurant_orders.world:285
-            raise ToolError(rt.built(
-                self,
-                'Table '
-                + rt.text(table.number)
-                + ' seats '
-                + rt.text(table.seats)
-                + '; '
-                + rt.text(guests)
-                + ' guests is too many.',
+                self, f'Table {table.number} seats {table.seats}; {guests} guests is too many.'
             ))
         order: Order = Order(  # restaurant_orders.world:286
             id_=self.next_id('order_ids', 'O{:03d}'),
@@ -613,19 +594,15 @@ class RestaurantOrders(Episode):
         self, order: Order, item: MenuItem, quantity: int, note: str
     ) -> OrderLine:
         'Add a menu item to an open order at its current price.'
-        if not (self.state.current_server is not None):  # restaurant_orders.world:299
+        if self.state.current_server is None:  # restaurant_orders.world:299
             raise ToolError('Not signed in.')
-        if not (order.status == _E11_OrderStatus_open_):  # restaurant_orders.world:300
+        if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:300
             raise ToolError(rt.built(
                 self,
-                'Order '
-                + rt.text(order.id_)
-                + ' is '
-                + rt.text(order.status)
-                + '; lines can only be added while it is open.',
+                f'Order {order.id_} is {order.status}; lines can only be added while it is open.',
             ))
         if not item.available:  # restaurant_orders.world:301
-            raise ToolError(rt.built(self, rt.text(item.name) + ' is not available.'))
+            raise ToolError(rt.built(self, f'{item.name} is not available.'))
         line: OrderLine = OrderLine(  # restaurant_orders.world:302
             id_=self.next_id('line_ids', 'L{:04d}'),
             order=order.key(),
@@ -639,19 +616,14 @@ class RestaurantOrders(Episode):
 
     def tool_remove_line(self, line: OrderLine) -> OrderView:  # restaurant_orders.world:313
         'Remove a line from an open order; returns the order as it is now.'
-        if not (self.state.current_server is not None):  # restaurant_orders.world:318
+        if self.state.current_server is None:  # restaurant_orders.world:318
             raise ToolError('Not signed in.')
-        order: Order = (  # restaurant_orders.world:319
-            self.t_orders.rows.get(line.order) or self.t_orders.row(line.order)
-        )
-        if not (order.status == _E11_OrderStatus_open_):  # restaurant_orders.world:320
+        order: Order = self.t_orders[line.order]  # restaurant_orders.world:319
+        if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:320
             raise ToolError(rt.built(
                 self,
-                'Order '
-                + rt.text(order.id_)
-                + ' is '
-                + rt.text(order.status)
-                + '; lines can only be removed before it is sent to the kitchen.',
+                f'Order {order.id_} is {order.status}; lines can only be removed before it is '
+                'sent to the kitchen.',
             ))
         self.delete(self.t_order_lines, line.key())  # restaurant_orders.world:321
         total: int = self.fn_order_total(order)  # restaurant_orders.world:322
@@ -675,17 +647,14 @@ class RestaurantOrders(Episode):
 
     def tool_send_to_kitchen(self, order: Order) -> Order:  # restaurant_orders.world:335
         'Send an open order to the kitchen; its lines can no longer change.'
-        if not (self.state.current_server is not None):  # restaurant_orders.world:340
+        if self.state.current_server is None:  # restaurant_orders.world:340
             raise ToolError('Not signed in.')
-        if not (order.status == _E11_OrderStatus_open_):  # restaurant_orders.world:341
-            raise ToolError(rt.built(
-                self,
-                'Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not open.',
-            ))
+        if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:341
+            raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not open.'))
         if not any(  # restaurant_orders.world:342
             _l15.order == order.key() for _l15 in rt.each(self, self.t_order_lines)
         ):
-            raise ToolError(rt.built(self, 'Order ' + rt.text(order.id_) + ' has no lines.'))
+            raise ToolError(rt.built(self, f'Order {order.id_} has no lines.'))
         self.set_fields(  # restaurant_orders.world:343
             order, ('status', 'sent_at'), _E11_OrderStatus_sent_to_kitchen, self.clock
         )
@@ -693,16 +662,11 @@ class RestaurantOrders(Episode):
 
     def tool_mark_served(self, order: Order) -> Order:  # restaurant_orders.world:348
         'Mark an order that is in the kitchen as served.'
-        if not (self.state.current_server is not None):  # restaurant_orders.world:353
+        if self.state.current_server is None:  # restaurant_orders.world:353
             raise ToolError('Not signed in.')
-        if not (order.status == _E11_OrderStatus_sent_to_kitchen):  # restaurant_orders.world:354
+        if order.status != _E11_OrderStatus_sent_to_kitchen:  # restaurant_orders.world:354
             raise ToolError(rt.built(
-                self,
-                'Order '
-                + rt.text(order.id_)
-                + ' is '
-                + rt.text(order.status)
-                + '; it has not been sent to the kitchen.',
+                self, f'Order {order.id_} is {order.status}; it has not been sent to the kitchen.'
             ))
         self.set_fields(  # restaurant_orders.world:355
             order, ('status', 'served_at'), _E11_OrderStatus_served, self.clock
@@ -716,31 +680,20 @@ class RestaurantOrders(Episode):
             "Split a served order's bill into equal shares before anything is paid; returns the "
             'share amounts in cents (the last share absorbs the rounding remainder).'
         )
-        if not (self.state.current_server is not None):  # restaurant_orders.world:368
+        if self.state.current_server is None:  # restaurant_orders.world:368
             raise ToolError('Not signed in.')
-        if not (order.status == _E11_OrderStatus_served):  # restaurant_orders.world:369
+        if order.status != _E11_OrderStatus_served:  # restaurant_orders.world:369
+            raise ToolError(rt.built(
+                self, f'Order {order.id_} is {order.status}; only served orders can be split.'
+            ))
+        if len(self.fn_payments_of(order)) != 0:  # restaurant_orders.world:370
+            raise ToolError(rt.built(
+                self, f'Payments have already been made on order {order.id_}.'
+            ))
+        if ways > order.guests:  # restaurant_orders.world:371
             raise ToolError(rt.built(
                 self,
-                'Order '
-                + rt.text(order.id_)
-                + ' is '
-                + rt.text(order.status)
-                + '; only served orders can be split.',
-            ))
-        if not (len(self.fn_payments_of(order)) == 0):  # restaurant_orders.world:370
-            raise ToolError(rt.built(
-                self, 'Payments have already been made on order ' + rt.text(order.id_) + '.'
-            ))
-        if not (ways <= order.guests):  # restaurant_orders.world:371
-            raise ToolError(rt.built(
-                self,
-                'Order '
-                + rt.text(order.id_)
-                + ' has '
-                + rt.text(order.guests)
-                + ' guests; it cannot be split '
-                + rt.text(ways)
-                + ' ways.',
+                f'Order {order.id_} has {order.guests} guests; it cannot be split {ways} ways.',
             ))
         self.set_field(  # restaurant_orders.world:372
             order, 'split_ways', v.check_range(ways, 'Order.split_ways', 1, 12)
@@ -758,20 +711,15 @@ class RestaurantOrders(Episode):
             "Pay the next unpaid share of a served order's bill, with a tip. When the last share "
             'is paid the order is paid and the table is free.'
         )
-        if not (self.state.current_server is not None):  # restaurant_orders.world:384
+        if self.state.current_server is None:  # restaurant_orders.world:384
             raise ToolError('Not signed in.')
-        if not (order.status != _E11_OrderStatus_paid):  # restaurant_orders.world:385
+        if order.status == _E11_OrderStatus_paid:  # restaurant_orders.world:385
             raise ToolError(rt.built(
-                self, 'The bill of order ' + rt.text(order.id_) + ' is already fully paid.'
+                self, f'The bill of order {order.id_} is already fully paid.'
             ))
-        if not (order.status == _E11_OrderStatus_served):  # restaurant_orders.world:386
+        if order.status != _E11_OrderStatus_served:  # restaurant_orders.world:386
             raise ToolError(rt.built(
-                self,
-                'Order '
-                + rt.text(order.id_)
-                + ' is '
-                + rt.text(order.status)
-                + '; only served orders can be settled.',
+                self, f'Order {order.id_} is {order.status}; only served orders can be settled.'
             ))
         share: int = len(self.fn_payments_of(order)) + 1  # restaurant_orders.world:387
         total: int = self.fn_order_total(order)  # restaurant_orders.world:388
@@ -801,14 +749,14 @@ class RestaurantOrders(Episode):
         self, item: MenuItem, available: bool
     ) -> MenuItem:
         'Mark a menu item available or sold out.'
-        if not (self.state.current_server is not None):  # restaurant_orders.world:416
+        if self.state.current_server is None:  # restaurant_orders.world:416
             raise ToolError('Not signed in.')
         self.set_field(item, 'available', available)  # restaurant_orders.world:417
         return item  # restaurant_orders.world:418
 
 
 def _invoke_sign_in(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_server = rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, 'Server ' + rt.text(key) + ' not found.'))
+    a_server = rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, f'Server {key} not found.'))
     return ep.tool_sign_in(a_server)
 
 
@@ -824,7 +772,7 @@ def _invoke_search_menu(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
 
 
 def _invoke_get_menu_item(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, 'Menu item ' + rt.text(key) + ' not found.'))
+    a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, f'Menu item {key} not found.'))
     return ep.tool_get_menu_item(a_item)
 
 
@@ -835,14 +783,14 @@ def _invoke_list_tables(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
 
 
 def _invoke_get_table(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_table = rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.'))
+    a_table = rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, f'Table {key} not found.'))
     return ep.tool_get_table(a_table)
 
 
 def _invoke_list_orders(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, OrderStatus))) if args.get('status') is not None else None)
-    a_table = (rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.')) if args.get('table') is not None else None)
-    a_server = (rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, 'Server ' + rt.text(key) + ' not found.')) if args.get('server') is not None else None)
+    a_table = (rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, f'Table {key} not found.')) if args.get('table') is not None else None)
+    a_server = (rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, f'Server {key} not found.')) if args.get('server') is not None else None)
     return ep.tool_list_orders(a_status, a_table, a_server)
 
 
@@ -850,12 +798,12 @@ def _invoke_get_order(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, f'Order {key} not found.'))
     return ep.tool_get_order(a_order)
 
 
 def _invoke_open_order(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_table = rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.'))
+    a_table = rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, f'Table {key} not found.'))
     a_guests = v.check_range(v.want_int(args['guests'], 'guests'), 'guests', 1, 12)
     return ep.tool_open_order(a_table, a_guests)
 
@@ -864,8 +812,8 @@ def _invoke_add_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
-    a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, 'Menu item ' + rt.text(key) + ' not found.'))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, f'Order {key} not found.'))
+    a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, f'Menu item {key} not found.'))
     a_quantity = (v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 20) if args.get('quantity') is not None else 1)
     a_note = (v.check_length(v.want_str(args['note'], 'note'), 'note', None, 120) if args.get('note') is not None else '')
     return ep.tool_add_line(a_order, a_item, a_quantity, a_note)
@@ -875,7 +823,7 @@ def _invoke_remove_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     a_line = args['line']
     if type(a_line) is not str or not a_line.isascii():
         a_line = v.want_str(a_line, 'line')
-    a_line = ep.t_order_lines.rows.get(a_line) or rt.lookup(ep.t_order_lines, a_line, lambda key: rt.built(ep, 'Order line ' + rt.text(key) + ' not found.'))
+    a_line = ep.t_order_lines.rows.get(a_line) or rt.lookup(ep.t_order_lines, a_line, lambda key: rt.built(ep, f'Order line {key} not found.'))
     return ep.tool_remove_line(a_line)
 
 
@@ -883,7 +831,7 @@ def _invoke_send_to_kitchen(ep: RestaurantOrders, args: Mapping[str, Any]) -> An
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, f'Order {key} not found.'))
     return ep.tool_send_to_kitchen(a_order)
 
 
@@ -891,7 +839,7 @@ def _invoke_mark_served(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, f'Order {key} not found.'))
     return ep.tool_mark_served(a_order)
 
 
@@ -899,7 +847,7 @@ def _invoke_split_bill(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, f'Order {key} not found.'))
     a_ways = v.check_range(v.want_int(args['ways'], 'ways'), 'ways', 1, 12)
     return ep.tool_split_bill(a_order, a_ways)
 
@@ -908,14 +856,14 @@ def _invoke_settle_share(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
     a_order = args['order']
     if type(a_order) is not str or not a_order.isascii():
         a_order = v.want_str(a_order, 'order')
-    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'))
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, f'Order {key} not found.'))
     a_method = v.want_enum(args['method'], 'method', PayMethod)
     a_tip_cents = (v.check_range(v.want_int(args['tip_cents'], 'tip_cents'), 'tip_cents', 0, 100000) if args.get('tip_cents') is not None else 0)
     return ep.tool_settle_share(a_order, a_method, a_tip_cents)
 
 
 def _invoke_set_item_availability(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, 'Menu item ' + rt.text(key) + ' not found.'))
+    a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, f'Menu item {key} not found.'))
     a_available = v.want_bool(args['available'], 'available')
     return ep.tool_set_item_availability(a_item, a_available)
 
@@ -1079,7 +1027,7 @@ def _check_close_out_tables__t4_paid(  # restaurant_orders.world:706
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O003').status,
+            ep.t_orders['O003'].status,
             '==',
             _E11_OrderStatus_paid,
             'orders["O003"].status == paid',
@@ -1100,13 +1048,13 @@ def _check_close_out_tables__t3_served(  # restaurant_orders.world:707
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O002').status,
+            ep.t_orders['O002'].status,
             '==',
             _E11_OrderStatus_served,
             'orders["O002"].status == served',
         )
         and rt.compared(
-            ep.t_orders.row('O002').served_at, 'is not', None, 'orders["O002"].served_at != none'
+            ep.t_orders['O002'].served_at, 'is not', None, 'orders["O002"].served_at != none'
         )
     )
 
@@ -1114,15 +1062,13 @@ def _check_close_out_tables__t3_served(  # restaurant_orders.world:707
 def _check_close_out_tables__sea_bass(  # restaurant_orders.world:708
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> bool:
-    return bool(ep.t_menu.row('FS01').available)
+    return bool(ep.t_menu['FS01'].available)
 
 
 def _check_split_at_the_bar__split(  # restaurant_orders.world:854
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_orders.row('O005').split_ways, '==', 2, 'orders["O005"].split_ways == 2'
-    )
+    return rt.compared(ep.t_orders['O005'].split_ways, '==', 2, 'orders["O005"].split_ways == 2')
 
 
 def _check_split_at_the_bar__settled(  # restaurant_orders.world:855
@@ -1130,7 +1076,7 @@ def _check_split_at_the_bar__settled(  # restaurant_orders.world:855
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O005').status,
+            ep.t_orders['O005'].status,
             '==',
             _E11_OrderStatus_paid,
             'orders["O005"].status == paid',
@@ -1157,7 +1103,7 @@ def _check_split_at_the_bar__settled(  # restaurant_orders.world:855
 def _check_sea_bass_back_for_o001__sea_bass_available(  # tasks.world:140
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> bool:
-    return bool(ep.t_menu.row('FS01').available)
+    return bool(ep.t_menu['FS01'].available)
 
 
 def _check_sea_bass_back_for_o001__lines_changed(  # tasks.world:141
@@ -1197,10 +1143,7 @@ def _check_sea_bass_back_for_o001__total(  # tasks.world:142
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.fn_order_total(ep.t_orders.row('O001')),
-        '==',
-        4900,
-        'order_total(orders["O001"]) == 4900',
+        ep.fn_order_total(ep.t_orders['O001']), '==', 4900, 'order_total(orders["O001"]) == 4900'
     )
 
 
@@ -1209,13 +1152,13 @@ def _check_sea_bass_back_for_o001__sent(  # tasks.world:143
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O001').status,
+            ep.t_orders['O001'].status,
             '==',
             _E11_OrderStatus_sent_to_kitchen,
             'orders["O001"].status == sent_to_kitchen',
         )
         and rt.compared(
-            ep.t_orders.row('O001').sent_at, 'is not', None, 'orders["O001"].sent_at != none'
+            ep.t_orders['O001'].sent_at, 'is not', None, 'orders["O001"].sent_at != none'
         )
     )
 
@@ -1236,11 +1179,9 @@ def _check_t2_dessert_to_bill__through_kitchen(  # tasks.world:291
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_orders.row('O001').sent_at, 'is not', None, 'orders["O001"].sent_at != none'
-        )
+        rt.compared(ep.t_orders['O001'].sent_at, 'is not', None, 'orders["O001"].sent_at != none')
         and rt.compared(
-            ep.t_orders.row('O001').served_at, 'is not', None, 'orders["O001"].served_at != none'
+            ep.t_orders['O001'].served_at, 'is not', None, 'orders["O001"].served_at != none'
         )
     )
 
@@ -1250,14 +1191,12 @@ def _check_t2_dessert_to_bill__paid_in_full(  # tasks.world:292
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O001').status,
+            ep.t_orders['O001'].status,
             '==',
             _E11_OrderStatus_paid,
             'orders["O001"].status == paid',
         )
-        and rt.compared(
-            ep.t_orders.row('O001').split_ways, '==', 1, 'orders["O001"].split_ways == 1'
-        )
+        and rt.compared(ep.t_orders['O001'].split_ways, '==', 1, 'orders["O001"].split_ways == 1')
         and any(
             _p33.order == 'O001'
             and _p33.share == 1
@@ -1274,13 +1213,13 @@ def _check_free_t4_for_terrace_party__t4_settled(  # tasks.world:438
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O003').status,
+            ep.t_orders['O003'].status,
             '==',
             _E11_OrderStatus_paid,
             'orders["O003"].status == paid',
         )
         and rt.compared(
-            ep.t_orders.row('O003').paid_at, 'is not', None, 'orders["O003"].paid_at != none'
+            ep.t_orders['O003'].paid_at, 'is not', None, 'orders["O003"].paid_at != none'
         )
     )
 
@@ -1326,13 +1265,13 @@ def _check_t1_changes_their_mind__sent(  # tasks.world:605
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O006').status,
+            ep.t_orders['O006'].status,
             '==',
             _E11_OrderStatus_sent_to_kitchen,
             'orders["O006"].status == sent_to_kitchen',
         )
         and rt.compared(
-            ep.t_orders.row('O006').sent_at, 'is not', None, 'orders["O006"].sent_at != none'
+            ep.t_orders['O006'].sent_at, 'is not', None, 'orders["O006"].sent_at != none'
         )
     )
 
@@ -1390,7 +1329,7 @@ def _check_turn_table_t4__t4_settled(  # tasks.world:757
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O003').status,
+            ep.t_orders['O003'].status,
             '==',
             _E11_OrderStatus_paid,
             'orders["O003"].status == paid',
@@ -1449,7 +1388,7 @@ def _check_turn_table_t4__new_party_lines(  # tasks.world:759
 def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(  # tasks.world:910
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> bool:
-    return bool(not ep.t_menu.row('DS01').available)
+    return bool(not ep.t_menu['DS01'].available)
 
 
 def _check_tiramisu_out_and_terrace_split__served(  # tasks.world:911
@@ -1457,13 +1396,13 @@ def _check_tiramisu_out_and_terrace_split__served(  # tasks.world:911
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O002').status,
+            ep.t_orders['O002'].status,
             '==',
             _E11_OrderStatus_served,
             'orders["O002"].status == served',
         )
         and rt.compared(
-            ep.t_orders.row('O002').served_at, 'is not', None, 'orders["O002"].served_at != none'
+            ep.t_orders['O002'].served_at, 'is not', None, 'orders["O002"].served_at != none'
         )
     )
 
@@ -1471,9 +1410,7 @@ def _check_tiramisu_out_and_terrace_split__served(  # tasks.world:911
 def _check_tiramisu_out_and_terrace_split__split_five(  # tasks.world:912
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_orders.row('O002').split_ways, '==', 5, 'orders["O002"].split_ways == 5'
-    )
+    return rt.compared(ep.t_orders['O002'].split_ways, '==', 5, 'orders["O002"].split_ways == 5')
 
 
 def _check_tiramisu_out_and_terrace_split__told_share(  # tasks.world:913

@@ -438,9 +438,8 @@ class WarehouseInventoryDesk(Episode):
         return tuple([  # warehouse_inventory_desk.world:221
             _b6.key()
             for _b6 in rt.each(self, self.t_bins)
-            if (zone is None or _b6.zone == (zone if zone is not None else rt.absent()))
-            and (item is None
-            or any(
+            if (zone is None or _b6.zone == zone)
+            and (item is None or any(
                 _s7.bin_ == _b6.key()
                 and _s7.item == (item if item is not None else rt.absent()).key()
                 and _s7.quantity > 0
@@ -467,29 +466,19 @@ class WarehouseInventoryDesk(Episode):
             'Book a delivery of an item into a bin. The bin must be unblocked and have room for '
             'the whole delivery.'
         )
-        if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:244
+        if self.state.current_clerk is None:  # warehouse_inventory_desk.world:244
             raise ToolError('Not signed in. Call sign_in first.')
         if not item.active:  # warehouse_inventory_desk.world:245
-            raise ToolError(rt.built(
-                self, 'Item ' + rt.text(item.sku) + ' is inactive and cannot be received.'
-            ))
-        if not (not bin_.blocked):  # warehouse_inventory_desk.world:246
-            raise ToolError(rt.built(
-                self, 'Bin ' + rt.text(bin_.code) + ' is blocked and accepts no stock.'
-            ))
+            raise ToolError(rt.built(self, f'Item {item.sku} is inactive and cannot be received.'))
+        if bin_.blocked:  # warehouse_inventory_desk.world:246
+            raise ToolError(rt.built(self, f'Bin {bin_.code} is blocked and accepts no stock.'))
         free: int = rt.bounded(  # warehouse_inventory_desk.world:247
             bin_.capacity - self.fn_bin_used(bin_)
         )
-        if not (quantity <= free):  # warehouse_inventory_desk.world:248
+        if quantity > free:  # warehouse_inventory_desk.world:248
             raise ToolError(rt.built(
                 self,
-                'Bin '
-                + rt.text(bin_.code)
-                + ' has room for '
-                + rt.text(free)
-                + ' more units; the delivery is '
-                + rt.text(quantity)
-                + '.',
+                f'Bin {bin_.code} has room for {free} more units; the delivery is {quantity}.',
             ))
         level: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:249
             item, bin_
@@ -497,9 +486,9 @@ class WarehouseInventoryDesk(Episode):
         id_: str = ''  # warehouse_inventory_desk.world:250
         if level is not None:  # warehouse_inventory_desk.world:251
             self.set_field(  # warehouse_inventory_desk.world:252
-                self.t_stock.row((level if level is not None else rt.absent()).id_),
+                self.t_stock[(level if level is not None else rt.absent()).id_],
                 'quantity',
-                v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None),
+                v.check_range(rt.bounded(self.t_stock[(level if level is not None else rt.absent()).id_].quantity + quantity), 'StockLevel.quantity', 0, None),
             )
             id_ = (level if level is not None else rt.absent()).id_  # warehouse_inventory_desk.world:253
         else:
@@ -526,39 +515,29 @@ class WarehouseInventoryDesk(Episode):
                 at=self.clock,
             ),
         )
-        return self.t_stock.row(id_)  # warehouse_inventory_desk.world:267
+        return self.t_stock[id_]  # warehouse_inventory_desk.world:267
 
     def tool_pick_stock(  # warehouse_inventory_desk.world:270
         self, item: Item, bin_: Bin, quantity: int, order_number: str
     ) -> StockLevel:
         'Pick units of an item from a bin for a customer order.'
-        if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:278
+        if self.state.current_clerk is None:  # warehouse_inventory_desk.world:278
             raise ToolError('Not signed in. Call sign_in first.')
         level: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:279
             item, bin_
         )
-        if not (level is not None):  # warehouse_inventory_desk.world:280
+        if level is None:  # warehouse_inventory_desk.world:280
+            raise ToolError(rt.built(self, f'Item {item.sku} is not stocked in bin {bin_.code}.'))
+        if level.quantity < quantity:  # warehouse_inventory_desk.world:281
             raise ToolError(rt.built(
                 self,
-                'Item ' + rt.text(item.sku) + ' is not stocked in bin ' + rt.text(bin_.code) + '.',
-            ))
-        if not (level.quantity >= quantity):  # warehouse_inventory_desk.world:281
-            raise ToolError(rt.built(
-                self,
-                'Only '
-                + rt.text(level.quantity)
-                + ' units of '
-                + rt.text(item.sku)
-                + ' in bin '
-                + rt.text(bin_.code)
-                + '; '
-                + rt.text(quantity)
-                + ' requested.',
+                f'Only {level.quantity} units of {item.sku} in bin {bin_.code}; {quantity} '
+                'requested.',
             ))
         self.set_field(  # warehouse_inventory_desk.world:282
-            self.t_stock.row(level.id_),
+            self.t_stock[level.id_],
             'quantity',
-            v.check_range(rt.bounded(self.t_stock.row(level.id_).quantity - quantity), 'StockLevel.quantity', 0, None),
+            v.check_range(rt.bounded(self.t_stock[level.id_].quantity - quantity), 'StockLevel.quantity', 0, None),
         )
         self.insert(  # warehouse_inventory_desk.world:283
             self.t_movements,
@@ -574,7 +553,7 @@ class WarehouseInventoryDesk(Episode):
                 at=self.clock,
             ),
         )
-        return self.t_stock.row(level.id_)  # warehouse_inventory_desk.world:291
+        return self.t_stock[level.id_]  # warehouse_inventory_desk.world:291
 
     def tool_move_stock(  # warehouse_inventory_desk.world:294
         self, item: Item, from_bin: Bin, to_bin: Bin, quantity: int
@@ -583,57 +562,36 @@ class WarehouseInventoryDesk(Episode):
             'Transfer units of an item from one bin to another. Returns the source and '
             'destination stock rows.'
         )
-        if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:302
+        if self.state.current_clerk is None:  # warehouse_inventory_desk.world:302
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (from_bin.key() != to_bin.key()):  # warehouse_inventory_desk.world:303
+        if from_bin.key() == to_bin.key():  # warehouse_inventory_desk.world:303
             raise ToolError('Source and destination bins are the same.')
-        if not (not to_bin.blocked):  # warehouse_inventory_desk.world:304
-            raise ToolError(rt.built(
-                self, 'Bin ' + rt.text(to_bin.code) + ' is blocked and accepts no stock.'
-            ))
+        if to_bin.blocked:  # warehouse_inventory_desk.world:304
+            raise ToolError(rt.built(self, f'Bin {to_bin.code} is blocked and accepts no stock.'))
         source: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:305
             item, from_bin
         )
-        if not (source is not None):  # warehouse_inventory_desk.world:306
+        if source is None:  # warehouse_inventory_desk.world:306
             raise ToolError(rt.built(
-                self,
-                'Item '
-                + rt.text(item.sku)
-                + ' is not stocked in bin '
-                + rt.text(from_bin.code)
-                + '.',
+                self, f'Item {item.sku} is not stocked in bin {from_bin.code}.'
             ))
-        if not (source.quantity >= quantity):  # warehouse_inventory_desk.world:307
+        if source.quantity < quantity:  # warehouse_inventory_desk.world:307
             raise ToolError(rt.built(
                 self,
-                'Only '
-                + rt.text(source.quantity)
-                + ' units of '
-                + rt.text(item.sku)
-                + ' in bin '
-                + rt.text(from_bin.code)
-                + '; '
-                + rt.text(quantity)
-                + ' requested.',
+                f'Only {source.quantity} units of {item.sku} in bin {from_bin.code}; {quantity} '
+                'requested.',
             ))
         free: int = rt.bounded(  # warehouse_inventory_desk.world:308
             to_bin.capacity - self.fn_bin_used(to_bin)
         )
-        if not (quantity <= free):  # warehouse_inventory_desk.world:309
+        if quantity > free:  # warehouse_inventory_desk.world:309
             raise ToolError(rt.built(
-                self,
-                'Bin '
-                + rt.text(to_bin.code)
-                + ' has room for '
-                + rt.text(free)
-                + ' more units; the move is '
-                + rt.text(quantity)
-                + '.',
+                self, f'Bin {to_bin.code} has room for {free} more units; the move is {quantity}.'
             ))
         self.set_field(  # warehouse_inventory_desk.world:310
-            self.t_stock.row(source.id_),
+            self.t_stock[source.id_],
             'quantity',
-            v.check_range(rt.bounded(self.t_stock.row(source.id_).quantity - quantity), 'StockLevel.quantity', 0, None),
+            v.check_range(rt.bounded(self.t_stock[source.id_].quantity - quantity), 'StockLevel.quantity', 0, None),
         )
         target: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:311
             item, to_bin
@@ -641,9 +599,9 @@ class WarehouseInventoryDesk(Episode):
         target_id: str = ''  # warehouse_inventory_desk.world:312
         if target is not None:  # warehouse_inventory_desk.world:313
             self.set_field(  # warehouse_inventory_desk.world:314
-                self.t_stock.row((target if target is not None else rt.absent()).id_),
+                self.t_stock[(target if target is not None else rt.absent()).id_],
                 'quantity',
-                v.check_range(rt.bounded(self.t_stock.row((target if target is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None),
+                v.check_range(rt.bounded(self.t_stock[(target if target is not None else rt.absent()).id_].quantity + quantity), 'StockLevel.quantity', 0, None),
             )
             target_id = (target if target is not None else rt.absent()).id_  # warehouse_inventory_desk.world:315
         else:
@@ -682,11 +640,10 @@ class WarehouseInventoryDesk(Episode):
             'count\n'
             'adjustment. Returns the difference, counted minus recorded.'
         )
-        if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:343
+        if self.state.current_clerk is None:  # warehouse_inventory_desk.world:343
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (  # warehouse_inventory_desk.world:344
-            self.t_clerks.row(rt.present(self.state.current_clerk)).role
-            == _E9_ClerkRole_supervisor
+        if (  # warehouse_inventory_desk.world:344
+            self.t_clerks[rt.present(self.state.current_clerk)].role != _E9_ClerkRole_supervisor
         ):
             raise ToolError('Only supervisors can record counts.')
         level: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:345
@@ -698,29 +655,20 @@ class WarehouseInventoryDesk(Episode):
         others: int = rt.bounded(  # warehouse_inventory_desk.world:350
             self.fn_bin_used(bin_) - recorded
         )
-        if not (  # warehouse_inventory_desk.world:351
-            rt.bounded(counted + others) <= bin_.capacity
-        ):
+        if rt.bounded(counted + others) > bin_.capacity:  # warehouse_inventory_desk.world:351
             raise ToolError(rt.built(
                 self,
-                'A count of '
-                + rt.text(counted)
-                + ' would put bin '
-                + rt.text(bin_.code)
-                + ' over its capacity of '
-                + rt.text(bin_.capacity)
-                + ' (other items hold '
-                + rt.text(others)
-                + ').',
+                f'A count of {counted} would put bin {bin_.code} over its capacity of '
+                f'{bin_.capacity} (other items hold {others}).',
             ))
         if level is not None:  # warehouse_inventory_desk.world:352
             self.set_field(  # warehouse_inventory_desk.world:353
-                self.t_stock.row((level if level is not None else rt.absent()).id_),
+                self.t_stock[(level if level is not None else rt.absent()).id_],
                 'quantity',
                 v.check_range(counted, 'StockLevel.quantity', 0, None),
             )
             self.set_field(  # warehouse_inventory_desk.world:354
-                self.t_stock.row((level if level is not None else rt.absent()).id_),
+                self.t_stock[(level if level is not None else rt.absent()).id_],
                 'last_counted',
                 self.clock.date(),
             )
@@ -775,11 +723,10 @@ class WarehouseInventoryDesk(Episode):
             'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or '
             'transfers.'
         )
-        if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:385
+        if self.state.current_clerk is None:  # warehouse_inventory_desk.world:385
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (  # warehouse_inventory_desk.world:386
-            self.t_clerks.row(rt.present(self.state.current_clerk)).role
-            == _E9_ClerkRole_supervisor
+        if (  # warehouse_inventory_desk.world:386
+            self.t_clerks[rt.present(self.state.current_clerk)].role != _E9_ClerkRole_supervisor
         ):
             raise ToolError('Only supervisors can block or unblock bins.')
         self.set_field(bin_, 'blocked', blocked)  # warehouse_inventory_desk.world:387
@@ -811,38 +758,27 @@ class WarehouseInventoryDesk(Episode):
             'List the stock movements of an item, newest first, with kind, bins, quantity, '
             'reference, clerk and time.'
         )
-        return tuple(  # warehouse_inventory_desk.world:402
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_movements,
-                    rt.each(
-                        self,
-                        tuple([
-                            _m11.key()
-                            for _m11 in rt.each(self, self.t_movements)
-                            if _m11.item == item.key()
-                        ]),
-                    ),
-                ),
-                key=lambda _m10: _m10.at,
-                reverse=True,
-            )
+        return rt.sorted_keys(  # warehouse_inventory_desk.world:402
+            rt.each(
+                self, [_m11 for _m11 in rt.each(self, self.t_movements) if _m11.item == item.key()]
+            ),
+            key=lambda _m10: _m10.at,
+            reverse=True,
         )
 
 
 def _invoke_sign_in(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_clerk = rt.lookup(ep.t_clerks, v.check_pattern(v.want_str(args['clerk'], 'clerk'), 'clerk', '^C[0-9]{3}$'), lambda key: rt.built(ep, 'Unknown clerk ' + rt.text(key) + '.'))
+    a_clerk = rt.lookup(ep.t_clerks, v.check_pattern(v.want_str(args['clerk'], 'clerk'), 'clerk', '^C[0-9]{3}$'), lambda key: rt.built(ep, f'Unknown clerk {key}.'))
     return ep.tool_sign_in(a_clerk)
 
 
 def _invoke_get_item_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
+    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, f'Unknown item {key}.'))
     return ep.tool_get_item_stock(a_item)
 
 
 def _invoke_get_bin(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
+    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, f'Unknown bin {key}.'))
     return ep.tool_get_bin(a_bin)
 
 
@@ -853,7 +789,7 @@ def _invoke_find_items(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> A
 
 def _invoke_list_bins(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
     a_zone = (v.want_optional(args['zone'], 'zone', (lambda x, p: v.want_enum(x, p, Zone))) if args.get('zone') is not None else None)
-    a_item = (rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.')) if args.get('item') is not None else None)
+    a_item = (rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, f'Unknown item {key}.')) if args.get('item') is not None else None)
     return ep.tool_list_bins(a_zone, a_item)
 
 
@@ -861,49 +797,49 @@ def _invoke_get_movement(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) ->
     a_movement = args['movement']
     if type(a_movement) is not str or not a_movement.isascii():
         a_movement = v.want_str(a_movement, 'movement')
-    a_movement = ep.t_movements.rows.get(a_movement) or rt.lookup(ep.t_movements, a_movement, lambda key: rt.built(ep, 'Unknown movement ' + rt.text(key) + '.'))
+    a_movement = ep.t_movements.rows.get(a_movement) or rt.lookup(ep.t_movements, a_movement, lambda key: rt.built(ep, f'Unknown movement {key}.'))
     return ep.tool_get_movement(a_movement)
 
 
 def _invoke_receive_delivery(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
-    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
+    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, f'Unknown item {key}.'))
+    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, f'Unknown bin {key}.'))
     a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
     a_delivery_note = v.check_length(v.want_str(args['delivery_note'], 'delivery_note'), 'delivery_note', 1, 40)
     return ep.tool_receive_delivery(a_item, a_bin, a_quantity, a_delivery_note)
 
 
 def _invoke_pick_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
-    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
+    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, f'Unknown item {key}.'))
+    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, f'Unknown bin {key}.'))
     a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
     a_order_number = v.check_pattern(v.want_str(args['order_number'], 'order_number'), 'order_number', '^SO-[0-9]{5}$')
     return ep.tool_pick_stock(a_item, a_bin, a_quantity, a_order_number)
 
 
 def _invoke_move_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
-    a_from_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['from_bin'], 'from_bin'), 'from_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
-    a_to_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['to_bin'], 'to_bin'), 'to_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
+    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, f'Unknown item {key}.'))
+    a_from_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['from_bin'], 'from_bin'), 'from_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, f'Unknown bin {key}.'))
+    a_to_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['to_bin'], 'to_bin'), 'to_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, f'Unknown bin {key}.'))
     a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
     return ep.tool_move_stock(a_item, a_from_bin, a_to_bin, a_quantity)
 
 
 def _invoke_count_bin(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
-    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
+    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, f'Unknown item {key}.'))
+    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, f'Unknown bin {key}.'))
     a_counted = v.check_range(v.want_int(args['counted'], 'counted'), 'counted', 0, 1000)
     return ep.tool_count_bin(a_item, a_bin, a_counted)
 
 
 def _invoke_set_bin_blocked(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'))
+    a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, f'Unknown bin {key}.'))
     a_blocked = v.want_bool(args['blocked'], 'blocked')
     return ep.tool_set_bin_blocked(a_bin, a_blocked)
 
 
 def _invoke_list_movements(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'))
+    a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, f'Unknown item {key}.'))
     return ep.tool_list_movements(a_item)
 
 
@@ -1004,21 +940,19 @@ WarehouseInventoryDesk.TOOLS = tools(
 def _check_pick_then_replenish__bolts_pick_face(  # warehouse_inventory_desk.world:452
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock.row('S0001').quantity, '==', 35, 'stock["S0001"].quantity == 35')
+    return rt.compared(ep.t_stock['S0001'].quantity, '==', 35, 'stock["S0001"].quantity == 35')
 
 
 def _check_pick_then_replenish__bolts_bulk(  # warehouse_inventory_desk.world:453
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_stock.row('S0002').quantity, '==', 100, 'stock["S0002"].quantity == 100'
-    )
+    return rt.compared(ep.t_stock['S0002'].quantity, '==', 100, 'stock["S0002"].quantity == 100')
 
 
 def _check_pick_then_replenish__nuts_received(  # warehouse_inventory_desk.world:454
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock.row('S0003').quantity, '==', 60, 'stock["S0003"].quantity == 60')
+    return rt.compared(ep.t_stock['S0003'].quantity, '==', 60, 'stock["S0003"].quantity == 60')
 
 
 def _check_pick_then_replenish__pick_logged(  # warehouse_inventory_desk.world:455
@@ -1059,14 +993,14 @@ def _check_pick_then_replenish__three_movements(  # warehouse_inventory_desk.wor
 def _check_count_washers__counted(  # warehouse_inventory_desk.world:512
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock.row('S0004').quantity, '==', 52, 'stock["S0004"].quantity == 52')
+    return rt.compared(ep.t_stock['S0004'].quantity, '==', 52, 'stock["S0004"].quantity == 52')
 
 
 def _check_count_washers__marked_today(  # warehouse_inventory_desk.world:513
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_stock.row('S0004').last_counted,
+        ep.t_stock['S0004'].last_counted,
         '==',
         rt.parse_date('2026-03-05'),
         'stock["S0004"].last_counted == date("2026-03-05")',
@@ -1088,7 +1022,7 @@ def _check_count_washers__adjustment_logged(  # warehouse_inventory_desk.world:5
 def _check_count_washers__unblocked(  # warehouse_inventory_desk.world:515
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
-    return bool(not ep.t_bins.row('B02-02').blocked)
+    return bool(not ep.t_bins['B02-02'].blocked)
 
 
 def _check_report_reorder_flags__names_nuts(  # warehouse_inventory_desk.world:568
@@ -1140,9 +1074,9 @@ def _check_recount_nuts_then_receive__final_quantity(  # tasks.world:53
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(ep.t_stock.row('S0003').quantity, '==', 67, 'stock["S0003"].quantity == 67')
+        rt.compared(ep.t_stock['S0003'].quantity, '==', 67, 'stock["S0003"].quantity == 67')
         and rt.compared(
-            ep.t_stock.row('S0003').last_counted,
+            ep.t_stock['S0003'].last_counted,
             '==',
             rt.parse_date('2026-03-05'),
             'stock["S0003"].last_counted == date("2026-03-05")',
@@ -1154,7 +1088,7 @@ def _check_recount_nuts_then_receive__others_untouched(  # tasks.world:54
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
     return bool(all(
-        _s17.id_ == 'S0003' or _s17.quantity == init.t_stock.row(_s17.id_).quantity
+        _s17.id_ == 'S0003' or _s17.quantity == init.t_stock[_s17.id_].quantity
         for _s17 in rt.each(ep, ep.t_stock)
     ))
 
@@ -1162,15 +1096,13 @@ def _check_recount_nuts_then_receive__others_untouched(  # tasks.world:54
 def _check_top_up_pick_face_then_pick__pick_face_level(  # tasks.world:111
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock.row('S0001').quantity, '==', 10, 'stock["S0001"].quantity == 10')
+    return rt.compared(ep.t_stock['S0001'].quantity, '==', 10, 'stock["S0001"].quantity == 10')
 
 
 def _check_top_up_pick_face_then_pick__bulk_level(  # tasks.world:112
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_stock.row('S0002').quantity, '==', 145, 'stock["S0002"].quantity == 145'
-    )
+    return rt.compared(ep.t_stock['S0002'].quantity, '==', 145, 'stock["S0002"].quantity == 145')
 
 
 def _check_top_up_pick_face_then_pick__transfer_logged(  # tasks.world:113
@@ -1215,7 +1147,7 @@ def _check_pick_order_and_top_up_pick_face__washers_picked(  # tasks.world:172
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(ep.t_stock.row('S0004').quantity, '==', 48, 'stock["S0004"].quantity == 48')
+        rt.compared(ep.t_stock['S0004'].quantity, '==', 48, 'stock["S0004"].quantity == 48')
         and any(
             _m21.kind == _E12_MovementKind_pick
             and _m21.item == 'WSH-3001'
@@ -1245,14 +1177,14 @@ def _check_pick_order_and_top_up_pick_face__bolts_picked(  # tasks.world:173
 def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(  # tasks.world:174
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock.row('S0001').quantity, '==', 50, 'stock["S0001"].quantity == 50')
+    return rt.compared(ep.t_stock['S0001'].quantity, '==', 50, 'stock["S0001"].quantity == 50')
 
 
 def _check_pick_order_and_top_up_pick_face__bulk_reduced(  # tasks.world:175
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(ep.t_stock.row('S0002').quantity, '==', 90, 'stock["S0002"].quantity == 90')
+        rt.compared(ep.t_stock['S0002'].quantity, '==', 90, 'stock["S0002"].quantity == 90')
         and any(
             _m23.kind == _E12_MovementKind_transfer
             and _m23.item == 'BOL-1001'
@@ -1315,19 +1247,19 @@ def _check_washer_delivery_to_pick_face__picked(  # tasks.world:235
 def _check_washer_delivery_to_pick_face__pick_face_level(  # tasks.world:236
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock.row('S0004').quantity, '==', 65, 'stock["S0004"].quantity == 65')
+    return rt.compared(ep.t_stock['S0004'].quantity, '==', 65, 'stock["S0004"].quantity == 65')
 
 
 def _check_empty_rack_for_inspection__repaired_open(  # tasks.world:296
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
-    return bool(not ep.t_bins.row('B02-02').blocked)
+    return bool(not ep.t_bins['B02-02'].blocked)
 
 
 def _check_empty_rack_for_inspection__inspection_blocked(  # tasks.world:297
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
-    return bool(ep.t_bins.row('B02-01').blocked)
+    return bool(ep.t_bins['B02-01'].blocked)
 
 
 def _check_empty_rack_for_inspection__bolts_moved(  # tasks.world:298
@@ -1342,7 +1274,7 @@ def _check_empty_rack_for_inspection__bolts_moved(  # tasks.world:298
 def _check_empty_rack_for_inspection__old_bin_empty(  # tasks.world:299
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock.row('S0002').quantity, '==', 0, 'stock["S0002"].quantity == 0')
+    return rt.compared(ep.t_stock['S0002'].quantity, '==', 0, 'stock["S0002"].quantity == 0')
 
 
 def _check_empty_rack_for_inspection__transfer_logged(  # tasks.world:300
@@ -1364,7 +1296,7 @@ def _check_recount_bolts_and_replenish__pick_face_count(  # tasks.world:359
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_stock.row('S0001').last_counted,
+            ep.t_stock['S0001'].last_counted,
             '==',
             rt.parse_date('2026-03-05'),
             'stock["S0001"].last_counted == date("2026-03-05")',
@@ -1384,7 +1316,7 @@ def _check_recount_bolts_and_replenish__bulk_count(  # tasks.world:360
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_stock.row('S0002').last_counted,
+            ep.t_stock['S0002'].last_counted,
             '==',
             rt.parse_date('2026-03-05'),
             'stock["S0002"].last_counted == date("2026-03-05")',
@@ -1403,10 +1335,8 @@ def _check_recount_bolts_and_replenish__replenished(  # tasks.world:361
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(ep.t_stock.row('S0001').quantity, '==', 32, 'stock["S0001"].quantity == 32')
-        and rt.compared(
-            ep.t_stock.row('S0002').quantity, '==', 108, 'stock["S0002"].quantity == 108'
-        )
+        rt.compared(ep.t_stock['S0001'].quantity, '==', 32, 'stock["S0001"].quantity == 32')
+        and rt.compared(ep.t_stock['S0002'].quantity, '==', 108, 'stock["S0002"].quantity == 108')
         and any(
             _m32.kind == _E12_MovementKind_transfer
             and _m32.item == 'BOL-1001'
