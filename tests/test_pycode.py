@@ -383,3 +383,19 @@ def test_order_comparisons_stay_negated_and_a_double_negation_is_its_operand() -
         eval(Compare(a, ">=", b).flat(), {"a": nan, "b": 1.0})
     assert negated(Not(Name("x"))) == Name("x")
     assert negated(call("any", Name("xs"))) == Not(call("any", Name("xs")))
+
+
+def test_a_long_string_splits_into_literals_python_joins() -> None:
+    """A text too long for its line (an invariant's message, a check's source) is cut after
+    spaces into literals one a line, each written as ``repr`` writes it; a short one stays
+    one literal."""
+    text = "A doctor's appointments never overlap, \"whatever\" the slot {x} says\\n. " * 3
+    raise_ = Raise(call("InvariantError", Const(text), Const("clinic.world:248")))
+    lines = _statement_lines(raise_)
+    assert len(lines) > 4 and all(len(line) <= WIDTH for line in lines)
+    code = "\n".join(line[8:] for line in lines)
+    tree = ast.parse(code).body[0]
+    assert isinstance(tree, ast.Raise) and isinstance(tree.exc, ast.Call)
+    assert [ast.literal_eval(arg) for arg in tree.exc.args] == [text, "clinic.world:248"]
+    short = Raise(call("InvariantError", Const("it's short"), Const("a.world:1")))
+    assert _statement_lines(short) == ['        raise InvariantError("it\'s short", \'a.world:1\')']

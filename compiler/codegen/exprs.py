@@ -43,7 +43,6 @@ from worldspec.compiler.codegen.pycode import (
     Name,
     Neg,
     Not,
-    Raw,
     SliceOf,
     TupleOf,
     call,
@@ -245,7 +244,15 @@ class ExprCompiler:
         checks of the type's refinement if it has one (the type tables write them)."""
         if not self.tables.has_refinement(typ):
             return src
-        return Raw(self.tables.checked(typ, src.flat(), repr(label)))
+        if isinstance(typ, t.Optional):
+            return rt("if_present", src, Lambda(("x",), self._refined(typ.inner, Name("x"),
+                                                                      label)))
+        return self._refined(typ, src, label)
+
+    def _refined(self, typ: t.Type, src: Expr, label: str) -> Expr:
+        for fn, constants in self.tables.refinement_checks(typ):
+            src = call(fn, src, Const(label), *map(Const, constants))
+        return src
 
     def each(self, src: Expr, env: Env) -> Expr:
         """``src``, a collection about to be processed, after paying a step per element."""

@@ -436,6 +436,9 @@ def _fstring_quote(node: FString) -> str | None:
     """The quote an f-string literal of ``node`` is written with, or None when a field's
     code (or spec) cannot stand inside one."""
     codes = []
+    if all(isinstance(part, str) for part in node.parts):  # a plain string: repr's quote
+        text = "".join(part for part in node.parts if isinstance(part, str))
+        return '"' if "'" in text and '"' not in text else "'"
     for part in node.parts:
         if isinstance(part, FormattedValue):
             if not _PLAIN_SPEC.fullmatch(part.spec):
@@ -739,6 +742,9 @@ def _wrapped(expr: Expr, indent: str, head: str, tail: str, nested: bool,
         assert isinstance(expr, Call)
         return _wrapped(hugged, indent, head + _at(expr.func, ATOM) + "(", ")" + tail, True,
                         reserve)
+    if isinstance(expr, Const) and type(expr.value) is str:  # a long text: joined literals
+        return _fstring_wrapped(FString((expr.value,)), indent, head, tail, nested,
+                                reserve) or [line]
     if isinstance(expr, FString):
         if _fstring_quote(expr) is None:
             return _wrapped(expr.fallback(), indent, head, tail, nested, reserve)

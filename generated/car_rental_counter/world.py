@@ -441,7 +441,9 @@ class CarRentalCounter(Episode):
         customer: Customer = Customer(  # car_rental_counter.world:188
             id_=self.next_id('customer_ids', 'CU{:03d}'),
             name=v.check_length(name, 'Customer.name', 1, 80),
-            licence_number=v.check_pattern(licence_number, 'Customer.licence_number', '^[A-Z0-9]{6,12}$'),
+            licence_number=v.check_pattern(
+                licence_number, 'Customer.licence_number', '^[A-Z0-9]{6,12}$'
+            ),
             licence_expires=licence_expires,
             email=v.check_pattern(email, 'Customer.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
         )
@@ -577,7 +579,9 @@ class CarRentalCounter(Episode):
             end_mileage_km=None,
             returned_on=None,
             return_branch=None,
-            base_charge_cents=v.check_range(rt.bounded(n * car.daily_rate_cents), 'Rental.base_charge_cents', 0, None),
+            base_charge_cents=v.check_range(
+                rt.bounded(n * car.daily_rate_cents), 'Rental.base_charge_cents', 0, None
+            ),
             extra_days_charge_cents=0,
             one_way_fee_cents=0,
             total_cents=0,
@@ -640,7 +644,9 @@ class CarRentalCounter(Episode):
         self.set_field(  # car_rental_counter.world:307
             rental,
             'start_mileage_km',
-            rt.if_present(car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None)),
+            rt.if_present(
+                car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None)
+            ),
         )
         self.set_field(self.t_cars[car.plate], 'branch', None)  # car_rental_counter.world:308
         return rental  # car_rental_counter.world:309
@@ -674,7 +680,14 @@ class CarRentalCounter(Episode):
         self.set_field(  # car_rental_counter.world:328
             rental,
             'extra_days_charge_cents',
-            v.check_range(rt.bounded(extra * rt.bounded(car.daily_rate_cents + self.state.late_surcharge_cents)), 'Rental.extra_days_charge_cents', 0, None),
+            v.check_range(
+                rt.bounded(
+                    extra * rt.bounded(car.daily_rate_cents + self.state.late_surcharge_cents)
+                ),
+                'Rental.extra_days_charge_cents',
+                0,
+                None,
+            ),
         )
         if branch.key() != rental.pickup_branch:  # car_rental_counter.world:329
             self.set_field(  # car_rental_counter.world:330
@@ -689,8 +702,18 @@ class CarRentalCounter(Episode):
         self.set_fields(  # car_rental_counter.world:334
             rental,
             ('total_cents', 'end_mileage_km', 'returned_on'),
-            v.check_range(rt.bounded(rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents) + rental.one_way_fee_cents), 'Rental.total_cents', 0, None),
-            rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None)),
+            v.check_range(
+                rt.bounded(
+                    rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents)
+                    + rental.one_way_fee_cents,
+                ),
+                'Rental.total_cents',
+                0,
+                None,
+            ),
+            rt.if_present(
+                mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None)
+            ),
             today,
         )
         self.set_fields(  # car_rental_counter.world:337

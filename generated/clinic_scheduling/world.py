@@ -377,7 +377,8 @@ class ClinicScheduling(Episode):
             for _a48 in rt.each(self, self.t_appointments)
         ):
             raise InvariantError(
-                "An appointment starts with its slot, ends within it, and is with the slot's doctor.",
+                "An appointment starts with its slot, ends within it, and is with the slot's "
+                "doctor.",
                 'clinic.world:260',
             )
         for _row49 in rt.changed_rows(self, self.t_appointments):  # clinic.world:263
@@ -667,7 +668,10 @@ class ClinicScheduling(Episode):
             name=v.check_length(name, 'Patient.name', 1, 80),
             birth_date=birth_date,
             phone=v.check_pattern(phone, 'Patient.phone', '^\\+[0-9]{7,15}$'),
-            email=rt.if_present(email, lambda x: v.check_pattern(x, 'Patient.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')),
+            email=rt.if_present(
+                email,
+                lambda x: v.check_pattern(x, 'Patient.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
+            ),
             insurance=insurance,
             balance=0.0,
             no_shows=0,
@@ -877,7 +881,12 @@ class ClinicScheduling(Episode):
             self.set_field(  # clinic.world:428
                 self.t_patients[appointment.patient],
                 'balance',
-                v.check_range(round(self.t_patients[appointment.patient].balance + fee, 2), 'Patient.balance', 0.0, None),
+                v.check_range(
+                    round(self.t_patients[appointment.patient].balance + fee, 2),
+                    'Patient.balance',
+                    0.0,
+                    None,
+                ),
             )
             message = rt.built(  # clinic.world:429
                 self,
@@ -951,12 +960,19 @@ class ClinicScheduling(Episode):
         self.set_field(  # clinic.world:468
             self.t_patients[appointment.patient],
             'no_shows',
-            v.check_range(self.t_patients[appointment.patient].no_shows + 1, 'Patient.no_shows', 0, None),
+            v.check_range(
+                self.t_patients[appointment.patient].no_shows + 1, 'Patient.no_shows', 0, None
+            ),
         )
         self.set_field(  # clinic.world:469
             self.t_patients[appointment.patient],
             'balance',
-            v.check_range(round(self.t_patients[appointment.patient].balance + self.state.late_fee, 2), 'Patient.balance', 0.0, None),
+            v.check_range(
+                round(self.t_patients[appointment.patient].balance + self.state.late_fee, 2),
+                'Patient.balance',
+                0.0,
+                None,
+            ),
         )
         return appointment  # clinic.world:470
 

@@ -722,7 +722,9 @@ class ConcertTicketOffice(Episode):
             status=_E11_OrderStatus_held,
             created_at=self.clock,
             hold_expires_at=self.clock + dt.timedelta(minutes=_C_HOLD_MINUTES),
-            total_cents=v.check_range(rt.bounded(price * len(seats)), 'Order.total_cents', 0, None),
+            total_cents=v.check_range(
+                rt.bounded(price * len(seats)), 'Order.total_cents', 0, None
+            ),
             paid_at=None,
             payment=None,
         )
@@ -1288,7 +1290,8 @@ def _check_bruno_sixth_seat__six_seats(  # tasks.world:221
         ])),
         '==',
         6,
-        'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 6',
+        'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == '
+        'sold]) == 6',
     )
 
 
@@ -1320,7 +1323,8 @@ def _check_last_minute_boxes_tonight__both_in(  # tasks.world:447
         ])),
         '==',
         2,
-        'count([t for t in tickets if t.holder == "C002" and t.event == "E01" and t.section == "BOX" and t.status == checked_in and t.checked_in_at != none]) == 2',
+        'count([t for t in tickets if t.holder == "C002" and t.event == "E01" and t.section == '
+        '"BOX" and t.status == checked_in and t.checked_in_at != none]) == 2',
     )
 
 
@@ -1539,7 +1543,8 @@ def _check_bruno_shares_with_duarte__bruno_keeps_three(  # tasks.world:1363
         ])),
         '==',
         3,
-        'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 3',
+        'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == '
+        'sold]) == 3',
     )
 
 

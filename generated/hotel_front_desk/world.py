@@ -485,7 +485,9 @@ class HotelFrontDesk(Episode):
             id_=self.next_id('guest_ids', 'G{:03d}'),
             name=v.check_length(name, 'Guest.name', 1, 80),
             email=v.check_pattern(email, 'Guest.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            phone=rt.if_present(phone, lambda x: v.check_pattern(x, 'Guest.phone', '^\\+?[0-9 -]{7,20}$')),
+            phone=rt.if_present(
+                phone, lambda x: v.check_pattern(x, 'Guest.phone', '^\\+?[0-9 -]{7,20}$')
+            ),
         )
         self.insert(self.t_guests, guest)  # hotel_front_desk.world:245
         return guest  # hotel_front_desk.world:246
@@ -523,7 +525,12 @@ class HotelFrontDesk(Episode):
             check_out=check_out,
             guests_count=v.check_range(guests_count, 'Booking.guests_count', 1, 6),
             status=_E13_BookingStatus_reserved,
-            total=v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * room.nightly_rate), 'Booking.total', 0, None),
+            total=v.check_range(
+                rt.bounded(self.fn_nights(check_in, check_out) * room.nightly_rate),
+                'Booking.total',
+                0,
+                None,
+            ),
             cancellation_fee=0,
             checked_in_at=None,
             checked_out_at=None,
@@ -559,7 +566,14 @@ class HotelFrontDesk(Episode):
         self.set_field(  # hotel_front_desk.world:288
             booking,
             'total',
-            v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * self.t_rooms[booking.room].nightly_rate), 'Booking.total', 0, None),
+            v.check_range(
+                rt.bounded(
+                    self.fn_nights(check_in, check_out) * self.t_rooms[booking.room].nightly_rate
+                ),
+                'Booking.total',
+                0,
+                None,
+            ),
         )
         return booking  # hotel_front_desk.world:289
 
@@ -584,7 +598,12 @@ class HotelFrontDesk(Episode):
         self.set_field(  # hotel_front_desk.world:303
             booking,
             'cancellation_fee',
-            v.check_range(self.t_rooms[booking.room].nightly_rate if days_ahead <= 2 else 0, 'Booking.cancellation_fee', 0, None),
+            v.check_range(
+                self.t_rooms[booking.room].nightly_rate if days_ahead <= 2 else 0,
+                'Booking.cancellation_fee',
+                0,
+                None,
+            ),
         )
         return booking  # hotel_front_desk.world:304
 

@@ -245,7 +245,8 @@ class ITHelpdesk(Episode):
                 and (_row22.resolved_at is not None) == self.fn_is_done(_row22)
             ):
                 raise InvariantError(
-                    'A ticket has a resolution note and time exactly when it is resolved or closed.',
+                    'A ticket has a resolution note and time exactly when it is resolved or '
+                    'closed.',
                     'ithelpdesk.world:167',
                 )
         if not all(  # ithelpdesk.world:170
@@ -565,7 +566,9 @@ class ITHelpdesk(Episode):
                 id_=self.next_id('comment_ids', 'CM{:04d}'),
                 ticket=ticket.key(),
                 author=self.state.current_agent,
-                body=v.check_length(rt.built(self, f'Escalated: {reason}'), 'Comment.body', 1, 1000),
+                body=v.check_length(
+                    rt.built(self, f'Escalated: {reason}'), 'Comment.body', 1, 1000
+                ),
                 internal=True,
                 at=self.clock,
             ),
@@ -640,7 +643,9 @@ class ITHelpdesk(Episode):
                 id_=self.next_id('comment_ids', 'CM{:04d}'),
                 ticket=ticket.key(),
                 author=self.state.current_agent,
-                body=v.check_length(rt.built(self, f'Reopened: {reason}'), 'Comment.body', 1, 1000),
+                body=v.check_length(
+                    rt.built(self, f'Reopened: {reason}'), 'Comment.body', 1, 1000
+                ),
                 internal=False,
                 at=self.clock,
             ),
@@ -905,7 +910,8 @@ def _check_take_and_resolve__resolved_excel(  # ithelpdesk.world:488
             ep.t_tickets['TK0003'].resolution_note,
             '==',
             'Repaired the Office installation; saving works again',
-            'tickets["TK0003"].resolution_note == "Repaired the Office installation; saving works again"',
+            'tickets["TK0003"].resolution_note == "Repaired the Office installation; saving '
+            'works again"',
         )
         and rt.compared(
             ep.t_tickets['TK0003'].resolved_at,
@@ -1028,7 +1034,8 @@ def _check_kenji_fixes_the_laptop__resolved_by_kenji(  # tasks.world:118
             ep.t_tickets['TK0001'].resolution_note,
             '==',
             'Replaced the SSD and restored her files from backup',
-            'tickets["TK0001"].resolution_note == "Replaced the SSD and restored her files from backup"',
+            'tickets["TK0001"].resolution_note == "Replaced the SSD and restored her files from '
+            'backup"',
         )
         and rt.compared(
             ep.t_tickets['TK0001'].resolved_at,
@@ -1124,7 +1131,8 @@ def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(  # tasks.world:378
             ep.t_tickets['TK0002'].resolution_note,
             '==',
             'Updated the router firmware; the connection has held for 24 hours',
-            'tickets["TK0002"].resolution_note == "Updated the router firmware; the connection has held for 24 hours"',
+            'tickets["TK0002"].resolution_note == "Updated the router firmware; the connection '
+            'has held for 24 hours"',
         )
         and rt.compared(
             ep.t_tickets['TK0002'].resolved_at,

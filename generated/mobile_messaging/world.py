@@ -1376,7 +1376,8 @@ def _check_clean_up_contacts__favorites(  # tasks.world:96
         ))),
         '==',
         v.unique(tuple(rt.each(ep, ('U003', 'U005')))),
-        'set([c.user.id for c in contacts if c.owner == "U001" and c.favorite]) == set(["U003", "U005"])',
+        'set([c.user.id for c in contacts if c.owner == "U001" and c.favorite]) == set(["U003", '
+        '"U005"])',
     )
 
 

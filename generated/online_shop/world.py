@@ -906,7 +906,9 @@ class OnlineShop(Episode):
             order,
             ('status', 'tracking'),
             _E11_OrderStatus_processed,
-            rt.if_present(tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$')),
+            rt.if_present(
+                tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$')
+            ),
         )
         return order  # shop.world:496
 
@@ -969,9 +971,28 @@ class OnlineShop(Episode):
         request: ReturnRequest = ReturnRequest(  # shop.world:529
             id_=self.next_id('return_ids', 'RET{:04d}'),
             order=order.key(),
-            items=v.check_length(tuple(map(_GET_variant, rt.each(self, returned_lines))), 'ReturnRequest.items', 1, None),
+            items=v.check_length(
+                tuple(map(_GET_variant, rt.each(self, returned_lines))),
+                'ReturnRequest.items',
+                1,
+                None,
+            ),
             refund_method_id=refund_method_id,
-            amount=v.check_range(round(sum(rt.each(self, tuple([_line24.price * _line24.quantity for _line24 in rt.each(self, returned_lines)]))), 2), 'ReturnRequest.amount', 0.0, None),
+            amount=v.check_range(
+                round(
+                    sum(rt.each(
+                        self,
+                        tuple([
+                            _line24.price * _line24.quantity
+                            for _line24 in rt.each(self, returned_lines)
+                        ]),
+                    )),
+                    2,
+                ),
+                'ReturnRequest.amount',
+                0.0,
+                None,
+            ),
             reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200),
             status=_E12_ReturnStatus_requested,
             created_at=self.clock,
@@ -1362,7 +1383,8 @@ def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
             len(ep.t_orders['#W3391820'].transactions),
             '==',
             len(init.t_orders['#W3391820'].transactions) + 1,
-            'len(orders["#W3391820"].transactions) == len(initial.orders["#W3391820"].transactions) + 1',
+            'len(orders["#W3391820"].transactions) == '
+            'len(initial.orders["#W3391820"].transactions) + 1',
         )
         and rt.compared(
             sum(rt.each(
@@ -1375,7 +1397,8 @@ def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
             )),
             '==',
             79.0,
-            'sum([t.amount for t in orders["#W3391820"].transactions if t.kind == charge]) == 79.0',
+            'sum([t.amount for t in orders["#W3391820"].transactions if t.kind == charge]) == '
+            '79.0',
         )
     )
 
@@ -1539,7 +1562,8 @@ def _check_goodwill_gift_card__card_issued(  # tasks.world:125
         ]),
         '==',
         1,
-        'len([k for k in customers["C04"].payment_methods.keys() if customers["C04"].payment_methods[k].source == "gift_card"]) == 1',
+        'len([k for k in customers["C04"].payment_methods.keys() if '
+        'customers["C04"].payment_methods[k].source == "gift_card"]) == 1',
     )
 
 
@@ -1609,7 +1633,8 @@ def _check_chloe_return_and_change__size_m(  # tasks.world:160
             len(ep.t_orders['#W3391820'].transactions),
             '==',
             len(init.t_orders['#W3391820'].transactions),
-            'len(orders["#W3391820"].transactions) == len(initial.orders["#W3391820"].transactions)',
+            'len(orders["#W3391820"].transactions) == '
+            'len(initial.orders["#W3391820"].transactions)',
         )
     )
 

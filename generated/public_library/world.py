@@ -299,7 +299,8 @@ class PublicLibrary(Episode):
                 >= _row35.borrowed_on
             ):
                 raise InvariantError(
-                    'A loan is due after it was borrowed and is not returned before it was borrowed.',
+                    'A loan is due after it was borrowed and is not returned before it was '
+                    'borrowed.',
                     'public_library.world:214',
                 )
         if not all(  # public_library.world:217
@@ -788,7 +789,9 @@ class PublicLibrary(Episode):
         self.set_field(  # public_library.world:423
             member,
             'fees_due',
-            v.check_range(max(round(member.fees_due - amount, 2), 0.0), 'Member.fees_due', 0.0, None),
+            v.check_range(
+                max(round(member.fees_due - amount, 2), 0.0), 'Member.fees_due', 0.0, None
+            ),
         )
         return member  # public_library.world:424
 

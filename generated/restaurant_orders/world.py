@@ -340,7 +340,8 @@ class RestaurantOrders(Episode):
             for _o59 in rt.each(self, self.t_orders)
         ):
             raise InvariantError(
-                'An order is paid exactly when all its shares are paid, and they add up to its total.',
+                'An order is paid exactly when all its shares are paid, and they add up to its '
+                'total.',
                 'restaurant_orders.world:173',
             )
         for _row60 in rt.changed_rows(self, self.t_orders):  # restaurant_orders.world:176
@@ -608,7 +609,9 @@ class RestaurantOrders(Episode):
             order=order.key(),
             item=item.key(),
             quantity=v.check_range(quantity, 'OrderLine.quantity', 1, 20),
-            unit_price_cents=v.check_range(item.price_cents, 'OrderLine.unit_price_cents', 1, 100000),
+            unit_price_cents=v.check_range(
+                item.price_cents, 'OrderLine.unit_price_cents', 1, 100000
+            ),
             note=v.check_length(note, 'OrderLine.note', None, 120),
         )
         self.insert(self.t_order_lines, line)  # restaurant_orders.world:309
@@ -727,7 +730,12 @@ class RestaurantOrders(Episode):
             id_=self.next_id('payment_ids', 'PAY{:03d}'),
             order=order.key(),
             share=v.check_range(share, 'Payment.share', 1, 12),
-            amount_cents=v.check_range(self.fn_share_amount(total, order.split_ways, share), 'Payment.amount_cents', 0, None),
+            amount_cents=v.check_range(
+                self.fn_share_amount(total, order.split_ways, share),
+                'Payment.amount_cents',
+                0,
+                None,
+            ),
             tip_cents=v.check_range(tip_cents, 'Payment.tip_cents', 0, None),
             method=method,
             paid_at=self.clock,

@@ -450,7 +450,9 @@ class RetailBank(Episode):
                     kind=_E6_TxKind_deposit,
                     from_account=None,
                     to_account=account.key(),
-                    amount_cents=v.check_range(initial_deposit_cents, 'Transaction.amount_cents', 1, None),
+                    amount_cents=v.check_range(
+                        initial_deposit_cents, 'Transaction.amount_cents', 1, None
+                    ),
                     memo=v.check_length('opening deposit', 'Transaction.memo', None, 120),
                     teller=self.state.current_teller,
                     at=self.clock,
@@ -497,7 +499,9 @@ class RetailBank(Episode):
         self.set_field(  # retail_bank.world:271
             account,
             'balance_cents',
-            v.check_range(rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None),
+            v.check_range(
+                rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None
+            ),
         )
         self.insert(  # retail_bank.world:272
             self.t_transactions,
@@ -541,7 +545,9 @@ class RetailBank(Episode):
         self.set_field(  # retail_bank.world:294
             account,
             'balance_cents',
-            v.check_range(rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None),
+            v.check_range(
+                rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None
+            ),
         )
         self.insert(  # retail_bank.world:295
             self.t_transactions,
@@ -583,12 +589,22 @@ class RetailBank(Episode):
         self.set_field(  # retail_bank.world:320
             from_account,
             'balance_cents',
-            v.check_range(rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0, None),
+            v.check_range(
+                rt.bounded(from_account.balance_cents - amount_cents),
+                'Account.balance_cents',
+                0,
+                None,
+            ),
         )
         self.set_field(  # retail_bank.world:321
             to_account,
             'balance_cents',
-            v.check_range(rt.bounded(to_account.balance_cents + amount_cents), 'Account.balance_cents', 0, None),
+            v.check_range(
+                rt.bounded(to_account.balance_cents + amount_cents),
+                'Account.balance_cents',
+                0,
+                None,
+            ),
         )
         tx: Transaction = Transaction(  # retail_bank.world:322
             id_=self.next_id('transaction_ids', 'TX{:06d}'),
@@ -1289,7 +1305,8 @@ def _check_alice_car_cash__cash_paid(  # tasks.world:633
         )),
         '==',
         600000,
-        'sum([t.amount_cents for t in transactions if t.kind == TxKind.withdrawal and t.from_account == "AC00001"]) == 600000',
+        'sum([t.amount_cents for t in transactions if t.kind == TxKind.withdrawal and '
+        't.from_account == "AC00001"]) == 600000',
     )
 
 

@@ -333,7 +333,8 @@ class SmallPayroll(Episode):
                 or _row40.approved_by is not None and _row40.approved_by != _row40.employee
             ):
                 raise InvariantError(
-                    'An approved or paid timesheet was approved by someone other than its employee.',
+                    'An approved or paid timesheet was approved by someone other than its '
+                    'employee.',
                     'small_payroll.world:175',
                 )
         if not all(  # small_payroll.world:178
@@ -629,7 +630,12 @@ class SmallPayroll(Episode):
             self.set_field(  # small_payroll.world:310
                 self.t_timesheets[(ts if ts is not None else rt.absent()).id_],
                 'hours',
-                v.check_range((ts if ts is not None else rt.absent()).hours + hours, 'Timesheet.hours', 0.0, 300.0),
+                v.check_range(
+                    (ts if ts is not None else rt.absent()).hours + hours,
+                    'Timesheet.hours',
+                    0.0,
+                    300.0,
+                ),
             )
             return self.t_timesheets[  # small_payroll.world:311
                 (ts if ts is not None else rt.absent()).id_
@@ -746,7 +752,12 @@ class SmallPayroll(Episode):
                         gross_cents=v.check_range(gross, 'Payslip.gross_cents', 0, None),
                         bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
                         tax_cents=v.check_range(tax, 'Payslip.tax_cents', 0, None),
-                        net_cents=v.check_range(rt.bounded(rt.bounded(gross + bonus) - tax), 'Payslip.net_cents', 0, None),
+                        net_cents=v.check_range(
+                            rt.bounded(rt.bounded(gross + bonus) - tax),
+                            'Payslip.net_cents',
+                            0,
+                            None,
+                        ),
                         corrected=False,
                         correction_note='',
                     )
@@ -768,11 +779,21 @@ class SmallPayroll(Episode):
                         employee=e.key(),
                         period=period.key(),
                         timesheet=(ts if ts is not None else rt.absent()).key(),
-                        hours=v.check_range((ts if ts is not None else rt.absent()).hours, 'Payslip.hours', 0.0, None),
+                        hours=v.check_range(
+                            (ts if ts is not None else rt.absent()).hours,
+                            'Payslip.hours',
+                            0.0,
+                            None,
+                        ),
                         gross_cents=v.check_range(_gross12, 'Payslip.gross_cents', 0, None),
                         bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
                         tax_cents=v.check_range(_tax13, 'Payslip.tax_cents', 0, None),
-                        net_cents=v.check_range(rt.bounded(rt.bounded(_gross12 + bonus) - _tax13), 'Payslip.net_cents', 0, None),
+                        net_cents=v.check_range(
+                            rt.bounded(rt.bounded(_gross12 + bonus) - _tax13),
+                            'Payslip.net_cents',
+                            0,
+                            None,
+                        ),
                         corrected=False,
                         correction_note='',
                     )
@@ -794,7 +815,9 @@ class SmallPayroll(Episode):
                         gross_cents=v.check_range(0, 'Payslip.gross_cents', 0, None),
                         bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
                         tax_cents=v.check_range(_tax15, 'Payslip.tax_cents', 0, None),
-                        net_cents=v.check_range(rt.bounded(bonus - _tax15), 'Payslip.net_cents', 0, None),
+                        net_cents=v.check_range(
+                            rt.bounded(bonus - _tax15), 'Payslip.net_cents', 0, None
+                        ),
                         corrected=False,
                         correction_note='',
                     )
@@ -827,7 +850,12 @@ class SmallPayroll(Episode):
         self.set_fields(  # small_payroll.world:437
             payslip,
             ('net_cents', 'corrected', 'correction_note'),
-            v.check_range(rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax), 'Payslip.net_cents', 0, None),
+            v.check_range(
+                rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax),
+                'Payslip.net_cents',
+                0,
+                None,
+            ),
             True,
             v.check_length(note, 'Payslip.correction_note', None, 200),
         )

@@ -801,7 +801,8 @@ class TravelAPI(Episode):
         if booking_id not in self.state.booking_record:  # travel_api.world:1130
             raise ToolError('Booking not found')
         return SupportMessage(  # travel_api.world:1131
-            'Thank you for contacting customer support. Your message has been received and we will get back to you shortly.',
+            'Thank you for contacting customer support. Your message has been received and we '
+            'will get back to you shortly.',
         )
 
     def tool_get_all_credit_cards(self) -> CreditCards:  # travel_api.world:1136

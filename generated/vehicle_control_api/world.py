@@ -309,7 +309,8 @@ class VehicleControlAPI(Episode):
         if self.state.remainingUnlockedDoors > 0:  # vehicle_control.world:234
             raise rt.KeptError(rt.python_grown(  # vehicle_control.world:235
                 self,
-                'All doors must be locked before starting the engine. Here are the unlocked doors: '
+                'All doors must be locked before starting the engine. Here are the unlocked '
+                'doors: '
                 + rt.built(
                     self,
                     rt.join(

@@ -488,7 +488,15 @@ class WarehouseInventoryDesk(Episode):
             self.set_field(  # warehouse_inventory_desk.world:252
                 self.t_stock[(level if level is not None else rt.absent()).id_],
                 'quantity',
-                v.check_range(rt.bounded(self.t_stock[(level if level is not None else rt.absent()).id_].quantity + quantity), 'StockLevel.quantity', 0, None),
+                v.check_range(
+                    rt.bounded(
+                        self.t_stock[(level if level is not None else rt.absent()).id_].quantity
+                        + quantity,
+                    ),
+                    'StockLevel.quantity',
+                    0,
+                    None,
+                ),
             )
             id_ = (level if level is not None else rt.absent()).id_  # warehouse_inventory_desk.world:253
         else:
@@ -537,7 +545,12 @@ class WarehouseInventoryDesk(Episode):
         self.set_field(  # warehouse_inventory_desk.world:282
             self.t_stock[level.id_],
             'quantity',
-            v.check_range(rt.bounded(self.t_stock[level.id_].quantity - quantity), 'StockLevel.quantity', 0, None),
+            v.check_range(
+                rt.bounded(self.t_stock[level.id_].quantity - quantity),
+                'StockLevel.quantity',
+                0,
+                None,
+            ),
         )
         self.insert(  # warehouse_inventory_desk.world:283
             self.t_movements,
@@ -591,7 +604,12 @@ class WarehouseInventoryDesk(Episode):
         self.set_field(  # warehouse_inventory_desk.world:310
             self.t_stock[source.id_],
             'quantity',
-            v.check_range(rt.bounded(self.t_stock[source.id_].quantity - quantity), 'StockLevel.quantity', 0, None),
+            v.check_range(
+                rt.bounded(self.t_stock[source.id_].quantity - quantity),
+                'StockLevel.quantity',
+                0,
+                None,
+            ),
         )
         target: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:311
             item, to_bin
@@ -601,7 +619,15 @@ class WarehouseInventoryDesk(Episode):
             self.set_field(  # warehouse_inventory_desk.world:314
                 self.t_stock[(target if target is not None else rt.absent()).id_],
                 'quantity',
-                v.check_range(rt.bounded(self.t_stock[(target if target is not None else rt.absent()).id_].quantity + quantity), 'StockLevel.quantity', 0, None),
+                v.check_range(
+                    rt.bounded(
+                        self.t_stock[(target if target is not None else rt.absent()).id_].quantity
+                        + quantity,
+                    ),
+                    'StockLevel.quantity',
+                    0,
+                    None,
+                ),
             )
             target_id = (target if target is not None else rt.absent()).id_  # warehouse_inventory_desk.world:315
         else:
