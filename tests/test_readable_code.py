@@ -10,6 +10,7 @@ still compute what the spec says (in both argument modes) and pass ``mypy --stri
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,38 @@ tool pay(kind: str, amount: float) -> str "A match over a union." {
 tool by_price(big: bool) -> list[Item] "A sorted list of entities." {
   return sorted([i for i in items if big or i.size == small], key: i => i.price)
 }
+
+tool restock() -> int "One more of each item, cheapest first: the sorted rows themselves." {
+  let total = 0
+  for i in sorted([i for i in items if i.stock >= 0], key: i => i.price) {
+    i.stock = i.stock + 1
+    total += i.stock
+  }
+  return total
+}
+
+tool clear(first: str) -> int "Delete `first` in the first round: keys looked up as it goes." {
+  let n = 0
+  for i in sorted([i for i in items if i.stock >= 0], key: i => i.price) {
+    if n == 0 {
+      delete first from items
+    }
+    n += 1
+  }
+  return n
+}
+
+tool named(id: str) -> str "Narrowed in the branches of an if." {
+  let item = items.get(id)
+  if item != none and id != "" {
+    return item.name
+  }
+  if item == none {
+    return "none"
+  } else {
+    return item.id
+  }
+}
 """
 
 #: an f-string of every kind of field, with quotes, braces and a backslash around them
@@ -108,6 +141,12 @@ def _body(source: str, tool: str) -> str:
     return source[start:end]
 
 
+def _flat(code: str) -> str:
+    """``code`` on one line without its anchor comments, as the printer writes what fits
+    (no line breaks in brackets)."""
+    return " ".join(re.sub(r"  # [^\n]*", "", code).split()).replace("( ", "(")
+
+
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_the_tools_read_like_the_spec_and_compute_what_it_says(tmp_path: Path, mode: str
                                                                ) -> None:
@@ -117,7 +156,7 @@ def test_the_tools_read_like_the_spec_and_compute_what_it_says(tmp_path: Path, m
     # an f-string; the row and the list need the language's text, the rest is str()
     assert "f'{" in describe and "[{rt.text(item)}]" in describe
     assert "{rt.text(self.state.tags)}" in describe and "{braces}" in describe
-    assert "self.t_items[id_]" in describe and ".rows.get(" not in source
+    assert "self.t_items[id_]" in describe and ") or self.t_" not in source
     if mode == "typed":
         assert "{item.name} ({item.size}) x{n} at {item.price:.2f}: {note}" in describe
     else:  # a parameter may hold any JSON value: its text is the language's, not str()
@@ -134,6 +173,13 @@ def test_the_tools_read_like_the_spec_and_compute_what_it_says(tmp_path: Path, m
     pay = _body(source, "pay")
     assert "match payment:" in pay and "case Cash() as c:" in pay and "isinstance" not in pay
     assert "rt.sorted_keys(" in _body(source, "by_price")
+    # a loop over sorted rows iterates them; one that deletes rows looks their keys up
+    assert "for i in rt.each(self, sorted(" in _flat(_body(source, "restock"))
+    assert "for i in rt.rows(self.t_items, rt.each(self, rt.sorted_keys(" in \
+        _flat(_body(source, "clear"))
+    named = _body(source, "named")
+    assert "rt.absent()" not in named and "return item.name" in named
+    assert "return item.id_" in named
 
     ep = world(data=DATA)
     tags = str(["new", "it's \"hot\" {x} \\"])  # as Python prints the list
@@ -156,6 +202,13 @@ def test_the_tools_read_like_the_spec_and_compute_what_it_says(tmp_path: Path, m
     assert ep.call("pay", {"kind": "card", "amount": 5.0}) == {"success": True, "data": "card"}
     assert ep.call("by_price", {"big": True}) == {"success": True, "data": ["I3", "I2", "I1"]}
     assert ep.call("by_price", {"big": False}) == {"success": True, "data": ["I3", "I2"]}
+    assert ep.call("restock", {}) == {"success": True, "data": 1 + 10 + 3}
+    assert ep.call("named", {"id": "I1"}) == {"success": True, "data": "Lamp"}
+    assert ep.call("named", {"id": "I7"}) == {"success": True, "data": "none"}
+    # a row the first round deletes is not found on its turn (the call fails), as before
+    assert ep.call("clear", {"first": "I1"}) == {
+        "success": False, "error": 'Item "I1" not found.'}
+    assert ep.call("clear", {"first": "I3"}) == {"success": True, "data": 3}
     if mode == "dynamic":  # a number where a text is declared: its text, as Python's str()
         assert ep.call("describe", {"id": "I1", "note": 7, "n": 1})["data"].startswith(
             "Lamp (large) x1 at 30.50: 7 [I1]")

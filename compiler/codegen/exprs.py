@@ -29,6 +29,7 @@ from worldspec.compiler.codegen.pycode import (
     Attr,
     BinOp,
     BoolOp,
+    Call,
     Compare,
     Comprehension,
     Const,
@@ -202,11 +203,14 @@ class ExprCompiler:
             return call(f"_some_{base.name}", src)  # mypy cannot solve T | None for unions
         return rt("present", src)
 
-    def elements(self, expr: n.Expr, env: Env, charge: bool = False) -> Expr:
+    def elements(self, expr: n.Expr, env: Env, charge: bool = False, deletes: bool = False
+                 ) -> Expr:
         """An iterable of the values of a collection (rows for entities, keys for maps);
-        with ``charge``, the iteration pays one step per element first."""
+        with ``charge``, the iteration pays one step per element first. ``deletes``: the
+        iteration deletes rows (a loop's body), so a list of entities is looked up key by
+        key as it goes (a row deleted before its turn fails the call)."""
         typ = t.strip_optional(self.type_of(expr))
-        rows = self.selected_rows(expr, env)
+        rows = None if deletes else self.selected_rows(expr, env)
         if rows is not None:
             return self.each(rows, env) if charge else rows
         src = self.value(expr, env)
@@ -225,7 +229,14 @@ class ExprCompiler:
         lists of entities hold them) would be looked up again, key by key, by whatever
         iterates it. Every row it holds was just read from its table (by iterating the
         table, or by looking a key up), and nothing in between can change the table: the
-        rows are those the lookups would find. None for any other expression."""
+        rows are those the lookups would find. ``sorted(xs, key: ...)`` of entities is the
+        same: the rows sorted (``sorted(rows, key=...)``), not their keys looked up again.
+        None for any other expression."""
+        if self._sorts_entities(expr) and id(expr) not in self.program.widened:
+            src = self.value(expr, env)
+            if isinstance(src, Call) and src.func == Attr(Name("rt"), "sorted_keys"):
+                return Call(Name("sorted"), src.args, src.keywords)
+            return None
         if not (isinstance(expr, n.Comprehension) and isinstance(expr.element, n.NameRef)
                 and expr.element.name == expr.var.name and id(expr) not in self.program.widened
                 and id(expr.element) not in self.program.widened):
@@ -238,6 +249,17 @@ class ExprCompiler:
         cond = self.value(expr.condition, inner) if expr.condition is not None else None
         return Comprehension("list", self.value(expr.element, inner), name,
                              self.elements(expr.iterable, env, charge=True), cond)
+
+    def _sorts_entities(self, expr: n.Expr) -> bool:
+        """Whether ``expr`` is a call of the builtin ``sorted`` on entities (not optional)."""
+        if not (isinstance(expr, n.Call) and isinstance(expr.func, n.NameRef)
+                and expr.func.name == "sorted"):
+            return False
+        res = self.program.resolutions.get(id(expr.func))
+        typ = t.strip_optional(self.type_of(expr))
+        return (res is None or res.kind not in ("fn", "record")) and \
+            isinstance(typ, t.ListOf) and self.is_entity(typ.element) and \
+            not isinstance(typ.element, t.Optional)
 
     def checked(self, typ: t.Type, src: Expr, label: str) -> Expr:
         """``src``, a value computed to be stored where ``typ`` is declared, through the
@@ -448,7 +470,7 @@ class ExprCompiler:
 
     def x_BoolOp(self, e: n.BoolOp, env: Env) -> Expr:
         left = self.value(e.left, env)
-        tested = self._none_tested(e.left, "==" if e.op == "or" else "!=", env)
+        tested = self.none_tested(e.left, "==" if e.op == "or" else "!=", env)
         if tested is None or tested in env.present:
             return BoolOp(e.op, (left, self.value(e.right, env)))
         # `x is None or ...x...`, `x is not None and ...x...`: mypy narrows `x` on the right
@@ -461,7 +483,7 @@ class ExprCompiler:
             env.present.discard(tested)
         return BoolOp(e.op, (left, right))
 
-    def _none_tested(self, test: n.Expr, op: str, env: Env) -> str | None:
+    def none_tested(self, test: n.Expr, op: str, env: Env) -> str | None:
         """The Python name of the local or parameter ``test`` compares with none by ``op``
         (``x == none`` / ``x != none``)."""
         if not (isinstance(test, n.Compare) and test.op == op and

@@ -347,15 +347,32 @@ class StatementCompiler:
 
     def _if(self, s: n.If) -> If:
         test = self.x.value(s.condition, self.env)
-        then = self.nested(s.then.body)
+        then = self.narrowed_block(s.then.body, self.none_tested(s.condition, "!="))
         orelse: list[Stmt] = []
         if isinstance(s.orelse, n.If):
             elif_ = self._if(s.orelse)
             elif_.anchor = anchor_of(s.orelse)
             orelse = [elif_]
         elif isinstance(s.orelse, n.Block):
-            orelse = self.nested(s.orelse.body)
+            lone = self.x.none_tested(s.condition, "==", self.env)
+            orelse = self.narrowed_block(s.orelse.body, {lone} if lone else set())
         return If(test, then, orelse)
+
+    def none_tested(self, condition: n.Expr, op: str) -> set[str]:
+        """The Python names of the locals and parameters ``condition`` (its conjuncts)
+        compares with none by ``op``."""
+        names = {self.x.none_tested(part, op, self.env) for part in _conjuncts(condition)}
+        return {name for name in names if name is not None}
+
+    def narrowed_block(self, body: tuple[n.Stmt, ...], narrowed: set[str]) -> list[Stmt]:
+        """The statements of a branch whose test proved the locals ``narrowed`` are not
+        none: mypy narrows them there too (up to an assignment), so they are read plain."""
+        added = narrowed - self.env.present
+        self.env.present |= added
+        try:
+            return self.nested(body)
+        finally:
+            self.env.present -= added
 
     def copied(self, target: n.Expr, current: Expr) -> Expr:
         """``current``, the list, set or map at ``target``, to be copied with one change: the
@@ -371,7 +388,8 @@ class StatementCompiler:
 
     def s_For(self, s: n.For) -> None:
         """One step per element, charged when the loop starts (the collection is copied)."""
-        iterable = self.x.elements(s.iterable, self.env, charge=True)
+        deletes = any(isinstance(node, n.Delete) for stmt in s.body.body for node in n.walk(stmt))
+        iterable = self.x.elements(s.iterable, self.env, charge=True, deletes=deletes)
         self.loop_widens(s.body.body)
         saved = dict(self.env.locals)
         name = self.local(s.var)

@@ -697,14 +697,9 @@ class ClinicScheduling(Episode):
             found = rt.each(self, found + self.fn_free_slots(d, on, kind))  # clinic.world:326
         return tuple([  # clinic.world:328
             self.fn_slot_view(_s17, kind)
-            for _s17 in rt.rows(
-                self.t_slots,
-                rt.each(
-                    self,
-                    rt.sorted_keys(
-                        rt.rows(self.t_slots, rt.each(self, found)), key=lambda _s18: _s18.start
-                    ),
-                ),
+            for _s17 in rt.each(
+                self,
+                sorted(rt.rows(self.t_slots, rt.each(self, found)), key=lambda _s18: _s18.start),
             )
         ])
 
@@ -782,13 +777,16 @@ class ClinicScheduling(Episode):
             notes=None,
         )
         self.insert(self.t_appointments, appointment)  # clinic.world:384
-        for entry in rt.each(  # clinic.world:385
-            self,
-            [
-                _w24
-                for _w24 in rt.each(self, self.t_waitlist)
-                if _w24.patient == patient.key() and _w24.doctor == slot.doctor
-            ],
+        for entry in rt.rows(  # clinic.world:385
+            self.t_waitlist,
+            rt.each(
+                self,
+                tuple([
+                    _w24.key()
+                    for _w24 in rt.each(self, self.t_waitlist)
+                    if _w24.patient == patient.key() and _w24.doctor == slot.doctor
+                ]),
+            ),
         ):
             self.delete(self.t_waitlist, entry.key())  # clinic.world:386
         return appointment  # clinic.world:388

@@ -312,9 +312,7 @@ class ITHelpdesk(Episode):
         ok: bool = True  # ithelpdesk.world:126
         a: Agent | None = self.t_agents.ref(t.assignee)  # ithelpdesk.world:127
         if a is not None:  # ithelpdesk.world:128
-            ok = t.category in rt.each(  # ithelpdesk.world:129
-                self, (a if a is not None else rt.absent()).skills
-            )
+            ok = t.category in rt.each(self, a.skills)  # ithelpdesk.world:129
         return ok  # ithelpdesk.world:131
 
     def fn_escalation_ok(self, t: Ticket) -> bool:  # ithelpdesk.world:134
@@ -322,7 +320,7 @@ class ITHelpdesk(Episode):
         ok: bool = True  # ithelpdesk.world:135
         a: Agent | None = self.t_agents.ref(t.assignee)  # ithelpdesk.world:136
         if a is not None and t.escalated:  # ithelpdesk.world:137
-            ok = (a if a is not None else rt.absent()).tier == 2  # ithelpdesk.world:138
+            ok = a.tier == 2  # ithelpdesk.world:138
         return ok  # ithelpdesk.world:140
 
     def fn_window_passed(self, t: Ticket) -> bool:  # ithelpdesk.world:143
@@ -330,10 +328,7 @@ class ITHelpdesk(Episode):
         passed: bool = False  # ithelpdesk.world:144
         r: dt.datetime | None = t.resolved_at  # ithelpdesk.world:145
         if r is not None:  # ithelpdesk.world:146
-            passed = (  # ithelpdesk.world:147
-                self.clock
-                > (r if r is not None else rt.absent()) + dt.timedelta(days=_C_REOPEN_DAYS)
-            )
+            passed = self.clock > r + dt.timedelta(days=_C_REOPEN_DAYS)  # ithelpdesk.world:147
         return passed  # ithelpdesk.world:149
 
     def fn_is_done(self, t: Ticket) -> bool:  # ithelpdesk.world:152

@@ -559,14 +559,11 @@ class MobileMessaging(Episode):
         ])
         return tuple([  # messaging.world:306
             self.fn_card(_c10)
-            for _c10 in rt.rows(
-                self.t_contacts,
-                rt.each(
-                    self,
-                    rt.sorted_keys(
-                        rt.rows(self.t_contacts, rt.each(self, mine)),
-                        key=lambda _c11: rt.built(self, _c11.name.lower()),
-                    ),
+            for _c10 in rt.each(
+                self,
+                sorted(
+                    rt.rows(self.t_contacts, rt.each(self, mine)),
+                    key=lambda _c11: rt.built(self, _c11.name.lower()),
                 ),
             )
         ])
@@ -586,14 +583,11 @@ class MobileMessaging(Episode):
         ])
         return tuple([  # messaging.world:318
             self.fn_card(_c13)
-            for _c13 in rt.rows(
-                self.t_contacts,
-                rt.each(
-                    self,
-                    rt.sorted_keys(
-                        rt.rows(self.t_contacts, rt.each(self, found)),
-                        key=lambda _c14: rt.built(self, _c14.name.lower()),
-                    ),
+            for _c13 in rt.each(
+                self,
+                sorted(
+                    rt.rows(self.t_contacts, rt.each(self, found)),
+                    key=lambda _c14: rt.built(self, _c14.name.lower()),
                 ),
             )
         ])
@@ -674,15 +668,12 @@ class MobileMessaging(Episode):
         ])
         return tuple([  # messaging.world:374
             self.fn_summary(_c18, me)
-            for _c18 in rt.rows(
-                self.t_conversations,
-                rt.each(
-                    self,
-                    rt.sorted_keys(
-                        rt.rows(self.t_conversations, rt.each(self, mine)),
-                        key=lambda _c19: _c19.last_activity,
-                        reverse=True,
-                    ),
+            for _c18 in rt.each(
+                self,
+                sorted(
+                    rt.rows(self.t_conversations, rt.each(self, mine)),
+                    key=lambda _c19: _c19.last_activity,
+                    reverse=True,
                 ),
             )
         ])
@@ -815,7 +806,7 @@ class MobileMessaging(Episode):
         )
         conversation_id: str = ''  # messaging.world:460
         if existing is not None:  # messaging.world:461
-            conversation_id = (existing if existing is not None else rt.absent()).id_  # messaging.world:462
+            conversation_id = existing.id_  # messaging.world:462
         else:
             created: Conversation = Conversation(  # messaging.world:464
                 id_=self.next_id('conversation_ids', 'CONV{:03d}'),
@@ -938,15 +929,12 @@ class MobileMessaging(Episode):
             if me.key() in rt.each(self, _c26.participants)
             and me.key() not in rt.each(self, _c26.archived_by)
         ])
-        for c in rt.rows(  # messaging.world:551
-            self.t_conversations,
-            rt.each(
-                self,
-                rt.sorted_keys(
-                    rt.rows(self.t_conversations, rt.each(self, visible)),
-                    key=lambda _c27: _c27.last_activity,
-                    reverse=True,
-                ),
+        for c in rt.each(  # messaging.world:551
+            self,
+            sorted(
+                rt.rows(self.t_conversations, rt.each(self, visible)),
+                key=lambda _c27: _c27.last_activity,
+                reverse=True,
             ),
         ):
             unread: int = self.fn_unread_in(c, me)  # messaging.world:552

@@ -502,7 +502,7 @@ class OnlineShop(Episode):
         balance: float = 0.0  # shop.world:226
         method: PaymentMethod | None = customer.payment_methods.get(method_id)  # shop.world:227
         if method is not None:  # shop.world:228
-            match method if method is not None else rt.absent():  # shop.world:229
+            match method:  # shop.world:229
                 case GiftCard() as card:  # shop.world:230
                     balance = card.balance  # shop.world:231
                 case _:
@@ -551,15 +551,12 @@ class OnlineShop(Episode):
         ])
         return tuple([  # shop.world:305
             self.fn_summarize(_o7)
-            for _o7 in rt.rows(
-                self.t_orders,
-                rt.each(
-                    self,
-                    rt.sorted_keys(
-                        rt.rows(self.t_orders, rt.each(self, theirs)),
-                        key=lambda _o8: _o8.created_at,
-                        reverse=True,
-                    ),
+            for _o7 in rt.each(
+                self,
+                sorted(
+                    rt.rows(self.t_orders, rt.each(self, theirs)),
+                    key=lambda _o8: _o8.created_at,
+                    reverse=True,
                 ),
             )
         ])
@@ -584,14 +581,11 @@ class OnlineShop(Episode):
             'all its variants.'
         )
         listed: tuple[ProductSummary, ...] = ()  # shop.world:324
-        for product in rt.rows(  # shop.world:325
-            self.t_products,
-            rt.each(
-                self,
-                rt.sorted_keys(
-                    rt.each(self, [_p10 for _p10 in rt.each(self, self.t_products)]),
-                    key=lambda _p9: _p9.name,
-                ),
+        for product in rt.each(  # shop.world:325
+            self,
+            sorted(
+                rt.each(self, [_p10 for _p10 in rt.each(self, self.t_products)]),
+                key=lambda _p9: _p9.name,
             ),
         ):
             options: tuple[str, ...] = tuple([  # shop.world:326

@@ -401,9 +401,7 @@ class PublicLibrary(Episode):
         fee: float = 0.0  # public_library.world:157
         returned: dt.date | None = loan.returned_on  # public_library.world:158
         if returned is not None:  # public_library.world:159
-            fee = self.fn_late_fee_for(  # public_library.world:160
-                loan.due_on, returned if returned is not None else rt.absent()
-            )
+            fee = self.fn_late_fee_for(loan.due_on, returned)  # public_library.world:160
         return fee  # public_library.world:162
 
     def fn_open_loans_of(self, member: Member) -> tuple[str, ...]:  # public_library.world:165
@@ -598,21 +596,18 @@ class PublicLibrary(Episode):
         )
         return tuple([  # public_library.world:319
             self.fn_loan_line(_l18)
-            for _l18 in rt.rows(
-                self.t_loans,
-                rt.each(
-                    self,
-                    rt.sorted_keys(
-                        rt.each(
-                            self,
-                            [
-                                _o20
-                                for _o20 in rt.each(self, self.t_loans)
-                                if _o20.returned_on is None and _o20.due_on < self.clock.date()
-                            ],
-                        ),
-                        key=lambda _o19: _o19.due_on,
+            for _l18 in rt.each(
+                self,
+                sorted(
+                    rt.each(
+                        self,
+                        [
+                            _o20
+                            for _o20 in rt.each(self, self.t_loans)
+                            if _o20.returned_on is None and _o20.due_on < self.clock.date()
+                        ],
                     ),
+                    key=lambda _o19: _o19.due_on,
                 ),
             )
         ])

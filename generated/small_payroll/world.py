@@ -609,37 +609,23 @@ class SmallPayroll(Episode):
             raise ToolError(rt.built(self, f'Period {period.id_} has already been paid.'))
         ts: Timesheet | None = self.fn_find_timesheet(employee, period)  # small_payroll.world:306
         if ts is not None:  # small_payroll.world:307
-            if (  # small_payroll.world:308
-                (ts if ts is not None else rt.absent()).status != _E15_TimesheetStatus_draft
-            ):
+            if ts.status != _E15_TimesheetStatus_draft:  # small_payroll.world:308
                 raise ToolError(rt.built(
                     self,
-                    f'Timesheet {(ts if ts is not None else rt.absent()).id_} is already '
-                    f'{(ts if ts is not None else rt.absent()).status}; hours can no longer be '
-                    'added.',
+                    f'Timesheet {ts.id_} is already {ts.status}; hours can no longer be added.',
                 ))
-            if not (  # small_payroll.world:309
-                (ts if ts is not None else rt.absent()).hours + hours <= 300.0
-            ):
+            if not (ts.hours + hours <= 300.0):  # small_payroll.world:309
                 raise ToolError(rt.built(
                     self,
-                    f'Timesheet {(ts if ts is not None else rt.absent()).id_} would have '
-                    f'{(ts if ts is not None else rt.absent()).hours + hours} hours; at most 300 '
-                    'are allowed.',
+                    f'Timesheet {ts.id_} would have {ts.hours + hours} hours; at most 300 are '
+                    'allowed.',
                 ))
             self.set_field(  # small_payroll.world:310
-                self.t_timesheets[(ts if ts is not None else rt.absent()).id_],
+                self.t_timesheets[ts.id_],
                 'hours',
-                v.check_range(
-                    (ts if ts is not None else rt.absent()).hours + hours,
-                    'Timesheet.hours',
-                    0.0,
-                    300.0,
-                ),
+                v.check_range(ts.hours + hours, 'Timesheet.hours', 0.0, 300.0),
             )
-            return self.t_timesheets[  # small_payroll.world:311
-                (ts if ts is not None else rt.absent()).id_
-            ]
+            return self.t_timesheets[ts.id_]  # small_payroll.world:311
         created: Timesheet = Timesheet(  # small_payroll.world:313
             id_=self.next_id('timesheet_ids', 'TS{:03d}'),
             employee=employee.key(),
@@ -769,7 +755,7 @@ class SmallPayroll(Episode):
                     ts is not None and ts.status == _E15_TimesheetStatus_approved
                 ):
                     _gross12: int = round(  # small_payroll.world:390
-                        (ts if ts is not None else rt.absent()).hours * e.hourly_rate_cents
+                        ts.hours * e.hourly_rate_cents
                     )
                     _tax13: int = self.fn_tax_for(  # small_payroll.world:391
                         e, rt.bounded(_gross12 + bonus)
@@ -778,13 +764,8 @@ class SmallPayroll(Episode):
                         id_=self.next_id('payslip_ids', 'PS{:04d}'),
                         employee=e.key(),
                         period=period.key(),
-                        timesheet=(ts if ts is not None else rt.absent()).key(),
-                        hours=v.check_range(
-                            (ts if ts is not None else rt.absent()).hours,
-                            'Payslip.hours',
-                            0.0,
-                            None,
-                        ),
+                        timesheet=ts.key(),
+                        hours=v.check_range(ts.hours, 'Payslip.hours', 0.0, None),
                         gross_cents=v.check_range(_gross12, 'Payslip.gross_cents', 0, None),
                         bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
                         tax_cents=v.check_range(_tax13, 'Payslip.tax_cents', 0, None),
@@ -800,9 +781,7 @@ class SmallPayroll(Episode):
                     self.insert(self.t_payslips, _slip14)  # small_payroll.world:402
                     created = rt.each(self, created) + (_slip14.key(),)  # small_payroll.world:403
                     self.set_field(  # small_payroll.world:404
-                        self.t_timesheets[(ts if ts is not None else rt.absent()).id_],
-                        'status',
-                        _E15_TimesheetStatus_paid,
+                        self.t_timesheets[ts.id_], 'status', _E15_TimesheetStatus_paid
                     )
                 elif bonus > 0:  # small_payroll.world:405
                     _tax15: int = self.fn_tax_for(e, bonus)  # small_payroll.world:406

@@ -526,7 +526,7 @@ class Tau2Retail(Episode):
         for p in rt.each(self, self.t_products):  # retail.world:299
             v_: Variant | None = p.variants.get(item_id)  # retail.world:300
             if v_ is not None:  # retail.world:301
-                return v_ if v_ is not None else rt.absent()  # retail.world:302
+                return v_  # retail.world:302
         raise ToolError('Item not found')  # retail.world:305
 
     def tool_get_user_details(self, user_id: User) -> User:  # retail.world:308
@@ -689,7 +689,7 @@ class Tau2Retail(Episode):
             address1, address2, city, country, state_, zip_
         )
         if invalid is not None:  # retail.world:432
-            raise ToolError(invalid if invalid is not None else rt.absent())  # retail.world:433
+            raise ToolError(invalid)  # retail.world:433
         self.set_field(  # retail.world:435
             order_id, 'address', Address(address1, address2, city, country, state_, zip_)
         )
@@ -880,7 +880,7 @@ class Tau2Retail(Episode):
             address1, address2, city, country, state_, zip_
         )
         if invalid is not None:  # retail.world:577
-            raise ToolError(invalid if invalid is not None else rt.absent())  # retail.world:578
+            raise ToolError(invalid)  # retail.world:578
         self.set_field(  # retail.world:580
             user_id, 'address', Address(address1, address2, city, country, state_, zip_)
         )

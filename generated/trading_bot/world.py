@@ -422,14 +422,10 @@ class TradingBot(Episode):
             ]
         start: dt.datetime = rt.parse_datetime('0001-01-01T00:00:00')  # trading_bot.world:425
         if start_date is not None and start_date != '':  # trading_bot.world:426
-            start = rt.strptime(  # trading_bot.world:427
-                rt.read(self, start_date if start_date is not None else rt.absent()), '%Y-%m-%d'
-            )
+            start = rt.strptime(rt.read(self, start_date), '%Y-%m-%d')  # trading_bot.world:427
         end: dt.datetime = rt.parse_datetime('9999-12-31T23:59:59.999999')  # trading_bot.world:429
         if end_date is not None and end_date != '':  # trading_bot.world:430
-            end = rt.strptime(  # trading_bot.world:431
-                rt.read(self, end_date if end_date is not None else rt.absent()), '%Y-%m-%d'
-            )
+            end = rt.strptime(rt.read(self, end_date), '%Y-%m-%d')  # trading_bot.world:431
         found: tuple[dict[str, Any], ...] = ()  # trading_bot.world:433
         for transaction in rt.each(self, self.state.transaction_history):  # trading_bot.world:434
             if 'timestamp' not in transaction:  # trading_bot.world:435

@@ -306,9 +306,7 @@ class TravelAPI(Episode):
             self.fn_unhashable(travel_from), lambda: self.fn_unhashable(travel_to)
         )
         if unhashable_part is not None:  # travel_api.world:717
-            raise ToolError(  # travel_api.world:718
-                unhashable_part if unhashable_part is not None else rt.absent()
-            )
+            raise ToolError(unhashable_part)  # travel_api.world:718
         route: str = rt.built(  # travel_api.world:720
             self, f'{rt.text(travel_from)}|{rt.text(travel_to)}'
         )
@@ -643,9 +641,7 @@ class TravelAPI(Episode):
         travel_cost: Any = self.fn_key_of(booking, 'travel_cost')  # travel_api.world:997
         refused: str | None = self.fn_unhashable(card_id)  # travel_api.world:999
         if refused is not None:  # travel_api.world:1000
-            raise ToolError(  # travel_api.world:1001
-                refused if refused is not None else rt.absent()
-            )
+            raise ToolError(refused)  # travel_api.world:1001
         if not (  # travel_api.world:1003
             rt.python_type(card_id) == 'str'
             and rt.built(self, rt.text(card_id)) in self.state.credit_card_list

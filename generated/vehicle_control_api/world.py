@@ -393,9 +393,7 @@ class VehicleControlAPI(Episode):
                 lambda: rt.python_times(temperature - 32, 5) / 9
             )
             if overflow is not None:  # vehicle_control.world:310
-                raise rt.KeptError(  # vehicle_control.world:311
-                    overflow if overflow is not None else rt.absent()
-                )
+                raise rt.KeptError(overflow)  # vehicle_control.world:311
             self.set_state(  # vehicle_control.world:313
                 'acTemperature', rt.python_times(temperature - 32, 5) / 9
             )
@@ -577,9 +575,7 @@ class VehicleControlAPI(Episode):
             lambda: rt.python_grown(self, 'Navigating to ' + destination)
         )
         if failure is not None:  # vehicle_control.world:520
-            raise rt.KeptError(  # vehicle_control.world:521
-                failure if failure is not None else rt.absent()
-            )
+            raise rt.KeptError(failure)  # vehicle_control.world:521
         return Navigation(rt.python_grown(  # vehicle_control.world:523
             self, 'Navigating to ' + destination
         ))

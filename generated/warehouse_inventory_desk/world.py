@@ -486,19 +486,16 @@ class WarehouseInventoryDesk(Episode):
         id_: str = ''  # warehouse_inventory_desk.world:250
         if level is not None:  # warehouse_inventory_desk.world:251
             self.set_field(  # warehouse_inventory_desk.world:252
-                self.t_stock[(level if level is not None else rt.absent()).id_],
+                self.t_stock[level.id_],
                 'quantity',
                 v.check_range(
-                    rt.bounded(
-                        self.t_stock[(level if level is not None else rt.absent()).id_].quantity
-                        + quantity,
-                    ),
+                    rt.bounded(self.t_stock[level.id_].quantity + quantity),
                     'StockLevel.quantity',
                     0,
                     None,
                 ),
             )
-            id_ = (level if level is not None else rt.absent()).id_  # warehouse_inventory_desk.world:253
+            id_ = level.id_  # warehouse_inventory_desk.world:253
         else:
             created: StockLevel = StockLevel(  # warehouse_inventory_desk.world:255
                 id_=self.next_id('stock_ids', 'S{:04d}'),
@@ -617,19 +614,16 @@ class WarehouseInventoryDesk(Episode):
         target_id: str = ''  # warehouse_inventory_desk.world:312
         if target is not None:  # warehouse_inventory_desk.world:313
             self.set_field(  # warehouse_inventory_desk.world:314
-                self.t_stock[(target if target is not None else rt.absent()).id_],
+                self.t_stock[target.id_],
                 'quantity',
                 v.check_range(
-                    rt.bounded(
-                        self.t_stock[(target if target is not None else rt.absent()).id_].quantity
-                        + quantity,
-                    ),
+                    rt.bounded(self.t_stock[target.id_].quantity + quantity),
                     'StockLevel.quantity',
                     0,
                     None,
                 ),
             )
-            target_id = (target if target is not None else rt.absent()).id_  # warehouse_inventory_desk.world:315
+            target_id = target.id_  # warehouse_inventory_desk.world:315
         else:
             created: StockLevel = StockLevel(  # warehouse_inventory_desk.world:317
                 id_=self.next_id('stock_ids', 'S{:04d}'),
@@ -677,7 +671,7 @@ class WarehouseInventoryDesk(Episode):
         )
         recorded: int = 0  # warehouse_inventory_desk.world:346
         if level is not None:  # warehouse_inventory_desk.world:347
-            recorded = (level if level is not None else rt.absent()).quantity  # warehouse_inventory_desk.world:348
+            recorded = level.quantity  # warehouse_inventory_desk.world:348
         others: int = rt.bounded(  # warehouse_inventory_desk.world:350
             self.fn_bin_used(bin_) - recorded
         )
@@ -689,14 +683,12 @@ class WarehouseInventoryDesk(Episode):
             ))
         if level is not None:  # warehouse_inventory_desk.world:352
             self.set_field(  # warehouse_inventory_desk.world:353
-                self.t_stock[(level if level is not None else rt.absent()).id_],
+                self.t_stock[level.id_],
                 'quantity',
                 v.check_range(counted, 'StockLevel.quantity', 0, None),
             )
             self.set_field(  # warehouse_inventory_desk.world:354
-                self.t_stock[(level if level is not None else rt.absent()).id_],
-                'last_counted',
-                self.clock.date(),
+                self.t_stock[level.id_], 'last_counted', self.clock.date()
             )
         else:
             self.insert(  # warehouse_inventory_desk.world:356
