@@ -246,7 +246,17 @@ def _from_json(a: Args) -> Expr:
 
 def _len(a: Args) -> Expr:
     """``len(x)``; of a comprehension, the length of its list (no tuple copied first)."""
-    src = a.value("x")
+    return _length(a.value("x"))
+
+
+def _count(a: Args) -> Expr:
+    """``count(xs)``, ``len(xs)``: of a comprehension selecting rows, the length of the list
+    of the rows (no key taken of each)."""
+    rows = a.c.selected_rows(a.node("xs"), a.env)
+    return call("len", rows) if rows is not None else _length(a.value("xs"))
+
+
+def _length(src: Expr) -> Expr:
     if isinstance(src, Call) and src.func == Name("tuple") and len(src.args) == 1 and \
             isinstance(src.args[0], Comprehension) and src.args[0].kind == "list":
         return call("len", src.args[0])
@@ -255,7 +265,7 @@ def _len(a: Args) -> Expr:
 
 #: ``@name`` in a builtin's ``emit`` -> the emitter of its several forms.
 CUSTOM_EMITTERS: dict[str, Emit] = {
-    "@len": _len,
+    "@len": _len, "@count": _count,
     "@min": _min_max("min"), "@max": _min_max("max"), "@sorted": _sorted, "@range": _range,
     "@round": _round, "@float": _to_float, "@list": _to_list, "@next": _next,
     "@matches_solution": _matches_solution,

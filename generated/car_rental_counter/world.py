@@ -240,14 +240,14 @@ class CarRentalCounter(Episode):
     def _check_invariants(self) -> None:
         if not all(  # car_rental_counter.world:137
             not self.fn_holds(_a24)
-            or len(tuple([
-                _b25.key()
+            or len([
+                _b25
                 for _b25 in rt.each(self, self.t_rentals)
                 if _b25.car == _a24.car
                 and self.fn_holds(_b25)
                 and _b25.pickup_date < _a24.return_date
                 and _a24.pickup_date < _b25.return_date
-            ]))
+            ])
             == 1
             for _a24 in rt.each(self, self.t_rentals)
         ):

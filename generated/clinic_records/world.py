@@ -247,13 +247,13 @@ class ClinicRecords(Episode):
                 )
         if not all(  # clinic_records.world:107
             _p34.status != _E8_RxStatus_active
-            or len(tuple([
-                _q35.key()
+            or len([
+                _q35
                 for _q35 in rt.each(self, self.t_prescriptions)
                 if _q35.status == _E8_RxStatus_active
                 and _q35.drug == _p34.drug
                 and self.t_visits[_q35.visit].patient == self.t_visits[_p34.visit].patient
-            ]))
+            ])
             == 1
             for _p34 in rt.each(self, self.t_prescriptions)
         ):

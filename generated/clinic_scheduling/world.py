@@ -336,13 +336,13 @@ class ClinicScheduling(Episode):
                     )
         if not all(  # clinic.world:254
             not self.fn_active(_a44)
-            or len(tuple([
-                _b45.key()
+            or len([
+                _b45
                 for _b45 in rt.each(self, self.t_appointments)
                 if self.fn_active(_b45)
                 and _b45.patient == _a44.patient
                 and _b45.start.date() == _a44.start.date()
-            ]))
+            ])
             <= self.state.max_appointments_per_day
             for _a44 in rt.each(self, self.t_appointments)
         ):
@@ -352,13 +352,13 @@ class ClinicScheduling(Episode):
             )
         if not all(  # clinic.world:257
             not self.fn_active(_a46)
-            or len(tuple([
-                _b47.key()
+            or len([
+                _b47
                 for _b47 in rt.each(self, self.t_appointments)
                 if self.fn_active(_b47)
                 and _b47.doctor == _a46.doctor
                 and _b47.start.date() == _a46.start.date()
-            ]))
+            ])
             <= self.t_doctors[_a46.doctor].max_daily_appointments
             for _a46 in rt.each(self, self.t_appointments)
         ):
@@ -396,11 +396,11 @@ class ClinicScheduling(Episode):
                     "A waitlist entry's window does not end before it starts.", 'clinic.world:266'
                 )
         if not all(  # clinic.world:269
-            len(tuple([
-                _v52.key()
+            len([
+                _v52
                 for _v52 in rt.each(self, self.t_waitlist)
                 if _v52.patient == _w51.patient and _v52.doctor == _w51.doctor
-            ]))
+            ])
             == 1
             for _w51 in rt.each(self, self.t_waitlist)
         ):
@@ -524,11 +524,11 @@ class ClinicScheduling(Episode):
                 self, f'{doctor.name} is already booked at {self.fn_when(slot.start)}.'
             )
         if (  # clinic.world:217
-            len(tuple([
-                _a3.key()
+            len([
+                _a3
                 for _a3 in rt.rows(self.t_appointments, rt.each(self, others))
                 if _a3.doctor == doctor.key() and _a3.start.date() == day
-            ]))
+            ])
             >= doctor.max_daily_appointments
         ):
             return rt.built(  # clinic.world:218
@@ -545,11 +545,11 @@ class ClinicScheduling(Episode):
                 f'{patient.name} already has appointment {self.fn_when(slot.start)} at that time.',
             )
         if (  # clinic.world:223
-            len(tuple([
-                _a5.key()
+            len([
+                _a5
                 for _a5 in rt.rows(self.t_appointments, rt.each(self, others))
                 if _a5.patient == patient.key() and _a5.start.date() == day
-            ]))
+            ])
             >= self.state.max_appointments_per_day
         ):
             return rt.built(  # clinic.world:224

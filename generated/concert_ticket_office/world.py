@@ -314,14 +314,14 @@ class ConcertTicketOffice(Episode):
     def _check_invariants(self) -> None:
         if not all(  # concert_ticket_office.world:219
             not self.fn_owned(_t41)
-            or len(tuple([
-                _o42.key()
+            or len([
+                _o42
                 for _o42 in rt.each(self, self.t_tickets)
                 if _o42.event == _t41.event
                 and _o42.section == _t41.section
                 and _o42.seat == _t41.seat
                 and self.fn_owned(_o42)
-            ]))
+            ])
             == 1
             for _t41 in rt.each(self, self.t_tickets)
         ):
@@ -488,24 +488,24 @@ class ConcertTicketOffice(Episode):
         self, customer: Customer, event: Event
     ) -> int:
         'Tickets for the event the customer holds, sold or checked in.'
-        return len(tuple([  # concert_ticket_office.world:194
-            _t2.key()
+        return len([  # concert_ticket_office.world:194
+            _t2
             for _t2 in rt.each(self, self.t_tickets)
             if _t2.holder == customer.key() and _t2.event == event.key() and self.fn_owned(_t2)
-        ]))
+        ])
 
     def fn_live_held_count(  # concert_ticket_office.world:197
         self, customer: Customer, event: Event
     ) -> int:
         'Seats the customer has under live holds for the event.'
-        return len(tuple([  # concert_ticket_office.world:200
-            _t3.key()
+        return len([  # concert_ticket_office.world:200
+            _t3
             for _t3 in rt.each(self, self.t_tickets)
             if self.t_orders[_t3.order].customer == customer.key()
             and _t3.event == event.key()
             and _t3.status == _E12_TicketStatus_held
             and self.fn_hold_live(self.t_orders[_t3.order])
-        ]))
+        ])
 
     def fn_section_offer(  # concert_ticket_office.world:203
         self, event: Event, section: Section
@@ -1281,13 +1281,13 @@ def _check_bruno_sixth_seat__six_seats(  # tasks.world:221
     ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        len(tuple([
-            _t26.key()
+        len([
+            _t26
             for _t26 in rt.each(ep, ep.t_tickets)
             if _t26.holder == 'C002'
             and _t26.event == 'E02'
             and _t26.status == _E12_TicketStatus_sold
-        ])),
+        ]),
         '==',
         6,
         'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == '
@@ -1312,15 +1312,15 @@ def _check_last_minute_boxes_tonight__both_in(  # tasks.world:447
     ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        len(tuple([
-            _t28.key()
+        len([
+            _t28
             for _t28 in rt.each(ep, ep.t_tickets)
             if _t28.holder == 'C002'
             and _t28.event == 'E01'
             and _t28.section == 'BOX'
             and _t28.status == _E12_TicketStatus_checked_in
             and _t28.checked_in_at is not None
-        ])),
+        ]),
         '==',
         2,
         'count([t for t in tickets if t.holder == "C002" and t.event == "E01" and t.section == '
@@ -1534,13 +1534,13 @@ def _check_bruno_shares_with_duarte__bruno_keeps_three(  # tasks.world:1363
     ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        len(tuple([
-            _t39.key()
+        len([
+            _t39
             for _t39 in rt.each(ep, ep.t_tickets)
             if _t39.holder == 'C002'
             and _t39.event == 'E02'
             and _t39.status == _E12_TicketStatus_sold
-        ])),
+        ]),
         '==',
         3,
         'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == '

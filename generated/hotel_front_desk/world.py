@@ -264,11 +264,11 @@ class HotelFrontDesk(Episode):
                 )
         if not all(  # hotel_front_desk.world:139
             _b32.status != _E13_BookingStatus_checked_in
-            or len(tuple([
-                _o33.key()
+            or len([
+                _o33
                 for _o33 in rt.each(self, self.t_bookings)
                 if _o33.room == _b32.room and _o33.status == _E13_BookingStatus_checked_in
-            ]))
+            ])
             == 1
             for _b32 in rt.each(self, self.t_bookings)
         ):
@@ -276,11 +276,11 @@ class HotelFrontDesk(Episode):
                 'A room has at most one checked-in booking.', 'hotel_front_desk.world:139'
             )
         if not all(  # hotel_front_desk.world:142
-            len(tuple([
-                _h35.key()
+            len([
+                _h35
                 for _h35 in rt.each(self, self.t_guests)
                 if rt.built(self, _h35.email.lower()) == rt.built(self, _g34.email.lower())
-            ]))
+            ])
             == 1
             for _g34 in rt.each(self, self.t_guests)
         ):

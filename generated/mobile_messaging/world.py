@@ -265,10 +265,7 @@ class MobileMessaging(Episode):
 
     def _check_invariants(self) -> None:
         if not all(  # messaging.world:146
-            len(tuple([
-                _v56.key() for _v56 in rt.each(self, self.t_users) if _v56.phone == _u55.phone
-            ]))
-            == 1
+            len([_v56 for _v56 in rt.each(self, self.t_users) if _v56.phone == _u55.phone]) == 1
             for _u55 in rt.each(self, self.t_users)
         ):
             raise InvariantError(
@@ -278,11 +275,11 @@ class MobileMessaging(Episode):
             if not (_row57.owner != _row57.user):
                 raise InvariantError('Nobody is in their own address book.', 'messaging.world:149')
         if not all(  # messaging.world:152
-            len(tuple([
-                _d59.key()
+            len([
+                _d59
                 for _d59 in rt.each(self, self.t_contacts)
                 if _d59.owner == _c58.owner and _d59.user == _c58.user
-            ]))
+            ])
             == 1
             for _c58 in rt.each(self, self.t_contacts)
         ):
@@ -411,12 +408,12 @@ class MobileMessaging(Episode):
         return None  # messaging.world:211
 
     def fn_unread_in(self, conversation: Conversation, reader: User) -> int:  # messaging.world:214
-        return len(tuple([  # messaging.world:215
-            _m1.key()
+        return len([  # messaging.world:215
+            _m1
             for _m1 in rt.each(self, self.t_messages)
             if _m1.conversation == conversation.key()
             and reader.key() not in rt.each(self, _m1.read_by)
-        ]))
+        ])
 
     def fn_delivery_for(  # messaging.world:218
         self, conversation: Conversation, sender: User

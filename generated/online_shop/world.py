@@ -402,10 +402,7 @@ class OnlineShop(Episode):
                     'A cancelled order has been refunded in full.', 'shop.world:268'
                 )
         if not all(  # shop.world:271
-            len(tuple([
-                _s45.key() for _s45 in rt.each(self, self.t_returns) if _s45.order == _r44.order
-            ]))
-            == 1
+            len([_s45 for _s45 in rt.each(self, self.t_returns) if _s45.order == _r44.order]) == 1
             for _r44 in rt.each(self, self.t_returns)
         ):
             raise InvariantError('An order has at most one return request.', 'shop.world:271')

@@ -280,11 +280,11 @@ class PublicLibrary(Episode):
 
     def _check_invariants(self) -> None:
         if not all(  # public_library.world:211
-            len(tuple([
-                _l34.key()
+            len([
+                _l34
                 for _l34 in rt.each(self, self.t_loans)
                 if _l34.copy_ == _c33.key() and _l34.returned_on is None
-            ]))
+            ])
             == (1 if _c33.status == _E10_CopyStatus_on_loan else 0)
             for _c33 in rt.each(self, self.t_copies)
         ):
@@ -323,13 +323,13 @@ class PublicLibrary(Episode):
             )
         if not all(  # public_library.world:223
             _h38.status != _E10_HoldStatus_active
-            or len(tuple([
-                _o39.key()
+            or len([
+                _o39
                 for _o39 in rt.each(self, self.t_holds)
                 if _o39.status == _E10_HoldStatus_active
                 and _o39.member == _h38.member
                 and _o39.book == _h38.book
-            ]))
+            ])
             == 1
             for _h38 in rt.each(self, self.t_holds)
         ):
@@ -442,7 +442,7 @@ class PublicLibrary(Episode):
             b.title,
             b.author,
             b.genre,
-            len(tuple([_c5.key() for _c5 in rt.each(self, self.t_copies) if _c5.book == b.key()])),
+            len([_c5 for _c5 in rt.each(self, self.t_copies) if _c5.book == b.key()]),
             tuple([
                 _c6.barcode
                 for _c6 in rt.each(self, self.t_copies)
@@ -459,13 +459,13 @@ class PublicLibrary(Episode):
         "A hold's place in its book's queue (1 = first); 0 when not active."
         position: int = 0  # public_library.world:198
         if hold.status == _E10_HoldStatus_active:  # public_library.world:199
-            position = 1 + len(tuple([  # public_library.world:200
-                _h7.key()
+            position = 1 + len([  # public_library.world:200
+                _h7
                 for _h7 in rt.each(self, self.t_holds)
                 if _h7.book == hold.book
                 and _h7.status == _E10_HoldStatus_active
                 and _h7.placed_at < hold.placed_at
-            ]))
+            ])
         return position  # public_library.world:202
 
     def fn_hold_line(self, hold: Hold) -> HoldLine:  # public_library.world:205

@@ -289,11 +289,11 @@ class RestaurantOrders(Episode):
     def _check_invariants(self) -> None:
         if not all(  # restaurant_orders.world:161
             _o52.status == _E11_OrderStatus_paid
-            or len(tuple([
-                _p53.key()
+            or len([
+                _p53
                 for _p53 in rt.each(self, self.t_orders)
                 if _p53.table == _o52.table and _p53.status != _E11_OrderStatus_paid
-            ]))
+            ])
             == 1
             for _o52 in rt.each(self, self.t_orders)
         ):
@@ -320,11 +320,11 @@ class RestaurantOrders(Episode):
             )
         if not all(  # restaurant_orders.world:170
             _p57.share <= self.t_orders[_p57.order].split_ways
-            and len(tuple([
-                _q58.key()
+            and len([
+                _q58
                 for _q58 in rt.each(self, self.t_payments)
                 if _q58.order == _p57.order and _q58.share == _p57.share
-            ]))
+            ])
             == 1
             for _p57 in rt.each(self, self.t_payments)
         ):
@@ -996,10 +996,7 @@ def _check_new_table_order__lines(  # restaurant_orders.world:558
     return bool(any(
         _o18.table == 'T1'
         and _o18.status == _E11_OrderStatus_sent_to_kitchen
-        and len(tuple([
-            _l19.key() for _l19 in rt.each(ep, ep.t_order_lines) if _l19.order == _o18.key()
-        ]))
-        == 3
+        and len([_l19 for _l19 in rt.each(ep, ep.t_order_lines) if _l19.order == _o18.key()]) == 3
         and any(
             _l20.order == _o18.key()
             and _l20.item == 'PZ01'
@@ -1119,9 +1116,7 @@ def _check_sea_bass_back_for_o001__lines_changed(  # tasks.world:141
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            len(tuple([
-                _l27.key() for _l27 in rt.each(ep, ep.t_order_lines) if _l27.order == 'O001'
-            ])),
+            len([_l27 for _l27 in rt.each(ep, ep.t_order_lines) if _l27.order == 'O001']),
             '==',
             3,
             'count([l for l in order_lines if l.order == "O001"]) == 3',
@@ -1251,10 +1246,7 @@ def _check_free_t4_for_terrace_party__party_lines(  # tasks.world:440
     return bool(any(
         _o35.table == 'T4'
         and _o35.status == _E11_OrderStatus_sent_to_kitchen
-        and len(tuple([
-            _l36.key() for _l36 in rt.each(ep, ep.t_order_lines) if _l36.order == _o35.key()
-        ]))
-        == 2
+        and len([_l36 for _l36 in rt.each(ep, ep.t_order_lines) if _l36.order == _o35.key()]) == 2
         and any(
             _l37.order == _o35.key() and _l37.item == 'DR02' and _l37.quantity == 4
             for _l37 in rt.each(ep, ep.t_order_lines)
@@ -1289,9 +1281,7 @@ def _check_t1_changes_their_mind__lines(  # tasks.world:606
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            len(tuple([
-                _l39.key() for _l39 in rt.each(ep, ep.t_order_lines) if _l39.order == 'O006'
-            ])),
+            len([_l39 for _l39 in rt.each(ep, ep.t_order_lines) if _l39.order == 'O006']),
             '==',
             3,
             'count([l for l in order_lines if l.order == "O006"]) == 3',
@@ -1372,10 +1362,7 @@ def _check_turn_table_t4__new_party_lines(  # tasks.world:759
     return bool(any(
         _o47.table == 'T4'
         and _o47.status == _E11_OrderStatus_sent_to_kitchen
-        and len(tuple([
-            _l48.key() for _l48 in rt.each(ep, ep.t_order_lines) if _l48.order == _o47.key()
-        ]))
-        == 3
+        and len([_l48 for _l48 in rt.each(ep, ep.t_order_lines) if _l48.order == _o47.key()]) == 3
         and any(
             _l49.order == _o47.key() and _l49.item == 'ST01' and _l49.quantity == 1
             for _l49 in rt.each(ep, ep.t_order_lines)

@@ -247,13 +247,13 @@ class RetailBank(Episode):
                 )
         if not all(  # retail_bank.world:123
             _a30.status == _E13_AccountStatus_closed
-            or len(tuple([
-                _b31.key()
+            or len([
+                _b31
                 for _b31 in rt.each(self, self.t_accounts)
                 if _b31.owner == _a30.owner
                 and _b31.kind == _a30.kind
                 and _b31.status != _E13_AccountStatus_closed
-            ]))
+            ])
             == 1
             for _a30 in rt.each(self, self.t_accounts)
         ):

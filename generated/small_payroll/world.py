@@ -281,11 +281,11 @@ class SmallPayroll(Episode):
 
     def _check_invariants(self) -> None:
         if not all(  # small_payroll.world:157
-            len(tuple([
-                _q33.key()
+            len([
+                _q33
                 for _q33 in rt.each(self, self.t_payslips)
                 if _q33.employee == _p32.employee and _q33.period == _p32.period
-            ]))
+            ])
             == 1
             for _p32 in rt.each(self, self.t_payslips)
         ):
@@ -347,11 +347,11 @@ class SmallPayroll(Episode):
                 'small_payroll.world:178',
             )
         if not all(  # small_payroll.world:181
-            len(tuple([
-                _u43.key()
+            len([
+                _u43
                 for _u43 in rt.each(self, self.t_timesheets)
                 if _u43.employee == _t42.employee and _u43.period == _t42.period
-            ]))
+            ])
             == 1
             for _t42 in rt.each(self, self.t_timesheets)
         ):

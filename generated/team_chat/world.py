@@ -208,11 +208,11 @@ class TeamChat(Episode):
                 "A channel's owner is always one of its members.", 'team_chat.world:110'
             )
         if not all(  # team_chat.world:113
-            len(tuple([
-                _o45.key()
+            len([
+                _o45
                 for _o45 in rt.each(self, self.t_memberships)
                 if _o45.channel == _m44.channel and _o45.user == _m44.user
-            ]))
+            ])
             == 1
             for _m44 in rt.each(self, self.t_memberships)
         ):
@@ -220,10 +220,7 @@ class TeamChat(Episode):
                 'A user belongs to a channel at most once.', 'team_chat.world:113'
             )
         if not all(  # team_chat.world:116
-            len(tuple([
-                _d47.key() for _d47 in rt.each(self, self.t_channels) if _d47.name == _c46.name
-            ]))
-            == 1
+            len([_d47 for _d47 in rt.each(self, self.t_channels) if _d47.name == _c46.name]) == 1
             for _c46 in rt.each(self, self.t_channels)
         ):
             raise InvariantError('Channel names are unique.', 'team_chat.world:116')
@@ -297,11 +294,11 @@ class TeamChat(Episode):
 
     def fn_pin_count(self, channel: Channel) -> int:  # team_chat.world:104
         'How many messages are pinned in the channel.'
-        return len(tuple([  # team_chat.world:105
-            _m2.key()
+        return len([  # team_chat.world:105
+            _m2
             for _m2 in rt.each(self, self.t_messages)
             if _m2.channel == channel.key() and _m2.pinned
-        ]))
+        ])
 
     def tool_sign_in(self, user: User) -> User:  # team_chat.world:133
         'Sign in as a user; every other tool acts as this user.'
@@ -518,11 +515,9 @@ class TeamChat(Episode):
                 _c6.visibility,
                 _c6.owner,
                 _c6.topic,
-                len(tuple([
-                    _m7.key()
-                    for _m7 in rt.each(self, self.t_memberships)
-                    if _m7.channel == _c6.key()
-                ])),
+                len([
+                    _m7 for _m7 in rt.each(self, self.t_memberships) if _m7.channel == _c6.key()
+                ]),
                 self.fn_is_member(_c6, me),
             )
             for _c6 in rt.each(self, self.t_channels)
@@ -601,11 +596,9 @@ class TeamChat(Episode):
             channel.visibility,
             channel.owner,
             channel.topic,
-            len(tuple([
-                _m13.key()
-                for _m13 in rt.each(self, self.t_memberships)
-                if _m13.channel == channel.key()
-            ])),
+            len([
+                _m13 for _m13 in rt.each(self, self.t_memberships) if _m13.channel == channel.key()
+            ]),
             self.fn_is_member(channel, me),
         )
 
@@ -627,11 +620,11 @@ class TeamChat(Episode):
                 _c14.visibility,
                 _c14.owner,
                 _c14.topic,
-                len(tuple([
-                    _m15.key()
+                len([
+                    _m15
                     for _m15 in rt.each(self, self.t_memberships)
                     if _m15.channel == _c14.key()
-                ])),
+                ]),
                 self.fn_is_member(_c14, me),
             )
             for _c14 in rt.each(self, self.t_channels)
@@ -956,9 +949,7 @@ def _check_launch_channel__members(  # team_chat.world:503
 ) -> bool:
     return bool(any(
         _c21.name == 'launch-plan'
-        and len(tuple([
-            _m22.key() for _m22 in rt.each(ep, ep.t_memberships) if _m22.channel == _c21.key()
-        ]))
+        and len([_m22 for _m22 in rt.each(ep, ep.t_memberships) if _m22.channel == _c21.key()])
         == 3
         and any(
             _m23.channel == _c21.key() and _m23.user == 'U002'
@@ -1047,9 +1038,7 @@ def _check_dara_starts_design_system__chen_added(  # tasks.world:136
 ) -> bool:
     return bool(any(
         _c29.name == 'design-system'
-        and len(tuple([
-            _m30.key() for _m30 in rt.each(ep, ep.t_memberships) if _m30.channel == _c29.key()
-        ]))
+        and len([_m30 for _m30 in rt.each(ep, ep.t_memberships) if _m30.channel == _c29.key()])
         == 2
         and any(
             _m31.channel == _c29.key() and _m31.user == 'U003' and _m31.invited_by == 'U004'

@@ -307,14 +307,14 @@ class UniversityRegistrar(Episode):
             )
         if not all(  # university_registrar.world:197
             not self.fn_holds_seat(_e46)
-            or len(tuple([
-                _o47.key()
+            or len([
+                _o47
                 for _o47 in rt.each(self, self.t_enrolments)
                 if _o47.student == _e46.student
                 and self.t_sections[_o47.section].course == self.t_sections[_e46.section].course
                 and self.t_sections[_o47.section].term == self.t_sections[_e46.section].term
                 and self.fn_holds_seat(_o47)
-            ]))
+            ])
             == 1
             for _e46 in rt.each(self, self.t_enrolments)
         ):
@@ -350,11 +350,11 @@ class UniversityRegistrar(Episode):
                 'Nobody waits for a section they already sit in.', 'university_registrar.world:206'
             )
         if not all(  # university_registrar.world:209
-            len(tuple([
-                _v53.key()
+            len([
+                _v53
                 for _v53 in rt.each(self, self.t_waitlist)
                 if _v53.student == _w52.student and _v53.section == _w52.section
-            ]))
+            ])
             == 1
             for _w52 in rt.each(self, self.t_waitlist)
         ):
@@ -434,11 +434,11 @@ class UniversityRegistrar(Episode):
 
     def fn_seats_taken(self, section: Section) -> int:  # university_registrar.world:122
         'Seats held in a section.'
-        return len(tuple([  # university_registrar.world:123
-            _e1.key()
+        return len([  # university_registrar.world:123
+            _e1
             for _e1 in rt.each(self, self.t_enrolments)
             if _e1.section == section.key() and self.fn_holds_seat(_e1)
-        ]))
+        ])
 
     def fn_passed(  # university_registrar.world:126
         self, student: Student, course: Course
@@ -503,9 +503,9 @@ class UniversityRegistrar(Episode):
 
     def fn_waiting_count(self, section: Section) -> int:  # university_registrar.world:153
         'How many students wait for the section.'
-        return len(tuple([  # university_registrar.world:154
-            _w7.key() for _w7 in rt.each(self, self.t_waitlist) if _w7.section == section.key()
-        ]))
+        return len([  # university_registrar.world:154
+            _w7 for _w7 in rt.each(self, self.t_waitlist) if _w7.section == section.key()
+        ])
 
     def fn_enrol_problem(  # university_registrar.world:157
         self, student: Student, section: Section

@@ -263,11 +263,11 @@ class WarehouseInventoryDesk(Episode):
                 'warehouse_inventory_desk.world:145',
             )
         if not all(  # warehouse_inventory_desk.world:148
-            len(tuple([
-                _t36.key()
+            len([
+                _t36
                 for _t36 in rt.each(self, self.t_stock)
                 if _t36.item == _s35.item and _t36.bin_ == _s35.bin_
-            ]))
+            ])
             == 1
             for _s35 in rt.each(self, self.t_stock)
         ):
