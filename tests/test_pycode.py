@@ -399,3 +399,28 @@ def test_a_long_string_splits_into_literals_python_joins() -> None:
     assert [ast.literal_eval(arg) for arg in tree.exc.args] == [text, "clinic.world:248"]
     short = Raise(call("InvariantError", Const("it's short"), Const("a.world:1")))
     assert _statement_lines(short) == ['        raise InvariantError("it\'s short", \'a.world:1\')']
+
+
+def test_a_statement_whose_first_line_stays_too_long_is_parenthesised() -> None:
+    """A long annotated target before a call, or an anchor after an expression with no
+    bracket to split, would leave the first line too long: the expression goes in
+    parentheses on a line of its own (the same code), where a plain split cannot help."""
+    lookup = call(Attr(Attr(Index(attr("self.t_users"), attr("order.user_id")),
+                            "payment_methods"), "get"), Name("payment_method_id"))
+    stmt = Assign(Name("method"), lookup, "PaymentMethod | None", anchor="retail.world:403")
+    lines = _statement_lines(stmt)
+    assert lines == [
+        "        method: PaymentMethod | None = (  # retail.world:403",
+        "            self.t_users[order.user_id].payment_methods.get(payment_method_id)",
+        "        )"]
+    _same_code(lines, "method: PaymentMethod | None = " + lookup.flat())
+    flag = Attr(Index(attr("self.t_tellers"), rt("present", attr("self.state.current_teller"))),
+                "can_freeze")
+    test = If(Not(flag), [Raise(call("ToolError", Const("no")))],
+              anchor="retail_bank.world:341")
+    lines = _statement_lines(test)
+    assert lines[0] == "        if not (  # retail_bank.world:341"
+    assert all(len(line) <= WIDTH for line in lines)
+    _same_code(lines, f"if not {flag.flat()}:\n    raise ToolError('no')")
+    fits = Assign(Name("method"), call("m.get", Name("k")), "T | None", anchor="a.world:1")
+    assert _statement_lines(fits) == ["        method: T | None = m.get(k)  # a.world:1"]

@@ -733,7 +733,21 @@ def _wrapped(expr: Expr, indent: str, head: str, tail: str, nested: bool,
              reserve: int = 0) -> list[str]:
     """``head + expr + tail`` at ``indent``, split over lines where it is too long.
     ``nested``: inside brackets already, where a line may break without parentheses;
-    ``reserve``: characters the first line must leave free (for a comment)."""
+    ``reserve``: characters the first line must leave free (for a comment). A statement's
+    expression whose first line is still too long (a long target before it, an anchor
+    after it, or no bracket to split) goes in parentheses, on a line of its own, when it
+    fits there."""
+    lines = _split(expr, indent, head, tail, nested, reserve)
+    if nested or len(lines[0]) + reserve <= WIDTH:
+        return lines
+    inside = _split(expr, indent + _INDENT, "", "", True, 0)
+    if len(inside[0]) > WIDTH:
+        return lines
+    return [indent + head + "(", *inside, indent + ")" + tail]
+
+
+def _split(expr: Expr, indent: str, head: str, tail: str, nested: bool, reserve: int
+           ) -> list[str]:
     line = indent + head + expr.flat() + tail
     if len(line) + reserve <= WIDTH:
         return [line]

@@ -235,7 +235,7 @@ class StatementCompiler:
                                                          f"{entity.name}.{name}")))
             row = self.x.value(stmt.target.obj, self.env)
         assert row is not None
-        names = Const(tuple(name for name, _ in values))
+        names = TupleOf(tuple(Const(name) for name, _ in values))
         self.emit(ExprStmt(Call(Attr(self.ep, "set_fields"),
                                 (row, names, *(value for _, value in values)))), run[0])
 

@@ -625,7 +625,9 @@ class RetailBank(Episode):
         'Freeze an active account, with a reason. Only tellers with freeze permission may do this.'
         if self.state.current_teller is None:  # retail_bank.world:340
             raise ToolError('Not signed in. Call sign_in first.')
-        if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:  # retail_bank.world:341
+        if not (  # retail_bank.world:341
+            self.t_tellers[rt.present(self.state.current_teller)].can_freeze
+        ):
             raise ToolError(rt.built(
                 self,
                 f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '
@@ -652,7 +654,9 @@ class RetailBank(Episode):
         )
         if self.state.current_teller is None:  # retail_bank.world:355
             raise ToolError('Not signed in. Call sign_in first.')
-        if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:  # retail_bank.world:356
+        if not (  # retail_bank.world:356
+            self.t_tellers[rt.present(self.state.current_teller)].can_freeze
+        ):
             raise ToolError(rt.built(
                 self,
                 f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '

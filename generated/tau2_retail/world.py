@@ -644,8 +644,8 @@ class Tau2Retail(Episode):
                 raise ToolError(rt.built(self, f'New item {rt.text(new)} not found or available'))
             diff_ = diff_ + (v_.price - it.price)  # retail.world:400
         diff_ = round(diff_, 2)  # retail.world:402
-        method: PaymentMethod | None = self.t_users[order.user_id].payment_methods.get(  # retail.world:403
-            payment_method_id,
+        method: PaymentMethod | None = (  # retail.world:403
+            self.t_users[order.user_id].payment_methods.get(payment_method_id)
         )
         if method is None:  # retail.world:404
             raise ToolError('Payment method not found')
@@ -657,7 +657,13 @@ class Tau2Retail(Episode):
                     )
         self.set_fields(  # retail.world:411
             order,
-            ('status', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference'),
+            (
+                'status',
+                'exchange_items',
+                'exchange_new_items',
+                'exchange_payment_method_id',
+                'exchange_price_difference',
+            ),
             _E11_OrderStatus_exchange_requested,
             tuple(sorted(rt.each(self, item_ids))),
             tuple(sorted(rt.each(self, new_item_ids))),
@@ -898,8 +904,8 @@ class Tau2Retail(Episode):
         order: Order = order_id  # retail.world:598
         if order.status != _E11_OrderStatus_delivered:  # retail.world:599
             raise ToolError('Non-delivered order cannot be returned')
-        method: PaymentMethod | None = self.t_users[order.user_id].payment_methods.get(  # retail.world:600
-            payment_method_id,
+        method: PaymentMethod | None = (  # retail.world:600
+            self.t_users[order.user_id].payment_methods.get(payment_method_id)
         )
         if method is None:  # retail.world:601
             raise ToolError('Payment method not found')

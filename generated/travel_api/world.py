@@ -526,11 +526,13 @@ class TravelAPI(Episode):
             'flight_cost_lookup',
             self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class),
         )
-        entry: dict[str, float] | None = self.state.flight_cost_lookup.get(rt.built(  # travel_api.world:903
-            self,
-            f'{rt.text(travel_from)}|{rt.text(travel_to)}|{rt.text(travel_class)}|'
-            f'{rt.text(travel_date)}',
-        ))
+        entry: dict[str, float] | None = (  # travel_api.world:903
+            self.state.flight_cost_lookup.get(rt.built(
+                self,
+                f'{rt.text(travel_from)}|{rt.text(travel_to)}|{rt.text(travel_class)}|'
+                f'{rt.text(travel_date)}',
+            ))
+        )
         if entry is None:  # travel_api.world:904
             return self.fn_booking_refused(  # travel_api.world:905
                 'No available route for the given parameters'
