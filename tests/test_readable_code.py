@@ -2,9 +2,9 @@
 
 An f-string is a Python f-string, ``rt.text`` only around values whose ``str()`` is not the
 language's text; a row read by key is ``table[key]``; an int counter is ``i += 1`` even with
-``arguments: dynamic``; a ``match`` is Python's ``match``; ``require a < b`` fails on ``a >= b``
-where that is the same test (ints), not where a NaN makes it another (floats); a sorted list
-of entities is ``rt.sorted_keys``. Each is checked both ways on the code, and every tool must
+``arguments: dynamic``; an enum's ``match`` is Python's ``match``, a union's ``isinstance``
+tests; ``require a < b`` fails on ``a >= b`` where that is the same test (ints), not where a
+NaN makes it another (floats); a sorted list of entities is ``rt.sorted_keys``. Each is checked both ways on the code, and every tool must
 still compute what the spec says (in both argument modes) and pass ``mypy --strict``.
 """
 
@@ -79,6 +79,13 @@ tool pay(kind: str, amount: float) -> str "A match over a union." {
     case card as c { require c.limit >= amount else "over the limit" }
   }
   return "card"
+}
+
+tool size_name(id: str) -> str "A match over an enum." {
+  match items[id].size {
+    case small { return "S" }
+    case large { return "L" }
+  }
 }
 
 tool by_price(big: bool) -> list[Item] "A sorted list of entities." {
@@ -171,7 +178,11 @@ def test_the_tools_read_like_the_spec_and_compute_what_it_says(tmp_path: Path, m
         assert "if not (a < b):" in below
     assert "if not (x < y):" in below  # floats: a NaN is neither below nor not below
     pay = _body(source, "pay")
-    assert "match payment:" in pay and "case Cash() as c:" in pay and "isinstance" not in pay
+    # a union's match: isinstance tests of the subject itself (a local: no copy of it)
+    assert "if isinstance(payment, Cash):" in pay and "c = payment" in pay
+    assert "elif isinstance(payment, Card):" in pay and "_subject" not in pay
+    size_name = _flat(_body(source, "size_name"))  # an enum's: Python's match
+    assert "match self.t_items[id_].size: case Size.small: return 'S'" in size_name
     assert "rt.sorted_keys(" in _body(source, "by_price")
     # a loop over sorted rows iterates them; one that deletes rows looks their keys up
     assert "for i in rt.each(self, sorted(" in _flat(_body(source, "restock"))
@@ -200,6 +211,8 @@ def test_the_tools_read_like_the_spec_and_compute_what_it_says(tmp_path: Path, m
     assert ep.call("pay", {"kind": "card", "amount": 50.0}) == \
         {"success": False, "error": "over the limit"}
     assert ep.call("pay", {"kind": "card", "amount": 5.0}) == {"success": True, "data": "card"}
+    assert ep.call("size_name", {"id": "I1"}) == {"success": True, "data": "L"}
+    assert ep.call("size_name", {"id": "I2"}) == {"success": True, "data": "S"}
     assert ep.call("by_price", {"big": True}) == {"success": True, "data": ["I3", "I2", "I1"]}
     assert ep.call("by_price", {"big": False}) == {"success": True, "data": ["I3", "I2"]}
     assert ep.call("restock", {}) == {"success": True, "data": 1 + 10 + 3}

@@ -472,11 +472,11 @@ class OnlineShop(Episode):
     def fn_covers(self, method: PaymentMethod, amount: float) -> bool:  # shop.world:192
         'Cards and PayPal cover any amount; a gift card only its balance.'
         enough: bool = True  # shop.world:195
-        match method:  # shop.world:196
-            case GiftCard() as card:  # shop.world:197
-                enough = card.balance >= amount  # shop.world:198
-            case _:
-                enough = True  # shop.world:201
+        if isinstance(method, GiftCard):  # shop.world:197
+            card = method
+            enough = card.balance >= amount  # shop.world:198
+        else:
+            enough = True  # shop.world:201
         return enough  # shop.world:204
 
     def fn_adjust_balance(  # shop.world:207
@@ -484,14 +484,14 @@ class OnlineShop(Episode):
     ) -> PaymentMethod:
         'The method after a charge (delta < 0) or refund (delta > 0).'
         result: PaymentMethod = method  # shop.world:210
-        match method:  # shop.world:211
-            case GiftCard() as card:  # shop.world:212
-                result = GiftCard(  # shop.world:213
-                    card.id_,
-                    v.check_range(round(card.balance + delta, 2), 'GiftCard.balance', 0.0, None),
-                )
-            case _:
-                result = method  # shop.world:217
+        if isinstance(method, GiftCard):  # shop.world:212
+            card = method
+            result = GiftCard(  # shop.world:213
+                card.id_,
+                v.check_range(round(card.balance + delta, 2), 'GiftCard.balance', 0.0, None),
+            )
+        else:
+            result = method  # shop.world:217
         return result  # shop.world:220
 
     def fn_gift_card_balance(self, customer: Customer, method_id: str) -> float:  # shop.world:223
@@ -499,11 +499,11 @@ class OnlineShop(Episode):
         balance: float = 0.0  # shop.world:226
         method: PaymentMethod | None = customer.payment_methods.get(method_id)  # shop.world:227
         if method is not None:  # shop.world:228
-            match method:  # shop.world:229
-                case GiftCard() as card:  # shop.world:230
-                    balance = card.balance  # shop.world:231
-                case _:
-                    balance = 0.0  # shop.world:234
+            if isinstance(method, GiftCard):  # shop.world:230
+                card = method
+                balance = card.balance  # shop.world:231
+            else:
+                balance = 0.0  # shop.world:234
         return balance  # shop.world:238
 
     def fn_summarize(self, order: Order) -> OrderSummary:  # shop.world:241

@@ -576,18 +576,16 @@ class Tau2Retail(Episode):
             )
             if method is None:  # retail.world:348
                 raise ToolError('Payment method not found')
-            match method:  # retail.world:349
-                case GiftCard() as card:  # retail.world:350
-                    self.set_field(  # retail.world:351
-                        user,
-                        'payment_methods',
-                        {
-                            **rt.each(self, user.payment_methods),
-                            p.payment_method_id: GiftCard(
-                                card.id_, round(card.balance + p.amount, 2)
-                            ),
-                        },
-                    )
+            if isinstance(method, GiftCard):  # retail.world:350
+                card = method
+                self.set_field(  # retail.world:351
+                    user,
+                    'payment_methods',
+                    {
+                        **rt.each(self, user.payment_methods),
+                        p.payment_method_id: GiftCard(card.id_, round(card.balance + p.amount, 2)),
+                    },
+                )
         self.set_field(order_id, 'status', _E11_OrderStatus_cancelled)  # retail.world:359
         if reason == 'no longer needed':  # retail.world:360
             self.set_field(  # retail.world:361
@@ -649,12 +647,10 @@ class Tau2Retail(Episode):
         )
         if method is None:  # retail.world:404
             raise ToolError('Payment method not found')
-        match method:  # retail.world:405
-            case GiftCard() as card:  # retail.world:406
-                if card.balance < diff_:  # retail.world:407
-                    raise ToolError(
-                        'Insufficient gift card balance to pay for the price difference'
-                    )
+        if isinstance(method, GiftCard):  # retail.world:406
+            card = method
+            if card.balance < diff_:  # retail.world:407
+                raise ToolError('Insufficient gift card balance to pay for the price difference')
         self.set_fields(  # retail.world:411
             order,
             (
@@ -751,10 +747,10 @@ class Tau2Retail(Episode):
         )
         if method is None:  # retail.world:485
             raise ToolError('Payment method not found')
-        match method:  # retail.world:486
-            case GiftCard() as card:  # retail.world:487
-                if card.balance < diff_:  # retail.world:488
-                    raise ToolError('Insufficient gift card balance to pay for the new item')
+        if isinstance(method, GiftCard):  # retail.world:487
+            card = method
+            if card.balance < diff_:  # retail.world:488
+                raise ToolError('Insufficient gift card balance to pay for the new item')
         kind: TransactionType = (  # retail.world:493
             _E15_TransactionType_payment if diff_ > 0 else _E15_TransactionType_refund
         )
@@ -769,16 +765,16 @@ class Tau2Retail(Episode):
                 ),
             ),
         )
-        match method:  # retail.world:495
-            case GiftCard() as _card4:  # retail.world:496
-                self.set_field(  # retail.world:497
-                    user,
-                    'payment_methods',
-                    {
-                        **user.payment_methods,
-                        payment_method_id: GiftCard(_card4.id_, round(_card4.balance - diff_, 2)),
-                    },
-                )
+        if isinstance(method, GiftCard):  # retail.world:496
+            _card4 = method
+            self.set_field(  # retail.world:497
+                user,
+                'payment_methods',
+                {
+                    **user.payment_methods,
+                    payment_method_id: GiftCard(_card4.id_, round(_card4.balance - diff_, 2)),
+                },
+            )
         j: int = 0  # retail.world:504
         for _old5 in rt.each(self, item_ids):  # retail.world:505
             _new6: str = news[j]  # retail.world:506
@@ -825,10 +821,10 @@ class Tau2Retail(Episode):
         if old_id == payment_method_id:  # retail.world:536
             raise ToolError('The new payment method should be different from the current one')
         amount: float = history[0].amount  # retail.world:537
-        match method:  # retail.world:538
-            case GiftCard() as card:  # retail.world:539
-                if card.balance < amount:  # retail.world:540
-                    raise ToolError('Insufficient gift card balance to pay for the order')
+        if isinstance(method, GiftCard):  # retail.world:539
+            card = method
+            if card.balance < amount:  # retail.world:540
+                raise ToolError('Insufficient gift card balance to pay for the order')
         self.set_field(  # retail.world:544
             order,
             'payment_history',
@@ -843,29 +839,29 @@ class Tau2Retail(Episode):
                 ),
             ),
         )
-        match method:  # retail.world:545
-            case GiftCard() as _card8:  # retail.world:546
-                self.set_field(  # retail.world:547
-                    user,
-                    'payment_methods',
-                    {
-                        **user.payment_methods,
-                        payment_method_id: GiftCard(_card8.id_, round(_card8.balance - amount, 2)),
-                    },
-                )
+        if isinstance(method, GiftCard):  # retail.world:546
+            _card8 = method
+            self.set_field(  # retail.world:547
+                user,
+                'payment_methods',
+                {
+                    **user.payment_methods,
+                    payment_method_id: GiftCard(_card8.id_, round(_card8.balance - amount, 2)),
+                },
+            )
         old_method: PaymentMethod | None = user.payment_methods.get(old_id)  # retail.world:554
         if old_method is None:  # retail.world:555
             raise ToolError('Payment method not found')
-        match old_method:  # retail.world:556
-            case GiftCard() as _card9:  # retail.world:557
-                self.set_field(  # retail.world:558
-                    user,
-                    'payment_methods',
-                    {
-                        **user.payment_methods,
-                        old_id: GiftCard(_card9.id_, round(_card9.balance + amount, 2)),
-                    },
-                )
+        if isinstance(old_method, GiftCard):  # retail.world:557
+            _card9 = old_method
+            self.set_field(  # retail.world:558
+                user,
+                'payment_methods',
+                {
+                    **user.payment_methods,
+                    old_id: GiftCard(_card9.id_, round(_card9.balance + amount, 2)),
+                },
+            )
         return order  # retail.world:562
 
     def tool_modify_user_address(  # retail.world:565
