@@ -4,8 +4,9 @@ An f-string is a Python f-string, ``rt.text`` only around values whose ``str()``
 language's text; a row read by key is ``table[key]``; an int counter is ``i += 1`` even with
 ``arguments: dynamic``; an enum's ``match`` is Python's ``match``, a union's ``isinstance``
 tests; ``require a < b`` fails on ``a >= b`` where that is the same test (ints), not where a
-NaN makes it another (floats); a sorted list of entities is ``rt.sorted_keys``. Each is checked both ways on the code, and every tool must
-still compute what the spec says (in both argument modes) and pass ``mypy --strict``.
+NaN makes it another (floats); a sorted list of entities is ``rt.sorted_keys``. Each is
+checked both ways on the code, and every tool must still compute what the spec says (in both
+argument modes) and pass ``mypy --strict``.
 """
 
 from __future__ import annotations
