@@ -604,7 +604,7 @@ _KEY = frozenset({"key"})
 
 BUILTIN_FUNCTIONS: dict[str, Builtin] = {
     "len": Builtin(("x",), _len, "length of a string or collection", "@len"),
-    "count": Builtin(("xs",), _count, "number of elements of a collection", "len({xs})"),
+    "count": Builtin(("xs",), _count, "number of elements of a collection", "@count"),
     "range": Builtin(("a", "b?"), _range, "range(n) is 0..n-1, range(a, b) is a..b-1", "@range",
                      charge=Charge(items=True)),
     "sum": Builtin(("xs",), _sum, "sum of a list of numbers", "sum({xs})",

@@ -154,7 +154,7 @@ def test_the_generated_check_reads_as_the_comparison(ledger: type[Episode]) -> N
     import sys
 
     source = inspect.getsource(sys.modules[ledger.__module__])
-    assert ("    return rt.compared(ep.t_accounts.row('A1').balance, '==', 15, "
+    assert ("    return rt.compared(ep.t_accounts['A1'].balance, '==', 15, "
             "'accounts[\"A1\"].balance == 15')\n") in source
     assert "    return ep.solution_verdict(init, 'top_up')\n" in source
     # an `or` is compiled as it always was

@@ -23,6 +23,8 @@ from worldspec.compiler.codegen.pycode import (
     Expr,
     ExprStmt,
     For,
+    FormattedValue,
+    FString,
     FunctionDef,
     If,
     IfExp,
@@ -39,6 +41,7 @@ from worldspec.compiler.codegen.pycode import (
     charged_value,
     is_charged,
     is_dotted,
+    negated,
     print_block,
     rt,
 )
@@ -266,3 +269,158 @@ def test_generated_tool_bodies_name_no_runtime_internals() -> None:
                 assert not private.search(source), (path.parent.name, node.name)
                 checked += 1
     assert checked > 300
+
+
+#: texts a spec may hold, each a way out of a string literal or into a replacement field
+HOSTILE_TEXTS = ["it's \"quoted\"", "{a} {{b}} }{", "back\\slash\\", "line\nbreak\ttab\r",
+                 "nul\x00 bell\x07 \u2028 sep", "'); import os; os.system('x') #", "\\N{DASH}"]
+
+
+def _joined_text(parts: tuple[str | FormattedValue, ...], scope: dict[str, object]) -> str:
+    """What an f-string of ``parts`` must compute: each text as it is, each field as
+    ``format(value, spec)`` (Python's own meaning of a replacement field)."""
+    return "".join(part if isinstance(part, str) else
+                   format(eval(part.value.flat(), dict(scope)), part.spec) for part in parts)
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXTS)
+def test_an_fstring_keeps_hostile_text_as_data(text: str) -> None:
+    """Text around the fields is data, whatever quotes, braces, backslashes or control
+    characters it holds: the printed f-string is one f-string literal that computes exactly
+    the text and the fields' values, and runs nothing."""
+    parts = (text, FormattedValue(Name("a")), text, FormattedValue(Name("b"), ">6"), text)
+    node = FString(parts)
+    tree = ast.parse(node.flat(), mode="eval").body
+    assert isinstance(tree, ast.JoinedStr)
+    assert eval(node.flat(), dict(VALUES)) == _joined_text(parts, VALUES)
+
+
+def test_an_fstring_picks_the_quote_its_fields_do_not_use_and_else_concatenates() -> None:
+    """A field whose code holds a string literal is written inside the other quote kind; a
+    field that no f-string literal of Python 3.11 may hold (both quote kinds, a backslash),
+    or a spec that is not plain, makes it the concatenation of the same text."""
+    scope = {"m": {"k": 1, "it's": 2, "say \"x\"": 3, "back\\": 4}}
+    single = FormattedValue(Index(Name("m"), Const("k")))
+    node = FString(("got ", single, "'"))
+    assert node.flat() == 'f"got {m[\'k\']}\'"'
+    assert eval(node.flat(), dict(scope)) == "got 1'"
+    for awkward in ([FormattedValue(Index(Name("m"), Const("it's"))),
+                     FormattedValue(Index(Name("m"), Const('say "x"')))],
+                    [FormattedValue(Index(Name("m"), Const("back\\")))],
+                    [FormattedValue(Name("a"), "{>5")], [FormattedValue(Name("a"), "'>5")]):
+        parts = ("x ", *awkward, " y")
+        printed = FString(parts).flat()
+        assert not isinstance(ast.parse(printed, mode="eval").body, ast.JoinedStr)
+        assert eval(printed, dict(scope, a=7)) == _joined_text(parts, dict(scope, a=7))
+
+
+def test_an_fstring_parenthesises_fields_that_would_read_as_its_syntax() -> None:
+    """A field's colon, ``!`` or braces would start a spec, a conversion or end the field:
+    such code is parenthesised inside the braces."""
+    node = FString(("is ", FormattedValue(Compare(a, "!=", b)), " ",
+                    FormattedValue(IfExp(a, Const(True), b)), " ",
+                    FormattedValue(Call(Lambda(("x",), Name("x")), (c,)))))
+    assert node.flat() == "f'is {(a != b)} {a if True else b} {((lambda x: x)(c))}'"
+    assert eval(node.flat(), dict(VALUES)) == "is True 7 2"
+    plain = FString((FormattedValue(Name("a")), " and ", FormattedValue(Name("b"))))
+    assert plain.flat() == "f'{a} and {b}'"
+
+
+def test_a_long_fstring_splits_into_literals_python_joins() -> None:
+    """An f-string too long for its line is cut after spaces into literals one a line (a
+    piece without a field is a plain string), inside the call's brackets or in parentheses
+    of its own; every line fits and the code computes the same text."""
+    words = "the quick brown fox jumps over the lazy dog {and} 'more' " * 3
+    parts = (words, FormattedValue(Name("a")), " " + words, FormattedValue(Name("b"), "02d"))
+    message = FString(parts)
+    raise_ = Raise(call("ToolError", message), anchor="shop.world:12")
+    lines = _statement_lines(raise_)
+    assert len(lines) > 3 and all(len(line) <= WIDTH for line in lines)
+    assert lines[0] == "        raise ToolError(  # shop.world:12"
+    _same_code(lines, raise_.error.flat().join(["raise ", ""]))
+    code = "\n".join(line[8:] for line in lines)
+    namespace: dict[str, object] = dict(VALUES, ToolError=ValueError)
+    with pytest.raises(ValueError) as raised:
+        exec(code, namespace)  # our own printed code
+    assert raised.value.args[0] == _joined_text(parts, VALUES)
+    returned = Return(message, anchor="shop.world:13")
+    lines = _statement_lines(returned)
+    assert lines[0] == "        return (  # shop.world:13" and lines[-1] == "        )"
+    assert all(len(line) <= WIDTH for line in lines)
+    _same_code(lines, "return " + message.flat())
+    short = Return(FString(("Order ", FormattedValue(Name("a")), " is not pending.")),
+                   anchor="retail.world:1")
+    assert _statement_lines(short) == [
+        "        return f'Order {a} is not pending.'  # retail.world:1"]
+
+
+@pytest.mark.parametrize(("op", "opposite"), [
+    ("==", "!="), ("!=", "=="), ("in", "not in"), ("not in", "in"), ("is", "is not"),
+    ("is not", "is")])
+def test_a_negated_comparison_is_its_opposite_where_python_defines_it_so(
+        op: str, opposite: str) -> None:
+    """``not (x op y)`` becomes ``x opposite y`` for the comparisons Python defines as each
+    other's negation, with the same truth on every value (a NaN included)."""
+    test = negated(Compare(Name("x"), op, Name("y")))
+    assert test == Compare(Name("x"), opposite, Name("y"))
+    nan = float("nan")
+    for x, y in [(1, 1), (1, 2), (nan, nan), ("a", "abc"), (None, None), ((nan,), (nan,))]:
+        if op in ("in", "not in") and not isinstance(y, (str, tuple)):
+            continue
+        if op in ("in", "not in") and isinstance(y, str) and not isinstance(x, str):
+            continue
+        assert eval(test.flat(), {"x": x, "y": y}) == \
+            eval(Not(Compare(Name("x"), op, Name("y"))).flat(), {"x": x, "y": y})
+
+
+def test_order_comparisons_stay_negated_and_a_double_negation_is_its_operand() -> None:
+    """``not (a < b)`` is not ``a >= b`` (a NaN is neither): it stays; ``not (not x)`` in a
+    test is ``x``; anything else is ``not`` of it."""
+    less = Compare(a, "<", b)
+    assert negated(less) == Not(less)
+    nan = float("nan")
+    assert eval(negated(less).flat(), {"a": nan, "b": 1.0}) != \
+        eval(Compare(a, ">=", b).flat(), {"a": nan, "b": 1.0})
+    assert negated(Not(Name("x"))) == Name("x")
+    assert negated(call("any", Name("xs"))) == Not(call("any", Name("xs")))
+
+
+def test_a_long_string_splits_into_literals_python_joins() -> None:
+    """A text too long for its line (an invariant's message, a check's source) is cut after
+    spaces into literals one a line, each written as ``repr`` writes it; a short one stays
+    one literal."""
+    text = "A doctor's appointments never overlap, \"whatever\" the slot {x} says\\n. " * 3
+    raise_ = Raise(call("InvariantError", Const(text), Const("clinic.world:248")))
+    lines = _statement_lines(raise_)
+    assert len(lines) > 4 and all(len(line) <= WIDTH for line in lines)
+    code = "\n".join(line[8:] for line in lines)
+    tree = ast.parse(code).body[0]
+    assert isinstance(tree, ast.Raise) and isinstance(tree.exc, ast.Call)
+    assert [ast.literal_eval(arg) for arg in tree.exc.args] == [text, "clinic.world:248"]
+    short = Raise(call("InvariantError", Const("it's short"), Const("a.world:1")))
+    assert _statement_lines(short) == ['        raise InvariantError("it\'s short", \'a.world:1\')']
+
+
+def test_a_statement_whose_first_line_stays_too_long_is_parenthesised() -> None:
+    """A long annotated target before a call, or an anchor after an expression with no
+    bracket to split, would leave the first line too long: the expression goes in
+    parentheses on a line of its own (the same code), where a plain split cannot help."""
+    lookup = call(Attr(Attr(Index(attr("self.t_users"), attr("order.user_id")),
+                            "payment_methods"), "get"), Name("payment_method_id"))
+    stmt = Assign(Name("method"), lookup, "PaymentMethod | None", anchor="retail.world:403")
+    lines = _statement_lines(stmt)
+    assert lines == [
+        "        method: PaymentMethod | None = (  # retail.world:403",
+        "            self.t_users[order.user_id].payment_methods.get(payment_method_id)",
+        "        )"]
+    _same_code(lines, "method: PaymentMethod | None = " + lookup.flat())
+    flag = Attr(Index(attr("self.t_tellers"), rt("present", attr("self.state.current_teller"))),
+                "can_freeze")
+    test = If(Not(flag), [Raise(call("ToolError", Const("no")))],
+              anchor="retail_bank.world:341")
+    lines = _statement_lines(test)
+    assert lines[0] == "        if not (  # retail_bank.world:341"
+    assert all(len(line) <= WIDTH for line in lines)
+    _same_code(lines, f"if not {flag.flat()}:\n    raise ToolError('no')")
+    fits = Assign(Name("method"), call("m.get", Name("k")), "T | None", anchor="a.world:1")
+    assert _statement_lines(fits) == ["        method: T | None = m.get(k)  # a.world:1"]

@@ -150,10 +150,9 @@ def _sorted(a: Args) -> Expr:
     elem = typ.element if isinstance(typ, (t.ListOf, t.SetOf)) else (
         t.Named("entity", typ.entity) if isinstance(typ, t.Table) else
         typ.key if isinstance(typ, t.MapOf) else t.UNKNOWN)
-    src = call("sorted", a.elements("xs"), **keywords)
-    if a.c.is_entity(elem):
-        return call("tuple", Comprehension("gen", rt("key_of", Name("x")), "x", src))
-    return call("tuple", src)
+    if a.c.is_entity(elem):  # the rows sorted, their keys kept
+        return call("rt.sorted_keys", a.elements("xs"), **keywords)
+    return call("tuple", call("sorted", a.elements("xs"), **keywords))
 
 
 def _random_choice(a: Args) -> Expr:
@@ -247,7 +246,17 @@ def _from_json(a: Args) -> Expr:
 
 def _len(a: Args) -> Expr:
     """``len(x)``; of a comprehension, the length of its list (no tuple copied first)."""
-    src = a.value("x")
+    return _length(a.value("x"))
+
+
+def _count(a: Args) -> Expr:
+    """``count(xs)``, ``len(xs)``: of a comprehension selecting rows, the length of the list
+    of the rows (no key taken of each)."""
+    rows = a.c.selected_rows(a.node("xs"), a.env)
+    return call("len", rows) if rows is not None else _length(a.value("xs"))
+
+
+def _length(src: Expr) -> Expr:
     if isinstance(src, Call) and src.func == Name("tuple") and len(src.args) == 1 and \
             isinstance(src.args[0], Comprehension) and src.args[0].kind == "list":
         return call("len", src.args[0])
@@ -256,7 +265,7 @@ def _len(a: Args) -> Expr:
 
 #: ``@name`` in a builtin's ``emit`` -> the emitter of its several forms.
 CUSTOM_EMITTERS: dict[str, Emit] = {
-    "@len": _len,
+    "@len": _len, "@count": _count,
     "@min": _min_max("min"), "@max": _min_max("max"), "@sorted": _sorted, "@range": _range,
     "@round": _round, "@float": _to_float, "@list": _to_list, "@next": _next,
     "@matches_solution": _matches_solution,

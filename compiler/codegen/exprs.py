@@ -29,11 +29,14 @@ from worldspec.compiler.codegen.pycode import (
     Attr,
     BinOp,
     BoolOp,
+    Call,
     Compare,
     Comprehension,
     Const,
     DictOf,
     Expr,
+    FormattedValue,
+    FString,
     IfExp,
     Index,
     Lambda,
@@ -41,12 +44,11 @@ from worldspec.compiler.codegen.pycode import (
     Name,
     Neg,
     Not,
-    Raw,
     SliceOf,
     TupleOf,
     call,
     is_charged,
-    is_dotted,
+    negated,
     rt,
 )
 from worldspec.compiler.codegen.pytypes import TypeTables
@@ -57,6 +59,12 @@ __all__ = ["ExprCompiler", "Env"]
 
 #: Interpolated types whose text is short whatever the value (with numbers and enums).
 _SHORT_TYPES = (t.BOOL, t.DATE, t.DATETIME, t.DURATION)
+#: Types whose values' ``str()`` is the language's text of them (see ``formats_as_text``).
+_FORMATS_AS_TEXT = (t.STR, t.INT, t.FLOAT, t.NUMBER, t.BOOL, t.DATE, t.DATETIME, t.DURATION)
+#: An order comparison -> its opposite, on values of a totally ordered type.
+_ORDER_OPPOSITES = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+#: Types whose values are totally ordered by Python's comparisons (no NaN, no none).
+_TOTALLY_ORDERED = frozenset({t.INT, t.STR, t.DATE, t.DATETIME, t.DURATION})
 #: A format width up to this keeps an f-string short; a wider one is charged as text.
 _SHORT_WIDTH = 64
 #: the numbers of a format spec (spec text, not generated code)
@@ -135,10 +143,7 @@ class ExprCompiler:
         table = self.table_for(base.name, env)
         if isinstance(typ, t.Optional):
             return call(Attr(table, "ref"), key)
-        if is_dotted(key):  # read twice at no cost: the row at once when it exists
-            return BoolOp("or", (call(Attr(Attr(table, "rows"), "get"), key),
-                                 call(Attr(table, "row"), key)))
-        return call(Attr(table, "row"), key)
+        return Index(table, key)  # `Table.__getitem__`: the row, or the call fails
 
     def stored(self, expr: n.Expr, env: Env, target: t.Type | None = None) -> Expr:
         """The value of ``expr`` as a field or container stores it (entities as keys)."""
@@ -198,10 +203,16 @@ class ExprCompiler:
             return call(f"_some_{base.name}", src)  # mypy cannot solve T | None for unions
         return rt("present", src)
 
-    def elements(self, expr: n.Expr, env: Env, charge: bool = False) -> Expr:
+    def elements(self, expr: n.Expr, env: Env, charge: bool = False, deletes: bool = False
+                 ) -> Expr:
         """An iterable of the values of a collection (rows for entities, keys for maps);
-        with ``charge``, the iteration pays one step per element first."""
+        with ``charge``, the iteration pays one step per element first. ``deletes``: the
+        iteration deletes rows (a loop's body), so a list of entities is looked up key by
+        key as it goes (a row deleted before its turn fails the call)."""
         typ = t.strip_optional(self.type_of(expr))
+        rows = None if deletes else self.selected_rows(expr, env)
+        if rows is not None:
+            return self.each(rows, env) if charge else rows
         src = self.value(expr, env)
         if charge and not is_charged(src, env.ep):  # not paid for already
             src = self.each(src, env)
@@ -212,12 +223,58 @@ class ExprCompiler:
             return rt("rows", self.table_for(typ.key.name, env), src)  # type: ignore[attr-defined]
         return src
 
+    def selected_rows(self, expr: n.Expr, env: Env) -> Expr | None:
+        """The rows ``[x for x in xs if c]`` selects, when ``expr`` is such a comprehension
+        of entities: a list of the rows themselves, where its value (a list of keys, as
+        lists of entities hold them) would be looked up again, key by key, by whatever
+        iterates it. Every row it holds was just read from its table (by iterating the
+        table, or by looking a key up), and nothing in between can change the table: the
+        rows are those the lookups would find. ``sorted(xs, key: ...)`` of entities is the
+        same: the rows sorted (``sorted(rows, key=...)``), not their keys looked up again.
+        None for any other expression."""
+        if self._sorts_entities(expr) and id(expr) not in self.program.widened:
+            src = self.value(expr, env)
+            if isinstance(src, Call) and src.func == Attr(Name("rt"), "sorted_keys"):
+                return Call(Name("sorted"), src.args, src.keywords)
+            return None
+        if not (isinstance(expr, n.Comprehension) and isinstance(expr.element, n.NameRef)
+                and expr.element.name == expr.var.name and id(expr) not in self.program.widened
+                and id(expr.element) not in self.program.widened):
+            return None
+        typ = t.strip_optional(self.type_of(expr))
+        if not (isinstance(typ, t.ListOf) and self.is_entity(typ.element)
+                and not isinstance(typ.element, t.Optional)):
+            return None
+        name, inner = self._bind(expr.var, env)
+        cond = self.value(expr.condition, inner) if expr.condition is not None else None
+        return Comprehension("list", self.value(expr.element, inner), name,
+                             self.elements(expr.iterable, env, charge=True), cond)
+
+    def _sorts_entities(self, expr: n.Expr) -> bool:
+        """Whether ``expr`` is a call of the builtin ``sorted`` on entities (not optional)."""
+        if not (isinstance(expr, n.Call) and isinstance(expr.func, n.NameRef)
+                and expr.func.name == "sorted"):
+            return False
+        res = self.program.resolutions.get(id(expr.func))
+        typ = t.strip_optional(self.type_of(expr))
+        return (res is None or res.kind not in ("fn", "record")) and \
+            isinstance(typ, t.ListOf) and self.is_entity(typ.element) and \
+            not isinstance(typ.element, t.Optional)
+
     def checked(self, typ: t.Type, src: Expr, label: str) -> Expr:
         """``src``, a value computed to be stored where ``typ`` is declared, through the
         checks of the type's refinement if it has one (the type tables write them)."""
         if not self.tables.has_refinement(typ):
             return src
-        return Raw(self.tables.checked(typ, src.flat(), repr(label)))
+        if isinstance(typ, t.Optional):
+            return rt("if_present", src, Lambda(("x",), self._refined(typ.inner, Name("x"),
+                                                                      label)))
+        return self._refined(typ, src, label)
+
+    def _refined(self, typ: t.Type, src: Expr, label: str) -> Expr:
+        for fn, constants in self.tables.refinement_checks(typ):
+            src = call(fn, src, Const(label), *map(Const, constants))
+        return src
 
     def each(self, src: Expr, env: Env) -> Expr:
         """``src``, a collection about to be processed, after paying a step per element."""
@@ -277,20 +334,31 @@ class ExprCompiler:
         return Const(None)
 
     def x_FStr(self, e: n.FStr, env: Env) -> Expr:
-        parts: list[Expr] = []
+        parts: list[str | FormattedValue] = []
         for part in e.parts:
             if isinstance(part, str):
-                parts.append(Const(part))
-            else:
-                inner = self.value(part.expr, env)
-                if part.spec:
-                    parts.append(call("format", inner, Const(part.spec)))
-                else:
-                    parts.append(rt("text", inner))
-        if not parts:
-            return Const("")
-        src = _sum(parts)
+                parts.append(part)
+                continue
+            inner = self.value(part.expr, env)
+            if not part.spec and not self.formats_as_text(part.expr):
+                inner = rt("text", inner)
+            parts.append(FormattedValue(inner, part.spec or ""))
+        if all(isinstance(part, str) for part in parts):
+            return Const("".join(part for part in parts if isinstance(part, str)))
+        src = FString(tuple(parts))
         return self.built(src, env) if self._may_be_long(e) else src
+
+    def formats_as_text(self, expr: n.Expr) -> bool:
+        """Whether an f-string's ``{value}`` (Python's ``format(value, '')``, which is
+        ``str(value)`` for these) gives the language's text of ``expr`` without
+        ``rt.text``: a text, a number, a bool, a date, a time, a duration or an enum member
+        (a ``StrEnum``: its value), held as its declared type. Not in a world with
+        ``arguments: dynamic`` (a parameter may hold any JSON value there), nor for a value
+        widened where it is used, a row (its key is its text) or a collection."""
+        if self.tables.dynamic or id(expr) in self.program.widened:
+            return False
+        typ = t.strip_optional(self.type_of(expr))
+        return typ in _FORMATS_AS_TEXT or (isinstance(typ, t.Named) and typ.kind == "enum")
 
     def _may_be_long(self, e: n.FStr) -> bool:
         """Whether an f-string can be long: it interpolates text or a collection, or pads
@@ -374,8 +442,8 @@ class ExprCompiler:
     def x_Index(self, e: n.Index, env: Env) -> Expr:
         obj_type = t.strip_optional(self.type_of(e.obj))
         obj = self.value(e.obj, env)
-        if isinstance(obj_type, t.Table):
-            return call(Attr(obj, "row"), self.value(e.index, env))
+        if isinstance(obj_type, t.Table):  # `Table.__getitem__`: the row, or the call fails
+            return Index(obj, self.value(e.index, env))
         if isinstance(obj_type, t.MapOf):
             index = self.stored(e.index, env)
         else:
@@ -401,7 +469,30 @@ class ExprCompiler:
         return Not(self.value(e.operand, env))
 
     def x_BoolOp(self, e: n.BoolOp, env: Env) -> Expr:
-        return BoolOp(e.op, (self.value(e.left, env), self.value(e.right, env)))
+        left = self.value(e.left, env)
+        tested = self.none_tested(e.left, "==" if e.op == "or" else "!=", env)
+        if tested is None or tested in env.present:
+            return BoolOp(e.op, (left, self.value(e.right, env)))
+        # `x is None or ...x...`, `x is not None and ...x...`: mypy narrows `x` on the right
+        # as the checker did, so it is read plain there (not inside a lambda or a
+        # comprehension's body, which get environments of their own)
+        env.present.add(tested)
+        try:
+            right = self.value(e.right, env)
+        finally:
+            env.present.discard(tested)
+        return BoolOp(e.op, (left, right))
+
+    def none_tested(self, test: n.Expr, op: str, env: Env) -> str | None:
+        """The Python name of the local or parameter ``test`` compares with none by ``op``
+        (``x == none`` / ``x != none``)."""
+        if not (isinstance(test, n.Compare) and test.op == op and
+                isinstance(test.right, n.NoneLit) and isinstance(test.left, n.NameRef)):
+            return None
+        res = self.program.resolutions.get(id(test.left))
+        if res is None or res.kind not in ("local", "param"):
+            return None
+        return env.locals.get(test.left.name, py_name(test.left.name))
 
     def x_Binary(self, e: n.Binary, env: Env) -> Expr:
         result = self.type_of(e)
@@ -542,6 +633,26 @@ class ExprCompiler:
                 container = self.each(container, env)  # a scan: a step per element
             return Compare(item, op, container)
         raise AssertionError(f"unknown comparison {op!r}")
+
+    def negation(self, expr: n.Expr, env: Env) -> Expr:
+        """A test that holds exactly when ``expr`` does not (``require``'s failure): an
+        order comparison of two values of one totally ordered type (ints, texts, dates,
+        times, durations, as declared in a world without ``arguments: dynamic``) is the
+        opposite comparison, ``a >= b`` for ``not (a < b)``; anything else is
+        :func:`~worldspec.compiler.codegen.pycode.negated` (floats keep ``not``: a NaN is
+        neither smaller nor larger)."""
+        if isinstance(expr, n.Compare) and expr.op in _ORDER_OPPOSITES and \
+                not self.tables.dynamic and self._totally_ordered(expr.left, expr.right):
+            sides = self.compare_operands(expr, env)
+            assert sides is not None
+            left, op, right = sides
+            return Compare(left, _ORDER_OPPOSITES[op], right)
+        return negated(self.value(expr, env))
+
+    def _totally_ordered(self, *operands: n.Expr) -> bool:
+        types = {self.type_of(x) for x in operands}
+        return len(types) == 1 and types <= _TOTALLY_ORDERED and \
+            not any(id(x) in self.program.widened for x in operands)
 
     def json_side(self, expr: n.Expr, env: Env) -> Expr:
         """An operand of ``==`` with a ``json`` value on the other side, as JSON holds it: a

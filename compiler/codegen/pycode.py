@@ -23,8 +23,11 @@ __all__ = [
     "WIDTH", "ATOM", "COMPARE", "LAMBDA", "Expr", "Name", "Const", "Raw", "Attr",
     "Call", "Index", "SliceOf", "BinOp",
     "BoolOp", "Compare", "Not", "Neg", "IfExp", "Lambda", "TupleOf", "ListOf", "DictOf",
-    "Comprehension", "Stmt", "Assign", "ExprStmt", "Return", "Raise", "Pass", "Break",
-    "Continue", "If", "For", "While", "FunctionDef", "call", "attr", "rt", "is_charged",
+    "Comprehension", "FormattedValue", "FString", "negated", "Stmt", "Assign", "AugAssign",
+    "ExprStmt",
+    "Return", "Raise", "Pass", "Break",
+    "Continue", "If", "For", "While", "Match", "MatchCase", "FunctionDef", "call", "attr", "rt",
+    "is_charged",
     "charged_value", "is_dotted", "print_block",
 ]
 
@@ -348,6 +351,133 @@ class Comprehension(Expr):
         return f"[{self.inner()}]" if self.kind == "list" else f"({self.inner()})"
 
 
+@dataclass(frozen=True, slots=True)
+class FormattedValue:
+    """A replacement field of an f-string: ``{value}``, or ``{value:spec}`` with a format
+    spec (text from the spec, never code)."""
+
+    value: Expr
+    spec: str = ""
+
+
+#: a format spec an f-string literal may hold as it is (printable ASCII, no brace, quote nor
+#: backslash); another is passed to ``format()`` as a string literal
+_PLAIN_SPEC = re.compile(r"[ !#-&(-\[\]-z|~]*")
+#: a replacement field's code that must be parenthesised inside the braces (a colon would
+#: start the spec, a ``!`` the conversion, a brace the field's end or an escape)
+_FIELD_PARENTHESISED = re.compile(r"[:!{}]")
+
+
+@dataclass(frozen=True, slots=True)
+class FString(Expr):
+    """An f-string: literal texts and replacement fields, in order.
+
+    Printed as an f-string literal (one quote kind, literal braces doubled, quotes,
+    backslashes and non-printable characters escaped as ``repr`` escapes them) where every
+    field's code may stand inside one as Python 3.11 reads it: no backslash, no quote of the
+    literal's kind, no comment. Otherwise it is printed as the concatenation that computes
+    the same text, ``'text ' + format(value, spec)`` (an f-string's field *is*
+    ``format(value, spec)``), so no text from the spec ever decides how code is read.
+    """
+
+    parts: tuple[str | FormattedValue, ...]
+
+    @property
+    def precedence(self) -> int:
+        return ATOM if _fstring_quote(self) is not None else self.fallback().precedence
+
+    def flat(self) -> str:
+        quote = _fstring_quote(self)
+        if quote is None:
+            return self.fallback().flat()
+        return _fstring_piece(self.tokens(), quote)
+
+    def tokens(self) -> list[str | FormattedValue]:
+        """The literal texts cut after each space and line break (where a long f-string
+        may be split into several), and the fields."""
+        out: list[str | FormattedValue] = []
+        for part in self.parts:
+            if isinstance(part, str):
+                out += re.findall(r"[^ \n]*[ \n]|[^ \n]+$", part)
+            else:
+                out.append(part)
+        return out
+
+    def fallback(self) -> Expr:
+        """The same text as a concatenation (for fields whose code no f-string may hold)."""
+        operands: list[Expr] = []
+        for part in self.parts:
+            if isinstance(part, str):
+                operands.append(Const(part))
+            elif not part.spec and _is_text_call(part.value):
+                operands.append(part.value)  # a string already: its format() is itself
+            else:
+                operands.append(call("format", part.value, Const(part.spec)))
+        if not operands:
+            return Const("")
+        out = operands[0]
+        for operand in operands[1:]:
+            out = BinOp(out, "+", operand)
+        return out
+
+
+def _is_text_call(expr: Expr) -> bool:
+    return isinstance(expr, Call) and expr.func == Attr(Name("rt"), "text")
+
+
+def _field_code(field: FormattedValue) -> str:
+    code = field.value.flat()
+    if field.value.precedence <= LAMBDA or _FIELD_PARENTHESISED.search(code):
+        code = f"({code})"
+    return code
+
+
+def _fstring_quote(node: FString) -> str | None:
+    """The quote an f-string literal of ``node`` is written with, or None when a field's
+    code (or spec) cannot stand inside one."""
+    codes = []
+    if all(isinstance(part, str) for part in node.parts):  # a plain string: repr's quote
+        text = "".join(part for part in node.parts if isinstance(part, str))
+        return '"' if "'" in text and '"' not in text else "'"
+    for part in node.parts:
+        if isinstance(part, FormattedValue):
+            if not _PLAIN_SPEC.fullmatch(part.spec):
+                return None
+            codes.append(_field_code(part))
+    if any("\\" in code or "#" in code or "\n" in code for code in codes):
+        return None
+    for quote in ("'", '"'):
+        if not any(quote in code for code in codes):
+            return quote
+    return None
+
+
+def _escaped(text: str, quote: str, braces: bool) -> str:
+    """``text`` inside a string literal written with ``quote`` (braces doubled in an
+    f-string): ``repr``'s escapes for backslashes and non-printable characters."""
+    out = []
+    for ch in text:
+        if ch == quote:
+            out.append("\\" + ch)
+        elif ch == "\\" or not ch.isprintable():
+            out.append(repr(ch)[1:-1])
+        elif braces and ch in "{}":
+            out.append(ch * 2)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _fstring_piece(tokens: Sequence[str | FormattedValue], quote: str) -> str:
+    """One literal of ``tokens``: an f-string when it holds a field, else a plain string."""
+    fields = any(isinstance(token, FormattedValue) for token in tokens)
+    body = "".join(
+        _escaped(token, quote, fields) if isinstance(token, str) else
+        "{" + _field_code(token) + (":" + token.spec if token.spec else "") + "}"
+        for token in tokens)
+    return ("f" if fields else "") + quote + body + quote
+
+
 # ------------------------------------------------------------------ builders and questions
 def attr(dotted: str) -> Expr:
     """``a.b.c`` as attribute reads of a name."""
@@ -367,6 +497,25 @@ def call(func: str | Expr, *args: Expr, **keywords: Expr) -> Call:
 def rt(helper: str, *args: Expr) -> Call:
     """A call of a runtime helper, ``rt.helper(args)``."""
     return Call(Attr(Name("rt"), helper), tuple(args))
+
+
+def negated(expr: Expr) -> Expr:
+    """``not expr`` as a test reads it (only its truth is used): ``not (a == b)`` is
+    ``a != b``, ``not (x in xs)`` is ``x not in xs``, ``not (x is None)`` is ``x is not
+    None`` (Python defines each of these as the other's negation: ``!=`` is the inverted
+    ``==`` for every value the runtime holds, a NaN included), and ``not (not x)`` is ``x``
+    (a test calls ``bool(x)`` once either way). Order comparisons stay negated: ``not (a <
+    b)`` is not ``a >= b`` for a NaN."""
+    if isinstance(expr, Not):
+        return expr.operand
+    if isinstance(expr, Compare) and expr.op in _NEGATED:
+        return Compare(expr.left, _NEGATED[expr.op], expr.right)
+    return Not(expr)
+
+
+#: comparison -> the one Python defines as its negation
+_NEGATED = {"==": "!=", "!=": "==", "in": "not in", "not in": "in", "is": "is not",
+            "is not": "is"}
 
 
 def charged_value(expr: Expr, ep: str) -> Expr | None:
@@ -404,6 +553,15 @@ class Assign(Stmt):
     target: Expr
     value: Expr
     annotation: str | None = None
+
+
+@dataclass(slots=True)
+class AugAssign(Stmt):
+    """``target op= value`` (``op`` without its ``=``)."""
+
+    target: Expr
+    op: str
+    value: Expr
 
 
 @dataclass(slots=True)
@@ -456,6 +614,25 @@ class For(Stmt):
 class While(Stmt):
     test: Expr
     body: list[Stmt]
+
+
+@dataclass(slots=True)
+class MatchCase(Stmt):
+    """``case pattern:`` of a :class:`Match`: ``pattern`` is a class pattern (``Cls()``), a
+    value pattern (``Cls.member``) or ``_``, built from names the compiler made (never
+    text from the spec), with ``as binding`` when it binds the subject."""
+
+    pattern: str
+    body: list[Stmt]
+    binding: str | None = None
+
+
+@dataclass(slots=True)
+class Match(Stmt):
+    """``match subject:`` and its cases, in order."""
+
+    subject: Expr
+    cases: list[MatchCase]
 
 
 @dataclass(slots=True)
@@ -556,7 +733,21 @@ def _wrapped(expr: Expr, indent: str, head: str, tail: str, nested: bool,
              reserve: int = 0) -> list[str]:
     """``head + expr + tail`` at ``indent``, split over lines where it is too long.
     ``nested``: inside brackets already, where a line may break without parentheses;
-    ``reserve``: characters the first line must leave free (for a comment)."""
+    ``reserve``: characters the first line must leave free (for a comment). A statement's
+    expression whose first line is still too long (a long target before it, an anchor
+    after it, or no bracket to split) goes in parentheses, on a line of its own, when it
+    fits there."""
+    lines = _split(expr, indent, head, tail, nested, reserve)
+    if nested or len(lines[0]) + reserve <= WIDTH:
+        return lines
+    inside = _split(expr, indent + _INDENT, "", "", True, 0)
+    if len(inside[0]) > WIDTH:
+        return lines
+    return [indent + head + "(", *inside, indent + ")" + tail]
+
+
+def _split(expr: Expr, indent: str, head: str, tail: str, nested: bool, reserve: int
+           ) -> list[str]:
     line = indent + head + expr.flat() + tail
     if len(line) + reserve <= WIDTH:
         return [line]
@@ -565,6 +756,13 @@ def _wrapped(expr: Expr, indent: str, head: str, tail: str, nested: bool,
         assert isinstance(expr, Call)
         return _wrapped(hugged, indent, head + _at(expr.func, ATOM) + "(", ")" + tail, True,
                         reserve)
+    if isinstance(expr, Const) and type(expr.value) is str:  # a long text: joined literals
+        return _fstring_wrapped(FString((expr.value,)), indent, head, tail, nested,
+                                reserve) or [line]
+    if isinstance(expr, FString):
+        if _fstring_quote(expr) is None:
+            return _wrapped(expr.fallback(), indent, head, tail, nested, reserve)
+        return _fstring_wrapped(expr, indent, head, tail, nested, reserve) or [line]
     inner = indent + _INDENT
     split = _bracketed(expr)
     if split is not None:
@@ -592,6 +790,9 @@ def _wrapped(expr: Expr, indent: str, head: str, tail: str, nested: bool,
                     indent + ")" + tail]
     operands = _operands(expr)
     if operands is not None:
+        right = _right_hugged(operands, indent, head, tail, reserve)
+        if right is not None:
+            return right
         if nested:  # inside brackets: the operands one a line, level with the first
             lines = _split_item(operands[0], indent, "")
             lines[0] = indent + head + lines[0][len(indent):]
@@ -621,6 +822,51 @@ def _wrapped(expr: Expr, indent: str, head: str, tail: str, nested: bool,
     return [line]
 
 
+def _fstring_wrapped(expr: FString, indent: str, head: str, tail: str, nested: bool,
+                     reserve: int) -> list[str] | None:
+    """A long f-string as several literals, one a line, that Python joins into one (inside
+    brackets already, or in parentheses of their own): cut after spaces and line breaks,
+    never inside a field. None when inside brackets it cannot be cut."""
+    quote = _fstring_quote(expr)
+    assert quote is not None
+    inner = indent if nested else indent + _INDENT
+    pieces: list[list[str | FormattedValue]] = [[]]
+    for token in expr.tokens():
+        room = WIDTH - len(inner) - len(tail)
+        if nested and len(pieces) == 1:
+            room -= len(head) + reserve
+        candidate = [*pieces[-1], token]
+        if pieces[-1] and len(_fstring_piece(candidate, quote)) > room:
+            pieces.append([token])
+        else:
+            pieces[-1] = candidate
+    if len(pieces) == 1 and nested:
+        return None
+    texts = [_fstring_piece(piece, quote) for piece in pieces]
+    if nested:
+        lines = [indent + head + texts[0], *(indent + text for text in texts[1:])]
+        lines[-1] += tail
+        return lines
+    return [indent + head + "(", *(inner + text for text in texts), indent + ")" + tail]
+
+
+def _right_hugged(operands: list[_Item], indent: str, head: str, tail: str, reserve: int
+                  ) -> list[str] | None:
+    """An operator expression whose last operand is bracketed (a call, a display), split
+    inside that operand's brackets when everything before its opening bracket fits on the
+    first line: ``xs + (`` ... ``)``, as black splits the right-hand side first. None when
+    it does not apply."""
+    *front, last = operands
+    if last.expr is None or last.paren or _bracketed(last.expr) is None or \
+            isinstance(last.expr, Index):
+        return None
+    lead = head + " ".join(item.text for item in front) + " " + last.prefix
+    lines = _wrapped(last.expr, indent, lead, tail, True, reserve)
+    if len(lines) < 2 or len(lines[0]) + reserve > WIDTH:
+        return None
+    return lines
+
+
 def _simple(stmt: Stmt) -> tuple[str, Expr | None, str] | None:
     """A one-line statement as (text before its expression, the expression, text after)."""
     if isinstance(stmt, Assign):
@@ -628,6 +874,8 @@ def _simple(stmt: Stmt) -> tuple[str, Expr | None, str] | None:
         if stmt.annotation is not None:
             target += f": {stmt.annotation}"
         return f"{target} = ", stmt.value, ""
+    if isinstance(stmt, AugAssign):
+        return f"{stmt.target.flat()} {stmt.op}= ", stmt.value, ""
     if isinstance(stmt, ExprStmt):
         return "", stmt.value, ""
     if isinstance(stmt, Return):
@@ -674,6 +922,13 @@ def _statement(stmt: Stmt, depth: int) -> list[str]:
     if isinstance(stmt, While):
         return _header("while ", stmt.test, indent, stmt.anchor) + \
             print_block(stmt.body, depth + 1)
+    if isinstance(stmt, Match):
+        out = _header("match ", stmt.subject, indent, stmt.anchor)
+        for case in stmt.cases:
+            pattern = case.pattern + (f" as {case.binding}" if case.binding else "")
+            out.append(indent + _INDENT + f"case {pattern}:" + _comment(case.anchor))
+            out += print_block(case.body, depth + 2)
+        return out
     if isinstance(stmt, FunctionDef):
         return _function(stmt, depth)
     raise AssertionError(f"cannot print {type(stmt).__name__}")

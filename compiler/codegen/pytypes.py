@@ -186,17 +186,25 @@ class TypeTables:
         body = self.loader(typ, "x", "p")
         return f"(lambda x, p: {body})" if body != "x" else "(lambda x, p: x)"
 
-    def refine(self, typ: t.Type, code: str, path: str) -> str:
-        """Wrap ``code`` with the checks of the type's refinement, if any."""
+    def refinement_checks(self, typ: t.Type) -> list[tuple[str, tuple[object, ...]]]:
+        """The checks of the type's refinement, innermost first: each a validator's name and
+        the constants it takes after the value and its path."""
         ref = getattr(typ, "refinement", None)
         if ref is None:
-            return code
+            return []
+        out: list[tuple[str, tuple[object, ...]]] = []
         if ref.low is not None or ref.high is not None:
             fn = "v.check_range" if isinstance(typ, t.Prim) and typ.name in _NUMERIC \
                 else "v.check_length"
-            code = f"{fn}({code}, {path}, {ref.low!r}, {ref.high!r})"
+            out.append((fn, (ref.low, ref.high)))
         if ref.pattern is not None:
-            code = f"v.check_pattern({code}, {path}, {ref.pattern!r})"
+            out.append(("v.check_pattern", (ref.pattern,)))
+        return out
+
+    def refine(self, typ: t.Type, code: str, path: str) -> str:
+        """Wrap ``code`` with the checks of the type's refinement, if any."""
+        for fn, constants in self.refinement_checks(typ):
+            code = f"{fn}({', '.join([code, path, *map(repr, constants)])})"
         return code
 
     def has_refinement(self, typ: t.Type) -> bool:

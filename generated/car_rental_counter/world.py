@@ -242,14 +242,14 @@ class CarRentalCounter(Episode):
     def _check_invariants(self) -> None:
         if not all(  # car_rental_counter.world:137
             not self.fn_holds(_a24)
-            or len(tuple([
-                _b25.key()
+            or len([
+                _b25
                 for _b25 in rt.each(self, self.t_rentals)
                 if _b25.car == _a24.car
                 and self.fn_holds(_b25)
                 and _b25.pickup_date < _a24.return_date
                 and _a24.pickup_date < _b25.return_date
-            ]))
+            ])
             == 1
             for _a24 in rt.each(self, self.t_rentals)
         ):
@@ -258,8 +258,7 @@ class CarRentalCounter(Episode):
                 'car_rental_counter.world:137',
             )
         if not all(  # car_rental_counter.world:140
-            (_c26.branch is None)
-            == any(
+            (_c26.branch is None) == any(
                 _r27.car == _c26.key() and _r27.status == _E12_RentalStatus_picked_up
                 for _r27 in rt.each(self, self.t_rentals)
             )
@@ -300,8 +299,7 @@ class CarRentalCounter(Episode):
         for _row31 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:152
             if not (
                 _row31.status != _E12_RentalStatus_returned
-                or _row31.total_cents
-                == rt.bounded(
+                or _row31.total_cents == rt.bounded(
                     rt.bounded(_row31.base_charge_cents + _row31.extra_days_charge_cents)
                     + _row31.one_way_fee_cents,
                 )
@@ -322,11 +320,9 @@ class CarRentalCounter(Episode):
                 )
         if not all(  # car_rental_counter.world:158
             (_r33.end_mileage_km is None
-            or rt.present(_r33.end_mileage_km)
-            <= (self.t_cars.rows.get(_r33.car) or self.t_cars.row(_r33.car)).mileage_km)
+            or rt.present(_r33.end_mileage_km) <= self.t_cars[_r33.car].mileage_km)
             and (_r33.start_mileage_km is None
-            or rt.present(_r33.start_mileage_km)
-            <= (self.t_cars.rows.get(_r33.car) or self.t_cars.row(_r33.car)).mileage_km)
+            or rt.present(_r33.start_mileage_km) <= self.t_cars[_r33.car].mileage_km)
             for _r33 in rt.each(self, self.t_rentals)
         ):
             raise InvariantError(
@@ -367,7 +363,7 @@ class CarRentalCounter(Episode):
         while d < finish:  # car_rental_counter.world:118
             self.charge(1)
             d = d + dt.timedelta(days=1)  # car_rental_counter.world:119
-            n = n + 1  # car_rental_counter.world:120
+            n += 1  # car_rental_counter.world:120
         return n  # car_rental_counter.world:122
 
     def fn_holds(self, r: Rental) -> bool:  # car_rental_counter.world:125
@@ -399,20 +395,19 @@ class CarRentalCounter(Episode):
             'List the in-service cars parked at a branch that are free for the whole stay, '
             'cheapest first, with the price.'
         )
-        if not (return_date > pickup_date):  # car_rental_counter.world:171
+        if return_date <= pickup_date:  # car_rental_counter.world:171
             raise ToolError('The return date must be after the pick-up date.')
-        if not (  # car_rental_counter.world:172
-            return_date <= pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)
+        if (  # car_rental_counter.world:172
+            return_date > pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)
         ):
-            raise ToolError('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.')
+            raise ToolError(f'A rental lasts at most {_C_MAX_RENTAL_DAYS} days.')
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:173
         found: tuple[str, ...] = tuple([  # car_rental_counter.world:174
             _c2.key()
             for _c2 in rt.each(self, self.t_cars)
             if _c2.branch == branch.key()
             and _c2.in_service
-            and (category is None
-            or _c2.category == (category if category is not None else rt.absent()))
+            and (category is None or _c2.category == category)
             and self.fn_car_free(_c2, pickup_date, return_date)
         ])
         return tuple(sorted(  # car_rental_counter.world:175
@@ -437,17 +432,20 @@ class CarRentalCounter(Episode):
         self, name: str, licence_number: str, licence_expires: dt.date, email: str
     ) -> Customer:
         'Register a new customer with their driving licence.'
-        if not (not any(_c5.licence_number == licence_number for _c5 in rt.each(self, self.t_customers))):  # car_rental_counter.world:186
+        if any(  # car_rental_counter.world:186
+            _c5.licence_number == licence_number for _c5 in rt.each(self, self.t_customers)
+        ):
             raise ToolError(rt.built(
-                self,
-                'A customer with licence ' + rt.text(licence_number) + ' is already registered.',
+                self, f'A customer with licence {licence_number} is already registered.'
             ))
-        if not (licence_expires > self.clock.date()):  # car_rental_counter.world:187
-            raise ToolError('The licence expired on ' + rt.text(licence_expires) + '.')
+        if licence_expires <= self.clock.date():  # car_rental_counter.world:187
+            raise ToolError(f'The licence expired on {licence_expires}.')
         customer: Customer = Customer(  # car_rental_counter.world:188
             id_=self.next_id('customer_ids', 'CU{:03d}'),
             name=v.check_length(name, 'Customer.name', 1, 80),
-            licence_number=v.check_pattern(licence_number, 'Customer.licence_number', '^[A-Z0-9]{6,12}$'),
+            licence_number=v.check_pattern(
+                licence_number, 'Customer.licence_number', '^[A-Z0-9]{6,12}$'
+            ),
             licence_expires=licence_expires,
             email=v.check_pattern(email, 'Customer.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
         )
@@ -465,23 +463,17 @@ class CarRentalCounter(Episode):
             customer.key(),
             customer.name,
             customer.licence_expires,
-            tuple(
-                rt.key_of(x)
-                for x in sorted(
-                    rt.rows(
-                        self.t_rentals,
-                        rt.each(
-                            self,
-                            tuple([
-                                _r7.key()
-                                for _r7 in rt.each(self, self.t_rentals)
-                                if _r7.customer == customer.key()
-                            ]),
-                        ),
-                    ),
-                    key=lambda _r6: _r6.pickup_date,
-                    reverse=True,
-                )
+            rt.sorted_keys(
+                rt.each(
+                    self,
+                    [
+                        _r7
+                        for _r7 in rt.each(self, self.t_rentals)
+                        if _r7.customer == customer.key()
+                    ],
+                ),
+                key=lambda _r6: _r6.pickup_date,
+                reverse=True,
             ),
         )
 
@@ -528,10 +520,8 @@ class CarRentalCounter(Episode):
         return tuple([  # car_rental_counter.world:244
             _c10.key()
             for _c10 in rt.each(self, self.t_cars)
-            if (branch is None
-            or _c10.branch == (branch if branch is not None else rt.absent()).key())
-            and (category is None
-            or _c10.category == (category if category is not None else rt.absent()))
+            if (branch is None or _c10.branch == branch.key())
+            and (category is None or _c10.category == category)
         ])
 
     def tool_list_car_rentals(self, car: Car) -> tuple[str, ...]:  # car_rental_counter.world:247
@@ -539,23 +529,12 @@ class CarRentalCounter(Episode):
             'List the rentals of one car (customer, dates, status and charges), the latest '
             'pick-up first.'
         )
-        return tuple(  # car_rental_counter.world:252
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_rentals,
-                    rt.each(
-                        self,
-                        tuple([
-                            _r12.key()
-                            for _r12 in rt.each(self, self.t_rentals)
-                            if _r12.car == car.key()
-                        ]),
-                    ),
-                ),
-                key=lambda _r11: _r11.pickup_date,
-                reverse=True,
-            )
+        return rt.sorted_keys(  # car_rental_counter.world:252
+            rt.each(
+                self, [_r12 for _r12 in rt.each(self, self.t_rentals) if _r12.car == car.key()]
+            ),
+            key=lambda _r11: _r11.pickup_date,
+            reverse=True,
         )
 
     def tool_reserve_car(  # car_rental_counter.world:255
@@ -565,32 +544,29 @@ class CarRentalCounter(Episode):
             'Reserve a car at the branch where it is parked. The price is the number of days '
             "times the car's daily rate."
         )
-        if not (return_date > pickup_date):  # car_rental_counter.world:263
+        if return_date <= pickup_date:  # car_rental_counter.world:263
             raise ToolError('The return date must be after the pick-up date.')
-        if not (pickup_date >= self.clock.date()):  # car_rental_counter.world:264
+        if pickup_date < self.clock.date():  # car_rental_counter.world:264
             raise ToolError('The pick-up date cannot be in the past.')
-        if not (  # car_rental_counter.world:265
-            return_date <= pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)
+        if (  # car_rental_counter.world:265
+            return_date > pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)
         ):
-            raise ToolError('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.')
+            raise ToolError(f'A rental lasts at most {_C_MAX_RENTAL_DAYS} days.')
         if not car.in_service:  # car_rental_counter.world:266
-            raise ToolError(rt.built(self, 'Car ' + rt.text(car.plate) + ' is out of service.'))
-        if not (car.branch is not None):  # car_rental_counter.world:267
+            raise ToolError(rt.built(self, f'Car {car.plate} is out of service.'))
+        if car.branch is None:  # car_rental_counter.world:267
             raise ToolError(rt.built(
-                self,
-                'Car ' + rt.text(car.plate) + ' is out on a rental and cannot be reserved now.',
+                self, f'Car {car.plate} is out on a rental and cannot be reserved now.'
             ))
         if not self.fn_car_free(car, pickup_date, return_date):  # car_rental_counter.world:268
             raise ToolError(rt.built(
-                self, 'Car ' + rt.text(car.plate) + ' is already reserved for some of these days.'
+                self, f'Car {car.plate} is already reserved for some of these days.'
             ))
-        if not (customer.licence_expires >= return_date):  # car_rental_counter.world:269
+        if customer.licence_expires < return_date:  # car_rental_counter.world:269
             raise ToolError(rt.built(
                 self,
-                rt.text(customer.name)
-                + "'s licence expires on "
-                + rt.text(customer.licence_expires)
-                + ', before the return date.',
+                f'{customer.name}\'s licence expires on {customer.licence_expires}, before the '
+                'return date.',
             ))
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:270
         rental: Rental = Rental(  # car_rental_counter.world:271
@@ -605,7 +581,9 @@ class CarRentalCounter(Episode):
             end_mileage_km=None,
             returned_on=None,
             return_branch=None,
-            base_charge_cents=v.check_range(rt.bounded(n * car.daily_rate_cents), 'Rental.base_charge_cents', 0, None),
+            base_charge_cents=v.check_range(
+                rt.bounded(n * car.daily_rate_cents), 'Rental.base_charge_cents', 0, None
+            ),
             extra_days_charge_cents=0,
             one_way_fee_cents=0,
             total_cents=0,
@@ -615,14 +593,10 @@ class CarRentalCounter(Episode):
 
     def tool_cancel_reservation(self, rental: Rental) -> Rental:  # car_rental_counter.world:283
         'Cancel a reservation that has not been picked up. There is no fee.'
-        if not (rental.status == _E12_RentalStatus_reserved):  # car_rental_counter.world:288
+        if rental.status != _E12_RentalStatus_reserved:  # car_rental_counter.world:288
             raise ToolError(rt.built(
                 self,
-                'Rental '
-                + rt.text(rental.id_)
-                + ' is '
-                + rt.text(rental.status)
-                + '; only reserved rentals can be cancelled.',
+                f'Rental {rental.id_} is {rental.status}; only reserved rentals can be cancelled.',
             ))
         self.set_field(  # car_rental_counter.world:289
             rental, 'status', _E12_RentalStatus_cancelled
@@ -634,64 +608,37 @@ class CarRentalCounter(Episode):
             'Hand the car of a reservation to the customer, from its pick-up day until the day '
             'before its planned return. Records the start mileage.'
         )
-        if not (rental.status == _E12_RentalStatus_reserved):  # car_rental_counter.world:298
+        if rental.status != _E12_RentalStatus_reserved:  # car_rental_counter.world:298
             raise ToolError(rt.built(
                 self,
-                'Rental '
-                + rt.text(rental.id_)
-                + ' is '
-                + rt.text(rental.status)
-                + '; only reserved rentals can be picked up.',
+                f'Rental {rental.id_} is {rental.status}; only reserved rentals can be picked up.',
             ))
         today: dt.date = self.clock.date()  # car_rental_counter.world:299
-        if not (today >= rental.pickup_date):  # car_rental_counter.world:300
+        if today < rental.pickup_date:  # car_rental_counter.world:300
             raise ToolError(rt.built(
-                self,
-                'Too early: rental '
-                + rt.text(rental.id_)
-                + ' can be picked up from '
-                + rt.text(rental.pickup_date)
-                + '.',
+                self, f'Too early: rental {rental.id_} can be picked up from {rental.pickup_date}.'
             ))
-        if not (today < rental.return_date):  # car_rental_counter.world:301
+        if today >= rental.return_date:  # car_rental_counter.world:301
             raise ToolError(rt.built(
                 self,
-                'Reservation '
-                + rt.text(rental.id_)
-                + ' has expired: its return date '
-                + rt.text(rental.return_date)
-                + ' has come.',
+                f'Reservation {rental.id_} has expired: its return date {rental.return_date} has '
+                'come.',
             ))
-        car: Car = (  # car_rental_counter.world:302
-            self.t_cars.rows.get(rental.car) or self.t_cars.row(rental.car)
-        )
-        if not (car.branch == rental.pickup_branch):  # car_rental_counter.world:303
+        car: Car = self.t_cars[rental.car]  # car_rental_counter.world:302
+        if car.branch != rental.pickup_branch:  # car_rental_counter.world:303
             raise ToolError(rt.built(
                 self,
-                'Car '
-                + rt.text(car.plate)
-                + ' is not at branch '
-                + rt.text(
-                    (self.t_branches.rows.get(rental.pickup_branch) or self.t_branches.row(rental.pickup_branch)).code,
-                )
-                + '.',
+                f'Car {car.plate} is not at branch {self.t_branches[rental.pickup_branch].code}.',
             ))
         if not car.in_service:  # car_rental_counter.world:304
-            raise ToolError(rt.built(self, 'Car ' + rt.text(car.plate) + ' is out of service.'))
-        if not (  # car_rental_counter.world:305
-            (self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).licence_expires
-            >= rental.return_date
+            raise ToolError(rt.built(self, f'Car {car.plate} is out of service.'))
+        if (  # car_rental_counter.world:305
+            self.t_customers[rental.customer].licence_expires < rental.return_date
         ):
             raise ToolError(rt.built(
                 self,
-                rt.text(
-                    (self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).name,
-                )
-                + "'s licence expires on "
-                + rt.text(
-                    (self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).licence_expires,
-                )
-                + ', before the return date.',
+                f'{self.t_customers[rental.customer].name}\'s licence expires on '
+                f'{self.t_customers[rental.customer].licence_expires}, before the return date.',
             ))
         self.set_field(  # car_rental_counter.world:306
             rental, 'status', _E12_RentalStatus_picked_up
@@ -699,9 +646,11 @@ class CarRentalCounter(Episode):
         self.set_field(  # car_rental_counter.world:307
             rental,
             'start_mileage_km',
-            rt.if_present(car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None)),
+            rt.if_present(
+                car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None)
+            ),
         )
-        self.set_field(self.t_cars.row(car.plate), 'branch', None)  # car_rental_counter.world:308
+        self.set_field(self.t_cars[car.plate], 'branch', None)  # car_rental_counter.world:308
         return rental  # car_rental_counter.world:309
 
     def tool_return_car(  # car_rental_counter.world:312
@@ -714,28 +663,17 @@ class CarRentalCounter(Episode):
             'differs from\n'
             'the pick-up branch. Returns the rental with its charges.'
         )
-        if not (rental.status == _E12_RentalStatus_picked_up):  # car_rental_counter.world:323
+        if rental.status != _E12_RentalStatus_picked_up:  # car_rental_counter.world:323
             raise ToolError(rt.built(
                 self,
-                'Rental '
-                + rt.text(rental.id_)
-                + ' is '
-                + rt.text(rental.status)
-                + '; only picked-up rentals can be returned.',
+                f'Rental {rental.id_} is {rental.status}; only picked-up rentals can be returned.',
             ))
-        car: Car = (  # car_rental_counter.world:324
-            self.t_cars.rows.get(rental.car) or self.t_cars.row(rental.car)
-        )
-        if not (mileage_km >= car.mileage_km):  # car_rental_counter.world:325
+        car: Car = self.t_cars[rental.car]  # car_rental_counter.world:324
+        if mileage_km < car.mileage_km:  # car_rental_counter.world:325
             raise ToolError(rt.built(
                 self,
-                'The mileage '
-                + rt.text(mileage_km)
-                + ' km is lower than the '
-                + rt.text(car.mileage_km)
-                + ' km recorded for car '
-                + rt.text(car.plate)
-                + '.',
+                f'The mileage {mileage_km} km is lower than the {car.mileage_km} km recorded for '
+                f'car {car.plate}.',
             ))
         today: dt.date = self.clock.date()  # car_rental_counter.world:326
         extra: int = self.fn_days_between(  # car_rental_counter.world:327
@@ -744,7 +682,14 @@ class CarRentalCounter(Episode):
         self.set_field(  # car_rental_counter.world:328
             rental,
             'extra_days_charge_cents',
-            v.check_range(rt.bounded(extra * rt.bounded(car.daily_rate_cents + self.state.late_surcharge_cents)), 'Rental.extra_days_charge_cents', 0, None),
+            v.check_range(
+                rt.bounded(
+                    extra * rt.bounded(car.daily_rate_cents + self.state.late_surcharge_cents)
+                ),
+                'Rental.extra_days_charge_cents',
+                0,
+                None,
+            ),
         )
         if branch.key() != rental.pickup_branch:  # car_rental_counter.world:329
             self.set_field(  # car_rental_counter.world:330
@@ -759,20 +704,30 @@ class CarRentalCounter(Episode):
         self.set_fields(  # car_rental_counter.world:334
             rental,
             ('total_cents', 'end_mileage_km', 'returned_on'),
-            v.check_range(rt.bounded(rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents) + rental.one_way_fee_cents), 'Rental.total_cents', 0, None),
-            rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None)),
+            v.check_range(
+                rt.bounded(
+                    rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents)
+                    + rental.one_way_fee_cents,
+                ),
+                'Rental.total_cents',
+                0,
+                None,
+            ),
+            rt.if_present(
+                mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None)
+            ),
             today,
         )
         self.set_fields(  # car_rental_counter.world:337
             rental, ('return_branch', 'status'), branch.key(), _E12_RentalStatus_returned
         )
         self.set_field(  # car_rental_counter.world:339
-            self.t_cars.row(car.plate),
+            self.t_cars[car.plate],
             'mileage_km',
             v.check_range(mileage_km, 'Car.mileage_km', 0, None),
         )
         self.set_field(  # car_rental_counter.world:340
-            self.t_cars.row(car.plate), 'branch', branch.key()
+            self.t_cars[car.plate], 'branch', branch.key()
         )
         return rental  # car_rental_counter.world:341
 
@@ -780,8 +735,8 @@ class CarRentalCounter(Episode):
         self, car: Car, in_service: bool
     ) -> Car:
         'Take a parked car out of service for maintenance, or put it back in service.'
-        if not (car.branch is not None):  # car_rental_counter.world:350
-            raise ToolError(rt.built(self, 'Car ' + rt.text(car.plate) + ' is out on a rental.'))
+        if car.branch is None:  # car_rental_counter.world:350
+            raise ToolError(rt.built(self, f'Car {car.plate} is out on a rental.'))
         if not (  # car_rental_counter.world:351
             in_service
             or not any(
@@ -791,9 +746,8 @@ class CarRentalCounter(Episode):
         ):
             raise ToolError(rt.built(
                 self,
-                'Car '
-                + rt.text(car.plate)
-                + ' has reservations; cancel or move them before taking it out of service.',
+                f'Car {car.plate} has reservations; cancel or move them before taking it out of '
+                'service.',
             ))
         self.set_field(car, 'in_service', in_service)  # car_rental_counter.world:352
         return car  # car_rental_counter.world:353
@@ -844,19 +798,19 @@ _PARAM_customer = param(
     'customer',
     arg.row('customers'),
     'The customer id, e.g. CU001.',
-    not_found=lambda ep, key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
 )
 _PARAM_rental = param(
     'rental',
     arg.row('rentals'),
     'The rental id, e.g. R0001.',
-    not_found=lambda ep, key: rt.built(ep, 'Unknown rental ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'),
 )
 _PARAM_car = param(
     'car',
     arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
     "The car's plate, e.g. 1234-XYZ.",
-    not_found=lambda ep, key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
 )
 
 
@@ -867,7 +821,7 @@ CarRentalCounter.TOOLS = tools(
             'branch',
             arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
             'The branch code, e.g. MAD.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown branch ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
         ),
         param('pickup_date', arg.DATE, 'The pick-up day, e.g. 2026-07-15.'),
         _PARAM_return_date,
@@ -937,7 +891,7 @@ CarRentalCounter.TOOLS = tools(
             'text',
             arg.refined(arg.TEXT, 1, 80),
             "Part of the customer's name, email or licence number, e.g. Smith; case does not "
-            'matter.',
+            "matter.",
         ),
         read_only=True,
         where='car_rental_counter.world:223',
@@ -957,7 +911,7 @@ CarRentalCounter.TOOLS = tools(
             'branch',
             arg.optional(arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
             'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown branch ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
         ),
         _PARAM_category,
         read_only=True,
@@ -980,7 +934,7 @@ CarRentalCounter.TOOLS = tools(
             'car',
             arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
             "The car's plate, e.g. 6666-FGH.",
-            not_found=lambda ep, key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
         ),
         param('pickup_date', arg.DATE, 'The pick-up day, today or later.'),
         _PARAM_return_date,
@@ -993,7 +947,7 @@ CarRentalCounter.TOOLS = tools(
             'rental',
             arg.row('rentals'),
             'The rental id, e.g. R0003.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown rental ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'),
         ),
         where='car_rental_counter.world:283',
         returns=_RESULT_Rental,
@@ -1010,13 +964,13 @@ CarRentalCounter.TOOLS = tools(
             'rental',
             arg.row('rentals'),
             'The rental id, e.g. R0002.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown rental ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'),
         ),
         param(
             'branch',
             arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
             'The branch where the car is returned, e.g. BCN.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown branch ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
         ),
         param(
             'mileage_km',
@@ -1032,7 +986,7 @@ CarRentalCounter.TOOLS = tools(
             'car',
             arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
             "The car's plate, e.g. 4444-DEF.",
-            not_found=lambda ep, key: rt.built(ep, 'Unknown car ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
         ),
         param(
             'in_service',
@@ -1050,19 +1004,19 @@ def _check_pickup_and_late_return__laura_has_car(  # car_rental_counter.world:50
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_rentals.row('R0001').status,
+            ep.t_rentals['R0001'].status,
             '==',
             _E12_RentalStatus_picked_up,
             'rentals["R0001"].status == picked_up',
         )
         and rt.compared(
-            ep.t_rentals.row('R0001').start_mileage_km,
+            ep.t_rentals['R0001'].start_mileage_km,
             '==',
             31500,
             'rentals["R0001"].start_mileage_km == 31500',
         )
         and rt.compared(
-            ep.t_cars.row('2222-BCD').branch, 'is', None, 'cars["2222-BCD"].branch == none'
+            ep.t_cars['2222-BCD'].branch, 'is', None, 'cars["2222-BCD"].branch == none'
         )
     )
 
@@ -1071,14 +1025,9 @@ def _check_pickup_and_late_return__clio_back(  # car_rental_counter.world:501
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_cars.row('5555-EFG').branch, '==', 'BCN', 'cars["5555-EFG"].branch == "BCN"'
-        )
+        rt.compared(ep.t_cars['5555-EFG'].branch, '==', 'BCN', 'cars["5555-EFG"].branch == "BCN"')
         and rt.compared(
-            ep.t_cars.row('5555-EFG').mileage_km,
-            '==',
-            27950,
-            'cars["5555-EFG"].mileage_km == 27950',
+            ep.t_cars['5555-EFG'].mileage_km, '==', 27950, 'cars["5555-EFG"].mileage_km == 27950'
         )
     )
 
@@ -1088,28 +1037,25 @@ def _check_pickup_and_late_return__charged(  # car_rental_counter.world:502
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_rentals.row('R0002').status,
+            ep.t_rentals['R0002'].status,
             '==',
             _E12_RentalStatus_returned,
             'rentals["R0002"].status == returned',
         )
         and rt.compared(
-            ep.t_rentals.row('R0002').extra_days_charge_cents,
+            ep.t_rentals['R0002'].extra_days_charge_cents,
             '==',
             11200,
             'rentals["R0002"].extra_days_charge_cents == 11200',
         )
         and rt.compared(
-            ep.t_rentals.row('R0002').one_way_fee_cents,
+            ep.t_rentals['R0002'].one_way_fee_cents,
             '==',
             7500,
             'rentals["R0002"].one_way_fee_cents == 7500',
         )
         and rt.compared(
-            ep.t_rentals.row('R0002').total_cents,
-            '==',
-            31000,
-            'rentals["R0002"].total_cents == 31000',
+            ep.t_rentals['R0002'].total_cents, '==', 31000, 'rentals["R0002"].total_cents == 31000'
         )
     )
 
@@ -1118,8 +1064,7 @@ def _check_pickup_and_late_return__told_total(  # car_rental_counter.world:503
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
     return bool(
-        '310'
-        in rt.read(
+        '310' in rt.read(
             ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
         ),
     )
@@ -1140,8 +1085,7 @@ def _check_new_customer_reservation__reserved(  # car_rental_counter.world:656
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_customers.rows.get(_r15.customer) or ep.t_customers.row(_r15.customer)).name
-        == 'Tom Weber'
+        ep.t_customers[_r15.customer].name == 'Tom Weber'
         and _r15.car == '6666-FGH'
         and _r15.status == _E12_RentalStatus_reserved
         and _r15.pickup_date == rt.parse_date('2026-07-15')
@@ -1155,7 +1099,7 @@ def _check_swap_suv_for_compact__suv_cancelled(  # car_rental_counter.world:808
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_rentals.row('R0003').status,
+        ep.t_rentals['R0003'].status,
         '==',
         _E12_RentalStatus_cancelled,
         'rentals["R0003"].status == cancelled',
@@ -1180,7 +1124,7 @@ def _check_rav4_to_workshop__cancelled(  # tasks.world:148
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_rentals.row('R0003').status,
+        ep.t_rentals['R0003'].status,
         '==',
         _E12_RentalStatus_cancelled,
         'rentals["R0003"].status == cancelled',
@@ -1190,7 +1134,7 @@ def _check_rav4_to_workshop__cancelled(  # tasks.world:148
 def _check_rav4_to_workshop__in_workshop(  # tasks.world:149
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
-    return bool(not ep.t_cars.row('3333-CDE').in_service)
+    return bool(not ep.t_cars['3333-CDE'].in_service)
 
 
 def _check_rav4_to_workshop__rebooked(  # tasks.world:150
@@ -1212,7 +1156,7 @@ def _check_laura_downgrades_at_pickup__old_cancelled(  # tasks.world:303
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_rentals.row('R0001').status,
+        ep.t_rentals['R0001'].status,
         '==',
         _E12_RentalStatus_cancelled,
         'rentals["R0001"].status == cancelled',
@@ -1237,9 +1181,7 @@ def _check_laura_downgrades_at_pickup__ibiza_picked_up(  # tasks.world:304
 def _check_laura_downgrades_at_pickup__car_out(  # tasks.world:305
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_cars.row('1111-ABC').branch, 'is', None, 'cars["1111-ABC"].branch == none'
-    )
+    return rt.compared(ep.t_cars['1111-ABC'].branch, 'is', None, 'cars["1111-ABC"].branch == none')
 
 
 def _check_walk_in_drives_off_today__registered(  # tasks.world:459
@@ -1258,8 +1200,7 @@ def _check_walk_in_drives_off_today__picked_up(  # tasks.world:460
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_customers.rows.get(_r20.customer) or ep.t_customers.row(_r20.customer)).licence_number
-        == 'MAR77001'
+        ep.t_customers[_r20.customer].licence_number == 'MAR77001'
         and _r20.car == '1111-ABC'
         and _r20.status == _E12_RentalStatus_picked_up
         and _r20.pickup_date == rt.parse_date('2026-07-10')
@@ -1273,9 +1214,7 @@ def _check_walk_in_drives_off_today__picked_up(  # tasks.world:460
 def _check_walk_in_drives_off_today__car_out(  # tasks.world:461
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_cars.row('1111-ABC').branch, 'is', None, 'cars["1111-ABC"].branch == none'
-    )
+    return rt.compared(ep.t_cars['1111-ABC'].branch, 'is', None, 'cars["1111-ABC"].branch == none')
 
 
 def _check_laura_picks_up_and_books_van__golf_handed_over(  # tasks.world:614
@@ -1283,19 +1222,19 @@ def _check_laura_picks_up_and_books_van__golf_handed_over(  # tasks.world:614
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_rentals.row('R0001').status,
+            ep.t_rentals['R0001'].status,
             '==',
             _E12_RentalStatus_picked_up,
             'rentals["R0001"].status == picked_up',
         )
         and rt.compared(
-            ep.t_rentals.row('R0001').start_mileage_km,
+            ep.t_rentals['R0001'].start_mileage_km,
             '==',
             31500,
             'rentals["R0001"].start_mileage_km == 31500',
         )
         and rt.compared(
-            ep.t_cars.row('2222-BCD').branch, 'is', None, 'cars["2222-BCD"].branch == none'
+            ep.t_cars['2222-BCD'].branch, 'is', None, 'cars["2222-BCD"].branch == none'
         )
     )
 
@@ -1303,7 +1242,7 @@ def _check_laura_picks_up_and_books_van__golf_handed_over(  # tasks.world:614
 def _check_laura_picks_up_and_books_van__van_in_service(  # tasks.world:615
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
-    return bool(ep.t_cars.row('4444-DEF').in_service)
+    return bool(ep.t_cars['4444-DEF'].in_service)
 
 
 def _check_laura_picks_up_and_books_van__van_reserved(  # tasks.world:616
@@ -1326,40 +1265,37 @@ def _check_aisha_returns_and_rents_again__clio_returned(  # tasks.world:772
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_rentals.row('R0002').status,
+            ep.t_rentals['R0002'].status,
             '==',
             _E12_RentalStatus_returned,
             'rentals["R0002"].status == returned',
         )
         and rt.compared(
-            ep.t_rentals.row('R0002').return_branch,
+            ep.t_rentals['R0002'].return_branch,
             '==',
             'MAD',
             'rentals["R0002"].return_branch == "MAD"',
         )
         and rt.compared(
-            ep.t_rentals.row('R0002').end_mileage_km,
+            ep.t_rentals['R0002'].end_mileage_km,
             '==',
             27800,
             'rentals["R0002"].end_mileage_km == 27800',
         )
         and rt.compared(
-            ep.t_rentals.row('R0002').extra_days_charge_cents,
+            ep.t_rentals['R0002'].extra_days_charge_cents,
             '==',
             11200,
             'rentals["R0002"].extra_days_charge_cents == 11200',
         )
         and rt.compared(
-            ep.t_rentals.row('R0002').one_way_fee_cents,
+            ep.t_rentals['R0002'].one_way_fee_cents,
             '==',
             0,
             'rentals["R0002"].one_way_fee_cents == 0',
         )
         and rt.compared(
-            ep.t_rentals.row('R0002').total_cents,
-            '==',
-            23500,
-            'rentals["R0002"].total_cents == 23500',
+            ep.t_rentals['R0002'].total_cents, '==', 23500, 'rentals["R0002"].total_cents == 23500'
         )
     )
 
@@ -1368,14 +1304,9 @@ def _check_aisha_returns_and_rents_again__clio_parked(  # tasks.world:773
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_cars.row('5555-EFG').branch, '==', 'MAD', 'cars["5555-EFG"].branch == "MAD"'
-        )
+        rt.compared(ep.t_cars['5555-EFG'].branch, '==', 'MAD', 'cars["5555-EFG"].branch == "MAD"')
         and rt.compared(
-            ep.t_cars.row('5555-EFG').mileage_km,
-            '==',
-            27800,
-            'cars["5555-EFG"].mileage_km == 27800',
+            ep.t_cars['5555-EFG'].mileage_km, '==', 27800, 'cars["5555-EFG"].mileage_km == 27800'
         )
     )
 
@@ -1399,31 +1330,25 @@ def _check_clio_breaks_down_van_instead__clio_returned(  # tasks.world:931
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_rentals.row('R0002').status,
+            ep.t_rentals['R0002'].status,
             '==',
             _E12_RentalStatus_returned,
             'rentals["R0002"].status == returned',
         )
         and rt.compared(
-            ep.t_rentals.row('R0002').return_branch,
+            ep.t_rentals['R0002'].return_branch,
             '==',
             'VLC',
             'rentals["R0002"].return_branch == "VLC"',
         )
         and rt.compared(
-            ep.t_rentals.row('R0002').total_cents,
-            '==',
-            31000,
-            'rentals["R0002"].total_cents == 31000',
+            ep.t_rentals['R0002'].total_cents, '==', 31000, 'rentals["R0002"].total_cents == 31000'
         )
         and rt.compared(
-            ep.t_cars.row('5555-EFG').branch, '==', 'VLC', 'cars["5555-EFG"].branch == "VLC"'
+            ep.t_cars['5555-EFG'].branch, '==', 'VLC', 'cars["5555-EFG"].branch == "VLC"'
         )
         and rt.compared(
-            ep.t_cars.row('5555-EFG').mileage_km,
-            '==',
-            28100,
-            'cars["5555-EFG"].mileage_km == 28100',
+            ep.t_cars['5555-EFG'].mileage_km, '==', 28100, 'cars["5555-EFG"].mileage_km == 28100'
         )
     )
 
@@ -1431,16 +1356,16 @@ def _check_clio_breaks_down_van_instead__clio_returned(  # tasks.world:931
 def _check_clio_breaks_down_van_instead__clio_in_workshop(  # tasks.world:932
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
-    return bool(not ep.t_cars.row('5555-EFG').in_service)
+    return bool(not ep.t_cars['5555-EFG'].in_service)
 
 
 def _check_clio_breaks_down_van_instead__van_out_with_aisha(  # tasks.world:933
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        ep.t_cars.row('4444-DEF').in_service
+        ep.t_cars['4444-DEF'].in_service
         and rt.compared(
-            ep.t_cars.row('4444-DEF').branch, 'is', None, 'cars["4444-DEF"].branch == none'
+            ep.t_cars['4444-DEF'].branch, 'is', None, 'cars["4444-DEF"].branch == none'
         )
         and any(
             _r23.customer == 'CU003'
@@ -1459,8 +1384,7 @@ def _check_clio_breaks_down_van_instead__told_total(  # tasks.world:934
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
     return bool(
-        '310'
-        in rt.read(
+        '310' in rt.read(
             ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
         ),
     )

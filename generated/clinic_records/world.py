@@ -217,10 +217,8 @@ class ClinicRecords(Episode):
     def _check_invariants(self) -> None:
         if not all(  # clinic_records.world:95
             _p30.status != _E8_RxStatus_active
-            or _p30.drug
-            not in rt.each(
-                self,
-                self.t_patients.row((self.t_visits.rows.get(_p30.visit) or self.t_visits.row(_p30.visit)).patient).allergies,
+            or _p30.drug not in rt.each(
+                self, self.t_patients[self.t_visits[_p30.visit].patient].allergies
             )
             for _p30 in rt.each(self, self.t_prescriptions)
         ):
@@ -234,8 +232,7 @@ class ClinicRecords(Episode):
                     'A prescription ends on or after its start.', 'clinic_records.world:98'
                 )
         if not all(  # clinic_records.world:101
-            _p32.start
-            >= (self.t_visits.rows.get(_p32.visit) or self.t_visits.row(_p32.visit)).at.date()
+            _p32.start >= self.t_visits[_p32.visit].at.date()
             for _p32 in rt.each(self, self.t_prescriptions)
         ):
             raise InvariantError(
@@ -252,14 +249,13 @@ class ClinicRecords(Episode):
                 )
         if not all(  # clinic_records.world:107
             _p34.status != _E8_RxStatus_active
-            or len(tuple([
-                _q35.key()
+            or len([
+                _q35
                 for _q35 in rt.each(self, self.t_prescriptions)
                 if _q35.status == _E8_RxStatus_active
                 and _q35.drug == _p34.drug
-                and (self.t_visits.rows.get(_q35.visit) or self.t_visits.row(_q35.visit)).patient
-                == (self.t_visits.rows.get(_p34.visit) or self.t_visits.row(_p34.visit)).patient
-            ]))
+                and self.t_visits[_q35.visit].patient == self.t_visits[_p34.visit].patient
+            ])
             == 1
             for _p34 in rt.each(self, self.t_prescriptions)
         ):
@@ -303,8 +299,7 @@ class ClinicRecords(Episode):
         return any(  # clinic_records.world:90
             _q1.status == _E8_RxStatus_active
             and _q1.drug == drug.key()
-            and (self.t_visits.rows.get(_q1.visit) or self.t_visits.row(_q1.visit)).patient
-            == patient.key()
+            and self.t_visits[_q1.visit].patient == patient.key()
             for _q1 in rt.each(self, self.t_prescriptions)
         )
 
@@ -317,17 +312,16 @@ class ClinicRecords(Episode):
         self, name: str, birth_date: dt.date, allergies: tuple[str, ...]
     ) -> Patient:
         'Register a new patient with their known drug allergies. The patient is registered today.'
-        if not (self.state.current_doctor is not None):  # clinic_records.world:131
+        if self.state.current_doctor is None:  # clinic_records.world:131
             raise ToolError('No doctor is signed in.')
-        if not (birth_date <= self.clock.date()):  # clinic_records.world:132
-            raise ToolError('Birth date ' + rt.text(birth_date) + ' is in the future.')
+        if birth_date > self.clock.date():  # clinic_records.world:132
+            raise ToolError(f'Birth date {birth_date} is in the future.')
         for d in rt.rows(self.t_drugs, rt.each(self, allergies)):  # clinic_records.world:133
-            if not (rt.built(self, rt.text(d)) in self.t_drugs):  # clinic_records.world:134
+            if rt.built(self, rt.text(d)) not in self.t_drugs:  # clinic_records.world:134
                 raise ToolError(rt.built(
                     self,
-                    'Drug '
-                    + rt.text(d)
-                    + ' not found: allergies must be codes of drugs in the formulary, e.g. PEN01.',
+                    f'Drug {rt.text(d)} not found: allergies must be codes of drugs in the '
+                    'formulary, e.g. PEN01.',
                 ))
         patient: Patient = Patient(  # clinic_records.world:136
             id_=self.next_id('patient_ids', 'P{:03d}'),
@@ -346,23 +340,15 @@ class ClinicRecords(Episode):
             'Record that a patient is allergic to a drug. An active prescription of that drug '
             'must be stopped first.'
         )
-        if not (self.state.current_doctor is not None):  # clinic_records.world:152
+        if self.state.current_doctor is None:  # clinic_records.world:152
             raise ToolError('No doctor is signed in.')
-        if not (drug.key() not in rt.each(self, patient.allergies)):  # clinic_records.world:153
+        if drug.key() in rt.each(self, patient.allergies):  # clinic_records.world:153
             raise ToolError(rt.built(
-                self,
-                rt.text(patient.name)
-                + ' is already recorded as allergic to '
-                + rt.text(drug.name)
-                + '.',
+                self, f'{patient.name} is already recorded as allergic to {drug.name}.'
             ))
-        if not (not self.fn_has_active(patient, drug)):  # clinic_records.world:154
+        if self.fn_has_active(patient, drug):  # clinic_records.world:154
             raise ToolError(rt.built(
-                self,
-                rt.text(patient.name)
-                + ' has an active prescription of '
-                + rt.text(drug.name)
-                + '; stop it first.',
+                self, f'{patient.name} has an active prescription of {drug.name}; stop it first.'
             ))
         self.set_field(  # clinic_records.world:155
             patient, 'allergies', rt.add(patient.allergies, drug.key())
@@ -376,7 +362,7 @@ class ClinicRecords(Episode):
             'Record a visit of a patient with the signed-in doctor, taking place now, with a '
             'diagnosis.'
         )
-        if not (self.state.current_doctor is not None):  # clinic_records.world:165
+        if self.state.current_doctor is None:  # clinic_records.world:165
             raise ToolError('No doctor is signed in.')
         visit: Visit = Visit(  # clinic_records.world:166
             id_=self.next_id('visit_ids', 'V{:03d}'),
@@ -395,44 +381,26 @@ class ClinicRecords(Episode):
             'Prescribe a drug from a visit, for a number of days starting today. Only the doctor '
             'who held the visit can prescribe from it.'
         )
-        if not (self.state.current_doctor is not None):  # clinic_records.world:179
+        if self.state.current_doctor is None:  # clinic_records.world:179
             raise ToolError('No doctor is signed in.')
-        if not (visit.doctor == self.state.current_doctor):  # clinic_records.world:180
+        if visit.doctor != self.state.current_doctor:  # clinic_records.world:180
             raise ToolError(rt.built(
                 self,
-                "Only the visit's doctor ("
-                + rt.text(
-                    (self.t_doctors.rows.get(visit.doctor) or self.t_doctors.row(visit.doctor)).name,
-                )
-                + ') can prescribe from visit '
-                + rt.text(visit.id_)
-                + '.',
+                f'Only the visit\'s doctor ({self.t_doctors[visit.doctor].name}) can prescribe '
+                f'from visit {visit.id_}.',
             ))
-        patient: Patient = (  # clinic_records.world:181
-            self.t_patients.rows.get(visit.patient) or self.t_patients.row(visit.patient)
-        )
-        if not (drug.key() not in rt.each(self, patient.allergies)):  # clinic_records.world:182
-            raise ToolError(rt.built(
-                self, rt.text(patient.name) + ' is allergic to ' + rt.text(drug.name) + '.'
-            ))
-        if not (course_days <= drug.max_days):  # clinic_records.world:183
+        patient: Patient = self.t_patients[visit.patient]  # clinic_records.world:181
+        if drug.key() in rt.each(self, patient.allergies):  # clinic_records.world:182
+            raise ToolError(rt.built(self, f'{patient.name} is allergic to {drug.name}.'))
+        if course_days > drug.max_days:  # clinic_records.world:183
             raise ToolError(rt.built(
                 self,
-                'A course of '
-                + rt.text(drug.name)
-                + ' can last at most '
-                + rt.text(drug.max_days)
-                + ' days; '
-                + rt.text(course_days)
-                + ' requested.',
+                f'A course of {drug.name} can last at most {drug.max_days} days; {course_days} '
+                'requested.',
             ))
-        if not (not self.fn_has_active(patient, drug)):  # clinic_records.world:184
+        if self.fn_has_active(patient, drug):  # clinic_records.world:184
             raise ToolError(rt.built(
-                self,
-                rt.text(patient.name)
-                + ' already has an active prescription of '
-                + rt.text(drug.name)
-                + '.',
+                self, f'{patient.name} already has an active prescription of {drug.name}.'
             ))
         today: dt.date = self.clock.date()  # clinic_records.world:185
         rx: Prescription = Prescription(  # clinic_records.world:186
@@ -456,51 +424,30 @@ class ClinicRecords(Episode):
             'Extend an active prescription by a number of days. Only the prescribing doctor can '
             'renew; at most 5 renewals.'
         )
-        if not (self.state.current_doctor is not None):  # clinic_records.world:203
+        if self.state.current_doctor is None:  # clinic_records.world:203
             raise ToolError('No doctor is signed in.')
-        if not (  # clinic_records.world:204
-            (self.t_visits.rows.get(prescription.visit) or self.t_visits.row(prescription.visit)).doctor
-            == self.state.current_doctor
+        if (  # clinic_records.world:204
+            self.t_visits[prescription.visit].doctor != self.state.current_doctor
         ):
             raise ToolError(rt.built(
                 self,
                 'Only the prescribing doctor ('
-                + rt.text(
-                    self.t_doctors.row((self.t_visits.rows.get(prescription.visit) or self.t_visits.row(prescription.visit)).doctor).name,
-                )
-                + ') can renew '
-                + rt.text(prescription.id_)
-                + '.',
+                f'{self.t_doctors[self.t_visits[prescription.visit].doctor].name}) can renew '
+                f'{prescription.id_}.',
             ))
-        if not (prescription.status == _E8_RxStatus_active):  # clinic_records.world:205
+        if prescription.status != _E8_RxStatus_active:  # clinic_records.world:205
+            raise ToolError(rt.built(
+                self, f'Prescription {prescription.id_} is stopped and cannot be renewed.'
+            ))
+        if extra_days > self.t_drugs[prescription.drug].max_days:  # clinic_records.world:206
             raise ToolError(rt.built(
                 self,
-                'Prescription ' + rt.text(prescription.id_) + ' is stopped and cannot be renewed.',
+                f'A renewal of {self.t_drugs[prescription.drug].name} can cover at most '
+                f'{self.t_drugs[prescription.drug].max_days} days; {extra_days} requested.',
             ))
-        if not (  # clinic_records.world:206
-            extra_days
-            <= (self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).max_days
-        ):
+        if prescription.renewals >= 5:  # clinic_records.world:207
             raise ToolError(rt.built(
-                self,
-                'A renewal of '
-                + rt.text(
-                    (self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).name,
-                )
-                + ' can cover at most '
-                + rt.text(
-                    (self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).max_days,
-                )
-                + ' days; '
-                + rt.text(extra_days)
-                + ' requested.',
-            ))
-        if not (prescription.renewals < 5):  # clinic_records.world:207
-            raise ToolError(rt.built(
-                self,
-                'Prescription '
-                + rt.text(prescription.id_)
-                + ' has reached the maximum of 5 renewals.',
+                self, f'Prescription {prescription.id_} has reached the maximum of 5 renewals.'
             ))
         self.set_field(  # clinic_records.world:208
             prescription, 'end', prescription.end + dt.timedelta(days=extra_days)
@@ -519,12 +466,10 @@ class ClinicRecords(Episode):
             'Stop an active prescription with a reason. If it would still run past today, it now '
             'ends today.'
         )
-        if not (self.state.current_doctor is not None):  # clinic_records.world:219
+        if self.state.current_doctor is None:  # clinic_records.world:219
             raise ToolError('No doctor is signed in.')
-        if not (prescription.status == _E8_RxStatus_active):  # clinic_records.world:220
-            raise ToolError(rt.built(
-                self, 'Prescription ' + rt.text(prescription.id_) + ' is already stopped.'
-            ))
+        if prescription.status != _E8_RxStatus_active:  # clinic_records.world:220
+            raise ToolError(rt.built(self, f'Prescription {prescription.id_} is already stopped.'))
         today: dt.date = self.clock.date()  # clinic_records.world:221
         if today < prescription.end and today >= prescription.start:  # clinic_records.world:222
             self.set_field(prescription, 'end', today)  # clinic_records.world:223
@@ -543,8 +488,7 @@ class ClinicRecords(Episode):
         return tuple([  # clinic_records.world:237
             _d2.key()
             for _d2 in rt.each(self, self.t_doctors)
-            if specialty is None
-            or _d2.specialty == (specialty if specialty is not None else rt.absent())
+            if specialty is None or _d2.specialty == specialty
         ])
 
     def tool_get_doctor(self, doctor: Doctor) -> Doctor:  # clinic_records.world:240
@@ -563,8 +507,7 @@ class ClinicRecords(Episode):
             _d3.key()
             for _d3 in rt.each(self, self.t_drugs)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _d3.name.lower()))
-            and (drug_class is None
-            or _d3.drug_class == (drug_class if drug_class is not None else rt.absent()))
+            and (drug_class is None or _d3.drug_class == drug_class)
         ])
 
     def tool_get_drug(self, drug: Drug) -> Drug:  # clinic_records.world:258
@@ -583,8 +526,7 @@ class ClinicRecords(Episode):
             _p4.key()
             for _p4 in rt.each(self, self.t_patients)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _p4.name.lower()))
-            and (birth_date is None
-            or _p4.birth_date == (birth_date if birth_date is not None else rt.absent()))
+            and (birth_date is None or _p4.birth_date == birth_date)
         ])
 
     def tool_get_patient(self, patient: Patient) -> Patient:  # clinic_records.world:276
@@ -596,22 +538,11 @@ class ClinicRecords(Episode):
 
     def tool_list_visits(self, patient: Patient) -> tuple[str, ...]:  # clinic_records.world:284
         "List a patient's visits, oldest first, with each visit's doctor, time and diagnosis."
-        return tuple(  # clinic_records.world:289
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_visits,
-                    rt.each(
-                        self,
-                        tuple([
-                            _v6.key()
-                            for _v6 in rt.each(self, self.t_visits)
-                            if _v6.patient == patient.key()
-                        ]),
-                    ),
-                ),
-                key=lambda _v5: _v5.at,
-            )
+        return rt.sorted_keys(  # clinic_records.world:289
+            rt.each(
+                self, [_v6 for _v6 in rt.each(self, self.t_visits) if _v6.patient == patient.key()]
+            ),
+            key=lambda _v5: _v5.at,
         )
 
     def tool_get_visit(self, visit: Visit) -> Visit:  # clinic_records.world:292
@@ -628,8 +559,7 @@ class ClinicRecords(Episode):
         return tuple([  # clinic_records.world:306
             _p7.key()
             for _p7 in rt.each(self, self.t_prescriptions)
-            if (self.t_visits.rows.get(_p7.visit) or self.t_visits.row(_p7.visit)).patient
-            == patient.key()
+            if self.t_visits[_p7.visit].patient == patient.key()
             and (not active_only or _p7.status == _E8_RxStatus_active)
         ])
 
@@ -683,25 +613,25 @@ _PARAM_doctor = param(
     'doctor',
     arg.row('doctors', arg.refined(arg.TEXT, pattern='^D[0-9]{3}$')),
     "The doctor's id (D and three digits), as list_doctors shows it.",
-    not_found=lambda ep, key: rt.built(ep, 'Doctor ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'Doctor {key} not found.'),
 )
 _PARAM_patient = param(
     'patient',
     arg.row('patients'),
     "The patient's id (P and three digits), as search_patients shows it.",
-    not_found=lambda ep, key: rt.built(ep, 'Patient ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'Patient {key} not found.'),
 )
 _PARAM_drug = param(
     'drug',
     arg.row('drugs', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$')),
     "The drug's formulary code (three letters and two digits), as search_drugs shows it.",
-    not_found=lambda ep, key: rt.built(ep, 'Drug ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'Drug {key} not found.'),
 )
 _PARAM_prescription = param(
     'prescription',
     arg.row('prescriptions'),
     'The prescription id (RX and three digits), as list_prescriptions shows it.',
-    not_found=lambda ep, key: rt.built(ep, 'Prescription ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'Prescription {key} not found.'),
 )
 
 
@@ -719,8 +649,8 @@ ClinicRecords.TOOLS = tools(
         param(
             'allergies',
             arg.set_of(arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$')),
-            'Formulary codes of the drugs the patient is allergic to, as search_drugs shows them; '
-            'may be empty.',
+            'Formulary codes of the drugs the patient is allergic to, as search_drugs shows '
+            'them; may be empty.',
         ),
         where='clinic_records.world:124',
         returns=_RESULT_Patient,
@@ -744,9 +674,9 @@ ClinicRecords.TOOLS = tools(
         param(
             'visit',
             arg.row('visits'),
-            'The id of the visit the drug is prescribed from (V and three digits), as list_visits '
-            'shows it.',
-            not_found=lambda ep, key: rt.built(ep, 'Visit ' + rt.text(key) + ' not found.'),
+            'The id of the visit the drug is prescribed from (V and three digits), as '
+            'list_visits shows it.',
+            not_found=lambda ep, key: rt.built(ep, f'Visit {key} not found.'),
         ),
         _PARAM_drug,
         param('dose', arg.refined(arg.TEXT, 1, 60), 'The dose, e.g. "500 mg three times daily".'),
@@ -861,7 +791,7 @@ ClinicRecords.TOOLS = tools(
             'visit',
             arg.row('visits'),
             'The visit id (V and three digits), as list_visits shows it.',
-            not_found=lambda ep, key: rt.built(ep, 'Visit ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Visit {key} not found.'),
         ),
         read_only=True,
         where='clinic_records.world:292',
@@ -896,19 +826,16 @@ def _check_renew_and_add_painkiller__renewed(  # clinic_records.world:420
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_prescriptions.row('RX001').end,
+            ep.t_prescriptions['RX001'].end,
             '==',
             rt.parse_date('2026-03-18'),
             'prescriptions["RX001"].end == date("2026-03-18")',
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX001').renewals,
-            '==',
-            1,
-            'prescriptions["RX001"].renewals == 1',
+            ep.t_prescriptions['RX001'].renewals, '==', 1, 'prescriptions["RX001"].renewals == 1'
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX001').status,
+            ep.t_prescriptions['RX001'].status,
             '==',
             _E8_RxStatus_active,
             'prescriptions["RX001"].status == active',
@@ -946,8 +873,7 @@ def _check_new_child_patient__visited(  # clinic_records.world:535
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_patients.rows.get(_v11.patient) or ep.t_patients.row(_v11.patient)).name
-        == 'Liam Park'
+        ep.t_patients[_v11.patient].name == 'Liam Park'
         and _v11.doctor == 'D002'
         and _v11.diagnosis == 'acute otitis media'
         for _v11 in rt.each(ep, ep.t_visits)
@@ -958,8 +884,7 @@ def _check_new_child_patient__prescribed(  # clinic_records.world:536
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        ep.t_patients.row((ep.t_visits.rows.get(_p12.visit) or ep.t_visits.row(_p12.visit)).patient).name
-        == 'Liam Park'
+        ep.t_patients[ep.t_visits[_p12.visit].patient].name == 'Liam Park'
         and _p12.drug == 'AMX01'
         and _p12.status == _E8_RxStatus_active
         and _p12.end == rt.parse_date('2026-03-17')
@@ -972,19 +897,19 @@ def _check_stop_and_record_allergy__stopped(  # clinic_records.world:648
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_prescriptions.row('RX002').status,
+            ep.t_prescriptions['RX002'].status,
             '==',
             _E8_RxStatus_stopped,
             'prescriptions["RX002"].status == stopped',
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX002').stop_reason,
+            ep.t_prescriptions['RX002'].stop_reason,
             '==',
             'angioedema',
             'prescriptions["RX002"].stop_reason == "angioedema"',
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX002').end,
+            ep.t_prescriptions['RX002'].end,
             '==',
             rt.parse_date('2026-03-10'),
             'prescriptions["RX002"].end == date("2026-03-10")',
@@ -997,7 +922,7 @@ def _check_stop_and_record_allergy__allergy(  # clinic_records.world:649
 ) -> bool:
     return bool(any(
         _d13.key() == 'LIS01'
-        for _d13 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P003').allergies))
+        for _d13 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P003'].allergies))
     ))
 
 
@@ -1006,19 +931,19 @@ def _check_amoxicillin_rash__stopped(  # tasks.world:107
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_prescriptions.row('RX001').status,
+            ep.t_prescriptions['RX001'].status,
             '==',
             _E8_RxStatus_stopped,
             'prescriptions["RX001"].status == stopped',
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX001').stop_reason,
+            ep.t_prescriptions['RX001'].stop_reason,
             '==',
             'allergic rash',
             'prescriptions["RX001"].stop_reason == "allergic rash"',
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX001').end,
+            ep.t_prescriptions['RX001'].end,
             '==',
             rt.parse_date('2026-03-10'),
             'prescriptions["RX001"].end == date("2026-03-10")',
@@ -1032,11 +957,11 @@ def _check_amoxicillin_rash__allergy_recorded(  # tasks.world:108
     return bool(
         any(
             _d14.key() == 'AMX01'
-            for _d14 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P001').allergies))
+            for _d14 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P001'].allergies))
         )
         and any(
             _d15.key() == 'PEN01'
-            for _d15 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P001').allergies))
+            for _d15 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P001'].allergies))
         ),
     )
 
@@ -1069,9 +994,8 @@ def _check_strep_throat_with_painkiller__antibiotic(  # tasks.world:222
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_visits.rows.get(_p18.visit) or ep.t_visits.row(_p18.visit)).patient == 'P002'
-        and (ep.t_visits.rows.get(_p18.visit) or ep.t_visits.row(_p18.visit)).diagnosis
-        == 'streptococcal pharyngitis'
+        ep.t_visits[_p18.visit].patient == 'P002'
+        and ep.t_visits[_p18.visit].diagnosis == 'streptococcal pharyngitis'
         and _p18.drug == 'AMX01'
         and _p18.status == _E8_RxStatus_active
         and _p18.dose == '250 mg three times daily'
@@ -1085,9 +1009,8 @@ def _check_strep_throat_with_painkiller__painkiller(  # tasks.world:223
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_visits.rows.get(_p19.visit) or ep.t_visits.row(_p19.visit)).patient == 'P002'
-        and (ep.t_visits.rows.get(_p19.visit) or ep.t_visits.row(_p19.visit)).diagnosis
-        == 'streptococcal pharyngitis'
+        ep.t_visits[_p19.visit].patient == 'P002'
+        and ep.t_visits[_p19.visit].diagnosis == 'streptococcal pharyngitis'
         and _p19.drug == 'IBU01'
         and _p19.status == _E8_RxStatus_active
         and _p19.dose == '200 mg as needed'
@@ -1132,19 +1055,16 @@ def _check_hypertension_follow_up__renewed(  # tasks.world:338
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_prescriptions.row('RX002').end,
+            ep.t_prescriptions['RX002'].end,
             '==',
             rt.parse_date('2026-06-19'),
             'prescriptions["RX002"].end == date("2026-06-19")',
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX002').renewals,
-            '==',
-            2,
-            'prescriptions["RX002"].renewals == 2',
+            ep.t_prescriptions['RX002'].renewals, '==', 2, 'prescriptions["RX002"].renewals == 2'
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX002').status,
+            ep.t_prescriptions['RX002'].status,
             '==',
             _E8_RxStatus_active,
             'prescriptions["RX002"].status == active',
@@ -1171,8 +1091,7 @@ def _check_new_hypertension_patient__visit_recorded(  # tasks.world:450
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_patients.rows.get(_v23.patient) or ep.t_patients.row(_v23.patient)).name
-        == 'Omar Haddad'
+        ep.t_patients[_v23.patient].name == 'Omar Haddad'
         and _v23.doctor == 'D003'
         and _v23.diagnosis == 'newly diagnosed hypertension'
         for _v23 in rt.each(ep, ep.t_visits)
@@ -1183,9 +1102,8 @@ def _check_new_hypertension_patient__lisinopril_started(  # tasks.world:451
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        ep.t_patients.row((ep.t_visits.rows.get(_p24.visit) or ep.t_visits.row(_p24.visit)).patient).name
-        == 'Omar Haddad'
-        and (ep.t_visits.rows.get(_p24.visit) or ep.t_visits.row(_p24.visit)).doctor == 'D003'
+        ep.t_patients[ep.t_visits[_p24.visit].patient].name == 'Omar Haddad'
+        and ep.t_visits[_p24.visit].doctor == 'D003'
         and _p24.drug == 'LIS01'
         and _p24.dose == '10 mg daily'
         and _p24.status == _E8_RxStatus_active
@@ -1200,19 +1118,16 @@ def _check_renew_and_register_daughter__renewed(  # tasks.world:565
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_prescriptions.row('RX001').end,
+            ep.t_prescriptions['RX001'].end,
             '==',
             rt.parse_date('2026-03-14'),
             'prescriptions["RX001"].end == date("2026-03-14")',
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX001').renewals,
-            '==',
-            1,
-            'prescriptions["RX001"].renewals == 1',
+            ep.t_prescriptions['RX001'].renewals, '==', 1, 'prescriptions["RX001"].renewals == 1'
         )
         and rt.compared(
-            ep.t_prescriptions.row('RX001').status,
+            ep.t_prescriptions['RX001'].status,
             '==',
             _E8_RxStatus_active,
             'prescriptions["RX001"].status == active',
@@ -1235,9 +1150,7 @@ def _check_renew_and_register_daughter__lucia_allergy(  # tasks.world:567
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _pt26.name == 'Lucia Lopez'
-        and len(_pt26.allergies) == 1
-        and any(
+        _pt26.name == 'Lucia Lopez' and len(_pt26.allergies) == 1 and any(
             _d27.key() == 'PEN01' for _d27 in rt.rows(ep.t_drugs, rt.each(ep, _pt26.allergies))
         )
         for _pt26 in rt.each(ep, ep.t_patients)
@@ -1249,7 +1162,7 @@ def _check_painkiller_reaction_and_hay_fever__allergy_recorded(  # tasks.world:6
 ) -> bool:
     return bool(any(
         _d28.key() == 'IBU01'
-        for _d28 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P002').allergies))
+        for _d28 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P002'].allergies))
     ))
 
 
@@ -1257,7 +1170,7 @@ def _check_painkiller_reaction_and_hay_fever__only_that_allergy(  # tasks.world:
     ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        len(ep.t_patients.row('P002').allergies), '==', 1, 'len(patients["P002"].allergies) == 1'
+        len(ep.t_patients['P002'].allergies), '==', 1, 'len(patients["P002"].allergies) == 1'
     )
 
 

@@ -284,142 +284,140 @@ class ClinicScheduling(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row41 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
-            for _row42 in self.t_appointments:
-                if not (
-                    _row41.id_ == _row42.id_
-                    or not self.fn_active(_row41)
-                    or not self.fn_active(_row42)
-                    or _row41.doctor != _row42.doctor
-                    or not self.fn_overlaps(_row41.start, _row41.end, _row42.start, _row42.end)
-                ):
-                    raise InvariantError(
-                        'A doctor never has two active appointments at overlapping times.',
-                        'clinic.world:248',
-                    )
-        for _row42 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
+        for _row40 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
             for _row41 in self.t_appointments:
                 if not (
-                    _row41.id_ == _row42.id_
+                    _row40.id_ == _row41.id_
+                    or not self.fn_active(_row40)
                     or not self.fn_active(_row41)
-                    or not self.fn_active(_row42)
-                    or _row41.doctor != _row42.doctor
-                    or not self.fn_overlaps(_row41.start, _row41.end, _row42.start, _row42.end)
+                    or _row40.doctor != _row41.doctor
+                    or not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end)
                 ):
                     raise InvariantError(
                         'A doctor never has two active appointments at overlapping times.',
                         'clinic.world:248',
                     )
-        for _row43 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
-            for _row44 in self.t_appointments:
+        for _row41 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
+            for _row40 in self.t_appointments:
                 if not (
-                    _row43.id_ == _row44.id_
+                    _row40.id_ == _row41.id_
+                    or not self.fn_active(_row40)
+                    or not self.fn_active(_row41)
+                    or _row40.doctor != _row41.doctor
+                    or not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end)
+                ):
+                    raise InvariantError(
+                        'A doctor never has two active appointments at overlapping times.',
+                        'clinic.world:248',
+                    )
+        for _row42 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
+            for _row43 in self.t_appointments:
+                if not (
+                    _row42.id_ == _row43.id_
+                    or not self.fn_active(_row42)
                     or not self.fn_active(_row43)
-                    or not self.fn_active(_row44)
-                    or _row43.patient != _row44.patient
-                    or not self.fn_overlaps(_row43.start, _row43.end, _row44.start, _row44.end)
+                    or _row42.patient != _row43.patient
+                    or not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end)
                 ):
                     raise InvariantError(
                         'A patient never has two active appointments at overlapping times.',
                         'clinic.world:251',
                     )
-        for _row44 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
-            for _row43 in self.t_appointments:
+        for _row43 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
+            for _row42 in self.t_appointments:
                 if not (
-                    _row43.id_ == _row44.id_
+                    _row42.id_ == _row43.id_
+                    or not self.fn_active(_row42)
                     or not self.fn_active(_row43)
-                    or not self.fn_active(_row44)
-                    or _row43.patient != _row44.patient
-                    or not self.fn_overlaps(_row43.start, _row43.end, _row44.start, _row44.end)
+                    or _row42.patient != _row43.patient
+                    or not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end)
                 ):
                     raise InvariantError(
                         'A patient never has two active appointments at overlapping times.',
                         'clinic.world:251',
                     )
         if not all(  # clinic.world:254
-            not self.fn_active(_a45)
-            or len(tuple([
-                _b46.key()
-                for _b46 in rt.each(self, self.t_appointments)
-                if self.fn_active(_b46)
-                and _b46.patient == _a45.patient
-                and _b46.start.date() == _a45.start.date()
-            ]))
+            not self.fn_active(_a44)
+            or len([
+                _b45
+                for _b45 in rt.each(self, self.t_appointments)
+                if self.fn_active(_b45)
+                and _b45.patient == _a44.patient
+                and _b45.start.date() == _a44.start.date()
+            ])
             <= self.state.max_appointments_per_day
-            for _a45 in rt.each(self, self.t_appointments)
+            for _a44 in rt.each(self, self.t_appointments)
         ):
             raise InvariantError(
                 'A patient has at most max_appointments_per_day active appointments on one day.',
                 'clinic.world:254',
             )
         if not all(  # clinic.world:257
-            not self.fn_active(_a47)
-            or len(tuple([
-                _b48.key()
-                for _b48 in rt.each(self, self.t_appointments)
-                if self.fn_active(_b48)
-                and _b48.doctor == _a47.doctor
-                and _b48.start.date() == _a47.start.date()
-            ]))
-            <= (self.t_doctors.rows.get(_a47.doctor) or self.t_doctors.row(_a47.doctor)).max_daily_appointments
-            for _a47 in rt.each(self, self.t_appointments)
+            not self.fn_active(_a46)
+            or len([
+                _b47
+                for _b47 in rt.each(self, self.t_appointments)
+                if self.fn_active(_b47)
+                and _b47.doctor == _a46.doctor
+                and _b47.start.date() == _a46.start.date()
+            ])
+            <= self.t_doctors[_a46.doctor].max_daily_appointments
+            for _a46 in rt.each(self, self.t_appointments)
         ):
             raise InvariantError(
                 'A doctor has at most their daily maximum of active appointments.',
                 'clinic.world:257',
             )
         if not all(  # clinic.world:260
-            _a49.doctor == (self.t_slots.rows.get(_a49.slot) or self.t_slots.row(_a49.slot)).doctor
-            and _a49.start
-            == (self.t_slots.rows.get(_a49.slot) or self.t_slots.row(_a49.slot)).start
-            and _a49.end > _a49.start
-            and _a49.end
-            <= (self.t_slots.rows.get(_a49.slot) or self.t_slots.row(_a49.slot)).start
-            + dt.timedelta(
-                minutes=(self.t_slots.rows.get(_a49.slot) or self.t_slots.row(_a49.slot)).length_minutes,
+            _a48.doctor == self.t_slots[_a48.slot].doctor
+            and _a48.start == self.t_slots[_a48.slot].start
+            and _a48.end > _a48.start
+            and _a48.end
+            <= self.t_slots[_a48.slot].start + dt.timedelta(
+                minutes=self.t_slots[_a48.slot].length_minutes
             )
-            for _a49 in rt.each(self, self.t_appointments)
+            for _a48 in rt.each(self, self.t_appointments)
         ):
             raise InvariantError(
                 "An appointment starts with its slot, ends within it, and is with the slot's "
-                'doctor.',
+                "doctor.",
                 'clinic.world:260',
             )
-        for _row50 in rt.changed_rows(self, self.t_appointments):  # clinic.world:263
+        for _row49 in rt.changed_rows(self, self.t_appointments):  # clinic.world:263
             if not (
-                (_row50.status == _E17_AppointmentStatus_cancelled)
-                == (_row50.cancelled_at is not None)
+                (_row49.status == _E17_AppointmentStatus_cancelled)
+                == (_row49.cancelled_at is not None)
             ):
                 raise InvariantError(
                     'Exactly the cancelled appointments have a cancellation time.',
                     'clinic.world:263',
                 )
-        for _row51 in rt.changed_rows(self, self.t_waitlist):  # clinic.world:266
-            if not (_row51.earliest <= _row51.latest):
+        for _row50 in rt.changed_rows(self, self.t_waitlist):  # clinic.world:266
+            if not (_row50.earliest <= _row50.latest):
                 raise InvariantError(
                     "A waitlist entry's window does not end before it starts.", 'clinic.world:266'
                 )
         if not all(  # clinic.world:269
-            len(tuple([
-                _v53.key()
-                for _v53 in rt.each(self, self.t_waitlist)
-                if _v53.patient == _w52.patient and _v53.doctor == _w52.doctor
-            ]))
+            len([
+                _v52
+                for _v52 in rt.each(self, self.t_waitlist)
+                if _v52.patient == _w51.patient and _v52.doctor == _w51.doctor
+            ])
             == 1
-            for _w52 in rt.each(self, self.t_waitlist)
+            for _w51 in rt.each(self, self.t_waitlist)
         ):
             raise InvariantError(
                 "A patient is on a doctor's waitlist at most once.", 'clinic.world:269'
             )
-        for _row54 in rt.changed_rows(self, self.t_slots, ('doctor',)):
-            rt.check_refs(self.t_doctors, _row54.doctor, 'Slot.doctor')
-        for _row55 in rt.changed_rows(self, self.t_appointments, ('patient', 'doctor', 'slot')):
-            rt.check_refs(self.t_patients, _row55.patient, 'Appointment.patient')
-            rt.check_refs(self.t_doctors, _row55.doctor, 'Appointment.doctor')
-            rt.check_refs(self.t_slots, _row55.slot, 'Appointment.slot')
-        for _row56 in rt.changed_rows(self, self.t_waitlist, ('patient', 'doctor')):
-            rt.check_refs(self.t_patients, _row56.patient, 'WaitlistEntry.patient')
-            rt.check_refs(self.t_doctors, _row56.doctor, 'WaitlistEntry.doctor')
+        for _row53 in rt.changed_rows(self, self.t_slots, ('doctor',)):
+            rt.check_refs(self.t_doctors, _row53.doctor, 'Slot.doctor')
+        for _row54 in rt.changed_rows(self, self.t_appointments, ('patient', 'doctor', 'slot')):
+            rt.check_refs(self.t_patients, _row54.patient, 'Appointment.patient')
+            rt.check_refs(self.t_doctors, _row54.doctor, 'Appointment.doctor')
+            rt.check_refs(self.t_slots, _row54.slot, 'Appointment.slot')
+        for _row55 in rt.changed_rows(self, self.t_waitlist, ('patient', 'doctor')):
+            rt.check_refs(self.t_patients, _row55.patient, 'WaitlistEntry.patient')
+            rt.check_refs(self.t_doctors, _row55.doctor, 'WaitlistEntry.doctor')
         if self.deleted_rows:
             rt.check_deleted(
                 self,
@@ -454,13 +452,13 @@ class ClinicScheduling(Episode):
 
     def fn_visit_minutes(self, kind: VisitKind) -> int:  # clinic.world:155
         length: int = 30  # clinic.world:156
-        _subject1 = kind  # clinic.world:157
-        if _subject1 == VisitKind.consultation:  # clinic.world:158
-            length = 30  # clinic.world:159
-        elif _subject1 == VisitKind.follow_up:  # clinic.world:161
-            length = 15  # clinic.world:162
-        elif _subject1 == VisitKind.procedure:  # clinic.world:164
-            length = 60  # clinic.world:165
+        match kind:  # clinic.world:157
+            case VisitKind.consultation:  # clinic.world:158
+                length = 30  # clinic.world:159
+            case VisitKind.follow_up:  # clinic.world:161
+                length = 15  # clinic.world:162
+            case VisitKind.procedure:  # clinic.world:164
+                length = 60  # clinic.world:165
         return length  # clinic.world:168
 
     def fn_age_on(self, birth: dt.date, day: dt.date) -> int:  # clinic.world:171
@@ -469,21 +467,19 @@ class ClinicScheduling(Episode):
         if (  # clinic.world:173
             day.month < birth.month or day.month == birth.month and day.day < birth.day
         ):
-            years = years - 1  # clinic.world:174
+            years -= 1  # clinic.world:174
         return years  # clinic.world:176
 
     def fn_when(self, t: dt.datetime) -> str:  # clinic.world:179
         'A date and time as 2024-06-10 09:30.'
-        return (  # clinic.world:180
-            rt.text(t.date()) + ' ' + format(t.hour, '02d') + ':' + format(t.minute, '02d')
-        )
+        return f'{t.date()} {t.hour:02d}:{t.minute:02d}'  # clinic.world:180
 
     def fn_slot_view(self, slot: Slot, kind: VisitKind) -> SlotView:  # clinic.world:183
         return SlotView(  # clinic.world:184
             slot.id_,
-            (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).id_,
-            (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).name,
-            (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).specialty,
+            self.t_doctors[slot.doctor].id_,
+            self.t_doctors[slot.doctor].name,
+            self.t_doctors[slot.doctor].specialty,
             slot.start,
             slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
         )
@@ -497,125 +493,90 @@ class ClinicScheduling(Episode):
             '`moving` is the id of an appointment being moved (its current time does not count), '
             'or an empty string.'
         )
-        doctor: Doctor = (  # clinic.world:200
-            self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)
-        )
+        doctor: Doctor = self.t_doctors[slot.doctor]  # clinic.world:200
         day: dt.date = slot.start.date()  # clinic.world:201
         length: int = self.fn_visit_minutes(kind)  # clinic.world:202
         end: dt.datetime = slot.start + dt.timedelta(minutes=length)  # clinic.world:203
         others: tuple[str, ...] = tuple([  # clinic.world:204
-            _a2.key()
-            for _a2 in rt.each(self, self.t_appointments)
-            if self.fn_active(_a2) and _a2.id_ != moving
+            _a1.key()
+            for _a1 in rt.each(self, self.t_appointments)
+            if self.fn_active(_a1) and _a1.id_ != moving
         ])
         if slot.start <= self.clock:  # clinic.world:205
             return rt.built(  # clinic.world:206
                 self,
-                'Slot '
-                + rt.text(slot.id_)
-                + ' ('
-                + rt.text(self.fn_when(slot.start))
-                + ') has already started or is in the past.',
+                f'Slot {slot.id_} ({self.fn_when(slot.start)}) has already started or is in the '
+                'past.',
             )
         if day in rt.each(self, self.state.closed_days):  # clinic.world:208
             return (  # clinic.world:209
-                'The clinic is closed on '
-                + rt.text(day)
-                + '; no appointments can be booked that day.'
+                f'The clinic is closed on {day}; no appointments can be booked that day.'
             )
         if length > slot.length_minutes:  # clinic.world:211
             return rt.built(  # clinic.world:212
                 self,
-                'A '
-                + rt.text(kind)
-                + ' takes '
-                + rt.text(length)
-                + ' minutes, but slot '
-                + rt.text(slot.id_)
-                + ' is only '
-                + rt.text(slot.length_minutes)
-                + ' minutes long.',
+                f'A {kind} takes {length} minutes, but slot {slot.id_} is only '
+                f'{slot.length_minutes} minutes long.',
             )
         if any(  # clinic.world:214
-            _a3.doctor == doctor.key() and self.fn_overlaps(_a3.start, _a3.end, slot.start, end)
-            for _a3 in rt.rows(self.t_appointments, rt.each(self, others))
+            _a2.doctor == doctor.key() and self.fn_overlaps(_a2.start, _a2.end, slot.start, end)
+            for _a2 in rt.rows(self.t_appointments, rt.each(self, others))
         ):
             return rt.built(  # clinic.world:215
-                self,
-                rt.text(doctor.name)
-                + ' is already booked at '
-                + rt.text(self.fn_when(slot.start))
-                + '.',
+                self, f'{doctor.name} is already booked at {self.fn_when(slot.start)}.'
             )
         if (  # clinic.world:217
-            len(tuple([
-                _a4.key()
-                for _a4 in rt.rows(self.t_appointments, rt.each(self, others))
-                if _a4.doctor == doctor.key() and _a4.start.date() == day
-            ]))
+            len([
+                _a3
+                for _a3 in rt.rows(self.t_appointments, rt.each(self, others))
+                if _a3.doctor == doctor.key() and _a3.start.date() == day
+            ])
             >= doctor.max_daily_appointments
         ):
             return rt.built(  # clinic.world:218
                 self,
-                rt.text(doctor.name)
-                + ' is fully booked on '
-                + rt.text(day)
-                + ' ('
-                + rt.text(doctor.max_daily_appointments)
-                + ' appointments).',
+                f'{doctor.name} is fully booked on {day} ({doctor.max_daily_appointments} '
+                'appointments).',
             )
         if any(  # clinic.world:220
-            _a5.patient == patient.key() and self.fn_overlaps(_a5.start, _a5.end, slot.start, end)
-            for _a5 in rt.rows(self.t_appointments, rt.each(self, others))
+            _a4.patient == patient.key() and self.fn_overlaps(_a4.start, _a4.end, slot.start, end)
+            for _a4 in rt.rows(self.t_appointments, rt.each(self, others))
         ):
             return rt.built(  # clinic.world:221
                 self,
-                rt.text(patient.name)
-                + ' already has appointment '
-                + rt.text(self.fn_when(slot.start))
-                + ' at that time.',
+                f'{patient.name} already has appointment {self.fn_when(slot.start)} at that time.',
             )
         if (  # clinic.world:223
-            len(tuple([
-                _a6.key()
-                for _a6 in rt.rows(self.t_appointments, rt.each(self, others))
-                if _a6.patient == patient.key() and _a6.start.date() == day
-            ]))
+            len([
+                _a5
+                for _a5 in rt.rows(self.t_appointments, rt.each(self, others))
+                if _a5.patient == patient.key() and _a5.start.date() == day
+            ])
             >= self.state.max_appointments_per_day
         ):
             return rt.built(  # clinic.world:224
                 self,
-                rt.text(patient.name)
-                + ' already has '
-                + rt.text(self.state.max_appointments_per_day)
-                + ' appointments on '
-                + rt.text(day)
-                + ', the most allowed in one day.',
+                f'{patient.name} already has {self.state.max_appointments_per_day} appointments '
+                f'on {day}, the most allowed in one day.',
             )
         age: int = self.fn_age_on(patient.birth_date, day)  # clinic.world:226
         if doctor.specialty == _E9_Specialty_pediatrics and age >= 18:  # clinic.world:227
             return rt.built(  # clinic.world:228
                 self,
-                rt.text(doctor.name)
-                + ' is a pediatrician and only sees patients under 18; '
-                + rt.text(patient.name)
-                + ' is '
-                + rt.text(age)
-                + '.',
+                f'{doctor.name} is a pediatrician and only sees patients under 18; {patient.name}'
+                f' is {age}.',
             )
         seen_before: bool = any(  # clinic.world:230
-            _a7.patient == patient.key()
-            and _a7.doctor == doctor.key()
-            and _a7.status == _E17_AppointmentStatus_completed
-            for _a7 in rt.each(self, self.t_appointments)
+            _a6.patient == patient.key()
+            and _a6.doctor == doctor.key()
+            and _a6.status == _E17_AppointmentStatus_completed
+            for _a6 in rt.each(self, self.t_appointments)
         )
         if not doctor.accepting_new_patients and not seen_before:  # clinic.world:231
             return rt.built(  # clinic.world:232
                 self,
-                rt.text(doctor.name)
-                + ' is not taking new patients, and '
-                + rt.text(patient.name)
-                + ' has had no visit with them yet.',
+                f'{doctor.name} is not taking new patients, and {patient.name} has had no visit '
+                'with them yet.',
             )
         return None  # clinic.world:234
 
@@ -624,45 +585,39 @@ class ClinicScheduling(Episode):
     ) -> tuple[str, ...]:
         "A doctor's slots on a day that could take a visit of this kind."
         candidates: tuple[str, ...] = tuple([  # clinic.world:240
-            _s8.key()
-            for _s8 in rt.each(self, self.t_slots)
-            if _s8.doctor == doctor.key()
-            and _s8.start.date() == day
-            and _s8.start > self.clock
-            and self.fn_visit_minutes(kind) <= _s8.length_minutes
+            _s7.key()
+            for _s7 in rt.each(self, self.t_slots)
+            if _s7.doctor == doctor.key()
+            and _s7.start.date() == day
+            and _s7.start > self.clock
+            and self.fn_visit_minutes(kind) <= _s7.length_minutes
             and day not in rt.each(self, self.state.closed_days)
         ])
         taken: tuple[str, ...] = tuple([  # clinic.world:241
-            _a9.key()
-            for _a9 in rt.each(self, self.t_appointments)
-            if self.fn_active(_a9) and _a9.doctor == doctor.key() and _a9.start.date() == day
+            _a8.key()
+            for _a8 in rt.each(self, self.t_appointments)
+            if self.fn_active(_a8) and _a8.doctor == doctor.key() and _a8.start.date() == day
         ])
         full: bool = len(taken) >= doctor.max_daily_appointments  # clinic.world:242
-        return tuple(  # clinic.world:243
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_slots,
-                    rt.each(
-                        self,
-                        tuple([
-                            _s11.key()
-                            for _s11 in rt.rows(self.t_slots, rt.each(self, candidates))
-                            if not full
-                            and not any(
-                                self.fn_overlaps(
-                                    _a12.start,
-                                    _a12.end,
-                                    _s11.start,
-                                    _s11.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
-                                )
-                                for _a12 in rt.rows(self.t_appointments, rt.each(self, taken))
-                            )
-                        ]),
-                    ),
-                ),
-                key=lambda _s10: _s10.start,
-            )
+        return rt.sorted_keys(  # clinic.world:243
+            rt.each(
+                self,
+                [
+                    _s10
+                    for _s10 in rt.rows(self.t_slots, rt.each(self, candidates))
+                    if not full
+                    and not any(
+                        self.fn_overlaps(
+                            _a11.start,
+                            _a11.end,
+                            _s10.start,
+                            _s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
+                        )
+                        for _a11 in rt.rows(self.t_appointments, rt.each(self, taken))
+                    )
+                ],
+            ),
+            key=lambda _s9: _s9.start,
         )
 
     def tool_list_doctors(  # clinic.world:274
@@ -670,64 +625,55 @@ class ClinicScheduling(Episode):
     ) -> tuple[str, ...]:
         "List the clinic's doctors with their specialty, room and whether they take new patients."
         return tuple([  # clinic.world:280
-            _d13.key()
-            for _d13 in rt.each(self, self.t_doctors)
-            if (specialty is None
-            or _d13.specialty == (specialty if specialty is not None else rt.absent()))
-            and (_d13.accepting_new_patients or not accepting_only)
+            _d12.key()
+            for _d12 in rt.each(self, self.t_doctors)
+            if (specialty is None or _d12.specialty == specialty)
+            and (_d12.accepting_new_patients or not accepting_only)
         ])
 
     def tool_find_patients(self, query: str) -> tuple[str, ...]:  # clinic.world:283
         'Find registered patients by name or phone number.'
         needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # clinic.world:288
-        return tuple(  # clinic.world:289
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_patients,
-                    rt.each(
-                        self,
-                        tuple([
-                            _p15.key()
-                            for _p15 in rt.each(self, self.t_patients)
-                            if rt.read(self, needle)
-                            in rt.read(self, rt.built(self, _p15.name.lower()))
-                            or _p15.phone == rt.built(self, query.strip())
-                        ]),
-                    ),
-                ),
-                key=lambda _p14: _p14.name,
-            )
+        return rt.sorted_keys(  # clinic.world:289
+            rt.each(
+                self,
+                [
+                    _p14
+                    for _p14 in rt.each(self, self.t_patients)
+                    if rt.read(self, needle) in rt.read(self, rt.built(self, _p14.name.lower()))
+                    or _p14.phone == rt.built(self, query.strip())
+                ],
+            ),
+            key=lambda _p13: _p13.name,
         )
 
     def tool_register_patient(  # clinic.world:292
         self, name: str, birth_date: dt.date, phone: str, email: str | None, insurance: str | None
     ) -> Patient:
         'Register a new patient so that they can be booked.'
-        if not (birth_date <= self.clock.date()):  # clinic.world:301
-            raise ToolError('The birth date ' + rt.text(birth_date) + ' is in the future.')
+        if birth_date > self.clock.date():  # clinic.world:301
+            raise ToolError(f'The birth date {birth_date} is in the future.')
         same: tuple[str, ...] = tuple([  # clinic.world:302
-            _p16.key()
-            for _p16 in rt.each(self, self.t_patients)
-            if rt.built(self, _p16.name.lower()) == rt.built(self, name.lower())
-            and _p16.birth_date == birth_date
+            _p15.key()
+            for _p15 in rt.each(self, self.t_patients)
+            if rt.built(self, _p15.name.lower()) == rt.built(self, name.lower())
+            and _p15.birth_date == birth_date
         ])
-        if not (len(same) == 0):  # clinic.world:303
+        if len(same) != 0:  # clinic.world:303
             raise ToolError(rt.built(
                 self,
-                rt.text(name)
-                + ', born '
-                + rt.text(birth_date)
-                + ', is already registered as patient '
-                + rt.text(self.t_patients.row(same[0]).id_)
-                + '.',
+                f'{name}, born {birth_date}, is already registered as patient '
+                f'{self.t_patients[same[0]].id_}.',
             ))
         patient: Patient = Patient(  # clinic.world:304
             id_=self.next_id('patient_ids', 'P{:04d}'),
             name=v.check_length(name, 'Patient.name', 1, 80),
             birth_date=birth_date,
             phone=v.check_pattern(phone, 'Patient.phone', '^\\+[0-9]{7,15}$'),
-            email=rt.if_present(email, lambda x: v.check_pattern(x, 'Patient.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')),
+            email=rt.if_present(
+                email,
+                lambda x: v.check_pattern(x, 'Patient.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
+            ),
             insurance=insurance,
             balance=0.0,
             no_shows=0,
@@ -743,30 +689,19 @@ class ClinicScheduling(Episode):
             'for patient-specific reasons when booking.'
         )
         chosen: tuple[str, ...] = tuple([  # clinic.world:323
-            _d17.key()
-            for _d17 in rt.each(self, self.t_doctors)
-            if (specialty is None
-            or _d17.specialty == (specialty if specialty is not None else rt.absent()))
-            and (doctor_id is None
-            or _d17.id_ == (doctor_id if doctor_id is not None else rt.absent()))
+            _d16.key()
+            for _d16 in rt.each(self, self.t_doctors)
+            if (specialty is None or _d16.specialty == specialty)
+            and (doctor_id is None or _d16.id_ == doctor_id)
         ])
         found: tuple[str, ...] = ()  # clinic.world:324
         for d in rt.rows(self.t_doctors, rt.each(self, chosen)):  # clinic.world:325
             found = rt.each(self, found + self.fn_free_slots(d, on, kind))  # clinic.world:326
         return tuple([  # clinic.world:328
-            self.fn_slot_view(_s18, kind)
-            for _s18 in rt.rows(
-                self.t_slots,
-                rt.each(
-                    self,
-                    tuple(
-                        rt.key_of(x)
-                        for x in sorted(
-                            rt.rows(self.t_slots, rt.each(self, found)),
-                            key=lambda _s19: _s19.start,
-                        )
-                    ),
-                ),
+            self.fn_slot_view(_s17, kind)
+            for _s17 in rt.each(
+                self,
+                sorted(rt.rows(self.t_slots, rt.each(self, found)), key=lambda _s18: _s18.start),
             )
         ])
 
@@ -775,23 +710,19 @@ class ClinicScheduling(Episode):
     ) -> DaySchedule:
         "Show a doctor's active appointments and free consultation slots on one day."
         booked: tuple[str, ...] = tuple([  # clinic.world:337
-            _a20.key()
-            for _a20 in rt.each(self, self.t_appointments)
-            if _a20.doctor == doctor.key() and _a20.start.date() == day and self.fn_active(_a20)
+            _a19.key()
+            for _a19 in rt.each(self, self.t_appointments)
+            if _a19.doctor == doctor.key() and _a19.start.date() == day and self.fn_active(_a19)
         ])
         return DaySchedule(  # clinic.world:338
             doctor.id_,
             day,
-            tuple(
-                rt.key_of(x)
-                for x in sorted(
-                    rt.rows(self.t_appointments, rt.each(self, booked)),
-                    key=lambda _a21: _a21.start,
-                )
+            rt.sorted_keys(
+                rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a20: _a20.start
             ),
             tuple([
-                self.fn_slot_view(_s22, _E9_VisitKind_consultation)
-                for _s22 in rt.rows(
+                self.fn_slot_view(_s21, _E9_VisitKind_consultation)
+                for _s21 in rt.rows(
                     self.t_slots,
                     rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)),
                 )
@@ -807,22 +738,15 @@ class ClinicScheduling(Episode):
     ) -> tuple[str, ...]:
         'List appointments, earliest first, filtered by patient, doctor, day and status.'
         found: tuple[str, ...] = tuple([  # clinic.world:354
-            _a23.key()
-            for _a23 in rt.each(self, self.t_appointments)
-            if (patient_id is None
-            or (self.t_patients.rows.get(_a23.patient) or self.t_patients.row(_a23.patient)).id_
-            == (patient_id if patient_id is not None else rt.absent()))
-            and (doctor_id is None
-            or (self.t_doctors.rows.get(_a23.doctor) or self.t_doctors.row(_a23.doctor)).id_
-            == (doctor_id if doctor_id is not None else rt.absent()))
-            and (on is None or _a23.start.date() == (on if on is not None else rt.absent()))
-            and (status is None or _a23.status == (status if status is not None else rt.absent()))
+            _a22.key()
+            for _a22 in rt.each(self, self.t_appointments)
+            if (patient_id is None or self.t_patients[_a22.patient].id_ == patient_id)
+            and (doctor_id is None or self.t_doctors[_a22.doctor].id_ == doctor_id)
+            and (on is None or _a22.start.date() == on)
+            and (status is None or _a22.status == status)
         ])
-        return tuple(  # clinic.world:355
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(self.t_appointments, rt.each(self, found)), key=lambda _a24: _a24.start
-            )
+        return rt.sorted_keys(  # clinic.world:355
+            rt.rows(self.t_appointments, rt.each(self, found)), key=lambda _a23: _a23.start
         )
 
     def tool_book_appointment(  # clinic.world:360
@@ -837,7 +761,7 @@ class ClinicScheduling(Episode):
             "Booking removes the patient's waitlist entry for that doctor, if any."
         )
         problem: str | None = self.fn_booking_problem(patient, slot, kind, '')  # clinic.world:373
-        if not (problem is None):  # clinic.world:374
+        if problem is not None:  # clinic.world:374
             raise ToolError(problem if problem is not None else '')
         appointment: Appointment = Appointment(  # clinic.world:375
             id_=self.next_id('appointment_ids', 'APT{:04d}'),
@@ -860,9 +784,9 @@ class ClinicScheduling(Episode):
             rt.each(
                 self,
                 tuple([
-                    _w25.key()
-                    for _w25 in rt.each(self, self.t_waitlist)
-                    if _w25.patient == patient.key() and _w25.doctor == slot.doctor
+                    _w24.key()
+                    for _w24 in rt.each(self, self.t_waitlist)
+                    if _w24.patient == patient.key() and _w24.doctor == slot.doctor
                 ]),
             ),
         ):
@@ -876,66 +800,37 @@ class ClinicScheduling(Episode):
             'Move a booked appointment to another slot. Only possible up to the cancellation '
             'notice (24 hours) before it starts.'
         )
-        if not (appointment.status == _E17_AppointmentStatus_booked):  # clinic.world:397
+        if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:397
             raise ToolError(rt.built(
-                self,
-                'Appointment '
-                + rt.text(appointment.id_)
-                + ' cannot be moved: it is '
-                + rt.text(appointment.status)
-                + '.',
+                self, f'Appointment {appointment.id_} cannot be moved: it is {appointment.status}.'
             ))
-        if not (  # clinic.world:398
-            appointment.start - self.clock
-            >= dt.timedelta(hours=self.state.cancellation_notice_hours)
+        if appointment.start - self.clock < dt.timedelta(  # clinic.world:398
+            hours=self.state.cancellation_notice_hours
         ):
             raise ToolError(rt.built(
                 self,
-                'Appointment '
-                + rt.text(appointment.id_)
-                + ' starts at '
-                + rt.text(self.fn_when(appointment.start))
-                + ', less than '
-                + rt.text(self.state.cancellation_notice_hours)
-                + ' hours from now, and can no longer be moved. Cancel it instead.',
+                f'Appointment {appointment.id_} starts at {self.fn_when(appointment.start)}, '
+                f'less than {self.state.cancellation_notice_hours} hours from now, and can no '
+                'longer be moved. Cancel it instead.',
             ))
-        if not (new_slot.key() != appointment.slot):  # clinic.world:399
+        if new_slot.key() == appointment.slot:  # clinic.world:399
             raise ToolError(rt.built(
-                self,
-                'Appointment '
-                + rt.text(appointment.id_)
-                + ' is already in slot '
-                + rt.text(new_slot.id_)
-                + '.',
+                self, f'Appointment {appointment.id_} is already in slot {new_slot.id_}.'
             ))
-        if not (  # clinic.world:400
-            (self.t_doctors.rows.get(new_slot.doctor) or self.t_doctors.row(new_slot.doctor)).specialty
-            == (self.t_doctors.rows.get(appointment.doctor) or self.t_doctors.row(appointment.doctor)).specialty
+        if (  # clinic.world:400
+            self.t_doctors[new_slot.doctor].specialty
+            != self.t_doctors[appointment.doctor].specialty
         ):
             raise ToolError(rt.built(
                 self,
-                'Slot '
-                + rt.text(new_slot.id_)
-                + ' is with a '
-                + rt.text(
-                    (self.t_doctors.rows.get(new_slot.doctor) or self.t_doctors.row(new_slot.doctor)).specialty,
-                )
-                + ' doctor; appointment '
-                + rt.text(appointment.id_)
-                + ' needs '
-                + rt.text(
-                    (self.t_doctors.rows.get(appointment.doctor) or self.t_doctors.row(appointment.doctor)).specialty,
-                )
-                + '.',
+                f'Slot {new_slot.id_} is with a {self.t_doctors[new_slot.doctor].specialty} '
+                f'doctor; appointment {appointment.id_} needs '
+                f'{self.t_doctors[appointment.doctor].specialty}.',
             ))
         problem: str | None = self.fn_booking_problem(  # clinic.world:401
-            self.t_patients.rows.get(appointment.patient)
-            or self.t_patients.row(appointment.patient),
-            new_slot,
-            appointment.kind,
-            appointment.id_,
+            self.t_patients[appointment.patient], new_slot, appointment.kind, appointment.id_
         )
-        if not (problem is None):  # clinic.world:402
+        if problem is not None:  # clinic.world:402
             raise ToolError(problem if problem is not None else '')
         self.set_field(appointment, 'slot', new_slot.key())  # clinic.world:403
         self.set_field(appointment, 'doctor', new_slot.doctor)  # clinic.world:404
@@ -955,27 +850,19 @@ class ClinicScheduling(Episode):
             'allowed but\n'
             "counts as a late cancellation: the late fee is added to the patient's balance."
         )
-        if not (appointment.status == _E17_AppointmentStatus_booked):  # clinic.world:418
+        if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:418
             raise ToolError(rt.built(
                 self,
-                'Appointment '
-                + rt.text(appointment.id_)
-                + ' cannot be cancelled: it is '
-                + rt.text(appointment.status)
-                + '.',
+                f'Appointment {appointment.id_} cannot be cancelled: it is {appointment.status}.',
             ))
-        if not (appointment.start > self.clock):  # clinic.world:419
+        if appointment.start <= self.clock:  # clinic.world:419
             raise ToolError(rt.built(
                 self,
-                'Appointment '
-                + rt.text(appointment.id_)
-                + ' started at '
-                + rt.text(self.fn_when(appointment.start))
-                + '; mark it as a no-show instead.',
+                f'Appointment {appointment.id_} started at {self.fn_when(appointment.start)}; '
+                'mark it as a no-show instead.',
             ))
-        late: bool = (  # clinic.world:420
-            appointment.start - self.clock
-            < dt.timedelta(hours=self.state.cancellation_notice_hours)
+        late: bool = appointment.start - self.clock < dt.timedelta(  # clinic.world:420
+            hours=self.state.cancellation_notice_hours
         )
         self.set_fields(  # clinic.world:421
             appointment,
@@ -987,35 +874,26 @@ class ClinicScheduling(Episode):
         fee: float = 0.0  # clinic.world:424
         message: str = rt.built(  # clinic.world:425
             self,
-            'Appointment '
-            + rt.text(appointment.id_)
-            + ' on '
-            + rt.text(self.fn_when(appointment.start))
-            + ' is cancelled.',
+            f'Appointment {appointment.id_} on {self.fn_when(appointment.start)} is cancelled.',
         )
         if late:  # clinic.world:426
             fee = self.state.late_fee  # clinic.world:427
             self.set_field(  # clinic.world:428
-                self.t_patients.rows.get(appointment.patient)
-                or self.t_patients.row(appointment.patient),
+                self.t_patients[appointment.patient],
                 'balance',
-                v.check_range(round((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + fee, 2), 'Patient.balance', 0.0, None),
+                v.check_range(
+                    round(self.t_patients[appointment.patient].balance + fee, 2),
+                    'Patient.balance',
+                    0.0,
+                    None,
+                ),
             )
             message = rt.built(  # clinic.world:429
                 self,
-                'Appointment '
-                + rt.text(appointment.id_)
-                + ' on '
-                + rt.text(self.fn_when(appointment.start))
-                + ' is cancelled. It was less than '
-                + rt.text(self.state.cancellation_notice_hours)
-                + ' hours away, so a late fee of $'
-                + format(fee, '.2f')
-                + ' was added to '
-                + rt.text(
-                    (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).name,
-                )
-                + "'s balance.",
+                f'Appointment {appointment.id_} on {self.fn_when(appointment.start)} is '
+                f'cancelled. It was less than {self.state.cancellation_notice_hours} hours away, '
+                f'so a late fee of ${fee:.2f} was added to '
+                f'{self.t_patients[appointment.patient].name}\'s balance.',
             )
         return Cancellation(appointment.id_, late, fee, message)  # clinic.world:431
 
@@ -1024,32 +902,22 @@ class ClinicScheduling(Episode):
             'Check a patient in when they arrive: from 30 minutes before the start until 15 '
             'minutes after it.'
         )
-        if not (appointment.status == _E17_AppointmentStatus_booked):  # clinic.world:441
+        if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:441
             raise ToolError(rt.built(
                 self,
-                'Appointment '
-                + rt.text(appointment.id_)
-                + ' cannot be checked in: it is '
-                + rt.text(appointment.status)
-                + '.',
+                f'Appointment {appointment.id_} cannot be checked in: it is {appointment.status}.',
             ))
-        if not (self.clock >= appointment.start - dt.timedelta(minutes=30)):  # clinic.world:442
+        if self.clock < appointment.start - dt.timedelta(minutes=30):  # clinic.world:442
             raise ToolError(rt.built(
                 self,
-                'Too early: check-in for appointment '
-                + rt.text(appointment.id_)
-                + ' opens at '
-                + rt.text(self.fn_when(appointment.start - dt.timedelta(minutes=30)))
-                + '.',
+                f'Too early: check-in for appointment {appointment.id_} opens at '
+                f'{self.fn_when(appointment.start - dt.timedelta(minutes=30))}.',
             ))
-        if not (self.clock <= appointment.start + dt.timedelta(minutes=15)):  # clinic.world:443
+        if self.clock > appointment.start + dt.timedelta(minutes=15):  # clinic.world:443
             raise ToolError(rt.built(
                 self,
-                'Too late: appointment '
-                + rt.text(appointment.id_)
-                + ' started at '
-                + rt.text(self.fn_when(appointment.start))
-                + '. Mark it as a no-show or reschedule it.',
+                f'Too late: appointment {appointment.id_} started at '
+                f'{self.fn_when(appointment.start)}. Mark it as a no-show or reschedule it.',
             ))
         self.set_field(  # clinic.world:444
             appointment, 'status', _E17_AppointmentStatus_checked_in
@@ -1060,14 +928,11 @@ class ClinicScheduling(Episode):
         self, appointment: Appointment, notes: str
     ) -> Appointment:
         "Close a visit after the patient was seen, with the doctor's notes."
-        if not (appointment.status == _E17_AppointmentStatus_checked_in):  # clinic.world:454
+        if appointment.status != _E17_AppointmentStatus_checked_in:  # clinic.world:454
             raise ToolError(rt.built(
                 self,
-                'Appointment '
-                + rt.text(appointment.id_)
-                + ' cannot be completed: it is '
-                + rt.text(appointment.status)
-                + ', and only checked-in patients can be seen.',
+                f'Appointment {appointment.id_} cannot be completed: it is {appointment.status}, '
+                'and only checked-in patients can be seen.',
             ))
         self.set_fields(  # clinic.world:455
             appointment, ('status', 'notes'), _E17_AppointmentStatus_completed, notes
@@ -1079,52 +944,46 @@ class ClinicScheduling(Episode):
             'Record that the patient did not come. Possible from 15 minutes after the start; the '
             'late fee is added to their balance.'
         )
-        if not (appointment.status == _E17_AppointmentStatus_booked):  # clinic.world:465
+        if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:465
             raise ToolError(rt.built(
                 self,
-                'Appointment '
-                + rt.text(appointment.id_)
-                + ' cannot be marked as a no-show: it is '
-                + rt.text(appointment.status)
-                + '.',
+                f'Appointment {appointment.id_} cannot be marked as a no-show: it is '
+                f'{appointment.status}.',
             ))
-        if not (self.clock > appointment.start + dt.timedelta(minutes=15)):  # clinic.world:466
+        if self.clock <= appointment.start + dt.timedelta(minutes=15):  # clinic.world:466
             raise ToolError(rt.built(
                 self,
-                'Appointment '
-                + rt.text(appointment.id_)
-                + ' started at '
-                + rt.text(self.fn_when(appointment.start))
-                + '; wait until 15 minutes after the start before marking a no-show.',
+                f'Appointment {appointment.id_} started at {self.fn_when(appointment.start)}; '
+                'wait until 15 minutes after the start before marking a no-show.',
             ))
         self.set_field(appointment, 'status', _E17_AppointmentStatus_no_show)  # clinic.world:467
         self.set_field(  # clinic.world:468
-            self.t_patients.rows.get(appointment.patient)
-            or self.t_patients.row(appointment.patient),
+            self.t_patients[appointment.patient],
             'no_shows',
-            v.check_range((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).no_shows + 1, 'Patient.no_shows', 0, None),
+            v.check_range(
+                self.t_patients[appointment.patient].no_shows + 1, 'Patient.no_shows', 0, None
+            ),
         )
         self.set_field(  # clinic.world:469
-            self.t_patients.rows.get(appointment.patient)
-            or self.t_patients.row(appointment.patient),
+            self.t_patients[appointment.patient],
             'balance',
-            v.check_range(round((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + self.state.late_fee, 2), 'Patient.balance', 0.0, None),
+            v.check_range(
+                round(self.t_patients[appointment.patient].balance + self.state.late_fee, 2),
+                'Patient.balance',
+                0.0,
+                None,
+            ),
         )
         return appointment  # clinic.world:470
 
     def tool_pay_balance(self, patient: Patient, amount: float) -> Patient:  # clinic.world:473
         'Record a payment towards the fees a patient owes.'
         if not (patient.balance > 0.0):  # clinic.world:479
-            raise ToolError(rt.built(self, rt.text(patient.name) + ' owes nothing.'))
+            raise ToolError(rt.built(self, f'{patient.name} owes nothing.'))
         if not (amount <= patient.balance):  # clinic.world:480
             raise ToolError(rt.built(
                 self,
-                rt.text(patient.name)
-                + ' owes only $'
-                + format(patient.balance, '.2f')
-                + '; $'
-                + format(amount, '.2f')
-                + ' is too much.',
+                f'{patient.name} owes only ${patient.balance:.2f}; ${amount:.2f} is too much.',
             ))
         self.set_field(  # clinic.world:481
             patient,
@@ -1137,22 +996,16 @@ class ClinicScheduling(Episode):
         self, patient: Patient, doctor: Doctor, earliest: dt.date, latest: dt.date, reason: str
     ) -> WaitlistEntry:
         "Put a patient on a doctor's waitlist for a range of days, when no suitable slot is free."
-        if not (earliest <= latest):  # clinic.world:496
-            raise ToolError(
-                'The window '
-                + rt.text(earliest)
-                + ' to '
-                + rt.text(latest)
-                + ' ends before it starts.',
-            )
-        if not (latest >= self.clock.date()):  # clinic.world:497
-            raise ToolError(
-                'The window ends on ' + rt.text(latest) + ', which has already passed.'
-            )
-        if not (not any(_w26.patient == patient.key() and _w26.doctor == doctor.key() for _w26 in rt.each(self, self.t_waitlist))):  # clinic.world:498
+        if earliest > latest:  # clinic.world:496
+            raise ToolError(f'The window {earliest} to {latest} ends before it starts.')
+        if latest < self.clock.date():  # clinic.world:497
+            raise ToolError(f'The window ends on {latest}, which has already passed.')
+        if any(  # clinic.world:498
+            _w25.patient == patient.key() and _w25.doctor == doctor.key()
+            for _w25 in rt.each(self, self.t_waitlist)
+        ):
             raise ToolError(rt.built(
-                self,
-                rt.text(patient.name) + ' is already on ' + rt.text(doctor.name) + "'s waitlist.",
+                self, f'{patient.name} is already on {doctor.name}\'s waitlist.'
             ))
         entry: WaitlistEntry = WaitlistEntry(  # clinic.world:499
             id_=self.next_id('waitlist_ids', 'WL{:03d}'),
@@ -1172,24 +1025,17 @@ class ClinicScheduling(Episode):
             'days that suits them and why.'
         )
         return tuple([  # clinic.world:515
-            _w27.key()
-            for _w27 in rt.each(self, self.t_waitlist)
-            if doctor is None
-            or _w27.doctor == (doctor if doctor is not None else rt.absent()).key()
+            _w26.key()
+            for _w26 in rt.each(self, self.t_waitlist)
+            if doctor is None or _w26.doctor == doctor.key()
         ])
 
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> str:  # clinic.world:518
         "Take a patient off a doctor's waitlist."
         text: str = rt.built(  # clinic.world:523
             self,
-            rt.text(
-                (self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name,
-            )
-            + ' was removed from '
-            + rt.text(
-                (self.t_doctors.rows.get(entry.doctor) or self.t_doctors.row(entry.doctor)).name
-            )
-            + "'s waitlist.",
+            f'{self.t_patients[entry.patient].name} was removed from '
+            f'{self.t_doctors[entry.doctor].name}\'s waitlist.',
         )
         self.delete(self.t_waitlist, entry.key())  # clinic.world:524
         return text  # clinic.world:525
@@ -1201,50 +1047,24 @@ class ClinicScheduling(Episode):
             'Book a waitlisted patient into a free slot with the doctor they wait for. The '
             'waitlist entry is removed.'
         )
-        if not (slot.doctor == entry.doctor):  # clinic.world:535
+        if slot.doctor != entry.doctor:  # clinic.world:535
             raise ToolError(rt.built(
                 self,
-                'Slot '
-                + rt.text(slot.id_)
-                + ' is with '
-                + rt.text(
-                    (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).name
-                )
-                + ', but '
-                + rt.text(
-                    (self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name,
-                )
-                + ' is waiting for '
-                + rt.text(
-                    (self.t_doctors.rows.get(entry.doctor) or self.t_doctors.row(entry.doctor)).name,
-                )
-                + '.',
+                f'Slot {slot.id_} is with {self.t_doctors[slot.doctor].name}, but '
+                f'{self.t_patients[entry.patient].name} is waiting for '
+                f'{self.t_doctors[entry.doctor].name}.',
             ))
         day: dt.date = slot.start.date()  # clinic.world:536
         if not (day >= entry.earliest and day <= entry.latest):  # clinic.world:537
             raise ToolError(rt.built(
                 self,
-                'Slot '
-                + rt.text(slot.id_)
-                + ' is on '
-                + rt.text(day)
-                + ', outside '
-                + rt.text(
-                    (self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name,
-                )
-                + "'s window of "
-                + rt.text(entry.earliest)
-                + ' to '
-                + rt.text(entry.latest)
-                + '.',
+                f'Slot {slot.id_} is on {day}, outside {self.t_patients[entry.patient].name}\'s '
+                f'window of {entry.earliest} to {entry.latest}.',
             ))
         problem: str | None = self.fn_booking_problem(  # clinic.world:538
-            self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient),
-            slot,
-            kind,
-            '',
+            self.t_patients[entry.patient], slot, kind, ''
         )
-        if not (problem is None):  # clinic.world:539
+        if problem is not None:  # clinic.world:539
             raise ToolError(problem if problem is not None else '')
         appointment: Appointment = Appointment(  # clinic.world:540
             id_=self.next_id('appointment_ids', 'APT{:04d}'),
@@ -1318,13 +1138,13 @@ _PARAM_appointment = param(
     'appointment',
     arg.row('appointments'),
     'The appointment id.',
-    not_found=lambda ep, key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
 )
 _PARAM_patient = param(
     'patient',
     arg.row('patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$')),
     "The patient's id.",
-    not_found=lambda ep, key: rt.built(ep, 'No patient with id ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No patient with id {key}.'),
 )
 
 
@@ -1360,7 +1180,7 @@ ClinicScheduling.TOOLS = tools(
             'query',
             arg.refined(arg.TEXT, 2, 80),
             "Part of the patient's name (any case), or their full phone number such as "
-            '+15125550111.',
+            "+15125550111.",
         ),
         read_only=True,
         where='clinic.world:283',
@@ -1409,7 +1229,7 @@ ClinicScheduling.TOOLS = tools(
             'doctor',
             arg.row('doctors'),
             "The doctor's id, e.g. D01.",
-            not_found=lambda ep, key: rt.built(ep, 'No doctor with id ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.'),
         ),
         param('day', arg.DATE, 'The day, YYYY-MM-DD.'),
         read_only=True,
@@ -1443,13 +1263,13 @@ ClinicScheduling.TOOLS = tools(
             'patient',
             arg.row('patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$')),
             "The patient's id, e.g. P1001.",
-            not_found=lambda ep, key: rt.built(ep, 'No patient with id ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No patient with id {key}.'),
         ),
         param(
             'slot',
             arg.row('slots'),
             'The id of a free slot, from find_available_slots.',
-            not_found=lambda ep, key: rt.built(ep, 'No slot with id ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
         ),
         param(
             'reason',
@@ -1466,13 +1286,13 @@ ClinicScheduling.TOOLS = tools(
             'appointment',
             arg.row('appointments'),
             'The appointment id, e.g. APT1003.',
-            not_found=lambda ep, key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
         ),
         param(
             'new_slot',
             arg.row('slots'),
             'The id of the free slot to move to; it must be with a doctor of the same specialty.',
-            not_found=lambda ep, key: rt.built(ep, 'No slot with id ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
         ),
         where='clinic.world:391',
         returns=_RESULT_Appointment,
@@ -1483,7 +1303,7 @@ ClinicScheduling.TOOLS = tools(
             'appointment',
             arg.row('appointments'),
             'The appointment id, e.g. APT1001.',
-            not_found=lambda ep, key: rt.built(ep, 'No appointment with id ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
         ),
         where='clinic.world:410',
         returns=js.closed({
@@ -1523,7 +1343,7 @@ ClinicScheduling.TOOLS = tools(
             'doctor',
             arg.row('doctors'),
             "The doctor's id, e.g. D05.",
-            not_found=lambda ep, key: rt.built(ep, 'No doctor with id ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.'),
         ),
         param('earliest', arg.DATE, 'The first day that suits the patient, YYYY-MM-DD.'),
         param('latest', arg.DATE, 'The last day that suits the patient, YYYY-MM-DD.'),
@@ -1536,9 +1356,9 @@ ClinicScheduling.TOOLS = tools(
         param(
             'doctor',
             arg.optional(arg.row('doctors')),
-            "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows"
-            ' it).',
-            not_found=lambda ep, key: rt.built(ep, 'No doctor with id ' + rt.text(key) + '.'),
+            "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows "
+            "it).",
+            not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.'),
         ),
         read_only=True,
         where='clinic.world:510',
@@ -1551,9 +1371,7 @@ ClinicScheduling.TOOLS = tools(
             'entry',
             arg.row('waitlist'),
             'The waitlist entry id, e.g. WL102.',
-            not_found=lambda ep, key: rt.built(
-                ep, 'No waitlist entry with id ' + rt.text(key) + '.'
-            ),
+            not_found=lambda ep, key: rt.built(ep, f'No waitlist entry with id {key}.'),
         ),
         where='clinic.world:518',
         returns=js.STRING,
@@ -1564,15 +1382,13 @@ ClinicScheduling.TOOLS = tools(
             'entry',
             arg.row('waitlist'),
             'The waitlist entry id, e.g. WL101.',
-            not_found=lambda ep, key: rt.built(
-                ep, 'No waitlist entry with id ' + rt.text(key) + '.'
-            ),
+            not_found=lambda ep, key: rt.built(ep, f'No waitlist entry with id {key}.'),
         ),
         param(
             'slot',
             arg.row('slots'),
             "A free slot with the same doctor, inside the entry's window of days.",
-            not_found=lambda ep, key: rt.built(ep, 'No slot with id ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
         ),
         _PARAM_kind,
         where='clinic.world:528',
@@ -1586,12 +1402,12 @@ def _check_late_cancel_fill_from_waitlist__grace_cancelled(  # tasks.world:16
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_appointments.row('APT1001').status,
+            ep.t_appointments['APT1001'].status,
             '==',
             _E17_AppointmentStatus_cancelled,
             'appointments["APT1001"].status == cancelled',
         )
-        and ep.t_appointments.row('APT1001').late_cancellation
+        and ep.t_appointments['APT1001'].late_cancellation
     )
 
 
@@ -1599,9 +1415,9 @@ def _check_late_cancel_fill_from_waitlist__late_fee(  # tasks.world:17
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_patients.row('P1001').balance,
+        ep.t_patients['P1001'].balance,
         '==',
-        init.t_patients.row('P1001').balance + 25.0,
+        init.t_patients['P1001'].balance + 25.0,
         'patients["P1001"].balance == initial.patients["P1001"].balance + 25.0',
     )
 
@@ -1610,25 +1426,22 @@ def _check_late_cancel_fill_from_waitlist__marcus_in_slot(  # tasks.world:18
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _a28.id_ not in init.t_appointments
-        and _a28.patient == 'P1002'
-        and _a28.slot == 'S101'
-        and _a28.status == _E17_AppointmentStatus_booked
-        for _a28 in rt.each(ep, ep.t_appointments)
+        _a27.id_ not in init.t_appointments
+        and _a27.patient == 'P1002'
+        and _a27.slot == 'S101'
+        and _a27.status == _E17_AppointmentStatus_booked
+        for _a27 in rt.each(ep, ep.t_appointments)
     ))
 
 
 def _check_late_cancel_fill_from_waitlist__waitlist_done(  # tasks.world:19
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return (
-        'WL102' not in ep.t_waitlist
-        and rt.compared(
-            len(ep.t_waitlist),
-            '==',
-            len(init.t_waitlist) - 1,
-            'len(waitlist) == len(initial.waitlist) - 1',
-        )
+    return 'WL102' not in ep.t_waitlist and rt.compared(
+        len(ep.t_waitlist),
+        '==',
+        len(init.t_waitlist) - 1,
+        'len(waitlist) == len(initial.waitlist) - 1',
     )
 
 
@@ -1637,19 +1450,19 @@ def _check_julia_reschedule__moved(  # tasks.world:45
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_appointments.row('APT1003').slot,
+            ep.t_appointments['APT1003'].slot,
             '==',
             'S303',
             'appointments["APT1003"].slot == "S303"',
         )
         and rt.compared(
-            ep.t_appointments.row('APT1003').start,
+            ep.t_appointments['APT1003'].start,
             '==',
             rt.parse_datetime('2024-06-12T13:30:00'),
             'appointments["APT1003"].start == datetime("2024-06-12T13:30:00")',
         )
         and rt.compared(
-            ep.t_appointments.row('APT1003').status,
+            ep.t_appointments['APT1003'].status,
             '==',
             _E17_AppointmentStatus_booked,
             'appointments["APT1003"].status == booked',
@@ -1661,12 +1474,11 @@ def _check_julia_reschedule__checkup_booked(  # tasks.world:46
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _a29.id_ not in init.t_appointments
-        and _a29.patient == 'P1005'
-        and (ep.t_doctors.rows.get(_a29.doctor) or ep.t_doctors.row(_a29.doctor)).specialty
-        == _E9_Specialty_general_practice
-        and _a29.start == rt.parse_datetime('2024-06-11T11:00:00')
-        for _a29 in rt.each(ep, ep.t_appointments)
+        _a28.id_ not in init.t_appointments
+        and _a28.patient == 'P1005'
+        and ep.t_doctors[_a28.doctor].specialty == _E9_Specialty_general_practice
+        and _a28.start == rt.parse_datetime('2024-06-11T11:00:00')
+        for _a28 in rt.each(ep, ep.t_appointments)
     ))
 
 
@@ -1685,7 +1497,7 @@ def _check_front_desk_morning__grace_checked_in(  # tasks.world:71
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_appointments.row('APT1001').status,
+        ep.t_appointments['APT1001'].status,
         '==',
         _E17_AppointmentStatus_checked_in,
         'appointments["APT1001"].status == checked_in',
@@ -1697,19 +1509,19 @@ def _check_front_desk_morning__ahmed_no_show(  # tasks.world:72
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_appointments.row('APT1009').status,
+            ep.t_appointments['APT1009'].status,
             '==',
             _E17_AppointmentStatus_no_show,
             'appointments["APT1009"].status == no_show',
         )
         and rt.compared(
-            ep.t_patients.row('P1004').no_shows,
+            ep.t_patients['P1004'].no_shows,
             '==',
-            init.t_patients.row('P1004').no_shows + 1,
+            init.t_patients['P1004'].no_shows + 1,
             'patients["P1004"].no_shows == initial.patients["P1004"].no_shows + 1',
         )
         and rt.compared(
-            ep.t_patients.row('P1004').balance, '==', 50.0, 'patients["P1004"].balance == 50.0'
+            ep.t_patients['P1004'].balance, '==', 50.0, 'patients["P1004"].balance == 50.0'
         )
     )
 
@@ -1718,10 +1530,10 @@ def _check_front_desk_morning__ahmed_waitlisted(  # tasks.world:73
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _w30.patient == 'P1004'
-        and _w30.doctor == 'D05'
-        and _w30.latest >= rt.parse_date('2024-06-14')
-        for _w30 in rt.each(ep, ep.t_waitlist)
+        _w29.patient == 'P1004'
+        and _w29.doctor == 'D05'
+        and _w29.latest >= rt.parse_date('2024-06-14')
+        for _w29 in rt.each(ep, ep.t_waitlist)
     ))
 
 
@@ -1729,10 +1541,10 @@ def _check_family_booking__leo_registered(  # tasks.world:135
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _p31.name == 'Leo Fischer'
-        and _p31.birth_date == rt.parse_date('2019-04-02')
-        and _p31.phone == '+15125550190'
-        for _p31 in rt.each(ep, ep.t_patients)
+        _p30.name == 'Leo Fischer'
+        and _p30.birth_date == rt.parse_date('2019-04-02')
+        and _p30.phone == '+15125550190'
+        for _p30 in rt.each(ep, ep.t_patients)
     ))
 
 
@@ -1740,11 +1552,10 @@ def _check_family_booking__leo_with_pediatrician(  # tasks.world:136
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_patients.rows.get(_a32.patient) or ep.t_patients.row(_a32.patient)).name
-        == 'Leo Fischer'
-        and _a32.doctor == 'D04'
-        and _a32.start == rt.parse_datetime('2024-06-11T15:00:00')
-        for _a32 in rt.each(ep, ep.t_appointments)
+        ep.t_patients[_a31.patient].name == 'Leo Fischer'
+        and _a31.doctor == 'D04'
+        and _a31.start == rt.parse_datetime('2024-06-11T15:00:00')
+        for _a31 in rt.each(ep, ep.t_appointments)
     ))
 
 
@@ -1752,10 +1563,10 @@ def _check_family_booking__hannah_after(  # tasks.world:137
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _a33.patient == 'P2001'
-        and _a33.doctor == 'D01'
-        and _a33.start == rt.parse_datetime('2024-06-11T15:30:00')
-        for _a33 in rt.each(ep, ep.t_appointments)
+        _a32.patient == 'P2001'
+        and _a32.doctor == 'D01'
+        and _a32.start == rt.parse_datetime('2024-06-11T15:30:00')
+        for _a32 in rt.each(ep, ep.t_appointments)
     ))
 
 
@@ -1774,10 +1585,10 @@ def _check_waitlist_sweep__ben_booked(  # tasks.world:160
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _a34.patient == 'P1006'
-        and _a34.slot == 'S402'
-        and _a34.status == _E17_AppointmentStatus_booked
-        for _a34 in rt.each(ep, ep.t_appointments)
+        _a33.patient == 'P1006'
+        and _a33.slot == 'S402'
+        and _a33.status == _E17_AppointmentStatus_booked
+        for _a33 in rt.each(ep, ep.t_appointments)
     ))
 
 
@@ -1785,19 +1596,18 @@ def _check_waitlist_sweep__olivia_booked(  # tasks.world:161
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _a35.patient == 'P1007'
-        and _a35.doctor == 'D03'
-        and _a35.start == rt.parse_datetime('2024-06-12T13:30:00')
-        for _a35 in rt.each(ep, ep.t_appointments)
+        _a34.patient == 'P1007'
+        and _a34.doctor == 'D03'
+        and _a34.start == rt.parse_datetime('2024-06-12T13:30:00')
+        for _a34 in rt.each(ep, ep.t_appointments)
     ))
 
 
 def _check_waitlist_sweep__waitlist_empty(  # tasks.world:162
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(len(ep.t_waitlist), '==', 0, 'len(waitlist) == 0')
-        and rt.compared(len(init.t_waitlist), '==', 3, 'len(initial.waitlist) == 3')
+    return rt.compared(len(ep.t_waitlist), '==', 0, 'len(waitlist) == 0') and rt.compared(
+        len(init.t_waitlist), '==', 3, 'len(initial.waitlist) == 3'
     )
 
 
@@ -1806,13 +1616,13 @@ def _check_grace_visit_and_follow_up__visit_closed(  # tasks.world:186
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_appointments.row('APT1001').status,
+            ep.t_appointments['APT1001'].status,
             '==',
             _E17_AppointmentStatus_completed,
             'appointments["APT1001"].status == completed',
         )
         and rt.compared(
-            ep.t_appointments.row('APT1001').notes,
+            ep.t_appointments['APT1001'].notes,
             'is not',
             None,
             'appointments["APT1001"].notes != none',
@@ -1824,13 +1634,13 @@ def _check_grace_visit_and_follow_up__follow_up_booked(  # tasks.world:187
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _a36.id_ not in init.t_appointments
-        and _a36.patient == 'P1001'
-        and _a36.doctor == 'D01'
-        and _a36.kind == _E9_VisitKind_follow_up
-        and _a36.start == rt.parse_datetime('2024-06-11T09:30:00')
-        and _a36.status == _E17_AppointmentStatus_booked
-        for _a36 in rt.each(ep, ep.t_appointments)
+        _a35.id_ not in init.t_appointments
+        and _a35.patient == 'P1001'
+        and _a35.doctor == 'D01'
+        and _a35.kind == _E9_VisitKind_follow_up
+        and _a35.start == rt.parse_datetime('2024-06-11T09:30:00')
+        and _a35.status == _E17_AppointmentStatus_booked
+        for _a35 in rt.each(ep, ep.t_appointments)
     ))
 
 
@@ -1850,15 +1660,15 @@ def _check_ahmed_settles_up__no_show_recorded(  # tasks.world:218
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_appointments.row('APT1009').status,
+            ep.t_appointments['APT1009'].status,
             '==',
             _E17_AppointmentStatus_no_show,
             'appointments["APT1009"].status == no_show',
         )
         and rt.compared(
-            ep.t_patients.row('P1004').no_shows,
+            ep.t_patients['P1004'].no_shows,
             '==',
-            init.t_patients.row('P1004').no_shows + 1,
+            init.t_patients['P1004'].no_shows + 1,
             'patients["P1004"].no_shows == initial.patients["P1004"].no_shows + 1',
         )
     )
@@ -1868,12 +1678,12 @@ def _check_ahmed_settles_up__rebooked(  # tasks.world:219
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _a37.id_ not in init.t_appointments
-        and _a37.patient == 'P1004'
-        and _a37.doctor == 'D05'
-        and _a37.start == rt.parse_datetime('2024-06-12T11:00:00')
-        and _a37.status == _E17_AppointmentStatus_booked
-        for _a37 in rt.each(ep, ep.t_appointments)
+        _a36.id_ not in init.t_appointments
+        and _a36.patient == 'P1004'
+        and _a36.doctor == 'D05'
+        and _a36.start == rt.parse_datetime('2024-06-12T11:00:00')
+        and _a36.status == _E17_AppointmentStatus_booked
+        for _a36 in rt.each(ep, ep.t_appointments)
     ))
 
 
@@ -1882,12 +1692,12 @@ def _check_ahmed_settles_up__follow_up_cancelled(  # tasks.world:220
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_appointments.row('APT1004').status,
+            ep.t_appointments['APT1004'].status,
             '==',
             _E17_AppointmentStatus_cancelled,
             'appointments["APT1004"].status == cancelled',
         )
-        and not ep.t_appointments.row('APT1004').late_cancellation
+        and not ep.t_appointments['APT1004'].late_cancellation
     )
 
 
@@ -1895,7 +1705,7 @@ def _check_ahmed_settles_up__paid_up(  # tasks.world:221
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_patients.row('P1004').balance, '==', 0.0, 'patients["P1004"].balance == 0.0'
+        ep.t_patients['P1004'].balance, '==', 0.0, 'patients["P1004"].balance == 0.0'
     )
 
 
@@ -1903,11 +1713,11 @@ def _check_new_patient_rivera__registered(  # tasks.world:247
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _p38.name == 'Tomas Rivera'
-        and _p38.birth_date == rt.parse_date('1980-08-15')
-        and _p38.phone == '+15125550199'
-        and _p38.insurance == 'Aetna'
-        for _p38 in rt.each(ep, ep.t_patients)
+        _p37.name == 'Tomas Rivera'
+        and _p37.birth_date == rt.parse_date('1980-08-15')
+        and _p37.phone == '+15125550199'
+        and _p37.insurance == 'Aetna'
+        for _p37 in rt.each(ep, ep.t_patients)
     ))
 
 
@@ -1915,11 +1725,10 @@ def _check_new_patient_rivera__dermatology_booked(  # tasks.world:248
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_patients.rows.get(_a39.patient) or ep.t_patients.row(_a39.patient)).name
-        == 'Tomas Rivera'
-        and _a39.slot == 'S303'
-        and _a39.status == _E17_AppointmentStatus_booked
-        for _a39 in rt.each(ep, ep.t_appointments)
+        ep.t_patients[_a38.patient].name == 'Tomas Rivera'
+        and _a38.slot == 'S303'
+        and _a38.status == _E17_AppointmentStatus_booked
+        for _a38 in rt.each(ep, ep.t_appointments)
     ))
 
 
@@ -1927,12 +1736,11 @@ def _check_new_patient_rivera__waitlisted(  # tasks.world:249
     ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_patients.rows.get(_w40.patient) or ep.t_patients.row(_w40.patient)).name
-        == 'Tomas Rivera'
-        and _w40.doctor == 'D01'
-        and _w40.earliest == rt.parse_date('2024-06-17')
-        and _w40.latest == rt.parse_date('2024-06-21')
-        for _w40 in rt.each(ep, ep.t_waitlist)
+        ep.t_patients[_w39.patient].name == 'Tomas Rivera'
+        and _w39.doctor == 'D01'
+        and _w39.earliest == rt.parse_date('2024-06-17')
+        and _w39.latest == rt.parse_date('2024-06-21')
+        for _w39 in rt.each(ep, ep.t_waitlist)
     ))
 
 

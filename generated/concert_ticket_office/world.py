@@ -316,14 +316,14 @@ class ConcertTicketOffice(Episode):
     def _check_invariants(self) -> None:
         if not all(  # concert_ticket_office.world:219
             not self.fn_owned(_t41)
-            or len(tuple([
-                _o42.key()
+            or len([
+                _o42
                 for _o42 in rt.each(self, self.t_tickets)
                 if _o42.event == _t41.event
                 and _o42.section == _t41.section
                 and _o42.seat == _t41.seat
                 and self.fn_owned(_o42)
-            ]))
+            ])
             == 1
             for _t41 in rt.each(self, self.t_tickets)
         ):
@@ -332,10 +332,7 @@ class ConcertTicketOffice(Episode):
             )
         if not all(  # concert_ticket_office.world:222
             not self.fn_owned(_t43)
-            or self.fn_owned_count(
-                self.t_customers.rows.get(_t43.holder) or self.t_customers.row(_t43.holder),
-                self.t_events.rows.get(_t43.event) or self.t_events.row(_t43.event),
-            )
+            or self.fn_owned_count(self.t_customers[_t43.holder], self.t_events[_t43.event])
             <= _C_MAX_PER_EVENT
             for _t43 in rt.each(self, self.t_tickets)
         ):
@@ -344,10 +341,8 @@ class ConcertTicketOffice(Episode):
                 'concert_ticket_office.world:222',
             )
         if not all(  # concert_ticket_office.world:225
-            _t44.event
-            == (self.t_orders.rows.get(_t44.order) or self.t_orders.row(_t44.order)).event
-            and (self.t_sections.rows.get(_t44.section) or self.t_sections.row(_t44.section)).venue
-            == (self.t_events.rows.get(_t44.event) or self.t_events.row(_t44.event)).venue
+            _t44.event == self.t_orders[_t44.order].event
+            and self.t_sections[_t44.section].venue == self.t_events[_t44.event].venue
             for _t44 in rt.each(self, self.t_tickets)
         ):
             raise InvariantError(
@@ -355,10 +350,7 @@ class ConcertTicketOffice(Episode):
                 'concert_ticket_office.world:225',
             )
         if not all(  # concert_ticket_office.world:228
-            self.fn_seat_in_section(
-                _t45.seat,
-                self.t_sections.rows.get(_t45.section) or self.t_sections.row(_t45.section),
-            )
+            self.fn_seat_in_section(_t45.seat, self.t_sections[_t45.section])
             for _t45 in rt.each(self, self.t_tickets)
         ):
             raise InvariantError(
@@ -374,11 +366,9 @@ class ConcertTicketOffice(Episode):
                     'concert_ticket_office.world:231',
                 )
         if not all(  # concert_ticket_office.world:234
-            ((self.t_orders.rows.get(_t47.order) or self.t_orders.row(_t47.order)).status
-            == _E11_OrderStatus_held)
+            (self.t_orders[_t47.order].status == _E11_OrderStatus_held)
             == (_t47.status == _E12_TicketStatus_held)
-            and ((self.t_orders.rows.get(_t47.order) or self.t_orders.row(_t47.order)).status
-            == _E11_OrderStatus_released)
+            and (self.t_orders[_t47.order].status == _E11_OrderStatus_released)
             == (_t47.status == _E12_TicketStatus_released)
             for _t47 in rt.each(self, self.t_tickets)
         ):
@@ -396,8 +386,7 @@ class ConcertTicketOffice(Episode):
                     'concert_ticket_office.world:237',
                 )
         if not all(  # concert_ticket_office.world:240
-            _o49.total_cents
-            == sum(rt.each(
+            _o49.total_cents == sum(rt.each(
                 self,
                 tuple([
                     _t50.price_cents
@@ -479,8 +468,7 @@ class ConcertTicketOffice(Episode):
         'Whether a ticket keeps its seat from being held by someone else.'
         return (  # concert_ticket_office.world:182
             self.fn_owned(t)
-            or t.status == _E12_TicketStatus_held
-            and self.fn_hold_live(self.t_orders.rows.get(t.order) or self.t_orders.row(t.order))
+            or t.status == _E12_TicketStatus_held and self.fn_hold_live(self.t_orders[t.order])
         )
 
     def fn_taken_seats(  # concert_ticket_office.world:185
@@ -502,27 +490,24 @@ class ConcertTicketOffice(Episode):
         self, customer: Customer, event: Event
     ) -> int:
         'Tickets for the event the customer holds, sold or checked in.'
-        return len(tuple([  # concert_ticket_office.world:194
-            _t2.key()
+        return len([  # concert_ticket_office.world:194
+            _t2
             for _t2 in rt.each(self, self.t_tickets)
             if _t2.holder == customer.key() and _t2.event == event.key() and self.fn_owned(_t2)
-        ]))
+        ])
 
     def fn_live_held_count(  # concert_ticket_office.world:197
         self, customer: Customer, event: Event
     ) -> int:
         'Seats the customer has under live holds for the event.'
-        return len(tuple([  # concert_ticket_office.world:200
-            _t3.key()
+        return len([  # concert_ticket_office.world:200
+            _t3
             for _t3 in rt.each(self, self.t_tickets)
-            if (self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order)).customer
-            == customer.key()
+            if self.t_orders[_t3.order].customer == customer.key()
             and _t3.event == event.key()
             and _t3.status == _E12_TicketStatus_held
-            and self.fn_hold_live(
-                self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order)
-            )
-        ]))
+            and self.fn_hold_live(self.t_orders[_t3.order])
+        ])
 
     def fn_section_offer(  # concert_ticket_office.world:203
         self, event: Event, section: Section
@@ -535,8 +520,9 @@ class ConcertTicketOffice(Episode):
             section.key(),
             event.prices.get(section.tier),
             rt.bounded(
-                rt.bounded(section.rows * section.seats_per_row)
-                - len(self.fn_taken_seats(event, section)),
+                rt.bounded(section.rows * section.seats_per_row) - len(self.fn_taken_seats(
+                    event, section
+                )),
             ),
         )
 
@@ -549,22 +535,16 @@ class ConcertTicketOffice(Episode):
             'List the events that have not ended yet, soonest first, with venue, start time, tier '
             'prices and whether they are on sale.'
         )
-        return tuple(  # concert_ticket_office.world:248
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_events,
-                    rt.each(
-                        self,
-                        tuple([
-                            _e5.key()
-                            for _e5 in rt.each(self, self.t_events)
-                            if _e5.starts_at + dt.timedelta(hours=_C_EVENT_HOURS) > self.clock
-                        ]),
-                    ),
-                ),
-                key=lambda _e4: _e4.starts_at,
-            )
+        return rt.sorted_keys(  # concert_ticket_office.world:248
+            rt.each(
+                self,
+                [
+                    _e5
+                    for _e5 in rt.each(self, self.t_events)
+                    if _e5.starts_at + dt.timedelta(hours=_C_EVENT_HOURS) > self.clock
+                ],
+            ),
+            key=lambda _e4: _e4.starts_at,
         )
 
     def tool_get_event(self, event: Event) -> EventView:  # concert_ticket_office.world:251
@@ -596,7 +576,7 @@ class ConcertTicketOffice(Episode):
         return tuple([  # concert_ticket_office.world:272
             _s8.key()
             for _s8 in rt.each(self, self.t_sections)
-            if venue is None or _s8.venue == (venue if venue is not None else rt.absent()).key()
+            if venue is None or _s8.venue == venue.key()
         ])
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # concert_ticket_office.world:275
@@ -622,18 +602,11 @@ class ConcertTicketOffice(Episode):
             'List the free seats of one section for an event (not sold, checked in or under a '
             "live hold), with the section's price."
         )
-        if not (section.venue == event.venue):  # concert_ticket_office.world:298
+        if section.venue != event.venue:  # concert_ticket_office.world:298
             raise ToolError(rt.built(
                 self,
-                'Section '
-                + rt.text(section.id_)
-                + ' is not in '
-                + rt.text(
-                    (self.t_venues.rows.get(event.venue) or self.t_venues.row(event.venue)).name
-                )
-                + ', where '
-                + rt.text(event.title)
-                + ' takes place.',
+                f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
+                f'{event.title} takes place.',
             ))
         taken: tuple[str, ...] = self.fn_taken_seats(  # concert_ticket_office.world:299
             event, section
@@ -672,9 +645,7 @@ class ConcertTicketOffice(Episode):
         return tuple([  # concert_ticket_office.world:336
             _t11.key()
             for _t11 in rt.each(self, self.t_tickets)
-            if _t11.holder == customer.key()
-            and (event is None
-            or _t11.event == (event if event is not None else rt.absent()).key())
+            if _t11.holder == customer.key() and (event is None or _t11.event == event.key())
         ])
 
     def tool_list_customer_orders(  # concert_ticket_office.world:339
@@ -684,25 +655,18 @@ class ConcertTicketOffice(Episode):
             'List the orders a customer placed, newest first, with event, status, total, hold '
             'expiry and payment.'
         )
-        return tuple(  # concert_ticket_office.world:345
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_orders,
-                    rt.each(
-                        self,
-                        tuple([
-                            _o13.key()
-                            for _o13 in rt.each(self, self.t_orders)
-                            if _o13.customer == customer.key()
-                            and (event is None
-                            or _o13.event == (event if event is not None else rt.absent()).key())
-                        ]),
-                    ),
-                ),
-                key=lambda _o12: _o12.created_at,
-                reverse=True,
-            )
+        return rt.sorted_keys(  # concert_ticket_office.world:345
+            rt.each(
+                self,
+                [
+                    _o13
+                    for _o13 in rt.each(self, self.t_orders)
+                    if _o13.customer == customer.key()
+                    and (event is None or _o13.event == event.key())
+                ],
+            ),
+            key=lambda _o12: _o12.created_at,
+            reverse=True,
         )
 
     def tool_get_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:348
@@ -720,65 +684,38 @@ class ConcertTicketOffice(Episode):
             'bought before the hold expires.'
         )
         if not event.on_sale:  # concert_ticket_office.world:364
-            raise ToolError(rt.built(self, rt.text(event.title) + ' is not on sale.'))
-        if not (not self.fn_started(event)):  # concert_ticket_office.world:365
-            raise ToolError(rt.built(self, rt.text(event.title) + ' has already started.'))
-        if not (section.venue == event.venue):  # concert_ticket_office.world:366
+            raise ToolError(rt.built(self, f'{event.title} is not on sale.'))
+        if self.fn_started(event):  # concert_ticket_office.world:365
+            raise ToolError(rt.built(self, f'{event.title} has already started.'))
+        if section.venue != event.venue:  # concert_ticket_office.world:366
             raise ToolError(rt.built(
                 self,
-                'Section '
-                + rt.text(section.id_)
-                + ' is not in '
-                + rt.text(
-                    (self.t_venues.rows.get(event.venue) or self.t_venues.row(event.venue)).name
-                )
-                + ', where '
-                + rt.text(event.title)
-                + ' takes place.',
+                f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
+                f'{event.title} takes place.',
             ))
         price: int | None = event.prices.get(section.tier)  # concert_ticket_office.world:367
-        if not (price is not None):  # concert_ticket_office.world:368
-            raise ToolError(rt.built(
-                self, rt.text(event.title) + ' does not sell ' + rt.text(section.tier) + ' seats.'
-            ))
+        if price is None:  # concert_ticket_office.world:368
+            raise ToolError(rt.built(self, f'{event.title} does not sell {section.tier} seats.'))
         taken: tuple[str, ...] = self.fn_taken_seats(  # concert_ticket_office.world:369
             event, section
         )
         for seat in rt.each(self, seats):  # concert_ticket_office.world:370
             if not self.fn_seat_in_section(seat, section):  # concert_ticket_office.world:371
                 raise ToolError(rt.built(
-                    self,
-                    'Seat '
-                    + rt.text(seat)
-                    + ' does not exist in section '
-                    + rt.text(section.id_)
-                    + '.',
+                    self, f'Seat {seat} does not exist in section {section.id_}.'
                 ))
-            if not (seat not in rt.each(self, taken)):  # concert_ticket_office.world:372
+            if seat in rt.each(self, taken):  # concert_ticket_office.world:372
                 raise ToolError(rt.built(
-                    self,
-                    'Seat '
-                    + rt.text(seat)
-                    + ' in section '
-                    + rt.text(section.id_)
-                    + ' is already taken.',
+                    self, f'Seat {seat} in section {section.id_} is already taken.'
                 ))
         already: int = rt.bounded(  # concert_ticket_office.world:374
             self.fn_owned_count(customer, event) + self.fn_live_held_count(customer, event)
         )
-        if not (  # concert_ticket_office.world:375
-            rt.bounded(already + len(seats)) <= _C_MAX_PER_EVENT
-        ):
+        if rt.bounded(already + len(seats)) > _C_MAX_PER_EVENT:  # concert_ticket_office.world:375
             raise ToolError(rt.built(
                 self,
-                rt.text(customer.name)
-                + ' already has '
-                + rt.text(already)
-                + ' tickets or held seats for '
-                + rt.text(event.title)
-                + '; at most '
-                + rt.text(_C_MAX_PER_EVENT)
-                + ' per event.',
+                f'{customer.name} already has {already} tickets or held seats for {event.title}; '
+                f'at most {_C_MAX_PER_EVENT} per event.',
             ))
         order: Order = Order(  # concert_ticket_office.world:376
             id_=self.next_id('order_ids', 'ORD{:03d}'),
@@ -787,7 +724,9 @@ class ConcertTicketOffice(Episode):
             status=_E11_OrderStatus_held,
             created_at=self.clock,
             hold_expires_at=self.clock + dt.timedelta(minutes=_C_HOLD_MINUTES),
-            total_cents=v.check_range(rt.bounded(price * len(seats)), 'Order.total_cents', 0, None),
+            total_cents=v.check_range(
+                rt.bounded(price * len(seats)), 'Order.total_cents', 0, None
+            ),
             paid_at=None,
             payment=None,
         )
@@ -819,58 +758,41 @@ class ConcertTicketOffice(Episode):
         self, order: Order, payment: PayMethod
     ) -> OrderView:
         'Pay for a held order before its hold expires; its tickets become valid.'
-        if not (order.status == _E11_OrderStatus_held):  # concert_ticket_office.world:406
+        if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:406
+            raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
+        if order.hold_expires_at <= self.clock:  # concert_ticket_office.world:407
             raise ToolError(rt.built(
                 self,
-                'Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.',
-            ))
-        if not (order.hold_expires_at > self.clock):  # concert_ticket_office.world:407
-            raise ToolError(rt.built(
-                self,
-                'The hold on order '
-                + rt.text(order.id_)
-                + ' expired at '
-                + rt.text(order.hold_expires_at)
-                + '; hold the seats again.',
+                f'The hold on order {order.id_} expired at {order.hold_expires_at}; hold the '
+                'seats again.',
             ))
         mine: tuple[str, ...] = tuple([  # concert_ticket_office.world:408
             _t16.key() for _t16 in rt.each(self, self.t_tickets) if _t16.order == order.key()
         ])
-        if not (  # concert_ticket_office.world:409
+        if (  # concert_ticket_office.world:409
             rt.bounded(
-                self.fn_owned_count(
-                    self.t_customers.rows.get(order.customer)
-                    or self.t_customers.row(order.customer),
-                    self.t_events.rows.get(order.event) or self.t_events.row(order.event),
-                )
+                self.fn_owned_count(self.t_customers[order.customer], self.t_events[order.event])
                 + len(mine),
             )
-            <= _C_MAX_PER_EVENT
+            > _C_MAX_PER_EVENT
         ):
             raise ToolError(rt.built(
                 self,
-                rt.text(
-                    (self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)).name,
-                )
-                + ' would have more than '
-                + rt.text(_C_MAX_PER_EVENT)
-                + ' tickets for '
-                + rt.text(
-                    (self.t_events.rows.get(order.event) or self.t_events.row(order.event)).title
-                )
-                + '.',
+                f'{self.t_customers[order.customer].name} would have more than {_C_MAX_PER_EVENT}'
+                f' tickets for {self.t_events[order.event].title}.',
             ))
         for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:410
-            if not (not any(_o17.event == t.event and _o17.section == t.section and _o17.seat == t.seat and self.fn_owned(_o17) for _o17 in rt.each(self, self.t_tickets))):  # concert_ticket_office.world:411
+            if any(  # concert_ticket_office.world:411
+                _o17.event == t.event
+                and _o17.section == t.section
+                and _o17.seat == t.seat
+                and self.fn_owned(_o17)
+                for _o17 in rt.each(self, self.t_tickets)
+            ):
                 raise ToolError(rt.built(
                     self,
-                    'Seat '
-                    + rt.text(t.seat)
-                    + ' in section '
-                    + rt.text(
-                        (self.t_sections.rows.get(t.section) or self.t_sections.row(t.section)).id_
-                    )
-                    + ' has been sold in the meantime.',
+                    f'Seat {t.seat} in section {self.t_sections[t.section].id_} has been sold in '
+                    'the meantime.',
                 ))
         self.set_fields(  # concert_ticket_office.world:413
             order, ('status', 'paid_at', 'payment'), _E11_OrderStatus_paid, self.clock, payment
@@ -879,7 +801,7 @@ class ConcertTicketOffice(Episode):
             self.t_tickets, rt.each(self, mine)
         ):
             self.set_field(  # concert_ticket_office.world:417
-                self.t_tickets.row(_t18.id_), 'status', _E12_TicketStatus_sold
+                self.t_tickets[_t18.id_], 'status', _E12_TicketStatus_sold
             )
         return OrderView(  # concert_ticket_office.world:419
             order.key(),
@@ -891,27 +813,16 @@ class ConcertTicketOffice(Episode):
 
     def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:426
         'Give up a held order before paying; its seats are free again.'
-        if not (order.status == _E11_OrderStatus_held):  # concert_ticket_office.world:431
-            raise ToolError(rt.built(
-                self,
-                'Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.',
-            ))
+        if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:431
+            raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
         self.set_field(  # concert_ticket_office.world:432
             order, 'status', _E11_OrderStatus_released
         )
-        for t in rt.rows(  # concert_ticket_office.world:433
-            self.t_tickets,
-            rt.each(
-                self,
-                tuple([
-                    _t20.key()
-                    for _t20 in rt.each(self, self.t_tickets)
-                    if _t20.order == order.key()
-                ]),
-            ),
+        for t in rt.each(  # concert_ticket_office.world:433
+            self, [_t20 for _t20 in rt.each(self, self.t_tickets) if _t20.order == order.key()]
         ):
             self.set_field(  # concert_ticket_office.world:434
-                self.t_tickets.row(t.id_), 'status', _E12_TicketStatus_released
+                self.t_tickets[t.id_], 'status', _E12_TicketStatus_released
             )
         return order  # concert_ticket_office.world:436
 
@@ -919,68 +830,41 @@ class ConcertTicketOffice(Episode):
         self, ticket: Ticket, to_customer: Customer
     ) -> Ticket:
         'Give a sold ticket to another customer before the event starts; they become its holder.'
-        if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:445
+        if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:445
             raise ToolError(rt.built(
                 self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + '; only sold tickets can be transferred.',
+                f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be transferred.',
             ))
-        if not (not self.fn_started(self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event))):  # concert_ticket_office.world:446
+        if self.fn_started(self.t_events[ticket.event]):  # concert_ticket_office.world:446
             raise ToolError(rt.built(
-                self,
-                rt.text(
-                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title
-                )
-                + ' has already started.',
+                self, f'{self.t_events[ticket.event].title} has already started.'
             ))
-        if not (ticket.holder != to_customer.key()):  # concert_ticket_office.world:447
+        if ticket.holder == to_customer.key():  # concert_ticket_office.world:447
             raise ToolError(rt.built(
-                self,
-                rt.text(to_customer.name) + ' already holds ticket ' + rt.text(ticket.id_) + '.',
+                self, f'{to_customer.name} already holds ticket {ticket.id_}.'
             ))
-        if not (  # concert_ticket_office.world:448
-            self.fn_owned_count(
-                to_customer,
-                self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event),
-            )
-            + 1
-            <= _C_MAX_PER_EVENT
+        if (  # concert_ticket_office.world:448
+            self.fn_owned_count(to_customer, self.t_events[ticket.event]) + 1 > _C_MAX_PER_EVENT
         ):
             raise ToolError(rt.built(
                 self,
-                rt.text(to_customer.name)
-                + ' already has '
-                + rt.text(_C_MAX_PER_EVENT)
-                + ' tickets for '
-                + rt.text(
-                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title
-                )
-                + '.',
+                f'{to_customer.name} already has {_C_MAX_PER_EVENT} tickets for '
+                f'{self.t_events[ticket.event].title}.',
             ))
         self.set_field(ticket, 'holder', to_customer.key())  # concert_ticket_office.world:449
         return ticket  # concert_ticket_office.world:450
 
     def tool_refund_ticket(self, ticket: Ticket) -> Refund:  # concert_ticket_office.world:453
         'Refund a sold ticket before the event starts; the seat becomes free again.'
-        if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:458
+        if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:458
             raise ToolError(rt.built(
-                self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + '; only sold tickets can be refunded.',
+                self, f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be refunded.'
             ))
-        if not (not self.fn_started(self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event))):  # concert_ticket_office.world:459
+        if self.fn_started(self.t_events[ticket.event]):  # concert_ticket_office.world:459
             raise ToolError(rt.built(
                 self,
-                rt.text(
-                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title
-                )
-                + ' has already started; tickets cannot be refunded.',
+                f'{self.t_events[ticket.event].title} has already started; tickets cannot be '
+                'refunded.',
             ))
         self.set_field(  # concert_ticket_office.world:460
             ticket, 'status', _E12_TicketStatus_refunded
@@ -992,54 +876,28 @@ class ConcertTicketOffice(Episode):
             'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted '
             'until 4 hours after it.'
         )
-        if not (ticket.status != _E12_TicketStatus_checked_in):  # concert_ticket_office.world:469
+        if ticket.status == _E12_TicketStatus_checked_in:  # concert_ticket_office.world:469
             raise ToolError(rt.built(
-                self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' was already checked in at '
-                + rt.text(ticket.checked_in_at)
-                + '.',
+                self, f'Ticket {ticket.id_} was already checked in at {ticket.checked_in_at}.'
             ))
-        if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:470
+        if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:470
             raise ToolError(rt.built(
-                self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + ' and not valid for entry.',
+                self, f'Ticket {ticket.id_} is {ticket.status} and not valid for entry.'
             ))
-        if not (  # concert_ticket_office.world:471
+        if (  # concert_ticket_office.world:471
             self.clock
-            >= (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at
-            - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)
+            < self.t_events[ticket.event].starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)
         ):
             raise ToolError(rt.built(
                 self,
-                'Doors for '
-                + rt.text(
-                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title
-                )
-                + ' open at '
-                + rt.text(
-                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at
-                    - dt.timedelta(hours=_C_DOORS_OPEN_HOURS),
-                )
-                + '.',
+                f'Doors for {self.t_events[ticket.event].title} open at '
+                f'{self.t_events[ticket.event].starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)}'
+                '.',
             ))
-        if not (  # concert_ticket_office.world:472
-            self.clock
-            <= (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at
-            + dt.timedelta(hours=_C_EVENT_HOURS)
+        if (  # concert_ticket_office.world:472
+            self.clock > self.t_events[ticket.event].starts_at + dt.timedelta(hours=_C_EVENT_HOURS)
         ):
-            raise ToolError(rt.built(
-                self,
-                rt.text(
-                    (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title
-                )
-                + ' has ended.',
-            ))
+            raise ToolError(rt.built(self, f'{self.t_events[ticket.event].title} has ended.'))
         self.set_fields(  # concert_ticket_office.world:473
             ticket, ('status', 'checked_in_at'), _E12_TicketStatus_checked_in, self.clock
         )
@@ -1101,37 +959,37 @@ _PARAM_customer = param(
     'customer',
     arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
     'The customer id.',
-    not_found=lambda ep, key: rt.built(ep, 'No customer ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
 )
 _PARAM_event = param(
     'event',
     arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$')),
     'The event id (E and two digits).',
-    not_found=lambda ep, key: rt.built(ep, 'No event ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No event {key}.'),
 )
 _PARAM_section = param(
     'section',
     arg.row('sections', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,10}$')),
     'The section id (as get_event or list_sections shows it).',
-    not_found=lambda ep, key: rt.built(ep, 'No section ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No section {key}.'),
 )
 _PARAM_customer_ = param(
     'customer',
     arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
     'The customer id (C and three digits).',
-    not_found=lambda ep, key: rt.built(ep, 'No customer ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
 )
 _PARAM_order = param(
     'order',
     arg.row('orders'),
     'The id of a held order (ORD and three digits).',
-    not_found=lambda ep, key: rt.built(ep, 'No order ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No order {key}.'),
 )
 _PARAM_ticket = param(
     'ticket',
     arg.row('tickets'),
     'The ticket id (TK and four digits).',
-    not_found=lambda ep, key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
 )
 
 
@@ -1149,7 +1007,7 @@ ConcertTicketOffice.TOOLS = tools(
             'event',
             arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$')),
             'The event id, as list_events shows it.',
-            not_found=lambda ep, key: rt.built(ep, 'No event ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No event {key}.'),
         ),
         read_only=True,
         where='concert_ticket_office.world:251',
@@ -1189,7 +1047,7 @@ ConcertTicketOffice.TOOLS = tools(
             arg.optional(arg.row('venues', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
             'Only the sections of this venue (its id, as list_venues shows it); all venues when '
             'left out.',
-            not_found=lambda ep, key: rt.built(ep, 'No venue ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No venue {key}.'),
         ),
         read_only=True,
         where='concert_ticket_office.world:267',
@@ -1235,7 +1093,7 @@ ConcertTicketOffice.TOOLS = tools(
             'order',
             arg.row('orders'),
             'The order id (ORD and three digits).',
-            not_found=lambda ep, key: rt.built(ep, 'No order ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No order {key}.'),
         ),
         read_only=True,
         where='concert_ticket_office.world:318',
@@ -1280,7 +1138,7 @@ ConcertTicketOffice.TOOLS = tools(
             'ticket',
             arg.row('tickets'),
             'The ticket id.',
-            not_found=lambda ep, key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
         ),
         read_only=True,
         where='concert_ticket_office.world:348',
@@ -1333,7 +1191,7 @@ ConcertTicketOffice.TOOLS = tools(
             'to_customer',
             arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
             'The id of the customer who receives it (C and three digits).',
-            not_found=lambda ep, key: rt.built(ep, 'No customer ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
         ),
         where='concert_ticket_office.world:439',
         returns=_RESULT_Ticket,
@@ -1350,7 +1208,7 @@ ConcertTicketOffice.TOOLS = tools(
             'ticket',
             arg.row('tickets'),
             'The ticket id scanned at the door (TK and four digits).',
-            not_found=lambda ep, key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
         ),
         where='concert_ticket_office.world:464',
         returns=_RESULT_Ticket,
@@ -1399,10 +1257,10 @@ def _check_transfer_and_enter__transferred(  # concert_ticket_office.world:915
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0002').holder, '==', 'C003', 'tickets["TK0002"].holder == "C003"'
+            ep.t_tickets['TK0002'].holder, '==', 'C003', 'tickets["TK0002"].holder == "C003"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0002').status,
+            ep.t_tickets['TK0002'].status,
             '==',
             _E12_TicketStatus_sold,
             'tickets["TK0002"].status == sold',
@@ -1415,13 +1273,13 @@ def _check_transfer_and_enter__entered(  # concert_ticket_office.world:916
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0001').status,
+            ep.t_tickets['TK0001'].status,
             '==',
             _E12_TicketStatus_checked_in,
             'tickets["TK0001"].status == checked_in',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0001').checked_in_at,
+            ep.t_tickets['TK0001'].checked_in_at,
             'is not',
             None,
             'tickets["TK0001"].checked_in_at != none',
@@ -1434,19 +1292,19 @@ def _check_pay_hold_and_refund__paid(  # concert_ticket_office.world:1139
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('ORD003').status,
+            ep.t_orders['ORD003'].status,
             '==',
             _E11_OrderStatus_paid,
             'orders["ORD003"].status == paid',
         )
         and rt.compared(
-            ep.t_orders.row('ORD003').payment,
+            ep.t_orders['ORD003'].payment,
             '==',
             _E9_PayMethod_voucher,
             'orders["ORD003"].payment == voucher',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0008').status,
+            ep.t_tickets['TK0008'].status,
             '==',
             _E12_TicketStatus_sold,
             'tickets["TK0008"].status == sold',
@@ -1458,7 +1316,7 @@ def _check_pay_hold_and_refund__refunded(  # concert_ticket_office.world:1140
     ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_tickets.row('TK0003').status,
+        ep.t_tickets['TK0003'].status,
         '==',
         _E12_TicketStatus_refunded,
         'tickets["TK0003"].status == refunded',
@@ -1470,13 +1328,13 @@ def _check_pay_hold_and_refund__others_kept(  # concert_ticket_office.world:1141
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0004').status,
+            ep.t_tickets['TK0004'].status,
             '==',
             _E12_TicketStatus_sold,
             'tickets["TK0004"].status == sold',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0007').status,
+            ep.t_tickets['TK0007'].status,
             '==',
             _E12_TicketStatus_sold,
             'tickets["TK0007"].status == sold',
@@ -1489,13 +1347,13 @@ def _check_bruno_sixth_seat__old_hold_released(  # tasks.world:219
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('ORD004').status,
+            ep.t_orders['ORD004'].status,
             '==',
             _E11_OrderStatus_released,
             'orders["ORD004"].status == released',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0009').status,
+            ep.t_tickets['TK0009'].status,
             '==',
             _E12_TicketStatus_released,
             'tickets["TK0009"].status == released',
@@ -1528,13 +1386,13 @@ def _check_bruno_sixth_seat__six_seats(  # tasks.world:221
     ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        len(tuple([
-            _t26.key()
+        len([
+            _t26
             for _t26 in rt.each(ep, ep.t_tickets)
             if _t26.holder == 'C002'
             and _t26.event == 'E02'
             and _t26.status == _E12_TicketStatus_sold
-        ])),
+        ]),
         '==',
         6,
         'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == '
@@ -1559,15 +1417,15 @@ def _check_last_minute_boxes_tonight__both_in(  # tasks.world:447
     ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        len(tuple([
-            _t28.key()
+        len([
+            _t28
             for _t28 in rt.each(ep, ep.t_tickets)
             if _t28.holder == 'C002'
             and _t28.event == 'E01'
             and _t28.section == 'BOX'
             and _t28.status == _E12_TicketStatus_checked_in
             and _t28.checked_in_at is not None
-        ])),
+        ]),
         '==',
         2,
         'count([t for t in tickets if t.holder == "C002" and t.event == "E01" and t.section == '
@@ -1580,19 +1438,19 @@ def _check_clara_pair_and_porto__first_hold_paid(  # tasks.world:672
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('ORD003').status,
+            ep.t_orders['ORD003'].status,
             '==',
             _E11_OrderStatus_paid,
             'orders["ORD003"].status == paid',
         )
         and rt.compared(
-            ep.t_orders.row('ORD003').payment,
+            ep.t_orders['ORD003'].payment,
             '==',
             _E9_PayMethod_card,
             'orders["ORD003"].payment == card',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0008').status,
+            ep.t_tickets['TK0008'].status,
             '==',
             _E12_TicketStatus_sold,
             'tickets["TK0008"].status == sold',
@@ -1610,8 +1468,7 @@ def _check_clara_pair_and_porto__neighbour_bought(  # tasks.world:673
         and _t29.seat == 'C5'
         and _t29.status == _E12_TicketStatus_sold
         and _t29.price_cents == 4500
-        and (ep.t_orders.rows.get(_t29.order) or ep.t_orders.row(_t29.order)).payment
-        == _E9_PayMethod_card
+        and ep.t_orders[_t29.order].payment == _E9_PayMethod_card
         for _t29 in rt.each(ep, ep.t_tickets)
     ))
 
@@ -1648,13 +1505,13 @@ def _check_ana_swaps_tonight_for_strings__refunded(  # tasks.world:902
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0001').status,
+            ep.t_tickets['TK0001'].status,
             '==',
             _E12_TicketStatus_refunded,
             'tickets["TK0001"].status == refunded',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0002').status,
+            ep.t_tickets['TK0002'].status,
             '==',
             _E12_TicketStatus_refunded,
             'tickets["TK0002"].status == refunded',
@@ -1703,13 +1560,13 @@ def _check_clara_swaps_to_balcony__orchestra_released(  # tasks.world:1133
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('ORD003').status,
+            ep.t_orders['ORD003'].status,
             '==',
             _E11_OrderStatus_released,
             'orders["ORD003"].status == released',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0008').status,
+            ep.t_tickets['TK0008'].status,
             '==',
             _E12_TicketStatus_released,
             'tickets["TK0008"].status == released',
@@ -1758,19 +1615,19 @@ def _check_bruno_shares_with_duarte__transferred(  # tasks.world:1362
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0006').holder, '==', 'C004', 'tickets["TK0006"].holder == "C004"'
+            ep.t_tickets['TK0006'].holder, '==', 'C004', 'tickets["TK0006"].holder == "C004"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0006').status,
+            ep.t_tickets['TK0006'].status,
             '==',
             _E12_TicketStatus_sold,
             'tickets["TK0006"].status == sold',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0007').holder, '==', 'C004', 'tickets["TK0007"].holder == "C004"'
+            ep.t_tickets['TK0007'].holder, '==', 'C004', 'tickets["TK0007"].holder == "C004"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0007').status,
+            ep.t_tickets['TK0007'].status,
             '==',
             _E12_TicketStatus_sold,
             'tickets["TK0007"].status == sold',
@@ -1782,13 +1639,13 @@ def _check_bruno_shares_with_duarte__bruno_keeps_three(  # tasks.world:1363
     ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        len(tuple([
-            _t39.key()
+        len([
+            _t39
             for _t39 in rt.each(ep, ep.t_tickets)
             if _t39.holder == 'C002'
             and _t39.event == 'E02'
             and _t39.status == _E12_TicketStatus_sold
-        ])),
+        ]),
         '==',
         3,
         'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == '
@@ -1805,9 +1662,8 @@ def _check_bruno_shares_with_duarte__b6_bought(  # tasks.world:1364
         and _t40.section == 'BALC'
         and _t40.seat == 'B6'
         and _t40.status == _E12_TicketStatus_sold
-        and (ep.t_orders.rows.get(_t40.order) or ep.t_orders.row(_t40.order)).payment
-        == _E9_PayMethod_cash
-        and (ep.t_orders.rows.get(_t40.order) or ep.t_orders.row(_t40.order)).customer == 'C004'
+        and ep.t_orders[_t40.order].payment == _E9_PayMethod_cash
+        and ep.t_orders[_t40.order].customer == 'C004'
         for _t40 in rt.each(ep, ep.t_tickets)
     ))
 

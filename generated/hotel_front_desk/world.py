@@ -221,8 +221,7 @@ class HotelFrontDesk(Episode):
                     'hotel_front_desk.world:121',
                 )
         if not all(  # hotel_front_desk.world:124
-            _b27.guests_count
-            <= (self.t_rooms.rows.get(_b27.room) or self.t_rooms.row(_b27.room)).capacity
+            _b27.guests_count <= self.t_rooms[_b27.room].capacity
             for _b27 in rt.each(self, self.t_bookings)
         ):
             raise InvariantError(
@@ -230,10 +229,9 @@ class HotelFrontDesk(Episode):
                 'hotel_front_desk.world:124',
             )
         if not all(  # hotel_front_desk.world:127
-            _b28.total
-            == rt.bounded(
+            _b28.total == rt.bounded(
                 self.fn_nights(_b28.check_in, _b28.check_out)
-                * (self.t_rooms.rows.get(_b28.room) or self.t_rooms.row(_b28.room)).nightly_rate,
+                * self.t_rooms[_b28.room].nightly_rate,
             )
             for _b28 in rt.each(self, self.t_bookings)
         ):
@@ -268,11 +266,11 @@ class HotelFrontDesk(Episode):
                 )
         if not all(  # hotel_front_desk.world:139
             _b32.status != _E13_BookingStatus_checked_in
-            or len(tuple([
-                _o33.key()
+            or len([
+                _o33
                 for _o33 in rt.each(self, self.t_bookings)
                 if _o33.room == _b32.room and _o33.status == _E13_BookingStatus_checked_in
-            ]))
+            ])
             == 1
             for _b32 in rt.each(self, self.t_bookings)
         ):
@@ -280,11 +278,11 @@ class HotelFrontDesk(Episode):
                 'A room has at most one checked-in booking.', 'hotel_front_desk.world:139'
             )
         if not all(  # hotel_front_desk.world:142
-            len(tuple([
-                _h35.key()
+            len([
+                _h35
                 for _h35 in rt.each(self, self.t_guests)
                 if rt.built(self, _h35.email.lower()) == rt.built(self, _g34.email.lower())
-            ]))
+            ])
             == 1
             for _g34 in rt.each(self, self.t_guests)
         ):
@@ -348,12 +346,10 @@ class HotelFrontDesk(Episode):
             'List the rooms in service that are free for every night from check_in to check_out, '
             'with the price of the stay.'
         )
-        if not (check_out > check_in):  # hotel_front_desk.world:155
+        if check_out <= check_in:  # hotel_front_desk.world:155
             raise ToolError('Check-out must be after check-in.')
-        if not (check_in >= self.clock.date()):  # hotel_front_desk.world:156
-            raise ToolError(
-                'Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'
-            )
+        if check_in < self.clock.date():  # hotel_front_desk.world:156
+            raise ToolError(f'Check-in cannot be in the past (today is {self.clock.date()}).')
         n: int = self.fn_nights(check_in, check_out)  # hotel_front_desk.world:157
         return tuple([  # hotel_front_desk.world:158
             RoomOffer(
@@ -367,8 +363,7 @@ class HotelFrontDesk(Episode):
             for _r2 in rt.each(self, self.t_rooms)
             if not _r2.out_of_service
             and _r2.capacity >= guests_count
-            and (room_type is None
-            or _r2.room_type == (room_type if room_type is not None else rt.absent()))
+            and (room_type is None or _r2.room_type == room_type)
             and self.fn_room_is_free(_r2, check_in, check_out, '')
         ])
 
@@ -404,9 +399,9 @@ class HotelFrontDesk(Episode):
         return tuple([  # hotel_front_desk.world:185
             _b4.key()
             for _b4 in rt.each(self, self.t_bookings)
-            if (guest is None or _b4.guest == (guest if guest is not None else rt.absent()).key())
-            and (room is None or _b4.room == (room if room is not None else rt.absent()).key())
-            and (status is None or _b4.status == (status if status is not None else rt.absent()))
+            if (guest is None or _b4.guest == guest.key())
+            and (room is None or _b4.room == room.key())
+            and (status is None or _b4.status == status)
         ])
 
     def tool_get_guest(self, guest: Guest) -> Guest:  # hotel_front_desk.world:188
@@ -420,24 +415,16 @@ class HotelFrontDesk(Episode):
             "List the hotel's rooms with their number, room type, nightly rate, capacity and "
             'whether out of service, whatever their bookings.'
         )
-        return tuple(  # hotel_front_desk.world:201
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_rooms,
-                    rt.each(
-                        self,
-                        tuple([
-                            _r6.key()
-                            for _r6 in rt.each(self, self.t_rooms)
-                            if room_type is None
-                            or _r6.room_type
-                            == (room_type if room_type is not None else rt.absent())
-                        ]),
-                    ),
-                ),
-                key=lambda _r5: _r5.number,
-            )
+        return rt.sorted_keys(  # hotel_front_desk.world:201
+            rt.each(
+                self,
+                [
+                    _r6
+                    for _r6 in rt.each(self, self.t_rooms)
+                    if room_type is None or _r6.room_type == room_type
+                ],
+            ),
+            key=lambda _r5: _r5.number,
         )
 
     def tool_get_room(self, room: Room) -> Room:  # hotel_front_desk.world:204
@@ -491,15 +478,18 @@ class HotelFrontDesk(Episode):
         self, name: str, email: str, phone: str | None
     ) -> Guest:
         'Create a guest profile. Each email address belongs to one guest.'
-        if not (not any(rt.built(self, _g10.email.lower()) == rt.built(self, email.lower()) for _g10 in rt.each(self, self.t_guests))):  # hotel_front_desk.world:243
-            raise ToolError(rt.built(
-                self, 'A guest with the email ' + rt.text(email) + ' already exists.'
-            ))
+        if any(  # hotel_front_desk.world:243
+            rt.built(self, _g10.email.lower()) == rt.built(self, email.lower())
+            for _g10 in rt.each(self, self.t_guests)
+        ):
+            raise ToolError(rt.built(self, f'A guest with the email {email} already exists.'))
         guest: Guest = Guest(  # hotel_front_desk.world:244
             id_=self.next_id('guest_ids', 'G{:03d}'),
             name=v.check_length(name, 'Guest.name', 1, 80),
             email=v.check_pattern(email, 'Guest.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            phone=rt.if_present(phone, lambda x: v.check_pattern(x, 'Guest.phone', '^\\+?[0-9 -]{7,20}$')),
+            phone=rt.if_present(
+                phone, lambda x: v.check_pattern(x, 'Guest.phone', '^\\+?[0-9 -]{7,20}$')
+            ),
         )
         self.insert(self.t_guests, guest)  # hotel_front_desk.world:245
         return guest  # hotel_front_desk.world:246
@@ -511,35 +501,23 @@ class HotelFrontDesk(Episode):
             'Reserve a room for a guest for the nights from check_in to check_out. The total is '
             'the nights times the nightly rate.'
         )
-        if not (check_out > check_in):  # hotel_front_desk.world:258
+        if check_out <= check_in:  # hotel_front_desk.world:258
             raise ToolError('Check-out must be after check-in.')
-        if not (check_in >= self.clock.date()):  # hotel_front_desk.world:259
-            raise ToolError(
-                'Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'
-            )
-        if not (not room.out_of_service):  # hotel_front_desk.world:260
-            raise ToolError(rt.built(self, 'Room ' + rt.text(room.number) + ' is out of service.'))
-        if not (guests_count <= room.capacity):  # hotel_front_desk.world:261
+        if check_in < self.clock.date():  # hotel_front_desk.world:259
+            raise ToolError(f'Check-in cannot be in the past (today is {self.clock.date()}).')
+        if room.out_of_service:  # hotel_front_desk.world:260
+            raise ToolError(rt.built(self, f'Room {room.number} is out of service.'))
+        if guests_count > room.capacity:  # hotel_front_desk.world:261
             raise ToolError(rt.built(
                 self,
-                'Room '
-                + rt.text(room.number)
-                + ' holds at most '
-                + rt.text(room.capacity)
-                + ' guests; '
-                + rt.text(guests_count)
-                + ' requested.',
+                f'Room {room.number} holds at most {room.capacity} guests; {guests_count} '
+                'requested.',
             ))
         if not self.fn_room_is_free(room, check_in, check_out, ''):  # hotel_front_desk.world:262
             raise ToolError(rt.built(
                 self,
-                'Room '
-                + rt.text(room.number)
-                + ' is already booked for some of the nights from '
-                + rt.text(check_in)
-                + ' to '
-                + rt.text(check_out)
-                + '.',
+                f'Room {room.number} is already booked for some of the nights from {check_in} to '
+                f'{check_out}.',
             ))
         booking: Booking = Booking(  # hotel_front_desk.world:263
             id_=self.next_id('booking_ids', 'B{:03d}'),
@@ -549,7 +527,12 @@ class HotelFrontDesk(Episode):
             check_out=check_out,
             guests_count=v.check_range(guests_count, 'Booking.guests_count', 1, 6),
             status=_E13_BookingStatus_reserved,
-            total=v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * room.nightly_rate), 'Booking.total', 0, None),
+            total=v.check_range(
+                rt.bounded(self.fn_nights(check_in, check_out) * room.nightly_rate),
+                'Booking.total',
+                0,
+                None,
+            ),
             cancellation_fee=0,
             checked_in_at=None,
             checked_out_at=None,
@@ -561,38 +544,23 @@ class HotelFrontDesk(Episode):
         self, booking: Booking, check_in: dt.date, check_out: dt.date
     ) -> Booking:
         'Move a reserved booking to new dates in the same room; the total is recomputed.'
-        if not (booking.status == _E13_BookingStatus_reserved):  # hotel_front_desk.world:282
+        if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:282
             raise ToolError(rt.built(
                 self,
-                'Booking '
-                + rt.text(booking.id_)
-                + ' is '
-                + rt.text(booking.status)
-                + '; only reserved bookings can be changed.',
+                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
+                'changed.',
             ))
-        if not (check_out > check_in):  # hotel_front_desk.world:283
+        if check_out <= check_in:  # hotel_front_desk.world:283
             raise ToolError('Check-out must be after check-in.')
-        if not (check_in >= self.clock.date()):  # hotel_front_desk.world:284
-            raise ToolError(
-                'Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'
-            )
+        if check_in < self.clock.date():  # hotel_front_desk.world:284
+            raise ToolError(f'Check-in cannot be in the past (today is {self.clock.date()}).')
         if not self.fn_room_is_free(  # hotel_front_desk.world:285
-            self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room),
-            check_in,
-            check_out,
-            booking.id_,
+            self.t_rooms[booking.room], check_in, check_out, booking.id_
         ):
             raise ToolError(rt.built(
                 self,
-                'Room '
-                + rt.text(
-                    (self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).number
-                )
-                + ' is already booked for some of the nights from '
-                + rt.text(check_in)
-                + ' to '
-                + rt.text(check_out)
-                + '.',
+                f'Room {self.t_rooms[booking.room].number} is already booked for some of the '
+                f'nights from {check_in} to {check_out}.',
             ))
         self.set_fields(  # hotel_front_desk.world:286
             booking, ('check_in', 'check_out'), check_in, check_out
@@ -600,7 +568,14 @@ class HotelFrontDesk(Episode):
         self.set_field(  # hotel_front_desk.world:288
             booking,
             'total',
-            v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * (self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate), 'Booking.total', 0, None),
+            v.check_range(
+                rt.bounded(
+                    self.fn_nights(check_in, check_out) * self.t_rooms[booking.room].nightly_rate
+                ),
+                'Booking.total',
+                0,
+                None,
+            ),
         )
         return booking  # hotel_front_desk.world:289
 
@@ -610,14 +585,11 @@ class HotelFrontDesk(Episode):
             'hours),\n'
             "a fee of one night's rate is charged; otherwise cancelling is free."
         )
-        if not (booking.status == _E13_BookingStatus_reserved):  # hotel_front_desk.world:300
+        if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:300
             raise ToolError(rt.built(
                 self,
-                'Booking '
-                + rt.text(booking.id_)
-                + ' is '
-                + rt.text(booking.status)
-                + '; only reserved bookings can be cancelled.',
+                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
+                'cancelled.',
             ))
         days_ahead: int = rt.bounded(  # hotel_front_desk.world:301
             self.fn_day_number(booking.check_in) - self.fn_day_number(self.clock.date())
@@ -628,40 +600,36 @@ class HotelFrontDesk(Episode):
         self.set_field(  # hotel_front_desk.world:303
             booking,
             'cancellation_fee',
-            v.check_range((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate if days_ahead <= 2 else 0, 'Booking.cancellation_fee', 0, None),
+            v.check_range(
+                self.t_rooms[booking.room].nightly_rate if days_ahead <= 2 else 0,
+                'Booking.cancellation_fee',
+                0,
+                None,
+            ),
         )
         return booking  # hotel_front_desk.world:304
 
     def tool_check_in(self, booking: Booking) -> Booking:  # hotel_front_desk.world:307
         "Check the guest of a reserved booking in; only possible on the booking's check-in day."
-        if not (booking.status == _E13_BookingStatus_reserved):  # hotel_front_desk.world:312
+        if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:312
             raise ToolError(rt.built(
                 self,
-                'Booking '
-                + rt.text(booking.id_)
-                + ' is '
-                + rt.text(booking.status)
-                + '; only reserved bookings can be checked in.',
+                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
+                'checked in.',
             ))
-        if not (booking.check_in == self.clock.date()):  # hotel_front_desk.world:313
+        if booking.check_in != self.clock.date():  # hotel_front_desk.world:313
             raise ToolError(rt.built(
                 self,
-                'Booking '
-                + rt.text(booking.id_)
-                + ' checks in on '
-                + rt.text(booking.check_in)
-                + '; today is '
-                + rt.text(self.clock.date())
-                + '.',
+                f'Booking {booking.id_} checks in on {booking.check_in}; today is '
+                f'{self.clock.date()}.',
             ))
-        if not (not any(_o11.room == booking.room and _o11.status == _E13_BookingStatus_checked_in for _o11 in rt.each(self, self.t_bookings))):  # hotel_front_desk.world:314
+        if any(  # hotel_front_desk.world:314
+            _o11.room == booking.room and _o11.status == _E13_BookingStatus_checked_in
+            for _o11 in rt.each(self, self.t_bookings)
+        ):
             raise ToolError(rt.built(
                 self,
-                'Room '
-                + rt.text(
-                    (self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).number
-                )
-                + ' is still occupied by another guest.',
+                f'Room {self.t_rooms[booking.room].number} is still occupied by another guest.',
             ))
         self.set_fields(  # hotel_front_desk.world:315
             booking, ('status', 'checked_in_at'), _E13_BookingStatus_checked_in, self.clock
@@ -670,14 +638,11 @@ class HotelFrontDesk(Episode):
 
     def tool_check_out(self, booking: Booking) -> CheckoutReceipt:  # hotel_front_desk.world:320
         'Check out a guest who is checked in; returns the amount due, the booking total.'
-        if not (booking.status == _E13_BookingStatus_checked_in):  # hotel_front_desk.world:325
+        if booking.status != _E13_BookingStatus_checked_in:  # hotel_front_desk.world:325
             raise ToolError(rt.built(
                 self,
-                'Booking '
-                + rt.text(booking.id_)
-                + ' is '
-                + rt.text(booking.status)
-                + '; only checked-in bookings can be checked out.',
+                f'Booking {booking.id_} is {booking.status}; only checked-in bookings can be '
+                'checked out.',
             ))
         self.set_fields(  # hotel_front_desk.world:326
             booking, ('status', 'checked_out_at'), _E13_BookingStatus_checked_out, self.clock
@@ -718,19 +683,19 @@ _PARAM_booking = param(
     'booking',
     arg.row('bookings'),
     'The booking id (B and three digits).',
-    not_found=lambda ep, key: rt.built(ep, 'No booking ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No booking {key}.'),
 )
 _PARAM_guest = param(
     'guest',
     arg.row('guests'),
     'The guest id (G and three digits).',
-    not_found=lambda ep, key: rt.built(ep, 'No guest ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No guest {key}.'),
 )
 _PARAM_room = param(
     'room',
     arg.row('rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$')),
     'The three-digit room number.',
-    not_found=lambda ep, key: rt.built(ep, 'No room ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No room {key}.'),
 )
 
 
@@ -912,13 +877,13 @@ def _check_arrivals_and_departures__ana_in(  # hotel_front_desk.world:415
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_bookings.row('B001').status,
+            ep.t_bookings['B001'].status,
             '==',
             _E13_BookingStatus_checked_in,
             'bookings["B001"].status == checked_in',
         )
         and rt.compared(
-            ep.t_bookings.row('B001').checked_in_at,
+            ep.t_bookings['B001'].checked_in_at,
             'is not',
             None,
             'bookings["B001"].checked_in_at != none',
@@ -931,13 +896,13 @@ def _check_arrivals_and_departures__chloe_out(  # hotel_front_desk.world:416
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_bookings.row('B003').status,
+            ep.t_bookings['B003'].status,
             '==',
             _E13_BookingStatus_checked_out,
             'bookings["B003"].status == checked_out',
         )
         and rt.compared(
-            ep.t_bookings.row('B003').checked_out_at,
+            ep.t_bookings['B003'].checked_out_at,
             'is not',
             None,
             'bookings["B003"].checked_out_at != none',
@@ -950,13 +915,13 @@ def _check_arrivals_and_departures__others_untouched(  # hotel_front_desk.world:
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_bookings.row('B002').status,
+            ep.t_bookings['B002'].status,
             '==',
             _E13_BookingStatus_reserved,
             'bookings["B002"].status == reserved',
         )
         and rt.compared(
-            ep.t_bookings.row('B005').status,
+            ep.t_bookings['B005'].status,
             '==',
             _E13_BookingStatus_reserved,
             'bookings["B005"].status == reserved',
@@ -977,10 +942,8 @@ def _check_new_guest_double_room__booked(  # hotel_front_desk.world:505
     ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_guests.rows.get(_b13.guest) or ep.t_guests.row(_b13.guest)).email
-        == 'dana.lee@example.com'
-        and (ep.t_rooms.rows.get(_b13.room) or ep.t_rooms.row(_b13.room)).room_type
-        == _E8_RoomType_double
+        ep.t_guests[_b13.guest].email == 'dana.lee@example.com'
+        and ep.t_rooms[_b13.room].room_type == _E8_RoomType_double
         and _b13.check_in == rt.parse_date('2026-06-13')
         and _b13.check_out == rt.parse_date('2026-06-15')
         and _b13.guests_count == 2
@@ -1006,22 +969,20 @@ def _check_move_and_cancel__moved(  # hotel_front_desk.world:595
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_bookings.row('B002').check_in,
+            ep.t_bookings['B002'].check_in,
             '==',
             rt.parse_date('2026-06-21'),
             'bookings["B002"].check_in == date("2026-06-21")',
         )
         and rt.compared(
-            ep.t_bookings.row('B002').check_out,
+            ep.t_bookings['B002'].check_out,
             '==',
             rt.parse_date('2026-06-25'),
             'bookings["B002"].check_out == date("2026-06-25")',
         )
+        and rt.compared(ep.t_bookings['B002'].total, '==', 1280, 'bookings["B002"].total == 1280')
         and rt.compared(
-            ep.t_bookings.row('B002').total, '==', 1280, 'bookings["B002"].total == 1280'
-        )
-        and rt.compared(
-            ep.t_bookings.row('B002').status,
+            ep.t_bookings['B002'].status,
             '==',
             _E13_BookingStatus_reserved,
             'bookings["B002"].status == reserved',
@@ -1034,13 +995,13 @@ def _check_move_and_cancel__cancelled_with_fee(  # hotel_front_desk.world:596
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_bookings.row('B001').status,
+            ep.t_bookings['B001'].status,
             '==',
             _E13_BookingStatus_cancelled,
             'bookings["B001"].status == cancelled',
         )
         and rt.compared(
-            ep.t_bookings.row('B001').cancellation_fee,
+            ep.t_bookings['B001'].cancellation_fee,
             '==',
             140,
             'bookings["B001"].cancellation_fee == 140',
@@ -1068,22 +1029,20 @@ def _check_chloe_adds_a_single__double_moved(  # tasks.world:87
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_bookings.row('B005').check_in,
+            ep.t_bookings['B005'].check_in,
             '==',
             rt.parse_date('2026-06-16'),
             'bookings["B005"].check_in == date("2026-06-16")',
         )
         and rt.compared(
-            ep.t_bookings.row('B005').check_out,
+            ep.t_bookings['B005'].check_out,
             '==',
             rt.parse_date('2026-06-19'),
             'bookings["B005"].check_out == date("2026-06-19")',
         )
+        and rt.compared(ep.t_bookings['B005'].total, '==', 420, 'bookings["B005"].total == 420')
         and rt.compared(
-            ep.t_bookings.row('B005').total, '==', 420, 'bookings["B005"].total == 420'
-        )
-        and rt.compared(
-            ep.t_bookings.row('B005').status,
+            ep.t_bookings['B005'].status,
             '==',
             _E13_BookingStatus_reserved,
             'bookings["B005"].status == reserved',
@@ -1107,13 +1066,13 @@ def _check_chloe_leaves_early_and_rebooks__checked_out(  # tasks.world:179
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_bookings.row('B003').status,
+            ep.t_bookings['B003'].status,
             '==',
             _E13_BookingStatus_checked_out,
             'bookings["B003"].status == checked_out',
         )
         and rt.compared(
-            ep.t_bookings.row('B003').checked_out_at,
+            ep.t_bookings['B003'].checked_out_at,
             'is not',
             None,
             'bookings["B003"].checked_out_at != none',
@@ -1126,13 +1085,13 @@ def _check_chloe_leaves_early_and_rebooks__cancelled_free(  # tasks.world:180
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_bookings.row('B005').status,
+            ep.t_bookings['B005'].status,
             '==',
             _E13_BookingStatus_cancelled,
             'bookings["B005"].status == cancelled',
         )
         and rt.compared(
-            ep.t_bookings.row('B005').cancellation_fee,
+            ep.t_bookings['B005'].cancellation_fee,
             '==',
             0,
             'bookings["B005"].cancellation_fee == 0',
@@ -1171,22 +1130,20 @@ def _check_ben_shortens_and_brings_colleague__shortened(  # tasks.world:274
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_bookings.row('B002').check_in,
+            ep.t_bookings['B002'].check_in,
             '==',
             rt.parse_date('2026-06-20'),
             'bookings["B002"].check_in == date("2026-06-20")',
         )
         and rt.compared(
-            ep.t_bookings.row('B002').check_out,
+            ep.t_bookings['B002'].check_out,
             '==',
             rt.parse_date('2026-06-22'),
             'bookings["B002"].check_out == date("2026-06-22")',
         )
+        and rt.compared(ep.t_bookings['B002'].total, '==', 640, 'bookings["B002"].total == 640')
         and rt.compared(
-            ep.t_bookings.row('B002').total, '==', 640, 'bookings["B002"].total == 640'
-        )
-        and rt.compared(
-            ep.t_bookings.row('B002').status,
+            ep.t_bookings['B002'].status,
             '==',
             _E13_BookingStatus_reserved,
             'bookings["B002"].status == reserved',
@@ -1207,8 +1164,7 @@ def _check_ben_shortens_and_brings_colleague__priya_booked(  # tasks.world:276
     ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_guests.rows.get(_b17.guest) or ep.t_guests.row(_b17.guest)).email
-        == 'priya.nair@example.com'
+        ep.t_guests[_b17.guest].email == 'priya.nair@example.com'
         and _b17.room == '101'
         and _b17.check_in == rt.parse_date('2026-06-20')
         and _b17.check_out == rt.parse_date('2026-06-22')
@@ -1224,13 +1180,13 @@ def _check_late_checkout_then_arrival__chloe_out(  # tasks.world:378
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_bookings.row('B003').status,
+            ep.t_bookings['B003'].status,
             '==',
             _E13_BookingStatus_checked_out,
             'bookings["B003"].status == checked_out',
         )
         and rt.compared(
-            ep.t_bookings.row('B003').checked_out_at,
+            ep.t_bookings['B003'].checked_out_at,
             'is not',
             None,
             'bookings["B003"].checked_out_at != none',
@@ -1243,20 +1199,18 @@ def _check_late_checkout_then_arrival__ben_extended(  # tasks.world:379
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_bookings.row('B006').check_in,
+            ep.t_bookings['B006'].check_in,
             '==',
             rt.parse_date('2026-06-10'),
             'bookings["B006"].check_in == date("2026-06-10")',
         )
         and rt.compared(
-            ep.t_bookings.row('B006').check_out,
+            ep.t_bookings['B006'].check_out,
             '==',
             rt.parse_date('2026-06-13'),
             'bookings["B006"].check_out == date("2026-06-13")',
         )
-        and rt.compared(
-            ep.t_bookings.row('B006').total, '==', 270, 'bookings["B006"].total == 270'
-        )
+        and rt.compared(ep.t_bookings['B006'].total, '==', 270, 'bookings["B006"].total == 270')
     )
 
 
@@ -1265,13 +1219,13 @@ def _check_late_checkout_then_arrival__ben_in(  # tasks.world:380
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_bookings.row('B006').status,
+            ep.t_bookings['B006'].status,
             '==',
             _E13_BookingStatus_checked_in,
             'bookings["B006"].status == checked_in',
         )
         and rt.compared(
-            ep.t_bookings.row('B006').checked_in_at,
+            ep.t_bookings['B006'].checked_in_at,
             'is not',
             None,
             'bookings["B006"].checked_in_at != none',
@@ -1284,13 +1238,13 @@ def _check_walk_in_takes_room_101__previous_guest_out(  # tasks.world:476
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_bookings.row('B003').status,
+            ep.t_bookings['B003'].status,
             '==',
             _E13_BookingStatus_checked_out,
             'bookings["B003"].status == checked_out',
         )
         and rt.compared(
-            ep.t_bookings.row('B003').checked_out_at,
+            ep.t_bookings['B003'].checked_out_at,
             'is not',
             None,
             'bookings["B003"].checked_out_at != none',
@@ -1313,8 +1267,7 @@ def _check_walk_in_takes_room_101__marco_in_101(  # tasks.world:478
     ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_guests.rows.get(_b19.guest) or ep.t_guests.row(_b19.guest)).email
-        == 'marco.rossi@example.com'
+        ep.t_guests[_b19.guest].email == 'marco.rossi@example.com'
         and _b19.room == '101'
         and _b19.check_in == rt.parse_date('2026-06-10')
         and _b19.check_out == rt.parse_date('2026-06-11')
@@ -1361,8 +1314,7 @@ def _check_rossi_family_arrival__suite_booked(  # tasks.world:575
     ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_guests.rows.get(_b22.guest) or ep.t_guests.row(_b22.guest)).email
-        == 'marco.rossi@example.com'
+        ep.t_guests[_b22.guest].email == 'marco.rossi@example.com'
         and _b22.room == '201'
         and _b22.guests_count == 4
         and _b22.check_in == rt.parse_date('2026-06-13')
@@ -1377,8 +1329,7 @@ def _check_rossi_family_arrival__single_booked(  # tasks.world:576
     ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_guests.rows.get(_b23.guest) or ep.t_guests.row(_b23.guest)).email
-        == 'lucia.rossi@example.com'
+        ep.t_guests[_b23.guest].email == 'lucia.rossi@example.com'
         and _b23.room == '101'
         and _b23.guests_count == 1
         and _b23.check_in == rt.parse_date('2026-06-13')

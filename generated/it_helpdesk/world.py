@@ -314,9 +314,7 @@ class ITHelpdesk(Episode):
         ok: bool = True  # ithelpdesk.world:126
         a: Agent | None = self.t_agents.ref(t.assignee)  # ithelpdesk.world:127
         if a is not None:  # ithelpdesk.world:128
-            ok = (  # ithelpdesk.world:129
-                t.category in rt.each(self, (a if a is not None else rt.absent()).skills)
-            )
+            ok = t.category in rt.each(self, a.skills)  # ithelpdesk.world:129
         return ok  # ithelpdesk.world:131
 
     def fn_escalation_ok(self, t: Ticket) -> bool:  # ithelpdesk.world:134
@@ -324,7 +322,7 @@ class ITHelpdesk(Episode):
         ok: bool = True  # ithelpdesk.world:135
         a: Agent | None = self.t_agents.ref(t.assignee)  # ithelpdesk.world:136
         if a is not None and t.escalated:  # ithelpdesk.world:137
-            ok = (a if a is not None else rt.absent()).tier == 2  # ithelpdesk.world:138
+            ok = a.tier == 2  # ithelpdesk.world:138
         return ok  # ithelpdesk.world:140
 
     def fn_window_passed(self, t: Ticket) -> bool:  # ithelpdesk.world:143
@@ -332,10 +330,7 @@ class ITHelpdesk(Episode):
         passed: bool = False  # ithelpdesk.world:144
         r: dt.datetime | None = t.resolved_at  # ithelpdesk.world:145
         if r is not None:  # ithelpdesk.world:146
-            passed = (  # ithelpdesk.world:147
-                self.clock
-                > (r if r is not None else rt.absent()) + dt.timedelta(days=_C_REOPEN_DAYS)
-            )
+            passed = self.clock > r + dt.timedelta(days=_C_REOPEN_DAYS)  # ithelpdesk.world:147
         return passed  # ithelpdesk.world:149
 
     def fn_is_done(self, t: Ticket) -> bool:  # ithelpdesk.world:152
@@ -365,68 +360,44 @@ class ITHelpdesk(Episode):
         found: tuple[str, ...] = tuple([  # ithelpdesk.world:191
             _t1.key()
             for _t1 in rt.each(self, self.t_tickets)
-            if (status is None or _t1.status == (status if status is not None else rt.absent()))
-            and (priority is None
-            or _t1.priority == (priority if priority is not None else rt.absent()))
-            and (category is None
-            or _t1.category == (category if category is not None else rt.absent()))
-            and (assignee is None
-            or _t1.assignee == (assignee if assignee is not None else rt.absent()).key())
-            and (reporter is None
-            or _t1.reporter == (reporter if reporter is not None else rt.absent()).key())
+            if (status is None or _t1.status == status)
+            and (priority is None or _t1.priority == priority)
+            and (category is None or _t1.category == category)
+            and (assignee is None or _t1.assignee == assignee.key())
+            and (reporter is None or _t1.reporter == reporter.key())
         ])
-        return tuple(  # ithelpdesk.world:192
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(self.t_tickets, rt.each(self, found)),
-                key=lambda _t2: self.fn_rank(_t2.priority),
-                reverse=True,
-            )
+        return rt.sorted_keys(  # ithelpdesk.world:192
+            rt.rows(self.t_tickets, rt.each(self, found)),
+            key=lambda _t2: self.fn_rank(_t2.priority),
+            reverse=True,
         )
 
     def tool_search_tickets(self, text: str) -> tuple[str, ...]:  # ithelpdesk.world:195
         'Find tickets whose title contains the text, whatever their status, the most urgent first.'
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:200
-        return tuple(  # ithelpdesk.world:201
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_tickets,
-                    rt.each(
-                        self,
-                        tuple([
-                            _t4.key()
-                            for _t4 in rt.each(self, self.t_tickets)
-                            if rt.read(self, wanted)
-                            in rt.read(self, rt.built(self, _t4.title.lower()))
-                        ]),
-                    ),
-                ),
-                key=lambda _t3: self.fn_rank(_t3.priority),
-                reverse=True,
-            )
+        return rt.sorted_keys(  # ithelpdesk.world:201
+            rt.each(
+                self,
+                [
+                    _t4
+                    for _t4 in rt.each(self, self.t_tickets)
+                    if rt.read(self, wanted) in rt.read(self, rt.built(self, _t4.title.lower()))
+                ],
+            ),
+            key=lambda _t3: self.fn_rank(_t3.priority),
+            reverse=True,
         )
 
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:204
         'Show a ticket with its comments, oldest first.'
         return TicketView(  # ithelpdesk.world:209
             ticket.key(),
-            tuple(
-                rt.key_of(x)
-                for x in sorted(
-                    rt.rows(
-                        self.t_comments,
-                        rt.each(
-                            self,
-                            tuple([
-                                _c6.key()
-                                for _c6 in rt.each(self, self.t_comments)
-                                if _c6.ticket == ticket.key()
-                            ]),
-                        ),
-                    ),
-                    key=lambda _c5: _c5.at,
-                )
+            rt.sorted_keys(
+                rt.each(
+                    self,
+                    [_c6 for _c6 in rt.each(self, self.t_comments) if _c6.ticket == ticket.key()],
+                ),
+                key=lambda _c5: _c5.at,
             ),
         )
 
@@ -437,9 +408,8 @@ class ITHelpdesk(Episode):
         return tuple([  # ithelpdesk.world:222
             _a7.key()
             for _a7 in rt.each(self, self.t_agents)
-            if (skill is None
-            or (skill if skill is not None else rt.absent()) in rt.each(self, _a7.skills))
-            and (tier is None or _a7.tier == (tier if tier is not None else rt.absent()))
+            if (skill is None or skill in rt.each(self, _a7.skills))
+            and (tier is None or _a7.tier == tier)
             and (not active_only or _a7.active)
         ])
 
@@ -470,7 +440,7 @@ class ITHelpdesk(Episode):
         self, reporter: Employee, title: str, category: Category, priority: Priority
     ) -> Ticket:
         'Open a ticket on behalf of an employee. It starts open and unassigned.'
-        if not (self.state.current_agent is not None):  # ithelpdesk.world:264
+        if self.state.current_agent is None:  # ithelpdesk.world:264
             raise ToolError('Not signed in.')
         ticket: Ticket = Ticket(  # ithelpdesk.world:265
             id_=self.next_id('ticket_ids', 'TK{:04d}'),
@@ -494,41 +464,29 @@ class ITHelpdesk(Episode):
             'Assign (or reassign) a ticket that is not resolved or closed to an active agent with '
             'the skill for its category. Escalated tickets need a tier-2 agent.'
         )
-        if not (self.state.current_agent is not None):  # ithelpdesk.world:276
+        if self.state.current_agent is None:  # ithelpdesk.world:276
             raise ToolError('Not signed in.')
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:277
             raise ToolError(rt.built(
                 self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + '; resolved or closed tickets cannot be assigned.',
+                f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets cannot be '
+                'assigned.',
             ))
         if not agent.active:  # ithelpdesk.world:278
             raise ToolError(rt.built(
-                self, rt.text(agent.name) + ' is inactive and cannot take new tickets.'
+                self, f'{agent.name} is inactive and cannot take new tickets.'
             ))
-        if not (ticket.category in rt.each(self, agent.skills)):  # ithelpdesk.world:279
+        if ticket.category not in rt.each(self, agent.skills):  # ithelpdesk.world:279
             raise ToolError(rt.built(
                 self,
-                rt.text(agent.name)
-                + ' does not have the '
-                + rt.text(ticket.category)
-                + ' skill needed for ticket '
-                + rt.text(ticket.id_)
-                + '.',
+                f'{agent.name} does not have the {ticket.category} skill needed for ticket '
+                f'{ticket.id_}.',
             ))
         if not (not ticket.escalated or agent.tier == 2):  # ithelpdesk.world:280
             raise ToolError(rt.built(
                 self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is escalated and needs a tier-2 agent; '
-                + rt.text(agent.name)
-                + ' is tier '
-                + rt.text(agent.tier)
-                + '.',
+                f'Ticket {ticket.id_} is escalated and needs a tier-2 agent; {agent.name} is '
+                f'tier {agent.tier}.',
             ))
         self.set_fields(  # ithelpdesk.world:281
             ticket, ('assignee', 'status'), agent.key(), _E12_TicketStatus_assigned
@@ -542,10 +500,10 @@ class ITHelpdesk(Episode):
             'Add a comment to a ticket as the signed-in agent. When the assignee comments on an '
             'assigned ticket, it moves to in progress.'
         )
-        if not (self.state.current_agent is not None):  # ithelpdesk.world:293
+        if self.state.current_agent is None:  # ithelpdesk.world:293
             raise ToolError('Not signed in.')
-        if not (ticket.status != _E12_TicketStatus_closed):  # ithelpdesk.world:294
-            raise ToolError(rt.built(self, 'Ticket ' + rt.text(ticket.id_) + ' is closed.'))
+        if ticket.status == _E12_TicketStatus_closed:  # ithelpdesk.world:294
+            raise ToolError(rt.built(self, f'Ticket {ticket.id_} is closed.'))
         comment: Comment = Comment(  # ithelpdesk.world:295
             id_=self.next_id('comment_ids', 'CM{:04d}'),
             ticket=ticket.key(),
@@ -569,42 +527,29 @@ class ITHelpdesk(Episode):
             'Escalate a ticket: raise its priority one step (critical stays critical), mark it '
             'escalated and hand it to an active tier-2 agent with the skill.'
         )
-        if not (self.state.current_agent is not None):  # ithelpdesk.world:310
+        if self.state.current_agent is None:  # ithelpdesk.world:310
             raise ToolError('Not signed in.')
-        if not (not ticket.escalated):  # ithelpdesk.world:311
-            raise ToolError(rt.built(
-                self, 'Ticket ' + rt.text(ticket.id_) + ' is already escalated.'
-            ))
+        if ticket.escalated:  # ithelpdesk.world:311
+            raise ToolError(rt.built(self, f'Ticket {ticket.id_} is already escalated.'))
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:312
             raise ToolError(rt.built(
                 self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + '; resolved or closed tickets cannot be escalated.',
+                f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets cannot be '
+                'escalated.',
             ))
-        if not (agent.tier == 2):  # ithelpdesk.world:313
+        if agent.tier != 2:  # ithelpdesk.world:313
+            raise ToolError(rt.built(
+                self, f'{agent.name} is tier {agent.tier}; escalated tickets go to tier-2 agents.'
+            ))
+        if ticket.category not in rt.each(self, agent.skills):  # ithelpdesk.world:314
             raise ToolError(rt.built(
                 self,
-                rt.text(agent.name)
-                + ' is tier '
-                + rt.text(agent.tier)
-                + '; escalated tickets go to tier-2 agents.',
-            ))
-        if not (ticket.category in rt.each(self, agent.skills)):  # ithelpdesk.world:314
-            raise ToolError(rt.built(
-                self,
-                rt.text(agent.name)
-                + ' does not have the '
-                + rt.text(ticket.category)
-                + ' skill needed for ticket '
-                + rt.text(ticket.id_)
-                + '.',
+                f'{agent.name} does not have the {ticket.category} skill needed for ticket '
+                f'{ticket.id_}.',
             ))
         if not agent.active:  # ithelpdesk.world:315
             raise ToolError(rt.built(
-                self, rt.text(agent.name) + ' is inactive and cannot take new tickets.'
+                self, f'{agent.name} is inactive and cannot take new tickets.'
             ))
         self.set_fields(  # ithelpdesk.world:316
             ticket, ('priority', 'escalated'), self.fn_raised(ticket.priority), True
@@ -618,7 +563,9 @@ class ITHelpdesk(Episode):
                 id_=self.next_id('comment_ids', 'CM{:04d}'),
                 ticket=ticket.key(),
                 author=self.state.current_agent,
-                body=v.check_length(rt.built(self, 'Escalated: ' + rt.text(reason)), 'Comment.body', 1, 1000),
+                body=v.check_length(
+                    rt.built(self, f'Escalated: {reason}'), 'Comment.body', 1, 1000
+                ),
                 internal=True,
                 at=self.clock,
             ),
@@ -632,7 +579,7 @@ class ITHelpdesk(Episode):
             "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's "
             'assignee can resolve it.'
         )
-        if not (self.state.current_agent is not None):  # ithelpdesk.world:335
+        if self.state.current_agent is None:  # ithelpdesk.world:335
             raise ToolError('Not signed in.')
         if not (  # ithelpdesk.world:336
             ticket.status == _E12_TicketStatus_assigned
@@ -640,17 +587,14 @@ class ITHelpdesk(Episode):
         ):
             raise ToolError(rt.built(
                 self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + '; only assigned or in-progress tickets can be resolved.',
+                f'Ticket {ticket.id_} is {ticket.status}; only assigned or in-progress tickets '
+                'can be resolved.',
             ))
-        if not (ticket.assignee == self.state.current_agent):  # ithelpdesk.world:337
+        if ticket.assignee != self.state.current_agent:  # ithelpdesk.world:337
             raise ToolError(rt.built(
-                self, "Only the ticket's assignee can resolve ticket " + rt.text(ticket.id_) + '.'
+                self, f'Only the ticket\'s assignee can resolve ticket {ticket.id_}.'
             ))
-        if not (rt.built(self, resolution_note.strip()) != ''):  # ithelpdesk.world:338
+        if rt.built(self, resolution_note.strip()) == '':  # ithelpdesk.world:338
             raise ToolError('The resolution note cannot be blank.')
         self.set_fields(  # ithelpdesk.world:339
             ticket,
@@ -666,23 +610,17 @@ class ITHelpdesk(Episode):
             'Reopen a resolved ticket within 7 days of its resolution. It goes back to its '
             'assignee as assigned.'
         )
-        if not (self.state.current_agent is not None):  # ithelpdesk.world:351
+        if self.state.current_agent is None:  # ithelpdesk.world:351
             raise ToolError('Not signed in.')
-        if not (ticket.status == _E12_TicketStatus_resolved):  # ithelpdesk.world:352
+        if ticket.status != _E12_TicketStatus_resolved:  # ithelpdesk.world:352
             raise ToolError(rt.built(
-                self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + ', not resolved.',
+                self, f'Ticket {ticket.id_} is {ticket.status}, not resolved.'
             ))
-        if not (not self.fn_window_passed(ticket)):  # ithelpdesk.world:353
+        if self.fn_window_passed(ticket):  # ithelpdesk.world:353
             raise ToolError(rt.built(
                 self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' was resolved more than 7 days ago and can no longer be reopened.',
+                f'Ticket {ticket.id_} was resolved more than 7 days ago and can no longer be '
+                'reopened.',
             ))
         self.set_fields(  # ithelpdesk.world:354
             ticket,
@@ -702,7 +640,9 @@ class ITHelpdesk(Episode):
                 id_=self.next_id('comment_ids', 'CM{:04d}'),
                 ticket=ticket.key(),
                 author=self.state.current_agent,
-                body=v.check_length(rt.built(self, 'Reopened: ' + rt.text(reason)), 'Comment.body', 1, 1000),
+                body=v.check_length(
+                    rt.built(self, f'Reopened: {reason}'), 'Comment.body', 1, 1000
+                ),
                 internal=False,
                 at=self.clock,
             ),
@@ -711,26 +651,17 @@ class ITHelpdesk(Episode):
 
     def tool_close_ticket(self, ticket: Ticket) -> Ticket:  # ithelpdesk.world:362
         'Close a resolved ticket for good once its 7-day reopen window has passed.'
-        if not (self.state.current_agent is not None):  # ithelpdesk.world:367
+        if self.state.current_agent is None:  # ithelpdesk.world:367
             raise ToolError('Not signed in.')
-        if not (ticket.status == _E12_TicketStatus_resolved):  # ithelpdesk.world:368
+        if ticket.status != _E12_TicketStatus_resolved:  # ithelpdesk.world:368
             raise ToolError(rt.built(
-                self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + ' is '
-                + rt.text(ticket.status)
-                + ', not resolved.',
+                self, f'Ticket {ticket.id_} is {ticket.status}, not resolved.'
             ))
         if not self.fn_window_passed(ticket):  # ithelpdesk.world:369
             raise ToolError(rt.built(
                 self,
-                'Ticket '
-                + rt.text(ticket.id_)
-                + (
-                    ' can still be reopened; it can be closed once 7 days have passed since it '
-                    'was resolved.'
-                ),
+                f'Ticket {ticket.id_} can still be reopened; it can be closed once 7 days have '
+                'passed since it was resolved.',
             ))
         self.set_field(ticket, 'status', _E12_TicketStatus_closed)  # ithelpdesk.world:370
         return ticket  # ithelpdesk.world:371
@@ -775,13 +706,13 @@ _PARAM_agent = param(
     'agent',
     arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
     "The agent's id (A and two digits).",
-    not_found=lambda ep, key: rt.built(ep, 'No agent ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No agent {key}.'),
 )
 _PARAM_ticket = param(
     'ticket',
     arg.row('tickets'),
     'The ticket id (TK and four digits).',
-    not_found=lambda ep, key: rt.built(ep, 'No ticket ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
 )
 
 
@@ -803,7 +734,7 @@ ITHelpdesk.TOOLS = tools(
             'reporter',
             arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$'))),
             'Only tickets reported by this employee (employee id, E and four digits).',
-            not_found=lambda ep, key: rt.built(ep, 'No employee ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No employee {key}.'),
         ),
         read_only=True,
         where='ithelpdesk.world:182',
@@ -872,8 +803,8 @@ ITHelpdesk.TOOLS = tools(
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
-            "Part of the employee's name, department or email, e.g. finance; case does not"
-            ' matter.',
+            "Part of the employee's name, department or email, e.g. finance; case does not "
+            "matter.",
         ),
         read_only=True,
         where='ithelpdesk.world:237',
@@ -886,7 +817,7 @@ ITHelpdesk.TOOLS = tools(
             'employee',
             arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
             'The employee id (E and four digits).',
-            not_found=lambda ep, key: rt.built(ep, 'No employee ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No employee {key}.'),
         ),
         read_only=True,
         where='ithelpdesk.world:246',
@@ -898,7 +829,7 @@ ITHelpdesk.TOOLS = tools(
             'reporter',
             arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
             'The id of the employee reporting the problem (E and four digits).',
-            not_found=lambda ep, key: rt.built(ep, 'No employee ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No employee {key}.'),
         ),
         param('title', arg.refined(arg.TEXT, 1, 120), 'A short description of the problem.'),
         param('category', arg.enum_of(Category), 'hardware, software, network or access.'),
@@ -918,7 +849,7 @@ ITHelpdesk.TOOLS = tools(
             'agent',
             arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
             'The id of the agent to take it (A and two digits).',
-            not_found=lambda ep, key: rt.built(ep, 'No agent ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No agent {key}.'),
         ),
         where='ithelpdesk.world:270',
         returns=_RESULT_Ticket,
@@ -943,7 +874,7 @@ ITHelpdesk.TOOLS = tools(
             'agent',
             arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
             'The id of the tier-2 agent who takes it over (A and two digits).',
-            not_found=lambda ep, key: rt.built(ep, 'No agent ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No agent {key}.'),
         ),
         param(
             'reason',
@@ -987,10 +918,10 @@ def _check_take_and_resolve__taken(  # ithelpdesk.world:487
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0001').assignee, '==', 'A01', 'tickets["TK0001"].assignee == "A01"'
+            ep.t_tickets['TK0001'].assignee, '==', 'A01', 'tickets["TK0001"].assignee == "A01"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0001').status,
+            ep.t_tickets['TK0001'].status,
             '==',
             _E12_TicketStatus_assigned,
             'tickets["TK0001"].status == assigned',
@@ -1003,20 +934,20 @@ def _check_take_and_resolve__resolved_excel(  # ithelpdesk.world:488
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0003').status,
+            ep.t_tickets['TK0003'].status,
             '==',
             _E12_TicketStatus_resolved,
             'tickets["TK0003"].status == resolved',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0003').resolution_note,
+            ep.t_tickets['TK0003'].resolution_note,
             '==',
             'Repaired the Office installation; saving works again',
-            'tickets["TK0003"].resolution_note == "Repaired the Office installation; saving works '
-            'again"',
+            'tickets["TK0003"].resolution_note == "Repaired the Office installation; saving '
+            'works again"',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0003').resolved_at,
+            ep.t_tickets['TK0003'].resolved_at,
             'is not',
             None,
             'tickets["TK0003"].resolved_at != none',
@@ -1028,18 +959,18 @@ def _check_escalate_vpn__escalated(  # ithelpdesk.world:607
     ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        ep.t_tickets.row('TK0002').escalated
+        ep.t_tickets['TK0002'].escalated
         and rt.compared(
-            ep.t_tickets.row('TK0002').assignee, '==', 'A03', 'tickets["TK0002"].assignee == "A03"'
+            ep.t_tickets['TK0002'].assignee, '==', 'A03', 'tickets["TK0002"].assignee == "A03"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0002').priority,
+            ep.t_tickets['TK0002'].priority,
             '==',
             _E8_Priority_high,
             'tickets["TK0002"].priority == high',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0002').status,
+            ep.t_tickets['TK0002'].status,
             '==',
             _E12_TicketStatus_assigned,
             'tickets["TK0002"].status == assigned',
@@ -1064,28 +995,25 @@ def _check_reopen_and_close__reopened(  # ithelpdesk.world:727
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0004').status,
+            ep.t_tickets['TK0004'].status,
             '==',
             _E12_TicketStatus_assigned,
             'tickets["TK0004"].status == assigned',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0004').assignee, '==', 'A01', 'tickets["TK0004"].assignee == "A01"'
+            ep.t_tickets['TK0004'].assignee, '==', 'A01', 'tickets["TK0004"].assignee == "A01"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0004').reopen_count, '==', 1, 'tickets["TK0004"].reopen_count == 1'
+            ep.t_tickets['TK0004'].reopen_count, '==', 1, 'tickets["TK0004"].reopen_count == 1'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0004').resolution_note,
+            ep.t_tickets['TK0004'].resolution_note,
             '==',
             '',
             'tickets["TK0004"].resolution_note == ""',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0004').resolved_at,
-            'is',
-            None,
-            'tickets["TK0004"].resolved_at == none',
+            ep.t_tickets['TK0004'].resolved_at, 'is', None, 'tickets["TK0004"].resolved_at == none'
         )
     )
 
@@ -1103,7 +1031,7 @@ def _check_reopen_and_close__closed_old(  # ithelpdesk.world:729
     ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_tickets.row('TK0005').status,
+        ep.t_tickets['TK0005'].status,
         '==',
         _E12_TicketStatus_closed,
         'tickets["TK0005"].status == closed',
@@ -1127,23 +1055,23 @@ def _check_kenji_fixes_the_laptop__resolved_by_kenji(  # tasks.world:118
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0001').status,
+            ep.t_tickets['TK0001'].status,
             '==',
             _E12_TicketStatus_resolved,
             'tickets["TK0001"].status == resolved',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0001').assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"'
+            ep.t_tickets['TK0001'].assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0001').resolution_note,
+            ep.t_tickets['TK0001'].resolution_note,
             '==',
             'Replaced the SSD and restored her files from backup',
             'tickets["TK0001"].resolution_note == "Replaced the SSD and restored her files from '
             'backup"',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0001').resolved_at,
+            ep.t_tickets['TK0001'].resolved_at,
             'is not',
             None,
             'tickets["TK0001"].resolved_at != none',
@@ -1156,10 +1084,10 @@ def _check_cover_for_sam__excel_moved(  # tasks.world:240
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0003').assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"'
+            ep.t_tickets['TK0003'].assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0003').status,
+            ep.t_tickets['TK0003'].status,
             '==',
             _E12_TicketStatus_assigned,
             'tickets["TK0003"].status == assigned',
@@ -1172,10 +1100,10 @@ def _check_cover_for_sam__laptop_assigned(  # tasks.world:241
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0001').assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"'
+            ep.t_tickets['TK0001'].assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0001').status,
+            ep.t_tickets['TK0001'].status,
             '==',
             _E12_TicketStatus_assigned,
             'tickets["TK0001"].status == assigned',
@@ -1199,19 +1127,19 @@ def _check_rita_closes_old_and_fixes_vpn__old_closed(  # tasks.world:377
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0005').status,
+            ep.t_tickets['TK0005'].status,
             '==',
             _E12_TicketStatus_closed,
             'tickets["TK0005"].status == closed',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0007').status,
+            ep.t_tickets['TK0007'].status,
             '==',
             _E12_TicketStatus_closed,
             'tickets["TK0007"].status == closed',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0004').status,
+            ep.t_tickets['TK0004'].status,
             '==',
             _E12_TicketStatus_resolved,
             'tickets["TK0004"].status == resolved',
@@ -1224,23 +1152,23 @@ def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(  # tasks.world:378
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0002').status,
+            ep.t_tickets['TK0002'].status,
             '==',
             _E12_TicketStatus_resolved,
             'tickets["TK0002"].status == resolved',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0002').assignee, '==', 'A02', 'tickets["TK0002"].assignee == "A02"'
+            ep.t_tickets['TK0002'].assignee, '==', 'A02', 'tickets["TK0002"].assignee == "A02"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0002').resolution_note,
+            ep.t_tickets['TK0002'].resolution_note,
             '==',
             'Updated the router firmware; the connection has held for 24 hours',
             'tickets["TK0002"].resolution_note == "Updated the router firmware; the connection '
             'has held for 24 hours"',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0002').resolved_at,
+            ep.t_tickets['TK0002'].resolved_at,
             'is not',
             None,
             'tickets["TK0002"].resolved_at != none',
@@ -1264,18 +1192,18 @@ def _check_sam_hands_excel_to_senior__escalated(  # tasks.world:501
     ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        ep.t_tickets.row('TK0003').escalated
+        ep.t_tickets['TK0003'].escalated
         and rt.compared(
-            ep.t_tickets.row('TK0003').assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"'
+            ep.t_tickets['TK0003'].assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0003').priority,
+            ep.t_tickets['TK0003'].priority,
             '==',
             _E8_Priority_medium,
             'tickets["TK0003"].priority == medium',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0003').status,
+            ep.t_tickets['TK0003'].status,
             '==',
             _E12_TicketStatus_assigned,
             'tickets["TK0003"].status == assigned',
@@ -1324,8 +1252,7 @@ def _check_sam_logs_omars_dock__note_posted(  # tasks.world:630
     ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_tickets.rows.get(_c17.ticket) or ep.t_tickets.row(_c17.ticket)).title
-        == 'Docking station does not detect monitors'
+        ep.t_tickets[_c17.ticket].title == 'Docking station does not detect monitors'
         and _c17.author == 'A01'
         and not _c17.internal
         and _c17.body == 'Replacement dock ordered, arriving tomorrow morning.'
@@ -1338,22 +1265,19 @@ def _check_meeting_room_wifi_again__reopened(  # tasks.world:766
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0007').reopen_count, '==', 1, 'tickets["TK0007"].reopen_count == 1'
+            ep.t_tickets['TK0007'].reopen_count, '==', 1, 'tickets["TK0007"].reopen_count == 1'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0007').resolution_note,
+            ep.t_tickets['TK0007'].resolution_note,
             '==',
             '',
             'tickets["TK0007"].resolution_note == ""',
         )
         and rt.compared(
-            ep.t_tickets.row('TK0007').resolved_at,
-            'is',
-            None,
-            'tickets["TK0007"].resolved_at == none',
+            ep.t_tickets['TK0007'].resolved_at, 'is', None, 'tickets["TK0007"].resolved_at == none'
         )
         and rt.compared(
-            ep.t_tickets.row('TK0007').assignee, '==', 'A03', 'tickets["TK0007"].assignee == "A03"'
+            ep.t_tickets['TK0007'].assignee, '==', 'A03', 'tickets["TK0007"].assignee == "A03"'
         )
     )
 
@@ -1361,14 +1285,11 @@ def _check_meeting_room_wifi_again__reopened(  # tasks.world:766
 def _check_meeting_room_wifi_again__escalated(  # tasks.world:767
     ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return (
-        ep.t_tickets.row('TK0007').escalated
-        and rt.compared(
-            ep.t_tickets.row('TK0007').priority,
-            '==',
-            _E8_Priority_high,
-            'tickets["TK0007"].priority == high',
-        )
+    return ep.t_tickets['TK0007'].escalated and rt.compared(
+        ep.t_tickets['TK0007'].priority,
+        '==',
+        _E8_Priority_high,
+        'tickets["TK0007"].priority == high',
     )
 
 
@@ -1377,7 +1298,7 @@ def _check_meeting_room_wifi_again__plan_noted(  # tasks.world:768
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_tickets.row('TK0007').status,
+            ep.t_tickets['TK0007'].status,
             '==',
             _E12_TicketStatus_in_progress,
             'tickets["TK0007"].status == in_progress',

@@ -208,23 +208,23 @@ class MessageAPI(Episode):
     def tool_get_user_id(self, user: str) -> UserId:  # message_api.world:134
         'Get user ID from user name.'
         id_: str | None = self.state.user_map.get(user)  # message_api.world:135
-        if not (id_ is not None):  # message_api.world:136
+        if id_ is None:  # message_api.world:136
             raise ToolError(rt.built(
-                self, "User '" + rt.text(user) + "' not found in the workspace."
+                self, f'User \'{rt.text(user)}\' not found in the workspace.'
             ))
         return UserId(id_)  # message_api.world:137
 
     def tool_message_login(self, user_id: str) -> LoginResult:  # message_api.world:140
         'Log in a user with the given user ID to messeage application.'
-        if (  # message_api.world:143
-            user_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))
+        if user_id not in rt.each(  # message_api.world:143
+            self, tuple(rt.each(self, self.state.user_map).values())
         ):
             return LoginResult(  # message_api.world:144
-                False, rt.built(self, "User ID '" + rt.text(user_id) + "' not found.")
+                False, rt.built(self, f'User ID \'{rt.text(user_id)}\' not found.')
             )
         self.set_state('current_user', user_id)  # message_api.world:146
         return LoginResult(  # message_api.world:147
-            True, rt.built(self, "User '" + rt.text(user_id) + "' logged in successfully.")
+            True, rt.built(self, f'User \'{rt.text(user_id)}\' logged in successfully.')
         )
 
     def tool_message_get_login_status(self) -> LoginStatus:  # message_api.world:150
@@ -237,12 +237,10 @@ class MessageAPI(Episode):
         'Send a message to a user.'
         if not self.fn_logged_in():  # message_api.world:160
             raise ToolError('No user is currently logged in.')
-        if not (  # message_api.world:161
-            receiver_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))
+        if receiver_id not in rt.each(  # message_api.world:161
+            self, tuple(rt.each(self, self.state.user_map).values())
         ):
-            raise ToolError(rt.built(
-                self, "Receiver ID '" + rt.text(receiver_id) + "' not found."
-            ))
+            raise ToolError(rt.built(self, f'Receiver ID \'{rt.text(receiver_id)}\' not found.'))
         new_id: int = self.random_source().randint(10000, 99999)  # message_api.world:163
         while new_id in rt.each(self, self.state.generated_ids):  # message_api.world:164
             self.charge(1)
@@ -259,7 +257,7 @@ class MessageAPI(Episode):
         return SendResult(  # message_api.world:170
             True,
             MessageId(new_id),
-            rt.built(self, "Message sent to '" + rt.text(receiver_id) + "' successfully."),
+            rt.built(self, f'Message sent to \'{rt.text(receiver_id)}\' successfully.'),
         )
 
     def tool_delete_message(self, receiver_id: str) -> DeleteResult:  # message_api.world:177
@@ -270,15 +268,14 @@ class MessageAPI(Episode):
         for entry in rt.each(self, self.state.inbox):  # message_api.world:184
             if self.fn_receiver_of(entry) == receiver_id:  # message_api.world:185
                 latest = entry  # message_api.world:186
-        if not (latest is not None):  # message_api.world:189
-            raise ToolError(rt.built(self, 'Receiver ID ' + rt.text(receiver_id) + ' not found.'))
+        if latest is None:  # message_api.world:189
+            raise ToolError(rt.built(self, f'Receiver ID {rt.text(receiver_id)} not found.'))
         self.set_state('inbox', rt.without(self.state.inbox, latest))  # message_api.world:193
         return DeleteResult(  # message_api.world:194
             True,
             receiver_id,
             rt.built(
-                self,
-                'Receiver ' + rt.text(receiver_id) + "'s latest message deleted successfully.",
+                self, f'Receiver {rt.text(receiver_id)}\'s latest message deleted successfully.'
             ),
         )
 
@@ -302,29 +299,25 @@ class MessageAPI(Episode):
 
     def tool_add_contact(self, user_name: str) -> AddedContact:  # message_api.world:211
         'Add a contact to the workspace.'
-        if not (user_name not in self.state.user_map):  # message_api.world:214
-            raise ToolError(rt.built(
-                self, "User name '" + rt.text(user_name) + "' already exists."
-            ))
+        if user_name in self.state.user_map:  # message_api.world:214
+            raise ToolError(rt.built(self, f'User name \'{rt.text(user_name)}\' already exists.'))
         self.set_state(  # message_api.world:215
             'user_count', rt.python_augmented(self, '+', self.state.user_count, 1)
         )
         user_id: str = rt.python_grown(  # message_api.world:216
             self, 'USR' + rt.built(self, rt.text(self.state.user_count).zfill(rt.width(3)))
         )
-        if (  # message_api.world:219
-            user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))
+        if user_id in rt.each(  # message_api.world:219
+            self, tuple(rt.each(self, self.state.user_map).values())
         ):
             raise rt.KeptError(rt.built(  # message_api.world:220
-                self, "User ID '" + rt.text(user_id) + "' already exists."
+                self, f'User ID \'{rt.text(user_id)}\' already exists.'
             ))
         self.set_state(  # message_api.world:222
             'user_map', {**self.state.user_map, user_name: user_id}
         )
         return AddedContact(  # message_api.world:223
-            True,
-            user_id,
-            rt.built(self, "Contact '" + rt.text(user_name) + "' added successfully."),
+            True, user_id, rt.built(self, f'Contact \'{rt.text(user_name)}\' added successfully.')
         )
 
     def tool_search_messages(self, keyword: str) -> SearchResults:  # message_api.world:230
@@ -335,16 +328,15 @@ class MessageAPI(Episode):
         for entry in rt.each(self, self.state.inbox):  # message_api.world:235
             content: Any = self.fn_content_of(entry)  # message_api.world:236
             kind: str = rt.python_type(content)  # message_api.world:239
-            if not (kind == 'str'):  # message_api.world:240
+            if kind != 'str':  # message_api.world:240
                 raise ToolError(rt.built(
-                    self, "'" + rt.text(kind) + "' object has no attribute 'lower'"
+                    self, f'\'{rt.text(kind)}\' object has no attribute \'lower\''
                 ))
-            if (  # message_api.world:241
-                rt.built(self, keyword.lower())
-                in rt.built(self, rt.built(self, rt.text(content)).lower())
+            if rt.built(self, keyword.lower()) in rt.built(  # message_api.world:241
+                self, rt.built(self, rt.text(content)).lower()
             ):
-                hits = (  # message_api.world:242
-                    rt.each(self, hits) + (SearchHit(self.fn_receiver_of(entry), content),)
+                hits = rt.each(self, hits) + (  # message_api.world:242
+                    SearchHit(self.fn_receiver_of(entry), content),
                 )
         return SearchResults(hits)  # message_api.world:245
 

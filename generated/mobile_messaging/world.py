@@ -267,111 +267,100 @@ class MobileMessaging(Episode):
 
     def _check_invariants(self) -> None:
         if not all(  # messaging.world:146
-            len(tuple([
-                _v57.key() for _v57 in rt.each(self, self.t_users) if _v57.phone == _u56.phone
-            ]))
-            == 1
-            for _u56 in rt.each(self, self.t_users)
+            len([_v56 for _v56 in rt.each(self, self.t_users) if _v56.phone == _u55.phone]) == 1
+            for _u55 in rt.each(self, self.t_users)
         ):
             raise InvariantError(
                 'Two accounts cannot share a phone number.', 'messaging.world:146'
             )
-        for _row58 in rt.changed_rows(self, self.t_contacts):  # messaging.world:149
-            if not (_row58.owner != _row58.user):
+        for _row57 in rt.changed_rows(self, self.t_contacts):  # messaging.world:149
+            if not (_row57.owner != _row57.user):
                 raise InvariantError('Nobody is in their own address book.', 'messaging.world:149')
         if not all(  # messaging.world:152
-            len(tuple([
-                _d60.key()
-                for _d60 in rt.each(self, self.t_contacts)
-                if _d60.owner == _c59.owner and _d60.user == _c59.user
-            ]))
+            len([
+                _d59
+                for _d59 in rt.each(self, self.t_contacts)
+                if _d59.owner == _c58.owner and _d59.user == _c58.user
+            ])
             == 1
-            for _c59 in rt.each(self, self.t_contacts)
+            for _c58 in rt.each(self, self.t_contacts)
         ):
             raise InvariantError(
                 'A person is in an address book at most once.', 'messaging.world:152'
             )
         if not all(  # messaging.world:155
-            _k61 in self.t_users
-            for _k61 in rt.each(self, tuple(rt.each(self, self.state.last_seen).keys()))
+            _k60 in self.t_users
+            for _k60 in rt.each(self, tuple(rt.each(self, self.state.last_seen).keys()))
         ):
             raise InvariantError(
                 'Last-seen times belong to registered users.', 'messaging.world:155'
             )
-        for _row62 in rt.changed_rows(self, self.t_conversations):  # messaging.world:158
+        for _row61 in rt.changed_rows(self, self.t_conversations):  # messaging.world:158
             if not (
-                len(v.unique(tuple(rt.each(self, _row62.participants))))
-                == len(_row62.participants)
+                len(v.unique(tuple(rt.each(self, _row61.participants))))
+                == len(_row61.participants)
             ):
                 raise InvariantError(
                     'A conversation lists each participant once.', 'messaging.world:158'
                 )
-        for _row63 in rt.changed_rows(self, self.t_conversations):  # messaging.world:161
+        for _row62 in rt.changed_rows(self, self.t_conversations):  # messaging.world:161
             if not (
-                len(_row63.participants) == 2
-                if _row63.kind == _E16_ConversationKind_direct
-                else len(_row63.participants) >= 3
+                len(_row62.participants) == 2
+                if _row62.kind == _E16_ConversationKind_direct
+                else len(_row62.participants) >= 3
             ):
                 raise InvariantError(
                     'A direct chat has exactly two people, a group at least three.',
                     'messaging.world:161',
                 )
-        for _row64 in rt.changed_rows(self, self.t_conversations):  # messaging.world:164
-            if not ((_row64.kind == _E16_ConversationKind_group) == (_row64.title is not None)):
+        for _row63 in rt.changed_rows(self, self.t_conversations):  # messaging.world:164
+            if not ((_row63.kind == _E16_ConversationKind_group) == (_row63.title is not None)):
                 raise InvariantError(
                     'Groups have a title and direct chats do not.', 'messaging.world:164'
                 )
         if not all(  # messaging.world:167
             all(
-                _u66.key() in rt.each(self, _c65.participants)
-                for _u66 in rt.rows(self.t_users, rt.each(self, _c65.archived_by))
+                _u65.key() in rt.each(self, _c64.participants)
+                for _u65 in rt.rows(self.t_users, rt.each(self, _c64.archived_by))
             )
-            for _c65 in rt.each(self, self.t_conversations)
+            for _c64 in rt.each(self, self.t_conversations)
         ):
             raise InvariantError(
                 'Only participants can archive a conversation.', 'messaging.world:167'
             )
         if not all(  # messaging.world:170
-            _m67.sender
-            in rt.each(
-                self,
-                (self.t_conversations.rows.get(_m67.conversation) or self.t_conversations.row(_m67.conversation)).participants,
-            )
-            for _m67 in rt.each(self, self.t_messages)
+            _m66.sender in rt.each(self, self.t_conversations[_m66.conversation].participants)
+            for _m66 in rt.each(self, self.t_messages)
         ):
             raise InvariantError(
                 'Messages are sent by participants of their conversation.', 'messaging.world:170'
             )
         if not all(  # messaging.world:173
-            _m68.sender in rt.each(self, _m68.read_by) for _m68 in rt.each(self, self.t_messages)
+            _m67.sender in rt.each(self, _m67.read_by) for _m67 in rt.each(self, self.t_messages)
         ):
             raise InvariantError('The sender of a message has read it.', 'messaging.world:173')
         if not all(  # messaging.world:176
             all(
-                _u70.key()
-                in rt.each(
-                    self,
-                    (self.t_conversations.rows.get(_m69.conversation) or self.t_conversations.row(_m69.conversation)).participants,
-                )
-                for _u70 in rt.rows(self.t_users, rt.each(self, _m69.read_by))
+                _u69.key() in rt.each(self, self.t_conversations[_m68.conversation].participants)
+                for _u69 in rt.rows(self.t_users, rt.each(self, _m68.read_by))
             )
-            for _m69 in rt.each(self, self.t_messages)
+            for _m68 in rt.each(self, self.t_messages)
         ):
             raise InvariantError(
                 'Only participants can have read a message.', 'messaging.world:176'
             )
-        for _row71 in rt.changed_rows(self, self.t_contacts, ('owner', 'user')):
-            rt.check_refs(self.t_users, _row71.owner, 'Contact.owner')
-            rt.check_refs(self.t_users, _row71.user, 'Contact.user')
-        for _row72 in rt.changed_rows(self, self.t_conversations, ('participants', 'archived_by')):
-            rt.check_refs(self.t_users, _row72.participants, 'Conversation.participants')
-            rt.check_refs(self.t_users, _row72.archived_by, 'Conversation.archived_by')
-        for _row73 in rt.changed_rows(
+        for _row70 in rt.changed_rows(self, self.t_contacts, ('owner', 'user')):
+            rt.check_refs(self.t_users, _row70.owner, 'Contact.owner')
+            rt.check_refs(self.t_users, _row70.user, 'Contact.user')
+        for _row71 in rt.changed_rows(self, self.t_conversations, ('participants', 'archived_by')):
+            rt.check_refs(self.t_users, _row71.participants, 'Conversation.participants')
+            rt.check_refs(self.t_users, _row71.archived_by, 'Conversation.archived_by')
+        for _row72 in rt.changed_rows(
             self, self.t_messages, ('conversation', 'sender', 'read_by')
         ):
-            rt.check_refs(self.t_conversations, _row73.conversation, 'Message.conversation')
-            rt.check_refs(self.t_users, _row73.sender, 'Message.sender')
-            rt.check_refs(self.t_users, _row73.read_by, 'Message.read_by')
+            rt.check_refs(self.t_conversations, _row72.conversation, 'Message.conversation')
+            rt.check_refs(self.t_users, _row72.sender, 'Message.sender')
+            rt.check_refs(self.t_users, _row72.read_by, 'Message.read_by')
         rt.check_refs(self.t_users, self.state.current_user, 'current_user')
         if self.deleted_rows:
             rt.check_deleted(
@@ -399,14 +388,12 @@ class MobileMessaging(Episode):
     def fn_card(self, contact: Contact) -> ContactCard:  # messaging.world:191
         return ContactCard(  # messaging.world:192
             contact.id_,
-            (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_,
+            self.t_users[contact.user].id_,
             contact.name,
-            (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).phone,
+            self.t_users[contact.user].phone,
             contact.favorite,
-            (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).presence,
-            self.state.last_seen.get(
-                (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_
-            ),
+            self.t_users[contact.user].presence,
+            self.state.last_seen.get(self.t_users[contact.user].id_),
         )
 
     def fn_direct_conversation(  # messaging.world:203
@@ -423,12 +410,12 @@ class MobileMessaging(Episode):
         return None  # messaging.world:211
 
     def fn_unread_in(self, conversation: Conversation, reader: User) -> int:  # messaging.world:214
-        return len(tuple([  # messaging.world:215
-            _m1.key()
+        return len([  # messaging.world:215
+            _m1
             for _m1 in rt.each(self, self.t_messages)
             if _m1.conversation == conversation.key()
             and reader.key() not in rt.each(self, _m1.read_by)
-        ]))
+        ])
 
     def fn_delivery_for(  # messaging.world:218
         self, conversation: Conversation, sender: User
@@ -450,48 +437,42 @@ class MobileMessaging(Episode):
         self, conversation: Conversation, viewer: User
     ) -> ConversationSummary:
         title: str = ''  # messaging.world:230
-        _subject4 = conversation.kind  # messaging.world:231
-        if _subject4 == ConversationKind.direct:  # messaging.world:232
-            title = rt.built(  # messaging.world:233
+        match conversation.kind:  # messaging.world:231
+            case ConversationKind.direct:  # messaging.world:232
+                title = rt.built(  # messaging.world:233
+                    self,
+                    rt.join(
+                        ', ',
+                        rt.each(
+                            self,
+                            tuple([
+                                _u4.name
+                                for _u4 in rt.rows(
+                                    self.t_users, rt.each(self, conversation.participants)
+                                )
+                                if _u4.key() != viewer.key()
+                            ]),
+                        ),
+                    ),
+                )
+            case ConversationKind.group:  # messaging.world:235
+                title = (  # messaging.world:236
+                    conversation.title if conversation.title is not None else 'Group'
+                )
+        history: tuple[str, ...] = rt.sorted_keys(  # messaging.world:239
+            rt.each(
                 self,
-                rt.join(
-                    ', ',
-                    rt.each(
-                        self,
-                        tuple([
-                            _u5.name
-                            for _u5 in rt.rows(
-                                self.t_users, rt.each(self, conversation.participants)
-                            )
-                            if _u5.key() != viewer.key()
-                        ]),
-                    ),
-                ),
-            )
-        elif _subject4 == ConversationKind.group:  # messaging.world:235
-            title = (  # messaging.world:236
-                conversation.title if conversation.title is not None else 'Group'
-            )
-        history: tuple[str, ...] = tuple(  # messaging.world:239
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_messages,
-                    rt.each(
-                        self,
-                        tuple([
-                            _m7.key()
-                            for _m7 in rt.each(self, self.t_messages)
-                            if _m7.conversation == conversation.key()
-                        ]),
-                    ),
-                ),
-                key=lambda _m6: _m6.sent_at,
-            )
+                [
+                    _m6
+                    for _m6 in rt.each(self, self.t_messages)
+                    if _m6.conversation == conversation.key()
+                ],
+            ),
+            key=lambda _m5: _m5.sent_at,
         )
         last: str | None = None  # messaging.world:240
         if len(history) > 0:  # messaging.world:241
-            last = self.t_messages.row(history[len(history) - 1]).body  # messaging.world:242
+            last = self.t_messages[history[len(history) - 1]].body  # messaging.world:242
         return ConversationSummary(  # messaging.world:244
             conversation.id_,
             conversation.kind,
@@ -510,26 +491,24 @@ class MobileMessaging(Episode):
             'on the phone.'
         )
         matches: tuple[str, ...] = tuple([  # messaging.world:267
-            _u9.key() for _u9 in rt.each(self, self.t_users) if _u9.phone == phone
+            _u8.key() for _u8 in rt.each(self, self.t_users) if _u8.phone == phone
         ])
-        if not (len(matches) == 1):  # messaging.world:268
+        if len(matches) != 1:  # messaging.world:268
             raise ToolError(rt.built(
-                self, 'No account is registered with the phone number ' + rt.text(phone) + '.'
+                self, f'No account is registered with the phone number {phone}.'
             ))
-        user: User = self.t_users.row(matches[0])  # messaging.world:269
-        if not (user.password == password):  # messaging.world:270
+        user: User = self.t_users[matches[0]]  # messaging.world:269
+        if user.password != password:  # messaging.world:270
             raise ToolError('Wrong password. Check it and try again.')
         if self.state.current_user is not None:  # messaging.world:271
             self.set_field(  # messaging.world:272
-                self.t_users.row(rt.present(self.state.current_user)),
-                'presence',
-                _E8_Presence_offline,
+                self.t_users[rt.present(self.state.current_user)], 'presence', _E8_Presence_offline
             )
             self.set_state(  # messaging.world:273
                 'last_seen',
                 {
                     **self.state.last_seen,
-                    self.t_users.row(rt.present(self.state.current_user)).id_: self.clock,
+                    self.t_users[rt.present(self.state.current_user)].id_: self.clock,
                 },
             )
         self.set_field(user, 'presence', _E8_Presence_online)  # messaging.world:275
@@ -538,29 +517,29 @@ class MobileMessaging(Episode):
 
     def tool_logout(self) -> str:  # messaging.world:280
         'Sign out of the app. The account shows as offline until the next login.'
-        if not (self.state.current_user is not None):  # messaging.world:281
+        if self.state.current_user is None:  # messaging.world:281
             raise ToolError('Nobody is logged in.')
-        name: str = self.t_users.row(rt.present(self.state.current_user)).name  # messaging.world:282
+        name: str = self.t_users[rt.present(self.state.current_user)].name  # messaging.world:282
         self.set_field(  # messaging.world:283
-            self.t_users.row(rt.present(self.state.current_user)), 'presence', _E8_Presence_offline
+            self.t_users[rt.present(self.state.current_user)], 'presence', _E8_Presence_offline
         )
         self.set_state(  # messaging.world:284
             'last_seen',
             {
                 **self.state.last_seen,
-                self.t_users.row(rt.present(self.state.current_user)).id_: self.clock,
+                self.t_users[rt.present(self.state.current_user)].id_: self.clock,
             },
         )
         self.set_state('current_user', None)  # messaging.world:285
-        return rt.built(self, rt.text(name) + ' has been logged out.')  # messaging.world:286
+        return rt.built(self, f'{name} has been logged out.')  # messaging.world:286
 
     def tool_get_current_user(self) -> Profile:  # messaging.world:289
         'Show the profile (id, name, phone, email, presence) of the signed-in user.'
-        if not (self.state.current_user is not None):  # messaging.world:292
+        if self.state.current_user is None:  # messaging.world:292
             raise ToolError('You are not logged in. Call login first.')
-        return self.fn_profile(self.t_users.row(rt.present(  # messaging.world:293
-            self.state.current_user
-        )))
+        return self.fn_profile(  # messaging.world:293
+            self.t_users[rt.present(self.state.current_user)]
+        )
 
     def tool_list_contacts(  # messaging.world:298
         self, favorites_only: bool
@@ -569,60 +548,45 @@ class MobileMessaging(Episode):
             "List the signed-in user's contacts in alphabetical order, with their user ids and "
             'phone numbers.'
         )
-        if not (self.state.current_user is not None):  # messaging.world:303
+        if self.state.current_user is None:  # messaging.world:303
             raise ToolError('You are not logged in. Call login first.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:304
+        me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:304
         mine: tuple[str, ...] = tuple([  # messaging.world:305
-            _c10.key()
-            for _c10 in rt.each(self, self.t_contacts)
-            if _c10.owner == me.key() and (_c10.favorite or not favorites_only)
+            _c9.key()
+            for _c9 in rt.each(self, self.t_contacts)
+            if _c9.owner == me.key() and (_c9.favorite or not favorites_only)
         ])
         return tuple([  # messaging.world:306
-            self.fn_card(_c11)
-            for _c11 in rt.rows(
-                self.t_contacts,
-                rt.each(
-                    self,
-                    tuple(
-                        rt.key_of(x)
-                        for x in sorted(
-                            rt.rows(self.t_contacts, rt.each(self, mine)),
-                            key=lambda _c12: rt.built(self, _c12.name.lower()),
-                        )
-                    ),
+            self.fn_card(_c10)
+            for _c10 in rt.each(
+                self,
+                sorted(
+                    rt.rows(self.t_contacts, rt.each(self, mine)),
+                    key=lambda _c11: rt.built(self, _c11.name.lower()),
                 ),
             )
         ])
 
     def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:  # messaging.world:309
         'Find contacts of the signed-in user whose name or phone number contains the query.'
-        if not (self.state.current_user is not None):  # messaging.world:314
+        if self.state.current_user is None:  # messaging.world:314
             raise ToolError('You are not logged in. Call login first.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:315
+        me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:315
         needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # messaging.world:316
         found: tuple[str, ...] = tuple([  # messaging.world:317
-            _c13.key()
-            for _c13 in rt.each(self, self.t_contacts)
-            if _c13.owner == me.key()
-            and (rt.read(self, needle) in rt.read(self, rt.built(self, _c13.name.lower()))
-            or rt.read(self, needle)
-            in rt.read(
-                self, (self.t_users.rows.get(_c13.user) or self.t_users.row(_c13.user)).phone
-            ))
+            _c12.key()
+            for _c12 in rt.each(self, self.t_contacts)
+            if _c12.owner == me.key()
+            and (rt.read(self, needle) in rt.read(self, rt.built(self, _c12.name.lower()))
+            or rt.read(self, needle) in rt.read(self, self.t_users[_c12.user].phone))
         ])
         return tuple([  # messaging.world:318
-            self.fn_card(_c14)
-            for _c14 in rt.rows(
-                self.t_contacts,
-                rt.each(
-                    self,
-                    tuple(
-                        rt.key_of(x)
-                        for x in sorted(
-                            rt.rows(self.t_contacts, rt.each(self, found)),
-                            key=lambda _c15: rt.built(self, _c15.name.lower()),
-                        )
-                    ),
+            self.fn_card(_c13)
+            for _c13 in rt.each(
+                self,
+                sorted(
+                    rt.rows(self.t_contacts, rt.each(self, found)),
+                    key=lambda _c14: rt.built(self, _c14.name.lower()),
                 ),
             )
         ])
@@ -631,26 +595,27 @@ class MobileMessaging(Episode):
         self, phone: str, name: str | None, favorite: bool
     ) -> ContactCard:
         "Add a person who has an account on the app to the signed-in user's contacts."
-        if not (self.state.current_user is not None):  # messaging.world:328
+        if self.state.current_user is None:  # messaging.world:328
             raise ToolError('You are not logged in. Call login first.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:329
+        me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:329
         matches: tuple[str, ...] = tuple([  # messaging.world:330
-            _u16.key() for _u16 in rt.each(self, self.t_users) if _u16.phone == phone
+            _u15.key() for _u15 in rt.each(self, self.t_users) if _u15.phone == phone
         ])
-        if not (len(matches) == 1):  # messaging.world:331
+        if len(matches) != 1:  # messaging.world:331
             raise ToolError(rt.built(
                 self,
-                'Nobody on the app uses the phone number '
-                + rt.text(phone)
-                + '; only registered users can be added.',
+                f'Nobody on the app uses the phone number {phone}; only registered users can be '
+                'added.',
             ))
-        person: User = self.t_users.row(matches[0])  # messaging.world:332
-        if not (person.key() != me.key()):  # messaging.world:333
+        person: User = self.t_users[matches[0]]  # messaging.world:332
+        if person.key() == me.key():  # messaging.world:333
             raise ToolError('You cannot add yourself as a contact.')
-        if not (not any(_c17.owner == me.key() and _c17.user == person.key() for _c17 in rt.each(self, self.t_contacts))):  # messaging.world:334
+        if any(  # messaging.world:334
+            _c16.owner == me.key() and _c16.user == person.key()
+            for _c16 in rt.each(self, self.t_contacts)
+        ):
             raise ToolError(rt.built(
-                self,
-                rt.text(person.name) + ' (' + rt.text(phone) + ') is already in your contacts.',
+                self, f'{person.name} ({phone}) is already in your contacts.'
             ))
         contact: Contact = Contact(  # messaging.world:335
             id_=self.next_id('contact_ids', 'CT{:03d}'),
@@ -668,28 +633,22 @@ class MobileMessaging(Episode):
             "Remove an entry from the signed-in user's contacts. Conversations with the person "
             'are kept.'
         )
-        if not (self.state.current_user is not None):  # messaging.world:345
+        if self.state.current_user is None:  # messaging.world:345
             raise ToolError('You are not logged in. Call login first.')
-        if not (contact.owner == self.state.current_user):  # messaging.world:346
-            raise ToolError(rt.built(
-                self, 'Contact ' + rt.text(contact.id_) + ' is not in your address book.'
-            ))
+        if contact.owner != self.state.current_user:  # messaging.world:346
+            raise ToolError(rt.built(self, f'Contact {contact.id_} is not in your address book.'))
         name: str = contact.name  # messaging.world:347
         self.delete(self.t_contacts, contact.key())  # messaging.world:348
-        return rt.built(  # messaging.world:349
-            self, rt.text(name) + ' was removed from your contacts.'
-        )
+        return rt.built(self, f'{name} was removed from your contacts.')  # messaging.world:349
 
     def tool_set_favorite_contact(  # messaging.world:352
         self, contact: Contact, favorite: bool
     ) -> ContactCard:
         "Mark or unmark one of the signed-in user's contacts as a favorite."
-        if not (self.state.current_user is not None):  # messaging.world:358
+        if self.state.current_user is None:  # messaging.world:358
             raise ToolError('You are not logged in. Call login first.')
-        if not (contact.owner == self.state.current_user):  # messaging.world:359
-            raise ToolError(rt.built(
-                self, 'Contact ' + rt.text(contact.id_) + ' is not in your address book.'
-            ))
+        if contact.owner != self.state.current_user:  # messaging.world:359
+            raise ToolError(rt.built(self, f'Contact {contact.id_} is not in your address book.'))
         self.set_field(contact, 'favorite', favorite)  # messaging.world:360
         return self.fn_card(contact)  # messaging.world:361
 
@@ -697,29 +656,23 @@ class MobileMessaging(Episode):
         self, include_archived: bool
     ) -> tuple[ConversationSummary, ...]:
         "List the signed-in user's conversations, most recent activity first, with unread counts."
-        if not (self.state.current_user is not None):  # messaging.world:371
+        if self.state.current_user is None:  # messaging.world:371
             raise ToolError('You are not logged in. Call login first.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:372
+        me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:372
         mine: tuple[str, ...] = tuple([  # messaging.world:373
-            _c18.key()
-            for _c18 in rt.each(self, self.t_conversations)
-            if me.key() in rt.each(self, _c18.participants)
-            and (include_archived or me.key() not in rt.each(self, _c18.archived_by))
+            _c17.key()
+            for _c17 in rt.each(self, self.t_conversations)
+            if me.key() in rt.each(self, _c17.participants)
+            and (include_archived or me.key() not in rt.each(self, _c17.archived_by))
         ])
         return tuple([  # messaging.world:374
-            self.fn_summary(_c19, me)
-            for _c19 in rt.rows(
-                self.t_conversations,
-                rt.each(
-                    self,
-                    tuple(
-                        rt.key_of(x)
-                        for x in sorted(
-                            rt.rows(self.t_conversations, rt.each(self, mine)),
-                            key=lambda _c20: _c20.last_activity,
-                            reverse=True,
-                        )
-                    ),
+            self.fn_summary(_c18, me)
+            for _c18 in rt.each(
+                self,
+                sorted(
+                    rt.rows(self.t_conversations, rt.each(self, mine)),
+                    key=lambda _c19: _c19.last_activity,
+                    reverse=True,
                 ),
             )
         ])
@@ -731,71 +684,59 @@ class MobileMessaging(Episode):
             'Read the latest messages of a conversation, oldest first. Reading does not mark them '
             'as read.'
         )
-        if not (self.state.current_user is not None):  # messaging.world:383
+        if self.state.current_user is None:  # messaging.world:383
             raise ToolError('You are not logged in. Call login first.')
-        if not (  # messaging.world:384
-            self.state.current_user in rt.each(self, conversation.participants)
+        if self.state.current_user not in rt.each(  # messaging.world:384
+            self, conversation.participants
         ):
             raise ToolError(rt.built(
-                self,
-                'You are not a participant of conversation ' + rt.text(conversation.id_) + '.',
+                self, f'You are not a participant of conversation {conversation.id_}.'
             ))
-        newest_first: tuple[str, ...] = tuple(  # messaging.world:385
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_messages,
-                    rt.each(
-                        self,
-                        tuple([
-                            _m22.key()
-                            for _m22 in rt.each(self, self.t_messages)
-                            if _m22.conversation == conversation.key()
-                        ]),
-                    ),
-                ),
-                key=lambda _m21: _m21.sent_at,
-                reverse=True,
-            )
+        newest_first: tuple[str, ...] = rt.sorted_keys(  # messaging.world:385
+            rt.each(
+                self,
+                [
+                    _m21
+                    for _m21 in rt.each(self, self.t_messages)
+                    if _m21.conversation == conversation.key()
+                ],
+            ),
+            key=lambda _m20: _m20.sent_at,
+            reverse=True,
         )
         page: tuple[str, ...] = ()  # messaging.world:386
         for m in rt.rows(self.t_messages, rt.each(self, newest_first)):  # messaging.world:387
             if len(page) < limit:  # messaging.world:388
                 page = rt.each(self, page) + (m.key(),)  # messaging.world:389
-        return tuple(  # messaging.world:392
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(self.t_messages, rt.each(self, page)), key=lambda _m23: _m23.sent_at
-            )
+        return rt.sorted_keys(  # messaging.world:392
+            rt.rows(self.t_messages, rt.each(self, page)), key=lambda _m22: _m22.sent_at
         )
 
     def tool_create_group(  # messaging.world:395
         self, title: str, members: tuple[str, ...]
     ) -> ConversationSummary:
         'Create a group conversation with the signed-in user and at least two other people.'
-        if not (self.state.current_user is not None):  # messaging.world:401
+        if self.state.current_user is None:  # messaging.world:401
             raise ToolError('You are not logged in. Call login first.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:402
+        me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:402
         unknown: tuple[str, ...] = tuple([  # messaging.world:403
-            _id24 for _id24 in rt.each(self, members) if _id24 not in self.t_users
+            _id23 for _id23 in rt.each(self, members) if _id23 not in self.t_users
         ])
         unknown_list: str = rt.built(  # messaging.world:404
             self, rt.join(', ', rt.each(self, unknown))
         )
-        if not (len(unknown) == 0):  # messaging.world:405
-            raise ToolError(rt.built(self, 'No user with id ' + rt.text(unknown_list) + '.'))
-        if not (me.id_ not in rt.each(self, members)):  # messaging.world:406
+        if len(unknown) != 0:  # messaging.world:405
+            raise ToolError(rt.built(self, f'No user with id {unknown_list}.'))
+        if me.id_ in rt.each(self, members):  # messaging.world:406
             raise ToolError('Do not list yourself among the members; you are added automatically.')
-        if not (  # messaging.world:407
-            len(v.unique(tuple(rt.each(self, members)))) == len(members)
-        ):
+        if len(v.unique(tuple(rt.each(self, members)))) != len(members):  # messaging.world:407
             raise ToolError('Each member can be listed only once.')
         created: Conversation = Conversation(  # messaging.world:408
             id_=self.next_id('conversation_ids', 'CONV{:03d}'),
             kind=_E16_ConversationKind_group,
             title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)),
             participants=rt.each(
-                self, (me.key(),) + tuple([_id25 for _id25 in rt.each(self, members)])
+                self, (me.key(),) + tuple([_id24 for _id24 in rt.each(self, members)])
             ),
             archived_by=(),
             last_activity=self.clock,
@@ -810,17 +751,16 @@ class MobileMessaging(Episode):
             "Move a conversation to the signed-in user's archive. The other participants are not "
             'affected.'
         )
-        if not (self.state.current_user is not None):  # messaging.world:422
+        if self.state.current_user is None:  # messaging.world:422
             raise ToolError('You are not logged in. Call login first.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:423
-        if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:424
+        me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:423
+        if me.key() not in rt.each(self, conversation.participants):  # messaging.world:424
             raise ToolError(rt.built(
-                self,
-                'You are not a participant of conversation ' + rt.text(conversation.id_) + '.',
+                self, f'You are not a participant of conversation {conversation.id_}.'
             ))
-        if not (me.key() not in rt.each(self, conversation.archived_by)):  # messaging.world:425
+        if me.key() in rt.each(self, conversation.archived_by):  # messaging.world:425
             raise ToolError(rt.built(
-                self, 'Conversation ' + rt.text(conversation.id_) + ' is already archived.'
+                self, f'Conversation {conversation.id_} is already archived.'
             ))
         self.set_field(  # messaging.world:426
             conversation, 'archived_by', conversation.archived_by + (me.key(),)
@@ -831,18 +771,15 @@ class MobileMessaging(Episode):
         self, conversation: Conversation
     ) -> ConversationSummary:
         "Bring a conversation back from the signed-in user's archive to the main list."
-        if not (self.state.current_user is not None):  # messaging.world:435
+        if self.state.current_user is None:  # messaging.world:435
             raise ToolError('You are not logged in. Call login first.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:436
-        if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:437
+        me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:436
+        if me.key() not in rt.each(self, conversation.participants):  # messaging.world:437
             raise ToolError(rt.built(
-                self,
-                'You are not a participant of conversation ' + rt.text(conversation.id_) + '.',
+                self, f'You are not a participant of conversation {conversation.id_}.'
             ))
-        if not (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:438
-            raise ToolError(rt.built(
-                self, 'Conversation ' + rt.text(conversation.id_) + ' is not archived.'
-            ))
+        if me.key() not in rt.each(self, conversation.archived_by):  # messaging.world:438
+            raise ToolError(rt.built(self, f'Conversation {conversation.id_} is not archived.'))
         self.set_field(  # messaging.world:439
             conversation, 'archived_by', rt.without(conversation.archived_by, me.key())
         )
@@ -858,17 +795,17 @@ class MobileMessaging(Episode):
             'sent and\n'
             'waits on the server.'
         )
-        if not (self.state.current_user is not None):  # messaging.world:456
+        if self.state.current_user is None:  # messaging.world:456
             raise ToolError('You are not logged in. Call login first.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:457
-        if not (recipient.key() != me.key()):  # messaging.world:458
+        me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:457
+        if recipient.key() == me.key():  # messaging.world:458
             raise ToolError('You cannot send a message to yourself.')
         existing: Conversation | None = self.fn_direct_conversation(  # messaging.world:459
             me, recipient
         )
         conversation_id: str = ''  # messaging.world:460
         if existing is not None:  # messaging.world:461
-            conversation_id = (existing if existing is not None else rt.absent()).id_  # messaging.world:462
+            conversation_id = existing.id_  # messaging.world:462
         else:
             created: Conversation = Conversation(  # messaging.world:464
                 id_=self.next_id('conversation_ids', 'CONV{:03d}'),
@@ -880,9 +817,7 @@ class MobileMessaging(Episode):
             )
             self.insert(self.t_conversations, created)  # messaging.world:465
             conversation_id = created.id_  # messaging.world:466
-        conversation: Conversation = self.t_conversations.row(  # messaging.world:468
-            conversation_id
-        )
+        conversation: Conversation = self.t_conversations[conversation_id]  # messaging.world:468
         message: Message = Message(  # messaging.world:469
             id_=self.next_id('message_ids', 'MSG{:03d}'),
             conversation=conversation.key(),
@@ -907,13 +842,12 @@ class MobileMessaging(Episode):
             'Post a message in an existing conversation (direct or group). An archived '
             'conversation comes back to the main list.'
         )
-        if not (self.state.current_user is not None):  # messaging.world:490
+        if self.state.current_user is None:  # messaging.world:490
             raise ToolError('You are not logged in. Call login first.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:491
-        if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:492
+        me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:491
+        if me.key() not in rt.each(self, conversation.participants):  # messaging.world:492
             raise ToolError(rt.built(
-                self,
-                'You are not a participant of conversation ' + rt.text(conversation.id_) + '.',
+                self, f'You are not a participant of conversation {conversation.id_}.'
             ))
         message: Message = Message(  # messaging.world:493
             id_=self.next_id('message_ids', 'MSG{:03d}'),
@@ -934,18 +868,14 @@ class MobileMessaging(Episode):
 
     def tool_mark_message_read(self, message: Message) -> Message:  # messaging.world:508
         'Mark one received message as read by the signed-in user. Marking it twice is harmless.'
-        if not (self.state.current_user is not None):  # messaging.world:513
+        if self.state.current_user is None:  # messaging.world:513
             raise ToolError('You are not logged in. Call login first.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:514
-        if not (  # messaging.world:515
-            me.key()
-            in rt.each(
-                self,
-                (self.t_conversations.rows.get(message.conversation) or self.t_conversations.row(message.conversation)).participants,
-            )
+        me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:514
+        if me.key() not in rt.each(  # messaging.world:515
+            self, self.t_conversations[message.conversation].participants
         ):
             raise ToolError(rt.built(
-                self, 'Message ' + rt.text(message.id_) + ' is not in one of your conversations.'
+                self, f'Message {message.id_} is not in one of your conversations.'
             ))
         if me.key() not in rt.each(self, message.read_by):  # messaging.world:516
             self.set_field(  # messaging.world:517
@@ -962,19 +892,18 @@ class MobileMessaging(Episode):
             'Mark every message of a conversation as read by the signed-in user. Returns how many '
             'were unread.'
         )
-        if not (self.state.current_user is not None):  # messaging.world:531
+        if self.state.current_user is None:  # messaging.world:531
             raise ToolError('You are not logged in. Call login first.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:532
-        if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:533
+        me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:532
+        if me.key() not in rt.each(self, conversation.participants):  # messaging.world:533
             raise ToolError(rt.built(
-                self,
-                'You are not a participant of conversation ' + rt.text(conversation.id_) + '.',
+                self, f'You are not a participant of conversation {conversation.id_}.'
             ))
         unread: tuple[str, ...] = tuple([  # messaging.world:534
-            _m26.key()
-            for _m26 in rt.each(self, self.t_messages)
-            if _m26.conversation == conversation.key()
-            and me.key() not in rt.each(self, _m26.read_by)
+            _m25.key()
+            for _m25 in rt.each(self, self.t_messages)
+            if _m25.conversation == conversation.key()
+            and me.key() not in rt.each(self, _m25.read_by)
         ])
         for m in rt.rows(self.t_messages, rt.each(self, unread)):  # messaging.world:535
             self.set_field(  # messaging.world:536
@@ -989,28 +918,22 @@ class MobileMessaging(Episode):
             "Count the signed-in user's unread messages, in total and per conversation. Archived "
             'conversations are not counted.'
         )
-        if not (self.state.current_user is not None):  # messaging.world:547
+        if self.state.current_user is None:  # messaging.world:547
             raise ToolError('You are not logged in. Call login first.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:548
+        me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:548
         counts: dict[str, int] = {}  # messaging.world:549
         visible: tuple[str, ...] = tuple([  # messaging.world:550
-            _c27.key()
-            for _c27 in rt.each(self, self.t_conversations)
-            if me.key() in rt.each(self, _c27.participants)
-            and me.key() not in rt.each(self, _c27.archived_by)
+            _c26.key()
+            for _c26 in rt.each(self, self.t_conversations)
+            if me.key() in rt.each(self, _c26.participants)
+            and me.key() not in rt.each(self, _c26.archived_by)
         ])
-        for c in rt.rows(  # messaging.world:551
-            self.t_conversations,
-            rt.each(
-                self,
-                tuple(
-                    rt.key_of(x)
-                    for x in sorted(
-                        rt.rows(self.t_conversations, rt.each(self, visible)),
-                        key=lambda _c28: _c28.last_activity,
-                        reverse=True,
-                    )
-                ),
+        for c in rt.each(  # messaging.world:551
+            self,
+            sorted(
+                rt.rows(self.t_conversations, rt.each(self, visible)),
+                key=lambda _c27: _c27.last_activity,
+                reverse=True,
             ),
         ):
             unread: int = self.fn_unread_in(c, me)  # messaging.world:552
@@ -1025,59 +948,42 @@ class MobileMessaging(Episode):
             'Delete a message the signed-in user sent, for everyone in the conversation. Received '
             'messages cannot be deleted.'
         )
-        if not (self.state.current_user is not None):  # messaging.world:565
+        if self.state.current_user is None:  # messaging.world:565
             raise ToolError('You are not logged in. Call login first.')
-        if not (message.sender == self.state.current_user):  # messaging.world:566
+        if message.sender != self.state.current_user:  # messaging.world:566
             raise ToolError(rt.built(
                 self,
-                'Message '
-                + rt.text(message.id_)
-                + ' was sent by '
-                + rt.text(
-                    (self.t_users.rows.get(message.sender) or self.t_users.row(message.sender)).name,
-                )
-                + '; you can only delete messages you sent.',
+                f'Message {message.id_} was sent by {self.t_users[message.sender].name}; you can '
+                'only delete messages you sent.',
             ))
         id_: str = message.id_  # messaging.world:567
         self.delete(self.t_messages, message.key())  # messaging.world:568
-        return rt.built(self, 'Message ' + rt.text(id_) + ' deleted.')  # messaging.world:569
+        return rt.built(self, f'Message {id_} deleted.')  # messaging.world:569
 
     def tool_retry_failed_messages(self) -> tuple[str, ...]:  # messaging.world:572
         (
             'Send again every message of the signed-in user whose delivery failed. Returns the '
             'messages retried.'
         )
-        if not (self.state.current_user is not None):  # messaging.world:575
+        if self.state.current_user is None:  # messaging.world:575
             raise ToolError('You are not logged in. Call login first.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:576
-        stuck: tuple[str, ...] = tuple(  # messaging.world:577
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_messages,
-                    rt.each(
-                        self,
-                        tuple([
-                            _m30.key()
-                            for _m30 in rt.each(self, self.t_messages)
-                            if _m30.sender == me.key() and _m30.delivery == _E8_Delivery_failed
-                        ]),
-                    ),
-                ),
-                key=lambda _m29: _m29.sent_at,
-            )
+        me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:576
+        stuck: tuple[str, ...] = rt.sorted_keys(  # messaging.world:577
+            rt.each(
+                self,
+                [
+                    _m29
+                    for _m29 in rt.each(self, self.t_messages)
+                    if _m29.sender == me.key() and _m29.delivery == _E8_Delivery_failed
+                ],
+            ),
+            key=lambda _m28: _m28.sent_at,
         )
-        if not (len(stuck) > 0):  # messaging.world:578
+        if len(stuck) <= 0:  # messaging.world:578
             raise ToolError('You have no failed messages to retry.')
         for m in rt.rows(self.t_messages, rt.each(self, stuck)):  # messaging.world:579
             self.set_field(  # messaging.world:580
-                m,
-                'delivery',
-                self.fn_delivery_for(
-                    self.t_conversations.rows.get(m.conversation)
-                    or self.t_conversations.row(m.conversation),
-                    me,
-                ),
+                m, 'delivery', self.fn_delivery_for(self.t_conversations[m.conversation], me)
             )
         return stuck  # messaging.world:582
 
@@ -1188,7 +1094,7 @@ MobileMessaging.TOOLS = tools(
             'contact',
             arg.row('contacts'),
             'The contact id, e.g. CT104 (see list_contacts).',
-            not_found=lambda ep, key: rt.built(ep, 'No contact with id ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No contact with id {key}.'),
         ),
         where='messaging.world:340',
         returns=js.STRING,
@@ -1199,7 +1105,7 @@ MobileMessaging.TOOLS = tools(
             'contact',
             arg.row('contacts'),
             'The contact id, e.g. CT102 (see list_contacts).',
-            not_found=lambda ep, key: rt.built(ep, 'No contact with id ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No contact with id {key}.'),
         ),
         param('favorite', arg.BOOL, 'true to mark the contact as a favorite, false to unmark it.'),
         where='messaging.world:352',
@@ -1223,9 +1129,7 @@ MobileMessaging.TOOLS = tools(
             'conversation',
             arg.row('conversations'),
             'The conversation id, e.g. CONV101 (see list_conversations).',
-            not_found=lambda ep, key: rt.built(
-                ep, 'No conversation with id ' + rt.text(key) + '.'
-            ),
+            not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
         param(
             'limit',
@@ -1254,9 +1158,7 @@ MobileMessaging.TOOLS = tools(
             'conversation',
             arg.row('conversations'),
             'The conversation id, e.g. CONV103.',
-            not_found=lambda ep, key: rt.built(
-                ep, 'No conversation with id ' + rt.text(key) + '.'
-            ),
+            not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
         where='messaging.world:417',
         returns=_RESULT_ConversationSummary,
@@ -1267,9 +1169,7 @@ MobileMessaging.TOOLS = tools(
             'conversation',
             arg.row('conversations'),
             'The conversation id, e.g. CONV104.',
-            not_found=lambda ep, key: rt.built(
-                ep, 'No conversation with id ' + rt.text(key) + '.'
-            ),
+            not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
         where='messaging.world:430',
         returns=_RESULT_ConversationSummary,
@@ -1280,7 +1180,7 @@ MobileMessaging.TOOLS = tools(
             'recipient',
             arg.row('users'),
             'The user id of the person to write to, e.g. U002 (see list_contacts).',
-            not_found=lambda ep, key: rt.built(ep, 'No user with id ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No user with id {key}.'),
         ),
         _PARAM_body,
         where='messaging.world:445',
@@ -1292,9 +1192,7 @@ MobileMessaging.TOOLS = tools(
             'conversation',
             arg.row('conversations'),
             'The conversation id, e.g. CONV103 (see list_conversations).',
-            not_found=lambda ep, key: rt.built(
-                ep, 'No conversation with id ' + rt.text(key) + '.'
-            ),
+            not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
         _PARAM_body,
         where='messaging.world:484',
@@ -1306,7 +1204,7 @@ MobileMessaging.TOOLS = tools(
             'message',
             arg.row('messages'),
             'The message id, e.g. MSG103.',
-            not_found=lambda ep, key: rt.built(ep, 'No message with id ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.'),
         ),
         where='messaging.world:508',
         returns=_RESULT_Message,
@@ -1317,9 +1215,7 @@ MobileMessaging.TOOLS = tools(
             'conversation',
             arg.row('conversations'),
             'The conversation id, e.g. CONV102.',
-            not_found=lambda ep, key: rt.built(
-                ep, 'No conversation with id ' + rt.text(key) + '.'
-            ),
+            not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
         where='messaging.world:526',
         returns=js.INTEGER,
@@ -1336,7 +1232,7 @@ MobileMessaging.TOOLS = tools(
             'message',
             arg.row('messages'),
             'The id of a message you sent, e.g. MSG114.',
-            not_found=lambda ep, key: rt.built(ep, 'No message with id ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.'),
         ),
         where='messaging.world:560',
         returns=js.STRING,
@@ -1353,8 +1249,8 @@ def _check_reply_to_priya__priya_read(  # tasks.world:16
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(all(
-        _m31.conversation != 'CONV102' or 'U001' in rt.each(ep, _m31.read_by)
-        for _m31 in rt.each(ep, ep.t_messages)
+        _m30.conversation != 'CONV102' or 'U001' in rt.each(ep, _m30.read_by)
+        for _m30 in rt.each(ep, ep.t_messages)
     ))
 
 
@@ -1363,8 +1259,8 @@ def _check_reply_to_priya__nothing_failed(  # tasks.world:17
 ) -> bool:
     return bool(
         not any(
-            _m32.sender == 'U001' and _m32.delivery == _E8_Delivery_failed
-            for _m32 in rt.each(ep, ep.t_messages)
+            _m31.sender == 'U001' and _m31.delivery == _E8_Delivery_failed
+            for _m31 in rt.each(ep, ep.t_messages)
         ),
     )
 
@@ -1373,11 +1269,11 @@ def _check_reply_to_priya__replied(  # tasks.world:18
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _m33.id_ not in init.t_messages
-        and _m33.conversation == 'CONV102'
-        and _m33.sender == 'U001'
-        and 'budget sheet' in rt.read(ep, _m33.body)
-        for _m33 in rt.each(ep, ep.t_messages)
+        _m32.id_ not in init.t_messages
+        and _m32.conversation == 'CONV102'
+        and _m32.sender == 'U001'
+        and 'budget sheet' in rt.read(ep, _m32.body)
+        for _m32 in rt.each(ep, ep.t_messages)
     ))
 
 
@@ -1396,23 +1292,23 @@ def _check_tidy_archive__archived(  # tasks.world:40
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(
-        'U001' in rt.each(ep, ep.t_conversations.row('CONV106').archived_by)
-        and 'U001' in rt.each(ep, ep.t_conversations.row('CONV103').archived_by),
+        'U001' in rt.each(ep, ep.t_conversations['CONV106'].archived_by)
+        and 'U001' in rt.each(ep, ep.t_conversations['CONV103'].archived_by),
     )
 
 
 def _check_tidy_archive__hana_restored(  # tasks.world:41
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
-    return bool('U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by))
+    return bool('U001' not in rt.each(ep, ep.t_conversations['CONV104'].archived_by))
 
 
 def _check_tidy_archive__hana_read(  # tasks.world:42
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(all(
-        _m34.conversation != 'CONV104' or 'U001' in rt.each(ep, _m34.read_by)
-        for _m34 in rt.each(ep, ep.t_messages)
+        _m33.conversation != 'CONV104' or 'U001' in rt.each(ep, _m33.read_by)
+        for _m33 in rt.each(ep, ep.t_messages)
     ))
 
 
@@ -1420,8 +1316,8 @@ def _check_paris_trip_group__lucas_favorite(  # tasks.world:71
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _c35.owner == 'U001' and _c35.user == 'U004' and _c35.favorite
-        for _c35 in rt.each(ep, ep.t_contacts)
+        _c34.owner == 'U001' and _c34.user == 'U004' and _c34.favorite
+        for _c34 in rt.each(ep, ep.t_contacts)
     ))
 
 
@@ -1429,13 +1325,13 @@ def _check_paris_trip_group__group_created(  # tasks.world:72
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _c36.kind == _E16_ConversationKind_group
-        and _c36.title == 'Paris trip'
+        _c35.kind == _E16_ConversationKind_group
+        and _c35.title == 'Paris trip'
         and v.unique(tuple(rt.each(
-            ep, tuple(map(_GET_id_, rt.rows(ep.t_users, rt.each(ep, _c36.participants))))
+            ep, tuple(map(_GET_id_, rt.rows(ep.t_users, rt.each(ep, _c35.participants))))
         )))
         == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004'))))
-        for _c36 in rt.each(ep, ep.t_conversations)
+        for _c35 in rt.each(ep, ep.t_conversations)
     ))
 
 
@@ -1443,11 +1339,10 @@ def _check_paris_trip_group__question_posted(  # tasks.world:73
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _m38.sender == 'U001'
-        and (ep.t_conversations.rows.get(_m38.conversation) or ep.t_conversations.row(_m38.conversation)).title
-        == 'Paris trip'
-        and 'Paris in May' in rt.read(ep, _m38.body)
-        for _m38 in rt.each(ep, ep.t_messages)
+        _m37.sender == 'U001'
+        and ep.t_conversations[_m37.conversation].title == 'Paris trip'
+        and 'Paris in May' in rt.read(ep, _m37.body)
+        for _m37 in rt.each(ep, ep.t_messages)
     ))
 
 
@@ -1455,25 +1350,22 @@ def _check_paris_trip_group__daniel_told(  # tasks.world:74
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _m39.id_ not in init.t_messages
-        and _m39.conversation == 'CONV101'
-        and _m39.sender == 'U001'
-        and 'Paris trip' in rt.read(ep, _m39.body)
-        for _m39 in rt.each(ep, ep.t_messages)
+        _m38.id_ not in init.t_messages
+        and _m38.conversation == 'CONV101'
+        and _m38.sender == 'U001'
+        and 'Paris trip' in rt.read(ep, _m38.body)
+        for _m38 in rt.each(ep, ep.t_messages)
     ))
 
 
 def _check_clean_up_contacts__failed_post_deleted(  # tasks.world:94
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return (
-        'MSG110' not in ep.t_messages
-        and rt.compared(
-            len(ep.t_messages),
-            '==',
-            len(init.t_messages) - 1,
-            'len(messages) == len(initial.messages) - 1',
-        )
+    return 'MSG110' not in ep.t_messages and rt.compared(
+        len(ep.t_messages),
+        '==',
+        len(init.t_messages) - 1,
+        'len(messages) == len(initial.messages) - 1',
     )
 
 
@@ -1482,7 +1374,7 @@ def _check_clean_up_contacts__hana_removed(  # tasks.world:95
 ) -> bool:
     return bool(
         not any(
-            _c40.owner == 'U001' and _c40.user == 'U007' for _c40 in rt.each(ep, ep.t_contacts)
+            _c39.owner == 'U001' and _c39.user == 'U007' for _c39 in rt.each(ep, ep.t_contacts)
         ),
     )
 
@@ -1494,9 +1386,9 @@ def _check_clean_up_contacts__favorites(  # tasks.world:96
         v.unique(tuple(rt.each(
             ep,
             tuple([
-                (ep.t_users.rows.get(_c41.user) or ep.t_users.row(_c41.user)).id_
-                for _c41 in rt.each(ep, ep.t_contacts)
-                if _c41.owner == 'U001' and _c41.favorite
+                ep.t_users[_c40.user].id_
+                for _c40 in rt.each(ep, ep.t_contacts)
+                if _c40.owner == 'U001' and _c40.favorite
             ]),
         ))),
         '==',
@@ -1510,11 +1402,11 @@ def _check_weekend_catch_up__daniel_answered(  # tasks.world:122
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _m42.id_ not in init.t_messages
-        and _m42.conversation == 'CONV101'
-        and _m42.sender == 'U001'
-        and 'Friday' in rt.read(ep, _m42.body)
-        for _m42 in rt.each(ep, ep.t_messages)
+        _m41.id_ not in init.t_messages
+        and _m41.conversation == 'CONV101'
+        and _m41.sender == 'U001'
+        and 'Friday' in rt.read(ep, _m41.body)
+        for _m41 in rt.each(ep, ep.t_messages)
     ))
 
 
@@ -1522,11 +1414,11 @@ def _check_weekend_catch_up__crew_answered(  # tasks.world:123
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _m43.id_ not in init.t_messages
-        and _m43.conversation == 'CONV103'
-        and _m43.sender == 'U001'
-        and 'rope' in rt.read(ep, rt.built(ep, _m43.body.lower()))
-        for _m43 in rt.each(ep, ep.t_messages)
+        _m42.id_ not in init.t_messages
+        and _m42.conversation == 'CONV103'
+        and _m42.sender == 'U001'
+        and 'rope' in rt.read(ep, rt.built(ep, _m42.body.lower()))
+        for _m42 in rt.each(ep, ep.t_messages)
     ))
 
 
@@ -1534,9 +1426,9 @@ def _check_weekend_catch_up__both_read(  # tasks.world:124
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(all(
-        _m44.conversation != 'CONV101' and _m44.conversation != 'CONV103'
-        or 'U001' in rt.each(ep, _m44.read_by)
-        for _m44 in rt.each(ep, ep.t_messages)
+        _m43.conversation != 'CONV101' and _m43.conversation != 'CONV103'
+        or 'U001' in rt.each(ep, _m43.read_by)
+        for _m43 in rt.each(ep, ep.t_messages)
     ))
 
 
@@ -1546,7 +1438,7 @@ def _check_weekend_catch_up__signed_in(  # tasks.world:125
     return (
         rt.compared(ep.state.current_user, 'is not', None, 'current_user != none')
         and rt.compared(
-            ep.t_users.row(rt.present(ep.state.current_user)).id_,
+            ep.t_users[rt.present(ep.state.current_user)].id_,
             '==',
             'U001',
             'current_user.id == "U001"',
@@ -1559,11 +1451,11 @@ def _check_daniel_catches_up__new_contacts(  # tasks.world:155
 ) -> bool:
     return bool(
         any(
-            _c45.owner == 'U002' and _c45.user == 'U005' and _c45.favorite
-            for _c45 in rt.each(ep, ep.t_contacts)
+            _c44.owner == 'U002' and _c44.user == 'U005' and _c44.favorite
+            for _c44 in rt.each(ep, ep.t_contacts)
         )
         and any(
-            _c46.owner == 'U002' and _c46.user == 'U006' for _c46 in rt.each(ep, ep.t_contacts)
+            _c45.owner == 'U002' and _c45.user == 'U006' for _c45 in rt.each(ep, ep.t_contacts)
         ),
     )
 
@@ -1571,7 +1463,7 @@ def _check_daniel_catches_up__new_contacts(  # tasks.world:155
 def _check_daniel_catches_up__lucas_favorite(  # tasks.world:156
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
-    return bool(ep.t_contacts.row('CT107').favorite)
+    return bool(ep.t_contacts['CT107'].favorite)
 
 
 def _check_daniel_catches_up__group_caught_up(  # tasks.world:157
@@ -1579,15 +1471,15 @@ def _check_daniel_catches_up__group_caught_up(  # tasks.world:157
 ) -> bool:
     return bool(
         all(
-            _m47.conversation != 'CONV103' or 'U002' in rt.each(ep, _m47.read_by)
-            for _m47 in rt.each(ep, ep.t_messages)
+            _m46.conversation != 'CONV103' or 'U002' in rt.each(ep, _m46.read_by)
+            for _m46 in rt.each(ep, ep.t_messages)
         )
         and any(
-            _m48.id_ not in init.t_messages
-            and _m48.conversation == 'CONV103'
-            and _m48.sender == 'U002'
-            and 'Saturday' in rt.read(ep, _m48.body)
-            for _m48 in rt.each(ep, ep.t_messages)
+            _m47.id_ not in init.t_messages
+            and _m47.conversation == 'CONV103'
+            and _m47.sender == 'U002'
+            and 'Saturday' in rt.read(ep, _m47.body)
+            for _m47 in rt.each(ep, ep.t_messages)
         ),
     )
 
@@ -1595,14 +1487,11 @@ def _check_daniel_catches_up__group_caught_up(  # tasks.world:157
 def _check_daniel_catches_up__signed_out(  # tasks.world:158
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(ep.state.current_user, 'is', None, 'current_user == none')
-        and rt.compared(
-            ep.t_users.row('U002').presence,
-            '==',
-            _E8_Presence_offline,
-            'users["U002"].presence == offline',
-        )
+    return rt.compared(ep.state.current_user, 'is', None, 'current_user == none') and rt.compared(
+        ep.t_users['U002'].presence,
+        '==',
+        _E8_Presence_offline,
+        'users["U002"].presence == offline',
     )
 
 
@@ -1610,11 +1499,11 @@ def _check_hana_q4_follow_up__replied(  # tasks.world:186
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _m49.id_ not in init.t_messages
-        and _m49.conversation == 'CONV104'
-        and _m49.sender == 'U001'
-        and 'Q4' in rt.read(ep, _m49.body)
-        for _m49 in rt.each(ep, ep.t_messages)
+        _m48.id_ not in init.t_messages
+        and _m48.conversation == 'CONV104'
+        and _m48.sender == 'U001'
+        and 'Q4' in rt.read(ep, _m48.body)
+        for _m48 in rt.each(ep, ep.t_messages)
     ))
 
 
@@ -1622,10 +1511,9 @@ def _check_hana_q4_follow_up__chat_back_and_read(  # tasks.world:187
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(
-        'U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by)
-        and all(
-            _m50.conversation != 'CONV104' or 'U001' in rt.each(ep, _m50.read_by)
-            for _m50 in rt.each(ep, ep.t_messages)
+        'U001' not in rt.each(ep, ep.t_conversations['CONV104'].archived_by) and all(
+            _m49.conversation != 'CONV104' or 'U001' in rt.each(ep, _m49.read_by)
+            for _m49 in rt.each(ep, ep.t_messages)
         ),
     )
 
@@ -1634,13 +1522,12 @@ def _check_hana_q4_follow_up__renamed(  # tasks.world:188
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(
-        'CT104' not in ep.t_contacts
-        and any(
-            _c51.owner == 'U001'
-            and _c51.user == 'U007'
-            and _c51.name == 'Hana Sato'
-            and _c51.favorite
-            for _c51 in rt.each(ep, ep.t_contacts)
+        'CT104' not in ep.t_contacts and any(
+            _c50.owner == 'U001'
+            and _c50.user == 'U007'
+            and _c50.name == 'Hana Sato'
+            and _c50.favorite
+            for _c50 in rt.each(ep, ep.t_contacts)
         ),
     )
 
@@ -1649,11 +1536,11 @@ def _check_phone_handoff_to_sofia__maya_told_daniel(  # tasks.world:214
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _m52.id_ not in init.t_messages
-        and _m52.conversation == 'CONV101'
-        and _m52.sender == 'U001'
-        and 'late' in rt.read(ep, _m52.body)
-        for _m52 in rt.each(ep, ep.t_messages)
+        _m51.id_ not in init.t_messages
+        and _m51.conversation == 'CONV101'
+        and _m51.sender == 'U001'
+        and 'late' in rt.read(ep, _m51.body)
+        for _m51 in rt.each(ep, ep.t_messages)
     ))
 
 
@@ -1662,15 +1549,15 @@ def _check_phone_handoff_to_sofia__sofia_caught_up(  # tasks.world:215
 ) -> bool:
     return bool(
         all(
-            _m53.conversation != 'CONV103' or 'U005' in rt.each(ep, _m53.read_by)
-            for _m53 in rt.each(ep, ep.t_messages)
+            _m52.conversation != 'CONV103' or 'U005' in rt.each(ep, _m52.read_by)
+            for _m52 in rt.each(ep, ep.t_messages)
         )
         and any(
-            _m54.id_ not in init.t_messages
-            and _m54.conversation == 'CONV103'
-            and _m54.sender == 'U005'
-            and 'book the wall' in rt.read(ep, _m54.body)
-            for _m54 in rt.each(ep, ep.t_messages)
+            _m53.id_ not in init.t_messages
+            and _m53.conversation == 'CONV103'
+            and _m53.sender == 'U005'
+            and 'book the wall' in rt.read(ep, _m53.body)
+            for _m53 in rt.each(ep, ep.t_messages)
         ),
     )
 
@@ -1679,7 +1566,7 @@ def _check_phone_handoff_to_sofia__tom_added(  # tasks.world:216
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _c55.owner == 'U005' and _c55.user == 'U006' for _c55 in rt.each(ep, ep.t_contacts)
+        _c54.owner == 'U005' and _c54.user == 'U006' for _c54 in rt.each(ep, ep.t_contacts)
     ))
 
 

@@ -363,83 +363,74 @@ class OnlineShop(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row39 in rt.changed_rows(self, self.t_variants):  # shop.world:253
-            if not (_row39.stock >= 0):
+        for _row36 in rt.changed_rows(self, self.t_variants):  # shop.world:253
+            if not (_row36.stock >= 0):
                 raise InvariantError('Stock cannot go below zero.', 'shop.world:253')
         if not all(  # shop.world:256
-            any(_v41.product == _p40.key() for _v41 in rt.each(self, self.t_variants))
-            for _p40 in rt.each(self, self.t_products)
+            any(_v38.product == _p37.key() for _v38 in rt.each(self, self.t_variants))
+            for _p37 in rt.each(self, self.t_products)
         ):
             raise InvariantError(
                 'Every product can be bought in at least one variant.', 'shop.world:256'
             )
-        for _row42 in rt.changed_rows(self, self.t_customers):  # shop.world:259
+        for _row39 in rt.changed_rows(self, self.t_customers):  # shop.world:259
             if not all(
-                _row42.payment_methods[_k43].id_ == _k43
-                for _k43 in rt.each(self, tuple(rt.each(self, _row42.payment_methods).keys()))
+                _row39.payment_methods[_k40].id_ == _k40
+                for _k40 in rt.each(self, tuple(rt.each(self, _row39.payment_methods).keys()))
             ):
                 raise InvariantError(
                     'A payment method is filed under its own id.', 'shop.world:259'
                 )
         if not all(  # shop.world:262
-            _o44.payment_method_id
-            in (self.t_customers.rows.get(_o44.customer) or self.t_customers.row(_o44.customer)).payment_methods
-            for _o44 in rt.each(self, self.t_orders)
+            _o41.payment_method_id in self.t_customers[_o41.customer].payment_methods
+            for _o41 in rt.each(self, self.t_orders)
         ):
             raise InvariantError(
                 "An order's payment method belongs to its customer.", 'shop.world:262'
             )
-        for _row45 in rt.changed_rows(self, self.t_orders):  # shop.world:265
+        for _row42 in rt.changed_rows(self, self.t_orders):  # shop.world:265
             if not (
-                _row45.status != _E11_OrderStatus_pending
-                or self.fn_net_paid(_row45) == self.fn_order_total(_row45)
+                _row42.status != _E11_OrderStatus_pending
+                or self.fn_net_paid(_row42) == self.fn_order_total(_row42)
             ):
                 raise InvariantError(
                     'A pending order is paid exactly its total.', 'shop.world:265'
                 )
-        for _row46 in rt.changed_rows(self, self.t_orders):  # shop.world:268
+        for _row43 in rt.changed_rows(self, self.t_orders):  # shop.world:268
             if not (
-                _row46.status != _E11_OrderStatus_cancelled or self.fn_net_paid(_row46) == 0.0
+                _row43.status != _E11_OrderStatus_cancelled or self.fn_net_paid(_row43) == 0.0
             ):
                 raise InvariantError(
                     'A cancelled order has been refunded in full.', 'shop.world:268'
                 )
         if not all(  # shop.world:271
-            len(tuple([
-                _s48.key() for _s48 in rt.each(self, self.t_returns) if _s48.order == _r47.order
-            ]))
-            == 1
-            for _r47 in rt.each(self, self.t_returns)
+            len([_s45 for _s45 in rt.each(self, self.t_returns) if _s45.order == _r44.order]) == 1
+            for _r44 in rt.each(self, self.t_returns)
         ):
             raise InvariantError('An order has at most one return request.', 'shop.world:271')
         if not all(  # shop.world:274
-            ((self.t_orders.rows.get(_r49.order) or self.t_orders.row(_r49.order)).status
-            == _E11_OrderStatus_return_requested
-            or (self.t_orders.rows.get(_r49.order) or self.t_orders.row(_r49.order)).status
-            == _E11_OrderStatus_returned)
+            (self.t_orders[_r46.order].status == _E11_OrderStatus_return_requested
+            or self.t_orders[_r46.order].status == _E11_OrderStatus_returned)
             and all(
                 any(
-                    _i51.variant == _v50.key()
-                    for _i51 in rt.each(
-                        self,
-                        (self.t_orders.rows.get(_r49.order) or self.t_orders.row(_r49.order)).items,
-                    )
+                    _i48.variant == _v47.key()
+                    for _i48 in rt.each(self, self.t_orders[_r46.order].items)
                 )
-                for _v50 in rt.rows(self.t_variants, rt.each(self, _r49.items))
+                for _v47 in rt.rows(self.t_variants, rt.each(self, _r46.items))
             )
-            for _r49 in rt.each(self, self.t_returns)
+            for _r46 in rt.each(self, self.t_returns)
         ):
             raise InvariantError(
                 'A return names items of its order, and the order shows the return.',
                 'shop.world:274',
             )
-        for _row52 in rt.changed_rows(self, self.t_variants, ('product',)):
-            rt.check_refs(self.t_products, _row52.product, 'Variant.product')
-        for _row53 in rt.changed_rows(self, self.t_orders, ('customer',)):
-            rt.check_refs(self.t_customers, _row53.customer, 'Order.customer')
-        for _row54 in rt.changed_rows(self, self.t_returns, ('order', 'items')):
-            rt.check_refs(self.t_orders, _row54.order, 'ReturnRequest.order')
-            rt.check_refs(self.t_variants, _row54.items, 'ReturnRequest.items')
+        for _row49 in rt.changed_rows(self, self.t_variants, ('product',)):
+            rt.check_refs(self.t_products, _row49.product, 'Variant.product')
+        for _row50 in rt.changed_rows(self, self.t_orders, ('customer',)):
+            rt.check_refs(self.t_customers, _row50.customer, 'Order.customer')
+        for _row51 in rt.changed_rows(self, self.t_returns, ('order', 'items')):
+            rt.check_refs(self.t_orders, _row51.order, 'ReturnRequest.order')
+            rt.check_refs(self.t_variants, _row51.items, 'ReturnRequest.items')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_products, ((self.t_variants, 'product'),))
         if self.deleted_rows:
@@ -483,9 +474,8 @@ class OnlineShop(Episode):
     def fn_covers(self, method: PaymentMethod, amount: float) -> bool:  # shop.world:192
         'Cards and PayPal cover any amount; a gift card only its balance.'
         enough: bool = True  # shop.world:195
-        _subject4 = method  # shop.world:196
-        if isinstance(_subject4, GiftCard):  # shop.world:197
-            card = _subject4
+        if isinstance(method, GiftCard):  # shop.world:197
+            card = method
             enough = card.balance >= amount  # shop.world:198
         else:
             enough = True  # shop.world:201
@@ -496,9 +486,8 @@ class OnlineShop(Episode):
     ) -> PaymentMethod:
         'The method after a charge (delta < 0) or refund (delta > 0).'
         result: PaymentMethod = method  # shop.world:210
-        _subject5 = method  # shop.world:211
-        if isinstance(_subject5, GiftCard):  # shop.world:212
-            card = _subject5
+        if isinstance(method, GiftCard):  # shop.world:212
+            card = method
             result = GiftCard(  # shop.world:213
                 card.id_,
                 v.check_range(round(card.balance + delta, 2), 'GiftCard.balance', 0.0, None),
@@ -512,9 +501,8 @@ class OnlineShop(Episode):
         balance: float = 0.0  # shop.world:226
         method: PaymentMethod | None = customer.payment_methods.get(method_id)  # shop.world:227
         if method is not None:  # shop.world:228
-            _subject6 = method if method is not None else rt.absent()  # shop.world:229
-            if isinstance(_subject6, GiftCard):  # shop.world:230
-                card = _subject6
+            if isinstance(method, GiftCard):  # shop.world:230
+                card = method
                 balance = card.balance  # shop.world:231
             else:
                 balance = 0.0  # shop.world:234
@@ -536,15 +524,13 @@ class OnlineShop(Episode):
         )
         wanted: str = rt.built(self, rt.built(self, email.strip()).lower())  # shop.world:284
         matches: tuple[str, ...] = tuple([  # shop.world:285
-            _c8.key()
-            for _c8 in rt.each(self, self.t_customers)
-            if rt.built(self, _c8.email.lower()) == wanted
+            _c5.key()
+            for _c5 in rt.each(self, self.t_customers)
+            if rt.built(self, _c5.email.lower()) == wanted
         ])
-        if not (len(matches) > 0):  # shop.world:286
-            raise ToolError(rt.built(
-                self, 'No customer has the email address ' + rt.text(email) + '.'
-            ))
-        return self.t_customers.row(matches[0]).id_  # shop.world:287
+        if len(matches) <= 0:  # shop.world:286
+            raise ToolError(rt.built(self, f'No customer has the email address {email}.'))
+        return self.t_customers[matches[0]].id_  # shop.world:287
 
     def tool_get_customer_details(self, customer: Customer) -> Customer:  # shop.world:290
         (
@@ -558,25 +544,18 @@ class OnlineShop(Episode):
     ) -> tuple[OrderSummary, ...]:
         "List a customer's orders, newest first, with their status and total."
         theirs: tuple[str, ...] = tuple([  # shop.world:304
-            _o9.key()
-            for _o9 in rt.each(self, self.t_orders)
-            if _o9.customer == customer.key()
-            and (status is None or _o9.status == (status if status is not None else rt.absent()))
+            _o6.key()
+            for _o6 in rt.each(self, self.t_orders)
+            if _o6.customer == customer.key() and (status is None or _o6.status == status)
         ])
         return tuple([  # shop.world:305
-            self.fn_summarize(_o10)
-            for _o10 in rt.rows(
-                self.t_orders,
-                rt.each(
-                    self,
-                    tuple(
-                        rt.key_of(x)
-                        for x in sorted(
-                            rt.rows(self.t_orders, rt.each(self, theirs)),
-                            key=lambda _o11: _o11.created_at,
-                            reverse=True,
-                        )
-                    ),
+            self.fn_summarize(_o7)
+            for _o7 in rt.each(
+                self,
+                sorted(
+                    rt.rows(self.t_orders, rt.each(self, theirs)),
+                    key=lambda _o8: _o8.created_at,
+                    reverse=True,
                 ),
             )
         ])
@@ -587,9 +566,9 @@ class OnlineShop(Episode):
             'transactions.'
         )
         found: Order | None = self.t_orders.rows.get(order)  # shop.world:313
-        if not (found is not None):  # shop.world:314
+        if found is None:  # shop.world:314
             raise ToolError(rt.built(
-                self, 'Order ' + rt.text(order) + ' not found. Order ids look like #W4817420.'
+                self, f'Order {order} not found. Order ids look like #W4817420.'
             ))
         return found  # shop.world:315
 
@@ -601,59 +580,41 @@ class OnlineShop(Episode):
             'all its variants.'
         )
         listed: tuple[ProductSummary, ...] = ()  # shop.world:324
-        for product in rt.rows(  # shop.world:325
-            self.t_products,
-            rt.each(
-                self,
-                tuple(
-                    rt.key_of(x)
-                    for x in sorted(
-                        rt.rows(
-                            self.t_products,
-                            rt.each(
-                                self,
-                                tuple([_p13.key() for _p13 in rt.each(self, self.t_products)]),
-                            ),
-                        ),
-                        key=lambda _p12: _p12.name,
-                    )
-                ),
+        for product in rt.each(  # shop.world:325
+            self,
+            sorted(
+                rt.each(self, [_p10 for _p10 in rt.each(self, self.t_products)]),
+                key=lambda _p9: _p9.name,
             ),
         ):
             options: tuple[str, ...] = tuple([  # shop.world:326
-                _v14.key()
-                for _v14 in rt.each(self, self.t_variants)
-                if _v14.product == product.key()
+                _v11.key()
+                for _v11 in rt.each(self, self.t_variants)
+                if _v11.product == product.key()
             ])
             stock: int = sum(rt.each(  # shop.world:327
                 self, tuple(map(_GET_stock, rt.rows(self.t_variants, rt.each(self, options))))
             ))
             wanted: bool = (  # shop.world:328
                 category is None
-                or rt.built(self, product.category.lower())
-                == rt.built(
-                    self,
-                    ((category if category is not None else rt.absent()) if (category if category is not None else rt.absent()) is not None else '').lower(
-                    ),
+                or rt.built(self, product.category.lower()) == rt.built(
+                    self, (category if category is not None else '').lower()
                 )
             )
             if wanted and (stock > 0 or not in_stock_only):  # shop.world:329
-                listed = (  # shop.world:330
-                    rt.each(self, listed)
-                    + (
-                        ProductSummary(
-                            product.id_,
-                            product.name,
-                            product.category,
-                            rt.minimum(rt.each(
-                                self,
-                                tuple(map(
-                                    _GET_price, rt.rows(self.t_variants, rt.each(self, options))
-                                )),
+                listed = rt.each(self, listed) + (  # shop.world:330
+                    ProductSummary(
+                        product.id_,
+                        product.name,
+                        product.category,
+                        rt.minimum(rt.each(
+                            self,
+                            tuple(map(
+                                _GET_price, rt.rows(self.t_variants, rt.each(self, options))
                             )),
-                            stock,
-                        ),
-                    )
+                        )),
+                        stock,
+                    ),
                 )
         return listed  # shop.world:339
 
@@ -664,9 +625,9 @@ class OnlineShop(Episode):
             product.name,
             product.category,
             tuple([
-                _v17.key()
-                for _v17 in rt.each(self, self.t_variants)
-                if _v17.product == product.key()
+                _v14.key()
+                for _v14 in rt.each(self, self.t_variants)
+                if _v14.product == product.key()
             ]),
         )
 
@@ -684,63 +645,43 @@ class OnlineShop(Episode):
         )
         for id_ in rt.each(self, items):  # shop.world:368
             variant: Variant | None = self.t_variants.rows.get(id_)  # shop.world:369
-            if not (variant is not None):  # shop.world:370
-                raise ToolError(rt.built(
-                    self, 'Item ' + rt.text(id_) + ' not found. Item ids look like V2001.'
-                ))
-            if not (variant.stock >= items[id_]):  # shop.world:371
+            if variant is None:  # shop.world:370
+                raise ToolError(rt.built(self, f'Item {id_} not found. Item ids look like V2001.'))
+            if variant.stock < items[id_]:  # shop.world:371
                 raise ToolError(rt.built(
                     self,
-                    'Only '
-                    + rt.text(variant.stock)
-                    + ' of item '
-                    + rt.text(id_)
-                    + ' ('
-                    + rt.text(
-                        (self.t_products.rows.get(variant.product) or self.t_products.row(variant.product)).name,
-                    )
-                    + ') left in stock; '
-                    + rt.text(items[id_])
-                    + ' requested.',
+                    f'Only {variant.stock} of item {id_} ({self.t_products[variant.product].name}'
+                    f') left in stock; {items[id_]} requested.',
                 ))
         method: PaymentMethod | None = customer.payment_methods.get(  # shop.world:373
             payment_method_id
         )
-        if not (method is not None):  # shop.world:374
+        if method is None:  # shop.world:374
             raise ToolError(rt.built(
-                self,
-                'Customer '
-                + rt.text(customer.id_)
-                + ' has no payment method '
-                + rt.text(payment_method_id)
-                + '.',
+                self, f'Customer {customer.id_} has no payment method {payment_method_id}.'
             ))
         lines: tuple[OrderItem, ...] = tuple([  # shop.world:375
             OrderItem(
-                _id18,
-                self.t_products.row(self.t_variants.row(_id18).product).name,
-                self.t_variants.row(_id18).options,
-                v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None),
-                v.check_range(items[_id18], 'OrderItem.quantity', 1, 10),
+                _id15,
+                self.t_products[self.t_variants[_id15].product].name,
+                self.t_variants[_id15].options,
+                v.check_range(self.t_variants[_id15].price, 'OrderItem.price', 0.0, None),
+                v.check_range(items[_id15], 'OrderItem.quantity', 1, 10),
             )
-            for _id18 in rt.each(self, tuple(rt.each(self, items).keys()))
+            for _id15 in rt.each(self, tuple(rt.each(self, items).keys()))
         ])
         total: float = round(  # shop.world:376
             sum(rt.each(
-                self, tuple([_line19.price * _line19.quantity for _line19 in rt.each(self, lines)])
+                self, tuple([_line16.price * _line16.quantity for _line16 in rt.each(self, lines)])
             )),
             2,
         )
         if not self.fn_covers(method, total):  # shop.world:377
             raise ToolError(rt.built(
                 self,
-                'Gift card '
-                + rt.text(payment_method_id)
-                + ' has a balance of $'
-                + format(self.fn_gift_card_balance(customer, payment_method_id), '.2f')
-                + ', which does not cover the order total of $'
-                + format(total, '.2f')
-                + '.',
+                f'Gift card {payment_method_id} has a balance of $'
+                f'{self.fn_gift_card_balance(customer, payment_method_id):.2f}, which does not '
+                f'cover the order total of ${total:.2f}.',
             ))
         self.set_field(  # shop.world:378
             customer,
@@ -750,11 +691,11 @@ class OnlineShop(Episode):
                 payment_method_id: self.fn_adjust_balance(method, -total),
             },
         )
-        for _id_20 in rt.each(self, items):  # shop.world:379
+        for _id_17 in rt.each(self, items):  # shop.world:379
             self.set_field(  # shop.world:380
-                self.t_variants.row(_id_20),
+                self.t_variants[_id_17],
                 'stock',
-                rt.bounded(self.t_variants.row(_id_20).stock - items[_id_20]),
+                rt.bounded(self.t_variants[_id_17].stock - items[_id_17]),
             )
         order: Order = Order(  # shop.world:382
             id_=self.next_id('order_ids', '#W{:07d}'),
@@ -783,18 +724,13 @@ class OnlineShop(Episode):
             'Cancel a pending order. The amount paid goes back to the payment method it came from '
             'and the items return to stock.'
         )
-        if not (order.status == _E11_OrderStatus_pending):  # shop.world:399
+        if order.status != _E11_OrderStatus_pending:  # shop.world:399
             raise ToolError(rt.built(
                 self,
-                'Order '
-                + rt.text(order.id_)
-                + ' cannot be cancelled: it is already '
-                + rt.text(order.status)
-                + '. Only pending orders can be cancelled.',
+                f'Order {order.id_} cannot be cancelled: it is already {order.status}. Only '
+                'pending orders can be cancelled.',
             ))
-        customer: Customer = (  # shop.world:400
-            self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)
-        )
+        customer: Customer = self.t_customers[order.customer]  # shop.world:400
         amount: float = self.fn_net_paid(order)  # shop.world:401
         self.set_field(  # shop.world:402
             customer,
@@ -809,8 +745,7 @@ class OnlineShop(Episode):
         self.set_field(  # shop.world:403
             order,
             'transactions',
-            order.transactions
-            + (
+            order.transactions + (
                 Transaction(
                     _E15_TransactionKind_refund,
                     v.check_range(amount, 'Transaction.amount', 0.0, None),
@@ -821,13 +756,10 @@ class OnlineShop(Episode):
         )
         for line in rt.each(self, order.items):  # shop.world:409
             self.set_field(  # shop.world:410
-                self.t_variants.row(
-                    (self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_,
-                ),
+                self.t_variants[self.t_variants[line.variant].id_],
                 'stock',
                 rt.bounded(
-                    self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_).stock
-                    + line.quantity,
+                    self.t_variants[self.t_variants[line.variant].id_].stock + line.quantity
                 ),
             )
         self.set_fields(  # shop.world:412
@@ -837,19 +769,14 @@ class OnlineShop(Episode):
 
     def tool_modify_order_address(self, order: Order, address: Address) -> Order:  # shop.world:417
         "Change where a pending order ships to. The customer's default address is not changed."
-        if not (order.status == _E11_OrderStatus_pending):  # shop.world:423
+        if order.status != _E11_OrderStatus_pending:  # shop.world:423
             raise ToolError(rt.built(
                 self,
-                'Order '
-                + rt.text(order.id_)
-                + ' cannot be changed: it is '
-                + rt.text(order.status)
-                + '. Only pending orders can be changed.',
+                f'Order {order.id_} cannot be changed: it is {order.status}. Only pending orders '
+                'can be changed.',
             ))
-        if not (address != order.address):  # shop.world:424
-            raise ToolError(rt.built(
-                self, 'Order ' + rt.text(order.id_) + ' already ships to that address.'
-            ))
+        if address == order.address:  # shop.world:424
+            raise ToolError(rt.built(self, f'Order {order.id_} already ships to that address.'))
         self.set_field(order, 'address', address)  # shop.world:425
         return order  # shop.world:426
 
@@ -862,80 +789,50 @@ class OnlineShop(Episode):
             "product. The price difference is charged to, or refunded on, the order's payment "
             'method.'
         )
-        if not (order.status == _E11_OrderStatus_pending):  # shop.world:439
+        if order.status != _E11_OrderStatus_pending:  # shop.world:439
             raise ToolError(rt.built(
                 self,
-                'Order '
-                + rt.text(order.id_)
-                + ' cannot be changed: it is '
-                + rt.text(order.status)
-                + '. Only pending orders can be changed.',
+                f'Order {order.id_} cannot be changed: it is {order.status}. Only pending orders '
+                'can be changed.',
             ))
         matching: tuple[OrderItem, ...] = tuple([  # shop.world:440
-            _line21 for _line21 in rt.each(self, order.items) if _line21.variant == old_item.key()
+            _line18 for _line18 in rt.each(self, order.items) if _line18.variant == old_item.key()
         ])
-        if not (len(matching) > 0):  # shop.world:441
+        if len(matching) <= 0:  # shop.world:441
+            raise ToolError(rt.built(self, f'Order {order.id_} has no item {old_item.id_}.'))
+        if new_item.key() == old_item.key():  # shop.world:442
             raise ToolError(rt.built(
-                self, 'Order ' + rt.text(order.id_) + ' has no item ' + rt.text(old_item.id_) + '.'
+                self, f'Item {new_item.id_} is already in order {order.id_}.'
             ))
-        if not (new_item.key() != old_item.key()):  # shop.world:442
+        if new_item.product != old_item.product:  # shop.world:443
             raise ToolError(rt.built(
                 self,
-                'Item '
-                + rt.text(new_item.id_)
-                + ' is already in order '
-                + rt.text(order.id_)
-                + '.',
-            ))
-        if not (new_item.product == old_item.product):  # shop.world:443
-            raise ToolError(rt.built(
-                self,
-                'Item '
-                + rt.text(new_item.id_)
-                + ' is a '
-                + rt.text(
-                    (self.t_products.rows.get(new_item.product) or self.t_products.row(new_item.product)).name,
-                )
-                + ', not a '
-                + rt.text(
-                    (self.t_products.rows.get(old_item.product) or self.t_products.row(old_item.product)).name,
-                )
-                + '; an item can only be swapped for another option of the same product.',
+                f'Item {new_item.id_} is a {self.t_products[new_item.product].name}, not a '
+                f'{self.t_products[old_item.product].name}; an item can only be swapped for '
+                'another option of the same product.',
             ))
         quantity: int = matching[0].quantity  # shop.world:444
-        if not (new_item.stock >= quantity):  # shop.world:445
+        if new_item.stock < quantity:  # shop.world:445
             raise ToolError(rt.built(
                 self,
-                'Only '
-                + rt.text(new_item.stock)
-                + ' of item '
-                + rt.text(new_item.id_)
-                + ' left in stock; '
-                + rt.text(quantity)
-                + ' needed.',
+                f'Only {new_item.stock} of item {new_item.id_} left in stock; {quantity} needed.',
             ))
         difference: float = round(  # shop.world:446
             (new_item.price - old_item.price) * quantity, 2
         )
-        customer: Customer = (  # shop.world:447
-            self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)
-        )
+        customer: Customer = self.t_customers[order.customer]  # shop.world:447
         method: PaymentMethod = customer.payment_methods[order.payment_method_id]  # shop.world:448
         if difference > 0.0:  # shop.world:449
             if not self.fn_covers(method, difference):  # shop.world:450
                 raise ToolError(rt.built(
                     self,
-                    'The price difference of $'
-                    + format(difference, '.2f')
-                    + ' is more than the balance of gift card '
-                    + rt.text(order.payment_method_id)
-                    + '.',
+                    f'The price difference of ${difference:.2f} is more than the balance of gift '
+                    f'card {order.payment_method_id}.',
                 ))
             self.set_field(  # shop.world:451
                 order,
                 'transactions',
-                order.transactions
-                + (
+                order.transactions + (
                     Transaction(
                         _E15_TransactionKind_charge,
                         v.check_range(difference, 'Transaction.amount', 0.0, None),
@@ -948,8 +845,7 @@ class OnlineShop(Episode):
             self.set_field(  # shop.world:458
                 order,
                 'transactions',
-                order.transactions
-                + (
+                order.transactions + (
                     Transaction(
                         _E15_TransactionKind_refund,
                         v.check_range(-difference, 'Transaction.amount', 0.0, None),
@@ -969,17 +865,14 @@ class OnlineShop(Episode):
         updated: tuple[OrderItem, ...] = ()  # shop.world:466
         for line in rt.each(self, order.items):  # shop.world:467
             if line.variant == old_item.key():  # shop.world:468
-                updated = (  # shop.world:469
-                    rt.each(self, updated)
-                    + (
-                        OrderItem(
-                            new_item.key(),
-                            line.name,
-                            new_item.options,
-                            v.check_range(new_item.price, 'OrderItem.price', 0.0, None),
-                            v.check_range(line.quantity, 'OrderItem.quantity', 1, 10),
-                        ),
-                    )
+                updated = rt.each(self, updated) + (  # shop.world:469
+                    OrderItem(
+                        new_item.key(),
+                        line.name,
+                        new_item.options,
+                        v.check_range(new_item.price, 'OrderItem.price', 0.0, None),
+                        v.check_range(line.quantity, 'OrderItem.quantity', 1, 10),
+                    ),
                 )
             else:
                 updated = rt.each(self, updated) + (line,)  # shop.world:477
@@ -992,40 +885,33 @@ class OnlineShop(Episode):
 
     def tool_ship_order(self, order: Order, tracking_number: str) -> Order:  # shop.world:486
         'Hand a pending order to the carrier: it becomes processed and gets its tracking number.'
-        if not (order.status == _E11_OrderStatus_pending):  # shop.world:492
+        if order.status != _E11_OrderStatus_pending:  # shop.world:492
             raise ToolError(rt.built(
-                self,
-                'Order '
-                + rt.text(order.id_)
-                + ' cannot be shipped: it is '
-                + rt.text(order.status)
-                + '.',
+                self, f'Order {order.id_} cannot be shipped: it is {order.status}.'
             ))
-        if not (not any(_o22.tracking == tracking_number for _o22 in rt.each(self, self.t_orders))):  # shop.world:493
+        if any(  # shop.world:493
+            _o19.tracking == tracking_number for _o19 in rt.each(self, self.t_orders)
+        ):
             raise ToolError(rt.built(
-                self,
-                'Tracking number '
-                + rt.text(tracking_number)
-                + ' is already used by another order.',
+                self, f'Tracking number {tracking_number} is already used by another order.'
             ))
         self.set_fields(  # shop.world:494
             order,
             ('status', 'tracking'),
             _E11_OrderStatus_processed,
-            rt.if_present(tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$')),
+            rt.if_present(
+                tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$')
+            ),
         )
         return order  # shop.world:496
 
     def tool_mark_order_delivered(self, order: Order) -> Order:  # shop.world:499
         'Record that the carrier delivered a processed order.'
-        if not (order.status == _E11_OrderStatus_processed):  # shop.world:504
+        if order.status != _E11_OrderStatus_processed:  # shop.world:504
             raise ToolError(rt.built(
                 self,
-                'Order '
-                + rt.text(order.id_)
-                + ' cannot be marked delivered: it is '
-                + rt.text(order.status)
-                + ', not processed.',
+                f'Order {order.id_} cannot be marked delivered: it is {order.status}, not '
+                'processed.',
             ))
         self.set_field(order, 'status', _E11_OrderStatus_delivered)  # shop.world:505
         return order  # shop.world:506
@@ -1037,41 +923,29 @@ class OnlineShop(Episode):
             'Open a return for items of a delivered order. The refund is paid when the parcel '
             'reaches the warehouse.'
         )
-        if not (order.status == _E11_OrderStatus_delivered):  # shop.world:519
+        if order.status != _E11_OrderStatus_delivered:  # shop.world:519
             raise ToolError(rt.built(
                 self,
-                'Order '
-                + rt.text(order.id_)
-                + ' cannot be returned: it is '
-                + rt.text(order.status)
-                + '. Only delivered orders can be returned.',
+                f'Order {order.id_} cannot be returned: it is {order.status}. Only delivered '
+                'orders can be returned.',
             ))
         unknown: tuple[str, ...] = tuple([  # shop.world:520
-            _id23
-            for _id23 in rt.each(self, item_ids)
-            if not any(_line24.variant == _id23 for _line24 in rt.each(self, order.items))
+            _id20
+            for _id20 in rt.each(self, item_ids)
+            if not any(_line21.variant == _id20 for _line21 in rt.each(self, order.items))
         ])
         unknown_text: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # shop.world:521
-        if not (len(unknown) == 0):  # shop.world:522
-            raise ToolError(rt.built(
-                self, 'Order ' + rt.text(order.id_) + ' has no item ' + rt.text(unknown_text) + '.'
-            ))
-        if not (len(v.unique(tuple(rt.each(self, item_ids)))) == len(item_ids)):  # shop.world:523
+        if len(unknown) != 0:  # shop.world:522
+            raise ToolError(rt.built(self, f'Order {order.id_} has no item {unknown_text}.'))
+        if len(v.unique(tuple(rt.each(self, item_ids)))) != len(item_ids):  # shop.world:523
             raise ToolError('List each item id only once.')
-        customer: Customer = (  # shop.world:524
-            self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)
-        )
+        customer: Customer = self.t_customers[order.customer]  # shop.world:524
         method: PaymentMethod | None = customer.payment_methods.get(  # shop.world:525
             refund_method_id
         )
-        if not (method is not None):  # shop.world:526
+        if method is None:  # shop.world:526
             raise ToolError(rt.built(
-                self,
-                'Customer '
-                + rt.text(customer.id_)
-                + ' has no payment method '
-                + rt.text(refund_method_id)
-                + '.',
+                self, f'Customer {customer.id_} has no payment method {refund_method_id}.'
             ))
         if not (  # shop.world:527
             method.id_ == order.payment_method_id
@@ -1079,24 +953,39 @@ class OnlineShop(Episode):
         ):
             raise ToolError(rt.built(
                 self,
-                'Refunds go to the original payment method ('
-                + rt.text(order.payment_method_id)
-                + ') or to a gift card, not to '
-                + rt.text(refund_method_id)
-                + '.',
+                f'Refunds go to the original payment method ({order.payment_method_id}) or to a '
+                f'gift card, not to {refund_method_id}.',
             ))
         returned_lines: tuple[OrderItem, ...] = tuple([  # shop.world:528
-            _line25
-            for _line25 in rt.each(self, order.items)
-            if (self.t_variants.rows.get(_line25.variant) or self.t_variants.row(_line25.variant)).id_
-            in rt.each(self, item_ids)
+            _line22
+            for _line22 in rt.each(self, order.items)
+            if self.t_variants[_line22.variant].id_ in rt.each(self, item_ids)
         ])
         request: ReturnRequest = ReturnRequest(  # shop.world:529
             id_=self.next_id('return_ids', 'RET{:04d}'),
             order=order.key(),
-            items=v.check_length(tuple(map(_GET_variant, rt.each(self, returned_lines))), 'ReturnRequest.items', 1, None),
+            items=v.check_length(
+                tuple(map(_GET_variant, rt.each(self, returned_lines))),
+                'ReturnRequest.items',
+                1,
+                None,
+            ),
             refund_method_id=refund_method_id,
-            amount=v.check_range(round(sum(rt.each(self, tuple([_line27.price * _line27.quantity for _line27 in rt.each(self, returned_lines)]))), 2), 'ReturnRequest.amount', 0.0, None),
+            amount=v.check_range(
+                round(
+                    sum(rt.each(
+                        self,
+                        tuple([
+                            _line24.price * _line24.quantity
+                            for _line24 in rt.each(self, returned_lines)
+                        ]),
+                    )),
+                    2,
+                ),
+                'ReturnRequest.amount',
+                0.0,
+                None,
+            ),
             reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200),
             status=_E12_ReturnStatus_requested,
             created_at=self.clock,
@@ -1112,26 +1001,17 @@ class OnlineShop(Episode):
             'Record that a returned parcel reached the warehouse: the items go back to stock and '
             'the refund is paid.'
         )
-        if not (return_request.status == _E12_ReturnStatus_requested):  # shop.world:546
-            raise ToolError(rt.built(
-                self, 'Return ' + rt.text(return_request.id_) + ' was already refunded.'
-            ))
-        order: Order = (  # shop.world:547
-            self.t_orders.rows.get(return_request.order) or self.t_orders.row(return_request.order)
-        )
-        customer: Customer = (  # shop.world:548
-            self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)
-        )
+        if return_request.status != _E12_ReturnStatus_requested:  # shop.world:546
+            raise ToolError(rt.built(self, f'Return {return_request.id_} was already refunded.'))
+        order: Order = self.t_orders[return_request.order]  # shop.world:547
+        customer: Customer = self.t_customers[order.customer]  # shop.world:548
         for line in rt.each(self, order.items):  # shop.world:549
             if line.variant in rt.each(self, return_request.items):  # shop.world:550
                 self.set_field(  # shop.world:551
-                    self.t_variants.row(
-                        (self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_,
-                    ),
+                    self.t_variants[self.t_variants[line.variant].id_],
                     'stock',
                     rt.bounded(
-                        self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_).stock
-                        + line.quantity,
+                        self.t_variants[self.t_variants[line.variant].id_].stock + line.quantity
                     ),
                 )
         method_id: str = return_request.refund_method_id  # shop.world:554
@@ -1148,8 +1028,7 @@ class OnlineShop(Episode):
         self.set_field(  # shop.world:556
             order,
             'transactions',
-            order.transactions
-            + (
+            order.transactions + (
                 Transaction(
                     _E15_TransactionKind_refund,
                     v.check_range(return_request.amount, 'Transaction.amount', 0.0, None),
@@ -1262,13 +1141,13 @@ _PARAM_customer = param(
     'customer',
     arg.row('customers'),
     'The customer id, e.g. C01.',
-    not_found=lambda ep, key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
 )
 _PARAM_order = param(
     'order',
     arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
     'The id of a pending order, e.g. #W4817420.',
-    not_found=lambda ep, key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
 )
 
 
@@ -1355,7 +1234,7 @@ OnlineShop.TOOLS = tools(
             'product',
             arg.row('products'),
             'The product id, e.g. P02.',
-            not_found=lambda ep, key: rt.built(ep, 'Product ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Product {key} not found.'),
         ),
         read_only=True,
         where='shop.world:342',
@@ -1373,7 +1252,7 @@ OnlineShop.TOOLS = tools(
             'customer',
             arg.row('customers'),
             'The id of the customer who buys, e.g. C01.',
-            not_found=lambda ep, key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
         ),
         param(
             'items',
@@ -1415,19 +1294,19 @@ OnlineShop.TOOLS = tools(
             'order',
             arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
             'The id of a pending order, e.g. #W3391820.',
-            not_found=lambda ep, key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
         ),
         param(
             'old_item',
             arg.row('variants'),
             'The item id currently in the order.',
-            not_found=lambda ep, key: rt.built(ep, 'Item ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.'),
         ),
         param(
             'new_item',
             arg.row('variants'),
             'The item id to switch to; it must be another option of the same product.',
-            not_found=lambda ep, key: rt.built(ep, 'Item ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.'),
         ),
         where='shop.world:429',
         returns=_RESULT_Order,
@@ -1438,7 +1317,7 @@ OnlineShop.TOOLS = tools(
             'order',
             arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
             'The id of a pending order, e.g. #W1038846.',
-            not_found=lambda ep, key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
         ),
         param(
             'tracking_number',
@@ -1454,7 +1333,7 @@ OnlineShop.TOOLS = tools(
             'order',
             arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
             'The id of a processed order, e.g. #W6650318.',
-            not_found=lambda ep, key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
         ),
         where='shop.world:499',
         returns=_RESULT_Order,
@@ -1465,7 +1344,7 @@ OnlineShop.TOOLS = tools(
             'order',
             arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
             'The id of a delivered order, e.g. #W2290175.',
-            not_found=lambda ep, key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
         ),
         param(
             'item_ids',
@@ -1476,7 +1355,7 @@ OnlineShop.TOOLS = tools(
             'refund_method_id',
             arg.TEXT,
             "Where the refund goes: the order's own payment method or one of the customer's gift "
-            'cards.',
+            "cards.",
         ),
         param('reason', arg.refined(arg.TEXT, 1, 200), "The customer's reason, in a few words."),
         where='shop.world:511',
@@ -1488,7 +1367,7 @@ OnlineShop.TOOLS = tools(
             'return_request',
             arg.row('returns'),
             'The return id, e.g. RET9001.',
-            not_found=lambda ep, key: rt.built(ep, 'Return ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Return {key} not found.'),
         ),
         where='shop.world:541',
         returns=_RESULT_ReturnRequest,
@@ -1499,7 +1378,7 @@ OnlineShop.TOOLS = tools(
             'customer',
             arg.row('customers'),
             'The customer id, e.g. C04.',
-            not_found=lambda ep, key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
         ),
         param(
             'amount',
@@ -1516,7 +1395,7 @@ OnlineShop.TOOLS = tools(
             'variant',
             arg.row('variants'),
             'The item id, e.g. V4003.',
-            not_found=lambda ep, key: rt.built(ep, 'Item ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.'),
         ),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
         where='shop.world:578',
@@ -1530,13 +1409,13 @@ def _check_cancel_and_reorder__cancelled(  # tasks.world:20
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('#W4817420').status,
+            ep.t_orders['#W4817420'].status,
             '==',
             _E11_OrderStatus_cancelled,
             'orders["#W4817420"].status == cancelled',
         )
         and rt.compared(
-            ep.t_orders.row('#W4817420').cancel_reason,
+            ep.t_orders['#W4817420'].cancel_reason,
             '==',
             _E12_CancelReason_ordered_by_mistake,
             'orders["#W4817420"].cancel_reason == CancelReason.ordered_by_mistake',
@@ -1549,15 +1428,15 @@ def _check_cancel_and_reorder__restocked(  # tasks.world:21
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_variants.row('V1001').stock,
+            ep.t_variants['V1001'].stock,
             '==',
-            init.t_variants.row('V1001').stock + 1,
+            init.t_variants['V1001'].stock + 1,
             'variants["V1001"].stock == initial.variants["V1001"].stock + 1',
         )
         and rt.compared(
-            ep.t_variants.row('V2001').stock,
+            ep.t_variants['V2001'].stock,
             '==',
-            init.t_variants.row('V2001').stock + 2,
+            init.t_variants['V2001'].stock + 2,
             'variants["V2001"].stock == initial.variants["V2001"].stock + 2',
         )
     )
@@ -1567,12 +1446,12 @@ def _check_cancel_and_reorder__bottle_ordered(  # tasks.world:22
     ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _o28.id_ not in init.t_orders
-        and _o28.customer == 'C01'
-        and _o28.payment_method_id == 'gift_card_7245904'
-        and len(_o28.items) == 1
-        and _o28.items[0].variant == 'V2002'
-        for _o28 in rt.each(ep, ep.t_orders)
+        _o25.id_ not in init.t_orders
+        and _o25.customer == 'C01'
+        and _o25.payment_method_id == 'gift_card_7245904'
+        and len(_o25.items) == 1
+        and _o25.items[0].variant == 'V2002'
+        for _o25 in rt.each(ep, ep.t_orders)
     ))
 
 
@@ -1580,7 +1459,7 @@ def _check_cancel_and_reorder__gift_card_charged(  # tasks.world:23
     ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.fn_gift_card_balance(ep.t_customers.row('C01'), 'gift_card_7245904'),
+        ep.fn_gift_card_balance(ep.t_customers['C01'], 'gift_card_7245904'),
         '==',
         30.05,
         'gift_card_balance(customers["C01"], "gift_card_7245904") == 30.05',
@@ -1592,13 +1471,13 @@ def _check_grey_sweater_swap__swapped(  # tasks.world:47
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('#W3391820').items[0].variant,
+            ep.t_orders['#W3391820'].items[0].variant,
             '==',
             'V4003',
             'orders["#W3391820"].items[0].variant == "V4003"',
         )
         and rt.compared(
-            ep.t_orders.row('#W3391820').items[0].price,
+            ep.t_orders['#W3391820'].items[0].price,
             '==',
             79.0,
             'orders["#W3391820"].items[0].price == 79.0',
@@ -1611,9 +1490,9 @@ def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            len(ep.t_orders.row('#W3391820').transactions),
+            len(ep.t_orders['#W3391820'].transactions),
             '==',
-            len(init.t_orders.row('#W3391820').transactions) + 1,
+            len(init.t_orders['#W3391820'].transactions) + 1,
             'len(orders["#W3391820"].transactions) == '
             'len(initial.orders["#W3391820"].transactions) + 1',
         )
@@ -1621,15 +1500,15 @@ def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
             sum(rt.each(
                 ep,
                 tuple([
-                    _t29.amount
-                    for _t29 in rt.each(ep, ep.t_orders.row('#W3391820').transactions)
-                    if _t29.kind == _E15_TransactionKind_charge
+                    _t26.amount
+                    for _t26 in rt.each(ep, ep.t_orders['#W3391820'].transactions)
+                    if _t26.kind == _E15_TransactionKind_charge
                 ]),
             )),
             '==',
             79.0,
-            'sum([t.amount for t in orders["#W3391820"].transactions if t.kind == charge]) =='
-            ' 79.0',
+            'sum([t.amount for t in orders["#W3391820"].transactions if t.kind == charge]) == '
+            '79.0',
         )
     )
 
@@ -1638,11 +1517,11 @@ def _check_grey_sweater_swap__stock_moved(  # tasks.world:49
     ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(ep.t_variants.row('V4003').stock, '==', 4, 'variants["V4003"].stock == 4')
+        rt.compared(ep.t_variants['V4003'].stock, '==', 4, 'variants["V4003"].stock == 4')
         and rt.compared(
-            ep.t_variants.row('V4002').stock,
+            ep.t_variants['V4002'].stock,
             '==',
-            init.t_variants.row('V4002').stock + 1,
+            init.t_variants['V4002'].stock + 1,
             'variants["V4002"].stock == initial.variants["V4002"].stock + 1',
         )
     )
@@ -1652,9 +1531,9 @@ def _check_grey_sweater_swap__bottles_restocked(  # tasks.world:50
     ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_variants.row('V2002').stock,
+        ep.t_variants['V2002'].stock,
         '==',
-        init.t_variants.row('V2002').stock + 10,
+        init.t_variants['V2002'].stock + 10,
         'variants["V2002"].stock == initial.variants["V2002"].stock + 10',
     )
 
@@ -1663,7 +1542,7 @@ def _check_return_headphones__returned(  # tasks.world:73
     ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_orders.row('#W2290175').status,
+        ep.t_orders['#W2290175'].status,
         '==',
         _E11_OrderStatus_returned,
         'orders["#W2290175"].status == returned',
@@ -1674,12 +1553,12 @@ def _check_return_headphones__refund_paid(  # tasks.world:74
     ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _r30.id_ not in init.t_returns
-        and _r30.order == '#W2290175'
-        and _r30.status == _E12_ReturnStatus_refunded
-        and _r30.amount == 199.0
-        and _r30.refund_method_id == 'gift_card_7245904'
-        for _r30 in rt.each(ep, ep.t_returns)
+        _r27.id_ not in init.t_returns
+        and _r27.order == '#W2290175'
+        and _r27.status == _E12_ReturnStatus_refunded
+        and _r27.amount == 199.0
+        and _r27.refund_method_id == 'gift_card_7245904'
+        for _r27 in rt.each(ep, ep.t_returns)
     ))
 
 
@@ -1687,7 +1566,7 @@ def _check_return_headphones__gift_card_credited(  # tasks.world:75
     ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.fn_gift_card_balance(ep.t_customers.row('C01'), 'gift_card_7245904'),
+        ep.fn_gift_card_balance(ep.t_customers['C01'], 'gift_card_7245904'),
         '==',
         259.0,
         'gift_card_balance(customers["C01"], "gift_card_7245904") == 259.0',
@@ -1698,9 +1577,9 @@ def _check_return_headphones__restocked(  # tasks.world:76
     ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_variants.row('V3001').stock,
+        ep.t_variants['V3001'].stock,
         '==',
-        init.t_variants.row('V3001').stock + 1,
+        init.t_variants['V3001'].stock + 1,
         'variants["V3001"].stock == initial.variants["V3001"].stock + 1',
     )
 
@@ -1710,13 +1589,13 @@ def _check_dispatch_day__shipped(  # tasks.world:98
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('#W1038846').status,
+            ep.t_orders['#W1038846'].status,
             '==',
             _E11_OrderStatus_processed,
             'orders["#W1038846"].status == processed',
         )
         and rt.compared(
-            ep.t_orders.row('#W1038846').tracking,
+            ep.t_orders['#W1038846'].tracking,
             '==',
             '449201778310',
             'orders["#W1038846"].tracking == "449201778310"',
@@ -1728,7 +1607,7 @@ def _check_dispatch_day__delivered(  # tasks.world:99
     ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_orders.row('#W6650318').status,
+        ep.t_orders['#W6650318'].status,
         '==',
         _E11_OrderStatus_delivered,
         'orders["#W6650318"].status == delivered',
@@ -1740,13 +1619,13 @@ def _check_dispatch_day__return_refunded(  # tasks.world:100
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_returns.row('RET9001').status,
+            ep.t_returns['RET9001'].status,
             '==',
             _E12_ReturnStatus_refunded,
             'returns["RET9001"].status == refunded',
         )
         and rt.compared(
-            ep.fn_gift_card_balance(ep.t_customers.row('C05'), 'gift_card_9904711'),
+            ep.fn_gift_card_balance(ep.t_customers['C05'], 'gift_card_9904711'),
             '==',
             194.0,
             'gift_card_balance(customers["C05"], "gift_card_9904711") == 194.0',
@@ -1759,21 +1638,21 @@ def _check_dispatch_day__office_address(  # tasks.world:101
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('#W4817420').address.address1,
+            ep.t_orders['#W4817420'].address.address1,
             '==',
             '500 Congress Avenue',
             'orders["#W4817420"].address.address1 == "500 Congress Avenue"',
         )
         and rt.compared(
-            ep.t_orders.row('#W4817420').address.address2,
+            ep.t_orders['#W4817420'].address.address2,
             '==',
             'Suite 300',
             'orders["#W4817420"].address.address2 == "Suite 300"',
         )
         and rt.compared(
-            ep.t_customers.row('C01').address,
+            ep.t_customers['C01'].address,
             '==',
-            init.t_customers.row('C01').address,
+            init.t_customers['C01'].address,
             'customers["C01"].address == initial.customers["C01"].address',
         )
     )
@@ -1784,11 +1663,11 @@ def _check_goodwill_gift_card__card_issued(  # tasks.world:125
 ) -> rt.Verdict | bool:
     return rt.compared(
         len([
-            _k31
-            for _k31 in rt.each(
-                ep, tuple(rt.each(ep, ep.t_customers.row('C04').payment_methods).keys())
+            _k28
+            for _k28 in rt.each(
+                ep, tuple(rt.each(ep, ep.t_customers['C04'].payment_methods).keys())
             )
-            if _TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k31])]
+            if _TAGS_PaymentMethod[type(ep.t_customers['C04'].payment_methods[_k28])]
             == 'gift_card'
         ]),
         '==',
@@ -1802,11 +1681,11 @@ def _check_goodwill_gift_card__bottle_ordered(  # tasks.world:126
     ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _o32.id_ not in init.t_orders
-        and _o32.customer == 'C04'
-        and _o32.items[0].variant == 'V2001'
-        and _o32.payment_method_id.startswith('gift_card_')
-        for _o32 in rt.each(ep, ep.t_orders)
+        _o29.id_ not in init.t_orders
+        and _o29.customer == 'C04'
+        and _o29.items[0].variant == 'V2001'
+        and _o29.payment_method_id.startswith('gift_card_')
+        for _o29 in rt.each(ep, ep.t_orders)
     ))
 
 
@@ -1822,9 +1701,9 @@ def _check_goodwill_gift_card__stock_taken(  # tasks.world:128
     ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_variants.row('V2001').stock,
+        ep.t_variants['V2001'].stock,
         '==',
-        init.t_variants.row('V2001').stock - 1,
+        init.t_variants['V2001'].stock - 1,
         'variants["V2001"].stock == initial.variants["V2001"].stock - 1',
     )
 
@@ -1834,18 +1713,18 @@ def _check_chloe_return_and_change__bottle_return(  # tasks.world:159
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('#W5573012').status,
+            ep.t_orders['#W5573012'].status,
             '==',
             _E11_OrderStatus_return_requested,
             'orders["#W5573012"].status == return_requested',
         )
         and any(
-            _r33.id_ not in init.t_returns
-            and _r33.order == '#W5573012'
-            and _r33.refund_method_id == 'gift_card_3318420'
-            and _r33.amount == 29.95
-            and _r33.status == _E12_ReturnStatus_requested
-            for _r33 in rt.each(ep, ep.t_returns)
+            _r30.id_ not in init.t_returns
+            and _r30.order == '#W5573012'
+            and _r30.refund_method_id == 'gift_card_3318420'
+            and _r30.amount == 29.95
+            and _r30.status == _E12_ReturnStatus_requested
+            for _r30 in rt.each(ep, ep.t_returns)
         )
     )
 
@@ -1855,15 +1734,15 @@ def _check_chloe_return_and_change__size_m(  # tasks.world:160
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('#W3391820').items[0].variant,
+            ep.t_orders['#W3391820'].items[0].variant,
             '==',
             'V4001',
             'orders["#W3391820"].items[0].variant == "V4001"',
         )
         and rt.compared(
-            len(ep.t_orders.row('#W3391820').transactions),
+            len(ep.t_orders['#W3391820'].transactions),
             '==',
-            len(init.t_orders.row('#W3391820').transactions),
+            len(init.t_orders['#W3391820'].transactions),
             'len(orders["#W3391820"].transactions) == '
             'len(initial.orders["#W3391820"].transactions)',
         )
@@ -1875,21 +1754,21 @@ def _check_chloe_return_and_change__new_address(  # tasks.world:161
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('#W3391820').address.address1,
+            ep.t_orders['#W3391820'].address.address1,
             '==',
             '1200 Market Street',
             'orders["#W3391820"].address.address1 == "1200 Market Street"',
         )
         and rt.compared(
-            ep.t_orders.row('#W3391820').address.zip_,
+            ep.t_orders['#W3391820'].address.zip_,
             '==',
             '80204',
             'orders["#W3391820"].address.zip == "80204"',
         )
         and rt.compared(
-            ep.t_customers.row('C03').address,
+            ep.t_customers['C03'].address,
             '==',
-            init.t_customers.row('C03').address,
+            init.t_customers['C03'].address,
             'customers["C03"].address == initial.customers["C03"].address',
         )
     )
@@ -1900,13 +1779,13 @@ def _check_store_credit_shopping__return_done(  # tasks.world:189
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_returns.row('RET9001').status,
+            ep.t_returns['RET9001'].status,
             '==',
             _E12_ReturnStatus_refunded,
             'returns["RET9001"].status == refunded',
         )
         and rt.compared(
-            ep.t_orders.row('#W9046211').status,
+            ep.t_orders['#W9046211'].status,
             '==',
             _E11_OrderStatus_returned,
             'orders["#W9046211"].status == returned',
@@ -1918,9 +1797,9 @@ def _check_store_credit_shopping__shoes_restocked(  # tasks.world:190
     ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_variants.row('V1002').stock,
+        ep.t_variants['V1002'].stock,
         '==',
-        init.t_variants.row('V1002').stock + 3,
+        init.t_variants['V1002'].stock + 3,
         'variants["V1002"].stock == initial.variants["V1002"].stock + 3',
     )
 
@@ -1929,13 +1808,13 @@ def _check_store_credit_shopping__order_on_store_credit(  # tasks.world:191
     ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _o34.id_ not in init.t_orders
-        and _o34.customer == 'C05'
-        and _o34.payment_method_id == 'gift_card_9904711'
-        and len(_o34.items) == 2
-        and any(_i35.variant == 'V1002' for _i35 in rt.each(ep, _o34.items))
-        and any(_i36.variant == 'V5001' for _i36 in rt.each(ep, _o34.items))
-        for _o34 in rt.each(ep, ep.t_orders)
+        _o31.id_ not in init.t_orders
+        and _o31.customer == 'C05'
+        and _o31.payment_method_id == 'gift_card_9904711'
+        and len(_o31.items) == 2
+        and any(_i32.variant == 'V1002' for _i32 in rt.each(ep, _o31.items))
+        and any(_i33.variant == 'V5001' for _i33 in rt.each(ep, _o31.items))
+        for _o31 in rt.each(ep, ep.t_orders)
     ))
 
 
@@ -1943,7 +1822,7 @@ def _check_store_credit_shopping__credit_left(  # tasks.world:192
     ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.fn_gift_card_balance(ep.t_customers.row('C05'), 'gift_card_9904711'),
+        ep.fn_gift_card_balance(ep.t_customers['C05'], 'gift_card_9904711'),
         '==',
         71.51,
         'gift_card_balance(customers["C05"], "gift_card_9904711") == 71.51',
@@ -1955,21 +1834,21 @@ def _check_raj_order_overhaul__espresso_cancelled(  # tasks.world:221
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('#W1038846').status,
+            ep.t_orders['#W1038846'].status,
             '==',
             _E11_OrderStatus_cancelled,
             'orders["#W1038846"].status == cancelled',
         )
         and rt.compared(
-            ep.t_orders.row('#W1038846').cancel_reason,
+            ep.t_orders['#W1038846'].cancel_reason,
             '==',
             _E12_CancelReason_no_longer_needed,
             'orders["#W1038846"].cancel_reason == CancelReason.no_longer_needed',
         )
         and rt.compared(
-            ep.t_variants.row('V6001').stock,
+            ep.t_variants['V6001'].stock,
             '==',
-            init.t_variants.row('V6001').stock + 1,
+            init.t_variants['V6001'].stock + 1,
             'variants["V6001"].stock == initial.variants["V6001"].stock + 1',
         )
     )
@@ -1980,19 +1859,19 @@ def _check_raj_order_overhaul__mat_return_open(  # tasks.world:222
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('#W6650318').status,
+            ep.t_orders['#W6650318'].status,
             '==',
             _E11_OrderStatus_return_requested,
             'orders["#W6650318"].status == return_requested',
         )
         and any(
-            _r37.id_ not in init.t_returns
-            and _r37.order == '#W6650318'
-            and len(_r37.items) == 1
-            and ep.t_variants.row(_r37.items[0]).id_ == 'V5001'
-            and _r37.amount == 32.5
-            and _r37.refund_method_id == 'paypal_3391027'
-            for _r37 in rt.each(ep, ep.t_returns)
+            _r34.id_ not in init.t_returns
+            and _r34.order == '#W6650318'
+            and len(_r34.items) == 1
+            and ep.t_variants[_r34.items[0]].id_ == 'V5001'
+            and _r34.amount == 32.5
+            and _r34.refund_method_id == 'paypal_3391027'
+            for _r34 in rt.each(ep, ep.t_returns)
         )
     )
 
@@ -2001,14 +1880,14 @@ def _check_raj_order_overhaul__headphones_to_office(  # tasks.world:223
     ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _o38.id_ not in init.t_orders
-        and _o38.customer == 'C02'
-        and len(_o38.items) == 1
-        and _o38.items[0].variant == 'V3002'
-        and _o38.payment_method_id == 'credit_card_9034112'
-        and _o38.address.address1 == '2001 Western Avenue'
-        and _o38.address.zip_ == '98121'
-        for _o38 in rt.each(ep, ep.t_orders)
+        _o35.id_ not in init.t_orders
+        and _o35.customer == 'C02'
+        and len(_o35.items) == 1
+        and _o35.items[0].variant == 'V3002'
+        and _o35.payment_method_id == 'credit_card_9034112'
+        and _o35.address.address1 == '2001 Western Avenue'
+        and _o35.address.zip_ == '98121'
+        for _o35 in rt.each(ep, ep.t_orders)
     ))
 
 

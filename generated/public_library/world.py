@@ -282,11 +282,11 @@ class PublicLibrary(Episode):
 
     def _check_invariants(self) -> None:
         if not all(  # public_library.world:211
-            len(tuple([
-                _l34.key()
+            len([
+                _l34
                 for _l34 in rt.each(self, self.t_loans)
                 if _l34.copy_ == _c33.key() and _l34.returned_on is None
-            ]))
+            ])
             == (1 if _c33.status == _E10_CopyStatus_on_loan else 0)
             for _c33 in rt.each(self, self.t_copies)
         ):
@@ -307,8 +307,9 @@ class PublicLibrary(Episode):
                 )
         if not all(  # public_library.world:217
             _l36.due_on
-            == _l36.borrowed_on
-            + dt.timedelta(days=rt.bounded(2 * _C_LOAN_DAYS) if _l36.renewed else _C_LOAN_DAYS)
+            == _l36.borrowed_on + dt.timedelta(
+                days=rt.bounded(2 * _C_LOAN_DAYS) if _l36.renewed else _C_LOAN_DAYS
+            )
             for _l36 in rt.each(self, self.t_loans)
         ):
             raise InvariantError(
@@ -324,13 +325,13 @@ class PublicLibrary(Episode):
             )
         if not all(  # public_library.world:223
             _h38.status != _E10_HoldStatus_active
-            or len(tuple([
-                _o39.key()
+            or len([
+                _o39
                 for _o39 in rt.each(self, self.t_holds)
                 if _o39.status == _E10_HoldStatus_active
                 and _o39.member == _h38.member
                 and _o39.book == _h38.book
-            ]))
+            ])
             == 1
             for _h38 in rt.each(self, self.t_holds)
         ):
@@ -339,10 +340,7 @@ class PublicLibrary(Episode):
             )
         if not all(  # public_library.world:226
             _h40.status != _E10_HoldStatus_active
-            or not self.fn_has_book_on_loan(
-                self.t_members.rows.get(_h40.member) or self.t_members.row(_h40.member),
-                self.t_books.rows.get(_h40.book) or self.t_books.row(_h40.book),
-            )
+            or not self.fn_has_book_on_loan(self.t_members[_h40.member], self.t_books[_h40.book])
             for _h40 in rt.each(self, self.t_holds)
         ):
             raise InvariantError(
@@ -405,9 +403,7 @@ class PublicLibrary(Episode):
         fee: float = 0.0  # public_library.world:157
         returned: dt.date | None = loan.returned_on  # public_library.world:158
         if returned is not None:  # public_library.world:159
-            fee = self.fn_late_fee_for(  # public_library.world:160
-                loan.due_on, returned if returned is not None else rt.absent()
-            )
+            fee = self.fn_late_fee_for(loan.due_on, returned)  # public_library.world:160
         return fee  # public_library.world:162
 
     def fn_open_loans_of(self, member: Member) -> tuple[str, ...]:  # public_library.world:165
@@ -423,29 +419,22 @@ class PublicLibrary(Episode):
         return any(  # public_library.world:172
             _l2.member == member.key()
             and _l2.returned_on is None
-            and (self.t_copies.rows.get(_l2.copy_) or self.t_copies.row(_l2.copy_)).book
-            == book.key()
+            and self.t_copies[_l2.copy_].book == book.key()
             for _l2 in rt.each(self, self.t_loans)
         )
 
     def fn_hold_queue(self, book: Book) -> tuple[str, ...]:  # public_library.world:175
         'The active holds on a book, first in line first.'
-        return tuple(  # public_library.world:176
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_holds,
-                    rt.each(
-                        self,
-                        tuple([
-                            _h4.key()
-                            for _h4 in rt.each(self, self.t_holds)
-                            if _h4.book == book.key() and _h4.status == _E10_HoldStatus_active
-                        ]),
-                    ),
-                ),
-                key=lambda _h3: _h3.placed_at,
-            )
+        return rt.sorted_keys(  # public_library.world:176
+            rt.each(
+                self,
+                [
+                    _h4
+                    for _h4 in rt.each(self, self.t_holds)
+                    if _h4.book == book.key() and _h4.status == _E10_HoldStatus_active
+                ],
+            ),
+            key=lambda _h3: _h3.placed_at,
         )
 
     def fn_book_info(self, b: Book) -> BookInfo:  # public_library.world:179
@@ -455,7 +444,7 @@ class PublicLibrary(Episode):
             b.title,
             b.author,
             b.genre,
-            len(tuple([_c5.key() for _c5 in rt.each(self, self.t_copies) if _c5.book == b.key()])),
+            len([_c5 for _c5 in rt.each(self, self.t_copies) if _c5.book == b.key()]),
             tuple([
                 _c6.barcode
                 for _c6 in rt.each(self, self.t_copies)
@@ -466,24 +455,19 @@ class PublicLibrary(Episode):
 
     def fn_loan_line(self, loan: Loan) -> LoanLine:  # public_library.world:191
         'A loan shown with its book.'
-        return LoanLine(  # public_library.world:192
-            loan.key(), (self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book
-        )
+        return LoanLine(loan.key(), self.t_copies[loan.copy_].book)  # public_library.world:192
 
     def fn_queue_position(self, hold: Hold) -> int:  # public_library.world:195
         "A hold's place in its book's queue (1 = first); 0 when not active."
         position: int = 0  # public_library.world:198
         if hold.status == _E10_HoldStatus_active:  # public_library.world:199
-            position = (  # public_library.world:200
-                1
-                + len(tuple([
-                    _h7.key()
-                    for _h7 in rt.each(self, self.t_holds)
-                    if _h7.book == hold.book
-                    and _h7.status == _E10_HoldStatus_active
-                    and _h7.placed_at < hold.placed_at
-                ]))
-            )
+            position = 1 + len([  # public_library.world:200
+                _h7
+                for _h7 in rt.each(self, self.t_holds)
+                if _h7.book == hold.book
+                and _h7.status == _E10_HoldStatus_active
+                and _h7.placed_at < hold.placed_at
+            ])
         return position  # public_library.world:202
 
     def fn_hold_line(self, hold: Hold) -> HoldLine:  # public_library.world:205
@@ -514,23 +498,16 @@ class PublicLibrary(Episode):
 
     def tool_list_books(self, genre: Genre | None) -> tuple[str, ...]:  # public_library.world:254
         "List the catalogue's books with their ISBN, title, author and genre, sorted by title."
-        return tuple(  # public_library.world:259
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_books,
-                    rt.each(
-                        self,
-                        tuple([
-                            _b10.key()
-                            for _b10 in rt.each(self, self.t_books)
-                            if genre is None
-                            or _b10.genre == (genre if genre is not None else rt.absent())
-                        ]),
-                    ),
-                ),
-                key=lambda _b9: _b9.title,
-            )
+        return rt.sorted_keys(  # public_library.world:259
+            rt.each(
+                self,
+                [
+                    _b10
+                    for _b10 in rt.each(self, self.t_books)
+                    if genre is None or _b10.genre == genre
+                ],
+            ),
+            key=lambda _b9: _b9.title,
         )
 
     def tool_list_copies(self, book: Book) -> tuple[str, ...]:  # public_library.world:262
@@ -538,22 +515,11 @@ class PublicLibrary(Episode):
             'List every physical copy of a book with its barcode and status (available, on loan '
             'or lost).'
         )
-        return tuple(  # public_library.world:267
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_copies,
-                    rt.each(
-                        self,
-                        tuple([
-                            _c12.key()
-                            for _c12 in rt.each(self, self.t_copies)
-                            if _c12.book == book.key()
-                        ]),
-                    ),
-                ),
-                key=lambda _c11: _c11.barcode,
-            )
+        return rt.sorted_keys(  # public_library.world:267
+            rt.each(
+                self, [_c12 for _c12 in rt.each(self, self.t_copies) if _c12.book == book.key()]
+            ),
+            key=lambda _c11: _c11.barcode,
         )
 
     def tool_get_copy(self, copy_: Copy) -> CopyInfo:  # public_library.world:270
@@ -567,9 +533,7 @@ class PublicLibrary(Episode):
             if _l13.copy_ == copy_.key() and _l13.returned_on is None
         ])
         return CopyInfo(  # public_library.world:276
-            copy_.key(),
-            copy_.book,
-            rt.key_of(self.t_loans.row(open_[0]) if len(open_) > 0 else None),
+            copy_.key(), copy_.book, rt.key_of(self.t_loans[open_[0]] if len(open_) > 0 else None)
         )
 
     def tool_find_members(self, text: str) -> tuple[str, ...]:  # public_library.world:279
@@ -634,28 +598,18 @@ class PublicLibrary(Episode):
         )
         return tuple([  # public_library.world:319
             self.fn_loan_line(_l18)
-            for _l18 in rt.rows(
-                self.t_loans,
-                rt.each(
-                    self,
-                    tuple(
-                        rt.key_of(x)
-                        for x in sorted(
-                            rt.rows(
-                                self.t_loans,
-                                rt.each(
-                                    self,
-                                    tuple([
-                                        _o20.key()
-                                        for _o20 in rt.each(self, self.t_loans)
-                                        if _o20.returned_on is None
-                                        and _o20.due_on < self.clock.date()
-                                    ]),
-                                ),
-                            ),
-                            key=lambda _o19: _o19.due_on,
-                        )
+            for _l18 in rt.each(
+                self,
+                sorted(
+                    rt.each(
+                        self,
+                        [
+                            _o20
+                            for _o20 in rt.each(self, self.t_loans)
+                            if _o20.returned_on is None and _o20.due_on < self.clock.date()
+                        ],
                     ),
+                    key=lambda _o19: _o19.due_on,
                 ),
             )
         ])
@@ -688,46 +642,29 @@ class PublicLibrary(Episode):
         if not (member.fees_due <= _C_FEE_LIMIT):  # public_library.world:348
             raise ToolError(rt.built(
                 self,
-                rt.text(member.name)
-                + ' owes $'
-                + format(member.fees_due, '.2f')
-                + '; members who owe more than $10.00 cannot borrow.',
+                f'{member.name} owes ${member.fees_due:.2f}; members who owe more than $10.00 '
+                'cannot borrow.',
             ))
-        if not (copy_.status == _E10_CopyStatus_available):  # public_library.world:349
+        if copy_.status != _E10_CopyStatus_available:  # public_library.world:349
             raise ToolError(rt.built(
-                self,
-                'Copy '
-                + rt.text(copy_.barcode)
-                + ' is '
-                + rt.text(copy_.status)
-                + ', not available.',
+                self, f'Copy {copy_.barcode} is {copy_.status}, not available.'
             ))
-        if not (  # public_library.world:350
-            len(self.fn_open_loans_of(member)) < _C_MAX_OPEN_LOANS
-        ):
+        if len(self.fn_open_loans_of(member)) >= _C_MAX_OPEN_LOANS:  # public_library.world:350
             raise ToolError(rt.built(
-                self,
-                rt.text(member.name)
-                + ' already has '
-                + rt.text(_C_MAX_OPEN_LOANS)
-                + ' copies on loan.',
+                self, f'{member.name} already has {_C_MAX_OPEN_LOANS} copies on loan.'
             ))
         queue: tuple[str, ...] = self.fn_hold_queue(  # public_library.world:351
-            self.t_books.rows.get(copy_.book) or self.t_books.row(copy_.book)
+            self.t_books[copy_.book]
         )
         if len(queue) > 0:  # public_library.world:352
-            if not (self.t_holds.row(queue[0]).member == member.key()):  # public_library.world:353
+            if self.t_holds[queue[0]].member != member.key():  # public_library.world:353
                 raise ToolError(rt.built(
                     self,
-                    rt.text(
-                        (self.t_books.rows.get(copy_.book) or self.t_books.row(copy_.book)).title
-                    )
-                    + ' is on hold for another member who comes first in line.',
+                    f'{self.t_books[copy_.book].title} is on hold for another member who comes '
+                    'first in line.',
                 ))
             self.set_field(  # public_library.world:354
-                self.t_holds.row(self.t_holds.row(queue[0]).id_),
-                'status',
-                _E10_HoldStatus_fulfilled,
+                self.t_holds[self.t_holds[queue[0]].id_], 'status', _E10_HoldStatus_fulfilled
             )
         today: dt.date = self.clock.date()  # public_library.world:356
         loan: Loan = Loan(  # public_library.world:357
@@ -749,18 +686,16 @@ class PublicLibrary(Episode):
             'Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is '
             "added to the member's unpaid fees."
         )
-        if not (copy_.status == _E10_CopyStatus_on_loan):  # public_library.world:368
-            raise ToolError(rt.built(self, 'Copy ' + rt.text(copy_.barcode) + ' is not on loan.'))
+        if copy_.status != _E10_CopyStatus_on_loan:  # public_library.world:368
+            raise ToolError(rt.built(self, f'Copy {copy_.barcode} is not on loan.'))
         open_: tuple[str, ...] = tuple([  # public_library.world:369
             _l22.key()
             for _l22 in rt.each(self, self.t_loans)
             if _l22.copy_ == copy_.key() and _l22.returned_on is None
         ])
-        if not (len(open_) == 1):  # public_library.world:370
-            raise ToolError(rt.built(
-                self, 'Copy ' + rt.text(copy_.barcode) + ' has no open loan.'
-            ))
-        loan: Loan = self.t_loans.row(open_[0])  # public_library.world:371
+        if len(open_) != 1:  # public_library.world:370
+            raise ToolError(rt.built(self, f'Copy {copy_.barcode} has no open loan.'))
+        loan: Loan = self.t_loans[open_[0]]  # public_library.world:371
         today: dt.date = self.clock.date()  # public_library.world:372
         fee: float = self.fn_late_fee_for(loan.due_on, today)  # public_library.world:373
         self.set_fields(  # public_library.world:374
@@ -769,9 +704,7 @@ class PublicLibrary(Episode):
             today,
             v.check_range(fee, 'Loan.late_fee', 0.0, None),
         )
-        member: Member = (  # public_library.world:376
-            self.t_members.rows.get(loan.member) or self.t_members.row(loan.member)
-        )
+        member: Member = self.t_members[loan.member]  # public_library.world:376
         self.set_field(  # public_library.world:377
             member,
             'fees_due',
@@ -785,35 +718,23 @@ class PublicLibrary(Episode):
             'Extend an open loan by 21 days from its due date. A loan can be renewed once, only '
             'before it is overdue, and only if nobody holds the book.'
         )
-        if not (loan.returned_on is None):  # public_library.world:385
-            raise ToolError(rt.built(
-                self, 'Loan ' + rt.text(loan.id_) + ' has already been returned.'
-            ))
-        if not (not loan.renewed):  # public_library.world:386
-            raise ToolError(rt.built(
-                self, 'Loan ' + rt.text(loan.id_) + ' has already been renewed once.'
-            ))
-        if not (loan.due_on >= self.clock.date()):  # public_library.world:387
+        if loan.returned_on is not None:  # public_library.world:385
+            raise ToolError(rt.built(self, f'Loan {loan.id_} has already been returned.'))
+        if loan.renewed:  # public_library.world:386
+            raise ToolError(rt.built(self, f'Loan {loan.id_} has already been renewed once.'))
+        if loan.due_on < self.clock.date():  # public_library.world:387
             raise ToolError(rt.built(
                 self,
-                'Loan '
-                + rt.text(loan.id_)
-                + ' was due on '
-                + rt.text(loan.due_on)
-                + '; an overdue copy must be returned, not renewed.',
+                f'Loan {loan.id_} was due on {loan.due_on}; an overdue copy must be returned, '
+                'not renewed.',
             ))
-        if not (  # public_library.world:388
-            len(self.fn_hold_queue(self.t_books.row(
-                (self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book
-            )))
-            == 0
+        if (  # public_library.world:388
+            len(self.fn_hold_queue(self.t_books[self.t_copies[loan.copy_].book])) != 0
         ):
             raise ToolError(rt.built(
                 self,
-                rt.text(
-                    self.t_books.row((self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book).title,
-                )
-                + ' is on hold for another member, so the loan cannot be renewed.',
+                f'{self.t_books[self.t_copies[loan.copy_].book].title} is on hold for another '
+                'member, so the loan cannot be renewed.',
             ))
         self.set_fields(  # public_library.world:389
             loan, ('due_on', 'renewed'), loan.due_on + dt.timedelta(days=_C_LOAN_DAYS), True
@@ -822,21 +743,18 @@ class PublicLibrary(Episode):
 
     def tool_place_hold(self, member: Member, book: Book) -> Hold:  # public_library.world:394
         'Put a member at the end of the queue for a book.'
-        if not (not any(_h23.member == member.key() and _h23.book == book.key() and _h23.status == _E10_HoldStatus_active for _h23 in rt.each(self, self.t_holds))):  # public_library.world:400
+        if any(  # public_library.world:400
+            _h23.member == member.key()
+            and _h23.book == book.key()
+            and _h23.status == _E10_HoldStatus_active
+            for _h23 in rt.each(self, self.t_holds)
+        ):
             raise ToolError(rt.built(
-                self,
-                rt.text(member.name)
-                + ' already has an active hold on '
-                + rt.text(book.title)
-                + '.',
+                self, f'{member.name} already has an active hold on {book.title}.'
             ))
-        if not (not self.fn_has_book_on_loan(member, book)):  # public_library.world:401
+        if self.fn_has_book_on_loan(member, book):  # public_library.world:401
             raise ToolError(rt.built(
-                self,
-                rt.text(member.name)
-                + ' already has a copy of '
-                + rt.text(book.title)
-                + ' on loan.',
+                self, f'{member.name} already has a copy of {book.title} on loan.'
             ))
         hold: Hold = Hold(  # public_library.world:402
             id_=self.next_id('hold_ids', 'H{:03d}'),
@@ -850,31 +768,27 @@ class PublicLibrary(Episode):
 
     def tool_cancel_hold(self, hold: Hold) -> Hold:  # public_library.world:407
         'Cancel an active hold.'
-        if not (hold.status == _E10_HoldStatus_active):  # public_library.world:410
-            raise ToolError(rt.built(
-                self, 'Hold ' + rt.text(hold.id_) + ' is ' + rt.text(hold.status) + ', not active.'
-            ))
+        if hold.status != _E10_HoldStatus_active:  # public_library.world:410
+            raise ToolError(rt.built(self, f'Hold {hold.id_} is {hold.status}, not active.'))
         self.set_field(hold, 'status', _E10_HoldStatus_cancelled)  # public_library.world:411
         return hold  # public_library.world:412
 
     def tool_pay_fees(self, member: Member, amount: float) -> Member:  # public_library.world:415
         "Record a payment towards a member's unpaid fees."
         if not (member.fees_due > 0.0):  # public_library.world:421
-            raise ToolError(rt.built(self, rt.text(member.name) + ' has no fees due.'))
+            raise ToolError(rt.built(self, f'{member.name} has no fees due.'))
         if not (amount <= member.fees_due):  # public_library.world:422
             raise ToolError(rt.built(
                 self,
-                rt.text(member.name)
-                + ' owes $'
-                + format(member.fees_due, '.2f')
-                + '; a payment of $'
-                + format(amount, '.2f')
-                + ' is more than that.',
+                f'{member.name} owes ${member.fees_due:.2f}; a payment of ${amount:.2f} is more '
+                'than that.',
             ))
         self.set_field(  # public_library.world:423
             member,
             'fees_due',
-            v.check_range(max(round(member.fees_due - amount, 2), 0.0), 'Member.fees_due', 0.0, None),
+            v.check_range(
+                max(round(member.fees_due - amount, 2), 0.0), 'Member.fees_due', 0.0, None
+            ),
         )
         return member  # public_library.world:424
 
@@ -929,31 +843,31 @@ _PARAM_book = param(
     'book',
     arg.row('books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$')),
     "The book's ISBN-13 (13 digits starting 978 or 979).",
-    not_found=lambda ep, key: rt.built(ep, 'No book with ISBN ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No book with ISBN {key}.'),
 )
 _PARAM_copy_ = param(
     'copy',
     arg.row('copies', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
     'The barcode of the copy (C and four digits).',
-    not_found=lambda ep, key: rt.built(ep, 'No copy with barcode ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No copy with barcode {key}.'),
 )
 _PARAM_member = param(
     'member',
     arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
     "The member's card number (M and three digits).",
-    not_found=lambda ep, key: rt.built(ep, 'No member with card number ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No member with card number {key}.'),
 )
 _PARAM_loan = param(
     'loan',
     arg.row('loans'),
     'The loan id (L and three digits).',
-    not_found=lambda ep, key: rt.built(ep, 'No loan ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No loan {key}.'),
 )
 _PARAM_hold = param(
     'hold',
     arg.row('holds'),
     'The hold id (H and three digits).',
-    not_found=lambda ep, key: rt.built(ep, 'No hold ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'No hold {key}.'),
 )
 
 
@@ -1176,16 +1090,14 @@ def _check_late_return_and_new_loan__returned(  # public_library.world:536
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_loans.row('L002').returned_on,
+            ep.t_loans['L002'].returned_on,
             '==',
             rt.parse_date('2026-05-20'),
             'loans["L002"].returned_on == date("2026-05-20")',
         )
+        and rt.compared(ep.t_loans['L002'].late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')
         and rt.compared(
-            ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25'
-        )
-        and rt.compared(
-            ep.t_copies.row('C0003').status,
+            ep.t_copies['C0003'].status,
             '==',
             _E10_CopyStatus_available,
             'copies["C0003"].status == available',
@@ -1197,7 +1109,7 @@ def _check_late_return_and_new_loan__charged(  # public_library.world:537
     ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_members.row('M001').fees_due, '==', 1.25, 'members["M001"].fees_due == 1.25'
+        ep.t_members['M001'].fees_due, '==', 1.25, 'members["M001"].fees_due == 1.25'
     )
 
 
@@ -1216,9 +1128,7 @@ def _check_late_return_and_new_loan__borrowed(  # public_library.world:538
 def _check_pay_then_borrow_and_renew__paid(  # public_library.world:654
     ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_members.row('M002').fees_due, '==', 7.5, 'members["M002"].fees_due == 7.5'
-    )
+    return rt.compared(ep.t_members['M002'].fees_due, '==', 7.5, 'members["M002"].fees_due == 7.5')
 
 
 def _check_pay_then_borrow_and_renew__ben_borrowed(  # public_library.world:655
@@ -1233,14 +1143,11 @@ def _check_pay_then_borrow_and_renew__ben_borrowed(  # public_library.world:655
 def _check_pay_then_borrow_and_renew__renewed(  # public_library.world:656
     ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return (
-        ep.t_loans.row('L003').renewed
-        and rt.compared(
-            ep.t_loans.row('L003').due_on,
-            '==',
-            rt.parse_date('2026-06-22'),
-            'loans["L003"].due_on == date("2026-06-22")',
-        )
+    return ep.t_loans['L003'].renewed and rt.compared(
+        ep.t_loans['L003'].due_on,
+        '==',
+        rt.parse_date('2026-06-22'),
+        'loans["L003"].due_on == date("2026-06-22")',
     )
 
 
@@ -1248,7 +1155,7 @@ def _check_swap_holds__dune_cancelled(  # public_library.world:773
     ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_holds.row('H001').status,
+        ep.t_holds['H001'].status,
         '==',
         _E10_HoldStatus_cancelled,
         'holds["H001"].status == cancelled',
@@ -1271,16 +1178,14 @@ def _check_dune_passes_to_next_in_line__dune_returned(  # tasks.world:113
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_loans.row('L002').returned_on,
+            ep.t_loans['L002'].returned_on,
             '==',
             rt.parse_date('2026-05-20'),
             'loans["L002"].returned_on == date("2026-05-20")',
         )
+        and rt.compared(ep.t_loans['L002'].late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')
         and rt.compared(
-            ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25'
-        )
-        and rt.compared(
-            ep.t_members.row('M001').fees_due, '==', 1.25, 'members["M001"].fees_due == 1.25'
+            ep.t_members['M001'].fees_due, '==', 1.25, 'members["M001"].fees_due == 1.25'
         )
     )
 
@@ -1301,7 +1206,7 @@ def _check_dune_passes_to_next_in_line__hold_fulfilled(  # tasks.world:115
     ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_holds.row('H001').status,
+        ep.t_holds['H001'].status,
         '==',
         _E10_HoldStatus_fulfilled,
         'holds["H001"].status == fulfilled',
@@ -1311,9 +1216,7 @@ def _check_dune_passes_to_next_in_line__hold_fulfilled(  # tasks.world:115
 def _check_dune_passes_to_next_in_line__fees_paid(  # tasks.world:116
     ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_members.row('M003').fees_due, '==', 0.0, 'members["M003"].fees_due == 0.0'
-    )
+    return rt.compared(ep.t_members['M003'].fees_due, '==', 0.0, 'members["M003"].fees_due == 0.0')
 
 
 def _check_chloe_swaps_hold_and_books__right_hold_cancelled(  # tasks.world:241
@@ -1321,13 +1224,13 @@ def _check_chloe_swaps_hold_and_books__right_hold_cancelled(  # tasks.world:241
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_holds.row('H003').status,
+            ep.t_holds['H003'].status,
             '==',
             _E10_HoldStatus_cancelled,
             'holds["H003"].status == cancelled',
         )
         and rt.compared(
-            ep.t_holds.row('H001').status,
+            ep.t_holds['H001'].status,
             '==',
             _E10_HoldStatus_active,
             'holds["H001"].status == active',
@@ -1340,16 +1243,14 @@ def _check_chloe_swaps_hold_and_books__le_guin_returned(  # tasks.world:242
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_loans.row('L001').returned_on,
+            ep.t_loans['L001'].returned_on,
             '==',
             rt.parse_date('2026-05-20'),
             'loans["L001"].returned_on == date("2026-05-20")',
         )
+        and rt.compared(ep.t_loans['L001'].late_fee, '==', 0.0, 'loans["L001"].late_fee == 0.0')
         and rt.compared(
-            ep.t_loans.row('L001').late_fee, '==', 0.0, 'loans["L001"].late_fee == 0.0'
-        )
-        and rt.compared(
-            ep.t_copies.row('C0002').status,
+            ep.t_copies['C0002'].status,
             '==',
             _E10_CopyStatus_available,
             'copies["C0002"].status == available',
@@ -1374,16 +1275,14 @@ def _check_chloe_settles_up__returned_on_time(  # tasks.world:361
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_loans.row('L001').returned_on,
+            ep.t_loans['L001'].returned_on,
             '==',
             rt.parse_date('2026-05-20'),
             'loans["L001"].returned_on == date("2026-05-20")',
         )
+        and rt.compared(ep.t_loans['L001'].late_fee, '==', 0.0, 'loans["L001"].late_fee == 0.0')
         and rt.compared(
-            ep.t_loans.row('L001').late_fee, '==', 0.0, 'loans["L001"].late_fee == 0.0'
-        )
-        and rt.compared(
-            ep.t_copies.row('C0002').status,
+            ep.t_copies['C0002'].status,
             '==',
             _E10_CopyStatus_available,
             'copies["C0002"].status == available',
@@ -1394,9 +1293,7 @@ def _check_chloe_settles_up__returned_on_time(  # tasks.world:361
 def _check_chloe_settles_up__fees_cleared(  # tasks.world:362
     ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_members.row('M003').fees_due, '==', 0.0, 'members["M003"].fees_due == 0.0'
-    )
+    return rt.compared(ep.t_members['M003'].fees_due, '==', 0.0, 'members["M003"].fees_due == 0.0')
 
 
 def _check_chloe_settles_up__beloved_borrowed(  # tasks.world:363
@@ -1415,7 +1312,7 @@ def _check_ben_pays_borrows_and_queues__paid_just_enough(  # tasks.world:481
     ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_members.row('M002').fees_due, '==', 10.0, 'members["M002"].fees_due == 10.0'
+        ep.t_members['M002'].fees_due, '==', 10.0, 'members["M002"].fees_due == 10.0'
     )
 
 
@@ -1424,8 +1321,7 @@ def _check_ben_pays_borrows_and_queues__beloved_borrowed(  # tasks.world:482
 ) -> bool:
     return bool(any(
         _l30.member == 'M002'
-        and (ep.t_copies.rows.get(_l30.copy_) or ep.t_copies.row(_l30.copy_)).book
-        == '9781400033416'
+        and ep.t_copies[_l30.copy_].book == '9781400033416'
         and _l30.returned_on is None
         and _l30.due_on == rt.parse_date('2026-06-10')
         for _l30 in rt.each(ep, ep.t_loans)
@@ -1447,15 +1343,15 @@ def _check_ana_renews_what_she_can__beloved_renewed(  # tasks.world:605
     ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        ep.t_loans.row('L003').renewed
+        ep.t_loans['L003'].renewed
         and rt.compared(
-            ep.t_loans.row('L003').due_on,
+            ep.t_loans['L003'].due_on,
             '==',
             rt.parse_date('2026-06-22'),
             'loans["L003"].due_on == date("2026-06-22")',
         )
         and rt.compared(
-            ep.t_loans.row('L003').returned_on, 'is', None, 'loans["L003"].returned_on == none'
+            ep.t_loans['L003'].returned_on, 'is', None, 'loans["L003"].returned_on == none'
         )
     )
 
@@ -1465,22 +1361,20 @@ def _check_ana_renews_what_she_can__dune_returned_and_paid(  # tasks.world:606
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_loans.row('L002').returned_on,
+            ep.t_loans['L002'].returned_on,
             '==',
             rt.parse_date('2026-05-20'),
             'loans["L002"].returned_on == date("2026-05-20")',
         )
+        and rt.compared(ep.t_loans['L002'].late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')
         and rt.compared(
-            ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25'
-        )
-        and rt.compared(
-            ep.t_copies.row('C0003').status,
+            ep.t_copies['C0003'].status,
             '==',
             _E10_CopyStatus_available,
             'copies["C0003"].status == available',
         )
         and rt.compared(
-            ep.t_members.row('M001').fees_due, '==', 0.0, 'members["M001"].fees_due == 0.0'
+            ep.t_members['M001'].fees_due, '==', 0.0, 'members["M001"].fees_due == 0.0'
         )
     )
 
@@ -1490,16 +1384,14 @@ def _check_ana_returns_everything__dune_back_late(  # tasks.world:726
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_loans.row('L002').returned_on,
+            ep.t_loans['L002'].returned_on,
             '==',
             rt.parse_date('2026-05-20'),
             'loans["L002"].returned_on == date("2026-05-20")',
         )
+        and rt.compared(ep.t_loans['L002'].late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')
         and rt.compared(
-            ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25'
-        )
-        and rt.compared(
-            ep.t_copies.row('C0003').status,
+            ep.t_copies['C0003'].status,
             '==',
             _E10_CopyStatus_available,
             'copies["C0003"].status == available',
@@ -1512,16 +1404,14 @@ def _check_ana_returns_everything__beloved_back(  # tasks.world:727
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_loans.row('L003').returned_on,
+            ep.t_loans['L003'].returned_on,
             '==',
             rt.parse_date('2026-05-20'),
             'loans["L003"].returned_on == date("2026-05-20")',
         )
+        and rt.compared(ep.t_loans['L003'].late_fee, '==', 0.0, 'loans["L003"].late_fee == 0.0')
         and rt.compared(
-            ep.t_loans.row('L003').late_fee, '==', 0.0, 'loans["L003"].late_fee == 0.0'
-        )
-        and rt.compared(
-            ep.t_copies.row('C0005').status,
+            ep.t_copies['C0005'].status,
             '==',
             _E10_CopyStatus_available,
             'copies["C0005"].status == available',
@@ -1533,12 +1423,8 @@ def _check_ana_returns_everything__fee_paid(  # tasks.world:728
     ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_members.row('M001').fees_due, '==', 0.0, 'members["M001"].fees_due == 0.0'
-        )
-        and rt.compared(
-            ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25'
-        )
+        rt.compared(ep.t_members['M001'].fees_due, '==', 0.0, 'members["M001"].fees_due == 0.0')
+        and rt.compared(ep.t_loans['L002'].late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')
     )
 
 

@@ -291,11 +291,11 @@ class RestaurantOrders(Episode):
     def _check_invariants(self) -> None:
         if not all(  # restaurant_orders.world:161
             _o52.status == _E11_OrderStatus_paid
-            or len(tuple([
-                _p53.key()
+            or len([
+                _p53
                 for _p53 in rt.each(self, self.t_orders)
                 if _p53.table == _o52.table and _p53.status != _E11_OrderStatus_paid
-            ]))
+            ])
             == 1
             for _o52 in rt.each(self, self.t_orders)
         ):
@@ -304,16 +304,16 @@ class RestaurantOrders(Episode):
                 'restaurant_orders.world:161',
             )
         if not all(  # restaurant_orders.world:164
-            _o54.guests
-            <= (self.t_dining_tables.rows.get(_o54.table) or self.t_dining_tables.row(_o54.table)).seats
+            _o54.guests <= self.t_dining_tables[_o54.table].seats
             for _o54 in rt.each(self, self.t_orders)
         ):
             raise InvariantError(
                 "An order's guests never exceed its table's seats.", 'restaurant_orders.world:164'
             )
         if not all(  # restaurant_orders.world:167
-            _o55.status == _E11_OrderStatus_open_
-            or any(_l56.order == _o55.key() for _l56 in rt.each(self, self.t_order_lines))
+            _o55.status == _E11_OrderStatus_open_ or any(
+                _l56.order == _o55.key() for _l56 in rt.each(self, self.t_order_lines)
+            )
             for _o55 in rt.each(self, self.t_orders)
         ):
             raise InvariantError(
@@ -321,13 +321,12 @@ class RestaurantOrders(Episode):
                 'restaurant_orders.world:167',
             )
         if not all(  # restaurant_orders.world:170
-            _p57.share
-            <= (self.t_orders.rows.get(_p57.order) or self.t_orders.row(_p57.order)).split_ways
-            and len(tuple([
-                _q58.key()
+            _p57.share <= self.t_orders[_p57.order].split_ways
+            and len([
+                _q58
                 for _q58 in rt.each(self, self.t_payments)
                 if _q58.order == _p57.order and _q58.share == _p57.share
-            ]))
+            ])
             == 1
             for _p57 in rt.each(self, self.t_payments)
         ):
@@ -370,10 +369,8 @@ class RestaurantOrders(Episode):
                     'restaurant_orders.world:182',
                 )
         if not all(  # restaurant_orders.world:185
-            (self.t_orders.rows.get(_p63.order) or self.t_orders.row(_p63.order)).status
-            == _E11_OrderStatus_served
-            or (self.t_orders.rows.get(_p63.order) or self.t_orders.row(_p63.order)).status
-            == _E11_OrderStatus_paid
+            self.t_orders[_p63.order].status == _E11_OrderStatus_served
+            or self.t_orders[_p63.order].status == _E11_OrderStatus_paid
             for _p63 in rt.each(self, self.t_payments)
         ):
             raise InvariantError(
@@ -470,8 +467,7 @@ class RestaurantOrders(Episode):
         return tuple([  # restaurant_orders.world:205
             _m4.key()
             for _m4 in rt.each(self, self.t_menu)
-            if (category is None
-            or _m4.category == (category if category is not None else rt.absent()))
+            if (category is None or _m4.category == category)
             and (not available_only or _m4.available)
         ])
 
@@ -503,7 +499,7 @@ class RestaurantOrders(Episode):
         return tuple([  # restaurant_orders.world:231
             self.fn_table_status(_t6)
             for _t6 in rt.each(self, self.t_dining_tables)
-            if (zone is None or _t6.zone == (zone if zone is not None else rt.absent()))
+            if (zone is None or _t6.zone == zone)
             and (not free_only or rt.key_of(self.fn_unpaid_order(_t6)) is None)
         ])
 
@@ -521,28 +517,19 @@ class RestaurantOrders(Episode):
             'List orders with their table, server, guests, status, split and times, the most '
             'recently opened first.'
         )
-        return tuple(  # restaurant_orders.world:249
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_orders,
-                    rt.each(
-                        self,
-                        tuple([
-                            _o8.key()
-                            for _o8 in rt.each(self, self.t_orders)
-                            if (status is None
-                            or _o8.status == (status if status is not None else rt.absent()))
-                            and (table is None
-                            or _o8.table == (table if table is not None else rt.absent()).key())
-                            and (server is None
-                            or _o8.server == (server if server is not None else rt.absent()).key())
-                        ]),
-                    ),
-                ),
-                key=lambda _o7: _o7.opened_at,
-                reverse=True,
-            )
+        return rt.sorted_keys(  # restaurant_orders.world:249
+            rt.each(
+                self,
+                [
+                    _o8
+                    for _o8 in rt.each(self, self.t_orders)
+                    if (status is None or _o8.status == status)
+                    and (table is None or _o8.table == table.key())
+                    and (server is None or _o8.server == server.key())
+                ],
+            ),
+            key=lambda _o7: _o7.opened_at,
+            reverse=True,
         )
 
     def tool_list_servers(self) -> tuple[str, ...]:  # restaurant_orders.world:252
@@ -580,22 +567,16 @@ class RestaurantOrders(Episode):
         self, table: DiningTable, guests: int
     ) -> Order:
         'Open an order for a free table; the signed-in server takes it.'
-        if not (self.state.current_server is not None):  # restaurant_orders.world:283
+        if self.state.current_server is None:  # restaurant_orders.world:283
             raise ToolError('Not signed in.')
-        if not (not any(_o12.table == table.key() and _o12.status != _E11_OrderStatus_paid for _o12 in rt.each(self, self.t_orders))):  # restaurant_orders.world:284
+        if any(  # restaurant_orders.world:284
+            _o12.table == table.key() and _o12.status != _E11_OrderStatus_paid
+            for _o12 in rt.each(self, self.t_orders)
+        ):
+            raise ToolError(rt.built(self, f'Table {table.number} already has an unpaid order.'))
+        if guests > table.seats:  # restaurant_orders.world:285
             raise ToolError(rt.built(
-                self, 'Table ' + rt.text(table.number) + ' already has an unpaid order.'
-            ))
-        if not (guests <= table.seats):  # restaurant_orders.world:285
-            raise ToolError(rt.built(
-                self,
-                'Table '
-                + rt.text(table.number)
-                + ' seats '
-                + rt.text(table.seats)
-                + '; '
-                + rt.text(guests)
-                + ' guests is too many.',
+                self, f'Table {table.number} seats {table.seats}; {guests} guests is too many.'
             ))
         order: Order = Order(  # restaurant_orders.world:286
             id_=self.next_id('order_ids', 'O{:03d}'),
@@ -616,25 +597,23 @@ class RestaurantOrders(Episode):
         self, order: Order, item: MenuItem, quantity: int, note: str
     ) -> OrderLine:
         'Add a menu item to an open order at its current price.'
-        if not (self.state.current_server is not None):  # restaurant_orders.world:299
+        if self.state.current_server is None:  # restaurant_orders.world:299
             raise ToolError('Not signed in.')
-        if not (order.status == _E11_OrderStatus_open_):  # restaurant_orders.world:300
+        if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:300
             raise ToolError(rt.built(
                 self,
-                'Order '
-                + rt.text(order.id_)
-                + ' is '
-                + rt.text(order.status)
-                + '; lines can only be added while it is open.',
+                f'Order {order.id_} is {order.status}; lines can only be added while it is open.',
             ))
         if not item.available:  # restaurant_orders.world:301
-            raise ToolError(rt.built(self, rt.text(item.name) + ' is not available.'))
+            raise ToolError(rt.built(self, f'{item.name} is not available.'))
         line: OrderLine = OrderLine(  # restaurant_orders.world:302
             id_=self.next_id('line_ids', 'L{:04d}'),
             order=order.key(),
             item=item.key(),
             quantity=v.check_range(quantity, 'OrderLine.quantity', 1, 20),
-            unit_price_cents=v.check_range(item.price_cents, 'OrderLine.unit_price_cents', 1, 100000),
+            unit_price_cents=v.check_range(
+                item.price_cents, 'OrderLine.unit_price_cents', 1, 100000
+            ),
             note=v.check_length(note, 'OrderLine.note', None, 120),
         )
         self.insert(self.t_order_lines, line)  # restaurant_orders.world:309
@@ -642,19 +621,14 @@ class RestaurantOrders(Episode):
 
     def tool_remove_line(self, line: OrderLine) -> OrderView:  # restaurant_orders.world:313
         'Remove a line from an open order; returns the order as it is now.'
-        if not (self.state.current_server is not None):  # restaurant_orders.world:318
+        if self.state.current_server is None:  # restaurant_orders.world:318
             raise ToolError('Not signed in.')
-        order: Order = (  # restaurant_orders.world:319
-            self.t_orders.rows.get(line.order) or self.t_orders.row(line.order)
-        )
-        if not (order.status == _E11_OrderStatus_open_):  # restaurant_orders.world:320
+        order: Order = self.t_orders[line.order]  # restaurant_orders.world:319
+        if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:320
             raise ToolError(rt.built(
                 self,
-                'Order '
-                + rt.text(order.id_)
-                + ' is '
-                + rt.text(order.status)
-                + '; lines can only be removed before it is sent to the kitchen.',
+                f'Order {order.id_} is {order.status}; lines can only be removed before it is '
+                'sent to the kitchen.',
             ))
         self.delete(self.t_order_lines, line.key())  # restaurant_orders.world:321
         total: int = self.fn_order_total(order)  # restaurant_orders.world:322
@@ -678,17 +652,14 @@ class RestaurantOrders(Episode):
 
     def tool_send_to_kitchen(self, order: Order) -> Order:  # restaurant_orders.world:335
         'Send an open order to the kitchen; its lines can no longer change.'
-        if not (self.state.current_server is not None):  # restaurant_orders.world:340
+        if self.state.current_server is None:  # restaurant_orders.world:340
             raise ToolError('Not signed in.')
-        if not (order.status == _E11_OrderStatus_open_):  # restaurant_orders.world:341
-            raise ToolError(rt.built(
-                self,
-                'Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not open.',
-            ))
+        if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:341
+            raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not open.'))
         if not any(  # restaurant_orders.world:342
             _l15.order == order.key() for _l15 in rt.each(self, self.t_order_lines)
         ):
-            raise ToolError(rt.built(self, 'Order ' + rt.text(order.id_) + ' has no lines.'))
+            raise ToolError(rt.built(self, f'Order {order.id_} has no lines.'))
         self.set_fields(  # restaurant_orders.world:343
             order, ('status', 'sent_at'), _E11_OrderStatus_sent_to_kitchen, self.clock
         )
@@ -696,16 +667,11 @@ class RestaurantOrders(Episode):
 
     def tool_mark_served(self, order: Order) -> Order:  # restaurant_orders.world:348
         'Mark an order that is in the kitchen as served.'
-        if not (self.state.current_server is not None):  # restaurant_orders.world:353
+        if self.state.current_server is None:  # restaurant_orders.world:353
             raise ToolError('Not signed in.')
-        if not (order.status == _E11_OrderStatus_sent_to_kitchen):  # restaurant_orders.world:354
+        if order.status != _E11_OrderStatus_sent_to_kitchen:  # restaurant_orders.world:354
             raise ToolError(rt.built(
-                self,
-                'Order '
-                + rt.text(order.id_)
-                + ' is '
-                + rt.text(order.status)
-                + '; it has not been sent to the kitchen.',
+                self, f'Order {order.id_} is {order.status}; it has not been sent to the kitchen.'
             ))
         self.set_fields(  # restaurant_orders.world:355
             order, ('status', 'served_at'), _E11_OrderStatus_served, self.clock
@@ -719,31 +685,20 @@ class RestaurantOrders(Episode):
             "Split a served order's bill into equal shares before anything is paid; returns the "
             'share amounts in cents (the last share absorbs the rounding remainder).'
         )
-        if not (self.state.current_server is not None):  # restaurant_orders.world:368
+        if self.state.current_server is None:  # restaurant_orders.world:368
             raise ToolError('Not signed in.')
-        if not (order.status == _E11_OrderStatus_served):  # restaurant_orders.world:369
+        if order.status != _E11_OrderStatus_served:  # restaurant_orders.world:369
+            raise ToolError(rt.built(
+                self, f'Order {order.id_} is {order.status}; only served orders can be split.'
+            ))
+        if len(self.fn_payments_of(order)) != 0:  # restaurant_orders.world:370
+            raise ToolError(rt.built(
+                self, f'Payments have already been made on order {order.id_}.'
+            ))
+        if ways > order.guests:  # restaurant_orders.world:371
             raise ToolError(rt.built(
                 self,
-                'Order '
-                + rt.text(order.id_)
-                + ' is '
-                + rt.text(order.status)
-                + '; only served orders can be split.',
-            ))
-        if not (len(self.fn_payments_of(order)) == 0):  # restaurant_orders.world:370
-            raise ToolError(rt.built(
-                self, 'Payments have already been made on order ' + rt.text(order.id_) + '.'
-            ))
-        if not (ways <= order.guests):  # restaurant_orders.world:371
-            raise ToolError(rt.built(
-                self,
-                'Order '
-                + rt.text(order.id_)
-                + ' has '
-                + rt.text(order.guests)
-                + ' guests; it cannot be split '
-                + rt.text(ways)
-                + ' ways.',
+                f'Order {order.id_} has {order.guests} guests; it cannot be split {ways} ways.',
             ))
         self.set_field(  # restaurant_orders.world:372
             order, 'split_ways', v.check_range(ways, 'Order.split_ways', 1, 12)
@@ -761,20 +716,15 @@ class RestaurantOrders(Episode):
             "Pay the next unpaid share of a served order's bill, with a tip. When the last share "
             'is paid the order is paid and the table is free.'
         )
-        if not (self.state.current_server is not None):  # restaurant_orders.world:384
+        if self.state.current_server is None:  # restaurant_orders.world:384
             raise ToolError('Not signed in.')
-        if not (order.status != _E11_OrderStatus_paid):  # restaurant_orders.world:385
+        if order.status == _E11_OrderStatus_paid:  # restaurant_orders.world:385
             raise ToolError(rt.built(
-                self, 'The bill of order ' + rt.text(order.id_) + ' is already fully paid.'
+                self, f'The bill of order {order.id_} is already fully paid.'
             ))
-        if not (order.status == _E11_OrderStatus_served):  # restaurant_orders.world:386
+        if order.status != _E11_OrderStatus_served:  # restaurant_orders.world:386
             raise ToolError(rt.built(
-                self,
-                'Order '
-                + rt.text(order.id_)
-                + ' is '
-                + rt.text(order.status)
-                + '; only served orders can be settled.',
+                self, f'Order {order.id_} is {order.status}; only served orders can be settled.'
             ))
         share: int = len(self.fn_payments_of(order)) + 1  # restaurant_orders.world:387
         total: int = self.fn_order_total(order)  # restaurant_orders.world:388
@@ -782,7 +732,12 @@ class RestaurantOrders(Episode):
             id_=self.next_id('payment_ids', 'PAY{:03d}'),
             order=order.key(),
             share=v.check_range(share, 'Payment.share', 1, 12),
-            amount_cents=v.check_range(self.fn_share_amount(total, order.split_ways, share), 'Payment.amount_cents', 0, None),
+            amount_cents=v.check_range(
+                self.fn_share_amount(total, order.split_ways, share),
+                'Payment.amount_cents',
+                0,
+                None,
+            ),
             tip_cents=v.check_range(tip_cents, 'Payment.tip_cents', 0, None),
             method=method,
             paid_at=self.clock,
@@ -804,7 +759,7 @@ class RestaurantOrders(Episode):
         self, item: MenuItem, available: bool
     ) -> MenuItem:
         'Mark a menu item available or sold out.'
-        if not (self.state.current_server is not None):  # restaurant_orders.world:416
+        if self.state.current_server is None:  # restaurant_orders.world:416
             raise ToolError('Not signed in.')
         self.set_field(item, 'available', available)  # restaurant_orders.world:417
         return item  # restaurant_orders.world:418
@@ -871,19 +826,19 @@ _PARAM_item = param(
     'item',
     arg.row('menu', arg.refined(arg.TEXT, pattern='^[A-Z]{2}[0-9]{2}$')),
     'The menu item code (two letters and two digits, as list_menu shows it).',
-    not_found=lambda ep, key: rt.built(ep, 'Menu item ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'Menu item {key} not found.'),
 )
 _PARAM_table = param(
     'table',
     arg.row('dining_tables', arg.refined(arg.TEXT, pattern='^T[0-9]{1,2}$')),
     'The table number, as list_tables shows it (T and a number).',
-    not_found=lambda ep, key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'Table {key} not found.'),
 )
 _PARAM_order = param(
     'order',
     arg.row('orders'),
     'The order id (O and three digits).',
-    not_found=lambda ep, key: rt.built(ep, 'Order ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
 )
 
 
@@ -894,7 +849,7 @@ RestaurantOrders.TOOLS = tools(
             'server',
             arg.row('servers', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
             "The server's id (S and two digits).",
-            not_found=lambda ep, key: rt.built(ep, 'Server ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Server {key} not found.'),
         ),
         where='restaurant_orders.world:190',
         returns=_RESULT_Server,
@@ -976,13 +931,13 @@ RestaurantOrders.TOOLS = tools(
             'table',
             arg.optional(arg.row('dining_tables', arg.refined(arg.TEXT, pattern='^T[0-9]{1,2}$'))),
             'Only orders at this table (T and a number).',
-            not_found=lambda ep, key: rt.built(ep, 'Table ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Table {key} not found.'),
         ),
         param(
             'server',
             arg.optional(arg.row('servers', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'))),
             'Only orders opened by this server (S and two digits).',
-            not_found=lambda ep, key: rt.built(ep, 'Server ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Server {key} not found.'),
         ),
         read_only=True,
         where='restaurant_orders.world:242',
@@ -1038,7 +993,7 @@ RestaurantOrders.TOOLS = tools(
             'line',
             arg.row('order_lines'),
             'The line id (L and four digits, as get_order shows it).',
-            not_found=lambda ep, key: rt.built(ep, 'Order line ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'Order line {key} not found.'),
         ),
         where='restaurant_orders.world:313',
         returns=_RESULT_OrderView,
@@ -1121,10 +1076,7 @@ def _check_new_table_order__lines(  # restaurant_orders.world:558
     return bool(any(
         _o18.table == 'T1'
         and _o18.status == _E11_OrderStatus_sent_to_kitchen
-        and len(tuple([
-            _l19.key() for _l19 in rt.each(ep, ep.t_order_lines) if _l19.order == _o18.key()
-        ]))
-        == 3
+        and len([_l19 for _l19 in rt.each(ep, ep.t_order_lines) if _l19.order == _o18.key()]) == 3
         and any(
             _l20.order == _o18.key()
             and _l20.item == 'PZ01'
@@ -1160,7 +1112,7 @@ def _check_close_out_tables__t4_paid(  # restaurant_orders.world:706
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O003').status,
+            ep.t_orders['O003'].status,
             '==',
             _E11_OrderStatus_paid,
             'orders["O003"].status == paid',
@@ -1181,13 +1133,13 @@ def _check_close_out_tables__t3_served(  # restaurant_orders.world:707
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O002').status,
+            ep.t_orders['O002'].status,
             '==',
             _E11_OrderStatus_served,
             'orders["O002"].status == served',
         )
         and rt.compared(
-            ep.t_orders.row('O002').served_at, 'is not', None, 'orders["O002"].served_at != none'
+            ep.t_orders['O002'].served_at, 'is not', None, 'orders["O002"].served_at != none'
         )
     )
 
@@ -1195,15 +1147,13 @@ def _check_close_out_tables__t3_served(  # restaurant_orders.world:707
 def _check_close_out_tables__sea_bass(  # restaurant_orders.world:708
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> bool:
-    return bool(ep.t_menu.row('FS01').available)
+    return bool(ep.t_menu['FS01'].available)
 
 
 def _check_split_at_the_bar__split(  # restaurant_orders.world:854
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_orders.row('O005').split_ways, '==', 2, 'orders["O005"].split_ways == 2'
-    )
+    return rt.compared(ep.t_orders['O005'].split_ways, '==', 2, 'orders["O005"].split_ways == 2')
 
 
 def _check_split_at_the_bar__settled(  # restaurant_orders.world:855
@@ -1211,7 +1161,7 @@ def _check_split_at_the_bar__settled(  # restaurant_orders.world:855
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O005').status,
+            ep.t_orders['O005'].status,
             '==',
             _E11_OrderStatus_paid,
             'orders["O005"].status == paid',
@@ -1238,7 +1188,7 @@ def _check_split_at_the_bar__settled(  # restaurant_orders.world:855
 def _check_sea_bass_back_for_o001__sea_bass_available(  # tasks.world:140
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> bool:
-    return bool(ep.t_menu.row('FS01').available)
+    return bool(ep.t_menu['FS01'].available)
 
 
 def _check_sea_bass_back_for_o001__lines_changed(  # tasks.world:141
@@ -1246,9 +1196,7 @@ def _check_sea_bass_back_for_o001__lines_changed(  # tasks.world:141
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            len(tuple([
-                _l27.key() for _l27 in rt.each(ep, ep.t_order_lines) if _l27.order == 'O001'
-            ])),
+            len([_l27 for _l27 in rt.each(ep, ep.t_order_lines) if _l27.order == 'O001']),
             '==',
             3,
             'count([l for l in order_lines if l.order == "O001"]) == 3',
@@ -1278,10 +1226,7 @@ def _check_sea_bass_back_for_o001__total(  # tasks.world:142
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.fn_order_total(ep.t_orders.row('O001')),
-        '==',
-        4900,
-        'order_total(orders["O001"]) == 4900',
+        ep.fn_order_total(ep.t_orders['O001']), '==', 4900, 'order_total(orders["O001"]) == 4900'
     )
 
 
@@ -1290,13 +1235,13 @@ def _check_sea_bass_back_for_o001__sent(  # tasks.world:143
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O001').status,
+            ep.t_orders['O001'].status,
             '==',
             _E11_OrderStatus_sent_to_kitchen,
             'orders["O001"].status == sent_to_kitchen',
         )
         and rt.compared(
-            ep.t_orders.row('O001').sent_at, 'is not', None, 'orders["O001"].sent_at != none'
+            ep.t_orders['O001'].sent_at, 'is not', None, 'orders["O001"].sent_at != none'
         )
     )
 
@@ -1317,11 +1262,9 @@ def _check_t2_dessert_to_bill__through_kitchen(  # tasks.world:291
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_orders.row('O001').sent_at, 'is not', None, 'orders["O001"].sent_at != none'
-        )
+        rt.compared(ep.t_orders['O001'].sent_at, 'is not', None, 'orders["O001"].sent_at != none')
         and rt.compared(
-            ep.t_orders.row('O001').served_at, 'is not', None, 'orders["O001"].served_at != none'
+            ep.t_orders['O001'].served_at, 'is not', None, 'orders["O001"].served_at != none'
         )
     )
 
@@ -1331,14 +1274,12 @@ def _check_t2_dessert_to_bill__paid_in_full(  # tasks.world:292
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O001').status,
+            ep.t_orders['O001'].status,
             '==',
             _E11_OrderStatus_paid,
             'orders["O001"].status == paid',
         )
-        and rt.compared(
-            ep.t_orders.row('O001').split_ways, '==', 1, 'orders["O001"].split_ways == 1'
-        )
+        and rt.compared(ep.t_orders['O001'].split_ways, '==', 1, 'orders["O001"].split_ways == 1')
         and any(
             _p33.order == 'O001'
             and _p33.share == 1
@@ -1355,13 +1296,13 @@ def _check_free_t4_for_terrace_party__t4_settled(  # tasks.world:438
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O003').status,
+            ep.t_orders['O003'].status,
             '==',
             _E11_OrderStatus_paid,
             'orders["O003"].status == paid',
         )
         and rt.compared(
-            ep.t_orders.row('O003').paid_at, 'is not', None, 'orders["O003"].paid_at != none'
+            ep.t_orders['O003'].paid_at, 'is not', None, 'orders["O003"].paid_at != none'
         )
     )
 
@@ -1385,10 +1326,7 @@ def _check_free_t4_for_terrace_party__party_lines(  # tasks.world:440
     return bool(any(
         _o35.table == 'T4'
         and _o35.status == _E11_OrderStatus_sent_to_kitchen
-        and len(tuple([
-            _l36.key() for _l36 in rt.each(ep, ep.t_order_lines) if _l36.order == _o35.key()
-        ]))
-        == 2
+        and len([_l36 for _l36 in rt.each(ep, ep.t_order_lines) if _l36.order == _o35.key()]) == 2
         and any(
             _l37.order == _o35.key() and _l37.item == 'DR02' and _l37.quantity == 4
             for _l37 in rt.each(ep, ep.t_order_lines)
@@ -1407,13 +1345,13 @@ def _check_t1_changes_their_mind__sent(  # tasks.world:605
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O006').status,
+            ep.t_orders['O006'].status,
             '==',
             _E11_OrderStatus_sent_to_kitchen,
             'orders["O006"].status == sent_to_kitchen',
         )
         and rt.compared(
-            ep.t_orders.row('O006').sent_at, 'is not', None, 'orders["O006"].sent_at != none'
+            ep.t_orders['O006'].sent_at, 'is not', None, 'orders["O006"].sent_at != none'
         )
     )
 
@@ -1423,9 +1361,7 @@ def _check_t1_changes_their_mind__lines(  # tasks.world:606
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            len(tuple([
-                _l39.key() for _l39 in rt.each(ep, ep.t_order_lines) if _l39.order == 'O006'
-            ])),
+            len([_l39 for _l39 in rt.each(ep, ep.t_order_lines) if _l39.order == 'O006']),
             '==',
             3,
             'count([l for l in order_lines if l.order == "O006"]) == 3',
@@ -1471,7 +1407,7 @@ def _check_turn_table_t4__t4_settled(  # tasks.world:757
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O003').status,
+            ep.t_orders['O003'].status,
             '==',
             _E11_OrderStatus_paid,
             'orders["O003"].status == paid',
@@ -1506,10 +1442,7 @@ def _check_turn_table_t4__new_party_lines(  # tasks.world:759
     return bool(any(
         _o47.table == 'T4'
         and _o47.status == _E11_OrderStatus_sent_to_kitchen
-        and len(tuple([
-            _l48.key() for _l48 in rt.each(ep, ep.t_order_lines) if _l48.order == _o47.key()
-        ]))
-        == 3
+        and len([_l48 for _l48 in rt.each(ep, ep.t_order_lines) if _l48.order == _o47.key()]) == 3
         and any(
             _l49.order == _o47.key() and _l49.item == 'ST01' and _l49.quantity == 1
             for _l49 in rt.each(ep, ep.t_order_lines)
@@ -1530,7 +1463,7 @@ def _check_turn_table_t4__new_party_lines(  # tasks.world:759
 def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(  # tasks.world:910
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> bool:
-    return bool(not ep.t_menu.row('DS01').available)
+    return bool(not ep.t_menu['DS01'].available)
 
 
 def _check_tiramisu_out_and_terrace_split__served(  # tasks.world:911
@@ -1538,13 +1471,13 @@ def _check_tiramisu_out_and_terrace_split__served(  # tasks.world:911
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_orders.row('O002').status,
+            ep.t_orders['O002'].status,
             '==',
             _E11_OrderStatus_served,
             'orders["O002"].status == served',
         )
         and rt.compared(
-            ep.t_orders.row('O002').served_at, 'is not', None, 'orders["O002"].served_at != none'
+            ep.t_orders['O002'].served_at, 'is not', None, 'orders["O002"].served_at != none'
         )
     )
 
@@ -1552,9 +1485,7 @@ def _check_tiramisu_out_and_terrace_split__served(  # tasks.world:911
 def _check_tiramisu_out_and_terrace_split__split_five(  # tasks.world:912
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_orders.row('O002').split_ways, '==', 5, 'orders["O002"].split_ways == 5'
-    )
+    return rt.compared(ep.t_orders['O002'].split_ways, '==', 5, 'orders["O002"].split_ways == 5')
 
 
 def _check_tiramisu_out_and_terrace_split__told_share(  # tasks.world:913

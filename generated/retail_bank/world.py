@@ -249,13 +249,13 @@ class RetailBank(Episode):
                 )
         if not all(  # retail_bank.world:123
             _a30.status == _E13_AccountStatus_closed
-            or len(tuple([
-                _b31.key()
+            or len([
+                _b31
                 for _b31 in rt.each(self, self.t_accounts)
                 if _b31.owner == _a30.owner
                 and _b31.kind == _a30.kind
                 and _b31.status != _E13_AccountStatus_closed
-            ]))
+            ])
             == 1
             for _a30 in rt.each(self, self.t_accounts)
         ):
@@ -314,23 +314,17 @@ class RetailBank(Episode):
 
     def fn_touching(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:101
         'The transactions of an account, newest first.'
-        return tuple(  # retail_bank.world:102
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_transactions,
-                    rt.each(
-                        self,
-                        tuple([
-                            _t2.key()
-                            for _t2 in rt.each(self, self.t_transactions)
-                            if _t2.from_account == account.key() or _t2.to_account == account.key()
-                        ]),
-                    ),
-                ),
-                key=lambda _t1: _t1.at,
-                reverse=True,
-            )
+        return rt.sorted_keys(  # retail_bank.world:102
+            rt.each(
+                self,
+                [
+                    _t2
+                    for _t2 in rt.each(self, self.t_transactions)
+                    if _t2.from_account == account.key() or _t2.to_account == account.key()
+                ],
+            ),
+            key=lambda _t1: _t1.at,
+            reverse=True,
         )
 
     def fn_money(self, cents: int) -> str:  # retail_bank.world:105
@@ -402,10 +396,9 @@ class RetailBank(Episode):
         return tuple([  # retail_bank.world:198
             _a6.key()
             for _a6 in rt.each(self, self.t_accounts)
-            if (customer is None
-            or _a6.owner == (customer if customer is not None else rt.absent()).key())
-            and (kind is None or _a6.kind == (kind if kind is not None else rt.absent()))
-            and (status is None or _a6.status == (status if status is not None else rt.absent()))
+            if (customer is None or _a6.owner == customer.key())
+            and (kind is None or _a6.kind == kind)
+            and (status is None or _a6.status == status)
         ])
 
     def tool_get_transaction(  # retail_bank.world:201
@@ -429,16 +422,16 @@ class RetailBank(Episode):
             'Open a new active account for a customer, with an optional opening deposit. A '
             'customer may hold one open account of each kind.'
         )
-        if not (self.state.current_teller is not None):  # retail_bank.world:226
+        if self.state.current_teller is None:  # retail_bank.world:226
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (not any(_a8.owner == customer.key() and _a8.kind == kind and _a8.status != _E13_AccountStatus_closed for _a8 in rt.each(self, self.t_accounts))):  # retail_bank.world:227
+        if any(  # retail_bank.world:227
+            _a8.owner == customer.key()
+            and _a8.kind == kind
+            and _a8.status != _E13_AccountStatus_closed
+            for _a8 in rt.each(self, self.t_accounts)
+        ):
             raise ToolError(rt.built(
-                self,
-                'Customer '
-                + rt.text(customer.id_)
-                + ' already has an open '
-                + rt.text(kind)
-                + ' account.',
+                self, f'Customer {customer.id_} already has an open {kind} account.'
             ))
         account: Account = Account(  # retail_bank.world:228
             number=self.next_id('account_numbers', 'AC{:05d}'),
@@ -459,7 +452,9 @@ class RetailBank(Episode):
                     kind=_E6_TxKind_deposit,
                     from_account=None,
                     to_account=account.key(),
-                    amount_cents=v.check_range(initial_deposit_cents, 'Transaction.amount_cents', 1, None),
+                    amount_cents=v.check_range(
+                        initial_deposit_cents, 'Transaction.amount_cents', 1, None
+                    ),
                     memo=v.check_length('opening deposit', 'Transaction.memo', None, 120),
                     teller=self.state.current_teller,
                     at=self.clock,
@@ -472,24 +467,19 @@ class RetailBank(Episode):
             'Close an account. Its balance must be zero (withdraw or transfer the money first) '
             'and it must not be frozen.'
         )
-        if not (self.state.current_teller is not None):  # retail_bank.world:252
+        if self.state.current_teller is None:  # retail_bank.world:252
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (account.status != _E13_AccountStatus_closed):  # retail_bank.world:253
+        if account.status == _E13_AccountStatus_closed:  # retail_bank.world:253
+            raise ToolError(rt.built(self, f'Account {account.number} is already closed.'))
+        if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:254
             raise ToolError(rt.built(
-                self, 'Account ' + rt.text(account.number) + ' is already closed.'
+                self, f'Account {account.number} is frozen and cannot be closed.'
             ))
-        if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:254
-            raise ToolError(rt.built(
-                self, 'Account ' + rt.text(account.number) + ' is frozen and cannot be closed.'
-            ))
-        if not (account.balance_cents == 0):  # retail_bank.world:255
+        if account.balance_cents != 0:  # retail_bank.world:255
             raise ToolError(rt.built(
                 self,
-                'Account '
-                + rt.text(account.number)
-                + ' still holds '
-                + rt.text(self.fn_money(account.balance_cents))
-                + '; the balance must be zero before closing.',
+                f'Account {account.number} still holds {self.fn_money(account.balance_cents)}; '
+                'the balance must be zero before closing.',
             ))
         self.set_fields(  # retail_bank.world:256
             account, ('status', 'closed_on'), _E13_AccountStatus_closed, self.clock.date()
@@ -500,19 +490,20 @@ class RetailBank(Episode):
         self, account: Account, amount_cents: int, memo: str
     ) -> Account:
         'Deposit money into an active account.'
-        if not (self.state.current_teller is not None):  # retail_bank.world:268
+        if self.state.current_teller is None:  # retail_bank.world:268
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (account.status != _E13_AccountStatus_closed):  # retail_bank.world:269
-            raise ToolError(rt.built(self, 'Account ' + rt.text(account.number) + ' is closed.'))
-        if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:270
+        if account.status == _E13_AccountStatus_closed:  # retail_bank.world:269
+            raise ToolError(rt.built(self, f'Account {account.number} is closed.'))
+        if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:270
             raise ToolError(rt.built(
-                self,
-                'Account ' + rt.text(account.number) + ' is frozen: no money can move in or out.',
+                self, f'Account {account.number} is frozen: no money can move in or out.'
             ))
         self.set_field(  # retail_bank.world:271
             account,
             'balance_cents',
-            v.check_range(rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None),
+            v.check_range(
+                rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None
+            ),
         )
         self.insert(  # retail_bank.world:272
             self.t_transactions,
@@ -533,35 +524,32 @@ class RetailBank(Episode):
         self, account: Account, amount_cents: int, memo: str
     ) -> Account:
         "Withdraw money from an active account, up to its balance and the desk's per-call limit."
-        if not (self.state.current_teller is not None):  # retail_bank.world:289
+        if self.state.current_teller is None:  # retail_bank.world:289
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (account.status != _E13_AccountStatus_closed):  # retail_bank.world:290
-            raise ToolError(rt.built(self, 'Account ' + rt.text(account.number) + ' is closed.'))
-        if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:291
+        if account.status == _E13_AccountStatus_closed:  # retail_bank.world:290
+            raise ToolError(rt.built(self, f'Account {account.number} is closed.'))
+        if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:291
             raise ToolError(rt.built(
-                self,
-                'Account ' + rt.text(account.number) + ' is frozen: no money can move in or out.',
+                self, f'Account {account.number} is frozen: no money can move in or out.'
             ))
-        if not (amount_cents <= self.state.max_withdrawal_cents):  # retail_bank.world:292
+        if amount_cents > self.state.max_withdrawal_cents:  # retail_bank.world:292
             raise ToolError(rt.built(
                 self,
-                'The desk can pay out at most '
-                + rt.text(self.fn_money(self.state.max_withdrawal_cents))
-                + ' per withdrawal.',
+                f'The desk can pay out at most {self.fn_money(self.state.max_withdrawal_cents)} '
+                'per withdrawal.',
             ))
-        if not (account.balance_cents >= amount_cents):  # retail_bank.world:293
+        if account.balance_cents < amount_cents:  # retail_bank.world:293
             raise ToolError(rt.built(
                 self,
-                'Insufficient funds: account '
-                + rt.text(account.number)
-                + ' holds '
-                + rt.text(self.fn_money(account.balance_cents))
-                + '.',
+                f'Insufficient funds: account {account.number} holds '
+                f'{self.fn_money(account.balance_cents)}.',
             ))
         self.set_field(  # retail_bank.world:294
             account,
             'balance_cents',
-            v.check_range(rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None),
+            v.check_range(
+                rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None
+            ),
         )
         self.insert(  # retail_bank.world:295
             self.t_transactions,
@@ -582,44 +570,43 @@ class RetailBank(Episode):
         self, from_account: Account, to_account: Account, amount_cents: int, memo: str
     ) -> Transaction:
         'Move money from one active account to another.'
-        if not (self.state.current_teller is not None):  # retail_bank.world:313
+        if self.state.current_teller is None:  # retail_bank.world:313
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (from_account.key() != to_account.key()):  # retail_bank.world:314
+        if from_account.key() == to_account.key():  # retail_bank.world:314
             raise ToolError('Cannot transfer to the same account.')
-        if not (from_account.status != _E13_AccountStatus_closed):  # retail_bank.world:315
-            raise ToolError(rt.built(
-                self, 'Source account ' + rt.text(from_account.number) + ' is closed.'
-            ))
-        if not (to_account.status != _E13_AccountStatus_closed):  # retail_bank.world:316
-            raise ToolError(rt.built(
-                self, 'Destination account ' + rt.text(to_account.number) + ' is closed.'
-            ))
-        if not (from_account.status != _E13_AccountStatus_frozen):  # retail_bank.world:317
-            raise ToolError(rt.built(
-                self, 'Source account ' + rt.text(from_account.number) + ' is frozen.'
-            ))
-        if not (to_account.status != _E13_AccountStatus_frozen):  # retail_bank.world:318
-            raise ToolError(rt.built(
-                self, 'Destination account ' + rt.text(to_account.number) + ' is frozen.'
-            ))
-        if not (from_account.balance_cents >= amount_cents):  # retail_bank.world:319
+        if from_account.status == _E13_AccountStatus_closed:  # retail_bank.world:315
+            raise ToolError(rt.built(self, f'Source account {from_account.number} is closed.'))
+        if to_account.status == _E13_AccountStatus_closed:  # retail_bank.world:316
+            raise ToolError(rt.built(self, f'Destination account {to_account.number} is closed.'))
+        if from_account.status == _E13_AccountStatus_frozen:  # retail_bank.world:317
+            raise ToolError(rt.built(self, f'Source account {from_account.number} is frozen.'))
+        if to_account.status == _E13_AccountStatus_frozen:  # retail_bank.world:318
+            raise ToolError(rt.built(self, f'Destination account {to_account.number} is frozen.'))
+        if from_account.balance_cents < amount_cents:  # retail_bank.world:319
             raise ToolError(rt.built(
                 self,
-                'Insufficient funds: account '
-                + rt.text(from_account.number)
-                + ' holds '
-                + rt.text(self.fn_money(from_account.balance_cents))
-                + '.',
+                f'Insufficient funds: account {from_account.number} holds '
+                f'{self.fn_money(from_account.balance_cents)}.',
             ))
         self.set_field(  # retail_bank.world:320
             from_account,
             'balance_cents',
-            v.check_range(rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0, None),
+            v.check_range(
+                rt.bounded(from_account.balance_cents - amount_cents),
+                'Account.balance_cents',
+                0,
+                None,
+            ),
         )
         self.set_field(  # retail_bank.world:321
             to_account,
             'balance_cents',
-            v.check_range(rt.bounded(to_account.balance_cents + amount_cents), 'Account.balance_cents', 0, None),
+            v.check_range(
+                rt.bounded(to_account.balance_cents + amount_cents),
+                'Account.balance_cents',
+                0,
+                None,
+            ),
         )
         tx: Transaction = Transaction(  # retail_bank.world:322
             id_=self.next_id('transaction_ids', 'TX{:06d}'),
@@ -638,22 +625,21 @@ class RetailBank(Episode):
         self, account: Account, reason: str
     ) -> Account:
         'Freeze an active account, with a reason. Only tellers with freeze permission may do this.'
-        if not (self.state.current_teller is not None):  # retail_bank.world:340
+        if self.state.current_teller is None:  # retail_bank.world:340
             raise ToolError('Not signed in. Call sign_in first.')
-        if not self.t_tellers.row(rt.present(self.state.current_teller)).can_freeze:  # retail_bank.world:341
+        if not (  # retail_bank.world:341
+            self.t_tellers[rt.present(self.state.current_teller)].can_freeze
+        ):
             raise ToolError(rt.built(
                 self,
-                'Teller '
-                + rt.text(self.t_tellers.row(rt.present(self.state.current_teller)).id_)
-                + ' is not allowed to freeze accounts.',
+                f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '
+                'allowed to freeze accounts.',
             ))
-        if not (account.status != _E13_AccountStatus_closed):  # retail_bank.world:342
-            raise ToolError(rt.built(self, 'Account ' + rt.text(account.number) + ' is closed.'))
-        if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:343
-            raise ToolError(rt.built(
-                self, 'Account ' + rt.text(account.number) + ' is already frozen.'
-            ))
-        if not (rt.built(self, reason.strip()) != ''):  # retail_bank.world:344
+        if account.status == _E13_AccountStatus_closed:  # retail_bank.world:342
+            raise ToolError(rt.built(self, f'Account {account.number} is closed.'))
+        if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:343
+            raise ToolError(rt.built(self, f'Account {account.number} is already frozen.'))
+        if rt.built(self, reason.strip()) == '':  # retail_bank.world:344
             raise ToolError('A freeze needs a reason.')
         self.set_fields(  # retail_bank.world:345
             account,
@@ -668,19 +654,18 @@ class RetailBank(Episode):
             'Return a frozen account to active and clear its freeze reason. Only tellers with '
             'freeze permission may do this.'
         )
-        if not (self.state.current_teller is not None):  # retail_bank.world:355
+        if self.state.current_teller is None:  # retail_bank.world:355
             raise ToolError('Not signed in. Call sign_in first.')
-        if not self.t_tellers.row(rt.present(self.state.current_teller)).can_freeze:  # retail_bank.world:356
+        if not (  # retail_bank.world:356
+            self.t_tellers[rt.present(self.state.current_teller)].can_freeze
+        ):
             raise ToolError(rt.built(
                 self,
-                'Teller '
-                + rt.text(self.t_tellers.row(rt.present(self.state.current_teller)).id_)
-                + ' is not allowed to unfreeze accounts.',
+                f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '
+                'allowed to unfreeze accounts.',
             ))
-        if not (account.status == _E13_AccountStatus_frozen):  # retail_bank.world:357
-            raise ToolError(rt.built(
-                self, 'Account ' + rt.text(account.number) + ' is not frozen.'
-            ))
+        if account.status != _E13_AccountStatus_frozen:  # retail_bank.world:357
+            raise ToolError(rt.built(self, f'Account {account.number} is not frozen.'))
         self.set_fields(  # retail_bank.world:358
             account,
             ('status', 'freeze_reason'),
@@ -719,7 +704,7 @@ _PARAM_account = param(
     'account',
     arg.row('accounts'),
     'The account number, e.g. AC00001.',
-    not_found=lambda ep, key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
 )
 _PARAM_amount_cents = param(
     'amount_cents',
@@ -741,7 +726,7 @@ RetailBank.TOOLS = tools(
             'teller',
             arg.row('tellers', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$')),
             'The teller id, e.g. T01.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown teller ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown teller {key}.'),
         ),
         where='retail_bank.world:137',
         returns=_RESULT_Teller,
@@ -752,7 +737,7 @@ RetailBank.TOOLS = tools(
             'customer',
             arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
             'The customer id, e.g. CU0001.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
         ),
         read_only=True,
         where='retail_bank.world:144',
@@ -812,7 +797,7 @@ RetailBank.TOOLS = tools(
             'customer',
             arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$'))),
             "Only this customer's accounts (customer id, e.g. CU0001); all when omitted.",
-            not_found=lambda ep, key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
         ),
         param(
             'kind',
@@ -835,7 +820,7 @@ RetailBank.TOOLS = tools(
             'transaction',
             arg.row('transactions'),
             'The transaction id, e.g. TX000001.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown transaction ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown transaction {key}.'),
         ),
         read_only=True,
         where='retail_bank.world:201',
@@ -860,7 +845,7 @@ RetailBank.TOOLS = tools(
             'customer',
             arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
             'The customer id, e.g. CU0003.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown customer ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
         ),
         param('kind', arg.enum_of(AccountKind), 'checking or savings.'),
         param(
@@ -878,7 +863,7 @@ RetailBank.TOOLS = tools(
             'account',
             arg.row('accounts'),
             'The account number, e.g. AC00006.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
         ),
         where='retail_bank.world:247',
         returns=_RESULT_Account,
@@ -905,13 +890,13 @@ RetailBank.TOOLS = tools(
             'from_account',
             arg.row('accounts'),
             'The account to debit, e.g. AC00002.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
         ),
         param(
             'to_account',
             arg.row('accounts'),
             'The account to credit, e.g. AC00001.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
         ),
         param(
             'amount_cents',
@@ -928,7 +913,7 @@ RetailBank.TOOLS = tools(
             'account',
             arg.row('accounts'),
             'The account number, e.g. AC00003.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
         ),
         param(
             'reason',
@@ -944,7 +929,7 @@ RetailBank.TOOLS = tools(
             'account',
             arg.row('accounts'),
             'The account number, e.g. AC00004.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown account ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
         ),
         where='retail_bank.world:350',
         returns=_RESULT_Account,
@@ -956,7 +941,7 @@ def _check_alice_savings_to_cash__savings_debited(  # retail_bank.world:456
     ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_accounts.row('AC00002').balance_cents,
+        ep.t_accounts['AC00002'].balance_cents,
         '==',
         1180000,
         'accounts["AC00002"].balance_cents == 1180000',
@@ -967,7 +952,7 @@ def _check_alice_savings_to_cash__checking_after_cash(  # retail_bank.world:457
     ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_accounts.row('AC00001').balance_cents,
+        ep.t_accounts['AC00001'].balance_cents,
         '==',
         255000,
         'accounts["AC00001"].balance_cents == 255000',
@@ -1003,13 +988,13 @@ def _check_chen_switch_accounts__savings_closed(  # retail_bank.world:562
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_accounts.row('AC00006').status,
+            ep.t_accounts['AC00006'].status,
             '==',
             _E13_AccountStatus_closed,
             'accounts["AC00006"].status == closed',
         )
         and rt.compared(
-            ep.t_accounts.row('AC00006').closed_on,
+            ep.t_accounts['AC00006'].closed_on,
             '==',
             rt.parse_date('2026-03-02'),
             'accounts["AC00006"].closed_on == date("2026-03-02")',
@@ -1036,7 +1021,7 @@ def _check_chen_switch_accounts__opening_deposit(  # retail_bank.world:564
         _t12.kind == _E6_TxKind_deposit
         and _t12.amount_cents == 50000
         and _t12.to_account is not None
-        and ep.t_accounts.row(rt.present(_t12.to_account)).owner == 'CU0003'
+        and ep.t_accounts[rt.present(_t12.to_account)].owner == 'CU0003'
         for _t12 in rt.each(ep, ep.t_transactions)
     ))
 
@@ -1046,13 +1031,13 @@ def _check_ben_review_cleared__unfrozen(  # retail_bank.world:665
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_accounts.row('AC00004').status,
+            ep.t_accounts['AC00004'].status,
             '==',
             _E13_AccountStatus_active,
             'accounts["AC00004"].status == active',
         )
         and rt.compared(
-            ep.t_accounts.row('AC00004').freeze_reason,
+            ep.t_accounts['AC00004'].freeze_reason,
             '==',
             '',
             'accounts["AC00004"].freeze_reason == ""',
@@ -1064,7 +1049,7 @@ def _check_ben_review_cleared__savings_after(  # retail_bank.world:666
     ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_accounts.row('AC00004').balance_cents,
+        ep.t_accounts['AC00004'].balance_cents,
         '==',
         50000,
         'accounts["AC00004"].balance_cents == 50000',
@@ -1075,7 +1060,7 @@ def _check_ben_review_cleared__checking_after(  # retail_bank.world:667
     ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_accounts.row('AC00003').balance_cents,
+        ep.t_accounts['AC00003'].balance_cents,
         '==',
         34550,
         'accounts["AC00003"].balance_cents == 34550',
@@ -1087,19 +1072,19 @@ def _check_alice_closes_savings__savings_closed(  # tasks.world:97
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_accounts.row('AC00002').status,
+            ep.t_accounts['AC00002'].status,
             '==',
             _E13_AccountStatus_closed,
             'accounts["AC00002"].status == closed',
         )
         and rt.compared(
-            ep.t_accounts.row('AC00002').balance_cents,
+            ep.t_accounts['AC00002'].balance_cents,
             '==',
             0,
             'accounts["AC00002"].balance_cents == 0',
         )
         and rt.compared(
-            ep.t_accounts.row('AC00002').closed_on,
+            ep.t_accounts['AC00002'].closed_on,
             '==',
             rt.parse_date('2026-03-02'),
             'accounts["AC00002"].closed_on == date("2026-03-02")',
@@ -1135,7 +1120,7 @@ def _check_alice_closes_savings__checking_balance(  # tasks.world:100
     ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_accounts.row('AC00001').balance_cents,
+        ep.t_accounts['AC00001'].balance_cents,
         '==',
         1420000,
         'accounts["AC00001"].balance_cents == 1420000',
@@ -1158,7 +1143,7 @@ def _check_chen_cash_and_new_checking__savings_balance(  # tasks.world:204
     ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_accounts.row('AC00006').balance_cents,
+        ep.t_accounts['AC00006'].balance_cents,
         '==',
         50000,
         'accounts["AC00006"].balance_cents == 50000',
@@ -1194,13 +1179,13 @@ def _check_stolen_card_secure_and_freeze__checking_frozen(  # tasks.world:309
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_accounts.row('AC00001').status,
+            ep.t_accounts['AC00001'].status,
             '==',
             _E13_AccountStatus_frozen,
             'accounts["AC00001"].status == frozen',
         )
         and rt.compared(
-            ep.t_accounts.row('AC00001').freeze_reason,
+            ep.t_accounts['AC00001'].freeze_reason,
             '==',
             'card reported stolen',
             'accounts["AC00001"].freeze_reason == "card reported stolen"',
@@ -1213,13 +1198,13 @@ def _check_stolen_card_secure_and_freeze__money_moved(  # tasks.world:310
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_accounts.row('AC00001').balance_cents,
+            ep.t_accounts['AC00001'].balance_cents,
             '==',
             150000,
             'accounts["AC00001"].balance_cents == 150000',
         )
         and rt.compared(
-            ep.t_accounts.row('AC00002').balance_cents,
+            ep.t_accounts['AC00002'].balance_cents,
             '==',
             1300000,
             'accounts["AC00002"].balance_cents == 1300000',
@@ -1272,7 +1257,7 @@ def _check_new_customer_two_accounts__opening_deposit(  # tasks.world:416
         _t21.kind == _E6_TxKind_deposit
         and _t21.amount_cents == 100000
         and _t21.to_account is not None
-        and ep.t_accounts.row(rt.present(_t21.to_account)).owner == 'CU0004'
+        and ep.t_accounts[rt.present(_t21.to_account)].owner == 'CU0004'
         for _t21 in rt.each(ep, ep.t_transactions)
     ))
 
@@ -1285,9 +1270,9 @@ def _check_new_customer_two_accounts__funded_savings(  # tasks.world:417
         and _t22.amount_cents == 40000
         and _t22.from_account is not None
         and _t22.to_account is not None
-        and ep.t_accounts.row(rt.present(_t22.from_account)).owner == 'CU0004'
-        and ep.t_accounts.row(rt.present(_t22.from_account)).kind == _E11_AccountKind_checking
-        and ep.t_accounts.row(rt.present(_t22.to_account)).kind == _E11_AccountKind_savings
+        and ep.t_accounts[rt.present(_t22.from_account)].owner == 'CU0004'
+        and ep.t_accounts[rt.present(_t22.from_account)].kind == _E11_AccountKind_checking
+        and ep.t_accounts[rt.present(_t22.to_account)].kind == _E11_AccountKind_savings
         for _t22 in rt.each(ep, ep.t_transactions)
     ))
 
@@ -1308,7 +1293,7 @@ def _check_alice_lost_card__balance_after(  # tasks.world:524
     ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_accounts.row('AC00001').balance_cents,
+        ep.t_accounts['AC00001'].balance_cents,
         '==',
         230000,
         'accounts["AC00001"].balance_cents == 230000',
@@ -1320,13 +1305,13 @@ def _check_alice_lost_card__frozen(  # tasks.world:525
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_accounts.row('AC00001').status,
+            ep.t_accounts['AC00001'].status,
             '==',
             _E13_AccountStatus_frozen,
             'accounts["AC00001"].status == AccountStatus.frozen',
         )
         and rt.compared(
-            ep.t_accounts.row('AC00001').freeze_reason,
+            ep.t_accounts['AC00001'].freeze_reason,
             '==',
             'debit card lost',
             'accounts["AC00001"].freeze_reason == "debit card lost"',
@@ -1338,10 +1323,7 @@ def _check_alice_car_cash__checking_emptied(  # tasks.world:630
     ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_accounts.row('AC00001').balance_cents,
-        '==',
-        0,
-        'accounts["AC00001"].balance_cents == 0',
+        ep.t_accounts['AC00001'].balance_cents, '==', 0, 'accounts["AC00001"].balance_cents == 0'
     )
 
 
@@ -1349,7 +1331,7 @@ def _check_alice_car_cash__savings_debited(  # tasks.world:631
     ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_accounts.row('AC00002').balance_cents,
+        ep.t_accounts['AC00002'].balance_cents,
         '==',
         850000,
         'accounts["AC00002"].balance_cents == 850000',

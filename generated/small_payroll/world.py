@@ -283,11 +283,11 @@ class SmallPayroll(Episode):
 
     def _check_invariants(self) -> None:
         if not all(  # small_payroll.world:157
-            len(tuple([
-                _q33.key()
+            len([
+                _q33
                 for _q33 in rt.each(self, self.t_payslips)
                 if _q33.employee == _p32.employee and _q33.period == _p32.period
-            ]))
+            ])
             == 1
             for _p32 in rt.each(self, self.t_payslips)
         ):
@@ -295,8 +295,7 @@ class SmallPayroll(Episode):
                 'An employee has at most one payslip per period.', 'small_payroll.world:157'
             )
         if not all(  # small_payroll.world:160
-            (self.t_periods.rows.get(_p34.period) or self.t_periods.row(_p34.period)).status
-            == _E12_PeriodStatus_paid
+            self.t_periods[_p34.period].status == _E12_PeriodStatus_paid
             for _p34 in rt.each(self, self.t_payslips)
         ):
             raise InvariantError(
@@ -316,15 +315,15 @@ class SmallPayroll(Episode):
                 'small_payroll.world:166',
             )
         if not all(  # small_payroll.world:169
-            (self.t_employees.rows.get(_p37.employee) or self.t_employees.row(_p37.employee)).pay_type
-            == _E7_PayType_hourly
+            self.t_employees[_p37.employee].pay_type == _E7_PayType_hourly
             or _p37.timesheet is None
             for _p37 in rt.each(self, self.t_payslips)
         ):
             raise InvariantError('Salaried payslips pay no timesheet.', 'small_payroll.world:169')
         if not all(  # small_payroll.world:172
-            (_t38.status == _E15_TimesheetStatus_paid)
-            == any(_p39.timesheet == _t38.key() for _p39 in rt.each(self, self.t_payslips))
+            (_t38.status == _E15_TimesheetStatus_paid) == any(
+                _p39.timesheet == _t38.key() for _p39 in rt.each(self, self.t_payslips)
+            )
             for _t38 in rt.each(self, self.t_timesheets)
         ):
             raise InvariantError(
@@ -342,8 +341,7 @@ class SmallPayroll(Episode):
                 )
         if not all(  # small_payroll.world:178
             _t41.status != _E15_TimesheetStatus_approved
-            or (self.t_periods.rows.get(_t41.period) or self.t_periods.row(_t41.period)).status
-            == _E12_PeriodStatus_open_
+            or self.t_periods[_t41.period].status == _E12_PeriodStatus_open_
             for _t41 in rt.each(self, self.t_timesheets)
         ):
             raise InvariantError(
@@ -351,11 +349,11 @@ class SmallPayroll(Episode):
                 'small_payroll.world:178',
             )
         if not all(  # small_payroll.world:181
-            len(tuple([
-                _u43.key()
+            len([
+                _u43
                 for _u43 in rt.each(self, self.t_timesheets)
                 if _u43.employee == _t42.employee and _u43.period == _t42.period
-            ]))
+            ])
             == 1
             for _t42 in rt.each(self, self.t_timesheets)
         ):
@@ -363,13 +361,12 @@ class SmallPayroll(Episode):
                 'An employee has at most one timesheet per period.', 'small_payroll.world:181'
             )
         if not all(  # small_payroll.world:184
-            _p44.tax_cents
-            == self.fn_tax_for(
-                self.t_employees.rows.get(_p44.employee) or self.t_employees.row(_p44.employee),
-                rt.bounded(_p44.gross_cents + _p44.bonus_cents),
+            _p44.tax_cents == self.fn_tax_for(
+                self.t_employees[_p44.employee], rt.bounded(_p44.gross_cents + _p44.bonus_cents)
             )
-            and _p44.net_cents
-            == rt.bounded(rt.bounded(_p44.gross_cents + _p44.bonus_cents) - _p44.tax_cents)
+            and _p44.net_cents == rt.bounded(
+                rt.bounded(_p44.gross_cents + _p44.bonus_cents) - _p44.tax_cents
+            )
             for _p44 in rt.each(self, self.t_payslips)
         ):
             raise InvariantError(
@@ -377,9 +374,7 @@ class SmallPayroll(Episode):
                 'small_payroll.world:184',
             )
         if not all(  # small_payroll.world:187
-            (self.t_periods.rows.get(_b45.period) or self.t_periods.row(_b45.period)).status
-            == _E12_PeriodStatus_open_
-            or any(
+            self.t_periods[_b45.period].status == _E12_PeriodStatus_open_ or any(
                 _p46.employee == _b45.employee
                 and _p46.period == _b45.period
                 and _p46.bonus_cents >= _b45.amount_cents
@@ -440,11 +435,7 @@ class SmallPayroll(Episode):
     def fn_tax_for(self, employee: Employee, amount: int) -> int:  # small_payroll.world:128
         'The withholding on an amount, rounded down to the cent.'
         return (  # small_payroll.world:131
-            rt.bounded(
-                amount
-                * (self.t_tax_codes.rows.get(employee.tax_code) or self.t_tax_codes.row(employee.tax_code)).rate_percent,
-            )
-            // 100
+            rt.bounded(amount * self.t_tax_codes[employee.tax_code].rate_percent) // 100
         )
 
     def fn_find_timesheet(  # small_payroll.world:134
@@ -475,9 +466,9 @@ class SmallPayroll(Episode):
 
     def tool_sign_in(self, employee: Employee) -> Employee:  # small_payroll.world:192
         'Sign in to payroll. Only managers may sign in.'
-        if not (employee.role == _E4_Role_manager):  # small_payroll.world:197
+        if employee.role != _E4_Role_manager:  # small_payroll.world:197
             raise ToolError(rt.built(
-                self, rt.text(employee.name) + ' is not a manager and cannot sign in to payroll.'
+                self, f'{employee.name} is not a manager and cannot sign in to payroll.'
             ))
         self.set_state('current_user', employee.key())  # small_payroll.world:198
         return employee  # small_payroll.world:199
@@ -494,7 +485,7 @@ class SmallPayroll(Episode):
             employee.annual_salary_cents,
             employee.hourly_rate_cents,
             employee.tax_code,
-            (self.t_tax_codes.rows.get(employee.tax_code) or self.t_tax_codes.row(employee.tax_code)).rate_percent,
+            self.t_tax_codes[employee.tax_code].rate_percent,
             employee.active,
             tuple([
                 _p1.key()
@@ -513,8 +504,7 @@ class SmallPayroll(Episode):
         return tuple([  # small_payroll.world:226
             _t2.key()
             for _t2 in rt.each(self, self.t_timesheets)
-            if _t2.period == period.key()
-            and (status is None or _t2.status == (status if status is not None else rt.absent()))
+            if _t2.period == period.key() and (status is None or _t2.status == status)
         ])
 
     def tool_get_payslip(self, payslip: Payslip) -> Payslip:  # small_payroll.world:229
@@ -545,9 +535,7 @@ class SmallPayroll(Episode):
         return tuple([  # small_payroll.world:252
             _e4.key()
             for _e4 in rt.each(self, self.t_employees)
-            if (pay_type is None
-            or _e4.pay_type == (pay_type if pay_type is not None else rt.absent()))
-            and (not active_only or _e4.active)
+            if (pay_type is None or _e4.pay_type == pay_type) and (not active_only or _e4.active)
         ])
 
     def tool_list_tax_codes(self) -> tuple[str, ...]:  # small_payroll.world:255
@@ -563,23 +551,16 @@ class SmallPayroll(Episode):
             'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end '
             'dates, status and the date they were paid.'
         )
-        return tuple(  # small_payroll.world:266
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_periods,
-                    rt.each(
-                        self,
-                        tuple([
-                            _p7.key()
-                            for _p7 in rt.each(self, self.t_periods)
-                            if status is None
-                            or _p7.status == (status if status is not None else rt.absent())
-                        ]),
-                    ),
-                ),
-                key=lambda _p6: _p6.start,
-            )
+        return rt.sorted_keys(  # small_payroll.world:266
+            rt.each(
+                self,
+                [
+                    _p7
+                    for _p7 in rt.each(self, self.t_periods)
+                    if status is None or _p7.status == status
+                ],
+            ),
+            key=lambda _p6: _p6.start,
         )
 
     def tool_get_timesheet(self, timesheet: Timesheet) -> Timesheet:  # small_payroll.world:269
@@ -593,9 +574,8 @@ class SmallPayroll(Episode):
         return tuple([  # small_payroll.world:283
             _b8.key()
             for _b8 in rt.each(self, self.t_bonuses)
-            if (period is None or _b8.period == (period if period is not None else rt.absent()).key())
-            and (employee is None
-            or _b8.employee == (employee if employee is not None else rt.absent()).key())
+            if (period is None or _b8.period == period.key())
+            and (employee is None or _b8.employee == employee.key())
         ])
 
     def tool_list_payslips(  # small_payroll.world:286
@@ -608,9 +588,8 @@ class SmallPayroll(Episode):
         return tuple([  # small_payroll.world:292
             _p9.key()
             for _p9 in rt.each(self, self.t_payslips)
-            if (period is None or _p9.period == (period if period is not None else rt.absent()).key())
-            and (employee is None
-            or _p9.employee == (employee if employee is not None else rt.absent()).key())
+            if (period is None or _p9.period == period.key())
+            and (employee is None or _p9.employee == employee.key())
         ])
 
     def tool_record_hours(  # small_payroll.world:295
@@ -620,51 +599,35 @@ class SmallPayroll(Episode):
             "Add hours to an hourly employee's draft timesheet for an open period, creating the "
             'timesheet if there is none.'
         )
-        if not (self.state.current_user is not None):  # small_payroll.world:302
+        if self.state.current_user is None:  # small_payroll.world:302
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (employee.pay_type == _E7_PayType_hourly):  # small_payroll.world:303
+        if employee.pay_type != _E7_PayType_hourly:  # small_payroll.world:303
             raise ToolError(rt.built(
-                self,
-                rt.text(employee.name) + ' is salaried; only hourly employees have timesheets.',
+                self, f'{employee.name} is salaried; only hourly employees have timesheets.'
             ))
         if not employee.active:  # small_payroll.world:304
-            raise ToolError(rt.built(self, rt.text(employee.name) + ' is inactive.'))
-        if not (period.status == _E12_PeriodStatus_open_):  # small_payroll.world:305
-            raise ToolError(rt.built(
-                self, 'Period ' + rt.text(period.id_) + ' has already been paid.'
-            ))
+            raise ToolError(rt.built(self, f'{employee.name} is inactive.'))
+        if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:305
+            raise ToolError(rt.built(self, f'Period {period.id_} has already been paid.'))
         ts: Timesheet | None = self.fn_find_timesheet(employee, period)  # small_payroll.world:306
         if ts is not None:  # small_payroll.world:307
-            if not (  # small_payroll.world:308
-                (ts if ts is not None else rt.absent()).status == _E15_TimesheetStatus_draft
-            ):
+            if ts.status != _E15_TimesheetStatus_draft:  # small_payroll.world:308
                 raise ToolError(rt.built(
                     self,
-                    'Timesheet '
-                    + rt.text((ts if ts is not None else rt.absent()).id_)
-                    + ' is already '
-                    + rt.text((ts if ts is not None else rt.absent()).status)
-                    + '; hours can no longer be added.',
+                    f'Timesheet {ts.id_} is already {ts.status}; hours can no longer be added.',
                 ))
-            if not (  # small_payroll.world:309
-                (ts if ts is not None else rt.absent()).hours + hours <= 300.0
-            ):
+            if not (ts.hours + hours <= 300.0):  # small_payroll.world:309
                 raise ToolError(rt.built(
                     self,
-                    'Timesheet '
-                    + rt.text((ts if ts is not None else rt.absent()).id_)
-                    + ' would have '
-                    + rt.text((ts if ts is not None else rt.absent()).hours + hours)
-                    + ' hours; at most 300 are allowed.',
+                    f'Timesheet {ts.id_} would have {ts.hours + hours} hours; at most 300 are '
+                    'allowed.',
                 ))
             self.set_field(  # small_payroll.world:310
-                self.t_timesheets.row((ts if ts is not None else rt.absent()).id_),
+                self.t_timesheets[ts.id_],
                 'hours',
-                v.check_range((ts if ts is not None else rt.absent()).hours + hours, 'Timesheet.hours', 0.0, 300.0),
+                v.check_range(ts.hours + hours, 'Timesheet.hours', 0.0, 300.0),
             )
-            return self.t_timesheets.row(  # small_payroll.world:311
-                (ts if ts is not None else rt.absent()).id_
-            )
+            return self.t_timesheets[ts.id_]  # small_payroll.world:311
         created: Timesheet = Timesheet(  # small_payroll.world:313
             id_=self.next_id('timesheet_ids', 'TS{:03d}'),
             employee=employee.key(),
@@ -681,35 +644,22 @@ class SmallPayroll(Episode):
             'Approve a draft timesheet of an open period as the signed-in manager, so that '
             'payroll pays it.'
         )
-        if not (self.state.current_user is not None):  # small_payroll.world:323
+        if self.state.current_user is None:  # small_payroll.world:323
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (timesheet.status == _E15_TimesheetStatus_draft):  # small_payroll.world:324
+        if timesheet.status != _E15_TimesheetStatus_draft:  # small_payroll.world:324
             raise ToolError(rt.built(
-                self,
-                'Timesheet '
-                + rt.text(timesheet.id_)
-                + ' is '
-                + rt.text(timesheet.status)
-                + ', not a draft.',
+                self, f'Timesheet {timesheet.id_} is {timesheet.status}, not a draft.'
             ))
-        if not (timesheet.employee != self.state.current_user):  # small_payroll.world:325
+        if timesheet.employee == self.state.current_user:  # small_payroll.world:325
             raise ToolError('You cannot approve your own timesheet.')
-        if not (  # small_payroll.world:326
-            (self.t_periods.rows.get(timesheet.period) or self.t_periods.row(timesheet.period)).status
-            == _E12_PeriodStatus_open_
+        if (  # small_payroll.world:326
+            self.t_periods[timesheet.period].status != _E12_PeriodStatus_open_
         ):
             raise ToolError(rt.built(
-                self,
-                'Period '
-                + rt.text(
-                    (self.t_periods.rows.get(timesheet.period) or self.t_periods.row(timesheet.period)).id_,
-                )
-                + ' has already been paid.',
+                self, f'Period {self.t_periods[timesheet.period].id_} has already been paid.'
             ))
         if not (timesheet.hours > 0.0):  # small_payroll.world:327
-            raise ToolError(rt.built(
-                self, 'Timesheet ' + rt.text(timesheet.id_) + ' has no hours.'
-            ))
+            raise ToolError(rt.built(self, f'Timesheet {timesheet.id_} has no hours.'))
         self.set_field(  # small_payroll.world:328
             timesheet, 'status', _E15_TimesheetStatus_approved
         )
@@ -725,14 +675,12 @@ class SmallPayroll(Episode):
             "Issue a bonus to an active employee in an open period; it is paid with that period's "
             'payroll.'
         )
-        if not (self.state.current_user is not None):  # small_payroll.world:341
+        if self.state.current_user is None:  # small_payroll.world:341
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (period.status == _E12_PeriodStatus_open_):  # small_payroll.world:342
-            raise ToolError(rt.built(
-                self, 'Period ' + rt.text(period.id_) + ' has already been paid.'
-            ))
+        if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:342
+            raise ToolError(rt.built(self, f'Period {period.id_} has already been paid.'))
         if not employee.active:  # small_payroll.world:343
-            raise ToolError(rt.built(self, rt.text(employee.name) + ' is inactive.'))
+            raise ToolError(rt.built(self, f'{employee.name} is inactive.'))
         bonus: Bonus = Bonus(  # small_payroll.world:344
             id_=self.next_id('bonus_ids', 'BN{:03d}'),
             employee=employee.key(),
@@ -754,23 +702,18 @@ class SmallPayroll(Episode):
             'Earlier\n'
             'periods must be paid first. Returns the new payslips.'
         )
-        if not (self.state.current_user is not None):  # small_payroll.world:365
+        if self.state.current_user is None:  # small_payroll.world:365
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (period.status == _E12_PeriodStatus_open_):  # small_payroll.world:366
-            raise ToolError(rt.built(
-                self, 'Period ' + rt.text(period.id_) + ' has already been paid.'
-            ))
+        if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:366
+            raise ToolError(rt.built(self, f'Period {period.id_} has already been paid.'))
         earlier: tuple[str, ...] = tuple([  # small_payroll.world:367
             _p10.key()
             for _p10 in rt.each(self, self.t_periods)
             if _p10.end < period.start and _p10.status == _E12_PeriodStatus_open_
         ])
-        if not (len(earlier) == 0):  # small_payroll.world:368
+        if len(earlier) != 0:  # small_payroll.world:368
             raise ToolError(rt.built(
-                self,
-                'Period '
-                + rt.text(self.t_periods.row(earlier[0]).id_)
-                + ' is still open; pay it first.',
+                self, f'Period {self.t_periods[earlier[0]].id_} is still open; pay it first.'
             ))
         created: tuple[str, ...] = ()  # small_payroll.world:369
         for e in rt.each(self, self.t_employees):  # small_payroll.world:370
@@ -797,7 +740,12 @@ class SmallPayroll(Episode):
                         gross_cents=v.check_range(gross, 'Payslip.gross_cents', 0, None),
                         bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
                         tax_cents=v.check_range(tax, 'Payslip.tax_cents', 0, None),
-                        net_cents=v.check_range(rt.bounded(rt.bounded(gross + bonus) - tax), 'Payslip.net_cents', 0, None),
+                        net_cents=v.check_range(
+                            rt.bounded(rt.bounded(gross + bonus) - tax),
+                            'Payslip.net_cents',
+                            0,
+                            None,
+                        ),
                         corrected=False,
                         correction_note='',
                     )
@@ -806,12 +754,10 @@ class SmallPayroll(Episode):
             else:
                 ts: Timesheet | None = self.fn_find_timesheet(e, period)  # small_payroll.world:388
                 if (  # small_payroll.world:389
-                    ts is not None
-                    and (ts if ts is not None else rt.absent()).status
-                    == _E15_TimesheetStatus_approved
+                    ts is not None and ts.status == _E15_TimesheetStatus_approved
                 ):
                     _gross12: int = round(  # small_payroll.world:390
-                        (ts if ts is not None else rt.absent()).hours * e.hourly_rate_cents
+                        ts.hours * e.hourly_rate_cents
                     )
                     _tax13: int = self.fn_tax_for(  # small_payroll.world:391
                         e, rt.bounded(_gross12 + bonus)
@@ -820,21 +766,24 @@ class SmallPayroll(Episode):
                         id_=self.next_id('payslip_ids', 'PS{:04d}'),
                         employee=e.key(),
                         period=period.key(),
-                        timesheet=(ts if ts is not None else rt.absent()).key(),
-                        hours=v.check_range((ts if ts is not None else rt.absent()).hours, 'Payslip.hours', 0.0, None),
+                        timesheet=ts.key(),
+                        hours=v.check_range(ts.hours, 'Payslip.hours', 0.0, None),
                         gross_cents=v.check_range(_gross12, 'Payslip.gross_cents', 0, None),
                         bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
                         tax_cents=v.check_range(_tax13, 'Payslip.tax_cents', 0, None),
-                        net_cents=v.check_range(rt.bounded(rt.bounded(_gross12 + bonus) - _tax13), 'Payslip.net_cents', 0, None),
+                        net_cents=v.check_range(
+                            rt.bounded(rt.bounded(_gross12 + bonus) - _tax13),
+                            'Payslip.net_cents',
+                            0,
+                            None,
+                        ),
                         corrected=False,
                         correction_note='',
                     )
                     self.insert(self.t_payslips, _slip14)  # small_payroll.world:402
                     created = rt.each(self, created) + (_slip14.key(),)  # small_payroll.world:403
                     self.set_field(  # small_payroll.world:404
-                        self.t_timesheets.row((ts if ts is not None else rt.absent()).id_),
-                        'status',
-                        _E15_TimesheetStatus_paid,
+                        self.t_timesheets[ts.id_], 'status', _E15_TimesheetStatus_paid
                     )
                 elif bonus > 0:  # small_payroll.world:405
                     _tax15: int = self.fn_tax_for(e, bonus)  # small_payroll.world:406
@@ -847,7 +796,9 @@ class SmallPayroll(Episode):
                         gross_cents=v.check_range(0, 'Payslip.gross_cents', 0, None),
                         bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
                         tax_cents=v.check_range(_tax15, 'Payslip.tax_cents', 0, None),
-                        net_cents=v.check_range(rt.bounded(bonus - _tax15), 'Payslip.net_cents', 0, None),
+                        net_cents=v.check_range(
+                            rt.bounded(bonus - _tax15), 'Payslip.net_cents', 0, None
+                        ),
                         corrected=False,
                         correction_note='',
                     )
@@ -862,20 +813,14 @@ class SmallPayroll(Episode):
         self, payslip: Payslip, gross_cents: int, note: str
     ) -> Payslip:
         "Correct a payslip's gross pay; tax and net are recomputed and the note is kept."
-        if not (self.state.current_user is not None):  # small_payroll.world:432
+        if self.state.current_user is None:  # small_payroll.world:432
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (gross_cents != payslip.gross_cents):  # small_payroll.world:433
+        if gross_cents == payslip.gross_cents:  # small_payroll.world:433
             raise ToolError(rt.built(
-                self,
-                'Payslip '
-                + rt.text(payslip.id_)
-                + ' already has a gross of '
-                + rt.text(gross_cents)
-                + ' cents.',
+                self, f'Payslip {payslip.id_} already has a gross of {gross_cents} cents.'
             ))
         tax: int = self.fn_tax_for(  # small_payroll.world:434
-            self.t_employees.rows.get(payslip.employee) or self.t_employees.row(payslip.employee),
-            rt.bounded(gross_cents + payslip.bonus_cents),
+            self.t_employees[payslip.employee], rt.bounded(gross_cents + payslip.bonus_cents)
         )
         self.set_fields(  # small_payroll.world:435
             payslip,
@@ -886,7 +831,12 @@ class SmallPayroll(Episode):
         self.set_fields(  # small_payroll.world:437
             payslip,
             ('net_cents', 'corrected', 'correction_note'),
-            v.check_range(rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax), 'Payslip.net_cents', 0, None),
+            v.check_range(
+                rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax),
+                'Payslip.net_cents',
+                0,
+                None,
+            ),
             True,
             v.check_length(note, 'Payslip.correction_note', None, 200),
         )
@@ -936,25 +886,25 @@ _PARAM_employee = param(
     'employee',
     arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
     'The employee id (E and three digits).',
-    not_found=lambda ep, key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
 )
 _PARAM_period = param(
     'period',
     arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$')),
     'The period id, the year and month as YYYY-MM.',
-    not_found=lambda ep, key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
 )
 _PARAM_payslip = param(
     'payslip',
     arg.row('payslips'),
     'The payslip id (PS and four digits).',
-    not_found=lambda ep, key: rt.built(ep, 'Unknown payslip ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown payslip {key}.'),
 )
 _PARAM_timesheet = param(
     'timesheet',
     arg.row('timesheets'),
     'The timesheet id (TS and three digits).',
-    not_found=lambda ep, key: rt.built(ep, 'Unknown timesheet ' + rt.text(key) + '.'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown timesheet {key}.'),
 )
 
 
@@ -965,7 +915,7 @@ SmallPayroll.TOOLS = tools(
             'employee',
             arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
             'Your employee id (E and three digits).',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
         ),
         where='small_payroll.world:192',
         returns=_RESULT_Employee,
@@ -1075,13 +1025,13 @@ SmallPayroll.TOOLS = tools(
             'period',
             arg.optional(arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))),
             'Only bonuses paid in this period (YYYY-MM); all when omitted.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
         ),
         param(
             'employee',
             arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
             "Only this employee's bonuses (E and three digits); all when omitted.",
-            not_found=lambda ep, key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
         ),
         read_only=True,
         where='small_payroll.world:277',
@@ -1094,13 +1044,13 @@ SmallPayroll.TOOLS = tools(
             'period',
             arg.optional(arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))),
             'Only payslips of this period (YYYY-MM); all when omitted.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
         ),
         param(
             'employee',
             arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
             "Only this employee's payslips (E and three digits); all when omitted.",
-            not_found=lambda ep, key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
         ),
         read_only=True,
         where='small_payroll.world:286',
@@ -1113,7 +1063,7 @@ SmallPayroll.TOOLS = tools(
             'employee',
             arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
             "The hourly employee's id (E and three digits).",
-            not_found=lambda ep, key: rt.built(ep, 'Unknown employee ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
         ),
         _PARAM_period,
         param('hours', arg.refined(arg.FLOAT, 0.5, 300.0), 'Hours to add, e.g. 7.5.'),
@@ -1133,7 +1083,7 @@ SmallPayroll.TOOLS = tools(
             'period',
             arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$')),
             'The open period it is paid in, as YYYY-MM.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown period ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
         ),
         param(
             'amount_cents',
@@ -1172,13 +1122,13 @@ def _check_run_march_payroll__period_paid(  # small_payroll.world:596
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_periods.row('2026-03').status,
+            ep.t_periods['2026-03'].status,
             '==',
             _E12_PeriodStatus_paid,
             'periods["2026-03"].status == PeriodStatus.paid',
         )
         and rt.compared(
-            ep.t_periods.row('2026-03').paid_on,
+            ep.t_periods['2026-03'].paid_on,
             '==',
             rt.parse_date('2026-03-31'),
             'periods["2026-03"].paid_on == date("2026-03-31")',
@@ -1229,19 +1179,19 @@ def _check_run_march_payroll__timesheets_paid(  # small_payroll.world:600
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_timesheets.row('TS003').status,
+            ep.t_timesheets['TS003'].status,
             '==',
             _E15_TimesheetStatus_paid,
             'timesheets["TS003"].status == TimesheetStatus.paid',
         )
         and rt.compared(
-            ep.t_timesheets.row('TS004').status,
+            ep.t_timesheets['TS004'].status,
             '==',
             _E15_TimesheetStatus_paid,
             'timesheets["TS004"].status == TimesheetStatus.paid',
         )
         and rt.compared(
-            ep.t_timesheets.row('TS004').approved_by,
+            ep.t_timesheets['TS004'].approved_by,
             '==',
             'E001',
             'timesheets["TS004"].approved_by == "E001"',
@@ -1254,10 +1204,10 @@ def _check_hours_bonus_and_correction__hours_added(  # small_payroll.world:767
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_timesheets.row('TS004').hours, '==', 104.5, 'timesheets["TS004"].hours == 104.5'
+            ep.t_timesheets['TS004'].hours, '==', 104.5, 'timesheets["TS004"].hours == 104.5'
         )
         and rt.compared(
-            ep.t_timesheets.row('TS004').status,
+            ep.t_timesheets['TS004'].status,
             '==',
             _E15_TimesheetStatus_draft,
             'timesheets["TS004"].status == TimesheetStatus.draft',
@@ -1279,24 +1229,24 @@ def _check_hours_bonus_and_correction__corrected(  # small_payroll.world:769
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_payslips.row('PS0002').gross_cents,
+            ep.t_payslips['PS0002'].gross_cents,
             '==',
             520000,
             'payslips["PS0002"].gross_cents == 520000',
         )
         and rt.compared(
-            ep.t_payslips.row('PS0002').tax_cents,
+            ep.t_payslips['PS0002'].tax_cents,
             '==',
             104000,
             'payslips["PS0002"].tax_cents == 104000',
         )
         and rt.compared(
-            ep.t_payslips.row('PS0002').net_cents,
+            ep.t_payslips['PS0002'].net_cents,
             '==',
             416000,
             'payslips["PS0002"].net_cents == 416000',
         )
-        and ep.t_payslips.row('PS0002').corrected
+        and ep.t_payslips['PS0002'].corrected
     )
 
 
@@ -1305,16 +1255,16 @@ def _check_approve_march_and_april_hours__linus_march(  # tasks.world:159
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_timesheets.row('TS004').hours, '==', 100.0, 'timesheets["TS004"].hours == 100.0'
+            ep.t_timesheets['TS004'].hours, '==', 100.0, 'timesheets["TS004"].hours == 100.0'
         )
         and rt.compared(
-            ep.t_timesheets.row('TS004').status,
+            ep.t_timesheets['TS004'].status,
             '==',
             _E15_TimesheetStatus_approved,
             'timesheets["TS004"].status == TimesheetStatus.approved',
         )
         and rt.compared(
-            ep.t_timesheets.row('TS004').approved_by,
+            ep.t_timesheets['TS004'].approved_by,
             '==',
             'E001',
             'timesheets["TS004"].approved_by == "E001"',
@@ -1340,13 +1290,13 @@ def _check_approve_march_and_april_hours__nothing_paid(  # tasks.world:161
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_periods.row('2026-03').status,
+            ep.t_periods['2026-03'].status,
             '==',
             _E12_PeriodStatus_open_,
             'periods["2026-03"].status == PeriodStatus.open',
         )
         and rt.compared(
-            ep.t_periods.row('2026-04').status,
+            ep.t_periods['2026-04'].status,
             '==',
             _E12_PeriodStatus_open_,
             'periods["2026-04"].status == PeriodStatus.open',
@@ -1365,21 +1315,21 @@ def _check_linus_rate_fix__payslip_corrected(  # tasks.world:329
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_payslips.row('PS0004').gross_cents,
+            ep.t_payslips['PS0004'].gross_cents,
             '==',
             230000,
             'payslips["PS0004"].gross_cents == 230000',
         )
         and rt.compared(
-            ep.t_payslips.row('PS0004').tax_cents, '==', 0, 'payslips["PS0004"].tax_cents == 0'
+            ep.t_payslips['PS0004'].tax_cents, '==', 0, 'payslips["PS0004"].tax_cents == 0'
         )
         and rt.compared(
-            ep.t_payslips.row('PS0004').net_cents,
+            ep.t_payslips['PS0004'].net_cents,
             '==',
             230000,
             'payslips["PS0004"].net_cents == 230000',
         )
-        and ep.t_payslips.row('PS0004').corrected
+        and ep.t_payslips['PS0004'].corrected
     )
 
 
@@ -1448,7 +1398,7 @@ def _check_inventory_weekend_bonuses__march_paid(  # tasks.world:499
     ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_periods.row('2026-03').status,
+        ep.t_periods['2026-03'].status,
         '==',
         _E12_PeriodStatus_paid,
         'periods["2026-03"].status == PeriodStatus.paid',
@@ -1460,16 +1410,16 @@ def _check_march_hours_and_overtime_fix__linus_timesheet(  # tasks.world:666
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_timesheets.row('TS004').hours, '==', 104.0, 'timesheets["TS004"].hours == 104.0'
+            ep.t_timesheets['TS004'].hours, '==', 104.0, 'timesheets["TS004"].hours == 104.0'
         )
         and rt.compared(
-            ep.t_timesheets.row('TS004').status,
+            ep.t_timesheets['TS004'].status,
             '==',
             _E15_TimesheetStatus_paid,
             'timesheets["TS004"].status == TimesheetStatus.paid',
         )
         and rt.compared(
-            ep.t_timesheets.row('TS004').approved_by,
+            ep.t_timesheets['TS004'].approved_by,
             '==',
             'E001',
             'timesheets["TS004"].approved_by == "E001"',
@@ -1508,7 +1458,7 @@ def _check_march_hours_and_overtime_fix__march_paid(  # tasks.world:669
     ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_periods.row('2026-03').status,
+        ep.t_periods['2026-03'].status,
         '==',
         _E12_PeriodStatus_paid,
         'periods["2026-03"].status == PeriodStatus.paid',
@@ -1532,13 +1482,13 @@ def _check_linus_bonus_then_march_payroll__march_paid(  # tasks.world:844
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_periods.row('2026-03').status,
+            ep.t_periods['2026-03'].status,
             '==',
             _E12_PeriodStatus_paid,
             'periods["2026-03"].status == PeriodStatus.paid',
         )
         and rt.compared(
-            ep.t_periods.row('2026-03').paid_on,
+            ep.t_periods['2026-03'].paid_on,
             '==',
             rt.parse_date('2026-03-31'),
             'periods["2026-03"].paid_on == date("2026-03-31")',
@@ -1565,8 +1515,7 @@ def _check_linus_bonus_then_march_payroll__told_net(  # tasks.world:846
     ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
 ) -> bool:
     return bool(
-        '2412'
-        in rt.read(
+        '2412' in rt.read(
             ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
         ),
     )
@@ -1577,7 +1526,7 @@ def _check_pay_march_then_fix_ada__march_paid(  # tasks.world:1018
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_periods.row('2026-03').status,
+            ep.t_periods['2026-03'].status,
             '==',
             _E12_PeriodStatus_paid,
             'periods["2026-03"].status == PeriodStatus.paid',

@@ -382,8 +382,8 @@ class Tau2Retail(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row17 in rt.changed_rows(self, self.t_orders, ('user_id',)):
-            rt.check_refs(self.t_users, _row17.user_id, 'Order.user_id')
+        for _row10 in rt.changed_rows(self, self.t_orders, ('user_id',)):
+            rt.check_refs(self.t_users, _row10.user_id, 'Order.user_id')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_users, ((self.t_orders, 'user_id'),))
         pass
@@ -394,11 +394,11 @@ class Tau2Retail(Episode):
         ))
         k: int = 0  # retail.world:166
         for id_ in rt.each(self, ids):  # retail.world:167
-            if (  # retail.world:168
-                rt.each(self, ids).count(id_) > rt.each(self, item_ids).count(id_)
+            if rt.each(self, ids).count(id_) > rt.each(self, item_ids).count(  # retail.world:168
+                id_
             ):
                 return k  # retail.world:169
-            k = rt.python_augmented(self, '+', k, 1)  # retail.world:171
+            k += 1  # retail.world:171
         return -1  # retail.world:173
 
     def fn_first_item_index(self, order: Order, item_id: str) -> int:  # retail.world:177
@@ -406,7 +406,7 @@ class Tau2Retail(Episode):
         for it in rt.each(self, order.items):  # retail.world:179
             if it.item_id == item_id:  # retail.world:180
                 return i  # retail.world:181
-            i = rt.python_augmented(self, '+', i, 1)  # retail.world:183
+            i += 1  # retail.world:183
         return -1  # retail.world:185
 
     def fn_string_error(self, field_: str, value: str) -> tuple[str, ...]:  # retail.world:194
@@ -420,16 +420,9 @@ class Tau2Retail(Episode):
         return (  # retail.world:202
             rt.built(
                 self,
-                rt.text(field_)
-                + '\n  Input should be a valid string [type=string_type, input_value='
-                + rt.text(shown)
-                + ', input_type='
-                + rt.text(rt.python_type(value))
-                + (
-                    ']\n'
-                    '    For further information visit '
-                    'https://errors.pydantic.dev/2.12/v/string_type'
-                ),
+                f'{rt.text(field_)}\n  Input should be a valid string [type=string_type, '
+                f'input_value={rt.text(shown)}, input_type={rt.text(rt.python_type(value))}]\n   '
+                ' For further information visit https://errors.pydantic.dev/2.12/v/string_type',
             ),
         )
 
@@ -470,11 +463,7 @@ class Tau2Retail(Episode):
         return rt.python_grown(  # retail.world:224
             self,
             rt.built(
-                self,
-                rt.text(len(errors))
-                + ' validation error'
-                + rt.text(plural)
-                + ' for UserAddress\n',
+                self, f'{rt.text(len(errors))} validation error{rt.text(plural)} for UserAddress\n'
             )
             + rt.built(self, rt.join('\n', rt.each(self, errors))),
         )
@@ -485,7 +474,7 @@ class Tau2Retail(Episode):
             _c2 in '0123456789+-*/(). ' for _c2 in rt.each(self, expression)
         ):
             raise ToolError('Invalid characters in expression')
-        if not (rt.python_type(expression) == 'str'):  # retail.world:238
+        if rt.python_type(expression) != 'str':  # retail.world:238
             raise ToolError('eval() arg 1 must be a string, bytes or code object')
         return rt.text(round(rt.arithmetic_float(self, expression), 2))  # retail.world:241
 
@@ -503,8 +492,8 @@ class Tau2Retail(Episode):
             'message.'
         )
         for u in rt.each(self, self.t_users):  # retail.world:257
-            if (  # retail.world:258
-                rt.built(self, u.email.lower()) == rt.built(self, email.lower())
+            if rt.built(self, u.email.lower()) == rt.built(  # retail.world:258
+                self, email.lower()
             ):
                 return u.user_id  # retail.world:259
         raise ToolError('User not found')  # retail.world:262
@@ -539,7 +528,7 @@ class Tau2Retail(Episode):
         for p in rt.each(self, self.t_products):  # retail.world:299
             v_: Variant | None = p.variants.get(item_id)  # retail.world:300
             if v_ is not None:  # retail.world:301
-                return v_ if v_ is not None else rt.absent()  # retail.world:302
+                return v_  # retail.world:302
         raise ToolError('Item not found')  # retail.world:305
 
     def tool_get_user_details(self, user_id: User) -> User:  # retail.world:308
@@ -572,15 +561,13 @@ class Tau2Retail(Episode):
             'otherwise the refund would take 5-7 business days to process. The function returns '
             'the order details after the cancellation.'
         )
-        if not (order_id.status == _E11_OrderStatus_pending):  # retail.world:340
+        if order_id.status != _E11_OrderStatus_pending:  # retail.world:340
             raise ToolError('Non-pending order cannot be cancelled')
-        if not (  # retail.world:343
-            reason in {'no longer needed': True, 'ordered by mistake': True}
-        ):
+        if reason not in {  # retail.world:343
+            'no longer needed': True, 'ordered by mistake': True
+        }:
             raise ToolError('Invalid reason')
-        user: User = (  # retail.world:344
-            self.t_users.rows.get(order_id.user_id) or self.t_users.row(order_id.user_id)
-        )
+        user: User = self.t_users[order_id.user_id]  # retail.world:344
         refunds: tuple[OrderPayment, ...] = tuple([  # retail.world:345
             OrderPayment(_E15_TransactionType_refund, _p3.amount, _p3.payment_method_id)
             for _p3 in rt.each(self, order_id.payment_history)
@@ -589,11 +576,10 @@ class Tau2Retail(Episode):
             method: PaymentMethod | None = user.payment_methods.get(  # retail.world:347
                 p.payment_method_id
             )
-            if not (method is not None):  # retail.world:348
+            if method is None:  # retail.world:348
                 raise ToolError('Payment method not found')
-            _subject4 = method  # retail.world:349
-            if isinstance(_subject4, GiftCard):  # retail.world:350
-                card = _subject4
+            if isinstance(method, GiftCard):  # retail.world:350
+                card = method
                 self.set_field(  # retail.world:351
                     user,
                     'payment_methods',
@@ -632,47 +618,50 @@ class Tau2Retail(Episode):
             'proceed.'
         )
         order: Order = order_id  # retail.world:377
-        if not (order.status == _E11_OrderStatus_delivered):  # retail.world:378
+        if order.status != _E11_OrderStatus_delivered:  # retail.world:378
             raise ToolError('Non-delivered order cannot be exchanged')
         missing: int = self.fn_over_requested(order, item_ids)  # retail.world:379
         if missing >= 0:  # retail.world:380
             raise ToolError(rt.built(  # retail.world:381
-                self, 'Number of ' + rt.text(item_ids[missing]) + ' not found.'
+                self, f'Number of {rt.text(item_ids[missing])} not found.'
             ))
-        if not (len(item_ids) == len(new_item_ids)):  # retail.world:383
+        if len(item_ids) != len(new_item_ids):  # retail.world:383
             raise ToolError('The number of items to be exchanged should match.')
         news: tuple[str, ...] = tuple(rt.each(self, new_item_ids))  # retail.world:386
         diff_: int | float = 0  # retail.world:389
         i: int = 0  # retail.world:390
         for old in rt.each(self, item_ids):  # retail.world:391
             new: str = news[i]  # retail.world:392
-            i = rt.python_augmented(self, '+', i, 1)  # retail.world:393
+            i += 1  # retail.world:393
             it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:394
             product: Product | None = self.t_products.rows.get(it.product_id)  # retail.world:395
-            if not (product is not None):  # retail.world:396
+            if product is None:  # retail.world:396
                 raise ToolError('Product not found')
             v_: Variant | None = product.variants.get(new)  # retail.world:397
-            if not (v_ is not None):  # retail.world:398
+            if v_ is None:  # retail.world:398
                 raise ToolError('Variant not found')
             if not v_.available:  # retail.world:399
-                raise ToolError(rt.built(
-                    self, 'New item ' + rt.text(new) + ' not found or available'
-                ))
+                raise ToolError(rt.built(self, f'New item {rt.text(new)} not found or available'))
             diff_ = diff_ + (v_.price - it.price)  # retail.world:400
         diff_ = round(diff_, 2)  # retail.world:402
-        method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(  # retail.world:403
-            payment_method_id,
+        method: PaymentMethod | None = (  # retail.world:403
+            self.t_users[order.user_id].payment_methods.get(payment_method_id)
         )
-        if not (method is not None):  # retail.world:404
+        if method is None:  # retail.world:404
             raise ToolError('Payment method not found')
-        _subject5 = method  # retail.world:405
-        if isinstance(_subject5, GiftCard):  # retail.world:406
-            card = _subject5
-            if not (not (card.balance < diff_)):  # retail.world:407
+        if isinstance(method, GiftCard):  # retail.world:406
+            card = method
+            if card.balance < diff_:  # retail.world:407
                 raise ToolError('Insufficient gift card balance to pay for the price difference')
         self.set_fields(  # retail.world:411
             order,
-            ('status', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference'),
+            (
+                'status',
+                'exchange_items',
+                'exchange_new_items',
+                'exchange_payment_method_id',
+                'exchange_price_difference',
+            ),
             _E11_OrderStatus_exchange_requested,
             tuple(sorted(rt.each(self, item_ids))),
             tuple(sorted(rt.each(self, new_item_ids))),
@@ -704,7 +693,7 @@ class Tau2Retail(Episode):
             address1, address2, city, country, state_, zip_
         )
         if invalid is not None:  # retail.world:432
-            raise ToolError(invalid if invalid is not None else rt.absent())  # retail.world:433
+            raise ToolError(invalid)  # retail.world:433
         self.set_field(  # retail.world:435
             order_id, 'address', Address(address1, address2, city, country, state_, zip_)
         )
@@ -723,14 +712,14 @@ class Tau2Retail(Episode):
             'exchange detail and ask for explicit user confirmation (yes) to proceed.'
         )
         order: Order = order_id  # retail.world:454
-        if not (order.status == _E11_OrderStatus_pending):  # retail.world:455
+        if order.status != _E11_OrderStatus_pending:  # retail.world:455
             raise ToolError('Non-pending order cannot be modified')
         missing: int = self.fn_over_requested(order, item_ids)  # retail.world:456
         if missing >= 0:  # retail.world:457
             raise ToolError(rt.built(  # retail.world:458
-                self, rt.text(item_ids[missing]) + ' not found'
+                self, f'{rt.text(item_ids[missing])} not found'
             ))
-        if not (len(item_ids) == len(new_item_ids)):  # retail.world:460
+        if len(item_ids) != len(new_item_ids):  # retail.world:460
             raise ToolError('The number of items to be exchanged should match')
         news: tuple[str, ...] = tuple(rt.each(self, new_item_ids))  # retail.world:461
         diff_: int | float = 0  # retail.world:463
@@ -739,35 +728,30 @@ class Tau2Retail(Episode):
         i: int = 0  # retail.world:468
         for old in rt.each(self, item_ids):  # retail.world:469
             new: str = news[i]  # retail.world:470
-            i = rt.python_augmented(self, '+', i, 1)  # retail.world:471
-            if not (new != old):  # retail.world:472
+            i += 1  # retail.world:471
+            if new == old:  # retail.world:472
                 raise ToolError('The new item id should be different from the old item id')
             it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:473
             product: Product | None = self.t_products.rows.get(it.product_id)  # retail.world:474
-            if not (product is not None):  # retail.world:475
+            if product is None:  # retail.world:475
                 raise ToolError('Product not found')
             v_: Variant | None = product.variants.get(new)  # retail.world:476
-            if not (v_ is not None):  # retail.world:477
+            if v_ is None:  # retail.world:477
                 raise ToolError('Variant not found')
             if not v_.available:  # retail.world:478
-                raise ToolError(rt.built(
-                    self, 'New item ' + rt.text(new) + ' not found or available'
-                ))
+                raise ToolError(rt.built(self, f'New item {rt.text(new)} not found or available'))
             diff_ = diff_ + (v_.price - it.price)  # retail.world:479
             last_price = v_.price  # retail.world:480
             last_options = v_.options  # retail.world:481
-        user: User = (  # retail.world:483
-            self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)
-        )
+        user: User = self.t_users[order.user_id]  # retail.world:483
         method: PaymentMethod | None = user.payment_methods.get(  # retail.world:484
             payment_method_id
         )
-        if not (method is not None):  # retail.world:485
+        if method is None:  # retail.world:485
             raise ToolError('Payment method not found')
-        _subject6 = method  # retail.world:486
-        if isinstance(_subject6, GiftCard):  # retail.world:487
-            card = _subject6
-            if not (not (card.balance < diff_)):  # retail.world:488
+        if isinstance(method, GiftCard):  # retail.world:487
+            card = method
+            if card.balance < diff_:  # retail.world:488
                 raise ToolError('Insufficient gift card balance to pay for the new item')
         kind: TransactionType = (  # retail.world:493
             _E15_TransactionType_payment if diff_ > 0 else _E15_TransactionType_refund
@@ -783,30 +767,29 @@ class Tau2Retail(Episode):
                 ),
             ),
         )
-        _subject7 = method  # retail.world:495
-        if isinstance(_subject7, GiftCard):  # retail.world:496
-            _card8 = _subject7
+        if isinstance(method, GiftCard):  # retail.world:496
+            _card4 = method
             self.set_field(  # retail.world:497
                 user,
                 'payment_methods',
                 {
                     **user.payment_methods,
-                    payment_method_id: GiftCard(_card8.id_, round(_card8.balance - diff_, 2)),
+                    payment_method_id: GiftCard(_card4.id_, round(_card4.balance - diff_, 2)),
                 },
             )
         j: int = 0  # retail.world:504
-        for _old9 in rt.each(self, item_ids):  # retail.world:505
-            _new10: str = news[j]  # retail.world:506
-            j = rt.python_augmented(self, '+', j, 1)  # retail.world:507
-            k: int = self.fn_first_item_index(order, _old9)  # retail.world:508
-            _it11: OrderItem = order.items[k]  # retail.world:509
+        for _old5 in rt.each(self, item_ids):  # retail.world:505
+            _new6: str = news[j]  # retail.world:506
+            j += 1  # retail.world:507
+            k: int = self.fn_first_item_index(order, _old5)  # retail.world:508
+            _it7: OrderItem = order.items[k]  # retail.world:509
             self.set_field(  # retail.world:510
                 order,
                 'items',
                 rt.set_at(
                     rt.each(self, order.items),
                     k,
-                    OrderItem(_it11.name, _it11.product_id, _new10, last_price, last_options),
+                    OrderItem(_it7.name, _it7.product_id, _new6, last_price, last_options),
                 ),
             )
         self.set_field(order, 'status', _E11_OrderStatus_pending_item_modified)  # retail.world:518
@@ -825,13 +808,11 @@ class Tau2Retail(Episode):
             or order.status == _E11_OrderStatus_pending_item_modified
         ):
             raise ToolError('Non-pending order cannot be modified')
-        user: User = (  # retail.world:530
-            self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)
-        )
+        user: User = self.t_users[order.user_id]  # retail.world:530
         method: PaymentMethod | None = user.payment_methods.get(  # retail.world:531
             payment_method_id
         )
-        if not (method is not None):  # retail.world:532
+        if method is None:  # retail.world:532
             raise ToolError('Payment method not found')
         history: tuple[OrderPayment, ...] = order.payment_history  # retail.world:533
         if not (  # retail.world:534
@@ -839,13 +820,12 @@ class Tau2Retail(Episode):
         ):
             raise ToolError('There should be exactly one payment for a pending order')
         old_id: str = history[0].payment_method_id  # retail.world:535
-        if not (old_id != payment_method_id):  # retail.world:536
+        if old_id == payment_method_id:  # retail.world:536
             raise ToolError('The new payment method should be different from the current one')
         amount: float = history[0].amount  # retail.world:537
-        _subject12 = method  # retail.world:538
-        if isinstance(_subject12, GiftCard):  # retail.world:539
-            card = _subject12
-            if not (not (card.balance < amount)):  # retail.world:540
+        if isinstance(method, GiftCard):  # retail.world:539
+            card = method
+            if card.balance < amount:  # retail.world:540
                 raise ToolError('Insufficient gift card balance to pay for the order')
         self.set_field(  # retail.world:544
             order,
@@ -861,29 +841,27 @@ class Tau2Retail(Episode):
                 ),
             ),
         )
-        _subject13 = method  # retail.world:545
-        if isinstance(_subject13, GiftCard):  # retail.world:546
-            _card14 = _subject13
+        if isinstance(method, GiftCard):  # retail.world:546
+            _card8 = method
             self.set_field(  # retail.world:547
                 user,
                 'payment_methods',
                 {
                     **user.payment_methods,
-                    payment_method_id: GiftCard(_card14.id_, round(_card14.balance - amount, 2)),
+                    payment_method_id: GiftCard(_card8.id_, round(_card8.balance - amount, 2)),
                 },
             )
         old_method: PaymentMethod | None = user.payment_methods.get(old_id)  # retail.world:554
-        if not (old_method is not None):  # retail.world:555
+        if old_method is None:  # retail.world:555
             raise ToolError('Payment method not found')
-        _subject15 = old_method  # retail.world:556
-        if isinstance(_subject15, GiftCard):  # retail.world:557
-            _card16 = _subject15
+        if isinstance(old_method, GiftCard):  # retail.world:557
+            _card9 = old_method
             self.set_field(  # retail.world:558
                 user,
                 'payment_methods',
                 {
                     **user.payment_methods,
-                    old_id: GiftCard(_card16.id_, round(_card16.balance + amount, 2)),
+                    old_id: GiftCard(_card9.id_, round(_card9.balance + amount, 2)),
                 },
             )
         return order  # retail.world:562
@@ -906,7 +884,7 @@ class Tau2Retail(Episode):
             address1, address2, city, country, state_, zip_
         )
         if invalid is not None:  # retail.world:577
-            raise ToolError(invalid if invalid is not None else rt.absent())  # retail.world:578
+            raise ToolError(invalid)  # retail.world:578
         self.set_field(  # retail.world:580
             user_id, 'address', Address(address1, address2, city, country, state_, zip_)
         )
@@ -922,12 +900,12 @@ class Tau2Retail(Episode):
             'where to return the item.'
         )
         order: Order = order_id  # retail.world:598
-        if not (order.status == _E11_OrderStatus_delivered):  # retail.world:599
+        if order.status != _E11_OrderStatus_delivered:  # retail.world:599
             raise ToolError('Non-delivered order cannot be returned')
-        method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(  # retail.world:600
-            payment_method_id,
+        method: PaymentMethod | None = (  # retail.world:600
+            self.t_users[order.user_id].payment_methods.get(payment_method_id)
         )
-        if not (method is not None):  # retail.world:601
+        if method is None:  # retail.world:601
             raise ToolError('Payment method not found')
         if not (  # retail.world:602
             _TAGS_PaymentMethod[type(method)] == 'gift_card'
@@ -1014,7 +992,7 @@ _PARAM_order_id = param(
     'order_id',
     arg.row('orders'),
     "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the "
-    'order id.',
+    "order id.",
     not_found=lambda ep, key: 'Order not found',
 )
 _PARAM_user_id = param(
@@ -1026,9 +1004,9 @@ _PARAM_user_id = param(
 _PARAM_payment_method_id = param(
     'payment_method_id',
     arg.TEXT,
-    'The payment method id to pay or receive refund for the item price difference, such as '
+    "The payment method id to pay or receive refund for the item price difference, such as "
     "'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order "
-    'details.',
+    "details.",
 )
 _PARAM_address1 = param(
     'address1', arg.TEXT, "The first line of the address, such as '123 Main St'."
@@ -1049,7 +1027,7 @@ Tau2Retail.TOOLS = tools(
             'expression',
             arg.TEXT,
             "The mathematical expression to calculate, such as '2 + 2'. The expression can "
-            'contain numbers, operators (+, -, *, /), parentheses, and spaces.',
+            "contain numbers, operators (+, -, *, /), parentheses, and spaces.",
         ),
         read_only=True,
         where='retail.world:229',
@@ -1091,7 +1069,7 @@ Tau2Retail.TOOLS = tools(
             'product_id',
             arg.row('products'),
             "The product id, such as '6086499569'. Be careful the product id is different from "
-            'the item id.',
+            "the item id.",
             not_found=lambda ep, key: 'Product not found',
         ),
         read_only=True,
@@ -1140,14 +1118,14 @@ Tau2Retail.TOOLS = tools(
             'item_ids',
             arg.TEXT_LIST,
             "The item ids to be exchanged, each such as '1008292230'. There could be duplicate "
-            'items in the list.',
+            "items in the list.",
         ),
         param(
             'new_item_ids',
             arg.TEXT_LIST,
             "The item ids to be exchanged for, each such as '1008292230'. There could be "
-            'duplicate items in the list. Each new item id should match the item id in the same '
-            'position and be of the same product.',
+            "duplicate items in the list. Each new item id should match the item id in the same "
+            "position and be of the same product.",
         ),
         _PARAM_payment_method_id,
         checks=False,
@@ -1174,14 +1152,14 @@ Tau2Retail.TOOLS = tools(
             'item_ids',
             arg.TEXT_LIST,
             "The item ids to be modified, each such as '1008292230'. There could be duplicate "
-            'items in the list.',
+            "items in the list.",
         ),
         param(
             'new_item_ids',
             arg.TEXT_LIST,
-            "The item ids to be modified for, each such as '1008292230'. There could be duplicate "
-            'items in the list. Each new item id should match the item id in the same position '
-            'and be of the same product.',
+            "The item ids to be modified for, each such as '1008292230'. There could be "
+            "duplicate items in the list. Each new item id should match the item id in the same "
+            "position and be of the same product.",
         ),
         _PARAM_payment_method_id,
         checks=False,
@@ -1216,7 +1194,7 @@ Tau2Retail.TOOLS = tools(
             'item_ids',
             arg.TEXT_LIST,
             "The item ids to be returned, each such as '1008292230'. There could be duplicate "
-            'items in the list.',
+            "items in the list.",
         ),
         param(
             'payment_method_id',

@@ -203,20 +203,18 @@ class TeamChat(Episode):
 
     def _check_invariants(self) -> None:
         if not all(  # team_chat.world:110
-            self.fn_is_member(
-                _c43, self.t_users.rows.get(_c43.owner) or self.t_users.row(_c43.owner)
-            )
+            self.fn_is_member(_c43, self.t_users[_c43.owner])
             for _c43 in rt.each(self, self.t_channels)
         ):
             raise InvariantError(
                 "A channel's owner is always one of its members.", 'team_chat.world:110'
             )
         if not all(  # team_chat.world:113
-            len(tuple([
-                _o45.key()
+            len([
+                _o45
                 for _o45 in rt.each(self, self.t_memberships)
                 if _o45.channel == _m44.channel and _o45.user == _m44.user
-            ]))
+            ])
             == 1
             for _m44 in rt.each(self, self.t_memberships)
         ):
@@ -224,10 +222,7 @@ class TeamChat(Episode):
                 'A user belongs to a channel at most once.', 'team_chat.world:113'
             )
         if not all(  # team_chat.world:116
-            len(tuple([
-                _d47.key() for _d47 in rt.each(self, self.t_channels) if _d47.name == _c46.name
-            ]))
-            == 1
+            len([_d47 for _d47 in rt.each(self, self.t_channels) if _d47.name == _c46.name]) == 1
             for _c46 in rt.each(self, self.t_channels)
         ):
             raise InvariantError('Channel names are unique.', 'team_chat.world:116')
@@ -250,8 +245,7 @@ class TeamChat(Episode):
         ):
             raise InvariantError('A channel has at most 3 pinned messages.', 'team_chat.world:125')
         if not all(  # team_chat.world:128
-            _m51.posted_at
-            >= (self.t_channels.rows.get(_m51.channel) or self.t_channels.row(_m51.channel)).created_at
+            _m51.posted_at >= self.t_channels[_m51.channel].created_at
             for _m51 in rt.each(self, self.t_messages)
         ):
             raise InvariantError('No message is older than its channel.', 'team_chat.world:128')
@@ -302,18 +296,16 @@ class TeamChat(Episode):
 
     def fn_pin_count(self, channel: Channel) -> int:  # team_chat.world:104
         'How many messages are pinned in the channel.'
-        return len(tuple([  # team_chat.world:105
-            _m2.key()
+        return len([  # team_chat.world:105
+            _m2
             for _m2 in rt.each(self, self.t_messages)
             if _m2.channel == channel.key() and _m2.pinned
-        ]))
+        ])
 
     def tool_sign_in(self, user: User) -> User:  # team_chat.world:133
         'Sign in as a user; every other tool acts as this user.'
-        if not (not user.deactivated):  # team_chat.world:138
-            raise ToolError(rt.built(
-                self, 'User ' + rt.text(user.id_) + ' (' + rt.text(user.name) + ') is deactivated.'
-            ))
+        if user.deactivated:  # team_chat.world:138
+            raise ToolError(rt.built(self, f'User {user.id_} ({user.name}) is deactivated.'))
         self.set_state('current_user', user.key())  # team_chat.world:139
         return user  # team_chat.world:140
 
@@ -321,12 +313,10 @@ class TeamChat(Episode):
         self, name: str, visibility: Visibility, topic: str
     ) -> Channel:
         'Create a channel owned by the signed-in user, who becomes its first member.'
-        if not (self.state.current_user is not None):  # team_chat.world:150
+        if self.state.current_user is None:  # team_chat.world:150
             raise ToolError('Not signed in.')
-        if not (not any(_c3.name == name for _c3 in rt.each(self, self.t_channels))):  # team_chat.world:151
-            raise ToolError(rt.built(
-                self, 'A channel named ' + rt.text(name) + ' already exists.'
-            ))
+        if any(_c3.name == name for _c3 in rt.each(self, self.t_channels)):  # team_chat.world:151
+            raise ToolError(rt.built(self, f'A channel named {name} already exists.'))
         channel: Channel = Channel(  # team_chat.world:152
             id_=self.next_id('channel_ids', 'CH{:03d}'),
             name=v.check_pattern(name, 'Channel.name', '^[a-z0-9][a-z0-9-]{0,29}$'),
@@ -355,31 +345,23 @@ class TeamChat(Episode):
             'Add a user to a channel. Any member may invite to a public channel; only the owner '
             'may invite to a private one.'
         )
-        if not (self.state.current_user is not None):  # team_chat.world:164
+        if self.state.current_user is None:  # team_chat.world:164
             raise ToolError('Not signed in.')
         if not self.fn_is_member(  # team_chat.world:165
-            channel, self.t_users.row(rt.present(self.state.current_user))
+            channel, self.t_users[rt.present(self.state.current_user)]
         ):
-            raise ToolError(rt.built(
-                self, 'You are not a member of #' + rt.text(channel.name) + '.'
-            ))
+            raise ToolError(rt.built(self, f'You are not a member of #{channel.name}.'))
         if not (  # team_chat.world:166
             channel.visibility == _E10_Visibility_public
             or channel.owner == self.state.current_user
         ):
             raise ToolError(rt.built(
-                self,
-                'Only the owner can invite to the private channel #' + rt.text(channel.name) + '.',
+                self, f'Only the owner can invite to the private channel #{channel.name}.'
             ))
-        if not (not user.deactivated):  # team_chat.world:167
-            raise ToolError(rt.built(
-                self, 'User ' + rt.text(user.id_) + ' (' + rt.text(user.name) + ') is deactivated.'
-            ))
-        if not (not self.fn_is_member(channel, user)):  # team_chat.world:168
-            raise ToolError(rt.built(
-                self,
-                rt.text(user.name) + ' is already a member of #' + rt.text(channel.name) + '.',
-            ))
+        if user.deactivated:  # team_chat.world:167
+            raise ToolError(rt.built(self, f'User {user.id_} ({user.name}) is deactivated.'))
+        if self.fn_is_member(channel, user):  # team_chat.world:168
+            raise ToolError(rt.built(self, f'{user.name} is already a member of #{channel.name}.'))
         membership: Membership = Membership(  # team_chat.world:169
             id_=self.next_id('membership_ids', 'M{:03d}'),
             channel=channel.key(),
@@ -397,23 +379,21 @@ class TeamChat(Episode):
             'Remove a member from a channel; only the channel owner can. Their earlier messages '
             'stay. Returns the remaining members.'
         )
-        if not (self.state.current_user is not None):  # team_chat.world:180
+        if self.state.current_user is None:  # team_chat.world:180
             raise ToolError('Not signed in.')
-        if not (channel.owner == self.state.current_user):  # team_chat.world:181
+        if channel.owner != self.state.current_user:  # team_chat.world:181
             raise ToolError(rt.built(
-                self, 'Only the owner of #' + rt.text(channel.name) + ' can remove members.'
+                self, f'Only the owner of #{channel.name} can remove members.'
             ))
-        if not (user.key() != channel.owner):  # team_chat.world:182
+        if user.key() == channel.owner:  # team_chat.world:182
             raise ToolError('The owner cannot be removed from their channel.')
         found: tuple[str, ...] = tuple([  # team_chat.world:183
             _m4.key()
             for _m4 in rt.each(self, self.t_memberships)
             if _m4.channel == channel.key() and _m4.user == user.key()
         ])
-        if not (len(found) > 0):  # team_chat.world:184
-            raise ToolError(rt.built(
-                self, rt.text(user.name) + ' is not a member of #' + rt.text(channel.name) + '.'
-            ))
+        if len(found) <= 0:  # team_chat.world:184
+            raise ToolError(rt.built(self, f'{user.name} is not a member of #{channel.name}.'))
         self.delete(self.t_memberships, found[0])  # team_chat.world:185
         return tuple([  # team_chat.world:186
             _m5.user for _m5 in rt.each(self, self.t_memberships) if _m5.channel == channel.key()
@@ -421,14 +401,12 @@ class TeamChat(Episode):
 
     def tool_post_message(self, channel: Channel, body: str) -> Message:  # team_chat.world:189
         'Post a message in a channel the signed-in user belongs to.'
-        if not (self.state.current_user is not None):  # team_chat.world:195
+        if self.state.current_user is None:  # team_chat.world:195
             raise ToolError('Not signed in.')
         if not self.fn_is_member(  # team_chat.world:196
-            channel, self.t_users.row(rt.present(self.state.current_user))
+            channel, self.t_users[rt.present(self.state.current_user)]
         ):
-            raise ToolError(rt.built(
-                self, 'Only members can post in #' + rt.text(channel.name) + '.'
-            ))
+            raise ToolError(rt.built(self, f'Only members can post in #{channel.name}.'))
         message: Message = Message(  # team_chat.world:197
             id_=self.next_id('message_ids', 'MSG{:03d}'),
             channel=channel.key(),
@@ -445,23 +423,17 @@ class TeamChat(Episode):
 
     def tool_edit_message(self, message: Message, body: str) -> Message:  # team_chat.world:202
         "Replace the text of one of the signed-in user's own messages."
-        if not (self.state.current_user is not None):  # team_chat.world:208
+        if self.state.current_user is None:  # team_chat.world:208
             raise ToolError('Not signed in.')
-        if not (message.author == self.state.current_user):  # team_chat.world:209
+        if message.author != self.state.current_user:  # team_chat.world:209
             raise ToolError('You can only edit your own messages.')
-        if not (not message.deleted):  # team_chat.world:210
-            raise ToolError(rt.built(self, 'Message ' + rt.text(message.id_) + ' is deleted.'))
+        if message.deleted:  # team_chat.world:210
+            raise ToolError(rt.built(self, f'Message {message.id_} is deleted.'))
         if not self.fn_is_member(  # team_chat.world:211
-            self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel),
-            self.t_users.row(rt.present(self.state.current_user)),
+            self.t_channels[message.channel], self.t_users[rt.present(self.state.current_user)]
         ):
             raise ToolError(rt.built(
-                self,
-                'You are no longer a member of #'
-                + rt.text(
-                    (self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name,
-                )
-                + '.',
+                self, f'You are no longer a member of #{self.t_channels[message.channel].name}.'
             ))
         self.set_fields(  # team_chat.world:212
             message,
@@ -473,14 +445,12 @@ class TeamChat(Episode):
 
     def tool_delete_message(self, message: Message) -> Message:  # team_chat.world:217
         "Delete one of the signed-in user's own messages: its text is removed and it is unpinned."
-        if not (self.state.current_user is not None):  # team_chat.world:222
+        if self.state.current_user is None:  # team_chat.world:222
             raise ToolError('Not signed in.')
-        if not (message.author == self.state.current_user):  # team_chat.world:223
+        if message.author != self.state.current_user:  # team_chat.world:223
             raise ToolError('You can only delete your own messages.')
-        if not (not message.deleted):  # team_chat.world:224
-            raise ToolError(rt.built(
-                self, 'Message ' + rt.text(message.id_) + ' is already deleted.'
-            ))
+        if message.deleted:  # team_chat.world:224
+            raise ToolError(rt.built(self, f'Message {message.id_} is already deleted.'))
         self.set_fields(  # team_chat.world:225
             message,
             ('deleted', 'body', 'pinned', 'pinned_by'),
@@ -493,41 +463,25 @@ class TeamChat(Episode):
 
     def tool_pin_message(self, message: Message) -> Message:  # team_chat.world:232
         'Pin a message in its channel; a channel holds at most 3 pinned messages.'
-        if not (self.state.current_user is not None):  # team_chat.world:237
+        if self.state.current_user is None:  # team_chat.world:237
             raise ToolError('Not signed in.')
         if not self.fn_is_member(  # team_chat.world:238
-            self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel),
-            self.t_users.row(rt.present(self.state.current_user)),
+            self.t_channels[message.channel], self.t_users[rt.present(self.state.current_user)]
+        ):
+            raise ToolError(rt.built(
+                self, f'Only members can pin in #{self.t_channels[message.channel].name}.'
+            ))
+        if message.deleted:  # team_chat.world:239
+            raise ToolError(rt.built(self, f'Message {message.id_} is deleted.'))
+        if message.pinned:  # team_chat.world:240
+            raise ToolError(rt.built(self, f'Message {message.id_} is already pinned.'))
+        if (  # team_chat.world:241
+            self.fn_pin_count(self.t_channels[message.channel]) >= _C_MAX_PINS
         ):
             raise ToolError(rt.built(
                 self,
-                'Only members can pin in #'
-                + rt.text(
-                    (self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name,
-                )
-                + '.',
-            ))
-        if not (not message.deleted):  # team_chat.world:239
-            raise ToolError(rt.built(self, 'Message ' + rt.text(message.id_) + ' is deleted.'))
-        if not (not message.pinned):  # team_chat.world:240
-            raise ToolError(rt.built(
-                self, 'Message ' + rt.text(message.id_) + ' is already pinned.'
-            ))
-        if not (  # team_chat.world:241
-            self.fn_pin_count(
-                self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)
-            )
-            < _C_MAX_PINS
-        ):
-            raise ToolError(rt.built(
-                self,
-                '#'
-                + rt.text(
-                    (self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name,
-                )
-                + ' already has '
-                + rt.text(_C_MAX_PINS)
-                + ' pinned messages; unpin one first.',
+                f'#{self.t_channels[message.channel].name} already has {_C_MAX_PINS} pinned '
+                'messages; unpin one first.',
             ))
         self.set_field(message, 'pinned', True)  # team_chat.world:242
         self.set_field(message, 'pinned_by', self.state.current_user)  # team_chat.world:243
@@ -535,22 +489,16 @@ class TeamChat(Episode):
 
     def tool_unpin_message(self, message: Message) -> Message:  # team_chat.world:247
         'Unpin a pinned message.'
-        if not (self.state.current_user is not None):  # team_chat.world:252
+        if self.state.current_user is None:  # team_chat.world:252
             raise ToolError('Not signed in.')
         if not self.fn_is_member(  # team_chat.world:253
-            self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel),
-            self.t_users.row(rt.present(self.state.current_user)),
+            self.t_channels[message.channel], self.t_users[rt.present(self.state.current_user)]
         ):
             raise ToolError(rt.built(
-                self,
-                'Only members can unpin in #'
-                + rt.text(
-                    (self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name,
-                )
-                + '.',
+                self, f'Only members can unpin in #{self.t_channels[message.channel].name}.'
             ))
         if not message.pinned:  # team_chat.world:254
-            raise ToolError(rt.built(self, 'Message ' + rt.text(message.id_) + ' is not pinned.'))
+            raise ToolError(rt.built(self, f'Message {message.id_} is not pinned.'))
         self.set_fields(message, ('pinned', 'pinned_by'), False, None)  # team_chat.world:255
         return message  # team_chat.world:257
 
@@ -559,9 +507,9 @@ class TeamChat(Episode):
             'List the public channels and the private channels the signed-in user belongs to, '
             'with member counts.'
         )
-        if not (self.state.current_user is not None):  # team_chat.world:263
+        if self.state.current_user is None:  # team_chat.world:263
             raise ToolError('Not signed in.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:264
+        me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:264
         return tuple([  # team_chat.world:265
             ChannelSummary(
                 _c6.id_,
@@ -569,11 +517,9 @@ class TeamChat(Episode):
                 _c6.visibility,
                 _c6.owner,
                 _c6.topic,
-                len(tuple([
-                    _m7.key()
-                    for _m7 in rt.each(self, self.t_memberships)
-                    if _m7.channel == _c6.key()
-                ])),
+                len([
+                    _m7 for _m7 in rt.each(self, self.t_memberships) if _m7.channel == _c6.key()
+                ]),
                 self.fn_is_member(_c6, me),
             )
             for _c6 in rt.each(self, self.t_channels)
@@ -585,31 +531,21 @@ class TeamChat(Episode):
             'Read a channel: its members, pinned messages and all messages, oldest first. Private '
             'channels are visible to members only.'
         )
-        if not (self.state.current_user is not None):  # team_chat.world:273
+        if self.state.current_user is None:  # team_chat.world:273
             raise ToolError('Not signed in.')
         if not (  # team_chat.world:274
             channel.visibility == _E10_Visibility_public
-            or self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user)))
+            or self.fn_is_member(channel, self.t_users[rt.present(self.state.current_user)])
         ):
             raise ToolError(rt.built(
-                self, '#' + rt.text(channel.name) + ' is private and only visible to its members.'
+                self, f'#{channel.name} is private and only visible to its members.'
             ))
-        posted: tuple[str, ...] = tuple(  # team_chat.world:275
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_messages,
-                    rt.each(
-                        self,
-                        tuple([
-                            _m9.key()
-                            for _m9 in rt.each(self, self.t_messages)
-                            if _m9.channel == channel.key()
-                        ]),
-                    ),
-                ),
-                key=lambda _m8: _m8.posted_at,
-            )
+        posted: tuple[str, ...] = rt.sorted_keys(  # team_chat.world:275
+            rt.each(
+                self,
+                [_m9 for _m9 in rt.each(self, self.t_messages) if _m9.channel == channel.key()],
+            ),
+            key=lambda _m8: _m8.posted_at,
         )
         return ChannelView(  # team_chat.world:276
             channel.key(),
@@ -649,12 +585,12 @@ class TeamChat(Episode):
             "Read a channel's name, visibility, owner, topic and member count, and whether the "
             'signed-in user is a member. Private channels are visible to members only.'
         )
-        if not (self.state.current_user is not None):  # team_chat.world:312
+        if self.state.current_user is None:  # team_chat.world:312
             raise ToolError('Not signed in.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:313
+        me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:313
         if not self.fn_can_read(channel, me):  # team_chat.world:314
             raise ToolError(rt.built(
-                self, '#' + rt.text(channel.name) + ' is private and only visible to its members.'
+                self, f'#{channel.name} is private and only visible to its members.'
             ))
         return ChannelSummary(  # team_chat.world:315
             channel.id_,
@@ -662,11 +598,9 @@ class TeamChat(Episode):
             channel.visibility,
             channel.owner,
             channel.topic,
-            len(tuple([
-                _m13.key()
-                for _m13 in rt.each(self, self.t_memberships)
-                if _m13.channel == channel.key()
-            ])),
+            len([
+                _m13 for _m13 in rt.each(self, self.t_memberships) if _m13.channel == channel.key()
+            ]),
             self.fn_is_member(channel, me),
         )
 
@@ -677,9 +611,9 @@ class TeamChat(Episode):
             'Find the channels the signed-in user can see (public ones and private ones they '
             'belong to) by name or topic, with owner, topic and member count.'
         )
-        if not (self.state.current_user is not None):  # team_chat.world:331
+        if self.state.current_user is None:  # team_chat.world:331
             raise ToolError('Not signed in.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:332
+        me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:332
         wanted: str = rt.built(self, query.lower())  # team_chat.world:333
         return tuple([  # team_chat.world:334
             ChannelSummary(
@@ -688,11 +622,11 @@ class TeamChat(Episode):
                 _c14.visibility,
                 _c14.owner,
                 _c14.topic,
-                len(tuple([
-                    _m15.key()
+                len([
+                    _m15
                     for _m15 in rt.each(self, self.t_memberships)
                     if _m15.channel == _c14.key()
-                ])),
+                ]),
                 self.fn_is_member(_c14, me),
             )
             for _c14 in rt.each(self, self.t_channels)
@@ -706,30 +640,24 @@ class TeamChat(Episode):
             "List a channel's memberships, oldest first: each member's user id, who invited them "
             'and when they joined. Private channels are visible to members only.'
         )
-        if not (self.state.current_user is not None):  # team_chat.world:342
+        if self.state.current_user is None:  # team_chat.world:342
             raise ToolError('Not signed in.')
         if not self.fn_can_read(  # team_chat.world:343
-            channel, self.t_users.row(rt.present(self.state.current_user))
+            channel, self.t_users[rt.present(self.state.current_user)]
         ):
             raise ToolError(rt.built(
-                self, '#' + rt.text(channel.name) + ' is private and only visible to its members.'
+                self, f'#{channel.name} is private and only visible to its members.'
             ))
-        return tuple(  # team_chat.world:344
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_memberships,
-                    rt.each(
-                        self,
-                        tuple([
-                            _m17.key()
-                            for _m17 in rt.each(self, self.t_memberships)
-                            if _m17.channel == channel.key()
-                        ]),
-                    ),
-                ),
-                key=lambda _m16: _m16.joined_at,
-            )
+        return rt.sorted_keys(  # team_chat.world:344
+            rt.each(
+                self,
+                [
+                    _m17
+                    for _m17 in rt.each(self, self.t_memberships)
+                    if _m17.channel == channel.key()
+                ],
+            ),
+            key=lambda _m16: _m16.joined_at,
         )
 
     def tool_get_message(self, message: Message) -> Message:  # team_chat.world:347
@@ -737,19 +665,15 @@ class TeamChat(Episode):
             'Read one message: its channel, author, text, when it was posted or edited, and '
             'whether it is deleted or pinned (and by whom).'
         )
-        if not (self.state.current_user is not None):  # team_chat.world:352
+        if self.state.current_user is None:  # team_chat.world:352
             raise ToolError('Not signed in.')
         if not self.fn_can_read(  # team_chat.world:353
-            self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel),
-            self.t_users.row(rt.present(self.state.current_user)),
+            self.t_channels[message.channel], self.t_users[rt.present(self.state.current_user)]
         ):
             raise ToolError(rt.built(
                 self,
-                '#'
-                + rt.text(
-                    (self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name,
-                )
-                + ' is private and only visible to its members.',
+                f'#{self.t_channels[message.channel].name} is private and only visible to its '
+                'members.',
             ))
         return message  # team_chat.world:354
 
@@ -760,28 +684,21 @@ class TeamChat(Episode):
             'Search the messages the signed-in user can read (deleted ones excluded), oldest '
             'first, with channel, author, text, posting time and pin.'
         )
-        if not (self.state.current_user is not None):  # team_chat.world:364
+        if self.state.current_user is None:  # team_chat.world:364
             raise ToolError('Not signed in.')
-        me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:365
+        me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:365
         wanted: str = rt.built(self, query.lower())  # team_chat.world:366
         found: tuple[str, ...] = tuple([  # team_chat.world:367
             _m18.key()
             for _m18 in rt.each(self, self.t_messages)
             if not _m18.deleted
-            and self.fn_can_read(
-                self.t_channels.rows.get(_m18.channel) or self.t_channels.row(_m18.channel), me
-            )
+            and self.fn_can_read(self.t_channels[_m18.channel], me)
             and rt.read(self, wanted) in rt.read(self, rt.built(self, _m18.body.lower()))
-            and (channel is None
-            or _m18.channel == (channel if channel is not None else rt.absent()).key())
-            and (author is None
-            or _m18.author == (author if author is not None else rt.absent()).key())
+            and (channel is None or _m18.channel == channel.key())
+            and (author is None or _m18.author == author.key())
         ])
-        return tuple(  # team_chat.world:368
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(self.t_messages, rt.each(self, found)), key=lambda _m19: _m19.posted_at
-            )
+        return rt.sorted_keys(  # team_chat.world:368
+            rt.rows(self.t_messages, rt.each(self, found)), key=lambda _m19: _m19.posted_at
         )
 
 
@@ -830,19 +747,19 @@ _PARAM_user = param(
     'user',
     arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
     "The user's id (U and three digits), as search_users shows it.",
-    not_found=lambda ep, key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
 )
 _PARAM_channel = param(
     'channel',
     arg.row('channels'),
     'The channel id (CH and three digits), as list_channels shows it.',
-    not_found=lambda ep, key: rt.built(ep, 'Channel ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'Channel {key} not found.'),
 )
 _PARAM_message = param(
     'message',
     arg.row('messages'),
     'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.',
-    not_found=lambda ep, key: rt.built(ep, 'Message ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'Message {key} not found.'),
 )
 
 
@@ -872,7 +789,7 @@ TeamChat.TOOLS = tools(
             'user',
             arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
             'The id of the user to add (U and three digits), as search_users shows it.',
-            not_found=lambda ep, key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
         ),
         where='team_chat.world:158',
         returns=_RESULT_Membership,
@@ -884,7 +801,7 @@ TeamChat.TOOLS = tools(
             'user',
             arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
             'The id of the member to remove (U and three digits), as list_members shows it.',
-            not_found=lambda ep, key: rt.built(ep, 'User ' + rt.text(key) + ' not found.'),
+            not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
         ),
         where='team_chat.world:174',
         returns=js.array(js.scalar('str', pattern='^U[0-9]{3}$')),
@@ -1050,9 +967,7 @@ def _check_launch_channel__members(  # team_chat.world:503
 ) -> bool:
     return bool(any(
         _c21.name == 'launch-plan'
-        and len(tuple([
-            _m22.key() for _m22 in rt.each(ep, ep.t_memberships) if _m22.channel == _c21.key()
-        ]))
+        and len([_m22 for _m22 in rt.each(ep, ep.t_memberships) if _m22.channel == _c21.key()])
         == 3
         and any(
             _m23.channel == _c21.key() and _m23.user == 'U002'
@@ -1070,8 +985,7 @@ def _check_launch_channel__pinned_kickoff(  # team_chat.world:504
     ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        (ep.t_channels.rows.get(_m25.channel) or ep.t_channels.row(_m25.channel)).name
-        == 'launch-plan'
+        ep.t_channels[_m25.channel].name == 'launch-plan'
         and _m25.body == 'Kickoff Thursday at 10:00'
         and _m25.pinned
         and _m25.author == 'U001'
@@ -1084,13 +998,13 @@ def _check_chen_tidies_up__fixed(  # team_chat.world:646
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_messages.row('MSG006').body,
+            ep.t_messages['MSG006'].body,
             '==',
             'Please read the new handbook before Friday',
             'messages["MSG006"].body == "Please read the new handbook before Friday"',
         )
         and rt.compared(
-            ep.t_messages.row('MSG006').edited_at,
+            ep.t_messages['MSG006'].edited_at,
             'is not',
             None,
             'messages["MSG006"].edited_at != none',
@@ -1112,11 +1026,8 @@ def _check_chen_tidies_up__ana_left(  # team_chat.world:647
 def _check_chen_tidies_up__lunch_deleted(  # team_chat.world:648
     ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return (
-        ep.t_messages.row('MSG005').deleted
-        and rt.compared(
-            ep.t_messages.row('MSG005').body, '==', '', 'messages["MSG005"].body == ""'
-        )
+    return ep.t_messages['MSG005'].deleted and rt.compared(
+        ep.t_messages['MSG005'].body, '==', '', 'messages["MSG005"].body == ""'
     )
 
 
@@ -1145,9 +1056,7 @@ def _check_dara_starts_design_system__chen_added(  # tasks.world:136
 ) -> bool:
     return bool(any(
         _c29.name == 'design-system'
-        and len(tuple([
-            _m30.key() for _m30 in rt.each(ep, ep.t_memberships) if _m30.channel == _c29.key()
-        ]))
+        and len([_m30 for _m30 in rt.each(ep, ep.t_memberships) if _m30.channel == _c29.key()])
         == 2
         and any(
             _m31.channel == _c29.key() and _m31.user == 'U003' and _m31.invited_by == 'U004'
@@ -1171,7 +1080,7 @@ def _check_dara_starts_design_system__announced(  # tasks.world:137
 def _check_refresh_general_welcome__old_deleted(  # tasks.world:278
     ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
 ) -> bool:
-    return bool(ep.t_messages.row('MSG001').deleted and not ep.t_messages.row('MSG001').pinned)
+    return bool(ep.t_messages['MSG001'].deleted and not ep.t_messages['MSG001'].pinned)
 
 
 def _check_refresh_general_welcome__new_pinned(  # tasks.world:279
@@ -1201,13 +1110,13 @@ def _check_ben_moves_standup__corrected(  # tasks.world:422
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_messages.row('MSG002').body,
+            ep.t_messages['MSG002'].body,
             '==',
             'Standup moved to 11:00 tomorrow',
             'messages["MSG002"].body == "Standup moved to 11:00 tomorrow"',
         )
         and rt.compared(
-            ep.t_messages.row('MSG002').edited_at,
+            ep.t_messages['MSG002'].edited_at,
             'is not',
             None,
             'messages["MSG002"].edited_at != none',
@@ -1218,14 +1127,8 @@ def _check_ben_moves_standup__corrected(  # tasks.world:422
 def _check_ben_moves_standup__pinned(  # tasks.world:423
     ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return (
-        ep.t_messages.row('MSG002').pinned
-        and rt.compared(
-            ep.t_messages.row('MSG002').pinned_by,
-            '==',
-            'U002',
-            'messages["MSG002"].pinned_by == "U002"',
-        )
+    return ep.t_messages['MSG002'].pinned and rt.compared(
+        ep.t_messages['MSG002'].pinned_by, '==', 'U002', 'messages["MSG002"].pinned_by == "U002"'
     )
 
 
@@ -1250,14 +1153,8 @@ def _check_ben_welcomes_chen_to_design__chen_invited(  # tasks.world:565
 def _check_ben_welcomes_chen_to_design__mockups_pinned(  # tasks.world:566
     ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return (
-        ep.t_messages.row('MSG003').pinned
-        and rt.compared(
-            ep.t_messages.row('MSG003').pinned_by,
-            '==',
-            'U002',
-            'messages["MSG003"].pinned_by == "U002"',
-        )
+    return ep.t_messages['MSG003'].pinned and rt.compared(
+        ep.t_messages['MSG003'].pinned_by, '==', 'U002', 'messages["MSG003"].pinned_by == "U002"'
     )
 
 
@@ -1277,16 +1174,16 @@ def _check_ben_curates_design_review__both_pinned(  # tasks.world:712
     ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        ep.t_messages.row('MSG003').pinned
+        ep.t_messages['MSG003'].pinned
         and rt.compared(
-            ep.t_messages.row('MSG003').pinned_by,
+            ep.t_messages['MSG003'].pinned_by,
             '==',
             'U002',
             'messages["MSG003"].pinned_by == "U002"',
         )
-        and ep.t_messages.row('MSG004').pinned
+        and ep.t_messages['MSG004'].pinned
         and rt.compared(
-            ep.t_messages.row('MSG004').pinned_by,
+            ep.t_messages['MSG004'].pinned_by,
             '==',
             'U002',
             'messages["MSG004"].pinned_by == "U002"',

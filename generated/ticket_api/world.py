@@ -103,7 +103,7 @@ class TicketAPI(Episode):
         kind: str = rt.python_type(value)  # python_errors.world:10
         if kind == 'list' or kind == 'dict':  # python_errors.world:11
             return rt.built(  # python_errors.world:12
-                self, "unhashable type: '" + rt.text(kind) + "'"
+                self, f'unhashable type: \'{rt.text(kind)}\''
             )
         return None  # python_errors.world:14
 
@@ -127,7 +127,7 @@ class TicketAPI(Episode):
         for position in rt.each(  # ticket_api.world:68
             self, rt.int_range(0, len(self.state.ticket_queue))
         ):
-            if not ('id' in self.state.ticket_queue[position]):  # ticket_api.world:70
+            if 'id' not in self.state.ticket_queue[position]:  # ticket_api.world:70
                 raise ToolError("'id'")
             if self.state.ticket_queue[position]['id'] == ticket_id:  # ticket_api.world:71
                 return position  # ticket_api.world:72
@@ -139,7 +139,7 @@ class TicketAPI(Episode):
         'Create a ticket in the system and queue it.'
         if not self.fn_logged_in():  # ticket_api.world:87
             raise ToolError('User not authenticated. Please log in to create a ticket.')
-        if not (not (priority < 1 or priority > 5)):  # ticket_api.world:88
+        if priority < 1 or priority > 5:  # ticket_api.world:88
             raise ToolError('Invalid priority. Priority must be between 1 and 5.')
         ticket: dict[str, Any] = {  # ticket_api.world:89
             'id': self.state.ticket_counter,
@@ -158,28 +158,28 @@ class TicketAPI(Episode):
     def tool_get_ticket(self, ticket_id: Any) -> dict[str, Any]:  # ticket_api.world:105
         'Get a specific ticket by its ID.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:108
-        if not (position is not None):  # ticket_api.world:109
-            raise ToolError(rt.built(self, 'Ticket with ID ' + rt.text(ticket_id) + ' not found.'))
+        if position is None:  # ticket_api.world:109
+            raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
         return self.state.ticket_queue[position]  # ticket_api.world:110
 
     def tool_close_ticket(self, ticket_id: Any) -> Status:  # ticket_api.world:113
         'Close a ticket.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:114
-        if not (position is not None):  # ticket_api.world:115
-            raise ToolError(rt.built(self, 'Ticket with ID ' + rt.text(ticket_id) + ' not found.'))
+        if position is None:  # ticket_api.world:115
+            raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:116
-        if not ('status' in ticket):  # ticket_api.world:117
+        if 'status' not in ticket:  # ticket_api.world:117
             raise ToolError("'status'")
-        if not (ticket['status'] != 'Closed'):  # ticket_api.world:118
+        if ticket['status'] == 'Closed':  # ticket_api.world:118
             raise ToolError(rt.built(
-                self, 'Ticket with ID ' + rt.text(ticket_id) + ' is already closed.'
+                self, f'Ticket with ID {rt.text(ticket_id)} is already closed.'
             ))
         ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:120
         self.set_state(  # ticket_api.world:121
             'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket)
         )
         return Status(rt.built(  # ticket_api.world:122
-            self, 'Ticket ' + rt.text(ticket_id) + ' has been closed successfully.'
+            self, f'Ticket {rt.text(ticket_id)} has been closed successfully.'
         ))
 
     def tool_resolve_ticket(  # ticket_api.world:125
@@ -187,14 +187,14 @@ class TicketAPI(Episode):
     ) -> Status:
         'Resolve a ticket with a resolution.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:131
-        if not (position is not None):  # ticket_api.world:132
-            raise ToolError(rt.built(self, 'Ticket with ID ' + rt.text(ticket_id) + ' not found.'))
+        if position is None:  # ticket_api.world:132
+            raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:133
-        if not ('status' in ticket):  # ticket_api.world:134
+        if 'status' not in ticket:  # ticket_api.world:134
             raise ToolError("'status'")
-        if not (ticket['status'] != 'Resolved'):  # ticket_api.world:135
+        if ticket['status'] == 'Resolved':  # ticket_api.world:135
             raise ToolError(rt.built(
-                self, 'Ticket with ID ' + rt.text(ticket_id) + ' is already resolved.'
+                self, f'Ticket with ID {rt.text(ticket_id)} is already resolved.'
             ))
         ticket = {**ticket, 'status': 'Resolved'}  # ticket_api.world:136
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:137
@@ -202,7 +202,7 @@ class TicketAPI(Episode):
             'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket)
         )
         return Status(rt.built(  # ticket_api.world:139
-            self, 'Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.'
+            self, f'Ticket {rt.text(ticket_id)} has been resolved successfully.'
         ))
 
     def tool_edit_ticket(  # ticket_api.world:142
@@ -210,18 +210,19 @@ class TicketAPI(Episode):
     ) -> Status:
         'Modify the details of an existing ticket.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:151
-        if not (position is not None):  # ticket_api.world:152
-            raise ToolError(rt.built(self, 'Ticket with ID ' + rt.text(ticket_id) + ' not found.'))
+        if position is None:  # ticket_api.world:152
+            raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
         invalid: tuple[str, ...] = tuple([  # ticket_api.world:160
             _name1
             for _name1 in rt.each(self, tuple(rt.each(self, updates).keys()))
             if _name1 not in rt.each(self, _C_EDITABLE)
         ])
-        if not (len(invalid) == 0):  # ticket_api.world:161
+        if len(invalid) != 0:  # ticket_api.world:161
             raise ToolError(rt.python_grown(
                 self,
-                'Invalid fields for update: '
-                + rt.built(self, rt.join(', ', rt.each(self, invalid))),
+                'Invalid fields for update: ' + rt.built(
+                    self, rt.join(', ', rt.each(self, invalid))
+                ),
             ))
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:162
         for name in rt.each(self, updates):  # ticket_api.world:163
@@ -231,7 +232,7 @@ class TicketAPI(Episode):
             'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket)
         )
         return Status(rt.built(  # ticket_api.world:169
-            self, 'Ticket ' + rt.text(ticket_id) + ' has been updated successfully.'
+            self, f'Ticket {rt.text(ticket_id)} has been updated successfully.'
         ))
 
     def tool_ticket_login(self, username: str, password: str) -> Success:  # ticket_api.world:172
@@ -261,30 +262,29 @@ class TicketAPI(Episode):
                 {'error': 'User not authenticated. Please log in to view tickets.'},
             )
         for ticket in rt.each(self, self.state.ticket_queue):  # ticket_api.world:212
-            if not ('created_by' in ticket):  # ticket_api.world:213
+            if 'created_by' not in ticket:  # ticket_api.world:213
                 raise ToolError("'created_by'")
         mine: tuple[dict[str, Any], ...] = tuple([  # ticket_api.world:215
             _ticket2
             for _ticket2 in rt.each(self, self.state.ticket_queue)
             if _ticket2['created_by'] == self.state.current_user
         ])
-        if (  # ticket_api.world:216
-            status is None or (status if status is not None else rt.absent()) == ''
-        ):
+        if status is None or status == '':  # ticket_api.world:216
             return mine  # ticket_api.world:217
         for _ticket3 in rt.each(self, mine):  # ticket_api.world:219
-            if not ('status' in _ticket3):  # ticket_api.world:220
+            if 'status' not in _ticket3:  # ticket_api.world:220
                 raise ToolError("'status'")
             kind: str = rt.python_type(_ticket3['status'])  # ticket_api.world:221
-            if not (kind == 'str'):  # ticket_api.world:222
+            if kind != 'str':  # ticket_api.world:222
                 raise ToolError(rt.built(
-                    self, "'" + rt.text(kind) + "' object has no attribute 'lower'"
+                    self, f'\'{rt.text(kind)}\' object has no attribute \'lower\''
                 ))
         return tuple([  # ticket_api.world:224
             _ticket4
             for _ticket4 in rt.each(self, mine)
-            if rt.built(self, rt.built(self, rt.text(_ticket4['status'])).lower())
-            == rt.built(self, (status if status is not None else rt.absent()).lower())
+            if rt.built(self, rt.built(self, rt.text(_ticket4['status'])).lower()) == rt.built(
+                self, (status if status is not None else rt.absent()).lower()
+            )
         ])
 
 

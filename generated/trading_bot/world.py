@@ -206,7 +206,7 @@ class TradingBot(Episode):
     def fn_price_changed(  # trading_bot.world:245
         self, stock: dict[str, Any], threshold: float
     ) -> bool:
-        if not ('percent_change' in stock):  # trading_bot.world:246
+        if 'percent_change' not in stock:  # trading_bot.world:246
             raise ToolError("'percent_change'")
         return (  # trading_bot.world:247
             abs(rt.to_number(rt.read(self, stock['percent_change']))) >= threshold
@@ -226,20 +226,16 @@ class TradingBot(Episode):
 
     def tool_get_stock_info(self, symbol: str) -> dict[str, Any]:  # trading_bot.world:262
         'Get the details of a stock.'
-        if not (symbol in self.state.stocks):  # trading_bot.world:265
-            raise ToolError(rt.built(
-                self, "Stock with symbol '" + rt.text(symbol) + "' not found."
-            ))
+        if symbol not in self.state.stocks:  # trading_bot.world:265
+            raise ToolError(rt.built(self, f'Stock with symbol \'{rt.text(symbol)}\' not found.'))
         return self.state.stocks[symbol]  # trading_bot.world:266
 
     def tool_get_order_details(self, order_id: int) -> Any:  # trading_bot.world:269
         'Get the details of an order.'
-        if not (order_id in self.state.orders):  # trading_bot.world:271
+        if order_id not in self.state.orders:  # trading_bot.world:271
             raise ToolError(rt.python_grown(
                 self,
-                'Order with ID '
-                + rt.text(order_id)
-                + ' not found.Here is the list of orders_id: '
+                f'Order with ID {rt.text(order_id)} not found.Here is the list of orders_id: '
                 + rt.built(
                     self,
                     rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.orders).keys()))),
@@ -249,14 +245,14 @@ class TradingBot(Episode):
 
     def tool_cancel_order(self, order_id: int) -> Cancelled:  # trading_bot.world:275
         'Cancel an order.'
-        if not (order_id in self.state.orders):  # trading_bot.world:276
-            raise ToolError('Order with ID ' + rt.text(order_id) + ' not found.')
+        if order_id not in self.state.orders:  # trading_bot.world:276
+            raise ToolError(f'Order with ID {rt.text(order_id)} not found.')
         order: Any = self.state.orders[order_id]  # trading_bot.world:277
-        if not ('status' in order):  # trading_bot.world:278
+        if 'status' not in order:  # trading_bot.world:278
             raise ToolError("'status'")
-        if not (order['status'] != 'Completed'):  # trading_bot.world:279
+        if order['status'] == 'Completed':  # trading_bot.world:279
             raise ToolError(
-                "Can't cancel order " + rt.text(order_id) + '. Order is already completed.'
+                f'Can\'t cancel order {rt.text(order_id)}. Order is already completed.'
             )
         order = rt.json_set(order, 'status', 'Cancelled')  # trading_bot.world:280
         self.set_state('orders', {**self.state.orders, order_id: order})  # trading_bot.world:281
@@ -268,22 +264,19 @@ class TradingBot(Episode):
         'Place an order.'
         if not self.state.authenticated:  # trading_bot.world:293
             raise ToolError('User not authenticated. Please log in to place an order.')
-        if not (symbol in self.state.stocks):  # trading_bot.world:294
-            raise ToolError(rt.built(self, 'Invalid stock symbol: ' + rt.text(symbol)))
-        if not (not (price <= 0 or amount <= 0)):  # trading_bot.world:295
+        if symbol not in self.state.stocks:  # trading_bot.world:294
+            raise ToolError(rt.built(self, f'Invalid stock symbol: {rt.text(symbol)}'))
+        if price <= 0 or amount <= 0:  # trading_bot.world:295
             raise ToolError('Price and amount must be positive values.')
         if rt.built(self, order_type.lower()) == 'buy':  # trading_bot.world:296
             total_cost: float = rt.python_times(price, amount)  # trading_bot.world:297
             balance: Any = rt.coalesce(  # trading_bot.world:298
                 self.state.account_info.get('balance'), lambda: 0
             )
-            if not (not (total_cost > rt.to_number(rt.read(self, balance)))):  # trading_bot.world:299
+            if total_cost > rt.to_number(rt.read(self, balance)):  # trading_bot.world:299
                 raise ToolError(
-                    'Insufficient funds: required $'
-                    + format(total_cost, '.2f')
-                    + ' but only $'
-                    + format(rt.to_number(rt.read(self, balance)), '.2f')
-                    + ' available.',
+                    f'Insufficient funds: required ${total_cost:.2f} but only $'
+                    f'{rt.to_number(rt.read(self, balance)):.2f} available.',
                 )
         order_id: int = self.state.order_counter  # trading_bot.world:301
         order: dict[str, Any] = {  # trading_bot.world:302
@@ -306,13 +299,15 @@ class TradingBot(Episode):
         'Withdraw funds from the account balance.'
         if not self.state.authenticated:  # trading_bot.world:327
             raise ToolError('User not authenticated. Please log in to make a transaction.')
-        if not (self.state.market_status == 'Open'):  # trading_bot.world:328
+        if self.state.market_status != 'Open':  # trading_bot.world:328
             raise ToolError('Market is closed. Transactions are not allowed.')
-        if not (not (amount <= 0)):  # trading_bot.world:329
+        if amount <= 0:  # trading_bot.world:329
             raise ToolError('Transaction amount must be positive.')
-        if not ('balance' in self.state.account_info):  # trading_bot.world:330
+        if 'balance' not in self.state.account_info:  # trading_bot.world:330
             raise ToolError("'balance'")
-        if not (not (amount > rt.to_number(rt.read(self, self.state.account_info['balance'])))):  # trading_bot.world:331
+        if amount > rt.to_number(rt.read(  # trading_bot.world:331
+            self, self.state.account_info['balance']
+        )):
             raise ToolError('Insufficient funds for withdrawal.')
         self.set_state(  # trading_bot.world:332
             'account_info',
@@ -363,9 +358,9 @@ class TradingBot(Episode):
         'Fund the account with the specified amount.'
         if not self.state.authenticated:  # trading_bot.world:376
             raise ToolError('User not authenticated. Please log in to fund the account.')
-        if not (not (amount <= 0)):  # trading_bot.world:377
+        if amount <= 0:  # trading_bot.world:377
             raise ToolError('Funding amount must be positive.')
-        if not ('balance' in self.state.account_info):  # trading_bot.world:378
+        if 'balance' not in self.state.account_info:  # trading_bot.world:378
             raise ToolError("'balance'")
         self.set_state(  # trading_bot.world:379
             'account_info',
@@ -392,15 +387,13 @@ class TradingBot(Episode):
         'Remove a stock from the watchlist.'
         if not self.state.authenticated:  # trading_bot.world:392
             raise ToolError('User not authenticated. Please log in to modify the watchlist.')
-        if not (symbol in rt.each(self, self.state.watch_list)):  # trading_bot.world:393
-            raise ToolError(rt.built(
-                self, 'Stock ' + rt.text(symbol) + ' not found in watchlist.'
-            ))
+        if symbol not in rt.each(self, self.state.watch_list):  # trading_bot.world:393
+            raise ToolError(rt.built(self, f'Stock {rt.text(symbol)} not found in watchlist.'))
         self.set_state(  # trading_bot.world:394
             'watch_list', rt.without(self.state.watch_list, symbol)
         )
         return Status(rt.built(  # trading_bot.world:395
-            self, 'Stock ' + rt.text(symbol) + ' removed from watchlist successfully.'
+            self, f'Stock {rt.text(symbol)} removed from watchlist successfully.'
         ))
 
     def tool_get_watchlist(self) -> Any:  # trading_bot.world:398
@@ -430,23 +423,14 @@ class TradingBot(Episode):
                 {'error': 'User not authenticated. Please log in to view transaction history.'}
             ]
         start: dt.datetime = rt.parse_datetime('0001-01-01T00:00:00')  # trading_bot.world:425
-        if (  # trading_bot.world:426
-            start_date is not None
-            and (start_date if start_date is not None else rt.absent()) != ''
-        ):
-            start = rt.strptime(  # trading_bot.world:427
-                rt.read(self, start_date if start_date is not None else rt.absent()), '%Y-%m-%d'
-            )
+        if start_date is not None and start_date != '':  # trading_bot.world:426
+            start = rt.strptime(rt.read(self, start_date), '%Y-%m-%d')  # trading_bot.world:427
         end: dt.datetime = rt.parse_datetime('9999-12-31T23:59:59.999999')  # trading_bot.world:429
-        if (  # trading_bot.world:430
-            end_date is not None and (end_date if end_date is not None else rt.absent()) != ''
-        ):
-            end = rt.strptime(  # trading_bot.world:431
-                rt.read(self, end_date if end_date is not None else rt.absent()), '%Y-%m-%d'
-            )
+        if end_date is not None and end_date != '':  # trading_bot.world:430
+            end = rt.strptime(rt.read(self, end_date), '%Y-%m-%d')  # trading_bot.world:431
         found: tuple[dict[str, Any], ...] = ()  # trading_bot.world:433
         for transaction in rt.each(self, self.state.transaction_history):  # trading_bot.world:434
-            if not ('timestamp' in transaction):  # trading_bot.world:435
+            if 'timestamp' not in transaction:  # trading_bot.world:435
                 raise ToolError("'timestamp'")
             stamp: dt.datetime = rt.strptime(  # trading_bot.world:436
                 rt.read(self, rt.built(self, rt.text(transaction['timestamp']))),
@@ -488,8 +472,9 @@ class TradingBot(Episode):
         changed: tuple[str, ...] = tuple([  # trading_bot.world:481
             _symbol2
             for _symbol2 in rt.each(self, stocks)
-            if _symbol2 in self.state.stocks
-            and self.fn_price_changed(self.state.stocks[_symbol2], threshold)
+            if _symbol2 in self.state.stocks and self.fn_price_changed(
+                self.state.stocks[_symbol2], threshold
+            )
         ])
         if len(changed) > 0:  # trading_bot.world:482
             return Notification(rt.python_grown(  # trading_bot.world:483

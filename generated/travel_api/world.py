@@ -281,7 +281,7 @@ class TravelAPI(Episode):
         kind: str = rt.python_type(value)  # python_errors.world:10
         if kind == 'list' or kind == 'dict':  # python_errors.world:11
             return rt.built(  # python_errors.world:12
-                self, "unhashable type: '" + rt.text(kind) + "'"
+                self, f'unhashable type: \'{rt.text(kind)}\''
             )
         return None  # python_errors.world:14
 
@@ -296,7 +296,7 @@ class TravelAPI(Episode):
 
     def fn_key_of(self, entry: dict[str, Any], key_: str) -> Any:  # travel_api.world:698
         "entry[key], failing as Python's KeyError does."
-        if not (key_ in entry):  # travel_api.world:701
+        if key_ not in entry:  # travel_api.world:701
             raise ToolError(rt.built(self, rt.python_repr(key_)))
         return entry[key_]  # travel_api.world:702
 
@@ -308,13 +308,11 @@ class TravelAPI(Episode):
             self.fn_unhashable(travel_from), lambda: self.fn_unhashable(travel_to)
         )
         if unhashable_part is not None:  # travel_api.world:717
-            raise ToolError(  # travel_api.world:718
-                unhashable_part if unhashable_part is not None else rt.absent()
-            )
+            raise ToolError(unhashable_part)  # travel_api.world:718
         route: str = rt.built(  # travel_api.world:720
-            self, rt.text(travel_from) + '|' + rt.text(travel_to)
+            self, f'{rt.text(travel_from)}|{rt.text(travel_to)}'
         )
-        if not (route in _C_BASE_COSTS):  # travel_api.world:721
+        if route not in _C_BASE_COSTS:  # travel_api.world:721
             raise ToolError('No available route for the given airports.')
         factor: int = 0  # travel_api.world:722
         if travel_class == 'economy':  # travel_api.world:723
@@ -335,7 +333,7 @@ class TravelAPI(Episode):
                     raise ToolError(rt.built(
                         self,
                         'invalid literal for int() with base 10: '
-                        + rt.text(rt.built(self, rt.python_repr(char))),
+                        f'{rt.text(rt.built(self, rt.python_repr(char)))}',
                     ))
                 digit_sum = rt.python_augmented(  # travel_api.world:739
                     self, '+', digit_sum, rt.to_int(rt.read(self, char))
@@ -348,7 +346,7 @@ class TravelAPI(Episode):
             for key_ in rt.each(self, _C_BASE_COSTS):  # travel_api.world:746
                 costs = {  # travel_api.world:747
                     **rt.each(self, costs),
-                    rt.built(self, rt.text(key_) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date)): {
+                    rt.built(self, f'{rt.text(key_)}|{rt.text(travel_class)}|{rt.text(travel_date)}'): {
                         'cost': rt.to_float(rt.python_times(
                             rt.python_times(_C_BASE_COSTS[key_], factor), multiplier
                         )),
@@ -357,7 +355,7 @@ class TravelAPI(Episode):
         else:
             costs = {  # travel_api.world:752
                 **rt.each(self, costs),
-                rt.built(self, rt.text(route) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date)): {
+                rt.built(self, f'{rt.text(route)}|{rt.text(travel_class)}|{rt.text(travel_date)}'): {
                     'cost': rt.to_float(rt.python_times(
                         rt.python_times(_C_BASE_COSTS[route], factor), multiplier
                     )),
@@ -413,13 +411,13 @@ class TravelAPI(Episode):
         card_verification_number: int,
     ) -> CardId:
         'Register a credit card'
-        if not (self.state.token_expires_in is not None):  # travel_api.world:816
+        if self.state.token_expires_in is None:  # travel_api.world:816
             raise ToolError('Token not initialized')
-        if not (rt.present(self.state.token_expires_in) != 0):  # travel_api.world:817
+        if rt.present(self.state.token_expires_in) == 0:  # travel_api.world:817
             raise ToolError('Token expired')
-        if not (access_token == self.state.access_token):  # travel_api.world:818
+        if access_token != self.state.access_token:  # travel_api.world:818
             raise ToolError('Invalid access token')
-        if not (card_number not in self.state.credit_card_list):  # travel_api.world:820
+        if card_number in self.state.credit_card_list:  # travel_api.world:820
             raise ToolError('Card already registered')
         card_id: str = rt.text(self.random_source().randint(  # travel_api.world:821
             100000000000, 999999999999
@@ -458,15 +456,14 @@ class TravelAPI(Episode):
         self, access_token: str, card_id: str
     ) -> CardBalance:
         'Get the balance of a credit card'
-        if not (self.state.token_expires_in != 0):  # travel_api.world:851
+        if self.state.token_expires_in == 0:  # travel_api.world:851
             raise ToolError('Token expired')
-        if not (access_token == self.state.access_token):  # travel_api.world:852
+        if access_token != self.state.access_token:  # travel_api.world:852
             raise ToolError('Invalid access token')
-        if not (card_id in self.state.credit_card_list):  # travel_api.world:854
+        if card_id not in self.state.credit_card_list:  # travel_api.world:854
             raise ToolError(rt.python_grown(
                 self,
-                "Card not registered. Here are a list of card_id's: "
-                + rt.built(
+                "Card not registered. Here are a list of card_id's: " + rt.built(
                     self,
                     rt.python_repr(rt.each(
                         self, tuple(rt.each(self, self.state.credit_card_list).keys())
@@ -503,11 +500,11 @@ class TravelAPI(Episode):
             return self.fn_booking_refused('Balance not found')  # travel_api.world:879
         if travel_from not in rt.each(self, _C_AIRPORTS):  # travel_api.world:881
             return self.fn_booking_refused(rt.built(  # travel_api.world:882
-                self, 'Invalid departure airport code: ' + rt.text(travel_from)
+                self, f'Invalid departure airport code: {rt.text(travel_from)}'
             ))
         if travel_to not in rt.each(self, _C_AIRPORTS):  # travel_api.world:884
             return self.fn_booking_refused(rt.built(  # travel_api.world:885
-                self, 'Invalid destination airport code: ' + rt.text(travel_to)
+                self, f'Invalid destination airport code: {rt.text(travel_to)}'
             ))
         if (  # travel_api.world:887
             rt.attempt(lambda: rt.strptime(rt.read(self, travel_date), '%Y-%m-%d')) is None
@@ -522,7 +519,7 @@ class TravelAPI(Episode):
                 "Invalid travel class. Must be one of {'first', 'business', 'economy'}"
             )
         if (  # travel_api.world:898
-            rt.built(self, rt.text(travel_from) + '|' + rt.text(travel_to)) not in _C_BASE_COSTS
+            rt.built(self, f'{rt.text(travel_from)}|{rt.text(travel_to)}') not in _C_BASE_COSTS
         ):
             return self.fn_booking_refused(  # travel_api.world:899
                 'No available route for the given airports.'
@@ -531,16 +528,13 @@ class TravelAPI(Episode):
             'flight_cost_lookup',
             self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class),
         )
-        entry: dict[str, float] | None = self.state.flight_cost_lookup.get(rt.built(  # travel_api.world:903
-            self,
-            rt.text(travel_from)
-            + '|'
-            + rt.text(travel_to)
-            + '|'
-            + rt.text(travel_class)
-            + '|'
-            + rt.text(travel_date),
-        ))
+        entry: dict[str, float] | None = (  # travel_api.world:903
+            self.state.flight_cost_lookup.get(rt.built(
+                self,
+                f'{rt.text(travel_from)}|{rt.text(travel_to)}|{rt.text(travel_class)}|'
+                f'{rt.text(travel_date)}',
+            ))
+        )
         if entry is None:  # travel_api.world:904
             return self.fn_booking_refused(  # travel_api.world:905
                 'No available route for the given parameters'
@@ -601,14 +595,12 @@ class TravelAPI(Episode):
         self, access_token: str, booking_id: str | None, insurance_id: str | None
     ) -> InvoiceResult:
         'Retrieve the invoice for a booking.'
-        if not (self.state.token_expires_in != 0):  # travel_api.world:944
+        if self.state.token_expires_in == 0:  # travel_api.world:944
             raise ToolError('Token expired')
-        if not (access_token == self.state.access_token):  # travel_api.world:945
+        if access_token != self.state.access_token:  # travel_api.world:945
             raise ToolError('Invalid access token')
         if (  # travel_api.world:947
-            booking_id is None
-            or (booking_id if booking_id is not None else rt.absent())
-            not in self.state.booking_record
+            booking_id is None or booking_id not in self.state.booking_record
         ):
             raise ToolError('Booking not found')  # travel_api.world:948
         booking: dict[str, Any] = self.state.booking_record[  # travel_api.world:950
@@ -628,9 +620,9 @@ class TravelAPI(Episode):
         self, access_token: str
     ) -> BookingHistory:
         'Retrieve all booking history for the user.'
-        if not (self.state.token_expires_in != 0):  # travel_api.world:971
+        if self.state.token_expires_in == 0:  # travel_api.world:971
             raise ToolError('Token expired')
-        if not (access_token == self.state.access_token):  # travel_api.world:972
+        if access_token != self.state.access_token:  # travel_api.world:972
             raise ToolError('Invalid access token')
         return BookingHistory(self.state.booking_record)  # travel_api.world:973
 
@@ -653,9 +645,7 @@ class TravelAPI(Episode):
         travel_cost: Any = self.fn_key_of(booking, 'travel_cost')  # travel_api.world:997
         refused: str | None = self.fn_unhashable(card_id)  # travel_api.world:999
         if refused is not None:  # travel_api.world:1000
-            raise ToolError(  # travel_api.world:1001
-                refused if refused is not None else rt.absent()
-            )
+            raise ToolError(refused)  # travel_api.world:1001
         if not (  # travel_api.world:1003
             rt.python_type(card_id) == 'str'
             and rt.built(self, rt.text(card_id)) in self.state.credit_card_list
@@ -709,17 +699,11 @@ class TravelAPI(Episode):
                 False,
                 rt.python_grown(
                     self,
-                    'Cannot book flight information for another user.'
-                    + rt.built(
+                    'Cannot book flight information for another user.' + rt.built(
                         self,
-                        'Expected '
-                        + rt.text(self.state.user_first_name)
-                        + ' '
-                        + rt.text(self.state.user_last_name)
-                        + ', got '
-                        + rt.text(first_name)
-                        + ' '
-                        + rt.text(last_name),
+                        f'Expected {rt.text(self.state.user_first_name)} '
+                        f'{rt.text(self.state.user_last_name)}, got {rt.text(first_name)} '
+                        f'{rt.text(last_name)}',
                     ),
                 ),
             )
@@ -752,9 +736,9 @@ class TravelAPI(Episode):
         self, access_token: str, budget_limit: float
     ) -> BudgetLimit:
         'Set the budget limit for the user'
-        if not (self.state.token_expires_in != 0):  # travel_api.world:1077
+        if self.state.token_expires_in == 0:  # travel_api.world:1077
             raise ToolError('Token expired')
-        if not (access_token == self.state.access_token):  # travel_api.world:1078
+        if access_token != self.state.access_token:  # travel_api.world:1078
             raise ToolError('Invalid access token')
         self.set_state('budget_limit', budget_limit)  # travel_api.world:1080
         return BudgetLimit(budget_limit)  # travel_api.world:1081
@@ -814,7 +798,7 @@ class TravelAPI(Episode):
             'Contact travel booking customer support, get immediate support on an issue with an '
             'online call.'
         )
-        if not (booking_id in self.state.booking_record):  # travel_api.world:1130
+        if booking_id not in self.state.booking_record:  # travel_api.world:1130
             raise ToolError('Booking not found')
         return SupportMessage(  # travel_api.world:1131
             'Thank you for contacting customer support. Your message has been received and we '

@@ -298,10 +298,7 @@ class UniversityRegistrar(Episode):
         if not all(  # university_registrar.world:194
             not self.fn_holds_seat(_e45)
             or len(self.fn_missing_prereqs(
-                self.t_students.rows.get(_e45.student) or self.t_students.row(_e45.student),
-                self.t_courses.row(
-                    (self.t_sections.rows.get(_e45.section) or self.t_sections.row(_e45.section)).course,
-                ),
+                self.t_students[_e45.student], self.t_courses[self.t_sections[_e45.section].course]
             ))
             == 0
             for _e45 in rt.each(self, self.t_enrolments)
@@ -312,16 +309,14 @@ class UniversityRegistrar(Episode):
             )
         if not all(  # university_registrar.world:197
             not self.fn_holds_seat(_e46)
-            or len(tuple([
-                _o47.key()
+            or len([
+                _o47
                 for _o47 in rt.each(self, self.t_enrolments)
                 if _o47.student == _e46.student
-                and (self.t_sections.rows.get(_o47.section) or self.t_sections.row(_o47.section)).course
-                == (self.t_sections.rows.get(_e46.section) or self.t_sections.row(_e46.section)).course
-                and (self.t_sections.rows.get(_o47.section) or self.t_sections.row(_o47.section)).term
-                == (self.t_sections.rows.get(_e46.section) or self.t_sections.row(_e46.section)).term
+                and self.t_sections[_o47.section].course == self.t_sections[_e46.section].course
+                and self.t_sections[_o47.section].term == self.t_sections[_e46.section].term
                 and self.fn_holds_seat(_o47)
-            ]))
+            ])
             == 1
             for _e46 in rt.each(self, self.t_enrolments)
         ):
@@ -357,11 +352,11 @@ class UniversityRegistrar(Episode):
                 'Nobody waits for a section they already sit in.', 'university_registrar.world:206'
             )
         if not all(  # university_registrar.world:209
-            len(tuple([
-                _v53.key()
+            len([
+                _v53
                 for _v53 in rt.each(self, self.t_waitlist)
                 if _v53.student == _w52.student and _v53.section == _w52.section
-            ]))
+            ])
             == 1
             for _w52 in rt.each(self, self.t_waitlist)
         ):
@@ -370,10 +365,7 @@ class UniversityRegistrar(Episode):
                 'university_registrar.world:209',
             )
         if not all(  # university_registrar.world:212
-            self.fn_term_credits(
-                self.t_students.rows.get(_e54.student) or self.t_students.row(_e54.student),
-                (self.t_sections.rows.get(_e54.section) or self.t_sections.row(_e54.section)).term,
-            )
+            self.fn_term_credits(self.t_students[_e54.student], self.t_sections[_e54.section].term)
             <= _C_MAX_CREDITS
             for _e54 in rt.each(self, self.t_enrolments)
         ):
@@ -386,11 +378,9 @@ class UniversityRegistrar(Episode):
                 _o56.id_ != _e55.id_
                 and _o56.student == _e55.student
                 and _o56.status == _E15_EnrolmentStatus_enrolled
-                and (self.t_sections.rows.get(_o56.section) or self.t_sections.row(_o56.section)).term
-                == (self.t_sections.rows.get(_e55.section) or self.t_sections.row(_e55.section)).term
+                and self.t_sections[_o56.section].term == self.t_sections[_e55.section].term
                 and self.fn_meetings_clash(
-                    self.t_sections.rows.get(_o56.section) or self.t_sections.row(_o56.section),
-                    self.t_sections.rows.get(_e55.section) or self.t_sections.row(_e55.section),
+                    self.t_sections[_o56.section], self.t_sections[_e55.section]
                 )
                 for _o56 in rt.each(self, self.t_enrolments)
             )
@@ -446,11 +436,11 @@ class UniversityRegistrar(Episode):
 
     def fn_seats_taken(self, section: Section) -> int:  # university_registrar.world:122
         'Seats held in a section.'
-        return len(tuple([  # university_registrar.world:123
-            _e1.key()
+        return len([  # university_registrar.world:123
+            _e1
             for _e1 in rt.each(self, self.t_enrolments)
             if _e1.section == section.key() and self.fn_holds_seat(_e1)
-        ]))
+        ])
 
     def fn_passed(  # university_registrar.world:126
         self, student: Student, course: Course
@@ -458,8 +448,7 @@ class UniversityRegistrar(Episode):
         'Whether the student has passed the course (A to D).'
         return any(  # university_registrar.world:129
             _e2.student == student.key()
-            and (self.t_sections.rows.get(_e2.section) or self.t_sections.row(_e2.section)).course
-            == course.key()
+            and self.t_sections[_e2.section].course == course.key()
             and _e2.status == _E15_EnrolmentStatus_completed
             and _e2.grade is not None
             and rt.present(_e2.grade) != _E5_Grade_F
@@ -482,8 +471,9 @@ class UniversityRegistrar(Episode):
             self, tuple(rt.read(self, t).split(':'))
         )
         return rt.bounded(  # university_registrar.world:140
-            rt.bounded(rt.to_int(rt.read(self, parts[0])) * 60)
-            + rt.to_int(rt.read(self, parts[1])),
+            rt.bounded(rt.to_int(rt.read(self, parts[0])) * 60) + rt.to_int(rt.read(
+                self, parts[1]
+            )),
         )
 
     def fn_meetings_clash(self, a: Section, b: Section) -> bool:  # university_registrar.world:143
@@ -505,20 +495,19 @@ class UniversityRegistrar(Episode):
         return sum(rt.each(  # university_registrar.world:150
             self,
             tuple([
-                self.t_courses.row((self.t_sections.rows.get(_e6.section) or self.t_sections.row(_e6.section)).course).credits_
+                self.t_courses[self.t_sections[_e6.section].course].credits_
                 for _e6 in rt.each(self, self.t_enrolments)
                 if _e6.student == student.key()
-                and (self.t_sections.rows.get(_e6.section) or self.t_sections.row(_e6.section)).term
-                == term
+                and self.t_sections[_e6.section].term == term
                 and self.fn_holds_seat(_e6)
             ]),
         ))
 
     def fn_waiting_count(self, section: Section) -> int:  # university_registrar.world:153
         'How many students wait for the section.'
-        return len(tuple([  # university_registrar.world:154
-            _w7.key() for _w7 in rt.each(self, self.t_waitlist) if _w7.section == section.key()
-        ]))
+        return len([  # university_registrar.world:154
+            _w7 for _w7 in rt.each(self, self.t_waitlist) if _w7.section == section.key()
+        ])
 
     def fn_enrol_problem(  # university_registrar.world:157
         self, student: Student, section: Section
@@ -526,39 +515,26 @@ class UniversityRegistrar(Episode):
         'Why the student cannot take a seat in the section, or an empty text when they can.'
         if student.status == _E13_StudentStatus_suspended:  # university_registrar.world:160
             return rt.built(  # university_registrar.world:161
-                self,
-                'Student '
-                + rt.text(student.id_)
-                + ' ('
-                + rt.text(student.name)
-                + ') is suspended.',
+                self, f'Student {student.id_} ({student.name}) is suspended.'
             )
         if self.clock.date() > section.ends_on:  # university_registrar.world:163
             return rt.built(  # university_registrar.world:164
-                self, 'Section ' + rt.text(section.id_) + ' has already ended.'
+                self, f'Section {section.id_} has already ended.'
             )
         if any(  # university_registrar.world:166
             _e8.student == student.key()
-            and (self.t_sections.rows.get(_e8.section) or self.t_sections.row(_e8.section)).course
-            == section.course
-            and (self.t_sections.rows.get(_e8.section) or self.t_sections.row(_e8.section)).term
-            == section.term
+            and self.t_sections[_e8.section].course == section.course
+            and self.t_sections[_e8.section].term == section.term
             and self.fn_holds_seat(_e8)
             for _e8 in rt.each(self, self.t_enrolments)
         ):
             return rt.built(  # university_registrar.world:167
                 self,
-                rt.text(student.name)
-                + ' is already enrolled in or has completed '
-                + rt.text(
-                    (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)).code,
-                )
-                + ' in '
-                + rt.text(section.term)
-                + '.',
+                f'{student.name} is already enrolled in or has completed '
+                f'{self.t_courses[section.course].code} in {section.term}.',
             )
         missing: tuple[str, ...] = self.fn_missing_prereqs(  # university_registrar.world:169
-            student, self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)
+            student, self.t_courses[section.course]
         )
         if len(missing) > 0:  # university_registrar.world:170
             codes: str = rt.built(  # university_registrar.world:171
@@ -572,52 +548,34 @@ class UniversityRegistrar(Episode):
                 ),
             )
             return rt.built(  # university_registrar.world:172
-                self, 'Prerequisite not passed: ' + rt.text(codes) + '.'
+                self, f'Prerequisite not passed: {codes}.'
             )
         if self.fn_seats_taken(section) >= section.capacity:  # university_registrar.world:174
             return rt.built(  # university_registrar.world:175
                 self,
-                'Section '
-                + rt.text(section.id_)
-                + ' is full ('
-                + rt.text(section.capacity)
-                + ' seats); join the waitlist.',
+                f'Section {section.id_} is full ({section.capacity} seats); join the waitlist.',
             )
         clashes: tuple[str, ...] = tuple([  # university_registrar.world:177
-            (self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)).id_
+            self.t_sections[_e10.section].id_
             for _e10 in rt.each(self, self.t_enrolments)
             if _e10.student == student.key()
             and _e10.status == _E15_EnrolmentStatus_enrolled
-            and (self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)).term
-            == section.term
-            and self.fn_meetings_clash(
-                self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section),
-                section,
-            )
+            and self.t_sections[_e10.section].term == section.term
+            and self.fn_meetings_clash(self.t_sections[_e10.section], section)
         ])
         if len(clashes) > 0:  # university_registrar.world:178
             ids: str = rt.built(  # university_registrar.world:179
                 self, rt.join(', ', rt.each(self, clashes))
             )
-            return rt.built(  # university_registrar.world:180
-                self, 'Time clash with ' + rt.text(ids) + '.'
-            )
+            return rt.built(self, f'Time clash with {ids}.')  # university_registrar.world:180
         credits_: int = rt.bounded(  # university_registrar.world:182
-            self.fn_term_credits(student, section.term)
-            + (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)).credits_,
+            self.fn_term_credits(student, section.term) + self.t_courses[section.course].credits_
         )
         if credits_ > _C_MAX_CREDITS:  # university_registrar.world:183
             return rt.built(  # university_registrar.world:184
                 self,
-                'This would bring '
-                + rt.text(student.name)
-                + ' to '
-                + rt.text(credits_)
-                + ' credits in '
-                + rt.text(section.term)
-                + '; the maximum is '
-                + rt.text(_C_MAX_CREDITS)
-                + '.',
+                f'This would bring {student.name} to {credits_} credits in {section.term}; the '
+                f'maximum is {_C_MAX_CREDITS}.',
             )
         return ''  # university_registrar.world:186
 
@@ -633,8 +591,7 @@ class UniversityRegistrar(Episode):
                 _s11.key(), self.fn_seats_taken(_s11), _s11.capacity, self.fn_waiting_count(_s11)
             )
             for _s11 in rt.each(self, self.t_sections)
-            if _s11.course == course.key()
-            and (term is None or _s11.term == (term if term is not None else rt.absent()))
+            if _s11.course == course.key() and (term is None or _s11.term == term)
         ])
 
     def tool_get_student_record(  # university_registrar.world:232
@@ -654,14 +611,9 @@ class UniversityRegistrar(Episode):
             if self.fn_holds_seat(e):  # university_registrar.world:240
                 credits_ = {  # university_registrar.world:241
                     **rt.each(self, credits_),
-                    (self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term: rt.bounded(
-                        rt.coalesce(
-                            credits_.get(
-                                (self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term,
-                            ),
-                            lambda: 0,
-                        )
-                        + self.t_courses.row((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).course).credits_,
+                    self.t_sections[e.section].term: rt.bounded(
+                        rt.coalesce(credits_.get(self.t_sections[e.section].term), lambda: 0)
+                        + self.t_courses[self.t_sections[e.section].course].credits_,
                     ),
                 }
         waiting: tuple[str, ...] = tuple([  # university_registrar.world:244
@@ -699,8 +651,9 @@ class UniversityRegistrar(Episode):
             _s17.key()
             for _s17 in rt.each(self, self.t_students)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _s17.name.lower()))
-            and rt.read(self, wanted_program)
-            in rt.read(self, rt.built(self, _s17.program.lower()))
+            and rt.read(self, wanted_program) in rt.read(
+                self, rt.built(self, _s17.program.lower())
+            )
         ])
 
     def tool_search_courses(self, title: str) -> tuple[str, ...]:  # university_registrar.world:265
@@ -745,10 +698,9 @@ class UniversityRegistrar(Episode):
                 _s19.key(), self.fn_seats_taken(_s19), _s19.capacity, self.fn_waiting_count(_s19)
             )
             for _s19 in rt.each(self, self.t_sections)
-            if (term is None or _s19.term == (term if term is not None else rt.absent()))
+            if (term is None or _s19.term == term)
             and rt.read(self, wanted) in rt.read(self, rt.built(self, _s19.instructor.lower()))
-            and (day is None
-            or any(
+            and (day is None or any(
                 _m20.day == (day if day is not None else rt.absent())
                 for _m20 in rt.each(self, _s19.meetings)
             ))
@@ -778,22 +730,12 @@ class UniversityRegistrar(Episode):
             "List a section's waitlist in queue order, first in line first, with each entry's "
             'student and when they joined.'
         )
-        return tuple(  # university_registrar.world:328
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_waitlist,
-                    rt.each(
-                        self,
-                        tuple([
-                            _w23.key()
-                            for _w23 in rt.each(self, self.t_waitlist)
-                            if _w23.section == section.key()
-                        ]),
-                    ),
-                ),
-                key=lambda _w22: _w22.joined_at,
-            )
+        return rt.sorted_keys(  # university_registrar.world:328
+            rt.each(
+                self,
+                [_w23 for _w23 in rt.each(self, self.t_waitlist) if _w23.section == section.key()],
+            ),
+            key=lambda _w22: _w22.joined_at,
         )
 
     def tool_enrol(  # university_registrar.world:333
@@ -808,7 +750,7 @@ class UniversityRegistrar(Episode):
             'removed.'
         )
         problem: str = self.fn_enrol_problem(student, section)  # university_registrar.world:343
-        if not (problem == ''):  # university_registrar.world:344
+        if problem != '':  # university_registrar.world:344
             raise ToolError(problem)
         for w in rt.each(self, self.t_waitlist):  # university_registrar.world:345
             if (  # university_registrar.world:346
@@ -831,32 +773,19 @@ class UniversityRegistrar(Episode):
         self, enrolment: Enrolment
     ) -> Enrolment:
         "Drop an enrolment, on or before the section's drop deadline; the seat is given back."
-        if not (  # university_registrar.world:360
-            enrolment.status == _E15_EnrolmentStatus_enrolled
-        ):
+        if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:360
             raise ToolError(rt.built(
                 self,
-                'Enrolment '
-                + rt.text(enrolment.id_)
-                + ' is '
-                + rt.text(enrolment.status)
-                + '; only enrolled enrolments can be dropped.',
+                f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled enrolments can '
+                'be dropped.',
             ))
-        if not (  # university_registrar.world:361
-            self.clock.date()
-            <= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline
+        if (  # university_registrar.world:361
+            self.clock.date() > self.t_sections[enrolment.section].drop_deadline
         ):
             raise ToolError(rt.built(
                 self,
-                'The drop deadline of '
-                + rt.text(
-                    (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).id_,
-                )
-                + ' was '
-                + rt.text(
-                    (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline,
-                )
-                + '.',
+                f'The drop deadline of {self.t_sections[enrolment.section].id_} was '
+                f'{self.t_sections[enrolment.section].drop_deadline}.',
             ))
         self.set_fields(  # university_registrar.world:362
             enrolment, ('status', 'dropped_at'), _E15_EnrolmentStatus_dropped, self.clock
@@ -867,27 +796,18 @@ class UniversityRegistrar(Episode):
         self, student: Student, section: Section
     ) -> WaitlistPosition:
         'Put a student on the waitlist of a full section; returns their place in the queue.'
-        if not (student.status == _E13_StudentStatus_active):  # university_registrar.world:375
+        if student.status != _E13_StudentStatus_active:  # university_registrar.world:375
             raise ToolError(rt.built(
-                self,
-                'Student '
-                + rt.text(student.id_)
-                + ' ('
-                + rt.text(student.name)
-                + ') is suspended.',
+                self, f'Student {student.id_} ({student.name}) is suspended.'
             ))
-        if not (self.clock.date() <= section.ends_on):  # university_registrar.world:376
+        if self.clock.date() > section.ends_on:  # university_registrar.world:376
+            raise ToolError(rt.built(self, f'Section {section.id_} has already ended.'))
+        if self.fn_seats_taken(section) < section.capacity:  # university_registrar.world:377
             raise ToolError(rt.built(
-                self, 'Section ' + rt.text(section.id_) + ' has already ended.'
-            ))
-        if not (  # university_registrar.world:377
-            self.fn_seats_taken(section) >= section.capacity
-        ):
-            raise ToolError(rt.built(
-                self, 'Section ' + rt.text(section.id_) + ' still has free seats; enrol instead.'
+                self, f'Section {section.id_} still has free seats; enrol instead.'
             ))
         missing: tuple[str, ...] = self.fn_missing_prereqs(  # university_registrar.world:378
-            student, self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)
+            student, self.t_courses[section.course]
         )
         codes: str = rt.built(  # university_registrar.world:379
             self,
@@ -898,20 +818,23 @@ class UniversityRegistrar(Episode):
                 ),
             ),
         )
-        if not (len(missing) == 0):  # university_registrar.world:380
-            raise ToolError(rt.built(self, 'Prerequisite not passed: ' + rt.text(codes) + '.'))
-        if not (not any(_e25.student == student.key() and _e25.section == section.key() and self.fn_holds_seat(_e25) for _e25 in rt.each(self, self.t_enrolments))):  # university_registrar.world:381
+        if len(missing) != 0:  # university_registrar.world:380
+            raise ToolError(rt.built(self, f'Prerequisite not passed: {codes}.'))
+        if any(  # university_registrar.world:381
+            _e25.student == student.key() and _e25.section == section.key() and self.fn_holds_seat(
+                _e25
+            )
+            for _e25 in rt.each(self, self.t_enrolments)
+        ):
             raise ToolError(rt.built(
-                self,
-                rt.text(student.name) + ' is already enrolled in ' + rt.text(section.id_) + '.',
+                self, f'{student.name} is already enrolled in {section.id_}.'
             ))
-        if not (not any(_w26.student == student.key() and _w26.section == section.key() for _w26 in rt.each(self, self.t_waitlist))):  # university_registrar.world:382
+        if any(  # university_registrar.world:382
+            _w26.student == student.key() and _w26.section == section.key()
+            for _w26 in rt.each(self, self.t_waitlist)
+        ):
             raise ToolError(rt.built(
-                self,
-                rt.text(student.name)
-                + ' is already on the waitlist of '
-                + rt.text(section.id_)
-                + '.',
+                self, f'{student.name} is already on the waitlist of {section.id_}.'
             ))
         entry: WaitlistEntry = WaitlistEntry(  # university_registrar.world:383
             id_=self.next_id('waitlist_ids', 'W{:03d}'),
@@ -938,42 +861,26 @@ class UniversityRegistrar(Episode):
             "Enrol the first student on a section's waitlist now that a seat is free (the same "
             'checks as enrol); their entry is removed.'
         )
-        queue: tuple[str, ...] = tuple(  # university_registrar.world:402
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_waitlist,
-                    rt.each(
-                        self,
-                        tuple([
-                            _w28.key()
-                            for _w28 in rt.each(self, self.t_waitlist)
-                            if _w28.section == section.key()
-                        ]),
-                    ),
-                ),
-                key=lambda _w27: _w27.joined_at,
-            )
+        queue: tuple[str, ...] = rt.sorted_keys(  # university_registrar.world:402
+            rt.each(
+                self,
+                [_w28 for _w28 in rt.each(self, self.t_waitlist) if _w28.section == section.key()],
+            ),
+            key=lambda _w27: _w27.joined_at,
         )
-        if not (len(queue) > 0):  # university_registrar.world:403
-            raise ToolError(rt.built(
-                self, 'The waitlist of ' + rt.text(section.id_) + ' is empty.'
-            ))
-        if not (self.fn_seats_taken(section) < section.capacity):  # university_registrar.world:404
-            raise ToolError(rt.built(self, 'Section ' + rt.text(section.id_) + ' is still full.'))
-        first: WaitlistEntry = self.t_waitlist.row(queue[0])  # university_registrar.world:405
+        if len(queue) <= 0:  # university_registrar.world:403
+            raise ToolError(rt.built(self, f'The waitlist of {section.id_} is empty.'))
+        if self.fn_seats_taken(section) >= section.capacity:  # university_registrar.world:404
+            raise ToolError(rt.built(self, f'Section {section.id_} is still full.'))
+        first: WaitlistEntry = self.t_waitlist[queue[0]]  # university_registrar.world:405
         problem: str = self.fn_enrol_problem(  # university_registrar.world:406
-            self.t_students.rows.get(first.student) or self.t_students.row(first.student), section
+            self.t_students[first.student], section
         )
-        if not (problem == ''):  # university_registrar.world:407
+        if problem != '':  # university_registrar.world:407
             raise ToolError(rt.built(
                 self,
-                'The first student on the waitlist, '
-                + rt.text(
-                    (self.t_students.rows.get(first.student) or self.t_students.row(first.student)).name,
-                )
-                + ', cannot enrol: '
-                + rt.text(problem),
+                f'The first student on the waitlist, {self.t_students[first.student].name}, '
+                f'cannot enrol: {problem}',
             ))
         self.delete(self.t_waitlist, first.key())  # university_registrar.world:408
         enrolment: Enrolment = Enrolment(  # university_registrar.world:409
@@ -995,32 +902,19 @@ class UniversityRegistrar(Episode):
             'Record the final grade of an enrolment once its section has ended; the enrolment is '
             'then completed.'
         )
-        if not (  # university_registrar.world:422
-            enrolment.status == _E15_EnrolmentStatus_enrolled
-        ):
+        if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:422
             raise ToolError(rt.built(
                 self,
-                'Enrolment '
-                + rt.text(enrolment.id_)
-                + ' is '
-                + rt.text(enrolment.status)
-                + '; only enrolled enrolments can be graded.',
+                f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled enrolments can '
+                'be graded.',
             ))
-        if not (  # university_registrar.world:423
-            self.clock.date()
-            >= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on
+        if (  # university_registrar.world:423
+            self.clock.date() < self.t_sections[enrolment.section].ends_on
         ):
             raise ToolError(rt.built(
                 self,
-                'Section '
-                + rt.text(
-                    (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).id_,
-                )
-                + ' ends on '
-                + rt.text(
-                    (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on,
-                )
-                + '; grades can be recorded from then.',
+                f'Section {self.t_sections[enrolment.section].id_} ends on '
+                f'{self.t_sections[enrolment.section].ends_on}; grades can be recorded from then.',
             ))
         self.set_fields(  # university_registrar.world:424
             enrolment, ('grade', 'status'), grade, _E15_EnrolmentStatus_completed
@@ -1081,7 +975,7 @@ _PARAM_course = param(
     'course',
     arg.row('courses', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$')),
     'The course code (two to four capital letters and three digits), as search_courses shows it.',
-    not_found=lambda ep, key: rt.built(ep, 'Course ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'Course {key} not found.'),
 )
 _PARAM_term = param(
     'term',
@@ -1092,19 +986,19 @@ _PARAM_student = param(
     'student',
     arg.row('students', arg.refined(arg.TEXT, pattern='^S[0-9]{5}$')),
     'The student id (S and five digits), as search_students shows it.',
-    not_found=lambda ep, key: rt.built(ep, 'Student ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'Student {key} not found.'),
 )
 _PARAM_section = param(
     'section',
     arg.row('sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$')),
     "The section id (the course code, a dash and the section's code), as find_sections shows it.",
-    not_found=lambda ep, key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'Section {key} not found.'),
 )
 _PARAM_enrolment = param(
     'enrolment',
     arg.row('enrolments'),
     'The enrolment id (EN and four digits), as get_student_record shows it.',
-    not_found=lambda ep, key: rt.built(ep, 'Enrolment ' + rt.text(key) + ' not found.'),
+    not_found=lambda ep, key: rt.built(ep, f'Enrolment {key} not found.'),
 )
 
 
@@ -1252,8 +1146,8 @@ UniversityRegistrar.TOOLS = tools(
                 'sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$')
             ),
             "The id of a full section (the course code, a dash and the section's code), as "
-            'find_sections shows it.',
-            not_found=lambda ep, key: rt.built(ep, 'Section ' + rt.text(key) + ' not found.'),
+            "find_sections shows it.",
+            not_found=lambda ep, key: rt.built(ep, f'Section {key} not found.'),
         ),
         where='university_registrar.world:369',
         returns=js.closed({'entry': js.STRING, 'position': js.INTEGER}),
@@ -1265,9 +1159,7 @@ UniversityRegistrar.TOOLS = tools(
             arg.row('waitlist'),
             'The waitlist entry id (W and three digits), as get_student_record or list_waitlist '
             'shows it.',
-            not_found=lambda ep, key: rt.built(
-                ep, 'Waitlist entry ' + rt.text(key) + ' not found.'
-            ),
+            not_found=lambda ep, key: rt.built(ep, f'Waitlist entry {key} not found.'),
         ),
         where='university_registrar.world:388',
         returns=_RESULT_WaitlistEntry,
@@ -1292,7 +1184,7 @@ def _check_switch_section__dropped(  # university_registrar.world:660
     ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_enrolments.row('EN0006').status,
+        ep.t_enrolments['EN0006'].status,
         '==',
         _E15_EnrolmentStatus_dropped,
         'enrolments["EN0006"].status == dropped',
@@ -1332,13 +1224,13 @@ def _check_grade_and_waitlist__graded(  # university_registrar.world:902
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_enrolments.row('EN0004').status,
+            ep.t_enrolments['EN0004'].status,
             '==',
             _E15_EnrolmentStatus_completed,
             'enrolments["EN0004"].status == completed',
         )
         and rt.compared(
-            ep.t_enrolments.row('EN0004').grade,
+            ep.t_enrolments['EN0004'].grade,
             '==',
             _E5_Grade_B,
             'enrolments["EN0004"].grade == Grade.B',
@@ -1360,13 +1252,13 @@ def _check_ana_swaps_cs_for_linear_algebra__cs_dropped(  # tasks.world:235
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_enrolments.row('EN0007').status,
+            ep.t_enrolments['EN0007'].status,
             '==',
             _E15_EnrolmentStatus_dropped,
             'enrolments["EN0007"].status == dropped',
         )
         and rt.compared(
-            ep.t_enrolments.row('EN0007').dropped_at,
+            ep.t_enrolments['EN0007'].dropped_at,
             'is not',
             None,
             'enrolments["EN0007"].dropped_at != none',
@@ -1463,13 +1355,13 @@ def _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded(  # tasks.
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_enrolments.row('EN0004').status,
+            ep.t_enrolments['EN0004'].status,
             '==',
             _E15_EnrolmentStatus_completed,
             'enrolments["EN0004"].status == completed',
         )
         and rt.compared(
-            ep.t_enrolments.row('EN0004').grade,
+            ep.t_enrolments['EN0004'].grade,
             '==',
             _E5_Grade_C,
             'enrolments["EN0004"].grade == Grade.C',
@@ -1513,13 +1405,13 @@ def _check_late_calculus_grades__ben_graded(  # tasks.world:1460
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_enrolments.row('EN0004').status,
+            ep.t_enrolments['EN0004'].status,
             '==',
             _E15_EnrolmentStatus_completed,
             'enrolments["EN0004"].status == completed',
         )
         and rt.compared(
-            ep.t_enrolments.row('EN0004').grade,
+            ep.t_enrolments['EN0004'].grade,
             '==',
             _E5_Grade_A,
             'enrolments["EN0004"].grade == Grade.A',
@@ -1532,13 +1424,13 @@ def _check_late_calculus_grades__eva_graded(  # tasks.world:1461
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_enrolments.row('EN0013').status,
+            ep.t_enrolments['EN0013'].status,
             '==',
             _E15_EnrolmentStatus_completed,
             'enrolments["EN0013"].status == completed',
         )
         and rt.compared(
-            ep.t_enrolments.row('EN0013').grade,
+            ep.t_enrolments['EN0013'].grade,
             '==',
             _E5_Grade_C,
             'enrolments["EN0013"].grade == Grade.C',

@@ -347,11 +347,15 @@ class VehicleControlAPI(Episode):
 
     def tool_fillFuelTank(self, fuelAmount: int | float) -> FuelLevel:  # vehicle_control.world:258
         'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.'
-        if not (not (fuelAmount < 0)):  # vehicle_control.world:264
+        if fuelAmount < 0:  # vehicle_control.world:264
             raise ToolError('Fuel amount cannot be negative.')
-        if not (not (rt.bounded_number(self.state.fuelLevel + fuelAmount) > _C_MAX_FUEL_LEVEL)):  # vehicle_control.world:265
+        if (  # vehicle_control.world:265
+            rt.bounded_number(self.state.fuelLevel + fuelAmount) > _C_MAX_FUEL_LEVEL
+        ):
             raise ToolError('Cannot fill gas above the tank capacity.')
-        if not (not (rt.bounded_number(self.state.fuelLevel + fuelAmount) < _C_MIN_FUEL_LEVEL)):  # vehicle_control.world:267
+        if (  # vehicle_control.world:267
+            rt.bounded_number(self.state.fuelLevel + fuelAmount) < _C_MIN_FUEL_LEVEL
+        ):
             raise ToolError('Fuel tank is empty. Min fuel level is 0 gallons.')
         self.set_state(  # vehicle_control.world:268
             'fuelLevel', rt.python_augmented(self, '+', self.state.fuelLevel, fuelAmount)
@@ -391,9 +395,7 @@ class VehicleControlAPI(Episode):
                 lambda: rt.python_times(temperature - 32, 5) / 9
             )
             if overflow is not None:  # vehicle_control.world:310
-                raise rt.KeptError(  # vehicle_control.world:311
-                    overflow if overflow is not None else rt.absent()
-                )
+                raise rt.KeptError(overflow)  # vehicle_control.world:311
             self.set_state(  # vehicle_control.world:313
                 'acTemperature', rt.python_times(temperature - 32, 5) / 9
             )
@@ -512,7 +514,7 @@ class VehicleControlAPI(Episode):
         'Sets the cruise control of the vehicle.'
         distance: float = rt.to_float(distanceToNextVehicle)  # vehicle_control.world:438
         current: float = rt.to_float(speed)  # vehicle_control.world:439
-        if not (self.state.engine_state != 'stopped'):  # vehicle_control.world:441
+        if self.state.engine_state == 'stopped':  # vehicle_control.world:441
             raise ToolError('Start the engine before activating the cruise control.')
         self.set_state('distanceToNextVehicle', distance)  # vehicle_control.world:444
         if activate:  # vehicle_control.world:445
@@ -554,10 +556,10 @@ class VehicleControlAPI(Episode):
     ) -> Distance:
         'Estimates the distance between two cities.'
         found: float | None = rt.coalesce_optional(  # vehicle_control.world:494
-            _C_DISTANCES.get(rt.built(self, rt.text(cityA) + '-' + rt.text(cityB))),
-            lambda: _C_DISTANCES.get(rt.built(self, rt.text(cityB) + '-' + rt.text(cityA))),
+            _C_DISTANCES.get(rt.built(self, f'{rt.text(cityA)}-{rt.text(cityB)}')),
+            lambda: _C_DISTANCES.get(rt.built(self, f'{rt.text(cityB)}-{rt.text(cityA)}')),
         )
-        if not (found is not None):  # vehicle_control.world:495
+        if found is None:  # vehicle_control.world:495
             raise ToolError('distance not found in database.')
         return Distance(found)  # vehicle_control.world:496
 
@@ -575,9 +577,7 @@ class VehicleControlAPI(Episode):
             lambda: rt.python_grown(self, 'Navigating to ' + destination)
         )
         if failure is not None:  # vehicle_control.world:520
-            raise rt.KeptError(  # vehicle_control.world:521
-                failure if failure is not None else rt.absent()
-            )
+            raise rt.KeptError(failure)  # vehicle_control.world:521
         return Navigation(rt.python_grown(  # vehicle_control.world:523
             self, 'Navigating to ' + destination
         ))
@@ -613,8 +613,7 @@ class VehicleControlAPI(Episode):
         rt.refill(self)
         self.set_state(  # vehicle_control.world:218
             'remainingUnlockedDoors',
-            4
-            - len([
+            4 - len([
                 _d2
                 for _d2 in rt.each(self, self.state.doorStatus)
                 if self.state.doorStatus[_d2] == 'locked'
@@ -712,8 +711,8 @@ VehicleControlAPI.TOOLS = tools(
         param(
             'option',
             arg.TEXT,
-            'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", "headlights", '
-            '"parkingBrake", "brakePedal", "engine"]',
+            'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", '
+            '"headlights", "parkingBrake", "brakePedal", "engine"]',
         ),
         read_only=True,
         where='vehicle_control.world:343',

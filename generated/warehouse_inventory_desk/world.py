@@ -265,11 +265,11 @@ class WarehouseInventoryDesk(Episode):
                 'warehouse_inventory_desk.world:145',
             )
         if not all(  # warehouse_inventory_desk.world:148
-            len(tuple([
-                _t36.key()
+            len([
+                _t36
                 for _t36 in rt.each(self, self.t_stock)
                 if _t36.item == _s35.item and _t36.bin_ == _s35.bin_
-            ]))
+            ])
             == 1
             for _s35 in rt.each(self, self.t_stock)
         ):
@@ -440,9 +440,8 @@ class WarehouseInventoryDesk(Episode):
         return tuple([  # warehouse_inventory_desk.world:221
             _b6.key()
             for _b6 in rt.each(self, self.t_bins)
-            if (zone is None or _b6.zone == (zone if zone is not None else rt.absent()))
-            and (item is None
-            or any(
+            if (zone is None or _b6.zone == zone)
+            and (item is None or any(
                 _s7.bin_ == _b6.key()
                 and _s7.item == (item if item is not None else rt.absent()).key()
                 and _s7.quantity > 0
@@ -469,29 +468,19 @@ class WarehouseInventoryDesk(Episode):
             'Book a delivery of an item into a bin. The bin must be unblocked and have room for '
             'the whole delivery.'
         )
-        if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:244
+        if self.state.current_clerk is None:  # warehouse_inventory_desk.world:244
             raise ToolError('Not signed in. Call sign_in first.')
         if not item.active:  # warehouse_inventory_desk.world:245
-            raise ToolError(rt.built(
-                self, 'Item ' + rt.text(item.sku) + ' is inactive and cannot be received.'
-            ))
-        if not (not bin_.blocked):  # warehouse_inventory_desk.world:246
-            raise ToolError(rt.built(
-                self, 'Bin ' + rt.text(bin_.code) + ' is blocked and accepts no stock.'
-            ))
+            raise ToolError(rt.built(self, f'Item {item.sku} is inactive and cannot be received.'))
+        if bin_.blocked:  # warehouse_inventory_desk.world:246
+            raise ToolError(rt.built(self, f'Bin {bin_.code} is blocked and accepts no stock.'))
         free: int = rt.bounded(  # warehouse_inventory_desk.world:247
             bin_.capacity - self.fn_bin_used(bin_)
         )
-        if not (quantity <= free):  # warehouse_inventory_desk.world:248
+        if quantity > free:  # warehouse_inventory_desk.world:248
             raise ToolError(rt.built(
                 self,
-                'Bin '
-                + rt.text(bin_.code)
-                + ' has room for '
-                + rt.text(free)
-                + ' more units; the delivery is '
-                + rt.text(quantity)
-                + '.',
+                f'Bin {bin_.code} has room for {free} more units; the delivery is {quantity}.',
             ))
         level: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:249
             item, bin_
@@ -499,11 +488,16 @@ class WarehouseInventoryDesk(Episode):
         id_: str = ''  # warehouse_inventory_desk.world:250
         if level is not None:  # warehouse_inventory_desk.world:251
             self.set_field(  # warehouse_inventory_desk.world:252
-                self.t_stock.row((level if level is not None else rt.absent()).id_),
+                self.t_stock[level.id_],
                 'quantity',
-                v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None),
+                v.check_range(
+                    rt.bounded(self.t_stock[level.id_].quantity + quantity),
+                    'StockLevel.quantity',
+                    0,
+                    None,
+                ),
             )
-            id_ = (level if level is not None else rt.absent()).id_  # warehouse_inventory_desk.world:253
+            id_ = level.id_  # warehouse_inventory_desk.world:253
         else:
             created: StockLevel = StockLevel(  # warehouse_inventory_desk.world:255
                 id_=self.next_id('stock_ids', 'S{:04d}'),
@@ -528,39 +522,34 @@ class WarehouseInventoryDesk(Episode):
                 at=self.clock,
             ),
         )
-        return self.t_stock.row(id_)  # warehouse_inventory_desk.world:267
+        return self.t_stock[id_]  # warehouse_inventory_desk.world:267
 
     def tool_pick_stock(  # warehouse_inventory_desk.world:270
         self, item: Item, bin_: Bin, quantity: int, order_number: str
     ) -> StockLevel:
         'Pick units of an item from a bin for a customer order.'
-        if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:278
+        if self.state.current_clerk is None:  # warehouse_inventory_desk.world:278
             raise ToolError('Not signed in. Call sign_in first.')
         level: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:279
             item, bin_
         )
-        if not (level is not None):  # warehouse_inventory_desk.world:280
+        if level is None:  # warehouse_inventory_desk.world:280
+            raise ToolError(rt.built(self, f'Item {item.sku} is not stocked in bin {bin_.code}.'))
+        if level.quantity < quantity:  # warehouse_inventory_desk.world:281
             raise ToolError(rt.built(
                 self,
-                'Item ' + rt.text(item.sku) + ' is not stocked in bin ' + rt.text(bin_.code) + '.',
-            ))
-        if not (level.quantity >= quantity):  # warehouse_inventory_desk.world:281
-            raise ToolError(rt.built(
-                self,
-                'Only '
-                + rt.text(level.quantity)
-                + ' units of '
-                + rt.text(item.sku)
-                + ' in bin '
-                + rt.text(bin_.code)
-                + '; '
-                + rt.text(quantity)
-                + ' requested.',
+                f'Only {level.quantity} units of {item.sku} in bin {bin_.code}; {quantity} '
+                'requested.',
             ))
         self.set_field(  # warehouse_inventory_desk.world:282
-            self.t_stock.row(level.id_),
+            self.t_stock[level.id_],
             'quantity',
-            v.check_range(rt.bounded(self.t_stock.row(level.id_).quantity - quantity), 'StockLevel.quantity', 0, None),
+            v.check_range(
+                rt.bounded(self.t_stock[level.id_].quantity - quantity),
+                'StockLevel.quantity',
+                0,
+                None,
+            ),
         )
         self.insert(  # warehouse_inventory_desk.world:283
             self.t_movements,
@@ -576,7 +565,7 @@ class WarehouseInventoryDesk(Episode):
                 at=self.clock,
             ),
         )
-        return self.t_stock.row(level.id_)  # warehouse_inventory_desk.world:291
+        return self.t_stock[level.id_]  # warehouse_inventory_desk.world:291
 
     def tool_move_stock(  # warehouse_inventory_desk.world:294
         self, item: Item, from_bin: Bin, to_bin: Bin, quantity: int
@@ -585,57 +574,41 @@ class WarehouseInventoryDesk(Episode):
             'Transfer units of an item from one bin to another. Returns the source and '
             'destination stock rows.'
         )
-        if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:302
+        if self.state.current_clerk is None:  # warehouse_inventory_desk.world:302
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (from_bin.key() != to_bin.key()):  # warehouse_inventory_desk.world:303
+        if from_bin.key() == to_bin.key():  # warehouse_inventory_desk.world:303
             raise ToolError('Source and destination bins are the same.')
-        if not (not to_bin.blocked):  # warehouse_inventory_desk.world:304
-            raise ToolError(rt.built(
-                self, 'Bin ' + rt.text(to_bin.code) + ' is blocked and accepts no stock.'
-            ))
+        if to_bin.blocked:  # warehouse_inventory_desk.world:304
+            raise ToolError(rt.built(self, f'Bin {to_bin.code} is blocked and accepts no stock.'))
         source: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:305
             item, from_bin
         )
-        if not (source is not None):  # warehouse_inventory_desk.world:306
+        if source is None:  # warehouse_inventory_desk.world:306
             raise ToolError(rt.built(
-                self,
-                'Item '
-                + rt.text(item.sku)
-                + ' is not stocked in bin '
-                + rt.text(from_bin.code)
-                + '.',
+                self, f'Item {item.sku} is not stocked in bin {from_bin.code}.'
             ))
-        if not (source.quantity >= quantity):  # warehouse_inventory_desk.world:307
+        if source.quantity < quantity:  # warehouse_inventory_desk.world:307
             raise ToolError(rt.built(
                 self,
-                'Only '
-                + rt.text(source.quantity)
-                + ' units of '
-                + rt.text(item.sku)
-                + ' in bin '
-                + rt.text(from_bin.code)
-                + '; '
-                + rt.text(quantity)
-                + ' requested.',
+                f'Only {source.quantity} units of {item.sku} in bin {from_bin.code}; {quantity} '
+                'requested.',
             ))
         free: int = rt.bounded(  # warehouse_inventory_desk.world:308
             to_bin.capacity - self.fn_bin_used(to_bin)
         )
-        if not (quantity <= free):  # warehouse_inventory_desk.world:309
+        if quantity > free:  # warehouse_inventory_desk.world:309
             raise ToolError(rt.built(
-                self,
-                'Bin '
-                + rt.text(to_bin.code)
-                + ' has room for '
-                + rt.text(free)
-                + ' more units; the move is '
-                + rt.text(quantity)
-                + '.',
+                self, f'Bin {to_bin.code} has room for {free} more units; the move is {quantity}.'
             ))
         self.set_field(  # warehouse_inventory_desk.world:310
-            self.t_stock.row(source.id_),
+            self.t_stock[source.id_],
             'quantity',
-            v.check_range(rt.bounded(self.t_stock.row(source.id_).quantity - quantity), 'StockLevel.quantity', 0, None),
+            v.check_range(
+                rt.bounded(self.t_stock[source.id_].quantity - quantity),
+                'StockLevel.quantity',
+                0,
+                None,
+            ),
         )
         target: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:311
             item, to_bin
@@ -643,11 +616,16 @@ class WarehouseInventoryDesk(Episode):
         target_id: str = ''  # warehouse_inventory_desk.world:312
         if target is not None:  # warehouse_inventory_desk.world:313
             self.set_field(  # warehouse_inventory_desk.world:314
-                self.t_stock.row((target if target is not None else rt.absent()).id_),
+                self.t_stock[target.id_],
                 'quantity',
-                v.check_range(rt.bounded(self.t_stock.row((target if target is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None),
+                v.check_range(
+                    rt.bounded(self.t_stock[target.id_].quantity + quantity),
+                    'StockLevel.quantity',
+                    0,
+                    None,
+                ),
             )
-            target_id = (target if target is not None else rt.absent()).id_  # warehouse_inventory_desk.world:315
+            target_id = target.id_  # warehouse_inventory_desk.world:315
         else:
             created: StockLevel = StockLevel(  # warehouse_inventory_desk.world:317
                 id_=self.next_id('stock_ids', 'S{:04d}'),
@@ -684,11 +662,10 @@ class WarehouseInventoryDesk(Episode):
             'count\n'
             'adjustment. Returns the difference, counted minus recorded.'
         )
-        if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:343
+        if self.state.current_clerk is None:  # warehouse_inventory_desk.world:343
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (  # warehouse_inventory_desk.world:344
-            self.t_clerks.row(rt.present(self.state.current_clerk)).role
-            == _E9_ClerkRole_supervisor
+        if (  # warehouse_inventory_desk.world:344
+            self.t_clerks[rt.present(self.state.current_clerk)].role != _E9_ClerkRole_supervisor
         ):
             raise ToolError('Only supervisors can record counts.')
         level: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:345
@@ -696,35 +673,24 @@ class WarehouseInventoryDesk(Episode):
         )
         recorded: int = 0  # warehouse_inventory_desk.world:346
         if level is not None:  # warehouse_inventory_desk.world:347
-            recorded = (level if level is not None else rt.absent()).quantity  # warehouse_inventory_desk.world:348
+            recorded = level.quantity  # warehouse_inventory_desk.world:348
         others: int = rt.bounded(  # warehouse_inventory_desk.world:350
             self.fn_bin_used(bin_) - recorded
         )
-        if not (  # warehouse_inventory_desk.world:351
-            rt.bounded(counted + others) <= bin_.capacity
-        ):
+        if rt.bounded(counted + others) > bin_.capacity:  # warehouse_inventory_desk.world:351
             raise ToolError(rt.built(
                 self,
-                'A count of '
-                + rt.text(counted)
-                + ' would put bin '
-                + rt.text(bin_.code)
-                + ' over its capacity of '
-                + rt.text(bin_.capacity)
-                + ' (other items hold '
-                + rt.text(others)
-                + ').',
+                f'A count of {counted} would put bin {bin_.code} over its capacity of '
+                f'{bin_.capacity} (other items hold {others}).',
             ))
         if level is not None:  # warehouse_inventory_desk.world:352
             self.set_field(  # warehouse_inventory_desk.world:353
-                self.t_stock.row((level if level is not None else rt.absent()).id_),
+                self.t_stock[level.id_],
                 'quantity',
                 v.check_range(counted, 'StockLevel.quantity', 0, None),
             )
             self.set_field(  # warehouse_inventory_desk.world:354
-                self.t_stock.row((level if level is not None else rt.absent()).id_),
-                'last_counted',
-                self.clock.date(),
+                self.t_stock[level.id_], 'last_counted', self.clock.date()
             )
         else:
             self.insert(  # warehouse_inventory_desk.world:356
@@ -777,11 +743,10 @@ class WarehouseInventoryDesk(Episode):
             'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or '
             'transfers.'
         )
-        if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:385
+        if self.state.current_clerk is None:  # warehouse_inventory_desk.world:385
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (  # warehouse_inventory_desk.world:386
-            self.t_clerks.row(rt.present(self.state.current_clerk)).role
-            == _E9_ClerkRole_supervisor
+        if (  # warehouse_inventory_desk.world:386
+            self.t_clerks[rt.present(self.state.current_clerk)].role != _E9_ClerkRole_supervisor
         ):
             raise ToolError('Only supervisors can block or unblock bins.')
         self.set_field(bin_, 'blocked', blocked)  # warehouse_inventory_desk.world:387
@@ -813,23 +778,12 @@ class WarehouseInventoryDesk(Episode):
             'List the stock movements of an item, newest first, with kind, bins, quantity, '
             'reference, clerk and time.'
         )
-        return tuple(  # warehouse_inventory_desk.world:402
-            rt.key_of(x)
-            for x in sorted(
-                rt.rows(
-                    self.t_movements,
-                    rt.each(
-                        self,
-                        tuple([
-                            _m11.key()
-                            for _m11 in rt.each(self, self.t_movements)
-                            if _m11.item == item.key()
-                        ]),
-                    ),
-                ),
-                key=lambda _m10: _m10.at,
-                reverse=True,
-            )
+        return rt.sorted_keys(  # warehouse_inventory_desk.world:402
+            rt.each(
+                self, [_m11 for _m11 in rt.each(self, self.t_movements) if _m11.item == item.key()]
+            ),
+            key=lambda _m10: _m10.at,
+            reverse=True,
         )
 
 
@@ -871,7 +825,7 @@ WarehouseInventoryDesk.TOOLS = tools(
             'clerk',
             arg.row('clerks', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
             'The clerk id, e.g. C001.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown clerk ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown clerk {key}.'),
         ),
         where='warehouse_inventory_desk.world:168',
         returns=_RESULT_Clerk,
@@ -882,7 +836,7 @@ WarehouseInventoryDesk.TOOLS = tools(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
             'The item SKU, e.g. BOL-1001.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
         ),
         read_only=True,
         where='warehouse_inventory_desk.world:175',
@@ -902,7 +856,7 @@ WarehouseInventoryDesk.TOOLS = tools(
             'bin',
             arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
             'The bin code, e.g. A01-01.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
         ),
         read_only=True,
         where='warehouse_inventory_desk.world:191',
@@ -945,7 +899,7 @@ WarehouseInventoryDesk.TOOLS = tools(
             'item',
             arg.optional(arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$'))),
             'Only bins that hold stock of this SKU; all when omitted.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
         ),
         read_only=True,
         where='warehouse_inventory_desk.world:215',
@@ -965,7 +919,7 @@ WarehouseInventoryDesk.TOOLS = tools(
             'movement',
             arg.row('movements'),
             'The movement id, e.g. M00001.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown movement ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown movement {key}.'),
         ),
         read_only=True,
         where='warehouse_inventory_desk.world:228',
@@ -977,13 +931,13 @@ WarehouseInventoryDesk.TOOLS = tools(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
             'The SKU delivered, e.g. NUT-2001.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
         ),
         param(
             'bin',
             arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
             'The bin the delivery is put into, e.g. R00-01.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
         ),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'Units delivered, from 1 to 1000.'),
         param(
@@ -1000,13 +954,13 @@ WarehouseInventoryDesk.TOOLS = tools(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
             'The SKU to pick, e.g. BOL-1001.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
         ),
         param(
             'bin',
             arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
             'The bin to pick from, e.g. A01-01.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
         ),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to pick, from 1 to 1000.'),
         param(
@@ -1023,19 +977,19 @@ WarehouseInventoryDesk.TOOLS = tools(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
             'The SKU to move, e.g. BOL-1001.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
         ),
         param(
             'from_bin',
             arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
             'The source bin, e.g. B02-01.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
         ),
         param(
             'to_bin',
             arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
             'The destination bin, e.g. A01-01.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
         ),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to move, from 1 to 1000.'),
         where='warehouse_inventory_desk.world:294',
@@ -1047,13 +1001,13 @@ WarehouseInventoryDesk.TOOLS = tools(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
             'The SKU counted, e.g. WSH-3001.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
         ),
         param(
             'bin',
             arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
             'The bin counted, e.g. A01-01.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
         ),
         param('counted', arg.refined(arg.INT, 0, 1000), 'The number of units physically found.'),
         where='warehouse_inventory_desk.world:332',
@@ -1065,7 +1019,7 @@ WarehouseInventoryDesk.TOOLS = tools(
             'bin',
             arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
             'The bin code, e.g. B02-02.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown bin ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
         ),
         param('blocked', arg.BOOL, 'true to block the bin, false to unblock it.'),
         where='warehouse_inventory_desk.world:379',
@@ -1089,7 +1043,7 @@ WarehouseInventoryDesk.TOOLS = tools(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
             'The SKU, e.g. BOL-1001.',
-            not_found=lambda ep, key: rt.built(ep, 'Unknown item ' + rt.text(key) + '.'),
+            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
         ),
         read_only=True,
         where='warehouse_inventory_desk.world:397',
@@ -1102,21 +1056,19 @@ WarehouseInventoryDesk.TOOLS = tools(
 def _check_pick_then_replenish__bolts_pick_face(  # warehouse_inventory_desk.world:452
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock.row('S0001').quantity, '==', 35, 'stock["S0001"].quantity == 35')
+    return rt.compared(ep.t_stock['S0001'].quantity, '==', 35, 'stock["S0001"].quantity == 35')
 
 
 def _check_pick_then_replenish__bolts_bulk(  # warehouse_inventory_desk.world:453
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_stock.row('S0002').quantity, '==', 100, 'stock["S0002"].quantity == 100'
-    )
+    return rt.compared(ep.t_stock['S0002'].quantity, '==', 100, 'stock["S0002"].quantity == 100')
 
 
 def _check_pick_then_replenish__nuts_received(  # warehouse_inventory_desk.world:454
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock.row('S0003').quantity, '==', 60, 'stock["S0003"].quantity == 60')
+    return rt.compared(ep.t_stock['S0003'].quantity, '==', 60, 'stock["S0003"].quantity == 60')
 
 
 def _check_pick_then_replenish__pick_logged(  # warehouse_inventory_desk.world:455
@@ -1157,14 +1109,14 @@ def _check_pick_then_replenish__three_movements(  # warehouse_inventory_desk.wor
 def _check_count_washers__counted(  # warehouse_inventory_desk.world:512
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock.row('S0004').quantity, '==', 52, 'stock["S0004"].quantity == 52')
+    return rt.compared(ep.t_stock['S0004'].quantity, '==', 52, 'stock["S0004"].quantity == 52')
 
 
 def _check_count_washers__marked_today(  # warehouse_inventory_desk.world:513
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        ep.t_stock.row('S0004').last_counted,
+        ep.t_stock['S0004'].last_counted,
         '==',
         rt.parse_date('2026-03-05'),
         'stock["S0004"].last_counted == date("2026-03-05")',
@@ -1186,7 +1138,7 @@ def _check_count_washers__adjustment_logged(  # warehouse_inventory_desk.world:5
 def _check_count_washers__unblocked(  # warehouse_inventory_desk.world:515
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
-    return bool(not ep.t_bins.row('B02-02').blocked)
+    return bool(not ep.t_bins['B02-02'].blocked)
 
 
 def _check_report_reorder_flags__names_nuts(  # warehouse_inventory_desk.world:568
@@ -1238,9 +1190,9 @@ def _check_recount_nuts_then_receive__final_quantity(  # tasks.world:53
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(ep.t_stock.row('S0003').quantity, '==', 67, 'stock["S0003"].quantity == 67')
+        rt.compared(ep.t_stock['S0003'].quantity, '==', 67, 'stock["S0003"].quantity == 67')
         and rt.compared(
-            ep.t_stock.row('S0003').last_counted,
+            ep.t_stock['S0003'].last_counted,
             '==',
             rt.parse_date('2026-03-05'),
             'stock["S0003"].last_counted == date("2026-03-05")',
@@ -1252,7 +1204,7 @@ def _check_recount_nuts_then_receive__others_untouched(  # tasks.world:54
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
     return bool(all(
-        _s17.id_ == 'S0003' or _s17.quantity == init.t_stock.row(_s17.id_).quantity
+        _s17.id_ == 'S0003' or _s17.quantity == init.t_stock[_s17.id_].quantity
         for _s17 in rt.each(ep, ep.t_stock)
     ))
 
@@ -1260,15 +1212,13 @@ def _check_recount_nuts_then_receive__others_untouched(  # tasks.world:54
 def _check_top_up_pick_face_then_pick__pick_face_level(  # tasks.world:111
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock.row('S0001').quantity, '==', 10, 'stock["S0001"].quantity == 10')
+    return rt.compared(ep.t_stock['S0001'].quantity, '==', 10, 'stock["S0001"].quantity == 10')
 
 
 def _check_top_up_pick_face_then_pick__bulk_level(  # tasks.world:112
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_stock.row('S0002').quantity, '==', 145, 'stock["S0002"].quantity == 145'
-    )
+    return rt.compared(ep.t_stock['S0002'].quantity, '==', 145, 'stock["S0002"].quantity == 145')
 
 
 def _check_top_up_pick_face_then_pick__transfer_logged(  # tasks.world:113
@@ -1313,7 +1263,7 @@ def _check_pick_order_and_top_up_pick_face__washers_picked(  # tasks.world:172
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(ep.t_stock.row('S0004').quantity, '==', 48, 'stock["S0004"].quantity == 48')
+        rt.compared(ep.t_stock['S0004'].quantity, '==', 48, 'stock["S0004"].quantity == 48')
         and any(
             _m21.kind == _E12_MovementKind_pick
             and _m21.item == 'WSH-3001'
@@ -1343,14 +1293,14 @@ def _check_pick_order_and_top_up_pick_face__bolts_picked(  # tasks.world:173
 def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(  # tasks.world:174
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock.row('S0001').quantity, '==', 50, 'stock["S0001"].quantity == 50')
+    return rt.compared(ep.t_stock['S0001'].quantity, '==', 50, 'stock["S0001"].quantity == 50')
 
 
 def _check_pick_order_and_top_up_pick_face__bulk_reduced(  # tasks.world:175
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(ep.t_stock.row('S0002').quantity, '==', 90, 'stock["S0002"].quantity == 90')
+        rt.compared(ep.t_stock['S0002'].quantity, '==', 90, 'stock["S0002"].quantity == 90')
         and any(
             _m23.kind == _E12_MovementKind_transfer
             and _m23.item == 'BOL-1001'
@@ -1413,19 +1363,19 @@ def _check_washer_delivery_to_pick_face__picked(  # tasks.world:235
 def _check_washer_delivery_to_pick_face__pick_face_level(  # tasks.world:236
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock.row('S0004').quantity, '==', 65, 'stock["S0004"].quantity == 65')
+    return rt.compared(ep.t_stock['S0004'].quantity, '==', 65, 'stock["S0004"].quantity == 65')
 
 
 def _check_empty_rack_for_inspection__repaired_open(  # tasks.world:296
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
-    return bool(not ep.t_bins.row('B02-02').blocked)
+    return bool(not ep.t_bins['B02-02'].blocked)
 
 
 def _check_empty_rack_for_inspection__inspection_blocked(  # tasks.world:297
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
-    return bool(ep.t_bins.row('B02-01').blocked)
+    return bool(ep.t_bins['B02-01'].blocked)
 
 
 def _check_empty_rack_for_inspection__bolts_moved(  # tasks.world:298
@@ -1440,7 +1390,7 @@ def _check_empty_rack_for_inspection__bolts_moved(  # tasks.world:298
 def _check_empty_rack_for_inspection__old_bin_empty(  # tasks.world:299
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock.row('S0002').quantity, '==', 0, 'stock["S0002"].quantity == 0')
+    return rt.compared(ep.t_stock['S0002'].quantity, '==', 0, 'stock["S0002"].quantity == 0')
 
 
 def _check_empty_rack_for_inspection__transfer_logged(  # tasks.world:300
@@ -1462,7 +1412,7 @@ def _check_recount_bolts_and_replenish__pick_face_count(  # tasks.world:359
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_stock.row('S0001').last_counted,
+            ep.t_stock['S0001'].last_counted,
             '==',
             rt.parse_date('2026-03-05'),
             'stock["S0001"].last_counted == date("2026-03-05")',
@@ -1482,7 +1432,7 @@ def _check_recount_bolts_and_replenish__bulk_count(  # tasks.world:360
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            ep.t_stock.row('S0002').last_counted,
+            ep.t_stock['S0002'].last_counted,
             '==',
             rt.parse_date('2026-03-05'),
             'stock["S0002"].last_counted == date("2026-03-05")',
@@ -1501,10 +1451,8 @@ def _check_recount_bolts_and_replenish__replenished(  # tasks.world:361
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(ep.t_stock.row('S0001').quantity, '==', 32, 'stock["S0001"].quantity == 32')
-        and rt.compared(
-            ep.t_stock.row('S0002').quantity, '==', 108, 'stock["S0002"].quantity == 108'
-        )
+        rt.compared(ep.t_stock['S0001'].quantity, '==', 32, 'stock["S0001"].quantity == 32')
+        and rt.compared(ep.t_stock['S0002'].quantity, '==', 108, 'stock["S0002"].quantity == 108')
         and any(
             _m32.kind == _E12_MovementKind_transfer
             and _m32.item == 'BOL-1001'

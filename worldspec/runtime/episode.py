@@ -601,6 +601,15 @@ class Table(Generic[R]):
             raise ToolError(f"{self.entity} {_quote(key)} not found.")
         return found
 
+    def __getitem__(self, key: Any) -> R:
+        """``table[key]``, as generated code reads a row by its key: :meth:`row` (the tool
+        call fails if there is none), with one dict lookup when there is one."""
+        try:
+            return self.rows[key]
+        except KeyError:
+            pass
+        return self.row(key)
+
     def get(self, key: Any) -> R | None:
         return self.rows.get(key)
 

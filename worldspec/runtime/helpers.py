@@ -925,4 +925,11 @@ attrgetter = operator.attrgetter
 __all__ += ["attempt", "error_of", "foreign", "PYTHON_FAILURES", "python_failure", "attrgetter",
             "python_error_of", "size", "foreign_list", "str_or_foreign", "str_list_or_foreign",
             "python_value", "python_power", "python_concat", "python_grown", "python_times",
-            "python_remainder", "python_augmented"]
+            "python_remainder", "python_augmented", "sorted_keys"]
+
+
+def sorted_keys(rows: Iterable[Any], key: Callable[[Any], Any] | None = None,
+                reverse: bool = False) -> tuple[Any, ...]:
+    """The keys of ``rows`` in the order of ``sorted(rows, key=key, reverse=reverse)``: a
+    sorted list of entities, which holds their keys (``sorted(orders, key: o => o.placed)``)."""
+    return tuple(map(key_of, sorted(rows, key=key, reverse=reverse)))
