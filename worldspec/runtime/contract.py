@@ -57,7 +57,7 @@ from worldspec.runtime.values import export_value, json_text, unalias, want_obje
 __all__ = [
     "Field", "field", "FieldTable", "Loader", "declared_fields", "enum_text", "enum_value",
     "optional_text", "slot_setters", "StateItem", "state_item", "declared_items",
-    "attribute_copier", "attribute_filler", "record_maker",
+    "attribute_copier", "attribute_filler", "record_maker", "kept_text",
 ]
 
 E = TypeVar("E", bound=enum.Enum)
@@ -408,6 +408,133 @@ def _text_part(pieces: tuple[tuple[str, Callable[[Any], str], str], ...], tail: 
         names[names.index(f"a{i}")] = attr
         scope[f"H{i}"], scope[f"M{i}"] = head, make
     code = template.replace(co_names=tuple(names), co_name=f"text_of_{pieces[0][2]}")
+    return types.FunctionType(code, scope, code.co_name)
+
+
+# the templates of :func:`kept_text`, by the number of fields: a record's ``_json_text``
+# method in one function (what the method calling the text maker of :func:`_text_of` does
+# in two frames), its text one f-string; the heads ``H<i>``, the text makers ``M<i>``, the
+# tail ``T``, ``EXPORTED`` (the export's text) and ``KEEP`` (the setter of the record's
+# ``_json`` slot) are its globals, the attributes ``a<i>`` are renamed
+def _kept_one(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = f"{H0}{M0(self.a0)}{T}"  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+def _kept_two(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{T}"  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+def _kept_three(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}{T}"  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+def _kept_four(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = (f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"{H3}{M3(self.a3)}{T}")  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+def _kept_five(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = (f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"{H3}{M3(self.a3)}{H4}{M4(self.a4)}{T}")  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+def _kept_six(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = (f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"{H3}{M3(self.a3)}{H4}{M4(self.a4)}{H5}{M5(self.a5)}{T}")  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+def _kept_seven(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = (f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"{H3}{M3(self.a3)}{H4}{M4(self.a4)}{H5}{M5(self.a5)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"{H6}{M6(self.a6)}{T}")  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+def _kept_eight(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = (f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"{H3}{M3(self.a3)}{H4}{M4(self.a4)}{H5}{M5(self.a5)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"{H6}{M6(self.a6)}{H7}{M7(self.a7)}{T}")  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+#: the kept-text templates, by the number of fields less one
+_KEPT = (_kept_one, _kept_two, _kept_three, _kept_four, _kept_five, _kept_six, _kept_seven,
+         _kept_eight)
+
+
+def kept_text(fields: tuple[Field, ...], keep: Callable[[Any, str], None],
+              exported: Callable[[Any], str], qualname: str) -> Callable[[Any], str] | None:
+    """A record class's ``_json_text`` method: the record's JSON text (``json.dumps`` of its
+    export), made from its fields' texts the first time and kept in its ``_json`` slot
+    (set by ``keep``; a field holding a value of another type than declared, with
+    ``arguments: dynamic``, gets ``exported(record)`` instead), as the method written out
+    for these fields would: a template of :data:`_KEPT` (see :func:`_text_part`). ``None``
+    for a record of no field or more than eight, or one whose export leaves a field out
+    when it is none (:func:`_text_of` serves those)."""
+    if not fields or len(fields) > len(_KEPT) or any(f.omit_none for f in fields):
+        return None
+    template = _KEPT[len(fields) - 1].__code__
+    renamed = {f"a{i}": f.name for i, f in enumerate(fields)}
+    scope: dict[str, Any] = {"T": "}", "EXPORTED": exported, "KEEP": keep}
+    for i, f in enumerate(fields):
+        scope[f"H{i}"] = ("{" if i == 0 else ", ") + json.dumps(f.json) + ": "
+        scope[f"M{i}"] = f.text or _encoded(f.export)
+    code = template.replace(co_names=tuple(renamed.get(n, n) for n in template.co_names),
+                            co_name="_json_text", co_qualname=f"{qualname}._json_text")
     return types.FunctionType(code, scope, code.co_name)
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import json
-import keyword
 import operator
 import random
+import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import compress
 from typing import Any, ClassVar, Generic, Self, TypeVar, dataclass_transform
@@ -201,6 +201,9 @@ class Row(metaclass=RowType):
     _CANONICAL: ClassVar[_Layout | None] = None
     #: per attribute: its position in ``JSON_FIELDS`` and the bit of ``_stale`` for it
     _AT: ClassVar[dict[str, tuple[int, int]]] = {}
+    #: per tuple of field names set together (:meth:`Episode.set_fields`), the function
+    #: setting them, made when first called
+    _GROUP_SETTERS: ClassVar[dict[tuple[str, ...], Setter]] = {}
     _digest: bytes | None
     #: the JSON text, or None when a field changed since it was made
     _text: str | None
@@ -393,6 +396,7 @@ def _build_row(cls: Any, fields: tuple[Field, ...]) -> None:
     for attribute, method in (("__init__", __init__), ("clone", clone), ("load", load)):
         method.__qualname__ = f"{title}.{attribute}"
         setattr(cls, attribute, classmethod(method) if attribute == "load" else method)
+    cls._GROUP_SETTERS = {}
 
 
 def _unbound(title: str, names: tuple[str, ...], values: Mapping[str, Any]) -> None:
@@ -785,9 +789,10 @@ class Snapshot:
 
 # An undo entry is a callable-free tuple for speed, written and read by Episode's write API
 # alone (and the change tracking of worldspec.runtime.helpers):
-#   (0, state, attribute, old value, None)       -- a state item was set
+#   (0, state, attribute, old value, None)       -- a state item was set (five items)
 #   (0, row, attribute, old value, digest, text, fragments, stale bits)
-#                                                -- a row's field was set (Row._put_back)
+#                                                -- a row's field was set (Row._put_back;
+#                                                   eight items: _rollback tells them so)
 #   (1, table, key)                              -- a row was inserted
 #   (2, table, key, row, position)               -- a row was deleted
 _SET, _INSERT, _DELETE = 0, 1, 2
@@ -810,41 +815,120 @@ _SOLUTION_HASHES: dict[tuple[type, str, str, tuple[Any, ...], dt.datetime], str]
 _SOLUTION_HASHES_MAX = 4096
 
 
-#: (row class, field names) -> the function setting those fields (Episode.set_fields)
-_SETTERS: dict[tuple[type, tuple[str, ...]], Callable[..., None]] = {}
+# ------------------------------------------------------------------ field setters
+# The templates of the functions that set a row's fields (Episode.set_field, set_fields),
+# by the number of fields they set: each keeps the row's caches of before in the undo entry
+# of every field (Row._put_back), marks the fields' fragments stale (the bits ``MASK``) and
+# clears the digests of the row and of its entity's tables. Their attributes ``a<i>`` are
+# renamed to the fields and ``N<i>`` (the fields' names, for the undo entries) and ``MASK``
+# are their globals (see :func:`_setter`).
+def _set_one(ep, row, v0):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    ep._undo.append((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
 
 
-def _fields_setter(cls: type[Row], names: tuple[str, ...]) -> Callable[..., None]:
-    """A function ``(episode, row, *values)`` setting fields ``names`` of a row of ``cls``
-    as :meth:`Episode.set_fields` says, made once per class and names: the fields are read
-    and set as attributes and the stale bits are one mask, where a loop would call
-    ``getattr``, ``setattr`` and a lookup per field (Python's ``namedtuple`` and
-    ``dataclasses`` make their methods so too). Names that are no plain attributes, or a
-    field missing from the row's text, get the general loop."""
-    found = [cls._AT.get(name) for name in names]
-    if not all(name.isidentifier() and not keyword.iskeyword(name) for name in names) or \
-            None in found:
-        def each_by_name(ep: Episode, row: Row, *values: Any) -> None:
-            for name, value in zip(names, values, strict=True):
-                ep.set_field(row, name, value)
-        return each_by_name
-    mask = sum(bit for _, bit in found)  # type: ignore[misc]
-    params = ", ".join(f"v{i}" for i in range(len(names)))
-    lines = [f"def set_fields(ep, row, {params}):",
-             "    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale",
-             "    log = ep._undo.append"]
-    for i, name in enumerate(names):
-        lines += [f"    log((0, row, {name!r}, row.{name}, digest, text, frags, stale))",
-                  f"    row.{name} = v{i}"]
-    lines += ["    if frags is not None:",
-              f"        row._stale = stale | {mask}",
-              "    row._digest = row._text = None",
-              "    for table in ep._tables_of.get(row.ENTITY, ()):",
-              "        table._digest = None"]
-    scope: dict[str, Any] = {}
-    exec("\n".join(lines), scope)  # the names are checked to be plain identifiers
-    made: Callable[..., None] = scope["set_fields"]
-    return made
+def _set_two(ep, row, v0, v1):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    log = ep._undo.append
+    log((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    log((0, row, N1, row.a1, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a1 = v1
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
+
+
+def _set_three(ep, row, v0, v1, v2):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    log = ep._undo.append
+    log((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    log((0, row, N1, row.a1, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a1 = v1
+    log((0, row, N2, row.a2, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a2 = v2
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
+
+
+def _set_four(ep, row, v0, v1, v2, v3):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    log = ep._undo.append
+    log((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    log((0, row, N1, row.a1, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a1 = v1
+    log((0, row, N2, row.a2, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a2 = v2
+    log((0, row, N3, row.a3, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a3 = v3
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
+
+
+#: the setter templates, by the number of fields they set less one
+_SET_TEMPLATES = (_set_one, _set_two, _set_three, _set_four)
+
+#: a row's setter: ``(episode, row, *values)``
+Setter = Callable[..., None]
+
+
+def _setter(cls: type[Row], names: tuple[str, ...]) -> Setter | None:
+    """A function ``(episode, row, *values)`` setting the fields ``names`` of a row of
+    ``cls`` as :meth:`Episode.set_fields` says, made once per class and names; ``None``
+    when a name is no field of the class, or names repeat.
+
+    Setting an attribute by a name known at run time (``setattr``), reading one
+    (``getattr``) and looking up its stale bit cost more than the rest of a write, which is
+    the hot path of every tool that changes a row. So the setters are made of templates of
+    the statements written out (:data:`_SET_TEMPLATES`, up to four fields; more go four by four),
+    their attributes renamed in their code objects (``CodeType.replace``, as
+    :func:`~worldspec.runtime.contract.attribute_copier` does: no source is compiled)."""
+    fields = cls.__dict__.get("FIELD_TABLE")
+    if fields is None or len(set(names)) != len(names) or \
+            not set(names) <= set(fields.names):
+        return None
+    bits = cls._AT
+    parts = []
+    for start in range(0, len(names), len(_SET_TEMPLATES)):
+        chunk = names[start:start + len(_SET_TEMPLATES)]
+        template = _SET_TEMPLATES[len(chunk) - 1].__code__
+        renamed = {f"a{i}": name for i, name in enumerate(chunk)}
+        code = template.replace(co_names=tuple(renamed.get(n, n) for n in template.co_names),
+                                co_name=f"set_{'_'.join(chunk)}",
+                                co_qualname=f"{cls.__qualname__}.set_{'_'.join(chunk)}")
+        scope: dict[str, Any] = {f"N{i}": name for i, name in enumerate(chunk)}
+        # a class whose text is the export's has no fragments: no bit to mark
+        scope["MASK"] = sum(bits[name][1] for name in chunk) if bits else 0
+        parts.append((start, start + len(chunk), types.FunctionType(code, scope, code.co_name)))
+    if len(parts) == 1:
+        return parts[0][2]
+    chunks = tuple(parts)
+
+    def set_in_chunks(ep: Episode, row: Row, *values: Any) -> None:
+        if len(values) != len(names):
+            raise TypeError(f"set_fields() got {len(values)} values for {len(names)} "
+                            f"fields {names!r}")
+        # each chunk's undo entries keep the caches of before it; undone in reverse, the
+        # first chunk's, those of before the group, come back last
+        for start, end, part in chunks:
+            part(ep, row, *values[start:end])
+    return set_in_chunks
 
 
 class Episode:
@@ -1079,7 +1163,9 @@ class Episode:
         """Set field ``name`` of ``row`` to ``value``: the row's cached digest and text are
         cleared (the field's text fragment marked stale) and so are the digests of the
         tables holding rows of its entity. The undo entry keeps the caches of before,
-        which an undo puts back (:meth:`Row._put_back`)."""
+        which an undo puts back (:meth:`Row._put_back`). (A setter made per field, as
+        :meth:`set_fields` has, costs as much again to look up as ``getattr`` and
+        ``setattr`` by name do.)"""
         frags = row._frags
         stale = row._stale
         self._undo.append((0, row, name, getattr(row, name), row._digest, row._text,
@@ -1101,17 +1187,21 @@ class Episode:
         after the other do (the compiler groups them only where no value reads the row).
         Each field's undo entry keeps the caches of before the group, which hold once every
         field of the group is put back (an undo always takes the whole call). The work is
-        done by a function made once per row class and field names (:func:`_fields_setter`),
-        which reads and sets the fields as attributes, not by name; the names come as one
-        tuple and the values by position, since keyword arguments (a dict per call, a key
-        made of its names) cost more than the fields' writes."""
-        key = (type(row), names)
-        setter = _SETTERS.get(key)
+        done by a function made once per row class and field names (:func:`_setter`); the
+        names come as one tuple and the values by position, since keyword arguments (a dict
+        per call, a key made of its names) cost more than the fields' writes."""
+        setter = row._GROUP_SETTERS.get(names)
         if setter is None:
             if len(names) != len(values):
                 raise TypeError(f"set_fields() got {len(values)} values for "
                                 f"{len(names)} fields {names!r}")
-            setter = _SETTERS[key] = _fields_setter(type(row), tuple(names))
+            setter = _setter(type(row), tuple(names))
+            if setter is None:  # names that are no fields of a generated class: one by one
+                for name, value in zip(names, values, strict=True):
+                    self.set_field(row, name, value)
+                return
+            if "_GROUP_SETTERS" in type(row).__dict__:
+                row._GROUP_SETTERS[tuple(names)] = setter
         setter(self, row, *values)
 
     def set_state(self, name: str, value: Any) -> None:
@@ -1171,16 +1261,28 @@ class Episode:
             table._digest = None
 
     def _rollback(self, mark: int) -> None:
+        """Undo the log's entries past ``mark``, the last first. A row's field gets its old
+        value and the caches its entry kept (:meth:`Row._put_back`, inline: a reset undoes
+        every write of the episode this way)."""
         undo = self._undo
+        tables_of = self._tables_of
         while len(undo) > mark:
             entry = undo.pop()
             kind = entry[0]
             if kind == _SET:
                 obj, name = entry[1], entry[2]
                 setattr(obj, name, entry[3])
-                if isinstance(type(obj), RowType):  # a row (see _call)
-                    obj._put_back((name,), *entry[4:])
-                    self._touch(obj.ENTITY)
+                if len(entry) == 8:  # a row's field (a state item's entry has five items)
+                    obj._digest = entry[4]
+                    obj._text = entry[5]
+                    frags = entry[6]
+                    if frags is not None:
+                        obj._frags = frags
+                        obj._stale = entry[7]
+                    else:  # the fragments were made after the change: all but this one hold
+                        obj._stale_field(name)
+                    for table in tables_of.get(obj.ENTITY, ()):
+                        table._digest = None
                 else:
                     self._state_version += 1
             elif kind == _INSERT:

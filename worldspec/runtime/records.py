@@ -36,6 +36,7 @@ from worldspec.runtime.contract import (
     attribute_filler,
     declared_fields,
     field,
+    kept_text,
     record_maker,
     slot_setters,
 )
@@ -195,7 +196,11 @@ def _build_record(cls: Any, slots: type, fields: tuple[Field, ...]) -> None:
     methods: dict[str, Any] = {"__new__": __new__, "__eq__": __eq__, "__hash__": __hash__,
                                "__repr__": __repr__, "load": classmethod(load)}
     make_text = table.text
-    if make_text is not None and keeps:
+    kept = kept_text(fields, set_json, lambda record: json_text(table.export(record)),
+                     title) if set_json is not None else None
+    if kept is not None:
+        methods["_json_text"] = kept
+    elif make_text is not None and keeps:
         export = table.export
 
         def _json_text(self: Any) -> str:
