@@ -722,11 +722,13 @@ def attribute_filler(names: tuple[str, ...]) -> Callable[[Any, tuple[Any, ...]],
 
 # ----------------------------------------------------------------- making records
 # the templates of :func:`record_maker`, by the number of fields: ``MADE`` is a class of
-# the record's slots without the frozen ``__setattr__``, ``_json`` the record's kept text
+# the record's slots without the frozen ``__setattr__`` (called, not ``object.__new__``'d:
+# a class's call goes straight to ``object``'s C ``__new__``, where ``object.__new__`` as a
+# function checks the class's bases first), ``_json`` the record's kept text
 # (set first: renamed to the first field where the record keeps none); ``cls`` becomes the
 # record's class once its slots are filled
 def _make_one(cls, v0):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0 = v0
     record.__class__ = cls
@@ -734,7 +736,7 @@ def _make_one(cls, v0):  # type: ignore[no-untyped-def]
 
 
 def _make_two(cls, v0, v1):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0, record.a1 = v0, v1
     record.__class__ = cls
@@ -742,7 +744,7 @@ def _make_two(cls, v0, v1):  # type: ignore[no-untyped-def]
 
 
 def _make_three(cls, v0, v1, v2):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0, record.a1, record.a2 = v0, v1, v2
     record.__class__ = cls
@@ -750,7 +752,7 @@ def _make_three(cls, v0, v1, v2):  # type: ignore[no-untyped-def]
 
 
 def _make_four(cls, v0, v1, v2, v3):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0, record.a1, record.a2, record.a3 = v0, v1, v2, v3
     record.__class__ = cls
@@ -758,7 +760,7 @@ def _make_four(cls, v0, v1, v2, v3):  # type: ignore[no-untyped-def]
 
 
 def _make_five(cls, v0, v1, v2, v3, v4):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0, record.a1, record.a2, record.a3, record.a4 = v0, v1, v2, v3, v4
     record.__class__ = cls
@@ -766,7 +768,7 @@ def _make_five(cls, v0, v1, v2, v3, v4):  # type: ignore[no-untyped-def]
 
 
 def _make_six(cls, v0, v1, v2, v3, v4, v5):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0, record.a1, record.a2, record.a3, record.a4, record.a5 = v0, v1, v2, v3, v4, v5
     record.__class__ = cls
@@ -774,7 +776,7 @@ def _make_six(cls, v0, v1, v2, v3, v4, v5):  # type: ignore[no-untyped-def]
 
 
 def _make_seven(cls, v0, v1, v2, v3, v4, v5, v6):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0, record.a1, record.a2, record.a3, record.a4, record.a5, record.a6 = \
         v0, v1, v2, v3, v4, v5, v6
@@ -783,7 +785,7 @@ def _make_seven(cls, v0, v1, v2, v3, v4, v5, v6):  # type: ignore[no-untyped-def
 
 
 def _make_eight(cls, v0, v1, v2, v3, v4, v5, v6, v7):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0, record.a1, record.a2, record.a3, record.a4, record.a5, record.a6, record.a7 = \
         v0, v1, v2, v3, v4, v5, v6, v7
@@ -812,4 +814,4 @@ def record_maker(names: tuple[str, ...], made: type, keeps_text: bool, qualname:
         co_names=tuple(stored.get(name, name) for name in code.co_names),
         co_varnames=("_cls", *names, *("_" + name for name in code.co_varnames[len(names) + 1:])),
         co_name="__init__", co_qualname=qualname)
-    return types.FunctionType(code, {"NEW": object.__new__, "MADE": made}, "__init__")
+    return types.FunctionType(code, {"MADE": made}, "__init__")

@@ -69,9 +69,6 @@ FieldJson = tuple[str, str, Callable[[Any], Any] | None, bool]
 
 #: One step of a row's text: the JSON key with its separator, and the field's text maker.
 _Step = tuple[str, Callable[[Any], str]]
-#: A fragment to make again: its position, the key with its separator, the text maker and
-#: the attribute.
-_Remake = tuple[int, str, Callable[[Any], str], str]
 
 _is_not = operator.is_not
 
@@ -86,6 +83,42 @@ def _text_maker(export: Callable[[Any], Any] | None, encode: Callable[[Any], str
     if export is None:
         return encode
     return lambda value: encode(export(value))
+
+
+# the templates of :meth:`_Layout.remaker`, by the number of fields whose fragments they
+# make again: the positions ``I<i>``, the keys ``H<i>`` and the text makers ``M<i>`` are
+# their globals, the attributes ``a<i>`` are renamed (see :func:`_setter`)
+def _remake_one(row, frags):  # type: ignore[no-untyped-def]
+    frags[I0] = H0 + M0(row.a0)  # type: ignore[name-defined]  # noqa: F821
+
+
+def _remake_two(row, frags):  # type: ignore[no-untyped-def]
+    frags[I0] = H0 + M0(row.a0)  # type: ignore[name-defined]  # noqa: F821
+    frags[I1] = H1 + M1(row.a1)  # type: ignore[name-defined]  # noqa: F821
+
+
+def _remake_three(row, frags):  # type: ignore[no-untyped-def]
+    frags[I0] = H0 + M0(row.a0)  # type: ignore[name-defined]  # noqa: F821
+    frags[I1] = H1 + M1(row.a1)  # type: ignore[name-defined]  # noqa: F821
+    frags[I2] = H2 + M2(row.a2)  # type: ignore[name-defined]  # noqa: F821
+
+
+def _remake_four(row, frags):  # type: ignore[no-untyped-def]
+    frags[I0] = H0 + M0(row.a0)  # type: ignore[name-defined]  # noqa: F821
+    frags[I1] = H1 + M1(row.a1)  # type: ignore[name-defined]  # noqa: F821
+    frags[I2] = H2 + M2(row.a2)  # type: ignore[name-defined]  # noqa: F821
+    frags[I3] = H3 + M3(row.a3)  # type: ignore[name-defined]  # noqa: F821
+
+
+#: the remake templates, by the number of fields less one
+_REMAKE = (_remake_one, _remake_two, _remake_three, _remake_four)
+
+#: makes a row's stale fragments again, in a copy of its fragment list: ``(row, frags)``
+Remaker = Callable[[Any, list[str]], None]
+
+
+def _no_remake(row: Any, frags: list[str]) -> None:
+    """The remaker of no field."""
 
 
 class _Layout:
@@ -112,18 +145,34 @@ class _Layout:
         #: fields whose type holds ``json``: serialised every time
         self.volatile = tuple(i for i, (_, _, _, keep) in enumerate(fields) if not keep)
         self.indices = range(len(attrs))
-        #: per mask of stale bits met so far: (position, head, text maker, attribute) of
-        #: each field whose fragment is to be made again, the json fields among them
-        self.by_mask: dict[int, tuple[_Remake, ...]] = {}
+        #: per mask of stale bits met so far, the function making again the fragments of
+        #: those fields and of the json ones (:meth:`remaker`)
+        self.by_mask: dict[int, Remaker] = {}
 
-    def remakes(self, stale: int) -> tuple[_Remake, ...]:
-        """What :meth:`Row._result_text` makes again for the stale bits ``stale``."""
+    def remaker(self, stale: int) -> Remaker:
+        """What :meth:`Row._result_text` calls to make the fragments of the stale bits
+        ``stale`` again (and those of the json fields), made once per mask: the statements
+        ``frags[i] = key + text(row.field)`` written out, a template of :data:`_REMAKE` per
+        four fields with its attributes renamed (as :func:`_setter` makes setters)."""
         found = self.by_mask.get(stale)
         if found is None:
             if len(self.by_mask) >= 4096:  # each write pattern is one mask: few in practice
                 self.by_mask.clear()
-            marked = {i for i in self.indices if stale >> i & 1} | set(self.volatile)
-            found = tuple((i, *self.steps[i], self.attrs[i]) for i in sorted(marked))
+            marked = sorted({i for i in self.indices if stale >> i & 1} | set(self.volatile))
+            parts: list[Remaker] = []
+            for start in range(0, len(marked), len(_REMAKE)):
+                chunk = marked[start:start + len(_REMAKE)]
+                template = _REMAKE[len(chunk) - 1].__code__
+                renamed = {f"a{k}": self.attrs[i] for k, i in enumerate(chunk)}
+                scope: dict[str, Any] = {}
+                for k, i in enumerate(chunk):
+                    scope[f"I{k}"] = i
+                    scope[f"H{k}"], scope[f"M{k}"] = self.steps[i]
+                code = template.replace(
+                    co_names=tuple(renamed.get(n, n) for n in template.co_names),
+                    co_name=f"remake_{'_'.join(renamed.values())}")
+                parts.append(types.FunctionType(code, scope, code.co_name))
+            found = _chained(parts)
             self.by_mask[stale] = found
         return found
 
@@ -131,6 +180,20 @@ class _Layout:
         """Every field's key and JSON text, made from the row's values (``get`` of it)."""
         return [head + make(value) for value, (head, make) in zip(values, self.steps,
                                                                  strict=True)]
+
+
+def _chained(parts: list[Remaker]) -> Remaker:
+    """One remaker calling ``parts`` in order."""
+    if not parts:
+        return _no_remake
+    if len(parts) == 1:
+        return parts[0]
+    chunks = tuple(parts)
+
+    def remake(row: Any, frags: list[str]) -> None:
+        for part in chunks:
+            part(row, frags)
+    return remake
 
 
 class RowType(type):
@@ -270,9 +333,8 @@ class Row(metaclass=RowType):
                 if stale or layout.volatile:
                     # a new list, never this one changed: undo entries and clones may hold it
                     frags = frags.copy()
-                    remakes = layout.by_mask.get(stale) or layout.remakes(stale)
-                    for i, head, make, attr in remakes:  # the fields changed, and json ones
-                        frags[i] = head + make(getattr(self, attr))
+                    # the fields changed, and json ones
+                    (layout.by_mask.get(stale) or layout.remaker(stale))(self, frags)
                     self._frags = frags
                     self._stale = 0
             text = ", ".join(frags)
@@ -1308,8 +1370,58 @@ class Episode:
         call too, with nothing changed (:data:`budget.MEMORY_MESSAGE`).
         """
         mark = len(self._undo)
-        try:
-            return self._call(name, arguments)
+        try:  # the call, in this frame (one frame fewer on every call)
+            args: Mapping[str, Any]
+            if type(arguments) is dict and type(name) is str:  # the common case: one test
+                spec = self.TOOLS.get(name)
+                if spec is None:
+                    return self._unknown_tool(name)
+                args = arguments
+            else:
+                spec, args = self._call_arguments(name, arguments)
+                if spec is None:
+                    return args  # the failed result of an unknown tool or bad arguments
+            self.last_error = None
+            self.deleted_rows = False
+            self._call_mark = mark
+            self._rng_saved = None
+            self._steps, self._text = budget.FULL  # a fresh per-call budget (inline: the hot path)
+            try:
+                value = spec.invoke(self, args)
+                if spec.checks:
+                    self._check_invariants()
+                clock = self._ticked() if self.TICK else self.clock
+                if spec.shows is not None:
+                    value = self.shown(spec.shows, value)
+                # _success's own first case, inline; a row's class is one of RowType, which
+                # isinstance answers at once (isinstance(value, Row) asks the metaclass)
+                if self._ROW_TEXT and isinstance(type(value), RowType):
+                    result = value._text or value._result_text()
+                else:
+                    result = self._success(value)
+            except KeptError as exc:  # `fail keep`: the changes stay, but must keep the rules
+                return self._kept(spec, exc)
+            except ToolError as exc:
+                self._abort(mark)
+                return self._fail(exc)
+            except RecursionError:
+                self._abort(mark)
+                return self._fail(ToolError("The call nests too deeply."))
+            except RUNTIME_FAILURES as exc:
+                self._abort(mark)
+                return self._fail(ToolError(describe_failure(exc)))
+            except MemoryError:
+                raise  # handled below, once the frames holding the memory are gone
+            except Exception as exc:  # a bug: still atomic, still a result
+                self._abort(mark)
+                return self._fail(InternalError(type(exc).__name__, str(exc), name))
+            except BaseException:  # KeyboardInterrupt, SystemExit: undo, then let it go on
+                self._abort(mark)
+                self._last_raw = None
+                raise
+            self.clock = clock
+            self._last_raw = value
+            return result
         except MemoryError:
             pass  # handled once out of this block: the exception holds the tool's frames
         return self._out_of_memory(mark)
@@ -1326,61 +1438,6 @@ class Episode:
                 gc.collect()
         self._abort(mark)
         return self._fail(ToolError(budget.MEMORY_MESSAGE))
-
-    def _call(self, name: str, arguments: Mapping[str, Any] | str | None) -> Any:
-        """:meth:`call`, but for memory running out (which it lets through)."""
-        args: Mapping[str, Any]
-        if type(arguments) is dict and type(name) is str:  # the common case: one test
-            spec = self.TOOLS.get(name)
-            if spec is None:
-                return self._unknown_tool(name)
-            args = arguments
-        else:
-            spec, args = self._call_arguments(name, arguments)
-            if spec is None:
-                return args  # the failed result of an unknown tool or bad arguments
-        self.last_error = None
-        self.deleted_rows = False
-        mark = len(self._undo)
-        self._call_mark = mark
-        self._rng_saved = None
-        self._steps, self._text = budget.FULL  # a fresh per-call budget (inline: the hot path)
-        try:
-            value = spec.invoke(self, args)
-            if spec.checks:
-                self._check_invariants()
-            clock = self._ticked() if self.TICK else self.clock
-            if spec.shows is not None:
-                value = self.shown(spec.shows, value)
-            # _success's own first case, inline; a row's class is one of RowType, which
-            # isinstance answers at once (isinstance(value, Row) asks the metaclass)
-            if self._ROW_TEXT and isinstance(type(value), RowType):
-                result = value._text or value._result_text()
-            else:
-                result = self._success(value)
-        except KeptError as exc:  # `fail keep`: the changes stay, but must keep the rules
-            return self._kept(spec, exc)
-        except ToolError as exc:
-            self._abort(mark)
-            return self._fail(exc)
-        except RecursionError:
-            self._abort(mark)
-            return self._fail(ToolError("The call nests too deeply."))
-        except RUNTIME_FAILURES as exc:
-            self._abort(mark)
-            return self._fail(ToolError(describe_failure(exc)))
-        except MemoryError:
-            raise  # see call(): handled once the frames holding the memory are gone
-        except Exception as exc:  # a bug: still atomic, still a result
-            self._abort(mark)
-            return self._fail(InternalError(type(exc).__name__, str(exc), name))
-        except BaseException:  # KeyboardInterrupt, SystemExit: undo, then let it go on
-            self._abort(mark)
-            self._last_raw = None
-            raise
-        self.clock = clock
-        self._last_raw = value
-        return result
 
     def shown(self, shape: tuple[Any, ...], value: Any) -> Any:
         """A tool's result as JSON data, with each key that ``shape`` marks as a whole row
