@@ -943,8 +943,101 @@ def _set_four(ep, row, v0, v1, v2, v3):  # type: ignore[no-untyped-def]
         table._digest = None
 
 
+def _set_five(ep, row, v0, v1, v2, v3, v4):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    log = ep._undo.append
+    log((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    log((0, row, N1, row.a1, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a1 = v1
+    log((0, row, N2, row.a2, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a2 = v2
+    log((0, row, N3, row.a3, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a3 = v3
+    log((0, row, N4, row.a4, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a4 = v4
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
+
+
+def _set_six(ep, row, v0, v1, v2, v3, v4, v5):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    log = ep._undo.append
+    log((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    log((0, row, N1, row.a1, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a1 = v1
+    log((0, row, N2, row.a2, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a2 = v2
+    log((0, row, N3, row.a3, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a3 = v3
+    log((0, row, N4, row.a4, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a4 = v4
+    log((0, row, N5, row.a5, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a5 = v5
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
+
+
+def _set_seven(ep, row, v0, v1, v2, v3, v4, v5, v6):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    log = ep._undo.append
+    log((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    log((0, row, N1, row.a1, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a1 = v1
+    log((0, row, N2, row.a2, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a2 = v2
+    log((0, row, N3, row.a3, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a3 = v3
+    log((0, row, N4, row.a4, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a4 = v4
+    log((0, row, N5, row.a5, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a5 = v5
+    log((0, row, N6, row.a6, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a6 = v6
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
+
+
+def _set_eight(ep, row, v0, v1, v2, v3, v4, v5, v6, v7):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    log = ep._undo.append
+    log((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    log((0, row, N1, row.a1, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a1 = v1
+    log((0, row, N2, row.a2, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a2 = v2
+    log((0, row, N3, row.a3, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a3 = v3
+    log((0, row, N4, row.a4, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a4 = v4
+    log((0, row, N5, row.a5, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a5 = v5
+    log((0, row, N6, row.a6, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a6 = v6
+    log((0, row, N7, row.a7, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a7 = v7
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
+
+
 #: the setter templates, by the number of fields they set less one
-_SET_TEMPLATES = (_set_one, _set_two, _set_three, _set_four)
+_SET_TEMPLATES = (_set_one, _set_two, _set_three, _set_four, _set_five, _set_six, _set_seven,
+                  _set_eight)
 
 #: a row's setter: ``(episode, row, *values)``
 Setter = Callable[..., None]
@@ -958,8 +1051,8 @@ def _setter(cls: type[Row], names: tuple[str, ...]) -> Setter | None:
     Setting an attribute by a name known at run time (``setattr``), reading one
     (``getattr``) and looking up its stale bit cost more than the rest of a write, which is
     the hot path of every tool that changes a row. So the setters are made of templates of
-    the statements written out (:data:`_SET_TEMPLATES`, up to four fields; more go four by four),
-    their attributes renamed in their code objects (``CodeType.replace``, as
+    the statements written out (:data:`_SET_TEMPLATES`, up to eight fields; more go eight by
+    eight), their attributes renamed in their code objects (``CodeType.replace``, as
     :func:`~worldspec.runtime.contract.attribute_copier` does: no source is compiled)."""
     fields = cls.__dict__.get("FIELD_TABLE")
     if fields is None or len(set(names)) != len(names) or \
@@ -1327,34 +1420,35 @@ class Episode:
         value and the caches its entry kept (:meth:`Row._put_back`, inline: a reset undoes
         every write of the episode this way)."""
         undo = self._undo
+        if len(undo) <= mark:
+            return
+        entries = undo[mark:]
+        del undo[mark:]
         tables_of = self._tables_of
-        while len(undo) > mark:
-            entry = undo.pop()
-            kind = entry[0]
-            if kind == _SET:
-                obj, name = entry[1], entry[2]
-                setattr(obj, name, entry[3])
-                if len(entry) == 8:  # a row's field (a state item's entry has five items)
-                    obj._digest = entry[4]
-                    obj._text = entry[5]
-                    frags = entry[6]
-                    if frags is not None:
-                        obj._frags = frags
-                        obj._stale = entry[7]
-                    else:  # the fragments were made after the change: all but this one hold
-                        obj._stale_field(name)
-                    for table in tables_of.get(obj.ENTITY, ()):
-                        table._digest = None
-                else:
-                    self._state_version += 1
-            elif kind == _INSERT:
+        for entry in reversed(entries):
+            if len(entry) == 8:  # a row's field (see _SET): its value and caches of before
+                _, row, name, old, digest, text, frags, stale = entry
+                setattr(row, name, old)
+                row._digest = digest
+                row._text = text
+                if frags is not None:
+                    row._frags = frags
+                    row._stale = stale
+                else:  # the fragments were made after the change: all but this one hold
+                    row._stale_field(name)
+                for table in tables_of.get(row.ENTITY, ()):
+                    table._digest = None
+            elif entry[0] == _SET:  # a state item
+                setattr(entry[1], entry[2], entry[3])
+                self._state_version += 1
+            elif entry[0] == _INSERT:
                 _, table, key = entry
                 del table.rows[key]
                 table._digest = None
             else:
-                _, table, key, row, position = entry
+                _, table, key, deleted, position = entry
                 items = list(table.rows.items())
-                items.insert(position, (key, row))
+                items.insert(position, (key, deleted))
                 table.rows = dict(items)
                 table._digest = None
 
