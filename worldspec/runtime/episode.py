@@ -1410,11 +1410,6 @@ class Episode:
             self._rng_saved = rng.mark() if type(rng) is EpisodeRandom else rng.getstate()
         return rng
 
-    def _touch(self, entity: str) -> None:
-        """A row of ``entity`` changed: the digests of its tables are stale."""
-        for table in self._tables_of.get(entity, ()):
-            table._digest = None
-
     def _rollback(self, mark: int) -> None:
         """Undo the log's entries past ``mark``, the last first. A row's field gets its old
         value and the caches its entry kept (:meth:`Row._put_back`, inline: a reset undoes
