@@ -57,7 +57,7 @@ from worldspec.runtime.values import export_value, json_text, unalias, want_obje
 __all__ = [
     "Field", "field", "FieldTable", "Loader", "declared_fields", "enum_text", "enum_value",
     "optional_text", "slot_setters", "StateItem", "state_item", "declared_items",
-    "attribute_copier", "attribute_filler", "record_maker",
+    "attribute_copier", "attribute_filler", "record_maker", "kept_text",
 ]
 
 E = TypeVar("E", bound=enum.Enum)
@@ -411,6 +411,133 @@ def _text_part(pieces: tuple[tuple[str, Callable[[Any], str], str], ...], tail: 
     return types.FunctionType(code, scope, code.co_name)
 
 
+# the templates of :func:`kept_text`, by the number of fields: a record's ``_json_text``
+# method in one function (what the method calling the text maker of :func:`_text_of` does
+# in two frames), its text one f-string; the heads ``H<i>``, the text makers ``M<i>``, the
+# tail ``T``, ``EXPORTED`` (the export's text) and ``KEEP`` (the setter of the record's
+# ``_json`` slot) are its globals, the attributes ``a<i>`` are renamed
+def _kept_one(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = f"{H0}{M0(self.a0)}{T}"  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+def _kept_two(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{T}"  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+def _kept_three(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}{T}"  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+def _kept_four(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = (f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"{H3}{M3(self.a3)}{T}")  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+def _kept_five(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = (f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"{H3}{M3(self.a3)}{H4}{M4(self.a4)}{T}")  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+def _kept_six(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = (f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"{H3}{M3(self.a3)}{H4}{M4(self.a4)}{H5}{M5(self.a5)}{T}")  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+def _kept_seven(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = (f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"{H3}{M3(self.a3)}{H4}{M4(self.a4)}{H5}{M5(self.a5)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"{H6}{M6(self.a6)}{T}")  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+def _kept_eight(self):  # type: ignore[no-untyped-def]
+    text = self._json
+    if text is None:
+        try:
+            text = (f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"{H3}{M3(self.a3)}{H4}{M4(self.a4)}{H5}{M5(self.a5)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"{H6}{M6(self.a6)}{H7}{M7(self.a7)}{T}")  # type: ignore[name-defined]  # noqa: F821
+        except (TypeError, KeyError, AttributeError):
+            text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
+        KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
+    return text
+
+
+#: the kept-text templates, by the number of fields less one
+_KEPT = (_kept_one, _kept_two, _kept_three, _kept_four, _kept_five, _kept_six, _kept_seven,
+         _kept_eight)
+
+
+def kept_text(fields: tuple[Field, ...], keep: Callable[[Any, str], None],
+              exported: Callable[[Any], str], qualname: str) -> Callable[[Any], str] | None:
+    """A record class's ``_json_text`` method: the record's JSON text (``json.dumps`` of its
+    export), made from its fields' texts the first time and kept in its ``_json`` slot
+    (set by ``keep``; a field holding a value of another type than declared, with
+    ``arguments: dynamic``, gets ``exported(record)`` instead), as the method written out
+    for these fields would: a template of :data:`_KEPT` (see :func:`_text_part`). ``None``
+    for a record of no field or more than eight, or one whose export leaves a field out
+    when it is none (:func:`_text_of` serves those)."""
+    if not fields or len(fields) > len(_KEPT) or any(f.omit_none for f in fields):
+        return None
+    template = _KEPT[len(fields) - 1].__code__
+    renamed = {f"a{i}": f.name for i, f in enumerate(fields)}
+    scope: dict[str, Any] = {"T": "}", "EXPORTED": exported, "KEEP": keep}
+    for i, f in enumerate(fields):
+        scope[f"H{i}"] = ("{" if i == 0 else ", ") + json.dumps(f.json) + ": "
+        scope[f"M{i}"] = f.text or _encoded(f.export)
+    code = template.replace(co_names=tuple(renamed.get(n, n) for n in template.co_names),
+                            co_name="_json_text", co_qualname=f"{qualname}._json_text")
+    return types.FunctionType(code, scope, code.co_name)
+
+
 def _encoded(export: Callable[[Any], Any] | None) -> Callable[[Any], str]:
     """``json_text`` of a value's export."""
     if export is None:
@@ -595,11 +722,13 @@ def attribute_filler(names: tuple[str, ...]) -> Callable[[Any, tuple[Any, ...]],
 
 # ----------------------------------------------------------------- making records
 # the templates of :func:`record_maker`, by the number of fields: ``MADE`` is a class of
-# the record's slots without the frozen ``__setattr__``, ``_json`` the record's kept text
+# the record's slots without the frozen ``__setattr__`` (called, not ``object.__new__``'d:
+# a class's call goes straight to ``object``'s C ``__new__``, where ``object.__new__`` as a
+# function checks the class's bases first), ``_json`` the record's kept text
 # (set first: renamed to the first field where the record keeps none); ``cls`` becomes the
 # record's class once its slots are filled
 def _make_one(cls, v0):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0 = v0
     record.__class__ = cls
@@ -607,7 +736,7 @@ def _make_one(cls, v0):  # type: ignore[no-untyped-def]
 
 
 def _make_two(cls, v0, v1):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0, record.a1 = v0, v1
     record.__class__ = cls
@@ -615,7 +744,7 @@ def _make_two(cls, v0, v1):  # type: ignore[no-untyped-def]
 
 
 def _make_three(cls, v0, v1, v2):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0, record.a1, record.a2 = v0, v1, v2
     record.__class__ = cls
@@ -623,7 +752,7 @@ def _make_three(cls, v0, v1, v2):  # type: ignore[no-untyped-def]
 
 
 def _make_four(cls, v0, v1, v2, v3):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0, record.a1, record.a2, record.a3 = v0, v1, v2, v3
     record.__class__ = cls
@@ -631,7 +760,7 @@ def _make_four(cls, v0, v1, v2, v3):  # type: ignore[no-untyped-def]
 
 
 def _make_five(cls, v0, v1, v2, v3, v4):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0, record.a1, record.a2, record.a3, record.a4 = v0, v1, v2, v3, v4
     record.__class__ = cls
@@ -639,7 +768,7 @@ def _make_five(cls, v0, v1, v2, v3, v4):  # type: ignore[no-untyped-def]
 
 
 def _make_six(cls, v0, v1, v2, v3, v4, v5):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0, record.a1, record.a2, record.a3, record.a4, record.a5 = v0, v1, v2, v3, v4, v5
     record.__class__ = cls
@@ -647,7 +776,7 @@ def _make_six(cls, v0, v1, v2, v3, v4, v5):  # type: ignore[no-untyped-def]
 
 
 def _make_seven(cls, v0, v1, v2, v3, v4, v5, v6):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0, record.a1, record.a2, record.a3, record.a4, record.a5, record.a6 = \
         v0, v1, v2, v3, v4, v5, v6
@@ -656,7 +785,7 @@ def _make_seven(cls, v0, v1, v2, v3, v4, v5, v6):  # type: ignore[no-untyped-def
 
 
 def _make_eight(cls, v0, v1, v2, v3, v4, v5, v6, v7):  # type: ignore[no-untyped-def]
-    record = NEW(MADE)  # type: ignore[name-defined]  # noqa: F821
+    record = MADE()  # type: ignore[name-defined]  # noqa: F821
     record._json = None
     record.a0, record.a1, record.a2, record.a3, record.a4, record.a5, record.a6, record.a7 = \
         v0, v1, v2, v3, v4, v5, v6, v7
@@ -685,4 +814,4 @@ def record_maker(names: tuple[str, ...], made: type, keeps_text: bool, qualname:
         co_names=tuple(stored.get(name, name) for name in code.co_names),
         co_varnames=("_cls", *names, *("_" + name for name in code.co_varnames[len(names) + 1:])),
         co_name="__init__", co_qualname=qualname)
-    return types.FunctionType(code, {"NEW": object.__new__, "MADE": made}, "__init__")
+    return types.FunctionType(code, {"MADE": made}, "__init__")

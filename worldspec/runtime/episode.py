@@ -17,9 +17,9 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import json
-import keyword
 import operator
 import random
+import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import compress
 from typing import Any, ClassVar, Generic, Self, TypeVar, dataclass_transform
@@ -69,9 +69,6 @@ FieldJson = tuple[str, str, Callable[[Any], Any] | None, bool]
 
 #: One step of a row's text: the JSON key with its separator, and the field's text maker.
 _Step = tuple[str, Callable[[Any], str]]
-#: A fragment to make again: its position, the key with its separator, the text maker and
-#: the attribute.
-_Remake = tuple[int, str, Callable[[Any], str], str]
 
 _is_not = operator.is_not
 
@@ -86,6 +83,42 @@ def _text_maker(export: Callable[[Any], Any] | None, encode: Callable[[Any], str
     if export is None:
         return encode
     return lambda value: encode(export(value))
+
+
+# the templates of :meth:`_Layout.remaker`, by the number of fields whose fragments they
+# make again: the positions ``I<i>``, the keys ``H<i>`` and the text makers ``M<i>`` are
+# their globals, the attributes ``a<i>`` are renamed (see :func:`_setter`)
+def _remake_one(row, frags):  # type: ignore[no-untyped-def]
+    frags[I0] = H0 + M0(row.a0)  # type: ignore[name-defined]  # noqa: F821
+
+
+def _remake_two(row, frags):  # type: ignore[no-untyped-def]
+    frags[I0] = H0 + M0(row.a0)  # type: ignore[name-defined]  # noqa: F821
+    frags[I1] = H1 + M1(row.a1)  # type: ignore[name-defined]  # noqa: F821
+
+
+def _remake_three(row, frags):  # type: ignore[no-untyped-def]
+    frags[I0] = H0 + M0(row.a0)  # type: ignore[name-defined]  # noqa: F821
+    frags[I1] = H1 + M1(row.a1)  # type: ignore[name-defined]  # noqa: F821
+    frags[I2] = H2 + M2(row.a2)  # type: ignore[name-defined]  # noqa: F821
+
+
+def _remake_four(row, frags):  # type: ignore[no-untyped-def]
+    frags[I0] = H0 + M0(row.a0)  # type: ignore[name-defined]  # noqa: F821
+    frags[I1] = H1 + M1(row.a1)  # type: ignore[name-defined]  # noqa: F821
+    frags[I2] = H2 + M2(row.a2)  # type: ignore[name-defined]  # noqa: F821
+    frags[I3] = H3 + M3(row.a3)  # type: ignore[name-defined]  # noqa: F821
+
+
+#: the remake templates, by the number of fields less one
+_REMAKE = (_remake_one, _remake_two, _remake_three, _remake_four)
+
+#: makes a row's stale fragments again, in a copy of its fragment list: ``(row, frags)``
+Remaker = Callable[[Any, list[str]], None]
+
+
+def _no_remake(row: Any, frags: list[str]) -> None:
+    """The remaker of no field."""
 
 
 class _Layout:
@@ -112,18 +145,34 @@ class _Layout:
         #: fields whose type holds ``json``: serialised every time
         self.volatile = tuple(i for i, (_, _, _, keep) in enumerate(fields) if not keep)
         self.indices = range(len(attrs))
-        #: per mask of stale bits met so far: (position, head, text maker, attribute) of
-        #: each field whose fragment is to be made again, the json fields among them
-        self.by_mask: dict[int, tuple[_Remake, ...]] = {}
+        #: per mask of stale bits met so far, the function making again the fragments of
+        #: those fields and of the json ones (:meth:`remaker`)
+        self.by_mask: dict[int, Remaker] = {}
 
-    def remakes(self, stale: int) -> tuple[_Remake, ...]:
-        """What :meth:`Row._result_text` makes again for the stale bits ``stale``."""
+    def remaker(self, stale: int) -> Remaker:
+        """What :meth:`Row._result_text` calls to make the fragments of the stale bits
+        ``stale`` again (and those of the json fields), made once per mask: the statements
+        ``frags[i] = key + text(row.field)`` written out, a template of :data:`_REMAKE` per
+        four fields with its attributes renamed (as :func:`_setter` makes setters)."""
         found = self.by_mask.get(stale)
         if found is None:
             if len(self.by_mask) >= 4096:  # each write pattern is one mask: few in practice
                 self.by_mask.clear()
-            marked = {i for i in self.indices if stale >> i & 1} | set(self.volatile)
-            found = tuple((i, *self.steps[i], self.attrs[i]) for i in sorted(marked))
+            marked = sorted({i for i in self.indices if stale >> i & 1} | set(self.volatile))
+            parts: list[Remaker] = []
+            for start in range(0, len(marked), len(_REMAKE)):
+                chunk = marked[start:start + len(_REMAKE)]
+                template = _REMAKE[len(chunk) - 1].__code__
+                renamed = {f"a{k}": self.attrs[i] for k, i in enumerate(chunk)}
+                scope: dict[str, Any] = {}
+                for k, i in enumerate(chunk):
+                    scope[f"I{k}"] = i
+                    scope[f"H{k}"], scope[f"M{k}"] = self.steps[i]
+                code = template.replace(
+                    co_names=tuple(renamed.get(n, n) for n in template.co_names),
+                    co_name=f"remake_{'_'.join(renamed.values())}")
+                parts.append(types.FunctionType(code, scope, code.co_name))
+            found = _chained(parts)
             self.by_mask[stale] = found
         return found
 
@@ -131,6 +180,20 @@ class _Layout:
         """Every field's key and JSON text, made from the row's values (``get`` of it)."""
         return [head + make(value) for value, (head, make) in zip(values, self.steps,
                                                                  strict=True)]
+
+
+def _chained(parts: list[Remaker]) -> Remaker:
+    """One remaker calling ``parts`` in order."""
+    if not parts:
+        return _no_remake
+    if len(parts) == 1:
+        return parts[0]
+    chunks = tuple(parts)
+
+    def remake(row: Any, frags: list[str]) -> None:
+        for part in chunks:
+            part(row, frags)
+    return remake
 
 
 class RowType(type):
@@ -201,6 +264,9 @@ class Row(metaclass=RowType):
     _CANONICAL: ClassVar[_Layout | None] = None
     #: per attribute: its position in ``JSON_FIELDS`` and the bit of ``_stale`` for it
     _AT: ClassVar[dict[str, tuple[int, int]]] = {}
+    #: per tuple of field names set together (:meth:`Episode.set_fields`), the function
+    #: setting them, made when first called
+    _GROUP_SETTERS: ClassVar[dict[tuple[str, ...], Setter]] = {}
     _digest: bytes | None
     #: the JSON text, or None when a field changed since it was made
     _text: str | None
@@ -267,9 +333,8 @@ class Row(metaclass=RowType):
                 if stale or layout.volatile:
                     # a new list, never this one changed: undo entries and clones may hold it
                     frags = frags.copy()
-                    remakes = layout.by_mask.get(stale) or layout.remakes(stale)
-                    for i, head, make, attr in remakes:  # the fields changed, and json ones
-                        frags[i] = head + make(getattr(self, attr))
+                    # the fields changed, and json ones
+                    (layout.by_mask.get(stale) or layout.remaker(stale))(self, frags)
                     self._frags = frags
                     self._stale = 0
             text = ", ".join(frags)
@@ -393,6 +458,7 @@ def _build_row(cls: Any, fields: tuple[Field, ...]) -> None:
     for attribute, method in (("__init__", __init__), ("clone", clone), ("load", load)):
         method.__qualname__ = f"{title}.{attribute}"
         setattr(cls, attribute, classmethod(method) if attribute == "load" else method)
+    cls._GROUP_SETTERS = {}
 
 
 def _unbound(title: str, names: tuple[str, ...], values: Mapping[str, Any]) -> None:
@@ -794,9 +860,10 @@ class Snapshot:
 
 # An undo entry is a callable-free tuple for speed, written and read by Episode's write API
 # alone (and the change tracking of worldspec.runtime.helpers):
-#   (0, state, attribute, old value, None)       -- a state item was set
+#   (0, state, attribute, old value, None)       -- a state item was set (five items)
 #   (0, row, attribute, old value, digest, text, fragments, stale bits)
-#                                                -- a row's field was set (Row._put_back)
+#                                                -- a row's field was set (Row._put_back;
+#                                                   eight items: _rollback tells them so)
 #   (1, table, key)                              -- a row was inserted
 #   (2, table, key, row, position)               -- a row was deleted
 _SET, _INSERT, _DELETE = 0, 1, 2
@@ -819,41 +886,213 @@ _SOLUTION_HASHES: dict[tuple[type, str, str, tuple[Any, ...], dt.datetime], str]
 _SOLUTION_HASHES_MAX = 4096
 
 
-#: (row class, field names) -> the function setting those fields (Episode.set_fields)
-_SETTERS: dict[tuple[type, tuple[str, ...]], Callable[..., None]] = {}
+# ------------------------------------------------------------------ field setters
+# The templates of the functions that set a row's fields (Episode.set_field, set_fields),
+# by the number of fields they set: each keeps the row's caches of before in the undo entry
+# of every field (Row._put_back), marks the fields' fragments stale (the bits ``MASK``) and
+# clears the digests of the row and of its entity's tables. Their attributes ``a<i>`` are
+# renamed to the fields and ``N<i>`` (the fields' names, for the undo entries) and ``MASK``
+# are their globals (see :func:`_setter`).
+def _set_one(ep, row, v0):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    ep._undo.append((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
 
 
-def _fields_setter(cls: type[Row], names: tuple[str, ...]) -> Callable[..., None]:
-    """A function ``(episode, row, *values)`` setting fields ``names`` of a row of ``cls``
-    as :meth:`Episode.set_fields` says, made once per class and names: the fields are read
-    and set as attributes and the stale bits are one mask, where a loop would call
-    ``getattr``, ``setattr`` and a lookup per field (Python's ``namedtuple`` and
-    ``dataclasses`` make their methods so too). Names that are no plain attributes, or a
-    field missing from the row's text, get the general loop."""
-    found = [cls._AT.get(name) for name in names]
-    if not all(name.isidentifier() and not keyword.iskeyword(name) for name in names) or \
-            None in found:
-        def each_by_name(ep: Episode, row: Row, *values: Any) -> None:
-            for name, value in zip(names, values, strict=True):
-                ep.set_field(row, name, value)
-        return each_by_name
-    mask = sum(bit for _, bit in found)  # type: ignore[misc]
-    params = ", ".join(f"v{i}" for i in range(len(names)))
-    lines = [f"def set_fields(ep, row, {params}):",
-             "    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale",
-             "    log = ep._undo.append"]
-    for i, name in enumerate(names):
-        lines += [f"    log((0, row, {name!r}, row.{name}, digest, text, frags, stale))",
-                  f"    row.{name} = v{i}"]
-    lines += ["    if frags is not None:",
-              f"        row._stale = stale | {mask}",
-              "    row._digest = row._text = None",
-              "    for table in ep._tables_of.get(row.ENTITY, ()):",
-              "        table._digest = None"]
-    scope: dict[str, Any] = {}
-    exec("\n".join(lines), scope)  # the names are checked to be plain identifiers
-    made: Callable[..., None] = scope["set_fields"]
-    return made
+def _set_two(ep, row, v0, v1):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    log = ep._undo.append
+    log((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    log((0, row, N1, row.a1, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a1 = v1
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
+
+
+def _set_three(ep, row, v0, v1, v2):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    log = ep._undo.append
+    log((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    log((0, row, N1, row.a1, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a1 = v1
+    log((0, row, N2, row.a2, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a2 = v2
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
+
+
+def _set_four(ep, row, v0, v1, v2, v3):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    log = ep._undo.append
+    log((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    log((0, row, N1, row.a1, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a1 = v1
+    log((0, row, N2, row.a2, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a2 = v2
+    log((0, row, N3, row.a3, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a3 = v3
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
+
+
+def _set_five(ep, row, v0, v1, v2, v3, v4):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    log = ep._undo.append
+    log((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    log((0, row, N1, row.a1, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a1 = v1
+    log((0, row, N2, row.a2, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a2 = v2
+    log((0, row, N3, row.a3, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a3 = v3
+    log((0, row, N4, row.a4, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a4 = v4
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
+
+
+def _set_six(ep, row, v0, v1, v2, v3, v4, v5):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    log = ep._undo.append
+    log((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    log((0, row, N1, row.a1, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a1 = v1
+    log((0, row, N2, row.a2, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a2 = v2
+    log((0, row, N3, row.a3, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a3 = v3
+    log((0, row, N4, row.a4, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a4 = v4
+    log((0, row, N5, row.a5, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a5 = v5
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
+
+
+def _set_seven(ep, row, v0, v1, v2, v3, v4, v5, v6):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    log = ep._undo.append
+    log((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    log((0, row, N1, row.a1, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a1 = v1
+    log((0, row, N2, row.a2, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a2 = v2
+    log((0, row, N3, row.a3, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a3 = v3
+    log((0, row, N4, row.a4, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a4 = v4
+    log((0, row, N5, row.a5, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a5 = v5
+    log((0, row, N6, row.a6, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a6 = v6
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
+
+
+def _set_eight(ep, row, v0, v1, v2, v3, v4, v5, v6, v7):  # type: ignore[no-untyped-def]
+    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+    log = ep._undo.append
+    log((0, row, N0, row.a0, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a0 = v0
+    log((0, row, N1, row.a1, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a1 = v1
+    log((0, row, N2, row.a2, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a2 = v2
+    log((0, row, N3, row.a3, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a3 = v3
+    log((0, row, N4, row.a4, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a4 = v4
+    log((0, row, N5, row.a5, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a5 = v5
+    log((0, row, N6, row.a6, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a6 = v6
+    log((0, row, N7, row.a7, digest, text, frags, stale))  # type: ignore[name-defined]  # noqa: F821
+    row.a7 = v7
+    if frags is not None:
+        row._stale = stale | MASK  # type: ignore[name-defined]  # noqa: F821
+    row._digest = row._text = None
+    for table in ep._tables_of.get(row.ENTITY, ()):
+        table._digest = None
+
+
+#: the setter templates, by the number of fields they set less one
+_SET_TEMPLATES = (_set_one, _set_two, _set_three, _set_four, _set_five, _set_six, _set_seven,
+                  _set_eight)
+
+#: a row's setter: ``(episode, row, *values)``
+Setter = Callable[..., None]
+
+
+def _setter(cls: type[Row], names: tuple[str, ...]) -> Setter | None:
+    """A function ``(episode, row, *values)`` setting the fields ``names`` of a row of
+    ``cls`` as :meth:`Episode.set_fields` says, made once per class and names; ``None``
+    when a name is no field of the class, or names repeat.
+
+    Setting an attribute by a name known at run time (``setattr``), reading one
+    (``getattr``) and looking up its stale bit cost more than the rest of a write, which is
+    the hot path of every tool that changes a row. So the setters are made of templates of
+    the statements written out (:data:`_SET_TEMPLATES`, up to eight fields; more go eight by
+    eight), their attributes renamed in their code objects (``CodeType.replace``, as
+    :func:`~worldspec.runtime.contract.attribute_copier` does: no source is compiled)."""
+    fields = cls.__dict__.get("FIELD_TABLE")
+    if fields is None or len(set(names)) != len(names) or \
+            not set(names) <= set(fields.names):
+        return None
+    bits = cls._AT
+    parts = []
+    for start in range(0, len(names), len(_SET_TEMPLATES)):
+        chunk = names[start:start + len(_SET_TEMPLATES)]
+        template = _SET_TEMPLATES[len(chunk) - 1].__code__
+        renamed = {f"a{i}": name for i, name in enumerate(chunk)}
+        code = template.replace(co_names=tuple(renamed.get(n, n) for n in template.co_names),
+                                co_name=f"set_{'_'.join(chunk)}",
+                                co_qualname=f"{cls.__qualname__}.set_{'_'.join(chunk)}")
+        scope: dict[str, Any] = {f"N{i}": name for i, name in enumerate(chunk)}
+        # a class whose text is the export's has no fragments: no bit to mark
+        scope["MASK"] = sum(bits[name][1] for name in chunk) if bits else 0
+        parts.append((start, start + len(chunk), types.FunctionType(code, scope, code.co_name)))
+    if len(parts) == 1:
+        return parts[0][2]
+    chunks = tuple(parts)
+
+    def set_in_chunks(ep: Episode, row: Row, *values: Any) -> None:
+        if len(values) != len(names):
+            raise TypeError(f"set_fields() got {len(values)} values for {len(names)} "
+                            f"fields {names!r}")
+        # each chunk's undo entries keep the caches of before it; undone in reverse, the
+        # first chunk's, those of before the group, come back last
+        for start, end, part in chunks:
+            part(ep, row, *values[start:end])
+    return set_in_chunks
 
 
 class Episode:
@@ -1088,7 +1327,9 @@ class Episode:
         """Set field ``name`` of ``row`` to ``value``: the row's cached digest and text are
         cleared (the field's text fragment marked stale) and so are the digests of the
         tables holding rows of its entity. The undo entry keeps the caches of before,
-        which an undo puts back (:meth:`Row._put_back`)."""
+        which an undo puts back (:meth:`Row._put_back`). (A setter made per field, as
+        :meth:`set_fields` has, costs as much again to look up as ``getattr`` and
+        ``setattr`` by name do.)"""
         frags = row._frags
         stale = row._stale
         self._undo.append((0, row, name, getattr(row, name), row._digest, row._text,
@@ -1110,17 +1351,21 @@ class Episode:
         after the other do (the compiler groups them only where no value reads the row).
         Each field's undo entry keeps the caches of before the group, which hold once every
         field of the group is put back (an undo always takes the whole call). The work is
-        done by a function made once per row class and field names (:func:`_fields_setter`),
-        which reads and sets the fields as attributes, not by name; the names come as one
-        tuple and the values by position, since keyword arguments (a dict per call, a key
-        made of its names) cost more than the fields' writes."""
-        key = (type(row), names)
-        setter = _SETTERS.get(key)
+        done by a function made once per row class and field names (:func:`_setter`); the
+        names come as one tuple and the values by position, since keyword arguments (a dict
+        per call, a key made of its names) cost more than the fields' writes."""
+        setter = row._GROUP_SETTERS.get(names)
         if setter is None:
             if len(names) != len(values):
                 raise TypeError(f"set_fields() got {len(values)} values for "
                                 f"{len(names)} fields {names!r}")
-            setter = _SETTERS[key] = _fields_setter(type(row), tuple(names))
+            setter = _setter(type(row), tuple(names))
+            if setter is None:  # names that are no fields of a generated class: one by one
+                for name, value in zip(names, values, strict=True):
+                    self.set_field(row, name, value)
+                return
+            if "_GROUP_SETTERS" in type(row).__dict__:
+                row._GROUP_SETTERS[tuple(names)] = setter
         setter(self, row, *values)
 
     def set_state(self, name: str, value: Any) -> None:
@@ -1174,32 +1419,40 @@ class Episode:
             self._rng_saved = rng.mark() if type(rng) is EpisodeRandom else rng.getstate()
         return rng
 
-    def _touch(self, entity: str) -> None:
-        """A row of ``entity`` changed: the digests of its tables are stale."""
-        for table in self._tables_of.get(entity, ()):
-            table._digest = None
-
     def _rollback(self, mark: int) -> None:
+        """Undo the log's entries past ``mark``, the last first. A row's field gets its old
+        value and the caches its entry kept (:meth:`Row._put_back`, inline: a reset undoes
+        every write of the episode this way)."""
         undo = self._undo
-        while len(undo) > mark:
-            entry = undo.pop()
-            kind = entry[0]
-            if kind == _SET:
-                obj, name = entry[1], entry[2]
-                setattr(obj, name, entry[3])
-                if isinstance(type(obj), RowType):  # a row (see _call)
-                    obj._put_back((name,), *entry[4:])
-                    self._touch(obj.ENTITY)
-                else:
-                    self._state_version += 1
-            elif kind == _INSERT:
+        if len(undo) <= mark:
+            return
+        entries = undo[mark:]
+        del undo[mark:]
+        tables_of = self._tables_of
+        for entry in reversed(entries):
+            if len(entry) == 8:  # a row's field (see _SET): its value and caches of before
+                _, row, name, old, digest, text, frags, stale = entry
+                setattr(row, name, old)
+                row._digest = digest
+                row._text = text
+                if frags is not None:
+                    row._frags = frags
+                    row._stale = stale
+                else:  # the fragments were made after the change: all but this one hold
+                    row._stale_field(name)
+                for table in tables_of.get(row.ENTITY, ()):
+                    table._digest = None
+            elif entry[0] == _SET:  # a state item
+                setattr(entry[1], entry[2], entry[3])
+                self._state_version += 1
+            elif entry[0] == _INSERT:
                 _, table, key = entry
                 del table.rows[key]
                 table._digest = None
             else:
-                _, table, key, row, position = entry
+                _, table, key, deleted, position = entry
                 items = list(table.rows.items())
-                items.insert(position, (key, row))
+                items.insert(position, (key, deleted))
                 table.rows = dict(items)
                 table._digest = None
 
@@ -1215,8 +1468,58 @@ class Episode:
         call too, with nothing changed (:data:`budget.MEMORY_MESSAGE`).
         """
         mark = len(self._undo)
-        try:
-            return self._call(name, arguments)
+        try:  # the call, in this frame (one frame fewer on every call)
+            args: Mapping[str, Any]
+            if type(arguments) is dict and type(name) is str:  # the common case: one test
+                spec = self.TOOLS.get(name)
+                if spec is None:
+                    return self._unknown_tool(name)
+                args = arguments
+            else:
+                spec, args = self._call_arguments(name, arguments)
+                if spec is None:
+                    return args  # the failed result of an unknown tool or bad arguments
+            self.last_error = None
+            self.deleted_rows = False
+            self._call_mark = mark
+            self._rng_saved = None
+            self._steps, self._text = budget.FULL  # a fresh per-call budget (inline: the hot path)
+            try:
+                value = spec.invoke(self, args)
+                if spec.checks:
+                    self._check_invariants()
+                clock = self._ticked() if self.TICK else self.clock
+                if spec.shows is not None:
+                    value = self.shown(spec.shows, value)
+                # _success's own first case, inline; a row's class is one of RowType, which
+                # isinstance answers at once (isinstance(value, Row) asks the metaclass)
+                if self._ROW_TEXT and isinstance(type(value), RowType):
+                    result = value._text or value._result_text()
+                else:
+                    result = self._success(value)
+            except KeptError as exc:  # `fail keep`: the changes stay, but must keep the rules
+                return self._kept(spec, exc)
+            except ToolError as exc:
+                self._abort(mark)
+                return self._fail(exc)
+            except RecursionError:
+                self._abort(mark)
+                return self._fail(ToolError("The call nests too deeply."))
+            except RUNTIME_FAILURES as exc:
+                self._abort(mark)
+                return self._fail(ToolError(describe_failure(exc)))
+            except MemoryError:
+                raise  # handled below, once the frames holding the memory are gone
+            except Exception as exc:  # a bug: still atomic, still a result
+                self._abort(mark)
+                return self._fail(InternalError(type(exc).__name__, str(exc), name))
+            except BaseException:  # KeyboardInterrupt, SystemExit: undo, then let it go on
+                self._abort(mark)
+                self._last_raw = None
+                raise
+            self.clock = clock
+            self._last_raw = value
+            return result
         except MemoryError:
             pass  # handled once out of this block: the exception holds the tool's frames
         return self._out_of_memory(mark)
@@ -1233,61 +1536,6 @@ class Episode:
                 gc.collect()
         self._abort(mark)
         return self._fail(ToolError(budget.MEMORY_MESSAGE))
-
-    def _call(self, name: str, arguments: Mapping[str, Any] | str | None) -> Any:
-        """:meth:`call`, but for memory running out (which it lets through)."""
-        args: Mapping[str, Any]
-        if type(arguments) is dict and type(name) is str:  # the common case: one test
-            spec = self.TOOLS.get(name)
-            if spec is None:
-                return self._unknown_tool(name)
-            args = arguments
-        else:
-            spec, args = self._call_arguments(name, arguments)
-            if spec is None:
-                return args  # the failed result of an unknown tool or bad arguments
-        self.last_error = None
-        self.deleted_rows = False
-        mark = len(self._undo)
-        self._call_mark = mark
-        self._rng_saved = None
-        self._steps, self._text = budget.FULL  # a fresh per-call budget (inline: the hot path)
-        try:
-            value = spec.invoke(self, args)
-            if spec.checks:
-                self._check_invariants()
-            clock = self._ticked() if self.TICK else self.clock
-            if spec.shows is not None:
-                value = self.shown(spec.shows, value)
-            # _success's own first case, inline; a row's class is one of RowType, which
-            # isinstance answers at once (isinstance(value, Row) asks the metaclass)
-            if self._ROW_TEXT and isinstance(type(value), RowType):
-                result = value._text or value._result_text()
-            else:
-                result = self._success(value)
-        except KeptError as exc:  # `fail keep`: the changes stay, but must keep the rules
-            return self._kept(spec, exc)
-        except ToolError as exc:
-            self._abort(mark)
-            return self._fail(exc)
-        except RecursionError:
-            self._abort(mark)
-            return self._fail(ToolError("The call nests too deeply."))
-        except RUNTIME_FAILURES as exc:
-            self._abort(mark)
-            return self._fail(ToolError(describe_failure(exc)))
-        except MemoryError:
-            raise  # see call(): handled once the frames holding the memory are gone
-        except Exception as exc:  # a bug: still atomic, still a result
-            self._abort(mark)
-            return self._fail(InternalError(type(exc).__name__, str(exc), name))
-        except BaseException:  # KeyboardInterrupt, SystemExit: undo, then let it go on
-            self._abort(mark)
-            self._last_raw = None
-            raise
-        self.clock = clock
-        self._last_raw = value
-        return result
 
     def shown(self, shape: tuple[Any, ...], value: Any) -> Any:
         """A tool's result as JSON data, with each key that ``shape`` marks as a whole row

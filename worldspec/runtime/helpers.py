@@ -696,16 +696,22 @@ _IN_PLACE: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv}
 
 
+#: the least int of more than :data:`MAX_INT_BITS` bits
+_INT_BOUND = 1 << MAX_INT_BITS
+
+
 def python_augmented(ep: Episode, op: str, target: T, value: Any) -> T:
     """``target op= value`` (``+= -= *= /=``) as Python computes it on what they hold: a list
     (kept as a tuple) is extended in place by ``+=`` with any iterable, anything else is
     Python's ``target op value`` with ``op=`` in its error texts (``unsupported operand
     type(s) for +=: 'int' and 'list'``). The result is charged as ``+`` and ``*`` are."""
     if type(target) is int and type(value) is int:  # the common case: a counter
-        number = _IN_PLACE[op](target, value)
-        if type(number) is int and number.bit_length() > MAX_INT_BITS:  # bounded(), inline
+        number: Any = target + value if op == "+" else _IN_PLACE[op](target, value)  # type: ignore[operator]
+        if -_INT_BOUND < number < _INT_BOUND:  # bounded(), inline: two comparisons
+            return number  # type: ignore[no-any-return]  # (no cast(): a call on the hot path)
+        if type(number) is int:  # (``/`` gives a float)
             raise LimitError(INT_MESSAGE)
-        return number  # type: ignore[no-any-return]  # (no cast(): a call on the hot path)
+        return number  # type: ignore[no-any-return]
     held: Any = python_value(target) if type(target) is tuple else target
     if op == "*":
         _repetition(held, value)
@@ -808,26 +814,30 @@ def changed_rows(ep: Episode, table: Table[Any],
         return ()
     entity = table.entity
     rows = table.rows
-    entries = undo[mark:] if mark else undo
-    if fields is not None:  # only the writes of these fields, and insertions, can count
-        entries = [e for e in entries if e[0] == 1 or (e[0] == 0 and e[2] in fields)]
-        if not entries:
-            return []
     out: list[Row] = []
-    seen: set[int] = set()
-    for entry in entries:
+    seen: set[int] | None = None  # made at the first row found (most calls find none)
+    for entry in undo[mark:] if mark else undo:
         kind = entry[0]
-        candidate: Row | None = None
         if kind == 0:  # a field set (of a row, or a state item)
-            obj = entry[1]
-            if (fields is None or entry[2] in fields) and \
-                    getattr(obj, "ENTITY", None) == entity and rows.get(obj.key()) is obj:
-                candidate = obj
-        elif kind == 1 and entry[1] is table:
+            if fields is not None and entry[2] not in fields:
+                continue
+            candidate = entry[1]
+            if getattr(candidate, "ENTITY", None) != entity or \
+                    rows.get(candidate.key()) is not candidate:
+                continue
+        elif kind == 1 and entry[1] is table:  # a row inserted (and not deleted since)
             candidate = rows.get(entry[2])
-        if candidate is not None and id(candidate) not in seen:
+            if candidate is None:
+                continue
+        else:
+            continue
+        if seen is None:
+            seen = {id(candidate)}
+        elif id(candidate) in seen:
+            continue
+        else:
             seen.add(id(candidate))
-            out.append(candidate)
+        out.append(candidate)
     return out
 
 

@@ -36,6 +36,7 @@ from worldspec.runtime.contract import (
     attribute_filler,
     declared_fields,
     field,
+    kept_text,
     record_maker,
     slot_setters,
 )
@@ -150,12 +151,11 @@ def _build_record(cls: Any, slots: type, fields: tuple[Field, ...]) -> None:
     made_class: Any = type(f"{cls.__name__}Made", (slots,), {
         "__slots__": (), "__qualname__": f"{title}.Made", "__module__": cls.__module__})
     get = table.get
-    new = object.__new__
 
     def __new__(klass: Any, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != count:
             args = _bound(title, names, args, kwargs)
-        record = new(made_class)
+        record = made_class()  # (cheaper than object.__new__: no check of the MRO)
         fill(record, args)
         if keeps:
             record._json = None
@@ -167,7 +167,7 @@ def _build_record(cls: Any, slots: type, fields: tuple[Field, ...]) -> None:
         __new__ = fast_new
 
     def made(values: tuple[Any, ...]) -> Any:
-        record = new(made_class)
+        record = made_class()  # (cheaper than object.__new__: no check of the MRO)
         fill(record, values)
         if keeps:
             record._json = None
@@ -195,7 +195,11 @@ def _build_record(cls: Any, slots: type, fields: tuple[Field, ...]) -> None:
     methods: dict[str, Any] = {"__new__": __new__, "__eq__": __eq__, "__hash__": __hash__,
                                "__repr__": __repr__, "load": classmethod(load)}
     make_text = table.text
-    if make_text is not None and keeps:
+    kept = kept_text(fields, set_json, lambda record: json_text(table.export(record)),
+                     title) if set_json is not None else None
+    if kept is not None:
+        methods["_json_text"] = kept
+    elif make_text is not None and keeps:
         export = table.export
 
         def _json_text(self: Any) -> str:

@@ -635,10 +635,15 @@ def records_text(value: Any) -> str:
     (``None`` of an optional list; with ``arguments: dynamic``, another JSON value, or a
     list holding one) gets the JSON text of its export."""
     if type(value) is tuple:
+        # a loop, not a list comprehension: in Python 3.11 that is a function called
+        texts = []
         try:
-            return f"[{', '.join([x._json or x._json_text() for x in value])}]"
+            for x in value:
+                texts.append(x._json or x._json_text())
         except AttributeError:
             pass
+        else:
+            return f"[{', '.join(texts)}]"
     return json_text(export_value(value))
 
 
@@ -646,11 +651,14 @@ def record_map_text(value: Any) -> str:
     """:func:`records_text` of a stored map of records keyed by text: ``{"key": record}``
     (a key that is no text, with ``arguments: dynamic``, as ``json.dumps`` writes it)."""
     if type(value) is dict:
+        texts = []
         try:
-            return "{" + ", ".join([str_text(k) + ": " + (x._json or x._json_text())
-                                    for k, x in value.items()]) + "}"
+            for k, x in value.items():
+                texts.append(f"{str_text(k)}: {x._json or x._json_text()}")
         except (AttributeError, TypeError):
             pass
+        else:
+            return f"{{{', '.join(texts)}}}"
     return json_text(export_value(value))
 
 
