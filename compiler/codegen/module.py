@@ -62,6 +62,7 @@ from worldspec.compiler.model import (
     WorldModel,
 )
 from worldspec.dsl import nodes as n
+from worldspec.runtime.tasks import CHECK_PREFIX
 
 __all__ = ["GeneratedPackage", "generate_world", "GENERATOR_VERSION"]
 
@@ -108,14 +109,6 @@ class FieldView:
     head: str
     lines: list[str]
     same_line: bool
-
-
-@dataclass(frozen=True)
-class TaskView:
-    """A task's registry entry: its key and the arguments of its ``TaskSpec``."""
-
-    key: str
-    args: list[str]
 
 
 @dataclass(frozen=True)
@@ -199,6 +192,8 @@ class WorldGenerator:
         self._data_names: dict[int, str] = {}
         #: per tool: whether its calls must check the invariants (see ``_needs_check``)
         self._checks: dict[str, bool] = {}
+        #: (task, check) -> the spec text of each comparison its function explains
+        self._explains: dict[tuple[str, str], list[str]] = {}
 
     # -------------------------------------------------------------- types
     def enum_view(self, name: str) -> EnumView:
@@ -692,8 +687,13 @@ class WorldGenerator:
 
     # -------------------------------------------------------------- tasks
     def check_fn(self, task: str, check: n.Check) -> str:
+        """``_check_<task>__<check>(ep, init, replies)``: the check's condition, returning a
+        verdict where it can say what it compared (the spec text of what it compares goes to
+        the task's JSON, see :meth:`task_entry`)."""
         env = Env(ep="ep", init="init", task=task)
-        explained = explained_condition(self.x, check.condition, env)
+        texts: list[str] = []
+        explained = explained_condition(self.x, check.condition, env, texts)
+        self._explains[task, check.name.name] = texts
         returns, value = ("bool", call("bool", self.x.value(check.condition, env))) \
             if explained is None else ("rt.Verdict | bool", explained)
         fn = FunctionDef(_check_fn_name(task, check.name.name),
@@ -702,23 +702,28 @@ class WorldGenerator:
                          anchor=anchor_of(check))
         return "\n".join(print_block([fn], 0))
 
-    def task_spec(self, name: str) -> TaskView:
-        """A task's registry entry: its key and the arguments of its ``TaskSpec``, on one
-        line (a task is a line of the registry)."""
+    def task_entry(self, name: str) -> dict[str, Any]:
+        """A task as the JSON data of the package's ``tasks.json`` (read back by
+        ``worldspec.runtime.tasks``): the fields of its ``TaskSpec``, its initial data by
+        file name, each check's function by name; keyword fields at their defaults left out."""
         info = self.world.tasks[name]
         node = info.node
-        checks = [f"CheckSpec({c.name.name!r}, {float(c.weight or 1)!r}, {(c.doc or '')!r}, "
-                  f"{_check_fn_name(name, c.name.name)})" for c in node.checks]
+        checks = []
+        for c in node.checks:
+            check: dict[str, Any] = {"name": c.name.name, "weight": float(c.weight or 1),
+                                     "doc": c.doc or "", "test": _check_fn_name(name, c.name.name)}
+            texts = self._explains.get((name, c.name.name))
+            if texts:
+                check["explains"] = texts
+            checks.append(check)
         frame = node.frame
-        frame_src = "None" if frame is None else repr(tuple(
-            ".".join(part.name for part in target.path) for target in frame.targets))
         calls = []
         if node.solution is not None:
-            for call in node.solution.calls:
+            for call_node in node.solution.calls:
                 args = {a.name.name: constant_value(a.value, self.world, self.program)
-                        for a in call.args if a.name is not None and
+                        for a in call_node.args if a.name is not None and
                         not isinstance(a.value, n.Lambda)}
-                calls.append(f"({call.tool.name!r}, {_literal(args)})")
+                calls.append([call_node.tool.name, args])
         data = info.initial_data or {}
         data_name = self._data_names.get(id(data))
         if data_name is None:
@@ -727,27 +732,36 @@ class WorldGenerator:
             self.data_files[data_name] = text + "\n"
             self._data_names[id(data)] = data_name
 
-        def opt(kind: type) -> str | None:
+        def text_of(kind: type) -> str | None:
             found = next((i for i in node.items if isinstance(i, kind)), None)
             return getattr(found, "text", None) if found is not None else None
 
         tags = next((i for i in node.items if isinstance(i, n.Tags)), None)
         split = next((i for i in node.items if isinstance(i, n.Split)), None)
         seed = next((i for i in node.items if isinstance(i, n.Seed)), None)
-        keywords = {"seed": seed.value if seed else None, "persona": opt(n.Persona),
-                    "known": opt(n.Known), "unknown": opt(n.Unknown),
-                    "tags": tuple(x.name for x in tags.names) if tags else (),
+        keywords = {"seed": seed.value if seed else None, "persona": text_of(n.Persona),
+                    "known": text_of(n.Known), "unknown": text_of(n.Unknown),
+                    "tags": [x.name for x in tags.names] if tags else [],
                     "split": split.name.name if split else None, "doc": node.doc,
-                    "replies": tuple(r.text for r in node.solution.replies)
-                    if node.solution is not None else (),
+                    "replies": [r.text for r in node.solution.replies]
+                    if node.solution is not None else [],
                     "reward": next((i.mode.name for i in node.items if isinstance(i, n.Reward)),
                                    None)}
-        spec = [repr(name), repr(node.instruction or ""),
-                f"rt.package_data(__package__, {data_name!r})", _tuple_display(checks),
-                frame_src, _tuple_display(calls)]
-        # the keyword arguments that are not their defaults
-        spec += [f"{key}={value!r}" for key, value in keywords.items() if value not in (None, ())]
-        return TaskView(repr(name), spec)
+        entry: dict[str, Any] = {
+            "name": name, "instruction": node.instruction or "", "data": data_name,
+            "checks": checks,
+            "frame": None if frame is None else [
+                ".".join(part.name for part in target.path) for target in frame.targets],
+            "solution": calls}
+        # the keyword fields that are not their defaults
+        entry.update((key, value) for key, value in keywords.items() if value not in (None, []))
+        return entry
+
+    def tasks_file(self) -> str:
+        """``tasks.json``: every task of the world (:meth:`task_entry`), in declaration order,
+        as deterministic bytes (ASCII: any text the spec holds stays inert)."""
+        return json.dumps([self.task_entry(task) for task in self.world.tasks], indent=1,
+                          ensure_ascii=True) + "\n"
 
     def result_methods(self, node: n.ResultsDecl) -> list[str]:
         """A custom result convention: ``_success``, ``_failure`` and ``failed`` built from
@@ -802,7 +816,8 @@ class WorldGenerator:
                           f"= {value}  # {anchor}")
         invokers = [fn for fn in map(self.invoker, w.tools.values()) if fn is not None]
         tool_specs = [self.tool_spec(tool) for tool in w.tools.values()]
-        task_specs = [self.task_spec(task) for task in w.tasks]
+        if w.tasks:  # after the check functions: they give each check's explained texts
+            self.data_files["tasks.json"] = self.tasks_file()
         state_defaults, load_lines = self.state_defaults(), self.load_lines()
         invariant_lines = self.invariant_lines()
         # last: every expression is compiled, so every attribute a comprehension reads is known
@@ -842,7 +857,7 @@ class WorldGenerator:
             invokers=invokers,
             tool_specs=tool_specs,
             check_fns=check_fns,
-            task_specs=task_specs,
+            tasks=bool(w.tasks),
         )
 
 
@@ -891,8 +906,8 @@ def _check_fn_name(task: str, check: str) -> str:
     (so that task ``a__b`` check ``c`` and task ``a`` check ``b__c`` stay apart)."""
     t_name, c_name = py_name(task), py_name(check)
     if "__" in t_name or "__" in c_name:
-        return f"_check_{t_name}__{c_name}_{len(t_name)}"
-    return f"_check_{t_name}__{c_name}"
+        return f"{CHECK_PREFIX}{t_name}__{c_name}_{len(t_name)}"
+    return f"{CHECK_PREFIX}{t_name}__{c_name}"
 
 
 def _text_literal(text: str, indent: str) -> str:

@@ -14,17 +14,10 @@ from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Branch", "Car", "CarCategory", "CarOffer", "CarRentalCounter", "Customer", "CustomerRentals",
@@ -987,21 +980,9 @@ def _check_pickup_and_late_return__laura_has_car(  # car_rental_counter.world:50
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_rentals.row('R0001').status,
-            '==',
-            _E12_RentalStatus_picked_up,
-            'rentals["R0001"].status == picked_up',
-        )
-        and rt.compared(
-            ep.t_rentals.row('R0001').start_mileage_km,
-            '==',
-            31500,
-            'rentals["R0001"].start_mileage_km == 31500',
-        )
-        and rt.compared(
-            ep.t_cars.row('2222-BCD').branch, 'is', None, 'cars["2222-BCD"].branch == none'
-        )
+        rt.expect(ep.t_rentals.row('R0001').status, '==', _E12_RentalStatus_picked_up)
+        and rt.expect(ep.t_rentals.row('R0001').start_mileage_km, '==', 31500, part=1)
+        and rt.expect(ep.t_cars.row('2222-BCD').branch, 'is', None, part=2)
     )
 
 
@@ -1009,15 +990,8 @@ def _check_pickup_and_late_return__clio_back(  # car_rental_counter.world:501
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_cars.row('5555-EFG').branch, '==', 'BCN', 'cars["5555-EFG"].branch == "BCN"'
-        )
-        and rt.compared(
-            ep.t_cars.row('5555-EFG').mileage_km,
-            '==',
-            27950,
-            'cars["5555-EFG"].mileage_km == 27950',
-        )
+        rt.expect(ep.t_cars.row('5555-EFG').branch, '==', 'BCN')
+        and rt.expect(ep.t_cars.row('5555-EFG').mileage_km, '==', 27950, part=1)
     )
 
 
@@ -1025,30 +999,10 @@ def _check_pickup_and_late_return__charged(  # car_rental_counter.world:502
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_rentals.row('R0002').status,
-            '==',
-            _E12_RentalStatus_returned,
-            'rentals["R0002"].status == returned',
-        )
-        and rt.compared(
-            ep.t_rentals.row('R0002').extra_days_charge_cents,
-            '==',
-            11200,
-            'rentals["R0002"].extra_days_charge_cents == 11200',
-        )
-        and rt.compared(
-            ep.t_rentals.row('R0002').one_way_fee_cents,
-            '==',
-            7500,
-            'rentals["R0002"].one_way_fee_cents == 7500',
-        )
-        and rt.compared(
-            ep.t_rentals.row('R0002').total_cents,
-            '==',
-            31000,
-            'rentals["R0002"].total_cents == 31000',
-        )
+        rt.expect(ep.t_rentals.row('R0002').status, '==', _E12_RentalStatus_returned)
+        and rt.expect(ep.t_rentals.row('R0002').extra_days_charge_cents, '==', 11200, part=1)
+        and rt.expect(ep.t_rentals.row('R0002').one_way_fee_cents, '==', 7500, part=2)
+        and rt.expect(ep.t_rentals.row('R0002').total_cents, '==', 31000, part=3)
     )
 
 
@@ -1092,12 +1046,7 @@ def _check_new_customer_reservation__reserved(  # car_rental_counter.world:656
 def _check_swap_suv_for_compact__suv_cancelled(  # car_rental_counter.world:808
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_rentals.row('R0003').status,
-        '==',
-        _E12_RentalStatus_cancelled,
-        'rentals["R0003"].status == cancelled',
-    )
+    return rt.expect(ep.t_rentals.row('R0003').status, '==', _E12_RentalStatus_cancelled)
 
 
 def _check_swap_suv_for_compact__compact_reserved(  # car_rental_counter.world:809
@@ -1117,12 +1066,7 @@ def _check_swap_suv_for_compact__compact_reserved(  # car_rental_counter.world:8
 def _check_rav4_to_workshop__cancelled(  # tasks.world:148
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_rentals.row('R0003').status,
-        '==',
-        _E12_RentalStatus_cancelled,
-        'rentals["R0003"].status == cancelled',
-    )
+    return rt.expect(ep.t_rentals.row('R0003').status, '==', _E12_RentalStatus_cancelled)
 
 
 def _check_rav4_to_workshop__in_workshop(  # tasks.world:149
@@ -1149,12 +1093,7 @@ def _check_rav4_to_workshop__rebooked(  # tasks.world:150
 def _check_laura_downgrades_at_pickup__old_cancelled(  # tasks.world:303
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_rentals.row('R0001').status,
-        '==',
-        _E12_RentalStatus_cancelled,
-        'rentals["R0001"].status == cancelled',
-    )
+    return rt.expect(ep.t_rentals.row('R0001').status, '==', _E12_RentalStatus_cancelled)
 
 
 def _check_laura_downgrades_at_pickup__ibiza_picked_up(  # tasks.world:304
@@ -1175,9 +1114,7 @@ def _check_laura_downgrades_at_pickup__ibiza_picked_up(  # tasks.world:304
 def _check_laura_downgrades_at_pickup__car_out(  # tasks.world:305
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_cars.row('1111-ABC').branch, 'is', None, 'cars["1111-ABC"].branch == none'
-    )
+    return rt.expect(ep.t_cars.row('1111-ABC').branch, 'is', None)
 
 
 def _check_walk_in_drives_off_today__registered(  # tasks.world:459
@@ -1211,30 +1148,16 @@ def _check_walk_in_drives_off_today__picked_up(  # tasks.world:460
 def _check_walk_in_drives_off_today__car_out(  # tasks.world:461
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_cars.row('1111-ABC').branch, 'is', None, 'cars["1111-ABC"].branch == none'
-    )
+    return rt.expect(ep.t_cars.row('1111-ABC').branch, 'is', None)
 
 
 def _check_laura_picks_up_and_books_van__golf_handed_over(  # tasks.world:614
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_rentals.row('R0001').status,
-            '==',
-            _E12_RentalStatus_picked_up,
-            'rentals["R0001"].status == picked_up',
-        )
-        and rt.compared(
-            ep.t_rentals.row('R0001').start_mileage_km,
-            '==',
-            31500,
-            'rentals["R0001"].start_mileage_km == 31500',
-        )
-        and rt.compared(
-            ep.t_cars.row('2222-BCD').branch, 'is', None, 'cars["2222-BCD"].branch == none'
-        )
+        rt.expect(ep.t_rentals.row('R0001').status, '==', _E12_RentalStatus_picked_up)
+        and rt.expect(ep.t_rentals.row('R0001').start_mileage_km, '==', 31500, part=1)
+        and rt.expect(ep.t_cars.row('2222-BCD').branch, 'is', None, part=2)
     )
 
 
@@ -1263,42 +1186,12 @@ def _check_aisha_returns_and_rents_again__clio_returned(  # tasks.world:772
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_rentals.row('R0002').status,
-            '==',
-            _E12_RentalStatus_returned,
-            'rentals["R0002"].status == returned',
-        )
-        and rt.compared(
-            ep.t_rentals.row('R0002').return_branch,
-            '==',
-            'MAD',
-            'rentals["R0002"].return_branch == "MAD"',
-        )
-        and rt.compared(
-            ep.t_rentals.row('R0002').end_mileage_km,
-            '==',
-            27800,
-            'rentals["R0002"].end_mileage_km == 27800',
-        )
-        and rt.compared(
-            ep.t_rentals.row('R0002').extra_days_charge_cents,
-            '==',
-            11200,
-            'rentals["R0002"].extra_days_charge_cents == 11200',
-        )
-        and rt.compared(
-            ep.t_rentals.row('R0002').one_way_fee_cents,
-            '==',
-            0,
-            'rentals["R0002"].one_way_fee_cents == 0',
-        )
-        and rt.compared(
-            ep.t_rentals.row('R0002').total_cents,
-            '==',
-            23500,
-            'rentals["R0002"].total_cents == 23500',
-        )
+        rt.expect(ep.t_rentals.row('R0002').status, '==', _E12_RentalStatus_returned)
+        and rt.expect(ep.t_rentals.row('R0002').return_branch, '==', 'MAD', part=1)
+        and rt.expect(ep.t_rentals.row('R0002').end_mileage_km, '==', 27800, part=2)
+        and rt.expect(ep.t_rentals.row('R0002').extra_days_charge_cents, '==', 11200, part=3)
+        and rt.expect(ep.t_rentals.row('R0002').one_way_fee_cents, '==', 0, part=4)
+        and rt.expect(ep.t_rentals.row('R0002').total_cents, '==', 23500, part=5)
     )
 
 
@@ -1306,15 +1199,8 @@ def _check_aisha_returns_and_rents_again__clio_parked(  # tasks.world:773
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_cars.row('5555-EFG').branch, '==', 'MAD', 'cars["5555-EFG"].branch == "MAD"'
-        )
-        and rt.compared(
-            ep.t_cars.row('5555-EFG').mileage_km,
-            '==',
-            27800,
-            'cars["5555-EFG"].mileage_km == 27800',
-        )
+        rt.expect(ep.t_cars.row('5555-EFG').branch, '==', 'MAD')
+        and rt.expect(ep.t_cars.row('5555-EFG').mileage_km, '==', 27800, part=1)
     )
 
 
@@ -1336,33 +1222,11 @@ def _check_clio_breaks_down_van_instead__clio_returned(  # tasks.world:931
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_rentals.row('R0002').status,
-            '==',
-            _E12_RentalStatus_returned,
-            'rentals["R0002"].status == returned',
-        )
-        and rt.compared(
-            ep.t_rentals.row('R0002').return_branch,
-            '==',
-            'VLC',
-            'rentals["R0002"].return_branch == "VLC"',
-        )
-        and rt.compared(
-            ep.t_rentals.row('R0002').total_cents,
-            '==',
-            31000,
-            'rentals["R0002"].total_cents == 31000',
-        )
-        and rt.compared(
-            ep.t_cars.row('5555-EFG').branch, '==', 'VLC', 'cars["5555-EFG"].branch == "VLC"'
-        )
-        and rt.compared(
-            ep.t_cars.row('5555-EFG').mileage_km,
-            '==',
-            28100,
-            'cars["5555-EFG"].mileage_km == 28100',
-        )
+        rt.expect(ep.t_rentals.row('R0002').status, '==', _E12_RentalStatus_returned)
+        and rt.expect(ep.t_rentals.row('R0002').return_branch, '==', 'VLC', part=1)
+        and rt.expect(ep.t_rentals.row('R0002').total_cents, '==', 31000, part=2)
+        and rt.expect(ep.t_cars.row('5555-EFG').branch, '==', 'VLC', part=3)
+        and rt.expect(ep.t_cars.row('5555-EFG').mileage_km, '==', 28100, part=4)
     )
 
 
@@ -1377,9 +1241,7 @@ def _check_clio_breaks_down_van_instead__van_out_with_aisha(  # tasks.world:933
 ) -> rt.Verdict | bool:
     return (
         ep.t_cars.row('4444-DEF').in_service
-        and rt.compared(
-            ep.t_cars.row('4444-DEF').branch, 'is', None, 'cars["4444-DEF"].branch == none'
-        )
+        and rt.expect(ep.t_cars.row('4444-DEF').branch, 'is', None)
         and any(
             _r23.customer == 'CU003'
             and _r23.car == '4444-DEF'
@@ -1404,14 +1266,4 @@ def _check_clio_breaks_down_van_instead__told_total(  # tasks.world:934
     )
 
 
-CarRentalCounter.TASKS = {
-    'pickup_and_late_return': TaskSpec('pickup_and_late_return', 'Laura Gomez is at the counter to pick up her reservation R0001. And Aisha Bello has just brought back the Renault Clio of rental R0002 here at Barcelona Sants (BCN), with 27,950 km on the odometer. What does she owe?', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('laura_has_car', 1.0, '', _check_pickup_and_late_return__laura_has_car), CheckSpec('clio_back', 1.0, 'The Clio is parked at BCN with its new reading.', _check_pickup_and_late_return__clio_back), CheckSpec('charged', 1.0, '12300 base + 2 late days x (4100 + 1500) + 7500 one-way = 31000.', _check_pickup_and_late_return__charged), CheckSpec('told_total', 1.0, 'The agent tells the customer the total.', _check_pickup_and_late_return__told_total)), ('rentals', 'cars.branch', 'cars.mileage_km'), (('pick_up', {'rental': 'R0001'}), ('return_car', {'rental': 'R0002', 'branch': 'BCN', 'mileage_km': 27950})), tags=('pickup', 'return'), doc='Hand over a reserved car and take back an overdue one at another branch.', replies=("Laura has the VW Golf. Aisha's rental R0002 comes to 310.00 EUR: 123.00 for the planned days, 112.00 for two late days and a 75.00 one-way fee.",)),
-    'new_customer_reservation': TaskSpec('new_customer_reservation', "I'm Tom Weber, new here: licence WEB44321, valid until 2031-02-28, email tom.weber@example.com. I'd like a compact car from Barcelona Sants (BCN), picking it up on July 15th and bringing it back on July 18th.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('registered', 1.0, '', _check_new_customer_reservation__registered), CheckSpec('reserved', 1.0, 'Tom has the Kia Ceed reserved for 3 days at 50.00 a day.', _check_new_customer_reservation__reserved)), ('customers', 'customer_ids', 'rentals', 'rental_ids'), (('register_customer', {'name': 'Tom Weber', 'licence_number': 'WEB44321', 'licence_expires': '2031-02-28', 'email': 'tom.weber@example.com'}), ('search_cars', {'branch': 'BCN', 'pickup_date': '2026-07-15', 'return_date': '2026-07-18', 'category': 'compact'}), ('reserve_car', {'customer': 'CU004', 'car': '6666-FGH', 'pickup_date': '2026-07-15', 'return_date': '2026-07-18'})), tags=('register', 'reserve'), doc='Register a walk-in customer and reserve a compact car.'),
-    'swap_suv_for_compact': TaskSpec('swap_suv_for_compact', 'This is Aisha Bello (CU003). Please cancel my SUV reservation in Barcelona for July 20-22 and book me the cheapest car available at the same branch for the same dates instead.', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('suv_cancelled', 1.0, '', _check_swap_suv_for_compact__suv_cancelled), CheckSpec('compact_reserved', 1.0, 'The Kia Ceed is reserved for Aisha, July 20 to 22.', _check_swap_suv_for_compact__compact_reserved)), ('rentals', 'rental_ids'), (('get_customer_rentals', {'customer': 'CU003'}), ('cancel_reservation', {'rental': 'R0003'}), ('search_cars', {'branch': 'BCN', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'}), ('reserve_car', {'customer': 'CU003', 'car': '6666-FGH', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'})), tags=('cancel', 'reserve'), doc='Cancel an SUV reservation and reserve a cheaper car for the same days.'),
-    'rav4_to_workshop': TaskSpec('rav4_to_workshop', 'Barcelona Sants here. Our Toyota RAV4, plate 3333-CDE, has to go to the workshop. Please cancel the reservation that is on it (R0003), take the car out of service, and rebook that customer on the cheapest other car we have here for the same dates.', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('cancelled', 1.0, '', _check_rav4_to_workshop__cancelled), CheckSpec('in_workshop', 1.0, 'The RAV4 is out of service.', _check_rav4_to_workshop__in_workshop), CheckSpec('rebooked', 1.0, 'Aisha is rebooked on the Kia Ceed for July 20 to 22 at 2 x 50.00.', _check_rav4_to_workshop__rebooked)), ('rentals', 'rental_ids', 'cars.in_service'), (('get_rental', {'rental': 'R0003'}), ('cancel_reservation', {'rental': 'R0003'}), ('set_car_in_service', {'car': '3333-CDE', 'in_service': False}), ('search_cars', {'branch': 'BCN', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'}), ('reserve_car', {'customer': 'CU003', 'car': '6666-FGH', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'})), doc='Free a car of its reservation, send it to maintenance and rebook the customer on another car.'),
-    'laura_downgrades_at_pickup': TaskSpec('laura_downgrades_at_pickup', "Hi, I'm Laura Gomez, customer CU001, at the Madrid Airport counter (MAD). I have a car reserved from today until July 14, but I'd rather save money: cancel that reservation, book me the cheapest car you have free here for the same dates instead, and I'll take it right now.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('old_cancelled', 1.0, "Laura's VW Golf reservation is cancelled.", _check_laura_downgrades_at_pickup__old_cancelled), CheckSpec('ibiza_picked_up', 1.0, 'Laura has picked up the Seat Ibiza, the cheapest free car, for July 10 to 14.', _check_laura_downgrades_at_pickup__ibiza_picked_up), CheckSpec('car_out', 1.0, 'The Seat Ibiza has left the branch.', _check_laura_downgrades_at_pickup__car_out)), ('rentals', 'rental_ids', 'cars.branch'), (('get_customer_rentals', {'customer': 'CU001'}), ('cancel_reservation', {'rental': 'R0001'}), ('search_cars', {'branch': 'MAD', 'pickup_date': '2026-07-10', 'return_date': '2026-07-14'}), ('reserve_car', {'customer': 'CU001', 'car': '1111-ABC', 'pickup_date': '2026-07-10', 'return_date': '2026-07-14'}), ('pick_up', {'rental': 'R0005'})), tags=('cancel', 'reserve', 'pickup'), doc='At pick-up, swap a reservation for the cheapest free car at the branch and hand it over.'),
-    'walk_in_drives_off_today': TaskSpec('walk_in_drives_off_today', "Hello, I'm Sofia Marin and I've never rented from you. My driving licence is MAR77001, valid until 2029-09-30, and my email is sofia.marin@example.com. I need the cheapest car you have here at Madrid Airport (MAD) from today until July 13th, and I'd like to drive it away right now.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('registered', 1.0, 'Sofia is registered with her licence.', _check_walk_in_drives_off_today__registered), CheckSpec('picked_up', 1.0, 'Sofia has the Seat Ibiza out from today until July 13 at 3 x 39.00.', _check_walk_in_drives_off_today__picked_up), CheckSpec('car_out', 1.0, 'The Seat Ibiza has left the branch.', _check_walk_in_drives_off_today__car_out)), ('customers', 'customer_ids', 'rentals', 'rental_ids', 'cars.branch'), (('register_customer', {'name': 'Sofia Marin', 'licence_number': 'MAR77001', 'licence_expires': '2029-09-30', 'email': 'sofia.marin@example.com'}), ('search_cars', {'branch': 'MAD', 'pickup_date': '2026-07-10', 'return_date': '2026-07-13'}), ('reserve_car', {'customer': 'CU004', 'car': '1111-ABC', 'pickup_date': '2026-07-10', 'return_date': '2026-07-13'}), ('pick_up', {'rental': 'R0005'})), tags=('register', 'reserve', 'pickup'), doc='Register a walk-in customer, reserve the cheapest free car at the branch and hand it over at once.'),
-    'laura_picks_up_and_books_van': TaskSpec('laura_picks_up_and_books_van', "Hello, Laura Gomez here, customer CU001. I'm here to collect the car I reserved for today. I'm also moving house on August 1st: Valencia Centre tells me their Ford Transit van (4444-DEF) is back from maintenance, so please put it back in service and reserve it for me from August 1 to August 3, 2026.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('golf_handed_over', 1.0, 'Laura has the VW Golf, with its start mileage recorded.', _check_laura_picks_up_and_books_van__golf_handed_over), CheckSpec('van_in_service', 1.0, '', _check_laura_picks_up_and_books_van__van_in_service), CheckSpec('van_reserved', 1.0, 'The van is reserved for Laura at Valencia for two days at 99.00 a day.', _check_laura_picks_up_and_books_van__van_reserved)), ('rentals', 'rental_ids', 'cars.branch', 'cars.in_service'), (('get_customer_rentals', {'customer': 'CU001'}), ('pick_up', {'rental': 'R0001'}), ('set_car_in_service', {'car': '4444-DEF', 'in_service': True}), ('search_cars', {'branch': 'VLC', 'pickup_date': '2026-08-01', 'return_date': '2026-08-03', 'category': 'van'}), ('reserve_car', {'customer': 'CU001', 'car': '4444-DEF', 'pickup_date': '2026-08-01', 'return_date': '2026-08-03'})), doc="Hand over today's reservation, return a van to service and reserve it for a later trip."),
-    'aisha_returns_and_rents_again': TaskSpec('aisha_returns_and_rents_again', "Hello, Aisha Bello here, customer CU003. I'm bringing back the Renault Clio here at Madrid Airport (MAD); the odometer shows 27,800 km. I also need another car from today until July 12, the cheapest you have free here, and I'll take it straight away.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('clio_returned', 1.0, 'The Clio rental is closed at MAD: two late days, no one-way fee, 235.00 in total.', _check_aisha_returns_and_rents_again__clio_returned), CheckSpec('clio_parked', 1.0, 'The Clio is parked at MAD with its new reading.', _check_aisha_returns_and_rents_again__clio_parked), CheckSpec('new_car_out', 1.0, 'Aisha has picked up the Seat Ibiza, the cheapest free car, for July 10 to 12.', _check_aisha_returns_and_rents_again__new_car_out)), ('rentals', 'rental_ids', 'cars.branch', 'cars.mileage_km'), (('get_customer_rentals', {'customer': 'CU003'}), ('return_car', {'rental': 'R0002', 'branch': 'MAD', 'mileage_km': 27800}), ('search_cars', {'branch': 'MAD', 'pickup_date': '2026-07-10', 'return_date': '2026-07-12'}), ('reserve_car', {'customer': 'CU003', 'car': '1111-ABC', 'pickup_date': '2026-07-10', 'return_date': '2026-07-12'}), ('pick_up', {'rental': 'R0005'})), persona='Aisha Bello, a consultant between meetings; polite but in a hurry, answers in short sentences and agrees to the price once told.', known='Her customer id is CU003. She is returning the Renault Clio at Madrid Airport (MAD) with 27,800 km on the odometer. She needs another car at Madrid Airport from today, July 10, until July 12, the cheapest one free, and wants to drive it away now.', unknown='Her rental ids, what the late return costs, which car is the cheapest free one and its plate.', tags=('return', 'reserve', 'pickup'), doc='Take back an overdue car at its own branch, then rent the customer the cheapest free car there.'),
-    'clio_breaks_down_van_instead': TaskSpec('clio_breaks_down_van_instead', 'Valencia Centre desk. Aisha Bello is returning the Renault Clio of rental R0002 here, 28,100 km on the clock, and its engine warning light is on, so take it out of service. She still needs a vehicle until July 12: our Ford Transit van 4444-DEF is back from the workshop, so put it back in service, reserve it for her from today to July 12 and hand it over now. Tell her what she owes for the Clio.', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('clio_returned', 1.0, 'The Clio is back at VLC with its reading and the overdue and one-way charges: 123.00 + 112.00 + 75.00.', _check_clio_breaks_down_van_instead__clio_returned), CheckSpec('clio_in_workshop', 1.0, 'The Clio is out of service.', _check_clio_breaks_down_van_instead__clio_in_workshop), CheckSpec('van_out_with_aisha', 1.0, 'Aisha has the van from today to July 12 at 2 x 99.00.', _check_clio_breaks_down_van_instead__van_out_with_aisha), CheckSpec('told_total', 1.0, 'The agent tells her the Clio comes to 310.00.', _check_clio_breaks_down_van_instead__told_total)), ('rentals', 'rental_ids', 'cars.branch', 'cars.mileage_km', 'cars.in_service'), (('get_rental', {'rental': 'R0002'}), ('return_car', {'rental': 'R0002', 'branch': 'VLC', 'mileage_km': 28100}), ('set_car_in_service', {'car': '5555-EFG', 'in_service': False}), ('set_car_in_service', {'car': '4444-DEF', 'in_service': True}), ('reserve_car', {'customer': 'CU003', 'car': '4444-DEF', 'pickup_date': '2026-07-10', 'return_date': '2026-07-12'}), ('pick_up', {'rental': 'R0005'})), persona='A counter clerk at the Valencia Centre branch, practical and quick; answers questions about the car and the customer in a few words.', known='The branch is Valencia Centre (VLC). Aisha Bello is returning the Renault Clio of rental R0002 today with 28,100 km on the odometer, and its engine warning light is on, so it must go out of service. The Ford Transit van 4444-DEF is back from the workshop and can go back into service. Aisha needs a vehicle from today until July 12 and will take the van now. The clerk wants to know what Aisha owes for the Clio.', unknown="Aisha's customer id, the Clio's plate, the charges on the Clio rental and the id of the new rental.", doc='Take back an overdue car with a fault, retire it for repair and send the customer off in a repaired van.', replies=('The Clio rental R0002 comes to 310.00: 123.00 for the three planned days, 112.00 for two days late and a 75.00 one-way fee. The van is yours until July 12.',)),
-}
+CarRentalCounter.TASKS = task_registry(__name__, "tasks.json")

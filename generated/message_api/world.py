@@ -14,17 +14,10 @@ from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "AddedContact", "DeleteResult", "LoginResult", "LoginStatus", "MessageAPI", "MessageId",
@@ -498,7 +491,3 @@ MessageAPI.TOOLS = tools(
          python_name='MessageAPI.get_message_stats', where='message_api.world:248',
          returns={'type': 'object', 'properties': {'stats': {'type': 'object', 'properties': {'received_count': {'type': 'integer'}, 'total_contacts': {'type': 'integer'}}, 'required': ['received_count', 'total_contacts'], 'additionalProperties': False}}, 'required': ['stats'], 'additionalProperties': False}),
 )
-
-
-MessageAPI.TASKS = {
-}

@@ -14,17 +14,10 @@ from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Contact", "ContactCard", "Conversation", "ConversationKind", "ConversationSummary",
@@ -1342,12 +1335,7 @@ def _check_reply_to_priya__replied(  # tasks.world:18
 def _check_reply_to_priya__one_message_sent(  # tasks.world:19
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_messages),
-        '==',
-        len(init.t_messages) + 1,
-        'len(messages) == len(initial.messages) + 1',
-    )
+    return rt.expect(len(ep.t_messages), '==', len(init.t_messages) + 1)
 
 
 def _check_tidy_archive__archived(  # tasks.world:40
@@ -1426,12 +1414,7 @@ def _check_clean_up_contacts__failed_post_deleted(  # tasks.world:94
 ) -> rt.Verdict | bool:
     return (
         'MSG110' not in ep.t_messages
-        and rt.compared(
-            len(ep.t_messages),
-            '==',
-            len(init.t_messages) - 1,
-            'len(messages) == len(initial.messages) - 1',
-        )
+        and rt.expect(len(ep.t_messages), '==', len(init.t_messages) - 1)
     )
 
 
@@ -1448,7 +1431,7 @@ def _check_clean_up_contacts__hana_removed(  # tasks.world:95
 def _check_clean_up_contacts__favorites(  # tasks.world:96
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
-    return rt.compared(
+    return rt.expect(
         v.unique(tuple(rt.each(
             ep,
             tuple([
@@ -1459,7 +1442,6 @@ def _check_clean_up_contacts__favorites(  # tasks.world:96
         ))),
         '==',
         v.unique(tuple(rt.each(ep, ('U003', 'U005')))),
-        'set([c.user.id for c in contacts if c.owner == "U001" and c.favorite]) == set(["U003", "U005"])',
     )
 
 
@@ -1501,13 +1483,8 @@ def _check_weekend_catch_up__signed_in(  # tasks.world:125
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(ep.state.current_user, 'is not', None, 'current_user != none')
-        and rt.compared(
-            ep.t_users.row(rt.present(ep.state.current_user)).id_,
-            '==',
-            'U001',
-            'current_user.id == "U001"',
-        )
+        rt.expect(ep.state.current_user, 'is not', None)
+        and rt.expect(ep.t_users.row(rt.present(ep.state.current_user)).id_, '==', 'U001', part=1)
     )
 
 
@@ -1553,13 +1530,8 @@ def _check_daniel_catches_up__signed_out(  # tasks.world:158
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(ep.state.current_user, 'is', None, 'current_user == none')
-        and rt.compared(
-            ep.t_users.row('U002').presence,
-            '==',
-            _E8_Presence_offline,
-            'users["U002"].presence == offline',
-        )
+        rt.expect(ep.state.current_user, 'is', None)
+        and rt.expect(ep.t_users.row('U002').presence, '==', _E8_Presence_offline, part=1)
     )
 
 
@@ -1644,19 +1616,10 @@ def _check_phone_handoff_to_sofia__both_signed_out(  # tasks.world:217
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(ep.state.current_user, 'is', None, 'current_user == none')
+        rt.expect(ep.state.current_user, 'is', None)
         and 'U001' in ep.state.last_seen
         and 'U005' in ep.state.last_seen
     )
 
 
-MobileMessaging.TASKS = {
-    'reply_to_priya': TaskSpec('reply_to_priya', 'I\'m Maya, my number is +14155550101 and my password is sunflower42. Read Priya\'s\nmessages, resend whatever of mine failed to go out, and then tell Priya:\n"Slides attached tonight, budget sheet tomorrow morning."', rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('priya_read', 1.0, 'Every message in the chat with Priya is read by Maya.', _check_reply_to_priya__priya_read), CheckSpec('nothing_failed', 1.0, "None of Maya's messages is left failed.", _check_reply_to_priya__nothing_failed), CheckSpec('replied', 1.0, 'A new message from Maya to Priya mentions the budget sheet.', _check_reply_to_priya__replied), CheckSpec('one_message_sent', 1.0, '', _check_reply_to_priya__one_message_sent)), ('messages', 'message_ids', 'conversations.last_activity', 'users.presence', 'current_user'), (('login', {'phone': '+14155550101', 'password': 'sunflower42'}), ('list_conversations', {}), ('get_conversation_messages', {'conversation': 'CONV102'}), ('mark_conversation_read', {'conversation': 'CONV102'}), ('retry_failed_messages', {}), ('send_message', {'recipient': 'U003', 'body': 'Slides attached tonight, budget sheet tomorrow morning.'})), tags=('login', 'read_status', 'delivery'), split='train', doc='Sign in, catch up with Priya, resend failed messages and answer her.'),
-    'tidy_archive': TaskSpec('tidy_archive', 'Archive the spam chat from the unknown number +14155550108 and the Climbing crew group.\nThen bring my chat with Hana back from the archive and mark everything in it as read.', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('archived', 1.0, 'The spam chat and the group are archived for Maya.', _check_tidy_archive__archived), CheckSpec('hana_restored', 1.0, "The chat with Hana is back in Maya's main list.", _check_tidy_archive__hana_restored), CheckSpec('hana_read', 1.0, "Both of Hana's messages are read by Maya.", _check_tidy_archive__hana_read)), ('conversations.archived_by', 'messages.read_by', 'messages.delivery'), (('list_conversations', {'include_archived': True}), ('archive_conversation', {'conversation': 'CONV106'}), ('archive_conversation', {'conversation': 'CONV103'}), ('unarchive_conversation', {'conversation': 'CONV104'}), ('mark_conversation_read', {'conversation': 'CONV104'})), tags=('archive', 'read_status'), split='train', doc='Archive two chats, restore one and read it.'),
-    'paris_trip_group': TaskSpec('paris_trip_group', 'Add Lucas Moreau to my contacts as a favorite, then start a group called "Paris trip"\nwith Daniel and Lucas and ask in it: "Who\'s in for Paris in May?" Then send Daniel a\ndirect message so he doesn\'t miss it: "Added you to the Paris trip group!"', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('lucas_favorite', 1.0, 'Lucas is a favorite contact of Maya.', _check_paris_trip_group__lucas_favorite), CheckSpec('group_created', 2.0, 'A group titled Paris trip holds exactly Maya, Daniel and Lucas.', _check_paris_trip_group__group_created), CheckSpec('question_posted', 1.0, 'Maya asked about Paris in May in the new group.', _check_paris_trip_group__question_posted), CheckSpec('daniel_told', 1.0, 'Maya told Daniel about the group in their direct chat.', _check_paris_trip_group__daniel_told)), ('contacts', 'contact_ids', 'conversations', 'conversation_ids', 'messages', 'message_ids'), (('list_contacts', {}), ('add_contact', {'phone': '+33612345678', 'favorite': True}), ('create_group', {'title': 'Paris trip', 'members': ['U002', 'U004']}), ('reply_in_conversation', {'conversation': 'CONV001', 'body': "Who's in for Paris in May?"}), ('send_message', {'recipient': 'U002', 'body': 'Added you to the Paris trip group!'})), persona='Maya Chen, a product designer planning a long weekend in Paris with friends. Friendly,\nanswers in short messages, and gives details only when asked.', known="Lucas's phone number is +33612345678. Daniel Okafor is already in her contacts.", unknown="Lucas's user id on the app.", tags=('contacts', 'groups'), split='train', doc='Add a new contact, start a group with them and post in it.'),
-    'clean_up_contacts': TaskSpec('clean_up_contacts', 'Delete the failed "See you all there!" message I posted in the Climbing crew, remove\nHana from my contacts, make Priya a favorite and take Daniel off my favorites.', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('failed_post_deleted', 1.0, 'Only the failed group message is gone.', _check_clean_up_contacts__failed_post_deleted), CheckSpec('hana_removed', 1.0, "Hana is no longer in Maya's contacts.", _check_clean_up_contacts__hana_removed), CheckSpec('favorites', 1.0, "Maya's favorites are exactly Priya and Sofia.", _check_clean_up_contacts__favorites)), ('messages', 'contacts'), (('list_contacts', {}), ('list_conversations', {}), ('get_conversation_messages', {'conversation': 'CONV103'}), ('delete_message', {'message': 'MSG110'}), ('remove_contact', {'contact': 'CT104'}), ('set_favorite_contact', {'contact': 'CT102', 'favorite': True}), ('set_favorite_contact', {'contact': 'CT101', 'favorite': False})), tags=('contacts', 'delete'), split='test', doc='Delete a failed post and reorganise the address book.'),
-    'weekend_catch_up': TaskSpec('weekend_catch_up', "Log me in (+14155550101, password sunflower42). Reply to Daniel that I'll see him on\nFriday at 7, let the Climbing crew know I'll bring the rope, and mark both chats as read.", rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('daniel_answered', 1.0, 'Maya wrote to Daniel about Friday.', _check_weekend_catch_up__daniel_answered), CheckSpec('crew_answered', 1.0, 'Maya told the group about the rope.', _check_weekend_catch_up__crew_answered), CheckSpec('both_read', 1.0, 'Maya has read everything in both chats.', _check_weekend_catch_up__both_read), CheckSpec('signed_in', 1.0, '', _check_weekend_catch_up__signed_in)), ('messages', 'message_ids', 'conversations.last_activity', 'users.presence', 'current_user'), (('login', {'phone': '+14155550101', 'password': 'sunflower42'}), ('list_conversations', {}), ('mark_conversation_read', {'conversation': 'CONV101'}), ('send_message', {'recipient': 'U002', 'body': 'Great, see you on Friday at 7!'}), ('mark_conversation_read', {'conversation': 'CONV103'}), ('reply_in_conversation', {'conversation': 'CONV103', 'body': "I'll bring the rope."})), persona='Maya Chen on a Friday morning, in a hurry; she expects the agent to find the chats itself.', known='Her phone number and password. Daniel Okafor and the Climbing crew group.', unknown='Conversation ids.', tags=('login', 'groups', 'read_status'), split='test', doc='Sign in, answer Daniel and the group, and read both chats.'),
-    'daniel_catches_up': TaskSpec('daniel_catches_up', 'Hi, it\'s Daniel Okafor: my number is +14155550102 and my password is climb4ever. Please\nadd Sofia (+14155550105) and Tom (+4915112345678) from the climbing group to my contacts,\nSofia as a favorite, and make Lucas a favorite too. Then catch up on the Climbing crew\nchat and tell them: "Count me in next Saturday!" Log me out when you\'re done.', rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('new_contacts', 1.0, "Sofia (favorite) and Tom are in Daniel's contacts.", _check_daniel_catches_up__new_contacts), CheckSpec('lucas_favorite', 1.0, '', _check_daniel_catches_up__lucas_favorite), CheckSpec('group_caught_up', 2.0, 'Daniel read the whole group chat and said he is in for Saturday.', _check_daniel_catches_up__group_caught_up), CheckSpec('signed_out', 1.0, 'Daniel is signed out and shows as offline.', _check_daniel_catches_up__signed_out)), ('contacts', 'contact_ids', 'messages', 'message_ids', 'conversations.last_activity', 'users.presence', 'current_user', 'last_seen'), (('login', {'phone': '+14155550102', 'password': 'climb4ever'}), ('list_contacts', {}), ('add_contact', {'phone': '+14155550105', 'favorite': True}), ('add_contact', {'phone': '+4915112345678'}), ('set_favorite_contact', {'contact': 'CT107', 'favorite': True}), ('list_conversations', {}), ('mark_conversation_read', {'conversation': 'CONV103'}), ('reply_in_conversation', {'conversation': 'CONV103', 'body': 'Count me in next Saturday!'}), ('logout', {})), persona='Daniel Okafor, a software engineer who climbs every weekend. Relaxed and chatty, but he\nonly knows phone numbers and names, never ids.', known="His phone number and password, Sofia's and Tom's phone numbers, the text of the reply.", unknown='Contact ids, user ids and the id of the Climbing crew conversation.', tags=('login', 'contacts', 'groups', 'logout'), split='test', doc='Sign in as another user, grow his address book, answer the group and sign out.'),
-    'hana_q4_follow_up': TaskSpec('hana_q4_follow_up', 'My colleague Hana wrote to me about the quarterly review, but her chat is in my archive.\nRead what she sent, mark it all as read and answer her: "Got it, I\'ll bring the Q4\nnumbers to the review on March 4." Also, she\'s still saved as "Hana (work)" in my\ncontacts: replace that entry with one saved as "Hana Sato", marked as a favorite.', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('replied', 1.0, 'Maya answered Hana about the Q4 numbers.', _check_hana_q4_follow_up__replied), CheckSpec('chat_back_and_read', 1.0, 'The chat with Hana is out of the archive and fully read.', _check_hana_q4_follow_up__chat_back_and_read), CheckSpec('renamed', 2.0, 'Hana is saved once, as a favorite named Hana Sato.', _check_hana_q4_follow_up__renamed)), ('messages', 'message_ids', 'conversations.last_activity', 'conversations.archived_by', 'contacts', 'contact_ids'), (('list_conversations', {'include_archived': True}), ('get_conversation_messages', {'conversation': 'CONV104'}), ('mark_conversation_read', {'conversation': 'CONV104'}), ('reply_in_conversation', {'conversation': 'CONV104', 'body': "Got it, I'll bring the Q4 numbers to the review on March 4."}), ('search_contacts', {'query': 'Hana'}), ('remove_contact', {'contact': 'CT104'}), ('add_contact', {'phone': '+819012345678', 'name': 'Hana Sato', 'favorite': True})), tags=('archive', 'read_status', 'contacts'), split='train', doc='Answer an archived chat and replace a contact entry under a new name.'),
-    'phone_handoff_to_sofia': TaskSpec('phone_handoff_to_sofia', 'Sofia and I are sharing my phone this morning. First sign me in (Maya, +14155550101,\npassword sunflower42) and tell Daniel I\'m running 10 minutes late for dinner. Then sign\nme out and sign Sofia in (+14155550105, password bluejay2024): as Sofia, read the\nClimbing crew chat, answer "Saturday at 10 works, I\'ll book the wall." and add Tom\n(+4915112345678) to her contacts. Sign her out at the end.', rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('maya_told_daniel', 1.0, 'Maya told Daniel she is running late.', _check_phone_handoff_to_sofia__maya_told_daniel), CheckSpec('sofia_caught_up', 2.0, 'Sofia read the group chat and answered it.', _check_phone_handoff_to_sofia__sofia_caught_up), CheckSpec('tom_added', 1.0, "Tom is in Sofia's contacts.", _check_phone_handoff_to_sofia__tom_added), CheckSpec('both_signed_out', 1.0, 'Nobody is left signed in, and both accounts were signed out.', _check_phone_handoff_to_sofia__both_signed_out)), ('messages', 'message_ids', 'conversations.last_activity', 'contacts', 'contact_ids', 'users.presence', 'current_user', 'last_seen'), (('login', {'phone': '+14155550101', 'password': 'sunflower42'}), ('list_contacts', {}), ('send_message', {'recipient': 'U002', 'body': 'Running 10 minutes late for dinner, sorry!'}), ('logout', {}), ('login', {'phone': '+14155550105', 'password': 'bluejay2024'}), ('list_conversations', {}), ('get_conversation_messages', {'conversation': 'CONV103'}), ('mark_conversation_read', {'conversation': 'CONV103'}), ('reply_in_conversation', {'conversation': 'CONV103', 'body': "Saturday at 10 works, I'll book the wall."}), ('add_contact', {'phone': '+4915112345678'}), ('logout', {})), tags=('login', 'logout', 'groups', 'contacts'), split='train', doc='Act for two accounts in turn on one phone, signing each in and out.'),
-}
+MobileMessaging.TASKS = task_registry(__name__, "tasks.json")

@@ -14,17 +14,10 @@ from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Address", "CancelReason", "CreditCard", "Fulfillment", "GiftCard", "Order", "OrderItem",
@@ -1324,7 +1317,3 @@ Tau2Retail.TOOLS = tools(
          python_name='RetailTools.return_delivered_order_items', where='retail.world:591',
          returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
 )
-
-
-Tau2Retail.TASKS = {
-}

@@ -14,17 +14,10 @@ from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "LoginStatus", "Status", "Success", "TicketAPI",
@@ -441,7 +434,3 @@ TicketAPI.TOOLS = tools(
          python_name='TicketAPI.get_user_tickets', where='ticket_api.world:200',
          returns={'type': 'array', 'items': {'type': 'object', 'additionalProperties': {}}}),
 )
-
-
-TicketAPI.TASKS = {
-}

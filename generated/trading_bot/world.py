@@ -14,17 +14,10 @@ from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Balance", "Cancelled", "CurrentTime", "FilteredStocks", "LoginStatus", "Notification",
@@ -828,7 +821,3 @@ TradingBot.TOOLS = tools(
          python_name='TradingBot.notify_price_change', where='trading_bot.world:475',
          returns={'type': 'object', 'properties': {'notification': {'type': 'string'}}, 'required': ['notification'], 'additionalProperties': False}),
 )
-
-
-TradingBot.TASKS = {
-}

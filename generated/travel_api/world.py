@@ -14,17 +14,10 @@ from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Booking", "BookingHistory", "BudgetLimit", "Cancellation", "CardBalance", "CardId",
@@ -1247,7 +1240,3 @@ TravelAPI.TOOLS = tools(
          where='travel_api.world:1136',
          returns={'type': 'object', 'properties': {'credit_card_list': {'type': 'object', 'additionalProperties': {'type': 'object', 'additionalProperties': {}}}}, 'required': ['credit_card_list'], 'additionalProperties': False}),
 )
-
-
-TravelAPI.TASKS = {
-}

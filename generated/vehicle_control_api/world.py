@@ -14,17 +14,10 @@ from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "BrakePedal", "Climate", "Cruise", "Distance", "EngineStatus", "Feasibility", "FuelLevel",
@@ -990,7 +983,3 @@ VehicleControlAPI.TOOLS = tools(
          where='vehicle_control.world:539',
          returns={'type': 'object', 'properties': {'shopLocation': {'type': 'string'}}, 'required': ['shopLocation'], 'additionalProperties': False}),
 )
-
-
-VehicleControlAPI.TASKS = {
-}

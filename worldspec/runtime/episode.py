@@ -868,7 +868,7 @@ class Episode:
     SEED: ClassVar[int] = 0
     TABLES: ClassVar[dict[str, str]] = {}
     TOOLS: ClassVar[dict[str, ToolSpec]] = {}
-    TASKS: ClassVar[dict[str, TaskSpec]] = {}
+    TASKS: ClassVar[Mapping[str, TaskSpec]] = {}
     #: Whether a broken frame ("only changes ...") makes the reward 0. It does, so that an
     #: agent cannot earn reward by doing the task and damaging other state on the way; a
     #: world may set it False, and a task overrides it with a ``frame_zeroes`` attribute.

@@ -64,7 +64,7 @@ from worldspec.runtime.values import (
     want_str,
     want_str_list,
 )
-from worldspec.runtime.verdicts import Verdict, compared
+from worldspec.runtime.verdicts import Verdict, compared, expect
 
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table
@@ -91,7 +91,7 @@ __all__ = [
     # generated records (worldspec.runtime.records)
     "Record", "replace_fields",
     # checks that say what they compared (worldspec.runtime.verdicts)
-    "Verdict", "compared",
+    "Verdict", "compared", "expect",
 ]
 
 T = TypeVar("T")
