@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from worldspec.runtime.episode import Episode
-from worldspec.runtime.tasks import ExplainedTest
+from worldspec.runtime.tasks import CheckTest
 from worldspec.runtime.verdicts import Verdict, compared, expect, explained, state_difference
 from worldspec.services.loading import load_world
 
@@ -159,15 +159,20 @@ def test_the_generated_check_reads_as_the_comparison(ledger: type[Episode]) -> N
     # the second comparison of an `and` names its text by position; the texts are data
     assert "and rt.expect(ep.t_accounts.row('A2').balance, '==', 3, part=1)" in source
     checks = {c.name: c.test for c in ledger.TASKS["top_up"].checks}
-    assert isinstance(checks["a1"], ExplainedTest)
+    assert isinstance(checks["a1"], CheckTest)
     assert checks["a1"].texts == ('accounts["A1"].balance == 15',)
     assert checks["both"].texts == ('accounts["A1"].balance >= 15',
                                     'accounts["A2"].balance == 3')
-    assert not isinstance(checks["some_money"], ExplainedTest)  # nothing in it to explain
+    assert checks["some_money"].texts == ()  # nothing in it to explain
+    # a check's function takes what its condition reads: the final state, the initial one
+    assert [checks[name].takes for name in ("a1", "some_money", "same_outcome")] == [
+        ("ep",), ("ep",), ("ep", "init")]
+    assert "def _check_top_up__a1(ep: Ledger) -> rt.Verdict | bool:" in source
     assert "    return ep.solution_verdict(init, 'top_up')\n" in source
     # an `or` is compiled as it always was
-    some_money = source[source.index("def _check_top_up__some_money(  # ledger.world:33"):]
-    assert ") -> bool:\n    return bool(\n" in some_money.split("\n\n\n")[0]
+    some_money = source[source.index("def _check_top_up__some_money(ep: Ledger) -> bool:  "
+                                     "# ledger.world:33\n"):]
+    assert "\n    return bool(\n" in some_money.split("\n\n\n")[0]
 
 
 def test_verdict_helpers() -> None:

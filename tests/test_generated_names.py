@@ -94,7 +94,7 @@ def _ast_names(text: str) -> set[str]:
 
 _STRINGS_AND_COMMENTS = re.compile(r'"""(?:.|\n)*?"""|"(?:\\.|[^"\\\n])*"|#[^\n]*')
 #: Python names the generator makes from a spec name: ``_invoke_<tool>``, ``t_<table>``...
-_DERIVED = re.compile(r"^(?:_invoke_|_check_|_load_|_export_|_some_|_TAGS_|t_|tool_|fn_|a_|"
+_DERIVED = re.compile(r"^(?:_invoke_|_check_|_UNION_|t_|tool_|fn_|a_|"
                       r"row_)?(?P<core>.*?)\d*$")
 
 

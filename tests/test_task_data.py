@@ -8,6 +8,7 @@ names no function but a check's, and says what is wrong with a package that lost
 
 from __future__ import annotations
 
+import inspect
 import json
 import shutil
 import subprocess
@@ -22,7 +23,7 @@ from worldspec.compiler.codegen.constants import constant_value
 from worldspec.compiler.model import ProgramModel, TaskInfo, WorldModel
 from worldspec.dsl import nodes as n
 from worldspec.runtime.episode import Episode, TaskSpec
-from worldspec.runtime.tasks import ExplainedTest, TaskRegistry
+from worldspec.runtime.tasks import PARAMETERS, CheckTest, TaskRegistry
 from worldspec.services.loading import load_package
 
 REPO = Path(__file__).resolve().parents[1]
@@ -76,7 +77,7 @@ def _expected(task: TaskInfo, world: WorldModel, program: ProgramModel) -> dict[
 def test_every_example_worlds_tasks_are_what_the_compiler_says(
         compiled: tuple[ProgramModel, dict[str, WorldModel]]) -> None:
     program, worlds = compiled
-    seen = 0
+    seen = answers = 0
     for world in worlds.values():
         package = next(p.name for p in GENERATED.iterdir()
                        if (p / "world.py").is_file() and _world_class(p.name).WORLD == world.name)
@@ -95,8 +96,16 @@ def test_every_example_worlds_tasks_are_what_the_compiler_says(
             assert [(c.name, c.weight, c.doc) for c in spec.checks] == [
                 (c.name.name, float(c.weight or 1), c.doc or "") for c in task.node.checks]
             for check, node in zip(spec.checks, task.node.checks, strict=True):
-                function = check.test.function if isinstance(check.test, ExplainedTest) \
+                function = check.test.function if isinstance(check.test, CheckTest) \
                     else check.test
+                # it takes the final state, and the replies exactly where it reads them
+                takes = check.test.takes if isinstance(check.test, CheckTest) \
+                    else PARAMETERS
+                assert tuple(inspect.signature(function).parameters) == takes
+                assert takes[0] == "ep"
+                assert ("replies" in takes) == (node.name.name in task.answer_checks), \
+                    (package, name, node.name.name)
+                answers += "replies" in takes
                 # the module's own function, anchored at the check's line
                 assert getattr(module, function.__name__) is function
                 assert function.__name__.startswith("_check_")
@@ -104,6 +113,7 @@ def test_every_example_worlds_tasks_are_what_the_compiler_says(
                 assert f"{node.span.line}" in _anchor(module, function.__name__)
             seen += 1
     assert seen >= 40  # every example's tasks, not a few
+    assert answers >= 1  # some check reads the conversation
 
 
 def _anchor(module: Any, function: str) -> str:

@@ -19,14 +19,26 @@ Any other condition is compiled as it always was (``None`` here).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from worldspec.compiler.codegen.exprs import Env, ExprCompiler
-from worldspec.compiler.codegen.pycode import Attr, BoolOp, Const, Expr, Name, call
+from worldspec.compiler.codegen.pycode import (
+    Attr,
+    BoolOp,
+    Call,
+    Compare,
+    Const,
+    Expr,
+    Name,
+    Not,
+    Raw,
+    call,
+)
 from worldspec.dsl import nodes as n
 from worldspec.dsl.formatter import format_expr
 
-__all__ = ["explained_condition"]
+__all__ = ["explained_condition", "names_read", "is_bool"]
 
 #: ``(compiler, condition, env, texts) -> Python or None``; an explained comparison's spec text
 #: is appended to ``texts`` and named by its position there
@@ -80,3 +92,37 @@ def explained_condition(x: ExprCompiler, condition: n.Expr, env: Env,
     condition."""
     explainer = _EXPLAINERS.get(type(condition))
     return explainer(x, condition, env, texts) if explainer is not None else None
+
+
+def names_read(expr: Expr) -> frozenset[str] | None:
+    """Every name ``expr`` reads, anywhere in it (a check's function takes the parameters it
+    reads, no more); ``None`` where part of it is code given as text (:class:`Raw`), which
+    may read any."""
+    found: set[str] = set()
+    pending: list[object] = [expr]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, Raw):
+            return None
+        if isinstance(node, Name):
+            found.add(node.id)
+        elif isinstance(node, (tuple, list)):
+            pending.extend(node)
+        elif isinstance(node, Expr) and dataclasses.is_dataclass(node):
+            pending.extend(getattr(node, f.name) for f in dataclasses.fields(node))
+    return frozenset(found)
+
+
+#: builtins whose call is a ``bool`` already
+_BOOL_CALLS = frozenset({"any", "all", "isinstance"})
+#: comparisons Python makes a ``bool`` of whatever the operands (``==`` may be anything)
+_BOOL_COMPARISONS = frozenset({"in", "not in", "is", "is not"})
+
+
+def is_bool(expr: Expr) -> bool:
+    """Whether ``expr`` is a ``bool`` to Python and mypy alike (``not x``, ``any(...)``,
+    ``x in y``), so that a check returns it without ``bool(...)`` around it."""
+    if isinstance(expr, Compare):
+        return expr.op in _BOOL_COMPARISONS
+    return isinstance(expr, Not) or (isinstance(expr, Call) and isinstance(expr.func, Name)
+                                     and expr.func.id in _BOOL_CALLS)

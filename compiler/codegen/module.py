@@ -19,22 +19,28 @@ import jinja2
 
 from worldspec.compiler import types as t
 from worldspec.compiler.codegen.calls import GIVEN_ARGUMENTS
-from worldspec.compiler.codegen.checks import explained_condition
+from worldspec.compiler.codegen.checks import explained_condition, is_bool, names_read
 from worldspec.compiler.codegen.constants import constant_value
 from worldspec.compiler.codegen.exprs import Env, ExprCompiler
 from worldspec.compiler.codegen.invariants import local_invariant, pair_invariant
 from worldspec.compiler.codegen.names import (
+    CONTRACT_IMPORTS,
+    OPTIONAL_IMPORTS,
+    TASK_REGISTRY,
+    UNION_CLASS,
     const_name,
     enum_member,
     file_label,
     member_constant,
     py_name,
     snake_case,
+    union_object,
 )
 from worldspec.compiler.codegen.pycode import (
     Assign,
     Attr,
     Const,
+    DictOf,
     Expr,
     ExprStmt,
     For,
@@ -42,6 +48,7 @@ from worldspec.compiler.codegen.pycode import (
     If,
     Name,
     Not,
+    Pass,
     Raise,
     Return,
     Stmt,
@@ -62,7 +69,8 @@ from worldspec.compiler.model import (
     WorldModel,
 )
 from worldspec.dsl import nodes as n
-from worldspec.runtime.tasks import CHECK_PREFIX
+from worldspec.runtime.contract import data_path
+from worldspec.runtime.tasks import CHECK_PREFIX, PARAMETERS
 
 __all__ = ["GeneratedPackage", "generate_world", "GENERATOR_VERSION"]
 
@@ -166,11 +174,14 @@ def _wrapped(names: list[str], width: int) -> list[str]:
     return lines
 
 
-def _data_path(key: str) -> str:
-    """The JSON path of a top-level key of loaded data (``$.users``, ``$["a b"]``)."""
-    if key.isidentifier() and key.isascii():
-        return "$." + key
-    return f"$[{json.dumps(key, ensure_ascii=False)}]"
+def _declaration(head: str, args: list[str]) -> FieldView:
+    """A class body's declaration ``head`` (``name: annotation = field(``) with its
+    arguments: on the same line when they fit, else as many on a line as fit below."""
+    if len(_INDENT + head) + len(", ".join(args)) + 1 <= _LINE:
+        return FieldView(head, [", ".join(args) + ")"], True)
+    lines = _wrapped(args, _LINE - 2 * len(_INDENT) - 1)
+    return FieldView(head, [line + ("," if i < len(lines) - 1 else ")")
+                            for i, line in enumerate(lines)], False)
 
 
 def _indent(lines: list[str], level: int) -> list[str]:
@@ -194,6 +205,8 @@ class WorldGenerator:
         self._checks: dict[str, bool] = {}
         #: (task, check) -> the spec text of each comparison its function explains
         self._explains: dict[tuple[str, str], list[str]] = {}
+        #: (task, check) -> the parameters its function takes (of ``tasks.PARAMETERS``)
+        self._takes: dict[tuple[str, str], list[str]] = {}
 
     # -------------------------------------------------------------- types
     def enum_view(self, name: str) -> EnumView:
@@ -221,10 +234,7 @@ class WorldGenerator:
         args = [repr(f.name)] if attr != f.name else []
         if rec.key is not None and rec.kind != "record" and rec.key.name == f.name:
             args.append("key=True")
-        if self.tables.loads_with_episode(f.type):
-            args.append(f"load_ep=lambda x, p, ep: {self.tables.loader(f.type, 'x', 'p')}")
-        else:
-            args.append(f"load={self.tables.field_loader(f.type)}")
+        args.append(self._loader_argument(f.type))
         if f.default is not None:
             args.append(f"fill=lambda ep: {self.x.stored(f.default, Env(ep='ep'), f.type)}")
         elif isinstance(f.type, t.Optional):
@@ -242,13 +252,7 @@ class WorldGenerator:
             args.append("keeps_text=False")
         if f.node.alias is not None:  # the original's key (`from "..."`)
             args.append(f"from_key={f.node.alias!r}")
-        head = f"{attr}: {self.tables.annotation(f.type)} = field("
-        if len(_INDENT + head) + len(", ".join(args)) + 1 <= _LINE:
-            return FieldView(head, [", ".join(args) + ")"], True)
-        # the arguments on the lines below, as many on a line as fit
-        lines = _wrapped(args, _LINE - 2 * len(_INDENT) - 1)
-        return FieldView(head, [line + ("," if i < len(lines) - 1 else ")")
-                                for i, line in enumerate(lines)], False)
+        return _declaration(f"{attr}: {self.tables.annotation(f.type)} = field(", args)
 
     def exporter_fn(self, typ: t.Type) -> str | None:
         """A function exporting a stored value of ``typ`` as plain JSON, or ``None`` where
@@ -267,55 +271,25 @@ class WorldGenerator:
         return f"lambda value: {self.tables.exporter(typ, 'value')}"
 
     def union_block(self, name: str) -> str:
+        """A union, declared: its type (the members' classes) and its ``TaggedUnion`` (the tag
+        field, each tag's class), from which the runtime loads, exports and writes its
+        values (``worldspec.runtime.contract``)."""
         info = self.world.unions[name]
-        classes = [self.tables.class_name(r) for r in info.variants.values()]
-        tags = ", ".join(f"{self.tables.class_name(r)}: {tag!r}"
-                         for tag, r in info.variants.items())
-        loaders = ", ".join(f"{tag!r}: {self.tables.class_name(r)}.load"
-                            for tag, r in info.variants.items())
-        return "\n".join([
-            f"{self.tables.class_name(name)}: TypeAlias = "
-            + (" | ".join(classes) if classes else "Any"),
-            f"_TAGS_{name}: dict[type, str] = {{{tags}}}",
-            "",
-            "",
-            f"def _load_{name}(data: object, path: str, ep: Any) -> Any:",
-            f"{_INDENT}return rt.load_union(data, path, ep, {info.tag_field!r}, {{{loaders}}})",
-            "",
-            "",
-            f"def _export_{name}(value: Any) -> dict[str, Any]:",
-            f"{_INDENT}return {{{info.tag_field!r}: _TAGS_{name}[type(value)], "
-            f"**value.export()}}",
-            "",
-            "",
-            *self.union_text(name),
-            f"def _some_{name}(value: {self.tables.class_name(name)} | None) -> "
-            f"{self.tables.class_name(name)}:",
-            f"{_INDENT}if value is None:",
-            f"{_INDENT * 2}raise ToolError('A value that must be present is none.')",
-            f"{_INDENT}return value",
-        ])
-
-    def union_text(self, name: str) -> list[str]:
-        """``_text_U(value)``: ``json.dumps(_export_U(value))`` from the variant's cached text
-        (its tag first, as ``export`` puts it), when the union has one."""
-        if not self.tables.union_has_text(name):
-            return []
-        tag = self.world.unions[name].tag_field
-        return [
-            f"def _text_{name}(value: Any) -> str:",
-            f"{_INDENT}body: str = value._json_text()",
-            f"{_INDENT}head = {('{' + json.dumps(tag) + ': ')!r} + "
-            f"v.str_text(_TAGS_{name}[type(value)])",
-            f"{_INDENT}return head + '}}' if body == '{{}}' else head + ', ' + body[1:]",
-            "",
-            "",
-        ]
+        cls = self.tables.class_name(name)
+        members = [self.tables.class_name(r) for r in info.variants.values()]
+        members_by_tag = DictOf(tuple((Const(tag), Name(self.tables.class_name(r)))
+                                      for tag, r in info.variants.items()))
+        declared = Assign(Name(union_object(name)),
+                          call(UNION_CLASS, Const(info.tag_field), members_by_tag),
+                          annotation=f"{UNION_CLASS}[{cls}]")
+        return "\n".join([f"{cls}: TypeAlias = " + (" | ".join(members) if members else "Any"),
+                          *print_block([declared], 0)])
 
     # -------------------------------------------------------------- state
-    def state_fields(self) -> list[dict[str, Any]]:
+    def state_fields(self) -> list[FieldView]:
         """The state items other than tables, declared: ``name: annotation =
-        state_item(zero, json name where it differs, export=...)``."""
+        state_item(zero, json name where it differs, export=..., load=...)``; the runtime
+        loads them from the data (``_State.load``)."""
         out = []
         for s in self.world.state.values():
             if s.kind == "table":
@@ -327,9 +301,19 @@ class WorldGenerator:
             export = self.exporter_fn(typ)
             if export is not None:
                 args.append(f"export={export}")
-            out.append({"py": py_name(s.name), "annotation": self.tables.annotation(typ),
-                        "args": args})
+            args.append(self._loader_argument(typ))
+            if s.node.alias is not None:  # the original's key (`from "..."`)
+                args.append(f"from_key={s.node.alias!r}")
+            out.append(_declaration(f"{py_name(s.name)}: {self.tables.annotation(typ)} = "
+                                    "state_item(", args))
         return out
+
+    def _loader_argument(self, typ: t.Type) -> str:
+        """A declaration's loader: ``load=`` a function of the value and its path, or
+        ``load_ep=`` one that also takes the episode (a record's, a union's)."""
+        if self.tables.loads_with_episode(typ):
+            return f"load_ep=lambda x, p, ep: {self.tables.loader(typ, 'x', 'p')}"
+        return f"load={self.tables.field_loader(typ)}"
 
     def state_defaults(self) -> list[str]:
         lines = []
@@ -340,36 +324,46 @@ class WorldGenerator:
         return lines
 
     def load_lines(self) -> list[str]:
-        lines = []
+        """``_load``'s body (the template writes each line two levels in): each table's rows
+        loaded, and the state items the data gives, in declaration order (a run of items at
+        a time, loaded by the runtime from their declarations)."""
+        episode, data = Name("self"), Name("data")
+        out: list[Stmt] = []
         aliases = {s.name: s.node.alias for s in self.world.state.values()
                    if s.node.alias is not None}
         if aliases:  # an aliased item loads from its alias only; both given is refused
-            lines.append(f"v.state_aliases(data, {aliases!r})")
+            out.append(ExprStmt(call("v.state_aliases", data, Const(aliases))))
+        items = [s for s in self.world.state.values() if s.kind != "table"]
+        run: list[str] = []
+
+        def load_run() -> None:
+            named = [] if len(run) == len(items) else [Const(name) for name in run]
+            out.append(ExprStmt(call(Attr(Attr(episode, "state"), "load"), data, episode,
+                                     *named)))
+            run.clear()
         for s in self.world.state.values():
-            key = repr(s.load_key)
-            path = _data_path(s.load_key)  # errors name the key the data gives
-            if s.kind == "table":
-                cls = self.tables.class_name(s.entity or "")
-                lines.append(f"self.t_{s.name}.load_rows({cls}, data.get({key}, ()), "
-                             f"{path!r}, ep)")
-            elif s.kind == "sequence":
-                lines += [f"if {key} in data:",
-                          f"{_INDENT}self.state.{py_name(s.name)} = "
-                          f"v.want_int(data[{key}], {path!r})"]
-            else:
-                loader = self.tables.loader(s.type, f"data[{key}]", repr(path))
-                lines += [f"if {key} in data:",
-                          f"{_INDENT}self.state.{py_name(s.name)} = {loader}"]
+            if s.kind != "table":
+                run.append(py_name(s.name))
+                continue
+            if run:
+                load_run()
+            rows = call(Attr(data, "get"), Const(s.load_key), TupleOf(()))
+            out.append(ExprStmt(call(Attr(Attr(episode, f"t_{s.name}"), "load_rows"),
+                                     Name(self.tables.class_name(s.entity or "")), rows,
+                                     Const(data_path(s.load_key)), episode)))
+        if run:
+            load_run()
         if self.world.load_node is not None:
-            lines.append("self._on_load()")
-        return lines
+            out.append(ExprStmt(call(Attr(episode, "on_load"))))
+        return [line[len(_INDENT) * 2:] for line in print_block(out or [Pass()], 2)]
 
     def on_load_method(self, node: n.LoadDecl) -> str:
-        """``on load { ... }`` as a method run at the end of ``_load``, with a fresh budget."""
+        """``on load { ... }`` as the world's method ``on_load``, run at the end of ``_load``
+        with a fresh budget."""
         body = StatementCompiler(self.x, Env(ep="self"), indent=1, once=True)
         body.block(node.body.body)
         anchor = f"  # {file_label(node.span.file)}:{node.span.line}"
-        lines = [f"def _on_load(self) -> None:{anchor}",
+        lines = [f"def on_load(self) -> None:{anchor}",
                  f"{_INDENT}rt.refill(self)", *body.lines]
         return "\n".join(_indent(lines, 1))
 
@@ -689,17 +683,25 @@ class WorldGenerator:
     def check_fn(self, task: str, check: n.Check) -> str:
         """``_check_<task>__<check>(ep, init, replies)``: the check's condition, returning a
         verdict where it can say what it compared (the spec text of what it compares goes to
-        the task's JSON, see :meth:`task_entry`)."""
+        the task's JSON, see :meth:`task_entry`). The function takes the final episode and,
+        only where the condition reads them, the initial one and the agent's replies."""
         env = Env(ep="ep", init="init", task=task)
         texts: list[str] = []
         explained = explained_condition(self.x, check.condition, env, texts)
         self._explains[task, check.name.name] = texts
-        returns, value = ("bool", call("bool", self.x.value(check.condition, env))) \
-            if explained is None else ("rt.Verdict | bool", explained)
+        if explained is None:
+            value = self.x.value(check.condition, env)
+            returns, value = ("bool", value if is_bool(value) else call("bool", value))
+        else:
+            returns, value = "rt.Verdict | bool", explained
+        read = names_read(value)
+        takes = [name for name in PARAMETERS if name == env.ep or read is None or name in read]
+        self._takes[task, check.name.name] = takes
+        annotations = {env.ep: self.class_name, env.init: self.class_name,
+                       env.replies: "tuple[str, ...]"}
         fn = FunctionDef(_check_fn_name(task, check.name.name),
-                         [f"ep: {self.class_name}", f"init: {self.class_name}",
-                          "replies: tuple[str, ...]"], returns, [Return(value)],
-                         anchor=anchor_of(check))
+                         [f"{name}: {annotations[name]}" for name in takes], returns,
+                         [Return(value)], anchor=anchor_of(check))
         return "\n".join(print_block([fn], 0))
 
     def task_entry(self, name: str) -> dict[str, Any]:
@@ -715,6 +717,9 @@ class WorldGenerator:
             texts = self._explains.get((name, c.name.name))
             if texts:
                 check["explains"] = texts
+            takes = self._takes.get((name, c.name.name), list(PARAMETERS))
+            if tuple(takes) != PARAMETERS:
+                check["takes"] = takes
             checks.append(check)
         frame = node.frame
         calls = []
@@ -783,6 +788,16 @@ class WorldGenerator:
         return ["\n".join(print_block([method], 1)) for method in methods]
 
     # ------------------------------------------------------------ module
+    def contract_imports(self) -> list[str]:
+        """The module's ``from worldspec.runtime.X import ...`` lines: the contract's names
+        (``names.CONTRACT_IMPORTS``), with those for unions and tasks where the world has
+        them, in the order of their modules."""
+        needed = {"union": bool(self.world.unions), "tasks": bool(self.world.tasks)}
+        lines = [*CONTRACT_IMPORTS, *(line for need, line in OPTIONAL_IMPORTS.items()
+                                      if needed[need])]
+        return [f"from {module} import {', '.join(names)}"
+                for module, names in sorted(lines, key=lambda line: line[0])]
+
     def render(self) -> str:
         w = self.world
         enums = [self.enum_view(name) for name in w.enums]
@@ -857,7 +872,8 @@ class WorldGenerator:
             invokers=invokers,
             tool_specs=tool_specs,
             check_fns=check_fns,
-            tasks=bool(w.tasks),
+            task_registry=TASK_REGISTRY if w.tasks else "",
+            imports=self.contract_imports(),
         )
 
 

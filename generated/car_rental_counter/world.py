@@ -178,10 +178,12 @@ _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    customer_ids: int = state_item(0)
-    rental_ids: int = state_item(0)
-    one_way_fee_cents: int = state_item(0)
-    late_surcharge_cents: int = state_item(0)
+    customer_ids: int = state_item(0, load=v.want_int)
+    rental_ids: int = state_item(0, load=v.want_int)
+    one_way_fee_cents: int = state_item(
+        0, load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))
+    late_surcharge_cents: int = state_item(
+        0, load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))
 
 
 class CarRentalCounter(Episode):
@@ -215,20 +217,11 @@ class CarRentalCounter(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_branches.load_rows(Branch, data.get('branches', ()), '$.branches', ep)
-        self.t_cars.load_rows(Car, data.get('cars', ()), '$.cars', ep)
-        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
-        self.t_rentals.load_rows(Rental, data.get('rentals', ()), '$.rentals', ep)
-        if 'customer_ids' in data:
-            self.state.customer_ids = v.want_int(data['customer_ids'], '$.customer_ids')
-        if 'rental_ids' in data:
-            self.state.rental_ids = v.want_int(data['rental_ids'], '$.rental_ids')
-        if 'one_way_fee_cents' in data:
-            self.state.one_way_fee_cents = v.check_range(v.want_int(data['one_way_fee_cents'], '$.one_way_fee_cents'), '$.one_way_fee_cents', 0, None)
-        if 'late_surcharge_cents' in data:
-            self.state.late_surcharge_cents = v.check_range(v.want_int(data['late_surcharge_cents'], '$.late_surcharge_cents'), '$.late_surcharge_cents', 0, None)
-        del ep
+        self.t_branches.load_rows(Branch, data.get('branches', ()), '$.branches', self)
+        self.t_cars.load_rows(Car, data.get('cars', ()), '$.cars', self)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', self)
+        self.t_rentals.load_rows(Rental, data.get('rentals', ()), '$.rentals', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # car_rental_counter.world:137
@@ -977,7 +970,7 @@ CarRentalCounter.TOOLS = tools(
 
 
 def _check_pickup_and_late_return__laura_has_car(  # car_rental_counter.world:500
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_rentals.row('R0001').status, '==', _E12_RentalStatus_picked_up)
@@ -987,7 +980,7 @@ def _check_pickup_and_late_return__laura_has_car(  # car_rental_counter.world:50
 
 
 def _check_pickup_and_late_return__clio_back(  # car_rental_counter.world:501
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_cars.row('5555-EFG').branch, '==', 'BCN')
@@ -996,7 +989,7 @@ def _check_pickup_and_late_return__clio_back(  # car_rental_counter.world:501
 
 
 def _check_pickup_and_late_return__charged(  # car_rental_counter.world:502
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_rentals.row('R0002').status, '==', _E12_RentalStatus_returned)
@@ -1007,31 +1000,31 @@ def _check_pickup_and_late_return__charged(  # car_rental_counter.world:502
 
 
 def _check_pickup_and_late_return__told_total(  # car_rental_counter.world:503
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
-    return bool(
+    return (
         '310'
         in rt.read(
             ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
-        ),
+        )
     )
 
 
 def _check_new_customer_reservation__registered(  # car_rental_counter.world:655
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
-    return bool(any(
+    return any(
         _c14.name == 'Tom Weber'
         and _c14.licence_number == 'WEB44321'
         and _c14.licence_expires == rt.parse_date('2031-02-28')
         for _c14 in rt.each(ep, ep.t_customers)
-    ))
+    )
 
 
 def _check_new_customer_reservation__reserved(  # car_rental_counter.world:656
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
-    return bool(any(
+    return any(
         (ep.t_customers.rows.get(_r15.customer) or ep.t_customers.row(_r15.customer)).name
         == 'Tom Weber'
         and _r15.car == '6666-FGH'
@@ -1040,19 +1033,19 @@ def _check_new_customer_reservation__reserved(  # car_rental_counter.world:656
         and _r15.return_date == rt.parse_date('2026-07-18')
         and _r15.base_charge_cents == 15000
         for _r15 in rt.each(ep, ep.t_rentals)
-    ))
+    )
 
 
 def _check_swap_suv_for_compact__suv_cancelled(  # car_rental_counter.world:808
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_rentals.row('R0003').status, '==', _E12_RentalStatus_cancelled)
 
 
 def _check_swap_suv_for_compact__compact_reserved(  # car_rental_counter.world:809
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
-    return bool(any(
+    return any(
         _r16.customer == 'CU003'
         and _r16.car == '6666-FGH'
         and _r16.status == _E12_RentalStatus_reserved
@@ -1060,25 +1053,21 @@ def _check_swap_suv_for_compact__compact_reserved(  # car_rental_counter.world:8
         and _r16.return_date == rt.parse_date('2026-07-22')
         and _r16.base_charge_cents == 10000
         for _r16 in rt.each(ep, ep.t_rentals)
-    ))
+    )
 
 
 def _check_rav4_to_workshop__cancelled(  # tasks.world:148
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_rentals.row('R0003').status, '==', _E12_RentalStatus_cancelled)
 
 
-def _check_rav4_to_workshop__in_workshop(  # tasks.world:149
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
-) -> bool:
-    return bool(not ep.t_cars.row('3333-CDE').in_service)
+def _check_rav4_to_workshop__in_workshop(ep: CarRentalCounter) -> bool:  # tasks.world:149
+    return not ep.t_cars.row('3333-CDE').in_service
 
 
-def _check_rav4_to_workshop__rebooked(  # tasks.world:150
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_rav4_to_workshop__rebooked(ep: CarRentalCounter) -> bool:  # tasks.world:150
+    return any(
         _r17.customer == 'CU003'
         and _r17.car == '6666-FGH'
         and _r17.status == _E12_RentalStatus_reserved
@@ -1087,19 +1076,19 @@ def _check_rav4_to_workshop__rebooked(  # tasks.world:150
         and _r17.return_date == rt.parse_date('2026-07-22')
         and _r17.base_charge_cents == 10000
         for _r17 in rt.each(ep, ep.t_rentals)
-    ))
+    )
 
 
 def _check_laura_downgrades_at_pickup__old_cancelled(  # tasks.world:303
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_rentals.row('R0001').status, '==', _E12_RentalStatus_cancelled)
 
 
 def _check_laura_downgrades_at_pickup__ibiza_picked_up(  # tasks.world:304
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
-    return bool(any(
+    return any(
         _r18.customer == 'CU001'
         and _r18.car == '1111-ABC'
         and _r18.status == _E12_RentalStatus_picked_up
@@ -1108,31 +1097,27 @@ def _check_laura_downgrades_at_pickup__ibiza_picked_up(  # tasks.world:304
         and _r18.base_charge_cents == 15600
         and _r18.start_mileage_km == 42000
         for _r18 in rt.each(ep, ep.t_rentals)
-    ))
+    )
 
 
 def _check_laura_downgrades_at_pickup__car_out(  # tasks.world:305
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_cars.row('1111-ABC').branch, 'is', None)
 
 
-def _check_walk_in_drives_off_today__registered(  # tasks.world:459
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_walk_in_drives_off_today__registered(ep: CarRentalCounter) -> bool:  # tasks.world:459
+    return any(
         _c19.name == 'Sofia Marin'
         and _c19.licence_number == 'MAR77001'
         and _c19.licence_expires == rt.parse_date('2029-09-30')
         and _c19.email == 'sofia.marin@example.com'
         for _c19 in rt.each(ep, ep.t_customers)
-    ))
+    )
 
 
-def _check_walk_in_drives_off_today__picked_up(  # tasks.world:460
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_walk_in_drives_off_today__picked_up(ep: CarRentalCounter) -> bool:  # tasks.world:460
+    return any(
         (ep.t_customers.rows.get(_r20.customer) or ep.t_customers.row(_r20.customer)).licence_number
         == 'MAR77001'
         and _r20.car == '1111-ABC'
@@ -1142,17 +1127,17 @@ def _check_walk_in_drives_off_today__picked_up(  # tasks.world:460
         and _r20.base_charge_cents == 11700
         and _r20.start_mileage_km == 42000
         for _r20 in rt.each(ep, ep.t_rentals)
-    ))
+    )
 
 
 def _check_walk_in_drives_off_today__car_out(  # tasks.world:461
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_cars.row('1111-ABC').branch, 'is', None)
 
 
 def _check_laura_picks_up_and_books_van__golf_handed_over(  # tasks.world:614
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_rentals.row('R0001').status, '==', _E12_RentalStatus_picked_up)
@@ -1162,15 +1147,15 @@ def _check_laura_picks_up_and_books_van__golf_handed_over(  # tasks.world:614
 
 
 def _check_laura_picks_up_and_books_van__van_in_service(  # tasks.world:615
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
     return bool(ep.t_cars.row('4444-DEF').in_service)
 
 
 def _check_laura_picks_up_and_books_van__van_reserved(  # tasks.world:616
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
-    return bool(any(
+    return any(
         _r21.customer == 'CU001'
         and _r21.car == '4444-DEF'
         and _r21.status == _E12_RentalStatus_reserved
@@ -1179,11 +1164,11 @@ def _check_laura_picks_up_and_books_van__van_reserved(  # tasks.world:616
         and _r21.return_date == rt.parse_date('2026-08-03')
         and _r21.base_charge_cents == 19800
         for _r21 in rt.each(ep, ep.t_rentals)
-    ))
+    )
 
 
 def _check_aisha_returns_and_rents_again__clio_returned(  # tasks.world:772
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_rentals.row('R0002').status, '==', _E12_RentalStatus_returned)
@@ -1196,7 +1181,7 @@ def _check_aisha_returns_and_rents_again__clio_returned(  # tasks.world:772
 
 
 def _check_aisha_returns_and_rents_again__clio_parked(  # tasks.world:773
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_cars.row('5555-EFG').branch, '==', 'MAD')
@@ -1205,9 +1190,9 @@ def _check_aisha_returns_and_rents_again__clio_parked(  # tasks.world:773
 
 
 def _check_aisha_returns_and_rents_again__new_car_out(  # tasks.world:774
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
-    return bool(any(
+    return any(
         _r22.customer == 'CU003'
         and _r22.car == '1111-ABC'
         and _r22.status == _E12_RentalStatus_picked_up
@@ -1215,11 +1200,11 @@ def _check_aisha_returns_and_rents_again__new_car_out(  # tasks.world:774
         and _r22.return_date == rt.parse_date('2026-07-12')
         and _r22.base_charge_cents == 7800
         for _r22 in rt.each(ep, ep.t_rentals)
-    ))
+    )
 
 
 def _check_clio_breaks_down_van_instead__clio_returned(  # tasks.world:931
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_rentals.row('R0002').status, '==', _E12_RentalStatus_returned)
@@ -1231,13 +1216,13 @@ def _check_clio_breaks_down_van_instead__clio_returned(  # tasks.world:931
 
 
 def _check_clio_breaks_down_van_instead__clio_in_workshop(  # tasks.world:932
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
-    return bool(not ep.t_cars.row('5555-EFG').in_service)
+    return not ep.t_cars.row('5555-EFG').in_service
 
 
 def _check_clio_breaks_down_van_instead__van_out_with_aisha(  # tasks.world:933
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return (
         ep.t_cars.row('4444-DEF').in_service
@@ -1256,13 +1241,13 @@ def _check_clio_breaks_down_van_instead__van_out_with_aisha(  # tasks.world:933
 
 
 def _check_clio_breaks_down_van_instead__told_total(  # tasks.world:934
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
-    return bool(
+    return (
         '310'
         in rt.read(
             ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
-        ),
+        )
     )
 
 

@@ -151,10 +151,12 @@ class Prescription(Row):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    patient_ids: int = state_item(0)
-    visit_ids: int = state_item(0)
-    rx_ids: int = state_item(0)
-    current_doctor: str | None = state_item(None)
+    patient_ids: int = state_item(0, load=v.want_int)
+    visit_ids: int = state_item(0, load=v.want_int)
+    rx_ids: int = state_item(0, load=v.want_int)
+    current_doctor: str | None = state_item(
+        None,
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'))))
 
 
 class ClinicRecords(Episode):
@@ -189,21 +191,14 @@ class ClinicRecords(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_doctors.load_rows(Doctor, data.get('doctors', ()), '$.doctors', ep)
-        self.t_drugs.load_rows(Drug, data.get('drugs', ()), '$.drugs', ep)
-        self.t_patients.load_rows(Patient, data.get('patients', ()), '$.patients', ep)
-        self.t_visits.load_rows(Visit, data.get('visits', ()), '$.visits', ep)
-        self.t_prescriptions.load_rows(Prescription, data.get('prescriptions', ()), '$.prescriptions', ep)
-        if 'patient_ids' in data:
-            self.state.patient_ids = v.want_int(data['patient_ids'], '$.patient_ids')
-        if 'visit_ids' in data:
-            self.state.visit_ids = v.want_int(data['visit_ids'], '$.visit_ids')
-        if 'rx_ids' in data:
-            self.state.rx_ids = v.want_int(data['rx_ids'], '$.rx_ids')
-        if 'current_doctor' in data:
-            self.state.current_doctor = v.want_optional(data['current_doctor'], '$.current_doctor', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$')))
-        del ep
+        self.t_doctors.load_rows(Doctor, data.get('doctors', ()), '$.doctors', self)
+        self.t_drugs.load_rows(Drug, data.get('drugs', ()), '$.drugs', self)
+        self.t_patients.load_rows(Patient, data.get('patients', ()), '$.patients', self)
+        self.t_visits.load_rows(Visit, data.get('visits', ()), '$.visits', self)
+        self.t_prescriptions.load_rows(
+            Prescription, data.get('prescriptions', ()), '$.prescriptions', self
+        )
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # clinic_records.world:95
@@ -865,7 +860,7 @@ ClinicRecords.TOOLS = tools(
 
 
 def _check_renew_and_add_painkiller__renewed(  # clinic_records.world:420
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_prescriptions.row('RX001').end, '==', rt.parse_date('2026-03-18'))
@@ -875,9 +870,9 @@ def _check_renew_and_add_painkiller__renewed(  # clinic_records.world:420
 
 
 def _check_renew_and_add_painkiller__ibuprofen(  # clinic_records.world:421
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> bool:
-    return bool(any(
+    return any(
         _p8.visit == 'V001'
         and _p8.drug == 'IBU01'
         and _p8.status == _E8_RxStatus_active
@@ -885,48 +880,42 @@ def _check_renew_and_add_painkiller__ibuprofen(  # clinic_records.world:421
         and _p8.start == rt.parse_date('2026-03-10')
         and _p8.end == rt.parse_date('2026-03-15')
         for _p8 in rt.each(ep, ep.t_prescriptions)
-    ))
+    )
 
 
-def _check_new_child_patient__registered(  # clinic_records.world:534
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_child_patient__registered(ep: ClinicRecords) -> bool:  # clinic_records.world:534
+    return any(
         _pt9.name == 'Liam Park'
         and _pt9.birth_date == rt.parse_date('2019-07-14')
         and any(_d10.key() == 'IBU01' for _d10 in rt.rows(ep.t_drugs, rt.each(ep, _pt9.allergies)))
         and len(_pt9.allergies) == 1
         for _pt9 in rt.each(ep, ep.t_patients)
-    ))
+    )
 
 
-def _check_new_child_patient__visited(  # clinic_records.world:535
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_child_patient__visited(ep: ClinicRecords) -> bool:  # clinic_records.world:535
+    return any(
         (ep.t_patients.rows.get(_v11.patient) or ep.t_patients.row(_v11.patient)).name
         == 'Liam Park'
         and _v11.doctor == 'D002'
         and _v11.diagnosis == 'acute otitis media'
         for _v11 in rt.each(ep, ep.t_visits)
-    ))
+    )
 
 
-def _check_new_child_patient__prescribed(  # clinic_records.world:536
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_child_patient__prescribed(ep: ClinicRecords) -> bool:  # clinic_records.world:536
+    return any(
         ep.t_patients.row((ep.t_visits.rows.get(_p12.visit) or ep.t_visits.row(_p12.visit)).patient).name
         == 'Liam Park'
         and _p12.drug == 'AMX01'
         and _p12.status == _E8_RxStatus_active
         and _p12.end == rt.parse_date('2026-03-17')
         for _p12 in rt.each(ep, ep.t_prescriptions)
-    ))
+    )
 
 
 def _check_stop_and_record_allergy__stopped(  # clinic_records.world:648
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_prescriptions.row('RX002').status, '==', _E8_RxStatus_stopped)
@@ -937,18 +926,14 @@ def _check_stop_and_record_allergy__stopped(  # clinic_records.world:648
     )
 
 
-def _check_stop_and_record_allergy__allergy(  # clinic_records.world:649
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_stop_and_record_allergy__allergy(ep: ClinicRecords) -> bool:  # clinic_records.world:649
+    return any(
         _d13.key() == 'LIS01'
         for _d13 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P003').allergies))
-    ))
+    )
 
 
-def _check_amoxicillin_rash__stopped(  # tasks.world:107
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_amoxicillin_rash__stopped(ep: ClinicRecords) -> rt.Verdict | bool:  # tasks.world:107
     return (
         rt.expect(ep.t_prescriptions.row('RX001').status, '==', _E8_RxStatus_stopped)
         and rt.expect(ep.t_prescriptions.row('RX001').stop_reason, '==', 'allergic rash', part=1)
@@ -958,9 +943,7 @@ def _check_amoxicillin_rash__stopped(  # tasks.world:107
     )
 
 
-def _check_amoxicillin_rash__allergy_recorded(  # tasks.world:108
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
+def _check_amoxicillin_rash__allergy_recorded(ep: ClinicRecords) -> bool:  # tasks.world:108
     return bool(
         any(
             _d14.key() == 'AMX01'
@@ -973,34 +956,30 @@ def _check_amoxicillin_rash__allergy_recorded(  # tasks.world:108
     )
 
 
-def _check_amoxicillin_rash__visit_recorded(  # tasks.world:109
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_amoxicillin_rash__visit_recorded(ep: ClinicRecords) -> bool:  # tasks.world:109
+    return any(
         _v16.patient == 'P001'
         and _v16.doctor == 'D001'
         and _v16.diagnosis == 'allergic drug rash'
         and _v16.at.date() == rt.parse_date('2026-03-10')
         for _v16 in rt.each(ep, ep.t_visits)
-    ))
+    )
 
 
 def _check_strep_throat_with_painkiller__visit_recorded(  # tasks.world:221
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> bool:
-    return bool(any(
+    return any(
         _v17.patient == 'P002'
         and _v17.doctor == 'D002'
         and _v17.diagnosis == 'streptococcal pharyngitis'
         and _v17.at.date() == rt.parse_date('2026-03-10')
         for _v17 in rt.each(ep, ep.t_visits)
-    ))
+    )
 
 
-def _check_strep_throat_with_painkiller__antibiotic(  # tasks.world:222
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_strep_throat_with_painkiller__antibiotic(ep: ClinicRecords) -> bool:  # tasks.world:222
+    return any(
         (ep.t_visits.rows.get(_p18.visit) or ep.t_visits.row(_p18.visit)).patient == 'P002'
         and (ep.t_visits.rows.get(_p18.visit) or ep.t_visits.row(_p18.visit)).diagnosis
         == 'streptococcal pharyngitis'
@@ -1010,13 +989,11 @@ def _check_strep_throat_with_painkiller__antibiotic(  # tasks.world:222
         and _p18.start == rt.parse_date('2026-03-10')
         and _p18.end == rt.parse_date('2026-03-20')
         for _p18 in rt.each(ep, ep.t_prescriptions)
-    ))
+    )
 
 
-def _check_strep_throat_with_painkiller__painkiller(  # tasks.world:223
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_strep_throat_with_painkiller__painkiller(ep: ClinicRecords) -> bool:  # tasks.world:223
+    return any(
         (ep.t_visits.rows.get(_p19.visit) or ep.t_visits.row(_p19.visit)).patient == 'P002'
         and (ep.t_visits.rows.get(_p19.visit) or ep.t_visits.row(_p19.visit)).diagnosis
         == 'streptococcal pharyngitis'
@@ -1025,35 +1002,33 @@ def _check_strep_throat_with_painkiller__painkiller(  # tasks.world:223
         and _p19.dose == '200 mg as needed'
         and _p19.end == rt.parse_date('2026-03-15')
         for _p19 in rt.each(ep, ep.t_prescriptions)
-    ))
+    )
 
 
 def _check_strep_throat_with_painkiller__two_added(  # tasks.world:224
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords, init: ClinicRecords
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_prescriptions), '==', len(init.t_prescriptions) + 2)
 
 
-def _check_hypertension_follow_up__visit_recorded(  # tasks.world:336
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_hypertension_follow_up__visit_recorded(ep: ClinicRecords) -> bool:  # tasks.world:336
+    return any(
         _v20.patient == 'P003'
         and _v20.doctor == 'D003'
         and _v20.diagnosis == 'hypertension follow-up, well controlled'
         and _v20.at.date() == rt.parse_date('2026-03-10')
         for _v20 in rt.each(ep, ep.t_visits)
-    ))
+    )
 
 
 def _check_hypertension_follow_up__one_visit_added(  # tasks.world:337
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords, init: ClinicRecords
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_visits), '==', len(init.t_visits) + 1)
 
 
 def _check_hypertension_follow_up__renewed(  # tasks.world:338
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_prescriptions.row('RX002').end, '==', rt.parse_date('2026-06-19'))
@@ -1062,10 +1037,8 @@ def _check_hypertension_follow_up__renewed(  # tasks.world:338
     )
 
 
-def _check_new_hypertension_patient__registered(  # tasks.world:449
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_hypertension_patient__registered(ep: ClinicRecords) -> bool:  # tasks.world:449
+    return any(
         _pt21.name == 'Omar Haddad'
         and _pt21.birth_date == rt.parse_date('1979-08-30')
         and len(_pt21.allergies) == 1
@@ -1074,25 +1047,23 @@ def _check_new_hypertension_patient__registered(  # tasks.world:449
         )
         and _pt21.registered_on == rt.parse_date('2026-03-10')
         for _pt21 in rt.each(ep, ep.t_patients)
-    ))
+    )
 
 
-def _check_new_hypertension_patient__visit_recorded(  # tasks.world:450
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_hypertension_patient__visit_recorded(ep: ClinicRecords) -> bool:  # tasks.world:450
+    return any(
         (ep.t_patients.rows.get(_v23.patient) or ep.t_patients.row(_v23.patient)).name
         == 'Omar Haddad'
         and _v23.doctor == 'D003'
         and _v23.diagnosis == 'newly diagnosed hypertension'
         for _v23 in rt.each(ep, ep.t_visits)
-    ))
+    )
 
 
 def _check_new_hypertension_patient__lisinopril_started(  # tasks.world:451
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> bool:
-    return bool(any(
+    return any(
         ep.t_patients.row((ep.t_visits.rows.get(_p24.visit) or ep.t_visits.row(_p24.visit)).patient).name
         == 'Omar Haddad'
         and (ep.t_visits.rows.get(_p24.visit) or ep.t_visits.row(_p24.visit)).doctor == 'D003'
@@ -1102,11 +1073,11 @@ def _check_new_hypertension_patient__lisinopril_started(  # tasks.world:451
         and _p24.start == rt.parse_date('2026-03-10')
         and _p24.end == rt.parse_date('2026-06-08')
         for _p24 in rt.each(ep, ep.t_prescriptions)
-    ))
+    )
 
 
 def _check_renew_and_register_daughter__renewed(  # tasks.world:565
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_prescriptions.row('RX001').end, '==', rt.parse_date('2026-03-14'))
@@ -1116,54 +1087,54 @@ def _check_renew_and_register_daughter__renewed(  # tasks.world:565
 
 
 def _check_renew_and_register_daughter__lucia_registered(  # tasks.world:566
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> bool:
-    return bool(any(
+    return any(
         _pt25.name == 'Lucia Lopez'
         and _pt25.birth_date == rt.parse_date('2012-08-03')
         and _pt25.registered_on == rt.parse_date('2026-03-10')
         for _pt25 in rt.each(ep, ep.t_patients)
-    ))
+    )
 
 
 def _check_renew_and_register_daughter__lucia_allergy(  # tasks.world:567
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> bool:
-    return bool(any(
+    return any(
         _pt26.name == 'Lucia Lopez'
         and len(_pt26.allergies) == 1
         and any(
             _d27.key() == 'PEN01' for _d27 in rt.rows(ep.t_drugs, rt.each(ep, _pt26.allergies))
         )
         for _pt26 in rt.each(ep, ep.t_patients)
-    ))
+    )
 
 
 def _check_painkiller_reaction_and_hay_fever__allergy_recorded(  # tasks.world:682
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> bool:
-    return bool(any(
+    return any(
         _d28.key() == 'IBU01'
         for _d28 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P002').allergies))
-    ))
+    )
 
 
 def _check_painkiller_reaction_and_hay_fever__only_that_allergy(  # tasks.world:683
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_patients.row('P002').allergies), '==', 1)
 
 
 def _check_painkiller_reaction_and_hay_fever__visit_recorded(  # tasks.world:684
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> bool:
-    return bool(any(
+    return any(
         _v29.patient == 'P002'
         and _v29.doctor == 'D002'
         and _v29.diagnosis == 'seasonal allergic rhinitis'
         and _v29.at.date() == rt.parse_date('2026-03-10')
         for _v29 in rt.each(ep, ep.t_visits)
-    ))
+    )
 
 
 ClinicRecords.TASKS = task_registry(__name__, "tasks.json")

@@ -210,13 +210,17 @@ class DaySchedule(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    patient_ids: int = state_item(0)
-    appointment_ids: int = state_item(0)
-    waitlist_ids: int = state_item(0)
-    closed_days: tuple[dt.date, ...] = state_item((), export=lambda value: [x.isoformat() for x in value])
-    max_appointments_per_day: int = state_item(0)
-    cancellation_notice_hours: int = state_item(0)
-    late_fee: float = state_item(0.0)
+    patient_ids: int = state_item(0, load=v.want_int)
+    appointment_ids: int = state_item(0, load=v.want_int)
+    waitlist_ids: int = state_item(0, load=v.want_int)
+    closed_days: tuple[dt.date, ...] = state_item(
+        (), export=lambda value: [x.isoformat() for x in value],
+        load=lambda x, p: v.want_set(x, p, v.want_date))
+    max_appointments_per_day: int = state_item(
+        0, load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 5))
+    cancellation_notice_hours: int = state_item(0, load=v.want_int)
+    late_fee: float = state_item(
+        0.0, load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None))
 
 
 class ClinicScheduling(Episode):
@@ -252,27 +256,14 @@ class ClinicScheduling(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_doctors.load_rows(Doctor, data.get('doctors', ()), '$.doctors', ep)
-        self.t_patients.load_rows(Patient, data.get('patients', ()), '$.patients', ep)
-        self.t_slots.load_rows(Slot, data.get('slots', ()), '$.slots', ep)
-        self.t_appointments.load_rows(Appointment, data.get('appointments', ()), '$.appointments', ep)
-        self.t_waitlist.load_rows(WaitlistEntry, data.get('waitlist', ()), '$.waitlist', ep)
-        if 'patient_ids' in data:
-            self.state.patient_ids = v.want_int(data['patient_ids'], '$.patient_ids')
-        if 'appointment_ids' in data:
-            self.state.appointment_ids = v.want_int(data['appointment_ids'], '$.appointment_ids')
-        if 'waitlist_ids' in data:
-            self.state.waitlist_ids = v.want_int(data['waitlist_ids'], '$.waitlist_ids')
-        if 'closed_days' in data:
-            self.state.closed_days = v.want_set(data['closed_days'], '$.closed_days', v.want_date)
-        if 'max_appointments_per_day' in data:
-            self.state.max_appointments_per_day = v.check_range(v.want_int(data['max_appointments_per_day'], '$.max_appointments_per_day'), '$.max_appointments_per_day', 1, 5)
-        if 'cancellation_notice_hours' in data:
-            self.state.cancellation_notice_hours = v.want_int(data['cancellation_notice_hours'], '$.cancellation_notice_hours')
-        if 'late_fee' in data:
-            self.state.late_fee = v.check_range(v.want_float(data['late_fee'], '$.late_fee'), '$.late_fee', 0.0, None)
-        del ep
+        self.t_doctors.load_rows(Doctor, data.get('doctors', ()), '$.doctors', self)
+        self.t_patients.load_rows(Patient, data.get('patients', ()), '$.patients', self)
+        self.t_slots.load_rows(Slot, data.get('slots', ()), '$.slots', self)
+        self.t_appointments.load_rows(
+            Appointment, data.get('appointments', ()), '$.appointments', self
+        )
+        self.t_waitlist.load_rows(WaitlistEntry, data.get('waitlist', ()), '$.waitlist', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         for _row41 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
@@ -1513,7 +1504,7 @@ ClinicScheduling.TOOLS = tools(
 
 
 def _check_late_cancel_fill_from_waitlist__grace_cancelled(  # tasks.world:16
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_appointments.row('APT1001').status, '==', _E17_AppointmentStatus_cancelled)
@@ -1522,7 +1513,7 @@ def _check_late_cancel_fill_from_waitlist__grace_cancelled(  # tasks.world:16
 
 
 def _check_late_cancel_fill_from_waitlist__late_fee(  # tasks.world:17
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> rt.Verdict | bool:
     return rt.expect(
         ep.t_patients.row('P1001').balance, '==', init.t_patients.row('P1001').balance + 25.0
@@ -1530,19 +1521,19 @@ def _check_late_cancel_fill_from_waitlist__late_fee(  # tasks.world:17
 
 
 def _check_late_cancel_fill_from_waitlist__marcus_in_slot(  # tasks.world:18
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> bool:
-    return bool(any(
+    return any(
         _a28.id_ not in init.t_appointments
         and _a28.patient == 'P1002'
         and _a28.slot == 'S101'
         and _a28.status == _E17_AppointmentStatus_booked
         for _a28 in rt.each(ep, ep.t_appointments)
-    ))
+    )
 
 
 def _check_late_cancel_fill_from_waitlist__waitlist_done(  # tasks.world:19
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> rt.Verdict | bool:
     return (
         'WL102' not in ep.t_waitlist
@@ -1550,9 +1541,7 @@ def _check_late_cancel_fill_from_waitlist__waitlist_done(  # tasks.world:19
     )
 
 
-def _check_julia_reschedule__moved(  # tasks.world:45
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_julia_reschedule__moved(ep: ClinicScheduling) -> rt.Verdict | bool:  # tasks.world:45
     return (
         rt.expect(ep.t_appointments.row('APT1003').slot, '==', 'S303')
         and rt.expect(
@@ -1568,26 +1557,26 @@ def _check_julia_reschedule__moved(  # tasks.world:45
 
 
 def _check_julia_reschedule__checkup_booked(  # tasks.world:46
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> bool:
-    return bool(any(
+    return any(
         _a29.id_ not in init.t_appointments
         and _a29.patient == 'P1005'
         and (ep.t_doctors.rows.get(_a29.doctor) or ep.t_doctors.row(_a29.doctor)).specialty
         == _E9_Specialty_general_practice
         and _a29.start == rt.parse_datetime('2024-06-11T11:00:00')
         for _a29 in rt.each(ep, ep.t_appointments)
-    ))
+    )
 
 
 def _check_julia_reschedule__one_new_appointment(  # tasks.world:47
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_appointments), '==', len(init.t_appointments) + 1)
 
 
 def _check_front_desk_morning__grace_checked_in(  # tasks.world:71
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling
 ) -> rt.Verdict | bool:
     return rt.expect(
         ep.t_appointments.row('APT1001').status, '==', _E17_AppointmentStatus_checked_in
@@ -1595,7 +1584,7 @@ def _check_front_desk_morning__grace_checked_in(  # tasks.world:71
 
 
 def _check_front_desk_morning__ahmed_no_show(  # tasks.world:72
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_appointments.row('APT1009').status, '==', _E17_AppointmentStatus_no_show)
@@ -1609,81 +1598,69 @@ def _check_front_desk_morning__ahmed_no_show(  # tasks.world:72
     )
 
 
-def _check_front_desk_morning__ahmed_waitlisted(  # tasks.world:73
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling) -> bool:  # tasks.world:73
+    return any(
         _w30.patient == 'P1004'
         and _w30.doctor == 'D05'
         and _w30.latest >= rt.parse_date('2024-06-14')
         for _w30 in rt.each(ep, ep.t_waitlist)
-    ))
+    )
 
 
-def _check_family_booking__leo_registered(  # tasks.world:135
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_family_booking__leo_registered(ep: ClinicScheduling) -> bool:  # tasks.world:135
+    return any(
         _p31.name == 'Leo Fischer'
         and _p31.birth_date == rt.parse_date('2019-04-02')
         and _p31.phone == '+15125550190'
         for _p31 in rt.each(ep, ep.t_patients)
-    ))
+    )
 
 
-def _check_family_booking__leo_with_pediatrician(  # tasks.world:136
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_family_booking__leo_with_pediatrician(ep: ClinicScheduling) -> bool:  # tasks.world:136
+    return any(
         (ep.t_patients.rows.get(_a32.patient) or ep.t_patients.row(_a32.patient)).name
         == 'Leo Fischer'
         and _a32.doctor == 'D04'
         and _a32.start == rt.parse_datetime('2024-06-11T15:00:00')
         for _a32 in rt.each(ep, ep.t_appointments)
-    ))
+    )
 
 
-def _check_family_booking__hannah_after(  # tasks.world:137
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_family_booking__hannah_after(ep: ClinicScheduling) -> bool:  # tasks.world:137
+    return any(
         _a33.patient == 'P2001'
         and _a33.doctor == 'D01'
         and _a33.start == rt.parse_datetime('2024-06-11T15:30:00')
         for _a33 in rt.each(ep, ep.t_appointments)
-    ))
+    )
 
 
 def _check_family_booking__two_bookings(  # tasks.world:138
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_appointments), '==', len(init.t_appointments) + 2)
 
 
-def _check_waitlist_sweep__ben_booked(  # tasks.world:160
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling) -> bool:  # tasks.world:160
+    return any(
         _a34.patient == 'P1006'
         and _a34.slot == 'S402'
         and _a34.status == _E17_AppointmentStatus_booked
         for _a34 in rt.each(ep, ep.t_appointments)
-    ))
+    )
 
 
-def _check_waitlist_sweep__olivia_booked(  # tasks.world:161
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_waitlist_sweep__olivia_booked(ep: ClinicScheduling) -> bool:  # tasks.world:161
+    return any(
         _a35.patient == 'P1007'
         and _a35.doctor == 'D03'
         and _a35.start == rt.parse_datetime('2024-06-12T13:30:00')
         for _a35 in rt.each(ep, ep.t_appointments)
-    ))
+    )
 
 
 def _check_waitlist_sweep__waitlist_empty(  # tasks.world:162
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> rt.Verdict | bool:
     return (
         rt.expect(len(ep.t_waitlist), '==', 0) and rt.expect(len(init.t_waitlist), '==', 3, part=1)
@@ -1691,7 +1668,7 @@ def _check_waitlist_sweep__waitlist_empty(  # tasks.world:162
 
 
 def _check_grace_visit_and_follow_up__visit_closed(  # tasks.world:186
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_appointments.row('APT1001').status, '==', _E17_AppointmentStatus_completed)
@@ -1700,9 +1677,9 @@ def _check_grace_visit_and_follow_up__visit_closed(  # tasks.world:186
 
 
 def _check_grace_visit_and_follow_up__follow_up_booked(  # tasks.world:187
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> bool:
-    return bool(any(
+    return any(
         _a36.id_ not in init.t_appointments
         and _a36.patient == 'P1001'
         and _a36.doctor == 'D01'
@@ -1710,17 +1687,17 @@ def _check_grace_visit_and_follow_up__follow_up_booked(  # tasks.world:187
         and _a36.start == rt.parse_datetime('2024-06-11T09:30:00')
         and _a36.status == _E17_AppointmentStatus_booked
         for _a36 in rt.each(ep, ep.t_appointments)
-    ))
+    )
 
 
 def _check_grace_visit_and_follow_up__one_new_appointment(  # tasks.world:188
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_appointments), '==', len(init.t_appointments) + 1)
 
 
 def _check_ahmed_settles_up__no_show_recorded(  # tasks.world:218
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_appointments.row('APT1009').status, '==', _E17_AppointmentStatus_no_show)
@@ -1734,20 +1711,20 @@ def _check_ahmed_settles_up__no_show_recorded(  # tasks.world:218
 
 
 def _check_ahmed_settles_up__rebooked(  # tasks.world:219
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> bool:
-    return bool(any(
+    return any(
         _a37.id_ not in init.t_appointments
         and _a37.patient == 'P1004'
         and _a37.doctor == 'D05'
         and _a37.start == rt.parse_datetime('2024-06-12T11:00:00')
         and _a37.status == _E17_AppointmentStatus_booked
         for _a37 in rt.each(ep, ep.t_appointments)
-    ))
+    )
 
 
 def _check_ahmed_settles_up__follow_up_cancelled(  # tasks.world:220
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_appointments.row('APT1004').status, '==', _E17_AppointmentStatus_cancelled)
@@ -1755,47 +1732,39 @@ def _check_ahmed_settles_up__follow_up_cancelled(  # tasks.world:220
     )
 
 
-def _check_ahmed_settles_up__paid_up(  # tasks.world:221
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_ahmed_settles_up__paid_up(ep: ClinicScheduling) -> rt.Verdict | bool:  # tasks.world:221
     return rt.expect(ep.t_patients.row('P1004').balance, '==', 0.0)
 
 
-def _check_new_patient_rivera__registered(  # tasks.world:247
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_patient_rivera__registered(ep: ClinicScheduling) -> bool:  # tasks.world:247
+    return any(
         _p38.name == 'Tomas Rivera'
         and _p38.birth_date == rt.parse_date('1980-08-15')
         and _p38.phone == '+15125550199'
         and _p38.insurance == 'Aetna'
         for _p38 in rt.each(ep, ep.t_patients)
-    ))
+    )
 
 
-def _check_new_patient_rivera__dermatology_booked(  # tasks.world:248
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling) -> bool:  # tasks.world:248
+    return any(
         (ep.t_patients.rows.get(_a39.patient) or ep.t_patients.row(_a39.patient)).name
         == 'Tomas Rivera'
         and _a39.slot == 'S303'
         and _a39.status == _E17_AppointmentStatus_booked
         for _a39 in rt.each(ep, ep.t_appointments)
-    ))
+    )
 
 
-def _check_new_patient_rivera__waitlisted(  # tasks.world:249
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_patient_rivera__waitlisted(ep: ClinicScheduling) -> bool:  # tasks.world:249
+    return any(
         (ep.t_patients.rows.get(_w40.patient) or ep.t_patients.row(_w40.patient)).name
         == 'Tomas Rivera'
         and _w40.doctor == 'D01'
         and _w40.earliest == rt.parse_date('2024-06-17')
         and _w40.latest == rt.parse_date('2024-06-21')
         for _w40 in rt.each(ep, ep.t_waitlist)
-    ))
+    )
 
 
 ClinicScheduling.TASKS = task_registry(__name__, "tasks.json")

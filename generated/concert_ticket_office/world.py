@@ -254,8 +254,8 @@ _C_ROW_LETTERS: tuple[str, ...] = ('A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    order_ids: int = state_item(0)
-    ticket_ids: int = state_item(0)
+    order_ids: int = state_item(0, load=v.want_int)
+    ticket_ids: int = state_item(0, load=v.want_int)
 
 
 class ConcertTicketOffice(Episode):
@@ -291,18 +291,13 @@ class ConcertTicketOffice(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_venues.load_rows(Venue, data.get('venues', ()), '$.venues', ep)
-        self.t_sections.load_rows(Section, data.get('sections', ()), '$.sections', ep)
-        self.t_events.load_rows(Event, data.get('events', ()), '$.events', ep)
-        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
-        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
-        self.t_tickets.load_rows(Ticket, data.get('tickets', ()), '$.tickets', ep)
-        if 'order_ids' in data:
-            self.state.order_ids = v.want_int(data['order_ids'], '$.order_ids')
-        if 'ticket_ids' in data:
-            self.state.ticket_ids = v.want_int(data['ticket_ids'], '$.ticket_ids')
-        del ep
+        self.t_venues.load_rows(Venue, data.get('venues', ()), '$.venues', self)
+        self.t_sections.load_rows(Section, data.get('sections', ()), '$.sections', self)
+        self.t_events.load_rows(Event, data.get('events', ()), '$.events', self)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', self)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', self)
+        self.t_tickets.load_rows(Ticket, data.get('tickets', ()), '$.tickets', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # concert_ticket_office.world:219
@@ -1247,20 +1242,20 @@ ConcertTicketOffice.TOOLS = tools(
 
 
 def _check_buy_two_balcony_seats__bought(  # concert_ticket_office.world:691
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> bool:
-    return bool(any(
+    return any(
         _o21.customer == 'C004'
         and _o21.event == 'E02'
         and _o21.status == _E11_OrderStatus_paid
         and _o21.payment == _E9_PayMethod_card
         and _o21.total_cents == 5000
         for _o21 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_buy_two_balcony_seats__seats(  # concert_ticket_office.world:692
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> bool:
     return bool(
         any(
@@ -1283,7 +1278,7 @@ def _check_buy_two_balcony_seats__seats(  # concert_ticket_office.world:692
 
 
 def _check_transfer_and_enter__transferred(  # concert_ticket_office.world:915
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets.row('TK0002').holder, '==', 'C003')
@@ -1292,7 +1287,7 @@ def _check_transfer_and_enter__transferred(  # concert_ticket_office.world:915
 
 
 def _check_transfer_and_enter__entered(  # concert_ticket_office.world:916
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets.row('TK0001').status, '==', _E12_TicketStatus_checked_in)
@@ -1301,7 +1296,7 @@ def _check_transfer_and_enter__entered(  # concert_ticket_office.world:916
 
 
 def _check_pay_hold_and_refund__paid(  # concert_ticket_office.world:1139
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('ORD003').status, '==', _E11_OrderStatus_paid)
@@ -1311,13 +1306,13 @@ def _check_pay_hold_and_refund__paid(  # concert_ticket_office.world:1139
 
 
 def _check_pay_hold_and_refund__refunded(  # concert_ticket_office.world:1140
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_tickets.row('TK0003').status, '==', _E12_TicketStatus_refunded)
 
 
 def _check_pay_hold_and_refund__others_kept(  # concert_ticket_office.world:1141
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets.row('TK0004').status, '==', _E12_TicketStatus_sold)
@@ -1326,7 +1321,7 @@ def _check_pay_hold_and_refund__others_kept(  # concert_ticket_office.world:1141
 
 
 def _check_bruno_sixth_seat__old_hold_released(  # tasks.world:219
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('ORD004').status, '==', _E11_OrderStatus_released)
@@ -1334,10 +1329,8 @@ def _check_bruno_sixth_seat__old_hold_released(  # tasks.world:219
     )
 
 
-def _check_bruno_sixth_seat__b6_bought(  # tasks.world:220
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_bruno_sixth_seat__b6_bought(ep: ConcertTicketOffice) -> bool:  # tasks.world:220
+    return any(
         _o24.customer == 'C002'
         and _o24.event == 'E02'
         and _o24.status == _E11_OrderStatus_paid
@@ -1352,11 +1345,11 @@ def _check_bruno_sixth_seat__b6_bought(  # tasks.world:220
             for _t25 in rt.each(ep, ep.t_tickets)
         )
         for _o24 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_bruno_sixth_seat__six_seats(  # tasks.world:221
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return rt.expect(
         len(tuple([
@@ -1371,21 +1364,19 @@ def _check_bruno_sixth_seat__six_seats(  # tasks.world:221
     )
 
 
-def _check_last_minute_boxes_tonight__bought(  # tasks.world:446
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_last_minute_boxes_tonight__bought(ep: ConcertTicketOffice) -> bool:  # tasks.world:446
+    return any(
         _o27.customer == 'C002'
         and _o27.event == 'E01'
         and _o27.status == _E11_OrderStatus_paid
         and _o27.payment == _E9_PayMethod_card
         and _o27.total_cents == 24000
         for _o27 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_last_minute_boxes_tonight__both_in(  # tasks.world:447
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return rt.expect(
         len(tuple([
@@ -1403,7 +1394,7 @@ def _check_last_minute_boxes_tonight__both_in(  # tasks.world:447
 
 
 def _check_clara_pair_and_porto__first_hold_paid(  # tasks.world:672
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('ORD003').status, '==', _E11_OrderStatus_paid)
@@ -1413,9 +1404,9 @@ def _check_clara_pair_and_porto__first_hold_paid(  # tasks.world:672
 
 
 def _check_clara_pair_and_porto__neighbour_bought(  # tasks.world:673
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> bool:
-    return bool(any(
+    return any(
         _t29.holder == 'C003'
         and _t29.event == 'E02'
         and _t29.section == 'ORCH'
@@ -1425,13 +1416,11 @@ def _check_clara_pair_and_porto__neighbour_bought(  # tasks.world:673
         and (ep.t_orders.rows.get(_t29.order) or ep.t_orders.row(_t29.order)).payment
         == _E9_PayMethod_card
         for _t29 in rt.each(ep, ep.t_tickets)
-    ))
+    )
 
 
-def _check_clara_pair_and_porto__porto_bought(  # tasks.world:674
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_clara_pair_and_porto__porto_bought(ep: ConcertTicketOffice) -> bool:  # tasks.world:674
+    return any(
         _o30.customer == 'C003'
         and _o30.event == 'E04'
         and _o30.status == _E11_OrderStatus_paid
@@ -1452,11 +1441,11 @@ def _check_clara_pair_and_porto__porto_bought(  # tasks.world:674
             for _t32 in rt.each(ep, ep.t_tickets)
         )
         for _o30 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_ana_swaps_tonight_for_strings__refunded(  # tasks.world:902
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets.row('TK0001').status, '==', _E12_TicketStatus_refunded)
@@ -1465,20 +1454,20 @@ def _check_ana_swaps_tonight_for_strings__refunded(  # tasks.world:902
 
 
 def _check_ana_swaps_tonight_for_strings__rebooked(  # tasks.world:903
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> bool:
-    return bool(any(
+    return any(
         _o33.customer == 'C001'
         and _o33.event == 'E02'
         and _o33.status == _E11_OrderStatus_paid
         and _o33.payment == _E9_PayMethod_card
         and _o33.total_cents == 9000
         for _o33 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_ana_swaps_tonight_for_strings__front_row(  # tasks.world:904
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> bool:
     return bool(
         any(
@@ -1501,7 +1490,7 @@ def _check_ana_swaps_tonight_for_strings__front_row(  # tasks.world:904
 
 
 def _check_clara_swaps_to_balcony__orchestra_released(  # tasks.world:1133
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('ORD003').status, '==', _E11_OrderStatus_released)
@@ -1510,21 +1499,19 @@ def _check_clara_swaps_to_balcony__orchestra_released(  # tasks.world:1133
 
 
 def _check_clara_swaps_to_balcony__balcony_bought(  # tasks.world:1134
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> bool:
-    return bool(any(
+    return any(
         _o36.customer == 'C003'
         and _o36.event == 'E02'
         and _o36.status == _E11_OrderStatus_paid
         and _o36.payment == _E9_PayMethod_card
         and _o36.total_cents == 5000
         for _o36 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
-def _check_clara_swaps_to_balcony__seats_sold(  # tasks.world:1135
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
-) -> bool:
+def _check_clara_swaps_to_balcony__seats_sold(ep: ConcertTicketOffice) -> bool:  # tasks.world:1135
     return bool(
         any(
             _t37.event == 'E02'
@@ -1546,7 +1533,7 @@ def _check_clara_swaps_to_balcony__seats_sold(  # tasks.world:1135
 
 
 def _check_bruno_shares_with_duarte__transferred(  # tasks.world:1362
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets.row('TK0006').holder, '==', 'C004')
@@ -1557,7 +1544,7 @@ def _check_bruno_shares_with_duarte__transferred(  # tasks.world:1362
 
 
 def _check_bruno_shares_with_duarte__bruno_keeps_three(  # tasks.world:1363
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return rt.expect(
         len(tuple([
@@ -1573,9 +1560,9 @@ def _check_bruno_shares_with_duarte__bruno_keeps_three(  # tasks.world:1363
 
 
 def _check_bruno_shares_with_duarte__b6_bought(  # tasks.world:1364
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> bool:
-    return bool(any(
+    return any(
         _t40.holder == 'C004'
         and _t40.event == 'E02'
         and _t40.section == 'BALC'
@@ -1585,7 +1572,7 @@ def _check_bruno_shares_with_duarte__b6_bought(  # tasks.world:1364
         == _E9_PayMethod_cash
         and (ep.t_orders.rows.get(_t40.order) or ep.t_orders.row(_t40.order)).customer == 'C004'
         for _t40 in rt.each(ep, ep.t_tickets)
-    ))
+    )
 
 
 ConcertTicketOffice.TASKS = task_registry(__name__, "tasks.json")

@@ -136,8 +136,8 @@ class CheckoutReceipt(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    guest_ids: int = state_item(0)
-    booking_ids: int = state_item(0)
+    guest_ids: int = state_item(0, load=v.want_int)
+    booking_ids: int = state_item(0, load=v.want_int)
 
 
 class HotelFrontDesk(Episode):
@@ -166,15 +166,10 @@ class HotelFrontDesk(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_rooms.load_rows(Room, data.get('rooms', ()), '$.rooms', ep)
-        self.t_guests.load_rows(Guest, data.get('guests', ()), '$.guests', ep)
-        self.t_bookings.load_rows(Booking, data.get('bookings', ()), '$.bookings', ep)
-        if 'guest_ids' in data:
-            self.state.guest_ids = v.want_int(data['guest_ids'], '$.guest_ids')
-        if 'booking_ids' in data:
-            self.state.booking_ids = v.want_int(data['booking_ids'], '$.booking_ids')
-        del ep
+        self.t_rooms.load_rows(Room, data.get('rooms', ()), '$.rooms', self)
+        self.t_guests.load_rows(Guest, data.get('guests', ()), '$.guests', self)
+        self.t_bookings.load_rows(Booking, data.get('bookings', ()), '$.bookings', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         for _row24 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:118
@@ -889,7 +884,7 @@ HotelFrontDesk.TOOLS = tools(
 
 
 def _check_arrivals_and_departures__ana_in(  # hotel_front_desk.world:415
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings.row('B001').status, '==', _E13_BookingStatus_checked_in)
@@ -898,7 +893,7 @@ def _check_arrivals_and_departures__ana_in(  # hotel_front_desk.world:415
 
 
 def _check_arrivals_and_departures__chloe_out(  # hotel_front_desk.world:416
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings.row('B003').status, '==', _E13_BookingStatus_checked_out)
@@ -907,7 +902,7 @@ def _check_arrivals_and_departures__chloe_out(  # hotel_front_desk.world:416
 
 
 def _check_arrivals_and_departures__others_untouched(  # hotel_front_desk.world:417
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings.row('B002').status, '==', _E13_BookingStatus_reserved)
@@ -916,18 +911,16 @@ def _check_arrivals_and_departures__others_untouched(  # hotel_front_desk.world:
 
 
 def _check_new_guest_double_room__registered(  # hotel_front_desk.world:504
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _g12.email == 'dana.lee@example.com' and _g12.name == 'Dana Lee'
         for _g12 in rt.each(ep, ep.t_guests)
-    ))
+    )
 
 
-def _check_new_guest_double_room__booked(  # hotel_front_desk.world:505
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_guest_double_room__booked(ep: HotelFrontDesk) -> bool:  # hotel_front_desk.world:505
+    return any(
         (ep.t_guests.rows.get(_b13.guest) or ep.t_guests.row(_b13.guest)).email
         == 'dana.lee@example.com'
         and (ep.t_rooms.rows.get(_b13.room) or ep.t_rooms.row(_b13.room)).room_type
@@ -938,17 +931,17 @@ def _check_new_guest_double_room__booked(  # hotel_front_desk.world:505
         and _b13.status == _E13_BookingStatus_reserved
         and _b13.total == 280
         for _b13 in rt.each(ep, ep.t_bookings)
-    ))
+    )
 
 
 def _check_new_guest_double_room__one_booking(  # hotel_front_desk.world:506
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk, init: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_bookings), '==', len(init.t_bookings) + 1)
 
 
 def _check_move_and_cancel__moved(  # hotel_front_desk.world:595
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings.row('B002').check_in, '==', rt.parse_date('2026-06-21'))
@@ -961,7 +954,7 @@ def _check_move_and_cancel__moved(  # hotel_front_desk.world:595
 
 
 def _check_move_and_cancel__cancelled_with_fee(  # hotel_front_desk.world:596
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings.row('B001').status, '==', _E13_BookingStatus_cancelled)
@@ -969,10 +962,8 @@ def _check_move_and_cancel__cancelled_with_fee(  # hotel_front_desk.world:596
     )
 
 
-def _check_chloe_adds_a_single__single_booked(  # tasks.world:86
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chloe_adds_a_single__single_booked(ep: HotelFrontDesk) -> bool:  # tasks.world:86
+    return any(
         _b14.guest == 'G003'
         and _b14.room == '101'
         and _b14.check_in == rt.parse_date('2026-06-24')
@@ -981,11 +972,11 @@ def _check_chloe_adds_a_single__single_booked(  # tasks.world:86
         and _b14.status == _E13_BookingStatus_reserved
         and _b14.total == 270
         for _b14 in rt.each(ep, ep.t_bookings)
-    ))
+    )
 
 
 def _check_chloe_adds_a_single__double_moved(  # tasks.world:87
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings.row('B005').check_in, '==', rt.parse_date('2026-06-16'))
@@ -998,13 +989,13 @@ def _check_chloe_adds_a_single__double_moved(  # tasks.world:87
 
 
 def _check_chloe_adds_a_single__one_new_booking(  # tasks.world:88
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk, init: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_bookings), '==', len(init.t_bookings) + 1)
 
 
 def _check_chloe_leaves_early_and_rebooks__checked_out(  # tasks.world:179
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings.row('B003').status, '==', _E13_BookingStatus_checked_out)
@@ -1013,7 +1004,7 @@ def _check_chloe_leaves_early_and_rebooks__checked_out(  # tasks.world:179
 
 
 def _check_chloe_leaves_early_and_rebooks__cancelled_free(  # tasks.world:180
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings.row('B005').status, '==', _E13_BookingStatus_cancelled)
@@ -1021,10 +1012,8 @@ def _check_chloe_leaves_early_and_rebooks__cancelled_free(  # tasks.world:180
     )
 
 
-def _check_chloe_leaves_early_and_rebooks__rebooked(  # tasks.world:181
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chloe_leaves_early_and_rebooks__rebooked(ep: HotelFrontDesk) -> bool:  # tasks.world:181
+    return any(
         _b15.guest == 'G003'
         and _b15.room == '101'
         and _b15.check_in == rt.parse_date('2026-06-16')
@@ -1033,17 +1022,17 @@ def _check_chloe_leaves_early_and_rebooks__rebooked(  # tasks.world:181
         and _b15.status == _E13_BookingStatus_reserved
         and _b15.total == 180
         for _b15 in rt.each(ep, ep.t_bookings)
-    ))
+    )
 
 
 def _check_chloe_leaves_early_and_rebooks__one_booking_added(  # tasks.world:182
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk, init: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_bookings), '==', len(init.t_bookings) + 1)
 
 
 def _check_ben_shortens_and_brings_colleague__shortened(  # tasks.world:274
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings.row('B002').check_in, '==', rt.parse_date('2026-06-20'))
@@ -1056,18 +1045,18 @@ def _check_ben_shortens_and_brings_colleague__shortened(  # tasks.world:274
 
 
 def _check_ben_shortens_and_brings_colleague__priya_registered(  # tasks.world:275
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _g16.email == 'priya.nair@example.com' and _g16.name == 'Priya Nair'
         for _g16 in rt.each(ep, ep.t_guests)
-    ))
+    )
 
 
 def _check_ben_shortens_and_brings_colleague__priya_booked(  # tasks.world:276
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> bool:
-    return bool(any(
+    return any(
         (ep.t_guests.rows.get(_b17.guest) or ep.t_guests.row(_b17.guest)).email
         == 'priya.nair@example.com'
         and _b17.room == '101'
@@ -1077,11 +1066,11 @@ def _check_ben_shortens_and_brings_colleague__priya_booked(  # tasks.world:276
         and _b17.status == _E13_BookingStatus_reserved
         and _b17.total == 180
         for _b17 in rt.each(ep, ep.t_bookings)
-    ))
+    )
 
 
 def _check_late_checkout_then_arrival__chloe_out(  # tasks.world:378
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings.row('B003').status, '==', _E13_BookingStatus_checked_out)
@@ -1090,7 +1079,7 @@ def _check_late_checkout_then_arrival__chloe_out(  # tasks.world:378
 
 
 def _check_late_checkout_then_arrival__ben_extended(  # tasks.world:379
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings.row('B006').check_in, '==', rt.parse_date('2026-06-10'))
@@ -1102,7 +1091,7 @@ def _check_late_checkout_then_arrival__ben_extended(  # tasks.world:379
 
 
 def _check_late_checkout_then_arrival__ben_in(  # tasks.world:380
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings.row('B006').status, '==', _E13_BookingStatus_checked_in)
@@ -1111,7 +1100,7 @@ def _check_late_checkout_then_arrival__ben_in(  # tasks.world:380
 
 
 def _check_walk_in_takes_room_101__previous_guest_out(  # tasks.world:476
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings.row('B003').status, '==', _E13_BookingStatus_checked_out)
@@ -1119,21 +1108,17 @@ def _check_walk_in_takes_room_101__previous_guest_out(  # tasks.world:476
     )
 
 
-def _check_walk_in_takes_room_101__marco_registered(  # tasks.world:477
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_walk_in_takes_room_101__marco_registered(ep: HotelFrontDesk) -> bool:  # tasks.world:477
+    return any(
         _g18.email == 'marco.rossi@example.com'
         and _g18.name == 'Marco Rossi'
         and _g18.phone == '+39 333 1234567'
         for _g18 in rt.each(ep, ep.t_guests)
-    ))
+    )
 
 
-def _check_walk_in_takes_room_101__marco_in_101(  # tasks.world:478
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_walk_in_takes_room_101__marco_in_101(ep: HotelFrontDesk) -> bool:  # tasks.world:478
+    return any(
         (ep.t_guests.rows.get(_b19.guest) or ep.t_guests.row(_b19.guest)).email
         == 'marco.rossi@example.com'
         and _b19.room == '101'
@@ -1144,39 +1129,33 @@ def _check_walk_in_takes_room_101__marco_in_101(  # tasks.world:478
         and _b19.checked_in_at is not None
         and _b19.total == 90
         for _b19 in rt.each(ep, ep.t_bookings)
-    ))
+    )
 
 
 def _check_walk_in_takes_room_101__one_booking_added(  # tasks.world:479
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk, init: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_bookings), '==', len(init.t_bookings) + 1)
 
 
-def _check_rossi_family_arrival__marco_registered(  # tasks.world:573
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_rossi_family_arrival__marco_registered(ep: HotelFrontDesk) -> bool:  # tasks.world:573
+    return any(
         _g20.email == 'marco.rossi@example.com'
         and _g20.name == 'Marco Rossi'
         and _g20.phone == '+39 347 123 4567'
         for _g20 in rt.each(ep, ep.t_guests)
-    ))
+    )
 
 
-def _check_rossi_family_arrival__lucia_registered(  # tasks.world:574
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_rossi_family_arrival__lucia_registered(ep: HotelFrontDesk) -> bool:  # tasks.world:574
+    return any(
         _g21.email == 'lucia.rossi@example.com' and _g21.name == 'Lucia Rossi'
         for _g21 in rt.each(ep, ep.t_guests)
-    ))
+    )
 
 
-def _check_rossi_family_arrival__suite_booked(  # tasks.world:575
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_rossi_family_arrival__suite_booked(ep: HotelFrontDesk) -> bool:  # tasks.world:575
+    return any(
         (ep.t_guests.rows.get(_b22.guest) or ep.t_guests.row(_b22.guest)).email
         == 'marco.rossi@example.com'
         and _b22.room == '201'
@@ -1186,13 +1165,11 @@ def _check_rossi_family_arrival__suite_booked(  # tasks.world:575
         and _b22.status == _E13_BookingStatus_reserved
         and _b22.total == 960
         for _b22 in rt.each(ep, ep.t_bookings)
-    ))
+    )
 
 
-def _check_rossi_family_arrival__single_booked(  # tasks.world:576
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_rossi_family_arrival__single_booked(ep: HotelFrontDesk) -> bool:  # tasks.world:576
+    return any(
         (ep.t_guests.rows.get(_b23.guest) or ep.t_guests.row(_b23.guest)).email
         == 'lucia.rossi@example.com'
         and _b23.room == '101'
@@ -1202,7 +1179,7 @@ def _check_rossi_family_arrival__single_booked(  # tasks.world:576
         and _b23.status == _E13_BookingStatus_reserved
         and _b23.total == 270
         for _b23 in rt.each(ep, ep.t_bookings)
-    ))
+    )
 
 
 HotelFrontDesk.TASKS = task_registry(__name__, "tasks.json")

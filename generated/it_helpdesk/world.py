@@ -165,9 +165,11 @@ _C_REOPEN_DAYS: int = 7  # ithelpdesk.world:13
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    ticket_ids: int = state_item(0)
-    comment_ids: int = state_item(0)
-    current_agent: str | None = state_item(None)
+    ticket_ids: int = state_item(0, load=v.want_int)
+    comment_ids: int = state_item(0, load=v.want_int)
+    current_agent: str | None = state_item(
+        None,
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'))))
 
 
 class ITHelpdesk(Episode):
@@ -200,18 +202,11 @@ class ITHelpdesk(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_employees.load_rows(Employee, data.get('employees', ()), '$.employees', ep)
-        self.t_agents.load_rows(Agent, data.get('agents', ()), '$.agents', ep)
-        self.t_tickets.load_rows(Ticket, data.get('tickets', ()), '$.tickets', ep)
-        self.t_comments.load_rows(Comment, data.get('comments', ()), '$.comments', ep)
-        if 'ticket_ids' in data:
-            self.state.ticket_ids = v.want_int(data['ticket_ids'], '$.ticket_ids')
-        if 'comment_ids' in data:
-            self.state.comment_ids = v.want_int(data['comment_ids'], '$.comment_ids')
-        if 'current_agent' in data:
-            self.state.current_agent = v.want_optional(data['current_agent'], '$.current_agent', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$')))
-        del ep
+        self.t_employees.load_rows(Employee, data.get('employees', ()), '$.employees', self)
+        self.t_agents.load_rows(Agent, data.get('agents', ()), '$.agents', self)
+        self.t_tickets.load_rows(Ticket, data.get('tickets', ()), '$.tickets', self)
+        self.t_comments.load_rows(Comment, data.get('comments', ()), '$.comments', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         for _row19 in rt.changed_rows(self, self.t_tickets):  # ithelpdesk.world:158
@@ -933,9 +928,7 @@ ITHelpdesk.TOOLS = tools(
 )
 
 
-def _check_take_and_resolve__taken(  # ithelpdesk.world:487
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_take_and_resolve__taken(ep: ITHelpdesk) -> rt.Verdict | bool:  # ithelpdesk.world:487
     return (
         rt.expect(ep.t_tickets.row('TK0001').assignee, '==', 'A01')
         and rt.expect(ep.t_tickets.row('TK0001').status, '==', _E12_TicketStatus_assigned, part=1)
@@ -943,7 +936,7 @@ def _check_take_and_resolve__taken(  # ithelpdesk.world:487
 
 
 def _check_take_and_resolve__resolved_excel(  # ithelpdesk.world:488
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets.row('TK0003').status, '==', _E12_TicketStatus_resolved)
@@ -957,9 +950,7 @@ def _check_take_and_resolve__resolved_excel(  # ithelpdesk.world:488
     )
 
 
-def _check_escalate_vpn__escalated(  # ithelpdesk.world:607
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_escalate_vpn__escalated(ep: ITHelpdesk) -> rt.Verdict | bool:  # ithelpdesk.world:607
     return (
         ep.t_tickets.row('TK0002').escalated
         and rt.expect(ep.t_tickets.row('TK0002').assignee, '==', 'A03')
@@ -968,21 +959,17 @@ def _check_escalate_vpn__escalated(  # ithelpdesk.world:607
     )
 
 
-def _check_escalate_vpn__noted(  # ithelpdesk.world:608
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_escalate_vpn__noted(ep: ITHelpdesk) -> bool:  # ithelpdesk.world:608
+    return any(
         _c9.ticket == 'TK0002'
         and _c9.internal
         and _c9.author == 'A02'
         and 'sales floor' in rt.read(ep, rt.built(ep, _c9.body.lower()))
         for _c9 in rt.each(ep, ep.t_comments)
-    ))
+    )
 
 
-def _check_reopen_and_close__reopened(  # ithelpdesk.world:727
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_reopen_and_close__reopened(ep: ITHelpdesk) -> rt.Verdict | bool:  # ithelpdesk.world:727
     return (
         rt.expect(ep.t_tickets.row('TK0004').status, '==', _E12_TicketStatus_assigned)
         and rt.expect(ep.t_tickets.row('TK0004').assignee, '==', 'A01', part=1)
@@ -992,35 +979,31 @@ def _check_reopen_and_close__reopened(  # ithelpdesk.world:727
     )
 
 
-def _check_reopen_and_close__reason_logged(  # ithelpdesk.world:728
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_reopen_and_close__reason_logged(ep: ITHelpdesk) -> bool:  # ithelpdesk.world:728
+    return any(
         _c10.ticket == 'TK0004' and 'jam' in rt.read(ep, rt.built(ep, _c10.body.lower()))
         for _c10 in rt.each(ep, ep.t_comments)
-    ))
+    )
 
 
 def _check_reopen_and_close__closed_old(  # ithelpdesk.world:729
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_tickets.row('TK0005').status, '==', _E12_TicketStatus_closed)
 
 
-def _check_kenji_fixes_the_laptop__diagnosis_logged(  # tasks.world:117
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_kenji_fixes_the_laptop__diagnosis_logged(ep: ITHelpdesk) -> bool:  # tasks.world:117
+    return any(
         _c11.ticket == 'TK0001'
         and _c11.author == 'A03'
         and not _c11.internal
         and _c11.body == 'Diagnosed a failed SSD; replacing it today.'
         for _c11 in rt.each(ep, ep.t_comments)
-    ))
+    )
 
 
 def _check_kenji_fixes_the_laptop__resolved_by_kenji(  # tasks.world:118
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets.row('TK0001').status, '==', _E12_TicketStatus_resolved)
@@ -1035,37 +1018,31 @@ def _check_kenji_fixes_the_laptop__resolved_by_kenji(  # tasks.world:118
     )
 
 
-def _check_cover_for_sam__excel_moved(  # tasks.world:240
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_cover_for_sam__excel_moved(ep: ITHelpdesk) -> rt.Verdict | bool:  # tasks.world:240
     return (
         rt.expect(ep.t_tickets.row('TK0003').assignee, '==', 'A03')
         and rt.expect(ep.t_tickets.row('TK0003').status, '==', _E12_TicketStatus_assigned, part=1)
     )
 
 
-def _check_cover_for_sam__laptop_assigned(  # tasks.world:241
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_cover_for_sam__laptop_assigned(ep: ITHelpdesk) -> rt.Verdict | bool:  # tasks.world:241
     return (
         rt.expect(ep.t_tickets.row('TK0001').assignee, '==', 'A03')
         and rt.expect(ep.t_tickets.row('TK0001').status, '==', _E12_TicketStatus_assigned, part=1)
     )
 
 
-def _check_cover_for_sam__handover_noted(  # tasks.world:242
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_cover_for_sam__handover_noted(ep: ITHelpdesk) -> bool:  # tasks.world:242
+    return any(
         _c12.ticket == 'TK0003'
         and _c12.author == 'A02'
         and _c12.body == 'Handed over to Kenji while Sam is off'
         for _c12 in rt.each(ep, ep.t_comments)
-    ))
+    )
 
 
 def _check_rita_closes_old_and_fixes_vpn__old_closed(  # tasks.world:377
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets.row('TK0005').status, '==', _E12_TicketStatus_closed)
@@ -1075,7 +1052,7 @@ def _check_rita_closes_old_and_fixes_vpn__old_closed(  # tasks.world:377
 
 
 def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(  # tasks.world:378
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets.row('TK0002').status, '==', _E12_TicketStatus_resolved)
@@ -1090,20 +1067,18 @@ def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(  # tasks.world:378
     )
 
 
-def _check_sam_hands_excel_to_senior__internal_note(  # tasks.world:500
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_sam_hands_excel_to_senior__internal_note(ep: ITHelpdesk) -> bool:  # tasks.world:500
+    return any(
         _c13.ticket == 'TK0003'
         and _c13.author == 'A01'
         and _c13.internal
         and _c13.body == 'Crash persists after reinstall; dump points to a corrupted user profile'
         for _c13 in rt.each(ep, ep.t_comments)
-    ))
+    )
 
 
 def _check_sam_hands_excel_to_senior__escalated(  # tasks.world:501
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
     return (
         ep.t_tickets.row('TK0003').escalated
@@ -1113,10 +1088,8 @@ def _check_sam_hands_excel_to_senior__escalated(  # tasks.world:501
     )
 
 
-def _check_sam_hands_excel_to_senior__keyboard_ticket(  # tasks.world:502
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_sam_hands_excel_to_senior__keyboard_ticket(ep: ITHelpdesk) -> bool:  # tasks.world:502
+    return any(
         _t14.reporter == 'E1003'
         and _t14.title == 'Keyboard keys sticking'
         and _t14.category == _E8_Category_hardware
@@ -1124,47 +1097,41 @@ def _check_sam_hands_excel_to_senior__keyboard_ticket(  # tasks.world:502
         and _t14.assignee == 'A01'
         and _t14.status == _E12_TicketStatus_assigned
         for _t14 in rt.each(ep, ep.t_tickets)
-    ))
+    )
 
 
-def _check_sam_logs_omars_dock__opened(  # tasks.world:628
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_sam_logs_omars_dock__opened(ep: ITHelpdesk) -> bool:  # tasks.world:628
+    return any(
         _t15.reporter == 'E1002'
         and _t15.title == 'Docking station does not detect monitors'
         and _t15.category == _E8_Category_hardware
         and _t15.priority == _E8_Priority_medium
         for _t15 in rt.each(ep, ep.t_tickets)
-    ))
+    )
 
 
-def _check_sam_logs_omars_dock__on_sams_queue(  # tasks.world:629
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_sam_logs_omars_dock__on_sams_queue(ep: ITHelpdesk) -> bool:  # tasks.world:629
+    return any(
         _t16.title == 'Docking station does not detect monitors'
         and _t16.assignee == 'A01'
         and _t16.status == _E12_TicketStatus_in_progress
         for _t16 in rt.each(ep, ep.t_tickets)
-    ))
+    )
 
 
-def _check_sam_logs_omars_dock__note_posted(  # tasks.world:630
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_sam_logs_omars_dock__note_posted(ep: ITHelpdesk) -> bool:  # tasks.world:630
+    return any(
         (ep.t_tickets.rows.get(_c17.ticket) or ep.t_tickets.row(_c17.ticket)).title
         == 'Docking station does not detect monitors'
         and _c17.author == 'A01'
         and not _c17.internal
         and _c17.body == 'Replacement dock ordered, arriving tomorrow morning.'
         for _c17 in rt.each(ep, ep.t_comments)
-    ))
+    )
 
 
 def _check_meeting_room_wifi_again__reopened(  # tasks.world:766
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets.row('TK0007').reopen_count, '==', 1)
@@ -1175,7 +1142,7 @@ def _check_meeting_room_wifi_again__reopened(  # tasks.world:766
 
 
 def _check_meeting_room_wifi_again__escalated(  # tasks.world:767
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
     return (
         ep.t_tickets.row('TK0007').escalated
@@ -1184,7 +1151,7 @@ def _check_meeting_room_wifi_again__escalated(  # tasks.world:767
 
 
 def _check_meeting_room_wifi_again__plan_noted(  # tasks.world:768
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets.row('TK0007').status, '==', _E12_TicketStatus_in_progress)

@@ -17,7 +17,6 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "AddedContact", "DeleteResult", "LoginResult", "LoginStatus", "MessageAPI", "MessageId",
@@ -126,12 +125,17 @@ class MessageStats(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    generated_ids: tuple[int, ...] = state_item((), export=v.export_value)
-    user_count: int = state_item(0)
-    user_map: dict[str, str] = state_item({}, export=v.export_value)
-    inbox: tuple[dict[str, Any], ...] = state_item((), export=v.export_value)
-    message_count: int = state_item(0)
-    current_user: str | None = state_item(None)
+    generated_ids: tuple[int, ...] = state_item(
+        (), export=v.export_value, load=lambda x, p: v.want_set(x, p, v.want_int))
+    user_count: int = state_item(0, load=v.want_int)
+    user_map: dict[str, str] = state_item(
+        {}, export=v.export_value, load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str))
+    inbox: tuple[dict[str, Any], ...] = state_item(
+        (), export=v.export_value,
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))))
+    message_count: int = state_item(0, load=v.want_int)
+    current_user: str | None = state_item(
+        None, load=lambda x, p: v.want_optional(x, p, v.want_str))
 
 
 class MessageAPI(Episode):
@@ -161,20 +165,7 @@ class MessageAPI(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        if 'generated_ids' in data:
-            self.state.generated_ids = v.want_set(data['generated_ids'], '$.generated_ids', v.want_int)
-        if 'user_count' in data:
-            self.state.user_count = v.want_int(data['user_count'], '$.user_count')
-        if 'user_map' in data:
-            self.state.user_map = v.want_map(data['user_map'], '$.user_map', v.want_str, v.want_str)
-        if 'inbox' in data:
-            self.state.inbox = v.want_list(data['inbox'], '$.inbox', (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
-        if 'message_count' in data:
-            self.state.message_count = v.want_int(data['message_count'], '$.message_count')
-        if 'current_user' in data:
-            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', v.want_str)
-        del ep
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         pass

@@ -190,11 +190,14 @@ _GET_id_ = rt.attrgetter('id_')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    contact_ids: int = state_item(0)
-    conversation_ids: int = state_item(0)
-    message_ids: int = state_item(0)
-    current_user: str | None = state_item(None)
-    last_seen: dict[str, dt.datetime] = state_item({}, export=lambda value: {k: x.isoformat() for k, x in value.items()})
+    contact_ids: int = state_item(0, load=v.want_int)
+    conversation_ids: int = state_item(0, load=v.want_int)
+    message_ids: int = state_item(0, load=v.want_int)
+    current_user: str | None = state_item(
+        None, load=lambda x, p: v.want_optional(x, p, v.want_str))
+    last_seen: dict[str, dt.datetime] = state_item(
+        {}, export=lambda value: {k: x.isoformat() for k, x in value.items()},
+        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_datetime))
 
 
 class MobileMessaging(Episode):
@@ -239,22 +242,13 @@ class MobileMessaging(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_users.load_rows(User, data.get('users', ()), '$.users', ep)
-        self.t_contacts.load_rows(Contact, data.get('contacts', ()), '$.contacts', ep)
-        self.t_conversations.load_rows(Conversation, data.get('conversations', ()), '$.conversations', ep)
-        self.t_messages.load_rows(Message, data.get('messages', ()), '$.messages', ep)
-        if 'contact_ids' in data:
-            self.state.contact_ids = v.want_int(data['contact_ids'], '$.contact_ids')
-        if 'conversation_ids' in data:
-            self.state.conversation_ids = v.want_int(data['conversation_ids'], '$.conversation_ids')
-        if 'message_ids' in data:
-            self.state.message_ids = v.want_int(data['message_ids'], '$.message_ids')
-        if 'current_user' in data:
-            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', v.want_str)
-        if 'last_seen' in data:
-            self.state.last_seen = v.want_map(data['last_seen'], '$.last_seen', v.want_str, v.want_datetime)
-        del ep
+        self.t_users.load_rows(User, data.get('users', ()), '$.users', self)
+        self.t_contacts.load_rows(Contact, data.get('contacts', ()), '$.contacts', self)
+        self.t_conversations.load_rows(
+            Conversation, data.get('conversations', ()), '$.conversations', self
+        )
+        self.t_messages.load_rows(Message, data.get('messages', ()), '$.messages', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # messaging.world:146
@@ -1300,81 +1294,65 @@ MobileMessaging.TOOLS = tools(
 )
 
 
-def _check_reply_to_priya__priya_read(  # tasks.world:16
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(all(
+def _check_reply_to_priya__priya_read(ep: MobileMessaging) -> bool:  # tasks.world:16
+    return all(
         _m31.conversation != 'CONV102' or 'U001' in rt.each(ep, _m31.read_by)
         for _m31 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_reply_to_priya__nothing_failed(  # tasks.world:17
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(
-        not any(
-            _m32.sender == 'U001' and _m32.delivery == _E8_Delivery_failed
-            for _m32 in rt.each(ep, ep.t_messages)
-        ),
+def _check_reply_to_priya__nothing_failed(ep: MobileMessaging) -> bool:  # tasks.world:17
+    return not any(
+        _m32.sender == 'U001' and _m32.delivery == _E8_Delivery_failed
+        for _m32 in rt.each(ep, ep.t_messages)
     )
 
 
 def _check_reply_to_priya__replied(  # tasks.world:18
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(any(
+    return any(
         _m33.id_ not in init.t_messages
         and _m33.conversation == 'CONV102'
         and _m33.sender == 'U001'
         and 'budget sheet' in rt.read(ep, _m33.body)
         for _m33 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
 def _check_reply_to_priya__one_message_sent(  # tasks.world:19
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_messages), '==', len(init.t_messages) + 1)
 
 
-def _check_tidy_archive__archived(  # tasks.world:40
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
+def _check_tidy_archive__archived(ep: MobileMessaging) -> bool:  # tasks.world:40
     return bool(
         'U001' in rt.each(ep, ep.t_conversations.row('CONV106').archived_by)
         and 'U001' in rt.each(ep, ep.t_conversations.row('CONV103').archived_by),
     )
 
 
-def _check_tidy_archive__hana_restored(  # tasks.world:41
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool('U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by))
+def _check_tidy_archive__hana_restored(ep: MobileMessaging) -> bool:  # tasks.world:41
+    return 'U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by)
 
 
-def _check_tidy_archive__hana_read(  # tasks.world:42
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(all(
+def _check_tidy_archive__hana_read(ep: MobileMessaging) -> bool:  # tasks.world:42
+    return all(
         _m34.conversation != 'CONV104' or 'U001' in rt.each(ep, _m34.read_by)
         for _m34 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_paris_trip_group__lucas_favorite(  # tasks.world:71
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_paris_trip_group__lucas_favorite(ep: MobileMessaging) -> bool:  # tasks.world:71
+    return any(
         _c35.owner == 'U001' and _c35.user == 'U004' and _c35.favorite
         for _c35 in rt.each(ep, ep.t_contacts)
-    ))
+    )
 
 
-def _check_paris_trip_group__group_created(  # tasks.world:72
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_paris_trip_group__group_created(ep: MobileMessaging) -> bool:  # tasks.world:72
+    return any(
         _c36.kind == _E16_ConversationKind_group
         and _c36.title == 'Paris trip'
         and v.unique(tuple(rt.each(
@@ -1382,35 +1360,33 @@ def _check_paris_trip_group__group_created(  # tasks.world:72
         )))
         == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004'))))
         for _c36 in rt.each(ep, ep.t_conversations)
-    ))
+    )
 
 
-def _check_paris_trip_group__question_posted(  # tasks.world:73
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_paris_trip_group__question_posted(ep: MobileMessaging) -> bool:  # tasks.world:73
+    return any(
         _m38.sender == 'U001'
         and (ep.t_conversations.rows.get(_m38.conversation) or ep.t_conversations.row(_m38.conversation)).title
         == 'Paris trip'
         and 'Paris in May' in rt.read(ep, _m38.body)
         for _m38 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
 def _check_paris_trip_group__daniel_told(  # tasks.world:74
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(any(
+    return any(
         _m39.id_ not in init.t_messages
         and _m39.conversation == 'CONV101'
         and _m39.sender == 'U001'
         and 'Paris trip' in rt.read(ep, _m39.body)
         for _m39 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
 def _check_clean_up_contacts__failed_post_deleted(  # tasks.world:94
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> rt.Verdict | bool:
     return (
         'MSG110' not in ep.t_messages
@@ -1418,18 +1394,14 @@ def _check_clean_up_contacts__failed_post_deleted(  # tasks.world:94
     )
 
 
-def _check_clean_up_contacts__hana_removed(  # tasks.world:95
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(
-        not any(
-            _c40.owner == 'U001' and _c40.user == 'U007' for _c40 in rt.each(ep, ep.t_contacts)
-        ),
+def _check_clean_up_contacts__hana_removed(ep: MobileMessaging) -> bool:  # tasks.world:95
+    return not any(
+        _c40.owner == 'U001' and _c40.user == 'U007' for _c40 in rt.each(ep, ep.t_contacts)
     )
 
 
 def _check_clean_up_contacts__favorites(  # tasks.world:96
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging
 ) -> rt.Verdict | bool:
     return rt.expect(
         v.unique(tuple(rt.each(
@@ -1446,41 +1418,39 @@ def _check_clean_up_contacts__favorites(  # tasks.world:96
 
 
 def _check_weekend_catch_up__daniel_answered(  # tasks.world:122
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(any(
+    return any(
         _m42.id_ not in init.t_messages
         and _m42.conversation == 'CONV101'
         and _m42.sender == 'U001'
         and 'Friday' in rt.read(ep, _m42.body)
         for _m42 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
 def _check_weekend_catch_up__crew_answered(  # tasks.world:123
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(any(
+    return any(
         _m43.id_ not in init.t_messages
         and _m43.conversation == 'CONV103'
         and _m43.sender == 'U001'
         and 'rope' in rt.read(ep, rt.built(ep, _m43.body.lower()))
         for _m43 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_weekend_catch_up__both_read(  # tasks.world:124
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(all(
+def _check_weekend_catch_up__both_read(ep: MobileMessaging) -> bool:  # tasks.world:124
+    return all(
         _m44.conversation != 'CONV101' and _m44.conversation != 'CONV103'
         or 'U001' in rt.each(ep, _m44.read_by)
         for _m44 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
 def _check_weekend_catch_up__signed_in(  # tasks.world:125
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.state.current_user, 'is not', None)
@@ -1488,9 +1458,7 @@ def _check_weekend_catch_up__signed_in(  # tasks.world:125
     )
 
 
-def _check_daniel_catches_up__new_contacts(  # tasks.world:155
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
+def _check_daniel_catches_up__new_contacts(ep: MobileMessaging) -> bool:  # tasks.world:155
     return bool(
         any(
             _c45.owner == 'U002' and _c45.user == 'U005' and _c45.favorite
@@ -1502,14 +1470,12 @@ def _check_daniel_catches_up__new_contacts(  # tasks.world:155
     )
 
 
-def _check_daniel_catches_up__lucas_favorite(  # tasks.world:156
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
+def _check_daniel_catches_up__lucas_favorite(ep: MobileMessaging) -> bool:  # tasks.world:156
     return bool(ep.t_contacts.row('CT107').favorite)
 
 
 def _check_daniel_catches_up__group_caught_up(  # tasks.world:157
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
     return bool(
         all(
@@ -1527,7 +1493,7 @@ def _check_daniel_catches_up__group_caught_up(  # tasks.world:157
 
 
 def _check_daniel_catches_up__signed_out(  # tasks.world:158
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.state.current_user, 'is', None)
@@ -1536,20 +1502,18 @@ def _check_daniel_catches_up__signed_out(  # tasks.world:158
 
 
 def _check_hana_q4_follow_up__replied(  # tasks.world:186
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(any(
+    return any(
         _m49.id_ not in init.t_messages
         and _m49.conversation == 'CONV104'
         and _m49.sender == 'U001'
         and 'Q4' in rt.read(ep, _m49.body)
         for _m49 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_hana_q4_follow_up__chat_back_and_read(  # tasks.world:187
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
+def _check_hana_q4_follow_up__chat_back_and_read(ep: MobileMessaging) -> bool:  # tasks.world:187
     return bool(
         'U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by)
         and all(
@@ -1559,9 +1523,7 @@ def _check_hana_q4_follow_up__chat_back_and_read(  # tasks.world:187
     )
 
 
-def _check_hana_q4_follow_up__renamed(  # tasks.world:188
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
+def _check_hana_q4_follow_up__renamed(ep: MobileMessaging) -> bool:  # tasks.world:188
     return bool(
         'CT104' not in ep.t_contacts
         and any(
@@ -1575,19 +1537,19 @@ def _check_hana_q4_follow_up__renamed(  # tasks.world:188
 
 
 def _check_phone_handoff_to_sofia__maya_told_daniel(  # tasks.world:214
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(any(
+    return any(
         _m52.id_ not in init.t_messages
         and _m52.conversation == 'CONV101'
         and _m52.sender == 'U001'
         and 'late' in rt.read(ep, _m52.body)
         for _m52 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
 def _check_phone_handoff_to_sofia__sofia_caught_up(  # tasks.world:215
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
     return bool(
         all(
@@ -1604,16 +1566,12 @@ def _check_phone_handoff_to_sofia__sofia_caught_up(  # tasks.world:215
     )
 
 
-def _check_phone_handoff_to_sofia__tom_added(  # tasks.world:216
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
-        _c55.owner == 'U005' and _c55.user == 'U006' for _c55 in rt.each(ep, ep.t_contacts)
-    ))
+def _check_phone_handoff_to_sofia__tom_added(ep: MobileMessaging) -> bool:  # tasks.world:216
+    return any(_c55.owner == 'U005' and _c55.user == 'U006' for _c55 in rt.each(ep, ep.t_contacts))
 
 
 def _check_phone_handoff_to_sofia__both_signed_out(  # tasks.world:217
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.state.current_user, 'is', None)

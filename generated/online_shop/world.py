@@ -14,6 +14,7 @@ from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
+from worldspec.runtime.contract import TaggedUnion
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
@@ -181,9 +182,9 @@ class Customer(Row):
         load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
         text=v.record_text)
     payment_methods: dict[str, PaymentMethod] = field(
-        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _load_PaymentMethod(x, p, ep))),
-        export=lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()},
-        text=lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}')
+        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _UNION_PaymentMethod.load(x, p, ep))),
+        export=lambda value: {k: _UNION_PaymentMethod.export(x) for k, x in value.items()},
+        text=lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _UNION_PaymentMethod.text(x0) for k0, x0 in value.items()]) + '}')
 
 
 class Order(Row):
@@ -272,27 +273,9 @@ class OrderSummary(Record):
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
-_TAGS_PaymentMethod: dict[type, str] = {CreditCard: 'credit_card', GiftCard: 'gift_card', Paypal: 'paypal'}
-
-
-def _load_PaymentMethod(data: object, path: str, ep: Any) -> Any:
-    return rt.load_union(data, path, ep, 'source', {'credit_card': CreditCard.load, 'gift_card': GiftCard.load, 'paypal': Paypal.load})
-
-
-def _export_PaymentMethod(value: Any) -> dict[str, Any]:
-    return {'source': _TAGS_PaymentMethod[type(value)], **value.export()}
-
-
-def _text_PaymentMethod(value: Any) -> str:
-    body: str = value._json_text()
-    head = '{"source": ' + v.str_text(_TAGS_PaymentMethod[type(value)])
-    return head + '}' if body == '{}' else head + ', ' + body[1:]
-
-
-def _some_PaymentMethod(value: PaymentMethod | None) -> PaymentMethod:
-    if value is None:
-        raise ToolError('A value that must be present is none.')
-    return value
+_UNION_PaymentMethod: TaggedUnion[PaymentMethod] = TaggedUnion(
+    'source', {'credit_card': CreditCard, 'gift_card': GiftCard, 'paypal': Paypal}
+)
 
 
 _GET_price = rt.attrgetter('price')
@@ -304,9 +287,9 @@ _GET_variant = rt.attrgetter('variant')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    order_ids: int = state_item(0)
-    return_ids: int = state_item(0)
-    gift_card_ids: int = state_item(0)
+    order_ids: int = state_item(0, load=v.want_int)
+    return_ids: int = state_item(0, load=v.want_int)
+    gift_card_ids: int = state_item(0, load=v.want_int)
 
 
 class OnlineShop(Episode):
@@ -339,19 +322,12 @@ class OnlineShop(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_products.load_rows(Product, data.get('products', ()), '$.products', ep)
-        self.t_variants.load_rows(Variant, data.get('variants', ()), '$.variants', ep)
-        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
-        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
-        self.t_returns.load_rows(ReturnRequest, data.get('returns', ()), '$.returns', ep)
-        if 'order_ids' in data:
-            self.state.order_ids = v.want_int(data['order_ids'], '$.order_ids')
-        if 'return_ids' in data:
-            self.state.return_ids = v.want_int(data['return_ids'], '$.return_ids')
-        if 'gift_card_ids' in data:
-            self.state.gift_card_ids = v.want_int(data['gift_card_ids'], '$.gift_card_ids')
-        del ep
+        self.t_products.load_rows(Product, data.get('products', ()), '$.products', self)
+        self.t_variants.load_rows(Variant, data.get('variants', ()), '$.variants', self)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', self)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', self)
+        self.t_returns.load_rows(ReturnRequest, data.get('returns', ()), '$.returns', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         for _row39 in rt.changed_rows(self, self.t_variants):  # shop.world:253
@@ -1066,7 +1042,7 @@ class OnlineShop(Episode):
             ))
         if not (  # shop.world:527
             method.id_ == order.payment_method_id
-            or _TAGS_PaymentMethod[type(method)] == 'gift_card'
+            or _UNION_PaymentMethod.tag(method) == 'gift_card'
         ):
             raise ToolError(rt.built(
                 self,
@@ -1289,7 +1265,7 @@ def _invoke_issue_gift_card(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
         a_customer = v.want_str(a_customer, 'customer')
     a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, 'Customer ' + rt.text(key) + ' not found.'))
     a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 1.0, 500.0)
-    return rt.Exported(_export_PaymentMethod(ep.tool_issue_gift_card(a_customer, a_amount)))
+    return rt.Exported(_UNION_PaymentMethod.export(ep.tool_issue_gift_card(a_customer, a_amount)))
 
 
 def _invoke_restock_variant(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
@@ -1399,9 +1375,7 @@ OnlineShop.TOOLS = tools(
 )
 
 
-def _check_cancel_and_reorder__cancelled(  # tasks.world:20
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_cancel_and_reorder__cancelled(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:20
     return (
         rt.expect(ep.t_orders.row('#W4817420').status, '==', _E11_OrderStatus_cancelled)
         and rt.expect(
@@ -1414,7 +1388,7 @@ def _check_cancel_and_reorder__cancelled(  # tasks.world:20
 
 
 def _check_cancel_and_reorder__restocked(  # tasks.world:21
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_variants.row('V1001').stock, '==', init.t_variants.row('V1001').stock + 1)
@@ -1425,29 +1399,27 @@ def _check_cancel_and_reorder__restocked(  # tasks.world:21
 
 
 def _check_cancel_and_reorder__bottle_ordered(  # tasks.world:22
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> bool:
-    return bool(any(
+    return any(
         _o28.id_ not in init.t_orders
         and _o28.customer == 'C01'
         and _o28.payment_method_id == 'gift_card_7245904'
         and len(_o28.items) == 1
         and _o28.items[0].variant == 'V2002'
         for _o28 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_cancel_and_reorder__gift_card_charged(  # tasks.world:23
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop
 ) -> rt.Verdict | bool:
     return rt.expect(
         ep.fn_gift_card_balance(ep.t_customers.row('C01'), 'gift_card_7245904'), '==', 30.05
     )
 
 
-def _check_grey_sweater_swap__swapped(  # tasks.world:47
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_grey_sweater_swap__swapped(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:47
     return (
         rt.expect(ep.t_orders.row('#W3391820').items[0].variant, '==', 'V4003')
         and rt.expect(ep.t_orders.row('#W3391820').items[0].price, '==', 79.0, part=1)
@@ -1455,7 +1427,7 @@ def _check_grey_sweater_swap__swapped(  # tasks.world:47
 
 
 def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
         rt.expect(
@@ -1480,7 +1452,7 @@ def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
 
 
 def _check_grey_sweater_swap__stock_moved(  # tasks.world:49
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_variants.row('V4003').stock, '==', 4)
@@ -1491,34 +1463,32 @@ def _check_grey_sweater_swap__stock_moved(  # tasks.world:49
 
 
 def _check_grey_sweater_swap__bottles_restocked(  # tasks.world:50
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return rt.expect(
         ep.t_variants.row('V2002').stock, '==', init.t_variants.row('V2002').stock + 10
     )
 
 
-def _check_return_headphones__returned(  # tasks.world:73
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_return_headphones__returned(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:73
     return rt.expect(ep.t_orders.row('#W2290175').status, '==', _E11_OrderStatus_returned)
 
 
 def _check_return_headphones__refund_paid(  # tasks.world:74
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> bool:
-    return bool(any(
+    return any(
         _r30.id_ not in init.t_returns
         and _r30.order == '#W2290175'
         and _r30.status == _E12_ReturnStatus_refunded
         and _r30.amount == 199.0
         and _r30.refund_method_id == 'gift_card_7245904'
         for _r30 in rt.each(ep, ep.t_returns)
-    ))
+    )
 
 
 def _check_return_headphones__gift_card_credited(  # tasks.world:75
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop
 ) -> rt.Verdict | bool:
     return rt.expect(
         ep.fn_gift_card_balance(ep.t_customers.row('C01'), 'gift_card_7245904'), '==', 259.0
@@ -1526,31 +1496,25 @@ def _check_return_headphones__gift_card_credited(  # tasks.world:75
 
 
 def _check_return_headphones__restocked(  # tasks.world:76
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return rt.expect(
         ep.t_variants.row('V3001').stock, '==', init.t_variants.row('V3001').stock + 1
     )
 
 
-def _check_dispatch_day__shipped(  # tasks.world:98
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_dispatch_day__shipped(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:98
     return (
         rt.expect(ep.t_orders.row('#W1038846').status, '==', _E11_OrderStatus_processed)
         and rt.expect(ep.t_orders.row('#W1038846').tracking, '==', '449201778310', part=1)
     )
 
 
-def _check_dispatch_day__delivered(  # tasks.world:99
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_dispatch_day__delivered(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:99
     return rt.expect(ep.t_orders.row('#W6650318').status, '==', _E11_OrderStatus_delivered)
 
 
-def _check_dispatch_day__return_refunded(  # tasks.world:100
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_dispatch_day__return_refunded(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:100
     return (
         rt.expect(ep.t_returns.row('RET9001').status, '==', _E12_ReturnStatus_refunded)
         and rt.expect(
@@ -1563,7 +1527,7 @@ def _check_dispatch_day__return_refunded(  # tasks.world:100
 
 
 def _check_dispatch_day__office_address(  # tasks.world:101
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('#W4817420').address.address1, '==', '500 Congress Avenue')
@@ -1574,16 +1538,14 @@ def _check_dispatch_day__office_address(  # tasks.world:101
     )
 
 
-def _check_goodwill_gift_card__card_issued(  # tasks.world:125
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_goodwill_gift_card__card_issued(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:125
     return rt.expect(
         len([
             _k31
             for _k31 in rt.each(
                 ep, tuple(rt.each(ep, ep.t_customers.row('C04').payment_methods).keys())
             )
-            if _TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k31])]
+            if _UNION_PaymentMethod.tag(ep.t_customers.row('C04').payment_methods[_k31])
             == 'gift_card'
         ]),
         '==',
@@ -1592,25 +1554,25 @@ def _check_goodwill_gift_card__card_issued(  # tasks.world:125
 
 
 def _check_goodwill_gift_card__bottle_ordered(  # tasks.world:126
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> bool:
-    return bool(any(
+    return any(
         _o32.id_ not in init.t_orders
         and _o32.customer == 'C04'
         and _o32.items[0].variant == 'V2001'
         and _o32.payment_method_id.startswith('gift_card_')
         for _o32 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_goodwill_gift_card__one_order(  # tasks.world:127
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_orders), '==', len(init.t_orders) + 1)
 
 
 def _check_goodwill_gift_card__stock_taken(  # tasks.world:128
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return rt.expect(
         ep.t_variants.row('V2001').stock, '==', init.t_variants.row('V2001').stock - 1
@@ -1618,7 +1580,7 @@ def _check_goodwill_gift_card__stock_taken(  # tasks.world:128
 
 
 def _check_chloe_return_and_change__bottle_return(  # tasks.world:159
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('#W5573012').status, '==', _E11_OrderStatus_return_requested)
@@ -1634,7 +1596,7 @@ def _check_chloe_return_and_change__bottle_return(  # tasks.world:159
 
 
 def _check_chloe_return_and_change__size_m(  # tasks.world:160
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('#W3391820').items[0].variant, '==', 'V4001')
@@ -1648,7 +1610,7 @@ def _check_chloe_return_and_change__size_m(  # tasks.world:160
 
 
 def _check_chloe_return_and_change__new_address(  # tasks.world:161
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('#W3391820').address.address1, '==', '1200 Market Street')
@@ -1660,7 +1622,7 @@ def _check_chloe_return_and_change__new_address(  # tasks.world:161
 
 
 def _check_store_credit_shopping__return_done(  # tasks.world:189
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_returns.row('RET9001').status, '==', _E12_ReturnStatus_refunded)
@@ -1669,7 +1631,7 @@ def _check_store_credit_shopping__return_done(  # tasks.world:189
 
 
 def _check_store_credit_shopping__shoes_restocked(  # tasks.world:190
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return rt.expect(
         ep.t_variants.row('V1002').stock, '==', init.t_variants.row('V1002').stock + 3
@@ -1677,9 +1639,9 @@ def _check_store_credit_shopping__shoes_restocked(  # tasks.world:190
 
 
 def _check_store_credit_shopping__order_on_store_credit(  # tasks.world:191
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> bool:
-    return bool(any(
+    return any(
         _o34.id_ not in init.t_orders
         and _o34.customer == 'C05'
         and _o34.payment_method_id == 'gift_card_9904711'
@@ -1687,11 +1649,11 @@ def _check_store_credit_shopping__order_on_store_credit(  # tasks.world:191
         and any(_i35.variant == 'V1002' for _i35 in rt.each(ep, _o34.items))
         and any(_i36.variant == 'V5001' for _i36 in rt.each(ep, _o34.items))
         for _o34 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_store_credit_shopping__credit_left(  # tasks.world:192
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop
 ) -> rt.Verdict | bool:
     return rt.expect(
         ep.fn_gift_card_balance(ep.t_customers.row('C05'), 'gift_card_9904711'), '==', 71.51
@@ -1699,7 +1661,7 @@ def _check_store_credit_shopping__credit_left(  # tasks.world:192
 
 
 def _check_raj_order_overhaul__espresso_cancelled(  # tasks.world:221
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('#W1038846').status, '==', _E11_OrderStatus_cancelled)
@@ -1716,7 +1678,7 @@ def _check_raj_order_overhaul__espresso_cancelled(  # tasks.world:221
 
 
 def _check_raj_order_overhaul__mat_return_open(  # tasks.world:222
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('#W6650318').status, '==', _E11_OrderStatus_return_requested)
@@ -1733,9 +1695,9 @@ def _check_raj_order_overhaul__mat_return_open(  # tasks.world:222
 
 
 def _check_raj_order_overhaul__headphones_to_office(  # tasks.world:223
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> bool:
-    return bool(any(
+    return any(
         _o38.id_ not in init.t_orders
         and _o38.customer == 'C02'
         and len(_o38.items) == 1
@@ -1744,7 +1706,7 @@ def _check_raj_order_overhaul__headphones_to_office(  # tasks.world:223
         and _o38.address.address1 == '2001 Western Avenue'
         and _o38.address.zip_ == '98121'
         for _o38 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 OnlineShop.TASKS = task_registry(__name__, "tasks.json")

@@ -224,8 +224,8 @@ _C_MAX_OPEN_LOANS: int = 5  # public_library.world:19
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    loan_ids: int = state_item(0)
-    hold_ids: int = state_item(0)
+    loan_ids: int = state_item(0, load=v.want_int)
+    hold_ids: int = state_item(0, load=v.want_int)
 
 
 class PublicLibrary(Episode):
@@ -259,17 +259,12 @@ class PublicLibrary(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_members.load_rows(Member, data.get('members', ()), '$.members', ep)
-        self.t_books.load_rows(Book, data.get('books', ()), '$.books', ep)
-        self.t_copies.load_rows(Copy, data.get('copies', ()), '$.copies', ep)
-        self.t_loans.load_rows(Loan, data.get('loans', ()), '$.loans', ep)
-        self.t_holds.load_rows(Hold, data.get('holds', ()), '$.holds', ep)
-        if 'loan_ids' in data:
-            self.state.loan_ids = v.want_int(data['loan_ids'], '$.loan_ids')
-        if 'hold_ids' in data:
-            self.state.hold_ids = v.want_int(data['hold_ids'], '$.hold_ids')
-        del ep
+        self.t_members.load_rows(Member, data.get('members', ()), '$.members', self)
+        self.t_books.load_rows(Book, data.get('books', ()), '$.books', self)
+        self.t_copies.load_rows(Copy, data.get('copies', ()), '$.copies', self)
+        self.t_loans.load_rows(Loan, data.get('loans', ()), '$.loans', self)
+        self.t_holds.load_rows(Hold, data.get('holds', ()), '$.holds', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # public_library.world:211
@@ -1076,7 +1071,7 @@ PublicLibrary.TOOLS = tools(
 
 
 def _check_late_return_and_new_loan__returned(  # public_library.world:536
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'))
@@ -1086,40 +1081,40 @@ def _check_late_return_and_new_loan__returned(  # public_library.world:536
 
 
 def _check_late_return_and_new_loan__charged(  # public_library.world:537
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_members.row('M001').fees_due, '==', 1.25)
 
 
 def _check_late_return_and_new_loan__borrowed(  # public_library.world:538
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> bool:
-    return bool(any(
+    return any(
         _l24.member == 'M001'
         and _l24.copy_ == 'C0006'
         and _l24.returned_on is None
         and _l24.due_on == rt.parse_date('2026-06-10')
         for _l24 in rt.each(ep, ep.t_loans)
-    ))
+    )
 
 
 def _check_pay_then_borrow_and_renew__paid(  # public_library.world:654
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_members.row('M002').fees_due, '==', 7.5)
 
 
 def _check_pay_then_borrow_and_renew__ben_borrowed(  # public_library.world:655
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> bool:
-    return bool(any(
+    return any(
         _l25.member == 'M002' and _l25.copy_ == 'C0001' and _l25.returned_on is None
         for _l25 in rt.each(ep, ep.t_loans)
-    ))
+    )
 
 
 def _check_pay_then_borrow_and_renew__renewed(  # public_library.world:656
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
         ep.t_loans.row('L003').renewed
@@ -1128,24 +1123,22 @@ def _check_pay_then_borrow_and_renew__renewed(  # public_library.world:656
 
 
 def _check_swap_holds__dune_cancelled(  # public_library.world:773
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_holds.row('H001').status, '==', _E10_HoldStatus_cancelled)
 
 
-def _check_swap_holds__beloved_held(  # public_library.world:774
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_swap_holds__beloved_held(ep: PublicLibrary) -> bool:  # public_library.world:774
+    return any(
         _h26.member == 'M003'
         and _h26.book == '9781400033416'
         and _h26.status == _E10_HoldStatus_active
         for _h26 in rt.each(ep, ep.t_holds)
-    ))
+    )
 
 
 def _check_dune_passes_to_next_in_line__dune_returned(  # tasks.world:113
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'))
@@ -1155,31 +1148,31 @@ def _check_dune_passes_to_next_in_line__dune_returned(  # tasks.world:113
 
 
 def _check_dune_passes_to_next_in_line__chloe_borrowed(  # tasks.world:114
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> bool:
-    return bool(any(
+    return any(
         _l27.member == 'M003'
         and _l27.copy_ == 'C0003'
         and _l27.returned_on is None
         and _l27.due_on == rt.parse_date('2026-06-10')
         for _l27 in rt.each(ep, ep.t_loans)
-    ))
+    )
 
 
 def _check_dune_passes_to_next_in_line__hold_fulfilled(  # tasks.world:115
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_holds.row('H001').status, '==', _E10_HoldStatus_fulfilled)
 
 
 def _check_dune_passes_to_next_in_line__fees_paid(  # tasks.world:116
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_members.row('M003').fees_due, '==', 0.0)
 
 
 def _check_chloe_swaps_hold_and_books__right_hold_cancelled(  # tasks.world:241
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_holds.row('H003').status, '==', _E10_HoldStatus_cancelled)
@@ -1188,7 +1181,7 @@ def _check_chloe_swaps_hold_and_books__right_hold_cancelled(  # tasks.world:241
 
 
 def _check_chloe_swaps_hold_and_books__le_guin_returned(  # tasks.world:242
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_loans.row('L001').returned_on, '==', rt.parse_date('2026-05-20'))
@@ -1198,19 +1191,19 @@ def _check_chloe_swaps_hold_and_books__le_guin_returned(  # tasks.world:242
 
 
 def _check_chloe_swaps_hold_and_books__beloved_borrowed(  # tasks.world:243
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> bool:
-    return bool(any(
+    return any(
         _l28.member == 'M003'
         and _l28.copy_ == 'C0004'
         and _l28.returned_on is None
         and _l28.due_on == rt.parse_date('2026-06-10')
         for _l28 in rt.each(ep, ep.t_loans)
-    ))
+    )
 
 
 def _check_chloe_settles_up__returned_on_time(  # tasks.world:361
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_loans.row('L001').returned_on, '==', rt.parse_date('2026-05-20'))
@@ -1220,55 +1213,51 @@ def _check_chloe_settles_up__returned_on_time(  # tasks.world:361
 
 
 def _check_chloe_settles_up__fees_cleared(  # tasks.world:362
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_members.row('M003').fees_due, '==', 0.0)
 
 
-def _check_chloe_settles_up__beloved_borrowed(  # tasks.world:363
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chloe_settles_up__beloved_borrowed(ep: PublicLibrary) -> bool:  # tasks.world:363
+    return any(
         _l29.member == 'M003'
         and _l29.copy_ == 'C0004'
         and _l29.returned_on is None
         and _l29.due_on == rt.parse_date('2026-06-10')
         for _l29 in rt.each(ep, ep.t_loans)
-    ))
+    )
 
 
 def _check_ben_pays_borrows_and_queues__paid_just_enough(  # tasks.world:481
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_members.row('M002').fees_due, '==', 10.0)
 
 
 def _check_ben_pays_borrows_and_queues__beloved_borrowed(  # tasks.world:482
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> bool:
-    return bool(any(
+    return any(
         _l30.member == 'M002'
         and (ep.t_copies.rows.get(_l30.copy_) or ep.t_copies.row(_l30.copy_)).book
         == '9781400033416'
         and _l30.returned_on is None
         and _l30.due_on == rt.parse_date('2026-06-10')
         for _l30 in rt.each(ep, ep.t_loans)
-    ))
+    )
 
 
-def _check_ben_pays_borrows_and_queues__dune_queued(  # tasks.world:483
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_ben_pays_borrows_and_queues__dune_queued(ep: PublicLibrary) -> bool:  # tasks.world:483
+    return any(
         _h31.member == 'M002'
         and _h31.book == '9780441172719'
         and _h31.status == _E10_HoldStatus_active
         for _h31 in rt.each(ep, ep.t_holds)
-    ))
+    )
 
 
 def _check_ana_renews_what_she_can__beloved_renewed(  # tasks.world:605
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
         ep.t_loans.row('L003').renewed
@@ -1278,7 +1267,7 @@ def _check_ana_renews_what_she_can__beloved_renewed(  # tasks.world:605
 
 
 def _check_ana_renews_what_she_can__dune_returned_and_paid(  # tasks.world:606
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'))
@@ -1289,7 +1278,7 @@ def _check_ana_renews_what_she_can__dune_returned_and_paid(  # tasks.world:606
 
 
 def _check_ana_returns_everything__dune_back_late(  # tasks.world:726
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'))
@@ -1299,7 +1288,7 @@ def _check_ana_returns_everything__dune_back_late(  # tasks.world:726
 
 
 def _check_ana_returns_everything__beloved_back(  # tasks.world:727
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_loans.row('L003').returned_on, '==', rt.parse_date('2026-05-20'))
@@ -1309,7 +1298,7 @@ def _check_ana_returns_everything__beloved_back(  # tasks.world:727
 
 
 def _check_ana_returns_everything__fee_paid(  # tasks.world:728
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_members.row('M001').fees_due, '==', 0.0)
@@ -1317,16 +1306,14 @@ def _check_ana_returns_everything__fee_paid(  # tasks.world:728
     )
 
 
-def _check_ana_returns_everything__new_loan(  # tasks.world:729
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_ana_returns_everything__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:729
+    return any(
         _l32.member == 'M001'
         and _l32.copy_ == 'C0001'
         and _l32.returned_on is None
         and _l32.due_on == rt.parse_date('2026-06-10')
         for _l32 in rt.each(ep, ep.t_loans)
-    ))
+    )
 
 
 PublicLibrary.TASKS = task_registry(__name__, "tasks.json")

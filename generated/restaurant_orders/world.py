@@ -222,10 +222,12 @@ class SettleReceipt(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    order_ids: int = state_item(0)
-    line_ids: int = state_item(0)
-    payment_ids: int = state_item(0)
-    current_server: str | None = state_item(None)
+    order_ids: int = state_item(0, load=v.want_int)
+    line_ids: int = state_item(0, load=v.want_int)
+    payment_ids: int = state_item(0, load=v.want_int)
+    current_server: str | None = state_item(
+        None,
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'))))
 
 
 class RestaurantOrders(Episode):
@@ -262,22 +264,15 @@ class RestaurantOrders(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_servers.load_rows(Server, data.get('servers', ()), '$.servers', ep)
-        self.t_dining_tables.load_rows(DiningTable, data.get('dining_tables', ()), '$.dining_tables', ep)
-        self.t_menu.load_rows(MenuItem, data.get('menu', ()), '$.menu', ep)
-        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
-        self.t_order_lines.load_rows(OrderLine, data.get('order_lines', ()), '$.order_lines', ep)
-        self.t_payments.load_rows(Payment, data.get('payments', ()), '$.payments', ep)
-        if 'order_ids' in data:
-            self.state.order_ids = v.want_int(data['order_ids'], '$.order_ids')
-        if 'line_ids' in data:
-            self.state.line_ids = v.want_int(data['line_ids'], '$.line_ids')
-        if 'payment_ids' in data:
-            self.state.payment_ids = v.want_int(data['payment_ids'], '$.payment_ids')
-        if 'current_server' in data:
-            self.state.current_server = v.want_optional(data['current_server'], '$.current_server', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$')))
-        del ep
+        self.t_servers.load_rows(Server, data.get('servers', ()), '$.servers', self)
+        self.t_dining_tables.load_rows(
+            DiningTable, data.get('dining_tables', ()), '$.dining_tables', self
+        )
+        self.t_menu.load_rows(MenuItem, data.get('menu', ()), '$.menu', self)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', self)
+        self.t_order_lines.load_rows(OrderLine, data.get('order_lines', ()), '$.order_lines', self)
+        self.t_payments.load_rows(Payment, data.get('payments', ()), '$.payments', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # restaurant_orders.world:161
@@ -1015,22 +1010,18 @@ RestaurantOrders.TOOLS = tools(
 )
 
 
-def _check_new_table_order__sent(  # restaurant_orders.world:557
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_table_order__sent(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:557
+    return any(
         _o17.table == 'T1'
         and _o17.guests == 2
         and _o17.status == _E11_OrderStatus_sent_to_kitchen
         and _o17.server == 'S01'
         for _o17 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
-def _check_new_table_order__lines(  # restaurant_orders.world:558
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_table_order__lines(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:558
+    return any(
         _o18.table == 'T1'
         and _o18.status == _E11_OrderStatus_sent_to_kitchen
         and len(tuple([
@@ -1053,22 +1044,20 @@ def _check_new_table_order__lines(  # restaurant_orders.world:558
             for _l22 in rt.each(ep, ep.t_order_lines)
         )
         for _o18 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
-def _check_new_table_order__total(  # restaurant_orders.world:559
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_table_order__total(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:559
+    return any(
         _o23.table == 'T1'
         and _o23.status == _E11_OrderStatus_sent_to_kitchen
         and ep.fn_order_total(_o23) == 3350
         for _o23 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_close_out_tables__t4_paid(  # restaurant_orders.world:706
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('O003').status, '==', _E11_OrderStatus_paid)
@@ -1084,7 +1073,7 @@ def _check_close_out_tables__t4_paid(  # restaurant_orders.world:706
 
 
 def _check_close_out_tables__t3_served(  # restaurant_orders.world:707
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('O002').status, '==', _E11_OrderStatus_served)
@@ -1092,20 +1081,18 @@ def _check_close_out_tables__t3_served(  # restaurant_orders.world:707
     )
 
 
-def _check_close_out_tables__sea_bass(  # restaurant_orders.world:708
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
+def _check_close_out_tables__sea_bass(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:708
     return bool(ep.t_menu.row('FS01').available)
 
 
 def _check_split_at_the_bar__split(  # restaurant_orders.world:854
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_orders.row('O005').split_ways, '==', 2)
 
 
 def _check_split_at_the_bar__settled(  # restaurant_orders.world:855
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('O005').status, '==', _E11_OrderStatus_paid)
@@ -1129,13 +1116,13 @@ def _check_split_at_the_bar__settled(  # restaurant_orders.world:855
 
 
 def _check_sea_bass_back_for_o001__sea_bass_available(  # tasks.world:140
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> bool:
     return bool(ep.t_menu.row('FS01').available)
 
 
 def _check_sea_bass_back_for_o001__lines_changed(  # tasks.world:141
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
         rt.expect(
@@ -1167,13 +1154,13 @@ def _check_sea_bass_back_for_o001__lines_changed(  # tasks.world:141
 
 
 def _check_sea_bass_back_for_o001__total(  # tasks.world:142
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return rt.expect(ep.fn_order_total(ep.t_orders.row('O001')), '==', 4900)
 
 
 def _check_sea_bass_back_for_o001__sent(  # tasks.world:143
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('O001').status, '==', _E11_OrderStatus_sent_to_kitchen)
@@ -1181,20 +1168,18 @@ def _check_sea_bass_back_for_o001__sent(  # tasks.world:143
     )
 
 
-def _check_t2_dessert_to_bill__dessert_added(  # tasks.world:290
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_t2_dessert_to_bill__dessert_added(ep: RestaurantOrders) -> bool:  # tasks.world:290
+    return any(
         _l32.order == 'O001'
         and _l32.item == 'DS01'
         and _l32.quantity == 2
         and _l32.unit_price_cents == 650
         for _l32 in rt.each(ep, ep.t_order_lines)
-    ))
+    )
 
 
 def _check_t2_dessert_to_bill__through_kitchen(  # tasks.world:291
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('O001').sent_at, 'is not', None)
@@ -1203,7 +1188,7 @@ def _check_t2_dessert_to_bill__through_kitchen(  # tasks.world:291
 
 
 def _check_t2_dessert_to_bill__paid_in_full(  # tasks.world:292
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('O001').status, '==', _E11_OrderStatus_paid)
@@ -1220,7 +1205,7 @@ def _check_t2_dessert_to_bill__paid_in_full(  # tasks.world:292
 
 
 def _check_free_t4_for_terrace_party__t4_settled(  # tasks.world:438
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('O003').status, '==', _E11_OrderStatus_paid)
@@ -1229,22 +1214,20 @@ def _check_free_t4_for_terrace_party__t4_settled(  # tasks.world:438
 
 
 def _check_free_t4_for_terrace_party__party_seated(  # tasks.world:439
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> bool:
-    return bool(any(
+    return any(
         _o34.table == 'T4'
         and _o34.id_ != 'O003'
         and _o34.guests == 4
         and _o34.status == _E11_OrderStatus_sent_to_kitchen
         and _o34.server == 'S01'
         for _o34 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
-def _check_free_t4_for_terrace_party__party_lines(  # tasks.world:440
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_free_t4_for_terrace_party__party_lines(ep: RestaurantOrders) -> bool:  # tasks.world:440
+    return any(
         _o35.table == 'T4'
         and _o35.status == _E11_OrderStatus_sent_to_kitchen
         and len(tuple([
@@ -1261,11 +1244,11 @@ def _check_free_t4_for_terrace_party__party_lines(  # tasks.world:440
         )
         and ep.fn_order_total(_o35) == 3150
         for _o35 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_t1_changes_their_mind__sent(  # tasks.world:605
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('O006').status, '==', _E11_OrderStatus_sent_to_kitchen)
@@ -1274,7 +1257,7 @@ def _check_t1_changes_their_mind__sent(  # tasks.world:605
 
 
 def _check_t1_changes_their_mind__lines(  # tasks.world:606
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
         rt.expect(
@@ -1303,7 +1286,7 @@ def _check_t1_changes_their_mind__lines(  # tasks.world:606
 
 
 def _check_t1_changes_their_mind__total(  # tasks.world:607
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return rt.expect(
         sum(rt.each(
@@ -1319,9 +1302,7 @@ def _check_t1_changes_their_mind__total(  # tasks.world:607
     )
 
 
-def _check_turn_table_t4__t4_settled(  # tasks.world:757
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_turn_table_t4__t4_settled(ep: RestaurantOrders) -> rt.Verdict | bool:  # tasks.world:757
     return (
         rt.expect(ep.t_orders.row('O003').status, '==', _E11_OrderStatus_paid)
         and any(
@@ -1335,23 +1316,19 @@ def _check_turn_table_t4__t4_settled(  # tasks.world:757
     )
 
 
-def _check_turn_table_t4__new_party_sent(  # tasks.world:758
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_turn_table_t4__new_party_sent(ep: RestaurantOrders) -> bool:  # tasks.world:758
+    return any(
         _o46.table == 'T4'
         and _o46.id_ != 'O003'
         and _o46.guests == 3
         and _o46.status == _E11_OrderStatus_sent_to_kitchen
         and _o46.server == 'S01'
         for _o46 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
-def _check_turn_table_t4__new_party_lines(  # tasks.world:759
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_turn_table_t4__new_party_lines(ep: RestaurantOrders) -> bool:  # tasks.world:759
+    return any(
         _o47.table == 'T4'
         and _o47.status == _E11_OrderStatus_sent_to_kitchen
         and len(tuple([
@@ -1372,17 +1349,17 @@ def _check_turn_table_t4__new_party_lines(  # tasks.world:759
         )
         and ep.fn_order_total(_o47) == 6150
         for _o47 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(  # tasks.world:910
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> bool:
-    return bool(not ep.t_menu.row('DS01').available)
+    return not ep.t_menu.row('DS01').available
 
 
 def _check_tiramisu_out_and_terrace_split__served(  # tasks.world:911
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders.row('O002').status, '==', _E11_OrderStatus_served)
@@ -1391,15 +1368,15 @@ def _check_tiramisu_out_and_terrace_split__served(  # tasks.world:911
 
 
 def _check_tiramisu_out_and_terrace_split__split_five(  # tasks.world:912
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_orders.row('O002').split_ways, '==', 5)
 
 
 def _check_tiramisu_out_and_terrace_split__told_share(  # tasks.world:913
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders, replies: tuple[str, ...]
 ) -> bool:
-    return bool('11.10' in rt.read(ep, replies[-1] if replies else ''))
+    return '11.10' in rt.read(ep, replies[-1] if replies else '')
 
 
 RestaurantOrders.TASKS = task_registry(__name__, "tasks.json")

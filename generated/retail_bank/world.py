@@ -162,10 +162,13 @@ _GET_balance_cents = rt.attrgetter('balance_cents')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    account_numbers: int = state_item(0)
-    transaction_ids: int = state_item(0)
-    current_teller: str | None = state_item(None)
-    max_withdrawal_cents: int = state_item(0)
+    account_numbers: int = state_item(0, load=v.want_int)
+    transaction_ids: int = state_item(0, load=v.want_int)
+    current_teller: str | None = state_item(
+        None,
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'))))
+    max_withdrawal_cents: int = state_item(
+        0, load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None))
 
 
 class RetailBank(Episode):
@@ -199,20 +202,13 @@ class RetailBank(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_tellers.load_rows(Teller, data.get('tellers', ()), '$.tellers', ep)
-        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
-        self.t_accounts.load_rows(Account, data.get('accounts', ()), '$.accounts', ep)
-        self.t_transactions.load_rows(Transaction, data.get('transactions', ()), '$.transactions', ep)
-        if 'account_numbers' in data:
-            self.state.account_numbers = v.want_int(data['account_numbers'], '$.account_numbers')
-        if 'transaction_ids' in data:
-            self.state.transaction_ids = v.want_int(data['transaction_ids'], '$.transaction_ids')
-        if 'current_teller' in data:
-            self.state.current_teller = v.want_optional(data['current_teller'], '$.current_teller', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$')))
-        if 'max_withdrawal_cents' in data:
-            self.state.max_withdrawal_cents = v.check_range(v.want_int(data['max_withdrawal_cents'], '$.max_withdrawal_cents'), '$.max_withdrawal_cents', 1, None)
-        del ep
+        self.t_tellers.load_rows(Teller, data.get('tellers', ()), '$.tellers', self)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', self)
+        self.t_accounts.load_rows(Account, data.get('accounts', ()), '$.accounts', self)
+        self.t_transactions.load_rows(
+            Transaction, data.get('transactions', ()), '$.transactions', self
+        )
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         for _row26 in rt.changed_rows(self, self.t_accounts):  # retail_bank.world:111
@@ -891,43 +887,39 @@ RetailBank.TOOLS = tools(
 
 
 def _check_alice_savings_to_cash__savings_debited(  # retail_bank.world:456
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_accounts.row('AC00002').balance_cents, '==', 1180000)
 
 
 def _check_alice_savings_to_cash__checking_after_cash(  # retail_bank.world:457
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_accounts.row('AC00001').balance_cents, '==', 255000)
 
 
-def _check_alice_savings_to_cash__transfer_logged(  # retail_bank.world:458
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_alice_savings_to_cash__transfer_logged(ep: RetailBank) -> bool:  # retail_bank.world:458
+    return any(
         _t9.kind == _E6_TxKind_transfer
         and _t9.from_account == 'AC00002'
         and _t9.to_account == 'AC00001'
         and _t9.amount_cents == 20000
         for _t9 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
-def _check_alice_savings_to_cash__cash_logged(  # retail_bank.world:459
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_alice_savings_to_cash__cash_logged(ep: RetailBank) -> bool:  # retail_bank.world:459
+    return any(
         _t10.kind == _E6_TxKind_withdrawal
         and _t10.from_account == 'AC00001'
         and _t10.amount_cents == 15000
         and _t10.teller == 'T02'
         for _t10 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
 def _check_chen_switch_accounts__savings_closed(  # retail_bank.world:562
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_accounts.row('AC00006').status, '==', _E13_AccountStatus_closed)
@@ -937,32 +929,28 @@ def _check_chen_switch_accounts__savings_closed(  # retail_bank.world:562
     )
 
 
-def _check_chen_switch_accounts__new_checking(  # retail_bank.world:563
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chen_switch_accounts__new_checking(ep: RetailBank) -> bool:  # retail_bank.world:563
+    return any(
         _a11.owner == 'CU0003'
         and _a11.kind == _E11_AccountKind_checking
         and _a11.status == _E13_AccountStatus_active
         and _a11.balance_cents == 50000
         for _a11 in rt.each(ep, ep.t_accounts)
-    ))
+    )
 
 
-def _check_chen_switch_accounts__opening_deposit(  # retail_bank.world:564
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chen_switch_accounts__opening_deposit(ep: RetailBank) -> bool:  # retail_bank.world:564
+    return any(
         _t12.kind == _E6_TxKind_deposit
         and _t12.amount_cents == 50000
         and _t12.to_account is not None
         and ep.t_accounts.row(rt.present(_t12.to_account)).owner == 'CU0003'
         for _t12 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
 def _check_ben_review_cleared__unfrozen(  # retail_bank.world:665
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_accounts.row('AC00004').status, '==', _E13_AccountStatus_active)
@@ -971,19 +959,19 @@ def _check_ben_review_cleared__unfrozen(  # retail_bank.world:665
 
 
 def _check_ben_review_cleared__savings_after(  # retail_bank.world:666
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_accounts.row('AC00004').balance_cents, '==', 50000)
 
 
 def _check_ben_review_cleared__checking_after(  # retail_bank.world:667
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_accounts.row('AC00003').balance_cents, '==', 34550)
 
 
 def _check_alice_closes_savings__savings_closed(  # tasks.world:97
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_accounts.row('AC00002').status, '==', _E13_AccountStatus_closed)
@@ -994,80 +982,72 @@ def _check_alice_closes_savings__savings_closed(  # tasks.world:97
     )
 
 
-def _check_alice_closes_savings__balance_moved(  # tasks.world:98
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_alice_closes_savings__balance_moved(ep: RetailBank) -> bool:  # tasks.world:98
+    return any(
         _t13.kind == _E6_TxKind_transfer
         and _t13.from_account == 'AC00002'
         and _t13.to_account == 'AC00001'
         and _t13.amount_cents == 1200000
         for _t13 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
-def _check_alice_closes_savings__cash_paid(  # tasks.world:99
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_alice_closes_savings__cash_paid(ep: RetailBank) -> bool:  # tasks.world:99
+    return any(
         _t14.kind == _E6_TxKind_withdrawal
         and _t14.from_account == 'AC00001'
         and _t14.amount_cents == 30000
         and _t14.teller == 'T02'
         for _t14 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
 def _check_alice_closes_savings__checking_balance(  # tasks.world:100
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_accounts.row('AC00001').balance_cents, '==', 1420000)
 
 
-def _check_chen_cash_and_new_checking__cash_deposited(  # tasks.world:203
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chen_cash_and_new_checking__cash_deposited(ep: RetailBank) -> bool:  # tasks.world:203
+    return any(
         _t15.kind == _E6_TxKind_deposit
         and _t15.to_account == 'AC00006'
         and _t15.amount_cents == 80000
         and _t15.teller == 'T02'
         for _t15 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
 def _check_chen_cash_and_new_checking__savings_balance(  # tasks.world:204
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_accounts.row('AC00006').balance_cents, '==', 50000)
 
 
-def _check_chen_cash_and_new_checking__new_checking(  # tasks.world:205
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chen_cash_and_new_checking__new_checking(ep: RetailBank) -> bool:  # tasks.world:205
+    return any(
         _a16.owner == 'CU0003'
         and _a16.kind == _E11_AccountKind_checking
         and _a16.status == _E13_AccountStatus_active
         and _a16.balance_cents == 30000
         for _a16 in rt.each(ep, ep.t_accounts)
-    ))
+    )
 
 
 def _check_chen_cash_and_new_checking__funded_by_transfer(  # tasks.world:206
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> bool:
-    return bool(any(
+    return any(
         _t17.kind == _E6_TxKind_transfer
         and _t17.from_account == 'AC00006'
         and _t17.amount_cents == 30000
         and _t17.teller == 'T02'
         for _t17 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
 def _check_stolen_card_secure_and_freeze__checking_frozen(  # tasks.world:309
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_accounts.row('AC00001').status, '==', _E13_AccountStatus_frozen)
@@ -1078,7 +1058,7 @@ def _check_stolen_card_secure_and_freeze__checking_frozen(  # tasks.world:309
 
 
 def _check_stolen_card_secure_and_freeze__money_moved(  # tasks.world:310
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_accounts.row('AC00001').balance_cents, '==', 150000)
@@ -1087,59 +1067,51 @@ def _check_stolen_card_secure_and_freeze__money_moved(  # tasks.world:310
 
 
 def _check_stolen_card_secure_and_freeze__transfer_logged(  # tasks.world:311
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> bool:
-    return bool(any(
+    return any(
         _t18.kind == _E6_TxKind_transfer
         and _t18.from_account == 'AC00001'
         and _t18.to_account == 'AC00002'
         and _t18.amount_cents == 100000
         and _t18.teller == 'T01'
         for _t18 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
-def _check_new_customer_two_accounts__checking_opened(  # tasks.world:414
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_customer_two_accounts__checking_opened(ep: RetailBank) -> bool:  # tasks.world:414
+    return any(
         _a19.owner == 'CU0004'
         and _a19.kind == _E11_AccountKind_checking
         and _a19.status == _E13_AccountStatus_active
         and _a19.balance_cents == 60000
         and _a19.opened_on == rt.parse_date('2026-03-02')
         for _a19 in rt.each(ep, ep.t_accounts)
-    ))
+    )
 
 
-def _check_new_customer_two_accounts__savings_opened(  # tasks.world:415
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_customer_two_accounts__savings_opened(ep: RetailBank) -> bool:  # tasks.world:415
+    return any(
         _a20.owner == 'CU0004'
         and _a20.kind == _E11_AccountKind_savings
         and _a20.status == _E13_AccountStatus_active
         and _a20.balance_cents == 40000
         for _a20 in rt.each(ep, ep.t_accounts)
-    ))
+    )
 
 
-def _check_new_customer_two_accounts__opening_deposit(  # tasks.world:416
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_customer_two_accounts__opening_deposit(ep: RetailBank) -> bool:  # tasks.world:416
+    return any(
         _t21.kind == _E6_TxKind_deposit
         and _t21.amount_cents == 100000
         and _t21.to_account is not None
         and ep.t_accounts.row(rt.present(_t21.to_account)).owner == 'CU0004'
         for _t21 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
-def _check_new_customer_two_accounts__funded_savings(  # tasks.world:417
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_customer_two_accounts__funded_savings(ep: RetailBank) -> bool:  # tasks.world:417
+    return any(
         _t22.kind == _E6_TxKind_transfer
         and _t22.amount_cents == 40000
         and _t22.from_account is not None
@@ -1148,30 +1120,24 @@ def _check_new_customer_two_accounts__funded_savings(  # tasks.world:417
         and ep.t_accounts.row(rt.present(_t22.from_account)).kind == _E11_AccountKind_checking
         and ep.t_accounts.row(rt.present(_t22.to_account)).kind == _E11_AccountKind_savings
         for _t22 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
-def _check_alice_lost_card__cash_paid(  # tasks.world:523
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_alice_lost_card__cash_paid(ep: RetailBank) -> bool:  # tasks.world:523
+    return any(
         _t23.kind == _E6_TxKind_withdrawal
         and _t23.from_account == 'AC00001'
         and _t23.amount_cents == 20000
         and _t23.teller == 'T01'
         for _t23 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
-def _check_alice_lost_card__balance_after(  # tasks.world:524
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_alice_lost_card__balance_after(ep: RetailBank) -> rt.Verdict | bool:  # tasks.world:524
     return rt.expect(ep.t_accounts.row('AC00001').balance_cents, '==', 230000)
 
 
-def _check_alice_lost_card__frozen(  # tasks.world:525
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_alice_lost_card__frozen(ep: RetailBank) -> rt.Verdict | bool:  # tasks.world:525
     return (
         rt.expect(ep.t_accounts.row('AC00001').status, '==', _E13_AccountStatus_frozen)
         and rt.expect(ep.t_accounts.row('AC00001').freeze_reason, '==', 'debit card lost', part=1)
@@ -1179,32 +1145,26 @@ def _check_alice_lost_card__frozen(  # tasks.world:525
 
 
 def _check_alice_car_cash__checking_emptied(  # tasks.world:630
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_accounts.row('AC00001').balance_cents, '==', 0)
 
 
-def _check_alice_car_cash__savings_debited(  # tasks.world:631
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_alice_car_cash__savings_debited(ep: RetailBank) -> rt.Verdict | bool:  # tasks.world:631
     return rt.expect(ep.t_accounts.row('AC00002').balance_cents, '==', 850000)
 
 
-def _check_alice_car_cash__transfer_logged(  # tasks.world:632
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_alice_car_cash__transfer_logged(ep: RetailBank) -> bool:  # tasks.world:632
+    return any(
         _t24.kind == _E6_TxKind_transfer
         and _t24.from_account == 'AC00002'
         and _t24.to_account == 'AC00001'
         and _t24.amount_cents == 350000
         for _t24 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
-def _check_alice_car_cash__cash_paid(  # tasks.world:633
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_alice_car_cash__cash_paid(ep: RetailBank) -> rt.Verdict | bool:  # tasks.world:633
     return rt.expect(
         sum(rt.each(
             ep,

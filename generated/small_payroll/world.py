@@ -215,10 +215,12 @@ class EmployeeView(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    timesheet_ids: int = state_item(0)
-    bonus_ids: int = state_item(0)
-    payslip_ids: int = state_item(0)
-    current_user: str | None = state_item(None)
+    timesheet_ids: int = state_item(0, load=v.want_int)
+    bonus_ids: int = state_item(0, load=v.want_int)
+    payslip_ids: int = state_item(0, load=v.want_int)
+    current_user: str | None = state_item(
+        None,
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))))
 
 
 class SmallPayroll(Episode):
@@ -255,22 +257,13 @@ class SmallPayroll(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_tax_codes.load_rows(TaxCode, data.get('tax_codes', ()), '$.tax_codes', ep)
-        self.t_employees.load_rows(Employee, data.get('employees', ()), '$.employees', ep)
-        self.t_periods.load_rows(PayPeriod, data.get('periods', ()), '$.periods', ep)
-        self.t_timesheets.load_rows(Timesheet, data.get('timesheets', ()), '$.timesheets', ep)
-        self.t_bonuses.load_rows(Bonus, data.get('bonuses', ()), '$.bonuses', ep)
-        self.t_payslips.load_rows(Payslip, data.get('payslips', ()), '$.payslips', ep)
-        if 'timesheet_ids' in data:
-            self.state.timesheet_ids = v.want_int(data['timesheet_ids'], '$.timesheet_ids')
-        if 'bonus_ids' in data:
-            self.state.bonus_ids = v.want_int(data['bonus_ids'], '$.bonus_ids')
-        if 'payslip_ids' in data:
-            self.state.payslip_ids = v.want_int(data['payslip_ids'], '$.payslip_ids')
-        if 'current_user' in data:
-            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$')))
-        del ep
+        self.t_tax_codes.load_rows(TaxCode, data.get('tax_codes', ()), '$.tax_codes', self)
+        self.t_employees.load_rows(Employee, data.get('employees', ()), '$.employees', self)
+        self.t_periods.load_rows(PayPeriod, data.get('periods', ()), '$.periods', self)
+        self.t_timesheets.load_rows(Timesheet, data.get('timesheets', ()), '$.timesheets', self)
+        self.t_bonuses.load_rows(Bonus, data.get('bonuses', ()), '$.bonuses', self)
+        self.t_payslips.load_rows(Payslip, data.get('payslips', ()), '$.payslips', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # small_payroll.world:157
@@ -1082,7 +1075,7 @@ SmallPayroll.TOOLS = tools(
 
 
 def _check_run_march_payroll__period_paid(  # small_payroll.world:596
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid)
@@ -1093,15 +1086,13 @@ def _check_run_march_payroll__period_paid(  # small_payroll.world:596
 
 
 def _check_run_march_payroll__four_slips(  # small_payroll.world:597
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll, init: SmallPayroll
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_payslips), '==', len(init.t_payslips) + 4)
 
 
-def _check_run_march_payroll__alan_bonus(  # small_payroll.world:598
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_run_march_payroll__alan_bonus(ep: SmallPayroll) -> bool:  # small_payroll.world:598
+    return any(
         _p17.employee == 'E002'
         and _p17.period == '2026-03'
         and _p17.gross_cents == 500000
@@ -1109,24 +1100,22 @@ def _check_run_march_payroll__alan_bonus(  # small_payroll.world:598
         and _p17.tax_cents == 110000
         and _p17.net_cents == 440000
         for _p17 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
-def _check_run_march_payroll__linus_paid(  # small_payroll.world:599
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_run_march_payroll__linus_paid(ep: SmallPayroll) -> bool:  # small_payroll.world:599
+    return any(
         _p18.employee == 'E004'
         and _p18.period == '2026-03'
         and _p18.timesheet == 'TS004'
         and _p18.gross_cents == 211200
         and _p18.net_cents == 211200
         for _p18 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
 def _check_run_march_payroll__timesheets_paid(  # small_payroll.world:600
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_timesheets.row('TS003').status, '==', _E15_TimesheetStatus_paid)
@@ -1136,7 +1125,7 @@ def _check_run_march_payroll__timesheets_paid(  # small_payroll.world:600
 
 
 def _check_hours_bonus_and_correction__hours_added(  # small_payroll.world:767
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_timesheets.row('TS004').hours, '==', 104.5)
@@ -1147,16 +1136,16 @@ def _check_hours_bonus_and_correction__hours_added(  # small_payroll.world:767
 
 
 def _check_hours_bonus_and_correction__bonus_issued(  # small_payroll.world:768
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> bool:
-    return bool(any(
+    return any(
         _b19.employee == 'E003' and _b19.period == '2026-03' and _b19.amount_cents == 25000
         for _b19 in rt.each(ep, ep.t_bonuses)
-    ))
+    )
 
 
 def _check_hours_bonus_and_correction__corrected(  # small_payroll.world:769
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_payslips.row('PS0002').gross_cents, '==', 520000)
@@ -1167,7 +1156,7 @@ def _check_hours_bonus_and_correction__corrected(  # small_payroll.world:769
 
 
 def _check_approve_march_and_april_hours__linus_march(  # tasks.world:159
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_timesheets.row('TS004').hours, '==', 100.0)
@@ -1178,21 +1167,19 @@ def _check_approve_march_and_april_hours__linus_march(  # tasks.world:159
     )
 
 
-def _check_approve_march_and_april_hours__ada_april(  # tasks.world:160
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_approve_march_and_april_hours__ada_april(ep: SmallPayroll) -> bool:  # tasks.world:160
+    return any(
         _t20.employee == 'E003'
         and _t20.period == '2026-04'
         and _t20.hours == 32.0
         and _t20.status == _E15_TimesheetStatus_approved
         and _t20.approved_by == 'E001'
         for _t20 in rt.each(ep, ep.t_timesheets)
-    ))
+    )
 
 
 def _check_approve_march_and_april_hours__nothing_paid(  # tasks.world:161
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll, init: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_open_)
@@ -1202,7 +1189,7 @@ def _check_approve_march_and_april_hours__nothing_paid(  # tasks.world:161
 
 
 def _check_linus_rate_fix__payslip_corrected(  # tasks.world:329
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_payslips.row('PS0004').gross_cents, '==', 230000)
@@ -1212,21 +1199,17 @@ def _check_linus_rate_fix__payslip_corrected(  # tasks.world:329
     )
 
 
-def _check_linus_rate_fix__apology_bonus(  # tasks.world:330
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_linus_rate_fix__apology_bonus(ep: SmallPayroll) -> bool:  # tasks.world:330
+    return any(
         _b21.employee == 'E004'
         and _b21.period == '2026-03'
         and _b21.amount_cents == 5000
         and _b21.issued_by == 'E001'
         for _b21 in rt.each(ep, ep.t_bonuses)
-    ))
+    )
 
 
-def _check_inventory_weekend_bonuses__bonuses_issued(  # tasks.world:496
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
+def _check_inventory_weekend_bonuses__bonuses_issued(ep: SmallPayroll) -> bool:  # tasks.world:496
     return bool(
         any(
             _b22.employee == 'E003'
@@ -1245,10 +1228,8 @@ def _check_inventory_weekend_bonuses__bonuses_issued(  # tasks.world:496
     )
 
 
-def _check_inventory_weekend_bonuses__ada_paid(  # tasks.world:497
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_inventory_weekend_bonuses__ada_paid(ep: SmallPayroll) -> bool:  # tasks.world:497
+    return any(
         _p24.employee == 'E003'
         and _p24.period == '2026-03'
         and _p24.gross_cents == 300000
@@ -1256,13 +1237,11 @@ def _check_inventory_weekend_bonuses__ada_paid(  # tasks.world:497
         and _p24.tax_cents == 63000
         and _p24.net_cents == 252000
         for _p24 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
-def _check_inventory_weekend_bonuses__linus_paid(  # tasks.world:498
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_inventory_weekend_bonuses__linus_paid(ep: SmallPayroll) -> bool:  # tasks.world:498
+    return any(
         _p25.employee == 'E004'
         and _p25.period == '2026-03'
         and _p25.timesheet == 'TS004'
@@ -1270,17 +1249,17 @@ def _check_inventory_weekend_bonuses__linus_paid(  # tasks.world:498
         and _p25.bonus_cents == 20000
         and _p25.net_cents == 231200
         for _p25 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
 def _check_inventory_weekend_bonuses__march_paid(  # tasks.world:499
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid)
 
 
 def _check_march_hours_and_overtime_fix__linus_timesheet(  # tasks.world:666
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_timesheets.row('TS004').hours, '==', 104.0)
@@ -1289,22 +1268,18 @@ def _check_march_hours_and_overtime_fix__linus_timesheet(  # tasks.world:666
     )
 
 
-def _check_march_hours_and_overtime_fix__linus_paid(  # tasks.world:667
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_march_hours_and_overtime_fix__linus_paid(ep: SmallPayroll) -> bool:  # tasks.world:667
+    return any(
         _p26.employee == 'E004'
         and _p26.period == '2026-03'
         and _p26.hours == 104.0
         and _p26.gross_cents == 228800
         for _p26 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
-def _check_march_hours_and_overtime_fix__ada_overtime(  # tasks.world:668
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_march_hours_and_overtime_fix__ada_overtime(ep: SmallPayroll) -> bool:  # tasks.world:668
+    return any(
         _p27.employee == 'E003'
         and _p27.period == '2026-03'
         and _p27.gross_cents == 315000
@@ -1313,29 +1288,29 @@ def _check_march_hours_and_overtime_fix__ada_overtime(  # tasks.world:668
         and _p27.net_cents == 252000
         and _p27.correction_note == 'March overtime: 6 hours'
         for _p27 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
 def _check_march_hours_and_overtime_fix__march_paid(  # tasks.world:669
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid)
 
 
 def _check_linus_bonus_then_march_payroll__bonus_issued(  # tasks.world:843
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> bool:
-    return bool(any(
+    return any(
         _b28.employee == 'E004'
         and _b28.period == '2026-03'
         and _b28.amount_cents == 30000
         and _b28.issued_by == 'E001'
         for _b28 in rt.each(ep, ep.t_bonuses)
-    ))
+    )
 
 
 def _check_linus_bonus_then_march_payroll__march_paid(  # tasks.world:844
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid)
@@ -1345,10 +1320,8 @@ def _check_linus_bonus_then_march_payroll__march_paid(  # tasks.world:844
     )
 
 
-def _check_linus_bonus_then_march_payroll__linus_slip(  # tasks.world:845
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_linus_bonus_then_march_payroll__linus_slip(ep: SmallPayroll) -> bool:  # tasks.world:845
+    return any(
         _p29.employee == 'E004'
         and _p29.period == '2026-03'
         and _p29.timesheet == 'TS004'
@@ -1357,22 +1330,22 @@ def _check_linus_bonus_then_march_payroll__linus_slip(  # tasks.world:845
         and _p29.tax_cents == 0
         and _p29.net_cents == 241200
         for _p29 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
 def _check_linus_bonus_then_march_payroll__told_net(  # tasks.world:846
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll, replies: tuple[str, ...]
 ) -> bool:
-    return bool(
+    return (
         '2412'
         in rt.read(
             ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
-        ),
+        )
     )
 
 
 def _check_pay_march_then_fix_ada__march_paid(  # tasks.world:1018
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll, init: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid)
@@ -1380,22 +1353,18 @@ def _check_pay_march_then_fix_ada__march_paid(  # tasks.world:1018
     )
 
 
-def _check_pay_march_then_fix_ada__linus_paid(  # tasks.world:1019
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_pay_march_then_fix_ada__linus_paid(ep: SmallPayroll) -> bool:  # tasks.world:1019
+    return any(
         _p30.employee == 'E004'
         and _p30.period == '2026-03'
         and _p30.timesheet == 'TS004'
         and _p30.gross_cents == 211200
         for _p30 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
-def _check_pay_march_then_fix_ada__ada_corrected(  # tasks.world:1020
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_pay_march_then_fix_ada__ada_corrected(ep: SmallPayroll) -> bool:  # tasks.world:1020
+    return any(
         _p31.employee == 'E003'
         and _p31.period == '2026-03'
         and _p31.gross_cents == 310000
@@ -1404,7 +1373,7 @@ def _check_pay_march_then_fix_ada__ada_corrected(  # tasks.world:1020
         and _p31.corrected
         and _p31.correction_note == '4 hours missing from timesheet'
         for _p31 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
 SmallPayroll.TASKS = task_registry(__name__, "tasks.json")

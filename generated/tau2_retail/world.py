@@ -14,10 +14,10 @@ from worldspec.runtime import helpers as rt
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
+from worldspec.runtime.contract import TaggedUnion
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Address", "CancelReason", "CreditCard", "Fulfillment", "GiftCard", "Order", "OrderItem",
@@ -174,9 +174,9 @@ class User(Row):
         load_ep=lambda x, p, ep: Address.load(x, p, ep), export=v.export_value, text=v.record_text)
     email: str = field(load=v.want_str)
     payment_methods: dict[str, PaymentMethod] = field(
-        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _load_PaymentMethod(x, p, ep))),
-        export=lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()},
-        text=lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _TAGS_PaymentMethod for k0, x0 in value.items()])) else v.json_text({k: _export_PaymentMethod(x) for k, x in value.items()})))
+        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _UNION_PaymentMethod.load(x, p, ep))),
+        export=lambda value: {k: _UNION_PaymentMethod.export(x) for k, x in value.items()},
+        text=lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _UNION_PaymentMethod.text(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _UNION_PaymentMethod.tags for k0, x0 in value.items()])) else v.json_text({k: _UNION_PaymentMethod.export(x) for k, x in value.items()})))
     orders: tuple[str, ...] = field(
         load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
         text=v.str_list_text)
@@ -223,27 +223,9 @@ class Order(Row):
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
-_TAGS_PaymentMethod: dict[type, str] = {CreditCard: 'credit_card', GiftCard: 'gift_card', Paypal: 'paypal'}
-
-
-def _load_PaymentMethod(data: object, path: str, ep: Any) -> Any:
-    return rt.load_union(data, path, ep, 'source', {'credit_card': CreditCard.load, 'gift_card': GiftCard.load, 'paypal': Paypal.load})
-
-
-def _export_PaymentMethod(value: Any) -> dict[str, Any]:
-    return {'source': _TAGS_PaymentMethod[type(value)], **value.export()}
-
-
-def _text_PaymentMethod(value: Any) -> str:
-    body: str = value._json_text()
-    head = '{"source": ' + v.str_text(_TAGS_PaymentMethod[type(value)])
-    return head + '}' if body == '{}' else head + ', ' + body[1:]
-
-
-def _some_PaymentMethod(value: PaymentMethod | None) -> PaymentMethod:
-    if value is None:
-        raise ToolError('A value that must be present is none.')
-    return value
+_UNION_PaymentMethod: TaggedUnion[PaymentMethod] = TaggedUnion(
+    'source', {'credit_card': CreditCard, 'gift_card': GiftCard, 'paypal': Paypal}
+)
 
 
 _GET_item_id = rt.attrgetter('item_id')
@@ -366,11 +348,9 @@ class Tau2Retail(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_products.load_rows(Product, data.get('products', ()), '$.products', ep)
-        self.t_users.load_rows(User, data.get('users', ()), '$.users', ep)
-        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
-        del ep
+        self.t_products.load_rows(Product, data.get('products', ()), '$.products', self)
+        self.t_users.load_rows(User, data.get('users', ()), '$.users', self)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', self)
 
     def _check_invariants(self) -> None:
         for _row17 in rt.changed_rows(self, self.t_orders, ('user_id',)):
@@ -917,7 +897,7 @@ class Tau2Retail(Episode):
         if not (method is not None):  # retail.world:601
             raise ToolError('Payment method not found')
         if not (  # retail.world:602
-            _TAGS_PaymentMethod[type(method)] == 'gift_card'
+            _UNION_PaymentMethod.tag(method) == 'gift_card'
             or payment_method_id == order.payment_history[0].payment_method_id
         ):
             raise ToolError('Payment method should be the original payment method')

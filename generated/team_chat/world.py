@@ -141,10 +141,12 @@ _C_MAX_PINS: int = 3  # team_chat.world:90
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    channel_ids: int = state_item(0)
-    membership_ids: int = state_item(0)
-    message_ids: int = state_item(0)
-    current_user: str | None = state_item(None)
+    channel_ids: int = state_item(0, load=v.want_int)
+    membership_ids: int = state_item(0, load=v.want_int)
+    message_ids: int = state_item(0, load=v.want_int)
+    current_user: str | None = state_item(
+        None,
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))))
 
 
 class TeamChat(Episode):
@@ -177,20 +179,13 @@ class TeamChat(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_users.load_rows(User, data.get('users', ()), '$.users', ep)
-        self.t_channels.load_rows(Channel, data.get('channels', ()), '$.channels', ep)
-        self.t_memberships.load_rows(Membership, data.get('memberships', ()), '$.memberships', ep)
-        self.t_messages.load_rows(Message, data.get('messages', ()), '$.messages', ep)
-        if 'channel_ids' in data:
-            self.state.channel_ids = v.want_int(data['channel_ids'], '$.channel_ids')
-        if 'membership_ids' in data:
-            self.state.membership_ids = v.want_int(data['membership_ids'], '$.membership_ids')
-        if 'message_ids' in data:
-            self.state.message_ids = v.want_int(data['message_ids'], '$.message_ids')
-        if 'current_user' in data:
-            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$')))
-        del ep
+        self.t_users.load_rows(User, data.get('users', ()), '$.users', self)
+        self.t_channels.load_rows(Channel, data.get('channels', ()), '$.channels', self)
+        self.t_memberships.load_rows(
+            Membership, data.get('memberships', ()), '$.memberships', self
+        )
+        self.t_messages.load_rows(Message, data.get('messages', ()), '$.messages', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # team_chat.world:110
@@ -1008,22 +1003,18 @@ TeamChat.TOOLS = tools(
 )
 
 
-def _check_launch_channel__created(  # team_chat.world:502
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_launch_channel__created(ep: TeamChat) -> bool:  # team_chat.world:502
+    return any(
         _c20.name == 'launch-plan'
         and _c20.visibility == _E10_Visibility_private
         and _c20.owner == 'U001'
         and _c20.topic == 'Q2 launch'
         for _c20 in rt.each(ep, ep.t_channels)
-    ))
+    )
 
 
-def _check_launch_channel__members(  # team_chat.world:503
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_launch_channel__members(ep: TeamChat) -> bool:  # team_chat.world:503
+    return any(
         _c21.name == 'launch-plan'
         and len(tuple([
             _m22.key() for _m22 in rt.each(ep, ep.t_memberships) if _m22.channel == _c21.key()
@@ -1038,25 +1029,21 @@ def _check_launch_channel__members(  # team_chat.world:503
             for _m24 in rt.each(ep, ep.t_memberships)
         )
         for _c21 in rt.each(ep, ep.t_channels)
-    ))
+    )
 
 
-def _check_launch_channel__pinned_kickoff(  # team_chat.world:504
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_launch_channel__pinned_kickoff(ep: TeamChat) -> bool:  # team_chat.world:504
+    return any(
         (ep.t_channels.rows.get(_m25.channel) or ep.t_channels.row(_m25.channel)).name
         == 'launch-plan'
         and _m25.body == 'Kickoff Thursday at 10:00'
         and _m25.pinned
         and _m25.author == 'U001'
         for _m25 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_chen_tidies_up__fixed(  # team_chat.world:646
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_chen_tidies_up__fixed(ep: TeamChat) -> rt.Verdict | bool:  # team_chat.world:646
     return (
         rt.expect(
             ep.t_messages.row('MSG006').body, '==', 'Please read the new handbook before Friday'
@@ -1065,50 +1052,37 @@ def _check_chen_tidies_up__fixed(  # team_chat.world:646
     )
 
 
-def _check_chen_tidies_up__ana_left(  # team_chat.world:647
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(
-        not any(
-            _m26.channel == 'CH003' and _m26.user == 'U001'
-            for _m26 in rt.each(ep, ep.t_memberships)
-        ),
+def _check_chen_tidies_up__ana_left(ep: TeamChat) -> bool:  # team_chat.world:647
+    return not any(
+        _m26.channel == 'CH003' and _m26.user == 'U001' for _m26 in rt.each(ep, ep.t_memberships)
     )
 
 
-def _check_chen_tidies_up__lunch_deleted(  # team_chat.world:648
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_chen_tidies_up__lunch_deleted(ep: TeamChat) -> rt.Verdict | bool:  # team_chat.world:648
     return (
         ep.t_messages.row('MSG005').deleted
         and rt.expect(ep.t_messages.row('MSG005').body, '==', '')
     )
 
 
-def _check_chen_tidies_up__others_kept(  # team_chat.world:649
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chen_tidies_up__others_kept(ep: TeamChat) -> bool:  # team_chat.world:649
+    return any(
         _m27.channel == 'CH001' and _m27.user == 'U001' for _m27 in rt.each(ep, ep.t_memberships)
-    ))
+    )
 
 
-def _check_dara_starts_design_system__created(  # tasks.world:135
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_dara_starts_design_system__created(ep: TeamChat) -> bool:  # tasks.world:135
+    return any(
         _c28.name == 'design-system'
         and _c28.visibility == _E10_Visibility_public
         and _c28.owner == 'U004'
         and _c28.topic == 'Shared UI components'
         for _c28 in rt.each(ep, ep.t_channels)
-    ))
+    )
 
 
-def _check_dara_starts_design_system__chen_added(  # tasks.world:136
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_dara_starts_design_system__chen_added(ep: TeamChat) -> bool:  # tasks.world:136
+    return any(
         _c29.name == 'design-system'
         and len(tuple([
             _m30.key() for _m30 in rt.each(ep, ep.t_memberships) if _m30.channel == _c29.key()
@@ -1119,86 +1093,70 @@ def _check_dara_starts_design_system__chen_added(  # tasks.world:136
             for _m31 in rt.each(ep, ep.t_memberships)
         )
         for _c29 in rt.each(ep, ep.t_channels)
-    ))
+    )
 
 
-def _check_dara_starts_design_system__announced(  # tasks.world:137
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_dara_starts_design_system__announced(ep: TeamChat) -> bool:  # tasks.world:137
+    return any(
         _m32.channel == 'CH002'
         and _m32.author == 'U004'
         and _m32.body == 'New channel #design-system for shared UI components, come join!'
         for _m32 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_refresh_general_welcome__old_deleted(  # tasks.world:278
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
+def _check_refresh_general_welcome__old_deleted(ep: TeamChat) -> bool:  # tasks.world:278
     return bool(ep.t_messages.row('MSG001').deleted and not ep.t_messages.row('MSG001').pinned)
 
 
-def _check_refresh_general_welcome__new_pinned(  # tasks.world:279
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_refresh_general_welcome__new_pinned(ep: TeamChat) -> bool:  # tasks.world:279
+    return any(
         _m33.channel == 'CH001'
         and _m33.author == 'U001'
         and _m33.body == 'Welcome aboard! Standup is at 10:30 on weekdays.'
         and _m33.pinned
         and not _m33.deleted
         for _m33 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_refresh_general_welcome__dara_joined(  # tasks.world:280
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_refresh_general_welcome__dara_joined(ep: TeamChat) -> bool:  # tasks.world:280
+    return any(
         _m34.channel == 'CH001' and _m34.user == 'U004' and _m34.invited_by == 'U001'
         for _m34 in rt.each(ep, ep.t_memberships)
-    ))
+    )
 
 
-def _check_ben_moves_standup__corrected(  # tasks.world:422
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_ben_moves_standup__corrected(ep: TeamChat) -> rt.Verdict | bool:  # tasks.world:422
     return (
         rt.expect(ep.t_messages.row('MSG002').body, '==', 'Standup moved to 11:00 tomorrow')
         and rt.expect(ep.t_messages.row('MSG002').edited_at, 'is not', None, part=1)
     )
 
 
-def _check_ben_moves_standup__pinned(  # tasks.world:423
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_ben_moves_standup__pinned(ep: TeamChat) -> rt.Verdict | bool:  # tasks.world:423
     return (
         ep.t_messages.row('MSG002').pinned
         and rt.expect(ep.t_messages.row('MSG002').pinned_by, '==', 'U002')
     )
 
 
-def _check_ben_moves_standup__chen_in_design_review(  # tasks.world:424
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_ben_moves_standup__chen_in_design_review(ep: TeamChat) -> bool:  # tasks.world:424
+    return any(
         _m35.channel == 'CH002' and _m35.user == 'U003' and _m35.invited_by == 'U002'
         for _m35 in rt.each(ep, ep.t_memberships)
-    ))
+    )
 
 
-def _check_ben_welcomes_chen_to_design__chen_invited(  # tasks.world:565
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_ben_welcomes_chen_to_design__chen_invited(ep: TeamChat) -> bool:  # tasks.world:565
+    return any(
         _m36.channel == 'CH002' and _m36.user == 'U003' and _m36.invited_by == 'U002'
         for _m36 in rt.each(ep, ep.t_memberships)
-    ))
+    )
 
 
 def _check_ben_welcomes_chen_to_design__mockups_pinned(  # tasks.world:566
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+    ep: TeamChat
 ) -> rt.Verdict | bool:
     return (
         ep.t_messages.row('MSG003').pinned
@@ -1206,20 +1164,18 @@ def _check_ben_welcomes_chen_to_design__mockups_pinned(  # tasks.world:566
     )
 
 
-def _check_ben_welcomes_chen_to_design__welcome_posted(  # tasks.world:567
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_ben_welcomes_chen_to_design__welcome_posted(ep: TeamChat) -> bool:  # tasks.world:567
+    return any(
         _m37.channel == 'CH002'
         and _m37.author == 'U002'
         and _m37.body == 'Welcome Chen! Start with the pinned mockups.'
         and not _m37.deleted
         for _m37 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
 def _check_ben_curates_design_review__both_pinned(  # tasks.world:712
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+    ep: TeamChat
 ) -> rt.Verdict | bool:
     return (
         ep.t_messages.row('MSG003').pinned
@@ -1229,65 +1185,52 @@ def _check_ben_curates_design_review__both_pinned(  # tasks.world:712
     )
 
 
-def _check_ben_curates_design_review__ana_removed(  # tasks.world:713
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(
-        not any(
-            _m38.channel == 'CH002' and _m38.user == 'U001'
-            for _m38 in rt.each(ep, ep.t_memberships)
-        ),
+def _check_ben_curates_design_review__ana_removed(ep: TeamChat) -> bool:  # tasks.world:713
+    return not any(
+        _m38.channel == 'CH002' and _m38.user == 'U001' for _m38 in rt.each(ep, ep.t_memberships)
     )
 
 
-def _check_ben_curates_design_review__reminder_posted(  # tasks.world:714
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_ben_curates_design_review__reminder_posted(ep: TeamChat) -> bool:  # tasks.world:714
+    return any(
         _m39.channel == 'CH002'
         and _m39.author == 'U002'
         and _m39.body == 'Reminder: critique is Thursday at 15:00'
         and not _m39.deleted
         for _m39 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_chen_welcomes_ben_to_random__ben_in_random(  # tasks.world:859
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chen_welcomes_ben_to_random__ben_in_random(ep: TeamChat) -> bool:  # tasks.world:859
+    return any(
         _m40.channel == 'CH003' and _m40.user == 'U002' and _m40.invited_by == 'U003'
         for _m40 in rt.each(ep, ep.t_memberships)
-    ))
+    )
 
 
-def _check_chen_welcomes_ben_to_random__welcome_posted(  # tasks.world:860
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chen_welcomes_ben_to_random__welcome_posted(ep: TeamChat) -> bool:  # tasks.world:860
+    return any(
         _m41.channel == 'CH003'
         and _m41.author == 'U003'
         and _m41.body == 'Welcome Ben! Friday lunch at 12:30, who is in?'
         and not _m41.deleted
         for _m41 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_chen_welcomes_ben_to_random__pointer_pinned(  # tasks.world:861
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chen_welcomes_ben_to_random__pointer_pinned(ep: TeamChat) -> bool:  # tasks.world:861
+    return any(
         _m42.channel == 'CH001'
         and _m42.author == 'U003'
         and _m42.body == 'Handbook questions go to #random'
         and _m42.pinned
         and _m42.pinned_by == 'U003'
         for _m42 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
 def _check_chen_welcomes_ben_to_random__two_posts(  # tasks.world:862
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+    ep: TeamChat, init: TeamChat
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_messages), '==', len(init.t_messages) + 2)
 

@@ -17,7 +17,6 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Balance", "Cancelled", "CurrentTime", "FilteredStocks", "LoginStatus", "Notification",
@@ -111,15 +110,24 @@ _C_SECTORS: dict[str, tuple[str, ...]] = {'Technology': ('AAPL', 'GOOG', 'MSFT',
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    orders: dict[Any, Any] = state_item({}, export=v.export_value)
-    account_info: dict[str, Any] = state_item({}, export=v.export_value)
-    authenticated: bool = state_item(False)
-    market_status: str = state_item('')
-    order_counter: int = state_item(0)
-    stocks: dict[str, dict[str, Any]] = state_item({}, export=v.export_value)
-    watch_list: tuple[str, ...] = state_item((), export=v.export_value)
-    transaction_history: tuple[dict[str, Any], ...] = state_item((), export=v.export_value)
-    long_context: bool = state_item(False)
+    orders: dict[Any, Any] = state_item(
+        {}, export=v.export_value,
+        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_json(x, p)), (lambda x, p: v.want_json(x, p)), json_keys=True))
+    account_info: dict[str, Any] = state_item(
+        {}, export=v.export_value,
+        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))
+    authenticated: bool = state_item(False, load=v.want_bool)
+    market_status: str = state_item('', load=v.want_str)
+    order_counter: int = state_item(0, load=v.want_int)
+    stocks: dict[str, dict[str, Any]] = state_item(
+        {}, export=v.export_value,
+        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))))
+    watch_list: tuple[str, ...] = state_item(
+        (), export=v.export_value, load=lambda x, p: v.want_list(x, p, v.want_str))
+    transaction_history: tuple[dict[str, Any], ...] = state_item(
+        (), export=v.export_value,
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))))
+    long_context: bool = state_item(False, load=v.want_bool)
 
 
 class TradingBot(Episode):
@@ -152,26 +160,7 @@ class TradingBot(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        if 'orders' in data:
-            self.state.orders = v.want_map(data['orders'], '$.orders', (lambda x, p: v.want_json(x, p)), (lambda x, p: v.want_json(x, p)), json_keys=True)
-        if 'account_info' in data:
-            self.state.account_info = v.want_map(data['account_info'], '$.account_info', v.want_str, (lambda x, p: v.want_json(x, p)))
-        if 'authenticated' in data:
-            self.state.authenticated = v.want_bool(data['authenticated'], '$.authenticated')
-        if 'market_status' in data:
-            self.state.market_status = v.want_str(data['market_status'], '$.market_status')
-        if 'order_counter' in data:
-            self.state.order_counter = v.want_int(data['order_counter'], '$.order_counter')
-        if 'stocks' in data:
-            self.state.stocks = v.want_map(data['stocks'], '$.stocks', v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
-        if 'watch_list' in data:
-            self.state.watch_list = v.want_list(data['watch_list'], '$.watch_list', v.want_str)
-        if 'transaction_history' in data:
-            self.state.transaction_history = v.want_list(data['transaction_history'], '$.transaction_history', (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
-        if 'long_context' in data:
-            self.state.long_context = v.want_bool(data['long_context'], '$.long_context')
-        del ep
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         pass

@@ -231,8 +231,8 @@ _GET_code = rt.attrgetter('code')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    enrolment_ids: int = state_item(0)
-    waitlist_ids: int = state_item(0)
+    enrolment_ids: int = state_item(0, load=v.want_int)
+    waitlist_ids: int = state_item(0, load=v.want_int)
 
 
 class UniversityRegistrar(Episode):
@@ -266,17 +266,12 @@ class UniversityRegistrar(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_students.load_rows(Student, data.get('students', ()), '$.students', ep)
-        self.t_courses.load_rows(Course, data.get('courses', ()), '$.courses', ep)
-        self.t_sections.load_rows(Section, data.get('sections', ()), '$.sections', ep)
-        self.t_enrolments.load_rows(Enrolment, data.get('enrolments', ()), '$.enrolments', ep)
-        self.t_waitlist.load_rows(WaitlistEntry, data.get('waitlist', ()), '$.waitlist', ep)
-        if 'enrolment_ids' in data:
-            self.state.enrolment_ids = v.want_int(data['enrolment_ids'], '$.enrolment_ids')
-        if 'waitlist_ids' in data:
-            self.state.waitlist_ids = v.want_int(data['waitlist_ids'], '$.waitlist_ids')
-        del ep
+        self.t_students.load_rows(Student, data.get('students', ()), '$.students', self)
+        self.t_courses.load_rows(Course, data.get('courses', ()), '$.courses', self)
+        self.t_sections.load_rows(Section, data.get('sections', ()), '$.sections', self)
+        self.t_enrolments.load_rows(Enrolment, data.get('enrolments', ()), '$.enrolments', self)
+        self.t_waitlist.load_rows(WaitlistEntry, data.get('waitlist', ()), '$.waitlist', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # university_registrar.world:191
@@ -1220,41 +1215,41 @@ UniversityRegistrar.TOOLS = tools(
 
 
 def _check_switch_section__dropped(  # university_registrar.world:660
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_enrolments.row('EN0006').status, '==', _E15_EnrolmentStatus_dropped)
 
 
 def _check_switch_section__in_f2(  # university_registrar.world:661
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _e29.student == 'S10002'
         and _e29.section == 'CS201-F2'
         and _e29.status == _E15_EnrolmentStatus_enrolled
         for _e29 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
 def _check_switch_section__eva_in(  # university_registrar.world:662
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _e30.student == 'S10005'
         and _e30.section == 'CS201-F1'
         and _e30.status == _E15_EnrolmentStatus_enrolled
         for _e30 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
 def _check_switch_section__off_waitlist(  # university_registrar.world:663
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(not ('W001' in ep.t_waitlist))
+    return not ('W001' in ep.t_waitlist)
 
 
 def _check_grade_and_waitlist__graded(  # university_registrar.world:902
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_enrolments.row('EN0004').status, '==', _E15_EnrolmentStatus_completed)
@@ -1263,16 +1258,16 @@ def _check_grade_and_waitlist__graded(  # university_registrar.world:902
 
 
 def _check_grade_and_waitlist__farah_waiting(  # university_registrar.world:903
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _w31.student == 'S10006' and _w31.section == 'CS201-F1'
         for _w31 in rt.each(ep, ep.t_waitlist)
-    ))
+    )
 
 
 def _check_ana_swaps_cs_for_linear_algebra__cs_dropped(  # tasks.world:235
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_enrolments.row('EN0007').status, '==', _E15_EnrolmentStatus_dropped)
@@ -1281,18 +1276,18 @@ def _check_ana_swaps_cs_for_linear_algebra__cs_dropped(  # tasks.world:235
 
 
 def _check_ana_swaps_cs_for_linear_algebra__ana_in_math(  # tasks.world:236
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _e32.student == 'S10001'
         and _e32.section == 'MATH201-F1'
         and _e32.status == _E15_EnrolmentStatus_enrolled
         for _e32 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
 def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(  # tasks.world:237
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
     return bool(
         any(
@@ -1309,35 +1304,35 @@ def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(  # tasks.world:237
 
 
 def _check_farah_fills_her_fall_timetable__data_structures(  # tasks.world:478
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _e35.student == 'S10006'
         and _e35.section == 'CS201-F2'
         and _e35.status == _E15_EnrolmentStatus_enrolled
         for _e35 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
 def _check_farah_fills_her_fall_timetable__linear_algebra(  # tasks.world:479
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _e36.student == 'S10006'
         and _e36.section == 'MATH201-F2'
         and _e36.status == _E15_EnrolmentStatus_enrolled
         for _e36 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
 def _check_farah_fills_her_fall_timetable__off_waitlist(  # tasks.world:480
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(not ('W002' in ep.t_waitlist))
+    return not ('W002' in ep.t_waitlist)
 
 
 def _check_farah_gets_her_seats__math_from_waitlist(  # tasks.world:719
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
     return bool(
         any(
@@ -1353,19 +1348,17 @@ def _check_farah_gets_her_seats__math_from_waitlist(  # tasks.world:719
     )
 
 
-def _check_farah_gets_her_seats__cs_enrolled(  # tasks.world:720
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_farah_gets_her_seats__cs_enrolled(ep: UniversityRegistrar) -> bool:  # tasks.world:720
+    return any(
         _e39.student == 'S10006'
         and _e39.section == 'CS201-F2'
         and _e39.status == _E15_EnrolmentStatus_enrolled
         for _e39 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
 def _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded(  # tasks.world:967
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_enrolments.row('EN0004').status, '==', _E15_EnrolmentStatus_completed)
@@ -1374,38 +1367,34 @@ def _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded(  # tasks.
 
 
 def _check_ben_passes_calculus_and_waits_for_algebra__waitlisted(  # tasks.world:968
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _w40.student == 'S10002' and _w40.section == 'MATH201-F2'
         for _w40 in rt.each(ep, ep.t_waitlist)
-    ))
+    )
 
 
-def _check_eva_stops_waiting__off_waitlist(  # tasks.world:1210
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
-) -> bool:
-    return bool(
-        not any(
-            _w41.student == 'S10005' and _w41.section == 'CS201-F1'
-            for _w41 in rt.each(ep, ep.t_waitlist)
-        ),
+def _check_eva_stops_waiting__off_waitlist(ep: UniversityRegistrar) -> bool:  # tasks.world:1210
+    return not any(
+        _w41.student == 'S10005' and _w41.section == 'CS201-F1'
+        for _w41 in rt.each(ep, ep.t_waitlist)
     )
 
 
 def _check_eva_stops_waiting__enrolled_elsewhere(  # tasks.world:1211
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _e42.student == 'S10005'
         and _e42.section == 'CS201-F2'
         and _e42.status == _E15_EnrolmentStatus_enrolled
         for _e42 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
 def _check_late_calculus_grades__ben_graded(  # tasks.world:1460
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_enrolments.row('EN0004').status, '==', _E15_EnrolmentStatus_completed)
@@ -1414,7 +1403,7 @@ def _check_late_calculus_grades__ben_graded(  # tasks.world:1460
 
 
 def _check_late_calculus_grades__eva_graded(  # tasks.world:1461
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_enrolments.row('EN0013').status, '==', _E15_EnrolmentStatus_completed)
@@ -1423,14 +1412,14 @@ def _check_late_calculus_grades__eva_graded(  # tasks.world:1461
 
 
 def _check_late_calculus_grades__eva_in_linear_algebra(  # tasks.world:1462
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _e43.student == 'S10005'
         and _e43.section == 'MATH201-F1'
         and _e43.status == _E15_EnrolmentStatus_enrolled
         for _e43 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
 UniversityRegistrar.TASKS = task_registry(__name__, "tasks.json")

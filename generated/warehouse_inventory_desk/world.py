@@ -191,9 +191,11 @@ class ReorderFlag(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    stock_ids: int = state_item(0)
-    movement_ids: int = state_item(0)
-    current_clerk: str | None = state_item(None)
+    stock_ids: int = state_item(0, load=v.want_int)
+    movement_ids: int = state_item(0, load=v.want_int)
+    current_clerk: str | None = state_item(
+        None,
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'))))
 
 
 class WarehouseInventoryDesk(Episode):
@@ -228,19 +230,12 @@ class WarehouseInventoryDesk(Episode):
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_clerks.load_rows(Clerk, data.get('clerks', ()), '$.clerks', ep)
-        self.t_items.load_rows(Item, data.get('items', ()), '$.items', ep)
-        self.t_bins.load_rows(Bin, data.get('bins', ()), '$.bins', ep)
-        self.t_stock.load_rows(StockLevel, data.get('stock', ()), '$.stock', ep)
-        self.t_movements.load_rows(Movement, data.get('movements', ()), '$.movements', ep)
-        if 'stock_ids' in data:
-            self.state.stock_ids = v.want_int(data['stock_ids'], '$.stock_ids')
-        if 'movement_ids' in data:
-            self.state.movement_ids = v.want_int(data['movement_ids'], '$.movement_ids')
-        if 'current_clerk' in data:
-            self.state.current_clerk = v.want_optional(data['current_clerk'], '$.current_clerk', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$')))
-        del ep
+        self.t_clerks.load_rows(Clerk, data.get('clerks', ()), '$.clerks', self)
+        self.t_items.load_rows(Item, data.get('items', ()), '$.items', self)
+        self.t_bins.load_rows(Bin, data.get('bins', ()), '$.bins', self)
+        self.t_stock.load_rows(StockLevel, data.get('stock', ()), '$.stock', self)
+        self.t_movements.load_rows(Movement, data.get('movements', ()), '$.movements', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         for _row33 in rt.changed_rows(self, self.t_stock):  # warehouse_inventory_desk.world:142
@@ -995,118 +990,118 @@ WarehouseInventoryDesk.TOOLS = tools(
 
 
 def _check_pick_then_replenish__bolts_pick_face(  # warehouse_inventory_desk.world:452
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock.row('S0001').quantity, '==', 35)
 
 
 def _check_pick_then_replenish__bolts_bulk(  # warehouse_inventory_desk.world:453
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock.row('S0002').quantity, '==', 100)
 
 
 def _check_pick_then_replenish__nuts_received(  # warehouse_inventory_desk.world:454
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock.row('S0003').quantity, '==', 60)
 
 
 def _check_pick_then_replenish__pick_logged(  # warehouse_inventory_desk.world:455
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m12.kind == _E12_MovementKind_pick
         and _m12.item == 'BOL-1001'
         and _m12.quantity == 10
         and _m12.reference == 'SO-10452'
         for _m12 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_pick_then_replenish__receipt_logged(  # warehouse_inventory_desk.world:456
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m13.kind == _E12_MovementKind_receipt
         and _m13.item == 'NUT-2001'
         and _m13.quantity == 30
         and _m13.reference == 'DN-8812'
         for _m13 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_pick_then_replenish__three_movements(  # warehouse_inventory_desk.world:457
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_movements), '==', len(init.t_movements) + 3)
 
 
 def _check_count_washers__counted(  # warehouse_inventory_desk.world:512
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock.row('S0004').quantity, '==', 52)
 
 
 def _check_count_washers__marked_today(  # warehouse_inventory_desk.world:513
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock.row('S0004').last_counted, '==', rt.parse_date('2026-03-05'))
 
 
 def _check_count_washers__adjustment_logged(  # warehouse_inventory_desk.world:514
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m14.kind == _E12_MovementKind_count_adjustment
         and _m14.item == 'WSH-3001'
         and _m14.quantity == -8
         and _m14.clerk == 'C001'
         for _m14 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_count_washers__unblocked(  # warehouse_inventory_desk.world:515
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(not ep.t_bins.row('B02-02').blocked)
+    return not ep.t_bins.row('B02-02').blocked
 
 
 def _check_report_reorder_flags__names_nuts(  # warehouse_inventory_desk.world:568
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
-    return bool('NUT-2001' in rt.read(ep, replies[-1] if replies else ''))
+    return 'NUT-2001' in rt.read(ep, replies[-1] if replies else '')
 
 
 def _check_report_reorder_flags__names_shortfall(  # warehouse_inventory_desk.world:569
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
-    return bool('20' in rt.read(ep, replies[-1] if replies else ''))
+    return '20' in rt.read(ep, replies[-1] if replies else '')
 
 
 def _check_report_reorder_flags__no_bolts(  # warehouse_inventory_desk.world:570
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
-    return bool(not ('BOL-1001' in rt.read(ep, replies[-1] if replies else '')))
+    return not ('BOL-1001' in rt.read(ep, replies[-1] if replies else ''))
 
 
 def _check_recount_nuts_then_receive__count_logged(  # tasks.world:51
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m15.kind == _E12_MovementKind_count_adjustment
         and _m15.item == 'NUT-2001'
         and _m15.quantity == -3
         and _m15.from_bin == 'A01-02'
         and _m15.clerk == 'C001'
         for _m15 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_recount_nuts_then_receive__delivery_logged(  # tasks.world:52
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m16.kind == _E12_MovementKind_receipt
         and _m16.item == 'NUT-2001'
         and _m16.quantity == 40
@@ -1114,11 +1109,11 @@ def _check_recount_nuts_then_receive__delivery_logged(  # tasks.world:52
         and _m16.to_bin == 'A01-02'
         and _m16.clerk == 'C001'
         for _m16 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_recount_nuts_then_receive__final_quantity(  # tasks.world:53
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_stock.row('S0003').quantity, '==', 67)
@@ -1129,66 +1124,66 @@ def _check_recount_nuts_then_receive__final_quantity(  # tasks.world:53
 
 
 def _check_recount_nuts_then_receive__others_untouched(  # tasks.world:54
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk
 ) -> bool:
-    return bool(all(
+    return all(
         _s17.id_ == 'S0003' or _s17.quantity == init.t_stock.row(_s17.id_).quantity
         for _s17 in rt.each(ep, ep.t_stock)
-    ))
+    )
 
 
 def _check_top_up_pick_face_then_pick__pick_face_level(  # tasks.world:111
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock.row('S0001').quantity, '==', 10)
 
 
 def _check_top_up_pick_face_then_pick__bulk_level(  # tasks.world:112
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock.row('S0002').quantity, '==', 145)
 
 
 def _check_top_up_pick_face_then_pick__transfer_logged(  # tasks.world:113
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m18.kind == _E12_MovementKind_transfer
         and _m18.item == 'BOL-1001'
         and _m18.from_bin == 'B02-01'
         and _m18.to_bin == 'A01-01'
         and _m18.quantity == 15
         for _m18 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_top_up_pick_face_then_pick__pick_logged(  # tasks.world:114
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m19.kind == _E12_MovementKind_pick
         and _m19.item == 'BOL-1001'
         and _m19.quantity == 30
         and _m19.reference == 'SO-10460'
         for _m19 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_top_up_pick_face_then_pick__receipt_logged(  # tasks.world:115
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m20.kind == _E12_MovementKind_receipt
         and _m20.item == 'BOL-1001'
         and _m20.to_bin == 'B02-01'
         and _m20.quantity == 40
         and _m20.reference == 'DN-8815'
         for _m20 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_pick_order_and_top_up_pick_face__washers_picked(  # tasks.world:172
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_stock.row('S0004').quantity, '==', 48)
@@ -1205,9 +1200,9 @@ def _check_pick_order_and_top_up_pick_face__washers_picked(  # tasks.world:172
 
 
 def _check_pick_order_and_top_up_pick_face__bolts_picked(  # tasks.world:173
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m22.kind == _E12_MovementKind_pick
         and _m22.item == 'BOL-1001'
         and _m22.from_bin == 'A01-01'
@@ -1215,17 +1210,17 @@ def _check_pick_order_and_top_up_pick_face__bolts_picked(  # tasks.world:173
         and _m22.reference == 'SO-20417'
         and _m22.clerk == 'C002'
         for _m22 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(  # tasks.world:174
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock.row('S0001').quantity, '==', 50)
 
 
 def _check_pick_order_and_top_up_pick_face__bulk_reduced(  # tasks.world:175
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_stock.row('S0002').quantity, '==', 90)
@@ -1241,90 +1236,90 @@ def _check_pick_order_and_top_up_pick_face__bulk_reduced(  # tasks.world:175
 
 
 def _check_washer_delivery_to_pick_face__received(  # tasks.world:232
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m24.kind == _E12_MovementKind_receipt
         and _m24.item == 'WSH-3001'
         and _m24.quantity == 120
         and _m24.reference == 'DN-9117'
         and _m24.to_bin == 'R00-01'
         for _m24 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_washer_delivery_to_pick_face__topped_up(  # tasks.world:233
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m25.kind == _E12_MovementKind_transfer
         and _m25.item == 'WSH-3001'
         and _m25.quantity == 15
         and _m25.from_bin == 'R00-01'
         and _m25.to_bin == 'A01-01'
         for _m25 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_washer_delivery_to_pick_face__receiving_left(  # tasks.world:234
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _s26.item == 'WSH-3001' and _s26.bin_ == 'R00-01' and _s26.quantity == 105
         for _s26 in rt.each(ep, ep.t_stock)
-    ))
+    )
 
 
 def _check_washer_delivery_to_pick_face__picked(  # tasks.world:235
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m27.kind == _E12_MovementKind_pick
         and _m27.item == 'WSH-3001'
         and _m27.quantity == 10
         and _m27.reference == 'SO-20331'
         and _m27.from_bin == 'A01-01'
         for _m27 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_washer_delivery_to_pick_face__pick_face_level(  # tasks.world:236
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock.row('S0004').quantity, '==', 65)
 
 
 def _check_empty_rack_for_inspection__repaired_open(  # tasks.world:296
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(not ep.t_bins.row('B02-02').blocked)
+    return not ep.t_bins.row('B02-02').blocked
 
 
 def _check_empty_rack_for_inspection__inspection_blocked(  # tasks.world:297
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
     return bool(ep.t_bins.row('B02-01').blocked)
 
 
 def _check_empty_rack_for_inspection__bolts_moved(  # tasks.world:298
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _s28.item == 'BOL-1001' and _s28.bin_ == 'B02-02' and _s28.quantity == 120
         for _s28 in rt.each(ep, ep.t_stock)
-    ))
+    )
 
 
 def _check_empty_rack_for_inspection__old_bin_empty(  # tasks.world:299
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock.row('S0002').quantity, '==', 0)
 
 
 def _check_empty_rack_for_inspection__transfer_logged(  # tasks.world:300
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m29.kind == _E12_MovementKind_transfer
         and _m29.item == 'BOL-1001'
         and _m29.from_bin == 'B02-01'
@@ -1332,11 +1327,11 @@ def _check_empty_rack_for_inspection__transfer_logged(  # tasks.world:300
         and _m29.quantity == 120
         and _m29.clerk == 'C001'
         for _m29 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_recount_bolts_and_replenish__pick_face_count(  # tasks.world:359
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_stock.row('S0001').last_counted, '==', rt.parse_date('2026-03-05'))
@@ -1351,7 +1346,7 @@ def _check_recount_bolts_and_replenish__pick_face_count(  # tasks.world:359
 
 
 def _check_recount_bolts_and_replenish__bulk_count(  # tasks.world:360
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_stock.row('S0002').last_counted, '==', rt.parse_date('2026-03-05'))
@@ -1366,7 +1361,7 @@ def _check_recount_bolts_and_replenish__bulk_count(  # tasks.world:360
 
 
 def _check_recount_bolts_and_replenish__replenished(  # tasks.world:361
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_stock.row('S0001').quantity, '==', 32)
@@ -1383,7 +1378,7 @@ def _check_recount_bolts_and_replenish__replenished(  # tasks.world:361
 
 
 def _check_recount_bolts_and_replenish__four_movements(  # tasks.world:362
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_movements), '==', len(init.t_movements) + 3)
 

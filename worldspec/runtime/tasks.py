@@ -20,8 +20,11 @@ first use of the registry, not when the world is imported. A task in the file::
 
 ``explains`` holds, once, the spec text of each comparison the check explains when it
 fails (:func:`~worldspec.runtime.verdicts.expect`, in the order of the condition): the
-check's function compares, the text is data. Keys after ``solution`` are
-:class:`~worldspec.runtime.episode.TaskSpec`'s keyword fields, left out at their defaults.
+check's function compares, the text is data. ``takes`` lists the function's parameters where
+it does not read everything a check may (``["ep"]``: the final state only; by default
+``ep``, ``init`` and ``replies``); :class:`CheckTest` calls it with those. Keys after
+``solution`` are :class:`~worldspec.runtime.episode.TaskSpec`'s keyword fields, left out at
+their defaults.
 """
 
 from __future__ import annotations
@@ -35,13 +38,17 @@ from worldspec.runtime.episode import CheckSpec, TaskSpec
 from worldspec.runtime.helpers import package_data
 from worldspec.runtime.verdicts import Verdict, explained
 
-__all__ = ["CHECK_PREFIX", "TaskRegistry", "task_registry", "ExplainedTest"]
+__all__ = ["CHECK_PREFIX", "PARAMETERS", "CheckTest", "TaskRegistry", "task_registry"]
 
 #: ``test(episode, initial, replies)``: a check's function
 Test = Callable[[Any, Any, tuple[str, ...]], "bool | Verdict"]
 
 #: how the name of a check's function starts (the module's other names are out of reach)
 CHECK_PREFIX = "_check_"
+
+#: the parameters of a check's function that takes everything a check may read: the final
+#: episode, the initial one, the agent's replies
+PARAMETERS = ("ep", "init", "replies")
 
 #: the keyword fields of TaskSpec a task's JSON may hold, and how each is read back
 _KEYWORDS: Mapping[str, Callable[[Any], Any]] = {
@@ -50,28 +57,35 @@ _KEYWORDS: Mapping[str, Callable[[Any], Any]] = {
 }
 
 
-class ExplainedTest:
-    """A check's function whose comparisons name their spec text by position: the test
-    returns the function's verdict with that text put in (see :func:`explained`)."""
+class CheckTest:
+    """A check's function as ``CheckSpec.test`` calls it, ``test(episode, initial,
+    replies)``, where the function takes only what it reads (``takes``: its parameters, of
+    ``ep``, ``init`` and ``replies``) and names the spec text of its comparisons by position
+    (``texts``, see :func:`~worldspec.runtime.verdicts.explained`)."""
 
-    __slots__ = ("function", "texts")
+    __slots__ = ("_picks", "function", "takes", "texts")
 
-    def __init__(self, function: Test, texts: Sequence[str]) -> None:
+    def __init__(self, function: Callable[..., bool | Verdict], texts: Sequence[str] = (),
+                 takes: Sequence[str] = PARAMETERS) -> None:
         self.function = function
         self.texts = tuple(texts)
+        self.takes = tuple(takes)
+        self._picks = tuple(PARAMETERS.index(name) for name in self.takes)
 
     def __call__(self, episode: Any, initial: Any, replies: tuple[str, ...]) -> bool | Verdict:
-        return explained(self.function(episode, initial, replies), self.texts)
+        given = (episode, initial, replies)
+        verdict = self.function(*[given[i] for i in self._picks])
+        return explained(verdict, self.texts) if self.texts else verdict
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ExplainedTest) and self.function is other.function and \
-            self.texts == other.texts
+        return isinstance(other, CheckTest) and self.function is other.function and \
+            self.texts == other.texts and self.takes == other.takes
 
     def __hash__(self) -> int:
-        return hash((self.function, self.texts))
+        return hash((self.function, self.texts, self.takes))
 
     def __repr__(self) -> str:
-        return f"ExplainedTest({getattr(self.function, '__name__', self.function)!r})"
+        return f"CheckTest({getattr(self.function, '__name__', self.function)!r})"
 
 
 class TaskRegistry(Mapping[str, TaskSpec]):
@@ -110,8 +124,12 @@ class TaskRegistry(Mapping[str, TaskSpec]):
         if not callable(function):
             raise LookupError(f"task {task!r}, check {entry['name']!r}: the world module "
                               f"has no check function {entry['test']!r} (rebuild the world)")
-        texts = entry.get("explains", ())
-        test: Test = ExplainedTest(function, texts) if texts else function
+        texts, takes = entry.get("explains", ()), tuple(entry.get("takes", PARAMETERS))
+        if not set(takes) <= set(PARAMETERS):
+            raise LookupError(f"task {task!r}, check {entry['name']!r}: a check's function "
+                              f"takes {', '.join(PARAMETERS)}, not {', '.join(takes)}")
+        test: Test = CheckTest(function, texts, takes) if texts or takes != PARAMETERS \
+            else function
         return CheckSpec(entry["name"], float(entry["weight"]), entry["doc"], test)
 
     def __getitem__(self, name: str) -> TaskSpec:
