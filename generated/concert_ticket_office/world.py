@@ -285,10 +285,7 @@ class ConcertTicketOffice(Episode):
     t_tickets: Table[Ticket]
 
     def _new_state(self) -> _State:
-        ep = self
-        state = _State()
-        del ep
-        return state
+        return _State()
 
     def _load(self, data: Mapping[str, Any]) -> None:
         self.t_venues.load_rows(Venue, data.get('venues', ()), '$.venues', self)

@@ -160,10 +160,7 @@ class HotelFrontDesk(Episode):
     t_bookings: Table[Booking]
 
     def _new_state(self) -> _State:
-        ep = self
-        state = _State()
-        del ep
-        return state
+        return _State()
 
     def _load(self, data: Mapping[str, Any]) -> None:
         self.t_rooms.load_rows(Room, data.get('rooms', ()), '$.rooms', self)

@@ -253,10 +253,7 @@ class PublicLibrary(Episode):
     t_holds: Table[Hold]
 
     def _new_state(self) -> _State:
-        ep = self
-        state = _State()
-        del ep
-        return state
+        return _State()
 
     def _load(self, data: Mapping[str, Any]) -> None:
         self.t_members.load_rows(Member, data.get('members', ()), '$.members', self)

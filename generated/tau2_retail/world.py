@@ -342,10 +342,7 @@ class Tau2Retail(Episode):
     t_orders: Table[Order]
 
     def _new_state(self) -> _State:
-        ep = self
-        state = _State()
-        del ep
-        return state
+        return _State()
 
     def _load(self, data: Mapping[str, Any]) -> None:
         self.t_products.load_rows(Product, data.get('products', ()), '$.products', self)

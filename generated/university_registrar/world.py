@@ -260,10 +260,7 @@ class UniversityRegistrar(Episode):
     t_waitlist: Table[WaitlistEntry]
 
     def _new_state(self) -> _State:
-        ep = self
-        state = _State()
-        del ep
-        return state
+        return _State()
 
     def _load(self, data: Mapping[str, Any]) -> None:
         self.t_students.load_rows(Student, data.get('students', ()), '$.students', self)
