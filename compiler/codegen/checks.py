@@ -121,8 +121,11 @@ _BOOL_COMPARISONS = frozenset({"in", "not in", "is", "is not"})
 
 def is_bool(expr: Expr) -> bool:
     """Whether ``expr`` is a ``bool`` to Python and mypy alike (``not x``, ``any(...)``,
-    ``x in y``), so that a check returns it without ``bool(...)`` around it."""
+    ``x in y``, an ``and`` of those), so that a check returns it without ``bool(...)``
+    around it."""
     if isinstance(expr, Compare):
         return expr.op in _BOOL_COMPARISONS
+    if isinstance(expr, BoolOp):  # `and` / `or` of bools is one
+        return all(is_bool(value) for value in expr.values)
     return isinstance(expr, Not) or (isinstance(expr, Call) and isinstance(expr.func, Name)
                                      and expr.func.id in _BOOL_CALLS)

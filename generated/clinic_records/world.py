@@ -944,7 +944,7 @@ def _check_amoxicillin_rash__stopped(ep: ClinicRecords) -> rt.Verdict | bool:  #
 
 
 def _check_amoxicillin_rash__allergy_recorded(ep: ClinicRecords) -> bool:  # tasks.world:108
-    return bool(
+    return (
         any(
             _d14.key() == 'AMX01'
             for _d14 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P001').allergies))
@@ -952,7 +952,7 @@ def _check_amoxicillin_rash__allergy_recorded(ep: ClinicRecords) -> bool:  # tas
         and any(
             _d15.key() == 'PEN01'
             for _d15 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P001').allergies))
-        ),
+        )
     )
 
 

@@ -1254,7 +1254,7 @@ def _check_buy_two_balcony_seats__bought(  # concert_ticket_office.world:691
 def _check_buy_two_balcony_seats__seats(  # concert_ticket_office.world:692
     ep: ConcertTicketOffice
 ) -> bool:
-    return bool(
+    return (
         any(
             _t22.holder == 'C004'
             and _t22.event == 'E02'
@@ -1270,7 +1270,7 @@ def _check_buy_two_balcony_seats__seats(  # concert_ticket_office.world:692
             and _t23.seat == 'A2'
             and _t23.status == _E12_TicketStatus_sold
             for _t23 in rt.each(ep, ep.t_tickets)
-        ),
+        )
     )
 
 
@@ -1466,7 +1466,7 @@ def _check_ana_swaps_tonight_for_strings__rebooked(  # tasks.world:903
 def _check_ana_swaps_tonight_for_strings__front_row(  # tasks.world:904
     ep: ConcertTicketOffice
 ) -> bool:
-    return bool(
+    return (
         any(
             _t34.holder == 'C001'
             and _t34.event == 'E02'
@@ -1482,7 +1482,7 @@ def _check_ana_swaps_tonight_for_strings__front_row(  # tasks.world:904
             and _t35.seat == 'A2'
             and _t35.status == _E12_TicketStatus_sold
             for _t35 in rt.each(ep, ep.t_tickets)
-        ),
+        )
     )
 
 
@@ -1509,7 +1509,7 @@ def _check_clara_swaps_to_balcony__balcony_bought(  # tasks.world:1134
 
 
 def _check_clara_swaps_to_balcony__seats_sold(ep: ConcertTicketOffice) -> bool:  # tasks.world:1135
-    return bool(
+    return (
         any(
             _t37.event == 'E02'
             and _t37.section == 'BALC'
@@ -1525,7 +1525,7 @@ def _check_clara_swaps_to_balcony__seats_sold(ep: ConcertTicketOffice) -> bool: 
             and _t38.holder == 'C003'
             and _t38.status == _E12_TicketStatus_sold
             for _t38 in rt.each(ep, ep.t_tickets)
-        ),
+        )
     )
 
 

@@ -1327,9 +1327,9 @@ def _check_reply_to_priya__one_message_sent(  # tasks.world:19
 
 
 def _check_tidy_archive__archived(ep: MobileMessaging) -> bool:  # tasks.world:40
-    return bool(
+    return (
         'U001' in rt.each(ep, ep.t_conversations.row('CONV106').archived_by)
-        and 'U001' in rt.each(ep, ep.t_conversations.row('CONV103').archived_by),
+        and 'U001' in rt.each(ep, ep.t_conversations.row('CONV103').archived_by)
     )
 
 
@@ -1459,14 +1459,14 @@ def _check_weekend_catch_up__signed_in(  # tasks.world:125
 
 
 def _check_daniel_catches_up__new_contacts(ep: MobileMessaging) -> bool:  # tasks.world:155
-    return bool(
+    return (
         any(
             _c45.owner == 'U002' and _c45.user == 'U005' and _c45.favorite
             for _c45 in rt.each(ep, ep.t_contacts)
         )
         and any(
             _c46.owner == 'U002' and _c46.user == 'U006' for _c46 in rt.each(ep, ep.t_contacts)
-        ),
+        )
     )
 
 
@@ -1477,7 +1477,7 @@ def _check_daniel_catches_up__lucas_favorite(ep: MobileMessaging) -> bool:  # ta
 def _check_daniel_catches_up__group_caught_up(  # tasks.world:157
     ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(
+    return (
         all(
             _m47.conversation != 'CONV103' or 'U002' in rt.each(ep, _m47.read_by)
             for _m47 in rt.each(ep, ep.t_messages)
@@ -1488,7 +1488,7 @@ def _check_daniel_catches_up__group_caught_up(  # tasks.world:157
             and _m48.sender == 'U002'
             and 'Saturday' in rt.read(ep, _m48.body)
             for _m48 in rt.each(ep, ep.t_messages)
-        ),
+        )
     )
 
 
@@ -1514,17 +1514,17 @@ def _check_hana_q4_follow_up__replied(  # tasks.world:186
 
 
 def _check_hana_q4_follow_up__chat_back_and_read(ep: MobileMessaging) -> bool:  # tasks.world:187
-    return bool(
+    return (
         'U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by)
         and all(
             _m50.conversation != 'CONV104' or 'U001' in rt.each(ep, _m50.read_by)
             for _m50 in rt.each(ep, ep.t_messages)
-        ),
+        )
     )
 
 
 def _check_hana_q4_follow_up__renamed(ep: MobileMessaging) -> bool:  # tasks.world:188
-    return bool(
+    return (
         'CT104' not in ep.t_contacts
         and any(
             _c51.owner == 'U001'
@@ -1532,7 +1532,7 @@ def _check_hana_q4_follow_up__renamed(ep: MobileMessaging) -> bool:  # tasks.wor
             and _c51.name == 'Hana Sato'
             and _c51.favorite
             for _c51 in rt.each(ep, ep.t_contacts)
-        ),
+        )
     )
 
 
@@ -1551,7 +1551,7 @@ def _check_phone_handoff_to_sofia__maya_told_daniel(  # tasks.world:214
 def _check_phone_handoff_to_sofia__sofia_caught_up(  # tasks.world:215
     ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(
+    return (
         all(
             _m53.conversation != 'CONV103' or 'U005' in rt.each(ep, _m53.read_by)
             for _m53 in rt.each(ep, ep.t_messages)
@@ -1562,7 +1562,7 @@ def _check_phone_handoff_to_sofia__sofia_caught_up(  # tasks.world:215
             and _m54.sender == 'U005'
             and 'book the wall' in rt.read(ep, _m54.body)
             for _m54 in rt.each(ep, ep.t_messages)
-        ),
+        )
     )
 
 

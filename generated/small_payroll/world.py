@@ -1210,7 +1210,7 @@ def _check_linus_rate_fix__apology_bonus(ep: SmallPayroll) -> bool:  # tasks.wor
 
 
 def _check_inventory_weekend_bonuses__bonuses_issued(ep: SmallPayroll) -> bool:  # tasks.world:496
-    return bool(
+    return (
         any(
             _b22.employee == 'E003'
             and _b22.period == '2026-03'
@@ -1224,7 +1224,7 @@ def _check_inventory_weekend_bonuses__bonuses_issued(ep: SmallPayroll) -> bool: 
             and _b23.amount_cents == 20000
             and _b23.issued_by == 'E001'
             for _b23 in rt.each(ep, ep.t_bonuses)
-        ),
+        )
     )
 
 

@@ -1286,7 +1286,7 @@ def _check_ana_swaps_cs_for_linear_algebra__ana_in_math(  # tasks.world:236
 def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(  # tasks.world:237
     ep: UniversityRegistrar
 ) -> bool:
-    return bool(
+    return (
         any(
             _e33.student == 'S10005'
             and _e33.section == 'CS201-F1'
@@ -1296,7 +1296,7 @@ def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(  # tasks.world:237
         and not any(
             _w34.student == 'S10005' and _w34.section == 'CS201-F1'
             for _w34 in rt.each(ep, ep.t_waitlist)
-        ),
+        )
     )
 
 
@@ -1331,7 +1331,7 @@ def _check_farah_fills_her_fall_timetable__off_waitlist(  # tasks.world:480
 def _check_farah_gets_her_seats__math_from_waitlist(  # tasks.world:719
     ep: UniversityRegistrar
 ) -> bool:
-    return bool(
+    return (
         any(
             _e37.student == 'S10006'
             and _e37.section == 'MATH201-F2'
@@ -1341,7 +1341,7 @@ def _check_farah_gets_her_seats__math_from_waitlist(  # tasks.world:719
         and not any(
             _w38.student == 'S10006' and _w38.section == 'MATH201-F2'
             for _w38 in rt.each(ep, ep.t_waitlist)
-        ),
+        )
     )
 
 
