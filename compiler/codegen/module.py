@@ -316,12 +316,11 @@ class WorldGenerator:
         return f"load={self.tables.field_loader(typ)}"
 
     def state_defaults(self) -> list[str]:
-        lines = []
-        for s in self.world.state.values():
-            if s.kind == "value" and s.default is not None:
-                value = self.x.stored(s.default, Env(ep="ep"), s.type)
-                lines.append(f"state.{py_name(s.name)} = {value}")
-        return lines
+        """``_new_state``'s assignments of the state items' defaults, computed from the episode
+        being made (``self``), a line each (a default is often a literal of data, which would
+        take a line per element split)."""
+        return [f"state.{py_name(s.name)} = {self.x.stored(s.default, Env(ep='self'), s.type)}"
+                for s in self.world.state.values() if s.kind == "value" and s.default is not None]
 
     def load_lines(self) -> list[str]:
         """``_load``'s body (the template writes each line two levels in): each table's rows

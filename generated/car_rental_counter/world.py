@@ -209,11 +209,9 @@ class CarRentalCounter(Episode):
     t_rentals: Table[Rental]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.one_way_fee_cents = 7500
         state.late_surcharge_cents = 1500
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:

@@ -184,10 +184,8 @@ class ClinicRecords(Episode):
     t_prescriptions: Table[Prescription]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_doctor = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:

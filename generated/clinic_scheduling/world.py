@@ -247,12 +247,10 @@ class ClinicScheduling(Episode):
     t_waitlist: Table[WaitlistEntry]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.max_appointments_per_day = 2
         state.cancellation_notice_hours = 24
         state.late_fee = 25.0
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:

@@ -195,10 +195,8 @@ class ITHelpdesk(Episode):
     t_comments: Table[Comment]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_agent = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:

@@ -153,7 +153,6 @@ class MessageAPI(Episode):
     state: _State
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.generated_ids = ()
         state.user_count = 4
@@ -161,7 +160,6 @@ class MessageAPI(Episode):
         state.inbox = ({'USR002': 'My name is Alice. I want to connect.'}, {'USR003': 'Could you upload the file?'}, {'USR004': 'Could you upload the file?'})
         state.message_count = 3
         state.current_user = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:

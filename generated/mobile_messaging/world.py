@@ -234,11 +234,9 @@ class MobileMessaging(Episode):
     t_messages: Table[Message]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_user = None
         state.last_seen = {}
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:

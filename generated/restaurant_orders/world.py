@@ -257,10 +257,8 @@ class RestaurantOrders(Episode):
     t_payments: Table[Payment]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_server = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:

@@ -194,11 +194,9 @@ class RetailBank(Episode):
     t_transactions: Table[Transaction]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_teller = None
         state.max_withdrawal_cents = 500000
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:

@@ -250,10 +250,8 @@ class SmallPayroll(Episode):
     t_payslips: Table[Payslip]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_user = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:

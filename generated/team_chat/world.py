@@ -172,10 +172,8 @@ class TeamChat(Episode):
     t_messages: Table[Message]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_user = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:

@@ -70,12 +70,10 @@ class TicketAPI(Episode):
     state: _State
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.ticket_queue = ()
         state.ticket_counter = 1
         state.current_user = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:

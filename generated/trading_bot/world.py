@@ -145,7 +145,6 @@ class TradingBot(Episode):
     state: _State
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.orders = {12345: {'id': 12345, 'order_type': 'Buy', 'symbol': 'AAPL', 'price': 210.65, 'amount': 10, 'status': 'Completed'}, 12446: {'id': 12446, 'order_type': 'Sell', 'symbol': 'GOOG', 'price': 2840.56, 'amount': 5, 'status': 'Pending'}}
         state.account_info = {'account_id': 12345, 'balance': 10000.0, 'binding_card': 1974202140965533}
@@ -156,7 +155,6 @@ class TradingBot(Episode):
         state.watch_list = ('NVDA',)
         state.transaction_history = ()
         state.long_context = False
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:

@@ -231,7 +231,6 @@ class TravelAPI(Episode):
     state: _State
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.credit_card_list = {}
         state.booking_record = {}
@@ -244,7 +243,6 @@ class TravelAPI(Episode):
         state.budget_limit = None
         state.long_context = False
         state.flight_cost_lookup = {}
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:

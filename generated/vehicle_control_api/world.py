@@ -212,7 +212,6 @@ class VehicleControlAPI(Episode):
     state: _State
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.fuelLevel = 0.0
         state.batteryVoltage = 12.6
@@ -237,7 +236,6 @@ class VehicleControlAPI(Episode):
         state.rearLeftTirePressure = 30.0
         state.rearRightTirePressure = 30.0
         state.long_context = False
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:

@@ -223,10 +223,8 @@ class WarehouseInventoryDesk(Episode):
     t_movements: Table[Movement]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_clerk = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
