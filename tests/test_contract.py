@@ -21,8 +21,10 @@ import pytest
 
 from worldspec.runtime import values as v
 from worldspec.runtime.contract import (
+    TaggedUnion,
     attribute_copier,
     attribute_filler,
+    data_path,
     enum_text,
     enum_value,
     field,
@@ -30,7 +32,7 @@ from worldspec.runtime.contract import (
     state_item,
 )
 from worldspec.runtime.episode import Row, StateBase
-from worldspec.runtime.errors import ArgumentError
+from worldspec.runtime.errors import ArgumentError, ToolError
 from worldspec.runtime.records import Record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -226,6 +228,58 @@ def test_a_declared_state_starts_at_its_zeros_and_exports_under_its_names() -> N
     assert type(copy_) is State and copy_.export() == state.export()
     copy_.counter = 4
     assert state.counter == 3
+
+
+class LoadedState(StateBase):
+    """State items declared with their loaders, one from the original's key."""
+
+    counter: int = state_item(0, load=v.want_int)
+    box: Box | None = state_item(None, load_ep=lambda x, p, ep: Box.load(x, p, ep))
+    owner: str = state_item("", load=v.want_str, from_key="ownerName")
+
+
+def test_a_state_loads_the_items_the_data_gives_by_their_declared_loaders() -> None:
+    state = LoadedState()
+    state.load({"counter": 7, "box": {"label": "a", "size": "small"}, "ownerName": "Ann",
+                "owner": "ignored"}, None)
+    assert (state.counter, state.box, state.owner) == (7, Box("a", Size.small, 1.5), "Ann")
+    named = LoadedState()
+    named.load({"counter": 7, "ownerName": "Ann"}, None, "counter")  # only the items named
+    assert (named.counter, named.box, named.owner) == (7, None, "")
+    with pytest.raises(ArgumentError, match=r'^\$\.counter: expected an integer, got "7"$'):
+        LoadedState().load({"counter": "7"}, None)
+    with pytest.raises(ArgumentError, match=r"^\$\.ownerName: "):  # where the data gave it
+        LoadedState().load({"ownerName": 3}, None)
+    assert [data_path(key) for key in ("users", "user map", "é")] == [
+        "$.users", '$["user map"]', '$["é"]']
+
+
+# -------------------------------------------------------------------------- unions
+class Crate(Record):
+    """Another member of a union."""
+
+    label: str = field(load=v.want_str, text=v.str_text)
+
+
+PACKING: TaggedUnion[Box | Crate] = TaggedUnion("kind", {"box": Box, "crate": Crate})
+
+
+def test_a_declared_union_loads_exports_and_writes_its_members_with_their_tag() -> None:
+    box = PACKING.load({"kind": "box", "label": "a", "size": "large"}, "$.p", None)
+    crate = PACKING.load({"kind": "crate", "label": "b"}, "$.p", None)
+    assert box == Box("a", Size.large, 1.5) and crate == Crate("b")
+    assert [PACKING.tag(box), PACKING.tag(crate)] == ["box", "crate"]
+    assert PACKING.export(crate) == {"kind": "crate", "label": "b"}
+    for value in (box, crate):
+        assert PACKING.text(value) == json.dumps(PACKING.export(value))
+    assert PACKING.holds(box) and not PACKING.holds(Note("x", None))
+    assert PACKING.some(crate) is crate
+    with pytest.raises(ToolError, match="must be present"):
+        PACKING.some(None)
+    with pytest.raises(ArgumentError, match=r'^\$\.p\.kind: expected one of "box", "crate"$'):
+        PACKING.load({"kind": "barrel", "label": "c"}, "$.p", None)
+    with pytest.raises(ArgumentError, match=r"^\$\.p: expected an object$"):
+        PACKING.load(["box"], "$.p", None)
 
 
 # --------------------------------------------------------------------------- enums
