@@ -787,6 +787,16 @@ class WorldGenerator:
         return ["\n".join(print_block([method], 1)) for method in methods]
 
     # ------------------------------------------------------------ module
+    def table_entries(self) -> FieldView:
+        """The world's ``TABLES`` (table -> entity) declared: its dict display on the line of
+        ``TABLES: ... = {`` when it fits, else as many entries on a line as fit below."""
+        entries = [f"{json.dumps(s.name)}: {json.dumps(s.entity)}"
+                   for s in self.world.state.values() if s.kind == "table"]
+        head = "TABLES: ClassVar[dict[str, str]] = {"
+        if len(_INDENT + head) + len(", ".join(entries)) + 1 <= _LINE:
+            return FieldView(head, [", ".join(entries) + "}"], True)
+        return FieldView(head, _wrapped(entries, _LINE - 2 * len(_INDENT) - 1), False)
+
     def contract_imports(self) -> list[str]:
         """The module's ``from worldspec.runtime.X import ...`` lines: the contract's names
         (``names.CONTRACT_IMPORTS``), with those for unions and tasks where the world has
@@ -861,6 +871,7 @@ class WorldGenerator:
             policy=_text_literal(w.policy, _INDENT) if w.policy else "",
             private=repr(tuple(s.name for s in w.state.values() if s.node.private)) if any(
                 s.node.private for s in w.state.values()) else "",
+            table_entries=self.table_entries(),
             tables=[{"name": s.name, "entity": s.entity,
                      "cls": self.tables.class_name(s.entity or "")}
                     for s in w.state.values() if s.kind == "table"],

@@ -196,10 +196,7 @@ class CarRentalCounter(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Reserve, hand over and take back cars only for the customer in front of you, for the dates and branch they ask for; tell them the price before you reserve.'
     TABLES: ClassVar[dict[str, str]] = {
-        "branches": "Branch",
-        "cars": "Car",
-        "customers": "Customer",
-        "rentals": "Rental",
+        "branches": "Branch", "cars": "Car", "customers": "Customer", "rentals": "Rental",
     }
 
     state: _State

@@ -169,10 +169,7 @@ class ClinicRecords(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Act only as the signed-in doctor. Never prescribe a drug a patient is allergic to, and prescribe only from a visit the signed-in doctor held.'
     TABLES: ClassVar[dict[str, str]] = {
-        "doctors": "Doctor",
-        "drugs": "Drug",
-        "patients": "Patient",
-        "visits": "Visit",
+        "doctors": "Doctor", "drugs": "Drug", "patients": "Patient", "visits": "Visit",
         "prescriptions": "Prescription",
     }
 

@@ -232,10 +232,7 @@ class ClinicScheduling(Episode):
     TICK: ClassVar[int] = 30
     SEED: ClassVar[int] = 3
     TABLES: ClassVar[dict[str, str]] = {
-        "doctors": "Doctor",
-        "patients": "Patient",
-        "slots": "Slot",
-        "appointments": "Appointment",
+        "doctors": "Doctor", "patients": "Patient", "slots": "Slot", "appointments": "Appointment",
         "waitlist": "WaitlistEntry",
     }
 

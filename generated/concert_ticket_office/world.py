@@ -268,12 +268,8 @@ class ConcertTicketOffice(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Act for the customer you are talking to. Hold or buy only the seats they ask for, and confirm the total before paying.'
     TABLES: ClassVar[dict[str, str]] = {
-        "venues": "Venue",
-        "sections": "Section",
-        "events": "Event",
-        "customers": "Customer",
-        "orders": "Order",
-        "tickets": "Ticket",
+        "venues": "Venue", "sections": "Section", "events": "Event", "customers": "Customer",
+        "orders": "Order", "tickets": "Ticket",
     }
 
     state: _State

@@ -148,11 +148,7 @@ class HotelFrontDesk(Episode):
     CLOCK: ClassVar[str] = "2026-06-10T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    TABLES: ClassVar[dict[str, str]] = {
-        "rooms": "Room",
-        "guests": "Guest",
-        "bookings": "Booking",
-    }
+    TABLES: ClassVar[dict[str, str]] = {"rooms": "Room", "guests": "Guest", "bookings": "Booking"}
 
     state: _State
     t_rooms: Table[Room]

@@ -182,10 +182,7 @@ class ITHelpdesk(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Act as the signed-in agent. Assign tickets only to agents with the skill for their category, and resolve only tickets assigned to you.'
     TABLES: ClassVar[dict[str, str]] = {
-        "employees": "Employee",
-        "agents": "Agent",
-        "tickets": "Ticket",
-        "comments": "Comment",
+        "employees": "Employee", "agents": "Agent", "tickets": "Ticket", "comments": "Comment",
     }
 
     state: _State

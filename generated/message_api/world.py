@@ -147,8 +147,7 @@ class MessageAPI(Episode):
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 200191
     ARGUMENTS: ClassVar[str] = "dynamic"
-    TABLES: ClassVar[dict[str, str]] = {
-    }
+    TABLES: ClassVar[dict[str, str]] = {}
 
     state: _State
 

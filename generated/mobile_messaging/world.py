@@ -221,9 +221,7 @@ class MobileMessaging(Episode):
         '- Sign out at the end when the user asks you to.'
     )
     TABLES: ClassVar[dict[str, str]] = {
-        "users": "User",
-        "contacts": "Contact",
-        "conversations": "Conversation",
+        "users": "User", "contacts": "Contact", "conversations": "Conversation",
         "messages": "Message",
     }
 

@@ -301,10 +301,7 @@ class OnlineShop(Episode):
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 7
     TABLES: ClassVar[dict[str, str]] = {
-        "products": "Product",
-        "variants": "Variant",
-        "customers": "Customer",
-        "orders": "Order",
+        "products": "Product", "variants": "Variant", "customers": "Customer", "orders": "Order",
         "returns": "ReturnRequest",
     }
 

@@ -238,11 +238,7 @@ class PublicLibrary(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Work for the library desk. Tell a member about any late fee before you return or renew on their behalf, and never waive fees.'
     TABLES: ClassVar[dict[str, str]] = {
-        "members": "Member",
-        "books": "Book",
-        "copies": "Copy",
-        "loans": "Loan",
-        "holds": "Hold",
+        "members": "Member", "books": "Book", "copies": "Copy", "loans": "Loan", "holds": "Hold",
     }
 
     state: _State

@@ -240,12 +240,8 @@ class RestaurantOrders(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Act as the signed-in server. Add exactly the items and quantities the guests ask for; confirm the tip and payment method before settling a share. Amounts are in cents.'
     TABLES: ClassVar[dict[str, str]] = {
-        "servers": "Server",
-        "dining_tables": "DiningTable",
-        "menu": "MenuItem",
-        "orders": "Order",
-        "order_lines": "OrderLine",
-        "payments": "Payment",
+        "servers": "Server", "dining_tables": "DiningTable", "menu": "MenuItem", "orders": "Order",
+        "order_lines": "OrderLine", "payments": "Payment",
     }
 
     state: _State

@@ -181,9 +181,7 @@ class RetailBank(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = "Act only for the signed-in teller. Move exactly the amounts the customer asks for, between the accounts they name, and never touch another customer's accounts."
     TABLES: ClassVar[dict[str, str]] = {
-        "tellers": "Teller",
-        "customers": "Customer",
-        "accounts": "Account",
+        "tellers": "Teller", "customers": "Customer", "accounts": "Account",
         "transactions": "Transaction",
     }
 

@@ -233,12 +233,8 @@ class SmallPayroll(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Act only as the signed-in payroll manager. Pay, approve and correct exactly what you are asked to; never approve a timesheet or issue a bonus on your own initiative.'
     TABLES: ClassVar[dict[str, str]] = {
-        "tax_codes": "TaxCode",
-        "employees": "Employee",
-        "periods": "PayPeriod",
-        "timesheets": "Timesheet",
-        "bonuses": "Bonus",
-        "payslips": "Payslip",
+        "tax_codes": "TaxCode", "employees": "Employee", "periods": "PayPeriod",
+        "timesheets": "Timesheet", "bonuses": "Bonus", "payslips": "Payslip",
     }
 
     state: _State

@@ -330,11 +330,7 @@ class Tau2Retail(Episode):
         '  status is pending, processed, delivered or cancelled, or records a change already made:\n'
         '  "pending (item modified)", "return requested", "exchange requested".'
     )
-    TABLES: ClassVar[dict[str, str]] = {
-        "products": "Product",
-        "users": "User",
-        "orders": "Order",
-    }
+    TABLES: ClassVar[dict[str, str]] = {"products": "Product", "users": "User", "orders": "Order"}
 
     state: _State
     t_products: Table[Product]

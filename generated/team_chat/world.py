@@ -159,10 +159,7 @@ class TeamChat(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Act only as the signed-in user. Post, edit and delete exactly the text the user asks for, and only their own messages.'
     TABLES: ClassVar[dict[str, str]] = {
-        "users": "User",
-        "channels": "Channel",
-        "memberships": "Membership",
-        "messages": "Message",
+        "users": "User", "channels": "Channel", "memberships": "Membership", "messages": "Message",
     }
 
     state: _State

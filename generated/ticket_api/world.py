@@ -64,8 +64,7 @@ class TicketAPI(Episode):
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 0
     ARGUMENTS: ClassVar[str] = "dynamic"
-    TABLES: ClassVar[dict[str, str]] = {
-    }
+    TABLES: ClassVar[dict[str, str]] = {}
 
     state: _State
 

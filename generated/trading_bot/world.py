@@ -139,8 +139,7 @@ class TradingBot(Episode):
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 1053520
     ARGUMENTS: ClassVar[str] = "dynamic"
-    TABLES: ClassVar[dict[str, str]] = {
-    }
+    TABLES: ClassVar[dict[str, str]] = {}
 
     state: _State
 

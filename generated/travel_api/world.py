@@ -225,8 +225,7 @@ class TravelAPI(Episode):
     SEED: ClassVar[int] = 141053
     ARGUMENTS: ClassVar[str] = "dynamic"
     PRIVATE: ClassVar[frozenset[str]] = frozenset(('flight_cost_lookup',))
-    TABLES: ClassVar[dict[str, str]] = {
-    }
+    TABLES: ClassVar[dict[str, str]] = {}
 
     state: _State
 

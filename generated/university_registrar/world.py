@@ -245,11 +245,8 @@ class UniversityRegistrar(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = "Act for the registrar's office. Enrol, drop or waitlist a student only when they (or their advisor) ask for it, and record only the grade the instructor reports."
     TABLES: ClassVar[dict[str, str]] = {
-        "students": "Student",
-        "courses": "Course",
-        "sections": "Section",
-        "enrolments": "Enrolment",
-        "waitlist": "WaitlistEntry",
+        "students": "Student", "courses": "Course", "sections": "Section",
+        "enrolments": "Enrolment", "waitlist": "WaitlistEntry",
     }
 
     state: _State

@@ -206,8 +206,7 @@ class VehicleControlAPI(Episode):
     SEED: ClassVar[int] = 141053
     ARGUMENTS: ClassVar[str] = "dynamic"
     PRIVATE: ClassVar[frozenset[str]] = frozenset(('parkingBrakeForce', 'slopeAngle', 'brakePedalForce'))
-    TABLES: ClassVar[dict[str, str]] = {
-    }
+    TABLES: ClassVar[dict[str, str]] = {}
 
     state: _State
 

@@ -208,10 +208,7 @@ class WarehouseInventoryDesk(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Act only as the signed-in clerk. Book exactly the quantities, bins and references the user gives; never invent a delivery note or order number.'
     TABLES: ClassVar[dict[str, str]] = {
-        "clerks": "Clerk",
-        "items": "Item",
-        "bins": "Bin",
-        "stock": "StockLevel",
+        "clerks": "Clerk", "items": "Item", "bins": "Bin", "stock": "StockLevel",
         "movements": "Movement",
     }
 
