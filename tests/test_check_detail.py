@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from worldspec.runtime.episode import Episode
-from worldspec.runtime.verdicts import Verdict, compared, state_difference
+from worldspec.runtime.tasks import CheckTest
+from worldspec.runtime.verdicts import Verdict, compared, expect, explained, state_difference
 from worldspec.services.loading import load_world
 
 LEDGER = """
@@ -154,12 +155,25 @@ def test_the_generated_check_reads_as_the_comparison(ledger: type[Episode]) -> N
     import sys
 
     source = inspect.getsource(sys.modules[ledger.__module__])
-    assert ("    return rt.compared(ep.t_accounts['A1'].balance, '==', 15, "
-            "'accounts[\"A1\"].balance == 15')\n") in source
+    assert "    return rt.expect(ep.t_accounts['A1'].balance, '==', 15)\n" in source
+    # the second comparison of an `and` names its text by position; the texts are data
+    assert "and rt.expect(ep.t_accounts['A2'].balance, '==', 3, part=1)" in \
+        " ".join(source.split()).replace("( ", "(").replace(" )", ")")  # as the printer wraps it
+    checks = {c.name: c.test for c in ledger.TASKS["top_up"].checks}
+    assert isinstance(checks["a1"], CheckTest)
+    assert checks["a1"].texts == ('accounts["A1"].balance == 15',)
+    assert checks["both"].texts == ('accounts["A1"].balance >= 15',
+                                    'accounts["A2"].balance == 3')
+    assert checks["some_money"].texts == ()  # nothing in it to explain
+    # a check's function takes what its condition reads: the final state, the initial one
+    assert [checks[name].takes for name in ("a1", "some_money", "same_outcome")] == [
+        ("ep",), ("ep",), ("ep", "init")]
+    assert "def _check_top_up__a1(ep: Ledger) -> rt.Verdict | bool:" in source
     assert "    return ep.solution_verdict(init, 'top_up')\n" in source
     # an `or` is compiled as it always was
-    some_money = source[source.index("def _check_top_up__some_money(  # ledger.world:33"):]
-    assert ") -> bool:\n    return bool(\n" in some_money.split("\n\n\n")[0]
+    some_money = source[source.index("def _check_top_up__some_money(ep: Ledger) -> bool:  "
+                                     "# ledger.world:33\n"):]
+    assert "\n    return bool(\n" in some_money.split("\n\n\n")[0]
 
 
 def test_verdict_helpers() -> None:
@@ -169,6 +183,26 @@ def test_verdict_helpers() -> None:
                                             "op": "!=", "left": None, "right": None}
     assert state_difference([]) is None
     assert repr(Verdict(True)) == "Verdict(True, None)"
+
+
+def test_a_comparison_named_by_position_reads_as_one_given_its_text() -> None:
+    texts = ("x == 1", "y > 2")
+    assert bool(expect(1, "==", 1)) and expect(1, "==", 1).detail is None
+    first, second = expect(2, "==", 1), expect(None, "is not", None, part=1)
+    assert first.detail == {"kind": "compare", "part": 0, "op": "==", "left": 2, "right": 1}
+    for verdict, (left, op, right), text in ((first, (2, "==", 1), "x == 1"),
+                                             (second, (None, "is not", None), "y > 2")):
+        told = explained(verdict, texts)
+        assert isinstance(told, Verdict) and not told and told.detail is not None
+        # the detail `compared` gives with the text spelled out, keys in the same order
+        assert list(told.detail.items()) == list(
+            (compared(left, op, right, text).detail or {}).items())
+    # what names no position passes through as it is
+    assert explained(True, texts) is True and explained(False, texts) is False
+    passed = expect(1, "<", 2)
+    assert explained(passed, texts) is passed
+    state = Verdict(False, {"kind": "state", "path": "x"})
+    assert explained(state, texts) is state
 
 
 def test_the_record_of_a_rollout_keeps_the_detail(tmp_path: Path, ledger: type[Episode]

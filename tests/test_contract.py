@@ -21,8 +21,10 @@ import pytest
 
 from worldspec.runtime import values as v
 from worldspec.runtime.contract import (
+    TaggedUnion,
     attribute_copier,
     attribute_filler,
+    data_path,
     enum_text,
     enum_value,
     field,
@@ -30,7 +32,7 @@ from worldspec.runtime.contract import (
     state_item,
 )
 from worldspec.runtime.episode import Row, StateBase
-from worldspec.runtime.errors import ArgumentError
+from worldspec.runtime.errors import ArgumentError, ToolError
 from worldspec.runtime.records import Record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -228,6 +230,58 @@ def test_a_declared_state_starts_at_its_zeros_and_exports_under_its_names() -> N
     assert state.counter == 3
 
 
+class LoadedState(StateBase):
+    """State items declared with their loaders, one from the original's key."""
+
+    counter: int = state_item(0, load=v.want_int)
+    box: Box | None = state_item(None, load_ep=lambda x, p, ep: Box.load(x, p, ep))
+    owner: str = state_item("", load=v.want_str, from_key="ownerName")
+
+
+def test_a_state_loads_the_items_the_data_gives_by_their_declared_loaders() -> None:
+    state = LoadedState()
+    state.load({"counter": 7, "box": {"label": "a", "size": "small"}, "ownerName": "Ann",
+                "owner": "ignored"}, None)
+    assert (state.counter, state.box, state.owner) == (7, Box("a", Size.small, 1.5), "Ann")
+    named = LoadedState()
+    named.load({"counter": 7, "ownerName": "Ann"}, None, "counter")  # only the items named
+    assert (named.counter, named.box, named.owner) == (7, None, "")
+    with pytest.raises(ArgumentError, match=r'^\$\.counter: expected an integer, got "7"$'):
+        LoadedState().load({"counter": "7"}, None)
+    with pytest.raises(ArgumentError, match=r"^\$\.ownerName: "):  # where the data gave it
+        LoadedState().load({"ownerName": 3}, None)
+    assert [data_path(key) for key in ("users", "user map", "é")] == [
+        "$.users", '$["user map"]', '$["é"]']
+
+
+# -------------------------------------------------------------------------- unions
+class Crate(Record):
+    """Another member of a union."""
+
+    label: str = field(load=v.want_str, text=v.str_text)
+
+
+PACKING: TaggedUnion[Box | Crate] = TaggedUnion("kind", {"box": Box, "crate": Crate})
+
+
+def test_a_declared_union_loads_exports_and_writes_its_members_with_their_tag() -> None:
+    box = PACKING.load({"kind": "box", "label": "a", "size": "large"}, "$.p", None)
+    crate = PACKING.load({"kind": "crate", "label": "b"}, "$.p", None)
+    assert box == Box("a", Size.large, 1.5) and crate == Crate("b")
+    assert [PACKING.tag(box), PACKING.tag(crate)] == ["box", "crate"]
+    assert PACKING.export(crate) == {"kind": "crate", "label": "b"}
+    for value in (box, crate):
+        assert PACKING.text(value) == json.dumps(PACKING.export(value))
+    assert PACKING.holds(box) and not PACKING.holds(Note("x", None))
+    assert PACKING.some(crate) is crate
+    with pytest.raises(ToolError, match="must be present"):
+        PACKING.some(None)
+    with pytest.raises(ArgumentError, match=r'^\$\.p\.kind: expected one of "box", "crate"$'):
+        PACKING.load({"kind": "barrel", "label": "c"}, "$.p", None)
+    with pytest.raises(ArgumentError, match=r"^\$\.p: expected an object$"):
+        PACKING.load(["box"], "$.p", None)
+
+
 # --------------------------------------------------------------------------- enums
 def test_an_enums_text_comes_from_its_table() -> None:
     text = enum_text(Size)
@@ -276,18 +330,26 @@ def test_generated_classes_name_no_runtime_internals() -> None:
 
 
 def test_the_contracts_names_generated_code_imports_are_exported_and_reserved() -> None:
-    """What the template imports from the contract's modules is theirs to give, and no spec
-    name can take it (the compiler writes the names without loading the runtime)."""
+    """What a generated world imports from the runtime's modules is theirs to give, and no
+    spec name can take it: the import lines are the compiler's one list of the contract
+    (``names.CONTRACT_IMPORTS``, made from the runtime's exports), never spelled apart."""
     import importlib
 
-    from worldspec.compiler.codegen.names import GENERATED_NAMES
+    from worldspec.compiler.codegen.names import (
+        CONTRACT_IMPORTS,
+        GENERATED_NAMES,
+        OPTIONAL_IMPORTS,
+    )
 
-    template = (ROOT / "worldspec" / "codegen_templates" / "world.py.jinja").read_text()
-    imported = re.findall(r"^from (worldspec\.runtime\.(?:contract|arguments|records)) "
-                          r"import (.+)$", template, flags=re.MULTILINE)
-    assert {module for module, _ in imported} == {
-        "worldspec.runtime.contract", "worldspec.runtime.arguments", "worldspec.runtime.records"}
-    for module, names in imported:
-        exported = set(importlib.import_module(module).__all__)
-        listed = {name.strip() for name in names.split(",")}
-        assert listed <= exported and listed <= GENERATED_NAMES, (module, listed)
+    listed = {f"from {module} import {', '.join(names)}"
+              for module, names in (*CONTRACT_IMPORTS, *OPTIONAL_IMPORTS.values())}
+    for module, names in (*CONTRACT_IMPORTS, *OPTIONAL_IMPORTS.values()):
+        assert set(names) <= set(importlib.import_module(module).__all__), module
+        assert set(names) <= GENERATED_NAMES, module
+    seen: set[str] = set()
+    for path in sorted((ROOT / "generated").glob("*/world.py")):
+        lines = set(re.findall(r"^from worldspec\.runtime\.\w+ import .+$",
+                               path.read_text(encoding="utf-8"), flags=re.MULTILINE))
+        assert lines <= listed, (path.parent.name, lines - listed)
+        seen |= lines
+    assert seen == listed  # every line of the contract is used by some example world

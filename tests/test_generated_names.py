@@ -94,9 +94,9 @@ def _ast_names(text: str) -> set[str]:
 
 _STRINGS_AND_COMMENTS = re.compile(r'"""(?:.|\n)*?"""|"(?:\\.|[^"\\\n])*"|#[^\n]*')
 #: Python names the generator makes from a spec name: ``_check_<task>``, ``t_<table>``,
-#: ``_RESULT_<Record>`` (a schema the registry names), ``_PARAM_<param>``...
-_DERIVED = re.compile(r"^(?:_check_|_load_|_export_|_some_|_TAGS_|_SCHEMA_|_RESULT_|_PARAM_|"
-                      r"t_|tool_|fn_|a_|row_)?(?P<core>.*?)\d*$")
+#: ``_UNION_<Union>``, ``_RESULT_<Record>`` (a schema the registry names), ``_PARAM_<param>``...
+_DERIVED = re.compile(r"^(?:_check_|_UNION_|_SCHEMA_|_RESULT_|_PARAM_|t_|tool_|fn_|a_|"
+                      r"row_)?(?P<core>.*?)\d*$")
 
 
 def _spec_identifiers() -> set[str]:

@@ -24,7 +24,13 @@ from dataclasses import dataclass, field
 
 from worldspec.compiler import types as t
 from worldspec.compiler.builtins import DRAWS
-from worldspec.compiler.codegen.names import const_name, enum_member, member_constant, py_name
+from worldspec.compiler.codegen.names import (
+    const_name,
+    enum_member,
+    member_constant,
+    py_name,
+    union_object,
+)
 from worldspec.compiler.codegen.pycode import (
     Attr,
     BinOp,
@@ -200,7 +206,7 @@ class ExprCompiler:
                 return src  # mypy has narrowed it too
             return IfExp(src, Compare(src, "is not", Const(None)), rt("absent"))
         if isinstance(base, t.Named) and base.kind == "union":
-            return call(f"_some_{base.name}", src)  # mypy cannot solve T | None for unions
+            return call(Attr(Name(union_object(base.name)), "some"), src)
         return rt("present", src)
 
     def elements(self, expr: n.Expr, env: Env, charge: bool = False, deletes: bool = False
@@ -429,7 +435,7 @@ class ExprCompiler:
         if isinstance(obj_type, t.Named) and obj_type.kind == "union":
             info = self.world.unions[obj_type.name]
             if name == info.tag_field:
-                return Index(Name(f"_TAGS_{obj_type.name}"), call("type", obj))
+                return call(Attr(Name(union_object(obj_type.name)), "tag"), obj)
         src: Expr = Attr(obj, py_name(name))
         typ = self.type_of(e)
         narrowed = id(e) in self.program.narrowed

@@ -19,22 +19,28 @@ import jinja2
 
 from worldspec.compiler import types as t
 from worldspec.compiler.codegen.calls import GIVEN_ARGUMENTS
-from worldspec.compiler.codegen.checks import explained_condition
+from worldspec.compiler.codegen.checks import explained_condition, is_bool, names_read
 from worldspec.compiler.codegen.constants import constant_value
 from worldspec.compiler.codegen.exprs import Env, ExprCompiler
 from worldspec.compiler.codegen.invariants import local_invariant, pair_invariant
 from worldspec.compiler.codegen.names import (
+    CONTRACT_IMPORTS,
+    OPTIONAL_IMPORTS,
+    TASK_REGISTRY,
+    UNION_CLASS,
     const_name,
     enum_member,
     file_label,
     member_constant,
     py_name,
     snake_case,
+    union_object,
 )
 from worldspec.compiler.codegen.pycode import (
     Assign,
     Attr,
     Const,
+    DictOf,
     Expr,
     ExprStmt,
     For,
@@ -42,6 +48,7 @@ from worldspec.compiler.codegen.pycode import (
     If,
     Name,
     Not,
+    Pass,
     Raise,
     Return,
     Stmt,
@@ -62,6 +69,8 @@ from worldspec.compiler.model import (
     WorldModel,
 )
 from worldspec.dsl import nodes as n
+from worldspec.runtime.contract import data_path
+from worldspec.runtime.tasks import CHECK_PREFIX, PARAMETERS
 
 __all__ = ["GeneratedPackage", "generate_world", "GENERATOR_VERSION"]
 
@@ -108,14 +117,6 @@ class FieldView:
     head: str
     lines: list[str]
     same_line: bool
-
-
-@dataclass(frozen=True)
-class TaskView:
-    """A task's registry entry: its key and the arguments of its ``TaskSpec``."""
-
-    key: str
-    args: list[str]
 
 
 @dataclass(frozen=True)
@@ -173,11 +174,14 @@ def _wrapped(names: list[str], width: int) -> list[str]:
     return lines
 
 
-def _data_path(key: str) -> str:
-    """The JSON path of a top-level key of loaded data (``$.users``, ``$["a b"]``)."""
-    if key.isidentifier() and key.isascii():
-        return "$." + key
-    return f"$[{json.dumps(key, ensure_ascii=False)}]"
+def _declaration(head: str, args: list[str]) -> FieldView:
+    """A class body's declaration ``head`` (``name: annotation = field(``) with its
+    arguments: on the same line when they fit, else as many on a line as fit below."""
+    if len(_INDENT + head) + len(", ".join(args)) + 1 <= _LINE:
+        return FieldView(head, [", ".join(args) + ")"], True)
+    lines = _wrapped(args, _LINE - 2 * len(_INDENT) - 1)
+    return FieldView(head, [line + ("," if i < len(lines) - 1 else ")")
+                            for i, line in enumerate(lines)], False)
 
 
 def _indent(lines: list[str], level: int) -> list[str]:
@@ -199,6 +203,10 @@ class WorldGenerator:
         self._data_names: dict[int, str] = {}
         #: per tool: whether its calls must check the invariants (see ``_needs_check``)
         self._checks: dict[str, bool] = {}
+        #: (task, check) -> the spec text of each comparison its function explains
+        self._explains: dict[tuple[str, str], list[str]] = {}
+        #: (task, check) -> the parameters its function takes (of ``tasks.PARAMETERS``)
+        self._takes: dict[tuple[str, str], list[str]] = {}
 
     # -------------------------------------------------------------- types
     def enum_view(self, name: str) -> EnumView:
@@ -226,10 +234,7 @@ class WorldGenerator:
         args = [repr(f.name)] if attr != f.name else []
         if rec.key is not None and rec.kind != "record" and rec.key.name == f.name:
             args.append("key=True")
-        if self.tables.loads_with_episode(f.type):
-            args.append(f"load_ep=lambda x, p, ep: {self.tables.loader(f.type, 'x', 'p')}")
-        else:
-            args.append(f"load={self.tables.field_loader(f.type)}")
+        args.append(self._loader_argument(f.type))
         if f.default is not None:
             args.append(f"fill=lambda ep: {self.x.stored(f.default, Env(ep='ep'), f.type)}")
         elif isinstance(f.type, t.Optional):
@@ -247,13 +252,7 @@ class WorldGenerator:
             args.append("keeps_text=False")
         if f.node.alias is not None:  # the original's key (`from "..."`)
             args.append(f"from_key={f.node.alias!r}")
-        head = f"{attr}: {self.tables.annotation(f.type)} = field("
-        if len(_INDENT + head) + len(", ".join(args)) + 1 <= _LINE:
-            return FieldView(head, [", ".join(args) + ")"], True)
-        # the arguments on the lines below, as many on a line as fit
-        lines = _wrapped(args, _LINE - 2 * len(_INDENT) - 1)
-        return FieldView(head, [line + ("," if i < len(lines) - 1 else ")")
-                                for i, line in enumerate(lines)], False)
+        return _declaration(f"{attr}: {self.tables.annotation(f.type)} = field(", args)
 
     def exporter_fn(self, typ: t.Type) -> str | None:
         """A function exporting a stored value of ``typ`` as plain JSON, or ``None`` where
@@ -272,55 +271,25 @@ class WorldGenerator:
         return f"lambda value: {self.tables.exporter(typ, 'value')}"
 
     def union_block(self, name: str) -> str:
+        """A union, declared: its type (the members' classes) and its ``TaggedUnion`` (the tag
+        field, each tag's class), from which the runtime loads, exports and writes its
+        values (``worldspec.runtime.contract``)."""
         info = self.world.unions[name]
-        classes = [self.tables.class_name(r) for r in info.variants.values()]
-        tags = ", ".join(f"{self.tables.class_name(r)}: {tag!r}"
-                         for tag, r in info.variants.items())
-        loaders = ", ".join(f"{tag!r}: {self.tables.class_name(r)}.load"
-                            for tag, r in info.variants.items())
-        return "\n".join([
-            f"{self.tables.class_name(name)}: TypeAlias = "
-            + (" | ".join(classes) if classes else "Any"),
-            f"_TAGS_{name}: dict[type, str] = {{{tags}}}",
-            "",
-            "",
-            f"def _load_{name}(data: object, path: str, ep: Any) -> Any:",
-            f"{_INDENT}return rt.load_union(data, path, ep, {info.tag_field!r}, {{{loaders}}})",
-            "",
-            "",
-            f"def _export_{name}(value: Any) -> dict[str, Any]:",
-            f"{_INDENT}return {{{info.tag_field!r}: _TAGS_{name}[type(value)], "
-            f"**value.export()}}",
-            "",
-            "",
-            *self.union_text(name),
-            f"def _some_{name}(value: {self.tables.class_name(name)} | None) -> "
-            f"{self.tables.class_name(name)}:",
-            f"{_INDENT}if value is None:",
-            f"{_INDENT * 2}raise ToolError('A value that must be present is none.')",
-            f"{_INDENT}return value",
-        ])
-
-    def union_text(self, name: str) -> list[str]:
-        """``_text_U(value)``: ``json.dumps(_export_U(value))`` from the variant's cached text
-        (its tag first, as ``export`` puts it), when the union has one."""
-        if not self.tables.union_has_text(name):
-            return []
-        tag = self.world.unions[name].tag_field
-        return [
-            f"def _text_{name}(value: Any) -> str:",
-            f"{_INDENT}body: str = value._json_text()",
-            f"{_INDENT}head = {('{' + json.dumps(tag) + ': ')!r} + "
-            f"v.str_text(_TAGS_{name}[type(value)])",
-            f"{_INDENT}return head + '}}' if body == '{{}}' else head + ', ' + body[1:]",
-            "",
-            "",
-        ]
+        cls = self.tables.class_name(name)
+        members = [self.tables.class_name(r) for r in info.variants.values()]
+        members_by_tag = DictOf(tuple((Const(tag), Name(self.tables.class_name(r)))
+                                      for tag, r in info.variants.items()))
+        declared = Assign(Name(union_object(name)),
+                          call(UNION_CLASS, Const(info.tag_field), members_by_tag),
+                          annotation=f"{UNION_CLASS}[{cls}]")
+        return "\n".join([f"{cls}: TypeAlias = " + (" | ".join(members) if members else "Any"),
+                          *print_block([declared], 0)])
 
     # -------------------------------------------------------------- state
-    def state_fields(self) -> list[dict[str, Any]]:
+    def state_fields(self) -> list[FieldView]:
         """The state items other than tables, declared: ``name: annotation =
-        state_item(zero, json name where it differs, export=...)``."""
+        state_item(zero, json name where it differs, export=..., load=...)``; the runtime
+        loads them from the data (``_State.load``)."""
         out = []
         for s in self.world.state.values():
             if s.kind == "table":
@@ -332,49 +301,68 @@ class WorldGenerator:
             export = self.exporter_fn(typ)
             if export is not None:
                 args.append(f"export={export}")
-            out.append({"py": py_name(s.name), "annotation": self.tables.annotation(typ),
-                        "args": args})
+            args.append(self._loader_argument(typ))
+            if s.node.alias is not None:  # the original's key (`from "..."`)
+                args.append(f"from_key={s.node.alias!r}")
+            out.append(_declaration(f"{py_name(s.name)}: {self.tables.annotation(typ)} = "
+                                    "state_item(", args))
         return out
 
+    def _loader_argument(self, typ: t.Type) -> str:
+        """A declaration's loader: ``load=`` a function of the value and its path, or
+        ``load_ep=`` one that also takes the episode (a record's, a union's)."""
+        if self.tables.loads_with_episode(typ):
+            return f"load_ep=lambda x, p, ep: {self.tables.loader(typ, 'x', 'p')}"
+        return f"load={self.tables.field_loader(typ)}"
+
     def state_defaults(self) -> list[str]:
-        lines = []
-        for s in self.world.state.values():
-            if s.kind == "value" and s.default is not None:
-                value = self.x.stored(s.default, Env(ep="ep"), s.type)
-                lines.append(f"state.{py_name(s.name)} = {value}")
-        return lines
+        """``_new_state``'s assignments of the state items' defaults, computed from the episode
+        being made (``self``), a line each (a default is often a literal of data, which would
+        take a line per element split)."""
+        return [f"state.{py_name(s.name)} = {self.x.stored(s.default, Env(ep='self'), s.type)}"
+                for s in self.world.state.values() if s.kind == "value" and s.default is not None]
 
     def load_lines(self) -> list[str]:
-        lines = []
+        """``_load``'s body (the template writes each line two levels in): each table's rows
+        loaded, and the state items the data gives, in declaration order (a run of items at
+        a time, loaded by the runtime from their declarations)."""
+        episode, data = Name("self"), Name("data")
+        out: list[Stmt] = []
         aliases = {s.name: s.node.alias for s in self.world.state.values()
                    if s.node.alias is not None}
         if aliases:  # an aliased item loads from its alias only; both given is refused
-            lines.append(f"v.state_aliases(data, {aliases!r})")
+            out.append(ExprStmt(call("v.state_aliases", data, Const(aliases))))
+        items = [s for s in self.world.state.values() if s.kind != "table"]
+        run: list[str] = []
+
+        def load_run() -> None:
+            named = [] if len(run) == len(items) else [Const(name) for name in run]
+            out.append(ExprStmt(call(Attr(Attr(episode, "state"), "load"), data, episode,
+                                     *named)))
+            run.clear()
         for s in self.world.state.values():
-            key = repr(s.load_key)
-            path = _data_path(s.load_key)  # errors name the key the data gives
-            if s.kind == "table":
-                cls = self.tables.class_name(s.entity or "")
-                lines.append(f"self.t_{s.name}.load_rows({cls}, data.get({key}, ()), "
-                             f"{path!r}, ep)")
-            elif s.kind == "sequence":
-                lines += [f"if {key} in data:",
-                          f"{_INDENT}self.state.{py_name(s.name)} = "
-                          f"v.want_int(data[{key}], {path!r})"]
-            else:
-                loader = self.tables.loader(s.type, f"data[{key}]", repr(path))
-                lines += [f"if {key} in data:",
-                          f"{_INDENT}self.state.{py_name(s.name)} = {loader}"]
+            if s.kind != "table":
+                run.append(py_name(s.name))
+                continue
+            if run:
+                load_run()
+            rows = call(Attr(data, "get"), Const(s.load_key), TupleOf(()))
+            out.append(ExprStmt(call(Attr(Attr(episode, f"t_{s.name}"), "load_rows"),
+                                     Name(self.tables.class_name(s.entity or "")), rows,
+                                     Const(data_path(s.load_key)), episode)))
+        if run:
+            load_run()
         if self.world.load_node is not None:
-            lines.append("self._on_load()")
-        return lines
+            out.append(ExprStmt(call(Attr(episode, "on_load"))))
+        return [line[len(_INDENT) * 2:] for line in print_block(out or [Pass()], 2)]
 
     def on_load_method(self, node: n.LoadDecl) -> str:
-        """``on load { ... }`` as a method run at the end of ``_load``, with a fresh budget."""
+        """``on load { ... }`` as the world's method ``on_load``, run at the end of ``_load``
+        with a fresh budget."""
         body = StatementCompiler(self.x, Env(ep="self"), indent=1, once=True)
         body.block(node.body.body)
         anchor = f"  # {file_label(node.span.file)}:{node.span.line}"
-        lines = [f"def _on_load(self) -> None:{anchor}",
+        lines = [f"def on_load(self) -> None:{anchor}",
                  f"{_INDENT}rt.refill(self)", *body.lines]
         return "\n".join(_indent(lines, 1))
 
@@ -513,33 +501,54 @@ class WorldGenerator:
 
     # -------------------------------------------------------------- tasks
     def check_fn(self, task: str, check: n.Check) -> str:
+        """``_check_<task>__<check>(ep, init, replies)``: the check's condition, returning a
+        verdict where it can say what it compared (the spec text of what it compares goes to
+        the task's JSON, see :meth:`task_entry`). The function takes the final episode and,
+        only where the condition reads them, the initial one and the agent's replies."""
         env = Env(ep="ep", init="init", task=task)
-        explained = explained_condition(self.x, check.condition, env)
-        returns, value = ("bool", call("bool", self.x.value(check.condition, env))) \
-            if explained is None else ("rt.Verdict | bool", explained)
+        texts: list[str] = []
+        explained = explained_condition(self.x, check.condition, env, texts)
+        self._explains[task, check.name.name] = texts
+        if explained is None:
+            value = self.x.value(check.condition, env)
+            returns, value = ("bool", value if is_bool(value) else call("bool", value))
+        else:
+            returns, value = "rt.Verdict | bool", explained
+        read = names_read(value)
+        takes = [name for name in PARAMETERS if name == env.ep or read is None or name in read]
+        self._takes[task, check.name.name] = takes
+        annotations = {env.ep: self.class_name, env.init: self.class_name,
+                       env.replies: "tuple[str, ...]"}
         fn = FunctionDef(_check_fn_name(task, check.name.name),
-                         [f"ep: {self.class_name}", f"init: {self.class_name}",
-                          "replies: tuple[str, ...]"], returns, [Return(value)],
-                         anchor=anchor_of(check))
+                         [f"{name}: {annotations[name]}" for name in takes], returns,
+                         [Return(value)], anchor=anchor_of(check))
         return "\n".join(print_block([fn], 0))
 
-    def task_spec(self, name: str) -> TaskView:
-        """A task's registry entry: its key and the arguments of its ``TaskSpec``, on one
-        line (a task is a line of the registry)."""
+    def task_entry(self, name: str) -> dict[str, Any]:
+        """A task as the JSON data of the package's ``tasks.json`` (read back by
+        ``worldspec.runtime.tasks``): the fields of its ``TaskSpec``, its initial data by
+        file name, each check's function by name; keyword fields at their defaults left out."""
         info = self.world.tasks[name]
         node = info.node
-        checks = [f"CheckSpec({c.name.name!r}, {float(c.weight or 1)!r}, {(c.doc or '')!r}, "
-                  f"{_check_fn_name(name, c.name.name)})" for c in node.checks]
+        checks = []
+        for c in node.checks:
+            check: dict[str, Any] = {"name": c.name.name, "weight": float(c.weight or 1),
+                                     "doc": c.doc or "", "test": _check_fn_name(name, c.name.name)}
+            texts = self._explains.get((name, c.name.name))
+            if texts:
+                check["explains"] = texts
+            takes = self._takes.get((name, c.name.name), list(PARAMETERS))
+            if tuple(takes) != PARAMETERS:
+                check["takes"] = takes
+            checks.append(check)
         frame = node.frame
-        frame_src = "None" if frame is None else repr(tuple(
-            ".".join(part.name for part in target.path) for target in frame.targets))
         calls = []
         if node.solution is not None:
-            for call in node.solution.calls:
+            for call_node in node.solution.calls:
                 args = {a.name.name: constant_value(a.value, self.world, self.program)
-                        for a in call.args if a.name is not None and
+                        for a in call_node.args if a.name is not None and
                         not isinstance(a.value, n.Lambda)}
-                calls.append(f"({call.tool.name!r}, {_literal(args)})")
+                calls.append([call_node.tool.name, args])
         data = info.initial_data or {}
         data_name = self._data_names.get(id(data))
         if data_name is None:
@@ -548,27 +557,36 @@ class WorldGenerator:
             self.data_files[data_name] = text + "\n"
             self._data_names[id(data)] = data_name
 
-        def opt(kind: type) -> str | None:
+        def text_of(kind: type) -> str | None:
             found = next((i for i in node.items if isinstance(i, kind)), None)
             return getattr(found, "text", None) if found is not None else None
 
         tags = next((i for i in node.items if isinstance(i, n.Tags)), None)
         split = next((i for i in node.items if isinstance(i, n.Split)), None)
         seed = next((i for i in node.items if isinstance(i, n.Seed)), None)
-        keywords = {"seed": seed.value if seed else None, "persona": opt(n.Persona),
-                    "known": opt(n.Known), "unknown": opt(n.Unknown),
-                    "tags": tuple(x.name for x in tags.names) if tags else (),
+        keywords = {"seed": seed.value if seed else None, "persona": text_of(n.Persona),
+                    "known": text_of(n.Known), "unknown": text_of(n.Unknown),
+                    "tags": [x.name for x in tags.names] if tags else [],
                     "split": split.name.name if split else None, "doc": node.doc,
-                    "replies": tuple(r.text for r in node.solution.replies)
-                    if node.solution is not None else (),
+                    "replies": [r.text for r in node.solution.replies]
+                    if node.solution is not None else [],
                     "reward": next((i.mode.name for i in node.items if isinstance(i, n.Reward)),
                                    None)}
-        spec = [repr(name), repr(node.instruction or ""),
-                f"rt.package_data(__package__, {data_name!r})", _tuple_display(checks),
-                frame_src, _tuple_display(calls)]
-        # the keyword arguments that are not their defaults
-        spec += [f"{key}={value!r}" for key, value in keywords.items() if value not in (None, ())]
-        return TaskView(repr(name), spec)
+        entry: dict[str, Any] = {
+            "name": name, "instruction": node.instruction or "", "data": data_name,
+            "checks": checks,
+            "frame": None if frame is None else [
+                ".".join(part.name for part in target.path) for target in frame.targets],
+            "solution": calls}
+        # the keyword fields that are not their defaults
+        entry.update((key, value) for key, value in keywords.items() if value not in (None, []))
+        return entry
+
+    def tasks_file(self) -> str:
+        """``tasks.json``: every task of the world (:meth:`task_entry`), in declaration order,
+        as deterministic bytes (ASCII: any text the spec holds stays inert)."""
+        return json.dumps([self.task_entry(task) for task in self.world.tasks], indent=1,
+                          ensure_ascii=True) + "\n"
 
     def result_methods(self, node: n.ResultsDecl) -> list[str]:
         """A custom result convention: ``_success``, ``_failure`` and ``failed`` built from
@@ -590,6 +608,26 @@ class WorldGenerator:
         return ["\n".join(print_block([method], 1)) for method in methods]
 
     # ------------------------------------------------------------ module
+    def table_entries(self) -> FieldView:
+        """The world's ``TABLES`` (table -> entity) declared: its dict display on the line of
+        ``TABLES: ... = {`` when it fits, else as many entries on a line as fit below."""
+        entries = [f"{json.dumps(s.name)}: {json.dumps(s.entity)}"
+                   for s in self.world.state.values() if s.kind == "table"]
+        head = "TABLES: ClassVar[dict[str, str]] = {"
+        if len(_INDENT + head) + len(", ".join(entries)) + 1 <= _LINE:
+            return FieldView(head, [", ".join(entries) + "}"], True)
+        return FieldView(head, _wrapped(entries, _LINE - 2 * len(_INDENT) - 1), False)
+
+    def contract_imports(self) -> list[str]:
+        """The module's ``from worldspec.runtime.X import ...`` lines: the contract's names
+        (``names.CONTRACT_IMPORTS``), with those for unions and tasks where the world has
+        them, in the order of their modules."""
+        needed = {"union": bool(self.world.unions), "tasks": bool(self.world.tasks)}
+        lines = [*CONTRACT_IMPORTS, *(line for need, line in OPTIONAL_IMPORTS.items()
+                                      if needed[need])]
+        return [f"from {module} import {', '.join(names)}"
+                for module, names in sorted(lines, key=lambda line: line[0])]
+
     def render(self) -> str:
         w = self.world
         enums = [self.enum_view(name) for name in w.enums]
@@ -623,7 +661,8 @@ class WorldGenerator:
                           f"= {value}  # {anchor}")
         registry = RegistryWriter(w, self.tables, self.x, self.class_name).registry(
             self._checks, {name for name, info in w.tools.items() if self._uses_given(info)})
-        task_specs = [self.task_spec(task) for task in w.tasks]
+        if w.tasks:  # after the check functions: they give each check's explained texts
+            self.data_files["tasks.json"] = self.tasks_file()
         state_defaults, load_lines = self.state_defaults(), self.load_lines()
         invariant_lines = self.invariant_lines()
         # last: every expression is compiled, so every attribute a comprehension reads is known
@@ -653,6 +692,7 @@ class WorldGenerator:
             policy=_text_literal(w.policy, _INDENT) if w.policy else "",
             private=repr(tuple(s.name for s in w.state.values() if s.node.private)) if any(
                 s.node.private for s in w.state.values()) else "",
+            table_entries=self.table_entries(),
             tables=[{"name": s.name, "entity": s.entity,
                      "cls": self.tables.class_name(s.entity or "")}
                     for s in w.state.values() if s.kind == "table"],
@@ -662,7 +702,8 @@ class WorldGenerator:
             methods=methods,
             registry=registry,
             check_fns=check_fns,
-            task_specs=task_specs,
+            task_registry=TASK_REGISTRY if w.tasks else "",
+            imports=self.contract_imports(),
         )
 
 
@@ -671,8 +712,8 @@ def _check_fn_name(task: str, check: str) -> str:
     (so that task ``a__b`` check ``c`` and task ``a`` check ``b__c`` stay apart)."""
     t_name, c_name = py_name(task), py_name(check)
     if "__" in t_name or "__" in c_name:
-        return f"_check_{t_name}__{c_name}_{len(t_name)}"
-    return f"_check_{t_name}__{c_name}"
+        return f"{CHECK_PREFIX}{t_name}__{c_name}_{len(t_name)}"
+    return f"{CHECK_PREFIX}{t_name}__{c_name}"
 
 
 def _text_literal(text: str, indent: str) -> str:

@@ -8,11 +8,45 @@ import keyword
 import re
 import sys
 from pathlib import PurePath
+from types import ModuleType
+
+from worldspec.runtime import arguments, contract, episode, errors, records, tasks
 
 __all__ = ["py_name", "snake_case", "enum_member", "file_label", "const_name", "RESERVED",
-           "member_constant",
+           "member_constant", "union_object",
            "CLASS_RESERVED",
-           "GENERATED_NAMES", "RUNTIME_NAMES"]
+           "GENERATED_NAMES", "RUNTIME_NAMES", "CONTRACT_IMPORTS", "OPTIONAL_IMPORTS",
+           "UNION_CLASS", "TASK_REGISTRY"]
+
+def _imported(module: ModuleType, *names: str) -> tuple[str, tuple[str, ...]]:
+    """An import line of the generated module: ``names`` from the runtime's ``module``, each
+    one the module exports (its ``__all__``; checked when this module is imported)."""
+    missing = [name for name in names if name not in module.__all__]
+    if missing:
+        raise ImportError(f"{module.__name__} does not export {', '.join(missing)}")
+    return module.__name__, names
+
+
+#: The contract generated code is written against: each ``from worldspec.runtime.X import
+#: ...`` line of a generated module, checked against the runtime's own exports, so the
+#: names the generator writes are those the runtime gives (one list: the template writes
+#: these lines, :data:`GENERATED_NAMES` reserves their names). ``OPTIONAL_IMPORTS`` are
+#: written only where a world needs them.
+CONTRACT_IMPORTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    _imported(arguments, "param", "tool", "tools"),
+    _imported(contract, "enum_text", "enum_value", "field", "optional_text", "state_item"),
+    _imported(episode, "Episode", "Row", "StateBase", "Table", "ToolSpec"),
+    _imported(errors, "InvariantError", "ToolError"),
+    _imported(records, "Record"),
+)
+#: the class declaring a union, and the function declaring a world's task registry
+UNION_CLASS = contract.TaggedUnion.__name__
+TASK_REGISTRY = tasks.task_registry.__name__
+#: what a world with unions imports (``union``) and one with tasks (``tasks``)
+OPTIONAL_IMPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "union": _imported(contract, UNION_CLASS),
+    "tasks": _imported(tasks, TASK_REGISTRY),
+}
 
 #: What ``codegen_templates/world.py.jinja`` imports and defines at module level, the
 #: runtime names generated code calls, and the locals of its boilerplate. A spec name equal
@@ -20,22 +54,18 @@ __all__ = ["py_name", "snake_case", "enum_member", "file_label", "const_name", "
 #: compares this with the names the generated modules really use.
 GENERATED_NAMES = frozenset({
     # imports and module-level names of the template
-    "annotations", "dt", "enum", "Mapping", "Any", "ClassVar", "TypeAlias",
-    "rt", "v", "CheckSpec", "Episode", "ParamSpec", "Row", "StateBase", "Table",
-    "TaskSpec", "ToolSpec", "InvariantError", "ToolError", "Record",
-    # the contract's names a class body's field declarations call (worldspec.runtime.contract)
-    # and the tool registry's (worldspec.runtime.arguments)
-    "field", "enum_text", "enum_value", "optional_text", "state_item", "param", "tool", "tools",
-    # and the modules of its argument types and schemas
+    "annotations", "dt", "enum", "Mapping", "Any", "ClassVar", "TypeAlias", "rt", "v",
+    # the modules of the tool registry's argument types and schemas
     "arg", "js",
     # the names tool methods, invokers and check functions bind around spec code
     "self", "ep", "init", "args", "key", "state", "replies",
-})
+}) | frozenset(name for _, names in (*CONTRACT_IMPORTS, *OPTIONAL_IMPORTS.values())
+               for name in names)
 
 #: What the runtime's base classes define on a generated class or its instances (a field
 #: named ``JSON_FIELDS`` or ``clone`` would replace it), and ``type``'s own attributes that
-#: a class attribute may not hide (``mro``). The runtime is not imported here (the compiler
-#: knows its contract, never loads it); the battery test checks this against ``dir(Row)``.
+#: a class attribute may not hide (``mro``); the battery test checks this against
+#: ``dir(Row)``.
 RUNTIME_NAMES = frozenset({
     "ENTITY", "KEY", "JSON_FIELDS", "FIELDS", "FIELD_TABLE", "key", "export", "clone", "digest",
     "load",
@@ -96,6 +126,13 @@ def enum_member(name: str) -> str:
     """The Python name of an enum member: like :func:`py_name`, never a ``StrEnum`` attribute."""
     safe = py_name(name)
     return safe + "_" if safe in _ENUM_RESERVED else safe
+
+
+def union_object(union: str) -> str:
+    """The module-level name of a union's declaration (``worldspec.runtime.contract``'s
+    ``TaggedUnion``, whose ``load``, ``export``, ``text``, ``tag``, ``holds`` and ``some``
+    generated code calls): ``_UNION_`` and the spec name (no spec name starts with ``_``)."""
+    return "_UNION_" + union
 
 
 def member_constant(cls: str, member: str) -> str:

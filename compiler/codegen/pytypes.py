@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from worldspec.compiler import types as t
-from worldspec.compiler.codegen.names import CLASS_RESERVED, py_name
+from worldspec.compiler.codegen.names import CLASS_RESERVED, py_name, union_object
 from worldspec.compiler.model import WorldModel
 from worldspec.runtime import schema as js
 
@@ -153,7 +153,7 @@ class TypeTables:
             if typ.kind == "entity":
                 return self.loader(self.key_type(typ.name), src, path)
             if typ.kind == "union":
-                return f"_load_{typ.name}({src}, {path}, ep)"
+                return f"{union_object(typ.name)}.load({src}, {path}, ep)"
             return f"{self.class_name(typ.name)}.load({src}, {path}, ep)"
         return src
 
@@ -251,7 +251,7 @@ class TypeTables:
                 # (a Python-level descriptor call on every export)
                 return src if typ.kind == "entity" else f"{src}._value_"
             if typ.kind == "union":
-                return f"_export_{typ.name}({src})"
+                return f"{union_object(typ.name)}.export({src})"
             return f"{src}.export()"
         return src
 
@@ -372,7 +372,7 @@ class TypeTables:
             if typ.kind == "record":
                 return f"type({src}) is {self.class_name(typ.name)}"
             if typ.kind == "union":
-                return f"type({src}) in _TAGS_{typ.name}"
+                return f"type({src}) in {union_object(typ.name)}.tags"
         return None
 
     def _records_text(self, typ: t.Type) -> bool:
@@ -403,7 +403,7 @@ class TypeTables:
                 return None
             element = typ.element
             if isinstance(element, t.Named) and element.kind == "union":
-                return f"'[' + ', '.join(map(_text_{element.name}, {src})) + ']'"
+                return f"'[' + ', '.join(map({union_object(element.name)}.text, {src})) + ']'"
             if isinstance(element, t.Named) and element.kind == "record":
                 # records: their kept texts joined, a call only for one not made yet
                 return f"v.records_text({src})"
@@ -419,7 +419,7 @@ class TypeTables:
                     f"for {k}, {x} in {src}.items()]) + '}}'")
         if isinstance(typ, t.Named):
             if typ.kind == "union":
-                return f"_text_{typ.name}({src})"
+                return f"{union_object(typ.name)}.text({src})"
             if typ.kind == "record":
                 return f"{src}._json_text()"
         return None
@@ -481,7 +481,7 @@ class TypeTables:
             return TextMaker("v.record_map_text", True, True)
         if isinstance(typ, t.Named) and typ.kind == "union":
             # a function of the value: the union's functions follow the classes declaring it
-            return TextMaker(f"lambda value: _text_{typ.name}(value)", False)
+            return TextMaker(f"lambda value: {union_object(typ.name)}.text(value)", False)
         return TextMaker(f"lambda value: {self._text(typ, 'value')}", False)
 
     def _loose_text_maker(self, typ: t.Type) -> str | None:
@@ -539,7 +539,7 @@ class TypeTables:
             self.immutable(t.Named("record", record))
 
     def union_has_text(self, union: str) -> bool:
-        """Whether a union's value has a text built from its variant's (``_text_U``): every
+        """Whether a union's value has a text built from its variant's (``TaggedUnion.text``): every
         variant caches its text and none has a field named like the tag (whose value would
         replace the tag's in ``export()``)."""
         info = self.world.unions.get(union)

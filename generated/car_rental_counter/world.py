@@ -16,17 +16,10 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Branch", "Car", "CarCategory", "CarOffer", "CarRentalCounter", "Customer", "CustomerRentals",
@@ -187,10 +180,12 @@ _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    customer_ids: int = state_item(0)
-    rental_ids: int = state_item(0)
-    one_way_fee_cents: int = state_item(0)
-    late_surcharge_cents: int = state_item(0)
+    customer_ids: int = state_item(0, load=v.want_int)
+    rental_ids: int = state_item(0, load=v.want_int)
+    one_way_fee_cents: int = state_item(
+        0, load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))
+    late_surcharge_cents: int = state_item(
+        0, load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))
 
 
 class CarRentalCounter(Episode):
@@ -203,10 +198,7 @@ class CarRentalCounter(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Reserve, hand over and take back cars only for the customer in front of you, for the dates and branch they ask for; tell them the price before you reserve.'
     TABLES: ClassVar[dict[str, str]] = {
-        "branches": "Branch",
-        "cars": "Car",
-        "customers": "Customer",
-        "rentals": "Rental",
+        "branches": "Branch", "cars": "Car", "customers": "Customer", "rentals": "Rental",
     }
 
     state: _State
@@ -216,28 +208,17 @@ class CarRentalCounter(Episode):
     t_rentals: Table[Rental]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.one_way_fee_cents = 7500
         state.late_surcharge_cents = 1500
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_branches.load_rows(Branch, data.get('branches', ()), '$.branches', ep)
-        self.t_cars.load_rows(Car, data.get('cars', ()), '$.cars', ep)
-        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
-        self.t_rentals.load_rows(Rental, data.get('rentals', ()), '$.rentals', ep)
-        if 'customer_ids' in data:
-            self.state.customer_ids = v.want_int(data['customer_ids'], '$.customer_ids')
-        if 'rental_ids' in data:
-            self.state.rental_ids = v.want_int(data['rental_ids'], '$.rental_ids')
-        if 'one_way_fee_cents' in data:
-            self.state.one_way_fee_cents = v.check_range(v.want_int(data['one_way_fee_cents'], '$.one_way_fee_cents'), '$.one_way_fee_cents', 0, None)
-        if 'late_surcharge_cents' in data:
-            self.state.late_surcharge_cents = v.check_range(v.want_int(data['late_surcharge_cents'], '$.late_surcharge_cents'), '$.late_surcharge_cents', 0, None)
-        del ep
+        self.t_branches.load_rows(Branch, data.get('branches', ()), '$.branches', self)
+        self.t_cars.load_rows(Car, data.get('cars', ()), '$.cars', self)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', self)
+        self.t_rentals.load_rows(Rental, data.get('rentals', ()), '$.rentals', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # car_rental_counter.world:137
@@ -1000,91 +981,57 @@ CarRentalCounter.TOOLS = tools(
 
 
 def _check_pickup_and_late_return__laura_has_car(  # car_rental_counter.world:500
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_rentals['R0001'].status,
-            '==',
-            _E12_RentalStatus_picked_up,
-            'rentals["R0001"].status == picked_up',
-        )
-        and rt.compared(
-            ep.t_rentals['R0001'].start_mileage_km,
-            '==',
-            31500,
-            'rentals["R0001"].start_mileage_km == 31500',
-        )
-        and rt.compared(
-            ep.t_cars['2222-BCD'].branch, 'is', None, 'cars["2222-BCD"].branch == none'
-        )
+        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
+        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+        and rt.expect(ep.t_cars['2222-BCD'].branch, 'is', None, part=2)
     )
 
 
 def _check_pickup_and_late_return__clio_back(  # car_rental_counter.world:501
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(ep.t_cars['5555-EFG'].branch, '==', 'BCN', 'cars["5555-EFG"].branch == "BCN"')
-        and rt.compared(
-            ep.t_cars['5555-EFG'].mileage_km, '==', 27950, 'cars["5555-EFG"].mileage_km == 27950'
-        )
+    return rt.expect(ep.t_cars['5555-EFG'].branch, '==', 'BCN') and rt.expect(
+        ep.t_cars['5555-EFG'].mileage_km, '==', 27950, part=1
     )
 
 
 def _check_pickup_and_late_return__charged(  # car_rental_counter.world:502
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_rentals['R0002'].status,
-            '==',
-            _E12_RentalStatus_returned,
-            'rentals["R0002"].status == returned',
-        )
-        and rt.compared(
-            ep.t_rentals['R0002'].extra_days_charge_cents,
-            '==',
-            11200,
-            'rentals["R0002"].extra_days_charge_cents == 11200',
-        )
-        and rt.compared(
-            ep.t_rentals['R0002'].one_way_fee_cents,
-            '==',
-            7500,
-            'rentals["R0002"].one_way_fee_cents == 7500',
-        )
-        and rt.compared(
-            ep.t_rentals['R0002'].total_cents, '==', 31000, 'rentals["R0002"].total_cents == 31000'
-        )
+        rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
+        and rt.expect(ep.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=1)
+        and rt.expect(ep.t_rentals['R0002'].one_way_fee_cents, '==', 7500, part=2)
+        and rt.expect(ep.t_rentals['R0002'].total_cents, '==', 31000, part=3)
     )
 
 
 def _check_pickup_and_late_return__told_total(  # car_rental_counter.world:503
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
-    return bool(
-        '310' in rt.read(
-            ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
-        ),
+    return '310' in rt.read(
+        ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
     )
 
 
 def _check_new_customer_reservation__registered(  # car_rental_counter.world:655
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
-    return bool(any(
+    return any(
         _c14.name == 'Tom Weber'
         and _c14.licence_number == 'WEB44321'
         and _c14.licence_expires == rt.parse_date('2031-02-28')
         for _c14 in rt.each(ep, ep.t_customers)
-    ))
+    )
 
 
 def _check_new_customer_reservation__reserved(  # car_rental_counter.world:656
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
-    return bool(any(
+    return any(
         ep.t_customers[_r15.customer].name == 'Tom Weber'
         and _r15.car == '6666-FGH'
         and _r15.status == _E12_RentalStatus_reserved
@@ -1092,24 +1039,19 @@ def _check_new_customer_reservation__reserved(  # car_rental_counter.world:656
         and _r15.return_date == rt.parse_date('2026-07-18')
         and _r15.base_charge_cents == 15000
         for _r15 in rt.each(ep, ep.t_rentals)
-    ))
-
-
-def _check_swap_suv_for_compact__suv_cancelled(  # car_rental_counter.world:808
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_rentals['R0003'].status,
-        '==',
-        _E12_RentalStatus_cancelled,
-        'rentals["R0003"].status == cancelled',
     )
 
 
+def _check_swap_suv_for_compact__suv_cancelled(  # car_rental_counter.world:808
+    ep: CarRentalCounter
+) -> rt.Verdict | bool:
+    return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
+
+
 def _check_swap_suv_for_compact__compact_reserved(  # car_rental_counter.world:809
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
-    return bool(any(
+    return any(
         _r16.customer == 'CU003'
         and _r16.car == '6666-FGH'
         and _r16.status == _E12_RentalStatus_reserved
@@ -1117,30 +1059,21 @@ def _check_swap_suv_for_compact__compact_reserved(  # car_rental_counter.world:8
         and _r16.return_date == rt.parse_date('2026-07-22')
         and _r16.base_charge_cents == 10000
         for _r16 in rt.each(ep, ep.t_rentals)
-    ))
-
-
-def _check_rav4_to_workshop__cancelled(  # tasks.world:148
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_rentals['R0003'].status,
-        '==',
-        _E12_RentalStatus_cancelled,
-        'rentals["R0003"].status == cancelled',
     )
 
 
-def _check_rav4_to_workshop__in_workshop(  # tasks.world:149
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
-) -> bool:
-    return bool(not ep.t_cars['3333-CDE'].in_service)
+def _check_rav4_to_workshop__cancelled(  # tasks.world:148
+    ep: CarRentalCounter
+) -> rt.Verdict | bool:
+    return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
 
 
-def _check_rav4_to_workshop__rebooked(  # tasks.world:150
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_rav4_to_workshop__in_workshop(ep: CarRentalCounter) -> bool:  # tasks.world:149
+    return not ep.t_cars['3333-CDE'].in_service
+
+
+def _check_rav4_to_workshop__rebooked(ep: CarRentalCounter) -> bool:  # tasks.world:150
+    return any(
         _r17.customer == 'CU003'
         and _r17.car == '6666-FGH'
         and _r17.status == _E12_RentalStatus_reserved
@@ -1149,24 +1082,19 @@ def _check_rav4_to_workshop__rebooked(  # tasks.world:150
         and _r17.return_date == rt.parse_date('2026-07-22')
         and _r17.base_charge_cents == 10000
         for _r17 in rt.each(ep, ep.t_rentals)
-    ))
-
-
-def _check_laura_downgrades_at_pickup__old_cancelled(  # tasks.world:303
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_rentals['R0001'].status,
-        '==',
-        _E12_RentalStatus_cancelled,
-        'rentals["R0001"].status == cancelled',
     )
 
 
+def _check_laura_downgrades_at_pickup__old_cancelled(  # tasks.world:303
+    ep: CarRentalCounter
+) -> rt.Verdict | bool:
+    return rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
+
+
 def _check_laura_downgrades_at_pickup__ibiza_picked_up(  # tasks.world:304
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
-    return bool(any(
+    return any(
         _r18.customer == 'CU001'
         and _r18.car == '1111-ABC'
         and _r18.status == _E12_RentalStatus_picked_up
@@ -1175,31 +1103,27 @@ def _check_laura_downgrades_at_pickup__ibiza_picked_up(  # tasks.world:304
         and _r18.base_charge_cents == 15600
         and _r18.start_mileage_km == 42000
         for _r18 in rt.each(ep, ep.t_rentals)
-    ))
+    )
 
 
 def _check_laura_downgrades_at_pickup__car_out(  # tasks.world:305
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_cars['1111-ABC'].branch, 'is', None, 'cars["1111-ABC"].branch == none')
+    return rt.expect(ep.t_cars['1111-ABC'].branch, 'is', None)
 
 
-def _check_walk_in_drives_off_today__registered(  # tasks.world:459
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_walk_in_drives_off_today__registered(ep: CarRentalCounter) -> bool:  # tasks.world:459
+    return any(
         _c19.name == 'Sofia Marin'
         and _c19.licence_number == 'MAR77001'
         and _c19.licence_expires == rt.parse_date('2029-09-30')
         and _c19.email == 'sofia.marin@example.com'
         for _c19 in rt.each(ep, ep.t_customers)
-    ))
+    )
 
 
-def _check_walk_in_drives_off_today__picked_up(  # tasks.world:460
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_walk_in_drives_off_today__picked_up(ep: CarRentalCounter) -> bool:  # tasks.world:460
+    return any(
         ep.t_customers[_r20.customer].licence_number == 'MAR77001'
         and _r20.car == '1111-ABC'
         and _r20.status == _E12_RentalStatus_picked_up
@@ -1208,47 +1132,35 @@ def _check_walk_in_drives_off_today__picked_up(  # tasks.world:460
         and _r20.base_charge_cents == 11700
         and _r20.start_mileage_km == 42000
         for _r20 in rt.each(ep, ep.t_rentals)
-    ))
+    )
 
 
 def _check_walk_in_drives_off_today__car_out(  # tasks.world:461
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_cars['1111-ABC'].branch, 'is', None, 'cars["1111-ABC"].branch == none')
+    return rt.expect(ep.t_cars['1111-ABC'].branch, 'is', None)
 
 
 def _check_laura_picks_up_and_books_van__golf_handed_over(  # tasks.world:614
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_rentals['R0001'].status,
-            '==',
-            _E12_RentalStatus_picked_up,
-            'rentals["R0001"].status == picked_up',
-        )
-        and rt.compared(
-            ep.t_rentals['R0001'].start_mileage_km,
-            '==',
-            31500,
-            'rentals["R0001"].start_mileage_km == 31500',
-        )
-        and rt.compared(
-            ep.t_cars['2222-BCD'].branch, 'is', None, 'cars["2222-BCD"].branch == none'
-        )
+        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
+        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+        and rt.expect(ep.t_cars['2222-BCD'].branch, 'is', None, part=2)
     )
 
 
 def _check_laura_picks_up_and_books_van__van_in_service(  # tasks.world:615
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
     return bool(ep.t_cars['4444-DEF'].in_service)
 
 
 def _check_laura_picks_up_and_books_van__van_reserved(  # tasks.world:616
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
-    return bool(any(
+    return any(
         _r21.customer == 'CU001'
         and _r21.car == '4444-DEF'
         and _r21.status == _E12_RentalStatus_reserved
@@ -1257,64 +1169,34 @@ def _check_laura_picks_up_and_books_van__van_reserved(  # tasks.world:616
         and _r21.return_date == rt.parse_date('2026-08-03')
         and _r21.base_charge_cents == 19800
         for _r21 in rt.each(ep, ep.t_rentals)
-    ))
+    )
 
 
 def _check_aisha_returns_and_rents_again__clio_returned(  # tasks.world:772
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_rentals['R0002'].status,
-            '==',
-            _E12_RentalStatus_returned,
-            'rentals["R0002"].status == returned',
-        )
-        and rt.compared(
-            ep.t_rentals['R0002'].return_branch,
-            '==',
-            'MAD',
-            'rentals["R0002"].return_branch == "MAD"',
-        )
-        and rt.compared(
-            ep.t_rentals['R0002'].end_mileage_km,
-            '==',
-            27800,
-            'rentals["R0002"].end_mileage_km == 27800',
-        )
-        and rt.compared(
-            ep.t_rentals['R0002'].extra_days_charge_cents,
-            '==',
-            11200,
-            'rentals["R0002"].extra_days_charge_cents == 11200',
-        )
-        and rt.compared(
-            ep.t_rentals['R0002'].one_way_fee_cents,
-            '==',
-            0,
-            'rentals["R0002"].one_way_fee_cents == 0',
-        )
-        and rt.compared(
-            ep.t_rentals['R0002'].total_cents, '==', 23500, 'rentals["R0002"].total_cents == 23500'
-        )
+        rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
+        and rt.expect(ep.t_rentals['R0002'].return_branch, '==', 'MAD', part=1)
+        and rt.expect(ep.t_rentals['R0002'].end_mileage_km, '==', 27800, part=2)
+        and rt.expect(ep.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=3)
+        and rt.expect(ep.t_rentals['R0002'].one_way_fee_cents, '==', 0, part=4)
+        and rt.expect(ep.t_rentals['R0002'].total_cents, '==', 23500, part=5)
     )
 
 
 def _check_aisha_returns_and_rents_again__clio_parked(  # tasks.world:773
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(ep.t_cars['5555-EFG'].branch, '==', 'MAD', 'cars["5555-EFG"].branch == "MAD"')
-        and rt.compared(
-            ep.t_cars['5555-EFG'].mileage_km, '==', 27800, 'cars["5555-EFG"].mileage_km == 27800'
-        )
+    return rt.expect(ep.t_cars['5555-EFG'].branch, '==', 'MAD') and rt.expect(
+        ep.t_cars['5555-EFG'].mileage_km, '==', 27800, part=1
     )
 
 
 def _check_aisha_returns_and_rents_again__new_car_out(  # tasks.world:774
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
-    return bool(any(
+    return any(
         _r22.customer == 'CU003'
         and _r22.car == '1111-ABC'
         and _r22.status == _E12_RentalStatus_picked_up
@@ -1322,51 +1204,33 @@ def _check_aisha_returns_and_rents_again__new_car_out(  # tasks.world:774
         and _r22.return_date == rt.parse_date('2026-07-12')
         and _r22.base_charge_cents == 7800
         for _r22 in rt.each(ep, ep.t_rentals)
-    ))
+    )
 
 
 def _check_clio_breaks_down_van_instead__clio_returned(  # tasks.world:931
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_rentals['R0002'].status,
-            '==',
-            _E12_RentalStatus_returned,
-            'rentals["R0002"].status == returned',
-        )
-        and rt.compared(
-            ep.t_rentals['R0002'].return_branch,
-            '==',
-            'VLC',
-            'rentals["R0002"].return_branch == "VLC"',
-        )
-        and rt.compared(
-            ep.t_rentals['R0002'].total_cents, '==', 31000, 'rentals["R0002"].total_cents == 31000'
-        )
-        and rt.compared(
-            ep.t_cars['5555-EFG'].branch, '==', 'VLC', 'cars["5555-EFG"].branch == "VLC"'
-        )
-        and rt.compared(
-            ep.t_cars['5555-EFG'].mileage_km, '==', 28100, 'cars["5555-EFG"].mileage_km == 28100'
-        )
+        rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
+        and rt.expect(ep.t_rentals['R0002'].return_branch, '==', 'VLC', part=1)
+        and rt.expect(ep.t_rentals['R0002'].total_cents, '==', 31000, part=2)
+        and rt.expect(ep.t_cars['5555-EFG'].branch, '==', 'VLC', part=3)
+        and rt.expect(ep.t_cars['5555-EFG'].mileage_km, '==', 28100, part=4)
     )
 
 
 def _check_clio_breaks_down_van_instead__clio_in_workshop(  # tasks.world:932
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> bool:
-    return bool(not ep.t_cars['5555-EFG'].in_service)
+    return not ep.t_cars['5555-EFG'].in_service
 
 
 def _check_clio_breaks_down_van_instead__van_out_with_aisha(  # tasks.world:933
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return (
         ep.t_cars['4444-DEF'].in_service
-        and rt.compared(
-            ep.t_cars['4444-DEF'].branch, 'is', None, 'cars["4444-DEF"].branch == none'
-        )
+        and rt.expect(ep.t_cars['4444-DEF'].branch, 'is', None)
         and any(
             _r23.customer == 'CU003'
             and _r23.car == '4444-DEF'
@@ -1381,23 +1245,11 @@ def _check_clio_breaks_down_van_instead__van_out_with_aisha(  # tasks.world:933
 
 
 def _check_clio_breaks_down_van_instead__told_total(  # tasks.world:934
-    ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
+    ep: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
-    return bool(
-        '310' in rt.read(
-            ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
-        ),
+    return '310' in rt.read(
+        ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
     )
 
 
-CarRentalCounter.TASKS = {
-    'pickup_and_late_return': TaskSpec('pickup_and_late_return', 'Laura Gomez is at the counter to pick up her reservation R0001. And Aisha Bello has just brought back the Renault Clio of rental R0002 here at Barcelona Sants (BCN), with 27,950 km on the odometer. What does she owe?', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('laura_has_car', 1.0, '', _check_pickup_and_late_return__laura_has_car), CheckSpec('clio_back', 1.0, 'The Clio is parked at BCN with its new reading.', _check_pickup_and_late_return__clio_back), CheckSpec('charged', 1.0, '12300 base + 2 late days x (4100 + 1500) + 7500 one-way = 31000.', _check_pickup_and_late_return__charged), CheckSpec('told_total', 1.0, 'The agent tells the customer the total.', _check_pickup_and_late_return__told_total)), ('rentals', 'cars.branch', 'cars.mileage_km'), (('pick_up', {'rental': 'R0001'}), ('return_car', {'rental': 'R0002', 'branch': 'BCN', 'mileage_km': 27950})), tags=('pickup', 'return'), doc='Hand over a reserved car and take back an overdue one at another branch.', replies=("Laura has the VW Golf. Aisha's rental R0002 comes to 310.00 EUR: 123.00 for the planned days, 112.00 for two late days and a 75.00 one-way fee.",)),
-    'new_customer_reservation': TaskSpec('new_customer_reservation', "I'm Tom Weber, new here: licence WEB44321, valid until 2031-02-28, email tom.weber@example.com. I'd like a compact car from Barcelona Sants (BCN), picking it up on July 15th and bringing it back on July 18th.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('registered', 1.0, '', _check_new_customer_reservation__registered), CheckSpec('reserved', 1.0, 'Tom has the Kia Ceed reserved for 3 days at 50.00 a day.', _check_new_customer_reservation__reserved)), ('customers', 'customer_ids', 'rentals', 'rental_ids'), (('register_customer', {'name': 'Tom Weber', 'licence_number': 'WEB44321', 'licence_expires': '2031-02-28', 'email': 'tom.weber@example.com'}), ('search_cars', {'branch': 'BCN', 'pickup_date': '2026-07-15', 'return_date': '2026-07-18', 'category': 'compact'}), ('reserve_car', {'customer': 'CU004', 'car': '6666-FGH', 'pickup_date': '2026-07-15', 'return_date': '2026-07-18'})), tags=('register', 'reserve'), doc='Register a walk-in customer and reserve a compact car.'),
-    'swap_suv_for_compact': TaskSpec('swap_suv_for_compact', 'This is Aisha Bello (CU003). Please cancel my SUV reservation in Barcelona for July 20-22 and book me the cheapest car available at the same branch for the same dates instead.', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('suv_cancelled', 1.0, '', _check_swap_suv_for_compact__suv_cancelled), CheckSpec('compact_reserved', 1.0, 'The Kia Ceed is reserved for Aisha, July 20 to 22.', _check_swap_suv_for_compact__compact_reserved)), ('rentals', 'rental_ids'), (('get_customer_rentals', {'customer': 'CU003'}), ('cancel_reservation', {'rental': 'R0003'}), ('search_cars', {'branch': 'BCN', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'}), ('reserve_car', {'customer': 'CU003', 'car': '6666-FGH', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'})), tags=('cancel', 'reserve'), doc='Cancel an SUV reservation and reserve a cheaper car for the same days.'),
-    'rav4_to_workshop': TaskSpec('rav4_to_workshop', 'Barcelona Sants here. Our Toyota RAV4, plate 3333-CDE, has to go to the workshop. Please cancel the reservation that is on it (R0003), take the car out of service, and rebook that customer on the cheapest other car we have here for the same dates.', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('cancelled', 1.0, '', _check_rav4_to_workshop__cancelled), CheckSpec('in_workshop', 1.0, 'The RAV4 is out of service.', _check_rav4_to_workshop__in_workshop), CheckSpec('rebooked', 1.0, 'Aisha is rebooked on the Kia Ceed for July 20 to 22 at 2 x 50.00.', _check_rav4_to_workshop__rebooked)), ('rentals', 'rental_ids', 'cars.in_service'), (('get_rental', {'rental': 'R0003'}), ('cancel_reservation', {'rental': 'R0003'}), ('set_car_in_service', {'car': '3333-CDE', 'in_service': False}), ('search_cars', {'branch': 'BCN', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'}), ('reserve_car', {'customer': 'CU003', 'car': '6666-FGH', 'pickup_date': '2026-07-20', 'return_date': '2026-07-22'})), doc='Free a car of its reservation, send it to maintenance and rebook the customer on another car.'),
-    'laura_downgrades_at_pickup': TaskSpec('laura_downgrades_at_pickup', "Hi, I'm Laura Gomez, customer CU001, at the Madrid Airport counter (MAD). I have a car reserved from today until July 14, but I'd rather save money: cancel that reservation, book me the cheapest car you have free here for the same dates instead, and I'll take it right now.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('old_cancelled', 1.0, "Laura's VW Golf reservation is cancelled.", _check_laura_downgrades_at_pickup__old_cancelled), CheckSpec('ibiza_picked_up', 1.0, 'Laura has picked up the Seat Ibiza, the cheapest free car, for July 10 to 14.', _check_laura_downgrades_at_pickup__ibiza_picked_up), CheckSpec('car_out', 1.0, 'The Seat Ibiza has left the branch.', _check_laura_downgrades_at_pickup__car_out)), ('rentals', 'rental_ids', 'cars.branch'), (('get_customer_rentals', {'customer': 'CU001'}), ('cancel_reservation', {'rental': 'R0001'}), ('search_cars', {'branch': 'MAD', 'pickup_date': '2026-07-10', 'return_date': '2026-07-14'}), ('reserve_car', {'customer': 'CU001', 'car': '1111-ABC', 'pickup_date': '2026-07-10', 'return_date': '2026-07-14'}), ('pick_up', {'rental': 'R0005'})), tags=('cancel', 'reserve', 'pickup'), doc='At pick-up, swap a reservation for the cheapest free car at the branch and hand it over.'),
-    'walk_in_drives_off_today': TaskSpec('walk_in_drives_off_today', "Hello, I'm Sofia Marin and I've never rented from you. My driving licence is MAR77001, valid until 2029-09-30, and my email is sofia.marin@example.com. I need the cheapest car you have here at Madrid Airport (MAD) from today until July 13th, and I'd like to drive it away right now.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('registered', 1.0, 'Sofia is registered with her licence.', _check_walk_in_drives_off_today__registered), CheckSpec('picked_up', 1.0, 'Sofia has the Seat Ibiza out from today until July 13 at 3 x 39.00.', _check_walk_in_drives_off_today__picked_up), CheckSpec('car_out', 1.0, 'The Seat Ibiza has left the branch.', _check_walk_in_drives_off_today__car_out)), ('customers', 'customer_ids', 'rentals', 'rental_ids', 'cars.branch'), (('register_customer', {'name': 'Sofia Marin', 'licence_number': 'MAR77001', 'licence_expires': '2029-09-30', 'email': 'sofia.marin@example.com'}), ('search_cars', {'branch': 'MAD', 'pickup_date': '2026-07-10', 'return_date': '2026-07-13'}), ('reserve_car', {'customer': 'CU004', 'car': '1111-ABC', 'pickup_date': '2026-07-10', 'return_date': '2026-07-13'}), ('pick_up', {'rental': 'R0005'})), tags=('register', 'reserve', 'pickup'), doc='Register a walk-in customer, reserve the cheapest free car at the branch and hand it over at once.'),
-    'laura_picks_up_and_books_van': TaskSpec('laura_picks_up_and_books_van', "Hello, Laura Gomez here, customer CU001. I'm here to collect the car I reserved for today. I'm also moving house on August 1st: Valencia Centre tells me their Ford Transit van (4444-DEF) is back from maintenance, so please put it back in service and reserve it for me from August 1 to August 3, 2026.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('golf_handed_over', 1.0, 'Laura has the VW Golf, with its start mileage recorded.', _check_laura_picks_up_and_books_van__golf_handed_over), CheckSpec('van_in_service', 1.0, '', _check_laura_picks_up_and_books_van__van_in_service), CheckSpec('van_reserved', 1.0, 'The van is reserved for Laura at Valencia for two days at 99.00 a day.', _check_laura_picks_up_and_books_van__van_reserved)), ('rentals', 'rental_ids', 'cars.branch', 'cars.in_service'), (('get_customer_rentals', {'customer': 'CU001'}), ('pick_up', {'rental': 'R0001'}), ('set_car_in_service', {'car': '4444-DEF', 'in_service': True}), ('search_cars', {'branch': 'VLC', 'pickup_date': '2026-08-01', 'return_date': '2026-08-03', 'category': 'van'}), ('reserve_car', {'customer': 'CU001', 'car': '4444-DEF', 'pickup_date': '2026-08-01', 'return_date': '2026-08-03'})), doc="Hand over today's reservation, return a van to service and reserve it for a later trip."),
-    'aisha_returns_and_rents_again': TaskSpec('aisha_returns_and_rents_again', "Hello, Aisha Bello here, customer CU003. I'm bringing back the Renault Clio here at Madrid Airport (MAD); the odometer shows 27,800 km. I also need another car from today until July 12, the cheapest you have free here, and I'll take it straight away.", rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('clio_returned', 1.0, 'The Clio rental is closed at MAD: two late days, no one-way fee, 235.00 in total.', _check_aisha_returns_and_rents_again__clio_returned), CheckSpec('clio_parked', 1.0, 'The Clio is parked at MAD with its new reading.', _check_aisha_returns_and_rents_again__clio_parked), CheckSpec('new_car_out', 1.0, 'Aisha has picked up the Seat Ibiza, the cheapest free car, for July 10 to 12.', _check_aisha_returns_and_rents_again__new_car_out)), ('rentals', 'rental_ids', 'cars.branch', 'cars.mileage_km'), (('get_customer_rentals', {'customer': 'CU003'}), ('return_car', {'rental': 'R0002', 'branch': 'MAD', 'mileage_km': 27800}), ('search_cars', {'branch': 'MAD', 'pickup_date': '2026-07-10', 'return_date': '2026-07-12'}), ('reserve_car', {'customer': 'CU003', 'car': '1111-ABC', 'pickup_date': '2026-07-10', 'return_date': '2026-07-12'}), ('pick_up', {'rental': 'R0005'})), persona='Aisha Bello, a consultant between meetings; polite but in a hurry, answers in short sentences and agrees to the price once told.', known='Her customer id is CU003. She is returning the Renault Clio at Madrid Airport (MAD) with 27,800 km on the odometer. She needs another car at Madrid Airport from today, July 10, until July 12, the cheapest one free, and wants to drive it away now.', unknown='Her rental ids, what the late return costs, which car is the cheapest free one and its plate.', tags=('return', 'reserve', 'pickup'), doc='Take back an overdue car at its own branch, then rent the customer the cheapest free car there.'),
-    'clio_breaks_down_van_instead': TaskSpec('clio_breaks_down_van_instead', 'Valencia Centre desk. Aisha Bello is returning the Renault Clio of rental R0002 here, 28,100 km on the clock, and its engine warning light is on, so take it out of service. She still needs a vehicle until July 12: our Ford Transit van 4444-DEF is back from the workshop, so put it back in service, reserve it for her from today to July 12 and hand it over now. Tell her what she owes for the Clio.', rt.package_data(__package__, 'data/0744710d53b0b04e.json'), (CheckSpec('clio_returned', 1.0, 'The Clio is back at VLC with its reading and the overdue and one-way charges: 123.00 + 112.00 + 75.00.', _check_clio_breaks_down_van_instead__clio_returned), CheckSpec('clio_in_workshop', 1.0, 'The Clio is out of service.', _check_clio_breaks_down_van_instead__clio_in_workshop), CheckSpec('van_out_with_aisha', 1.0, 'Aisha has the van from today to July 12 at 2 x 99.00.', _check_clio_breaks_down_van_instead__van_out_with_aisha), CheckSpec('told_total', 1.0, 'The agent tells her the Clio comes to 310.00.', _check_clio_breaks_down_van_instead__told_total)), ('rentals', 'rental_ids', 'cars.branch', 'cars.mileage_km', 'cars.in_service'), (('get_rental', {'rental': 'R0002'}), ('return_car', {'rental': 'R0002', 'branch': 'VLC', 'mileage_km': 28100}), ('set_car_in_service', {'car': '5555-EFG', 'in_service': False}), ('set_car_in_service', {'car': '4444-DEF', 'in_service': True}), ('reserve_car', {'customer': 'CU003', 'car': '4444-DEF', 'pickup_date': '2026-07-10', 'return_date': '2026-07-12'}), ('pick_up', {'rental': 'R0005'})), persona='A counter clerk at the Valencia Centre branch, practical and quick; answers questions about the car and the customer in a few words.', known='The branch is Valencia Centre (VLC). Aisha Bello is returning the Renault Clio of rental R0002 today with 28,100 km on the odometer, and its engine warning light is on, so it must go out of service. The Ford Transit van 4444-DEF is back from the workshop and can go back into service. Aisha needs a vehicle from today until July 12 and will take the van now. The clerk wants to know what Aisha owes for the Clio.', unknown="Aisha's customer id, the Clio's plate, the charges on the Clio rental and the id of the new rental.", doc='Take back an overdue car with a fault, retire it for repair and send the customer off in a repaired van.', replies=('The Clio rental R0002 comes to 310.00: 123.00 for the three planned days, 112.00 for two days late and a 75.00 one-way fee. The van is yours until July 12.',)),
-}
+CarRentalCounter.TASKS = task_registry(__name__, "tasks.json")

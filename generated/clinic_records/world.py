@@ -16,17 +16,10 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "ClinicRecords", "Doctor", "Drug", "DrugClass", "Patient", "Prescription", "RxStatus",
@@ -160,10 +153,12 @@ class Prescription(Row):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    patient_ids: int = state_item(0)
-    visit_ids: int = state_item(0)
-    rx_ids: int = state_item(0)
-    current_doctor: str | None = state_item(None)
+    patient_ids: int = state_item(0, load=v.want_int)
+    visit_ids: int = state_item(0, load=v.want_int)
+    rx_ids: int = state_item(0, load=v.want_int)
+    current_doctor: str | None = state_item(
+        None,
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'))))
 
 
 class ClinicRecords(Episode):
@@ -176,10 +171,7 @@ class ClinicRecords(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Act only as the signed-in doctor. Never prescribe a drug a patient is allergic to, and prescribe only from a visit the signed-in doctor held.'
     TABLES: ClassVar[dict[str, str]] = {
-        "doctors": "Doctor",
-        "drugs": "Drug",
-        "patients": "Patient",
-        "visits": "Visit",
+        "doctors": "Doctor", "drugs": "Drug", "patients": "Patient", "visits": "Visit",
         "prescriptions": "Prescription",
     }
 
@@ -191,28 +183,19 @@ class ClinicRecords(Episode):
     t_prescriptions: Table[Prescription]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_doctor = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_doctors.load_rows(Doctor, data.get('doctors', ()), '$.doctors', ep)
-        self.t_drugs.load_rows(Drug, data.get('drugs', ()), '$.drugs', ep)
-        self.t_patients.load_rows(Patient, data.get('patients', ()), '$.patients', ep)
-        self.t_visits.load_rows(Visit, data.get('visits', ()), '$.visits', ep)
-        self.t_prescriptions.load_rows(Prescription, data.get('prescriptions', ()), '$.prescriptions', ep)
-        if 'patient_ids' in data:
-            self.state.patient_ids = v.want_int(data['patient_ids'], '$.patient_ids')
-        if 'visit_ids' in data:
-            self.state.visit_ids = v.want_int(data['visit_ids'], '$.visit_ids')
-        if 'rx_ids' in data:
-            self.state.rx_ids = v.want_int(data['rx_ids'], '$.rx_ids')
-        if 'current_doctor' in data:
-            self.state.current_doctor = v.want_optional(data['current_doctor'], '$.current_doctor', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$')))
-        del ep
+        self.t_doctors.load_rows(Doctor, data.get('doctors', ()), '$.doctors', self)
+        self.t_drugs.load_rows(Drug, data.get('drugs', ()), '$.drugs', self)
+        self.t_patients.load_rows(Patient, data.get('patients', ()), '$.patients', self)
+        self.t_visits.load_rows(Visit, data.get('visits', ()), '$.visits', self)
+        self.t_prescriptions.load_rows(
+            Prescription, data.get('prescriptions', ()), '$.prescriptions', self
+        )
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # clinic_records.world:95
@@ -822,31 +805,19 @@ ClinicRecords.TOOLS = tools(
 
 
 def _check_renew_and_add_painkiller__renewed(  # clinic_records.world:420
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_prescriptions['RX001'].end,
-            '==',
-            rt.parse_date('2026-03-18'),
-            'prescriptions["RX001"].end == date("2026-03-18")',
-        )
-        and rt.compared(
-            ep.t_prescriptions['RX001'].renewals, '==', 1, 'prescriptions["RX001"].renewals == 1'
-        )
-        and rt.compared(
-            ep.t_prescriptions['RX001'].status,
-            '==',
-            _E8_RxStatus_active,
-            'prescriptions["RX001"].status == active',
-        )
+        rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-18'))
+        and rt.expect(ep.t_prescriptions['RX001'].renewals, '==', 1, part=1)
+        and rt.expect(ep.t_prescriptions['RX001'].status, '==', _E8_RxStatus_active, part=2)
     )
 
 
 def _check_renew_and_add_painkiller__ibuprofen(  # clinic_records.world:421
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> bool:
-    return bool(any(
+    return any(
         _p8.visit == 'V001'
         and _p8.drug == 'IBU01'
         and _p8.status == _E8_RxStatus_active
@@ -854,107 +825,65 @@ def _check_renew_and_add_painkiller__ibuprofen(  # clinic_records.world:421
         and _p8.start == rt.parse_date('2026-03-10')
         and _p8.end == rt.parse_date('2026-03-15')
         for _p8 in rt.each(ep, ep.t_prescriptions)
-    ))
+    )
 
 
-def _check_new_child_patient__registered(  # clinic_records.world:534
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_child_patient__registered(ep: ClinicRecords) -> bool:  # clinic_records.world:534
+    return any(
         _pt9.name == 'Liam Park'
         and _pt9.birth_date == rt.parse_date('2019-07-14')
         and any(_d10.key() == 'IBU01' for _d10 in rt.rows(ep.t_drugs, rt.each(ep, _pt9.allergies)))
         and len(_pt9.allergies) == 1
         for _pt9 in rt.each(ep, ep.t_patients)
-    ))
+    )
 
 
-def _check_new_child_patient__visited(  # clinic_records.world:535
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_child_patient__visited(ep: ClinicRecords) -> bool:  # clinic_records.world:535
+    return any(
         ep.t_patients[_v11.patient].name == 'Liam Park'
         and _v11.doctor == 'D002'
         and _v11.diagnosis == 'acute otitis media'
         for _v11 in rt.each(ep, ep.t_visits)
-    ))
+    )
 
 
-def _check_new_child_patient__prescribed(  # clinic_records.world:536
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_child_patient__prescribed(ep: ClinicRecords) -> bool:  # clinic_records.world:536
+    return any(
         ep.t_patients[ep.t_visits[_p12.visit].patient].name == 'Liam Park'
         and _p12.drug == 'AMX01'
         and _p12.status == _E8_RxStatus_active
         and _p12.end == rt.parse_date('2026-03-17')
         for _p12 in rt.each(ep, ep.t_prescriptions)
-    ))
+    )
 
 
 def _check_stop_and_record_allergy__stopped(  # clinic_records.world:648
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_prescriptions['RX002'].status,
-            '==',
-            _E8_RxStatus_stopped,
-            'prescriptions["RX002"].status == stopped',
-        )
-        and rt.compared(
-            ep.t_prescriptions['RX002'].stop_reason,
-            '==',
-            'angioedema',
-            'prescriptions["RX002"].stop_reason == "angioedema"',
-        )
-        and rt.compared(
-            ep.t_prescriptions['RX002'].end,
-            '==',
-            rt.parse_date('2026-03-10'),
-            'prescriptions["RX002"].end == date("2026-03-10")',
-        )
+        rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped)
+        and rt.expect(ep.t_prescriptions['RX002'].stop_reason, '==', 'angioedema', part=1)
+        and rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'), part=2)
     )
 
 
-def _check_stop_and_record_allergy__allergy(  # clinic_records.world:649
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_stop_and_record_allergy__allergy(ep: ClinicRecords) -> bool:  # clinic_records.world:649
+    return any(
         _d13.key() == 'LIS01'
         for _d13 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P003'].allergies))
-    ))
-
-
-def _check_amoxicillin_rash__stopped(  # tasks.world:107
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_prescriptions['RX001'].status,
-            '==',
-            _E8_RxStatus_stopped,
-            'prescriptions["RX001"].status == stopped',
-        )
-        and rt.compared(
-            ep.t_prescriptions['RX001'].stop_reason,
-            '==',
-            'allergic rash',
-            'prescriptions["RX001"].stop_reason == "allergic rash"',
-        )
-        and rt.compared(
-            ep.t_prescriptions['RX001'].end,
-            '==',
-            rt.parse_date('2026-03-10'),
-            'prescriptions["RX001"].end == date("2026-03-10")',
-        )
     )
 
 
-def _check_amoxicillin_rash__allergy_recorded(  # tasks.world:108
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(
+def _check_amoxicillin_rash__stopped(ep: ClinicRecords) -> rt.Verdict | bool:  # tasks.world:107
+    return (
+        rt.expect(ep.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped)
+        and rt.expect(ep.t_prescriptions['RX001'].stop_reason, '==', 'allergic rash', part=1)
+        and rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'), part=2)
+    )
+
+
+def _check_amoxicillin_rash__allergy_recorded(ep: ClinicRecords) -> bool:  # tasks.world:108
+    return (
         any(
             _d14.key() == 'AMX01'
             for _d14 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P001'].allergies))
@@ -962,38 +891,34 @@ def _check_amoxicillin_rash__allergy_recorded(  # tasks.world:108
         and any(
             _d15.key() == 'PEN01'
             for _d15 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P001'].allergies))
-        ),
+        )
     )
 
 
-def _check_amoxicillin_rash__visit_recorded(  # tasks.world:109
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_amoxicillin_rash__visit_recorded(ep: ClinicRecords) -> bool:  # tasks.world:109
+    return any(
         _v16.patient == 'P001'
         and _v16.doctor == 'D001'
         and _v16.diagnosis == 'allergic drug rash'
         and _v16.at.date() == rt.parse_date('2026-03-10')
         for _v16 in rt.each(ep, ep.t_visits)
-    ))
+    )
 
 
 def _check_strep_throat_with_painkiller__visit_recorded(  # tasks.world:221
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> bool:
-    return bool(any(
+    return any(
         _v17.patient == 'P002'
         and _v17.doctor == 'D002'
         and _v17.diagnosis == 'streptococcal pharyngitis'
         and _v17.at.date() == rt.parse_date('2026-03-10')
         for _v17 in rt.each(ep, ep.t_visits)
-    ))
+    )
 
 
-def _check_strep_throat_with_painkiller__antibiotic(  # tasks.world:222
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_strep_throat_with_painkiller__antibiotic(ep: ClinicRecords) -> bool:  # tasks.world:222
+    return any(
         ep.t_visits[_p18.visit].patient == 'P002'
         and ep.t_visits[_p18.visit].diagnosis == 'streptococcal pharyngitis'
         and _p18.drug == 'AMX01'
@@ -1002,13 +927,11 @@ def _check_strep_throat_with_painkiller__antibiotic(  # tasks.world:222
         and _p18.start == rt.parse_date('2026-03-10')
         and _p18.end == rt.parse_date('2026-03-20')
         for _p18 in rt.each(ep, ep.t_prescriptions)
-    ))
+    )
 
 
-def _check_strep_throat_with_painkiller__painkiller(  # tasks.world:223
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_strep_throat_with_painkiller__painkiller(ep: ClinicRecords) -> bool:  # tasks.world:223
+    return any(
         ep.t_visits[_p19.visit].patient == 'P002'
         and ep.t_visits[_p19.visit].diagnosis == 'streptococcal pharyngitis'
         and _p19.drug == 'IBU01'
@@ -1016,66 +939,43 @@ def _check_strep_throat_with_painkiller__painkiller(  # tasks.world:223
         and _p19.dose == '200 mg as needed'
         and _p19.end == rt.parse_date('2026-03-15')
         for _p19 in rt.each(ep, ep.t_prescriptions)
-    ))
-
-
-def _check_strep_throat_with_painkiller__two_added(  # tasks.world:224
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_prescriptions),
-        '==',
-        len(init.t_prescriptions) + 2,
-        'len(prescriptions) == len(initial.prescriptions) + 2',
     )
 
 
-def _check_hypertension_follow_up__visit_recorded(  # tasks.world:336
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_strep_throat_with_painkiller__two_added(  # tasks.world:224
+    ep: ClinicRecords, init: ClinicRecords
+) -> rt.Verdict | bool:
+    return rt.expect(len(ep.t_prescriptions), '==', len(init.t_prescriptions) + 2)
+
+
+def _check_hypertension_follow_up__visit_recorded(ep: ClinicRecords) -> bool:  # tasks.world:336
+    return any(
         _v20.patient == 'P003'
         and _v20.doctor == 'D003'
         and _v20.diagnosis == 'hypertension follow-up, well controlled'
         and _v20.at.date() == rt.parse_date('2026-03-10')
         for _v20 in rt.each(ep, ep.t_visits)
-    ))
+    )
 
 
 def _check_hypertension_follow_up__one_visit_added(  # tasks.world:337
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords, init: ClinicRecords
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_visits), '==', len(init.t_visits) + 1, 'len(visits) == len(initial.visits) + 1'
-    )
+    return rt.expect(len(ep.t_visits), '==', len(init.t_visits) + 1)
 
 
 def _check_hypertension_follow_up__renewed(  # tasks.world:338
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_prescriptions['RX002'].end,
-            '==',
-            rt.parse_date('2026-06-19'),
-            'prescriptions["RX002"].end == date("2026-06-19")',
-        )
-        and rt.compared(
-            ep.t_prescriptions['RX002'].renewals, '==', 2, 'prescriptions["RX002"].renewals == 2'
-        )
-        and rt.compared(
-            ep.t_prescriptions['RX002'].status,
-            '==',
-            _E8_RxStatus_active,
-            'prescriptions["RX002"].status == active',
-        )
+        rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-06-19'))
+        and rt.expect(ep.t_prescriptions['RX002'].renewals, '==', 2, part=1)
+        and rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_active, part=2)
     )
 
 
-def _check_new_hypertension_patient__registered(  # tasks.world:449
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_hypertension_patient__registered(ep: ClinicRecords) -> bool:  # tasks.world:449
+    return any(
         _pt21.name == 'Omar Haddad'
         and _pt21.birth_date == rt.parse_date('1979-08-30')
         and len(_pt21.allergies) == 1
@@ -1084,24 +984,22 @@ def _check_new_hypertension_patient__registered(  # tasks.world:449
         )
         and _pt21.registered_on == rt.parse_date('2026-03-10')
         for _pt21 in rt.each(ep, ep.t_patients)
-    ))
+    )
 
 
-def _check_new_hypertension_patient__visit_recorded(  # tasks.world:450
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_hypertension_patient__visit_recorded(ep: ClinicRecords) -> bool:  # tasks.world:450
+    return any(
         ep.t_patients[_v23.patient].name == 'Omar Haddad'
         and _v23.doctor == 'D003'
         and _v23.diagnosis == 'newly diagnosed hypertension'
         for _v23 in rt.each(ep, ep.t_visits)
-    ))
+    )
 
 
 def _check_new_hypertension_patient__lisinopril_started(  # tasks.world:451
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> bool:
-    return bool(any(
+    return any(
         ep.t_patients[ep.t_visits[_p24.visit].patient].name == 'Omar Haddad'
         and ep.t_visits[_p24.visit].doctor == 'D003'
         and _p24.drug == 'LIS01'
@@ -1110,90 +1008,66 @@ def _check_new_hypertension_patient__lisinopril_started(  # tasks.world:451
         and _p24.start == rt.parse_date('2026-03-10')
         and _p24.end == rt.parse_date('2026-06-08')
         for _p24 in rt.each(ep, ep.t_prescriptions)
-    ))
+    )
 
 
 def _check_renew_and_register_daughter__renewed(  # tasks.world:565
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_prescriptions['RX001'].end,
-            '==',
-            rt.parse_date('2026-03-14'),
-            'prescriptions["RX001"].end == date("2026-03-14")',
-        )
-        and rt.compared(
-            ep.t_prescriptions['RX001'].renewals, '==', 1, 'prescriptions["RX001"].renewals == 1'
-        )
-        and rt.compared(
-            ep.t_prescriptions['RX001'].status,
-            '==',
-            _E8_RxStatus_active,
-            'prescriptions["RX001"].status == active',
-        )
+        rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-14'))
+        and rt.expect(ep.t_prescriptions['RX001'].renewals, '==', 1, part=1)
+        and rt.expect(ep.t_prescriptions['RX001'].status, '==', _E8_RxStatus_active, part=2)
     )
 
 
 def _check_renew_and_register_daughter__lucia_registered(  # tasks.world:566
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> bool:
-    return bool(any(
+    return any(
         _pt25.name == 'Lucia Lopez'
         and _pt25.birth_date == rt.parse_date('2012-08-03')
         and _pt25.registered_on == rt.parse_date('2026-03-10')
         for _pt25 in rt.each(ep, ep.t_patients)
-    ))
+    )
 
 
 def _check_renew_and_register_daughter__lucia_allergy(  # tasks.world:567
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+    ep: ClinicRecords
 ) -> bool:
-    return bool(any(
+    return any(
         _pt26.name == 'Lucia Lopez' and len(_pt26.allergies) == 1 and any(
             _d27.key() == 'PEN01' for _d27 in rt.rows(ep.t_drugs, rt.each(ep, _pt26.allergies))
         )
         for _pt26 in rt.each(ep, ep.t_patients)
-    ))
-
-
-def _check_painkiller_reaction_and_hay_fever__allergy_recorded(  # tasks.world:682
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
-        _d28.key() == 'IBU01'
-        for _d28 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P002'].allergies))
-    ))
-
-
-def _check_painkiller_reaction_and_hay_fever__only_that_allergy(  # tasks.world:683
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_patients['P002'].allergies), '==', 1, 'len(patients["P002"].allergies) == 1'
     )
 
 
-def _check_painkiller_reaction_and_hay_fever__visit_recorded(  # tasks.world:684
-    ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]
+def _check_painkiller_reaction_and_hay_fever__allergy_recorded(  # tasks.world:682
+    ep: ClinicRecords
 ) -> bool:
-    return bool(any(
+    return any(
+        _d28.key() == 'IBU01'
+        for _d28 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P002'].allergies))
+    )
+
+
+def _check_painkiller_reaction_and_hay_fever__only_that_allergy(  # tasks.world:683
+    ep: ClinicRecords
+) -> rt.Verdict | bool:
+    return rt.expect(len(ep.t_patients['P002'].allergies), '==', 1)
+
+
+def _check_painkiller_reaction_and_hay_fever__visit_recorded(  # tasks.world:684
+    ep: ClinicRecords
+) -> bool:
+    return any(
         _v29.patient == 'P002'
         and _v29.doctor == 'D002'
         and _v29.diagnosis == 'seasonal allergic rhinitis'
         and _v29.at.date() == rt.parse_date('2026-03-10')
         for _v29 in rt.each(ep, ep.t_visits)
-    ))
+    )
 
 
-ClinicRecords.TASKS = {
-    'renew_and_add_painkiller': TaskSpec('renew_and_add_painkiller', "I'm Dr. Ana Ruiz (D001). Maria Lopez's sinusitis isn't clearing: renew her amoxicillin for 7 more days, and from her visit V001 add ibuprofen, 400 mg three times daily, for 5 days starting today.", rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('renewed', 1.0, 'RX001 now runs to March 18th and counts one renewal.', _check_renew_and_add_painkiller__renewed), CheckSpec('ibuprofen', 1.0, 'Maria has an active 5-day ibuprofen course from V001.', _check_renew_and_add_painkiller__ibuprofen)), ('prescriptions', 'rx_ids', 'current_doctor'), (('sign_in', {'doctor': 'D001'}), ('search_patients', {'name': 'Maria Lopez'}), ('list_prescriptions', {'patient': 'P001', 'active_only': True}), ('renew_prescription', {'prescription': 'RX001', 'extra_days': 7}), ('search_drugs', {'name': 'ibuprofen'}), ('prescribe', {'visit': 'V001', 'drug': 'IBU01', 'dose': '400 mg three times daily', 'course_days': 5})), doc='Dr. Ruiz renews an antibiotic and adds a painkiller from the same visit.'),
-    'new_child_patient': TaskSpec('new_child_patient', "This is Dr. Okafor. Please register Liam Park, born 2019-07-14, who is allergic to ibuprofen. Record today's visit with the diagnosis 'acute otitis media' and prescribe amoxicillin 250 mg three times daily for 7 days.", rt.package_data(__package__, 'data/0552817c7109d8cb.json'), (CheckSpec('registered', 1.0, 'Liam Park is registered with his ibuprofen allergy.', _check_new_child_patient__registered), CheckSpec('visited', 1.0, 'A visit with Dr. Okafor records the diagnosis.', _check_new_child_patient__visited), CheckSpec('prescribed', 1.0, 'Liam has an active 7-day amoxicillin course.', _check_new_child_patient__prescribed)), ('patients', 'patient_ids', 'visits', 'visit_ids', 'prescriptions', 'rx_ids'), (('search_drugs', {'name': 'ibuprofen'}), ('register_patient', {'name': 'Liam Park', 'birth_date': '2019-07-14', 'allergies': ['IBU01']}), ('record_visit', {'patient': 'P004', 'diagnosis': 'acute otitis media'}), ('search_drugs', {'name': 'amoxicillin'}), ('prescribe', {'visit': 'V004', 'drug': 'AMX01', 'dose': '250 mg three times daily', 'course_days': 7})), doc='A pediatrician registers a new patient, records a visit and prescribes.'),
-    'stop_and_record_allergy': TaskSpec('stop_and_record_allergy', "I'm Dr. Chen Wei (D003). Sara Kim has developed a swollen face on lisinopril. Stop her lisinopril with the reason 'angioedema' and record that she is allergic to it.", rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('stopped', 1.0, 'RX002 is stopped today for angioedema.', _check_stop_and_record_allergy__stopped), CheckSpec('allergy', 1.0, 'Sara Kim is recorded as allergic to lisinopril.', _check_stop_and_record_allergy__allergy)), ('prescriptions.status', 'prescriptions.stop_reason', 'prescriptions.end', 'patients.allergies', 'current_doctor'), (('sign_in', {'doctor': 'D003'}), ('search_patients', {'name': 'Sara Kim'}), ('list_prescriptions', {'patient': 'P003', 'active_only': True}), ('stop_prescription', {'prescription': 'RX002', 'reason': 'angioedema'}), ('add_allergy', {'patient': 'P003', 'drug': 'LIS01'})), doc='A cardiologist stops a drug that caused a reaction and records the allergy.'),
-    'amoxicillin_rash': TaskSpec('amoxicillin_rash', "Dr. Ana Ruiz here, D001. Maria Lopez (patient P001) is back this morning with an itchy rash from the antibiotic I put her on for her sinusitis. Please stop that prescription with the reason 'allergic rash', record that she is allergic to that drug, and record today's visit with the diagnosis 'allergic drug rash'.", rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('stopped', 1.0, "Maria's amoxicillin is stopped today for the rash.", _check_amoxicillin_rash__stopped), CheckSpec('allergy_recorded', 1.0, 'Maria is now recorded as allergic to amoxicillin, and still to penicillin.', _check_amoxicillin_rash__allergy_recorded), CheckSpec('visit_recorded', 1.0, "Today's visit with Dr. Ruiz records the rash.", _check_amoxicillin_rash__visit_recorded)), ('current_doctor', 'prescriptions.status', 'prescriptions.stop_reason', 'prescriptions.end', 'patients.allergies', 'visits', 'visit_ids'), (('sign_in', {'doctor': 'D001'}), ('list_prescriptions', {'patient': 'P001', 'active_only': True}), ('stop_prescription', {'prescription': 'RX001', 'reason': 'allergic rash'}), ('add_allergy', {'patient': 'P001', 'drug': 'AMX01'}), ('record_visit', {'patient': 'P001', 'diagnosis': 'allergic drug rash'})), doc='A doctor stops an antibiotic after a reaction, records the allergy and documents the visit.'),
-    'strep_throat_with_painkiller': TaskSpec('strep_throat_with_painkiller', "Dr. Okafor here, I'm signed in. Tom Baker (P002) is with me with a sore throat. Record today's visit with the diagnosis 'streptococcal pharyngitis', then prescribe amoxicillin (AMX01), 250 mg three times daily for 10 days, and the same painkiller he was given earlier this month, 200 mg as needed, for 5 days, both from today's visit.", rt.package_data(__package__, 'data/0552817c7109d8cb.json'), (CheckSpec('visit_recorded', 1.0, "Today's visit with Dr. Okafor records the diagnosis.", _check_strep_throat_with_painkiller__visit_recorded), CheckSpec('antibiotic', 1.0, 'Tom has an active 10-day amoxicillin course from the new visit.', _check_strep_throat_with_painkiller__antibiotic), CheckSpec('painkiller', 1.0, 'Tom has an active 5-day ibuprofen course from the new visit.', _check_strep_throat_with_painkiller__painkiller), CheckSpec('two_added', 1.0, 'Exactly two prescriptions were added.', _check_strep_throat_with_painkiller__two_added)), ('visits', 'visit_ids', 'prescriptions', 'rx_ids'), (('get_patient', {'patient': 'P002'}), ('record_visit', {'patient': 'P002', 'diagnosis': 'streptococcal pharyngitis'}), ('prescribe', {'visit': 'V004', 'drug': 'AMX01', 'dose': '250 mg three times daily', 'course_days': 10}), ('list_prescriptions', {'patient': 'P002'}), ('prescribe', {'visit': 'V004', 'drug': 'IBU01', 'dose': '200 mg as needed', 'course_days': 5})), doc='The signed-in pediatrician records a visit and prescribes an antibiotic and a painkiller from it.'),
-    'hypertension_follow_up': TaskSpec('hypertension_follow_up', "This is Dr. Chen Wei, D003. Sara Kim (P003) is here for her blood-pressure check and it looks good. Please record today's visit with the diagnosis 'hypertension follow-up, well controlled', and renew her current blood-pressure medication for another 30 days.", rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('visit_recorded', 1.0, "Today's follow-up visit with Dr. Chen Wei is on file.", _check_hypertension_follow_up__visit_recorded), CheckSpec('one_visit_added', 1.0, '', _check_hypertension_follow_up__one_visit_added), CheckSpec('renewed', 1.0, 'Lisinopril now runs 30 days longer, to June 19th, with a second renewal.', _check_hypertension_follow_up__renewed)), ('current_doctor', 'visits', 'visit_ids', 'prescriptions.end', 'prescriptions.renewals'), (('sign_in', {'doctor': 'D003'}), ('record_visit', {'patient': 'P003', 'diagnosis': 'hypertension follow-up, well controlled'}), ('list_prescriptions', {'patient': 'P003', 'active_only': True}), ('renew_prescription', {'prescription': 'RX002', 'extra_days': 30})), doc='A cardiologist records a follow-up visit and renews a long-running prescription.'),
-    'new_hypertension_patient': TaskSpec('new_hypertension_patient', "Dr. Chen Wei here. I have a new patient in front of me: Omar Haddad, born 30 August 1979. He's allergic to amoxicillin (AMX01). Please register him, record today's consultation with me with the diagnosis 'newly diagnosed hypertension', and start him on lisinopril (LIS01), 10 mg daily, for 90 days.", rt.package_data(__package__, 'data/9dab05ea4a106c8e.json'), (CheckSpec('registered', 1.0, 'Omar Haddad is registered with his amoxicillin allergy only.', _check_new_hypertension_patient__registered), CheckSpec('visit_recorded', 1.0, 'A visit with Dr. Chen Wei records the diagnosis.', _check_new_hypertension_patient__visit_recorded), CheckSpec('lisinopril_started', 1.0, 'Omar has an active 90-day lisinopril course from that visit.', _check_new_hypertension_patient__lisinopril_started)), ('patients', 'patient_ids', 'visits', 'visit_ids', 'prescriptions', 'rx_ids'), (('register_patient', {'name': 'Omar Haddad', 'birth_date': '1979-08-30', 'allergies': ['AMX01']}), ('record_visit', {'patient': 'P004', 'diagnosis': 'newly diagnosed hypertension'}), ('prescribe', {'visit': 'V004', 'drug': 'LIS01', 'dose': '10 mg daily', 'course_days': 90}), ('list_prescriptions', {'patient': 'P004', 'active_only': True})), doc='A cardiologist registers a new adult patient, records the consultation and starts a blood-pressure drug.'),
-    'renew_and_register_daughter': TaskSpec('renew_and_register_daughter', 'Dr. Ana Ruiz, D001, speaking. Maria Lopez (P001) called: her sinusitis is better but not gone, so please extend her current antibiotic by 3 more days. She also asked us to register her daughter, Lucia Lopez, born 2012-08-03, as a new patient; Lucia has the same drug allergy as her mother.', rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('renewed', 1.0, "Maria's amoxicillin now ends on March 14th after one renewal.", _check_renew_and_register_daughter__renewed), CheckSpec('lucia_registered', 1.0, 'Lucia is registered today with her birth date.', _check_renew_and_register_daughter__lucia_registered), CheckSpec('lucia_allergy', 1.0, 'Lucia is recorded as allergic to penicillin V only, like her mother.', _check_renew_and_register_daughter__lucia_allergy)), ('current_doctor', 'prescriptions.end', 'prescriptions.renewals', 'patients', 'patient_ids'), (('sign_in', {'doctor': 'D001'}), ('list_prescriptions', {'patient': 'P001', 'active_only': True}), ('renew_prescription', {'prescription': 'RX001', 'extra_days': 3}), ('get_patient', {'patient': 'P001'}), ('register_patient', {'name': 'Lucia Lopez', 'birth_date': '2012-08-03', 'allergies': ['PEN01']})), persona='Dr. Ana Ruiz, a general practitioner calling the front desk between patients. Courteous and efficient; she speaks in plain terms and does not know prescription numbers or drug codes by heart.', known="She is Dr. Ana Ruiz, doctor id D001, not yet signed in. Maria Lopez is patient P001; her current antibiotic for sinusitis should run 3 more days. Maria's daughter Lucia Lopez was born on 2012-08-03 and has the same drug allergy as Maria.", unknown="Which prescription is Maria's current antibiotic and its id, which drug Maria is allergic to and its code, and Lucia's new patient id.", doc='A doctor extends an antibiotic course and registers a relative with the same allergy.'),
-    'painkiller_reaction_and_hay_fever': TaskSpec('painkiller_reaction_and_hay_fever', "Hi, it's Dr. Ben Okafor, D002. Tom Baker (P002) is back: his mother says the painkiller I gave him at his visit on March 5th brought him out in hives. Please put that drug on his allergy list, and record today's visit with me with the diagnosis 'seasonal allergic rhinitis'.", rt.package_data(__package__, 'data/c0e920297d14748a.json'), (CheckSpec('allergy_recorded', 1.0, 'Tom is recorded as allergic to ibuprofen.', _check_painkiller_reaction_and_hay_fever__allergy_recorded), CheckSpec('only_that_allergy', 1.0, "Ibuprofen is Tom's only recorded allergy.", _check_painkiller_reaction_and_hay_fever__only_that_allergy), CheckSpec('visit_recorded', 1.0, "Today's visit with Dr. Okafor is recorded with the diagnosis.", _check_painkiller_reaction_and_hay_fever__visit_recorded)), ('current_doctor', 'patients.allergies', 'visits', 'visit_ids'), (('sign_in', {'doctor': 'D002'}), ('list_prescriptions', {'patient': 'P002'}), ('add_allergy', {'patient': 'P002', 'drug': 'IBU01'}), ('record_visit', {'patient': 'P002', 'diagnosis': 'seasonal allergic rhinitis'}), ('get_patient', {'patient': 'P002'})), persona='Dr. Ben Okafor, a pediatrician squeezing this in between two appointments. Friendly but terse; he does not remember drug codes or prescription numbers.', known="He is Dr. Ben Okafor, doctor id D002, and is not signed in yet. Tom Baker is patient P002. The hives came from the painkiller he prescribed at Tom's March 5th visit. Today's diagnosis is 'seasonal allergic rhinitis'. He wants no new prescription today.", unknown='Which drug that painkiller was and its code, and whether Tom already has any allergies on file.', doc="A pediatrician signs in, records a drug allergy found from an earlier prescription and records today's visit."),
-}
+ClinicRecords.TASKS = task_registry(__name__, "tasks.json")

@@ -16,17 +16,10 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Appointment", "AppointmentStatus", "Cancellation", "ClinicScheduling", "DaySchedule",
@@ -219,13 +212,17 @@ class DaySchedule(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    patient_ids: int = state_item(0)
-    appointment_ids: int = state_item(0)
-    waitlist_ids: int = state_item(0)
-    closed_days: tuple[dt.date, ...] = state_item((), export=lambda value: [x.isoformat() for x in value])
-    max_appointments_per_day: int = state_item(0)
-    cancellation_notice_hours: int = state_item(0)
-    late_fee: float = state_item(0.0)
+    patient_ids: int = state_item(0, load=v.want_int)
+    appointment_ids: int = state_item(0, load=v.want_int)
+    waitlist_ids: int = state_item(0, load=v.want_int)
+    closed_days: tuple[dt.date, ...] = state_item(
+        (), export=lambda value: [x.isoformat() for x in value],
+        load=lambda x, p: v.want_set(x, p, v.want_date))
+    max_appointments_per_day: int = state_item(
+        0, load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 5))
+    cancellation_notice_hours: int = state_item(0, load=v.want_int)
+    late_fee: float = state_item(
+        0.0, load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None))
 
 
 class ClinicScheduling(Episode):
@@ -237,10 +234,7 @@ class ClinicScheduling(Episode):
     TICK: ClassVar[int] = 30
     SEED: ClassVar[int] = 3
     TABLES: ClassVar[dict[str, str]] = {
-        "doctors": "Doctor",
-        "patients": "Patient",
-        "slots": "Slot",
-        "appointments": "Appointment",
+        "doctors": "Doctor", "patients": "Patient", "slots": "Slot", "appointments": "Appointment",
         "waitlist": "WaitlistEntry",
     }
 
@@ -252,36 +246,21 @@ class ClinicScheduling(Episode):
     t_waitlist: Table[WaitlistEntry]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.max_appointments_per_day = 2
         state.cancellation_notice_hours = 24
         state.late_fee = 25.0
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_doctors.load_rows(Doctor, data.get('doctors', ()), '$.doctors', ep)
-        self.t_patients.load_rows(Patient, data.get('patients', ()), '$.patients', ep)
-        self.t_slots.load_rows(Slot, data.get('slots', ()), '$.slots', ep)
-        self.t_appointments.load_rows(Appointment, data.get('appointments', ()), '$.appointments', ep)
-        self.t_waitlist.load_rows(WaitlistEntry, data.get('waitlist', ()), '$.waitlist', ep)
-        if 'patient_ids' in data:
-            self.state.patient_ids = v.want_int(data['patient_ids'], '$.patient_ids')
-        if 'appointment_ids' in data:
-            self.state.appointment_ids = v.want_int(data['appointment_ids'], '$.appointment_ids')
-        if 'waitlist_ids' in data:
-            self.state.waitlist_ids = v.want_int(data['waitlist_ids'], '$.waitlist_ids')
-        if 'closed_days' in data:
-            self.state.closed_days = v.want_set(data['closed_days'], '$.closed_days', v.want_date)
-        if 'max_appointments_per_day' in data:
-            self.state.max_appointments_per_day = v.check_range(v.want_int(data['max_appointments_per_day'], '$.max_appointments_per_day'), '$.max_appointments_per_day', 1, 5)
-        if 'cancellation_notice_hours' in data:
-            self.state.cancellation_notice_hours = v.want_int(data['cancellation_notice_hours'], '$.cancellation_notice_hours')
-        if 'late_fee' in data:
-            self.state.late_fee = v.check_range(v.want_float(data['late_fee'], '$.late_fee'), '$.late_fee', 0.0, None)
-        del ep
+        self.t_doctors.load_rows(Doctor, data.get('doctors', ()), '$.doctors', self)
+        self.t_patients.load_rows(Patient, data.get('patients', ()), '$.patients', self)
+        self.t_slots.load_rows(Slot, data.get('slots', ()), '$.slots', self)
+        self.t_appointments.load_rows(
+            Appointment, data.get('appointments', ()), '$.appointments', self
+        )
+        self.t_waitlist.load_rows(WaitlistEntry, data.get('waitlist', ()), '$.waitlist', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         for _row40 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
@@ -1398,242 +1377,172 @@ ClinicScheduling.TOOLS = tools(
 
 
 def _check_late_cancel_fill_from_waitlist__grace_cancelled(  # tasks.world:16
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_appointments['APT1001'].status,
-            '==',
-            _E17_AppointmentStatus_cancelled,
-            'appointments["APT1001"].status == cancelled',
-        )
+        rt.expect(ep.t_appointments['APT1001'].status, '==', _E17_AppointmentStatus_cancelled)
         and ep.t_appointments['APT1001'].late_cancellation
     )
 
 
 def _check_late_cancel_fill_from_waitlist__late_fee(  # tasks.world:17
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_patients['P1001'].balance,
-        '==',
-        init.t_patients['P1001'].balance + 25.0,
-        'patients["P1001"].balance == initial.patients["P1001"].balance + 25.0',
-    )
+    return rt.expect(ep.t_patients['P1001'].balance, '==', init.t_patients['P1001'].balance + 25.0)
 
 
 def _check_late_cancel_fill_from_waitlist__marcus_in_slot(  # tasks.world:18
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> bool:
-    return bool(any(
+    return any(
         _a27.id_ not in init.t_appointments
         and _a27.patient == 'P1002'
         and _a27.slot == 'S101'
         and _a27.status == _E17_AppointmentStatus_booked
         for _a27 in rt.each(ep, ep.t_appointments)
-    ))
-
-
-def _check_late_cancel_fill_from_waitlist__waitlist_done(  # tasks.world:19
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return 'WL102' not in ep.t_waitlist and rt.compared(
-        len(ep.t_waitlist),
-        '==',
-        len(init.t_waitlist) - 1,
-        'len(waitlist) == len(initial.waitlist) - 1',
     )
 
 
-def _check_julia_reschedule__moved(  # tasks.world:45
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+def _check_late_cancel_fill_from_waitlist__waitlist_done(  # tasks.world:19
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> rt.Verdict | bool:
+    return 'WL102' not in ep.t_waitlist and rt.expect(
+        len(ep.t_waitlist), '==', len(init.t_waitlist) - 1
+    )
+
+
+def _check_julia_reschedule__moved(ep: ClinicScheduling) -> rt.Verdict | bool:  # tasks.world:45
     return (
-        rt.compared(
-            ep.t_appointments['APT1003'].slot,
-            '==',
-            'S303',
-            'appointments["APT1003"].slot == "S303"',
-        )
-        and rt.compared(
+        rt.expect(ep.t_appointments['APT1003'].slot, '==', 'S303')
+        and rt.expect(
             ep.t_appointments['APT1003'].start,
             '==',
             rt.parse_datetime('2024-06-12T13:30:00'),
-            'appointments["APT1003"].start == datetime("2024-06-12T13:30:00")',
+            part=1,
         )
-        and rt.compared(
-            ep.t_appointments['APT1003'].status,
-            '==',
-            _E17_AppointmentStatus_booked,
-            'appointments["APT1003"].status == booked',
+        and rt.expect(
+            ep.t_appointments['APT1003'].status, '==', _E17_AppointmentStatus_booked, part=2
         )
     )
 
 
 def _check_julia_reschedule__checkup_booked(  # tasks.world:46
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> bool:
-    return bool(any(
+    return any(
         _a28.id_ not in init.t_appointments
         and _a28.patient == 'P1005'
         and ep.t_doctors[_a28.doctor].specialty == _E9_Specialty_general_practice
         and _a28.start == rt.parse_datetime('2024-06-11T11:00:00')
         for _a28 in rt.each(ep, ep.t_appointments)
-    ))
+    )
 
 
 def _check_julia_reschedule__one_new_appointment(  # tasks.world:47
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_appointments),
-        '==',
-        len(init.t_appointments) + 1,
-        'len(appointments) == len(initial.appointments) + 1',
-    )
+    return rt.expect(len(ep.t_appointments), '==', len(init.t_appointments) + 1)
 
 
 def _check_front_desk_morning__grace_checked_in(  # tasks.world:71
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_appointments['APT1001'].status,
-        '==',
-        _E17_AppointmentStatus_checked_in,
-        'appointments["APT1001"].status == checked_in',
-    )
+    return rt.expect(ep.t_appointments['APT1001'].status, '==', _E17_AppointmentStatus_checked_in)
 
 
 def _check_front_desk_morning__ahmed_no_show(  # tasks.world:72
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_appointments['APT1009'].status,
-            '==',
-            _E17_AppointmentStatus_no_show,
-            'appointments["APT1009"].status == no_show',
+        rt.expect(ep.t_appointments['APT1009'].status, '==', _E17_AppointmentStatus_no_show)
+        and rt.expect(
+            ep.t_patients['P1004'].no_shows, '==', init.t_patients['P1004'].no_shows + 1, part=1
         )
-        and rt.compared(
-            ep.t_patients['P1004'].no_shows,
-            '==',
-            init.t_patients['P1004'].no_shows + 1,
-            'patients["P1004"].no_shows == initial.patients["P1004"].no_shows + 1',
-        )
-        and rt.compared(
-            ep.t_patients['P1004'].balance, '==', 50.0, 'patients["P1004"].balance == 50.0'
-        )
+        and rt.expect(ep.t_patients['P1004'].balance, '==', 50.0, part=2)
     )
 
 
-def _check_front_desk_morning__ahmed_waitlisted(  # tasks.world:73
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling) -> bool:  # tasks.world:73
+    return any(
         _w29.patient == 'P1004'
         and _w29.doctor == 'D05'
         and _w29.latest >= rt.parse_date('2024-06-14')
         for _w29 in rt.each(ep, ep.t_waitlist)
-    ))
+    )
 
 
-def _check_family_booking__leo_registered(  # tasks.world:135
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_family_booking__leo_registered(ep: ClinicScheduling) -> bool:  # tasks.world:135
+    return any(
         _p30.name == 'Leo Fischer'
         and _p30.birth_date == rt.parse_date('2019-04-02')
         and _p30.phone == '+15125550190'
         for _p30 in rt.each(ep, ep.t_patients)
-    ))
+    )
 
 
-def _check_family_booking__leo_with_pediatrician(  # tasks.world:136
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_family_booking__leo_with_pediatrician(ep: ClinicScheduling) -> bool:  # tasks.world:136
+    return any(
         ep.t_patients[_a31.patient].name == 'Leo Fischer'
         and _a31.doctor == 'D04'
         and _a31.start == rt.parse_datetime('2024-06-11T15:00:00')
         for _a31 in rt.each(ep, ep.t_appointments)
-    ))
+    )
 
 
-def _check_family_booking__hannah_after(  # tasks.world:137
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_family_booking__hannah_after(ep: ClinicScheduling) -> bool:  # tasks.world:137
+    return any(
         _a32.patient == 'P2001'
         and _a32.doctor == 'D01'
         and _a32.start == rt.parse_datetime('2024-06-11T15:30:00')
         for _a32 in rt.each(ep, ep.t_appointments)
-    ))
-
-
-def _check_family_booking__two_bookings(  # tasks.world:138
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_appointments),
-        '==',
-        len(init.t_appointments) + 2,
-        'len(appointments) == len(initial.appointments) + 2',
     )
 
 
-def _check_waitlist_sweep__ben_booked(  # tasks.world:160
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_family_booking__two_bookings(  # tasks.world:138
+    ep: ClinicScheduling, init: ClinicScheduling
+) -> rt.Verdict | bool:
+    return rt.expect(len(ep.t_appointments), '==', len(init.t_appointments) + 2)
+
+
+def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling) -> bool:  # tasks.world:160
+    return any(
         _a33.patient == 'P1006'
         and _a33.slot == 'S402'
         and _a33.status == _E17_AppointmentStatus_booked
         for _a33 in rt.each(ep, ep.t_appointments)
-    ))
+    )
 
 
-def _check_waitlist_sweep__olivia_booked(  # tasks.world:161
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_waitlist_sweep__olivia_booked(ep: ClinicScheduling) -> bool:  # tasks.world:161
+    return any(
         _a34.patient == 'P1007'
         and _a34.doctor == 'D03'
         and _a34.start == rt.parse_datetime('2024-06-12T13:30:00')
         for _a34 in rt.each(ep, ep.t_appointments)
-    ))
+    )
 
 
 def _check_waitlist_sweep__waitlist_empty(  # tasks.world:162
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> rt.Verdict | bool:
-    return rt.compared(len(ep.t_waitlist), '==', 0, 'len(waitlist) == 0') and rt.compared(
-        len(init.t_waitlist), '==', 3, 'len(initial.waitlist) == 3'
+    return rt.expect(len(ep.t_waitlist), '==', 0) and rt.expect(
+        len(init.t_waitlist), '==', 3, part=1
     )
 
 
 def _check_grace_visit_and_follow_up__visit_closed(  # tasks.world:186
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_appointments['APT1001'].status,
-            '==',
-            _E17_AppointmentStatus_completed,
-            'appointments["APT1001"].status == completed',
-        )
-        and rt.compared(
-            ep.t_appointments['APT1001'].notes,
-            'is not',
-            None,
-            'appointments["APT1001"].notes != none',
-        )
+        rt.expect(ep.t_appointments['APT1001'].status, '==', _E17_AppointmentStatus_completed)
+        and rt.expect(ep.t_appointments['APT1001'].notes, 'is not', None, part=1)
     )
 
 
 def _check_grace_visit_and_follow_up__follow_up_booked(  # tasks.world:187
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> bool:
-    return bool(any(
+    return any(
         _a35.id_ not in init.t_appointments
         and _a35.patient == 'P1001'
         and _a35.doctor == 'D01'
@@ -1641,116 +1550,79 @@ def _check_grace_visit_and_follow_up__follow_up_booked(  # tasks.world:187
         and _a35.start == rt.parse_datetime('2024-06-11T09:30:00')
         and _a35.status == _E17_AppointmentStatus_booked
         for _a35 in rt.each(ep, ep.t_appointments)
-    ))
-
-
-def _check_grace_visit_and_follow_up__one_new_appointment(  # tasks.world:188
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_appointments),
-        '==',
-        len(init.t_appointments) + 1,
-        'len(appointments) == len(initial.appointments) + 1',
     )
 
 
+def _check_grace_visit_and_follow_up__one_new_appointment(  # tasks.world:188
+    ep: ClinicScheduling, init: ClinicScheduling
+) -> rt.Verdict | bool:
+    return rt.expect(len(ep.t_appointments), '==', len(init.t_appointments) + 1)
+
+
 def _check_ahmed_settles_up__no_show_recorded(  # tasks.world:218
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_appointments['APT1009'].status,
-            '==',
-            _E17_AppointmentStatus_no_show,
-            'appointments["APT1009"].status == no_show',
-        )
-        and rt.compared(
-            ep.t_patients['P1004'].no_shows,
-            '==',
-            init.t_patients['P1004'].no_shows + 1,
-            'patients["P1004"].no_shows == initial.patients["P1004"].no_shows + 1',
+        rt.expect(ep.t_appointments['APT1009'].status, '==', _E17_AppointmentStatus_no_show)
+        and rt.expect(
+            ep.t_patients['P1004'].no_shows, '==', init.t_patients['P1004'].no_shows + 1, part=1
         )
     )
 
 
 def _check_ahmed_settles_up__rebooked(  # tasks.world:219
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling, init: ClinicScheduling
 ) -> bool:
-    return bool(any(
+    return any(
         _a36.id_ not in init.t_appointments
         and _a36.patient == 'P1004'
         and _a36.doctor == 'D05'
         and _a36.start == rt.parse_datetime('2024-06-12T11:00:00')
         and _a36.status == _E17_AppointmentStatus_booked
         for _a36 in rt.each(ep, ep.t_appointments)
-    ))
+    )
 
 
 def _check_ahmed_settles_up__follow_up_cancelled(  # tasks.world:220
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
+    ep: ClinicScheduling
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_appointments['APT1004'].status,
-            '==',
-            _E17_AppointmentStatus_cancelled,
-            'appointments["APT1004"].status == cancelled',
-        )
+        rt.expect(ep.t_appointments['APT1004'].status, '==', _E17_AppointmentStatus_cancelled)
         and not ep.t_appointments['APT1004'].late_cancellation
     )
 
 
-def _check_ahmed_settles_up__paid_up(  # tasks.world:221
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_patients['P1004'].balance, '==', 0.0, 'patients["P1004"].balance == 0.0'
-    )
+def _check_ahmed_settles_up__paid_up(ep: ClinicScheduling) -> rt.Verdict | bool:  # tasks.world:221
+    return rt.expect(ep.t_patients['P1004'].balance, '==', 0.0)
 
 
-def _check_new_patient_rivera__registered(  # tasks.world:247
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_patient_rivera__registered(ep: ClinicScheduling) -> bool:  # tasks.world:247
+    return any(
         _p37.name == 'Tomas Rivera'
         and _p37.birth_date == rt.parse_date('1980-08-15')
         and _p37.phone == '+15125550199'
         and _p37.insurance == 'Aetna'
         for _p37 in rt.each(ep, ep.t_patients)
-    ))
+    )
 
 
-def _check_new_patient_rivera__dermatology_booked(  # tasks.world:248
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling) -> bool:  # tasks.world:248
+    return any(
         ep.t_patients[_a38.patient].name == 'Tomas Rivera'
         and _a38.slot == 'S303'
         and _a38.status == _E17_AppointmentStatus_booked
         for _a38 in rt.each(ep, ep.t_appointments)
-    ))
+    )
 
 
-def _check_new_patient_rivera__waitlisted(  # tasks.world:249
-    ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_patient_rivera__waitlisted(ep: ClinicScheduling) -> bool:  # tasks.world:249
+    return any(
         ep.t_patients[_w39.patient].name == 'Tomas Rivera'
         and _w39.doctor == 'D01'
         and _w39.earliest == rt.parse_date('2024-06-17')
         and _w39.latest == rt.parse_date('2024-06-21')
         for _w39 in rt.each(ep, ep.t_waitlist)
-    ))
+    )
 
 
-ClinicScheduling.TASKS = {
-    'late_cancel_fill_from_waitlist': TaskSpec('late_cancel_fill_from_waitlist', "Grace Liu just called: she can't make her 9:00 appointment with Dr. Osei this morning.\nCancel it, then give that slot to the patient on Dr. Osei's waitlist.", rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('grace_cancelled', 1.0, "Grace's appointment is cancelled, as a late cancellation.", _check_late_cancel_fill_from_waitlist__grace_cancelled), CheckSpec('late_fee', 1.0, 'Grace owes the $25 late fee.', _check_late_cancel_fill_from_waitlist__late_fee), CheckSpec('marcus_in_slot', 2.0, 'Marcus Hill now has the 9:00 slot.', _check_late_cancel_fill_from_waitlist__marcus_in_slot), CheckSpec('waitlist_done', 1.0, 'Marcus left the waitlist and nobody else did.', _check_late_cancel_fill_from_waitlist__waitlist_done)), ('appointments', 'appointment_ids', 'patients.balance', 'waitlist'), (('find_patients', {'query': 'Grace Liu'}), ('list_appointments', {'patient_id': 'P1001', 'on': '2024-06-10'}), ('cancel_appointment', {'appointment': 'APT1001'}), ('list_doctors', {}), ('get_doctor_schedule', {'doctor': 'D01', 'day': '2024-06-10'}), ('list_waitlist', {'doctor': 'D01'}), ('book_from_waitlist', {'entry': 'WL102', 'slot': 'S101'})), tags=('cancellation', 'waitlist'), split='train', doc='Cancel a same-day appointment and give the slot to the waitlist.'),
-    'julia_reschedule': TaskSpec('julia_reschedule', "I'm Julia Costa. Please move my mole check on Wednesday to the later slot that same\nafternoon, and book me a general check-up with whichever GP is free on Tuesday at 11.", rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('moved', 1.0, 'The mole check is at 13:30 in slot S303.', _check_julia_reschedule__moved), CheckSpec('checkup_booked', 1.0, 'A new GP appointment for Julia on Tuesday at 11:00.', _check_julia_reschedule__checkup_booked), CheckSpec('one_new_appointment', 1.0, '', _check_julia_reschedule__one_new_appointment)), ('appointments', 'appointment_ids'), (('find_patients', {'query': 'Julia Costa'}), ('list_appointments', {'patient_id': 'P1005'}), ('find_available_slots', {'on': '2024-06-12', 'specialty': 'dermatology'}), ('reschedule_appointment', {'appointment': 'APT1003', 'new_slot': 'S303'}), ('find_available_slots', {'on': '2024-06-11', 'specialty': 'general practice'}), ('book_appointment', {'patient': 'P1005', 'slot': 'S501', 'reason': 'General check-up'})), persona='Julia Costa, a teacher who plans her week carefully; she answers questions but does not know any ids.', known='Her name; the mole check is on Wednesday 12 June at 13:00 with Dr. Park; she wants a GP check-up on Tuesday 11 June at 11:00.', unknown='Her patient id, the appointment id and the slot ids.', tags=('reschedule', 'booking'), split='train', doc='Move an appointment within the notice period and book a second one.'),
-    'front_desk_morning': TaskSpec('front_desk_morning', "Front desk, Monday morning. Grace Liu has arrived for her 9:00 with Dr. Osei: check her\nin. Ahmed Karim never showed up for his 8:00 blood pressure check with Dr. Duarte: record\nthe no-show, then put him on Dr. Duarte's waitlist for the rest of this week (June 10 to\nJune 14) for the same reason.", rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('grace_checked_in', 1.0, '', _check_front_desk_morning__grace_checked_in), CheckSpec('ahmed_no_show', 1.0, 'The no-show is recorded and the fee added.', _check_front_desk_morning__ahmed_no_show), CheckSpec('ahmed_waitlisted', 1.0, 'Ahmed waits for Dr. Duarte until the end of the week.', _check_front_desk_morning__ahmed_waitlisted)), ('appointments.status', 'patients.no_shows', 'patients.balance', 'waitlist', 'waitlist_ids'), (('list_appointments', {'on': '2024-06-10', 'status': 'booked'}), ('check_in', {'appointment': 'APT1001'}), ('mark_no_show', {'appointment': 'APT1009'}), ('find_patients', {'query': 'Ahmed Karim'}), ('join_waitlist', {'patient': 'P1004', 'doctor': 'D05', 'earliest': '2024-06-10', 'latest': '2024-06-14', 'reason': 'Blood pressure check'})), tags=('check_in', 'no_show', 'waitlist'), split='test', doc='Check one patient in, record a no-show and waitlist the absentee.'),
-    'family_booking': TaskSpec('family_booking', "I'm Hannah Fischer. My son Leo Fischer (born 2 April 2019) isn't registered with you yet:\nplease register him with my phone number and book his vaccination with the pediatrician\non Tuesday at 15:00. Then book me a consultation with the GP right after, at 15:30, for\nmy back pain.", rt.package_data(__package__, 'data/ef3949b10f84a87f.json'), (CheckSpec('leo_registered', 1.0, '', _check_family_booking__leo_registered), CheckSpec('leo_with_pediatrician', 1.0, '', _check_family_booking__leo_with_pediatrician), CheckSpec('hannah_after', 1.0, '', _check_family_booking__hannah_after), CheckSpec('two_bookings', 1.0, '', _check_family_booking__two_bookings)), ('patients', 'patient_ids', 'appointments', 'appointment_ids'), (('find_patients', {'query': 'Fischer'}), ('register_patient', {'name': 'Leo Fischer', 'birth_date': '2019-04-02', 'phone': '+15125550190'}), ('find_available_slots', {'on': '2024-06-11', 'specialty': 'pediatrics'}), ('book_appointment', {'patient': 'P0001', 'slot': 'S11', 'reason': 'Vaccination'}), ('find_available_slots', {'on': '2024-06-11', 'specialty': 'general practice'}), ('book_appointment', {'patient': 'P2001', 'slot': 'S21', 'reason': 'Back pain'})), persona='Hannah Fischer, a busy parent calling from work; she gives details when asked.', known="Leo's full name and birth date (2019-04-02), her phone number +15125550190, the times she wants.", unknown='Her patient id and the slot ids.', tags=('registration', 'booking', 'pediatrics'), split='train', doc='Register a child and book the child and the parent back to back.'),
-    'waitlist_sweep': TaskSpec('waitlist_sweep', "Work through the waitlist: book Ben Carter (entry WL101) into the earliest free pediatric\nslot in his window, and Olivia Brandt (entry WL103) into Dr. Park's 13:30 slot on June 12.\nMarcus Hill (entry WL102) called to say he no longer needs his spot, so take him off the\nwaitlist.", rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('ben_booked', 1.0, 'Ben has the earliest free pediatric slot, Tuesday 15:30.', _check_waitlist_sweep__ben_booked), CheckSpec('olivia_booked', 1.0, '', _check_waitlist_sweep__olivia_booked), CheckSpec('waitlist_empty', 1.0, 'Nobody is left on the waitlist.', _check_waitlist_sweep__waitlist_empty)), ('appointments', 'appointment_ids', 'waitlist'), (('find_available_slots', {'on': '2024-06-11', 'specialty': 'pediatrics'}), ('book_from_waitlist', {'entry': 'WL101', 'slot': 'S402'}), ('list_doctors', {'specialty': 'dermatology'}), ('find_available_slots', {'on': '2024-06-12', 'doctor_id': 'D03'}), ('book_from_waitlist', {'entry': 'WL103', 'slot': 'S303'}), ('leave_waitlist', {'entry': 'WL102'})), tags=('waitlist', 'booking'), split='test', doc='Serve two waitlist entries and drop a third.'),
-    'grace_visit_and_follow_up': TaskSpec('grace_visit_and_follow_up', 'Grace Liu is at the desk for her 9:00 with Dr. Osei: check her in. After the visit,\nDr. Osei\'s notes are: "Persistent cough: chest clear, likely post-viral. Review tomorrow\nif not improving." Close the visit with those notes, then book Grace a 15-minute\nfollow-up with Dr. Osei tomorrow (Tuesday) at the first free time.', rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('visit_closed', 1.0, "Grace's visit is completed with the doctor's notes.", _check_grace_visit_and_follow_up__visit_closed), CheckSpec('follow_up_booked', 2.0, 'A follow-up with Dr. Osei on Tuesday at 9:30, the first free time.', _check_grace_visit_and_follow_up__follow_up_booked), CheckSpec('one_new_appointment', 1.0, '', _check_grace_visit_and_follow_up__one_new_appointment)), ('appointments', 'appointment_ids'), (('find_patients', {'query': 'Grace Liu'}), ('list_appointments', {'patient_id': 'P1001', 'on': '2024-06-10'}), ('check_in', {'appointment': 'APT1001'}), ('complete_appointment', {'appointment': 'APT1001', 'notes': 'Persistent cough: chest clear, likely post-viral. Review tomorrow if not improving.'}), ('find_available_slots', {'on': '2024-06-11', 'doctor_id': 'D01', 'kind': 'follow-up'}), ('book_appointment', {'patient': 'P1001', 'slot': 'S105', 'reason': 'Cough follow-up', 'kind': 'follow-up'})), tags=('check_in', 'notes', 'booking'), split='train', doc='Check a patient in, close the visit with notes and book a short follow-up.'),
-    'ahmed_settles_up': TaskSpec('ahmed_settles_up', "This is Ahmed Karim. I overslept and missed my 8:00 blood pressure check with Dr. Duarte\nthis morning, so go ahead and record it as missed. Please rebook it with Dr. Duarte on\nWednesday at 11, and cancel my follow-up with Dr. Osei on Tuesday morning: I'll go over\nmy blood test results on Wednesday instead. And I'd like to pay everything I owe now.", rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('no_show_recorded', 1.0, 'The missed visit is a no-show on his record.', _check_ahmed_settles_up__no_show_recorded), CheckSpec('rebooked', 2.0, 'Ahmed is booked with Dr. Duarte on Wednesday at 11:00.', _check_ahmed_settles_up__rebooked), CheckSpec('follow_up_cancelled', 1.0, 'The Tuesday follow-up is cancelled in time, without a fee.', _check_ahmed_settles_up__follow_up_cancelled), CheckSpec('paid_up', 1.0, 'Ahmed owes nothing.', _check_ahmed_settles_up__paid_up)), ('appointments', 'appointment_ids', 'patients.balance', 'patients.no_shows'), (('find_patients', {'query': 'Ahmed Karim'}), ('list_appointments', {'patient_id': 'P1004', 'status': 'booked'}), ('mark_no_show', {'appointment': 'APT1009'}), ('find_available_slots', {'on': '2024-06-12', 'doctor_id': 'D05'}), ('book_appointment', {'patient': 'P1004', 'slot': 'S502', 'reason': 'Blood pressure check'}), ('cancel_appointment', {'appointment': 'APT1004'}), ('pay_balance', {'patient': 'P1004', 'amount': 50.0})), persona='Ahmed Karim, embarrassed about missing another appointment and keen to clear his\naccount. He knows his appointments by day, time and doctor, not by id.', known='His name; the missed 8:00 with Dr. Duarte today; the Tuesday 9:00 follow-up with Dr. Osei; that he wants Wednesday 11:00 with Dr. Duarte.', unknown='His patient id, the appointment and slot ids, and how much he owes ($50 once the no-show fee is added).', tags=('no_show', 'booking', 'cancellation', 'billing'), split='test', doc='Record a missed visit, rebook it, cancel another in time and settle the balance.'),
-    'new_patient_rivera': TaskSpec('new_patient_rivera', 'A new patient, Tomas Rivera (born 15 August 1980, phone +15125550199, insured with\nAetna), wants to register with us. Book him the earliest dermatology consultation this\nweek for a skin rash. He also needs a 60-minute procedure with Dr. Osei to remove a\ncyst: if she has nothing long enough on Tuesday, put him on her waitlist for June 17 to\nJune 21 instead.', rt.package_data(__package__, 'data/802da513ba5c4397.json'), (CheckSpec('registered', 1.0, 'Tomas Rivera is registered with his details.', _check_new_patient_rivera__registered), CheckSpec('dermatology_booked', 2.0, 'He has the earliest free dermatology slot, Wednesday 13:30.', _check_new_patient_rivera__dermatology_booked), CheckSpec('waitlisted', 1.0, 'He waits for Dr. Osei from June 17 to June 21.', _check_new_patient_rivera__waitlisted)), ('patients', 'patient_ids', 'appointments', 'appointment_ids', 'waitlist', 'waitlist_ids'), (('find_patients', {'query': 'Rivera'}), ('register_patient', {'name': 'Tomas Rivera', 'birth_date': '1980-08-15', 'phone': '+15125550199', 'insurance': 'Aetna'}), ('find_available_slots', {'on': '2024-06-11', 'specialty': 'dermatology'}), ('find_available_slots', {'on': '2024-06-12', 'specialty': 'dermatology'}), ('book_appointment', {'patient': 'P0001', 'slot': 'S303', 'reason': 'Skin rash'}), ('list_doctors', {}), ('find_available_slots', {'on': '2024-06-11', 'doctor_id': 'D01', 'kind': 'procedure'}), ('join_waitlist', {'patient': 'P0001', 'doctor': 'D01', 'earliest': '2024-06-17', 'latest': '2024-06-21', 'reason': 'Cyst removal'})), tags=('registration', 'booking', 'waitlist'), split='train', doc='Register a new patient, find the earliest dermatology slot and waitlist a procedure.'),
-}
+ClinicScheduling.TASKS = task_registry(__name__, "tasks.json")

@@ -16,17 +16,10 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "ConcertTicketOffice", "Customer", "Event", "EventView", "Order", "OrderStatus", "OrderView",
@@ -263,8 +256,8 @@ _C_ROW_LETTERS: tuple[str, ...] = ('A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    order_ids: int = state_item(0)
-    ticket_ids: int = state_item(0)
+    order_ids: int = state_item(0, load=v.want_int)
+    ticket_ids: int = state_item(0, load=v.want_int)
 
 
 class ConcertTicketOffice(Episode):
@@ -277,12 +270,8 @@ class ConcertTicketOffice(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Act for the customer you are talking to. Hold or buy only the seats they ask for, and confirm the total before paying.'
     TABLES: ClassVar[dict[str, str]] = {
-        "venues": "Venue",
-        "sections": "Section",
-        "events": "Event",
-        "customers": "Customer",
-        "orders": "Order",
-        "tickets": "Ticket",
+        "venues": "Venue", "sections": "Section", "events": "Event", "customers": "Customer",
+        "orders": "Order", "tickets": "Ticket",
     }
 
     state: _State
@@ -294,24 +283,16 @@ class ConcertTicketOffice(Episode):
     t_tickets: Table[Ticket]
 
     def _new_state(self) -> _State:
-        ep = self
-        state = _State()
-        del ep
-        return state
+        return _State()
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_venues.load_rows(Venue, data.get('venues', ()), '$.venues', ep)
-        self.t_sections.load_rows(Section, data.get('sections', ()), '$.sections', ep)
-        self.t_events.load_rows(Event, data.get('events', ()), '$.events', ep)
-        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
-        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
-        self.t_tickets.load_rows(Ticket, data.get('tickets', ()), '$.tickets', ep)
-        if 'order_ids' in data:
-            self.state.order_ids = v.want_int(data['order_ids'], '$.order_ids')
-        if 'ticket_ids' in data:
-            self.state.ticket_ids = v.want_int(data['ticket_ids'], '$.ticket_ids')
-        del ep
+        self.t_venues.load_rows(Venue, data.get('venues', ()), '$.venues', self)
+        self.t_sections.load_rows(Section, data.get('sections', ()), '$.sections', self)
+        self.t_events.load_rows(Event, data.get('events', ()), '$.events', self)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', self)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', self)
+        self.t_tickets.load_rows(Ticket, data.get('tickets', ()), '$.tickets', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # concert_ticket_office.world:219
@@ -1217,22 +1198,22 @@ ConcertTicketOffice.TOOLS = tools(
 
 
 def _check_buy_two_balcony_seats__bought(  # concert_ticket_office.world:691
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> bool:
-    return bool(any(
+    return any(
         _o21.customer == 'C004'
         and _o21.event == 'E02'
         and _o21.status == _E11_OrderStatus_paid
         and _o21.payment == _E9_PayMethod_card
         and _o21.total_cents == 5000
         for _o21 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_buy_two_balcony_seats__seats(  # concert_ticket_office.world:692
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> bool:
-    return bool(
+    return (
         any(
             _t22.holder == 'C004'
             and _t22.event == 'E02'
@@ -1248,123 +1229,61 @@ def _check_buy_two_balcony_seats__seats(  # concert_ticket_office.world:692
             and _t23.seat == 'A2'
             and _t23.status == _E12_TicketStatus_sold
             for _t23 in rt.each(ep, ep.t_tickets)
-        ),
+        )
     )
 
 
 def _check_transfer_and_enter__transferred(  # concert_ticket_office.world:915
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_tickets['TK0002'].holder, '==', 'C003', 'tickets["TK0002"].holder == "C003"'
-        )
-        and rt.compared(
-            ep.t_tickets['TK0002'].status,
-            '==',
-            _E12_TicketStatus_sold,
-            'tickets["TK0002"].status == sold',
-        )
+    return rt.expect(ep.t_tickets['TK0002'].holder, '==', 'C003') and rt.expect(
+        ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_sold, part=1
     )
 
 
 def _check_transfer_and_enter__entered(  # concert_ticket_office.world:916
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_tickets['TK0001'].status,
-            '==',
-            _E12_TicketStatus_checked_in,
-            'tickets["TK0001"].status == checked_in',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0001'].checked_in_at,
-            'is not',
-            None,
-            'tickets["TK0001"].checked_in_at != none',
-        )
+        rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
+        and rt.expect(ep.t_tickets['TK0001'].checked_in_at, 'is not', None, part=1)
     )
 
 
 def _check_pay_hold_and_refund__paid(  # concert_ticket_office.world:1139
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_orders['ORD003'].status,
-            '==',
-            _E11_OrderStatus_paid,
-            'orders["ORD003"].status == paid',
-        )
-        and rt.compared(
-            ep.t_orders['ORD003'].payment,
-            '==',
-            _E9_PayMethod_voucher,
-            'orders["ORD003"].payment == voucher',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0008'].status,
-            '==',
-            _E12_TicketStatus_sold,
-            'tickets["TK0008"].status == sold',
-        )
+        rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid)
+        and rt.expect(ep.t_orders['ORD003'].payment, '==', _E9_PayMethod_voucher, part=1)
+        and rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_sold, part=2)
     )
 
 
 def _check_pay_hold_and_refund__refunded(  # concert_ticket_office.world:1140
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_tickets['TK0003'].status,
-        '==',
-        _E12_TicketStatus_refunded,
-        'tickets["TK0003"].status == refunded',
-    )
+    return rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_refunded)
 
 
 def _check_pay_hold_and_refund__others_kept(  # concert_ticket_office.world:1141
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_tickets['TK0004'].status,
-            '==',
-            _E12_TicketStatus_sold,
-            'tickets["TK0004"].status == sold',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0007'].status,
-            '==',
-            _E12_TicketStatus_sold,
-            'tickets["TK0007"].status == sold',
-        )
+    return rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_sold) and rt.expect(
+        ep.t_tickets['TK0007'].status, '==', _E12_TicketStatus_sold, part=1
     )
 
 
 def _check_bruno_sixth_seat__old_hold_released(  # tasks.world:219
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_orders['ORD004'].status,
-            '==',
-            _E11_OrderStatus_released,
-            'orders["ORD004"].status == released',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0009'].status,
-            '==',
-            _E12_TicketStatus_released,
-            'tickets["TK0009"].status == released',
-        )
+    return rt.expect(ep.t_orders['ORD004'].status, '==', _E11_OrderStatus_released) and rt.expect(
+        ep.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released, part=1
     )
 
 
-def _check_bruno_sixth_seat__b6_bought(  # tasks.world:220
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_bruno_sixth_seat__b6_bought(ep: ConcertTicketOffice) -> bool:  # tasks.world:220
+    return any(
         _o24.customer == 'C002'
         and _o24.event == 'E02'
         and _o24.status == _E11_OrderStatus_paid
@@ -1379,13 +1298,13 @@ def _check_bruno_sixth_seat__b6_bought(  # tasks.world:220
             for _t25 in rt.each(ep, ep.t_tickets)
         )
         for _o24 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_bruno_sixth_seat__six_seats(  # tasks.world:221
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
-    return rt.compared(
+    return rt.expect(
         len([
             _t26
             for _t26 in rt.each(ep, ep.t_tickets)
@@ -1395,28 +1314,24 @@ def _check_bruno_sixth_seat__six_seats(  # tasks.world:221
         ]),
         '==',
         6,
-        'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == '
-        'sold]) == 6',
     )
 
 
-def _check_last_minute_boxes_tonight__bought(  # tasks.world:446
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_last_minute_boxes_tonight__bought(ep: ConcertTicketOffice) -> bool:  # tasks.world:446
+    return any(
         _o27.customer == 'C002'
         and _o27.event == 'E01'
         and _o27.status == _E11_OrderStatus_paid
         and _o27.payment == _E9_PayMethod_card
         and _o27.total_cents == 24000
         for _o27 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_last_minute_boxes_tonight__both_in(  # tasks.world:447
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
-    return rt.compared(
+    return rt.expect(
         len([
             _t28
             for _t28 in rt.each(ep, ep.t_tickets)
@@ -1428,40 +1343,23 @@ def _check_last_minute_boxes_tonight__both_in(  # tasks.world:447
         ]),
         '==',
         2,
-        'count([t for t in tickets if t.holder == "C002" and t.event == "E01" and t.section == '
-        '"BOX" and t.status == checked_in and t.checked_in_at != none]) == 2',
     )
 
 
 def _check_clara_pair_and_porto__first_hold_paid(  # tasks.world:672
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_orders['ORD003'].status,
-            '==',
-            _E11_OrderStatus_paid,
-            'orders["ORD003"].status == paid',
-        )
-        and rt.compared(
-            ep.t_orders['ORD003'].payment,
-            '==',
-            _E9_PayMethod_card,
-            'orders["ORD003"].payment == card',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0008'].status,
-            '==',
-            _E12_TicketStatus_sold,
-            'tickets["TK0008"].status == sold',
-        )
+        rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid)
+        and rt.expect(ep.t_orders['ORD003'].payment, '==', _E9_PayMethod_card, part=1)
+        and rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_sold, part=2)
     )
 
 
 def _check_clara_pair_and_porto__neighbour_bought(  # tasks.world:673
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> bool:
-    return bool(any(
+    return any(
         _t29.holder == 'C003'
         and _t29.event == 'E02'
         and _t29.section == 'ORCH'
@@ -1470,13 +1368,11 @@ def _check_clara_pair_and_porto__neighbour_bought(  # tasks.world:673
         and _t29.price_cents == 4500
         and ep.t_orders[_t29.order].payment == _E9_PayMethod_card
         for _t29 in rt.each(ep, ep.t_tickets)
-    ))
+    )
 
 
-def _check_clara_pair_and_porto__porto_bought(  # tasks.world:674
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_clara_pair_and_porto__porto_bought(ep: ConcertTicketOffice) -> bool:  # tasks.world:674
+    return any(
         _o30.customer == 'C003'
         and _o30.event == 'E04'
         and _o30.status == _E11_OrderStatus_paid
@@ -1497,45 +1393,35 @@ def _check_clara_pair_and_porto__porto_bought(  # tasks.world:674
             for _t32 in rt.each(ep, ep.t_tickets)
         )
         for _o30 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_ana_swaps_tonight_for_strings__refunded(  # tasks.world:902
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_tickets['TK0001'].status,
-            '==',
-            _E12_TicketStatus_refunded,
-            'tickets["TK0001"].status == refunded',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0002'].status,
-            '==',
-            _E12_TicketStatus_refunded,
-            'tickets["TK0002"].status == refunded',
-        )
+        rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
+        and rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded, part=1)
     )
 
 
 def _check_ana_swaps_tonight_for_strings__rebooked(  # tasks.world:903
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> bool:
-    return bool(any(
+    return any(
         _o33.customer == 'C001'
         and _o33.event == 'E02'
         and _o33.status == _E11_OrderStatus_paid
         and _o33.payment == _E9_PayMethod_card
         and _o33.total_cents == 9000
         for _o33 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_ana_swaps_tonight_for_strings__front_row(  # tasks.world:904
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> bool:
-    return bool(
+    return (
         any(
             _t34.holder == 'C001'
             and _t34.event == 'E02'
@@ -1551,46 +1437,33 @@ def _check_ana_swaps_tonight_for_strings__front_row(  # tasks.world:904
             and _t35.seat == 'A2'
             and _t35.status == _E12_TicketStatus_sold
             for _t35 in rt.each(ep, ep.t_tickets)
-        ),
+        )
     )
 
 
 def _check_clara_swaps_to_balcony__orchestra_released(  # tasks.world:1133
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_orders['ORD003'].status,
-            '==',
-            _E11_OrderStatus_released,
-            'orders["ORD003"].status == released',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0008'].status,
-            '==',
-            _E12_TicketStatus_released,
-            'tickets["TK0008"].status == released',
-        )
+    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_released) and rt.expect(
+        ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released, part=1
     )
 
 
 def _check_clara_swaps_to_balcony__balcony_bought(  # tasks.world:1134
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> bool:
-    return bool(any(
+    return any(
         _o36.customer == 'C003'
         and _o36.event == 'E02'
         and _o36.status == _E11_OrderStatus_paid
         and _o36.payment == _E9_PayMethod_card
         and _o36.total_cents == 5000
         for _o36 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
-def _check_clara_swaps_to_balcony__seats_sold(  # tasks.world:1135
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
-) -> bool:
-    return bool(
+def _check_clara_swaps_to_balcony__seats_sold(ep: ConcertTicketOffice) -> bool:  # tasks.world:1135
+    return (
         any(
             _t37.event == 'E02'
             and _t37.section == 'BALC'
@@ -1606,39 +1479,25 @@ def _check_clara_swaps_to_balcony__seats_sold(  # tasks.world:1135
             and _t38.holder == 'C003'
             and _t38.status == _E12_TicketStatus_sold
             for _t38 in rt.each(ep, ep.t_tickets)
-        ),
+        )
     )
 
 
 def _check_bruno_shares_with_duarte__transferred(  # tasks.world:1362
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_tickets['TK0006'].holder, '==', 'C004', 'tickets["TK0006"].holder == "C004"'
-        )
-        and rt.compared(
-            ep.t_tickets['TK0006'].status,
-            '==',
-            _E12_TicketStatus_sold,
-            'tickets["TK0006"].status == sold',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0007'].holder, '==', 'C004', 'tickets["TK0007"].holder == "C004"'
-        )
-        and rt.compared(
-            ep.t_tickets['TK0007'].status,
-            '==',
-            _E12_TicketStatus_sold,
-            'tickets["TK0007"].status == sold',
-        )
+        rt.expect(ep.t_tickets['TK0006'].holder, '==', 'C004')
+        and rt.expect(ep.t_tickets['TK0006'].status, '==', _E12_TicketStatus_sold, part=1)
+        and rt.expect(ep.t_tickets['TK0007'].holder, '==', 'C004', part=2)
+        and rt.expect(ep.t_tickets['TK0007'].status, '==', _E12_TicketStatus_sold, part=3)
     )
 
 
 def _check_bruno_shares_with_duarte__bruno_keeps_three(  # tasks.world:1363
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> rt.Verdict | bool:
-    return rt.compared(
+    return rt.expect(
         len([
             _t39
             for _t39 in rt.each(ep, ep.t_tickets)
@@ -1648,15 +1507,13 @@ def _check_bruno_shares_with_duarte__bruno_keeps_three(  # tasks.world:1363
         ]),
         '==',
         3,
-        'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == '
-        'sold]) == 3',
     )
 
 
 def _check_bruno_shares_with_duarte__b6_bought(  # tasks.world:1364
-    ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
+    ep: ConcertTicketOffice
 ) -> bool:
-    return bool(any(
+    return any(
         _t40.holder == 'C004'
         and _t40.event == 'E02'
         and _t40.section == 'BALC'
@@ -1665,17 +1522,7 @@ def _check_bruno_shares_with_duarte__b6_bought(  # tasks.world:1364
         and ep.t_orders[_t40.order].payment == _E9_PayMethod_cash
         and ep.t_orders[_t40.order].customer == 'C004'
         for _t40 in rt.each(ep, ep.t_tickets)
-    ))
+    )
 
 
-ConcertTicketOffice.TASKS = {
-    'buy_two_balcony_seats': TaskSpec('buy_two_balcony_seats', "I'm Duarte Melo (C004). I'd like balcony seats A1 and A2 for Lisbon Strings (E02), paid by card.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('bought', 1.0, 'Duarte has a paid card order for E02 of two balcony seats.', _check_buy_two_balcony_seats__bought), CheckSpec('seats', 1.0, 'Both seats are sold to Duarte.', _check_buy_two_balcony_seats__seats)), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('get_event', {'event': 'E02'}), ('get_available_seats', {'event': 'E02', 'section': 'BALC'}), ('hold_seats', {'customer': 'C004', 'event': 'E02', 'section': 'BALC', 'seats': ['A1', 'A2']}), ('buy_order', {'order': 'ORD006', 'payment': 'card'})), doc='Hold two free balcony seats and pay for them.'),
-    'transfer_and_enter': TaskSpec('transfer_and_enter', "I'm Ana Sousa (C001). Please give my ticket for seat A2 tonight (TK0002) to Clara Reis (C003), and check me in with my own ticket TK0001.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('transferred', 1.0, 'Clara now holds TK0002, still valid.', _check_transfer_and_enter__transferred), CheckSpec('entered', 1.0, 'TK0001 is checked in.', _check_transfer_and_enter__entered)), ('tickets.holder', 'tickets.status', 'tickets.checked_in_at'), (('list_events', {}), ('get_customer_tickets', {'customer': 'C001', 'event': 'E01'}), ('transfer_ticket', {'ticket': 'TK0002', 'to_customer': 'C003'}), ('check_in_ticket', {'ticket': 'TK0001'})), doc='Give one ticket to a friend and check the other in at the door.'),
-    'pay_hold_and_refund': TaskSpec('pay_hold_and_refund', "Clara Reis (C003) wants to pay for her held order ORD003 with a voucher. Bruno Lima (C002) can't make it with one friend: refund his ticket TK0003.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('paid', 1.0, 'ORD003 is paid by voucher and its ticket sold.', _check_pay_hold_and_refund__paid), CheckSpec('refunded', 1.0, 'TK0003 is refunded.', _check_pay_hold_and_refund__refunded), CheckSpec('others_kept', 1.0, "Bruno's other tickets are still valid.", _check_pay_hold_and_refund__others_kept)), ('orders.status', 'orders.paid_at', 'orders.payment', 'tickets.status'), (('get_order', {'order': 'ORD003'}), ('buy_order', {'order': 'ORD003', 'payment': 'voucher'}), ('refund_ticket', {'ticket': 'TK0003'})), doc="Pay one customer's live hold and refund another customer's ticket."),
-    'bruno_sixth_seat': TaskSpec('bruno_sixth_seat', "Hi, Bruno Lima here, customer C002. My hold ORD004 for Lisbon Strings ran out before I could pay, so please let it go. I'd rather sit with my friends anyway: hold the balcony seat right after the five we already have in row B and I'll pay for it in cash.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('old_hold_released', 1.0, 'ORD004 and its seat are released.', _check_bruno_sixth_seat__old_hold_released), CheckSpec('b6_bought', 1.0, 'Bruno bought balcony seat B6 for Lisbon Strings in cash for 25.00.', _check_bruno_sixth_seat__b6_bought), CheckSpec('six_seats', 1.0, 'Bruno now holds six valid tickets for the event, the maximum.', _check_bruno_sixth_seat__six_seats)), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('get_order', {'order': 'ORD004'}), ('get_customer_tickets', {'customer': 'C002', 'event': 'E02'}), ('release_hold', {'order': 'ORD004'}), ('get_available_seats', {'event': 'E02', 'section': 'BALC'}), ('hold_seats', {'customer': 'C002', 'event': 'E02', 'section': 'BALC', 'seats': ['B6']}), ('buy_order', {'order': 'ORD006', 'payment': 'cash'})), doc="Release an expired hold and buy the seat next to the customer's group instead."),
-    'last_minute_boxes_tonight': TaskSpec('last_minute_boxes_tonight', "Hi, I'm Bruno Lima, customer C002. My partner and I want to see The Night Owls tonight after all: two seats side by side in the Boxes (section BOX), paid by card. We're standing at the door, so please check both tickets in straight away.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('bought', 1.0, 'Bruno has a paid card order for two box seats tonight, 240.00 in all.', _check_last_minute_boxes_tonight__bought), CheckSpec('both_in', 1.0, "Both of Bruno's box tickets for tonight are checked in.", _check_last_minute_boxes_tonight__both_in)), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('list_events', {}), ('get_available_seats', {'event': 'E01', 'section': 'BOX'}), ('hold_seats', {'customer': 'C002', 'event': 'E01', 'section': 'BOX', 'seats': ['A1', 'A2']}), ('buy_order', {'order': 'ORD006', 'payment': 'card'}), ('check_in_ticket', {'ticket': 'TK0011'}), ('check_in_ticket', {'ticket': 'TK0012'})), doc="Sell two box seats for tonight's concert at the door and check both tickets in."),
-    'clara_pair_and_porto': TaskSpec('clara_pair_and_porto', "Clara Reis here, customer C003. I'm holding one orchestra seat for Lisbon Strings in order ORD003: please also hold the seat right next to it, on the higher-numbered side, and pay for both by card. And while you're at it, I'd like floor seats A1 and A2 for Porto Jazz Night, also by card.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('first_hold_paid', 1.0, 'ORD003 is paid by card.', _check_clara_pair_and_porto__first_hold_paid), CheckSpec('neighbour_bought', 1.0, 'Clara owns orchestra seat C5 for Lisbon Strings at the premium price.', _check_clara_pair_and_porto__neighbour_bought), CheckSpec('porto_bought', 1.0, 'Clara bought floor seats A1 and A2 for Porto Jazz Night by card, 60.00 in all.', _check_clara_pair_and_porto__porto_bought)), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('get_order', {'order': 'ORD003'}), ('get_available_seats', {'event': 'E02', 'section': 'ORCH'}), ('hold_seats', {'customer': 'C003', 'event': 'E02', 'section': 'ORCH', 'seats': ['C5']}), ('buy_order', {'order': 'ORD003', 'payment': 'card'}), ('buy_order', {'order': 'ORD006', 'payment': 'card'}), ('list_events', {}), ('get_available_seats', {'event': 'E04', 'section': 'FLOOR'}), ('hold_seats', {'customer': 'C003', 'event': 'E04', 'section': 'FLOOR', 'seats': ['A1', 'A2']}), ('buy_order', {'order': 'ORD007', 'payment': 'card'})), doc='Add a seat next to a live hold, pay both, then hold and buy seats for another event.'),
-    'ana_swaps_tonight_for_strings': TaskSpec('ana_swaps_tonight_for_strings', "Hi, this is Ana Sousa, customer C001. I can't make The Night Owls tonight, so please refund both of my tickets for it. Instead, I'd like the first two seats of the front row of the Orchestra (section ORCH) for Lisbon Strings, paid by card.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('refunded', 1.0, "Both of Ana's tickets for tonight are refunded.", _check_ana_swaps_tonight_for_strings__refunded), CheckSpec('rebooked', 1.0, 'Ana has a paid card order for Lisbon Strings of two orchestra seats, 90.00 in all.', _check_ana_swaps_tonight_for_strings__rebooked), CheckSpec('front_row', 1.0, 'She holds orchestra seats A1 and A2 for Lisbon Strings.', _check_ana_swaps_tonight_for_strings__front_row)), ('tickets', 'ticket_ids', 'orders', 'order_ids'), (('get_customer_tickets', {'customer': 'C001'}), ('refund_ticket', {'ticket': 'TK0001'}), ('refund_ticket', {'ticket': 'TK0002'}), ('list_events', {}), ('get_available_seats', {'event': 'E02', 'section': 'ORCH'}), ('hold_seats', {'customer': 'C001', 'event': 'E02', 'section': 'ORCH', 'seats': ['A1', 'A2']}), ('buy_order', {'order': 'ORD006', 'payment': 'card'})), doc="Refund a customer's tickets for tonight and buy her seats for a later concert instead."),
-    'clara_swaps_to_balcony': TaskSpec('clara_swaps_to_balcony', "Hi, this is Clara Reis, customer C003. I'm holding an orchestra seat for Lisbon Strings, but I'd rather go with a friend: please let that seat go, and get me seats A5 and A6 in the balcony (section BALC) for the same concert instead. I'll pay by card.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('orchestra_released', 1.0, "Clara's orchestra hold is released.", _check_clara_swaps_to_balcony__orchestra_released), CheckSpec('balcony_bought', 1.0, 'Clara has a paid card order of 50.00 for Lisbon Strings.', _check_clara_swaps_to_balcony__balcony_bought), CheckSpec('seats_sold', 1.0, 'Balcony seats A5 and A6 are sold to Clara.', _check_clara_swaps_to_balcony__seats_sold)), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('get_customer_tickets', {'customer': 'C003'}), ('release_hold', {'order': 'ORD003'}), ('get_available_seats', {'event': 'E02', 'section': 'BALC'}), ('hold_seats', {'customer': 'C003', 'event': 'E02', 'section': 'BALC', 'seats': ['A5', 'A6']}), ('buy_order', {'order': 'ORD006', 'payment': 'card'})), persona='Clara Reis, a music student booking for herself and a friend; cheerful, decisive, and happy to confirm a price when asked.', known='Her customer id is C003. She holds one orchestra seat for Lisbon Strings that she no longer wants. She wants balcony seats A5 and A6 (section BALC) for the same concert and pays by card once told the total.', unknown='The ids of her held order and of the event, and the price of the balcony seats.', doc="Release a customer's held orchestra seat and buy her two balcony seats side by side instead."),
-    'bruno_shares_with_duarte': TaskSpec('bruno_shares_with_duarte', "Bruno Lima (customer C002) and Duarte Melo (customer C004) are both at the counter. Bruno is giving Duarte his two Lisbon Strings tickets for balcony seats B4 and B5. Duarte's sister is coming too, so hold the balcony seat next to those two (B6) for Duarte and he'll pay cash for it.", rt.package_data(__package__, 'data/dec8eebf81ee6711.json'), (CheckSpec('transferred', 1.0, 'Duarte now holds the B4 and B5 tickets, still valid.', _check_bruno_shares_with_duarte__transferred), CheckSpec('bruno_keeps_three', 1.0, 'Bruno keeps his other three tickets.', _check_bruno_shares_with_duarte__bruno_keeps_three), CheckSpec('b6_bought', 1.0, 'Duarte bought balcony seat B6 for Lisbon Strings in cash.', _check_bruno_shares_with_duarte__b6_bought)), ('orders', 'order_ids', 'tickets', 'ticket_ids'), (('list_events', {}), ('get_customer_tickets', {'customer': 'C002', 'event': 'E02'}), ('transfer_ticket', {'ticket': 'TK0006', 'to_customer': 'C004'}), ('transfer_ticket', {'ticket': 'TK0007', 'to_customer': 'C004'}), ('get_available_seats', {'event': 'E02', 'section': 'BALC'}), ('hold_seats', {'customer': 'C004', 'event': 'E02', 'section': 'BALC', 'seats': ['B6']}), ('buy_order', {'order': 'ORD006', 'payment': 'cash'})), persona='Bruno Lima, a cheerful regular at the box office counter with his friend Duarte beside him. Talks for both of them and answers questions quickly.', known='Bruno is customer C002 and Duarte is customer C004. Bruno gives Duarte his two Lisbon Strings tickets for balcony seats B4 and B5. Duarte wants balcony seat B6 next to them for his sister and pays cash.', unknown="The ticket ids of seats B4 and B5, the balcony section's id and price, and whether B6 is still free.", doc='Transfer two tickets to a friend, who then buys the seat next to them.'),
-}
+ConcertTicketOffice.TASKS = task_registry(__name__, "tasks.json")

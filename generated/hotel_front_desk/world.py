@@ -16,17 +16,10 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Booking", "BookingStatus", "CheckoutReceipt", "Guest", "HotelFrontDesk", "Room", "RoomOffer",
@@ -145,8 +138,8 @@ class CheckoutReceipt(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    guest_ids: int = state_item(0)
-    booking_ids: int = state_item(0)
+    guest_ids: int = state_item(0, load=v.want_int)
+    booking_ids: int = state_item(0, load=v.want_int)
 
 
 class HotelFrontDesk(Episode):
@@ -157,11 +150,7 @@ class HotelFrontDesk(Episode):
     CLOCK: ClassVar[str] = "2026-06-10T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    TABLES: ClassVar[dict[str, str]] = {
-        "rooms": "Room",
-        "guests": "Guest",
-        "bookings": "Booking",
-    }
+    TABLES: ClassVar[dict[str, str]] = {"rooms": "Room", "guests": "Guest", "bookings": "Booking"}
 
     state: _State
     t_rooms: Table[Room]
@@ -169,21 +158,13 @@ class HotelFrontDesk(Episode):
     t_bookings: Table[Booking]
 
     def _new_state(self) -> _State:
-        ep = self
-        state = _State()
-        del ep
-        return state
+        return _State()
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_rooms.load_rows(Room, data.get('rooms', ()), '$.rooms', ep)
-        self.t_guests.load_rows(Guest, data.get('guests', ()), '$.guests', ep)
-        self.t_bookings.load_rows(Booking, data.get('bookings', ()), '$.bookings', ep)
-        if 'guest_ids' in data:
-            self.state.guest_ids = v.want_int(data['guest_ids'], '$.guest_ids')
-        if 'booking_ids' in data:
-            self.state.booking_ids = v.want_int(data['booking_ids'], '$.booking_ids')
-        del ep
+        self.t_rooms.load_rows(Room, data.get('rooms', ()), '$.rooms', self)
+        self.t_guests.load_rows(Guest, data.get('guests', ()), '$.guests', self)
+        self.t_bookings.load_rows(Booking, data.get('bookings', ()), '$.bookings', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         for _row24 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:118
@@ -873,75 +854,43 @@ HotelFrontDesk.TOOLS = tools(
 
 
 def _check_arrivals_and_departures__ana_in(  # hotel_front_desk.world:415
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_bookings['B001'].status,
-            '==',
-            _E13_BookingStatus_checked_in,
-            'bookings["B001"].status == checked_in',
-        )
-        and rt.compared(
-            ep.t_bookings['B001'].checked_in_at,
-            'is not',
-            None,
-            'bookings["B001"].checked_in_at != none',
-        )
+        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_in)
+        and rt.expect(ep.t_bookings['B001'].checked_in_at, 'is not', None, part=1)
     )
 
 
 def _check_arrivals_and_departures__chloe_out(  # hotel_front_desk.world:416
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_bookings['B003'].status,
-            '==',
-            _E13_BookingStatus_checked_out,
-            'bookings["B003"].status == checked_out',
-        )
-        and rt.compared(
-            ep.t_bookings['B003'].checked_out_at,
-            'is not',
-            None,
-            'bookings["B003"].checked_out_at != none',
-        )
+        rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
+        and rt.expect(ep.t_bookings['B003'].checked_out_at, 'is not', None, part=1)
     )
 
 
 def _check_arrivals_and_departures__others_untouched(  # hotel_front_desk.world:417
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_bookings['B002'].status,
-            '==',
-            _E13_BookingStatus_reserved,
-            'bookings["B002"].status == reserved',
-        )
-        and rt.compared(
-            ep.t_bookings['B005'].status,
-            '==',
-            _E13_BookingStatus_reserved,
-            'bookings["B005"].status == reserved',
-        )
+        rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_reserved)
+        and rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_reserved, part=1)
     )
 
 
 def _check_new_guest_double_room__registered(  # hotel_front_desk.world:504
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _g12.email == 'dana.lee@example.com' and _g12.name == 'Dana Lee'
         for _g12 in rt.each(ep, ep.t_guests)
-    ))
+    )
 
 
-def _check_new_guest_double_room__booked(  # hotel_front_desk.world:505
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_guest_double_room__booked(ep: HotelFrontDesk) -> bool:  # hotel_front_desk.world:505
+    return any(
         ep.t_guests[_b13.guest].email == 'dana.lee@example.com'
         and ep.t_rooms[_b13.room].room_type == _E8_RoomType_double
         and _b13.check_in == rt.parse_date('2026-06-13')
@@ -950,69 +899,37 @@ def _check_new_guest_double_room__booked(  # hotel_front_desk.world:505
         and _b13.status == _E13_BookingStatus_reserved
         and _b13.total == 280
         for _b13 in rt.each(ep, ep.t_bookings)
-    ))
-
-
-def _check_new_guest_double_room__one_booking(  # hotel_front_desk.world:506
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_bookings),
-        '==',
-        len(init.t_bookings) + 1,
-        'len(bookings) == len(initial.bookings) + 1',
     )
 
 
+def _check_new_guest_double_room__one_booking(  # hotel_front_desk.world:506
+    ep: HotelFrontDesk, init: HotelFrontDesk
+) -> rt.Verdict | bool:
+    return rt.expect(len(ep.t_bookings), '==', len(init.t_bookings) + 1)
+
+
 def _check_move_and_cancel__moved(  # hotel_front_desk.world:595
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_bookings['B002'].check_in,
-            '==',
-            rt.parse_date('2026-06-21'),
-            'bookings["B002"].check_in == date("2026-06-21")',
-        )
-        and rt.compared(
-            ep.t_bookings['B002'].check_out,
-            '==',
-            rt.parse_date('2026-06-25'),
-            'bookings["B002"].check_out == date("2026-06-25")',
-        )
-        and rt.compared(ep.t_bookings['B002'].total, '==', 1280, 'bookings["B002"].total == 1280')
-        and rt.compared(
-            ep.t_bookings['B002'].status,
-            '==',
-            _E13_BookingStatus_reserved,
-            'bookings["B002"].status == reserved',
-        )
+        rt.expect(ep.t_bookings['B002'].check_in, '==', rt.parse_date('2026-06-21'))
+        and rt.expect(ep.t_bookings['B002'].check_out, '==', rt.parse_date('2026-06-25'), part=1)
+        and rt.expect(ep.t_bookings['B002'].total, '==', 1280, part=2)
+        and rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_reserved, part=3)
     )
 
 
 def _check_move_and_cancel__cancelled_with_fee(  # hotel_front_desk.world:596
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_bookings['B001'].status,
-            '==',
-            _E13_BookingStatus_cancelled,
-            'bookings["B001"].status == cancelled',
-        )
-        and rt.compared(
-            ep.t_bookings['B001'].cancellation_fee,
-            '==',
-            140,
-            'bookings["B001"].cancellation_fee == 140',
-        )
+        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
     )
 
 
-def _check_chloe_adds_a_single__single_booked(  # tasks.world:86
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chloe_adds_a_single__single_booked(ep: HotelFrontDesk) -> bool:  # tasks.world:86
+    return any(
         _b14.guest == 'G003'
         and _b14.room == '101'
         and _b14.check_in == rt.parse_date('2026-06-24')
@@ -1021,88 +938,46 @@ def _check_chloe_adds_a_single__single_booked(  # tasks.world:86
         and _b14.status == _E13_BookingStatus_reserved
         and _b14.total == 270
         for _b14 in rt.each(ep, ep.t_bookings)
-    ))
+    )
 
 
 def _check_chloe_adds_a_single__double_moved(  # tasks.world:87
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_bookings['B005'].check_in,
-            '==',
-            rt.parse_date('2026-06-16'),
-            'bookings["B005"].check_in == date("2026-06-16")',
-        )
-        and rt.compared(
-            ep.t_bookings['B005'].check_out,
-            '==',
-            rt.parse_date('2026-06-19'),
-            'bookings["B005"].check_out == date("2026-06-19")',
-        )
-        and rt.compared(ep.t_bookings['B005'].total, '==', 420, 'bookings["B005"].total == 420')
-        and rt.compared(
-            ep.t_bookings['B005'].status,
-            '==',
-            _E13_BookingStatus_reserved,
-            'bookings["B005"].status == reserved',
-        )
+        rt.expect(ep.t_bookings['B005'].check_in, '==', rt.parse_date('2026-06-16'))
+        and rt.expect(ep.t_bookings['B005'].check_out, '==', rt.parse_date('2026-06-19'), part=1)
+        and rt.expect(ep.t_bookings['B005'].total, '==', 420, part=2)
+        and rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_reserved, part=3)
     )
 
 
 def _check_chloe_adds_a_single__one_new_booking(  # tasks.world:88
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk, init: HotelFrontDesk
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_bookings),
-        '==',
-        len(init.t_bookings) + 1,
-        'len(bookings) == len(initial.bookings) + 1',
-    )
+    return rt.expect(len(ep.t_bookings), '==', len(init.t_bookings) + 1)
 
 
 def _check_chloe_leaves_early_and_rebooks__checked_out(  # tasks.world:179
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_bookings['B003'].status,
-            '==',
-            _E13_BookingStatus_checked_out,
-            'bookings["B003"].status == checked_out',
-        )
-        and rt.compared(
-            ep.t_bookings['B003'].checked_out_at,
-            'is not',
-            None,
-            'bookings["B003"].checked_out_at != none',
-        )
+        rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
+        and rt.expect(ep.t_bookings['B003'].checked_out_at, 'is not', None, part=1)
     )
 
 
 def _check_chloe_leaves_early_and_rebooks__cancelled_free(  # tasks.world:180
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_bookings['B005'].status,
-            '==',
-            _E13_BookingStatus_cancelled,
-            'bookings["B005"].status == cancelled',
-        )
-        and rt.compared(
-            ep.t_bookings['B005'].cancellation_fee,
-            '==',
-            0,
-            'bookings["B005"].cancellation_fee == 0',
-        )
+        rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
+        and rt.expect(ep.t_bookings['B005'].cancellation_fee, '==', 0, part=1)
     )
 
 
-def _check_chloe_leaves_early_and_rebooks__rebooked(  # tasks.world:181
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chloe_leaves_early_and_rebooks__rebooked(ep: HotelFrontDesk) -> bool:  # tasks.world:181
+    return any(
         _b15.guest == 'G003'
         and _b15.room == '101'
         and _b15.check_in == rt.parse_date('2026-06-16')
@@ -1111,59 +986,39 @@ def _check_chloe_leaves_early_and_rebooks__rebooked(  # tasks.world:181
         and _b15.status == _E13_BookingStatus_reserved
         and _b15.total == 180
         for _b15 in rt.each(ep, ep.t_bookings)
-    ))
-
-
-def _check_chloe_leaves_early_and_rebooks__one_booking_added(  # tasks.world:182
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_bookings),
-        '==',
-        len(init.t_bookings) + 1,
-        'len(bookings) == len(initial.bookings) + 1',
     )
 
 
+def _check_chloe_leaves_early_and_rebooks__one_booking_added(  # tasks.world:182
+    ep: HotelFrontDesk, init: HotelFrontDesk
+) -> rt.Verdict | bool:
+    return rt.expect(len(ep.t_bookings), '==', len(init.t_bookings) + 1)
+
+
 def _check_ben_shortens_and_brings_colleague__shortened(  # tasks.world:274
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_bookings['B002'].check_in,
-            '==',
-            rt.parse_date('2026-06-20'),
-            'bookings["B002"].check_in == date("2026-06-20")',
-        )
-        and rt.compared(
-            ep.t_bookings['B002'].check_out,
-            '==',
-            rt.parse_date('2026-06-22'),
-            'bookings["B002"].check_out == date("2026-06-22")',
-        )
-        and rt.compared(ep.t_bookings['B002'].total, '==', 640, 'bookings["B002"].total == 640')
-        and rt.compared(
-            ep.t_bookings['B002'].status,
-            '==',
-            _E13_BookingStatus_reserved,
-            'bookings["B002"].status == reserved',
-        )
+        rt.expect(ep.t_bookings['B002'].check_in, '==', rt.parse_date('2026-06-20'))
+        and rt.expect(ep.t_bookings['B002'].check_out, '==', rt.parse_date('2026-06-22'), part=1)
+        and rt.expect(ep.t_bookings['B002'].total, '==', 640, part=2)
+        and rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_reserved, part=3)
     )
 
 
 def _check_ben_shortens_and_brings_colleague__priya_registered(  # tasks.world:275
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _g16.email == 'priya.nair@example.com' and _g16.name == 'Priya Nair'
         for _g16 in rt.each(ep, ep.t_guests)
-    ))
+    )
 
 
 def _check_ben_shortens_and_brings_colleague__priya_booked(  # tasks.world:276
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> bool:
-    return bool(any(
+    return any(
         ep.t_guests[_b17.guest].email == 'priya.nair@example.com'
         and _b17.room == '101'
         and _b17.check_in == rt.parse_date('2026-06-20')
@@ -1172,101 +1027,57 @@ def _check_ben_shortens_and_brings_colleague__priya_booked(  # tasks.world:276
         and _b17.status == _E13_BookingStatus_reserved
         and _b17.total == 180
         for _b17 in rt.each(ep, ep.t_bookings)
-    ))
+    )
 
 
 def _check_late_checkout_then_arrival__chloe_out(  # tasks.world:378
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_bookings['B003'].status,
-            '==',
-            _E13_BookingStatus_checked_out,
-            'bookings["B003"].status == checked_out',
-        )
-        and rt.compared(
-            ep.t_bookings['B003'].checked_out_at,
-            'is not',
-            None,
-            'bookings["B003"].checked_out_at != none',
-        )
+        rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
+        and rt.expect(ep.t_bookings['B003'].checked_out_at, 'is not', None, part=1)
     )
 
 
 def _check_late_checkout_then_arrival__ben_extended(  # tasks.world:379
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_bookings['B006'].check_in,
-            '==',
-            rt.parse_date('2026-06-10'),
-            'bookings["B006"].check_in == date("2026-06-10")',
-        )
-        and rt.compared(
-            ep.t_bookings['B006'].check_out,
-            '==',
-            rt.parse_date('2026-06-13'),
-            'bookings["B006"].check_out == date("2026-06-13")',
-        )
-        and rt.compared(ep.t_bookings['B006'].total, '==', 270, 'bookings["B006"].total == 270')
+        rt.expect(ep.t_bookings['B006'].check_in, '==', rt.parse_date('2026-06-10'))
+        and rt.expect(ep.t_bookings['B006'].check_out, '==', rt.parse_date('2026-06-13'), part=1)
+        and rt.expect(ep.t_bookings['B006'].total, '==', 270, part=2)
     )
 
 
 def _check_late_checkout_then_arrival__ben_in(  # tasks.world:380
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_bookings['B006'].status,
-            '==',
-            _E13_BookingStatus_checked_in,
-            'bookings["B006"].status == checked_in',
-        )
-        and rt.compared(
-            ep.t_bookings['B006'].checked_in_at,
-            'is not',
-            None,
-            'bookings["B006"].checked_in_at != none',
-        )
+        rt.expect(ep.t_bookings['B006'].status, '==', _E13_BookingStatus_checked_in)
+        and rt.expect(ep.t_bookings['B006'].checked_in_at, 'is not', None, part=1)
     )
 
 
 def _check_walk_in_takes_room_101__previous_guest_out(  # tasks.world:476
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
+    ep: HotelFrontDesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_bookings['B003'].status,
-            '==',
-            _E13_BookingStatus_checked_out,
-            'bookings["B003"].status == checked_out',
-        )
-        and rt.compared(
-            ep.t_bookings['B003'].checked_out_at,
-            'is not',
-            None,
-            'bookings["B003"].checked_out_at != none',
-        )
+        rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
+        and rt.expect(ep.t_bookings['B003'].checked_out_at, 'is not', None, part=1)
     )
 
 
-def _check_walk_in_takes_room_101__marco_registered(  # tasks.world:477
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_walk_in_takes_room_101__marco_registered(ep: HotelFrontDesk) -> bool:  # tasks.world:477
+    return any(
         _g18.email == 'marco.rossi@example.com'
         and _g18.name == 'Marco Rossi'
         and _g18.phone == '+39 333 1234567'
         for _g18 in rt.each(ep, ep.t_guests)
-    ))
+    )
 
 
-def _check_walk_in_takes_room_101__marco_in_101(  # tasks.world:478
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_walk_in_takes_room_101__marco_in_101(ep: HotelFrontDesk) -> bool:  # tasks.world:478
+    return any(
         ep.t_guests[_b19.guest].email == 'marco.rossi@example.com'
         and _b19.room == '101'
         and _b19.check_in == rt.parse_date('2026-06-10')
@@ -1276,44 +1087,33 @@ def _check_walk_in_takes_room_101__marco_in_101(  # tasks.world:478
         and _b19.checked_in_at is not None
         and _b19.total == 90
         for _b19 in rt.each(ep, ep.t_bookings)
-    ))
-
-
-def _check_walk_in_takes_room_101__one_booking_added(  # tasks.world:479
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_bookings),
-        '==',
-        len(init.t_bookings) + 1,
-        'len(bookings) == len(initial.bookings) + 1',
     )
 
 
-def _check_rossi_family_arrival__marco_registered(  # tasks.world:573
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_walk_in_takes_room_101__one_booking_added(  # tasks.world:479
+    ep: HotelFrontDesk, init: HotelFrontDesk
+) -> rt.Verdict | bool:
+    return rt.expect(len(ep.t_bookings), '==', len(init.t_bookings) + 1)
+
+
+def _check_rossi_family_arrival__marco_registered(ep: HotelFrontDesk) -> bool:  # tasks.world:573
+    return any(
         _g20.email == 'marco.rossi@example.com'
         and _g20.name == 'Marco Rossi'
         and _g20.phone == '+39 347 123 4567'
         for _g20 in rt.each(ep, ep.t_guests)
-    ))
+    )
 
 
-def _check_rossi_family_arrival__lucia_registered(  # tasks.world:574
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_rossi_family_arrival__lucia_registered(ep: HotelFrontDesk) -> bool:  # tasks.world:574
+    return any(
         _g21.email == 'lucia.rossi@example.com' and _g21.name == 'Lucia Rossi'
         for _g21 in rt.each(ep, ep.t_guests)
-    ))
+    )
 
 
-def _check_rossi_family_arrival__suite_booked(  # tasks.world:575
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_rossi_family_arrival__suite_booked(ep: HotelFrontDesk) -> bool:  # tasks.world:575
+    return any(
         ep.t_guests[_b22.guest].email == 'marco.rossi@example.com'
         and _b22.room == '201'
         and _b22.guests_count == 4
@@ -1322,13 +1122,11 @@ def _check_rossi_family_arrival__suite_booked(  # tasks.world:575
         and _b22.status == _E13_BookingStatus_reserved
         and _b22.total == 960
         for _b22 in rt.each(ep, ep.t_bookings)
-    ))
+    )
 
 
-def _check_rossi_family_arrival__single_booked(  # tasks.world:576
-    ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_rossi_family_arrival__single_booked(ep: HotelFrontDesk) -> bool:  # tasks.world:576
+    return any(
         ep.t_guests[_b23.guest].email == 'lucia.rossi@example.com'
         and _b23.room == '101'
         and _b23.guests_count == 1
@@ -1337,17 +1135,7 @@ def _check_rossi_family_arrival__single_booked(  # tasks.world:576
         and _b23.status == _E13_BookingStatus_reserved
         and _b23.total == 270
         for _b23 in rt.each(ep, ep.t_bookings)
-    ))
+    )
 
 
-HotelFrontDesk.TASKS = {
-    'arrivals_and_departures': TaskSpec('arrivals_and_departures', 'Ana Silva has just arrived for her booking B001; check her in. Chloe Martin is leaving room 101 early today; check her out.', rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('ana_in', 1.0, "Ana's booking is checked in.", _check_arrivals_and_departures__ana_in), CheckSpec('chloe_out', 1.0, "Chloe's booking is checked out.", _check_arrivals_and_departures__chloe_out), CheckSpec('others_untouched', 1.0, 'No other booking changed.', _check_arrivals_and_departures__others_untouched)), ('bookings.status', 'bookings.checked_in_at', 'bookings.checked_out_at'), (('check_in', {'booking': 'B001'}), ('list_bookings', {'room': '101', 'status': 'checked_in'}), ('check_out', {'booking': 'B003'})), doc='Check one guest in and another out.'),
-    'new_guest_double_room': TaskSpec('new_guest_double_room', 'A new guest, Dana Lee (dana.lee@example.com), wants a double room for two people from June 13 to June 15, 2026. Register her and book it.', rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('registered', 1.0, 'Dana has a guest profile.', _check_new_guest_double_room__registered), CheckSpec('booked', 1.0, 'Dana holds a reserved double room for two from June 13 to 15.', _check_new_guest_double_room__booked), CheckSpec('one_booking', 1.0, 'Exactly one booking was added.', _check_new_guest_double_room__one_booking)), ('guests', 'guest_ids', 'bookings', 'booking_ids'), (('search_free_rooms', {'check_in': '2026-06-13', 'check_out': '2026-06-15', 'room_type': 'double', 'guests_count': 2}), ('register_guest', {'name': 'Dana Lee', 'email': 'dana.lee@example.com'}), ('book_room', {'guest': 'G004', 'room': '102', 'check_in': '2026-06-13', 'check_out': '2026-06-15', 'guests_count': 2})), doc='Register a new guest and book a free double room.'),
-    'move_and_cancel': TaskSpec('move_and_cancel', "Ben Okafor wants his suite stay moved to June 21 to June 25, 2026. Ana Silva can't come after all: cancel her booking that starts today.", rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('moved', 1.0, "Ben's suite booking runs June 21 to 25 at the new total.", _check_move_and_cancel__moved), CheckSpec('cancelled_with_fee', 1.0, "Ana's booking is cancelled with one night's fee.", _check_move_and_cancel__cancelled_with_fee)), ('bookings.check_in', 'bookings.check_out', 'bookings.total', 'bookings.status', 'bookings.cancellation_fee'), (('find_guest', {'query': 'Ben Okafor'}), ('list_bookings', {'guest': 'G002', 'status': 'reserved'}), ('change_dates', {'booking': 'B002', 'check_in': '2026-06-21', 'check_out': '2026-06-25'}), ('find_guest', {'query': 'Ana Silva'}), ('list_bookings', {'guest': 'G001', 'status': 'reserved'}), ('cancel_booking', {'booking': 'B001'})), doc="Move one booking's dates and cancel another inside the fee window."),
-    'chloe_adds_a_single': TaskSpec('chloe_adds_a_single', "Hello, this is Chloe Martin (chloe.martin@example.com). Please book me the cheapest single room that's free from June 24 to June 27, 2026, just for me. And my double-room booking for June 15 to 17 needs to move: make it June 16 to June 19 instead.", rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('single_booked', 1.0, 'Chloe holds the cheaper single, room 101, for June 24 to 27.', _check_chloe_adds_a_single__single_booked), CheckSpec('double_moved', 1.0, 'Her double-room booking now runs June 16 to 19 at the new total.', _check_chloe_adds_a_single__double_moved), CheckSpec('one_new_booking', 1.0, 'Exactly one booking was added.', _check_chloe_adds_a_single__one_new_booking)), ('bookings', 'booking_ids'), (('find_guest', {'query': 'chloe.martin@example.com'}), ('search_free_rooms', {'check_in': '2026-06-24', 'check_out': '2026-06-27', 'room_type': 'single', 'guests_count': 1}), ('book_room', {'guest': 'G003', 'room': '101', 'check_in': '2026-06-24', 'check_out': '2026-06-27', 'guests_count': 1}), ('list_bookings', {'guest': 'G003', 'status': 'reserved'}), ('change_dates', {'booking': 'B005', 'check_in': '2026-06-16', 'check_out': '2026-06-19'})), doc='A guest books the cheapest free single room and moves her other booking.'),
-    'chloe_leaves_early_and_rebooks': TaskSpec('chloe_leaves_early_and_rebooks', "Hello, this is Chloe Martin (chloe.martin@example.com). I'm leaving today, so please check me out now. My plans have changed for next week too: cancel my double-room booking that starts on June 15, and instead book me the cheapest single room for just me from June 16 to June 18, 2026.", rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('checked_out', 1.0, "Chloe's current stay is checked out.", _check_chloe_leaves_early_and_rebooks__checked_out), CheckSpec('cancelled_free', 1.0, 'The June 15 booking is cancelled without a fee (more than 48 hours ahead).', _check_chloe_leaves_early_and_rebooks__cancelled_free), CheckSpec('rebooked', 1.0, 'Chloe holds single room 101 (the cheapest) from June 16 to 18 for 2 x 90.', _check_chloe_leaves_early_and_rebooks__rebooked), CheckSpec('one_booking_added', 1.0, '', _check_chloe_leaves_early_and_rebooks__one_booking_added)), ('bookings', 'booking_ids'), (('find_guest', {'query': 'chloe.martin@example.com'}), ('list_bookings', {'guest': 'G003'}), ('check_out', {'booking': 'B003'}), ('cancel_booking', {'booking': 'B005'}), ('search_free_rooms', {'check_in': '2026-06-16', 'check_out': '2026-06-18', 'room_type': 'single', 'guests_count': 1}), ('book_room', {'guest': 'G003', 'room': '101', 'check_in': '2026-06-16', 'check_out': '2026-06-18', 'guests_count': 1})), doc='Check a guest out early, cancel her next stay free of charge and book her a cheaper room instead.'),
-    'ben_shortens_and_brings_colleague': TaskSpec('ben_shortens_and_brings_colleague', "Hi, Ben Okafor here (ben.okafor@example.com). I have to leave a day early: my suite stay starting June 20 should end on June 22 instead of June 23. Also my colleague Priya Nair (priya.nair@example.com) is joining me; she's never stayed with you. Please set her up and book her the cheapest free single room for June 20 to June 22.", rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('shortened', 1.0, "Ben's suite booking ends on June 22 at the new total.", _check_ben_shortens_and_brings_colleague__shortened), CheckSpec('priya_registered', 1.0, 'Priya has a guest profile.', _check_ben_shortens_and_brings_colleague__priya_registered), CheckSpec('priya_booked', 1.0, 'Priya holds the cheaper single, room 101, for June 20 to 22.', _check_ben_shortens_and_brings_colleague__priya_booked)), ('bookings', 'booking_ids', 'guests', 'guest_ids'), (('find_guest', {'query': 'ben.okafor@example.com'}), ('list_bookings', {'guest': 'G002', 'status': 'reserved'}), ('change_dates', {'booking': 'B002', 'check_in': '2026-06-20', 'check_out': '2026-06-22'}), ('register_guest', {'name': 'Priya Nair', 'email': 'priya.nair@example.com'}), ('search_free_rooms', {'check_in': '2026-06-20', 'check_out': '2026-06-22', 'room_type': 'single', 'guests_count': 1}), ('book_room', {'guest': 'G004', 'room': '101', 'check_in': '2026-06-20', 'check_out': '2026-06-22', 'guests_count': 1})), doc='Shorten a suite stay and book a single room for a new guest on the same nights.'),
-    'late_checkout_then_arrival': TaskSpec('late_checkout_then_arrival', "Good morning! Chloe Martin is handing back the key to her single room right now, and Ben Okafor has just arrived for that same room tonight. Ben would like to stay one night longer than booked, until June 13, 2026. Please check Chloe out, sort out Ben's dates and check him in.", rt.package_data(__package__, 'data/b91e881f6fe2eb2f.json'), (CheckSpec('chloe_out', 1.0, "Chloe's stay in room 101 is checked out.", _check_late_checkout_then_arrival__chloe_out), CheckSpec('ben_extended', 1.0, "Ben's room 101 booking now ends on June 13 at three nights' price.", _check_late_checkout_then_arrival__ben_extended), CheckSpec('ben_in', 1.0, 'Ben is checked in to room 101.', _check_late_checkout_then_arrival__ben_in)), ('bookings.status', 'bookings.checked_in_at', 'bookings.checked_out_at', 'bookings.check_in', 'bookings.check_out', 'bookings.total'), (('find_guest', {'query': 'Chloe Martin'}), ('list_bookings', {'guest': 'G003', 'status': 'checked_in'}), ('check_out', {'booking': 'B003'}), ('find_guest', {'query': 'Ben Okafor'}), ('list_bookings', {'guest': 'G002', 'status': 'reserved'}), ('change_dates', {'booking': 'B006', 'check_in': '2026-06-10', 'check_out': '2026-06-13'}), ('check_in', {'booking': 'B006'})), doc='Check a departing guest out so the next guest can take the room, extend his stay and check him in.'),
-    'walk_in_takes_room_101': TaskSpec('walk_in_takes_room_101', 'The guest in room 101 is leaving early this morning, please check them out. Right after that, a walk-in guest wants that same room for tonight only: he is Marco Rossi, email marco.rossi@example.com, phone +39 333 1234567, travelling alone. Register him, book room 101 for tonight and check him in straight away.', rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('previous_guest_out', 1.0, "Chloe's stay in room 101 is checked out.", _check_walk_in_takes_room_101__previous_guest_out), CheckSpec('marco_registered', 1.0, 'Marco has a guest profile with his phone number.', _check_walk_in_takes_room_101__marco_registered), CheckSpec('marco_in_101', 1.0, 'Marco is checked in to room 101 for one night, June 10 to 11, at 90.', _check_walk_in_takes_room_101__marco_in_101), CheckSpec('one_booking_added', 1.0, '', _check_walk_in_takes_room_101__one_booking_added)), ('guests', 'guest_ids', 'bookings', 'booking_ids'), (('list_bookings', {'room': '101', 'status': 'checked_in'}), ('check_out', {'booking': 'B003'}), ('register_guest', {'name': 'Marco Rossi', 'email': 'marco.rossi@example.com', 'phone': '+39 333 1234567'}), ('book_room', {'guest': 'G004', 'room': '101', 'check_in': '2026-06-10', 'check_out': '2026-06-11', 'guests_count': 1}), ('check_in', {'booking': 'B006'})), persona='The front-desk manager on the morning shift, busy and to the point; answers questions briefly and expects the desk to handle the details.', known='The guest in room 101 is leaving early this morning. The walk-in is Marco Rossi, email marco.rossi@example.com, phone +39 333 1234567, travelling alone, and wants room 101 for tonight only (June 10 to June 11, 2026), checked in right away.', unknown="The name of the guest in room 101 and the id of their booking, Marco's new guest id and the id of his new booking.", doc='Check the current guest of a room out, then register a walk-in guest, book the room for tonight and check him in.'),
-    'rossi_family_arrival': TaskSpec('rossi_family_arrival', 'Good morning, my name is Marco Rossi (marco.rossi@example.com, phone +39 347 123 4567). We have never stayed with you. I need a suite for the four of us from June 13 to June 16, 2026, and my mother Lucia Rossi (lucia.rossi@example.com) would like the cheapest single room for the same nights, in her own name.', rt.package_data(__package__, 'data/bf3f6a3b6b076966.json'), (CheckSpec('marco_registered', 1.0, 'Marco has a guest profile with his phone number.', _check_rossi_family_arrival__marco_registered), CheckSpec('lucia_registered', 1.0, 'Lucia has her own guest profile.', _check_rossi_family_arrival__lucia_registered), CheckSpec('suite_booked', 1.0, 'Marco holds the suite for four from June 13 to 16.', _check_rossi_family_arrival__suite_booked), CheckSpec('single_booked', 1.0, 'Lucia holds the cheaper single, room 101, for the same nights.', _check_rossi_family_arrival__single_booked)), ('guests', 'guest_ids', 'bookings', 'booking_ids'), (('find_guest', {'query': 'marco.rossi@example.com'}), ('register_guest', {'name': 'Marco Rossi', 'email': 'marco.rossi@example.com', 'phone': '+39 347 123 4567'}), ('register_guest', {'name': 'Lucia Rossi', 'email': 'lucia.rossi@example.com'}), ('search_free_rooms', {'check_in': '2026-06-13', 'check_out': '2026-06-16', 'room_type': 'suite', 'guests_count': 4}), ('book_room', {'guest': 'G004', 'room': '201', 'check_in': '2026-06-13', 'check_out': '2026-06-16', 'guests_count': 4}), ('search_free_rooms', {'check_in': '2026-06-13', 'check_out': '2026-06-16', 'room_type': 'single', 'guests_count': 1}), ('book_room', {'guest': 'G005', 'room': '101', 'check_in': '2026-06-13', 'check_out': '2026-06-16', 'guests_count': 1})), persona='Marco Rossi, arriving with his family on a first visit. Polite and a little hurried; he gives details when asked and lets the desk pick the rooms.', known="His name, email marco.rossi@example.com and phone +39 347 123 4567; his mother Lucia Rossi's email lucia.rossi@example.com (she gives no phone). They need a suite for four and the cheapest single for Lucia, both from June 13 to June 16, 2026. Neither has stayed at the hotel before.", unknown='Which rooms are free for those nights, which single is the cheapest, the room numbers and the prices of the stays.', doc='Register two new guests and book a suite and a single for the same nights.'),
-}
+HotelFrontDesk.TASKS = task_registry(__name__, "tasks.json")

@@ -16,17 +16,10 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Agent", "Category", "Comment", "Employee", "ITHelpdesk", "Priority", "Ticket", "TicketStatus",
@@ -174,9 +167,11 @@ _C_REOPEN_DAYS: int = 7  # ithelpdesk.world:13
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    ticket_ids: int = state_item(0)
-    comment_ids: int = state_item(0)
-    current_agent: str | None = state_item(None)
+    ticket_ids: int = state_item(0, load=v.want_int)
+    comment_ids: int = state_item(0, load=v.want_int)
+    current_agent: str | None = state_item(
+        None,
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'))))
 
 
 class ITHelpdesk(Episode):
@@ -189,10 +184,7 @@ class ITHelpdesk(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Act as the signed-in agent. Assign tickets only to agents with the skill for their category, and resolve only tickets assigned to you.'
     TABLES: ClassVar[dict[str, str]] = {
-        "employees": "Employee",
-        "agents": "Agent",
-        "tickets": "Ticket",
-        "comments": "Comment",
+        "employees": "Employee", "agents": "Agent", "tickets": "Ticket", "comments": "Comment",
     }
 
     state: _State
@@ -202,25 +194,16 @@ class ITHelpdesk(Episode):
     t_comments: Table[Comment]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_agent = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_employees.load_rows(Employee, data.get('employees', ()), '$.employees', ep)
-        self.t_agents.load_rows(Agent, data.get('agents', ()), '$.agents', ep)
-        self.t_tickets.load_rows(Ticket, data.get('tickets', ()), '$.tickets', ep)
-        self.t_comments.load_rows(Comment, data.get('comments', ()), '$.comments', ep)
-        if 'ticket_ids' in data:
-            self.state.ticket_ids = v.want_int(data['ticket_ids'], '$.ticket_ids')
-        if 'comment_ids' in data:
-            self.state.comment_ids = v.want_int(data['comment_ids'], '$.comment_ids')
-        if 'current_agent' in data:
-            self.state.current_agent = v.want_optional(data['current_agent'], '$.current_agent', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$')))
-        del ep
+        self.t_employees.load_rows(Employee, data.get('employees', ()), '$.employees', self)
+        self.t_agents.load_rows(Agent, data.get('agents', ()), '$.agents', self)
+        self.t_tickets.load_rows(Ticket, data.get('tickets', ()), '$.tickets', self)
+        self.t_comments.load_rows(Comment, data.get('comments', ()), '$.comments', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         for _row19 in rt.changed_rows(self, self.t_tickets):  # ithelpdesk.world:158
@@ -913,308 +896,165 @@ ITHelpdesk.TOOLS = tools(
 )
 
 
-def _check_take_and_resolve__taken(  # ithelpdesk.world:487
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_tickets['TK0001'].assignee, '==', 'A01', 'tickets["TK0001"].assignee == "A01"'
-        )
-        and rt.compared(
-            ep.t_tickets['TK0001'].status,
-            '==',
-            _E12_TicketStatus_assigned,
-            'tickets["TK0001"].status == assigned',
-        )
+def _check_take_and_resolve__taken(ep: ITHelpdesk) -> rt.Verdict | bool:  # ithelpdesk.world:487
+    return rt.expect(ep.t_tickets['TK0001'].assignee, '==', 'A01') and rt.expect(
+        ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_assigned, part=1
     )
 
 
 def _check_take_and_resolve__resolved_excel(  # ithelpdesk.world:488
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_tickets['TK0003'].status,
-            '==',
-            _E12_TicketStatus_resolved,
-            'tickets["TK0003"].status == resolved',
-        )
-        and rt.compared(
+        rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_resolved)
+        and rt.expect(
             ep.t_tickets['TK0003'].resolution_note,
             '==',
             'Repaired the Office installation; saving works again',
-            'tickets["TK0003"].resolution_note == "Repaired the Office installation; saving '
-            'works again"',
+            part=1,
         )
-        and rt.compared(
-            ep.t_tickets['TK0003'].resolved_at,
-            'is not',
-            None,
-            'tickets["TK0003"].resolved_at != none',
-        )
+        and rt.expect(ep.t_tickets['TK0003'].resolved_at, 'is not', None, part=2)
     )
 
 
-def _check_escalate_vpn__escalated(  # ithelpdesk.world:607
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_escalate_vpn__escalated(ep: ITHelpdesk) -> rt.Verdict | bool:  # ithelpdesk.world:607
     return (
         ep.t_tickets['TK0002'].escalated
-        and rt.compared(
-            ep.t_tickets['TK0002'].assignee, '==', 'A03', 'tickets["TK0002"].assignee == "A03"'
-        )
-        and rt.compared(
-            ep.t_tickets['TK0002'].priority,
-            '==',
-            _E8_Priority_high,
-            'tickets["TK0002"].priority == high',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0002'].status,
-            '==',
-            _E12_TicketStatus_assigned,
-            'tickets["TK0002"].status == assigned',
-        )
+        and rt.expect(ep.t_tickets['TK0002'].assignee, '==', 'A03')
+        and rt.expect(ep.t_tickets['TK0002'].priority, '==', _E8_Priority_high, part=1)
+        and rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_assigned, part=2)
     )
 
 
-def _check_escalate_vpn__noted(  # ithelpdesk.world:608
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_escalate_vpn__noted(ep: ITHelpdesk) -> bool:  # ithelpdesk.world:608
+    return any(
         _c9.ticket == 'TK0002'
         and _c9.internal
         and _c9.author == 'A02'
         and 'sales floor' in rt.read(ep, rt.built(ep, _c9.body.lower()))
         for _c9 in rt.each(ep, ep.t_comments)
-    ))
-
-
-def _check_reopen_and_close__reopened(  # ithelpdesk.world:727
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_tickets['TK0004'].status,
-            '==',
-            _E12_TicketStatus_assigned,
-            'tickets["TK0004"].status == assigned',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0004'].assignee, '==', 'A01', 'tickets["TK0004"].assignee == "A01"'
-        )
-        and rt.compared(
-            ep.t_tickets['TK0004'].reopen_count, '==', 1, 'tickets["TK0004"].reopen_count == 1'
-        )
-        and rt.compared(
-            ep.t_tickets['TK0004'].resolution_note,
-            '==',
-            '',
-            'tickets["TK0004"].resolution_note == ""',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0004'].resolved_at, 'is', None, 'tickets["TK0004"].resolved_at == none'
-        )
     )
 
 
-def _check_reopen_and_close__reason_logged(  # ithelpdesk.world:728
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_reopen_and_close__reopened(ep: ITHelpdesk) -> rt.Verdict | bool:  # ithelpdesk.world:727
+    return (
+        rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_assigned)
+        and rt.expect(ep.t_tickets['TK0004'].assignee, '==', 'A01', part=1)
+        and rt.expect(ep.t_tickets['TK0004'].reopen_count, '==', 1, part=2)
+        and rt.expect(ep.t_tickets['TK0004'].resolution_note, '==', '', part=3)
+        and rt.expect(ep.t_tickets['TK0004'].resolved_at, 'is', None, part=4)
+    )
+
+
+def _check_reopen_and_close__reason_logged(ep: ITHelpdesk) -> bool:  # ithelpdesk.world:728
+    return any(
         _c10.ticket == 'TK0004' and 'jam' in rt.read(ep, rt.built(ep, _c10.body.lower()))
         for _c10 in rt.each(ep, ep.t_comments)
-    ))
+    )
 
 
 def _check_reopen_and_close__closed_old(  # ithelpdesk.world:729
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_tickets['TK0005'].status,
-        '==',
-        _E12_TicketStatus_closed,
-        'tickets["TK0005"].status == closed',
-    )
+    return rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_closed)
 
 
-def _check_kenji_fixes_the_laptop__diagnosis_logged(  # tasks.world:117
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_kenji_fixes_the_laptop__diagnosis_logged(ep: ITHelpdesk) -> bool:  # tasks.world:117
+    return any(
         _c11.ticket == 'TK0001'
         and _c11.author == 'A03'
         and not _c11.internal
         and _c11.body == 'Diagnosed a failed SSD; replacing it today.'
         for _c11 in rt.each(ep, ep.t_comments)
-    ))
+    )
 
 
 def _check_kenji_fixes_the_laptop__resolved_by_kenji(  # tasks.world:118
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_tickets['TK0001'].status,
-            '==',
-            _E12_TicketStatus_resolved,
-            'tickets["TK0001"].status == resolved',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0001'].assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"'
-        )
-        and rt.compared(
+        rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_resolved)
+        and rt.expect(ep.t_tickets['TK0001'].assignee, '==', 'A03', part=1)
+        and rt.expect(
             ep.t_tickets['TK0001'].resolution_note,
             '==',
             'Replaced the SSD and restored her files from backup',
-            'tickets["TK0001"].resolution_note == "Replaced the SSD and restored her files from '
-            'backup"',
+            part=2,
         )
-        and rt.compared(
-            ep.t_tickets['TK0001'].resolved_at,
-            'is not',
-            None,
-            'tickets["TK0001"].resolved_at != none',
-        )
+        and rt.expect(ep.t_tickets['TK0001'].resolved_at, 'is not', None, part=3)
     )
 
 
-def _check_cover_for_sam__excel_moved(  # tasks.world:240
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_tickets['TK0003'].assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"'
-        )
-        and rt.compared(
-            ep.t_tickets['TK0003'].status,
-            '==',
-            _E12_TicketStatus_assigned,
-            'tickets["TK0003"].status == assigned',
-        )
+def _check_cover_for_sam__excel_moved(ep: ITHelpdesk) -> rt.Verdict | bool:  # tasks.world:240
+    return rt.expect(ep.t_tickets['TK0003'].assignee, '==', 'A03') and rt.expect(
+        ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_assigned, part=1
     )
 
 
-def _check_cover_for_sam__laptop_assigned(  # tasks.world:241
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_tickets['TK0001'].assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"'
-        )
-        and rt.compared(
-            ep.t_tickets['TK0001'].status,
-            '==',
-            _E12_TicketStatus_assigned,
-            'tickets["TK0001"].status == assigned',
-        )
+def _check_cover_for_sam__laptop_assigned(ep: ITHelpdesk) -> rt.Verdict | bool:  # tasks.world:241
+    return rt.expect(ep.t_tickets['TK0001'].assignee, '==', 'A03') and rt.expect(
+        ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_assigned, part=1
     )
 
 
-def _check_cover_for_sam__handover_noted(  # tasks.world:242
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_cover_for_sam__handover_noted(ep: ITHelpdesk) -> bool:  # tasks.world:242
+    return any(
         _c12.ticket == 'TK0003'
         and _c12.author == 'A02'
         and _c12.body == 'Handed over to Kenji while Sam is off'
         for _c12 in rt.each(ep, ep.t_comments)
-    ))
+    )
 
 
 def _check_rita_closes_old_and_fixes_vpn__old_closed(  # tasks.world:377
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_tickets['TK0005'].status,
-            '==',
-            _E12_TicketStatus_closed,
-            'tickets["TK0005"].status == closed',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0007'].status,
-            '==',
-            _E12_TicketStatus_closed,
-            'tickets["TK0007"].status == closed',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0004'].status,
-            '==',
-            _E12_TicketStatus_resolved,
-            'tickets["TK0004"].status == resolved',
-        )
+        rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_closed)
+        and rt.expect(ep.t_tickets['TK0007'].status, '==', _E12_TicketStatus_closed, part=1)
+        and rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_resolved, part=2)
     )
 
 
 def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(  # tasks.world:378
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_tickets['TK0002'].status,
-            '==',
-            _E12_TicketStatus_resolved,
-            'tickets["TK0002"].status == resolved',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0002'].assignee, '==', 'A02', 'tickets["TK0002"].assignee == "A02"'
-        )
-        and rt.compared(
+        rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_resolved)
+        and rt.expect(ep.t_tickets['TK0002'].assignee, '==', 'A02', part=1)
+        and rt.expect(
             ep.t_tickets['TK0002'].resolution_note,
             '==',
             'Updated the router firmware; the connection has held for 24 hours',
-            'tickets["TK0002"].resolution_note == "Updated the router firmware; the connection '
-            'has held for 24 hours"',
+            part=2,
         )
-        and rt.compared(
-            ep.t_tickets['TK0002'].resolved_at,
-            'is not',
-            None,
-            'tickets["TK0002"].resolved_at != none',
-        )
+        and rt.expect(ep.t_tickets['TK0002'].resolved_at, 'is not', None, part=3)
     )
 
 
-def _check_sam_hands_excel_to_senior__internal_note(  # tasks.world:500
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_sam_hands_excel_to_senior__internal_note(ep: ITHelpdesk) -> bool:  # tasks.world:500
+    return any(
         _c13.ticket == 'TK0003'
         and _c13.author == 'A01'
         and _c13.internal
         and _c13.body == 'Crash persists after reinstall; dump points to a corrupted user profile'
         for _c13 in rt.each(ep, ep.t_comments)
-    ))
-
-
-def _check_sam_hands_excel_to_senior__escalated(  # tasks.world:501
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return (
-        ep.t_tickets['TK0003'].escalated
-        and rt.compared(
-            ep.t_tickets['TK0003'].assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"'
-        )
-        and rt.compared(
-            ep.t_tickets['TK0003'].priority,
-            '==',
-            _E8_Priority_medium,
-            'tickets["TK0003"].priority == medium',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0003'].status,
-            '==',
-            _E12_TicketStatus_assigned,
-            'tickets["TK0003"].status == assigned',
-        )
     )
 
 
-def _check_sam_hands_excel_to_senior__keyboard_ticket(  # tasks.world:502
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_sam_hands_excel_to_senior__escalated(  # tasks.world:501
+    ep: ITHelpdesk
+) -> rt.Verdict | bool:
+    return (
+        ep.t_tickets['TK0003'].escalated
+        and rt.expect(ep.t_tickets['TK0003'].assignee, '==', 'A03')
+        and rt.expect(ep.t_tickets['TK0003'].priority, '==', _E8_Priority_medium, part=1)
+        and rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_assigned, part=2)
+    )
+
+
+def _check_sam_hands_excel_to_senior__keyboard_ticket(ep: ITHelpdesk) -> bool:  # tasks.world:502
+    return any(
         _t14.reporter == 'E1003'
         and _t14.title == 'Keyboard keys sticking'
         and _t14.category == _E8_Category_hardware
@@ -1222,105 +1062,67 @@ def _check_sam_hands_excel_to_senior__keyboard_ticket(  # tasks.world:502
         and _t14.assignee == 'A01'
         and _t14.status == _E12_TicketStatus_assigned
         for _t14 in rt.each(ep, ep.t_tickets)
-    ))
+    )
 
 
-def _check_sam_logs_omars_dock__opened(  # tasks.world:628
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_sam_logs_omars_dock__opened(ep: ITHelpdesk) -> bool:  # tasks.world:628
+    return any(
         _t15.reporter == 'E1002'
         and _t15.title == 'Docking station does not detect monitors'
         and _t15.category == _E8_Category_hardware
         and _t15.priority == _E8_Priority_medium
         for _t15 in rt.each(ep, ep.t_tickets)
-    ))
+    )
 
 
-def _check_sam_logs_omars_dock__on_sams_queue(  # tasks.world:629
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_sam_logs_omars_dock__on_sams_queue(ep: ITHelpdesk) -> bool:  # tasks.world:629
+    return any(
         _t16.title == 'Docking station does not detect monitors'
         and _t16.assignee == 'A01'
         and _t16.status == _E12_TicketStatus_in_progress
         for _t16 in rt.each(ep, ep.t_tickets)
-    ))
+    )
 
 
-def _check_sam_logs_omars_dock__note_posted(  # tasks.world:630
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_sam_logs_omars_dock__note_posted(ep: ITHelpdesk) -> bool:  # tasks.world:630
+    return any(
         ep.t_tickets[_c17.ticket].title == 'Docking station does not detect monitors'
         and _c17.author == 'A01'
         and not _c17.internal
         and _c17.body == 'Replacement dock ordered, arriving tomorrow morning.'
         for _c17 in rt.each(ep, ep.t_comments)
-    ))
+    )
 
 
 def _check_meeting_room_wifi_again__reopened(  # tasks.world:766
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_tickets['TK0007'].reopen_count, '==', 1, 'tickets["TK0007"].reopen_count == 1'
-        )
-        and rt.compared(
-            ep.t_tickets['TK0007'].resolution_note,
-            '==',
-            '',
-            'tickets["TK0007"].resolution_note == ""',
-        )
-        and rt.compared(
-            ep.t_tickets['TK0007'].resolved_at, 'is', None, 'tickets["TK0007"].resolved_at == none'
-        )
-        and rt.compared(
-            ep.t_tickets['TK0007'].assignee, '==', 'A03', 'tickets["TK0007"].assignee == "A03"'
-        )
+        rt.expect(ep.t_tickets['TK0007'].reopen_count, '==', 1)
+        and rt.expect(ep.t_tickets['TK0007'].resolution_note, '==', '', part=1)
+        and rt.expect(ep.t_tickets['TK0007'].resolved_at, 'is', None, part=2)
+        and rt.expect(ep.t_tickets['TK0007'].assignee, '==', 'A03', part=3)
     )
 
 
 def _check_meeting_room_wifi_again__escalated(  # tasks.world:767
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
-    return ep.t_tickets['TK0007'].escalated and rt.compared(
-        ep.t_tickets['TK0007'].priority,
-        '==',
-        _E8_Priority_high,
-        'tickets["TK0007"].priority == high',
+    return ep.t_tickets['TK0007'].escalated and rt.expect(
+        ep.t_tickets['TK0007'].priority, '==', _E8_Priority_high
     )
 
 
 def _check_meeting_room_wifi_again__plan_noted(  # tasks.world:768
-    ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
+    ep: ITHelpdesk
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_tickets['TK0007'].status,
-            '==',
-            _E12_TicketStatus_in_progress,
-            'tickets["TK0007"].status == in_progress',
-        )
-        and any(
-            _c18.ticket == 'TK0007'
-            and _c18.author == 'A03'
-            and _c18.internal
-            and _c18.body == 'Will swap the access point tomorrow morning'
-            for _c18 in rt.each(ep, ep.t_comments)
-        )
+    return rt.expect(ep.t_tickets['TK0007'].status, '==', _E12_TicketStatus_in_progress) and any(
+        _c18.ticket == 'TK0007'
+        and _c18.author == 'A03'
+        and _c18.internal
+        and _c18.body == 'Will swap the access point tomorrow morning'
+        for _c18 in rt.each(ep, ep.t_comments)
     )
 
 
-ITHelpdesk.TASKS = {
-    'take_and_resolve': TaskSpec('take_and_resolve', "I'm Sam Lee (A01). Put the unassigned laptop ticket TK0001 on my queue, and resolve my Excel ticket TK0003 with the note 'Repaired the Office installation; saving works again'.", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('taken', 1.0, 'TK0001 is assigned to Sam.', _check_take_and_resolve__taken), CheckSpec('resolved_excel', 1.0, 'TK0003 is resolved with the note.', _check_take_and_resolve__resolved_excel)), ('tickets.assignee', 'tickets.status', 'tickets.resolution_note', 'tickets.resolved_at', 'current_agent'), (('sign_in', {'agent': 'A01'}), ('list_tickets', {'status': 'open'}), ('assign_ticket', {'ticket': 'TK0001', 'agent': 'A01'}), ('resolve_ticket', {'ticket': 'TK0003', 'resolution_note': 'Repaired the Office installation; saving works again'})), doc='An agent takes a new hardware ticket and resolves the one in progress.'),
-    'escalate_vpn': TaskSpec('escalate_vpn', 'This is Rita Gomez (A02). The VPN problem on TK0002 now affects the whole sales floor. Escalate it to Kenji Sato with that as the reason.', rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('escalated', 1.0, 'TK0002 is escalated to Kenji with a raised priority.', _check_escalate_vpn__escalated), CheckSpec('noted', 1.0, 'An internal comment records the escalation.', _check_escalate_vpn__noted)), ('tickets.escalated', 'tickets.assignee', 'tickets.priority', 'tickets.status', 'comments', 'comment_ids', 'current_agent'), (('sign_in', {'agent': 'A02'}), ('get_ticket', {'ticket': 'TK0002'}), ('list_agents', {'skill': 'network', 'tier': 2}), ('escalate_ticket', {'ticket': 'TK0002', 'agent': 'A03', 'reason': 'Affects the whole sales floor'})), doc='A tier-1 agent escalates a network ticket to a tier-2 colleague.'),
-    'reopen_and_close': TaskSpec('reopen_and_close', "I'm Sam Lee (A01). Nora says the floor 3 printer (TK0004) is jamming again: reopen it with that reason. Also close the old password reset ticket TK0005.", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('reopened', 1.0, 'TK0004 is back with Sam, reopened once.', _check_reopen_and_close__reopened), CheckSpec('reason_logged', 1.0, 'The reopening is explained in a comment.', _check_reopen_and_close__reason_logged), CheckSpec('closed_old', 1.0, 'TK0005 is closed.', _check_reopen_and_close__closed_old)), ('tickets.status', 'tickets.resolution_note', 'tickets.resolved_at', 'tickets.reopen_count', 'comments', 'comment_ids', 'current_agent'), (('sign_in', {'agent': 'A01'}), ('reopen_ticket', {'ticket': 'TK0004', 'reason': 'The printer is jamming again'}), ('close_ticket', {'ticket': 'TK0005'})), doc='Reopen a recently resolved ticket and close an old one.'),
-    'kenji_fixes_the_laptop': TaskSpec('kenji_fixes_the_laptop', "Kenji Sato here, agent A03. I'm taking Nora's laptop ticket TK0001 myself. Leave a note on it that she can see: 'Diagnosed a failed SSD; replacing it today.' Once that's logged, resolve it with the note 'Replaced the SSD and restored her files from backup'.", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('diagnosis_logged', 1.0, "Kenji's visible diagnosis comment is on the ticket.", _check_kenji_fixes_the_laptop__diagnosis_logged), CheckSpec('resolved_by_kenji', 1.0, 'TK0001 is resolved by Kenji with the note.', _check_kenji_fixes_the_laptop__resolved_by_kenji)), ('current_agent', 'tickets.assignee', 'tickets.status', 'tickets.resolution_note', 'tickets.resolved_at', 'comments', 'comment_ids'), (('sign_in', {'agent': 'A03'}), ('get_ticket', {'ticket': 'TK0001'}), ('assign_ticket', {'ticket': 'TK0001', 'agent': 'A03'}), ('add_comment', {'ticket': 'TK0001', 'body': 'Diagnosed a failed SSD; replacing it today.', 'internal': False}), ('resolve_ticket', {'ticket': 'TK0001', 'resolution_note': 'Replaced the SSD and restored her files from backup'})), doc='A tier-2 agent takes an open hardware ticket, logs his diagnosis for the reporter and resolves it.'),
-    'cover_for_sam': TaskSpec('cover_for_sam', "Rita Gomez here, agent A02. Sam is off sick today, so please move his ticket about Excel crashing on save over to Kenji Sato (A03), and give Kenji the unassigned ticket about the laptop that won't boot as well. Then leave a comment on the Excel ticket saying 'Handed over to Kenji while Sam is off'.", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('excel_moved', 1.0, "The Excel ticket is now Kenji's.", _check_cover_for_sam__excel_moved), CheckSpec('laptop_assigned', 1.0, 'The laptop ticket is assigned to Kenji.', _check_cover_for_sam__laptop_assigned), CheckSpec('handover_noted', 1.0, "Rita's handover comment is on the Excel ticket.", _check_cover_for_sam__handover_noted)), ('tickets.assignee', 'tickets.status', 'comments', 'comment_ids', 'current_agent'), (('sign_in', {'agent': 'A02'}), ('list_tickets', {'category': 'software'}), ('assign_ticket', {'ticket': 'TK0003', 'agent': 'A03'}), ('list_tickets', {'status': 'open'}), ('assign_ticket', {'ticket': 'TK0001', 'agent': 'A03'}), ('add_comment', {'ticket': 'TK0003', 'body': 'Handed over to Kenji while Sam is off'})), doc="A dispatcher hands an absent agent's ticket and an unassigned one to a colleague and notes the handover."),
-    'rita_closes_old_and_fixes_vpn': TaskSpec('rita_closes_old_and_fixes_vpn', "Rita Gomez here, agent A02. Please close every resolved ticket whose 7-day reopen window is over, but leave the recently resolved ones open to reopening. Then resolve my VPN ticket TK0002 with the note 'Updated the router firmware; the connection has held for 24 hours'.", rt.package_data(__package__, 'data/1030e67ffe8623ff.json'), (CheckSpec('old_closed', 1.0, 'Both tickets resolved more than 7 days ago are closed, the recent one is still resolved.', _check_rita_closes_old_and_fixes_vpn__old_closed), CheckSpec('vpn_resolved', 1.0, "The VPN ticket is resolved with Rita's note.", _check_rita_closes_old_and_fixes_vpn__vpn_resolved)), ('current_agent', 'tickets.status', 'tickets.resolution_note', 'tickets.resolved_at'), (('sign_in', {'agent': 'A02'}), ('list_tickets', {'status': 'resolved'}), ('close_ticket', {'ticket': 'TK0005'}), ('close_ticket', {'ticket': 'TK0007'}), ('resolve_ticket', {'ticket': 'TK0002', 'resolution_note': 'Updated the router firmware; the connection has held for 24 hours'})), doc='An agent closes the resolved tickets whose reopen window has passed, leaves recent ones alone and resolves her VPN ticket.'),
-    'sam_hands_excel_to_senior': TaskSpec('sam_hands_excel_to_senior', "Sam Lee here, agent A01. I'm stuck on my Excel crash ticket. Add an internal note to it saying 'Crash persists after reinstall; dump points to a corrupted user profile', then escalate it to Kenji Sato (A03) because it needs a senior look. The same employee also just told me her keyboard keys are sticking: open a low-priority hardware ticket for her titled 'Keyboard keys sticking' and put it on my queue.", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('internal_note', 1.0, "Sam's internal note is on the Excel ticket.", _check_sam_hands_excel_to_senior__internal_note), CheckSpec('escalated', 1.0, 'TK0003 is escalated to Kenji and raised from low to medium.', _check_sam_hands_excel_to_senior__escalated), CheckSpec('keyboard_ticket', 1.0, "Priya's keyboard ticket exists and is assigned to Sam.", _check_sam_hands_excel_to_senior__keyboard_ticket)), ('current_agent', 'comments', 'comment_ids', 'tickets', 'ticket_ids'), (('sign_in', {'agent': 'A01'}), ('list_tickets', {'assignee': 'A01'}), ('add_comment', {'ticket': 'TK0003', 'body': 'Crash persists after reinstall; dump points to a corrupted user profile', 'internal': True}), ('escalate_ticket', {'ticket': 'TK0003', 'agent': 'A03', 'reason': 'Needs a senior look'}), ('open_ticket', {'reporter': 'E1003', 'title': 'Keyboard keys sticking', 'category': 'hardware', 'priority': 'low'}), ('assign_ticket', {'ticket': 'TK0007', 'agent': 'A01'})), doc='A tier-1 agent documents and escalates his stuck ticket, then logs and takes a new one for the same employee.'),
-    'sam_logs_omars_dock': TaskSpec('sam_logs_omars_dock', "Hi, Sam Lee here, agent A01. Omar Haddad (employee E1002) just called: his docking station doesn't detect his monitors any more. Please open a medium-priority hardware ticket for him titled 'Docking station does not detect monitors', put it on my queue, and add a note Omar can see: 'Replacement dock ordered, arriving tomorrow morning.'", rt.package_data(__package__, 'data/a1b4ffab882fef28.json'), (CheckSpec('opened', 1.0, "Omar's dock ticket exists as requested.", _check_sam_logs_omars_dock__opened), CheckSpec('on_sams_queue', 1.0, "The ticket is Sam's and in progress.", _check_sam_logs_omars_dock__on_sams_queue), CheckSpec('note_posted', 1.0, "Sam's visible update is on the ticket.", _check_sam_logs_omars_dock__note_posted)), ('current_agent', 'tickets', 'ticket_ids', 'comments', 'comment_ids'), (('sign_in', {'agent': 'A01'}), ('open_ticket', {'reporter': 'E1002', 'title': 'Docking station does not detect monitors', 'category': 'hardware', 'priority': 'medium'}), ('assign_ticket', {'ticket': 'TK0007', 'agent': 'A01'}), ('add_comment', {'ticket': 'TK0007', 'body': 'Replacement dock ordered, arriving tomorrow morning.', 'internal': False})), persona="Sam Lee, a tier-1 helpdesk agent, still holding the phone after Omar's call. Relaxed and chatty, but precise about wording he dictates.", known="He is agent A01 and has not signed in yet. The caller is Omar Haddad, employee E1002. The ticket is hardware, medium priority, titled 'Docking station does not detect monitors'. Sam takes it himself and wants the visible note 'Replacement dock ordered, arriving tomorrow morning.'", unknown='The id the new ticket gets.', doc='An agent opens a ticket for a caller, takes it himself and posts a visible update.'),
-    'meeting_room_wifi_again': TaskSpec('meeting_room_wifi_again', "Kenji Sato here, agent A03. Omar just told me the Wi-Fi in meeting room B keeps dropping again, even though I closed that ticket off two days ago. Reopen it with the reason 'Wi-Fi dropping again in meeting room B', escalate it because it affects every meeting in that room, and leave an internal note on it: 'Will swap the access point tomorrow morning'.", rt.package_data(__package__, 'data/2ee4f170fc002416.json'), (CheckSpec('reopened', 1.0, 'The Wi-Fi ticket is reopened once and no longer carries its old resolution.', _check_meeting_room_wifi_again__reopened), CheckSpec('escalated', 1.0, 'The ticket is escalated and its priority raised to high.', _check_meeting_room_wifi_again__escalated), CheckSpec('plan_noted', 1.0, "Kenji's internal note is on the ticket and he is working on it.", _check_meeting_room_wifi_again__plan_noted)), ('tickets.status', 'tickets.resolution_note', 'tickets.resolved_at', 'tickets.reopen_count', 'tickets.escalated', 'tickets.priority', 'tickets.assignee', 'comments', 'comment_ids', 'current_agent'), (('sign_in', {'agent': 'A03'}), ('list_tickets', {'status': 'resolved', 'category': 'network'}), ('reopen_ticket', {'ticket': 'TK0007', 'reason': 'Wi-Fi dropping again in meeting room B'}), ('escalate_ticket', {'ticket': 'TK0007', 'agent': 'A03', 'reason': 'Affects every meeting in room B'}), ('add_comment', {'ticket': 'TK0007', 'body': 'Will swap the access point tomorrow morning', 'internal': True})), persona='Kenji Sato, a senior network engineer on the helpdesk; terse and technical, answers questions in a few words.', known="His agent id is A03. The problem is Omar Haddad's Wi-Fi ticket for meeting room B, which Kenji resolved two days ago. The reopen reason is 'Wi-Fi dropping again in meeting room B'. It should be escalated because it affects every meeting in the room, and he keeps it himself. The internal note text is exactly 'Will swap the access point tomorrow morning'.", unknown='The ticket id.', doc='A senior agent reopens his own network ticket, escalates it and notes the plan.'),
-}
+ITHelpdesk.TASKS = task_registry(__name__, "tasks.json")

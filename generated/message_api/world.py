@@ -16,15 +16,7 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
@@ -135,12 +127,17 @@ class MessageStats(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    generated_ids: tuple[int, ...] = state_item((), export=v.export_value)
-    user_count: int = state_item(0)
-    user_map: dict[str, str] = state_item({}, export=v.export_value)
-    inbox: tuple[dict[str, Any], ...] = state_item((), export=v.export_value)
-    message_count: int = state_item(0)
-    current_user: str | None = state_item(None)
+    generated_ids: tuple[int, ...] = state_item(
+        (), export=v.export_value, load=lambda x, p: v.want_set(x, p, v.want_int))
+    user_count: int = state_item(0, load=v.want_int)
+    user_map: dict[str, str] = state_item(
+        {}, export=v.export_value, load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str))
+    inbox: tuple[dict[str, Any], ...] = state_item(
+        (), export=v.export_value,
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))))
+    message_count: int = state_item(0, load=v.want_int)
+    current_user: str | None = state_item(
+        None, load=lambda x, p: v.want_optional(x, p, v.want_str))
 
 
 class MessageAPI(Episode):
@@ -152,13 +149,11 @@ class MessageAPI(Episode):
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 200191
     ARGUMENTS: ClassVar[str] = "dynamic"
-    TABLES: ClassVar[dict[str, str]] = {
-    }
+    TABLES: ClassVar[dict[str, str]] = {}
 
     state: _State
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.generated_ids = ()
         state.user_count = 4
@@ -166,24 +161,10 @@ class MessageAPI(Episode):
         state.inbox = ({'USR002': 'My name is Alice. I want to connect.'}, {'USR003': 'Could you upload the file?'}, {'USR004': 'Could you upload the file?'})
         state.message_count = 3
         state.current_user = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        if 'generated_ids' in data:
-            self.state.generated_ids = v.want_set(data['generated_ids'], '$.generated_ids', v.want_int)
-        if 'user_count' in data:
-            self.state.user_count = v.want_int(data['user_count'], '$.user_count')
-        if 'user_map' in data:
-            self.state.user_map = v.want_map(data['user_map'], '$.user_map', v.want_str, v.want_str)
-        if 'inbox' in data:
-            self.state.inbox = v.want_list(data['inbox'], '$.inbox', (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
-        if 'message_count' in data:
-            self.state.message_count = v.want_int(data['message_count'], '$.message_count')
-        if 'current_user' in data:
-            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', v.want_str)
-        del ep
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         pass
@@ -434,7 +415,3 @@ MessageAPI.TOOLS = tools(
     arguments='dynamic',
     python_class='MessageAPI',
 )
-
-
-MessageAPI.TASKS = {
-}

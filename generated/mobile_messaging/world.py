@@ -16,17 +16,10 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Contact", "ContactCard", "Conversation", "ConversationKind", "ConversationSummary",
@@ -199,11 +192,14 @@ _GET_id_ = rt.attrgetter('id_')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    contact_ids: int = state_item(0)
-    conversation_ids: int = state_item(0)
-    message_ids: int = state_item(0)
-    current_user: str | None = state_item(None)
-    last_seen: dict[str, dt.datetime] = state_item({}, export=lambda value: {k: x.isoformat() for k, x in value.items()})
+    contact_ids: int = state_item(0, load=v.want_int)
+    conversation_ids: int = state_item(0, load=v.want_int)
+    message_ids: int = state_item(0, load=v.want_int)
+    current_user: str | None = state_item(
+        None, load=lambda x, p: v.want_optional(x, p, v.want_str))
+    last_seen: dict[str, dt.datetime] = state_item(
+        {}, export=lambda value: {k: x.isoformat() for k, x in value.items()},
+        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_datetime))
 
 
 class MobileMessaging(Episode):
@@ -227,9 +223,7 @@ class MobileMessaging(Episode):
         '- Sign out at the end when the user asks you to.'
     )
     TABLES: ClassVar[dict[str, str]] = {
-        "users": "User",
-        "contacts": "Contact",
-        "conversations": "Conversation",
+        "users": "User", "contacts": "Contact", "conversations": "Conversation",
         "messages": "Message",
     }
 
@@ -240,30 +234,19 @@ class MobileMessaging(Episode):
     t_messages: Table[Message]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_user = None
         state.last_seen = {}
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_users.load_rows(User, data.get('users', ()), '$.users', ep)
-        self.t_contacts.load_rows(Contact, data.get('contacts', ()), '$.contacts', ep)
-        self.t_conversations.load_rows(Conversation, data.get('conversations', ()), '$.conversations', ep)
-        self.t_messages.load_rows(Message, data.get('messages', ()), '$.messages', ep)
-        if 'contact_ids' in data:
-            self.state.contact_ids = v.want_int(data['contact_ids'], '$.contact_ids')
-        if 'conversation_ids' in data:
-            self.state.conversation_ids = v.want_int(data['conversation_ids'], '$.conversation_ids')
-        if 'message_ids' in data:
-            self.state.message_ids = v.want_int(data['message_ids'], '$.message_ids')
-        if 'current_user' in data:
-            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', v.want_str)
-        if 'last_seen' in data:
-            self.state.last_seen = v.want_map(data['last_seen'], '$.last_seen', v.want_str, v.want_datetime)
-        del ep
+        self.t_users.load_rows(User, data.get('users', ()), '$.users', self)
+        self.t_contacts.load_rows(Contact, data.get('contacts', ()), '$.contacts', self)
+        self.t_conversations.load_rows(
+            Conversation, data.get('conversations', ()), '$.conversations', self
+        )
+        self.t_messages.load_rows(Message, data.get('messages', ()), '$.messages', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # messaging.world:146
@@ -1245,86 +1228,65 @@ MobileMessaging.TOOLS = tools(
 )
 
 
-def _check_reply_to_priya__priya_read(  # tasks.world:16
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(all(
+def _check_reply_to_priya__priya_read(ep: MobileMessaging) -> bool:  # tasks.world:16
+    return all(
         _m30.conversation != 'CONV102' or 'U001' in rt.each(ep, _m30.read_by)
         for _m30 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_reply_to_priya__nothing_failed(  # tasks.world:17
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(
-        not any(
-            _m31.sender == 'U001' and _m31.delivery == _E8_Delivery_failed
-            for _m31 in rt.each(ep, ep.t_messages)
-        ),
+def _check_reply_to_priya__nothing_failed(ep: MobileMessaging) -> bool:  # tasks.world:17
+    return not any(
+        _m31.sender == 'U001' and _m31.delivery == _E8_Delivery_failed
+        for _m31 in rt.each(ep, ep.t_messages)
     )
 
 
 def _check_reply_to_priya__replied(  # tasks.world:18
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(any(
+    return any(
         _m32.id_ not in init.t_messages
         and _m32.conversation == 'CONV102'
         and _m32.sender == 'U001'
         and 'budget sheet' in rt.read(ep, _m32.body)
         for _m32 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
 def _check_reply_to_priya__one_message_sent(  # tasks.world:19
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_messages),
-        '==',
-        len(init.t_messages) + 1,
-        'len(messages) == len(initial.messages) + 1',
-    )
+    return rt.expect(len(ep.t_messages), '==', len(init.t_messages) + 1)
 
 
-def _check_tidy_archive__archived(  # tasks.world:40
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(
+def _check_tidy_archive__archived(ep: MobileMessaging) -> bool:  # tasks.world:40
+    return (
         'U001' in rt.each(ep, ep.t_conversations['CONV106'].archived_by)
-        and 'U001' in rt.each(ep, ep.t_conversations['CONV103'].archived_by),
+        and 'U001' in rt.each(ep, ep.t_conversations['CONV103'].archived_by)
     )
 
 
-def _check_tidy_archive__hana_restored(  # tasks.world:41
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool('U001' not in rt.each(ep, ep.t_conversations['CONV104'].archived_by))
+def _check_tidy_archive__hana_restored(ep: MobileMessaging) -> bool:  # tasks.world:41
+    return 'U001' not in rt.each(ep, ep.t_conversations['CONV104'].archived_by)
 
 
-def _check_tidy_archive__hana_read(  # tasks.world:42
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(all(
+def _check_tidy_archive__hana_read(ep: MobileMessaging) -> bool:  # tasks.world:42
+    return all(
         _m33.conversation != 'CONV104' or 'U001' in rt.each(ep, _m33.read_by)
         for _m33 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_paris_trip_group__lucas_favorite(  # tasks.world:71
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_paris_trip_group__lucas_favorite(ep: MobileMessaging) -> bool:  # tasks.world:71
+    return any(
         _c34.owner == 'U001' and _c34.user == 'U004' and _c34.favorite
         for _c34 in rt.each(ep, ep.t_contacts)
-    ))
+    )
 
 
-def _check_paris_trip_group__group_created(  # tasks.world:72
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_paris_trip_group__group_created(ep: MobileMessaging) -> bool:  # tasks.world:72
+    return any(
         _c35.kind == _E16_ConversationKind_group
         and _c35.title == 'Paris trip'
         and v.unique(tuple(rt.each(
@@ -1332,57 +1294,48 @@ def _check_paris_trip_group__group_created(  # tasks.world:72
         )))
         == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004'))))
         for _c35 in rt.each(ep, ep.t_conversations)
-    ))
+    )
 
 
-def _check_paris_trip_group__question_posted(  # tasks.world:73
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_paris_trip_group__question_posted(ep: MobileMessaging) -> bool:  # tasks.world:73
+    return any(
         _m37.sender == 'U001'
         and ep.t_conversations[_m37.conversation].title == 'Paris trip'
         and 'Paris in May' in rt.read(ep, _m37.body)
         for _m37 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
 def _check_paris_trip_group__daniel_told(  # tasks.world:74
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(any(
+    return any(
         _m38.id_ not in init.t_messages
         and _m38.conversation == 'CONV101'
         and _m38.sender == 'U001'
         and 'Paris trip' in rt.read(ep, _m38.body)
         for _m38 in rt.each(ep, ep.t_messages)
-    ))
-
-
-def _check_clean_up_contacts__failed_post_deleted(  # tasks.world:94
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return 'MSG110' not in ep.t_messages and rt.compared(
-        len(ep.t_messages),
-        '==',
-        len(init.t_messages) - 1,
-        'len(messages) == len(initial.messages) - 1',
     )
 
 
-def _check_clean_up_contacts__hana_removed(  # tasks.world:95
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(
-        not any(
-            _c39.owner == 'U001' and _c39.user == 'U007' for _c39 in rt.each(ep, ep.t_contacts)
-        ),
+def _check_clean_up_contacts__failed_post_deleted(  # tasks.world:94
+    ep: MobileMessaging, init: MobileMessaging
+) -> rt.Verdict | bool:
+    return 'MSG110' not in ep.t_messages and rt.expect(
+        len(ep.t_messages), '==', len(init.t_messages) - 1
+    )
+
+
+def _check_clean_up_contacts__hana_removed(ep: MobileMessaging) -> bool:  # tasks.world:95
+    return not any(
+        _c39.owner == 'U001' and _c39.user == 'U007' for _c39 in rt.each(ep, ep.t_contacts)
     )
 
 
 def _check_clean_up_contacts__favorites(  # tasks.world:96
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging
 ) -> rt.Verdict | bool:
-    return rt.compared(
+    return rt.expect(
         v.unique(tuple(rt.each(
             ep,
             tuple([
@@ -1393,83 +1346,69 @@ def _check_clean_up_contacts__favorites(  # tasks.world:96
         ))),
         '==',
         v.unique(tuple(rt.each(ep, ('U003', 'U005')))),
-        'set([c.user.id for c in contacts if c.owner == "U001" and c.favorite]) == set(["U003", '
-        '"U005"])',
     )
 
 
 def _check_weekend_catch_up__daniel_answered(  # tasks.world:122
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(any(
+    return any(
         _m41.id_ not in init.t_messages
         and _m41.conversation == 'CONV101'
         and _m41.sender == 'U001'
         and 'Friday' in rt.read(ep, _m41.body)
         for _m41 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
 def _check_weekend_catch_up__crew_answered(  # tasks.world:123
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(any(
+    return any(
         _m42.id_ not in init.t_messages
         and _m42.conversation == 'CONV103'
         and _m42.sender == 'U001'
         and 'rope' in rt.read(ep, rt.built(ep, _m42.body.lower()))
         for _m42 in rt.each(ep, ep.t_messages)
-    ))
-
-
-def _check_weekend_catch_up__both_read(  # tasks.world:124
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(all(
-        _m43.conversation != 'CONV101' and _m43.conversation != 'CONV103'
-        or 'U001' in rt.each(ep, _m43.read_by)
-        for _m43 in rt.each(ep, ep.t_messages)
-    ))
-
-
-def _check_weekend_catch_up__signed_in(  # tasks.world:125
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return (
-        rt.compared(ep.state.current_user, 'is not', None, 'current_user != none')
-        and rt.compared(
-            ep.t_users[rt.present(ep.state.current_user)].id_,
-            '==',
-            'U001',
-            'current_user.id == "U001"',
-        )
     )
 
 
-def _check_daniel_catches_up__new_contacts(  # tasks.world:155
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(
+def _check_weekend_catch_up__both_read(ep: MobileMessaging) -> bool:  # tasks.world:124
+    return all(
+        _m43.conversation != 'CONV101' and _m43.conversation != 'CONV103'
+        or 'U001' in rt.each(ep, _m43.read_by)
+        for _m43 in rt.each(ep, ep.t_messages)
+    )
+
+
+def _check_weekend_catch_up__signed_in(  # tasks.world:125
+    ep: MobileMessaging
+) -> rt.Verdict | bool:
+    return rt.expect(ep.state.current_user, 'is not', None) and rt.expect(
+        ep.t_users[rt.present(ep.state.current_user)].id_, '==', 'U001', part=1
+    )
+
+
+def _check_daniel_catches_up__new_contacts(ep: MobileMessaging) -> bool:  # tasks.world:155
+    return (
         any(
             _c44.owner == 'U002' and _c44.user == 'U005' and _c44.favorite
             for _c44 in rt.each(ep, ep.t_contacts)
         )
         and any(
             _c45.owner == 'U002' and _c45.user == 'U006' for _c45 in rt.each(ep, ep.t_contacts)
-        ),
+        )
     )
 
 
-def _check_daniel_catches_up__lucas_favorite(  # tasks.world:156
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
+def _check_daniel_catches_up__lucas_favorite(ep: MobileMessaging) -> bool:  # tasks.world:156
     return bool(ep.t_contacts['CT107'].favorite)
 
 
 def _check_daniel_catches_up__group_caught_up(  # tasks.world:157
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(
+    return (
         all(
             _m46.conversation != 'CONV103' or 'U002' in rt.each(ep, _m46.read_by)
             for _m46 in rt.each(ep, ep.t_messages)
@@ -1480,74 +1419,60 @@ def _check_daniel_catches_up__group_caught_up(  # tasks.world:157
             and _m47.sender == 'U002'
             and 'Saturday' in rt.read(ep, _m47.body)
             for _m47 in rt.each(ep, ep.t_messages)
-        ),
+        )
     )
 
 
 def _check_daniel_catches_up__signed_out(  # tasks.world:158
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.state.current_user, 'is', None, 'current_user == none') and rt.compared(
-        ep.t_users['U002'].presence,
-        '==',
-        _E8_Presence_offline,
-        'users["U002"].presence == offline',
+    return rt.expect(ep.state.current_user, 'is', None) and rt.expect(
+        ep.t_users['U002'].presence, '==', _E8_Presence_offline, part=1
     )
 
 
 def _check_hana_q4_follow_up__replied(  # tasks.world:186
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(any(
+    return any(
         _m48.id_ not in init.t_messages
         and _m48.conversation == 'CONV104'
         and _m48.sender == 'U001'
         and 'Q4' in rt.read(ep, _m48.body)
         for _m48 in rt.each(ep, ep.t_messages)
-    ))
-
-
-def _check_hana_q4_follow_up__chat_back_and_read(  # tasks.world:187
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(
-        'U001' not in rt.each(ep, ep.t_conversations['CONV104'].archived_by) and all(
-            _m49.conversation != 'CONV104' or 'U001' in rt.each(ep, _m49.read_by)
-            for _m49 in rt.each(ep, ep.t_messages)
-        ),
     )
 
 
-def _check_hana_q4_follow_up__renamed(  # tasks.world:188
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(
-        'CT104' not in ep.t_contacts and any(
-            _c50.owner == 'U001'
-            and _c50.user == 'U007'
-            and _c50.name == 'Hana Sato'
-            and _c50.favorite
-            for _c50 in rt.each(ep, ep.t_contacts)
-        ),
+def _check_hana_q4_follow_up__chat_back_and_read(ep: MobileMessaging) -> bool:  # tasks.world:187
+    return 'U001' not in rt.each(ep, ep.t_conversations['CONV104'].archived_by) and all(
+        _m49.conversation != 'CONV104' or 'U001' in rt.each(ep, _m49.read_by)
+        for _m49 in rt.each(ep, ep.t_messages)
+    )
+
+
+def _check_hana_q4_follow_up__renamed(ep: MobileMessaging) -> bool:  # tasks.world:188
+    return 'CT104' not in ep.t_contacts and any(
+        _c50.owner == 'U001' and _c50.user == 'U007' and _c50.name == 'Hana Sato' and _c50.favorite
+        for _c50 in rt.each(ep, ep.t_contacts)
     )
 
 
 def _check_phone_handoff_to_sofia__maya_told_daniel(  # tasks.world:214
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(any(
+    return any(
         _m51.id_ not in init.t_messages
         and _m51.conversation == 'CONV101'
         and _m51.sender == 'U001'
         and 'late' in rt.read(ep, _m51.body)
         for _m51 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
 def _check_phone_handoff_to_sofia__sofia_caught_up(  # tasks.world:215
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
-    return bool(
+    return (
         all(
             _m52.conversation != 'CONV103' or 'U005' in rt.each(ep, _m52.read_by)
             for _m52 in rt.each(ep, ep.t_messages)
@@ -1558,35 +1483,22 @@ def _check_phone_handoff_to_sofia__sofia_caught_up(  # tasks.world:215
             and _m53.sender == 'U005'
             and 'book the wall' in rt.read(ep, _m53.body)
             for _m53 in rt.each(ep, ep.t_messages)
-        ),
+        )
     )
 
 
-def _check_phone_handoff_to_sofia__tom_added(  # tasks.world:216
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
-        _c54.owner == 'U005' and _c54.user == 'U006' for _c54 in rt.each(ep, ep.t_contacts)
-    ))
+def _check_phone_handoff_to_sofia__tom_added(ep: MobileMessaging) -> bool:  # tasks.world:216
+    return any(_c54.owner == 'U005' and _c54.user == 'U006' for _c54 in rt.each(ep, ep.t_contacts))
 
 
 def _check_phone_handoff_to_sofia__both_signed_out(  # tasks.world:217
-    ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
+    ep: MobileMessaging
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(ep.state.current_user, 'is', None, 'current_user == none')
+        rt.expect(ep.state.current_user, 'is', None)
         and 'U001' in ep.state.last_seen
         and 'U005' in ep.state.last_seen
     )
 
 
-MobileMessaging.TASKS = {
-    'reply_to_priya': TaskSpec('reply_to_priya', 'I\'m Maya, my number is +14155550101 and my password is sunflower42. Read Priya\'s\nmessages, resend whatever of mine failed to go out, and then tell Priya:\n"Slides attached tonight, budget sheet tomorrow morning."', rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('priya_read', 1.0, 'Every message in the chat with Priya is read by Maya.', _check_reply_to_priya__priya_read), CheckSpec('nothing_failed', 1.0, "None of Maya's messages is left failed.", _check_reply_to_priya__nothing_failed), CheckSpec('replied', 1.0, 'A new message from Maya to Priya mentions the budget sheet.', _check_reply_to_priya__replied), CheckSpec('one_message_sent', 1.0, '', _check_reply_to_priya__one_message_sent)), ('messages', 'message_ids', 'conversations.last_activity', 'users.presence', 'current_user'), (('login', {'phone': '+14155550101', 'password': 'sunflower42'}), ('list_conversations', {}), ('get_conversation_messages', {'conversation': 'CONV102'}), ('mark_conversation_read', {'conversation': 'CONV102'}), ('retry_failed_messages', {}), ('send_message', {'recipient': 'U003', 'body': 'Slides attached tonight, budget sheet tomorrow morning.'})), tags=('login', 'read_status', 'delivery'), split='train', doc='Sign in, catch up with Priya, resend failed messages and answer her.'),
-    'tidy_archive': TaskSpec('tidy_archive', 'Archive the spam chat from the unknown number +14155550108 and the Climbing crew group.\nThen bring my chat with Hana back from the archive and mark everything in it as read.', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('archived', 1.0, 'The spam chat and the group are archived for Maya.', _check_tidy_archive__archived), CheckSpec('hana_restored', 1.0, "The chat with Hana is back in Maya's main list.", _check_tidy_archive__hana_restored), CheckSpec('hana_read', 1.0, "Both of Hana's messages are read by Maya.", _check_tidy_archive__hana_read)), ('conversations.archived_by', 'messages.read_by', 'messages.delivery'), (('list_conversations', {'include_archived': True}), ('archive_conversation', {'conversation': 'CONV106'}), ('archive_conversation', {'conversation': 'CONV103'}), ('unarchive_conversation', {'conversation': 'CONV104'}), ('mark_conversation_read', {'conversation': 'CONV104'})), tags=('archive', 'read_status'), split='train', doc='Archive two chats, restore one and read it.'),
-    'paris_trip_group': TaskSpec('paris_trip_group', 'Add Lucas Moreau to my contacts as a favorite, then start a group called "Paris trip"\nwith Daniel and Lucas and ask in it: "Who\'s in for Paris in May?" Then send Daniel a\ndirect message so he doesn\'t miss it: "Added you to the Paris trip group!"', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('lucas_favorite', 1.0, 'Lucas is a favorite contact of Maya.', _check_paris_trip_group__lucas_favorite), CheckSpec('group_created', 2.0, 'A group titled Paris trip holds exactly Maya, Daniel and Lucas.', _check_paris_trip_group__group_created), CheckSpec('question_posted', 1.0, 'Maya asked about Paris in May in the new group.', _check_paris_trip_group__question_posted), CheckSpec('daniel_told', 1.0, 'Maya told Daniel about the group in their direct chat.', _check_paris_trip_group__daniel_told)), ('contacts', 'contact_ids', 'conversations', 'conversation_ids', 'messages', 'message_ids'), (('list_contacts', {}), ('add_contact', {'phone': '+33612345678', 'favorite': True}), ('create_group', {'title': 'Paris trip', 'members': ['U002', 'U004']}), ('reply_in_conversation', {'conversation': 'CONV001', 'body': "Who's in for Paris in May?"}), ('send_message', {'recipient': 'U002', 'body': 'Added you to the Paris trip group!'})), persona='Maya Chen, a product designer planning a long weekend in Paris with friends. Friendly,\nanswers in short messages, and gives details only when asked.', known="Lucas's phone number is +33612345678. Daniel Okafor is already in her contacts.", unknown="Lucas's user id on the app.", tags=('contacts', 'groups'), split='train', doc='Add a new contact, start a group with them and post in it.'),
-    'clean_up_contacts': TaskSpec('clean_up_contacts', 'Delete the failed "See you all there!" message I posted in the Climbing crew, remove\nHana from my contacts, make Priya a favorite and take Daniel off my favorites.', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('failed_post_deleted', 1.0, 'Only the failed group message is gone.', _check_clean_up_contacts__failed_post_deleted), CheckSpec('hana_removed', 1.0, "Hana is no longer in Maya's contacts.", _check_clean_up_contacts__hana_removed), CheckSpec('favorites', 1.0, "Maya's favorites are exactly Priya and Sofia.", _check_clean_up_contacts__favorites)), ('messages', 'contacts'), (('list_contacts', {}), ('list_conversations', {}), ('get_conversation_messages', {'conversation': 'CONV103'}), ('delete_message', {'message': 'MSG110'}), ('remove_contact', {'contact': 'CT104'}), ('set_favorite_contact', {'contact': 'CT102', 'favorite': True}), ('set_favorite_contact', {'contact': 'CT101', 'favorite': False})), tags=('contacts', 'delete'), split='test', doc='Delete a failed post and reorganise the address book.'),
-    'weekend_catch_up': TaskSpec('weekend_catch_up', "Log me in (+14155550101, password sunflower42). Reply to Daniel that I'll see him on\nFriday at 7, let the Climbing crew know I'll bring the rope, and mark both chats as read.", rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('daniel_answered', 1.0, 'Maya wrote to Daniel about Friday.', _check_weekend_catch_up__daniel_answered), CheckSpec('crew_answered', 1.0, 'Maya told the group about the rope.', _check_weekend_catch_up__crew_answered), CheckSpec('both_read', 1.0, 'Maya has read everything in both chats.', _check_weekend_catch_up__both_read), CheckSpec('signed_in', 1.0, '', _check_weekend_catch_up__signed_in)), ('messages', 'message_ids', 'conversations.last_activity', 'users.presence', 'current_user'), (('login', {'phone': '+14155550101', 'password': 'sunflower42'}), ('list_conversations', {}), ('mark_conversation_read', {'conversation': 'CONV101'}), ('send_message', {'recipient': 'U002', 'body': 'Great, see you on Friday at 7!'}), ('mark_conversation_read', {'conversation': 'CONV103'}), ('reply_in_conversation', {'conversation': 'CONV103', 'body': "I'll bring the rope."})), persona='Maya Chen on a Friday morning, in a hurry; she expects the agent to find the chats itself.', known='Her phone number and password. Daniel Okafor and the Climbing crew group.', unknown='Conversation ids.', tags=('login', 'groups', 'read_status'), split='test', doc='Sign in, answer Daniel and the group, and read both chats.'),
-    'daniel_catches_up': TaskSpec('daniel_catches_up', 'Hi, it\'s Daniel Okafor: my number is +14155550102 and my password is climb4ever. Please\nadd Sofia (+14155550105) and Tom (+4915112345678) from the climbing group to my contacts,\nSofia as a favorite, and make Lucas a favorite too. Then catch up on the Climbing crew\nchat and tell them: "Count me in next Saturday!" Log me out when you\'re done.', rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('new_contacts', 1.0, "Sofia (favorite) and Tom are in Daniel's contacts.", _check_daniel_catches_up__new_contacts), CheckSpec('lucas_favorite', 1.0, '', _check_daniel_catches_up__lucas_favorite), CheckSpec('group_caught_up', 2.0, 'Daniel read the whole group chat and said he is in for Saturday.', _check_daniel_catches_up__group_caught_up), CheckSpec('signed_out', 1.0, 'Daniel is signed out and shows as offline.', _check_daniel_catches_up__signed_out)), ('contacts', 'contact_ids', 'messages', 'message_ids', 'conversations.last_activity', 'users.presence', 'current_user', 'last_seen'), (('login', {'phone': '+14155550102', 'password': 'climb4ever'}), ('list_contacts', {}), ('add_contact', {'phone': '+14155550105', 'favorite': True}), ('add_contact', {'phone': '+4915112345678'}), ('set_favorite_contact', {'contact': 'CT107', 'favorite': True}), ('list_conversations', {}), ('mark_conversation_read', {'conversation': 'CONV103'}), ('reply_in_conversation', {'conversation': 'CONV103', 'body': 'Count me in next Saturday!'}), ('logout', {})), persona='Daniel Okafor, a software engineer who climbs every weekend. Relaxed and chatty, but he\nonly knows phone numbers and names, never ids.', known="His phone number and password, Sofia's and Tom's phone numbers, the text of the reply.", unknown='Contact ids, user ids and the id of the Climbing crew conversation.', tags=('login', 'contacts', 'groups', 'logout'), split='test', doc='Sign in as another user, grow his address book, answer the group and sign out.'),
-    'hana_q4_follow_up': TaskSpec('hana_q4_follow_up', 'My colleague Hana wrote to me about the quarterly review, but her chat is in my archive.\nRead what she sent, mark it all as read and answer her: "Got it, I\'ll bring the Q4\nnumbers to the review on March 4." Also, she\'s still saved as "Hana (work)" in my\ncontacts: replace that entry with one saved as "Hana Sato", marked as a favorite.', rt.package_data(__package__, 'data/adfed1bef4a14ada.json'), (CheckSpec('replied', 1.0, 'Maya answered Hana about the Q4 numbers.', _check_hana_q4_follow_up__replied), CheckSpec('chat_back_and_read', 1.0, 'The chat with Hana is out of the archive and fully read.', _check_hana_q4_follow_up__chat_back_and_read), CheckSpec('renamed', 2.0, 'Hana is saved once, as a favorite named Hana Sato.', _check_hana_q4_follow_up__renamed)), ('messages', 'message_ids', 'conversations.last_activity', 'conversations.archived_by', 'contacts', 'contact_ids'), (('list_conversations', {'include_archived': True}), ('get_conversation_messages', {'conversation': 'CONV104'}), ('mark_conversation_read', {'conversation': 'CONV104'}), ('reply_in_conversation', {'conversation': 'CONV104', 'body': "Got it, I'll bring the Q4 numbers to the review on March 4."}), ('search_contacts', {'query': 'Hana'}), ('remove_contact', {'contact': 'CT104'}), ('add_contact', {'phone': '+819012345678', 'name': 'Hana Sato', 'favorite': True})), tags=('archive', 'read_status', 'contacts'), split='train', doc='Answer an archived chat and replace a contact entry under a new name.'),
-    'phone_handoff_to_sofia': TaskSpec('phone_handoff_to_sofia', 'Sofia and I are sharing my phone this morning. First sign me in (Maya, +14155550101,\npassword sunflower42) and tell Daniel I\'m running 10 minutes late for dinner. Then sign\nme out and sign Sofia in (+14155550105, password bluejay2024): as Sofia, read the\nClimbing crew chat, answer "Saturday at 10 works, I\'ll book the wall." and add Tom\n(+4915112345678) to her contacts. Sign her out at the end.', rt.package_data(__package__, 'data/0dd64c227cdfb7b6.json'), (CheckSpec('maya_told_daniel', 1.0, 'Maya told Daniel she is running late.', _check_phone_handoff_to_sofia__maya_told_daniel), CheckSpec('sofia_caught_up', 2.0, 'Sofia read the group chat and answered it.', _check_phone_handoff_to_sofia__sofia_caught_up), CheckSpec('tom_added', 1.0, "Tom is in Sofia's contacts.", _check_phone_handoff_to_sofia__tom_added), CheckSpec('both_signed_out', 1.0, 'Nobody is left signed in, and both accounts were signed out.', _check_phone_handoff_to_sofia__both_signed_out)), ('messages', 'message_ids', 'conversations.last_activity', 'contacts', 'contact_ids', 'users.presence', 'current_user', 'last_seen'), (('login', {'phone': '+14155550101', 'password': 'sunflower42'}), ('list_contacts', {}), ('send_message', {'recipient': 'U002', 'body': 'Running 10 minutes late for dinner, sorry!'}), ('logout', {}), ('login', {'phone': '+14155550105', 'password': 'bluejay2024'}), ('list_conversations', {}), ('get_conversation_messages', {'conversation': 'CONV103'}), ('mark_conversation_read', {'conversation': 'CONV103'}), ('reply_in_conversation', {'conversation': 'CONV103', 'body': "Saturday at 10 works, I'll book the wall."}), ('add_contact', {'phone': '+4915112345678'}), ('logout', {})), tags=('login', 'logout', 'groups', 'contacts'), split='train', doc='Act for two accounts in turn on one phone, signing each in and out.'),
-}
+MobileMessaging.TASKS = task_registry(__name__, "tasks.json")

@@ -16,17 +16,11 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.contract import TaggedUnion
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Address", "CancelReason", "CreditCard", "Customer", "GiftCard", "OnlineShop", "Order",
@@ -190,9 +184,9 @@ class Customer(Row):
         load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
         text=v.record_text)
     payment_methods: dict[str, PaymentMethod] = field(
-        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _load_PaymentMethod(x, p, ep))),
-        export=lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()},
-        text=lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}')
+        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _UNION_PaymentMethod.load(x, p, ep))),
+        export=lambda value: {k: _UNION_PaymentMethod.export(x) for k, x in value.items()},
+        text=lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _UNION_PaymentMethod.text(x0) for k0, x0 in value.items()]) + '}')
 
 
 class Order(Row):
@@ -281,27 +275,9 @@ class OrderSummary(Record):
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
-_TAGS_PaymentMethod: dict[type, str] = {CreditCard: 'credit_card', GiftCard: 'gift_card', Paypal: 'paypal'}
-
-
-def _load_PaymentMethod(data: object, path: str, ep: Any) -> Any:
-    return rt.load_union(data, path, ep, 'source', {'credit_card': CreditCard.load, 'gift_card': GiftCard.load, 'paypal': Paypal.load})
-
-
-def _export_PaymentMethod(value: Any) -> dict[str, Any]:
-    return {'source': _TAGS_PaymentMethod[type(value)], **value.export()}
-
-
-def _text_PaymentMethod(value: Any) -> str:
-    body: str = value._json_text()
-    head = '{"source": ' + v.str_text(_TAGS_PaymentMethod[type(value)])
-    return head + '}' if body == '{}' else head + ', ' + body[1:]
-
-
-def _some_PaymentMethod(value: PaymentMethod | None) -> PaymentMethod:
-    if value is None:
-        raise ToolError('A value that must be present is none.')
-    return value
+_UNION_PaymentMethod: TaggedUnion[PaymentMethod] = TaggedUnion(
+    'source', {'credit_card': CreditCard, 'gift_card': GiftCard, 'paypal': Paypal}
+)
 
 
 _GET_price = rt.attrgetter('price')
@@ -313,9 +289,9 @@ _GET_variant = rt.attrgetter('variant')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    order_ids: int = state_item(0)
-    return_ids: int = state_item(0)
-    gift_card_ids: int = state_item(0)
+    order_ids: int = state_item(0, load=v.want_int)
+    return_ids: int = state_item(0, load=v.want_int)
+    gift_card_ids: int = state_item(0, load=v.want_int)
 
 
 class OnlineShop(Episode):
@@ -327,10 +303,7 @@ class OnlineShop(Episode):
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 7
     TABLES: ClassVar[dict[str, str]] = {
-        "products": "Product",
-        "variants": "Variant",
-        "customers": "Customer",
-        "orders": "Order",
+        "products": "Product", "variants": "Variant", "customers": "Customer", "orders": "Order",
         "returns": "ReturnRequest",
     }
 
@@ -342,25 +315,15 @@ class OnlineShop(Episode):
     t_returns: Table[ReturnRequest]
 
     def _new_state(self) -> _State:
-        ep = self
-        state = _State()
-        del ep
-        return state
+        return _State()
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_products.load_rows(Product, data.get('products', ()), '$.products', ep)
-        self.t_variants.load_rows(Variant, data.get('variants', ()), '$.variants', ep)
-        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
-        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
-        self.t_returns.load_rows(ReturnRequest, data.get('returns', ()), '$.returns', ep)
-        if 'order_ids' in data:
-            self.state.order_ids = v.want_int(data['order_ids'], '$.order_ids')
-        if 'return_ids' in data:
-            self.state.return_ids = v.want_int(data['return_ids'], '$.return_ids')
-        if 'gift_card_ids' in data:
-            self.state.gift_card_ids = v.want_int(data['gift_card_ids'], '$.gift_card_ids')
-        del ep
+        self.t_products.load_rows(Product, data.get('products', ()), '$.products', self)
+        self.t_variants.load_rows(Variant, data.get('variants', ()), '$.variants', self)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', self)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', self)
+        self.t_returns.load_rows(ReturnRequest, data.get('returns', ()), '$.returns', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         for _row36 in rt.changed_rows(self, self.t_variants):  # shop.world:253
@@ -949,7 +912,7 @@ class OnlineShop(Episode):
             ))
         if not (  # shop.world:527
             method.id_ == order.payment_method_id
-            or _TAGS_PaymentMethod[type(method)] == 'gift_card'
+            or _UNION_PaymentMethod.tag(method) == 'gift_card'
         ):
             raise ToolError(rt.built(
                 self,
@@ -1387,7 +1350,7 @@ OnlineShop.TOOLS = tools(
         ),
         where='shop.world:567',
         returns=_RESULT_PaymentMethod,
-        export=lambda value: _export_PaymentMethod(value),
+        export=lambda value: _UNION_PaymentMethod.export(value),
     ),
     tool(
         OnlineShop.tool_restock_variant,
@@ -1404,99 +1367,66 @@ OnlineShop.TOOLS = tools(
 )
 
 
-def _check_cancel_and_reorder__cancelled(  # tasks.world:20
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_cancel_and_reorder__cancelled(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:20
     return (
-        rt.compared(
-            ep.t_orders['#W4817420'].status,
-            '==',
-            _E11_OrderStatus_cancelled,
-            'orders["#W4817420"].status == cancelled',
-        )
-        and rt.compared(
+        rt.expect(ep.t_orders['#W4817420'].status, '==', _E11_OrderStatus_cancelled)
+        and rt.expect(
             ep.t_orders['#W4817420'].cancel_reason,
             '==',
             _E12_CancelReason_ordered_by_mistake,
-            'orders["#W4817420"].cancel_reason == CancelReason.ordered_by_mistake',
+            part=1,
         )
     )
 
 
 def _check_cancel_and_reorder__restocked(  # tasks.world:21
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_variants['V1001'].stock,
-            '==',
-            init.t_variants['V1001'].stock + 1,
-            'variants["V1001"].stock == initial.variants["V1001"].stock + 1',
-        )
-        and rt.compared(
-            ep.t_variants['V2001'].stock,
-            '==',
-            init.t_variants['V2001'].stock + 2,
-            'variants["V2001"].stock == initial.variants["V2001"].stock + 2',
+        rt.expect(ep.t_variants['V1001'].stock, '==', init.t_variants['V1001'].stock + 1)
+        and rt.expect(
+            ep.t_variants['V2001'].stock, '==', init.t_variants['V2001'].stock + 2, part=1
         )
     )
 
 
 def _check_cancel_and_reorder__bottle_ordered(  # tasks.world:22
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> bool:
-    return bool(any(
+    return any(
         _o25.id_ not in init.t_orders
         and _o25.customer == 'C01'
         and _o25.payment_method_id == 'gift_card_7245904'
         and len(_o25.items) == 1
         and _o25.items[0].variant == 'V2002'
         for _o25 in rt.each(ep, ep.t_orders)
-    ))
-
-
-def _check_cancel_and_reorder__gift_card_charged(  # tasks.world:23
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.fn_gift_card_balance(ep.t_customers['C01'], 'gift_card_7245904'),
-        '==',
-        30.05,
-        'gift_card_balance(customers["C01"], "gift_card_7245904") == 30.05',
     )
 
 
-def _check_grey_sweater_swap__swapped(  # tasks.world:47
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+def _check_cancel_and_reorder__gift_card_charged(  # tasks.world:23
+    ep: OnlineShop
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_orders['#W3391820'].items[0].variant,
-            '==',
-            'V4003',
-            'orders["#W3391820"].items[0].variant == "V4003"',
-        )
-        and rt.compared(
-            ep.t_orders['#W3391820'].items[0].price,
-            '==',
-            79.0,
-            'orders["#W3391820"].items[0].price == 79.0',
-        )
+    return rt.expect(
+        ep.fn_gift_card_balance(ep.t_customers['C01'], 'gift_card_7245904'), '==', 30.05
+    )
+
+
+def _check_grey_sweater_swap__swapped(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:47
+    return rt.expect(ep.t_orders['#W3391820'].items[0].variant, '==', 'V4003') and rt.expect(
+        ep.t_orders['#W3391820'].items[0].price, '==', 79.0, part=1
     )
 
 
 def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
+        rt.expect(
             len(ep.t_orders['#W3391820'].transactions),
             '==',
             len(init.t_orders['#W3391820'].transactions) + 1,
-            'len(orders["#W3391820"].transactions) == '
-            'len(initial.orders["#W3391820"].transactions) + 1',
         )
-        and rt.compared(
+        and rt.expect(
             sum(rt.each(
                 ep,
                 tuple([
@@ -1507,217 +1437,132 @@ def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
             )),
             '==',
             79.0,
-            'sum([t.amount for t in orders["#W3391820"].transactions if t.kind == charge]) == '
-            '79.0',
+            part=1,
         )
     )
 
 
 def _check_grey_sweater_swap__stock_moved(  # tasks.world:49
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(ep.t_variants['V4003'].stock, '==', 4, 'variants["V4003"].stock == 4')
-        and rt.compared(
-            ep.t_variants['V4002'].stock,
-            '==',
-            init.t_variants['V4002'].stock + 1,
-            'variants["V4002"].stock == initial.variants["V4002"].stock + 1',
-        )
+    return rt.expect(ep.t_variants['V4003'].stock, '==', 4) and rt.expect(
+        ep.t_variants['V4002'].stock, '==', init.t_variants['V4002'].stock + 1, part=1
     )
 
 
 def _check_grey_sweater_swap__bottles_restocked(  # tasks.world:50
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_variants['V2002'].stock,
-        '==',
-        init.t_variants['V2002'].stock + 10,
-        'variants["V2002"].stock == initial.variants["V2002"].stock + 10',
-    )
+    return rt.expect(ep.t_variants['V2002'].stock, '==', init.t_variants['V2002'].stock + 10)
 
 
-def _check_return_headphones__returned(  # tasks.world:73
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_orders['#W2290175'].status,
-        '==',
-        _E11_OrderStatus_returned,
-        'orders["#W2290175"].status == returned',
-    )
+def _check_return_headphones__returned(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:73
+    return rt.expect(ep.t_orders['#W2290175'].status, '==', _E11_OrderStatus_returned)
 
 
 def _check_return_headphones__refund_paid(  # tasks.world:74
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> bool:
-    return bool(any(
+    return any(
         _r27.id_ not in init.t_returns
         and _r27.order == '#W2290175'
         and _r27.status == _E12_ReturnStatus_refunded
         and _r27.amount == 199.0
         and _r27.refund_method_id == 'gift_card_7245904'
         for _r27 in rt.each(ep, ep.t_returns)
-    ))
+    )
 
 
 def _check_return_headphones__gift_card_credited(  # tasks.world:75
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.fn_gift_card_balance(ep.t_customers['C01'], 'gift_card_7245904'),
-        '==',
-        259.0,
-        'gift_card_balance(customers["C01"], "gift_card_7245904") == 259.0',
+    return rt.expect(
+        ep.fn_gift_card_balance(ep.t_customers['C01'], 'gift_card_7245904'), '==', 259.0
     )
 
 
 def _check_return_headphones__restocked(  # tasks.world:76
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_variants['V3001'].stock,
-        '==',
-        init.t_variants['V3001'].stock + 1,
-        'variants["V3001"].stock == initial.variants["V3001"].stock + 1',
-    )
+    return rt.expect(ep.t_variants['V3001'].stock, '==', init.t_variants['V3001'].stock + 1)
 
 
-def _check_dispatch_day__shipped(  # tasks.world:98
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_dispatch_day__shipped(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:98
     return (
-        rt.compared(
-            ep.t_orders['#W1038846'].status,
-            '==',
-            _E11_OrderStatus_processed,
-            'orders["#W1038846"].status == processed',
-        )
-        and rt.compared(
-            ep.t_orders['#W1038846'].tracking,
-            '==',
-            '449201778310',
-            'orders["#W1038846"].tracking == "449201778310"',
-        )
+        rt.expect(ep.t_orders['#W1038846'].status, '==', _E11_OrderStatus_processed)
+        and rt.expect(ep.t_orders['#W1038846'].tracking, '==', '449201778310', part=1)
     )
 
 
-def _check_dispatch_day__delivered(  # tasks.world:99
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_orders['#W6650318'].status,
-        '==',
-        _E11_OrderStatus_delivered,
-        'orders["#W6650318"].status == delivered',
-    )
+def _check_dispatch_day__delivered(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:99
+    return rt.expect(ep.t_orders['#W6650318'].status, '==', _E11_OrderStatus_delivered)
 
 
-def _check_dispatch_day__return_refunded(  # tasks.world:100
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_dispatch_day__return_refunded(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:100
     return (
-        rt.compared(
-            ep.t_returns['RET9001'].status,
-            '==',
-            _E12_ReturnStatus_refunded,
-            'returns["RET9001"].status == refunded',
-        )
-        and rt.compared(
+        rt.expect(ep.t_returns['RET9001'].status, '==', _E12_ReturnStatus_refunded)
+        and rt.expect(
             ep.fn_gift_card_balance(ep.t_customers['C05'], 'gift_card_9904711'),
             '==',
             194.0,
-            'gift_card_balance(customers["C05"], "gift_card_9904711") == 194.0',
+            part=1,
         )
     )
 
 
 def _check_dispatch_day__office_address(  # tasks.world:101
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_orders['#W4817420'].address.address1,
-            '==',
-            '500 Congress Avenue',
-            'orders["#W4817420"].address.address1 == "500 Congress Avenue"',
-        )
-        and rt.compared(
-            ep.t_orders['#W4817420'].address.address2,
-            '==',
-            'Suite 300',
-            'orders["#W4817420"].address.address2 == "Suite 300"',
-        )
-        and rt.compared(
-            ep.t_customers['C01'].address,
-            '==',
-            init.t_customers['C01'].address,
-            'customers["C01"].address == initial.customers["C01"].address',
-        )
+        rt.expect(ep.t_orders['#W4817420'].address.address1, '==', '500 Congress Avenue')
+        and rt.expect(ep.t_orders['#W4817420'].address.address2, '==', 'Suite 300', part=1)
+        and rt.expect(ep.t_customers['C01'].address, '==', init.t_customers['C01'].address, part=2)
     )
 
 
-def _check_goodwill_gift_card__card_issued(  # tasks.world:125
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
+def _check_goodwill_gift_card__card_issued(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:125
+    return rt.expect(
         len([
             _k28
             for _k28 in rt.each(
                 ep, tuple(rt.each(ep, ep.t_customers['C04'].payment_methods).keys())
             )
-            if _TAGS_PaymentMethod[type(ep.t_customers['C04'].payment_methods[_k28])]
-            == 'gift_card'
+            if _UNION_PaymentMethod.tag(ep.t_customers['C04'].payment_methods[_k28]) == 'gift_card'
         ]),
         '==',
         1,
-        'len([k for k in customers["C04"].payment_methods.keys() if '
-        'customers["C04"].payment_methods[k].source == "gift_card"]) == 1',
     )
 
 
 def _check_goodwill_gift_card__bottle_ordered(  # tasks.world:126
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> bool:
-    return bool(any(
+    return any(
         _o29.id_ not in init.t_orders
         and _o29.customer == 'C04'
         and _o29.items[0].variant == 'V2001'
         and _o29.payment_method_id.startswith('gift_card_')
         for _o29 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_goodwill_gift_card__one_order(  # tasks.world:127
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_orders), '==', len(init.t_orders) + 1, 'len(orders) == len(initial.orders) + 1'
-    )
+    return rt.expect(len(ep.t_orders), '==', len(init.t_orders) + 1)
 
 
 def _check_goodwill_gift_card__stock_taken(  # tasks.world:128
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_variants['V2001'].stock,
-        '==',
-        init.t_variants['V2001'].stock - 1,
-        'variants["V2001"].stock == initial.variants["V2001"].stock - 1',
-    )
+    return rt.expect(ep.t_variants['V2001'].stock, '==', init.t_variants['V2001'].stock - 1)
 
 
 def _check_chloe_return_and_change__bottle_return(  # tasks.world:159
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_orders['#W5573012'].status,
-            '==',
-            _E11_OrderStatus_return_requested,
-            'orders["#W5573012"].status == return_requested',
-        )
+        rt.expect(ep.t_orders['#W5573012'].status, '==', _E11_OrderStatus_return_requested)
         and any(
             _r30.id_ not in init.t_returns
             and _r30.order == '#W5573012'
@@ -1730,84 +1575,45 @@ def _check_chloe_return_and_change__bottle_return(  # tasks.world:159
 
 
 def _check_chloe_return_and_change__size_m(  # tasks.world:160
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_orders['#W3391820'].items[0].variant,
-            '==',
-            'V4001',
-            'orders["#W3391820"].items[0].variant == "V4001"',
-        )
-        and rt.compared(
-            len(ep.t_orders['#W3391820'].transactions),
-            '==',
-            len(init.t_orders['#W3391820'].transactions),
-            'len(orders["#W3391820"].transactions) == '
-            'len(initial.orders["#W3391820"].transactions)',
-        )
+    return rt.expect(ep.t_orders['#W3391820'].items[0].variant, '==', 'V4001') and rt.expect(
+        len(ep.t_orders['#W3391820'].transactions),
+        '==',
+        len(init.t_orders['#W3391820'].transactions),
+        part=1,
     )
 
 
 def _check_chloe_return_and_change__new_address(  # tasks.world:161
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_orders['#W3391820'].address.address1,
-            '==',
-            '1200 Market Street',
-            'orders["#W3391820"].address.address1 == "1200 Market Street"',
-        )
-        and rt.compared(
-            ep.t_orders['#W3391820'].address.zip_,
-            '==',
-            '80204',
-            'orders["#W3391820"].address.zip == "80204"',
-        )
-        and rt.compared(
-            ep.t_customers['C03'].address,
-            '==',
-            init.t_customers['C03'].address,
-            'customers["C03"].address == initial.customers["C03"].address',
-        )
+        rt.expect(ep.t_orders['#W3391820'].address.address1, '==', '1200 Market Street')
+        and rt.expect(ep.t_orders['#W3391820'].address.zip_, '==', '80204', part=1)
+        and rt.expect(ep.t_customers['C03'].address, '==', init.t_customers['C03'].address, part=2)
     )
 
 
 def _check_store_credit_shopping__return_done(  # tasks.world:189
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_returns['RET9001'].status,
-            '==',
-            _E12_ReturnStatus_refunded,
-            'returns["RET9001"].status == refunded',
-        )
-        and rt.compared(
-            ep.t_orders['#W9046211'].status,
-            '==',
-            _E11_OrderStatus_returned,
-            'orders["#W9046211"].status == returned',
-        )
+        rt.expect(ep.t_returns['RET9001'].status, '==', _E12_ReturnStatus_refunded)
+        and rt.expect(ep.t_orders['#W9046211'].status, '==', _E11_OrderStatus_returned, part=1)
     )
 
 
 def _check_store_credit_shopping__shoes_restocked(  # tasks.world:190
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_variants['V1002'].stock,
-        '==',
-        init.t_variants['V1002'].stock + 3,
-        'variants["V1002"].stock == initial.variants["V1002"].stock + 3',
-    )
+    return rt.expect(ep.t_variants['V1002'].stock, '==', init.t_variants['V1002'].stock + 3)
 
 
 def _check_store_credit_shopping__order_on_store_credit(  # tasks.world:191
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> bool:
-    return bool(any(
+    return any(
         _o31.id_ not in init.t_orders
         and _o31.customer == 'C05'
         and _o31.payment_method_id == 'gift_card_9904711'
@@ -1815,55 +1621,39 @@ def _check_store_credit_shopping__order_on_store_credit(  # tasks.world:191
         and any(_i32.variant == 'V1002' for _i32 in rt.each(ep, _o31.items))
         and any(_i33.variant == 'V5001' for _i33 in rt.each(ep, _o31.items))
         for _o31 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_store_credit_shopping__credit_left(  # tasks.world:192
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.fn_gift_card_balance(ep.t_customers['C05'], 'gift_card_9904711'),
-        '==',
-        71.51,
-        'gift_card_balance(customers["C05"], "gift_card_9904711") == 71.51',
+    return rt.expect(
+        ep.fn_gift_card_balance(ep.t_customers['C05'], 'gift_card_9904711'), '==', 71.51
     )
 
 
 def _check_raj_order_overhaul__espresso_cancelled(  # tasks.world:221
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_orders['#W1038846'].status,
-            '==',
-            _E11_OrderStatus_cancelled,
-            'orders["#W1038846"].status == cancelled',
-        )
-        and rt.compared(
+        rt.expect(ep.t_orders['#W1038846'].status, '==', _E11_OrderStatus_cancelled)
+        and rt.expect(
             ep.t_orders['#W1038846'].cancel_reason,
             '==',
             _E12_CancelReason_no_longer_needed,
-            'orders["#W1038846"].cancel_reason == CancelReason.no_longer_needed',
+            part=1,
         )
-        and rt.compared(
-            ep.t_variants['V6001'].stock,
-            '==',
-            init.t_variants['V6001'].stock + 1,
-            'variants["V6001"].stock == initial.variants["V6001"].stock + 1',
+        and rt.expect(
+            ep.t_variants['V6001'].stock, '==', init.t_variants['V6001'].stock + 1, part=2
         )
     )
 
 
 def _check_raj_order_overhaul__mat_return_open(  # tasks.world:222
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_orders['#W6650318'].status,
-            '==',
-            _E11_OrderStatus_return_requested,
-            'orders["#W6650318"].status == return_requested',
-        )
+        rt.expect(ep.t_orders['#W6650318'].status, '==', _E11_OrderStatus_return_requested)
         and any(
             _r34.id_ not in init.t_returns
             and _r34.order == '#W6650318'
@@ -1877,9 +1667,9 @@ def _check_raj_order_overhaul__mat_return_open(  # tasks.world:222
 
 
 def _check_raj_order_overhaul__headphones_to_office(  # tasks.world:223
-    ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]
+    ep: OnlineShop, init: OnlineShop
 ) -> bool:
-    return bool(any(
+    return any(
         _o35.id_ not in init.t_orders
         and _o35.customer == 'C02'
         and len(_o35.items) == 1
@@ -1888,16 +1678,7 @@ def _check_raj_order_overhaul__headphones_to_office(  # tasks.world:223
         and _o35.address.address1 == '2001 Western Avenue'
         and _o35.address.zip_ == '98121'
         for _o35 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
-OnlineShop.TASKS = {
-    'cancel_and_reorder': TaskSpec('cancel_and_reorder', "I'm Emma Johnson (emma.johnson@example.com). Please cancel my order #W4817420, I ordered\nit by mistake. Instead I'd like just one 750 ml green Insulated Water Bottle, paid with my\ngift card and shipped to my usual address.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('cancelled', 2.0, 'The mistaken order is cancelled for the right reason.', _check_cancel_and_reorder__cancelled), CheckSpec('restocked', 1.0, 'The cancelled items are back in stock.', _check_cancel_and_reorder__restocked), CheckSpec('bottle_ordered', 1.0, 'A new order holds only the 750 ml bottle, paid by gift card.', _check_cancel_and_reorder__bottle_ordered), CheckSpec('gift_card_charged', 1.0, 'The gift card paid $29.95.', _check_cancel_and_reorder__gift_card_charged)), ('orders', 'order_ids', 'variants.stock', 'customers.payment_methods'), (('find_customer_by_email', {'email': 'emma.johnson@example.com'}), ('get_order_details', {'order': '#W4817420'}), ('cancel_order', {'order': '#W4817420', 'reason': 'ordered by mistake'}), ('list_products', {}), ('get_product_details', {'product': 'P02'}), ('place_order', {'customer': 'C01', 'items': {'V2002': 1}, 'payment_method_id': 'gift_card_7245904'})), persona='Emma Johnson, polite and precise; she confirms each step with a short yes.', known='Her email, the order id #W4817420, and that she wants the 750 ml green bottle on her gift card.', unknown='Her customer id, the item id of the bottle and the id of her gift card.', tags=('cancel', 'gift_card', 'place_order'), split='train', doc='Cancel a pending order and place a smaller one on a gift card.'),
-    'grey_sweater_swap': TaskSpec('grey_sweater_swap', "Five L grey Merino Wool Sweaters (item V4003) just arrived from the supplier: add them to\nstock, together with the ten 750 ml green Insulated Water Bottles that came in the same\ndelivery. Then switch Chloe Martin's pending order #W3391820 from the L navy sweater to\nthe L grey one; the price difference goes on the order's card.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('swapped', 1.0, 'The order now holds the grey sweater at its price.', _check_grey_sweater_swap__swapped), CheckSpec('difference_charged', 1.0, 'Exactly one more transaction, and $79.00 charged in all.', _check_grey_sweater_swap__difference_charged), CheckSpec('stock_moved', 1.0, 'Four grey sweaters left; the navy one is back in stock.', _check_grey_sweater_swap__stock_moved), CheckSpec('bottles_restocked', 1.0, 'Ten more 750 ml green bottles in stock.', _check_grey_sweater_swap__bottles_restocked)), ('variants.stock', 'orders.items', 'orders.transactions'), (('list_products', {}), ('get_product_details', {'product': 'P04'}), ('restock_variant', {'variant': 'V4003', 'quantity': 5}), ('get_product_details', {'product': 'P02'}), ('restock_variant', {'variant': 'V2002', 'quantity': 10}), ('get_order_details', {'order': '#W3391820'}), ('swap_order_item', {'order': '#W3391820', 'old_item': 'V4002', 'new_item': 'V4003'})), tags=('exchange', 'stock'), split='train', doc='Restock an item and swap a pending order to it, charging the difference.'),
-    'return_headphones': TaskSpec('return_headphones', "Emma Johnson's headphones from order #W2290175 came back to the warehouse today: the left\near cup crackles. Open the return with the refund going to her gift card, then record\nthat the parcel arrived so she gets her money. She also asked whether any of her other\norders is still waiting to ship.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('returned', 1.0, 'The order is marked returned.', _check_return_headphones__returned), CheckSpec('refund_paid', 1.0, 'A new, refunded return of $199.00 went to the gift card.', _check_return_headphones__refund_paid), CheckSpec('gift_card_credited', 1.0, '', _check_return_headphones__gift_card_credited), CheckSpec('restocked', 1.0, '', _check_return_headphones__restocked)), ('orders.status', 'orders.transactions', 'returns', 'return_ids', 'variants.stock', 'customers.payment_methods'), (('get_order_details', {'order': '#W2290175'}), ('get_customer_details', {'customer': 'C01'}), ('request_return', {'order': '#W2290175', 'item_ids': ['V3001'], 'refund_method_id': 'gift_card_7245904', 'reason': 'Left ear cup crackles.'}), ('receive_return', {'return_request': 'RET0001'}), ('list_customer_orders', {'customer': 'C01', 'status': 'pending'})), tags=('return', 'refund', 'gift_card'), split='test', doc='Open and complete a return refunded to a gift card.'),
-    'dispatch_day': TaskSpec('dispatch_day', "End-of-day desk work: ship Raj Patel's espresso machine order #W1038846 with tracking\nnumber 449201778310, record that his order #W6650318 was delivered, and record that\nreturn RET9001 reached the warehouse. Also, Emma Johnson wants her pending order\n#W4817420 sent to her office instead: 500 Congress Avenue, Suite 300, Austin, TX 78701.\nDo not change her profile address.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('shipped', 1.0, '', _check_dispatch_day__shipped), CheckSpec('delivered', 1.0, '', _check_dispatch_day__delivered), CheckSpec('return_refunded', 1.0, "RET9001 is refunded to Aisha's gift card.", _check_dispatch_day__return_refunded), CheckSpec('office_address', 1.0, 'The order ships to the office; the profile keeps the home address.', _check_dispatch_day__office_address)), ('orders.status', 'orders.tracking', 'orders.transactions', 'orders.address', 'returns.status', 'variants.stock', 'customers.payment_methods'), (('get_order_details', {'order': '#W1038846'}), ('ship_order', {'order': '#W1038846', 'tracking_number': '449201778310'}), ('mark_order_delivered', {'order': '#W6650318'}), ('receive_return', {'return_request': 'RET9001'}), ('get_order_details', {'order': '#W4817420'}), ('modify_order_address', {'order': '#W4817420', 'address': {'address1': '500 Congress Avenue', 'address2': 'Suite 300', 'city': 'Austin', 'state_code': 'TX', 'zip': '78701'}})), tags=('fulfilment', 'return', 'address'), split='test', doc='Ship, deliver, receive a return and redirect an order.'),
-    'goodwill_gift_card': TaskSpec('goodwill_gift_card', 'Diego Ramirez (diego.r@example.com) had a rough time with his cancelled headphones order.\nGive him a $25 goodwill gift card and use it to order him one 500 ml Insulated Water\nBottle, shipped to his address on file.', rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('card_issued', 1.0, 'Diego now has exactly one gift card.', _check_goodwill_gift_card__card_issued), CheckSpec('bottle_ordered', 1.0, 'A new order for the 500 ml bottle is paid with a gift card.', _check_goodwill_gift_card__bottle_ordered), CheckSpec('one_order', 1.0, '', _check_goodwill_gift_card__one_order), CheckSpec('stock_taken', 1.0, '', _check_goodwill_gift_card__stock_taken)), ('customers.payment_methods', 'orders', 'order_ids', 'gift_card_ids', 'variants.stock'), (('find_customer_by_email', {'email': 'diego.r@example.com'}), ('list_customer_orders', {'customer': 'C04'}), ('issue_gift_card', {'customer': 'C04', 'amount': 25.0}), ('list_products', {'category': 'Kitchen'}), ('get_product_details', {'product': 'P02'}), ('place_order', {'customer': 'C04', 'items': {'V2001': 1}, 'payment_method_id': 'gift_card_0000001'})), persona='Diego Ramirez, a little annoyed but happy to accept a goodwill gesture; he does not know any ids.', known='His email address; he wants the 500 ml steel water bottle.', unknown='His customer id and the item id of the bottle.', tags=('goodwill', 'gift_card', 'place_order'), split='train', doc='Issue a goodwill gift card and spend it on a new order.'),
-    'chloe_return_and_change': TaskSpec('chloe_return_and_change', "Hi, this is Chloe Martin (chloe.martin@example.com). The green water bottle I got earlier\nthis month leaks, so I'd like to send it back, with the refund going to the gift card I\npaid with. And on my sweater order that hasn't shipped yet: please switch it to a size M\nin the same navy, and send it to my new place instead: 1200 Market Street, Apt 5B,\nDenver, CO 80204.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('bottle_return', 2.0, 'A return of the bottle is open, refunding $29.95 to her gift card.', _check_chloe_return_and_change__bottle_return), CheckSpec('size_m', 1.0, 'The sweater order holds the M navy sweater; same price, so no new transaction.', _check_chloe_return_and_change__size_m), CheckSpec('new_address', 1.0, 'The sweater ships to the new flat; the profile address is unchanged.', _check_chloe_return_and_change__new_address)), ('returns', 'return_ids', 'orders.status', 'orders.items', 'orders.address', 'variants.stock'), (('find_customer_by_email', {'email': 'chloe.martin@example.com'}), ('list_customer_orders', {'customer': 'C03'}), ('get_order_details', {'order': '#W5573012'}), ('request_return', {'order': '#W5573012', 'item_ids': ['V2002'], 'refund_method_id': 'gift_card_3318420', 'reason': 'The bottle leaks.'}), ('get_order_details', {'order': '#W3391820'}), ('list_products', {}), ('get_product_details', {'product': 'P04'}), ('swap_order_item', {'order': '#W3391820', 'old_item': 'V4002', 'new_item': 'V4001'}), ('modify_order_address', {'order': '#W3391820', 'address': {'address1': '1200 Market Street', 'address2': 'Apt 5B', 'city': 'Denver', 'state_code': 'CO', 'zip': '80204'}})), persona='Chloe Martin, who just moved flats and is a bit rushed. She describes her orders by what\nis in them, not by their ids, and confirms changes with a quick "yes, please".', known='Her email, the new address, that the leaking bottle was paid with a gift card and that she wants the M navy sweater.', unknown='Her customer id, the order ids, the item ids and the gift card id.', tags=('return', 'exchange', 'address'), split='test', doc='Open a return on one order and change the size and address of another.'),
-    'store_credit_shopping': TaskSpec('store_credit_shopping', 'Two things came in at the warehouse this morning: the parcel for return RET9001, and\n4 pairs of size 10 black Trail Running Shoes from the supplier. Record both. Then Aisha\nBello (aisha.bello@example.com) wants to spend her store credit: one pair of those size 10\nblack Trail Running Shoes and one Yoga Mat, paid with her gift card and shipped to her\naddress on file.', rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('return_done', 1.0, 'RET9001 is refunded and its order returned.', _check_store_credit_shopping__return_done), CheckSpec('shoes_restocked', 1.0, 'Four pairs came in and one was sold.', _check_store_credit_shopping__shoes_restocked), CheckSpec('order_on_store_credit', 2.0, "A new order of the shoes and the mat is paid with Aisha's gift card.", _check_store_credit_shopping__order_on_store_credit), CheckSpec('credit_left', 1.0, '$194.00 of credit minus the $122.49 order leaves $71.51.', _check_store_credit_shopping__credit_left)), ('returns.status', 'orders', 'order_ids', 'variants.stock', 'customers.payment_methods'), (('receive_return', {'return_request': 'RET9001'}), ('list_products', {}), ('get_product_details', {'product': 'P01'}), ('restock_variant', {'variant': 'V1002', 'quantity': 4}), ('find_customer_by_email', {'email': 'aisha.bello@example.com'}), ('get_customer_details', {'customer': 'C05'}), ('list_products', {'category': 'Fitness'}), ('get_product_details', {'product': 'P05'}), ('place_order', {'customer': 'C05', 'items': {'V1002': 1, 'V5001': 1}, 'payment_method_id': 'gift_card_9904711'})), tags=('return', 'stock', 'gift_card', 'place_order'), split='train', doc='Receive a return and a delivery, then spend the store credit on a two-item order.'),
-    'raj_order_overhaul': TaskSpec('raj_order_overhaul', "I'm Raj Patel (raj.patel@example.com). Please cancel the espresso machine I ordered this\nmorning, I no longer need it. My other order, the sweater and yoga mat, arrived today\n(the carrier confirmed it): I'd like to return just the yoga mat, refunded to the\nPayPal account I paid with, because I changed my mind. And please order me the silver\nNoise-Cancelling Headphones on my Mastercard, shipped to my office: 2001 Western Avenue,\nFloor 3, Seattle, WA 98121.", rt.package_data(__package__, 'data/dbd5f7bd25e44903.json'), (CheckSpec('espresso_cancelled', 1.0, 'The espresso order is cancelled as no longer needed and the machine is back in stock.', _check_raj_order_overhaul__espresso_cancelled), CheckSpec('mat_return_open', 1.0, 'A return of the yoga mat alone, $32.50 to PayPal, is open.', _check_raj_order_overhaul__mat_return_open), CheckSpec('headphones_to_office', 2.0, 'A new order of the silver headphones, on the Mastercard, ships to the office.', _check_raj_order_overhaul__headphones_to_office)), ('orders', 'order_ids', 'returns', 'return_ids', 'variants.stock'), (('find_customer_by_email', {'email': 'raj.patel@example.com'}), ('list_customer_orders', {'customer': 'C02'}), ('get_order_details', {'order': '#W1038846'}), ('cancel_order', {'order': '#W1038846', 'reason': 'no longer needed'}), ('get_order_details', {'order': '#W6650318'}), ('mark_order_delivered', {'order': '#W6650318'}), ('request_return', {'order': '#W6650318', 'item_ids': ['V5001'], 'refund_method_id': 'paypal_3391027', 'reason': 'Changed my mind.'}), ('get_customer_details', {'customer': 'C02'}), ('list_products', {}), ('get_product_details', {'product': 'P03'}), ('place_order', {'customer': 'C02', 'items': {'V3002': 1}, 'payment_method_id': 'credit_card_9034112', 'ship_to': {'address1': '2001 Western Avenue', 'address2': 'Floor 3', 'city': 'Seattle', 'state_code': 'WA', 'zip': '98121'}})), tags=('cancel', 'return', 'place_order', 'address'), split='test', doc='Cancel one order, return part of another and place a new one to a work address.'),
-}
+OnlineShop.TASKS = task_registry(__name__, "tasks.json")

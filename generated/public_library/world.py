@@ -16,17 +16,10 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Book", "BookInfo", "Copy", "CopyInfo", "CopyStatus", "Genre", "Hold", "HoldLine",
@@ -233,8 +226,8 @@ _C_MAX_OPEN_LOANS: int = 5  # public_library.world:19
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    loan_ids: int = state_item(0)
-    hold_ids: int = state_item(0)
+    loan_ids: int = state_item(0, load=v.want_int)
+    hold_ids: int = state_item(0, load=v.want_int)
 
 
 class PublicLibrary(Episode):
@@ -247,11 +240,7 @@ class PublicLibrary(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Work for the library desk. Tell a member about any late fee before you return or renew on their behalf, and never waive fees.'
     TABLES: ClassVar[dict[str, str]] = {
-        "members": "Member",
-        "books": "Book",
-        "copies": "Copy",
-        "loans": "Loan",
-        "holds": "Hold",
+        "members": "Member", "books": "Book", "copies": "Copy", "loans": "Loan", "holds": "Hold",
     }
 
     state: _State
@@ -262,23 +251,15 @@ class PublicLibrary(Episode):
     t_holds: Table[Hold]
 
     def _new_state(self) -> _State:
-        ep = self
-        state = _State()
-        del ep
-        return state
+        return _State()
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_members.load_rows(Member, data.get('members', ()), '$.members', ep)
-        self.t_books.load_rows(Book, data.get('books', ()), '$.books', ep)
-        self.t_copies.load_rows(Copy, data.get('copies', ()), '$.copies', ep)
-        self.t_loans.load_rows(Loan, data.get('loans', ()), '$.loans', ep)
-        self.t_holds.load_rows(Hold, data.get('holds', ()), '$.holds', ep)
-        if 'loan_ids' in data:
-            self.state.loan_ids = v.want_int(data['loan_ids'], '$.loan_ids')
-        if 'hold_ids' in data:
-            self.state.hold_ids = v.want_int(data['hold_ids'], '$.hold_ids')
-        del ep
+        self.t_members.load_rows(Member, data.get('members', ()), '$.members', self)
+        self.t_books.load_rows(Book, data.get('books', ()), '$.books', self)
+        self.t_copies.load_rows(Copy, data.get('copies', ()), '$.copies', self)
+        self.t_loans.load_rows(Loan, data.get('loans', ()), '$.loans', self)
+        self.t_holds.load_rows(Hold, data.get('holds', ()), '$.holds', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # public_library.world:211
@@ -1086,368 +1067,245 @@ PublicLibrary.TOOLS = tools(
 
 
 def _check_late_return_and_new_loan__returned(  # public_library.world:536
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_loans['L002'].returned_on,
-            '==',
-            rt.parse_date('2026-05-20'),
-            'loans["L002"].returned_on == date("2026-05-20")',
-        )
-        and rt.compared(ep.t_loans['L002'].late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')
-        and rt.compared(
-            ep.t_copies['C0003'].status,
-            '==',
-            _E10_CopyStatus_available,
-            'copies["C0003"].status == available',
-        )
+        rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
+        and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
+        and rt.expect(ep.t_copies['C0003'].status, '==', _E10_CopyStatus_available, part=2)
     )
 
 
 def _check_late_return_and_new_loan__charged(  # public_library.world:537
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_members['M001'].fees_due, '==', 1.25, 'members["M001"].fees_due == 1.25'
-    )
+    return rt.expect(ep.t_members['M001'].fees_due, '==', 1.25)
 
 
 def _check_late_return_and_new_loan__borrowed(  # public_library.world:538
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> bool:
-    return bool(any(
+    return any(
         _l24.member == 'M001'
         and _l24.copy_ == 'C0006'
         and _l24.returned_on is None
         and _l24.due_on == rt.parse_date('2026-06-10')
         for _l24 in rt.each(ep, ep.t_loans)
-    ))
+    )
 
 
 def _check_pay_then_borrow_and_renew__paid(  # public_library.world:654
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_members['M002'].fees_due, '==', 7.5, 'members["M002"].fees_due == 7.5')
+    return rt.expect(ep.t_members['M002'].fees_due, '==', 7.5)
 
 
 def _check_pay_then_borrow_and_renew__ben_borrowed(  # public_library.world:655
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> bool:
-    return bool(any(
+    return any(
         _l25.member == 'M002' and _l25.copy_ == 'C0001' and _l25.returned_on is None
         for _l25 in rt.each(ep, ep.t_loans)
-    ))
+    )
 
 
 def _check_pay_then_borrow_and_renew__renewed(  # public_library.world:656
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
-    return ep.t_loans['L003'].renewed and rt.compared(
-        ep.t_loans['L003'].due_on,
-        '==',
-        rt.parse_date('2026-06-22'),
-        'loans["L003"].due_on == date("2026-06-22")',
+    return ep.t_loans['L003'].renewed and rt.expect(
+        ep.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22')
     )
 
 
 def _check_swap_holds__dune_cancelled(  # public_library.world:773
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_holds['H001'].status,
-        '==',
-        _E10_HoldStatus_cancelled,
-        'holds["H001"].status == cancelled',
-    )
+    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
 
 
-def _check_swap_holds__beloved_held(  # public_library.world:774
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_swap_holds__beloved_held(ep: PublicLibrary) -> bool:  # public_library.world:774
+    return any(
         _h26.member == 'M003'
         and _h26.book == '9781400033416'
         and _h26.status == _E10_HoldStatus_active
         for _h26 in rt.each(ep, ep.t_holds)
-    ))
+    )
 
 
 def _check_dune_passes_to_next_in_line__dune_returned(  # tasks.world:113
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_loans['L002'].returned_on,
-            '==',
-            rt.parse_date('2026-05-20'),
-            'loans["L002"].returned_on == date("2026-05-20")',
-        )
-        and rt.compared(ep.t_loans['L002'].late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')
-        and rt.compared(
-            ep.t_members['M001'].fees_due, '==', 1.25, 'members["M001"].fees_due == 1.25'
-        )
+        rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
+        and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
+        and rt.expect(ep.t_members['M001'].fees_due, '==', 1.25, part=2)
     )
 
 
 def _check_dune_passes_to_next_in_line__chloe_borrowed(  # tasks.world:114
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> bool:
-    return bool(any(
+    return any(
         _l27.member == 'M003'
         and _l27.copy_ == 'C0003'
         and _l27.returned_on is None
         and _l27.due_on == rt.parse_date('2026-06-10')
         for _l27 in rt.each(ep, ep.t_loans)
-    ))
-
-
-def _check_dune_passes_to_next_in_line__hold_fulfilled(  # tasks.world:115
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_holds['H001'].status,
-        '==',
-        _E10_HoldStatus_fulfilled,
-        'holds["H001"].status == fulfilled',
     )
 
 
-def _check_dune_passes_to_next_in_line__fees_paid(  # tasks.world:116
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+def _check_dune_passes_to_next_in_line__hold_fulfilled(  # tasks.world:115
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_members['M003'].fees_due, '==', 0.0, 'members["M003"].fees_due == 0.0')
+    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_fulfilled)
+
+
+def _check_dune_passes_to_next_in_line__fees_paid(  # tasks.world:116
+    ep: PublicLibrary
+) -> rt.Verdict | bool:
+    return rt.expect(ep.t_members['M003'].fees_due, '==', 0.0)
 
 
 def _check_chloe_swaps_hold_and_books__right_hold_cancelled(  # tasks.world:241
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_holds['H003'].status,
-            '==',
-            _E10_HoldStatus_cancelled,
-            'holds["H003"].status == cancelled',
-        )
-        and rt.compared(
-            ep.t_holds['H001'].status,
-            '==',
-            _E10_HoldStatus_active,
-            'holds["H001"].status == active',
-        )
+    return rt.expect(ep.t_holds['H003'].status, '==', _E10_HoldStatus_cancelled) and rt.expect(
+        ep.t_holds['H001'].status, '==', _E10_HoldStatus_active, part=1
     )
 
 
 def _check_chloe_swaps_hold_and_books__le_guin_returned(  # tasks.world:242
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_loans['L001'].returned_on,
-            '==',
-            rt.parse_date('2026-05-20'),
-            'loans["L001"].returned_on == date("2026-05-20")',
-        )
-        and rt.compared(ep.t_loans['L001'].late_fee, '==', 0.0, 'loans["L001"].late_fee == 0.0')
-        and rt.compared(
-            ep.t_copies['C0002'].status,
-            '==',
-            _E10_CopyStatus_available,
-            'copies["C0002"].status == available',
-        )
+        rt.expect(ep.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
+        and rt.expect(ep.t_loans['L001'].late_fee, '==', 0.0, part=1)
+        and rt.expect(ep.t_copies['C0002'].status, '==', _E10_CopyStatus_available, part=2)
     )
 
 
 def _check_chloe_swaps_hold_and_books__beloved_borrowed(  # tasks.world:243
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> bool:
-    return bool(any(
+    return any(
         _l28.member == 'M003'
         and _l28.copy_ == 'C0004'
         and _l28.returned_on is None
         and _l28.due_on == rt.parse_date('2026-06-10')
         for _l28 in rt.each(ep, ep.t_loans)
-    ))
+    )
 
 
 def _check_chloe_settles_up__returned_on_time(  # tasks.world:361
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_loans['L001'].returned_on,
-            '==',
-            rt.parse_date('2026-05-20'),
-            'loans["L001"].returned_on == date("2026-05-20")',
-        )
-        and rt.compared(ep.t_loans['L001'].late_fee, '==', 0.0, 'loans["L001"].late_fee == 0.0')
-        and rt.compared(
-            ep.t_copies['C0002'].status,
-            '==',
-            _E10_CopyStatus_available,
-            'copies["C0002"].status == available',
-        )
+        rt.expect(ep.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
+        and rt.expect(ep.t_loans['L001'].late_fee, '==', 0.0, part=1)
+        and rt.expect(ep.t_copies['C0002'].status, '==', _E10_CopyStatus_available, part=2)
     )
 
 
 def _check_chloe_settles_up__fees_cleared(  # tasks.world:362
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_members['M003'].fees_due, '==', 0.0, 'members["M003"].fees_due == 0.0')
+    return rt.expect(ep.t_members['M003'].fees_due, '==', 0.0)
 
 
-def _check_chloe_settles_up__beloved_borrowed(  # tasks.world:363
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chloe_settles_up__beloved_borrowed(ep: PublicLibrary) -> bool:  # tasks.world:363
+    return any(
         _l29.member == 'M003'
         and _l29.copy_ == 'C0004'
         and _l29.returned_on is None
         and _l29.due_on == rt.parse_date('2026-06-10')
         for _l29 in rt.each(ep, ep.t_loans)
-    ))
-
-
-def _check_ben_pays_borrows_and_queues__paid_just_enough(  # tasks.world:481
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_members['M002'].fees_due, '==', 10.0, 'members["M002"].fees_due == 10.0'
     )
 
 
+def _check_ben_pays_borrows_and_queues__paid_just_enough(  # tasks.world:481
+    ep: PublicLibrary
+) -> rt.Verdict | bool:
+    return rt.expect(ep.t_members['M002'].fees_due, '==', 10.0)
+
+
 def _check_ben_pays_borrows_and_queues__beloved_borrowed(  # tasks.world:482
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> bool:
-    return bool(any(
+    return any(
         _l30.member == 'M002'
         and ep.t_copies[_l30.copy_].book == '9781400033416'
         and _l30.returned_on is None
         and _l30.due_on == rt.parse_date('2026-06-10')
         for _l30 in rt.each(ep, ep.t_loans)
-    ))
+    )
 
 
-def _check_ben_pays_borrows_and_queues__dune_queued(  # tasks.world:483
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_ben_pays_borrows_and_queues__dune_queued(ep: PublicLibrary) -> bool:  # tasks.world:483
+    return any(
         _h31.member == 'M002'
         and _h31.book == '9780441172719'
         and _h31.status == _E10_HoldStatus_active
         for _h31 in rt.each(ep, ep.t_holds)
-    ))
+    )
 
 
 def _check_ana_renews_what_she_can__beloved_renewed(  # tasks.world:605
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
         ep.t_loans['L003'].renewed
-        and rt.compared(
-            ep.t_loans['L003'].due_on,
-            '==',
-            rt.parse_date('2026-06-22'),
-            'loans["L003"].due_on == date("2026-06-22")',
-        )
-        and rt.compared(
-            ep.t_loans['L003'].returned_on, 'is', None, 'loans["L003"].returned_on == none'
-        )
+        and rt.expect(ep.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22'))
+        and rt.expect(ep.t_loans['L003'].returned_on, 'is', None, part=1)
     )
 
 
 def _check_ana_renews_what_she_can__dune_returned_and_paid(  # tasks.world:606
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_loans['L002'].returned_on,
-            '==',
-            rt.parse_date('2026-05-20'),
-            'loans["L002"].returned_on == date("2026-05-20")',
-        )
-        and rt.compared(ep.t_loans['L002'].late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')
-        and rt.compared(
-            ep.t_copies['C0003'].status,
-            '==',
-            _E10_CopyStatus_available,
-            'copies["C0003"].status == available',
-        )
-        and rt.compared(
-            ep.t_members['M001'].fees_due, '==', 0.0, 'members["M001"].fees_due == 0.0'
-        )
+        rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
+        and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
+        and rt.expect(ep.t_copies['C0003'].status, '==', _E10_CopyStatus_available, part=2)
+        and rt.expect(ep.t_members['M001'].fees_due, '==', 0.0, part=3)
     )
 
 
 def _check_ana_returns_everything__dune_back_late(  # tasks.world:726
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_loans['L002'].returned_on,
-            '==',
-            rt.parse_date('2026-05-20'),
-            'loans["L002"].returned_on == date("2026-05-20")',
-        )
-        and rt.compared(ep.t_loans['L002'].late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')
-        and rt.compared(
-            ep.t_copies['C0003'].status,
-            '==',
-            _E10_CopyStatus_available,
-            'copies["C0003"].status == available',
-        )
+        rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
+        and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
+        and rt.expect(ep.t_copies['C0003'].status, '==', _E10_CopyStatus_available, part=2)
     )
 
 
 def _check_ana_returns_everything__beloved_back(  # tasks.world:727
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_loans['L003'].returned_on,
-            '==',
-            rt.parse_date('2026-05-20'),
-            'loans["L003"].returned_on == date("2026-05-20")',
-        )
-        and rt.compared(ep.t_loans['L003'].late_fee, '==', 0.0, 'loans["L003"].late_fee == 0.0')
-        and rt.compared(
-            ep.t_copies['C0005'].status,
-            '==',
-            _E10_CopyStatus_available,
-            'copies["C0005"].status == available',
-        )
+        rt.expect(ep.t_loans['L003'].returned_on, '==', rt.parse_date('2026-05-20'))
+        and rt.expect(ep.t_loans['L003'].late_fee, '==', 0.0, part=1)
+        and rt.expect(ep.t_copies['C0005'].status, '==', _E10_CopyStatus_available, part=2)
     )
 
 
 def _check_ana_returns_everything__fee_paid(  # tasks.world:728
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
+    ep: PublicLibrary
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(ep.t_members['M001'].fees_due, '==', 0.0, 'members["M001"].fees_due == 0.0')
-        and rt.compared(ep.t_loans['L002'].late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')
+    return rt.expect(ep.t_members['M001'].fees_due, '==', 0.0) and rt.expect(
+        ep.t_loans['L002'].late_fee, '==', 1.25, part=1
     )
 
 
-def _check_ana_returns_everything__new_loan(  # tasks.world:729
-    ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_ana_returns_everything__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:729
+    return any(
         _l32.member == 'M001'
         and _l32.copy_ == 'C0001'
         and _l32.returned_on is None
         and _l32.due_on == rt.parse_date('2026-06-10')
         for _l32 in rt.each(ep, ep.t_loans)
-    ))
+    )
 
 
-PublicLibrary.TASKS = {
-    'late_return_and_new_loan': TaskSpec('late_return_and_new_loan', 'Ana Silva (M001) is bringing back Dune, copy C0003, and would like to take out A Brief History of Time.', rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('returned', 1.0, "Dune's loan is closed today with a $1.25 late fee.", _check_late_return_and_new_loan__returned), CheckSpec('charged', 1.0, 'Ana owes the late fee.', _check_late_return_and_new_loan__charged), CheckSpec('borrowed', 1.0, 'Ana has the Brief History copy, due in 21 days.', _check_late_return_and_new_loan__borrowed)), ('loans', 'loan_ids', 'copies.status', 'members.fees_due'), (('return_copy', {'copy': 'C0003'}), ('search_books', {'query': 'brief history'}), ('borrow_copy', {'member': 'M001', 'copy': 'C0006'})), doc='Return an overdue copy, charging the fee, and lend another book.'),
-    'pay_then_borrow_and_renew': TaskSpec('pay_then_borrow_and_renew', 'Ben Okafor (M002) pays $5.00 of his fees and wants to borrow The Left Hand of Darkness. Ana Silva (M001) also asks to renew her loan of Beloved.', rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('paid', 1.0, 'Ben now owes $7.50.', _check_pay_then_borrow_and_renew__paid), CheckSpec('ben_borrowed', 1.0, 'Ben has copy C0001 on loan.', _check_pay_then_borrow_and_renew__ben_borrowed), CheckSpec('renewed', 1.0, "Ana's Beloved loan is renewed to June 22.", _check_pay_then_borrow_and_renew__renewed)), ('members.fees_due', 'loans', 'loan_ids', 'copies.status'), (('get_member', {'member': 'M002'}), ('pay_fees', {'member': 'M002', 'amount': 5.0}), ('search_books', {'query': 'left hand of darkness'}), ('borrow_copy', {'member': 'M002', 'copy': 'C0001'}), ('list_loans', {'member': 'M001'}), ('renew_loan', {'loan': 'L003'})), doc='A blocked member pays part of his fees and borrows; another member renews.'),
-    'swap_holds': TaskSpec('swap_holds', 'Chloe Martin (M003) no longer wants Dune; cancel her hold on it and put her on the list for Beloved instead.', rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('dune_cancelled', 1.0, "Chloe's Dune hold is cancelled.", _check_swap_holds__dune_cancelled), CheckSpec('beloved_held', 1.0, 'Chloe has an active hold on Beloved.', _check_swap_holds__beloved_held)), ('holds', 'hold_ids'), (('get_member', {'member': 'M003'}), ('cancel_hold', {'hold': 'H001'}), ('search_books', {'query': 'beloved'}), ('place_hold', {'member': 'M003', 'book': '9781400033416'})), doc='A member gives up one hold and queues for another book.'),
-    'dune_passes_to_next_in_line': TaskSpec('dune_passes_to_next_in_line', 'Ana Silva (card M001) is at the desk returning her copy of Dune. Chloe Martin (card M003) has been waiting for that book and is here too: lend the returned copy to her straight away, and she would like to pay off everything she owes.', rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('dune_returned', 1.0, "Ana's Dune loan is closed today with the $1.25 late fee charged to her.", _check_dune_passes_to_next_in_line__dune_returned), CheckSpec('chloe_borrowed', 1.0, 'Chloe has the same Dune copy on loan, due in 21 days.', _check_dune_passes_to_next_in_line__chloe_borrowed), CheckSpec('hold_fulfilled', 1.0, "Chloe's hold on Dune is fulfilled.", _check_dune_passes_to_next_in_line__hold_fulfilled), CheckSpec('fees_paid', 1.0, 'Chloe owes nothing.', _check_dune_passes_to_next_in_line__fees_paid)), ('loans', 'loan_ids', 'copies.status', 'members.fees_due', 'holds.status'), (('list_loans', {'member': 'M001'}), ('return_copy', {'copy': 'C0003'}), ('get_member', {'member': 'M003'}), ('borrow_copy', {'member': 'M003', 'copy': 'C0003'}), ('pay_fees', {'member': 'M003', 'amount': 3.0})), doc='An overdue copy comes back and goes straight to the member whose hold is first in line, who also settles her fees.'),
-    'chloe_swaps_hold_and_books': TaskSpec('chloe_swaps_hold_and_books', "Chloe Martin (card M003) is at the desk. She bought her own copy of A Brief History of Time, so cancel her hold on it, but keep her waiting for Dune. She's also handing back The Left Hand of Darkness and would like to take Beloved home today.", rt.package_data(__package__, 'data/d866e195f3280631.json'), (CheckSpec('right_hold_cancelled', 1.0, 'The Brief History hold is cancelled and the Dune hold still waits.', _check_chloe_swaps_hold_and_books__right_hold_cancelled), CheckSpec('le_guin_returned', 1.0, 'The Left Hand of Darkness is checked in today, on time, with no fee.', _check_chloe_swaps_hold_and_books__le_guin_returned), CheckSpec('beloved_borrowed', 1.0, 'Chloe has the available copy of Beloved, due in 21 days.', _check_chloe_swaps_hold_and_books__beloved_borrowed)), ('holds.status', 'loans', 'loan_ids', 'copies.status', 'members.fees_due'), (('get_member', {'member': 'M003'}), ('cancel_hold', {'hold': 'H003'}), ('return_copy', {'copy': 'C0002'}), ('search_books', {'query': 'beloved'}), ('borrow_copy', {'member': 'M003', 'copy': 'C0004'})), doc="Cancel one of a member's two holds, check in her book and lend her another."),
-    'chloe_settles_up': TaskSpec('chloe_settles_up', "Hi, I'm Chloe Martin, card M003. I'm returning The Left Hand of Darkness, and I'd like to pay off everything I owe today. Then I'd like to borrow Beloved by Toni Morrison.", rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('returned_on_time', 1.0, 'The Left Hand of Darkness is back today, with no late fee.', _check_chloe_settles_up__returned_on_time), CheckSpec('fees_cleared', 1.0, 'Chloe owes nothing.', _check_chloe_settles_up__fees_cleared), CheckSpec('beloved_borrowed', 1.0, 'Chloe has the shelf copy of Beloved, due in 21 days.', _check_chloe_settles_up__beloved_borrowed)), ('loans', 'loan_ids', 'copies.status', 'members.fees_due'), (('get_member', {'member': 'M003'}), ('return_copy', {'copy': 'C0002'}), ('pay_fees', {'member': 'M003', 'amount': 3.0}), ('search_books', {'query': 'beloved'}), ('borrow_copy', {'member': 'M003', 'copy': 'C0004'})), doc='A member returns a book on time, clears her fees and borrows another title.'),
-    'ben_pays_borrows_and_queues': TaskSpec('ben_pays_borrows_and_queues', "Ben Okafor (card M002) wants to take out Beloved today. He'll pay only as much of his fines as he has to in order to be allowed to borrow. He'd also like to join the waiting list for Dune.", rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('paid_just_enough', 1.0, 'Ben paid down to the $10.00 borrowing limit.', _check_ben_pays_borrows_and_queues__paid_just_enough), CheckSpec('beloved_borrowed', 1.0, 'Ben has a copy of Beloved on loan, due in 21 days.', _check_ben_pays_borrows_and_queues__beloved_borrowed), CheckSpec('dune_queued', 1.0, 'Ben has an active hold on Dune.', _check_ben_pays_borrows_and_queues__dune_queued)), ('members.fees_due', 'loans', 'loan_ids', 'copies.status', 'holds', 'hold_ids'), (('get_member', {'member': 'M002'}), ('search_books', {'query': 'beloved'}), ('pay_fees', {'member': 'M002', 'amount': 2.5}), ('borrow_copy', {'member': 'M002', 'copy': 'C0004'}), ('search_books', {'query': 'dune'}), ('place_hold', {'member': 'M002', 'book': '9780441172719'})), doc='A member with too many fees pays just enough to borrow a book, then joins the queue for another.'),
-    'ana_renews_what_she_can': TaskSpec('ana_renews_what_she_can', "Hi, it's Ana Silva, card M001. I'd like to renew both books I have out at the moment. If one of them can't be renewed, I'll just hand it back now and pay whatever I owe for it straight away.", rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('beloved_renewed', 1.0, "Ana's Beloved loan is renewed to June 22.", _check_ana_renews_what_she_can__beloved_renewed), CheckSpec('dune_returned_and_paid', 1.0, 'Dune, too late to renew, is checked in today with a $1.25 fee that Ana has paid.', _check_ana_renews_what_she_can__dune_returned_and_paid)), ('loans.due_on', 'loans.renewed', 'loans.returned_on', 'loans.late_fee', 'copies.status', 'members.fees_due'), (('get_member', {'member': 'M001'}), ('renew_loan', {'loan': 'L003'}), ('return_copy', {'copy': 'C0003'}), ('pay_fees', {'member': 'M001', 'amount': 1.25})), persona='Ana Silva, a regular at the library; friendly and a little chatty, happy to pay small fees on the spot once she is told the amount.', known='Her card number is M001. She has two books out: Dune and Beloved. She wants to keep both longer if possible; any book that cannot be renewed she returns right now, and she pays the resulting fee in full immediately.', unknown='The loan ids and copy barcodes, which loan can be renewed, the new due date and the amount of any late fee.', doc='A member asks to renew both loans; the overdue one is returned instead and its fee paid.'),
-    'ana_returns_everything': TaskSpec('ana_returns_everything', "Ana Silva here, card M001. I'm handing back both books I have out, and if anything is overdue I'll pay the late fee right away. Then I'd like to take out The Left Hand of Darkness.", rt.package_data(__package__, 'data/a2853e150fb9b46b.json'), (CheckSpec('dune_back_late', 1.0, 'Dune is back today with a $1.25 fee for five days late.', _check_ana_returns_everything__dune_back_late), CheckSpec('beloved_back', 1.0, 'Beloved is back today, on time.', _check_ana_returns_everything__beloved_back), CheckSpec('fee_paid', 1.0, 'The late fee was charged and paid: Ana owes nothing.', _check_ana_returns_everything__fee_paid), CheckSpec('new_loan', 1.0, 'Ana has the shelf copy of The Left Hand of Darkness, due in 21 days.', _check_ana_returns_everything__new_loan)), ('loans', 'loan_ids', 'copies.status', 'members.fees_due'), (('list_loans', {'member': 'M001'}), ('return_copy', {'copy': 'C0003'}), ('return_copy', {'copy': 'C0005'}), ('pay_fees', {'member': 'M001', 'amount': 1.25}), ('search_books', {'query': 'left hand'}), ('borrow_copy', {'member': 'M001', 'copy': 'C0001'})), persona='Ana Silva, a regular library member; friendly and brief, and happy to pay a small late fee on the spot once she is told the amount.', known='Her card number is M001. She is returning both books she has out, Dune and Beloved. She will pay any late fee in full right away. She wants to borrow The Left Hand of Darkness afterwards.', unknown='The loan ids and copy barcodes, which book is overdue, the amount of the late fee and which copy of The Left Hand of Darkness is on the shelf.', doc='A member returns all her loans, one of them late, pays the fee and borrows a new title.'),
-}
+PublicLibrary.TASKS = task_registry(__name__, "tasks.json")

@@ -16,17 +16,10 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Category", "DiningTable", "MenuItem", "Order", "OrderLine", "OrderStatus", "OrderView",
@@ -231,10 +224,12 @@ class SettleReceipt(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    order_ids: int = state_item(0)
-    line_ids: int = state_item(0)
-    payment_ids: int = state_item(0)
-    current_server: str | None = state_item(None)
+    order_ids: int = state_item(0, load=v.want_int)
+    line_ids: int = state_item(0, load=v.want_int)
+    payment_ids: int = state_item(0, load=v.want_int)
+    current_server: str | None = state_item(
+        None,
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'))))
 
 
 class RestaurantOrders(Episode):
@@ -247,12 +242,8 @@ class RestaurantOrders(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Act as the signed-in server. Add exactly the items and quantities the guests ask for; confirm the tip and payment method before settling a share. Amounts are in cents.'
     TABLES: ClassVar[dict[str, str]] = {
-        "servers": "Server",
-        "dining_tables": "DiningTable",
-        "menu": "MenuItem",
-        "orders": "Order",
-        "order_lines": "OrderLine",
-        "payments": "Payment",
+        "servers": "Server", "dining_tables": "DiningTable", "menu": "MenuItem", "orders": "Order",
+        "order_lines": "OrderLine", "payments": "Payment",
     }
 
     state: _State
@@ -264,29 +255,20 @@ class RestaurantOrders(Episode):
     t_payments: Table[Payment]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_server = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_servers.load_rows(Server, data.get('servers', ()), '$.servers', ep)
-        self.t_dining_tables.load_rows(DiningTable, data.get('dining_tables', ()), '$.dining_tables', ep)
-        self.t_menu.load_rows(MenuItem, data.get('menu', ()), '$.menu', ep)
-        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
-        self.t_order_lines.load_rows(OrderLine, data.get('order_lines', ()), '$.order_lines', ep)
-        self.t_payments.load_rows(Payment, data.get('payments', ()), '$.payments', ep)
-        if 'order_ids' in data:
-            self.state.order_ids = v.want_int(data['order_ids'], '$.order_ids')
-        if 'line_ids' in data:
-            self.state.line_ids = v.want_int(data['line_ids'], '$.line_ids')
-        if 'payment_ids' in data:
-            self.state.payment_ids = v.want_int(data['payment_ids'], '$.payment_ids')
-        if 'current_server' in data:
-            self.state.current_server = v.want_optional(data['current_server'], '$.current_server', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$')))
-        del ep
+        self.t_servers.load_rows(Server, data.get('servers', ()), '$.servers', self)
+        self.t_dining_tables.load_rows(
+            DiningTable, data.get('dining_tables', ()), '$.dining_tables', self
+        )
+        self.t_menu.load_rows(MenuItem, data.get('menu', ()), '$.menu', self)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', self)
+        self.t_order_lines.load_rows(OrderLine, data.get('order_lines', ()), '$.order_lines', self)
+        self.t_payments.load_rows(Payment, data.get('payments', ()), '$.payments', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # restaurant_orders.world:161
@@ -1058,22 +1040,18 @@ RestaurantOrders.TOOLS = tools(
 )
 
 
-def _check_new_table_order__sent(  # restaurant_orders.world:557
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_table_order__sent(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:557
+    return any(
         _o17.table == 'T1'
         and _o17.guests == 2
         and _o17.status == _E11_OrderStatus_sent_to_kitchen
         and _o17.server == 'S01'
         for _o17 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
-def _check_new_table_order__lines(  # restaurant_orders.world:558
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_table_order__lines(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:558
+    return any(
         _o18.table == 'T1'
         and _o18.status == _E11_OrderStatus_sent_to_kitchen
         and len([_l19 for _l19 in rt.each(ep, ep.t_order_lines) if _l19.order == _o18.key()]) == 3
@@ -1093,79 +1071,54 @@ def _check_new_table_order__lines(  # restaurant_orders.world:558
             for _l22 in rt.each(ep, ep.t_order_lines)
         )
         for _o18 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
-def _check_new_table_order__total(  # restaurant_orders.world:559
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_table_order__total(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:559
+    return any(
         _o23.table == 'T1'
         and _o23.status == _E11_OrderStatus_sent_to_kitchen
         and ep.fn_order_total(_o23) == 3350
         for _o23 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_close_out_tables__t4_paid(  # restaurant_orders.world:706
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_orders['O003'].status,
-            '==',
-            _E11_OrderStatus_paid,
-            'orders["O003"].status == paid',
-        )
-        and any(
-            _p24.order == 'O003'
-            and _p24.share == 2
-            and _p24.amount_cents == 1950
-            and _p24.tip_cents == 150
-            and _p24.method == _E9_PayMethod_card
-            for _p24 in rt.each(ep, ep.t_payments)
-        )
+    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_paid) and any(
+        _p24.order == 'O003'
+        and _p24.share == 2
+        and _p24.amount_cents == 1950
+        and _p24.tip_cents == 150
+        and _p24.method == _E9_PayMethod_card
+        for _p24 in rt.each(ep, ep.t_payments)
     )
 
 
 def _check_close_out_tables__t3_served(  # restaurant_orders.world:707
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_orders['O002'].status,
-            '==',
-            _E11_OrderStatus_served,
-            'orders["O002"].status == served',
-        )
-        and rt.compared(
-            ep.t_orders['O002'].served_at, 'is not', None, 'orders["O002"].served_at != none'
-        )
+    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_served) and rt.expect(
+        ep.t_orders['O002'].served_at, 'is not', None, part=1
     )
 
 
-def _check_close_out_tables__sea_bass(  # restaurant_orders.world:708
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
+def _check_close_out_tables__sea_bass(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:708
     return bool(ep.t_menu['FS01'].available)
 
 
 def _check_split_at_the_bar__split(  # restaurant_orders.world:854
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_orders['O005'].split_ways, '==', 2, 'orders["O005"].split_ways == 2')
+    return rt.expect(ep.t_orders['O005'].split_ways, '==', 2)
 
 
 def _check_split_at_the_bar__settled(  # restaurant_orders.world:855
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_orders['O005'].status,
-            '==',
-            _E11_OrderStatus_paid,
-            'orders["O005"].status == paid',
-        )
+        rt.expect(ep.t_orders['O005'].status, '==', _E11_OrderStatus_paid)
         and any(
             _p25.order == 'O005'
             and _p25.share == 1
@@ -1186,20 +1139,17 @@ def _check_split_at_the_bar__settled(  # restaurant_orders.world:855
 
 
 def _check_sea_bass_back_for_o001__sea_bass_available(  # tasks.world:140
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> bool:
     return bool(ep.t_menu['FS01'].available)
 
 
 def _check_sea_bass_back_for_o001__lines_changed(  # tasks.world:141
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            len([_l27 for _l27 in rt.each(ep, ep.t_order_lines) if _l27.order == 'O001']),
-            '==',
-            3,
-            'count([l for l in order_lines if l.order == "O001"]) == 3',
+        rt.expect(
+            len([_l27 for _l27 in rt.each(ep, ep.t_order_lines) if _l27.order == 'O001']), '==', 3
         )
         and any(
             _l28.order == 'O001' and _l28.item == 'PZ01' and _l28.quantity == 1
@@ -1223,63 +1173,44 @@ def _check_sea_bass_back_for_o001__lines_changed(  # tasks.world:141
 
 
 def _check_sea_bass_back_for_o001__total(  # tasks.world:142
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.fn_order_total(ep.t_orders['O001']), '==', 4900, 'order_total(orders["O001"]) == 4900'
-    )
+    return rt.expect(ep.fn_order_total(ep.t_orders['O001']), '==', 4900)
 
 
 def _check_sea_bass_back_for_o001__sent(  # tasks.world:143
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_orders['O001'].status,
-            '==',
-            _E11_OrderStatus_sent_to_kitchen,
-            'orders["O001"].status == sent_to_kitchen',
-        )
-        and rt.compared(
-            ep.t_orders['O001'].sent_at, 'is not', None, 'orders["O001"].sent_at != none'
-        )
+        rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
+        and rt.expect(ep.t_orders['O001'].sent_at, 'is not', None, part=1)
     )
 
 
-def _check_t2_dessert_to_bill__dessert_added(  # tasks.world:290
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_t2_dessert_to_bill__dessert_added(ep: RestaurantOrders) -> bool:  # tasks.world:290
+    return any(
         _l32.order == 'O001'
         and _l32.item == 'DS01'
         and _l32.quantity == 2
         and _l32.unit_price_cents == 650
         for _l32 in rt.each(ep, ep.t_order_lines)
-    ))
+    )
 
 
 def _check_t2_dessert_to_bill__through_kitchen(  # tasks.world:291
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(ep.t_orders['O001'].sent_at, 'is not', None, 'orders["O001"].sent_at != none')
-        and rt.compared(
-            ep.t_orders['O001'].served_at, 'is not', None, 'orders["O001"].served_at != none'
-        )
+    return rt.expect(ep.t_orders['O001'].sent_at, 'is not', None) and rt.expect(
+        ep.t_orders['O001'].served_at, 'is not', None, part=1
     )
 
 
 def _check_t2_dessert_to_bill__paid_in_full(  # tasks.world:292
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_orders['O001'].status,
-            '==',
-            _E11_OrderStatus_paid,
-            'orders["O001"].status == paid',
-        )
-        and rt.compared(ep.t_orders['O001'].split_ways, '==', 1, 'orders["O001"].split_ways == 1')
+        rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_paid)
+        and rt.expect(ep.t_orders['O001'].split_ways, '==', 1, part=1)
         and any(
             _p33.order == 'O001'
             and _p33.share == 1
@@ -1292,38 +1223,28 @@ def _check_t2_dessert_to_bill__paid_in_full(  # tasks.world:292
 
 
 def _check_free_t4_for_terrace_party__t4_settled(  # tasks.world:438
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_orders['O003'].status,
-            '==',
-            _E11_OrderStatus_paid,
-            'orders["O003"].status == paid',
-        )
-        and rt.compared(
-            ep.t_orders['O003'].paid_at, 'is not', None, 'orders["O003"].paid_at != none'
-        )
+    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_paid) and rt.expect(
+        ep.t_orders['O003'].paid_at, 'is not', None, part=1
     )
 
 
 def _check_free_t4_for_terrace_party__party_seated(  # tasks.world:439
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> bool:
-    return bool(any(
+    return any(
         _o34.table == 'T4'
         and _o34.id_ != 'O003'
         and _o34.guests == 4
         and _o34.status == _E11_OrderStatus_sent_to_kitchen
         and _o34.server == 'S01'
         for _o34 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
-def _check_free_t4_for_terrace_party__party_lines(  # tasks.world:440
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_free_t4_for_terrace_party__party_lines(ep: RestaurantOrders) -> bool:  # tasks.world:440
+    return any(
         _o35.table == 'T4'
         and _o35.status == _E11_OrderStatus_sent_to_kitchen
         and len([_l36 for _l36 in rt.each(ep, ep.t_order_lines) if _l36.order == _o35.key()]) == 2
@@ -1337,34 +1258,24 @@ def _check_free_t4_for_terrace_party__party_lines(  # tasks.world:440
         )
         and ep.fn_order_total(_o35) == 3150
         for _o35 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_t1_changes_their_mind__sent(  # tasks.world:605
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_orders['O006'].status,
-            '==',
-            _E11_OrderStatus_sent_to_kitchen,
-            'orders["O006"].status == sent_to_kitchen',
-        )
-        and rt.compared(
-            ep.t_orders['O006'].sent_at, 'is not', None, 'orders["O006"].sent_at != none'
-        )
+        rt.expect(ep.t_orders['O006'].status, '==', _E11_OrderStatus_sent_to_kitchen)
+        and rt.expect(ep.t_orders['O006'].sent_at, 'is not', None, part=1)
     )
 
 
 def _check_t1_changes_their_mind__lines(  # tasks.world:606
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            len([_l39 for _l39 in rt.each(ep, ep.t_order_lines) if _l39.order == 'O006']),
-            '==',
-            3,
-            'count([l for l in order_lines if l.order == "O006"]) == 3',
+        rt.expect(
+            len([_l39 for _l39 in rt.each(ep, ep.t_order_lines) if _l39.order == 'O006']), '==', 3
         )
         and any(
             _l40.order == 'O006' and _l40.item == 'PS01' and _l40.quantity == 1
@@ -1385,9 +1296,9 @@ def _check_t1_changes_their_mind__lines(  # tasks.world:606
 
 
 def _check_t1_changes_their_mind__total(  # tasks.world:607
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
-    return rt.compared(
+    return rt.expect(
         sum(rt.each(
             ep,
             tuple([
@@ -1398,48 +1309,33 @@ def _check_t1_changes_their_mind__total(  # tasks.world:607
         )),
         '==',
         3250,
-        'sum([l.quantity * l.unit_price_cents for l in order_lines if l.order == "O006"]) == 3250',
     )
 
 
-def _check_turn_table_t4__t4_settled(  # tasks.world:757
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_orders['O003'].status,
-            '==',
-            _E11_OrderStatus_paid,
-            'orders["O003"].status == paid',
-        )
-        and any(
-            _p45.order == 'O003'
-            and _p45.share == 2
-            and _p45.amount_cents == 1950
-            and _p45.tip_cents == 0
-            and _p45.method == _E9_PayMethod_cash
-            for _p45 in rt.each(ep, ep.t_payments)
-        )
+def _check_turn_table_t4__t4_settled(ep: RestaurantOrders) -> rt.Verdict | bool:  # tasks.world:757
+    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_paid) and any(
+        _p45.order == 'O003'
+        and _p45.share == 2
+        and _p45.amount_cents == 1950
+        and _p45.tip_cents == 0
+        and _p45.method == _E9_PayMethod_cash
+        for _p45 in rt.each(ep, ep.t_payments)
     )
 
 
-def _check_turn_table_t4__new_party_sent(  # tasks.world:758
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_turn_table_t4__new_party_sent(ep: RestaurantOrders) -> bool:  # tasks.world:758
+    return any(
         _o46.table == 'T4'
         and _o46.id_ != 'O003'
         and _o46.guests == 3
         and _o46.status == _E11_OrderStatus_sent_to_kitchen
         and _o46.server == 'S01'
         for _o46 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
-def _check_turn_table_t4__new_party_lines(  # tasks.world:759
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_turn_table_t4__new_party_lines(ep: RestaurantOrders) -> bool:  # tasks.world:759
+    return any(
         _o47.table == 'T4'
         and _o47.status == _E11_OrderStatus_sent_to_kitchen
         and len([_l48 for _l48 in rt.each(ep, ep.t_order_lines) if _l48.order == _o47.key()]) == 3
@@ -1457,51 +1353,33 @@ def _check_turn_table_t4__new_party_lines(  # tasks.world:759
         )
         and ep.fn_order_total(_o47) == 6150
         for _o47 in rt.each(ep, ep.t_orders)
-    ))
+    )
 
 
 def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(  # tasks.world:910
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> bool:
-    return bool(not ep.t_menu['DS01'].available)
+    return not ep.t_menu['DS01'].available
 
 
 def _check_tiramisu_out_and_terrace_split__served(  # tasks.world:911
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_orders['O002'].status,
-            '==',
-            _E11_OrderStatus_served,
-            'orders["O002"].status == served',
-        )
-        and rt.compared(
-            ep.t_orders['O002'].served_at, 'is not', None, 'orders["O002"].served_at != none'
-        )
+    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_served) and rt.expect(
+        ep.t_orders['O002'].served_at, 'is not', None, part=1
     )
 
 
 def _check_tiramisu_out_and_terrace_split__split_five(  # tasks.world:912
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_orders['O002'].split_ways, '==', 5, 'orders["O002"].split_ways == 5')
+    return rt.expect(ep.t_orders['O002'].split_ways, '==', 5)
 
 
 def _check_tiramisu_out_and_terrace_split__told_share(  # tasks.world:913
-    ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
+    ep: RestaurantOrders, replies: tuple[str, ...]
 ) -> bool:
-    return bool('11.10' in rt.read(ep, replies[-1] if replies else ''))
+    return '11.10' in rt.read(ep, replies[-1] if replies else '')
 
 
-RestaurantOrders.TASKS = {
-    'new_table_order': TaskSpec('new_table_order', "Two guests just sat at table T1. They'd like one Margherita pizza with extra basil, one Carbonara and two sparkling waters. Open their order and send it to the kitchen.", rt.package_data(__package__, 'data/51c6decf5f4512e8.json'), (CheckSpec('sent', 1.0, 'T1 has an order for two in the kitchen.', _check_new_table_order__sent), CheckSpec('lines', 1.0, 'The order holds exactly the requested items.', _check_new_table_order__lines), CheckSpec('total', 1.0, 'The bill comes to 33.50.', _check_new_table_order__total)), ('orders', 'order_ids', 'order_lines', 'line_ids'), (('list_menu', {'category': 'main'}), ('list_menu', {'category': 'drink'}), ('open_order', {'table': 'T1', 'guests': 2}), ('add_line', {'order': 'O006', 'item': 'PZ01', 'quantity': 1, 'note': 'extra basil'}), ('add_line', {'order': 'O006', 'item': 'PS01', 'quantity': 1}), ('add_line', {'order': 'O006', 'item': 'DR01', 'quantity': 2}), ('send_to_kitchen', {'order': 'O006'})), doc='Open an order for two at T1, add the dishes and send it to the kitchen.'),
-    'close_out_tables': TaskSpec('close_out_tables', 'This is Ana (S01). Table T4 is paying the second half of their bill by card with a 1.50 tip. The food for T3 has just gone out, mark it served. And the sea bass is back in stock.', rt.package_data(__package__, 'data/e0bbce2485c0b720.json'), (CheckSpec('t4_paid', 1.0, "T4's order is fully paid, the second share by card with a 150-cent tip.", _check_close_out_tables__t4_paid), CheckSpec('t3_served', 1.0, "T3's order is served.", _check_close_out_tables__t3_served), CheckSpec('sea_bass', 1.0, 'The sea bass is available again.', _check_close_out_tables__sea_bass)), ('current_server', 'payments', 'payment_ids', 'orders.status', 'orders.served_at', 'orders.paid_at', 'menu.available'), (('sign_in', {'server': 'S01'}), ('get_table', {'table': 'T4'}), ('get_order', {'order': 'O003'}), ('settle_share', {'order': 'O003', 'method': 'card', 'tip_cents': 150}), ('get_table', {'table': 'T3'}), ('mark_served', {'order': 'O002'}), ('search_menu', {'text': 'sea bass'}), ('set_item_availability', {'item': 'FS01', 'available': True})), doc="Settle the rest of T4's bill, serve T3 and put the sea bass back on."),
-    'split_at_the_bar': TaskSpec('split_at_the_bar', 'The couple at the bar (table T5) want to split their bill in two. The first pays cash with a 1.00 tip, the second by card with a 2.00 tip.', rt.package_data(__package__, 'data/73a58205c45f6c60.json'), (CheckSpec('split', 1.0, "T5's order was split two ways.", _check_split_at_the_bar__split), CheckSpec('settled', 1.0, 'Both shares are paid as asked and the order is paid.', _check_split_at_the_bar__settled)), ('payments', 'payment_ids', 'orders.split_ways', 'orders.status', 'orders.paid_at'), (('get_table', {'table': 'T5'}), ('get_order', {'order': 'O005'}), ('split_bill', {'order': 'O005', 'ways': 2}), ('settle_share', {'order': 'O005', 'method': 'cash', 'tip_cents': 100}), ('settle_share', {'order': 'O005', 'method': 'card', 'tip_cents': 200})), doc="Split the bar's bill in two and settle both shares."),
-    'sea_bass_back_for_o001': TaskSpec('sea_bass_back_for_o001', "Ana here, about the open order O001. The kitchen just told me the grilled sea bass is back, so put it back on the menu and add one sea bass to that order. They also want two tiramisus, and they've changed their minds about the sparkling waters: take those off the order. Then send it to the kitchen.", rt.package_data(__package__, 'data/51c6decf5f4512e8.json'), (CheckSpec('sea_bass_available', 1.0, 'The grilled sea bass can be ordered again.', _check_sea_bass_back_for_o001__sea_bass_available), CheckSpec('lines_changed', 1.0, 'O001 holds the pizza, one sea bass and two tiramisus, and no sparkling water.', _check_sea_bass_back_for_o001__lines_changed), CheckSpec('total', 1.0, 'The bill comes to 12.00 + 24.00 + 13.00 = 49.00.', _check_sea_bass_back_for_o001__total), CheckSpec('sent', 1.0, 'O001 is in the kitchen.', _check_sea_bass_back_for_o001__sent)), ('menu.available', 'order_lines', 'line_ids', 'orders.status', 'orders.sent_at'), (('get_order', {'order': 'O001'}), ('list_menu', {'available_only': False}), ('set_item_availability', {'item': 'FS01', 'available': True}), ('add_line', {'order': 'O001', 'item': 'FS01', 'quantity': 1}), ('add_line', {'order': 'O001', 'item': 'DS01', 'quantity': 2}), ('remove_line', {'line': 'L0002'}), ('send_to_kitchen', {'order': 'O001'})), doc="Put a dish back on the menu, change an open order's lines and send it to the kitchen."),
-    't2_dessert_to_bill': TaskSpec('t2_dessert_to_bill', "Table T2 (their order is O001) would like two tiramisu added before everything goes to the kitchen. Send the order off, and once it's on the table mark it served. They'll then pay the whole bill in one go by card, with a 3.00 tip.", rt.package_data(__package__, 'data/51c6decf5f4512e8.json'), (CheckSpec('dessert_added', 1.0, 'Two tiramisu at the menu price are on O001.', _check_t2_dessert_to_bill__dessert_added), CheckSpec('through_kitchen', 1.0, 'O001 went to the kitchen and was served.', _check_t2_dessert_to_bill__through_kitchen), CheckSpec('paid_in_full', 1.0, 'O001 is paid in a single card payment of 32.00 with a 3.00 tip.', _check_t2_dessert_to_bill__paid_in_full)), ('order_lines', 'line_ids', 'orders.status', 'orders.sent_at', 'orders.served_at', 'orders.paid_at', 'payments', 'payment_ids'), (('get_order', {'order': 'O001'}), ('list_menu', {'category': 'dessert'}), ('add_line', {'order': 'O001', 'item': 'DS01', 'quantity': 2}), ('send_to_kitchen', {'order': 'O001'}), ('mark_served', {'order': 'O001'}), ('settle_share', {'order': 'O001', 'method': 'card', 'tip_cents': 300})), doc='Add desserts to an open order, send it, serve it and settle the bill in one payment.'),
-    'free_t4_for_terrace_party': TaskSpec('free_t4_for_terrace_party', "Ana here. A party of four wants the terrace table T4, where the previous guests (order O003) are paying their second half now, in cash with no tip. Once that's settled, open an order for the four of them at T4: four glasses of house red and one bruschetta to start, and send it to the kitchen.", rt.package_data(__package__, 'data/51c6decf5f4512e8.json'), (CheckSpec('t4_settled', 1.0, 'O003 is fully paid.', _check_free_t4_for_terrace_party__t4_settled), CheckSpec('party_seated', 1.0, 'A new order for four at T4 is in the kitchen, taken by Ana.', _check_free_t4_for_terrace_party__party_seated), CheckSpec('party_lines', 1.0, 'The new order holds exactly four house reds and one bruschetta, 31.50 in all.', _check_free_t4_for_terrace_party__party_lines)), ('payments', 'payment_ids', 'orders', 'order_ids', 'order_lines', 'line_ids'), (('get_order', {'order': 'O003'}), ('settle_share', {'order': 'O003', 'method': 'cash', 'tip_cents': 0}), ('open_order', {'table': 'T4', 'guests': 4}), ('list_menu', {}), ('add_line', {'order': 'O006', 'item': 'DR02', 'quantity': 4}), ('add_line', {'order': 'O006', 'item': 'ST01', 'quantity': 1}), ('send_to_kitchen', {'order': 'O006'})), doc="Settle a table's last share so it is free, then open and send a new order there for a party of four."),
-    't1_changes_their_mind': TaskSpec('t1_changes_their_mind', "Ben here. The couple at table T1 have changed their order O006: only one of them still wants the Carbonara, the other now wants a Margherita pizza instead. They also don't want the tiramisus any more. Keep the glass of wine as it is, and then send the order to the kitchen.", rt.package_data(__package__, 'data/fda732514e3a3d25.json'), (CheckSpec('sent', 1.0, 'Order O006 has gone to the kitchen.', _check_t1_changes_their_mind__sent), CheckSpec('lines', 1.0, 'The order now holds one Carbonara, one Margherita and the glass of wine, and no tiramisu.', _check_t1_changes_their_mind__lines), CheckSpec('total', 1.0, 'The bill comes to 14.50 + 12.00 + 6.00 = 32.50.', _check_t1_changes_their_mind__total)), ('order_lines', 'line_ids', 'orders.status', 'orders.sent_at'), (('get_order', {'order': 'O006'}), ('remove_line', {'line': 'L0010'}), ('remove_line', {'line': 'L0011'}), ('list_menu', {'category': 'main'}), ('add_line', {'order': 'O006', 'item': 'PS01', 'quantity': 1}), ('add_line', {'order': 'O006', 'item': 'PZ01', 'quantity': 1}), ('send_to_kitchen', {'order': 'O006'})), doc='Rework an open order before it goes to the kitchen: change a quantity, swap a dish and drop the desserts.'),
-    'turn_table_t4': TaskSpec('turn_table_t4', "The party at table T4 (order O003) is paying their remaining share in cash, no tip. As soon as they're settled, seat the three guests waiting for T4: they want one bruschetta to share, three carbonaras and three sparkling waters. Open their order and send it to the kitchen.", rt.package_data(__package__, 'data/51c6decf5f4512e8.json'), (CheckSpec('t4_settled', 1.0, 'O003 is paid; its second share was cash without a tip.', _check_turn_table_t4__t4_settled), CheckSpec('new_party_sent', 1.0, 'A new order for three at T4 is in the kitchen.', _check_turn_table_t4__new_party_sent), CheckSpec('new_party_lines', 1.0, 'It holds exactly the bruschetta, three carbonaras and three waters, 61.50 in all.', _check_turn_table_t4__new_party_lines)), ('orders', 'order_ids', 'order_lines', 'line_ids', 'payments', 'payment_ids'), (('get_order', {'order': 'O003'}), ('settle_share', {'order': 'O003', 'method': 'cash', 'tip_cents': 0}), ('list_menu', {}), ('open_order', {'table': 'T4', 'guests': 3}), ('add_line', {'order': 'O006', 'item': 'ST01', 'quantity': 1}), ('add_line', {'order': 'O006', 'item': 'PS01', 'quantity': 3}), ('add_line', {'order': 'O006', 'item': 'DR01', 'quantity': 3}), ('send_to_kitchen', {'order': 'O006'})), persona='Ana Costa, the server on the terrace, already signed in at the till. Busy and to the point; she names dishes the way guests order them and does not know menu codes.', known="Table T4's current party (order O003) pays its remaining share in cash with no tip. Three guests are waiting for T4 and want one bruschetta to share, three carbonaras and three sparkling waters, sent to the kitchen as soon as they are seated.", unknown='How much is still due on O003, the menu codes of the dishes, and the id of the new order.', doc="Settle a table's last share, then seat the next party there and send their order."),
-    'tiramisu_out_and_terrace_split': TaskSpec('tiramisu_out_and_terrace_split', "Hi, Ben here, server S02, just starting my shift. The kitchen says we've run out of tiramisu, so mark it as sold out. Also, the food for the big terrace party (order O002) has just gone out: mark it served, and they want the bill split evenly between all five of them.", rt.package_data(__package__, 'data/e0bbce2485c0b720.json'), (CheckSpec('tiramisu_sold_out', 1.0, 'Tiramisu can no longer be ordered.', _check_tiramisu_out_and_terrace_split__tiramisu_sold_out), CheckSpec('served', 1.0, 'O002 is served.', _check_tiramisu_out_and_terrace_split__served), CheckSpec('split_five', 1.0, "O002's bill is split five ways.", _check_tiramisu_out_and_terrace_split__split_five), CheckSpec('told_share', 1.0, 'Ben hears what each of the five shares comes to.', _check_tiramisu_out_and_terrace_split__told_share)), ('current_server', 'menu.available', 'orders.status', 'orders.served_at', 'orders.split_ways'), (('sign_in', {'server': 'S02'}), ('list_menu', {'category': 'dessert'}), ('set_item_availability', {'item': 'DS01', 'available': False}), ('mark_served', {'order': 'O002'}), ('split_bill', {'order': 'O002', 'ways': 5})), persona='Ben Hale, a server at the start of a busy Saturday evening shift. Quick and friendly, talks in short bursts between tables; he knows dish names, not menu codes.', known='He is server S02 and not signed in yet. The tiramisu is sold out for tonight. Order O002 is the terrace party of five; its food just went out and they want the bill split five ways, equally.', unknown='The menu code of the tiramisu, the total of order O002 and what each of the five shares comes to.', doc='A server signs in, marks a dessert sold out, serves a kitchen order and splits its bill.', replies=('Tiramisu is marked sold out, O002 is served, and its 55.50 bill is split into five shares of 11.10.',)),
-}
+RestaurantOrders.TASKS = task_registry(__name__, "tasks.json")

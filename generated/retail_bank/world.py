@@ -16,17 +16,10 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Account", "AccountKind", "AccountStatus", "AccountView", "Customer", "CustomerView",
@@ -171,10 +164,13 @@ _GET_balance_cents = rt.attrgetter('balance_cents')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    account_numbers: int = state_item(0)
-    transaction_ids: int = state_item(0)
-    current_teller: str | None = state_item(None)
-    max_withdrawal_cents: int = state_item(0)
+    account_numbers: int = state_item(0, load=v.want_int)
+    transaction_ids: int = state_item(0, load=v.want_int)
+    current_teller: str | None = state_item(
+        None,
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'))))
+    max_withdrawal_cents: int = state_item(
+        0, load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None))
 
 
 class RetailBank(Episode):
@@ -187,9 +183,7 @@ class RetailBank(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = "Act only for the signed-in teller. Move exactly the amounts the customer asks for, between the accounts they name, and never touch another customer's accounts."
     TABLES: ClassVar[dict[str, str]] = {
-        "tellers": "Teller",
-        "customers": "Customer",
-        "accounts": "Account",
+        "tellers": "Teller", "customers": "Customer", "accounts": "Account",
         "transactions": "Transaction",
     }
 
@@ -200,28 +194,19 @@ class RetailBank(Episode):
     t_transactions: Table[Transaction]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_teller = None
         state.max_withdrawal_cents = 500000
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_tellers.load_rows(Teller, data.get('tellers', ()), '$.tellers', ep)
-        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', ep)
-        self.t_accounts.load_rows(Account, data.get('accounts', ()), '$.accounts', ep)
-        self.t_transactions.load_rows(Transaction, data.get('transactions', ()), '$.transactions', ep)
-        if 'account_numbers' in data:
-            self.state.account_numbers = v.want_int(data['account_numbers'], '$.account_numbers')
-        if 'transaction_ids' in data:
-            self.state.transaction_ids = v.want_int(data['transaction_ids'], '$.transaction_ids')
-        if 'current_teller' in data:
-            self.state.current_teller = v.want_optional(data['current_teller'], '$.current_teller', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$')))
-        if 'max_withdrawal_cents' in data:
-            self.state.max_withdrawal_cents = v.check_range(v.want_int(data['max_withdrawal_cents'], '$.max_withdrawal_cents'), '$.max_withdrawal_cents', 1, None)
-        del ep
+        self.t_tellers.load_rows(Teller, data.get('tellers', ()), '$.tellers', self)
+        self.t_customers.load_rows(Customer, data.get('customers', ()), '$.customers', self)
+        self.t_accounts.load_rows(Account, data.get('accounts', ()), '$.accounts', self)
+        self.t_transactions.load_rows(
+            Transaction, data.get('transactions', ()), '$.transactions', self
+        )
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         for _row26 in rt.changed_rows(self, self.t_accounts):  # retail_bank.world:111
@@ -938,334 +923,228 @@ RetailBank.TOOLS = tools(
 
 
 def _check_alice_savings_to_cash__savings_debited(  # retail_bank.world:456
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_accounts['AC00002'].balance_cents,
-        '==',
-        1180000,
-        'accounts["AC00002"].balance_cents == 1180000',
-    )
+    return rt.expect(ep.t_accounts['AC00002'].balance_cents, '==', 1180000)
 
 
 def _check_alice_savings_to_cash__checking_after_cash(  # retail_bank.world:457
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_accounts['AC00001'].balance_cents,
-        '==',
-        255000,
-        'accounts["AC00001"].balance_cents == 255000',
-    )
+    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 255000)
 
 
-def _check_alice_savings_to_cash__transfer_logged(  # retail_bank.world:458
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_alice_savings_to_cash__transfer_logged(ep: RetailBank) -> bool:  # retail_bank.world:458
+    return any(
         _t9.kind == _E6_TxKind_transfer
         and _t9.from_account == 'AC00002'
         and _t9.to_account == 'AC00001'
         and _t9.amount_cents == 20000
         for _t9 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
-def _check_alice_savings_to_cash__cash_logged(  # retail_bank.world:459
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_alice_savings_to_cash__cash_logged(ep: RetailBank) -> bool:  # retail_bank.world:459
+    return any(
         _t10.kind == _E6_TxKind_withdrawal
         and _t10.from_account == 'AC00001'
         and _t10.amount_cents == 15000
         and _t10.teller == 'T02'
         for _t10 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
 def _check_chen_switch_accounts__savings_closed(  # retail_bank.world:562
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_accounts['AC00006'].status,
-            '==',
-            _E13_AccountStatus_closed,
-            'accounts["AC00006"].status == closed',
-        )
-        and rt.compared(
-            ep.t_accounts['AC00006'].closed_on,
-            '==',
-            rt.parse_date('2026-03-02'),
-            'accounts["AC00006"].closed_on == date("2026-03-02")',
+        rt.expect(ep.t_accounts['AC00006'].status, '==', _E13_AccountStatus_closed)
+        and rt.expect(
+            ep.t_accounts['AC00006'].closed_on, '==', rt.parse_date('2026-03-02'), part=1
         )
     )
 
 
-def _check_chen_switch_accounts__new_checking(  # retail_bank.world:563
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chen_switch_accounts__new_checking(ep: RetailBank) -> bool:  # retail_bank.world:563
+    return any(
         _a11.owner == 'CU0003'
         and _a11.kind == _E11_AccountKind_checking
         and _a11.status == _E13_AccountStatus_active
         and _a11.balance_cents == 50000
         for _a11 in rt.each(ep, ep.t_accounts)
-    ))
+    )
 
 
-def _check_chen_switch_accounts__opening_deposit(  # retail_bank.world:564
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chen_switch_accounts__opening_deposit(ep: RetailBank) -> bool:  # retail_bank.world:564
+    return any(
         _t12.kind == _E6_TxKind_deposit
         and _t12.amount_cents == 50000
         and _t12.to_account is not None
         and ep.t_accounts[rt.present(_t12.to_account)].owner == 'CU0003'
         for _t12 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
 def _check_ben_review_cleared__unfrozen(  # retail_bank.world:665
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_accounts['AC00004'].status,
-            '==',
-            _E13_AccountStatus_active,
-            'accounts["AC00004"].status == active',
-        )
-        and rt.compared(
-            ep.t_accounts['AC00004'].freeze_reason,
-            '==',
-            '',
-            'accounts["AC00004"].freeze_reason == ""',
-        )
+        rt.expect(ep.t_accounts['AC00004'].status, '==', _E13_AccountStatus_active)
+        and rt.expect(ep.t_accounts['AC00004'].freeze_reason, '==', '', part=1)
     )
 
 
 def _check_ben_review_cleared__savings_after(  # retail_bank.world:666
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_accounts['AC00004'].balance_cents,
-        '==',
-        50000,
-        'accounts["AC00004"].balance_cents == 50000',
-    )
+    return rt.expect(ep.t_accounts['AC00004'].balance_cents, '==', 50000)
 
 
 def _check_ben_review_cleared__checking_after(  # retail_bank.world:667
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_accounts['AC00003'].balance_cents,
-        '==',
-        34550,
-        'accounts["AC00003"].balance_cents == 34550',
-    )
+    return rt.expect(ep.t_accounts['AC00003'].balance_cents, '==', 34550)
 
 
 def _check_alice_closes_savings__savings_closed(  # tasks.world:97
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_accounts['AC00002'].status,
-            '==',
-            _E13_AccountStatus_closed,
-            'accounts["AC00002"].status == closed',
-        )
-        and rt.compared(
-            ep.t_accounts['AC00002'].balance_cents,
-            '==',
-            0,
-            'accounts["AC00002"].balance_cents == 0',
-        )
-        and rt.compared(
-            ep.t_accounts['AC00002'].closed_on,
-            '==',
-            rt.parse_date('2026-03-02'),
-            'accounts["AC00002"].closed_on == date("2026-03-02")',
+        rt.expect(ep.t_accounts['AC00002'].status, '==', _E13_AccountStatus_closed)
+        and rt.expect(ep.t_accounts['AC00002'].balance_cents, '==', 0, part=1)
+        and rt.expect(
+            ep.t_accounts['AC00002'].closed_on, '==', rt.parse_date('2026-03-02'), part=2
         )
     )
 
 
-def _check_alice_closes_savings__balance_moved(  # tasks.world:98
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_alice_closes_savings__balance_moved(ep: RetailBank) -> bool:  # tasks.world:98
+    return any(
         _t13.kind == _E6_TxKind_transfer
         and _t13.from_account == 'AC00002'
         and _t13.to_account == 'AC00001'
         and _t13.amount_cents == 1200000
         for _t13 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
-def _check_alice_closes_savings__cash_paid(  # tasks.world:99
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_alice_closes_savings__cash_paid(ep: RetailBank) -> bool:  # tasks.world:99
+    return any(
         _t14.kind == _E6_TxKind_withdrawal
         and _t14.from_account == 'AC00001'
         and _t14.amount_cents == 30000
         and _t14.teller == 'T02'
         for _t14 in rt.each(ep, ep.t_transactions)
-    ))
-
-
-def _check_alice_closes_savings__checking_balance(  # tasks.world:100
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_accounts['AC00001'].balance_cents,
-        '==',
-        1420000,
-        'accounts["AC00001"].balance_cents == 1420000',
     )
 
 
-def _check_chen_cash_and_new_checking__cash_deposited(  # tasks.world:203
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_alice_closes_savings__checking_balance(  # tasks.world:100
+    ep: RetailBank
+) -> rt.Verdict | bool:
+    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 1420000)
+
+
+def _check_chen_cash_and_new_checking__cash_deposited(ep: RetailBank) -> bool:  # tasks.world:203
+    return any(
         _t15.kind == _E6_TxKind_deposit
         and _t15.to_account == 'AC00006'
         and _t15.amount_cents == 80000
         and _t15.teller == 'T02'
         for _t15 in rt.each(ep, ep.t_transactions)
-    ))
-
-
-def _check_chen_cash_and_new_checking__savings_balance(  # tasks.world:204
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_accounts['AC00006'].balance_cents,
-        '==',
-        50000,
-        'accounts["AC00006"].balance_cents == 50000',
     )
 
 
-def _check_chen_cash_and_new_checking__new_checking(  # tasks.world:205
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chen_cash_and_new_checking__savings_balance(  # tasks.world:204
+    ep: RetailBank
+) -> rt.Verdict | bool:
+    return rt.expect(ep.t_accounts['AC00006'].balance_cents, '==', 50000)
+
+
+def _check_chen_cash_and_new_checking__new_checking(ep: RetailBank) -> bool:  # tasks.world:205
+    return any(
         _a16.owner == 'CU0003'
         and _a16.kind == _E11_AccountKind_checking
         and _a16.status == _E13_AccountStatus_active
         and _a16.balance_cents == 30000
         for _a16 in rt.each(ep, ep.t_accounts)
-    ))
+    )
 
 
 def _check_chen_cash_and_new_checking__funded_by_transfer(  # tasks.world:206
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> bool:
-    return bool(any(
+    return any(
         _t17.kind == _E6_TxKind_transfer
         and _t17.from_account == 'AC00006'
         and _t17.amount_cents == 30000
         and _t17.teller == 'T02'
         for _t17 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
 def _check_stolen_card_secure_and_freeze__checking_frozen(  # tasks.world:309
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_accounts['AC00001'].status,
-            '==',
-            _E13_AccountStatus_frozen,
-            'accounts["AC00001"].status == frozen',
-        )
-        and rt.compared(
-            ep.t_accounts['AC00001'].freeze_reason,
-            '==',
-            'card reported stolen',
-            'accounts["AC00001"].freeze_reason == "card reported stolen"',
-        )
+        rt.expect(ep.t_accounts['AC00001'].status, '==', _E13_AccountStatus_frozen)
+        and rt.expect(ep.t_accounts['AC00001'].freeze_reason, '==', 'card reported stolen', part=1)
     )
 
 
 def _check_stolen_card_secure_and_freeze__money_moved(  # tasks.world:310
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_accounts['AC00001'].balance_cents,
-            '==',
-            150000,
-            'accounts["AC00001"].balance_cents == 150000',
-        )
-        and rt.compared(
-            ep.t_accounts['AC00002'].balance_cents,
-            '==',
-            1300000,
-            'accounts["AC00002"].balance_cents == 1300000',
-        )
+    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 150000) and rt.expect(
+        ep.t_accounts['AC00002'].balance_cents, '==', 1300000, part=1
     )
 
 
 def _check_stolen_card_secure_and_freeze__transfer_logged(  # tasks.world:311
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> bool:
-    return bool(any(
+    return any(
         _t18.kind == _E6_TxKind_transfer
         and _t18.from_account == 'AC00001'
         and _t18.to_account == 'AC00002'
         and _t18.amount_cents == 100000
         and _t18.teller == 'T01'
         for _t18 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
-def _check_new_customer_two_accounts__checking_opened(  # tasks.world:414
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_customer_two_accounts__checking_opened(ep: RetailBank) -> bool:  # tasks.world:414
+    return any(
         _a19.owner == 'CU0004'
         and _a19.kind == _E11_AccountKind_checking
         and _a19.status == _E13_AccountStatus_active
         and _a19.balance_cents == 60000
         and _a19.opened_on == rt.parse_date('2026-03-02')
         for _a19 in rt.each(ep, ep.t_accounts)
-    ))
+    )
 
 
-def _check_new_customer_two_accounts__savings_opened(  # tasks.world:415
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_customer_two_accounts__savings_opened(ep: RetailBank) -> bool:  # tasks.world:415
+    return any(
         _a20.owner == 'CU0004'
         and _a20.kind == _E11_AccountKind_savings
         and _a20.status == _E13_AccountStatus_active
         and _a20.balance_cents == 40000
         for _a20 in rt.each(ep, ep.t_accounts)
-    ))
+    )
 
 
-def _check_new_customer_two_accounts__opening_deposit(  # tasks.world:416
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_customer_two_accounts__opening_deposit(ep: RetailBank) -> bool:  # tasks.world:416
+    return any(
         _t21.kind == _E6_TxKind_deposit
         and _t21.amount_cents == 100000
         and _t21.to_account is not None
         and ep.t_accounts[rt.present(_t21.to_account)].owner == 'CU0004'
         for _t21 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
-def _check_new_customer_two_accounts__funded_savings(  # tasks.world:417
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_new_customer_two_accounts__funded_savings(ep: RetailBank) -> bool:  # tasks.world:417
+    return any(
         _t22.kind == _E6_TxKind_transfer
         and _t22.amount_cents == 40000
         and _t22.from_account is not None
@@ -1274,86 +1153,52 @@ def _check_new_customer_two_accounts__funded_savings(  # tasks.world:417
         and ep.t_accounts[rt.present(_t22.from_account)].kind == _E11_AccountKind_checking
         and ep.t_accounts[rt.present(_t22.to_account)].kind == _E11_AccountKind_savings
         for _t22 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
-def _check_alice_lost_card__cash_paid(  # tasks.world:523
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_alice_lost_card__cash_paid(ep: RetailBank) -> bool:  # tasks.world:523
+    return any(
         _t23.kind == _E6_TxKind_withdrawal
         and _t23.from_account == 'AC00001'
         and _t23.amount_cents == 20000
         and _t23.teller == 'T01'
         for _t23 in rt.each(ep, ep.t_transactions)
-    ))
-
-
-def _check_alice_lost_card__balance_after(  # tasks.world:524
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_accounts['AC00001'].balance_cents,
-        '==',
-        230000,
-        'accounts["AC00001"].balance_cents == 230000',
     )
 
 
-def _check_alice_lost_card__frozen(  # tasks.world:525
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_alice_lost_card__balance_after(ep: RetailBank) -> rt.Verdict | bool:  # tasks.world:524
+    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 230000)
+
+
+def _check_alice_lost_card__frozen(ep: RetailBank) -> rt.Verdict | bool:  # tasks.world:525
     return (
-        rt.compared(
-            ep.t_accounts['AC00001'].status,
-            '==',
-            _E13_AccountStatus_frozen,
-            'accounts["AC00001"].status == AccountStatus.frozen',
-        )
-        and rt.compared(
-            ep.t_accounts['AC00001'].freeze_reason,
-            '==',
-            'debit card lost',
-            'accounts["AC00001"].freeze_reason == "debit card lost"',
-        )
+        rt.expect(ep.t_accounts['AC00001'].status, '==', _E13_AccountStatus_frozen)
+        and rt.expect(ep.t_accounts['AC00001'].freeze_reason, '==', 'debit card lost', part=1)
     )
 
 
 def _check_alice_car_cash__checking_emptied(  # tasks.world:630
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
+    ep: RetailBank
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_accounts['AC00001'].balance_cents, '==', 0, 'accounts["AC00001"].balance_cents == 0'
-    )
+    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 0)
 
 
-def _check_alice_car_cash__savings_debited(  # tasks.world:631
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_accounts['AC00002'].balance_cents,
-        '==',
-        850000,
-        'accounts["AC00002"].balance_cents == 850000',
-    )
+def _check_alice_car_cash__savings_debited(ep: RetailBank) -> rt.Verdict | bool:  # tasks.world:631
+    return rt.expect(ep.t_accounts['AC00002'].balance_cents, '==', 850000)
 
 
-def _check_alice_car_cash__transfer_logged(  # tasks.world:632
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_alice_car_cash__transfer_logged(ep: RetailBank) -> bool:  # tasks.world:632
+    return any(
         _t24.kind == _E6_TxKind_transfer
         and _t24.from_account == 'AC00002'
         and _t24.to_account == 'AC00001'
         and _t24.amount_cents == 350000
         for _t24 in rt.each(ep, ep.t_transactions)
-    ))
+    )
 
 
-def _check_alice_car_cash__cash_paid(  # tasks.world:633
-    ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
+def _check_alice_car_cash__cash_paid(ep: RetailBank) -> rt.Verdict | bool:  # tasks.world:633
+    return rt.expect(
         sum(rt.each(
             ep,
             tuple([
@@ -1364,19 +1209,7 @@ def _check_alice_car_cash__cash_paid(  # tasks.world:633
         )),
         '==',
         600000,
-        'sum([t.amount_cents for t in transactions if t.kind == TxKind.withdrawal and '
-        't.from_account == "AC00001"]) == 600000',
     )
 
 
-RetailBank.TASKS = {
-    'alice_savings_to_cash': TaskSpec('alice_savings_to_cash', 'You are teller T02 (Sam Patel). Alice Moreau (CU0001) wants 200.00 moved from her savings to her checking account, and then 150.00 in cash from her checking account.', rt.package_data(__package__, 'data/c2995ac79181e4bf.json'), (CheckSpec('savings_debited', 1.0, '', _check_alice_savings_to_cash__savings_debited), CheckSpec('checking_after_cash', 1.0, '250000 + 20000 - 15000.', _check_alice_savings_to_cash__checking_after_cash), CheckSpec('transfer_logged', 1.0, '', _check_alice_savings_to_cash__transfer_logged), CheckSpec('cash_logged', 1.0, '', _check_alice_savings_to_cash__cash_logged)), ('current_teller', 'accounts.balance_cents', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T02'}), ('get_customer', {'customer': 'CU0001'}), ('transfer', {'from_account': 'AC00002', 'to_account': 'AC00001', 'amount_cents': 20000, 'memo': 'to checking'}), ('withdraw', {'account': 'AC00001', 'amount_cents': 15000, 'memo': 'cash'})), tags=('transfer', 'withdrawal'), doc='Sign in, move money from savings to checking, then pay out cash.'),
-    'chen_switch_accounts': TaskSpec('chen_switch_accounts', 'Chen Yu (CU0003) no longer wants his empty savings account AC00006: close it, and open a new checking account for him with an opening deposit of 500.00.', rt.package_data(__package__, 'data/21d22cc73fc241fd.json'), (CheckSpec('savings_closed', 1.0, '', _check_chen_switch_accounts__savings_closed), CheckSpec('new_checking', 1.0, 'Chen has an active checking account holding 500.00.', _check_chen_switch_accounts__new_checking), CheckSpec('opening_deposit', 1.0, '', _check_chen_switch_accounts__opening_deposit)), ('accounts', 'account_numbers', 'transactions', 'transaction_ids'), (('close_account', {'account': 'AC00006'}), ('open_account', {'customer': 'CU0003', 'kind': 'checking', 'initial_deposit_cents': 50000})), tags=('open', 'close'), doc='Close an empty savings account and open a checking account with a deposit.'),
-    'ben_review_cleared': TaskSpec('ben_review_cleared', "The fraud review on Ben Carter's savings account AC00004 is over and it was a false alarm. Unfreeze it, then transfer 300.00 from it to his checking account AC00003.", rt.package_data(__package__, 'data/21d22cc73fc241fd.json'), (CheckSpec('unfrozen', 1.0, '', _check_ben_review_cleared__unfrozen), CheckSpec('savings_after', 1.0, '', _check_ben_review_cleared__savings_after), CheckSpec('checking_after', 1.0, '4550 + 30000.', _check_ben_review_cleared__checking_after)), ('accounts.status', 'accounts.freeze_reason', 'accounts.balance_cents', 'transactions', 'transaction_ids'), (('unfreeze_account', {'account': 'AC00004'}), ('transfer', {'from_account': 'AC00004', 'to_account': 'AC00003', 'amount_cents': 30000, 'memo': 'after review'})), tags=('freeze', 'transfer'), doc='Unfreeze an account after a review and move money out of it.'),
-    'alice_closes_savings': TaskSpec('alice_closes_savings', "You're signed in as teller T02 today, Sam Patel. Alice Moreau (customer CU0001) wants to close her savings account: move everything in it to her checking account first, then close the savings account. After that she'd like 300.00 in cash from her checking account.", rt.package_data(__package__, 'data/c2995ac79181e4bf.json'), (CheckSpec('savings_closed', 1.0, "Alice's savings account is closed today with nothing left in it.", _check_alice_closes_savings__savings_closed), CheckSpec('balance_moved', 1.0, 'The whole 12,000.00 went to checking in one transfer.', _check_alice_closes_savings__balance_moved), CheckSpec('cash_paid', 1.0, '300.00 was paid out from checking by Sam Patel.', _check_alice_closes_savings__cash_paid), CheckSpec('checking_balance', 1.0, '2,500.00 + 12,000.00 - 300.00.', _check_alice_closes_savings__checking_balance)), ('current_teller', 'accounts.balance_cents', 'accounts.status', 'accounts.closed_on', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T02'}), ('get_customer', {'customer': 'CU0001'}), ('transfer', {'from_account': 'AC00002', 'to_account': 'AC00001', 'amount_cents': 1200000, 'memo': 'closing savings'}), ('close_account', {'account': 'AC00002'}), ('withdraw', {'account': 'AC00001', 'amount_cents': 30000, 'memo': 'cash'})), doc='Empty a savings account into checking, close it and pay out some cash.'),
-    'chen_cash_and_new_checking': TaskSpec('chen_cash_and_new_checking', "You're working as teller T02 today. Chen Yu (customer CU0003) has brought 800.00 in cash to pay into his savings account. He also wants a checking account again: open one for him with no opening deposit, then move 300.00 from his savings into it.", rt.package_data(__package__, 'data/09f15a4865f314d4.json'), (CheckSpec('cash_deposited', 1.0, "The 800.00 cash deposit into Chen's savings is recorded by T02.", _check_chen_cash_and_new_checking__cash_deposited), CheckSpec('savings_balance', 1.0, "Chen's savings hold 800.00 - 300.00 = 500.00.", _check_chen_cash_and_new_checking__savings_balance), CheckSpec('new_checking', 1.0, 'Chen has a new active checking account holding 300.00.', _check_chen_cash_and_new_checking__new_checking), CheckSpec('funded_by_transfer', 1.0, 'The 300.00 came from his savings by transfer.', _check_chen_cash_and_new_checking__funded_by_transfer)), ('current_teller', 'accounts', 'account_numbers', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T02'}), ('get_customer', {'customer': 'CU0003'}), ('deposit', {'account': 'AC00006', 'amount_cents': 80000, 'memo': 'cash deposit'}), ('open_account', {'customer': 'CU0003', 'kind': 'checking', 'initial_deposit_cents': 0}), ('transfer', {'from_account': 'AC00006', 'to_account': 'AC00007', 'amount_cents': 30000, 'memo': 'fund new checking'})), tags=('deposit', 'open', 'transfer'), doc='Sign in, deposit cash into savings, reopen a checking account and fund it from savings.'),
-    'stolen_card_secure_and_freeze': TaskSpec('stolen_card_secure_and_freeze', "This is Maria Okafor, teller T01. Alice Moreau (CU0001) just called: her debit card was stolen. Before anything else, move 1,000.00 from her checking account into her savings account, then freeze the checking account with the reason 'card reported stolen'.", rt.package_data(__package__, 'data/c2995ac79181e4bf.json'), (CheckSpec('checking_frozen', 1.0, "Alice's checking account is frozen with the reason.", _check_stolen_card_secure_and_freeze__checking_frozen), CheckSpec('money_moved', 1.0, '1,000.00 went from checking to savings: 250000 - 100000 and 1200000 + 100000.', _check_stolen_card_secure_and_freeze__money_moved), CheckSpec('transfer_logged', 1.0, 'The transfer is recorded by Maria.', _check_stolen_card_secure_and_freeze__transfer_logged)), ('current_teller', 'accounts.balance_cents', 'accounts.status', 'accounts.freeze_reason', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T01'}), ('get_customer', {'customer': 'CU0001'}), ('transfer', {'from_account': 'AC00001', 'to_account': 'AC00002', 'amount_cents': 100000, 'memo': 'moved to safety: card stolen'}), ('freeze_account', {'account': 'AC00001', 'reason': 'card reported stolen'})), tags=('freeze', 'transfer'), doc='Move money to safety, then freeze the account whose card was stolen.'),
-    'new_customer_two_accounts': TaskSpec('new_customer_two_accounts', 'Hi, teller T01 (Maria Okafor) here. Our new customer Dana White (CU0004) has no accounts yet. Please open a checking account for her with an opening deposit of 1,000.00 and a savings account with no opening deposit, then transfer 400.00 from the new checking account into the new savings account.', rt.package_data(__package__, 'data/9b4c59cab686667f.json'), (CheckSpec('checking_opened', 1.0, 'Dana has an active checking account left with 600.00.', _check_new_customer_two_accounts__checking_opened), CheckSpec('savings_opened', 1.0, 'Dana has an active savings account holding 400.00.', _check_new_customer_two_accounts__savings_opened), CheckSpec('opening_deposit', 1.0, 'The 1,000.00 opening deposit is recorded.', _check_new_customer_two_accounts__opening_deposit), CheckSpec('funded_savings', 1.0, "400.00 moved from Dana's checking to her savings.", _check_new_customer_two_accounts__funded_savings)), ('current_teller', 'accounts', 'account_numbers', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T01'}), ('get_customer', {'customer': 'CU0004'}), ('open_account', {'customer': 'CU0004', 'kind': 'checking', 'initial_deposit_cents': 100000}), ('open_account', {'customer': 'CU0004', 'kind': 'savings'}), ('transfer', {'from_account': 'AC00007', 'to_account': 'AC00008', 'amount_cents': 40000, 'memo': 'to savings'})), doc='Open both kinds of account for a new customer and fund the savings from the checking.'),
-    'alice_lost_card': TaskSpec('alice_lost_card', "Maria Okafor here, teller T01; the desk is logged out, so sign me in first. Alice Moreau (customer CU0001) is at my counter: she lost her debit card. She wants 200.00 in cash from her checking account, and after that the checking account frozen with the reason 'debit card lost'.", rt.package_data(__package__, 'data/09f15a4865f314d4.json'), (CheckSpec('cash_paid', 1.0, "The 200.00 withdrawal from Alice's checking is recorded by T01.", _check_alice_lost_card__cash_paid), CheckSpec('balance_after', 1.0, "Alice's checking holds 2,500.00 - 200.00 = 2,300.00.", _check_alice_lost_card__balance_after), CheckSpec('frozen', 1.0, "Alice's checking account is frozen for the lost card.", _check_alice_lost_card__frozen)), ('current_teller', 'accounts.balance_cents', 'accounts.status', 'accounts.freeze_reason', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T01'}), ('get_customer', {'customer': 'CU0001'}), ('withdraw', {'account': 'AC00001', 'amount_cents': 20000, 'memo': 'cash before card freeze'}), ('freeze_account', {'account': 'AC00001', 'reason': 'debit card lost'})), persona='Maria Okafor, an experienced teller working the morning counter; polite, brief, and she answers questions about the customer straight away.', known="Her teller id is T01. The customer is Alice Moreau, customer id CU0001. Alice wants 200.00 in cash from her checking account first, then that checking account frozen with the reason 'debit card lost'. Her savings account stays as it is.", unknown="Alice's account numbers and balances.", tags=('sign_in', 'withdrawal', 'freeze'), doc='Sign the teller in, pay out cash and then freeze the checking account of a customer who lost her card.'),
-    'alice_car_cash': TaskSpec('alice_car_cash', "Sam Patel here, teller T02, not signed in yet. Alice Moreau (CU0001) is at my counter: she is buying a used car and needs 6,000.00 in cash from her checking account today. Her checking doesn't hold that much, so top it up from her savings with exactly the amount that's missing, then pay her the 6,000.00.", rt.package_data(__package__, 'data/c2995ac79181e4bf.json'), (CheckSpec('checking_emptied', 1.0, 'Checking ends at 250000 + 350000 - 600000 = 0.', _check_alice_car_cash__checking_emptied), CheckSpec('savings_debited', 1.0, 'Savings gave exactly the 3,500.00 shortfall.', _check_alice_car_cash__savings_debited), CheckSpec('transfer_logged', 1.0, 'The top-up is a transfer from savings to checking.', _check_alice_car_cash__transfer_logged), CheckSpec('cash_paid', 1.0, '6,000.00 in cash was paid out of checking.', _check_alice_car_cash__cash_paid)), ('current_teller', 'accounts.balance_cents', 'transactions', 'transaction_ids'), (('sign_in', {'teller': 'T02'}), ('get_customer', {'customer': 'CU0001'}), ('get_withdrawal_limit', {}), ('transfer', {'from_account': 'AC00002', 'to_account': 'AC00001', 'amount_cents': 350000, 'memo': 'top-up for car purchase'}), ('withdraw', {'account': 'AC00001', 'amount_cents': 500000, 'memo': 'car purchase cash 1/2'}), ('withdraw', {'account': 'AC00001', 'amount_cents': 100000, 'memo': 'car purchase cash 2/2'})), persona="Sam Patel, a junior teller relaying a customer's request from the counter. Polite, a bit nervous about getting the numbers right; he answers questions about what Alice wants but leaves the bookkeeping to the agent.", known='He is teller T02 and has not signed in. The customer is Alice Moreau, CU0001. She wants 6,000.00 in cash out of her checking account, with the shortfall moved over from her savings account and nothing more.', unknown="Alice's account numbers and balances, how much is missing from checking, and that the desk pays out at most 5,000.00 per withdrawal, so the cash has to be paid in two withdrawals.", tags=('transfer', 'withdrawal', 'limit'), doc='Top up checking from savings by exactly the shortfall, then pay out a large sum in cash within the per-withdrawal limit.'),
-}
+RetailBank.TASKS = task_registry(__name__, "tasks.json")

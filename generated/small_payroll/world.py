@@ -16,17 +16,10 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Bonus", "Employee", "EmployeeView", "PayPeriod", "PayType", "Payslip", "PeriodStatus", "Role",
@@ -224,10 +217,12 @@ class EmployeeView(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    timesheet_ids: int = state_item(0)
-    bonus_ids: int = state_item(0)
-    payslip_ids: int = state_item(0)
-    current_user: str | None = state_item(None)
+    timesheet_ids: int = state_item(0, load=v.want_int)
+    bonus_ids: int = state_item(0, load=v.want_int)
+    payslip_ids: int = state_item(0, load=v.want_int)
+    current_user: str | None = state_item(
+        None,
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))))
 
 
 class SmallPayroll(Episode):
@@ -240,12 +235,8 @@ class SmallPayroll(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Act only as the signed-in payroll manager. Pay, approve and correct exactly what you are asked to; never approve a timesheet or issue a bonus on your own initiative.'
     TABLES: ClassVar[dict[str, str]] = {
-        "tax_codes": "TaxCode",
-        "employees": "Employee",
-        "periods": "PayPeriod",
-        "timesheets": "Timesheet",
-        "bonuses": "Bonus",
-        "payslips": "Payslip",
+        "tax_codes": "TaxCode", "employees": "Employee", "periods": "PayPeriod",
+        "timesheets": "Timesheet", "bonuses": "Bonus", "payslips": "Payslip",
     }
 
     state: _State
@@ -257,29 +248,18 @@ class SmallPayroll(Episode):
     t_payslips: Table[Payslip]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_user = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_tax_codes.load_rows(TaxCode, data.get('tax_codes', ()), '$.tax_codes', ep)
-        self.t_employees.load_rows(Employee, data.get('employees', ()), '$.employees', ep)
-        self.t_periods.load_rows(PayPeriod, data.get('periods', ()), '$.periods', ep)
-        self.t_timesheets.load_rows(Timesheet, data.get('timesheets', ()), '$.timesheets', ep)
-        self.t_bonuses.load_rows(Bonus, data.get('bonuses', ()), '$.bonuses', ep)
-        self.t_payslips.load_rows(Payslip, data.get('payslips', ()), '$.payslips', ep)
-        if 'timesheet_ids' in data:
-            self.state.timesheet_ids = v.want_int(data['timesheet_ids'], '$.timesheet_ids')
-        if 'bonus_ids' in data:
-            self.state.bonus_ids = v.want_int(data['bonus_ids'], '$.bonus_ids')
-        if 'payslip_ids' in data:
-            self.state.payslip_ids = v.want_int(data['payslip_ids'], '$.payslip_ids')
-        if 'current_user' in data:
-            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$')))
-        del ep
+        self.t_tax_codes.load_rows(TaxCode, data.get('tax_codes', ()), '$.tax_codes', self)
+        self.t_employees.load_rows(Employee, data.get('employees', ()), '$.employees', self)
+        self.t_periods.load_rows(PayPeriod, data.get('periods', ()), '$.periods', self)
+        self.t_timesheets.load_rows(Timesheet, data.get('timesheets', ()), '$.timesheets', self)
+        self.t_bonuses.load_rows(Bonus, data.get('bonuses', ()), '$.bonuses', self)
+        self.t_payslips.load_rows(Payslip, data.get('payslips', ()), '$.payslips', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # small_payroll.world:157
@@ -1118,39 +1098,21 @@ SmallPayroll.TOOLS = tools(
 
 
 def _check_run_march_payroll__period_paid(  # small_payroll.world:596
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_periods['2026-03'].status,
-            '==',
-            _E12_PeriodStatus_paid,
-            'periods["2026-03"].status == PeriodStatus.paid',
-        )
-        and rt.compared(
-            ep.t_periods['2026-03'].paid_on,
-            '==',
-            rt.parse_date('2026-03-31'),
-            'periods["2026-03"].paid_on == date("2026-03-31")',
-        )
+    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
+        ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
     )
 
 
 def _check_run_march_payroll__four_slips(  # small_payroll.world:597
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll, init: SmallPayroll
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_payslips),
-        '==',
-        len(init.t_payslips) + 4,
-        'len(payslips) == len(initial.payslips) + 4',
-    )
+    return rt.expect(len(ep.t_payslips), '==', len(init.t_payslips) + 4)
 
 
-def _check_run_march_payroll__alan_bonus(  # small_payroll.world:598
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_run_march_payroll__alan_bonus(ep: SmallPayroll) -> bool:  # small_payroll.world:598
+    return any(
         _p17.employee == 'E002'
         and _p17.period == '2026-03'
         and _p17.gross_cents == 500000
@@ -1158,197 +1120,112 @@ def _check_run_march_payroll__alan_bonus(  # small_payroll.world:598
         and _p17.tax_cents == 110000
         and _p17.net_cents == 440000
         for _p17 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
-def _check_run_march_payroll__linus_paid(  # small_payroll.world:599
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_run_march_payroll__linus_paid(ep: SmallPayroll) -> bool:  # small_payroll.world:599
+    return any(
         _p18.employee == 'E004'
         and _p18.period == '2026-03'
         and _p18.timesheet == 'TS004'
         and _p18.gross_cents == 211200
         and _p18.net_cents == 211200
         for _p18 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
 def _check_run_march_payroll__timesheets_paid(  # small_payroll.world:600
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_timesheets['TS003'].status,
-            '==',
-            _E15_TimesheetStatus_paid,
-            'timesheets["TS003"].status == TimesheetStatus.paid',
-        )
-        and rt.compared(
-            ep.t_timesheets['TS004'].status,
-            '==',
-            _E15_TimesheetStatus_paid,
-            'timesheets["TS004"].status == TimesheetStatus.paid',
-        )
-        and rt.compared(
-            ep.t_timesheets['TS004'].approved_by,
-            '==',
-            'E001',
-            'timesheets["TS004"].approved_by == "E001"',
-        )
+        rt.expect(ep.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
+        and rt.expect(ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_paid, part=1)
+        and rt.expect(ep.t_timesheets['TS004'].approved_by, '==', 'E001', part=2)
     )
 
 
 def _check_hours_bonus_and_correction__hours_added(  # small_payroll.world:767
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_timesheets['TS004'].hours, '==', 104.5, 'timesheets["TS004"].hours == 104.5'
-        )
-        and rt.compared(
-            ep.t_timesheets['TS004'].status,
-            '==',
-            _E15_TimesheetStatus_draft,
-            'timesheets["TS004"].status == TimesheetStatus.draft',
-        )
+    return rt.expect(ep.t_timesheets['TS004'].hours, '==', 104.5) and rt.expect(
+        ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_draft, part=1
     )
 
 
 def _check_hours_bonus_and_correction__bonus_issued(  # small_payroll.world:768
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> bool:
-    return bool(any(
+    return any(
         _b19.employee == 'E003' and _b19.period == '2026-03' and _b19.amount_cents == 25000
         for _b19 in rt.each(ep, ep.t_bonuses)
-    ))
+    )
 
 
 def _check_hours_bonus_and_correction__corrected(  # small_payroll.world:769
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_payslips['PS0002'].gross_cents,
-            '==',
-            520000,
-            'payslips["PS0002"].gross_cents == 520000',
-        )
-        and rt.compared(
-            ep.t_payslips['PS0002'].tax_cents,
-            '==',
-            104000,
-            'payslips["PS0002"].tax_cents == 104000',
-        )
-        and rt.compared(
-            ep.t_payslips['PS0002'].net_cents,
-            '==',
-            416000,
-            'payslips["PS0002"].net_cents == 416000',
-        )
+        rt.expect(ep.t_payslips['PS0002'].gross_cents, '==', 520000)
+        and rt.expect(ep.t_payslips['PS0002'].tax_cents, '==', 104000, part=1)
+        and rt.expect(ep.t_payslips['PS0002'].net_cents, '==', 416000, part=2)
         and ep.t_payslips['PS0002'].corrected
     )
 
 
 def _check_approve_march_and_april_hours__linus_march(  # tasks.world:159
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_timesheets['TS004'].hours, '==', 100.0, 'timesheets["TS004"].hours == 100.0'
-        )
-        and rt.compared(
-            ep.t_timesheets['TS004'].status,
-            '==',
-            _E15_TimesheetStatus_approved,
-            'timesheets["TS004"].status == TimesheetStatus.approved',
-        )
-        and rt.compared(
-            ep.t_timesheets['TS004'].approved_by,
-            '==',
-            'E001',
-            'timesheets["TS004"].approved_by == "E001"',
-        )
+        rt.expect(ep.t_timesheets['TS004'].hours, '==', 100.0)
+        and rt.expect(ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_approved, part=1)
+        and rt.expect(ep.t_timesheets['TS004'].approved_by, '==', 'E001', part=2)
     )
 
 
-def _check_approve_march_and_april_hours__ada_april(  # tasks.world:160
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_approve_march_and_april_hours__ada_april(ep: SmallPayroll) -> bool:  # tasks.world:160
+    return any(
         _t20.employee == 'E003'
         and _t20.period == '2026-04'
         and _t20.hours == 32.0
         and _t20.status == _E15_TimesheetStatus_approved
         and _t20.approved_by == 'E001'
         for _t20 in rt.each(ep, ep.t_timesheets)
-    ))
+    )
 
 
 def _check_approve_march_and_april_hours__nothing_paid(  # tasks.world:161
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll, init: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_periods['2026-03'].status,
-            '==',
-            _E12_PeriodStatus_open_,
-            'periods["2026-03"].status == PeriodStatus.open',
-        )
-        and rt.compared(
-            ep.t_periods['2026-04'].status,
-            '==',
-            _E12_PeriodStatus_open_,
-            'periods["2026-04"].status == PeriodStatus.open',
-        )
-        and rt.compared(
-            len(ep.t_timesheets),
-            '==',
-            len(init.t_timesheets) + 1,
-            'len(timesheets) == len(initial.timesheets) + 1',
-        )
+        rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_open_)
+        and rt.expect(ep.t_periods['2026-04'].status, '==', _E12_PeriodStatus_open_, part=1)
+        and rt.expect(len(ep.t_timesheets), '==', len(init.t_timesheets) + 1, part=2)
     )
 
 
 def _check_linus_rate_fix__payslip_corrected(  # tasks.world:329
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_payslips['PS0004'].gross_cents,
-            '==',
-            230000,
-            'payslips["PS0004"].gross_cents == 230000',
-        )
-        and rt.compared(
-            ep.t_payslips['PS0004'].tax_cents, '==', 0, 'payslips["PS0004"].tax_cents == 0'
-        )
-        and rt.compared(
-            ep.t_payslips['PS0004'].net_cents,
-            '==',
-            230000,
-            'payslips["PS0004"].net_cents == 230000',
-        )
+        rt.expect(ep.t_payslips['PS0004'].gross_cents, '==', 230000)
+        and rt.expect(ep.t_payslips['PS0004'].tax_cents, '==', 0, part=1)
+        and rt.expect(ep.t_payslips['PS0004'].net_cents, '==', 230000, part=2)
         and ep.t_payslips['PS0004'].corrected
     )
 
 
-def _check_linus_rate_fix__apology_bonus(  # tasks.world:330
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_linus_rate_fix__apology_bonus(ep: SmallPayroll) -> bool:  # tasks.world:330
+    return any(
         _b21.employee == 'E004'
         and _b21.period == '2026-03'
         and _b21.amount_cents == 5000
         and _b21.issued_by == 'E001'
         for _b21 in rt.each(ep, ep.t_bonuses)
-    ))
+    )
 
 
-def _check_inventory_weekend_bonuses__bonuses_issued(  # tasks.world:496
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(
+def _check_inventory_weekend_bonuses__bonuses_issued(ep: SmallPayroll) -> bool:  # tasks.world:496
+    return (
         any(
             _b22.employee == 'E003'
             and _b22.period == '2026-03'
@@ -1362,14 +1239,12 @@ def _check_inventory_weekend_bonuses__bonuses_issued(  # tasks.world:496
             and _b23.amount_cents == 20000
             and _b23.issued_by == 'E001'
             for _b23 in rt.each(ep, ep.t_bonuses)
-        ),
+        )
     )
 
 
-def _check_inventory_weekend_bonuses__ada_paid(  # tasks.world:497
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_inventory_weekend_bonuses__ada_paid(ep: SmallPayroll) -> bool:  # tasks.world:497
+    return any(
         _p24.employee == 'E003'
         and _p24.period == '2026-03'
         and _p24.gross_cents == 300000
@@ -1377,13 +1252,11 @@ def _check_inventory_weekend_bonuses__ada_paid(  # tasks.world:497
         and _p24.tax_cents == 63000
         and _p24.net_cents == 252000
         for _p24 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
-def _check_inventory_weekend_bonuses__linus_paid(  # tasks.world:498
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_inventory_weekend_bonuses__linus_paid(ep: SmallPayroll) -> bool:  # tasks.world:498
+    return any(
         _p25.employee == 'E004'
         and _p25.period == '2026-03'
         and _p25.timesheet == 'TS004'
@@ -1391,58 +1264,37 @@ def _check_inventory_weekend_bonuses__linus_paid(  # tasks.world:498
         and _p25.bonus_cents == 20000
         and _p25.net_cents == 231200
         for _p25 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
 def _check_inventory_weekend_bonuses__march_paid(  # tasks.world:499
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_periods['2026-03'].status,
-        '==',
-        _E12_PeriodStatus_paid,
-        'periods["2026-03"].status == PeriodStatus.paid',
-    )
+    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
 
 
 def _check_march_hours_and_overtime_fix__linus_timesheet(  # tasks.world:666
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_timesheets['TS004'].hours, '==', 104.0, 'timesheets["TS004"].hours == 104.0'
-        )
-        and rt.compared(
-            ep.t_timesheets['TS004'].status,
-            '==',
-            _E15_TimesheetStatus_paid,
-            'timesheets["TS004"].status == TimesheetStatus.paid',
-        )
-        and rt.compared(
-            ep.t_timesheets['TS004'].approved_by,
-            '==',
-            'E001',
-            'timesheets["TS004"].approved_by == "E001"',
-        )
+        rt.expect(ep.t_timesheets['TS004'].hours, '==', 104.0)
+        and rt.expect(ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_paid, part=1)
+        and rt.expect(ep.t_timesheets['TS004'].approved_by, '==', 'E001', part=2)
     )
 
 
-def _check_march_hours_and_overtime_fix__linus_paid(  # tasks.world:667
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_march_hours_and_overtime_fix__linus_paid(ep: SmallPayroll) -> bool:  # tasks.world:667
+    return any(
         _p26.employee == 'E004'
         and _p26.period == '2026-03'
         and _p26.hours == 104.0
         and _p26.gross_cents == 228800
         for _p26 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
-def _check_march_hours_and_overtime_fix__ada_overtime(  # tasks.world:668
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_march_hours_and_overtime_fix__ada_overtime(ep: SmallPayroll) -> bool:  # tasks.world:668
+    return any(
         _p27.employee == 'E003'
         and _p27.period == '2026-03'
         and _p27.gross_cents == 315000
@@ -1451,55 +1303,37 @@ def _check_march_hours_and_overtime_fix__ada_overtime(  # tasks.world:668
         and _p27.net_cents == 252000
         and _p27.correction_note == 'March overtime: 6 hours'
         for _p27 in rt.each(ep, ep.t_payslips)
-    ))
-
-
-def _check_march_hours_and_overtime_fix__march_paid(  # tasks.world:669
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_periods['2026-03'].status,
-        '==',
-        _E12_PeriodStatus_paid,
-        'periods["2026-03"].status == PeriodStatus.paid',
     )
 
 
+def _check_march_hours_and_overtime_fix__march_paid(  # tasks.world:669
+    ep: SmallPayroll
+) -> rt.Verdict | bool:
+    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+
+
 def _check_linus_bonus_then_march_payroll__bonus_issued(  # tasks.world:843
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll
 ) -> bool:
-    return bool(any(
+    return any(
         _b28.employee == 'E004'
         and _b28.period == '2026-03'
         and _b28.amount_cents == 30000
         and _b28.issued_by == 'E001'
         for _b28 in rt.each(ep, ep.t_bonuses)
-    ))
-
-
-def _check_linus_bonus_then_march_payroll__march_paid(  # tasks.world:844
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_periods['2026-03'].status,
-            '==',
-            _E12_PeriodStatus_paid,
-            'periods["2026-03"].status == PeriodStatus.paid',
-        )
-        and rt.compared(
-            ep.t_periods['2026-03'].paid_on,
-            '==',
-            rt.parse_date('2026-03-31'),
-            'periods["2026-03"].paid_on == date("2026-03-31")',
-        )
     )
 
 
-def _check_linus_bonus_then_march_payroll__linus_slip(  # tasks.world:845
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_linus_bonus_then_march_payroll__march_paid(  # tasks.world:844
+    ep: SmallPayroll
+) -> rt.Verdict | bool:
+    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
+        ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
+    )
+
+
+def _check_linus_bonus_then_march_payroll__linus_slip(ep: SmallPayroll) -> bool:  # tasks.world:845
+    return any(
         _p29.employee == 'E004'
         and _p29.period == '2026-03'
         and _p29.timesheet == 'TS004'
@@ -1508,54 +1342,37 @@ def _check_linus_bonus_then_march_payroll__linus_slip(  # tasks.world:845
         and _p29.tax_cents == 0
         and _p29.net_cents == 241200
         for _p29 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
 def _check_linus_bonus_then_march_payroll__told_net(  # tasks.world:846
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll, replies: tuple[str, ...]
 ) -> bool:
-    return bool(
-        '2412' in rt.read(
-            ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
-        ),
+    return '2412' in rt.read(
+        ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
     )
 
 
 def _check_pay_march_then_fix_ada__march_paid(  # tasks.world:1018
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
+    ep: SmallPayroll, init: SmallPayroll
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_periods['2026-03'].status,
-            '==',
-            _E12_PeriodStatus_paid,
-            'periods["2026-03"].status == PeriodStatus.paid',
-        )
-        and rt.compared(
-            len(ep.t_payslips),
-            '==',
-            len(init.t_payslips) + 4,
-            'len(payslips) == len(initial.payslips) + 4',
-        )
+    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
+        len(ep.t_payslips), '==', len(init.t_payslips) + 4, part=1
     )
 
 
-def _check_pay_march_then_fix_ada__linus_paid(  # tasks.world:1019
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_pay_march_then_fix_ada__linus_paid(ep: SmallPayroll) -> bool:  # tasks.world:1019
+    return any(
         _p30.employee == 'E004'
         and _p30.period == '2026-03'
         and _p30.timesheet == 'TS004'
         and _p30.gross_cents == 211200
         for _p30 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
-def _check_pay_march_then_fix_ada__ada_corrected(  # tasks.world:1020
-    ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_pay_march_then_fix_ada__ada_corrected(ep: SmallPayroll) -> bool:  # tasks.world:1020
+    return any(
         _p31.employee == 'E003'
         and _p31.period == '2026-03'
         and _p31.gross_cents == 310000
@@ -1564,16 +1381,7 @@ def _check_pay_march_then_fix_ada__ada_corrected(  # tasks.world:1020
         and _p31.corrected
         and _p31.correction_note == '4 hours missing from timesheet'
         for _p31 in rt.each(ep, ep.t_payslips)
-    ))
+    )
 
 
-SmallPayroll.TASKS = {
-    'run_march_payroll': TaskSpec('run_march_payroll', "This is Grace Hopper (E001). Linus's March timesheet is fine, approve it, and then run the March 2026 payroll.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('period_paid', 1.0, '', _check_run_march_payroll__period_paid), CheckSpec('four_slips', 1.0, 'Grace, Alan, Ada and Linus are paid; Ken is inactive.', _check_run_march_payroll__four_slips), CheckSpec('alan_bonus', 1.0, 'Alan: 500000 + 50000 bonus, 20% tax.', _check_run_march_payroll__alan_bonus), CheckSpec('linus_paid', 1.0, 'Linus: 96 h at 22.00, tax exempt.', _check_run_march_payroll__linus_paid), CheckSpec('timesheets_paid', 1.0, '', _check_run_march_payroll__timesheets_paid)), ('current_user', 'timesheets.status', 'timesheets.approved_by', 'payslips', 'payslip_ids', 'periods.status', 'periods.paid_on'), (('sign_in', {'employee': 'E001'}), ('list_periods', {'status': 'open'}), ('find_employees', {'text': 'Linus'}), ('list_timesheets', {'period': '2026-03', 'status': 'draft'}), ('approve_timesheet', {'timesheet': 'TS004'}), ('run_payroll', {'period': '2026-03'})), tags=('payroll', 'approval'), doc='Approve the last draft timesheet and pay March.'),
-    'hours_bonus_and_correction': TaskSpec('hours_bonus_and_correction', "Three things for payroll: Linus Moore (E004) worked another 8.5 hours in March that are missing from his timesheet; Ada Lovelace (E003) gets a 250.00 bonus in March for covering the helpdesk; and Alan Turing's February payslip PS0002 should have had a gross of 5,200.00 because his raise was missed.", rt.package_data(__package__, 'data/aa5462ba97ea890a.json'), (CheckSpec('hours_added', 1.0, '', _check_hours_bonus_and_correction__hours_added), CheckSpec('bonus_issued', 1.0, '', _check_hours_bonus_and_correction__bonus_issued), CheckSpec('corrected', 1.0, '520000 gross, 20% tax.', _check_hours_bonus_and_correction__corrected)), ('timesheets.hours', 'bonuses', 'bonus_ids', 'payslips.gross_cents', 'payslips.tax_cents', 'payslips.net_cents', 'payslips.corrected', 'payslips.correction_note'), (('list_periods', {'status': 'open'}), ('record_hours', {'employee': 'E004', 'period': '2026-03', 'hours': 8.5}), ('issue_bonus', {'employee': 'E003', 'period': '2026-03', 'amount_cents': 25000, 'reason': 'Covering the helpdesk'}), ('correct_payslip', {'payslip': 'PS0002', 'gross_cents': 520000, 'note': 'Missed pay rise'})), tags=('hours', 'bonus', 'correction'), doc='Add hours, issue a bonus and correct a past payslip.'),
-    'approve_march_and_april_hours': TaskSpec('approve_march_and_april_hours', "Grace Hopper here, E001. Linus Moore (E004) forgot to log 4 hours in March: add them to his March timesheet and approve it. Ada Lovelace has already worked 32 hours in the first week of April; record those on her April timesheet and approve that one as well. Don't run any payroll yet.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('linus_march', 1.0, "Linus's March timesheet has 100 hours and is approved by Grace.", _check_approve_march_and_april_hours__linus_march), CheckSpec('ada_april', 1.0, 'Ada has an approved April timesheet of 32 hours.', _check_approve_march_and_april_hours__ada_april), CheckSpec('nothing_paid', 1.0, 'No payroll was run: March and April are still open.', _check_approve_march_and_april_hours__nothing_paid)), ('current_user', 'timesheets', 'timesheet_ids'), (('sign_in', {'employee': 'E001'}), ('list_periods', {'status': 'open'}), ('list_timesheets', {'period': '2026-03'}), ('record_hours', {'employee': 'E004', 'period': '2026-03', 'hours': 4.0}), ('approve_timesheet', {'timesheet': 'TS004'}), ('find_employees', {'text': 'Ada Lovelace'}), ('get_employee', {'employee': 'E003'}), ('record_hours', {'employee': 'E003', 'period': '2026-04', 'hours': 32.0}), ('approve_timesheet', {'timesheet': 'TS005'})), doc='Complete and approve one timesheet, and record and approve a new one for the next period.'),
-    'linus_rate_fix': TaskSpec('linus_rate_fix', "Grace Hopper here, E001. Linus Moore (E004) was promised 23.00 an hour from February on, but his February payslip still paid his hours at 22.00. Correct that payslip's gross to his February hours at 23.00, and give him a 50.00 bonus in March as an apology for the mistake.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('payslip_corrected', 1.0, "Linus's February payslip pays 100 hours at 23.00, tax exempt.", _check_linus_rate_fix__payslip_corrected), CheckSpec('apology_bonus', 1.0, 'Linus gets a 50.00 bonus in March, issued by Grace.', _check_linus_rate_fix__apology_bonus)), ('current_user', 'payslips.gross_cents', 'payslips.tax_cents', 'payslips.net_cents', 'payslips.corrected', 'payslips.correction_note', 'bonuses', 'bonus_ids'), (('sign_in', {'employee': 'E001'}), ('get_employee', {'employee': 'E004'}), ('get_payslip', {'payslip': 'PS0004'}), ('correct_payslip', {'payslip': 'PS0004', 'gross_cents': 230000, 'note': 'Rate should have been 23.00/h from February'}), ('list_periods', {'status': 'open'}), ('issue_bonus', {'employee': 'E004', 'period': '2026-03', 'amount_cents': 5000, 'reason': 'Apology for the February underpayment'})), tags=('correction', 'bonus'), doc="Correct an hourly employee's underpaid payslip and add an apology bonus to the open period."),
-    'inventory_weekend_bonuses': TaskSpec('inventory_weekend_bonuses', "Grace Hopper, E001. Our two hourly staff, Ada Lovelace and Linus Moore, covered the inventory weekend: give Ada a 150.00 bonus and Linus a 200.00 bonus, both in the March 2026 period. Linus's March hours are correct, so approve his timesheet, and then run the March payroll.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('bonuses_issued', 1.0, 'Both bonuses are on file for March, issued by Grace.', _check_inventory_weekend_bonuses__bonuses_issued), CheckSpec('ada_paid', 1.0, 'Ada: 120 h x 25.00 + 150.00 bonus, 20% tax.', _check_inventory_weekend_bonuses__ada_paid), CheckSpec('linus_paid', 1.0, 'Linus: 96 h x 22.00 + 200.00 bonus, tax exempt.', _check_inventory_weekend_bonuses__linus_paid), CheckSpec('march_paid', 1.0, '', _check_inventory_weekend_bonuses__march_paid)), ('current_user', 'bonuses', 'bonus_ids', 'timesheets.status', 'timesheets.approved_by', 'payslips', 'payslip_ids', 'periods.status', 'periods.paid_on'), (('sign_in', {'employee': 'E001'}), ('list_employees', {'pay_type': 'hourly', 'active_only': True}), ('list_periods', {'status': 'open'}), ('list_timesheets', {'period': '2026-03'}), ('issue_bonus', {'employee': 'E003', 'period': '2026-03', 'amount_cents': 15000, 'reason': 'Inventory weekend'}), ('issue_bonus', {'employee': 'E004', 'period': '2026-03', 'amount_cents': 20000, 'reason': 'Inventory weekend'}), ('approve_timesheet', {'timesheet': 'TS004'}), ('run_payroll', {'period': '2026-03'})), doc='Issue bonuses to the hourly staff, approve the pending timesheet and pay March with the bonuses included.'),
-    'march_hours_and_overtime_fix': TaskSpec('march_hours_and_overtime_fix', "Grace Hopper here, E001. Before we pay March 2026: Linus Moore still has 8 hours missing from his March timesheet, so add them and approve it. Then run the March payroll. Ada Lovelace also worked 6 overtime hours in March that never made it onto her timesheet; make sure her March pay includes them, with the note 'March overtime: 6 hours'.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('linus_timesheet', 1.0, "Linus's March timesheet has 96 + 8 hours, approved by Grace and paid.", _check_march_hours_and_overtime_fix__linus_timesheet), CheckSpec('linus_paid', 1.0, "Linus's March payslip pays 104 hours at 22.00.", _check_march_hours_and_overtime_fix__linus_paid), CheckSpec('ada_overtime', 1.0, "Ada's March payslip is corrected to 126 hours at 25.00, with tax and net recomputed.", _check_march_hours_and_overtime_fix__ada_overtime), CheckSpec('march_paid', 1.0, 'March 2026 is paid.', _check_march_hours_and_overtime_fix__march_paid)), ('current_user', 'timesheets.hours', 'timesheets.status', 'timesheets.approved_by', 'periods.status', 'periods.paid_on', 'payslips', 'payslip_ids'), (('sign_in', {'employee': 'E001'}), ('list_periods', {'status': 'open'}), ('list_timesheets', {'period': '2026-03'}), ('find_employees', {'text': 'Linus Moore'}), ('get_employee', {'employee': 'E004'}), ('record_hours', {'employee': 'E004', 'period': '2026-03', 'hours': 8.0}), ('approve_timesheet', {'timesheet': 'TS004'}), ('run_payroll', {'period': '2026-03'}), ('find_employees', {'text': 'Ada Lovelace'}), ('get_employee', {'employee': 'E003'}), ('correct_payslip', {'payslip': 'PS0007', 'gross_cents': 315000, 'note': 'March overtime: 6 hours'})), tags=('hours', 'payroll', 'correction'), doc='Add missing hours to a draft timesheet, approve it, run payroll, and pay overtime left off an approved timesheet by correcting the payslip.'),
-    'linus_bonus_then_march_payroll': TaskSpec('linus_bonus_then_march_payroll', 'Hi, Grace Hopper here, E001. Before March payroll runs: Linus Moore gets a 300.00 bonus for doing the stock count, and his March timesheet is fine, so approve it. Then run the March payroll and tell me what Linus takes home.', rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('bonus_issued', 1.0, 'Linus has a 300.00 March bonus issued by Grace.', _check_linus_bonus_then_march_payroll__bonus_issued), CheckSpec('march_paid', 1.0, 'March 2026 is paid today.', _check_linus_bonus_then_march_payroll__march_paid), CheckSpec('linus_slip', 1.0, 'Linus: 96 h at 22.00 plus the 300.00 bonus, tax exempt.', _check_linus_bonus_then_march_payroll__linus_slip), CheckSpec('told_net', 1.0, "The agent tells Grace Linus's net pay of 2,412.00.", _check_linus_bonus_then_march_payroll__told_net)), ('current_user', 'timesheets.status', 'timesheets.approved_by', 'bonuses', 'bonus_ids', 'payslips', 'payslip_ids', 'periods.status', 'periods.paid_on'), (('sign_in', {'employee': 'E001'}), ('list_periods', {'status': 'open'}), ('list_timesheets', {'period': '2026-03', 'status': 'draft'}), ('find_employees', {'text': 'Linus Moore'}), ('get_employee', {'employee': 'E004'}), ('issue_bonus', {'employee': 'E004', 'period': '2026-03', 'amount_cents': 30000, 'reason': 'Stock count'}), ('approve_timesheet', {'timesheet': 'TS004'}), ('run_payroll', {'period': '2026-03'})), persona='Grace Hopper, the payroll manager; precise and businesslike, answers questions quickly and expects exact amounts.', known="Her employee id is E001. Linus Moore gets a 300.00 bonus in March, reason: the stock count. His March timesheet is correct and can be approved. After that the March 2026 payroll should be run. She wants to hear Linus's net pay for March.", unknown="Linus's employee id, his timesheet id and hours, and the payslip amounts.", tags=('bonus', 'approval', 'payroll'), doc='Issue a bonus, approve the last draft timesheet and run March payroll.', replies=('March payroll has run. Linus Moore takes home 2,412.00: 96 hours at 22.00 (2,112.00) plus the 300.00 bonus, with no tax withheld on his exempt code.',)),
-    'pay_march_then_fix_ada': TaskSpec('pay_march_then_fix_ada', "This is Grace Hopper, employee E001. Please approve Linus Moore's March timesheet and run the March 2026 payroll. One problem: Ada Lovelace's March timesheet was approved with 120 hours, but she actually worked 124. Once payroll has run, correct her new March payslip so that its gross pays all 124 hours, with the note '4 hours missing from timesheet'.", rt.package_data(__package__, 'data/0fb5aac8ca07155d.json'), (CheckSpec('march_paid', 1.0, 'March is paid, with one payslip per paid employee.', _check_pay_march_then_fix_ada__march_paid), CheckSpec('linus_paid', 1.0, "Linus's approved 96 hours were paid.", _check_pay_march_then_fix_ada__linus_paid), CheckSpec('ada_corrected', 1.0, "Ada's March payslip pays 124 h x 25.00, with tax and net recomputed.", _check_pay_march_then_fix_ada__ada_corrected)), ('current_user', 'timesheets.status', 'timesheets.approved_by', 'payslips', 'payslip_ids', 'periods.status', 'periods.paid_on'), (('sign_in', {'employee': 'E001'}), ('list_periods', {'status': 'open'}), ('find_employees', {'text': 'Linus Moore'}), ('list_timesheets', {'period': '2026-03', 'status': 'draft'}), ('approve_timesheet', {'timesheet': 'TS004'}), ('run_payroll', {'period': '2026-03'}), ('find_employees', {'text': 'Ada Lovelace'}), ('get_employee', {'employee': 'E003'}), ('correct_payslip', {'payslip': 'PS0007', 'gross_cents': 310000, 'note': '4 hours missing from timesheet'})), persona='Grace Hopper, the payroll manager: brisk and precise, answers in short sentences and expects the numbers to be right.', known="She is employee E001. Linus Moore's March timesheet can be approved. Ada Lovelace worked 124 hours in March although her approved timesheet says 120. The correction note is '4 hours missing from timesheet'.", unknown="The ids of the timesheets and of the new payslips, Ada's hourly rate and the corrected gross, tax and net amounts.", doc='Sign in, approve the last timesheet, pay March and correct one new payslip for missing hours.'),
-}
+SmallPayroll.TASKS = task_registry(__name__, "tasks.json")

@@ -16,15 +16,8 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.contract import TaggedUnion
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
@@ -183,9 +176,9 @@ class User(Row):
         load_ep=lambda x, p, ep: Address.load(x, p, ep), export=v.export_value, text=v.record_text)
     email: str = field(load=v.want_str)
     payment_methods: dict[str, PaymentMethod] = field(
-        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _load_PaymentMethod(x, p, ep))),
-        export=lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()},
-        text=lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _TAGS_PaymentMethod for k0, x0 in value.items()])) else v.json_text({k: _export_PaymentMethod(x) for k, x in value.items()})))
+        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _UNION_PaymentMethod.load(x, p, ep))),
+        export=lambda value: {k: _UNION_PaymentMethod.export(x) for k, x in value.items()},
+        text=lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _UNION_PaymentMethod.text(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _UNION_PaymentMethod.tags for k0, x0 in value.items()])) else v.json_text({k: _UNION_PaymentMethod.export(x) for k, x in value.items()})))
     orders: tuple[str, ...] = field(
         load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
         text=v.str_list_text)
@@ -232,27 +225,9 @@ class Order(Row):
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
-_TAGS_PaymentMethod: dict[type, str] = {CreditCard: 'credit_card', GiftCard: 'gift_card', Paypal: 'paypal'}
-
-
-def _load_PaymentMethod(data: object, path: str, ep: Any) -> Any:
-    return rt.load_union(data, path, ep, 'source', {'credit_card': CreditCard.load, 'gift_card': GiftCard.load, 'paypal': Paypal.load})
-
-
-def _export_PaymentMethod(value: Any) -> dict[str, Any]:
-    return {'source': _TAGS_PaymentMethod[type(value)], **value.export()}
-
-
-def _text_PaymentMethod(value: Any) -> str:
-    body: str = value._json_text()
-    head = '{"source": ' + v.str_text(_TAGS_PaymentMethod[type(value)])
-    return head + '}' if body == '{}' else head + ', ' + body[1:]
-
-
-def _some_PaymentMethod(value: PaymentMethod | None) -> PaymentMethod:
-    if value is None:
-        raise ToolError('A value that must be present is none.')
-    return value
+_UNION_PaymentMethod: TaggedUnion[PaymentMethod] = TaggedUnion(
+    'source', {'credit_card': CreditCard, 'gift_card': GiftCard, 'paypal': Paypal}
+)
 
 
 _GET_item_id = rt.attrgetter('item_id')
@@ -357,11 +332,7 @@ class Tau2Retail(Episode):
         '  status is pending, processed, delivered or cancelled, or records a change already made:\n'
         '  "pending (item modified)", "return requested", "exchange requested".'
     )
-    TABLES: ClassVar[dict[str, str]] = {
-        "products": "Product",
-        "users": "User",
-        "orders": "Order",
-    }
+    TABLES: ClassVar[dict[str, str]] = {"products": "Product", "users": "User", "orders": "Order"}
 
     state: _State
     t_products: Table[Product]
@@ -369,17 +340,12 @@ class Tau2Retail(Episode):
     t_orders: Table[Order]
 
     def _new_state(self) -> _State:
-        ep = self
-        state = _State()
-        del ep
-        return state
+        return _State()
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_products.load_rows(Product, data.get('products', ()), '$.products', ep)
-        self.t_users.load_rows(User, data.get('users', ()), '$.users', ep)
-        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', ep)
-        del ep
+        self.t_products.load_rows(Product, data.get('products', ()), '$.products', self)
+        self.t_users.load_rows(User, data.get('users', ()), '$.users', self)
+        self.t_orders.load_rows(Order, data.get('orders', ()), '$.orders', self)
 
     def _check_invariants(self) -> None:
         for _row10 in rt.changed_rows(self, self.t_orders, ('user_id',)):
@@ -908,7 +874,7 @@ class Tau2Retail(Episode):
         if method is None:  # retail.world:601
             raise ToolError('Payment method not found')
         if not (  # retail.world:602
-            _TAGS_PaymentMethod[type(method)] == 'gift_card'
+            _UNION_PaymentMethod.tag(method) == 'gift_card'
             or payment_method_id == order.payment_history[0].payment_method_id
         ):
             raise ToolError('Payment method should be the original payment method')
@@ -1209,7 +1175,3 @@ Tau2Retail.TOOLS = tools(
     arguments='dynamic',
     python_class='RetailTools',
 )
-
-
-Tau2Retail.TASKS = {
-}

@@ -16,17 +16,10 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Channel", "ChannelSummary", "ChannelView", "Membership", "Message", "TeamChat", "User",
@@ -150,10 +143,12 @@ _C_MAX_PINS: int = 3  # team_chat.world:90
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    channel_ids: int = state_item(0)
-    membership_ids: int = state_item(0)
-    message_ids: int = state_item(0)
-    current_user: str | None = state_item(None)
+    channel_ids: int = state_item(0, load=v.want_int)
+    membership_ids: int = state_item(0, load=v.want_int)
+    message_ids: int = state_item(0, load=v.want_int)
+    current_user: str | None = state_item(
+        None,
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))))
 
 
 class TeamChat(Episode):
@@ -166,10 +161,7 @@ class TeamChat(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Act only as the signed-in user. Post, edit and delete exactly the text the user asks for, and only their own messages.'
     TABLES: ClassVar[dict[str, str]] = {
-        "users": "User",
-        "channels": "Channel",
-        "memberships": "Membership",
-        "messages": "Message",
+        "users": "User", "channels": "Channel", "memberships": "Membership", "messages": "Message",
     }
 
     state: _State
@@ -179,27 +171,18 @@ class TeamChat(Episode):
     t_messages: Table[Message]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_user = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_users.load_rows(User, data.get('users', ()), '$.users', ep)
-        self.t_channels.load_rows(Channel, data.get('channels', ()), '$.channels', ep)
-        self.t_memberships.load_rows(Membership, data.get('memberships', ()), '$.memberships', ep)
-        self.t_messages.load_rows(Message, data.get('messages', ()), '$.messages', ep)
-        if 'channel_ids' in data:
-            self.state.channel_ids = v.want_int(data['channel_ids'], '$.channel_ids')
-        if 'membership_ids' in data:
-            self.state.membership_ids = v.want_int(data['membership_ids'], '$.membership_ids')
-        if 'message_ids' in data:
-            self.state.message_ids = v.want_int(data['message_ids'], '$.message_ids')
-        if 'current_user' in data:
-            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$')))
-        del ep
+        self.t_users.load_rows(User, data.get('users', ()), '$.users', self)
+        self.t_channels.load_rows(Channel, data.get('channels', ()), '$.channels', self)
+        self.t_memberships.load_rows(
+            Membership, data.get('memberships', ()), '$.memberships', self
+        )
+        self.t_messages.load_rows(Message, data.get('messages', ()), '$.messages', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # team_chat.world:110
@@ -950,22 +933,18 @@ TeamChat.TOOLS = tools(
 )
 
 
-def _check_launch_channel__created(  # team_chat.world:502
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_launch_channel__created(ep: TeamChat) -> bool:  # team_chat.world:502
+    return any(
         _c20.name == 'launch-plan'
         and _c20.visibility == _E10_Visibility_private
         and _c20.owner == 'U001'
         and _c20.topic == 'Q2 launch'
         for _c20 in rt.each(ep, ep.t_channels)
-    ))
+    )
 
 
-def _check_launch_channel__members(  # team_chat.world:503
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_launch_channel__members(ep: TeamChat) -> bool:  # team_chat.world:503
+    return any(
         _c21.name == 'launch-plan'
         and len([_m22 for _m22 in rt.each(ep, ep.t_memberships) if _m22.channel == _c21.key()])
         == 3
@@ -978,83 +957,54 @@ def _check_launch_channel__members(  # team_chat.world:503
             for _m24 in rt.each(ep, ep.t_memberships)
         )
         for _c21 in rt.each(ep, ep.t_channels)
-    ))
+    )
 
 
-def _check_launch_channel__pinned_kickoff(  # team_chat.world:504
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_launch_channel__pinned_kickoff(ep: TeamChat) -> bool:  # team_chat.world:504
+    return any(
         ep.t_channels[_m25.channel].name == 'launch-plan'
         and _m25.body == 'Kickoff Thursday at 10:00'
         and _m25.pinned
         and _m25.author == 'U001'
         for _m25 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_chen_tidies_up__fixed(  # team_chat.world:646
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_chen_tidies_up__fixed(ep: TeamChat) -> rt.Verdict | bool:  # team_chat.world:646
     return (
-        rt.compared(
-            ep.t_messages['MSG006'].body,
-            '==',
-            'Please read the new handbook before Friday',
-            'messages["MSG006"].body == "Please read the new handbook before Friday"',
-        )
-        and rt.compared(
-            ep.t_messages['MSG006'].edited_at,
-            'is not',
-            None,
-            'messages["MSG006"].edited_at != none',
-        )
+        rt.expect(ep.t_messages['MSG006'].body, '==', 'Please read the new handbook before Friday')
+        and rt.expect(ep.t_messages['MSG006'].edited_at, 'is not', None, part=1)
     )
 
 
-def _check_chen_tidies_up__ana_left(  # team_chat.world:647
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(
-        not any(
-            _m26.channel == 'CH003' and _m26.user == 'U001'
-            for _m26 in rt.each(ep, ep.t_memberships)
-        ),
+def _check_chen_tidies_up__ana_left(ep: TeamChat) -> bool:  # team_chat.world:647
+    return not any(
+        _m26.channel == 'CH003' and _m26.user == 'U001' for _m26 in rt.each(ep, ep.t_memberships)
     )
 
 
-def _check_chen_tidies_up__lunch_deleted(  # team_chat.world:648
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return ep.t_messages['MSG005'].deleted and rt.compared(
-        ep.t_messages['MSG005'].body, '==', '', 'messages["MSG005"].body == ""'
-    )
+def _check_chen_tidies_up__lunch_deleted(ep: TeamChat) -> rt.Verdict | bool:  # team_chat.world:648
+    return ep.t_messages['MSG005'].deleted and rt.expect(ep.t_messages['MSG005'].body, '==', '')
 
 
-def _check_chen_tidies_up__others_kept(  # team_chat.world:649
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chen_tidies_up__others_kept(ep: TeamChat) -> bool:  # team_chat.world:649
+    return any(
         _m27.channel == 'CH001' and _m27.user == 'U001' for _m27 in rt.each(ep, ep.t_memberships)
-    ))
+    )
 
 
-def _check_dara_starts_design_system__created(  # tasks.world:135
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_dara_starts_design_system__created(ep: TeamChat) -> bool:  # tasks.world:135
+    return any(
         _c28.name == 'design-system'
         and _c28.visibility == _E10_Visibility_public
         and _c28.owner == 'U004'
         and _c28.topic == 'Shared UI components'
         for _c28 in rt.each(ep, ep.t_channels)
-    ))
+    )
 
 
-def _check_dara_starts_design_system__chen_added(  # tasks.world:136
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_dara_starts_design_system__chen_added(ep: TeamChat) -> bool:  # tasks.world:136
+    return any(
         _c29.name == 'design-system'
         and len([_m30 for _m30 in rt.each(ep, ep.t_memberships) if _m30.channel == _c29.key()])
         == 2
@@ -1063,209 +1013,144 @@ def _check_dara_starts_design_system__chen_added(  # tasks.world:136
             for _m31 in rt.each(ep, ep.t_memberships)
         )
         for _c29 in rt.each(ep, ep.t_channels)
-    ))
+    )
 
 
-def _check_dara_starts_design_system__announced(  # tasks.world:137
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_dara_starts_design_system__announced(ep: TeamChat) -> bool:  # tasks.world:137
+    return any(
         _m32.channel == 'CH002'
         and _m32.author == 'U004'
         and _m32.body == 'New channel #design-system for shared UI components, come join!'
         for _m32 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_refresh_general_welcome__old_deleted(  # tasks.world:278
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
+def _check_refresh_general_welcome__old_deleted(ep: TeamChat) -> bool:  # tasks.world:278
     return bool(ep.t_messages['MSG001'].deleted and not ep.t_messages['MSG001'].pinned)
 
 
-def _check_refresh_general_welcome__new_pinned(  # tasks.world:279
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_refresh_general_welcome__new_pinned(ep: TeamChat) -> bool:  # tasks.world:279
+    return any(
         _m33.channel == 'CH001'
         and _m33.author == 'U001'
         and _m33.body == 'Welcome aboard! Standup is at 10:30 on weekdays.'
         and _m33.pinned
         and not _m33.deleted
         for _m33 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_refresh_general_welcome__dara_joined(  # tasks.world:280
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_refresh_general_welcome__dara_joined(ep: TeamChat) -> bool:  # tasks.world:280
+    return any(
         _m34.channel == 'CH001' and _m34.user == 'U004' and _m34.invited_by == 'U001'
         for _m34 in rt.each(ep, ep.t_memberships)
-    ))
+    )
 
 
-def _check_ben_moves_standup__corrected(  # tasks.world:422
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
+def _check_ben_moves_standup__corrected(ep: TeamChat) -> rt.Verdict | bool:  # tasks.world:422
     return (
-        rt.compared(
-            ep.t_messages['MSG002'].body,
-            '==',
-            'Standup moved to 11:00 tomorrow',
-            'messages["MSG002"].body == "Standup moved to 11:00 tomorrow"',
-        )
-        and rt.compared(
-            ep.t_messages['MSG002'].edited_at,
-            'is not',
-            None,
-            'messages["MSG002"].edited_at != none',
-        )
+        rt.expect(ep.t_messages['MSG002'].body, '==', 'Standup moved to 11:00 tomorrow')
+        and rt.expect(ep.t_messages['MSG002'].edited_at, 'is not', None, part=1)
     )
 
 
-def _check_ben_moves_standup__pinned(  # tasks.world:423
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return ep.t_messages['MSG002'].pinned and rt.compared(
-        ep.t_messages['MSG002'].pinned_by, '==', 'U002', 'messages["MSG002"].pinned_by == "U002"'
+def _check_ben_moves_standup__pinned(ep: TeamChat) -> rt.Verdict | bool:  # tasks.world:423
+    return ep.t_messages['MSG002'].pinned and rt.expect(
+        ep.t_messages['MSG002'].pinned_by, '==', 'U002'
     )
 
 
-def _check_ben_moves_standup__chen_in_design_review(  # tasks.world:424
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_ben_moves_standup__chen_in_design_review(ep: TeamChat) -> bool:  # tasks.world:424
+    return any(
         _m35.channel == 'CH002' and _m35.user == 'U003' and _m35.invited_by == 'U002'
         for _m35 in rt.each(ep, ep.t_memberships)
-    ))
+    )
 
 
-def _check_ben_welcomes_chen_to_design__chen_invited(  # tasks.world:565
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_ben_welcomes_chen_to_design__chen_invited(ep: TeamChat) -> bool:  # tasks.world:565
+    return any(
         _m36.channel == 'CH002' and _m36.user == 'U003' and _m36.invited_by == 'U002'
         for _m36 in rt.each(ep, ep.t_memberships)
-    ))
+    )
 
 
 def _check_ben_welcomes_chen_to_design__mockups_pinned(  # tasks.world:566
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+    ep: TeamChat
 ) -> rt.Verdict | bool:
-    return ep.t_messages['MSG003'].pinned and rt.compared(
-        ep.t_messages['MSG003'].pinned_by, '==', 'U002', 'messages["MSG003"].pinned_by == "U002"'
+    return ep.t_messages['MSG003'].pinned and rt.expect(
+        ep.t_messages['MSG003'].pinned_by, '==', 'U002'
     )
 
 
-def _check_ben_welcomes_chen_to_design__welcome_posted(  # tasks.world:567
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_ben_welcomes_chen_to_design__welcome_posted(ep: TeamChat) -> bool:  # tasks.world:567
+    return any(
         _m37.channel == 'CH002'
         and _m37.author == 'U002'
         and _m37.body == 'Welcome Chen! Start with the pinned mockups.'
         and not _m37.deleted
         for _m37 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
 def _check_ben_curates_design_review__both_pinned(  # tasks.world:712
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
+    ep: TeamChat
 ) -> rt.Verdict | bool:
     return (
         ep.t_messages['MSG003'].pinned
-        and rt.compared(
-            ep.t_messages['MSG003'].pinned_by,
-            '==',
-            'U002',
-            'messages["MSG003"].pinned_by == "U002"',
-        )
+        and rt.expect(ep.t_messages['MSG003'].pinned_by, '==', 'U002')
         and ep.t_messages['MSG004'].pinned
-        and rt.compared(
-            ep.t_messages['MSG004'].pinned_by,
-            '==',
-            'U002',
-            'messages["MSG004"].pinned_by == "U002"',
-        )
+        and rt.expect(ep.t_messages['MSG004'].pinned_by, '==', 'U002', part=1)
     )
 
 
-def _check_ben_curates_design_review__ana_removed(  # tasks.world:713
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(
-        not any(
-            _m38.channel == 'CH002' and _m38.user == 'U001'
-            for _m38 in rt.each(ep, ep.t_memberships)
-        ),
+def _check_ben_curates_design_review__ana_removed(ep: TeamChat) -> bool:  # tasks.world:713
+    return not any(
+        _m38.channel == 'CH002' and _m38.user == 'U001' for _m38 in rt.each(ep, ep.t_memberships)
     )
 
 
-def _check_ben_curates_design_review__reminder_posted(  # tasks.world:714
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_ben_curates_design_review__reminder_posted(ep: TeamChat) -> bool:  # tasks.world:714
+    return any(
         _m39.channel == 'CH002'
         and _m39.author == 'U002'
         and _m39.body == 'Reminder: critique is Thursday at 15:00'
         and not _m39.deleted
         for _m39 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_chen_welcomes_ben_to_random__ben_in_random(  # tasks.world:859
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chen_welcomes_ben_to_random__ben_in_random(ep: TeamChat) -> bool:  # tasks.world:859
+    return any(
         _m40.channel == 'CH003' and _m40.user == 'U002' and _m40.invited_by == 'U003'
         for _m40 in rt.each(ep, ep.t_memberships)
-    ))
+    )
 
 
-def _check_chen_welcomes_ben_to_random__welcome_posted(  # tasks.world:860
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chen_welcomes_ben_to_random__welcome_posted(ep: TeamChat) -> bool:  # tasks.world:860
+    return any(
         _m41.channel == 'CH003'
         and _m41.author == 'U003'
         and _m41.body == 'Welcome Ben! Friday lunch at 12:30, who is in?'
         and not _m41.deleted
         for _m41 in rt.each(ep, ep.t_messages)
-    ))
+    )
 
 
-def _check_chen_welcomes_ben_to_random__pointer_pinned(  # tasks.world:861
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_chen_welcomes_ben_to_random__pointer_pinned(ep: TeamChat) -> bool:  # tasks.world:861
+    return any(
         _m42.channel == 'CH001'
         and _m42.author == 'U003'
         and _m42.body == 'Handbook questions go to #random'
         and _m42.pinned
         and _m42.pinned_by == 'U003'
         for _m42 in rt.each(ep, ep.t_messages)
-    ))
-
-
-def _check_chen_welcomes_ben_to_random__two_posts(  # tasks.world:862
-    ep: TeamChat, init: TeamChat, replies: tuple[str, ...]
-) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_messages),
-        '==',
-        len(init.t_messages) + 2,
-        'len(messages) == len(initial.messages) + 2',
     )
 
 
-TeamChat.TASKS = {
-    'launch_channel': TaskSpec('launch_channel', "Create a private channel called launch-plan with the topic 'Q2 launch', add Ben Cole and Dara Obi to it, then post 'Kickoff Thursday at 10:00' there and pin it.", rt.package_data(__package__, 'data/9bec2187423ae6b3.json'), (CheckSpec('created', 1.0, 'A private launch-plan channel owned by Ana exists.', _check_launch_channel__created), CheckSpec('members', 1.0, 'Ana, Ben and Dara are its only members.', _check_launch_channel__members), CheckSpec('pinned_kickoff', 1.0, 'The kickoff note is posted and pinned in launch-plan.', _check_launch_channel__pinned_kickoff)), ('channels', 'channel_ids', 'memberships', 'membership_ids', 'messages', 'message_ids'), (('create_channel', {'name': 'launch-plan', 'visibility': 'private', 'topic': 'Q2 launch'}), ('search_users', {'query': 'Ben Cole'}), ('invite_member', {'channel': 'CH004', 'user': 'U002'}), ('search_users', {'query': 'Dara Obi'}), ('invite_member', {'channel': 'CH004', 'user': 'U004'}), ('post_message', {'channel': 'CH004', 'body': 'Kickoff Thursday at 10:00'}), ('pin_message', {'message': 'MSG007'})), doc='Create a private channel, invite two people, post and pin the kickoff note.'),
-    'chen_tidies_up': TaskSpec('chen_tidies_up', "I'm Chen Li (U003). In #general, fix my handbook message to read 'Please read the new handbook before Friday'. Ana asked to leave #random, so take her out of it, and delete my lunch message there.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('fixed', 1.0, 'The handbook message is corrected and marked edited.', _check_chen_tidies_up__fixed), CheckSpec('ana_left', 1.0, 'Ana is no longer in #random.', _check_chen_tidies_up__ana_left), CheckSpec('lunch_deleted', 1.0, 'The lunch message is deleted.', _check_chen_tidies_up__lunch_deleted), CheckSpec('others_kept', 1.0, 'Ana is still in #general.', _check_chen_tidies_up__others_kept)), ('current_user', 'messages.body', 'messages.edited_at', 'messages.deleted', 'memberships'), (('sign_in', {'user': 'U003'}), ('list_channels', {}), ('get_channel_messages', {'channel': 'CH001'}), ('edit_message', {'message': 'MSG006', 'body': 'Please read the new handbook before Friday'}), ('get_channel_messages', {'channel': 'CH003'}), ('remove_member', {'channel': 'CH003', 'user': 'U001'}), ('delete_message', {'message': 'MSG005'})), doc='Chen fixes a typo, removes a member from his channel and deletes an old message.'),
-    'dara_starts_design_system': TaskSpec('dara_starts_design_system', "Hi, I'm Dara Obi, user U004. Please create a public channel called design-system with the topic 'Shared UI components', add Chen Li to it, and then post 'New channel #design-system for shared UI components, come join!' in our design-review channel.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('created', 1.0, 'A public design-system channel owned by Dara exists with the topic.', _check_dara_starts_design_system__created), CheckSpec('chen_added', 1.0, 'Chen Li was invited by Dara; the channel has exactly Dara and Chen.', _check_dara_starts_design_system__chen_added), CheckSpec('announced', 1.0, 'Dara announced the channel in design-review.', _check_dara_starts_design_system__announced)), ('current_user', 'channels', 'channel_ids', 'memberships', 'membership_ids', 'messages', 'message_ids'), (('sign_in', {'user': 'U004'}), ('create_channel', {'name': 'design-system', 'visibility': 'public', 'topic': 'Shared UI components'}), ('search_users', {'query': 'Chen Li'}), ('invite_member', {'channel': 'CH004', 'user': 'U003'}), ('list_channels', {}), ('post_message', {'channel': 'CH002', 'body': 'New channel #design-system for shared UI components, come join!'})), doc='Sign in, create a public channel, invite a colleague found in #general and announce it in another channel.'),
-    'refresh_general_welcome': TaskSpec('refresh_general_welcome', "The pinned welcome post I wrote in #general is out of date. Please delete it, post a new one there saying 'Welcome aboard! Standup is at 10:30 on weekdays.' and pin the new one. And Dara Obi isn't in #general yet: add her.", rt.package_data(__package__, 'data/9bec2187423ae6b3.json'), (CheckSpec('old_deleted', 1.0, 'The old welcome post is deleted and no longer pinned.', _check_refresh_general_welcome__old_deleted), CheckSpec('new_pinned', 1.0, 'The new welcome post is in #general, by Ana, and pinned.', _check_refresh_general_welcome__new_pinned), CheckSpec('dara_joined', 1.0, 'Dara is a member of #general, invited by Ana.', _check_refresh_general_welcome__dara_joined)), ('messages', 'message_ids', 'memberships', 'membership_ids'), (('list_channels', {}), ('get_channel_messages', {'channel': 'CH001'}), ('delete_message', {'message': 'MSG001'}), ('post_message', {'channel': 'CH001', 'body': 'Welcome aboard! Standup is at 10:30 on weekdays.'}), ('pin_message', {'message': 'MSG007'}), ('get_channel_messages', {'channel': 'CH002'}), ('invite_member', {'channel': 'CH001', 'user': 'U004'})), doc='Replace an outdated pinned welcome post and invite a colleague to the channel.'),
-    'ben_moves_standup': TaskSpec('ben_moves_standup', "Ben Cole here, my user id is U002. My standup message in #general has the wrong time: change it to 'Standup moved to 11:00 tomorrow' and pin it there so nobody misses it. Also add Chen Li to my private design-review channel.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('corrected', 1.0, 'The standup message has the new time and is marked edited.', _check_ben_moves_standup__corrected), CheckSpec('pinned', 1.0, 'Ben pinned the corrected message.', _check_ben_moves_standup__pinned), CheckSpec('chen_in_design_review', 1.0, "Chen Li joined design-review on Ben's invitation.", _check_ben_moves_standup__chen_in_design_review)), ('current_user', 'messages.body', 'messages.edited_at', 'messages.pinned', 'messages.pinned_by', 'memberships', 'membership_ids'), (('sign_in', {'user': 'U002'}), ('list_channels', {}), ('get_channel_messages', {'channel': 'CH001'}), ('edit_message', {'message': 'MSG002', 'body': 'Standup moved to 11:00 tomorrow'}), ('pin_message', {'message': 'MSG002'}), ('invite_member', {'channel': 'CH002', 'user': 'U003'})), doc='Correct an announcement, pin it, and bring a colleague into a private channel.'),
-    'ben_welcomes_chen_to_design': TaskSpec('ben_welcomes_chen_to_design', "Hi, Ben Cole here (U002). Chen Li is joining our design critiques: please add him to my private design-review channel, pin my message there asking for a review of the onboarding mockups, and then post 'Welcome Chen! Start with the pinned mockups.' in that channel.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('chen_invited', 1.0, 'Chen is a member of design-review, invited by Ben.', _check_ben_welcomes_chen_to_design__chen_invited), CheckSpec('mockups_pinned', 1.0, "Ben's mockups message is pinned by Ben.", _check_ben_welcomes_chen_to_design__mockups_pinned), CheckSpec('welcome_posted', 1.0, 'The welcome note is posted in design-review by Ben.', _check_ben_welcomes_chen_to_design__welcome_posted)), ('current_user', 'memberships', 'membership_ids', 'messages', 'message_ids'), (('sign_in', {'user': 'U002'}), ('list_channels', {}), ('get_channel_messages', {'channel': 'CH001'}), ('invite_member', {'channel': 'CH002', 'user': 'U003'}), ('get_channel_messages', {'channel': 'CH002'}), ('pin_message', {'message': 'MSG003'}), ('post_message', {'channel': 'CH002', 'body': 'Welcome Chen! Start with the pinned mockups.'})), doc='The owner of a private channel invites a colleague, pins a key message and posts a welcome.'),
-    'ben_curates_design_review': TaskSpec('ben_curates_design_review', "Hey, Ben Cole here, my user id is U002. In my design-review channel, please pin my post asking people to review the onboarding mockups and Dara's reply about her comments on screen 3. Ana Ruiz has moved to another team, so take her out of design-review. Then post 'Reminder: critique is Thursday at 15:00' there.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('both_pinned', 1.0, 'Both posts are pinned by Ben.', _check_ben_curates_design_review__both_pinned), CheckSpec('ana_removed', 1.0, 'Ana is no longer a member of design-review.', _check_ben_curates_design_review__ana_removed), CheckSpec('reminder_posted', 1.0, "Ben's reminder is posted in design-review.", _check_ben_curates_design_review__reminder_posted)), ('current_user', 'messages', 'message_ids', 'memberships'), (('sign_in', {'user': 'U002'}), ('list_channels', {}), ('get_channel_messages', {'channel': 'CH002'}), ('pin_message', {'message': 'MSG003'}), ('pin_message', {'message': 'MSG004'}), ('remove_member', {'channel': 'CH002', 'user': 'U001'}), ('post_message', {'channel': 'CH002', 'body': 'Reminder: critique is Thursday at 15:00'})), persona='Ben Cole, the design lead who owns the design-review channel; relaxed and brief, answers questions in a few words.', known="His user id is U002. The channel is design-review. The posts to pin are his own request to review the new onboarding mockups and Dara Obi's reply that she left comments on screen 3. Ana Ruiz should be removed from design-review because she changed teams. The reminder text is exactly 'Reminder: critique is Thursday at 15:00'.", unknown="The channel id, the message ids and Ana Ruiz's user id.", doc='The owner of a private channel pins two key messages, removes a member who left the team and posts a reminder.'),
-    'chen_welcomes_ben_to_random': TaskSpec('chen_welcomes_ben_to_random', "It's Chen Li, user U003. Please add Ben Cole to my #random channel and post there: 'Welcome Ben! Friday lunch at 12:30, who is in?'. Then post 'Handbook questions go to #random' in #general and pin that message.", rt.package_data(__package__, 'data/ae927ecf96bf1ebb.json'), (CheckSpec('ben_in_random', 1.0, "Ben joined #random on Chen's invitation.", _check_chen_welcomes_ben_to_random__ben_in_random), CheckSpec('welcome_posted', 1.0, "Chen's welcome is posted in #random.", _check_chen_welcomes_ben_to_random__welcome_posted), CheckSpec('pointer_pinned', 1.0, "Chen's pointer is posted and pinned in #general.", _check_chen_welcomes_ben_to_random__pointer_pinned), CheckSpec('two_posts', 1.0, '', _check_chen_welcomes_ben_to_random__two_posts)), ('current_user', 'memberships', 'membership_ids', 'messages', 'message_ids'), (('sign_in', {'user': 'U003'}), ('list_channels', {}), ('get_channel_messages', {'channel': 'CH001'}), ('invite_member', {'channel': 'CH003', 'user': 'U002'}), ('post_message', {'channel': 'CH003', 'body': 'Welcome Ben! Friday lunch at 12:30, who is in?'}), ('post_message', {'channel': 'CH001', 'body': 'Handbook questions go to #random'}), ('pin_message', {'message': 'MSG008'})), persona='Chen Li, a developer who runs the #random channel. Casual and upbeat, types short messages and expects the agent to find ids on its own.', known="He is Chen Li, user U003, not signed in yet. He owns #random. He wants Ben Cole added to #random, the exact message 'Welcome Ben! Friday lunch at 12:30, who is in?' posted there, and the exact message 'Handbook questions go to #random' posted and pinned in #general.", unknown="Ben Cole's user id, the channel ids of #random and #general, and the id of the new #general message to pin.", doc='Invite a colleague to a channel, greet him there, and post and pin a pointer in #general.'),
-}
+def _check_chen_welcomes_ben_to_random__two_posts(  # tasks.world:862
+    ep: TeamChat, init: TeamChat
+) -> rt.Verdict | bool:
+    return rt.expect(len(ep.t_messages), '==', len(init.t_messages) + 2)
+
+
+TeamChat.TASKS = task_registry(__name__, "tasks.json")

@@ -16,15 +16,7 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
@@ -57,9 +49,12 @@ _C_EDITABLE: tuple[str, ...] = ('title', 'description', 'status', 'priority')  #
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    ticket_queue: tuple[dict[str, Any], ...] = state_item((), export=v.export_value)
-    ticket_counter: int = state_item(0)
-    current_user: str | None = state_item(None)
+    ticket_queue: tuple[dict[str, Any], ...] = state_item(
+        (), export=v.export_value,
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))))
+    ticket_counter: int = state_item(0, load=v.want_int)
+    current_user: str | None = state_item(
+        None, load=lambda x, p: v.want_optional(x, p, v.want_str))
 
 
 class TicketAPI(Episode):
@@ -71,29 +66,19 @@ class TicketAPI(Episode):
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 0
     ARGUMENTS: ClassVar[str] = "dynamic"
-    TABLES: ClassVar[dict[str, str]] = {
-    }
+    TABLES: ClassVar[dict[str, str]] = {}
 
     state: _State
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.ticket_queue = ()
         state.ticket_counter = 1
         state.current_user = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        if 'ticket_queue' in data:
-            self.state.ticket_queue = v.want_list(data['ticket_queue'], '$.ticket_queue', (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
-        if 'ticket_counter' in data:
-            self.state.ticket_counter = v.want_int(data['ticket_counter'], '$.ticket_counter')
-        if 'current_user' in data:
-            self.state.current_user = v.want_optional(data['current_user'], '$.current_user', v.want_str)
-        del ep
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         pass
@@ -371,7 +356,3 @@ TicketAPI.TOOLS = tools(
     arguments='dynamic',
     python_class='TicketAPI',
 )
-
-
-TicketAPI.TASKS = {
-}

@@ -16,15 +16,7 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
@@ -120,15 +112,24 @@ _C_SECTORS: dict[str, tuple[str, ...]] = {'Technology': ('AAPL', 'GOOG', 'MSFT',
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    orders: dict[Any, Any] = state_item({}, export=v.export_value)
-    account_info: dict[str, Any] = state_item({}, export=v.export_value)
-    authenticated: bool = state_item(False)
-    market_status: str = state_item('')
-    order_counter: int = state_item(0)
-    stocks: dict[str, dict[str, Any]] = state_item({}, export=v.export_value)
-    watch_list: tuple[str, ...] = state_item((), export=v.export_value)
-    transaction_history: tuple[dict[str, Any], ...] = state_item((), export=v.export_value)
-    long_context: bool = state_item(False)
+    orders: dict[Any, Any] = state_item(
+        {}, export=v.export_value,
+        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_json(x, p)), (lambda x, p: v.want_json(x, p)), json_keys=True))
+    account_info: dict[str, Any] = state_item(
+        {}, export=v.export_value,
+        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))
+    authenticated: bool = state_item(False, load=v.want_bool)
+    market_status: str = state_item('', load=v.want_str)
+    order_counter: int = state_item(0, load=v.want_int)
+    stocks: dict[str, dict[str, Any]] = state_item(
+        {}, export=v.export_value,
+        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))))
+    watch_list: tuple[str, ...] = state_item(
+        (), export=v.export_value, load=lambda x, p: v.want_list(x, p, v.want_str))
+    transaction_history: tuple[dict[str, Any], ...] = state_item(
+        (), export=v.export_value,
+        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))))
+    long_context: bool = state_item(False, load=v.want_bool)
 
 
 class TradingBot(Episode):
@@ -140,13 +141,11 @@ class TradingBot(Episode):
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 1053520
     ARGUMENTS: ClassVar[str] = "dynamic"
-    TABLES: ClassVar[dict[str, str]] = {
-    }
+    TABLES: ClassVar[dict[str, str]] = {}
 
     state: _State
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.orders = {12345: {'id': 12345, 'order_type': 'Buy', 'symbol': 'AAPL', 'price': 210.65, 'amount': 10, 'status': 'Completed'}, 12446: {'id': 12446, 'order_type': 'Sell', 'symbol': 'GOOG', 'price': 2840.56, 'amount': 5, 'status': 'Pending'}}
         state.account_info = {'account_id': 12345, 'balance': 10000.0, 'binding_card': 1974202140965533}
@@ -157,30 +156,10 @@ class TradingBot(Episode):
         state.watch_list = ('NVDA',)
         state.transaction_history = ()
         state.long_context = False
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        if 'orders' in data:
-            self.state.orders = v.want_map(data['orders'], '$.orders', (lambda x, p: v.want_json(x, p)), (lambda x, p: v.want_json(x, p)), json_keys=True)
-        if 'account_info' in data:
-            self.state.account_info = v.want_map(data['account_info'], '$.account_info', v.want_str, (lambda x, p: v.want_json(x, p)))
-        if 'authenticated' in data:
-            self.state.authenticated = v.want_bool(data['authenticated'], '$.authenticated')
-        if 'market_status' in data:
-            self.state.market_status = v.want_str(data['market_status'], '$.market_status')
-        if 'order_counter' in data:
-            self.state.order_counter = v.want_int(data['order_counter'], '$.order_counter')
-        if 'stocks' in data:
-            self.state.stocks = v.want_map(data['stocks'], '$.stocks', v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
-        if 'watch_list' in data:
-            self.state.watch_list = v.want_list(data['watch_list'], '$.watch_list', v.want_str)
-        if 'transaction_history' in data:
-            self.state.transaction_history = v.want_list(data['transaction_history'], '$.transaction_history', (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
-        if 'long_context' in data:
-            self.state.long_context = v.want_bool(data['long_context'], '$.long_context')
-        del ep
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         pass
@@ -633,7 +612,3 @@ TradingBot.TOOLS = tools(
     arguments='dynamic',
     python_class='TradingBot',
 )
-
-
-TradingBot.TASKS = {
-}

@@ -16,15 +16,7 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
@@ -201,17 +193,28 @@ _C_BOOKING_RECORD_EXTENSION: dict[str, dict[str, Any]] = {'booking_901': {'card_
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    credit_card_list: dict[str, dict[str, Any]] = state_item({}, export=v.export_value)
-    booking_record: dict[str, dict[str, Any]] = state_item({}, export=v.export_value)
-    access_token: str | None = state_item(None)
-    token_type: str | None = state_item(None)
-    token_expires_in: int | None = state_item(None)
-    token_scope: str | None = state_item(None)
-    user_first_name: str | None = state_item(None)
-    user_last_name: str | None = state_item(None)
-    budget_limit: int | float | None = state_item(None)
-    long_context: bool = state_item(False)
-    flight_cost_lookup: dict[str, dict[str, float]] = state_item({}, export=v.export_value)
+    credit_card_list: dict[str, dict[str, Any]] = state_item(
+        {}, export=v.export_value,
+        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))))
+    booking_record: dict[str, dict[str, Any]] = state_item(
+        {}, export=v.export_value,
+        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))))
+    access_token: str | None = state_item(
+        None, load=lambda x, p: v.want_optional(x, p, v.want_str))
+    token_type: str | None = state_item(None, load=lambda x, p: v.want_optional(x, p, v.want_str))
+    token_expires_in: int | None = state_item(
+        None, load=lambda x, p: v.want_optional(x, p, v.want_int))
+    token_scope: str | None = state_item(None, load=lambda x, p: v.want_optional(x, p, v.want_str))
+    user_first_name: str | None = state_item(
+        None, load=lambda x, p: v.want_optional(x, p, v.want_str))
+    user_last_name: str | None = state_item(
+        None, load=lambda x, p: v.want_optional(x, p, v.want_str))
+    budget_limit: int | float | None = state_item(
+        None, load=lambda x, p: v.want_optional(x, p, v.want_number))
+    long_context: bool = state_item(False, load=v.want_bool)
+    flight_cost_lookup: dict[str, dict[str, float]] = state_item(
+        {}, export=v.export_value,
+        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, v.want_float))))
 
 
 class TravelAPI(Episode):
@@ -224,13 +227,11 @@ class TravelAPI(Episode):
     SEED: ClassVar[int] = 141053
     ARGUMENTS: ClassVar[str] = "dynamic"
     PRIVATE: ClassVar[frozenset[str]] = frozenset(('flight_cost_lookup',))
-    TABLES: ClassVar[dict[str, str]] = {
-    }
+    TABLES: ClassVar[dict[str, str]] = {}
 
     state: _State
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.credit_card_list = {}
         state.booking_record = {}
@@ -243,35 +244,11 @@ class TravelAPI(Episode):
         state.budget_limit = None
         state.long_context = False
         state.flight_cost_lookup = {}
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        if 'credit_card_list' in data:
-            self.state.credit_card_list = v.want_map(data['credit_card_list'], '$.credit_card_list', v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
-        if 'booking_record' in data:
-            self.state.booking_record = v.want_map(data['booking_record'], '$.booking_record', v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p)))))
-        if 'access_token' in data:
-            self.state.access_token = v.want_optional(data['access_token'], '$.access_token', v.want_str)
-        if 'token_type' in data:
-            self.state.token_type = v.want_optional(data['token_type'], '$.token_type', v.want_str)
-        if 'token_expires_in' in data:
-            self.state.token_expires_in = v.want_optional(data['token_expires_in'], '$.token_expires_in', v.want_int)
-        if 'token_scope' in data:
-            self.state.token_scope = v.want_optional(data['token_scope'], '$.token_scope', v.want_str)
-        if 'user_first_name' in data:
-            self.state.user_first_name = v.want_optional(data['user_first_name'], '$.user_first_name', v.want_str)
-        if 'user_last_name' in data:
-            self.state.user_last_name = v.want_optional(data['user_last_name'], '$.user_last_name', v.want_str)
-        if 'budget_limit' in data:
-            self.state.budget_limit = v.want_optional(data['budget_limit'], '$.budget_limit', v.want_number)
-        if 'long_context' in data:
-            self.state.long_context = v.want_bool(data['long_context'], '$.long_context')
-        if 'flight_cost_lookup' in data:
-            self.state.flight_cost_lookup = v.want_map(data['flight_cost_lookup'], '$.flight_cost_lookup', v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, v.want_float)))
-        self._on_load()
-        del ep
+        self.state.load(data, self)
+        self.on_load()
 
     def _check_invariants(self) -> None:
         pass
@@ -809,7 +786,7 @@ class TravelAPI(Episode):
         'Get all registered credit cards'
         return CreditCards(self.state.credit_card_list)  # travel_api.world:1137
 
-    def _on_load(self) -> None:  # travel_api.world:678
+    def on_load(self) -> None:  # travel_api.world:678
         rt.refill(self)
         if self.state.long_context:  # travel_api.world:681
             for card_id in rt.each(self, _C_CREDIT_CARD_EXTENSION):  # travel_api.world:682
@@ -1082,7 +1059,3 @@ TravelAPI.TOOLS = tools(
     arguments='dynamic',
     python_class='TravelAPI',
 )
-
-
-TravelAPI.TASKS = {
-}

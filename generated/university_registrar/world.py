@@ -16,17 +16,10 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Course", "Enrolment", "EnrolmentStatus", "Grade", "Meeting", "Section", "SectionInfo",
@@ -240,8 +233,8 @@ _GET_code = rt.attrgetter('code')
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    enrolment_ids: int = state_item(0)
-    waitlist_ids: int = state_item(0)
+    enrolment_ids: int = state_item(0, load=v.want_int)
+    waitlist_ids: int = state_item(0, load=v.want_int)
 
 
 class UniversityRegistrar(Episode):
@@ -254,11 +247,8 @@ class UniversityRegistrar(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = "Act for the registrar's office. Enrol, drop or waitlist a student only when they (or their advisor) ask for it, and record only the grade the instructor reports."
     TABLES: ClassVar[dict[str, str]] = {
-        "students": "Student",
-        "courses": "Course",
-        "sections": "Section",
-        "enrolments": "Enrolment",
-        "waitlist": "WaitlistEntry",
+        "students": "Student", "courses": "Course", "sections": "Section",
+        "enrolments": "Enrolment", "waitlist": "WaitlistEntry",
     }
 
     state: _State
@@ -269,23 +259,15 @@ class UniversityRegistrar(Episode):
     t_waitlist: Table[WaitlistEntry]
 
     def _new_state(self) -> _State:
-        ep = self
-        state = _State()
-        del ep
-        return state
+        return _State()
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_students.load_rows(Student, data.get('students', ()), '$.students', ep)
-        self.t_courses.load_rows(Course, data.get('courses', ()), '$.courses', ep)
-        self.t_sections.load_rows(Section, data.get('sections', ()), '$.sections', ep)
-        self.t_enrolments.load_rows(Enrolment, data.get('enrolments', ()), '$.enrolments', ep)
-        self.t_waitlist.load_rows(WaitlistEntry, data.get('waitlist', ()), '$.waitlist', ep)
-        if 'enrolment_ids' in data:
-            self.state.enrolment_ids = v.want_int(data['enrolment_ids'], '$.enrolment_ids')
-        if 'waitlist_ids' in data:
-            self.state.waitlist_ids = v.want_int(data['waitlist_ids'], '$.waitlist_ids')
-        del ep
+        self.t_students.load_rows(Student, data.get('students', ()), '$.students', self)
+        self.t_courses.load_rows(Course, data.get('courses', ()), '$.courses', self)
+        self.t_sections.load_rows(Section, data.get('sections', ()), '$.sections', self)
+        self.t_enrolments.load_rows(Enrolment, data.get('enrolments', ()), '$.enrolments', self)
+        self.t_waitlist.load_rows(WaitlistEntry, data.get('waitlist', ()), '$.waitlist', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         if not all(  # university_registrar.world:191
@@ -1181,106 +1163,81 @@ UniversityRegistrar.TOOLS = tools(
 
 
 def _check_switch_section__dropped(  # university_registrar.world:660
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_enrolments['EN0006'].status,
-        '==',
-        _E15_EnrolmentStatus_dropped,
-        'enrolments["EN0006"].status == dropped',
-    )
+    return rt.expect(ep.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
 
 
 def _check_switch_section__in_f2(  # university_registrar.world:661
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _e29.student == 'S10002'
         and _e29.section == 'CS201-F2'
         and _e29.status == _E15_EnrolmentStatus_enrolled
         for _e29 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
 def _check_switch_section__eva_in(  # university_registrar.world:662
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _e30.student == 'S10005'
         and _e30.section == 'CS201-F1'
         and _e30.status == _E15_EnrolmentStatus_enrolled
         for _e30 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
 def _check_switch_section__off_waitlist(  # university_registrar.world:663
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(not ('W001' in ep.t_waitlist))
+    return not ('W001' in ep.t_waitlist)
 
 
 def _check_grade_and_waitlist__graded(  # university_registrar.world:902
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_enrolments['EN0004'].status,
-            '==',
-            _E15_EnrolmentStatus_completed,
-            'enrolments["EN0004"].status == completed',
-        )
-        and rt.compared(
-            ep.t_enrolments['EN0004'].grade,
-            '==',
-            _E5_Grade_B,
-            'enrolments["EN0004"].grade == Grade.B',
-        )
+        rt.expect(ep.t_enrolments['EN0004'].status, '==', _E15_EnrolmentStatus_completed)
+        and rt.expect(ep.t_enrolments['EN0004'].grade, '==', _E5_Grade_B, part=1)
     )
 
 
 def _check_grade_and_waitlist__farah_waiting(  # university_registrar.world:903
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _w31.student == 'S10006' and _w31.section == 'CS201-F1'
         for _w31 in rt.each(ep, ep.t_waitlist)
-    ))
+    )
 
 
 def _check_ana_swaps_cs_for_linear_algebra__cs_dropped(  # tasks.world:235
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_enrolments['EN0007'].status,
-            '==',
-            _E15_EnrolmentStatus_dropped,
-            'enrolments["EN0007"].status == dropped',
-        )
-        and rt.compared(
-            ep.t_enrolments['EN0007'].dropped_at,
-            'is not',
-            None,
-            'enrolments["EN0007"].dropped_at != none',
-        )
+        rt.expect(ep.t_enrolments['EN0007'].status, '==', _E15_EnrolmentStatus_dropped)
+        and rt.expect(ep.t_enrolments['EN0007'].dropped_at, 'is not', None, part=1)
     )
 
 
 def _check_ana_swaps_cs_for_linear_algebra__ana_in_math(  # tasks.world:236
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _e32.student == 'S10001'
         and _e32.section == 'MATH201-F1'
         and _e32.status == _E15_EnrolmentStatus_enrolled
         for _e32 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
 def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(  # tasks.world:237
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(
+    return (
         any(
             _e33.student == 'S10005'
             and _e33.section == 'CS201-F1'
@@ -1290,42 +1247,42 @@ def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(  # tasks.world:237
         and not any(
             _w34.student == 'S10005' and _w34.section == 'CS201-F1'
             for _w34 in rt.each(ep, ep.t_waitlist)
-        ),
+        )
     )
 
 
 def _check_farah_fills_her_fall_timetable__data_structures(  # tasks.world:478
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _e35.student == 'S10006'
         and _e35.section == 'CS201-F2'
         and _e35.status == _E15_EnrolmentStatus_enrolled
         for _e35 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
 def _check_farah_fills_her_fall_timetable__linear_algebra(  # tasks.world:479
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _e36.student == 'S10006'
         and _e36.section == 'MATH201-F2'
         and _e36.status == _E15_EnrolmentStatus_enrolled
         for _e36 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
 def _check_farah_fills_her_fall_timetable__off_waitlist(  # tasks.world:480
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(not ('W002' in ep.t_waitlist))
+    return not ('W002' in ep.t_waitlist)
 
 
 def _check_farah_gets_her_seats__math_from_waitlist(  # tasks.world:719
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(
+    return (
         any(
             _e37.student == 'S10006'
             and _e37.section == 'MATH201-F2'
@@ -1335,127 +1292,82 @@ def _check_farah_gets_her_seats__math_from_waitlist(  # tasks.world:719
         and not any(
             _w38.student == 'S10006' and _w38.section == 'MATH201-F2'
             for _w38 in rt.each(ep, ep.t_waitlist)
-        ),
+        )
     )
 
 
-def _check_farah_gets_her_seats__cs_enrolled(  # tasks.world:720
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
-) -> bool:
-    return bool(any(
+def _check_farah_gets_her_seats__cs_enrolled(ep: UniversityRegistrar) -> bool:  # tasks.world:720
+    return any(
         _e39.student == 'S10006'
         and _e39.section == 'CS201-F2'
         and _e39.status == _E15_EnrolmentStatus_enrolled
         for _e39 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
 def _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded(  # tasks.world:967
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_enrolments['EN0004'].status,
-            '==',
-            _E15_EnrolmentStatus_completed,
-            'enrolments["EN0004"].status == completed',
-        )
-        and rt.compared(
-            ep.t_enrolments['EN0004'].grade,
-            '==',
-            _E5_Grade_C,
-            'enrolments["EN0004"].grade == Grade.C',
-        )
+        rt.expect(ep.t_enrolments['EN0004'].status, '==', _E15_EnrolmentStatus_completed)
+        and rt.expect(ep.t_enrolments['EN0004'].grade, '==', _E5_Grade_C, part=1)
     )
 
 
 def _check_ben_passes_calculus_and_waits_for_algebra__waitlisted(  # tasks.world:968
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _w40.student == 'S10002' and _w40.section == 'MATH201-F2'
         for _w40 in rt.each(ep, ep.t_waitlist)
-    ))
+    )
 
 
-def _check_eva_stops_waiting__off_waitlist(  # tasks.world:1210
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
-) -> bool:
-    return bool(
-        not any(
-            _w41.student == 'S10005' and _w41.section == 'CS201-F1'
-            for _w41 in rt.each(ep, ep.t_waitlist)
-        ),
+def _check_eva_stops_waiting__off_waitlist(ep: UniversityRegistrar) -> bool:  # tasks.world:1210
+    return not any(
+        _w41.student == 'S10005' and _w41.section == 'CS201-F1'
+        for _w41 in rt.each(ep, ep.t_waitlist)
     )
 
 
 def _check_eva_stops_waiting__enrolled_elsewhere(  # tasks.world:1211
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _e42.student == 'S10005'
         and _e42.section == 'CS201-F2'
         and _e42.status == _E15_EnrolmentStatus_enrolled
         for _e42 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
 def _check_late_calculus_grades__ben_graded(  # tasks.world:1460
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_enrolments['EN0004'].status,
-            '==',
-            _E15_EnrolmentStatus_completed,
-            'enrolments["EN0004"].status == completed',
-        )
-        and rt.compared(
-            ep.t_enrolments['EN0004'].grade,
-            '==',
-            _E5_Grade_A,
-            'enrolments["EN0004"].grade == Grade.A',
-        )
+        rt.expect(ep.t_enrolments['EN0004'].status, '==', _E15_EnrolmentStatus_completed)
+        and rt.expect(ep.t_enrolments['EN0004'].grade, '==', _E5_Grade_A, part=1)
     )
 
 
 def _check_late_calculus_grades__eva_graded(  # tasks.world:1461
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(
-            ep.t_enrolments['EN0013'].status,
-            '==',
-            _E15_EnrolmentStatus_completed,
-            'enrolments["EN0013"].status == completed',
-        )
-        and rt.compared(
-            ep.t_enrolments['EN0013'].grade,
-            '==',
-            _E5_Grade_C,
-            'enrolments["EN0013"].grade == Grade.C',
-        )
+        rt.expect(ep.t_enrolments['EN0013'].status, '==', _E15_EnrolmentStatus_completed)
+        and rt.expect(ep.t_enrolments['EN0013'].grade, '==', _E5_Grade_C, part=1)
     )
 
 
 def _check_late_calculus_grades__eva_in_linear_algebra(  # tasks.world:1462
-    ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]
+    ep: UniversityRegistrar
 ) -> bool:
-    return bool(any(
+    return any(
         _e43.student == 'S10005'
         and _e43.section == 'MATH201-F1'
         and _e43.status == _E15_EnrolmentStatus_enrolled
         for _e43 in rt.each(ep, ep.t_enrolments)
-    ))
+    )
 
 
-UniversityRegistrar.TASKS = {
-    'switch_section': TaskSpec('switch_section', 'Ben Carter (S10002) can no longer make the Monday/Wednesday CS201 section F1. Drop him from it, enrol him in CS201-F2 instead, and give his freed seat in F1 to the first student on its waitlist.', rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('dropped', 1.0, "Ben's F1 enrolment is dropped.", _check_switch_section__dropped), CheckSpec('in_f2', 1.0, 'Ben is enrolled in CS201-F2.', _check_switch_section__in_f2), CheckSpec('eva_in', 1.0, 'Eva, first on the waitlist, now sits in CS201-F1.', _check_switch_section__eva_in), CheckSpec('off_waitlist', 1.0, "Eva's waitlist entry is gone.", _check_switch_section__off_waitlist)), ('enrolments', 'enrolment_ids', 'waitlist'), (('get_student_record', {'student': 'S10002'}), ('drop_enrolment', {'enrolment': 'EN0006'}), ('enrol', {'student': 'S10002', 'section': 'CS201-F2'}), ('enrol_from_waitlist', {'section': 'CS201-F1'})), doc='Move a student to another section and give the freed seat to the waitlist.'),
-    'grade_and_waitlist': TaskSpec('grade_and_waitlist', "Dr. Novak reports a B for Ben Carter (S10002) in last spring's Calculus I. Also, Farah Haddad (S10006) wants the Monday/Wednesday CS201 section F1; if it is full, put her on its waitlist.", rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('graded', 1.0, "Ben's Calculus I is completed with a B.", _check_grade_and_waitlist__graded), CheckSpec('farah_waiting', 1.0, 'Farah waits for CS201-F1.', _check_grade_and_waitlist__farah_waiting)), ('enrolments.status', 'enrolments.grade', 'waitlist', 'waitlist_ids'), (('get_student_record', {'student': 'S10002'}), ('record_grade', {'enrolment': 'EN0004', 'grade': 'B'}), ('find_sections', {'course': 'CS201', 'term': '2026-fall'}), ('join_waitlist', {'student': 'S10006', 'section': 'CS201-F1'})), doc="Record a late grade and put a student on a full section's waitlist."),
-    'ana_swaps_cs_for_linear_algebra': TaskSpec('ana_swaps_cs_for_linear_algebra', 'Ana Pereira (S10001) wants to drop Data Structures this term and take Linear Algebra instead, in its Monday/Wednesday section. Once her Data Structures seat is free, give it to the next student waiting for that section.', rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('cs_dropped', 1.0, "Ana's Data Structures enrolment is dropped.", _check_ana_swaps_cs_for_linear_algebra__cs_dropped), CheckSpec('ana_in_math', 1.0, 'Ana is enrolled in the Monday/Wednesday Linear Algebra section.', _check_ana_swaps_cs_for_linear_algebra__ana_in_math), CheckSpec('seat_passed_on', 1.0, "Eva, first on the waitlist, has Ana's old seat and is off the waitlist.", _check_ana_swaps_cs_for_linear_algebra__seat_passed_on)), ('enrolments', 'enrolment_ids', 'waitlist'), (('get_student_record', {'student': 'S10001'}), ('drop_enrolment', {'enrolment': 'EN0007'}), ('search_courses', {'title': 'Linear Algebra'}), ('find_sections', {'course': 'MATH201', 'term': '2026-fall'}), ('enrol', {'student': 'S10001', 'section': 'MATH201-F1'}), ('enrol_from_waitlist', {'section': 'CS201-F1'})), doc='Drop a course to make room for a clashing one, and pass the freed seat to the waitlist.'),
-    'farah_fills_her_fall_timetable': TaskSpec('farah_fills_her_fall_timetable', 'Farah Haddad (S10006) wants to take CS201 this fall, in whichever section still has room. She has also been waiting for a seat in the Tuesday/Thursday Linear Algebra section, and one has opened up: please enrol her there as well.', rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('data_structures', 1.0, 'Farah is enrolled in the CS201 section with room.', _check_farah_fills_her_fall_timetable__data_structures), CheckSpec('linear_algebra', 1.0, 'Farah is enrolled in MATH201-F2.', _check_farah_fills_her_fall_timetable__linear_algebra), CheckSpec('off_waitlist', 1.0, "Farah's waitlist entry for MATH201-F2 is gone.", _check_farah_fills_her_fall_timetable__off_waitlist)), ('enrolments', 'enrolment_ids', 'waitlist'), (('get_student_record', {'student': 'S10006'}), ('find_sections', {'course': 'CS201', 'term': '2026-fall'}), ('enrol', {'student': 'S10006', 'section': 'CS201-F2'}), ('enrol', {'student': 'S10006', 'section': 'MATH201-F2'})), doc='Enrol a student in the open section of a course and in the waitlisted section that now has a seat.'),
-    'farah_gets_her_seats': TaskSpec('farah_gets_her_seats', 'Farah Haddad (S10006) heard that a seat has opened up in the Linear Algebra section she has been waiting for. Please enrol her from the waitlist, and then also enrol her in the Tuesday/Thursday section of Data Structures.', rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('math_from_waitlist', 1.0, 'Farah sits in the Tuesday/Thursday Linear Algebra section and no longer waits for it.', _check_farah_gets_her_seats__math_from_waitlist), CheckSpec('cs_enrolled', 1.0, 'Farah is enrolled in the Tuesday/Thursday Data Structures section.', _check_farah_gets_her_seats__cs_enrolled)), ('enrolments', 'enrolment_ids', 'waitlist'), (('get_student_record', {'student': 'S10006'}), ('find_sections', {'course': 'MATH201', 'term': '2026-fall'}), ('enrol_from_waitlist', {'section': 'MATH201-F2'}), ('search_courses', {'title': 'Data Structures'}), ('find_sections', {'course': 'CS201', 'term': '2026-fall'}), ('enrol', {'student': 'S10006', 'section': 'CS201-F2'})), doc='Enrol a waitlisted student into a seat that opened up, then add a second course.'),
-    'ben_passes_calculus_and_waits_for_algebra': TaskSpec('ben_passes_calculus_and_waits_for_algebra', "Dr. Novak has reported that Ben Carter (S10002) passed Calculus I last spring with a C; please record it. Ben then wants Linear Algebra (MATH201) this fall, in a section that doesn't clash with his Data Structures classes. If that section is full, put him on its waitlist.", rt.package_data(__package__, 'data/7155ff26b37bd23d.json'), (CheckSpec('calculus_graded', 1.0, "Ben's Calculus I enrolment is completed with a C.", _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded), CheckSpec('waitlisted', 1.0, 'Ben waits for the Tuesday/Thursday Linear Algebra section.', _check_ben_passes_calculus_and_waits_for_algebra__waitlisted)), ('enrolments.status', 'enrolments.grade', 'waitlist', 'waitlist_ids'), (('get_student_record', {'student': 'S10002'}), ('record_grade', {'enrolment': 'EN0004', 'grade': 'C'}), ('find_sections', {'course': 'MATH201', 'term': '2026-fall'}), ('join_waitlist', {'student': 'S10002', 'section': 'MATH201-F2'})), doc='Record a reported grade that unlocks a prerequisite, then waitlist the student for the only section that fits his timetable.'),
-    'eva_stops_waiting': TaskSpec('eva_stops_waiting', "Hi, this is Eva Marsh, student S10005. I've been on the waiting list for the Monday/Wednesday Data Structures section for weeks and I give up. Please take me off that waiting list and put me in any other Data Structures section this fall that still has room.", rt.package_data(__package__, 'data/e06249c6eeac4182.json'), (CheckSpec('off_waitlist', 1.0, 'Eva no longer waits for the Monday/Wednesday section.', _check_eva_stops_waiting__off_waitlist), CheckSpec('enrolled_elsewhere', 1.0, 'Eva is enrolled in the Tuesday/Thursday Data Structures section.', _check_eva_stops_waiting__enrolled_elsewhere)), ('enrolments', 'enrolment_ids', 'waitlist'), (('get_student_record', {'student': 'S10005'}), ('leave_waitlist', {'entry': 'W001'}), ('find_sections', {'course': 'CS201', 'term': '2026-fall'}), ('enrol', {'student': 'S10005', 'section': 'CS201-F2'})), persona='Eva Marsh, a second-year computer science student; polite, a bit anxious about her timetable, and happy with any section that fits.', known='Her student id is S10005. She is on the waitlist for the Monday/Wednesday Data Structures (CS201) section. She wants to leave that waitlist and be enrolled in another CS201 section of the 2026 fall term that has free seats; any day and time is fine.', unknown='Her waitlist entry id and which other Data Structures sections exist and have room.', doc='A student gives up waiting for a full section, leaves its waitlist and enrols in another section of the course.'),
-    'late_calculus_grades': TaskSpec('late_calculus_grades', "Hello, this is Dr. Novak's office. Two Calculus I grades from last spring never got entered: Ben Carter (S10002) gets an A and Eva Marsh (S10005) gets a C. Now that Eva has passed Calculus I, she would like to take Linear Algebra this fall in the Monday/Wednesday section; please enrol her.", rt.package_data(__package__, 'data/8abc42fbd0fdcf75.json'), (CheckSpec('ben_graded', 1.0, "Ben's Calculus I is completed with an A.", _check_late_calculus_grades__ben_graded), CheckSpec('eva_graded', 1.0, "Eva's Calculus I is completed with a C.", _check_late_calculus_grades__eva_graded), CheckSpec('eva_in_linear_algebra', 1.0, 'Eva is enrolled in the Monday/Wednesday Linear Algebra section.', _check_late_calculus_grades__eva_in_linear_algebra)), ('enrolments', 'enrolment_ids'), (('get_student_record', {'student': 'S10002'}), ('record_grade', {'enrolment': 'EN0004', 'grade': 'A'}), ('get_student_record', {'student': 'S10005'}), ('record_grade', {'enrolment': 'EN0013', 'grade': 'C'}), ('search_courses', {'title': 'Linear Algebra'}), ('find_sections', {'course': 'MATH201', 'term': '2026-fall'}), ('enrol', {'student': 'S10005', 'section': 'MATH201-F1'})), persona="An administrative assistant in Dr. Novak's office: polite, organised, and gives the grades exactly as the professor reported them.", known='Ben Carter is S10002 and earned an A in Calculus I (spring 2026); Eva Marsh is S10005 and earned a C. Eva wants the Monday/Wednesday Linear Algebra section in fall 2026.', unknown='The enrolment ids of the two spring Calculus I enrolments and the id of the Monday/Wednesday Linear Algebra section.', doc='Record two late spring grades, then enrol one of the students in the follow-on course.'),
-}
+UniversityRegistrar.TASKS = task_registry(__name__, "tasks.json")

@@ -16,15 +16,7 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
 
@@ -180,29 +172,30 @@ _C_ZIPCODES: dict[str, str] = {'Rivermist': '83214', 'Stonebrook': '74532', 'Map
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    fuelLevel: int | float = state_item(0)
-    batteryVoltage: int | float = state_item(0)
-    engine_state: str = state_item('')
-    remainingUnlockedDoors: int = state_item(0)
-    doorStatus: dict[str, str] = state_item({}, export=v.export_value)
-    acTemperature: int | float = state_item(0)
-    fanSpeed: int | float = state_item(0)
-    acMode: str | None = state_item(None)
-    humidityLevel: int | float = state_item(0)
-    headLightStatus: str = state_item('')
-    parkingBrakeStatus: str = state_item('')
-    parkingBrakeForce: int | float = state_item(0)
-    slopeAngle: int | float = state_item(0)
-    brakePedalStatus: str = state_item('')
-    brakePedalForce: int | float = state_item(0)
-    distanceToNextVehicle: int | float = state_item(0)
-    cruiseStatus: str = state_item('')
-    destination: str = state_item('')
-    frontLeftTirePressure: int | float = state_item(0)
-    frontRightTirePressure: int | float = state_item(0)
-    rearLeftTirePressure: int | float = state_item(0)
-    rearRightTirePressure: int | float = state_item(0)
-    long_context: bool = state_item(False)
+    fuelLevel: int | float = state_item(0, load=v.want_number)
+    batteryVoltage: int | float = state_item(0, load=v.want_number)
+    engine_state: str = state_item('', load=v.want_str, from_key='engineState')
+    remainingUnlockedDoors: int = state_item(0, load=v.want_int)
+    doorStatus: dict[str, str] = state_item(
+        {}, export=v.export_value, load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str))
+    acTemperature: int | float = state_item(0, load=v.want_number)
+    fanSpeed: int | float = state_item(0, load=v.want_number)
+    acMode: str | None = state_item(None, load=lambda x, p: v.want_optional(x, p, v.want_str))
+    humidityLevel: int | float = state_item(0, load=v.want_number)
+    headLightStatus: str = state_item('', load=v.want_str)
+    parkingBrakeStatus: str = state_item('', load=v.want_str)
+    parkingBrakeForce: int | float = state_item(0, load=v.want_number)
+    slopeAngle: int | float = state_item(0, load=v.want_number)
+    brakePedalStatus: str = state_item('', load=v.want_str)
+    brakePedalForce: int | float = state_item(0, load=v.want_number)
+    distanceToNextVehicle: int | float = state_item(0, load=v.want_number)
+    cruiseStatus: str = state_item('', load=v.want_str)
+    destination: str = state_item('', load=v.want_str)
+    frontLeftTirePressure: int | float = state_item(0, load=v.want_number)
+    frontRightTirePressure: int | float = state_item(0, load=v.want_number)
+    rearLeftTirePressure: int | float = state_item(0, load=v.want_number)
+    rearRightTirePressure: int | float = state_item(0, load=v.want_number)
+    long_context: bool = state_item(False, load=v.want_bool)
 
 
 class VehicleControlAPI(Episode):
@@ -215,13 +208,11 @@ class VehicleControlAPI(Episode):
     SEED: ClassVar[int] = 141053
     ARGUMENTS: ClassVar[str] = "dynamic"
     PRIVATE: ClassVar[frozenset[str]] = frozenset(('parkingBrakeForce', 'slopeAngle', 'brakePedalForce'))
-    TABLES: ClassVar[dict[str, str]] = {
-    }
+    TABLES: ClassVar[dict[str, str]] = {}
 
     state: _State
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.fuelLevel = 0.0
         state.batteryVoltage = 12.6
@@ -246,60 +237,12 @@ class VehicleControlAPI(Episode):
         state.rearLeftTirePressure = 30.0
         state.rearRightTirePressure = 30.0
         state.long_context = False
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
         v.state_aliases(data, {'engine_state': 'engineState'})
-        if 'fuelLevel' in data:
-            self.state.fuelLevel = v.want_number(data['fuelLevel'], '$.fuelLevel')
-        if 'batteryVoltage' in data:
-            self.state.batteryVoltage = v.want_number(data['batteryVoltage'], '$.batteryVoltage')
-        if 'engineState' in data:
-            self.state.engine_state = v.want_str(data['engineState'], '$.engineState')
-        if 'remainingUnlockedDoors' in data:
-            self.state.remainingUnlockedDoors = v.want_int(data['remainingUnlockedDoors'], '$.remainingUnlockedDoors')
-        if 'doorStatus' in data:
-            self.state.doorStatus = v.want_map(data['doorStatus'], '$.doorStatus', v.want_str, v.want_str)
-        if 'acTemperature' in data:
-            self.state.acTemperature = v.want_number(data['acTemperature'], '$.acTemperature')
-        if 'fanSpeed' in data:
-            self.state.fanSpeed = v.want_number(data['fanSpeed'], '$.fanSpeed')
-        if 'acMode' in data:
-            self.state.acMode = v.want_optional(data['acMode'], '$.acMode', v.want_str)
-        if 'humidityLevel' in data:
-            self.state.humidityLevel = v.want_number(data['humidityLevel'], '$.humidityLevel')
-        if 'headLightStatus' in data:
-            self.state.headLightStatus = v.want_str(data['headLightStatus'], '$.headLightStatus')
-        if 'parkingBrakeStatus' in data:
-            self.state.parkingBrakeStatus = v.want_str(data['parkingBrakeStatus'], '$.parkingBrakeStatus')
-        if 'parkingBrakeForce' in data:
-            self.state.parkingBrakeForce = v.want_number(data['parkingBrakeForce'], '$.parkingBrakeForce')
-        if 'slopeAngle' in data:
-            self.state.slopeAngle = v.want_number(data['slopeAngle'], '$.slopeAngle')
-        if 'brakePedalStatus' in data:
-            self.state.brakePedalStatus = v.want_str(data['brakePedalStatus'], '$.brakePedalStatus')
-        if 'brakePedalForce' in data:
-            self.state.brakePedalForce = v.want_number(data['brakePedalForce'], '$.brakePedalForce')
-        if 'distanceToNextVehicle' in data:
-            self.state.distanceToNextVehicle = v.want_number(data['distanceToNextVehicle'], '$.distanceToNextVehicle')
-        if 'cruiseStatus' in data:
-            self.state.cruiseStatus = v.want_str(data['cruiseStatus'], '$.cruiseStatus')
-        if 'destination' in data:
-            self.state.destination = v.want_str(data['destination'], '$.destination')
-        if 'frontLeftTirePressure' in data:
-            self.state.frontLeftTirePressure = v.want_number(data['frontLeftTirePressure'], '$.frontLeftTirePressure')
-        if 'frontRightTirePressure' in data:
-            self.state.frontRightTirePressure = v.want_number(data['frontRightTirePressure'], '$.frontRightTirePressure')
-        if 'rearLeftTirePressure' in data:
-            self.state.rearLeftTirePressure = v.want_number(data['rearLeftTirePressure'], '$.rearLeftTirePressure')
-        if 'rearRightTirePressure' in data:
-            self.state.rearRightTirePressure = v.want_number(data['rearRightTirePressure'], '$.rearRightTirePressure')
-        if 'long_context' in data:
-            self.state.long_context = v.want_bool(data['long_context'], '$.long_context')
-        self._on_load()
-        del ep
+        self.state.load(data, self)
+        self.on_load()
 
     def _check_invariants(self) -> None:
         pass
@@ -609,7 +552,7 @@ class VehicleControlAPI(Episode):
         'Finds the nearest tire shop.'
         return TireShop('456 Oakwood Avenue, Rivermist, 83214')  # vehicle_control.world:540
 
-    def _on_load(self) -> None:  # vehicle_control.world:215
+    def on_load(self) -> None:  # vehicle_control.world:215
         rt.refill(self)
         self.set_state(  # vehicle_control.world:218
             'remainingUnlockedDoors',
@@ -850,7 +793,3 @@ VehicleControlAPI.TOOLS = tools(
     arguments='dynamic',
     python_class='VehicleControlAPI',
 )
-
-
-VehicleControlAPI.TASKS = {
-}

@@ -16,17 +16,10 @@ from worldspec.runtime import schema as js
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
-from worldspec.runtime.episode import (
-    CheckSpec,
-    Episode,
-    Row,
-    StateBase,
-    Table,
-    TaskSpec,
-    ToolSpec,
-)
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
+from worldspec.runtime.tasks import task_registry
 
 __all__ = [
     "Bin", "BinReport", "Clerk", "ClerkRole", "Item", "ItemStock", "Movement", "MovementKind",
@@ -200,9 +193,11 @@ class ReorderFlag(Record):
 class _State(StateBase):
     """The world's state other than its tables."""
 
-    stock_ids: int = state_item(0)
-    movement_ids: int = state_item(0)
-    current_clerk: str | None = state_item(None)
+    stock_ids: int = state_item(0, load=v.want_int)
+    movement_ids: int = state_item(0, load=v.want_int)
+    current_clerk: str | None = state_item(
+        None,
+        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'))))
 
 
 class WarehouseInventoryDesk(Episode):
@@ -215,10 +210,7 @@ class WarehouseInventoryDesk(Episode):
     SEED: ClassVar[int] = 0
     POLICY: ClassVar[str] = 'Act only as the signed-in clerk. Book exactly the quantities, bins and references the user gives; never invent a delivery note or order number.'
     TABLES: ClassVar[dict[str, str]] = {
-        "clerks": "Clerk",
-        "items": "Item",
-        "bins": "Bin",
-        "stock": "StockLevel",
+        "clerks": "Clerk", "items": "Item", "bins": "Bin", "stock": "StockLevel",
         "movements": "Movement",
     }
 
@@ -230,26 +222,17 @@ class WarehouseInventoryDesk(Episode):
     t_movements: Table[Movement]
 
     def _new_state(self) -> _State:
-        ep = self
         state = _State()
         state.current_clerk = None
-        del ep
         return state
 
     def _load(self, data: Mapping[str, Any]) -> None:
-        ep = self
-        self.t_clerks.load_rows(Clerk, data.get('clerks', ()), '$.clerks', ep)
-        self.t_items.load_rows(Item, data.get('items', ()), '$.items', ep)
-        self.t_bins.load_rows(Bin, data.get('bins', ()), '$.bins', ep)
-        self.t_stock.load_rows(StockLevel, data.get('stock', ()), '$.stock', ep)
-        self.t_movements.load_rows(Movement, data.get('movements', ()), '$.movements', ep)
-        if 'stock_ids' in data:
-            self.state.stock_ids = v.want_int(data['stock_ids'], '$.stock_ids')
-        if 'movement_ids' in data:
-            self.state.movement_ids = v.want_int(data['movement_ids'], '$.movement_ids')
-        if 'current_clerk' in data:
-            self.state.current_clerk = v.want_optional(data['current_clerk'], '$.current_clerk', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$')))
-        del ep
+        self.t_clerks.load_rows(Clerk, data.get('clerks', ()), '$.clerks', self)
+        self.t_items.load_rows(Item, data.get('items', ()), '$.items', self)
+        self.t_bins.load_rows(Bin, data.get('bins', ()), '$.bins', self)
+        self.t_stock.load_rows(StockLevel, data.get('stock', ()), '$.stock', self)
+        self.t_movements.load_rows(Movement, data.get('movements', ()), '$.movements', self)
+        self.state.load(data, self)
 
     def _check_invariants(self) -> None:
         for _row33 in rt.changed_rows(self, self.t_stock):  # warehouse_inventory_desk.world:142
@@ -1054,128 +1037,118 @@ WarehouseInventoryDesk.TOOLS = tools(
 
 
 def _check_pick_then_replenish__bolts_pick_face(  # warehouse_inventory_desk.world:452
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock['S0001'].quantity, '==', 35, 'stock["S0001"].quantity == 35')
+    return rt.expect(ep.t_stock['S0001'].quantity, '==', 35)
 
 
 def _check_pick_then_replenish__bolts_bulk(  # warehouse_inventory_desk.world:453
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock['S0002'].quantity, '==', 100, 'stock["S0002"].quantity == 100')
+    return rt.expect(ep.t_stock['S0002'].quantity, '==', 100)
 
 
 def _check_pick_then_replenish__nuts_received(  # warehouse_inventory_desk.world:454
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock['S0003'].quantity, '==', 60, 'stock["S0003"].quantity == 60')
+    return rt.expect(ep.t_stock['S0003'].quantity, '==', 60)
 
 
 def _check_pick_then_replenish__pick_logged(  # warehouse_inventory_desk.world:455
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m12.kind == _E12_MovementKind_pick
         and _m12.item == 'BOL-1001'
         and _m12.quantity == 10
         and _m12.reference == 'SO-10452'
         for _m12 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_pick_then_replenish__receipt_logged(  # warehouse_inventory_desk.world:456
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m13.kind == _E12_MovementKind_receipt
         and _m13.item == 'NUT-2001'
         and _m13.quantity == 30
         and _m13.reference == 'DN-8812'
         for _m13 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_pick_then_replenish__three_movements(  # warehouse_inventory_desk.world:457
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_movements),
-        '==',
-        len(init.t_movements) + 3,
-        'len(movements) == len(initial.movements) + 3',
-    )
+    return rt.expect(len(ep.t_movements), '==', len(init.t_movements) + 3)
 
 
 def _check_count_washers__counted(  # warehouse_inventory_desk.world:512
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock['S0004'].quantity, '==', 52, 'stock["S0004"].quantity == 52')
+    return rt.expect(ep.t_stock['S0004'].quantity, '==', 52)
 
 
 def _check_count_washers__marked_today(  # warehouse_inventory_desk.world:513
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        ep.t_stock['S0004'].last_counted,
-        '==',
-        rt.parse_date('2026-03-05'),
-        'stock["S0004"].last_counted == date("2026-03-05")',
-    )
+    return rt.expect(ep.t_stock['S0004'].last_counted, '==', rt.parse_date('2026-03-05'))
 
 
 def _check_count_washers__adjustment_logged(  # warehouse_inventory_desk.world:514
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m14.kind == _E12_MovementKind_count_adjustment
         and _m14.item == 'WSH-3001'
         and _m14.quantity == -8
         and _m14.clerk == 'C001'
         for _m14 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_count_washers__unblocked(  # warehouse_inventory_desk.world:515
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(not ep.t_bins['B02-02'].blocked)
+    return not ep.t_bins['B02-02'].blocked
 
 
 def _check_report_reorder_flags__names_nuts(  # warehouse_inventory_desk.world:568
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
-    return bool('NUT-2001' in rt.read(ep, replies[-1] if replies else ''))
+    return 'NUT-2001' in rt.read(ep, replies[-1] if replies else '')
 
 
 def _check_report_reorder_flags__names_shortfall(  # warehouse_inventory_desk.world:569
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
-    return bool('20' in rt.read(ep, replies[-1] if replies else ''))
+    return '20' in rt.read(ep, replies[-1] if replies else '')
 
 
 def _check_report_reorder_flags__no_bolts(  # warehouse_inventory_desk.world:570
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
-    return bool(not ('BOL-1001' in rt.read(ep, replies[-1] if replies else '')))
+    return not ('BOL-1001' in rt.read(ep, replies[-1] if replies else ''))
 
 
 def _check_recount_nuts_then_receive__count_logged(  # tasks.world:51
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m15.kind == _E12_MovementKind_count_adjustment
         and _m15.item == 'NUT-2001'
         and _m15.quantity == -3
         and _m15.from_bin == 'A01-02'
         and _m15.clerk == 'C001'
         for _m15 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_recount_nuts_then_receive__delivery_logged(  # tasks.world:52
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m16.kind == _E12_MovementKind_receipt
         and _m16.item == 'NUT-2001'
         and _m16.quantity == 40
@@ -1183,103 +1156,94 @@ def _check_recount_nuts_then_receive__delivery_logged(  # tasks.world:52
         and _m16.to_bin == 'A01-02'
         and _m16.clerk == 'C001'
         for _m16 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_recount_nuts_then_receive__final_quantity(  # tasks.world:53
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(ep.t_stock['S0003'].quantity, '==', 67, 'stock["S0003"].quantity == 67')
-        and rt.compared(
-            ep.t_stock['S0003'].last_counted,
-            '==',
-            rt.parse_date('2026-03-05'),
-            'stock["S0003"].last_counted == date("2026-03-05")',
-        )
+    return rt.expect(ep.t_stock['S0003'].quantity, '==', 67) and rt.expect(
+        ep.t_stock['S0003'].last_counted, '==', rt.parse_date('2026-03-05'), part=1
     )
 
 
 def _check_recount_nuts_then_receive__others_untouched(  # tasks.world:54
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk
 ) -> bool:
-    return bool(all(
+    return all(
         _s17.id_ == 'S0003' or _s17.quantity == init.t_stock[_s17.id_].quantity
         for _s17 in rt.each(ep, ep.t_stock)
-    ))
+    )
 
 
 def _check_top_up_pick_face_then_pick__pick_face_level(  # tasks.world:111
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock['S0001'].quantity, '==', 10, 'stock["S0001"].quantity == 10')
+    return rt.expect(ep.t_stock['S0001'].quantity, '==', 10)
 
 
 def _check_top_up_pick_face_then_pick__bulk_level(  # tasks.world:112
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock['S0002'].quantity, '==', 145, 'stock["S0002"].quantity == 145')
+    return rt.expect(ep.t_stock['S0002'].quantity, '==', 145)
 
 
 def _check_top_up_pick_face_then_pick__transfer_logged(  # tasks.world:113
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m18.kind == _E12_MovementKind_transfer
         and _m18.item == 'BOL-1001'
         and _m18.from_bin == 'B02-01'
         and _m18.to_bin == 'A01-01'
         and _m18.quantity == 15
         for _m18 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_top_up_pick_face_then_pick__pick_logged(  # tasks.world:114
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m19.kind == _E12_MovementKind_pick
         and _m19.item == 'BOL-1001'
         and _m19.quantity == 30
         and _m19.reference == 'SO-10460'
         for _m19 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_top_up_pick_face_then_pick__receipt_logged(  # tasks.world:115
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m20.kind == _E12_MovementKind_receipt
         and _m20.item == 'BOL-1001'
         and _m20.to_bin == 'B02-01'
         and _m20.quantity == 40
         and _m20.reference == 'DN-8815'
         for _m20 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_pick_order_and_top_up_pick_face__washers_picked(  # tasks.world:172
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(ep.t_stock['S0004'].quantity, '==', 48, 'stock["S0004"].quantity == 48')
-        and any(
-            _m21.kind == _E12_MovementKind_pick
-            and _m21.item == 'WSH-3001'
-            and _m21.from_bin == 'A01-01'
-            and _m21.quantity == 12
-            and _m21.reference == 'SO-20417'
-            and _m21.clerk == 'C002'
-            for _m21 in rt.each(ep, ep.t_movements)
-        )
+    return rt.expect(ep.t_stock['S0004'].quantity, '==', 48) and any(
+        _m21.kind == _E12_MovementKind_pick
+        and _m21.item == 'WSH-3001'
+        and _m21.from_bin == 'A01-01'
+        and _m21.quantity == 12
+        and _m21.reference == 'SO-20417'
+        and _m21.clerk == 'C002'
+        for _m21 in rt.each(ep, ep.t_movements)
     )
 
 
 def _check_pick_order_and_top_up_pick_face__bolts_picked(  # tasks.world:173
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m22.kind == _E12_MovementKind_pick
         and _m22.item == 'BOL-1001'
         and _m22.from_bin == 'A01-01'
@@ -1287,116 +1251,113 @@ def _check_pick_order_and_top_up_pick_face__bolts_picked(  # tasks.world:173
         and _m22.reference == 'SO-20417'
         and _m22.clerk == 'C002'
         for _m22 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(  # tasks.world:174
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock['S0001'].quantity, '==', 50, 'stock["S0001"].quantity == 50')
+    return rt.expect(ep.t_stock['S0001'].quantity, '==', 50)
 
 
 def _check_pick_order_and_top_up_pick_face__bulk_reduced(  # tasks.world:175
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(ep.t_stock['S0002'].quantity, '==', 90, 'stock["S0002"].quantity == 90')
-        and any(
-            _m23.kind == _E12_MovementKind_transfer
-            and _m23.item == 'BOL-1001'
-            and _m23.from_bin == 'B02-01'
-            and _m23.to_bin == 'A01-01'
-            and _m23.quantity == 30
-            for _m23 in rt.each(ep, ep.t_movements)
-        )
+    return rt.expect(ep.t_stock['S0002'].quantity, '==', 90) and any(
+        _m23.kind == _E12_MovementKind_transfer
+        and _m23.item == 'BOL-1001'
+        and _m23.from_bin == 'B02-01'
+        and _m23.to_bin == 'A01-01'
+        and _m23.quantity == 30
+        for _m23 in rt.each(ep, ep.t_movements)
     )
 
 
 def _check_washer_delivery_to_pick_face__received(  # tasks.world:232
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m24.kind == _E12_MovementKind_receipt
         and _m24.item == 'WSH-3001'
         and _m24.quantity == 120
         and _m24.reference == 'DN-9117'
         and _m24.to_bin == 'R00-01'
         for _m24 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_washer_delivery_to_pick_face__topped_up(  # tasks.world:233
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m25.kind == _E12_MovementKind_transfer
         and _m25.item == 'WSH-3001'
         and _m25.quantity == 15
         and _m25.from_bin == 'R00-01'
         and _m25.to_bin == 'A01-01'
         for _m25 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_washer_delivery_to_pick_face__receiving_left(  # tasks.world:234
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _s26.item == 'WSH-3001' and _s26.bin_ == 'R00-01' and _s26.quantity == 105
         for _s26 in rt.each(ep, ep.t_stock)
-    ))
+    )
 
 
 def _check_washer_delivery_to_pick_face__picked(  # tasks.world:235
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m27.kind == _E12_MovementKind_pick
         and _m27.item == 'WSH-3001'
         and _m27.quantity == 10
         and _m27.reference == 'SO-20331'
         and _m27.from_bin == 'A01-01'
         for _m27 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_washer_delivery_to_pick_face__pick_face_level(  # tasks.world:236
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock['S0004'].quantity, '==', 65, 'stock["S0004"].quantity == 65')
+    return rt.expect(ep.t_stock['S0004'].quantity, '==', 65)
 
 
 def _check_empty_rack_for_inspection__repaired_open(  # tasks.world:296
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(not ep.t_bins['B02-02'].blocked)
+    return not ep.t_bins['B02-02'].blocked
 
 
 def _check_empty_rack_for_inspection__inspection_blocked(  # tasks.world:297
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
     return bool(ep.t_bins['B02-01'].blocked)
 
 
 def _check_empty_rack_for_inspection__bolts_moved(  # tasks.world:298
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _s28.item == 'BOL-1001' and _s28.bin_ == 'B02-02' and _s28.quantity == 120
         for _s28 in rt.each(ep, ep.t_stock)
-    ))
+    )
 
 
 def _check_empty_rack_for_inspection__old_bin_empty(  # tasks.world:299
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return rt.compared(ep.t_stock['S0002'].quantity, '==', 0, 'stock["S0002"].quantity == 0')
+    return rt.expect(ep.t_stock['S0002'].quantity, '==', 0)
 
 
 def _check_empty_rack_for_inspection__transfer_logged(  # tasks.world:300
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> bool:
-    return bool(any(
+    return any(
         _m29.kind == _E12_MovementKind_transfer
         and _m29.item == 'BOL-1001'
         and _m29.from_bin == 'B02-01'
@@ -1404,55 +1365,39 @@ def _check_empty_rack_for_inspection__transfer_logged(  # tasks.world:300
         and _m29.quantity == 120
         and _m29.clerk == 'C001'
         for _m29 in rt.each(ep, ep.t_movements)
-    ))
+    )
 
 
 def _check_recount_bolts_and_replenish__pick_face_count(  # tasks.world:359
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_stock['S0001'].last_counted,
-            '==',
-            rt.parse_date('2026-03-05'),
-            'stock["S0001"].last_counted == date("2026-03-05")',
-        )
-        and any(
-            _m30.kind == _E12_MovementKind_count_adjustment
-            and _m30.item == 'BOL-1001'
-            and _m30.quantity == -3
-            and _m30.clerk == 'C001'
-            for _m30 in rt.each(ep, ep.t_movements)
-        )
+    return rt.expect(ep.t_stock['S0001'].last_counted, '==', rt.parse_date('2026-03-05')) and any(
+        _m30.kind == _E12_MovementKind_count_adjustment
+        and _m30.item == 'BOL-1001'
+        and _m30.quantity == -3
+        and _m30.clerk == 'C001'
+        for _m30 in rt.each(ep, ep.t_movements)
     )
 
 
 def _check_recount_bolts_and_replenish__bulk_count(  # tasks.world:360
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return (
-        rt.compared(
-            ep.t_stock['S0002'].last_counted,
-            '==',
-            rt.parse_date('2026-03-05'),
-            'stock["S0002"].last_counted == date("2026-03-05")',
-        )
-        and any(
-            _m31.kind == _E12_MovementKind_count_adjustment
-            and _m31.item == 'BOL-1001'
-            and _m31.quantity == -2
-            and _m31.from_bin == 'B02-01'
-            for _m31 in rt.each(ep, ep.t_movements)
-        )
+    return rt.expect(ep.t_stock['S0002'].last_counted, '==', rt.parse_date('2026-03-05')) and any(
+        _m31.kind == _E12_MovementKind_count_adjustment
+        and _m31.item == 'BOL-1001'
+        and _m31.quantity == -2
+        and _m31.from_bin == 'B02-01'
+        for _m31 in rt.each(ep, ep.t_movements)
     )
 
 
 def _check_recount_bolts_and_replenish__replenished(  # tasks.world:361
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return (
-        rt.compared(ep.t_stock['S0001'].quantity, '==', 32, 'stock["S0001"].quantity == 32')
-        and rt.compared(ep.t_stock['S0002'].quantity, '==', 108, 'stock["S0002"].quantity == 108')
+        rt.expect(ep.t_stock['S0001'].quantity, '==', 32)
+        and rt.expect(ep.t_stock['S0002'].quantity, '==', 108, part=1)
         and any(
             _m32.kind == _E12_MovementKind_transfer
             and _m32.item == 'BOL-1001'
@@ -1465,24 +1410,9 @@ def _check_recount_bolts_and_replenish__replenished(  # tasks.world:361
 
 
 def _check_recount_bolts_and_replenish__four_movements(  # tasks.world:362
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
+    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
-    return rt.compared(
-        len(ep.t_movements),
-        '==',
-        len(init.t_movements) + 3,
-        'len(movements) == len(initial.movements) + 3',
-    )
+    return rt.expect(len(ep.t_movements), '==', len(init.t_movements) + 3)
 
 
-WarehouseInventoryDesk.TASKS = {
-    'pick_then_replenish': TaskSpec('pick_then_replenish', 'Pick 10 hex bolt boxes (BOL-1001) from A01-01 for order SO-10452, then top up A01-01 with 20 bolt boxes from bulk bin B02-01. Also, delivery DN-8812 just brought 30 boxes of hex nuts (NUT-2001): put them into A01-02.', rt.package_data(__package__, 'data/ab4292c6d9103355.json'), (CheckSpec('bolts_pick_face', 1.0, 'A01-01 holds 25 - 10 + 20 = 35 bolt boxes.', _check_pick_then_replenish__bolts_pick_face), CheckSpec('bolts_bulk', 1.0, 'B02-01 holds 100 bolt boxes.', _check_pick_then_replenish__bolts_bulk), CheckSpec('nuts_received', 1.0, 'A01-02 holds 60 nut boxes.', _check_pick_then_replenish__nuts_received), CheckSpec('pick_logged', 1.0, 'The pick is logged against the order.', _check_pick_then_replenish__pick_logged), CheckSpec('receipt_logged', 1.0, 'The receipt is logged with its delivery note.', _check_pick_then_replenish__receipt_logged), CheckSpec('three_movements', 1.0, '', _check_pick_then_replenish__three_movements)), ('stock.quantity', 'movements', 'movement_ids'), (('pick_stock', {'item': 'BOL-1001', 'bin': 'A01-01', 'quantity': 10, 'order_number': 'SO-10452'}), ('move_stock', {'item': 'BOL-1001', 'from_bin': 'B02-01', 'to_bin': 'A01-01', 'quantity': 20}), ('receive_delivery', {'item': 'NUT-2001', 'bin': 'A01-02', 'quantity': 30, 'delivery_note': 'DN-8812'})), tags=('pick', 'transfer', 'receipt'), doc='Pick for an order, replenish the pick face and book a delivery.'),
-    'count_washers': TaskSpec('count_washers', 'This is Dana Ruiz, clerk C001. I counted the flat washers (WSH-3001) in bin A01-01 and found 52 boxes. Record the count, and unblock bin B02-02: the rack has been repaired.', rt.package_data(__package__, 'data/55ea5ba40b8cdb4f.json'), (CheckSpec('counted', 1.0, 'The washer row shows the count.', _check_count_washers__counted), CheckSpec('marked_today', 1.0, '', _check_count_washers__marked_today), CheckSpec('adjustment_logged', 1.0, 'The difference of -8 is logged.', _check_count_washers__adjustment_logged), CheckSpec('unblocked', 1.0, '', _check_count_washers__unblocked)), ('current_clerk', 'stock.quantity', 'stock.last_counted', 'movements', 'movement_ids', 'bins.blocked'), (('sign_in', {'clerk': 'C001'}), ('count_bin', {'item': 'WSH-3001', 'bin': 'A01-01', 'counted': 52}), ('set_bin_blocked', {'bin': 'B02-02', 'blocked': False})), tags=('count', 'supervisor'), doc='Sign in as a supervisor and record a count difference.'),
-    'report_reorder_flags': TaskSpec('report_reorder_flags', 'Which active items are below their reorder level, and by how many units?', rt.package_data(__package__, 'data/ab4292c6d9103355.json'), (CheckSpec('names_nuts', 1.0, 'The reply names the hex nuts.', _check_report_reorder_flags__names_nuts), CheckSpec('names_shortfall', 1.0, 'The reply gives the shortfall of 20.', _check_report_reorder_flags__names_shortfall), CheckSpec('no_bolts', 1.0, 'Bolts are not below their level.', _check_report_reorder_flags__no_bolts)), (), (('list_reorder_flags', {}),), tags=('report',), doc='Tell the user which items must be reordered.', replies=('Only NUT-2001 (Hex nut M8 box) is below its reorder level: 30 on hand against a level of 50, so it is 20 units short.',)),
-    'recount_nuts_then_receive': TaskSpec('recount_nuts_then_receive', "Hi, Dana Ruiz here, clerk C001. Before putting away this morning's delivery I counted the hex nut boxes in pick-face bin A01-02 and found only 27. Please record that count first, then book delivery note DN-9040, which brought 40 more boxes of the same hex nuts, into that bin.", rt.package_data(__package__, 'data/55ea5ba40b8cdb4f.json'), (CheckSpec('count_logged', 1.0, 'The short count of 3 nut boxes is logged by Dana against A01-02.', _check_recount_nuts_then_receive__count_logged), CheckSpec('delivery_logged', 1.0, 'The delivery is booked into A01-02 with its note.', _check_recount_nuts_then_receive__delivery_logged), CheckSpec('final_quantity', 1.0, 'A01-02 holds 27 + 40 = 67 nut boxes, counted today.', _check_recount_nuts_then_receive__final_quantity), CheckSpec('others_untouched', 1.0, 'No other stock row changed.', _check_recount_nuts_then_receive__others_untouched)), ('current_clerk', 'stock.quantity', 'stock.last_counted', 'movements', 'movement_ids'), (('sign_in', {'clerk': 'C001'}), ('get_bin', {'bin': 'A01-02'}), ('count_bin', {'item': 'NUT-2001', 'bin': 'A01-02', 'counted': 27}), ('receive_delivery', {'item': 'NUT-2001', 'bin': 'A01-02', 'quantity': 40, 'delivery_note': 'DN-9040'}), ('get_item_stock', {'item': 'NUT-2001'})), tags=('count', 'receipt', 'supervisor'), doc='A supervisor records a short count on a pick face, then books a delivery into the same bin.'),
-    'top_up_pick_face_then_pick': TaskSpec('top_up_pick_face_then_pick', 'Hi, Li Wei here. Order SO-10460 needs 30 boxes of hex bolts (BOL-1001), but the pick-face bin only has 25. First bring down from the bulk bin that holds the bolts as many boxes as the pick-face bin still has room for, then pick the 30 boxes for the order from the pick face. After that, book delivery note DN-8815, 40 more bolt boxes, into that same bulk bin.', rt.package_data(__package__, 'data/ab4292c6d9103355.json'), (CheckSpec('pick_face_level', 1.0, 'The pick face ends with 25 + 15 - 30 = 10 bolt boxes.', _check_top_up_pick_face_then_pick__pick_face_level), CheckSpec('bulk_level', 1.0, 'The bulk bin ends with 120 - 15 + 40 = 145 bolt boxes.', _check_top_up_pick_face_then_pick__bulk_level), CheckSpec('transfer_logged', 1.0, 'A transfer of 15 bolt boxes from bulk to the pick face is logged.', _check_top_up_pick_face_then_pick__transfer_logged), CheckSpec('pick_logged', 1.0, 'The pick of 30 is logged against the order.', _check_top_up_pick_face_then_pick__pick_logged), CheckSpec('receipt_logged', 1.0, 'The delivery is booked into the bulk bin with its note.', _check_top_up_pick_face_then_pick__receipt_logged)), ('stock.quantity', 'movements', 'movement_ids'), (('get_item_stock', {'item': 'BOL-1001'}), ('get_bin', {'bin': 'A01-01'}), ('move_stock', {'item': 'BOL-1001', 'from_bin': 'B02-01', 'to_bin': 'A01-01', 'quantity': 15}), ('pick_stock', {'item': 'BOL-1001', 'bin': 'A01-01', 'quantity': 30, 'order_number': 'SO-10460'}), ('receive_delivery', {'item': 'BOL-1001', 'bin': 'B02-01', 'quantity': 40, 'delivery_note': 'DN-8815'})), tags=('transfer', 'pick', 'receipt', 'capacity'), doc='Fill the pick face from bulk up to its capacity, pick an order and book a delivery into bulk.'),
-    'pick_order_and_top_up_pick_face': TaskSpec('pick_order_and_top_up_pick_face', 'Hi, this is Li Wei, clerk C002. For customer order SO-20417 please pick 12 boxes of the flat washers and 5 boxes of the hex bolts from pick-face bin A01-01. After that the bolts there are running low, so top A01-01 up with 30 bolt boxes from the bulk bin where the bolts are stored.', rt.package_data(__package__, 'data/55ea5ba40b8cdb4f.json'), (CheckSpec('washers_picked', 1.0, '12 washer boxes were picked from A01-01 for SO-20417 by Li Wei.', _check_pick_order_and_top_up_pick_face__washers_picked), CheckSpec('bolts_picked', 1.0, '5 bolt boxes were picked from A01-01 for SO-20417.', _check_pick_order_and_top_up_pick_face__bolts_picked), CheckSpec('pick_face_topped_up', 1.0, 'A01-01 holds 25 - 5 + 30 = 50 bolt boxes.', _check_pick_order_and_top_up_pick_face__pick_face_topped_up), CheckSpec('bulk_reduced', 1.0, 'The 30 boxes came from bulk bin B02-01.', _check_pick_order_and_top_up_pick_face__bulk_reduced)), ('current_clerk', 'stock.quantity', 'movements', 'movement_ids'), (('sign_in', {'clerk': 'C002'}), ('get_bin', {'bin': 'A01-01'}), ('pick_stock', {'item': 'WSH-3001', 'bin': 'A01-01', 'quantity': 12, 'order_number': 'SO-20417'}), ('pick_stock', {'item': 'BOL-1001', 'bin': 'A01-01', 'quantity': 5, 'order_number': 'SO-20417'}), ('get_item_stock', {'item': 'BOL-1001'}), ('move_stock', {'item': 'BOL-1001', 'from_bin': 'B02-01', 'to_bin': 'A01-01', 'quantity': 30})), doc='Sign in, pick two lines of an order from a pick face, then replenish it from bulk.'),
-    'washer_delivery_to_pick_face': TaskSpec('washer_delivery_to_pick_face', "Li Wei here. Delivery note DN-9117 just brought 120 boxes of flat washers (WSH-3001): book them into the receiving bay R00-01. Then move as many of those boxes as the washers' pick-face bin can still hold up to it, and pick 10 washer boxes from that pick face for order SO-20331.", rt.package_data(__package__, 'data/ab4292c6d9103355.json'), (CheckSpec('received', 1.0, 'The delivery is booked into receiving with its note.', _check_washer_delivery_to_pick_face__received), CheckSpec('topped_up', 1.0, '15 boxes, all that fit, moved from receiving to the pick face A01-01.', _check_washer_delivery_to_pick_face__topped_up), CheckSpec('receiving_left', 1.0, '105 washer boxes remain in receiving.', _check_washer_delivery_to_pick_face__receiving_left), CheckSpec('picked', 1.0, 'The order is picked from the pick face.', _check_washer_delivery_to_pick_face__picked), CheckSpec('pick_face_level', 1.0, 'The pick face holds 60 + 15 - 10 = 65 washer boxes.', _check_washer_delivery_to_pick_face__pick_face_level)), ('stock', 'stock_ids', 'movements', 'movement_ids'), (('receive_delivery', {'item': 'WSH-3001', 'bin': 'R00-01', 'quantity': 120, 'delivery_note': 'DN-9117'}), ('get_item_stock', {'item': 'WSH-3001'}), ('get_bin', {'bin': 'A01-01'}), ('move_stock', {'item': 'WSH-3001', 'from_bin': 'R00-01', 'to_bin': 'A01-01', 'quantity': 15}), ('pick_stock', {'item': 'WSH-3001', 'bin': 'A01-01', 'quantity': 10, 'order_number': 'SO-20331'})), tags=('receipt', 'transfer', 'pick'), doc='Book a delivery into receiving, top up the pick face as far as it fits and pick an order.'),
-    'empty_rack_for_inspection': TaskSpec('empty_rack_for_inspection', "Dana here. The rack of bin B02-02 has been repaired, and now the rack of bin B02-01 needs an inspection. Move everything that is stored in B02-01 over to B02-02, and make sure B02-01 can't take any new stock until the inspectors are done.", rt.package_data(__package__, 'data/62aba9c714e77648.json'), (CheckSpec('repaired_open', 1.0, 'B02-02 accepts stock again.', _check_empty_rack_for_inspection__repaired_open), CheckSpec('inspection_blocked', 1.0, 'B02-01 is blocked.', _check_empty_rack_for_inspection__inspection_blocked), CheckSpec('bolts_moved', 1.0, 'All 120 bolt boxes are now in B02-02.', _check_empty_rack_for_inspection__bolts_moved), CheckSpec('old_bin_empty', 1.0, 'Nothing is left in B02-01.', _check_empty_rack_for_inspection__old_bin_empty), CheckSpec('transfer_logged', 1.0, 'The move is logged as a transfer by Dana.', _check_empty_rack_for_inspection__transfer_logged)), ('bins.blocked', 'stock', 'stock_ids', 'movements', 'movement_ids'), (('get_bin', {'bin': 'B02-01'}), ('set_bin_blocked', {'bin': 'B02-02', 'blocked': False}), ('move_stock', {'item': 'BOL-1001', 'from_bin': 'B02-01', 'to_bin': 'B02-02', 'quantity': 120}), ('set_bin_blocked', {'bin': 'B02-01', 'blocked': True})), persona='Dana Ruiz, the warehouse shift supervisor, already signed in at the desk terminal. Brisk and practical; answers in short sentences and expects the agent to work out the details itself.', known='B02-02 was blocked because of a damaged rack and is repaired now. B02-01 has to be emptied completely into B02-02 and then blocked for the inspection. She is a supervisor.', unknown='What is stored in B02-01 and how many units; whether B02-02 has room for it; that B02-02 must be unblocked before anything can be moved into it.', tags=('transfer', 'supervisor', 'blocking'), doc='Unblock a repaired bulk bin, move everything out of another bulk bin into it, then block the emptied bin.'),
-    'recount_bolts_and_replenish': TaskSpec('recount_bolts_and_replenish', 'Dana Ruiz here, supervisor, clerk C001. I just counted the hex bolts (BOL-1001) in both places we keep them: the pick-face bin has 22 boxes and the bulk bin has 118. Please record both counts, and then move 10 boxes from the bulk bin down to the pick face.', rt.package_data(__package__, 'data/55ea5ba40b8cdb4f.json'), (CheckSpec('pick_face_count', 1.0, 'The pick-face count of 22 (3 short) is recorded today by Dana.', _check_recount_bolts_and_replenish__pick_face_count), CheckSpec('bulk_count', 1.0, 'The bulk count of 118 (2 short) is recorded today.', _check_recount_bolts_and_replenish__bulk_count), CheckSpec('replenished', 1.0, '10 boxes went from bulk to the pick face after the counts: 22 + 10 and 118 - 10.', _check_recount_bolts_and_replenish__replenished), CheckSpec('four_movements', 1.0, 'Two adjustments and one transfer were logged.', _check_recount_bolts_and_replenish__four_movements)), ('current_clerk', 'stock.quantity', 'stock.last_counted', 'movements', 'movement_ids'), (('sign_in', {'clerk': 'C001'}), ('get_item_stock', {'item': 'BOL-1001'}), ('list_bins', {'item': 'BOL-1001'}), ('count_bin', {'item': 'BOL-1001', 'bin': 'A01-01', 'counted': 22}), ('count_bin', {'item': 'BOL-1001', 'bin': 'B02-01', 'counted': 118}), ('move_stock', {'item': 'BOL-1001', 'from_bin': 'B02-01', 'to_bin': 'A01-01', 'quantity': 10})), persona='Dana Ruiz, the shift supervisor, standing at the desk with her count sheet. Matter-of-fact and brief; gives numbers exactly as counted and does not remember bin codes.', known='She is Dana Ruiz, clerk C001, a supervisor, not yet signed in. Hex bolts are BOL-1001. She counted 22 boxes in the pick-face bin and 118 in the bulk bin, and wants 10 boxes moved from bulk to the pick face after the counts are recorded.', unknown='The codes of the pick-face and bulk bins that hold the bolts, and how many boxes the system recorded there before the counts.', doc='A supervisor signs in, records two counts of one item and replenishes its pick face.'),
-}
+WarehouseInventoryDesk.TASKS = task_registry(__name__, "tasks.json")

@@ -39,6 +39,15 @@ What a :class:`Field` says:
 - ``from_key``: the original's key for the field (``from "..."``), renamed when loading;
 - ``key``: the entity's key field.
 
+Unions: a union of records told apart by a tag field is declared once, by its tags and
+member classes, and the runtime gives what loading, exporting and writing its values need::
+
+    PaymentMethod: TypeAlias = CreditCard | GiftCard
+    _UNION_PaymentMethod: TaggedUnion[PaymentMethod] = TaggedUnion(
+        'source', {'credit_card': CreditCard, 'gift_card': GiftCard})
+
+(``load``, ``export``, ``text``, ``tag``, ``holds``, ``some``: see :class:`TaggedUnion`).
+
 Enums: :func:`enum_text` gives an enum member's JSON text from a table the runtime builds
 once per enum class; :data:`enum_value` exports a member.
 """
@@ -50,17 +59,20 @@ import json
 import types
 from collections.abc import Callable, Mapping
 from operator import attrgetter
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-from worldspec.runtime.values import export_value, json_text, unalias, want_object
+from worldspec.runtime.errors import ArgumentError, ToolError
+from worldspec.runtime.values import export_value, json_text, str_text, unalias, want_object
 
 __all__ = [
     "Field", "field", "FieldTable", "Loader", "declared_fields", "enum_text", "enum_value",
     "optional_text", "slot_setters", "StateItem", "state_item", "declared_items",
-    "attribute_copier", "attribute_filler", "record_maker", "kept_text",
+    "attribute_copier", "attribute_filler", "record_maker", "kept_text", "TaggedUnion",
+    "load_union", "data_path",
 ]
 
 E = TypeVar("E", bound=enum.Enum)
+U = TypeVar("U")
 
 #: ``(value, path, episode) -> stored value``
 Loader = Callable[[Any, str, Any], Any]
@@ -115,22 +127,51 @@ def field(json: str | None = None, /, *, load: Callable[[Any, str], Any] | None 
 class StateItem:
     """One declared item of a world's state other than its tables (see :func:`state_item`)."""
 
-    __slots__ = ("export", "json", "name", "zero")
+    __slots__ = ("export", "from_key", "json", "load", "load_ep", "name", "zero")
 
-    def __init__(self, zero: Any, json: str | None, export: Callable[[Any], Any] | None
-                 ) -> None:
+    def __init__(self, zero: Any, json: str | None, export: Callable[[Any], Any] | None,
+                 load: Callable[[Any, str], Any] | None = None, load_ep: Loader | None = None,
+                 from_key: str | None = None) -> None:
         self.name = ""
         self.zero = zero
         self.json = json or ""
         self.export = export
+        self.load = load
+        self.load_ep = load_ep
+        self.from_key = from_key
+
+    def loaded(self, data: Mapping[str, Any], ep: Any) -> tuple[bool, Any]:
+        """Whether ``data`` gives the item (under its key: its alias where it has one), and
+        the value it gives, checked by the item's loader."""
+        key = self.from_key or self.json
+        if key not in data:
+            return False, None
+        path = data_path(key)
+        if self.load_ep is not None:
+            return True, self.load_ep(data[key], path, ep)
+        if self.load is None:
+            raise TypeError(f"state item {self.name!r} declares no loader")
+        return True, self.load(data[key], path)
 
 
 def state_item(zero: Any, json: str | None = None, /, *,
-               export: Callable[[Any], Any] | None = None) -> Any:
+               export: Callable[[Any], Any] | None = None,
+               load: Callable[[Any, str], Any] | None = None, load_ep: Loader | None = None,
+               from_key: str | None = None) -> Any:
     """Declare a state item of a world's ``_State`` class: its value before any is set
     (``zero``; a map is copied per state), its name in JSON where it differs from the
-    attribute, and its exporter where its value is not plain JSON."""
-    return StateItem(zero, json, export)
+    attribute, its exporter where its value is not plain JSON, its loader (``load(value,
+    path)``, or ``load_ep(value, path, episode)`` where loading needs the episode) and the
+    original's key it loads from (``from_key``, the spec's ``from "..."``)."""
+    return StateItem(zero, json, export, load, load_ep, from_key)
+
+
+def data_path(key: str) -> str:
+    """The JSON path of a top-level key of loaded data (``$.users``, ``$["a b"]``): where an
+    error in the value under it is said to be."""
+    if key.isidentifier() and key.isascii():
+        return "$." + key
+    return f"$[{json.dumps(key, ensure_ascii=False)}]"
 
 
 def declared_items(namespace: Mapping[str, Any]) -> tuple[StateItem, ...]:
@@ -815,3 +856,77 @@ def record_maker(names: tuple[str, ...], made: type, keeps_text: bool, qualname:
         co_varnames=("_cls", *names, *("_" + name for name in code.co_varnames[len(names) + 1:])),
         co_name="__init__", co_qualname=qualname)
     return types.FunctionType(code, {"MADE": made}, "__init__")
+
+
+def load_union(data: object, path: str, ep: Any, tag: str,
+               variants: Mapping[str, Callable[[object, str, Any], Any]]) -> Any:
+    """A value of a tagged union from plain JSON data: the object's ``tag`` field names the
+    variant whose loader reads the rest (or the whole object, for a variant that holds the
+    tag as a field of its own)."""
+    if not isinstance(data, dict):
+        raise ArgumentError(f"{path}: expected an object")
+    chosen = data.get(tag)
+    loader = variants.get(chosen) if isinstance(chosen, str) else None
+    if loader is None:
+        allowed = ", ".join(json.dumps(x) for x in variants)
+        raise ArgumentError(f"{path}.{tag}: expected one of {allowed}")
+    rest = {k: x for k, x in data.items() if k != tag}
+    try:
+        return loader(rest, path, ep)
+    except ArgumentError as without_tag:  # the variant may hold the tag as a field
+        try:
+            return loader(data, path, ep)
+        except ArgumentError:
+            raise without_tag from None
+
+
+class TaggedUnion(Generic[U]):
+    """A union of record classes told apart by a tag field, declared by its tag field and
+    its members (tag -> class); a value is a member's instance, exported with its tag first.
+
+    - ``load(data, path, ep)``: the value from plain JSON data (:func:`load_union`);
+    - ``export(value)``: ``{tag field: tag, **value.export()}``;
+    - ``text(value)``: ``json.dumps(export(value))``, from the member's kept text;
+    - ``tag(value)``: the value's tag (what reading the tag field gives); ``holds(value)``:
+      whether ``value`` is an instance of a member (exactly);
+    - ``some(value)``: a value that must be present (a failure, when it is none).
+    """
+
+    __slots__ = ("field", "heads", "loaders", "tags")
+
+    def __init__(self, field: str, members: Mapping[str, type[Any]]) -> None:
+        self.field = field
+        #: member class -> its tag
+        self.tags: dict[type, str] = {cls: tag for tag, cls in members.items()}
+        self.loaders: dict[str, Callable[[object, str, Any], Any]] = {
+            tag: cls.load for tag, cls in members.items()}
+        #: member class -> the start of its values' text: ``{"tag field": "tag"``
+        self.heads = {cls: "{" + json.dumps(field) + ": " + str_text(tag)
+                      for tag, cls in members.items()}
+
+    def load(self, data: object, path: str, ep: Any) -> U:
+        value: U = load_union(data, path, ep, self.field, self.loaders)
+        return value
+
+    def export(self, value: Any) -> dict[str, Any]:
+        return {self.field: self.tags[type(value)], **value.export()}
+
+    def text(self, value: Any) -> str:
+        body: str = value._json_text()
+        head = self.heads[type(value)]
+        return head + "}" if body == "{}" else head + ", " + body[1:]
+
+    def tag(self, value: Any) -> str:
+        return self.tags[type(value)]
+
+    def holds(self, value: object) -> bool:
+        return type(value) in self.tags
+
+    def some(self, value: U | None) -> U:
+        if value is None:
+            raise ToolError("A value that must be present is none.")
+        return value
+
+    def __repr__(self) -> str:
+        members = ", ".join(f"{tag!r}: {cls.__name__}" for cls, tag in self.tags.items())
+        return f"TaggedUnion({self.field!r}, {{{members}}})"

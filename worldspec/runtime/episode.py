@@ -570,6 +570,11 @@ class StateBase(metaclass=StateType):
     def clone(self) -> Self:
         raise NotImplementedError
 
+    def load(self, data: Mapping[str, Any], ep: Any, *names: str) -> None:
+        """Set the items named (attributes; all of them, in declaration order, where none is
+        named) that ``data`` gives, each checked by its declared loader."""
+        raise NotImplementedError
+
 
 def _build_state(cls: Any, items: tuple[StateItem, ...]) -> None:
     """Give state class ``cls`` its methods, closures over its ``items``."""
@@ -602,7 +607,16 @@ def _build_state(cls: Any, items: tuple[StateItem, ...]) -> None:
         copy_items(self, other)
         return other
 
-    for attribute, method in (("__init__", __init__), ("export", export), ("clone", clone)):
+    by_name = {item.name: item for item in items}
+
+    def load(self: Any, data: Mapping[str, Any], ep: Any, *named: str) -> None:
+        for item in [by_name[name] for name in named] if named else items:
+            given, value = item.loaded(data, ep)
+            if given:
+                setattr(self, item.name, value)
+
+    for attribute, method in (("__init__", __init__), ("export", export), ("clone", clone),
+                              ("load", load)):
         method.__qualname__ = f"{cls.__qualname__}.{attribute}"
         setattr(cls, attribute, method)
 
@@ -1116,7 +1130,7 @@ class Episode:
     SEED: ClassVar[int] = 0
     TABLES: ClassVar[dict[str, str]] = {}
     TOOLS: ClassVar[dict[str, ToolSpec]] = {}
-    TASKS: ClassVar[dict[str, TaskSpec]] = {}
+    TASKS: ClassVar[Mapping[str, TaskSpec]] = {}
     #: Whether a broken frame ("only changes ...") makes the reward 0. It does, so that an
     #: agent cannot earn reward by doing the task and damaging other state on the way; a
     #: world may set it False, and a task overrides it with a ``frame_zeroes`` attribute.

@@ -64,7 +64,7 @@ from worldspec.runtime.values import (
     want_str,
     want_str_list,
 )
-from worldspec.runtime.verdicts import Verdict, compared
+from worldspec.runtime.verdicts import Verdict, compared, expect
 
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table
@@ -84,14 +84,14 @@ __all__ = [
     "key_of", "rows",
     "minimum", "maximum", "choice", "random_digits", "coalesce", "coalesce_optional", "set_at",
     "add", "without",
-    "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
+    "without_key", "if_present", "seconds", "rows_of", "check_arguments",
     "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
     "arithmetic", "arithmetic_float",
     # generated records (worldspec.runtime.records)
     "Record", "replace_fields",
     # checks that say what they compared (worldspec.runtime.verdicts)
-    "Verdict", "compared",
+    "Verdict", "compared", "expect",
 ]
 
 T = TypeVar("T")
@@ -459,25 +459,6 @@ def if_present(value: T | None, fn: Callable[[T], U]) -> U | None:
 def seconds(value: dt.timedelta) -> int | float:
     total = value.total_seconds()
     return int(total) if total.is_integer() else total
-
-
-def load_union(data: object, path: str, ep: Any, tag: str,
-               variants: Mapping[str, Callable[[object, str, Any], Any]]) -> Any:
-    if not isinstance(data, dict):
-        raise ArgumentError(f"{path}: expected an object")
-    chosen = data.get(tag)
-    loader = variants.get(chosen) if isinstance(chosen, str) else None
-    if loader is None:
-        allowed = ", ".join(json.dumps(x) for x in variants)
-        raise ArgumentError(f"{path}.{tag}: expected one of {allowed}")
-    rest = {k: x for k, x in data.items() if k != tag}
-    try:
-        return loader(rest, path, ep)
-    except ArgumentError as without_tag:  # the variant may hold the tag as a field
-        try:
-            return loader(data, path, ep)
-        except ArgumentError:
-            raise without_tag from None
 
 
 def rows_of(data: object) -> Iterable[object]:

@@ -30,7 +30,8 @@ from typing import Any
 
 from worldspec.runtime.values import export_value
 
-__all__ = ["COMPARISONS", "Verdict", "compared", "json_detail_value", "state_difference"]
+__all__ = ["COMPARISONS", "Verdict", "compared", "expect", "explained", "json_detail_value",
+           "state_difference"]
 
 #: The comparison operators a generated check may pass to :func:`compared`, as Python
 #: evaluates them (``is`` / ``is not`` are how the code generator writes ``== none``).
@@ -73,6 +74,31 @@ def compared(left: Any, op: str, right: Any, expression: str) -> Verdict:
     return Verdict(False, {"kind": "compare", "expression": expression, "op": spec_op,
                            "left": json_detail_value(left),
                            "right": json_detail_value(right)})
+
+
+def expect(left: Any, op: str, right: Any, part: int = 0) -> Verdict:
+    """``left op right`` as a verdict, as :func:`compared` gives it, for a check that keeps its
+    comparisons' spec text as data: the detail names the comparison by ``part``, its position
+    in the check's condition, and :func:`explained` puts the text in its place."""
+    holds = bool(COMPARISONS[op](left, right))
+    if holds:
+        return Verdict(True)
+    return Verdict(False, {"kind": "compare", "part": part,
+                           "op": {"is": "==", "is not": "!="}.get(op, op),
+                           "left": json_detail_value(left),
+                           "right": json_detail_value(right)})
+
+
+def explained(verdict: bool | Verdict, texts: Sequence[str]) -> bool | Verdict:
+    """``verdict`` with the spec text of the comparison it names by position (``part``, see
+    :func:`expect`) in place of the position: the detail :func:`compared` would give."""
+    if not isinstance(verdict, Verdict) or verdict.detail is None or \
+            "part" not in verdict.detail:
+        return verdict
+    detail = verdict.detail
+    return Verdict(verdict.holds, {"kind": detail["kind"], "expression": texts[detail["part"]],
+                                   **{key: value for key, value in detail.items()
+                                      if key not in ("kind", "part")}})
 
 
 def state_difference(changes: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
