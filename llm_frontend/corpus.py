@@ -92,6 +92,11 @@ class CorpusOptions:
     #: tasks mined per world (``synth tasks --mine``: the model writes only the
     #: instruction), besides the ``tasks_per_world`` written whole; 0: no mining stage
     mined_per_world: int = 0
+    #: of the mined tasks of a world, how many are conversational (the model also writes
+    #: persona, known and unknown)
+    mined_conversational: int = 0
+    #: mined tasks whose instructions one request writes (and one checks)
+    mined_batch: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {"worlds": self.worlds, "tasks_per_world": self.tasks_per_world,
@@ -103,7 +108,9 @@ class CorpusOptions:
                 "task": {"max_rounds": self.task.max_rounds, "min_calls": self.task.min_calls,
                          "max_ids": self.task.max_instruction_ids},
                 "explore": {"examples": self.explore_examples, "steps": self.explore_steps},
-                **({"mined_per_world": self.mined_per_world} if self.mined_per_world else {})}
+                **({"mined_per_world": self.mined_per_world,
+                    "mined_conversational": self.mined_conversational,
+                    "mined_batch": self.mined_batch} if self.mined_per_world else {})}
 
 
 @dataclass(frozen=True)
@@ -481,6 +488,8 @@ async def _mined(config: LLMConfig, batch: Any, options: CorpusOptions,
                     if r.data.get("mined")}
     todo = [job for job in batch.jobs if job.world.sha256 not in mined_before]
     mine = MineOptions(count=options.mined_per_world,
+                       conversational_count=options.mined_conversational,
+                       batch=options.mined_batch,
                        max_instruction_ids=options.task.max_instruction_ids)
     async with LLMClient(config) as client:
         for job in todo:
@@ -514,7 +523,8 @@ def _mined_record(batch: Any, job: Any, slot: int, outcome: Any) -> ItemRecord:
         return ItemRecord(key, "rejected", f"{job.world.name}#mined",
                           reason="nothing to mine from the world's seed data", data=data)
     data.update({"candidate": outcome.candidate, "difficulty": outcome.difficulty,
-                 "instruction": outcome.instruction})
+                 "instruction": outcome.instruction,
+                 "conversational": outcome.conversational})
     if not outcome.accepted or outcome.text is None:
         return ItemRecord(key, "rejected", f"{job.world.name}.{outcome.candidate}",
                           reason=outcome.reason, detail=outcome.detail, usage=outcome.usage,

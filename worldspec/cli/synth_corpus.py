@@ -73,6 +73,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="tasks mined for each world besides the N written (as 'synth "
                              "tasks --mine': the model writes only each instruction; "
                              "default 0)")
+    parser.add_argument("--mined-conversational", type=int, default=0, metavar="K",
+                        help="of the M mined tasks, how many are conversational (the model "
+                             "also writes persona, known and unknown; default 0)")
+    parser.add_argument("--mined-batch", type=int, default=1, metavar="B",
+                        help="mined tasks whose instructions one request writes and one "
+                             "request checks (the world's summary sent once for B tasks; "
+                             "default 1)")
     parser.add_argument("--max-rounds", type=int, default=4, metavar="N",
                         help="repair rounds of a world after its first draft (default 4)")
     parser.add_argument("--task-rounds", type=int, default=4, metavar="N",
@@ -134,7 +141,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if not _check_limits(args, console, worlds=1, tasks=0, conversational=0, max_rounds=0,
                          task_rounds=0, sample_tasks=1, test_examples=1, test_steps=1,
                          explore_examples=1, explore_steps=1, min_calls=1, max_ids=0,
-                         concurrency=1, max_retries=0, workers=1, mined=0):
+                         concurrency=1, max_retries=0, workers=1, mined=0,
+                         mined_conversational=0, mined_batch=1):
+        return EXIT_USAGE
+    if args.mined_conversational > args.mined:
+        console.error(f"--mined-conversational ({args.mined_conversational}) cannot exceed "
+                      f"--mined ({args.mined})")
         return EXIT_USAGE
     if args.conversational > args.tasks:
         console.error(f"--conversational ({args.conversational}) cannot exceed -n "
@@ -237,7 +249,8 @@ async def _build(args: argparse.Namespace, console: Console) -> int:
         themes=ThemeOptions(min_score=args.min_score, similarity=args.similarity),
         explore_examples=args.explore_examples, explore_steps=args.explore_steps,
         retry_rejected=args.retry_rejected,
-        reserved_names=_world_names(args.beside, Path(args.out)), mined_per_world=args.mined)
+        reserved_names=_world_names(args.beside, Path(args.out)), mined_per_world=args.mined,
+        mined_conversational=args.mined_conversational, mined_batch=args.mined_batch)
     report = await build_corpus(
         config, source, Path(args.out), options, executor=executor,
         progress=lambda total, label: _progress(args, total, console, label))
