@@ -61,6 +61,7 @@ from worldspec.llm_frontend.coverage import coverage_cells, unreached
 from worldspec.llm_frontend.synth_tasks import TaskOptions
 from worldspec.llm_frontend.synth_world import WorldOptions
 from worldspec.llm_frontend.themes import ThemeOptions
+from worldspec.services.mining import DIFFICULTY_BANDS
 from worldspec.services.model_client import LLMConfig, Usage
 
 __all__ = ["CorpusOptions", "CorpusReport", "CorpusSource", "Description", "StageStats",
@@ -589,6 +590,9 @@ class WorldFacts:
     tools: dict[str, int]
     #: how many state items the world declares
     state_items: int
+    #: task -> its difficulty (:meth:`~worldspec.services.mining.Difficulty.to_json`, from
+    #: its reference solution and data; tasks that compile)
+    difficulty: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def world_facts(world_file: Path, tasks_file: Path | None) -> WorldFacts:
@@ -601,6 +605,7 @@ def world_facts(world_file: Path, tasks_file: Path | None) -> WorldFacts:
     from worldspec.dsl import nodes
     from worldspec.services.dataset import task_rows
     from worldspec.services.loading import load_result
+    from worldspec.services.mining import solution_difficulty
     from worldspec.services.validation import check_paths, set_aside_broken_tasks
 
     validated = check_paths([world_file] + ([tasks_file] if tasks_file is not None else []))
@@ -628,7 +633,9 @@ def world_facts(world_file: Path, tasks_file: Path | None) -> WorldFacts:
         calls={task: len(spec.solution) for task, spec in world_class.TASKS.items()},
         personas=facts.personas, in_world_file=facts.in_world_file,
         tools={"read": read, "write": len(world_class.TOOLS) - read},
-        state_items=len(model.state))
+        state_items=len(model.state),
+        difficulty={task: solution_difficulty(world_class, spec.data, spec.solution).to_json()
+                    for task, spec in world_class.TASKS.items() if task in valid})
 
 
 def validated_fields(checked: ItemRecord, facts: WorldFacts, sample: set[str],
@@ -643,8 +650,11 @@ def validated_fields(checked: ItemRecord, facts: WorldFacts, sample: set[str],
     checked_tasks = checked.data.get("tasks", [])
     exported = {row["task_id"] for row in facts.rows} if accepted else set()
     settings = {"one-shot": 0, "conversational": 0}
+    bands = {name: 0 for name, _ in DIFFICULTY_BANDS}
     for task in exported:
         settings["conversational" if task in conversational else "one-shot"] += 1
+        if task in facts.difficulty:
+            bands[facts.difficulty[task]["band"]] += 1
     return {
         "validated": accepted,
         "problems": list(checked.data.get("problems", [])),
@@ -657,11 +667,14 @@ def validated_fields(checked: ItemRecord, facts: WorldFacts, sample: set[str],
         "tasks": [{"task": t["task"], "file": t["file"], "line": t["line"],
                    "valid": t["valid"], "calls": facts.calls.get(t["task"], 0),
                    "sample": t["task"] in sample,
-                   "conversational": t["task"] in conversational}
+                   "conversational": t["task"] in conversational,
+                   **({"difficulty": facts.difficulty[t["task"]]}
+                      if t["task"] in facts.difficulty else {})}
                   for t in checked_tasks],
         "tools": dict(facts.tools),
         "state_items": facts.state_items,
         "tasks_by_setting": settings,
+        "tasks_by_difficulty": bands,
     }
 
 
@@ -821,17 +834,20 @@ def world_totals(entries: Sequence[Mapping[str, Any]], rows: Sequence[dict[str, 
     """The totals the world entries and the dataset rows decide (tokens are the stages')."""
     tools = {"read": 0, "write": 0}
     settings = {"one-shot": 0, "conversational": 0}
+    bands = {name: 0 for name, _ in DIFFICULTY_BANDS}
     for entry in entries:
         for kind in tools:
             tools[kind] += entry["tools"][kind]
         for setting in settings:
             settings[setting] += entry["tasks_by_setting"][setting]
+        for band in bands:
+            bands[band] += entry.get("tasks_by_difficulty", {}).get(band, 0)
     return {"worlds": len(entries),
             "validated_worlds": sum(1 for e in entries if e["validated"]),
             "tasks": len(rows),
             "conversational_tasks": sum(e["conversational_tasks"] for e in entries),
             "tools": tools, "state_items": sum(e["state_items"] for e in entries),
-            "tasks_by_setting": settings}
+            "tasks_by_setting": settings, "tasks_by_difficulty": bands}
 
 
 def _prompts_sha256(options: CorpusOptions) -> str:
@@ -865,15 +881,75 @@ token costs.
 from datasets import load_dataset
 rows = load_dataset("json", data_files="dataset.jsonl", split="train")
 ```
+
+## Statistics
+
+Means per world beside those EnvScaler published for its release (its "state categories"
+stand beside our state items; a task is one of its scenarios):
+
+{compared}
+
+Per world (tools as the compiler infers them; difficulty bands by the score of each task's
+reference solution: calls, distinct tools, reads and careless calls that fail):
+
+{per_world}
 """
+
+#: EnvScaler's published statistics of its release: worlds, and per world the mean read
+#: tools, state-changing tools, state categories and scenarios
+ENVSCALER = {"worlds": 191, "read": 10.4, "write": 8.1, "state": 21.0, "tasks": 37.0,
+             "total_tasks": 7000}
+
+
+def statistics_tables(index: Mapping[str, Any]) -> tuple[str, str]:
+    """The corpus's statistics as two markdown tables: its means beside EnvScaler's, and
+    one row per world."""
+    worlds = [w for w in index["worlds"] if w.get("validated")]
+    count = max(len(worlds), 1)
+    totals = index["totals"]
+
+    def mean(values: Sequence[float]) -> str:
+        return f"{sum(values) / count:.1f}"
+
+    settings = totals.get("tasks_by_setting", {})
+    bands = totals.get("tasks_by_difficulty", {})
+    tasks = totals.get("tasks", 0)
+    talk = settings.get("conversational", 0)
+    rows = [("worlds", str(len(worlds)), str(ENVSCALER["worlds"])),
+            ("read tools per world", mean([w["tools"]["read"] for w in worlds]),
+             str(ENVSCALER["read"])),
+            ("state-changing tools per world", mean([w["tools"]["write"] for w in worlds]),
+             str(ENVSCALER["write"])),
+            ("state items per world", mean([w["state_items"] for w in worlds]),
+             f"{ENVSCALER['state']:g} (state categories)"),
+            ("tasks per world", mean([sum(w["tasks_by_setting"].values()) for w in worlds]),
+             f"~{ENVSCALER['tasks']:g} (scenarios)"),
+            ("tasks", f"{tasks:,}", f"~{ENVSCALER['total_tasks']:,}"),
+            ("conversational tasks", f"{talk:,} ({100 * talk / max(tasks, 1):.0f}%)", "-"),
+            ("difficulty: easy / medium / hard",
+             " / ".join(str(bands.get(b, 0)) for b in ("easy", "medium", "hard")), "-")]
+    compared = "\n".join(["| | this corpus | EnvScaler |", "|---|---|---|",
+                          *(f"| {name} | {ours} | {theirs} |" for name, ours, theirs in rows)])
+    lines = ["| world | read tools | state-changing tools | state items | tasks | "
+             "conversational | easy / medium / hard |", "|---|---|---|---|---|---|---|"]
+    for w in worlds:
+        by = w.get("tasks_by_difficulty", {})
+        lines.append(f"| {w['world']} ({w['id']}) | {w['tools']['read']} | "
+                     f"{w['tools']['write']} | {w['state_items']} | "
+                     f"{sum(w['tasks_by_setting'].values())} | "
+                     f"{w['tasks_by_setting'].get('conversational', 0)} | "
+                     + " / ".join(str(by.get(b, 0)) for b in ("easy", "medium", "hard"))
+                     + " |")
+    return compared, "\n".join(lines)
 
 
 def _export(layout: _Layout, index: dict[str, Any], rows: Sequence[dict[str, Any]]) -> None:
     text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
     write_atomically(layout.root / "dataset.jsonl", text)
     index["dataset_sha256"] = sha256_text(text)
+    compared, per_world = statistics_tables(index)
     write_atomically(layout.root / "README.md", _CARD.format(
         title=f"WorldSpec corpus: {layout.root.name}", worlds=index["totals"]["worlds"],
-        tasks=index["totals"]["tasks"]))
+        tasks=index["totals"]["tasks"], compared=compared, per_world=per_world))
     write_atomically(layout.root / "corpus.json",
                      json.dumps(index, ensure_ascii=False, indent=1, sort_keys=False) + "\n")
