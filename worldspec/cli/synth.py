@@ -199,6 +199,11 @@ def _configure_world(parser: argparse.ArgumentParser) -> None:
                         help="the fewest sample tasks the world file holds; their inline data "
                              "is the world's seed data, where the property tests start "
                              "(default 1; 0: a world without data or tasks)")
+    parser.add_argument("--size", choices=cli_synth_corpus.WORLD_SIZE_NAMES, default="small",
+                        help="how big a world to plan and write: small (2 to 6 entities, 5 to "
+                             "12 tools) or rich (EnvScaler's richness: at least 8 tools that "
+                             "only read, 7 that change state and 10 state items, checked; "
+                             "default small)")
     add_batch_options(parser)
     add_model_options(parser)
     add_backend_options(parser)
@@ -264,7 +269,7 @@ async def _world_batch(args: argparse.Namespace, console: Console) -> int:
     journal = Journal.open(journal_path) if journal_path else None
     options = WorldOptions(max_rounds=args.max_rounds, plan=not args.no_plan,
                            test_examples=args.test_examples, test_steps=args.test_steps,
-                           sample_tasks=args.sample_tasks)
+                           sample_tasks=args.sample_tasks, size=args.size)
 
     def settle(item: BatchItem, outcome: WorldOutcome) -> ItemRecord:
         """On the driver: the record, and the world file when accepted (the last draft and

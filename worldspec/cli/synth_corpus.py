@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 
 __all__ = ["DESCRIPTION", "SUMMARY", "configure", "run"]
 
+#: the names of ``llm_frontend.prompts.WORLD_SIZES`` (kept here so that building the parser
+#: loads no front end; a test keeps them equal)
+WORLD_SIZE_NAMES = ("rich", "small")
+
 SUMMARY = "one resumable pipeline: domains or a task corpus -> worlds -> tasks -> a corpus"
 DESCRIPTION = (
     "Build a corpus folder from --domains (one environment description per line) or "
@@ -86,6 +90,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="repair rounds of a task after its first draft (default 4)")
     parser.add_argument("--no-plan", action="store_true",
                         help="write each world without the planning request")
+    parser.add_argument("--size", choices=WORLD_SIZE_NAMES, default="small",
+                        help="how big each world is planned and written: small or rich "
+                             "(EnvScaler's richness: at least 8 read tools, 7 state-changing "
+                             "tools and 10 state items, checked; default small)")
     parser.add_argument("--sample-tasks", type=int, default=1, metavar="N",
                         help="the fewest sample tasks (with the seed data) per world "
                              "(default 1)")
@@ -243,7 +251,7 @@ async def _build(args: argparse.Namespace, console: Console) -> int:
         worlds=args.worlds, tasks_per_world=args.tasks, conversational=args.conversational,
         world=WorldOptions(max_rounds=args.max_rounds, plan=not args.no_plan,
                            test_examples=args.test_examples, test_steps=args.test_steps,
-                           sample_tasks=args.sample_tasks),
+                           sample_tasks=args.sample_tasks, size=args.size),
         task=TaskOptions(max_rounds=args.task_rounds, min_calls=args.min_calls,
                          max_instruction_ids=args.max_ids),
         themes=ThemeOptions(min_score=args.min_score, similarity=args.similarity),
