@@ -127,11 +127,24 @@ class CorpusSource:
 
 @dataclass(frozen=True)
 class Description:
-    """One environment to build: a unique folder id, the text, and where it came from."""
+    """One environment to build: a unique folder id, the text, and where it came from; a
+    domains line may also name its domain ``family`` and, for this world only, how many
+    ``tasks`` are written (instead of ``-n``) and how many of them are ``conversational``."""
 
     id: str
     text: str
     source: dict[str, Any]
+    family: str | None = None
+    tasks: int | None = None
+    conversational: int | None = None
+
+    def row(self) -> dict[str, Any]:
+        """Its line of ``descriptions.jsonl``."""
+        extra = {name: value for name, value in (("family", self.family),
+                                                 ("tasks", self.tasks),
+                                                 ("conversational", self.conversational))
+                 if value is not None}
+        return {"id": self.id, "description": self.text, "source": self.source, **extra}
 
 
 def _folder_id(raw: str, taken: set[str]) -> str:
@@ -144,12 +157,35 @@ def _folder_id(raw: str, taken: set[str]) -> str:
     return name
 
 
+def _description_extras(value: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A domains line's optional ``family`` (text), ``tasks`` and ``conversational``
+    (counts, the second at most the first), checked."""
+    extra: dict[str, Any] = {}
+    family = value.get("family")
+    if family is not None:
+        if not isinstance(family, str) or not family.strip():
+            raise InputError(f"{where}: \"family\" must be a non-empty string")
+        extra["family"] = family.strip()
+    for name in ("tasks", "conversational"):
+        count = value.get(name)
+        if count is not None:
+            if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                raise InputError(f"{where}: \"{name}\" must be a whole number, 0 or more")
+            extra[name] = count
+    if extra.get("conversational", 0) > extra.get("tasks", extra.get("conversational", 0)):
+        raise InputError(f"{where}: \"conversational\" ({extra['conversational']}) cannot "
+                         f"exceed \"tasks\" ({extra['tasks']})")
+    return extra
+
+
 def read_descriptions(path: Path) -> list[Description]:
-    """``--domains``: JSON Lines of ``{"id", "description"}`` objects or strings, or a text
-    file with one description per line (``#`` comments and blank lines skipped)."""
+    """``--domains``: JSON Lines of ``{"id", "description"}`` objects (optionally with
+    ``family``, ``tasks`` and ``conversational``) or strings, or a text file with one
+    description per line (``#`` comments and blank lines skipped)."""
     text = read_input_text(path, "a descriptions file")
     taken: set[str] = set()
     found: list[Description] = []
+    extra: dict[str, Any] = {}
     as_json = path.suffix in (".jsonl", ".json") or text.lstrip().startswith(("{", '"'))
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or (not as_json and line.lstrip().startswith("#")):
@@ -163,6 +199,7 @@ def read_descriptions(path: Path) -> list[Description]:
             if isinstance(value, dict):
                 description = value.get("description")
                 label = str(value.get("id") or value.get("domain") or label)
+                extra = _description_extras(value, f"{path}:{number}")
             else:
                 description = value
         else:
@@ -170,7 +207,8 @@ def read_descriptions(path: Path) -> list[Description]:
         if not isinstance(description, str) or not description.strip():
             raise InputError(f"{path}:{number}: expected a \"description\" string")
         found.append(Description(_folder_id(label, taken), description.strip(),
-                                 {"file": path.name, "line": number, "id": label}))
+                                 {"file": path.name, "line": number, "id": label}, **extra))
+        extra = {}
     if not found:
         raise InputError(f"'{path}' holds no descriptions")
     return found
@@ -315,7 +353,7 @@ async def _descriptions(config: LLMConfig, source: CorpusSource, layout: _Layout
     out = layout.root / "descriptions.jsonl"
     if source.kind == "domains":
         found = read_descriptions(source.path)
-        rows = [{"id": d.id, "description": d.text, "source": d.source} for d in found]
+        rows = [d.row() for d in found]
         text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
         if file_sha256(out) != sha256_text(text):
             write_atomically(out, text)
@@ -455,11 +493,13 @@ async def _tasks(config: LLMConfig, worlds: Sequence[tuple[Description, Path]], 
     from worldspec.llm_frontend.synth_workers import task_work
 
     jobs = []
-    for _, path in worlds:
+    for description, path in worlds:
         world = load_task_world(path)
-        jobs.append(TaskJob(world, options.tasks_per_world, False, path.parent / "tasks.world",
-                            conversational_slots=min(options.conversational,
-                                                     options.tasks_per_world)))
+        count = options.tasks_per_world if description.tasks is None else description.tasks
+        talks = options.conversational if description.conversational is None \
+            else description.conversational
+        jobs.append(TaskJob(world, count, False, path.parent / "tasks.world",
+                            conversational_slots=min(talks, count)))
 
     def slot_options(job: TaskJob, conversational: bool) -> TaskOptions:
         return replace(options.task, conversational=conversational)
@@ -482,6 +522,8 @@ async def _mined(config: LLMConfig, batch: Any, options: CorpusOptions,
                  stages: list[StageStats]) -> None:
     """Mine ``mined_per_world`` tasks for each world of ``batch`` not mined before, and
     journal each outcome in the tasks journal (accepted ones then join its tasks file)."""
+    import asyncio
+
     from worldspec.llm_frontend.synth_mined import MineOptions, mine_world_tasks
     from worldspec.services.model_client import LLMClient
 
@@ -493,13 +535,19 @@ async def _mined(config: LLMConfig, batch: Any, options: CorpusOptions,
                        conversational_count=options.mined_conversational,
                        batch=options.mined_batch,
                        max_instruction_ids=options.task.max_instruction_ids)
-    async with LLMClient(config) as client:
-        for job in todo:
-            report = await mine_world_tasks(client, job.world, mine, config.concurrency)
-            for number, outcome in enumerate(report.outcomes or [None]):
-                record = _mined_record(batch, job, job.count + number, outcome)
-                batch.journal.append(record)
-                batch.materialise(record)
+    slots = asyncio.Semaphore(max(1, config.concurrency))
+
+    async def mine_one(job: Any) -> None:
+        report = await mine_world_tasks(client, job.world, mine, slots=slots)
+        # each world's records together, once its mining is done (a run stopped before
+        # mines that world again)
+        for number, outcome in enumerate(report.outcomes or [None]):
+            record = _mined_record(batch, job, job.count + number, outcome)
+            batch.journal.append(record)
+            batch.materialise(record)
+
+    async with LLMClient(config) as client:  # the worlds mined side by side
+        await asyncio.gather(*(mine_one(job) for job in todo))
     # the stage's figures from the journal, so a resumed run reports what a whole one does
     worlds = {job.world.sha256 for job in batch.jobs}
     for record in batch.journal.records.values():
@@ -793,6 +841,7 @@ def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: Co
             "id": description.id,
             "world": world_record.data.get("world"),
             "description": description.text,
+            **({"family": description.family} if description.family else {}),
             "file": layout.relative(world_file),
             "tasks_file": layout.relative(tasks_file) if tasks_file else None,
             "sha256": file_sha256(world_file),
@@ -845,6 +894,7 @@ def world_totals(entries: Sequence[Mapping[str, Any]], rows: Sequence[dict[str, 
             bands[band] += entry.get("tasks_by_difficulty", {}).get(band, 0)
     return {"worlds": len(entries),
             "validated_worlds": sum(1 for e in entries if e["validated"]),
+            "families": len({e["family"] for e in entries if e.get("family")}),
             "tasks": len(rows),
             "conversational_tasks": sum(e["conversational_tasks"] for e in entries),
             "tools": tools, "state_items": sum(e["state_items"] for e in entries),
@@ -916,7 +966,9 @@ def statistics_tables(index: Mapping[str, Any]) -> tuple[str, str]:
     bands = totals.get("tasks_by_difficulty", {})
     tasks = totals.get("tasks", 0)
     talk = settings.get("conversational", 0)
+    families = {w["family"] for w in worlds if w.get("family")}
     rows = [("worlds", str(len(worlds)), str(ENVSCALER["worlds"])),
+            ("domain families", str(len(families)) if families else "-", "-"),
             ("read tools per world", mean([w["tools"]["read"] for w in worlds]),
              str(ENVSCALER["read"])),
             ("state-changing tools per world", mean([w["tools"]["write"] for w in worlds]),
@@ -931,11 +983,12 @@ def statistics_tables(index: Mapping[str, Any]) -> tuple[str, str]:
              " / ".join(str(bands.get(b, 0)) for b in ("easy", "medium", "hard")), "-")]
     compared = "\n".join(["| | this corpus | EnvScaler |", "|---|---|---|",
                           *(f"| {name} | {ours} | {theirs} |" for name, ours, theirs in rows)])
-    lines = ["| world | read tools | state-changing tools | state items | tasks | "
-             "conversational | easy / medium / hard |", "|---|---|---|---|---|---|---|"]
+    lines = ["| world | family | read tools | state-changing tools | state items | tasks | "
+             "conversational | easy / medium / hard |", "|---|---|---|---|---|---|---|---|"]
     for w in worlds:
         by = w.get("tasks_by_difficulty", {})
-        lines.append(f"| {w['world']} ({w['id']}) | {w['tools']['read']} | "
+        lines.append(f"| {w['world']} ({w['id']}) | {w.get('family') or '-'} | "
+                     f"{w['tools']['read']} | "
                      f"{w['tools']['write']} | {w['state_items']} | "
                      f"{sum(w['tasks_by_setting'].values())} | "
                      f"{w['tasks_by_setting'].get('conversational', 0)} | "

@@ -570,9 +570,11 @@ async def _write_group(client: LLMClient, world: TaskWorld, world_class: type[Ep
 
 
 async def mine_world_tasks(client: LLMClient, world: TaskWorld, options: MineOptions,
-                           concurrency: int = 4) -> MineReport:
+                           concurrency: int = 4, *,
+                           slots: asyncio.Semaphore | None = None) -> MineReport:
     """Mine candidates from the world's own tasks' start states and write ``options.count``
-    of them (the hardest, spread over the starts)."""
+    of them (the hardest, spread over the starts), at most ``concurrency`` requests at once
+    (or as many as ``slots``, shared with other worlds mined at the same time, allows)."""
     model, world_class = await asyncio.to_thread(load_mining_world, world.path)
     candidates = await asyncio.to_thread(
         mine_starts, model, world_class,
@@ -581,7 +583,8 @@ async def mine_world_tasks(client: LLMClient, world: TaskWorld, options: MineOpt
     report = MineReport(world.name, len(candidates))
     if not candidates:
         return report
-    slots = asyncio.Semaphore(max(1, concurrency))
+    if slots is None:
+        slots = asyncio.Semaphore(max(1, concurrency))
 
     picked = _pick(candidates, options.count)
     talks = (options.conversational_count if options.conversational_count is not None

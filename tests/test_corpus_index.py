@@ -99,7 +99,8 @@ def test_the_card_shows_the_statistics_beside_envscaler() -> None:
     read = sum(w["tools"]["read"] for w in worlds) / len(worlds)
     assert f"| read tools per world | {read:.1f} | {ENVSCALER['read']} |" in card
     for world in worlds:
-        assert f"| {world['world']} ({world['id']}) | {world['tools']['read']} | " in card
+        assert f"| {world['world']} ({world['id']}) | {world.get('family') or '-'} | " \
+            f"{world['tools']['read']} | " in card
     # another corpus's figures make other tables
     fewer = {**found, "worlds": worlds[:2]}
     other, _ = statistics_tables(fewer)
