@@ -344,6 +344,34 @@ def _no_progress(total: int, label: str) -> Progress | None:
     return None
 
 
+# ------------------------------------------------------------------ hand edits
+def edited_worlds(layout: _Layout) -> dict[str, dict[str, Any]]:
+    """The worlds of the folder's index that were edited by hand and re-indexed
+    (``--reindex`` recorded ``edits`` in their provenance), whose files are still as the
+    index says: by description id, their index entries. A run keeps them as they are: their
+    world is not asked for again, their written tasks are not asked for again, and tasks
+    mined for them are appended to their tasks file."""
+    path = layout.root / "corpus.json"
+    try:
+        index = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    found: dict[str, dict[str, Any]] = {}
+    for entry in index.get("worlds", []) if isinstance(index, dict) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+            continue
+        provenance = entry.get("provenance")
+        if not isinstance(provenance, dict) or not provenance.get("edits"):
+            continue
+        tasks_file = entry.get("tasks_file")
+        same_world = file_sha256(layout.root / entry["file"]) == entry.get("sha256")
+        same_tasks = tasks_file is None or \
+            file_sha256(layout.root / str(tasks_file)) == entry.get("tasks_sha256")
+        if same_world and same_tasks:
+            found[str(entry.get("id"))] = entry
+    return found
+
+
 # ------------------------------------------------------------------ stages
 async def _descriptions(config: LLMConfig, source: CorpusSource, layout: _Layout,
                         options: CorpusOptions, progress: ProgressFactory,
@@ -421,8 +449,10 @@ def _world_item(description: Description) -> BatchItem:
 
 async def _worlds(config: LLMConfig, descriptions: Sequence[Description], layout: _Layout,
                   options: CorpusOptions, progress: ProgressFactory, executor: Any,
-                  stages: list[StageStats], restored: list[str]) -> dict[str, ItemRecord]:
-    """The world of each description (accepted or not), by description id."""
+                  stages: list[StageStats], restored: list[str],
+                  edited: Mapping[str, Mapping[str, Any]] = {}) -> dict[str, ItemRecord]:
+    """The world of each description (accepted or not), by description id; a world edited
+    by hand (``edited``) stays as it is."""
     from dataclasses import replace
 
     from worldspec.llm_frontend.stages import (
@@ -473,11 +503,14 @@ async def _worlds(config: LLMConfig, descriptions: Sequence[Description], layout
     work = SplitWork(ClientWorker(config, world_work),
                      lambda item: (by_key[item.key].text, options.world), settle)
     items = [_world_item(d) for d in descriptions]
+    # the files of worlds edited by hand, which the journal's texts must not overwrite
+    kept = {str(entry["file"]) for entry in edited.values()}
     summary = await run_batch("corpus worlds", items, work, journal=journal,
                               concurrency=config.concurrency, executor=executor,
                               progress=progress(len(items), "worlds: "),
                               retry_rejected=options.retry_rejected,
-                              verify=lambda r: restore_output(r, root=layout.root))
+                              verify=lambda r: "ok" if r.output in kept
+                              else restore_output(r, root=layout.root))
     restored += summary.restored
     stages.append(StageStats.of("worlds", summary))
     return {by_key[r.key].id: r for r in summary.records if r.key in by_key}
@@ -485,7 +518,8 @@ async def _worlds(config: LLMConfig, descriptions: Sequence[Description], layout
 
 async def _tasks(config: LLMConfig, worlds: Sequence[tuple[Description, Path]], layout: _Layout,
                  options: CorpusOptions, progress: ProgressFactory, executor: Any,
-                 stages: list[StageStats], restored: list[str]) -> Any:
+                 stages: list[StageStats], restored: list[str],
+                 edited: Mapping[str, Mapping[str, Any]] = {}) -> Any:
     from dataclasses import replace
 
     from worldspec.llm_frontend.stages import TaskBatch, TaskJob
@@ -498,7 +532,12 @@ async def _tasks(config: LLMConfig, worlds: Sequence[tuple[Description, Path]], 
         count = options.tasks_per_world if description.tasks is None else description.tasks
         talks = options.conversational if description.conversational is None \
             else description.conversational
-        jobs.append(TaskJob(world, count, False, path.parent / "tasks.world",
+        out = path.parent / "tasks.world"
+        if description.id in edited:  # its tasks file as edited: no slot written again
+            kept = out.read_text(encoding="utf-8") if out.is_file() else None
+            jobs.append(TaskJob(world, 0, False, out, kept_text=kept))
+            continue
+        jobs.append(TaskJob(world, count, False, out,
                             conversational_slots=min(talks, count)))
 
     def slot_options(job: TaskJob, conversational: bool) -> TaskOptions:
@@ -790,17 +829,18 @@ async def build_corpus(config: LLMConfig, source: CorpusSource, out: Path,
     out.mkdir(parents=True, exist_ok=True)
     stages: list[StageStats] = []
     restored: list[str] = []
+    edited = edited_worlds(layout)
     found = await _descriptions(config, source, layout, options, progress, executor, stages,
                                 restored)
     if isinstance(found, str):
         return CorpusReport(out, {}, stages, "themes", found, restored)
     descriptions = found
     records = await _worlds(config, descriptions, layout, options, progress, executor, stages,
-                            restored)
+                            restored, edited)
     accepted = [(d, out / (records[d.id].output or "")) for d in descriptions
                 if d.id in records and records[d.id].status == "accepted"]
     batch = await _tasks(config, accepted, layout, options, progress, executor, stages,
-                         restored)
+                         restored, edited)
     if options.mined_per_world:
         await _mined(config, batch, options, stages)
     with_tasks = []
@@ -809,7 +849,7 @@ async def build_corpus(config: LLMConfig, source: CorpusSource, out: Path,
         with_tasks.append((description, world_file, tasks_file if tasks_file.is_file() else None))
     validation = await _validation(with_tasks, layout, options, progress, stages)
     index, rows = _index(config, source, layout, options, descriptions, records, batch,
-                         with_tasks, validation, stages)
+                         with_tasks, validation, stages, edited)
     _export(layout, index, rows)
     return CorpusReport(out, index, stages, restored=restored)
 
@@ -817,7 +857,8 @@ async def build_corpus(config: LLMConfig, source: CorpusSource, out: Path,
 def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: CorpusOptions,
            descriptions: Sequence[Description], records: Mapping[str, ItemRecord], batch: Any,
            worlds: Sequence[tuple[Description, Path, Path | None]],
-           validation: Mapping[str, ItemRecord], stages: Sequence[StageStats]
+           validation: Mapping[str, ItemRecord], stages: Sequence[StageStats],
+           edited: Mapping[str, Mapping[str, Any]] = {}
            ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     rows: list[dict[str, Any]] = []
     entries = []
@@ -837,6 +878,13 @@ def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: Co
         if checked.status == "accepted":
             rows += facts.rows
         sample = set(world_record.data.get("sample_tasks", []))
+        before = edited.get(description.id)
+        if before is not None:  # edited by hand: its tasks as the index had them, and then
+            conversational |= {str(t.get("task")) for t in before.get("tasks", [])
+                               if isinstance(t, dict) and t.get("conversational")}
+            sample = {str(t.get("task")) for t in before.get("tasks", [])
+                      if isinstance(t, dict) and t.get("sample")} | \
+                (sample & set(facts.in_world_file))
         entries.append({
             "id": description.id,
             "world": world_record.data.get("world"),
@@ -852,7 +900,10 @@ def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: Co
                            "repair_rounds": world_record.rounds,
                            "rounds": world_record.data.get("history", []),
                            "world_tokens": world_record.usage.to_json(),
-                           "task_tokens": task_usage.to_json()},
+                           "task_tokens": _task_tokens(task_usage, before),
+                           **({"edits": before["provenance"]["edits"],
+                               "edited_task_tokens": _edited_task_tokens(before)}
+                              if before is not None else {})},
         })
     rejected = [{"id": d.id, "reason": records[d.id].reason, "detail": records[d.id].detail,
                  "draft": records[d.id].data.get("draft")}
@@ -877,6 +928,27 @@ def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: Co
         "dataset": "dataset.jsonl",
     }
     return index, rows
+
+
+def _task_tokens(usage: Usage, before: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A world's task tokens: this run's journal's, plus, for a world edited by hand, those
+    spent before the edit (on tasks keyed by the world as it was; the index keeps them as
+    ``edited_task_tokens`` so that later runs do not count them twice)."""
+    spent = usage.to_json()
+    if before is None:
+        return spent
+    provenance = before["provenance"]
+    earlier = provenance.get("edited_task_tokens", provenance.get("task_tokens"))
+    if not isinstance(earlier, dict):
+        return spent
+    return {key: value + earlier[key] if isinstance(value, int) and
+            isinstance(earlier.get(key), int) else value for key, value in spent.items()}
+
+
+def _edited_task_tokens(before: Mapping[str, Any]) -> dict[str, Any]:
+    provenance = before["provenance"]
+    earlier = provenance.get("edited_task_tokens", provenance.get("task_tokens"))
+    return dict(earlier) if isinstance(earlier, dict) else {}
 
 
 def world_totals(entries: Sequence[Mapping[str, Any]], rows: Sequence[dict[str, Any]]
