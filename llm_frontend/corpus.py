@@ -246,14 +246,23 @@ class StageStats:
                 "requests": self.usage.requests, "retries": self.usage.retries,
                 "prompt_tokens": self.usage.prompt_tokens,
                 "completion_tokens": self.usage.completion_tokens,
-                "total_tokens": self.usage.total_tokens}
+                "total_tokens": self.usage.total_tokens,
+                "tokens_per_accepted": self.tokens_per_accepted}
+
+    @property
+    def tokens_per_accepted(self) -> int | None:
+        """The stage's tokens per accepted item (rejected items' tokens included): what a
+        written task costs beside a mined one."""
+        return round(self.usage.total_tokens / self.accepted) if self.accepted else None
 
     def line(self) -> str:
         rate = f" ({self.acceptance:.0%})" if self.acceptance is not None else ""
         rounds = ", ".join(f"{k}: {v}" for k, v in self.rounds.items()) or "-"
         return (f"{self.name}: {self.items} item(s), {self.accepted} accepted{rate}, "
                 f"{self.rejected} rejected, {self.errors} error(s); repair rounds {rounds}; "
-                f"{self.usage.requests} request(s), {self.usage.total_tokens:,} tokens")
+                f"{self.usage.requests} request(s), {self.usage.total_tokens:,} tokens"
+                + (f" ({self.tokens_per_accepted:,} per accepted)"
+                   if self.tokens_per_accepted is not None and self.usage.total_tokens else ""))
 
 
 @dataclass

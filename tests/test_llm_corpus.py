@@ -381,3 +381,17 @@ def test_bad_domains_extras_are_input_errors(line: dict[str, Any], words: str, t
             "--base-url", "http://127.0.0.1:9", "--model", "m", "--max-retries", "0"]
     assert cli_main(args) == 2
     assert f"domains.jsonl:1: {words}" in capsys.readouterr().err
+
+
+def test_a_stage_reports_its_tokens_per_accepted_item() -> None:
+    """What a written task costs beside a mined one: the stage's tokens (rejected items'
+    included) per accepted item; none without an accepted item."""
+    from worldspec.llm_frontend.corpus import StageStats
+    from worldspec.services.model_client import Usage
+
+    stage = StageStats("tasks", items=4, accepted=3, rejected=1,
+                       usage=Usage(requests=6, prompt_tokens=9000, completion_tokens=1000))
+    assert stage.to_json()["tokens_per_accepted"] == 3333
+    assert "10,000 tokens (3,333 per accepted)" in stage.line()
+    none = StageStats("mined", items=2, rejected=2, usage=Usage(requests=2, prompt_tokens=50))
+    assert none.to_json()["tokens_per_accepted"] is None and "per accepted" not in none.line()
