@@ -61,6 +61,7 @@ from worldspec.llm_frontend.coverage import coverage_cells, unreached
 from worldspec.llm_frontend.synth_tasks import TaskOptions
 from worldspec.llm_frontend.synth_world import WorldOptions
 from worldspec.llm_frontend.themes import ThemeOptions
+from worldspec.services.mining import DIFFICULTY_BANDS
 from worldspec.services.model_client import LLMConfig, Usage
 
 __all__ = ["CorpusOptions", "CorpusReport", "CorpusSource", "Description", "StageStats",
@@ -92,6 +93,11 @@ class CorpusOptions:
     #: tasks mined per world (``synth tasks --mine``: the model writes only the
     #: instruction), besides the ``tasks_per_world`` written whole; 0: no mining stage
     mined_per_world: int = 0
+    #: of the mined tasks of a world, how many are conversational (the model also writes
+    #: persona, known and unknown)
+    mined_conversational: int = 0
+    #: mined tasks whose instructions one request writes (and one checks)
+    mined_batch: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {"worlds": self.worlds, "tasks_per_world": self.tasks_per_world,
@@ -99,11 +105,14 @@ class CorpusOptions:
                 "world": {"max_rounds": self.world.max_rounds, "plan": self.world.plan,
                           "test_examples": self.world.test_examples,
                           "test_steps": self.world.test_steps,
-                          "sample_tasks": self.world.sample_tasks},
+                          "sample_tasks": self.world.sample_tasks,
+                          **({"size": self.world.size} if self.world.size != "small" else {})},
                 "task": {"max_rounds": self.task.max_rounds, "min_calls": self.task.min_calls,
                          "max_ids": self.task.max_instruction_ids},
                 "explore": {"examples": self.explore_examples, "steps": self.explore_steps},
-                **({"mined_per_world": self.mined_per_world} if self.mined_per_world else {})}
+                **({"mined_per_world": self.mined_per_world,
+                    "mined_conversational": self.mined_conversational,
+                    "mined_batch": self.mined_batch} if self.mined_per_world else {})}
 
 
 @dataclass(frozen=True)
@@ -118,11 +127,24 @@ class CorpusSource:
 
 @dataclass(frozen=True)
 class Description:
-    """One environment to build: a unique folder id, the text, and where it came from."""
+    """One environment to build: a unique folder id, the text, and where it came from; a
+    domains line may also name its domain ``family`` and, for this world only, how many
+    ``tasks`` are written (instead of ``-n``) and how many of them are ``conversational``."""
 
     id: str
     text: str
     source: dict[str, Any]
+    family: str | None = None
+    tasks: int | None = None
+    conversational: int | None = None
+
+    def row(self) -> dict[str, Any]:
+        """Its line of ``descriptions.jsonl``."""
+        extra = {name: value for name, value in (("family", self.family),
+                                                 ("tasks", self.tasks),
+                                                 ("conversational", self.conversational))
+                 if value is not None}
+        return {"id": self.id, "description": self.text, "source": self.source, **extra}
 
 
 def _folder_id(raw: str, taken: set[str]) -> str:
@@ -135,12 +157,35 @@ def _folder_id(raw: str, taken: set[str]) -> str:
     return name
 
 
+def _description_extras(value: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A domains line's optional ``family`` (text), ``tasks`` and ``conversational``
+    (counts, the second at most the first), checked."""
+    extra: dict[str, Any] = {}
+    family = value.get("family")
+    if family is not None:
+        if not isinstance(family, str) or not family.strip():
+            raise InputError(f"{where}: \"family\" must be a non-empty string")
+        extra["family"] = family.strip()
+    for name in ("tasks", "conversational"):
+        count = value.get(name)
+        if count is not None:
+            if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                raise InputError(f"{where}: \"{name}\" must be a whole number, 0 or more")
+            extra[name] = count
+    if extra.get("conversational", 0) > extra.get("tasks", extra.get("conversational", 0)):
+        raise InputError(f"{where}: \"conversational\" ({extra['conversational']}) cannot "
+                         f"exceed \"tasks\" ({extra['tasks']})")
+    return extra
+
+
 def read_descriptions(path: Path) -> list[Description]:
-    """``--domains``: JSON Lines of ``{"id", "description"}`` objects or strings, or a text
-    file with one description per line (``#`` comments and blank lines skipped)."""
+    """``--domains``: JSON Lines of ``{"id", "description"}`` objects (optionally with
+    ``family``, ``tasks`` and ``conversational``) or strings, or a text file with one
+    description per line (``#`` comments and blank lines skipped)."""
     text = read_input_text(path, "a descriptions file")
     taken: set[str] = set()
     found: list[Description] = []
+    extra: dict[str, Any] = {}
     as_json = path.suffix in (".jsonl", ".json") or text.lstrip().startswith(("{", '"'))
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or (not as_json and line.lstrip().startswith("#")):
@@ -154,6 +199,7 @@ def read_descriptions(path: Path) -> list[Description]:
             if isinstance(value, dict):
                 description = value.get("description")
                 label = str(value.get("id") or value.get("domain") or label)
+                extra = _description_extras(value, f"{path}:{number}")
             else:
                 description = value
         else:
@@ -161,7 +207,8 @@ def read_descriptions(path: Path) -> list[Description]:
         if not isinstance(description, str) or not description.strip():
             raise InputError(f"{path}:{number}: expected a \"description\" string")
         found.append(Description(_folder_id(label, taken), description.strip(),
-                                 {"file": path.name, "line": number, "id": label}))
+                                 {"file": path.name, "line": number, "id": label}, **extra))
+        extra = {}
     if not found:
         raise InputError(f"'{path}' holds no descriptions")
     return found
@@ -199,14 +246,23 @@ class StageStats:
                 "requests": self.usage.requests, "retries": self.usage.retries,
                 "prompt_tokens": self.usage.prompt_tokens,
                 "completion_tokens": self.usage.completion_tokens,
-                "total_tokens": self.usage.total_tokens}
+                "total_tokens": self.usage.total_tokens,
+                "tokens_per_accepted": self.tokens_per_accepted}
+
+    @property
+    def tokens_per_accepted(self) -> int | None:
+        """The stage's tokens per accepted item (rejected items' tokens included): what a
+        written task costs beside a mined one."""
+        return round(self.usage.total_tokens / self.accepted) if self.accepted else None
 
     def line(self) -> str:
         rate = f" ({self.acceptance:.0%})" if self.acceptance is not None else ""
         rounds = ", ".join(f"{k}: {v}" for k, v in self.rounds.items()) or "-"
         return (f"{self.name}: {self.items} item(s), {self.accepted} accepted{rate}, "
                 f"{self.rejected} rejected, {self.errors} error(s); repair rounds {rounds}; "
-                f"{self.usage.requests} request(s), {self.usage.total_tokens:,} tokens")
+                f"{self.usage.requests} request(s), {self.usage.total_tokens:,} tokens"
+                + (f" ({self.tokens_per_accepted:,} per accepted)"
+                   if self.tokens_per_accepted is not None and self.usage.total_tokens else ""))
 
 
 @dataclass
@@ -297,6 +353,34 @@ def _no_progress(total: int, label: str) -> Progress | None:
     return None
 
 
+# ------------------------------------------------------------------ hand edits
+def edited_worlds(layout: _Layout) -> dict[str, dict[str, Any]]:
+    """The worlds of the folder's index that were edited by hand and re-indexed
+    (``--reindex`` recorded ``edits`` in their provenance), whose files are still as the
+    index says: by description id, their index entries. A run keeps them as they are: their
+    world is not asked for again, their written tasks are not asked for again, and tasks
+    mined for them are appended to their tasks file."""
+    path = layout.root / "corpus.json"
+    try:
+        index = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    found: dict[str, dict[str, Any]] = {}
+    for entry in index.get("worlds", []) if isinstance(index, dict) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+            continue
+        provenance = entry.get("provenance")
+        if not isinstance(provenance, dict) or not provenance.get("edits"):
+            continue
+        tasks_file = entry.get("tasks_file")
+        same_world = file_sha256(layout.root / entry["file"]) == entry.get("sha256")
+        same_tasks = tasks_file is None or \
+            file_sha256(layout.root / str(tasks_file)) == entry.get("tasks_sha256")
+        if same_world and same_tasks:
+            found[str(entry.get("id"))] = entry
+    return found
+
+
 # ------------------------------------------------------------------ stages
 async def _descriptions(config: LLMConfig, source: CorpusSource, layout: _Layout,
                         options: CorpusOptions, progress: ProgressFactory,
@@ -306,7 +390,7 @@ async def _descriptions(config: LLMConfig, source: CorpusSource, layout: _Layout
     out = layout.root / "descriptions.jsonl"
     if source.kind == "domains":
         found = read_descriptions(source.path)
-        rows = [{"id": d.id, "description": d.text, "source": d.source} for d in found]
+        rows = [d.row() for d in found]
         text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
         if file_sha256(out) != sha256_text(text):
             write_atomically(out, text)
@@ -374,8 +458,10 @@ def _world_item(description: Description) -> BatchItem:
 
 async def _worlds(config: LLMConfig, descriptions: Sequence[Description], layout: _Layout,
                   options: CorpusOptions, progress: ProgressFactory, executor: Any,
-                  stages: list[StageStats], restored: list[str]) -> dict[str, ItemRecord]:
-    """The world of each description (accepted or not), by description id."""
+                  stages: list[StageStats], restored: list[str],
+                  edited: Mapping[str, Mapping[str, Any]] = {}) -> dict[str, ItemRecord]:
+    """The world of each description (accepted or not), by description id; a world edited
+    by hand (``edited``) stays as it is."""
     from dataclasses import replace
 
     from worldspec.llm_frontend.stages import (
@@ -426,11 +512,14 @@ async def _worlds(config: LLMConfig, descriptions: Sequence[Description], layout
     work = SplitWork(ClientWorker(config, world_work),
                      lambda item: (by_key[item.key].text, options.world), settle)
     items = [_world_item(d) for d in descriptions]
+    # the files of worlds edited by hand, which the journal's texts must not overwrite
+    kept = {str(entry["file"]) for entry in edited.values()}
     summary = await run_batch("corpus worlds", items, work, journal=journal,
                               concurrency=config.concurrency, executor=executor,
                               progress=progress(len(items), "worlds: "),
                               retry_rejected=options.retry_rejected,
-                              verify=lambda r: restore_output(r, root=layout.root))
+                              verify=lambda r: "ok" if r.output in kept
+                              else restore_output(r, root=layout.root))
     restored += summary.restored
     stages.append(StageStats.of("worlds", summary))
     return {by_key[r.key].id: r for r in summary.records if r.key in by_key}
@@ -438,7 +527,8 @@ async def _worlds(config: LLMConfig, descriptions: Sequence[Description], layout
 
 async def _tasks(config: LLMConfig, worlds: Sequence[tuple[Description, Path]], layout: _Layout,
                  options: CorpusOptions, progress: ProgressFactory, executor: Any,
-                 stages: list[StageStats], restored: list[str]) -> Any:
+                 stages: list[StageStats], restored: list[str],
+                 edited: Mapping[str, Mapping[str, Any]] = {}) -> Any:
     from dataclasses import replace
 
     from worldspec.llm_frontend.stages import TaskBatch, TaskJob
@@ -446,11 +536,18 @@ async def _tasks(config: LLMConfig, worlds: Sequence[tuple[Description, Path]], 
     from worldspec.llm_frontend.synth_workers import task_work
 
     jobs = []
-    for _, path in worlds:
+    for description, path in worlds:
         world = load_task_world(path)
-        jobs.append(TaskJob(world, options.tasks_per_world, False, path.parent / "tasks.world",
-                            conversational_slots=min(options.conversational,
-                                                     options.tasks_per_world)))
+        count = options.tasks_per_world if description.tasks is None else description.tasks
+        talks = options.conversational if description.conversational is None \
+            else description.conversational
+        out = path.parent / "tasks.world"
+        if description.id in edited:  # its tasks file as edited: no slot written again
+            kept = out.read_text(encoding="utf-8") if out.is_file() else None
+            jobs.append(TaskJob(world, 0, False, out, kept_text=kept))
+            continue
+        jobs.append(TaskJob(world, count, False, out,
+                            conversational_slots=min(talks, count)))
 
     def slot_options(job: TaskJob, conversational: bool) -> TaskOptions:
         return replace(options.task, conversational=conversational)
@@ -473,6 +570,8 @@ async def _mined(config: LLMConfig, batch: Any, options: CorpusOptions,
                  stages: list[StageStats]) -> None:
     """Mine ``mined_per_world`` tasks for each world of ``batch`` not mined before, and
     journal each outcome in the tasks journal (accepted ones then join its tasks file)."""
+    import asyncio
+
     from worldspec.llm_frontend.synth_mined import MineOptions, mine_world_tasks
     from worldspec.services.model_client import LLMClient
 
@@ -481,14 +580,22 @@ async def _mined(config: LLMConfig, batch: Any, options: CorpusOptions,
                     if r.data.get("mined")}
     todo = [job for job in batch.jobs if job.world.sha256 not in mined_before]
     mine = MineOptions(count=options.mined_per_world,
+                       conversational_count=options.mined_conversational,
+                       batch=options.mined_batch,
                        max_instruction_ids=options.task.max_instruction_ids)
-    async with LLMClient(config) as client:
-        for job in todo:
-            report = await mine_world_tasks(client, job.world, mine, config.concurrency)
-            for number, outcome in enumerate(report.outcomes or [None]):
-                record = _mined_record(batch, job, job.count + number, outcome)
-                batch.journal.append(record)
-                batch.materialise(record)
+    slots = asyncio.Semaphore(max(1, config.concurrency))
+
+    async def mine_one(job: Any) -> None:
+        report = await mine_world_tasks(client, job.world, mine, slots=slots)
+        # each world's records together, once its mining is done (a run stopped before
+        # mines that world again)
+        for number, outcome in enumerate(report.outcomes or [None]):
+            record = _mined_record(batch, job, job.count + number, outcome)
+            batch.journal.append(record)
+            batch.materialise(record)
+
+    async with LLMClient(config) as client:  # the worlds mined side by side
+        await asyncio.gather(*(mine_one(job) for job in todo))
     # the stage's figures from the journal, so a resumed run reports what a whole one does
     worlds = {job.world.sha256 for job in batch.jobs}
     for record in batch.journal.records.values():
@@ -514,7 +621,8 @@ def _mined_record(batch: Any, job: Any, slot: int, outcome: Any) -> ItemRecord:
         return ItemRecord(key, "rejected", f"{job.world.name}#mined",
                           reason="nothing to mine from the world's seed data", data=data)
     data.update({"candidate": outcome.candidate, "difficulty": outcome.difficulty,
-                 "instruction": outcome.instruction})
+                 "instruction": outcome.instruction,
+                 "conversational": outcome.conversational})
     if not outcome.accepted or outcome.text is None:
         return ItemRecord(key, "rejected", f"{job.world.name}.{outcome.candidate}",
                           reason=outcome.reason, detail=outcome.detail, usage=outcome.usage,
@@ -579,6 +687,9 @@ class WorldFacts:
     tools: dict[str, int]
     #: how many state items the world declares
     state_items: int
+    #: task -> its difficulty (:meth:`~worldspec.services.mining.Difficulty.to_json`, from
+    #: its reference solution and data; tasks that compile)
+    difficulty: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def world_facts(world_file: Path, tasks_file: Path | None) -> WorldFacts:
@@ -591,6 +702,7 @@ def world_facts(world_file: Path, tasks_file: Path | None) -> WorldFacts:
     from worldspec.dsl import nodes
     from worldspec.services.dataset import task_rows
     from worldspec.services.loading import load_result
+    from worldspec.services.mining import solution_difficulty
     from worldspec.services.validation import check_paths, set_aside_broken_tasks
 
     validated = check_paths([world_file] + ([tasks_file] if tasks_file is not None else []))
@@ -618,7 +730,9 @@ def world_facts(world_file: Path, tasks_file: Path | None) -> WorldFacts:
         calls={task: len(spec.solution) for task, spec in world_class.TASKS.items()},
         personas=facts.personas, in_world_file=facts.in_world_file,
         tools={"read": read, "write": len(world_class.TOOLS) - read},
-        state_items=len(model.state))
+        state_items=len(model.state),
+        difficulty={task: solution_difficulty(world_class, spec.data, spec.solution).to_json()
+                    for task, spec in world_class.TASKS.items() if task in valid})
 
 
 def validated_fields(checked: ItemRecord, facts: WorldFacts, sample: set[str],
@@ -633,8 +747,11 @@ def validated_fields(checked: ItemRecord, facts: WorldFacts, sample: set[str],
     checked_tasks = checked.data.get("tasks", [])
     exported = {row["task_id"] for row in facts.rows} if accepted else set()
     settings = {"one-shot": 0, "conversational": 0}
+    bands = {name: 0 for name, _ in DIFFICULTY_BANDS}
     for task in exported:
         settings["conversational" if task in conversational else "one-shot"] += 1
+        if task in facts.difficulty:
+            bands[facts.difficulty[task]["band"]] += 1
     return {
         "validated": accepted,
         "problems": list(checked.data.get("problems", [])),
@@ -647,11 +764,14 @@ def validated_fields(checked: ItemRecord, facts: WorldFacts, sample: set[str],
         "tasks": [{"task": t["task"], "file": t["file"], "line": t["line"],
                    "valid": t["valid"], "calls": facts.calls.get(t["task"], 0),
                    "sample": t["task"] in sample,
-                   "conversational": t["task"] in conversational}
+                   "conversational": t["task"] in conversational,
+                   **({"difficulty": facts.difficulty[t["task"]]}
+                      if t["task"] in facts.difficulty else {})}
                   for t in checked_tasks],
         "tools": dict(facts.tools),
         "state_items": facts.state_items,
         "tasks_by_setting": settings,
+        "tasks_by_difficulty": bands,
     }
 
 
@@ -718,17 +838,18 @@ async def build_corpus(config: LLMConfig, source: CorpusSource, out: Path,
     out.mkdir(parents=True, exist_ok=True)
     stages: list[StageStats] = []
     restored: list[str] = []
+    edited = edited_worlds(layout)
     found = await _descriptions(config, source, layout, options, progress, executor, stages,
                                 restored)
     if isinstance(found, str):
         return CorpusReport(out, {}, stages, "themes", found, restored)
     descriptions = found
     records = await _worlds(config, descriptions, layout, options, progress, executor, stages,
-                            restored)
+                            restored, edited)
     accepted = [(d, out / (records[d.id].output or "")) for d in descriptions
                 if d.id in records and records[d.id].status == "accepted"]
     batch = await _tasks(config, accepted, layout, options, progress, executor, stages,
-                         restored)
+                         restored, edited)
     if options.mined_per_world:
         await _mined(config, batch, options, stages)
     with_tasks = []
@@ -737,7 +858,7 @@ async def build_corpus(config: LLMConfig, source: CorpusSource, out: Path,
         with_tasks.append((description, world_file, tasks_file if tasks_file.is_file() else None))
     validation = await _validation(with_tasks, layout, options, progress, stages)
     index, rows = _index(config, source, layout, options, descriptions, records, batch,
-                         with_tasks, validation, stages)
+                         with_tasks, validation, stages, edited)
     _export(layout, index, rows)
     return CorpusReport(out, index, stages, restored=restored)
 
@@ -745,7 +866,8 @@ async def build_corpus(config: LLMConfig, source: CorpusSource, out: Path,
 def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: CorpusOptions,
            descriptions: Sequence[Description], records: Mapping[str, ItemRecord], batch: Any,
            worlds: Sequence[tuple[Description, Path, Path | None]],
-           validation: Mapping[str, ItemRecord], stages: Sequence[StageStats]
+           validation: Mapping[str, ItemRecord], stages: Sequence[StageStats],
+           edited: Mapping[str, Mapping[str, Any]] = {}
            ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     rows: list[dict[str, Any]] = []
     entries = []
@@ -765,10 +887,18 @@ def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: Co
         if checked.status == "accepted":
             rows += facts.rows
         sample = set(world_record.data.get("sample_tasks", []))
+        before = edited.get(description.id)
+        if before is not None:  # edited by hand: its tasks as the index had them, and then
+            conversational |= {str(t.get("task")) for t in before.get("tasks", [])
+                               if isinstance(t, dict) and t.get("conversational")}
+            sample = {str(t.get("task")) for t in before.get("tasks", [])
+                      if isinstance(t, dict) and t.get("sample")} | \
+                (sample & set(facts.in_world_file))
         entries.append({
             "id": description.id,
             "world": world_record.data.get("world"),
             "description": description.text,
+            **({"family": description.family} if description.family else {}),
             "file": layout.relative(world_file),
             "tasks_file": layout.relative(tasks_file) if tasks_file else None,
             "sha256": file_sha256(world_file),
@@ -779,7 +909,10 @@ def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: Co
                            "repair_rounds": world_record.rounds,
                            "rounds": world_record.data.get("history", []),
                            "world_tokens": world_record.usage.to_json(),
-                           "task_tokens": task_usage.to_json()},
+                           "task_tokens": _task_tokens(task_usage, before),
+                           **({"edits": before["provenance"]["edits"],
+                               "edited_task_tokens": _edited_task_tokens(before)}
+                              if before is not None else {})},
         })
     rejected = [{"id": d.id, "reason": records[d.id].reason, "detail": records[d.id].detail,
                  "draft": records[d.id].data.get("draft")}
@@ -806,22 +939,47 @@ def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: Co
     return index, rows
 
 
+def _task_tokens(usage: Usage, before: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A world's task tokens: this run's journal's, plus, for a world edited by hand, those
+    spent before the edit (on tasks keyed by the world as it was; the index keeps them as
+    ``edited_task_tokens`` so that later runs do not count them twice)."""
+    spent = usage.to_json()
+    if before is None:
+        return spent
+    provenance = before["provenance"]
+    earlier = provenance.get("edited_task_tokens", provenance.get("task_tokens"))
+    if not isinstance(earlier, dict):
+        return spent
+    return {key: value + earlier[key] if isinstance(value, int) and
+            isinstance(earlier.get(key), int) else value for key, value in spent.items()}
+
+
+def _edited_task_tokens(before: Mapping[str, Any]) -> dict[str, Any]:
+    provenance = before["provenance"]
+    earlier = provenance.get("edited_task_tokens", provenance.get("task_tokens"))
+    return dict(earlier) if isinstance(earlier, dict) else {}
+
+
 def world_totals(entries: Sequence[Mapping[str, Any]], rows: Sequence[dict[str, Any]]
                  ) -> dict[str, Any]:
     """The totals the world entries and the dataset rows decide (tokens are the stages')."""
     tools = {"read": 0, "write": 0}
     settings = {"one-shot": 0, "conversational": 0}
+    bands = {name: 0 for name, _ in DIFFICULTY_BANDS}
     for entry in entries:
         for kind in tools:
             tools[kind] += entry["tools"][kind]
         for setting in settings:
             settings[setting] += entry["tasks_by_setting"][setting]
+        for band in bands:
+            bands[band] += entry.get("tasks_by_difficulty", {}).get(band, 0)
     return {"worlds": len(entries),
             "validated_worlds": sum(1 for e in entries if e["validated"]),
+            "families": len({e["family"] for e in entries if e.get("family")}),
             "tasks": len(rows),
             "conversational_tasks": sum(e["conversational_tasks"] for e in entries),
             "tools": tools, "state_items": sum(e["state_items"] for e in entries),
-            "tasks_by_setting": settings}
+            "tasks_by_setting": settings, "tasks_by_difficulty": bands}
 
 
 def _prompts_sha256(options: CorpusOptions) -> str:
@@ -855,15 +1013,78 @@ token costs.
 from datasets import load_dataset
 rows = load_dataset("json", data_files="dataset.jsonl", split="train")
 ```
+
+## Statistics
+
+Means per world beside those EnvScaler published for its release (its "state categories"
+stand beside our state items; a task is one of its scenarios):
+
+{compared}
+
+Per world (tools as the compiler infers them; difficulty bands by the score of each task's
+reference solution: calls, distinct tools, reads and careless calls that fail):
+
+{per_world}
 """
+
+#: EnvScaler's published statistics of its release: worlds, and per world the mean read
+#: tools, state-changing tools, state categories and scenarios
+ENVSCALER = {"worlds": 191, "read": 10.4, "write": 8.1, "state": 21.0, "tasks": 37.0,
+             "total_tasks": 7000}
+
+
+def statistics_tables(index: Mapping[str, Any]) -> tuple[str, str]:
+    """The corpus's statistics as two markdown tables: its means beside EnvScaler's, and
+    one row per world."""
+    worlds = [w for w in index["worlds"] if w.get("validated")]
+    count = max(len(worlds), 1)
+    totals = index["totals"]
+
+    def mean(values: Sequence[float]) -> str:
+        return f"{sum(values) / count:.1f}"
+
+    settings = totals.get("tasks_by_setting", {})
+    bands = totals.get("tasks_by_difficulty", {})
+    tasks = totals.get("tasks", 0)
+    talk = settings.get("conversational", 0)
+    families = {w["family"] for w in worlds if w.get("family")}
+    rows = [("worlds", str(len(worlds)), str(ENVSCALER["worlds"])),
+            ("domain families", str(len(families)) if families else "-", "-"),
+            ("read tools per world", mean([w["tools"]["read"] for w in worlds]),
+             str(ENVSCALER["read"])),
+            ("state-changing tools per world", mean([w["tools"]["write"] for w in worlds]),
+             str(ENVSCALER["write"])),
+            ("state items per world", mean([w["state_items"] for w in worlds]),
+             f"{ENVSCALER['state']:g} (state categories)"),
+            ("tasks per world", mean([sum(w["tasks_by_setting"].values()) for w in worlds]),
+             f"~{ENVSCALER['tasks']:g} (scenarios)"),
+            ("tasks", f"{tasks:,}", f"~{ENVSCALER['total_tasks']:,}"),
+            ("conversational tasks", f"{talk:,} ({100 * talk / max(tasks, 1):.0f}%)", "-"),
+            ("difficulty: easy / medium / hard",
+             " / ".join(str(bands.get(b, 0)) for b in ("easy", "medium", "hard")), "-")]
+    compared = "\n".join(["| | this corpus | EnvScaler |", "|---|---|---|",
+                          *(f"| {name} | {ours} | {theirs} |" for name, ours, theirs in rows)])
+    lines = ["| world | family | read tools | state-changing tools | state items | tasks | "
+             "conversational | easy / medium / hard |", "|---|---|---|---|---|---|---|---|"]
+    for w in worlds:
+        by = w.get("tasks_by_difficulty", {})
+        lines.append(f"| {w['world']} ({w['id']}) | {w.get('family') or '-'} | "
+                     f"{w['tools']['read']} | "
+                     f"{w['tools']['write']} | {w['state_items']} | "
+                     f"{sum(w['tasks_by_setting'].values())} | "
+                     f"{w['tasks_by_setting'].get('conversational', 0)} | "
+                     + " / ".join(str(by.get(b, 0)) for b in ("easy", "medium", "hard"))
+                     + " |")
+    return compared, "\n".join(lines)
 
 
 def _export(layout: _Layout, index: dict[str, Any], rows: Sequence[dict[str, Any]]) -> None:
     text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
     write_atomically(layout.root / "dataset.jsonl", text)
     index["dataset_sha256"] = sha256_text(text)
+    compared, per_world = statistics_tables(index)
     write_atomically(layout.root / "README.md", _CARD.format(
         title=f"WorldSpec corpus: {layout.root.name}", worlds=index["totals"]["worlds"],
-        tasks=index["totals"]["tasks"]))
+        tasks=index["totals"]["tasks"], compared=compared, per_world=per_world))
     write_atomically(layout.root / "corpus.json",
                      json.dumps(index, ensure_ascii=False, indent=1, sort_keys=False) + "\n")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -43,7 +44,9 @@ __all__ = [
     "EntityPlan",
     "FieldPlan",
     "ToolPlan",
+    "WORLD_SIZES",
     "WorldPlan",
+    "WorldSize",
     "compiler_feedback",
     "coverage_feedback",
     "plan_world_messages",
@@ -206,9 +209,12 @@ Rules for the file you write:
 - Write the business rules twice: as `invariant`s over the whole state, and as `require ...
   else "clear message"` preconditions in each tool, so that no call can break an invariant
   (a call that would is a bug the property tests will find).
-- Between 5 and 12 tools: look-ups that only read and actions that change state. Every tool
-  and every parameter has a doc string: they are what the agent sees. Parameters that name an
-  existing row have the entity as their type (the agent passes the key).
+- {tools}: look-ups that only read and actions that change state. Every tool and every
+  parameter has a doc string: they are what the agent sees. Parameters that name an existing
+  row have the entity as their type (the agent passes the key).
+- Every entity can be looked up: a read tool that shows one row by its key, and a read tool
+  that finds or lists rows by what a user knows (a name, an email, a date, a status), so that
+  an agent told "Ana's loan" can find its id.{rich}
 - After the world, in the same file, write {sample_tasks} sample task(s) in the world,
   `task name in Name "doc" {{ ... }}`, like the example's. Their inline `given {{ ... }}` is the
   world's **seed data**: several rows in every table, with references between them, chosen so
@@ -293,16 +299,59 @@ class WorldPlan(BaseModel):
                                                  "state can succeed from it")
 
 
-def plan_world_messages(description: str) -> list[Message]:
-    """Ask for a :class:`WorldPlan` of the environment ``description`` asks for."""
+@dataclass(frozen=True)
+class WorldSize:
+    """How big a synthesised world is asked to be (``synth world --size``), and the least
+    it must have to be accepted (read-only and state-changing tools, state items)."""
+
+    name: str
+    #: the planner's sentence on size
+    plan: str
+    #: the writer's rule on the tools
+    tools: str
+    #: the writer's further rules (a leading newline each)
+    rules: str
+    min_read_tools: int = 0
+    min_write_tools: int = 0
+    min_state_items: int = 0
+
+
+#: ``small``: what ``synth world`` wrote so far; ``rich``: EnvScaler's richness (its release
+#: has a mean of 10.4 read and 8.1 state-changing tools and 21 state categories a world)
+WORLD_SIZES: dict[str, WorldSize] = {
+    "small": WorldSize(
+        "small",
+        "Keep it small and coherent: 2 to 6 entities and 5 to 12 tools, enough for multi-step "
+        "tasks.",
+        "Between 5 and 12 tools", ""),
+    "rich": WorldSize(
+        "rich",
+        "Make it rich, as a real back office is: 5 to 9 entities with 5 to 10 fields each, "
+        "references between them, at least 10 state items (tables, id sequences, settings "
+        "and scalars), at least 8 tools that only read (a look-up by key and a search or "
+        "listing by what a user knows for every entity) and at least 7 tools that change "
+        "state, each with its own rules; seed data of at least 4 rows in every table.",
+        "At least 8 tools that only read and at least 7 that change state (15 to 24 in all)",
+        "\n- Rich state: 5 to 9 entities of 5 to 10 fields, references between them, at least "
+        "10 state items (tables, id sequences, settings, the signed-in user); the seed data "
+        "has at least 4 rows in every table.",
+        min_read_tools=8, min_write_tools=7, min_state_items=10),
+}
+
+
+def plan_world_messages(description: str, size: WorldSize = WORLD_SIZES["small"]
+                        ) -> list[Message]:
+    """Ask for a :class:`WorldPlan` of the environment ``description`` asks for, as big as
+    ``size`` says."""
     user = (f"Design a tool environment for this description:\n\n{description.strip()}\n\n"
             "Plan its entities (each with its key field and typed fields: references to other "
             "entities, dates and enums where they fit), its state (tables, id sequences, "
             "scalars such as the signed-in user), its rules (invariants that must always "
             "hold), its tools (parameters, whether they only read, what they change and when "
             "they fail) and its seed data (the rows a starting state holds, so that every "
-            "tool that changes state can succeed from it). Keep it small and coherent: 2 to 6 "
-            "entities and 5 to 12 tools, enough for multi-step tasks.")
+            "tool that changes state can succeed from it). Give every entity a way to be "
+            "looked up: a read tool by its key and one that finds or lists its rows by what a "
+            f"user knows (a name, an email, a date). {size.plan}")
     return [{"role": "system", "content": f"{_ROLE}\n\n{_VOCABULARY}"},
             {"role": "user", "content": user}]
 
@@ -313,21 +362,24 @@ def _examples() -> str:
             f"```world\n{EXAMPLE_SEEDED_WORLD}```\n\n{_VALUE_FORMS}")
 
 
-def _world_system(sample_tasks: int) -> str:
-    rules = _WORLD_RULES.format(sample_tasks=f"at least {max(1, sample_tasks)}")
+def _world_system(sample_tasks: int, size: WorldSize) -> str:
+    rules = _WORLD_RULES.format(sample_tasks=f"at least {max(1, sample_tasks)}",
+                                tools=size.tools, rich=size.rules)
     return f"{_ROLE}\n\n{LANGUAGE_REFERENCE}\n{_examples()}\n\n{rules}"
 
 
 def write_world_messages(description: str, plan: WorldPlan | None, *,
-                         sample_tasks: int = 1) -> list[Message]:
+                         sample_tasks: int = 1, size: WorldSize = WORLD_SIZES["small"]
+                         ) -> list[Message]:
     """Ask for the ``.world`` file of ``description``, following ``plan`` when there is one,
-    with at least ``sample_tasks`` sample tasks whose data seeds the world."""
+    with at least ``sample_tasks`` sample tasks whose data seeds the world, as big as
+    ``size`` says."""
     parts = [f"Description of the environment:\n\n{description.strip()}"]
     if plan is not None:
         parts.append("The plan to follow:\n\n```json\n"
                      f"{json.dumps(plan.model_dump(), indent=1, ensure_ascii=False)}\n```")
     parts.append("Write the complete `.world` file.")
-    return [{"role": "system", "content": _world_system(sample_tasks)},
+    return [{"role": "system", "content": _world_system(sample_tasks, size)},
             {"role": "user", "content": "\n\n".join(parts)}]
 
 

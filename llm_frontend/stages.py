@@ -17,6 +17,7 @@ Only the driver runs this: workers return outcomes, nothing else.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,6 +146,9 @@ class TaskJob:
     out: Path
     #: with ``conversational`` False, the last this many slots are conversational
     conversational_slots: int = 0
+    #: the tasks file as edited by hand (a corpus re-indexed after the edit): kept as it is,
+    #: the journal's tasks for the world as it is now appended to it
+    kept_text: str | None = None
 
     def is_conversational(self, slot: int) -> bool:
         return self.conversational or slot >= self.count - self.conversational_slots
@@ -182,7 +186,19 @@ class TaskBatch:
         return sorted(records, key=lambda r: int(r.data.get("slot", 0)))
 
     def tasks_text(self, job: TaskJob) -> str | None:
-        texts = [str(r.data["text"]) for r in self.accepted_of(job.world.sha256)]
+        records = self.accepted_of(job.world.sha256)
+        if job.kept_text is not None:  # what the kept file holds already is not added again
+            held = set(re.findall(r"(?m)^task\s+(\w+)\s", job.kept_text))
+            records = [r for r in records if str(r.data.get("task")) not in held]
+        texts = [str(r.data["text"]) for r in records]
+        if job.kept_text is not None:
+            if not texts:
+                return job.kept_text
+            joined = "\n\n".join([job.kept_text.rstrip("\n"),
+                                   *(t.strip("\n") for t in texts)]) + "\n"
+            from worldspec.dsl.formatter import format_source
+
+            return format_source(joined, str(job.out)) or joined
         return render_tasks_file(job.world, job.out, texts) if texts else None
 
     def materialise(self, record: ItemRecord) -> None:

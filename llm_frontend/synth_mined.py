@@ -17,6 +17,11 @@ then writes only what a user would say:
    own outcome is accepted: one that two different goal states would satisfy is not;
 4. an instruction that repeats an accepted one (the same words, near enough) is dropped.
 
+With ``batch`` > 1 (:func:`write_mined_batch`), one request writes the instructions of that
+many candidates (the world's summary sent once for all of them), the failing ones go back
+together for their one repair, and one request checks them all, each against its own
+outcomes: a few requests per world instead of two per task.
+
 :class:`MineReport` counts requests, tokens, accepted tasks, rejections by reason and the
 tokens spent per validated task; :func:`journal_tokens_per_task` gives the same figure for
 tasks written whole by ``synth tasks``, from its journal, to compare with.
@@ -30,7 +35,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +50,11 @@ from worldspec.services.compile_lock import COMPILE_LOCK
 from worldspec.services.mining import MinedTask, mine_starts
 from worldspec.services.model_client import LLMClient, LLMOutputError, Message, Usage
 
-__all__ = ["DeterminedChoice", "MineOptions", "MineReport", "MinedInstruction",
-           "MinedOutcome", "determine_messages", "instruction_messages",
-           "journal_tokens_per_task", "mine_world_tasks", "write_mined_task"]
+__all__ = ["BatchChoices", "BatchInstructions", "DeterminedChoice", "MineOptions",
+           "MineReport", "MinedInstruction", "MinedOutcome", "batch_determine_messages",
+           "batch_instruction_messages", "determine_messages", "instruction_messages",
+           "journal_tokens_per_task", "mine_world_tasks", "write_mined_batch",
+           "write_mined_task"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,12 @@ class MineOptions:
     max_instruction_ids: int = 2
     #: other outcomes of the same start shown beside the true one
     distractors: int = 3
+    #: candidates whose instructions one request writes (and one request then checks): the
+    #: world's summary is sent once for all of them instead of once per task
+    batch: int = 1
+    #: of ``count``, how many are conversational (the last ones); None: all of them with
+    #: ``conversational``, none without
+    conversational_count: int | None = None
 
 
 # ------------------------------------------------------------------ prompts
@@ -82,6 +95,30 @@ class DeterminedChoice(BaseModel):
     """The outcome an instruction asks for."""
 
     outcome: str = Field(description="the letter of the outcome the instruction asks for")
+
+
+class BatchInstruction(MinedInstruction):
+    """One task's request in a batch, by the task's id in the request."""
+
+    id: str = Field(description="the task's id, as given (T1, T2, ...)")
+
+
+class BatchInstructions(BaseModel):
+    """What the model writes for a batch of mined tasks."""
+
+    tasks: list[BatchInstruction] = Field(description="one entry per task, by its id")
+
+
+class BatchChoice(DeterminedChoice):
+    """The outcome one request of a batch asks for."""
+
+    id: str = Field(description="the request's id, as given (T1, T2, ...)")
+
+
+class BatchChoices(BaseModel):
+    """The outcomes the requests of a batch ask for."""
+
+    answers: list[BatchChoice] = Field(description="one entry per request, by its id")
 
 
 _WRITE_SYSTEM = """\
@@ -108,6 +145,17 @@ _DETERMINE_SYSTEM = """\
 You check a user's request against the outcomes of a stateful tool environment. Each \
 outcome lists the changes it makes to the same start state. Say which single outcome the \
 request asks for. Reply with one JSON object: {"outcome": "<letter>"}."""
+
+_BATCH_NOTE = """\
+Several tasks of the same world follow, each with its id (T1, T2, ...); each is separate \
+(its own start state, goal and user). Write one request per task, following the rules for \
+each on its own."""
+
+_BATCH_DETERMINE_SYSTEM = """\
+You check users' requests against the outcomes of a stateful tool environment. Each request \
+has its id (T1, T2, ...) and its own lettered outcomes, each listing the changes it makes to \
+the same start state. For each request, say which single one of its outcomes it asks for. \
+Reply with one JSON object: {"answers": [{"id": "T1", "outcome": "<letter>"}, ...]}."""
 
 
 def _world_summary(world_class: type[Episode], model: WorldModel) -> str:
@@ -144,13 +192,7 @@ def instruction_messages(task: MinedTask, world_class: type[Episode], model: Wor
     system = _WRITE_SYSTEM.format(max_ids=max_ids, fields=fields,
                                   conversational=_CONVERSATIONAL_RULES if conversational
                                   else "")
-    goal = "\n".join(f"- {line}" for line in task.goal_words())
-    checks = "\n".join(f"- {c.condition}" for c in task.checks)
-    rows = "\n".join(_relevant_rows(task, world_class)) or "(none)"
-    told = ", ".join(json.dumps(v, ensure_ascii=False) for v in task.told) or "(nothing)"
-    user = (f"{_world_summary(world_class, model)}\n\nThe start state's rows this task "
-            f"touches:\n{rows}\n\nThe goal (what must have changed when the task is done):\n"
-            f"{goal}\n\nThe checks, in WorldSpec:\n{checks}\n\nMust tell: {told}\n\n"
+    user = (f"{_world_summary(world_class, model)}\n\n{_task_brief(task, world_class)}\n\n"
             "Write the user's request.")
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -162,6 +204,53 @@ def determine_messages(instruction: str, outcomes: Sequence[Sequence[str]]) -> l
                          for i, lines in enumerate(outcomes))
     user = f"The request:\n{instruction}\n\n{listed}\n\nWhich outcome does the request ask for?"
     return [{"role": "system", "content": _DETERMINE_SYSTEM}, {"role": "user", "content": user}]
+
+
+def _task_brief(task: MinedTask, world_class: type[Episode]) -> str:
+    """What the writer is told of one task: the rows it touches, its goal, its checks and
+    the values the request must tell."""
+    goal = "\n".join(f"- {line}" for line in task.goal_words())
+    checks = "\n".join(f"- {c.condition}" for c in task.checks)
+    rows = "\n".join(_relevant_rows(task, world_class)) or "(none)"
+    told = ", ".join(json.dumps(v, ensure_ascii=False) for v in task.told) or "(nothing)"
+    return (f"The start state's rows this task touches:\n{rows}\n\nThe goal (what must have "
+            f"changed when the task is done):\n{goal}\n\nThe checks, in WorldSpec:\n{checks}"
+            f"\n\nMust tell: {told}")
+
+
+def batch_instruction_messages(tasks: Sequence[MinedTask], world_class: type[Episode],
+                               model: WorldModel, *, conversational: bool,
+                               max_ids: int) -> list[Message]:
+    """Ask for the instructions of several mined tasks of one world in one request: the
+    world's summary once, then each task by its id (``T1``, ``T2``, ... in order)."""
+    fields = ', "persona": "...", "known": "...", "unknown": "..."' if conversational else ""
+    system = _WRITE_SYSTEM.format(max_ids=max_ids, fields=fields,
+                                  conversational=_CONVERSATIONAL_RULES if conversational
+                                  else "")
+    system = system.rsplit("\nReply with", 1)[0] + (
+        f"\n{_BATCH_NOTE}\nReply with one JSON object: "
+        f'{{"tasks": [{{"id": "T1", "instruction": "..."{fields}}}, ...]}}.')
+    briefs = "\n\n".join(f"Task T{i + 1}:\n{_task_brief(task, world_class)}"
+                          for i, task in enumerate(tasks))
+    user = (f"{_world_summary(world_class, model)}\n\n{briefs}\n\nWrite the user's request "
+            f"of each of the {len(tasks)} tasks.")
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def batch_determine_messages(requests: Sequence[tuple[str, str, Sequence[Sequence[str]]]]
+                             ) -> list[Message]:
+    """Ask which outcome each request asks for: ``requests`` are (id, instruction, outcomes),
+    each request's outcomes lettered A, B, C, ... in the order given."""
+    parts = []
+    for ident, instruction, outcomes in requests:
+        listed = "\n\n".join(
+            f"Outcome {chr(65 + i)}:\n" + "\n".join(f"- {line}" for line in lines)
+            for i, lines in enumerate(outcomes))
+        parts.append(f"Request {ident}:\n{instruction}\n\n{listed}")
+    user = "\n\n---\n\n".join(parts) + \
+        "\n\nFor each request, which of its outcomes does it ask for?"
+    return [{"role": "system", "content": _BATCH_DETERMINE_SYSTEM},
+            {"role": "user", "content": user}]
 
 
 def _repair_messages(base: Sequence[Message], reply: str, problems: Sequence[str]) -> list[Message]:
@@ -186,6 +275,7 @@ class MinedOutcome:
     detail: str = ""
     usage: Usage = field(default_factory=Usage)
     difficulty: dict[str, Any] = field(default_factory=dict)
+    conversational: bool = False
 
 
 def _normalised_words(text: str) -> frozenset[str]:
@@ -248,6 +338,110 @@ async def write_mined_task(client: LLMClient, world: TaskWorld, world_class: typ
     return outcome
 
 
+async def write_mined_batch(client: LLMClient, world: TaskWorld, world_class: type[Episode],
+                            model: WorldModel, tasks: Sequence[MinedTask],
+                            others: Mapping[str, Sequence[MinedTask]], options: MineOptions,
+                            rng: random.Random, spent: Usage) -> list[MinedOutcome]:
+    """:func:`write_mined_task` for several candidates at once: one request writes their
+    instructions, the tasks are validated one by one, those that fail go back together for
+    one repair, and one request checks that each instruction picks out its own outcome.
+    ``others`` are each candidate's other outcomes from the same start (by name). The
+    requests' tokens go to ``spent``; each outcome's are its share of them."""
+    outcomes = {task.name: MinedOutcome(task.name, False, difficulty={
+        **task.difficulty.to_json(), "linked": task.linked}) for task in tasks}
+    ids = {f"T{i + 1}": task for i, task in enumerate(tasks)}
+    base = batch_instruction_messages(tasks, world_class, model,
+                                      conversational=options.conversational,
+                                      max_ids=options.max_instruction_ids)
+    judge_options = TaskOptions(conversational=options.conversational, min_calls=1,
+                                max_instruction_ids=options.max_instruction_ids)
+    messages = base
+    pending = dict(ids)
+    passed: dict[str, MinedTask] = {}
+    for attempt in range(2):
+        try:
+            reply = await client.chat(messages, json_schema=BatchInstructions, usage=spent)
+        except LLMOutputError as exc:
+            for task in pending.values():
+                outcomes[task.name].reason = "no usable reply"
+                outcomes[task.name].detail = str(exc)
+            break
+        written = {entry.id.strip(): entry for entry in reply.parsed.tasks}
+        problems: dict[str, list[str]] = {}
+        for ident, task in pending.items():
+            outcome = outcomes[task.name]
+            entry = written.get(ident)
+            if entry is None:
+                problems[ident] = [f"the reply has no entry for task {ident}"]
+                outcome.reason = "no usable reply"
+                outcome.detail = f"the reply has no entry for task {ident}"
+                continue
+            text = task.text(entry.instruction, persona=entry.persona or None,
+                             known=entry.known or None, unknown=entry.unknown or None)
+            outcome.text, outcome.instruction = text, entry.instruction
+            verdict = await asyncio.to_thread(_judge_locked, world, text, judge_options)
+            if verdict.stage == "ok":
+                passed[ident] = task
+                outcome.reason = outcome.detail = ""
+            else:
+                problems[ident] = [str(p.get("message")) for p in verdict.problems]
+                outcome.reason = "the task does not validate after one repair"
+                outcome.detail = "; ".join(problems[ident][:3])
+        if not problems or attempt == 1:
+            break
+        pending = {ident: ids[ident] for ident in problems}
+        listed = "\n\n".join(f"Task {ident}:\n" + "\n".join(f"- {p}" for p in found)
+                              for ident, found in problems.items())
+        messages = [*base, {"role": "assistant", "content": reply.text},
+                    {"role": "user", "content": "These tasks with those requests do not "
+                                                f"validate:\n{listed}\n\nWrite the requests "
+                                                "of these tasks again (the same JSON object, "
+                                                "only these tasks), fixing these."}]
+    asked: list[tuple[str, str, list[MinedTask]]] = []
+    for ident, task in passed.items():
+        rivals = list(others.get(task.name, ()))
+        if not rivals:
+            outcomes[task.name].reason = "no other outcome from the same start to tell it from"
+            continue
+        shown = [task, *rng.sample(rivals, min(options.distractors, len(rivals)))]
+        rng.shuffle(shown)
+        asked.append((ident, outcomes[task.name].instruction, shown))
+    if asked:
+        try:
+            choice = await client.chat(
+                batch_determine_messages([(ident, instruction, [t.goal_words() for t in shown])
+                                          for ident, instruction, shown in asked]),
+                json_schema=BatchChoices, usage=spent)
+            answers = {a.id.strip(): a.outcome.strip().upper()[:1]
+                       for a in choice.parsed.answers}
+        except LLMOutputError as exc:
+            answers = {}
+            for ident, _, _ in asked:
+                outcomes[ids[ident].name].detail = str(exc)
+        for ident, _, shown in asked:
+            task = ids[ident]
+            outcome = outcomes[task.name]
+            letter = answers.get(ident)
+            truth = chr(65 + shown.index(task))
+            if letter is None:
+                outcome.reason = "no usable reply"
+                outcome.detail = outcome.detail or f"the judge gave no answer for {ident}"
+            elif letter != truth:
+                outcome.reason = "the instruction does not determine the goal"
+                outcome.detail = f"the judge picked outcome {letter or '?'}, not {truth}"
+            else:
+                outcome.accepted = True
+    # each outcome's share of the batch's requests and tokens (the first ones take the
+    # remainders), so that the outcomes' usages add up to the batch's exactly
+    share = len(tasks)
+    for i, outcome in enumerate(outcomes.values()):
+        outcome.usage = Usage(**{
+            name: getattr(spent, name) // share + (i < getattr(spent, name) % share)
+            for name in ("requests", "prompt_tokens", "completion_tokens", "retries",
+                         "cached_tokens", "replayed_requests", "replayed_tokens")})
+    return [outcomes[task.name] for task in tasks]
+
+
 def _judge_locked(world: TaskWorld, text: str, options: TaskOptions) -> Any:
     with COMPILE_LOCK:
         return judge_task(world, text, set(world.own_tasks), options)
@@ -285,6 +479,7 @@ class MineReport:
                 "tasks": [{"candidate": o.candidate, "accepted": o.accepted,
                            "instruction": o.instruction, "reason": o.reason,
                            "detail": o.detail, "difficulty": o.difficulty,
+                           "conversational": o.conversational,
                            "tokens": o.usage.total_tokens} for o in self.outcomes]}
 
     def render_text(self) -> str:
@@ -331,10 +526,55 @@ def _pick(candidates: Sequence[MinedTask], count: int) -> list[MinedTask]:
     return picked
 
 
+async def _write_group(client: LLMClient, world: TaskWorld, world_class: type[Episode],
+                       model: WorldModel, candidates: Sequence[MinedTask],
+                       picked: Sequence[MinedTask], options: MineOptions,
+                       slots: asyncio.Semaphore, offset: int
+                       ) -> tuple[list[MinedOutcome], Usage]:
+    """Write the instructions of ``picked`` in one setting: a request per task, or with
+    ``options.batch`` > 1 a request per batch. Each outcome's usage is its own requests' or
+    its share of its batch's; the usage returned is the group's requests' exactly."""
+    others = {t.name: [c for c in candidates if c.start == t.start and c is not t]
+              for t in picked}
+
+    async def one(index: int, task: MinedTask) -> tuple[list[MinedOutcome], Usage]:
+        async with slots:
+            outcome = await write_mined_task(client, world, world_class, model, task,
+                                             others[task.name], options,
+                                             random.Random(options.seed * 7919 + index))
+        return [outcome], outcome.usage
+
+    async def batch(index: int, group: Sequence[MinedTask]) -> tuple[list[MinedOutcome], Usage]:
+        spent = Usage()
+        async with slots:
+            outcomes = await write_mined_batch(client, world, world_class, model, group,
+                                               others, options,
+                                               random.Random(options.seed * 7919 + index),
+                                               spent)
+        return outcomes, spent
+
+    if options.batch > 1:
+        size = options.batch
+        runs = [batch(offset + i, picked[start:start + size])
+                for i, start in enumerate(range(0, len(picked), size))]
+    else:
+        runs = [one(offset + i, task) for i, task in enumerate(picked)]
+    total = Usage()
+    outcomes: list[MinedOutcome] = []
+    for part, spent in await asyncio.gather(*runs):
+        outcomes += part
+        total.add(spent)
+    for outcome in outcomes:
+        outcome.conversational = options.conversational
+    return outcomes, total
+
+
 async def mine_world_tasks(client: LLMClient, world: TaskWorld, options: MineOptions,
-                           concurrency: int = 4) -> MineReport:
+                           concurrency: int = 4, *,
+                           slots: asyncio.Semaphore | None = None) -> MineReport:
     """Mine candidates from the world's own tasks' start states and write ``options.count``
-    of them (the hardest, spread over the starts)."""
+    of them (the hardest, spread over the starts), at most ``concurrency`` requests at once
+    (or as many as ``slots``, shared with other worlds mined at the same time, allows)."""
     model, world_class = await asyncio.to_thread(load_mining_world, world.path)
     candidates = await asyncio.to_thread(
         mine_starts, model, world_class,
@@ -343,20 +583,25 @@ async def mine_world_tasks(client: LLMClient, world: TaskWorld, options: MineOpt
     report = MineReport(world.name, len(candidates))
     if not candidates:
         return report
-    slots = asyncio.Semaphore(max(1, concurrency))
+    if slots is None:
+        slots = asyncio.Semaphore(max(1, concurrency))
 
-    async def one(index: int, task: MinedTask) -> MinedOutcome:
-        others = [c for c in candidates if c.start == task.start and c is not task]
-        async with slots:
-            return await write_mined_task(client, world, world_class, model, task, others,
-                                          options,
-                                          random.Random(options.seed * 7919 + index))
-
-    outcomes = await asyncio.gather(*(one(i, t) for i, t in enumerate(
-        _pick(candidates, options.count))))
+    picked = _pick(candidates, options.count)
+    talks = (options.conversational_count if options.conversational_count is not None
+             else len(picked) if options.conversational else 0)
+    split = max(0, len(picked) - talks)
+    # the last ``talks`` of the picked candidates are written as conversational tasks
+    groups = [(group, replace(options, conversational=talk))
+              for group, talk in ((picked[:split], False), (picked[split:], True)) if group]
+    outcomes: list[MinedOutcome] = []
+    for group, setting in groups:
+        written, spent = await _write_group(client, world, world_class, model, candidates,
+                                            group, setting, slots,
+                                            offset=split if setting.conversational else 0)
+        outcomes += written
+        report.usage.add(spent)
     seen: list[frozenset[str]] = []
     for outcome in outcomes:
-        report.usage.add(outcome.usage)
         if outcome.accepted:
             words = _normalised_words(outcome.instruction)
             if any(len(words & other) >= 0.9 * max(len(words | other), 1) for other in seen):

@@ -41,11 +41,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from worldspec.compiler.api import check_source
+from worldspec.compiler.model import WorldModel
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink
 from worldspec.dsl.parser import parse_module
 from worldspec.llm_frontend.prompts import (
+    WORLD_SIZES,
     WorldPlan,
+    WorldSize,
     compiler_feedback,
     coverage_feedback,
     plan_world_messages,
@@ -82,6 +85,8 @@ class WorldOptions:
     sample_tasks: int = 1
     #: exploration runs (seeds) at most, while some state-changing tool has not succeeded
     coverage_tries: int = 3
+    #: how big the world is asked to be, and the least it must have (``WORLD_SIZES``)
+    size: str = "small"
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,9 @@ def judge_world(text: str, options: WorldOptions = WorldOptions()) -> WorldVerdi
         return WorldVerdict("compile", tuple(problems), codes=_codes(problems),
                             sample_tasks=tasks)
     name = headers[0].name.name
+    small = _size_problems(result.model.worlds[name], WORLD_SIZES[options.size])
+    if small:
+        return WorldVerdict("structure", tuple(small), name, ("synth",), sample_tasks=tasks)
     invalid = _validate_samples(result, text)
     if invalid:
         return WorldVerdict("validation", tuple(invalid), name, _codes(invalid),
@@ -185,6 +193,21 @@ def judge_world(text: str, options: WorldOptions = WorldOptions()) -> WorldVerdi
                           for tool in missing)
         return WorldVerdict("coverage", uncovered, name, ("never succeeds",), coverage, tasks)
     return WorldVerdict("ok", (), name, coverage=coverage, sample_tasks=tasks)
+
+
+def _size_problems(world: WorldModel, size: WorldSize) -> list[dict[str, Any]]:
+    """What the world lacks to be as big as ``size`` asks: read-only and state-changing
+    tools (as the compiler infers them) and state items."""
+    read = sum(1 for tool in world.tools.values() if tool.read_only)
+    write = len(world.tools) - read
+    wanted = [(read, size.min_read_tools, "tools that only read"),
+              (write, size.min_write_tools, "tools that change state"),
+              (len(world.state), size.min_state_items, "state items (tables, sequences, "
+                                                       "settings)")]
+    return [_problem(f"a {size.name} world has at least {least} {what}: this one has {have}; "
+                     "add more (each with its doc string, rules and seed data to succeed "
+                     "from)")
+            for have, least, what in wanted if have < least]
 
 
 def _structure(decls: tuple[n.Decl, ...], options: WorldOptions) -> list[dict[str, Any]]:
@@ -291,12 +314,14 @@ async def synthesize_world(client: LLMClient, description: str,
     plan: WorldPlan | None = None
     if options.plan:
         try:
-            planned = await client.chat(plan_world_messages(description), json_schema=WorldPlan,
-                                        usage=spent)
+            planned = await client.chat(
+                plan_world_messages(description, WORLD_SIZES[options.size]),
+                json_schema=WorldPlan, usage=spent)
         except LLMOutputError as exc:
             return WorldOutcome(False, None, None, 0, "no valid plan", str(exc), spent)
         plan = planned.parsed
-    base = write_world_messages(description, plan, sample_tasks=options.sample_tasks)
+    base = write_world_messages(description, plan, sample_tasks=options.sample_tasks,
+                                size=WORLD_SIZES[options.size])
     messages = base
     history: list[RoundRecord] = []
     last_text: str | None = None

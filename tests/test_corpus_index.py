@@ -61,3 +61,65 @@ def test_every_world_meets_the_bar() -> None:
         assert len([t for t in written if t["calls"] >= 4]) >= 6, world["id"]
         assert world["conversational_tasks"] >= 1, world["id"]
         assert world["explored_calls"] >= 100 * 40, world["id"]
+
+
+def test_every_task_has_a_difficulty_and_the_counts_add_up() -> None:
+    """Each valid task's difficulty comes from its reference solution (calls, tools, reads,
+    careless failures), its band from its score; the bands count the exported tasks."""
+    from worldspec.services.mining import DIFFICULTY_BANDS
+
+    found = index()
+    for world in found["worlds"]:
+        for task in world["tasks"]:
+            if not task["valid"]:
+                continue
+            difficulty = task["difficulty"]
+            assert difficulty["calls"] == task["calls"], (world["id"], task["task"])
+            assert 1 <= difficulty["tools"] <= difficulty["calls"]
+            assert 0 <= difficulty["reads"] <= difficulty["calls"]
+            band = next(name for name, below in DIFFICULTY_BANDS
+                        if difficulty["score"] < below)
+            assert difficulty["band"] == band
+        assert sum(world["tasks_by_difficulty"].values()) == \
+            sum(world["tasks_by_setting"].values()), world["id"]
+    totals = found["totals"]
+    assert sum(totals["tasks_by_difficulty"].values()) == totals["tasks"]
+
+
+def test_the_card_shows_the_statistics_beside_envscaler() -> None:
+    """The dataset card's tables are the index's figures: the means per world (read and
+    state-changing tools, state items, tasks) beside EnvScaler's, and a row per world."""
+    from worldspec.llm_frontend.corpus import ENVSCALER, statistics_tables
+
+    found = index()
+    card = (CORPUS / "README.md").read_text(encoding="utf-8")
+    compared, per_world = statistics_tables(found)
+    assert compared in card and per_world in card
+    worlds = [w for w in found["worlds"] if w["validated"]]
+    read = sum(w["tools"]["read"] for w in worlds) / len(worlds)
+    assert f"| read tools per world | {read:.1f} | {ENVSCALER['read']} |" in card
+    for world in worlds:
+        assert f"| {world['world']} ({world['id']}) | {world.get('family') or '-'} | " \
+            f"{world['tools']['read']} | " in card
+    # another corpus's figures make other tables
+    fewer = {**found, "worlds": worlds[:2]}
+    other, _ = statistics_tables(fewer)
+    assert other != compared and "| worlds | 2 | 191 |" in other
+
+
+def test_the_whole_corpus_loads_with_huggingface_datasets(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """The card's snippet works: every task of every world is a row of the dataset, as
+    ``datasets`` loads it, and each row names a world and task of the index."""
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    found = index()
+    table = datasets.load_dataset("json", data_files=str(CORPUS / "dataset.jsonl"),
+                                  split="train", cache_dir=str(tmp_path / "cache"))
+    assert table.num_rows == found["totals"]["tasks"]
+    listed = {(w["world"], t["task"]) for w in found["worlds"] for t in w["tasks"]
+              if t["valid"]}
+    assert {(row["world"], row["task_id"]) for row in table} == listed

@@ -280,3 +280,57 @@ def test_bad_reindex_arguments(extra: list[str], words: str, tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     assert cli_main(["synth", "corpus", "--reindex", *extra]) == 2
     assert words in capsys.readouterr().err
+
+
+def test_a_run_after_a_hand_edit_keeps_the_edit_and_appends_mined_tasks(
+        corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The warehouse is edited by hand and re-indexed; running ``synth corpus`` again with
+    ``--mined 2`` asks for no world and no written task again (of the edited world or the
+    other), keeps the edited world file byte for byte, appends the mined tasks to the edited
+    tasks file, and keeps the edit's provenance. The untouched pantry is mined as usual."""
+    from test_synth_mined import JUDGE, WRITER, _responder
+
+    old = entry(read_index(corpus), "warehouse")
+    world_file, tasks_file = corpus / old["file"], corpus / old["tasks_file"]
+    world_file.write_text(world_file.read_text(encoding="utf-8") + PEEK_TOOL, encoding="utf-8")
+    tasks_file.write_text(tasks_file.read_text(encoding="utf-8") + LOOK_TASK, encoding="utf-8")
+    assert reindex(corpus) == 0, capsys.readouterr()
+    edited_world = world_file.read_bytes()
+    edited_tasks = tasks_file.read_text(encoding="utf-8")
+    edits = entry(read_index(corpus), "warehouse")["provenance"]["edits"]
+
+    mined = _responder()
+    with ScriptedLLMServer() as server:
+        def answer(request: Any) -> str:
+            assert WRITER in request.system or JUDGE in request.system, request.system[:200]
+            return mined(request)
+
+        server.responder = answer
+        args = [*corpus_args(server, corpus.parent / "domains.jsonl", corpus), "--mined", "2"]
+        write_domains(corpus.parent)
+        assert cli_main(args) == 0, capsys.readouterr()
+        asked = len(server.chat_requests)
+    assert asked == 8  # an instruction and a check for each of two tasks in each world
+    assert world_file.read_bytes() == edited_world
+    text = tasks_file.read_text(encoding="utf-8")
+    assert text.startswith(edited_tasks.rstrip("\n")[:200])
+    assert "task look_then_count in Counter1" in text and text.count("task mined_") == 2
+    after = read_index(corpus)
+    warehouse = entry(after, "warehouse")
+    assert warehouse["provenance"]["edits"] == edits
+    names = {t["task"]: t for t in warehouse["tasks"]}
+    assert {"look_then_count", *(t["task"] for t in old["tasks"])} <= set(names)
+    assert names["look_then_count"]["conversational"] and all(t["valid"] for t in names.values())
+    assert sum(n.startswith("mined_") for n in names) == 2
+    assert warehouse["validated"] and len(warehouse["tasks"]) == len(old["tasks"]) + 3
+    check_index_matches_files(corpus)
+    pantry = entry(after, "pantry")
+    assert sum(t["task"].startswith("mined_") for t in pantry["tasks"]) == 2
+    # a second run asks nothing again and counts the tokens once
+    with ScriptedLLMServer() as server:
+        server.responder = mined
+        args = [*corpus_args(server, corpus.parent / "domains.jsonl", corpus), "--mined", "2"]
+        assert cli_main(args) == 0
+        assert not server.chat_requests
+    again = entry(read_index(corpus), "warehouse")
+    assert again["provenance"]["task_tokens"] == warehouse["provenance"]["task_tokens"]

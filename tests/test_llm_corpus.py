@@ -337,3 +337,61 @@ def test_a_failed_request_leaves_a_usable_corpus_and_is_retried(
     assert cli_main(args) == 0
     again = json.loads((out / "corpus.json").read_text(encoding="utf-8"))
     assert [w["id"] for w in again["worlds"]] == ["warehouse", "pantry"]
+
+
+def test_a_domains_line_sets_its_family_and_its_own_task_counts(
+        llm_server: ScriptedLLMServer, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``family``, ``tasks`` and ``conversational`` on a domains line: the pantry gets one
+    written task, a conversational one, instead of -n 3 with one conversational; both
+    worlds' families are in the index, its totals and the card."""
+    llm_server.responder = corpus_responder
+    domains = tmp_path / "domains.jsonl"
+    domains.write_text(
+        json.dumps({**DOMAINS[0], "family": "logistics"}) + "\n"
+        + json.dumps({**DOMAINS[1], "family": "household", "tasks": 1,
+                      "conversational": 1}) + "\n", encoding="utf-8")
+    out = tmp_path / "corpus"
+    assert cli_main(corpus_args(llm_server, domains, out)) == 0, capsys.readouterr()
+    index = json.loads((out / "corpus.json").read_text(encoding="utf-8"))
+    warehouse, pantry = index["worlds"]
+    assert (warehouse["family"], pantry["family"]) == ("logistics", "household")
+    assert [(t["sample"], t["conversational"]) for t in pantry["tasks"]] == \
+        [(True, False), (False, True)]
+    assert len([t for t in warehouse["tasks"] if not t["sample"]]) == 3
+    assert index["stages"]["tasks"]["items"] == 4
+    assert index["totals"]["families"] == 2
+    assert "| domain families | 2 | - |" in (out / "README.md").read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in
+            (out / "descriptions.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert rows[1]["family"] == "household" and rows[1]["tasks"] == 1
+
+
+@pytest.mark.parametrize(("line", "words"), [
+    ({"family": ""}, '"family" must be a non-empty string'),
+    ({"tasks": -1}, '"tasks" must be a whole number, 0 or more'),
+    ({"tasks": True}, '"tasks" must be a whole number, 0 or more'),
+    ({"tasks": 1, "conversational": 2}, '"conversational" (2) cannot exceed "tasks" (1)'),
+])
+def test_bad_domains_extras_are_input_errors(line: dict[str, Any], words: str, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    domains = tmp_path / "domains.jsonl"
+    domains.write_text(json.dumps({**DOMAINS[0], **line}) + "\n", encoding="utf-8")
+    args = ["synth", "corpus", "--domains", str(domains), "-o", str(tmp_path / "c"),
+            "--base-url", "http://127.0.0.1:9", "--model", "m", "--max-retries", "0"]
+    assert cli_main(args) == 2
+    assert f"domains.jsonl:1: {words}" in capsys.readouterr().err
+
+
+def test_a_stage_reports_its_tokens_per_accepted_item() -> None:
+    """What a written task costs beside a mined one: the stage's tokens (rejected items'
+    included) per accepted item; none without an accepted item."""
+    from worldspec.llm_frontend.corpus import StageStats
+    from worldspec.services.model_client import Usage
+
+    stage = StageStats("tasks", items=4, accepted=3, rejected=1,
+                       usage=Usage(requests=6, prompt_tokens=9000, completion_tokens=1000))
+    assert stage.to_json()["tokens_per_accepted"] == 3333
+    assert "10,000 tokens (3,333 per accepted)" in stage.line()
+    none = StageStats("mined", items=2, rejected=2, usage=Usage(requests=2, prompt_tokens=50))
+    assert none.to_json()["tokens_per_accepted"] is None and "per accepted" not in none.line()

@@ -473,3 +473,75 @@ def test_the_command_line_starts_without_the_llm_front_end() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------- size
+RICH_WORLD = ROOT / "examples" / "corpus" / "worlds" / "restaurant_orders" / \
+    "restaurant_orders.world"
+
+
+def test_a_rich_world_is_planned_and_written_as_envscaler_sizes_them() -> None:
+    from worldspec.llm_frontend.prompts import WORLD_SIZES, plan_world_messages
+
+    rich, small = WORLD_SIZES["rich"], WORLD_SIZES["small"]
+    plan = plan_world_messages("a bakery", rich)[1]["content"]
+    assert "at least 8 tools that only read" in plan and "at least 7 tools that change" in plan
+    assert "Keep it small" in plan_world_messages("a bakery", small)[1]["content"]
+    for size in (rich, small):  # every entity can be looked up, whatever the size
+        assert "by what a user knows" in plan_world_messages("a bakery", size)[1]["content"]
+        assert "Every entity can be looked up" in \
+            write_world_messages("a bakery", None, size=size)[0]["content"]
+    written = write_world_messages("a bakery", None, size=rich)[0]["content"]
+    assert "At least 8 tools that only read and at least 7 that change state" in written
+    assert "at least 4 rows in every table" in written
+    assert "Between 5 and 12 tools" in write_world_messages("a bakery", None)[0]["content"]
+
+
+def test_a_world_smaller_than_asked_is_sent_back() -> None:
+    """The library (12 read tools, 6 that change state, 7 state items) is refused as a rich
+    world, for what it lacks; as a small world it passes that check. The restaurant (8
+    read, 9 state-changing tools, 10 state items) is rich enough."""
+    from worldspec.llm_frontend.synth_world import judge_world
+
+    library = (ROOT / "examples" / "corpus" / "worlds" / "library_loans" /
+               "public_library.world").read_text(encoding="utf-8")
+    refused = judge_world(library, replace(FAST, size="rich", filename="library.world"))
+    assert refused.stage == "structure"
+    messages = [p["message"] for p in refused.problems]
+    assert messages == [
+        "a rich world has at least 7 tools that change state: this one has 6; add more (each "
+        "with its doc string, rules and seed data to succeed from)",
+        "a rich world has at least 10 state items (tables, sequences, settings): this one "
+        "has 7; add more (each with its doc string, rules and seed data to succeed from)"]
+    assert judge_world(library, replace(FAST, filename="library.world")).stage != "structure"
+    rich = judge_world(RICH_WORLD.read_text(encoding="utf-8"),
+                       replace(FAST, size="rich", filename="restaurant.world"))
+    assert rich.stage != "structure", rich.problems
+
+
+def test_synth_world_size_rich_repairs_a_world_that_is_too_small(
+        llm_server: ScriptedLLMServer, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    llm_server.push(PLAN_JSON, fenced(counter_world()), fenced(counter_world()))
+    out = tmp_path / "counter.world"
+    status = cli_main(["synth", "world", "A counter.", "-o", str(out), "--size", "rich",
+                       "--max-rounds", "1", "--base-url", llm_server.url, "--model", "m",
+                       "--test-examples", "10"])
+    printed = capsys.readouterr()
+    assert status != 0, printed
+    plan, first, repair = llm_server.chat_requests
+    assert "at least 8 tools that only read" in plan.last_user
+    assert "At least 8 tools that only read" in first.system
+    assert "a rich world has at least 8 tools that only read" in repair.last_user
+    assert not out.exists()
+
+
+def test_the_size_choices_are_the_sizes(capsys: pytest.CaptureFixture[str]) -> None:
+    from worldspec.cli.synth_corpus import WORLD_SIZE_NAMES
+    from worldspec.llm_frontend.prompts import WORLD_SIZES
+
+    assert tuple(sorted(WORLD_SIZES)) == WORLD_SIZE_NAMES
+    for command in (["synth", "world", "a bakery"], ["synth", "corpus", "--domains", "d"]):
+        assert cli_main([*command, "--size", "huge"]) == 2
+        assert "invalid choice: 'huge' (choose from 'rich', 'small')" in \
+            capsys.readouterr().err

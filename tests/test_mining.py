@@ -16,6 +16,7 @@ from worldspec.compiler.model import WorldModel
 from worldspec.runtime.episode import Episode
 from worldspec.services.loading import load_result
 from worldspec.services.mining import (
+    DIFFICULTY_BANDS,
     Change,
     MinedTask,
     derive_checks,
@@ -23,6 +24,7 @@ from worldspec.services.mining import (
     linked_writes,
     literal,
     mine_tasks,
+    solution_difficulty,
     validate_mined,
 )
 from worldspec.testing.mining import careless_failures, draw_write_runs
@@ -199,6 +201,28 @@ def test_careless_failures_count_failing_draws() -> None:
     runs = list(draw_write_runs(world, data, seed=0, runs=10))
     assert runs and all(1 <= len(r.calls) <= 4 for r in runs)
     assert all(not world.TOOLS[name].read_only for r in runs for name in r.tools)
+
+
+def test_a_task_is_scored_by_its_solution_easy_to_hard() -> None:
+    """A written task gets a mined task's difficulty from its reference solution: one read
+    and one write is easy; the same start with more calls over more tools scores higher."""
+    _, world = _world(LIBRARY)
+    data = world.TASKS["late_return_and_new_loan"].data
+    one = solution_difficulty(world, data, [("find_members", {"query": "Ana"}),
+                                            ("return_copy", {"copy": "C0003"})])
+    assert (one.calls, one.tools, one.reads) == (2, 2, 1) and one.band == "easy"
+    long = solution_difficulty(world, data, [
+        ("find_members", {"query": "Ana"}), ("search_books", {"query": "Dune"}),
+        ("list_copies", {"isbn": "9780441172719"}), ("return_copy", {"copy": "C0003"}),
+        ("borrow_copy", {"member": "M003", "copy": "C0003"}),
+        ("pay_fees", {"member": "M002", "amount": 1.0})])
+    assert (long.calls, long.tools, long.reads) == (6, 6, 3)
+    assert long.careless_failures > one.careless_failures and long.band == "hard"
+    assert long.to_json()["band"] == "hard" and long.score > one.score
+    bands = [name for name, _ in DIFFICULTY_BANDS]
+    assert bands == ["easy", "medium", "hard"]
+    limits = [below for _, below in DIFFICULTY_BANDS]
+    assert limits == sorted(limits) and len(set(limits)) == len(limits)
 
 
 def test_linked_writes_make_one_errand() -> None:

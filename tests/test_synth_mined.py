@@ -310,3 +310,170 @@ def test_an_unreachable_server_stops_the_run_without_a_traceback(
     assert status == 1 and "chat completion failed" in printed.err
     assert "Traceback" not in printed.err + printed.out
     assert not (tmp_path / "out.world").exists()
+
+
+# ------------------------------------------------------------------ batches
+def _batch_write(request: RecordedRequest, *, tell: bool | Callable[[str], bool] = True,
+                 skip: str = "", persona: bool = False) -> str:
+    """The scripted writer of a batch: each task's request names its goal's codeword and
+    tells what it must (``tell`` may decide per task id); ``skip`` leaves one task out."""
+    user = request.messages[1]["content"]
+    entries = []
+    for ident, brief in re.findall(r"^Task (T\d+):\n(.*?)(?=^Task T\d+:|\Z)", user,
+                                   re.MULTILINE | re.DOTALL):
+        if ident == skip:
+            continue
+        told = re.search(r"^Must tell: (.*)$", brief, re.MULTILINE)
+        values = [] if told is None or told.group(1) == "(nothing)" else \
+            json.loads(f"[{told.group(1)}]")
+        goal = brief.split("The goal (what must have changed when the task is done):\n", 1)[1]
+        word = _codeword(_listed(goal))
+        telling = tell(ident) if callable(tell) else tell
+        said = f" I am {' and '.join(values)}." if values and telling else ""
+        entry = {"id": ident, "instruction": f"Please see to request {word}.{said}"}
+        if persona:
+            entry = {"id": ident, "instruction": f"Please see to request {word}.",
+                     "persona": "A patient regular who answers briefly.",
+                     "known": f"Request {word}.{said}", "unknown": "Any ids."}
+        entries.append(entry)
+    return json.dumps({"tasks": entries})
+
+
+def _batch_judge(request: RecordedRequest, *, wrong: str = "") -> str:
+    """The scripted judge of a batch: for each request, the outcome its codeword names (for
+    the request ``wrong``, another one)."""
+    answers = []
+    for part in request.last_user.split("Request ")[1:]:
+        ident = part.split(":", 1)[0]
+        outcomes = [(chunk[0], _listed(chunk[3:])) for chunk in part.split("Outcome ")[1:]]
+        named = next(letter for letter, lines in outcomes if _codeword(lines) in part)
+        if ident == wrong:
+            named = next(letter for letter, _ in outcomes if letter != named)
+        answers.append({"id": ident, "outcome": named})
+    return json.dumps({"answers": answers})
+
+
+def _batch_responder(write: Callable[[RecordedRequest], str] = _batch_write,
+                     judge: Callable[[RecordedRequest], str] = _batch_judge
+                     ) -> Callable[[RecordedRequest], str]:
+    def answer(request: RecordedRequest) -> str:
+        if WRITER in request.system:
+            assert "Several tasks of the same world" in request.system
+            return write(request)
+        assert "users' requests" in request.system
+        return judge(request)
+
+    return answer
+
+
+def test_a_batch_writes_and_checks_several_tasks_in_two_requests(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    llm_server.responder = _batch_responder()
+    report = _run(llm_config, MineOptions(count=3, runs=20, batch=3))
+    assert [o.accepted for o in report.outcomes] == [True, True, True], report.to_json()
+    assert report.usage.requests == 2  # one request writes all three, one checks them
+    assert sum(o.usage.total_tokens for o in report.outcomes) == report.usage.total_tokens
+    writes = [r for r in llm_server.chat_requests if WRITER in r.system]
+    assert len(writes) == 1 and writes[0].last_user.count("\nTask T") == 3
+    assert writes[0].last_user.count("Tools:") == 1  # the world's summary once
+
+
+def test_a_batch_task_that_does_not_validate_goes_back_alone_for_one_repair(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    """T2's first draft leaves out the name it must tell (WS624): T2 alone goes back for one
+    repair, the others are not asked again, and all three are accepted."""
+    drafts: list[str] = []
+
+    def forgetful(request: RecordedRequest) -> str:
+        drafts.append(request.last_user)
+        return _batch_write(request, tell=lambda ident: ident != "T2" or len(drafts) > 1)
+
+    llm_server.responder = _batch_responder(write=forgetful)
+    report = _run(llm_config, MineOptions(count=3, runs=20, batch=3))
+    first = llm_server.chat_requests[0].messages[1]["content"]
+    second = re.search(r"^Task T2:\n(.*?)(?=^Task T3:)", first, re.MULTILINE | re.DOTALL)
+    assert second is not None and "Must tell: (nothing)" not in second.group(1)
+    repairs = [r for r in llm_server.chat_requests
+               if WRITER in r.system and "do not validate" in r.last_user]
+    assert len(repairs) == 1
+    assert re.findall(r"^Task (T\d+):", repairs[0].last_user, re.MULTILINE) == ["T2"]
+    assert "never shown" in repairs[0].last_user
+    assert all(o.accepted for o in report.outcomes), report.to_json()
+    assert report.usage.requests == 3  # the batch, T2's repair, the check
+
+
+def test_a_batch_task_never_repaired_or_not_determined_is_rejected_alone(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    llm_server.responder = _batch_responder(judge=lambda r: _batch_judge(r, wrong="T1"))
+    report = _run(llm_config, MineOptions(count=3, runs=20, batch=3))
+    assert [o.accepted for o in report.outcomes] == [False, True, True], report.to_json()
+    assert report.outcomes[0].reason == "the instruction does not determine the goal"
+    llm_server.responder = _batch_responder(write=lambda r: _batch_write(r, skip="T3"))
+    report = _run(llm_config, MineOptions(count=3, runs=20, batch=3))
+    assert [o.accepted for o in report.outcomes] == [True, True, False], report.to_json()
+    assert report.outcomes[2].reason == "no usable reply"
+
+
+def test_the_last_mined_tasks_are_conversational(llm_server: ScriptedLLMServer,
+                                                 llm_config: LLMConfig) -> None:
+    def write(request: RecordedRequest) -> str:
+        return _batch_write(request, persona="This is a conversational task" in request.system)
+
+    llm_server.responder = _batch_responder(write=write)
+    report = _run(llm_config, MineOptions(count=3, runs=20, batch=2, conversational_count=1))
+    assert [o.conversational for o in report.outcomes] == [False, False, True]
+    assert all(o.accepted for o in report.outcomes), report.to_json()
+    last = report.outcomes[2].text
+    assert last is not None and "\n  persona " in last
+    assert "persona" not in (report.outcomes[0].text or "")
+    assert report.usage.requests == 4  # two plain in one batch, one conversational alone
+
+
+def test_bad_batch_options_are_usage_errors(tmp_path: Path, capsys: object) -> None:
+    assert cli_main(["synth", "tasks", str(LIBRARY), "--mine", "--mine-batch", "0",
+                     "--base-url", "http://127.0.0.1:9", "--model", "m"]) == 2
+    err = capsys.readouterr().err  # type: ignore[attr-defined]
+    assert "--mine-batch must be at least 1" in err
+    assert cli_main(["synth", "corpus", "--domains", str(tmp_path / "d.jsonl"), "-o",
+                     str(tmp_path / "c"), "--mined", "2", "--mined-conversational", "3",
+                     "--base-url", "http://127.0.0.1:9", "--model", "m"]) == 2
+    err = capsys.readouterr().err  # type: ignore[attr-defined]
+    assert "--mined-conversational (3) cannot exceed --mined (2)" in err
+
+
+def test_synth_corpus_mines_in_batches_with_conversational_tasks(
+        llm_server: ScriptedLLMServer, tmp_path: Path, capsys: object) -> None:
+    """``--mined 3 --mined-conversational 1 --mined-batch 3``: per world one request writes
+    the two plain tasks and one the conversational one, and one request checks each group;
+    the index counts the conversational mined task."""
+    def write(request: RecordedRequest) -> str:
+        return _batch_write(request, persona="This is a conversational task" in request.system)
+
+    mined = _batch_responder(write=write)
+
+    def answer(request: RecordedRequest) -> str:
+        if WRITER in request.system or "users' requests" in request.system:
+            return mined(request)
+        return corpus_responder(request)
+
+    llm_server.responder = answer
+    domains = tmp_path / "domains.jsonl"
+    domains.write_text(json.dumps(
+        {"id": "warehouse", "description": "A crate counter for a warehouse, number 1."})
+        + "\n", encoding="utf-8")
+    out = tmp_path / "corpus"
+    args = ["synth", "corpus", "--domains", str(domains), "-o", str(out), "-n", "1",
+            "--conversational", "0", "--mined", "3", "--mined-conversational", "1",
+            "--mined-batch", "3", "--min-calls", "4", "--test-examples", "8",
+            "--test-steps", "8", "--explore-examples", "12", "--explore-steps", "10",
+            "--concurrency", "1", "--base-url", llm_server.url, "--model", "m",
+            "--max-retries", "0"]
+    assert cli_main(args) == 0, capsys.readouterr()  # type: ignore[attr-defined]
+    index = json.loads((out / "corpus.json").read_text(encoding="utf-8"))
+    stage = index["stages"]["mined"]
+    assert (stage["items"], stage["accepted"], stage["requests"]) == (3, 3, 4)
+    assert index["options"]["mined_batch"] == 3
+    assert index["options"]["mined_conversational"] == 1
+    (world,) = index["worlds"]
+    assert world["validated"] and world["conversational_tasks"] == 1
+    assert check_paths([out]).ok

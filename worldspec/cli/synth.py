@@ -199,6 +199,11 @@ def _configure_world(parser: argparse.ArgumentParser) -> None:
                         help="the fewest sample tasks the world file holds; their inline data "
                              "is the world's seed data, where the property tests start "
                              "(default 1; 0: a world without data or tasks)")
+    parser.add_argument("--size", choices=cli_synth_corpus.WORLD_SIZE_NAMES, default="small",
+                        help="how big a world to plan and write: small (2 to 6 entities, 5 to "
+                             "12 tools) or rich (EnvScaler's richness: at least 8 tools that "
+                             "only read, 7 that change state and 10 state items, checked; "
+                             "default small)")
     add_batch_options(parser)
     add_model_options(parser)
     add_backend_options(parser)
@@ -264,7 +269,7 @@ async def _world_batch(args: argparse.Namespace, console: Console) -> int:
     journal = Journal.open(journal_path) if journal_path else None
     options = WorldOptions(max_rounds=args.max_rounds, plan=not args.no_plan,
                            test_examples=args.test_examples, test_steps=args.test_steps,
-                           sample_tasks=args.sample_tasks)
+                           sample_tasks=args.sample_tasks, size=args.size)
 
     def settle(item: BatchItem, outcome: WorldOutcome) -> ItemRecord:
         """On the driver: the record, and the world file when accepted (the last draft and
@@ -310,6 +315,9 @@ def _configure_tasks(parser: argparse.ArgumentParser) -> None:
                         help="the seed of the mined call sequences (default 0)")
     mining.add_argument("--mine-runs", type=int, default=60, metavar="N",
                         help="call sequences drawn from each start state (default 60)")
+    mining.add_argument("--mine-batch", type=int, default=1, metavar="B",
+                        help="tasks whose instructions one request writes and one request "
+                             "checks (the world's summary sent once for B tasks; default 1)")
     mining.add_argument("--compare-journal", metavar="FILE",
                         help="a `synth tasks` journal: report its tokens per accepted task "
                              "beside the mined tasks' (e.g. examples/corpus/journals/tasks.jsonl)")
@@ -409,7 +417,7 @@ def _run_mined(args: argparse.Namespace, console: Console) -> int:
         console.error("--mine works on one WORLD.world file, not --input")
         return EXIT_USAGE
     if not _check_limits(args, console, count=1, max_ids=0, concurrency=1, max_retries=0,
-                         mine_runs=1):
+                         mine_runs=1, mine_batch=1):
         return EXIT_USAGE
     return _run_guarded(console, lambda: asyncio.run(_mined_tasks(args, console)))
 
@@ -436,7 +444,7 @@ async def _mined_tasks(args: argparse.Namespace, console: Console) -> int:
                 from None
     out = Path(args.out) if args.out else world.path.with_suffix(".tasks.world")
     options = MineOptions(count=args.count, conversational=args.conversational,
-                          seed=args.mine_seed, runs=args.mine_runs,
+                          seed=args.mine_seed, runs=args.mine_runs, batch=args.mine_batch,
                           max_instruction_ids=args.max_ids)
     async with LLMClient(config) as client:
         report = await mine_world_tasks(client, world, options, config.concurrency)

@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 
 __all__ = ["DESCRIPTION", "SUMMARY", "configure", "run"]
 
+#: the names of ``llm_frontend.prompts.WORLD_SIZES`` (kept here so that building the parser
+#: loads no front end; a test keeps them equal)
+WORLD_SIZE_NAMES = ("rich", "small")
+
 SUMMARY = "one resumable pipeline: domains or a task corpus -> worlds -> tasks -> a corpus"
 DESCRIPTION = (
     "Build a corpus folder from --domains (one environment description per line) or "
@@ -73,12 +77,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="tasks mined for each world besides the N written (as 'synth "
                              "tasks --mine': the model writes only each instruction; "
                              "default 0)")
+    parser.add_argument("--mined-conversational", type=int, default=0, metavar="K",
+                        help="of the M mined tasks, how many are conversational (the model "
+                             "also writes persona, known and unknown; default 0)")
+    parser.add_argument("--mined-batch", type=int, default=1, metavar="B",
+                        help="mined tasks whose instructions one request writes and one "
+                             "request checks (the world's summary sent once for B tasks; "
+                             "default 1)")
     parser.add_argument("--max-rounds", type=int, default=4, metavar="N",
                         help="repair rounds of a world after its first draft (default 4)")
     parser.add_argument("--task-rounds", type=int, default=4, metavar="N",
                         help="repair rounds of a task after its first draft (default 4)")
     parser.add_argument("--no-plan", action="store_true",
                         help="write each world without the planning request")
+    parser.add_argument("--size", choices=WORLD_SIZE_NAMES, default="small",
+                        help="how big each world is planned and written: small or rich "
+                             "(EnvScaler's richness: at least 8 read tools, 7 state-changing "
+                             "tools and 10 state items, checked; default small)")
     parser.add_argument("--sample-tasks", type=int, default=1, metavar="N",
                         help="the fewest sample tasks (with the seed data) per world "
                              "(default 1)")
@@ -134,7 +149,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if not _check_limits(args, console, worlds=1, tasks=0, conversational=0, max_rounds=0,
                          task_rounds=0, sample_tasks=1, test_examples=1, test_steps=1,
                          explore_examples=1, explore_steps=1, min_calls=1, max_ids=0,
-                         concurrency=1, max_retries=0, workers=1, mined=0):
+                         concurrency=1, max_retries=0, workers=1, mined=0,
+                         mined_conversational=0, mined_batch=1):
+        return EXIT_USAGE
+    if args.mined_conversational > args.mined:
+        console.error(f"--mined-conversational ({args.mined_conversational}) cannot exceed "
+                      f"--mined ({args.mined})")
         return EXIT_USAGE
     if args.conversational > args.tasks:
         console.error(f"--conversational ({args.conversational}) cannot exceed -n "
@@ -231,13 +251,14 @@ async def _build(args: argparse.Namespace, console: Console) -> int:
         worlds=args.worlds, tasks_per_world=args.tasks, conversational=args.conversational,
         world=WorldOptions(max_rounds=args.max_rounds, plan=not args.no_plan,
                            test_examples=args.test_examples, test_steps=args.test_steps,
-                           sample_tasks=args.sample_tasks),
+                           sample_tasks=args.sample_tasks, size=args.size),
         task=TaskOptions(max_rounds=args.task_rounds, min_calls=args.min_calls,
                          max_instruction_ids=args.max_ids),
         themes=ThemeOptions(min_score=args.min_score, similarity=args.similarity),
         explore_examples=args.explore_examples, explore_steps=args.explore_steps,
         retry_rejected=args.retry_rejected,
-        reserved_names=_world_names(args.beside, Path(args.out)), mined_per_world=args.mined)
+        reserved_names=_world_names(args.beside, Path(args.out)), mined_per_world=args.mined,
+        mined_conversational=args.mined_conversational, mined_batch=args.mined_batch)
     report = await build_corpus(
         config, source, Path(args.out), options, executor=executor,
         progress=lambda total, label: _progress(args, total, console, label))

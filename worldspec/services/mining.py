@@ -46,9 +46,9 @@ from worldspec.services.validation import TaskReport, set_aside_broken_tasks, va
 from worldspec.testing.explore import Call
 from worldspec.testing.mining import WriteRun, careless_failures, draw_write_runs
 
-__all__ = ["PLACEHOLDER_INSTRUCTION", "Change", "Difficulty", "MinedCheck", "MinedTask",
-           "derive_checks", "derive_frame", "goal_changes", "linked_writes", "literal",
-           "mine_starts", "mine_tasks", "validate_mined"]
+__all__ = ["DIFFICULTY_BANDS", "PLACEHOLDER_INSTRUCTION", "Change", "Difficulty", "MinedCheck",
+           "MinedTask", "derive_checks", "derive_frame", "goal_changes", "linked_writes",
+           "literal", "mine_starts", "mine_tasks", "solution_difficulty", "validate_mined"]
 
 #: how many reads deep a key is looked for (a read by a key that an earlier read shows)
 _READ_HOPS = 2
@@ -402,9 +402,35 @@ class Difficulty:
         write tool drawn (eight draws each)."""
         return self.calls + self.tools + self.reads + self.careless_failures / 8
 
+    @property
+    def band(self) -> str:
+        """``easy``, ``medium`` or ``hard``, by :attr:`score` (:data:`DIFFICULTY_BANDS`)."""
+        return next(name for name, below in DIFFICULTY_BANDS if self.score < below)
+
     def to_json(self) -> dict[str, Any]:
         return {"calls": self.calls, "tools": self.tools, "reads": self.reads,
-                "careless_failures": self.careless_failures, "score": self.score}
+                "careless_failures": self.careless_failures, "score": self.score,
+                "band": self.band}
+
+
+#: the difficulty bands, by score below which a task falls in each: a read and a write
+#: (score about 5) is easy, three to four calls over three tools medium, five calls or more
+#: over four tools or more (with careless calls failing) hard
+DIFFICULTY_BANDS: tuple[tuple[str, float], ...] = (
+    ("easy", 7.0), ("medium", 12.0), ("hard", float("inf")))
+
+
+def solution_difficulty(world: type[Episode], data: Mapping[str, Any],
+                        solution: Sequence[tuple[str, Mapping[str, Any]]], *,
+                        seed: int = 0) -> Difficulty:
+    """The difficulty of any task with a reference solution (a written one too), as a mined
+    task's is scored: its calls, distinct tools, reads, and how many careless calls of its
+    write tools fail from its start ``data``."""
+    writes = [name for name, _ in solution
+              if name in world.TOOLS and not world.TOOLS[name].read_only]
+    return Difficulty(len(solution), len({name for name, _ in solution}),
+                      len(solution) - len(writes),
+                      careless_failures(world, data, writes, seed=seed))
 
 
 @dataclass(frozen=True)
@@ -670,10 +696,7 @@ def _candidate(model: WorldModel, world: type[Episode], solver: _Solver, initial
     if any(text is None for text in texts):
         return None
     writes = tuple(call for call in solution if not world.TOOLS[call[0]].read_only)
-    difficulty = Difficulty(len(solution), len({name for name, _ in solution}),
-                            len(solution) - len(writes),
-                            careless_failures(world, solver.data, [w[0] for w in writes],
-                                              seed=seed))
+    difficulty = solution_difficulty(world, solver.data, solution, seed=seed)
     counters = frozenset(name for name, info in model.state.items()
                          if info.kind == "sequence")
     return MinedTask(_task_name(start, solution, checks), world.WORLD, solver.data,
