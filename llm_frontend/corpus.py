@@ -920,6 +920,12 @@ def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: Co
     usage = Usage()
     for stage in stages:
         usage.add(stage.usage)
+    for entry in entries:  # what a world edited by hand spent on tasks before its edit
+        earlier = entry["provenance"].get("edited_task_tokens")
+        if isinstance(earlier, dict):
+            usage.add(Usage(requests=int(earlier.get("requests", 0)),
+                            prompt_tokens=int(earlier.get("prompt_tokens", 0)),
+                            completion_tokens=int(earlier.get("completion_tokens", 0))))
     index = {
         "version": INDEX_VERSION,
         "generator": "worldspec synth corpus",

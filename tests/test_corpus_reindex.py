@@ -334,3 +334,9 @@ def test_a_run_after_a_hand_edit_keeps_the_edit_and_appends_mined_tasks(
         assert not server.chat_requests
     again = entry(read_index(corpus), "warehouse")
     assert again["provenance"]["task_tokens"] == warehouse["provenance"]["task_tokens"]
+    # the totals count the tokens spent before the edit too, once
+    totals = read_index(corpus)["totals"]
+    spent = sum(w["provenance"]["world_tokens"]["total_tokens"]
+                + w["provenance"]["task_tokens"]["total_tokens"]
+                for w in read_index(corpus)["worlds"])
+    assert totals["tokens"] == spent
