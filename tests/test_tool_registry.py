@@ -11,6 +11,9 @@ for any tool) must agree on every argument."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -155,14 +158,53 @@ def test_dynamic_arguments_pass_other_json_types_on(tmp_path: Path) -> None:
 
 
 def test_the_registry_is_declared_not_written_out(tmp_path: Path) -> None:
-    """No generated function loads arguments; each description is written once (the
-    method's docstring, which the registry reads)."""
+    """No generated function loads arguments; each description is written once, in the
+    registry (the tool's method has no docstring to drift from it)."""
     world = _world(tmp_path, "worldspec")
     source = generated_source(world)
     assert "_invoke_" not in source and "def _invoke" not in source
     assert source.count("Every parameter required.") == 1
     assert world.TOOLS["all_required"].doc == "Every parameter required."
+    assert vars(world)["tool_all_required"].__doc__ is None
     assert source.count("'An order id.'") == 1  # the parameter both tools share, once
+
+
+#: prints, under the interpreter's flags, whether docstrings are kept and each generated
+#: world's tool definitions (argv: the generated worlds' folders)
+_DEFINITIONS = """
+import json, sys
+from worldspec.runtime.schema import tool_definitions
+from worldspec.services.loading import load_package
+worlds = {w.WORLD: tool_definitions(w.TOOLS.values())
+          for w in (load_package(p).World for p in sys.argv[1:])}
+print(json.dumps({"docstrings": tool_definitions.__doc__ is not None, "worlds": worlds}))
+"""
+
+
+def _definitions(*flags: str) -> dict[str, Any]:
+    folders = sorted(str(p) for p in (ROOT / "generated").iterdir() if (p / "world.py").is_file())
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run([sys.executable, *flags, "-c", _DEFINITIONS, *folders], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    out: dict[str, Any] = json.loads(done.stdout)
+    assert len(out["worlds"]) > 15
+    return out
+
+
+def test_tool_descriptions_survive_python_oo() -> None:
+    """``python -OO`` drops every docstring (the check that says no: the runtime's own are
+    gone), yet every generated world's tool definitions are the same as without it, each
+    tool's description its spec's doc."""
+    plain, stripped = _definitions(), _definitions("-OO")
+    assert plain["docstrings"] and not stripped["docstrings"]
+    assert stripped["worlds"] == plain["worlds"]
+    models, _ = _examples()
+    described = [(models[world].tools[d["function"]["name"]].doc or "",
+                  d["function"]["description"])
+                 for world, defs in stripped["worlds"].items() for d in defs]
+    assert [doc for doc, description in described if doc != description] == []
+    assert sum(bool(description) for _, description in described) > 200
 
 
 # ------------------------------------------------------------------------------ schemas

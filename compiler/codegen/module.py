@@ -478,8 +478,11 @@ class WorldGenerator:
         body.block(info.node.body.body)
         if not info.is_fn:
             self._checks[info.name] = self._needs_check(body)
+        # a tool's description is its registry entry's ``doc=`` (``python -OO`` drops
+        # docstrings); a function's docstring is only for the reader
+        doc = (info.doc or "").strip() or None if info.is_fn else None
         method = FunctionDef(f"{prefix}{py_name(info.name)}", params, returns, body.body,
-                             doc=(info.doc or "").strip() or None, anchor=anchor_of(info.node))
+                             doc=doc, anchor=anchor_of(info.node))
         return "\n".join(print_block([method], 1))
 
     def _needs_check(self, body: StatementCompiler) -> bool:

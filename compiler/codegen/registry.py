@@ -4,8 +4,9 @@ The runtime (:mod:`worldspec.runtime.arguments`, imported as ``arg``) loads each
 arguments from what the declaration says, so no function of the generated module loads them:
 a parameter says how its argument loads (``arg.TEXT``, ``arg.row('orders')``,
 ``arg.optional(arg.enum_of(Color))``, ``arg.refined(arg.INT, 1, 5)``: a table over the types,
-as the type tables' loader is), its default, its own message; a tool names its method (whose
-docstring is its description), its result's schema, how a union result exports. A parameter
+as the type tables' loader is), its default, its own message; a tool names its method, its
+description (written here only, never as the method's docstring, which ``python -OO``
+drops), its result's schema, how a union result exports. A parameter
 several tools declare alike is written once, as a module constant ``_PARAM_<name>``.
 
 Schemas are what :class:`~worldspec.compiler.codegen.pytypes.TypeTables` decides, written
@@ -281,15 +282,12 @@ class RegistryWriter:
     def tool(self, info: ToolInfo, params: list[Expr], checks: bool, given: bool) -> Expr:
         """The ``tool(...)`` declaration of a tool."""
         method = Attr(Name(self.class_name), f"tool_{py_name(info.name)}")
-        args: list[Expr] = [method, *params]
+        args: list[Expr] = [method, Const(info.doc or ""), *params]
         keywords: list[tuple[str, Expr]] = []
         if info.read_only:
             keywords.append(("read_only", Const(True)))
         if py_name(info.name) != info.name:
             keywords.append(("name", Const(info.name)))
-        doc = info.doc or ""
-        if doc != doc.strip():  # the method's docstring is the stripped text
-            keywords.append(("doc", Const(doc)))
         if not (info.read_only or checks):
             keywords.append(("checks", Const(False)))
         keywords.append(("where", Const(f"{file_label(info.node.span.file)}:"

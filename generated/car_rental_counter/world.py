@@ -372,10 +372,6 @@ class CarRentalCounter(Episode):
         return_date: dt.date,
         category: CarCategory | None,
     ) -> tuple[CarOffer, ...]:
-        (
-            'List the in-service cars parked at a branch that are free for the whole stay, '
-            'cheapest first, with the price.'
-        )
         if return_date <= pickup_date:  # car_rental_counter.world:171
             raise ToolError('The return date must be after the pick-up date.')
         if (  # car_rental_counter.world:172
@@ -412,7 +408,6 @@ class CarRentalCounter(Episode):
     def tool_register_customer(  # car_rental_counter.world:178
         self, name: str, licence_number: str, licence_expires: dt.date, email: str
     ) -> Customer:
-        'Register a new customer with their driving licence.'
         if any(  # car_rental_counter.world:186
             _c5.licence_number == licence_number for _c5 in rt.each(self, self.t_customers)
         ):
@@ -436,10 +431,6 @@ class CarRentalCounter(Episode):
     def tool_get_customer_rentals(  # car_rental_counter.world:198
         self, customer: Customer
     ) -> CustomerRentals:
-        (
-            'Show a customer with all their rentals (car, branch, dates, status and charges), the '
-            'latest pick-up first.'
-        )
         return CustomerRentals(  # car_rental_counter.world:203
             customer.key(),
             customer.name,
@@ -459,20 +450,14 @@ class CarRentalCounter(Episode):
         )
 
     def tool_get_rental(self, rental: Rental) -> Rental:  # car_rental_counter.world:211
-        'Show one rental with its car, dates, mileage and charges.'
         return rental  # car_rental_counter.world:216
 
     def tool_list_branches(self) -> tuple[str, ...]:  # car_rental_counter.world:219
-        'List the branches with their codes, names and cities.'
         return tuple([  # car_rental_counter.world:220
             _b8.key() for _b8 in rt.each(self, self.t_branches)
         ])
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # car_rental_counter.world:223
-        (
-            'Find registered customers whose name, email or licence number contains the text, '
-            'with their customer id and licence expiry date.'
-        )
         wanted: str = rt.built(  # car_rental_counter.world:228
             self, rt.built(self, text.strip()).lower()
         )
@@ -485,19 +470,11 @@ class CarRentalCounter(Episode):
         ])
 
     def tool_get_car(self, car: Car) -> Car:  # car_rental_counter.world:232
-        (
-            'Show one car: its model, category, daily rate, mileage, the branch where it is '
-            'parked and whether it is in service.'
-        )
         return car  # car_rental_counter.world:235
 
     def tool_list_cars(  # car_rental_counter.world:238
         self, branch: Branch | None, category: CarCategory | None
     ) -> tuple[str, ...]:
-        (
-            "List the fleet's cars with model, category, daily rate, mileage, branch and whether "
-            'in service, whatever their bookings; cars out on a rental have no branch.'
-        )
         return tuple([  # car_rental_counter.world:244
             _c10.key()
             for _c10 in rt.each(self, self.t_cars)
@@ -506,10 +483,6 @@ class CarRentalCounter(Episode):
         ])
 
     def tool_list_car_rentals(self, car: Car) -> tuple[str, ...]:  # car_rental_counter.world:247
-        (
-            'List the rentals of one car (customer, dates, status and charges), the latest '
-            'pick-up first.'
-        )
         return rt.sorted_keys(  # car_rental_counter.world:252
             rt.each(
                 self, [_r12 for _r12 in rt.each(self, self.t_rentals) if _r12.car == car.key()]
@@ -521,10 +494,6 @@ class CarRentalCounter(Episode):
     def tool_reserve_car(  # car_rental_counter.world:255
         self, customer: Customer, car: Car, pickup_date: dt.date, return_date: dt.date
     ) -> Rental:
-        (
-            'Reserve a car at the branch where it is parked. The price is the number of days '
-            "times the car's daily rate."
-        )
         if return_date <= pickup_date:  # car_rental_counter.world:263
             raise ToolError('The return date must be after the pick-up date.')
         if pickup_date < self.clock.date():  # car_rental_counter.world:264
@@ -573,7 +542,6 @@ class CarRentalCounter(Episode):
         return rental  # car_rental_counter.world:280
 
     def tool_cancel_reservation(self, rental: Rental) -> Rental:  # car_rental_counter.world:283
-        'Cancel a reservation that has not been picked up. There is no fee.'
         if rental.status != _E12_RentalStatus_reserved:  # car_rental_counter.world:288
             raise ToolError(rt.built(
                 self,
@@ -585,10 +553,6 @@ class CarRentalCounter(Episode):
         return rental  # car_rental_counter.world:290
 
     def tool_pick_up(self, rental: Rental) -> Rental:  # car_rental_counter.world:293
-        (
-            'Hand the car of a reservation to the customer, from its pick-up day until the day '
-            'before its planned return. Records the start mileage.'
-        )
         if rental.status != _E12_RentalStatus_reserved:  # car_rental_counter.world:298
             raise ToolError(rt.built(
                 self,
@@ -637,13 +601,6 @@ class CarRentalCounter(Episode):
     def tool_return_car(  # car_rental_counter.world:312
         self, rental: Rental, branch: Branch, mileage_km: int
     ) -> Rental:
-        (
-            'Take back a picked-up car at any branch. Days past the planned return date are '
-            'charged at\n'
-            'the daily rate plus the late surcharge; a one-way fee applies when the branch '
-            'differs from\n'
-            'the pick-up branch. Returns the rental with its charges.'
-        )
         if rental.status != _E12_RentalStatus_picked_up:  # car_rental_counter.world:323
             raise ToolError(rt.built(
                 self,
@@ -715,7 +672,6 @@ class CarRentalCounter(Episode):
     def tool_set_car_in_service(  # car_rental_counter.world:344
         self, car: Car, in_service: bool
     ) -> Car:
-        'Take a parked car out of service for maintenance, or put it back in service.'
         if car.branch is None:  # car_rental_counter.world:350
             raise ToolError(rt.built(self, f'Car {car.plate} is out on a rental.'))
         if not (  # car_rental_counter.world:351
@@ -798,6 +754,8 @@ _PARAM_car = param(
 CarRentalCounter.TOOLS = tools(
     tool(
         CarRentalCounter.tool_search_cars,
+        'List the in-service cars parked at a branch that are free for the whole stay, cheapest '
+        'first, with the price.',
         param(
             'branch',
             arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
@@ -820,6 +778,7 @@ CarRentalCounter.TOOLS = tools(
     ),
     tool(
         CarRentalCounter.tool_register_customer,
+        'Register a new customer with their driving licence.',
         param('name', arg.refined(arg.TEXT, 1, 80), "The customer's full name."),
         param(
             'licence_number',
@@ -837,6 +796,8 @@ CarRentalCounter.TOOLS = tools(
     ),
     tool(
         CarRentalCounter.tool_get_customer_rentals,
+        'Show a customer with all their rentals (car, branch, dates, status and charges), the '
+        'latest pick-up first.',
         _PARAM_customer,
         read_only=True,
         where='car_rental_counter.world:198',
@@ -850,6 +811,7 @@ CarRentalCounter.TOOLS = tools(
     ),
     tool(
         CarRentalCounter.tool_get_rental,
+        'Show one rental with its car, dates, mileage and charges.',
         _PARAM_rental,
         read_only=True,
         where='car_rental_counter.world:211',
@@ -857,6 +819,7 @@ CarRentalCounter.TOOLS = tools(
     ),
     tool(
         CarRentalCounter.tool_list_branches,
+        'List the branches with their codes, names and cities.',
         read_only=True,
         where='car_rental_counter.world:219',
         returns=js.array(js.closed({
@@ -868,6 +831,8 @@ CarRentalCounter.TOOLS = tools(
     ),
     tool(
         CarRentalCounter.tool_find_customers,
+        'Find registered customers whose name, email or licence number contains the text, with '
+        'their customer id and licence expiry date.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -881,6 +846,8 @@ CarRentalCounter.TOOLS = tools(
     ),
     tool(
         CarRentalCounter.tool_get_car,
+        'Show one car: its model, category, daily rate, mileage, the branch where it is parked '
+        'and whether it is in service.',
         _PARAM_car,
         read_only=True,
         where='car_rental_counter.world:232',
@@ -888,6 +855,8 @@ CarRentalCounter.TOOLS = tools(
     ),
     tool(
         CarRentalCounter.tool_list_cars,
+        "List the fleet's cars with model, category, daily rate, mileage, branch and whether in "
+        "service, whatever their bookings; cars out on a rental have no branch.",
         param(
             'branch',
             arg.optional(arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
@@ -902,6 +871,8 @@ CarRentalCounter.TOOLS = tools(
     ),
     tool(
         CarRentalCounter.tool_list_car_rentals,
+        'List the rentals of one car (customer, dates, status and charges), the latest pick-up '
+        'first.',
         _PARAM_car,
         read_only=True,
         where='car_rental_counter.world:247',
@@ -910,6 +881,8 @@ CarRentalCounter.TOOLS = tools(
     ),
     tool(
         CarRentalCounter.tool_reserve_car,
+        "Reserve a car at the branch where it is parked. The price is the number of days times "
+        "the car's daily rate.",
         _PARAM_customer,
         param(
             'car',
@@ -924,6 +897,7 @@ CarRentalCounter.TOOLS = tools(
     ),
     tool(
         CarRentalCounter.tool_cancel_reservation,
+        'Cancel a reservation that has not been picked up. There is no fee.',
         param(
             'rental',
             arg.row('rentals'),
@@ -935,12 +909,17 @@ CarRentalCounter.TOOLS = tools(
     ),
     tool(
         CarRentalCounter.tool_pick_up,
+        'Hand the car of a reservation to the customer, from its pick-up day until the day '
+        'before its planned return. Records the start mileage.',
         _PARAM_rental,
         where='car_rental_counter.world:293',
         returns=_RESULT_Rental,
     ),
     tool(
         CarRentalCounter.tool_return_car,
+        'Take back a picked-up car at any branch. Days past the planned return date are charged '
+        'at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch '
+        'differs from\nthe pick-up branch. Returns the rental with its charges.',
         param(
             'rental',
             arg.row('rentals'),
@@ -963,6 +942,7 @@ CarRentalCounter.TOOLS = tools(
     ),
     tool(
         CarRentalCounter.tool_set_car_in_service,
+        'Take a parked car out of service for maintenance, or put it back in service.',
         param(
             'car',
             arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),

@@ -287,14 +287,12 @@ class ClinicRecords(Episode):
         )
 
     def tool_sign_in(self, doctor: Doctor) -> Doctor:  # clinic_records.world:115
-        'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.'
         self.set_state('current_doctor', doctor.key())  # clinic_records.world:120
         return doctor  # clinic_records.world:121
 
     def tool_register_patient(  # clinic_records.world:124
         self, name: str, birth_date: dt.date, allergies: tuple[str, ...]
     ) -> Patient:
-        'Register a new patient with their known drug allergies. The patient is registered today.'
         if self.state.current_doctor is None:  # clinic_records.world:131
             raise ToolError('No doctor is signed in.')
         if birth_date > self.clock.date():  # clinic_records.world:132
@@ -319,10 +317,6 @@ class ClinicRecords(Episode):
     def tool_add_allergy(  # clinic_records.world:146
         self, patient: Patient, drug: Drug
     ) -> Patient:
-        (
-            'Record that a patient is allergic to a drug. An active prescription of that drug '
-            'must be stopped first.'
-        )
         if self.state.current_doctor is None:  # clinic_records.world:152
             raise ToolError('No doctor is signed in.')
         if drug.key() in rt.each(self, patient.allergies):  # clinic_records.world:153
@@ -341,10 +335,6 @@ class ClinicRecords(Episode):
     def tool_record_visit(  # clinic_records.world:159
         self, patient: Patient, diagnosis: str
     ) -> Visit:
-        (
-            'Record a visit of a patient with the signed-in doctor, taking place now, with a '
-            'diagnosis.'
-        )
         if self.state.current_doctor is None:  # clinic_records.world:165
             raise ToolError('No doctor is signed in.')
         visit: Visit = Visit(  # clinic_records.world:166
@@ -360,10 +350,6 @@ class ClinicRecords(Episode):
     def tool_prescribe(  # clinic_records.world:171
         self, visit: Visit, drug: Drug, dose: str, course_days: int
     ) -> Prescription:
-        (
-            'Prescribe a drug from a visit, for a number of days starting today. Only the doctor '
-            'who held the visit can prescribe from it.'
-        )
         if self.state.current_doctor is None:  # clinic_records.world:179
             raise ToolError('No doctor is signed in.')
         if visit.doctor != self.state.current_doctor:  # clinic_records.world:180
@@ -403,10 +389,6 @@ class ClinicRecords(Episode):
     def tool_renew_prescription(  # clinic_records.world:197
         self, prescription: Prescription, extra_days: int
     ) -> Prescription:
-        (
-            'Extend an active prescription by a number of days. Only the prescribing doctor can '
-            'renew; at most 5 renewals.'
-        )
         if self.state.current_doctor is None:  # clinic_records.world:203
             raise ToolError('No doctor is signed in.')
         if (  # clinic_records.world:204
@@ -445,10 +427,6 @@ class ClinicRecords(Episode):
     def tool_stop_prescription(  # clinic_records.world:213
         self, prescription: Prescription, reason: str
     ) -> Prescription:
-        (
-            'Stop an active prescription with a reason. If it would still run past today, it now '
-            'ends today.'
-        )
         if self.state.current_doctor is None:  # clinic_records.world:219
             raise ToolError('No doctor is signed in.')
         if prescription.status != _E8_RxStatus_active:  # clinic_records.world:220
@@ -467,7 +445,6 @@ class ClinicRecords(Episode):
     def tool_list_doctors(  # clinic_records.world:232
         self, specialty: Specialty | None
     ) -> tuple[str, ...]:
-        "List the clinic's doctors with their ids, names and specialties."
         return tuple([  # clinic_records.world:237
             _d2.key()
             for _d2 in rt.each(self, self.t_doctors)
@@ -475,16 +452,11 @@ class ClinicRecords(Episode):
         ])
 
     def tool_get_doctor(self, doctor: Doctor) -> Doctor:  # clinic_records.world:240
-        "Read a doctor's name and specialty."
         return doctor  # clinic_records.world:245
 
     def tool_search_drugs(  # clinic_records.world:248
         self, name: str, drug_class: DrugClass | None
     ) -> tuple[str, ...]:
-        (
-            'Find drugs in the formulary by name or class, with their codes, names, classes and '
-            'the longest course (max days) a prescription may cover.'
-        )
         wanted: str = rt.built(self, name.lower())  # clinic_records.world:254
         return tuple([  # clinic_records.world:255
             _d3.key()
@@ -494,16 +466,11 @@ class ClinicRecords(Episode):
         ])
 
     def tool_get_drug(self, drug: Drug) -> Drug:  # clinic_records.world:258
-        "Read a drug's name, class and the longest course (max days) a prescription may cover."
         return drug  # clinic_records.world:263
 
     def tool_search_patients(  # clinic_records.world:266
         self, name: str, birth_date: dt.date | None
     ) -> tuple[str, ...]:
-        (
-            'Find patients by name or date of birth, with their ids, birth dates, allergies (drug '
-            'codes) and registration dates.'
-        )
         wanted: str = rt.built(self, name.lower())  # clinic_records.world:272
         return tuple([  # clinic_records.world:273
             _p4.key()
@@ -513,14 +480,9 @@ class ClinicRecords(Episode):
         ])
 
     def tool_get_patient(self, patient: Patient) -> Patient:  # clinic_records.world:276
-        (
-            "Read a patient's details: name, date of birth, allergies (drug codes) and "
-            'registration date.'
-        )
         return patient  # clinic_records.world:281
 
     def tool_list_visits(self, patient: Patient) -> tuple[str, ...]:  # clinic_records.world:284
-        "List a patient's visits, oldest first, with each visit's doctor, time and diagnosis."
         return rt.sorted_keys(  # clinic_records.world:289
             rt.each(
                 self, [_v6 for _v6 in rt.each(self, self.t_visits) if _v6.patient == patient.key()]
@@ -529,16 +491,11 @@ class ClinicRecords(Episode):
         )
 
     def tool_get_visit(self, visit: Visit) -> Visit:  # clinic_records.world:292
-        'Read a visit: its patient, doctor, time and diagnosis.'
         return visit  # clinic_records.world:297
 
     def tool_list_prescriptions(  # clinic_records.world:300
         self, patient: Patient, active_only: bool
     ) -> tuple[str, ...]:
-        (
-            "List a patient's prescriptions, optionally only the active ones, with each one's "
-            'visit, drug code, dose, start and end dates, renewals and status.'
-        )
         return tuple([  # clinic_records.world:306
             _p7.key()
             for _p7 in rt.each(self, self.t_prescriptions)
@@ -549,10 +506,6 @@ class ClinicRecords(Episode):
     def tool_get_prescription(  # clinic_records.world:309
         self, prescription: Prescription
     ) -> Prescription:
-        (
-            'Read a prescription: its visit, drug code, dose, start and end dates, renewals, '
-            'status and stop reason.'
-        )
         return prescription  # clinic_records.world:314
 
 
@@ -621,12 +574,14 @@ _PARAM_prescription = param(
 ClinicRecords.TOOLS = tools(
     tool(
         ClinicRecords.tool_sign_in,
+        'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.',
         _PARAM_doctor,
         where='clinic_records.world:115',
         returns=_RESULT_Doctor,
     ),
     tool(
         ClinicRecords.tool_register_patient,
+        'Register a new patient with their known drug allergies. The patient is registered today.',
         param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
         param('birth_date', arg.DATE, 'The date of birth, e.g. 1985-04-12.'),
         param(
@@ -640,6 +595,8 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_add_allergy,
+        'Record that a patient is allergic to a drug. An active prescription of that drug must '
+        'be stopped first.',
         _PARAM_patient,
         _PARAM_drug,
         where='clinic_records.world:146',
@@ -647,6 +604,8 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_record_visit,
+        'Record a visit of a patient with the signed-in doctor, taking place now, with a '
+        'diagnosis.',
         _PARAM_patient,
         param('diagnosis', arg.refined(arg.TEXT, 1, 200), 'The diagnosis, in a few words.'),
         where='clinic_records.world:159',
@@ -654,6 +613,8 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_prescribe,
+        'Prescribe a drug from a visit, for a number of days starting today. Only the doctor who '
+        'held the visit can prescribe from it.',
         param(
             'visit',
             arg.row('visits'),
@@ -673,6 +634,8 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_renew_prescription,
+        'Extend an active prescription by a number of days. Only the prescribing doctor can '
+        'renew; at most 5 renewals.',
         _PARAM_prescription,
         param(
             'extra_days',
@@ -684,6 +647,8 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_stop_prescription,
+        'Stop an active prescription with a reason. If it would still run past today, it now '
+        'ends today.',
         _PARAM_prescription,
         param(
             'reason',
@@ -695,6 +660,7 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_list_doctors,
+        "List the clinic's doctors with their ids, names and specialties.",
         param(
             'specialty',
             arg.optional(arg.enum_of(Specialty)),
@@ -707,6 +673,7 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_get_doctor,
+        "Read a doctor's name and specialty.",
         _PARAM_doctor,
         read_only=True,
         where='clinic_records.world:240',
@@ -714,6 +681,8 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_search_drugs,
+        'Find drugs in the formulary by name or class, with their codes, names, classes and the '
+        'longest course (max days) a prescription may cover.',
         param(
             'name',
             arg.TEXT,
@@ -729,6 +698,7 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_get_drug,
+        "Read a drug's name, class and the longest course (max days) a prescription may cover.",
         _PARAM_drug,
         read_only=True,
         where='clinic_records.world:258',
@@ -736,6 +706,8 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_search_patients,
+        'Find patients by name or date of birth, with their ids, birth dates, allergies (drug '
+        'codes) and registration dates.',
         param(
             'name',
             arg.TEXT,
@@ -755,6 +727,8 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_get_patient,
+        "Read a patient's details: name, date of birth, allergies (drug codes) and registration "
+        "date.",
         _PARAM_patient,
         read_only=True,
         where='clinic_records.world:276',
@@ -762,6 +736,7 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_list_visits,
+        "List a patient's visits, oldest first, with each visit's doctor, time and diagnosis.",
         _PARAM_patient,
         read_only=True,
         where='clinic_records.world:284',
@@ -770,6 +745,7 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_get_visit,
+        'Read a visit: its patient, doctor, time and diagnosis.',
         param(
             'visit',
             arg.row('visits'),
@@ -782,6 +758,8 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_list_prescriptions,
+        "List a patient's prescriptions, optionally only the active ones, with each one's visit, "
+        "drug code, dose, start and end dates, renewals and status.",
         _PARAM_patient,
         param(
             'active_only',
@@ -796,6 +774,8 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_get_prescription,
+        'Read a prescription: its visit, drug code, dose, start and end dates, renewals, status '
+        'and stop reason.',
         _PARAM_prescription,
         read_only=True,
         where='clinic_records.world:309',

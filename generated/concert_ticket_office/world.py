@@ -512,10 +512,6 @@ class ConcertTicketOffice(Episode):
         return self.clock >= event.starts_at  # concert_ticket_office.world:214
 
     def tool_list_events(self) -> tuple[str, ...]:  # concert_ticket_office.world:245
-        (
-            'List the events that have not ended yet, soonest first, with venue, start time, tier '
-            'prices and whether they are on sale.'
-        )
         return rt.sorted_keys(  # concert_ticket_office.world:248
             rt.each(
                 self,
@@ -529,11 +525,6 @@ class ConcertTicketOffice(Episode):
         )
 
     def tool_get_event(self, event: Event) -> EventView:  # concert_ticket_office.world:251
-        (
-            'Show one event with its venue and every section of the venue: the section id, name, '
-            "tier, rows and seats per row, the event's price for it and how many of its seats are "
-            'free.'
-        )
         return EventView(  # concert_ticket_office.world:256
             event.key(),
             event.venue,
@@ -545,7 +536,6 @@ class ConcertTicketOffice(Episode):
         )
 
     def tool_list_venues(self) -> tuple[str, ...]:  # concert_ticket_office.world:263
-        'List the concert halls with their ids, names and cities.'
         return tuple([  # concert_ticket_office.world:264
             _v7.key() for _v7 in rt.each(self, self.t_venues)
         ])
@@ -553,7 +543,6 @@ class ConcertTicketOffice(Episode):
     def tool_list_sections(  # concert_ticket_office.world:267
         self, venue: Venue | None
     ) -> tuple[str, ...]:
-        'List seat sections with their id, venue, name, tier, rows and seats per row.'
         return tuple([  # concert_ticket_office.world:272
             _s8.key()
             for _s8 in rt.each(self, self.t_sections)
@@ -561,7 +550,6 @@ class ConcertTicketOffice(Episode):
         ])
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # concert_ticket_office.world:275
-        'Find customers whose name or email contains the text, with their customer id.'
         wanted: str = rt.built(  # concert_ticket_office.world:280
             self, rt.built(self, text.strip()).lower()
         )
@@ -573,16 +561,11 @@ class ConcertTicketOffice(Episode):
         ])
 
     def tool_get_customer(self, customer: Customer) -> Customer:  # concert_ticket_office.world:284
-        'Show one customer: id, name and email.'
         return customer  # concert_ticket_office.world:289
 
     def tool_get_available_seats(  # concert_ticket_office.world:292
         self, event: Event, section: Section
     ) -> SeatAvailability:
-        (
-            'List the free seats of one section for an event (not sold, checked in or under a '
-            "live hold), with the section's price."
-        )
         if section.venue != event.venue:  # concert_ticket_office.world:298
             raise ToolError(rt.built(
                 self,
@@ -607,7 +590,6 @@ class ConcertTicketOffice(Episode):
         )
 
     def tool_get_order(self, order: Order) -> OrderView:  # concert_ticket_office.world:318
-        'Show an order with its tickets, total, status and hold expiry.'
         return OrderView(  # concert_ticket_office.world:323
             order.key(),
             tuple([
@@ -619,10 +601,6 @@ class ConcertTicketOffice(Episode):
     def tool_get_customer_tickets(  # concert_ticket_office.world:330
         self, customer: Customer, event: Event | None
     ) -> tuple[str, ...]:
-        (
-            'List the tickets a customer holds, with order, event, section, seat, price and '
-            'status, optionally for one event.'
-        )
         return tuple([  # concert_ticket_office.world:336
             _t11.key()
             for _t11 in rt.each(self, self.t_tickets)
@@ -632,10 +610,6 @@ class ConcertTicketOffice(Episode):
     def tool_list_customer_orders(  # concert_ticket_office.world:339
         self, customer: Customer, event: Event | None
     ) -> tuple[str, ...]:
-        (
-            'List the orders a customer placed, newest first, with event, status, total, hold '
-            'expiry and payment.'
-        )
         return rt.sorted_keys(  # concert_ticket_office.world:345
             rt.each(
                 self,
@@ -651,19 +625,11 @@ class ConcertTicketOffice(Episode):
         )
 
     def tool_get_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:348
-        (
-            'Show one ticket: its order, event, section, seat, price, holder, status and check-in '
-            'time.'
-        )
         return ticket  # concert_ticket_office.world:351
 
     def tool_hold_seats(  # concert_ticket_office.world:356
         self, customer: Customer, event: Event, section: Section, seats: tuple[str, ...]
     ) -> OrderView:
-        (
-            'Hold specific seats of one section for a customer for 15 minutes; the order must be '
-            'bought before the hold expires.'
-        )
         if not event.on_sale:  # concert_ticket_office.world:364
             raise ToolError(rt.built(self, f'{event.title} is not on sale.'))
         if self.fn_started(event):  # concert_ticket_office.world:365
@@ -738,7 +704,6 @@ class ConcertTicketOffice(Episode):
     def tool_buy_order(  # concert_ticket_office.world:400
         self, order: Order, payment: PayMethod
     ) -> OrderView:
-        'Pay for a held order before its hold expires; its tickets become valid.'
         if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:406
             raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
         if order.hold_expires_at <= self.clock:  # concert_ticket_office.world:407
@@ -793,7 +758,6 @@ class ConcertTicketOffice(Episode):
         )
 
     def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:426
-        'Give up a held order before paying; its seats are free again.'
         if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:431
             raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
         self.set_field(  # concert_ticket_office.world:432
@@ -810,7 +774,6 @@ class ConcertTicketOffice(Episode):
     def tool_transfer_ticket(  # concert_ticket_office.world:439
         self, ticket: Ticket, to_customer: Customer
     ) -> Ticket:
-        'Give a sold ticket to another customer before the event starts; they become its holder.'
         if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:445
             raise ToolError(rt.built(
                 self,
@@ -836,7 +799,6 @@ class ConcertTicketOffice(Episode):
         return ticket  # concert_ticket_office.world:450
 
     def tool_refund_ticket(self, ticket: Ticket) -> Refund:  # concert_ticket_office.world:453
-        'Refund a sold ticket before the event starts; the seat becomes free again.'
         if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:458
             raise ToolError(rt.built(
                 self, f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be refunded.'
@@ -853,10 +815,6 @@ class ConcertTicketOffice(Episode):
         return Refund(ticket.key(), ticket.price_cents)  # concert_ticket_office.world:461
 
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:464
-        (
-            'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted '
-            'until 4 hours after it.'
-        )
         if ticket.status == _E12_TicketStatus_checked_in:  # concert_ticket_office.world:469
             raise ToolError(rt.built(
                 self, f'Ticket {ticket.id_} was already checked in at {ticket.checked_in_at}.'
@@ -977,6 +935,8 @@ _PARAM_ticket = param(
 ConcertTicketOffice.TOOLS = tools(
     tool(
         ConcertTicketOffice.tool_list_events,
+        'List the events that have not ended yet, soonest first, with venue, start time, tier '
+        'prices and whether they are on sale.',
         read_only=True,
         where='concert_ticket_office.world:245',
         returns=js.array(_RESULT_Event),
@@ -984,6 +944,9 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_get_event,
+        "Show one event with its venue and every section of the venue: the section id, name, "
+        "tier, rows and seats per row, the event's price for it and how many of its seats are "
+        "free.",
         param(
             'event',
             arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$')),
@@ -1016,6 +979,7 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_list_venues,
+        'List the concert halls with their ids, names and cities.',
         read_only=True,
         where='concert_ticket_office.world:263',
         returns=js.array(_RESULT_Venue),
@@ -1023,6 +987,7 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_list_sections,
+        'List seat sections with their id, venue, name, tier, rows and seats per row.',
         param(
             'venue',
             arg.optional(arg.row('venues', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
@@ -1037,6 +1002,7 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_find_customers,
+        'Find customers whose name or email contains the text, with their customer id.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -1049,6 +1015,7 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_get_customer,
+        'Show one customer: id, name and email.',
         _PARAM_customer,
         read_only=True,
         where='concert_ticket_office.world:284',
@@ -1056,6 +1023,8 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_get_available_seats,
+        "List the free seats of one section for an event (not sold, checked in or under a live "
+        "hold), with the section's price.",
         _PARAM_event,
         _PARAM_section,
         read_only=True,
@@ -1070,6 +1039,7 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_get_order,
+        'Show an order with its tickets, total, status and hold expiry.',
         param(
             'order',
             arg.row('orders'),
@@ -1089,6 +1059,8 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_get_customer_tickets,
+        'List the tickets a customer holds, with order, event, section, seat, price and status, '
+        'optionally for one event.',
         _PARAM_customer_,
         param(
             'event',
@@ -1102,6 +1074,8 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_list_customer_orders,
+        'List the orders a customer placed, newest first, with event, status, total, hold expiry '
+        'and payment.',
         _PARAM_customer,
         param(
             'event',
@@ -1115,6 +1089,8 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_get_ticket,
+        'Show one ticket: its order, event, section, seat, price, holder, status and check-in '
+        'time.',
         param(
             'ticket',
             arg.row('tickets'),
@@ -1127,6 +1103,8 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_hold_seats,
+        'Hold specific seats of one section for a customer for 15 minutes; the order must be '
+        'bought before the hold expires.',
         _PARAM_customer_,
         _PARAM_event,
         _PARAM_section,
@@ -1147,6 +1125,7 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_buy_order,
+        'Pay for a held order before its hold expires; its tickets become valid.',
         _PARAM_order,
         param('payment', arg.enum_of(PayMethod), 'How the customer pays: card, cash or voucher.'),
         where='concert_ticket_office.world:400',
@@ -1161,12 +1140,14 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_release_hold,
+        'Give up a held order before paying; its seats are free again.',
         _PARAM_order,
         where='concert_ticket_office.world:426',
         returns=_RESULT_Order,
     ),
     tool(
         ConcertTicketOffice.tool_transfer_ticket,
+        'Give a sold ticket to another customer before the event starts; they become its holder.',
         _PARAM_ticket,
         param(
             'to_customer',
@@ -1179,12 +1160,15 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_refund_ticket,
+        'Refund a sold ticket before the event starts; the seat becomes free again.',
         _PARAM_ticket,
         where='concert_ticket_office.world:453',
         returns=js.closed({'ticket': js.STRING, 'amount_cents': js.INTEGER}),
     ),
     tool(
         ConcertTicketOffice.tool_check_in_ticket,
+        'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted '
+        'until 4 hours after it.',
         param(
             'ticket',
             arg.row('tickets'),

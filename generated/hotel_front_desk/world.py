@@ -323,10 +323,6 @@ class HotelFrontDesk(Episode):
     def tool_search_free_rooms(  # hotel_front_desk.world:147
         self, check_in: dt.date, check_out: dt.date, room_type: RoomType | None, guests_count: int
     ) -> tuple[RoomOffer, ...]:
-        (
-            'List the rooms in service that are free for every night from check_in to check_out, '
-            'with the price of the stay.'
-        )
         if check_out <= check_in:  # hotel_front_desk.world:155
             raise ToolError('Check-out must be after check-in.')
         if check_in < self.clock.date():  # hotel_front_desk.world:156
@@ -349,10 +345,6 @@ class HotelFrontDesk(Episode):
         ])
 
     def tool_find_guest(self, query: str) -> tuple[str, ...]:  # hotel_front_desk.world:161
-        (
-            'Look up guests by exact email (case-insensitive) or by part of the name, with their '
-            'guest id, name, email and phone.'
-        )
         q: str = rt.built(  # hotel_front_desk.world:166
             self, rt.built(self, query.strip()).lower()
         )
@@ -364,19 +356,11 @@ class HotelFrontDesk(Episode):
         ])
 
     def tool_get_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:170
-        (
-            'Show one booking: guest, room, dates, number of guests, status, total and '
-            'cancellation fee.'
-        )
         return booking  # hotel_front_desk.world:175
 
     def tool_list_bookings(  # hotel_front_desk.world:178
         self, guest: Guest | None, room: Room | None, status: BookingStatus | None
     ) -> tuple[str, ...]:
-        (
-            'List bookings with their guest, room, check-in and check-out dates, number of '
-            'guests, status and total, optionally of one guest, of one room and with one status.'
-        )
         return tuple([  # hotel_front_desk.world:185
             _b4.key()
             for _b4 in rt.each(self, self.t_bookings)
@@ -386,16 +370,11 @@ class HotelFrontDesk(Episode):
         ])
 
     def tool_get_guest(self, guest: Guest) -> Guest:  # hotel_front_desk.world:188
-        'Show one guest profile: name, email and phone.'
         return guest  # hotel_front_desk.world:193
 
     def tool_list_rooms(  # hotel_front_desk.world:196
         self, room_type: RoomType | None
     ) -> tuple[str, ...]:
-        (
-            "List the hotel's rooms with their number, room type, nightly rate, capacity and "
-            'whether out of service, whatever their bookings.'
-        )
         return rt.sorted_keys(  # hotel_front_desk.world:201
             rt.each(
                 self,
@@ -409,16 +388,11 @@ class HotelFrontDesk(Episode):
         )
 
     def tool_get_room(self, room: Room) -> Room:  # hotel_front_desk.world:204
-        'Show one room: its room type, nightly rate, capacity and whether it is out of service.'
         return room  # hotel_front_desk.world:207
 
     def tool_list_arrivals(  # hotel_front_desk.world:210
         self, day: dt.date | None
     ) -> tuple[str, ...]:
-        (
-            'List the reserved bookings that check in on a day (today by default), with guest, '
-            'room, check-out date, number of guests and total.'
-        )
         wanted: dt.date = (  # hotel_front_desk.world:215
             day if day is not None else self.clock.date()
         )
@@ -431,10 +405,6 @@ class HotelFrontDesk(Episode):
     def tool_list_departures(  # hotel_front_desk.world:219
         self, day: dt.date | None
     ) -> tuple[str, ...]:
-        (
-            'List the checked-in bookings due to check out on a day (today by default), with '
-            'guest, room, check-in date and total.'
-        )
         wanted: dt.date = (  # hotel_front_desk.world:224
             day if day is not None else self.clock.date()
         )
@@ -445,10 +415,6 @@ class HotelFrontDesk(Episode):
         ])
 
     def tool_list_in_house(self) -> tuple[str, ...]:  # hotel_front_desk.world:228
-        (
-            'List the bookings of the guests staying in the hotel now (checked in), with guest, '
-            'room, check-in and check-out dates and total.'
-        )
         return tuple([  # hotel_front_desk.world:231
             _b9.key()
             for _b9 in rt.each(self, self.t_bookings)
@@ -458,7 +424,6 @@ class HotelFrontDesk(Episode):
     def tool_register_guest(  # hotel_front_desk.world:236
         self, name: str, email: str, phone: str | None
     ) -> Guest:
-        'Create a guest profile. Each email address belongs to one guest.'
         if any(  # hotel_front_desk.world:243
             rt.built(self, _g10.email.lower()) == rt.built(self, email.lower())
             for _g10 in rt.each(self, self.t_guests)
@@ -478,10 +443,6 @@ class HotelFrontDesk(Episode):
     def tool_book_room(  # hotel_front_desk.world:249
         self, guest: Guest, room: Room, check_in: dt.date, check_out: dt.date, guests_count: int
     ) -> Booking:
-        (
-            'Reserve a room for a guest for the nights from check_in to check_out. The total is '
-            'the nights times the nightly rate.'
-        )
         if check_out <= check_in:  # hotel_front_desk.world:258
             raise ToolError('Check-out must be after check-in.')
         if check_in < self.clock.date():  # hotel_front_desk.world:259
@@ -524,7 +485,6 @@ class HotelFrontDesk(Episode):
     def tool_change_dates(  # hotel_front_desk.world:275
         self, booking: Booking, check_in: dt.date, check_out: dt.date
     ) -> Booking:
-        'Move a reserved booking to new dates in the same room; the total is recomputed.'
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:282
             raise ToolError(rt.built(
                 self,
@@ -561,11 +521,6 @@ class HotelFrontDesk(Episode):
         return booking  # hotel_front_desk.world:289
 
     def tool_cancel_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:292
-        (
-            'Cancel a reserved booking. When the check-in day is two days away or less (inside 48 '
-            'hours),\n'
-            "a fee of one night's rate is charged; otherwise cancelling is free."
-        )
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:300
             raise ToolError(rt.built(
                 self,
@@ -591,7 +546,6 @@ class HotelFrontDesk(Episode):
         return booking  # hotel_front_desk.world:304
 
     def tool_check_in(self, booking: Booking) -> Booking:  # hotel_front_desk.world:307
-        "Check the guest of a reserved booking in; only possible on the booking's check-in day."
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:312
             raise ToolError(rt.built(
                 self,
@@ -618,7 +572,6 @@ class HotelFrontDesk(Episode):
         return booking  # hotel_front_desk.world:317
 
     def tool_check_out(self, booking: Booking) -> CheckoutReceipt:  # hotel_front_desk.world:320
-        'Check out a guest who is checked in; returns the amount due, the booking total.'
         if booking.status != _E13_BookingStatus_checked_in:  # hotel_front_desk.world:325
             raise ToolError(rt.built(
                 self,
@@ -683,6 +636,8 @@ _PARAM_room = param(
 HotelFrontDesk.TOOLS = tools(
     tool(
         HotelFrontDesk.tool_search_free_rooms,
+        'List the rooms in service that are free for every night from check_in to check_out, '
+        'with the price of the stay.',
         _PARAM_check_in,
         param('check_out', arg.DATE, 'The departure day, after check_in, e.g. 2026-06-15.'),
         param(
@@ -709,6 +664,8 @@ HotelFrontDesk.TOOLS = tools(
     ),
     tool(
         HotelFrontDesk.tool_find_guest,
+        'Look up guests by exact email (case-insensitive) or by part of the name, with their '
+        'guest id, name, email and phone.',
         param(
             'query', arg.refined(arg.TEXT, 1, 80), "An email address, or part of a guest's name."
         ),
@@ -719,6 +676,8 @@ HotelFrontDesk.TOOLS = tools(
     ),
     tool(
         HotelFrontDesk.tool_get_booking,
+        'Show one booking: guest, room, dates, number of guests, status, total and cancellation '
+        'fee.',
         _PARAM_booking,
         read_only=True,
         where='hotel_front_desk.world:170',
@@ -726,6 +685,8 @@ HotelFrontDesk.TOOLS = tools(
     ),
     tool(
         HotelFrontDesk.tool_list_bookings,
+        'List bookings with their guest, room, check-in and check-out dates, number of guests, '
+        'status and total, optionally of one guest, of one room and with one status.',
         param(
             'guest',
             arg.optional(arg.row('guests')),
@@ -746,6 +707,7 @@ HotelFrontDesk.TOOLS = tools(
     ),
     tool(
         HotelFrontDesk.tool_get_guest,
+        'Show one guest profile: name, email and phone.',
         _PARAM_guest,
         read_only=True,
         where='hotel_front_desk.world:188',
@@ -753,6 +715,8 @@ HotelFrontDesk.TOOLS = tools(
     ),
     tool(
         HotelFrontDesk.tool_list_rooms,
+        "List the hotel's rooms with their number, room type, nightly rate, capacity and whether "
+        "out of service, whatever their bookings.",
         param(
             'room_type',
             arg.optional(arg.enum_of(RoomType)),
@@ -765,6 +729,7 @@ HotelFrontDesk.TOOLS = tools(
     ),
     tool(
         HotelFrontDesk.tool_get_room,
+        'Show one room: its room type, nightly rate, capacity and whether it is out of service.',
         _PARAM_room,
         read_only=True,
         where='hotel_front_desk.world:204',
@@ -772,6 +737,8 @@ HotelFrontDesk.TOOLS = tools(
     ),
     tool(
         HotelFrontDesk.tool_list_arrivals,
+        'List the reserved bookings that check in on a day (today by default), with guest, room, '
+        'check-out date, number of guests and total.',
         param('day', arg.optional(arg.DATE), 'The arrival day; today when left out.'),
         read_only=True,
         where='hotel_front_desk.world:210',
@@ -780,6 +747,8 @@ HotelFrontDesk.TOOLS = tools(
     ),
     tool(
         HotelFrontDesk.tool_list_departures,
+        'List the checked-in bookings due to check out on a day (today by default), with guest, '
+        'room, check-in date and total.',
         param('day', arg.optional(arg.DATE), 'The departure day; today when left out.'),
         read_only=True,
         where='hotel_front_desk.world:219',
@@ -788,6 +757,8 @@ HotelFrontDesk.TOOLS = tools(
     ),
     tool(
         HotelFrontDesk.tool_list_in_house,
+        'List the bookings of the guests staying in the hotel now (checked in), with guest, '
+        'room, check-in and check-out dates and total.',
         read_only=True,
         where='hotel_front_desk.world:228',
         returns=js.array(_RESULT_Booking),
@@ -795,6 +766,7 @@ HotelFrontDesk.TOOLS = tools(
     ),
     tool(
         HotelFrontDesk.tool_register_guest,
+        'Create a guest profile. Each email address belongs to one guest.',
         param('name', arg.refined(arg.TEXT, 1, 80), "The guest's full name."),
         param(
             'email',
@@ -811,6 +783,8 @@ HotelFrontDesk.TOOLS = tools(
     ),
     tool(
         HotelFrontDesk.tool_book_room,
+        'Reserve a room for a guest for the nights from check_in to check_out. The total is the '
+        'nights times the nightly rate.',
         _PARAM_guest,
         _PARAM_room,
         _PARAM_check_in,
@@ -826,6 +800,7 @@ HotelFrontDesk.TOOLS = tools(
     ),
     tool(
         HotelFrontDesk.tool_change_dates,
+        'Move a reserved booking to new dates in the same room; the total is recomputed.',
         _PARAM_booking,
         param('check_in', arg.DATE, 'The new first night.'),
         param('check_out', arg.DATE, 'The new departure day, after check_in.'),
@@ -834,18 +809,22 @@ HotelFrontDesk.TOOLS = tools(
     ),
     tool(
         HotelFrontDesk.tool_cancel_booking,
+        "Cancel a reserved booking. When the check-in day is two days away or less (inside 48 "
+        "hours),\na fee of one night's rate is charged; otherwise cancelling is free.",
         _PARAM_booking,
         where='hotel_front_desk.world:292',
         returns=_RESULT_Booking,
     ),
     tool(
         HotelFrontDesk.tool_check_in,
+        "Check the guest of a reserved booking in; only possible on the booking's check-in day.",
         _PARAM_booking,
         where='hotel_front_desk.world:307',
         returns=_RESULT_Booking,
     ),
     tool(
         HotelFrontDesk.tool_check_out,
+        'Check out a guest who is checked in; returns the amount due, the booking total.',
         _PARAM_booking,
         where='hotel_front_desk.world:320',
         returns=js.closed({'booking': js.STRING, 'nights': js.INTEGER, 'amount_due': js.INTEGER}),

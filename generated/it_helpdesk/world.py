@@ -323,7 +323,6 @@ class ITHelpdesk(Episode):
         )
 
     def tool_sign_in(self, agent: Agent) -> Agent:  # ithelpdesk.world:175
-        'Sign in as a helpdesk agent; the other actions are taken as this agent.'
         self.set_state('current_agent', agent.key())  # ithelpdesk.world:178
         return agent  # ithelpdesk.world:179
 
@@ -335,11 +334,6 @@ class ITHelpdesk(Episode):
         assignee: Agent | None,
         reporter: Employee | None,
     ) -> tuple[str, ...]:
-        (
-            'List tickets with their title, reporter, category, priority, status, assignee and '
-            'resolution, optionally filtered by status, priority, category, assignee and '
-            'reporter, the most urgent first.'
-        )
         found: tuple[str, ...] = tuple([  # ithelpdesk.world:191
             _t1.key()
             for _t1 in rt.each(self, self.t_tickets)
@@ -356,7 +350,6 @@ class ITHelpdesk(Episode):
         )
 
     def tool_search_tickets(self, text: str) -> tuple[str, ...]:  # ithelpdesk.world:195
-        'Find tickets whose title contains the text, whatever their status, the most urgent first.'
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:200
         return rt.sorted_keys(  # ithelpdesk.world:201
             rt.each(
@@ -372,7 +365,6 @@ class ITHelpdesk(Episode):
         )
 
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:204
-        'Show a ticket with its comments, oldest first.'
         return TicketView(  # ithelpdesk.world:209
             ticket.key(),
             rt.sorted_keys(
@@ -387,7 +379,6 @@ class ITHelpdesk(Episode):
     def tool_list_agents(  # ithelpdesk.world:215
         self, skill: Category | None, tier: int | None, active_only: bool
     ) -> tuple[str, ...]:
-        'List the helpdesk agents with their id, name, skills, tier and whether they are active.'
         return tuple([  # ithelpdesk.world:222
             _a7.key()
             for _a7 in rt.each(self, self.t_agents)
@@ -397,15 +388,12 @@ class ITHelpdesk(Episode):
         ])
 
     def tool_get_agent(self, agent: Agent) -> Agent:  # ithelpdesk.world:225
-        'Show one agent: name, skills, tier and whether active.'
         return agent  # ithelpdesk.world:230
 
     def tool_who_am_i(self) -> Agent | None:  # ithelpdesk.world:233
-        'Show the signed-in agent, or nothing when nobody is signed in.'
         return self.t_agents.ref(self.state.current_agent)  # ithelpdesk.world:234
 
     def tool_find_employees(self, text: str) -> tuple[str, ...]:  # ithelpdesk.world:237
-        'Find employees whose name, department or email contains the text, with their employee id.'
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:242
         return tuple([  # ithelpdesk.world:243
             _e8.key()
@@ -416,13 +404,11 @@ class ITHelpdesk(Episode):
         ])
 
     def tool_get_employee(self, employee: Employee) -> Employee:  # ithelpdesk.world:246
-        'Show one employee: name, department and email.'
         return employee  # ithelpdesk.world:251
 
     def tool_open_ticket(  # ithelpdesk.world:256
         self, reporter: Employee, title: str, category: Category, priority: Priority
     ) -> Ticket:
-        'Open a ticket on behalf of an employee. It starts open and unassigned.'
         if self.state.current_agent is None:  # ithelpdesk.world:264
             raise ToolError('Not signed in.')
         ticket: Ticket = Ticket(  # ithelpdesk.world:265
@@ -443,10 +429,6 @@ class ITHelpdesk(Episode):
         return ticket  # ithelpdesk.world:267
 
     def tool_assign_ticket(self, ticket: Ticket, agent: Agent) -> Ticket:  # ithelpdesk.world:270
-        (
-            'Assign (or reassign) a ticket that is not resolved or closed to an active agent with '
-            'the skill for its category. Escalated tickets need a tier-2 agent.'
-        )
         if self.state.current_agent is None:  # ithelpdesk.world:276
             raise ToolError('Not signed in.')
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:277
@@ -479,10 +461,6 @@ class ITHelpdesk(Episode):
     def tool_add_comment(  # ithelpdesk.world:286
         self, ticket: Ticket, body: str, internal: bool
     ) -> Comment:
-        (
-            'Add a comment to a ticket as the signed-in agent. When the assignee comments on an '
-            'assigned ticket, it moves to in progress.'
-        )
         if self.state.current_agent is None:  # ithelpdesk.world:293
             raise ToolError('Not signed in.')
         if ticket.status == _E12_TicketStatus_closed:  # ithelpdesk.world:294
@@ -506,10 +484,6 @@ class ITHelpdesk(Episode):
     def tool_escalate_ticket(  # ithelpdesk.world:303
         self, ticket: Ticket, agent: Agent, reason: str
     ) -> Ticket:
-        (
-            'Escalate a ticket: raise its priority one step (critical stays critical), mark it '
-            'escalated and hand it to an active tier-2 agent with the skill.'
-        )
         if self.state.current_agent is None:  # ithelpdesk.world:310
             raise ToolError('Not signed in.')
         if ticket.escalated:  # ithelpdesk.world:311
@@ -558,10 +532,6 @@ class ITHelpdesk(Episode):
     def tool_resolve_ticket(  # ithelpdesk.world:329
         self, ticket: Ticket, resolution_note: str
     ) -> Ticket:
-        (
-            "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's "
-            'assignee can resolve it.'
-        )
         if self.state.current_agent is None:  # ithelpdesk.world:335
             raise ToolError('Not signed in.')
         if not (  # ithelpdesk.world:336
@@ -589,10 +559,6 @@ class ITHelpdesk(Episode):
         return ticket  # ithelpdesk.world:342
 
     def tool_reopen_ticket(self, ticket: Ticket, reason: str) -> Ticket:  # ithelpdesk.world:345
-        (
-            'Reopen a resolved ticket within 7 days of its resolution. It goes back to its '
-            'assignee as assigned.'
-        )
         if self.state.current_agent is None:  # ithelpdesk.world:351
             raise ToolError('Not signed in.')
         if ticket.status != _E12_TicketStatus_resolved:  # ithelpdesk.world:352
@@ -633,7 +599,6 @@ class ITHelpdesk(Episode):
         return ticket  # ithelpdesk.world:359
 
     def tool_close_ticket(self, ticket: Ticket) -> Ticket:  # ithelpdesk.world:362
-        'Close a resolved ticket for good once its 7-day reopen window has passed.'
         if self.state.current_agent is None:  # ithelpdesk.world:367
             raise ToolError('Not signed in.')
         if ticket.status != _E12_TicketStatus_resolved:  # ithelpdesk.world:368
@@ -701,10 +666,17 @@ _PARAM_ticket = param(
 
 ITHelpdesk.TOOLS = tools(
     tool(
-        ITHelpdesk.tool_sign_in, _PARAM_agent, where='ithelpdesk.world:175', returns=_RESULT_Agent
+        ITHelpdesk.tool_sign_in,
+        'Sign in as a helpdesk agent; the other actions are taken as this agent.',
+        _PARAM_agent,
+        where='ithelpdesk.world:175',
+        returns=_RESULT_Agent,
     ),
     tool(
         ITHelpdesk.tool_list_tickets,
+        'List tickets with their title, reporter, category, priority, status, assignee and '
+        'resolution, optionally filtered by status, priority, category, assignee and reporter, '
+        'the most urgent first.',
         param('status', arg.optional(arg.enum_of(TicketStatus)), 'Only tickets with this status.'),
         param('priority', arg.optional(arg.enum_of(Priority)), 'Only tickets with this priority.'),
         param('category', arg.optional(arg.enum_of(Category)), 'Only tickets of this category.'),
@@ -726,6 +698,8 @@ ITHelpdesk.TOOLS = tools(
     ),
     tool(
         ITHelpdesk.tool_search_tickets,
+        'Find tickets whose title contains the text, whatever their status, the most urgent '
+        'first.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -738,6 +712,7 @@ ITHelpdesk.TOOLS = tools(
     ),
     tool(
         ITHelpdesk.tool_get_ticket,
+        'Show a ticket with its comments, oldest first.',
         _PARAM_ticket,
         read_only=True,
         where='ithelpdesk.world:204',
@@ -752,6 +727,7 @@ ITHelpdesk.TOOLS = tools(
     ),
     tool(
         ITHelpdesk.tool_list_agents,
+        'List the helpdesk agents with their id, name, skills, tier and whether they are active.',
         param(
             'skill',
             arg.optional(arg.enum_of(Category)),
@@ -770,6 +746,7 @@ ITHelpdesk.TOOLS = tools(
     ),
     tool(
         ITHelpdesk.tool_get_agent,
+        'Show one agent: name, skills, tier and whether active.',
         _PARAM_agent,
         read_only=True,
         where='ithelpdesk.world:225',
@@ -777,12 +754,15 @@ ITHelpdesk.TOOLS = tools(
     ),
     tool(
         ITHelpdesk.tool_who_am_i,
+        'Show the signed-in agent, or nothing when nobody is signed in.',
         read_only=True,
         where='ithelpdesk.world:233',
         returns=js.nullable(_RESULT_Agent),
     ),
     tool(
         ITHelpdesk.tool_find_employees,
+        'Find employees whose name, department or email contains the text, with their employee '
+        'id.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -796,6 +776,7 @@ ITHelpdesk.TOOLS = tools(
     ),
     tool(
         ITHelpdesk.tool_get_employee,
+        'Show one employee: name, department and email.',
         param(
             'employee',
             arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
@@ -808,6 +789,7 @@ ITHelpdesk.TOOLS = tools(
     ),
     tool(
         ITHelpdesk.tool_open_ticket,
+        'Open a ticket on behalf of an employee. It starts open and unassigned.',
         param(
             'reporter',
             arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
@@ -827,6 +809,8 @@ ITHelpdesk.TOOLS = tools(
     ),
     tool(
         ITHelpdesk.tool_assign_ticket,
+        'Assign (or reassign) a ticket that is not resolved or closed to an active agent with '
+        'the skill for its category. Escalated tickets need a tier-2 agent.',
         _PARAM_ticket,
         param(
             'agent',
@@ -839,6 +823,8 @@ ITHelpdesk.TOOLS = tools(
     ),
     tool(
         ITHelpdesk.tool_add_comment,
+        'Add a comment to a ticket as the signed-in agent. When the assignee comments on an '
+        'assigned ticket, it moves to in progress.',
         _PARAM_ticket,
         param('body', arg.refined(arg.TEXT, 1, 1000), 'The text of the comment.'),
         param(
@@ -852,6 +838,8 @@ ITHelpdesk.TOOLS = tools(
     ),
     tool(
         ITHelpdesk.tool_escalate_ticket,
+        'Escalate a ticket: raise its priority one step (critical stays critical), mark it '
+        'escalated and hand it to an active tier-2 agent with the skill.',
         _PARAM_ticket,
         param(
             'agent',
@@ -869,6 +857,8 @@ ITHelpdesk.TOOLS = tools(
     ),
     tool(
         ITHelpdesk.tool_resolve_ticket,
+        "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's "
+        "assignee can resolve it.",
         _PARAM_ticket,
         param(
             'resolution_note', arg.refined(arg.TEXT, 1, 500), 'What was done to fix the problem.'
@@ -878,6 +868,8 @@ ITHelpdesk.TOOLS = tools(
     ),
     tool(
         ITHelpdesk.tool_reopen_ticket,
+        'Reopen a resolved ticket within 7 days of its resolution. It goes back to its assignee '
+        'as assigned.',
         _PARAM_ticket,
         param(
             'reason',
@@ -889,6 +881,7 @@ ITHelpdesk.TOOLS = tools(
     ),
     tool(
         ITHelpdesk.tool_close_ticket,
+        'Close a resolved ticket for good once its 7-day reopen window has passed.',
         _PARAM_ticket,
         where='ithelpdesk.world:362',
         returns=_RESULT_Ticket,

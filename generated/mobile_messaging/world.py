@@ -468,11 +468,6 @@ class MobileMessaging(Episode):
         )
 
     def tool_login(self, phone: str, password: str) -> Profile:  # messaging.world:258
-        (
-            'Sign in on this phone. Signing in marks the account online and ends any other '
-            'session\n'
-            'on the phone.'
-        )
         matches: tuple[str, ...] = tuple([  # messaging.world:267
             _u8.key() for _u8 in rt.each(self, self.t_users) if _u8.phone == phone
         ])
@@ -499,7 +494,6 @@ class MobileMessaging(Episode):
         return self.fn_profile(user)  # messaging.world:277
 
     def tool_logout(self) -> str:  # messaging.world:280
-        'Sign out of the app. The account shows as offline until the next login.'
         if self.state.current_user is None:  # messaging.world:281
             raise ToolError('Nobody is logged in.')
         name: str = self.t_users[rt.present(self.state.current_user)].name  # messaging.world:282
@@ -517,7 +511,6 @@ class MobileMessaging(Episode):
         return rt.built(self, f'{name} has been logged out.')  # messaging.world:286
 
     def tool_get_current_user(self) -> Profile:  # messaging.world:289
-        'Show the profile (id, name, phone, email, presence) of the signed-in user.'
         if self.state.current_user is None:  # messaging.world:292
             raise ToolError('You are not logged in. Call login first.')
         return self.fn_profile(  # messaging.world:293
@@ -527,10 +520,6 @@ class MobileMessaging(Episode):
     def tool_list_contacts(  # messaging.world:298
         self, favorites_only: bool
     ) -> tuple[ContactCard, ...]:
-        (
-            "List the signed-in user's contacts in alphabetical order, with their user ids and "
-            'phone numbers.'
-        )
         if self.state.current_user is None:  # messaging.world:303
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:304
@@ -551,7 +540,6 @@ class MobileMessaging(Episode):
         ])
 
     def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:  # messaging.world:309
-        'Find contacts of the signed-in user whose name or phone number contains the query.'
         if self.state.current_user is None:  # messaging.world:314
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:315
@@ -577,7 +565,6 @@ class MobileMessaging(Episode):
     def tool_add_contact(  # messaging.world:321
         self, phone: str, name: str | None, favorite: bool
     ) -> ContactCard:
-        "Add a person who has an account on the app to the signed-in user's contacts."
         if self.state.current_user is None:  # messaging.world:328
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:329
@@ -612,10 +599,6 @@ class MobileMessaging(Episode):
         return self.fn_card(contact)  # messaging.world:337
 
     def tool_remove_contact(self, contact: Contact) -> str:  # messaging.world:340
-        (
-            "Remove an entry from the signed-in user's contacts. Conversations with the person "
-            'are kept.'
-        )
         if self.state.current_user is None:  # messaging.world:345
             raise ToolError('You are not logged in. Call login first.')
         if contact.owner != self.state.current_user:  # messaging.world:346
@@ -627,7 +610,6 @@ class MobileMessaging(Episode):
     def tool_set_favorite_contact(  # messaging.world:352
         self, contact: Contact, favorite: bool
     ) -> ContactCard:
-        "Mark or unmark one of the signed-in user's contacts as a favorite."
         if self.state.current_user is None:  # messaging.world:358
             raise ToolError('You are not logged in. Call login first.')
         if contact.owner != self.state.current_user:  # messaging.world:359
@@ -638,7 +620,6 @@ class MobileMessaging(Episode):
     def tool_list_conversations(  # messaging.world:366
         self, include_archived: bool
     ) -> tuple[ConversationSummary, ...]:
-        "List the signed-in user's conversations, most recent activity first, with unread counts."
         if self.state.current_user is None:  # messaging.world:371
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:372
@@ -663,10 +644,6 @@ class MobileMessaging(Episode):
     def tool_get_conversation_messages(  # messaging.world:377
         self, conversation: Conversation, limit: int
     ) -> tuple[str, ...]:
-        (
-            'Read the latest messages of a conversation, oldest first. Reading does not mark them '
-            'as read.'
-        )
         if self.state.current_user is None:  # messaging.world:383
             raise ToolError('You are not logged in. Call login first.')
         if self.state.current_user not in rt.each(  # messaging.world:384
@@ -698,7 +675,6 @@ class MobileMessaging(Episode):
     def tool_create_group(  # messaging.world:395
         self, title: str, members: tuple[str, ...]
     ) -> ConversationSummary:
-        'Create a group conversation with the signed-in user and at least two other people.'
         if self.state.current_user is None:  # messaging.world:401
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:402
@@ -730,10 +706,6 @@ class MobileMessaging(Episode):
     def tool_archive_conversation(  # messaging.world:417
         self, conversation: Conversation
     ) -> ConversationSummary:
-        (
-            "Move a conversation to the signed-in user's archive. The other participants are not "
-            'affected.'
-        )
         if self.state.current_user is None:  # messaging.world:422
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:423
@@ -753,7 +725,6 @@ class MobileMessaging(Episode):
     def tool_unarchive_conversation(  # messaging.world:430
         self, conversation: Conversation
     ) -> ConversationSummary:
-        "Bring a conversation back from the signed-in user's archive to the main list."
         if self.state.current_user is None:  # messaging.world:435
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:436
@@ -769,15 +740,6 @@ class MobileMessaging(Episode):
         return self.fn_summary(conversation, me)  # messaging.world:440
 
     def tool_send_message(self, recipient: User, body: str) -> Message:  # messaging.world:445
-        (
-            'Send a text message to one person. It goes into the direct conversation with them, '
-            'which\n'
-            'is created if there is none yet and brought back from the archive if it was '
-            'archived.\n'
-            'The message is delivered at once when the recipient is connected, otherwise it is '
-            'sent and\n'
-            'waits on the server.'
-        )
         if self.state.current_user is None:  # messaging.world:456
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:457
@@ -821,10 +783,6 @@ class MobileMessaging(Episode):
     def tool_reply_in_conversation(  # messaging.world:484
         self, conversation: Conversation, body: str
     ) -> Message:
-        (
-            'Post a message in an existing conversation (direct or group). An archived '
-            'conversation comes back to the main list.'
-        )
         if self.state.current_user is None:  # messaging.world:490
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:491
@@ -850,7 +808,6 @@ class MobileMessaging(Episode):
         return message  # messaging.world:505
 
     def tool_mark_message_read(self, message: Message) -> Message:  # messaging.world:508
-        'Mark one received message as read by the signed-in user. Marking it twice is harmless.'
         if self.state.current_user is None:  # messaging.world:513
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:514
@@ -871,10 +828,6 @@ class MobileMessaging(Episode):
     def tool_mark_conversation_read(  # messaging.world:526
         self, conversation: Conversation
     ) -> int:
-        (
-            'Mark every message of a conversation as read by the signed-in user. Returns how many '
-            'were unread.'
-        )
         if self.state.current_user is None:  # messaging.world:531
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:532
@@ -897,10 +850,6 @@ class MobileMessaging(Episode):
         return len(unread)  # messaging.world:541
 
     def tool_get_unread_count(self) -> UnreadSummary:  # messaging.world:544
-        (
-            "Count the signed-in user's unread messages, in total and per conversation. Archived "
-            'conversations are not counted.'
-        )
         if self.state.current_user is None:  # messaging.world:547
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:548
@@ -927,10 +876,6 @@ class MobileMessaging(Episode):
         )
 
     def tool_delete_message(self, message: Message) -> str:  # messaging.world:560
-        (
-            'Delete a message the signed-in user sent, for everyone in the conversation. Received '
-            'messages cannot be deleted.'
-        )
         if self.state.current_user is None:  # messaging.world:565
             raise ToolError('You are not logged in. Call login first.')
         if message.sender != self.state.current_user:  # messaging.world:566
@@ -944,10 +889,6 @@ class MobileMessaging(Episode):
         return rt.built(self, f'Message {id_} deleted.')  # messaging.world:569
 
     def tool_retry_failed_messages(self) -> tuple[str, ...]:  # messaging.world:572
-        (
-            'Send again every message of the signed-in user whose delivery failed. Returns the '
-            'messages retried.'
-        )
         if self.state.current_user is None:  # messaging.world:575
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:576
@@ -1014,6 +955,8 @@ _PARAM_body = param(
 MobileMessaging.TOOLS = tools(
     tool(
         MobileMessaging.tool_login,
+        'Sign in on this phone. Signing in marks the account online and ends any other session\n'
+        'on the phone.',
         param(
             'phone',
             arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
@@ -1023,15 +966,23 @@ MobileMessaging.TOOLS = tools(
         where='messaging.world:258',
         returns=_RESULT_Profile,
     ),
-    tool(MobileMessaging.tool_logout, where='messaging.world:280', returns=js.STRING),
+    tool(
+        MobileMessaging.tool_logout,
+        'Sign out of the app. The account shows as offline until the next login.',
+        where='messaging.world:280',
+        returns=js.STRING,
+    ),
     tool(
         MobileMessaging.tool_get_current_user,
+        'Show the profile (id, name, phone, email, presence) of the signed-in user.',
         read_only=True,
         where='messaging.world:289',
         returns=_RESULT_Profile,
     ),
     tool(
         MobileMessaging.tool_list_contacts,
+        "List the signed-in user's contacts in alphabetical order, with their user ids and phone "
+        "numbers.",
         param(
             'favorites_only',
             arg.BOOL,
@@ -1044,6 +995,7 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_search_contacts,
+        'Find contacts of the signed-in user whose name or phone number contains the query.',
         param(
             'query',
             arg.refined(arg.TEXT, 1, 80),
@@ -1055,6 +1007,7 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_add_contact,
+        "Add a person who has an account on the app to the signed-in user's contacts.",
         param(
             'phone',
             arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
@@ -1073,6 +1026,8 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_remove_contact,
+        "Remove an entry from the signed-in user's contacts. Conversations with the person are "
+        "kept.",
         param(
             'contact',
             arg.row('contacts'),
@@ -1084,6 +1039,7 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_set_favorite_contact,
+        "Mark or unmark one of the signed-in user's contacts as a favorite.",
         param(
             'contact',
             arg.row('contacts'),
@@ -1096,6 +1052,7 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_list_conversations,
+        "List the signed-in user's conversations, most recent activity first, with unread counts.",
         param(
             'include_archived',
             arg.BOOL,
@@ -1108,6 +1065,8 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_get_conversation_messages,
+        'Read the latest messages of a conversation, oldest first. Reading does not mark them as '
+        'read.',
         param(
             'conversation',
             arg.row('conversations'),
@@ -1126,6 +1085,7 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_create_group,
+        'Create a group conversation with the signed-in user and at least two other people.',
         param('title', arg.refined(arg.TEXT, 1, 60), 'The group\'s name, e.g. "Book club".'),
         param(
             'members',
@@ -1137,6 +1097,8 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_archive_conversation,
+        "Move a conversation to the signed-in user's archive. The other participants are not "
+        "affected.",
         param(
             'conversation',
             arg.row('conversations'),
@@ -1148,6 +1110,7 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_unarchive_conversation,
+        "Bring a conversation back from the signed-in user's archive to the main list.",
         param(
             'conversation',
             arg.row('conversations'),
@@ -1159,6 +1122,10 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_send_message,
+        'Send a text message to one person. It goes into the direct conversation with them, '
+        'which\nis created if there is none yet and brought back from the archive if it was '
+        'archived.\nThe message is delivered at once when the recipient is connected, otherwise '
+        'it is sent and\nwaits on the server.',
         param(
             'recipient',
             arg.row('users'),
@@ -1171,6 +1138,8 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_reply_in_conversation,
+        'Post a message in an existing conversation (direct or group). An archived conversation '
+        'comes back to the main list.',
         param(
             'conversation',
             arg.row('conversations'),
@@ -1183,6 +1152,7 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_mark_message_read,
+        'Mark one received message as read by the signed-in user. Marking it twice is harmless.',
         param(
             'message',
             arg.row('messages'),
@@ -1194,6 +1164,8 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_mark_conversation_read,
+        'Mark every message of a conversation as read by the signed-in user. Returns how many '
+        'were unread.',
         param(
             'conversation',
             arg.row('conversations'),
@@ -1205,12 +1177,16 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_get_unread_count,
+        "Count the signed-in user's unread messages, in total and per conversation. Archived "
+        "conversations are not counted.",
         read_only=True,
         where='messaging.world:544',
         returns=js.closed({'total': js.INTEGER, 'by_conversation': js.mapping(js.INTEGER)}),
     ),
     tool(
         MobileMessaging.tool_delete_message,
+        'Delete a message the signed-in user sent, for everyone in the conversation. Received '
+        'messages cannot be deleted.',
         param(
             'message',
             arg.row('messages'),
@@ -1222,6 +1198,8 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_retry_failed_messages,
+        'Send again every message of the signed-in user whose delivery failed. Returns the '
+        'messages retried.',
         where='messaging.world:572',
         returns=js.array(js.STRING),
     ),

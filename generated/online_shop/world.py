@@ -481,10 +481,6 @@ class OnlineShop(Episode):
         )
 
     def tool_find_customer_by_email(self, email: str) -> str:  # shop.world:279
-        (
-            "Find a customer's id from their email address. Use it to identify the customer "
-            'before anything else.'
-        )
         wanted: str = rt.built(self, rt.built(self, email.strip()).lower())  # shop.world:284
         matches: tuple[str, ...] = tuple([  # shop.world:285
             _c5.key()
@@ -496,16 +492,11 @@ class OnlineShop(Episode):
         return self.t_customers[matches[0]].id_  # shop.world:287
 
     def tool_get_customer_details(self, customer: Customer) -> Customer:  # shop.world:290
-        (
-            "Show a customer's profile: name, email, default address and payment methods (with "
-            'gift card balances).'
-        )
         return customer  # shop.world:295
 
     def tool_list_customer_orders(  # shop.world:298
         self, customer: Customer, status: OrderStatus | None
     ) -> tuple[OrderSummary, ...]:
-        "List a customer's orders, newest first, with their status and total."
         theirs: tuple[str, ...] = tuple([  # shop.world:304
             _o6.key()
             for _o6 in rt.each(self, self.t_orders)
@@ -524,10 +515,6 @@ class OnlineShop(Episode):
         ])
 
     def tool_get_order_details(self, order: str) -> Order:  # shop.world:308
-        (
-            'Show an order: items and prices paid, shipping address, status, tracking number and '
-            'transactions.'
-        )
         found: Order | None = self.t_orders.rows.get(order)  # shop.world:313
         if found is None:  # shop.world:314
             raise ToolError(rt.built(
@@ -538,10 +525,6 @@ class OnlineShop(Episode):
     def tool_list_products(  # shop.world:318
         self, category: str | None, in_stock_only: bool
     ) -> tuple[ProductSummary, ...]:
-        (
-            'Browse the catalogue: each product with its lowest price and the units in stock over '
-            'all its variants.'
-        )
         listed: tuple[ProductSummary, ...] = ()  # shop.world:324
         for product in rt.each(  # shop.world:325
             self,
@@ -582,7 +565,6 @@ class OnlineShop(Episode):
         return listed  # shop.world:339
 
     def tool_get_product_details(self, product: Product) -> ProductDetails:  # shop.world:342
-        'Show a product with every variant: its item id, options, price and stock.'
         return ProductDetails(  # shop.world:347
             product.id_,
             product.name,
@@ -601,11 +583,6 @@ class OnlineShop(Episode):
         payment_method_id: str,
         ship_to: Address | None,
     ) -> Order:
-        (
-            'Place and pay a new order. Every item must be in stock in the quantity asked for; a '
-            'gift\n'
-            'card must hold at least the order total. Stock is reserved at once.'
-        )
         for id_ in rt.each(self, items):  # shop.world:368
             variant: Variant | None = self.t_variants.rows.get(id_)  # shop.world:369
             if variant is None:  # shop.world:370
@@ -683,10 +660,6 @@ class OnlineShop(Episode):
         return order  # shop.world:390
 
     def tool_cancel_order(self, order: Order, reason: CancelReason) -> Order:  # shop.world:393
-        (
-            'Cancel a pending order. The amount paid goes back to the payment method it came from '
-            'and the items return to stock.'
-        )
         if order.status != _E11_OrderStatus_pending:  # shop.world:399
             raise ToolError(rt.built(
                 self,
@@ -731,7 +704,6 @@ class OnlineShop(Episode):
         return order  # shop.world:414
 
     def tool_modify_order_address(self, order: Order, address: Address) -> Order:  # shop.world:417
-        "Change where a pending order ships to. The customer's default address is not changed."
         if order.status != _E11_OrderStatus_pending:  # shop.world:423
             raise ToolError(rt.built(
                 self,
@@ -746,12 +718,6 @@ class OnlineShop(Episode):
     def tool_swap_order_item(  # shop.world:429
         self, order: Order, old_item: Variant, new_item: Variant
     ) -> Order:
-        (
-            'Switch one item of a pending order to another option (size, colour, ...) of the '
-            'same\n'
-            "product. The price difference is charged to, or refunded on, the order's payment "
-            'method.'
-        )
         if order.status != _E11_OrderStatus_pending:  # shop.world:439
             raise ToolError(rt.built(
                 self,
@@ -847,7 +813,6 @@ class OnlineShop(Episode):
         return order  # shop.world:483
 
     def tool_ship_order(self, order: Order, tracking_number: str) -> Order:  # shop.world:486
-        'Hand a pending order to the carrier: it becomes processed and gets its tracking number.'
         if order.status != _E11_OrderStatus_pending:  # shop.world:492
             raise ToolError(rt.built(
                 self, f'Order {order.id_} cannot be shipped: it is {order.status}.'
@@ -869,7 +834,6 @@ class OnlineShop(Episode):
         return order  # shop.world:496
 
     def tool_mark_order_delivered(self, order: Order) -> Order:  # shop.world:499
-        'Record that the carrier delivered a processed order.'
         if order.status != _E11_OrderStatus_processed:  # shop.world:504
             raise ToolError(rt.built(
                 self,
@@ -882,10 +846,6 @@ class OnlineShop(Episode):
     def tool_request_return(  # shop.world:511
         self, order: Order, item_ids: tuple[str, ...], refund_method_id: str, reason: str
     ) -> ReturnRequest:
-        (
-            'Open a return for items of a delivered order. The refund is paid when the parcel '
-            'reaches the warehouse.'
-        )
         if order.status != _E11_OrderStatus_delivered:  # shop.world:519
             raise ToolError(rt.built(
                 self,
@@ -960,10 +920,6 @@ class OnlineShop(Episode):
     def tool_receive_return(  # shop.world:541
         self, return_request: ReturnRequest
     ) -> ReturnRequest:
-        (
-            'Record that a returned parcel reached the warehouse: the items go back to stock and '
-            'the refund is paid.'
-        )
         if return_request.status != _E12_ReturnStatus_requested:  # shop.world:546
             raise ToolError(rt.built(self, f'Return {return_request.id_} was already refunded.'))
         order: Order = self.t_orders[return_request.order]  # shop.world:547
@@ -1007,10 +963,6 @@ class OnlineShop(Episode):
     def tool_issue_gift_card(  # shop.world:567
         self, customer: Customer, amount: float
     ) -> PaymentMethod:
-        (
-            'Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
-            'their payment methods.'
-        )
         card: GiftCard = GiftCard(  # shop.world:573
             self.next_id('gift_card_ids', 'gift_card_{:07d}'),
             v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None),
@@ -1021,7 +973,6 @@ class OnlineShop(Episode):
         return card  # shop.world:575
 
     def tool_restock_variant(self, variant: Variant, quantity: int) -> Variant:  # shop.world:578
-        "Add units that arrived from the supplier to an item's stock."
         self.set_field(variant, 'stock', rt.bounded(variant.stock + quantity))  # shop.world:584
         return variant  # shop.world:585
 
@@ -1117,6 +1068,8 @@ _PARAM_order = param(
 OnlineShop.TOOLS = tools(
     tool(
         OnlineShop.tool_find_customer_by_email,
+        "Find a customer's id from their email address. Use it to identify the customer before "
+        "anything else.",
         param(
             'email',
             arg.refined(arg.TEXT, 3, 120),
@@ -1128,6 +1081,8 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_get_customer_details,
+        "Show a customer's profile: name, email, default address and payment methods (with gift "
+        "card balances).",
         _PARAM_customer,
         read_only=True,
         where='shop.world:290',
@@ -1141,6 +1096,7 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_list_customer_orders,
+        "List a customer's orders, newest first, with their status and total.",
         _PARAM_customer,
         param(
             'status',
@@ -1159,6 +1115,8 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_get_order_details,
+        'Show an order: items and prices paid, shipping address, status, tracking number and '
+        'transactions.',
         param(
             'order',
             arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
@@ -1170,6 +1128,8 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_list_products,
+        'Browse the catalogue: each product with its lowest price and the units in stock over '
+        'all its variants.',
         param(
             'category',
             arg.optional(arg.TEXT),
@@ -1193,6 +1153,7 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_get_product_details,
+        'Show a product with every variant: its item id, options, price and stock.',
         param(
             'product',
             arg.row('products'),
@@ -1211,6 +1172,8 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_place_order,
+        'Place and pay a new order. Every item must be in stock in the quantity asked for; a '
+        'gift\ncard must hold at least the order total. Stock is reserved at once.',
         param(
             'customer',
             arg.row('customers'),
@@ -1237,6 +1200,8 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_cancel_order,
+        'Cancel a pending order. The amount paid goes back to the payment method it came from '
+        'and the items return to stock.',
         _PARAM_order,
         param(
             'reason', arg.enum_of(CancelReason), 'Why: "no longer needed" or "ordered by mistake".'
@@ -1246,6 +1211,7 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_modify_order_address,
+        "Change where a pending order ships to. The customer's default address is not changed.",
         _PARAM_order,
         param('address', arg.record(Address.load, _SCHEMA_Address), 'The new shipping address.'),
         where='shop.world:417',
@@ -1253,6 +1219,8 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_swap_order_item,
+        "Switch one item of a pending order to another option (size, colour, ...) of the same\n"
+        "product. The price difference is charged to, or refunded on, the order's payment method.",
         param(
             'order',
             arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
@@ -1276,6 +1244,7 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_ship_order,
+        'Hand a pending order to the carrier: it becomes processed and gets its tracking number.',
         param(
             'order',
             arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
@@ -1292,6 +1261,7 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_mark_order_delivered,
+        'Record that the carrier delivered a processed order.',
         param(
             'order',
             arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
@@ -1303,6 +1273,8 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_request_return,
+        'Open a return for items of a delivered order. The refund is paid when the parcel '
+        'reaches the warehouse.',
         param(
             'order',
             arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
@@ -1326,6 +1298,8 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_receive_return,
+        'Record that a returned parcel reached the warehouse: the items go back to stock and the '
+        'refund is paid.',
         param(
             'return_request',
             arg.row('returns'),
@@ -1337,6 +1311,8 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_issue_gift_card,
+        'Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
+        'their payment methods.',
         param(
             'customer',
             arg.row('customers'),
@@ -1354,6 +1330,7 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_restock_variant,
+        "Add units that arrived from the supplier to an item's stock.",
         param(
             'variant',
             arg.row('variants'),

@@ -317,12 +317,10 @@ class RetailBank(Episode):
         return format(cents / 100, '.2f')  # retail_bank.world:106
 
     def tool_sign_in(self, teller: Teller) -> Teller:  # retail_bank.world:137
-        'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.'
         self.set_state('current_teller', teller.key())  # retail_bank.world:140
         return teller  # retail_bank.world:141
 
     def tool_get_customer(self, customer: Customer) -> CustomerView:  # retail_bank.world:144
-        'Show a customer and all their accounts with balances (in cents) and statuses.'
         owned: tuple[str, ...] = tuple([  # retail_bank.world:149
             _a3.key() for _a3 in rt.each(self, self.t_accounts) if _a3.owner == customer.key()
         ])
@@ -338,10 +336,6 @@ class RetailBank(Episode):
         )
 
     def tool_get_account(self, account: Account) -> AccountView:  # retail_bank.world:159
-        (
-            'Show one account (owner, kind, status, balance in cents) and its five most recent '
-            'transactions.'
-        )
         recent: tuple[str, ...] = ()  # retail_bank.world:164
         for t in rt.rows(  # retail_bank.world:165
             self.t_transactions, rt.each(self, self.fn_touching(account))
@@ -352,17 +346,9 @@ class RetailBank(Episode):
         return AccountView(account.key(), recent)  # retail_bank.world:171
 
     def tool_list_transactions(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:174
-        (
-            'List all transactions into or out of an account, newest first, with kind, accounts, '
-            'amount, memo, teller and time.'
-        )
         return self.fn_touching(account)  # retail_bank.world:179
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # retail_bank.world:182
-        (
-            'Find customers whose name or email contains the text, with their customer id, name, '
-            'email and since date.'
-        )
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # retail_bank.world:187
         return tuple([  # retail_bank.world:188
             _c5.key()
@@ -374,10 +360,6 @@ class RetailBank(Episode):
     def tool_list_accounts(  # retail_bank.world:191
         self, customer: Customer | None, kind: AccountKind | None, status: AccountStatus | None
     ) -> tuple[str, ...]:
-        (
-            'List accounts with their owner, kind, status, balance (in cents) and opening date, '
-            'optionally of one customer, kind or status.'
-        )
         return tuple([  # retail_bank.world:198
             _a6.key()
             for _a6 in rt.each(self, self.t_accounts)
@@ -389,24 +371,17 @@ class RetailBank(Episode):
     def tool_get_transaction(  # retail_bank.world:201
         self, transaction: Transaction
     ) -> Transaction:
-        'Show one transaction: its kind, accounts, amount, memo, teller and time.'
         return transaction  # retail_bank.world:206
 
     def tool_list_tellers(self) -> tuple[str, ...]:  # retail_bank.world:209
-        'List the tellers with their ids, names and whether they may freeze accounts.'
         return tuple([_t7.key() for _t7 in rt.each(self, self.t_tellers)])  # retail_bank.world:212
 
     def tool_get_withdrawal_limit(self) -> int:  # retail_bank.world:215
-        'The most the desk can pay out in one withdrawal, in cents.'
         return self.state.max_withdrawal_cents  # retail_bank.world:216
 
     def tool_open_account(  # retail_bank.world:219
         self, customer: Customer, kind: AccountKind, initial_deposit_cents: int
     ) -> Account:
-        (
-            'Open a new active account for a customer, with an optional opening deposit. A '
-            'customer may hold one open account of each kind.'
-        )
         if self.state.current_teller is None:  # retail_bank.world:226
             raise ToolError('Not signed in. Call sign_in first.')
         if any(  # retail_bank.world:227
@@ -448,10 +423,6 @@ class RetailBank(Episode):
         return account  # retail_bank.world:244
 
     def tool_close_account(self, account: Account) -> Account:  # retail_bank.world:247
-        (
-            'Close an account. Its balance must be zero (withdraw or transfer the money first) '
-            'and it must not be frozen.'
-        )
         if self.state.current_teller is None:  # retail_bank.world:252
             raise ToolError('Not signed in. Call sign_in first.')
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:253
@@ -474,7 +445,6 @@ class RetailBank(Episode):
     def tool_deposit(  # retail_bank.world:261
         self, account: Account, amount_cents: int, memo: str
     ) -> Account:
-        'Deposit money into an active account.'
         if self.state.current_teller is None:  # retail_bank.world:268
             raise ToolError('Not signed in. Call sign_in first.')
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:269
@@ -508,7 +478,6 @@ class RetailBank(Episode):
     def tool_withdraw(  # retail_bank.world:282
         self, account: Account, amount_cents: int, memo: str
     ) -> Account:
-        "Withdraw money from an active account, up to its balance and the desk's per-call limit."
         if self.state.current_teller is None:  # retail_bank.world:289
             raise ToolError('Not signed in. Call sign_in first.')
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:290
@@ -554,7 +523,6 @@ class RetailBank(Episode):
     def tool_transfer(  # retail_bank.world:305
         self, from_account: Account, to_account: Account, amount_cents: int, memo: str
     ) -> Transaction:
-        'Move money from one active account to another.'
         if self.state.current_teller is None:  # retail_bank.world:313
             raise ToolError('Not signed in. Call sign_in first.')
         if from_account.key() == to_account.key():  # retail_bank.world:314
@@ -609,7 +577,6 @@ class RetailBank(Episode):
     def tool_freeze_account(  # retail_bank.world:334
         self, account: Account, reason: str
     ) -> Account:
-        'Freeze an active account, with a reason. Only tellers with freeze permission may do this.'
         if self.state.current_teller is None:  # retail_bank.world:340
             raise ToolError('Not signed in. Call sign_in first.')
         if not (  # retail_bank.world:341
@@ -635,10 +602,6 @@ class RetailBank(Episode):
         return account  # retail_bank.world:347
 
     def tool_unfreeze_account(self, account: Account) -> Account:  # retail_bank.world:350
-        (
-            'Return a frozen account to active and clear its freeze reason. Only tellers with '
-            'freeze permission may do this.'
-        )
         if self.state.current_teller is None:  # retail_bank.world:355
             raise ToolError('Not signed in. Call sign_in first.')
         if not (  # retail_bank.world:356
@@ -707,6 +670,7 @@ _PARAM_memo = param(
 RetailBank.TOOLS = tools(
     tool(
         RetailBank.tool_sign_in,
+        'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.',
         param(
             'teller',
             arg.row('tellers', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$')),
@@ -718,6 +682,7 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_get_customer,
+        'Show a customer and all their accounts with balances (in cents) and statuses.',
         param(
             'customer',
             arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
@@ -737,6 +702,8 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_get_account,
+        'Show one account (owner, kind, status, balance in cents) and its five most recent '
+        'transactions.',
         _PARAM_account,
         read_only=True,
         where='retail_bank.world:159',
@@ -753,6 +720,8 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_list_transactions,
+        'List all transactions into or out of an account, newest first, with kind, accounts, '
+        'amount, memo, teller and time.',
         _PARAM_account,
         read_only=True,
         where='retail_bank.world:174',
@@ -761,6 +730,8 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_find_customers,
+        'Find customers whose name or email contains the text, with their customer id, name, '
+        'email and since date.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -778,6 +749,8 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_list_accounts,
+        'List accounts with their owner, kind, status, balance (in cents) and opening date, '
+        'optionally of one customer, kind or status.',
         param(
             'customer',
             arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$'))),
@@ -801,6 +774,7 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_get_transaction,
+        'Show one transaction: its kind, accounts, amount, memo, teller and time.',
         param(
             'transaction',
             arg.row('transactions'),
@@ -813,6 +787,7 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_list_tellers,
+        'List the tellers with their ids, names and whether they may freeze accounts.',
         read_only=True,
         where='retail_bank.world:209',
         returns=js.array(_RESULT_Teller),
@@ -820,12 +795,15 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_get_withdrawal_limit,
+        'The most the desk can pay out in one withdrawal, in cents.',
         read_only=True,
         where='retail_bank.world:215',
         returns=js.INTEGER,
     ),
     tool(
         RetailBank.tool_open_account,
+        'Open a new active account for a customer, with an optional opening deposit. A customer '
+        'may hold one open account of each kind.',
         param(
             'customer',
             arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
@@ -844,6 +822,8 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_close_account,
+        'Close an account. Its balance must be zero (withdraw or transfer the money first) and '
+        'it must not be frozen.',
         param(
             'account',
             arg.row('accounts'),
@@ -855,6 +835,7 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_deposit,
+        'Deposit money into an active account.',
         _PARAM_account,
         _PARAM_amount_cents,
         _PARAM_memo,
@@ -863,6 +844,7 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_withdraw,
+        "Withdraw money from an active account, up to its balance and the desk's per-call limit.",
         _PARAM_account,
         _PARAM_amount_cents,
         _PARAM_memo,
@@ -871,6 +853,7 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_transfer,
+        'Move money from one active account to another.',
         param(
             'from_account',
             arg.row('accounts'),
@@ -894,6 +877,8 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_freeze_account,
+        'Freeze an active account, with a reason. Only tellers with freeze permission may do '
+        'this.',
         param(
             'account',
             arg.row('accounts'),
@@ -910,6 +895,8 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_unfreeze_account,
+        'Return a frozen account to active and clear its freeze reason. Only tellers with freeze '
+        'permission may do this.',
         param(
             'account',
             arg.row('accounts'),

@@ -445,7 +445,6 @@ class SmallPayroll(Episode):
         )
 
     def tool_sign_in(self, employee: Employee) -> Employee:  # small_payroll.world:192
-        'Sign in to payroll. Only managers may sign in.'
         if employee.role != _E4_Role_manager:  # small_payroll.world:197
             raise ToolError(rt.built(
                 self, f'{employee.name} is not a manager and cannot sign in to payroll.'
@@ -454,10 +453,6 @@ class SmallPayroll(Episode):
         return employee  # small_payroll.world:199
 
     def tool_get_employee(self, employee: Employee) -> EmployeeView:  # small_payroll.world:202
-        (
-            "Show an employee's pay details, tax code and withholding rate, and their payslips "
-            '(period, hours, gross, bonus, tax, net and any correction).'
-        )
         return EmployeeView(  # small_payroll.world:207
             employee.key(),
             employee.name,
@@ -477,10 +472,6 @@ class SmallPayroll(Episode):
     def tool_list_timesheets(  # small_payroll.world:220
         self, period: PayPeriod, status: TimesheetStatus | None
     ) -> tuple[str, ...]:
-        (
-            'List the timesheets of a period with their employee, hours, status and approver, '
-            'optionally of one status.'
-        )
         return tuple([  # small_payroll.world:226
             _t2.key()
             for _t2 in rt.each(self, self.t_timesheets)
@@ -488,14 +479,9 @@ class SmallPayroll(Episode):
         ])
 
     def tool_get_payslip(self, payslip: Payslip) -> Payslip:  # small_payroll.world:229
-        'Show one payslip: gross, bonus, tax, net, hours and any correction.'
         return payslip  # small_payroll.world:234
 
     def tool_find_employees(self, text: str) -> tuple[str, ...]:  # small_payroll.world:237
-        (
-            'Find employees whose name contains the text, with their employee id, role, pay type, '
-            'salary or hourly rate, tax code and whether active.'
-        )
         wanted: str = rt.built(  # small_payroll.world:242
             self, rt.built(self, text.strip()).lower()
         )
@@ -508,10 +494,6 @@ class SmallPayroll(Episode):
     def tool_list_employees(  # small_payroll.world:246
         self, pay_type: PayType | None, active_only: bool
     ) -> tuple[str, ...]:
-        (
-            'List employees with their employee id, name, role, pay type, salary or hourly rate, '
-            'tax code and whether active.'
-        )
         return tuple([  # small_payroll.world:252
             _e4.key()
             for _e4 in rt.each(self, self.t_employees)
@@ -519,7 +501,6 @@ class SmallPayroll(Episode):
         ])
 
     def tool_list_tax_codes(self) -> tuple[str, ...]:  # small_payroll.world:255
-        'List the tax codes with their description and flat withholding rate in percent.'
         return tuple([  # small_payroll.world:258
             _t5.key() for _t5 in rt.each(self, self.t_tax_codes)
         ])
@@ -527,10 +508,6 @@ class SmallPayroll(Episode):
     def tool_list_periods(  # small_payroll.world:261
         self, status: PeriodStatus | None
     ) -> tuple[str, ...]:
-        (
-            'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end '
-            'dates, status and the date they were paid.'
-        )
         return rt.sorted_keys(  # small_payroll.world:266
             rt.each(
                 self,
@@ -544,13 +521,11 @@ class SmallPayroll(Episode):
         )
 
     def tool_get_timesheet(self, timesheet: Timesheet) -> Timesheet:  # small_payroll.world:269
-        'Show one timesheet: its employee, period, hours, status and who approved it.'
         return timesheet  # small_payroll.world:274
 
     def tool_list_bonuses(  # small_payroll.world:277
         self, period: PayPeriod | None, employee: Employee | None
     ) -> tuple[str, ...]:
-        'List bonuses with their employee, period, amount in cents, reason and who issued them.'
         return tuple([  # small_payroll.world:283
             _b8.key()
             for _b8 in rt.each(self, self.t_bonuses)
@@ -561,10 +536,6 @@ class SmallPayroll(Episode):
     def tool_list_payslips(  # small_payroll.world:286
         self, period: PayPeriod | None, employee: Employee | None
     ) -> tuple[str, ...]:
-        (
-            'List payslips with their employee, period, hours, gross, bonus, tax and net in '
-            'cents, and any correction.'
-        )
         return tuple([  # small_payroll.world:292
             _p9.key()
             for _p9 in rt.each(self, self.t_payslips)
@@ -575,10 +546,6 @@ class SmallPayroll(Episode):
     def tool_record_hours(  # small_payroll.world:295
         self, employee: Employee, period: PayPeriod, hours: float
     ) -> Timesheet:
-        (
-            "Add hours to an hourly employee's draft timesheet for an open period, creating the "
-            'timesheet if there is none.'
-        )
         if self.state.current_user is None:  # small_payroll.world:302
             raise ToolError('Not signed in. Call sign_in first.')
         if employee.pay_type != _E7_PayType_hourly:  # small_payroll.world:303
@@ -620,10 +587,6 @@ class SmallPayroll(Episode):
         return created  # small_payroll.world:315
 
     def tool_approve_timesheet(self, timesheet: Timesheet) -> Timesheet:  # small_payroll.world:318
-        (
-            'Approve a draft timesheet of an open period as the signed-in manager, so that '
-            'payroll pays it.'
-        )
         if self.state.current_user is None:  # small_payroll.world:323
             raise ToolError('Not signed in. Call sign_in first.')
         if timesheet.status != _E15_TimesheetStatus_draft:  # small_payroll.world:324
@@ -651,10 +614,6 @@ class SmallPayroll(Episode):
     def tool_issue_bonus(  # small_payroll.world:333
         self, employee: Employee, period: PayPeriod, amount_cents: int, reason: str
     ) -> Bonus:
-        (
-            "Issue a bonus to an active employee in an open period; it is paid with that period's "
-            'payroll.'
-        )
         if self.state.current_user is None:  # small_payroll.world:341
             raise ToolError('Not signed in. Call sign_in first.')
         if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:342
@@ -673,15 +632,6 @@ class SmallPayroll(Episode):
         return bonus  # small_payroll.world:352
 
     def tool_run_payroll(self, period: PayPeriod) -> tuple[str, ...]:  # small_payroll.world:355
-        (
-            'Pay a period, once. Every active salaried employee gets a twelfth of their annual '
-            'salary;\n'
-            'every hourly employee with an approved timesheet gets its hours at their rate '
-            '(draft\n'
-            'timesheets are not paid); bonuses of the period are added and tax is withheld. '
-            'Earlier\n'
-            'periods must be paid first. Returns the new payslips.'
-        )
         if self.state.current_user is None:  # small_payroll.world:365
             raise ToolError('Not signed in. Call sign_in first.')
         if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:366
@@ -792,7 +742,6 @@ class SmallPayroll(Episode):
     def tool_correct_payslip(  # small_payroll.world:425
         self, payslip: Payslip, gross_cents: int, note: str
     ) -> Payslip:
-        "Correct a payslip's gross pay; tax and net are recomputed and the note is kept."
         if self.state.current_user is None:  # small_payroll.world:432
             raise ToolError('Not signed in. Call sign_in first.')
         if gross_cents == payslip.gross_cents:  # small_payroll.world:433
@@ -891,6 +840,7 @@ _PARAM_timesheet = param(
 SmallPayroll.TOOLS = tools(
     tool(
         SmallPayroll.tool_sign_in,
+        'Sign in to payroll. Only managers may sign in.',
         param(
             'employee',
             arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
@@ -902,6 +852,8 @@ SmallPayroll.TOOLS = tools(
     ),
     tool(
         SmallPayroll.tool_get_employee,
+        "Show an employee's pay details, tax code and withholding rate, and their payslips "
+        "(period, hours, gross, bonus, tax, net and any correction).",
         _PARAM_employee,
         read_only=True,
         where='small_payroll.world:202',
@@ -920,6 +872,8 @@ SmallPayroll.TOOLS = tools(
     ),
     tool(
         SmallPayroll.tool_list_timesheets,
+        'List the timesheets of a period with their employee, hours, status and approver, '
+        'optionally of one status.',
         _PARAM_period,
         param(
             'status',
@@ -933,6 +887,7 @@ SmallPayroll.TOOLS = tools(
     ),
     tool(
         SmallPayroll.tool_get_payslip,
+        'Show one payslip: gross, bonus, tax, net, hours and any correction.',
         _PARAM_payslip,
         read_only=True,
         where='small_payroll.world:229',
@@ -940,6 +895,8 @@ SmallPayroll.TOOLS = tools(
     ),
     tool(
         SmallPayroll.tool_find_employees,
+        'Find employees whose name contains the text, with their employee id, role, pay type, '
+        'salary or hourly rate, tax code and whether active.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -952,6 +909,8 @@ SmallPayroll.TOOLS = tools(
     ),
     tool(
         SmallPayroll.tool_list_employees,
+        'List employees with their employee id, name, role, pay type, salary or hourly rate, tax '
+        'code and whether active.',
         param(
             'pay_type',
             arg.optional(arg.enum_of(PayType)),
@@ -965,6 +924,7 @@ SmallPayroll.TOOLS = tools(
     ),
     tool(
         SmallPayroll.tool_list_tax_codes,
+        'List the tax codes with their description and flat withholding rate in percent.',
         read_only=True,
         where='small_payroll.world:255',
         returns=js.array(js.closed({
@@ -976,6 +936,8 @@ SmallPayroll.TOOLS = tools(
     ),
     tool(
         SmallPayroll.tool_list_periods,
+        'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end '
+        'dates, status and the date they were paid.',
         param(
             'status',
             arg.optional(arg.enum_of(PeriodStatus)),
@@ -994,6 +956,7 @@ SmallPayroll.TOOLS = tools(
     ),
     tool(
         SmallPayroll.tool_get_timesheet,
+        'Show one timesheet: its employee, period, hours, status and who approved it.',
         _PARAM_timesheet,
         read_only=True,
         where='small_payroll.world:269',
@@ -1001,6 +964,7 @@ SmallPayroll.TOOLS = tools(
     ),
     tool(
         SmallPayroll.tool_list_bonuses,
+        'List bonuses with their employee, period, amount in cents, reason and who issued them.',
         param(
             'period',
             arg.optional(arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))),
@@ -1020,6 +984,8 @@ SmallPayroll.TOOLS = tools(
     ),
     tool(
         SmallPayroll.tool_list_payslips,
+        'List payslips with their employee, period, hours, gross, bonus, tax and net in cents, '
+        'and any correction.',
         param(
             'period',
             arg.optional(arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))),
@@ -1039,6 +1005,8 @@ SmallPayroll.TOOLS = tools(
     ),
     tool(
         SmallPayroll.tool_record_hours,
+        "Add hours to an hourly employee's draft timesheet for an open period, creating the "
+        "timesheet if there is none.",
         param(
             'employee',
             arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
@@ -1052,12 +1020,16 @@ SmallPayroll.TOOLS = tools(
     ),
     tool(
         SmallPayroll.tool_approve_timesheet,
+        'Approve a draft timesheet of an open period as the signed-in manager, so that payroll '
+        'pays it.',
         _PARAM_timesheet,
         where='small_payroll.world:318',
         returns=_RESULT_Timesheet,
     ),
     tool(
         SmallPayroll.tool_issue_bonus,
+        "Issue a bonus to an active employee in an open period; it is paid with that period's "
+        "payroll.",
         _PARAM_employee,
         param(
             'period',
@@ -1076,12 +1048,17 @@ SmallPayroll.TOOLS = tools(
     ),
     tool(
         SmallPayroll.tool_run_payroll,
+        'Pay a period, once. Every active salaried employee gets a twelfth of their annual '
+        'salary;\nevery hourly employee with an approved timesheet gets its hours at their rate '
+        '(draft\ntimesheets are not paid); bonuses of the period are added and tax is withheld. '
+        'Earlier\nperiods must be paid first. Returns the new payslips.',
         _PARAM_period,
         where='small_payroll.world:355',
         returns=js.array(js.STRING),
     ),
     tool(
         SmallPayroll.tool_correct_payslip,
+        "Correct a payslip's gross pay; tax and net are recomputed and the note is kept.",
         _PARAM_payslip,
         param(
             'gross_cents',

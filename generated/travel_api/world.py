@@ -355,7 +355,6 @@ class TravelAPI(Episode):
         user_first_name: str,
         user_last_name: str,
     ) -> Token:
-        'Authenticate the user with the travel API'
         token: str = rt.text(self.random_source().randint(100000, 999999))  # travel_api.world:780
         self.set_state('token_expires_in', 2)  # travel_api.world:781
         self.set_state('access_token', token)  # travel_api.world:782
@@ -366,7 +365,6 @@ class TravelAPI(Episode):
         return Token(2, token, 'Bearer', grant_type)  # travel_api.world:787
 
     def tool_travel_get_login_status(self) -> LoginStatus:  # travel_api.world:790
-        'Get the status of the login'
         return LoginStatus(  # travel_api.world:791
             not (
                 self.state.token_expires_in is None or rt.present(self.state.token_expires_in) == 0
@@ -376,7 +374,6 @@ class TravelAPI(Episode):
     def tool_get_budget_fiscal_year(  # travel_api.world:794
         self, lastModifiedAfter: str | None, includeRemoved: str | None
     ) -> FiscalYear:
-        'Get the budget fiscal year'
         return FiscalYear('2018')  # travel_api.world:801
 
     def tool_register_credit_card(  # travel_api.world:804
@@ -387,7 +384,6 @@ class TravelAPI(Episode):
         cardholder_name: str,
         card_verification_number: int,
     ) -> CardId:
-        'Register a credit card'
         if self.state.token_expires_in is None:  # travel_api.world:816
             raise ToolError('Token not initialized')
         if rt.present(self.state.token_expires_in) == 0:  # travel_api.world:817
@@ -417,7 +413,6 @@ class TravelAPI(Episode):
     def tool_get_flight_cost(  # travel_api.world:832
         self, travel_from: str, travel_to: str, travel_date: str, travel_class: str
     ) -> CostList:
-        'Get the list of cost of a flight in USD based on location, date, and class'
         self.set_state(  # travel_api.world:841
             'flight_cost_lookup',
             self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class),
@@ -432,7 +427,6 @@ class TravelAPI(Episode):
     def tool_get_credit_card_balance(  # travel_api.world:845
         self, access_token: str, card_id: str
     ) -> CardBalance:
-        'Get the balance of a credit card'
         if self.state.token_expires_in == 0:  # travel_api.world:851
             raise ToolError('Token expired')
         if access_token != self.state.access_token:  # travel_api.world:852
@@ -460,10 +454,6 @@ class TravelAPI(Episode):
         travel_to: str,
         travel_class: str,
     ) -> Booking:
-        (
-            'Book a flight given the travel information. From and To should be the airport codes '
-            'in the IATA format.'
-        )
         if self.state.token_expires_in == 0:  # travel_api.world:868
             return self.fn_booking_refused('Token expired')  # travel_api.world:869
         if access_token != self.state.access_token:  # travel_api.world:871
@@ -571,7 +561,6 @@ class TravelAPI(Episode):
     def tool_retrieve_invoice(  # travel_api.world:937
         self, access_token: str, booking_id: str | None, insurance_id: str | None
     ) -> InvoiceResult:
-        'Retrieve the invoice for a booking.'
         if self.state.token_expires_in == 0:  # travel_api.world:944
             raise ToolError('Token expired')
         if access_token != self.state.access_token:  # travel_api.world:945
@@ -596,7 +585,6 @@ class TravelAPI(Episode):
     def tool_get_booking_history(  # travel_api.world:966
         self, access_token: str
     ) -> BookingHistory:
-        'Retrieve all booking history for the user.'
         if self.state.token_expires_in == 0:  # travel_api.world:971
             raise ToolError('Token expired')
         if access_token != self.state.access_token:  # travel_api.world:972
@@ -604,13 +592,11 @@ class TravelAPI(Episode):
         return BookingHistory(self.state.booking_record)  # travel_api.world:973
 
     def tool_list_all_airports(self) -> tuple[str, ...]:  # travel_api.world:976
-        'List all available airports'
         return _C_AIRPORTS  # travel_api.world:977
 
     def tool_cancel_booking(  # travel_api.world:980
         self, access_token: str, booking_id: str
     ) -> Cancellation:
-        'Cancel a booking'
         if self.state.token_expires_in == 0:  # travel_api.world:986
             return Cancellation(False, 'Token expired')  # travel_api.world:987
         if access_token != self.state.access_token:  # travel_api.world:989
@@ -652,7 +638,6 @@ class TravelAPI(Episode):
     def tool_compute_exchange_rate(  # travel_api.world:1010
         self, base_currency: str, target_currency: str, value: int | float
     ) -> ExchangedValue:
-        'Compute the exchange rate between two currencies'
         if base_currency == 'USD' and target_currency in _C_USD_RATES:  # travel_api.world:1019
             return ExchangedValue(rt.to_float(rt.python_times(  # travel_api.world:1020
                 value, _C_USD_RATES[target_currency]
@@ -668,7 +653,6 @@ class TravelAPI(Episode):
     def tool_verify_traveler_information(  # travel_api.world:1029
         self, first_name: str, last_name: str, date_of_birth: str, passport_number: str
     ) -> Verification:
-        'Verify the traveler information'
         if (  # travel_api.world:1037
             self.state.user_first_name != first_name or self.state.user_last_name != last_name
         ):
@@ -712,7 +696,6 @@ class TravelAPI(Episode):
     def tool_set_budget_limit(  # travel_api.world:1071
         self, access_token: str, budget_limit: float
     ) -> BudgetLimit:
-        'Set the budget limit for the user'
         if self.state.token_expires_in == 0:  # travel_api.world:1077
             raise ToolError('Token expired')
         if access_token != self.state.access_token:  # travel_api.world:1078
@@ -723,7 +706,6 @@ class TravelAPI(Episode):
     def tool_get_nearest_airport_by_city(  # travel_api.world:1084
         self, location: str
     ) -> NearestAirport:
-        'Get the nearest airport to the given location'
         return NearestAirport(rt.coalesce(  # travel_api.world:1089
             _C_CITY_AIRPORTS.get(location), lambda: 'Unknown'
         ))
@@ -736,7 +718,6 @@ class TravelAPI(Episode):
         insurance_cost: int | float,
         card_id: str,
     ) -> Insurance:
-        'Purchase insurance'
         if self.state.token_expires_in == 0:  # travel_api.world:1101
             return self.fn_insurance_refused('Token expired')  # travel_api.world:1102
         if access_token != self.state.access_token:  # travel_api.world:1104
@@ -771,10 +752,6 @@ class TravelAPI(Episode):
     def tool_contact_customer_support(  # travel_api.world:1124
         self, booking_id: str, message: str
     ) -> SupportMessage:
-        (
-            'Contact travel booking customer support, get immediate support on an issue with an '
-            'online call.'
-        )
         if booking_id not in self.state.booking_record:  # travel_api.world:1130
             raise ToolError('Booking not found')
         return SupportMessage(  # travel_api.world:1131
@@ -783,7 +760,6 @@ class TravelAPI(Episode):
         )
 
     def tool_get_all_credit_cards(self) -> CreditCards:  # travel_api.world:1136
-        'Get all registered credit cards'
         return CreditCards(self.state.credit_card_list)  # travel_api.world:1137
 
     def on_load(self) -> None:  # travel_api.world:678
@@ -818,6 +794,7 @@ _PARAM_booking_id = param('booking_id', arg.TEXT, 'The ID of the booking')
 TravelAPI.TOOLS = tools(
     tool(
         TravelAPI.tool_authenticate_travel,
+        'Authenticate the user with the travel API',
         param(
             'client_id', arg.TEXT, 'The client applications client_id supplied by App Management'
         ),
@@ -847,12 +824,14 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_travel_get_login_status,
+        'Get the status of the login',
         read_only=True,
         where='travel_api.world:790',
         returns=js.closed({'status': js.BOOLEAN}),
     ),
     tool(
         TravelAPI.tool_get_budget_fiscal_year,
+        'Get the budget fiscal year',
         param(
             'lastModifiedAfter',
             arg.optional(arg.TEXT),
@@ -874,6 +853,7 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_register_credit_card,
+        'Register a credit card',
         param('access_token', arg.TEXT, 'The access token obtained from the authenticate method'),
         param('card_number', arg.TEXT, 'The credit card number'),
         param(
@@ -888,6 +868,7 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_get_flight_cost,
+        'Get the list of cost of a flight in USD based on location, date, and class',
         param('travel_from', arg.TEXT, 'The 3 letter code of the departing airport'),
         param('travel_to', arg.TEXT, 'The 3 letter code of the arriving airport'),
         param('travel_date', arg.TEXT, "The date of the travel in the format 'YYYY-MM-DD'"),
@@ -901,6 +882,7 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_get_credit_card_balance,
+        'Get the balance of a credit card',
         _PARAM_access_token,
         param('card_id', arg.TEXT, 'The ID of the credit card'),
         read_only=True,
@@ -909,6 +891,8 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_book_flight,
+        'Book a flight given the travel information. From and To should be the airport codes in '
+        'the IATA format.',
         _PARAM_access_token,
         param('card_id', arg.TEXT, 'The ID of the credit card to use for the booking'),
         param('travel_date', arg.TEXT, 'The date of the travel in the format YYYY-MM-DD'),
@@ -929,6 +913,7 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_retrieve_invoice,
+        'Retrieve the invoice for a booking.',
         _PARAM_access_token,
         param('booking_id', arg.optional(arg.TEXT), '[Optional] The ID of the booking'),
         param('insurance_id', arg.optional(arg.TEXT), '[Optional] The ID of the insurance'),
@@ -948,6 +933,7 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_get_booking_history,
+        'Retrieve all booking history for the user.',
         param('access_token', arg.TEXT, 'The access token obtained from the authenticate method.'),
         read_only=True,
         where='travel_api.world:966',
@@ -955,12 +941,14 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_list_all_airports,
+        'List all available airports',
         read_only=True,
         where='travel_api.world:976',
         returns=js.array(js.STRING),
     ),
     tool(
         TravelAPI.tool_cancel_booking,
+        'Cancel a booking',
         _PARAM_access_token,
         _PARAM_booking_id,
         where='travel_api.world:980',
@@ -970,6 +958,7 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_compute_exchange_rate,
+        'Compute the exchange rate between two currencies',
         param(
             'base_currency',
             arg.TEXT,
@@ -987,6 +976,7 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_verify_traveler_information,
+        'Verify the traveler information',
         param('first_name', arg.TEXT, 'The first name of the traveler'),
         param('last_name', arg.TEXT, 'The last name of the traveler'),
         param(
@@ -1002,6 +992,7 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_set_budget_limit,
+        'Set the budget limit for the user',
         param(
             'access_token',
             arg.TEXT,
@@ -1013,6 +1004,7 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_get_nearest_airport_by_city,
+        'Get the nearest airport to the given location',
         param(
             'location',
             arg.TEXT,
@@ -1027,6 +1019,7 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_purchase_insurance,
+        'Purchase insurance',
         _PARAM_access_token,
         param('insurance_type', arg.TEXT, 'The type of insurance to purchase'),
         _PARAM_booking_id,
@@ -1044,6 +1037,8 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_contact_customer_support,
+        'Contact travel booking customer support, get immediate support on an issue with an '
+        'online call.',
         _PARAM_booking_id,
         param('message', arg.TEXT, 'The message to send to customer support'),
         read_only=True,
@@ -1052,6 +1047,7 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_get_all_credit_cards,
+        'Get all registered credit cards',
         read_only=True,
         where='travel_api.world:1136',
         returns=js.closed({'credit_card_list': js.mapping(js.mapping({}))}),

@@ -564,10 +564,6 @@ class UniversityRegistrar(Episode):
     def tool_find_sections(  # university_registrar.world:223
         self, course: Course, term: str | None
     ) -> tuple[SectionInfo, ...]:
-        (
-            'List the sections of a course with instructor, meetings, seats taken, capacity and '
-            'waitlist length.'
-        )
         return tuple([  # university_registrar.world:229
             SectionInfo(
                 _s11.key(), self.fn_seats_taken(_s11), _s11.capacity, self.fn_waiting_count(_s11)
@@ -579,10 +575,6 @@ class UniversityRegistrar(Episode):
     def tool_get_student_record(  # university_registrar.world:232
         self, student: Student
     ) -> StudentRecord:
-        (
-            "Show a student's enrolments with grades, their waitlist entries, the sections of "
-            'both (course, term, instructor, meetings) and their credit load per term.'
-        )
         mine: tuple[str, ...] = tuple([  # university_registrar.world:237
             _e12.key()
             for _e12 in rt.each(self, self.t_enrolments)
@@ -623,10 +615,6 @@ class UniversityRegistrar(Episode):
     def tool_search_students(  # university_registrar.world:254
         self, name: str, program: str
     ) -> tuple[str, ...]:
-        (
-            'Find students by name or program, with their ids, names, programs and status (active '
-            'or suspended).'
-        )
         wanted: str = rt.built(self, name.lower())  # university_registrar.world:260
         wanted_program: str = rt.built(self, program.lower())  # university_registrar.world:261
         return tuple([  # university_registrar.world:262
@@ -639,10 +627,6 @@ class UniversityRegistrar(Episode):
         ])
 
     def tool_search_courses(self, title: str) -> tuple[str, ...]:  # university_registrar.world:265
-        (
-            'Find courses in the catalogue by title or code, with their codes, titles, credits '
-            'and prerequisites (course codes).'
-        )
         wanted: str = rt.built(self, title.lower())  # university_registrar.world:270
         return tuple([  # university_registrar.world:271
             _c18.key()
@@ -652,14 +636,9 @@ class UniversityRegistrar(Episode):
         ])
 
     def tool_get_course(self, course: Course) -> Course:  # university_registrar.world:274
-        'Read a course: its title, credits and prerequisites (course codes).'
         return course  # university_registrar.world:279
 
     def tool_get_section(self, section: Section) -> SectionInfo:  # university_registrar.world:282
-        (
-            'Read one section with its course, term, instructor, meetings, dates and drop '
-            'deadline, seats taken, capacity and waitlist length.'
-        )
         return SectionInfo(  # university_registrar.world:287
             section.key(),
             self.fn_seats_taken(section),
@@ -670,10 +649,6 @@ class UniversityRegistrar(Episode):
     def tool_search_sections(  # university_registrar.world:295
         self, term: str | None, instructor: str, day: Weekday | None
     ) -> tuple[SectionInfo, ...]:
-        (
-            'Find sections of any course by term, instructor or meeting day, with course, '
-            'instructor, meetings, seats taken, capacity and waitlist length.'
-        )
         wanted: str = rt.built(self, instructor.lower())  # university_registrar.world:302
         return tuple([  # university_registrar.world:303
             SectionInfo(
@@ -691,13 +666,11 @@ class UniversityRegistrar(Episode):
     def tool_get_enrolment(  # university_registrar.world:306
         self, enrolment: Enrolment
     ) -> Enrolment:
-        'Read an enrolment: its student, section, status, grade and when it was made or dropped.'
         return enrolment  # university_registrar.world:311
 
     def tool_list_roster(  # university_registrar.world:314
         self, section: Section, include_dropped: bool
     ) -> tuple[str, ...]:
-        "List a section's enrolments (its class roster) with each student, status and grade."
         return tuple([  # university_registrar.world:320
             _e21.key()
             for _e21 in rt.each(self, self.t_enrolments)
@@ -708,10 +681,6 @@ class UniversityRegistrar(Episode):
     def tool_list_waitlist(  # university_registrar.world:323
         self, section: Section
     ) -> tuple[str, ...]:
-        (
-            "List a section's waitlist in queue order, first in line first, with each entry's "
-            'student and when they joined.'
-        )
         return rt.sorted_keys(  # university_registrar.world:328
             rt.each(
                 self,
@@ -723,14 +692,6 @@ class UniversityRegistrar(Episode):
     def tool_enrol(  # university_registrar.world:333
         self, student: Student, section: Section
     ) -> Enrolment:
-        (
-            'Enrol a student in a section. The section must have a free seat, the student must '
-            'have passed\n'
-            "the course's prerequisites, must not already take the course this term, must have no "
-            'time\n'
-            'clash and stays within 18 credits a term. A waitlist entry for the section is '
-            'removed.'
-        )
         problem: str = self.fn_enrol_problem(student, section)  # university_registrar.world:343
         if problem != '':  # university_registrar.world:344
             raise ToolError(problem)
@@ -754,7 +715,6 @@ class UniversityRegistrar(Episode):
     def tool_drop_enrolment(  # university_registrar.world:355
         self, enrolment: Enrolment
     ) -> Enrolment:
-        "Drop an enrolment, on or before the section's drop deadline; the seat is given back."
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:360
             raise ToolError(rt.built(
                 self,
@@ -777,7 +737,6 @@ class UniversityRegistrar(Episode):
     def tool_join_waitlist(  # university_registrar.world:369
         self, student: Student, section: Section
     ) -> WaitlistPosition:
-        'Put a student on the waitlist of a full section; returns their place in the queue.'
         if student.status != _E13_StudentStatus_active:  # university_registrar.world:375
             raise ToolError(rt.built(
                 self, f'Student {student.id_} ({student.name}) is suspended.'
@@ -832,17 +791,12 @@ class UniversityRegistrar(Episode):
     def tool_leave_waitlist(  # university_registrar.world:388
         self, entry: WaitlistEntry
     ) -> WaitlistEntry:
-        'Take a student off a waitlist.'
         self.delete(self.t_waitlist, entry.key())  # university_registrar.world:393
         return entry  # university_registrar.world:394
 
     def tool_enrol_from_waitlist(  # university_registrar.world:397
         self, section: Section
     ) -> Enrolment:
-        (
-            "Enrol the first student on a section's waitlist now that a seat is free (the same "
-            'checks as enrol); their entry is removed.'
-        )
         queue: tuple[str, ...] = rt.sorted_keys(  # university_registrar.world:402
             rt.each(
                 self,
@@ -880,10 +834,6 @@ class UniversityRegistrar(Episode):
     def tool_record_grade(  # university_registrar.world:416
         self, enrolment: Enrolment, grade: Grade
     ) -> Enrolment:
-        (
-            'Record the final grade of an enrolment once its section has ended; the enrolment is '
-            'then completed.'
-        )
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:422
             raise ToolError(rt.built(
                 self,
@@ -987,6 +937,8 @@ _PARAM_enrolment = param(
 UniversityRegistrar.TOOLS = tools(
     tool(
         UniversityRegistrar.tool_find_sections,
+        'List the sections of a course with instructor, meetings, seats taken, capacity and '
+        'waitlist length.',
         _PARAM_course,
         _PARAM_term,
         read_only=True,
@@ -996,6 +948,8 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_get_student_record,
+        "Show a student's enrolments with grades, their waitlist entries, the sections of both "
+        "(course, term, instructor, meetings) and their credit load per term.",
         _PARAM_student,
         read_only=True,
         where='university_registrar.world:232',
@@ -1018,6 +972,8 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_search_students,
+        'Find students by name or program, with their ids, names, programs and status (active or '
+        'suspended).',
         param(
             'name',
             arg.TEXT,
@@ -1038,6 +994,8 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_search_courses,
+        'Find courses in the catalogue by title or code, with their codes, titles, credits and '
+        'prerequisites (course codes).',
         param(
             'title',
             arg.TEXT,
@@ -1052,6 +1010,7 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_get_course,
+        'Read a course: its title, credits and prerequisites (course codes).',
         _PARAM_course,
         read_only=True,
         where='university_registrar.world:274',
@@ -1059,6 +1018,8 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_get_section,
+        'Read one section with its course, term, instructor, meetings, dates and drop deadline, '
+        'seats taken, capacity and waitlist length.',
         _PARAM_section,
         read_only=True,
         where='university_registrar.world:282',
@@ -1067,6 +1028,8 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_search_sections,
+        'Find sections of any course by term, instructor or meeting day, with course, '
+        'instructor, meetings, seats taken, capacity and waitlist length.',
         _PARAM_term,
         param(
             'instructor',
@@ -1082,6 +1045,7 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_get_enrolment,
+        'Read an enrolment: its student, section, status, grade and when it was made or dropped.',
         _PARAM_enrolment,
         read_only=True,
         where='university_registrar.world:306',
@@ -1089,6 +1053,7 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_list_roster,
+        "List a section's enrolments (its class roster) with each student, status and grade.",
         _PARAM_section,
         param(
             'include_dropped', arg.BOOL, 'Also list dropped enrolments.', default=lambda ep: False
@@ -1100,6 +1065,8 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_list_waitlist,
+        "List a section's waitlist in queue order, first in line first, with each entry's "
+        "student and when they joined.",
         _PARAM_section,
         read_only=True,
         where='university_registrar.world:323',
@@ -1108,6 +1075,10 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_enrol,
+        "Enrol a student in a section. The section must have a free seat, the student must have "
+        "passed\nthe course's prerequisites, must not already take the course this term, must "
+        "have no time\nclash and stays within 18 credits a term. A waitlist entry for the "
+        "section is removed.",
         _PARAM_student,
         _PARAM_section,
         where='university_registrar.world:333',
@@ -1115,12 +1086,14 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_drop_enrolment,
+        "Drop an enrolment, on or before the section's drop deadline; the seat is given back.",
         _PARAM_enrolment,
         where='university_registrar.world:355',
         returns=_RESULT_Enrolment,
     ),
     tool(
         UniversityRegistrar.tool_join_waitlist,
+        'Put a student on the waitlist of a full section; returns their place in the queue.',
         _PARAM_student,
         param(
             'section',
@@ -1136,6 +1109,7 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_leave_waitlist,
+        'Take a student off a waitlist.',
         param(
             'entry',
             arg.row('waitlist'),
@@ -1148,12 +1122,16 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_enrol_from_waitlist,
+        "Enrol the first student on a section's waitlist now that a seat is free (the same "
+        "checks as enrol); their entry is removed.",
         _PARAM_section,
         where='university_registrar.world:397',
         returns=_RESULT_Enrolment,
     ),
     tool(
         UniversityRegistrar.tool_record_grade,
+        'Record the final grade of an enrolment once its section has ended; the enrolment is '
+        'then completed.',
         _PARAM_enrolment,
         param('grade', arg.enum_of(Grade), 'The final grade: A, B, C, D or F.'),
         where='university_registrar.world:416',

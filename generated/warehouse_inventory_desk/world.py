@@ -366,12 +366,10 @@ class WarehouseInventoryDesk(Episode):
         return None  # warehouse_inventory_desk.world:137
 
     def tool_sign_in(self, clerk: Clerk) -> Clerk:  # warehouse_inventory_desk.world:168
-        'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.'
         self.set_state('current_clerk', clerk.key())  # warehouse_inventory_desk.world:171
         return clerk  # warehouse_inventory_desk.world:172
 
     def tool_get_item_stock(self, item: Item) -> ItemStock:  # warehouse_inventory_desk.world:175
-        'Show an item with its quantity in each bin and its total on hand.'
         total: int = self.fn_on_hand(item)  # warehouse_inventory_desk.world:180
         return ItemStock(  # warehouse_inventory_desk.world:181
             item.key(),
@@ -383,10 +381,6 @@ class WarehouseInventoryDesk(Episode):
         )
 
     def tool_get_bin(self, bin_: Bin) -> BinReport:  # warehouse_inventory_desk.world:191
-        (
-            "Show a bin's contents (each item's stock row with its quantity), used units and free "
-            'capacity.'
-        )
         used: int = self.fn_bin_used(bin_)  # warehouse_inventory_desk.world:194
         return BinReport(  # warehouse_inventory_desk.world:195
             bin_.key(),
@@ -399,10 +393,6 @@ class WarehouseInventoryDesk(Episode):
         )
 
     def tool_find_items(self, text: str) -> tuple[str, ...]:  # warehouse_inventory_desk.world:206
-        (
-            'Find items whose name or SKU contains the text, with their SKU, name, reorder level '
-            'and whether active.'
-        )
         wanted: str = rt.built(  # warehouse_inventory_desk.world:211
             self, rt.built(self, text.strip()).lower()
         )
@@ -416,10 +406,6 @@ class WarehouseInventoryDesk(Episode):
     def tool_list_bins(  # warehouse_inventory_desk.world:215
         self, zone: Zone | None, item: Item | None
     ) -> tuple[str, ...]:
-        (
-            'List bins with their zone, capacity and whether blocked, optionally of one zone or '
-            'holding one item.'
-        )
         return tuple([  # warehouse_inventory_desk.world:221
             _b6.key()
             for _b6 in rt.each(self, self.t_bins)
@@ -433,7 +419,6 @@ class WarehouseInventoryDesk(Episode):
         ])
 
     def tool_list_clerks(self) -> tuple[str, ...]:  # warehouse_inventory_desk.world:224
-        'List the clerks with their ids, names and roles.'
         return tuple([  # warehouse_inventory_desk.world:225
             _c8.key() for _c8 in rt.each(self, self.t_clerks)
         ])
@@ -441,16 +426,11 @@ class WarehouseInventoryDesk(Episode):
     def tool_get_movement(  # warehouse_inventory_desk.world:228
         self, movement: Movement
     ) -> Movement:
-        'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.'
         return movement  # warehouse_inventory_desk.world:233
 
     def tool_receive_delivery(  # warehouse_inventory_desk.world:236
         self, item: Item, bin_: Bin, quantity: int, delivery_note: str
     ) -> StockLevel:
-        (
-            'Book a delivery of an item into a bin. The bin must be unblocked and have room for '
-            'the whole delivery.'
-        )
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:244
             raise ToolError('Not signed in. Call sign_in first.')
         if not item.active:  # warehouse_inventory_desk.world:245
@@ -510,7 +490,6 @@ class WarehouseInventoryDesk(Episode):
     def tool_pick_stock(  # warehouse_inventory_desk.world:270
         self, item: Item, bin_: Bin, quantity: int, order_number: str
     ) -> StockLevel:
-        'Pick units of an item from a bin for a customer order.'
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:278
             raise ToolError('Not signed in. Call sign_in first.')
         level: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:279
@@ -553,10 +532,6 @@ class WarehouseInventoryDesk(Episode):
     def tool_move_stock(  # warehouse_inventory_desk.world:294
         self, item: Item, from_bin: Bin, to_bin: Bin, quantity: int
     ) -> tuple[str, ...]:
-        (
-            'Transfer units of an item from one bin to another. Returns the source and '
-            'destination stock rows.'
-        )
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:302
             raise ToolError('Not signed in. Call sign_in first.')
         if from_bin.key() == to_bin.key():  # warehouse_inventory_desk.world:303
@@ -638,13 +613,6 @@ class WarehouseInventoryDesk(Episode):
     def tool_count_bin(  # warehouse_inventory_desk.world:332
         self, item: Item, bin_: Bin, counted: int
     ) -> int:
-        (
-            'Record a physical count of an item in a bin (supervisors only). The stock row is set '
-            'to the\n'
-            'counted quantity and marked counted today; a non-zero difference is logged as a '
-            'count\n'
-            'adjustment. Returns the difference, counted minus recorded.'
-        )
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:343
             raise ToolError('Not signed in. Call sign_in first.')
         if (  # warehouse_inventory_desk.world:344
@@ -722,10 +690,6 @@ class WarehouseInventoryDesk(Episode):
     def tool_set_bin_blocked(  # warehouse_inventory_desk.world:379
         self, bin_: Bin, blocked: bool
     ) -> Bin:
-        (
-            'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or '
-            'transfers.'
-        )
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:385
             raise ToolError('Not signed in. Call sign_in first.')
         if (  # warehouse_inventory_desk.world:386
@@ -738,10 +702,6 @@ class WarehouseInventoryDesk(Episode):
     def tool_list_reorder_flags(  # warehouse_inventory_desk.world:391
         self
     ) -> tuple[ReorderFlag, ...]:
-        (
-            'List active items whose total on-hand quantity is below their reorder level, with '
-            'the shortfall.'
-        )
         return tuple([  # warehouse_inventory_desk.world:394
             ReorderFlag(
                 _i9.key(),
@@ -757,10 +717,6 @@ class WarehouseInventoryDesk(Episode):
     def tool_list_movements(  # warehouse_inventory_desk.world:397
         self, item: Item
     ) -> tuple[str, ...]:
-        (
-            'List the stock movements of an item, newest first, with kind, bins, quantity, '
-            'reference, clerk and time.'
-        )
         return rt.sorted_keys(  # warehouse_inventory_desk.world:402
             rt.each(
                 self, [_m11 for _m11 in rt.each(self, self.t_movements) if _m11.item == item.key()]
@@ -804,6 +760,7 @@ _RESULT_Movement = js.closed({
 WarehouseInventoryDesk.TOOLS = tools(
     tool(
         WarehouseInventoryDesk.tool_sign_in,
+        'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.',
         param(
             'clerk',
             arg.row('clerks', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
@@ -815,6 +772,7 @@ WarehouseInventoryDesk.TOOLS = tools(
     ),
     tool(
         WarehouseInventoryDesk.tool_get_item_stock,
+        'Show an item with its quantity in each bin and its total on hand.',
         param(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
@@ -835,6 +793,8 @@ WarehouseInventoryDesk.TOOLS = tools(
     ),
     tool(
         WarehouseInventoryDesk.tool_get_bin,
+        "Show a bin's contents (each item's stock row with its quantity), used units and free "
+        "capacity.",
         param(
             'bin',
             arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
@@ -856,6 +816,8 @@ WarehouseInventoryDesk.TOOLS = tools(
     ),
     tool(
         WarehouseInventoryDesk.tool_find_items,
+        'Find items whose name or SKU contains the text, with their SKU, name, reorder level and '
+        'whether active.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -873,6 +835,8 @@ WarehouseInventoryDesk.TOOLS = tools(
     ),
     tool(
         WarehouseInventoryDesk.tool_list_bins,
+        'List bins with their zone, capacity and whether blocked, optionally of one zone or '
+        'holding one item.',
         param(
             'zone',
             arg.optional(arg.enum_of(Zone)),
@@ -891,6 +855,7 @@ WarehouseInventoryDesk.TOOLS = tools(
     ),
     tool(
         WarehouseInventoryDesk.tool_list_clerks,
+        'List the clerks with their ids, names and roles.',
         read_only=True,
         where='warehouse_inventory_desk.world:224',
         returns=js.array(_RESULT_Clerk),
@@ -898,6 +863,7 @@ WarehouseInventoryDesk.TOOLS = tools(
     ),
     tool(
         WarehouseInventoryDesk.tool_get_movement,
+        'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.',
         param(
             'movement',
             arg.row('movements'),
@@ -910,6 +876,8 @@ WarehouseInventoryDesk.TOOLS = tools(
     ),
     tool(
         WarehouseInventoryDesk.tool_receive_delivery,
+        'Book a delivery of an item into a bin. The bin must be unblocked and have room for the '
+        'whole delivery.',
         param(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
@@ -933,6 +901,7 @@ WarehouseInventoryDesk.TOOLS = tools(
     ),
     tool(
         WarehouseInventoryDesk.tool_pick_stock,
+        'Pick units of an item from a bin for a customer order.',
         param(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
@@ -956,6 +925,8 @@ WarehouseInventoryDesk.TOOLS = tools(
     ),
     tool(
         WarehouseInventoryDesk.tool_move_stock,
+        'Transfer units of an item from one bin to another. Returns the source and destination '
+        'stock rows.',
         param(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
@@ -980,6 +951,9 @@ WarehouseInventoryDesk.TOOLS = tools(
     ),
     tool(
         WarehouseInventoryDesk.tool_count_bin,
+        'Record a physical count of an item in a bin (supervisors only). The stock row is set to '
+        'the\ncounted quantity and marked counted today; a non-zero difference is logged as a '
+        'count\nadjustment. Returns the difference, counted minus recorded.',
         param(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
@@ -998,6 +972,8 @@ WarehouseInventoryDesk.TOOLS = tools(
     ),
     tool(
         WarehouseInventoryDesk.tool_set_bin_blocked,
+        'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or '
+        'transfers.',
         param(
             'bin',
             arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
@@ -1010,6 +986,8 @@ WarehouseInventoryDesk.TOOLS = tools(
     ),
     tool(
         WarehouseInventoryDesk.tool_list_reorder_flags,
+        'List active items whose total on-hand quantity is below their reorder level, with the '
+        'shortfall.',
         read_only=True,
         where='warehouse_inventory_desk.world:391',
         returns=js.array(js.closed({
@@ -1022,6 +1000,8 @@ WarehouseInventoryDesk.TOOLS = tools(
     ),
     tool(
         WarehouseInventoryDesk.tool_list_movements,
+        'List the stock movements of an item, newest first, with kind, bins, quantity, '
+        'reference, clerk and time.',
         param(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
