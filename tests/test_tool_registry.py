@@ -250,6 +250,90 @@ def test_every_examples_schemas_are_the_type_tables() -> None:
     assert compared > 200
 
 
+RESULTS_SPEC = """\
+world Res "Results whose schemas the classes derive."
+
+enum Size { small, large }
+
+type ItemId = str matching /^I[0-9]+$/
+
+entity Item "An item." {
+  key id: ItemId
+  name: str(1..40)
+  size: Size
+  added: date
+  weight: float(0.0..)
+  tags: set[str] = []
+  note: str? = none
+}
+
+record Line "A line." {
+  item: Item
+  count: int(1..9)
+  extras: map[str, int]
+}
+
+record Basket "A basket." {
+  lines: list[Line]
+  biggest: Line?
+}
+
+record Shown "Items shown whole." {
+  items: list[row[Item]]
+}
+
+state {
+  items: table Item
+}
+
+tool get_item(item: Item "An item id.") -> row[Item] "One item." {
+  return item
+}
+
+tool basket(item: Item "An item id.") -> Basket "A basket of one line." {
+  let line = Line(item: item, count: 1, extras: {})
+  return Basket(lines: [line], biggest: line)
+}
+
+tool shown() -> Shown "Every item." {
+  return Shown(items: [i for i in items])
+}
+"""
+
+
+def test_a_records_class_stands_for_its_result_schema(tmp_path: Path) -> None:
+    """A record's or a row's class stands for its result's schema where its fields say it
+    (their annotations, and ``schema=`` where a refinement or a set says more): the
+    registry names the class, and the runtime builds the schema the type tables decide.
+    A record holding whole rows (which its annotation, a key, cannot say) is spelled out."""
+    world = compile_text(tmp_path, "res.world", RESULTS_SPEC, "Res")
+    source = generated_source(world)
+    assert "returns=Item," in source and "returns=Basket," in source
+    assert "returns=Shown," not in source and "returns=js.closed({" in source
+    assert "schema=js.scalar('str', 1, 40)" in source  # the refinement, on its field
+    model = check_specs([str(tmp_path / "res.world")]).model.worlds["Res"]
+    tables = TypeTables(model)
+    for name, info in model.tools.items():
+        assert info.returns is not None
+        assert json.dumps(world.TOOLS[name].returns) == \
+            json.dumps(tables.result_schema(info.returns)), name
+    item = world.TOOLS["get_item"].returns
+    assert item is not None and item["required"] == ["id", "name", "size", "added", "weight",
+                                                     "tags", "note"]
+    assert item["properties"]["tags"] == {"type": "array", "items": {"type": "string"},
+                                          "uniqueItems": True}
+
+
+def test_a_schema_no_annotation_says_is_refused_clearly() -> None:
+    """What no annotation can say (any JSON value, a class that is no record) fails with a
+    message naming the fix, not with a wrong schema."""
+    assert js.hinted(dict[str, int | None]) == js.mapping(js.nullable(js.INTEGER))
+    with pytest.raises(TypeError, match="declare it with field"):
+        js.hinted(Any)
+    with pytest.raises(TypeError, match="no record or row class"):
+        js.result_of(Path)
+
+
 def test_a_parameters_schema_is_its_argument_types() -> None:
     assert arg.refined(arg.TEXT, 1, 80).schema == \
         {"type": "string", "minLength": 1, "maxLength": 80}

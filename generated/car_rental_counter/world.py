@@ -62,11 +62,13 @@ class Branch(Row):
 
     code: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
+        schema=js.scalar('str', 1, 60))
 
 
 class Car(Row):
@@ -74,19 +76,23 @@ class Car(Row):
 
     plate: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'))
     model: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
+        schema=js.scalar('str', 1, 60))
     category: CarCategory = field(
         load=lambda x, p: v.want_enum(x, p, CarCategory), export=enum_value,
         text=enum_text(CarCategory))
     daily_rate_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text,
+        schema=js.scalar('int', 1, 100000))
     mileage_km: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     branch: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')))
     in_service: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -97,14 +103,15 @@ class Customer(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('customer_ids', 'CU{:03d}'),
         text=v.str_text)
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     licence_number: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{6,12}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9]{6,12}$'))
     licence_expires: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
 
 
 class Rental(Row):
@@ -116,9 +123,10 @@ class Rental(Row):
     customer: str = field(load=v.want_str, text=v.str_text)
     car: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'))
     pickup_branch: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
     pickup_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     return_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     status: RentalStatus = field(
@@ -127,27 +135,29 @@ class Rental(Row):
         text=enum_text(RentalStatus))
     start_mileage_km: int | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
-        fill=lambda ep: None, text=v.int_text)
+        fill=lambda ep: None, text=v.int_text, schema=js.nullable(js.scalar('int', 0)))
     end_mileage_km: int | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
-        fill=lambda ep: None, text=v.int_text)
+        fill=lambda ep: None, text=v.int_text, schema=js.nullable(js.scalar('int', 0)))
     returned_on: dt.date | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     return_branch: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')))
     base_charge_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     extra_days_charge_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
     one_way_fee_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
     total_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
 
 
 class CarOffer(Record):
@@ -155,7 +165,7 @@ class CarOffer(Record):
 
     car: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'))
     model: str = field(load=v.want_str, text=v.str_text)
     category: CarCategory = field(
         load=lambda x, p: v.want_enum(x, p, CarCategory), export=enum_value,
@@ -690,39 +700,6 @@ class CarRentalCounter(Episode):
         return car  # car_rental_counter.world:353
 
 
-_RESULT_Customer = js.closed({
-    'id': js.STRING,
-    'name': js.scalar('str', 1, 80),
-    'licence_number': js.scalar('str', pattern='^[A-Z0-9]{6,12}$'),
-    'licence_expires': js.STRING,
-    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-})
-_RESULT_Rental = js.closed({
-    'id': js.STRING,
-    'customer': js.STRING,
-    'car': js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'),
-    'pickup_branch': js.scalar('str', pattern='^[A-Z]{3}$'),
-    'pickup_date': js.STRING,
-    'return_date': js.STRING,
-    'status': js.members(RentalStatus),
-    'start_mileage_km': js.nullable(js.scalar('int', 0)),
-    'end_mileage_km': js.nullable(js.scalar('int', 0)),
-    'returned_on': js.nullable(js.STRING),
-    'return_branch': js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')),
-    'base_charge_cents': js.scalar('int', 0),
-    'extra_days_charge_cents': js.scalar('int', 0),
-    'one_way_fee_cents': js.scalar('int', 0),
-    'total_cents': js.scalar('int', 0),
-})
-_RESULT_Car = js.closed({
-    'plate': js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'),
-    'model': js.scalar('str', 1, 60),
-    'category': js.members(CarCategory),
-    'daily_rate_cents': js.scalar('int', 1, 100000),
-    'mileage_km': js.scalar('int', 0),
-    'branch': js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')),
-    'in_service': js.BOOLEAN,
-})
 _PARAM_return_date = param(
     'return_date', arg.DATE, 'The planned return day, after the pick-up day.'
 )
@@ -767,14 +744,7 @@ CarRentalCounter.TOOLS = tools(
         _PARAM_category,
         read_only=True,
         where='car_rental_counter.world:163',
-        returns=js.array(js.closed({
-            'car': js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'),
-            'model': js.STRING,
-            'category': js.members(CarCategory),
-            'daily_rate_cents': js.INTEGER,
-            'days': js.INTEGER,
-            'price_cents': js.INTEGER,
-        })),
+        returns=js.array(CarOffer),
     ),
     tool(
         CarRentalCounter.tool_register_customer,
@@ -792,7 +762,7 @@ CarRentalCounter.TOOLS = tools(
             "The customer's email address.",
         ),
         where='car_rental_counter.world:178',
-        returns=_RESULT_Customer,
+        returns=Customer,
     ),
     tool(
         CarRentalCounter.tool_get_customer_rentals,
@@ -805,7 +775,7 @@ CarRentalCounter.TOOLS = tools(
             'customer': js.STRING,
             'name': js.STRING,
             'licence_expires': js.STRING,
-            'rentals': js.array(_RESULT_Rental),
+            'rentals': js.array(Rental),
         }),
         shows=('record', (('rentals', 'rentals', ('list', ('row', 'rentals'))),)),
     ),
@@ -815,18 +785,14 @@ CarRentalCounter.TOOLS = tools(
         _PARAM_rental,
         read_only=True,
         where='car_rental_counter.world:211',
-        returns=_RESULT_Rental,
+        returns=Rental,
     ),
     tool(
         CarRentalCounter.tool_list_branches,
         'List the branches with their codes, names and cities.',
         read_only=True,
         where='car_rental_counter.world:219',
-        returns=js.array(js.closed({
-            'code': js.scalar('str', pattern='^[A-Z]{3}$'),
-            'name': js.scalar('str', 1, 80),
-            'city': js.scalar('str', 1, 60),
-        })),
+        returns=js.array(Branch),
         shows=('list', ('row', 'branches')),
     ),
     tool(
@@ -841,7 +807,7 @@ CarRentalCounter.TOOLS = tools(
         ),
         read_only=True,
         where='car_rental_counter.world:223',
-        returns=js.array(_RESULT_Customer),
+        returns=js.array(Customer),
         shows=('list', ('row', 'customers')),
     ),
     tool(
@@ -851,7 +817,7 @@ CarRentalCounter.TOOLS = tools(
         _PARAM_car,
         read_only=True,
         where='car_rental_counter.world:232',
-        returns=_RESULT_Car,
+        returns=Car,
     ),
     tool(
         CarRentalCounter.tool_list_cars,
@@ -866,7 +832,7 @@ CarRentalCounter.TOOLS = tools(
         _PARAM_category,
         read_only=True,
         where='car_rental_counter.world:238',
-        returns=js.array(_RESULT_Car),
+        returns=js.array(Car),
         shows=('list', ('row', 'cars')),
     ),
     tool(
@@ -876,7 +842,7 @@ CarRentalCounter.TOOLS = tools(
         _PARAM_car,
         read_only=True,
         where='car_rental_counter.world:247',
-        returns=js.array(_RESULT_Rental),
+        returns=js.array(Rental),
         shows=('list', ('row', 'rentals')),
     ),
     tool(
@@ -893,7 +859,7 @@ CarRentalCounter.TOOLS = tools(
         param('pickup_date', arg.DATE, 'The pick-up day, today or later.'),
         _PARAM_return_date,
         where='car_rental_counter.world:255',
-        returns=_RESULT_Rental,
+        returns=Rental,
     ),
     tool(
         CarRentalCounter.tool_cancel_reservation,
@@ -905,7 +871,7 @@ CarRentalCounter.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'),
         ),
         where='car_rental_counter.world:283',
-        returns=_RESULT_Rental,
+        returns=Rental,
     ),
     tool(
         CarRentalCounter.tool_pick_up,
@@ -913,7 +879,7 @@ CarRentalCounter.TOOLS = tools(
         'before its planned return. Records the start mileage.',
         _PARAM_rental,
         where='car_rental_counter.world:293',
-        returns=_RESULT_Rental,
+        returns=Rental,
     ),
     tool(
         CarRentalCounter.tool_return_car,
@@ -938,7 +904,7 @@ CarRentalCounter.TOOLS = tools(
             'The odometer reading at return, in km.',
         ),
         where='car_rental_counter.world:312',
-        returns=_RESULT_Rental,
+        returns=Rental,
     ),
     tool(
         CarRentalCounter.tool_set_car_in_service,
@@ -955,7 +921,7 @@ CarRentalCounter.TOOLS = tools(
             'true to put the car back in service, false to take it out for maintenance.',
         ),
         where='car_rental_counter.world:344',
-        returns=_RESULT_Car,
+        returns=Car,
     ),
 )
 

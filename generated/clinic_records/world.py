@@ -72,9 +72,10 @@ class Doctor(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^D[0-9]{3}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     specialty: Specialty = field(
         load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
         text=enum_text(Specialty))
@@ -85,14 +86,16 @@ class Drug(Row):
 
     code: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     drug_class: DrugClass = field(
         load=lambda x, p: v.want_enum(x, p, DrugClass), export=enum_value,
         text=enum_text(DrugClass))
     max_days: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 365), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 365), text=v.int_text,
+        schema=js.scalar('int', 1, 365))
 
 
 class Patient(Row):
@@ -102,11 +105,12 @@ class Patient(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('patient_ids', 'P{:03d}'),
         text=v.str_text)
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     birth_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     allergies: tuple[str, ...] = field(
         load=lambda x, p: v.want_set(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'))),
-        export=list)
+        export=list, schema=js.array(js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'), unique=True))
     registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
 
 
@@ -118,11 +122,13 @@ class Visit(Row):
         text=v.str_text)
     patient: str = field(load=v.want_str, text=v.str_text)
     doctor: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^D[0-9]{3}$'))
     at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     diagnosis: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
+        schema=js.scalar('str', 1, 200))
 
 
 class Prescription(Row):
@@ -134,20 +140,22 @@ class Prescription(Row):
     visit: str = field(load=v.want_str, text=v.str_text)
     drug: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'))
     dose: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
+        schema=js.scalar('str', 1, 60))
     start: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     end: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     renewals: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 5), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0, 5))
     status: RxStatus = field(
         load=lambda x, p: v.want_enum(x, p, RxStatus), fill=lambda ep: _E8_RxStatus_active,
         export=enum_value, text=enum_text(RxStatus))
     stop_reason: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', 1, 200)))
 
 
 class _State(StateBase):
@@ -509,42 +517,6 @@ class ClinicRecords(Episode):
         return prescription  # clinic_records.world:314
 
 
-_RESULT_Doctor = js.closed({
-    'id': js.scalar('str', pattern='^D[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
-    'specialty': js.members(Specialty),
-})
-_RESULT_Patient = js.closed({
-    'id': js.STRING,
-    'name': js.scalar('str', 1, 80),
-    'birth_date': js.STRING,
-    'allergies': js.array(js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'), unique=True),
-    'registered_on': js.STRING,
-})
-_RESULT_Visit = js.closed({
-    'id': js.STRING,
-    'patient': js.STRING,
-    'doctor': js.scalar('str', pattern='^D[0-9]{3}$'),
-    'at': js.STRING,
-    'diagnosis': js.scalar('str', 1, 200),
-})
-_RESULT_Prescription = js.closed({
-    'id': js.STRING,
-    'visit': js.STRING,
-    'drug': js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'),
-    'dose': js.scalar('str', 1, 60),
-    'start': js.STRING,
-    'end': js.STRING,
-    'renewals': js.scalar('int', 0, 5),
-    'status': js.members(RxStatus),
-    'stop_reason': js.nullable(js.scalar('str', 1, 200)),
-})
-_RESULT_Drug = js.closed({
-    'code': js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'),
-    'name': js.scalar('str', 1, 80),
-    'drug_class': js.members(DrugClass),
-    'max_days': js.scalar('int', 1, 365),
-})
 _PARAM_doctor = param(
     'doctor',
     arg.row('doctors', arg.refined(arg.TEXT, pattern='^D[0-9]{3}$')),
@@ -577,7 +549,7 @@ ClinicRecords.TOOLS = tools(
         'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.',
         _PARAM_doctor,
         where='clinic_records.world:115',
-        returns=_RESULT_Doctor,
+        returns=Doctor,
     ),
     tool(
         ClinicRecords.tool_register_patient,
@@ -591,7 +563,7 @@ ClinicRecords.TOOLS = tools(
             'them; may be empty.',
         ),
         where='clinic_records.world:124',
-        returns=_RESULT_Patient,
+        returns=Patient,
     ),
     tool(
         ClinicRecords.tool_add_allergy,
@@ -600,7 +572,7 @@ ClinicRecords.TOOLS = tools(
         _PARAM_patient,
         _PARAM_drug,
         where='clinic_records.world:146',
-        returns=_RESULT_Patient,
+        returns=Patient,
     ),
     tool(
         ClinicRecords.tool_record_visit,
@@ -609,7 +581,7 @@ ClinicRecords.TOOLS = tools(
         _PARAM_patient,
         param('diagnosis', arg.refined(arg.TEXT, 1, 200), 'The diagnosis, in a few words.'),
         where='clinic_records.world:159',
-        returns=_RESULT_Visit,
+        returns=Visit,
     ),
     tool(
         ClinicRecords.tool_prescribe,
@@ -630,7 +602,7 @@ ClinicRecords.TOOLS = tools(
             'How many days the course lasts, starting today.',
         ),
         where='clinic_records.world:171',
-        returns=_RESULT_Prescription,
+        returns=Prescription,
     ),
     tool(
         ClinicRecords.tool_renew_prescription,
@@ -643,7 +615,7 @@ ClinicRecords.TOOLS = tools(
             'How many days to add to the end of the course.',
         ),
         where='clinic_records.world:197',
-        returns=_RESULT_Prescription,
+        returns=Prescription,
     ),
     tool(
         ClinicRecords.tool_stop_prescription,
@@ -656,7 +628,7 @@ ClinicRecords.TOOLS = tools(
             'Why the prescription is stopped, in a few words.',
         ),
         where='clinic_records.world:213',
-        returns=_RESULT_Prescription,
+        returns=Prescription,
     ),
     tool(
         ClinicRecords.tool_list_doctors,
@@ -668,7 +640,7 @@ ClinicRecords.TOOLS = tools(
         ),
         read_only=True,
         where='clinic_records.world:232',
-        returns=js.array(_RESULT_Doctor),
+        returns=js.array(Doctor),
         shows=('list', ('row', 'doctors')),
     ),
     tool(
@@ -677,7 +649,7 @@ ClinicRecords.TOOLS = tools(
         _PARAM_doctor,
         read_only=True,
         where='clinic_records.world:240',
-        returns=_RESULT_Doctor,
+        returns=Doctor,
     ),
     tool(
         ClinicRecords.tool_search_drugs,
@@ -693,7 +665,7 @@ ClinicRecords.TOOLS = tools(
         param('drug_class', arg.optional(arg.enum_of(DrugClass)), 'Only drugs of this class.'),
         read_only=True,
         where='clinic_records.world:248',
-        returns=js.array(_RESULT_Drug),
+        returns=js.array(Drug),
         shows=('list', ('row', 'drugs')),
     ),
     tool(
@@ -702,7 +674,7 @@ ClinicRecords.TOOLS = tools(
         _PARAM_drug,
         read_only=True,
         where='clinic_records.world:258',
-        returns=_RESULT_Drug,
+        returns=Drug,
     ),
     tool(
         ClinicRecords.tool_search_patients,
@@ -722,7 +694,7 @@ ClinicRecords.TOOLS = tools(
         ),
         read_only=True,
         where='clinic_records.world:266',
-        returns=js.array(_RESULT_Patient),
+        returns=js.array(Patient),
         shows=('list', ('row', 'patients')),
     ),
     tool(
@@ -732,7 +704,7 @@ ClinicRecords.TOOLS = tools(
         _PARAM_patient,
         read_only=True,
         where='clinic_records.world:276',
-        returns=_RESULT_Patient,
+        returns=Patient,
     ),
     tool(
         ClinicRecords.tool_list_visits,
@@ -740,7 +712,7 @@ ClinicRecords.TOOLS = tools(
         _PARAM_patient,
         read_only=True,
         where='clinic_records.world:284',
-        returns=js.array(_RESULT_Visit),
+        returns=js.array(Visit),
         shows=('list', ('row', 'visits')),
     ),
     tool(
@@ -754,7 +726,7 @@ ClinicRecords.TOOLS = tools(
         ),
         read_only=True,
         where='clinic_records.world:292',
-        returns=_RESULT_Visit,
+        returns=Visit,
     ),
     tool(
         ClinicRecords.tool_list_prescriptions,
@@ -769,7 +741,7 @@ ClinicRecords.TOOLS = tools(
         ),
         read_only=True,
         where='clinic_records.world:300',
-        returns=js.array(_RESULT_Prescription),
+        returns=js.array(Prescription),
         shows=('list', ('row', 'prescriptions')),
     ),
     tool(
@@ -779,7 +751,7 @@ ClinicRecords.TOOLS = tools(
         _PARAM_prescription,
         read_only=True,
         where='clinic_records.world:309',
-        returns=_RESULT_Prescription,
+        returns=Prescription,
     ),
 )
 

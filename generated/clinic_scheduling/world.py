@@ -80,13 +80,15 @@ class Doctor(Row):
 
     id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     specialty: Specialty = field(
         load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
         text=enum_text(Specialty))
     room: str = field(load=v.want_str, text=v.str_text)
     max_daily_appointments: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text,
+        schema=js.scalar('int', 1, 20))
     accepting_new_patients: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -95,25 +97,28 @@ class Patient(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'),
-        fill=lambda ep: ep.next_id('patient_ids', 'P{:04d}'), text=v.str_text)
+        fill=lambda ep: ep.next_id('patient_ids', 'P{:04d}'), text=v.str_text,
+        schema=js.scalar('str', pattern='^P[0-9]{4}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     birth_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     phone: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
     email: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')))
     insurance: str | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
         text=optional_text(v.str_text))
     balance: float = field(
         load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text)
+        text=v.float_text, schema=js.scalar('float', 0.0))
     no_shows: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
 
 
 class Slot(Row):
@@ -123,7 +128,8 @@ class Slot(Row):
     doctor: str = field(load=v.want_str, text=v.str_text)
     start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
     length_minutes: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 5, 240), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 5, 240), text=v.int_text,
+        schema=js.scalar('int', 5, 240))
 
 
 class Appointment(Row):
@@ -133,7 +139,8 @@ class Appointment(Row):
         'id', key=True, load=v.want_str,
         fill=lambda ep: ep.next_id('appointment_ids', 'APT{:04d}'), text=v.str_text)
     patient: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^P[0-9]{4}$'))
     doctor: str = field(load=v.want_str, text=v.str_text)
     slot: str = field(load=v.want_str, text=v.str_text)
     kind: VisitKind = field(
@@ -142,7 +149,8 @@ class Appointment(Row):
     start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
     end: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
     reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
+        schema=js.scalar('str', 1, 200))
     status: AppointmentStatus = field(
         load=lambda x, p: v.want_enum(x, p, AppointmentStatus),
         fill=lambda ep: _E17_AppointmentStatus_booked, export=enum_value,
@@ -165,12 +173,14 @@ class WaitlistEntry(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('waitlist_ids', 'WL{:03d}'),
         text=v.str_text)
     patient: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^P[0-9]{4}$'))
     doctor: str = field(load=v.want_str, text=v.str_text)
     earliest: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     latest: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
+        schema=js.scalar('str', 1, 200))
     added_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
@@ -1019,48 +1029,6 @@ class ClinicScheduling(Episode):
         return appointment  # clinic.world:551
 
 
-_RESULT_Patient = js.closed({
-    'id': js.scalar('str', pattern='^P[0-9]{4}$'),
-    'name': js.scalar('str', 1, 80),
-    'birth_date': js.STRING,
-    'phone': js.scalar('str', pattern='^\\+[0-9]{7,15}$'),
-    'email': js.nullable(js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')),
-    'insurance': js.nullable(js.STRING),
-    'balance': js.scalar('float', 0.0),
-    'no_shows': js.scalar('int', 0),
-})
-_RESULT_SlotView = js.closed({
-    'slot_id': js.STRING,
-    'doctor_id': js.STRING,
-    'doctor': js.STRING,
-    'specialty': js.members(Specialty),
-    'start': js.STRING,
-    'end': js.STRING,
-})
-_RESULT_Appointment = js.closed({
-    'id': js.STRING,
-    'patient': js.scalar('str', pattern='^P[0-9]{4}$'),
-    'doctor': js.STRING,
-    'slot': js.STRING,
-    'kind': js.members(VisitKind),
-    'start': js.STRING,
-    'end': js.STRING,
-    'reason': js.scalar('str', 1, 200),
-    'status': js.members(AppointmentStatus),
-    'booked_at': js.STRING,
-    'cancelled_at': js.nullable(js.STRING),
-    'late_cancellation': js.BOOLEAN,
-    'notes': js.nullable(js.STRING),
-})
-_RESULT_WaitlistEntry = js.closed({
-    'id': js.STRING,
-    'patient': js.scalar('str', pattern='^P[0-9]{4}$'),
-    'doctor': js.STRING,
-    'earliest': js.STRING,
-    'latest': js.STRING,
-    'reason': js.scalar('str', 1, 200),
-    'added_at': js.STRING,
-})
 _PARAM_kind = param(
     'kind',
     arg.enum_of(VisitKind),
@@ -1098,14 +1066,7 @@ ClinicScheduling.TOOLS = tools(
         ),
         read_only=True,
         where='clinic.world:274',
-        returns=js.array(js.closed({
-            'id': js.STRING,
-            'name': js.scalar('str', 1, 80),
-            'specialty': js.members(Specialty),
-            'room': js.STRING,
-            'max_daily_appointments': js.scalar('int', 1, 20),
-            'accepting_new_patients': js.BOOLEAN,
-        })),
+        returns=js.array(Doctor),
         shows=('list', ('row', 'doctors')),
     ),
     tool(
@@ -1139,7 +1100,7 @@ ClinicScheduling.TOOLS = tools(
         ),
         param('insurance', arg.optional(arg.TEXT), "The insurer's name, if any."),
         where='clinic.world:292',
-        returns=_RESULT_Patient,
+        returns=Patient,
     ),
     tool(
         ClinicScheduling.tool_find_available_slots,
@@ -1159,7 +1120,7 @@ ClinicScheduling.TOOLS = tools(
         ),
         read_only=True,
         where='clinic.world:315',
-        returns=js.array(_RESULT_SlotView),
+        returns=js.array(SlotView),
     ),
     tool(
         ClinicScheduling.tool_get_doctor_schedule,
@@ -1173,12 +1134,7 @@ ClinicScheduling.TOOLS = tools(
         param('day', arg.DATE, 'The day, YYYY-MM-DD.'),
         read_only=True,
         where='clinic.world:331',
-        returns=js.closed({
-            'doctor_id': js.STRING,
-            'day': js.STRING,
-            'appointments': js.array(js.STRING),
-            'free_slots': js.array(_RESULT_SlotView),
-        }),
+        returns=DaySchedule,
     ),
     tool(
         ClinicScheduling.tool_list_appointments,
@@ -1222,7 +1178,7 @@ ClinicScheduling.TOOLS = tools(
         ),
         _PARAM_kind,
         where='clinic.world:360',
-        returns=_RESULT_Appointment,
+        returns=Appointment,
     ),
     tool(
         ClinicScheduling.tool_reschedule_appointment,
@@ -1241,7 +1197,7 @@ ClinicScheduling.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
         ),
         where='clinic.world:391',
-        returns=_RESULT_Appointment,
+        returns=Appointment,
     ),
     tool(
         ClinicScheduling.tool_cancel_appointment,
@@ -1254,9 +1210,7 @@ ClinicScheduling.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
         ),
         where='clinic.world:410',
-        returns=js.closed({
-            'appointment_id': js.STRING, 'late': js.BOOLEAN, 'fee': js.NUMBER, 'message': js.STRING
-        }),
+        returns=Cancellation,
     ),
     tool(
         ClinicScheduling.tool_check_in,
@@ -1264,7 +1218,7 @@ ClinicScheduling.TOOLS = tools(
         'after it.',
         _PARAM_appointment,
         where='clinic.world:436',
-        returns=_RESULT_Appointment,
+        returns=Appointment,
     ),
     tool(
         ClinicScheduling.tool_complete_appointment,
@@ -1272,7 +1226,7 @@ ClinicScheduling.TOOLS = tools(
         _PARAM_appointment,
         param('notes', arg.refined(arg.TEXT, 1, 2000), "The doctor's short visit notes."),
         where='clinic.world:448',
-        returns=_RESULT_Appointment,
+        returns=Appointment,
     ),
     tool(
         ClinicScheduling.tool_mark_no_show,
@@ -1280,7 +1234,7 @@ ClinicScheduling.TOOLS = tools(
         'late fee is added to their balance.',
         _PARAM_appointment,
         where='clinic.world:460',
-        returns=_RESULT_Appointment,
+        returns=Appointment,
     ),
     tool(
         ClinicScheduling.tool_pay_balance,
@@ -1288,7 +1242,7 @@ ClinicScheduling.TOOLS = tools(
         _PARAM_patient,
         param('amount', arg.refined(arg.FLOAT, 0.01, 10000.0), 'The amount paid, in dollars.'),
         where='clinic.world:473',
-        returns=_RESULT_Patient,
+        returns=Patient,
     ),
     tool(
         ClinicScheduling.tool_join_waitlist,
@@ -1304,7 +1258,7 @@ ClinicScheduling.TOOLS = tools(
         param('latest', arg.DATE, 'The last day that suits the patient, YYYY-MM-DD.'),
         param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the patient wants to be seen.'),
         where='clinic.world:487',
-        returns=_RESULT_WaitlistEntry,
+        returns=WaitlistEntry,
     ),
     tool(
         ClinicScheduling.tool_list_waitlist,
@@ -1319,7 +1273,7 @@ ClinicScheduling.TOOLS = tools(
         ),
         read_only=True,
         where='clinic.world:510',
-        returns=js.array(_RESULT_WaitlistEntry),
+        returns=js.array(WaitlistEntry),
         shows=('list', ('row', 'waitlist')),
     ),
     tool(
@@ -1352,7 +1306,7 @@ ClinicScheduling.TOOLS = tools(
         ),
         _PARAM_kind,
         where='clinic.world:528',
-        returns=_RESULT_Appointment,
+        returns=Appointment,
     ),
 )
 

@@ -86,11 +86,13 @@ class Venue(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^V[0-9]{2}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
+        schema=js.scalar('str', 1, 60))
 
 
 class Section(Row):
@@ -98,16 +100,21 @@ class Section(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9]{2,10}$'))
     venue: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^V[0-9]{2}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
+        schema=js.scalar('str', 1, 60))
     tier: Tier = field(
         load=lambda x, p: v.want_enum(x, p, Tier), export=enum_value, text=enum_text(Tier))
-    rows: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 26), text=v.int_text)
+    rows: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 26), text=v.int_text,
+        schema=js.scalar('int', 1, 26))
     seats_per_row: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 50), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 50), text=v.int_text,
+        schema=js.scalar('int', 1, 50))
 
 
 class Event(Row):
@@ -115,15 +122,18 @@ class Event(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^E[0-9]{2}$'))
     title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
+        schema=js.scalar('str', 1, 120))
     venue: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^V[0-9]{2}$'))
     starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
     prices: dict[Tier, int] = field(
         load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_enum(x, p, Tier)), (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
-        export=lambda value: {k._value_: x for k, x in value.items()})
+        export=lambda value: {k._value_: x for k, x in value.items()},
+        schema=js.mapping(js.scalar('int', 0)))
     on_sale: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -132,12 +142,13 @@ class Customer(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{3}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
 
 
 class Order(Row):
@@ -147,9 +158,11 @@ class Order(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('order_ids', 'ORD{:03d}'),
         text=v.str_text)
     customer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^C[0-9]{3}$'))
     event: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^E[0-9]{2}$'))
     status: OrderStatus = field(
         load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_held,
         export=enum_value, text=enum_text(OrderStatus))
@@ -158,7 +171,8 @@ class Order(Row):
     hold_expires_at: dt.datetime = field(
         load=v.want_datetime, export=lambda value: value.isoformat())
     total_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     paid_at: dt.datetime | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
@@ -176,17 +190,20 @@ class Ticket(Row):
         text=v.str_text)
     order: str = field(load=v.want_str, text=v.str_text)
     event: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^E[0-9]{2}$'))
     section: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9]{2,10}$'))
     seat: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{1,2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z][0-9]{1,2}$'))
     price_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     holder: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^C[0-9]{3}$'))
     status: TicketStatus = field(
         load=lambda x, p: v.want_enum(x, p, TicketStatus), fill=lambda ep: _E12_TicketStatus_held,
         export=enum_value, text=enum_text(TicketStatus))
@@ -843,56 +860,8 @@ class ConcertTicketOffice(Episode):
         return ticket  # concert_ticket_office.world:475
 
 
-_RESULT_Event = js.closed({
-    'id': js.scalar('str', pattern='^E[0-9]{2}$'),
-    'title': js.scalar('str', 1, 120),
-    'venue': js.scalar('str', pattern='^V[0-9]{2}$'),
-    'starts_at': js.STRING,
-    'prices': js.mapping(js.scalar('int', 0)),
-    'on_sale': js.BOOLEAN,
-})
-_RESULT_Venue = js.closed({
-    'id': js.scalar('str', pattern='^V[0-9]{2}$'),
-    'name': js.scalar('str', 1, 80),
-    'city': js.scalar('str', 1, 60),
-})
-_RESULT_Section = js.closed({
-    'id': js.scalar('str', pattern='^[A-Z0-9]{2,10}$'),
-    'venue': js.scalar('str', pattern='^V[0-9]{2}$'),
-    'name': js.scalar('str', 1, 60),
-    'tier': js.members(Tier),
-    'rows': js.scalar('int', 1, 26),
-    'seats_per_row': js.scalar('int', 1, 50),
-})
-_RESULT_Customer = js.closed({
-    'id': js.scalar('str', pattern='^C[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
-    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-})
-_RESULT_Order = js.closed({
-    'id': js.STRING,
-    'customer': js.scalar('str', pattern='^C[0-9]{3}$'),
-    'event': js.scalar('str', pattern='^E[0-9]{2}$'),
-    'status': js.members(OrderStatus),
-    'created_at': js.STRING,
-    'hold_expires_at': js.STRING,
-    'total_cents': js.scalar('int', 0),
-    'paid_at': js.nullable(js.STRING),
-    'payment': js.nullable(js.members(PayMethod)),
-})
-_RESULT_Ticket = js.closed({
-    'id': js.STRING,
-    'order': js.STRING,
-    'event': js.scalar('str', pattern='^E[0-9]{2}$'),
-    'section': js.scalar('str', pattern='^[A-Z0-9]{2,10}$'),
-    'seat': js.scalar('str', pattern='^[A-Z][0-9]{1,2}$'),
-    'price_cents': js.scalar('int', 0),
-    'holder': js.scalar('str', pattern='^C[0-9]{3}$'),
-    'status': js.members(TicketStatus),
-    'checked_in_at': js.nullable(js.STRING),
-})
 _RESULT_OrderView = js.closed({
-    'order': _RESULT_Order, 'tickets': js.array(_RESULT_Ticket), 'hold_expired': js.BOOLEAN
+    'order': Order, 'tickets': js.array(Ticket), 'hold_expired': js.BOOLEAN
 })
 _PARAM_customer = param(
     'customer',
@@ -939,7 +908,7 @@ ConcertTicketOffice.TOOLS = tools(
         'prices and whether they are on sale.',
         read_only=True,
         where='concert_ticket_office.world:245',
-        returns=js.array(_RESULT_Event),
+        returns=js.array(Event),
         shows=('list', ('row', 'events')),
     ),
     tool(
@@ -956,10 +925,10 @@ ConcertTicketOffice.TOOLS = tools(
         read_only=True,
         where='concert_ticket_office.world:251',
         returns=js.closed({
-            'event': _RESULT_Event,
-            'venue': _RESULT_Venue,
+            'event': Event,
+            'venue': Venue,
             'sections': js.array(js.closed({
-                'section': _RESULT_Section,
+                'section': Section,
                 'price_cents': js.nullable(js.INTEGER),
                 'free_count': js.INTEGER,
             })),
@@ -982,7 +951,7 @@ ConcertTicketOffice.TOOLS = tools(
         'List the concert halls with their ids, names and cities.',
         read_only=True,
         where='concert_ticket_office.world:263',
-        returns=js.array(_RESULT_Venue),
+        returns=js.array(Venue),
         shows=('list', ('row', 'venues')),
     ),
     tool(
@@ -997,7 +966,7 @@ ConcertTicketOffice.TOOLS = tools(
         ),
         read_only=True,
         where='concert_ticket_office.world:267',
-        returns=js.array(_RESULT_Section),
+        returns=js.array(Section),
         shows=('list', ('row', 'sections')),
     ),
     tool(
@@ -1010,7 +979,7 @@ ConcertTicketOffice.TOOLS = tools(
         ),
         read_only=True,
         where='concert_ticket_office.world:275',
-        returns=js.array(_RESULT_Customer),
+        returns=js.array(Customer),
         shows=('list', ('row', 'customers')),
     ),
     tool(
@@ -1019,7 +988,7 @@ ConcertTicketOffice.TOOLS = tools(
         _PARAM_customer,
         read_only=True,
         where='concert_ticket_office.world:284',
-        returns=_RESULT_Customer,
+        returns=Customer,
     ),
     tool(
         ConcertTicketOffice.tool_get_available_seats,
@@ -1029,13 +998,7 @@ ConcertTicketOffice.TOOLS = tools(
         _PARAM_section,
         read_only=True,
         where='concert_ticket_office.world:292',
-        returns=js.closed({
-            'event': js.STRING,
-            'section': js.STRING,
-            'tier': js.members(Tier),
-            'price_cents': js.nullable(js.INTEGER),
-            'free_seats': js.array(js.STRING),
-        }),
+        returns=SeatAvailability,
     ),
     tool(
         ConcertTicketOffice.tool_get_order,
@@ -1069,7 +1032,7 @@ ConcertTicketOffice.TOOLS = tools(
         ),
         read_only=True,
         where='concert_ticket_office.world:330',
-        returns=js.array(_RESULT_Ticket),
+        returns=js.array(Ticket),
         shows=('list', ('row', 'tickets')),
     ),
     tool(
@@ -1084,7 +1047,7 @@ ConcertTicketOffice.TOOLS = tools(
         ),
         read_only=True,
         where='concert_ticket_office.world:339',
-        returns=js.array(_RESULT_Order),
+        returns=js.array(Order),
         shows=('list', ('row', 'orders')),
     ),
     tool(
@@ -1099,7 +1062,7 @@ ConcertTicketOffice.TOOLS = tools(
         ),
         read_only=True,
         where='concert_ticket_office.world:348',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
     tool(
         ConcertTicketOffice.tool_hold_seats,
@@ -1143,7 +1106,7 @@ ConcertTicketOffice.TOOLS = tools(
         'Give up a held order before paying; its seats are free again.',
         _PARAM_order,
         where='concert_ticket_office.world:426',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         ConcertTicketOffice.tool_transfer_ticket,
@@ -1156,14 +1119,14 @@ ConcertTicketOffice.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
         ),
         where='concert_ticket_office.world:439',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
     tool(
         ConcertTicketOffice.tool_refund_ticket,
         'Refund a sold ticket before the event starts; the seat becomes free again.',
         _PARAM_ticket,
         where='concert_ticket_office.world:453',
-        returns=js.closed({'ticket': js.STRING, 'amount_cents': js.INTEGER}),
+        returns=Refund,
     ),
     tool(
         ConcertTicketOffice.tool_check_in_ticket,
@@ -1176,7 +1139,7 @@ ConcertTicketOffice.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
         ),
         where='concert_ticket_office.world:464',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
 )
 

@@ -58,13 +58,15 @@ class Room(Row):
 
     number: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[1-9][0-9]{2}$'))
     room_type: RoomType = field(
         load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
     nightly_rate: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 5000), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 5000), text=v.int_text,
+        schema=js.scalar('int', 1, 5000))
     capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text,
+        schema=js.scalar('int', 1, 6))
     out_of_service: bool = field(load=v.want_bool, fill=lambda ep: False)
 
 
@@ -75,13 +77,15 @@ class Guest(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('guest_ids', 'G{:03d}'),
         text=v.str_text)
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
     phone: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^\\+?[0-9 -]{7,20}$')))
 
 
 class Booking(Row):
@@ -92,20 +96,23 @@ class Booking(Row):
         text=v.str_text)
     guest: str = field(load=v.want_str, text=v.str_text)
     room: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^[1-9][0-9]{2}$'))
     check_in: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     check_out: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     guests_count: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text,
+        schema=js.scalar('int', 1, 6))
     status: BookingStatus = field(
         load=lambda x, p: v.want_enum(x, p, BookingStatus),
         fill=lambda ep: _E13_BookingStatus_reserved, export=enum_value,
         text=enum_text(BookingStatus))
     total: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     cancellation_fee: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
     checked_in_at: dt.datetime | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
@@ -118,7 +125,8 @@ class RoomOffer(Record):
     'A room free for the whole stay, with its price.'
 
     number: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^[1-9][0-9]{2}$'))
     room_type: RoomType = field(
         load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
     nightly_rate: int = field(load=v.want_int, text=v.int_text)
@@ -586,32 +594,6 @@ class HotelFrontDesk(Episode):
         )
 
 
-_RESULT_Guest = js.closed({
-    'id': js.STRING,
-    'name': js.scalar('str', 1, 80),
-    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-    'phone': js.nullable(js.scalar('str', pattern='^\\+?[0-9 -]{7,20}$')),
-})
-_RESULT_Booking = js.closed({
-    'id': js.STRING,
-    'guest': js.STRING,
-    'room': js.scalar('str', pattern='^[1-9][0-9]{2}$'),
-    'check_in': js.STRING,
-    'check_out': js.STRING,
-    'guests_count': js.scalar('int', 1, 6),
-    'status': js.members(BookingStatus),
-    'total': js.scalar('int', 0),
-    'cancellation_fee': js.scalar('int', 0),
-    'checked_in_at': js.nullable(js.STRING),
-    'checked_out_at': js.nullable(js.STRING),
-})
-_RESULT_Room = js.closed({
-    'number': js.scalar('str', pattern='^[1-9][0-9]{2}$'),
-    'room_type': js.members(RoomType),
-    'nightly_rate': js.scalar('int', 1, 5000),
-    'capacity': js.scalar('int', 1, 6),
-    'out_of_service': js.BOOLEAN,
-})
 _PARAM_check_in = param('check_in', arg.DATE, 'The first night, e.g. 2026-06-13.')
 _PARAM_booking = param(
     'booking',
@@ -653,14 +635,7 @@ HotelFrontDesk.TOOLS = tools(
         ),
         read_only=True,
         where='hotel_front_desk.world:147',
-        returns=js.array(js.closed({
-            'number': js.scalar('str', pattern='^[1-9][0-9]{2}$'),
-            'room_type': js.members(RoomType),
-            'nightly_rate': js.INTEGER,
-            'capacity': js.INTEGER,
-            'nights': js.INTEGER,
-            'total': js.INTEGER,
-        })),
+        returns=js.array(RoomOffer),
     ),
     tool(
         HotelFrontDesk.tool_find_guest,
@@ -671,7 +646,7 @@ HotelFrontDesk.TOOLS = tools(
         ),
         read_only=True,
         where='hotel_front_desk.world:161',
-        returns=js.array(_RESULT_Guest),
+        returns=js.array(Guest),
         shows=('list', ('row', 'guests')),
     ),
     tool(
@@ -681,7 +656,7 @@ HotelFrontDesk.TOOLS = tools(
         _PARAM_booking,
         read_only=True,
         where='hotel_front_desk.world:170',
-        returns=_RESULT_Booking,
+        returns=Booking,
     ),
     tool(
         HotelFrontDesk.tool_list_bookings,
@@ -702,7 +677,7 @@ HotelFrontDesk.TOOLS = tools(
         ),
         read_only=True,
         where='hotel_front_desk.world:178',
-        returns=js.array(_RESULT_Booking),
+        returns=js.array(Booking),
         shows=('list', ('row', 'bookings')),
     ),
     tool(
@@ -711,7 +686,7 @@ HotelFrontDesk.TOOLS = tools(
         _PARAM_guest,
         read_only=True,
         where='hotel_front_desk.world:188',
-        returns=_RESULT_Guest,
+        returns=Guest,
     ),
     tool(
         HotelFrontDesk.tool_list_rooms,
@@ -724,7 +699,7 @@ HotelFrontDesk.TOOLS = tools(
         ),
         read_only=True,
         where='hotel_front_desk.world:196',
-        returns=js.array(_RESULT_Room),
+        returns=js.array(Room),
         shows=('list', ('row', 'rooms')),
     ),
     tool(
@@ -733,7 +708,7 @@ HotelFrontDesk.TOOLS = tools(
         _PARAM_room,
         read_only=True,
         where='hotel_front_desk.world:204',
-        returns=_RESULT_Room,
+        returns=Room,
     ),
     tool(
         HotelFrontDesk.tool_list_arrivals,
@@ -742,7 +717,7 @@ HotelFrontDesk.TOOLS = tools(
         param('day', arg.optional(arg.DATE), 'The arrival day; today when left out.'),
         read_only=True,
         where='hotel_front_desk.world:210',
-        returns=js.array(_RESULT_Booking),
+        returns=js.array(Booking),
         shows=('list', ('row', 'bookings')),
     ),
     tool(
@@ -752,7 +727,7 @@ HotelFrontDesk.TOOLS = tools(
         param('day', arg.optional(arg.DATE), 'The departure day; today when left out.'),
         read_only=True,
         where='hotel_front_desk.world:219',
-        returns=js.array(_RESULT_Booking),
+        returns=js.array(Booking),
         shows=('list', ('row', 'bookings')),
     ),
     tool(
@@ -761,7 +736,7 @@ HotelFrontDesk.TOOLS = tools(
         'room, check-in and check-out dates and total.',
         read_only=True,
         where='hotel_front_desk.world:228',
-        returns=js.array(_RESULT_Booking),
+        returns=js.array(Booking),
         shows=('list', ('row', 'bookings')),
     ),
     tool(
@@ -779,7 +754,7 @@ HotelFrontDesk.TOOLS = tools(
             'A contact phone number with its country code, e.g. +44 20 7946 0000.',
         ),
         where='hotel_front_desk.world:236',
-        returns=_RESULT_Guest,
+        returns=Guest,
     ),
     tool(
         HotelFrontDesk.tool_book_room,
@@ -796,7 +771,7 @@ HotelFrontDesk.TOOLS = tools(
             default=lambda ep: 1,
         ),
         where='hotel_front_desk.world:249',
-        returns=_RESULT_Booking,
+        returns=Booking,
     ),
     tool(
         HotelFrontDesk.tool_change_dates,
@@ -805,7 +780,7 @@ HotelFrontDesk.TOOLS = tools(
         param('check_in', arg.DATE, 'The new first night.'),
         param('check_out', arg.DATE, 'The new departure day, after check_in.'),
         where='hotel_front_desk.world:275',
-        returns=_RESULT_Booking,
+        returns=Booking,
     ),
     tool(
         HotelFrontDesk.tool_cancel_booking,
@@ -813,21 +788,21 @@ HotelFrontDesk.TOOLS = tools(
         "hours),\na fee of one night's rate is charged; otherwise cancelling is free.",
         _PARAM_booking,
         where='hotel_front_desk.world:292',
-        returns=_RESULT_Booking,
+        returns=Booking,
     ),
     tool(
         HotelFrontDesk.tool_check_in,
         "Check the guest of a reserved booking in; only possible on the booking's check-in day.",
         _PARAM_booking,
         where='hotel_front_desk.world:307',
-        returns=_RESULT_Booking,
+        returns=Booking,
     ),
     tool(
         HotelFrontDesk.tool_check_out,
         'Check out a guest who is checked in; returns the amount due, the booking total.',
         _PARAM_booking,
         where='hotel_front_desk.world:320',
-        returns=js.closed({'booking': js.STRING, 'nights': js.INTEGER, 'amount_due': js.INTEGER}),
+        returns=CheckoutReceipt,
     ),
 )
 

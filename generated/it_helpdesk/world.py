@@ -79,14 +79,16 @@ class Employee(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^E[0-9]{4}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     department: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
+        schema=js.scalar('str', 1, 60))
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
 
 
 class Agent(Row):
@@ -94,13 +96,17 @@ class Agent(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^A[0-9]{2}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     skills: tuple[Category, ...] = field(
         load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Category))),
-        export=lambda value: [x._value_ for x in value])
-    tier: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 2), text=v.int_text)
+        export=lambda value: [x._value_ for x in value],
+        schema=js.array(js.members(Category), unique=True))
+    tier: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 2), text=v.int_text,
+        schema=js.scalar('int', 1, 2))
     active: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -111,9 +117,11 @@ class Ticket(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('ticket_ids', 'TK{:04d}'),
         text=v.str_text)
     reporter: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^E[0-9]{4}$'))
     title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
+        schema=js.scalar('str', 1, 120))
     category: Category = field(
         load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
     priority: Priority = field(
@@ -123,11 +131,12 @@ class Ticket(Row):
         export=enum_value, text=enum_text(TicketStatus))
     assignee: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^A[0-9]{2}$')))
     escalated: bool = field(load=v.want_bool, fill=lambda ep: False)
     resolution_note: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 500), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', None, 500))
     opened_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     resolved_at: dt.datetime | None = field(
@@ -135,7 +144,7 @@ class Ticket(Row):
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     reopen_count: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
 
 
 class Comment(Row):
@@ -146,9 +155,11 @@ class Comment(Row):
         text=v.str_text)
     ticket: str = field(load=v.want_str, text=v.str_text)
     author: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^A[0-9]{2}$'))
     body: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text,
+        schema=js.scalar('str', 1, 1000))
     internal: bool = field(load=v.want_bool, fill=lambda ep: False)
     at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
@@ -615,41 +626,6 @@ class ITHelpdesk(Episode):
         return ticket  # ithelpdesk.world:371
 
 
-_RESULT_Agent = js.closed({
-    'id': js.scalar('str', pattern='^A[0-9]{2}$'),
-    'name': js.scalar('str', 1, 80),
-    'skills': js.array(js.members(Category), unique=True),
-    'tier': js.scalar('int', 1, 2),
-    'active': js.BOOLEAN,
-})
-_RESULT_Ticket = js.closed({
-    'id': js.STRING,
-    'reporter': js.scalar('str', pattern='^E[0-9]{4}$'),
-    'title': js.scalar('str', 1, 120),
-    'category': js.members(Category),
-    'priority': js.members(Priority),
-    'status': js.members(TicketStatus),
-    'assignee': js.nullable(js.scalar('str', pattern='^A[0-9]{2}$')),
-    'escalated': js.BOOLEAN,
-    'resolution_note': js.scalar('str', None, 500),
-    'opened_at': js.STRING,
-    'resolved_at': js.nullable(js.STRING),
-    'reopen_count': js.scalar('int', 0),
-})
-_RESULT_Comment = js.closed({
-    'id': js.STRING,
-    'ticket': js.STRING,
-    'author': js.scalar('str', pattern='^A[0-9]{2}$'),
-    'body': js.scalar('str', 1, 1000),
-    'internal': js.BOOLEAN,
-    'at': js.STRING,
-})
-_RESULT_Employee = js.closed({
-    'id': js.scalar('str', pattern='^E[0-9]{4}$'),
-    'name': js.scalar('str', 1, 80),
-    'department': js.scalar('str', 1, 60),
-    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-})
 _PARAM_agent = param(
     'agent',
     arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
@@ -670,7 +646,7 @@ ITHelpdesk.TOOLS = tools(
         'Sign in as a helpdesk agent; the other actions are taken as this agent.',
         _PARAM_agent,
         where='ithelpdesk.world:175',
-        returns=_RESULT_Agent,
+        returns=Agent,
     ),
     tool(
         ITHelpdesk.tool_list_tickets,
@@ -693,7 +669,7 @@ ITHelpdesk.TOOLS = tools(
         ),
         read_only=True,
         where='ithelpdesk.world:182',
-        returns=js.array(_RESULT_Ticket),
+        returns=js.array(Ticket),
         shows=('list', ('row', 'tickets')),
     ),
     tool(
@@ -707,7 +683,7 @@ ITHelpdesk.TOOLS = tools(
         ),
         read_only=True,
         where='ithelpdesk.world:195',
-        returns=js.array(_RESULT_Ticket),
+        returns=js.array(Ticket),
         shows=('list', ('row', 'tickets')),
     ),
     tool(
@@ -716,7 +692,7 @@ ITHelpdesk.TOOLS = tools(
         _PARAM_ticket,
         read_only=True,
         where='ithelpdesk.world:204',
-        returns=js.closed({'ticket': _RESULT_Ticket, 'comments': js.array(_RESULT_Comment)}),
+        returns=js.closed({'ticket': Ticket, 'comments': js.array(Comment)}),
         shows=(
             'record',
             (
@@ -741,7 +717,7 @@ ITHelpdesk.TOOLS = tools(
         param('active_only', arg.BOOL, 'Leave out inactive agents.', default=lambda ep: True),
         read_only=True,
         where='ithelpdesk.world:215',
-        returns=js.array(_RESULT_Agent),
+        returns=js.array(Agent),
         shows=('list', ('row', 'agents')),
     ),
     tool(
@@ -750,14 +726,14 @@ ITHelpdesk.TOOLS = tools(
         _PARAM_agent,
         read_only=True,
         where='ithelpdesk.world:225',
-        returns=_RESULT_Agent,
+        returns=Agent,
     ),
     tool(
         ITHelpdesk.tool_who_am_i,
         'Show the signed-in agent, or nothing when nobody is signed in.',
         read_only=True,
         where='ithelpdesk.world:233',
-        returns=js.nullable(_RESULT_Agent),
+        returns=js.nullable(Agent),
     ),
     tool(
         ITHelpdesk.tool_find_employees,
@@ -771,7 +747,7 @@ ITHelpdesk.TOOLS = tools(
         ),
         read_only=True,
         where='ithelpdesk.world:237',
-        returns=js.array(_RESULT_Employee),
+        returns=js.array(Employee),
         shows=('list', ('row', 'employees')),
     ),
     tool(
@@ -785,7 +761,7 @@ ITHelpdesk.TOOLS = tools(
         ),
         read_only=True,
         where='ithelpdesk.world:246',
-        returns=_RESULT_Employee,
+        returns=Employee,
     ),
     tool(
         ITHelpdesk.tool_open_ticket,
@@ -805,7 +781,7 @@ ITHelpdesk.TOOLS = tools(
             default=lambda ep: _E8_Priority_medium,
         ),
         where='ithelpdesk.world:256',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
     tool(
         ITHelpdesk.tool_assign_ticket,
@@ -819,7 +795,7 @@ ITHelpdesk.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No agent {key}.'),
         ),
         where='ithelpdesk.world:270',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
     tool(
         ITHelpdesk.tool_add_comment,
@@ -834,7 +810,7 @@ ITHelpdesk.TOOLS = tools(
             default=lambda ep: False,
         ),
         where='ithelpdesk.world:286',
-        returns=_RESULT_Comment,
+        returns=Comment,
     ),
     tool(
         ITHelpdesk.tool_escalate_ticket,
@@ -853,7 +829,7 @@ ITHelpdesk.TOOLS = tools(
             'Why the ticket is escalated; recorded as an internal comment.',
         ),
         where='ithelpdesk.world:303',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
     tool(
         ITHelpdesk.tool_resolve_ticket,
@@ -864,7 +840,7 @@ ITHelpdesk.TOOLS = tools(
             'resolution_note', arg.refined(arg.TEXT, 1, 500), 'What was done to fix the problem.'
         ),
         where='ithelpdesk.world:329',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
     tool(
         ITHelpdesk.tool_reopen_ticket,
@@ -877,14 +853,14 @@ ITHelpdesk.TOOLS = tools(
             'Why the ticket is reopened; recorded as a comment.',
         ),
         where='ithelpdesk.world:345',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
     tool(
         ITHelpdesk.tool_close_ticket,
         'Close a resolved ticket for good once its 7-day reopen window has passed.',
         _PARAM_ticket,
         where='ithelpdesk.world:362',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
 )
 

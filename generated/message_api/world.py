@@ -91,7 +91,7 @@ class SentMessages(Record):
 
     messages: dict[str, tuple[Any, ...]] = field(
         load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_json(x, p))))),
-        export=v.export_value, keeps_text=False)
+        export=v.export_value, keeps_text=False, schema=js.mapping(js.array({})))
 
 
 class SearchHit(Record):
@@ -99,7 +99,7 @@ class SearchHit(Record):
 
     receiver_id: str = field(load=v.want_str, text=v.str_text)
     message: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
 
 
 class SearchResults(Record):
@@ -332,7 +332,7 @@ MessageAPI.TOOLS = tools(
         'List all users in the workspace.',
         read_only=True,
         where='message_api.world:130',
-        returns=js.closed({'user_list': js.array(js.STRING)}),
+        returns=UserList,
     ),
     tool(
         MessageAPI.tool_get_user_id,
@@ -340,21 +340,21 @@ MessageAPI.TOOLS = tools(
         param('user', arg.TEXT, 'User name of the user.'),
         read_only=True,
         where='message_api.world:134',
-        returns=js.closed({'user_id': js.STRING}),
+        returns=UserId,
     ),
     tool(
         MessageAPI.tool_message_login,
         'Log in a user with the given user ID to messeage application.',
         param('user_id', arg.TEXT, 'User ID of the user to log in.'),
         where='message_api.world:140',
-        returns=js.closed({'login_status': js.BOOLEAN, 'message': js.STRING}),
+        returns=LoginResult,
     ),
     tool(
         MessageAPI.tool_message_get_login_status,
         'Get the login status of the current user.',
         read_only=True,
         where='message_api.world:150',
-        returns=js.closed({'login_status': js.BOOLEAN}),
+        returns=LoginStatus,
     ),
     tool(
         MessageAPI.tool_send_message,
@@ -362,36 +362,28 @@ MessageAPI.TOOLS = tools(
         _PARAM_receiver_id,
         param('message', arg.TEXT, 'Message to be sent.'),
         where='message_api.world:154',
-        returns=js.closed({
-            'sent_status': js.BOOLEAN,
-            'message_id': js.closed({'new_id': js.INTEGER}),
-            'message': js.STRING,
-        }),
+        returns=SendResult,
     ),
     tool(
         MessageAPI.tool_delete_message,
         'Delete the latest message sent to a receiver.',
         _PARAM_receiver_id,
         where='message_api.world:177',
-        returns=js.closed({
-            'deleted_status': js.BOOLEAN, 'receiver_id': js.STRING, 'message': js.STRING
-        }),
+        returns=DeleteResult,
     ),
     tool(
         MessageAPI.tool_view_messages_sent,
         'View all historical messages sent by the current user.',
         read_only=True,
         where='message_api.world:201',
-        returns=js.closed({'messages': js.mapping(js.array({}))}),
+        returns=SentMessages,
     ),
     tool(
         MessageAPI.tool_add_contact,
         'Add a contact to the workspace.',
         param('user_name', arg.TEXT, 'User name of contact to be added.'),
         where='message_api.world:211',
-        returns=js.closed({
-            'added_status': js.BOOLEAN, 'user_id': js.STRING, 'message': js.STRING
-        }),
+        returns=AddedContact,
     ),
     tool(
         MessageAPI.tool_search_messages,
@@ -399,18 +391,14 @@ MessageAPI.TOOLS = tools(
         param('keyword', arg.TEXT, 'The keyword to search for in messages.'),
         read_only=True,
         where='message_api.world:230',
-        returns=js.closed({
-            'results': js.array(js.closed({'receiver_id': js.STRING, 'message': {}}))
-        }),
+        returns=SearchResults,
     ),
     tool(
         MessageAPI.tool_get_message_stats,
         'Get statistics about messages for the current user.',
         read_only=True,
         where='message_api.world:248',
-        returns=js.closed({
-            'stats': js.closed({'received_count': js.INTEGER, 'total_contacts': js.INTEGER})
-        }),
+        returns=MessageStats,
     ),
     arguments='dynamic',
     python_class='MessageAPI',

@@ -64,15 +64,18 @@ class User(Row):
 
     id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     phone: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
     email: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
-        optional=True, text=optional_text(v.str_text))
+        optional=True, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')))
     password: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 8, 64), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 8, 64), text=v.str_text,
+        schema=js.scalar('str', 8, 64))
     presence: Presence = field(
         load=lambda x, p: v.want_enum(x, p, Presence), fill=lambda ep: _E8_Presence_offline,
         export=enum_value, text=enum_text(Presence))
@@ -87,7 +90,8 @@ class Contact(Row):
     owner: str = field(load=v.want_str, text=v.str_text)
     user: str = field(load=v.want_str, text=v.str_text)
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     favorite: bool = field(load=v.want_bool, fill=lambda ep: False)
     added_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
@@ -104,7 +108,8 @@ class Conversation(Row):
         text=enum_text(ConversationKind))
     title: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', 1, 60)))
     participants: tuple[str, ...] = field(
         load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
     archived_by: tuple[str, ...] = field(
@@ -122,13 +127,16 @@ class Message(Row):
     conversation: str = field(load=v.want_str, text=v.str_text)
     sender: str = field(load=v.want_str, text=v.str_text)
     body: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text,
+        schema=js.scalar('str', 1, 1000))
     sent_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     delivery: Delivery = field(
         load=lambda x, p: v.want_enum(x, p, Delivery), fill=lambda ep: _E8_Delivery_sent,
         export=enum_value, text=enum_text(Delivery))
-    read_by: tuple[str, ...] = field(load=lambda x, p: v.want_set(x, p, v.want_str), export=list)
+    read_by: tuple[str, ...] = field(
+        load=lambda x, p: v.want_set(x, p, v.want_str), export=list,
+        schema=js.array(js.STRING, unique=True))
 
 
 class Profile(Record):
@@ -912,41 +920,6 @@ class MobileMessaging(Episode):
         return stuck  # messaging.world:582
 
 
-_RESULT_Profile = js.closed({
-    'id': js.STRING,
-    'name': js.STRING,
-    'phone': js.STRING,
-    'email': js.nullable(js.STRING),
-    'presence': js.members(Presence),
-})
-_RESULT_ContactCard = js.closed({
-    'contact_id': js.STRING,
-    'user_id': js.STRING,
-    'name': js.STRING,
-    'phone': js.STRING,
-    'favorite': js.BOOLEAN,
-    'presence': js.members(Presence),
-    'last_seen': js.nullable(js.STRING),
-})
-_RESULT_ConversationSummary = js.closed({
-    'id': js.STRING,
-    'kind': js.members(ConversationKind),
-    'title': js.STRING,
-    'participants': js.array(js.STRING),
-    'unread': js.INTEGER,
-    'last_message': js.nullable(js.STRING),
-    'last_activity': js.STRING,
-    'archived': js.BOOLEAN,
-})
-_RESULT_Message = js.closed({
-    'id': js.STRING,
-    'conversation': js.STRING,
-    'sender': js.STRING,
-    'body': js.scalar('str', 1, 1000),
-    'sent_at': js.STRING,
-    'delivery': js.members(Delivery),
-    'read_by': js.array(js.STRING, unique=True),
-})
 _PARAM_body = param(
     'body', arg.refined(arg.TEXT, 1, 1000), 'The text of the message, 1 to 1000 characters.'
 )
@@ -964,7 +937,7 @@ MobileMessaging.TOOLS = tools(
         ),
         param('password', arg.refined(arg.TEXT, 1, 64), "The account's password."),
         where='messaging.world:258',
-        returns=_RESULT_Profile,
+        returns=Profile,
     ),
     tool(
         MobileMessaging.tool_logout,
@@ -977,7 +950,7 @@ MobileMessaging.TOOLS = tools(
         'Show the profile (id, name, phone, email, presence) of the signed-in user.',
         read_only=True,
         where='messaging.world:289',
-        returns=_RESULT_Profile,
+        returns=Profile,
     ),
     tool(
         MobileMessaging.tool_list_contacts,
@@ -991,7 +964,7 @@ MobileMessaging.TOOLS = tools(
         ),
         read_only=True,
         where='messaging.world:298',
-        returns=js.array(_RESULT_ContactCard),
+        returns=js.array(ContactCard),
     ),
     tool(
         MobileMessaging.tool_search_contacts,
@@ -1003,7 +976,7 @@ MobileMessaging.TOOLS = tools(
         ),
         read_only=True,
         where='messaging.world:309',
-        returns=js.array(_RESULT_ContactCard),
+        returns=js.array(ContactCard),
     ),
     tool(
         MobileMessaging.tool_add_contact,
@@ -1022,7 +995,7 @@ MobileMessaging.TOOLS = tools(
             'favorite', arg.BOOL, 'Mark the new contact as a favorite.', default=lambda ep: False
         ),
         where='messaging.world:321',
-        returns=_RESULT_ContactCard,
+        returns=ContactCard,
     ),
     tool(
         MobileMessaging.tool_remove_contact,
@@ -1048,7 +1021,7 @@ MobileMessaging.TOOLS = tools(
         ),
         param('favorite', arg.BOOL, 'true to mark the contact as a favorite, false to unmark it.'),
         where='messaging.world:352',
-        returns=_RESULT_ContactCard,
+        returns=ContactCard,
     ),
     tool(
         MobileMessaging.tool_list_conversations,
@@ -1061,7 +1034,7 @@ MobileMessaging.TOOLS = tools(
         ),
         read_only=True,
         where='messaging.world:366',
-        returns=js.array(_RESULT_ConversationSummary),
+        returns=js.array(ConversationSummary),
     ),
     tool(
         MobileMessaging.tool_get_conversation_messages,
@@ -1093,7 +1066,7 @@ MobileMessaging.TOOLS = tools(
             'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].',
         ),
         where='messaging.world:395',
-        returns=_RESULT_ConversationSummary,
+        returns=ConversationSummary,
     ),
     tool(
         MobileMessaging.tool_archive_conversation,
@@ -1106,7 +1079,7 @@ MobileMessaging.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
         where='messaging.world:417',
-        returns=_RESULT_ConversationSummary,
+        returns=ConversationSummary,
     ),
     tool(
         MobileMessaging.tool_unarchive_conversation,
@@ -1118,7 +1091,7 @@ MobileMessaging.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
         where='messaging.world:430',
-        returns=_RESULT_ConversationSummary,
+        returns=ConversationSummary,
     ),
     tool(
         MobileMessaging.tool_send_message,
@@ -1134,7 +1107,7 @@ MobileMessaging.TOOLS = tools(
         ),
         _PARAM_body,
         where='messaging.world:445',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         MobileMessaging.tool_reply_in_conversation,
@@ -1148,7 +1121,7 @@ MobileMessaging.TOOLS = tools(
         ),
         _PARAM_body,
         where='messaging.world:484',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         MobileMessaging.tool_mark_message_read,
@@ -1160,7 +1133,7 @@ MobileMessaging.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.'),
         ),
         where='messaging.world:508',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         MobileMessaging.tool_mark_conversation_read,
@@ -1181,7 +1154,7 @@ MobileMessaging.TOOLS = tools(
         "conversations are not counted.",
         read_only=True,
         where='messaging.world:544',
-        returns=js.closed({'total': js.INTEGER, 'by_conversation': js.mapping(js.INTEGER)}),
+        returns=UnreadSummary,
     ),
     tool(
         MobileMessaging.tool_delete_message,

@@ -85,17 +85,20 @@ class Address(Record):
     'A postal address in the USA.'
 
     address1: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
+        schema=js.scalar('str', 1, 100))
     address2: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 100), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', None, 100))
     city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
+        schema=js.scalar('str', 1, 60))
     state_code: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^[A-Z]{2}$'))
     zip_: str = field(
         'zip', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{5}$'))
     country: str = field(load=v.want_str, fill=lambda ep: 'USA', text=v.str_text)
 
 
@@ -105,7 +108,8 @@ class CreditCard(Record):
     id_: str = field('id', load=v.want_str, text=v.str_text)
     brand: str = field(load=v.want_str, text=v.str_text)
     last_four: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^[0-9]{4}$'))
 
 
 class GiftCard(Record):
@@ -113,7 +117,8 @@ class GiftCard(Record):
 
     id_: str = field('id', load=v.want_str, text=v.str_text)
     balance: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
+        schema=js.scalar('float', 0.0))
 
 
 class Paypal(Record):
@@ -122,7 +127,7 @@ class Paypal(Record):
     id_: str = field('id', load=v.want_str, text=v.str_text)
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))
 
 
 class Transaction(Record):
@@ -132,7 +137,8 @@ class Transaction(Record):
         load=lambda x, p: v.want_enum(x, p, TransactionKind), export=enum_value,
         text=enum_text(TransactionKind))
     amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
+        schema=js.scalar('float', 0.0))
     method_id: str = field(load=v.want_str, text=v.str_text)
     at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
 
@@ -145,9 +151,11 @@ class OrderItem(Record):
     options: dict[str, str] = field(
         load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=dict, text=v.map_text)
     price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
+        schema=js.scalar('float', 0.0))
     quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10), text=v.int_text,
+        schema=js.scalar('int', 1, 10))
 
 
 class Product(Row):
@@ -155,7 +163,8 @@ class Product(Row):
 
     id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
+        schema=js.scalar('str', 1, 120))
     category: str = field(load=v.want_str, text=v.str_text)
 
 
@@ -167,7 +176,8 @@ class Variant(Row):
     options: dict[str, str] = field(
         load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=dict, text=v.map_text)
     price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
+        schema=js.scalar('float', 0.0))
     stock: int = field(load=v.want_int, text=v.int_text)
 
 
@@ -227,14 +237,18 @@ class ReturnRequest(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('return_ids', 'RET{:04d}'),
         text=v.str_text)
     order: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^#W[0-9]{7}$'))
     items: tuple[str, ...] = field(
-        load=lambda x, p: v.check_length(v.want_list(x, p, v.want_str), p, 1, None), export=list)
+        load=lambda x, p: v.check_length(v.want_list(x, p, v.want_str), p, 1, None), export=list,
+        schema=js.array(js.STRING, min_items=1))
     refund_method_id: str = field(load=v.want_str, text=v.str_text)
     amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
+        schema=js.scalar('float', 0.0))
     reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
+        schema=js.scalar('str', 1, 200))
     status: ReturnStatus = field(
         load=lambda x, p: v.want_enum(x, p, ReturnStatus),
         fill=lambda ep: _E12_ReturnStatus_requested, export=enum_value,
@@ -985,14 +999,6 @@ _SCHEMA_Address = js.closed({
     'zip': js.scalar('str', pattern='^[0-9]{5}$'),
     'country': js.nullable(js.STRING),
 })
-_RESULT_Address = js.closed({
-    'address1': js.scalar('str', 1, 100),
-    'address2': js.scalar('str', None, 100),
-    'city': js.scalar('str', 1, 60),
-    'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
-    'zip': js.scalar('str', pattern='^[0-9]{5}$'),
-    'country': js.STRING,
-})
 _RESULT_PaymentMethod = js.any_of(
     js.closed({
         'source': js.text_in('credit_card'),
@@ -1009,46 +1015,16 @@ _RESULT_PaymentMethod = js.any_of(
         'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
     }),
 )
-_RESULT_OrderItem = js.closed({
-    'variant': js.STRING,
-    'name': js.STRING,
-    'options': js.mapping(js.STRING),
-    'price': js.scalar('float', 0.0),
-    'quantity': js.scalar('int', 1, 10),
-})
-_RESULT_Transaction = js.closed({
-    'kind': js.members(TransactionKind),
-    'amount': js.scalar('float', 0.0),
-    'method_id': js.STRING,
-    'at': js.STRING,
-})
 _RESULT_Order = js.closed({
     'id': js.scalar('str', pattern='^#W[0-9]{7}$'),
     'customer': js.STRING,
-    'address': _RESULT_Address,
-    'items': js.array(_RESULT_OrderItem, min_items=1),
+    'address': Address,
+    'items': js.array(OrderItem, min_items=1),
     'status': js.members(OrderStatus),
     'payment_method_id': js.STRING,
-    'transactions': js.array(_RESULT_Transaction),
+    'transactions': js.array(Transaction),
     'tracking': js.nullable(js.scalar('str', pattern='^[0-9]{12}$')),
     'cancel_reason': js.nullable(js.members(CancelReason)),
-    'created_at': js.STRING,
-})
-_RESULT_Variant = js.closed({
-    'id': js.STRING,
-    'product': js.STRING,
-    'options': js.mapping(js.STRING),
-    'price': js.scalar('float', 0.0),
-    'stock': js.INTEGER,
-})
-_RESULT_ReturnRequest = js.closed({
-    'id': js.STRING,
-    'order': js.scalar('str', pattern='^#W[0-9]{7}$'),
-    'items': js.array(js.STRING, min_items=1),
-    'refund_method_id': js.STRING,
-    'amount': js.scalar('float', 0.0),
-    'reason': js.scalar('str', 1, 200),
-    'status': js.members(ReturnStatus),
     'created_at': js.STRING,
 })
 _PARAM_customer = param(
@@ -1090,7 +1066,7 @@ OnlineShop.TOOLS = tools(
             'id': js.STRING,
             'name': js.scalar('str', 1, 80),
             'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-            'address': _RESULT_Address,
+            'address': Address,
             'payment_methods': js.mapping(_RESULT_PaymentMethod),
         }),
     ),
@@ -1105,13 +1081,7 @@ OnlineShop.TOOLS = tools(
         ),
         read_only=True,
         where='shop.world:298',
-        returns=js.array(js.closed({
-            'id': js.STRING,
-            'status': js.members(OrderStatus),
-            'total': js.NUMBER,
-            'items': js.INTEGER,
-            'created_at': js.STRING,
-        })),
+        returns=js.array(OrderSummary),
     ),
     tool(
         OnlineShop.tool_get_order_details,
@@ -1143,13 +1113,7 @@ OnlineShop.TOOLS = tools(
         ),
         read_only=True,
         where='shop.world:318',
-        returns=js.array(js.closed({
-            'id': js.STRING,
-            'name': js.STRING,
-            'category': js.STRING,
-            'price_from': js.NUMBER,
-            'in_stock': js.INTEGER,
-        })),
+        returns=js.array(ProductSummary),
     ),
     tool(
         OnlineShop.tool_get_product_details,
@@ -1166,7 +1130,7 @@ OnlineShop.TOOLS = tools(
             'id': js.STRING,
             'name': js.STRING,
             'category': js.STRING,
-            'variants': js.array(_RESULT_Variant),
+            'variants': js.array(Variant),
         }),
         shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),)),
     ),
@@ -1294,7 +1258,7 @@ OnlineShop.TOOLS = tools(
         ),
         param('reason', arg.refined(arg.TEXT, 1, 200), "The customer's reason, in a few words."),
         where='shop.world:511',
-        returns=_RESULT_ReturnRequest,
+        returns=ReturnRequest,
     ),
     tool(
         OnlineShop.tool_receive_return,
@@ -1307,7 +1271,7 @@ OnlineShop.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Return {key} not found.'),
         ),
         where='shop.world:541',
-        returns=_RESULT_ReturnRequest,
+        returns=ReturnRequest,
     ),
     tool(
         OnlineShop.tool_issue_gift_card,
@@ -1339,7 +1303,7 @@ OnlineShop.TOOLS = tools(
         ),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
         where='shop.world:578',
-        returns=_RESULT_Variant,
+        returns=Variant,
     ),
 )
 

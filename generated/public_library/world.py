@@ -76,15 +76,16 @@ class Member(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^M[0-9]{3}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
     fees_due: float = field(
         load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text)
+        text=v.float_text, schema=js.scalar('float', 0.0))
     joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
 
 
@@ -93,11 +94,13 @@ class Book(Row):
 
     isbn: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^97[89][0-9]{10}$'))
     title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
+        schema=js.scalar('str', 1, 200))
     author: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
+        schema=js.scalar('str', 1, 120))
     genre: Genre = field(
         load=lambda x, p: v.want_enum(x, p, Genre), export=enum_value, text=enum_text(Genre))
 
@@ -107,10 +110,10 @@ class Copy(Row):
 
     barcode: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{4}$'))
     book: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^97[89][0-9]{10}$'))
     status: CopyStatus = field(
         load=lambda x, p: v.want_enum(x, p, CopyStatus), fill=lambda ep: _E10_CopyStatus_available,
         export=enum_value, text=enum_text(CopyStatus))
@@ -124,9 +127,10 @@ class Loan(Row):
         text=v.str_text)
     copy_: str = field(
         'copy', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{4}$'))
     member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^M[0-9]{3}$'))
     borrowed_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     due_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     renewed: bool = field(load=v.want_bool, fill=lambda ep: False)
@@ -135,7 +139,7 @@ class Loan(Row):
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     late_fee: float = field(
         load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text)
+        text=v.float_text, schema=js.scalar('float', 0.0))
 
 
 class Hold(Row):
@@ -146,9 +150,10 @@ class Hold(Row):
         text=v.str_text)
     book: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^97[89][0-9]{10}$'))
     member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^M[0-9]{3}$'))
     placed_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     status: HoldStatus = field(
@@ -710,52 +715,8 @@ class PublicLibrary(Episode):
         return member  # public_library.world:424
 
 
-_RESULT_BookInfo = js.closed({
-    'isbn': js.STRING,
-    'title': js.STRING,
-    'author': js.STRING,
-    'genre': js.members(Genre),
-    'copies': js.INTEGER,
-    'available_copies': js.array(js.STRING),
-    'active_holds': js.INTEGER,
-})
-_RESULT_Book = js.closed({
-    'isbn': js.scalar('str', pattern='^97[89][0-9]{10}$'),
-    'title': js.scalar('str', 1, 200),
-    'author': js.scalar('str', 1, 120),
-    'genre': js.members(Genre),
-})
-_RESULT_Copy = js.closed({
-    'barcode': js.scalar('str', pattern='^C[0-9]{4}$'),
-    'book': js.scalar('str', pattern='^97[89][0-9]{10}$'),
-    'status': js.members(CopyStatus),
-})
-_RESULT_Loan = js.closed({
-    'id': js.STRING,
-    'copy': js.scalar('str', pattern='^C[0-9]{4}$'),
-    'member': js.scalar('str', pattern='^M[0-9]{3}$'),
-    'borrowed_on': js.STRING,
-    'due_on': js.STRING,
-    'renewed': js.BOOLEAN,
-    'returned_on': js.nullable(js.STRING),
-    'late_fee': js.scalar('float', 0.0),
-})
-_RESULT_Member = js.closed({
-    'id': js.scalar('str', pattern='^M[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
-    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-    'fees_due': js.scalar('float', 0.0),
-    'joined_on': js.STRING,
-})
-_RESULT_LoanLine = js.closed({'loan': _RESULT_Loan, 'book': _RESULT_Book})
-_RESULT_Hold = js.closed({
-    'id': js.STRING,
-    'book': js.scalar('str', pattern='^97[89][0-9]{10}$'),
-    'member': js.scalar('str', pattern='^M[0-9]{3}$'),
-    'placed_at': js.STRING,
-    'status': js.members(HoldStatus),
-})
-_RESULT_HoldLine = js.closed({'hold': _RESULT_Hold, 'book': _RESULT_Book, 'position': js.INTEGER})
+_RESULT_LoanLine = js.closed({'loan': Loan, 'book': Book})
+_RESULT_HoldLine = js.closed({'hold': Hold, 'book': Book, 'position': js.INTEGER})
 _PARAM_book = param(
     'book',
     arg.row('books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$')),
@@ -800,7 +761,7 @@ PublicLibrary.TOOLS = tools(
         ),
         read_only=True,
         where='public_library.world:237',
-        returns=js.array(_RESULT_BookInfo),
+        returns=js.array(BookInfo),
     ),
     tool(
         PublicLibrary.tool_get_book,
@@ -809,7 +770,7 @@ PublicLibrary.TOOLS = tools(
         _PARAM_book,
         read_only=True,
         where='public_library.world:246',
-        returns=_RESULT_BookInfo,
+        returns=BookInfo,
     ),
     tool(
         PublicLibrary.tool_list_books,
@@ -821,7 +782,7 @@ PublicLibrary.TOOLS = tools(
         ),
         read_only=True,
         where='public_library.world:254',
-        returns=js.array(_RESULT_Book),
+        returns=js.array(Book),
         shows=('list', ('row', 'books')),
     ),
     tool(
@@ -831,7 +792,7 @@ PublicLibrary.TOOLS = tools(
         _PARAM_book,
         read_only=True,
         where='public_library.world:262',
-        returns=js.array(_RESULT_Copy),
+        returns=js.array(Copy),
         shows=('list', ('row', 'copies')),
     ),
     tool(
@@ -841,9 +802,7 @@ PublicLibrary.TOOLS = tools(
         _PARAM_copy_,
         read_only=True,
         where='public_library.world:270',
-        returns=js.closed({
-            'copy': _RESULT_Copy, 'book': _RESULT_Book, 'open_loan': js.nullable(_RESULT_Loan)
-        }),
+        returns=js.closed({'copy': Copy, 'book': Book, 'open_loan': js.nullable(Loan)}),
         shows=(
             'record',
             (
@@ -864,7 +823,7 @@ PublicLibrary.TOOLS = tools(
         ),
         read_only=True,
         where='public_library.world:279',
-        returns=js.array(_RESULT_Member),
+        returns=js.array(Member),
         shows=('list', ('row', 'members')),
     ),
     tool(
@@ -876,7 +835,7 @@ PublicLibrary.TOOLS = tools(
         read_only=True,
         where='public_library.world:288',
         returns=js.closed({
-            'member': _RESULT_Member,
+            'member': Member,
             'can_borrow': js.BOOLEAN,
             'open_loans': js.array(_RESULT_LoanLine),
             'active_holds': js.array(_RESULT_HoldLine),
@@ -988,7 +947,7 @@ PublicLibrary.TOOLS = tools(
         _PARAM_member,
         _PARAM_copy_,
         where='public_library.world:338',
-        returns=_RESULT_Loan,
+        returns=Loan,
     ),
     tool(
         PublicLibrary.tool_return_copy,
@@ -996,7 +955,7 @@ PublicLibrary.TOOLS = tools(
         "to the member's unpaid fees.",
         _PARAM_copy_,
         where='public_library.world:363',
-        returns=_RESULT_Loan,
+        returns=Loan,
     ),
     tool(
         PublicLibrary.tool_renew_loan,
@@ -1004,7 +963,7 @@ PublicLibrary.TOOLS = tools(
         'before it is overdue, and only if nobody holds the book.',
         _PARAM_loan,
         where='public_library.world:382',
-        returns=_RESULT_Loan,
+        returns=Loan,
     ),
     tool(
         PublicLibrary.tool_place_hold,
@@ -1012,14 +971,14 @@ PublicLibrary.TOOLS = tools(
         _PARAM_member,
         _PARAM_book,
         where='public_library.world:394',
-        returns=_RESULT_Hold,
+        returns=Hold,
     ),
     tool(
         PublicLibrary.tool_cancel_hold,
         'Cancel an active hold.',
         _PARAM_hold,
         where='public_library.world:407',
-        returns=_RESULT_Hold,
+        returns=Hold,
     ),
     tool(
         PublicLibrary.tool_pay_fees,
@@ -1031,7 +990,7 @@ PublicLibrary.TOOLS = tools(
             'The amount paid in dollars, at most what the member owes.',
         ),
         where='public_library.world:415',
-        returns=_RESULT_Member,
+        returns=Member,
     ),
 )
 

@@ -83,9 +83,10 @@ class Server(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^S[0-9]{2}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
 
 
 class DiningTable(Row):
@@ -93,9 +94,10 @@ class DiningTable(Row):
 
     number: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^T[0-9]{1,2}$'))
     seats: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text,
+        schema=js.scalar('int', 1, 12))
     zone: Zone = field(
         load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
 
@@ -105,13 +107,15 @@ class MenuItem(Row):
 
     code: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     category: Category = field(
         load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
     price_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text,
+        schema=js.scalar('int', 1, 100000))
     available: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -122,11 +126,14 @@ class Order(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('order_ids', 'O{:03d}'),
         text=v.str_text)
     table: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^T[0-9]{1,2}$'))
     server: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^S[0-9]{2}$'))
     guests: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text,
+        schema=js.scalar('int', 1, 12))
     status: OrderStatus = field(
         load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_open_,
         export=enum_value, text=enum_text(OrderStatus))
@@ -140,7 +147,7 @@ class Order(Row):
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     split_ways: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), fill=lambda ep: 1,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 1, 12))
     paid_at: dt.datetime | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
@@ -155,14 +162,16 @@ class OrderLine(Row):
     order: str = field(load=v.want_str, text=v.str_text)
     item: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'))
     quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text,
+        schema=js.scalar('int', 1, 20))
     unit_price_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text,
+        schema=js.scalar('int', 1, 100000))
     note: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', None, 120))
 
 
 class Payment(Row):
@@ -173,11 +182,14 @@ class Payment(Row):
         text=v.str_text)
     order: str = field(load=v.want_str, text=v.str_text)
     share: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text,
+        schema=js.scalar('int', 1, 12))
     amount_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     tip_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     method: PayMethod = field(
         load=lambda x, p: v.want_enum(x, p, PayMethod), export=enum_value,
         text=enum_text(PayMethod))
@@ -706,60 +718,14 @@ class RestaurantOrders(Episode):
         return item  # restaurant_orders.world:418
 
 
-_RESULT_Server = js.closed({
-    'id': js.scalar('str', pattern='^S[0-9]{2}$'), 'name': js.scalar('str', 1, 80)
-})
-_RESULT_MenuItem = js.closed({
-    'code': js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'),
-    'name': js.scalar('str', 1, 80),
-    'category': js.members(Category),
-    'price_cents': js.scalar('int', 1, 100000),
-    'available': js.BOOLEAN,
-})
-_RESULT_DiningTable = js.closed({
-    'number': js.scalar('str', pattern='^T[0-9]{1,2}$'),
-    'seats': js.scalar('int', 1, 12),
-    'zone': js.members(Zone),
-})
-_RESULT_Order = js.closed({
-    'id': js.STRING,
-    'table': js.scalar('str', pattern='^T[0-9]{1,2}$'),
-    'server': js.scalar('str', pattern='^S[0-9]{2}$'),
-    'guests': js.scalar('int', 1, 12),
-    'status': js.members(OrderStatus),
-    'opened_at': js.STRING,
-    'sent_at': js.nullable(js.STRING),
-    'served_at': js.nullable(js.STRING),
-    'split_ways': js.scalar('int', 1, 12),
-    'paid_at': js.nullable(js.STRING),
-})
-_RESULT_TableStatus = js.closed({
-    'table': _RESULT_DiningTable, 'current_order': js.nullable(_RESULT_Order)
-})
-_RESULT_OrderLine = js.closed({
-    'id': js.STRING,
-    'order': js.STRING,
-    'item': js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'),
-    'quantity': js.scalar('int', 1, 20),
-    'unit_price_cents': js.scalar('int', 1, 100000),
-    'note': js.scalar('str', None, 120),
-})
-_RESULT_Payment = js.closed({
-    'id': js.STRING,
-    'order': js.STRING,
-    'share': js.scalar('int', 1, 12),
-    'amount_cents': js.scalar('int', 0),
-    'tip_cents': js.scalar('int', 0),
-    'method': js.members(PayMethod),
-    'paid_at': js.STRING,
-})
+_RESULT_TableStatus = js.closed({'table': DiningTable, 'current_order': js.nullable(Order)})
 _RESULT_OrderView = js.closed({
-    'order': _RESULT_Order,
-    'lines': js.array(_RESULT_OrderLine),
+    'order': Order,
+    'lines': js.array(OrderLine),
     'total_cents': js.INTEGER,
     'split_ways': js.INTEGER,
     'share_amounts': js.array(js.INTEGER),
-    'payments': js.array(_RESULT_Payment),
+    'payments': js.array(Payment),
     'paid_cents': js.INTEGER,
     'due_cents': js.INTEGER,
 })
@@ -794,7 +760,7 @@ RestaurantOrders.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Server {key} not found.'),
         ),
         where='restaurant_orders.world:190',
-        returns=_RESULT_Server,
+        returns=Server,
     ),
     tool(
         RestaurantOrders.tool_list_menu,
@@ -808,7 +774,7 @@ RestaurantOrders.TOOLS = tools(
         param('available_only', arg.BOOL, 'Leave out sold-out items.', default=lambda ep: True),
         read_only=True,
         where='restaurant_orders.world:199',
-        returns=js.array(_RESULT_MenuItem),
+        returns=js.array(MenuItem),
         shows=('list', ('row', 'menu')),
     ),
     tool(
@@ -822,7 +788,7 @@ RestaurantOrders.TOOLS = tools(
         ),
         read_only=True,
         where='restaurant_orders.world:208',
-        returns=js.array(_RESULT_MenuItem),
+        returns=js.array(MenuItem),
         shows=('list', ('row', 'menu')),
     ),
     tool(
@@ -831,7 +797,7 @@ RestaurantOrders.TOOLS = tools(
         _PARAM_item,
         read_only=True,
         where='restaurant_orders.world:217',
-        returns=_RESULT_MenuItem,
+        returns=MenuItem,
     ),
     tool(
         RestaurantOrders.tool_list_tables,
@@ -894,7 +860,7 @@ RestaurantOrders.TOOLS = tools(
         ),
         read_only=True,
         where='restaurant_orders.world:242',
-        returns=js.array(_RESULT_Order),
+        returns=js.array(Order),
         shows=('list', ('row', 'orders')),
     ),
     tool(
@@ -902,7 +868,7 @@ RestaurantOrders.TOOLS = tools(
         'List the floor staff with their server ids and names.',
         read_only=True,
         where='restaurant_orders.world:252',
-        returns=js.array(_RESULT_Server),
+        returns=js.array(Server),
         shows=('list', ('row', 'servers')),
     ),
     tool(
@@ -928,7 +894,7 @@ RestaurantOrders.TOOLS = tools(
         _PARAM_table,
         param('guests', arg.refined(arg.INT, 1, 12), 'How many guests sit at the table.'),
         where='restaurant_orders.world:277',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         RestaurantOrders.tool_add_line,
@@ -943,7 +909,7 @@ RestaurantOrders.TOOLS = tools(
             default=lambda ep: '',
         ),
         where='restaurant_orders.world:291',
-        returns=_RESULT_OrderLine,
+        returns=OrderLine,
     ),
     tool(
         RestaurantOrders.tool_remove_line,
@@ -970,14 +936,14 @@ RestaurantOrders.TOOLS = tools(
         'Send an open order to the kitchen; its lines can no longer change.',
         _PARAM_order,
         where='restaurant_orders.world:335',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         RestaurantOrders.tool_mark_served,
         'Mark an order that is in the kitchen as served.',
         _PARAM_order,
         where='restaurant_orders.world:348',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         RestaurantOrders.tool_split_bill,
@@ -1005,13 +971,7 @@ RestaurantOrders.TOOLS = tools(
             default=lambda ep: 0,
         ),
         where='restaurant_orders.world:377',
-        returns=js.closed({
-            'payment': js.STRING,
-            'shares_paid': js.INTEGER,
-            'split_ways': js.INTEGER,
-            'remaining_cents': js.INTEGER,
-            'order_status': js.members(OrderStatus),
-        }),
+        returns=SettleReceipt,
     ),
     tool(
         RestaurantOrders.tool_set_item_availability,
@@ -1019,7 +979,7 @@ RestaurantOrders.TOOLS = tools(
         _PARAM_item,
         param('available', arg.BOOL, 'true when it can be ordered, false when sold out.'),
         where='restaurant_orders.world:410',
-        returns=_RESULT_MenuItem,
+        returns=MenuItem,
     ),
 )
 

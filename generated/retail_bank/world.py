@@ -67,9 +67,10 @@ class Teller(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^T[0-9]{2}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     can_freeze: bool = field(load=v.want_bool)
 
 
@@ -78,12 +79,13 @@ class Customer(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^CU[0-9]{4}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
     since: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
 
 
@@ -94,7 +96,8 @@ class Account(Row):
         key=True, load=v.want_str, fill=lambda ep: ep.next_id('account_numbers', 'AC{:05d}'),
         text=v.str_text)
     owner: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^CU[0-9]{4}$'))
     kind: AccountKind = field(
         load=lambda x, p: v.want_enum(x, p, AccountKind), export=enum_value,
         text=enum_text(AccountKind))
@@ -104,14 +107,14 @@ class Account(Row):
         text=enum_text(AccountStatus))
     balance_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
     opened_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     closed_on: dt.date | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     freeze_reason: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', None, 120))
 
 
 class Transaction(Row):
@@ -129,12 +132,14 @@ class Transaction(Row):
         load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
         text=optional_text(v.str_text))
     amount_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text,
+        schema=js.scalar('int', 1))
     memo: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', None, 120))
     teller: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^T[0-9]{2}$'))
     at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
@@ -623,31 +628,6 @@ class RetailBank(Episode):
         return account  # retail_bank.world:360
 
 
-_RESULT_Teller = js.closed({
-    'id': js.scalar('str', pattern='^T[0-9]{2}$'),
-    'name': js.scalar('str', 1, 80),
-    'can_freeze': js.BOOLEAN,
-})
-_RESULT_Account = js.closed({
-    'number': js.STRING,
-    'owner': js.scalar('str', pattern='^CU[0-9]{4}$'),
-    'kind': js.members(AccountKind),
-    'status': js.members(AccountStatus),
-    'balance_cents': js.scalar('int', 0),
-    'opened_on': js.STRING,
-    'closed_on': js.nullable(js.STRING),
-    'freeze_reason': js.scalar('str', None, 120),
-})
-_RESULT_Transaction = js.closed({
-    'id': js.STRING,
-    'kind': js.members(TxKind),
-    'from_account': js.nullable(js.STRING),
-    'to_account': js.nullable(js.STRING),
-    'amount_cents': js.scalar('int', 1),
-    'memo': js.scalar('str', None, 120),
-    'teller': js.scalar('str', pattern='^T[0-9]{2}$'),
-    'at': js.STRING,
-})
 _PARAM_account = param(
     'account',
     arg.row('accounts'),
@@ -678,7 +658,7 @@ RetailBank.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Unknown teller {key}.'),
         ),
         where='retail_bank.world:137',
-        returns=_RESULT_Teller,
+        returns=Teller,
     ),
     tool(
         RetailBank.tool_get_customer,
@@ -695,7 +675,7 @@ RetailBank.TOOLS = tools(
             'customer': js.scalar('str', pattern='^CU[0-9]{4}$'),
             'name': js.STRING,
             'email': js.STRING,
-            'accounts': js.array(_RESULT_Account),
+            'accounts': js.array(Account),
             'total_balance_cents': js.INTEGER,
         }),
         shows=('record', (('accounts', 'accounts', ('list', ('row', 'accounts'))),)),
@@ -707,9 +687,7 @@ RetailBank.TOOLS = tools(
         _PARAM_account,
         read_only=True,
         where='retail_bank.world:159',
-        returns=js.closed({
-            'account': _RESULT_Account, 'recent_transactions': js.array(_RESULT_Transaction)
-        }),
+        returns=js.closed({'account': Account, 'recent_transactions': js.array(Transaction)}),
         shows=(
             'record',
             (
@@ -725,7 +703,7 @@ RetailBank.TOOLS = tools(
         _PARAM_account,
         read_only=True,
         where='retail_bank.world:174',
-        returns=js.array(_RESULT_Transaction),
+        returns=js.array(Transaction),
         shows=('list', ('row', 'transactions')),
     ),
     tool(
@@ -739,12 +717,7 @@ RetailBank.TOOLS = tools(
         ),
         read_only=True,
         where='retail_bank.world:182',
-        returns=js.array(js.closed({
-            'id': js.scalar('str', pattern='^CU[0-9]{4}$'),
-            'name': js.scalar('str', 1, 80),
-            'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            'since': js.STRING,
-        })),
+        returns=js.array(Customer),
         shows=('list', ('row', 'customers')),
     ),
     tool(
@@ -769,7 +742,7 @@ RetailBank.TOOLS = tools(
         ),
         read_only=True,
         where='retail_bank.world:191',
-        returns=js.array(_RESULT_Account),
+        returns=js.array(Account),
         shows=('list', ('row', 'accounts')),
     ),
     tool(
@@ -783,14 +756,14 @@ RetailBank.TOOLS = tools(
         ),
         read_only=True,
         where='retail_bank.world:201',
-        returns=_RESULT_Transaction,
+        returns=Transaction,
     ),
     tool(
         RetailBank.tool_list_tellers,
         'List the tellers with their ids, names and whether they may freeze accounts.',
         read_only=True,
         where='retail_bank.world:209',
-        returns=js.array(_RESULT_Teller),
+        returns=js.array(Teller),
         shows=('list', ('row', 'tellers')),
     ),
     tool(
@@ -818,7 +791,7 @@ RetailBank.TOOLS = tools(
             default=lambda ep: 0,
         ),
         where='retail_bank.world:219',
-        returns=_RESULT_Account,
+        returns=Account,
     ),
     tool(
         RetailBank.tool_close_account,
@@ -831,7 +804,7 @@ RetailBank.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
         ),
         where='retail_bank.world:247',
-        returns=_RESULT_Account,
+        returns=Account,
     ),
     tool(
         RetailBank.tool_deposit,
@@ -840,7 +813,7 @@ RetailBank.TOOLS = tools(
         _PARAM_amount_cents,
         _PARAM_memo,
         where='retail_bank.world:261',
-        returns=_RESULT_Account,
+        returns=Account,
     ),
     tool(
         RetailBank.tool_withdraw,
@@ -849,7 +822,7 @@ RetailBank.TOOLS = tools(
         _PARAM_amount_cents,
         _PARAM_memo,
         where='retail_bank.world:282',
-        returns=_RESULT_Account,
+        returns=Account,
     ),
     tool(
         RetailBank.tool_transfer,
@@ -873,7 +846,7 @@ RetailBank.TOOLS = tools(
         ),
         _PARAM_memo,
         where='retail_bank.world:305',
-        returns=_RESULT_Transaction,
+        returns=Transaction,
     ),
     tool(
         RetailBank.tool_freeze_account,
@@ -891,7 +864,7 @@ RetailBank.TOOLS = tools(
             'Why the account is frozen, as the customer or teller gives it.',
         ),
         where='retail_bank.world:334',
-        returns=_RESULT_Account,
+        returns=Account,
     ),
     tool(
         RetailBank.tool_unfreeze_account,
@@ -904,7 +877,7 @@ RetailBank.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
         ),
         where='retail_bank.world:350',
-        returns=_RESULT_Account,
+        returns=Account,
     ),
 )
 

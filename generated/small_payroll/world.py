@@ -76,11 +76,13 @@ class TaxCode(Row):
 
     code: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z][0-9]$'))
     description: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     rate_percent: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 60), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 60), text=v.int_text,
+        schema=js.scalar('int', 0, 60))
 
 
 class Employee(Row):
@@ -88,21 +90,23 @@ class Employee(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^E[0-9]{3}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     role: Role = field(
         load=lambda x, p: v.want_enum(x, p, Role), export=enum_value, text=enum_text(Role))
     pay_type: PayType = field(
         load=lambda x, p: v.want_enum(x, p, PayType), export=enum_value, text=enum_text(PayType))
     annual_salary_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
     hourly_rate_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
     tax_code: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^[A-Z][0-9]$'))
     active: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -112,7 +116,7 @@ class PayPeriod(Row):
     id_: str = field(
         'id', key=True,
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'))
     start: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     end: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     status: PeriodStatus = field(
@@ -130,20 +134,22 @@ class Timesheet(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('timesheet_ids', 'TS{:03d}'),
         text=v.str_text)
     employee: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
     period: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'))
     hours: float = field(
         load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 300.0), fill=lambda ep: 0.0,
-        text=v.float_text)
+        text=v.float_text, schema=js.scalar('float', 0.0, 300.0))
     status: TimesheetStatus = field(
         load=lambda x, p: v.want_enum(x, p, TimesheetStatus),
         fill=lambda ep: _E15_TimesheetStatus_draft, export=enum_value,
         text=enum_text(TimesheetStatus))
     approved_by: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^E[0-9]{3}$')))
 
 
 class Bonus(Row):
@@ -153,16 +159,20 @@ class Bonus(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('bonus_ids', 'BN{:03d}'),
         text=v.str_text)
     employee: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
     period: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'))
     amount_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10000000), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10000000), text=v.int_text,
+        schema=js.scalar('int', 1, 10000000))
     reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
+        schema=js.scalar('str', 1, 200))
     issued_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
 
 
 class Payslip(Row):
@@ -172,29 +182,33 @@ class Payslip(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('payslip_ids', 'PS{:04d}'),
         text=v.str_text)
     employee: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
     period: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'))
     timesheet: str | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
         text=optional_text(v.str_text))
     hours: float = field(
         load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text)
+        text=v.float_text, schema=js.scalar('float', 0.0))
     gross_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     bonus_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
     tax_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     net_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     corrected: bool = field(load=v.want_bool, fill=lambda ep: False)
     correction_note: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', None, 200))
 
 
 class EmployeeView(Record):
@@ -772,45 +786,6 @@ class SmallPayroll(Episode):
         return payslip  # small_payroll.world:440
 
 
-_RESULT_Employee = js.closed({
-    'id': js.scalar('str', pattern='^E[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
-    'role': js.members(Role),
-    'pay_type': js.members(PayType),
-    'annual_salary_cents': js.scalar('int', 0),
-    'hourly_rate_cents': js.scalar('int', 0),
-    'tax_code': js.scalar('str', pattern='^[A-Z][0-9]$'),
-    'active': js.BOOLEAN,
-})
-_RESULT_Payslip = js.closed({
-    'id': js.STRING,
-    'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
-    'period': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
-    'timesheet': js.nullable(js.STRING),
-    'hours': js.scalar('float', 0.0),
-    'gross_cents': js.scalar('int', 0),
-    'bonus_cents': js.scalar('int', 0),
-    'tax_cents': js.scalar('int', 0),
-    'net_cents': js.scalar('int', 0),
-    'corrected': js.BOOLEAN,
-    'correction_note': js.scalar('str', None, 200),
-})
-_RESULT_Timesheet = js.closed({
-    'id': js.STRING,
-    'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
-    'period': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
-    'hours': js.scalar('float', 0.0, 300.0),
-    'status': js.members(TimesheetStatus),
-    'approved_by': js.nullable(js.scalar('str', pattern='^E[0-9]{3}$')),
-})
-_RESULT_Bonus = js.closed({
-    'id': js.STRING,
-    'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
-    'period': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
-    'amount_cents': js.scalar('int', 1, 10000000),
-    'reason': js.scalar('str', 1, 200),
-    'issued_by': js.scalar('str', pattern='^E[0-9]{3}$'),
-})
 _PARAM_employee = param(
     'employee',
     arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
@@ -848,7 +823,7 @@ SmallPayroll.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
         ),
         where='small_payroll.world:192',
-        returns=_RESULT_Employee,
+        returns=Employee,
     ),
     tool(
         SmallPayroll.tool_get_employee,
@@ -866,7 +841,7 @@ SmallPayroll.TOOLS = tools(
             'tax_code': js.scalar('str', pattern='^[A-Z][0-9]$'),
             'rate_percent': js.INTEGER,
             'active': js.BOOLEAN,
-            'payslips': js.array(_RESULT_Payslip),
+            'payslips': js.array(Payslip),
         }),
         shows=('record', (('payslips', 'payslips', ('list', ('row', 'payslips'))),)),
     ),
@@ -882,7 +857,7 @@ SmallPayroll.TOOLS = tools(
         ),
         read_only=True,
         where='small_payroll.world:220',
-        returns=js.array(_RESULT_Timesheet),
+        returns=js.array(Timesheet),
         shows=('list', ('row', 'timesheets')),
     ),
     tool(
@@ -891,7 +866,7 @@ SmallPayroll.TOOLS = tools(
         _PARAM_payslip,
         read_only=True,
         where='small_payroll.world:229',
-        returns=_RESULT_Payslip,
+        returns=Payslip,
     ),
     tool(
         SmallPayroll.tool_find_employees,
@@ -904,7 +879,7 @@ SmallPayroll.TOOLS = tools(
         ),
         read_only=True,
         where='small_payroll.world:237',
-        returns=js.array(_RESULT_Employee),
+        returns=js.array(Employee),
         shows=('list', ('row', 'employees')),
     ),
     tool(
@@ -919,7 +894,7 @@ SmallPayroll.TOOLS = tools(
         param('active_only', arg.BOOL, 'Only active employees.', default=lambda ep: False),
         read_only=True,
         where='small_payroll.world:246',
-        returns=js.array(_RESULT_Employee),
+        returns=js.array(Employee),
         shows=('list', ('row', 'employees')),
     ),
     tool(
@@ -927,11 +902,7 @@ SmallPayroll.TOOLS = tools(
         'List the tax codes with their description and flat withholding rate in percent.',
         read_only=True,
         where='small_payroll.world:255',
-        returns=js.array(js.closed({
-            'code': js.scalar('str', pattern='^[A-Z][0-9]$'),
-            'description': js.scalar('str', 1, 80),
-            'rate_percent': js.scalar('int', 0, 60),
-        })),
+        returns=js.array(TaxCode),
         shows=('list', ('row', 'tax_codes')),
     ),
     tool(
@@ -945,13 +916,7 @@ SmallPayroll.TOOLS = tools(
         ),
         read_only=True,
         where='small_payroll.world:261',
-        returns=js.array(js.closed({
-            'id': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
-            'start': js.STRING,
-            'end': js.STRING,
-            'status': js.members(PeriodStatus),
-            'paid_on': js.nullable(js.STRING),
-        })),
+        returns=js.array(PayPeriod),
         shows=('list', ('row', 'periods')),
     ),
     tool(
@@ -960,7 +925,7 @@ SmallPayroll.TOOLS = tools(
         _PARAM_timesheet,
         read_only=True,
         where='small_payroll.world:269',
-        returns=_RESULT_Timesheet,
+        returns=Timesheet,
     ),
     tool(
         SmallPayroll.tool_list_bonuses,
@@ -979,7 +944,7 @@ SmallPayroll.TOOLS = tools(
         ),
         read_only=True,
         where='small_payroll.world:277',
-        returns=js.array(_RESULT_Bonus),
+        returns=js.array(Bonus),
         shows=('list', ('row', 'bonuses')),
     ),
     tool(
@@ -1000,7 +965,7 @@ SmallPayroll.TOOLS = tools(
         ),
         read_only=True,
         where='small_payroll.world:286',
-        returns=js.array(_RESULT_Payslip),
+        returns=js.array(Payslip),
         shows=('list', ('row', 'payslips')),
     ),
     tool(
@@ -1016,7 +981,7 @@ SmallPayroll.TOOLS = tools(
         _PARAM_period,
         param('hours', arg.refined(arg.FLOAT, 0.5, 300.0), 'Hours to add, e.g. 7.5.'),
         where='small_payroll.world:295',
-        returns=_RESULT_Timesheet,
+        returns=Timesheet,
     ),
     tool(
         SmallPayroll.tool_approve_timesheet,
@@ -1024,7 +989,7 @@ SmallPayroll.TOOLS = tools(
         'pays it.',
         _PARAM_timesheet,
         where='small_payroll.world:318',
-        returns=_RESULT_Timesheet,
+        returns=Timesheet,
     ),
     tool(
         SmallPayroll.tool_issue_bonus,
@@ -1044,7 +1009,7 @@ SmallPayroll.TOOLS = tools(
         ),
         param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the bonus is given, in a few words.'),
         where='small_payroll.world:333',
-        returns=_RESULT_Bonus,
+        returns=Bonus,
     ),
     tool(
         SmallPayroll.tool_run_payroll,
@@ -1069,7 +1034,7 @@ SmallPayroll.TOOLS = tools(
             'note', arg.refined(arg.TEXT, 1, 200), 'Why the payslip is corrected, in a few words.'
         ),
         where='small_payroll.world:425',
-        returns=_RESULT_Payslip,
+        returns=Payslip,
     ),
 )
 

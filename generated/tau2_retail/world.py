@@ -828,52 +828,6 @@ class Tau2Retail(Episode):
         return order  # retail.world:607
 
 
-_RESULT_Address = js.closed({
-    'address1': js.STRING,
-    'address2': js.STRING,
-    'city': js.STRING,
-    'country': js.STRING,
-    'state': js.STRING,
-    'zip': js.STRING,
-})
-_RESULT_OrderItem = js.closed({
-    'name': js.STRING,
-    'product_id': js.STRING,
-    'item_id': js.STRING,
-    'price': js.NUMBER,
-    'options': js.mapping(js.STRING),
-})
-_RESULT_Fulfillment = js.closed({
-    'tracking_id': js.array(js.STRING), 'item_ids': js.array(js.STRING)
-})
-_RESULT_OrderPayment = js.closed({
-    'transaction_type': js.members(TransactionType),
-    'amount': js.NUMBER,
-    'payment_method_id': js.STRING,
-})
-_RESULT_Order = js.closed({
-    'order_id': js.STRING,
-    'user_id': js.STRING,
-    'address': _RESULT_Address,
-    'items': js.array(_RESULT_OrderItem),
-    'status': js.members(OrderStatus),
-    'fulfillments': js.array(_RESULT_Fulfillment),
-    'payment_history': js.array(_RESULT_OrderPayment),
-    'cancel_reason': js.nullable(js.members(CancelReason)),
-    'exchange_items': js.nullable(js.array(js.STRING)),
-    'exchange_new_items': js.nullable(js.array(js.STRING)),
-    'exchange_payment_method_id': js.nullable(js.STRING),
-    'exchange_price_difference': js.nullable(js.NUMBER),
-    'return_items': js.nullable(js.array(js.STRING)),
-    'return_payment_method_id': js.nullable(js.STRING),
-})
-_RESULT_Variant = js.closed({
-    'item_id': js.STRING,
-    'options': js.mapping(js.STRING),
-    'available': js.BOOLEAN,
-    'price': js.NUMBER,
-})
-_RESULT_UserName = js.closed({'first_name': js.STRING, 'last_name': js.STRING})
 _RESULT_PaymentMethod = js.any_of(
     js.closed({
         'source': js.text_in('credit_card'),
@@ -886,8 +840,8 @@ _RESULT_PaymentMethod = js.any_of(
 )
 _RESULT_User = js.closed({
     'user_id': js.STRING,
-    'name': _RESULT_UserName,
-    'address': _RESULT_Address,
+    'name': UserName,
+    'address': Address,
     'email': js.STRING,
     'payment_methods': js.mapping(_RESULT_PaymentMethod),
     'orders': js.array(js.STRING),
@@ -975,7 +929,7 @@ Tau2Retail.TOOLS = tools(
         _PARAM_order_id,
         read_only=True,
         where='retail.world:280',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         Tau2Retail.tool_get_product_details,
@@ -989,9 +943,7 @@ Tau2Retail.TOOLS = tools(
         ),
         read_only=True,
         where='retail.world:288',
-        returns=js.closed({
-            'name': js.STRING, 'product_id': js.STRING, 'variants': js.mapping(_RESULT_Variant)
-        }),
+        returns=Product,
     ),
     tool(
         Tau2Retail.tool_get_item_details,
@@ -999,7 +951,7 @@ Tau2Retail.TOOLS = tools(
         param('item_id', arg.TEXT, "The item id, such as '6086499569'."),
         read_only=True,
         where='retail.world:296',
-        returns=_RESULT_Variant,
+        returns=Variant,
     ),
     tool(
         Tau2Retail.tool_get_user_details,
@@ -1036,7 +988,7 @@ Tau2Retail.TOOLS = tools(
         ),
         checks=False,
         where='retail.world:334',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         Tau2Retail.tool_exchange_delivered_order_items,
@@ -1060,7 +1012,7 @@ Tau2Retail.TOOLS = tools(
         _PARAM_payment_method_id,
         checks=False,
         where='retail.world:369',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         Tau2Retail.tool_modify_pending_order_address,
@@ -1075,7 +1027,7 @@ Tau2Retail.TOOLS = tools(
         _PARAM_zip_,
         checks=False,
         where='retail.world:419',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         Tau2Retail.tool_modify_pending_order_items,
@@ -1099,7 +1051,7 @@ Tau2Retail.TOOLS = tools(
         _PARAM_payment_method_id,
         checks=False,
         where='retail.world:446',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         Tau2Retail.tool_modify_pending_order_payment,
@@ -1109,7 +1061,7 @@ Tau2Retail.TOOLS = tools(
         _PARAM_payment_method_id,
         checks=False,
         where='retail.world:522',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         Tau2Retail.tool_modify_user_address,
@@ -1147,7 +1099,7 @@ Tau2Retail.TOOLS = tools(
         ),
         checks=False,
         where='retail.world:591',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     arguments='dynamic',
     python_class='RetailTools',

@@ -42,12 +42,13 @@ class User(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^U[0-9]{3}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     handle: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[a-z][a-z0-9_]{1,19}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[a-z][a-z0-9_]{1,19}$'))
     deactivated: bool = field(load=v.want_bool, fill=lambda ep: False)
 
 
@@ -59,15 +60,16 @@ class Channel(Row):
         text=v.str_text)
     name: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[a-z0-9][a-z0-9-]{0,29}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[a-z0-9][a-z0-9-]{0,29}$'))
     visibility: Visibility = field(
         load=lambda x, p: v.want_enum(x, p, Visibility), export=enum_value,
         text=enum_text(Visibility))
     owner: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^U[0-9]{3}$'))
     topic: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 200), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', 0, 200))
     created_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
@@ -80,10 +82,12 @@ class Membership(Row):
         text=v.str_text)
     channel: str = field(load=v.want_str, text=v.str_text)
     user: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^U[0-9]{3}$'))
     invited_by: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')))
     joined_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
@@ -96,9 +100,11 @@ class Message(Row):
         text=v.str_text)
     channel: str = field(load=v.want_str, text=v.str_text)
     author: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^U[0-9]{3}$'))
     body: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 2000), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 2000), text=v.str_text,
+        schema=js.scalar('str', 0, 2000))
     posted_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     edited_at: dt.datetime | None = field(
@@ -108,7 +114,8 @@ class Message(Row):
     pinned: bool = field(load=v.want_bool, fill=lambda ep: False)
     pinned_by: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')))
 
 
 class ChannelSummary(Record):
@@ -120,7 +127,8 @@ class ChannelSummary(Record):
         load=lambda x, p: v.want_enum(x, p, Visibility), export=enum_value,
         text=enum_text(Visibility))
     owner: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^U[0-9]{3}$'))
     topic: str = field(load=v.want_str, text=v.str_text)
     members: int = field(load=v.want_int, text=v.int_text)
     is_member: bool = field(load=v.want_bool)
@@ -639,47 +647,6 @@ class TeamChat(Episode):
         )
 
 
-_RESULT_User = js.closed({
-    'id': js.scalar('str', pattern='^U[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
-    'handle': js.scalar('str', pattern='^[a-z][a-z0-9_]{1,19}$'),
-    'deactivated': js.BOOLEAN,
-})
-_RESULT_Channel = js.closed({
-    'id': js.STRING,
-    'name': js.scalar('str', pattern='^[a-z0-9][a-z0-9-]{0,29}$'),
-    'visibility': js.members(Visibility),
-    'owner': js.scalar('str', pattern='^U[0-9]{3}$'),
-    'topic': js.scalar('str', 0, 200),
-    'created_at': js.STRING,
-})
-_RESULT_Membership = js.closed({
-    'id': js.STRING,
-    'channel': js.STRING,
-    'user': js.scalar('str', pattern='^U[0-9]{3}$'),
-    'invited_by': js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')),
-    'joined_at': js.STRING,
-})
-_RESULT_Message = js.closed({
-    'id': js.STRING,
-    'channel': js.STRING,
-    'author': js.scalar('str', pattern='^U[0-9]{3}$'),
-    'body': js.scalar('str', 0, 2000),
-    'posted_at': js.STRING,
-    'edited_at': js.nullable(js.STRING),
-    'deleted': js.BOOLEAN,
-    'pinned': js.BOOLEAN,
-    'pinned_by': js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')),
-})
-_RESULT_ChannelSummary = js.closed({
-    'id': js.STRING,
-    'name': js.STRING,
-    'visibility': js.members(Visibility),
-    'owner': js.scalar('str', pattern='^U[0-9]{3}$'),
-    'topic': js.STRING,
-    'members': js.INTEGER,
-    'is_member': js.BOOLEAN,
-})
 _PARAM_user = param(
     'user',
     arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
@@ -706,7 +673,7 @@ TeamChat.TOOLS = tools(
         'Sign in as a user; every other tool acts as this user.',
         _PARAM_user,
         where='team_chat.world:133',
-        returns=_RESULT_User,
+        returns=User,
     ),
     tool(
         TeamChat.tool_create_channel,
@@ -724,7 +691,7 @@ TeamChat.TOOLS = tools(
             default=lambda ep: '',
         ),
         where='team_chat.world:143',
-        returns=_RESULT_Channel,
+        returns=Channel,
     ),
     tool(
         TeamChat.tool_invite_member,
@@ -738,7 +705,7 @@ TeamChat.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
         ),
         where='team_chat.world:158',
-        returns=_RESULT_Membership,
+        returns=Membership,
     ),
     tool(
         TeamChat.tool_remove_member,
@@ -760,7 +727,7 @@ TeamChat.TOOLS = tools(
         _PARAM_channel,
         param('body', arg.refined(arg.TEXT, 1, 2000), 'The text of the message.'),
         where='team_chat.world:189',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         TeamChat.tool_edit_message,
@@ -768,28 +735,28 @@ TeamChat.TOOLS = tools(
         _PARAM_message,
         param('body', arg.refined(arg.TEXT, 1, 2000), 'The new text.'),
         where='team_chat.world:202',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         TeamChat.tool_delete_message,
         "Delete one of the signed-in user's own messages: its text is removed and it is unpinned.",
         _PARAM_message,
         where='team_chat.world:217',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         TeamChat.tool_pin_message,
         'Pin a message in its channel; a channel holds at most 3 pinned messages.',
         _PARAM_message,
         where='team_chat.world:232',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         TeamChat.tool_unpin_message,
         'Unpin a pinned message.',
         _PARAM_message,
         where='team_chat.world:247',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         TeamChat.tool_list_channels,
@@ -797,7 +764,7 @@ TeamChat.TOOLS = tools(
         'member counts.',
         read_only=True,
         where='team_chat.world:260',
-        returns=js.array(_RESULT_ChannelSummary),
+        returns=js.array(ChannelSummary),
     ),
     tool(
         TeamChat.tool_get_channel_messages,
@@ -807,10 +774,10 @@ TeamChat.TOOLS = tools(
         read_only=True,
         where='team_chat.world:268',
         returns=js.closed({
-            'channel': _RESULT_Channel,
-            'members': js.array(_RESULT_User),
-            'pinned': js.array(_RESULT_Message),
-            'messages': js.array(_RESULT_Message),
+            'channel': Channel,
+            'members': js.array(User),
+            'pinned': js.array(Message),
+            'messages': js.array(Message),
         }),
         shows=(
             'record',
@@ -827,7 +794,7 @@ TeamChat.TOOLS = tools(
         'Show the signed-in user (id, name and handle), or null when nobody is signed in.',
         read_only=True,
         where='team_chat.world:284',
-        returns=js.nullable(_RESULT_User),
+        returns=js.nullable(User),
     ),
     tool(
         TeamChat.tool_search_users,
@@ -841,7 +808,7 @@ TeamChat.TOOLS = tools(
         ),
         read_only=True,
         where='team_chat.world:290',
-        returns=js.array(_RESULT_User),
+        returns=js.array(User),
         shows=('list', ('row', 'users')),
     ),
     tool(
@@ -850,7 +817,7 @@ TeamChat.TOOLS = tools(
         _PARAM_user,
         read_only=True,
         where='team_chat.world:299',
-        returns=_RESULT_User,
+        returns=User,
     ),
     tool(
         TeamChat.tool_get_channel,
@@ -859,7 +826,7 @@ TeamChat.TOOLS = tools(
         _PARAM_channel,
         read_only=True,
         where='team_chat.world:307',
-        returns=_RESULT_ChannelSummary,
+        returns=ChannelSummary,
     ),
     tool(
         TeamChat.tool_search_channels,
@@ -870,7 +837,7 @@ TeamChat.TOOLS = tools(
         ),
         read_only=True,
         where='team_chat.world:326',
-        returns=js.array(_RESULT_ChannelSummary),
+        returns=js.array(ChannelSummary),
     ),
     tool(
         TeamChat.tool_list_members,
@@ -879,7 +846,7 @@ TeamChat.TOOLS = tools(
         _PARAM_channel,
         read_only=True,
         where='team_chat.world:337',
-        returns=js.array(_RESULT_Membership),
+        returns=js.array(Membership),
         shows=('list', ('row', 'memberships')),
     ),
     tool(
@@ -889,7 +856,7 @@ TeamChat.TOOLS = tools(
         _PARAM_message,
         read_only=True,
         where='team_chat.world:347',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         TeamChat.tool_search_messages,
@@ -914,7 +881,7 @@ TeamChat.TOOLS = tools(
         ),
         read_only=True,
         where='team_chat.world:357',
-        returns=js.array(_RESULT_Message),
+        returns=js.array(Message),
         shows=('list', ('row', 'messages')),
     ),
 )

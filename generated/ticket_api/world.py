@@ -264,10 +264,6 @@ class TicketAPI(Episode):
         ])
 
 
-_RESULT_Status = js.closed({'status': js.STRING})
-_RESULT_Success = js.closed({'success': js.BOOLEAN})
-
-
 TicketAPI.TOOLS = tools(
     tool(
         TicketAPI.tool_create_ticket,
@@ -301,7 +297,7 @@ TicketAPI.TOOLS = tools(
         'Close a ticket.',
         param('ticket_id', arg.JSON, 'ID of the ticket to be closed.'),
         where='ticket_api.world:113',
-        returns=_RESULT_Status,
+        returns=Status,
     ),
     tool(
         TicketAPI.tool_resolve_ticket,
@@ -309,7 +305,7 @@ TicketAPI.TOOLS = tools(
         param('ticket_id', arg.JSON, 'ID of the ticket to be resolved.'),
         param('resolution', arg.TEXT, 'Resolution details for the ticket.'),
         where='ticket_api.world:125',
-        returns=_RESULT_Status,
+        returns=Status,
     ),
     tool(
         TicketAPI.tool_edit_ticket,
@@ -322,7 +318,7 @@ TicketAPI.TOOLS = tools(
             'status (str) and priority (int), each optional.',
         ),
         where='ticket_api.world:142',
-        returns=_RESULT_Status,
+        returns=Status,
     ),
     tool(
         TicketAPI.tool_ticket_login,
@@ -330,20 +326,20 @@ TicketAPI.TOOLS = tools(
         param('username', arg.TEXT, 'Username of the user.'),
         param('password', arg.TEXT, 'Password of the user.'),
         where='ticket_api.world:172',
-        returns=_RESULT_Success,
+        returns=Success,
     ),
     tool(
         TicketAPI.tool_ticket_get_login_status,
         'Get the login status of the currently authenticated user.',
         read_only=True,
         where='ticket_api.world:186',
-        returns=js.closed({'login_status': js.BOOLEAN}),
+        returns=LoginStatus,
     ),
     tool(
         TicketAPI.tool_logout,
         'Log out the current user.',
         where='ticket_api.world:192',
-        returns=_RESULT_Success,
+        returns=Success,
     ),
     tool(
         TicketAPI.tool_get_user_tickets,

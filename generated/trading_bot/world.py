@@ -72,7 +72,7 @@ class Balance(Record):
 
     status: str = field(load=v.want_str, text=v.str_text)
     new_balance: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
 
 
 class StockList(Record):
@@ -447,17 +447,13 @@ class TradingBot(Episode):
         )
 
 
-_RESULT_Balance = js.closed({'status': js.STRING, 'new_balance': {}})
-_RESULT_Status = js.closed({'status': js.STRING})
-
-
 TradingBot.TOOLS = tools(
     tool(
         TradingBot.tool_get_current_time,
         'Get the current time.',
         read_only=True,
         where='trading_bot.world:252',
-        returns=js.closed({'current_time': js.STRING}),
+        returns=CurrentTime,
     ),
     tool(
         TradingBot.tool_get_symbol_by_name,
@@ -465,7 +461,7 @@ TradingBot.TOOLS = tools(
         param('name', arg.TEXT, 'Name of the company.'),
         read_only=True,
         where='trading_bot.world:256',
-        returns=js.closed({'symbol': js.STRING}),
+        returns=Symbol,
     ),
     tool(
         TradingBot.tool_get_stock_info,
@@ -488,7 +484,7 @@ TradingBot.TOOLS = tools(
         'Cancel an order.',
         param('order_id', arg.INT, 'ID of the order to cancel.'),
         where='trading_bot.world:275',
-        returns=js.closed({'order_id': js.INTEGER, 'status': js.STRING}),
+        returns=Cancelled,
     ),
     tool(
         TradingBot.tool_place_order,
@@ -498,20 +494,14 @@ TradingBot.TOOLS = tools(
         param('price', arg.FLOAT, 'Price at which to place the order.'),
         param('amount', arg.INT, 'Number of shares to trade.'),
         where='trading_bot.world:285',
-        returns=js.closed({
-            'order_id': js.INTEGER,
-            'order_type': js.STRING,
-            'status': js.STRING,
-            'price': js.NUMBER,
-            'amount': js.INTEGER,
-        }),
+        returns=Placed,
     ),
     tool(
         TradingBot.tool_withdraw_funds,
         'Withdraw funds from the account balance.',
         param('amount', arg.NUMBER, 'Amount to withdraw from the account.'),
         where='trading_bot.world:324',
-        returns=_RESULT_Balance,
+        returns=Balance,
     ),
     tool(
         TradingBot.tool_get_account_info,
@@ -526,34 +516,34 @@ TradingBot.TOOLS = tools(
         param('username', arg.TEXT, 'Username for authentication.'),
         param('password', arg.TEXT, 'Password for authentication.'),
         where='trading_bot.world:347',
-        returns=_RESULT_Status,
+        returns=Status,
     ),
     tool(
         TradingBot.tool_trading_get_login_status,
         'Get the login status.',
         read_only=True,
         where='trading_bot.world:361',
-        returns=js.closed({'status': js.BOOLEAN}),
+        returns=LoginStatus,
     ),
     tool(
         TradingBot.tool_trading_logout,
         'Handle user logout for trading system.',
         where='trading_bot.world:365',
-        returns=_RESULT_Status,
+        returns=Status,
     ),
     tool(
         TradingBot.tool_fund_account,
         'Fund the account with the specified amount.',
         param('amount', arg.NUMBER, 'Amount to fund the account with.'),
         where='trading_bot.world:373',
-        returns=_RESULT_Balance,
+        returns=Balance,
     ),
     tool(
         TradingBot.tool_remove_stock_from_watchlist,
         'Remove a stock from the watchlist.',
         param('symbol', arg.TEXT, 'Symbol of the stock to remove.'),
         where='trading_bot.world:389',
-        returns=_RESULT_Status,
+        returns=Status,
     ),
     tool(
         TradingBot.tool_get_watchlist,
@@ -590,7 +580,7 @@ TradingBot.TOOLS = tools(
         param('sector', arg.TEXT, "The sector to retrieve stocks from (e.g., 'Technology')."),
         read_only=True,
         where='trading_bot.world:444',
-        returns=js.closed({'stock_list': js.array(js.STRING)}),
+        returns=StockList,
     ),
     tool(
         TradingBot.tool_filter_stocks_by_price,
@@ -600,14 +590,14 @@ TradingBot.TOOLS = tools(
         param('max_price', arg.FLOAT, 'Maximum stock price.'),
         read_only=True,
         where='trading_bot.world:452',
-        returns=js.closed({'filtered_stocks': js.array(js.STRING)}),
+        returns=FilteredStocks,
     ),
     tool(
         TradingBot.tool_add_to_watchlist,
         'Add a stock to the watchlist.',
         param('stock', arg.TEXT, 'the stock symbol to add to the watchlist.'),
         where='trading_bot.world:465',
-        returns=js.closed({'watchlist': js.array(js.STRING)}),
+        returns=Watchlist,
     ),
     tool(
         TradingBot.tool_notify_price_change,
@@ -616,7 +606,7 @@ TradingBot.TOOLS = tools(
         param('threshold', arg.FLOAT, 'Percentage change threshold to trigger a notification.'),
         read_only=True,
         where='trading_bot.world:475',
-        returns=js.closed({'notification': js.STRING}),
+        returns=Notification,
     ),
     arguments='dynamic',
     python_class='TradingBot',

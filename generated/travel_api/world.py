@@ -66,7 +66,7 @@ class CardBalance(Record):
     'The CardBalance record.'
 
     card_balance: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
 
 
 class Booking(Record):
@@ -81,7 +81,8 @@ class Booking(Record):
     booking_status: bool = field(load=v.want_bool)
     booking_history: dict[str, dict[str, Any]] | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))))),
-        optional=True, export=v.export_value, omit_none=True, keeps_text=False)
+        optional=True, export=v.export_value, omit_none=True, keeps_text=False,
+        schema=js.nullable(js.mapping(js.mapping({}))))
     error: str | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
         text=optional_text(v.str_text))
@@ -92,17 +93,17 @@ class Invoice(Record):
 
     booking_id: str = field(load=v.want_str, text=v.str_text)
     travel_date: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
     travel_from: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
     travel_to: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
     travel_class: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
     travel_cost: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
     transaction_id: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
 
 
 class InvoiceResult(Record):
@@ -117,7 +118,7 @@ class BookingHistory(Record):
 
     booking_history: dict[str, dict[str, Any]] = field(
         load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))),
-        export=v.export_value, keeps_text=False)
+        export=v.export_value, keeps_text=False, schema=js.mapping(js.mapping({})))
 
 
 class Cancellation(Record):
@@ -179,7 +180,7 @@ class CreditCards(Record):
 
     credit_card_list: dict[str, dict[str, Any]] = field(
         load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))),
-        export=v.export_value, keeps_text=False)
+        export=v.export_value, keeps_text=False, schema=js.mapping(js.mapping({})))
 
 
 _C_AIRPORTS: tuple[str, ...] = ('RMS', 'SBK', 'MPC', 'SVP', 'SHD', 'CDG', 'LHR', 'SSV', 'OKD', 'WLB', 'PEK', 'HND', 'HKG', 'CIA', 'CRH', 'ATV', 'PHV', 'GFD', 'SFO', 'LAX', 'JFK', 'ORD', 'BOS')  # travel_api.world:150
@@ -815,19 +816,14 @@ TravelAPI.TOOLS = tools(
         param('user_first_name', arg.TEXT, 'The first name of the user'),
         param('user_last_name', arg.TEXT, 'The last name of the user'),
         where='travel_api.world:769',
-        returns=js.closed({
-            'expires_in': js.INTEGER,
-            'access_token': js.STRING,
-            'token_type': js.STRING,
-            'scope': js.STRING,
-        }),
+        returns=Token,
     ),
     tool(
         TravelAPI.tool_travel_get_login_status,
         'Get the status of the login',
         read_only=True,
         where='travel_api.world:790',
-        returns=js.closed({'status': js.BOOLEAN}),
+        returns=LoginStatus,
     ),
     tool(
         TravelAPI.tool_get_budget_fiscal_year,
@@ -849,7 +845,7 @@ TravelAPI.TOOLS = tools(
         ),
         read_only=True,
         where='travel_api.world:794',
-        returns=js.closed({'budget_fiscal_year': js.STRING}),
+        returns=FiscalYear,
     ),
     tool(
         TravelAPI.tool_register_credit_card,
@@ -864,7 +860,7 @@ TravelAPI.TOOLS = tools(
         param('cardholder_name', arg.TEXT, 'The name of the cardholder'),
         param('card_verification_number', arg.INT, 'The card verification number'),
         where='travel_api.world:804',
-        returns=js.closed({'card_id': js.STRING}),
+        returns=CardId,
     ),
     tool(
         TravelAPI.tool_get_flight_cost,
@@ -878,7 +874,7 @@ TravelAPI.TOOLS = tools(
             'The class of the travel. Options are: economy, business, first.',
         ),
         where='travel_api.world:832',
-        returns=js.closed({'travel_cost_list': js.array(js.NUMBER)}),
+        returns=CostList,
     ),
     tool(
         TravelAPI.tool_get_credit_card_balance,
@@ -887,7 +883,7 @@ TravelAPI.TOOLS = tools(
         param('card_id', arg.TEXT, 'The ID of the credit card'),
         read_only=True,
         where='travel_api.world:845',
-        returns=js.closed({'card_balance': {}}),
+        returns=CardBalance,
     ),
     tool(
         TravelAPI.tool_book_flight,
@@ -900,16 +896,7 @@ TravelAPI.TOOLS = tools(
         param('travel_to', arg.TEXT, 'The location the travel is to'),
         param('travel_class', arg.TEXT, 'The class of the travel'),
         where='travel_api.world:858',
-        returns=js.closed(
-            {
-                'booking_id': js.nullable(js.STRING),
-                'transaction_id': js.nullable(js.STRING),
-                'booking_status': js.BOOLEAN,
-                'booking_history': js.nullable(js.mapping(js.mapping({}))),
-                'error': js.nullable(js.STRING),
-            },
-            optional=('booking_id', 'transaction_id', 'booking_history', 'error'),
-        ),
+        returns=Booking,
     ),
     tool(
         TravelAPI.tool_retrieve_invoice,
@@ -919,17 +906,7 @@ TravelAPI.TOOLS = tools(
         param('insurance_id', arg.optional(arg.TEXT), '[Optional] The ID of the insurance'),
         read_only=True,
         where='travel_api.world:937',
-        returns=js.closed({
-            'invoice': js.closed({
-                'booking_id': js.STRING,
-                'travel_date': {},
-                'travel_from': {},
-                'travel_to': {},
-                'travel_class': {},
-                'travel_cost': {},
-                'transaction_id': {},
-            }),
-        }),
+        returns=InvoiceResult,
     ),
     tool(
         TravelAPI.tool_get_booking_history,
@@ -937,7 +914,7 @@ TravelAPI.TOOLS = tools(
         param('access_token', arg.TEXT, 'The access token obtained from the authenticate method.'),
         read_only=True,
         where='travel_api.world:966',
-        returns=js.closed({'booking_history': js.mapping(js.mapping({}))}),
+        returns=BookingHistory,
     ),
     tool(
         TravelAPI.tool_list_all_airports,
@@ -952,9 +929,7 @@ TravelAPI.TOOLS = tools(
         _PARAM_access_token,
         _PARAM_booking_id,
         where='travel_api.world:980',
-        returns=js.closed(
-            {'cancel_status': js.BOOLEAN, 'error': js.nullable(js.STRING)}, optional=('error',)
-        ),
+        returns=Cancellation,
     ),
     tool(
         TravelAPI.tool_compute_exchange_rate,
@@ -972,7 +947,7 @@ TravelAPI.TOOLS = tools(
         param('value', arg.NUMBER, 'The value to convert'),
         read_only=True,
         where='travel_api.world:1010',
-        returns=js.closed({'exchanged_value': js.NUMBER}),
+        returns=ExchangedValue,
     ),
     tool(
         TravelAPI.tool_verify_traveler_information,
@@ -985,10 +960,7 @@ TravelAPI.TOOLS = tools(
         param('passport_number', arg.TEXT, 'The passport number of the traveler'),
         read_only=True,
         where='travel_api.world:1029',
-        returns=js.closed(
-            {'verification_status': js.BOOLEAN, 'verification_failure': js.nullable(js.STRING)},
-            optional=('verification_failure',),
-        ),
+        returns=Verification,
     ),
     tool(
         TravelAPI.tool_set_budget_limit,
@@ -1000,7 +972,7 @@ TravelAPI.TOOLS = tools(
         ),
         param('budget_limit', arg.FLOAT, 'The budget limit to set in USD'),
         where='travel_api.world:1071',
-        returns=js.closed({'budget_limit': js.NUMBER}),
+        returns=BudgetLimit,
     ),
     tool(
         TravelAPI.tool_get_nearest_airport_by_city,
@@ -1015,7 +987,7 @@ TravelAPI.TOOLS = tools(
         ),
         read_only=True,
         where='travel_api.world:1084',
-        returns=js.closed({'nearest_airport': js.STRING}),
+        returns=NearestAirport,
     ),
     tool(
         TravelAPI.tool_purchase_insurance,
@@ -1026,14 +998,7 @@ TravelAPI.TOOLS = tools(
         param('insurance_cost', arg.NUMBER, 'The cost of the insurance'),
         param('card_id', arg.TEXT, 'The ID of the credit card to use for the'),
         where='travel_api.world:1092',
-        returns=js.closed(
-            {
-                'insurance_id': js.nullable(js.STRING),
-                'insurance_status': js.BOOLEAN,
-                'error': js.nullable(js.STRING),
-            },
-            optional=('insurance_id', 'error'),
-        ),
+        returns=Insurance,
     ),
     tool(
         TravelAPI.tool_contact_customer_support,
@@ -1043,14 +1008,14 @@ TravelAPI.TOOLS = tools(
         param('message', arg.TEXT, 'The message to send to customer support'),
         read_only=True,
         where='travel_api.world:1124',
-        returns=js.closed({'customer_support_message': js.STRING}),
+        returns=SupportMessage,
     ),
     tool(
         TravelAPI.tool_get_all_credit_cards,
         'Get all registered credit cards',
         read_only=True,
         where='travel_api.world:1136',
-        returns=js.closed({'credit_card_list': js.mapping(js.mapping({}))}),
+        returns=CreditCards,
     ),
     arguments='dynamic',
     python_class='TravelAPI',

@@ -88,10 +88,10 @@ class Meeting(Record):
         load=lambda x, p: v.want_enum(x, p, Weekday), export=enum_value, text=enum_text(Weekday))
     start: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^([01][0-9]|2[0-3]):[0-5][0-9]$'))
     end: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^([01][0-9]|2[0-3]):[0-5][0-9]$'))
 
 
 class Student(Row):
@@ -99,11 +99,13 @@ class Student(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^S[0-9]{5}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     program: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     status: StudentStatus = field(
         load=lambda x, p: v.want_enum(x, p, StudentStatus),
         fill=lambda ep: _E13_StudentStatus_active, export=enum_value,
@@ -115,14 +117,17 @@ class Course(Row):
 
     code: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'))
     title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
+        schema=js.scalar('str', 1, 120))
     credits_: int = field(
-        'credits', load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
+        'credits', load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text,
+        schema=js.scalar('int', 1, 6))
     prerequisites: tuple[str, ...] = field(
         load=lambda x, p: v.want_set(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'))),
-        export=list)
+        export=list,
+        schema=js.array(js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'), unique=True))
 
 
 class Section(Row):
@@ -157,10 +162,11 @@ class Enrolment(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('enrolment_ids', 'EN{:04d}'),
         text=v.str_text)
     student: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^S[0-9]{5}$'))
     section: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'))
     status: EnrolmentStatus = field(
         load=lambda x, p: v.want_enum(x, p, EnrolmentStatus),
         fill=lambda ep: _E15_EnrolmentStatus_enrolled, export=enum_value,
@@ -183,10 +189,11 @@ class WaitlistEntry(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('waitlist_ids', 'W{:03d}'),
         text=v.str_text)
     student: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^S[0-9]{5}$'))
     section: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'))
     joined_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
@@ -854,17 +861,12 @@ class UniversityRegistrar(Episode):
         return enrolment  # university_registrar.world:426
 
 
-_RESULT_Meeting = js.closed({
-    'day': js.members(Weekday),
-    'start': js.scalar('str', pattern='^([01][0-9]|2[0-3]):[0-5][0-9]$'),
-    'end': js.scalar('str', pattern='^([01][0-9]|2[0-3]):[0-5][0-9]$'),
-})
 _RESULT_Section = js.closed({
     'id': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
     'course': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'),
     'term': js.scalar('str', pattern='^20[0-9]{2}-(spring|fall)$'),
     'instructor': js.scalar('str', 1, 80),
-    'meetings': js.array(_RESULT_Meeting, min_items=1, max_items=5),
+    'meetings': js.array(Meeting, min_items=1, max_items=5),
     'capacity': js.scalar('int', 1, 300),
     'starts_on': js.STRING,
     'ends_on': js.STRING,
@@ -875,33 +877,6 @@ _RESULT_SectionInfo = js.closed({
     'seats_taken': js.INTEGER,
     'capacity': js.INTEGER,
     'waitlisted': js.INTEGER,
-})
-_RESULT_Student = js.closed({
-    'id': js.scalar('str', pattern='^S[0-9]{5}$'),
-    'name': js.scalar('str', 1, 80),
-    'program': js.scalar('str', 1, 80),
-    'status': js.members(StudentStatus),
-})
-_RESULT_Enrolment = js.closed({
-    'id': js.STRING,
-    'student': js.scalar('str', pattern='^S[0-9]{5}$'),
-    'section': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-    'status': js.members(EnrolmentStatus),
-    'grade': js.nullable(js.members(Grade)),
-    'enrolled_at': js.STRING,
-    'dropped_at': js.nullable(js.STRING),
-})
-_RESULT_WaitlistEntry = js.closed({
-    'id': js.STRING,
-    'student': js.scalar('str', pattern='^S[0-9]{5}$'),
-    'section': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-    'joined_at': js.STRING,
-})
-_RESULT_Course = js.closed({
-    'code': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'),
-    'title': js.scalar('str', 1, 120),
-    'credits': js.scalar('int', 1, 6),
-    'prerequisites': js.array(js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'), unique=True),
 })
 _PARAM_course = param(
     'course',
@@ -954,9 +929,9 @@ UniversityRegistrar.TOOLS = tools(
         read_only=True,
         where='university_registrar.world:232',
         returns=js.closed({
-            'student': _RESULT_Student,
-            'enrolments': js.array(_RESULT_Enrolment),
-            'waitlist': js.array(_RESULT_WaitlistEntry),
+            'student': Student,
+            'enrolments': js.array(Enrolment),
+            'waitlist': js.array(WaitlistEntry),
             'sections': js.array(_RESULT_Section),
             'credits_by_term': js.mapping(js.INTEGER),
         }),
@@ -989,7 +964,7 @@ UniversityRegistrar.TOOLS = tools(
         ),
         read_only=True,
         where='university_registrar.world:254',
-        returns=js.array(_RESULT_Student),
+        returns=js.array(Student),
         shows=('list', ('row', 'students')),
     ),
     tool(
@@ -1005,7 +980,7 @@ UniversityRegistrar.TOOLS = tools(
         ),
         read_only=True,
         where='university_registrar.world:265',
-        returns=js.array(_RESULT_Course),
+        returns=js.array(Course),
         shows=('list', ('row', 'courses')),
     ),
     tool(
@@ -1014,7 +989,7 @@ UniversityRegistrar.TOOLS = tools(
         _PARAM_course,
         read_only=True,
         where='university_registrar.world:274',
-        returns=_RESULT_Course,
+        returns=Course,
     ),
     tool(
         UniversityRegistrar.tool_get_section,
@@ -1049,7 +1024,7 @@ UniversityRegistrar.TOOLS = tools(
         _PARAM_enrolment,
         read_only=True,
         where='university_registrar.world:306',
-        returns=_RESULT_Enrolment,
+        returns=Enrolment,
     ),
     tool(
         UniversityRegistrar.tool_list_roster,
@@ -1060,7 +1035,7 @@ UniversityRegistrar.TOOLS = tools(
         ),
         read_only=True,
         where='university_registrar.world:314',
-        returns=js.array(_RESULT_Enrolment),
+        returns=js.array(Enrolment),
         shows=('list', ('row', 'enrolments')),
     ),
     tool(
@@ -1070,7 +1045,7 @@ UniversityRegistrar.TOOLS = tools(
         _PARAM_section,
         read_only=True,
         where='university_registrar.world:323',
-        returns=js.array(_RESULT_WaitlistEntry),
+        returns=js.array(WaitlistEntry),
         shows=('list', ('row', 'waitlist')),
     ),
     tool(
@@ -1082,14 +1057,14 @@ UniversityRegistrar.TOOLS = tools(
         _PARAM_student,
         _PARAM_section,
         where='university_registrar.world:333',
-        returns=_RESULT_Enrolment,
+        returns=Enrolment,
     ),
     tool(
         UniversityRegistrar.tool_drop_enrolment,
         "Drop an enrolment, on or before the section's drop deadline; the seat is given back.",
         _PARAM_enrolment,
         where='university_registrar.world:355',
-        returns=_RESULT_Enrolment,
+        returns=Enrolment,
     ),
     tool(
         UniversityRegistrar.tool_join_waitlist,
@@ -1105,7 +1080,7 @@ UniversityRegistrar.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Section {key} not found.'),
         ),
         where='university_registrar.world:369',
-        returns=js.closed({'entry': js.STRING, 'position': js.INTEGER}),
+        returns=WaitlistPosition,
     ),
     tool(
         UniversityRegistrar.tool_leave_waitlist,
@@ -1118,7 +1093,7 @@ UniversityRegistrar.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Waitlist entry {key} not found.'),
         ),
         where='university_registrar.world:388',
-        returns=_RESULT_WaitlistEntry,
+        returns=WaitlistEntry,
     ),
     tool(
         UniversityRegistrar.tool_enrol_from_waitlist,
@@ -1126,7 +1101,7 @@ UniversityRegistrar.TOOLS = tools(
         "checks as enrol); their entry is removed.",
         _PARAM_section,
         where='university_registrar.world:397',
-        returns=_RESULT_Enrolment,
+        returns=Enrolment,
     ),
     tool(
         UniversityRegistrar.tool_record_grade,
@@ -1135,7 +1110,7 @@ UniversityRegistrar.TOOLS = tools(
         _PARAM_enrolment,
         param('grade', arg.enum_of(Grade), 'The final grade: A, B, C, D or F.'),
         where='university_registrar.world:416',
-        returns=_RESULT_Enrolment,
+        returns=Enrolment,
     ),
 )
 

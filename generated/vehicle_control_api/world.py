@@ -153,7 +153,7 @@ class TirePressure(Record):
     healthy_tire_pressure: bool = field(load=v.want_bool)
     car_info: dict[str, Any] = field(
         load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))),
-        export=v.export_value, keeps_text=False)
+        export=v.export_value, keeps_text=False, schema=js.mapping({}))
 
 
 class TireShop(Record):
@@ -539,9 +539,6 @@ class VehicleControlAPI(Episode):
         )
 
 
-_RESULT_BrakePedal = js.closed({'brakePedalStatus': js.STRING, 'brakePedalForce': js.NUMBER})
-
-
 VehicleControlAPI.TOOLS = tools(
     tool(
         VehicleControlAPI.tool_startEngine,
@@ -550,9 +547,7 @@ VehicleControlAPI.TOOLS = tools(
             'ignitionMode', arg.TEXT, 'The ignition mode of the vehicle. [Enum]: ["START", "STOP"]'
         ),
         where='vehicle_control.world:223',
-        returns=js.closed({
-            'engineState': js.STRING, 'fuelLevel': js.NUMBER, 'batteryVoltage': js.NUMBER
-        }),
+        returns=EngineStatus,
     ),
     tool(
         VehicleControlAPI.tool_fillFuelTank,
@@ -564,7 +559,7 @@ VehicleControlAPI.TOOLS = tools(
             'tank.',
         ),
         where='vehicle_control.world:258',
-        returns=js.closed({'fuelLevel': js.NUMBER}),
+        returns=FuelLevel,
     ),
     tool(
         VehicleControlAPI.tool_lockDoors,
@@ -577,7 +572,7 @@ VehicleControlAPI.TOOLS = tools(
             '"rear_right"]',
         ),
         where='vehicle_control.world:272',
-        returns=js.closed({'lockStatus': js.STRING, 'remainingUnlockedDoors': js.INTEGER}),
+        returns=LockStatus,
     ),
     tool(
         VehicleControlAPI.tool_adjustClimateControl,
@@ -604,18 +599,14 @@ VehicleControlAPI.TOOLS = tools(
             default=lambda ep: 'auto',
         ),
         where='vehicle_control.world:295',
-        returns=js.closed({
-            'currentACTemperature': js.NUMBER,
-            'climateMode': js.nullable(js.STRING),
-            'humidityLevel': js.NUMBER,
-        }),
+        returns=Climate,
     ),
     tool(
         VehicleControlAPI.tool_get_outside_temperature_from_google,
         'Gets the outside temperature.',
         checks=False,
         where='vehicle_control.world:321',
-        returns=js.closed({'outsideTemperature': js.NUMBER}),
+        returns=OutsideTemperature,
     ),
     tool(
         VehicleControlAPI.tool_get_outside_temperature_from_weather_com,
@@ -629,7 +620,7 @@ VehicleControlAPI.TOOLS = tools(
         'Sets the headlights of the vehicle.',
         param('mode', arg.TEXT, 'The mode of the headlights. [Enum]: ["on", "off", "auto"]'),
         where='vehicle_control.world:331',
-        returns=js.closed({'headlightStatus': js.STRING}),
+        returns=Headlights,
     ),
     tool(
         VehicleControlAPI.tool_displayCarStatus,
@@ -649,11 +640,7 @@ VehicleControlAPI.TOOLS = tools(
         'Activates the parking brake of the vehicle.',
         param('mode', arg.TEXT, 'The mode to set. [Enum]: ["engage", "release"]'),
         where='vehicle_control.world:382',
-        returns=js.closed({
-            'parkingBrakeStatus': js.STRING,
-            '_parkingBrakeForce': js.NUMBER,
-            '_slopeAngle': js.NUMBER,
-        }),
+        returns=ParkingBrake,
     ),
     tool(
         VehicleControlAPI.tool_pressBrakePedal,
@@ -665,13 +652,13 @@ VehicleControlAPI.TOOLS = tools(
             'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).',
         ),
         where='vehicle_control.world:404',
-        returns=_RESULT_BrakePedal,
+        returns=BrakePedal,
     ),
     tool(
         VehicleControlAPI.tool_releaseBrakePedal,
         'Releases the brake pedal of the vehicle.',
         where='vehicle_control.world:423',
-        returns=_RESULT_BrakePedal,
+        returns=BrakePedal,
     ),
     tool(
         VehicleControlAPI.tool_setCruiseControl,
@@ -684,18 +671,14 @@ VehicleControlAPI.TOOLS = tools(
         param('activate', arg.BOOL, 'True to activate the cruise control, False to deactivate.'),
         param('distanceToNextVehicle', arg.FLOAT, 'The distance to the next vehicle in meters.'),
         where='vehicle_control.world:429',
-        returns=js.closed({
-            'cruiseStatus': js.STRING,
-            'currentSpeed': js.NUMBER,
-            'distanceToNextVehicle': js.NUMBER,
-        }),
+        returns=Cruise,
     ),
     tool(
         VehicleControlAPI.tool_get_current_speed,
         'Gets the current speed of the vehicle.',
         checks=False,
         where='vehicle_control.world:458',
-        returns=js.closed({'currentSpeed': js.NUMBER}),
+        returns=Speed,
     ),
     tool(
         VehicleControlAPI.tool_display_log,
@@ -703,7 +686,7 @@ VehicleControlAPI.TOOLS = tools(
         param('messages', arg.TEXT_LIST, 'The list of messages to display.'),
         read_only=True,
         where='vehicle_control.world:462',
-        returns=js.closed({'log': js.array(js.STRING)}),
+        returns=Log,
     ),
     tool(
         VehicleControlAPI.tool_estimate_drive_feasibility_by_mileage,
@@ -711,7 +694,7 @@ VehicleControlAPI.TOOLS = tools(
         param('distance', arg.NUMBER, 'The distance to travel in miles.'),
         read_only=True,
         where='vehicle_control.world:468',
-        returns=js.closed({'canDrive': js.BOOLEAN}),
+        returns=Feasibility,
     ),
     tool(
         VehicleControlAPI.tool_liter_to_gallon,
@@ -719,7 +702,7 @@ VehicleControlAPI.TOOLS = tools(
         param('liter', arg.FLOAT, 'The amount of liter to convert.'),
         read_only=True,
         where='vehicle_control.world:476',
-        returns=js.closed({'gallon': js.NUMBER}),
+        returns=Gallons,
     ),
     tool(
         VehicleControlAPI.tool_gallon_to_liter,
@@ -727,7 +710,7 @@ VehicleControlAPI.TOOLS = tools(
         param('gallon', arg.FLOAT, 'The amount of gallon to convert.'),
         read_only=True,
         where='vehicle_control.world:482',
-        returns=js.closed({'liter': js.NUMBER}),
+        returns=Liters,
     ),
     tool(
         VehicleControlAPI.tool_estimate_distance,
@@ -746,7 +729,7 @@ VehicleControlAPI.TOOLS = tools(
         ),
         read_only=True,
         where='vehicle_control.world:488',
-        returns=js.closed({'distance': js.NUMBER}),
+        returns=Distance,
     ),
     tool(
         VehicleControlAPI.tool_get_zipcode_based_on_city,
@@ -754,7 +737,7 @@ VehicleControlAPI.TOOLS = tools(
         param('city', arg.TEXT, 'The name of the city.'),
         read_only=True,
         where='vehicle_control.world:499',
-        returns=js.closed({'zipcode': js.STRING}),
+        returns=Zipcode,
     ),
     tool(
         VehicleControlAPI.tool_set_navigation,
@@ -765,28 +748,21 @@ VehicleControlAPI.TOOLS = tools(
             'The destination to navigate in the format of street, city, state.',
         ),
         where='vehicle_control.world:511',
-        returns=js.closed({'status': js.STRING}),
+        returns=Navigation,
     ),
     tool(
         VehicleControlAPI.tool_check_tire_pressure,
         'Checks the tire pressure of the vehicle.',
         read_only=True,
         where='vehicle_control.world:526',
-        returns=js.closed({
-            'frontLeftTirePressure': js.NUMBER,
-            'frontRightTirePressure': js.NUMBER,
-            'rearLeftTirePressure': js.NUMBER,
-            'rearRightTirePressure': js.NUMBER,
-            'healthy_tire_pressure': js.BOOLEAN,
-            'car_info': js.mapping({}),
-        }),
+        returns=TirePressure,
     ),
     tool(
         VehicleControlAPI.tool_find_nearest_tire_shop,
         'Finds the nearest tire shop.',
         read_only=True,
         where='vehicle_control.world:539',
-        returns=js.closed({'shopLocation': js.STRING}),
+        returns=TireShop,
     ),
     arguments='dynamic',
     python_class='VehicleControlAPI',

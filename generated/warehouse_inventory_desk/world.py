@@ -68,9 +68,10 @@ class Clerk(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{3}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     role: ClerkRole = field(
         load=lambda x, p: v.want_enum(x, p, ClerkRole), export=enum_value,
         text=enum_text(ClerkRole))
@@ -81,11 +82,13 @@ class Item(Row):
 
     sku: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     reorder_level: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     active: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -95,11 +98,12 @@ class Bin(Row):
     code: str = field(
         key=True,
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'))
     zone: Zone = field(
         load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
     capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text,
+        schema=js.scalar('int', 1))
     blocked: bool = field(load=v.want_bool, fill=lambda ep: False)
 
 
@@ -111,12 +115,13 @@ class StockLevel(Row):
         text=v.str_text)
     item: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'))
     bin_: str = field(
         'bin', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'))
     quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     last_counted: dt.date | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
@@ -133,19 +138,22 @@ class Movement(Row):
         text=enum_text(MovementKind))
     item: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'))
     from_bin: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')))
     to_bin: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')))
     quantity: int = field(load=v.want_int, text=v.int_text)
     reference: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 40), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', None, 40))
     clerk: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^C[0-9]{3}$'))
     at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
@@ -183,7 +191,7 @@ class ReorderFlag(Record):
 
     item: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'))
     name: str = field(load=v.want_str, text=v.str_text)
     on_hand: int = field(load=v.want_int, text=v.int_text)
     reorder_level: int = field(load=v.want_int, text=v.int_text)
@@ -726,37 +734,6 @@ class WarehouseInventoryDesk(Episode):
         )
 
 
-_RESULT_Clerk = js.closed({
-    'id': js.scalar('str', pattern='^C[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
-    'role': js.members(ClerkRole),
-})
-_RESULT_StockLevel = js.closed({
-    'id': js.STRING,
-    'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
-    'bin': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'),
-    'quantity': js.scalar('int', 0),
-    'last_counted': js.nullable(js.STRING),
-})
-_RESULT_Bin = js.closed({
-    'code': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'),
-    'zone': js.members(Zone),
-    'capacity': js.scalar('int', 1),
-    'blocked': js.BOOLEAN,
-})
-_RESULT_Movement = js.closed({
-    'id': js.STRING,
-    'kind': js.members(MovementKind),
-    'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
-    'from_bin': js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-    'to_bin': js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-    'quantity': js.INTEGER,
-    'reference': js.scalar('str', None, 40),
-    'clerk': js.scalar('str', pattern='^C[0-9]{3}$'),
-    'at': js.STRING,
-})
-
-
 WarehouseInventoryDesk.TOOLS = tools(
     tool(
         WarehouseInventoryDesk.tool_sign_in,
@@ -768,7 +745,7 @@ WarehouseInventoryDesk.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Unknown clerk {key}.'),
         ),
         where='warehouse_inventory_desk.world:168',
-        returns=_RESULT_Clerk,
+        returns=Clerk,
     ),
     tool(
         WarehouseInventoryDesk.tool_get_item_stock,
@@ -787,7 +764,7 @@ WarehouseInventoryDesk.TOOLS = tools(
             'reorder_level': js.INTEGER,
             'total': js.INTEGER,
             'below_reorder': js.BOOLEAN,
-            'levels': js.array(_RESULT_StockLevel),
+            'levels': js.array(StockLevel),
         }),
         shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)),
     ),
@@ -810,7 +787,7 @@ WarehouseInventoryDesk.TOOLS = tools(
             'used': js.INTEGER,
             'free': js.INTEGER,
             'blocked': js.BOOLEAN,
-            'levels': js.array(_RESULT_StockLevel),
+            'levels': js.array(StockLevel),
         }),
         shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)),
     ),
@@ -825,12 +802,7 @@ WarehouseInventoryDesk.TOOLS = tools(
         ),
         read_only=True,
         where='warehouse_inventory_desk.world:206',
-        returns=js.array(js.closed({
-            'sku': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
-            'name': js.scalar('str', 1, 80),
-            'reorder_level': js.scalar('int', 0),
-            'active': js.BOOLEAN,
-        })),
+        returns=js.array(Item),
         shows=('list', ('row', 'items')),
     ),
     tool(
@@ -850,7 +822,7 @@ WarehouseInventoryDesk.TOOLS = tools(
         ),
         read_only=True,
         where='warehouse_inventory_desk.world:215',
-        returns=js.array(_RESULT_Bin),
+        returns=js.array(Bin),
         shows=('list', ('row', 'bins')),
     ),
     tool(
@@ -858,7 +830,7 @@ WarehouseInventoryDesk.TOOLS = tools(
         'List the clerks with their ids, names and roles.',
         read_only=True,
         where='warehouse_inventory_desk.world:224',
-        returns=js.array(_RESULT_Clerk),
+        returns=js.array(Clerk),
         shows=('list', ('row', 'clerks')),
     ),
     tool(
@@ -872,7 +844,7 @@ WarehouseInventoryDesk.TOOLS = tools(
         ),
         read_only=True,
         where='warehouse_inventory_desk.world:228',
-        returns=_RESULT_Movement,
+        returns=Movement,
     ),
     tool(
         WarehouseInventoryDesk.tool_receive_delivery,
@@ -897,7 +869,7 @@ WarehouseInventoryDesk.TOOLS = tools(
             'The delivery note number, e.g. DN-8812.',
         ),
         where='warehouse_inventory_desk.world:236',
-        returns=_RESULT_StockLevel,
+        returns=StockLevel,
     ),
     tool(
         WarehouseInventoryDesk.tool_pick_stock,
@@ -921,7 +893,7 @@ WarehouseInventoryDesk.TOOLS = tools(
             'The customer order, e.g. SO-10452.',
         ),
         where='warehouse_inventory_desk.world:270',
-        returns=_RESULT_StockLevel,
+        returns=StockLevel,
     ),
     tool(
         WarehouseInventoryDesk.tool_move_stock,
@@ -982,7 +954,7 @@ WarehouseInventoryDesk.TOOLS = tools(
         ),
         param('blocked', arg.BOOL, 'true to block the bin, false to unblock it.'),
         where='warehouse_inventory_desk.world:379',
-        returns=_RESULT_Bin,
+        returns=Bin,
     ),
     tool(
         WarehouseInventoryDesk.tool_list_reorder_flags,
@@ -990,13 +962,7 @@ WarehouseInventoryDesk.TOOLS = tools(
         'shortfall.',
         read_only=True,
         where='warehouse_inventory_desk.world:391',
-        returns=js.array(js.closed({
-            'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
-            'name': js.STRING,
-            'on_hand': js.INTEGER,
-            'reorder_level': js.INTEGER,
-            'shortfall': js.INTEGER,
-        })),
+        returns=js.array(ReorderFlag),
     ),
     tool(
         WarehouseInventoryDesk.tool_list_movements,
@@ -1010,7 +976,7 @@ WarehouseInventoryDesk.TOOLS = tools(
         ),
         read_only=True,
         where='warehouse_inventory_desk.world:397',
-        returns=js.array(_RESULT_Movement),
+        returns=js.array(Movement),
         shows=('list', ('row', 'movements')),
     ),
 )
